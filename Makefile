@@ -1,0 +1,35 @@
+# Thin wrapper over CMake. `make run` and `make test` install what is missing first.
+ifeq ($(SANITIZE),)
+BUILD    ?= build
+else
+BUILD    ?= build-sanitize
+endif
+SANITIZE ?=
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=$(SANITIZE)
+
+.PHONY: all deps configure run test bench format clean
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+deps:
+	@./scripts/install-deps.sh
+
+configure:
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+
+run: deps all
+	./$(BUILD)/nnd
+
+test: deps all
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: deps all
+	./$(BUILD)/nnd-bench
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,204 @@
+/* bench: `make bench`. Every row is a ratio of two timings taken in this one run (medians
+ * over repeated trials), printed against its target. The last line counts the rows within
+ * target. Rows:
+ *   rtt  execute round trip of a tiny ADD model through a real daemon, over a raw
+ *        SOCK_SEQPACKET 64-byte ping-pong between two processes (target <= 1.5) */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "nnd/nnd.h"
+
+#define TRIALS 4000
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(uint64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_u64);
+    return (double)v[n / 2];
+}
+
+/* Raw floor: a child process echoes 64-byte datagrams. */
+static double raw_pingpong_ns(void) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char buf[64];
+        close(sv[0]);
+        for (;;) {
+            ssize_t n = recv(sv[1], buf, sizeof buf, 0);
+            if (n <= 0 || send(sv[1], buf, (size_t)n, 0) != n) _exit(0);
+        }
+    }
+    close(sv[1]);
+    static uint64_t t[TRIALS];
+    char buf[64] = {0};
+    for (int i = 0; i < TRIALS; i++) {
+        uint64_t t0 = now_ns();
+        if (send(sv[0], buf, sizeof buf, 0) != sizeof buf || recv(sv[0], buf, sizeof buf, 0) <= 0)
+            return -1;
+        t[i] = now_ns() - t0;
+    }
+    close(sv[0]);
+    waitpid(pid, NULL, 0);
+    return median(t, TRIALS);
+}
+
+/* A two-input ADD of [n] floats with activation NONE: the smallest useful model. */
+typedef struct tiny_model {
+    Nnd__Operand ops[4], *opp[4];
+    uint32_t dims[1];
+    Nnd__DataLocation act_loc;
+    Nnd__Operation add, *addp;
+    uint32_t add_in[3], add_out[1], in_idx[2], out_idx[1];
+    Nnd__Subgraph main;
+    Nnd__Model model;
+    int32_t act;
+} tiny_model;
+
+static void tiny_model_init(tiny_model *m, uint32_t n) {
+    m->dims[0] = n;
+    for (int i = 0; i < 4; i++) {
+        nnd__operand__init(&m->ops[i]);
+        m->opp[i] = &m->ops[i];
+        m->ops[i].type = 3; /* TENSOR_FLOAT32 */
+        m->ops[i].n_dimensions = 1;
+        m->ops[i].dimensions = m->dims;
+    }
+    m->ops[0].lifetime = m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
+    m->ops[3].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
+    m->ops[2].type = 1; /* INT32 activation */
+    m->ops[2].n_dimensions = 0;
+    m->ops[2].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
+    nnd__data_location__init(&m->act_loc);
+    m->act_loc.length = 4;
+    m->ops[2].location = &m->act_loc;
+    nnd__operation__init(&m->add);
+    m->add.type = 0; /* ADD */
+    m->add_in[0] = 0, m->add_in[1] = 1, m->add_in[2] = 2, m->add_out[0] = 3;
+    m->add.n_inputs = 3, m->add.inputs = m->add_in;
+    m->add.n_outputs = 1, m->add.outputs = m->add_out;
+    m->addp = &m->add;
+    nnd__subgraph__init(&m->main);
+    m->main.n_operands = 4, m->main.operands = m->opp;
+    m->main.n_operations = 1, m->main.operations = &m->addp;
+    m->in_idx[0] = 0, m->in_idx[1] = 1, m->out_idx[0] = 3;
+    m->main.n_input_indexes = 2, m->main.input_indexes = m->in_idx;
+    m->main.n_output_indexes = 1, m->main.output_indexes = m->out_idx;
+    nnd__model__init(&m->model);
+    m->model.main = &m->main;
+    m->act = 0;
+    m->model.operand_values.data = (uint8_t *)&m->act;
+    m->model.operand_values.len = 4;
+}
+
+static double daemon_execute_ns(const nnd_test_daemon *d) {
+    char err[256];
+    nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench", err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "bench: connect: %s\n", err);
+        return -1;
+    }
+    tiny_model m;
+    tiny_model_init(&m, 2);
+    uint64_t handle = 0;
+    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0) {
+        fprintf(stderr, "bench: prepare: %s\n", err);
+        nnd_client_close(c);
+        return -1;
+    }
+    void *map;
+    int fd = nnd_memfd_create("bench-io", 4096, &map);
+    float *io = map;
+    Nnd__DataLocation loc[3];
+    Nnd__RequestArgument args[3], *inp[2] = {&args[0], &args[1]}, *outp[1] = {&args[2]};
+    for (int i = 0; i < 3; i++) {
+        nnd__data_location__init(&loc[i]);
+        loc[i].offset = (uint64_t)i * 64;
+        loc[i].length = 8;
+        nnd__request_argument__init(&args[i]);
+        args[i].location = &loc[i];
+    }
+    Nnd__MemoryPool pool = NND__MEMORY_POOL__INIT, *poolp = &pool;
+    pool.size = 4096;
+    Nnd__ExecutionRequest req = NND__EXECUTION_REQUEST__INIT;
+    req.n_inputs = 2, req.inputs = inp, req.n_outputs = 1, req.outputs = outp;
+    req.n_pools = 1, req.pools = &poolp;
+    io[0] = 1, io[1] = 2, io[16] = 10, io[17] = 20;
+    static uint64_t t[TRIALS];
+    double result = -1;
+    for (int i = 0; i < TRIALS; i++) {
+        Nnd__Reply *r = NULL;
+        uint64_t t0 = now_ns();
+        int s = nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
+        t[i] = now_ns() - t0;
+        if (r) nnd__reply__free_unpacked(r, NULL);
+        if (s != 0) {
+            fprintf(stderr, "bench: execute: %s\n", err);
+            goto out;
+        }
+    }
+    if (io[32] != 11 || io[33] != 22) {
+        fprintf(stderr, "bench: wrong ADD result %g %g\n", io[32], io[33]);
+        goto out;
+    }
+    result = median(t, TRIALS);
+out:
+    nnd_client_release(c, handle);
+    nnd_client_close(c);
+    close(fd);
+    return result;
+}
+
+typedef struct row {
+    const char *name, *what;
+    double value, target;
+    bool lower_is_better;
+} row;
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    nnd_test_daemon d;
+    if (nnd_test_daemon_start(&d, NULL) != 0) {
+        fprintf(stderr, "bench: cannot start the daemon\n");
+        return 1;
+    }
+    double raw = raw_pingpong_ns();
+    double exec = daemon_execute_ns(&d);
+    nnd_test_daemon_stop(&d);
+    if (raw <= 0 || exec <= 0) return 1;
+
+    row rows[] = {
+        {"rtt", "tiny execute round trip / raw seqpacket ping-pong", exec / raw, 1.5, true},
+    };
+    size_t n = sizeof rows / sizeof rows[0], within = 0;
+    printf("%-10s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
+    for (size_t i = 0; i < n; i++) {
+        row *r = &rows[i];
+        bool ok = r->lower_is_better ? r->value <= r->target : r->value >= r->target;
+        within += ok;
+        printf("%-10s %8.3f %s%7.2f  %-7s %s\n", r->name, r->value, r->lower_is_better ? "<=" : ">=",
+               r->target, ok ? "ok" : "OUTSIDE", r->what);
+    }
+    printf("# raw ping-pong median %.1f us, execute median %.1f us (%d trials each)\n", raw / 1e3,
+           exec / 1e3, TRIALS);
+    printf("bench: %zu within target, %zu outside\n", within, n - within);
+    return 0;
+}

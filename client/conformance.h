@@ -1,0 +1,82 @@
+/* conformance: loads the NN HAL conformance vectors (shared/conformance/README.md) into wire
+ * models and judges outputs by the README's pass criteria.
+ *
+ * Contract:
+ * - nnd_cases_load() appends every case of a JSON file, or of every *.json below a folder
+ *   (sorted by path), to *cases. On error it returns -1 with err naming the file and what
+ *   was wrong; cases loaded before the error stay appended.
+ * - case.model is an Nnd__Model whose every part is malloc'd on its own, so
+ *   nnd__model__free_unpacked(model, NULL) releases it (nnd_cases_free does). Operand and
+ *   operation names are mapped to their numeric codes; CONSTANT_COPY values ride inline in
+ *   operand_values.
+ * - Tensor data is encoded in the operand's own byte format: float32, _Float16 for FP16,
+ *   int32, uint8 (QUANT8_ASYMM, BOOL8 as 0/1), int8 (QUANT8_SYMM*, QUANT8_ASYMM_SIGNED),
+ *   int16 (QUANT16_SYMM), uint16 (QUANT16_ASYMM). An example input with no data is an
+ *   omitted input (count 0, data NULL): pass it with has_no_value. A zero-sized output has
+ *   count 0 and bytes 0 whatever placeholder data the file holds.
+ * - nnd_case_judge() checks the dimensions, then the values of one output; outputs in
+ *   ignored_outputs pass on dimensions alone, except RANDOM_MULTINOMIAL's, which are judged
+ *   by their class distribution against the softmax of the example's first input.
+ */
+#ifndef NND_CONFORMANCE_H
+#define NND_CONFORMANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnd.pb-c.h"
+
+typedef struct nnd_case_tensor {
+    uint32_t index; /* position in inputIndexes / outputIndexes */
+    int32_t type;   /* operand type code, copied from the model operand */
+    uint32_t rank;
+    uint32_t dims[8];
+    void *data; /* count elements in the operand's byte format; NULL when count is 0 */
+    size_t bytes;
+    size_t count;
+    float scale;
+    int32_t zero_point;
+} nnd_case_tensor;
+
+typedef struct nnd_case_example {
+    size_t n_inputs;
+    nnd_case_tensor *inputs;
+    size_t n_outputs;
+    nnd_case_tensor *outputs;
+    double multinomial_tolerance; /* 0 unless RANDOM_MULTINOMIAL */
+} nnd_case_example;
+
+typedef struct nnd_case {
+    char *name;
+    char *file;
+    Nnd__Model *model;
+    bool relaxed;
+    bool dynamic_output_shape;
+    size_t n_ignored;
+    uint32_t *ignored_outputs;
+    size_t n_examples;
+    nnd_case_example *examples;
+} nnd_case;
+
+int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err,
+                   size_t errlen);
+void nnd_cases_free(nnd_case *cases, size_t n_cases);
+
+/* Judges one output against the README's criteria; returns true on pass, else writes a
+ * reason (element index, expected, actual, or dimension mismatch) into why. actual holds
+ * actual_bytes in expected->type's format; actual_dims are the dimensions the driver
+ * reported. */
+bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *expected, const void *actual,
+                    size_t actual_bytes, const uint32_t *actual_dims, uint32_t actual_rank,
+                    char *why, size_t whylen);
+
+/* Name tables (HAL spelling) for the codes in engine/codes.h; NULL / -1 when unknown. */
+const char *nnd_case_operation_name(int32_t code);
+int32_t nnd_case_operation_code(const char *name);
+const char *nnd_case_operand_type_name(int32_t code);
+int32_t nnd_case_operand_type_code(const char *name);
+/* Bytes of one element of an operand type, 0 when unknown. */
+size_t nnd_case_element_size(int32_t type);
+
+#endif

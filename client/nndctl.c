@@ -1,0 +1,337 @@
+/* nndctl.c: command dispatch and the info, status and events commands. See nndctl.h. */
+#include "nndctl.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/pubsub.h>
+#include <nanomsg/reqrep.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "conformance.h"
+#include "nnd/nnd.h"
+#include "paths.h"
+
+static const char usage_text[] =
+    "usage: nndctl [--socket PATH] [--state-dir DIR] COMMAND [ARGS]\n"
+    "\n"
+    "  --socket PATH     the daemon's socket (default: $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock)\n"
+    "  --state-dir DIR   the daemon's state directory, home of the admin and event bus\n"
+    "\n"
+    "commands:\n"
+    "  info                                 version, device type, capabilities\n"
+    "  conformance [--jobs N] [--verbose] PATH...\n"
+    "                                       run conformance vectors (files or folders)\n"
+    "  status                               the daemon's status from the admin bus\n"
+    "  events [--count N]                   print bus events as JSON lines\n";
+
+static const char *state_dir(const nndctl_opts *o, char *buf, size_t len) {
+    return o->state_dir ? o->state_dir : nnd_default_state_dir(buf, len);
+}
+
+/* An ipc:// endpoint whose socket file is missing cannot answer: say so at once instead of
+ * waiting out the timeout. */
+static bool ipc_missing(const char *url) {
+    struct stat st;
+    return !strncmp(url, "ipc://", 6) && stat(url + 6, &st) < 0;
+}
+
+char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
+                           size_t errlen) {
+    char buf[512], url[600];
+    const char *dir = state_dir(o, buf, sizeof buf);
+    if (!dir || !nnd_admin_url(dir, url, sizeof url)) {
+        snprintf(err, errlen, "state directory path too long");
+        return NULL;
+    }
+    if (ipc_missing(url)) {
+        snprintf(err, errlen, "no admin socket at %s", url + 6);
+        return NULL;
+    }
+    int s = nn_socket(AF_SP, NN_REQ);
+    if (s < 0) {
+        snprintf(err, errlen, "nn_socket: %s", nn_strerror(nn_errno()));
+        return NULL;
+    }
+    char *out = NULL;
+    void *msg = NULL;
+    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
+    int n;
+    if (nn_connect(s, url) < 0) {
+        snprintf(err, errlen, "cannot connect to %s: %s", url, nn_strerror(nn_errno()));
+    } else if (nn_send(s, request, strlen(request), 0) < 0) {
+        snprintf(err, errlen, "cannot send to %s: %s", url, nn_strerror(nn_errno()));
+    } else if ((n = nn_recv(s, &msg, NN_MSG, 0)) < 0) {
+        int e = nn_errno();
+        snprintf(err, errlen, "no answer from %s: %s", url,
+                 e == ETIMEDOUT ? "timed out" : nn_strerror(e));
+    } else if ((out = malloc((size_t)n + 1))) {
+        memcpy(out, msg, (size_t)n);
+        out[n] = 0;
+    } else {
+        snprintf(err, errlen, "out of memory");
+    }
+    if (msg) nn_freemsg(msg);
+    nn_close(s);
+    return out;
+}
+
+/* ---- info ----------------------------------------------------------------------------- */
+
+static const char *enum_name(const ProtobufCEnumDescriptor *d, int v, const char *prefix) {
+    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(d, v);
+    if (!e) return "UNKNOWN";
+    size_t k = strlen(prefix);
+    return strncmp(e->name, prefix, k) ? e->name : e->name + k;
+}
+
+static void print_perf(const char *what, const Nnd__PerformanceInfo *p) {
+    if (p) printf("  %-34s exec_time %g, power_usage %g\n", what, p->exec_time, p->power_usage);
+}
+
+/* The daemon's own count of supported operation types, from the admin status. */
+static void print_supported_count(const nndctl_opts *o) {
+    char err[256];
+    char *text = nndctl_admin_request(o, "{\"cmd\":\"status\"}", 2000, err, sizeof err);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "supported_operation_types");
+    if (cJSON_IsNumber(v)) printf("supported operation types: %d\n", v->valueint);
+    else printf("supported operation types: unknown\n");
+    cJSON_Delete(j);
+    free(text);
+}
+
+int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "nndctl info: takes no arguments\n");
+        return 2;
+    }
+    char err[512], version[256];
+    nnd_client *c = nnd_client_connect(o->socket_path, "nndctl", err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "nndctl: %s\n", err);
+        return 1;
+    }
+    int type = 0, rc = 1;
+    Nnd__Capabilities *caps = NULL;
+    if (nnd_client_version_string(c, version, sizeof version, err, sizeof err) != 0 ||
+        nnd_client_get_type(c, &type, err, sizeof err) != 0 ||
+        nnd_client_get_capabilities(c, &caps, err, sizeof err) != 0) {
+        fprintf(stderr, "nndctl: %s\n", err);
+        goto out;
+    }
+    printf("daemon: %s\n", nnd_client_daemon_version(c));
+    printf("version: %s\n", version);
+    printf("device type: %s\n", enum_name(&nnd__device_type__descriptor, type, "DEVICE_"));
+    printf("capabilities:\n");
+    print_perf("relaxed float32->float16 scalar:", caps->relaxed_float32_to_float16_scalar);
+    print_perf("relaxed float32->float16 tensor:", caps->relaxed_float32_to_float16_tensor);
+    print_perf("if:", caps->if_performance);
+    print_perf("while:", caps->while_performance);
+    printf("  %-34s %s\n", "dma-buf:", caps->dma_buf_supported ? "yes" : "no");
+    printf("  operand performance (%zu types):\n", caps->n_operand_performance);
+    for (size_t i = 0; i < caps->n_operand_performance; i++) {
+        const Nnd__OperandPerformance *p = caps->operand_performance[i];
+        const char *name = nnd_case_operand_type_name(p->type);
+        char label[64];
+        if (name) snprintf(label, sizeof label, "%s:", name);
+        else snprintf(label, sizeof label, "type %d:", p->type);
+        print_perf(label, p->info);
+    }
+    print_supported_count(o);
+    rc = 0;
+out:
+    if (caps) nnd__capabilities__free_unpacked(caps, NULL);
+    nnd_client_close(c);
+    return rc;
+}
+
+/* ---- status --------------------------------------------------------------------------- */
+
+static void print_value(const char *key, const cJSON *v, int indent);
+
+static bool all_scalars(const cJSON *a) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a) if (cJSON_IsObject(e) || cJSON_IsArray(e)) return false;
+    return true;
+}
+
+static void print_scalar(const cJSON *v) {
+    if (cJSON_IsString(v)) fputs(v->valuestring, stdout);
+    else if (cJSON_IsNumber(v)) printf("%.15g", v->valuedouble);
+    else if (cJSON_IsBool(v)) fputs(cJSON_IsTrue(v) ? "true" : "false", stdout);
+    else fputs("null", stdout);
+}
+
+static void print_value(const char *key, const cJSON *v, int indent) {
+    printf("%*s%s%s", indent, "", key ? key : "-", key ? ":" : "");
+    if (cJSON_IsObject(v)) {
+        putchar('\n');
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) print_value(e->string, e, indent + 2);
+    } else if (cJSON_IsArray(v) && all_scalars(v)) {
+        fputs(" [", stdout);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) {
+            if (e != v->child) fputs(", ", stdout);
+            print_scalar(e);
+        }
+        fputs("]\n", stdout);
+    } else if (cJSON_IsArray(v)) {
+        putchar('\n');
+        const cJSON *e;
+        cJSON_ArrayForEach(e, v) print_value(NULL, e, indent + 2);
+    } else {
+        putchar(' ');
+        print_scalar(v);
+        putchar('\n');
+    }
+}
+
+int nndctl_status(const nndctl_opts *o, int argc, char **argv) {
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "nndctl status: takes no arguments\n");
+        return 2;
+    }
+    char err[700];
+    char *text = nndctl_admin_request(o, "{\"cmd\":\"status\"}", 2000, err, sizeof err);
+    if (!text) {
+        fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
+        return 1;
+    }
+    cJSON *j = cJSON_Parse(text);
+    int rc = 0;
+    if (!cJSON_IsObject(j)) {
+        printf("%s\n", text);
+    } else {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, j) print_value(e->string, e, 0);
+        if (cJSON_GetObjectItemCaseSensitive(j, "error")) rc = 1;
+    }
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}
+
+/* ---- events --------------------------------------------------------------------------- */
+
+/* Prints one message as one JSON line. JSON is minified as text (re-printing it through
+ * cJSON's doubles would round 64-bit integers); anything else is wrapped as {"raw": "..."}. */
+static void print_event(const char *buf, size_t len) {
+    char *s = malloc(len + 1);
+    if (!s) return;
+    memcpy(s, buf, len);
+    s[len] = 0;
+    cJSON *j = cJSON_ParseWithLength(buf, len);
+    if (j && strlen(s) == len) {
+        cJSON_Minify(s);
+        puts(s);
+    } else {
+        cJSON_Delete(j);
+        j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "raw", s);
+        char *line = cJSON_PrintUnformatted(j);
+        if (line) puts(line);
+        cJSON_free(line);
+    }
+    fflush(stdout);
+    cJSON_Delete(j);
+    free(s);
+}
+
+int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
+    long count = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+            char *end;
+            count = strtol(argv[++i], &end, 10);
+            if (*end || count < 0) {
+                fprintf(stderr, "nndctl events: bad --count %s\n", argv[i]);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "nndctl events: unknown argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    char buf[512], url[600];
+    const char *dir = state_dir(o, buf, sizeof buf);
+    if (!dir || !nnd_events_url(dir, url, sizeof url)) {
+        fprintf(stderr, "nndctl: state directory path too long\n");
+        return 2;
+    }
+    if (ipc_missing(url)) fprintf(stderr, "nndctl: waiting for %s to appear\n", url + 6);
+    int s = nn_socket(AF_SP, NN_SUB);
+    if (s < 0 || nn_setsockopt(s, NN_SUB, NN_SUB_SUBSCRIBE, "", 0) < 0 || nn_connect(s, url) < 0) {
+        fprintf(stderr, "nndctl: cannot subscribe to %s: %s\n", url, nn_strerror(nn_errno()));
+        if (s >= 0) nn_close(s);
+        return 1;
+    }
+    int rc = 0;
+    for (long seen = 0; count < 0 || seen < count; seen++) {
+        void *msg;
+        int n = nn_recv(s, &msg, NN_MSG, 0);
+        if (n < 0) {
+            if (nn_errno() == EINTR) {
+                seen--;
+                continue;
+            }
+            fprintf(stderr, "nndctl: receiving events: %s\n", nn_strerror(nn_errno()));
+            rc = 1;
+            break;
+        }
+        print_event(msg, (size_t)n);
+        nn_freemsg(msg);
+    }
+    nn_close(s);
+    return rc;
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    int (*run)(const nndctl_opts *, int, char **);
+} commands[] = {
+    {"info", nndctl_info},
+    {"conformance", nndctl_conformance},
+    {"status", nndctl_status},
+    {"events", nndctl_events},
+};
+
+int main(int argc, char **argv) {
+    nndctl_opts o = {0};
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else if (!strcmp(a, "--socket") && i + 1 < argc) {
+            o.socket_path = argv[++i];
+        } else if (!strncmp(a, "--socket=", 9)) {
+            o.socket_path = a + 9;
+        } else if (!strcmp(a, "--state-dir") && i + 1 < argc) {
+            o.state_dir = argv[++i];
+        } else if (!strncmp(a, "--state-dir=", 12)) {
+            o.state_dir = a + 12;
+        } else {
+            fprintf(stderr, "nndctl: unknown option %s\n\n%s", a, usage_text);
+            return 2;
+        }
+    }
+    if (i == argc) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
+        if (!strcmp(argv[i], commands[k].name)) return commands[k].run(&o, argc - i, argv + i);
+    fprintf(stderr, "nndctl: unknown command %s\n\n%s", argv[i], usage_text);
+    return 2;
+}

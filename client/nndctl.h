@@ -1,0 +1,24 @@
+/* nndctl: the operator's command line. Each command is one function taking the global
+ * options and its own arguments (argv[0] is the command name) and returning the process
+ * exit status: 0 success, 1 failure, 2 usage error or bad path. */
+#ifndef NNDCTL_H
+#define NNDCTL_H
+
+#include <stddef.h>
+
+typedef struct nndctl_opts {
+    const char *socket_path; /* NULL: nnd_default_socket_path() */
+    const char *state_dir;   /* NULL: nnd_default_state_dir() */
+} nndctl_opts;
+
+int nndctl_info(const nndctl_opts *o, int argc, char **argv);
+int nndctl_status(const nndctl_opts *o, int argc, char **argv);
+int nndctl_events(const nndctl_opts *o, int argc, char **argv);
+int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
+
+/* Sends one JSON request on the admin bus and waits up to timeout_ms for the reply.
+ * Returns the malloc'd reply text (NUL-terminated), or NULL with err set. */
+char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
+                           size_t errlen);
+
+#endif

@@ -1,0 +1,358 @@
+/* nndctl_conformance.c: `nndctl conformance`, the conformance vectors run through the daemon.
+ *
+ * Each case: GetSupportedOperations (any false: skipped), PrepareModel with the constants
+ * inline, then per example one memfd pool holding every input and output at 64-byte aligned
+ * offsets, Execute, and nnd_case_judge on every output with the dimensions the daemon
+ * reported. Dynamic-output-shape cases also run each example with every output one element
+ * too small and must get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. Cases run on
+ * --jobs threads, each with its own connection; results print in case order. */
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "conformance.h"
+#include "nnd/nnd.h"
+#include "nndctl.h"
+
+#define ALIGN 64
+#define MSG_LEN 512
+
+enum verdict { PENDING, PASS, FAIL, SKIP };
+
+typedef struct runner {
+    const nndctl_opts *o;
+    const nnd_case *cases;
+    size_t n;
+    bool verbose;
+    atomic_size_t next; /* next case to claim */
+    pthread_mutex_t lock; /* guards everything below */
+    enum verdict *verdicts;
+    char (*messages)[MSG_LEN];
+    size_t printed; /* results print in case order: [0, printed) are out */
+    size_t passed, failed, skipped;
+} runner;
+
+/* An outcome of one step: a verdict plus whether the connection is still usable. */
+typedef struct outcome {
+    enum verdict v;
+    bool broken;
+} outcome;
+
+static outcome fail(bool broken, char *msg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static outcome fail(bool broken, char *msg, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, MSG_LEN, fmt, ap);
+    va_end(ap);
+    return (outcome){FAIL, broken};
+}
+
+static size_t align_up(size_t n) { return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+
+static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, uint32_t index) {
+    for (size_t i = 0; i < n; i++)
+        if (v[i].index == index) return &v[i];
+    return NULL;
+}
+
+/* The buffer an output gets: its exact size (zero-sized outputs get one element, as the
+ * upstream harness gives them), or one element less when shrinking. */
+static size_t output_size(const nnd_case_tensor *t, bool shrink) {
+    size_t es = nnd_case_element_size(t->type);
+    if (!t->bytes) return es;
+    return shrink ? t->bytes - es : t->bytes;
+}
+
+/* Runs one example; with shrink, every non-empty output is one element short and the
+ * daemon must say so. */
+static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, size_t exi,
+                           bool shrink, char *msg) {
+    const nnd_case_example *ex = &c->examples[exi];
+    const Nnd__Subgraph *g = c->model->main;
+    size_t nin = g->n_input_indexes, nout = g->n_output_indexes;
+    const char *step = shrink ? " (outputs one element short)" : "";
+
+    /* Layout: inputs then outputs, each at a 64-byte aligned offset of one pool. */
+    size_t total = 0;
+    size_t *off = calloc(nin + nout, sizeof *off);
+    Nnd__RequestArgument *args = calloc(nin + nout, sizeof *args);
+    Nnd__RequestArgument **in_p = calloc(nin + 1, sizeof *in_p);
+    Nnd__RequestArgument **out_p = calloc(nout + 1, sizeof *out_p);
+    Nnd__DataLocation *locs = calloc(nin + nout, sizeof *locs);
+    outcome res = {PASS, false};
+    int fd = -1;
+    uint8_t *map = NULL;
+    Nnd__Reply *reply = NULL;
+    if (!off || !args || !in_p || !out_p || !locs) {
+        res = fail(false, msg, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nin + nout; i++) {
+        bool is_in = i < nin;
+        const nnd_case_tensor *t = is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
+                                         : find_tensor(ex->outputs, ex->n_outputs,
+                                                       (uint32_t)(i - nin));
+        if (!t) {
+            res = fail(false, msg, "example %zu has no %s %zu", exi, is_in ? "input" : "output",
+                       is_in ? i : i - nin);
+            goto out;
+        }
+        off[i] = total;
+        total += align_up(is_in ? t->bytes : output_size(t, shrink));
+    }
+    if (!total) total = ALIGN;
+    if ((fd = nnd_memfd_create("nndctl-conformance", total, (void **)&map)) < 0) {
+        res = fail(false, msg, "memfd: %s", strerror(-fd));
+        goto out;
+    }
+    Nnd__MemoryPool pool = NND__MEMORY_POOL__INIT, *pools[1] = {&pool};
+    pool.kind = NND__POOL_KIND__POOL_MEMFD;
+    pool.size = total;
+    Nnd__ExecutionRequest req = NND__EXECUTION_REQUEST__INIT;
+    req.n_inputs = nin;
+    req.inputs = in_p;
+    req.n_outputs = nout;
+    req.outputs = out_p;
+    req.n_pools = 1;
+    req.pools = pools;
+    for (size_t i = 0; i < nin + nout; i++) {
+        bool is_in = i < nin;
+        const nnd_case_tensor *t = is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
+                                         : find_tensor(ex->outputs, ex->n_outputs,
+                                                       (uint32_t)(i - nin));
+        Nnd__RequestArgument *a = &args[i];
+        nnd__request_argument__init(a);
+        (is_in ? in_p : out_p)[is_in ? i : i - nin] = a;
+        if (is_in && !t->count) { /* an omitted optional input */
+            a->has_no_value = true;
+            continue;
+        }
+        nnd__data_location__init(&locs[i]);
+        locs[i].offset = off[i];
+        locs[i].length = is_in ? t->bytes : output_size(t, shrink);
+        a->location = &locs[i];
+        if (is_in) {
+            memcpy(map + off[i], t->data, t->bytes);
+            a->n_dimensions = t->rank;
+            a->dimensions = (uint32_t *)t->dims;
+        } else {
+            /* Not zero: stale zeros must not pass for results (0xff is NaN in floats). */
+            memset(map + off[i], 0xff, locs[i].length);
+        }
+    }
+    char err[MSG_LEN - 64];
+    int st = nnd_client_execute(cl, handle, &req, &fd, 1, false, 0, &reply, err, sizeof err);
+    if (st < 0) {
+        res = fail(true, msg, "example %zu%s: Execute: %s", exi, step, err);
+        goto out;
+    }
+    size_t nshapes = reply->executed ? reply->executed->n_output_shapes : 0;
+    Nnd__OutputShape **shapes = reply->executed ? reply->executed->output_shapes : NULL;
+    if (shrink && st != NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE) {
+        res = fail(false, msg, "example %zu%s: Execute answered %s, expected "
+                   "OUTPUT_INSUFFICIENT_SIZE", exi, step,
+                   st ? err : "NONE");
+        goto out;
+    }
+    if (!shrink && st != NND__ERROR_STATUS__NONE) {
+        res = fail(false, msg, "example %zu: Execute: %s", exi, err);
+        goto out;
+    }
+    if (nshapes != nout) {
+        res = fail(false, msg, "example %zu%s: Execute reported %zu output shapes for %zu outputs",
+                   exi, step, nshapes, nout);
+        goto out;
+    }
+    for (size_t k = 0; k < nout; k++) {
+        const nnd_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
+        const Nnd__OutputShape *s = shapes[k];
+        if (shrink) {
+            if (!t->bytes) continue; /* not shrunk */
+            bool dims_ok = s->n_dimensions == t->rank &&
+                           !memcmp(s->dimensions, t->dims, t->rank * sizeof *t->dims);
+            if (s->is_sufficient || !dims_ok) {
+                res = fail(false, msg,
+                           "example %zu%s: output %zu reported %s with %zu dimensions%s", exi,
+                           step, k, s->is_sufficient ? "sufficient" : "insufficient",
+                           s->n_dimensions, dims_ok ? "" : " (not the expected ones)");
+                goto out;
+            }
+            continue;
+        }
+        char why[MSG_LEN - 64];
+        if (!nnd_case_judge(c, t, map + off[nin + k], output_size(t, false), s->dimensions,
+                            (uint32_t)s->n_dimensions, why, sizeof why)) {
+            res = fail(false, msg, "example %zu: %s", exi, why);
+            goto out;
+        }
+    }
+out:
+    if (reply) nnd__reply__free_unpacked(reply, NULL);
+    if (map) munmap(map, total);
+    if (fd >= 0) close(fd);
+    free(off);
+    free(args);
+    free(in_p);
+    free(out_p);
+    free(locs);
+    return res;
+}
+
+static bool any_shrinkable(const nnd_case_example *ex) {
+    for (size_t i = 0; i < ex->n_outputs; i++)
+        if (ex->outputs[i].bytes) return true;
+    return false;
+}
+
+static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
+    const Nnd__Subgraph *g = c->model->main;
+    size_t n_ops = g->n_operations;
+    bool *supported = calloc(n_ops + 1, sizeof *supported);
+    char err[MSG_LEN - 64];
+    if (!supported) return fail(false, msg, "out of memory");
+    int st = nnd_client_supported_operations(cl, c->model, NULL, 0, supported, n_ops, err,
+                                             sizeof err);
+    if (st != 0) {
+        free(supported);
+        return fail(st < 0, msg, "GetSupportedOperations: %s", err);
+    }
+    for (size_t i = 0; i < n_ops; i++) {
+        if (supported[i]) continue;
+        const char *name = nnd_case_operation_name(g->operations[i]->type);
+        snprintf(msg, MSG_LEN, "unsupported %s", name ? name : "operation");
+        free(supported);
+        return (outcome){SKIP, false};
+    }
+    free(supported);
+    uint64_t handle;
+    st = nnd_client_prepare(cl, c->model, NULL, 0, NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
+                            NND__PRIORITY__PRIORITY_MEDIUM, 0, &handle, err, sizeof err);
+    if (st != 0) return fail(st < 0, msg, "PrepareModel: %s", err);
+    outcome res = {PASS, false};
+    for (size_t i = 0; i < c->n_examples && res.v == PASS; i++) {
+        res = run_example(cl, c, handle, i, false, msg);
+        if (res.v == PASS && c->dynamic_output_shape && any_shrinkable(&c->examples[i]))
+            res = run_example(cl, c, handle, i, true, msg);
+    }
+    if (!res.broken) nnd_client_release(cl, handle);
+    return res;
+}
+
+/* Records a result and prints every result that is now next in case order. */
+static void report(runner *r, size_t i, enum verdict v, const char *msg) {
+    pthread_mutex_lock(&r->lock);
+    r->verdicts[i] = v;
+    snprintf(r->messages[i], MSG_LEN, "%s", msg);
+    for (; r->printed < r->n && r->verdicts[r->printed] != PENDING; r->printed++) {
+        size_t k = r->printed;
+        const nnd_case *c = &r->cases[k];
+        switch (r->verdicts[k]) {
+        case PASS:
+            r->passed++;
+            if (r->verbose) printf("PASS %s:%s\n", c->file, c->name);
+            break;
+        case FAIL:
+            r->failed++;
+            printf("FAIL %s:%s: %s\n", c->file, c->name, r->messages[k]);
+            break;
+        case SKIP:
+            r->skipped++;
+            printf("SKIP %s: %s\n", c->name, r->messages[k]);
+            break;
+        case PENDING: break;
+        }
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void *worker(void *arg) {
+    runner *r = arg;
+    nnd_client *cl = NULL;
+    char msg[MSG_LEN];
+    for (;;) {
+        size_t i = atomic_fetch_add(&r->next, 1);
+        if (i >= r->n) break;
+        msg[0] = 0;
+        outcome res;
+        if (!cl) cl = nnd_client_connect(r->o->socket_path, "nndctl-conformance", msg, MSG_LEN);
+        if (!cl) res = (outcome){FAIL, false};
+        else res = run_case(cl, &r->cases[i], msg);
+        if (res.broken) { /* the next case reconnects */
+            nnd_client_close(cl);
+            cl = NULL;
+        }
+        report(r, i, res.v, msg);
+    }
+    nnd_client_close(cl);
+    return NULL;
+}
+
+int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    bool verbose = false;
+    nnd_case *cases = NULL;
+    size_t n = 0, npaths = 0;
+    int rc = 2;
+    char err[1024];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--jobs") && i + 1 < argc) {
+            char *end;
+            jobs = strtol(argv[++i], &end, 10);
+            if (*end || jobs < 1) {
+                fprintf(stderr, "nndctl conformance: bad --jobs %s\n", argv[i]);
+                goto out;
+            }
+        } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
+            verbose = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "nndctl conformance: unknown option %s\n", argv[i]);
+            goto out;
+        } else {
+            npaths++;
+            if (nnd_cases_load(argv[i], &cases, &n, err, sizeof err) < 0) {
+                fprintf(stderr, "nndctl conformance: %s\n", err);
+                goto out;
+            }
+        }
+    }
+    if (!npaths) {
+        fprintf(stderr, "usage: nndctl conformance [--jobs N] [--verbose] PATH...\n");
+        goto out;
+    }
+    if (jobs < 1) jobs = 1;
+    if ((size_t)jobs > n) jobs = n ? (long)n : 1;
+    runner r = {.o = o, .cases = cases, .n = n, .verbose = verbose};
+    atomic_init(&r.next, 0);
+    pthread_mutex_init(&r.lock, NULL);
+    r.verdicts = calloc(n + 1, sizeof *r.verdicts);
+    r.messages = calloc(n + 1, sizeof *r.messages);
+    pthread_t *threads = calloc((size_t)jobs, sizeof *threads);
+    if (!r.verdicts || !r.messages || !threads) {
+        fprintf(stderr, "nndctl conformance: out of memory\n");
+        rc = 1;
+    } else {
+        long started = 0;
+        for (; started < jobs; started++)
+            if (pthread_create(&threads[started], NULL, worker, &r) != 0) break;
+        if (!started) worker(&r);
+        for (long t = 0; t < started; t++) pthread_join(threads[t], NULL);
+        printf("conformance: %zu passed, %zu failed, %zu skipped\n", r.passed, r.failed,
+               r.skipped);
+        rc = r.failed ? 1 : 0;
+    }
+    free(threads);
+    free(r.verdicts);
+    free(r.messages);
+    pthread_mutex_destroy(&r.lock);
+out:
+    nnd_cases_free(cases, n);
+    return rc;
+}

@@ -1,0 +1,67 @@
+/* admin.c: the admin commands. See admin.h. */
+#include "admin.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bus.h"
+#include "server.h"
+#include "session.h"
+
+typedef struct tally {
+    cJSON *clients;
+    size_t prepared;
+} tally;
+
+static void add_client(nnd_session *s, void *ctx) {
+    tally *t = ctx;
+    size_t prepared = nnd_session_count(s, NND_OBJ_PREPARED);
+    t->prepared += prepared;
+    cJSON *c = cJSON_CreateObject();
+    if (!c) return;
+    cJSON_AddNumberToObject(c, "pid", s->pid);
+    cJSON_AddNumberToObject(c, "uid", s->uid);
+    cJSON_AddStringToObject(c, "exe", s->exe);
+    cJSON_AddStringToObject(c, "name", s->name);
+    cJSON_AddNumberToObject(c, "prepared_models", (double)prepared);
+    cJSON_AddItemToArray(t->clients, c);
+}
+
+static cJSON *error(cJSON *reply, const char *msg) {
+    cJSON_AddBoolToObject(reply, "ok", 0);
+    cJSON_AddStringToObject(reply, "error", msg);
+    return reply;
+}
+
+cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
+    nnd_daemon *d = ctx;
+    cJSON *reply = cJSON_CreateObject();
+    if (!reply) return NULL;
+    const cJSON *cmd = req ? cJSON_GetObjectItemCaseSensitive(req, "cmd") : NULL;
+    if (!cJSON_IsString(cmd)) return error(reply, "request must be a JSON object with a \"cmd\" string");
+
+    tally t = {.clients = cJSON_CreateArray()};
+    if (t.clients) nnd_server_foreach(d->server, add_client, &t);
+    if (strcmp(cmd->valuestring, "status") == 0) {
+        cJSON_AddBoolToObject(reply, "ok", 1);
+        cJSON_AddStringToObject(reply, "version", NND_VERSION);
+        nnd_json_add_u64(reply, "uptime_s", (nnd_now_ns() - d->start_ns) / 1000000000ull);
+        cJSON_AddNumberToObject(reply, "connections", (double)nnd_server_connections(d->server));
+        cJSON_AddNumberToObject(reply, "prepared_models", (double)t.prepared);
+        nnd_json_add_u64(reply, "executions", d->executions);
+        cJSON_AddNumberToObject(reply, "pid", getpid());
+        cJSON_AddStringToObject(reply, "socket", d->socket_path);
+        cJSON_AddStringToObject(reply, "state_dir", d->state_dir);
+        cJSON_AddItemToObject(reply, "clients", t.clients);
+    } else if (strcmp(cmd->valuestring, "clients") == 0) {
+        cJSON_AddBoolToObject(reply, "ok", 1);
+        cJSON_AddItemToObject(reply, "clients", t.clients);
+    } else {
+        cJSON_Delete(t.clients);
+        char msg[256];
+        snprintf(msg, sizeof msg, "unknown command %s", cmd->valuestring);
+        return error(reply, msg);
+    }
+    return reply;
+}

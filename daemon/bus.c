@@ -1,0 +1,156 @@
+/* bus.c: nanomsg admin REP and event PUB sockets on the libuv loop. See bus.h. */
+#include "bus.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <nanomsg/nn.h>
+#include <nanomsg/pubsub.h>
+#include <nanomsg/reqrep.h>
+
+#include "log.h"
+#include "paths.h"
+
+struct nnd_bus {
+    uv_poll_t poll; /* on the REP socket's NN_RCVFD */
+    int rep;
+    int pub;
+    nnd_admin_fn admin;
+    void *ctx;
+};
+
+static int bind_private(int sock, const char *url, char *err, size_t errlen) {
+    if (nn_bind(sock, url) < 0) {
+        snprintf(err, errlen, "cannot bind %s: %s", url, nn_strerror(nn_errno()));
+        return -1;
+    }
+    /* The state directory is 0700 already; the mode keeps the socket private if not. */
+    const char *path = url + strlen("ipc://");
+    if (chmod(path, 0600) < 0) nnd_log_warn("cannot chmod %s: %s", path, strerror(errno));
+    return 0;
+}
+
+static void answer(nnd_bus *b, const char *text, size_t len) {
+    cJSON *req = cJSON_ParseWithLength(text, len);
+    cJSON *reply = b->admin(b->ctx, cJSON_IsObject(req) ? req : NULL);
+    cJSON_Delete(req);
+    char *out = reply ? cJSON_PrintUnformatted(reply) : NULL;
+    cJSON_Delete(reply);
+    const char *fallback = "{\"ok\":false,\"error\":\"out of memory\"}";
+    const char *msg = out ? out : fallback;
+    if (nn_send(b->rep, msg, strlen(msg), NN_DONTWAIT) < 0)
+        nnd_log_debug("admin reply not sent: %s", nn_strerror(nn_errno()));
+    free(out);
+}
+
+static void on_admin(uv_poll_t *h, int status, int events) {
+    (void)status;
+    (void)events;
+    nnd_bus *b = h->data;
+    /* REP accepts one request at a time: receive, answer, repeat until drained. */
+    for (int i = 0; i < 64; i++) {
+        char *buf = NULL;
+        int n = nn_recv(b->rep, &buf, NN_MSG, NN_DONTWAIT);
+        if (n < 0) {
+            if (nn_errno() != EAGAIN && nn_errno() != EINTR)
+                nnd_log_warn("admin receive failed: %s", nn_strerror(nn_errno()));
+            return;
+        }
+        answer(b, buf, (size_t)n);
+        nn_freemsg(buf);
+    }
+}
+
+nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin, void *ctx,
+                      char *err, size_t errlen) {
+    char admin_url[512], events_url[512];
+    if (!nnd_admin_url(state_dir, admin_url, sizeof admin_url) ||
+        !nnd_events_url(state_dir, events_url, sizeof events_url)) {
+        snprintf(err, errlen, "state directory path too long: %s", state_dir);
+        return NULL;
+    }
+    nnd_bus *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    b->admin = admin;
+    b->ctx = ctx;
+    b->rep = nn_socket(AF_SP, NN_REP);
+    b->pub = nn_socket(AF_SP, NN_PUB);
+    int fd = -1;
+    size_t fdlen = sizeof fd;
+    if (b->rep < 0 || b->pub < 0) {
+        snprintf(err, errlen, "cannot create nanomsg sockets: %s", nn_strerror(nn_errno()));
+        goto fail;
+    }
+    if (bind_private(b->rep, admin_url, err, errlen) < 0 ||
+        bind_private(b->pub, events_url, err, errlen) < 0)
+        goto fail;
+    if (nn_getsockopt(b->rep, NN_SOL_SOCKET, NN_RCVFD, &fd, &fdlen) < 0) {
+        snprintf(err, errlen, "cannot get the admin socket's fd: %s", nn_strerror(nn_errno()));
+        goto fail;
+    }
+    int rc = uv_poll_init(loop, &b->poll, fd);
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot poll the admin socket: %s", uv_strerror(rc));
+        goto fail;
+    }
+    b->poll.data = b;
+    uv_poll_start(&b->poll, UV_READABLE, on_admin);
+    return b;
+fail:
+    if (b->rep >= 0) nn_close(b->rep);
+    if (b->pub >= 0) nn_close(b->pub);
+    free(b);
+    return NULL;
+}
+
+static void on_closed(uv_handle_t *h) {
+    nnd_bus *b = h->data;
+    nn_close(b->rep);
+    nn_close(b->pub);
+    free(b);
+}
+
+void nnd_bus_close(nnd_bus *b) {
+    if (!b) return;
+    uv_poll_stop(&b->poll);
+    uv_close((uv_handle_t *)&b->poll, on_closed);
+}
+
+void nnd_json_add_u64(cJSON *o, const char *key, uint64_t v) {
+    char text[24];
+    snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+    cJSON_AddRawToObject(o, key, text);
+}
+
+void nnd_json_add_handle(cJSON *o, const char *key, uint64_t handle) {
+    char text[24];
+    snprintf(text, sizeof text, "0x%016llx", (unsigned long long)handle);
+    cJSON_AddStringToObject(o, key, text);
+}
+
+cJSON *nnd_bus_event(const char *name) {
+    cJSON *ev = cJSON_CreateObject();
+    if (!ev) return NULL;
+    cJSON_AddStringToObject(ev, "event", name);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    nnd_json_add_u64(ev, "time_ns", (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+    return ev;
+}
+
+void nnd_bus_publish(nnd_bus *b, cJSON *event) {
+    if (b && event) {
+        char *text = cJSON_PrintUnformatted(event);
+        if (text && nn_send(b->pub, text, strlen(text), NN_DONTWAIT) < 0)
+            nnd_log_debug("event dropped: %s", nn_strerror(nn_errno()));
+        free(text);
+    }
+    cJSON_Delete(event);
+}

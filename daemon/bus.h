@@ -1,0 +1,41 @@
+/* bus: the daemon's nanomsg side, driven by the libuv loop.
+ *
+ * Contract:
+ * - Admin: an NN_REP socket at nnd_admin_url(state_dir). Each request is one JSON object
+ *   ({"cmd":"status"}); the handler given at open returns the JSON reply, sent back as
+ *   text. Events: an NN_PUB socket at nnd_events_url(state_dir), one JSON object per
+ *   message. Both socket files are chmod 0600 after bind.
+ * - The REP socket is polled through its NN_RCVFD with a uv_poll_t; publishing uses
+ *   NN_DONTWAIT, so a slow subscriber loses events rather than stalling the daemon.
+ * - nnd_bus_event() starts an event object {"event":name,"time_ns":CLOCK_REALTIME ns};
+ *   nnd_bus_publish() sends it and frees it. Both accept a NULL bus (events dropped).
+ * - nnd_bus_close() stops polling and closes both sockets; the bus is freed once libuv
+ *   has closed its handle.
+ */
+#ifndef NND_BUS_H
+#define NND_BUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+typedef struct nnd_bus nnd_bus;
+
+/* Builds the reply to one admin request (req is NULL when the text was not JSON). */
+typedef cJSON *(*nnd_admin_fn)(void *ctx, const cJSON *req);
+
+nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin, void *ctx,
+                      char *err, size_t errlen);
+void nnd_bus_close(nnd_bus *b);
+
+cJSON *nnd_bus_event(const char *name);
+void nnd_bus_publish(nnd_bus *b, cJSON *event);
+
+/* JSON numbers are doubles: 64-bit values go in as exact integer text, handles as
+ * "0x%016llx" strings. */
+void nnd_json_add_u64(cJSON *o, const char *key, uint64_t v);
+void nnd_json_add_handle(cJSON *o, const char *key, uint64_t handle);
+
+#endif

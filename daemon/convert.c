@@ -1,0 +1,143 @@
+/* convert.c: wire Model and ExecutionRequest to engine descriptions. See convert.h. */
+#include "convert.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static nnd_status fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return NND_INVALID_ARGUMENT;
+}
+
+void nnd_model_desc_clear(nnd_model_desc *d) {
+    free((void *)d->operands);
+    free((void *)d->operations);
+    memset(d, 0, sizeof *d);
+}
+
+nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views, size_t n_views,
+                                nnd_model_desc *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const Nnd__Subgraph *g = m->main;
+    if (!g) return fail(err, errlen, "model has no main subgraph");
+    if (m->n_referenced) return fail(err, errlen, "referenced subgraphs (control flow) are not supported");
+    if (m->n_extension_name_to_prefix)
+        return fail(err, errlen, "model uses extension \"%s\", which is not loaded",
+                    m->extension_name_to_prefix[0]->name);
+    if (n_views != m->n_pools)
+        return fail(err, errlen, "model names %zu pools, %zu mapped", m->n_pools, n_views);
+    if (g->n_operands > NND_MAX_OPERANDS || g->n_operations > NND_MAX_OPERATIONS)
+        return fail(err, errlen, "model too large (%zu operands, %zu operations)", g->n_operands, g->n_operations);
+    if (g->n_input_indexes > UINT32_MAX || g->n_output_indexes > UINT32_MAX)
+        return fail(err, errlen, "too many model inputs or outputs");
+    nnd_operand_desc *ods = calloc(g->n_operands + 1, sizeof *ods);
+    nnd_operation_desc *ops = calloc(g->n_operations + 1, sizeof *ops);
+    if (!ods || !ops) {
+        free(ods), free(ops);
+        return fail(err, errlen, "out of memory converting model");
+    }
+    out->operands = ods;
+    out->operations = ops;
+    for (size_t i = 0; i < g->n_operands; i++) {
+        const Nnd__Operand *o = g->operands[i];
+        nnd_operand_desc *d = &ods[i];
+        if (o->n_dimensions > NND_MAX_RANK) {
+            nnd_model_desc_clear(out);
+            return fail(err, errlen, "operand %zu: rank %zu over the limit of %d", i, o->n_dimensions, NND_MAX_RANK);
+        }
+        d->type = o->type;
+        d->rank = (uint32_t)o->n_dimensions;
+        memcpy(d->dims, o->dimensions, sizeof(uint32_t) * o->n_dimensions);
+        d->scale = o->scale;
+        d->zero_point = o->zero_point;
+        d->lifetime = (uint32_t)o->lifetime;
+        if (o->location) {
+            d->pool = o->location->pool_index;
+            d->offset = o->location->offset;
+            d->length = o->location->length;
+        }
+        if (o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_CHANNEL_QUANT) {
+            const Nnd__SymmPerChannelQuantParams *q = o->channel_quant;
+            if (q->n_scales > UINT32_MAX) {
+                nnd_model_desc_clear(out);
+                return fail(err, errlen, "operand %zu: too many channel scales", i);
+            }
+            d->channel_quant.scales = q->scales;
+            d->channel_quant.n_scales = (uint32_t)q->n_scales;
+            d->channel_quant.channel_dim = q->channel_dim;
+        } else if (o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_EXTENSION) {
+            d->extension_data = o->extension.data;
+            d->extension_len = (uint32_t)o->extension.len;
+        }
+    }
+    for (size_t k = 0; k < g->n_operations; k++) {
+        const Nnd__Operation *op = g->operations[k];
+        ops[k].type = op->type;
+        ops[k].n_inputs = (uint32_t)op->n_inputs;
+        ops[k].inputs = op->inputs;
+        ops[k].n_outputs = (uint32_t)op->n_outputs;
+        ops[k].outputs = op->outputs;
+    }
+    out->n_operands = (uint32_t)g->n_operands;
+    out->n_operations = (uint32_t)g->n_operations;
+    out->n_inputs = (uint32_t)g->n_input_indexes;
+    out->inputs = g->input_indexes;
+    out->n_outputs = (uint32_t)g->n_output_indexes;
+    out->outputs = g->output_indexes;
+    out->operand_values = m->operand_values.data;
+    out->operand_values_len = m->operand_values.len;
+    out->n_pools = (uint32_t)n_views;
+    out->pools = pool_views;
+    out->relaxed = m->relax_computation_float32_to_float16;
+    return NND_OK;
+}
+
+static nnd_status bind(const Nnd__RequestArgument *a, const char *what, size_t i,
+                       const nnd_memory_view *pools, size_t n_pools, nnd_io *io, char *err,
+                       size_t errlen) {
+    memset(io, 0, sizeof *io);
+    if (a->n_dimensions > NND_MAX_RANK)
+        return fail(err, errlen, "%s %zu: rank %zu over the limit of %d", what, i, a->n_dimensions, NND_MAX_RANK);
+    io->rank = (uint32_t)a->n_dimensions;
+    memcpy(io->dims, a->dimensions, sizeof(uint32_t) * a->n_dimensions);
+    if (a->has_no_value) {
+        io->has_no_value = true;
+        return NND_OK;
+    }
+    const Nnd__DataLocation *l = a->location;
+    if (!l) return fail(err, errlen, "%s %zu has neither a location nor has_no_value", what, i);
+    if (l->pool_index >= n_pools)
+        return fail(err, errlen, "%s %zu names pool %u, the request has %zu", what, i, l->pool_index, n_pools);
+    const nnd_memory_view *p = &pools[l->pool_index];
+    if (l->offset > p->size || l->length > p->size - l->offset)
+        return fail(err, errlen, "%s %zu: location %llu+%llu runs past the end of pool %u (%zu bytes)", what, i,
+                    (unsigned long long)l->offset, (unsigned long long)l->length, l->pool_index, p->size);
+    io->data = (void *)(p->base + l->offset);
+    io->length = l->length;
+    return NND_OK;
+}
+
+nnd_status nnd_request_from_proto(const Nnd__ExecutionRequest *r, const nnd_prepared *p,
+                                  const nnd_memory_view *pools, size_t n_pools, nnd_io *inputs,
+                                  nnd_io *outputs, char *err, size_t errlen) {
+    if (!r) return fail(err, errlen, "execution has no request");
+    if (r->n_inputs != nnd_prepared_num_inputs(p))
+        return fail(err, errlen, "request has %zu inputs, the model %u", r->n_inputs, nnd_prepared_num_inputs(p));
+    if (r->n_outputs != nnd_prepared_num_outputs(p))
+        return fail(err, errlen, "request has %zu outputs, the model %u", r->n_outputs, nnd_prepared_num_outputs(p));
+    for (size_t i = 0; i < r->n_inputs; i++) {
+        nnd_status s = bind(r->inputs[i], "input", i, pools, n_pools, &inputs[i], err, errlen);
+        if (s) return s;
+    }
+    for (size_t i = 0; i < r->n_outputs; i++) {
+        nnd_status s = bind(r->outputs[i], "output", i, pools, n_pools, &outputs[i], err, errlen);
+        if (s) return s;
+        if (outputs[i].has_no_value) return fail(err, errlen, "output %zu cannot be omitted", i);
+    }
+    return NND_OK;
+}

@@ -1,0 +1,37 @@
+/* daemon: the state every module of the daemon shares, owned by main().
+ * Everything here is touched only from the libuv loop thread. */
+#ifndef NND_DAEMON_H
+#define NND_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <uv.h>
+
+#ifndef NND_VERSION
+#define NND_VERSION "0.0.0"
+#endif
+
+struct nnd_server;
+struct nnd_bus;
+
+typedef struct nnd_daemon {
+    uv_loop_t *loop;
+    const char *socket_path;
+    const char *state_dir;
+    uint64_t start_ns;         /* CLOCK_MONOTONIC at startup */
+    struct nnd_server *server; /* client connections */
+    struct nnd_bus *bus;       /* admin REP and event PUB; NULL when not open */
+    uint64_t executions;       /* executions run since startup */
+    bool stopping;             /* shutdown has begun */
+} nnd_daemon;
+
+static inline uint64_t nnd_clock_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t nnd_now_ns(void) { return nnd_clock_ns(CLOCK_MONOTONIC); }
+
+#endif

@@ -1,0 +1,190 @@
+/* main.c: the nnd daemon. Parses the command line, prepares directories, opens the client
+ * socket and the bus, and runs the libuv loop until SIGINT or SIGTERM, then shuts down
+ * cleanly: stop accepting, close every connection (releasing what it owns), remove the
+ * socket file, close the bus, exit 0. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "bus.h"
+#include "daemon.h"
+#include "log.h"
+#include "paths.h"
+#include "pool.h"
+#include "server.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: nnd [options]\n"
+            "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
+            "                      or /run/nnd/nnd.sock)\n"
+            "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
+            "  --log-level LEVEL   error, warn, info (default) or debug\n"
+            "  --version           print the version and exit\n"
+            "  --help              print this and exit\n");
+}
+
+/* mkdir -p: creates every missing component of path with mode. */
+static int mkdir_p(const char *path, mode_t mode) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -ENAMETOOLONG;
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, mode) < 0 && errno != EEXIST) return -errno;
+        *p = c;
+        if (c == '\0') break;
+    }
+    struct stat st;
+    if (stat(path, &st) < 0) return -errno;
+    return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static int make_socket_dir(const char *socket_path) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", socket_path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = '\0';
+    return mkdir_p(dir, 0755);
+}
+
+/* Every client costs a socket and a few transient pool fds: allow as many as we may. */
+static void raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return;
+    rlim_t want = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+    if (rl.rlim_cur >= want) return;
+    rl.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static nnd_daemon daemon_state;
+static uv_signal_t sig_int, sig_term;
+
+static void shutdown_daemon(nnd_daemon *d) {
+    d->stopping = true;
+    nnd_server_stop(d->server);
+    d->server = NULL;
+    nnd_bus_close(d->bus);
+    d->bus = NULL;
+    uv_close((uv_handle_t *)&sig_int, NULL);
+    uv_close((uv_handle_t *)&sig_term, NULL);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+    nnd_daemon *d = h->data;
+    if (d->stopping) return;
+    nnd_log_info("%s: shutting down", strsignal(signum));
+    shutdown_daemon(d);
+}
+
+static void close_any(uv_handle_t *h, void *arg) {
+    (void)arg;
+    if (!uv_is_closing(h)) uv_close(h, NULL);
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, 's'}, {"state-dir", required_argument, NULL, 'd'},
+        {"log-level", required_argument, NULL, 'l'}, {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static char socket_buf[4096], state_buf[4096];
+    const char *socket_path = NULL, *state_dir = NULL;
+    nnd_log_level level = NND_LOG_INFO;
+    int o;
+    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (o) {
+        case 's': socket_path = optarg; break;
+        case 'd': state_dir = optarg; break;
+        case 'l':
+            if (nnd_log_parse_level(optarg, &level) < 0) {
+                fprintf(stderr, "nnd: unknown log level \"%s\"\n", optarg);
+                usage(stderr);
+                return 2;
+            }
+            break;
+        case 'V': printf("nnd %s\n", NND_VERSION); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "nnd: unexpected argument \"%s\"\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    nnd_log_set_level(level);
+    if (!socket_path) socket_path = nnd_default_socket_path(socket_buf, sizeof socket_buf);
+    if (!state_dir) state_dir = nnd_default_state_dir(state_buf, sizeof state_buf);
+    if (!socket_path || !state_dir) {
+        nnd_log_error("default socket or state path too long");
+        return 1;
+    }
+
+    signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
+    raise_fd_limit();
+    int rc = mkdir_p(state_dir, 0700);
+    if (rc < 0) {
+        nnd_log_error("cannot create state directory %s: %s", state_dir, strerror(-rc));
+        return 1;
+    }
+    rc = make_socket_dir(socket_path);
+    if (rc < 0) {
+        nnd_log_error("cannot create the directory of %s: %s", socket_path, strerror(-rc));
+        return 1;
+    }
+    rc = nnd_pool_guard_install();
+    if (rc < 0) {
+        nnd_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));
+        return 1;
+    }
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    nnd_daemon *d = &daemon_state;
+    d->loop = &loop;
+    d->socket_path = socket_path;
+    d->state_dir = state_dir;
+    d->start_ns = nnd_now_ns();
+    char err[512];
+    int status = 0;
+    d->server = nnd_server_start(d, err, sizeof err);
+    if (!d->server) {
+        nnd_log_error("%s", err);
+        status = 1;
+        goto out;
+    }
+    d->bus = nnd_bus_open(&loop, state_dir, nnd_admin_handle, d, err, sizeof err);
+    if (!d->bus) {
+        nnd_log_error("%s", err);
+        nnd_server_stop(d->server);
+        d->server = NULL;
+        status = 1;
+        goto out;
+    }
+    uv_signal_init(&loop, &sig_int);
+    uv_signal_init(&loop, &sig_term);
+    sig_int.data = sig_term.data = d;
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    nnd_log_info("nnd %s listening on %s (state %s, pid %d)", NND_VERSION, socket_path, state_dir,
+                 (int)getpid());
+out:
+    uv_run(&loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&loop) == UV_EBUSY) {
+        uv_walk(&loop, close_any, NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+    }
+    if (status == 0) nnd_log_info("stopped");
+    return status;
+}

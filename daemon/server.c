@@ -1,0 +1,405 @@
+/* server.c: the listener, connections, and their outboxes. See server.h. */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "bus.h"
+#include "dispatch.h"
+#include "log.h"
+
+#define BATCH 64 /* frames or accepts per wakeup, so one busy client cannot starve others */
+#define ACCEPT_RETRY_MS 100
+
+typedef struct outmsg {
+    struct outmsg *next;
+    nnd_packed p; /* fds are ours: dups of the caller's, then the spill memfd */
+    size_t n_dups;
+    size_t bytes;
+} outmsg;
+
+typedef struct conn {
+    uv_poll_t poll;
+    int fd;
+    nnd_server *srv;
+    nnd_session session;
+    outmsg *head, *tail;
+    size_t out_frames, out_bytes;
+    int events; /* current poll mask */
+    bool busy;   /* inside our poll callback: it will close us if we die */
+    bool dead;   /* to be closed */
+    bool closed; /* handle closing, out of the server's list */
+    struct conn *prev, *next;
+} conn;
+
+struct nnd_server {
+    nnd_daemon *d;
+    int fd;
+    dev_t dev; /* our socket file, so stop removes only ours */
+    ino_t ino;
+    uv_poll_t listen_poll;
+    uv_timer_t retry; /* resumes accepting after running out of fds */
+    int open_handles;
+    conn *head, *tail;
+    size_t n_conns;
+    uint64_t serial;
+    uint8_t buf[NND_FRAME_RECV_BUF];
+};
+
+static void on_conn(uv_poll_t *h, int status, int events);
+
+/* ---- outbox ---------------------------------------------------------------------------- */
+
+static void outmsg_free(outmsg *m) {
+    for (size_t i = 0; i < m->n_dups; i++) close(m->p.fds[i]);
+    nnd_packed_clear(&m->p);
+    free(m);
+}
+
+static void set_events(conn *c, int events) {
+    if (c->closed || c->events == events) return;
+    c->events = events;
+    uv_poll_start(&c->poll, events, on_conn);
+}
+
+static void mark_dead(conn *c) {
+    if (c->dead) return;
+    c->dead = true;
+    /* Outside our callback nobody would notice: wake the callback to close us. */
+    if (!c->busy) set_events(c, UV_READABLE | UV_WRITABLE);
+}
+
+static void flush(conn *c) {
+    while (c->head) {
+        outmsg *m = c->head;
+        int rc = nnd_frame_sendmsg(c->fd, &m->p, MSG_DONTWAIT);
+        if (rc == -EAGAIN) return;
+        if (rc < 0) {
+            nnd_log_debug("client %llu: send failed: %s", (unsigned long long)c->session.serial,
+                          strerror(-rc));
+            mark_dead(c);
+            return;
+        }
+        c->head = m->next;
+        if (!c->head) c->tail = NULL;
+        c->out_frames--;
+        c->out_bytes -= m->bytes;
+        outmsg_free(m);
+    }
+    set_events(c, UV_READABLE);
+}
+
+static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
+    if (c->out_frames + 1 > NND_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > NND_OUTBOX_MAX_BYTES) {
+        nnd_log_warn("client %llu (pid %d) does not read its replies; dropping it",
+                     (unsigned long long)c->session.serial, (int)c->session.pid);
+        return -ENOBUFS;
+    }
+    outmsg *m = calloc(1, sizeof *m);
+    if (!m) return -ENOMEM;
+    m->p = *p;
+    m->bytes = bytes;
+    /* The caller's fds are borrowed: keep our own copies until the frame leaves. */
+    for (; m->n_dups < nfds; m->n_dups++) {
+        int dup = fcntl(p->fds[m->n_dups], F_DUPFD_CLOEXEC, 0);
+        if (dup < 0) {
+            int e = -errno;
+            outmsg_free(m); /* closes the dups made so far and the packed frame */
+            return e;
+        }
+        m->p.fds[m->n_dups] = dup;
+    }
+    if (c->tail) c->tail->next = m;
+    else c->head = m;
+    c->tail = m;
+    c->out_frames++;
+    c->out_bytes += bytes;
+    set_events(c, UV_READABLE | UV_WRITABLE);
+    return 0;
+}
+
+/* The session's send hook. */
+static int conn_send(void *ctx, const ProtobufCMessage *msg, const int *fds, size_t nfds) {
+    conn *c = ctx;
+    if (c->dead) return -EPIPE;
+    char err[256];
+    nnd_packed p;
+    Nnd__Reply r = NND__REPLY__INIT;
+    if (nnd_frame_pack(msg, fds, nfds, &p, err, sizeof err) < 0) {
+        /* Tell the client rather than leave its request unanswered. */
+        nnd_log_error("client %llu: cannot pack a reply: %s",
+                      (unsigned long long)c->session.serial, err);
+        r.id = msg->descriptor == &nnd__reply__descriptor ? ((const Nnd__Reply *)msg)->id : 0;
+        r.status = NND__ERROR_STATUS__GENERAL_FAILURE;
+        r.message = err;
+        nfds = 0;
+        if (nnd_frame_pack(&r.base, NULL, 0, &p, NULL, 0) < 0) {
+            mark_dead(c);
+            return -ENOMEM;
+        }
+        msg = &r.base;
+    }
+    int rc = -EAGAIN;
+    if (!c->head) rc = nnd_frame_sendmsg(c->fd, &p, MSG_DONTWAIT);
+    if (rc == -EAGAIN) {
+        size_t bytes = p.len + (p.spill_fd >= 0 ? protobuf_c_message_get_packed_size(msg) : 0);
+        rc = enqueue(c, &p, nfds, bytes);
+        if (rc == 0) return 0;
+    }
+    nnd_packed_clear(&p);
+    if (rc < 0) mark_dead(c);
+    return rc;
+}
+
+/* ---- connections ----------------------------------------------------------------------- */
+
+static void on_conn_closed(uv_handle_t *h) {
+    conn *c = h->data;
+    close(c->fd);
+    free(c);
+}
+
+static void conn_close(conn *c) {
+    if (c->closed) return;
+    nnd_server *s = c->srv;
+    nnd_session *ss = &c->session;
+    nnd_log_info("client %llu disconnected (pid %d, %zu objects released)",
+                 (unsigned long long)ss->serial, (int)ss->pid, nnd_session_count(ss, NND_OBJ_ANY));
+    cJSON *ev = nnd_bus_event("disconnect");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "pid", ss->pid);
+        cJSON_AddNumberToObject(ev, "uid", ss->uid);
+        cJSON_AddStringToObject(ev, "exe", ss->exe);
+    }
+    nnd_bus_publish(s->d->bus, ev);
+    c->dead = true;
+    nnd_session_clear(ss); /* raises the stop flag, then releases everything owned */
+    while (c->head) {
+        outmsg *m = c->head;
+        c->head = m->next;
+        outmsg_free(m);
+    }
+    c->tail = NULL;
+    if (c->prev) c->prev->next = c->next;
+    else s->head = c->next;
+    if (c->next) c->next->prev = c->prev;
+    else s->tail = c->prev;
+    s->n_conns--;
+    c->closed = true;
+    uv_poll_stop(&c->poll);
+    uv_close((uv_handle_t *)&c->poll, on_conn_closed);
+}
+
+/* recvmsg returns 0 both at EOF and for an empty datagram; only EOF sets RDHUP. */
+static bool peer_gone(int fd) {
+    struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
+    return poll(&pfd, 1, 0) != 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static void read_frames(conn *c) {
+    nnd_server *s = c->srv;
+    for (int i = 0; i < BATCH && !c->dead; i++) {
+        char err[NND_ERR_LEN];
+        nnd_frame_in in;
+        int rc = nnd_frame_recv(c->fd, &nnd__request__descriptor, s->buf, &in, err, sizeof err);
+        if (rc == -EAGAIN) return;
+        if (rc == 1) {
+            nnd_dispatch(s->d, &c->session, &in);
+            nnd_frame_in_clear(&in);
+        } else if (rc == 0) {
+            if (peer_gone(c->fd)) {
+                mark_dead(c);
+                return;
+            }
+            /* An empty datagram is a Request with every field at its default. */
+            nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
+        } else if (rc == -EPROTO) {
+            nnd_log_warn("client %llu (pid %d): bad frame: %s",
+                         (unsigned long long)c->session.serial, (int)c->session.pid, err);
+            nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
+        } else {
+            nnd_log_debug("client %llu: receive failed: %s",
+                          (unsigned long long)c->session.serial, strerror(-rc));
+            mark_dead(c);
+            return;
+        }
+    }
+}
+
+static void on_conn(uv_poll_t *h, int status, int events) {
+    conn *c = h->data;
+    c->busy = true;
+    if (status < 0) mark_dead(c);
+    if (!c->dead && (events & UV_WRITABLE)) flush(c);
+    if (!c->dead && (events & UV_READABLE)) read_frames(c);
+    c->busy = false;
+    if (c->dead) conn_close(c);
+}
+
+static void conn_open(nnd_server *s, int fd) {
+    conn *c = calloc(1, sizeof *c);
+    if (!c || uv_poll_init(s->d->loop, &c->poll, fd) < 0) {
+        nnd_log_error("cannot take a new connection: out of memory or handles");
+        free(c);
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    c->srv = s;
+    c->poll.data = c;
+    nnd_session_init(&c->session, fd, ++s->serial);
+    c->session.send = conn_send;
+    c->session.send_ctx = c;
+    c->prev = s->tail;
+    if (s->tail) s->tail->next = c;
+    else s->head = c;
+    s->tail = c;
+    s->n_conns++;
+    set_events(c, UV_READABLE);
+    nnd_session *ss = &c->session;
+    nnd_log_info("client %llu connected: pid %d uid %d exe %s", (unsigned long long)ss->serial,
+                 (int)ss->pid, (int)ss->uid, ss->exe[0] ? ss->exe : "?");
+    cJSON *ev = nnd_bus_event("connect");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "pid", ss->pid);
+        cJSON_AddNumberToObject(ev, "uid", ss->uid);
+        cJSON_AddStringToObject(ev, "exe", ss->exe);
+    }
+    nnd_bus_publish(s->d->bus, ev);
+}
+
+/* ---- listener -------------------------------------------------------------------------- */
+
+static void on_listen(uv_poll_t *h, int status, int events);
+
+static void on_retry(uv_timer_t *t) {
+    nnd_server *s = t->data;
+    uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
+}
+
+static void on_listen(uv_poll_t *h, int status, int events) {
+    (void)status;
+    (void)events;
+    nnd_server *s = h->data;
+    for (int i = 0; i < BATCH; i++) {
+        int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            conn_open(s, fd);
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        /* Out of fds or memory: the listener stays readable, so pause instead of spinning. */
+        nnd_log_warn("accept failed: %s; pausing %d ms", strerror(errno), ACCEPT_RETRY_MS);
+        uv_poll_stop(&s->listen_poll);
+        uv_timer_start(&s->retry, on_retry, ACCEPT_RETRY_MS, 0);
+        return;
+    }
+}
+
+static int bind_path(int fd, const struct sockaddr_un *sa, char *err, size_t errlen) {
+    const char *path = sa->sun_path;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (bind(fd, (const struct sockaddr *)sa, sizeof *sa) == 0) return 0;
+        if (errno != EADDRINUSE) break;
+        struct stat st;
+        if (lstat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+            snprintf(err, errlen, "%s exists and is not a socket; refusing to replace it", path);
+            return -1;
+        }
+        /* Someone answering means a live daemon; a refusal means a stale file. */
+        int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (probe < 0) break;
+        int rc = connect(probe, (const struct sockaddr *)sa, sizeof *sa);
+        int e = errno;
+        close(probe);
+        if (rc == 0 || e == EAGAIN || e == EINPROGRESS || e == EPROTOTYPE) {
+            snprintf(err, errlen, "another daemon is already serving %s", path);
+            return -1;
+        }
+        if (e != ECONNREFUSED && e != ENOENT) {
+            snprintf(err, errlen, "cannot probe %s: %s", path, strerror(e));
+            return -1;
+        }
+        if (e == ECONNREFUSED) {
+            nnd_log_info("removing stale socket %s", path);
+            if (unlink(path) < 0 && errno != ENOENT) break;
+        }
+    }
+    snprintf(err, errlen, "cannot bind %s: %s", path, strerror(errno));
+    return -1;
+}
+
+nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(d->socket_path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "socket path too long (limit %zu bytes): %s",
+                 sizeof sa.sun_path - 1, d->socket_path);
+        return NULL;
+    }
+    strcpy(sa.sun_path, d->socket_path);
+    nnd_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->d = d;
+    s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->fd < 0) {
+        snprintf(err, errlen, "cannot create socket: %s", strerror(errno));
+        free(s);
+        return NULL;
+    }
+    struct stat st;
+    if (bind_path(s->fd, &sa, err, errlen) < 0) goto fail;
+    if (listen(s->fd, SOMAXCONN) < 0 || stat(sa.sun_path, &st) < 0) {
+        snprintf(err, errlen, "cannot listen on %s: %s", sa.sun_path, strerror(errno));
+        unlink(sa.sun_path);
+        goto fail;
+    }
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    uv_poll_init(d->loop, &s->listen_poll, s->fd);
+    uv_timer_init(d->loop, &s->retry);
+    s->listen_poll.data = s->retry.data = s;
+    s->open_handles = 2;
+    uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
+    return s;
+fail:
+    close(s->fd);
+    free(s);
+    return NULL;
+}
+
+static void on_server_closed(uv_handle_t *h) {
+    nnd_server *s = h->data;
+    if (--s->open_handles) return;
+    close(s->fd);
+    free(s);
+}
+
+void nnd_server_stop(nnd_server *s) {
+    if (!s) return;
+    uv_poll_stop(&s->listen_poll);
+    uv_timer_stop(&s->retry);
+    while (s->head) conn_close(s->head);
+    struct stat st;
+    if (lstat(s->d->socket_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+        unlink(s->d->socket_path);
+    uv_close((uv_handle_t *)&s->listen_poll, on_server_closed);
+    uv_close((uv_handle_t *)&s->retry, on_server_closed);
+}
+
+size_t nnd_server_connections(const nnd_server *s) { return s ? s->n_conns : 0; }
+
+void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx) {
+    for (conn *c = s ? s->head : NULL; c; c = c->next) fn(&c->session, ctx);
+}

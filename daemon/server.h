@@ -1,0 +1,39 @@
+/* server: the client socket. An AF_UNIX SOCK_SEQPACKET listener and its connections,
+ * driven by uv_poll_t handles on the libuv loop (libuv pipes cannot pass memfds, so
+ * frames go through recvmsg/sendmsg in frame.c).
+ *
+ * Contract:
+ * - nnd_server_start() binds the socket path. A stale socket file (nobody answers) is
+ *   replaced; a live daemon on the path, or a path that is not a socket, is an error.
+ * - Each connection gets a session with the peer's identity. Frames are read until
+ *   EAGAIN and handed to nnd_dispatch(). A malformed frame is answered with
+ *   INVALID_ARGUMENT (id 0, the message says why) and the connection stays open:
+ *   datagrams keep their boundaries, so one bad frame cannot desynchronize the stream.
+ * - Replies go out with MSG_DONTWAIT; what the socket will not take waits in a
+ *   per-connection outbox, flushed when writable. Past NND_OUTBOX_MAX_FRAMES frames or
+ *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped.
+ * - On disconnect the session is cleared: everything it owns is released.
+ * - nnd_server_stop() stops accepting, closes every connection, removes the socket file
+ *   (if it is still ours); the server is freed once libuv has closed its handles.
+ */
+#ifndef NND_SERVER_H
+#define NND_SERVER_H
+
+#include <stddef.h>
+
+#include "daemon.h"
+#include "session.h"
+
+#define NND_OUTBOX_MAX_FRAMES 4096
+#define NND_OUTBOX_MAX_BYTES (64u << 20)
+
+typedef struct nnd_server nnd_server;
+
+nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen);
+void nnd_server_stop(nnd_server *s);
+
+size_t nnd_server_connections(const nnd_server *s);
+/* Calls fn for every live session, oldest first. */
+void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx);
+
+#endif

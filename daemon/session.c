@@ -1,0 +1,118 @@
+/* session.c: client identity and the handle table. See session.h. */
+#include "session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MIN_CAP 16
+
+void nnd_session_init(nnd_session *s, int fd, uint64_t serial) {
+    memset(s, 0, sizeof *s);
+    s->serial = serial;
+    s->pid = -1;
+    s->uid = (uid_t)-1;
+    s->gid = (gid_t)-1;
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        s->pid = cred.pid;
+        s->uid = cred.uid;
+        s->gid = cred.gid;
+    }
+    if (s->pid > 0) {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/%d/exe", (int)s->pid);
+        ssize_t n = readlink(link, s->exe, sizeof s->exe - 1);
+        s->exe[n > 0 ? n : 0] = '\0';
+    }
+}
+
+/* Handles are random, so their low bits already spread well. */
+static size_t slot_of(const nnd_session *s, uint64_t h) { return (size_t)h & (s->cap - 1); }
+
+static nnd_handle_slot *lookup(const nnd_session *s, uint64_t h) {
+    if (!s->cap || h == 0) return NULL;
+    for (size_t i = slot_of(s, h);; i = (i + 1) & (s->cap - 1)) {
+        if (s->slots[i].handle == h) return &s->slots[i];
+        if (s->slots[i].handle == 0) return NULL;
+    }
+}
+
+static void insert(nnd_handle_slot *slots, size_t cap, const nnd_handle_slot *e) {
+    size_t i = (size_t)e->handle & (cap - 1);
+    while (slots[i].handle) i = (i + 1) & (cap - 1);
+    slots[i] = *e;
+}
+
+static int grow(nnd_session *s) {
+    size_t cap = s->cap ? s->cap * 2 : MIN_CAP;
+    nnd_handle_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i].handle) insert(slots, cap, &s->slots[i]);
+    free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+    return 0;
+}
+
+int nnd_session_add(nnd_session *s, nnd_obj_kind kind, void *obj, void (*free_fn)(void *),
+                    uint64_t *handle) {
+    /* Keep the load factor under 1/2 so probes stay short. */
+    if ((s->count + 1) * 2 > s->cap && grow(s) < 0) return -1;
+    uint64_t h = 0;
+    while (h == 0 || lookup(s, h)) {
+        ssize_t n = getrandom(&h, sizeof h, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n != (ssize_t)sizeof h) return -1;
+    }
+    nnd_handle_slot e = {.handle = h, .kind = kind, .obj = obj, .free = free_fn};
+    insert(s->slots, s->cap, &e);
+    s->count++;
+    s->per_kind[kind]++;
+    *handle = h;
+    return 0;
+}
+
+void *nnd_session_find(const nnd_session *s, uint64_t handle, nnd_obj_kind kind) {
+    const nnd_handle_slot *e = lookup(s, handle);
+    if (!e || (kind != NND_OBJ_ANY && e->kind != kind)) return NULL;
+    return e->obj;
+}
+
+int nnd_session_release(nnd_session *s, uint64_t handle) {
+    nnd_handle_slot *e = lookup(s, handle);
+    if (!e) return -1;
+    nnd_handle_slot gone = *e;
+    /* Backward-shift deletion: re-seat the rest of the probe run, no tombstones. */
+    size_t i = (size_t)(e - s->slots);
+    e->handle = 0;
+    for (size_t j = (i + 1) & (s->cap - 1); s->slots[j].handle; j = (j + 1) & (s->cap - 1)) {
+        nnd_handle_slot moved = s->slots[j];
+        s->slots[j].handle = 0;
+        insert(s->slots, s->cap, &moved);
+    }
+    s->count--;
+    s->per_kind[gone.kind]--;
+    if (gone.free) gone.free(gone.obj);
+    return 0;
+}
+
+size_t nnd_session_count(const nnd_session *s, nnd_obj_kind kind) {
+    return kind == NND_OBJ_ANY ? s->count : s->per_kind[kind];
+}
+
+void nnd_session_clear(nnd_session *s) {
+    s->closing = true;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->slots[i].handle && s->slots[i].free) s->slots[i].free(s->slots[i].obj);
+    free(s->slots);
+    s->slots = NULL;
+    s->cap = s->count = 0;
+    memset(s->per_kind, 0, sizeof s->per_kind);
+}

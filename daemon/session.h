@@ -1,0 +1,73 @@
+/* session: what the daemon knows about one client connection, and what it owns.
+ *
+ * Contract:
+ * - Identity (pid, uid, gid, executable) is read once at accept from SO_PEERCRED and
+ *   /proc/<pid>/exe; the name comes from Hello.
+ * - Objects the client creates live in a per-session handle table under random,
+ *   unguessable 64-bit handles (getrandom), never 0. A handle is only ever looked up in
+ *   its own session, so another connection's handle is simply unknown.
+ * - nnd_session_release() frees one object; nnd_session_clear() frees them all (on
+ *   disconnect). Each object is freed through the function it was added with.
+ * - Replies go out through the send hook the server installs.
+ */
+#ifndef NND_SESSION_H
+#define NND_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+typedef enum nnd_obj_kind {
+    NND_OBJ_ANY = 0, /* for lookups only */
+    NND_OBJ_PREPARED = 1,
+    NND_OBJ_BUFFER = 2,
+    NND_OBJ_BURST = 3,
+    NND_OBJ_KINDS
+} nnd_obj_kind;
+
+typedef struct nnd_handle_slot {
+    uint64_t handle; /* 0: free */
+    nnd_obj_kind kind;
+    void *obj;
+    void (*free)(void *obj);
+} nnd_handle_slot;
+
+/* Sends one packed reply with fds (borrowed); returns 0 or -errno. */
+typedef int (*nnd_send_fn)(void *ctx, const ProtobufCMessage *reply, const int *fds,
+                           size_t nfds);
+
+typedef struct nnd_session {
+    uint64_t serial; /* connection number since startup, for logs */
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    char exe[PATH_MAX]; /* "" when unreadable */
+    char name[64];      /* from Hello, "" until then */
+    volatile bool closing; /* stop flag for running work: the connection is gone */
+    nnd_handle_slot *slots; /* open addressing, linear probing, power-of-two capacity */
+    size_t cap;
+    size_t count;
+    size_t per_kind[NND_OBJ_KINDS];
+    nnd_send_fn send;
+    void *send_ctx;
+} nnd_session;
+
+/* Reads the peer's identity from a connected AF_UNIX socket. */
+void nnd_session_init(nnd_session *s, int fd, uint64_t serial);
+/* Frees every owned object and the table; the session may then be discarded. */
+void nnd_session_clear(nnd_session *s);
+
+/* Stores obj under a new handle. Returns 0, or -1 when out of memory or randomness. */
+int nnd_session_add(nnd_session *s, nnd_obj_kind kind, void *obj, void (*free_fn)(void *),
+                    uint64_t *handle);
+/* The object under handle if it has this kind (or any kind for NND_OBJ_ANY), else NULL. */
+void *nnd_session_find(const nnd_session *s, uint64_t handle, nnd_obj_kind kind);
+/* Frees the object under handle; returns 0, or -1 when the handle is unknown. */
+int nnd_session_release(nnd_session *s, uint64_t handle);
+size_t nnd_session_count(const nnd_session *s, nnd_obj_kind kind);
+
+#endif

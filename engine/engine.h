@@ -1,0 +1,148 @@
+/* engine: the driver proper. Validates a model, prepares it into an immutable plan, and
+ * executes the plan against caller memory. Knows nothing about sockets or protobuf.
+ *
+ * Contract:
+ * - A model is described by nnd_model_desc, borrowed for the duration of a call.
+ * - nnd_validate() checks everything a HAL driver checks and names the operand or
+ *   operation at fault in err. nnd_prepare() validates too.
+ * - On success nnd_prepare() takes ownership of every constant pool view (it calls each
+ *   view's release when the prepared model is freed); on failure the caller keeps them.
+ *   CONSTANT_COPY bytes are copied; CONSTANT_REFERENCE bytes are used in place.
+ * - A prepared model is immutable and may be shared; each concurrent execution needs its
+ *   own nnd_exec, which is reusable and allocates nothing in steady state for models
+ *   whose shapes are known at prepare.
+ * - nnd_exec_run() calls the checkpoint between operations; a non-zero return stops the
+ *   run with that status. Tensor bytes are read from and written to the caller's memory
+ *   directly.
+ */
+#ifndef NND_ENGINE_H
+#define NND_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codes.h"
+
+#define NND_MAX_RANK 8
+#define NND_MAX_OPERANDS (1u << 20)
+#define NND_MAX_OPERATIONS (1u << 20)
+#define NND_ERR_LEN 256
+
+typedef struct nnd_channel_quant {
+    const float *scales;
+    uint32_t n_scales;
+    uint32_t channel_dim;
+} nnd_channel_quant;
+
+typedef struct nnd_operand_desc {
+    int32_t type;                /* enum nnd_operand_type, or an extension code */
+    uint32_t rank;               /* a tensor of rank 0 has unknown rank */
+    uint32_t dims[NND_MAX_RANK]; /* 0 = unknown */
+    float scale;
+    int32_t zero_point;
+    uint32_t lifetime; /* enum nnd_lifetime */
+    uint32_t pool;     /* CONSTANT_REFERENCE: index into nnd_model_desc.pools */
+    uint64_t offset;   /* CONSTANT_COPY: into operand_values; CONSTANT_REFERENCE: into pool */
+    uint64_t length;
+    nnd_channel_quant channel_quant; /* TENSOR_QUANT8_SYMM_PER_CHANNEL only */
+    const uint8_t *extension_data;
+    uint32_t extension_len;
+} nnd_operand_desc;
+
+typedef struct nnd_operation_desc {
+    int32_t type; /* enum nnd_operation_type */
+    uint32_t n_inputs;
+    const uint32_t *inputs;
+    uint32_t n_outputs;
+    const uint32_t *outputs;
+} nnd_operation_desc;
+
+typedef struct nnd_memory_view {
+    const uint8_t *base;
+    size_t size;
+    void (*release)(void *ctx); /* may be NULL */
+    void *ctx;
+} nnd_memory_view;
+
+typedef struct nnd_model_desc {
+    uint32_t n_operands;
+    const nnd_operand_desc *operands;
+    uint32_t n_operations;
+    const nnd_operation_desc *operations;
+    uint32_t n_inputs;
+    const uint32_t *inputs;
+    uint32_t n_outputs;
+    const uint32_t *outputs;
+    const uint8_t *operand_values;
+    size_t operand_values_len;
+    uint32_t n_pools;
+    nnd_memory_view *pools;
+    bool relaxed; /* relaxComputationFloat32toFloat16 */
+} nnd_model_desc;
+
+typedef struct nnd_prepared nnd_prepared;
+typedef struct nnd_exec nnd_exec;
+
+/* One model input or output at execution time. */
+typedef struct nnd_io {
+    void *data;    /* NULL only with has_no_value */
+    size_t length; /* bytes available at data */
+    bool has_no_value;
+    uint32_t rank; /* 0: the model's dimensions */
+    uint32_t dims[NND_MAX_RANK];
+} nnd_io;
+
+typedef struct nnd_output_shape {
+    uint32_t rank;
+    uint32_t dims[NND_MAX_RANK];
+    bool sufficient;
+} nnd_output_shape;
+
+/* Called between operations with the index of the next one; return NND_OK to go on. */
+typedef struct nnd_checkpoint {
+    nnd_status (*check)(void *ctx, uint32_t next_op);
+    void *ctx;
+} nnd_checkpoint;
+
+nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
+
+/* Fills supported[i] for each operation: true when it is valid and has a kernel for its
+ * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
+nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
+                                    size_t errlen);
+
+nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
+void nnd_prepared_free(nnd_prepared *p);
+
+uint32_t nnd_prepared_num_inputs(const nnd_prepared *p);
+uint32_t nnd_prepared_num_outputs(const nnd_prepared *p);
+/* The operand behind model input or output i, with dimensions as far as known. */
+const nnd_operand_desc *nnd_prepared_input(const nnd_prepared *p, uint32_t i);
+const nnd_operand_desc *nnd_prepared_output(const nnd_prepared *p, uint32_t i);
+uint32_t nnd_prepared_num_operations(const nnd_prepared *p);
+
+nnd_exec *nnd_exec_create(const nnd_prepared *p);
+void nnd_exec_free(nnd_exec *e);
+
+/* Runs one execution. inputs/outputs have nnd_prepared_num_inputs/outputs entries; shapes
+ * (may be NULL) receives one entry per output. Returns NND_OK,
+ * NND_OUTPUT_INSUFFICIENT_SIZE (shapes tell which), NND_INVALID_ARGUMENT for a bad
+ * request, NND_GENERAL_FAILURE, or what the checkpoint returned. */
+nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
+                        nnd_output_shape *shapes, const nnd_checkpoint *cp, char *err,
+                        size_t errlen);
+
+/* Byte size of one element of a type (0 for unknown types); true for tensor types. */
+size_t nnd_type_size(int32_t type);
+bool nnd_type_is_tensor(int32_t type);
+const char *nnd_type_name(int32_t type);
+const char *nnd_operation_name(int32_t type);
+/* Numeric code for a HAL type or operation name ("TENSOR_FLOAT32", "ADD"), or -1. */
+int32_t nnd_type_from_name(const char *name);
+int32_t nnd_operation_from_name(const char *name);
+const char *nnd_status_name(nnd_status s);
+/* Number of operation types with at least one kernel. */
+uint32_t nnd_supported_operation_count(void);
+
+#endif

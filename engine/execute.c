@@ -1,0 +1,214 @@
+/* execute.c: runs a prepared plan against caller memory. Inputs and outputs are bound in
+ * place (no copies); temporaries live in the exec's arena, or in per-operand buffers
+ * that grow once and are reused when their size is only known at execution. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+void *nnd_scratch(nnd_op_ctx *c, size_t bytes) {
+    nnd_scratch_pool *s = c->scratch;
+    if (!s) return NULL;
+    bytes = align64(bytes ? bytes : 1);
+    if (s->cap - s->used >= bytes) {
+        void *p = s->base + s->used;
+        s->used += bytes;
+        return p;
+    }
+    /* Overflow: a chunk for this run only; the next run gets one big enough base. */
+    void **extra = realloc(s->extra, sizeof(void *) * (s->n_extra + 1));
+    if (!extra) return NULL;
+    s->extra = extra;
+    void *p = aligned_alloc(64, bytes);
+    if (!p) return NULL;
+    s->extra[s->n_extra++] = p;
+    s->extra_bytes += bytes;
+    return p;
+}
+
+void nnd_scratch_reset(nnd_scratch_pool *s) {
+    s->used = 0;
+    if (!s->n_extra) return;
+    size_t want = align64(s->cap + s->extra_bytes + s->extra_bytes / 2);
+    for (size_t i = 0; i < s->n_extra; i++) free(s->extra[i]);
+    s->n_extra = 0;
+    s->extra_bytes = 0;
+    uint8_t *base = aligned_alloc(64, want);
+    if (base) {
+        free(s->base);
+        s->base = base;
+        s->cap = want;
+    }
+}
+
+void nnd_scratch_free(nnd_scratch_pool *s) {
+    nnd_scratch_reset(s);
+    free(s->base);
+    free(s->extra);
+    memset(s, 0, sizeof *s);
+}
+
+void nnd_exec_free(nnd_exec *e) {
+    if (!e) return;
+    if (e->dyn)
+        for (uint32_t i = 0; i < e->p->n_operands; i++) free(e->dyn[i]);
+    free(e->dyn);
+    free(e->dyn_cap);
+    free(e->tensors);
+    free(e->ptrs);
+    free(e->step_ptr);
+    free(e->arena);
+    nnd_scratch_free(&e->scratch);
+    free(e);
+}
+
+nnd_exec *nnd_exec_create(const nnd_prepared *p) {
+    nnd_exec *e = calloc(1, sizeof *e);
+    if (!e) return NULL;
+    e->p = p;
+    size_t n_ptrs = 0;
+    for (uint32_t k = 0; k < p->n_steps; k++) n_ptrs += p->steps[k].n_in + p->steps[k].n_out;
+    e->tensors = malloc(sizeof(nnd_tensor) * (p->n_operands + 1));
+    e->ptrs = malloc(sizeof(nnd_tensor *) * (n_ptrs + 1));
+    e->step_ptr = malloc(sizeof(size_t) * (p->n_steps + 1));
+    e->arena = aligned_alloc(64, align64(p->arena_size + 1));
+    e->dyn = calloc(p->n_operands + 1, sizeof(void *));
+    e->dyn_cap = calloc(p->n_operands + 1, sizeof(size_t));
+    if (!e->tensors || !e->ptrs || !e->step_ptr || !e->arena || !e->dyn || !e->dyn_cap) {
+        nnd_exec_free(e);
+        return NULL;
+    }
+    /* The pointer lists never change: tensors live at fixed addresses in e->tensors. */
+    size_t at = 0;
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_step *st = &p->steps[k];
+        e->step_ptr[k] = at;
+        for (uint32_t j = 0; j < st->n_in; j++) e->ptrs[at++] = &e->tensors[st->in[j]];
+        for (uint32_t j = 0; j < st->n_out; j++) e->ptrs[at++] = &e->tensors[st->out[j]];
+    }
+    return e;
+}
+
+static size_t tensor_bytes(const nnd_tensor *t) {
+    size_t n = nnd_type_size(t->type);
+    for (uint32_t i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+
+static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *err,
+                             size_t errlen) {
+    nnd_tensor *t = &e->tensors[e->p->inputs[i]];
+    if (io->has_no_value) {
+        t->lifetime = NND_NO_VALUE;
+        t->data = NULL;
+        t->bytes = 0;
+        return NND_OK;
+    }
+    if (io->rank) {
+        if (io->rank > NND_MAX_RANK) return FAIL("input %u: rank %u over the limit", i, io->rank);
+        if (t->rank && t->rank != io->rank)
+            return FAIL("input %u: request gives rank %u, the model has %u", i, io->rank, t->rank);
+        for (uint32_t r = 0; r < io->rank; r++)
+            if (t->rank && t->dims[r] && t->dims[r] != io->dims[r])
+                return FAIL("input %u: request gives dimension %u = %u, the model has %u", i, r,
+                            io->dims[r], t->dims[r]);
+        t->rank = io->rank;
+        memcpy(t->dims, io->dims, sizeof(uint32_t) * io->rank);
+        t->known = true;
+    } else if (!t->known) {
+        return FAIL("input %u has unknown dimensions; the request must give them", i);
+    }
+    size_t need = tensor_bytes(t);
+    if (io->length < need)
+        return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length, need);
+    if (!io->data && need) return FAIL("input %u has no memory", i);
+    t->data = io->data;
+    t->bytes = io->length;
+    return NND_OK;
+}
+
+/* Gives a temporary whose size is only known now a buffer that is reused next time. */
+static nnd_status size_temporary(nnd_exec *e, uint32_t o, char *err, size_t errlen) {
+    nnd_tensor *t = &e->tensors[o];
+    size_t need = tensor_bytes(t);
+    if (e->p->slot[o] != NND_NO_SLOT && t->bytes >= need) return NND_OK;
+    if (e->dyn_cap[o] < need) {
+        void *b = realloc(e->dyn[o], need);
+        if (!b) return (nnd_errf(err, errlen, "out of memory for operand %u (%zu bytes)", o, need), NND_GENERAL_FAILURE);
+        e->dyn[o] = b;
+        e->dyn_cap[o] = need;
+    }
+    t->data = e->dyn[o];
+    t->bytes = e->dyn_cap[o];
+    return NND_OK;
+}
+
+nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
+                        nnd_output_shape *shapes, const nnd_checkpoint *cp, char *err,
+                        size_t errlen) {
+    const nnd_prepared *p = e->p;
+    memcpy(e->tensors, p->tensors, sizeof(nnd_tensor) * p->n_operands);
+    for (uint32_t i = 0; i < p->n_operands; i++)
+        if (p->slot[i] != NND_NO_SLOT) {
+            e->tensors[i].data = e->arena + p->slot[i];
+            e->tensors[i].bytes = tensor_bytes(&e->tensors[i]);
+        }
+    for (uint32_t i = 0; i < p->n_inputs; i++) {
+        nnd_status s = bind_input(e, i, &inputs[i], err, errlen);
+        if (s) return s;
+    }
+    bool insufficient = false;
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        nnd_tensor *t = &e->tensors[p->outputs[i]];
+        t->data = outputs[i].data;
+        t->bytes = outputs[i].data ? outputs[i].length : 0;
+        if (t->known && t->bytes < tensor_bytes(t)) insufficient = true;
+    }
+    nnd_status s = NND_OK;
+    if (!insufficient || p->dynamic) {
+        for (uint32_t k = 0; k < p->n_steps; k++) {
+            const nnd_step *st = &p->steps[k];
+            if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) break;
+            nnd_tensor **ptrs = e->ptrs + e->step_ptr[k];
+            nnd_op_ctx c = {.def = st->def, .index = st->index, .in = ptrs, .n_in = st->n_in,
+                            .out = ptrs + st->n_in, .n_out = st->n_out, .relaxed = p->relaxed,
+                            .scratch = &e->scratch, .err = err, .errlen = errlen};
+            if (p->dynamic) {
+                s = st->def->shape(&c);
+                if (s == NND_DEFER && insufficient) {
+                    s = NND_OK;
+                    break; /* shapes downstream depend on outputs that were not computed */
+                }
+                if (s == NND_DEFER) s = (nnd_errf(err, errlen, "%s #%u: shape not computable", st->def->name, st->index), NND_GENERAL_FAILURE);
+                if (s) break;
+                for (uint32_t j = 0; j < st->n_out && !s; j++) {
+                    nnd_tensor *t = c.out[j];
+                    if (t->lifetime == NND_TEMPORARY) s = size_temporary(e, st->out[j], err, errlen);
+                    else if (t->bytes < tensor_bytes(t)) insufficient = true;
+                }
+                if (s) break;
+            }
+            if (insufficient) continue;
+            s = st->run(&c);
+            nnd_scratch_reset(&e->scratch);
+            if (s) break;
+        }
+    }
+    if (!s && insufficient) {
+        s = NND_OUTPUT_INSUFFICIENT_SIZE;
+        nnd_errf(err, errlen, "an output buffer is too small for its result");
+    }
+    if (shapes)
+        for (uint32_t i = 0; i < p->n_outputs; i++) {
+            const nnd_tensor *t = &e->tensors[p->outputs[i]];
+            shapes[i].rank = t->rank;
+            memcpy(shapes[i].dims, t->dims, sizeof shapes[i].dims);
+            shapes[i].sufficient = t->bytes >= tensor_bytes(t);
+        }
+    if (s == NND_UNSUPPORTED) s = NND_GENERAL_FAILURE;
+    return s;
+}

@@ -1,0 +1,346 @@
+/* model.c: model validation, as a HAL driver validates: operands, quantization, lifetimes
+ * and locations, input and output lists, graph order, and each operation's signature. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+#define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+
+static bool dims_known(const nnd_operand_desc *o) {
+    if (!nnd_type_is_tensor(o->type)) return true;
+    if (o->rank == 0) return false;
+    for (uint32_t i = 0; i < o->rank; i++)
+        if (o->dims[i] == 0) return false;
+    return true;
+}
+
+static uint64_t byte_size(const nnd_operand_desc *o) {
+    uint64_t n = nnd_type_size(o->type);
+    for (uint32_t i = 0; i < o->rank; i++) n *= o->dims[i];
+    return n;
+}
+
+static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, size_t errlen) {
+    switch (o->type) {
+    case NND_TENSOR_QUANT8_ASYMM:
+        if (!(o->scale > 0.f)) return FAIL("operand %u: TENSOR_QUANT8_ASYMM scale %g must be > 0", i, o->scale);
+        if (o->zero_point < 0 || o->zero_point > 255)
+            return FAIL("operand %u: TENSOR_QUANT8_ASYMM zero point %d outside 0..255", i, o->zero_point);
+        return NND_OK;
+    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
+        if (!(o->scale > 0.f)) return FAIL("operand %u: scale %g must be > 0", i, o->scale);
+        if (o->zero_point < -128 || o->zero_point > 127)
+            return FAIL("operand %u: zero point %d outside -128..127", i, o->zero_point);
+        return NND_OK;
+    case NND_TENSOR_QUANT16_ASYMM:
+        if (!(o->scale > 0.f)) return FAIL("operand %u: TENSOR_QUANT16_ASYMM scale %g must be > 0", i, o->scale);
+        if (o->zero_point < 0 || o->zero_point > 65535)
+            return FAIL("operand %u: TENSOR_QUANT16_ASYMM zero point %d outside 0..65535", i, o->zero_point);
+        return NND_OK;
+    case NND_TENSOR_QUANT8_SYMM:
+    case NND_TENSOR_QUANT16_SYMM:
+        if (!(o->scale > 0.f)) return FAIL("operand %u: %s scale %g must be > 0", i, nnd_type_name(o->type), o->scale);
+        if (o->zero_point != 0) return FAIL("operand %u: %s zero point must be 0", i, nnd_type_name(o->type));
+        return NND_OK;
+    case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL: {
+        const nnd_channel_quant *q = &o->channel_quant;
+        if (o->scale != 0.f || o->zero_point != 0)
+            return FAIL("operand %u: per-channel operand must have scale 0 and zero point 0", i);
+        if (!q->scales || q->channel_dim >= o->rank)
+            return FAIL("operand %u: per-channel quantization missing or channel dimension %u out of range", i, q->channel_dim);
+        if (o->dims[q->channel_dim] != 0 && q->n_scales != o->dims[q->channel_dim])
+            return FAIL("operand %u: %u channel scales for a channel dimension of %u", i, q->n_scales, o->dims[q->channel_dim]);
+        for (uint32_t k = 0; k < q->n_scales; k++)
+            if (!(q->scales[k] > 0.f)) return FAIL("operand %u: channel scale %u is %g, must be > 0", i, k, q->scales[k]);
+        return NND_OK;
+    }
+    case NND_TENSOR_INT32:
+    case NND_TENSOR_OEM_BYTE:
+    case NND_OEM_SCALAR:
+        if (!(o->scale >= 0.f)) return FAIL("operand %u: scale %g must not be negative", i, o->scale);
+        return NND_OK;
+    default:
+        if (o->scale != 0.f || o->zero_point != 0)
+            return FAIL("operand %u: %s takes no scale or zero point (got %g, %d)", i, nnd_type_name(o->type), o->scale, o->zero_point);
+        return NND_OK;
+    }
+}
+
+static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, size_t errlen) {
+    const nnd_operand_desc *o = &m->operands[i];
+    if (nnd_type_size(o->type) == 0 || o->type == NND_SUBGRAPH_TYPE)
+        return FAIL("operand %u: unknown or unsupported operand type %d", i, o->type);
+    if (o->rank > NND_MAX_RANK) return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, NND_MAX_RANK);
+    if (!nnd_type_is_tensor(o->type) && o->rank != 0)
+        return FAIL("operand %u: scalar type %s has %u dimensions", i, nnd_type_name(o->type), o->rank);
+    nnd_status s = check_quant(o, i, err, errlen);
+    if (s) return s;
+    switch (o->lifetime) {
+    case NND_TEMPORARY:
+    case NND_MODEL_INPUT:
+    case NND_MODEL_OUTPUT:
+        if (o->offset || o->length || o->pool)
+            return FAIL("operand %u: %s operand must not have a location", i,
+                        o->lifetime == NND_TEMPORARY ? "temporary" : o->lifetime == NND_MODEL_INPUT ? "input" : "output");
+        return NND_OK;
+    case NND_NO_VALUE:
+        if (o->length) return FAIL("operand %u: NO_VALUE operand has a length", i);
+        return NND_OK;
+    case NND_CONSTANT_COPY:
+    case NND_CONSTANT_REFERENCE: {
+        if (!dims_known(o)) return FAIL("operand %u: constant with unknown dimensions", i);
+        uint64_t need = byte_size(o);
+        if (o->length != need)
+            return FAIL("operand %u: constant length %llu, its type and dimensions need %llu", i,
+                        (unsigned long long)o->length, (unsigned long long)need);
+        uint64_t limit;
+        if (o->lifetime == NND_CONSTANT_COPY) {
+            limit = m->operand_values_len;
+        } else {
+            if (o->pool >= m->n_pools) return FAIL("operand %u: pool %u does not exist (%u pools)", i, o->pool, m->n_pools);
+            limit = m->pools[o->pool].size;
+        }
+        if (o->offset > limit || o->length > limit - o->offset)
+            return FAIL("operand %u: location %llu+%llu is outside its %s of %llu bytes", i,
+                        (unsigned long long)o->offset, (unsigned long long)o->length,
+                        o->lifetime == NND_CONSTANT_COPY ? "operand values" : "pool", (unsigned long long)limit);
+        return NND_OK;
+    }
+    default:
+        return FAIL("operand %u: lifetime %u is not supported", i, o->lifetime);
+    }
+}
+
+static nnd_status check_io_list(const nnd_model_desc *m, const uint32_t *list, uint32_t n,
+                                uint32_t lifetime, const char *what, char *err, size_t errlen) {
+    uint8_t *seen = calloc(m->n_operands ? m->n_operands : 1, 1);
+    if (!seen) return FAIL("out of memory");
+    nnd_status s = NND_OK;
+    for (uint32_t k = 0; k < n && !s; k++) {
+        uint32_t i = list[k];
+        if (i >= m->n_operands) s = FAIL("model %s %u names operand %u, only %u exist", what, k, i, m->n_operands);
+        else if (m->operands[i].lifetime != lifetime) s = FAIL("model %s %u: operand %u does not have the %s lifetime", what, k, i, what);
+        else if (seen[i]++) s = FAIL("model %s list names operand %u twice", what, i);
+    }
+    for (uint32_t i = 0; i < m->n_operands && !s; i++)
+        if (m->operands[i].lifetime == lifetime && !seen[i])
+            s = FAIL("operand %u has the %s lifetime but is not in the model's %s list", i, what, what);
+    free(seen);
+    return s;
+}
+
+nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t errlen) {
+    if (m->n_operands > NND_MAX_OPERANDS) return FAIL("too many operands (%u)", m->n_operands);
+    if (m->n_operations > NND_MAX_OPERATIONS) return FAIL("too many operations (%u)", m->n_operations);
+    if (m->n_operations == 0) return FAIL("model has no operations");
+    if (m->n_inputs == 0 || m->n_outputs == 0) return FAIL("model needs at least one input and one output");
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        nnd_status s = check_operand(m, i, err, errlen);
+        if (s) return s;
+    }
+    nnd_status s = check_io_list(m, m->inputs, m->n_inputs, NND_MODEL_INPUT, "input", err, errlen);
+    if (!s) s = check_io_list(m, m->outputs, m->n_outputs, NND_MODEL_OUTPUT, "output", err, errlen);
+    if (s) return s;
+    for (uint32_t k = 0; k < m->n_operations; k++) {
+        const nnd_operation_desc *op = &m->operations[k];
+        if (op->n_outputs == 0) return FAIL("operation %u (%s) has no outputs", k, nnd_operation_name(op->type));
+        for (uint32_t j = 0; j < op->n_inputs; j++)
+            if (op->inputs[j] >= m->n_operands)
+                return FAIL("operation %u (%s) input %u names operand %u, only %u exist", k, nnd_operation_name(op->type), j, op->inputs[j], m->n_operands);
+        for (uint32_t j = 0; j < op->n_outputs; j++) {
+            uint32_t o = op->outputs[j];
+            if (o >= m->n_operands)
+                return FAIL("operation %u (%s) output %u names operand %u, only %u exist", k, nnd_operation_name(op->type), j, o, m->n_operands);
+            uint32_t lt = m->operands[o].lifetime;
+            if (lt != NND_TEMPORARY && lt != NND_MODEL_OUTPUT)
+                return FAIL("operation %u (%s) writes operand %u, which is a %s", k, nnd_operation_name(op->type), o,
+                            lt == NND_MODEL_INPUT ? "model input" : lt == NND_NO_VALUE ? "NO_VALUE operand" : "constant");
+        }
+    }
+    return NND_OK;
+}
+
+nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *err,
+                                size_t errlen) {
+    /* Kahn's algorithm over operands: writer[o] is the operation that writes o. */
+    uint32_t n = m->n_operations;
+    uint32_t *writer = malloc(sizeof(uint32_t) * (m->n_operands ? m->n_operands : 1));
+    uint32_t *pending = calloc(n, sizeof(uint32_t));
+    uint32_t *readers_start = calloc((size_t)m->n_operands + 1, sizeof(uint32_t));
+    uint32_t total_reads = 0;
+    for (uint32_t k = 0; k < n; k++) total_reads += m->operations[k].n_inputs;
+    uint32_t *readers = malloc(sizeof(uint32_t) * (total_reads ? total_reads : 1));
+    nnd_status s = NND_OK;
+    if (!writer || !pending || !readers_start || !readers) {
+        s = FAIL("out of memory ordering operations");
+        goto out;
+    }
+    memset(writer, 0xff, sizeof(uint32_t) * m->n_operands);
+    for (uint32_t k = 0; k < n && !s; k++)
+        for (uint32_t j = 0; j < m->operations[k].n_outputs; j++) {
+            uint32_t o = m->operations[k].outputs[j];
+            if (writer[o] != UINT32_MAX) {
+                s = FAIL("operand %u is written by operations %u and %u", o, writer[o], k);
+                break;
+            }
+            writer[o] = k;
+        }
+    for (uint32_t i = 0; i < m->n_operands && !s; i++) {
+        uint32_t lt = m->operands[i].lifetime;
+        if ((lt == NND_TEMPORARY || lt == NND_MODEL_OUTPUT) && writer[i] == UINT32_MAX)
+            s = FAIL("operand %u (%s) is never written by any operation", i, lt == NND_TEMPORARY ? "temporary" : "model output");
+    }
+    if (s) goto out;
+    /* Count, per operation, the inputs still to be produced; index readers by operand. */
+    for (uint32_t k = 0; k < n; k++)
+        for (uint32_t j = 0; j < m->operations[k].n_inputs; j++) {
+            uint32_t o = m->operations[k].inputs[j];
+            if (writer[o] != UINT32_MAX) pending[k]++;
+            readers_start[o + 1]++;
+        }
+    for (uint32_t i = 0; i < m->n_operands; i++) readers_start[i + 1] += readers_start[i];
+    {
+        uint32_t *fill = calloc((size_t)m->n_operands + 1, sizeof(uint32_t));
+        if (!fill) {
+            s = FAIL("out of memory ordering operations");
+            goto out;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            for (uint32_t j = 0; j < m->operations[k].n_inputs; j++) {
+                uint32_t o = m->operations[k].inputs[j];
+                readers[readers_start[o] + fill[o]++] = k;
+            }
+        free(fill);
+    }
+    uint32_t head = 0, tail = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (pending[k] == 0) order[tail++] = k;
+    while (head < tail) {
+        uint32_t k = order[head++];
+        for (uint32_t j = 0; j < m->operations[k].n_outputs; j++) {
+            uint32_t o = m->operations[k].outputs[j];
+            for (uint32_t r = readers_start[o]; r < readers_start[o + 1]; r++)
+                if (--pending[readers[r]] == 0) order[tail++] = readers[r];
+        }
+    }
+    if (tail != n) {
+        for (uint32_t k = 0; k < n; k++)
+            if (pending[k]) {
+                s = FAIL("operation %u (%s) is part of a cycle", k, nnd_operation_name(m->operations[k].type));
+                break;
+            }
+    }
+out:
+    free(writer);
+    free(pending);
+    free(readers_start);
+    free(readers);
+    return s;
+}
+
+nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors,
+                             nnd_channel_quant *cq, const uint8_t *constants, char *err,
+                             size_t errlen) {
+    (void)err, (void)errlen;
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        const nnd_operand_desc *o = &m->operands[i];
+        nnd_tensor *t = &tensors[i];
+        memset(t, 0, sizeof *t);
+        t->type = o->type;
+        t->rank = o->rank;
+        memcpy(t->dims, o->dims, sizeof t->dims);
+        t->scale = o->scale;
+        t->zero_point = o->zero_point;
+        t->lifetime = (uint8_t)o->lifetime;
+        t->known = dims_known(o);
+        if (o->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
+            cq[i] = o->channel_quant;
+            t->channel_quant = &cq[i];
+        }
+        if (o->lifetime == NND_CONSTANT_COPY) {
+            t->data = (void *)(constants + o->offset);
+            t->bytes = o->length;
+        } else if (o->lifetime == NND_CONSTANT_REFERENCE) {
+            t->data = (void *)(m->pools[o->pool].base + o->offset);
+            t->bytes = o->length;
+        }
+    }
+    return NND_OK;
+}
+
+/* Runs every operation's signature check against the model's tensors. supported may be
+ * NULL (then the first failure is returned) or receive one flag per operation. */
+static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors, bool *supported,
+                                   char *err, size_t errlen) {
+    nnd_tensor *ptr_in[512], *ptr_out[64];
+    for (uint32_t k = 0; k < m->n_operations; k++) {
+        const nnd_operation_desc *op = &m->operations[k];
+        const nnd_op_def *def = nnd_op_lookup(op->type);
+        nnd_status s = NND_OK;
+        if (!def) {
+            if (op->type >= 0 && op->type < NND_OP_COUNT)
+                s = (nnd_errf(err, errlen, "operation %u: %s is not supported by this driver", k, nnd_operation_name(op->type)), NND_UNSUPPORTED);
+            else if (op->type == NND_OP_OEM_OPERATION)
+                s = (nnd_errf(err, errlen, "operation %u: OEM_OPERATION is not supported without a plugin", k), NND_UNSUPPORTED);
+            else
+                s = FAIL("operation %u: unknown operation type %d", k, op->type);
+        } else if (op->n_inputs > 512 || op->n_outputs > 64) {
+            s = FAIL("operation %u (%s): too many operands", k, def->name);
+        } else {
+            for (uint32_t j = 0; j < op->n_inputs; j++) ptr_in[j] = &tensors[op->inputs[j]];
+            for (uint32_t j = 0; j < op->n_outputs; j++) ptr_out[j] = &tensors[op->outputs[j]];
+            nnd_op_ctx c = {.def = def, .index = k, .in = ptr_in, .n_in = op->n_inputs, .out = ptr_out,
+                            .n_out = op->n_outputs, .relaxed = m->relaxed, .err = err, .errlen = errlen};
+            s = def->check ? def->check(&c) : NND_OK;
+            if (!s && op->n_inputs > def->key_input &&
+                !nnd_op_kernel(def, ptr_in[def->key_input]->type))
+                s = (nnd_errf(err, errlen, "%s #%u: no kernel for %s", def->name, k,
+                              nnd_type_name(ptr_in[def->key_input]->type)),
+                     NND_UNSUPPORTED);
+        }
+        if (supported) {
+            supported[k] = s == NND_OK;
+            if (s && s != NND_UNSUPPORTED) return s;
+        } else if (s) {
+            return s;
+        }
+    }
+    return NND_OK;
+}
+
+nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
+    nnd_status s = nnd_validate_structure(m, err, errlen);
+    if (s) return s;
+    uint32_t *order = malloc(sizeof(uint32_t) * m->n_operations);
+    nnd_tensor *tensors = malloc(sizeof(nnd_tensor) * (m->n_operands ? m->n_operands : 1));
+    nnd_channel_quant *cq = calloc(m->n_operands ? m->n_operands : 1, sizeof *cq);
+    if (!order || !tensors || !cq) s = FAIL("out of memory validating model");
+    if (!s) s = nnd_order_operations(m, order, err, errlen);
+    if (!s) s = nnd_model_tensors(m, tensors, cq, m->operand_values, err, errlen);
+    if (!s) s = check_operations(m, tensors, supported, err, errlen);
+    free(order);
+    free(tensors);
+    free(cq);
+    return s;
+}
+
+nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
+    nnd_status s = nnd_validate_model(m, NULL, err, errlen);
+    return s == NND_UNSUPPORTED ? NND_OK : s;
+}
+
+nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
+                                    size_t errlen) {
+    return nnd_validate_model(m, supported, err, errlen);
+}

@@ -1,0 +1,81 @@
+/* op: the contract between the engine and an operation. An operation is one table row
+ * (ops/registry.c) pointing at an nnd_op_def defined in its kernel file.
+ *
+ * - check(): signature validation, once per model: operand counts and types, and any
+ *   constant scalar it can judge. Tensors carry type, quantization and dimensions as far
+ *   as known (known == false: some dimension or the rank is unknown); data is set only
+ *   for constants. Return NND_INVALID_ARGUMENT via nnd_fail(), or NND_UNSUPPORTED for a
+ *   valid combination this engine has no kernel for.
+ * - shape(): output dimensions from input dimensions and parameters, with consistency
+ *   checks. Called at prepare when every input's shape is known and every scalar input is
+ *   constant, and at execution when the model has dynamic shapes. If it needs the bytes
+ *   of a tensor that is not constant (data == NULL), it returns NND_DEFER.
+ * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
+ *   outputs (dims already set by shape()) and may use nnd_scratch() for temporaries.
+ * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE.
+ */
+#ifndef NND_OP_H
+#define NND_OP_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+#define NND_DEFER 101 /* shape(): needs data that is only known at execution */
+#define NND_MAX_KERNELS 8
+
+typedef struct nnd_tensor {
+    int32_t type;
+    uint32_t rank;
+    uint32_t dims[NND_MAX_RANK];
+    float scale;
+    int32_t zero_point;
+    const nnd_channel_quant *channel_quant;
+    void *data;   /* NULL: omitted, or not known yet (prepare) */
+    size_t bytes; /* capacity at data */
+    uint8_t lifetime;
+    bool known; /* rank and every dimension known */
+} nnd_tensor;
+
+typedef struct nnd_scratch_pool nnd_scratch_pool;
+
+typedef struct nnd_op_ctx {
+    const struct nnd_op_def *def;
+    uint32_t index; /* operation index in the model, for messages */
+    nnd_tensor **in;
+    uint32_t n_in;
+    nnd_tensor **out;
+    uint32_t n_out;
+    bool relaxed;
+    nnd_scratch_pool *scratch;
+    char *err;
+    size_t errlen;
+} nnd_op_ctx;
+
+typedef nnd_status (*nnd_op_fn)(nnd_op_ctx *c);
+
+typedef struct nnd_kernel {
+    int32_t type; /* of input key_input */
+    nnd_op_fn run;
+} nnd_kernel;
+
+typedef struct nnd_op_def {
+    int32_t code;
+    const char *name;
+    nnd_op_fn check;
+    nnd_op_fn shape;
+    nnd_kernel kernels[NND_MAX_KERNELS];
+    uint8_t key_input;
+} nnd_op_def;
+
+/* Registry: the definition for an operation code, or NULL. */
+const nnd_op_def *nnd_op_lookup(int32_t code);
+nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type);
+
+/* Scratch memory for one run() call, released when it returns; NULL when out of memory. */
+void *nnd_scratch(nnd_op_ctx *c, size_t bytes);
+
+#endif

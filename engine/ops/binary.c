@@ -1,0 +1,132 @@
+/* binary.c: ADD, MUL, SUB, DIV — broadcast elementwise arithmetic with a fused
+ * activation. Float kernels share one walker; QUANT8 ADD/SUB and MUL follow the NNAPI
+ * reference fixed-point pipelines. */
+#include "common.h"
+
+enum arith { ARITH_ADD, ARITH_MUL, ARITH_SUB, ARITH_DIV };
+
+static enum arith arith_of(const nnd_op_ctx *c) {
+    switch (c->def->code) {
+    case NND_OP_MUL: return ARITH_MUL;
+    case NND_OP_SUB: return ARITH_SUB;
+    case NND_OP_DIV: return ARITH_DIV;
+    default: return ARITH_ADD;
+    }
+}
+
+static nnd_status binary_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
+    if (s) return s;
+    const nnd_tensor *a = c->in[0];
+    if (a->type != c->in[1]->type)
+        return nnd_fail(c, "inputs have different types (%s, %s)", nnd_type_name(a->type),
+                        nnd_type_name(c->in[1]->type));
+    if ((s = nnd_check_same_type(c, 0, 0))) return s;
+    if ((s = nnd_check_activation(c, 2))) return s;
+    if ((s = nnd_check_rank(c, a, "input 0", 0, 4)) || (s = nnd_check_rank(c, c->in[1], "input 1", 0, 4)))
+        return s;
+    if (a->type == NND_TENSOR_QUANT8_ASYMM && arith_of(c) == ARITH_DIV)
+        return nnd_unsupported(c, "DIV has no TENSOR_QUANT8_ASYMM form");
+    return nnd_check_type(c, a, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                          NND_TENSOR_QUANT8_ASYMM);
+}
+
+static nnd_status binary_shape(nnd_op_ctx *c) {
+    return nnd_broadcast_shape(c, c->in[0], c->in[1], c->out[0]);
+}
+
+typedef struct f32_job {
+    const float *a, *b;
+    float *out;
+    float lo, hi;
+    enum arith op;
+} f32_job;
+
+static void f32_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t sb, size_t n) {
+    const f32_job *j = ctx;
+    const float *a = j->a + ia, *b = j->b + ib;
+    float *out = j->out + o;
+    for (size_t k = 0; k < n; k++) {
+        float x = a[k * sa], y = b[k * sb], r;
+        switch (j->op) {
+        case ARITH_ADD: r = x + y; break;
+        case ARITH_MUL: r = x * y; break;
+        case ARITH_SUB: r = x - y; break;
+        default: r = x / y; break;
+        }
+        out[k] = nnd_clampf(r, j->lo, j->hi);
+    }
+}
+
+static nnd_status binary_f32(nnd_op_ctx *c) {
+    f32_job j = {c->in[0]->data, c->in[1]->data, c->out[0]->data, 0, 0, arith_of(c)};
+    nnd_act_range_f32(nnd_i32(c->in[2]), &j.lo, &j.hi);
+    nnd_broadcast_walk(c->in[0], c->in[1], c->out[0], f32_row, &j);
+    return NND_OK;
+}
+
+static nnd_status binary_f16(nnd_op_ctx *c) { return nnd_run_f16_as_f32(c, binary_f32); }
+
+/* ---- QUANT8_ASYMM ------------------------------------------------------------------- */
+
+typedef struct q8_job {
+    const uint8_t *a, *b;
+    uint8_t *out;
+    int32_t za, zb, zo, lo, hi;
+    int32_t ma, mb, mo; /* multipliers */
+    int sa, sb, so;     /* their shifts */
+    bool mul, negate_b;
+} q8_job;
+
+#define ADD_LEFT_SHIFT 20 /* headroom the reference adds before rescaling */
+
+static void q8_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t sb, size_t n) {
+    const q8_job *j = ctx;
+    for (size_t k = 0; k < n; k++) {
+        int32_t x = j->a[ia + k * sa] - j->za, y = j->b[ib + k * sb] - j->zb, r;
+        if (j->mul) {
+            r = j->zo + nnd_mul_by_quantized(x * y, j->mo, j->so);
+        } else {
+            int32_t sx = nnd_mul_by_quantized(x * (1 << ADD_LEFT_SHIFT), j->ma, j->sa);
+            int32_t sy = nnd_mul_by_quantized(y * (1 << ADD_LEFT_SHIFT), j->mb, j->sb);
+            r = j->zo + nnd_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
+        }
+        j->out[o + k] = (uint8_t)nnd_clampi(r, j->lo, j->hi);
+    }
+}
+
+static nnd_status binary_q8(nnd_op_ctx *c) {
+    const nnd_tensor *a = c->in[0], *b = c->in[1], *out = c->out[0];
+    q8_job j = {.a = a->data, .b = b->data, .out = out->data, .za = a->zero_point,
+                .zb = b->zero_point, .zo = out->zero_point};
+    enum arith op = arith_of(c);
+    j.mul = op == ARITH_MUL;
+    j.negate_b = op == ARITH_SUB;
+    nnd_act_range_quant(nnd_i32(c->in[2]), out->scale, out->zero_point, 0, 255, &j.lo, &j.hi);
+    if (j.mul) {
+        nnd_quantize_multiplier((double)a->scale * b->scale / out->scale, &j.mo, &j.so);
+    } else {
+        double twice_max = 2.0 * (a->scale > b->scale ? a->scale : b->scale);
+        nnd_quantize_multiplier(a->scale / twice_max, &j.ma, &j.sa);
+        nnd_quantize_multiplier(b->scale / twice_max, &j.mb, &j.sb);
+        nnd_quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * (double)out->scale), &j.mo, &j.so);
+    }
+    nnd_broadcast_walk(a, b, out, q8_row, &j);
+    return NND_OK;
+}
+
+#define BINARY_OP(var, CODE, NAME)                                                             \
+    const nnd_op_def var = {                                                                   \
+        .code = CODE,                                                                          \
+        .name = NAME,                                                                          \
+        .check = binary_check,                                                                 \
+        .shape = binary_shape,                                                                 \
+        .kernels = {{NND_TENSOR_FLOAT32, binary_f32},                                          \
+                    {NND_TENSOR_FLOAT16, binary_f16},                                          \
+                    {NND_TENSOR_QUANT8_ASYMM, binary_q8}},                                     \
+    }
+
+BINARY_OP(nnd_op_add, NND_OP_ADD, "ADD");
+BINARY_OP(nnd_op_mul, NND_OP_MUL, "MUL");
+BINARY_OP(nnd_op_sub, NND_OP_SUB, "SUB");
+BINARY_OP(nnd_op_div, NND_OP_DIV, "DIV");

@@ -1,0 +1,256 @@
+/* prepare.c: validated model -> immutable plan: execution order, shapes inferred as far
+ * as they are known, a kernel per operation, and one arena for temporaries laid out by
+ * liveness so that temporaries whose lifetimes do not overlap share bytes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+
+void nnd_prepared_free(nnd_prepared *p) {
+    if (!p) return;
+    for (uint32_t i = 0; i < p->n_pools; i++)
+        if (p->pools[i].release) p->pools[i].release(p->pools[i].ctx);
+    free(p->pools);
+    free(p->operands);
+    free(p->tensors);
+    free(p->slot);
+    free(p->steps);
+    free(p->operand_lists);
+    free(p->inputs);
+    free(p->outputs);
+    free(p->constants);
+    free(p->channel_scales);
+    free(p->channel_quant);
+    free(p);
+}
+
+uint32_t nnd_prepared_num_inputs(const nnd_prepared *p) { return p->n_inputs; }
+uint32_t nnd_prepared_num_outputs(const nnd_prepared *p) { return p->n_outputs; }
+uint32_t nnd_prepared_num_operations(const nnd_prepared *p) { return p->n_steps; }
+const nnd_operand_desc *nnd_prepared_input(const nnd_prepared *p, uint32_t i) {
+    return i < p->n_inputs ? &p->operands[p->inputs[i]] : NULL;
+}
+const nnd_operand_desc *nnd_prepared_output(const nnd_prepared *p, uint32_t i) {
+    return i < p->n_outputs ? &p->operands[p->outputs[i]] : NULL;
+}
+
+static bool scalars_constant(const nnd_prepared *p, const nnd_step *st) {
+    for (uint32_t j = 0; j < st->n_in; j++) {
+        const nnd_tensor *t = &p->tensors[st->in[j]];
+        if (t->lifetime == NND_NO_VALUE) continue;
+        if (!t->known) return false;
+        if (!nnd_type_is_tensor(t->type) && !t->data) return false;
+    }
+    return true;
+}
+
+/* Infers output shapes where inputs allow; marks the plan dynamic otherwise. A shape the
+ * model declares must agree with the inferred one. */
+static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t errlen) {
+    nnd_tensor *in[512], *out[64];
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        nnd_step *st = &p->steps[k];
+        if (!scalars_constant(p, st) || !st->def->shape) {
+            p->dynamic = true;
+            continue;
+        }
+        nnd_tensor declared[64];
+        for (uint32_t j = 0; j < st->n_in; j++) in[j] = &p->tensors[st->in[j]];
+        for (uint32_t j = 0; j < st->n_out; j++) {
+            out[j] = &p->tensors[st->out[j]];
+            declared[j] = *out[j];
+        }
+        nnd_op_ctx c = {.def = st->def, .index = st->index, .in = in, .n_in = st->n_in, .out = out,
+                        .n_out = st->n_out, .relaxed = relaxed, .err = err, .errlen = errlen};
+        nnd_status s = st->def->shape(&c);
+        if (s == NND_DEFER) {
+            for (uint32_t j = 0; j < st->n_out; j++) *out[j] = declared[j];
+            p->dynamic = true;
+            continue;
+        }
+        if (s) return s;
+        for (uint32_t j = 0; j < st->n_out; j++) {
+            const nnd_tensor *d = &declared[j];
+            bool agree = d->rank == 0 || d->rank == out[j]->rank;
+            for (uint32_t r = 0; agree && r < d->rank; r++)
+                agree = d->dims[r] == 0 || d->dims[r] == out[j]->dims[r];
+            if (!agree)
+                return FAIL("%s #%u: output %u (operand %u) is declared with other dimensions than the operation produces",
+                            st->def->name, st->index, j, st->out[j]);
+            out[j]->known = true;
+            nnd_operand_desc *od = &p->operands[st->out[j]];
+            od->rank = out[j]->rank;
+            memcpy(od->dims, out[j]->dims, sizeof od->dims);
+        }
+    }
+    return NND_OK;
+}
+
+static size_t align_up(size_t n) { return (n + NND_ARENA_ALIGN - 1) & ~(size_t)(NND_ARENA_ALIGN - 1); }
+
+/* Greedy by size: each temporary takes the lowest offset not used by a temporary whose
+ * [first, last] step interval overlaps its own. */
+static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
+    uint32_t n = p->n_operands;
+    uint32_t *first = malloc(sizeof(uint32_t) * n), *last = malloc(sizeof(uint32_t) * n);
+    uint32_t *temps = malloc(sizeof(uint32_t) * n);
+    size_t *size = calloc(n, sizeof(size_t));
+    if (!first || !last || !temps || !size) {
+        free(first), free(last), free(temps), free(size);
+        return FAIL("out of memory planning the arena");
+    }
+    for (uint32_t i = 0; i < n; i++) first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = NND_NO_SLOT;
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_step *st = &p->steps[k];
+        for (uint32_t j = 0; j < st->n_out; j++)
+            if (first[st->out[j]] == UINT32_MAX) first[st->out[j]] = k;
+        for (uint32_t j = 0; j < st->n_in; j++) last[st->in[j]] = k;
+    }
+    uint32_t nt = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const nnd_tensor *t = &p->tensors[i];
+        if (t->lifetime != NND_TEMPORARY || !t->known) continue;
+        if (last[i] < first[i]) last[i] = first[i];
+        size_t bytes = nnd_type_size(t->type);
+        for (uint32_t r = 0; r < t->rank; r++) bytes *= t->dims[r];
+        size[i] = align_up(bytes);
+        temps[nt++] = i;
+    }
+    /* Insertion sort by size, largest first (models are small enough). */
+    for (uint32_t a = 1; a < nt; a++)
+        for (uint32_t b = a; b > 0 && size[temps[b]] > size[temps[b - 1]]; b--) {
+            uint32_t x = temps[b];
+            temps[b] = temps[b - 1];
+            temps[b - 1] = x;
+        }
+    size_t arena = 0;
+    for (uint32_t a = 0; a < nt; a++) {
+        uint32_t i = temps[a];
+        size_t off = 0;
+        bool moved = true;
+        while (moved) {
+            moved = false;
+            for (uint32_t b = 0; b < a; b++) {
+                uint32_t j = temps[b];
+                bool overlap_time = !(last[j] < first[i] || last[i] < first[j]);
+                bool overlap_space = off < p->slot[j] + size[j] && p->slot[j] < off + size[i];
+                if (overlap_time && overlap_space) {
+                    off = p->slot[j] + size[j];
+                    moved = true;
+                }
+            }
+        }
+        p->slot[i] = off;
+        if (off + size[i] > arena) arena = off + size[i];
+    }
+    p->arena_size = arena;
+    free(first), free(last), free(temps), free(size);
+    return NND_OK;
+}
+
+static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uint32_t *order,
+                             char *err, size_t errlen) {
+    p->n_operands = m->n_operands;
+    p->n_inputs = m->n_inputs;
+    p->n_outputs = m->n_outputs;
+    p->n_steps = m->n_operations;
+    p->relaxed = m->relaxed;
+    size_t n_scales = 0, n_lists = 0;
+    for (uint32_t i = 0; i < m->n_operands; i++) n_scales += m->operands[i].channel_quant.n_scales;
+    for (uint32_t k = 0; k < m->n_operations; k++)
+        n_lists += m->operations[k].n_inputs + m->operations[k].n_outputs;
+    p->operands = malloc(sizeof(nnd_operand_desc) * (m->n_operands + 1));
+    p->tensors = malloc(sizeof(nnd_tensor) * (m->n_operands + 1));
+    p->slot = malloc(sizeof(size_t) * (m->n_operands + 1));
+    p->channel_quant = calloc(m->n_operands + 1, sizeof(nnd_channel_quant));
+    p->channel_scales = malloc(sizeof(float) * (n_scales + 1));
+    p->steps = calloc(m->n_operations, sizeof(nnd_step));
+    p->operand_lists = malloc(sizeof(uint32_t) * (n_lists + 1));
+    p->inputs = malloc(sizeof(uint32_t) * m->n_inputs);
+    p->outputs = malloc(sizeof(uint32_t) * m->n_outputs);
+    p->constants = malloc(m->operand_values_len + 1);
+    if (!p->operands || !p->tensors || !p->slot || !p->channel_quant || !p->channel_scales ||
+        !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants)
+        return FAIL("out of memory preparing model");
+    memcpy(p->operands, m->operands, sizeof(nnd_operand_desc) * m->n_operands);
+    if (m->operand_values_len) memcpy(p->constants, m->operand_values, m->operand_values_len);
+    memcpy(p->inputs, m->inputs, sizeof(uint32_t) * m->n_inputs);
+    memcpy(p->outputs, m->outputs, sizeof(uint32_t) * m->n_outputs);
+    float *sc = p->channel_scales;
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        nnd_operand_desc *o = &p->operands[i];
+        o->extension_data = NULL; /* borrowed from the caller: not kept */
+        o->extension_len = 0;
+        if (o->channel_quant.n_scales) {
+            memcpy(sc, o->channel_quant.scales, sizeof(float) * o->channel_quant.n_scales);
+            o->channel_quant.scales = sc;
+            sc += o->channel_quant.n_scales;
+        }
+    }
+    uint32_t *lists = p->operand_lists;
+    for (uint32_t k = 0; k < m->n_operations; k++) {
+        const nnd_operation_desc *op = &m->operations[order[k]];
+        nnd_step *st = &p->steps[k];
+        st->def = nnd_op_lookup(op->type);
+        st->index = order[k];
+        st->n_in = op->n_inputs;
+        st->n_out = op->n_outputs;
+        memcpy(lists, op->inputs, sizeof(uint32_t) * op->n_inputs);
+        st->in = lists;
+        lists += op->n_inputs;
+        memcpy(lists, op->outputs, sizeof(uint32_t) * op->n_outputs);
+        st->out = lists;
+        lists += op->n_outputs;
+    }
+    return NND_OK;
+}
+
+nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_status s = nnd_validate_model(m, NULL, err, errlen);
+    if (s) return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+    nnd_prepared *p = calloc(1, sizeof *p);
+    uint32_t *order = malloc(sizeof(uint32_t) * m->n_operations);
+    if (!p || !order) {
+        free(p), free(order);
+        return FAIL("out of memory preparing model");
+    }
+    s = nnd_order_operations(m, order, err, errlen);
+    if (!s) s = copy_model(p, m, order, err, errlen);
+    free(order);
+    if (!s) {
+        /* Tensors point at the plan's own copy of the operand descriptions and constants. */
+        nnd_model_desc own = *m;
+        own.operands = p->operands;
+        s = nnd_model_tensors(&own, p->tensors, p->channel_quant, p->constants, err, errlen);
+    }
+    for (uint32_t k = 0; !s && k < p->n_steps; k++) {
+        nnd_step *st = &p->steps[k];
+        const nnd_tensor *key = st->n_in > st->def->key_input ? &p->tensors[st->in[st->def->key_input]] : NULL;
+        st->run = key ? nnd_op_kernel(st->def, key->type) : NULL;
+        if (!st->run)
+            s = (nnd_errf(err, errlen, "%s #%u: no kernel for these operand types", st->def->name, st->index),
+                 NND_UNSUPPORTED);
+    }
+    if (!s) s = infer_shapes(p, m->relaxed, err, errlen);
+    if (!s) s = plan_arena(p, err, errlen);
+    if (s) {
+        nnd_prepared_free(p); /* pools still belong to the caller: p->pools is NULL */
+        return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+    }
+    for (uint32_t i = 0; i < p->n_operands && !p->dynamic; i++)
+        if (!p->tensors[i].known && p->tensors[i].lifetime != NND_NO_VALUE) p->dynamic = true;
+    /* Take ownership of the constant pools last, once nothing can fail. */
+    p->n_pools = m->n_pools;
+    p->pools = malloc(sizeof(nnd_memory_view) * (m->n_pools + 1));
+    if (!p->pools) {
+        p->n_pools = 0;
+        nnd_prepared_free(p);
+        return FAIL("out of memory preparing model");
+    }
+    if (m->n_pools) memcpy(p->pools, m->pools, sizeof(nnd_memory_view) * m->n_pools);
+    *out = p;
+    return NND_OK;
+}

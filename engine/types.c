@@ -1,0 +1,102 @@
+/* types.c: operand type and operation tables, names, status names. */
+#include <string.h>
+
+#include "engine.h"
+#include "op.h"
+
+typedef struct type_info {
+    const char *name;
+    size_t size;
+    bool tensor;
+} type_info;
+
+static const type_info types[] = {
+    [NND_FLOAT32] = {"FLOAT32", 4, false},
+    [NND_INT32] = {"INT32", 4, false},
+    [NND_UINT32] = {"UINT32", 4, false},
+    [NND_TENSOR_FLOAT32] = {"TENSOR_FLOAT32", 4, true},
+    [NND_TENSOR_INT32] = {"TENSOR_INT32", 4, true},
+    [NND_TENSOR_QUANT8_ASYMM] = {"TENSOR_QUANT8_ASYMM", 1, true},
+    [NND_BOOL] = {"BOOL", 1, false},
+    [NND_TENSOR_QUANT16_SYMM] = {"TENSOR_QUANT16_SYMM", 2, true},
+    [NND_TENSOR_FLOAT16] = {"TENSOR_FLOAT16", 2, true},
+    [NND_TENSOR_BOOL8] = {"TENSOR_BOOL8", 1, true},
+    [NND_FLOAT16] = {"FLOAT16", 2, false},
+    [NND_TENSOR_QUANT8_SYMM_PER_CHANNEL] = {"TENSOR_QUANT8_SYMM_PER_CHANNEL", 1, true},
+    [NND_TENSOR_QUANT16_ASYMM] = {"TENSOR_QUANT16_ASYMM", 2, true},
+    [NND_TENSOR_QUANT8_SYMM] = {"TENSOR_QUANT8_SYMM", 1, true},
+    [NND_TENSOR_QUANT8_ASYMM_SIGNED] = {"TENSOR_QUANT8_ASYMM_SIGNED", 1, true},
+};
+#define N_TYPES (sizeof types / sizeof types[0])
+
+static const char *const op_names[NND_OP_COUNT] = {
+#define NND_OP_NAME(name, code) [code] = #name,
+    NND_OPERATIONS(NND_OP_NAME)
+#undef NND_OP_NAME
+};
+
+static const type_info *info(int32_t type) {
+    if (type >= 0 && (size_t)type < N_TYPES && types[type].name) return &types[type];
+    return NULL;
+}
+
+size_t nnd_type_size(int32_t type) {
+    const type_info *t = info(type);
+    if (t) return t->size;
+    return type == NND_TENSOR_OEM_BYTE ? 1 : 0;
+}
+
+bool nnd_type_is_tensor(int32_t type) {
+    const type_info *t = info(type);
+    if (t) return t->tensor;
+    return type == NND_TENSOR_OEM_BYTE;
+}
+
+const char *nnd_type_name(int32_t type) {
+    const type_info *t = info(type);
+    if (t) return t->name;
+    if (type == NND_OEM_SCALAR) return "OEM";
+    if (type == NND_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
+    return "UNKNOWN_TYPE";
+}
+
+const char *nnd_operation_name(int32_t type) {
+    if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
+    if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
+    return "UNKNOWN_OPERATION";
+}
+
+int32_t nnd_type_from_name(const char *name) {
+    for (size_t i = 0; i < N_TYPES; i++)
+        if (types[i].name && strcmp(types[i].name, name) == 0) return (int32_t)i;
+    return -1;
+}
+
+int32_t nnd_operation_from_name(const char *name) {
+    for (int32_t i = 0; i < NND_OP_COUNT; i++)
+        if (strcmp(op_names[i], name) == 0) return i;
+    return -1;
+}
+
+const char *nnd_status_name(nnd_status s) {
+    switch (s) {
+    case NND_OK: return "NONE";
+    case NND_DEVICE_UNAVAILABLE: return "DEVICE_UNAVAILABLE";
+    case NND_GENERAL_FAILURE: return "GENERAL_FAILURE";
+    case NND_OUTPUT_INSUFFICIENT_SIZE: return "OUTPUT_INSUFFICIENT_SIZE";
+    case NND_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case NND_MISSED_DEADLINE_TRANSIENT: return "MISSED_DEADLINE_TRANSIENT";
+    case NND_MISSED_DEADLINE_PERSISTENT: return "MISSED_DEADLINE_PERSISTENT";
+    case NND_RESOURCE_EXHAUSTED_TRANSIENT: return "RESOURCE_EXHAUSTED_TRANSIENT";
+    case NND_RESOURCE_EXHAUSTED_PERSISTENT: return "RESOURCE_EXHAUSTED_PERSISTENT";
+    case NND_UNSUPPORTED: return "UNSUPPORTED";
+    }
+    return "UNKNOWN_STATUS";
+}
+
+uint32_t nnd_supported_operation_count(void) {
+    uint32_t n = 0;
+    for (int32_t i = 0; i < NND_OP_COUNT; i++)
+        if (nnd_op_lookup(i)) n++;
+    return n;
+}

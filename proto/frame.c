@@ -1,0 +1,248 @@
+/* frame.c: datagram framing with fd passing and memfd spill. See frame.h. */
+#include "frame.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SPILL_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void close_fds(int *fds, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (fds[i] >= 0) close(fds[i]);
+}
+
+void nnd_packed_clear(nnd_packed *p) {
+    free(p->bytes);
+    p->bytes = NULL;
+    if (p->spill_fd >= 0) close(p->spill_fd);
+    p->spill_fd = -1;
+    p->nfds = 0;
+}
+
+static int write_all(int fd, const uint8_t *b, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static uint64_t message_id(const ProtobufCMessage *msg) {
+    if (msg->descriptor == &nnd__request__descriptor) return ((const Nnd__Request *)msg)->id;
+    return ((const Nnd__Reply *)msg)->id;
+}
+
+int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd_packed *out,
+                   char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    out->spill_fd = -1;
+    if (nfds + 1 > NND_FRAME_MAX_FDS) {
+        set_err(err, errlen, "too many file descriptors in one message (%zu, limit %d)", nfds,
+                NND_FRAME_MAX_FDS - 1);
+        return -1;
+    }
+    memcpy(out->fds, fds, nfds * sizeof(int));
+    out->nfds = nfds;
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    uint8_t *bytes = malloc(len ? len : 1);
+    if (!bytes) {
+        set_err(err, errlen, "out of memory packing a %zu-byte message", len);
+        return -1;
+    }
+    protobuf_c_message_pack(msg, bytes);
+    if (len <= NND_FRAME_INLINE_MAX) {
+        out->bytes = bytes;
+        out->len = len;
+        return 0;
+    }
+    /* Spill: write the whole message into a sealed memfd, send a SpillFrame naming it. */
+    int mfd = memfd_create("nnd-spill", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int rc = mfd < 0 ? -errno : write_all(mfd, bytes, len);
+    free(bytes);
+    if (rc == 0 && fcntl(mfd, F_ADD_SEALS, SPILL_SEALS) < 0) rc = -errno;
+    if (rc < 0) {
+        if (mfd >= 0) close(mfd);
+        set_err(err, errlen, "cannot spill a %zu-byte message into a memfd: %s", len,
+                strerror(-rc));
+        return -1;
+    }
+    Nnd__Spill spill = NND__SPILL__INIT;
+    spill.fd_index = (uint32_t)nfds;
+    spill.size = len;
+    Nnd__SpillFrame frame = NND__SPILL_FRAME__INIT;
+    frame.id = message_id(msg);
+    frame.spill = &spill;
+    out->len = nnd__spill_frame__get_packed_size(&frame);
+    out->bytes = malloc(out->len);
+    if (!out->bytes) {
+        close(mfd);
+        set_err(err, errlen, "out of memory packing a spill frame");
+        return -1;
+    }
+    nnd__spill_frame__pack(&frame, out->bytes);
+    out->spill_fd = mfd;
+    out->fds[out->nfds++] = mfd;
+    return 0;
+}
+
+int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags) {
+    struct iovec iov = {.iov_base = p->bytes, .iov_len = p->len};
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * NND_FRAME_MAX_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (p->nfds) {
+        memset(&ctl, 0, sizeof ctl);
+        mh.msg_control = ctl.buf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * p->nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * p->nfds);
+        memcpy(CMSG_DATA(c), p->fds, sizeof(int) * p->nfds);
+    }
+    for (;;) {
+        ssize_t n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+        if (n >= 0) return 0;
+        if (errno == EINTR) continue;
+        return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+    }
+}
+
+int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,
+                   size_t errlen) {
+    nnd_packed p;
+    if (nnd_frame_pack(msg, fds, nfds, &p, err, errlen) < 0) return -EPROTO;
+    int rc = nnd_frame_sendmsg(sock, &p, 0);
+    if (rc < 0) set_err(err, errlen, "send failed: %s", strerror(-rc));
+    nnd_packed_clear(&p);
+    return rc;
+}
+
+int nnd_frame_take_fd(nnd_frame_in *in, uint32_t index) {
+    if (index >= in->nfds) return -1;
+    int fd = in->fds[index];
+    in->fds[index] = -1;
+    return fd;
+}
+
+void nnd_frame_in_clear(nnd_frame_in *in) {
+    if (in->msg) protobuf_c_message_free_unpacked(in->msg, NULL);
+    in->msg = NULL;
+    close_fds(in->fds, in->nfds);
+    in->nfds = 0;
+}
+
+/* Reads the spilled message behind a SpillFrame; takes and closes its memfd. */
+static ProtobufCMessage *unspill(nnd_frame_in *in, const ProtobufCMessageDescriptor *desc,
+                                 const Nnd__Spill *spill, char *err, size_t errlen) {
+    int fd = nnd_frame_take_fd(in, spill->fd_index);
+    if (fd < 0) {
+        set_err(err, errlen, "spill frame names fd %u but only %zu arrived", spill->fd_index,
+                in->nfds);
+        return NULL;
+    }
+    ProtobufCMessage *msg = NULL;
+    struct stat st;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) !=
+                         (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) {
+        set_err(err, errlen, "spill fd is not a sealed memfd");
+    } else if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != spill->size) {
+        set_err(err, errlen, "spill memfd holds %lld bytes, frame says %llu",
+                (long long)st.st_size, (unsigned long long)spill->size);
+    } else if (spill->size == 0 || spill->size > NND_FRAME_SPILL_MAX) {
+        set_err(err, errlen, "spill size %llu out of range", (unsigned long long)spill->size);
+    } else {
+        void *p = mmap(NULL, spill->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            set_err(err, errlen, "cannot map spill memfd: %s", strerror(errno));
+        } else {
+            msg = protobuf_c_message_unpack(desc, NULL, spill->size, p);
+            if (!msg) set_err(err, errlen, "spilled %s is not valid protobuf", desc->short_name);
+            munmap(p, spill->size);
+        }
+    }
+    close(fd);
+    return msg;
+}
+
+int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                   nnd_frame_in *in, char *err, size_t errlen) {
+    memset(in, 0, sizeof *in);
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * NND_FRAME_MAX_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {.iov_base = buf, .iov_len = NND_FRAME_RECV_BUF};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl};
+    ssize_t n;
+    do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+
+    /* Collect every fd that arrived before judging the frame, so none leaks. */
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        int *cfds = (int *)CMSG_DATA(c);
+        for (size_t i = 0; i < k; i++) {
+            if (in->nfds < NND_FRAME_MAX_FDS) in->fds[in->nfds++] = cfds[i];
+            else close(cfds[i]);
+        }
+    }
+    if (mh.msg_flags & MSG_CTRUNC) {
+        set_err(err, errlen, "too many file descriptors in one message (limit %d)",
+                NND_FRAME_MAX_FDS);
+        nnd_frame_in_clear(in);
+        return -EPROTO;
+    }
+    if (n == 0 && in->nfds == 0) return 0;
+    if (mh.msg_flags & MSG_TRUNC) {
+        set_err(err, errlen, "datagram larger than %d bytes: large messages must spill",
+                NND_FRAME_RECV_BUF);
+        nnd_frame_in_clear(in);
+        return -EPROTO;
+    }
+    Nnd__SpillFrame *sf = nnd__spill_frame__unpack(NULL, (size_t)n, buf);
+    if (!sf) {
+        set_err(err, errlen, "message is not valid protobuf (%zd bytes)", n);
+        nnd_frame_in_clear(in);
+        return -EPROTO;
+    }
+    if (sf->spill) {
+        in->msg = unspill(in, desc, sf->spill, err, errlen);
+    } else {
+        in->msg = protobuf_c_message_unpack(desc, NULL, (size_t)n, buf);
+        if (!in->msg) set_err(err, errlen, "message is not a valid %s", desc->short_name);
+    }
+    nnd__spill_frame__free_unpacked(sf, NULL);
+    if (!in->msg) {
+        nnd_frame_in_clear(in);
+        return -EPROTO;
+    }
+    return 1;
+}

@@ -1,0 +1,67 @@
+/* frame: one protobuf message per SOCK_SEQPACKET datagram, file descriptors as SCM_RIGHTS.
+ *
+ * Contract:
+ * - nnd_frame_pack() serializes a Request or Reply; past NND_FRAME_INLINE_MAX bytes the
+ *   message goes into a sealed memfd appended to the fds, and the datagram carries only a
+ *   SpillFrame naming it. Caller fds are borrowed, never closed by pack or send.
+ * - nnd_frame_recv() receives one datagram with MSG_CMSG_CLOEXEC, rejects truncated data or
+ *   control messages (closing every fd that arrived), follows a spill, and returns the
+ *   unpacked message with the fds it carried. The receiver owns those fds: take the ones it
+ *   keeps with nnd_frame_take_fd(), and nnd_frame_in_clear() closes the rest.
+ * - Every error fills `err` with a sentence naming what was wrong.
+ */
+#ifndef NND_FRAME_H
+#define NND_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnd.pb-c.h"
+
+#define NND_PROTOCOL_VERSION 1
+#define NND_FRAME_INLINE_MAX (48 * 1024) /* bytes of protobuf sent inline */
+#define NND_FRAME_MAX_FDS 32             /* fds in one datagram, spill memfd included */
+#define NND_FRAME_SPILL_MAX (1ull << 31) /* largest spilled message accepted */
+#define NND_FRAME_RECV_BUF (NND_FRAME_INLINE_MAX + 1024)
+
+typedef struct nnd_packed {
+    uint8_t *bytes; /* datagram payload (malloc'd) */
+    size_t len;
+    int fds[NND_FRAME_MAX_FDS]; /* borrowed caller fds, then the spill memfd if any */
+    size_t nfds;
+    int spill_fd; /* owned: closed by nnd_packed_clear(); -1 when inline */
+} nnd_packed;
+
+typedef struct nnd_frame_in {
+    ProtobufCMessage *msg; /* unpacked Request or Reply, NULL when nothing arrived */
+    int fds[NND_FRAME_MAX_FDS];
+    size_t nfds;
+} nnd_frame_in;
+
+/* Packs msg (an Nnd__Request or Nnd__Reply) with fds. Returns 0, or -1 with err set. */
+int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd_packed *out,
+                   char *err, size_t errlen);
+void nnd_packed_clear(nnd_packed *p);
+
+/* One sendmsg of a packed frame. Returns 0, or -errno (-EAGAIN on a full non-blocking
+ * socket: nothing was sent, try again later). */
+int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags);
+
+/* Pack and send in one step on a blocking socket. Returns 0 or -errno / -EPROTO. */
+int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,
+                   size_t errlen);
+
+/* Receives one frame of type desc. Returns 1 with *in filled, 0 on orderly EOF, -EAGAIN
+ * when a non-blocking socket has nothing, -EPROTO on a malformed frame (err says why; the
+ * connection should be dropped or answered), or another -errno. buf holds
+ * NND_FRAME_RECV_BUF bytes. */
+int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                   nnd_frame_in *in, char *err, size_t errlen);
+
+/* Takes ownership of fds[index]; returns -1 when the index is out of range or taken. */
+int nnd_frame_take_fd(nnd_frame_in *in, uint32_t index);
+
+/* Frees the message and closes every fd not taken. */
+void nnd_frame_in_clear(nnd_frame_in *in);
+
+#endif

@@ -1,0 +1,157 @@
+/* conformance_local: runs conformance cases through the engine in this process, without
+ * a daemon: the fast loop for kernel work, and the oracle the daemon path is compared to.
+ * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conformance.h"
+#include "convert.h"
+#include "engine.h"
+
+static bool verbose;
+
+static const char *unsupported_op(const nnd_case *c, const bool *supported) {
+    for (size_t k = 0; k < c->model->main->n_operations; k++)
+        if (!supported[k]) return nnd_operation_name(c->model->main->operations[k]->type);
+    return NULL;
+}
+
+static bool input_io(const nnd_case_example *ex, nnd_io *ins, size_t n_in) {
+    for (size_t i = 0; i < ex->n_inputs; i++) {
+        const nnd_case_tensor *t = &ex->inputs[i];
+        if (t->index >= n_in) return false;
+        nnd_io *io = &ins[t->index];
+        memset(io, 0, sizeof *io);
+        if (!t->data && t->count == 0) {
+            io->has_no_value = true;
+            continue;
+        }
+        io->data = t->data;
+        io->length = t->bytes;
+        io->rank = t->rank;
+        memcpy(io->dims, t->dims, sizeof(uint32_t) * t->rank);
+    }
+    return true;
+}
+
+/* Runs one example; shrink > 0 makes every output buffer that many bytes too small. */
+static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
+                        const nnd_case_example *ex, char *why, size_t whylen) {
+    uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
+    nnd_io *ins = calloc(n_in, sizeof *ins), *outs = calloc(n_out, sizeof *outs);
+    nnd_output_shape *shapes = calloc(n_out, sizeof *shapes);
+    void **bufs = calloc(n_out, sizeof(void *));
+    bool ok = ins && outs && shapes && bufs && input_io(ex, ins, n_in);
+    if (!ok) snprintf(why, whylen, "bad example");
+    for (size_t i = 0; ok && i < ex->n_outputs; i++) {
+        const nnd_case_tensor *t = &ex->outputs[i];
+        bufs[t->index] = calloc(1, t->bytes + 64);
+        outs[t->index].data = bufs[t->index];
+        outs[t->index].length = t->bytes;
+    }
+    char err[NND_ERR_LEN] = "";
+    if (ok) {
+        nnd_status s = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
+        if (s) {
+            snprintf(why, whylen, "execute: %s: %s", nnd_status_name(s), err);
+            ok = false;
+        }
+    }
+    for (size_t i = 0; ok && i < ex->n_outputs; i++) {
+        const nnd_case_tensor *t = &ex->outputs[i];
+        ok = nnd_case_judge(c, t, bufs[t->index], t->bytes, shapes[t->index].dims,
+                            shapes[t->index].rank, why, whylen);
+    }
+    /* Dynamic shapes: a buffer one element short must give OUTPUT_INSUFFICIENT_SIZE. */
+    for (size_t i = 0; ok && c->dynamic_output_shape && i < ex->n_outputs; i++) {
+        const nnd_case_tensor *t = &ex->outputs[i];
+        if (t->bytes == 0) continue;
+        size_t saved = outs[t->index].length;
+        outs[t->index].length = t->bytes - nnd_case_element_size(t->type);
+        nnd_status s = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
+        outs[t->index].length = saved;
+        if (s != NND_OUTPUT_INSUFFICIENT_SIZE || shapes[t->index].sufficient) {
+            snprintf(why, whylen, "output %u one element short: got %s, sufficient=%d", t->index,
+                     nnd_status_name(s), shapes[t->index].sufficient);
+            ok = false;
+        } else if (shapes[t->index].rank != t->rank ||
+                   memcmp(shapes[t->index].dims, t->dims, sizeof(uint32_t) * t->rank)) {
+            snprintf(why, whylen, "output %u one element short: wrong needed dimensions", t->index);
+            ok = false;
+        }
+    }
+    for (uint32_t i = 0; bufs && i < n_out; i++) free(bufs[i]);
+    free(bufs), free(ins), free(outs), free(shapes);
+    return ok;
+}
+
+/* Returns 0 pass, 1 fail, 2 skip. */
+static int run_case(const nnd_case *c) {
+    char err[NND_ERR_LEN] = "", why[512] = "";
+    nnd_model_desc d;
+    nnd_status s = nnd_model_from_proto(c->model, NULL, 0, &d, err, sizeof err);
+    if (s) {
+        printf("FAIL %s:%s: convert: %s\n", c->file, c->name, err);
+        return 1;
+    }
+    bool *supported = calloc(d.n_operations + 1, sizeof(bool));
+    s = nnd_supported_operations(&d, supported, err, sizeof err);
+    const char *missing = s ? NULL : unsupported_op(c, supported);
+    free(supported);
+    if (s) {
+        printf("FAIL %s:%s: supported operations: %s: %s\n", c->file, c->name, nnd_status_name(s), err);
+        nnd_model_desc_clear(&d);
+        return 1;
+    }
+    if (missing) {
+        if (verbose) printf("SKIP %s:%s: unsupported %s\n", c->file, c->name, missing);
+        nnd_model_desc_clear(&d);
+        return 2;
+    }
+    nnd_prepared *p = NULL;
+    s = nnd_prepare(&d, &p, err, sizeof err);
+    nnd_model_desc_clear(&d);
+    if (s) {
+        printf("FAIL %s:%s: prepare: %s: %s\n", c->file, c->name, nnd_status_name(s), err);
+        return 1;
+    }
+    nnd_exec *e = nnd_exec_create(p);
+    int rc = 0;
+    for (size_t x = 0; x < c->n_examples && rc == 0; x++)
+        if (!run_example(c, e, p, &c->examples[x], why, sizeof why)) {
+            printf("FAIL %s:%s: example %zu: %s\n", c->file, c->name, x, why);
+            rc = 1;
+        }
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    nnd_case *cases = NULL;
+    size_t n = 0;
+    char err[512];
+    int paths = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--verbose") == 0) {
+            verbose = true;
+            continue;
+        }
+        paths++;
+        if (nnd_cases_load(argv[i], &cases, &n, err, sizeof err) < 0) {
+            fprintf(stderr, "conformance: %s\n", err);
+            nnd_cases_free(cases, n);
+            return 2;
+        }
+    }
+    if (!paths) {
+        fprintf(stderr, "usage: nnd-conformance-local [--verbose] PATH...\n");
+        return 2;
+    }
+    size_t counts[3] = {0};
+    for (size_t i = 0; i < n; i++) counts[run_case(&cases[i])]++;
+    printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
+    nnd_cases_free(cases, n);
+    return counts[1] ? 1 : 0;
+}

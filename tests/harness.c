@@ -1,0 +1,197 @@
+/* harness.c: start and stop a real nnd for integration tests. See harness.h.
+ * The daemon dies with the test: the child asks for SIGTERM when its parent exits
+ * (PR_SET_PDEATHSIG), and an atexit hook kills and cleans up any daemon still running. */
+#include "harness.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef NND_DAEMON_PATH
+#error "NND_DAEMON_PATH must name the built daemon"
+#endif
+
+#define START_TIMEOUT_MS 10000
+#define STOP_TIMEOUT_MS 10000
+#define MAX_LIVE 16
+
+/* Daemons started and not yet stopped, for the atexit hook. */
+static struct {
+    pid_t pid;
+    char dir[256];
+} live[MAX_LIVE];
+static int hook_installed;
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void rm_rf(const char *dir) {
+    if (dir[0]) nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits up to timeout_ms for pid; returns its exit status (128 + signal when killed),
+ * or -1 on timeout. */
+static int wait_exit(pid_t pid, long timeout_ms) {
+    long end = now_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR) return -1;
+        if (now_ms() >= end) return -1;
+        sleep_ms(5);
+    }
+}
+
+static void forget(pid_t pid) {
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i].pid == pid) live[i].pid = 0;
+}
+
+static void kill_all_live(void) {
+    for (int i = 0; i < MAX_LIVE; i++) {
+        if (live[i].pid <= 0) continue;
+        /* Only a child we have not reaped is still ours to kill. */
+        if (waitpid(live[i].pid, NULL, WNOHANG) == 0) {
+            kill(live[i].pid, SIGKILL);
+            waitpid(live[i].pid, NULL, 0);
+        }
+        rm_rf(live[i].dir);
+        live[i].pid = 0;
+    }
+}
+
+static void remember(const nnd_test_daemon *d) {
+    if (!hook_installed) hook_installed = atexit(kill_all_live) == 0;
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i].pid == 0) {
+            live[i].pid = d->pid;
+            snprintf(live[i].dir, sizeof live[i].dir, "%s", d->dir);
+            return;
+        }
+}
+
+static int try_connect(const char *path) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) return -1;
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int nnd_test_connect_raw(const nnd_test_daemon *d) { return try_connect(d->socket_path); }
+
+int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
+    memset(d, 0, sizeof *d);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(d->dir, sizeof d->dir, "%s/nnd-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(d->dir)) {
+        fprintf(stderr, "harness: mkdtemp %s: %s\n", d->dir, strerror(errno));
+        d->dir[0] = '\0';
+        return -1;
+    }
+    snprintf(d->socket_path, sizeof d->socket_path, "%s/nnd.sock", d->dir);
+    snprintf(d->state_dir, sizeof d->state_dir, "%s/state", d->dir);
+
+    const char *argv[64];
+    int argc = 0;
+    argv[argc++] = NND_DAEMON_PATH;
+    argv[argc++] = "--socket";
+    argv[argc++] = d->socket_path;
+    argv[argc++] = "--state-dir";
+    argv[argc++] = d->state_dir;
+    for (int i = 0; extra_args && extra_args[i] && argc < 63; i++) argv[argc++] = extra_args[i];
+    argv[argc] = NULL;
+
+    pid_t parent = getpid();
+    d->pid = fork();
+    if (d->pid < 0) {
+        fprintf(stderr, "harness: fork: %s\n", strerror(errno));
+        rm_rf(d->dir);
+        return -1;
+    }
+    if (d->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(127); /* the parent died before prctl */
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "harness: exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    remember(d);
+
+    long end = now_ms() + START_TIMEOUT_MS;
+    while (now_ms() < end) {
+        int fd = try_connect(d->socket_path);
+        if (fd >= 0) {
+            close(fd);
+            return 0;
+        }
+        int st;
+        if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+            fprintf(stderr, "harness: daemon exited during startup (status %d)\n",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+            forget(d->pid);
+            d->pid = 0;
+            rm_rf(d->dir);
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    fprintf(stderr, "harness: daemon did not accept connections within %d ms\n",
+            START_TIMEOUT_MS);
+    kill(d->pid, SIGKILL);
+    waitpid(d->pid, NULL, 0);
+    forget(d->pid);
+    d->pid = 0;
+    rm_rf(d->dir);
+    return -1;
+}
+
+int nnd_test_daemon_stop(nnd_test_daemon *d) {
+    int status = -1;
+    if (d->pid > 0) {
+        kill(d->pid, SIGTERM);
+        status = wait_exit(d->pid, STOP_TIMEOUT_MS);
+        if (status < 0) {
+            fprintf(stderr, "harness: daemon ignored SIGTERM for %d ms; killing it\n",
+                    STOP_TIMEOUT_MS);
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, NULL, 0);
+            status = 128 + SIGKILL;
+        }
+        forget(d->pid);
+        d->pid = 0;
+    }
+    rm_rf(d->dir);
+    return status;
+}

@@ -1,0 +1,195 @@
+/* test_nndctl: the nndctl command run as a subprocess against a real daemon: info, status,
+ * conformance on the ADD and MUL vectors, a bad path, and events. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "nnd/nnd.h"
+
+static nnd_test_daemon daemon_;
+
+typedef struct child {
+    pid_t pid;
+    int out; /* read end of the child's stdout */
+} child;
+
+static child spawn(const char *const *args) {
+    int p[2];
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const char *argv[32] = {NNDCTL_PATH};
+        for (int i = 0; args[i] && i < 30; i++) argv[i + 1] = args[i];
+        dup2(p[1], 1);
+        execv(NNDCTL_PATH, (char **)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    return (child){pid, p[0]};
+}
+
+/* Collects the child's stdout into out and returns its exit status (128 on a signal, -1
+ * when it outlives timeout_ms; it is then killed). */
+static int finish(child ch, char *out, size_t outlen, int timeout_ms) {
+    size_t n = 0;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool timed_out = false;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        if (left <= 0) {
+            timed_out = true;
+            kill(ch.pid, SIGKILL);
+            break;
+        }
+        struct pollfd p = {.fd = ch.out, .events = POLLIN};
+        if (poll(&p, 1, (int)left) <= 0) continue;
+        char buf[4096];
+        ssize_t k = read(ch.out, buf, sizeof buf);
+        if (k <= 0) break;
+        size_t take = (size_t)k < outlen - 1 - n ? (size_t)k : outlen - 1 - n;
+        memcpy(out + n, buf, take);
+        n += take;
+    }
+    out[n] = 0;
+    close(ch.out);
+    int status;
+    waitpid(ch.pid, &status, 0);
+    if (timed_out) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int run(const char *const *args, char *out, size_t outlen) {
+    return finish(spawn(args), out, outlen, 120000);
+}
+
+static int setup(void **state) {
+    (void)state;
+    return nnd_test_daemon_start(&daemon_, NULL);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    return nnd_test_daemon_stop(&daemon_);
+}
+
+static void test_info(void **state) {
+    (void)state;
+    static char out[1 << 16];
+    const char *args[] = {"--socket", daemon_.socket_path, "--state-dir", daemon_.state_dir,
+                          "info", NULL};
+    assert_int_equal(run(args, out, sizeof out), 0);
+    print_message("%s", out);
+    assert_non_null(strstr(out, "version: "));
+    assert_non_null(strstr(out, "device type: "));
+    assert_non_null(strstr(out, "supported operation types: "));
+}
+
+static void test_status(void **state) {
+    (void)state;
+    static char out[1 << 16];
+    const char *args[] = {"--state-dir", daemon_.state_dir, "status", NULL};
+    assert_int_equal(run(args, out, sizeof out), 0);
+    assert_true(strlen(out) > 0);
+    const char *none[] = {"--state-dir", "/nonexistent", "status", NULL};
+    assert_int_not_equal(run(none, out, sizeof out), 0);
+}
+
+/* Runs conformance on one vector file; expects exit 0 and "0 failed" in the closing line. */
+static void conformance_file(const char *file) {
+    static char out[1 << 20];
+    const char *args[] = {"--socket", daemon_.socket_path, "conformance", "--jobs", "2",
+                          file,       NULL};
+    int rc = run(args, out, sizeof out);
+    print_message("%s", out);
+    const char *last = strstr(out, "conformance: ");
+    assert_non_null(last);
+    unsigned passed = 0, failed = 1, skipped = 0;
+    assert_int_equal(sscanf(last, "conformance: %u passed, %u failed, %u skipped", &passed,
+                            &failed, &skipped),
+                     3);
+    assert_int_equal(failed, 0);
+    assert_true(passed > 0);
+    assert_int_equal(rc, 0);
+}
+
+static void test_conformance_add(void **state) {
+    (void)state;
+    conformance_file(NND_CONFORMANCE_DIR "/V1_0/add.json");
+}
+
+static void test_conformance_mul(void **state) {
+    (void)state;
+    conformance_file(NND_CONFORMANCE_DIR "/V1_0/mul.json");
+}
+
+static void test_conformance_bad_path(void **state) {
+    (void)state;
+    char out[4096];
+    const char *args[] = {"--socket", daemon_.socket_path, "conformance", "/nonexistent.json",
+                          NULL};
+    assert_int_equal(run(args, out, sizeof out), 2);
+    const char *usage[] = {"--socket", daemon_.socket_path, "frobnicate", NULL};
+    assert_int_equal(run(usage, out, sizeof out), 2);
+}
+
+/* A subscriber sees the connect event of a new client, as one JSON line. */
+static void test_events(void **state) {
+    (void)state;
+    static char out[1 << 16];
+    const char *args[] = {"--state-dir", daemon_.state_dir, "events", "--count", "1", NULL};
+    child ch = spawn(args);
+    /* A subscription takes a moment to reach the publisher: keep making events until the
+     * subscriber has one. */
+    int rc = -1;
+    for (int i = 0; i < 50; i++) {
+        usleep(100 * 1000);
+        char err[256];
+        nnd_client *c = nnd_client_connect(daemon_.socket_path, "eventful", err, sizeof err);
+        assert_non_null(c);
+        nnd_client_close(c);
+        int status;
+        if (waitpid(ch.pid, &status, WNOHANG) == ch.pid) {
+            rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+            ssize_t k = read(ch.out, out, sizeof out - 1);
+            out[k > 0 ? k : 0] = 0;
+            close(ch.out);
+            break;
+        }
+    }
+    if (rc == -1) rc = finish(ch, out, sizeof out, 100);
+    assert_int_equal(rc, 0);
+    print_message("%s", out);
+    assert_true(out[0] == '{');
+    char *nl = strchr(out, '\n');
+    assert_non_null(nl);
+    assert_true(nl[1] == 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_info),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_conformance_add),
+        cmocka_unit_test(test_conformance_mul),
+        cmocka_unit_test(test_conformance_bad_path),
+        cmocka_unit_test(test_events),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
