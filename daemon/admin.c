@@ -39,7 +39,8 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
     cJSON *reply = cJSON_CreateObject();
     if (!reply) return NULL;
     const cJSON *cmd = req ? cJSON_GetObjectItemCaseSensitive(req, "cmd") : NULL;
-    if (!cJSON_IsString(cmd)) return error(reply, "request must be a JSON object with a \"cmd\" string");
+    if (!cJSON_IsString(cmd))
+        return error(reply, "request must be a JSON object with a \"cmd\" string");
 
     tally t = {.clients = cJSON_CreateArray()};
     if (t.clients) nnd_server_foreach(d->server, add_client, &t);

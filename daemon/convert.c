@@ -52,7 +52,7 @@ nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views
         }
         d->type = o->type;
         d->rank = (uint32_t)o->n_dimensions;
-        memcpy(d->dims, o->dimensions, sizeof(uint32_t) * o->n_dimensions);
+        if (o->n_dimensions) memcpy(d->dims, o->dimensions, sizeof(uint32_t) * o->n_dimensions);
         d->scale = o->scale;
         d->zero_point = o->zero_point;
         d->lifetime = (uint32_t)o->lifetime;
@@ -104,7 +104,7 @@ static nnd_status bind(const Nnd__RequestArgument *a, const char *what, size_t i
     if (a->n_dimensions > NND_MAX_RANK)
         return fail(err, errlen, "%s %zu: rank %zu over the limit of %d", what, i, a->n_dimensions, NND_MAX_RANK);
     io->rank = (uint32_t)a->n_dimensions;
-    memcpy(io->dims, a->dimensions, sizeof(uint32_t) * a->n_dimensions);
+    if (a->n_dimensions) memcpy(io->dims, a->dimensions, sizeof(uint32_t) * a->n_dimensions);
     if (a->has_no_value) {
         io->has_no_value = true;
         return NND_OK;

@@ -32,6 +32,8 @@ static inline uint64_t nnd_clock_ns(clockid_t clock) {
     clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
-static inline uint64_t nnd_now_ns(void) { return nnd_clock_ns(CLOCK_MONOTONIC); }
+static inline uint64_t nnd_now_ns(void) {
+    return nnd_clock_ns(CLOCK_MONOTONIC);
+}
 
 #endif

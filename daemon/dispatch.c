@@ -33,8 +33,8 @@ typedef struct call {
     const Nnd__Request *req;
     const char *name; /* the call's message name, e.g. "PrepareModel" */
     Nnd__Reply reply;
-    uint64_t t0;            /* CLOCK_MONOTONIC when dispatch began */
-    char err[NND_ERR_LEN];  /* filled by the engine, pools and convert */
+    uint64_t t0;           /* CLOCK_MONOTONIC when dispatch began */
+    char err[NND_ERR_LEN]; /* filled by the engine, pools and convert */
     char msg[NND_ERR_LEN + 64];
 } call;
 
@@ -52,14 +52,21 @@ static const char *wire_status_name(Nnd__ErrorStatus st) {
 }
 
 static void send_reply(call *c) {
+    /* Close the fds the call did not keep first: once answered, the daemon holds nothing
+     * of the request but what it was asked to keep. */
+    for (size_t i = 0; i < c->in->nfds; i++) {
+        if (c->in->fds[i] >= 0) close(c->in->fds[i]);
+        c->in->fds[i] = -1;
+    }
     if (c->reply.status != NND__ERROR_STATUS__NONE)
-        nnd_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)c->s->serial,
-                      c->name, (unsigned long long)c->req->id, wire_status_name(c->reply.status),
+        nnd_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)c->s->serial, c->name,
+                      (unsigned long long)c->req->id, wire_status_name(c->reply.status),
                       c->reply.message);
     c->s->send(c->s->send_ctx, &c->reply.base, NULL, 0);
 }
 
-static void fail(call *c, nnd_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(call *c, nnd_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void fail(call *c, nnd_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -150,8 +157,10 @@ static nnd_status map_model_pools(call *c, const Nnd__Model *m, nnd_memory_view 
         snprintf(c->err, sizeof c->err, "out of memory mapping %zu pools", m->n_pools);
         return NND_GENERAL_FAILURE;
     }
-    nnd_status st = nnd_pools_map(m->pools, m->n_pools, c->in, true, pools, c->err, sizeof c->err);
-    for (size_t i = 0; st == NND_OK && i < m->n_pools; i++) views[i] = pools[i].view;
+    nnd_status st =
+        nnd_pools_map(m->pools, m->n_pools, c->in, true, NULL, pools, c->err, sizeof c->err);
+    for (size_t i = 0; st == NND_OK && i < m->n_pools; i++)
+        views[i] = pools[i].view;
     free(pools);
     return st;
 }
@@ -164,14 +173,14 @@ static void release_views(nnd_memory_view *views, size_t n) {
 static void on_get_supported_operations(call *c) {
     const Nnd__Model *m = c->req->get_supported_operations->model;
     if (!m) {
-fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
- return;
-}
+        fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
+        return;
+    }
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     if (!views) {
-fail(c, NND_GENERAL_FAILURE, "out of memory");
- return;
-}
+        fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
     nnd_model_desc desc;
     memset(&desc, 0, sizeof desc);
     bool *sup = NULL;
@@ -195,7 +204,8 @@ fail(c, NND_GENERAL_FAILURE, "out of memory");
     if (st != NND_OK) {
         fail(c, st, "%s", c->err);
     } else {
-        for (uint32_t i = 0; i < desc.n_operations; i++) wire[i] = sup[i];
+        for (uint32_t i = 0; i < desc.n_operations; i++)
+            wire[i] = sup[i];
         Nnd__SupportedOperationsReply r = NND__SUPPORTED_OPERATIONS_REPLY__INIT;
         r.n_supported = desc.n_operations;
         r.supported = wire;
@@ -214,34 +224,35 @@ static void on_prepare_model(call *c) {
     const Nnd__PrepareModel *pm = c->req->prepare_model;
     const Nnd__Model *m = pm->model;
     if (!m) {
-fail(c, NND_INVALID_ARGUMENT, "PrepareModel names no model");
- return;
-}
-    if ((int)pm->preference < 0 || (int)pm->preference > 3)
-        {
-fail(c, NND_INVALID_ARGUMENT, "invalid execution preference %d", (int)pm->preference);
- return;
-}
-    if (!valid_priority(pm->priority))
-        {
-fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
- return;
-}
-    if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns)
-        {
-fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
- return;
-}
+        fail(c, NND_INVALID_ARGUMENT, "PrepareModel names no model");
+        return;
+    }
+    if ((int)pm->preference < 0 || (int)pm->preference > 3) {
+        fail(c, NND_INVALID_ARGUMENT, "invalid execution preference %d", (int)pm->preference);
+        return;
+    }
+    if (!valid_priority(pm->priority)) {
+        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
+        return;
+    }
+    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
+        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+             "this connection already holds %d objects; release some first",
+             NND_SESSION_MAX_OBJECTS);
+        return;
+    }
+    if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns) {
+        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
+        return;
+    }
 
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     model_obj *o = calloc(1, sizeof *o);
     if (!views || !o) {
         free(views);
         free(o);
-        {
-fail(c, NND_GENERAL_FAILURE, "out of memory");
- return;
-}
+        fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
     }
     nnd_model_desc desc;
     memset(&desc, 0, sizeof desc);
@@ -268,10 +279,8 @@ fail(c, NND_GENERAL_FAILURE, "out of memory");
     free(views);
     if (st != NND_OK) {
         model_obj_free(o);
-        {
-fail(c, st, "%s", c->err);
- return;
-}
+        fail(c, st, "%s", c->err);
+        return;
     }
     uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
     nnd_log_info("client %llu prepared model 0x%016llx: %u operations in %llu us",
@@ -326,27 +335,24 @@ static nnd_status check_outputs_writable(const Nnd__ExecutionRequest *r, const n
 static void on_execute(call *c) {
     const Nnd__Execute *x = c->req->execute;
     model_obj *o = nnd_session_find(c->s, x->prepared_model, NND_OBJ_PREPARED);
-    if (!o)
-        {
-fail(c, NND_INVALID_ARGUMENT, "unknown prepared model handle 0x%016llx",
-                    (unsigned long long)x->prepared_model);
- return;
-}
-    if (!valid_priority(x->priority))
-        {
-fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)x->priority);
- return;
-}
-    if (x->deadline_ns && nnd_now_ns() > x->deadline_ns)
-        {
-fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution began");
- return;
-}
+    if (!o) {
+        fail(c, NND_INVALID_ARGUMENT, "unknown prepared model handle 0x%016llx",
+             (unsigned long long)x->prepared_model);
+        return;
+    }
+    if (!valid_priority(x->priority)) {
+        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)x->priority);
+        return;
+    }
+    if (x->deadline_ns && nnd_now_ns() > x->deadline_ns) {
+        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution began");
+        return;
+    }
     const Nnd__ExecutionRequest *r = x->request;
     if (!r) {
-fail(c, NND_INVALID_ARGUMENT, "Execute names no request");
- return;
-}
+        fail(c, NND_INVALID_ARGUMENT, "Execute names no request");
+        return;
+    }
 
     uint32_t ni = nnd_prepared_num_inputs(o->prepared), no = nnd_prepared_num_outputs(o->prepared);
     nnd_pool *pools = calloc(r->n_pools + 1, sizeof *pools);
@@ -364,10 +370,13 @@ fail(c, NND_INVALID_ARGUMENT, "Execute names no request");
         snprintf(c->err, sizeof c->err, "out of memory");
     }
     if (st == NND_OK) {
-        st = nnd_pools_map(r->pools, r->n_pools, c->in, false, pools, c->err, sizeof c->err);
+        if (!c->s->pool_cache) c->s->pool_cache = nnd_pool_cache_create();
+        st = nnd_pools_map(r->pools, r->n_pools, c->in, false, c->s->pool_cache, pools, c->err,
+                           sizeof c->err);
         if (st == NND_OK) mapped = r->n_pools;
     }
-    for (size_t i = 0; i < mapped; i++) views[i] = pools[i].view;
+    for (size_t i = 0; i < mapped; i++)
+        views[i] = pools[i].view;
     if (st == NND_OK) st = check_outputs_writable(r, pools, c->err, sizeof c->err);
     if (st == NND_OK)
         st = nnd_request_from_proto(r, o->prepared, views, mapped, inputs, outputs, c->err,
@@ -444,11 +453,10 @@ fail(c, NND_INVALID_ARGUMENT, "Execute names no request");
 
 static void on_release(call *c) {
     uint64_t h = c->req->release->handle;
-    if (nnd_session_release(c->s, h) < 0)
-        {
-fail(c, NND_INVALID_ARGUMENT, "unknown handle 0x%016llx", (unsigned long long)h);
- return;
-}
+    if (nnd_session_release(c->s, h) < 0) {
+        fail(c, NND_INVALID_ARGUMENT, "unknown handle 0x%016llx", (unsigned long long)h);
+        return;
+    }
     Nnd__Empty done = NND__EMPTY__INIT;
     c->reply.result_case = NND__REPLY__RESULT_DONE;
     c->reply.done = &done;
@@ -481,22 +489,22 @@ void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in) {
     c.reply.id = c.req->id;
     c.t0 = nnd_now_ns();
     Nnd__Request__CallCase cc = c.req->call_case;
-    if (cc == NND__REQUEST__CALL__NOT_SET)
-        {
-fail(&c, NND_INVALID_ARGUMENT, "request names no call");
- return;
-}
+    if (cc == NND__REQUEST__CALL__NOT_SET) {
+        fail(&c, NND_INVALID_ARGUMENT, "request names no call");
+        return;
+    }
     /* The call's name is its message type's, straight from the schema. */
     const ProtobufCFieldDescriptor *f =
         protobuf_c_message_descriptor_get_field(&nnd__request__descriptor, (unsigned)cc);
-    if (f && f->descriptor) c.name = ((const ProtobufCMessageDescriptor *)f->descriptor)->short_name;
+    if (f && f->descriptor)
+        c.name = ((const ProtobufCMessageDescriptor *)f->descriptor)->short_name;
     nnd_log_debug("client %llu: %s id %llu", (unsigned long long)s->serial, c.name,
                   (unsigned long long)c.req->id);
     handler h = handler_for(cc);
     if (!h) {
-fail(&c, NND_GENERAL_FAILURE, "%s: not implemented yet", c.name);
- return;
-}
+        fail(&c, NND_GENERAL_FAILURE, "%s: not implemented yet", c.name);
+        return;
+    }
     h(&c);
 }
 

@@ -19,9 +19,13 @@ int nnd_log_parse_level(const char *s, nnd_log_level *out) {
     return -1;
 }
 
-void nnd_log_set_level(nnd_log_level level) { current = level; }
+void nnd_log_set_level(nnd_log_level level) {
+    current = level;
+}
 
-int nnd_log_enabled(nnd_log_level level) { return level <= current; }
+int nnd_log_enabled(nnd_log_level level) {
+    return level <= current;
+}
 
 void nnd_log(nnd_log_level level, const char *fmt, ...) {
     if (level > current) return;

@@ -31,7 +31,7 @@ static void usage(FILE *f) {
             "  --help              print this and exit\n");
 }
 
-/* mkdir -p: creates every missing component of path with mode. */
+/* mkdir -p: missing parents get 0755, the directory itself gets mode. */
 static int mkdir_p(const char *path, mode_t mode) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -ENAMETOOLONG;
@@ -39,7 +39,7 @@ static int mkdir_p(const char *path, mode_t mode) {
         if (*p != '/' && *p != '\0') continue;
         char c = *p;
         *p = '\0';
-        if (mkdir(buf, mode) < 0 && errno != EEXIST) return -errno;
+        if (mkdir(buf, c == '\0' ? mode : 0755) < 0 && errno != EEXIST) return -errno;
         *p = c;
         if (c == '\0') break;
     }
@@ -93,10 +93,12 @@ static void close_any(uv_handle_t *h, void *arg) {
 }
 
 int main(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, 's'}, {"state-dir", required_argument, NULL, 'd'},
-        {"log-level", required_argument, NULL, 'l'}, {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"socket", required_argument, NULL, 's'},
+                                         {"state-dir", required_argument, NULL, 'd'},
+                                         {"log-level", required_argument, NULL, 'l'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     static char socket_buf[4096], state_buf[4096];
     const char *socket_path = NULL, *state_dir = NULL;
     nnd_log_level level = NND_LOG_INFO;
@@ -132,14 +134,14 @@ int main(int argc, char **argv) {
 
     signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
     raise_fd_limit();
-    int rc = mkdir_p(state_dir, 0700);
-    if (rc < 0) {
-        nnd_log_error("cannot create state directory %s: %s", state_dir, strerror(-rc));
-        return 1;
-    }
-    rc = make_socket_dir(socket_path);
+    int rc = make_socket_dir(socket_path);
     if (rc < 0) {
         nnd_log_error("cannot create the directory of %s: %s", socket_path, strerror(-rc));
+        return 1;
+    }
+    rc = mkdir_p(state_dir, 0700);
+    if (rc < 0) {
+        nnd_log_error("cannot create state directory %s: %s", state_dir, strerror(-rc));
         return 1;
     }
     rc = nnd_pool_guard_install();

@@ -30,8 +30,12 @@ static atomic_size_t guard_hi; /* slots at or above this index were never claime
 static size_t page_size = 4096;
 static _Thread_local volatile uint64_t faults;
 
+static atomic_size_t guard_next; /* where the search for a free slot starts */
+
 static int guard_add(void *base, size_t len) {
-    for (size_t i = 0; i < GUARD_SLOTS; i++) {
+    size_t start = atomic_load(&guard_next);
+    for (size_t k = 0; k < GUARD_SLOTS; k++) {
+        size_t i = (start + k) % GUARD_SLOTS;
         int expect = 0;
         if (!atomic_compare_exchange_strong(&guard[i].claimed, &expect, 1)) continue;
         atomic_store(&guard[i].len, len);
@@ -39,6 +43,7 @@ static int guard_add(void *base, size_t len) {
         size_t hi = atomic_load(&guard_hi);
         while (hi < i + 1 && !atomic_compare_exchange_weak(&guard_hi, &hi, i + 1)) {
         }
+        atomic_store(&guard_next, (i + 1) % GUARD_SLOTS);
         return (int)i;
     }
     return -1;
@@ -82,7 +87,9 @@ int nnd_pool_guard_install(void) {
     return sigaction(SIGBUS, &sa, NULL) < 0 ? -errno : 0;
 }
 
-uint64_t nnd_pool_faults(void) { return faults; }
+uint64_t nnd_pool_faults(void) {
+    return faults;
+}
 
 /* ---- mapping ------------------------------------------------------------------------- */
 
@@ -90,13 +97,84 @@ typedef struct mapping {
     void *addr;
     size_t len;
     int slot;
+    unsigned refs; /* views handed out and not yet released */
+    bool in_cache; /* a cache entry holds it too */
 } mapping;
 
-static void unmap(void *ctx) {
-    mapping *m = ctx;
+static void unmap_now(mapping *m) {
     guard_remove(m->slot);
     munmap(m->addr, m->len);
     free(m);
+}
+
+static void unmap(void *ctx) {
+    mapping *m = ctx;
+    if (--m->refs == 0 && !m->in_cache) unmap_now(m);
+}
+
+typedef struct cache_entry {
+    dev_t dev;
+    ino_t ino;
+    uint64_t map_offset; /* page-aligned file offset of the mapping */
+    size_t len;
+    bool writable;
+    uint64_t last_use;
+    mapping *m; /* NULL: free entry */
+} cache_entry;
+
+struct nnd_pool_cache {
+    cache_entry e[NND_POOL_CACHE_SLOTS];
+    uint64_t clock;
+};
+
+nnd_pool_cache *nnd_pool_cache_create(void) {
+    return calloc(1, sizeof(nnd_pool_cache));
+}
+
+static void evict(cache_entry *ce) {
+    mapping *m = ce->m;
+    ce->m = NULL;
+    m->in_cache = false;
+    if (m->refs == 0) unmap_now(m);
+}
+
+void nnd_pool_cache_free(nnd_pool_cache *cache) {
+    if (!cache) return;
+    for (int i = 0; i < NND_POOL_CACHE_SLOTS; i++)
+        if (cache->e[i].m) evict(&cache->e[i]);
+    free(cache);
+}
+
+static cache_entry *cache_find(nnd_pool_cache *c, const struct stat *sb, uint64_t off, size_t len,
+                               bool writable) {
+    for (int i = 0; c && i < NND_POOL_CACHE_SLOTS; i++) {
+        cache_entry *ce = &c->e[i];
+        if (ce->m && ce->dev == sb->st_dev && ce->ino == sb->st_ino && ce->map_offset == off &&
+            ce->len == len && ce->writable == writable)
+            return ce;
+    }
+    return NULL;
+}
+
+static void cache_insert(nnd_pool_cache *c, const struct stat *sb, uint64_t off, size_t len,
+                         bool writable, mapping *m) {
+    cache_entry *victim = &c->e[0];
+    for (int i = 0; i < NND_POOL_CACHE_SLOTS; i++) {
+        if (!c->e[i].m) {
+            victim = &c->e[i];
+            break;
+        }
+        if (c->e[i].last_use < victim->last_use) victim = &c->e[i];
+    }
+    if (victim->m) evict(victim);
+    *victim = (cache_entry){.dev = sb->st_dev,
+                            .ino = sb->st_ino,
+                            .map_offset = off,
+                            .len = len,
+                            .writable = writable,
+                            .last_use = ++c->clock,
+                            .m = m};
+    m->in_cache = true;
 }
 
 static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
@@ -109,8 +187,8 @@ static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt,
     return st;
 }
 
-nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in *in,
-                        bool readonly, nnd_pool *out, char *err, size_t errlen) {
+nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in *in, bool readonly,
+                        nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     switch (mp->kind) {
     case NND__POOL_KIND__POOL_MEMFD:
@@ -147,13 +225,13 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         goto out;
     }
     if (!S_ISREG(sb.st_mode)) {
-        fail(err, errlen, st, "pool %u: fd %u is not a memfd or regular file", index,
-             mp->fd_index);
+        fail(err, errlen, st, "pool %u: fd %u is not a memfd or regular file", index, mp->fd_index);
         goto out;
     }
     if (mp->offset > (uint64_t)sb.st_size || mp->size > (uint64_t)sb.st_size - mp->offset) {
-        fail(err, errlen, st, "pool %u: offset %llu + size %llu runs past the end of fd %u (%lld bytes)",
-             index, (unsigned long long)mp->offset, (unsigned long long)mp->size, mp->fd_index,
+        fail(err, errlen, st,
+             "pool %u: offset %llu + size %llu runs past the end of fd %u (%lld bytes)", index,
+             (unsigned long long)mp->offset, (unsigned long long)mp->size, mp->fd_index,
              (long long)sb.st_size);
         goto out;
     }
@@ -165,6 +243,18 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     uint64_t delta = mp->offset & (page_size - 1);
     size_t len = (size_t)(mp->size + delta);
     bool writable = !readonly && (fl & O_ACCMODE) == O_RDWR;
+    cache_entry *hit = cache_find(cache, &sb, mp->offset - delta, len, writable);
+    if (hit) {
+        hit->last_use = ++cache->clock;
+        hit->m->refs++;
+        out->view = (nnd_memory_view){.base = (const uint8_t *)hit->m->addr + delta,
+                                      .size = (size_t)mp->size,
+                                      .release = unmap,
+                                      .ctx = hit->m};
+        out->writable = writable;
+        st = NND_OK;
+        goto out;
+    }
     void *addr = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
                       (off_t)(mp->offset - delta));
     if (addr == MAP_FAILED && writable && (errno == EPERM || errno == EACCES)) {
@@ -187,9 +277,12 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         fail(err, errlen, st, "pool %u: too many pools mapped in the daemon", index);
         goto out;
     }
-    *m = (mapping){.addr = addr, .len = len, .slot = slot};
-    out->view = (nnd_memory_view){
-        .base = (const uint8_t *)addr + delta, .size = (size_t)mp->size, .release = unmap, .ctx = m};
+    *m = (mapping){.addr = addr, .len = len, .slot = slot, .refs = 1};
+    if (cache) cache_insert(cache, &sb, mp->offset - delta, len, writable, m);
+    out->view = (nnd_memory_view){.base = (const uint8_t *)addr + delta,
+                                  .size = (size_t)mp->size,
+                                  .release = unmap,
+                                  .ctx = m};
     out->writable = writable;
     st = NND_OK;
 out:
@@ -203,14 +296,16 @@ void nnd_pool_release(nnd_pool *p) {
 }
 
 void nnd_pools_release(nnd_pool *p, size_t n) {
-    for (size_t i = 0; i < n; i++) nnd_pool_release(&p[i]);
+    for (size_t i = 0; i < n; i++)
+        nnd_pool_release(&p[i]);
 }
 
 nnd_status nnd_pools_map(Nnd__MemoryPool *const *mps, size_t n, nnd_frame_in *in, bool readonly,
-                         nnd_pool *out, char *err, size_t errlen) {
+                         nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen) {
     for (size_t i = 0; i < n; i++) {
-        nnd_status st = mps[i] ? nnd_pool_map(mps[i], (uint32_t)i, in, readonly, &out[i], err, errlen)
-                               : fail(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+        nnd_status st =
+            mps[i] ? nnd_pool_map(mps[i], (uint32_t)i, in, readonly, cache, &out[i], err, errlen)
+                   : fail(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
         if (st != NND_OK) {
             nnd_pools_release(out, i);
             return st;

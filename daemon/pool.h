@@ -11,6 +11,12 @@
  *   Model pools (readonly = true) always map read-only.
  * - The fd is closed as soon as it is mapped; view.release unmaps. Errors name the pool
  *   index and what was wrong.
+ * - With a cache (one per connection), a pool whose file, page-aligned range and access
+ *   match a recent one reuses that mapping instead of mapping afresh: clients send the
+ *   same memfd request after request, and a new mapping each time costs page faults and
+ *   TLB shootdowns that dwarf the socket round trip. The cache holds at most
+ *   NND_POOL_CACHE_SLOTS mappings (least recently used evicted); a cached mapping keeps
+ *   its file alive until eviction or nnd_pool_cache_free().
  * - A client may shrink its file after we map it; touching the lost pages would raise
  *   SIGBUS. nnd_pool_guard_install() installs a handler that replaces such pages (in our
  *   mappings only) with zero pages and counts the fault, so the work in progress can fail
@@ -32,11 +38,18 @@ typedef struct nnd_pool {
     bool writable;
 } nnd_pool;
 
-nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in *in,
-                        bool readonly, nnd_pool *out, char *err, size_t errlen);
+#define NND_POOL_CACHE_SLOTS 16
+typedef struct nnd_pool_cache nnd_pool_cache;
+nnd_pool_cache *nnd_pool_cache_create(void);
+/* Drops every cached mapping; those still in use are unmapped when released. */
+void nnd_pool_cache_free(nnd_pool_cache *cache);
+
+/* cache may be NULL (always map afresh). */
+nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in *in, bool readonly,
+                        nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen);
 /* Maps n pools into out[0..n); on failure nothing stays mapped. */
 nnd_status nnd_pools_map(Nnd__MemoryPool *const *mps, size_t n, nnd_frame_in *in, bool readonly,
-                         nnd_pool *out, char *err, size_t errlen);
+                         nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen);
 void nnd_pool_release(nnd_pool *p);
 void nnd_pools_release(nnd_pool *p, size_t n);
 

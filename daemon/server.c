@@ -16,7 +16,7 @@
 #include "dispatch.h"
 #include "log.h"
 
-#define BATCH 64 /* frames or accepts per wakeup, so one busy client cannot starve others */
+#define BATCH           64 /* frames or accepts per wakeup, so one busy client cannot starve others */
 #define ACCEPT_RETRY_MS 100
 
 typedef struct outmsg {
@@ -33,7 +33,7 @@ typedef struct conn {
     nnd_session session;
     outmsg *head, *tail;
     size_t out_frames, out_bytes;
-    int events; /* current poll mask */
+    int events;  /* current poll mask */
     bool busy;   /* inside our poll callback: it will close us if we die */
     bool dead;   /* to be closed */
     bool closed; /* handle closing, out of the server's list */
@@ -59,7 +59,8 @@ static void on_conn(uv_poll_t *h, int status, int events);
 /* ---- outbox ---------------------------------------------------------------------------- */
 
 static void outmsg_free(outmsg *m) {
-    for (size_t i = 0; i < m->n_dups; i++) close(m->p.fds[i]);
+    for (size_t i = 0; i < m->n_dups; i++)
+        close(m->p.fds[i]);
     nnd_packed_clear(&m->p);
     free(m);
 }
@@ -97,6 +98,7 @@ static void flush(conn *c) {
     set_events(c, UV_READABLE);
 }
 
+/* Queues a packed frame; on success the outbox owns it, on failure the caller does. */
 static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
     if (c->out_frames + 1 > NND_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > NND_OUTBOX_MAX_BYTES) {
         nnd_log_warn("client %llu (pid %d) does not read its replies; dropping it",
@@ -112,13 +114,17 @@ static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
         int dup = fcntl(p->fds[m->n_dups], F_DUPFD_CLOEXEC, 0);
         if (dup < 0) {
             int e = -errno;
-            outmsg_free(m); /* closes the dups made so far and the packed frame */
+            while (m->n_dups)
+                close(m->p.fds[--m->n_dups]);
+            free(m); /* the packed frame stays the caller's to clear */
             return e;
         }
         m->p.fds[m->n_dups] = dup;
     }
-    if (c->tail) c->tail->next = m;
-    else c->head = m;
+    if (c->tail)
+        c->tail->next = m;
+    else
+        c->head = m;
     c->tail = m;
     c->out_frames++;
     c->out_bytes += bytes;
@@ -130,18 +136,19 @@ static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
 static int conn_send(void *ctx, const ProtobufCMessage *msg, const int *fds, size_t nfds) {
     conn *c = ctx;
     if (c->dead) return -EPIPE;
+    static const int no_fds[1] = {-1}; /* frame.c memcpy()s from fds even when nfds is 0 */
     char err[256];
     nnd_packed p;
     Nnd__Reply r = NND__REPLY__INIT;
-    if (nnd_frame_pack(msg, fds, nfds, &p, err, sizeof err) < 0) {
+    if (nnd_frame_pack(msg, nfds ? fds : no_fds, nfds, &p, err, sizeof err) < 0) {
         /* Tell the client rather than leave its request unanswered. */
-        nnd_log_error("client %llu: cannot pack a reply: %s",
-                      (unsigned long long)c->session.serial, err);
+        nnd_log_error("client %llu: cannot pack a reply: %s", (unsigned long long)c->session.serial,
+                      err);
         r.id = msg->descriptor == &nnd__reply__descriptor ? ((const Nnd__Reply *)msg)->id : 0;
         r.status = NND__ERROR_STATUS__GENERAL_FAILURE;
         r.message = err;
         nfds = 0;
-        if (nnd_frame_pack(&r.base, NULL, 0, &p, NULL, 0) < 0) {
+        if (nnd_frame_pack(&r.base, no_fds, 0, &p, NULL, 0) < 0) {
             mark_dead(c);
             return -ENOMEM;
         }
@@ -188,10 +195,14 @@ static void conn_close(conn *c) {
         outmsg_free(m);
     }
     c->tail = NULL;
-    if (c->prev) c->prev->next = c->next;
-    else s->head = c->next;
-    if (c->next) c->next->prev = c->prev;
-    else s->tail = c->prev;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        s->tail = c->prev;
     s->n_conns--;
     c->closed = true;
     uv_poll_stop(&c->poll);
@@ -226,8 +237,8 @@ static void read_frames(conn *c) {
                          (unsigned long long)c->session.serial, (int)c->session.pid, err);
             nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
         } else {
-            nnd_log_debug("client %llu: receive failed: %s",
-                          (unsigned long long)c->session.serial, strerror(-rc));
+            nnd_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
+                          strerror(-rc));
             mark_dead(c);
             return;
         }
@@ -259,8 +270,10 @@ static void conn_open(nnd_server *s, int fd) {
     c->session.send = conn_send;
     c->session.send_ctx = c;
     c->prev = s->tail;
-    if (s->tail) s->tail->next = c;
-    else s->head = c;
+    if (s->tail)
+        s->tail->next = c;
+    else
+        s->head = c;
     s->tail = c;
     s->n_conns++;
     set_events(c, UV_READABLE);
@@ -341,8 +354,8 @@ static int bind_path(int fd, const struct sockaddr_un *sa, char *err, size_t err
 nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(d->socket_path) >= sizeof sa.sun_path) {
-        snprintf(err, errlen, "socket path too long (limit %zu bytes): %s",
-                 sizeof sa.sun_path - 1, d->socket_path);
+        snprintf(err, errlen, "socket path too long (limit %zu bytes): %s", sizeof sa.sun_path - 1,
+                 d->socket_path);
         return NULL;
     }
     strcpy(sa.sun_path, d->socket_path);
@@ -365,6 +378,10 @@ nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
         unlink(sa.sun_path);
         goto fail;
     }
+    /* Any local user may connect, as any app may use an NN HAL: each connection only
+     * ever sees its own objects. Restrict access with the directory if needed. */
+    if (chmod(sa.sun_path, 0666) < 0)
+        nnd_log_warn("cannot chmod %s: %s", sa.sun_path, strerror(errno));
     s->dev = st.st_dev;
     s->ino = st.st_ino;
     uv_poll_init(d->loop, &s->listen_poll, s->fd);
@@ -390,7 +407,8 @@ void nnd_server_stop(nnd_server *s) {
     if (!s) return;
     uv_poll_stop(&s->listen_poll);
     uv_timer_stop(&s->retry);
-    while (s->head) conn_close(s->head);
+    while (s->head)
+        conn_close(s->head);
     struct stat st;
     if (lstat(s->d->socket_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
         unlink(s->d->socket_path);
@@ -398,8 +416,11 @@ void nnd_server_stop(nnd_server *s) {
     uv_close((uv_handle_t *)&s->retry, on_server_closed);
 }
 
-size_t nnd_server_connections(const nnd_server *s) { return s ? s->n_conns : 0; }
+size_t nnd_server_connections(const nnd_server *s) {
+    return s ? s->n_conns : 0;
+}
 
 void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx) {
-    for (conn *c = s ? s->head : NULL; c; c = c->next) fn(&c->session, ctx);
+    for (conn *c = s ? s->head : NULL; c; c = c->next)
+        fn(&c->session, ctx);
 }

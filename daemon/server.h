@@ -5,6 +5,8 @@
  * Contract:
  * - nnd_server_start() binds the socket path. A stale socket file (nobody answers) is
  *   replaced; a live daemon on the path, or a path that is not a socket, is an error.
+ *   The socket file is mode 0666: every local user may connect (as every app may use a
+ *   HAL); isolation is per connection.
  * - Each connection gets a session with the peer's identity. Frames are read until
  *   EAGAIN and handed to nnd_dispatch(). A malformed frame is answered with
  *   INVALID_ARGUMENT (id 0, the message says why) and the connection stays open:
@@ -25,7 +27,7 @@
 #include "session.h"
 
 #define NND_OUTBOX_MAX_FRAMES 4096
-#define NND_OUTBOX_MAX_BYTES (64u << 20)
+#define NND_OUTBOX_MAX_BYTES  (64u << 20)
 
 typedef struct nnd_server nnd_server;
 

@@ -1,6 +1,8 @@
 /* session.c: client identity and the handle table. See session.h. */
 #include "session.h"
 
+#include "pool.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,9 @@ void nnd_session_init(nnd_session *s, int fd, uint64_t serial) {
 }
 
 /* Handles are random, so their low bits already spread well. */
-static size_t slot_of(const nnd_session *s, uint64_t h) { return (size_t)h & (s->cap - 1); }
+static size_t slot_of(const nnd_session *s, uint64_t h) {
+    return (size_t)h & (s->cap - 1);
+}
 
 static nnd_handle_slot *lookup(const nnd_session *s, uint64_t h) {
     if (!s->cap || h == 0) return NULL;
@@ -45,7 +49,8 @@ static nnd_handle_slot *lookup(const nnd_session *s, uint64_t h) {
 
 static void insert(nnd_handle_slot *slots, size_t cap, const nnd_handle_slot *e) {
     size_t i = (size_t)e->handle & (cap - 1);
-    while (slots[i].handle) i = (i + 1) & (cap - 1);
+    while (slots[i].handle)
+        i = (i + 1) & (cap - 1);
     slots[i] = *e;
 }
 
@@ -63,6 +68,7 @@ static int grow(nnd_session *s) {
 
 int nnd_session_add(nnd_session *s, nnd_obj_kind kind, void *obj, void (*free_fn)(void *),
                     uint64_t *handle) {
+    if (s->count >= NND_SESSION_MAX_OBJECTS) return -1;
     /* Keep the load factor under 1/2 so probes stay short. */
     if ((s->count + 1) * 2 > s->cap && grow(s) < 0) return -1;
     uint64_t h = 0;
@@ -115,4 +121,6 @@ void nnd_session_clear(nnd_session *s) {
     s->slots = NULL;
     s->cap = s->count = 0;
     memset(s->per_kind, 0, sizeof s->per_kind);
+    nnd_pool_cache_free(s->pool_cache);
+    s->pool_cache = NULL;
 }

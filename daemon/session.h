@@ -21,6 +21,9 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+/* Objects one connection may hold at once; quotas proper come with the scheduler. */
+#define NND_SESSION_MAX_OBJECTS 16384
+
 typedef enum nnd_obj_kind {
     NND_OBJ_ANY = 0, /* for lookups only */
     NND_OBJ_PREPARED = 1,
@@ -37,23 +40,23 @@ typedef struct nnd_handle_slot {
 } nnd_handle_slot;
 
 /* Sends one packed reply with fds (borrowed); returns 0 or -errno. */
-typedef int (*nnd_send_fn)(void *ctx, const ProtobufCMessage *reply, const int *fds,
-                           size_t nfds);
+typedef int (*nnd_send_fn)(void *ctx, const ProtobufCMessage *reply, const int *fds, size_t nfds);
 
 typedef struct nnd_session {
     uint64_t serial; /* connection number since startup, for logs */
     pid_t pid;
     uid_t uid;
     gid_t gid;
-    char exe[PATH_MAX]; /* "" when unreadable */
-    char name[64];      /* from Hello, "" until then */
-    volatile bool closing; /* stop flag for running work: the connection is gone */
+    char exe[PATH_MAX];     /* "" when unreadable */
+    char name[64];          /* from Hello, "" until then */
+    volatile bool closing;  /* stop flag for running work: the connection is gone */
     nnd_handle_slot *slots; /* open addressing, linear probing, power-of-two capacity */
     size_t cap;
     size_t count;
     size_t per_kind[NND_OBJ_KINDS];
     nnd_send_fn send;
     void *send_ctx;
+    struct nnd_pool_cache *pool_cache; /* recent execution pool mappings (pool.h) */
 } nnd_session;
 
 /* Reads the peer's identity from a connected AF_UNIX socket. */
@@ -61,7 +64,8 @@ void nnd_session_init(nnd_session *s, int fd, uint64_t serial);
 /* Frees every owned object and the table; the session may then be discarded. */
 void nnd_session_clear(nnd_session *s);
 
-/* Stores obj under a new handle. Returns 0, or -1 when out of memory or randomness. */
+/* Stores obj under a new handle. Returns 0, or -1 when out of memory or randomness, or
+ * when the session already holds NND_SESSION_MAX_OBJECTS. */
 int nnd_session_add(nnd_session *s, nnd_obj_kind kind, void *obj, void (*free_fn)(void *),
                     uint64_t *handle);
 /* The object under handle if it has this kind (or any kind for NND_OBJ_ANY), else NULL. */

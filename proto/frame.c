@@ -62,7 +62,7 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
                 NND_FRAME_MAX_FDS - 1);
         return -1;
     }
-    memcpy(out->fds, fds, nfds * sizeof(int));
+    if (nfds) memcpy(out->fds, fds, nfds * sizeof(int));
     out->nfds = nfds;
     size_t len = protobuf_c_message_get_packed_size(msg);
     uint8_t *bytes = malloc(len ? len : 1);
