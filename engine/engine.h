@@ -3,8 +3,9 @@
  *
  * Contract:
  * - A model is described by nnd_model_desc, borrowed for the duration of a call.
- * - nnd_validate() checks everything a HAL driver checks and names the operand or
- *   operation at fault in err. nnd_prepare() validates too.
+ * - nnd_validate() checks everything a HAL driver checks, shapes included, and names the
+ *   operand or operation at fault in err; it succeeds exactly when nnd_prepare() would
+ *   (an operation without a kernel is refused too), without keeping the plan.
  * - On success nnd_prepare() takes ownership of every constant pool view (it calls each
  *   view's release when the prepared model is freed); on failure the caller keeps them.
  *   CONSTANT_COPY bytes are copied; CONSTANT_REFERENCE bytes are used in place.
@@ -24,10 +25,10 @@
 
 #include "codes.h"
 
-#define NND_MAX_RANK 8
-#define NND_MAX_OPERANDS (1u << 20)
+#define NND_MAX_RANK       8
+#define NND_MAX_OPERANDS   (1u << 20)
 #define NND_MAX_OPERATIONS (1u << 20)
-#define NND_ERR_LEN 256
+#define NND_ERR_LEN        256
 
 typedef struct nnd_channel_quant {
     const float *scales;

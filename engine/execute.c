@@ -8,7 +8,9 @@
 
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+static size_t align64(size_t n) {
+    return (n + 63) & ~(size_t)63;
+}
 
 void *nnd_scratch(nnd_op_ctx *c, size_t bytes) {
     nnd_scratch_pool *s = c->scratch;
@@ -34,7 +36,8 @@ void nnd_scratch_reset(nnd_scratch_pool *s) {
     s->used = 0;
     if (!s->n_extra) return;
     size_t want = align64(s->cap + s->extra_bytes + s->extra_bytes / 2);
-    for (size_t i = 0; i < s->n_extra; i++) free(s->extra[i]);
+    for (size_t i = 0; i < s->n_extra; i++)
+        free(s->extra[i]);
     s->n_extra = 0;
     s->extra_bytes = 0;
     uint8_t *base = aligned_alloc(64, want);
@@ -55,7 +58,8 @@ void nnd_scratch_free(nnd_scratch_pool *s) {
 void nnd_exec_free(nnd_exec *e) {
     if (!e) return;
     if (e->dyn)
-        for (uint32_t i = 0; i < e->p->n_operands; i++) free(e->dyn[i]);
+        for (uint32_t i = 0; i < e->p->n_operands; i++)
+            free(e->dyn[i]);
     free(e->dyn);
     free(e->dyn_cap);
     free(e->tensors);
@@ -71,7 +75,8 @@ nnd_exec *nnd_exec_create(const nnd_prepared *p) {
     if (!e) return NULL;
     e->p = p;
     size_t n_ptrs = 0;
-    for (uint32_t k = 0; k < p->n_steps; k++) n_ptrs += p->steps[k].n_in + p->steps[k].n_out;
+    for (uint32_t k = 0; k < p->n_steps; k++)
+        n_ptrs += p->steps[k].n_in + p->steps[k].n_out;
     e->tensors = malloc(sizeof(nnd_tensor) * (p->n_operands + 1));
     e->ptrs = malloc(sizeof(nnd_tensor *) * (n_ptrs + 1));
     e->step_ptr = malloc(sizeof(size_t) * (p->n_steps + 1));
@@ -87,20 +92,22 @@ nnd_exec *nnd_exec_create(const nnd_prepared *p) {
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const nnd_step *st = &p->steps[k];
         e->step_ptr[k] = at;
-        for (uint32_t j = 0; j < st->n_in; j++) e->ptrs[at++] = &e->tensors[st->in[j]];
-        for (uint32_t j = 0; j < st->n_out; j++) e->ptrs[at++] = &e->tensors[st->out[j]];
+        for (uint32_t j = 0; j < st->n_in; j++)
+            e->ptrs[at++] = &e->tensors[st->in[j]];
+        for (uint32_t j = 0; j < st->n_out; j++)
+            e->ptrs[at++] = &e->tensors[st->out[j]];
     }
     return e;
 }
 
 static size_t tensor_bytes(const nnd_tensor *t) {
     size_t n = nnd_type_size(t->type);
-    for (uint32_t i = 0; i < t->rank; i++) n *= t->dims[i];
+    for (uint32_t i = 0; i < t->rank; i++)
+        n *= t->dims[i];
     return n;
 }
 
-static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *err,
-                             size_t errlen) {
+static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *err, size_t errlen) {
     nnd_tensor *t = &e->tensors[e->p->inputs[i]];
     if (io->has_no_value) {
         t->lifetime = NND_NO_VALUE;
@@ -124,7 +131,8 @@ static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *er
     }
     size_t need = tensor_bytes(t);
     if (io->length < need)
-        return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length, need);
+        return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length,
+                    need);
     if (!io->data && need) return FAIL("input %u has no memory", i);
     t->data = io->data;
     t->bytes = io->length;
@@ -138,7 +146,9 @@ static nnd_status size_temporary(nnd_exec *e, uint32_t o, char *err, size_t errl
     if (e->p->slot[o] != NND_NO_SLOT && t->bytes >= need) return NND_OK;
     if (e->dyn_cap[o] < need) {
         void *b = realloc(e->dyn[o], need);
-        if (!b) return (nnd_errf(err, errlen, "out of memory for operand %u (%zu bytes)", o, need), NND_GENERAL_FAILURE);
+        if (!b)
+            return (nnd_errf(err, errlen, "out of memory for operand %u (%zu bytes)", o, need),
+                    NND_GENERAL_FAILURE);
         e->dyn[o] = b;
         e->dyn_cap[o] = need;
     }
@@ -174,21 +184,33 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
             const nnd_step *st = &p->steps[k];
             if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) break;
             nnd_tensor **ptrs = e->ptrs + e->step_ptr[k];
-            nnd_op_ctx c = {.def = st->def, .index = st->index, .in = ptrs, .n_in = st->n_in,
-                            .out = ptrs + st->n_in, .n_out = st->n_out, .relaxed = p->relaxed,
-                            .scratch = &e->scratch, .err = err, .errlen = errlen};
+            nnd_op_ctx c = {.def = st->def,
+                            .index = st->index,
+                            .in = ptrs,
+                            .n_in = st->n_in,
+                            .out = ptrs + st->n_in,
+                            .n_out = st->n_out,
+                            .relaxed = p->relaxed,
+                            .scratch = &e->scratch,
+                            .err = err,
+                            .errlen = errlen};
             if (p->dynamic) {
                 s = st->def->shape(&c);
                 if (s == NND_DEFER && insufficient) {
                     s = NND_OK;
                     break; /* shapes downstream depend on outputs that were not computed */
                 }
-                if (s == NND_DEFER) s = (nnd_errf(err, errlen, "%s #%u: shape not computable", st->def->name, st->index), NND_GENERAL_FAILURE);
+                if (s == NND_DEFER)
+                    s = (nnd_errf(err, errlen, "%s #%u: shape not computable", st->def->name,
+                                  st->index),
+                         NND_GENERAL_FAILURE);
                 if (s) break;
                 for (uint32_t j = 0; j < st->n_out && !s; j++) {
                     nnd_tensor *t = c.out[j];
-                    if (t->lifetime == NND_TEMPORARY) s = size_temporary(e, st->out[j], err, errlen);
-                    else if (t->bytes < tensor_bytes(t)) insufficient = true;
+                    if (t->lifetime == NND_TEMPORARY)
+                        s = size_temporary(e, st->out[j], err, errlen);
+                    else if (t->bytes < tensor_bytes(t))
+                        insufficient = true;
                 }
                 if (s) break;
             }

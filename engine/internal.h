@@ -7,7 +7,7 @@
 #include "op.h"
 
 #define NND_ARENA_ALIGN 64
-#define NND_NO_SLOT SIZE_MAX
+#define NND_NO_SLOT     SIZE_MAX
 
 typedef struct nnd_step {
     const nnd_op_def *def;
@@ -24,12 +24,12 @@ struct nnd_prepared {
     size_t *slot;               /* arena offset per temporary, or NND_NO_SLOT */
     size_t arena_size;
     uint32_t n_steps;
-    nnd_step *steps; /* in execution order */
+    nnd_step *steps;         /* in execution order */
     uint32_t *operand_lists; /* storage for steps' in/out lists */
     uint32_t n_inputs, n_outputs;
     uint32_t *inputs, *outputs;
-    uint8_t *constants;   /* CONSTANT_COPY bytes */
-    float *channel_scales;    /* storage for per-channel scales */
+    uint8_t *constants;               /* CONSTANT_COPY bytes */
+    float *channel_scales;            /* storage for per-channel scales */
     nnd_channel_quant *channel_quant; /* per operand */
     uint32_t n_pools;
     nnd_memory_view *pools;
@@ -50,25 +50,22 @@ struct nnd_exec {
     nnd_tensor **ptrs; /* per step: input then output tensor pointers */
     size_t *step_ptr;  /* offset of each step's pointers in ptrs */
     uint8_t *arena;
-    void **dyn;        /* per operand: buffer for temporaries sized at execution */
+    void **dyn; /* per operand: buffer for temporaries sized at execution */
     size_t *dyn_cap;
     nnd_scratch_pool scratch;
 };
 
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
-nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors,
-                             nnd_channel_quant *cq, const uint8_t *constants, char *err,
-                             size_t errlen);
+nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
+                             const uint8_t *constants, char *err, size_t errlen);
 /* Validates structure (operands, lifetimes, locations, lists); op signatures excluded. */
 nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t errlen);
 /* Full validation; NND_UNSUPPORTED when valid but some operation has no kernel. With
  * supported != NULL, fills one flag per operation instead of stopping at the first. */
-nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err,
-                              size_t errlen);
+nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen);
 /* Orders operations so every operand is written before it is read; fails on a cycle or
  * an operand read but never written. order receives n_operations indexes. */
-nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *err,
-                                size_t errlen);
+nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *err, size_t errlen);
 void nnd_scratch_reset(nnd_scratch_pool *s);
 void nnd_scratch_free(nnd_scratch_pool *s);
 void nnd_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -27,16 +27,19 @@ static bool dims_known(const nnd_operand_desc *o) {
 
 static uint64_t byte_size(const nnd_operand_desc *o) {
     uint64_t n = nnd_type_size(o->type);
-    for (uint32_t i = 0; i < o->rank; i++) n *= o->dims[i];
+    for (uint32_t i = 0; i < o->rank; i++)
+        n *= o->dims[i];
     return n;
 }
 
 static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, size_t errlen) {
     switch (o->type) {
     case NND_TENSOR_QUANT8_ASYMM:
-        if (!(o->scale > 0.f)) return FAIL("operand %u: TENSOR_QUANT8_ASYMM scale %g must be > 0", i, o->scale);
+        if (!(o->scale > 0.f))
+            return FAIL("operand %u: TENSOR_QUANT8_ASYMM scale %g must be > 0", i, o->scale);
         if (o->zero_point < 0 || o->zero_point > 255)
-            return FAIL("operand %u: TENSOR_QUANT8_ASYMM zero point %d outside 0..255", i, o->zero_point);
+            return FAIL("operand %u: TENSOR_QUANT8_ASYMM zero point %d outside 0..255", i,
+                        o->zero_point);
         return NND_OK;
     case NND_TENSOR_QUANT8_ASYMM_SIGNED:
         if (!(o->scale > 0.f)) return FAIL("operand %u: scale %g must be > 0", i, o->scale);
@@ -44,35 +47,45 @@ static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, 
             return FAIL("operand %u: zero point %d outside -128..127", i, o->zero_point);
         return NND_OK;
     case NND_TENSOR_QUANT16_ASYMM:
-        if (!(o->scale > 0.f)) return FAIL("operand %u: TENSOR_QUANT16_ASYMM scale %g must be > 0", i, o->scale);
+        if (!(o->scale > 0.f))
+            return FAIL("operand %u: TENSOR_QUANT16_ASYMM scale %g must be > 0", i, o->scale);
         if (o->zero_point < 0 || o->zero_point > 65535)
-            return FAIL("operand %u: TENSOR_QUANT16_ASYMM zero point %d outside 0..65535", i, o->zero_point);
+            return FAIL("operand %u: TENSOR_QUANT16_ASYMM zero point %d outside 0..65535", i,
+                        o->zero_point);
         return NND_OK;
     case NND_TENSOR_QUANT8_SYMM:
     case NND_TENSOR_QUANT16_SYMM:
-        if (!(o->scale > 0.f)) return FAIL("operand %u: %s scale %g must be > 0", i, nnd_type_name(o->type), o->scale);
-        if (o->zero_point != 0) return FAIL("operand %u: %s zero point must be 0", i, nnd_type_name(o->type));
+        if (!(o->scale > 0.f))
+            return FAIL("operand %u: %s scale %g must be > 0", i, nnd_type_name(o->type), o->scale);
+        if (o->zero_point != 0)
+            return FAIL("operand %u: %s zero point must be 0", i, nnd_type_name(o->type));
         return NND_OK;
     case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL: {
         const nnd_channel_quant *q = &o->channel_quant;
         if (o->scale != 0.f || o->zero_point != 0)
             return FAIL("operand %u: per-channel operand must have scale 0 and zero point 0", i);
         if (!q->scales || q->channel_dim >= o->rank)
-            return FAIL("operand %u: per-channel quantization missing or channel dimension %u out of range", i, q->channel_dim);
+            return FAIL(
+                "operand %u: per-channel quantization missing or channel dimension %u out of range",
+                i, q->channel_dim);
         if (o->dims[q->channel_dim] != 0 && q->n_scales != o->dims[q->channel_dim])
-            return FAIL("operand %u: %u channel scales for a channel dimension of %u", i, q->n_scales, o->dims[q->channel_dim]);
+            return FAIL("operand %u: %u channel scales for a channel dimension of %u", i,
+                        q->n_scales, o->dims[q->channel_dim]);
         for (uint32_t k = 0; k < q->n_scales; k++)
-            if (!(q->scales[k] > 0.f)) return FAIL("operand %u: channel scale %u is %g, must be > 0", i, k, q->scales[k]);
+            if (!(q->scales[k] > 0.f))
+                return FAIL("operand %u: channel scale %u is %g, must be > 0", i, k, q->scales[k]);
         return NND_OK;
     }
     case NND_TENSOR_INT32:
     case NND_TENSOR_OEM_BYTE:
     case NND_OEM_SCALAR:
-        if (!(o->scale >= 0.f)) return FAIL("operand %u: scale %g must not be negative", i, o->scale);
+        if (!(o->scale >= 0.f))
+            return FAIL("operand %u: scale %g must not be negative", i, o->scale);
         return NND_OK;
     default:
         if (o->scale != 0.f || o->zero_point != 0)
-            return FAIL("operand %u: %s takes no scale or zero point (got %g, %d)", i, nnd_type_name(o->type), o->scale, o->zero_point);
+            return FAIL("operand %u: %s takes no scale or zero point (got %g, %d)", i,
+                        nnd_type_name(o->type), o->scale, o->zero_point);
         return NND_OK;
     }
 }
@@ -81,9 +94,11 @@ static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, 
     const nnd_operand_desc *o = &m->operands[i];
     if (nnd_type_size(o->type) == 0 || o->type == NND_SUBGRAPH_TYPE)
         return FAIL("operand %u: unknown or unsupported operand type %d", i, o->type);
-    if (o->rank > NND_MAX_RANK) return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, NND_MAX_RANK);
+    if (o->rank > NND_MAX_RANK)
+        return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, NND_MAX_RANK);
     if (!nnd_type_is_tensor(o->type) && o->rank != 0)
-        return FAIL("operand %u: scalar type %s has %u dimensions", i, nnd_type_name(o->type), o->rank);
+        return FAIL("operand %u: scalar type %s has %u dimensions", i, nnd_type_name(o->type),
+                    o->rank);
     nnd_status s = check_quant(o, i, err, errlen);
     if (s) return s;
     switch (o->lifetime) {
@@ -92,7 +107,9 @@ static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, 
     case NND_MODEL_OUTPUT:
         if (o->offset || o->length || o->pool)
             return FAIL("operand %u: %s operand must not have a location", i,
-                        o->lifetime == NND_TEMPORARY ? "temporary" : o->lifetime == NND_MODEL_INPUT ? "input" : "output");
+                        o->lifetime == NND_TEMPORARY     ? "temporary"
+                        : o->lifetime == NND_MODEL_INPUT ? "input"
+                                                         : "output");
         return NND_OK;
     case NND_NO_VALUE:
         if (o->length) return FAIL("operand %u: NO_VALUE operand has a length", i);
@@ -108,17 +125,19 @@ static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, 
         if (o->lifetime == NND_CONSTANT_COPY) {
             limit = m->operand_values_len;
         } else {
-            if (o->pool >= m->n_pools) return FAIL("operand %u: pool %u does not exist (%u pools)", i, o->pool, m->n_pools);
+            if (o->pool >= m->n_pools)
+                return FAIL("operand %u: pool %u does not exist (%u pools)", i, o->pool,
+                            m->n_pools);
             limit = m->pools[o->pool].size;
         }
         if (o->offset > limit || o->length > limit - o->offset)
             return FAIL("operand %u: location %llu+%llu is outside its %s of %llu bytes", i,
                         (unsigned long long)o->offset, (unsigned long long)o->length,
-                        o->lifetime == NND_CONSTANT_COPY ? "operand values" : "pool", (unsigned long long)limit);
+                        o->lifetime == NND_CONSTANT_COPY ? "operand values" : "pool",
+                        (unsigned long long)limit);
         return NND_OK;
     }
-    default:
-        return FAIL("operand %u: lifetime %u is not supported", i, o->lifetime);
+    default: return FAIL("operand %u: lifetime %u is not supported", i, o->lifetime);
     }
 }
 
@@ -129,22 +148,28 @@ static nnd_status check_io_list(const nnd_model_desc *m, const uint32_t *list, u
     nnd_status s = NND_OK;
     for (uint32_t k = 0; k < n && !s; k++) {
         uint32_t i = list[k];
-        if (i >= m->n_operands) s = FAIL("model %s %u names operand %u, only %u exist", what, k, i, m->n_operands);
-        else if (m->operands[i].lifetime != lifetime) s = FAIL("model %s %u: operand %u does not have the %s lifetime", what, k, i, what);
-        else if (seen[i]++) s = FAIL("model %s list names operand %u twice", what, i);
+        if (i >= m->n_operands)
+            s = FAIL("model %s %u names operand %u, only %u exist", what, k, i, m->n_operands);
+        else if (m->operands[i].lifetime != lifetime)
+            s = FAIL("model %s %u: operand %u does not have the %s lifetime", what, k, i, what);
+        else if (seen[i]++)
+            s = FAIL("model %s list names operand %u twice", what, i);
     }
     for (uint32_t i = 0; i < m->n_operands && !s; i++)
         if (m->operands[i].lifetime == lifetime && !seen[i])
-            s = FAIL("operand %u has the %s lifetime but is not in the model's %s list", i, what, what);
+            s = FAIL("operand %u has the %s lifetime but is not in the model's %s list", i, what,
+                     what);
     free(seen);
     return s;
 }
 
 nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t errlen) {
     if (m->n_operands > NND_MAX_OPERANDS) return FAIL("too many operands (%u)", m->n_operands);
-    if (m->n_operations > NND_MAX_OPERATIONS) return FAIL("too many operations (%u)", m->n_operations);
+    if (m->n_operations > NND_MAX_OPERATIONS)
+        return FAIL("too many operations (%u)", m->n_operations);
     if (m->n_operations == 0) return FAIL("model has no operations");
-    if (m->n_inputs == 0 || m->n_outputs == 0) return FAIL("model needs at least one input and one output");
+    if (m->n_inputs == 0 || m->n_outputs == 0)
+        return FAIL("model needs at least one input and one output");
     for (uint32_t i = 0; i < m->n_operands; i++) {
         nnd_status s = check_operand(m, i, err, errlen);
         if (s) return s;
@@ -154,18 +179,24 @@ nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t err
     if (s) return s;
     for (uint32_t k = 0; k < m->n_operations; k++) {
         const nnd_operation_desc *op = &m->operations[k];
-        if (op->n_outputs == 0) return FAIL("operation %u (%s) has no outputs", k, nnd_operation_name(op->type));
+        if (op->n_outputs == 0)
+            return FAIL("operation %u (%s) has no outputs", k, nnd_operation_name(op->type));
         for (uint32_t j = 0; j < op->n_inputs; j++)
             if (op->inputs[j] >= m->n_operands)
-                return FAIL("operation %u (%s) input %u names operand %u, only %u exist", k, nnd_operation_name(op->type), j, op->inputs[j], m->n_operands);
+                return FAIL("operation %u (%s) input %u names operand %u, only %u exist", k,
+                            nnd_operation_name(op->type), j, op->inputs[j], m->n_operands);
         for (uint32_t j = 0; j < op->n_outputs; j++) {
             uint32_t o = op->outputs[j];
             if (o >= m->n_operands)
-                return FAIL("operation %u (%s) output %u names operand %u, only %u exist", k, nnd_operation_name(op->type), j, o, m->n_operands);
+                return FAIL("operation %u (%s) output %u names operand %u, only %u exist", k,
+                            nnd_operation_name(op->type), j, o, m->n_operands);
             uint32_t lt = m->operands[o].lifetime;
             if (lt != NND_TEMPORARY && lt != NND_MODEL_OUTPUT)
-                return FAIL("operation %u (%s) writes operand %u, which is a %s", k, nnd_operation_name(op->type), o,
-                            lt == NND_MODEL_INPUT ? "model input" : lt == NND_NO_VALUE ? "NO_VALUE operand" : "constant");
+                return FAIL("operation %u (%s) writes operand %u, which is a %s", k,
+                            nnd_operation_name(op->type), o,
+                            lt == NND_MODEL_INPUT ? "model input"
+                            : lt == NND_NO_VALUE  ? "NO_VALUE operand"
+                                                  : "constant");
         }
     }
     return NND_OK;
@@ -179,7 +210,8 @@ nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *
     uint32_t *pending = calloc(n, sizeof(uint32_t));
     uint32_t *readers_start = calloc((size_t)m->n_operands + 1, sizeof(uint32_t));
     uint32_t total_reads = 0;
-    for (uint32_t k = 0; k < n; k++) total_reads += m->operations[k].n_inputs;
+    for (uint32_t k = 0; k < n; k++)
+        total_reads += m->operations[k].n_inputs;
     uint32_t *readers = malloc(sizeof(uint32_t) * (total_reads ? total_reads : 1));
     nnd_status s = NND_OK;
     if (!writer || !pending || !readers_start || !readers) {
@@ -199,7 +231,8 @@ nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *
     for (uint32_t i = 0; i < m->n_operands && !s; i++) {
         uint32_t lt = m->operands[i].lifetime;
         if ((lt == NND_TEMPORARY || lt == NND_MODEL_OUTPUT) && writer[i] == UINT32_MAX)
-            s = FAIL("operand %u (%s) is never written by any operation", i, lt == NND_TEMPORARY ? "temporary" : "model output");
+            s = FAIL("operand %u (%s) is never written by any operation", i,
+                     lt == NND_TEMPORARY ? "temporary" : "model output");
     }
     if (s) goto out;
     /* Count, per operation, the inputs still to be produced; index readers by operand. */
@@ -209,7 +242,8 @@ nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *
             if (writer[o] != UINT32_MAX) pending[k]++;
             readers_start[o + 1]++;
         }
-    for (uint32_t i = 0; i < m->n_operands; i++) readers_start[i + 1] += readers_start[i];
+    for (uint32_t i = 0; i < m->n_operands; i++)
+        readers_start[i + 1] += readers_start[i];
     {
         uint32_t *fill = calloc((size_t)m->n_operands + 1, sizeof(uint32_t));
         if (!fill) {
@@ -237,7 +271,8 @@ nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *
     if (tail != n) {
         for (uint32_t k = 0; k < n; k++)
             if (pending[k]) {
-                s = FAIL("operation %u (%s) is part of a cycle", k, nnd_operation_name(m->operations[k].type));
+                s = FAIL("operation %u (%s) is part of a cycle", k,
+                         nnd_operation_name(m->operations[k].type));
                 break;
             }
     }
@@ -249,9 +284,8 @@ out:
     return s;
 }
 
-nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors,
-                             nnd_channel_quant *cq, const uint8_t *constants, char *err,
-                             size_t errlen) {
+nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
+                             const uint8_t *constants, char *err, size_t errlen) {
     (void)err, (void)errlen;
     for (uint32_t i = 0; i < m->n_operands; i++) {
         const nnd_operand_desc *o = &m->operands[i];
@@ -290,18 +324,31 @@ static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors,
         nnd_status s = NND_OK;
         if (!def) {
             if (op->type >= 0 && op->type < NND_OP_COUNT)
-                s = (nnd_errf(err, errlen, "operation %u: %s is not supported by this driver", k, nnd_operation_name(op->type)), NND_UNSUPPORTED);
+                s = (nnd_errf(err, errlen, "operation %u: %s is not supported by this driver", k,
+                              nnd_operation_name(op->type)),
+                     NND_UNSUPPORTED);
             else if (op->type == NND_OP_OEM_OPERATION)
-                s = (nnd_errf(err, errlen, "operation %u: OEM_OPERATION is not supported without a plugin", k), NND_UNSUPPORTED);
+                s = (nnd_errf(err, errlen,
+                              "operation %u: OEM_OPERATION is not supported without a plugin", k),
+                     NND_UNSUPPORTED);
             else
                 s = FAIL("operation %u: unknown operation type %d", k, op->type);
         } else if (op->n_inputs > 512 || op->n_outputs > 64) {
             s = FAIL("operation %u (%s): too many operands", k, def->name);
         } else {
-            for (uint32_t j = 0; j < op->n_inputs; j++) ptr_in[j] = &tensors[op->inputs[j]];
-            for (uint32_t j = 0; j < op->n_outputs; j++) ptr_out[j] = &tensors[op->outputs[j]];
-            nnd_op_ctx c = {.def = def, .index = k, .in = ptr_in, .n_in = op->n_inputs, .out = ptr_out,
-                            .n_out = op->n_outputs, .relaxed = m->relaxed, .err = err, .errlen = errlen};
+            for (uint32_t j = 0; j < op->n_inputs; j++)
+                ptr_in[j] = &tensors[op->inputs[j]];
+            for (uint32_t j = 0; j < op->n_outputs; j++)
+                ptr_out[j] = &tensors[op->outputs[j]];
+            nnd_op_ctx c = {.def = def,
+                            .index = k,
+                            .in = ptr_in,
+                            .n_in = op->n_inputs,
+                            .out = ptr_out,
+                            .n_out = op->n_outputs,
+                            .relaxed = m->relaxed,
+                            .err = err,
+                            .errlen = errlen};
             s = def->check ? def->check(&c) : NND_OK;
             if (!s && op->n_inputs > def->key_input &&
                 !nnd_op_kernel(def, ptr_in[def->key_input]->type))
@@ -333,11 +380,6 @@ nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *er
     free(tensors);
     free(cq);
     return s;
-}
-
-nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
-    nnd_status s = nnd_validate_model(m, NULL, err, errlen);
-    return s == NND_UNSUPPORTED ? NND_OK : s;
 }
 
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,

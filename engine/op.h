@@ -24,7 +24,7 @@
 
 #include "engine.h"
 
-#define NND_DEFER 101 /* shape(): needs data that is only known at execution */
+#define NND_DEFER       101 /* shape(): needs data that is only known at execution */
 #define NND_MAX_KERNELS 8
 
 typedef struct nnd_tensor {

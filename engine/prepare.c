@@ -26,9 +26,15 @@ void nnd_prepared_free(nnd_prepared *p) {
     free(p);
 }
 
-uint32_t nnd_prepared_num_inputs(const nnd_prepared *p) { return p->n_inputs; }
-uint32_t nnd_prepared_num_outputs(const nnd_prepared *p) { return p->n_outputs; }
-uint32_t nnd_prepared_num_operations(const nnd_prepared *p) { return p->n_steps; }
+uint32_t nnd_prepared_num_inputs(const nnd_prepared *p) {
+    return p->n_inputs;
+}
+uint32_t nnd_prepared_num_outputs(const nnd_prepared *p) {
+    return p->n_outputs;
+}
+uint32_t nnd_prepared_num_operations(const nnd_prepared *p) {
+    return p->n_steps;
+}
 const nnd_operand_desc *nnd_prepared_input(const nnd_prepared *p, uint32_t i) {
     return i < p->n_inputs ? &p->operands[p->inputs[i]] : NULL;
 }
@@ -57,16 +63,25 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
             continue;
         }
         nnd_tensor declared[64];
-        for (uint32_t j = 0; j < st->n_in; j++) in[j] = &p->tensors[st->in[j]];
+        for (uint32_t j = 0; j < st->n_in; j++)
+            in[j] = &p->tensors[st->in[j]];
         for (uint32_t j = 0; j < st->n_out; j++) {
             out[j] = &p->tensors[st->out[j]];
             declared[j] = *out[j];
         }
-        nnd_op_ctx c = {.def = st->def, .index = st->index, .in = in, .n_in = st->n_in, .out = out,
-                        .n_out = st->n_out, .relaxed = relaxed, .err = err, .errlen = errlen};
+        nnd_op_ctx c = {.def = st->def,
+                        .index = st->index,
+                        .in = in,
+                        .n_in = st->n_in,
+                        .out = out,
+                        .n_out = st->n_out,
+                        .relaxed = relaxed,
+                        .err = err,
+                        .errlen = errlen};
         nnd_status s = st->def->shape(&c);
         if (s == NND_DEFER) {
-            for (uint32_t j = 0; j < st->n_out; j++) *out[j] = declared[j];
+            for (uint32_t j = 0; j < st->n_out; j++)
+                *out[j] = declared[j];
             p->dynamic = true;
             continue;
         }
@@ -77,7 +92,8 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
             for (uint32_t r = 0; agree && r < d->rank; r++)
                 agree = d->dims[r] == 0 || d->dims[r] == out[j]->dims[r];
             if (!agree)
-                return FAIL("%s #%u: output %u (operand %u) is declared with other dimensions than the operation produces",
+                return FAIL("%s #%u: output %u (operand %u) is declared with other dimensions than "
+                            "the operation produces",
                             st->def->name, st->index, j, st->out[j]);
             out[j]->known = true;
             nnd_operand_desc *od = &p->operands[st->out[j]];
@@ -88,7 +104,9 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
     return NND_OK;
 }
 
-static size_t align_up(size_t n) { return (n + NND_ARENA_ALIGN - 1) & ~(size_t)(NND_ARENA_ALIGN - 1); }
+static size_t align_up(size_t n) {
+    return (n + NND_ARENA_ALIGN - 1) & ~(size_t)(NND_ARENA_ALIGN - 1);
+}
 
 /* Greedy by size: each temporary takes the lowest offset not used by a temporary whose
  * [first, last] step interval overlaps its own. */
@@ -101,12 +119,14 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
         free(first), free(last), free(temps), free(size);
         return FAIL("out of memory planning the arena");
     }
-    for (uint32_t i = 0; i < n; i++) first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = NND_NO_SLOT;
+    for (uint32_t i = 0; i < n; i++)
+        first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = NND_NO_SLOT;
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const nnd_step *st = &p->steps[k];
         for (uint32_t j = 0; j < st->n_out; j++)
             if (first[st->out[j]] == UINT32_MAX) first[st->out[j]] = k;
-        for (uint32_t j = 0; j < st->n_in; j++) last[st->in[j]] = k;
+        for (uint32_t j = 0; j < st->n_in; j++)
+            last[st->in[j]] = k;
     }
     uint32_t nt = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -114,7 +134,8 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
         if (t->lifetime != NND_TEMPORARY || !t->known) continue;
         if (last[i] < first[i]) last[i] = first[i];
         size_t bytes = nnd_type_size(t->type);
-        for (uint32_t r = 0; r < t->rank; r++) bytes *= t->dims[r];
+        for (uint32_t r = 0; r < t->rank; r++)
+            bytes *= t->dims[r];
         size[i] = align_up(bytes);
         temps[nt++] = i;
     }
@@ -150,6 +171,20 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
     return NND_OK;
 }
 
+static const uint8_t *constant_bytes(const nnd_model_desc *m, const nnd_operand_desc *o) {
+    return (o->lifetime == NND_CONSTANT_COPY ? m->operand_values : m->pools[o->pool].base) +
+           o->offset;
+}
+
+/* CONSTANT_COPY values are copied; CONSTANT_REFERENCE values are used in place unless
+ * they are misaligned for their element type. */
+static bool needs_own_copy(const nnd_model_desc *m, const nnd_operand_desc *o) {
+    if (o->lifetime == NND_CONSTANT_COPY) return o->length > 0;
+    if (o->lifetime != NND_CONSTANT_REFERENCE) return false;
+    size_t align = nnd_type_size(o->type);
+    return align > 1 && (uintptr_t)constant_bytes(m, o) % align != 0;
+}
+
 static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uint32_t *order,
                              char *err, size_t errlen) {
     p->n_operands = m->n_operands;
@@ -158,7 +193,8 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     p->n_steps = m->n_operations;
     p->relaxed = m->relaxed;
     size_t n_scales = 0, n_lists = 0;
-    for (uint32_t i = 0; i < m->n_operands; i++) n_scales += m->operands[i].channel_quant.n_scales;
+    for (uint32_t i = 0; i < m->n_operands; i++)
+        n_scales += m->operands[i].channel_quant.n_scales;
     for (uint32_t k = 0; k < m->n_operations; k++)
         n_lists += m->operations[k].n_inputs + m->operations[k].n_outputs;
     p->operands = malloc(sizeof(nnd_operand_desc) * (m->n_operands + 1));
@@ -170,17 +206,27 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     p->operand_lists = malloc(sizeof(uint32_t) * (n_lists + 1));
     p->inputs = malloc(sizeof(uint32_t) * m->n_inputs);
     p->outputs = malloc(sizeof(uint32_t) * m->n_outputs);
-    p->constants = malloc(m->operand_values_len + 1);
+    size_t const_bytes = 0;
+    for (uint32_t i = 0; i < m->n_operands; i++)
+        if (needs_own_copy(m, &m->operands[i])) const_bytes += align_up(m->operands[i].length);
+    p->constants = aligned_alloc(NND_ARENA_ALIGN, align_up(const_bytes + 1));
     if (!p->operands || !p->tensors || !p->slot || !p->channel_quant || !p->channel_scales ||
         !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants)
         return FAIL("out of memory preparing model");
     memcpy(p->operands, m->operands, sizeof(nnd_operand_desc) * m->n_operands);
-    if (m->operand_values_len) memcpy(p->constants, m->operand_values, m->operand_values_len);
     memcpy(p->inputs, m->inputs, sizeof(uint32_t) * m->n_inputs);
     memcpy(p->outputs, m->outputs, sizeof(uint32_t) * m->n_outputs);
     float *sc = p->channel_scales;
+    size_t at = 0;
     for (uint32_t i = 0; i < m->n_operands; i++) {
         nnd_operand_desc *o = &p->operands[i];
+        if (needs_own_copy(m, o)) {
+            /* Kernels may read constants as int32 or float: give each an aligned home. */
+            memcpy(p->constants + at, constant_bytes(m, o), o->length);
+            o->lifetime = NND_CONSTANT_COPY;
+            o->offset = at;
+            at += align_up(o->length);
+        }
         o->extension_data = NULL; /* borrowed from the caller: not kept */
         o->extension_len = 0;
         if (o->channel_quant.n_scales) {
@@ -207,7 +253,9 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     return NND_OK;
 }
 
-nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen) {
+/* Builds the plan without taking the caller's pools: shared by prepare and validate. */
+static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *err,
+                             size_t errlen) {
     *out = NULL;
     nnd_status s = nnd_validate_model(m, NULL, err, errlen);
     if (s) return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
@@ -228,10 +276,12 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     }
     for (uint32_t k = 0; !s && k < p->n_steps; k++) {
         nnd_step *st = &p->steps[k];
-        const nnd_tensor *key = st->n_in > st->def->key_input ? &p->tensors[st->in[st->def->key_input]] : NULL;
+        const nnd_tensor *key =
+            st->n_in > st->def->key_input ? &p->tensors[st->in[st->def->key_input]] : NULL;
         st->run = key ? nnd_op_kernel(st->def, key->type) : NULL;
         if (!st->run)
-            s = (nnd_errf(err, errlen, "%s #%u: no kernel for these operand types", st->def->name, st->index),
+            s = (nnd_errf(err, errlen, "%s #%u: no kernel for these operand types", st->def->name,
+                          st->index),
                  NND_UNSUPPORTED);
     }
     if (!s) s = infer_shapes(p, m->relaxed, err, errlen);
@@ -242,14 +292,28 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     }
     for (uint32_t i = 0; i < p->n_operands && !p->dynamic; i++)
         if (!p->tensors[i].known && p->tensors[i].lifetime != NND_NO_VALUE) p->dynamic = true;
+    *out = p;
+    return NND_OK;
+}
+
+nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
+    nnd_prepared *p = NULL;
+    nnd_status s = build_plan(m, &p, err, errlen);
+    nnd_prepared_free(p);
+    return s;
+}
+
+nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen) {
+    nnd_prepared *p = NULL;
+    nnd_status s = build_plan(m, &p, err, errlen);
+    if (s) return s;
     /* Take ownership of the constant pools last, once nothing can fail. */
-    p->n_pools = m->n_pools;
     p->pools = malloc(sizeof(nnd_memory_view) * (m->n_pools + 1));
     if (!p->pools) {
-        p->n_pools = 0;
         nnd_prepared_free(p);
         return FAIL("out of memory preparing model");
     }
+    p->n_pools = m->n_pools;
     if (m->n_pools) memcpy(p->pools, m->pools, sizeof(nnd_memory_view) * m->n_pools);
     *out = p;
     return NND_OK;

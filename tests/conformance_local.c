@@ -81,7 +81,8 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
             ok = false;
         }
     }
-    for (uint32_t i = 0; bufs && i < n_out; i++) free(bufs[i]);
+    for (uint32_t i = 0; bufs && i < n_out; i++)
+        free(bufs[i]);
     free(bufs), free(ins), free(outs), free(shapes);
     return ok;
 }
@@ -100,7 +101,8 @@ static int run_case(const nnd_case *c) {
     const char *missing = s ? NULL : unsupported_op(c, supported);
     free(supported);
     if (s) {
-        printf("FAIL %s:%s: supported operations: %s: %s\n", c->file, c->name, nnd_status_name(s), err);
+        printf("FAIL %s:%s: supported operations: %s: %s\n", c->file, c->name, nnd_status_name(s),
+               err);
         nnd_model_desc_clear(&d);
         return 1;
     }
@@ -150,7 +152,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     size_t counts[3] = {0};
-    for (size_t i = 0; i < n; i++) counts[run_case(&cases[i])]++;
+    for (size_t i = 0; i < n; i++)
+        counts[run_case(&cases[i])]++;
     printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
     nnd_cases_free(cases, n);
     return counts[1] ? 1 : 0;

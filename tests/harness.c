@@ -21,8 +21,8 @@
 #endif
 
 #define START_TIMEOUT_MS 10000
-#define STOP_TIMEOUT_MS 10000
-#define MAX_LIVE 16
+#define STOP_TIMEOUT_MS  10000
+#define MAX_LIVE         16
 
 /* Daemons started and not yet stopped, for the atexit hook. */
 static struct {
@@ -109,7 +109,9 @@ static int try_connect(const char *path) {
     return fd;
 }
 
-int nnd_test_connect_raw(const nnd_test_daemon *d) { return try_connect(d->socket_path); }
+int nnd_test_connect_raw(const nnd_test_daemon *d) {
+    return try_connect(d->socket_path);
+}
 
 int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
     memset(d, 0, sizeof *d);
@@ -130,7 +132,8 @@ int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
     argv[argc++] = d->socket_path;
     argv[argc++] = "--state-dir";
     argv[argc++] = d->state_dir;
-    for (int i = 0; extra_args && extra_args[i] && argc < 63; i++) argv[argc++] = extra_args[i];
+    for (int i = 0; extra_args && extra_args[i] && argc < 63; i++)
+        argv[argc++] = extra_args[i];
     argv[argc] = NULL;
 
     pid_t parent = getpid();
@@ -167,8 +170,7 @@ int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
         }
         sleep_ms(10);
     }
-    fprintf(stderr, "harness: daemon did not accept connections within %d ms\n",
-            START_TIMEOUT_MS);
+    fprintf(stderr, "harness: daemon did not accept connections within %d ms\n", START_TIMEOUT_MS);
     kill(d->pid, SIGKILL);
     waitpid(d->pid, NULL, 0);
     forget(d->pid);

@@ -67,7 +67,8 @@ static void test_round_trip_with_fds(void **state) {
     assert_int_equal(nnd_frame_send(p->a, &req.base, fds, 2, err, sizeof err), 0);
 
     nnd_frame_in in;
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 1);
+    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
+                     1);
     const Nnd__Request *got = (const Nnd__Request *)in.msg;
     assert_int_equal(got->id, 42);
     assert_int_equal(got->call_case, NND__REQUEST__CALL_HELLO);
@@ -102,7 +103,8 @@ static void test_spill_over_one_mib(void **state) {
     size_t len = (1u << 20) + 12345;
     uint8_t *big = malloc(len);
     assert_non_null(big);
-    for (size_t i = 0; i < len; i++) big[i] = (uint8_t)(i * 7 + i / 251);
+    for (size_t i = 0; i < len; i++)
+        big[i] = (uint8_t)(i * 7 + i / 251);
     Nnd__Model model = NND__MODEL__INIT;
     model.operand_values.data = big;
     model.operand_values.len = len;
@@ -115,14 +117,16 @@ static void test_spill_over_one_mib(void **state) {
 
     nnd_packed pk;
     char err[256];
-    assert_int_equal(nnd_frame_pack(&req.base, NULL, 0, &pk, err, sizeof err), 0);
+    int no_fds[1] = {-1};
+    assert_int_equal(nnd_frame_pack(&req.base, no_fds, 0, &pk, err, sizeof err), 0);
     assert_true(pk.spill_fd >= 0);
     assert_true(pk.len < 64);
     assert_int_equal(nnd_frame_sendmsg(p->a, &pk, 0), 0);
     nnd_packed_clear(&pk);
 
     nnd_frame_in in;
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 1);
+    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
+                     1);
     const Nnd__Request *got = (const Nnd__Request *)in.msg;
     assert_int_equal(got->id, 7);
     assert_int_equal(got->call_case, NND__REQUEST__CALL_PREPARE_MODEL);
@@ -185,7 +189,8 @@ static void test_oversized_datagram_is_eproto(void **state) {
 static void test_too_many_fds_closes_all(void **state) {
     pair *p = *state;
     int fds[40];
-    for (int i = 0; i < 40; i++) fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (int i = 0; i < 40; i++)
+        fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     /* A valid Hello, so only the fd count is wrong. */
     Nnd__Request req;
     Nnd__Hello h;
@@ -193,7 +198,8 @@ static void test_too_many_fds_closes_all(void **state) {
     uint8_t bytes[64];
     size_t len = nnd__request__pack(&req, bytes);
     send_raw(p->a, bytes, len, fds, 40);
-    for (int i = 0; i < 40; i++) close(fds[i]);
+    for (int i = 0; i < 40; i++)
+        close(fds[i]);
     int before = wire_count_fds(0);
     expect_eproto(p, "too many");
     assert_int_equal(wire_count_fds(0), before);
@@ -252,7 +258,8 @@ static void test_spill_size_mismatch_rejected(void **state) {
     close(fd);
     nnd_frame_in in;
     char err[256];
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 1);
+    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
+                     1);
     assert_string_equal(((Nnd__Request *)in.msg)->hello->client_name, "spilled");
     nnd_frame_in_clear(&in);
 }
@@ -272,7 +279,8 @@ static void test_eof_and_eagain(void **state) {
                      -EAGAIN);
     close(p->a);
     p->a = -1;
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 0);
+    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
+                     0);
 }
 
 int main(void) {

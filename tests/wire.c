@@ -13,8 +13,9 @@
 #include "frame.h"
 
 int wire_send(int sock, const Nnd__Request *req, const int *fds, size_t nfds) {
+    static const int no_fds[1] = {-1}; /* frame.c memcpy()s from fds even when nfds is 0 */
     char err[256];
-    int rc = nnd_frame_send(sock, &req->base, fds, nfds, err, sizeof err);
+    int rc = nnd_frame_send(sock, &req->base, nfds ? fds : no_fds, nfds, err, sizeof err);
     if (rc < 0) fprintf(stderr, "wire_send: %s\n", err);
     return rc;
 }
@@ -22,18 +23,22 @@ int wire_send(int sock, const Nnd__Request *req, const int *fds, size_t nfds) {
 Nnd__Reply *wire_recv(int sock, int timeout_ms) {
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
     int n;
-    do n = poll(&pfd, 1, timeout_ms);
+    do
+        n = poll(&pfd, 1, timeout_ms);
     while (n < 0 && errno == EINTR);
     if (n <= 0) {
         fprintf(stderr, "wire_recv: no reply within %d ms\n", timeout_ms);
         return NULL;
     }
     static uint8_t buf[NND_FRAME_RECV_BUF];
-    char err[256];
+    char err[256] = "";
     nnd_frame_in in;
     int rc = nnd_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
     if (rc <= 0) {
-        fprintf(stderr, "wire_recv: %s\n", rc == 0 ? "connection closed" : err);
+        fprintf(stderr, "wire_recv: %s\n",
+                rc == 0         ? "connection closed"
+                : rc == -EPROTO ? err
+                                : strerror(-rc));
         return NULL;
     }
     Nnd__Reply *r = (Nnd__Reply *)in.msg;

@@ -1,0 +1,155 @@
+/* conv.c: CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED. Each only describes its
+ * operands as a grouped convolution (nnd_conv_geom); the window walk, the float and
+ * quantized (per-tensor or per-channel) arithmetic live once in common.c. */
+#include "common.h"
+
+static bool is_depthwise(const nnd_op_ctx *c) {
+    return c->def->code == NND_OP_DEPTHWISE_CONV_2D;
+}
+
+/* ---- CONV_2D and DEPTHWISE_CONV_2D -------------------------------------------------- */
+
+static nnd_status windowed_check(nnd_op_ctx *c) {
+    bool dw = is_depthwise(c);
+    nnd_status s = nnd_conv_check_params(c, dw ? 1 : 0, NND_CONV_DILATION);
+    if (s || (s = nnd_conv_check_tensors(c, dw ? 3 : 0))) return s;
+    if ((s = nnd_check_rank(c, c->in[0], "input 0", 4, 4)) ||
+        (s = nnd_check_rank(c, c->in[1], "filter (input 1)", 4, 4)) ||
+        (s = nnd_check_rank(c, c->in[2], "bias (input 2)", 1, 1)))
+        return s;
+    return NND_OK;
+}
+
+/* Conv filter: [out_c, fh, fw, in_c]. Depthwise filter: [1, fh, fw, in_c * multiplier],
+ * one group per input channel. */
+static nnd_status windowed_geom(nnd_op_ctx *c, nnd_conv_params *p, nnd_conv_geom *g) {
+    bool dw = is_depthwise(c);
+    nnd_status s = nnd_conv_read_params(c, dw ? 1 : 0, p);
+    if (s) return s;
+    const nnd_tensor *in = c->in[0], *f = c->in[1], *b = c->in[2];
+    if (in->rank != 4 || f->rank != 4 || b->rank != 1)
+        return nnd_fail(c, "input, filter and bias need ranks 4, 4 and 1, have %u, %u and %u",
+                        in->rank, f->rank, b->rank);
+    if ((s = nnd_conv_geometry(c, p, in, f->dims[1], f->dims[2], g))) return s;
+    if (dw) {
+        g->out_c = f->dims[3];
+        g->groups = g->in_c;
+        if ((int64_t)p->extra * g->in_c != g->out_c)
+            return nnd_fail(c, "depth multiplier %d times %u input channels is not the filter's %u",
+                            p->extra, g->in_c, g->out_c);
+        g->filter_oc_stride = 1;
+        g->filter_tap_stride = g->out_c;
+    } else {
+        g->out_c = f->dims[0];
+        g->groups = 1;
+        if (f->dims[3] != g->in_c)
+            return nnd_fail(c, "filter (input 1) has depth %u, input 0 has %u channels", f->dims[3],
+                            g->in_c);
+        g->filter_tap_stride = g->in_c;
+        g->filter_oc_stride = (size_t)f->dims[1] * f->dims[2] * g->in_c;
+    }
+    if (!g->out_c) return nnd_fail(c, "filter (input 1) has no output channels");
+    if (f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->channel_quant->n_scales != g->out_c)
+        return nnd_fail(c, "filter (input 1) has %u channel scales for %u output channels",
+                        f->channel_quant->n_scales, g->out_c);
+    if (b->dims[0] != g->out_c)
+        return nnd_fail(c, "bias (input 2) has %u elements for %u output channels", b->dims[0],
+                        g->out_c);
+    return NND_OK;
+}
+
+/* ---- FULLY_CONNECTED: a 1x1 convolution of [batch, input_size] pixels ----------------- */
+
+static nnd_status fc_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 4, 4, 1, 1);
+    if (s || (s = nnd_conv_check_tensors(c, -1)) || (s = nnd_check_activation(c, 3))) return s;
+    if ((s = nnd_check_rank(c, c->in[0], "input 0", 2, 4)) ||
+        (s = nnd_check_rank(c, c->in[1], "weights (input 1)", 2, 2)) ||
+        (s = nnd_check_rank(c, c->in[2], "bias (input 2)", 1, 1)))
+        return s;
+    return NND_OK;
+}
+
+static nnd_status fc_geom(nnd_op_ctx *c, nnd_conv_geom *g) {
+    const nnd_tensor *in = c->in[0], *w = c->in[1], *b = c->in[2];
+    if (in->rank < 2 || w->rank != 2 || b->rank != 1)
+        return nnd_fail(c, "input, weights and bias need ranks >= 2, 2 and 1, have %u, %u and %u",
+                        in->rank, w->rank, b->rank);
+    uint32_t units = w->dims[0], size = w->dims[1];
+    if (!units || !size) return nnd_fail(c, "weights (input 1) are empty (%u x %u)", units, size);
+    size_t n = nnd_elems(in);
+    if (n % size)
+        return nnd_fail(c, "input 0 has %zu elements, not a multiple of the input size %u", n,
+                        size);
+    if (b->dims[0] != units)
+        return nnd_fail(c, "bias (input 2) has %u elements for %u units", b->dims[0], units);
+    if (n / size > UINT32_MAX) return nnd_fail(c, "input 0 has too many rows");
+    *g = (nnd_conv_geom){.batches = (uint32_t)(n / size),
+                         .in_h = 1,
+                         .in_w = 1,
+                         .in_c = size,
+                         .out_h = 1,
+                         .out_w = 1,
+                         .out_c = units,
+                         .filter_h = 1,
+                         .filter_w = 1,
+                         .groups = 1,
+                         .stride_h = 1,
+                         .stride_w = 1,
+                         .dil_h = 1,
+                         .dil_w = 1,
+                         .filter_oc_stride = size,
+                         .filter_tap_stride = size};
+    return NND_OK;
+}
+
+/* ---- the three operations on the shared engine ---------------------------------------- */
+
+static nnd_status op_geom(nnd_op_ctx *c, nnd_conv_geom *g, int32_t *act) {
+    if (c->def->code == NND_OP_FULLY_CONNECTED) {
+        *act = c->in[3]->data ? nnd_i32(c->in[3]) : NND_FUSED_NONE;
+        return fc_geom(c, g);
+    }
+    nnd_conv_params p = {0};
+    nnd_status s = windowed_geom(c, &p, g);
+    *act = p.act;
+    return s;
+}
+
+/* Shape (run == false) or compute the output. */
+static nnd_status conv_op(nnd_op_ctx *c, bool run) {
+    nnd_conv_geom g;
+    int32_t act;
+    nnd_status s = op_geom(c, &g, &act);
+    if (s || run) return s ? s : nnd_conv_run(c, &g, c->in[0], c->in[1], c->in[2], c->out[0], act);
+    if (c->def->code == NND_OP_FULLY_CONNECTED)
+        nnd_set_shape(c->out[0], 2, (uint32_t[]){g.batches, g.out_c});
+    else
+        nnd_set_image_shape(c->out[0], g.nchw, g.batches, g.out_h, g.out_w, g.out_c);
+    return NND_OK;
+}
+
+static nnd_status conv_shape(nnd_op_ctx *c) {
+    return conv_op(c, false);
+}
+static nnd_status conv_run(nnd_op_ctx *c) {
+    return conv_op(c, true);
+}
+static nnd_status conv_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, conv_run);
+}
+
+#define CONV_OP(var, CODE, NAME, CHECK)                                                            \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = CHECK,                                                                            \
+        .shape = conv_shape,                                                                       \
+        .kernels = {{NND_TENSOR_FLOAT32, conv_run},                                                \
+                    {NND_TENSOR_FLOAT16, conv_f16},                                                \
+                    {NND_TENSOR_QUANT8_ASYMM, conv_run}},                                          \
+    }
+
+CONV_OP(nnd_op_conv_2d, NND_OP_CONV_2D, "CONV_2D", windowed_check);
+CONV_OP(nnd_op_depthwise_conv_2d, NND_OP_DEPTHWISE_CONV_2D, "DEPTHWISE_CONV_2D", windowed_check);
+CONV_OP(nnd_op_fully_connected, NND_OP_FULLY_CONNECTED, "FULLY_CONNECTED", fc_check);

@@ -1,0 +1,344 @@
+/* elementwise.c: the HAL 1.2 elementwise operations.
+ * - unary: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE;
+ * - broadcast binary: EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,
+ *   LOGICAL_AND, LOGICAL_OR, MAXIMUM, MINIMUM, POW, PRELU;
+ * - SELECT (three inputs of one shape).
+ *
+ * Every operation runs the same loop: elements are gathered in chunks into "lanes" of
+ * doubles (exact for every FP32, FP16, INT32, QUANT8 and BOOL8 value), a per-operation
+ * function of one element computes the result, and the result is stored in the output's
+ * type. The element functions reproduce the reference's arithmetic: float math for the
+ * float operations, QUANT8 compared as real values, QUANT8 MAXIMUM/MINIMUM/SELECT
+ * requantized to the output in double, and PRELU's integer pipeline. */
+#include "common.h"
+
+#include <string.h>
+
+/* How a QUANT8_ASYMM input enters its lane. */
+enum lane_load {
+    LOAD_RAW,     /* stored integer (CAST, PRELU's integer pipeline) */
+    LOAD_REAL,    /* dequantized in float (comparisons) */
+    LOAD_REQUANT, /* requantized to the output's scale and zero point */
+};
+
+/* What the output type must be. */
+enum lane_out { OUT_SAME, OUT_BOOL, OUT_QUANT8, OUT_CAST };
+
+typedef struct elem_job elem_job;
+typedef double (*lane_fn)(const elem_job *j, const double *v);
+
+typedef struct elem_spec {
+    lane_fn fn;                 /* one output element from v[0..arity) */
+    lane_fn fn_q8;              /* replaces fn for QUANT8 inputs, when set */
+    void (*setup)(elem_job *j); /* parameters fn_q8 needs, when set */
+    float (*math)(float);       /* for fn == lane_math */
+    uint32_t types;             /* bit mask of allowed types of the key input */
+    uint8_t arity, load, out;
+    bool broadcast;
+} elem_spec;
+
+struct elem_job {
+    const elem_spec *spec;
+    lane_fn fn;
+    const nnd_tensor *in[3];
+    nnd_tensor *out;
+    /* PRELU QUANT8: zero points and the multipliers of both branches */
+    int32_t zp_in, zp_alpha, zp_out, mul_pos, mul_neg;
+    int shift_pos, shift_neg;
+};
+
+#define TYPE_BIT(t) (1u << (t))
+#define FLOATS      (TYPE_BIT(NND_TENSOR_FLOAT32) | TYPE_BIT(NND_TENSOR_FLOAT16))
+#define NUMERIC     (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM))
+#define BOOLS       TYPE_BIT(NND_TENSOR_BOOL8)
+
+static bool type_in(int32_t type, uint32_t mask) {
+    return type >= 0 && type < 32 && (mask & TYPE_BIT(type));
+}
+
+/* ---- element functions --------------------------------------------------------------- */
+
+#define LANE(name, expr)                                                                           \
+    static double name(const elem_job *j, const double *v) {                                       \
+        (void)j;                                                                                   \
+        return (expr);                                                                             \
+    }
+
+LANE(lane_math, j->spec->math((float)v[0]))
+LANE(lane_neg, -v[0])
+LANE(lane_not, v[0] == 0)
+LANE(lane_copy, v[0])
+LANE(lane_less, v[0] < v[1])
+LANE(lane_less_equal, v[0] <= v[1])
+LANE(lane_equal, v[0] == v[1])
+LANE(lane_not_equal, v[0] != v[1])
+LANE(lane_greater, v[0] > v[1])
+LANE(lane_greater_equal, v[0] >= v[1])
+LANE(lane_and, v[0] != 0 && v[1] != 0)
+LANE(lane_or, v[0] != 0 || v[1] != 0)
+/* The reference's std::max/std::min: the first operand wins unless strictly beaten. */
+LANE(lane_max, v[0] < v[1] ? v[1] : v[0])
+LANE(lane_min, v[1] < v[0] ? v[1] : v[0])
+LANE(lane_pow, powf((float)v[0], (float)v[1]))
+LANE(lane_prelu, v[0] >= 0 ? v[0] : (double)((float)v[0] * (float)v[1]))
+LANE(lane_select, v[0] != 0 ? v[1] : v[2])
+
+static float rsqrt_f(float x) {
+    return 1.f / sqrtf(x);
+}
+
+/* QUANTIZE: float math, clamped in the reference's order (so NaN gives 255). */
+static double lane_quantize(const elem_job *j, const double *v) {
+    float q = (float)j->out->zero_point + roundf((float)v[0] / j->out->scale);
+    q = q < 255.f ? q : 255.f;
+    return 0.f < q ? q : 0.f;
+}
+
+/* PRELU QUANT8: identity branch and alpha branch each rescaled to the output. */
+static double lane_prelu_q8(const elem_job *j, const double *v) {
+    int32_t x = (int32_t)v[0] - j->zp_in, r;
+    if (x >= 0) {
+        r = nnd_mul_by_quantized(x, j->mul_pos, j->shift_pos);
+    } else {
+        int32_t alpha = (int32_t)v[1] - j->zp_alpha;
+        r = nnd_mul_by_quantized(x * alpha, j->mul_neg, j->shift_neg);
+    }
+    return nnd_clampi(j->zp_out + r, 0, 255);
+}
+
+static void prelu_q8_setup(elem_job *j) {
+    const nnd_tensor *in = j->in[0], *alpha = j->in[1];
+    j->zp_in = in->zero_point;
+    j->zp_alpha = alpha->zero_point;
+    j->zp_out = j->out->zero_point;
+    /* As the reference: the identity ratio divides in float, the product in double. */
+    float pos = in->scale / j->out->scale;
+    double neg = (double)(in->scale * alpha->scale) / j->out->scale;
+    nnd_quantize_multiplier(pos, &j->mul_pos, &j->shift_pos);
+    nnd_quantize_multiplier(neg, &j->mul_neg, &j->shift_neg);
+}
+
+/* ---- operation table ----------------------------------------------------------------- */
+
+#define UNARY(f, mask)                                                                             \
+    { .fn = (f), .types = (mask), .arity = 1 }
+#define MATH(f)                                                                                    \
+    { .fn = lane_math, .math = (f), .types = FLOATS, .arity = 1 }
+#define BCAST(f, mask, ld, o)                                                                      \
+    { .fn = (f), .types = (mask), .arity = 2, .load = (ld), .out = (o), .broadcast = true }
+#define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_REAL, OUT_BOOL)
+
+static const elem_spec specs[NND_OP_COUNT] = {
+    [NND_OP_ABS] = MATH(fabsf),
+    [NND_OP_EXP] = MATH(expf),
+    [NND_OP_LOG] = MATH(logf),
+    [NND_OP_RSQRT] = MATH(rsqrt_f),
+    [NND_OP_SIN] = MATH(sinf),
+    [NND_OP_SQRT] = MATH(sqrtf),
+    [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
+    [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
+    [NND_OP_CAST] = {.fn = lane_copy, .types = NUMERIC, .arity = 1, .out = OUT_CAST},
+    [NND_OP_QUANTIZE] = {.fn = lane_quantize, .types = FLOATS, .arity = 1, .out = OUT_QUANT8},
+    [NND_OP_EQUAL] = COMPARE(lane_equal),
+    [NND_OP_NOT_EQUAL] = COMPARE(lane_not_equal),
+    [NND_OP_GREATER] = COMPARE(lane_greater),
+    [NND_OP_GREATER_EQUAL] = COMPARE(lane_greater_equal),
+    [NND_OP_LESS] = COMPARE(lane_less),
+    [NND_OP_LESS_EQUAL] = COMPARE(lane_less_equal),
+    [NND_OP_LOGICAL_AND] = BCAST(lane_and, BOOLS, LOAD_RAW, OUT_SAME),
+    [NND_OP_LOGICAL_OR] = BCAST(lane_or, BOOLS, LOAD_RAW, OUT_SAME),
+    [NND_OP_MAXIMUM] = BCAST(lane_max, NUMERIC, LOAD_REQUANT, OUT_SAME),
+    [NND_OP_MINIMUM] = BCAST(lane_min, NUMERIC, LOAD_REQUANT, OUT_SAME),
+    [NND_OP_POW] = BCAST(lane_pow, FLOATS, LOAD_RAW, OUT_SAME),
+    [NND_OP_PRELU] = {.fn = lane_prelu,
+                      .fn_q8 = lane_prelu_q8,
+                      .setup = prelu_q8_setup,
+                      .types = FLOATS | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM),
+                      .arity = 2,
+                      .broadcast = true},
+    /* Input 0 is the BOOL8 condition; input 1 carries the type. */
+    [NND_OP_SELECT] = {.fn = lane_select, .types = NUMERIC, .arity = 3, .load = LOAD_REQUANT},
+};
+
+static const elem_spec *spec_of(const nnd_op_ctx *c) {
+    return &specs[c->def->code];
+}
+
+/* ---- check and shape ----------------------------------------------------------------- */
+
+static nnd_status elem_check(nnd_op_ctx *c) {
+    const elem_spec *sp = spec_of(c);
+    nnd_status s = nnd_check_count(c, sp->arity, sp->arity, 1, 1);
+    if (s) return s;
+    uint32_t key = c->def->key_input;
+    int32_t type = c->in[key]->type;
+    if (!type_in(type, sp->types))
+        return nnd_unsupported(c, "input %u has type %s, not supported here", key,
+                               nnd_type_name(type));
+    for (uint32_t i = 0; i < sp->arity; i++) {
+        int32_t want = i < key ? NND_TENSOR_BOOL8 : type; /* SELECT's condition */
+        if (c->in[i]->type != want)
+            return nnd_fail(c, "input %u has type %s, expected %s", i,
+                            nnd_type_name(c->in[i]->type), nnd_type_name(want));
+    }
+    int32_t out = c->out[0]->type;
+    switch (sp->out) {
+    case OUT_BOOL: type = NND_TENSOR_BOOL8; break;
+    case OUT_QUANT8: type = NND_TENSOR_QUANT8_ASYMM; break;
+    case OUT_CAST:
+        if (!type_in(out, NUMERIC))
+            return nnd_unsupported(c, "output has type %s, not supported here", nnd_type_name(out));
+        type = out;
+        break;
+    default: break;
+    }
+    if (out != type)
+        return nnd_fail(c, "output 0 has type %s, expected %s", nnd_type_name(out),
+                        nnd_type_name(type));
+    return NND_OK;
+}
+
+static bool same_dims(const nnd_tensor *a, const nnd_tensor *b) {
+    return a->rank == b->rank && memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
+}
+
+static nnd_status elem_shape(nnd_op_ctx *c) {
+    const elem_spec *sp = spec_of(c);
+    if (sp->broadcast) return nnd_broadcast_shape(c, c->in[0], c->in[1], c->out[0]);
+    for (uint32_t i = 1; i < sp->arity; i++)
+        if (!same_dims(c->in[0], c->in[i]))
+            return nnd_fail(c, "input %u does not have the shape of input 0", i);
+    nnd_copy_shape(c->out[0], c->in[0]);
+    return NND_OK;
+}
+
+/* ---- lanes --------------------------------------------------------------------------- */
+
+#define LANE_CHUNK 256
+
+#define GATHER(T)                                                                                  \
+    do {                                                                                           \
+        const T *p = (const T *)t->data + off;                                                     \
+        for (size_t k = 0; k < n; k++)                                                             \
+            dst[k][i] = (double)p[k * step];                                                       \
+    } while (0)
+
+/* Fills column i of dst with n elements of input i from element off, stride step. */
+static void lane_load(const elem_job *j, uint32_t i, size_t off, size_t step, size_t n,
+                      double (*dst)[3]) {
+    const nnd_tensor *t = j->in[i];
+    switch (t->type) {
+    case NND_TENSOR_FLOAT32: GATHER(float); return;
+    case NND_TENSOR_FLOAT16: GATHER(nnd_half); return;
+    case NND_TENSOR_INT32: GATHER(int32_t); return;
+    default: GATHER(uint8_t); break; /* QUANT8 and BOOL8 bytes */
+    }
+    if (t->type != NND_TENSOR_QUANT8_ASYMM || j->spec->load == LOAD_RAW) return;
+    const nnd_tensor *o = j->out;
+    for (size_t k = 0; k < n; k++) {
+        /* the real value is computed in float, as the reference does */
+        double x = nnd_dequantize_value((int32_t)dst[k][i], t->scale, t->zero_point);
+        if (j->spec->load == LOAD_REQUANT) {
+            x = x / o->scale + o->zero_point;
+            x = x < 0 ? 0 : (x > 255 ? 255 : round(x));
+        }
+        dst[k][i] = x;
+    }
+}
+
+/* Writes n results at element off of t, converting as the reference's casts do: float
+ * rounding, truncation toward zero for integers, saturation, NaN as 0. */
+static void lane_store(nnd_tensor *t, size_t off, size_t n, const double *r) {
+    for (size_t k = 0; k < n; k++) {
+        double x = r[k];
+        switch (t->type) {
+        case NND_TENSOR_FLOAT32: ((float *)t->data)[off + k] = (float)x; break;
+        case NND_TENSOR_FLOAT16: ((nnd_half *)t->data)[off + k] = (nnd_half)x; break;
+        case NND_TENSOR_INT32:
+            x = x != x ? 0 : (x < INT32_MIN ? INT32_MIN : (x > INT32_MAX ? INT32_MAX : x));
+            ((int32_t *)t->data)[off + k] = (int32_t)x;
+            break;
+        case NND_TENSOR_BOOL8: ((uint8_t *)t->data)[off + k] = x != 0; break;
+        default:
+            x = x > 0 ? (x < 255 ? x : 255) : 0;
+            ((uint8_t *)t->data)[off + k] = (uint8_t)x;
+            break;
+        }
+    }
+}
+
+/* n output elements from off: input i starts at in_off[i] and advances by step[i]. */
+static void run_span(const elem_job *j, size_t off, const size_t *in_off, const size_t *step,
+                     size_t n) {
+    double lanes[LANE_CHUNK][3], res[LANE_CHUNK];
+    for (size_t done = 0; done < n;) {
+        size_t m = n - done < LANE_CHUNK ? n - done : LANE_CHUNK;
+        for (uint32_t i = 0; i < j->spec->arity; i++)
+            lane_load(j, i, in_off[i] + done * step[i], step[i], m, lanes);
+        for (size_t k = 0; k < m; k++)
+            res[k] = j->fn(j, lanes[k]);
+        lane_store(j->out, off + done, m, res);
+        done += m;
+    }
+}
+
+static void bcast_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t sb, size_t n) {
+    size_t in_off[3] = {ia, ib, 0}, step[3] = {sa, sb, 0};
+    run_span(ctx, o, in_off, step, n);
+}
+
+static nnd_status elem_run(nnd_op_ctx *c) {
+    const elem_spec *sp = spec_of(c);
+    elem_job j = {.spec = sp, .fn = sp->fn, .out = c->out[0]};
+    for (uint32_t i = 0; i < sp->arity; i++)
+        j.in[i] = c->in[i];
+    if (sp->fn_q8 && c->in[c->def->key_input]->type == NND_TENSOR_QUANT8_ASYMM) {
+        j.fn = sp->fn_q8;
+        sp->setup(&j);
+    }
+    if (sp->broadcast) {
+        nnd_broadcast_walk(c->in[0], c->in[1], c->out[0], bcast_row, &j);
+    } else {
+        size_t in_off[3] = {0, 0, 0}, step[3] = {1, 1, 1};
+        run_span(&j, 0, in_off, step, nnd_elems(c->out[0]));
+    }
+    return NND_OK;
+}
+
+#define ELEM_OP(var, CODE, NAME, KEY)                                                              \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = elem_check,                                                                       \
+        .shape = elem_shape,                                                                       \
+        .kernels = {{NND_TENSOR_FLOAT32, elem_run},                                                \
+                    {NND_TENSOR_FLOAT16, elem_run},                                                \
+                    {NND_TENSOR_INT32, elem_run},                                                  \
+                    {NND_TENSOR_QUANT8_ASYMM, elem_run},                                           \
+                    {NND_TENSOR_BOOL8, elem_run}},                                                 \
+        .key_input = KEY,                                                                          \
+    }
+
+ELEM_OP(nnd_op_abs, NND_OP_ABS, "ABS", 0);
+ELEM_OP(nnd_op_exp, NND_OP_EXP, "EXP", 0);
+ELEM_OP(nnd_op_log, NND_OP_LOG, "LOG", 0);
+ELEM_OP(nnd_op_neg, NND_OP_NEG, "NEG", 0);
+ELEM_OP(nnd_op_rsqrt, NND_OP_RSQRT, "RSQRT", 0);
+ELEM_OP(nnd_op_sin, NND_OP_SIN, "SIN", 0);
+ELEM_OP(nnd_op_sqrt, NND_OP_SQRT, "SQRT", 0);
+ELEM_OP(nnd_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
+ELEM_OP(nnd_op_cast, NND_OP_CAST, "CAST", 0);
+ELEM_OP(nnd_op_quantize, NND_OP_QUANTIZE, "QUANTIZE", 0);
+ELEM_OP(nnd_op_equal, NND_OP_EQUAL, "EQUAL", 0);
+ELEM_OP(nnd_op_not_equal, NND_OP_NOT_EQUAL, "NOT_EQUAL", 0);
+ELEM_OP(nnd_op_greater, NND_OP_GREATER, "GREATER", 0);
+ELEM_OP(nnd_op_greater_equal, NND_OP_GREATER_EQUAL, "GREATER_EQUAL", 0);
+ELEM_OP(nnd_op_less, NND_OP_LESS, "LESS", 0);
+ELEM_OP(nnd_op_less_equal, NND_OP_LESS_EQUAL, "LESS_EQUAL", 0);
+ELEM_OP(nnd_op_logical_and, NND_OP_LOGICAL_AND, "LOGICAL_AND", 0);
+ELEM_OP(nnd_op_logical_or, NND_OP_LOGICAL_OR, "LOGICAL_OR", 0);
+ELEM_OP(nnd_op_maximum, NND_OP_MAXIMUM, "MAXIMUM", 0);
+ELEM_OP(nnd_op_minimum, NND_OP_MINIMUM, "MINIMUM", 0);
+ELEM_OP(nnd_op_pow, NND_OP_POW, "POW", 0);
+ELEM_OP(nnd_op_prelu, NND_OP_PRELU, "PRELU", 0);
+ELEM_OP(nnd_op_select, NND_OP_SELECT, "SELECT", 1);

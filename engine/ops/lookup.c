@@ -1,0 +1,146 @@
+/* lookup.c: EMBEDDING_LOOKUP and HASHTABLE_LOOKUP — gather rows (slices along the first
+ * dimension) of a values tensor, by index or through a sorted key table. Rows are moved
+ * as bytes, so every value type shares one path. */
+#include "common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static nnd_status check_values(nnd_op_ctx *c, uint32_t i, uint32_t min_rank) {
+    char what[32];
+    snprintf(what, sizeof what, "input %u (values)", i);
+    nnd_status s =
+        nnd_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                       NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    if (s || (s = nnd_check_rank(c, c->in[i], what, min_rank, NND_MAX_RANK))) return s;
+    if (c->out[0]->type != c->in[i]->type)
+        return nnd_fail(c, "output 0 has type %s, the values %s", nnd_type_name(c->out[0]->type),
+                        nnd_type_name(c->in[i]->type));
+    return nnd_check_same_quant(c, i, 0);
+}
+
+/* A 1-D TENSOR_INT32 input. */
+static nnd_status check_index_vector(nnd_op_ctx *c, uint32_t i, const char *what) {
+    if (c->in[i]->type != NND_TENSOR_INT32)
+        return nnd_fail(c, "input %u (%s) must be TENSOR_INT32, is %s", i, what,
+                        nnd_type_name(c->in[i]->type));
+    return nnd_check_rank(c, c->in[i], what, 1, 1);
+}
+
+/* Output 0: the values' shape with the first dimension replaced by the lookup count. */
+static void set_gathered_shape(nnd_tensor *out, const nnd_tensor *lookups,
+                               const nnd_tensor *values) {
+    uint32_t dims[NND_MAX_RANK];
+    memcpy(dims, values->dims, sizeof(uint32_t) * values->rank);
+    dims[0] = lookups->dims[0];
+    nnd_set_shape(out, values->rank, dims);
+}
+
+static size_t row_bytes(const nnd_tensor *values) {
+    return nnd_dims_product(values, 1, values->rank) * nnd_type_size(values->type);
+}
+
+static int32_t load_i32(const nnd_tensor *t, size_t i) {
+    int32_t v;
+    memcpy(&v, (const int32_t *)t->data + i, sizeof v);
+    return v;
+}
+
+/* ---- EMBEDDING_LOOKUP: inputs lookups, values -------------------------------------- */
+
+static nnd_status embedding_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
+    if (s || (s = check_index_vector(c, 0, "lookups"))) return s;
+    return check_values(c, 1, 2);
+}
+
+static nnd_status embedding_shape(nnd_op_ctx *c) {
+    set_gathered_shape(c->out[0], c->in[0], c->in[1]);
+    return NND_OK;
+}
+
+static nnd_status embedding_run(nnd_op_ctx *c) {
+    const nnd_tensor *lookups = c->in[0], *values = c->in[1];
+    size_t row = row_bytes(values), rows = values->dims[0];
+    uint8_t *dst = c->out[0]->data;
+    for (uint32_t i = 0; i < lookups->dims[0]; i++) {
+        int32_t idx = load_i32(lookups, i);
+        if (idx < 0 || (size_t)idx >= rows)
+            return nnd_fail(c, "lookup %u is %d, outside the %zu rows", i, idx, rows);
+        nnd_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1, row,
+                       1);
+    }
+    return NND_OK;
+}
+
+/* ---- HASHTABLE_LOOKUP: inputs lookups, keys, values; outputs values, hits ---------- */
+
+static nnd_status hashtable_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 3, 3, 2, 2);
+    if (s || (s = check_index_vector(c, 0, "lookups")) || (s = check_index_vector(c, 1, "keys")) ||
+        (s = check_values(c, 2, 1)))
+        return s;
+    if (c->out[1]->type != NND_TENSOR_QUANT8_ASYMM)
+        return nnd_fail(c, "output 1 (hits) must be TENSOR_QUANT8_ASYMM, is %s",
+                        nnd_type_name(c->out[1]->type));
+    return NND_OK;
+}
+
+static nnd_status hashtable_shape(nnd_op_ctx *c) {
+    const nnd_tensor *lookups = c->in[0], *keys = c->in[1], *values = c->in[2];
+    if (keys->dims[0] != values->dims[0])
+        return nnd_fail(c, "%u keys for %u rows of values", keys->dims[0], values->dims[0]);
+    set_gathered_shape(c->out[0], lookups, values);
+    nnd_set_shape(c->out[1], 1, lookups->dims);
+    return NND_OK;
+}
+
+/* Index of key in the ascending keys, or -1. */
+static int64_t find_key(const nnd_tensor *keys, int32_t key) {
+    size_t lo = 0, hi = keys->dims[0];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int32_t k = load_i32(keys, mid);
+        if (k == key) return (int64_t)mid;
+        if (k < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static nnd_status hashtable_run(nnd_op_ctx *c) {
+    const nnd_tensor *lookups = c->in[0], *keys = c->in[1], *values = c->in[2];
+    size_t row = row_bytes(values);
+    uint8_t *dst = c->out[0]->data, *hits = c->out[1]->data;
+    for (uint32_t i = 0; i < lookups->dims[0]; i++) {
+        int64_t idx = find_key(keys, load_i32(lookups, i));
+        /* A miss gives a row of zero bytes, as the reference writes. */
+        if (idx < 0 && row)
+            memset(dst + i * row, 0, row);
+        else if (idx >= 0)
+            nnd_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1,
+                           row, 1);
+        hits[i] = idx >= 0;
+    }
+    return NND_OK;
+}
+
+/* Rows move as bytes: one kernel for every value type (keyed on the values input). */
+#define LOOKUP_OP(var, CODE, NAME, prefix, values_input)                                           \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = prefix##_check,                                                                   \
+        .shape = prefix##_shape,                                                                   \
+        .kernels = {{NND_TENSOR_FLOAT32, prefix##_run},                                            \
+                    {NND_TENSOR_FLOAT16, prefix##_run},                                            \
+                    {NND_TENSOR_INT32, prefix##_run},                                              \
+                    {NND_TENSOR_QUANT8_ASYMM, prefix##_run},                                       \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, prefix##_run}},                               \
+        .key_input = values_input,                                                                 \
+    }
+
+LOOKUP_OP(nnd_op_embedding_lookup, NND_OP_EMBEDDING_LOOKUP, "EMBEDDING_LOOKUP", embedding, 1);
+LOOKUP_OP(nnd_op_hashtable_lookup, NND_OP_HASHTABLE_LOOKUP, "HASHTABLE_LOOKUP", hashtable, 2);

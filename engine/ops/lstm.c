@@ -1,0 +1,475 @@
+/* lstm.c: LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM and BIDIRECTIONAL_SEQUENCE_LSTM.
+ *
+ * One float32 cell (CIFG, peephole, layer normalization, cell and projection clipping,
+ * projection, auxiliary input) is stepped through time by all three operations: LSTM is a
+ * sequence of one step. FLOAT16 runs through the float32 bridge, as the reference also
+ * computes in float32. Batch-major sequences are read and written through strides rather
+ * than transposed copies. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+enum { GATE_I, GATE_F, GATE_C, GATE_O };
+static const char *const GATE[4] = {"input", "forget", "cell", "output"};
+
+#define LAYER_NORM_EPSILON 1e-8f
+
+/* Where one cell's tensors sit in an operation's inputs; -1: the operation has none. */
+typedef struct cell_layout {
+    int wx[4];   /* input-to-gate weights [n_cell, n_input]; wx[GATE_I] optional (CIFG) */
+    int wh[4];   /* recurrent-to-gate weights [n_cell, n_output]; wh[GATE_I] optional */
+    int peep[3]; /* cell-to-{input, forget, output} weights [n_cell], optional */
+    int bias[4]; /* gate biases [n_cell]; bias[GATE_I] absent with CIFG */
+    int proj_w, proj_b;
+    int h0, c0; /* output state and cell state in */
+    int ln[4];  /* layer normalization weights [n_cell], optional */
+    int wa[4];  /* auxiliary-input-to-gate weights [n_cell, n_aux], optional */
+    int act, cell_clip, proj_clip;
+} cell_layout;
+
+#define NONE4                                                                                      \
+    { -1, -1, -1, -1 }
+static const cell_layout LSTM_V10 = {
+    {1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16, 17, 18, 19, NONE4, NONE4,
+    20,           21,           22};
+static const cell_layout LSTM_V12 = {
+    {1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16,
+    17,           18,           19,          {23, 24, 25, 26}, NONE4,
+    20,           21,           22};
+static const cell_layout UNI = {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16,
+                                17,           18,           19,          {24, 25, 26, 27}, NONE4,
+                                20,           21,           22};
+static const cell_layout BIDI_FW = {
+    {1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16,
+    17,           35,           36,          {53, 54, 55, 56}, {40, 41, 42, 43},
+    48,           49,           50};
+static const cell_layout BIDI_BW = {{18, 19, 20, 21},
+                                    {22, 23, 24, 25},
+                                    {26, 27, 28},
+                                    {29, 30, 31, 32},
+                                    33,
+                                    34,
+                                    37,
+                                    38,
+                                    {57, 58, 59, 60},
+                                    {44, 45, 46, 47},
+                                    48,
+                                    49,
+                                    50};
+#undef NONE4
+
+enum { UNI_TIME_MAJOR = 23 };
+enum { BIDI_AUX_INPUT = 39, BIDI_MERGE = 51, BIDI_TIME_MAJOR = 52 };
+
+static bool has(const nnd_op_ctx *c, int i) {
+    return i >= 0 && nnd_has_input(c, (uint32_t)i);
+}
+
+static const float *opt(const nnd_op_ctx *c, int i) {
+    return has(c, i) ? c->in[i]->data : NULL;
+}
+
+/* Whether an optional model input is omitted is only known at execution: the checks (and
+ * LSTM's scratch shape) must wait until then. */
+static bool pending(const nnd_op_ctx *c, int i) {
+    return i >= 0 && nnd_input_pending(c, (uint32_t)i);
+}
+
+static bool layout_pending(const nnd_op_ctx *c, const cell_layout *l) {
+    const int opt_inputs[] = {l->wx[GATE_I], l->wh[GATE_I],   l->peep[0], l->peep[1],
+                              l->peep[2],    l->bias[GATE_I], l->proj_w,  l->proj_b,
+                              l->ln[0],      l->ln[1],        l->ln[2],   l->ln[3],
+                              l->wa[0],      l->wa[1],        l->wa[2],   l->wa[3]};
+    for (size_t k = 0; k < sizeof opt_inputs / sizeof opt_inputs[0]; k++)
+        if (pending(c, opt_inputs[k])) return true;
+    return false;
+}
+
+/* ---- the cell ------------------------------------------------------------------------ */
+
+typedef struct lstm_cell {
+    const float *wx[4], *wh[4], *wa[4], *peep[3], *bias[4], *ln[4], *proj_w, *proj_b;
+    uint32_t n_input, n_aux, n_cell, n_output;
+    int32_t act;
+    float cell_clip, proj_clip;
+    bool cifg, peephole, layer_norm;
+} lstm_cell;
+
+static void cell_bind(const nnd_op_ctx *c, const cell_layout *l, const nnd_seq_io *io,
+                      lstm_cell *p) {
+    memset(p, 0, sizeof *p);
+    for (int g = 0; g < 4; g++) {
+        p->wx[g] = opt(c, l->wx[g]);
+        p->wh[g] = opt(c, l->wh[g]);
+        p->bias[g] = opt(c, l->bias[g]);
+        p->ln[g] = opt(c, l->ln[g]);
+        p->wa[g] = io->aux ? opt(c, l->wa[g]) : NULL;
+    }
+    for (int k = 0; k < 3; k++)
+        p->peep[k] = opt(c, l->peep[k]);
+    p->proj_w = opt(c, l->proj_w);
+    p->proj_b = p->proj_w ? opt(c, l->proj_b) : NULL;
+    p->n_input = io->n_input;
+    p->n_aux = io->n_aux;
+    p->n_cell = c->in[l->wx[GATE_O]]->dims[0];
+    p->n_output = c->in[l->wh[GATE_O]]->dims[1];
+    p->act = nnd_i32(c->in[l->act]);
+    p->cell_clip = nnd_f32(c->in[l->cell_clip]);
+    p->proj_clip = nnd_f32(c->in[l->proj_clip]);
+    p->cifg = !p->wx[GATE_I];
+    p->peephole = p->peep[2] != NULL;
+    p->layer_norm = p->ln[GATE_O] != NULL;
+}
+
+/* Rows of v: (v - mean) / stddev, with epsilon standing in for a zero variance. */
+static void normalize_rows(float *v, uint32_t n_batch, uint32_t n) {
+    if (n == 0) return;
+    for (uint32_t b = 0; b < n_batch; b++, v += n) {
+        float sum = 0.f, sq = 0.f;
+        for (uint32_t i = 0; i < n; i++)
+            sum += v[i];
+        float mean = sum / (float)n;
+        for (uint32_t i = 0; i < n; i++)
+            sq += (v[i] - mean) * (v[i] - mean);
+        float var = sq / (float)n;
+        float inv = 1.f / sqrtf(var == 0.f ? LAYER_NORM_EPSILON : var);
+        for (uint32_t i = 0; i < n; i++)
+            v[i] = (v[i] - mean) * inv;
+    }
+}
+
+/* Peephole from the cell state cs, layer normalization (which adds the bias late), and
+ * the gate's nonlinearity: sigmoid, or the cell activation for the cell gate. */
+static void gate_finish(const lstm_cell *p, int gate, float *v, const float *cs, uint32_t n_batch) {
+    size_t nc = p->n_cell, n = (size_t)n_batch * nc;
+    const float *peep = gate == GATE_C ? NULL : p->peep[gate == GATE_O ? 2 : gate];
+    if (p->peephole && peep)
+        for (size_t i = 0; i < n; i++)
+            v[i] += peep[i % nc] * cs[i];
+    if (p->layer_norm) {
+        normalize_rows(v, n_batch, p->n_cell);
+        for (size_t i = 0; i < n; i++)
+            v[i] = v[i] * p->ln[gate][i % nc] + p->bias[gate][i % nc];
+    }
+    nnd_recurrent_act_vec(gate == GATE_C ? p->act : NND_ACT_SIGMOID, v, n);
+}
+
+/* One time step for n_batch rows. x rows are x_b elements apart (aux likewise); h
+ * [n_batch, n_output] and cs [n_batch, n_cell] hold the state in and receive the state
+ * out. gates holds 3 (CIFG) or 4 blocks of n_batch * n_cell, laid out as the reference's
+ * scratch buffer. */
+static void lstm_step(const lstm_cell *p, uint32_t n_batch, const float *x, size_t x_b,
+                      const float *aux, size_t aux_b, float *h, float *cs, float *gates) {
+    size_t nc = p->n_cell, n = (size_t)n_batch * nc;
+    float *g[4];
+    if (p->cifg) {
+        g[GATE_I] = NULL, g[GATE_C] = gates, g[GATE_F] = gates + n, g[GATE_O] = gates + 2 * n;
+    } else {
+        g[GATE_I] = gates, g[GATE_C] = gates + n, g[GATE_F] = gates + 2 * n;
+        g[GATE_O] = gates + 3 * n;
+    }
+    /* Pre-activations; all reads of the previous output state h happen here. */
+    for (int k = 0; k < 4; k++) {
+        float *v = g[k];
+        if (!v) continue;
+        for (size_t i = 0; i < n; i++)
+            v[i] = p->layer_norm ? 0.f : p->bias[k][i % nc];
+        nnd_matvec_acc(p->wx[k], p->n_cell, p->n_input, x, x_b, n_batch, v, nc, 1);
+        if (aux && p->wa[k])
+            nnd_matvec_acc(p->wa[k], p->n_cell, p->n_aux, aux, aux_b, n_batch, v, nc, 1);
+        nnd_matvec_acc(p->wh[k], p->n_cell, p->n_output, h, p->n_output, n_batch, v, nc, 1);
+    }
+    if (!p->cifg) gate_finish(p, GATE_I, g[GATE_I], cs, n_batch);
+    gate_finish(p, GATE_F, g[GATE_F], cs, n_batch);
+    gate_finish(p, GATE_C, g[GATE_C], cs, n_batch);
+    /* New cell state; with CIFG the input gate is 1 - forget gate. */
+    for (size_t i = 0; i < n; i++) {
+        float in_gate = p->cifg ? 1.f - g[GATE_F][i] : g[GATE_I][i];
+        cs[i] = g[GATE_F][i] * cs[i] + g[GATE_C][i] * in_gate;
+        if (p->cifg) g[GATE_F][i] = in_gate;
+        if (p->cell_clip > 0.f) cs[i] = nnd_clampf(cs[i], -p->cell_clip, p->cell_clip);
+    }
+    gate_finish(p, GATE_O, g[GATE_O], cs, n_batch); /* peephole sees the new cell state */
+    for (size_t i = 0; i < n; i++) {
+        g[GATE_C][i] = nnd_recurrent_act(p->act, cs[i]);
+        g[GATE_O][i] *= g[GATE_C][i];
+    }
+    if (!p->proj_w) {
+        memcpy(h, g[GATE_O], n * sizeof(float)); /* n_output == n_cell without projection */
+        return;
+    }
+    size_t no = p->n_output, m = (size_t)n_batch * no;
+    for (size_t i = 0; i < m; i++)
+        h[i] = p->proj_b ? p->proj_b[i % no] : 0.f;
+    nnd_matvec_acc(p->proj_w, p->n_output, p->n_cell, g[GATE_O], nc, n_batch, h, no, 1);
+    if (p->proj_clip > 0.f)
+        for (size_t i = 0; i < m; i++)
+            h[i] = nnd_clampf(h[i], -p->proj_clip, p->proj_clip);
+}
+
+/* Runs the cell over the sequence (backwards when reverse) from states h0, c0; h and cs
+ * receive the final states, each step's output state goes to io->out. */
+static void cell_sequence(const lstm_cell *p, const nnd_seq_io *io, bool reverse, const float *h0,
+                          const float *c0, float *h, float *cs, float *gates) {
+    memmove(h, h0, (size_t)io->n_batch * p->n_output * sizeof(float));
+    memmove(cs, c0, (size_t)io->n_batch * p->n_cell * sizeof(float));
+    for (uint32_t k = 0; k < io->n_time; k++) {
+        uint32_t t = reverse ? io->n_time - 1 - k : k;
+        lstm_step(p, io->n_batch, io->x + t * io->x_t, io->x_b,
+                  io->aux ? io->aux + t * io->aux_t : NULL, io->aux_b, h, cs, gates);
+        nnd_seq_store(io, t, h, p->n_output);
+    }
+}
+
+/* Runs one direction with state buffers from scratch. */
+static nnd_status run_direction(nnd_op_ctx *c, const cell_layout *l, const nnd_seq_io *io,
+                                bool reverse) {
+    lstm_cell p;
+    cell_bind(c, l, io, &p);
+    size_t n = (size_t)io->n_batch * p.n_cell;
+    float *h = nnd_scratch(c, (size_t)io->n_batch * p.n_output * sizeof(float));
+    float *cs = nnd_scratch(c, n * sizeof(float));
+    float *gates = nnd_scratch(c, 4 * n * sizeof(float));
+    if (!h || !cs || !gates) return nnd_fail(c, "out of scratch memory");
+    cell_sequence(&p, io, reverse, c->in[l->h0]->data, c->in[l->c0]->data, h, cs, gates);
+    return NND_OK;
+}
+
+/* ---- validation ---------------------------------------------------------------------- */
+
+static nnd_status need(nnd_op_ctx *c, int i, const char *dir, const char *what) {
+    if (has(c, i)) return NND_OK;
+    return nnd_fail(c, "%s%s (input %d) is required", dir, what, i);
+}
+
+static nnd_status dims_if_present(nnd_op_ctx *c, int i, const char *what, uint32_t rank,
+                                  uint32_t d0, uint32_t d1) {
+    if (!has(c, i)) return NND_OK;
+    return nnd_expect_dims(c, (uint32_t)i, what, rank, (const uint32_t[]){d0, d1});
+}
+
+/* All of the listed optional inputs are given, or none. */
+static bool all_or_none(const nnd_op_ctx *c, const int *idx, int n) {
+    int given = 0;
+    for (int k = 0; k < n; k++)
+        given += has(c, idx[k]);
+    return given == 0 || given == n;
+}
+
+/* Checks one cell's tensors against the reference's rules; n_aux == 0: no aux input. */
+static nnd_status cell_check(nnd_op_ctx *c, const cell_layout *l, const char *dir, uint32_t n_batch,
+                             uint32_t n_input, uint32_t n_aux, uint32_t *n_cell_out,
+                             uint32_t *n_output_out) {
+    char what[96];
+    nnd_status s;
+    for (int g = GATE_F; g <= GATE_O; g++) {
+        snprintf(what, sizeof what, "input-to-%s weights", GATE[g]);
+        if ((s = need(c, l->wx[g], dir, what))) return s;
+        snprintf(what, sizeof what, "recurrent-to-%s weights", GATE[g]);
+        if ((s = need(c, l->wh[g], dir, what))) return s;
+        snprintf(what, sizeof what, "%s gate bias", GATE[g]);
+        if ((s = need(c, l->bias[g], dir, what))) return s;
+    }
+    if ((s = need(c, l->h0, dir, "output state")) || (s = need(c, l->c0, dir, "cell state")))
+        return s;
+    const nnd_tensor *xo = c->in[l->wx[GATE_O]], *ho = c->in[l->wh[GATE_O]];
+    if (xo->rank != 2 || ho->rank != 2)
+        return nnd_fail(c, "%sinput-to-output and recurrent-to-output weights must be 2-D", dir);
+    uint32_t n_cell = xo->dims[0], n_output = ho->dims[1];
+    bool cifg = !has(c, l->wx[GATE_I]);
+    if (has(c, l->wx[GATE_I]) != has(c, l->wh[GATE_I]))
+        return nnd_fail(c,
+                        "%sinput-to-input and recurrent-to-input weights must be given "
+                        "together or omitted together (CIFG)",
+                        dir);
+    for (int g = 0; g < 4; g++) {
+        snprintf(what, sizeof what, "%sinput-to-%s weights", dir, GATE[g]);
+        if ((s = dims_if_present(c, l->wx[g], what, 2, n_cell, n_input))) return s;
+        snprintf(what, sizeof what, "%srecurrent-to-%s weights", dir, GATE[g]);
+        if ((s = dims_if_present(c, l->wh[g], what, 2, n_cell, n_output))) return s;
+        snprintf(what, sizeof what, "%s%s gate bias", dir, GATE[g]);
+        if ((s = dims_if_present(c, l->bias[g], what, 1, n_cell, 0))) return s;
+        snprintf(what, sizeof what, "%s%s layer normalization weights", dir, GATE[g]);
+        if ((s = dims_if_present(c, l->ln[g], what, 1, n_cell, 0))) return s;
+    }
+    for (int k = 0; k < 3; k++) {
+        snprintf(what, sizeof what, "%scell-to-%s weights", dir, GATE[k == 2 ? GATE_O : k]);
+        if ((s = dims_if_present(c, l->peep[k], what, 1, n_cell, 0))) return s;
+    }
+    bool peep_all = (has(c, l->peep[0]) || cifg) && has(c, l->peep[1]) && has(c, l->peep[2]);
+    if (!peep_all && !all_or_none(c, l->peep, 3))
+        return nnd_fail(c, "%speephole weights must be all given or all omitted", dir);
+    if (cifg && has(c, l->bias[GATE_I]))
+        return nnd_fail(c, "%sinput gate bias (input %d) must be omitted with CIFG", dir,
+                        l->bias[GATE_I]);
+    if (!cifg && (s = need(c, l->bias[GATE_I], dir, "input gate bias"))) return s;
+    snprintf(what, sizeof what, "%sprojection weights", dir);
+    if ((s = dims_if_present(c, l->proj_w, what, 2, n_output, n_cell))) return s;
+    snprintf(what, sizeof what, "%sprojection bias", dir);
+    if ((s = dims_if_present(c, l->proj_b, what, 1, n_output, 0))) return s;
+    if (has(c, l->proj_b) && !has(c, l->proj_w))
+        return nnd_fail(c, "%sprojection bias given without projection weights", dir);
+    if (!has(c, l->proj_w) && n_output != n_cell)
+        return nnd_fail(c, "%soutput size %u differs from %u cells without a projection", dir,
+                        n_output, n_cell);
+    if (cifg && has(c, l->ln[GATE_I]))
+        return nnd_fail(c, "%sinput layer normalization weights must be omitted with CIFG", dir);
+    if (!all_or_none(c, l->ln + (cifg ? 1 : 0), cifg ? 3 : 4))
+        return nnd_fail(c, "%slayer normalization weights must be all given or all omitted", dir);
+    snprintf(what, sizeof what, "%soutput state", dir);
+    if ((s = nnd_expect_dims(c, (uint32_t)l->h0, what, 2, (const uint32_t[]){n_batch, n_output})))
+        return s;
+    snprintf(what, sizeof what, "%scell state", dir);
+    if ((s = nnd_expect_dims(c, (uint32_t)l->c0, what, 2, (const uint32_t[]){n_batch, n_cell})))
+        return s;
+    for (int g = 0; g < 4; g++) {
+        snprintf(what, sizeof what, "%sauxiliary input-to-%s weights", dir, GATE[g]);
+        if (n_aux == 0 && has(c, l->wa[g]))
+            return nnd_fail(c, "%s (input %d) given without an auxiliary input", what, l->wa[g]);
+        if (n_aux && !(g == GATE_I && cifg) && (s = need(c, l->wa[g], "", what))) return s;
+        if ((s = dims_if_present(c, l->wa[g], what, 2, n_cell, n_aux))) return s;
+    }
+    *n_cell_out = n_cell;
+    *n_output_out = n_output;
+    return NND_OK;
+}
+
+/* Activation code and clipping thresholds. */
+static nnd_status check_params(nnd_op_ctx *c, const cell_layout *l) {
+    if (c->in[l->act]->data) {
+        int32_t a = nnd_i32(c->in[l->act]);
+        if (a < 0 || a > NND_ACT_SIGMOID)
+            return nnd_fail(c, "activation %d (input %d) is not a valid code", a, l->act);
+    }
+    const int clips[2] = {l->cell_clip, l->proj_clip};
+    for (int k = 0; k < 2; k++)
+        if (c->in[clips[k]]->data && nnd_f32(c->in[clips[k]]) < 0.f)
+            return nnd_fail(c, "clipping threshold (input %d) is negative", clips[k]);
+    return NND_OK;
+}
+
+/* Kind string: n tensors, then the scalars, then m tensors. */
+static const char *kinds(char *buf, int n, const char *scalars, int m) {
+    int at = 0;
+    while (at < n)
+        buf[at++] = 'T';
+    for (const char *k = scalars; *k; k++)
+        buf[at++] = *k;
+    for (int j = 0; j < m; j++)
+        buf[at++] = 'T';
+    buf[at] = 0;
+    return buf;
+}
+
+/* Counts, types (n_head tensors of input 0's type, the scalars, n_tail tensors) and the
+ * values of constant parameters. */
+static nnd_status check_op(nnd_op_ctx *c, uint32_t n_in, uint32_t min_out, uint32_t max_out,
+                           int n_head, const char *scalars, int n_tail, const char *outs,
+                           const cell_layout *l) {
+    char k[80];
+    nnd_status s = nnd_check_count(c, n_in, n_in, min_out, max_out);
+    if (!s) s = nnd_check_float_signature(c, kinds(k, n_head, scalars, n_tail), outs);
+    return s ? s : check_params(c, l);
+}
+
+/* ---- LSTM ---------------------------------------------------------------------------- */
+
+static const cell_layout *lstm_layout(const nnd_op_ctx *c) {
+    return c->n_in == 27 ? &LSTM_V12 : &LSTM_V10;
+}
+
+static nnd_status lstm_check(nnd_op_ctx *c) {
+    if (c->n_in != 23 && c->n_in != 27)
+        return nnd_fail(c, "takes 23 or 27 inputs, got %u", c->n_in);
+    return check_op(c, c->n_in, 4, 4, 20, "iff", (int)c->n_in - 23, "TTTT", lstm_layout(c));
+}
+
+static nnd_status lstm_shape(nnd_op_ctx *c) {
+    const cell_layout *l = lstm_layout(c);
+    if (layout_pending(c, l)) return NND_DEFER;
+    const nnd_tensor *x = c->in[0];
+    if (x->rank != 2) return nnd_fail(c, "input 0 must be 2-D, has rank %u", x->rank);
+    uint32_t n_batch = x->dims[0], n_cell, n_output;
+    nnd_status s = check_params(c, l);
+    if (!s) s = cell_check(c, l, "", n_batch, x->dims[1], 0, &n_cell, &n_output);
+    if (s) return s;
+    uint32_t gates = has(c, l->wx[GATE_I]) ? 4 : 3;
+    nnd_set_shape(c->out[0], 2, (const uint32_t[]){n_batch, n_cell * gates});
+    nnd_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
+    nnd_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
+    nnd_set_shape(c->out[3], 2, (const uint32_t[]){n_batch, n_output});
+    return NND_OK;
+}
+
+static nnd_status lstm_f32(nnd_op_ctx *c) {
+    const cell_layout *l = lstm_layout(c);
+    nnd_seq_io io;
+    nnd_seq_io_init(&io, true, c->in[0], NULL, c->out[3]->data, c->out[3]->dims[1]);
+    lstm_cell p;
+    cell_bind(c, l, &io, &p);
+    cell_sequence(&p, &io, false, c->in[l->h0]->data, c->in[l->c0]->data, c->out[1]->data,
+                  c->out[2]->data, c->out[0]->data);
+    return NND_OK;
+}
+
+NND_FLOAT_OP(nnd_op_lstm, NND_OP_LSTM, "LSTM", lstm_check, lstm_shape, lstm_f32);
+
+/* ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------- */
+
+static nnd_status uni_check(nnd_op_ctx *c) {
+    return check_op(c, 28, 1, 1, 20, "iffb", 4, "T", &UNI);
+}
+
+static nnd_status uni_shape(nnd_op_ctx *c) {
+    if (layout_pending(c, &UNI)) return NND_DEFER;
+    const nnd_tensor *x = c->in[0];
+    uint32_t n_time = 0, n_batch = 0, n_cell, n_output;
+    nnd_status s = nnd_seq_dims(c, nnd_bool(c->in[UNI_TIME_MAJOR]), &n_time, &n_batch);
+    if (!s) s = check_params(c, &UNI);
+    if (!s) s = cell_check(c, &UNI, "", n_batch, x->dims[2], 0, &n_cell, &n_output);
+    if (s) return s;
+    nnd_set_shape(c->out[0], 3, (const uint32_t[]){x->dims[0], x->dims[1], n_output});
+    return NND_OK;
+}
+
+static nnd_status uni_f32(nnd_op_ctx *c) {
+    nnd_seq_io io;
+    nnd_seq_io_init(&io, nnd_bool(c->in[UNI_TIME_MAJOR]), c->in[0], NULL, c->out[0]->data,
+                    c->out[0]->dims[2]);
+    return run_direction(c, &UNI, &io, false);
+}
+
+NND_FLOAT_OP(nnd_op_unidirectional_sequence_lstm, NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM,
+             "UNIDIRECTIONAL_SEQUENCE_LSTM", uni_check, uni_shape, uni_f32);
+
+/* ---- BIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------ */
+
+static nnd_status bidi_check(nnd_op_ctx *c) {
+    return check_op(c, 61, 1, 2, 48, "iffbb", 8, "TT", &BIDI_FW);
+}
+
+static nnd_status bidi_shape(nnd_op_ctx *c) {
+    if (layout_pending(c, &BIDI_FW) || layout_pending(c, &BIDI_BW) || pending(c, BIDI_AUX_INPUT))
+        return NND_DEFER;
+    bool merge = nnd_bool(c->in[BIDI_MERGE]);
+    uint32_t n_input = c->in[0]->dims[2], n_batch = 0, n_aux = 0, fw_cell, fw, bw_cell, bw;
+    nnd_status s = nnd_seq_bidi_check(c, merge, nnd_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT,
+                                      &n_batch, &n_aux);
+    if (!s) s = check_params(c, &BIDI_FW);
+    if (!s) s = cell_check(c, &BIDI_FW, "forward ", n_batch, n_input, n_aux, &fw_cell, &fw);
+    if (!s) s = cell_check(c, &BIDI_BW, "backward ", n_batch, n_input, n_aux, &bw_cell, &bw);
+    if (!s) nnd_seq_bidi_set_shapes(c, merge, fw, bw);
+    return s;
+}
+
+static nnd_status bidi_f32(nnd_op_ctx *c) {
+    nnd_seq_io fw, bw;
+    nnd_seq_bidi_io(c, nnd_bool(c->in[BIDI_MERGE]), nnd_bool(c->in[BIDI_TIME_MAJOR]),
+                    BIDI_AUX_INPUT, c->in[BIDI_FW.wh[GATE_O]]->dims[1], &fw, &bw);
+    nnd_status s = run_direction(c, &BIDI_FW, &fw, false);
+    return s ? s : run_direction(c, &BIDI_BW, &bw, true);
+}
+
+NND_FLOAT_OP(nnd_op_bidirectional_sequence_lstm, NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM,
+             "BIDIRECTIONAL_SEQUENCE_LSTM", bidi_check, bidi_shape, bidi_f32);

@@ -1,0 +1,376 @@
+/* norm.c: SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and
+ * INSTANCE_NORMALIZATION. Each normalizes 1-D slices of its input independently: along
+ * one axis for the first four, over the H*W pixels of each (batch, channel) for instance
+ * normalization. One walker hands every slice (first element, element step, length) to a
+ * per-operation slice kernel. Float16 runs the float32 kernels through the type bridge;
+ * QUANT8 softmax and L2 normalization follow the reference's fixed-point pipelines. */
+#include <string.h>
+
+#include "common.h"
+
+/* ---- signatures --------------------------------------------------------------------- */
+
+/* The scalars after input 0, one letter each: 'f' a float of the tensor's precision
+ * (FLOAT16 for a FLOAT16 tensor, else FLOAT32), 'i' INT32, 'a' the INT32 axis, 'b' BOOL.
+ * Inputs from min_in on may be left out of the operation (the axis defaults to -1). */
+typedef struct norm_sig {
+    const char *scalars;
+    uint32_t min_in, min_rank, max_rank;
+    bool quant8;
+} norm_sig;
+
+static const norm_sig *sig_of(const nnd_op_ctx *c) {
+    static const norm_sig softmax = {"fa", 2, 1, 4, true},
+                          log_softmax = {"fa", 3, 1, NND_MAX_RANK, false},
+                          l2 = {"a", 1, 1, 4, true}, lrn = {"ifffa", 5, 1, 4, false},
+                          instance = {"fffb", 5, 4, 4, false};
+    switch (c->def->code) {
+    case NND_OP_SOFTMAX: return &softmax;
+    case NND_OP_LOG_SOFTMAX: return &log_softmax;
+    case NND_OP_L2_NORMALIZATION: return &l2;
+    case NND_OP_LOCAL_RESPONSE_NORMALIZATION: return &lrn;
+    default: return &instance;
+    }
+}
+
+/* Resolves the axis input (default -1) against the rank of input 0. */
+static nnd_status norm_axis(nnd_op_ctx *c, uint32_t *axis) {
+    const char *a = strchr(sig_of(c)->scalars, 'a');
+    uint32_t slot = a ? 1 + (uint32_t)(a - sig_of(c)->scalars) : 0;
+    int32_t v = slot && nnd_has_input(c, slot) ? nnd_i32(c->in[slot]) : -1;
+    int32_t rank = (int32_t)c->in[0]->rank;
+    if (v < -rank || v >= rank)
+        return nnd_fail(c, "axis (input %u) is %d, must be in [%d, %d)", slot, v, -rank, rank);
+    *axis = (uint32_t)(v < 0 ? v + rank : v);
+    return NND_OK;
+}
+
+static nnd_status norm_check(nnd_op_ctx *c) {
+    const norm_sig *sig = sig_of(c);
+    nnd_status s = nnd_check_count(c, sig->min_in, 1 + (uint32_t)strlen(sig->scalars), 1, 1);
+    if (s) return s;
+    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    if (sig->quant8)
+        s = nnd_check_type(c, in, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                           NND_TENSOR_QUANT8_ASYMM);
+    else
+        s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+    if (s || (s = nnd_check_same_type(c, 0, 0)) ||
+        (s = nnd_check_rank(c, in, "input 0", sig->min_rank, sig->max_rank)))
+        return s;
+    int32_t float_type = in->type == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
+    for (uint32_t i = 1; i < c->n_in; i++) {
+        char kind = sig->scalars[i - 1];
+        int32_t type = kind == 'f' ? float_type : (kind == 'b' ? NND_BOOL : NND_INT32);
+        if ((s = nnd_check_scalar(c, i, type))) return s;
+        uint32_t axis;
+        if (kind == 'a' && c->in[i]->data && in->rank > 0 && (s = norm_axis(c, &axis))) return s;
+    }
+    if (c->def->code == NND_OP_SOFTMAX && c->in[1]->data && !(nnd_f32(c->in[1]) > 0.f))
+        return nnd_fail(c, "beta (input 1) is %g, must be positive", nnd_f32(c->in[1]));
+    /* The quantized results have a fixed scale: softmax in [0, 1), L2 in [-1, 1]. */
+    if (in->type == NND_TENSOR_QUANT8_ASYMM) {
+        bool sm = c->def->code == NND_OP_SOFTMAX;
+        float scale = sm ? 1.f / 256 : 1.f / 128;
+        int32_t zero = sm ? 0 : 128;
+        if (out->scale != scale || out->zero_point != zero)
+            return nnd_fail(c, "output 0 must have scale 1/%d and zero point %d, has %g and %d",
+                            sm ? 256 : 128, zero, out->scale, out->zero_point);
+    }
+    return NND_OK;
+}
+
+static nnd_status norm_shape(nnd_op_ctx *c) {
+    const norm_sig *sig = sig_of(c);
+    const nnd_tensor *in = c->in[0];
+    if (in->rank < sig->min_rank || in->rank > sig->max_rank)
+        return nnd_fail(c, "input 0 must have rank %u to %u, has %u", sig->min_rank, sig->max_rank,
+                        in->rank);
+    uint32_t axis;
+    nnd_status s = strchr(sig->scalars, 'a') ? norm_axis(c, &axis) : NND_OK;
+    if (s) return s;
+    if (c->def->code == NND_OP_SOFTMAX && !(nnd_f32(c->in[1]) > 0.f))
+        return nnd_fail(c, "beta (input 1) is %g, must be positive", nnd_f32(c->in[1]));
+    nnd_copy_shape(c->out[0], in);
+    return NND_OK;
+}
+
+/* ---- the slice walker --------------------------------------------------------------- */
+
+typedef struct norm_job {
+    const void *in;
+    void *out;
+    float beta, bias, alpha, gamma, epsilon;
+    int32_t radius;
+    bool log;                          /* LOG_SOFTMAX */
+    int32_t mult, shift, diff_min, zp; /* quantized parameters */
+} norm_job;
+
+/* fn(job, first, step, n) for the slice of n elements starting at `first`, `step` apart. */
+typedef void (*slice_fn)(const norm_job *j, size_t first, size_t step, size_t n);
+
+/* Slices of a tensor seen as [outer, n, inner] along the middle dimension. */
+static void slice_walk(size_t outer, size_t n, size_t inner, slice_fn fn, const norm_job *j) {
+    if (n == 0) return;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t i = 0; i < inner; i++)
+            fn(j, o * n * inner + i, inner, n);
+}
+
+static nnd_status along_axis(nnd_op_ctx *c, slice_fn fn, norm_job *j) {
+    const nnd_tensor *t = c->in[0];
+    uint32_t axis;
+    nnd_status s = norm_axis(c, &axis);
+    if (s) return s;
+    j->in = t->data;
+    j->out = c->out[0]->data;
+    slice_walk(nnd_dims_product(t, 0, axis), t->dims[axis], nnd_dims_product(t, axis + 1, t->rank),
+               fn, j);
+    return NND_OK;
+}
+
+/* ---- float32 slice kernels ---------------------------------------------------------- */
+
+/* exp((x - max) * beta) / sum, or its logarithm for LOG_SOFTMAX. */
+static void softmax_slice(const norm_job *j, size_t first, size_t step, size_t n) {
+    const float *x = (const float *)j->in + first;
+    float *y = (float *)j->out + first;
+    float max = x[0];
+    for (size_t k = 1; k < n; k++)
+        max = x[k * step] > max ? x[k * step] : max;
+    double sum = 0.0;
+    for (size_t k = 0; k < n; k++)
+        sum += exp((double)((x[k * step] - max) * j->beta));
+    double log_sum = log(sum);
+    for (size_t k = 0; k < n; k++) {
+        double z = (double)((x[k * step] - max) * j->beta);
+        y[k * step] = (float)(j->log ? z - log_sum : exp(z) / sum);
+    }
+}
+
+static void l2norm_slice(const norm_job *j, size_t first, size_t step, size_t n) {
+    const float *x = (const float *)j->in + first;
+    float *y = (float *)j->out + first;
+    float sum = 0.f;
+    for (size_t k = 0; k < n; k++)
+        sum += x[k * step] * x[k * step];
+    float norm = sqrtf(sum);
+    /* An all-zero slice has no direction: keep it zero rather than dividing 0 by 0. */
+    for (size_t k = 0; k < n; k++)
+        y[k * step] = norm > 0.f ? x[k * step] / norm : 0.f;
+}
+
+/* Each element divided by (bias + alpha * sum of squares within radius)^beta. */
+static void lrn_slice(const norm_job *j, size_t first, size_t step, size_t n) {
+    const float *x = (const float *)j->in + first;
+    float *y = (float *)j->out + first;
+    for (size_t k = 0; k < n; k++) {
+        int64_t lo = (int64_t)k - j->radius, hi = (int64_t)k + j->radius + 1;
+        if (lo < 0) lo = 0;
+        if (hi > (int64_t)n) hi = (int64_t)n;
+        float sum = 0.f;
+        for (int64_t d = lo; d < hi; d++)
+            sum += x[d * step] * x[d * step];
+        y[k * step] = x[k * step] * powf(j->bias + j->alpha * sum, -j->beta);
+    }
+}
+
+/* (x - mean) * gamma / sqrt(m2 + epsilon) + beta over one channel of one image. As the
+ * reference that produced the HAL 1.2 test data, m2 is the mean of the squares, not of
+ * the squared deviations from the mean. */
+static void instance_slice(const norm_job *j, size_t first, size_t step, size_t n) {
+    const float *x = (const float *)j->in + first;
+    float *y = (float *)j->out + first;
+    float sum = 0.f, squares = 0.f;
+    for (size_t k = 0; k < n; k++) {
+        sum += x[k * step];
+        squares += x[k * step] * x[k * step];
+    }
+    float mean = sum / (float)n, denom = sqrtf(squares / (float)n + j->epsilon);
+    for (size_t k = 0; k < n; k++)
+        y[k * step] = (x[k * step] - mean) * j->gamma / denom + j->beta;
+}
+
+/* ---- QUANT8_ASYMM slice kernels (reference fixed-point pipelines) ---------------------- */
+
+#define SOFTMAX_DIFF_BITS  5  /* integer bits of the scaled input differences */
+#define SOFTMAX_ACCUM_BITS 12 /* integer bits of the sum of exponentials */
+
+static int32_t wrap_add(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+static int32_t wrap_sub(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+/* exp of a (negative) input difference in Q0.31, or -1 when it is below diff_min and
+ * counts as zero. */
+static int32_t softmax_q8_exp(const norm_job *j, int32_t diff) {
+    if (diff < j->diff_min) return -1;
+    return nnd_fx_exp_neg(nnd_mul_by_quantized(diff, j->mult, j->shift), SOFTMAX_DIFF_BITS);
+}
+
+static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_t n) {
+    const uint8_t *x = (const uint8_t *)j->in + first;
+    uint8_t *y = (uint8_t *)j->out + first;
+    int32_t max = 0;
+    for (size_t k = 0; k < n; k++)
+        max = x[k * step] > max ? x[k * step] : max;
+    int32_t sum = 0; /* Q12.19 */
+    for (size_t k = 0; k < n; k++) {
+        int32_t e = softmax_q8_exp(j, x[k * step] - max);
+        if (e >= 0) sum = wrap_add(sum, nnd_fx_mul_pot(e, -SOFTMAX_ACCUM_BITS));
+    }
+    /* 1 / sum as a Q0.31 reciprocal of sum normalized into [1, 2), and the shift that
+     * undoes the normalization. */
+    uint32_t fixed = (uint32_t)sum;
+    int headroom = fixed ? __builtin_clz(fixed) : 31;
+    int bits_over_unit = SOFTMAX_ACCUM_BITS - headroom;
+    int32_t scale = nnd_fx_one_over_one_plus((int32_t)((fixed << headroom) - (1u << 31)));
+    int out_shift = bits_over_unit + 31 - 8;
+    if (out_shift > 31) out_shift = 31;
+    for (size_t k = 0; k < n; k++) {
+        int32_t e = softmax_q8_exp(j, x[k * step] - max);
+        int32_t r = e < 0 ? 0 : nnd_rounding_shift_right(nnd_srdhm(scale, e), out_shift);
+        y[k * step] = (uint8_t)nnd_clampi(r, 0, 255);
+    }
+}
+
+/* 1 / sqrt(input) as a multiplier and right shift (TFLite's
+ * GetInvSqrtQuantizedMultiplierExp): Newton-Raphson in Q3.28 on input normalized by
+ * powers of four. Inputs 0 and 1 take the largest multiplier, as later TFLite does, to
+ * avoid the overflow the original has at 1. */
+static void inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) {
+    if (input <= 1) {
+        *mult = INT32_MAX;
+        *right_shift = 0;
+        return;
+    }
+    int shift = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        shift++;
+    }
+    int pairs = (__builtin_clz((uint32_t)input) - 1) / 2 - 1;
+    shift -= pairs;
+    input <<= 2 * pairs;
+    const int32_t three_halves = (1 << 28) + (1 << 27), half_sqrt2 = 1518500250;
+    int32_t half_input = nnd_fx_mul_pot(input >> 1, -1);
+    int32_t x = 1 << 28; /* 1.0 */
+    for (int i = 0; i < 5; i++) {
+        int32_t x3 = nnd_fx_mul_pot(nnd_srdhm(nnd_srdhm(x, x), x), 6);
+        x = nnd_fx_mul_pot(wrap_sub(nnd_srdhm(three_halves, x), nnd_srdhm(half_input, x3)), 3);
+    }
+    x = nnd_srdhm(x, half_sqrt2);
+    if (shift < 0) {
+        x = (int32_t)((uint32_t)x << -shift);
+        shift = 0;
+    }
+    *mult = x;
+    *right_shift = shift;
+}
+
+static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t n) {
+    const uint8_t *x = (const uint8_t *)j->in + first;
+    uint8_t *y = (uint8_t *)j->out + first;
+    int64_t sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        int32_t d = x[k * step] - j->zp;
+        sum += d * d;
+    }
+    int32_t mult;
+    int shift;
+    inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
+    for (size_t k = 0; k < n; k++) {
+        int32_t d = x[k * step] - j->zp;
+        int32_t r = 128 + nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
+        y[k * step] = (uint8_t)nnd_clampi(r, 0, 255);
+    }
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+static nnd_status softmax_f32(nnd_op_ctx *c) {
+    norm_job j = {.beta = nnd_f32(c->in[1]), .log = c->def->code == NND_OP_LOG_SOFTMAX};
+    return along_axis(c, softmax_slice, &j);
+}
+
+static nnd_status softmax_q8(nnd_op_ctx *c) {
+    const nnd_tensor *in = c->in[0];
+    norm_job j = {0};
+    double real = 1.0 * nnd_f32(c->in[1]) * in->scale * (double)(1 << (31 - SOFTMAX_DIFF_BITS));
+    nnd_quantize_multiplier(fmin(real, (double)INT32_MAX), &j.mult, &j.shift);
+    /* Differences below -radius would overflow the rescaled input: their exp is 0. */
+    j.diff_min = -nnd_input_radius(SOFTMAX_DIFF_BITS, j.shift > 0 ? j.shift : 0);
+    return along_axis(c, softmax_slice_q8, &j);
+}
+
+static nnd_status l2norm_f32(nnd_op_ctx *c) {
+    norm_job j = {0};
+    return along_axis(c, l2norm_slice, &j);
+}
+
+static nnd_status l2norm_q8(nnd_op_ctx *c) {
+    norm_job j = {.zp = c->in[0]->zero_point};
+    return along_axis(c, l2norm_slice_q8, &j);
+}
+
+static nnd_status lrn_f32(nnd_op_ctx *c) {
+    norm_job j = {.radius = nnd_i32(c->in[1]),
+                  .bias = nnd_f32(c->in[2]),
+                  .alpha = nnd_f32(c->in[3]),
+                  .beta = nnd_f32(c->in[4])};
+    return along_axis(c, lrn_slice, &j);
+}
+
+static nnd_status instance_f32(nnd_op_ctx *c) {
+    const nnd_tensor *t = c->in[0];
+    norm_job j = {.in = t->data,
+                  .out = c->out[0]->data,
+                  .gamma = nnd_f32(c->in[1]),
+                  .beta = nnd_f32(c->in[2]),
+                  .epsilon = nnd_f32(c->in[3])};
+    nnd_image im;
+    nnd_image_of(t, nnd_bool(c->in[4]), &im);
+    size_t pixels = (size_t)im.h * im.w;
+    /* NHWC: each channel's pixels are c apart; NCHW: contiguous. */
+    if (im.sc == 1)
+        slice_walk(im.n, pixels, im.c, instance_slice, &j);
+    else
+        slice_walk((size_t)im.n * im.c, pixels, 1, instance_slice, &j);
+    return NND_OK;
+}
+
+static nnd_status softmax_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, softmax_f32);
+}
+static nnd_status l2norm_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, l2norm_f32);
+}
+static nnd_status lrn_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, lrn_f32);
+}
+static nnd_status instance_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, instance_f32);
+}
+
+/* Q8 is NULL for the operations without a quantized form (it ends the kernel list). */
+#define NORM_OP(var, CODE, NAME, F32, F16, Q8)                                                     \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = norm_check,                                                                       \
+        .shape = norm_shape,                                                                       \
+        .kernels = {{NND_TENSOR_FLOAT32, F32},                                                     \
+                    {NND_TENSOR_FLOAT16, F16},                                                     \
+                    {NND_TENSOR_QUANT8_ASYMM, Q8}},                                                \
+    }
+
+NORM_OP(nnd_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_f16, softmax_q8);
+NORM_OP(nnd_op_log_softmax, NND_OP_LOG_SOFTMAX, "LOG_SOFTMAX", softmax_f32, softmax_f16, NULL);
+NORM_OP(nnd_op_l2_normalization, NND_OP_L2_NORMALIZATION, "L2_NORMALIZATION", l2norm_f32,
+        l2norm_f16, l2norm_q8);
+NORM_OP(nnd_op_local_response_normalization, NND_OP_LOCAL_RESPONSE_NORMALIZATION,
+        "LOCAL_RESPONSE_NORMALIZATION", lrn_f32, lrn_f16, NULL);
+NORM_OP(nnd_op_instance_normalization, NND_OP_INSTANCE_NORMALIZATION, "INSTANCE_NORMALIZATION",
+        instance_f32, instance_f16, NULL);

@@ -1,0 +1,384 @@
+/* reduce.c: reductions over axes — MEAN, REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN,
+ * REDUCE_ALL, REDUCE_ANY, ARGMAX, ARGMIN — and TOPK_V2. One walker visits, for every output
+ * element, the input offsets it reduces; the per-type rows fold them. As in the reference,
+ * QUANT8 MAX/MIN work on raw values and QUANT8 MEAN is an integer mean of raw values (input
+ * and output share scale and zero point), truncated. */
+#include "common.h"
+
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the walker --------------------------------------------------------------------- */
+
+/* Output element o reduces input offsets base(o) + rel[k] for k < n_rel, where base walks
+ * the kept dimensions in order. */
+typedef struct reduce_plan {
+    size_t *rel, n_rel, n_out;
+    uint32_t n_keep;
+    uint32_t keep_dims[NND_MAX_RANK];
+    size_t keep_step[NND_MAX_RANK];
+} reduce_plan;
+
+typedef void (*reduce_row_fn)(void *ctx, size_t out, size_t base, const size_t *rel, size_t n);
+
+static nnd_status reduce_plan_make(nnd_op_ctx *c, const nnd_tensor *in, const bool *reduce,
+                                   reduce_plan *p) {
+    ptrdiff_t step[NND_MAX_RANK];
+    nnd_dense_steps(in->rank, in->dims, step);
+    uint32_t red_dims[NND_MAX_RANK], n_red = 0;
+    size_t red_step[NND_MAX_RANK];
+    p->n_keep = 0, p->n_rel = 1, p->n_out = 1;
+    for (uint32_t d = 0; d < in->rank; d++) {
+        if (reduce[d]) {
+            red_dims[n_red] = in->dims[d], red_step[n_red++] = (size_t)step[d];
+            p->n_rel *= in->dims[d];
+        } else {
+            p->keep_dims[p->n_keep] = in->dims[d], p->keep_step[p->n_keep++] = (size_t)step[d];
+            p->n_out *= in->dims[d];
+        }
+    }
+    p->rel = nnd_scratch(c, p->n_rel * sizeof(size_t) + 1);
+    if (!p->rel) return nnd_fail(c, "out of scratch memory");
+    /* Offsets of the reduced sub-box in increasing order, so each output folds its inputs
+     * in the order the reference visits them. */
+    uint32_t idx[NND_MAX_RANK] = {0};
+    size_t off = 0;
+    for (size_t k = 0; k < p->n_rel; k++) {
+        p->rel[k] = off;
+        for (int d = (int)n_red - 1; d >= 0; d--) {
+            off += red_step[d];
+            if (++idx[d] < red_dims[d]) break;
+            off -= red_step[d] * red_dims[d];
+            idx[d] = 0;
+        }
+    }
+    return NND_OK;
+}
+
+static void reduce_walk(const reduce_plan *p, reduce_row_fn row, void *ctx) {
+    uint32_t idx[NND_MAX_RANK] = {0};
+    size_t base = 0;
+    for (size_t o = 0; o < p->n_out; o++) {
+        row(ctx, o, base, p->rel, p->n_rel);
+        for (int d = (int)p->n_keep - 1; d >= 0; d--) {
+            base += p->keep_step[d];
+            if (++idx[d] < p->keep_dims[d]) break;
+            base -= p->keep_step[d] * p->keep_dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Element i of a tensor's data as a double (exact for every type here). */
+static double load(const void *data, int32_t type, size_t i) {
+    switch (type) {
+    case NND_TENSOR_FLOAT32: return ((const float *)data)[i];
+    case NND_TENSOR_FLOAT16: return (double)((const nnd_half *)data)[i];
+    case NND_TENSOR_INT32: return ((const int32_t *)data)[i];
+    default: return ((const uint8_t *)data)[i];
+    }
+}
+
+/* ---- signatures --------------------------------------------------------------------- */
+
+enum red_op { RED_SUM, RED_PROD, RED_MAX, RED_MIN, RED_MEAN, RED_ALL, RED_ANY };
+
+static enum red_op red_op_of(const nnd_op_ctx *c) {
+    switch (c->def->code) {
+    case NND_OP_REDUCE_PROD: return RED_PROD;
+    case NND_OP_REDUCE_MAX: return RED_MAX;
+    case NND_OP_REDUCE_MIN: return RED_MIN;
+    case NND_OP_MEAN: return RED_MEAN;
+    case NND_OP_REDUCE_ALL: return RED_ALL;
+    case NND_OP_REDUCE_ANY: return RED_ANY;
+    default: return RED_SUM;
+    }
+}
+
+/* ARGMAX, ARGMIN and TOPK_V2: input 0 of FLOAT32, FLOAT16, QUANT8_ASYMM or INT32, rank 1
+ * or more. */
+static nnd_status check_input(nnd_op_ctx *c) {
+    const nnd_tensor *in = c->in[0];
+    nnd_status s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                                  NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_INT32);
+    return s ? s : nnd_check_rank(c, in, "input 0", 1, NND_MAX_RANK);
+}
+
+/* ---- MEAN and REDUCE_* -------------------------------------------------------------- */
+/* Inputs: 0 data, 1 axes (1-D TENSOR_INT32), 2 keep_dims (INT32 > 0 for MEAN, BOOL for
+ * the others). */
+
+static nnd_status reduce_check(nnd_op_ctx *c) {
+    enum red_op op = red_op_of(c);
+    nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
+    if (s) return s;
+    /* SUM and PROD are float only, ALL and ANY take BOOL8, the others add QUANT8. */
+    const nnd_tensor *in = c->in[0];
+    if (op == RED_ALL || op == RED_ANY)
+        s = nnd_check_type(c, in, "input 0", 1, NND_TENSOR_BOOL8);
+    else
+        s = nnd_check_type(c, in, "input 0", op == RED_SUM || op == RED_PROD ? 2 : 3,
+                           NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM);
+    if (s || (s = nnd_check_rank(c, in, "input 0", 1, 4)) || (s = nnd_check_same_type(c, 0, 0)))
+        return s;
+    const nnd_tensor *axes = c->in[1];
+    if (axes->type != NND_TENSOR_INT32)
+        return nnd_fail(c, "axes (input 1) must be TENSOR_INT32, is %s", nnd_type_name(axes->type));
+    if ((s = nnd_check_rank(c, axes, "axes (input 1)", 1, 1))) return s;
+    return nnd_check_scalar(c, 2, op == RED_MEAN ? NND_INT32 : NND_BOOL);
+}
+
+/* Marks the reduced dimensions; NND_DEFER when the axes are not known yet. */
+static nnd_status reduce_axes(nnd_op_ctx *c, bool *reduce) {
+    const nnd_tensor *in = c->in[0], *axes = c->in[1];
+    size_t n = nnd_elems(axes);
+    if (n && !axes->data) return NND_DEFER;
+    if (axes->rank != 1) return nnd_fail(c, "axes (input 1) must be 1-D");
+    for (uint32_t d = 0; d < in->rank; d++)
+        reduce[d] = false;
+    for (size_t k = 0; k < n; k++) {
+        int32_t a = ((const int32_t *)axes->data)[k];
+        uint32_t d;
+        if (!nnd_resolve_axis(a, in->rank, &d))
+            return nnd_fail(c, "axis %d is out of range for rank %u", a, in->rank);
+        reduce[d] = true;
+    }
+    return NND_OK;
+}
+
+/* Output 0 is input 0 without the reduced dimensions, or with them as 1 when keep. */
+static void set_reduced_shape(nnd_op_ctx *c, const bool *reduce, bool keep) {
+    const nnd_tensor *in = c->in[0];
+    uint32_t dims[NND_MAX_RANK], r = 0;
+    for (uint32_t d = 0; d < in->rank; d++)
+        if (!reduce[d] || keep) dims[r++] = reduce[d] ? 1 : in->dims[d];
+    nnd_set_shape(c->out[0], r, dims);
+}
+
+static nnd_status reduce_shape(nnd_op_ctx *c) {
+    bool reduce[NND_MAX_RANK];
+    nnd_status s = reduce_axes(c, reduce);
+    if (s) return s;
+    set_reduced_shape(c, reduce,
+                      red_op_of(c) == RED_MEAN ? nnd_i32(c->in[2]) > 0 : nnd_bool(c->in[2]));
+    return NND_OK;
+}
+
+/* What a row folds: input and output data, the input type and the fold (ARGMAX and ARGMIN
+ * use RED_MAX and RED_MIN). */
+typedef struct fold_job {
+    const void *in;
+    void *out;
+    int32_t type;
+    enum red_op op;
+} fold_job;
+
+static float fold_f(enum red_op op, float acc, float x) {
+    switch (op) {
+    case RED_PROD: return acc * x;
+    case RED_MAX: return x > acc ? x : acc;
+    case RED_MIN: return x < acc ? x : acc;
+    default: return acc + x;
+    }
+}
+
+/* FLOAT32 and FLOAT16: fold in float32, then store in the tensor's type. */
+static void reduce_row_float(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
+    const fold_job *j = ctx;
+    float acc = j->op == RED_PROD  ? 1.f
+                : j->op == RED_MAX ? -FLT_MAX
+                : j->op == RED_MIN ? FLT_MAX
+                                   : 0.f;
+    for (size_t k = 0; k < n; k++)
+        acc = fold_f(j->op, acc, (float)load(j->in, j->type, base + rel[k]));
+    if (j->op == RED_MEAN) acc /= (float)n;
+    if (j->type == NND_TENSOR_FLOAT16)
+        ((nnd_half *)j->out)[o] = (nnd_half)acc;
+    else
+        ((float *)j->out)[o] = acc;
+}
+
+/* QUANT8 (MAX, MIN, MEAN on raw values) and BOOL8 (ALL is MIN and ANY is MAX over 0/1). */
+static void reduce_row_int(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
+    const fold_job *j = ctx;
+    const uint8_t *in = j->in;
+    bool boolean = j->type == NND_TENSOR_BOOL8;
+    bool max = j->op == RED_MAX || j->op == RED_ANY, min = j->op == RED_MIN || j->op == RED_ALL;
+    int32_t acc = min ? (boolean ? 1 : 255) : 0;
+    for (size_t k = 0; k < n; k++) {
+        int32_t x = boolean ? in[base + rel[k]] != 0 : in[base + rel[k]];
+        acc = max ? (x > acc ? x : acc) : min ? (x < acc ? x : acc) : acc + x;
+    }
+    if (j->op == RED_MEAN && n) acc /= (int32_t)n;
+    ((uint8_t *)j->out)[o] = (uint8_t)acc;
+}
+
+/* Folds input 0 over the reduced dimensions into output 0 with row(). */
+static nnd_status fold_run(nnd_op_ctx *c, const bool *reduce, reduce_row_fn row, enum red_op op) {
+    const nnd_tensor *in = c->in[0];
+    if (nnd_elems(c->out[0]) == 0) return NND_OK;
+    reduce_plan p;
+    nnd_status s = reduce_plan_make(c, in, reduce, &p);
+    if (s) return s;
+    fold_job j = {in->data, c->out[0]->data, in->type, op};
+    reduce_walk(&p, row, &j);
+    return NND_OK;
+}
+
+static nnd_status reduce_run(nnd_op_ctx *c) {
+    bool reduce[NND_MAX_RANK];
+    nnd_status s = reduce_axes(c, reduce);
+    if (s) return s;
+    return fold_run(c, reduce, nnd_is_float(c->in[0]->type) ? reduce_row_float : reduce_row_int,
+                    red_op_of(c));
+}
+
+/* ---- ARGMAX / ARGMIN ---------------------------------------------------------------- */
+/* Inputs: 0 data, 1 axis (INT32). Output: TENSOR_INT32 without the axis. */
+
+static nnd_status arg_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
+    if (s || (s = check_input(c)) || (s = nnd_check_scalar(c, 1, NND_INT32))) return s;
+    if (c->out[0]->type != NND_TENSOR_INT32)
+        return nnd_fail(c, "output 0 must be TENSOR_INT32, is %s", nnd_type_name(c->out[0]->type));
+    return NND_OK;
+}
+
+static nnd_status arg_axis(nnd_op_ctx *c, uint32_t *axis) {
+    const nnd_tensor *in = c->in[0];
+    if (!nnd_resolve_axis(nnd_i32(c->in[1]), in->rank, axis))
+        return nnd_fail(c, "axis %d is out of range for rank %u", nnd_i32(c->in[1]), in->rank);
+    if (in->dims[*axis] == 0) return nnd_fail(c, "input 0 is empty along axis %u", *axis);
+    return NND_OK;
+}
+
+/* The axis as a reduction mask. */
+static nnd_status arg_axis_mask(nnd_op_ctx *c, bool *reduce) {
+    uint32_t axis;
+    nnd_status s = arg_axis(c, &axis);
+    for (uint32_t d = 0; !s && d < c->in[0]->rank; d++)
+        reduce[d] = d == axis;
+    return s;
+}
+
+static nnd_status arg_shape(nnd_op_ctx *c) {
+    bool reduce[NND_MAX_RANK];
+    nnd_status s = arg_axis_mask(c, reduce);
+    if (!s) set_reduced_shape(c, reduce, false);
+    return s;
+}
+
+/* rel[k] is the k-th element along the axis; the first extreme wins ties. */
+static void arg_row(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
+    const fold_job *j = ctx;
+    bool min = j->op == RED_MIN;
+    double best = load(j->in, j->type, base);
+    int32_t at = 0;
+    for (size_t k = 1; k < n; k++) {
+        double x = load(j->in, j->type, base + rel[k]);
+        if (min ? x < best : x > best) best = x, at = (int32_t)k;
+    }
+    ((int32_t *)j->out)[o] = at;
+}
+
+static nnd_status arg_run(nnd_op_ctx *c) {
+    bool reduce[NND_MAX_RANK];
+    nnd_status s = arg_axis_mask(c, reduce);
+    if (s) return s;
+    return fold_run(c, reduce, arg_row, c->def->code == NND_OP_ARGMIN ? RED_MIN : RED_MAX);
+}
+
+/* ---- TOPK_V2 ------------------------------------------------------------------------ */
+/* Inputs: 0 data, 1 k (INT32). Outputs: 0 the k largest values of each last-dimension
+ * row, descending (larger index first among equals), 1 their indices (TENSOR_INT32). */
+
+static nnd_status topk_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 2, 2, 2, 2);
+    if (s || (s = check_input(c)) || (s = nnd_check_same_type(c, 0, 0)) ||
+        (s = nnd_check_scalar(c, 1, NND_INT32)))
+        return s;
+    if (c->out[1]->type != NND_TENSOR_INT32)
+        return nnd_fail(c, "output 1 must be TENSOR_INT32, is %s", nnd_type_name(c->out[1]->type));
+    if (c->in[1]->data && nnd_i32(c->in[1]) < 1)
+        return nnd_fail(c, "k (%d) must be positive", nnd_i32(c->in[1]));
+    return NND_OK;
+}
+
+static nnd_status topk_shape(nnd_op_ctx *c) {
+    const nnd_tensor *in = c->in[0];
+    int32_t k = nnd_i32(c->in[1]);
+    if (in->rank == 0) return nnd_fail(c, "input 0 must have rank 1 or more");
+    if (k < 1 || (uint32_t)k > in->dims[in->rank - 1])
+        return nnd_fail(c, "k (%d) must be in [1, %u]", k, in->dims[in->rank - 1]);
+    for (uint32_t o = 0; o < 2; o++) {
+        nnd_copy_shape(c->out[o], in);
+        c->out[o]->dims[in->rank - 1] = (uint32_t)k;
+    }
+    return NND_OK;
+}
+
+typedef struct topk_item {
+    double value;
+    int32_t index;
+} topk_item;
+
+static int topk_order(const void *a, const void *b) {
+    const topk_item *x = a, *y = b;
+    if (x->value != y->value) return x->value > y->value ? -1 : 1;
+    return x->index > y->index ? -1 : (x->index < y->index);
+}
+
+static nnd_status topk_run(nnd_op_ctx *c) {
+    const nnd_tensor *in = c->in[0];
+    size_t row = in->dims[in->rank - 1], k = (size_t)nnd_i32(c->in[1]);
+    size_t rows = row ? nnd_elems(in) / row : 0, es = nnd_type_size(in->type);
+    topk_item *items = nnd_scratch(c, row * sizeof *items + 1);
+    if (!items) return nnd_fail(c, "out of scratch memory");
+    const uint8_t *src = in->data;
+    uint8_t *values = c->out[0]->data;
+    int32_t *indices = c->out[1]->data;
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t i = 0; i < row; i++)
+            items[i] = (topk_item){load(in->data, in->type, r * row + i), (int32_t)i};
+        qsort(items, row, sizeof *items, topk_order);
+        for (size_t i = 0; i < k; i++) {
+            memcpy(values + (r * k + i) * es, src + (r * row + (size_t)items[i].index) * es, es);
+            indices[r * k + i] = items[i].index;
+        }
+    }
+    return NND_OK;
+}
+
+/* ---- definitions -------------------------------------------------------------------- */
+
+// clang-format off
+#define REDUCE_KERNELS {{NND_TENSOR_FLOAT32, reduce_run}, {NND_TENSOR_FLOAT16, reduce_run}, \
+                        {NND_TENSOR_QUANT8_ASYMM, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
+#define REDUCE_OP(var, CODE, NAME) const nnd_op_def var = {.code = CODE, .name = NAME, \
+        .check = reduce_check, .shape = reduce_shape, .kernels = REDUCE_KERNELS}
+// clang-format on
+
+REDUCE_OP(nnd_op_mean, NND_OP_MEAN, "MEAN");
+REDUCE_OP(nnd_op_reduce_sum, NND_OP_REDUCE_SUM, "REDUCE_SUM");
+REDUCE_OP(nnd_op_reduce_prod, NND_OP_REDUCE_PROD, "REDUCE_PROD");
+REDUCE_OP(nnd_op_reduce_max, NND_OP_REDUCE_MAX, "REDUCE_MAX");
+REDUCE_OP(nnd_op_reduce_min, NND_OP_REDUCE_MIN, "REDUCE_MIN");
+REDUCE_OP(nnd_op_reduce_all, NND_OP_REDUCE_ALL, "REDUCE_ALL");
+REDUCE_OP(nnd_op_reduce_any, NND_OP_REDUCE_ANY, "REDUCE_ANY");
+
+const nnd_op_def nnd_op_argmax = {.code = NND_OP_ARGMAX,
+                                  .name = "ARGMAX",
+                                  .check = arg_check,
+                                  .shape = arg_shape,
+                                  .kernels = NND_KERNELS_FQI(arg_run)};
+const nnd_op_def nnd_op_argmin = {.code = NND_OP_ARGMIN,
+                                  .name = "ARGMIN",
+                                  .check = arg_check,
+                                  .shape = arg_shape,
+                                  .kernels = NND_KERNELS_FQI(arg_run)};
+const nnd_op_def nnd_op_topk_v2 = {.code = NND_OP_TOPK_V2,
+                                   .name = "TOPK_V2",
+                                   .check = topk_check,
+                                   .shape = topk_shape,
+                                   .kernels = NND_KERNELS_FQI(topk_run)};

@@ -1,0 +1,220 @@
+/* resize.c: RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC or NCHW images.
+ * Inputs: image; output width and height as INT32, or (HAL 1.2) as FLOAT32/FLOAT16 scale
+ * factors (new size = floor(size * scale)); the layout flag (optional for BILINEAR in
+ * HAL 1.2, required for NEAREST_NEIGHBOR); HAL 1.3's optional align_corners and
+ * half_pixel_centers flags.
+ * Source coordinates follow TFLite's reference: scale = in / out (or (in - 1) / (out - 1)
+ * with align_corners), sampled at i * scale or, with half-pixel centers, at
+ * (i + 0.5) * scale - 0.5. BILINEAR interpolates in float32; QUANT8 interpolates the
+ * stored values and truncates, as the reference's cast does. NEAREST_NEIGHBOR copies
+ * elements, so one path serves every type. */
+#include "common.h"
+
+enum { IN_IMAGE, IN_WIDTH, IN_HEIGHT, IN_LAYOUT, IN_ALIGN_CORNERS, IN_HALF_PIXEL };
+
+typedef struct resize_opts {
+    bool nchw, align_corners, half_pixel;
+} resize_opts;
+
+static bool flag(const nnd_op_ctx *c, uint32_t i) {
+    return nnd_has_input(c, i) && c->in[i]->data && nnd_bool(c->in[i]);
+}
+
+static resize_opts read_opts(const nnd_op_ctx *c) {
+    resize_opts o = {flag(c, IN_LAYOUT), flag(c, IN_ALIGN_CORNERS), flag(c, IN_HALF_PIXEL)};
+    return o;
+}
+
+static nnd_status resize_check(nnd_op_ctx *c) {
+    bool nearest = c->def->code == NND_OP_RESIZE_NEAREST_NEIGHBOR;
+    nnd_status s = nnd_check_count(c, nearest ? 4 : 3, 6, 1, 1);
+    if (s) return s;
+    const nnd_tensor *in = c->in[IN_IMAGE];
+    if ((s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
+        (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_same_quant(c, 0, 0)) ||
+        (s = nnd_check_rank(c, in, "input 0", 4, 4)))
+        return s;
+    int32_t st = c->in[IN_WIDTH]->type;
+    int32_t scale_type = in->type == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
+    if (st != NND_INT32 && st != scale_type)
+        return nnd_fail(c, "input 1 must be INT32 (a size) or %s (a scale), is %s",
+                        nnd_type_name(scale_type), nnd_type_name(st));
+    if ((s = nnd_check_scalar(c, IN_HEIGHT, st))) return s;
+    for (uint32_t i = IN_LAYOUT; i < c->n_in; i++)
+        if (nnd_has_input(c, i) && (s = nnd_check_scalar(c, i, NND_BOOL))) return s;
+    for (uint32_t i = IN_WIDTH; i <= IN_HEIGHT; i++) {
+        const nnd_tensor *t = c->in[i];
+        if (!t->data) continue;
+        if (st == NND_INT32 ? nnd_i32(t) <= 0 : !(nnd_f32(t) > 0.f))
+            return nnd_fail(c, "output %s (input %u) must be positive",
+                            i == IN_WIDTH ? "width" : "height", i);
+    }
+    resize_opts o = read_opts(c);
+    if (o.align_corners && o.half_pixel)
+        return nnd_fail(c, "align_corners and half_pixel_centers cannot both be set");
+    return NND_OK;
+}
+
+/* Output size along one axis from input i (a size or a scale factor). */
+static nnd_status out_size(nnd_op_ctx *c, uint32_t i, uint32_t in_size, uint32_t *size) {
+    const nnd_tensor *t = c->in[i];
+    double v;
+    if (t->type == NND_INT32)
+        v = nnd_i32(t);
+    else
+        v = floorf((float)in_size * nnd_f32(t)); /* float product, as the reference */
+    if (!(v >= 1.0 && v <= (double)INT32_MAX))
+        return nnd_fail(c, "output %s from input %u is %g", i == IN_WIDTH ? "width" : "height", i,
+                        v);
+    *size = (uint32_t)v;
+    return NND_OK;
+}
+
+static nnd_status resize_shape(nnd_op_ctx *c) {
+    resize_opts o = read_opts(c);
+    nnd_image im;
+    nnd_image_of(c->in[IN_IMAGE], o.nchw, &im);
+    if (!im.h || !im.w || !im.c)
+        return nnd_fail(c, "input 0 needs a non-zero height, width and depth (%u, %u, %u)", im.h,
+                        im.w, im.c);
+    uint32_t h, w;
+    nnd_status s = out_size(c, IN_HEIGHT, im.h, &h);
+    if (s || (s = out_size(c, IN_WIDTH, im.w, &w))) return s;
+    nnd_set_image_shape(c->out[0], o.nchw, im.n, h, w, im.c);
+    return NND_OK;
+}
+
+/* Source step per output step along an axis. */
+static float axis_scale(uint32_t in, uint32_t out, const resize_opts *o) {
+    if (o->align_corners && out > 1) return (float)(in - 1) / (float)(out - 1);
+    return (float)in / (float)out;
+}
+
+/* ---- bilinear ----------------------------------------------------------------------- */
+
+typedef struct lerp {
+    uint32_t lo, hi;
+    float t; /* weight of hi; may be negative at the border with half-pixel centers */
+} lerp;
+
+static lerp lerp_at(uint32_t i, float scale, uint32_t in, const resize_opts *o) {
+    float v = o->half_pixel ? ((float)i + 0.5f) * scale - 0.5f : (float)i * scale;
+    float lo = floorf(v), hi = ceilf(v);
+    lerp l;
+    l.lo = lo < 0.f ? 0 : (lo > (float)(in - 1) ? in - 1 : (uint32_t)lo);
+    l.hi = hi > (float)(in - 1) ? in - 1 : (hi < 0.f ? 0 : (uint32_t)hi);
+    l.t = v - (float)l.lo;
+    return l;
+}
+
+/* Interpolates float images src -> dst with the shapes of the op's input and output. */
+static void bilinear_f32(const nnd_op_ctx *c, const float *src, float *dst) {
+    resize_opts o = read_opts(c);
+    nnd_image in, out;
+    nnd_image_of(c->in[IN_IMAGE], o.nchw, &in);
+    nnd_image_of(c->out[0], o.nchw, &out);
+    float sy = axis_scale(in.h, out.h, &o), sx = axis_scale(in.w, out.w, &o);
+    for (uint32_t n = 0; n < out.n; n++)
+        for (uint32_t y = 0; y < out.h; y++) {
+            lerp ly = lerp_at(y, sy, in.h, &o);
+            for (uint32_t x = 0; x < out.w; x++) {
+                lerp lx = lerp_at(x, sx, in.w, &o);
+                const float *p00 = src + nnd_image_at(&in, n, ly.lo, lx.lo, 0);
+                const float *p10 = src + nnd_image_at(&in, n, ly.hi, lx.lo, 0);
+                const float *p01 = src + nnd_image_at(&in, n, ly.lo, lx.hi, 0);
+                const float *p11 = src + nnd_image_at(&in, n, ly.hi, lx.hi, 0);
+                float *q = dst + nnd_image_at(&out, n, y, x, 0);
+                for (uint32_t ch = 0; ch < out.c; ch++) {
+                    size_t i = ch * in.sc;
+                    q[ch * out.sc] = p00[i] * (1 - ly.t) * (1 - lx.t) + p10[i] * ly.t * (1 - lx.t) +
+                                     p01[i] * (1 - ly.t) * lx.t + p11[i] * ly.t * lx.t;
+                }
+            }
+        }
+}
+
+static nnd_status bilinear_run_f32(nnd_op_ctx *c) {
+    bilinear_f32(c, c->in[IN_IMAGE]->data, c->out[0]->data);
+    return NND_OK;
+}
+
+/* FLOAT16 and QUANT8 interpolate in float32 and convert back: FLOAT16 rounds to nearest,
+ * QUANT8 truncates toward zero as the reference's cast does. QUANT8 interpolates the
+ * stored values themselves, input and output sharing their quantization. (The FLOAT16
+ * scale scalars are only read by shape(), so the images alone are converted.) */
+static nnd_status bilinear_run_converted(nnd_op_ctx *c) {
+    const nnd_tensor *in = c->in[IN_IMAGE], *out = c->out[0];
+    size_t n_in = nnd_elems(in), n_out = nnd_elems(out);
+    float *src = nnd_scratch(c, (n_in + n_out) * sizeof(float) + 1);
+    if (!src) return NND_GENERAL_FAILURE;
+    float *dst = src + n_in;
+    int32_t type = in->type;
+    bool is_signed = type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    for (size_t i = 0; i < n_in; i++) {
+        if (type == NND_TENSOR_FLOAT16)
+            src[i] = (float)((const nnd_half *)in->data)[i];
+        else if (is_signed)
+            src[i] = (float)((const int8_t *)in->data)[i];
+        else
+            src[i] = (float)((const uint8_t *)in->data)[i];
+    }
+    bilinear_f32(c, src, dst);
+    for (size_t i = 0; i < n_out; i++) {
+        if (type == NND_TENSOR_FLOAT16)
+            ((nnd_half *)out->data)[i] = (nnd_half)dst[i];
+        else
+            ((uint8_t *)out->data)[i] =
+                (uint8_t)nnd_clampi((int32_t)dst[i], is_signed ? -128 : 0, is_signed ? 127 : 255);
+    }
+    return NND_OK;
+}
+
+/* ---- nearest neighbor --------------------------------------------------------------- */
+
+static uint32_t nearest_at(uint32_t i, float scale, uint32_t in, const resize_opts *o) {
+    float v = ((float)i + (o->half_pixel ? 0.5f : 0.f)) * scale;
+    float r = o->align_corners ? roundf(v) : floorf(v);
+    if (r > (float)(in - 1)) return in - 1;
+    return r < 0.f ? 0 : (uint32_t)r;
+}
+
+static nnd_status nearest_run(nnd_op_ctx *c) {
+    resize_opts o = read_opts(c);
+    const nnd_tensor *src = c->in[IN_IMAGE];
+    nnd_tensor *dst = c->out[0];
+    nnd_image in, out;
+    nnd_image_of(src, o.nchw, &in);
+    nnd_image_of(dst, o.nchw, &out);
+    float sy = axis_scale(in.h, out.h, &o), sx = axis_scale(in.w, out.w, &o);
+    size_t es = nnd_type_size(src->type);
+    const uint8_t *from = src->data;
+    uint8_t *to = dst->data;
+    for (uint32_t n = 0; n < out.n; n++)
+        for (uint32_t y = 0; y < out.h; y++) {
+            uint32_t iy = nearest_at(y, sy, in.h, &o);
+            for (uint32_t x = 0; x < out.w; x++) {
+                uint32_t ix = nearest_at(x, sx, in.w, &o);
+                nnd_copy_elems(to + nnd_image_at(&out, n, y, x, 0) * es, out.sc,
+                               from + nnd_image_at(&in, n, iy, ix, 0) * es, in.sc, out.c, es);
+            }
+        }
+    return NND_OK;
+}
+
+#define RESIZE_OP(var, CODE, NAME, f32, f16, q8)                                                   \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = resize_check,                                                                     \
+        .shape = resize_shape,                                                                     \
+        .kernels = {{NND_TENSOR_FLOAT32, f32},                                                     \
+                    {NND_TENSOR_FLOAT16, f16},                                                     \
+                    {NND_TENSOR_QUANT8_ASYMM, q8},                                                 \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, q8}},                                         \
+    }
+
+RESIZE_OP(nnd_op_resize_bilinear, NND_OP_RESIZE_BILINEAR, "RESIZE_BILINEAR", bilinear_run_f32,
+          bilinear_run_converted, bilinear_run_converted);
+RESIZE_OP(nnd_op_resize_nearest_neighbor, NND_OP_RESIZE_NEAREST_NEIGHBOR, "RESIZE_NEAREST_NEIGHBOR",
+          nearest_run, nearest_run, nearest_run);
