@@ -1,6 +1,8 @@
 /* admin.c: the admin commands. See admin.h. */
 #include "admin.h"
 
+#include "engine.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +53,8 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddNumberToObject(reply, "connections", (double)nnd_server_connections(d->server));
         cJSON_AddNumberToObject(reply, "prepared_models", (double)t.prepared);
         nnd_json_add_u64(reply, "executions", d->executions);
+        cJSON_AddNumberToObject(reply, "supported_operation_types",
+                                (double)nnd_supported_operation_count());
         cJSON_AddNumberToObject(reply, "pid", getpid());
         cJSON_AddStringToObject(reply, "socket", d->socket_path);
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);

@@ -330,6 +330,8 @@ static void test_admin_status(void **state) {
     assert_string_equal(cJSON_GetObjectItem(st, "socket")->valuestring, dmn.socket_path);
     assert_non_null(cJSON_GetObjectItem(st, "executions"));
     assert_non_null(cJSON_GetObjectItem(st, "uptime_s"));
+    /* Every HAL 1.0 operation at least has a kernel. */
+    assert_true(cJSON_GetObjectItem(st, "supported_operation_types")->valueint >= 29);
     const cJSON *clients = cJSON_GetObjectItem(st, "clients");
     bool found = false;
     const cJSON *c;
