@@ -935,8 +935,8 @@ bool nnd_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out) {
     return true;
 }
 
-void nnd_seq_io_init(nnd_seq_io *io, bool time_major, const nnd_tensor *x,
-                     const nnd_tensor *aux, float *out, size_t out_width) {
+void nnd_seq_io_init(nnd_seq_io *io, bool time_major, const nnd_tensor *x, const nnd_tensor *aux,
+                     float *out, size_t out_width) {
     bool seq = x->rank == 3;
     if (!seq) time_major = true; /* one step: [batch, input] */
     io->n_time = seq ? x->dims[time_major ? 0 : 1] : 1;
@@ -977,8 +977,9 @@ nnd_status nnd_seq_bidi_check(nnd_op_ctx *c, bool merge, bool time_major, uint32
     if (!nnd_has_input(c, aux_i)) return NND_OK;
     const nnd_tensor *x = c->in[0], *a = c->in[aux_i];
     if (a->rank != 3 || a->dims[0] != x->dims[0] || a->dims[1] != x->dims[1] || !a->dims[2])
-        return nnd_fail(c, "auxiliary input (input %u) must be 3-D with the input's first two "
-                           "dimensions",
+        return nnd_fail(c,
+                        "auxiliary input (input %u) must be 3-D with the input's first two "
+                        "dimensions",
                         aux_i);
     *n_aux = a->dims[2];
     return NND_OK;
@@ -1049,7 +1050,8 @@ nnd_status nnd_expect_dims(nnd_op_ctx *c, uint32_t i, const char *what, uint32_t
                            const uint32_t *dims) {
     const nnd_tensor *t = c->in[i];
     bool ok = t->rank == rank;
-    for (uint32_t k = 0; ok && k < rank; k++) ok = t->dims[k] == dims[k];
+    for (uint32_t k = 0; ok && k < rank; k++)
+        ok = t->dims[k] == dims[k];
     if (ok) return NND_OK;
     char want[96], have[96];
     return nnd_fail(c, "%s (input %u) must have shape %s, has %s", what, i,
@@ -1172,5 +1174,39 @@ nnd_status nnd_check_box_quant(nnd_op_ctx *c, const nnd_tensor *t, const char *w
     if (t->type == NND_TENSOR_QUANT16_ASYMM && (t->scale != 0.125f || t->zero_point != 0))
         return nnd_fail(c, "%s must have scale 0.125 and zero point 0, has (%g, %d)", what,
                         t->scale, t->zero_point);
+    return NND_OK;
+}
+
+static nnd_status check_box_operand(nnd_op_ctx *c, const nnd_tensor *t, bool input, uint32_t i) {
+    bool quant = c->in[0]->type == NND_TENSOR_QUANT8_ASYMM;
+    int32_t want = quant ? NND_TENSOR_QUANT16_ASYMM : c->in[0]->type;
+    char what[16];
+    snprintf(what, sizeof what, "%s %u", input ? "input" : "output", i);
+    if (t->type != want)
+        return nnd_fail(c, "%s must be %s, is %s", what, nnd_type_name(want),
+                        nnd_type_name(t->type));
+    return nnd_check_box_quant(c, t, what);
+}
+
+nnd_status nnd_check_box_signature(nnd_op_ctx *c, const char *in_kinds, const char *out_kinds) {
+    nnd_status s = nnd_check_type(c, c->in[0], "input 0", 3, NND_TENSOR_FLOAT32,
+                                  NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM);
+    if (s || (s = nnd_check_signature(c, in_kinds, out_kinds))) return s;
+    for (uint32_t i = 0; i < c->n_in && in_kinds[i]; i++)
+        if (in_kinds[i] == 'B' && (s = check_box_operand(c, c->in[i], true, i))) return s;
+    for (uint32_t i = 0; i < c->n_out && out_kinds[i]; i++)
+        if (out_kinds[i] == 'B' && (s = check_box_operand(c, c->out[i], false, i))) return s;
+    return NND_OK;
+}
+
+nnd_status nnd_check_input_ranks(nnd_op_ctx *c, const char *ranks) {
+    for (uint32_t i = 0; i < c->n_in && ranks[i]; i++) {
+        if (ranks[i] < '0' || ranks[i] > '9') continue;
+        char what[24];
+        snprintf(what, sizeof what, "input %u", i);
+        uint32_t r = (uint32_t)(ranks[i] - '0');
+        nnd_status s = nnd_check_rank(c, c->in[i], what, r, r);
+        if (s) return s;
+    }
     return NND_OK;
 }

@@ -266,8 +266,8 @@ typedef struct nnd_seq_io {
  * [batch, time, input] sequence; aux (may be NULL) has x's layout; out has x's layout with
  * rows of out_width elements (wider than the cell's output when two directions share a
  * merged output). */
-void nnd_seq_io_init(nnd_seq_io *io, bool time_major, const nnd_tensor *x,
-                     const nnd_tensor *aux, float *out, size_t out_width);
+void nnd_seq_io_init(nnd_seq_io *io, bool time_major, const nnd_tensor *x, const nnd_tensor *aux,
+                     float *out, size_t out_width);
 /* Copies n_batch contiguous state rows of `width` elements into the output at step t. */
 void nnd_seq_store(const nnd_seq_io *io, uint32_t t, const float *rows, size_t width);
 /* Time steps and batch rows of the 3-D sequence input 0. */
@@ -286,14 +286,16 @@ void nnd_seq_bidi_io(const nnd_op_ctx *c, bool merge, bool time_major, uint32_t 
                      uint32_t fw_width, nnd_seq_io *fw, nnd_seq_io *bw);
 
 /* Defines `const nnd_op_def var` with float32 kernel f32 and FLOAT16 through the bridge. */
-#define NND_FLOAT_OP(var, CODE, NAME, check_fn, shape_fn, f32)                                 \
-    static nnd_status f32##_as_f16(nnd_op_ctx *c) { return nnd_run_f16_as_f32(c, f32); }      \
-    const nnd_op_def var = {.code = CODE,                                                      \
-                            .name = NAME,                                                      \
-                            .check = check_fn,                                                 \
-                            .shape = shape_fn,                                                 \
-                            .kernels = {{NND_TENSOR_FLOAT32, f32},                             \
-                                        {NND_TENSOR_FLOAT16, f32##_as_f16}}}
+#define NND_FLOAT_OP(var, CODE, NAME, check_fn, shape_fn, f32)                                     \
+    static nnd_status f32##_as_f16(nnd_op_ctx *c) {                                                \
+        return nnd_run_f16_as_f32(c, f32);                                                         \
+    }                                                                                              \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = check_fn,                                                                         \
+        .shape = shape_fn,                                                                         \
+        .kernels = {{NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f32##_as_f16}}}
 
 /* ---- signatures and shapes of multi-operand operations ------------------------------ */
 /* Checks input and output types against kind strings, one letter per operand relative to
@@ -342,5 +344,22 @@ static inline bool nnd_box_valid(const float *box) {
 /* Quantized box tensors (QUANT16_ASYMM) must have scale 0.125 and zero point 0; other
  * types pass. `what` names the operand. */
 nnd_status nnd_check_box_quant(nnd_op_ctx *c, const nnd_tensor *t, const char *what);
+
+/* Signature of the detection and region operations: input 0 is FLOAT32, FLOAT16 or
+ * QUANT8_ASYMM (else unsupported), operands match the kinds of nnd_check_signature, and
+ * each 'B' (box) operand has input 0's float type, or is QUANT16_ASYMM with scale 0.125 and
+ * zero point 0 when input 0 is quantized. */
+nnd_status nnd_check_box_signature(nnd_op_ctx *c, const char *in_kinds, const char *out_kinds);
+/* Each input i whose ranks[i] is a digit must have that rank (when known); other
+ * characters skip the input. */
+nnd_status nnd_check_input_ranks(nnd_op_ctx *c, const char *ranks);
+
+/* Defines `const nnd_op_def nnd_op_<id>` for the HAL operation OP (code and name from
+ * its spelling) with the given check, shape and kernel rows ({{type, run}, ...}). */
+// clang-format off
+#define NND_OP_DEF(id, OP, check_fn, shape_fn, ...) \
+    const nnd_op_def nnd_op_##id = {.code = NND_OP_##OP, .name = #OP, .check = check_fn, \
+        .shape = shape_fn, .kernels = __VA_ARGS__}
+// clang-format on
 
 #endif

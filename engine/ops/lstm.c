@@ -28,36 +28,31 @@ typedef struct cell_layout {
     int act, cell_clip, proj_clip;
 } cell_layout;
 
-#define NONE4                                                                                      \
+/* LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM and the forward cell of BIDIRECTIONAL_SEQUENCE_LSTM
+ * share the positions of their weights and biases. */
+#define FIRST_CELL                                                                                 \
+    .wx = {1, 2, 3, 4}, .wh = {5, 6, 7, 8}, .peep = {9, 10, 11}, .bias = {12, 13, 14, 15},         \
+    .proj_w = 16, .proj_b = 17
+#define NONE                                                                                       \
     { -1, -1, -1, -1 }
-static const cell_layout LSTM_V10 = {
-    {1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16, 17, 18, 19, NONE4, NONE4,
-    20,           21,           22};
-static const cell_layout LSTM_V12 = {
-    {1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16,
-    17,           18,           19,          {23, 24, 25, 26}, NONE4,
-    20,           21,           22};
-static const cell_layout UNI = {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16,
-                                17,           18,           19,          {24, 25, 26, 27}, NONE4,
-                                20,           21,           22};
-static const cell_layout BIDI_FW = {
-    {1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11}, {12, 13, 14, 15}, 16,
-    17,           35,           36,          {53, 54, 55, 56}, {40, 41, 42, 43},
-    48,           49,           50};
-static const cell_layout BIDI_BW = {{18, 19, 20, 21},
-                                    {22, 23, 24, 25},
-                                    {26, 27, 28},
-                                    {29, 30, 31, 32},
-                                    33,
-                                    34,
-                                    37,
-                                    38,
-                                    {57, 58, 59, 60},
-                                    {44, 45, 46, 47},
-                                    48,
-                                    49,
-                                    50};
-#undef NONE4
+// clang-format off
+static const cell_layout LSTM_V10 = {FIRST_CELL, .h0 = 18, .c0 = 19, .ln = NONE, .wa = NONE,
+                                     .act = 20, .cell_clip = 21, .proj_clip = 22};
+static const cell_layout LSTM_V12 = {FIRST_CELL, .h0 = 18, .c0 = 19, .ln = {23, 24, 25, 26},
+                                     .wa = NONE, .act = 20, .cell_clip = 21, .proj_clip = 22};
+static const cell_layout UNI = {FIRST_CELL, .h0 = 18, .c0 = 19, .ln = {24, 25, 26, 27},
+                                .wa = NONE, .act = 20, .cell_clip = 21, .proj_clip = 22};
+static const cell_layout BIDI_FW = {FIRST_CELL, .h0 = 35, .c0 = 36, .ln = {53, 54, 55, 56},
+                                    .wa = {40, 41, 42, 43}, .act = 48, .cell_clip = 49,
+                                    .proj_clip = 50};
+static const cell_layout BIDI_BW = {.wx = {18, 19, 20, 21}, .wh = {22, 23, 24, 25},
+                                    .peep = {26, 27, 28}, .bias = {29, 30, 31, 32},
+                                    .proj_w = 33, .proj_b = 34, .h0 = 37, .c0 = 38,
+                                    .ln = {57, 58, 59, 60}, .wa = {44, 45, 46, 47}, .act = 48,
+                                    .cell_clip = 49, .proj_clip = 50};
+// clang-format on
+#undef NONE
+#undef FIRST_CELL
 
 enum { UNI_TIME_MAJOR = 23 };
 enum { BIDI_AUX_INPUT = 39, BIDI_MERGE = 51, BIDI_TIME_MAJOR = 52 };

@@ -95,7 +95,7 @@ static nnd_status batch_space_check(nnd_op_ctx *c) {
 
 typedef struct batch_space {
     int32_t bh, bw, pad_top, pad_left;
-    nnd_image in, out;
+    nnd_image in; /* input 0 in its layout */
 } batch_space;
 
 /* Validates the block (and paddings) and derives the output image size. */

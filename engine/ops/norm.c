@@ -102,8 +102,9 @@ typedef struct norm_job {
     void *out;
     float beta, bias, alpha, gamma, epsilon;
     int32_t radius;
-    bool log;                          /* LOG_SOFTMAX */
-    int32_t mult, shift, diff_min, zp; /* quantized parameters */
+    bool log;                   /* LOG_SOFTMAX */
+    int32_t mult, diff_min, zp; /* quantized parameters */
+    int shift;
 } norm_job;
 
 /* fn(job, first, step, n) for the slice of n elements starting at `first`, `step` apart. */
@@ -330,47 +331,40 @@ static nnd_status instance_f32(nnd_op_ctx *c) {
                   .gamma = nnd_f32(c->in[1]),
                   .beta = nnd_f32(c->in[2]),
                   .epsilon = nnd_f32(c->in[3])};
+    bool nchw = nnd_bool(c->in[4]);
     nnd_image im;
-    nnd_image_of(t, nnd_bool(c->in[4]), &im);
+    nnd_image_of(t, nchw, &im);
     size_t pixels = (size_t)im.h * im.w;
-    /* NHWC: each channel's pixels are c apart; NCHW: contiguous. */
-    if (im.sc == 1)
-        slice_walk(im.n, pixels, im.c, instance_slice, &j);
-    else
+    /* NCHW: each channel's pixels are contiguous; NHWC: c apart. */
+    if (nchw)
         slice_walk((size_t)im.n * im.c, pixels, 1, instance_slice, &j);
+    else
+        slice_walk(im.n, pixels, im.c, instance_slice, &j);
     return NND_OK;
 }
 
-static nnd_status softmax_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, softmax_f32);
-}
-static nnd_status l2norm_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, l2norm_f32);
-}
-static nnd_status lrn_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, lrn_f32);
-}
-static nnd_status instance_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, instance_f32);
+/* FLOAT16: the operation's float32 kernel through the type bridge. */
+static nnd_status norm_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, nnd_op_kernel(c->def, NND_TENSOR_FLOAT32));
 }
 
 /* Q8 is NULL for the operations without a quantized form (it ends the kernel list). */
-#define NORM_OP(var, CODE, NAME, F32, F16, Q8)                                                     \
+#define NORM_OP(var, CODE, NAME, F32, Q8)                                                          \
     const nnd_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = norm_check,                                                                       \
         .shape = norm_shape,                                                                       \
         .kernels = {{NND_TENSOR_FLOAT32, F32},                                                     \
-                    {NND_TENSOR_FLOAT16, F16},                                                     \
+                    {NND_TENSOR_FLOAT16, norm_f16},                                                \
                     {NND_TENSOR_QUANT8_ASYMM, Q8}},                                                \
     }
 
-NORM_OP(nnd_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_f16, softmax_q8);
-NORM_OP(nnd_op_log_softmax, NND_OP_LOG_SOFTMAX, "LOG_SOFTMAX", softmax_f32, softmax_f16, NULL);
+NORM_OP(nnd_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_q8);
+NORM_OP(nnd_op_log_softmax, NND_OP_LOG_SOFTMAX, "LOG_SOFTMAX", softmax_f32, NULL);
 NORM_OP(nnd_op_l2_normalization, NND_OP_L2_NORMALIZATION, "L2_NORMALIZATION", l2norm_f32,
-        l2norm_f16, l2norm_q8);
+        l2norm_q8);
 NORM_OP(nnd_op_local_response_normalization, NND_OP_LOCAL_RESPONSE_NORMALIZATION,
-        "LOCAL_RESPONSE_NORMALIZATION", lrn_f32, lrn_f16, NULL);
+        "LOCAL_RESPONSE_NORMALIZATION", lrn_f32, NULL);
 NORM_OP(nnd_op_instance_normalization, NND_OP_INSTANCE_NORMALIZATION, "INSTANCE_NORMALIZATION",
-        instance_f32, instance_f16, NULL);
+        instance_f32, NULL);

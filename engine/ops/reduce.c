@@ -6,7 +6,6 @@
 #include "common.h"
 
 #include <float.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- the walker --------------------------------------------------------------------- */
@@ -323,10 +322,34 @@ typedef struct topk_item {
     int32_t index;
 } topk_item;
 
-static int topk_order(const void *a, const void *b) {
-    const topk_item *x = a, *y = b;
-    if (x->value != y->value) return x->value > y->value ? -1 : 1;
-    return x->index > y->index ? -1 : (x->index < y->index);
+/* Whether x ranks before y: the larger value, or the larger index among equals. */
+static bool topk_before(const topk_item *x, const topk_item *y) {
+    return x->value != y->value ? x->value > y->value : x->index > y->index;
+}
+
+/* Restores the heap property (every parent ranks before its children) below node i. */
+static void topk_sift(topk_item *h, size_t n, size_t i) {
+    for (;;) {
+        size_t best = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && topk_before(&h[l], &h[best])) best = l;
+        if (r < n && topk_before(&h[r], &h[best])) best = r;
+        if (best == i) return;
+        topk_item t = h[i];
+        h[i] = h[best], h[best] = t;
+        i = best;
+    }
+}
+
+/* Moves the k first-ranked items of h[0..n) to h[n - k..n), the first-ranked last: a
+ * partial heap sort, in place (no allocation). */
+static void topk_select(topk_item *h, size_t n, size_t k) {
+    for (size_t i = n / 2; i-- > 0;)
+        topk_sift(h, n, i);
+    for (size_t m = n; m > n - k; m--) {
+        topk_item t = h[0];
+        h[0] = h[m - 1], h[m - 1] = t;
+        topk_sift(h, m - 1, 0);
+    }
 }
 
 static nnd_status topk_run(nnd_op_ctx *c) {
@@ -341,10 +364,11 @@ static nnd_status topk_run(nnd_op_ctx *c) {
     for (size_t r = 0; r < rows; r++) {
         for (size_t i = 0; i < row; i++)
             items[i] = (topk_item){load(in->data, in->type, r * row + i), (int32_t)i};
-        qsort(items, row, sizeof *items, topk_order);
+        topk_select(items, row, k);
         for (size_t i = 0; i < k; i++) {
-            memcpy(values + (r * k + i) * es, src + (r * row + (size_t)items[i].index) * es, es);
-            indices[r * k + i] = items[i].index;
+            const topk_item *it = &items[row - 1 - i];
+            memcpy(values + (r * k + i) * es, src + (r * row + (size_t)it->index) * es, es);
+            indices[r * k + i] = it->index;
         }
     }
     return NND_OK;
@@ -355,17 +379,17 @@ static nnd_status topk_run(nnd_op_ctx *c) {
 // clang-format off
 #define REDUCE_KERNELS {{NND_TENSOR_FLOAT32, reduce_run}, {NND_TENSOR_FLOAT16, reduce_run}, \
                         {NND_TENSOR_QUANT8_ASYMM, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
-#define REDUCE_OP(var, CODE, NAME) const nnd_op_def var = {.code = CODE, .name = NAME, \
-        .check = reduce_check, .shape = reduce_shape, .kernels = REDUCE_KERNELS}
+#define REDUCE_OP(var, CODE) const nnd_op_def nnd_op_##var = {.code = NND_OP_##CODE, \
+        .name = #CODE, .check = reduce_check, .shape = reduce_shape, .kernels = REDUCE_KERNELS}
 // clang-format on
 
-REDUCE_OP(nnd_op_mean, NND_OP_MEAN, "MEAN");
-REDUCE_OP(nnd_op_reduce_sum, NND_OP_REDUCE_SUM, "REDUCE_SUM");
-REDUCE_OP(nnd_op_reduce_prod, NND_OP_REDUCE_PROD, "REDUCE_PROD");
-REDUCE_OP(nnd_op_reduce_max, NND_OP_REDUCE_MAX, "REDUCE_MAX");
-REDUCE_OP(nnd_op_reduce_min, NND_OP_REDUCE_MIN, "REDUCE_MIN");
-REDUCE_OP(nnd_op_reduce_all, NND_OP_REDUCE_ALL, "REDUCE_ALL");
-REDUCE_OP(nnd_op_reduce_any, NND_OP_REDUCE_ANY, "REDUCE_ANY");
+REDUCE_OP(mean, MEAN);
+REDUCE_OP(reduce_sum, REDUCE_SUM);
+REDUCE_OP(reduce_prod, REDUCE_PROD);
+REDUCE_OP(reduce_max, REDUCE_MAX);
+REDUCE_OP(reduce_min, REDUCE_MIN);
+REDUCE_OP(reduce_all, REDUCE_ALL);
+REDUCE_OP(reduce_any, REDUCE_ANY);
 
 const nnd_op_def nnd_op_argmax = {.code = NND_OP_ARGMAX,
                                   .name = "ARGMAX",

@@ -52,9 +52,12 @@ static void rnn_step(const rnn_cell *p, uint32_t n_batch, const float *x, size_t
  * state. */
 static nnd_status run_direction(nnd_op_ctx *c, const rnn_layout *l, int act_i, const nnd_seq_io *io,
                                 bool reverse, float *h) {
-    rnn_cell p = {
-        c->in[l->w]->data,    c->in[l->r]->data,    c->in[l->bias]->data, NULL, io->n_input, 0,
-        c->in[l->w]->dims[0], nnd_i32(c->in[act_i])};
+    rnn_cell p = {.w = c->in[l->w]->data,
+                  .r = c->in[l->r]->data,
+                  .bias = c->in[l->bias]->data,
+                  .n_input = io->n_input,
+                  .n_units = c->in[l->w]->dims[0],
+                  .act = nnd_i32(c->in[act_i])};
     if (io->aux && has(c, l->wa)) p.wa = c->in[l->wa]->data, p.n_aux = io->n_aux;
     size_t state = (size_t)io->n_batch * p.n_units * sizeof(float);
     if (!h && !(h = nnd_scratch(c, state))) return nnd_fail(c, "out of scratch memory");
