@@ -235,7 +235,8 @@ static Nnd__Operand *build_operand(const cJSON *j, char *err, size_t errlen) {
     o->scale = (float)num(j, "scale", 0);
     o->zero_point = (int32_t)num(j, "zeroPoint", 0);
     size_t li = 0;
-    while (life && li < COUNT(lifetimes) && strcmp(lifetimes[li].name, life)) li++;
+    while (life && li < COUNT(lifetimes) && strcmp(lifetimes[li].name, life))
+        li++;
     if (!life || li == COUNT(lifetimes)) {
         set_err(err, errlen, "unknown lifetime %s", life ? life : "(none)");
         goto fail;
@@ -283,8 +284,7 @@ static Nnd__Operation *build_operation(const cJSON *j, char *err, size_t errlen)
         set_err(err, errlen, "unknown operation type %s", type ? type : "(none)");
         goto fail;
     }
-    if (u32_array(cJSON_GetObjectItemCaseSensitive(j, "inputs"), &op->inputs, &op->n_inputs) <
-            0 ||
+    if (u32_array(cJSON_GetObjectItemCaseSensitive(j, "inputs"), &op->inputs, &op->n_inputs) < 0 ||
         u32_array(cJSON_GetObjectItemCaseSensitive(j, "outputs"), &op->outputs, &op->n_outputs) <
             0) {
         set_err(err, errlen, "bad operation inputs or outputs");
@@ -489,8 +489,10 @@ static int build_tensors(const cJSON *a, const Nnd__Subgraph *g, bool is_input,
 }
 
 static void free_example(nnd_case_example *ex) {
-    for (size_t i = 0; i < ex->n_inputs; i++) free(ex->inputs[i].data);
-    for (size_t i = 0; i < ex->n_outputs; i++) free(ex->outputs[i].data);
+    for (size_t i = 0; i < ex->n_inputs; i++)
+        free(ex->inputs[i].data);
+    for (size_t i = 0; i < ex->n_outputs; i++)
+        free(ex->outputs[i].data);
     free(ex->inputs);
     free(ex->outputs);
 }
@@ -500,12 +502,14 @@ static void free_case(nnd_case *c) {
     free(c->file);
     if (c->model) nnd__model__free_unpacked(c->model, NULL);
     free(c->ignored_outputs);
-    for (size_t i = 0; i < c->n_examples; i++) free_example(&c->examples[i]);
+    for (size_t i = 0; i < c->n_examples; i++)
+        free_example(&c->examples[i]);
     free(c->examples);
 }
 
 void nnd_cases_free(nnd_case *cases, size_t n_cases) {
-    for (size_t i = 0; i < n_cases; i++) free_case(&cases[i]);
+    for (size_t i = 0; i < n_cases; i++)
+        free_case(&cases[i]);
     free(cases);
 }
 
@@ -638,8 +642,7 @@ static int walk(const char *dir, path_list *pl, char *err, size_t errlen) {
     return rc;
 }
 
-int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err,
-                   size_t errlen) {
+int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err, size_t errlen) {
     struct stat st;
     if (stat(path, &st) < 0) {
         set_err(err, errlen, "%s: %s", path, strerror(errno));
@@ -753,12 +756,13 @@ static bool judge_multinomial(const nnd_case_example *ex, const nnd_case_tensor 
             if (prob[k] > max) max = prob[k];
             hits[k] = 0;
         }
-        for (size_t k = 0; k < classes; k++) sum += prob[k] = exp(prob[k] - max);
+        for (size_t k = 0; k < classes; k++)
+            sum += prob[k] = exp(prob[k] - max);
         for (size_t s = 0; ok && s < samples; s++) {
             double v = element(e->type, actual, b * samples + s);
             if (v < 0 || v >= (double)classes) {
-                set_err(why, whylen, "element %zu: class %g out of range [0, %zu)",
-                        b * samples + s, v, classes);
+                set_err(why, whylen, "element %zu: class %g out of range [0, %zu)", b * samples + s,
+                        v, classes);
                 ok = false;
             } else {
                 hits[(size_t)v]++;
@@ -837,9 +841,12 @@ bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *e, const void *act
     for (size_t i = 0; i < e->count; i++) {
         double want = element(e->type, e->data, i), got = element(e->type, actual, i);
         bool ok;
-        if (is_float && isnan(want)) ok = isnan(got);
-        else if (is_float && isinf(want)) ok = want == got;
-        else ok = fabs(want - got) <= atol + rtol * fabs(want); /* false for NaN got */
+        if (is_float && isnan(want))
+            ok = isnan(got);
+        else if (is_float && isinf(want))
+            ok = want == got;
+        else
+            ok = fabs(want - got) <= atol + rtol * fabs(want); /* false for NaN got */
         if (!ok) {
             set_err(why, whylen, "output %u element %zu: expected %.9g, got %.9g", e->index, i,
                     want, got);

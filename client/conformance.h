@@ -59,8 +59,7 @@ typedef struct nnd_case {
     nnd_case_example *examples;
 } nnd_case;
 
-int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err,
-                   size_t errlen);
+int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err, size_t errlen);
 void nnd_cases_free(nnd_case *cases, size_t n_cases);
 
 /* Judges one output against the README's criteria; returns true on pass, else writes a

@@ -20,7 +20,7 @@ struct nnd_client {
     int sock;
     pthread_mutex_t lock; /* one call at a time: a call owns the socket until its reply */
     uint64_t next_id;
-    bool dead; /* the transport failed; every later call fails fast */
+    bool dead;    /* the transport failed; every later call fails fast */
     uint8_t *buf; /* NND_FRAME_RECV_BUF bytes for nnd_frame_recv */
     char daemon_version[128];
 };
@@ -68,8 +68,10 @@ static int recv_reply(nnd_client *c, uint64_t id, Nnd__Reply **reply, int *reply
             return -ENOTCONN;
         }
         if (rc < 0) {
-            if (rc == -EPROTO) set_err(err, errlen, "bad reply from the daemon: %s", ferr);
-            else set_err(err, errlen, "receiving from the daemon failed: %s", strerror(-rc));
+            if (rc == -EPROTO)
+                set_err(err, errlen, "bad reply from the daemon: %s", ferr);
+            else
+                set_err(err, errlen, "receiving from the daemon failed: %s", strerror(-rc));
             return rc;
         }
         Nnd__Reply *r = (Nnd__Reply *)in.msg;
@@ -136,8 +138,10 @@ static int simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t 
                 (int)r->result_case, (int)want);
         status = -EPROTO;
     }
-    if (out && status >= 0) *out = r;
-    else nnd__reply__free_unpacked(r, NULL);
+    if (out && status == 0)
+        *out = r;
+    else
+        nnd__reply__free_unpacked(r, NULL);
     return status;
 }
 
@@ -207,10 +211,11 @@ void nnd_client_close(nnd_client *c) {
     free(c);
 }
 
-const char *nnd_client_daemon_version(const nnd_client *c) { return c->daemon_version; }
+const char *nnd_client_daemon_version(const nnd_client *c) {
+    return c->daemon_version;
+}
 
-int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *err,
-                                size_t errlen) {
+int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *err, size_t errlen) {
     Nnd__GetCapabilities call = NND__GET_CAPABILITIES__INIT;
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_GET_CAPABILITIES;
@@ -262,15 +267,16 @@ int nnd_client_supported_operations(nnd_client *c, const Nnd__Model *model, cons
     req.call_case = NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS;
     req.get_supported_operations = &call;
     Nnd__Reply *r;
-    int st = simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_SUPPORTED_OPERATIONS,
-                         &r, err, errlen);
+    int st = simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_SUPPORTED_OPERATIONS, &r,
+                         err, errlen);
     if (st != 0) return st;
     if (r->supported_operations->n_supported != n_ops) {
         set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
                 r->supported_operations->n_supported, n_ops);
         st = -EPROTO;
     } else {
-        for (size_t i = 0; i < n_ops; i++) out[i] = r->supported_operations->supported[i];
+        for (size_t i = 0; i < n_ops; i++)
+            out[i] = r->supported_operations->supported[i];
     }
     nnd__reply__free_unpacked(r, NULL);
     return st;
@@ -289,8 +295,8 @@ int nnd_client_prepare(nnd_client *c, const Nnd__Model *model, const int *pool_f
     req.prepare_model = &call;
     Nnd__Reply *r;
     *handle = 0;
-    int st = simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r, err,
-                         errlen);
+    int st =
+        simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
     if (st != 0) return st;
     *handle = r->prepared->handle;
     nnd__reply__free_unpacked(r, NULL);
@@ -316,8 +322,10 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
     if (st != NND__ERROR_STATUS__NONE)
         set_err(err, errlen, "%s: %s", nnd_status_name(st),
                 r->message && *r->message ? r->message : "(no message)");
-    if (reply) *reply = r;
-    else nnd__reply__free_unpacked(r, NULL);
+    if (reply)
+        *reply = r;
+    else
+        nnd__reply__free_unpacked(r, NULL);
     return st;
 }
 

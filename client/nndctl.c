@@ -99,8 +99,10 @@ static void print_supported_count(const nndctl_opts *o) {
     char *text = nndctl_admin_request(o, "{\"cmd\":\"status\"}", 2000, err, sizeof err);
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "supported_operation_types");
-    if (cJSON_IsNumber(v)) printf("supported operation types: %d\n", v->valueint);
-    else printf("supported operation types: unknown\n");
+    if (cJSON_IsNumber(v))
+        printf("supported operation types: %d\n", v->valueint);
+    else
+        printf("supported operation types: unknown\n");
     cJSON_Delete(j);
     free(text);
 }
@@ -139,8 +141,10 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
         const Nnd__OperandPerformance *p = caps->operand_performance[i];
         const char *name = nnd_case_operand_type_name(p->type);
         char label[64];
-        if (name) snprintf(label, sizeof label, "%s:", name);
-        else snprintf(label, sizeof label, "type %d:", p->type);
+        if (name)
+            snprintf(label, sizeof label, "%s:", name);
+        else
+            snprintf(label, sizeof label, "type %d:", p->type);
         print_perf(label, p->info);
     }
     print_supported_count(o);
@@ -162,10 +166,14 @@ static bool all_scalars(const cJSON *a) {
 }
 
 static void print_scalar(const cJSON *v) {
-    if (cJSON_IsString(v)) fputs(v->valuestring, stdout);
-    else if (cJSON_IsNumber(v)) printf("%.15g", v->valuedouble);
-    else if (cJSON_IsBool(v)) fputs(cJSON_IsTrue(v) ? "true" : "false", stdout);
-    else fputs("null", stdout);
+    if (cJSON_IsString(v))
+        fputs(v->valuestring, stdout);
+    else if (cJSON_IsNumber(v))
+        printf("%.15g", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        fputs(cJSON_IsTrue(v) ? "true" : "false", stdout);
+    else
+        fputs("null", stdout);
 }
 
 static void print_value(const char *key, const cJSON *v, int indent) {

@@ -20,7 +20,7 @@
 #include "nnd/nnd.h"
 #include "nndctl.h"
 
-#define ALIGN 64
+#define ALIGN   64
 #define MSG_LEN 512
 
 enum verdict { PENDING, PASS, FAIL, SKIP };
@@ -30,7 +30,7 @@ typedef struct runner {
     const nnd_case *cases;
     size_t n;
     bool verbose;
-    atomic_size_t next; /* next case to claim */
+    atomic_size_t next;   /* next case to claim */
     pthread_mutex_t lock; /* guards everything below */
     enum verdict *verdicts;
     char (*messages)[MSG_LEN];
@@ -54,7 +54,9 @@ static outcome fail(bool broken, char *msg, const char *fmt, ...) {
     return (outcome){FAIL, broken};
 }
 
-static size_t align_up(size_t n) { return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+static size_t align_up(size_t n) {
+    return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
 
 static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, uint32_t index) {
     for (size_t i = 0; i < n; i++)
@@ -96,9 +98,9 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     }
     for (size_t i = 0; i < nin + nout; i++) {
         bool is_in = i < nin;
-        const nnd_case_tensor *t = is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
-                                         : find_tensor(ex->outputs, ex->n_outputs,
-                                                       (uint32_t)(i - nin));
+        const nnd_case_tensor *t =
+            is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
+                  : find_tensor(ex->outputs, ex->n_outputs, (uint32_t)(i - nin));
         if (!t) {
             res = fail(false, msg, "example %zu has no %s %zu", exi, is_in ? "input" : "output",
                        is_in ? i : i - nin);
@@ -124,9 +126,9 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     req.pools = pools;
     for (size_t i = 0; i < nin + nout; i++) {
         bool is_in = i < nin;
-        const nnd_case_tensor *t = is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
-                                         : find_tensor(ex->outputs, ex->n_outputs,
-                                                       (uint32_t)(i - nin));
+        const nnd_case_tensor *t =
+            is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
+                  : find_tensor(ex->outputs, ex->n_outputs, (uint32_t)(i - nin));
         Nnd__RequestArgument *a = &args[i];
         nnd__request_argument__init(a);
         (is_in ? in_p : out_p)[is_in ? i : i - nin] = a;
@@ -156,9 +158,10 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     size_t nshapes = reply->executed ? reply->executed->n_output_shapes : 0;
     Nnd__OutputShape **shapes = reply->executed ? reply->executed->output_shapes : NULL;
     if (shrink && st != NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE) {
-        res = fail(false, msg, "example %zu%s: Execute answered %s, expected "
-                   "OUTPUT_INSUFFICIENT_SIZE", exi, step,
-                   st ? err : "NONE");
+        res = fail(false, msg,
+                   "example %zu%s: Execute answered %s, expected "
+                   "OUTPUT_INSUFFICIENT_SIZE",
+                   exi, step, st ? err : "NONE");
         goto out;
     }
     if (!shrink && st != NND__ERROR_STATUS__NONE) {
@@ -178,10 +181,10 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
             bool dims_ok = s->n_dimensions == t->rank &&
                            !memcmp(s->dimensions, t->dims, t->rank * sizeof *t->dims);
             if (s->is_sufficient || !dims_ok) {
-                res = fail(false, msg,
-                           "example %zu%s: output %zu reported %s with %zu dimensions%s", exi,
-                           step, k, s->is_sufficient ? "sufficient" : "insufficient",
-                           s->n_dimensions, dims_ok ? "" : " (not the expected ones)");
+                res =
+                    fail(false, msg, "example %zu%s: output %zu reported %s with %zu dimensions%s",
+                         exi, step, k, s->is_sufficient ? "sufficient" : "insufficient",
+                         s->n_dimensions, dims_ok ? "" : " (not the expected ones)");
                 goto out;
             }
             continue;
@@ -217,8 +220,8 @@ static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
     bool *supported = calloc(n_ops + 1, sizeof *supported);
     char err[MSG_LEN - 64];
     if (!supported) return fail(false, msg, "out of memory");
-    int st = nnd_client_supported_operations(cl, c->model, NULL, 0, supported, n_ops, err,
-                                             sizeof err);
+    int st =
+        nnd_client_supported_operations(cl, c->model, NULL, 0, supported, n_ops, err, sizeof err);
     if (st != 0) {
         free(supported);
         return fail(st < 0, msg, "GetSupportedOperations: %s", err);
@@ -232,7 +235,8 @@ static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
     }
     free(supported);
     uint64_t handle;
-    st = nnd_client_prepare(cl, c->model, NULL, 0, NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
+    st = nnd_client_prepare(cl, c->model, NULL, 0,
+                            NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
                             NND__PRIORITY__PRIORITY_MEDIUM, 0, &handle, err, sizeof err);
     if (st != 0) return fail(st < 0, msg, "PrepareModel: %s", err);
     outcome res = {PASS, false};
@@ -283,8 +287,10 @@ static void *worker(void *arg) {
         msg[0] = 0;
         outcome res;
         if (!cl) cl = nnd_client_connect(r->o->socket_path, "nndctl-conformance", msg, MSG_LEN);
-        if (!cl) res = (outcome){FAIL, false};
-        else res = run_case(cl, &r->cases[i], msg);
+        if (!cl)
+            res = (outcome){FAIL, false};
+        else
+            res = run_case(cl, &r->cases[i], msg);
         if (res.broken) { /* the next case reconnects */
             nnd_client_close(cl);
             cl = NULL;
@@ -343,9 +349,9 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
         for (; started < jobs; started++)
             if (pthread_create(&threads[started], NULL, worker, &r) != 0) break;
         if (!started) worker(&r);
-        for (long t = 0; t < started; t++) pthread_join(threads[t], NULL);
-        printf("conformance: %zu passed, %zu failed, %zu skipped\n", r.passed, r.failed,
-               r.skipped);
+        for (long t = 0; t < started; t++)
+            pthread_join(threads[t], NULL);
+        printf("conformance: %zu passed, %zu failed, %zu skipped\n", r.passed, r.failed, r.skipped);
         rc = r.failed ? 1 : 0;
     }
     free(threads);

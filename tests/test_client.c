@@ -23,8 +23,8 @@
 #include "nnd/nnd.h"
 
 #define CODE_TENSOR_FLOAT32 3
-#define CODE_INT32 1
-#define CODE_ADD 0
+#define CODE_INT32          1
+#define CODE_ADD            0
 
 /* ADD(a, b, NONE) on two [n] float inputs; with constant_b, b is a CONSTANT_COPY operand
  * whose values ride inline (large enough ones make the message spill). */
@@ -94,9 +94,13 @@ static void add_model_init(add_model *m, uint32_t n, const float *constant_b) {
     m->model.operand_values.len = vlen;
 }
 
-static void add_model_clear(add_model *m) { free(m->values); }
+static void add_model_clear(add_model *m) {
+    free(m->values);
+}
 
-static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+static size_t align64(size_t n) {
+    return (n + 63) & ~(size_t)63;
+}
 
 /* Executes an ADD model on a, b (b NULL when constant) into out; returns the status and,
  * with shapes, checks the single reported output shape is [n]. */
@@ -184,7 +188,8 @@ static void test_prepare_execute_add(void **state) {
     assert_true(h != 0);
     float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40.5f}, out[4] = {0};
     assert_int_equal(run_add(c, h, 4, a, b, out), 0);
-    for (int i = 0; i < 4; i++) assert_true(out[i] == a[i] + b[i]);
+    for (int i = 0; i < 4; i++)
+        assert_true(out[i] == a[i] + b[i]);
 
     /* A broken model is INVALID_ARGUMENT with a message; the connection stays usable. */
     m.op_in[1] = 9;
@@ -212,7 +217,8 @@ static void test_large_model(void **state) {
     assert_non_null(c);
     enum { N = 32 * 1024 }; /* 128 KiB of constants */
     float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *out = malloc(N * sizeof *b);
-    for (int i = 0; i < N; i++) a[i] = (float)i, b[i] = 0.5f * (float)i;
+    for (int i = 0; i < N; i++)
+        a[i] = (float)i, b[i] = 0.5f * (float)i;
     add_model m;
     add_model_init(&m, N, b);
     uint64_t h;
@@ -220,7 +226,8 @@ static void test_large_model(void **state) {
     if (st) print_message("prepare: %s\n", err);
     assert_int_equal(st, 0);
     assert_int_equal(run_add(c, h, N, a, NULL, out), 0);
-    for (int i = 0; i < N; i++) assert_true(out[i] == 1.5f * (float)i);
+    for (int i = 0; i < N; i++)
+        assert_true(out[i] == 1.5f * (float)i);
     add_model_clear(&m);
     free(a);
     free(b);
@@ -246,10 +253,12 @@ static void *two_clients_worker(void *p) {
     if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &h, err, sizeof err) == 0) {
         for (int k = 0; k < 200; k++) {
             float a[8], b[8], out[8];
-            for (int i = 0; i < 8; i++) a[i] = w->base + (float)k, b[i] = (float)i;
+            for (int i = 0; i < 8; i++)
+                a[i] = w->base + (float)k, b[i] = (float)i;
             if (run_add(c, h, 8, a, b, out) != 0) break;
             bool right = true;
-            for (int i = 0; i < 8; i++) right &= out[i] == a[i] + b[i];
+            for (int i = 0; i < 8; i++)
+                right &= out[i] == a[i] + b[i];
             if (!right) break;
             w->ok++;
         }
@@ -265,8 +274,10 @@ static void test_two_clients(void **state) {
     assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
     worker_arg w[2] = {{d.socket_path, 1000.0f, 0}, {d.socket_path, -5000.0f, 0}};
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&t[i], NULL, two_clients_worker, &w[i]), 0);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, two_clients_worker, &w[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
     assert_int_equal(w[0].ok, 200);
     assert_int_equal(w[1].ok, 200);
     assert_int_equal(nnd_test_daemon_stop(&d), 0);
@@ -300,7 +311,8 @@ static int nndctl(const char *const *args) {
     pid_t pid = fork();
     if (pid == 0) {
         const char *argv[16] = {NNDCTL_PATH};
-        for (int i = 0; args[i] && i < 14; i++) argv[i + 1] = args[i];
+        for (int i = 0; args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
         int devnull = open("/dev/null", O_WRONLY);
         dup2(devnull, 1);
         execv(NNDCTL_PATH, (char **)argv);
@@ -379,7 +391,8 @@ static void test_disconnect_in_flight(void **state) {
     add_model small;
     add_model_init(&small, 2, NULL);
     uint64_t h2;
-    assert_int_equal(nnd_client_prepare(c, &small.model, NULL, 0, 0, 0, 0, &h2, err, sizeof err), 0);
+    assert_int_equal(nnd_client_prepare(c, &small.model, NULL, 0, 0, 0, 0, &h2, err, sizeof err),
+                     0);
     float a[2] = {1, 2}, b[2] = {3, 4}, out[2];
     assert_int_equal(run_add(c, h2, 2, a, b, out), 0);
     assert_true(out[0] == 4 && out[1] == 6);
@@ -411,12 +424,9 @@ static void test_daemon_gone(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_connect_refused),
-        cmocka_unit_test(test_prepare_execute_add),
-        cmocka_unit_test(test_large_model),
-        cmocka_unit_test(test_two_clients),
-        cmocka_unit_test(test_disconnect_in_flight),
-        cmocka_unit_test(test_daemon_gone),
+        cmocka_unit_test(test_connect_refused),      cmocka_unit_test(test_prepare_execute_add),
+        cmocka_unit_test(test_large_model),          cmocka_unit_test(test_two_clients),
+        cmocka_unit_test(test_disconnect_in_flight), cmocka_unit_test(test_daemon_gone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,9 +28,8 @@ static void test_load_add(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, err,
-                                    sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, err, sizeof err), 0);
     const nnd_case *c = find_case(cases, n, "add");
     assert_non_null(c);
     assert_non_null(strstr(c->file, "add.json"));
@@ -86,9 +85,9 @@ static void test_quant_and_relaxed(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512], why[256];
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n,
-                                    err, sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n, err, sizeof err),
+        0);
     const nnd_case *q = &cases[0];
     const nnd_case_tensor *out = &q->examples[0].outputs[0];
     assert_int_equal(out->type, NND_TENSOR_QUANT8_ASYMM);
@@ -103,9 +102,9 @@ static void test_quant_and_relaxed(void **state) {
 
     /* Loading appends: a second file adds its cases after the first's. */
     size_t before = n;
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n,
-                                    err, sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n, err, sizeof err),
+        0);
     assert_true(n > before);
     const nnd_case *r = &cases[before];
     assert_true(r->relaxed);
@@ -125,9 +124,8 @@ static void test_float16_and_zero_sized(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512], why[256];
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n, err,
-                                    sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n, err, sizeof err), 0);
     const nnd_case *h = find_case(cases, n, "add_v1_2");
     assert_non_null(h);
     const nnd_case_tensor *ho = &h->examples[0].outputs[0];
@@ -141,7 +139,8 @@ static void test_float16_and_zero_sized(void **state) {
     for (size_t i = 0; i < zx->n_outputs; i++) {
         const nnd_case_tensor *t = &zx->outputs[i];
         size_t elems = 1;
-        for (uint32_t d = 0; d < t->rank; d++) elems *= t->dims[d];
+        for (uint32_t d = 0; d < t->rank; d++)
+            elems *= t->dims[d];
         if (elems == 0) {
             assert_int_equal(t->count, 0);
             assert_int_equal(t->bytes, 0);
@@ -156,9 +155,8 @@ static void test_omitted_inputs(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n, err,
-                                    sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n, err, sizeof err), 0);
     size_t omitted = 0;
     for (size_t i = 0; i < cases[0].examples[0].n_inputs; i++) {
         const nnd_case_tensor *t = &cases[0].examples[0].inputs[i];
@@ -185,10 +183,12 @@ static void test_multinomial(void **state) {
     assert_true(ex->multinomial_tolerance > 0);
     /* Spread the samples over many classes: every share stays within the tolerance. */
     int32_t *s = malloc(out->bytes);
-    for (size_t i = 0; i < out->count; i++) s[i] = (int32_t)(i * 7 % 1024);
+    for (size_t i = 0; i < out->count; i++)
+        s[i] = (int32_t)(i * 7 % 1024);
     assert_true(nnd_case_judge(c, out, s, out->bytes, out->dims, out->rank, why, sizeof why));
     /* All samples in one class: that share is far above its probability. */
-    for (size_t i = 0; i < out->count; i++) s[i] = 3;
+    for (size_t i = 0; i < out->count; i++)
+        s[i] = 3;
     assert_false(nnd_case_judge(c, out, s, out->bytes, out->dims, out->rank, why, sizeof why));
     s[0] = 5000; /* out of range */
     assert_false(nnd_case_judge(c, out, s, out->bytes, out->dims, out->rank, why, sizeof why));
@@ -202,10 +202,10 @@ static void test_folder_and_errors(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0", &cases, &n, err, sizeof err),
-                     0);
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0", &cases, &n, err, sizeof err), 0);
     assert_true(n > 100);
-    for (size_t i = 1; i < n; i++) assert_true(strcmp(cases[i - 1].file, cases[i].file) <= 0);
+    for (size_t i = 1; i < n; i++)
+        assert_true(strcmp(cases[i - 1].file, cases[i].file) <= 0);
     nnd_cases_free(cases, n);
 
     cases = NULL;
@@ -243,9 +243,12 @@ static void test_names(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_load_add),       cmocka_unit_test(test_quant_and_relaxed),
-        cmocka_unit_test(test_float16_and_zero_sized), cmocka_unit_test(test_omitted_inputs),
-        cmocka_unit_test(test_multinomial),    cmocka_unit_test(test_folder_and_errors),
+        cmocka_unit_test(test_load_add),
+        cmocka_unit_test(test_quant_and_relaxed),
+        cmocka_unit_test(test_float16_and_zero_sized),
+        cmocka_unit_test(test_omitted_inputs),
+        cmocka_unit_test(test_multinomial),
+        cmocka_unit_test(test_folder_and_errors),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

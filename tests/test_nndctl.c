@@ -34,7 +34,8 @@ static child spawn(const char *const *args) {
     assert_true(pid >= 0);
     if (pid == 0) {
         const char *argv[32] = {NNDCTL_PATH};
-        for (int i = 0; args[i] && i < 30; i++) argv[i + 1] = args[i];
+        for (int i = 0; args[i] && i < 30; i++)
+            argv[i + 1] = args[i];
         dup2(p[1], 1);
         execv(NNDCTL_PATH, (char **)argv);
         _exit(127);
@@ -52,7 +53,8 @@ static int finish(child ch, char *out, size_t outlen, int timeout_ms) {
     bool timed_out = false;
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &t);
-        long left = timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        long left =
+            timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
         if (left <= 0) {
             timed_out = true;
             kill(ch.pid, SIGKILL);
@@ -92,8 +94,8 @@ static int teardown(void **state) {
 static void test_info(void **state) {
     (void)state;
     static char out[1 << 16];
-    const char *args[] = {"--socket", daemon_.socket_path, "--state-dir", daemon_.state_dir,
-                          "info", NULL};
+    const char *args[] = {"--socket", daemon_.socket_path, "--state-dir", daemon_.state_dir, "info",
+                          NULL};
     assert_int_equal(run(args, out, sizeof out), 0);
     print_message("%s", out);
     assert_non_null(strstr(out, "version: "));
@@ -114,16 +116,16 @@ static void test_status(void **state) {
 /* Runs conformance on one vector file; expects exit 0 and "0 failed" in the closing line. */
 static void conformance_file(const char *file) {
     static char out[1 << 20];
-    const char *args[] = {"--socket", daemon_.socket_path, "conformance", "--jobs", "2",
-                          file,       NULL};
+    const char *args[] = {"--socket", daemon_.socket_path, "conformance", "--jobs", "2", file,
+                          NULL};
     int rc = run(args, out, sizeof out);
     print_message("%s", out);
     const char *last = strstr(out, "conformance: ");
     assert_non_null(last);
     unsigned passed = 0, failed = 1, skipped = 0;
-    assert_int_equal(sscanf(last, "conformance: %u passed, %u failed, %u skipped", &passed,
-                            &failed, &skipped),
-                     3);
+    assert_int_equal(
+        sscanf(last, "conformance: %u passed, %u failed, %u skipped", &passed, &failed, &skipped),
+        3);
     assert_int_equal(failed, 0);
     assert_true(passed > 0);
     assert_int_equal(rc, 0);

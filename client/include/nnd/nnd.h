@@ -46,8 +46,7 @@ int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfd
                     size_t errlen);
 
 /* *caps is freed with nnd__capabilities__free_unpacked(*caps, NULL). */
-int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *err,
-                                size_t errlen);
+int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *err, size_t errlen);
 int nnd_client_version_string(nnd_client *c, char *buf, size_t len, char *err, size_t errlen);
 /* *type is an Nnd__DeviceType. */
 int nnd_client_get_type(nnd_client *c, int *type, char *err, size_t errlen);
