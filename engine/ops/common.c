@@ -1097,7 +1097,6 @@ static int32_t quantize_sat(float x, const nnd_tensor *t, int32_t lo, int32_t hi
 void nnd_set_real_at(nnd_tensor *t, size_t i, float x) {
     switch (t->type) {
     case NND_TENSOR_FLOAT16: ((nnd_half *)t->data)[i] = (nnd_half)x; break;
-    case NND_TENSOR_INT32: ((int32_t *)t->data)[i] = (int32_t)x; break;
     case NND_TENSOR_QUANT8_ASYMM:
         ((uint8_t *)t->data)[i] = (uint8_t)quantize_sat(x, t, 0, UINT8_MAX);
         break;

@@ -313,8 +313,9 @@ nnd_status nnd_expect_dims(nnd_op_ctx *c, uint32_t i, const char *what, uint32_t
 /* Element i of a FLOAT32, FLOAT16, INT32, QUANT8_ASYMM, QUANT16_ASYMM or QUANT16_SYMM tensor
  * as a real number (quantized values are dequantized with the tensor's scale/zero point). */
 float nnd_real_at(const nnd_tensor *t, size_t i);
-/* Stores x at element i: FLOAT16 by conversion, quantized types as round(x / scale + zero
- * point) (half away from zero) saturated to the type's range, as the reference does. */
+/* Stores x at element i of a FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT16_ASYMM or QUANT16_SYMM
+ * tensor: quantized as round(x / scale + zero point) (half away from zero) saturated to the
+ * type's range, as the reference does. */
 void nnd_set_real_at(nnd_tensor *t, size_t i, float x);
 
 /* ---- ordering ------------------------------------------------------------------------- */

@@ -26,8 +26,19 @@ extern const nnd_op_def nnd_op_batch_to_space_nd, nnd_op_space_to_batch_nd, nnd_
 extern const nnd_op_def nnd_op_mean, nnd_op_reduce_sum, nnd_op_reduce_prod, nnd_op_reduce_max,
     nnd_op_reduce_min, nnd_op_reduce_all, nnd_op_reduce_any, nnd_op_argmax, nnd_op_argmin,
     nnd_op_topk_v2;
+extern const nnd_op_def nnd_op_axis_aligned_bbox_transform, nnd_op_box_with_nms_limit,
+    nnd_op_generate_proposals, nnd_op_detection_postprocessing, nnd_op_roi_align,
+    nnd_op_roi_pooling, nnd_op_heatmap_max_keypoint, nnd_op_random_multinomial;
 
 static const nnd_op_def *const table[NND_OP_COUNT] = {
+    [NND_OP_AXIS_ALIGNED_BBOX_TRANSFORM] = &nnd_op_axis_aligned_bbox_transform,
+    [NND_OP_BOX_WITH_NMS_LIMIT] = &nnd_op_box_with_nms_limit,
+    [NND_OP_GENERATE_PROPOSALS] = &nnd_op_generate_proposals,
+    [NND_OP_DETECTION_POSTPROCESSING] = &nnd_op_detection_postprocessing,
+    [NND_OP_ROI_ALIGN] = &nnd_op_roi_align,
+    [NND_OP_ROI_POOLING] = &nnd_op_roi_pooling,
+    [NND_OP_HEATMAP_MAX_KEYPOINT] = &nnd_op_heatmap_max_keypoint,
+    [NND_OP_RANDOM_MULTINOMIAL] = &nnd_op_random_multinomial,
     [NND_OP_BATCH_TO_SPACE_ND] = &nnd_op_batch_to_space_nd,
     [NND_OP_SPACE_TO_BATCH_ND] = &nnd_op_space_to_batch_nd,
     [NND_OP_PAD] = &nnd_op_pad,

@@ -1,0 +1,370 @@
+/* roi.c: operations on regions of a feature map — ROI_ALIGN, ROI_POOLING and
+ * HEATMAP_MAX_KEYPOINT, in NHWC or NCHW.
+ *
+ * Region boxes are [x1, y1, x2, y2] in image units (QUANT16_ASYMM with scale 0.125 for the
+ * quantized forms); dividing by the stride maps them onto the feature map. Values are
+ * read and written through nnd_real_at / nnd_set_real_at, except for quantized ROI_ALIGN,
+ * whose reference is an integer pipeline (sampling weights in 1/255 steps, one
+ * fixed-point rescale per output) that is followed here so results agree. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "common.h"
+
+/* ---- shared by ROI_ALIGN and ROI_POOLING ---------------------------------------------- */
+
+typedef struct roi_params {
+    int32_t out_h, out_w, ratio_h, ratio_w; /* sampling ratios: ROI_ALIGN only */
+    float stride_h, stride_w;
+    bool nchw;
+} roi_params;
+
+static bool is_align(const nnd_op_ctx *c) {
+    return c->def->code == NND_OP_ROI_ALIGN;
+}
+
+static nnd_status roi_params_read(nnd_op_ctx *c, roi_params *p) {
+    p->out_h = nnd_i32(c->in[3]);
+    p->out_w = nnd_i32(c->in[4]);
+    p->stride_h = nnd_f32(c->in[5]);
+    p->stride_w = nnd_f32(c->in[6]);
+    p->ratio_h = is_align(c) ? nnd_i32(c->in[7]) : 0;
+    p->ratio_w = is_align(c) ? nnd_i32(c->in[8]) : 0;
+    p->nchw = nnd_bool(c->in[c->n_in - 1]);
+    if (p->out_h <= 0 || p->out_w <= 0)
+        return nnd_fail(c, "output size (inputs 3, 4) must be positive, is %d x %d", p->out_h,
+                        p->out_w);
+    if (!(p->stride_h > 0) || !(p->stride_w > 0))
+        return nnd_fail(c, "strides (inputs 5, 6) must be positive");
+    if (p->ratio_h < 0 || p->ratio_w < 0)
+        return nnd_fail(c, "sampling ratios (inputs 7, 8) must not be negative");
+    return NND_OK;
+}
+
+static nnd_status roi_check(nnd_op_ctx *c) {
+    bool align = is_align(c);
+    uint32_t n_in = align ? 10 : 8;
+    nnd_status s = nnd_check_count(c, n_in, n_in, 1, 1);
+    if (s || (s = nnd_check_box_signature(c, align ? "TBIiiffiib" : "TBIiiffb", "T")) ||
+        (!align && (s = nnd_check_same_quant(c, 0, 0))) || (s = nnd_check_input_ranks(c, "421")))
+        return s;
+    for (uint32_t i = 3; i < n_in; i++)
+        if (!c->in[i]->data) return NND_OK;
+    roi_params p;
+    return roi_params_read(c, &p);
+}
+
+static nnd_status roi_shape(nnd_op_ctx *c) {
+    roi_params p;
+    nnd_status s = roi_params_read(c, &p);
+    if (s) return s;
+    nnd_image im;
+    nnd_image_of(c->in[0], p.nchw, &im);
+    uint32_t n = c->in[1]->dims[0];
+    if (is_align(c) && (!im.n || !im.h || !im.w || !im.c))
+        return nnd_fail(c, "input 0 must not be empty");
+    if (c->in[1]->dims[1] != 4) return nnd_fail(c, "input 1 must be [num_rois, 4]");
+    if (c->in[2]->dims[0] != n) return nnd_fail(c, "input 2 must be [%u]", n);
+    nnd_set_image_shape(c->out[0], p.nchw, n, (uint32_t)p.out_h, (uint32_t)p.out_w, im.c);
+    return NND_OK;
+}
+
+/* A walk over every output bin of every region: setup() (optional) runs once the
+ * parameters and images are known, region() prepares a region (box set), bin() computes
+ * output bin (y, x) of it for every channel. */
+typedef struct roi_job roi_job;
+struct roi_job {
+    nnd_op_ctx *c;
+    roi_params p;
+    nnd_image im, om;
+    uint32_t r;   /* region */
+    size_t base;  /* its image's first element in input 0 */
+    float box[4]; /* on the feature map */
+    nnd_status (*setup)(roi_job *j);
+    void (*region)(roi_job *j);
+    void (*bin)(roi_job *j, uint32_t y, uint32_t x);
+    /* ROI_ALIGN */
+    float step_w, step_h, bin_w, bin_h;
+    uint32_t ratio_w, ratio_h;
+    int32_t mult, shift;
+    float *acc;
+    int32_t *qacc;
+    /* ROI_POOLING */
+    int32_t x1, y1;
+};
+
+/* Region r's box, scaled by 1 / stride onto the feature map, and its image; fails for a
+ * bad batch index or a box that is inverted or leaves the map. */
+static nnd_status roi_region(roi_job *j) {
+    nnd_op_ctx *c = j->c;
+    int32_t b = ((const int32_t *)c->in[2]->data)[j->r];
+    if (b < 0 || (uint32_t)b >= j->im.n)
+        return nnd_fail(c, "region %u has batch index %d, not in [0, %u)", j->r, b, j->im.n);
+    float scale_w = 1.f / j->p.stride_w, scale_h = 1.f / j->p.stride_h;
+    float *box = j->box;
+    for (uint32_t k = 0; k < 4; k++)
+        box[k] = nnd_real_at(c->in[1], (size_t)j->r * 4 + k) * (k % 2 ? scale_h : scale_w);
+    if (!nnd_box_valid(box) || box[0] < 0 || box[1] < 0 || box[2] > (float)j->im.w ||
+        box[3] > (float)j->im.h)
+        return nnd_fail(c, "region %u is inverted or outside the feature map", j->r);
+    j->base = (size_t)b * j->im.sn;
+    return NND_OK;
+}
+
+static nnd_status roi_walk(roi_job *j) {
+    nnd_status s = roi_params_read(j->c, &j->p);
+    if (s) return s;
+    nnd_image_of(j->c->in[0], j->p.nchw, &j->im);
+    nnd_image_of(j->c->out[0], j->p.nchw, &j->om);
+    if (j->setup && (s = j->setup(j))) return s;
+    for (j->r = 0; j->r < j->om.n; j->r++) {
+        if ((s = roi_region(j))) return s;
+        j->region(j);
+        for (uint32_t y = 0; y < (uint32_t)j->p.out_h; y++)
+            for (uint32_t x = 0; x < (uint32_t)j->p.out_w; x++)
+                j->bin(j, y, x);
+    }
+    return NND_OK;
+}
+
+/* ---- ROI_ALIGN ------------------------------------------------------------------------ */
+
+/* One bilinear sample: the four neighbouring pixels (element offsets within the image)
+ * and their weights. */
+typedef struct sample {
+    size_t at[4];
+    float w[4];
+} sample;
+
+static void align_sample(const nnd_image *im, float y, float x, sample *s) {
+    uint32_t y0 = (uint32_t)floorf(y), x0 = (uint32_t)floorf(x), y1 = y0 + 1, x1 = x0 + 1;
+    float dy = y - (float)y0, dx = x - (float)x0;
+    /* Samples past the last row or column take its value. */
+    if (x0 >= im->w - 1) x0 = x1 = im->w - 1, dx = 0;
+    if (y0 >= im->h - 1) y0 = y1 = im->h - 1, dy = 0;
+    s->at[0] = y0 * im->sh + x0 * im->sw, s->w[0] = (1 - dx) * (1 - dy);
+    s->at[1] = y0 * im->sh + x1 * im->sw, s->w[1] = dx * (1 - dy);
+    s->at[2] = y1 * im->sh + x0 * im->sw, s->w[2] = (1 - dx) * dy;
+    s->at[3] = y1 * im->sh + x1 * im->sw, s->w[3] = dx * dy;
+}
+
+#define WEIGHT_STEP (1.0f / 255.0f) /* quantized sampling weights */
+
+static bool align_quant(const roi_job *j) {
+    return j->c->in[0]->type == NND_TENSOR_QUANT8_ASYMM;
+}
+
+static void align_region(roi_job *j) {
+    const float *box = j->box;
+    float roi_w = fmaxf(box[2] - box[0], 1.f), roi_h = fmaxf(box[3] - box[1], 1.f);
+    j->step_w = roi_w / (float)j->p.out_w;
+    j->step_h = roi_h / (float)j->p.out_h;
+    /* Ratio 0: adaptive, about one sample per feature-map pixel. */
+    j->ratio_w = j->p.ratio_w > 0 ? (uint32_t)j->p.ratio_w : (uint32_t)ceilf(j->step_w);
+    j->ratio_h = j->p.ratio_h > 0 ? (uint32_t)j->p.ratio_h : (uint32_t)ceilf(j->step_h);
+    j->bin_w = j->step_w / (float)j->ratio_w;
+    j->bin_h = j->step_h / (float)j->ratio_h;
+    if (align_quant(j)) {
+        float in_scale = j->c->in[0]->scale, out_scale = j->c->out[0]->scale;
+        int shift;
+        nnd_quantize_multiplier(in_scale * WEIGHT_STEP / out_scale /
+                                    (float)(j->ratio_w * j->ratio_h),
+                                &j->mult, &shift);
+        j->shift = shift;
+    }
+}
+
+/* Average of the bin's sampling points, each interpolated bilinearly. */
+static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
+    const nnd_tensor *in = j->c->in[0];
+    nnd_tensor *out = j->c->out[0];
+    const nnd_image *im = &j->im;
+    bool quant = align_quant(j);
+    float y_start = j->step_h * (float)y + j->box[1], x_start = j->step_w * (float)x + j->box[0];
+    memset(j->acc, 0, sizeof(float) * im->c);
+    memset(j->qacc, 0, sizeof(int32_t) * im->c);
+    for (uint32_t yi = 0; yi < j->ratio_h; yi++)
+        for (uint32_t xi = 0; xi < j->ratio_w; xi++) {
+            sample sm;
+            align_sample(im, y_start + j->bin_h / 2 + j->bin_h * (float)yi,
+                         x_start + j->bin_w / 2 + j->bin_w * (float)xi, &sm);
+            int32_t wq[4];
+            for (int k = 0; k < 4; k++)
+                wq[k] = (int32_t)roundf(sm.w[k] / WEIGHT_STEP);
+            for (uint32_t ch = 0; ch < im->c; ch++) {
+                size_t at = j->base + ch * im->sc;
+                if (quant) {
+                    const uint8_t *q = in->data;
+                    int32_t v = 0;
+                    for (int k = 0; k < 4; k++)
+                        v += wq[k] * ((int32_t)q[at + sm.at[k]] - in->zero_point);
+                    j->qacc[ch] += v;
+                } else {
+                    float v = 0;
+                    for (int k = 0; k < 4; k++)
+                        v += sm.w[k] * nnd_real_at(in, at + sm.at[k]);
+                    j->acc[ch] += v;
+                }
+            }
+        }
+    for (uint32_t ch = 0; ch < im->c; ch++) {
+        size_t o = nnd_image_at(&j->om, j->r, y, x, ch);
+        if (quant)
+            ((uint8_t *)out->data)[o] = (uint8_t)nnd_clampi(
+                nnd_mul_by_quantized(j->qacc[ch], j->mult, j->shift) + out->zero_point, 0, 255);
+        else
+            nnd_set_real_at(out, o, j->acc[ch] / (float)(j->ratio_w * j->ratio_h));
+    }
+}
+
+/* Per-channel sums of one bin. */
+static nnd_status align_setup(roi_job *j) {
+    j->acc = nnd_scratch(j->c, sizeof(float) * j->im.c);
+    j->qacc = nnd_scratch(j->c, sizeof(int32_t) * j->im.c);
+    return j->acc && j->qacc ? NND_OK : nnd_fail(j->c, "out of memory");
+}
+
+static nnd_status align_run(nnd_op_ctx *c) {
+    roi_job j = {.c = c, .setup = align_setup, .region = align_region, .bin = align_bin};
+    return roi_walk(&j);
+}
+
+NND_OP_DEF(roi_align, ROI_ALIGN, roi_check, roi_shape, NND_KERNELS_FQ(align_run));
+
+/* ---- ROI_POOLING ---------------------------------------------------------------------- */
+
+/* Region corners snap to whole pixels; a region is at least one pixel. */
+static void pool_region(roi_job *j) {
+    j->x1 = (int32_t)roundf(j->box[0]);
+    j->y1 = (int32_t)roundf(j->box[1]);
+    int32_t w = (int32_t)roundf(j->box[2]) - j->x1 + 1, h = (int32_t)roundf(j->box[3]) - j->y1 + 1;
+    j->step_w = (float)(w > 1 ? w : 1) / (float)j->p.out_w;
+    j->step_h = (float)(h > 1 ? h : 1) / (float)j->p.out_h;
+}
+
+/* [start, end) of bin k of `step` pixels from `origin`, limited to size. */
+static void pool_span(float step, uint32_t k, int32_t origin, uint32_t size, uint32_t *start,
+                      uint32_t *end) {
+    float lo = floorf(step * (float)k + (float)origin),
+          hi = ceilf(step * (float)(k + 1) + (float)origin);
+    *start = lo < (float)size ? (uint32_t)lo : size;
+    *end = hi < (float)size ? (uint32_t)hi : size;
+}
+
+/* Maximum over the bin's pixels; an empty bin gives 0. */
+static void pool_bin(roi_job *j, uint32_t y, uint32_t x) {
+    const nnd_tensor *in = j->c->in[0];
+    uint32_t h0, h1, w0, w1;
+    pool_span(j->step_h, y, j->y1, j->im.h, &h0, &h1);
+    pool_span(j->step_w, x, j->x1, j->im.w, &w0, &w1);
+    for (uint32_t ch = 0; ch < j->im.c; ch++) {
+        float best = 0;
+        bool first = true;
+        for (uint32_t py = h0; py < h1; py++)
+            for (uint32_t px = w0; px < w1; px++) {
+                float v = nnd_real_at(in, j->base + py * j->im.sh + px * j->im.sw + ch * j->im.sc);
+                if (first || v > best) best = v, first = false;
+            }
+        nnd_set_real_at(j->c->out[0], nnd_image_at(&j->om, j->r, y, x, ch), best);
+    }
+}
+
+static nnd_status pool_run(nnd_op_ctx *c) {
+    roi_job j = {.c = c, .region = pool_region, .bin = pool_bin};
+    return roi_walk(&j);
+}
+
+NND_OP_DEF(roi_pooling, ROI_POOLING, roi_check, roi_shape, NND_KERNELS_FQ(pool_run));
+
+/* ---- HEATMAP_MAX_KEYPOINT ------------------------------------------------------------- */
+
+static nnd_status keypoint_check(nnd_op_ctx *c) {
+    nnd_status s = nnd_check_count(c, 3, 3, 2, 2);
+    if (s || (s = nnd_check_box_signature(c, "TBb", "TB"))) return s;
+    return nnd_check_input_ranks(c, "42");
+}
+
+static nnd_status keypoint_shape(nnd_op_ctx *c) {
+    nnd_image im;
+    nnd_image_of(c->in[0], nnd_bool(c->in[2]), &im);
+    if (im.h != im.w || im.h < 2)
+        return nnd_fail(c, "heatmaps must be square and at least 2 x 2, are %u x %u", im.h, im.w);
+    if (c->in[1]->dims[0] != im.n || c->in[1]->dims[1] != 4)
+        return nnd_fail(c, "input 1 must be [%u, 4]", im.n);
+    uint32_t dims[3] = {im.n, im.c, 2};
+    nnd_set_shape(c->out[0], 2, dims);
+    nnd_set_shape(c->out[1], 3, dims);
+    return NND_OK;
+}
+
+/* Refines the maximum at the center of a 3x3 grid by fitting a quadratic (second-order
+ * Taylor expansion): delta receives the offset (x, y), *score the value there. A
+ * singular fit (|det| below atol + rtol * |A00 A11|) leaves both untouched. */
+static void keypoint_refine(const float g[3][3], float tol, float *delta, float *score) {
+    float b[2] = {-(g[1][2] - g[1][0]) / 2.f, -(g[2][1] - g[0][1]) / 2.f};
+    float a00 = g[1][0] - 2.f * g[1][1] + g[1][2];
+    float a01 = (g[2][2] - g[2][0] - g[0][2] + g[0][0]) / 4.f;
+    float a11 = g[0][1] - 2.f * g[1][1] + g[2][1];
+    float diag = a00 * a11, det = diag - a01 * a01;
+    if (fabsf(det) < tol + tol * diag) return;
+    delta[0] = (a11 * b[0] - a01 * b[1]) / det;
+    delta[1] = (a00 * b[1] - a01 * b[0]) / det;
+    /* Keep the correction within 1.5 pixels. */
+    float far = fmaxf(fabsf(delta[0]), fabsf(delta[1]));
+    if (far > 1.5f) {
+        float s = 1.5f / far;
+        delta[0] *= s;
+        delta[1] *= s;
+    }
+    *score = g[1][1] - b[0] * delta[0] - b[1] * delta[1] +
+             ((a00 * delta[0] + a01 * delta[1]) * delta[0] +
+              (a01 * delta[0] + a11 * delta[1]) * delta[1]) /
+                 2.f;
+}
+
+static nnd_status keypoint_run(nnd_op_ctx *c) {
+    const nnd_tensor *heat = c->in[0], *boxes = c->in[1];
+    nnd_image im;
+    nnd_image_of(heat, nnd_bool(c->in[2]), &im);
+    /* The reference's singularity tolerance is looser for FLOAT16. */
+    float tol = heat->type == NND_TENSOR_FLOAT16 ? 1e-3f : 1e-5f;
+    int32_t size = (int32_t)im.h;
+    for (uint32_t n = 0; n < im.n; n++) {
+        float box[4];
+        for (uint32_t k = 0; k < 4; k++)
+            box[k] = nnd_real_at(boxes, (size_t)n * 4 + k);
+        if (!nnd_box_valid(box)) return nnd_fail(c, "box %u has x2 < x1 or y2 < y1", n);
+        for (uint32_t kp = 0; kp < im.c; kp++) {
+            uint32_t best_y = 0, best_x = 0;
+            float best = -FLT_MAX;
+            for (uint32_t y = 0; y < im.h; y++)
+                for (uint32_t x = 0; x < im.w; x++) {
+                    float v = nnd_real_at(heat, nnd_image_at(&im, n, y, x, kp));
+                    if (best < v) best = v, best_y = y, best_x = x;
+                }
+            /* 3x3 neighbourhood, mirrored at the borders. */
+            float g[3][3];
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    int32_t y = (int32_t)best_y + dy, x = (int32_t)best_x + dx;
+                    y = y < 0 ? 1 : (y >= size ? size - 2 : y);
+                    x = x < 0 ? 1 : (x >= size ? size - 2 : x);
+                    g[dy + 1][dx + 1] =
+                        nnd_real_at(heat, nnd_image_at(&im, n, (uint32_t)y, (uint32_t)x, kp));
+                }
+            float delta[2] = {0, 0}, score = best;
+            keypoint_refine(g, tol, delta, &score);
+            size_t o = (size_t)n * im.c + kp;
+            nnd_set_real_at(c->out[0], o, score);
+            float rel_x = ((float)best_x + delta[0] + 0.5f) / (float)size;
+            float rel_y = ((float)best_y + delta[1] + 0.5f) / (float)size;
+            nnd_set_real_at(c->out[1], o * 2, rel_x * (box[2] - box[0]) + box[0]);
+            nnd_set_real_at(c->out[1], o * 2 + 1, rel_y * (box[3] - box[1]) + box[1]);
+        }
+    }
+    return NND_OK;
+}
+
+NND_OP_DEF(heatmap_max_keypoint, HEATMAP_MAX_KEYPOINT, keypoint_check, keypoint_shape,
+           NND_KERNELS_FQ(keypoint_run));
