@@ -676,9 +676,38 @@ const void *nnd_aligned_data(nnd_op_ctx *c, const nnd_tensor *t) {
     return copy;
 }
 
-nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
-                        const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
-                        int32_t act) {
+/* The transpose of conv_walk: input pixel i scatters into output pixels i * stride - pad +
+ * k, so output pixel o gathers the taps k with o + pad - k a non-negative multiple of the
+ * stride, from input pixel (o + pad - k) / stride when that is inside the image. */
+static void conv_walk_transposed(const conv_job *j) {
+    const nnd_conv_geom *g = j->g;
+    size_t row = (size_t)g->in_w * g->in_c, image = row * g->in_h;
+    for (uint32_t n = 0; n < g->batches; n++)
+        for (uint32_t oy = 0; oy < g->out_h; oy++) {
+            int64_t ty = (int64_t)oy + g->pad_top;
+            for (uint32_t ox = 0; ox < g->out_w; ox++) {
+                int64_t tx = (int64_t)ox + g->pad_left;
+                memset(j->acc, 0, sizeof(int32_t) * g->out_c);
+                for (int64_t ky = ty % g->stride_h; ky < g->filter_h && ky <= ty;
+                     ky += g->stride_h) {
+                    int64_t y = (ty - ky) / g->stride_h;
+                    if (y >= g->in_h) continue;
+                    for (int64_t kx = tx % g->stride_w; kx < g->filter_w && kx <= tx;
+                         kx += g->stride_w) {
+                        int64_t x = (tx - kx) / g->stride_w;
+                        if (x >= g->in_w) continue;
+                        j->tap(j, n * image + (size_t)y * row + (size_t)x * g->in_c,
+                               ((size_t)ky * g->filter_w + (size_t)kx) * g->filter_tap_stride);
+                    }
+                }
+                j->emit(j, nnd_image_at(&j->out_im, n, oy, ox, 0));
+            }
+        }
+}
+
+static nnd_status conv_run_with(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
+                                const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
+                                int32_t act, void (*walk)(const conv_job *)) {
     if (!g->batches || !g->out_h || !g->out_w || !g->out_c) return NND_OK;
     /* Aligned views of the operands: constants may sit at any offset. */
     nnd_tensor x = *in, w = *filter;
@@ -717,8 +746,20 @@ nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor 
     }
     j.in = conv_input(c, g, &x);
     if (!j.in) return NND_GENERAL_FAILURE;
-    conv_walk(&j);
+    walk(&j);
     return NND_OK;
+}
+
+nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
+                        const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
+                        int32_t act) {
+    return conv_run_with(c, g, in, filter, bias, out, act, conv_walk);
+}
+
+nnd_status nnd_conv_transpose_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
+                                  const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
+                                  int32_t act) {
+    return conv_run_with(c, g, in, filter, bias, out, act, conv_walk_transposed);
 }
 
 /* ---- recurrent layers --------------------------------------------------------------- */
@@ -757,80 +798,134 @@ void nnd_matvec_acc(const float *w, uint32_t rows, uint32_t cols, const float *x
 
 /* ---- gemmlowp fixed-point functions ------------------------------------------------- */
 
-/* Wrapping add/sub: the reference relies on two's complement int32 arithmetic. */
-static int32_t fx_add(int32_t a, int32_t b) {
-    return (int32_t)((uint32_t)a + (uint32_t)b);
+/* gemmlowp runs the same algorithms on int32 and int16 raw values; `bits` (32 or 16) is
+ * the raw width, and every value is a raw value of that width held in an int32_t. Plain
+ * adds wrap at that width, as the reference's two's complement arithmetic does. */
+static int32_t fxw_wrap(int64_t x, int bits) {
+    if (bits == 32) return (int32_t)(uint32_t)x;
+    int32_t v = (int32_t)(x & 0xffff);
+    return v >= 0x8000 ? v - 0x10000 : v;
 }
-static int32_t fx_sub(int32_t a, int32_t b) {
-    return (int32_t)((uint32_t)a - (uint32_t)b);
+static int32_t fxw_add(int32_t a, int32_t b, int bits) {
+    return fxw_wrap((int64_t)a + b, bits);
+}
+static int32_t fxw_sub(int32_t a, int32_t b, int bits) {
+    return fxw_wrap((int64_t)a - b, bits);
+}
+static int32_t fxw_max(int bits) {
+    return bits == 32 ? INT32_MAX : INT16_MAX;
+}
+/* A 32-bit constant as the reference narrows it: rounded to the raw width. */
+static int32_t fxw_const(int32_t c, int bits) {
+    return bits == 32 ? c : nnd_rounding_shift_right(c, 32 - bits);
 }
 
-int32_t nnd_fx_mul_pot(int32_t x, int e) {
+static int32_t fxw_srdhm(int32_t a, int32_t b, int bits) {
+    if (bits == 32) return nnd_srdhm(a, b);
+    if (a == b && a == INT16_MIN) return INT16_MAX;
+    int32_t ab = a * b;
+    return (ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14)))) / (1 << 15);
+}
+
+static int32_t fxw_mul_pot(int32_t x, int e, int bits) {
     if (e < 0) return nnd_rounding_shift_right(x, -e);
     if (e == 0) return x;
-    int32_t limit = (int32_t)((1ll << (31 - e)) - 1);
-    if (x > limit) return INT32_MAX;
-    if (x < -limit) return INT32_MIN;
+    int32_t limit = (int32_t)((1ll << (bits - 1 - e)) - 1);
+    if (x > limit) return fxw_max(bits);
+    if (x < -limit) return -fxw_max(bits) - 1;
     return (int32_t)((uint32_t)x << e);
 }
 
-/* exp(a) for a in [-1/4, 0), Q0.31: a fourth-order Taylor expansion around -1/8. */
-static int32_t fx_exp_quarter(int32_t a) {
-    const int32_t exp_minus_eighth = 1895147668, one_third = 715827883;
-    int32_t x = fx_add(a, 1 << 28);
-    int32_t x2 = nnd_srdhm(x, x), x3 = nnd_srdhm(x2, x), x4 = nnd_srdhm(x2, x2);
-    int32_t x4_over_4 = nnd_fx_mul_pot(x4, -2);
-    int32_t poly = nnd_fx_mul_pot(fx_add(nnd_srdhm(fx_add(x4_over_4, x3), one_third), x2), -1);
-    return fx_add(exp_minus_eighth, nnd_srdhm(exp_minus_eighth, fx_add(x, poly)));
+/* exp(a) for a in [-1/4, 0), Q0: a fourth-order Taylor expansion around -1/8. */
+static int32_t fxw_exp_quarter(int32_t a, int bits) {
+    const int32_t exp_minus_eighth = fxw_const(1895147668, bits);
+    const int32_t one_third = fxw_const(715827883, bits);
+    int32_t x = fxw_add(a, 1 << (bits - 4), bits);
+    int32_t x2 = fxw_srdhm(x, x, bits), x3 = fxw_srdhm(x2, x, bits), x4 = fxw_srdhm(x2, x2, bits);
+    int32_t x4_over_4 = fxw_mul_pot(x4, -2, bits);
+    int32_t poly = fxw_mul_pot(
+        fxw_add(fxw_srdhm(fxw_add(x4_over_4, x3, bits), one_third, bits), x2, bits), -1, bits);
+    int32_t tail = fxw_srdhm(exp_minus_eighth, fxw_add(x, poly, bits), bits);
+    /* The 16-bit variant saturates this last add (the result can reach 1). */
+    if (bits == 16) return nnd_clampi(exp_minus_eighth + tail, INT16_MIN, INT16_MAX);
+    return fxw_add(exp_minus_eighth, tail, bits);
 }
 
-int32_t nnd_fx_exp_neg(int32_t a, int integer_bits) {
+static int32_t fxw_exp_neg(int32_t a, int integer_bits, int bits) {
     /* exp(-2^k) in Q0.31 for k = -2..4: multiplied in for each bit of the whole part. */
     static const int32_t exp_pow2[7] = {1672461947, 1302514674, 790015084, 290630308,
                                         39332535,   720401,     242};
-    int frac = 31 - integer_bits;
+    int frac = bits - 1 - integer_bits;
     int32_t quarter = (int32_t)1 << (frac - 2);
-    int32_t a_mod = fx_sub(a & (quarter - 1), quarter);
-    int32_t result = fx_exp_quarter(nnd_fx_mul_pot(a_mod, integer_bits));
-    int32_t remainder = fx_sub(a_mod, a);
+    int32_t a_mod = fxw_sub(a & (quarter - 1), quarter, bits);
+    int32_t result = fxw_exp_quarter(fxw_mul_pot(a_mod, integer_bits, bits), bits);
+    int32_t remainder = fxw_sub(a_mod, a, bits);
     for (int k = -2; k <= 4; k++)
         if (integer_bits > k && (remainder & ((int32_t)1 << (frac + k))))
-            result = nnd_srdhm(result, exp_pow2[k + 2]);
+            result = fxw_srdhm(result, fxw_const(exp_pow2[k + 2], bits), bits);
     if (integer_bits > 5 && a < -((int32_t)1 << (frac + 5))) result = 0; /* below -32 */
-    return a == 0 ? INT32_MAX : result;
+    return a == 0 ? fxw_max(bits) : result;
 }
 
-/* Newton-Raphson reciprocal of (1 + a) / 2, a in Q0.31; the result is in Q2.29. */
-static int32_t fx_half_reciprocal(int32_t a) {
-    int64_t sum = (int64_t)a + INT32_MAX;
+/* Newton-Raphson reciprocal of (1 + a) / 2, a in Q0; the result is in Q2. */
+static int32_t fxw_half_reciprocal(int32_t a, int bits) {
+    int64_t sum = (int64_t)a + fxw_max(bits);
     int32_t hd = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
-    int32_t x = fx_add(1515870810, nnd_srdhm(hd, -1010580540)); /* 48/17 - 32/17 * hd */
+    /* 48/17 - 32/17 * hd */
+    int32_t x = fxw_add(fxw_const(1515870810, bits),
+                        fxw_srdhm(hd, fxw_const(-1010580540, bits), bits), bits);
     for (int i = 0; i < 3; i++) {
-        int32_t residual = fx_sub(1 << 29, nnd_srdhm(hd, x));
-        x = fx_add(x, nnd_fx_mul_pot(nnd_srdhm(x, residual), 2));
+        int32_t residual = fxw_sub(1 << (bits - 3), fxw_srdhm(hd, x, bits), bits);
+        x = fxw_add(x, fxw_mul_pot(fxw_srdhm(x, residual, bits), 2, bits), bits);
     }
     return x;
 }
 
-int32_t nnd_fx_one_over_one_plus(int32_t a) {
-    return nnd_fx_mul_pot(fx_half_reciprocal(a), 1);
+static int32_t fxw_logistic(int32_t a, int integer_bits, int bits) {
+    if (a == 0) return 1 << (bits - 2);
+    int32_t magnitude = a > 0 ? a : fxw_sub(0, a, bits);
+    int32_t e = fxw_exp_neg(fxw_sub(0, magnitude, bits), integer_bits, bits);
+    int32_t pos = fxw_mul_pot(fxw_half_reciprocal(e, bits), 1, bits);
+    return a > 0 ? pos : fxw_sub(fxw_max(bits), pos, bits);
 }
 
-int32_t nnd_fx_logistic(int32_t a, int integer_bits) {
-    if (a == 0) return 1 << 30;
-    int32_t magnitude = a > 0 ? a : fx_sub(0, a);
-    int32_t pos = nnd_fx_one_over_one_plus(nnd_fx_exp_neg(fx_sub(0, magnitude), integer_bits));
-    return a > 0 ? pos : fx_sub(INT32_MAX, pos);
-}
-
-int32_t nnd_fx_tanh(int32_t a, int integer_bits) {
+static int32_t fxw_tanh(int32_t a, int integer_bits, int bits) {
     if (a == 0) return 0;
-    int32_t neg = a < 0 ? a : fx_sub(0, a);
+    int32_t neg = a < 0 ? a : fxw_sub(0, a, bits);
     /* tanh(|a|) = (1 - e) / (1 + e) with e = exp(-2|a|): the doubling is a change of
      * integer bits, not of the raw value. */
-    int32_t e = nnd_fx_exp_neg(neg, integer_bits + 1);
-    int32_t t = nnd_fx_mul_pot(fx_sub(fx_half_reciprocal(e), 1 << 29), 2);
-    return a < 0 ? fx_sub(0, t) : t;
+    int32_t e = fxw_exp_neg(neg, integer_bits + 1, bits);
+    int32_t t = fxw_mul_pot(fxw_sub(fxw_half_reciprocal(e, bits), 1 << (bits - 3), bits), 2, bits);
+    return a < 0 ? fxw_sub(0, t, bits) : t;
+}
+
+int32_t nnd_fx_mul_pot(int32_t x, int e) {
+    return fxw_mul_pot(x, e, 32);
+}
+int32_t nnd_fx_exp_neg(int32_t a, int integer_bits) {
+    return fxw_exp_neg(a, integer_bits, 32);
+}
+int32_t nnd_fx_one_over_one_plus(int32_t a) {
+    return fxw_mul_pot(fxw_half_reciprocal(a, 32), 1, 32);
+}
+int32_t nnd_fx_logistic(int32_t a, int integer_bits) {
+    return fxw_logistic(a, integer_bits, 32);
+}
+int32_t nnd_fx_tanh(int32_t a, int integer_bits) {
+    return fxw_tanh(a, integer_bits, 32);
+}
+
+int16_t nnd_fx16_srdhm(int16_t a, int16_t b) {
+    return (int16_t)fxw_srdhm(a, b, 16);
+}
+int16_t nnd_fx16_mul_pot(int16_t x, int e) {
+    return (int16_t)fxw_mul_pot(x, e, 16);
+}
+int16_t nnd_fx16_logistic(int16_t a, int integer_bits) {
+    return (int16_t)fxw_logistic(a, integer_bits, 16);
+}
+int16_t nnd_fx16_tanh(int16_t a, int integer_bits) {
+    return (int16_t)fxw_tanh(a, integer_bits, 16);
 }
 
 int32_t nnd_input_radius(int integer_bits, int left_shift) {

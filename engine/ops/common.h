@@ -197,6 +197,12 @@ const void *nnd_aligned_data(nnd_op_ctx *c, const nnd_tensor *t);
 nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
                         const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
                         int32_t act);
+/* The transposed convolution (groups == 1, no dilation) of the same operands: input pixel
+ * i spreads over output pixels i * stride - pad + k; pad_top and pad_left must not be
+ * negative. g->in_* are the input's sizes, g->out_* the output's. */
+nnd_status nnd_conv_transpose_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
+                                  const nnd_tensor *filter, const nnd_tensor *bias,
+                                  nnd_tensor *out, int32_t act);
 
 /* ---- gemmlowp fixed-point functions (raw int32 values; Qm.n = m integer bits) ---------- */
 /* SaturatingRoundingMultiplyByPOT: x * 2^e, saturating for e > 0, rounding for e < 0. */
@@ -211,6 +217,12 @@ int32_t nnd_fx_tanh(int32_t a, int integer_bits);
 /* Largest |input difference| whose rescaled value still fits integer_bits after a
  * left_shift (the reference's CalculateInputRadius). */
 int32_t nnd_input_radius(int integer_bits, int left_shift);
+/* The same on int16 raw values (gemmlowp's 16-bit FixedPoint, Q0.15 results): the product
+ * of two values (SaturatingRoundingDoublingHighMul), x * 2^e, logistic and tanh. */
+int16_t nnd_fx16_srdhm(int16_t a, int16_t b);
+int16_t nnd_fx16_mul_pot(int16_t x, int e);
+int16_t nnd_fx16_logistic(int16_t a, int integer_bits);
+int16_t nnd_fx16_tanh(int16_t a, int integer_bits);
 
 /* ---- byte moving ---------------------------------------------------------------------- */
 /* For quantized types: fails unless output o has input i's scale and zero point (the

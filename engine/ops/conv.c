@@ -1,17 +1,23 @@
-/* conv.c: CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED. Each only describes its
- * operands as a grouped convolution (nnd_conv_geom); the window walk, the float and
- * quantized (per-tensor or per-channel) arithmetic live once in common.c. */
+/* conv.c: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and FULLY_CONNECTED. Each only
+ * describes its operands as a grouped convolution (nnd_conv_geom); the window walk, the
+ * float and quantized (per-tensor or per-channel) arithmetic live once in common.c. */
 #include "common.h"
 
 static bool is_depthwise(const nnd_op_ctx *c) {
     return c->def->code == NND_OP_DEPTHWISE_CONV_2D;
 }
+static bool is_grouped(const nnd_op_ctx *c) {
+    return c->def->code == NND_OP_GROUPED_CONV_2D;
+}
 
-/* ---- CONV_2D and DEPTHWISE_CONV_2D -------------------------------------------------- */
+/* ---- CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D --------------------------------- */
 
+/* Depthwise takes a depth multiplier and grouped a group count after the strides; only
+ * grouped requires the layout flag and has no dilation. */
 static nnd_status windowed_check(nnd_op_ctx *c) {
-    bool dw = is_depthwise(c);
-    nnd_status s = nnd_conv_check_params(c, dw ? 1 : 0, NND_CONV_DILATION);
+    bool dw = is_depthwise(c), grouped = is_grouped(c);
+    unsigned flags = grouped ? NND_CONV_LAYOUT_REQUIRED : NND_CONV_DILATION;
+    nnd_status s = nnd_conv_check_params(c, dw || grouped ? 1 : 0, flags);
     if (s || (s = nnd_conv_check_tensors(c, dw ? 3 : 0))) return s;
     if ((s = nnd_check_rank(c, c->in[0], "input 0", 4, 4)) ||
         (s = nnd_check_rank(c, c->in[1], "filter (input 1)", 4, 4)) ||
@@ -20,16 +26,21 @@ static nnd_status windowed_check(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-/* Conv filter: [out_c, fh, fw, in_c]. Depthwise filter: [1, fh, fw, in_c * multiplier],
- * one group per input channel. */
+/* Conv filter: [out_c, fh, fw, in_c]; grouped: [out_c, fh, fw, in_c / groups], each
+ * group of out_c / groups outputs reading its slice of the input channels. Depthwise
+ * filter: [1, fh, fw, in_c * multiplier], one group per input channel. */
 static nnd_status windowed_geom(nnd_op_ctx *c, nnd_conv_params *p, nnd_conv_geom *g) {
     bool dw = is_depthwise(c);
-    nnd_status s = nnd_conv_read_params(c, dw ? 1 : 0, p);
+    nnd_status s = nnd_conv_read_params(c, dw || is_grouped(c) ? 1 : 0, p);
     if (s) return s;
     const nnd_tensor *in = c->in[0], *f = c->in[1], *b = c->in[2];
     if (in->rank != 4 || f->rank != 4 || b->rank != 1)
         return nnd_fail(c, "input, filter and bias need ranks 4, 4 and 1, have %u, %u and %u",
                         in->rank, f->rank, b->rank);
+    /* check() judged only constant scalars; these divide below. */
+    if (p->stride_w <= 0 || p->stride_h <= 0 || p->dil_w <= 0 || p->dil_h <= 0)
+        return nnd_fail(c, "strides (%d, %d) and dilation (%d, %d) must be positive", p->stride_w,
+                        p->stride_h, p->dil_w, p->dil_h);
     if ((s = nnd_conv_geometry(c, p, in, f->dims[1], f->dims[2], g))) return s;
     if (dw) {
         g->out_c = f->dims[3];
@@ -41,12 +52,20 @@ static nnd_status windowed_geom(nnd_op_ctx *c, nnd_conv_params *p, nnd_conv_geom
         g->filter_tap_stride = g->out_c;
     } else {
         g->out_c = f->dims[0];
-        g->groups = 1;
-        if (f->dims[3] != g->in_c)
-            return nnd_fail(c, "filter (input 1) has depth %u, input 0 has %u channels", f->dims[3],
-                            g->in_c);
-        g->filter_tap_stride = g->in_c;
-        g->filter_oc_stride = (size_t)f->dims[1] * f->dims[2] * g->in_c;
+        if (is_grouped(c) && p->extra <= 0)
+            return nnd_fail(c, "group count (input %u) is %d, must be positive", c->n_in - 3,
+                            p->extra);
+        g->groups = is_grouped(c) ? (uint32_t)p->extra : 1;
+        if ((uint64_t)f->dims[3] * g->groups != g->in_c)
+            return nnd_fail(c,
+                            "filter (input 1) has depth %u, input 0 has %u channels in %u groups",
+                            f->dims[3], g->in_c, g->groups);
+        if (g->out_c % g->groups)
+            return nnd_fail(c,
+                            "filter (input 1) has %u output channels, not a multiple of %u groups",
+                            g->out_c, g->groups);
+        g->filter_tap_stride = f->dims[3];
+        g->filter_oc_stride = (size_t)f->dims[1] * f->dims[2] * f->dims[3];
     }
     if (!g->out_c) return nnd_fail(c, "filter (input 1) has no output channels");
     if (f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->channel_quant->n_scales != g->out_c)
@@ -103,7 +122,7 @@ static nnd_status fc_geom(nnd_op_ctx *c, nnd_conv_geom *g) {
     return NND_OK;
 }
 
-/* ---- the three operations on the shared engine ---------------------------------------- */
+/* ---- the four operations on the shared engine ---------------------------------------- */
 
 static nnd_status op_geom(nnd_op_ctx *c, nnd_conv_geom *g, int32_t *act) {
     if (c->def->code == NND_OP_FULLY_CONNECTED) {
@@ -152,4 +171,5 @@ static nnd_status conv_f16(nnd_op_ctx *c) {
 
 CONV_OP(nnd_op_conv_2d, NND_OP_CONV_2D, "CONV_2D", windowed_check);
 CONV_OP(nnd_op_depthwise_conv_2d, NND_OP_DEPTHWISE_CONV_2D, "DEPTHWISE_CONV_2D", windowed_check);
+CONV_OP(nnd_op_grouped_conv_2d, NND_OP_GROUPED_CONV_2D, "GROUPED_CONV_2D", windowed_check);
 CONV_OP(nnd_op_fully_connected, NND_OP_FULLY_CONNECTED, "FULLY_CONNECTED", fc_check);

@@ -8,7 +8,8 @@ extern const nnd_op_def nnd_op_abs, nnd_op_exp, nnd_op_log, nnd_op_neg, nnd_op_r
     nnd_op_not_equal, nnd_op_greater, nnd_op_greater_equal, nnd_op_less, nnd_op_less_equal,
     nnd_op_logical_and, nnd_op_logical_or, nnd_op_maximum, nnd_op_minimum, nnd_op_pow,
     nnd_op_prelu, nnd_op_select;
-extern const nnd_op_def nnd_op_conv_2d, nnd_op_depthwise_conv_2d, nnd_op_fully_connected;
+extern const nnd_op_def nnd_op_conv_2d, nnd_op_depthwise_conv_2d, nnd_op_fully_connected,
+    nnd_op_grouped_conv_2d, nnd_op_transpose_conv_2d, nnd_op_quantized_16bit_lstm;
 extern const nnd_op_def nnd_op_average_pool_2d, nnd_op_max_pool_2d, nnd_op_l2_pool_2d,
     nnd_op_softmax, nnd_op_log_softmax, nnd_op_l2_normalization,
     nnd_op_local_response_normalization, nnd_op_instance_normalization;
@@ -114,6 +115,9 @@ static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_SELECT] = &nnd_op_select,
     [NND_OP_CONV_2D] = &nnd_op_conv_2d,
     [NND_OP_DEPTHWISE_CONV_2D] = &nnd_op_depthwise_conv_2d,
+    [NND_OP_GROUPED_CONV_2D] = &nnd_op_grouped_conv_2d,
+    [NND_OP_TRANSPOSE_CONV_2D] = &nnd_op_transpose_conv_2d,
+    [NND_OP_QUANTIZED_16BIT_LSTM] = &nnd_op_quantized_16bit_lstm,
     [NND_OP_FULLY_CONNECTED] = &nnd_op_fully_connected,
     [NND_OP_AVERAGE_POOL_2D] = &nnd_op_average_pool_2d,
     [NND_OP_MAX_POOL_2D] = &nnd_op_max_pool_2d,
