@@ -8,7 +8,7 @@ SANITIZE ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=$(SANITIZE)
 
-.PHONY: all deps configure run test bench format clean
+.PHONY: all deps configure run test bench fuzz format clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -27,6 +27,11 @@ test: deps all
 
 bench: deps all
 	./$(BUILD)/nnd-bench
+
+# libFuzzer targets (tests/fuzz/) in build-fuzz with clang, ASan and UBSan, FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	./scripts/fuzz.sh --build-dir build-fuzz --seconds $(FUZZ_SECONDS) --jobs $(JOBS)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -13,6 +13,14 @@
 
 #include "codes.h"
 
+/* IEEE half precision. Clang before 15 has no _Float16 on x86: __fp16 stores the same bits
+ * (the fuzz build links compiler-rt for its conversions). */
+#if defined(__clang__) && __clang_major__ < 15 && (defined(__x86_64__) || defined(__i386__))
+typedef __fp16 cf_half;
+#else
+typedef _Float16 cf_half;
+#endif
+
 #define MAX_RANK 8
 
 /* ---- names ---------------------------------------------------------------------------- */
@@ -378,7 +386,7 @@ static int encode(int32_t type, const cJSON *v, uint8_t *dst) {
     }
     case NND_FLOAT16:
     case NND_TENSOR_FLOAT16: {
-        _Float16 h = (_Float16)d;
+        cf_half h = (cf_half)d;
         memcpy(dst, &h, 2);
         return 0;
     }
@@ -686,7 +694,7 @@ static double element(int32_t type, const void *base, size_t i) {
     }
     case NND_FLOAT16:
     case NND_TENSOR_FLOAT16: {
-        _Float16 h;
+        cf_half h;
         memcpy(&h, p, 2);
         return (double)h;
     }

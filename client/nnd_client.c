@@ -13,17 +13,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "client_internal.h"
 #include "frame.h"
 #include "paths.h"
-
-struct nnd_client {
-    int sock;
-    pthread_mutex_t lock; /* one call at a time: a call owns the socket until its reply */
-    uint64_t next_id;
-    bool dead;    /* the transport failed; every later call fails fast */
-    uint8_t *buf; /* NND_FRAME_RECV_BUF bytes for nnd_frame_recv */
-    char daemon_version[128];
-};
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || !errlen) return;
@@ -75,8 +67,8 @@ static int recv_reply(nnd_client *c, uint64_t id, Nnd__Reply **reply, int *reply
             return rc;
         }
         Nnd__Reply *r = (Nnd__Reply *)in.msg;
-        if (r->id != id) { /* a reply to an abandoned call: nothing waits for it */
-            nnd_frame_in_clear(&in);
+        if (r->id != id) { /* an asynchronous ticket's, or an abandoned call's */
+            if (!nnd_async_keep(c, &in)) nnd_frame_in_clear(&in);
             continue;
         }
         for (size_t i = 0; i < in.nfds && reply_fds && i < cap; i++)
@@ -206,6 +198,7 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
 void nnd_client_close(nnd_client *c) {
     if (!c) return;
     if (c->sock >= 0) close(c->sock);
+    nnd_async_free(c);
     pthread_mutex_destroy(&c->lock);
     free(c->buf);
     free(c);
@@ -357,4 +350,11 @@ int nnd_memfd_create(const char *name, size_t size, void **map) {
         *map = p;
     }
     return fd;
+}
+
+bool nnd_client_alive(nnd_client *c) {
+    /* The peer's close shows as a hang-up on the socket; poll() with no wait only looks. */
+    struct pollfd p = {.fd = c->sock, .events = POLLRDHUP};
+    return c->sock >= 0 && poll(&p, 1, 0) >= 0 &&
+           !(p.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL));
 }

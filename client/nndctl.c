@@ -26,7 +26,10 @@ static const char usage_text[] =
     "  conformance [--jobs N] [--verbose] PATH...\n"
     "                                       run conformance vectors (files or folders)\n"
     "  status                               the daemon's status from the admin bus\n"
-    "  events [--count N]                   print bus events as JSON lines\n";
+    "  events [--count N]                   print bus events as JSON lines\n"
+    "  cache list                           the daemon's content cache, one line per model\n"
+    "  cache purge                          empty the content cache and the token index\n"
+    "  reload                               load extension plugins and allowlist afresh\n";
 
 static const char *state_dir(const nndctl_opts *o, char *buf, size_t len) {
     return o->state_dir ? o->state_dir : nnd_default_state_dir(buf, len);
@@ -301,16 +304,121 @@ int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
     return rc;
 }
 
+/* ---- cache --------------------------------------------------------------------------- */
+
+static unsigned long long json_u64(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? (unsigned long long)v->valuedouble : 0;
+}
+
+int nndctl_cache(const nndctl_opts *o, int argc, char **argv) {
+    bool list = argc == 2 && !strcmp(argv[1], "list");
+    bool purge = argc == 2 && !strcmp(argv[1], "purge");
+    if (!list && !purge) {
+        fprintf(stderr, "usage: nndctl cache list|purge\n");
+        return 2;
+    }
+    char err[700];
+    char *text = nndctl_admin_request(
+        o, list ? "{\"cmd\":\"cache list\"}" : "{\"cmd\":\"cache purge\"}", 5000, err, sizeof err);
+    if (!text) {
+        fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
+        return 1;
+    }
+    cJSON *j = cJSON_Parse(text);
+    const cJSON *ok = cJSON_GetObjectItemCaseSensitive(j, "ok");
+    int rc = 0;
+    if (!cJSON_IsTrue(ok)) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+        fprintf(stderr, "nndctl: %s\n", cJSON_IsString(e) ? e->valuestring : text);
+        rc = 1;
+    } else if (list) {
+        const cJSON *entries = cJSON_GetObjectItemCaseSensitive(j, "entries"), *e;
+        printf("%-16s %12s %12s %6s %6s %6s %5s\n", "hash", "model_bytes", "data_bytes", "hits",
+               "stored", "memory", "users");
+        int n = 0;
+        cJSON_ArrayForEach(e, entries) {
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(e, "hash");
+            printf("%-16.16s %12llu %12llu %6llu %6s %6s %5llu\n",
+                   cJSON_IsString(h) ? h->valuestring : "?", json_u64(e, "model_bytes"),
+                   json_u64(e, "data_bytes"), json_u64(e, "hits"),
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "stored")) ? "yes" : "no",
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "in_memory")) ? "yes" : "no",
+                   json_u64(e, "users"));
+            n++;
+        }
+        printf("cache: %d entries\n", n);
+    } else {
+        printf("cache purged: %llu tokens, %llu store entries, %llu models in memory\n",
+               json_u64(j, "tokens"), json_u64(j, "store_entries"), json_u64(j, "memory_models"));
+    }
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}
+
+/* ---- reload ---------------------------------------------------------------------------- */
+
+/* Prints one line per extension the daemon loaded and per plugin it refused. */
+static void print_extensions(const cJSON *x) {
+    const cJSON *e;
+    int n = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(x, "loaded")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *path = cJSON_GetObjectItemCaseSensitive(e, "path");
+        printf("loaded   %s (%s)%s\n", cJSON_IsString(name) ? name->valuestring : "?",
+               cJSON_IsString(path) ? path->valuestring : "?",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "faulted")) ? " faulted" : "");
+        n++;
+    }
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(x, "refused")) {
+        const cJSON *path = cJSON_GetObjectItemCaseSensitive(e, "path");
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(e, "reason");
+        printf("refused  %s: %s\n", cJSON_IsString(path) ? path->valuestring : "?",
+               cJSON_IsString(why) ? why->valuestring : "?");
+    }
+    const cJSON *allow = cJSON_GetObjectItemCaseSensitive(x, "allowlist");
+    printf("extensions: %d loaded; allowlist %s, %llu entries\n", n,
+           cJSON_IsString(allow) && *allow->valuestring ? allow->valuestring : "(none)",
+           json_u64(x, "allowlist_entries"));
+}
+
+int nndctl_reload(const nndctl_opts *o, int argc, char **argv) {
+    (void)argv;
+    if (argc != 1) {
+        fprintf(stderr, "usage: nndctl reload\n");
+        return 2;
+    }
+    char err[700];
+    char *text = nndctl_admin_request(o, "{\"cmd\":\"reload\"}", 10000, err, sizeof err);
+    if (!text) {
+        fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
+        return 1;
+    }
+    cJSON *j = cJSON_Parse(text);
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "extensions");
+    if (x) print_extensions(x);
+    int rc = 0;
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ok"))) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+        fprintf(stderr, "nndctl: %s\n", cJSON_IsString(e) ? e->valuestring : text);
+        rc = 1;
+    }
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
     const char *name;
     int (*run)(const nndctl_opts *, int, char **);
 } commands[] = {
-    {"info", nndctl_info},
-    {"conformance", nndctl_conformance},
-    {"status", nndctl_status},
-    {"events", nndctl_events},
+    {"info", nndctl_info},     {"conformance", nndctl_conformance},
+    {"status", nndctl_status}, {"events", nndctl_events},
+    {"cache", nndctl_cache},
+    {"reload", nndctl_reload},
 };
 
 int main(int argc, char **argv) {

@@ -7,7 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "bus.h"
+#include "cache.h"
+#include "extensions.h"
+#include "log.h"
+#include "qos.h"
 #include "server.h"
 #include "session.h"
 
@@ -27,6 +32,7 @@ static void add_client(nnd_session *s, void *ctx) {
     cJSON_AddStringToObject(c, "exe", s->exe);
     cJSON_AddStringToObject(c, "name", s->name);
     cJSON_AddNumberToObject(c, "prepared_models", (double)prepared);
+    cJSON_AddNumberToObject(c, "buffers", (double)nnd_session_count(s, NND_OBJ_BUFFER));
     cJSON_AddItemToArray(t->clients, c);
 }
 
@@ -53,15 +59,37 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddNumberToObject(reply, "connections", (double)nnd_server_connections(d->server));
         cJSON_AddNumberToObject(reply, "prepared_models", (double)t.prepared);
         nnd_json_add_u64(reply, "executions", d->executions);
+        uint64_t buffers, buffer_bytes; /* live driver buffers, released or not */
+        nnd_buffer_stats(&buffers, &buffer_bytes);
+        nnd_json_add_u64(reply, "buffers", buffers);
+        nnd_json_add_u64(reply, "buffer_bytes", buffer_bytes);
         cJSON_AddNumberToObject(reply, "supported_operation_types",
                                 (double)nnd_supported_operation_count());
         cJSON_AddNumberToObject(reply, "pid", getpid());
         cJSON_AddStringToObject(reply, "socket", d->socket_path);
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);
+        nnd_cache_status(d->cache, reply);
+        cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
+        cJSON_AddItemToObject(reply, "scheduler", nnd_qos_status(d));
         cJSON_AddItemToObject(reply, "clients", t.clients);
     } else if (strcmp(cmd->valuestring, "clients") == 0) {
         cJSON_AddBoolToObject(reply, "ok", 1);
         cJSON_AddItemToObject(reply, "clients", t.clients);
+    } else if (strcmp(cmd->valuestring, "cache list") == 0 ||
+               strcmp(cmd->valuestring, "cache purge") == 0) {
+        cJSON_Delete(t.clients);
+        cJSON_Delete(reply);
+        return cmd->valuestring[6] == 'l' ? nnd_cache_list(d->cache) : nnd_cache_purge(d->cache);
+    } else if (strcmp(cmd->valuestring, "reload") == 0) {
+        /* Plugins and allowlist afresh; models prepared before keep their plugins. */
+        cJSON_Delete(t.clients);
+        nnd_log_info("admin: reloading vendor extensions and the allowlist");
+        char err[512];
+        int rc = nnd_extensions_load(d, err, sizeof err);
+        if (rc < 0) nnd_log_error("%s", err);
+        cJSON_AddBoolToObject(reply, "ok", rc == 0);
+        if (rc < 0) cJSON_AddStringToObject(reply, "error", err);
+        cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
     } else {
         cJSON_Delete(t.clients);
         char msg[256];

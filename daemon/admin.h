@@ -1,6 +1,11 @@
 /* admin: answers nndctl's JSON commands arriving on the bus's REP socket.
- * Commands: {"cmd":"status"} (daemon counters and the clients array) and
- * {"cmd":"clients"}. Every reply has "ok"; failures carry "error". */
+ * Commands: {"cmd":"status"} (daemon counters, among them "buffers" and "buffer_bytes" for
+ * the live driver buffers, the cache's counters under "cache", and the clients array,
+ * each with its "buffers"), {"cmd":"clients"}, {"cmd":"cache list"} (the content cache's entries)
+ * and {"cmd":"cache purge"} (empties the content cache and the token index), and
+ * {"cmd":"reload"} (loads the extension plugins and the allowlist afresh; "extensions"
+ * lists what loaded and what was refused, as status does). Every reply has "ok"; failures
+ * carry "error". */
 #ifndef NND_ADMIN_H
 #define NND_ADMIN_H
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extension.h"
+
 static nnd_status fail(char *err, size_t errlen, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -20,15 +22,92 @@ void nnd_model_desc_clear(nnd_model_desc *d) {
     memset(d, 0, sizeof *d);
 }
 
+static bool oem_code(int32_t code) {
+    return code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE; /* == OEM_OPERATION too */
+}
+
+bool nnd_model_uses_extensions(const Nnd__Model *m) {
+    if (m->n_extension_name_to_prefix) return true;
+    const Nnd__Subgraph *g = m->main;
+    for (size_t i = 0; g && i < g->n_operands; i++)
+        if (nnd_ext_is_code(g->operands[i]->type) || oem_code(g->operands[i]->type)) return true;
+    for (size_t k = 0; g && k < g->n_operations; k++)
+        if (nnd_ext_is_code(g->operations[k]->type) || g->operations[k]->type == NND_OP_OEM_OPERATION)
+            return true;
+    return false;
+}
+
+/* A model's extensionNameToPrefix, checked and resolved: prefix[i] is rewritten to id[i]. */
+typedef struct ext_map {
+    size_t n;
+    uint32_t prefix[NND_EXT_MAX_LOADED];
+    uint16_t id[NND_EXT_MAX_LOADED];
+} ext_map;
+
+static nnd_status ext_map_build(const Nnd__Model *m, bool allowed, ext_map *x, char *err,
+                                size_t errlen) {
+    x->n = 0;
+    if (!allowed && nnd_model_uses_extensions(m) &&
+        (m->n_extension_name_to_prefix || nnd_ext_oem_claimed()))
+        return fail(err, errlen, "this client may not use vendor extensions (it is not on the "
+                                 "daemon's extensions allowlist)");
+    /* Every name must be loaded, so a longer map cannot be valid. */
+    if (m->n_extension_name_to_prefix > NND_EXT_MAX_LOADED)
+        return fail(err, errlen, "extensionNameToPrefix has %zu entries, over the limit of %d",
+                    m->n_extension_name_to_prefix, NND_EXT_MAX_LOADED);
+    for (size_t i = 0; i < m->n_extension_name_to_prefix; i++) {
+        const Nnd__ExtensionNameAndPrefix *e = m->extension_name_to_prefix[i];
+        const char *name = e->name ? e->name : "";
+        if (e->prefix == 0 || e->prefix > 0xffff)
+            return fail(err, errlen, "extensionNameToPrefix: \"%s\" has prefix %u, not in 1..65535",
+                        name, e->prefix);
+        for (size_t k = 0; k < i; k++) {
+            const Nnd__ExtensionNameAndPrefix *f = m->extension_name_to_prefix[k];
+            if (f->prefix == e->prefix)
+                return fail(err, errlen, "extensionNameToPrefix maps prefix %u to both \"%s\" and \"%s\"",
+                            e->prefix, f->name ? f->name : "", name);
+            if (!strcmp(f->name ? f->name : "", name))
+                return fail(err, errlen, "extensionNameToPrefix maps both prefixes %u and %u to \"%s\"",
+                            f->prefix, e->prefix, name);
+        }
+        uint16_t id = nnd_ext_resolve(name);
+        if (!id) return fail(err, errlen, "model uses extension \"%s\", which is not loaded", name);
+        x->prefix[x->n] = e->prefix;
+        x->id[x->n++] = id;
+    }
+    return NND_OK;
+}
+
+/* The engine code for a wire code: its prefix, if any, becomes the extension's id. */
+static bool ext_map_code(const ext_map *x, int32_t code, int32_t *out) {
+    uint32_t prefix = (uint32_t)code >> 16;
+    if (!prefix) {
+        *out = code;
+        return true;
+    }
+    for (size_t i = 0; i < x->n; i++)
+        if (x->prefix[i] == prefix) {
+            *out = (int32_t)((uint32_t)x->id[i] << 16 | ((uint32_t)code & 0xffffu));
+            return true;
+        }
+    return false;
+}
+
 nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views, size_t n_views,
                                 nnd_model_desc *out, char *err, size_t errlen) {
+    return nnd_model_from_proto_ext(m, pool_views, n_views, false, out, err, errlen);
+}
+
+nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_views,
+                                    size_t n_views, bool allow_extensions, nnd_model_desc *out,
+                                    char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const Nnd__Subgraph *g = m->main;
     if (!g) return fail(err, errlen, "model has no main subgraph");
     if (m->n_referenced) return fail(err, errlen, "referenced subgraphs (control flow) are not supported");
-    if (m->n_extension_name_to_prefix)
-        return fail(err, errlen, "model uses extension \"%s\", which is not loaded",
-                    m->extension_name_to_prefix[0]->name);
+    ext_map xmap;
+    nnd_status xs = ext_map_build(m, allow_extensions, &xmap, err, errlen);
+    if (xs) return xs;
     if (n_views != m->n_pools)
         return fail(err, errlen, "model names %zu pools, %zu mapped", m->n_pools, n_views);
     if (g->n_operands > NND_MAX_OPERANDS || g->n_operations > NND_MAX_OPERATIONS)
@@ -50,7 +129,11 @@ nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views
             nnd_model_desc_clear(out);
             return fail(err, errlen, "operand %zu: rank %zu over the limit of %d", i, o->n_dimensions, NND_MAX_RANK);
         }
-        d->type = o->type;
+        if (!ext_map_code(&xmap, o->type, &d->type)) {
+            nnd_model_desc_clear(out);
+            return fail(err, errlen, "operand %zu: type 0x%08x has prefix %u, which extensionNameToPrefix does not name",
+                        i, (unsigned)o->type, (unsigned)o->type >> 16);
+        }
         d->rank = (uint32_t)o->n_dimensions;
         if (o->n_dimensions) memcpy(d->dims, o->dimensions, sizeof(uint32_t) * o->n_dimensions);
         d->scale = o->scale;
@@ -77,7 +160,11 @@ nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views
     }
     for (size_t k = 0; k < g->n_operations; k++) {
         const Nnd__Operation *op = g->operations[k];
-        ops[k].type = op->type;
+        if (!ext_map_code(&xmap, op->type, &ops[k].type)) {
+            nnd_model_desc_clear(out);
+            return fail(err, errlen, "operation %zu: type 0x%08x has prefix %u, which extensionNameToPrefix does not name",
+                        k, (unsigned)op->type, (unsigned)op->type >> 16);
+        }
         ops[k].n_inputs = (uint32_t)op->n_inputs;
         ops[k].inputs = op->inputs;
         ops[k].n_outputs = (uint32_t)op->n_outputs;

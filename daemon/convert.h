@@ -12,6 +12,18 @@
 
 nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views, size_t n_views,
                                 nnd_model_desc *out, char *err, size_t errlen);
+/* As nnd_model_from_proto(), which is this with allow_extensions false. Vendor extensions
+ * (engine/extension.h): a client that may not use them (allow_extensions false) is
+ * refused any model with an extensionNameToPrefix entry, and, while a plugin claims OEM,
+ * any use of OEM_OPERATION or the OEM types. Otherwise extensionNameToPrefix must be a
+ * bijection between prefixes 1..65535 and names of loaded extensions, and every type and
+ * operation code's prefix must be in it; each prefix is then rewritten to its
+ * extension's engine id. Violations are INVALID_ARGUMENT naming the entry or operand. */
+nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_views,
+                                    size_t n_views, bool allow_extensions, nnd_model_desc *out,
+                                    char *err, size_t errlen);
+/* Whether the model names extensions or uses OEM_OPERATION or the OEM types. */
+bool nnd_model_uses_extensions(const Nnd__Model *m);
 void nnd_model_desc_clear(nnd_model_desc *d);
 
 nnd_status nnd_request_from_proto(const Nnd__ExecutionRequest *r, const nnd_prepared *p,

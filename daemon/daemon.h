@@ -12,19 +12,30 @@
 #ifndef NND_VERSION
 #define NND_VERSION "0.0.0"
 #endif
+#ifndef NND_DRIVER_BUILD_ID /* from CMake: scopes cache entries to one build */
+#define NND_DRIVER_BUILD_ID "dev"
+#endif
 
 struct nnd_server;
 struct nnd_bus;
+struct nnd_cache;
+struct nnd_allowlist;
+struct nnd_qos;
 
 typedef struct nnd_daemon {
     uv_loop_t *loop;
     const char *socket_path;
     const char *state_dir;
-    uint64_t start_ns;         /* CLOCK_MONOTONIC at startup */
-    struct nnd_server *server; /* client connections */
-    struct nnd_bus *bus;       /* admin REP and event PUB; NULL when not open */
-    uint64_t executions;       /* executions run since startup */
-    bool stopping;             /* shutdown has begun */
+    uint64_t start_ns;               /* CLOCK_MONOTONIC at startup */
+    struct nnd_server *server;       /* client connections */
+    struct nnd_bus *bus;             /* admin REP and event PUB; NULL when not open */
+    struct nnd_cache *cache;         /* compilation caching; NULL when off */
+    const char *extensions_dir;      /* vendor extension plugins (extensions.h) */
+    const char *allowlist_path;      /* --extensions-allowlist; NULL: nobody allowed */
+    struct nnd_allowlist *allowlist; /* parsed allowlist; NULL: nobody allowed */
+    struct nnd_qos *qos;             /* the scheduler and its workers (qos.h) */
+    uint64_t executions;             /* executions run since startup */
+    bool stopping;                   /* shutdown has begun */
 } nnd_daemon;
 
 static inline uint64_t nnd_clock_ns(clockid_t clock) {

@@ -7,22 +7,41 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "bus.h"
+#include "cache.h"
 #include "convert.h"
+#include "extension.h"
+#include "extensions.h"
 #include "log.h"
 #include "pool.h"
+#include "qos.h"
 
 /* A prepared model as a session owns it. */
 typedef struct model_obj {
-    nnd_prepared *prepared;
-    nnd_exec *exec; /* made at the first execution, then reused */
+    nnd_prepared *prepared; /* borrowed from ref when ref is set */
+    nnd_cache_ref *ref;     /* a model from the cache, maybe shared with other sessions */
+    nnd_sched_model *sm;    /* the scheduler's view: estimates, executions (qos.h) */
 } model_obj;
 
+/* Frees what keeps the prepared model alive, and o. */
+static void model_obj_destroy(void *p) {
+    model_obj *o = p;
+    if (o->ref)
+        nnd_cache_unref(o->ref);
+    else
+        nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
+    free(o);
+}
+
+/* The session's free function. Queued or running executions hold references on o->sm,
+ * whose last one destroys o. */
 static void model_obj_free(void *p) {
     model_obj *o = p;
-    nnd_exec_free(o->exec);
-    nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
-    free(o);
+    if (o->sm)
+        nnd_sched_model_unref(o->sm);
+    else
+        model_obj_destroy(o);
 }
 
 /* One request being answered. */
@@ -119,7 +138,7 @@ static void on_get_capabilities(call *c) {
     caps.while_performance = &one;
     caps.n_operand_performance = N_PERF_TYPES;
     caps.operand_performance = opp;
-    caps.dma_buf_supported = access("/dev/dma_heap/system", F_OK) == 0;
+    caps.dma_buf_supported = nnd_pool_dmabuf_supported();
     c->reply.result_case = NND__REPLY__RESULT_CAPABILITIES;
     c->reply.capabilities = &caps;
     send_reply(c);
@@ -141,8 +160,56 @@ static void on_get_type(call *c) {
     send_reply(c);
 }
 
+/* The loaded extensions, for allowed clients only (extensions.h); faulted ones are left
+ * out, since models using them would fail. */
+static void on_get_supported_extensions(call *c) {
+    bool allowed = nnd_extensions_allowed(c->d, c->s);
+    uint32_t n = allowed ? nnd_ext_count() : 0, k = 0;
+    Nnd__Extension *ext = calloc(n + 1, sizeof *ext), **extp = calloc(n + 1, sizeof *extp);
+    size_t n_types = 0;
+    nnd_ext_info x;
+    for (uint32_t i = 0; i < n && nnd_ext_get(i, &x); i++)
+        n_types += x.n_operand_types;
+    Nnd__ExtensionOperandTypeInformation *ti = calloc(n_types + 1, sizeof *ti);
+    Nnd__ExtensionOperandTypeInformation **tip = calloc(n_types + 1, sizeof *tip);
+    if (!ext || !extp || !ti || !tip) {
+        free(ext), free(extp), free(ti), free(tip);
+        fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    size_t t = 0;
+    for (uint32_t i = 0; i < n && nnd_ext_get(i, &x); i++) {
+        if (x.faulted || t + x.n_operand_types > n_types) continue;
+        nnd__extension__init(&ext[k]);
+        ext[k].name = (char *)x.name;
+        ext[k].operand_types = &tip[t];
+        for (uint32_t j = 0; j < x.n_operand_types; j++, t++) {
+            nnd__extension_operand_type_information__init(&ti[t]);
+            ti[t].type = x.operand_types[j].code;
+            ti[t].is_tensor = x.operand_types[j].is_tensor;
+            ti[t].byte_size = x.operand_types[j].byte_size;
+            tip[t] = &ti[t];
+        }
+        ext[k].n_operand_types = x.n_operand_types;
+        extp[k] = &ext[k];
+        k++;
+    }
+    if (!allowed)
+        nnd_log_debug("client %llu (uid %u, %s) is not on the extensions allowlist",
+                      (unsigned long long)c->s->serial, (unsigned)c->s->uid,
+                      c->s->exe[0] ? c->s->exe : "executable unknown");
+    Nnd__SupportedExtensionsReply r = NND__SUPPORTED_EXTENSIONS_REPLY__INIT;
+    r.n_extensions = k;
+    r.extensions = extp;
+    c->reply.result_case = NND__REPLY__RESULT_SUPPORTED_EXTENSIONS;
+    c->reply.supported_extensions = &r;
+    send_reply(c);
+    free(ext), free(extp), free(ti), free(tip);
+}
+
 static void on_get_number_of_cache_files_needed(call *c) {
-    Nnd__CacheFilesReply r = NND__CACHE_FILES_REPLY__INIT; /* no caching yet: 0 and 0 */
+    Nnd__CacheFilesReply r = NND__CACHE_FILES_REPLY__INIT; /* 0 and 0 when caching is off */
+    if (c->d->cache) r.model_cache = r.data_cache = 1;
     c->reply.result_case = NND__REPLY__RESULT_CACHE_FILES;
     c->reply.cache_files = &r;
     send_reply(c);
@@ -186,7 +253,9 @@ static void on_get_supported_operations(call *c) {
     bool *sup = NULL;
     protobuf_c_boolean *wire = NULL;
     nnd_status st = map_model_pools(c, m, views);
-    if (st == NND_OK) st = nnd_model_from_proto(m, views, m->n_pools, &desc, c->err, sizeof c->err);
+    if (st == NND_OK)
+        st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
+                                      &desc, c->err, sizeof c->err);
     if (st == NND_OK) {
         sup = calloc(desc.n_operations + 1, sizeof *sup);
         wire = calloc(desc.n_operations + 1, sizeof *wire);
@@ -218,6 +287,64 @@ static void on_get_supported_operations(call *c) {
     free(views);
     free(sup);
     free(wire);
+}
+
+/* The fd at a request's fd index, or -1 when the index is out of range or taken. */
+static int request_fd(const call *c, uint32_t index) {
+    return index < c->in->nfds ? c->in->fds[index] : -1;
+}
+
+/* Whether PrepareModel asks for client caching in a form this daemon takes: one model and
+ * one data cache file and a 32-byte token. Anything else prepares without caching, as the
+ * HAL allows. */
+static bool cache_args(const call *c, const Nnd__PrepareModel *pm, int *model_fd, int *data_fd) {
+    if (!pm->n_model_cache_fds && !pm->n_data_cache_fds) return false;
+    if (c->d->cache && pm->token.len == NND_CACHE_TOKEN_LEN && pm->n_model_cache_fds == 1 &&
+        pm->n_data_cache_fds == 1) {
+        *model_fd = request_fd(c, pm->model_cache_fds[0]);
+        *data_fd = request_fd(c, pm->data_cache_fds[0]);
+        if (*model_fd >= 0 && *data_fd >= 0 && *model_fd != *data_fd) return true;
+    }
+    nnd_log_debug("client %llu: cache arguments not usable; preparing without caching",
+                  (unsigned long long)c->s->serial);
+    return false;
+}
+
+/* Stores a prepared model in the session and answers. */
+static nnd_status model_sched(call *c, model_obj *o);
+
+static void reply_prepared(call *c, model_obj *o, uint64_t t, bool from_cache) {
+    uint64_t handle = 0;
+    /* The cost model seeds its estimate; a model beyond the device is refused here. */
+    nnd_status st = model_sched(c, o);
+    if (st != NND_OK) {
+        model_obj_free(o);
+        fail(c, st, "%s", c->err);
+        return;
+    }
+    if (nnd_session_add(c->s, NND_OBJ_PREPARED, o, model_obj_free, &handle) < 0) {
+        model_obj_free(o);
+        fail(c, NND_GENERAL_FAILURE, "out of memory storing the prepared model");
+        return;
+    }
+    uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
+    nnd_log_info("client %llu prepared model 0x%016llx%s: %u operations in %llu us",
+                 (unsigned long long)c->s->serial, (unsigned long long)handle,
+                 from_cache ? " from its cache" : "", n_ops, (unsigned long long)(t / 1000));
+    Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
+    r.handle = handle;
+    c->reply.result_case = NND__REPLY__RESULT_PREPARED;
+    c->reply.prepared = &r;
+    send_reply(c);
+    cJSON *ev = nnd_bus_event("prepared");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "pid", c->s->pid);
+        nnd_json_add_handle(ev, "handle", handle);
+        cJSON_AddNumberToObject(ev, "operations", n_ops);
+        nnd_json_add_u64(ev, "prepare_ns", t);
+        cJSON_AddBoolToObject(ev, "from_cache", from_cache);
+    }
+    nnd_bus_publish(c->d->bus, ev);
 }
 
 static void on_prepare_model(call *c) {
@@ -257,22 +384,31 @@ static void on_prepare_model(call *c) {
     nnd_model_desc desc;
     memset(&desc, 0, sizeof desc);
     bool views_owned = false; /* true once the prepared model owns the views */
-    uint64_t t = 0, faults = nnd_pool_faults(), handle = 0;
+    uint64_t t = 0, faults = nnd_pool_faults();
     nnd_status st = map_model_pools(c, m, views);
-    if (st == NND_OK) st = nnd_model_from_proto(m, views, m->n_pools, &desc, c->err, sizeof c->err);
+    if (st == NND_OK)
+        st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
+                                      &desc, c->err, sizeof c->err);
     if (st == NND_OK) {
+        /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
+        int model_fd = -1, data_fd = -1;
+        const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
         t = nnd_now_ns();
-        st = nnd_prepare(&desc, &o->prepared, c->err, sizeof c->err);
+        /* Models using extensions are never cached: their engine codes name plugins
+         * loaded now (extension.h), which neither a cache file nor a reload keeps. */
+        if (!nnd_model_uses_extensions(m) && nnd_cache_wants(c->d->cache, &desc, token != NULL)) {
+            st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
+                                   model_fd, data_fd, &o->ref, c->err, sizeof c->err);
+            if (st == NND_OK) o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
+        } else {
+            st = nnd_prepare(&desc, &o->prepared, c->err, sizeof c->err);
+            views_owned = st == NND_OK;
+        }
         t = nnd_now_ns() - t;
-        views_owned = st == NND_OK;
     }
     if (st == NND_OK && nnd_pool_faults() != faults) {
         st = NND_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "a model pool shrank while the model was prepared");
-    }
-    if (st == NND_OK && nnd_session_add(c->s, NND_OBJ_PREPARED, o, model_obj_free, &handle) < 0) {
-        st = NND_GENERAL_FAILURE;
-        snprintf(c->err, sizeof c->err, "out of memory storing the prepared model");
     }
     nnd_model_desc_clear(&desc);
     if (!views_owned) release_views(views, m->n_pools);
@@ -282,171 +418,218 @@ static void on_prepare_model(call *c) {
         fail(c, st, "%s", c->err);
         return;
     }
-    uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
-    nnd_log_info("client %llu prepared model 0x%016llx: %u operations in %llu us",
-                 (unsigned long long)c->s->serial, (unsigned long long)handle, n_ops,
-                 (unsigned long long)(t / 1000));
-    Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
-    r.handle = handle;
-    c->reply.result_case = NND__REPLY__RESULT_PREPARED;
-    c->reply.prepared = &r;
-    send_reply(c);
-    cJSON *ev = nnd_bus_event("prepared");
-    if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", c->s->pid);
-        nnd_json_add_handle(ev, "handle", handle);
-        cJSON_AddNumberToObject(ev, "operations", n_ops);
-        nnd_json_add_u64(ev, "prepare_ns", t);
+    reply_prepared(c, o, t, false);
+}
+
+static void on_prepare_model_from_cache(call *c) {
+    const Nnd__PrepareModelFromCache *pm = c->req->prepare_model_from_cache;
+    if (!valid_priority(pm->priority)) {
+        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
+        return;
     }
-    nnd_bus_publish(c->d->bus, ev);
+    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
+        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+             "this connection already holds %d objects; release some first",
+             NND_SESSION_MAX_OBJECTS);
+        return;
+    }
+    if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns) {
+        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
+        return;
+    }
+    if (!c->d->cache) {
+        fail(c, NND_GENERAL_FAILURE, "compilation caching is off in this daemon");
+        return;
+    }
+    if (pm->token.len != NND_CACHE_TOKEN_LEN || pm->n_model_cache_fds != 1 ||
+        pm->n_data_cache_fds != 1) {
+        fail(c, NND_INVALID_ARGUMENT,
+             "PrepareModelFromCache needs a %d-byte token, 1 model and 1 data cache file (got "
+             "%zu bytes, %zu and %zu)",
+             NND_CACHE_TOKEN_LEN, pm->token.len, pm->n_model_cache_fds, pm->n_data_cache_fds);
+        return;
+    }
+    int model_fd = request_fd(c, pm->model_cache_fds[0]);
+    int data_fd = request_fd(c, pm->data_cache_fds[0]);
+    if (model_fd < 0 || data_fd < 0 || model_fd == data_fd) {
+        fail(c, NND_INVALID_ARGUMENT, "cache fd indexes %u and %u do not name two of the %zu fds",
+             pm->model_cache_fds[0], pm->data_cache_fds[0], c->in->nfds);
+        return;
+    }
+    model_obj *o = calloc(1, sizeof *o);
+    if (!o) {
+        fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    uint64_t t = nnd_now_ns();
+    nnd_status st = nnd_cache_prepare_from_cache(c->d->cache, c->s, pm->token.data, model_fd,
+                                                 data_fd, &o->ref, c->err, sizeof c->err);
+    t = nnd_now_ns() - t;
+    if (st != NND_OK) {
+        free(o);
+        fail(c, st, "%s", c->err);
+        return;
+    }
+    o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
+    reply_prepared(c, o, t, true);
 }
 
 /* ---- execution ------------------------------------------------------------------------- */
 
-typedef struct run_ctx {
-    const nnd_session *s;
-    uint64_t deadline_ns;
-} run_ctx;
-
-/* Between operations: stop when nobody waits for the answer or it would come too late. */
-static nnd_status checkpoint(void *ctx, uint32_t next_op) {
-    (void)next_op;
-    const run_ctx *r = ctx;
-    if (r->s->closing) return NND_GENERAL_FAILURE;
-    if (r->deadline_ns && nnd_now_ns() > r->deadline_ns) return NND_MISSED_DEADLINE_TRANSIENT;
-    return NND_OK;
+/* The scheduler's view of o, made when it is prepared (or first used). It takes over
+ * freeing o: see model_obj_free(). */
+static nnd_status model_sched(call *c, model_obj *o) {
+    if (o->sm) return NND_OK;
+    int prio = 0;
+    if (c->req->call_case == NND__REQUEST__CALL_PREPARE_MODEL)
+        prio = c->req->prepare_model->priority;
+    else if (c->req->call_case == NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE)
+        prio = c->req->prepare_model_from_cache->priority;
+    return nnd_qos_model(c->d, o->prepared, prio, model_obj_destroy, o, &o->sm, c->err,
+                         sizeof c->err);
 }
 
-/* Outputs must land in memory we mapped writable. */
-static nnd_status check_outputs_writable(const Nnd__ExecutionRequest *r, const nnd_pool *pools,
-                                         char *err, size_t errlen) {
-    for (size_t i = 0; i < r->n_outputs; i++) {
-        const Nnd__RequestArgument *a = r->outputs[i];
-        if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) continue;
-        if (!pools[a->location->pool_index].writable) {
-            snprintf(err, errlen, "output %zu points into pool %u, which is read-only", i,
-                     a->location->pool_index);
-            return NND_INVALID_ARGUMENT;
-        }
-    }
-    return NND_OK;
-}
-
-static void on_execute(call *c) {
-    const Nnd__Execute *x = c->req->execute;
-    model_obj *o = nnd_session_find(c->s, x->prepared_model, NND_OBJ_PREPARED);
+/* The prepared model a request names, ready for the scheduler; NULL after answering. */
+static model_obj *exec_model(call *c, uint64_t handle) {
+    model_obj *o = nnd_session_find(c->s, handle, NND_OBJ_PREPARED);
     if (!o) {
         fail(c, NND_INVALID_ARGUMENT, "unknown prepared model handle 0x%016llx",
-             (unsigned long long)x->prepared_model);
-        return;
+             (unsigned long long)handle);
+        return NULL;
     }
-    if (!valid_priority(x->priority)) {
-        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)x->priority);
-        return;
-    }
-    if (x->deadline_ns && nnd_now_ns() > x->deadline_ns) {
-        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution began");
-        return;
-    }
-    const Nnd__ExecutionRequest *r = x->request;
-    if (!r) {
-        fail(c, NND_INVALID_ARGUMENT, "Execute names no request");
-        return;
-    }
-
-    uint32_t ni = nnd_prepared_num_inputs(o->prepared), no = nnd_prepared_num_outputs(o->prepared);
-    nnd_pool *pools = calloc(r->n_pools + 1, sizeof *pools);
-    nnd_memory_view *views = calloc(r->n_pools + 1, sizeof *views);
-    nnd_io *inputs = calloc(ni + 1, sizeof *inputs);
-    nnd_io *outputs = calloc(no + 1, sizeof *outputs);
-    nnd_output_shape *shapes = calloc(no + 1, sizeof *shapes);
-    Nnd__OutputShape *ws = calloc(no + 1, sizeof *ws);
-    Nnd__OutputShape **wsp = calloc(no + 1, sizeof *wsp);
-    size_t mapped = 0;
-    uint64_t t_run = 0;
-    nnd_status st = NND_OK;
-    if (!pools || !views || !inputs || !outputs || !shapes || !ws || !wsp) {
-        st = NND_GENERAL_FAILURE;
-        snprintf(c->err, sizeof c->err, "out of memory");
-    }
-    if (st == NND_OK) {
-        if (!c->s->pool_cache) c->s->pool_cache = nnd_pool_cache_create();
-        st = nnd_pools_map(r->pools, r->n_pools, c->in, false, c->s->pool_cache, pools, c->err,
-                           sizeof c->err);
-        if (st == NND_OK) mapped = r->n_pools;
-    }
-    for (size_t i = 0; i < mapped; i++)
-        views[i] = pools[i].view;
-    if (st == NND_OK) st = check_outputs_writable(r, pools, c->err, sizeof c->err);
-    if (st == NND_OK)
-        st = nnd_request_from_proto(r, o->prepared, views, mapped, inputs, outputs, c->err,
-                                    sizeof c->err);
-    if (st == NND_OK && !o->exec && !(o->exec = nnd_exec_create(o->prepared))) {
-        st = NND_GENERAL_FAILURE;
-        snprintf(c->err, sizeof c->err, "out of memory creating an execution");
-    }
-    bool ran = st == NND_OK;
-    if (ran) {
-        run_ctx rc = {.s = c->s, .deadline_ns = x->deadline_ns};
-        nnd_checkpoint cp = {.check = checkpoint, .ctx = &rc};
-        uint64_t faults = nnd_pool_faults();
-        t_run = nnd_now_ns();
-        st = nnd_exec_run(o->exec, inputs, outputs, shapes, &cp, c->err, sizeof c->err);
-        t_run = nnd_now_ns() - t_run;
-        if (nnd_pool_faults() != faults) {
-            st = NND_GENERAL_FAILURE;
-            snprintf(c->err, sizeof c->err, "a memory pool shrank during the execution");
-        }
-        c->d->executions++;
-    }
-    nnd_pools_release(pools, mapped);
-
-    if (st == NND_OK || st == NND_OUTPUT_INSUFFICIENT_SIZE) {
-        Nnd__ExecuteReply er = NND__EXECUTE_REPLY__INIT;
-        for (uint32_t i = 0; i < no; i++) {
-            nnd__output_shape__init(&ws[i]);
-            ws[i].n_dimensions = shapes[i].rank;
-            ws[i].dimensions = shapes[i].dims;
-            ws[i].is_sufficient = shapes[i].sufficient;
-            wsp[i] = &ws[i];
-        }
-        er.n_output_shapes = no;
-        er.output_shapes = wsp;
-        Nnd__Timing timing = NND__TIMING__INIT;
-        timing.time_on_device_ns = timing.time_in_driver_ns = UINT64_MAX;
-        if (x->measure_timing && st == NND_OK) {
-            timing.time_on_device_ns = t_run;
-            timing.time_in_driver_ns = nnd_now_ns() - c->t0;
-        }
-        er.timing = &timing;
-        c->reply.status = nnd_wire_status(st);
-        if (st != NND_OK) {
-            snprintf(c->msg, sizeof c->msg, "%s", c->err);
-            c->reply.message = c->msg;
-        }
-        c->reply.result_case = NND__REPLY__RESULT_EXECUTED;
-        c->reply.executed = &er;
-        send_reply(c);
-    } else {
+    nnd_status st = model_sched(c, o);
+    if (st != NND_OK) {
         fail(c, st, "%s", c->err);
+        return NULL;
     }
-    if (ran) {
-        cJSON *ev = nnd_bus_event("executed");
-        if (ev) {
-            cJSON_AddNumberToObject(ev, "pid", c->s->pid);
-            nnd_json_add_handle(ev, "handle", x->prepared_model);
-            cJSON_AddStringToObject(ev, "status", wire_status_name(nnd_wire_status(st)));
-            nnd_json_add_u64(ev, "latency_ns", nnd_now_ns() - c->t0);
+    return o;
+}
+
+/* Executions run on the scheduler's workers and answer from there (qos.h). */
+static void on_execute(call *c) {
+    model_obj *o = exec_model(c, c->req->execute->prepared_model);
+    if (o) nnd_qos_execute(c->d, c->s, c->in, c->req, o->sm);
+}
+
+static void on_execute_fenced(call *c) {
+    model_obj *o = exec_model(c, c->req->execute_fenced->prepared_model);
+    if (o) nnd_qos_execute_fenced(c->d, c->s, c->in, c->req, o->sm);
+}
+
+static void on_get_fenced_execution_info(call *c) {
+    nnd_qos_fenced_info(c->d, c->s, c->req);
+}
+
+static void on_cancel(call *c) {
+    nnd_qos_cancel(c->d, c->s, c->req);
+}
+
+/* ---- memory domains (buffer.h) --------------------------------------------------------- */
+
+static void on_allocate(call *c) {
+    const Nnd__Allocate *a = c->req->allocate;
+    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
+        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+             "this connection already holds %d objects; release some first",
+             NND_SESSION_MAX_OBJECTS);
+        return;
+    }
+    nnd_buffer_model *models = calloc(a->n_prepared_models + 1, sizeof *models);
+    if (!models) {
+        fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < a->n_prepared_models; i++) {
+        /* Only the caller's own models: another connection's handle is simply unknown. */
+        model_obj *o = nnd_session_find(c->s, a->prepared_models[i], NND_OBJ_PREPARED);
+        if (!o) {
+            free(models);
+            fail(c, NND_INVALID_ARGUMENT, "prepared model %zu: unknown handle 0x%016llx", i,
+                 (unsigned long long)a->prepared_models[i]);
+            return;
         }
-        nnd_bus_publish(c->d->bus, ev);
+        models[i] = (nnd_buffer_model){.handle = a->prepared_models[i], .prepared = o->prepared};
     }
-    free(pools);
-    free(views);
-    free(inputs);
-    free(outputs);
-    free(shapes);
-    free(ws);
-    free(wsp);
+    nnd_buffer *b = NULL;
+    nnd_status st = nnd_buffer_allocate(c->s, a, models, &b, c->err, sizeof c->err);
+    free(models);
+    if (st != NND_OK) {
+        fail(c, st, "%s", c->err);
+        return;
+    }
+    uint64_t handle = 0;
+    if (nnd_session_add(c->s, NND_OBJ_BUFFER, b, nnd_buffer_drop, &handle) < 0) {
+        nnd_buffer_drop(b);
+        fail(c, NND_GENERAL_FAILURE, "out of memory storing the buffer");
+        return;
+    }
+    Nnd__AllocateReply r = NND__ALLOCATE_REPLY__INIT;
+    r.buffer = handle;
+    r.token = nnd_buffer_token(b);
+    c->reply.result_case = NND__REPLY__RESULT_ALLOCATED;
+    c->reply.allocated = &r;
+    send_reply(c);
+}
+
+/* The buffer under a BufferCopyTo/From handle, or NULL after failing the call. */
+static nnd_buffer *copy_buffer(call *c, uint64_t handle, const Nnd__MemoryPool *mp) {
+    nnd_buffer *b = nnd_session_find(c->s, handle, NND_OBJ_BUFFER);
+    if (!b)
+        fail(c, NND_INVALID_ARGUMENT, "unknown buffer handle 0x%016llx",
+             (unsigned long long)handle);
+    else if (!mp)
+        fail(c, NND_INVALID_ARGUMENT, "%s names no memory", c->name);
+    else if (mp->kind != NND__POOL_KIND__POOL_MEMFD && mp->kind != NND__POOL_KIND__POOL_MMAP_FD &&
+             mp->kind != NND__POOL_KIND__POOL_DMABUF)
+        fail(c, NND_INVALID_ARGUMENT, "%s copies to or from memfd, mmap_fd or dma-buf memory only",
+             c->name);
+    else
+        return b;
+    return NULL;
+}
+
+static void on_buffer_copy_to(call *c) {
+    const Nnd__BufferCopyTo *x = c->req->buffer_copy_to;
+    nnd_buffer *b = copy_buffer(c, x->buffer, x->src);
+    if (!b) return;
+    nnd_pool src;
+    nnd_status st = nnd_pool_map(x->src, 0, c->in, true, NULL, &src, c->err, sizeof c->err);
+    if (st == NND_OK) {
+        st = nnd_buffer_copy_in(b, &src, x->dimensions, x->n_dimensions, c->err, sizeof c->err);
+        nnd_pool_release(&src);
+    }
+    if (st != NND_OK) {
+        fail(c, st, "%s", c->err);
+        return;
+    }
+    Nnd__Empty done = NND__EMPTY__INIT;
+    c->reply.result_case = NND__REPLY__RESULT_DONE;
+    c->reply.done = &done;
+    send_reply(c);
+}
+
+static void on_buffer_copy_from(call *c) {
+    const Nnd__BufferCopyFrom *x = c->req->buffer_copy_from;
+    nnd_buffer *b = copy_buffer(c, x->buffer, x->dst);
+    if (!b) return;
+    nnd_pool dst;
+    nnd_output_shape shape;
+    nnd_status st = nnd_pool_map(x->dst, 0, c->in, false, NULL, &dst, c->err, sizeof c->err);
+    if (st == NND_OK) {
+        st = nnd_buffer_copy_out(b, &dst, x->dimensions, x->n_dimensions, &shape, c->err,
+                                 sizeof c->err);
+        nnd_pool_release(&dst);
+    }
+    if (st != NND_OK) {
+        fail(c, st, "%s", c->err);
+        return;
+    }
+    Nnd__BufferCopiedReply r = NND__BUFFER_COPIED_REPLY__INIT;
+    r.n_dimensions = shape.rank;
+    r.dimensions = shape.dims;
+    c->reply.result_case = NND__REPLY__RESULT_BUFFER_COPIED;
+    c->reply.buffer_copied = &r;
+    send_reply(c);
 }
 
 /* ---- objects --------------------------------------------------------------------------- */
@@ -473,11 +656,19 @@ static handler handler_for(Nnd__Request__CallCase cc) {
     case NND__REQUEST__CALL_GET_CAPABILITIES: return on_get_capabilities;
     case NND__REQUEST__CALL_GET_VERSION_STRING: return on_get_version_string;
     case NND__REQUEST__CALL_GET_TYPE: return on_get_type;
+    case NND__REQUEST__CALL_GET_SUPPORTED_EXTENSIONS: return on_get_supported_extensions;
     case NND__REQUEST__CALL_GET_NUMBER_OF_CACHE_FILES_NEEDED:
         return on_get_number_of_cache_files_needed;
     case NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS: return on_get_supported_operations;
     case NND__REQUEST__CALL_PREPARE_MODEL: return on_prepare_model;
+    case NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE: return on_prepare_model_from_cache;
     case NND__REQUEST__CALL_EXECUTE: return on_execute;
+    case NND__REQUEST__CALL_EXECUTE_FENCED: return on_execute_fenced;
+    case NND__REQUEST__CALL_GET_FENCED_EXECUTION_INFO: return on_get_fenced_execution_info;
+    case NND__REQUEST__CALL_CANCEL: return on_cancel;
+    case NND__REQUEST__CALL_ALLOCATE: return on_allocate;
+    case NND__REQUEST__CALL_BUFFER_COPY_TO: return on_buffer_copy_to;
+    case NND__REQUEST__CALL_BUFFER_COPY_FROM: return on_buffer_copy_from;
     case NND__REQUEST__CALL_RELEASE: return on_release;
     default: return NULL;
     }

@@ -6,8 +6,10 @@
  *   "<Call>: not implemented yet".
  * - Engine statuses go out numerically equal to ErrorStatus, except NND_UNSUPPORTED,
  *   which clients see as INVALID_ARGUMENT.
- * - Executions run inline on the loop thread; the checkpoint stops them when the session
- *   is closing or the request's deadline has passed.
+ * - Execute, ExecuteFenced, GetFencedExecutionInfo and Cancel go to qos.h, which answers
+ *   them when the scheduler's workers are done. Prepared models get the scheduler's view
+ *   (estimate seeded by the cost model) when prepared; one beyond the device's limits is
+ *   RESOURCE_EXHAUSTED_PERSISTENT.
  * - fds the handlers do not take stay in `in` for the caller to close.
  */
 #ifndef NND_DISPATCH_H

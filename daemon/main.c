@@ -14,10 +14,13 @@
 
 #include "admin.h"
 #include "bus.h"
+#include "cache.h"
 #include "daemon.h"
+#include "extensions.h"
 #include "log.h"
 #include "paths.h"
 #include "pool.h"
+#include "qos.h"
 #include "server.h"
 
 static void usage(FILE *f) {
@@ -27,6 +30,21 @@ static void usage(FILE *f) {
             "                      or /run/nnd/nnd.sock)\n"
             "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
+            "  --cache-max-bytes N content cache cap, in bytes or with K, M, G (default 256M;\n"
+            "                      0 turns the content cache off)\n"
+            "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
+            "                      build's, " NND_DRIVER_BUILD_ID ")\n"
+            "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
+            "                      " NND_DEFAULT_EXTENSIONS_DIR ")\n"
+            "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
+            "                      user a line (default: nobody)\n"
+            "  --workers N         executions run at once (default 1: one at a time, for\n"
+            "                      predictable latency)\n"
+            "  --preempt MODE      preempted executions resume (default) or restart\n"
+            "  --app-queue N       queued executions per app (uid) (default 64)\n"
+            "  --app-memory N      execution memory per app, queued and running, bytes or\n"
+            "                      with K, M, G (default 1G)\n"
+            "  --device-memory N   most memory one execution may need (default 4G)\n"
             "  --version           print the version and exit\n"
             "  --help              print this and exit\n");
 }
@@ -67,6 +85,24 @@ static void raise_fd_limit(void) {
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/* "256M", "1G", "4096": bytes with an optional binary suffix. Returns 0 or -1. */
+static int parse_bytes(const char *s, uint64_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-') return -1;
+    int shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
+    if (*end || (shift && v > (~0ull >> shift))) return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
 static nnd_daemon daemon_state;
 static uv_signal_t sig_int, sig_term;
 
@@ -74,6 +110,7 @@ static void shutdown_daemon(nnd_daemon *d) {
     d->stopping = true;
     nnd_server_stop(d->server);
     d->server = NULL;
+    nnd_qos_stop(d); /* after the connections, which cancelled their work */
     nnd_bus_close(d->bus);
     d->bus = NULL;
     uv_close((uv_handle_t *)&sig_int, NULL);
@@ -92,16 +129,42 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
+/* Scheduler options: long only. */
+enum { OPT_WORKERS = 1000, OPT_PREEMPT, OPT_APP_QUEUE, OPT_APP_MEMORY, OPT_DEV_MEMORY };
+
+/* A count in [1, max]; returns 0 or -1. */
+static int parse_count(const char *s, unsigned max, unsigned *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v < 1 || v > max) return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     static const struct option opts[] = {{"socket", required_argument, NULL, 's'},
                                          {"state-dir", required_argument, NULL, 'd'},
                                          {"log-level", required_argument, NULL, 'l'},
+                                         {"cache-max-bytes", required_argument, NULL, 'c'},
+                                         {"driver-build-id", required_argument, NULL, 'b'},
+                                         {"extensions-dir", required_argument, NULL, 'x'},
+                                         {"extensions-allowlist", required_argument, NULL, 'a'},
+                                         {"workers", required_argument, NULL, OPT_WORKERS},
+                                         {"preempt", required_argument, NULL, OPT_PREEMPT},
+                                         {"app-queue", required_argument, NULL, OPT_APP_QUEUE},
+                                         {"app-memory", required_argument, NULL, OPT_APP_MEMORY},
+                                         {"device-memory", required_argument, NULL, OPT_DEV_MEMORY},
                                          {"version", no_argument, NULL, 'V'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     static char socket_buf[4096], state_buf[4096];
-    const char *socket_path = NULL, *state_dir = NULL;
+    const char *socket_path = NULL, *state_dir = NULL, *build_id = NND_DRIVER_BUILD_ID;
+    const char *extensions_dir = NND_DEFAULT_EXTENSIONS_DIR, *allowlist = NULL;
+    uint64_t cache_max = NND_CACHE_DEFAULT_MAX_BYTES;
     nnd_log_level level = NND_LOG_INFO;
+    nnd_sched_config sched_cfg;
+    nnd_sched_config_default(&sched_cfg);
     int o;
     while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (o) {
@@ -114,7 +177,41 @@ int main(int argc, char **argv) {
                 return 2;
             }
             break;
-        case 'V': printf("nnd %s\n", NND_VERSION); return 0;
+        case 'c':
+            if (parse_bytes(optarg, &cache_max) < 0) {
+                fprintf(stderr, "nnd: bad --cache-max-bytes \"%s\"\n", optarg);
+                return 2;
+            }
+            break;
+        case 'b': build_id = optarg; break;
+        case 'x': extensions_dir = optarg; break;
+        case 'a': allowlist = optarg; break;
+        case OPT_WORKERS:
+        case OPT_APP_QUEUE:
+            if (parse_count(optarg, o == OPT_WORKERS ? 64 : 1u << 20,
+                            o == OPT_WORKERS ? &sched_cfg.workers : &sched_cfg.app_queue) < 0) {
+                fprintf(stderr, "nnd: bad --%s \"%s\"\n",
+                        o == OPT_WORKERS ? "workers" : "app-queue", optarg);
+                return 2;
+            }
+            break;
+        case OPT_PREEMPT:
+            if (strcmp(optarg, "resume") && strcmp(optarg, "restart")) {
+                fprintf(stderr, "nnd: --preempt takes resume or restart, not \"%s\"\n", optarg);
+                return 2;
+            }
+            sched_cfg.restart = optarg[2] == 's'; /* "restart" */
+            break;
+        case OPT_APP_MEMORY:
+        case OPT_DEV_MEMORY:
+            if (parse_bytes(optarg, o == OPT_APP_MEMORY ? &sched_cfg.app_memory
+                                                        : &sched_cfg.device_memory) < 0) {
+                fprintf(stderr, "nnd: bad --%s \"%s\"\n",
+                        o == OPT_APP_MEMORY ? "app-memory" : "device-memory", optarg);
+                return 2;
+            }
+            break;
+        case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -157,11 +254,28 @@ int main(int argc, char **argv) {
     d->socket_path = socket_path;
     d->state_dir = state_dir;
     d->start_ns = nnd_now_ns();
+    d->extensions_dir = extensions_dir;
+    d->allowlist_path = allowlist;
     char err[512];
     int status = 0;
+    /* After the pool guard: the extension fault guard chains to its SIGBUS handler. */
+    if (nnd_extensions_load(d, err, sizeof err) < 0) {
+        nnd_log_error("%s", err);
+        nnd_extensions_close(d);
+        return 1;
+    }
+    /* A cache that cannot open costs speed, not service: run without it. */
+    d->cache = nnd_cache_open(d, build_id, cache_max, err, sizeof err);
+    if (!d->cache) nnd_log_error("compilation caching is off: %s", err);
+    if (nnd_qos_start(d, &sched_cfg, err, sizeof err) < 0) {
+        nnd_log_error("%s", err);
+        status = 1;
+        goto out;
+    }
     d->server = nnd_server_start(d, err, sizeof err);
     if (!d->server) {
         nnd_log_error("%s", err);
+        nnd_qos_stop(d);
         status = 1;
         goto out;
     }
@@ -170,6 +284,7 @@ int main(int argc, char **argv) {
         nnd_log_error("%s", err);
         nnd_server_stop(d->server);
         d->server = NULL;
+        nnd_qos_stop(d);
         status = 1;
         goto out;
     }
@@ -187,6 +302,9 @@ out:
         uv_run(&loop, UV_RUN_DEFAULT);
         uv_loop_close(&loop);
     }
+    nnd_cache_close(d->cache); /* every session has released its models by now */
+    d->cache = NULL;
+    nnd_extensions_close(d); /* likewise the models that held plugins */
     if (status == 0) nnd_log_info("stopped");
     return status;
 }

@@ -3,15 +3,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include "log.h"
+
+#ifndef DMA_BUF_MAGIC
+#define DMA_BUF_MAGIC 0x444d4142 /* statfs f_type of a dma-buf fd */
+#endif
+#define DMA_HEAP_SYSTEM "/dev/dma_heap/system"
 
 /* ---- SIGBUS guard -------------------------------------------------------------------- */
 
@@ -76,7 +87,28 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx) {
     signal(sig, SIG_DFL);
 }
 
+/* ---- dma-buf support ------------------------------------------------------------------ */
+
+static pthread_once_t dmabuf_once = PTHREAD_ONCE_INIT;
+static bool dmabuf_ok;
+
+static void dmabuf_probe(void) {
+    /* A machine with a system dma-buf heap can give clients dma-bufs; without one nobody
+     * here has any, and the kind is refused. */
+    int fd = open(DMA_HEAP_SYSTEM, O_RDONLY | O_CLOEXEC);
+    dmabuf_ok = fd >= 0;
+    if (fd >= 0) close(fd);
+    nnd_log_info("dma-buf pools: %s", dmabuf_ok ? "supported (" DMA_HEAP_SYSTEM ")"
+                                                : "not supported (no " DMA_HEAP_SYSTEM ")");
+}
+
+bool nnd_pool_dmabuf_supported(void) {
+    pthread_once(&dmabuf_once, dmabuf_probe);
+    return dmabuf_ok;
+}
+
 int nnd_pool_guard_install(void) {
+    (void)nnd_pool_dmabuf_supported(); /* probe at startup, not on the first request */
     long pg = sysconf(_SC_PAGESIZE);
     if (pg > 0) page_size = (size_t)pg;
     struct sigaction sa;
@@ -97,11 +129,19 @@ typedef struct mapping {
     void *addr;
     size_t len;
     int slot;
-    unsigned refs; /* views handed out and not yet released */
-    bool in_cache; /* a cache entry holds it too */
+    int dmabuf_fd;       /* a dma-buf kept open to end CPU access at unmap; else -1 */
+    uint64_t sync_flags; /* DMA_BUF_SYNC_READ / _RW given at the start of CPU access */
+    unsigned refs;       /* views handed out and not yet released */
+    bool in_cache;       /* a cache entry holds it too */
 } mapping;
 
 static void unmap_now(mapping *m) {
+    if (m->dmabuf_fd >= 0) {
+        struct dma_buf_sync sync = {.flags = DMA_BUF_SYNC_END | m->sync_flags};
+        while (ioctl(m->dmabuf_fd, DMA_BUF_IOCTL_SYNC, &sync) < 0 && errno == EINTR) {
+        }
+        close(m->dmabuf_fd);
+    }
     guard_remove(m->slot);
     munmap(m->addr, m->len);
     free(m);
@@ -187,6 +227,34 @@ static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt,
     return st;
 }
 
+/* A driver-buffer pool has no bytes of its own: buffer.c binds the arguments that name
+ * it. Its view points here so that location arithmetic never starts from NULL. */
+static const uint8_t driver_buffer_placeholder[1];
+
+/* The size of the file or dma-buf behind fd, or a status with err filled. */
+static nnd_status fd_size(int fd, const Nnd__MemoryPool *mp, uint32_t index, const struct stat *sb,
+                          uint64_t *size, char *err, size_t errlen) {
+    if (mp->kind == NND__POOL_KIND__POOL_DMABUF) {
+        struct statfs fs;
+        if (fstatfs(fd, &fs) < 0 || fs.f_type != DMA_BUF_MAGIC)
+            return fail(err, errlen, NND_INVALID_ARGUMENT, "pool %u: fd %u is not a dma-buf", index,
+                        mp->fd_index);
+        off_t end = lseek(fd, 0, SEEK_END); /* a dma-buf's size, by its documented API */
+        if (end < 0)
+            return fail(err, errlen, NND_GENERAL_FAILURE, "pool %u: cannot size dma-buf fd %u: %s",
+                        index, mp->fd_index, strerror(errno));
+        *size = (uint64_t)end;
+        return NND_OK;
+    }
+    /* The HAL's rule: memory the driver cannot map fails the call with GENERAL_FAILURE. */
+    if (!S_ISREG(sb->st_mode))
+        return fail(err, errlen, NND_GENERAL_FAILURE,
+                    "pool %u: fd %u cannot be mapped: not a memfd or regular file", index,
+                    mp->fd_index);
+    *size = (uint64_t)sb->st_size;
+    return NND_OK;
+}
+
 nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in *in, bool readonly,
                         nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -194,11 +262,20 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     case NND__POOL_KIND__POOL_MEMFD:
     case NND__POOL_KIND__POOL_MMAP_FD: break;
     case NND__POOL_KIND__POOL_DMABUF:
-        return fail(err, errlen, NND_GENERAL_FAILURE,
-                    "pool %u: dma-buf pools are not implemented yet", index);
+        if (!nnd_pool_dmabuf_supported())
+            return fail(err, errlen, NND_INVALID_ARGUMENT,
+                        "pool %u: dma-buf pools are not supported on this machine (no %s)", index,
+                        DMA_HEAP_SYSTEM);
+        cache = NULL; /* each use brackets its CPU access with DMA_BUF_IOCTL_SYNC */
+        break;
     case NND__POOL_KIND__POOL_DRIVER_BUFFER:
-        return fail(err, errlen, NND_GENERAL_FAILURE,
-                    "pool %u: driver buffers are not implemented yet", index);
+        if (readonly)
+            return fail(err, errlen, NND_INVALID_ARGUMENT,
+                        "pool %u: a driver buffer cannot hold model constants", index);
+        out->view = (nnd_memory_view){.base = driver_buffer_placeholder, .size = 0};
+        out->writable = true; /* access is decided per buffer, when arguments are bound */
+        out->driver_buffer = true;
+        return NND_OK;
     case NND__POOL_KIND__POOL_BURST_SLOT:
         return fail(err, errlen, NND_GENERAL_FAILURE,
                     "pool %u: burst slots are not implemented yet", index);
@@ -216,23 +293,23 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         return fail(err, errlen, NND_INVALID_ARGUMENT,
                     "pool %u names fd %u, which another pool already uses", index, mp->fd_index);
 
+    bool dmabuf = mp->kind == NND__POOL_KIND__POOL_DMABUF;
     nnd_status st = NND_INVALID_ARGUMENT;
     struct stat sb;
+    uint64_t fsize = 0;
     int fl = fcntl(fd, F_GETFL);
     if (fstat(fd, &sb) < 0 || fl < 0) {
         fail(err, errlen, st, "pool %u: cannot inspect fd %u: %s", index, mp->fd_index,
              strerror(errno));
         goto out;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        fail(err, errlen, st, "pool %u: fd %u is not a memfd or regular file", index, mp->fd_index);
-        goto out;
-    }
-    if (mp->offset > (uint64_t)sb.st_size || mp->size > (uint64_t)sb.st_size - mp->offset) {
+    if ((st = fd_size(fd, mp, index, &sb, &fsize, err, errlen)) != NND_OK) goto out;
+    st = NND_INVALID_ARGUMENT;
+    if (mp->offset > fsize || mp->size > fsize - mp->offset) {
         fail(err, errlen, st,
-             "pool %u: offset %llu + size %llu runs past the end of fd %u (%lld bytes)", index,
+             "pool %u: offset %llu + size %llu runs past the end of fd %u (%llu bytes)", index,
              (unsigned long long)mp->offset, (unsigned long long)mp->size, mp->fd_index,
-             (long long)sb.st_size);
+             (unsigned long long)fsize);
         goto out;
     }
     if ((fl & O_ACCMODE) == O_WRONLY) {
@@ -243,6 +320,9 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     uint64_t delta = mp->offset & (page_size - 1);
     size_t len = (size_t)(mp->size + delta);
     bool writable = !readonly && (fl & O_ACCMODE) == O_RDWR;
+    /* A memfd sealed against writes is input-only, whatever its fd's access mode. */
+    int seals = dmabuf ? -1 : fcntl(fd, F_GET_SEALS);
+    if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))) writable = false;
     cache_entry *hit = cache_find(cache, &sb, mp->offset - delta, len, writable);
     if (hit) {
         hit->last_use = ++cache->clock;
@@ -258,12 +338,12 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     void *addr = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
                       (off_t)(mp->offset - delta));
     if (addr == MAP_FAILED && writable && (errno == EPERM || errno == EACCES)) {
-        /* Sealed against writes (F_SEAL_WRITE / F_SEAL_FUTURE_WRITE): inputs only. */
+        /* Write-protected some other way (a read-only mount, say): inputs only. */
         writable = false;
         addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)(mp->offset - delta));
     }
     if (addr == MAP_FAILED) {
-        st = errno == ENOMEM ? NND_GENERAL_FAILURE : NND_INVALID_ARGUMENT;
+        st = NND_GENERAL_FAILURE;
         fail(err, errlen, st, "pool %u: cannot map fd %u: %s", index, mp->fd_index,
              strerror(errno));
         goto out;
@@ -277,7 +357,24 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         fail(err, errlen, st, "pool %u: too many pools mapped in the daemon", index);
         goto out;
     }
-    *m = (mapping){.addr = addr, .len = len, .slot = slot, .refs = 1};
+    *m = (mapping){.addr = addr, .len = len, .slot = slot, .refs = 1, .dmabuf_fd = -1};
+    if (dmabuf) {
+        /* Bracket our CPU access so caches are coherent with devices sharing the buffer. */
+        m->sync_flags = writable ? DMA_BUF_SYNC_RW : DMA_BUF_SYNC_READ;
+        struct dma_buf_sync sync = {.flags = DMA_BUF_SYNC_START | m->sync_flags};
+        int rc;
+        while ((rc = ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync)) < 0 && errno == EINTR) {
+        }
+        if (rc < 0) {
+            st = NND_GENERAL_FAILURE;
+            fail(err, errlen, st, "pool %u: cannot begin CPU access to dma-buf fd %u: %s", index,
+                 mp->fd_index, strerror(errno));
+            unmap_now(m);
+            goto out;
+        }
+        m->dmabuf_fd = fd;
+        fd = -1; /* the mapping keeps it to end the access */
+    }
     if (cache) cache_insert(cache, &sb, mp->offset - delta, len, writable, m);
     out->view = (nnd_memory_view){.base = (const uint8_t *)addr + delta,
                                   .size = (size_t)mp->size,
@@ -286,7 +383,7 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     out->writable = writable;
     st = NND_OK;
 out:
-    close(fd); /* the mapping keeps the file alive */
+    if (fd >= 0) close(fd); /* the mapping keeps the file alive */
     return st;
 }
 

@@ -4,13 +4,23 @@
  * - nnd_pools_map() maps every MemoryPool of a message from the fds that came with it
  *   (taking them from the frame), all or nothing. Tensor bytes are never copied: the
  *   engine reads and writes the client's pages in place.
- * - Kinds: POOL_MEMFD and POOL_MMAP_FD map fd[fd_index] at offset (any alignment) for
- *   size bytes; the fd must be at least offset + size long. Each fd index serves one pool.
- * - Execution pools map read-write and shared; an fd opened read-only, or sealed against
- *   writes, maps read-only and is marked !writable (outputs must not point into it).
- *   Model pools (readonly = true) always map read-only.
- * - The fd is closed as soon as it is mapped; view.release unmaps. Errors name the pool
- *   index and what was wrong.
+ * - Kinds: POOL_MEMFD and POOL_MMAP_FD map fd[fd_index] (a memfd or regular file, e.g. a
+ *   weights file opened read-only) at offset (any alignment) for size bytes; POOL_DMABUF
+ *   the same for a dma-buf, only where /dev/dma_heap/system exists (probed once, at
+ *   nnd_pool_guard_install(); nnd_pool_dmabuf_supported() tells), with its CPU access
+ *   bracketed by DMA_BUF_IOCTL_SYNC from map to release and never cached. Each fd index
+ *   serves one pool. POOL_DRIVER_BUFFER gives an empty, writable view marked
+ *   driver_buffer (buffer.h binds the arguments naming it); model pools refuse it.
+ * - Checked at every use: the fd's size (fstat, or a dma-buf's lseek) against offset +
+ *   size, and its access mode. Execution pools map read-write and shared; an fd opened
+ *   read-only, or a memfd sealed with F_SEAL_WRITE or F_SEAL_FUTURE_WRITE, maps read-only
+ *   and is marked !writable (outputs must not point into it). Model pools (readonly =
+ *   true) always map read-only.
+ * - Statuses: a malformed pool (kind, size, range, fd index, not a dma-buf) is
+ *   INVALID_ARGUMENT; an fd the daemon cannot map (a pipe, a socket, mmap refusing) is
+ *   GENERAL_FAILURE, as the HAL asks. Errors name the pool index and what was wrong.
+ * - The fd is closed as soon as it is mapped (a dma-buf's when unmapped); view.release
+ *   unmaps.
  * - With a cache (one per connection), a pool whose file, page-aligned range and access
  *   match a recent one reuses that mapping instead of mapping afresh: clients send the
  *   same memfd request after request, and a new mapping each time costs page faults and
@@ -36,6 +46,7 @@
 typedef struct nnd_pool {
     nnd_memory_view view; /* base and size of the pool itself; release() unmaps */
     bool writable;
+    bool driver_buffer; /* POOL_DRIVER_BUFFER: no bytes here, see buffer.h */
 } nnd_pool;
 
 #define NND_POOL_CACHE_SLOTS 16
@@ -53,7 +64,11 @@ nnd_status nnd_pools_map(Nnd__MemoryPool *const *mps, size_t n, nnd_frame_in *in
 void nnd_pool_release(nnd_pool *p);
 void nnd_pools_release(nnd_pool *p, size_t n);
 
-/* Installs the SIGBUS guard (once, at startup). Returns 0 or -errno. */
+/* Whether POOL_DMABUF pools are usable here (a system dma-buf heap exists). */
+bool nnd_pool_dmabuf_supported(void);
+
+/* Installs the SIGBUS guard and probes dma-buf support (once, at startup). Returns 0 or
+ * -errno. */
 int nnd_pool_guard_install(void);
 /* SIGBUS faults absorbed on the calling thread so far. */
 uint64_t nnd_pool_faults(void);

@@ -15,6 +15,7 @@
 #include "bus.h"
 #include "dispatch.h"
 #include "log.h"
+#include "qos.h"
 
 #define BATCH           64 /* frames or accepts per wakeup, so one busy client cannot starve others */
 #define ACCEPT_RETRY_MS 100
@@ -188,6 +189,7 @@ static void conn_close(conn *c) {
     }
     nnd_bus_publish(s->d->bus, ev);
     c->dead = true;
+    nnd_qos_session_closed(s->d, ss); /* its queued work goes, its running work stops */
     nnd_session_clear(ss); /* raises the stop flag, then releases everything owned */
     while (c->head) {
         outmsg *m = c->head;

@@ -13,8 +13,8 @@
  *   own nnd_exec, which is reusable and allocates nothing in steady state for models
  *   whose shapes are known at prepare.
  * - nnd_exec_run() calls the checkpoint between operations; a non-zero return stops the
- *   run with that status. Tensor bytes are read from and written to the caller's memory
- *   directly.
+ *   run with that status, and nnd_exec_resume() may continue it from there. Tensor bytes
+ *   are read from and written to the caller's memory directly.
  */
 #ifndef NND_ENGINE_H
 #define NND_ENGINE_H
@@ -123,6 +123,17 @@ const nnd_operand_desc *nnd_prepared_input(const nnd_prepared *p, uint32_t i);
 const nnd_operand_desc *nnd_prepared_output(const nnd_prepared *p, uint32_t i);
 uint32_t nnd_prepared_num_operations(const nnd_prepared *p);
 
+/* A cost model's inputs for operation k in execution order (the index a checkpoint gets):
+ * arithmetic (multiply-adds count 2) and bytes read and written, from the shapes known at
+ * prepare (an unknown dimension counts as 1). For schedulers' estimates, not exact. */
+typedef struct nnd_cost {
+    double flops;
+    double bytes;
+} nnd_cost;
+nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
+/* Bytes of temporaries each nnd_exec of this model allocates. */
+size_t nnd_prepared_arena_bytes(const nnd_prepared *p);
+
 nnd_exec *nnd_exec_create(const nnd_prepared *p);
 void nnd_exec_free(nnd_exec *e);
 
@@ -133,6 +144,13 @@ void nnd_exec_free(nnd_exec *e);
 nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
                         nnd_output_shape *shapes, const nnd_checkpoint *cp, char *err,
                         size_t errlen);
+/* Continues a run that its checkpoint stopped before operation `from` (the index the
+ * checkpoint was given): operations before it are not run again; temporaries and bindings
+ * are the stopped run's, so the caller keeps the request's memory as it was and uses e for
+ * nothing else in between. Returns as nnd_exec_run(). Lets a scheduler suspend work at a
+ * checkpoint and resume it later instead of starting over. */
+nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
+                           const nnd_checkpoint *cp, char *err, size_t errlen);
 
 /* Byte size of one element of a type (0 for unknown types); true for tensor types. */
 size_t nnd_type_size(int32_t type);

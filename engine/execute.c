@@ -62,6 +62,12 @@ void nnd_exec_free(nnd_exec *e) {
             free(e->dyn[i]);
     free(e->dyn);
     free(e->dyn_cap);
+    if (e->io_copy)
+        for (uint32_t i = 0; i < e->p->n_inputs + e->p->n_outputs; i++)
+            free(e->io_copy[i]);
+    free(e->io_copy);
+    free(e->io_copy_cap);
+    free(e->out_caller);
     free(e->tensors);
     free(e->ptrs);
     free(e->step_ptr);
@@ -83,7 +89,12 @@ nnd_exec *nnd_exec_create(const nnd_prepared *p) {
     e->arena = aligned_alloc(64, align64(p->arena_size + 1));
     e->dyn = calloc(p->n_operands + 1, sizeof(void *));
     e->dyn_cap = calloc(p->n_operands + 1, sizeof(size_t));
-    if (!e->tensors || !e->ptrs || !e->step_ptr || !e->arena || !e->dyn || !e->dyn_cap) {
+    size_t n_io = (size_t)p->n_inputs + p->n_outputs + 1;
+    e->io_copy = calloc(n_io, sizeof(void *));
+    e->io_copy_cap = calloc(n_io, sizeof(size_t));
+    e->out_caller = calloc(p->n_outputs + 1, sizeof(void *));
+    if (!e->tensors || !e->ptrs || !e->step_ptr || !e->arena || !e->dyn || !e->dyn_cap ||
+        !e->io_copy || !e->io_copy_cap || !e->out_caller) {
         nnd_exec_free(e);
         return NULL;
     }
@@ -100,11 +111,26 @@ nnd_exec *nnd_exec_create(const nnd_prepared *p) {
     return e;
 }
 
+/* SIZE_MAX for a tensor too large to exist: no buffer is ever that large. */
 static size_t tensor_bytes(const nnd_tensor *t) {
-    size_t n = nnd_type_size(t->type);
-    for (uint32_t i = 0; i < t->rank; i++)
-        n *= t->dims[i];
-    return n;
+    uint64_t n = nnd_shape_bytes(t->type, t->rank, t->dims);
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
+/* Where a tensor of this type bound to caller memory at data (n bytes) lives during the
+ * run: the caller's memory, or when that is misaligned for the element type (a request
+ * may place arguments at any offset) the aligned stand-in `slot` of e. NULL: no memory. */
+static void *io_home(nnd_exec *e, size_t slot, int32_t type, void *data, size_t n) {
+    size_t a = nnd_type_size(type);
+    if (!data || a <= 1 || (uintptr_t)data % a == 0) return data;
+    if (!e->io_copy[slot] || e->io_copy_cap[slot] < n) {
+        void *b = aligned_alloc(64, align64(n + 1));
+        if (!b) return NULL;
+        free(e->io_copy[slot]);
+        e->io_copy[slot] = b;
+        e->io_copy_cap[slot] = align64(n + 1);
+    }
+    return e->io_copy[slot];
 }
 
 static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *err, size_t errlen) {
@@ -134,9 +160,62 @@ static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *er
         return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length,
                     need);
     if (!io->data && need) return FAIL("input %u has no memory", i);
-    t->data = io->data;
+    t->data = io_home(e, i, t->type, io->data, need);
+    if (!t->data && need)
+        return (nnd_errf(err, errlen, "out of memory aligning input %u", i), NND_GENERAL_FAILURE);
     t->bytes = io->length;
+    if (t->data != io->data) {
+        memcpy(t->data, io->data, need);
+        t->bytes = need;
+    }
     return NND_OK;
+}
+
+/* A request may omit a model input only where every operation reading it takes it as an
+ * optional input: each such operation's check runs again with the input omitted (on copies
+ * of its tensors, temporaries without data, as at prepare). */
+static nnd_status check_omitted(nnd_exec *e, char *err, size_t errlen) {
+    const nnd_prepared *p = e->p;
+    nnd_status s = NND_OK;
+    nnd_tensor *copy = NULL, **ptrs = NULL;
+    for (uint32_t k = 0; k < p->n_steps && !s; k++) {
+        const nnd_step *st = &p->steps[k];
+        nnd_tensor **bound = e->ptrs + e->step_ptr[k];
+        bool omitted = false;
+        for (uint32_t j = 0; j < st->n_in && !omitted; j++)
+            omitted = bound[j]->lifetime == NND_NO_VALUE &&
+                      p->tensors[st->in[j]].lifetime == NND_MODEL_INPUT;
+        if (!omitted) continue;
+        uint32_t n = st->n_in + st->n_out;
+        nnd_tensor *c2 = realloc(copy, sizeof *copy * n);
+        nnd_tensor **p2 = c2 ? realloc(ptrs, sizeof *ptrs * n) : NULL;
+        if (c2) copy = c2;
+        if (p2) ptrs = p2;
+        if (!c2 || !p2) {
+            nnd_errf(err, errlen, "out of memory checking omitted inputs");
+            s = NND_GENERAL_FAILURE;
+            break;
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            copy[j] = *bound[j];
+            if (copy[j].lifetime == NND_TEMPORARY || copy[j].lifetime == NND_MODEL_OUTPUT)
+                copy[j].data = NULL, copy[j].bytes = 0;
+            ptrs[j] = &copy[j];
+        }
+        nnd_op_ctx c = {.def = st->def,
+                        .index = st->index,
+                        .in = ptrs,
+                        .n_in = st->n_in,
+                        .out = ptrs + st->n_in,
+                        .n_out = st->n_out,
+                        .relaxed = p->relaxed,
+                        .err = err,
+                        .errlen = errlen};
+        if (nnd_check_op(&c) != NND_OK) s = NND_INVALID_ARGUMENT;
+    }
+    free(copy);
+    free(ptrs);
+    return s;
 }
 
 /* Gives a temporary whose size is only known now a buffer that is reused next time. */
@@ -157,30 +236,13 @@ static nnd_status size_temporary(nnd_exec *e, uint32_t o, char *err, size_t errl
     return NND_OK;
 }
 
-nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
-                        nnd_output_shape *shapes, const nnd_checkpoint *cp, char *err,
-                        size_t errlen) {
+/* Runs steps from..n_steps-1 of a run whose bindings are in place, then reports shapes. */
+static nnd_status run_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
+                            const nnd_checkpoint *cp, char *err, size_t errlen) {
     const nnd_prepared *p = e->p;
-    memcpy(e->tensors, p->tensors, sizeof(nnd_tensor) * p->n_operands);
-    for (uint32_t i = 0; i < p->n_operands; i++)
-        if (p->slot[i] != NND_NO_SLOT) {
-            e->tensors[i].data = e->arena + p->slot[i];
-            e->tensors[i].bytes = tensor_bytes(&e->tensors[i]);
-        }
-    for (uint32_t i = 0; i < p->n_inputs; i++) {
-        nnd_status s = bind_input(e, i, &inputs[i], err, errlen);
-        if (s) return s;
-    }
-    bool insufficient = false;
-    for (uint32_t i = 0; i < p->n_outputs; i++) {
-        nnd_tensor *t = &e->tensors[p->outputs[i]];
-        t->data = outputs[i].data;
-        t->bytes = outputs[i].data ? outputs[i].length : 0;
-        if (t->known && t->bytes < tensor_bytes(t)) insufficient = true;
-    }
     nnd_status s = NND_OK;
-    if (!insufficient || p->dynamic) {
-        for (uint32_t k = 0; k < p->n_steps; k++) {
+    if (!e->insufficient || p->dynamic) {
+        for (uint32_t k = from; k < p->n_steps; k++) {
             const nnd_step *st = &p->steps[k];
             if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) break;
             nnd_tensor **ptrs = e->ptrs + e->step_ptr[k];
@@ -192,11 +254,12 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
                             .n_out = st->n_out,
                             .relaxed = p->relaxed,
                             .scratch = &e->scratch,
+                            .state = st->state,
                             .err = err,
                             .errlen = errlen};
             if (p->dynamic) {
                 s = st->def->shape(&c);
-                if (s == NND_DEFER && insufficient) {
+                if (s == NND_DEFER && e->insufficient) {
                     s = NND_OK;
                     break; /* shapes downstream depend on outputs that were not computed */
                 }
@@ -210,17 +273,21 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
                     if (t->lifetime == NND_TEMPORARY)
                         s = size_temporary(e, st->out[j], err, errlen);
                     else if (t->bytes < tensor_bytes(t))
-                        insufficient = true;
+                        e->insufficient = true;
                 }
                 if (s) break;
             }
-            if (insufficient) continue;
+            if (e->insufficient) continue;
             s = st->run(&c);
             nnd_scratch_reset(&e->scratch);
             if (s) break;
         }
     }
-    if (!s && insufficient) {
+    for (uint32_t i = 0; !s && !e->insufficient && i < p->n_outputs; i++) {
+        const nnd_tensor *t = &e->tensors[p->outputs[i]];
+        if (e->out_caller[i]) memcpy(e->out_caller[i], t->data, tensor_bytes(t));
+    }
+    if (!s && e->insufficient) {
         s = NND_OUTPUT_INSUFFICIENT_SIZE;
         nnd_errf(err, errlen, "an output buffer is too small for its result");
     }
@@ -233,4 +300,50 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
         }
     if (s == NND_UNSUPPORTED) s = NND_GENERAL_FAILURE;
     return s;
+}
+
+nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
+                        nnd_output_shape *shapes, const nnd_checkpoint *cp, char *err,
+                        size_t errlen) {
+    const nnd_prepared *p = e->p;
+    e->started = false;
+    memcpy(e->tensors, p->tensors, sizeof(nnd_tensor) * p->n_operands);
+    for (uint32_t i = 0; i < p->n_operands; i++)
+        if (p->slot[i] != NND_NO_SLOT) {
+            e->tensors[i].data = e->arena + p->slot[i];
+            e->tensors[i].bytes = tensor_bytes(&e->tensors[i]);
+        }
+    bool omitted = false;
+    for (uint32_t i = 0; i < p->n_inputs; i++) {
+        nnd_status s = bind_input(e, i, &inputs[i], err, errlen);
+        if (s) return s;
+        omitted |= inputs[i].has_no_value;
+    }
+    if (omitted) {
+        nnd_status s = check_omitted(e, err, errlen);
+        if (s) return s;
+    }
+    e->insufficient = false;
+    for (uint32_t i = 0; i < p->n_outputs; i++) {
+        nnd_tensor *t = &e->tensors[p->outputs[i]];
+        t->bytes = outputs[i].data ? outputs[i].length : 0;
+        t->data = io_home(e, p->n_inputs + i, t->type, outputs[i].data, t->bytes);
+        if (!t->data && t->bytes) {
+            nnd_errf(err, errlen, "out of memory aligning output %u", i);
+            return NND_GENERAL_FAILURE;
+        }
+        e->out_caller[i] = t->data != outputs[i].data ? outputs[i].data : NULL;
+        if (t->known && t->bytes < tensor_bytes(t)) e->insufficient = true;
+    }
+    e->started = true;
+    return run_steps(e, 0, shapes, cp, err, errlen);
+}
+
+nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
+                           const nnd_checkpoint *cp, char *err, size_t errlen) {
+    if (!e->started || from > e->p->n_steps) {
+        nnd_errf(err, errlen, "no stopped run to resume at operation %u", from);
+        return NND_GENERAL_FAILURE;
+    }
+    return run_steps(e, from, shapes, cp, err, errlen);
 }

@@ -7,12 +7,18 @@
 #include "op.h"
 
 #define NND_ARENA_ALIGN 64
+/* The largest tensor in bytes: sizes are computed without overflow below it. */
+#define NND_MAX_TENSOR_BYTES ((uint64_t)1 << 48)
 #define NND_NO_SLOT     SIZE_MAX
+
+typedef struct nnd_backend nnd_backend;
 
 typedef struct nnd_step {
     const nnd_op_def *def;
-    nnd_op_fn run;
-    uint32_t index; /* operation index in the model */
+    nnd_op_fn run;              /* the reference kernel, or the backend's run */
+    const nnd_backend *backend; /* NULL: the reference kernel */
+    void *state;                /* the backend's prepared state, passed to run() */
+    uint32_t index;             /* operation index in the model */
     uint32_t n_in, n_out;
     const uint32_t *in, *out; /* operand indexes, owned by the prepared model */
 } nnd_step;
@@ -35,6 +41,9 @@ struct nnd_prepared {
     nnd_memory_view *pools;
     bool dynamic; /* some shape is only known at execution */
     bool relaxed;
+    uint8_t *extension_blobs;              /* copies of operands' extension data */
+    struct nnd_ext_plugin **ext_held;      /* plugins this model uses (extension.h) */
+    uint32_t n_ext_held;
 };
 
 struct nnd_scratch_pool {
@@ -53,8 +62,19 @@ struct nnd_exec {
     void **dyn; /* per operand: buffer for temporaries sized at execution */
     size_t *dyn_cap;
     nnd_scratch_pool scratch;
+    /* Per model input, then output: an aligned stand-in for a caller buffer misaligned for
+     * its element type (kernels load whole elements), and for outputs the caller's buffer
+     * the result is copied back to (NULL when the caller's own is used). */
+    void **io_copy;
+    size_t *io_copy_cap;
+    void **out_caller;
+    bool started;      /* inputs and outputs are bound: nnd_exec_resume() may continue */
+    bool insufficient; /* some output buffer is too small (dynamic shapes go on to learn all) */
 };
 
+/* Bytes of a tensor of this type and shape, or UINT64_MAX past NND_MAX_TENSOR_BYTES
+ * (dimensions from a client multiply past any integer width otherwise). */
+uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
 nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
                              const uint8_t *constants, char *err, size_t errlen);
@@ -63,6 +83,9 @@ nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t err
 /* Full validation; NND_UNSUPPORTED when valid but some operation has no kernel. With
  * supported != NULL, fills one flag per operation instead of stopping at the first. */
 nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen);
+/* Runs c->def->check() and refuses an omitted input the operation does not take as
+ * optional (nnd_op_optional_inputs()). */
+nnd_status nnd_check_op(nnd_op_ctx *c);
 /* Orders operations so every operand is written before it is read; fails on a cycle or
  * an operand read but never written. order receives n_operations indexes. */
 nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *err, size_t errlen);

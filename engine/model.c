@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extension.h"
 #include "internal.h"
 
 void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
@@ -26,10 +27,7 @@ static bool dims_known(const nnd_operand_desc *o) {
 }
 
 static uint64_t byte_size(const nnd_operand_desc *o) {
-    uint64_t n = nnd_type_size(o->type);
-    for (uint32_t i = 0; i < o->rank; i++)
-        n *= o->dims[i];
-    return n;
+    return nnd_shape_bytes(o->type, o->rank > NND_MAX_RANK ? 0 : o->rank, o->dims);
 }
 
 static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, size_t errlen) {
@@ -92,14 +90,25 @@ static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, 
 
 static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, size_t errlen) {
     const nnd_operand_desc *o = &m->operands[i];
-    if (nnd_type_size(o->type) == 0 || o->type == NND_SUBGRAPH_TYPE)
+    /* A plugin that claims OEM_OPERATION takes the OEM types too, sizes unchecked, as the
+     * HAL leaves them to the OEM driver (extension.h). */
+    bool oem = (o->type == NND_OEM_SCALAR || o->type == NND_TENSOR_OEM_BYTE) &&
+               nnd_ext_oem_claimed();
+    if (nnd_ext_is_code(o->type) && nnd_type_size(o->type) == 0)
+        return FAIL("operand %u: extension operand type %u is not defined", i,
+                    (unsigned)o->type & 0xffffu);
+    if ((nnd_type_size(o->type) == 0 && !oem) || o->type == NND_SUBGRAPH_TYPE)
         return FAIL("operand %u: unknown or unsupported operand type %d", i, o->type);
     if (o->rank > NND_MAX_RANK)
         return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, NND_MAX_RANK);
     if (!nnd_type_is_tensor(o->type) && o->rank != 0)
         return FAIL("operand %u: scalar type %s has %u dimensions", i, nnd_type_name(o->type),
                     o->rank);
-    nnd_status s = check_quant(o, i, err, errlen);
+    if (o->extension_len && !nnd_ext_is_code(o->type))
+        return FAIL("operand %u: %s is not an extension type and takes no extension data", i,
+                    nnd_type_name(o->type));
+    /* Extension types: scale, zero point and extension data are the plugin's to judge. */
+    nnd_status s = nnd_ext_is_code(o->type) ? NND_OK : check_quant(o, i, err, errlen);
     if (s) return s;
     switch (o->lifetime) {
     case NND_TEMPORARY:
@@ -118,7 +127,7 @@ static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, 
     case NND_CONSTANT_REFERENCE: {
         if (!dims_known(o)) return FAIL("operand %u: constant with unknown dimensions", i);
         uint64_t need = byte_size(o);
-        if (o->length != need)
+        if (o->length != need && !oem)
             return FAIL("operand %u: constant length %llu, its type and dimensions need %llu", i,
                         (unsigned long long)o->length, (unsigned long long)need);
         uint64_t limit;
@@ -298,6 +307,8 @@ nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_c
         t->zero_point = o->zero_point;
         t->lifetime = (uint8_t)o->lifetime;
         t->known = dims_known(o);
+        t->extension_data = o->extension_data;
+        t->extension_len = o->extension_len;
         if (o->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
             cq[i] = o->channel_quant;
             t->channel_quant = &cq[i];
@@ -311,6 +322,17 @@ nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_c
         }
     }
     return NND_OK;
+}
+
+nnd_status nnd_check_op(nnd_op_ctx *c) {
+    nnd_status s = c->def->check ? c->def->check(c) : NND_OK;
+    uint64_t optional = nnd_op_optional_inputs(c->def->code);
+    for (uint32_t j = 0; !s && j < c->n_in; j++)
+        if (c->in[j]->lifetime == NND_NO_VALUE && (j >= 64 || !(optional >> j & 1)))
+            s = (nnd_errf(c->err, c->errlen, "%s #%u: input %u is omitted, and it is not optional",
+                          c->def->name, c->index, j),
+                 NND_INVALID_ARGUMENT);
+    return s;
 }
 
 /* Runs every operation's signature check against the model's tensors. supported may be
@@ -331,6 +353,10 @@ static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors,
                 s = (nnd_errf(err, errlen,
                               "operation %u: OEM_OPERATION is not supported without a plugin", k),
                      NND_UNSUPPORTED);
+            else if (nnd_ext_is_code(op->type)) /* a loaded extension, not its operation */
+                s = (nnd_errf(err, errlen, "operation %u: extension operation %u is not defined",
+                              k, (unsigned)op->type & 0xffffu),
+                     NND_UNSUPPORTED);
             else
                 s = FAIL("operation %u: unknown operation type %d", k, op->type);
         } else if (op->n_inputs > 512 || op->n_outputs > 64) {
@@ -349,7 +375,7 @@ static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors,
                             .relaxed = m->relaxed,
                             .err = err,
                             .errlen = errlen};
-            s = def->check ? def->check(&c) : NND_OK;
+            s = nnd_check_op(&c);
             if (!s && op->n_inputs > def->key_input &&
                 !nnd_op_kernel(def, ptr_in[def->key_input]->type))
                 s = (nnd_errf(err, errlen, "%s #%u: no kernel for %s", def->name, k,

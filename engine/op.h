@@ -12,7 +12,11 @@
  *   of a tensor that is not constant (data == NULL), it returns NND_DEFER.
  * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
  *   outputs (dims already set by shape()) and may use nnd_scratch() for temporaries.
- * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE.
+ * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE. Which inputs
+ *   an operation takes as optional is nnd_op_optional_inputs() (ops/registry.c); the
+ *   engine refuses an omitted input anywhere else, so kernels never see one there.
+ * - Reference kernels ignore c->state; it carries a fast backend's per-step state
+ *   (backend.h) to that backend's run().
  */
 #ifndef NND_OP_H
 #define NND_OP_H
@@ -26,6 +30,8 @@
 
 #define NND_DEFER       101 /* shape(): needs data that is only known at execution */
 #define NND_MAX_KERNELS 8
+/* A kernel row of this type runs for any key input type (extension operations). */
+#define NND_KERNEL_ANY_TYPE INT32_MIN
 
 typedef struct nnd_tensor {
     int32_t type;
@@ -38,6 +44,9 @@ typedef struct nnd_tensor {
     size_t bytes; /* capacity at data */
     uint8_t lifetime;
     bool known; /* rank and every dimension known */
+    /* Extension operand types: the operand's extension blob, handed to the plugin. */
+    const uint8_t *extension_data;
+    uint32_t extension_len;
 } nnd_tensor;
 
 typedef struct nnd_scratch_pool nnd_scratch_pool;
@@ -51,6 +60,7 @@ typedef struct nnd_op_ctx {
     uint32_t n_out;
     bool relaxed;
     nnd_scratch_pool *scratch;
+    void *state; /* the step's prepared state from a fast backend (backend.h), else NULL */
     char *err;
     size_t errlen;
 } nnd_op_ctx;
@@ -74,6 +84,8 @@ typedef struct nnd_op_def {
 /* Registry: the definition for an operation code, or NULL. */
 const nnd_op_def *nnd_op_lookup(int32_t code);
 nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type);
+/* Bit j set: input j of the operation may be omitted (NO_VALUE). */
+uint64_t nnd_op_optional_inputs(int32_t code);
 
 /* Scratch memory for one run() call, released when it returns; NULL when out of memory. */
 void *nnd_scratch(nnd_op_ctx *c, size_t bytes);

@@ -4,12 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
+#include "extension.h"
 #include "internal.h"
 
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
 void nnd_prepared_free(nnd_prepared *p) {
     if (!p) return;
+    for (uint32_t k = 0; p->steps && k < p->n_steps; k++)
+        if (p->steps[k].backend) p->steps[k].backend->release(p->steps[k].state);
     for (uint32_t i = 0; i < p->n_pools; i++)
         if (p->pools[i].release) p->pools[i].release(p->pools[i].ctx);
     free(p->pools);
@@ -23,6 +27,8 @@ void nnd_prepared_free(nnd_prepared *p) {
     free(p->constants);
     free(p->channel_scales);
     free(p->channel_quant);
+    free(p->extension_blobs);
+    nnd_ext_release(p->ext_held, p->n_ext_held); /* last: step defs live in the plugins */
     free(p);
 }
 
@@ -129,14 +135,18 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
             last[st->in[j]] = k;
     }
     uint32_t nt = 0;
+    uint64_t total = 0; /* bounds every offset below: none can overflow */
     for (uint32_t i = 0; i < n; i++) {
         const nnd_tensor *t = &p->tensors[i];
         if (t->lifetime != NND_TEMPORARY || !t->known) continue;
         if (last[i] < first[i]) last[i] = first[i];
-        size_t bytes = nnd_type_size(t->type);
-        for (uint32_t r = 0; r < t->rank; r++)
-            bytes *= t->dims[r];
-        size[i] = align_up(bytes);
+        uint64_t bytes = nnd_shape_bytes(t->type, t->rank, t->dims);
+        if (bytes == UINT64_MAX || (total += align_up((size_t)bytes)) > NND_MAX_TENSOR_BYTES) {
+            free(first), free(last), free(temps), free(size);
+            return FAIL("operand %u: temporaries larger than %llu bytes", i,
+                        (unsigned long long)NND_MAX_TENSOR_BYTES);
+        }
+        size[i] = align_up((size_t)bytes);
         temps[nt++] = i;
     }
     /* Insertion sort by size, largest first (models are small enough). */
@@ -206,18 +216,22 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     p->operand_lists = malloc(sizeof(uint32_t) * (n_lists + 1));
     p->inputs = malloc(sizeof(uint32_t) * m->n_inputs);
     p->outputs = malloc(sizeof(uint32_t) * m->n_outputs);
-    size_t const_bytes = 0;
-    for (uint32_t i = 0; i < m->n_operands; i++)
+    size_t const_bytes = 0, blob_bytes = 0;
+    for (uint32_t i = 0; i < m->n_operands; i++) {
         if (needs_own_copy(m, &m->operands[i])) const_bytes += align_up(m->operands[i].length);
+        blob_bytes += m->operands[i].extension_len;
+    }
+    p->extension_blobs = malloc(blob_bytes + 1);
     p->constants = aligned_alloc(NND_ARENA_ALIGN, align_up(const_bytes + 1));
     if (!p->operands || !p->tensors || !p->slot || !p->channel_quant || !p->channel_scales ||
-        !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants)
+        !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants ||
+        !p->extension_blobs)
         return FAIL("out of memory preparing model");
     memcpy(p->operands, m->operands, sizeof(nnd_operand_desc) * m->n_operands);
     memcpy(p->inputs, m->inputs, sizeof(uint32_t) * m->n_inputs);
     memcpy(p->outputs, m->outputs, sizeof(uint32_t) * m->n_outputs);
     float *sc = p->channel_scales;
-    size_t at = 0;
+    size_t at = 0, blob_at = 0;
     for (uint32_t i = 0; i < m->n_operands; i++) {
         nnd_operand_desc *o = &p->operands[i];
         if (needs_own_copy(m, o)) {
@@ -227,8 +241,14 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
             o->offset = at;
             at += align_up(o->length);
         }
-        o->extension_data = NULL; /* borrowed from the caller: not kept */
-        o->extension_len = 0;
+        /* Extension data is borrowed from the caller; plugins see it at execution too. */
+        if (o->extension_len) {
+            memcpy(p->extension_blobs + blob_at, o->extension_data, o->extension_len);
+            o->extension_data = p->extension_blobs + blob_at;
+            blob_at += o->extension_len;
+        } else {
+            o->extension_data = NULL;
+        }
         if (o->channel_quant.n_scales) {
             memcpy(sc, o->channel_quant.scales, sizeof(float) * o->channel_quant.n_scales);
             o->channel_quant.scales = sc;
@@ -266,6 +286,8 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
         return FAIL("out of memory preparing model");
     }
     s = nnd_order_operations(m, order, err, errlen);
+    /* The plugins behind extension codes stay loaded as long as this plan. */
+    if (!s) s = nnd_ext_hold_model(m, &p->ext_held, &p->n_ext_held, err, errlen);
     if (!s) s = copy_model(p, m, order, err, errlen);
     free(order);
     if (!s) {
@@ -296,6 +318,44 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
     return NND_OK;
 }
 
+/* Offers every step whose tensors all have known shapes to the fast backend, last step
+ * first (backend.h); steps it does not claim keep the reference kernel. Not done for
+ * nnd_validate(): claims build operators and pack weights. */
+static void claim_fast_kernels(nnd_prepared *p) {
+    const char *env = getenv("NND_REFERENCE_KERNELS");
+    if (env && *env && strcmp(env, "0") != 0) return;
+    const nnd_backend *b = &nnd_backend_xnnpack;
+    nnd_tensor *in[512], *out[64];
+    char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
+    bool last = true;
+    for (uint32_t k = p->n_steps; k-- > 0;) {
+        nnd_step *st = &p->steps[k];
+        bool known = st->n_in <= 512 && st->n_out <= 64;
+        for (uint32_t j = 0; known && j < st->n_in; j++) {
+            in[j] = &p->tensors[st->in[j]];
+            known = in[j]->known || in[j]->lifetime == NND_NO_VALUE;
+        }
+        for (uint32_t j = 0; known && j < st->n_out; j++)
+            known = (out[j] = &p->tensors[st->out[j]])->known;
+        if (!known) continue;
+        nnd_op_ctx c = {.def = st->def,
+                        .index = st->index,
+                        .in = in,
+                        .n_in = st->n_in,
+                        .out = out,
+                        .n_out = st->n_out,
+                        .relaxed = p->relaxed,
+                        .err = err,
+                        .errlen = sizeof err};
+        void *state = b->claim(&c, last);
+        if (!state) continue;
+        st->run = b->run;
+        st->backend = b;
+        st->state = state;
+        last = false;
+    }
+}
+
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
     nnd_prepared *p = NULL;
     nnd_status s = build_plan(m, &p, err, errlen);
@@ -307,6 +367,7 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     nnd_prepared *p = NULL;
     nnd_status s = build_plan(m, &p, err, errlen);
     if (s) return s;
+    claim_fast_kernels(p);
     /* Take ownership of the constant pools last, once nothing can fail. */
     p->pools = malloc(sizeof(nnd_memory_view) * (m->n_pools + 1));
     if (!p->pools) {
@@ -317,4 +378,80 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     if (m->n_pools) memcpy(p->pools, m->pools, sizeof(nnd_memory_view) * m->n_pools);
     *out = p;
     return NND_OK;
+}
+
+/* ---- cost ------------------------------------------------------------------------------ */
+
+static double elements(const nnd_tensor *t) {
+    double n = 1;
+    for (uint32_t r = 0; r < t->rank; r++)
+        n *= t->dims[r] ? t->dims[r] : 1;
+    return n;
+}
+
+static bool recurrent(int32_t code) {
+    switch (code) {
+    case NND_OP_LSTM:
+    case NND_OP_RNN:
+    case NND_OP_SVDF:
+    case NND_OP_QUANTIZED_16BIT_LSTM:
+    case NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM:
+    case NND_OP_BIDIRECTIONAL_SEQUENCE_RNN:
+    case NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM:
+    case NND_OP_UNIDIRECTIONAL_SEQUENCE_RNN: return true;
+    default: return false;
+    }
+}
+
+nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
+    nnd_cost c = {0, 0};
+    if (k >= p->n_steps) return c;
+    const nnd_step *st = &p->steps[k];
+    double in_max = 0, out = 0;
+    for (uint32_t j = 0; j < st->n_in; j++) {
+        const nnd_tensor *t = &p->tensors[st->in[j]];
+        if (t->lifetime == NND_NO_VALUE) continue;
+        double n = elements(t);
+        c.bytes += n * (double)nnd_type_size(t->type);
+        if (n > in_max) in_max = n;
+    }
+    for (uint32_t j = 0; j < st->n_out; j++) {
+        const nnd_tensor *t = &p->tensors[st->out[j]];
+        double n = elements(t);
+        c.bytes += n * (double)nnd_type_size(t->type);
+        out += n;
+    }
+    /* Element-wise work by default; multiply-adds per output for the filter operations. */
+    c.flops = in_max > out ? in_max : out;
+    const nnd_tensor *w = st->n_in > 1 ? &p->tensors[st->in[1]] : NULL;
+    switch (st->def->code) {
+    case NND_OP_CONV_2D:
+    case NND_OP_GROUPED_CONV_2D:
+        if (w->rank == 4) c.flops = 2.0 * out * w->dims[1] * w->dims[2] * w->dims[3];
+        break;
+    case NND_OP_TRANSPOSE_CONV_2D:
+        if (w->rank == 4) c.flops = 2.0 * in_max * w->dims[0] * w->dims[1] * w->dims[2];
+        break;
+    case NND_OP_DEPTHWISE_CONV_2D:
+        if (w->rank == 4) c.flops = 2.0 * out * w->dims[1] * w->dims[2];
+        break;
+    case NND_OP_FULLY_CONNECTED:
+        if (w->rank == 2) c.flops = 2.0 * out * w->dims[1];
+        break;
+    default:
+        if (!recurrent(st->def->code)) break;
+        /* Every weight matrix is applied once per batch row and time step. */
+        const nnd_tensor *x = &p->tensors[st->in[0]];
+        double rows = x->rank >= 3 ? elements(x) / (x->dims[x->rank - 1] ? x->dims[x->rank - 1] : 1)
+                                   : (x->rank ? (x->dims[0] ? x->dims[0] : 1) : 1);
+        for (uint32_t j = 1; j < st->n_in; j++) {
+            const nnd_tensor *t = &p->tensors[st->in[j]];
+            if (t->rank == 2 && t->lifetime != NND_NO_VALUE) c.flops += 2.0 * rows * elements(t);
+        }
+    }
+    return c;
+}
+
+size_t nnd_prepared_arena_bytes(const nnd_prepared *p) {
+    return p->arena_size;
 }

@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "engine.h"
+#include "internal.h"
+#include "extension.h"
 #include "op.h"
 
 typedef struct type_info {
@@ -40,15 +42,20 @@ static const type_info *info(int32_t type) {
     return NULL;
 }
 
+/* Extension types (nonzero high bits) are answered by the plugin registry (extension.h). */
 size_t nnd_type_size(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->size;
+    size_t size;
+    if (nnd_ext_is_code(type) && nnd_ext_type_info(type, &size, NULL, NULL)) return size;
     return type == NND_TENSOR_OEM_BYTE ? 1 : 0;
 }
 
 bool nnd_type_is_tensor(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->tensor;
+    bool tensor;
+    if (nnd_ext_is_code(type) && nnd_ext_type_info(type, NULL, &tensor, NULL)) return tensor;
     return type == NND_TENSOR_OEM_BYTE;
 }
 
@@ -57,13 +64,16 @@ const char *nnd_type_name(int32_t type) {
     if (t) return t->name;
     if (type == NND_OEM_SCALAR) return "OEM";
     if (type == NND_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
+    const char *name;
+    if (nnd_ext_is_code(type) && nnd_ext_type_info(type, NULL, NULL, &name)) return name;
     return "UNKNOWN_TYPE";
 }
 
 const char *nnd_operation_name(int32_t type) {
     if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
     if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
-    return "UNKNOWN_OPERATION";
+    const nnd_op_def *def = nnd_ext_is_code(type) ? nnd_ext_op_def(type) : NULL;
+    return def ? def->name : "UNKNOWN_OPERATION";
 }
 
 int32_t nnd_type_from_name(const char *name) {
@@ -98,5 +108,14 @@ uint32_t nnd_supported_operation_count(void) {
     uint32_t n = 0;
     for (int32_t i = 0; i < NND_OP_COUNT; i++)
         if (nnd_op_lookup(i)) n++;
+    return n;
+}
+
+uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {
+    uint64_t n = nnd_type_size(type);
+    for (uint32_t i = 0; i < rank; i++) {
+        if (dims[i] && n > NND_MAX_TENSOR_BYTES / dims[i]) return UINT64_MAX;
+        n *= dims[i];
+    }
     return n;
 }

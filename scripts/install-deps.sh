@@ -4,8 +4,8 @@
 set -eu
 
 PACKAGES="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler \
-libnanomsg-dev libsqlite3-dev libb2-dev libcjson-dev libcmocka-dev \
-libxnnpack-dev libpthreadpool-dev"
+libnanomsg-dev libsqlite3-dev libb2-dev libxxhash-dev libcjson-dev libcmocka-dev \
+libxnnpack-dev libpthreadpool-dev clang libclang-rt-14-dev"
 
 missing=""
 for p in $PACKAGES; do

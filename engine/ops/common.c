@@ -134,18 +134,20 @@ void nnd_act_range_f32(int32_t act, float *lo, float *hi) {
 
 void nnd_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t qmin,
                          int32_t qmax, int32_t *lo, int32_t *hi) {
-    /* As the reference: quantize the real bounds with round-to-nearest, then clamp. */
-#define Q(x) (zero_point + (int32_t)roundf((x) / scale))
+    /* As the reference: quantize the real bounds with round-to-nearest, then clamp. The
+     * clamp comes before the conversion to int: a tiny scale (or none, for a float output)
+     * gives a quotient no int32 holds. */
+#define Q(x) nnd_quantize_value((x), scale, zero_point, qmin, qmax)
     *lo = qmin;
     *hi = qmax;
     if (act == NND_FUSED_RELU) {
-        *lo = nnd_clampi(Q(0.f), qmin, qmax);
+        *lo = Q(0.f);
     } else if (act == NND_FUSED_RELU6) {
-        *lo = nnd_clampi(Q(0.f), qmin, qmax);
-        *hi = nnd_clampi(Q(6.f), qmin, qmax);
+        *lo = Q(0.f);
+        *hi = Q(6.f);
     } else if (act == NND_FUSED_RELU1) {
-        *lo = nnd_clampi(Q(-1.f), qmin, qmax);
-        *hi = nnd_clampi(Q(1.f), qmin, qmax);
+        *lo = Q(-1.f);
+        *hi = Q(1.f);
     }
 #undef Q
 }
@@ -174,6 +176,7 @@ int32_t nnd_srdhm(int32_t a, int32_t b) {
 
 int32_t nnd_rounding_shift_right(int32_t x, int e) {
     if (e <= 0) return x;
+    if (e > 31) return 0; /* |x| / 2^32 < 1/2 rounds to 0; and no shift that wide is defined */
     int32_t mask = (int32_t)((1ll << e) - 1);
     int32_t remainder = x & mask;
     int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
@@ -181,7 +184,9 @@ int32_t nnd_rounding_shift_right(int32_t x, int e) {
 }
 
 int32_t nnd_mul_by_quantized(int32_t x, int32_t q, int shift) {
-    int left = shift > 0 ? shift : 0;
+    /* A left shift past 32 saturates any non-zero x just as 32 does (and past 62 would not
+     * be defined): extreme scale ratios give such shifts. */
+    int left = shift > 0 ? (shift > 32 ? 32 : shift) : 0;
     int right = shift > 0 ? 0 : -shift;
     int64_t shifted = (int64_t)x * ((int64_t)1 << left);
     if (shifted > INT32_MAX) shifted = INT32_MAX;

@@ -20,7 +20,13 @@
 
 #include "op.h"
 
+/* IEEE half precision. Clang before 15 has no _Float16 on x86: __fp16 stores the same bits
+ * (the fuzz build, scripts/fuzz.sh, links compiler-rt for its conversions). */
+#if defined(__clang__) && __clang_major__ < 15 && (defined(__x86_64__) || defined(__i386__))
+typedef __fp16 nnd_half;
+#else
 typedef _Float16 nnd_half;
+#endif
 
 /* ---- messages and signature checks ---------------------------------------------------- */
 nnd_status nnd_fail(nnd_op_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -79,6 +85,13 @@ static inline float nnd_clampf(float x, float lo, float hi) {
 }
 static inline int32_t nnd_clampi(int32_t x, int32_t lo, int32_t hi) {
     return x < lo ? lo : (x > hi ? hi : x);
+}
+/* x truncated into [lo, hi], NaN giving lo: converting a float past the int range is
+ * undefined, and floats computed from client data go anywhere. */
+static inline int32_t nnd_f2i_clamp(float x, int32_t lo, int32_t hi) {
+    if (!(x > (float)lo)) return lo;
+    if (x >= (float)hi) return hi;
+    return (int32_t)x;
 }
 
 /* ---- fixed-point requantization (NNAPI reference semantics) --------------------------- */

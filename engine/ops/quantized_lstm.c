@@ -60,7 +60,7 @@ static nnd_status qlstm_check(nnd_op_ctx *c) {
     const nnd_tensor *cell = c->in[IN_CELL];
     float log2_scale = logf(cell->scale) * (1.f / logf(2.f));
     if (cell->zero_point != 0 || !(fabsf(log2_scale - roundf(log2_scale)) < 1e-3f) ||
-        (int)roundf(log2_scale) != -11)
+        roundf(log2_scale) != -11.f)
         return nnd_fail(
             c, "cell state (input 13) must have scale 2^-11 and zero point 0, has (%g, %d)",
             cell->scale, cell->zero_point);
@@ -87,8 +87,8 @@ static nnd_status qlstm_shape(nnd_op_ctx *c) {
 }
 
 /* <row of weights, x> over n stored values, both without their zero points. */
-static int32_t dot_q8(const uint8_t *w, int32_t w_zero, const int16_t *x, uint32_t n) {
-    int32_t acc = 0;
+static int64_t dot_q8(const uint8_t *w, int32_t w_zero, const int16_t *x, uint32_t n) {
+    int64_t acc = 0;
     for (uint32_t k = 0; k < n; k++)
         acc += ((int32_t)w[k] - w_zero) * x[k];
     return acc;
@@ -127,8 +127,13 @@ static nnd_status qlstm_run(nnd_op_ctx *c) {
         for (uint32_t g = 0; g < N_GATES; g++) {
             const uint8_t *wi = c->in[IN_W_INPUT + g]->data, *wr = c->in[IN_R_INPUT + g]->data;
             for (uint32_t r = 0; r < out_size; r++) {
-                int32_t acc = bias[g][r] + dot_q8(wr + (size_t)r * out_size, w_zero, xs, out_size) +
+                /* In 64 bits, saturated to 32: a client's bias and sizes may overflow 32. */
+                int64_t sum = (int64_t)bias[g][r] +
+                              dot_q8(wr + (size_t)r * out_size, w_zero, xs, out_size) +
                               dot_q8(wi + (size_t)r * in_size, w_zero, xs + out_size, in_size);
+                int32_t acc = sum > INT32_MAX   ? INT32_MAX
+                              : sum < INT32_MIN ? INT32_MIN
+                                                : (int32_t)sum;
                 acc = nnd_mul_by_quantized(acc, mult, shift);
                 gate[g * out_size + r] = (int16_t)nnd_clampi(acc, INT16_MIN, INT16_MAX);
             }

@@ -100,17 +100,22 @@ static nnd_status block_shape(nnd_op_ctx *c) {
     int32_t b = nnd_i32(c->in[1]);
     if (b < 1) return nnd_fail(c, "block size %d (input 1) must be at least 1", b);
     uint32_t bs = (uint32_t)b;
+    uint64_t sq = (uint64_t)bs * bs; /* in 64 bits: a large block size wraps 32 */
     nnd_image im;
     nnd_image_of(c->in[0], nchw, &im);
-    if (c->def->code == NND_OP_DEPTH_TO_SPACE) {
-        if (im.c % (bs * bs))
+    bool deep = c->def->code == NND_OP_DEPTH_TO_SPACE;
+    if (deep ? (uint64_t)im.h * bs > UINT32_MAX || (uint64_t)im.w * bs > UINT32_MAX
+             : (uint64_t)im.c * sq > UINT32_MAX)
+        return nnd_fail(c, "block size %u makes an output dimension past 2^32", bs);
+    if (deep) {
+        if (im.c % sq)
             return nnd_fail(c, "depth %u is not a multiple of block size %u squared", im.c, bs);
-        nnd_set_image_shape(c->out[0], nchw, im.n, im.h * bs, im.w * bs, im.c / (bs * bs));
+        nnd_set_image_shape(c->out[0], nchw, im.n, im.h * bs, im.w * bs, (uint32_t)(im.c / sq));
     } else {
         if (im.h % bs || im.w % bs)
             return nnd_fail(c, "height %u and width %u must be multiples of block size %u", im.h,
                             im.w, bs);
-        nnd_set_image_shape(c->out[0], nchw, im.n, im.h / bs, im.w / bs, im.c * bs * bs);
+        nnd_set_image_shape(c->out[0], nchw, im.n, im.h / bs, im.w / bs, (uint32_t)(im.c * sq));
     }
     return NND_OK;
 }
@@ -206,8 +211,8 @@ static void requantize_run(uint8_t *dst, const uint8_t *src, size_t n, const nnd
     float bias = (float)-in->zero_point * scale;
     for (size_t i = 0; i < n; i++) {
         float q = is_signed ? (float)(int8_t)src[i] : (float)src[i];
-        int32_t v = (int32_t)roundf(q * scale + bias) + out->zero_point;
-        dst[i] = (uint8_t)nnd_clampi(v, qmin, qmax);
+        float v = roundf(q * scale + bias) + (float)out->zero_point;
+        dst[i] = (uint8_t)nnd_f2i_clamp(v, qmin, qmax);
     }
 }
 

@@ -1,6 +1,7 @@
 /* registry.c: the operation table. Adding an operation is one kernel file defining its
  * nnd_op_def and one row here. */
 #include "op.h"
+#include "extension.h"
 
 extern const nnd_op_def nnd_op_add, nnd_op_mul, nnd_op_sub, nnd_op_div;
 extern const nnd_op_def nnd_op_abs, nnd_op_exp, nnd_op_log, nnd_op_neg, nnd_op_rsqrt, nnd_op_sin,
@@ -130,11 +131,51 @@ static const nnd_op_def *const table[NND_OP_COUNT] = {
 };
 
 const nnd_op_def *nnd_op_lookup(int32_t code) {
-    return code >= 0 && code < NND_OP_COUNT ? table[code] : NULL;
+    if (code >= 0 && code < NND_OP_COUNT) return table[code];
+    return nnd_ext_op_def(code); /* vendor extensions and a claimed OEM_OPERATION */
 }
 
 nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type) {
     for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
-        if (def->kernels[i].type == type) return def->kernels[i].run;
+        if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)
+            return def->kernels[i].run;
     return NULL;
+}
+
+#define BIT(j)        ((uint64_t)1 << (j))
+#define CELL_OPTIONAL (BIT(1) | BIT(5) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(16) | BIT(17))
+
+/* The optional inputs of each operation, as its kernels take them (nnd_has_input()): the
+ * engine refuses NO_VALUE everywhere else. Extension operations see omitted inputs
+ * themselves (nnd_ext_operand.omitted). */
+uint64_t nnd_op_optional_inputs(int32_t code) {
+    switch (code) {
+    case NND_OP_LSTM: /* CIFG, peephole, projection; layer normalization (1.2) */
+        return CELL_OPTIONAL | BIT(23) | BIT(24) | BIT(25) | BIT(26);
+    case NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM:
+        return CELL_OPTIONAL | BIT(24) | BIT(25) | BIT(26) | BIT(27);
+    case NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM: {
+        uint64_t m = CELL_OPTIONAL | CELL_OPTIONAL << 17; /* the backward cell is 17 later */
+        for (int j = 39; j <= 47; j++)                    /* auxiliary input and its weights */
+            m |= BIT(j);
+        for (int j = 53; j <= 60; j++) /* layer normalization */
+            m |= BIT(j);
+        return m;
+    }
+    case NND_OP_BIDIRECTIONAL_SEQUENCE_RNN: return BIT(9) | BIT(10) | BIT(11); /* auxiliary */
+    case NND_OP_SVDF: return BIT(3);                                           /* bias */
+    case NND_OP_LSH_PROJECTION: return BIT(2);                                 /* weight */
+    case NND_OP_SQUEEZE:                                                       /* axes */
+    case NND_OP_TRANSPOSE: return BIT(1);                                      /* permutation */
+    case NND_OP_BATCH_TO_SPACE_ND:
+    case NND_OP_DEPTH_TO_SPACE:
+    case NND_OP_SPACE_TO_DEPTH: return BIT(2); /* layout */
+    case NND_OP_SPACE_TO_BATCH_ND: return BIT(3);
+    case NND_OP_SOFTMAX: return BIT(2);                      /* axis */
+    case NND_OP_L2_NORMALIZATION: return BIT(1);             /* axis */
+    case NND_OP_LOCAL_RESPONSE_NORMALIZATION: return BIT(5); /* axis */
+    case NND_OP_RESIZE_BILINEAR:
+    case NND_OP_RESIZE_NEAREST_NEIGHBOR: return BIT(3) | BIT(4) | BIT(5); /* flags */
+    default: return code >= 0 && code < NND_OP_COUNT ? 0 : UINT64_MAX;
+    }
 }

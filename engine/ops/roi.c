@@ -191,7 +191,7 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
                          x_start + j->bin_w / 2 + j->bin_w * (float)xi, &sm);
             int32_t wq[4];
             for (int k = 0; k < 4; k++)
-                wq[k] = (int32_t)roundf(sm.w[k] / WEIGHT_STEP);
+                wq[k] = nnd_f2i_clamp(roundf(sm.w[k] / WEIGHT_STEP), -(1 << 20), 1 << 20);
             for (uint32_t ch = 0; ch < im->c; ch++) {
                 size_t at = j->base + ch * im->sc;
                 if (quant) {
@@ -236,9 +236,12 @@ NND_OP_DEF(roi_align, ROI_ALIGN, roi_check, roi_shape, NND_KERNELS_FQ(align_run)
 
 /* Region corners snap to whole pixels; a region is at least one pixel. */
 static void pool_region(roi_job *j) {
-    j->x1 = (int32_t)roundf(j->box[0]);
-    j->y1 = (int32_t)roundf(j->box[1]);
-    int32_t w = (int32_t)roundf(j->box[2]) - j->x1 + 1, h = (int32_t)roundf(j->box[3]) - j->y1 + 1;
+    /* Boxes are client data: corners are clamped before any integer arithmetic. */
+    const int32_t lim = 1 << 29;
+    j->x1 = nnd_f2i_clamp(roundf(j->box[0]), -lim, lim);
+    j->y1 = nnd_f2i_clamp(roundf(j->box[1]), -lim, lim);
+    int32_t w = nnd_f2i_clamp(roundf(j->box[2]), -lim, lim) - j->x1 + 1,
+            h = nnd_f2i_clamp(roundf(j->box[3]), -lim, lim) - j->y1 + 1;
     j->step_w = (float)(w > 1 ? w : 1) / (float)j->p.out_w;
     j->step_h = (float)(h > 1 ? h : 1) / (float)j->p.out_h;
 }
@@ -248,8 +251,8 @@ static void pool_span(float step, uint32_t k, int32_t origin, uint32_t size, uin
                       uint32_t *end) {
     float lo = floorf(step * (float)k + (float)origin),
           hi = ceilf(step * (float)(k + 1) + (float)origin);
-    *start = lo < (float)size ? (uint32_t)lo : size;
-    *end = hi < (float)size ? (uint32_t)hi : size;
+    *start = !(lo > 0.f) ? 0 : lo < (float)size ? (uint32_t)lo : size;
+    *end = !(hi > 0.f) ? 0 : hi < (float)size ? (uint32_t)hi : size;
 }
 
 /* Maximum over the bin's pixels; an empty bin gives 0. */

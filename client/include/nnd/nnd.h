@@ -75,6 +75,134 @@ const char *nnd_status_name(int status);
  * read-write (*map is NULL for size 0). Returns the fd (CLOEXEC) or a negative errno. */
 int nnd_memfd_create(const char *name, size_t size, void **map);
 
+/* ---- compilation caching ---------------------------------------------------------------
+ * nnd_client_prepare_cached() is what ANeuralNetworksCompilation_setCaching(dir, token)
+ * does in the NNAPI runtime. It asks the daemon how many cache files it wants (1 model,
+ * 1 data; 0 and 0 means no caching: a plain prepare), derives the file names from the
+ * token in cache_dir (nnd-<hex token>.model and .data, created 0600 when missing), and
+ * when both files hold something tries PrepareModelFromCache; on any refusal, or when
+ * the files are new, it prepares with PrepareModel and the files, which the daemon
+ * (re)writes. A damaged or foreign cache thus costs time, never correctness.
+ * The token the daemon sees is nnd_cache_token(): the app's token folded with a
+ * fingerprint of the model (its wire form and every constant it references) and the
+ * preference and priority, so a changed model under an unchanged token is a miss.
+ * Returns like nnd_client_prepare(); *from_cache (may be NULL) tells whether the model
+ * came from the cache. Nothing about caching ever fails the call by itself. */
+#define NND_CACHE_TOKEN_BYTES 32
+
+int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int *pool_fds,
+                              size_t n_pool_fds, int preference, int priority, uint64_t deadline_ns,
+                              const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                              uint64_t *handle, bool *from_cache, char *err, size_t errlen);
+/* GetNumberOfCacheFilesNeeded. */
+int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t *data_files,
+                                  char *err, size_t errlen);
+/* The folded token (see above); -1 when a referenced constant cannot be read. */
+int nnd_cache_token(const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds, int preference,
+                    int priority, const uint8_t app_token[NND_CACHE_TOKEN_BYTES],
+                    uint8_t out[NND_CACHE_TOKEN_BYTES]);
+/* The two cache file paths for a token in cache_dir; -ENAMETOOLONG when len is short. */
+int nnd_cache_paths(const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                    char *model_path, char *data_path, size_t len);
+
+/* ---- memory domains: driver-owned buffers ----------------------------------------------
+ * nnd_client_allocate() (the HAL's IDevice::allocate) asks the daemon for a buffer usable
+ * in the given roles: each names an input or output (io_index) of
+ * prepared_models[model_index], all prepared on this client. dims/rank (rank 0: none) is
+ * the descriptor's shape, 0 marking an unknown dimension; dimensions that stay unknown
+ * make a flexible buffer, shaped by its last write. *buffer is the handle for the copies
+ * and nnd_client_release(); *token is what an ExecutionRequest names in a MemoryPool of
+ * kind POOL_DRIVER_BUFFER (no fd; its arguments' locations at offset 0, length 0). Only
+ * this client can use the token, and only in an allocated role.
+ * The copies move bytes between the buffer and size bytes at offset of fd (kind
+ * POOL_MEMFD, POOL_MMAP_FD or POOL_DMABUF): nnd_client_buffer_copy_to() into the buffer
+ * (IBuffer::copyFrom; dims/rank: the data's shape, needed where the buffer's is not fully
+ * known; size must equal its bytes), nnd_client_buffer_copy_from() out of it
+ * (IBuffer::copyTo; size must equal the contents' bytes; the fd must be writable; the
+ * contents' shape goes to dims_out, NND_BUFFER_MAX_RANK entries, when not NULL). A buffer
+ * never written is GENERAL_FAILURE to read. All return like nnd_client_prepare(). */
+#define NND_BUFFER_MAX_RANK 8
+
+typedef struct nnd_buffer_role {
+    uint32_t model_index; /* position in prepared_models */
+    uint32_t io_index;    /* the input's or output's position in its model */
+    float probability;    /* (0, 1]; 0: not given */
+} nnd_buffer_role;
+
+int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
+                        const uint64_t *prepared_models, size_t n_models,
+                        const nnd_buffer_role *input_roles, size_t n_input_roles,
+                        const nnd_buffer_role *output_roles, size_t n_output_roles,
+                        uint64_t *buffer, uint64_t *token, char *err, size_t errlen);
+int nnd_client_buffer_copy_to(nnd_client *c, uint64_t buffer, int kind, int fd, uint64_t offset,
+                              uint64_t size, const uint32_t *dims, size_t rank, char *err,
+                              size_t errlen);
+int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd, uint64_t offset,
+                                uint64_t size, uint32_t *dims_out, size_t *rank_out, char *err,
+                                size_t errlen);
+
+/* ---- vendor extensions -----------------------------------------------------------------
+ * GetSupportedExtensions: the extensions this client may use (none unless the daemon's
+ * allowlist names its executable or user). *out (never NULL on success; it may list no
+ * extension) is freed with nnd__supported_extensions_reply__free_unpacked(*out, NULL).
+ * Returns like nnd_client_get_capabilities(). */
+int nnd_client_get_supported_extensions(nnd_client *c, Nnd__SupportedExtensionsReply **out,
+                                        char *err, size_t errlen);
+
+/* ---- quality of service: priorities, deadlines, asynchronous and fenced executions ---
+ * The daemon schedules executions per app (uid): HIGH before MEDIUM before LOW inside an
+ * app, apps in turn, earliest deadline first. Refusals come back as the HAL's codes:
+ * MISSED_DEADLINE_PERSISTENT (deadline passed, or too short even for an idle device),
+ * MISSED_DEADLINE_TRANSIENT (too short behind queued work, or stopped when it could no
+ * longer make it), RESOURCE_EXHAUSTED_TRANSIENT (the app's queue or memory quota is full),
+ * RESOURCE_EXHAUSTED_PERSISTENT (beyond the device), INVALID_ARGUMENT (a bad priority).
+ * - nnd_client_execute_opts(): a synchronous execution with options; returns like
+ *   nnd_client_execute().
+ * - nnd_client_execute_start() sends an Execute and returns its ticket (the request id) at
+ *   once; nnd_client_execute_wait() collects the reply (timeout_ms -1: no limit;
+ *   -ETIMEDOUT leaves the ticket open). Replies for open tickets that arrive while other
+ *   calls wait are kept. A wait holds the connection: other calls on this client wait
+ *   behind it (use one client per thread that waits).
+ * - nnd_client_cancel(): stops the ticket's execution, queued or running (its reply is
+ *   then GENERAL_FAILURE "cancelled"); INVALID_ARGUMENT when it is no longer in flight.
+ * - nnd_client_execute_fenced(): ExecuteFenced. The daemon waits until every wait_fds fd
+ *   (an eventfd or a sync_file, borrowed) is readable, then runs the execution, at the
+ *   latest timeout_after_fence_ns after that (0: no limit). *sync_fd (the caller's to
+ *   close) is an eventfd that becomes readable when the execution ended, successfully or
+ *   not; it can be another fenced execution's wait fd. *execution names it for
+ *   nnd_client_fenced_info() (which waits for the end and gives its status and timings)
+ *   and nnd_client_release().
+ * - nnd_fence_wait(): waits for a fence fd to become readable: 0, -ETIMEDOUT or -errno. */
+typedef struct nnd_exec_opts {
+    bool measure_timing;
+    uint64_t deadline_ns;     /* absolute CLOCK_MONOTONIC; 0: none */
+    uint64_t loop_timeout_ns; /* WHILE loops; 0: the default */
+    int priority;             /* Nnd__Priority; 0: the compilation's (not for fenced) */
+} nnd_exec_opts;
+
+int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
+                            const int *pool_fds, size_t n_pool_fds, const nnd_exec_opts *opts,
+                            Nnd__Reply **reply, char *err, size_t errlen);
+int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
+                             const int *pool_fds, size_t n_pool_fds, const nnd_exec_opts *opts,
+                             uint64_t *ticket, char *err, size_t errlen);
+int nnd_client_execute_wait(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **reply,
+                            char *err, size_t errlen);
+int nnd_client_cancel(nnd_client *c, uint64_t ticket, char *err, size_t errlen);
+int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
+                              const int *pool_fds, size_t n_pool_fds, const int *wait_fds,
+                              size_t n_wait_fds, const nnd_exec_opts *opts,
+                              uint64_t timeout_after_fence_ns, uint64_t *execution, int *sync_fd,
+                              char *err, size_t errlen);
+int nnd_client_fenced_info(nnd_client *c, uint64_t execution, int *status, Nnd__Timing *launched,
+                           Nnd__Timing *fenced, char *err, size_t errlen);
+int nnd_fence_wait(int fd, int timeout_ms);
+
+/* ---- connection state (for the NNAPI layer) --------------------------------------------
+ * False once the connection has hung up (the daemon closed it or went away). Never
+ * blocks and never reads from the socket, so it is safe beside a call in flight. */
+bool nnd_client_alive(nnd_client *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,205 @@
+/* cache.c: the compilation-cache rows of `make bench`. See cache.h. */
+#include "cache.h"
+
+#include <blake2.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache_model.h"
+#include "harness.h"
+#include "hash.h"
+
+#define WEIGHTS (10u << 20) /* bytes of constants */
+#define TRIALS  15
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(uint64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, cmp_u64);
+    return (double)v[n / 2];
+}
+
+/* PrepareModelFromCache on already open files; returns the handle or 0. */
+static uint64_t from_cache(nnd_client *c, const uint8_t *token, int mfd, int dfd) {
+    uint32_t mi = 0, di = 1;
+    Nnd__PrepareModelFromCache p = NND__PREPARE_MODEL_FROM_CACHE__INIT;
+    p.n_model_cache_fds = 1, p.model_cache_fds = &mi;
+    p.n_data_cache_fds = 1, p.data_cache_fds = &di;
+    p.token.data = (uint8_t *)token;
+    p.token.len = NND_CACHE_TOKEN_BYTES;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE;
+    req.prepare_model_from_cache = &p;
+    int fds[2] = {mfd, dfd};
+    Nnd__Reply *r = NULL;
+    char err[256];
+    uint64_t h = 0;
+    if (nnd_client_call(c, &req, fds, 2, &r, NULL, NULL, err, sizeof err) == 0 &&
+        r->status == NND__ERROR_STATUS__NONE && r->result_case == NND__REPLY__RESULT_PREPARED)
+        h = r->prepared->handle;
+    else
+        fprintf(stderr, "bench: PrepareModelFromCache: %s\n", r ? r->message : err);
+    if (r) nnd__reply__free_unpacked(r, NULL);
+    return h;
+}
+
+/* The floor: what any verified load must do at least, in this process. */
+static int read_and_hash(int mfd, int dfd, size_t msize, size_t dsize) {
+    int fds[2] = {mfd, dfd};
+    size_t sizes[2] = {msize, dsize};
+    nnd_buf bufs[2];
+    uint8_t digest[2][NND_HASH_LEN];
+    char err[256];
+    if (nnd_hash_read(fds, sizes, 2, bufs, digest, err, sizeof err) < 0) {
+        fprintf(stderr, "bench: %s\n", err);
+        return -1;
+    }
+    nnd_buf_free(&bufs[0]);
+    nnd_buf_free(&bufs[1]);
+    return 0;
+}
+
+static int plain_read_and_hash(int fd, size_t size) {
+    uint8_t *p = malloc(size + 1), out[32];
+    if (!p || pread(fd, p, size, 0) != (ssize_t)size) {
+        free(p);
+        return -1;
+    }
+    blake2b(out, p, NULL, sizeof out, size, 0);
+    free(p);
+    return 0;
+}
+
+/* Plain prepares on a daemon with the content cache on: the first fills it, the rest hit. */
+static int content_prepares(const cache_model *m, double *median_ns) {
+    nnd_test_daemon d;
+    if (nnd_test_daemon_start(&d, NULL) != 0) return -1;
+    char err[256];
+    nnd_client *c = nnd_client_connect(d.socket_path, "nnd-bench-content", err, sizeof err);
+    static uint64_t t[TRIALS + 1];
+    int rc = c ? 0 : -1;
+    for (int i = 0; rc == 0 && i <= TRIALS; i++) {
+        uint64_t h, t0 = now_ns();
+        if (nnd_client_prepare(c, &m->model, &m->pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0)
+            rc = -1;
+        t[i] = now_ns() - t0;
+        if (rc == 0 && i == TRIALS && cache_model_run(c, m, h, NULL) < 0) rc = -1;
+        if (rc == 0) nnd_client_release(c, h);
+    }
+    if (rc < 0)
+        fprintf(stderr, "bench: content cache: %s\n", err);
+    else
+        *median_ns = median(t + 1, TRIALS);
+    nnd_client_close(c);
+    nnd_test_daemon_stop(&d);
+    return rc;
+}
+
+int bench_cache_rows(bench_cache *out) {
+    memset(out, 0, sizeof *out);
+    nnd_test_daemon d;
+    const char *args[] = {"--cache-max-bytes", "0", NULL};
+    if (nnd_test_daemon_start(&d, args) != 0) return -1;
+    char dir[400], mpath[512], dpath[512], err[256];
+    snprintf(dir, sizeof dir, "%s/cache", d.dir);
+    mkdir(dir, 0700);
+    int rc = -1, mfd = -1, dfd = -1;
+    static uint64_t load[TRIALS], floor_t[TRIALS], plain[TRIALS], cold[TRIALS], client[TRIALS];
+    uint8_t app_token[NND_CACHE_TOKEN_BYTES] = {42}, token[NND_CACHE_TOKEN_BYTES];
+    cache_model m;
+    nnd_client *c = nnd_client_connect(d.socket_path, "nnd-bench-cache", err, sizeof err);
+    if (!c || cache_model_init(&m, WEIGHTS / sizeof(float), 0.5f) < 0) {
+        fprintf(stderr, "bench: cache: %s\n", c ? "cannot build the model" : err);
+        if (c) nnd_client_close(c);
+        nnd_test_daemon_stop(&d);
+        return -1;
+    }
+    uint64_t h;
+    bool hit;
+    uint64_t t0 = now_ns();
+    if (nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
+                                  err, sizeof err) != 0 ||
+        hit) {
+        fprintf(stderr, "bench: cache: first compile: %s\n", hit ? "came from a cache" : err);
+        goto out;
+    }
+    out->save_ns = (double)(now_ns() - t0);
+    if (cache_model_run(c, &m, h, NULL) < 0) goto out;
+    nnd_client_release(c, h);
+    if (nnd_cache_paths(dir, app_token, mpath, dpath, sizeof mpath) < 0 ||
+        nnd_cache_token(&m.model, &m.pool_fd, 1, 0, 0, app_token, token) < 0)
+        goto out;
+    mfd = open(mpath, O_RDONLY | O_CLOEXEC);
+    dfd = open(dpath, O_RDONLY | O_CLOEXEC);
+    struct stat ms, ds;
+    if (mfd < 0 || dfd < 0 || fstat(mfd, &ms) < 0 || fstat(dfd, &ds) < 0) goto out;
+    out->bytes = (double)(ms.st_size + ds.st_size);
+
+    for (int i = 0; i < TRIALS; i++) {
+        /* The load and its floor back to back, in alternating order. */
+        for (int k = 0; k < 2; k++) {
+            if ((k == 0) == (i % 2 == 0)) {
+                t0 = now_ns();
+                if (!(h = from_cache(c, token, mfd, dfd))) goto out;
+                load[i] = now_ns() - t0;
+                if (i == 0 && cache_model_run(c, &m, h, NULL) < 0) goto out;
+                nnd_client_release(c, h);
+            } else {
+                t0 = now_ns();
+                if (read_and_hash(mfd, dfd, (size_t)ms.st_size, (size_t)ds.st_size) < 0) goto out;
+                floor_t[i] = now_ns() - t0;
+            }
+        }
+
+        t0 = now_ns();
+        if (plain_read_and_hash(mfd, (size_t)ms.st_size) < 0 ||
+            plain_read_and_hash(dfd, (size_t)ds.st_size) < 0)
+            goto out;
+        plain[i] = now_ns() - t0;
+
+        t0 = now_ns();
+        if (nnd_client_prepare(c, &m.model, &m.pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0) {
+            fprintf(stderr, "bench: cache: cold prepare: %s\n", err);
+            goto out;
+        }
+        cold[i] = now_ns() - t0;
+        nnd_client_release(c, h);
+
+        t0 = now_ns();
+        if (nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
+                                      err, sizeof err) != 0 ||
+            !hit) {
+            fprintf(stderr, "bench: cache: reload: %s\n", hit ? err : "missed the cache");
+            goto out;
+        }
+        client[i] = now_ns() - t0;
+        nnd_client_release(c, h);
+    }
+    out->load_ns = median(load, TRIALS);
+    out->floor_ns = median(floor_t, TRIALS);
+    out->plain_floor_ns = median(plain, TRIALS);
+    out->cold_ns = median(cold, TRIALS);
+    out->client_ns = median(client, TRIALS);
+    rc = content_prepares(&m, &out->content_ns);
+out:
+    if (mfd >= 0) close(mfd);
+    if (dfd >= 0) close(dfd);
+    cache_model_clear(&m);
+    nnd_client_close(c);
+    nnd_test_daemon_stop(&d);
+    return rc;
+}

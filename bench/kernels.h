@@ -1,0 +1,26 @@
+/* kernels: the compute rows of `make bench`, each two timings taken in one run, as
+ * medians over trials that alternate between the two sides in rounds.
+ *   inproc           a MobileNet-like FLOAT32 model (built here) executed through the
+ *                    daemon, and the same model prepared and run in this process by the
+ *                    engine library;
+ *   conv_vs_xnnpack  one CONV_2D through the daemon, and XNNPACK's operator on the same
+ *                    shapes and a pthreadpool of as many threads, called directly;
+ *   fc_vs_xnnpack    the same for FULLY_CONNECTED.
+ * Each returns 0 and fills *a (daemon) and *b (the other side) in nanoseconds, and
+ * *flops with the work of one execution (0 for inproc); -1 on failure (message on
+ * stderr). */
+#ifndef NND_BENCH_KERNELS_H
+#define NND_BENCH_KERNELS_H
+
+#include "harness.h"
+
+typedef struct bench_pair {
+    double a_ns, b_ns, flops;
+    const char *shape; /* what was measured, for the notes under the table */
+} bench_pair;
+
+int bench_inproc(const nnd_test_daemon *d, bench_pair *out);
+int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
+int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
+
+#endif

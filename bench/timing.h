@@ -1,0 +1,26 @@
+/* timing: the clock and the median every bench row uses (header only). */
+#ifndef NND_BENCH_TIMING_H
+#define NND_BENCH_TIMING_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+static inline uint64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts v in place and returns its median. */
+static inline double bench_median(double *v, size_t n) {
+    qsort(v, n, sizeof *v, bench_cmp_double);
+    return v[n / 2];
+}
+
+#endif

@@ -1,0 +1,30 @@
+/* client_internal: the libnnd connection, shared by the files of libnnd only. */
+#ifndef NND_CLIENT_INTERNAL_H
+#define NND_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "nnd/nnd.h"
+
+struct nnd_async;
+
+struct nnd_client {
+    int sock;
+    pthread_mutex_t lock; /* one call at a time: a call owns the socket until its reply */
+    uint64_t next_id;
+    bool dead;    /* the transport failed; every later call fails fast */
+    uint8_t *buf; /* NND_FRAME_RECV_BUF bytes for nnd_frame_recv */
+    char daemon_version[128];
+    struct nnd_async *async; /* asynchronous tickets, and their replies that came early */
+};
+
+/* nnd_qos.c. With the lock held: keeps a frame that answers an open asynchronous ticket
+ * (true: it took the frame), so that a call waiting for another reply does not drop it. */
+bool nnd_async_keep(nnd_client *c, nnd_frame_in *in);
+/* Frees the tickets and kept replies (at close). */
+void nnd_async_free(nnd_client *c);
+
+#endif

@@ -1,0 +1,373 @@
+/* ndk_device.c: the shared daemon connection, the one device, result-code mapping and the
+ * extension registry. See ndk_internal.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ndk_internal.h"
+#include "paths.h"
+
+/* Device_wait gives up after this long without a live daemon. */
+#define WAIT_LIMIT_NS  (10ull * 1000000000ull)
+#define WAIT_RETRY_NS  (50ull * 1000000ull)
+#define MAX_EXTENSIONS 256
+
+struct ANeuralNetworksDevice {
+    const char *name;
+};
+
+static ANeuralNetworksDevice g_device = {"nnd"};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards everything below */
+static ndk_session *g_session;                             /* the current connection */
+static bool g_ever_connected;
+static int32_t g_type = -1;      /* cached GetType */
+static char g_version[128] = ""; /* cached GetVersionString; lives as long as the process */
+static char *g_ext_names[MAX_EXTENSIONS]; /* prefix p names g_ext_names[p - 1] */
+static size_t g_n_ext;
+
+uint64_t ndk_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool ndk_is_device(const ANeuralNetworksDevice *d) {
+    return d == &g_device;
+}
+
+int ndk_status_code(int status) {
+    switch (status) {
+    case NND__ERROR_STATUS__NONE: return ANEURALNETWORKS_NO_ERROR;
+    case NND__ERROR_STATUS__DEVICE_UNAVAILABLE: return ANEURALNETWORKS_UNAVAILABLE_DEVICE;
+    case NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE:
+        return ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE;
+    case NND__ERROR_STATUS__INVALID_ARGUMENT: return ANEURALNETWORKS_BAD_DATA;
+    case NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT:
+        return ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT;
+    case NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT:
+        return ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT;
+    case NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT:
+        return ANEURALNETWORKS_RESOURCE_EXHAUSTED_TRANSIENT;
+    case NND__ERROR_STATUS__RESOURCE_EXHAUSTED_PERSISTENT:
+        return ANEURALNETWORKS_RESOURCE_EXHAUSTED_PERSISTENT;
+    default: return ANEURALNETWORKS_OP_FAILED; /* GENERAL_FAILURE and anything newer */
+    }
+}
+
+int ndk_session_code(ndk_session *s, int rc) {
+    if (rc >= 0) return ndk_status_code(rc);
+    switch (-rc) {
+    case EPIPE:
+    case ECONNRESET:
+    case ENOTCONN:
+    case ECONNREFUSED:
+    case EBADF:
+    case EPROTO: /* the connection is gone (libnnd marked it dead too) */
+        if (s) atomic_store(&s->dead, true);
+        return ANEURALNETWORKS_DEAD_OBJECT;
+    case ENOMEM: return ANEURALNETWORKS_OUT_OF_MEMORY;
+    default: return ANEURALNETWORKS_OP_FAILED; /* nothing was sent, e.g. too many fds */
+    }
+}
+
+static void session_free(ndk_session *s) {
+    nnd_client_close(s->client);
+    if (s->ext) nnd__reply__free_unpacked(s->ext, NULL);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+void ndk_session_put(ndk_session *s) {
+    if (s && atomic_fetch_sub(&s->refs, 1) == 1) session_free(s);
+}
+
+/* fork(): the child shares the parent's socket, so its copy of the connection must not
+ * carry another call. It is marked dead there; the child's next need reconnects. */
+static void fork_prepare(void) {
+    pthread_mutex_lock(&g_lock);
+}
+static void fork_parent(void) {
+    pthread_mutex_unlock(&g_lock);
+}
+static void fork_child(void) {
+    if (g_session) atomic_store(&g_session->dead, true);
+    pthread_mutex_unlock(&g_lock);
+}
+static void install_fork_handlers(void) {
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+int ndk_session_get(ndk_session **out) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fork_handlers);
+    *out = NULL;
+    char path[sizeof g_session->path];
+    /* $NND_SOCKET, else the daemon's default, read afresh each time. */
+    if (!nnd_default_socket_path(path, sizeof path)) return ANEURALNETWORKS_UNAVAILABLE_DEVICE;
+    pthread_mutex_lock(&g_lock);
+    if (g_session && !atomic_load(&g_session->dead) && !nnd_client_alive(g_session->client))
+        atomic_store(&g_session->dead, true); /* the daemon hung up since the last call */
+    if (g_session && (atomic_load(&g_session->dead) || strcmp(g_session->path, path))) {
+        ndk_session_put(g_session); /* the global reference; users keep theirs */
+        g_session = NULL;
+    }
+    if (!g_session) {
+        char err[256];
+        nnd_client *c = nnd_client_connect(path, program_invocation_short_name, err, sizeof err);
+        ndk_session *s = c ? calloc(1, sizeof *s) : NULL;
+        if (!s) {
+            nnd_client_close(c);
+            int rc =
+                g_ever_connected ? ANEURALNETWORKS_DEAD_OBJECT : ANEURALNETWORKS_UNAVAILABLE_DEVICE;
+            pthread_mutex_unlock(&g_lock);
+            return rc;
+        }
+        s->client = c;
+        snprintf(s->path, sizeof s->path, "%s", path);
+        atomic_init(&s->refs, 1);
+        atomic_init(&s->dead, false);
+        pthread_mutex_init(&s->lock, NULL);
+        g_session = s;
+        g_ever_connected = true;
+    }
+    atomic_fetch_add(&g_session->refs, 1);
+    *out = g_session;
+    pthread_mutex_unlock(&g_lock);
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out) {
+    *out = NULL;
+    pthread_mutex_lock(&s->lock);
+    int rc = ANEURALNETWORKS_NO_ERROR;
+    if (!s->ext_fetched) {
+        Nnd__GetSupportedExtensions call = NND__GET_SUPPORTED_EXTENSIONS__INIT;
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.call_case = NND__REQUEST__CALL_GET_SUPPORTED_EXTENSIONS;
+        req.get_supported_extensions = &call;
+        Nnd__Reply *r = NULL;
+        int st = nnd_client_call(s->client, &req, NULL, 0, &r, NULL, NULL, NULL, 0);
+        if (st < 0) {
+            rc = ndk_session_code(s, st);
+        } else {
+            /* A daemon without extension support answers with an error: none, then. */
+            if (r->status == NND__ERROR_STATUS__NONE &&
+                r->result_case == NND__REPLY__RESULT_SUPPORTED_EXTENSIONS)
+                s->ext = r;
+            else
+                nnd__reply__free_unpacked(r, NULL);
+            s->ext_fetched = true;
+        }
+    }
+    if (s->ext) *out = s->ext->supported_extensions;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+int ndk_extension_prefix(const char *name, uint16_t *prefix) {
+    pthread_mutex_lock(&g_lock);
+    int rc = ANEURALNETWORKS_NO_ERROR;
+    size_t i = 0;
+    while (i < g_n_ext && strcmp(g_ext_names[i], name))
+        i++;
+    if (i == g_n_ext) {
+        if (g_n_ext == MAX_EXTENSIONS || !(g_ext_names[i] = strdup(name)))
+            rc = ANEURALNETWORKS_OUT_OF_MEMORY;
+        else
+            g_n_ext++;
+    }
+    if (rc == ANEURALNETWORKS_NO_ERROR) *prefix = (uint16_t)(i + 1);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+const char *ndk_extension_name(uint16_t prefix) {
+    pthread_mutex_lock(&g_lock);
+    const char *name = prefix >= 1 && prefix <= g_n_ext ? g_ext_names[prefix - 1] : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return name; /* names are never freed */
+}
+
+static const Nnd__Extension *find_extension(const Nnd__SupportedExtensionsReply *list,
+                                            const char *name) {
+    for (size_t i = 0; list && name && i < list->n_extensions; i++)
+        if (list->extensions[i]->name && !strcmp(list->extensions[i]->name, name))
+            return list->extensions[i];
+    return NULL;
+}
+
+bool ndk_extension_operand_info(int32_t type, bool *is_tensor, uint32_t *byte_size) {
+    const char *name = ndk_extension_name((uint16_t)((uint32_t)type >> 16));
+    ndk_session *s;
+    if (!name || ndk_session_get(&s) != ANEURALNETWORKS_NO_ERROR) return false;
+    const Nnd__SupportedExtensionsReply *list;
+    bool found = false;
+    if (ndk_session_extensions(s, &list) == ANEURALNETWORKS_NO_ERROR) {
+        const Nnd__Extension *e = find_extension(list, name);
+        for (size_t i = 0; e && i < e->n_operand_types && !found; i++) {
+            const Nnd__ExtensionOperandTypeInformation *t = e->operand_types[i];
+            if (t->type == ((uint32_t)type & 0xffffu)) {
+                *is_tensor = t->is_tensor;
+                *byte_size = t->byte_size;
+                found = true;
+            }
+        }
+    }
+    ndk_session_put(s);
+    return found;
+}
+
+/* ---- devices -------------------------------------------------------------------------- */
+
+int ANeuralNetworks_getDeviceCount(uint32_t *numDevices) {
+    if (!numDevices) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    *numDevices = 1; /* the daemon; whether it answers is known only when it is used */
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworks_getDevice(uint32_t devIndex, ANeuralNetworksDevice **device) {
+    if (!device) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (devIndex >= 1) return ANEURALNETWORKS_BAD_DATA;
+    *device = &g_device;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getName(const ANeuralNetworksDevice *device, const char **name) {
+    if (!device || !name) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    *name = device->name;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getType(const ANeuralNetworksDevice *device, int32_t *type) {
+    if (!device || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    pthread_mutex_lock(&g_lock);
+    int32_t cached = g_type;
+    pthread_mutex_unlock(&g_lock);
+    if (cached < 0) {
+        ndk_session *s;
+        int rc = ndk_session_get(&s);
+        if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
+        int t = 0;
+        rc = ndk_session_code(s, nnd_client_get_type(s->client, &t, NULL, 0));
+        ndk_session_put(s);
+        if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
+        if (t < ANEURALNETWORKS_DEVICE_UNKNOWN || t > ANEURALNETWORKS_DEVICE_ACCELERATOR)
+            t = ANEURALNETWORKS_DEVICE_UNKNOWN; /* wire and NDK share the numbering */
+        pthread_mutex_lock(&g_lock);
+        g_type = cached = t;
+        pthread_mutex_unlock(&g_lock);
+    }
+    *type = cached;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getVersion(const ANeuralNetworksDevice *device, const char **version) {
+    if (!device || !version) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    pthread_mutex_lock(&g_lock);
+    bool have = g_version[0] != '\0';
+    pthread_mutex_unlock(&g_lock);
+    if (!have) {
+        ndk_session *s;
+        int rc = ndk_session_get(&s);
+        if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
+        char buf[sizeof g_version];
+        rc = ndk_session_code(s, nnd_client_version_string(s->client, buf, sizeof buf, NULL, 0));
+        ndk_session_put(s);
+        if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
+        pthread_mutex_lock(&g_lock);
+        if (!g_version[0]) snprintf(g_version, sizeof g_version, "%s", buf[0] ? buf : "UNKNOWN");
+        pthread_mutex_unlock(&g_lock);
+    }
+    *version = g_version; /* written once, then only read */
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_getFeatureLevel(const ANeuralNetworksDevice *device,
+                                          int64_t *featureLevel) {
+    if (!device || !featureLevel) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    *featureLevel = ANEURALNETWORKS_FEATURE_LEVEL_4;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksDevice_wait(const ANeuralNetworksDevice *device) {
+    if (!device) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    uint64_t end = ndk_now_ns() + WAIT_LIMIT_NS;
+    for (;;) {
+        ndk_session *s;
+        int rc = ndk_session_get(&s);
+        if (rc == ANEURALNETWORKS_NO_ERROR) {
+            /* A round trip proves the daemon alive; any reply will do. */
+            int t, st = nnd_client_get_type(s->client, &t, NULL, 0);
+            rc = st >= 0 ? ANEURALNETWORKS_NO_ERROR : ndk_session_code(s, st);
+            ndk_session_put(s);
+            if (rc == ANEURALNETWORKS_NO_ERROR) return rc;
+        }
+        if (ndk_now_ns() >= end) return rc;
+        struct timespec ts = {0, (long)WAIT_RETRY_NS};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int ANeuralNetworksDevice_getExtensionSupport(const ANeuralNetworksDevice *device,
+                                              const char *extensionName,
+                                              bool *isExtensionSupported) {
+    if (!device || !extensionName || !isExtensionSupported) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    *isExtensionSupported = false;
+    ndk_session *s;
+    int rc = ndk_session_get(&s);
+    if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
+    const Nnd__SupportedExtensionsReply *list;
+    rc = ndk_session_extensions(s, &list);
+    if (rc == ANEURALNETWORKS_NO_ERROR) *isExtensionSupported = find_extension(list, extensionName);
+    ndk_session_put(s);
+    return rc;
+}
+
+uint64_t ANeuralNetworks_getDefaultLoopTimeout(void) {
+    return NDK_DEFAULT_LOOP_TIMEOUT_NS;
+}
+
+uint64_t ANeuralNetworks_getMaximumLoopTimeout(void) {
+    return NDK_MAX_LOOP_TIMEOUT_NS;
+}
+
+/* The extension type code: the extension must be one the daemon offers. */
+static int extension_type(const char *name, uint16_t code, int32_t *type) {
+    ndk_session *s;
+    int rc = ndk_session_get(&s);
+    if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
+    const Nnd__SupportedExtensionsReply *list;
+    rc = ndk_session_extensions(s, &list);
+    if (rc == ANEURALNETWORKS_NO_ERROR && !find_extension(list, name))
+        rc = ANEURALNETWORKS_BAD_DATA;
+    ndk_session_put(s);
+    uint16_t prefix;
+    if (rc == ANEURALNETWORKS_NO_ERROR) rc = ndk_extension_prefix(name, &prefix);
+    if (rc == ANEURALNETWORKS_NO_ERROR) *type = (int32_t)(((uint32_t)prefix << 16) | code);
+    return rc;
+}
+
+int ANeuralNetworksModel_getExtensionOperandType(ANeuralNetworksModel *model,
+                                                 const char *extensionName,
+                                                 uint16_t operandCodeWithinExtension,
+                                                 int32_t *type) {
+    if (!model || !extensionName || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    return extension_type(extensionName, operandCodeWithinExtension, type);
+}
+
+int ANeuralNetworksModel_getExtensionOperationType(ANeuralNetworksModel *model,
+                                                   const char *extensionName,
+                                                   uint16_t operationCodeWithinExtension,
+                                                   ANeuralNetworksOperationType *type) {
+    if (!model || !extensionName || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    return extension_type(extensionName, operationCodeWithinExtension, type);
+}

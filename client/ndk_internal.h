@@ -1,0 +1,245 @@
+/* ndk_internal: the objects behind the NNAPI NDK API of libnnd (include/nnd/NeuralNetworks.h).
+ *
+ * Contract:
+ * - The NDK objects are plain structs defined here and shared by ndk_*.c; nothing here is
+ *   exported from libnnd (NDK_HIDDEN).
+ * - One process-wide connection to the daemon (ndk_session), opened on first need from
+ *   $NND_SOCKET or the default path, shared by every object and thread. A transport
+ *   failure or a hang-up marks it dead: work bound to it answers
+ *   ANEURALNETWORKS_DEAD_OBJECT, and the next ndk_session_get() reconnects (prepared
+ *   models do not survive the old connection). New work also moves to a new connection
+ *   when $NND_SOCKET names another socket; old work stays on its own.
+ * - Models are built entirely client-side; the wire form (ndk_wire) is made on demand for
+ *   GetSupportedOperations and PrepareModel, with every pool's fd alongside.
+ * - Memories are reference counted: models and executions that use a memory keep it
+ *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. A memory from
+ *   a descriptor is a daemon buffer when the daemon allocates one, else a memfd.
+ * - Result codes are the NDK's ANEURALNETWORKS_* values throughout.
+ */
+#ifndef NND_NDK_INTERNAL_H
+#define NND_NDK_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnd/NeuralNetworks.h"
+#include "nnd/nnd.h"
+
+#define NDK_HIDDEN __attribute__((visibility("hidden")))
+
+/* Operand lifetimes, as the wire numbers them (HAL 1.3). */
+enum {
+    NDK_TEMPORARY = 0,
+    NDK_MODEL_INPUT = 1,
+    NDK_MODEL_OUTPUT = 2,
+    NDK_CONSTANT_COPY = 3,
+    NDK_CONSTANT_REFERENCE = 4,
+    NDK_NO_VALUE = 5,
+    NDK_SUBGRAPH = 6,
+};
+
+#define NDK_OEM_SCALAR              10000
+#define NDK_TENSOR_OEM_BYTE         10001
+#define NDK_OEM_OPERATION           10000
+#define NDK_NUM_OPERAND_TYPES       16             /* FLOAT32 .. MODEL */
+#define NDK_NUM_OPERATION_TYPES     102            /* ADD .. RANK */
+#define NDK_DEFAULT_LOOP_TIMEOUT_NS 2000000000ull  /* 2 s, as the NDK */
+#define NDK_MAX_LOOP_TIMEOUT_NS     15000000000ull /* 15 s, as the NDK */
+
+/* ---- session: the shared connection ---------------------------------------------------- */
+
+typedef struct ndk_session {
+    nnd_client *client;
+    char path[108]; /* the socket it connected to */
+    atomic_int refs;
+    atomic_bool dead;     /* a call on it failed in transport; never cleared */
+    pthread_mutex_t lock; /* guards ext */
+    bool ext_fetched;
+    Nnd__Reply *ext; /* GetSupportedExtensions reply, NULL when the daemon has none */
+} ndk_session;
+
+/* A live session with a reference taken, connecting if needed. Returns NO_ERROR, or
+ * UNAVAILABLE_DEVICE when the daemon was never reached, DEAD_OBJECT when it was and is
+ * gone now. */
+NDK_HIDDEN int ndk_session_get(ndk_session **out);
+NDK_HIDDEN void ndk_session_put(ndk_session *s);
+/* The NDK code for a libnnd call's return: negative errno (transport: marks the session
+ * dead, DEAD_OBJECT) or a wire ErrorStatus. */
+NDK_HIDDEN int ndk_session_code(ndk_session *s, int rc);
+/* Wire ErrorStatus to NDK result code. */
+NDK_HIDDEN int ndk_status_code(int status);
+NDK_HIDDEN uint64_t ndk_now_ns(void);
+/* True for the one device ANeuralNetworks_getDevice hands out. */
+NDK_HIDDEN bool ndk_is_device(const ANeuralNetworksDevice *d);
+/* Extensions the daemon offers (name, operand types), fetched once per session. Returns
+ * NO_ERROR with *out NULL when the daemon has none or cannot tell. */
+NDK_HIDDEN int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out);
+
+/* Process-wide extension prefixes: name -> prefix (1..), assigned on first use. */
+NDK_HIDDEN int ndk_extension_prefix(const char *name, uint16_t *prefix);
+NDK_HIDDEN const char *ndk_extension_name(uint16_t prefix);
+/* Operand type information of an extension operand type code, from the daemon. */
+NDK_HIDDEN bool ndk_extension_operand_info(int32_t type, bool *is_tensor, uint32_t *byte_size);
+
+/* ---- operand types ----------------------------------------------------------------------- */
+
+/* Bytes of one element (0: unknown type); *is_tensor tells tensors from scalars. Extension
+ * types are looked up through the daemon's extension list. */
+NDK_HIDDEN bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor);
+/* Byte size of a value of this type and shape: 0 when a tensor's shape is not fully
+ * known, UINT64_MAX when it overflows. */
+NDK_HIDDEN uint64_t ndk_type_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
+/* The NDK's checks of an ANeuralNetworksOperandType (dimensions, quantization). */
+NDK_HIDDEN int ndk_check_operand_type(const ANeuralNetworksOperandType *t, bool allow_partial);
+/* Operand-count signature of an operation: BAD_DATA when the counts cannot be right. */
+NDK_HIDDEN int ndk_check_operation_counts(int32_t type, uint32_t n_in, uint32_t n_out);
+NDK_HIDDEN bool ndk_valid_operation_type(int32_t type);
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+typedef struct ndk_role {
+    const ANeuralNetworksCompilation *compilation;
+    bool output;
+    uint32_t index;
+} ndk_role;
+
+struct ANeuralNetworksMemory {
+    atomic_int refs;
+    int fd;        /* owned: a dup of the caller's fd, or our memfd */
+    size_t offset; /* the memory is [offset, offset + size) of the fd */
+    size_t size;
+    int prot;
+    bool memfd;           /* our own memfd (sent as POOL_MEMFD) */
+    pthread_mutex_t lock; /* guards the mapping and the descriptor state below */
+    uint8_t *map;         /* the memory's first byte once mapped (for copies) */
+    void *map_base;       /* the page-aligned mapping behind map */
+    size_t map_len;
+    /* Made by ANeuralNetworksMemory_createFromDesc: a driver buffer the daemon allocated
+     * (no fd; named by token in requests), or else a memfd of the library's own. */
+    bool from_desc;
+    bool driver;
+    ndk_session *session; /* driver: the connection that owns the buffer */
+    uint64_t buffer, token;
+    bool initialized;
+    int32_t type;
+    uint32_t rank;
+    uint32_t *dims; /* as known; updated by executions and copies */
+    size_t n_roles;
+    ndk_role *roles;
+};
+
+NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);
+NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
+/* The bytes a memory holds: its size, or for a descriptor memory what its type and
+ * current dimensions hold (0: not known). */
+NDK_HIDDEN uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m);
+/* A fresh memfd-backed memory of size bytes, mapped read-write at *map. */
+NDK_HIDDEN int ndk_memory_create_memfd(size_t size, ANeuralNetworksMemory **out, void **map);
+NDK_HIDDEN bool ndk_memory_has_role(const ANeuralNetworksMemory *m,
+                                    const ANeuralNetworksCompilation *c, bool output,
+                                    uint32_t index);
+
+/* ---- model ------------------------------------------------------------------------------- */
+
+typedef struct ndk_operand {
+    int32_t type;
+    uint32_t rank;
+    uint32_t *dims;
+    float scale;
+    int32_t zero_point;
+    int lifetime;
+    uint32_t pool; /* CONSTANT_REFERENCE: index into model->mems */
+    uint64_t offset, length;
+    const void *large; /* a value over 128 bytes, copied into a memfd at finish */
+    bool has_channel_quant;
+    uint32_t channel_dim;
+    uint32_t n_scales;
+    float *scales;
+    uint8_t *ext_data; /* extension data, ext_len bytes (ext_data may be NULL with 0) */
+    size_t ext_len;
+    bool has_ext;
+    ANeuralNetworksModel *ref_model; /* SUBGRAPH: the referenced model */
+} ndk_operand;
+
+typedef struct ndk_operation {
+    int32_t type;
+    uint32_t n_in, n_out;
+    uint32_t *in, *out;
+} ndk_operation;
+
+struct ANeuralNetworksModel {
+    ndk_operand *operands;
+    uint32_t n_operands, cap_operands;
+    ndk_operation *ops;
+    uint32_t n_ops, cap_ops;
+    uint32_t *inputs, *outputs;
+    uint32_t n_inputs, n_outputs;
+    uint8_t *values; /* CONSTANT_COPY bytes */
+    size_t values_len, values_cap;
+    ANeuralNetworksMemory **mems; /* pools, one reference each */
+    uint32_t n_mems, cap_mems;
+    bool relaxed;
+    bool finished;
+    bool invalid;
+};
+
+/* A model in wire form with its pool fds (borrowed from the memories). */
+typedef struct ndk_wire {
+    Nnd__Model *model;
+    int *fds;
+    size_t n_fds;
+    bool has_extensions;
+    bool has_references;
+    void **allocs; /* everything the wire form owns */
+    size_t n_allocs, cap_allocs;
+} ndk_wire;
+
+NDK_HIDDEN int ndk_model_wire(const ANeuralNetworksModel *m, ndk_wire *w);
+NDK_HIDDEN void ndk_wire_free(ndk_wire *w);
+NDK_HIDDEN const ndk_operand *ndk_model_input(const ANeuralNetworksModel *m, uint32_t i);
+NDK_HIDDEN const ndk_operand *ndk_model_output(const ANeuralNetworksModel *m, uint32_t i);
+
+/* ---- compilation ------------------------------------------------------------------------- */
+
+/* A staging memfd for pointer arguments, kept by the compilation and reused. */
+typedef struct ndk_staging {
+    int fd;
+    uint8_t *map;
+    size_t size;
+} ndk_staging;
+
+#define NDK_STAGING_CACHE 4
+
+struct ANeuralNetworksCompilation {
+    ANeuralNetworksModel *model;
+    bool explicit_devices; /* createForDevices */
+    uint32_t n_devices;
+    int32_t preference;
+    int32_t priority;
+    uint64_t timeout_ns;
+    bool caching;
+    char *cache_dir;
+    uint8_t token[ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN];
+    bool finished;
+    bool valid; /* finished and prepared */
+    ndk_session *session;
+    uint64_t handle;
+    pthread_mutex_t lock; /* guards the staging cache */
+    ndk_staging staging[NDK_STAGING_CACHE];
+    size_t n_staging;
+};
+
+NDK_HIDDEN int ndk_staging_get(ANeuralNetworksCompilation *c, size_t size, ndk_staging *out);
+NDK_HIDDEN void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s);
+
+/* ---- execution (for bursts) -------------------------------------------------------------- */
+
+NDK_HIDDEN const ANeuralNetworksCompilation *
+ndk_execution_compilation(const ANeuralNetworksExecution *e);
+/* ANeuralNetworksExecution_compute, on behalf of a burst. */
+NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e);
+
+#endif

@@ -1,0 +1,146 @@
+/* nnd_buffer.c: libnnd's memory-domain calls: Allocate, BufferCopyTo, BufferCopyFrom.
+ * See include/nnd/nnd.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnd/nnd.h"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* One call expecting `want` on success: the status (or -errno); *out is the reply on
+ * NONE (the caller frees it), and err holds the daemon's message otherwise. */
+static int call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen) {
+    Nnd__Reply *r = NULL;
+    *out = NULL;
+    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
+    if (rc < 0) return rc;
+    int st = r->status;
+    if (st != NND__ERROR_STATUS__NONE) {
+        set_err(err, errlen, "%s: %s", nnd_status_name(st),
+                r->message && *r->message ? r->message : "(no message)");
+    } else if (r->result_case != want) {
+        set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
+                (int)r->result_case, (int)want);
+        st = -EPROTO;
+    }
+    if (st == 0)
+        *out = r;
+    else
+        nnd__reply__free_unpacked(r, NULL);
+    return st;
+}
+
+int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
+                        const uint64_t *prepared_models, size_t n_models,
+                        const nnd_buffer_role *input_roles, size_t n_input_roles,
+                        const nnd_buffer_role *output_roles, size_t n_output_roles,
+                        uint64_t *buffer, uint64_t *token, char *err, size_t errlen) {
+    *buffer = *token = 0;
+    size_t n = n_input_roles + n_output_roles;
+    Nnd__BufferRole *roles = calloc(n + 1, sizeof *roles);
+    Nnd__BufferRole **ptrs = calloc(n + 1, sizeof *ptrs);
+    if (!roles || !ptrs) {
+        free(roles);
+        free(ptrs);
+        set_err(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const nnd_buffer_role *r =
+            i < n_input_roles ? &input_roles[i] : &output_roles[i - n_input_roles];
+        nnd__buffer_role__init(&roles[i]);
+        roles[i].model_index = r->model_index;
+        roles[i].io_index = r->io_index;
+        roles[i].probability = r->probability;
+        ptrs[i] = &roles[i];
+    }
+    Nnd__BufferDesc desc = NND__BUFFER_DESC__INIT;
+    desc.n_dimensions = rank;
+    desc.dimensions = (uint32_t *)dims; /* packing only reads */
+    Nnd__Allocate a = NND__ALLOCATE__INIT;
+    a.desc = &desc;
+    a.n_prepared_models = n_models;
+    a.prepared_models = (uint64_t *)prepared_models;
+    a.n_input_roles = n_input_roles;
+    a.input_roles = ptrs;
+    a.n_output_roles = n_output_roles;
+    a.output_roles = ptrs + n_input_roles;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_ALLOCATE;
+    req.allocate = &a;
+    Nnd__Reply *r;
+    int st = call(c, &req, NULL, 0, NND__REPLY__RESULT_ALLOCATED, &r, err, errlen);
+    free(roles);
+    free(ptrs);
+    if (st != 0) return st;
+    *buffer = r->allocated->buffer;
+    *token = r->allocated->token;
+    nnd__reply__free_unpacked(r, NULL);
+    return 0;
+}
+
+static void memory_pool(Nnd__MemoryPool *mp, int kind, uint64_t offset, uint64_t size) {
+    nnd__memory_pool__init(mp);
+    mp->kind = (Nnd__PoolKind)kind;
+    mp->fd_index = 0;
+    mp->offset = offset;
+    mp->size = size;
+}
+
+int nnd_client_buffer_copy_to(nnd_client *c, uint64_t buffer, int kind, int fd, uint64_t offset,
+                              uint64_t size, const uint32_t *dims, size_t rank, char *err,
+                              size_t errlen) {
+    Nnd__MemoryPool src;
+    memory_pool(&src, kind, offset, size);
+    Nnd__BufferCopyTo x = NND__BUFFER_COPY_TO__INIT;
+    x.buffer = buffer;
+    x.src = &src;
+    x.n_dimensions = rank;
+    x.dimensions = (uint32_t *)dims;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_BUFFER_COPY_TO;
+    req.buffer_copy_to = &x;
+    Nnd__Reply *r;
+    int st = call(c, &req, &fd, 1, NND__REPLY__RESULT_DONE, &r, err, errlen);
+    if (st == 0) nnd__reply__free_unpacked(r, NULL);
+    return st;
+}
+
+int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd, uint64_t offset,
+                                uint64_t size, uint32_t *dims_out, size_t *rank_out, char *err,
+                                size_t errlen) {
+    if (rank_out) *rank_out = 0;
+    Nnd__MemoryPool dst;
+    memory_pool(&dst, kind, offset, size);
+    Nnd__BufferCopyFrom x = NND__BUFFER_COPY_FROM__INIT;
+    x.buffer = buffer;
+    x.dst = &dst;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_BUFFER_COPY_FROM;
+    req.buffer_copy_from = &x;
+    Nnd__Reply *r;
+    int st = call(c, &req, &fd, 1, NND__REPLY__RESULT_BUFFER_COPIED, &r, err, errlen);
+    if (st != 0) return st;
+    size_t rank = r->buffer_copied->n_dimensions;
+    if (rank > NND_BUFFER_MAX_RANK) {
+        set_err(err, errlen, "the daemon reported rank %zu", rank);
+        nnd__reply__free_unpacked(r, NULL);
+        return -EPROTO;
+    }
+    if (dims_out && rank) memcpy(dims_out, r->buffer_copied->dimensions, rank * sizeof *dims_out);
+    if (rank_out) *rank_out = rank;
+    nnd__reply__free_unpacked(r, NULL);
+    return 0;
+}

@@ -1,0 +1,722 @@
+/* buffer.c: driver-owned buffers and their tokens. See buffer.h. */
+#include "buffer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+typedef struct role {
+    uint64_t model; /* prepared-model handle */
+    uint32_t index;
+    bool output;
+} role;
+
+/* A shape: rank 0 on a tensor means the rank is unknown; a 0 dimension is unknown. */
+typedef struct shape {
+    uint32_t rank;
+    uint32_t dims[NND_MAX_RANK];
+} shape;
+
+struct nnd_buffer {
+    atomic_uint refs;
+    uint64_t token; /* constant; the registry alone decides whether it is still live */
+    const struct nnd_session *owner;
+    size_t elem; /* bytes of one element */
+    bool tensor;
+    shape declared; /* combined from roles and descriptor */
+    bool fixed;     /* declared shape fully known */
+    size_t n_roles;
+    role *roles;
+
+    pthread_mutex_t lock; /* guards everything below */
+    uint8_t *data;        /* cap bytes; replaced only under write access */
+    size_t cap;
+    bool initialized;
+    shape cur; /* shape of the contents when initialized */
+    size_t len;
+    unsigned readers;
+    bool writing;
+};
+
+static atomic_uint_fast64_t live_count, live_bytes;
+
+static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void nnd_buffer_stats(uint64_t *count, uint64_t *bytes) {
+    *count = atomic_load(&live_count);
+    *bytes = atomic_load(&live_bytes);
+}
+
+/* ---- shapes ------------------------------------------------------------------------ */
+
+/* Combines a and b into out; false when they contradict each other. */
+static bool combine(const shape *a, const shape *b, shape *out) {
+    if (!a->rank) return (*out = *b), true;
+    if (!b->rank) return (*out = *a), true;
+    if (a->rank != b->rank) return false;
+    shape r = {.rank = a->rank};
+    for (uint32_t i = 0; i < a->rank; i++) {
+        if (a->dims[i] && b->dims[i] && a->dims[i] != b->dims[i]) return false;
+        r.dims[i] = a->dims[i] ? a->dims[i] : b->dims[i];
+    }
+    *out = r;
+    return true;
+}
+
+/* Bytes of a fully known shape; false when something is unknown or it is too large. */
+static bool shape_bytes(const nnd_buffer *b, const shape *s, size_t *bytes) {
+    if (b->tensor && !s->rank) return false;
+    uint64_t n = b->elem;
+    for (uint32_t i = 0; i < s->rank; i++) {
+        if (!s->dims[i] || n > NND_BUFFER_MAX_BYTES / s->dims[i]) return false;
+        n *= s->dims[i];
+    }
+    *bytes = (size_t)n;
+    return n <= NND_BUFFER_MAX_BYTES;
+}
+
+static bool shape_from(shape *s, const uint32_t *dims, size_t rank) {
+    if (rank > NND_MAX_RANK) return false;
+    s->rank = (uint32_t)rank;
+    if (rank) memcpy(s->dims, dims, rank * sizeof *dims);
+    return true;
+}
+
+/* "[2,3,?]" into buf. */
+static const char *shape_str(const shape *s, bool tensor, char *buf, size_t len) {
+    if (tensor && !s->rank) return snprintf(buf, len, "[unknown rank]"), buf;
+    size_t at = (size_t)snprintf(buf, len, "[");
+    for (uint32_t i = 0; i < s->rank && at < len; i++) {
+        if (s->dims[i])
+            at += (size_t)snprintf(buf + at, len - at, "%s%u", i ? "," : "", s->dims[i]);
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%s?", i ? "," : "");
+    }
+    if (at < len) snprintf(buf + at, len - at, "]");
+    return buf;
+}
+
+/* ---- the token registry (daemon-wide) ---------------------------------------------- */
+
+/* Open addressing by token, linear probing, power-of-two capacity, load under 1/2. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static nnd_buffer **reg;
+static size_t reg_cap, reg_count;
+
+static size_t reg_slot(uint64_t token) {
+    size_t i = (size_t)token & (reg_cap - 1);
+    while (reg[i] && reg[i]->token != token)
+        i = (i + 1) & (reg_cap - 1);
+    return i;
+}
+
+static int reg_grow(void) {
+    size_t cap = reg_cap ? reg_cap * 2 : 64;
+    nnd_buffer **old = reg, **n = calloc(cap, sizeof *n);
+    if (!n) return -1;
+    size_t old_cap = reg_cap;
+    reg = n;
+    reg_cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i]) reg[reg_slot(old[i]->token)] = old[i];
+    free(old);
+    return 0;
+}
+
+/* Gives b a fresh token and registers it; -1 when out of memory or randomness. */
+static int reg_add(nnd_buffer *b) {
+    pthread_mutex_lock(&reg_lock);
+    int rc = (reg_count + 1) * 2 > reg_cap ? reg_grow() : 0;
+    uint64_t t = 0;
+    while (rc == 0 && (t == 0 || reg[reg_slot(t)])) {
+        ssize_t n = getrandom(&t, sizeof t, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n != (ssize_t)sizeof t) rc = -1;
+    }
+    if (rc == 0) {
+        b->token = t;
+        reg[reg_slot(t)] = b;
+        reg_count++;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return rc;
+}
+
+static void reg_remove(const nnd_buffer *b) {
+    pthread_mutex_lock(&reg_lock);
+    size_t i = reg_cap ? reg_slot(b->token) : 0;
+    if (reg_cap && reg[i] == b) {
+        /* Backward-shift deletion: re-seat the rest of the probe run. */
+        reg[i] = NULL;
+        reg_count--;
+        for (size_t j = (i + 1) & (reg_cap - 1); reg[j]; j = (j + 1) & (reg_cap - 1)) {
+            nnd_buffer *moved = reg[j];
+            reg[j] = NULL;
+            reg[reg_slot(moved->token)] = moved;
+        }
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* The owner's live buffer under token, with a reference taken; NULL otherwise. */
+static nnd_buffer *reg_find(uint64_t token, const struct nnd_session *owner) {
+    nnd_buffer *b = NULL;
+    pthread_mutex_lock(&reg_lock);
+    if (reg_cap && token) {
+        nnd_buffer *e = reg[reg_slot(token)];
+        if (e && e->owner == owner) b = nnd_buffer_ref(e);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return b;
+}
+
+/* ---- lifetime and access ------------------------------------------------------------ */
+
+nnd_buffer *nnd_buffer_ref(nnd_buffer *b) {
+    atomic_fetch_add(&b->refs, 1);
+    return b;
+}
+
+void nnd_buffer_unref(nnd_buffer *b) {
+    if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
+    atomic_fetch_sub(&live_count, 1);
+    atomic_fetch_sub(&live_bytes, b->cap);
+    free(b->data);
+    free(b->roles);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+void nnd_buffer_drop(void *p) {
+    nnd_buffer *b = p;
+    reg_remove(b);
+    nnd_buffer_unref(b);
+}
+
+uint64_t nnd_buffer_token(const nnd_buffer *b) {
+    return b->token;
+}
+
+/* Takes read or write access without waiting; need_init refuses uninitialized contents. */
+static nnd_status begin(nnd_buffer *b, bool write, bool need_init, char *err, size_t errlen) {
+    nnd_status st = NND_OK;
+    pthread_mutex_lock(&b->lock);
+    if (b->writing)
+        st = fail(err, errlen, NND_GENERAL_FAILURE,
+                  "buffer is busy: another execution or copy is writing it");
+    else if (write && b->readers)
+        st = fail(err, errlen, NND_GENERAL_FAILURE,
+                  "buffer is busy: %u executions or copies are reading it", b->readers);
+    else if (need_init && !b->initialized)
+        st = fail(err, errlen, NND_GENERAL_FAILURE,
+                  "buffer has never been written (or its last write failed)");
+    else if (write)
+        b->writing = true;
+    else
+        b->readers++;
+    pthread_mutex_unlock(&b->lock);
+    return st;
+}
+
+static void end(nnd_buffer *b, bool write) {
+    pthread_mutex_lock(&b->lock);
+    if (write)
+        b->writing = false;
+    else
+        b->readers--;
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* Makes room for need bytes. Called with write access, so nobody else touches data. The
+ * old contents are not kept: every write covers all it makes valid. */
+static bool reserve(nnd_buffer *b, size_t need) {
+    if (b->cap >= need) return true;
+    uint8_t *d = calloc(1, need); /* zeroed: no stale daemon memory ever leaks out */
+    if (!d) return false;
+    pthread_mutex_lock(&b->lock);
+    free(b->data);
+    atomic_fetch_add(&live_bytes, need - b->cap);
+    b->data = d;
+    b->cap = need;
+    pthread_mutex_unlock(&b->lock);
+    return true;
+}
+
+/* Ends a write: the contents now have shape s (when ok) or are undefined. */
+static void end_write(nnd_buffer *b, bool ok, const shape *s, size_t len) {
+    pthread_mutex_lock(&b->lock);
+    b->initialized = ok;
+    if (ok) {
+        b->cur = *s;
+        b->len = len;
+    }
+    b->writing = false;
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* ---- Allocate ---------------------------------------------------------------------- */
+
+static bool same_quant(const nnd_operand_desc *a, const nnd_operand_desc *b) {
+    if (a->type != b->type || a->scale != b->scale || a->zero_point != b->zero_point) return false;
+    const nnd_channel_quant *x = &a->channel_quant, *y = &b->channel_quant;
+    if (x->n_scales != y->n_scales || x->channel_dim != y->channel_dim) return false;
+    return !x->n_scales || memcmp(x->scales, y->scales, x->n_scales * sizeof *x->scales) == 0;
+}
+
+nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Allocate *a,
+                               const nnd_buffer_model *models, nnd_buffer **out, char *err,
+                               size_t errlen) {
+    *out = NULL;
+    size_t n_in = a->n_input_roles, n_roles = n_in + a->n_output_roles;
+    if (!a->n_prepared_models)
+        return fail(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no prepared model");
+    if (!n_roles) return fail(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no role");
+    if (n_roles > 65536)
+        return fail(err, errlen, NND_INVALID_ARGUMENT, "Allocate names %zu roles", n_roles);
+    nnd_buffer *b = calloc(1, sizeof *b);
+    role *roles = calloc(n_roles, sizeof *roles);
+    if (!b || !roles) {
+        free(b);
+        free(roles);
+        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    }
+    nnd_status st = NND_OK;
+    const nnd_operand_desc *first = NULL;
+    shape dims = {0};
+    for (size_t k = 0; k < n_roles && st == NND_OK; k++) {
+        bool output = k >= n_in;
+        const Nnd__BufferRole *r = output ? a->output_roles[k - n_in] : a->input_roles[k];
+        const char *what = output ? "output" : "input";
+        size_t at = output ? k - n_in : k;
+        if (r->model_index >= a->n_prepared_models) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "%s role %zu names prepared model %u of %zu", what, at, r->model_index,
+                      a->n_prepared_models);
+            break;
+        }
+        const nnd_buffer_model *m = &models[r->model_index];
+        uint32_t n_io =
+            output ? nnd_prepared_num_outputs(m->prepared) : nnd_prepared_num_inputs(m->prepared);
+        if (r->io_index >= n_io) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "%s role %zu names %s %u of prepared model %u, which has %u", what, at, what,
+                      r->io_index, r->model_index, n_io);
+            break;
+        }
+        if (!(r->probability >= 0.0f && r->probability <= 1.0f)) { /* NaN fails too */
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "%s role %zu: probability %g is not in (0, 1]", what, at,
+                      (double)r->probability);
+            break;
+        }
+        roles[k] = (role){.model = m->handle, .index = r->io_index, .output = output};
+        for (size_t j = 0; j < k; j++)
+            if (roles[j].model == roles[k].model && roles[j].index == roles[k].index &&
+                roles[j].output == output) {
+                st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                          "%s role %zu repeats %s %u of prepared model %u", what, at, what,
+                          r->io_index, r->model_index);
+                break;
+            }
+        if (st != NND_OK) break;
+        const nnd_operand_desc *o = output ? nnd_prepared_output(m->prepared, r->io_index)
+                                           : nnd_prepared_input(m->prepared, r->io_index);
+        shape os;
+        shape_from(&os, o->dims, o->rank);
+        if (!first) {
+            first = o;
+            dims = os;
+            b->elem = nnd_type_size(o->type);
+            b->tensor = nnd_type_is_tensor(o->type);
+            if (!b->elem)
+                st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                          "%s role %zu: operand type %d has no fixed element size", what, at,
+                          (int)o->type);
+        } else if (!same_quant(first, o)) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "%s role %zu: operand type or quantization (%s, scale %g, zero point %d) "
+                      "differs from the first role's (%s, scale %g, zero point %d)",
+                      what, at, nnd_type_name(o->type), (double)o->scale, o->zero_point,
+                      nnd_type_name(first->type), (double)first->scale, first->zero_point);
+        } else if (!combine(&dims, &os, &dims)) {
+            char x[96], y[96];
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "%s role %zu: dimensions %s do not agree with the other roles' %s", what, at,
+                      shape_str(&os, b->tensor, x, sizeof x),
+                      shape_str(&dims, b->tensor, y, sizeof y));
+        }
+    }
+    if (st == NND_OK && a->desc && a->desc->n_dimensions) {
+        shape ds;
+        char x[96], y[96];
+        if (!b->tensor)
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "the descriptor gives dimensions to a scalar");
+        else if (!shape_from(&ds, a->desc->dimensions, a->desc->n_dimensions))
+            st = fail(err, errlen, NND_INVALID_ARGUMENT, "the descriptor's rank %zu is over %d",
+                      a->desc->n_dimensions, NND_MAX_RANK);
+        else if (!combine(&dims, &ds, &dims))
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "the descriptor's dimensions %s do not agree with the roles' %s",
+                      shape_str(&ds, true, x, sizeof x), shape_str(&dims, true, y, sizeof y));
+    }
+    size_t bytes = 0;
+    if (st == NND_OK) {
+        b->declared = dims;
+        b->fixed = shape_bytes(b, &dims, &bytes);
+        if (!b->fixed) {
+            /* Unknown dimensions are flexible; known ones that are too many bytes are not. */
+            bool unknown = b->tensor && !dims.rank;
+            uint64_t n = b->elem;
+            for (uint32_t i = 0; i < dims.rank; i++) {
+                if (!dims.dims[i])
+                    unknown = true;
+                else
+                    n = n > NND_BUFFER_MAX_BYTES / dims.dims[i] ? NND_BUFFER_MAX_BYTES + 1
+                                                                : n * dims.dims[i];
+            }
+            if (!unknown || n > NND_BUFFER_MAX_BYTES)
+                st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                          "the buffer would be over the limit of %llu bytes",
+                          (unsigned long long)NND_BUFFER_MAX_BYTES);
+        }
+    }
+    if (st != NND_OK) {
+        free(b);
+        free(roles);
+        return st;
+    }
+    atomic_init(&b->refs, 1);
+    b->owner = owner;
+    b->roles = roles;
+    b->n_roles = n_roles;
+    pthread_mutex_init(&b->lock, NULL);
+    atomic_fetch_add(&live_count, 1);
+    if ((b->fixed && !reserve(b, bytes)) || reg_add(b) < 0) {
+        nnd_buffer_unref(b);
+        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory allocating %zu bytes", bytes);
+    }
+    *out = b;
+    return NND_OK;
+}
+
+/* ---- copies -------------------------------------------------------------------------- */
+
+nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t *dims, size_t rank,
+                              char *err, size_t errlen) {
+    shape given, s;
+    char x[96], y[96];
+    if (!shape_from(&given, dims, rank))
+        return fail(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank, NND_MAX_RANK);
+    if (rank && !b->tensor)
+        return fail(err, errlen, NND_INVALID_ARGUMENT, "the buffer holds a scalar");
+    if (!combine(&b->declared, &given, &s))
+        return fail(
+            err, errlen, NND_INVALID_ARGUMENT, "dimensions %s do not agree with the buffer's %s",
+            shape_str(&given, true, x, sizeof x), shape_str(&b->declared, true, y, sizeof y));
+    size_t need;
+    if (!shape_bytes(b, &s, &need))
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "the data's dimensions %s are not all known (or too large)",
+                    shape_str(&s, b->tensor, x, sizeof x));
+    if (src->view.size != need)
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "the source holds %zu bytes, dimensions %s need %zu", src->view.size,
+                    shape_str(&s, b->tensor, x, sizeof x), need);
+    nnd_status st = begin(b, true, false, err, errlen);
+    if (st != NND_OK) return st;
+    if (!reserve(b, need)) {
+        end_write(b, false, NULL, 0);
+        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory growing the buffer");
+    }
+    uint64_t faults = nnd_pool_faults();
+    memcpy(b->data, src->view.base, need);
+    bool ok = nnd_pool_faults() == faults;
+    end_write(b, ok, &s, need);
+    if (!ok)
+        return fail(err, errlen, NND_GENERAL_FAILURE,
+                    "the source memory shrank during the copy; the buffer is now uninitialized");
+    return NND_OK;
+}
+
+nnd_status nnd_buffer_copy_out(nnd_buffer *b, const nnd_pool *dst, const uint32_t *dims,
+                               size_t rank, nnd_output_shape *out, char *err, size_t errlen) {
+    shape given;
+    char x[96], y[96];
+    if (!shape_from(&given, dims, rank))
+        return fail(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank, NND_MAX_RANK);
+    if (!dst->writable)
+        return fail(err, errlen, NND_INVALID_ARGUMENT, "the destination memory is read-only");
+    nnd_status st = begin(b, false, true, err, errlen);
+    if (st != NND_OK) return st;
+    shape s = b->cur, tmp;
+    if (rank && !combine(&s, &given, &tmp))
+        st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                  "dimensions %s do not agree with the buffer's contents %s",
+                  shape_str(&given, true, x, sizeof x), shape_str(&s, b->tensor, y, sizeof y));
+    else if (dst->view.size != b->len)
+        st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                  "the destination holds %zu bytes, the buffer's contents %s are %zu",
+                  dst->view.size, shape_str(&s, b->tensor, x, sizeof x), b->len);
+    if (st == NND_OK) {
+        uint64_t faults = nnd_pool_faults();
+        memcpy((void *)dst->view.base, b->data, b->len);
+        if (nnd_pool_faults() != faults)
+            st = fail(err, errlen, NND_GENERAL_FAILURE,
+                      "the destination memory shrank during the copy");
+        out->rank = s.rank;
+        memcpy(out->dims, s.dims, sizeof out->dims);
+        out->sufficient = true;
+    }
+    end(b, false);
+    return st;
+}
+
+/* ---- executions ---------------------------------------------------------------------- */
+
+typedef struct bound {
+    nnd_buffer *b;
+    bool read, write; /* named by an input, by an output */
+    bool held;        /* access taken */
+    int32_t output;   /* the output writing it, or -1 */
+} bound;
+
+struct nnd_buffer_binding {
+    size_t n; /* distinct buffers */
+    bound *e;
+    uint32_t n_outputs;
+    int32_t *out_entry; /* per output: index into e, or -1 */
+    bool regrown;
+};
+
+static bool has_role(const nnd_buffer *b, uint64_t model, uint32_t index, bool output) {
+    for (size_t i = 0; i < b->n_roles; i++)
+        if (b->roles[i].model == model && b->roles[i].index == index &&
+            b->roles[i].output == output)
+            return true;
+    return false;
+}
+
+static void binding_free(nnd_buffer_binding *bb) {
+    for (size_t i = 0; i < bb->n; i++) {
+        if (bb->e[i].held) end(bb->e[i].b, bb->e[i].write);
+        nnd_buffer_unref(bb->e[i].b);
+    }
+    free(bb->e);
+    free(bb->out_entry);
+    free(bb);
+}
+
+/* Points io at the buffer's bytes. Called with access held. */
+static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, bool output,
+                          nnd_io *io, char *err, size_t errlen) {
+    nnd_buffer *b = e->b;
+    char x[96], y[96];
+    shape given, s;
+    shape_from(&given, io->dims, io->rank);
+    const char *what = output ? "output" : "input";
+    pthread_mutex_lock(&b->lock);
+    nnd_status st = NND_OK;
+    if (!output) {
+        if (!combine(&b->cur, &given, &s)) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "input %u: dimensions %s do not agree with its buffer's contents %s", i,
+                      shape_str(&given, true, x, sizeof x),
+                      shape_str(&b->cur, b->tensor, y, sizeof y));
+        } else {
+            io->data = b->data;
+            io->length = b->len;
+            io->rank = b->cur.rank;
+            memcpy(io->dims, b->cur.dims, sizeof io->dims);
+        }
+        pthread_mutex_unlock(&b->lock);
+        return st;
+    }
+    pthread_mutex_unlock(&b->lock);
+    const nnd_operand_desc *o = nnd_prepared_output(p, i);
+    shape model;
+    shape_from(&model, o->dims, o->rank);
+    size_t need;
+    if (!combine(&b->declared, &given, &s))
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "%s %u: dimensions %s do not agree with its buffer's %s", what, i,
+                    shape_str(&given, true, x, sizeof x),
+                    shape_str(&b->declared, b->tensor, y, sizeof y));
+    /* A flexible buffer learns its size here when the model or request knows it, else
+     * from the run (nnd_buffers_regrow). Never grow one this request also reads. */
+    if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !e->read && !reserve(b, need))
+        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory growing a buffer to %zu bytes",
+                    need);
+    pthread_mutex_lock(&b->lock);
+    io->data = b->data;
+    io->length = b->cap;
+    pthread_mutex_unlock(&b->lock);
+    return NND_OK;
+}
+
+nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, const nnd_prepared *p,
+                            const Nnd__ExecutionRequest *r, nnd_io *inputs, nnd_io *outputs,
+                            nnd_buffer_binding **out, char *err, size_t errlen) {
+    *out = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_pools; i++)
+        n += r->pools[i] && r->pools[i]->kind == NND__POOL_KIND__POOL_DRIVER_BUFFER;
+    if (!n) return NND_OK; /* the common case costs one pass over the pools */
+
+    nnd_buffer_binding *bb = calloc(1, sizeof *bb);
+    int32_t *pool_entry = calloc(r->n_pools, sizeof *pool_entry);
+    if (bb) {
+        bb->e = calloc(n, sizeof *bb->e);
+        bb->out_entry = calloc(r->n_outputs + 1, sizeof *bb->out_entry);
+        bb->n_outputs = (uint32_t)r->n_outputs;
+    }
+    if (!bb || !pool_entry || !bb->e || !bb->out_entry) {
+        if (bb) binding_free(bb);
+        free(pool_entry);
+        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    }
+    nnd_status st = NND_OK;
+    for (size_t i = 0; i < r->n_pools && st == NND_OK; i++) {
+        pool_entry[i] = -1;
+        if (!r->pools[i] || r->pools[i]->kind != NND__POOL_KIND__POOL_DRIVER_BUFFER) continue;
+        nnd_buffer *b = reg_find(r->pools[i]->token, owner);
+        if (!b) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "pool %zu: token 0x%016llx names no buffer of this client", i,
+                      (unsigned long long)r->pools[i]->token);
+            break;
+        }
+        size_t k = 0;
+        while (k < bb->n && bb->e[k].b != b)
+            k++;
+        if (k < bb->n) {
+            nnd_buffer_unref(b); /* the same buffer again, through another pool */
+        } else {
+            bb->e[bb->n++] = (bound){.b = b, .output = -1};
+        }
+        pool_entry[i] = (int32_t)k;
+    }
+    for (size_t i = 0; i < r->n_outputs; i++)
+        bb->out_entry[i] = -1;
+    /* Which buffer each argument names, against the roles it was allocated for. */
+    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
+        bool output = k >= r->n_inputs;
+        uint32_t i = (uint32_t)(output ? k - r->n_inputs : k);
+        const Nnd__RequestArgument *a = output ? r->outputs[i] : r->inputs[i];
+        if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) continue;
+        int32_t at = pool_entry[a->location->pool_index];
+        if (at < 0) continue;
+        bound *e = &bb->e[at];
+        if (!has_role(e->b, model, i, output)) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "%s %u: the buffer in pool %u was not allocated for %s %u of this "
+                      "prepared model",
+                      output ? "output" : "input", i, a->location->pool_index,
+                      output ? "output" : "input", i);
+        } else if (output && e->output >= 0) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT,
+                      "outputs %d and %u both write the buffer in pool %u", e->output, i,
+                      a->location->pool_index);
+        } else if (output) {
+            e->write = true;
+            e->output = (int32_t)i;
+            bb->out_entry[i] = at;
+        } else {
+            e->read = true;
+        }
+    }
+    for (size_t k = 0; k < bb->n && st == NND_OK; k++) {
+        bound *e = &bb->e[k];
+        if (!e->read && !e->write) continue;
+        st = begin(e->b, e->write, e->read, err, errlen);
+        e->held = st == NND_OK;
+    }
+    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
+        bool output = k >= r->n_inputs;
+        uint32_t i = (uint32_t)(output ? k - r->n_inputs : k);
+        const Nnd__RequestArgument *a = output ? r->outputs[i] : r->inputs[i];
+        if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) continue;
+        int32_t at = pool_entry[a->location->pool_index];
+        if (at >= 0)
+            st = bind_io(&bb->e[at], p, i, output, output ? &outputs[i] : &inputs[i], err, errlen);
+    }
+    free(pool_entry);
+    if (st != NND_OK) {
+        binding_free(bb);
+        return st;
+    }
+    *out = bb;
+    return NND_OK;
+}
+
+bool nnd_buffers_regrow(nnd_buffer_binding *bb, const nnd_output_shape *shapes, nnd_io *outputs) {
+    if (!bb || bb->regrown) return false;
+    bb->regrown = true;
+    bool all = true;
+    for (uint32_t i = 0; i < bb->n_outputs && all; i++) {
+        if (shapes[i].sufficient) continue;
+        int32_t at = bb->out_entry[i];
+        if (at < 0) return false; /* the client's memory: only the client can fix it */
+        bound *e = &bb->e[at];
+        shape s, tmp;
+        size_t need;
+        shape_from(&s, shapes[i].dims, shapes[i].rank);
+        all = !e->b->fixed && !e->read && combine(&e->b->declared, &s, &tmp) &&
+              shape_bytes(e->b, &s, &need) && reserve(e->b, need);
+        if (all) {
+            pthread_mutex_lock(&e->b->lock);
+            outputs[i].data = e->b->data;
+            outputs[i].length = e->b->cap;
+            pthread_mutex_unlock(&e->b->lock);
+        }
+    }
+    return all;
+}
+
+void nnd_buffers_finish(nnd_buffer_binding *bb, bool ran, nnd_status *st,
+                        const nnd_output_shape *shapes, char *err, size_t errlen) {
+    if (!bb) return;
+    for (uint32_t i = 0; i < bb->n_outputs; i++) {
+        int32_t at = bb->out_entry[i];
+        if (at < 0 || !bb->e[at].held) continue;
+        bound *e = &bb->e[at];
+        e->held = false;
+        if (!ran) {
+            end(e->b, true);
+            continue;
+        }
+        shape s, tmp;
+        size_t len = 0;
+        shape_from(&s, shapes[i].dims, shapes[i].rank);
+        bool ok = *st == NND_OK;
+        if (ok && (!combine(&e->b->declared, &s, &tmp) || !shape_bytes(e->b, &s, &len) ||
+                   len > e->b->cap)) {
+            char x[96], y[96];
+            *st = fail(err, errlen, NND_GENERAL_FAILURE,
+                       "output %u: the result's dimensions %s do not fit its buffer's %s", i,
+                       shape_str(&s, e->b->tensor, x, sizeof x),
+                       shape_str(&e->b->declared, e->b->tensor, y, sizeof y));
+            ok = false;
+        }
+        if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
+            /* The client cannot resize a driver buffer: as the HAL says, a failure. */
+            *st = fail(err, errlen, NND_GENERAL_FAILURE,
+                       "output %u: its driver buffer is too small for the result", i);
+        }
+        end_write(e->b, ok, &s, len);
+    }
+    binding_free(bb);
+}

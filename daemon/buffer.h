@@ -1,0 +1,99 @@
+/* buffer: driver-owned buffers, the HAL's memory domains: Allocate, BufferCopyTo and
+ * BufferCopyFrom, and POOL_DRIVER_BUFFER pools in execution requests.
+ *
+ * Contract:
+ * - nnd_buffer_allocate() checks an Allocate as the HAL does: at least one prepared model
+ *   and one role; each role names an existing input or output of one of the given models
+ *   (which the caller has found in its own session), once, with a probability in (0, 1]
+ *   (0: not given); all roles' operands share type, scale, zero point and channel
+ *   quantization, and their dimensions are compatible with each other's and with the
+ *   descriptor's (0, or no dimensions on a tensor, meaning unknown). Anything else is
+ *   INVALID_ARGUMENT naming the role.
+ * - Shape: the combined dimensions. All known: a fixed buffer, its bytes allocated at
+ *   Allocate (zeroed, pages given lazily by the kernel). Otherwise flexible: capacity grows
+ *   when a write needs more, and the shape is that of the last write (an output or
+ *   BufferCopyTo). At most NND_BUFFER_MAX_BYTES each.
+ * - Identity: the caller stores the buffer under a handle in its owner's session, with
+ *   nnd_buffer_drop() as the free function. Its token is random, never 0 and unique among
+ *   live buffers daemon-wide; it is found only for its owner, for anyone else it is as
+ *   unknown as a made-up number.
+ * - Lifetime: reference counted. nnd_buffer_drop() (Release, or the owner disconnecting)
+ *   retires the token at once; the bytes go when the last execution using them ends.
+ * - Access: any number of readers (execution inputs, BufferCopyFrom) or one writer (an
+ *   execution output, BufferCopyTo). A conflicting access fails at once with
+ *   GENERAL_FAILURE ("busy"); nothing ever waits. Every call is safe from any thread.
+ * - Contents: a buffer never written, or whose last write failed, is uninitialized;
+ *   reading it is GENERAL_FAILURE.
+ * - Executions: nnd_buffers_bind() once the request's arguments are bound
+ *   (nnd_request_from_proto() over pools from pool.c, which maps driver-buffer pools to
+ *   empty views); when the run answers OUTPUT_INSUFFICIENT_SIZE, nnd_buffers_regrow() may
+ *   grow flexible buffers and ask for one more run; nnd_buffers_finish() after the run
+ *   (or instead of it) records what was written, adjusts the status and lets go.
+ * - nnd_buffer_stats(): live buffers and their bytes, daemon-wide, for nndctl status.
+ */
+#ifndef NND_BUFFER_H
+#define NND_BUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "nnd.pb-c.h"
+#include "pool.h"
+
+#define NND_BUFFER_MAX_BYTES (1ull << 34)
+
+struct nnd_session;
+typedef struct nnd_buffer nnd_buffer;
+typedef struct nnd_buffer_binding nnd_buffer_binding;
+
+/* One entry of Allocate.prepared_models, found in the caller's session. */
+typedef struct nnd_buffer_model {
+    uint64_t handle; /* the prepared model's handle: roles are checked against it */
+    const nnd_prepared *prepared;
+} nnd_buffer_model;
+
+/* models has a->n_prepared_models entries. *out holds one reference (the session's). */
+nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Allocate *a,
+                               const nnd_buffer_model *models, nnd_buffer **out, char *err,
+                               size_t errlen);
+uint64_t nnd_buffer_token(const nnd_buffer *b);
+/* The session table's free function: retires the token, drops the session's reference. */
+void nnd_buffer_drop(void *b);
+nnd_buffer *nnd_buffer_ref(nnd_buffer *b);
+void nnd_buffer_unref(nnd_buffer *b);
+
+/* BufferCopyTo: src (mapped by the caller) into b. dims/rank: the data's shape, rank 0
+ * meaning the buffer's own. */
+nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t *dims, size_t rank,
+                              char *err, size_t errlen);
+/* BufferCopyFrom: b into dst, which must be writable and exactly as large as the contents;
+ * dims (rank 0: none) must be compatible with them. *shape receives the shape copied. */
+nnd_status nnd_buffer_copy_out(nnd_buffer *b, const nnd_pool *dst, const uint32_t *dims,
+                               size_t rank, nnd_output_shape *shape, char *err, size_t errlen);
+
+/* Binds the arguments of r that name driver-buffer pools: each pool's token must be a
+ * buffer of owner (else INVALID_ARGUMENT), each argument an allocated role of prepared
+ * model `model` (else INVALID_ARGUMENT); inputs must be initialized, and the accesses
+ * must not conflict with other work (else GENERAL_FAILURE). Patches inputs[] and
+ * outputs[] to the buffers' bytes (and inputs' dimensions to their shapes). *out is NULL
+ * when r names no driver buffer; otherwise it holds the accesses until
+ * nnd_buffers_finish(). */
+nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, const nnd_prepared *p,
+                            const Nnd__ExecutionRequest *r, nnd_io *inputs, nnd_io *outputs,
+                            nnd_buffer_binding **out, char *err, size_t errlen);
+/* After a run that returned OUTPUT_INSUFFICIENT_SIZE: when every insufficient output is a
+ * flexible buffer whose needed shape is known, grows them, re-points outputs[] and
+ * returns true (run again, once). bb may be NULL. */
+bool nnd_buffers_regrow(nnd_buffer_binding *bb, const nnd_output_shape *shapes, nnd_io *outputs);
+/* Ends the accesses and frees bb (may be NULL). With ran, written buffers take their new
+ * shapes (*st NND_OK) or become uninitialized (any failure); a driver buffer too small for
+ * its output turns *st into GENERAL_FAILURE, as the HAL asks, with err set. */
+void nnd_buffers_finish(nnd_buffer_binding *bb, bool ran, nnd_status *st,
+                        const nnd_output_shape *shapes, char *err, size_t errlen);
+
+/* Live buffers and the bytes they hold, daemon-wide. */
+void nnd_buffer_stats(uint64_t *count, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,751 @@
+/* cache.c: client cache files and the content cache. See cache.h. */
+#include "cache.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bus.h"
+#include "cachefile.h"
+#include "hash.h"
+#include "index.h"
+#include "log.h"
+#include "pool.h"
+#include "serialize.h"
+
+#define BUCKETS            1024
+#define NND_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
+
+/* A prepared model made from serialized bytes, keyed by their digest. */
+struct nnd_cache_ref {
+    nnd_cache *cache;
+    uint8_t key[NND_HASH_LEN];
+    nnd_prepared *prepared;
+    nnd_buf model;       /* the model cache bytes, kept for the store write */
+    const nnd_buf *data; /* the data cache bytes, owned by prepared (its pool 0) */
+    uint32_t preference;
+    uint64_t bytes; /* model + data */
+    uint32_t refs;  /* users plus a pending store write */
+    bool listed;    /* in the table and the LRU list */
+    bool storing;   /* a store write is under way */
+    struct nnd_cache_ref *next_in_bucket;
+    struct nnd_cache_ref *lru_prev, *lru_next; /* most recently used at the head */
+};
+
+typedef struct counters {
+    uint64_t hits, misses, rejected;        /* client caches */
+    uint64_t content_hits, content_misses;  /* the content cache */
+    uint64_t evicted, stored, store_errors; /* stored: client cache files written */
+    uint64_t invalidated_at_start;
+} counters;
+
+struct nnd_cache {
+    nnd_daemon *d;
+    nnd_index *index;
+    char build_id[NND_SER_BUILD_ID_MAX + 1];
+    char store_dir[4096];
+    uint64_t max_bytes;
+    size_t stall_at; /* test hook, see cache.h */
+    nnd_cache_ref *buckets[BUCKETS];
+    nnd_cache_ref *lru_head, *lru_tail;
+    uint64_t memory_bytes; /* of listed entries */
+    size_t memory_models;
+    counters n;
+};
+
+static int64_t realtime_ns(void) {
+    return (int64_t)nnd_clock_ns(CLOCK_REALTIME);
+}
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void errf(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+static cJSON *event(const char *name, const nnd_session *s, const uint8_t *key) {
+    cJSON *ev = nnd_bus_event(name);
+    if (!ev) return NULL;
+    if (s) {
+        cJSON_AddNumberToObject(ev, "pid", s->pid);
+        cJSON_AddNumberToObject(ev, "uid", s->uid);
+    }
+    if (key) {
+        char hex[2 * NND_HASH_LEN + 1];
+        nnd_hex(key, NND_HASH_LEN, hex);
+        cJSON_AddStringToObject(ev, "hash", hex);
+    }
+    return ev;
+}
+
+static void publish(nnd_cache *c, cJSON *ev) {
+    nnd_bus_publish(c->d->bus, ev);
+}
+
+/* ---- the table and LRU ----------------------------------------------------------------- */
+
+static size_t bucket_of(const uint8_t key[NND_HASH_LEN]) {
+    size_t b;
+    memcpy(&b, key, sizeof b);
+    return b % BUCKETS;
+}
+
+static nnd_cache_ref *lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]) {
+    for (nnd_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket)
+        if (!memcmp(e->key, key, NND_HASH_LEN)) return e;
+    return NULL;
+}
+
+static void lru_unlink(nnd_cache *c, nnd_cache_ref *e) {
+    if (e->lru_prev)
+        e->lru_prev->lru_next = e->lru_next;
+    else
+        c->lru_head = e->lru_next;
+    if (e->lru_next)
+        e->lru_next->lru_prev = e->lru_prev;
+    else
+        c->lru_tail = e->lru_prev;
+    e->lru_prev = e->lru_next = NULL;
+}
+
+static void lru_push_front(nnd_cache *c, nnd_cache_ref *e) {
+    e->lru_prev = NULL;
+    e->lru_next = c->lru_head;
+    if (c->lru_head) c->lru_head->lru_prev = e;
+    c->lru_head = e;
+    if (!c->lru_tail) c->lru_tail = e;
+}
+
+static void touch(nnd_cache *c, nnd_cache_ref *e) {
+    if (!e->listed) return;
+    lru_unlink(c, e);
+    lru_push_front(c, e);
+}
+
+static void entry_free(nnd_cache_ref *e) {
+    nnd_prepared_free(e->prepared); /* frees the data buffer too */
+    nnd_buf_free(&e->model);
+    free(e);
+}
+
+static void unlist(nnd_cache *c, nnd_cache_ref *e) {
+    if (!e->listed) return;
+    nnd_cache_ref **pp = &c->buckets[bucket_of(e->key)];
+    while (*pp != e)
+        pp = &(*pp)->next_in_bucket;
+    *pp = e->next_in_bucket;
+    lru_unlink(c, e);
+    e->listed = false;
+    c->memory_bytes -= e->bytes;
+    c->memory_models--;
+}
+
+/* Frees idle models, least recently used first, until the cap holds. */
+static void evict_memory(nnd_cache *c) {
+    nnd_cache_ref *e = c->lru_tail;
+    while (e && c->memory_bytes > c->max_bytes) {
+        nnd_cache_ref *prev = e->lru_prev;
+        if (e->refs == 0) {
+            cJSON *ev = event("cache_evicted", NULL, e->key);
+            if (ev) {
+                cJSON_AddStringToObject(ev, "tier", "memory");
+                nnd_json_add_u64(ev, "bytes", e->bytes);
+            }
+            publish(c, ev);
+            c->n.evicted++;
+            unlist(c, e);
+            entry_free(e);
+        }
+        e = prev;
+    }
+}
+
+const nnd_prepared *nnd_cache_ref_prepared(const nnd_cache_ref *r) {
+    return r->prepared;
+}
+
+void nnd_cache_unref(nnd_cache_ref *e) {
+    if (!e || --e->refs > 0) return;
+    if (!e->listed)
+        entry_free(e);
+    else
+        evict_memory(e->cache);
+}
+
+/* ---- the store (content cache on disk) ------------------------------------------------- */
+
+typedef struct store_job {
+    uv_work_t req;
+    nnd_cache_ref *e;
+    int rc;
+    char err[256];
+} store_job;
+
+static void store_work(uv_work_t *req) {
+    store_job *j = req->data;
+    nnd_cache_ref *e = j->e;
+    j->rc = nnd_store_write(e->cache->store_dir, e->key, e->model.p, e->model.len, e->data->p,
+                            e->data->len, j->err, sizeof j->err);
+}
+
+typedef struct victims {
+    int64_t excess;
+    size_t n, cap;
+    nnd_content_row *rows;
+} victims;
+
+static int pick_victim(const nnd_content_row *row, void *ctx) {
+    victims *v = ctx;
+    if (v->excess <= 0) return 1;
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? 2 * v->cap : 16;
+        nnd_content_row *rows = realloc(v->rows, cap * sizeof *rows);
+        if (!rows) return 1;
+        v->rows = rows, v->cap = cap;
+    }
+    v->rows[v->n++] = *row;
+    v->excess -= (int64_t)(row->model_size + row->data_size);
+    return 0;
+}
+
+/* Deletes least recently used store entries until the store fits its cap. */
+static void evict_store(nnd_cache *c) {
+    int64_t rows, bytes;
+    if (nnd_index_content_totals(c->index, &rows, &bytes) < 0) return;
+    victims v = {.excess = bytes - (int64_t)c->max_bytes};
+    char err[256];
+    if (v.excess > 0) nnd_index_content_foreach(c->index, pick_victim, &v, err, sizeof err);
+    for (size_t i = 0; i < v.n; i++) {
+        if (nnd_index_content_delete(c->index, v.rows[i].hash, err, sizeof err) < 0) {
+            nnd_log_warn("%s", err);
+            continue;
+        }
+        nnd_store_remove(c->store_dir, v.rows[i].hash);
+        cJSON *ev = event("cache_evicted", NULL, v.rows[i].hash);
+        if (ev) {
+            cJSON_AddStringToObject(ev, "tier", "store");
+            nnd_json_add_u64(ev, "bytes", v.rows[i].model_size + v.rows[i].data_size);
+        }
+        publish(c, ev);
+        c->n.evicted++;
+    }
+    free(v.rows);
+}
+
+static void store_done(uv_work_t *req, int status) {
+    store_job *j = req->data;
+    nnd_cache_ref *e = j->e;
+    nnd_cache *c = e->cache;
+    char err[256];
+    if (!e->listed) {
+        /* Purged or evicted while it was being written. */
+        if (status == 0 && j->rc == 0) nnd_store_remove(c->store_dir, e->key);
+    } else if (status == 0 && j->rc == 0) {
+        int64_t now = realtime_ns();
+        nnd_content_row row = {.preference = e->preference,
+                               .model_size = e->model.len,
+                               .data_size = e->data->len,
+                               .created_ns = now,
+                               .last_used_ns = now};
+        memcpy(row.hash, e->key, NND_HASH_LEN);
+        if (nnd_index_content_put(c->index, &row, err, sizeof err) < 0) {
+            nnd_log_warn("%s", err);
+            nnd_store_remove(c->store_dir, e->key);
+        } else {
+            evict_store(c);
+        }
+    } else {
+        nnd_log_warn("content store: %s", status ? uv_strerror(status) : j->err);
+    }
+    e->storing = false;
+    free(j);
+    nnd_cache_unref(e);
+}
+
+/* Records a use of e in the store: a new row (written off the loop thread) or a touch. */
+static void store_use(nnd_cache *c, nnd_cache_ref *e) {
+    if (!c->max_bytes || e->storing) return;
+    char err[256];
+    nnd_content_row row;
+    int have = nnd_index_content_get(c->index, e->key, &row, err, sizeof err);
+    if (have > 0) {
+        /* Each touch is an fsync'd transaction: LRU order needs no finer grain. */
+        int64_t now = realtime_ns();
+        if (now - row.last_used_ns >= NND_CACHE_TOUCH_NS)
+            nnd_index_content_touch(c->index, e->key, now, err, sizeof err);
+        return;
+    }
+    if (have < 0 || e->bytes > c->max_bytes) return;
+    store_job *j = calloc(1, sizeof *j);
+    if (!j) return;
+    j->req.data = j;
+    j->e = e;
+    e->refs++;
+    e->storing = true;
+    if (uv_queue_work(c->d->loop, &j->req, store_work, store_done) != 0) {
+        e->storing = false;
+        e->refs--;
+        free(j);
+    }
+}
+
+/* ---- preparing from serialized bytes --------------------------------------------------- */
+
+/* Decodes and prepares; takes *model and *data whatever happens. */
+static nnd_status make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
+                             nnd_buf *data, nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_cache_ref *e = calloc(1, sizeof *e);
+    nnd_buf *heap = e ? nnd_buf_detach(data) : NULL;
+    if (!heap) {
+        free(e);
+        nnd_buf_free(model);
+        nnd_buf_free(data);
+        errf(err, errlen, "out of memory");
+        return NND_GENERAL_FAILURE;
+    }
+    nnd_ser_model sm;
+    nnd_status st = nnd_ser_decode(model->p, model->len, heap->p, heap->len, &sm, err, errlen);
+    if (st == NND_OK && strcmp(sm.build_id, c->build_id) != 0) {
+        errf(err, errlen, "made by driver build %s, this is %s", sm.build_id, c->build_id);
+        st = NND_GENERAL_FAILURE;
+    }
+    if (st == NND_OK) {
+        sm.pool.release = nnd_buf_release; /* on success the prepared model owns the bytes */
+        sm.pool.ctx = heap;
+        st = nnd_prepare(&sm.desc, &e->prepared, err, errlen);
+    }
+    e->preference = sm.preference;
+    nnd_ser_model_clear(&sm); /* the prepared model keeps its own copy of the plan */
+    if (st != NND_OK) {
+        nnd_buf_release(heap);
+        nnd_buf_free(model);
+        free(e);
+        return st;
+    }
+    e->cache = c;
+    memcpy(e->key, key, NND_HASH_LEN);
+    e->model = *model;
+    memset(model, 0, sizeof *model);
+    e->data = heap;
+    e->bytes = e->model.len + e->data->len;
+    e->refs = 1;
+    *out = e;
+    return NND_OK;
+}
+
+/* Lists a new entry in the content cache (when on) and the store. */
+static void adopt(nnd_cache *c, nnd_cache_ref *e) {
+    if (!c->max_bytes) return;
+    e->next_in_bucket = c->buckets[bucket_of(e->key)];
+    c->buckets[bucket_of(e->key)] = e;
+    lru_push_front(c, e);
+    e->listed = true;
+    c->memory_bytes += e->bytes;
+    c->memory_models++;
+    store_use(c, e);
+    evict_memory(c);
+}
+
+static void content_event(nnd_cache *c, const nnd_session *s, const nnd_cache_ref *e, bool hit,
+                          const char *tier) {
+    if (!c->max_bytes) return;
+    if (hit)
+        c->n.content_hits++;
+    else
+        c->n.content_misses++;
+    cJSON *ev = event(hit ? "cache_hit" : "cache_miss", s, e->key);
+    if (ev) {
+        cJSON_AddStringToObject(ev, "source", "content");
+        if (tier) cJSON_AddStringToObject(ev, "tier", tier);
+        nnd_json_add_u64(ev, "bytes", e->bytes);
+    }
+    publish(c, ev);
+}
+
+/* ---- save ------------------------------------------------------------------------------ */
+
+/* Index row first, then the files: a crash between the two leaves files that do not match
+ * the row, which the next load refuses. */
+static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t *token,
+                              const uint8_t key[NND_HASH_LEN], const nnd_buf *model,
+                              const nnd_buf *data, int model_fd, int data_fd) {
+    char err[512] = "";
+    nnd_token_row row = {
+        .model_size = model->len, .data_size = data->len, .created_ns = realtime_ns()};
+    memcpy(row.hash, key, NND_HASH_LEN);
+    int fds[2] = {model_fd, data_fd}, written = 0, rc;
+    uint64_t size;
+    if (nnd_cachefile_size(model_fd, &size) < 0 || nnd_cachefile_size(data_fd, &size) < 0) {
+        errf(err, sizeof err, "cache fds must be regular files");
+        goto fail;
+    }
+    if (nnd_index_token_put(c->index, (uint32_t)s->uid, token, &row, &written, err, sizeof err) < 0)
+        goto fail;
+    rc = nnd_cachefile_lock(fds, 2, true, NND_CACHE_LOCK_TIMEOUT_MS);
+    if (rc < 0) {
+        errf(err, sizeof err, "cache files are locked by someone else: %s", strerror(-rc));
+        goto fail;
+    }
+    rc = nnd_cachefile_write(model_fd, model->p, model->len, 0, err, sizeof err);
+    if (rc == 0)
+        rc = nnd_cachefile_write(data_fd, data->p, data->len, c->stall_at, err, sizeof err);
+    nnd_cachefile_unlock(fds, 2);
+    if (rc < 0) goto fail;
+    c->n.stored++;
+    return;
+fail:
+    c->n.store_errors++;
+    nnd_log_warn("client %llu: cache not saved: %s", (unsigned long long)s->serial, err);
+}
+
+nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
+                             uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
+                             nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_status st = nnd_validate(m, err, errlen);
+    if (st != NND_OK) return st;
+    nnd_buf model, data;
+    uint64_t faults = nnd_pool_faults();
+    st = nnd_ser_encode(m, preference, c->build_id, &model, &data, err, errlen);
+    if (st != NND_OK) return st;
+    if (nnd_pool_faults() != faults) {
+        nnd_buf_free(&model), nnd_buf_free(&data);
+        errf(err, errlen, "a model pool shrank while the model was prepared");
+        return NND_GENERAL_FAILURE;
+    }
+    uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
+    const uint8_t *p[2] = {model.p, data.p};
+    size_t len[2] = {model.len, data.len};
+    if (nnd_hash_bufs(p, len, 2, digest) < 0) {
+        nnd_buf_free(&model), nnd_buf_free(&data);
+        errf(err, errlen, "out of memory hashing the model");
+        return NND_GENERAL_FAILURE;
+    }
+    nnd_hash_combine(digest[0], digest[1], key);
+
+    nnd_cache_ref *e = lookup(c, key);
+    if (e) {
+        e->refs++;
+        touch(c, e);
+        store_use(c, e);
+        content_event(c, s, e, true, "memory");
+        if (token) save_client_cache(c, s, token, key, &model, &data, model_fd, data_fd);
+        nnd_buf_free(&model), nnd_buf_free(&data);
+    } else {
+        st = make_entry(c, key, &model, &data, &e, err, errlen);
+        if (st != NND_OK) return st;
+        if (token) save_client_cache(c, s, token, key, &e->model, e->data, model_fd, data_fd);
+        content_event(c, s, e, false, NULL);
+        adopt(c, e);
+    }
+    if (token) {
+        c->n.misses++;
+        cJSON *ev = event("cache_miss", s, key);
+        if (ev) cJSON_AddStringToObject(ev, "source", "client");
+        publish(c, ev);
+    }
+    *out = e;
+    return NND_OK;
+}
+
+/* ---- load ------------------------------------------------------------------------------ */
+
+static nnd_status reject(nnd_cache *c, const nnd_session *s, const char *client_reason,
+                         const char *reason, char *err, size_t errlen) {
+    c->n.rejected++;
+    errf(err, errlen, "cache rejected: %s", client_reason);
+    nnd_log_info("client %llu: cache rejected: %s", (unsigned long long)s->serial, reason);
+    cJSON *ev = event("cache_rejected", s, NULL);
+    if (ev) cJSON_AddStringToObject(ev, "reason", reason);
+    publish(c, ev);
+    return NND_GENERAL_FAILURE;
+}
+
+/* Names what is wrong with the files' sizes, or returns false when they are right. */
+static bool wrong_sizes(const nnd_token_row *row, uint64_t msize, uint64_t dsize, char *why,
+                        size_t len) {
+    if (msize == row->model_size && dsize == row->data_size) return false;
+    if (msize == row->data_size && dsize == row->model_size)
+        snprintf(why, len, "the model and data cache files are swapped");
+    else if (msize != row->model_size)
+        snprintf(why, len, "model cache is %llu bytes, %s; %llu were written",
+                 (unsigned long long)msize, msize < row->model_size ? "truncated" : "extended",
+                 (unsigned long long)row->model_size);
+    else
+        snprintf(why, len, "data cache is %llu bytes, %s; %llu were written",
+                 (unsigned long long)dsize, dsize < row->data_size ? "truncated" : "extended",
+                 (unsigned long long)row->data_size);
+    return true;
+}
+
+nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
+                                        const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
+                                        int data_fd, nnd_cache_ref **out, char *err,
+                                        size_t errlen) {
+    *out = NULL;
+    char why[512];
+    nnd_token_row row;
+    int found = nnd_index_token_get(c->index, (uint32_t)s->uid, token, &row, why, sizeof why);
+    if (found < 0) return reject(c, s, "the cache index failed", why, err, errlen);
+    if (!found) {
+        bool foreign =
+            nnd_index_token_elsewhere(c->index, (uint32_t)s->uid, token, why, sizeof why) > 0;
+        return reject(c, s, "unknown token",
+                      foreign ? "token belongs to another uid" : "unknown token", err, errlen);
+    }
+    uint64_t msize, dsize;
+    if (nnd_cachefile_size(model_fd, &msize) < 0 || nnd_cachefile_size(data_fd, &dsize) < 0)
+        return reject(c, s, "cache fds must be regular files", "not regular files", err, errlen);
+    if (wrong_sizes(&row, msize, dsize, why, sizeof why))
+        return reject(c, s, why, why, err, errlen);
+
+    int fds[2] = {model_fd, data_fd};
+    int rc = nnd_cachefile_lock(fds, 2, false, NND_CACHE_LOCK_TIMEOUT_MS);
+    if (rc < 0) return reject(c, s, "cache files are busy", "cache files locked", err, errlen);
+    nnd_buf bufs[2];
+    uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
+    size_t sizes[2] = {(size_t)msize, (size_t)dsize};
+    rc = nnd_hash_read(fds, sizes, 2, bufs, digest, why, sizeof why);
+    nnd_cachefile_unlock(fds, 2);
+    if (rc < 0) return reject(c, s, why, why, err, errlen);
+    nnd_hash_combine(digest[0], digest[1], key);
+    if (memcmp(key, row.hash, NND_HASH_LEN) != 0) {
+        nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
+        return reject(c, s, "cache files do not match what was saved", "hash mismatch", err,
+                      errlen);
+    }
+
+    /* The bytes are exactly what this daemon wrote; decode them as hostile all the same. */
+    nnd_cache_ref *e = lookup(c, key);
+    if (e) {
+        nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
+        e->refs++;
+        touch(c, e);
+        store_use(c, e);
+        content_event(c, s, e, true, "memory");
+    } else {
+        nnd_status st = make_entry(c, key, &bufs[0], &bufs[1], &e, why, sizeof why);
+        if (st != NND_OK)
+            return reject(c, s, "cache files are not a valid model", why, err, errlen);
+        adopt(c, e);
+    }
+    c->n.hits++;
+    cJSON *ev = event("cache_hit", s, key);
+    if (ev) {
+        cJSON_AddStringToObject(ev, "source", "client");
+        nnd_json_add_u64(ev, "bytes", msize + dsize);
+    }
+    publish(c, ev);
+    *out = e;
+    return NND_OK;
+}
+
+/* ---- open and close -------------------------------------------------------------------- */
+
+static bool in_index(const uint8_t hash[NND_HASH_LEN], void *ctx) {
+    nnd_cache *c = ctx;
+    nnd_content_row row;
+    char err[256];
+    return nnd_index_content_get(c->index, hash, &row, err, sizeof err) != 0;
+}
+
+nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_bytes, char *err,
+                          size_t errlen) {
+    nnd_cache *c = calloc(1, sizeof *c);
+    if (!c) {
+        errf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->d = d;
+    c->max_bytes = max_bytes;
+    if (strlen(build_id) > NND_SER_BUILD_ID_MAX) {
+        errf(err, errlen, "driver build id longer than %d bytes", NND_SER_BUILD_ID_MAX);
+        free(c);
+        return NULL;
+    }
+    snprintf(c->build_id, sizeof c->build_id, "%s", build_id);
+    const char *stall = getenv("NND_TEST_CACHE_WRITE_STALL");
+    if (stall && *stall) c->stall_at = (size_t)strtoull(stall, NULL, 10);
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/cache.db", d->state_dir) >= (int)sizeof path ||
+        snprintf(c->store_dir, sizeof c->store_dir, "%s/content", d->state_dir) >=
+            (int)sizeof c->store_dir) {
+        errf(err, errlen, "state directory path too long");
+        free(c);
+        return NULL;
+    }
+    if (mkdir(c->store_dir, 0700) < 0 && errno != EEXIST) {
+        errf(err, errlen, "cannot create %s: %s", c->store_dir, strerror(errno));
+        free(c);
+        return NULL;
+    }
+    c->index = nnd_index_open(path, c->build_id, &c->n.invalidated_at_start, err, errlen);
+    if (!c->index) {
+        free(c);
+        return NULL;
+    }
+    /* Store files without a row: crash leftovers, or entries of an older build. */
+    int swept = nnd_store_sweep(c->store_dir, in_index, c);
+    if (c->n.invalidated_at_start || swept)
+        nnd_log_info("cache: driver build %s; %llu index entries of other builds dropped, %d "
+                     "stale store files removed",
+                     c->build_id, (unsigned long long)c->n.invalidated_at_start, swept);
+    return c;
+}
+
+bool nnd_cache_wants(const nnd_cache *c, const nnd_model_desc *m, bool token) {
+    if (!c) return false;
+    if (token) return true;
+    uint64_t size = c->max_bytes ? nnd_ser_size(m) : 0;
+    return size > 0 && size <= c->max_bytes;
+}
+
+void nnd_cache_close(nnd_cache *c) {
+    if (!c) return;
+    while (c->lru_head) {
+        nnd_cache_ref *e = c->lru_head;
+        unlist(c, e);
+        if (e->refs == 0) entry_free(e);
+        /* A model still referenced frees itself at its last unref. */
+    }
+    nnd_index_close(c->index);
+    free(c);
+}
+
+/* ---- admin ----------------------------------------------------------------------------- */
+
+void nnd_cache_status(nnd_cache *c, cJSON *reply) {
+    cJSON *o = cJSON_AddObjectToObject(reply, "cache");
+    if (!o) return;
+    cJSON_AddBoolToObject(o, "enabled", c != NULL);
+    if (!c) return;
+    cJSON_AddStringToObject(o, "build_id", c->build_id);
+    nnd_json_add_u64(o, "hits", c->n.hits);
+    nnd_json_add_u64(o, "misses", c->n.misses);
+    nnd_json_add_u64(o, "rejected", c->n.rejected);
+    nnd_json_add_u64(o, "content_hits", c->n.content_hits);
+    nnd_json_add_u64(o, "content_misses", c->n.content_misses);
+    nnd_json_add_u64(o, "evicted", c->n.evicted);
+    nnd_json_add_u64(o, "stored", c->n.stored);
+    nnd_json_add_u64(o, "store_errors", c->n.store_errors);
+    nnd_json_add_u64(o, "invalidated_at_start", c->n.invalidated_at_start);
+    int64_t tokens = nnd_index_token_count(c->index), rows = 0, bytes = 0;
+    nnd_index_content_totals(c->index, &rows, &bytes);
+    nnd_json_add_u64(o, "tokens", tokens > 0 ? (uint64_t)tokens : 0);
+    nnd_json_add_u64(o, "max_bytes", c->max_bytes);
+    nnd_json_add_u64(o, "store_entries", rows > 0 ? (uint64_t)rows : 0);
+    nnd_json_add_u64(o, "store_bytes", bytes > 0 ? (uint64_t)bytes : 0);
+    nnd_json_add_u64(o, "memory_models", c->memory_models);
+    nnd_json_add_u64(o, "memory_bytes", c->memory_bytes);
+}
+
+static void add_entry_json(cJSON *a, const uint8_t *hash, uint32_t preference, uint64_t msize,
+                           uint64_t dsize, const nnd_content_row *row, const nnd_cache_ref *e) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return;
+    char hex[2 * NND_HASH_LEN + 1];
+    nnd_hex(hash, NND_HASH_LEN, hex);
+    cJSON_AddStringToObject(j, "hash", hex);
+    cJSON_AddNumberToObject(j, "preference", preference);
+    nnd_json_add_u64(j, "model_bytes", msize);
+    nnd_json_add_u64(j, "data_bytes", dsize);
+    cJSON_AddBoolToObject(j, "stored", row != NULL);
+    if (row) {
+        nnd_json_add_u64(j, "created_ns", (uint64_t)row->created_ns);
+        nnd_json_add_u64(j, "last_used_ns", (uint64_t)row->last_used_ns);
+        nnd_json_add_u64(j, "hits", row->hits);
+    }
+    cJSON_AddBoolToObject(j, "in_memory", e != NULL);
+    cJSON_AddNumberToObject(j, "users", e ? (double)e->refs - (e->storing ? 1 : 0) : 0);
+    cJSON_AddItemToArray(a, j);
+}
+
+typedef struct list_ctx {
+    nnd_cache *c;
+    cJSON *entries;
+} list_ctx;
+
+static int list_row(const nnd_content_row *row, void *ctx) {
+    list_ctx *l = ctx;
+    add_entry_json(l->entries, row->hash, row->preference, row->model_size, row->data_size, row,
+                   lookup(l->c, row->hash));
+    return 0;
+}
+
+cJSON *nnd_cache_list(nnd_cache *c) {
+    cJSON *reply = cJSON_CreateObject();
+    if (!reply) return NULL;
+    cJSON *entries = cJSON_CreateArray();
+    list_ctx l = {.c = c, .entries = entries};
+    char err[256];
+    if (c && entries && nnd_index_content_foreach(c->index, list_row, &l, err, sizeof err) < 0) {
+        cJSON_Delete(entries);
+        cJSON_AddBoolToObject(reply, "ok", 0);
+        cJSON_AddStringToObject(reply, "error", err);
+        return reply;
+    }
+    /* Models in memory that the store does not hold (yet, or too big for it). */
+    for (nnd_cache_ref *e = c ? c->lru_head : NULL; e && entries; e = e->lru_next) {
+        nnd_content_row row;
+        if (nnd_index_content_get(c->index, e->key, &row, err, sizeof err) == 0)
+            add_entry_json(entries, e->key, e->preference, e->model.len, e->data->len, NULL, e);
+    }
+    cJSON_AddBoolToObject(reply, "ok", 1);
+    cJSON_AddItemToObject(reply, "entries", entries);
+    return reply;
+}
+
+static bool keep_none(const uint8_t hash[NND_HASH_LEN], void *ctx) {
+    (void)hash, (void)ctx;
+    return false;
+}
+
+cJSON *nnd_cache_purge(nnd_cache *c) {
+    cJSON *reply = cJSON_CreateObject();
+    if (!reply) return NULL;
+    if (!c) {
+        cJSON_AddBoolToObject(reply, "ok", 0);
+        cJSON_AddStringToObject(reply, "error", "caching is off");
+        return reply;
+    }
+    int64_t tokens = 0, rows = 0;
+    char err[256];
+    if (nnd_index_purge(c->index, &tokens, &rows, err, sizeof err) < 0) {
+        cJSON_AddBoolToObject(reply, "ok", 0);
+        cJSON_AddStringToObject(reply, "error", err);
+        return reply;
+    }
+    /* Store writes still under way finish into a folder we sweep again at start. */
+    int files = nnd_store_sweep(c->store_dir, keep_none, NULL);
+    size_t models = 0;
+    while (c->lru_head) {
+        nnd_cache_ref *e = c->lru_head;
+        unlist(c, e);
+        models++;
+        if (e->refs == 0) entry_free(e);
+    }
+    c->n.evicted += models;
+    cJSON *ev = event("cache_evicted", NULL, NULL);
+    if (ev) {
+        cJSON_AddStringToObject(ev, "tier", "all");
+        cJSON_AddStringToObject(ev, "reason", "purge");
+        nnd_json_add_u64(ev, "models", models);
+    }
+    publish(c, ev);
+    cJSON_AddBoolToObject(reply, "ok", 1);
+    nnd_json_add_u64(reply, "tokens", (uint64_t)tokens);
+    nnd_json_add_u64(reply, "store_entries", (uint64_t)rows);
+    nnd_json_add_u64(reply, "store_files", (uint64_t)files);
+    nnd_json_add_u64(reply, "memory_models", models);
+    return reply;
+}

@@ -1,0 +1,80 @@
+/* cache: the daemon's compilation caching. Clients' cache files (PrepareModel with cache
+ * fds and a token, PrepareModelFromCache) and the daemon's own content cache of prepared
+ * models, both built on storage/.
+ *
+ * Contract:
+ * - Every model this module prepares is first serialized into daemon-owned buffers
+ *   (storage/serialize.h) and prepared from those, never from client memory, so a
+ *   prepared model can be shared across clients and no client can change it afterwards.
+ *   Its key is the digest of those bytes (storage/hash.h), which cover the plan, the
+ *   constants, the preference and the driver build id.
+ * - Content cache: prepared models by key, shared by every connection that prepares the
+ *   same bytes, kept after their last user releases them, least recently used evicted
+ *   past max_bytes (0 turns the content cache off). Each entry is also written to the
+ *   state directory (content/<digest>.model and .data, rows in the index) off the loop
+ *   thread, so the store outlives restarts; store entries past max_bytes are evicted too.
+ * - Client cache, save (nnd_cache_prepare with a token): prepare, store {uid, token,
+ *   digest, build id, sizes, time} in the index (one transaction), then, holding
+ *   exclusive flocks on both fds, truncate and write the files. Failing to write costs
+ *   the cache, never the prepared model.
+ * - Client cache, load (nnd_cache_prepare_from_cache): look the token up for this uid;
+ *   check both fds are regular files of the recorded sizes; under shared flocks read them
+ *   into fresh buffers while hashing; compare digests; only then decode (as hostile
+ *   input) and prepare. Any failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
+ *   err and a cache_rejected event naming the reason (the event also tells a foreign uid
+ *   from an unknown token; the client is told only "unknown token").
+ * - Events: cache_hit, cache_miss (source "client" or "content"), cache_rejected
+ *   (reason), cache_evicted (tier "memory" or "store"). nnd_cache_status() adds counters
+ *   to the admin status; nnd_cache_list() and nnd_cache_purge() serve `nndctl cache`.
+ * - Loop thread only. nnd_cache_close() after the loop has stopped and every session has
+ *   released its references.
+ * - Test hook: NND_TEST_CACHE_WRITE_STALL=<bytes> in the environment makes client cache
+ *   data writes stop after that many bytes and sleep, so a test can kill the daemon in
+ *   the middle of a cache write.
+ */
+#ifndef NND_CACHE_H
+#define NND_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "daemon.h"
+#include "engine.h"
+#include "session.h"
+
+#define NND_CACHE_DEFAULT_MAX_BYTES (256ull << 20)
+#define NND_CACHE_TOKEN_LEN         32
+#define NND_CACHE_LOCK_TIMEOUT_MS   200
+
+typedef struct nnd_cache nnd_cache;
+typedef struct nnd_cache_ref nnd_cache_ref; /* one user's reference to a prepared model */
+
+nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_bytes, char *err,
+                          size_t errlen);
+void nnd_cache_close(nnd_cache *c);
+/* Whether PrepareModel should go through nnd_cache_prepare(): always with a client
+ * token; otherwise when the content cache is on and the model fits in it (a bigger model
+ * is prepared in place, its constants used where the client put them, uncopied). */
+bool nnd_cache_wants(const nnd_cache *c, const nnd_model_desc *m, bool token);
+
+/* Validates and prepares m through the content cache (m fits, or caching is off for it). With token
+ * non-NULL the client's cache files (model_fd, data_fd) are written too. */
+nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
+                             uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
+                             nnd_cache_ref **out, char *err, size_t errlen);
+nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
+                                        const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
+                                        int data_fd, nnd_cache_ref **out, char *err, size_t errlen);
+
+const nnd_prepared *nnd_cache_ref_prepared(const nnd_cache_ref *r);
+void nnd_cache_unref(nnd_cache_ref *r);
+
+/* Adds a "cache" object to an admin status reply. */
+void nnd_cache_status(nnd_cache *c, cJSON *reply);
+cJSON *nnd_cache_list(nnd_cache *c);
+cJSON *nnd_cache_purge(nnd_cache *c);
+
+#endif

@@ -1,0 +1,35 @@
+/* backend: kernel backends behind one small interface. The reference backend is the
+ * operation table (ops/registry.c): every step gets its reference kernel at prepare. A
+ * fast backend is then offered each step whose shapes are all known; when it claims one,
+ * the step runs the backend's run() with the claim's state in c->state, and the
+ * reference kernel stays the oracle it must agree with (the conformance vectors, run
+ * both ways). One file per fast backend: xnn.c (XNNPACK).
+ *
+ * - claim(): at prepare, with the step's tensors as the plan holds them (shapes known,
+ *   constants bound, other data NULL). Returns the step's state (operators built,
+ *   weights packed), or NULL to leave the step on the reference kernel. Steps are offered
+ *   from the plan's last to its first; `last` is true until one is claimed, so the
+ *   backend knows after which step of an execution its worker threads may rest.
+ * - run(): an operation kernel (op.h). It may fall back to the reference kernel for a
+ *   call it cannot take.
+ * - release(): frees a state, with the prepared model.
+ * - A prepared model is shared: run() may be called on one state from several threads.
+ * - NND_REFERENCE_KERNELS=1 in the environment keeps every step of the models prepared
+ *   from then on on the reference kernels (CI runs the conformance vectors both ways).
+ */
+#ifndef NND_BACKEND_H
+#define NND_BACKEND_H
+
+#include "op.h"
+
+typedef struct nnd_backend nnd_backend;
+struct nnd_backend {
+    const char *name;
+    void *(*claim)(nnd_op_ctx *c, bool last);
+    nnd_op_fn run;
+    void (*release)(void *state);
+};
+
+extern const nnd_backend nnd_backend_xnnpack;
+
+#endif

@@ -1,0 +1,826 @@
+/* extension.c: plugin loading, the id table, extension operations as engine operations,
+ * and the fault guard around plugin calls. See extension.h. */
+#include "extension.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+#define MAX_NAME 128
+
+/* One operation of a plugin, as the engine sees it. def comes first: the engine hands
+ * &def to ext_check/ext_shape/ext_run as c->def, which they cast back. */
+typedef struct ext_op {
+    nnd_op_def def;
+    const nnd_ext_operation *op;
+    struct nnd_ext_plugin *plugin;
+    char name[MAX_NAME + 80]; /* "com.example.fibonacci:TEST_VENDOR_FIBONACCI" */
+} ext_op;
+
+typedef struct ext_type {
+    uint16_t code;
+    bool tensor;
+    uint32_t size;
+    char name[MAX_NAME + 80];
+} ext_type;
+
+struct nnd_ext_plugin {
+    atomic_int refs; /* the current set's, plus one per prepared model using it */
+    uint16_t id;
+    void *dl;
+    const nnd_extension *x;
+    char name[MAX_NAME + 1];
+    char version[64];
+    char *path;
+    atomic_bool faulted;
+    uint32_t n_types;
+    ext_type *types;
+    nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
+    uint32_t n_ops;
+    ext_op *ops;
+    ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
+};
+
+static _Atomic(nnd_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
+static _Atomic(nnd_ext_plugin *) oem_owner;
+static atomic_uint_fast64_t n_faults;
+
+/* The current set and the last load's refusals; guarded by reg_lock. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static nnd_ext_plugin *current[NND_EXT_MAX_LOADED];
+static uint32_t n_current;
+static char **refused; /* pairs: path, reason */
+static uint32_t n_refused;
+static uint16_t next_id = 1;
+
+static nnd_ext_log_fn log_fn;
+
+void nnd_ext_set_log(nnd_ext_log_fn fn) {
+    log_fn = fn;
+}
+
+static void logf_(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(int level, const char *fmt, ...) {
+    if (!log_fn) return;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_fn(level, msg);
+}
+
+/* ---- fault guard ------------------------------------------------------------------------
+ * A plugin call runs with guard_jmp pointing at a sigsetjmp buffer on the calling thread;
+ * the handler jumps back there for a fault on that thread, and passes every other signal
+ * to the handler that was installed before ours. Faults are synchronous, so the jump
+ * lands on the thread that faulted. A per-thread alternate stack lets a plugin's stack
+ * overflow be caught too. */
+
+static const int guarded_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+#define N_GUARDED (sizeof guarded_signals / sizeof guarded_signals[0])
+static struct sigaction previous[N_GUARDED];
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+static _Thread_local sigjmp_buf *guard_jmp;
+static _Thread_local volatile sig_atomic_t guard_sig;
+
+static void on_fault(int sig, siginfo_t *si, void *uc) {
+    sigjmp_buf *jb = guard_jmp;
+    if (jb) {
+        guard_jmp = NULL;
+        guard_sig = sig;
+        siglongjmp(*jb, 1);
+    }
+    for (size_t i = 0; i < N_GUARDED; i++) {
+        if (guarded_signals[i] != sig) continue;
+        const struct sigaction *p = &previous[i];
+        if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
+            p->sa_sigaction(sig, si, uc);
+            return;
+        }
+        if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+            p->sa_handler(sig);
+            return;
+        }
+    }
+    /* Nobody else wants it: die of it, as without a handler. */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void guard_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < N_GUARDED; i++)
+        if (sigaction(guarded_signals[i], &sa, &previous[i]) < 0)
+            logf_(0, "extensions: cannot guard signal %d: %s", guarded_signals[i], strerror(errno));
+}
+
+#define ALT_STACK_BYTES (64 * 1024)
+static pthread_key_t alt_key;
+static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
+static _Thread_local bool alt_checked;
+
+static void alt_free(void *p) {
+    stack_t cur, off = {.ss_flags = SS_DISABLE};
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == p) sigaltstack(&off, NULL);
+    free(p);
+}
+
+static void alt_key_make(void) {
+    pthread_key_create(&alt_key, alt_free);
+}
+
+/* Gives the calling thread an alternate signal stack unless it has one (ASan makes its
+ * own; replacing it would make ASan unmap ours at thread exit). */
+static void alt_stack_ensure(void) {
+    if (alt_checked) return;
+    alt_checked = true;
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;
+    void *p = malloc(ALT_STACK_BYTES);
+    if (!p) return;
+    stack_t ss = {.ss_sp = p, .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
+    pthread_once(&alt_once, alt_key_make);
+    if (sigaltstack(&ss, NULL) < 0 || pthread_setspecific(alt_key, p) != 0) {
+        stack_t off = {.ss_flags = SS_DISABLE};
+        sigaltstack(&off, NULL);
+        free(p);
+    }
+}
+
+/* Runs fn(arg) under the guard. Returns fn's result, or -1 with *sig set after a fault. */
+static int guarded(int (*fn)(void *), void *arg, int *sig) {
+    alt_stack_ensure();
+    sigjmp_buf jb;
+    sigjmp_buf *volatile outer = guard_jmp; /* not expected, but keep a caller's guard */
+    if (sigsetjmp(jb, 1) != 0) {
+        guard_jmp = outer;
+        *sig = guard_sig;
+        return -1;
+    }
+    guard_jmp = &jb;
+    int rc = fn(arg);
+    guard_jmp = outer;
+    *sig = 0;
+    return rc;
+}
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    default: return "a signal";
+    }
+}
+
+/* ---- plugin records ---------------------------------------------------------------------- */
+
+static void plugin_free(nnd_ext_plugin *p) {
+    if (!p) return;
+    if (p->dl) dlclose(p->dl);
+    free(p->types);
+    free(p->info_types);
+    free(p->ops);
+    free(p->oem);
+    free(p->path);
+    free(p);
+}
+
+static void plugin_ref(nnd_ext_plugin *p) {
+    atomic_fetch_add(&p->refs, 1);
+}
+
+static void plugin_unref(nnd_ext_plugin *p) {
+    if (atomic_fetch_sub(&p->refs, 1) != 1) return;
+    /* Nobody can look this id up any more: only holders do, and there are none. */
+    atomic_store(&slots[p->id], NULL);
+    plugin_free(p);
+}
+
+static nnd_ext_plugin *slot(int32_t code) {
+    uint32_t id = (uint32_t)code >> 16;
+    return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
+}
+
+static const ext_type *find_type(const nnd_ext_plugin *p, uint16_t code) {
+    for (uint32_t i = 0; i < p->n_types; i++)
+        if (p->types[i].code == code) return &p->types[i];
+    return NULL;
+}
+
+bool nnd_ext_type_info(int32_t code, size_t *size, bool *tensor, const char **name) {
+    const nnd_ext_plugin *p = slot(code);
+    const ext_type *t = p ? find_type(p, (uint16_t)code) : NULL;
+    if (!t) return false;
+    if (size) *size = t->size;
+    if (tensor) *tensor = t->tensor;
+    if (name) *name = t->name;
+    return true;
+}
+
+const nnd_op_def *nnd_ext_op_def(int32_t code) {
+    if (code == NND_OP_OEM_OPERATION) {
+        const nnd_ext_plugin *p = atomic_load(&oem_owner);
+        return p && p->oem ? &p->oem->def : NULL;
+    }
+    const nnd_ext_plugin *p = slot(code);
+    for (uint32_t i = 0; p && i < p->n_ops; i++)
+        if (p->ops[i].op->code == (uint16_t)code) return &p->ops[i].def;
+    return NULL;
+}
+
+/* ---- extension operations as engine operations -------------------------------------------- */
+
+enum { STAGE_VALIDATE, STAGE_PREPARE, STAGE_EXECUTE };
+static const char *const stage_names[] = {"validate", "prepare", "execute"};
+
+typedef struct ext_invocation {
+    const nnd_ext_operation *op;
+    int stage;
+    nnd_ext_call *call;
+} ext_invocation;
+
+static int invoke(void *arg) {
+    ext_invocation *v = arg;
+    switch (v->stage) {
+    case STAGE_VALIDATE: return v->op->validate(v->call);
+    case STAGE_PREPARE: return v->op->prepare(v->call);
+    default: return v->op->execute(v->call);
+    }
+}
+
+static void describe(nnd_ext_operand *o, const nnd_tensor *t) {
+    memset(o, 0, sizeof *o);
+    const nnd_ext_plugin *p = slot(t->type);
+    o->extension = p ? p->name : NULL;
+    o->type = p ? (int32_t)(uint16_t)t->type : t->type;
+    o->is_tensor = nnd_type_is_tensor(t->type);
+    o->element_size = (uint32_t)nnd_type_size(t->type);
+    o->rank = t->rank <= NND_EXT_MAX_RANK ? t->rank : NND_EXT_MAX_RANK;
+    memcpy(o->dims, t->dims, sizeof(uint32_t) * o->rank);
+    o->scale = t->scale;
+    o->zero_point = t->zero_point;
+    o->extension_data = t->extension_data;
+    o->extension_len = t->extension_len;
+    o->data = t->data;
+    o->length = t->bytes;
+    o->is_constant = t->lifetime == NND_CONSTANT_COPY || t->lifetime == NND_CONSTANT_REFERENCE;
+    o->omitted = t->lifetime == NND_NO_VALUE;
+}
+
+/* Outputs a plugin's prepare() may set: bounded rank, every dimension known, and a byte
+ * size that cannot overflow the engine's arithmetic. */
+static bool shape_ok(const nnd_ext_operand *o) {
+    if (!o->is_tensor) return o->rank == 0;
+    if (o->rank == 0 || o->rank > NND_EXT_MAX_RANK) return false;
+    uint64_t bytes = o->element_size ? o->element_size : 1;
+    for (uint32_t r = 0; r < o->rank; r++) {
+        if (o->dims[r] == 0 || bytes > (UINT64_C(1) << 48) / o->dims[r]) return false;
+        bytes *= o->dims[r];
+    }
+    return true;
+}
+
+/* Runs one stage of an extension operation for the engine context c. */
+static nnd_status run_stage(nnd_op_ctx *c, int stage) {
+    const ext_op *x = (const ext_op *)c->def;
+    nnd_ext_plugin *p = x->plugin;
+    if (atomic_load(&p->faulted)) {
+        nnd_errf(c->err, c->errlen,
+                 "%s #%u: extension %s is disabled after a fault; `nndctl reload` loads it again",
+                 x->def.name, c->index, p->name);
+        return NND_GENERAL_FAILURE;
+    }
+    if (c->n_in == 0) {
+        nnd_errf(c->err, c->errlen, "%s #%u: extension operations need at least one input",
+                 x->def.name, c->index);
+        return NND_INVALID_ARGUMENT;
+    }
+    uint32_t n = c->n_in + c->n_out;
+    nnd_ext_operand small[16];
+    nnd_ext_operand *ops = n <= 16 ? small : malloc(sizeof *ops * n);
+    if (!ops) {
+        nnd_errf(c->err, c->errlen, "%s #%u: out of memory", x->def.name, c->index);
+        return NND_GENERAL_FAILURE;
+    }
+    for (uint32_t j = 0; j < c->n_in; j++)
+        describe(&ops[j], c->in[j]);
+    for (uint32_t j = 0; j < c->n_out; j++)
+        describe(&ops[c->n_in + j], c->out[j]);
+    char msg[NND_ERR_LEN] = "";
+    nnd_ext_call call = {.operation = x == p->oem ? NND_OP_OEM_OPERATION : x->op->code,
+                         .index = c->index,
+                         .n_inputs = c->n_in,
+                         .n_outputs = c->n_out,
+                         .inputs = ops,
+                         .outputs = ops + c->n_in,
+                         .relaxed = c->relaxed,
+                         .err = msg,
+                         .errlen = sizeof msg};
+    ext_invocation v = {.op = x->op, .stage = stage, .call = &call};
+    int sig = 0;
+    int rc = guarded(invoke, &v, &sig);
+    msg[sizeof msg - 1] = '\0';
+    nnd_status s;
+    if (sig) {
+        atomic_store(&p->faulted, true);
+        atomic_fetch_add(&n_faults, 1);
+        logf_(0, "extension %s (%s): %s in %s of %s #%u; the plugin is disabled until reload",
+              p->name, p->path, signal_name(sig), stage_names[stage], x->def.name, c->index);
+        nnd_errf(c->err, c->errlen,
+                 "%s #%u: the extension faulted (%s in %s) and is disabled until `nndctl reload`",
+                 x->def.name, c->index, signal_name(sig), stage_names[stage]);
+        s = NND_GENERAL_FAILURE;
+    } else if (rc == NND_EXT_OK) {
+        s = NND_OK;
+    } else if (rc == NND_EXT_DEFER && stage == STAGE_PREPARE) {
+        s = NND_DEFER;
+    } else if (rc == NND_EXT_INVALID || rc == NND_EXT_UNSUPPORTED || rc == NND_EXT_FAILED) {
+        s = rc == NND_EXT_INVALID  ? NND_INVALID_ARGUMENT
+            : rc == NND_EXT_FAILED ? NND_GENERAL_FAILURE
+                                   : NND_UNSUPPORTED;
+        nnd_errf(c->err, c->errlen, "%s #%u: %s", x->def.name, c->index,
+                 *msg ? msg
+                      : (rc == NND_EXT_UNSUPPORTED ? "not supported by the extension"
+                                                   : "refused by the extension"));
+    } else {
+        nnd_errf(c->err, c->errlen, "%s #%u: the extension's %s returned an unknown status %d",
+                 x->def.name, c->index, stage_names[stage], rc);
+        s = NND_GENERAL_FAILURE;
+    }
+    if (s == NND_OK && stage == STAGE_PREPARE) {
+        for (uint32_t j = 0; j < c->n_out && s == NND_OK; j++) {
+            const nnd_ext_operand *o = &ops[c->n_in + j];
+            if (!shape_ok(o)) {
+                nnd_errf(c->err, c->errlen,
+                         "%s #%u: the extension gave output %u an invalid or too large shape",
+                         x->def.name, c->index, j);
+                s = NND_GENERAL_FAILURE;
+                break;
+            }
+            nnd_tensor *t = c->out[j];
+            memset(t->dims, 0, sizeof t->dims);
+            t->rank = o->rank;
+            memcpy(t->dims, o->dims, sizeof(uint32_t) * o->rank);
+        }
+    }
+    if (ops != small) free(ops);
+    return s;
+}
+
+static nnd_status ext_check(nnd_op_ctx *c) {
+    return run_stage(c, STAGE_VALIDATE);
+}
+static nnd_status ext_shape(nnd_op_ctx *c) {
+    return run_stage(c, STAGE_PREPARE);
+}
+static nnd_status ext_run(nnd_op_ctx *c) {
+    return run_stage(c, STAGE_EXECUTE);
+}
+
+static void op_init(ext_op *x, nnd_ext_plugin *p, const nnd_ext_operation *op, int32_t code) {
+    memset(x, 0, sizeof *x);
+    x->op = op;
+    x->plugin = p;
+    snprintf(x->name, sizeof x->name, "%s:%s", p->name, op->name ? op->name : "?");
+    x->def.code = code;
+    x->def.name = x->name;
+    x->def.check = ext_check;
+    x->def.shape = ext_shape;
+    x->def.kernels[0].type = NND_KERNEL_ANY_TYPE;
+    x->def.kernels[0].run = ext_run;
+    x->def.key_input = 0;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+/* Reverse domain: two or more labels of [a-z0-9_-], joined by single dots. */
+static bool valid_name(const char *s) {
+    size_t n = strnlen(s, MAX_NAME + 1);
+    if (n == 0 || n > MAX_NAME || s[0] == '.' || s[n - 1] == '.') return false;
+    int dots = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '.') {
+            if (s[i + 1] == '.') return false;
+            dots++;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                     ch == '-')) {
+            return false;
+        }
+    }
+    return dots >= 1;
+}
+
+static bool valid_op(const nnd_ext_operation *op) {
+    return op->validate && op->prepare && op->execute;
+}
+
+typedef struct check_args {
+    const nnd_extension *x;
+    char *why;
+    size_t whylen;
+} check_args;
+
+/* Checks the descriptor a plugin exports. Runs under the guard: a plugin with wild
+ * pointers in it is refused rather than taking the daemon down. */
+static int check_descriptor(void *arg) {
+    check_args *a = arg;
+    const nnd_extension *x = a->x;
+    if (x->abi_version != NND_EXTENSION_ABI_VERSION) {
+        snprintf(a->why, a->whylen, "built for extension ABI %u, this daemon speaks ABI %u",
+                 x->abi_version, NND_EXTENSION_ABI_VERSION);
+        return -1;
+    }
+    if (x->struct_size != sizeof(nnd_extension)) {
+        snprintf(a->why, a->whylen, "ABI mismatch: descriptor of %u bytes, ABI %u has %zu",
+                 x->struct_size, NND_EXTENSION_ABI_VERSION, sizeof(nnd_extension));
+        return -1;
+    }
+    if (!x->name || !valid_name(x->name)) {
+        snprintf(a->why, a->whylen, "bad extension name \"%.*s\" (want a reverse domain name)",
+                 MAX_NAME, x->name ? x->name : "");
+        return -1;
+    }
+    if ((x->n_operand_types && !x->operand_types) || (x->n_operations && !x->operations) ||
+        x->n_operand_types > 0x10000 || x->n_operations > 0x10000) {
+        snprintf(a->why, a->whylen, "operand type or operation table missing or too long");
+        return -1;
+    }
+    for (uint32_t i = 0; i < x->n_operand_types; i++) {
+        const nnd_ext_operand_type *t = &x->operand_types[i];
+        if (t->byte_size == 0) {
+            snprintf(a->why, a->whylen, "operand type %u has byte size 0", t->code);
+            return -1;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (x->operand_types[k].code == t->code) {
+                snprintf(a->why, a->whylen, "operand type code %u appears twice", t->code);
+                return -1;
+            }
+    }
+    for (uint32_t i = 0; i < x->n_operations; i++) {
+        const nnd_ext_operation *op = &x->operations[i];
+        if (!valid_op(op)) {
+            snprintf(a->why, a->whylen, "operation %u lacks validate, prepare or execute",
+                     op->code);
+            return -1;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (x->operations[k].code == op->code) {
+                snprintf(a->why, a->whylen, "operation code %u appears twice", op->code);
+                return -1;
+            }
+    }
+    if (x->oem_operation && !valid_op(x->oem_operation)) {
+        snprintf(a->why, a->whylen, "its OEM operation lacks validate, prepare or execute");
+        return -1;
+    }
+    /* Touch every name now, so that a bad pointer faults here rather than later. */
+    for (uint32_t i = 0; i < x->n_operand_types; i++)
+        if (x->operand_types[i].name) (void)strlen(x->operand_types[i].name);
+    for (uint32_t i = 0; i < x->n_operations; i++)
+        if (x->operations[i].name) (void)strlen(x->operations[i].name);
+    if (x->version) (void)strlen(x->version);
+    return 0;
+}
+
+static void refuse(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(const char *path, const char *fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    logf_(0, "extension %s refused: %s", path, why);
+    char **r = realloc(refused, sizeof *r * (2 * (size_t)n_refused + 2));
+    if (!r) return;
+    refused = r;
+    refused[2 * n_refused] = strdup(path);
+    refused[2 * n_refused + 1] = strdup(why);
+    if (refused[2 * n_refused] && refused[2 * n_refused + 1]) {
+        n_refused++;
+    } else {
+        free(refused[2 * n_refused]);
+        free(refused[2 * n_refused + 1]);
+    }
+}
+
+static bool take_id(uint16_t *id) {
+    for (uint32_t k = 0; k < NND_EXT_MAX_ID; k++) {
+        uint16_t i = next_id;
+        next_id = next_id == NND_EXT_MAX_ID ? 1 : next_id + 1;
+        if (!atomic_load(&slots[i])) {
+            *id = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Builds the record for a checked descriptor; NULL when out of memory. */
+static nnd_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char *path) {
+    nnd_ext_plugin *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->dl = dl;
+    p->x = x;
+    snprintf(p->name, sizeof p->name, "%s", x->name);
+    snprintf(p->version, sizeof p->version, "%s", x->version ? x->version : "");
+    p->path = strdup(path);
+    p->n_types = x->n_operand_types;
+    p->types = calloc(p->n_types + 1, sizeof *p->types);
+    p->info_types = calloc(p->n_types + 1, sizeof *p->info_types);
+    p->n_ops = x->n_operations;
+    p->ops = calloc(p->n_ops + 1, sizeof *p->ops);
+    if (x->oem_operation) p->oem = malloc(sizeof *p->oem);
+    if (!p->path || !p->types || !p->info_types || !p->ops || (x->oem_operation && !p->oem)) {
+        p->dl = NULL; /* the caller closes it */
+        plugin_free(p);
+        return NULL;
+    }
+    atomic_init(&p->refs, 1);
+    atomic_init(&p->faulted, false);
+    return p;
+}
+
+/* Gives p its id and the engine codes of its operations, and publishes it. */
+static void plugin_publish(nnd_ext_plugin *p, uint16_t id) {
+    const nnd_extension *x = p->x;
+    p->id = id;
+    for (uint32_t i = 0; i < p->n_types; i++) {
+        const nnd_ext_operand_type *t = &x->operand_types[i];
+        p->types[i].code = t->code;
+        p->types[i].tensor = t->is_tensor;
+        p->types[i].size = t->byte_size;
+        snprintf(p->types[i].name, sizeof p->types[i].name, "%s:%s", p->name,
+                 t->name ? t->name : "?");
+        p->info_types[i] = *t;
+    }
+    for (uint32_t i = 0; i < p->n_ops; i++)
+        op_init(&p->ops[i], p, &x->operations[i],
+                (int32_t)((uint32_t)id << 16 | x->operations[i].code));
+    if (p->oem) op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
+    atomic_store(&slots[id], p);
+}
+
+static void load_one(const char *path) {
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        refuse(path, "%s", strerror(errno));
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        refuse(path, "not a regular file");
+        return;
+    }
+    /* Whatever is in the directory runs inside the daemon: refuse what anyone may edit. */
+    if (st.st_mode & S_IWOTH) {
+        refuse(path, "writable by everyone");
+        return;
+    }
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *e = dlerror();
+        refuse(path, "dlopen: %s", e ? e : "failed");
+        return;
+    }
+    const nnd_extension *x = dlsym(dl, NND_EXTENSION_SYMBOL);
+    if (!x) {
+        refuse(path, "exports no %s", NND_EXTENSION_SYMBOL);
+        dlclose(dl);
+        return;
+    }
+    char why[300] = "";
+    check_args a = {.x = x, .why = why, .whylen = sizeof why};
+    int sig = 0;
+    int rc = guarded(check_descriptor, &a, &sig);
+    if (sig || rc) {
+        if (sig) snprintf(why, sizeof why, "%s while reading its descriptor", signal_name(sig));
+        refuse(path, "%s", why);
+        dlclose(dl);
+        return;
+    }
+    for (uint32_t i = 0; i < n_current; i++)
+        if (!strcmp(current[i]->name, x->name)) {
+            refuse(path, "duplicate extension name %s (already loaded from %s)", x->name,
+                   current[i]->path);
+            dlclose(dl);
+            return;
+        }
+    if (x->oem_operation)
+        for (uint32_t i = 0; i < n_current; i++)
+            if (current[i]->oem) {
+                refuse(path, "claims OEM_OPERATION, already claimed by %s", current[i]->name);
+                dlclose(dl);
+                return;
+            }
+    uint16_t id;
+    if (n_current == NND_EXT_MAX_LOADED || !take_id(&id)) {
+        refuse(path, "too many extensions loaded");
+        dlclose(dl);
+        return;
+    }
+    nnd_ext_plugin *p = plugin_make(dl, x, path);
+    if (!p) {
+        refuse(path, "out of memory");
+        dlclose(dl);
+        return;
+    }
+    plugin_publish(p, id);
+    current[n_current++] = p;
+    if (p->oem) atomic_store(&oem_owner, p);
+    logf_(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
+          *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
+          p->oem ? ", claims OEM_OPERATION" : "");
+}
+
+/* Drops the current set and the refusals. Called with reg_lock held. */
+static void clear_locked(void) {
+    atomic_store(&oem_owner, NULL);
+    for (uint32_t i = 0; i < n_current; i++)
+        plugin_unref(current[i]);
+    n_current = 0;
+    for (uint32_t i = 0; i < 2 * n_refused; i++)
+        free(refused[i]);
+    free(refused);
+    refused = NULL;
+    n_refused = 0;
+}
+
+static int so_file(const struct dirent *e) {
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
+}
+
+int nnd_ext_load_dir(const char *dir, char *err, size_t errlen) {
+    pthread_once(&guard_once, guard_install);
+    pthread_mutex_lock(&reg_lock);
+    /* The old set goes first: a plugin that no model holds is closed, so a file replaced
+     * on disk is opened afresh (dlopen hands back an object still open by path). */
+    clear_locked();
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, so_file, alphasort);
+    if (n < 0) {
+        nnd_errf(err, errlen, "cannot read extensions directory %s: %s", dir, strerror(errno));
+        pthread_mutex_unlock(&reg_lock);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path)
+            load_one(path);
+        free(names[i]);
+    }
+    free(names);
+    int loaded = (int)n_current;
+    pthread_mutex_unlock(&reg_lock);
+    return loaded;
+}
+
+void nnd_ext_unload_all(void) {
+    pthread_mutex_lock(&reg_lock);
+    clear_locked();
+    pthread_mutex_unlock(&reg_lock);
+}
+
+uint32_t nnd_ext_count(void) {
+    pthread_mutex_lock(&reg_lock);
+    uint32_t n = n_current;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
+bool nnd_ext_get(uint32_t i, nnd_ext_info *out) {
+    pthread_mutex_lock(&reg_lock);
+    bool ok = i < n_current;
+    if (ok) {
+        const nnd_ext_plugin *p = current[i];
+        out->name = p->name;
+        out->version = p->version;
+        out->path = p->path;
+        out->n_operand_types = p->n_types;
+        out->operand_types = p->info_types;
+        out->n_operations = p->n_ops;
+        out->oem = p->oem != NULL;
+        out->faulted = atomic_load(&p->faulted);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return ok;
+}
+
+uint32_t nnd_ext_refused_count(void) {
+    pthread_mutex_lock(&reg_lock);
+    uint32_t n = n_refused;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
+bool nnd_ext_refused(uint32_t i, const char **path, const char **reason) {
+    pthread_mutex_lock(&reg_lock);
+    bool ok = i < n_refused;
+    if (ok) {
+        *path = refused[2 * i];
+        *reason = refused[2 * i + 1];
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return ok;
+}
+
+uint64_t nnd_ext_faults(void) {
+    return atomic_load(&n_faults);
+}
+
+uint16_t nnd_ext_resolve(const char *name) {
+    pthread_mutex_lock(&reg_lock);
+    uint16_t id = 0;
+    for (uint32_t i = 0; i < n_current && !id; i++)
+        if (!strcmp(current[i]->name, name)) id = current[i]->id;
+    pthread_mutex_unlock(&reg_lock);
+    return id;
+}
+
+bool nnd_ext_oem_claimed(void) {
+    return atomic_load(&oem_owner) != NULL;
+}
+
+/* ---- references from prepared models ---------------------------------------------------- */
+
+static nnd_status hold_code(int32_t code, nnd_ext_plugin **held, uint32_t *n, char *err,
+                            size_t errlen) {
+    nnd_ext_plugin *p;
+    if (code == NND_OP_OEM_OPERATION || code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE)
+        p = atomic_load(&oem_owner);
+    else if (nnd_ext_is_code(code))
+        p = slot(code);
+    else
+        return NND_OK;
+    if (!p) {
+        /* OEM types without a claimant are checked (and refused) elsewhere. */
+        if (!nnd_ext_is_code(code)) return NND_OK;
+        nnd_errf(err, errlen, "extension code 0x%08x names no loaded extension", (unsigned)code);
+        return NND_INVALID_ARGUMENT;
+    }
+    for (uint32_t i = 0; i < *n; i++)
+        if (held[i] == p) return NND_OK;
+    plugin_ref(p);
+    held[(*n)++] = p;
+    return NND_OK;
+}
+
+nnd_status nnd_ext_hold_model(const nnd_model_desc *m, nnd_ext_plugin ***out, uint32_t *n_out,
+                              char *err, size_t errlen) {
+    *out = NULL;
+    *n_out = 0;
+    /* At most one entry per loaded plugin; the current set bounds it. */
+    nnd_ext_plugin **held = NULL;
+    uint32_t n = 0, cap = 0;
+    nnd_status s = NND_OK;
+    for (uint32_t i = 0; i < m->n_operands + m->n_operations && !s; i++) {
+        int32_t code =
+            i < m->n_operands ? m->operands[i].type : m->operations[i - m->n_operands].type;
+        if (!nnd_ext_is_code(code) && code != NND_OP_OEM_OPERATION && code != NND_OEM_SCALAR &&
+            code != NND_TENSOR_OEM_BYTE)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4;
+            nnd_ext_plugin **h = realloc(held, sizeof *h * cap);
+            if (!h) {
+                nnd_errf(err, errlen, "out of memory");
+                s = NND_GENERAL_FAILURE;
+                break;
+            }
+            held = h;
+        }
+        s = hold_code(code, held, &n, err, errlen);
+    }
+    if (s || n == 0) {
+        nnd_ext_release(held, n);
+        return s;
+    }
+    *out = held;
+    *n_out = n;
+    return NND_OK;
+}
+
+void nnd_ext_release(nnd_ext_plugin **held, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        plugin_unref(held[i]);
+    free(held);
+}

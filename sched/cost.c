@@ -1,0 +1,195 @@
+/* cost.c: throughput probes through the engine, and per-operation estimates. See cost.h. */
+#include "cost.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CHAIN  32    /* ADDs in the overhead probe */
+#define BIG    65536 /* elements of the memory probe */
+#define FC_IN  256   /* the arithmetic probe: [FC_ROWS, FC_IN] x [FC_IN, FC_OUT] */
+#define FC_OUT 256
+#define FC_ROWS 8
+#define REPS   5
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static nnd_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
+    nnd_operand_desc o;
+    memset(&o, 0, sizeof o);
+    o.type = NND_TENSOR_FLOAT32;
+    o.rank = d1 ? 2 : 1;
+    o.dims[0] = d0;
+    o.dims[1] = d1;
+    o.lifetime = lifetime;
+    return o;
+}
+
+/* Prepares m, runs it once to warm up, then REPS times; the fastest run in ns, or 0. */
+static uint64_t time_model(const nnd_model_desc *m, float *in, size_t in_len, float *out,
+                           size_t out_len, nnd_cost *total) {
+    nnd_prepared *p = NULL;
+    char err[NND_ERR_LEN];
+    if (nnd_prepare(m, &p, err, sizeof err) != NND_OK) return 0;
+    memset(total, 0, sizeof *total);
+    for (uint32_t k = 0; k < nnd_prepared_num_operations(p); k++) {
+        nnd_cost c = nnd_prepared_step_cost(p, k);
+        total->flops += c.flops;
+        total->bytes += c.bytes;
+    }
+    nnd_exec *e = nnd_exec_create(p);
+    uint64_t best = 0;
+    uint32_t ni = nnd_prepared_num_inputs(p);
+    nnd_io io_in[2], io_out[1];
+    memset(io_in, 0, sizeof io_in);
+    memset(io_out, 0, sizeof io_out);
+    for (uint32_t i = 0; i < ni; i++) {
+        io_in[i].data = in;
+        io_in[i].length = in_len * sizeof(float);
+    }
+    io_out[0].data = out;
+    io_out[0].length = out_len * sizeof(float);
+    for (int r = 0; e && r <= REPS; r++) {
+        uint64_t t0 = now_ns();
+        if (nnd_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err) != NND_OK) {
+            best = 0;
+            break;
+        }
+        uint64_t t = now_ns() - t0;
+        if (r > 0 && (!best || t < best)) best = t ? t : 1;
+    }
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+    return best;
+}
+
+/* CHAIN ADDs of [4]: t0 = a + b, t1 = t0 + b, ..., out = t30 + b. */
+static uint64_t probe_chain(float *buf, nnd_cost *c) {
+    enum { N = CHAIN + 3 };
+    nnd_operand_desc ops[N];
+    nnd_operation_desc opn[CHAIN];
+    uint32_t in_lists[CHAIN][3], out_lists[CHAIN][1];
+    int32_t act = 0;
+    ops[0] = tensor(NND_MODEL_INPUT, 4, 0);
+    ops[1] = tensor(NND_MODEL_INPUT, 4, 0);
+    memset(&ops[2], 0, sizeof ops[2]);
+    ops[2].type = NND_INT32;
+    ops[2].lifetime = NND_CONSTANT_COPY;
+    ops[2].length = 4;
+    for (uint32_t k = 0; k < CHAIN; k++) {
+        uint32_t out = 3 + k;
+        ops[out] = tensor(k + 1 == CHAIN ? NND_MODEL_OUTPUT : NND_TEMPORARY, 4, 0);
+        in_lists[k][0] = k == 0 ? 0 : out - 1;
+        in_lists[k][1] = 1;
+        in_lists[k][2] = 2;
+        out_lists[k][0] = out;
+        opn[k] = (nnd_operation_desc){NND_OP_ADD, 3, in_lists[k], 1, out_lists[k]};
+    }
+    uint32_t inputs[2] = {0, 1}, outputs[1] = {N - 1};
+    nnd_model_desc m = {.n_operands = N,
+                        .operands = ops,
+                        .n_operations = CHAIN,
+                        .operations = opn,
+                        .n_inputs = 2,
+                        .inputs = inputs,
+                        .n_outputs = 1,
+                        .outputs = outputs,
+                        .operand_values = (const uint8_t *)&act,
+                        .operand_values_len = 4};
+    return time_model(&m, buf, 4, buf + 64, 4, c);
+}
+
+/* out = a + b over BIG floats. */
+static uint64_t probe_add(float *buf, nnd_cost *c) {
+    nnd_operand_desc ops[4] = {tensor(NND_MODEL_INPUT, BIG, 0), tensor(NND_MODEL_INPUT, BIG, 0),
+                               {0}, tensor(NND_MODEL_OUTPUT, BIG, 0)};
+    ops[2].type = NND_INT32;
+    ops[2].lifetime = NND_CONSTANT_COPY;
+    ops[2].length = 4;
+    int32_t act = 0;
+    uint32_t in_list[3] = {0, 1, 2}, out_list[1] = {3}, inputs[2] = {0, 1}, outputs[1] = {3};
+    nnd_operation_desc op = {NND_OP_ADD, 3, in_list, 1, out_list};
+    nnd_model_desc m = {.n_operands = 4,
+                        .operands = ops,
+                        .n_operations = 1,
+                        .operations = &op,
+                        .n_inputs = 2,
+                        .inputs = inputs,
+                        .n_outputs = 1,
+                        .outputs = outputs,
+                        .operand_values = (const uint8_t *)&act,
+                        .operand_values_len = 4};
+    return time_model(&m, buf, BIG, buf + BIG, BIG, c);
+}
+
+/* out = FULLY_CONNECTED(x [FC_ROWS, FC_IN], w [FC_OUT, FC_IN], bias [FC_OUT]). */
+static uint64_t probe_fc(float *buf, nnd_cost *c) {
+    size_t w_bytes = sizeof(float) * FC_OUT * FC_IN, b_bytes = sizeof(float) * FC_OUT;
+    uint8_t *values = calloc(1, w_bytes + b_bytes + 4);
+    if (!values) return 0;
+    float *w = (float *)values;
+    for (size_t i = 0; i < (size_t)FC_OUT * FC_IN; i++)
+        w[i] = (float)(i % 7) * 0.01f;
+    nnd_operand_desc ops[5] = {tensor(NND_MODEL_INPUT, FC_ROWS, FC_IN),
+                               tensor(NND_CONSTANT_COPY, FC_OUT, FC_IN),
+                               tensor(NND_CONSTANT_COPY, FC_OUT, 0),
+                               {0},
+                               tensor(NND_MODEL_OUTPUT, FC_ROWS, FC_OUT)};
+    ops[1].length = w_bytes;
+    ops[2].offset = w_bytes;
+    ops[2].length = b_bytes;
+    ops[3].type = NND_INT32;
+    ops[3].lifetime = NND_CONSTANT_COPY;
+    ops[3].offset = w_bytes + b_bytes;
+    ops[3].length = 4;
+    uint32_t in_list[4] = {0, 1, 2, 3}, out_list[1] = {4}, inputs[1] = {0}, outputs[1] = {4};
+    nnd_operation_desc op = {NND_OP_FULLY_CONNECTED, 4, in_list, 1, out_list};
+    nnd_model_desc m = {.n_operands = 5,
+                        .operands = ops,
+                        .n_operations = 1,
+                        .operations = &op,
+                        .n_inputs = 1,
+                        .inputs = inputs,
+                        .n_outputs = 1,
+                        .outputs = outputs,
+                        .operand_values = values,
+                        .operand_values_len = w_bytes + b_bytes + 4};
+    uint64_t t = time_model(&m, buf, FC_ROWS * FC_IN, buf + FC_ROWS * FC_IN, FC_ROWS * FC_OUT, c);
+    free(values);
+    return t;
+}
+
+void nnd_throughput_measure(nnd_throughput *t) {
+    uint64_t t0 = now_ns();
+    /* Defaults: a slow machine, so that a failed probe errs toward refusing. */
+    t->flops_per_ns = 0.5;
+    t->bytes_per_ns = 2.0;
+    t->op_ns = 2000;
+    float *buf = calloc(2 * BIG + 64, sizeof(float));
+    if (buf) {
+        for (size_t i = 0; i < 2 * BIG; i++)
+            buf[i] = (float)(i % 13);
+        nnd_cost c;
+        uint64_t ns = probe_chain(buf, &c);
+        if (ns) t->op_ns = (double)ns / CHAIN;
+        ns = probe_add(buf, &c);
+        if (ns && (double)ns > t->op_ns) t->bytes_per_ns = c.bytes / ((double)ns - t->op_ns);
+        ns = probe_fc(buf, &c);
+        if (ns) {
+            double left = (double)ns - t->op_ns - c.bytes / t->bytes_per_ns;
+            if (left < (double)ns / 10) left = (double)ns / 10;
+            t->flops_per_ns = c.flops / left;
+        }
+        free(buf);
+    }
+    t->took_ns = now_ns() - t0;
+}
+
+double nnd_cost_step_ns(const nnd_throughput *t, const nnd_prepared *p, uint32_t k) {
+    nnd_cost c = nnd_prepared_step_cost(p, k);
+    return t->op_ns + c.flops / t->flops_per_ns + c.bytes / t->bytes_per_ns;
+}

@@ -1,0 +1,26 @@
+/* hist: latency histogram with bounded relative error, for percentiles in status.
+ *
+ * Contract:
+ * - Log-linear buckets: 16 per power of two from 1 us, so any percentile is reported
+ *   within about 6% of the true value; values under 1 us share the first bucket, values
+ *   past ~2^40 us the last. Fixed size, no allocation; not thread-safe.
+ */
+#ifndef NND_SCHED_HIST_H
+#define NND_SCHED_HIST_H
+
+#include <stdint.h>
+
+#define NND_HIST_SUB     16
+#define NND_HIST_OCTAVES 40
+#define NND_HIST_BUCKETS (NND_HIST_SUB * NND_HIST_OCTAVES)
+
+typedef struct nnd_hist {
+    uint64_t count;
+    uint64_t b[NND_HIST_BUCKETS];
+} nnd_hist;
+
+void nnd_hist_add(nnd_hist *h, uint64_t ns);
+/* The q-quantile (0 < q <= 1) in ns: the upper edge of the bucket that holds it; 0 when empty. */
+uint64_t nnd_hist_quantile(const nnd_hist *h, double q);
+
+#endif

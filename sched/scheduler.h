@@ -1,0 +1,200 @@
+/* scheduler: quality of service for executions. Admission, the queues (queue.h), a pool of
+ * worker threads that run the engine, checkpoints between operations for deadlines,
+ * cancellation and preemption, per-model execution-time estimates (estimate.h, cost.h),
+ * and the figures an operator watches.
+ *
+ * Contract:
+ * - Threads: nnd_sched_new() starts cfg.workers threads, at cfg.worker_nice: computation
+ *   yields the CPU to the owner's thread. Every other call is made from
+ *   one thread, the owner's (the daemon's event loop). Finished jobs are handed back to
+ *   the owner: a worker calls wake() (from its own thread), and the owner then calls
+ *   nnd_sched_drain(), which calls each finished job's done() on the owner's thread.
+ * - Admission (nnd_sched_submit, on submit, and again when a worker takes the job):
+ *     deadline already past, or the typical run longer than the time left even on an
+ *       idle device                                 -> MISSED_DEADLINE_PERSISTENT
+ *     would miss only because of work ahead of it   -> MISSED_DEADLINE_TRANSIENT
+ *     the app's queue full, or its memory quota (execution temporaries of its queued
+ *       and running work) exhausted                 -> RESOURCE_EXHAUSTED_TRANSIENT
+ *     one execution needs more memory than the device allows
+ *                                                   -> RESOURCE_EXHAUSTED_PERSISTENT
+ *   Work ahead is the queue's estimate (queue.h) plus what running jobs have left, over
+ *   the number of workers, stretched by how much longer than predicted recent jobs
+ *   actually waited (a busy machine runs slower than its estimates); the job itself counts
+ *   with its tail estimate, plus the recent delay between a job's end and its drain (the
+ *   reply's way out). Both corrections are the 95th percentiles of windows of recent
+ *   observations, so admission errs toward refusing. A job that is
+ *   refused at submit is not queued and gets no done(); one refused when a worker takes
+ *   it finishes with the status, `refused` saying why (PERSISTENT codes for a fresh
+ *   job, MISSED_DEADLINE_TRANSIENT for a preempted one: it had been admitted and run).
+ * - Checkpoints, between operations of a running job:
+ *     stopped (nnd_sched_cancel, or nnd_sched_free)  -> finishes with `cancelled` set
+ *     now + typical estimate of what is left > deadline
+ *                                                    -> MISSED_DEADLINE_TRANSIENT
+ *     a job of the same app and higher priority was queued while no worker was idle
+ *                                                    -> suspended and requeued ahead
+ *       of its priority; the worker serves that app next. It resumes from the operation
+ *       it stopped at with its temporaries (nnd_exec_resume), or, with cfg.restart,
+ *       starts over.
+ * - A job holds a reference on its model and the memory its inputs and outputs point
+ *   to must stay mapped until done(). Each running or suspended job owns an nnd_exec
+ *   from its model's spares (made when none is spare).
+ * - Short work: a job whose typical run is under cfg.inline_ns runs inside
+ *   nnd_sched_submit() when a worker is idle and nothing waits, sparing two thread
+ *   hand-offs; it still counts as the worker it borrows. done() comes with the next drain.
+ * - Stats are cumulative since nnd_sched_new(), except the queue depths.
+ */
+#ifndef NND_SCHED_H
+#define NND_SCHED_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cost.h"
+#include "engine.h"
+#include "estimate.h"
+#include "hist.h"
+#include "queue.h"
+
+typedef enum nnd_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } nnd_prio;
+#define NND_PRIOS 3
+
+/* A wire Priority (LOW 90, MEDIUM 100, HIGH 110; 0 = unspecified gives dflt) as an
+ * nnd_prio, or -1 for any other value. */
+int nnd_prio_from_wire(int wire, nnd_prio dflt);
+const char *nnd_prio_name(nnd_prio p); /* "low", "medium", "high" */
+
+typedef enum nnd_refusal {
+    NND_REFUSE_NONE = 0,
+    NND_REFUSE_INVALID,          /* INVALID_ARGUMENT: a priority or preference out of range */
+    NND_REFUSE_DEADLINE_PASSED,  /* MISSED_DEADLINE_PERSISTENT */
+    NND_REFUSE_TOO_SLOW,         /* MISSED_DEADLINE_PERSISTENT: cannot fit even when idle */
+    NND_REFUSE_BUSY,             /* MISSED_DEADLINE_TRANSIENT: work ahead */
+    NND_REFUSE_QUEUE_FULL,       /* RESOURCE_EXHAUSTED_TRANSIENT */
+    NND_REFUSE_MEMORY,           /* RESOURCE_EXHAUSTED_TRANSIENT */
+    NND_REFUSE_DEVICE_LIMIT,     /* RESOURCE_EXHAUSTED_PERSISTENT */
+    NND_REFUSALS
+} nnd_refusal;
+const char *nnd_refusal_name(nnd_refusal r); /* "deadline_passed", ... */
+
+typedef struct nnd_sched_config {
+    unsigned workers;       /* threads running executions (default 1: one execution at a
+                               time, for predictable latency; kernels may use every core) */
+    unsigned app_queue;     /* queued executions per app (default 64) */
+    uint64_t app_memory;    /* execution memory per app, queued and running (1 GiB) */
+    uint64_t device_memory; /* most memory one execution may need (4 GiB) */
+    bool restart;           /* preempted work starts over instead of resuming */
+    uint64_t inline_ns;     /* see "Short work" (default 100 us; 0 turns it off) */
+    int worker_nice;        /* workers' nice value, relative to the owner's (default 5) */
+    /* A per-thread count of memory faults absorbed (the daemon's SIGBUS guard), sampled
+     * around each run: a change fails the job. NULL: none. */
+    uint64_t (*fault_count)(void);
+} nnd_sched_config;
+void nnd_sched_config_default(nnd_sched_config *c);
+
+typedef struct nnd_sched nnd_sched;
+
+/* A prepared model as the scheduler sees it. Made and released on the owner's thread. */
+typedef struct nnd_sched_model {
+    const nnd_prepared *prepared;
+    nnd_prio priority; /* the compilation's */
+    size_t exec_bytes; /* temporaries of one execution */
+    uint64_t seed_ns;  /* the cost model's estimate */
+    /* scheduler-private */
+    nnd_sched *s;
+    float *done_frac; /* n_ops + 1 entries: share of the estimate done before operation k */
+    uint32_t n_ops;
+    nnd_estimator est;   /* under the scheduler's lock */
+    nnd_exec *spare[2];  /* idle executions, under the lock */
+    unsigned n_spare;
+    unsigned refs;       /* owner's thread only */
+    void (*release)(void *ctx);
+    void *release_ctx;
+} nnd_sched_model;
+
+/* Wraps p. RESOURCE_EXHAUSTED_PERSISTENT (err says why) when one execution would need
+ * more than cfg.device_memory; GENERAL_FAILURE when out of memory. On success the model
+ * holds one reference, and release(release_ctx) is called when the last one goes (it
+ * frees what keeps p alive); on failure release is never called. */
+nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio priority,
+                               void (*release)(void *), void *release_ctx,
+                               nnd_sched_model **out, char *err, size_t errlen);
+void nnd_sched_model_ref(nnd_sched_model *m);
+void nnd_sched_model_unref(nnd_sched_model *m);
+/* The current typical and tail estimates, ns. */
+void nnd_sched_model_estimate(nnd_sched_model *m, uint64_t *typical, uint64_t *tail);
+
+typedef struct nnd_job nnd_job;
+
+struct nnd_job {
+    /* Set by the submitter. */
+    nnd_sched_model *model;
+    uint32_t app; /* a uid */
+    nnd_prio prio;
+    uint64_t deadline_ns; /* absolute CLOCK_MONOTONIC, 0 = none */
+    const nnd_io *inputs, *outputs;
+    nnd_output_shape *shapes; /* one per output, or NULL */
+    void (*done)(nnd_job *j);
+    void *ctx;
+    /* Results, valid in done(). */
+    nnd_status status;
+    nnd_refusal refused; /* refused when a worker took it */
+    bool cancelled;      /* stopped by nnd_sched_cancel() or nnd_sched_free() */
+    bool deadline_met;   /* with a deadline: finished NND_OK in time */
+    uint32_t preemptions;
+    uint64_t submit_ns, start_ns, end_ns; /* start: first time a worker took it */
+    uint64_t run_ns;                      /* time on device over every run segment */
+    char err[NND_ERR_LEN];
+    /* Scheduler-private. */
+    nnd_qentry q;
+    int state;
+    atomic_bool stop;  /* checkpoint: cancelled */
+    atomic_bool yield; /* checkpoint: higher-priority work of this app waits */
+    uint32_t next_op;  /* where a suspended run continues */
+    uint64_t est_ns;   /* typical estimate of the whole run, taken at dispatch */
+    uint64_t seg_ns;   /* start of the current run segment */
+    uint64_t pred_wait_ns; /* admission's prediction of the queueing delay */
+    nnd_exec *exec;
+    nnd_job *prev, *next; /* running list or finished list */
+};
+
+/* tp NULL: the first worker measures it (nnd_throughput_measure) before this returns. */
+nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
+                         void (*wake)(void *ctx), void *wake_ctx);
+/* The throughput the cost model uses. */
+void nnd_sched_throughput(nnd_sched *s, nnd_throughput *out);
+/* Cancels what is queued, stops what runs at its next checkpoint, joins the workers,
+ * then calls done() for every job not yet drained. Models outlive it only if referenced. */
+void nnd_sched_free(nnd_sched *s);
+
+/* Admits and queues j (or runs it, see "Short work"). NND_OK: done() follows. Otherwise
+ * the refusal's status, with j->refused and j->err set; j is untouched by the scheduler
+ * from then on. */
+nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j);
+/* Queued: finishes it cancelled at the next drain. Running: stops it at its next
+ * checkpoint. Finished: nothing. */
+void nnd_sched_cancel(nnd_sched *s, nnd_job *j);
+/* Calls done() of every finished job. */
+void nnd_sched_drain(nnd_sched *s);
+/* Counts a refusal decided outside the scheduler (an invalid priority, a model refused
+ * at prepare), so that status shows every refusal. */
+void nnd_sched_note_refusal(nnd_sched *s, nnd_refusal why);
+
+typedef struct nnd_sched_stats {
+    nnd_sched_config cfg;
+    nnd_throughput throughput;
+    unsigned running;
+    size_t queued[NND_PRIOS];
+    uint64_t submitted, completed, failed, cancelled;
+    uint64_t preempted;        /* suspensions at a checkpoint */
+    uint64_t aborted_deadline; /* stopped at a checkpoint: would have missed */
+    uint64_t deadline_met, deadline_missed;
+    uint64_t refused[NND_REFUSALS];
+    uint64_t refused_at_dispatch;
+    uint64_t latency_ns[NND_PRIOS][3]; /* p50, p90, p99 of submit to finish, finished jobs */
+    uint64_t latency_count[NND_PRIOS];
+} nnd_sched_stats;
+void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *out);
+
+#endif

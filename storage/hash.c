@@ -1,0 +1,224 @@
+/* hash.c: leaf-parallel BLAKE2b over buffers and files, and huge-page buffers. See hash.h. */
+#include "hash.h"
+
+#include <blake2.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BIG_BUF    (1u << 20) /* from here on buffers are mappings */
+#define HUGE_PAGE  (2u << 20)
+#define READ_PIECE (256u << 10) /* read this much, hash it while it is in cache */
+
+int nnd_buf_alloc(nnd_buf *b, size_t len) {
+    memset(b, 0, sizeof *b);
+    if (len < BIG_BUF) {
+        size_t rounded = (len + 64) & ~(size_t)63; /* aligned_alloc wants a multiple */
+        b->p = aligned_alloc(64, rounded);
+        if (!b->p) return -ENOMEM;
+        b->len = len;
+        return 0;
+    }
+    /* Over-map so the buffer can start on a huge-page boundary. */
+    size_t map_len = len + HUGE_PAGE;
+    void *m = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -ENOMEM;
+    uintptr_t start = ((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+    madvise((void *)start, len, MADV_HUGEPAGE); /* advice only: fine if refused */
+    b->map = m;
+    b->map_len = map_len;
+    b->p = (uint8_t *)start;
+    b->len = len;
+    return 0;
+}
+
+void nnd_buf_free(nnd_buf *b) {
+    if (b->map)
+        munmap(b->map, b->map_len);
+    else
+        free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+nnd_buf *nnd_buf_detach(nnd_buf *b) {
+    nnd_buf *h = malloc(sizeof *h);
+    if (!h) return NULL;
+    *h = *b;
+    memset(b, 0, sizeof *b);
+    return h;
+}
+
+void nnd_buf_release(void *heap_buf) {
+    nnd_buf *b = heap_buf;
+    if (!b) return;
+    nnd_buf_free(b);
+    free(b);
+}
+
+void nnd_hex(const uint8_t *bytes, size_t n, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+/* ---- leaf-parallel hashing ------------------------------------------------------------ */
+
+typedef struct seg {
+    int fd;             /* read from here into dst, or -1 to hash src in place */
+    const uint8_t *src; /* the bytes to hash (dst when reading) */
+    uint8_t *dst;
+    size_t len;
+    size_t first_item; /* index of its first leaf in the job's item list */
+    size_t n_leaves;
+    uint8_t (*leaves)[NND_HASH_LEN];
+} seg;
+
+typedef struct job {
+    seg *segs;
+    size_t n_segs, n_items;
+    atomic_size_t next;
+    atomic_int error; /* first errno seen (EIO: a file ended early) */
+} job;
+
+static int read_full(int fd, uint8_t *dst, size_t n, size_t off) {
+    while (n) {
+        ssize_t r = pread(fd, dst, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return errno;
+        if (r == 0) return EIO;
+        dst += r, n -= (size_t)r, off += (size_t)r;
+    }
+    return 0;
+}
+
+static void do_leaf(job *j, seg *s, size_t leaf) {
+    size_t off = leaf * NND_HASH_LEAF;
+    size_t n = s->len - off < NND_HASH_LEAF ? s->len - off : NND_HASH_LEAF;
+    blake2b_state st;
+    blake2b_init(&st, NND_HASH_LEN);
+    for (size_t k = 0; k < n; k += READ_PIECE) {
+        size_t piece = n - k < READ_PIECE ? n - k : READ_PIECE;
+        if (s->fd >= 0) {
+            int e = read_full(s->fd, s->dst + off + k, piece, off + k);
+            if (e) {
+                int zero = 0;
+                atomic_compare_exchange_strong(&j->error, &zero, e);
+                return;
+            }
+        }
+        blake2b_update(&st, s->src + off + k, piece);
+    }
+    blake2b_final(&st, s->leaves[leaf], NND_HASH_LEN);
+}
+
+static void *worker(void *arg) {
+    job *j = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= j->n_items || atomic_load(&j->error)) break;
+        size_t k = 0;
+        while (i >= j->segs[k].first_item + j->segs[k].n_leaves)
+            k++;
+        do_leaf(j, &j->segs[k], i - j->segs[k].first_item);
+    }
+    return NULL;
+}
+
+static void root_digest(const seg *s, uint8_t out[NND_HASH_LEN]) {
+    uint8_t head[16 + 8 + 4] = "nnd-tree-v1";
+    uint64_t len = s->len;
+    uint32_t leaf = NND_HASH_LEAF;
+    for (int i = 0; i < 8; i++)
+        head[16 + i] = (uint8_t)(len >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        head[24 + i] = (uint8_t)(leaf >> (8 * i));
+    blake2b_state st;
+    blake2b_init(&st, NND_HASH_LEN);
+    blake2b_update(&st, head, sizeof head);
+    blake2b_update(&st, (const uint8_t *)s->leaves, s->n_leaves * NND_HASH_LEN);
+    blake2b_final(&st, out, NND_HASH_LEN);
+}
+
+/* Hashes every segment's leaves on this thread and, when there is more than one leaf, on
+ * one helper thread. Returns 0 or the first errno. */
+static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
+    job j = {.segs = segs, .n_segs = n};
+    atomic_init(&j.next, 0);
+    atomic_init(&j.error, 0);
+    uint8_t(*leaves)[NND_HASH_LEN] = NULL;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        segs[i].first_item = total;
+        segs[i].n_leaves = (segs[i].len + NND_HASH_LEAF - 1) / NND_HASH_LEAF;
+        total += segs[i].n_leaves;
+    }
+    j.n_items = total;
+    leaves = malloc((total + 1) * NND_HASH_LEN);
+    if (!leaves) return ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        segs[i].leaves = leaves + segs[i].first_item;
+    pthread_t helper;
+    bool helped = total > 1 && pthread_create(&helper, NULL, worker, &j) == 0;
+    worker(&j);
+    if (helped) pthread_join(helper, NULL);
+    int e = atomic_load(&j.error);
+    for (size_t i = 0; !e && i < n; i++)
+        root_digest(&segs[i], digest[i]);
+    free(leaves);
+    return e;
+}
+
+int nnd_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
+                  uint8_t (*digest)[NND_HASH_LEN]) {
+    seg segs[8];
+    if (n > 8) return -EINVAL;
+    for (size_t i = 0; i < n; i++)
+        segs[i] = (seg){.fd = -1, .src = p[i], .len = len[i]};
+    return -run_job(segs, n, digest);
+}
+
+int nnd_hash_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs,
+                  uint8_t (*digest)[NND_HASH_LEN], char *err, size_t errlen) {
+    seg segs[8];
+    if (n > 8) {
+        snprintf(err, errlen, "too many files to hash (%zu)", n);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (nnd_buf_alloc(&bufs[i], sizes[i]) < 0) {
+            for (size_t k = 0; k < i; k++)
+                nnd_buf_free(&bufs[k]);
+            snprintf(err, errlen, "out of memory for %zu cache bytes", sizes[i]);
+            return -ENOMEM;
+        }
+        segs[i] = (seg){.fd = fds[i], .src = bufs[i].p, .dst = bufs[i].p, .len = sizes[i]};
+    }
+    int e = run_job(segs, n, digest);
+    if (e) {
+        for (size_t i = 0; i < n; i++)
+            nnd_buf_free(&bufs[i]);
+        if (e == EIO)
+            snprintf(err, errlen, "a cache file ended before its recorded size");
+        else
+            snprintf(err, errlen, "reading a cache file failed: %s", strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+void nnd_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],
+                      uint8_t out[NND_HASH_LEN]) {
+    uint8_t in[16 + 2 * NND_HASH_LEN] = "nnd-cache-v1";
+    memcpy(in + 16, model, NND_HASH_LEN);
+    memcpy(in + 16 + NND_HASH_LEN, data, NND_HASH_LEN);
+    blake2b(out, in, NULL, NND_HASH_LEN, sizeof in, 0);
+}

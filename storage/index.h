@@ -1,0 +1,80 @@
+/* index: the compilation cache's SQLite database in the state directory.
+ *
+ * Contract:
+ * - Two tables: `tokens`, the clients' caches, keyed by (uid, token) and holding the
+ *   digest of the cache files the daemon wrote, the driver build id, their sizes and
+ *   times; and `content`, the daemon's own store of prepared models, keyed by digest,
+ *   with sizes, preference, build id, hits and last use (for least-recently-used
+ *   eviction).
+ * - The database runs in WAL mode with synchronous=FULL; every change is one
+ *   transaction, so after a crash a row is either wholly there or not at all.
+ * - A `schema_version` table records the layout. nnd_index_open() migrates older layouts
+ *   step by step inside one transaction; a database of a newer layout, or one SQLite
+ *   cannot read, is moved aside (renamed with a ".bad" suffix) and a fresh one is made:
+ *   a cache can always be rebuilt.
+ * - nnd_index_open() deletes every row recorded under another driver build id and
+ *   reports how many it deleted; lookups also match the build id.
+ * - Functions return 0 (or a count), 1 for "found" where they say so, and -1 with err set
+ *   when SQLite fails. Everything runs on the caller's thread; one handle, one thread.
+ */
+#ifndef NND_STORAGE_INDEX_H
+#define NND_STORAGE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash.h"
+
+#define NND_INDEX_SCHEMA_VERSION 2
+#define NND_TOKEN_LEN            32
+
+typedef struct nnd_index nnd_index;
+
+typedef struct nnd_token_row {
+    uint8_t hash[NND_HASH_LEN];
+    uint64_t model_size, data_size;
+    int64_t created_ns; /* CLOCK_REALTIME */
+} nnd_token_row;
+
+typedef struct nnd_content_row {
+    uint8_t hash[NND_HASH_LEN];
+    uint32_t preference;
+    uint64_t model_size, data_size;
+    int64_t created_ns, last_used_ns; /* CLOCK_REALTIME */
+    uint64_t hits;                    /* touches (the daemon coalesces them: cache.c) */
+} nnd_content_row;
+
+nnd_index *nnd_index_open(const char *path, const char *build_id, uint64_t *invalidated, char *err,
+                          size_t errlen);
+void nnd_index_close(nnd_index *ix);
+
+/* Inserts or replaces the row of (uid, token). *written is 0 when an identical row was
+ * already there (nothing written, no fsync). */
+int nnd_index_token_put(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                        const nnd_token_row *row, int *written, char *err, size_t errlen);
+/* 1 with *row filled, 0 when (uid, token) has no row of this build. */
+int nnd_index_token_get(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                        nnd_token_row *row, char *err, size_t errlen);
+/* 1 when some other uid has a row for this token. */
+int nnd_index_token_elsewhere(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                              char *err, size_t errlen);
+int64_t nnd_index_token_count(nnd_index *ix);
+
+int nnd_index_content_put(nnd_index *ix, const nnd_content_row *row, char *err, size_t errlen);
+int nnd_index_content_get(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], nnd_content_row *row,
+                          char *err, size_t errlen);
+/* Sets last use to now_ns and counts a hit. */
+int nnd_index_content_touch(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], int64_t now_ns,
+                            char *err, size_t errlen);
+int nnd_index_content_delete(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], char *err,
+                             size_t errlen);
+/* Calls fn for every content row, least recently used first, until fn returns non-zero. */
+int nnd_index_content_foreach(nnd_index *ix, int (*fn)(const nnd_content_row *, void *), void *ctx,
+                              char *err, size_t errlen);
+/* Rows and bytes (model + data) of the content store. */
+int nnd_index_content_totals(nnd_index *ix, int64_t *rows, int64_t *bytes);
+
+/* Deletes every row of both tables in one transaction. */
+int nnd_index_purge(nnd_index *ix, int64_t *tokens, int64_t *content, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,415 @@
+/* serialize.c: model and data cache encoding and hostile decoding. See serialize.h.
+ *
+ * Model cache:  header | operands | operations | inputs | outputs
+ *   header      magic "NNDMODL\0", u32 version, u32 flags (bit 0: relaxed), u32 preference,
+ *               u32 build id length, 64 bytes build id (zero padded), u32 operands,
+ *               u32 operations, u32 inputs, u32 outputs, u64 data payload length
+ *   operand     i32 type, u32 rank, u32 dims[8], f32 scale, i32 zero point, u32 lifetime,
+ *               u64 offset, u64 length, u32 channel dim, u32 scales, u32 extension
+ *               length, then the scales (f32) and the extension bytes padded to 4
+ *   operation   i32 type, u32 inputs, u32 outputs, then both operand lists (u32)
+ * Data cache:   magic "NNDDATA\0", u32 version, u32 0, u64 payload length, zeros to 64,
+ *               payload */
+#include "serialize.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the cache format is written in host order, which must be little-endian"
+#endif
+
+static const char MODEL_MAGIC[8] = "NNDMODL";
+static const char DATA_MAGIC[8] = "NNDDATA";
+
+#define HEADER_LEN  (8 + 4 * 4 + NND_SER_BUILD_ID_MAX + 4 * 4 + 8)
+#define OPERAND_LEN (4 * 2 + 4 * NND_MAX_RANK + 4 * 3 + 8 * 2 + 4 * 3)
+#define OP_LEN      12
+
+static nnd_status failf(nnd_status st, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static nnd_status failf(nnd_status st, char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static size_t pad4(size_t n) {
+    return (n + 3) & ~(size_t)3;
+}
+
+/* ---- encode ----------------------------------------------------------------------------- */
+
+typedef struct writer {
+    uint8_t *p;
+    size_t at;
+} writer;
+
+static void put(writer *w, const void *v, size_t n) {
+    if (n) memcpy(w->p + w->at, v, n);
+    w->at += n;
+}
+static void put_u32(writer *w, uint32_t v) {
+    put(w, &v, 4);
+}
+static void put_u64(writer *w, uint64_t v) {
+    put(w, &v, 8);
+}
+
+static bool is_constant(const nnd_operand_desc *o) {
+    return o->lifetime == NND_CONSTANT_COPY || o->lifetime == NND_CONSTANT_REFERENCE;
+}
+
+/* Where operand i's constant bytes are in the caller's memory, or NULL when its location
+ * is outside its source. */
+static const uint8_t *constant_src(const nnd_model_desc *m, const nnd_operand_desc *o) {
+    const uint8_t *base;
+    size_t size;
+    if (o->lifetime == NND_CONSTANT_COPY) {
+        base = m->operand_values, size = m->operand_values_len;
+    } else {
+        if (o->pool >= m->n_pools) return NULL;
+        base = m->pools[o->pool].base, size = m->pools[o->pool].size;
+    }
+    if (o->offset > size || o->length > size - o->offset) return NULL;
+    return o->length ? base + o->offset : base;
+}
+
+/* Client pools are fresh mappings: one page-table fill for the whole range costs far less
+ * than a fault per page (the copy still works where the kernel declines). */
+static void copy_constant(uint8_t *dst, const uint8_t *src, size_t len) {
+    if (len >= (64u << 10)) {
+        uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        uintptr_t start = (uintptr_t)src & ~(page - 1);
+        madvise((void *)start, (uintptr_t)src + len - start, MADV_POPULATE_READ);
+    }
+    memcpy(dst, src, len);
+}
+
+static size_t const_align(uint64_t len) {
+    return len >= 64 ? 64 : 8;
+}
+
+/* Sizes of the model cache and the data payload, with every constant at its new offset. */
+static nnd_status measure(const nnd_model_desc *m, size_t *model_out, size_t *payload_out,
+                          char *err, size_t errlen) {
+    size_t model_len = HEADER_LEN, payload = 0;
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        const nnd_operand_desc *o = &m->operands[i];
+        model_len += OPERAND_LEN + 4 * (size_t)o->channel_quant.n_scales + pad4(o->extension_len);
+        if (!is_constant(o)) continue;
+        if (!constant_src(m, o))
+            return failf(NND_INVALID_ARGUMENT, err, errlen,
+                         "operand %u: constant location %llu+%llu is outside its memory", i,
+                         (unsigned long long)o->offset, (unsigned long long)o->length);
+        size_t a = const_align(o->length);
+        payload = (payload + a - 1) & ~(a - 1);
+        if (o->length > SIZE_MAX / 2 - payload)
+            return failf(NND_INVALID_ARGUMENT, err, errlen, "constants too large");
+        payload += o->length;
+    }
+    for (uint32_t k = 0; k < m->n_operations; k++)
+        model_len += OP_LEN + 4 * ((size_t)m->operations[k].n_inputs + m->operations[k].n_outputs);
+    model_len += 4 * ((size_t)m->n_inputs + m->n_outputs);
+    *model_out = model_len;
+    *payload_out = payload;
+    return NND_OK;
+}
+
+uint64_t nnd_ser_size(const nnd_model_desc *m) {
+    size_t model_len, payload;
+    if (measure(m, &model_len, &payload, NULL, 0) != NND_OK) return 0;
+    return (uint64_t)model_len + NND_SER_DATA_HEADER + payload;
+}
+
+nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const char *build_id,
+                          nnd_buf *model, nnd_buf *data, char *err, size_t errlen) {
+    memset(model, 0, sizeof *model);
+    memset(data, 0, sizeof *data);
+    size_t id_len = strlen(build_id);
+    if (id_len > NND_SER_BUILD_ID_MAX)
+        return failf(NND_GENERAL_FAILURE, err, errlen, "driver build id longer than %d bytes",
+                     NND_SER_BUILD_ID_MAX);
+    size_t model_len, payload;
+    nnd_status st = measure(m, &model_len, &payload, err, errlen);
+    if (st != NND_OK) return st;
+    if (nnd_buf_alloc(model, model_len) < 0 ||
+        nnd_buf_alloc(data, NND_SER_DATA_HEADER + payload) < 0) {
+        nnd_buf_free(model);
+        nnd_buf_free(data);
+        return failf(NND_GENERAL_FAILURE, err, errlen, "out of memory serializing the model");
+    }
+
+    writer d = {.p = data->p};
+    put(&d, DATA_MAGIC, 8);
+    put_u32(&d, NND_SER_VERSION);
+    put_u32(&d, 0);
+    put_u64(&d, payload);
+    memset(d.p + d.at, 0, NND_SER_DATA_HEADER - d.at);
+    d.at = NND_SER_DATA_HEADER;
+
+    writer w = {.p = model->p};
+    char id[NND_SER_BUILD_ID_MAX] = {0};
+    memcpy(id, build_id, id_len);
+    put(&w, MODEL_MAGIC, 8);
+    put_u32(&w, NND_SER_VERSION);
+    put_u32(&w, m->relaxed ? 1u : 0u);
+    put_u32(&w, preference);
+    put_u32(&w, (uint32_t)id_len);
+    put(&w, id, sizeof id);
+    put_u32(&w, m->n_operands);
+    put_u32(&w, m->n_operations);
+    put_u32(&w, m->n_inputs);
+    put_u32(&w, m->n_outputs);
+    put_u64(&w, payload);
+    size_t at = 0; /* payload offset of the next constant */
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        const nnd_operand_desc *o = &m->operands[i];
+        uint32_t lifetime = o->lifetime;
+        uint64_t offset = 0, length = 0; /* non-constants have no location (NO_VALUE's is moot) */
+        if (is_constant(o)) {
+            /* Alignment gaps are zeroed, so equal models give equal bytes (and hashes). */
+            size_t a = const_align(o->length), next = (at + a - 1) & ~(a - 1);
+            uint8_t *dst = data->p + NND_SER_DATA_HEADER;
+            memset(dst + at, 0, next - at);
+            at = next;
+            if (o->length) copy_constant(dst + at, constant_src(m, o), o->length);
+            lifetime = NND_CONSTANT_REFERENCE, offset = at, length = o->length; /* in pool 0 */
+            at += o->length;
+        }
+        put(&w, &o->type, 4);
+        put_u32(&w, o->rank);
+        put(&w, o->dims, 4 * NND_MAX_RANK);
+        put(&w, &o->scale, 4);
+        put(&w, &o->zero_point, 4);
+        put_u32(&w, lifetime);
+        put_u64(&w, offset);
+        put_u64(&w, length);
+        put_u32(&w, o->channel_quant.channel_dim);
+        put_u32(&w, o->channel_quant.n_scales);
+        put_u32(&w, o->extension_len);
+        put(&w, o->channel_quant.scales, 4 * (size_t)o->channel_quant.n_scales);
+        put(&w, o->extension_data, o->extension_len);
+        for (size_t z = o->extension_len; z < pad4(o->extension_len); z++)
+            w.p[w.at++] = 0;
+    }
+    for (uint32_t k = 0; k < m->n_operations; k++) {
+        const nnd_operation_desc *op = &m->operations[k];
+        put(&w, &op->type, 4);
+        put_u32(&w, op->n_inputs);
+        put_u32(&w, op->n_outputs);
+        put(&w, op->inputs, 4 * (size_t)op->n_inputs);
+        put(&w, op->outputs, 4 * (size_t)op->n_outputs);
+    }
+    put(&w, m->inputs, 4 * (size_t)m->n_inputs);
+    put(&w, m->outputs, 4 * (size_t)m->n_outputs);
+    memset(data->p + NND_SER_DATA_HEADER + at, 0, payload - at);
+    return NND_OK;
+}
+
+/* ---- decode ----------------------------------------------------------------------------- */
+
+typedef struct reader {
+    const uint8_t *p;
+    size_t len, at;
+} reader;
+
+static bool has(const reader *r, size_t n) {
+    return n <= r->len - r->at;
+}
+static void get(reader *r, void *v, size_t n) {
+    memcpy(v, r->p + r->at, n);
+    r->at += n;
+}
+static uint32_t get_u32(reader *r) {
+    uint32_t v;
+    get(r, &v, 4);
+    return v;
+}
+static uint64_t get_u64(reader *r) {
+    uint64_t v;
+    get(r, &v, 8);
+    return v;
+}
+
+void nnd_ser_model_clear(nnd_ser_model *m) {
+    free(m->operands);
+    free(m->operations);
+    free(m->lists);
+    free(m->scales);
+    free(m->extension);
+    memset(m, 0, sizeof *m);
+}
+
+#define BAD(...)                                                                                   \
+    (failf(NND_GENERAL_FAILURE, err, errlen, __VA_ARGS__), nnd_ser_model_clear(out),               \
+     NND_GENERAL_FAILURE)
+
+nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
+                          size_t data_len, nnd_ser_model *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    /* Data cache header. */
+    if (data_len < NND_SER_DATA_HEADER || memcmp(data, DATA_MAGIC, 8) != 0)
+        return BAD("data cache: not an nnd data cache");
+    reader dr = {.p = data, .len = data_len, .at = 8};
+    uint32_t dver = get_u32(&dr), dzero = get_u32(&dr);
+    uint64_t payload = get_u64(&dr);
+    if (dver != NND_SER_VERSION)
+        return BAD("data cache: format version %u, not %u", dver, NND_SER_VERSION);
+    if (dzero != 0 || payload != data_len - NND_SER_DATA_HEADER)
+        return BAD("data cache: header does not match its length");
+    for (size_t i = dr.at; i < NND_SER_DATA_HEADER; i++)
+        if (data[i]) return BAD("data cache: header padding is not zero");
+
+    /* Model cache header. */
+    reader r = {.p = model, .len = model_len};
+    if (!has(&r, HEADER_LEN) || memcmp(model, MODEL_MAGIC, 8) != 0)
+        return BAD("model cache: not an nnd model cache");
+    r.at = 8;
+    uint32_t ver = get_u32(&r), flags = get_u32(&r);
+    out->preference = get_u32(&r);
+    uint32_t id_len = get_u32(&r);
+    char id[NND_SER_BUILD_ID_MAX];
+    get(&r, id, sizeof id);
+    if (ver != NND_SER_VERSION)
+        return BAD("model cache: format version %u, not %u", ver, NND_SER_VERSION);
+    if (flags & ~1u) return BAD("model cache: unknown flags 0x%x", flags);
+    if (out->preference > 3) return BAD("model cache: preference %u", out->preference);
+    if (id_len > NND_SER_BUILD_ID_MAX) return BAD("model cache: build id length %u", id_len);
+    for (size_t i = id_len; i < sizeof id; i++)
+        if (id[i]) return BAD("model cache: build id padding is not zero");
+    memcpy(out->build_id, id, id_len);
+    uint32_t n_operands = get_u32(&r), n_ops = get_u32(&r);
+    uint32_t n_in = get_u32(&r), n_out = get_u32(&r);
+    uint64_t want_payload = get_u64(&r);
+    if (want_payload != payload)
+        return BAD("model cache expects %llu data bytes, the data cache has %llu",
+                   (unsigned long long)want_payload, (unsigned long long)payload);
+    /* Every count must fit in the bytes that remain before anything is allocated for it. */
+    size_t left = model_len - r.at;
+    if (n_operands > NND_MAX_OPERANDS || n_operands > left / OPERAND_LEN)
+        return BAD("model cache: %u operands do not fit", n_operands);
+    if (n_ops > NND_MAX_OPERATIONS || n_ops > (left - (size_t)n_operands * OPERAND_LEN) / OP_LEN)
+        return BAD("model cache: %u operations do not fit", n_ops);
+    if (n_in > n_operands || n_out > n_operands)
+        return BAD("model cache: %u inputs and %u outputs for %u operands", n_in, n_out,
+                   n_operands);
+
+    out->operands = calloc((size_t)n_operands + 1, sizeof *out->operands);
+    out->operations = calloc((size_t)n_ops + 1, sizeof *out->operations);
+    out->lists = malloc(model_len + 4); /* every u32 list entry came from the model bytes */
+    out->scales = malloc(model_len + 4);
+    out->extension = malloc(model_len + 1);
+    if (!out->operands || !out->operations || !out->lists || !out->scales || !out->extension)
+        return BAD("out of memory decoding the model cache");
+    size_t n_lists = 0, n_scales = 0, n_ext = 0;
+
+    for (uint32_t i = 0; i < n_operands; i++) {
+        if (!has(&r, OPERAND_LEN)) return BAD("model cache: operand %u is cut off", i);
+        nnd_operand_desc *o = &out->operands[i];
+        get(&r, &o->type, 4);
+        o->rank = get_u32(&r);
+        get(&r, o->dims, 4 * NND_MAX_RANK);
+        get(&r, &o->scale, 4);
+        get(&r, &o->zero_point, 4);
+        o->lifetime = get_u32(&r);
+        o->offset = get_u64(&r);
+        o->length = get_u64(&r);
+        o->channel_quant.channel_dim = get_u32(&r);
+        uint32_t ns = get_u32(&r), ext = get_u32(&r);
+        if (o->rank > NND_MAX_RANK) return BAD("model cache: operand %u has rank %u", i, o->rank);
+        for (uint32_t k = o->rank; k < NND_MAX_RANK; k++)
+            if (o->dims[k]) return BAD("model cache: operand %u has dimensions past its rank", i);
+        switch (o->lifetime) {
+        case NND_TEMPORARY:
+        case NND_MODEL_INPUT:
+        case NND_MODEL_OUTPUT:
+        case NND_NO_VALUE:
+            if (o->offset || o->length) return BAD("model cache: operand %u has a location", i);
+            break;
+        case NND_CONSTANT_REFERENCE:
+            if (o->offset > payload || o->length > payload - o->offset)
+                return BAD(
+                    "model cache: operand %u: constant %llu+%llu outside the %llu data bytes", i,
+                    (unsigned long long)o->offset, (unsigned long long)o->length,
+                    (unsigned long long)payload);
+            o->pool = 0;
+            break;
+        default: return BAD("model cache: operand %u has lifetime %u", i, o->lifetime);
+        }
+        if (!has(&r, 4 * (size_t)ns)) return BAD("model cache: operand %u: scales cut off", i);
+        if (ns) {
+            get(&r, out->scales + n_scales, 4 * (size_t)ns);
+            o->channel_quant.n_scales = ns;
+            n_scales += ns;
+        }
+        if (!has(&r, pad4(ext))) return BAD("model cache: operand %u: extension cut off", i);
+        if (ext) {
+            get(&r, out->extension + n_ext, ext);
+            o->extension_len = ext;
+            n_ext += ext;
+            for (size_t z = ext; z < pad4(ext); z++)
+                if (r.p[r.at++]) return BAD("model cache: operand %u: padding is not zero", i);
+        }
+    }
+    /* Pointers only now: the arrays they point into are complete. */
+    for (uint32_t i = 0, s = 0, e = 0; i < n_operands; i++) {
+        nnd_operand_desc *o = &out->operands[i];
+        if (o->channel_quant.n_scales) o->channel_quant.scales = out->scales + s;
+        s += o->channel_quant.n_scales;
+        if (o->extension_len) o->extension_data = out->extension + e;
+        e += o->extension_len;
+    }
+
+    for (uint32_t k = 0; k < n_ops; k++) {
+        if (!has(&r, OP_LEN)) return BAD("model cache: operation %u is cut off", k);
+        nnd_operation_desc *op = &out->operations[k];
+        get(&r, &op->type, 4);
+        uint32_t ni = get_u32(&r), no = get_u32(&r);
+        if (ni > (r.len - r.at) / 4 || no > (r.len - r.at) / 4 - ni)
+            return BAD("model cache: operation %u: operand lists cut off", k);
+        op->n_inputs = ni;
+        op->n_outputs = no;
+        get(&r, out->lists + n_lists, 4 * ((size_t)ni + no));
+        for (size_t j = 0; j < (size_t)ni + no; j++)
+            if (out->lists[n_lists + j] >= n_operands)
+                return BAD("model cache: operation %u names operand %u of %u", k,
+                           out->lists[n_lists + j], n_operands);
+        n_lists += (size_t)ni + no;
+    }
+    if (!has(&r, 4 * ((size_t)n_in + n_out))) return BAD("model cache: model inputs cut off");
+    size_t io_at = n_lists;
+    get(&r, out->lists + n_lists, 4 * ((size_t)n_in + n_out));
+    for (size_t j = 0; j < (size_t)n_in + n_out; j++)
+        if (out->lists[n_lists + j] >= n_operands)
+            return BAD("model cache: model input or output names operand %u of %u",
+                       out->lists[n_lists + j], n_operands);
+    if (r.at != r.len) return BAD("model cache: %zu bytes past the end of the model", r.len - r.at);
+    for (uint32_t k = 0, at = 0; k < n_ops; k++) {
+        nnd_operation_desc *op = &out->operations[k];
+        op->inputs = out->lists + at;
+        op->outputs = out->lists + at + op->n_inputs;
+        at += op->n_inputs + op->n_outputs;
+    }
+
+    out->pool = (nnd_memory_view){.base = data + NND_SER_DATA_HEADER, .size = payload};
+    nnd_model_desc *d = &out->desc;
+    d->n_operands = n_operands;
+    d->operands = out->operands;
+    d->n_operations = n_ops;
+    d->operations = out->operations;
+    d->n_inputs = n_in;
+    d->inputs = out->lists + io_at;
+    d->n_outputs = n_out;
+    d->outputs = out->lists + io_at + n_in;
+    d->n_pools = 1;
+    d->pools = &out->pool;
+    d->relaxed = flags & 1u;
+    return NND_OK;
+}

@@ -1,0 +1,39 @@
+/* fuzz_cache: compilation cache deserialization (storage/serialize.h), as the daemon's
+ * PrepareModelFromCache and content cache load it. The input is
+ *   u8 flags (bit 0: reference kernels only), section: the model cache bytes,
+ *   section: the data cache bytes, then the execution stream of fuzz_common.h.
+ * nnd_ser_decode() treats both as hostile; what it accepts goes to nnd_prepare() with the
+ * data payload as pool 0 (in a 64-byte aligned copy, as the daemon's buffers are), and a
+ * model that prepares is executed once. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+#include "fuzz_target.h"
+#include "serialize.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fz_in in = {data, size};
+    fz_set_reference_kernels(fz_u8(&in) & 1);
+    fz_in ms = fz_section(&in), ds = fz_section(&in);
+    uint8_t *heap = aligned_alloc(64, (ds.len + 64) & ~(size_t)63);
+    if (!heap) return 0;
+    if (ds.len) memcpy(heap, ds.p, ds.len);
+    nnd_ser_model sm;
+    char err[NND_ERR_LEN];
+    nnd_prepared *p = NULL;
+    if (nnd_ser_decode(ms.p, ms.len, heap, ds.len, &sm, err, sizeof err) == NND_OK) {
+        sm.pool.release = free;
+        sm.pool.ctx = heap;
+        if (nnd_prepare(&sm.desc, &p, err, sizeof err) != NND_OK) p = NULL;
+        nnd_ser_model_clear(&sm);
+    }
+    if (p) {
+        fz_exec_prepared(p, &in);
+        nnd_prepared_free(p); /* frees heap */
+    } else {
+        free(heap);
+    }
+    return 0;
+}

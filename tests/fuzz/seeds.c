@@ -1,0 +1,286 @@
+/* nnd-fuzz-seeds: seed corpora for the fuzz targets from the conformance vectors.
+ * Usage: nnd-fuzz-seeds [--per-file N] [--max-bytes B] CONFORMANCE_PATH... OUT_DIR
+ * Writes OUT_DIR/{frame,model,request,cache}/ in each target's input format (see the
+ * fuzz_*.c headers): the first N cases (default 3) of each vector file, first example,
+ * seeds of at most B bytes (default 65536). Corpora are generated at fuzz time into the
+ * build tree, never committed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "conformance.h"
+#include "convert.h"
+#include "frame.h"
+#include "fuzz_common.h"
+#include "serialize.h"
+
+static size_t max_bytes = 65536;
+static size_t written[4];
+static const char *const targets[4] = {"frame", "model", "request", "cache"};
+static const char *out_dir;
+
+static void save(int target, const char *name, const fz_buf *b) {
+    if (b->len > max_bytes) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/%s", out_dir, targets[target], name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b->p, 1, b->len, f) != b->len || fclose(f) != 0) {
+        fprintf(stderr, "nnd-fuzz-seeds: cannot write %s\n", path);
+        exit(1);
+    }
+    written[target]++;
+}
+
+static void put_packed(fz_buf *b, const ProtobufCMessage *m) {
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *p = malloc(n + 1);
+    if (!p) abort();
+    protobuf_c_message_pack(m, p);
+    fz_put_section(b, p, n);
+    free(p);
+}
+
+static const nnd_case_tensor *example_input(const nnd_case_example *ex, uint32_t i) {
+    for (size_t k = 0; k < ex->n_inputs; k++)
+        if (ex->inputs[k].index == i) return &ex->inputs[k];
+    return NULL;
+}
+
+/* The execution stream of fuzz_common.h for the example's inputs. */
+static void put_stream(fz_buf *b, const nnd_case *c, const nnd_case_example *ex) {
+    for (uint32_t i = 0; i < c->model->main->n_input_indexes; i++) {
+        const nnd_case_tensor *t = example_input(ex, i);
+        if (!t || (!t->data && t->count == 0)) {
+            fz_put_u8(b, 1);
+            continue;
+        }
+        fz_put_u8(b, 2);
+        fz_put_u8(b, (uint8_t)t->rank);
+        for (uint32_t r = 0; r < t->rank; r++)
+            fz_put_u32(b, t->dims[r]);
+        fz_put(b, t->data, t->bytes);
+    }
+}
+
+/* An ExecutionRequest with every input and output in pool 0; pool receives its bytes. */
+static Nnd__ExecutionRequest *make_request(const nnd_case *c, const nnd_case_example *ex,
+                                           fz_buf *pool) {
+    const Nnd__Subgraph *g = c->model->main;
+    Nnd__ExecutionRequest *r = calloc(1, sizeof *r);
+    nnd__execution_request__init(r);
+    r->n_inputs = g->n_input_indexes;
+    r->n_outputs = g->n_output_indexes;
+    r->inputs = calloc(r->n_inputs + 1, sizeof *r->inputs);
+    r->outputs = calloc(r->n_outputs + 1, sizeof *r->outputs);
+    for (size_t k = 0; k < r->n_inputs + r->n_outputs; k++) {
+        bool in = k < r->n_inputs;
+        uint32_t i = (uint32_t)(in ? k : k - r->n_inputs);
+        Nnd__RequestArgument *a = calloc(1, sizeof *a);
+        nnd__request_argument__init(a);
+        (in ? r->inputs : r->outputs)[i] = a;
+        const nnd_case_tensor *t = NULL;
+        if (in) {
+            t = example_input(ex, i);
+        } else {
+            for (size_t j = 0; j < ex->n_outputs; j++)
+                if (ex->outputs[j].index == i) t = &ex->outputs[j];
+        }
+        if (in && (!t || (!t->data && t->count == 0))) {
+            a->has_no_value = true;
+            continue;
+        }
+        a->location = calloc(1, sizeof *a->location);
+        nnd__data_location__init(a->location);
+        a->location->offset = pool->len;
+        a->location->length = t ? t->bytes : 0;
+        if (t && in) {
+            a->n_dimensions = t->rank;
+            a->dimensions = calloc(t->rank + 1, sizeof(uint32_t));
+            memcpy(a->dimensions, t->dims, sizeof(uint32_t) * t->rank);
+            fz_put(pool, t->data, t->bytes);
+        } else if (t) {
+            uint8_t *zero = calloc(1, t->bytes + 1);
+            fz_put(pool, zero, t->bytes);
+            free(zero);
+        }
+    }
+    r->n_pools = 1;
+    r->pools = calloc(1, sizeof *r->pools);
+    r->pools[0] = calloc(1, sizeof *r->pools[0]);
+    nnd__memory_pool__init(r->pools[0]);
+    r->pools[0]->size = pool->len;
+    return r;
+}
+
+/* A frame seed: the message inline, or spilled into a sealed memfd (fd kind 0). */
+static void save_frame(const char *name, const ProtobufCMessage *m, bool reply, size_t extra_fds) {
+    fz_buf b = {0};
+    char err[256];
+    nnd_packed p;
+    int placeholders[4] = {0}; /* the extra fds come first; only their number matters */
+    if (nnd_frame_pack(m, placeholders, extra_fds, &p, err, sizeof err) < 0) return;
+    bool spilled = p.spill_fd >= 0;
+    fz_put_u8(&b, reply ? 1 : 0);
+    fz_put_u8(&b, (uint8_t)(extra_fds + spilled));
+    for (size_t i = 0; i < extra_fds + spilled; i++)
+        fz_put_u8(&b, 0);
+    fz_put_section(&b, p.bytes, p.len);
+    for (size_t i = 0; i < extra_fds; i++)
+        fz_put_section(&b, "pool", 4);
+    if (spilled) put_packed(&b, m);
+    nnd_packed_clear(&p);
+    save(0, name, &b);
+    free(b.p);
+}
+
+static void seeds_of(const nnd_case *c, size_t n) {
+    if (!c->n_examples) return;
+    const nnd_case_example *ex = &c->examples[0];
+    const char *base = strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file;
+    char name[512];
+    snprintf(name, sizeof name, "%.*s-%zu", (int)strcspn(base, "."), base, n);
+
+    fz_buf b = {0};
+    fz_put_u8(&b, 0);
+    put_packed(&b, &c->model->base);
+    put_stream(&b, c, ex);
+    save(1, name, &b);
+
+    fz_buf pool = {0};
+    Nnd__ExecutionRequest *r = make_request(c, ex, &pool);
+    b.len = 0;
+    fz_put_u8(&b, 0);
+    put_packed(&b, &c->model->base);
+    put_packed(&b, &r->base);
+    fz_put(&b, pool.p, pool.len);
+    save(2, name, &b);
+
+    nnd_model_desc d;
+    char err[NND_ERR_LEN];
+    if (nnd_model_from_proto(c->model, NULL, 0, &d, err, sizeof err) == NND_OK) {
+        nnd_buf mc, dc;
+        if (nnd_ser_encode(&d, 0, "fuzz", &mc, &dc, err, sizeof err) == NND_OK) {
+            b.len = 0;
+            fz_put_u8(&b, 0);
+            fz_put_section(&b, mc.p, mc.len);
+            fz_put_section(&b, dc.p, dc.len);
+            put_stream(&b, c, ex);
+            save(3, name, &b);
+            nnd_buf_free(&mc);
+            nnd_buf_free(&dc);
+        }
+        nnd_model_desc_clear(&d);
+    }
+
+    if (n == 0) { /* frames: one PrepareModel and one Execute per vector file */
+        Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
+        pm.model = c->model;
+        Nnd__Request rq = NND__REQUEST__INIT;
+        rq.id = 1;
+        rq.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
+        rq.prepare_model = &pm;
+        char fname[600];
+        snprintf(fname, sizeof fname, "%s-prepare", name);
+        save_frame(fname, &rq.base, false, 0);
+        Nnd__Execute exe = NND__EXECUTE__INIT;
+        exe.prepared_model = 1;
+        exe.request = r;
+        rq.call_case = NND__REQUEST__CALL_EXECUTE;
+        rq.execute = &exe;
+        snprintf(fname, sizeof fname, "%s-execute", name);
+        save_frame(fname, &rq.base, false, 1);
+    }
+    nnd__execution_request__free_unpacked(r, NULL);
+    free(pool.p);
+    free(b.p);
+}
+
+static void frame_basics(void) {
+    Nnd__Hello hello = NND__HELLO__INIT;
+    hello.protocol_version = NND_PROTOCOL_VERSION;
+    hello.client_name = "fuzz";
+    Nnd__Request rq = NND__REQUEST__INIT;
+    rq.id = 7;
+    rq.call_case = NND__REQUEST__CALL_HELLO;
+    rq.hello = &hello;
+    save_frame("hello", &rq.base, false, 0);
+    Nnd__Release rel = NND__RELEASE__INIT;
+    rel.handle = 42;
+    rq.call_case = NND__REQUEST__CALL_RELEASE;
+    rq.release = &rel;
+    save_frame("release", &rq.base, false, 0);
+    Nnd__ExecuteFenced ef = NND__EXECUTE_FENCED__INIT;
+    uint32_t wait[2] = {0, 1};
+    ef.n_wait_for_fds = 2;
+    ef.wait_for_fds = wait;
+    rq.call_case = NND__REQUEST__CALL_EXECUTE_FENCED;
+    rq.execute_fenced = &ef;
+    save_frame("fenced", &rq.base, false, 2);
+    Nnd__Reply rp = NND__REPLY__INIT;
+    rp.id = 9;
+    rp.status = NND__ERROR_STATUS__INVALID_ARGUMENT;
+    rp.message = "operand 3: rank 9 over the limit";
+    save_frame("reply-error", &rp.base, true, 0);
+    Nnd__OutputShape sh = NND__OUTPUT_SHAPE__INIT, *shp = &sh;
+    uint32_t dims[3] = {1, 2, 3};
+    sh.n_dimensions = 3;
+    sh.dimensions = dims;
+    sh.is_sufficient = true;
+    Nnd__ExecuteReply er = NND__EXECUTE_REPLY__INIT;
+    er.n_output_shapes = 1;
+    er.output_shapes = &shp;
+    rp.status = NND__ERROR_STATUS__NONE;
+    rp.message = "";
+    rp.result_case = NND__REPLY__RESULT_EXECUTED;
+    rp.executed = &er;
+    save_frame("reply-executed", &rp.base, true, 0);
+}
+
+int main(int argc, char **argv) {
+    size_t per_file = 3;
+    int first = 1;
+    for (; first < argc - 1 && argv[first][0] == '-'; first += 2) {
+        if (strcmp(argv[first], "--per-file") == 0)
+            per_file = strtoul(argv[first + 1], NULL, 10);
+        else if (strcmp(argv[first], "--max-bytes") == 0)
+            max_bytes = strtoul(argv[first + 1], NULL, 10);
+        else
+            break;
+    }
+    if (argc - first < 2) {
+        fprintf(stderr, "usage: nnd-fuzz-seeds [--per-file N] [--max-bytes B] CONFORMANCE_PATH... "
+                        "OUT_DIR\n");
+        return 2;
+    }
+    out_dir = argv[argc - 1];
+    mkdir(out_dir, 0777);
+    for (int t = 0; t < 4; t++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", out_dir, targets[t]);
+        if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+            perror(path);
+            return 1;
+        }
+    }
+    frame_basics();
+    for (int a = first; a < argc - 1; a++) {
+        nnd_case *cases = NULL;
+        size_t n = 0;
+        char err[512];
+        if (nnd_cases_load(argv[a], &cases, &n, err, sizeof err) < 0) {
+            fprintf(stderr, "nnd-fuzz-seeds: %s\n", err);
+            nnd_cases_free(cases, n);
+            return 1;
+        }
+        for (size_t i = 0, k = 0; i < n; i++) {
+            k = i && strcmp(cases[i].file, cases[i - 1].file) == 0 ? k + 1 : 0;
+            if (k < per_file) seeds_of(&cases[i], k);
+        }
+        nnd_cases_free(cases, n);
+    }
+    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache seeds in %s\n", written[0],
+           written[1], written[2], written[3], out_dir);
+    return 0;
+}

@@ -1,0 +1,366 @@
+/* test_fastpath (unit): the XNNPACK fast paths against the reference kernels, the
+ * oracle. Hundreds of one-operation models with random shapes, windows, strides,
+ * dilations, paddings, broadcasts, activations and quantization run once with
+ * NND_REFERENCE_KERNELS=1 and once without; FLOAT32 results agree to 1e-4 (relative,
+ * over 1), QUANT8 results within one step. Most cases must actually take the fast path.
+ * Inputs end right at an inaccessible page, so an over-read past an input would crash. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define MAX_OPERANDS 24
+#define CASES        300
+
+typedef struct builder {
+    nnd_operand_desc operands[MAX_OPERANDS];
+    uint32_t n_operands;
+    uint8_t values[1 << 16];
+    size_t n_values;
+    uint32_t op_in[MAX_OPERANDS], n_op_in, out;
+    uint32_t inputs[2], n_inputs;
+    void *input_data[2];
+    int32_t code;
+} builder;
+
+static uint32_t rnd(uint32_t lo, uint32_t hi) { /* inclusive */
+    return lo + (uint32_t)(rand() % (int)(hi - lo + 1));
+}
+static float frnd(float lo, float hi) {
+    return lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
+}
+
+static size_t elems(const nnd_operand_desc *o) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < o->rank; i++)
+        n *= o->dims[i];
+    return n;
+}
+
+static uint32_t operand(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
+                        int32_t zp, uint32_t lifetime) {
+    nnd_operand_desc *o = &b->operands[b->n_operands];
+    *o = (nnd_operand_desc){
+        .type = type, .rank = rank, .scale = scale, .zero_point = zp, .lifetime = lifetime};
+    if (rank) memcpy(o->dims, dims, sizeof(uint32_t) * rank);
+    return b->n_operands++;
+}
+
+/* Random contents for a tensor of the given type: floats in [-2, 2], bytes, or int32
+ * biases in [-2000, 2000]. */
+static void fill(void *p, int32_t type, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (type == NND_TENSOR_FLOAT32)
+            ((float *)p)[i] = frnd(-2.f, 2.f);
+        else if (type == NND_TENSOR_INT32)
+            ((int32_t *)p)[i] = (int32_t)rnd(0, 4000) - 2000;
+        else
+            ((uint8_t *)p)[i] = (uint8_t)rnd(0, 255);
+    }
+}
+
+static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
+                         int32_t zp) {
+    uint32_t i = operand(b, type, rank, dims, scale, zp, NND_CONSTANT_COPY);
+    nnd_operand_desc *o = &b->operands[i];
+    size_t bytes = elems(o) * nnd_type_size(type);
+    b->n_values = (b->n_values + 7) & ~(size_t)7;
+    assert_true(b->n_values + bytes <= sizeof b->values);
+    o->offset = b->n_values;
+    o->length = bytes;
+    fill(b->values + b->n_values, type, elems(o));
+    b->n_values += bytes;
+    return i;
+}
+
+static uint32_t scalar_i32(builder *b, int32_t v) {
+    uint32_t i = operand(b, NND_INT32, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+    b->n_values = (b->n_values + 7) & ~(size_t)7;
+    b->operands[i].offset = b->n_values;
+    b->operands[i].length = 4;
+    memcpy(b->values + b->n_values, &v, 4);
+    b->n_values += 4;
+    return i;
+}
+
+static uint32_t input(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
+                      int32_t zp) {
+    uint32_t i = operand(b, type, rank, dims, scale, zp, NND_MODEL_INPUT);
+    b->inputs[b->n_inputs++] = i;
+    return i;
+}
+
+static void use(builder *b, uint32_t i) {
+    b->op_in[b->n_op_in++] = i;
+}
+
+static float qscale(void) {
+    return frnd(0.01f, 0.2f);
+}
+
+/* ---- one random model per operation family ---------------------------------------- */
+
+static void conv_model(builder *b, bool q8, bool depthwise) {
+    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+    uint32_t n = rnd(1, 2), h = rnd(1, 12), w = rnd(1, 12), in_c = rnd(1, 8);
+    uint32_t mult = rnd(1, 3), out_c = depthwise ? in_c * mult : rnd(1, 9);
+    uint32_t fh = rnd(1, 4), fw = rnd(1, 4), sh = rnd(1, 3), sw = rnd(1, 3);
+    uint32_t dh = rnd(1, 2), dw = rnd(1, 2);
+    uint32_t eff_h = (fh - 1) * dh + 1, eff_w = (fw - 1) * dw + 1;
+    if (eff_h > h + 2 || eff_w > w + 2) dh = dw = 1, eff_h = fh, eff_w = fw;
+    float s_in = q8 ? qscale() : 0, s_f = q8 ? qscale() : 0, s_out = q8 ? qscale() * 4 : 0;
+    uint32_t x = input(b, t, 4, (uint32_t[]){n, h, w, in_c}, s_in, q8 ? (int32_t)rnd(0, 255) : 0);
+    uint32_t fdims[4] = {depthwise ? 1 : out_c, fh, fw, depthwise ? out_c : in_c};
+    uint32_t f = constant(b, t, 4, fdims, s_f, q8 ? (int32_t)rnd(0, 255) : 0);
+    uint32_t bias = constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){out_c}, s_in * s_f, 0);
+    use(b, x), use(b, f), use(b, bias);
+    bool explicit_pad = rnd(0, 1);
+    int32_t pl = 0, pr = 0, pt = 0, pb = 0;
+    uint32_t oh, ow;
+    if (explicit_pad) {
+        pl = (int32_t)rnd(0, eff_w - 1), pr = (int32_t)rnd(0, eff_w - 1);
+        pt = (int32_t)rnd(0, eff_h - 1), pb = (int32_t)rnd(0, eff_h - 1);
+        use(b, scalar_i32(b, pl)), use(b, scalar_i32(b, pr));
+        use(b, scalar_i32(b, pt)), use(b, scalar_i32(b, pb));
+        oh = (h + pt + pb >= eff_h) ? (h + pt + pb - eff_h) / sh + 1 : 0;
+        ow = (w + pl + pr >= eff_w) ? (w + pl + pr - eff_w) / sw + 1 : 0;
+    } else {
+        int32_t scheme = (int32_t)rnd(1, 2); /* SAME or VALID */
+        use(b, scalar_i32(b, scheme));
+        oh = scheme == 1 ? (h + sh - 1) / sh : (h >= eff_h ? (h - eff_h + sh) / sh : 0);
+        ow = scheme == 1 ? (w + sw - 1) / sw : (w >= eff_w ? (w - eff_w + sw) / sw : 0);
+    }
+    use(b, scalar_i32(b, (int32_t)sw)), use(b, scalar_i32(b, (int32_t)sh));
+    if (depthwise) use(b, scalar_i32(b, (int32_t)mult));
+    use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
+    if (dh != 1 || dw != 1) {
+        uint32_t layout = operand(b, NND_BOOL, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+        b->operands[layout].offset = b->n_values;
+        b->operands[layout].length = 1;
+        b->values[b->n_values++] = 0;
+        use(b, layout), use(b, scalar_i32(b, (int32_t)dw)), use(b, scalar_i32(b, (int32_t)dh));
+    }
+    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, out_c}, s_out, q8 ? (int32_t)rnd(0, 255) : 0,
+                     NND_MODEL_OUTPUT);
+    b->code = depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D;
+}
+
+static void fc_model(builder *b, bool q8) {
+    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+    uint32_t batch = rnd(1, 4), size = rnd(1, 40), units = rnd(1, 20);
+    float s_in = q8 ? qscale() : 0, s_w = q8 ? qscale() : 0, s_out = q8 ? qscale() * 8 : 0;
+    use(b, input(b, t, 2, (uint32_t[]){batch, size}, s_in, q8 ? (int32_t)rnd(0, 255) : 0));
+    use(b, constant(b, t, 2, (uint32_t[]){units, size}, s_w, q8 ? (int32_t)rnd(0, 255) : 0));
+    use(b, constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){units}, s_in * s_w, 0));
+    use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
+    b->out = operand(b, t, 2, (uint32_t[]){batch, units}, s_out, q8 ? (int32_t)rnd(0, 255) : 0,
+                     NND_MODEL_OUTPUT);
+    b->code = NND_OP_FULLY_CONNECTED;
+}
+
+static void pool_model(builder *b, bool q8, bool max) {
+    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+    uint32_t n = rnd(1, 2), h = rnd(1, 10), w = rnd(1, 10), c = rnd(1, 20);
+    uint32_t fh = rnd(1, 4), fw = rnd(1, 4), sh = rnd(1, 3), sw = rnd(1, 3);
+    float s = q8 ? qscale() : 0;
+    int32_t zp = q8 ? (int32_t)rnd(0, 255) : 0;
+    use(b, input(b, t, 4, (uint32_t[]){n, h, w, c}, s, zp));
+    uint32_t oh, ow;
+    if (rnd(0, 1)) {
+        int32_t pl = (int32_t)rnd(0, fw - 1), pr = (int32_t)rnd(0, fw - 1);
+        int32_t pt = (int32_t)rnd(0, fh - 1), pb = (int32_t)rnd(0, fh - 1);
+        if (rnd(0, 1)) pl = pr = pt = pb = 0;
+        use(b, scalar_i32(b, pl)), use(b, scalar_i32(b, pr));
+        use(b, scalar_i32(b, pt)), use(b, scalar_i32(b, pb));
+        oh = h + pt + pb >= fh ? (h + pt + pb - fh) / sh + 1 : 0;
+        ow = w + pl + pr >= fw ? (w + pl + pr - fw) / sw + 1 : 0;
+    } else {
+        int32_t scheme = (int32_t)rnd(1, 2);
+        use(b, scalar_i32(b, scheme));
+        oh = scheme == 1 ? (h + sh - 1) / sh : (h >= fh ? (h - fh + sh) / sh : 0);
+        ow = scheme == 1 ? (w + sw - 1) / sw : (w >= fw ? (w - fw + sw) / sw : 0);
+    }
+    use(b, scalar_i32(b, (int32_t)sw)), use(b, scalar_i32(b, (int32_t)sh));
+    use(b, scalar_i32(b, (int32_t)fw)), use(b, scalar_i32(b, (int32_t)fh));
+    use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
+    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, c}, s, zp, NND_MODEL_OUTPUT);
+    b->code = max ? NND_OP_MAX_POOL_2D : NND_OP_AVERAGE_POOL_2D;
+}
+
+static void binary_model(builder *b, bool q8, bool mul) {
+    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+    uint32_t rank = rnd(1, 4), full[4] = {0}, da[4] = {0}, db[4] = {0}, ra = rank,
+             rb = rnd(1, rank);
+    for (uint32_t i = 0; i < rank; i++)
+        full[i] = rnd(1, 6);
+    for (uint32_t i = 0; i < ra; i++)
+        da[i] = rnd(0, 3) ? full[i] : 1;
+    for (uint32_t i = 0; i < rb; i++)
+        db[i] = rnd(0, 3) ? full[rank - rb + i] : 1;
+    if (rnd(0, 1)) { /* either side may be the broadcast one */
+        uint32_t tmp[4], r = ra;
+        memcpy(tmp, da, sizeof tmp), memcpy(da, db, sizeof da), memcpy(db, tmp, sizeof db);
+        ra = rb, rb = r;
+    }
+    uint32_t out[4];
+    for (uint32_t i = 0; i < rank; i++) {
+        uint32_t a = i + ra >= rank ? da[i + ra - rank] : 1,
+                 c = i + rb >= rank ? db[i + rb - rank] : 1;
+        out[i] = a > c ? a : c;
+    }
+    float sa = q8 ? qscale() : 0, sb = q8 ? qscale() : 0;
+    float so = q8 ? (mul ? sa * sb * frnd(2.f, 20.f) : qscale() * 2) : 0;
+    use(b, input(b, t, ra, da, sa, q8 ? (int32_t)rnd(0, 255) : 0));
+    use(b, input(b, t, rb, db, sb, q8 ? (int32_t)rnd(0, 255) : 0));
+    use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
+    b->out = operand(b, t, rank, out, so, q8 ? (int32_t)rnd(0, 255) : 0, NND_MODEL_OUTPUT);
+    b->code = mul ? NND_OP_MUL : NND_OP_ADD;
+}
+
+static void unary_model(builder *b, bool q8, int32_t code) {
+    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+    uint32_t rank = rnd(1, 4), dims[4];
+    for (uint32_t i = 0; i < rank; i++)
+        dims[i] = rnd(1, 9);
+    float s = q8 ? frnd(0.01f, 0.1f) : 0;
+    int32_t zp = q8 ? (int32_t)rnd(0, 255) : 0;
+    use(b, input(b, t, rank, dims, s, zp));
+    float so = s;
+    int32_t zo = zp;
+    if (q8 && code == NND_OP_LOGISTIC) so = 1.f / 256, zo = 0;
+    if (q8 && code == NND_OP_TANH) so = 1.f / 128, zo = 128;
+    b->out = operand(b, t, rank, dims, so, zo, NND_MODEL_OUTPUT);
+    b->code = code;
+}
+
+static void random_model(builder *b, int i) {
+    memset(b, 0, sizeof *b);
+    bool q8 = i % 2;
+    static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1, NND_OP_RELU6, NND_OP_LOGISTIC,
+                                    NND_OP_TANH};
+    switch ((i / 2) % 9) {
+    case 0: conv_model(b, q8, false); break;
+    case 1: conv_model(b, q8, true); break;
+    case 2: fc_model(b, q8); break;
+    case 3: pool_model(b, q8, false); break;
+    case 4: pool_model(b, q8, true); break;
+    case 5: binary_model(b, q8, false); break;
+    case 6: binary_model(b, q8, true); break;
+    default: unary_model(b, q8, unary[rand() % 5]); break;
+    }
+}
+
+/* ---- running a model both ways ------------------------------------------------------------ */
+
+/* Memory whose end is followed by an inaccessible page. */
+typedef struct fenced {
+    uint8_t *map;
+    size_t map_len;
+} fenced;
+
+static void *fenced_alloc(fenced *f, size_t bytes) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), body = (bytes + page - 1) / page * page;
+    f->map_len = body + page;
+    f->map = mmap(NULL, f->map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(f->map != MAP_FAILED);
+    assert_int_equal(mprotect(f->map + body, page, PROT_NONE), 0);
+    return f->map + body - bytes;
+}
+
+/* Runs the model; returns whether its one step took the fast path. */
+static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
+    if (reference)
+        setenv("NND_REFERENCE_KERNELS", "1", 1);
+    else
+        unsetenv("NND_REFERENCE_KERNELS");
+    nnd_operation_desc op = {b->code, b->n_op_in, b->op_in, 1, &b->out};
+    uint32_t outputs[1] = {b->out};
+    nnd_model_desc d = {.n_operands = b->n_operands,
+                        .operands = b->operands,
+                        .n_operations = 1,
+                        .operations = &op,
+                        .n_inputs = b->n_inputs,
+                        .inputs = b->inputs,
+                        .n_outputs = 1,
+                        .outputs = outputs,
+                        .operand_values = b->values,
+                        .operand_values_len = b->n_values};
+    char err[NND_ERR_LEN] = "";
+    nnd_prepared *p = NULL;
+    nnd_status s = nnd_prepare(&d, &p, err, sizeof err);
+    if (s) fail_msg("%s: prepare: %s", nnd_operation_name(b->code), err);
+    bool fast = p->steps[0].backend != NULL;
+    nnd_exec *e = nnd_exec_create(p);
+    assert_non_null(e);
+    nnd_io in[2] = {{0}}, out = {.data = output, .length = out_bytes};
+    for (uint32_t i = 0; i < b->n_inputs; i++) {
+        const nnd_operand_desc *o = &b->operands[b->inputs[i]];
+        in[i].data = b->input_data[i];
+        in[i].length = elems(o) * nnd_type_size(o->type);
+    }
+    s = nnd_exec_run(e, in, &out, NULL, NULL, err, sizeof err);
+    if (s) fail_msg("%s: execute: %s", nnd_operation_name(b->code), err);
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+    return fast;
+}
+
+static void fast_paths_agree_with_reference(void **state) {
+    (void)state;
+    srand(11);
+    int fast = 0, tried = 0;
+    for (int i = 0; i < CASES; i++) {
+        builder *b = malloc(sizeof *b);
+        assert_non_null(b);
+        random_model(b, i);
+        const nnd_operand_desc *o = &b->operands[b->out];
+        size_t n = elems(o), esize = nnd_type_size(o->type);
+        if (n == 0) { /* an empty window: the shapes say so, nothing to compare */
+            free(b);
+            continue;
+        }
+        fenced fin[2] = {{0}};
+        for (uint32_t k = 0; k < b->n_inputs; k++) {
+            const nnd_operand_desc *x = &b->operands[b->inputs[k]];
+            b->input_data[k] = fenced_alloc(&fin[k], elems(x) * nnd_type_size(x->type));
+            fill(b->input_data[k], x->type, elems(x));
+        }
+        uint8_t *want = calloc(n, esize), *got = calloc(n, esize);
+        assert_true(want && got);
+        run(b, true, want, n * esize);
+        bool took = run(b, false, got, n * esize);
+        fast += took, tried++;
+        for (size_t k = 0; k < n; k++) {
+            if (o->type == NND_TENSOR_FLOAT32) {
+                float x = ((float *)want)[k], y = ((float *)got)[k];
+                if (!(fabsf(x - y) <= 1e-4f * fmaxf(1.f, fabsf(x))))
+                    fail_msg("case %d %s float32: element %zu: reference %g, fast %g", i,
+                             nnd_operation_name(b->code), k, x, y);
+            } else {
+                int x = want[k], y = got[k];
+                if (abs(x - y) > 1)
+                    fail_msg("case %d %s quant8: element %zu: reference %d, fast %d", i,
+                             nnd_operation_name(b->code), k, x, y);
+            }
+        }
+        for (uint32_t k = 0; k < b->n_inputs; k++)
+            munmap(fin[k].map, fin[k].map_len);
+        free(want), free(got), free(b);
+    }
+    print_message("%d of %d cases took the fast path\n", fast, tried);
+    assert_true(fast * 10 >= tried * 7);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

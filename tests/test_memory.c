@@ -1,0 +1,924 @@
+/* test_memory: pools by kind and memory domains through a real daemon and libnnd:
+ * weights mapped from a read-only file, arguments at odd offsets in one shared memfd, a
+ * state tensor kept in driver buffers across executions, tokens and roles refused where
+ * they do not belong, short and read-only pools, flexible buffers, dma-buf where the
+ * machine has it, and a client that dies holding buffers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/dma-heap.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+
+#include "harness.h"
+#include "nnd/nnd.h"
+#include "paths.h"
+#include "wire.h"
+
+#define N 256 /* floats in the test tensors */
+
+static nnd_test_daemon dmn;
+
+static int group_setup(void **state) {
+    (void)state;
+    /* No content cache: constants are used in place, straight from the client's pages. */
+    const char *args[] = {"--cache-max-bytes", "0", NULL};
+    return nnd_test_daemon_start(&dmn, args) == 0 ? 0 : -1;
+}
+
+static int group_teardown(void **state) {
+    (void)state;
+    /* A clean exit: no sanitizer report, nothing leaked at shutdown. */
+    return dmn.pid > 0 && nnd_test_daemon_stop(&dmn) != 0 ? -1 : 0;
+}
+
+static nnd_client *connect_client(const char *name) {
+    char err[256];
+    nnd_client *c = nnd_client_connect(dmn.socket_path, name, err, sizeof err);
+    if (!c) fail_msg("connect: %s", err);
+    return c;
+}
+
+/* ---- a model: out = a + b on TENSOR_FLOAT32 [n] (n = 0: unknown) ----------------------- */
+
+typedef struct add_model {
+    Nnd__Model model;
+    Nnd__Subgraph main;
+    Nnd__Operand ops[4], *opp[4];
+    Nnd__DataLocation b_loc, act_loc;
+    Nnd__Operation op, *opp_op;
+    Nnd__MemoryPool pool, *poolp;
+    uint32_t dims[1], op_in[3], op_out[1], ins[2], outs[1];
+    int32_t act;
+} add_model;
+
+/* With const_pool, b is a CONSTANT_REFERENCE of n floats at offset 0 of that model pool
+ * (fd index 0) and the model has one input. */
+static void add_model_init(add_model *m, uint32_t n, const Nnd__MemoryPool *const_pool) {
+    memset(m, 0, sizeof *m);
+    m->dims[0] = n;
+    for (int i = 0; i < 4; i++) {
+        nnd__operand__init(&m->ops[i]);
+        m->opp[i] = &m->ops[i];
+        m->ops[i].type = 3; /* TENSOR_FLOAT32 */
+        m->ops[i].n_dimensions = 1;
+        m->ops[i].dimensions = m->dims;
+    }
+    m->ops[0].lifetime = m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
+    m->ops[3].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
+    m->ops[2].type = 1; /* INT32: fused activation NONE */
+    m->ops[2].n_dimensions = 0;
+    m->ops[2].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
+    nnd__data_location__init(&m->act_loc);
+    m->act_loc.length = 4;
+    m->ops[2].location = &m->act_loc;
+    nnd__operation__init(&m->op);
+    m->op.type = 0; /* ADD */
+    m->op_in[0] = 0, m->op_in[1] = 1, m->op_in[2] = 2, m->op_out[0] = 3;
+    m->op.n_inputs = 3, m->op.inputs = m->op_in;
+    m->op.n_outputs = 1, m->op.outputs = m->op_out;
+    m->opp_op = &m->op;
+    nnd__subgraph__init(&m->main);
+    m->main.n_operands = 4, m->main.operands = m->opp;
+    m->main.n_operations = 1, m->main.operations = &m->opp_op;
+    m->ins[0] = 0, m->ins[1] = 1, m->outs[0] = 3;
+    m->main.n_input_indexes = 2, m->main.input_indexes = m->ins;
+    m->main.n_output_indexes = 1, m->main.output_indexes = m->outs;
+    nnd__model__init(&m->model);
+    m->model.main = &m->main;
+    m->model.operand_values.data = (uint8_t *)&m->act;
+    m->model.operand_values.len = 4;
+    if (const_pool) {
+        m->pool = *const_pool;
+        m->poolp = &m->pool;
+        m->model.n_pools = 1;
+        m->model.pools = &m->poolp;
+        nnd__data_location__init(&m->b_loc);
+        m->b_loc.length = (uint64_t)n * 4;
+        m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE;
+        m->ops[1].location = &m->b_loc;
+        m->main.n_input_indexes = 1;
+    }
+}
+
+static uint64_t prepare(nnd_client *c, const add_model *m, const int *fds, size_t nfds) {
+    char err[512];
+    uint64_t h = 0;
+    int st = nnd_client_prepare(c, &m->model, fds, nfds, 0, 0, 0, &h, err, sizeof err);
+    if (st != 0) fail_msg("prepare: %s", err);
+    return h;
+}
+
+/* Prepares b = ones: out = in + 1, b from a sealed memfd. */
+static uint64_t prepare_plus_one(nnd_client *c, uint32_t n) {
+    float ones[N];
+    for (int i = 0; i < N; i++)
+        ones[i] = 1.0f;
+    int fd = nnd_memfd_create("ones", n * 4, NULL);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, ones, n * 4, 0), (ssize_t)(n * 4));
+    Nnd__MemoryPool p = NND__MEMORY_POOL__INIT;
+    p.kind = NND__POOL_KIND__POOL_MEMFD;
+    p.size = n * 4;
+    add_model m;
+    add_model_init(&m, n, &p);
+    uint64_t h = prepare(c, &m, &fd, 1);
+    close(fd);
+    return h;
+}
+
+/* ---- an execution request ------------------------------------------------------------ */
+
+typedef struct req {
+    Nnd__ExecutionRequest r;
+    Nnd__RequestArgument args[4], *in[2], *out[2];
+    Nnd__DataLocation locs[4];
+    Nnd__MemoryPool pools[4], *poolp[4];
+} req;
+
+static void req_init(req *q) {
+    memset(q, 0, sizeof *q);
+    nnd__execution_request__init(&q->r);
+    q->r.inputs = q->in;
+    q->r.outputs = q->out;
+    q->r.pools = q->poolp;
+}
+
+/* Adds a pool; returns its index. fd pools name fd index `fd_index`. */
+static uint32_t req_pool(req *q, int kind, uint32_t fd_index, uint64_t offset, uint64_t size,
+                         uint64_t token) {
+    uint32_t i = (uint32_t)q->r.n_pools++;
+    nnd__memory_pool__init(&q->pools[i]);
+    q->pools[i].kind = (Nnd__PoolKind)kind;
+    q->pools[i].fd_index = fd_index;
+    q->pools[i].offset = offset;
+    q->pools[i].size = size;
+    q->pools[i].token = token;
+    q->poolp[i] = &q->pools[i];
+    return i;
+}
+
+static uint32_t req_buffer(req *q, uint64_t token) {
+    return req_pool(q, NND__POOL_KIND__POOL_DRIVER_BUFFER, 0, 0, 0, token);
+}
+
+static void req_arg(req *q, bool output, uint32_t pool, uint64_t offset, uint64_t length,
+                    uint32_t *dims, size_t rank) {
+    size_t k = q->r.n_inputs + q->r.n_outputs;
+    Nnd__RequestArgument *a = &q->args[k];
+    nnd__request_argument__init(a);
+    nnd__data_location__init(&q->locs[k]);
+    q->locs[k].pool_index = pool;
+    q->locs[k].offset = offset;
+    q->locs[k].length = length;
+    a->location = &q->locs[k];
+    a->n_dimensions = rank;
+    a->dimensions = dims;
+    if (output)
+        q->out[q->r.n_outputs++] = a;
+    else
+        q->in[q->r.n_inputs++] = a;
+}
+
+/* Executes and expects `want`, with `needle` in the message when given. Returns the
+ * reply's first output shape's first dimension (0 when none). */
+static uint32_t execute_expect(nnd_client *c, uint64_t h, const req *q, const int *fds, size_t nfds,
+                               int want, const char *needle) {
+    char err[512] = "";
+    Nnd__Reply *r = NULL;
+    int st = nnd_client_execute(c, h, &q->r, fds, nfds, false, 0, &r, err, sizeof err);
+    if (st != want) fail_msg("execute: status %d (%s), wanted %d", st, err, want);
+    if (needle && !strstr(err, needle)) fail_msg("execute: \"%s\" lacks \"%s\"", err, needle);
+    uint32_t d0 = 0;
+    if (r && r->result_case == NND__REPLY__RESULT_EXECUTED && r->executed->n_output_shapes &&
+        r->executed->output_shapes[0]->n_dimensions)
+        d0 = r->executed->output_shapes[0]->dimensions[0];
+    if (r) nnd__reply__free_unpacked(r, NULL);
+    return d0;
+}
+
+static void expect_status(int st, const char *err, int want, const char *needle, const char *what) {
+    if (st != want) fail_msg("%s: status %d (%s), wanted %d", what, st, err, want);
+    if (needle && !strstr(err, needle)) fail_msg("%s: \"%s\" lacks \"%s\"", what, err, needle);
+}
+
+static uint64_t allocate_ok(nnd_client *c, const uint64_t *models, size_t n_models,
+                            const nnd_buffer_role *in, size_t n_in, const nnd_buffer_role *out,
+                            size_t n_out, uint64_t *token) {
+    char err[512];
+    uint64_t b = 0;
+    int st = nnd_client_allocate(c, NULL, 0, models, n_models, in, n_in, out, n_out, &b, token, err,
+                                 sizeof err);
+    if (st != 0) fail_msg("allocate: %s", err);
+    assert_true(b != 0 && *token != 0);
+    return b;
+}
+
+/* A memfd holding n floats v[i] = base + i * step. */
+static int float_memfd(uint32_t n, float base, float step) {
+    float *p;
+    int fd = nnd_memfd_create("floats", (size_t)n * 4, (void **)&p);
+    assert_true(fd >= 0);
+    for (uint32_t i = 0; i < n; i++)
+        p[i] = base + (float)i * step;
+    munmap(p, (size_t)n * 4);
+    return fd;
+}
+
+static void expect_floats(int fd, uint64_t offset, uint32_t n, float base, float step) {
+    float v[N * 2];
+    assert_true(n <= N * 2);
+    assert_int_equal(pread(fd, v, (size_t)n * 4, (off_t)offset), (ssize_t)(n * 4));
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i] != base + (float)i * step)
+            fail_msg("element %u is %g, wanted %g", i, (double)v[i], (double)(base + i * step));
+}
+
+/* ---- admin status ---------------------------------------------------------------------- */
+
+static cJSON *status(void) {
+    char url[512];
+    nnd_admin_url(dmn.state_dir, url, sizeof url);
+    int sock = nn_socket(AF_SP, NN_REQ);
+    assert_true(sock >= 0);
+    int timeout = 10000;
+    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
+    assert_true(nn_connect(sock, url) >= 0);
+    const char *q = "{\"cmd\":\"status\"}";
+    assert_int_equal(nn_send(sock, q, strlen(q), 0), (int)strlen(q));
+    char *buf = NULL;
+    int n = nn_recv(sock, &buf, NN_MSG, 0);
+    assert_true(n > 0);
+    cJSON *reply = cJSON_ParseWithLength(buf, (size_t)n);
+    nn_freemsg(buf);
+    nn_close(sock);
+    assert_non_null(reply);
+    return reply;
+}
+
+static double status_number(const char *key) {
+    cJSON *s = status();
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, key);
+    assert_true(cJSON_IsNumber(v));
+    double d = v->valuedouble;
+    cJSON_Delete(s);
+    return d;
+}
+
+/* Waits up to 10 s for the daemon to hold `count` buffers. */
+static void wait_buffers(double count) {
+    for (int i = 0; i < 1000; i++) {
+        if (status_number("buffers") == count) return;
+        usleep(10000);
+    }
+    fail_msg("the daemon holds %g buffers, wanted %g", status_number("buffers"), count);
+}
+
+/* ---- pools by kind ------------------------------------------------------------------- */
+
+static void test_weights_from_readonly_file(void **state) {
+    (void)state;
+    char path[] = "/tmp/nnd-weights-XXXXXX";
+    int wfd = mkstemp(path);
+    assert_true(wfd >= 0);
+    /* 100 bytes of header, then the weights: the pool starts off any page boundary. */
+    char header[100];
+    memset(header, 0x7f, sizeof header);
+    float w[N];
+    for (int i = 0; i < N; i++)
+        w[i] = 0.5f * (float)i;
+    assert_int_equal(write(wfd, header, sizeof header), (ssize_t)sizeof header);
+    assert_int_equal(write(wfd, w, sizeof w), (ssize_t)sizeof w);
+    close(wfd);
+    int ro = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(ro >= 0);
+    unlink(path);
+
+    nnd_client *c = connect_client("weights");
+    Nnd__MemoryPool p = NND__MEMORY_POOL__INIT;
+    p.kind = NND__POOL_KIND__POOL_MMAP_FD;
+    p.offset = sizeof header;
+    p.size = sizeof w;
+    add_model m;
+    add_model_init(&m, N, &p);
+    uint64_t h = prepare(c, &m, &ro, 1);
+
+    int io = float_memfd(2 * N, 1.0f, 1.0f); /* input [1..N], output after it */
+    req q;
+    req_init(&q);
+    uint32_t pool = req_pool(&q, NND__POOL_KIND__POOL_MEMFD, 0, 0, 2 * N * 4, 0);
+    req_arg(&q, false, pool, 0, N * 4, NULL, 0);
+    req_arg(&q, true, pool, N * 4, N * 4, NULL, 0);
+    execute_expect(c, h, &q, &io, 1, 0, NULL);
+    expect_floats(io, N * 4, N, 1.0f, 1.5f); /* (1 + i) + 0.5 i */
+
+    /* The weights file is too short for the pool. */
+    char err[512];
+    uint64_t h2 = 0;
+    m.pool.size = sizeof w + 4;
+    int st = nnd_client_prepare(c, &m.model, &ro, 1, 0, 0, 0, &h2, err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "past the end", "short weights");
+    /* A pipe cannot be mapped: GENERAL_FAILURE at prepare. */
+    int pfd[2];
+    assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+    m.pool.size = sizeof w;
+    st = nnd_client_prepare(c, &m.model, &pfd[0], 1, 0, 0, 0, &h2, err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__GENERAL_FAILURE, "cannot be mapped", "pipe");
+    close(pfd[0]);
+    close(pfd[1]);
+
+    /* The read-only weights fd as an execution's output pool is refused. */
+    int two[2] = {io, ro};
+    req_init(&q);
+    uint32_t in = req_pool(&q, NND__POOL_KIND__POOL_MEMFD, 0, 0, N * 4, 0);
+    uint32_t out = req_pool(&q, NND__POOL_KIND__POOL_MMAP_FD, 1, sizeof header, N * 4, 0);
+    req_arg(&q, false, in, 0, N * 4, NULL, 0);
+    req_arg(&q, true, out, 0, N * 4, NULL, 0);
+    execute_expect(c, h, &q, two, 2, NND__ERROR_STATUS__INVALID_ARGUMENT, "read-only");
+    /* As an input it is fine. */
+    q.locs[1].pool_index = in;
+    q.locs[0].pool_index = out;
+    int io2 = nnd_memfd_create("out", N * 4, NULL);
+    two[0] = io2;
+    execute_expect(c, h, &q, two, 2, 0, NULL);
+    expect_floats(io2, 0, N, 0.0f, 1.0f); /* w + w */
+    close(io2);
+
+    /* A memfd sealed against writes is input-only too. */
+    int sealed = memfd_create("sealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    assert_true(sealed >= 0);
+    assert_int_equal(ftruncate(sealed, N * 4), 0);
+    assert_int_equal(fcntl(sealed, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW), 0);
+    two[0] = io;
+    two[1] = sealed;
+    q.locs[0].pool_index = in;
+    q.locs[1].pool_index = out;
+    q.pools[out].kind = NND__POOL_KIND__POOL_MEMFD;
+    q.pools[out].offset = 0;
+    execute_expect(c, h, &q, two, 2, NND__ERROR_STATUS__INVALID_ARGUMENT, "read-only");
+    close(sealed);
+    close(io);
+    close(ro);
+    nnd_client_close(c);
+}
+
+static void test_offsets_in_one_memfd(void **state) {
+    (void)state;
+    nnd_client *c = connect_client("offsets");
+    add_model m;
+    add_model_init(&m, N, NULL);
+    uint64_t h = prepare(c, &m, NULL, 0);
+    /* One 64 KiB memfd; the pool starts 4096 + 256 bytes in; a at 64, b at 8196, out at
+     * 16396 inside the pool: no argument on a page boundary. */
+    float *map;
+    int fd = nnd_memfd_create("shared", 65536, (void **)&map);
+    assert_true(fd >= 0);
+    const uint64_t base = 4096 + 256, a_off = 64, b_off = 8196, o_off = 16396;
+    for (int i = 0; i < N; i++) {
+        map[(base + a_off) / 4 + i] = (float)i;
+        map[(base + b_off) / 4 + i] = 100.0f;
+    }
+    req q;
+    req_init(&q);
+    uint32_t pool = req_pool(&q, NND__POOL_KIND__POOL_MEMFD, 0, base, 32768, 0);
+    req_arg(&q, false, pool, a_off, N * 4, NULL, 0);
+    req_arg(&q, false, pool, b_off, N * 4, NULL, 0);
+    req_arg(&q, true, pool, o_off, N * 4, NULL, 0);
+    execute_expect(c, h, &q, &fd, 1, 0, NULL);
+    expect_floats(fd, base + o_off, N, 100.0f, 1.0f);
+    /* Nothing outside the output was written. */
+    assert_true(map[(base + o_off) / 4 - 1] == 0.0f && map[(base + o_off) / 4 + N] == 0.0f);
+
+    /* The same pool, now longer than its memfd: refused before anything runs. */
+    q.pools[pool].size = 65536;
+    execute_expect(c, h, &q, &fd, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "past the end");
+    /* A location running past its pool. */
+    q.pools[pool].size = 32768;
+    q.locs[2].offset = 32768 - 8;
+    execute_expect(c, h, &q, &fd, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "past the end");
+    munmap(map, 65536);
+    close(fd);
+    nnd_client_close(c);
+}
+
+static void test_dmabuf(void **state) {
+    (void)state;
+    nnd_client *c = connect_client("dmabuf");
+    char err[512];
+    Nnd__Capabilities *caps = NULL;
+    assert_int_equal(nnd_client_get_capabilities(c, &caps, err, sizeof err), 0);
+    int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+    assert_int_equal(caps->dma_buf_supported, heap >= 0);
+    nnd__capabilities__free_unpacked(caps, NULL);
+    add_model m;
+    add_model_init(&m, N, NULL);
+    uint64_t h = prepare(c, &m, NULL, 0);
+    req q;
+    req_init(&q);
+    uint32_t pool = req_pool(&q, NND__POOL_KIND__POOL_DMABUF, 0, 0, 3 * N * 4, 0);
+    req_arg(&q, false, pool, 0, N * 4, NULL, 0);
+    req_arg(&q, false, pool, N * 4, N * 4, NULL, 0);
+    req_arg(&q, true, pool, 2 * N * 4, N * 4, NULL, 0);
+    if (heap < 0) {
+        /* No dma-buf heap here: refused cleanly. */
+        int fd = float_memfd(3 * N, 0, 1);
+        execute_expect(c, h, &q, &fd, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "dma-buf");
+        close(fd);
+        nnd_client_close(c);
+        return;
+    }
+    struct dma_heap_allocation_data alloc = {.len = 4096 * 4, .fd_flags = O_RDWR | O_CLOEXEC};
+    assert_int_equal(ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &alloc), 0);
+    close(heap);
+    int buf = (int)alloc.fd;
+    float *p = mmap(NULL, 3 * N * 4, PROT_READ | PROT_WRITE, MAP_SHARED, buf, 0);
+    assert_true(p != MAP_FAILED);
+    for (int i = 0; i < N; i++)
+        p[i] = (float)i, p[N + i] = 2.0f;
+    execute_expect(c, h, &q, &buf, 1, 0, NULL);
+    for (int i = 0; i < N; i++)
+        assert_true(p[2 * N + i] == (float)i + 2.0f);
+    /* A memfd is not a dma-buf. */
+    int fd = float_memfd(3 * N, 0, 1);
+    execute_expect(c, h, &q, &fd, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "not a dma-buf");
+    close(fd);
+    munmap(p, 3 * N * 4);
+    close(buf);
+    nnd_client_close(c);
+}
+
+/* ---- memory domains -------------------------------------------------------------------- */
+
+static void test_state_in_driver_buffers(void **state) {
+    (void)state;
+    nnd_client *c = connect_client("state");
+    uint64_t h = prepare_plus_one(c, N);
+    nnd_buffer_role role = {0, 0, 1.0f};
+    uint64_t ta, tb, tc;
+    uint64_t a = allocate_ok(c, &h, 1, &role, 1, &role, 1, &ta);
+    uint64_t b = allocate_ok(c, &h, 1, &role, 1, &role, 1, &tb);
+    uint64_t never = allocate_ok(c, &h, 1, &role, 1, &role, 1, &tc);
+    assert_true(ta != tb && tb != tc && ta != tc);
+    assert_int_equal(status_number("buffers"), 3);
+    assert_true(status_number("buffer_bytes") >= 3 * N * 4);
+
+    char err[512];
+    uint32_t dims[NND_BUFFER_MAX_RANK];
+    size_t rank = 0;
+    int init = float_memfd(N, 0.0f, 1.0f);
+    int st = nnd_client_buffer_copy_to(c, a, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4, NULL, 0,
+                                       err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy to");
+    /* Round trip: what went in comes out, with the buffer's shape. */
+    int out = nnd_memfd_create("out", N * 4, NULL);
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, dims, &rank,
+                                     err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy from");
+    assert_int_equal(rank, 1);
+    assert_int_equal(dims[0], N);
+    expect_floats(out, 0, N, 0.0f, 1.0f);
+
+    /* Ten runs, the state moving a -> b -> a ...: each adds one. */
+    req q;
+    req_init(&q);
+    uint32_t pa = req_buffer(&q, ta), pb = req_buffer(&q, tb);
+    req_arg(&q, false, pa, 0, 0, NULL, 0);
+    req_arg(&q, true, pb, 0, 0, NULL, 0);
+    for (int i = 0; i < 10; i++) {
+        q.pools[pa].token = i % 2 ? tb : ta;
+        q.pools[pb].token = i % 2 ? ta : tb;
+        assert_int_equal(execute_expect(c, h, &q, NULL, 0, 0, NULL), N);
+    }
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+                                     err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy from a");
+    expect_floats(out, 0, N, 10.0f, 1.0f);
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+                                     err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy from b");
+    expect_floats(out, 0, N, 9.0f, 1.0f);
+    /* In place: a is input and output of one run. */
+    q.pools[pa].token = q.pools[pb].token = ta;
+    execute_expect(c, h, &q, NULL, 0, 0, NULL);
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+                                     err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy from a");
+    expect_floats(out, 0, N, 11.0f, 1.0f);
+    /* A client memfd output from a buffer input. */
+    req q2;
+    req_init(&q2);
+    uint32_t p0 = req_buffer(&q2, ta),
+             p1 = req_pool(&q2, NND__POOL_KIND__POOL_MEMFD, 0, 0, N * 4, 0);
+    req_arg(&q2, false, p0, 0, 0, NULL, 0);
+    req_arg(&q2, true, p1, 0, N * 4, NULL, 0);
+    execute_expect(c, h, &q2, &out, 1, 0, NULL);
+    expect_floats(out, 0, N, 12.0f, 1.0f);
+
+    /* A buffer never written is refused as an input, and to copy from. */
+    q.pools[pa].token = tc;
+    q.pools[pb].token = tb;
+    execute_expect(c, h, &q, NULL, 0, NND__ERROR_STATUS__GENERAL_FAILURE, "never been written");
+    st = nnd_client_buffer_copy_from(c, never, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL,
+                                     NULL, err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__GENERAL_FAILURE, "never been written", "copy never");
+    /* Sizes must match exactly; a location in a buffer pool must be 0, 0. */
+    st = nnd_client_buffer_copy_to(c, a, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4 - 4, NULL, 0,
+                                   err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "bytes", "short copy to");
+    st = nnd_client_buffer_copy_to(c, a, NND__POOL_KIND__POOL_MEMFD, init, 4, N * 4, NULL, 0, err,
+                                   sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "past the end", "pool past end");
+    st = nnd_client_buffer_copy_to(c, a, NND__POOL_KIND__POOL_DRIVER_BUFFER, init, 0, N * 4, NULL,
+                                   0, err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "memfd, mmap_fd or dma-buf",
+                  "copy from a token");
+    uint32_t wrong[1] = {N + 1};
+    st = nnd_client_buffer_copy_to(c, a, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4, wrong, 1, err,
+                                   sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "do not agree", "wrong dims");
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", out);
+    int ro = open(path, O_RDONLY | O_CLOEXEC);
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, ro, 0, N * 4, NULL, NULL,
+                                     err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "read-only", "copy to ro");
+    close(ro);
+    q.pools[pa].token = ta;
+    q.locs[0].length = 4;
+    execute_expect(c, h, &q, NULL, 0, NND__ERROR_STATUS__INVALID_ARGUMENT, "past the end");
+    q.locs[0].length = 0;
+
+    /* Released: the token is dead at once. */
+    assert_int_equal(nnd_client_release(c, b), 0);
+    execute_expect(c, h, &q, NULL, 0, NND__ERROR_STATUS__INVALID_ARGUMENT, "no buffer");
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+                                     err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown buffer", "released");
+    assert_int_equal(status_number("buffers"), 2);
+    close(init);
+    close(out);
+    nnd_client_close(c); /* a and never go with the connection */
+    wait_buffers(0);
+}
+
+static void test_foreign_token_refused(void **state) {
+    (void)state;
+    nnd_client *owner = connect_client("owner"), *thief = connect_client("thief");
+    uint64_t h = prepare_plus_one(owner, N);
+    nnd_buffer_role role = {0, 0, 0.0f};
+    uint64_t token;
+    uint64_t b = allocate_ok(owner, &h, 1, &role, 1, &role, 1, &token);
+    char err[512];
+    int init = float_memfd(N, 5.0f, 0.0f);
+    int st = nnd_client_buffer_copy_to(owner, b, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4, NULL,
+                                       0, err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy to");
+
+    /* The thief learned the token's value; on its own model it names nothing. */
+    uint64_t th = prepare_plus_one(thief, N);
+    int out = nnd_memfd_create("out", N * 4, NULL);
+    req q;
+    req_init(&q);
+    uint32_t pb = req_buffer(&q, token);
+    uint32_t po = req_pool(&q, NND__POOL_KIND__POOL_MEMFD, 0, 0, N * 4, 0);
+    req_arg(&q, false, pb, 0, 0, NULL, 0);
+    req_arg(&q, true, po, 0, N * 4, NULL, 0);
+    execute_expect(thief, th, &q, &out, 1, NND__ERROR_STATUS__INVALID_ARGUMENT,
+                   "names no buffer of this client");
+    /* Nor as an output, nor through the handle, nor by allocating on the owner's model. */
+    req q2;
+    req_init(&q2);
+    uint32_t p2 = req_pool(&q2, NND__POOL_KIND__POOL_MEMFD, 0, 0, N * 4, 0);
+    req_arg(&q2, false, p2, 0, N * 4, NULL, 0);
+    req_arg(&q2, true, req_buffer(&q2, token), 0, 0, NULL, 0);
+    execute_expect(thief, th, &q2, &init, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "no buffer");
+    st = nnd_client_buffer_copy_from(thief, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL,
+                                     NULL, err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown buffer", "thief copy");
+    st = nnd_client_buffer_copy_to(thief, b, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4, NULL, 0,
+                                   err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown buffer", "thief copy");
+    uint64_t tb, tt;
+    st = nnd_client_allocate(thief, NULL, 0, &h, 1, &role, 1, NULL, 0, &tb, &tt, err, sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown handle", "thief alloc");
+    assert_int_equal(nnd_client_release(thief, b), NND__ERROR_STATUS__INVALID_ARGUMENT);
+    /* A guessed token fares no better. */
+    q.pools[pb].token = token ^ 1;
+    execute_expect(owner, h, &q, &out, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "no buffer");
+
+    /* The owner still has it, intact. */
+    q.pools[pb].token = token;
+    execute_expect(owner, h, &q, &out, 1, 0, NULL);
+    expect_floats(out, 0, N, 6.0f, 0.0f);
+    close(init);
+    close(out);
+    nnd_client_close(thief);
+    nnd_client_close(owner);
+    wait_buffers(0);
+}
+
+static void test_roles_checked(void **state) {
+    (void)state;
+    nnd_client *c = connect_client("roles");
+    uint64_t h = prepare_plus_one(c, N);
+    uint64_t other = prepare_plus_one(c, N); /* same shape, another prepared model */
+    uint64_t small = prepare_plus_one(c, 4);
+    nnd_buffer_role in0 = {0, 0, 1.0f};
+    uint64_t token;
+    uint64_t b = allocate_ok(c, &h, 1, &in0, 1, NULL, 0, &token); /* an input role only */
+    char err[512];
+    int init = float_memfd(N, 1.0f, 0.0f);
+    int st = nnd_client_buffer_copy_to(c, b, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4, NULL, 0,
+                                       err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy to");
+    int io = nnd_memfd_create("io", N * 4, NULL);
+    /* As an output: not an allocated role. */
+    req q;
+    req_init(&q);
+    uint32_t pm = req_pool(&q, NND__POOL_KIND__POOL_MEMFD, 0, 0, N * 4, 0);
+    req_arg(&q, false, pm, 0, N * 4, NULL, 0);
+    req_arg(&q, true, req_buffer(&q, token), 0, 0, NULL, 0);
+    execute_expect(c, h, &q, &io, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "not allocated");
+    /* As the input of another prepared model: not allocated either. */
+    req q2;
+    req_init(&q2);
+    uint32_t pb = req_buffer(&q2, token);
+    uint32_t po = req_pool(&q2, NND__POOL_KIND__POOL_MEMFD, 0, 0, N * 4, 0);
+    req_arg(&q2, false, pb, 0, 0, NULL, 0);
+    req_arg(&q2, true, po, 0, N * 4, NULL, 0);
+    execute_expect(c, other, &q2, &io, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "not allocated");
+    /* Its own role works. */
+    execute_expect(c, h, &q2, &io, 1, 0, NULL);
+    expect_floats(io, 0, N, 2.0f, 0.0f);
+
+    /* Allocate's own checks. */
+    uint64_t two[2] = {h, small}, bb, tt;
+    nnd_buffer_role bad_io = {0, 1, 1.0f}, bad_model = {2, 0, 1.0f}, bad_p = {0, 0, 1.5f};
+    nnd_buffer_role mix[2] = {{0, 0, 1.0f}, {1, 0, 1.0f}};
+    uint32_t five[1] = {5};
+    struct {
+        const uint32_t *dims;
+        size_t rank, n_models;
+        const nnd_buffer_role *in;
+        size_t n_in;
+        const nnd_buffer_role *out;
+        size_t n_out;
+        const char *needle;
+    } bad[] = {
+        {NULL, 0, 1, &bad_io, 1, NULL, 0, "input 1"},  /* the model has one input */
+        {NULL, 0, 1, NULL, 0, &bad_io, 1, "output 1"}, /* and one output */
+        {NULL, 0, 1, &bad_model, 1, NULL, 0, "prepared model 2"},
+        {NULL, 0, 1, &bad_p, 1, NULL, 0, "probability"},
+        {NULL, 0, 1, mix, 1, mix, 1, NULL},                /* fine: input and output 0 */
+        {NULL, 0, 1, mix, 2, NULL, 0, "prepared model 1"}, /* only one model given */
+        {NULL, 0, 2, mix, 2, NULL, 0, "do not agree"},     /* [256] against [4] */
+        {NULL, 0, 1, (nnd_buffer_role[]){{0, 0, 1}, {0, 0, 1}}, 2, NULL, 0, "repeats"},
+        {five, 1, 1, &in0, 1, NULL, 0, "descriptor"}, /* [5] against [256] */
+        {NULL, 0, 1, NULL, 0, NULL, 0, "no role"},
+        {NULL, 0, 0, &in0, 1, NULL, 0, "no prepared model"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        st = nnd_client_allocate(c, bad[i].dims, bad[i].rank, two, bad[i].n_models, bad[i].in,
+                                 bad[i].n_in, bad[i].out, bad[i].n_out, &bb, &tt, err, sizeof err);
+        if (!bad[i].needle) {
+            expect_status(st, err, 0, NULL, "allocate");
+            assert_int_equal(nnd_client_release(c, bb), 0);
+            continue;
+        }
+        if (st != NND__ERROR_STATUS__INVALID_ARGUMENT || !strstr(err, bad[i].needle))
+            fail_msg("allocate case %zu: status %d \"%s\", wanted INVALID_ARGUMENT \"%s\"", i, st,
+                     err, bad[i].needle);
+    }
+    close(init);
+    close(io);
+    nnd_client_close(c);
+    wait_buffers(0);
+}
+
+static void test_flexible_buffer(void **state) {
+    (void)state;
+    nnd_client *c = connect_client("flexible");
+    add_model m;
+    add_model_init(&m, 0, NULL); /* [?] + [?] */
+    uint64_t h = prepare(c, &m, NULL, 0);
+    nnd_buffer_role r0 = {0, 0, 1.0f};
+    uint64_t token;
+    uint64_t b = allocate_ok(c, &h, 1, &r0, 1, &r0, 1, &token);
+    assert_int_equal(status_number("buffer_bytes"), 0); /* nothing known, nothing held */
+
+    int in = float_memfd(2 * N, 1.0f, 1.0f);
+    uint32_t d3[1] = {3}, d5[1] = {5};
+    req q;
+    req_init(&q);
+    uint32_t pm = req_pool(&q, NND__POOL_KIND__POOL_MEMFD, 0, 0, 2 * N * 4, 0);
+    uint32_t pb = req_buffer(&q, token);
+    req_arg(&q, false, pm, 0, 12, d3, 1);
+    req_arg(&q, false, pm, N * 4, 12, d3, 1);
+    req_arg(&q, true, pb, 0, 0, NULL, 0);
+    /* The buffer learns its shape from the run. */
+    assert_int_equal(execute_expect(c, h, &q, &in, 1, 0, NULL), 3);
+    char err[512];
+    uint32_t dims[NND_BUFFER_MAX_RANK];
+    size_t rank;
+    int out = nnd_memfd_create("out", 20, NULL);
+    int st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 12, dims, &rank,
+                                         err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy from [3]");
+    assert_true(rank == 1 && dims[0] == 3);
+    expect_floats(out, 0, 3, 1.0f + (float)N + 1.0f, 2.0f); /* (1 + i) + (N + 1 + i) */
+    /* A larger result grows it. */
+    q.args[0].dimensions = q.args[1].dimensions = d5;
+    q.locs[0].length = q.locs[1].length = 20;
+    assert_int_equal(execute_expect(c, h, &q, &in, 1, 0, NULL), 5);
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 12, NULL, NULL, err,
+                                     sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "20", "copy from short");
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 20, dims, &rank, err,
+                                     sizeof err);
+    expect_status(st, err, 0, NULL, "copy from [5]");
+    assert_true(rank == 1 && dims[0] == 5);
+    /* As an input, it brings its shape along. */
+    req q2;
+    req_init(&q2);
+    uint32_t pb2 = req_buffer(&q2, token);
+    uint32_t pm2 = req_pool(&q2, NND__POOL_KIND__POOL_MEMFD, 0, 0, 2 * N * 4, 0);
+    req_arg(&q2, false, pb2, 0, 0, NULL, 0);
+    req_arg(&q2, false, pm2, 0, 20, d5, 1);
+    req_arg(&q2, true, pm2, N * 4, 20, NULL, 0);
+    assert_int_equal(execute_expect(c, h, &q2, &in, 1, 0, NULL), 5);
+    expect_floats(in, N * 4, 5, (float)N + 3.0f, 3.0f); /* (N + 2 + 2i) + (1 + i) */
+    /* Copying in needs a shape; then it is the buffer's. */
+    st = nnd_client_buffer_copy_to(c, b, NND__POOL_KIND__POOL_MEMFD, in, 0, 8, NULL, 0, err,
+                                   sizeof err);
+    expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "not all known", "no dims");
+    uint32_t d2[1] = {2};
+    st = nnd_client_buffer_copy_to(c, b, NND__POOL_KIND__POOL_MEMFD, in, 0, 8, d2, 1, err,
+                                   sizeof err);
+    expect_status(st, err, 0, NULL, "copy to [2]");
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 8, dims, &rank, err,
+                                     sizeof err);
+    expect_status(st, err, 0, NULL, "copy from [2]");
+    assert_true(rank == 1 && dims[0] == 2);
+    expect_floats(out, 0, 2, 1.0f, 1.0f);
+    close(in);
+    close(out);
+    nnd_client_close(c);
+    wait_buffers(0);
+}
+
+/* Many requests in flight on one raw connection, all writing or reading one buffer: each
+ * is answered, with NONE or a prompt GENERAL_FAILURE ("busy", or "never been written" when
+ * a reader overtakes the first writer), and the buffer ends with a whole result. */
+static void test_pipelined_users_of_one_buffer(void **state) {
+    (void)state;
+    int s = nnd_test_connect_raw(&dmn);
+    assert_int_equal(wire_hello(s, 1), 0);
+    const uint32_t n = 1u << 20; /* runs long enough to overlap with the next requests */
+    add_model m;
+    add_model_init(&m, n, NULL);
+    uint64_t h = wire_prepare(s, &m.model, NULL, 0);
+    assert_true(h != 0);
+    Nnd__BufferRole role = NND__BUFFER_ROLE__INIT, *rp = &role;
+    Nnd__Allocate a = NND__ALLOCATE__INIT;
+    a.n_prepared_models = 1, a.prepared_models = &h;
+    a.n_input_roles = 1, a.input_roles = &rp;
+    a.n_output_roles = 1, a.output_roles = &rp;
+    Nnd__Request rq = NND__REQUEST__INIT;
+    rq.id = 1;
+    rq.call_case = NND__REQUEST__CALL_ALLOCATE;
+    rq.allocate = &a;
+    Nnd__Reply *r = wire_call(s, &rq, NULL, 0);
+    assert_non_null(r);
+    assert_int_equal(r->status, NND__ERROR_STATUS__NONE);
+    uint64_t token = r->allocated->token;
+    wire_free(r);
+
+    int io = float_memfd(3 * n, 1.0f, 0.0f); /* a = b = 1; room for an output */
+    req w, rd;                               /* write: a + b -> buffer; read: buffer + b -> memfd */
+    req_init(&w);
+    uint32_t wm = req_pool(&w, NND__POOL_KIND__POOL_MEMFD, 0, 0, 3 * n * 4, 0);
+    req_arg(&w, false, wm, 0, n * 4, NULL, 0);
+    req_arg(&w, false, wm, n * 4, n * 4, NULL, 0);
+    req_arg(&w, true, req_buffer(&w, token), 0, 0, NULL, 0);
+    req_init(&rd);
+    uint32_t rm = req_pool(&rd, NND__POOL_KIND__POOL_MEMFD, 0, 0, 3 * n * 4, 0);
+    req_arg(&rd, false, req_buffer(&rd, token), 0, 0, NULL, 0);
+    req_arg(&rd, false, rm, n * 4, n * 4, NULL, 0);
+    req_arg(&rd, true, rm, 2 * n * 4, n * 4, NULL, 0);
+    Nnd__Execute x = NND__EXECUTE__INIT;
+    x.prepared_model = h;
+    rq.call_case = NND__REQUEST__CALL_EXECUTE;
+    rq.execute = &x;
+    enum { REQUESTS = 64 };
+    for (int i = 0; i < REQUESTS; i++) {
+        rq.id = 100 + (uint64_t)i;
+        x.request = i % 3 == 2 ? &rd.r : &w.r;
+        assert_int_equal(wire_send(s, &rq, &io, 1), 0);
+    }
+    int ok = 0, refused = 0;
+    for (int i = 0; i < REQUESTS; i++) {
+        r = wire_recv(s, WIRE_TIMEOUT_MS);
+        if (!r) fail_msg("reply %d of %d never came", i, REQUESTS);
+        if (r->status == NND__ERROR_STATUS__NONE)
+            ok++;
+        else if (r->status == NND__ERROR_STATUS__GENERAL_FAILURE &&
+                 (strstr(r->message, "busy") || strstr(r->message, "never been written")))
+            refused++;
+        else
+            fail_msg("reply %llu: %d %s", (unsigned long long)r->id, r->status, r->message);
+        wire_free(r);
+    }
+    print_message("# %d of %d ran, %d refused at once\n", ok, REQUESTS, refused);
+    assert_true(ok > 0);
+    /* Quiet now: one more read sees a whole result, 2 + 1. */
+    rq.id = 999;
+    x.request = &rd.r;
+    r = wire_call(s, &rq, &io, 1);
+    assert_non_null(r);
+    assert_int_equal(r->status, NND__ERROR_STATUS__NONE);
+    wire_free(r);
+    expect_floats(io, 2 * n * 4, N, 3.0f, 0.0f);
+    expect_floats(io, 3 * n * 4 - N * 4, N, 3.0f, 0.0f);
+    close(io);
+    close(s);
+    wait_buffers(0);
+}
+
+/* The child: allocates three buffers (writes one), reports, then waits to be killed. */
+static void hold_buffers_and_wait(int report) {
+    char err[256];
+    nnd_client *c = nnd_client_connect(dmn.socket_path, "doomed", err, sizeof err);
+    if (!c) _exit(2);
+    add_model m;
+    add_model_init(&m, N, NULL);
+    uint64_t h = 0, b, t;
+    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &h, err, sizeof err)) _exit(3);
+    nnd_buffer_role r = {0, 0, 1.0f};
+    for (int i = 0; i < 3; i++)
+        if (nnd_client_allocate(c, NULL, 0, &h, 1, &r, 1, NULL, 0, &b, &t, err, sizeof err))
+            _exit(4);
+    int fd = float_memfd(N, 0, 1);
+    if (nnd_client_buffer_copy_to(c, b, NND__POOL_KIND__POOL_MEMFD, fd, 0, N * 4, NULL, 0, err,
+                                  sizeof err))
+        _exit(5);
+    char ok = 1;
+    if (write(report, &ok, 1) != 1) _exit(6);
+    for (;;)
+        pause();
+}
+
+static void test_client_dies_holding_buffers(void **state) {
+    (void)state;
+    wait_buffers(0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        hold_buffers_and_wait(p[1]);
+    }
+    close(p[1]);
+    char ok = 0;
+    assert_int_equal(read(p[0], &ok, 1), 1);
+    close(p[0]);
+    assert_int_equal(status_number("buffers"), 3);
+    assert_true(status_number("buffer_bytes") >= 3 * N * 4);
+    kill(pid, SIGKILL);
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    wait_buffers(0);
+    assert_int_equal(status_number("buffer_bytes"), 0);
+}
+
+int main(void) {
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_weights_from_readonly_file),
+        cmocka_unit_test(test_offsets_in_one_memfd),
+        cmocka_unit_test(test_dmabuf),
+        cmocka_unit_test(test_state_in_driver_buffers),
+        cmocka_unit_test(test_foreign_token_refused),
+        cmocka_unit_test(test_roles_checked),
+        cmocka_unit_test(test_flexible_buffer),
+        cmocka_unit_test(test_pipelined_users_of_one_buffer),
+        cmocka_unit_test(test_client_dies_holding_buffers),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
