@@ -257,16 +257,19 @@ int main(void) {
            cache.cold_ns / 1e6, cache.save_ns / 1e6, cache.client_ns / 1e6, cache.content_ns / 1e6);
     printf("# memfd_64m: execute 64 MiB %.1f us, 4 KiB %.1f us; in process %.1f us and %.1f us\n",
            mem.big_ns / 1e3, mem.small_ns / 1e3, mem.big_local_ns / 1e3, mem.small_local_ns / 1e3);
-    printf("# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for %d s with deadlines %.1f ms "
-           "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE\n",
-           qos.capacity, qos.service_ns / 1e6, qos.offered, 3, 10 * qos.service_ns / 1e6,
+    printf("# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for 3 s with deadlines %.1f ms "
+           "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE (the daemon "
+           "counted %llu met, %llu stopped at a checkpoint, %llu refused when dispatched)\n",
+           qos.capacity, qos.service_ns / 1e6, qos.offered, 10 * qos.service_ns / 1e6,
            (unsigned long long)qos.sent, (unsigned long long)qos.admitted,
            (unsigned long long)qos.met, (unsigned long long)qos.late,
-           (unsigned long long)qos.failed);
-    printf("# qos: HIGH (%.2f ms run) p99 idle %.2f ms, under a LOW flood (%.1f ms runs) %.2f ms; "
-           "%llu preemptions\n",
-           qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.low_service_ns / 1e6,
-           qos.high_flood_p99 / 1e6, (unsigned long long)qos.preempted);
+           (unsigned long long)qos.failed, (unsigned long long)qos.daemon_met,
+           (unsigned long long)qos.daemon_aborted, (unsigned long long)qos.daemon_refused_late);
+    printf("# qos: HIGH (%.2f ms run) p99 idle %.2f ms (in driver %.2f), under a LOW flood of its "
+           "app (%.1f ms runs) %.2f ms (in driver %.2f); %llu preemptions\n",
+           qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.high_idle_driver_p99 / 1e6,
+           qos.low_service_ns / 1e6, qos.high_flood_p99 / 1e6, qos.high_flood_driver_p99 / 1e6,
+           (unsigned long long)qos.preempted);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

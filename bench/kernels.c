@@ -170,15 +170,15 @@ static uint32_t pm_conv(pmodel *m, uint32_t x, uint32_t *h, uint32_t *w, uint32_
     return pm_op(m, depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D, n, in, y);
 }
 
-/* MobileNet v1, width 0.5, 224x224: a 3x3 stride-2 convolution, 13 depthwise-separable
+/* MobileNet v1 (width 1.0, 224x224): a 3x3 stride-2 convolution, 13 depthwise-separable
  * blocks with RELU6, a global average pool, a 1000-way FULLY_CONNECTED and SOFTMAX. */
 static void mobilenet(pmodel *m) {
     static const struct {
         uint32_t out_c, stride;
-    } blocks[] = {{32, 1},  {64, 2},  {64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},
-                  {256, 1}, {256, 1}, {256, 1}, {256, 1}, {512, 2}, {512, 1}};
+    } blocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
+                  {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
     pm_init(m);
-    uint32_t h = 224, w = 224, c = 16;
+    uint32_t h = 224, w = 224, c = 32;
     uint32_t x0 = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, h, w, 3},
                              NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
     uint32_t x = pm_conv(m, x0, &h, &w, 3, c, 3, 2, false, NND_FUSED_RELU6);
@@ -356,7 +356,7 @@ int bench_inproc(const nnd_test_daemon *d, bench_pair *out) {
     if (rc == 0 && !(l = bench_local_open(&m->model, input, pm_bytes(m, m->input), output,
                                           pm_bytes(m, m->output))))
         rc = -1;
-    if (rc == 0) rc = alternate(remote_run_v, &r, local_run_v, l, NULL, 20, out);
+    if (rc == 0) rc = alternate(remote_run_v, &r, local_run_v, l, NULL, 10, out);
     if (rc == 0 && memcmp(output, (uint8_t *)r.map + r.loc[1].offset, r.loc[1].length) != 0) {
         fprintf(stderr, "bench: inproc: the daemon and the engine disagree\n");
         rc = -1;
@@ -364,7 +364,7 @@ int bench_inproc(const nnd_test_daemon *d, bench_pair *out) {
     bench_local_close(l);
     remote_close(&r);
     out->flops = 0;
-    out->shape = "MobileNet v1 0.5 224x224 FLOAT32 (28 ops)";
+    out->shape = "MobileNet v1 1.0 224x224 FLOAT32 (30 ops)";
     free(m->values), free(m), free(input), free(output);
     return rc;
 }
@@ -399,7 +399,7 @@ static const float *pm_data(const pmodel *m, uint32_t i) {
 }
 
 int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
-    enum { N = 1, H = 56, W = 56, C = 64, K = 3 };
+    enum { N = 1, H = 56, W = 56, C = 256, K = 3 }; /* VGG-16 conv3 */
     pmodel *m = malloc(sizeof *m);
     if (!m) return -1;
     pm_init(m);
@@ -420,16 +420,16 @@ int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
     if (rc == 0 && xnn_setup_convolution2d_nhwc_f32(x.op, N, H, W, input, output, x.pool) !=
                        xnn_status_success)
         rc = -1;
-    if (rc == 0) rc = one_op_vs_xnnpack(d, m, &x, input, 40, out);
+    if (rc == 0) rc = one_op_vs_xnnpack(d, m, &x, input, 10, out);
     direct_free(&x);
     out->flops = 2.0 * N * H * W * C * C * K * K;
-    out->shape = "CONV_2D 1x56x56x64 -> 64, 3x3, stride 1, SAME";
+    out->shape = "CONV_2D 1x56x56x256 -> 256, 3x3, stride 1, SAME";
     free(m->values), free(m), free(input), free(output);
     return rc;
 }
 
 int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
-    enum { B = 64, IN = 1024, UNITS = 1024 };
+    enum { B = 128, IN = 2048, UNITS = 2048 };
     pmodel *m = malloc(sizeof *m);
     if (!m) return -1;
     pm_init(m);
@@ -452,10 +452,10 @@ int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
     if (rc == 0 &&
         xnn_setup_fully_connected_nc_f32(x.op, B, input, output, x.pool) != xnn_status_success)
         rc = -1;
-    if (rc == 0) rc = one_op_vs_xnnpack(d, m, &x, input, 60, out);
+    if (rc == 0) rc = one_op_vs_xnnpack(d, m, &x, input, 20, out);
     direct_free(&x);
     out->flops = 2.0 * B * IN * UNITS;
-    out->shape = "FULLY_CONNECTED [64, 1024] x [1024, 1024]";
+    out->shape = "FULLY_CONNECTED [128, 2048] x [2048, 2048]";
     free(m->values), free(m), free(input), free(output);
     return rc;
 }

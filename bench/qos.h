@@ -17,14 +17,16 @@
 #include <stdint.h>
 
 typedef struct bench_qos {
-    double capacity;      /* executions per second, back to back */
-    double service_ns;    /* 1 / capacity */
-    double offered;       /* executions per second sent */
+    double capacity;                  /* executions per second, back to back */
+    double service_ns;                /* 1 / capacity */
+    double offered;                   /* executions per second sent */
     uint64_t sent, admitted, refused; /* refused at admission: sent - admitted */
     uint64_t met, late, failed;       /* replies: in time, late, not NONE */
-    double met_share;     /* met / admitted */
-    double goodput;       /* met per second of sending / capacity */
-    double high_idle_p99, high_flood_p99; /* ns */
+    double met_share;                 /* met / admitted */
+    double goodput;                   /* met per second of sending / capacity */
+    uint64_t daemon_met, daemon_aborted, daemon_refused_late; /* the daemon's own count */
+    double high_idle_p99, high_flood_p99;                     /* ns, as the client sees them */
+    double high_idle_driver_p99, high_flood_driver_p99;       /* ns, time_in_driver */
     double high_service_ns, low_service_ns;
     uint64_t preempted;
 } bench_qos;

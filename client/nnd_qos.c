@@ -209,8 +209,8 @@ int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__Execution
                             Nnd__Reply **reply, char *err, size_t errlen) {
     if (reply) *reply = NULL;
     uint64_t ticket;
-    int rc = nnd_client_execute_start(c, handle, req, pool_fds, n_pool_fds, opts, &ticket, err,
-                                      errlen);
+    int rc =
+        nnd_client_execute_start(c, handle, req, pool_fds, n_pool_fds, opts, &ticket, err, errlen);
     if (rc < 0) return rc;
     return nnd_client_execute_wait(c, ticket, -1, reply, err, errlen);
 }
@@ -250,8 +250,8 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
     *execution = 0;
     *sync_fd = -1;
     if (n_pool_fds + n_wait_fds > NND_FRAME_MAX_FDS - 1) {
-        set_err(err, errlen, "%zu fds: at most %d travel with one request",
-                n_pool_fds + n_wait_fds, NND_FRAME_MAX_FDS - 1);
+        set_err(err, errlen, "%zu fds: at most %d travel with one request", n_pool_fds + n_wait_fds,
+                NND_FRAME_MAX_FDS - 1);
         return -EINVAL;
     }
     int fds[NND_FRAME_MAX_FDS];

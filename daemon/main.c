@@ -45,6 +45,7 @@ static void usage(FILE *f) {
             "  --app-memory N      execution memory per app, queued and running, bytes or\n"
             "                      with K, M, G (default 1G)\n"
             "  --device-memory N   most memory one execution may need (default 4G)\n"
+            "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 5)\n"
             "  --version           print the version and exit\n"
             "  --help              print this and exit\n");
 }
@@ -130,7 +131,7 @@ static void close_any(uv_handle_t *h, void *arg) {
 }
 
 /* Scheduler options: long only. */
-enum { OPT_WORKERS = 1000, OPT_PREEMPT, OPT_APP_QUEUE, OPT_APP_MEMORY, OPT_DEV_MEMORY };
+enum { OPT_WORKERS = 1000, OPT_PREEMPT, OPT_APP_QUEUE, OPT_APP_MEMORY, OPT_DEV_MEMORY, OPT_NICE };
 
 /* A count in [1, max]; returns 0 or -1. */
 static int parse_count(const char *s, unsigned max, unsigned *out) {
@@ -155,6 +156,7 @@ int main(int argc, char **argv) {
                                          {"app-queue", required_argument, NULL, OPT_APP_QUEUE},
                                          {"app-memory", required_argument, NULL, OPT_APP_MEMORY},
                                          {"device-memory", required_argument, NULL, OPT_DEV_MEMORY},
+                                         {"worker-nice", required_argument, NULL, OPT_NICE},
                                          {"version", no_argument, NULL, 'V'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -195,6 +197,15 @@ int main(int argc, char **argv) {
                 return 2;
             }
             break;
+        case OPT_NICE: {
+            unsigned n;
+            if (strcmp(optarg, "0") && parse_count(optarg, 19, &n) < 0) {
+                fprintf(stderr, "nnd: --worker-nice takes 0 to 19, not \"%s\"\n", optarg);
+                return 2;
+            }
+            sched_cfg.worker_nice = strcmp(optarg, "0") ? (int)n : 0;
+            break;
+        }
         case OPT_PREEMPT:
             if (strcmp(optarg, "resume") && strcmp(optarg, "restart")) {
                 fprintf(stderr, "nnd: --preempt takes resume or restart, not \"%s\"\n", optarg);

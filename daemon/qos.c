@@ -64,11 +64,10 @@ typedef struct fwait {
 /* A fenced execution, owned by its session (NND_OBJ_EXECUTION) and by its job. */
 struct fenced {
     nnd_session *s;
-    int efd;     /* signalled at the end; the client got a copy */
-    qjob *job;   /* until the execution ends */
+    int efd;   /* signalled at the end; the client got a copy */
+    qjob *job; /* until the execution ends */
     bool done, released, fence_failed;
     nnd_status status;
-    char msg[NND_ERR_LEN];
     bool measure;
     uint64_t deadline_ns, timeout_after_fence_ns;
     uint64_t t_call, t_fenced, t_end, run_ns;
@@ -131,6 +130,7 @@ static void job_free(nnd_qos *q, qjob *x) {
     if (x->next) x->next->prev = x->prev;
     if (x->bb) nnd_buffers_finish(x->bb, false, &x->j.status, NULL, NULL, 0);
     nnd_pools_release(x->pools, x->n_pools);
+    if (x->j.model) nnd_sched_model_unref(x->j.model);
     free(x->pools);
     free(x->inputs);
     free(x->outputs);
@@ -158,8 +158,7 @@ static void job_done(nnd_job *j);
 /* Maps and binds a request into a new job (not linked, not submitted). */
 static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_t id,
                            uint64_t model_handle, nnd_sched_model *m,
-                           const Nnd__ExecutionRequest *r, qjob **out, char *err,
-                           size_t errlen) {
+                           const Nnd__ExecutionRequest *r, qjob **out, char *err, size_t errlen) {
     *out = NULL;
     const nnd_prepared *p = m->prepared;
     uint32_t ni = nnd_prepared_num_inputs(p), no = nnd_prepared_num_outputs(p);
@@ -204,6 +203,7 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
         return st;
     }
     x->j.model = m;
+    nnd_sched_model_ref(m); /* also while it waits on fences, before the scheduler has it */
     x->j.app = (uint32_t)s->uid;
     x->j.inputs = x->inputs;
     x->j.outputs = x->outputs;
@@ -315,7 +315,10 @@ static void fenced_end(fenced *f, const qjob *x, nnd_status st, const char *msg)
     f->done = true;
     f->job = NULL;
     f->status = st;
-    snprintf(f->msg, sizeof f->msg, "%s", msg ? msg : "");
+    if (st != NND_OK && x->s)
+        nnd_log_debug("client %llu: ExecuteFenced id %llu: %s: %s",
+                      (unsigned long long)x->s->serial, (unsigned long long)x->request_id,
+                      status_name(st), msg ? msg : "");
     f->t_end = x->j.end_ns ? x->j.end_ns : nnd_now_ns();
     f->run_ns = x->j.run_ns;
     uint64_t one = 1;
@@ -430,8 +433,7 @@ static void on_fence(uv_poll_t *h, int status, int events) {
         struct sync_file_info info;
         memset(&info, 0, sizeof info);
         /* A sync_file says whether it signalled an error; an eventfd has no such ioctl. */
-        if (ioctl(w->fd, SYNC_IOC_FILE_INFO, &info) == 0 && info.status < 0)
-            f->fence_failed = true;
+        if (ioctl(w->fd, SYNC_IOC_FILE_INFO, &info) == 0 && info.status < 0) f->fence_failed = true;
     }
     for (size_t i = 0; i < f->n_waits; i++)
         if (f->waits[i] == w) f->waits[i] = NULL;
@@ -553,8 +555,8 @@ void nnd_qos_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd_
         return;
     }
     qjob *job;
-    nnd_status st = job_make(q, s, in, req->id, x->prepared_model, m, x->request, &job, err,
-                             sizeof err);
+    nnd_status st =
+        job_make(q, s, in, req->id, x->prepared_model, m, x->request, &job, err, sizeof err);
     close_unclaimed(in);
     if (st != NND_OK) {
         answer_status(s, req->id, "Execute", st, err);
@@ -596,8 +598,10 @@ void nnd_qos_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in,
         int fd = nnd_frame_take_fd(in, x->wait_for_fds[i]);
         if (fd < 0) {
             st = NND_INVALID_ARGUMENT;
-            snprintf(err, sizeof err, "wait_for_fds[%zu] names fd index %u, which is missing or "
-                     "named twice", i, x->wait_for_fds[i]);
+            snprintf(err, sizeof err,
+                     "wait_for_fds[%zu] names fd index %u, which is missing or "
+                     "named twice",
+                     i, x->wait_for_fds[i]);
             break;
         }
         fwait *w = calloc(1, sizeof *w);

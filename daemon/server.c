@@ -190,7 +190,7 @@ static void conn_close(conn *c) {
     nnd_bus_publish(s->d->bus, ev);
     c->dead = true;
     nnd_qos_session_closed(s->d, ss); /* its queued work goes, its running work stops */
-    nnd_session_clear(ss); /* raises the stop flag, then releases everything owned */
+    nnd_session_clear(ss);            /* raises the stop flag, then releases everything owned */
     while (c->head) {
         outmsg *m = c->head;
         c->head = m->next;

@@ -12,9 +12,19 @@ static size_t align64(size_t n) {
     return (n + 63) & ~(size_t)63;
 }
 
+/* Whether one allocation of an execution (a temporary sized at execution, or scratch) is
+ * over the limit: such sizes follow shapes a request's data chooses, and memory that is
+ * granted gets written. NND_EXEC_ALLOC_LIMIT_MB overrides the default of 4 GiB. */
+static bool over_alloc_limit(size_t bytes) {
+    if (bytes <= ((size_t)64 << 20)) return false;
+    const char *v = getenv("NND_EXEC_ALLOC_LIMIT_MB");
+    unsigned long long mb = v && *v ? strtoull(v, NULL, 10) : 4096;
+    return mb < (SIZE_MAX >> 20) && bytes > ((size_t)mb << 20);
+}
+
 void *nnd_scratch(nnd_op_ctx *c, size_t bytes) {
     nnd_scratch_pool *s = c->scratch;
-    if (!s) return NULL;
+    if (!s || over_alloc_limit(bytes)) return NULL;
     bytes = align64(bytes ? bytes : 1);
     if (s->cap - s->used >= bytes) {
         void *p = s->base + s->used;
@@ -119,10 +129,11 @@ static size_t tensor_bytes(const nnd_tensor *t) {
 
 /* Where a tensor of this type bound to caller memory at data (n bytes) lives during the
  * run: the caller's memory, or when that is misaligned for the element type (a request
- * may place arguments at any offset) the aligned stand-in `slot` of e. NULL: no memory. */
-static void *io_home(nnd_exec *e, size_t slot, int32_t type, void *data, size_t n) {
+ * may place arguments at any offset) or `apart` asks for it, the aligned stand-in `slot`
+ * of e. NULL: no memory. */
+static void *io_home(nnd_exec *e, size_t slot, int32_t type, void *data, size_t n, bool apart) {
     size_t a = nnd_type_size(type);
-    if (!data || a <= 1 || (uintptr_t)data % a == 0) return data;
+    if (!data || (!apart && (a <= 1 || (uintptr_t)data % a == 0))) return data;
     if (!e->io_copy[slot] || e->io_copy_cap[slot] < n) {
         void *b = aligned_alloc(64, align64(n + 1));
         if (!b) return NULL;
@@ -160,7 +171,7 @@ static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *er
         return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length,
                     need);
     if (!io->data && need) return FAIL("input %u has no memory", i);
-    t->data = io_home(e, i, t->type, io->data, need);
+    t->data = io_home(e, i, t->type, io->data, need, false);
     if (!t->data && need)
         return (nnd_errf(err, errlen, "out of memory aligning input %u", i), NND_GENERAL_FAILURE);
     t->bytes = io->length;
@@ -224,6 +235,10 @@ static nnd_status size_temporary(nnd_exec *e, uint32_t o, char *err, size_t errl
     size_t need = tensor_bytes(t);
     if (e->p->slot[o] != NND_NO_SLOT && t->bytes >= need) return NND_OK;
     if (e->dyn_cap[o] < need) {
+        if (over_alloc_limit(need))
+            return (
+                nnd_errf(err, errlen, "operand %u would take %zu bytes, over the limit", o, need),
+                NND_GENERAL_FAILURE);
         void *b = realloc(e->dyn[o], need);
         if (!b)
             return (nnd_errf(err, errlen, "out of memory for operand %u (%zu bytes)", o, need),
@@ -258,6 +273,13 @@ static nnd_status run_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes
                             .err = err,
                             .errlen = errlen};
             if (p->dynamic) {
+                /* What prepare could not judge (ranks and values known only now) is judged
+                 * before shape() and the kernel rely on it; not on a run that has stopped
+                 * computing (insufficient output), whose later temporaries are stale. */
+                if (!e->insufficient && (s = nnd_check_op(&c)) != NND_OK) {
+                    s = NND_INVALID_ARGUMENT;
+                    break;
+                }
                 s = st->def->shape(&c);
                 if (s == NND_DEFER && e->insufficient) {
                     s = NND_OK;
@@ -327,7 +349,15 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
     for (uint32_t i = 0; i < p->n_outputs; i++) {
         nnd_tensor *t = &e->tensors[p->outputs[i]];
         t->bytes = outputs[i].data ? outputs[i].length : 0;
-        t->data = io_home(e, p->n_inputs + i, t->type, outputs[i].data, t->bytes);
+        /* An output sharing bytes with an input or another output is computed apart and
+         * copied back: kernels assume their operands do not overlap (memcpy). */
+        bool apart = false;
+        for (uint32_t j = 0; j < p->n_inputs + i && !apart && outputs[i].data; j++) {
+            const nnd_io *o = j < p->n_inputs ? &inputs[j] : &outputs[j - p->n_inputs];
+            uintptr_t a = (uintptr_t)outputs[i].data, b = (uintptr_t)o->data;
+            apart = b && a < b + o->length && b < a + t->bytes;
+        }
+        t->data = io_home(e, p->n_inputs + i, t->type, outputs[i].data, t->bytes, apart);
         if (!t->data && t->bytes) {
             nnd_errf(err, errlen, "out of memory aligning output %u", i);
             return NND_GENERAL_FAILURE;

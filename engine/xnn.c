@@ -14,7 +14,8 @@
  * indirection buffers exist before the first execution; each run sets up the same shapes
  * with the execution's pointers, which allocates nothing, under a per-step lock because
  * an operator holds its setup. One pthreadpool, sized to the CPUs this process may use,
- * serves every operator; it is made with XNNPACK's initialization, once per process. */
+ * serves every operator; it is made with XNNPACK's initialization, once per process. Its
+ * workers spin between the operators of an execution and sleep after its last. */
 #include <pthread.h>
 #include <pthreadpool.h>
 #include <sched.h>
@@ -201,6 +202,14 @@ static bool indirection_fits(uint32_t n, uint32_t oh, uint32_t ow, const window 
     return (double)n * oh * ow * wd->fh * wd->fw * sizeof(void *) <= XNN_MAX_INDIRECTION_BYTES;
 }
 
+/* XNNPACK asserts (an abort in Debian's build) that a quantized convolution's or fully
+ * connected layer's requantization scale, input * filter / output, is in [2^-32, 256):
+ * scales are the client's, so any other leaves the step to the reference kernel. */
+static bool qu8_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y) {
+    float r = x->scale * f->scale / y->scale; /* in float, as XNNPACK computes it */
+    return r >= 0x1.0p-32f && r < 256.0f;
+}
+
 static enum xnn_status claim_conv(nnd_op_ctx *c, xnn_step *s) {
     const nnd_tensor *x = c->in[0], *f = c->in[1], *bias = c->in[2], *y = c->out[0];
     bool dw = c->def->code == NND_OP_DEPTHWISE_CONV_2D;
@@ -217,7 +226,8 @@ static enum xnn_status claim_conv(nnd_op_ctx *c, xnn_step *s) {
                  .dh = (uint32_t)p.dil_h,
                  .dw = (uint32_t)p.dil_w};
     int32_t tlbr[4] = {p.pad_top, p.pad_left, p.pad_bottom, p.pad_right};
-    if (!window_fits(&wd, p.scheme, tlbr, h, w, oh, ow) || !indirection_fits(n, oh, ow, &wd))
+    if (!window_fits(&wd, p.scheme, tlbr, h, w, oh, ow) || !indirection_fits(n, oh, ow, &wd) ||
+        (s->q8 && !qu8_requant_ok(x, f, y)))
         return xnn_status_unsupported_parameter;
     uint32_t groups = 1, group_in = in_c, group_out = out_c;
     if (dw) {
@@ -248,7 +258,8 @@ static enum xnn_status claim_fc(nnd_op_ctx *c, xnn_step *s) {
     const nnd_tensor *x = c->in[0], *wt = c->in[1], *bias = c->in[2], *y = c->out[0];
     if (wt->rank != 2 || !c->in[3]->data) return xnn_status_unsupported_parameter;
     size_t units = wt->dims[0], size = wt->dims[1];
-    if (!units || !size || nnd_elems(x) % size || nnd_elems(y) != nnd_elems(x) / size * units)
+    if (!units || !size || nnd_elems(x) % size || nnd_elems(y) != nnd_elems(x) / size * units ||
+        (s->q8 && !qu8_requant_ok(x, wt, y)))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     uint8_t qlo, qhi;

@@ -8,7 +8,7 @@ void nnd_est_init(nnd_estimator *e, uint64_t seed_ns) {
     memset(e, 0, sizeof *e);
     e->seed_ns = seed_ns ? seed_ns : 1;
     e->typical_ns = e->seed_ns;
-    e->tail_ns = 2 * e->seed_ns;
+    e->tail_ns = e->max_ns = 2 * e->seed_ns;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -31,4 +31,5 @@ void nnd_est_add(nnd_estimator *e, uint64_t ns) {
     e->typical_ns = sum / keep;
     uint32_t rank = e->n < 20 ? e->n : (e->n * 95 + 99) / 100; /* nearest rank */
     e->tail_ns = v[rank - 1] > e->typical_ns ? v[rank - 1] : e->typical_ns;
+    e->max_ns = v[e->n - 1];
 }

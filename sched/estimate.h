@@ -23,7 +23,7 @@ typedef struct nnd_estimator {
     uint32_t n, next;                /* samples held, slot for the next */
     uint64_t runs;                   /* runs measured since the seed */
     uint64_t seed_ns;
-    uint64_t typical_ns, tail_ns; /* kept current by nnd_est_add() */
+    uint64_t typical_ns, tail_ns, max_ns; /* kept current by nnd_est_add() */
 } nnd_estimator;
 
 void nnd_est_init(nnd_estimator *e, uint64_t seed_ns);
@@ -34,6 +34,10 @@ static inline uint64_t nnd_est_typical(const nnd_estimator *e) {
 }
 static inline uint64_t nnd_est_tail(const nnd_estimator *e) {
     return e->tail_ns;
+}
+/* The window's largest sample (the tail's value before any). */
+static inline uint64_t nnd_est_max(const nnd_estimator *e) {
+    return e->max_ns;
 }
 
 #endif

@@ -3,7 +3,7 @@
 
 static unsigned bucket(uint64_t ns) {
     uint64_t us = ns / 1000;
-    if (us < NND_HIST_SUB) return (unsigned)us; /* the first octaves are exact */
+    if (us < NND_HIST_SUB) return (unsigned)us;        /* the first octaves are exact */
     unsigned oct = 63 - (unsigned)__builtin_clzll(us); /* us in [2^oct, 2^(oct+1)) */
     unsigned sub = (unsigned)((us >> (oct - 4)) & (NND_HIST_SUB - 1));
     unsigned b = (oct - 3) * NND_HIST_SUB + sub;

@@ -39,8 +39,8 @@ static void test_queue_order(void **state) {
     nnd_queue *q = nnd_queue_new();
     assert_non_null(q);
     /* App 1: LOW, HIGH, MEDIUM, and two HIGH with deadlines; app 2: two LOW. */
-    nnd_qentry a[5] = {entry(1, 0, 0, 1), entry(1, 2, 0, 1), entry(1, 1, 0, 1),
-                       entry(1, 2, 500, 1), entry(1, 2, 100, 1)};
+    nnd_qentry a[5] = {entry(1, 0, 0, 1), entry(1, 2, 0, 1), entry(1, 1, 0, 1), entry(1, 2, 500, 1),
+                       entry(1, 2, 100, 1)};
     nnd_qentry b[2] = {entry(2, 0, 0, 1), entry(2, 0, 0, 1)};
     for (int i = 0; i < 5; i++)
         assert_int_equal(nnd_queue_push(q, &a[i]), 0);
@@ -292,7 +292,8 @@ static nnd_sched *new_sched(nnd_sched_config *cfg) {
 
 static void check_chain_result(const tjob *t, uint32_t n) {
     for (uint32_t i = 0; i < t->len; i++)
-        if (t->o[i] != (float)i + (float)n) fail_msg("out[%u] = %g, want %g", i, t->o[i], (float)i + n);
+        if (t->o[i] != (float)i + (float)n)
+            fail_msg("out[%u] = %g, want %g", i, t->o[i], (float)i + n);
 }
 
 /* A long job of app 9 that keeps the only worker busy until blocker_stop(). */
@@ -305,9 +306,9 @@ typedef struct blocker {
 static void blocker_start(nnd_sched *s, blocker *b, uint32_t len) {
     chain_make(&b->c, 20000, len);
     char err[NND_ERR_LEN];
-    assert_int_equal(nnd_sched_model_new(s, b->c.p, NND_PRIO_LOW, chain_release, &b->c, &b->m,
-                                         err, sizeof err),
-                     NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, b->c.p, NND_PRIO_LOW, chain_release, &b->c, &b->m, err, sizeof err),
+        NND_OK);
     tjob_init(&b->t, b->m, 9, NND_PRIO_LOW, 0, len);
     assert_int_equal(nnd_sched_submit(s, &b->t.j), NND_OK);
     if (!wait_running(s, &b->t)) fail_msg("a 20000-operation run ended unseen");
@@ -332,9 +333,9 @@ static void test_admission(void **state) {
     chain_make(&c, N, LEN);
     nnd_sched_model *m;
     char err[NND_ERR_LEN];
-    assert_int_equal(nnd_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err,
-                                         sizeof err),
-                     NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
+        NND_OK);
     /* Teach the estimator what a run costs. */
     tjob t;
     for (int i = 0; i < 3; i++) {
@@ -425,9 +426,9 @@ static void test_memory_limits(void **state) {
     cfg.device_memory = bytes;
     cfg.app_memory = 2 * bytes;
     s = new_sched(&cfg);
-    assert_int_equal(nnd_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err,
-                                         sizeof err),
-                     NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
+        NND_OK);
     blocker b;
     blocker_start(s, &b, LEN); /* same temporaries as m: within app 9's quota */
     tjob q[3], other;
@@ -465,12 +466,12 @@ static void preempt(bool restart) {
     chain_make(&sc, SHORT_N, LEN);
     nnd_sched_model *lm, *sm;
     char err[NND_ERR_LEN];
-    assert_int_equal(nnd_sched_model_new(s, lc.p, NND_PRIO_LOW, chain_release, &lc, &lm, err,
-                                         sizeof err),
-                     NND_OK);
-    assert_int_equal(nnd_sched_model_new(s, sc.p, NND_PRIO_HIGH, chain_release, &sc, &sm, err,
-                                         sizeof err),
-                     NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, lc.p, NND_PRIO_LOW, chain_release, &lc, &lm, err, sizeof err),
+        NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, sc.p, NND_PRIO_HIGH, chain_release, &sc, &sm, err, sizeof err),
+        NND_OK);
     completions = 0;
     tjob low, high;
     tjob_init(&low, lm, 1, NND_PRIO_LOW, 0, LEN);
@@ -518,9 +519,9 @@ static void test_cancel_and_deadline_abort(void **state) {
     chain_make(&c, N, LEN);
     nnd_sched_model *m;
     char err[NND_ERR_LEN];
-    assert_int_equal(nnd_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err,
-                                         sizeof err),
-                     NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
+        NND_OK);
     tjob run, queued;
     tjob_init(&run, m, 1, NND_PRIO_MEDIUM, 0, LEN);
     tjob_init(&queued, m, 1, NND_PRIO_MEDIUM, 0, LEN);
@@ -541,9 +542,10 @@ static void test_cancel_and_deadline_abort(void **state) {
 
     /* The estimate says a run is much shorter than it is (a fresh model, seeded low): a
      * deadline it cannot meet stops it at a checkpoint. */
-    m->est.typical_ns = m->est.tail_ns = 1000;
+    m->est.typical_ns = m->est.tail_ns = m->est.max_ns = 1000;
     tjob late;
-    tjob_init(&late, m, 1, NND_PRIO_MEDIUM, now_ns() + 20000000, LEN);
+    tjob_init(&late, m, 1, NND_PRIO_MEDIUM, 0, LEN);
+    late.j.deadline_ns = now_ns() + 20000000;
     assert_int_equal(nnd_sched_submit(s, &late.j), NND_OK);
     wait_done(s, &late);
     assert_int_equal(late.j.status, NND_MISSED_DEADLINE_TRANSIENT);
@@ -559,7 +561,8 @@ static void test_cancel_and_deadline_abort(void **state) {
 
 int main(void) {
     nnd_throughput_measure(&tp);
-    fprintf(stderr, "flops/ns %.3f bytes/ns %.3f op_ns %.1f took %.2f ms\n", tp.flops_per_ns, tp.bytes_per_ns, tp.op_ns, tp.took_ns/1e6);
+    fprintf(stderr, "flops/ns %.3f bytes/ns %.3f op_ns %.1f took %.2f ms\n", tp.flops_per_ns,
+            tp.bytes_per_ns, tp.op_ns, tp.took_ns / 1e6);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_order),
         cmocka_unit_test(test_queue_ahead),

@@ -18,6 +18,7 @@ enum { J_NEW, J_QUEUED, J_RUNNING, J_FINISHED, J_DRAINED };
 #define ST_YIELD   ((nnd_status)211)
 
 #define MIN_WAIT_NS 1000000 /* waits shorter than this say little about the queue's pace */
+#define MARGIN_NS   300000  /* the reply's way to the client, and timer noise */
 
 typedef struct app_mem {
     uint32_t app;
@@ -37,9 +38,9 @@ struct nnd_sched {
     bool stopping;
     unsigned busy; /* jobs running, on workers or inline */
     nnd_queue *q;
-    nnd_job *running;                 /* list */
-    nnd_job *fin_head, *fin_tail;     /* finished, not yet drained */
-    app_mem *mem;                     /* execution memory held per app */
+    nnd_job *running;             /* list */
+    nnd_job *fin_head, *fin_tail; /* finished, not yet drained */
+    app_mem *mem;                 /* execution memory held per app */
     size_t n_mem, cap_mem;
     /* figures */
     /* Feedback on the predictions, from what happened: how much longer than predicted
@@ -78,8 +79,8 @@ const char *nnd_prio_name(nnd_prio p) {
 
 const char *nnd_refusal_name(nnd_refusal r) {
     static const char *names[NND_REFUSALS] = {
-        "none",       "invalid_argument", "deadline_passed", "too_slow", "busy",
-        "queue_full", "memory_quota",     "device_limit"};
+        "none", "invalid_argument", "deadline_passed", "too_slow",
+        "busy", "queue_full",       "memory_quota",    "device_limit"};
     return (unsigned)r < NND_REFUSALS ? names[r] : "?";
 }
 
@@ -134,8 +135,8 @@ static void mem_sub(nnd_sched *s, uint32_t app, uint64_t bytes) {
 /* ---- models -------------------------------------------------------------------------- */
 
 nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio priority,
-                               void (*release)(void *), void *release_ctx,
-                               nnd_sched_model **out, char *err, size_t errlen) {
+                               void (*release)(void *), void *release_ctx, nnd_sched_model **out,
+                               char *err, size_t errlen) {
     *out = NULL;
     size_t bytes = nnd_prepared_arena_bytes(p);
     if (bytes > s->cfg.device_memory) {
@@ -298,7 +299,7 @@ static uint64_t running_left(nnd_sched *s, const nnd_job *j, uint64_t now) {
 
 static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
     nnd_sched_model *m = j->model;
-    uint64_t typical = nnd_est_typical(&m->est), tail = nnd_est_tail(&m->est);
+    uint64_t typical = nnd_est_typical(&m->est);
     if (m->exec_bytes > s->cfg.device_memory) {
         refuse(s, j, NND_REFUSE_DEVICE_LIMIT,
                "one execution needs %zu bytes of temporaries; the device allows %llu",
@@ -330,14 +331,23 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
                (unsigned long long)held, m->exec_bytes, (unsigned long long)s->cfg.app_memory);
         return j->refused;
     }
-    if (j->deadline_ns) {
-        nnd_qentry probe = {.app = j->app, .prio = (uint8_t)j->prio, .deadline = j->deadline_ns};
-        uint64_t ahead = nnd_queue_ahead(s->q, &probe) + running_left(s, j, now);
-        uint64_t wait = ahead / (s->cfg.workers ? s->cfg.workers : 1);
-        j->pred_wait_ns = wait;
+    /* Predicted for every job, so that the feedback below learns from all of them. */
+    nnd_qentry probe = {.app = j->app, .prio = (uint8_t)j->prio, .deadline = j->deadline_ns};
+    uint64_t ahead = nnd_queue_ahead(s->q, &probe) + running_left(s, j, now);
+    uint64_t wait = ahead / (s->cfg.workers ? s->cfg.workers : 1);
+    j->pred_wait_ns = wait;
+    /* Nothing ahead: the device is as idle as it gets, and the check above stands. (Also
+     * what keeps the feedback alive: refusing on stale history alone would never learn
+     * that it is stale.) */
+    if (j->deadline_ns && wait) {
         uint64_t factor = nnd_est_tail(&s->inflation); /* x1000, at least 1000 */
         if (factor < 1000) factor = 1000;
-        uint64_t finish_at = now + wait * factor / 1000 + tail + nnd_est_tail(&s->lag);
+        /* The wait with a third more for stalls no history predicts (another process
+         * taking the CPU for milliseconds); the job's own run at the slowest of its
+         * model's recent runs. */
+        uint64_t own = nnd_est_max(&m->est);
+        uint64_t finish_at =
+            now + wait * factor / 1000 * 4 / 3 + own + own / 10 + nnd_est_max(&s->lag) + MARGIN_NS;
         if (finish_at > j->deadline_ns) {
             refuse(s, j, NND_REFUSE_BUSY,
                    "about %llu us of work is ahead of this execution; it would finish %llu us "
@@ -382,7 +392,7 @@ static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
 }
 
 static void start(nnd_sched *s, nnd_job *j, uint64_t now) {
-    if (j->deadline_ns && !j->start_ns) {
+    if (!j->start_ns) {
         uint64_t pred = j->pred_wait_ns > MIN_WAIT_NS ? j->pred_wait_ns : MIN_WAIT_NS;
         nnd_est_add(&s->inflation, (now - j->submit_ns) * 1000 / pred);
     }
@@ -405,8 +415,7 @@ static nnd_status checkpoint(void *ctx, uint32_t next_op) {
     if (atomic_load_explicit(&j->stop, memory_order_relaxed)) return ST_STOPPED;
     if (j->deadline_ns) {
         uint64_t now = now_ns();
-        uint64_t left =
-            (uint64_t)((1.0f - j->model->done_frac[next_op]) * (double)j->est_ns);
+        uint64_t left = (uint64_t)((1.0f - j->model->done_frac[next_op]) * (double)j->est_ns);
         if (now + left > j->deadline_ns) {
             snprintf(j->err, sizeof j->err,
                      "stopped before operation %u of %u: about %llu us of work left would end "
@@ -437,9 +446,9 @@ static nnd_status run_segment(nnd_sched *s, nnd_job *j) {
     uint64_t faults = s->cfg.fault_count ? s->cfg.fault_count() : 0;
     uint64_t t0 = now_ns();
     nnd_status st =
-        resume ? nnd_exec_resume(j->exec, j->next_op, j->shapes, &cp, j->err, sizeof j->err)
-               : nnd_exec_run(j->exec, j->inputs, j->outputs, j->shapes, &cp, j->err,
-                              sizeof j->err);
+        resume
+            ? nnd_exec_resume(j->exec, j->next_op, j->shapes, &cp, j->err, sizeof j->err)
+            : nnd_exec_run(j->exec, j->inputs, j->outputs, j->shapes, &cp, j->err, sizeof j->err);
     j->run_ns += now_ns() - t0;
     if (s->cfg.fault_count && s->cfg.fault_count() != faults) {
         snprintf(j->err, sizeof j->err, "a memory pool shrank during the execution");

@@ -13,16 +13,20 @@
  *     deadline already past, or the typical run longer than the time left even on an
  *       idle device                                 -> MISSED_DEADLINE_PERSISTENT
  *     would miss only because of work ahead of it   -> MISSED_DEADLINE_TRANSIENT
+ *       (never with nothing ahead)
  *     the app's queue full, or its memory quota (execution temporaries of its queued
  *       and running work) exhausted                 -> RESOURCE_EXHAUSTED_TRANSIENT
  *     one execution needs more memory than the device allows
  *                                                   -> RESOURCE_EXHAUSTED_PERSISTENT
  *   Work ahead is the queue's estimate (queue.h) plus what running jobs have left, over
  *   the number of workers, stretched by how much longer than predicted recent jobs
- *   actually waited (a busy machine runs slower than its estimates); the job itself counts
- *   with its tail estimate, plus the recent delay between a job's end and its drain (the
- *   reply's way out). Both corrections are the 95th percentiles of windows of recent
- *   observations, so admission errs toward refusing. A job that is
+ *   actually waited (the 95th percentile of the last 32 waits' ratio to their prediction:
+ *   a busy machine runs slower than its estimates), and by a third more for stalls no
+ *   history predicts; the job itself counts with the slowest of its model's last 32
+ *   runs; then the largest of the last 32 delays between a job's end and its drain (the
+ *   reply's way out), and a margin. Admission thus errs
+ *   toward refusing: under overload a refusal costs little (the queue stays full), a
+ *   miss costs a deadline. A job that is
  *   refused at submit is not queued and gets no done(); one refused when a worker takes
  *   it finishes with the status, `refused` saying why (PERSISTENT codes for a fresh
  *   job, MISSED_DEADLINE_TRANSIENT for a preempted one: it had been admitted and run).
@@ -67,13 +71,13 @@ const char *nnd_prio_name(nnd_prio p); /* "low", "medium", "high" */
 
 typedef enum nnd_refusal {
     NND_REFUSE_NONE = 0,
-    NND_REFUSE_INVALID,          /* INVALID_ARGUMENT: a priority or preference out of range */
-    NND_REFUSE_DEADLINE_PASSED,  /* MISSED_DEADLINE_PERSISTENT */
-    NND_REFUSE_TOO_SLOW,         /* MISSED_DEADLINE_PERSISTENT: cannot fit even when idle */
-    NND_REFUSE_BUSY,             /* MISSED_DEADLINE_TRANSIENT: work ahead */
-    NND_REFUSE_QUEUE_FULL,       /* RESOURCE_EXHAUSTED_TRANSIENT */
-    NND_REFUSE_MEMORY,           /* RESOURCE_EXHAUSTED_TRANSIENT */
-    NND_REFUSE_DEVICE_LIMIT,     /* RESOURCE_EXHAUSTED_PERSISTENT */
+    NND_REFUSE_INVALID,         /* INVALID_ARGUMENT: a priority or preference out of range */
+    NND_REFUSE_DEADLINE_PASSED, /* MISSED_DEADLINE_PERSISTENT */
+    NND_REFUSE_TOO_SLOW,        /* MISSED_DEADLINE_PERSISTENT: cannot fit even when idle */
+    NND_REFUSE_BUSY,            /* MISSED_DEADLINE_TRANSIENT: work ahead */
+    NND_REFUSE_QUEUE_FULL,      /* RESOURCE_EXHAUSTED_TRANSIENT */
+    NND_REFUSE_MEMORY,          /* RESOURCE_EXHAUSTED_TRANSIENT */
+    NND_REFUSE_DEVICE_LIMIT,    /* RESOURCE_EXHAUSTED_PERSISTENT */
     NND_REFUSALS
 } nnd_refusal;
 const char *nnd_refusal_name(nnd_refusal r); /* "deadline_passed", ... */
@@ -105,10 +109,10 @@ typedef struct nnd_sched_model {
     nnd_sched *s;
     float *done_frac; /* n_ops + 1 entries: share of the estimate done before operation k */
     uint32_t n_ops;
-    nnd_estimator est;   /* under the scheduler's lock */
-    nnd_exec *spare[2];  /* idle executions, under the lock */
+    nnd_estimator est;  /* under the scheduler's lock */
+    nnd_exec *spare[2]; /* idle executions, under the lock */
     unsigned n_spare;
-    unsigned refs;       /* owner's thread only */
+    unsigned refs; /* owner's thread only */
     void (*release)(void *ctx);
     void *release_ctx;
 } nnd_sched_model;
@@ -118,8 +122,8 @@ typedef struct nnd_sched_model {
  * holds one reference, and release(release_ctx) is called when the last one goes (it
  * frees what keeps p alive); on failure release is never called. */
 nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio priority,
-                               void (*release)(void *), void *release_ctx,
-                               nnd_sched_model **out, char *err, size_t errlen);
+                               void (*release)(void *), void *release_ctx, nnd_sched_model **out,
+                               char *err, size_t errlen);
 void nnd_sched_model_ref(nnd_sched_model *m);
 void nnd_sched_model_unref(nnd_sched_model *m);
 /* The current typical and tail estimates, ns. */
@@ -149,11 +153,11 @@ struct nnd_job {
     /* Scheduler-private. */
     nnd_qentry q;
     int state;
-    atomic_bool stop;  /* checkpoint: cancelled */
-    atomic_bool yield; /* checkpoint: higher-priority work of this app waits */
-    uint32_t next_op;  /* where a suspended run continues */
-    uint64_t est_ns;   /* typical estimate of the whole run, taken at dispatch */
-    uint64_t seg_ns;   /* start of the current run segment */
+    atomic_bool stop;      /* checkpoint: cancelled */
+    atomic_bool yield;     /* checkpoint: higher-priority work of this app waits */
+    uint32_t next_op;      /* where a suspended run continues */
+    uint64_t est_ns;       /* typical estimate of the whole run, taken at dispatch */
+    uint64_t seg_ns;       /* start of the current run segment */
     uint64_t pred_wait_ns; /* admission's prediction of the queueing delay */
     nnd_exec *exec;
     nnd_job *prev, *next; /* running list or finished list */

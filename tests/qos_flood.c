@@ -64,8 +64,8 @@ int main(int argc, char **argv) {
     }
     long completed = 0, wrong = 0, failed = 0;
     for (int s = 0; s < inflight; s++)
-        if (nnd_client_execute_start(c, h, &req[s].req, &fd, 1, NULL, &ticket[s], err,
-                                     sizeof err) < 0)
+        if (nnd_client_execute_start(c, h, &req[s].req, &fd, 1, NULL, &ticket[s], err, sizeof err) <
+            0)
             return 1;
     /* Slots are served in order (one app, one priority, no deadlines): wait round robin. */
     int open = inflight;

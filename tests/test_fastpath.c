@@ -3,8 +3,10 @@
  * dilations, paddings, broadcasts, activations and quantization run once with
  * NND_REFERENCE_KERNELS=1 and once without; FLOAT32 results agree to 1e-4 (relative,
  * over 1), QUANT8 results within one step. Most cases must actually take the fast path.
- * Inputs end right at an inaccessible page, so an over-read past an input would crash. */
+ * Inputs end right at an inaccessible page, so an over-read past an input would crash.
+ * And one prepared model executed from two threads at once gives the same results. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -276,8 +278,7 @@ static void *fenced_alloc(fenced *f, size_t bytes) {
     return f->map + body - bytes;
 }
 
-/* Runs the model; returns whether its one step took the fast path. */
-static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
+static nnd_prepared *prepare(builder *b, bool reference) {
     if (reference)
         setenv("NND_REFERENCE_KERNELS", "1", 1);
     else
@@ -296,19 +297,31 @@ static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
                         .operand_values_len = b->n_values};
     char err[NND_ERR_LEN] = "";
     nnd_prepared *p = NULL;
-    nnd_status s = nnd_prepare(&d, &p, err, sizeof err);
-    if (s) fail_msg("%s: prepare: %s", nnd_operation_name(b->code), err);
-    bool fast = p->steps[0].backend != NULL;
-    nnd_exec *e = nnd_exec_create(p);
-    assert_non_null(e);
+    if (nnd_prepare(&d, &p, err, sizeof err))
+        fail_msg("%s: prepare: %s", nnd_operation_name(b->code), err);
+    return p;
+}
+
+/* One execution on e; false on failure (no cmocka calls: also used from threads). */
+static bool execute(nnd_exec *e, const builder *b, void *output, size_t out_bytes) {
     nnd_io in[2] = {{0}}, out = {.data = output, .length = out_bytes};
     for (uint32_t i = 0; i < b->n_inputs; i++) {
         const nnd_operand_desc *o = &b->operands[b->inputs[i]];
         in[i].data = b->input_data[i];
         in[i].length = elems(o) * nnd_type_size(o->type);
     }
-    s = nnd_exec_run(e, in, &out, NULL, NULL, err, sizeof err);
-    if (s) fail_msg("%s: execute: %s", nnd_operation_name(b->code), err);
+    char err[NND_ERR_LEN] = "";
+    return nnd_exec_run(e, in, &out, NULL, NULL, err, sizeof err) == NND_OK;
+}
+
+/* Runs the model once; returns whether its one step took the fast path. */
+static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
+    nnd_prepared *p = prepare(b, reference);
+    bool fast = p->steps[0].backend != NULL;
+    nnd_exec *e = nnd_exec_create(p);
+    assert_non_null(e);
+    if (!execute(e, b, output, out_bytes))
+        fail_msg("%s: execute failed", nnd_operation_name(b->code));
     nnd_exec_free(e);
     nnd_prepared_free(p);
     return fast;
@@ -360,7 +373,68 @@ static void fast_paths_agree_with_reference(void **state) {
     assert_true(fast * 10 >= tried * 7);
 }
 
+/* ---- one prepared model, executions from several threads --------------------------- */
+
+#define SHARED_RUNS 500
+
+typedef struct shared_run {
+    nnd_prepared *p;
+    const builder *b;
+    const uint8_t *want;
+    size_t bytes;
+    int mismatches;
+} shared_run;
+
+static void *shared_worker(void *arg) {
+    shared_run *r = arg;
+    nnd_exec *e = nnd_exec_create(r->p);
+    uint8_t *got = malloc(r->bytes);
+    for (int i = 0; e && got && i < SHARED_RUNS; i++) {
+        memset(got, 0xff, r->bytes); /* a run that wrote elsewhere shows */
+        if (!execute(e, r->b, got, r->bytes) || memcmp(got, r->want, r->bytes)) r->mismatches++;
+    }
+    if (!e || !got) r->mismatches++;
+    free(got);
+    nnd_exec_free(e);
+    return NULL;
+}
+
+/* A prepared model is shared: executions of it on two threads at once (each with its own
+ * nnd_exec, as the daemon's scheduler runs them) give the single execution's result. */
+static void concurrent_executions_agree(void **state) {
+    (void)state;
+    srand(5);
+    builder *b = malloc(sizeof *b);
+    assert_non_null(b);
+    do {
+        memset(b, 0, sizeof *b);
+        conv_model(b, false, false);
+    } while (elems(&b->operands[b->out]) < 64);
+    const nnd_operand_desc *x = &b->operands[b->inputs[0]], *o = &b->operands[b->out];
+    b->input_data[0] = malloc(elems(x) * sizeof(float));
+    assert_non_null(b->input_data[0]);
+    fill(b->input_data[0], x->type, elems(x));
+    size_t bytes = elems(o) * sizeof(float);
+    uint8_t *want = malloc(bytes);
+    assert_non_null(want);
+    nnd_prepared *p = prepare(b, false);
+    assert_non_null(p->steps[0].backend);
+    nnd_exec *e = nnd_exec_create(p);
+    assert_true(e && execute(e, b, want, bytes));
+    nnd_exec_free(e);
+    shared_run runs[2] = {{p, b, want, bytes, 0}, {p, b, want, bytes, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, shared_worker, &runs[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(runs[0].mismatches + runs[1].mismatches, 0);
+    nnd_prepared_free(p);
+    free(want), free(b->input_data[0]), free(b);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference),
+                                       cmocka_unit_test(concurrent_executions_agree)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,8 +72,8 @@ static double sched_num(const nnd_test_daemon *d, const char *k1, const char *k2
     cJSON *root, *s = sched_status(d, &root);
     cJSON *v = cJSON_GetObjectItem(s, k1);
     if (k2) v = cJSON_GetObjectItem(v, k2);
-    if (!cJSON_IsNumber(v)) fail_msg("scheduler.%s%s%s is not a number", k1, k2 ? "." : "",
-                                     k2 ? k2 : "");
+    if (!cJSON_IsNumber(v))
+        fail_msg("scheduler.%s%s%s is not a number", k1, k2 ? "." : "", k2 ? k2 : "");
     double x = v->valuedouble;
     cJSON_Delete(root);
     return x;
@@ -180,9 +180,9 @@ static void test_admission_outcomes(void **state) {
 
     model tiny, med, lng, fat;
     model_open(c, &tiny, 1, 2, 0);
-    model_open(c, &med, 2000, 65536, 0);   /* tens of ms */
-    model_open(c, &lng, 2000, 262144, 0);  /* a few 100 ms, 2 MB of temporaries */
-    model_open(c, &fat, 3, 400000, 0);     /* two temporaries: 3.2 MB */
+    model_open(c, &med, 2000, 65536, 0);  /* tens of ms */
+    model_open(c, &lng, 2000, 262144, 0); /* a few 100 ms, 2 MB of temporaries */
+    model_open(c, &fat, 3, 400000, 0);    /* two temporaries: 3.2 MB */
 
     /* At execute: an invalid priority, a deadline in the past. */
     nnd_exec_opts o = {.priority = 42};
@@ -258,6 +258,19 @@ static void test_admission_outcomes(void **state) {
     cJSON *lat = cJSON_GetObjectItem(cJSON_GetObjectItem(s, "latency_us"), "medium");
     assert_true(cJSON_GetObjectItem(lat, "p99")->valuedouble > 0);
     cJSON_Delete(root);
+    /* And nndctl status shows them. */
+    char cmd[700], line[256];
+    snprintf(cmd, sizeof cmd, "%s --state-dir %s status", NNDCTL_PATH, d.state_dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    bool sched = false, refused = false, queue_full = false;
+    while (fgets(line, sizeof line, p)) {
+        sched |= strncmp(line, "scheduler:", 10) == 0;
+        refused |= strstr(line, "  refused:") != NULL;
+        queue_full |= strstr(line, "queue_full: 1") != NULL;
+    }
+    assert_int_equal(pclose(p), 0);
+    assert_true(sched && refused && queue_full);
 
     model_close(c, &tiny);
     model_close(c, &med);
@@ -287,9 +300,9 @@ static void test_high_overtakes_low(void **state) {
     sleep_ms(20); /* well into its operations */
     uint64_t t0 = now_ns();
     Nnd__Reply *hr = NULL;
-    assert_int_equal(nnd_client_execute_opts(b, hi.handle, &hi.req.req, &hi.fd, 1, &timed, &hr,
-                                             err, sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_client_execute_opts(b, hi.handle, &hi.req.req, &hi.fd, 1, &timed, &hr, err, sizeof err),
+        0);
     uint64_t high_ns = now_ns() - t0;
     print_message("# HIGH in driver %.3f ms, on device %.3f ms\n",
                   (double)hr->executed->timing->time_in_driver_ns / 1e6,
@@ -338,8 +351,8 @@ static pid_t flood(const nnd_test_daemon *d, int uid, uint64_t t0, uint64_t t1, 
         snprintf(gid_arg, sizeof gid_arg, "--regid=%d", uid);
         /* 4 in flight; a run of about a millisecond. */
         if (uid >= 0)
-            execl("/usr/bin/setpriv", "setpriv", uid_arg, gid_arg, "--clear-groups",
-                  QOS_FLOOD_PATH, d->socket_path, s0, s1, "4", "400", "16384", (char *)NULL);
+            execl("/usr/bin/setpriv", "setpriv", uid_arg, gid_arg, "--clear-groups", QOS_FLOOD_PATH,
+                  d->socket_path, s0, s1, "4", "400", "16384", (char *)NULL);
         else
             execl(QOS_FLOOD_PATH, "qos_flood", d->socket_path, s0, s1, "4", "400", "16384",
                   (char *)NULL);
@@ -411,9 +424,8 @@ static void test_fenced_chain(void **state) {
     qos_req req[3];
     for (int i = 0; i < 3; i++) {
         qos_chain_init(&chains[i], ns[i], LEN);
-        assert_int_equal(nnd_client_prepare(c, &chains[i].model, NULL, 0, 0, 0, 0, &h[i], err,
-                                            sizeof err),
-                         0);
+        assert_int_equal(
+            nnd_client_prepare(c, &chains[i].model, NULL, 0, 0, 0, 0, &h[i], err, sizeof err), 0);
         qos_req_init(&req[i], LEN, size, (uint64_t)i * bytes, 4 * bytes, (uint64_t)(i + 1) * bytes);
     }
     uint64_t ex[3];
@@ -455,6 +467,23 @@ static void test_fenced_chain(void **state) {
     int st;
     assert_int_equal(nnd_client_fenced_info(c, ex4, &st, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(st, 0);
+    /* The model released while its execution waits on a fence: the execution keeps it. */
+    qos_chain gone;
+    qos_chain_init(&gone, 5, LEN);
+    uint64_t hg, exg;
+    int syncg, gate2 = eventfd(0, EFD_CLOEXEC);
+    assert_int_equal(nnd_client_prepare(c, &gone.model, NULL, 0, 0, 0, 0, &hg, err, sizeof err), 0);
+    assert_int_equal(nnd_client_execute_fenced(c, hg, &req[1].req, &fd, 1, &gate2, 1, NULL, 0, &exg,
+                                               &syncg, err, sizeof err),
+                     0);
+    assert_int_equal(nnd_client_release(c, hg), 0);
+    assert_int_equal(write(gate2, &one, sizeof one), (ssize_t)sizeof one);
+    assert_int_equal(nnd_fence_wait(syncg, 30000), 0);
+    assert_int_equal(nnd_client_fenced_info(c, exg, &st, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(st, 0);
+    close(syncg);
+    close(gate2);
+    qos_chain_free(&gone);
     /* timeout_after_fence: 1 ms for a run of many: stopped at a checkpoint. */
     uint64_t ex5;
     int sync5;

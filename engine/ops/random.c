@@ -44,6 +44,7 @@ static nnd_status multinomial_run(nnd_op_ctx *c) {
     int32_t *out = c->out[0]->data;
     uint32_t batches = logits->dims[0], classes = logits->dims[1];
     uint32_t samples = c->out[0]->dims[1];
+    if (batches == 0) return NND_OK; /* nothing to draw: classes alone may be anything */
     double *cdf = nnd_scratch(c, sizeof(double) * (classes ? classes : 1));
     if (!cdf) return nnd_fail(c, "out of memory");
     uint64_t state = (uint64_t)(uint32_t)seeds[0] << 32 | (uint32_t)seeds[1];

@@ -89,7 +89,7 @@ struct roi_job {
     uint32_t ratio_w, ratio_h;
     int32_t mult, shift;
     float *acc;
-    int32_t *qacc;
+    int64_t *qacc; /* 64 bits: a client's sampling ratio sets how many samples it sums */
     /* ROI_POOLING */
     int32_t x1, y1;
 };
@@ -138,6 +138,9 @@ typedef struct sample {
 } sample;
 
 static void align_sample(const nnd_image *im, float y, float x, sample *s) {
+    /* Clamped into the map first (NaN to 0): converting a float outside uint32 is undefined. */
+    y = y > 0.f ? fminf(y, (float)im->h) : 0.f;
+    x = x > 0.f ? fminf(x, (float)im->w) : 0.f;
     uint32_t y0 = (uint32_t)floorf(y), x0 = (uint32_t)floorf(x), y1 = y0 + 1, x1 = x0 + 1;
     float dy = y - (float)y0, dx = x - (float)x0;
     /* Samples past the last row or column take its value. */
@@ -150,6 +153,11 @@ static void align_sample(const nnd_image *im, float y, float x, sample *s) {
 }
 
 #define WEIGHT_STEP (1.0f / 255.0f) /* quantized sampling weights */
+#define MAX_RATIO   1024u           /* samples per bin side */
+
+static int32_t sat32(int64_t v) {
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
 
 static bool align_quant(const roi_job *j) {
     return j->c->in[0]->type == NND_TENSOR_QUANT8_ASYMM;
@@ -161,8 +169,12 @@ static void align_region(roi_job *j) {
     j->step_w = roi_w / (float)j->p.out_w;
     j->step_h = roi_h / (float)j->p.out_h;
     /* Ratio 0: adaptive, about one sample per feature-map pixel. */
-    j->ratio_w = j->p.ratio_w > 0 ? (uint32_t)j->p.ratio_w : (uint32_t)ceilf(j->step_w);
-    j->ratio_h = j->p.ratio_h > 0 ? (uint32_t)j->p.ratio_h : (uint32_t)ceilf(j->step_h);
+    /* At most MAX_RATIO samples a side: ratios and box sizes are the client's, and a bin's
+     * samples are all computed (an unbounded product is a hang, and its float undefined). */
+    float rw = j->p.ratio_w > 0 ? (float)j->p.ratio_w : ceilf(j->step_w);
+    float rh = j->p.ratio_h > 0 ? (float)j->p.ratio_h : ceilf(j->step_h);
+    j->ratio_w = rw >= 1.f ? (rw < MAX_RATIO ? (uint32_t)rw : MAX_RATIO) : 1;
+    j->ratio_h = rh >= 1.f ? (rh < MAX_RATIO ? (uint32_t)rh : MAX_RATIO) : 1;
     j->bin_w = j->step_w / (float)j->ratio_w;
     j->bin_h = j->step_h / (float)j->ratio_h;
     if (align_quant(j)) {
@@ -183,7 +195,7 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
     bool quant = align_quant(j);
     float y_start = j->step_h * (float)y + j->box[1], x_start = j->step_w * (float)x + j->box[0];
     memset(j->acc, 0, sizeof(float) * im->c);
-    memset(j->qacc, 0, sizeof(int32_t) * im->c);
+    memset(j->qacc, 0, sizeof(int64_t) * im->c);
     for (uint32_t yi = 0; yi < j->ratio_h; yi++)
         for (uint32_t xi = 0; xi < j->ratio_w; xi++) {
             sample sm;
@@ -212,7 +224,9 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
         size_t o = nnd_image_at(&j->om, j->r, y, x, ch);
         if (quant)
             ((uint8_t *)out->data)[o] = (uint8_t)nnd_clampi(
-                nnd_mul_by_quantized(j->qacc[ch], j->mult, j->shift) + out->zero_point, 0, 255);
+                sat32((int64_t)nnd_mul_by_quantized(sat32(j->qacc[ch]), j->mult, j->shift) +
+                      out->zero_point),
+                0, 255);
         else
             nnd_set_real_at(out, o, j->acc[ch] / (float)(j->ratio_w * j->ratio_h));
     }
@@ -221,7 +235,7 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
 /* Per-channel sums of one bin. */
 static nnd_status align_setup(roi_job *j) {
     j->acc = nnd_scratch(j->c, sizeof(float) * j->im.c);
-    j->qacc = nnd_scratch(j->c, sizeof(int32_t) * j->im.c);
+    j->qacc = nnd_scratch(j->c, sizeof(int64_t) * j->im.c);
     return j->acc && j->qacc ? NND_OK : nnd_fail(j->c, "out of memory");
 }
 
