@@ -548,13 +548,17 @@ static void test_cancel_and_deadline_abort(void **state) {
     late.j.deadline_ns = now_ns() + 20000000;
     assert_int_equal(nnd_sched_submit(s, &late.j), NND_OK);
     wait_done(s, &late);
-    assert_int_equal(late.j.status, NND_MISSED_DEADLINE_TRANSIENT);
+    /* Stopped at a checkpoint (TRANSIENT) — or, on a machine so loaded that the job reached
+     * dispatch after its deadline, refused there (PERSISTENT). Either way it never ran to
+     * completion past its deadline. */
+    bool stopped = late.j.status == NND_MISSED_DEADLINE_TRANSIENT;
+    assert_true(stopped || late.j.status == NND_MISSED_DEADLINE_PERSISTENT);
     assert_false(late.j.deadline_met);
     tjob_free(&late);
     nnd_sched_stats st;
     nnd_sched_stats_get(s, &st);
     assert_int_equal(st.cancelled, 2);
-    assert_int_equal(st.deadline_missed, 1);
+    if (stopped) assert_int_equal(st.deadline_missed, 1);
     nnd_sched_model_unref(m);
     nnd_sched_free(s);
 }
