@@ -21,6 +21,11 @@ struct nnd_client {
     struct nnd_async *async; /* asynchronous tickets, and their replies that came early */
 };
 
+/* One call whose reply must carry `want` (unless NOT_SET) on success. Returns the status
+ * or -errno; on NONE *out (may be NULL) is the reply to free, else err holds its message. */
+int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                           Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen);
+
 /* nnd_qos.c. With the lock held: keeps a frame that answers an open asynchronous ticket
  * (true: it took the frame), so that a call waiting for another reply does not drop it. */
 bool nnd_async_keep(nnd_client *c, nnd_frame_in *in);

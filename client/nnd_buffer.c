@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_internal.h"
 #include "nnd/nnd.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -16,30 +17,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-/* One call expecting `want` on success: the status (or -errno); *out is the reply on
- * NONE (the caller frees it), and err holds the daemon's message otherwise. */
-static int call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen) {
-    Nnd__Reply *r = NULL;
-    *out = NULL;
-    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
-    if (rc < 0) return rc;
-    int st = r->status;
-    if (st != NND__ERROR_STATUS__NONE) {
-        set_err(err, errlen, "%s: %s", nnd_status_name(st),
-                r->message && *r->message ? r->message : "(no message)");
-    } else if (r->result_case != want) {
-        set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
-                (int)r->result_case, (int)want);
-        st = -EPROTO;
-    }
-    if (st == 0)
-        *out = r;
-    else
-        nnd__reply__free_unpacked(r, NULL);
-    return st;
 }
 
 int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
@@ -81,7 +58,8 @@ int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
     req.call_case = NND__REQUEST__CALL_ALLOCATE;
     req.allocate = &a;
     Nnd__Reply *r;
-    int st = call(c, &req, NULL, 0, NND__REPLY__RESULT_ALLOCATED, &r, err, errlen);
+    int st =
+        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_ALLOCATED, &r, err, errlen);
     free(roles);
     free(ptrs);
     if (st != 0) return st;
@@ -113,7 +91,7 @@ int nnd_client_buffer_copy_to(nnd_client *c, uint64_t buffer, int kind, int fd, 
     req.call_case = NND__REQUEST__CALL_BUFFER_COPY_TO;
     req.buffer_copy_to = &x;
     Nnd__Reply *r;
-    int st = call(c, &req, &fd, 1, NND__REPLY__RESULT_DONE, &r, err, errlen);
+    int st = nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_DONE, &r, err, errlen);
     if (st == 0) nnd__reply__free_unpacked(r, NULL);
     return st;
 }
@@ -131,7 +109,8 @@ int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd
     req.call_case = NND__REQUEST__CALL_BUFFER_COPY_FROM;
     req.buffer_copy_from = &x;
     Nnd__Reply *r;
-    int st = call(c, &req, &fd, 1, NND__REPLY__RESULT_BUFFER_COPIED, &r, err, errlen);
+    int st =
+        nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_BUFFER_COPIED, &r, err, errlen);
     if (st != 0) return st;
     size_t rank = r->buffer_copied->n_dimensions;
     if (rank > NND_BUFFER_MAX_RANK) {

@@ -8,6 +8,7 @@
  * lanes with different seeds) where libxxhash's header is available, else BLAKE2b: it
  * only needs to tell an app's own models apart, and the daemon checks the files' contents
  * with BLAKE2b itself. */
+#include "client_internal.h"
 #include "nnd/nnd.h"
 
 #include <errno.h>
@@ -60,16 +61,6 @@ static void fp_final(fp_state *s, uint8_t out[NND_CACHE_TOKEN_BYTES]) {
 #endif
 
 #define READ_CHUNK (1u << 20)
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* protobuf-c packs the model straight into the fingerprint, without a copy. */
 typedef struct fp_buffer {
@@ -131,29 +122,6 @@ int nnd_cache_token(const Nnd__Model *model, const int *pool_fds, size_t n_pool_
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
-/* One call expecting `want`; returns the status (or -errno), *out set on NONE. */
-static int call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen) {
-    Nnd__Reply *r = NULL;
-    *out = NULL;
-    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
-    if (rc < 0) return rc;
-    int st = r->status;
-    if (st != NND__ERROR_STATUS__NONE) {
-        set_err(err, errlen, "%s: %s", nnd_status_name(st),
-                r->message && *r->message ? r->message : "(no message)");
-    } else if (r->result_case != want) {
-        set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
-                (int)r->result_case, (int)want);
-        st = -EPROTO;
-    }
-    if (st == 0)
-        *out = r;
-    else
-        nnd__reply__free_unpacked(r, NULL);
-    return st;
-}
-
 int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t *data_files,
                                   char *err, size_t errlen) {
     Nnd__GetNumberOfCacheFilesNeeded g = NND__GET_NUMBER_OF_CACHE_FILES_NEEDED__INIT;
@@ -162,7 +130,8 @@ int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t
     req.get_number_of_cache_files_needed = &g;
     Nnd__Reply *r;
     *model_files = *data_files = 0;
-    int st = call(c, &req, NULL, 0, NND__REPLY__RESULT_CACHE_FILES, &r, err, errlen);
+    int st =
+        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CACHE_FILES, &r, err, errlen);
     if (st != 0) return st;
     *model_files = r->cache_files->model_cache;
     *data_files = r->cache_files->data_cache;
@@ -186,7 +155,7 @@ static int from_cache(nnd_client *c, const uint8_t token[NND_CACHE_TOKEN_BYTES],
     req.prepare_model_from_cache = &p;
     int fds[2] = {model_fd, data_fd};
     Nnd__Reply *r;
-    int st = call(c, &req, fds, 2, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
+    int st = nnd_client_simple_call(c, &req, fds, 2, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
     if (st != 0) return st;
     *handle = r->prepared->handle;
     nnd__reply__free_unpacked(r, NULL);
@@ -215,7 +184,8 @@ static int prepare_saving(nnd_client *c, const Nnd__Model *model, const int *poo
     req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
     req.prepare_model = &p;
     Nnd__Reply *r;
-    int st = call(c, &req, fds, n_pool_fds + 2, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
+    int st = nnd_client_simple_call(c, &req, fds, n_pool_fds + 2, NND__REPLY__RESULT_PREPARED, &r,
+                                    err, errlen);
     if (st != 0) return st;
     *handle = r->prepared->handle;
     nnd__reply__free_unpacked(r, NULL);

@@ -115,8 +115,9 @@ out:
 
 /* One call whose reply must carry `want` on success. Returns the status or -errno; on
  * status NONE *out is the reply (free it), otherwise err holds the reply's message. */
-static int simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                       Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen) {
+int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                           Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err,
+                           size_t errlen) {
     Nnd__Reply *r = NULL;
     int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
     if (out) *out = NULL;
@@ -172,7 +173,8 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     req.call_case = NND__REQUEST__CALL_HELLO;
     req.hello = &hello;
     Nnd__Reply *r;
-    int status = simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_HELLO, &r, err, errlen);
+    int status =
+        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_HELLO, &r, err, errlen);
     if (status != 0) {
         if (status > 0) {
             char msg[256];
@@ -215,7 +217,8 @@ int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *e
     req.get_capabilities = &call;
     Nnd__Reply *r;
     *caps = NULL;
-    int st = simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CAPABILITIES, &r, err, errlen);
+    int st =
+        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CAPABILITIES, &r, err, errlen);
     if (st != 0) return st;
     /* protobuf-c allocates every sub-message on its own, so it can outlive its parent. */
     *caps = r->capabilities;
@@ -231,7 +234,8 @@ int nnd_client_version_string(nnd_client *c, char *buf, size_t len, char *err, s
     req.call_case = NND__REQUEST__CALL_GET_VERSION_STRING;
     req.get_version_string = &call;
     Nnd__Reply *r;
-    int st = simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_VERSION_STRING, &r, err, errlen);
+    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_VERSION_STRING, &r, err,
+                                    errlen);
     if (st != 0) return st;
     if (len) snprintf(buf, len, "%s", r->version_string->version ? r->version_string->version : "");
     nnd__reply__free_unpacked(r, NULL);
@@ -244,7 +248,7 @@ int nnd_client_get_type(nnd_client *c, int *type, char *err, size_t errlen) {
     req.call_case = NND__REQUEST__CALL_GET_TYPE;
     req.get_type = &call;
     Nnd__Reply *r;
-    int st = simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_TYPE, &r, err, errlen);
+    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_TYPE, &r, err, errlen);
     if (st != 0) return st;
     *type = (int)r->type->type;
     nnd__reply__free_unpacked(r, NULL);
@@ -260,8 +264,8 @@ int nnd_client_supported_operations(nnd_client *c, const Nnd__Model *model, cons
     req.call_case = NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS;
     req.get_supported_operations = &call;
     Nnd__Reply *r;
-    int st = simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_SUPPORTED_OPERATIONS, &r,
-                         err, errlen);
+    int st = nnd_client_simple_call(c, &req, pool_fds, n_pool_fds,
+                                    NND__REPLY__RESULT_SUPPORTED_OPERATIONS, &r, err, errlen);
     if (st != 0) return st;
     if (r->supported_operations->n_supported != n_ops) {
         set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
@@ -288,8 +292,8 @@ int nnd_client_prepare(nnd_client *c, const Nnd__Model *model, const int *pool_f
     req.prepare_model = &call;
     Nnd__Reply *r;
     *handle = 0;
-    int st =
-        simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
+    int st = nnd_client_simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r,
+                                    err, errlen);
     if (st != 0) return st;
     *handle = r->prepared->handle;
     nnd__reply__free_unpacked(r, NULL);
@@ -328,7 +332,7 @@ int nnd_client_release(nnd_client *c, uint64_t handle) {
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_RELEASE;
     req.release = &call;
-    return simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, NULL, 0);
+    return nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, NULL, 0);
 }
 
 int nnd_memfd_create(const char *name, size_t size, void **map) {
