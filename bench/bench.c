@@ -176,60 +176,87 @@ out:
 }
 
 typedef struct row {
-    const char *name, *what;
+    const char *group, *name, *what;
     double value, target; /* target < 0: no target, printed for the record, not counted */
     bool lower_is_better;
 } row;
 
-int main(void) {
+/* `nnd-bench [group ...]` runs only the named groups (rtt, kernels, cache, memory, qos). */
+static bool wanted(int argc, char **argv, const char *group) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], group)) return true;
+    return false;
+}
+
+int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
+    static const char *groups[] = {"rtt", "kernels", "cache", "memory", "qos"};
+    for (int i = 1; i < argc; i++) {
+        bool known = false;
+        for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+            known |= !strcmp(argv[i], groups[g]);
+        if (!known) {
+            fprintf(stderr, "usage: nnd-bench [rtt|kernels|cache|memory|qos ...]\n");
+            return 2;
+        }
+    }
     /* First, while no kernel thread pool of this process competes for the cores. */
-    bench_cache cache;
-    int cached = bench_cache_rows(&cache);
-    bench_qos qos;
-    int qosed = bench_qos_rows(&qos);
+    bench_cache cache = {0};
+    int failed = wanted(argc, argv, "cache") && bench_cache_rows(&cache);
+    bench_qos qos = {0};
+    failed |= wanted(argc, argv, "qos") && bench_qos_rows(&qos);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
         return 1;
     }
-    double raw = raw_pingpong_ns();
-    double exec = daemon_execute_ns(&d);
+    double raw = 1, exec = 1;
+    if (wanted(argc, argv, "rtt")) {
+        raw = raw_pingpong_ns();
+        exec = daemon_execute_ns(&d);
+        failed |= raw <= 0 || exec <= 0;
+    }
     bench_pair inproc = {0}, conv = {0}, fc = {0};
-    int kernels = bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
+    if (wanted(argc, argv, "kernels"))
+        failed |= bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
                   bench_fc_vs_xnnpack(&d, &fc);
     bench_memfd mem = {0};
-    int memfd = bench_memfd_rows(&d, &mem);
+    failed |= wanted(argc, argv, "memory") && bench_memfd_rows(&d, &mem);
     nnd_test_daemon_stop(&d);
-    if (raw <= 0 || exec <= 0 || kernels || cached || memfd || qosed) return 1;
+    if (failed) return 1;
 
     row rows[] = {
-        {"rtt", "tiny execute round trip / raw seqpacket ping-pong", exec / raw, 1.5, true},
-        {"inproc", "MobileNet-like execute through the daemon / in process",
+        {"rtt", "rtt", "tiny execute round trip / raw seqpacket ping-pong", exec / raw, 1.5, true},
+        {"kernels", "inproc", "MobileNet-like execute through the daemon / in process",
          inproc.a_ns / inproc.b_ns, 1.1, true},
-        {"conv_vs_xnnpack", "CONV_2D GFLOP/s through the daemon / XNNPACK direct",
+        {"kernels", "conv_vs_xnnpack", "CONV_2D GFLOP/s through the daemon / XNNPACK direct",
          conv.b_ns / conv.a_ns, 0.9, false},
-        {"fc_vs_xnnpack", "FULLY_CONNECTED GFLOP/s through the daemon / XNNPACK direct",
+        {"kernels", "fc_vs_xnnpack", "FULLY_CONNECTED GFLOP/s through the daemon / XNNPACK direct",
          fc.b_ns / fc.a_ns, 0.9, false},
-        {"cache_load", "10 MiB PrepareModelFromCache / read + BLAKE2b of the files in process",
+        {"cache", "cache_load",
+         "10 MiB PrepareModelFromCache / read + BLAKE2b of the files in process",
          cache.load_ns / cache.floor_ns, 1.3, true},
-        {"cache_vs_cold", "10 MiB PrepareModelFromCache / cold PrepareModel",
+        {"cache", "cache_vs_cold", "10 MiB PrepareModelFromCache / cold PrepareModel",
          cache.load_ns / cache.cold_ns, -1, true},
-        {"content_vs_cold", "10 MiB PrepareModel answered by the content cache / cold",
+        {"cache", "content_vs_cold", "10 MiB PrepareModel answered by the content cache / cold",
          cache.content_ns / cache.cold_ns, -1, true},
-        {"memfd_64m", "execute, 64 MiB memfd input / 4 KiB input, compute subtracted",
+        {"memory", "memfd_64m", "execute, 64 MiB memfd input / 4 KiB input, compute subtracted",
          (mem.big_ns - mem.big_local_ns) / (mem.small_ns - mem.small_local_ns), 1.1, true},
-        {"deadline_met", "2x capacity offered, with deadlines: admitted that met them / admitted",
-         qos.met_share, 0.999, false},
-        {"goodput", "2x capacity offered: executions that met their deadline per s / capacity",
-         qos.goodput, 0.9, false},
-        {"high_p99", "HIGH p99 latency under a LOW flood of its app / HIGH p99 when idle",
+        {"qos", "deadline_met",
+         "2x capacity offered, with deadlines: admitted that met them / admitted", qos.met_share,
+         0.999, false},
+        {"qos", "goodput",
+         "2x capacity offered: executions that met their deadline per s / capacity", qos.goodput,
+         0.9, false},
+        {"qos", "high_p99", "HIGH p99 latency under a LOW flood of its app / HIGH p99 when idle",
          qos.high_flood_p99 / qos.high_idle_p99, 1.5, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
     for (size_t i = 0; i < n; i++) {
         row *r = &rows[i];
+        if (!wanted(argc, argv, r->group)) continue;
         if (r->target < 0) {
             printf("%-16s %8.3f %9s  %-7s %s\n", r->name, r->value, "-", "noted", r->what);
             continue;
@@ -240,36 +267,51 @@ int main(void) {
         printf("%-16s %8.3f %s%7.2f  %-7s %s\n", r->name, r->value,
                r->lower_is_better ? "<=" : ">=", r->target, ok ? "ok" : "OUTSIDE", r->what);
     }
-    printf("# raw ping-pong median %.1f us, execute median %.1f us (%d trials each)\n", raw / 1e3,
-           exec / 1e3, TRIALS);
-    printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape, inproc.a_ns / 1e6,
-           inproc.b_ns / 1e6);
-    const bench_pair *ops[2] = {&conv, &fc};
-    for (int i = 0; i < 2; i++)
-        printf("# %s: daemon %.1f GFLOP/s (%.3f ms), XNNPACK direct %.1f GFLOP/s (%.3f ms)\n",
-               ops[i]->shape, ops[i]->flops / ops[i]->a_ns, ops[i]->a_ns / 1e6,
-               ops[i]->flops / ops[i]->b_ns, ops[i]->b_ns / 1e6);
-    printf("# cache: %.1f MB of cache files; from cache %.2f ms, floor (read + hash, 2 threads) "
-           "%.2f ms, one-thread read + blake2b %.2f ms, cold prepare %.2f ms, first compile "
-           "with save %.2f ms, nnd_client_prepare_cached from the cache %.2f ms, content-cache "
-           "hit %.2f ms\n",
-           cache.bytes / 1e6, cache.load_ns / 1e6, cache.floor_ns / 1e6, cache.plain_floor_ns / 1e6,
-           cache.cold_ns / 1e6, cache.save_ns / 1e6, cache.client_ns / 1e6, cache.content_ns / 1e6);
-    printf("# memfd_64m: execute 64 MiB %.1f us, 4 KiB %.1f us; in process %.1f us and %.1f us\n",
-           mem.big_ns / 1e3, mem.small_ns / 1e3, mem.big_local_ns / 1e3, mem.small_local_ns / 1e3);
-    printf("# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for 3 s with deadlines %.1f ms "
-           "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE (the daemon "
-           "counted %llu met, %llu stopped at a checkpoint, %llu refused when dispatched)\n",
-           qos.capacity, qos.service_ns / 1e6, qos.offered, 10 * qos.service_ns / 1e6,
-           (unsigned long long)qos.sent, (unsigned long long)qos.admitted,
-           (unsigned long long)qos.met, (unsigned long long)qos.late,
-           (unsigned long long)qos.failed, (unsigned long long)qos.daemon_met,
-           (unsigned long long)qos.daemon_aborted, (unsigned long long)qos.daemon_refused_late);
-    printf("# qos: HIGH (%.2f ms run) p99 idle %.2f ms (in driver %.2f), under a LOW flood of its "
-           "app (%.1f ms runs) %.2f ms (in driver %.2f); %llu preemptions\n",
-           qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.high_idle_driver_p99 / 1e6,
-           qos.low_service_ns / 1e6, qos.high_flood_p99 / 1e6, qos.high_flood_driver_p99 / 1e6,
-           (unsigned long long)qos.preempted);
+    if (wanted(argc, argv, "rtt")) {
+        printf("# raw ping-pong median %.1f us, execute median %.1f us (%d trials each)\n",
+               raw / 1e3, exec / 1e3, TRIALS);
+    }
+    if (wanted(argc, argv, "kernels")) {
+        printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape,
+               inproc.a_ns / 1e6, inproc.b_ns / 1e6);
+        const bench_pair *ops[2] = {&conv, &fc};
+        for (int i = 0; i < 2; i++)
+            printf("# %s: daemon %.1f GFLOP/s (%.3f ms), XNNPACK direct %.1f GFLOP/s (%.3f ms)\n",
+                   ops[i]->shape, ops[i]->flops / ops[i]->a_ns, ops[i]->a_ns / 1e6,
+                   ops[i]->flops / ops[i]->b_ns, ops[i]->b_ns / 1e6);
+    }
+    if (wanted(argc, argv, "cache")) {
+        printf(
+            "# cache: %.1f MB of cache files; from cache %.2f ms, floor (read + hash, 2 threads) "
+            "%.2f ms, one-thread read + blake2b %.2f ms, cold prepare %.2f ms, first compile "
+            "with save %.2f ms, nnd_client_prepare_cached from the cache %.2f ms, content-cache "
+            "hit %.2f ms\n",
+            cache.bytes / 1e6, cache.load_ns / 1e6, cache.floor_ns / 1e6,
+            cache.plain_floor_ns / 1e6, cache.cold_ns / 1e6, cache.save_ns / 1e6,
+            cache.client_ns / 1e6, cache.content_ns / 1e6);
+    }
+    if (wanted(argc, argv, "memory")) {
+        printf(
+            "# memfd_64m: execute 64 MiB %.1f us, 4 KiB %.1f us; in process %.1f us and %.1f us\n",
+            mem.big_ns / 1e3, mem.small_ns / 1e3, mem.big_local_ns / 1e3, mem.small_local_ns / 1e3);
+    }
+    if (wanted(argc, argv, "qos")) {
+        printf(
+            "# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for 3 s with deadlines %.1f ms "
+            "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE (the daemon "
+            "counted %llu met, %llu stopped at a checkpoint, %llu refused when dispatched)\n",
+            qos.capacity, qos.service_ns / 1e6, qos.offered, 10 * qos.service_ns / 1e6,
+            (unsigned long long)qos.sent, (unsigned long long)qos.admitted,
+            (unsigned long long)qos.met, (unsigned long long)qos.late,
+            (unsigned long long)qos.failed, (unsigned long long)qos.daemon_met,
+            (unsigned long long)qos.daemon_aborted, (unsigned long long)qos.daemon_refused_late);
+        printf(
+            "# qos: HIGH (%.2f ms run) p99 idle %.2f ms (in driver %.2f), under a LOW flood of its "
+            "app (%.1f ms runs) %.2f ms (in driver %.2f); %llu preemptions\n",
+            qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.high_idle_driver_p99 / 1e6,
+            qos.low_service_ns / 1e6, qos.high_flood_p99 / 1e6, qos.high_flood_driver_p99 / 1e6,
+            (unsigned long long)qos.preempted);
+    }
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

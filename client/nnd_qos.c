@@ -163,16 +163,23 @@ static int await(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **ou
             }
             wait = (int)left;
         }
-        struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
-        int n = poll(&pfd, 1, wait);
-        if (n < 0 && errno != EINTR) {
-            set_err(err, errlen, "poll on the daemon connection failed: %s", strerror(errno));
-            return -errno;
-        }
-        if (n <= 0) continue;
         nnd_frame_in in;
         char ferr[256] = "";
-        int rc = nnd_frame_recv(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
+        int rc;
+        if (wait < 0) { /* no time limit: one blocking receive, no poll() first */
+            rc = nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr,
+                                     sizeof ferr);
+            if (rc == -EINTR) continue;
+        } else {
+            struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
+            int n = poll(&pfd, 1, wait);
+            if (n < 0 && errno != EINTR) {
+                set_err(err, errlen, "poll on the daemon connection failed: %s", strerror(errno));
+                return -errno;
+            }
+            if (n <= 0) continue;
+            rc = nnd_frame_recv(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
+        }
         if (rc == -EAGAIN) continue;
         if (rc <= 0) {
             if (rc == 0) rc = -ENOTCONN;

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "qos.h"
 
-#define BATCH           64 /* frames or accepts per wakeup, so one busy client cannot starve others */
+#define BATCH           64 /* accepts per wakeup, so a connection storm cannot starve clients */
 #define ACCEPT_RETRY_MS 100
 
 typedef struct outmsg {
@@ -217,33 +217,30 @@ static bool peer_gone(int fd) {
     return poll(&pfd, 1, 0) != 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-static void read_frames(conn *c) {
+/* One frame per wakeup: the poll is level-triggered, so a client with more to say is
+ * woken again, after every other ready connection had its turn. Reading on until EAGAIN
+ * would cost a system call per request when clients wait for each reply. */
+static void read_frame(conn *c) {
     nnd_server *s = c->srv;
-    for (int i = 0; i < BATCH && !c->dead; i++) {
-        char err[NND_ERR_LEN];
-        nnd_frame_in in;
-        int rc = nnd_frame_recv(c->fd, &nnd__request__descriptor, s->buf, &in, err, sizeof err);
-        if (rc == -EAGAIN) return;
-        if (rc == 1) {
-            nnd_dispatch(s->d, &c->session, &in);
-            nnd_frame_in_clear(&in);
-        } else if (rc == 0) {
-            if (peer_gone(c->fd)) {
-                mark_dead(c);
-                return;
-            }
-            /* An empty datagram is a Request with every field at its default. */
-            nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
-        } else if (rc == -EPROTO) {
-            nnd_log_warn("client %llu (pid %d): bad frame: %s",
-                         (unsigned long long)c->session.serial, (int)c->session.pid, err);
-            nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
-        } else {
-            nnd_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
-                          strerror(-rc));
+    char err[NND_ERR_LEN];
+    nnd_frame_in in;
+    int rc = nnd_frame_recv(c->fd, &nnd__request__descriptor, s->buf, &in, err, sizeof err);
+    if (rc == 1) {
+        nnd_dispatch(s->d, &c->session, &in);
+        nnd_frame_in_clear(&in);
+    } else if (rc == 0) {
+        if (peer_gone(c->fd))
             mark_dead(c);
-            return;
-        }
+        else /* An empty datagram is a Request with every field at its default. */
+            nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
+    } else if (rc == -EPROTO) {
+        nnd_log_warn("client %llu (pid %d): bad frame: %s", (unsigned long long)c->session.serial,
+                     (int)c->session.pid, err);
+        nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
+    } else if (rc != -EAGAIN) {
+        nnd_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
+                      strerror(-rc));
+        mark_dead(c);
     }
 }
 
@@ -252,7 +249,7 @@ static void on_conn(uv_poll_t *h, int status, int events) {
     c->busy = true;
     if (status < 0) mark_dead(c);
     if (!c->dead && (events & UV_WRITABLE)) flush(c);
-    if (!c->dead && (events & UV_READABLE)) read_frames(c);
+    if (!c->dead && (events & UV_READABLE)) read_frame(c);
     c->busy = false;
     if (c->dead) conn_close(c);
 }

@@ -259,7 +259,7 @@ static void finish(nnd_sched *s, nnd_job *j, nnd_status st) {
     else
         s->fin_head = j;
     s->fin_tail = j;
-    if (s->wake) s->wake(s->wake_ctx);
+    if (s->wake && !j->ran_inline) s->wake(s->wake_ctx);
 }
 
 static void refuse(nnd_sched *s, nnd_job *j, nnd_refusal why, const char *fmt, ...)
@@ -342,12 +342,12 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
     if (j->deadline_ns && wait) {
         uint64_t factor = nnd_est_tail(&s->inflation); /* x1000, at least 1000 */
         if (factor < 1000) factor = 1000;
-        /* The wait with a third more for stalls no history predicts (another process
+        /* The wait doubled for stalls no history predicts (another process
          * taking the CPU for milliseconds); the job's own run at the slowest of its
          * model's recent runs. */
         uint64_t own = nnd_est_max(&m->est);
         uint64_t finish_at =
-            now + wait * factor / 1000 * 4 / 3 + own + own / 10 + nnd_est_max(&s->lag) + MARGIN_NS;
+            now + wait * factor / 1000 * 2 + own + own / 10 + nnd_est_max(&s->lag) + MARGIN_NS;
         if (finish_at > j->deadline_ns) {
             refuse(s, j, NND_REFUSE_BUSY,
                    "about %llu us of work is ahead of this execution; it would finish %llu us "
@@ -605,6 +605,7 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     j->err[0] = '\0';
     j->next_op = 0;
     j->pred_wait_ns = 0;
+    j->ran_inline = false;
     j->exec = NULL;
     j->state = J_NEW;
     atomic_store(&j->stop, false);
@@ -637,6 +638,7 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     s->submitted++;
     if (typical < s->cfg.inline_ns && s->busy < s->cfg.workers && !nnd_queue_len(s->q)) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
+        j->ran_inline = true;
         start(s, j, now);
         pthread_mutex_unlock(&s->lock);
         nnd_status st = run_segment(s, j);
@@ -681,20 +683,25 @@ void nnd_sched_cancel(nnd_sched *s, nnd_job *j) {
 }
 
 void nnd_sched_drain(nnd_sched *s) {
-    uint64_t now = now_ns();
-    pthread_mutex_lock(&s->lock);
-    nnd_job *j = s->fin_head;
-    s->fin_head = s->fin_tail = NULL;
-    for (nnd_job *x = j; x; x = x->next)
-        nnd_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
-    pthread_mutex_unlock(&s->lock);
-    while (j) {
-        nnd_job *next = j->next;
-        nnd_sched_model *m = j->model;
-        j->state = J_DRAINED;
-        j->done(j); /* may free j */
-        nnd_sched_model_unref(m);
-        j = next;
+    /* Until nothing is left: a done() may submit again, and short work then finishes
+     * inline, onto the list this drain already took. */
+    for (;;) {
+        uint64_t now = now_ns();
+        pthread_mutex_lock(&s->lock);
+        nnd_job *j = s->fin_head;
+        s->fin_head = s->fin_tail = NULL;
+        for (nnd_job *x = j; x; x = x->next)
+            nnd_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
+        pthread_mutex_unlock(&s->lock);
+        if (!j) return;
+        while (j) {
+            nnd_job *next = j->next;
+            nnd_sched_model *m = j->model;
+            j->state = J_DRAINED;
+            j->done(j); /* may free j */
+            nnd_sched_model_unref(m);
+            j = next;
+        }
     }
 }
 

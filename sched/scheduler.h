@@ -21,7 +21,7 @@
  *   Work ahead is the queue's estimate (queue.h) plus what running jobs have left, over
  *   the number of workers, stretched by how much longer than predicted recent jobs
  *   actually waited (the 95th percentile of the last 32 waits' ratio to their prediction:
- *   a busy machine runs slower than its estimates), and by a third more for stalls no
+ *   a busy machine runs slower than its estimates), and doubled for stalls no
  *   history predicts; the job itself counts with the slowest of its model's last 32
  *   runs; then the largest of the last 32 delays between a job's end and its drain (the
  *   reply's way out), and a margin. Admission thus errs
@@ -44,7 +44,9 @@
  *   from its model's spares (made when none is spare).
  * - Short work: a job whose typical run is under cfg.inline_ns runs inside
  *   nnd_sched_submit() when a worker is idle and nothing waits, sparing two thread
- *   hand-offs; it still counts as the worker it borrows. done() comes with the next drain.
+ *   hand-offs; it still counts as the worker it borrows. done() comes with the next drain,
+ *   which the owner calls itself: no wake() for it (a wake would cost the owner a loop turn
+ *   and two syscalls for nothing).
  * - Stats are cumulative since nnd_sched_new(), except the queue depths.
  */
 #ifndef NND_SCHED_H
@@ -159,6 +161,7 @@ struct nnd_job {
     uint64_t est_ns;       /* typical estimate of the whole run, taken at dispatch */
     uint64_t seg_ns;       /* start of the current run segment */
     uint64_t pred_wait_ns; /* admission's prediction of the queueing delay */
+    bool ran_inline;       /* run by nnd_sched_submit(): the owner drains, no wake() */
     nnd_exec *exec;
     nnd_job *prev, *next; /* running list or finished list */
 };
