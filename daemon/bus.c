@@ -135,7 +135,8 @@ void nnd_json_add_handle(cJSON *o, const char *key, uint64_t handle) {
     cJSON_AddStringToObject(o, key, text);
 }
 
-cJSON *nnd_bus_event(const char *name) {
+cJSON *nnd_bus_event(const nnd_bus *b, const char *name) {
+    if (!b || nn_get_statistic(b->pub, NN_STAT_CURRENT_CONNECTIONS) == 0) return NULL;
     cJSON *ev = cJSON_CreateObject();
     if (!ev) return NULL;
     cJSON_AddStringToObject(ev, "event", name);

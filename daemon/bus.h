@@ -7,8 +7,10 @@
  *   message. Both socket files are chmod 0600 after bind.
  * - The REP socket is polled through its NN_RCVFD with a uv_poll_t; publishing uses
  *   NN_DONTWAIT, so a slow subscriber loses events rather than stalling the daemon.
- * - nnd_bus_event() starts an event object {"event":name,"time_ns":CLOCK_REALTIME ns};
- *   nnd_bus_publish() sends it and frees it. Both accept a NULL bus (events dropped).
+ * - nnd_bus_event() starts an event object {"event":name,"time_ns":CLOCK_REALTIME ns}, or
+ *   returns NULL when no subscriber is connected (or the bus is NULL): an event nobody
+ *   can receive is not built, which keeps JSON off the hot path. nnd_bus_publish() sends
+ *   an event and frees it; it accepts a NULL bus or event.
  * - nnd_bus_close() stops polling and closes both sockets; the bus is freed once libuv
  *   has closed its handle.
  */
@@ -30,7 +32,7 @@ nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin
                       char *err, size_t errlen);
 void nnd_bus_close(nnd_bus *b);
 
-cJSON *nnd_bus_event(const char *name);
+cJSON *nnd_bus_event(const nnd_bus *b, const char *name);
 void nnd_bus_publish(nnd_bus *b, cJSON *event);
 
 /* JSON numbers are doubles: 64-bit values go in as exact integer text, handles as

@@ -72,8 +72,9 @@ static void errf(char *err, size_t errlen, const char *fmt, ...) {
 
 /* ---- events ---------------------------------------------------------------------------- */
 
-static cJSON *event(const char *name, const nnd_session *s, const uint8_t *key) {
-    cJSON *ev = nnd_bus_event(name);
+static cJSON *event(const nnd_cache *c, const char *name, const nnd_session *s,
+                    const uint8_t *key) {
+    cJSON *ev = nnd_bus_event(c->d->bus, name);
     if (!ev) return NULL;
     if (s) {
         cJSON_AddNumberToObject(ev, "pid", s->pid);
@@ -155,7 +156,7 @@ static void evict_memory(nnd_cache *c) {
     while (e && c->memory_bytes > c->max_bytes) {
         nnd_cache_ref *prev = e->lru_prev;
         if (e->refs == 0) {
-            cJSON *ev = event("cache_evicted", NULL, e->key);
+            cJSON *ev = event(c, "cache_evicted", NULL, e->key);
             if (ev) {
                 cJSON_AddStringToObject(ev, "tier", "memory");
                 nnd_json_add_u64(ev, "bytes", e->bytes);
@@ -230,7 +231,7 @@ static void evict_store(nnd_cache *c) {
             continue;
         }
         nnd_store_remove(c->store_dir, v.rows[i].hash);
-        cJSON *ev = event("cache_evicted", NULL, v.rows[i].hash);
+        cJSON *ev = event(c, "cache_evicted", NULL, v.rows[i].hash);
         if (ev) {
             cJSON_AddStringToObject(ev, "tier", "store");
             nnd_json_add_u64(ev, "bytes", v.rows[i].model_size + v.rows[i].data_size);
@@ -363,7 +364,7 @@ static void content_event(nnd_cache *c, const nnd_session *s, const nnd_cache_re
         c->n.content_hits++;
     else
         c->n.content_misses++;
-    cJSON *ev = event(hit ? "cache_hit" : "cache_miss", s, e->key);
+    cJSON *ev = event(c, hit ? "cache_hit" : "cache_miss", s, e->key);
     if (ev) {
         cJSON_AddStringToObject(ev, "source", "content");
         if (tier) cJSON_AddStringToObject(ev, "tier", tier);
@@ -450,7 +451,7 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
     }
     if (token) {
         c->n.misses++;
-        cJSON *ev = event("cache_miss", s, key);
+        cJSON *ev = event(c, "cache_miss", s, key);
         if (ev) cJSON_AddStringToObject(ev, "source", "client");
         publish(c, ev);
     }
@@ -465,7 +466,7 @@ static nnd_status reject(nnd_cache *c, const nnd_session *s, const char *client_
     c->n.rejected++;
     errf(err, errlen, "cache rejected: %s", client_reason);
     nnd_log_info("client %llu: cache rejected: %s", (unsigned long long)s->serial, reason);
-    cJSON *ev = event("cache_rejected", s, NULL);
+    cJSON *ev = event(c, "cache_rejected", s, NULL);
     if (ev) cJSON_AddStringToObject(ev, "reason", reason);
     publish(c, ev);
     return NND_GENERAL_FAILURE;
@@ -540,7 +541,7 @@ nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
         adopt(c, e);
     }
     c->n.hits++;
-    cJSON *ev = event("cache_hit", s, key);
+    cJSON *ev = event(c, "cache_hit", s, key);
     if (ev) {
         cJSON_AddStringToObject(ev, "source", "client");
         nnd_json_add_u64(ev, "bytes", msize + dsize);
@@ -735,7 +736,7 @@ cJSON *nnd_cache_purge(nnd_cache *c) {
         if (e->refs == 0) entry_free(e);
     }
     c->n.evicted += models;
-    cJSON *ev = event("cache_evicted", NULL, NULL);
+    cJSON *ev = event(c, "cache_evicted", NULL, NULL);
     if (ev) {
         cJSON_AddStringToObject(ev, "tier", "all");
         cJSON_AddStringToObject(ev, "reason", "purge");

@@ -336,7 +336,7 @@ static void reply_prepared(call *c, model_obj *o, uint64_t t, bool from_cache) {
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
     c->reply.prepared = &r;
     send_reply(c);
-    cJSON *ev = nnd_bus_event("prepared");
+    cJSON *ev = nnd_bus_event(c->d->bus, "prepared");
     if (ev) {
         cJSON_AddNumberToObject(ev, "pid", c->s->pid);
         nnd_json_add_handle(ev, "handle", handle);

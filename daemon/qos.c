@@ -100,7 +100,7 @@ static void answer_status(nnd_session *s, uint64_t id, const char *call, nnd_sta
 
 static void event_rejected(nnd_qos *q, const qjob *x, nnd_status st, nnd_refusal why,
                            const char *at) {
-    cJSON *ev = nnd_bus_event("rejected");
+    cJSON *ev = nnd_bus_event(q->d->bus, "rejected");
     if (ev) {
         cJSON_AddNumberToObject(ev, "pid", x->pid);
         cJSON_AddNumberToObject(ev, "uid", x->uid);
@@ -357,7 +357,7 @@ static void job_complete(nnd_qos *q, qjob *x, nnd_status st, const char *msg) {
     if (j->refused) {
         event_rejected(q, x, st, j->refused, "dispatch");
     } else {
-        cJSON *ev = nnd_bus_event("executed");
+        cJSON *ev = nnd_bus_event(q->d->bus, "executed");
         if (ev) {
             cJSON_AddNumberToObject(ev, "pid", x->pid);
             nnd_json_add_handle(ev, "handle", x->model_handle);

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "bus.h"
 #include "dispatch.h"
 #include "log.h"
@@ -53,6 +54,7 @@ struct nnd_server {
     size_t n_conns;
     uint64_t serial;
     uint8_t buf[NND_FRAME_RECV_BUF];
+    nnd_arena arena; /* where each request is unpacked; reset when it has been handled */
 };
 
 static void on_conn(uv_poll_t *h, int status, int events);
@@ -181,7 +183,7 @@ static void conn_close(conn *c) {
     nnd_session *ss = &c->session;
     nnd_log_info("client %llu disconnected (pid %d, %zu objects released)",
                  (unsigned long long)ss->serial, (int)ss->pid, nnd_session_count(ss, NND_OBJ_ANY));
-    cJSON *ev = nnd_bus_event("disconnect");
+    cJSON *ev = nnd_bus_event(s->d->bus, "disconnect");
     if (ev) {
         cJSON_AddNumberToObject(ev, "pid", ss->pid);
         cJSON_AddNumberToObject(ev, "uid", ss->uid);
@@ -224,7 +226,8 @@ static void read_frame(conn *c) {
     nnd_server *s = c->srv;
     char err[NND_ERR_LEN];
     nnd_frame_in in;
-    int rc = nnd_frame_recv(c->fd, &nnd__request__descriptor, s->buf, &in, err, sizeof err);
+    int rc = nnd_frame_recv_arena(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in, err,
+                                  sizeof err);
     if (rc == 1) {
         nnd_dispatch(s->d, &c->session, &in);
         nnd_frame_in_clear(&in);
@@ -279,7 +282,7 @@ static void conn_open(nnd_server *s, int fd) {
     nnd_session *ss = &c->session;
     nnd_log_info("client %llu connected: pid %d uid %d exe %s", (unsigned long long)ss->serial,
                  (int)ss->pid, (int)ss->uid, ss->exe[0] ? ss->exe : "?");
-    cJSON *ev = nnd_bus_event("connect");
+    cJSON *ev = nnd_bus_event(s->d->bus, "connect");
     if (ev) {
         cJSON_AddNumberToObject(ev, "pid", ss->pid);
         cJSON_AddNumberToObject(ev, "uid", ss->uid);
@@ -365,8 +368,11 @@ nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
     }
     s->d = d;
     s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s->fd < 0) {
-        snprintf(err, errlen, "cannot create socket: %s", strerror(errno));
+    if (s->fd < 0 || nnd_arena_init(&s->arena, 2 * NND_FRAME_RECV_BUF) < 0) {
+        snprintf(err, errlen, "cannot create socket: %s",
+                 s->fd < 0 ? strerror(errno) : "out of memory");
+        if (s->fd >= 0) close(s->fd);
+        nnd_arena_free(&s->arena);
         free(s);
         return NULL;
     }
@@ -391,6 +397,7 @@ nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
     return s;
 fail:
     close(s->fd);
+    nnd_arena_free(&s->arena);
     free(s);
     return NULL;
 }
@@ -399,6 +406,7 @@ static void on_server_closed(uv_handle_t *h) {
     nnd_server *s = h->data;
     if (--s->open_handles) return;
     close(s->fd);
+    nnd_arena_free(&s->arena);
     free(s);
 }
 

@@ -1,6 +1,8 @@
 /* frame.c: datagram framing with fd passing and memfd spill. See frame.h. */
 #include "frame.h"
 
+#include "arena.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -149,7 +151,10 @@ int nnd_frame_take_fd(nnd_frame_in *in, uint32_t index) {
 }
 
 void nnd_frame_in_clear(nnd_frame_in *in) {
-    if (in->msg) protobuf_c_message_free_unpacked(in->msg, NULL);
+    if (in->arena)
+        nnd_arena_reset(in->arena);
+    else if (in->msg)
+        protobuf_c_message_free_unpacked(in->msg, NULL);
     in->msg = NULL;
     close_fds(in->fds, in->nfds);
     in->nfds = 0;
@@ -180,7 +185,8 @@ static ProtobufCMessage *unspill(nnd_frame_in *in, const ProtobufCMessageDescrip
         if (p == MAP_FAILED) {
             set_err(err, errlen, "cannot map spill memfd: %s", strerror(errno));
         } else {
-            msg = protobuf_c_message_unpack(desc, NULL, spill->size, p);
+            msg =
+                protobuf_c_message_unpack(desc, in->arena ? &in->arena->pb : NULL, spill->size, p);
             if (!msg) set_err(err, errlen, "spilled %s is not valid protobuf", desc->short_name);
             munmap(p, spill->size);
         }
@@ -190,8 +196,10 @@ static ProtobufCMessage *unspill(nnd_frame_in *in, const ProtobufCMessageDescrip
 }
 
 static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                      nnd_frame_in *in, char *err, size_t errlen) {
+                      nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
+    in->arena = arena;
+    ProtobufCAllocator *alloc = arena ? &arena->pb : NULL;
     union {
         char buf[CMSG_SPACE(sizeof(int) * NND_FRAME_MAX_FDS)];
         struct cmsghdr align;
@@ -230,7 +238,7 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         nnd_frame_in_clear(in);
         return -EPROTO;
     }
-    Nnd__SpillFrame *sf = nnd__spill_frame__unpack(NULL, (size_t)n, buf);
+    Nnd__SpillFrame *sf = nnd__spill_frame__unpack(alloc, (size_t)n, buf);
     if (!sf) {
         set_err(err, errlen, "message is not valid protobuf (%zd bytes)", n);
         nnd_frame_in_clear(in);
@@ -239,10 +247,10 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
     if (sf->spill) {
         in->msg = unspill(in, desc, sf->spill, err, errlen);
     } else {
-        in->msg = protobuf_c_message_unpack(desc, NULL, (size_t)n, buf);
+        in->msg = protobuf_c_message_unpack(desc, alloc, (size_t)n, buf);
         if (!in->msg) set_err(err, errlen, "message is not a valid %s", desc->short_name);
     }
-    nnd__spill_frame__free_unpacked(sf, NULL);
+    if (!arena) nnd__spill_frame__free_unpacked(sf, NULL); /* else freed with the arena */
     if (!in->msg) {
         nnd_frame_in_clear(in);
         return -EPROTO;
@@ -252,10 +260,15 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
 
 int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
                    char *err, size_t errlen) {
-    return frame_recv(sock, MSG_DONTWAIT, desc, buf, in, err, errlen);
+    return frame_recv(sock, MSG_DONTWAIT, desc, buf, NULL, in, err, errlen);
+}
+
+int nnd_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                         nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen) {
+    return frame_recv(sock, MSG_DONTWAIT, desc, buf, arena, in, err, errlen);
 }
 
 int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                         nnd_frame_in *in, char *err, size_t errlen) {
-    return frame_recv(sock, 0, desc, buf, in, err, errlen);
+    return frame_recv(sock, 0, desc, buf, NULL, in, err, errlen);
 }

@@ -32,8 +32,11 @@ typedef struct nnd_packed {
     int spill_fd; /* owned: closed by nnd_packed_clear(); -1 when inline */
 } nnd_packed;
 
+struct nnd_arena;
+
 typedef struct nnd_frame_in {
-    ProtobufCMessage *msg; /* unpacked Request or Reply, NULL when nothing arrived */
+    ProtobufCMessage *msg;   /* unpacked Request or Reply, NULL when nothing arrived */
+    struct nnd_arena *arena; /* where msg lives; NULL: malloc */
     int fds[NND_FRAME_MAX_FDS];
     size_t nfds;
 } nnd_frame_in;
@@ -57,8 +60,12 @@ int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t
  * NND_FRAME_RECV_BUF bytes. */
 int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
                    char *err, size_t errlen);
-/* The same, but waits for a frame (up to the socket's SO_RCVTIMEO, then -EAGAIN): one
- * system call where poll() and a non-blocking receive would take two. */
+/* The same, unpacking into arena (arena.h): nnd_frame_in_clear() then resets the arena
+ * instead of freeing the message field by field. */
+int nnd_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                         struct nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen);
+/* The same as nnd_frame_recv, but waits for a frame (up to the socket's SO_RCVTIMEO, then -EAGAIN):
+ * one system call where poll() and a non-blocking receive would take two. */
 int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                         nnd_frame_in *in, char *err, size_t errlen);
 

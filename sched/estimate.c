@@ -11,19 +11,34 @@ void nnd_est_init(nnd_estimator *e, uint64_t seed_ns) {
     e->tail_ns = e->max_ns = 2 * e->seed_ns;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+/* Index of the first sorted sample >= ns. */
+static uint32_t lower_bound(const uint64_t *v, uint32_t n, uint64_t ns) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (v[mid] < ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 void nnd_est_add(nnd_estimator *e, uint64_t ns) {
-    e->window[e->next] = ns ? ns : 1;
+    if (!ns) ns = 1;
+    uint64_t *v = e->sorted;
+    if (e->n == NND_EST_WINDOW) { /* the oldest sample leaves the sorted copy */
+        uint32_t at = lower_bound(v, e->n, e->window[e->next]);
+        memmove(&v[at], &v[at + 1], sizeof v[0] * (e->n - at - 1));
+        e->n--;
+    }
+    uint32_t at = lower_bound(v, e->n, ns);
+    memmove(&v[at + 1], &v[at], sizeof v[0] * (e->n - at));
+    v[at] = ns;
+    e->n++;
+    e->window[e->next] = ns;
     e->next = (e->next + 1) % NND_EST_WINDOW;
-    if (e->n < NND_EST_WINDOW) e->n++;
     e->runs++;
-    uint64_t v[NND_EST_WINDOW];
-    memcpy(v, e->window, sizeof(uint64_t) * e->n);
-    qsort(v, e->n, sizeof v[0], cmp_u64);
     uint32_t keep = e->n - e->n / 10;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < keep; i++)

@@ -9,6 +9,7 @@
  * - tail: the 95th percentile of the window (its maximum while it holds under 20 runs),
  *   never below typical; before any run, twice the seed (cost models are rough). Used
  *   where a late answer costs more than a refused one.
+ * - nnd_est_add() costs a few dozen word moves (it runs on every execution's path).
  * - Not thread-safe: the scheduler guards it with its lock.
  */
 #ifndef NND_SCHED_ESTIMATE_H
@@ -19,7 +20,8 @@
 #define NND_EST_WINDOW 32
 
 typedef struct nnd_estimator {
-    uint64_t window[NND_EST_WINDOW]; /* the last runs, ns */
+    uint64_t window[NND_EST_WINDOW]; /* the last runs, ns, in arrival order */
+    uint64_t sorted[NND_EST_WINDOW]; /* the same, ascending: kept so, no sort per run */
     uint32_t n, next;                /* samples held, slot for the next */
     uint64_t runs;                   /* runs measured since the seed */
     uint64_t seed_ns;

@@ -114,6 +114,38 @@ static void test_estimator(void **state) {
     assert_int_equal(nnd_est_typical(&e), 9000);
 }
 
+static int cmp_sample(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The incrementally sorted window gives what sorting the window afresh gives. */
+static void test_estimator_against_sorting(void **state) {
+    (void)state;
+    nnd_estimator e;
+    nnd_est_init(&e, 1000);
+    uint64_t last[NND_EST_WINDOW], v[NND_EST_WINDOW];
+    uint32_t n = 0;
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 2000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t ns = 1 + x % (i % 3 ? 50 : 5000); /* many ties, some outliers */
+        nnd_est_add(&e, ns);
+        last[i % NND_EST_WINDOW] = ns;
+        if (n < NND_EST_WINDOW) n++;
+        memcpy(v, last, sizeof v[0] * n);
+        qsort(v, n, sizeof v[0], cmp_sample);
+        uint32_t keep = n - n / 10;
+        uint64_t sum = 0;
+        for (uint32_t k = 0; k < keep; k++)
+            sum += v[k];
+        uint32_t rank = n < 20 ? n : (n * 95 + 99) / 100;
+        assert_int_equal(nnd_est_typical(&e), sum / keep);
+        assert_int_equal(nnd_est_tail(&e), v[rank - 1] > sum / keep ? v[rank - 1] : sum / keep);
+        assert_int_equal(nnd_est_max(&e), v[n - 1]);
+    }
+}
+
 static void test_hist(void **state) {
     (void)state;
     nnd_hist h;
@@ -571,6 +603,7 @@ int main(void) {
         cmocka_unit_test(test_queue_order),
         cmocka_unit_test(test_queue_ahead),
         cmocka_unit_test(test_estimator),
+        cmocka_unit_test(test_estimator_against_sorting),
         cmocka_unit_test(test_hist),
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_memory_limits),

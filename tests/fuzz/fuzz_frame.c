@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "frame.h"
 #include "fuzz_common.h"
 #include "fuzz_target.h"
@@ -160,7 +161,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             flags & 1 ? &nnd__reply__descriptor : &nnd__request__descriptor;
         nnd_frame_in f;
         char err[256];
-        int rc = nnd_frame_recv(sv[1], desc, rbuf, &f, err, sizeof err);
+        /* Requests as the daemon takes them (into an arena), replies as libnnd does. */
+        static nnd_arena arena;
+        if (!arena.block && nnd_arena_init(&arena, 4096) < 0) abort();
+        int rc = flags & 1 ? nnd_frame_recv(sv[1], desc, rbuf, &f, err, sizeof err)
+                           : nnd_frame_recv_arena(sv[1], desc, rbuf, &arena, &f, err, sizeof err);
         if (rc == 1) {
             for (uint32_t i = 0; i < 7; i++)
                 if (flags & (2u << i)) {
