@@ -320,10 +320,16 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     uint64_t delta = mp->offset & (page_size - 1);
     size_t len = (size_t)(mp->size + delta);
     bool writable = !readonly && (fl & O_ACCMODE) == O_RDWR;
-    /* A memfd sealed against writes is input-only, whatever its fd's access mode. */
-    int seals = dmabuf ? -1 : fcntl(fd, F_GET_SEALS);
-    if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))) writable = false;
-    cache_entry *hit = cache_find(cache, &sb, mp->offset - delta, len, writable);
+    /* A writable mapping made earlier stays writable, seals or not: F_SEAL_WRITE cannot be
+     * added while it exists, and F_SEAL_FUTURE_WRITE spares existing mappings by design.
+     * So the seals matter only when no such mapping is cached (a system call saved). */
+    cache_entry *hit = writable ? cache_find(cache, &sb, mp->offset - delta, len, true) : NULL;
+    if (!hit) {
+        /* A memfd sealed against writes is input-only, whatever its fd's access mode. */
+        int seals = dmabuf ? -1 : fcntl(fd, F_GET_SEALS);
+        if (seals > 0 && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))) writable = false;
+        hit = cache_find(cache, &sb, mp->offset - delta, len, writable);
+    }
     if (hit) {
         hit->last_use = ++cache->clock;
         hit->m->refs++;

@@ -26,7 +26,9 @@
  *   same memfd request after request, and a new mapping each time costs page faults and
  *   TLB shootdowns that dwarf the socket round trip. The cache holds at most
  *   NND_POOL_CACHE_SLOTS mappings (least recently used evicted); a cached mapping keeps
- *   its file alive until eviction or nnd_pool_cache_free().
+ *   its file alive until eviction or nnd_pool_cache_free(). Seals are read when a
+ *   mapping is made: a cached writable mapping outlives a later F_SEAL_FUTURE_WRITE, as
+ *   the kernel lets every mapping made before that seal do.
  * - A client may shrink its file after we map it; touching the lost pages would raise
  *   SIGBUS. nnd_pool_guard_install() installs a handler that replaces such pages (in our
  *   mappings only) with zero pages and counts the fault, so the work in progress can fail
