@@ -55,9 +55,22 @@ static void assert_still_serving(void) {
 }
 
 /* The daemon closes a frame's leftover fds just after replying: give it a moment. */
+/* The daemon's fd count once it holds still: a prepare queues a content-cache store
+ * whose file stays open for as long as its fsync takes (seconds on a busy disk). */
+static int settled_daemon_fds(void) {
+    int n = wire_count_fds(daemon_under_test.pid);
+    for (int i = 0, same = 0; i < 1000 && same < 5; i++) {
+        usleep(10000);
+        int m = wire_count_fds(daemon_under_test.pid);
+        same = m == n ? same + 1 : 0;
+        n = m;
+    }
+    return n;
+}
+
 static void assert_daemon_fds(int expected) {
     int n = -1;
-    for (int i = 0; i < 200 && n != expected; i++) {
+    for (int i = 0; i < 1000 && n != expected; i++) {
         n = wire_count_fds(daemon_under_test.pid);
         if (n != expected) usleep(10000);
     }
@@ -153,7 +166,7 @@ static void test_too_many_fds(void **state) {
     (void)state;
     int s = connect_ok();
     assert_int_equal(wire_hello(s, 1), 0);
-    int before = wire_count_fds(daemon_under_test.pid);
+    int before = settled_daemon_fds();
     int fds[40];
     for (int i = 0; i < 40; i++)
         fds[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -178,7 +191,7 @@ static void test_fds_with_every_call_are_closed(void **state) {
     (void)state;
     int s = connect_ok();
     assert_int_equal(wire_hello(s, 1), 0);
-    int before = wire_count_fds(daemon_under_test.pid);
+    int before = settled_daemon_fds();
     int fds[8];
     for (int i = 0; i < 8; i++)
         fds[i] = wire_memfd(NULL, 0, 4096);
@@ -254,7 +267,7 @@ static void test_pool_past_end_of_memfd(void **state) {
     wire_add_model_init(&m, -1);
     uint64_t h = wire_prepare(s, &m.model, NULL, 0);
     assert_true(h != 0);
-    int before = wire_count_fds(daemon_under_test.pid);
+    int before = settled_daemon_fds();
     int pool = wire_memfd(NULL, 0, 4096);
     wire_exec e;
 
