@@ -6,7 +6,8 @@
  *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
- *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5) */
+ *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
+ * `nnd-bench rtt qos ...` runs only the named groups (rtt, kernels, cache, memory, qos). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -311,6 +312,11 @@ int main(int argc, char **argv) {
             qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.high_idle_driver_p99 / 1e6,
             qos.low_service_ns / 1e6, qos.high_flood_p99 / 1e6, qos.high_flood_driver_p99 / 1e6,
             (unsigned long long)qos.preempted);
+        printf("# qos: medians of %d runs, each on a fresh daemon:", BENCH_QOS_REPEATS);
+        for (int r = 0; r < BENCH_QOS_REPEATS; r++)
+            printf(" [met %.4f, goodput %.3f, high %.3f]", qos.met_share_runs[r],
+                   qos.goodput_runs[r], qos.high_ratio_runs[r]);
+        printf("\n");
     }
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;

@@ -9,12 +9,16 @@
  *                 LOW executions (four in flight), over its p99 on an idle daemon
  *                 (target <= 1.5).
  * Capacity is the completion rate of the same model back to back (four in flight, no
- * deadlines). Models are chains of ADDs (tests/qos_models.h). Returns 0 and fills *out;
- * -1 on failure (message on stderr). */
+ * deadlines). Models are chains of ADDs (tests/qos_models.h). The whole measurement runs
+ * BENCH_QOS_REPEATS times, each on a fresh daemon; each row is the median run's (its
+ * details come from that run). Returns 0 and fills *out; -1 on failure (message on
+ * stderr). */
 #ifndef NND_BENCH_QOS_H
 #define NND_BENCH_QOS_H
 
 #include <stdint.h>
+
+#define BENCH_QOS_REPEATS 3
 
 typedef struct bench_qos {
     double capacity;                  /* executions per second, back to back */
@@ -29,6 +33,9 @@ typedef struct bench_qos {
     double high_idle_driver_p99, high_flood_driver_p99;       /* ns, time_in_driver */
     double high_service_ns, low_service_ns;
     uint64_t preempted;
+    /* Every run's figures; the fields above are the median run's. */
+    double met_share_runs[BENCH_QOS_REPEATS], goodput_runs[BENCH_QOS_REPEATS];
+    double high_ratio_runs[BENCH_QOS_REPEATS];
 } bench_qos;
 
 int bench_qos_rows(bench_qos *out);
