@@ -92,22 +92,18 @@ static void raise_fd_limit(void) {
 }
 
 /* One line each for the app and the connection limits in force. */
-static void log_quotas(const nnd_quota_limits *l, const char *config_path) {
+static void log_quotas(const nnd_quota_limits *l) {
     for (int scope = 0; scope < 2; scope++) {
         const uint64_t *v = scope ? l->conn : l->app;
-        char line[256];
+        char line[256] = "";
         size_t at = 0;
         for (int r = scope; r < NND_QUOTA_RES && at < sizeof line; r++) {
-            if (v[r])
-                at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %llu",
-                                       r > scope ? "," : "", nnd_quota_res_name((nnd_quota_res)r),
-                                       (unsigned long long)v[r]);
-            else
-                at += (size_t)snprintf(line + at, sizeof line - at, "%s %s unlimited",
-                                       r > scope ? "," : "", nnd_quota_res_name((nnd_quota_res)r));
+            char n[24];
+            snprintf(n, sizeof n, "%llu", (unsigned long long)v[r]);
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", r > scope ? "," : "",
+                                   nnd_quota_res_name((nnd_quota_res)r), v[r] ? n : "unlimited");
         }
-        nnd_log_info("quotas per %s%s:%s", scope ? "connection" : "app (uid)",
-                     config_path && !scope ? " (config file loaded)" : "", line);
+        nnd_log_info("quotas per %s:%s", scope ? "connection" : "app (uid)", line);
     }
 }
 
@@ -248,7 +244,8 @@ int main(int argc, char **argv) {
         status = 1;
         goto out;
     }
-    log_quotas(&cfg.quota, config_path);
+    if (config_path) nnd_log_info("settings from %s", config_path);
+    log_quotas(&cfg.quota);
     if (nnd_qos_start(d, &cfg.sched, err, sizeof err) < 0) {
         nnd_log_error("%s", err);
         status = 1;
