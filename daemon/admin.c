@@ -13,6 +13,7 @@
 #include "extensions.h"
 #include "log.h"
 #include "qos.h"
+#include "quota.h"
 #include "server.h"
 #include "session.h"
 
@@ -33,6 +34,8 @@ static void add_client(nnd_session *s, void *ctx) {
     cJSON_AddStringToObject(c, "name", s->name);
     cJSON_AddNumberToObject(c, "prepared_models", (double)prepared);
     cJSON_AddNumberToObject(c, "buffers", (double)nnd_session_count(s, NND_OBJ_BUFFER));
+    nnd_json_add_u64(c, "buffer_bytes", s->quota_used[NND_QUOTA_BUFFER_BYTES]);
+    nnd_json_add_u64(c, "queued_executions", s->quota_used[NND_QUOTA_QUEUED_EXECUTIONS]);
     cJSON_AddItemToArray(t->clients, c);
 }
 
@@ -71,6 +74,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         nnd_cache_status(d->cache, reply);
         cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
         cJSON_AddItemToObject(reply, "scheduler", nnd_qos_status(d));
+        cJSON_AddItemToObject(reply, "quotas", nnd_quota_status(d->quota));
         cJSON_AddItemToObject(reply, "clients", t.clients);
     } else if (strcmp(cmd->valuestring, "clients") == 0) {
         cJSON_AddBoolToObject(reply, "ok", 1);

@@ -32,6 +32,7 @@ struct nnd_buffer {
     bool fixed;     /* declared shape fully known */
     size_t n_roles;
     role *roles;
+    nnd_buffer_account acct; /* who pays for cap; cleared when dropped */
 
     pthread_mutex_t lock; /* guards everything below */
     uint8_t *data;        /* cap bytes; replaced only under write access */
@@ -200,9 +201,20 @@ void nnd_buffer_unref(nnd_buffer *b) {
     free(b);
 }
 
+/* Refunds everything charged; from now on nobody pays for the buffer. */
+static void settle(nnd_buffer *b) {
+    if (!b->acct.refund) return;
+    pthread_mutex_lock(&b->lock);
+    size_t cap = b->cap;
+    pthread_mutex_unlock(&b->lock);
+    if (cap) b->acct.refund(b->acct.ctx, cap);
+    memset(&b->acct, 0, sizeof b->acct);
+}
+
 void nnd_buffer_drop(void *p) {
     nnd_buffer *b = p;
     reg_remove(b);
+    settle(b);
     nnd_buffer_unref(b);
 }
 
@@ -240,19 +252,28 @@ static void end(nnd_buffer *b, bool write) {
     pthread_mutex_unlock(&b->lock);
 }
 
-/* Makes room for need bytes. Called with write access, so nobody else touches data. The
- * old contents are not kept: every write covers all it makes valid. */
-static bool reserve(nnd_buffer *b, size_t need) {
-    if (b->cap >= need) return true;
+/* Makes room for need bytes, charging the growth first. Called with write access, so
+ * nobody else touches data. The old contents are not kept: every write covers all it
+ * makes valid. */
+static nnd_status reserve(nnd_buffer *b, size_t need, char *err, size_t errlen) {
+    if (b->cap >= need) return NND_OK;
+    if (b->acct.charge) {
+        nnd_status st = b->acct.charge(b->acct.ctx, need - b->cap, err, errlen);
+        if (st != NND_OK) return st;
+    }
     uint8_t *d = calloc(1, need); /* zeroed: no stale daemon memory ever leaks out */
-    if (!d) return false;
+    if (!d) {
+        if (b->acct.refund) b->acct.refund(b->acct.ctx, need - b->cap);
+        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory growing a buffer to %zu bytes",
+                    need);
+    }
     pthread_mutex_lock(&b->lock);
     free(b->data);
     atomic_fetch_add(&live_bytes, need - b->cap);
     b->data = d;
     b->cap = need;
     pthread_mutex_unlock(&b->lock);
-    return true;
+    return NND_OK;
 }
 
 /* Ends a write: the contents now have shape s (when ok) or are undefined. */
@@ -277,8 +298,8 @@ static bool same_quant(const nnd_operand_desc *a, const nnd_operand_desc *b) {
 }
 
 nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Allocate *a,
-                               const nnd_buffer_model *models, nnd_buffer **out, char *err,
-                               size_t errlen) {
+                               const nnd_buffer_model *models, const nnd_buffer_account *acct,
+                               nnd_buffer **out, char *err, size_t errlen) {
     *out = NULL;
     size_t n_in = a->n_input_roles, n_roles = n_in + a->n_output_roles;
     if (!a->n_prepared_models)
@@ -404,10 +425,15 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
     b->roles = roles;
     b->n_roles = n_roles;
     pthread_mutex_init(&b->lock, NULL);
+    if (acct) b->acct = *acct;
     atomic_fetch_add(&live_count, 1);
-    if ((b->fixed && !reserve(b, bytes)) || reg_add(b) < 0) {
+    st = b->fixed ? reserve(b, bytes, err, errlen) : NND_OK;
+    if (st == NND_OK && reg_add(b) < 0)
+        st = fail(err, errlen, NND_GENERAL_FAILURE, "out of memory registering a buffer");
+    if (st != NND_OK) {
+        settle(b);
         nnd_buffer_unref(b);
-        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory allocating %zu bytes", bytes);
+        return st;
     }
     *out = b;
     return NND_OK;
@@ -438,9 +464,11 @@ nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t
                     shape_str(&s, b->tensor, x, sizeof x), need);
     nnd_status st = begin(b, true, false, err, errlen);
     if (st != NND_OK) return st;
-    if (!reserve(b, need)) {
-        end_write(b, false, NULL, 0);
-        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory growing the buffer");
+    st = reserve(b, need, err, errlen);
+    if (st != NND_OK) {
+        /* The contents stay as they were: nothing was written. */
+        end(b, true);
+        return st;
     }
     uint64_t faults = nnd_pool_faults();
     memcpy(b->data, src->view.base, need);
@@ -500,6 +528,8 @@ struct nnd_buffer_binding {
     uint32_t n_outputs;
     int32_t *out_entry; /* per output: index into e, or -1 */
     bool regrown;
+    nnd_status grow_st; /* a growth the account refused, for nnd_buffers_finish() */
+    char grow_err[NND_ERR_LEN];
 };
 
 static bool has_role(const nnd_buffer *b, uint64_t model, uint32_t index, bool output) {
@@ -557,9 +587,10 @@ static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, boo
                     shape_str(&b->declared, b->tensor, y, sizeof y));
     /* A flexible buffer learns its size here when the model or request knows it, else
      * from the run (nnd_buffers_regrow). Never grow one this request also reads. */
-    if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !e->read && !reserve(b, need))
-        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory growing a buffer to %zu bytes",
-                    need);
+    if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !e->read) {
+        nnd_status st = reserve(b, need, err, errlen);
+        if (st != NND_OK) return st;
+    }
     pthread_mutex_lock(&b->lock);
     io->data = b->data;
     io->length = b->cap;
@@ -675,7 +706,8 @@ bool nnd_buffers_regrow(nnd_buffer_binding *bb, const nnd_output_shape *shapes, 
         size_t need;
         shape_from(&s, shapes[i].dims, shapes[i].rank);
         all = !e->b->fixed && !e->read && combine(&e->b->declared, &s, &tmp) &&
-              shape_bytes(e->b, &s, &need) && reserve(e->b, need);
+              shape_bytes(e->b, &s, &need) &&
+              (bb->grow_st = reserve(e->b, need, bb->grow_err, sizeof bb->grow_err)) == NND_OK;
         if (all) {
             pthread_mutex_lock(&e->b->lock);
             outputs[i].data = e->b->data;
@@ -711,7 +743,10 @@ void nnd_buffers_finish(nnd_buffer_binding *bb, bool ran, nnd_status *st,
                        shape_str(&e->b->declared, e->b->tensor, y, sizeof y));
             ok = false;
         }
-        if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
+        if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient && bb->grow_st) {
+            /* It could have grown, but whoever pays for it refused. */
+            *st = fail(err, errlen, bb->grow_st, "output %u: %s", i, bb->grow_err);
+        } else if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
             /* The client cannot resize a driver buffer: as the HAL says, a failure. */
             *st = fail(err, errlen, NND_GENERAL_FAILURE,
                        "output %u: its driver buffer is too small for the result", i);

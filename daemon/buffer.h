@@ -30,6 +30,11 @@
  *   grow flexible buffers and ask for one more run; nnd_buffers_finish() after the run
  *   (or instead of it) records what was written, adjusts the status and lets go.
  * - nnd_buffer_stats(): live buffers and their bytes, daemon-wide, for nndctl status.
+ * - Accounting (quota.h): with an nnd_buffer_account, every growth of a buffer's memory
+ *   is charged first (at Allocate for a fixed buffer, at a write for a flexible one); a
+ *   refused charge fails that call with the charge's status and message. Dropping the
+ *   buffer refunds all it was charged at once, even while executions still hold it.
+ *   Charges and the drop happen on the caller's thread (the daemon's loop).
  */
 #ifndef NND_BUFFER_H
 #define NND_BUFFER_H
@@ -54,10 +59,19 @@ typedef struct nnd_buffer_model {
     const nnd_prepared *prepared;
 } nnd_buffer_model;
 
-/* models has a->n_prepared_models entries. *out holds one reference (the session's). */
+/* Who pays for a buffer's bytes: charge() before they grow by bytes (NND_OK, or a refusal
+ * with err set), refund() of every byte charged when the buffer is dropped. */
+typedef struct nnd_buffer_account {
+    nnd_status (*charge)(void *ctx, uint64_t bytes, char *err, size_t errlen);
+    void (*refund)(void *ctx, uint64_t bytes);
+    void *ctx;
+} nnd_buffer_account;
+
+/* models has a->n_prepared_models entries; acct may be NULL (nobody pays). *out holds one
+ * reference (the session's). */
 nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Allocate *a,
-                               const nnd_buffer_model *models, nnd_buffer **out, char *err,
-                               size_t errlen);
+                               const nnd_buffer_model *models, const nnd_buffer_account *acct,
+                               nnd_buffer **out, char *err, size_t errlen);
 uint64_t nnd_buffer_token(const nnd_buffer *b);
 /* The session table's free function: retires the token, drops the session's reference. */
 void nnd_buffer_drop(void *b);
@@ -85,7 +99,8 @@ nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, con
                             nnd_buffer_binding **out, char *err, size_t errlen);
 /* After a run that returned OUTPUT_INSUFFICIENT_SIZE: when every insufficient output is a
  * flexible buffer whose needed shape is known, grows them, re-points outputs[] and
- * returns true (run again, once). bb may be NULL. */
+ * returns true (run again, once). bb may be NULL. A growth its account refused is what
+ * nnd_buffers_finish() then reports. */
 bool nnd_buffers_regrow(nnd_buffer_binding *bb, const nnd_output_shape *shapes, nnd_io *outputs);
 /* Ends the accesses and frees bb (may be NULL). With ran, written buffers take their new
  * shapes (*st NND_OK) or become uninitialized (any failure); a driver buffer too small for

@@ -21,6 +21,7 @@ struct nnd_bus;
 struct nnd_cache;
 struct nnd_allowlist;
 struct nnd_qos;
+struct nnd_quota;
 
 typedef struct nnd_daemon {
     uv_loop_t *loop;
@@ -34,6 +35,7 @@ typedef struct nnd_daemon {
     const char *allowlist_path;      /* --extensions-allowlist; NULL: nobody allowed */
     struct nnd_allowlist *allowlist; /* parsed allowlist; NULL: nobody allowed */
     struct nnd_qos *qos;             /* the scheduler and its workers (qos.h) */
+    struct nnd_quota *quota;         /* per-app and per-connection limits (quota.h) */
     uint64_t executions;             /* executions run since startup */
     bool stopping;                   /* shutdown has begun */
 } nnd_daemon;

@@ -97,6 +97,13 @@ static void fail(call *c, nnd_status st, const char *fmt, ...) {
     send_reply(c);
 }
 
+/* Whether the session may hold one more object of kind; answers when not. */
+static bool room_for(call *c, nnd_obj_kind kind) {
+    nnd_status st = nnd_session_check_quota(c->s, kind, c->err, sizeof c->err);
+    if (st != NND_OK) fail(c, st, "%s", c->err);
+    return st == NND_OK;
+}
+
 static bool valid_priority(Nnd__Priority p) {
     return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||
            p == NND__PRIORITY__PRIORITY_MEDIUM || p == NND__PRIORITY__PRIORITY_HIGH;
@@ -362,12 +369,7 @@ static void on_prepare_model(call *c) {
         fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
         return;
     }
-    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
-        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
-             "this connection already holds %d objects; release some first",
-             NND_SESSION_MAX_OBJECTS);
-        return;
-    }
+    if (!room_for(c, NND_OBJ_PREPARED)) return;
     if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns) {
         fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
         return;
@@ -427,12 +429,7 @@ static void on_prepare_model_from_cache(call *c) {
         fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
         return;
     }
-    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
-        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
-             "this connection already holds %d objects; release some first",
-             NND_SESSION_MAX_OBJECTS);
-        return;
-    }
+    if (!room_for(c, NND_OBJ_PREPARED)) return;
     if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns) {
         fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
         return;
@@ -526,14 +523,18 @@ static void on_cancel(call *c) {
 
 /* ---- memory domains (buffer.h) --------------------------------------------------------- */
 
+/* A buffer's bytes count against its session's quotas (quota.h). */
+static nnd_status charge_bytes(void *s, uint64_t bytes, char *err, size_t errlen) {
+    return nnd_quota_take(s, NND_QUOTA_BUFFER_BYTES, bytes, err, errlen);
+}
+
+static void refund_bytes(void *s, uint64_t bytes) {
+    nnd_quota_add(s, NND_QUOTA_BUFFER_BYTES, -(int64_t)bytes);
+}
+
 static void on_allocate(call *c) {
     const Nnd__Allocate *a = c->req->allocate;
-    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
-        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
-             "this connection already holds %d objects; release some first",
-             NND_SESSION_MAX_OBJECTS);
-        return;
-    }
+    if (!room_for(c, NND_OBJ_BUFFER)) return;
     nnd_buffer_model *models = calloc(a->n_prepared_models + 1, sizeof *models);
     if (!models) {
         fail(c, NND_GENERAL_FAILURE, "out of memory");
@@ -551,7 +552,8 @@ static void on_allocate(call *c) {
         models[i] = (nnd_buffer_model){.handle = a->prepared_models[i], .prepared = o->prepared};
     }
     nnd_buffer *b = NULL;
-    nnd_status st = nnd_buffer_allocate(c->s, a, models, &b, c->err, sizeof c->err);
+    nnd_buffer_account acct = {.charge = charge_bytes, .refund = refund_bytes, .ctx = c->s};
+    nnd_status st = nnd_buffer_allocate(c->s, a, models, &acct, &b, c->err, sizeof c->err);
     free(models);
     if (st != NND_OK) {
         fail(c, st, "%s", c->err);

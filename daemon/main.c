@@ -15,12 +15,14 @@
 #include "admin.h"
 #include "bus.h"
 #include "cache.h"
+#include "config.h"
 #include "daemon.h"
 #include "extensions.h"
 #include "log.h"
 #include "paths.h"
 #include "pool.h"
 #include "qos.h"
+#include "quota.h"
 #include "server.h"
 
 static void usage(FILE *f) {
@@ -46,6 +48,9 @@ static void usage(FILE *f) {
             "                      with K, M, G (default 1G)\n"
             "  --device-memory N   most memory one execution may need (default 4G)\n"
             "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 5)\n"
+            "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
+            "                      the options above with '_' for '-' (they win over the file)\n"
+            "                      and quota.app.* and quota.connection.* (see README)\n"
             "  --version           print the version and exit\n"
             "  --help              print this and exit\n");
 }
@@ -86,22 +91,20 @@ static void raise_fd_limit(void) {
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-/* "256M", "1G", "4096": bytes with an optional binary suffix. Returns 0 or -1. */
-static int parse_bytes(const char *s, uint64_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-') return -1;
-    int shift = 0;
-    if (*end == 'K' || *end == 'k')
-        shift = 10, end++;
-    else if (*end == 'M' || *end == 'm')
-        shift = 20, end++;
-    else if (*end == 'G' || *end == 'g')
-        shift = 30, end++;
-    if (*end || (shift && v > (~0ull >> shift))) return -1;
-    *out = (uint64_t)v << shift;
-    return 0;
+/* One line each for the app and the connection limits in force. */
+static void log_quotas(const nnd_quota_limits *l) {
+    for (int scope = 0; scope < 2; scope++) {
+        const uint64_t *v = scope ? l->conn : l->app;
+        char line[256] = "";
+        size_t at = 0;
+        for (int r = scope; r < NND_QUOTA_RES && at < sizeof line; r++) {
+            char n[24];
+            snprintf(n, sizeof n, "%llu", (unsigned long long)v[r]);
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", r > scope ? "," : "",
+                                   nnd_quota_res_name((nnd_quota_res)r), v[r] ? n : "unlimited");
+        }
+        nnd_log_info("quotas per %s:%s", scope ? "connection" : "app (uid)", line);
+    }
 }
 
 static nnd_daemon daemon_state;
@@ -130,98 +133,37 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
-/* Scheduler options: long only. */
-enum { OPT_WORKERS = 1000, OPT_PREEMPT, OPT_APP_QUEUE, OPT_APP_MEMORY, OPT_DEV_MEMORY, OPT_NICE };
-
-/* A count in [1, max]; returns 0 or -1. */
-static int parse_count(const char *s, unsigned max, unsigned *out) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v < 1 || v > max) return -1;
-    *out = (unsigned)v;
-    return 0;
-}
-
 int main(int argc, char **argv) {
-    static const struct option opts[] = {{"socket", required_argument, NULL, 's'},
-                                         {"state-dir", required_argument, NULL, 'd'},
-                                         {"log-level", required_argument, NULL, 'l'},
-                                         {"cache-max-bytes", required_argument, NULL, 'c'},
-                                         {"driver-build-id", required_argument, NULL, 'b'},
-                                         {"extensions-dir", required_argument, NULL, 'x'},
-                                         {"extensions-allowlist", required_argument, NULL, 'a'},
-                                         {"workers", required_argument, NULL, OPT_WORKERS},
-                                         {"preempt", required_argument, NULL, OPT_PREEMPT},
-                                         {"app-queue", required_argument, NULL, OPT_APP_QUEUE},
-                                         {"app-memory", required_argument, NULL, OPT_APP_MEMORY},
-                                         {"device-memory", required_argument, NULL, OPT_DEV_MEMORY},
-                                         {"worker-nice", required_argument, NULL, OPT_NICE},
-                                         {"version", no_argument, NULL, 'V'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    /* Every option but config, version and help is a config key (config.h). */
+    enum { OPT_SETTING = 1000, OPT_CONFIG };
+    static const struct option opts[] = {
+        {"socket", required_argument, NULL, OPT_SETTING},
+        {"state-dir", required_argument, NULL, OPT_SETTING},
+        {"log-level", required_argument, NULL, OPT_SETTING},
+        {"cache-max-bytes", required_argument, NULL, OPT_SETTING},
+        {"driver-build-id", required_argument, NULL, OPT_SETTING},
+        {"extensions-dir", required_argument, NULL, OPT_SETTING},
+        {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
+        {"workers", required_argument, NULL, OPT_SETTING},
+        {"preempt", required_argument, NULL, OPT_SETTING},
+        {"app-queue", required_argument, NULL, OPT_SETTING},
+        {"app-memory", required_argument, NULL, OPT_SETTING},
+        {"device-memory", required_argument, NULL, OPT_SETTING},
+        {"worker-nice", required_argument, NULL, OPT_SETTING},
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     static char socket_buf[4096], state_buf[4096];
-    const char *socket_path = NULL, *state_dir = NULL, *build_id = NND_DRIVER_BUILD_ID;
-    const char *extensions_dir = NND_DEFAULT_EXTENSIONS_DIR, *allowlist = NULL;
-    uint64_t cache_max = NND_CACHE_DEFAULT_MAX_BYTES;
-    nnd_log_level level = NND_LOG_INFO;
-    nnd_sched_config sched_cfg;
-    nnd_sched_config_default(&sched_cfg);
-    int o;
-    while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    static nnd_config cfg;
+    nnd_config_default(&cfg, NND_DEFAULT_EXTENSIONS_DIR);
+    const char *config_path = NULL;
+    int o, at;
+    /* First pass: the file, --help, --version and mistakes; settings come second. */
+    while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
         switch (o) {
-        case 's': socket_path = optarg; break;
-        case 'd': state_dir = optarg; break;
-        case 'l':
-            if (nnd_log_parse_level(optarg, &level) < 0) {
-                fprintf(stderr, "nnd: unknown log level \"%s\"\n", optarg);
-                usage(stderr);
-                return 2;
-            }
-            break;
-        case 'c':
-            if (parse_bytes(optarg, &cache_max) < 0) {
-                fprintf(stderr, "nnd: bad --cache-max-bytes \"%s\"\n", optarg);
-                return 2;
-            }
-            break;
-        case 'b': build_id = optarg; break;
-        case 'x': extensions_dir = optarg; break;
-        case 'a': allowlist = optarg; break;
-        case OPT_WORKERS:
-        case OPT_APP_QUEUE:
-            if (parse_count(optarg, o == OPT_WORKERS ? 64 : 1u << 20,
-                            o == OPT_WORKERS ? &sched_cfg.workers : &sched_cfg.app_queue) < 0) {
-                fprintf(stderr, "nnd: bad --%s \"%s\"\n",
-                        o == OPT_WORKERS ? "workers" : "app-queue", optarg);
-                return 2;
-            }
-            break;
-        case OPT_NICE: {
-            unsigned n;
-            if (strcmp(optarg, "0") && parse_count(optarg, 19, &n) < 0) {
-                fprintf(stderr, "nnd: --worker-nice takes 0 to 19, not \"%s\"\n", optarg);
-                return 2;
-            }
-            sched_cfg.worker_nice = strcmp(optarg, "0") ? (int)n : 0;
-            break;
-        }
-        case OPT_PREEMPT:
-            if (strcmp(optarg, "resume") && strcmp(optarg, "restart")) {
-                fprintf(stderr, "nnd: --preempt takes resume or restart, not \"%s\"\n", optarg);
-                return 2;
-            }
-            sched_cfg.restart = optarg[2] == 's'; /* "restart" */
-            break;
-        case OPT_APP_MEMORY:
-        case OPT_DEV_MEMORY:
-            if (parse_bytes(optarg, o == OPT_APP_MEMORY ? &sched_cfg.app_memory
-                                                        : &sched_cfg.device_memory) < 0) {
-                fprintf(stderr, "nnd: bad --%s \"%s\"\n",
-                        o == OPT_APP_MEMORY ? "app-memory" : "device-memory", optarg);
-                return 2;
-            }
-            break;
+        case OPT_SETTING: break;
+        case OPT_CONFIG: config_path = optarg; break;
         case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -232,7 +174,26 @@ int main(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    nnd_log_set_level(level);
+    char err[512];
+    if (config_path && nnd_config_load(&cfg, config_path, err, sizeof err) < 0) {
+        fprintf(stderr, "nnd: %s\n", err);
+        return 2;
+    }
+    /* The command line wins over the file: its settings go on top. */
+    optind = 0; /* glibc: start over */
+    while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
+        if (o != OPT_SETTING) continue;
+        char key[64];
+        snprintf(key, sizeof key, "%s", opts[at].name);
+        for (char *p = key; *p; p++)
+            if (*p == '-') *p = '_';
+        if (nnd_config_set(&cfg, key, optarg, err, sizeof err) < 0) {
+            fprintf(stderr, "nnd: --%s: %s\n", opts[at].name, err);
+            return 2;
+        }
+    }
+    const char *socket_path = cfg.socket_path, *state_dir = cfg.state_dir;
+    nnd_log_set_level(cfg.log_level);
     if (!socket_path) socket_path = nnd_default_socket_path(socket_buf, sizeof socket_buf);
     if (!state_dir) state_dir = nnd_default_state_dir(state_buf, sizeof state_buf);
     if (!socket_path || !state_dir) {
@@ -265,9 +226,8 @@ int main(int argc, char **argv) {
     d->socket_path = socket_path;
     d->state_dir = state_dir;
     d->start_ns = nnd_now_ns();
-    d->extensions_dir = extensions_dir;
-    d->allowlist_path = allowlist;
-    char err[512];
+    d->extensions_dir = cfg.extensions_dir;
+    d->allowlist_path = cfg.allowlist;
     int status = 0;
     /* After the pool guard: the extension fault guard chains to its SIGBUS handler. */
     if (nnd_extensions_load(d, err, sizeof err) < 0) {
@@ -276,9 +236,17 @@ int main(int argc, char **argv) {
         return 1;
     }
     /* A cache that cannot open costs speed, not service: run without it. */
-    d->cache = nnd_cache_open(d, build_id, cache_max, err, sizeof err);
+    d->cache = nnd_cache_open(d, cfg.build_id, cfg.cache_max_bytes, err, sizeof err);
     if (!d->cache) nnd_log_error("compilation caching is off: %s", err);
-    if (nnd_qos_start(d, &sched_cfg, err, sizeof err) < 0) {
+    d->quota = nnd_quota_new(&cfg.quota, d);
+    if (!d->quota) {
+        nnd_log_error("out of memory");
+        status = 1;
+        goto out;
+    }
+    if (config_path) nnd_log_info("settings from %s", config_path);
+    log_quotas(&cfg.quota);
+    if (nnd_qos_start(d, &cfg.sched, err, sizeof err) < 0) {
         nnd_log_error("%s", err);
         status = 1;
         goto out;
@@ -315,7 +283,10 @@ out:
     }
     nnd_cache_close(d->cache); /* every session has released its models by now */
     d->cache = NULL;
-    nnd_extensions_close(d); /* likewise the models that held plugins */
+    nnd_extensions_close(d);  /* likewise the models that held plugins */
+    nnd_quota_free(d->quota); /* every connection has left its app */
+    d->quota = NULL;
     if (status == 0) nnd_log_info("stopped");
+    nnd_config_clear(&cfg);
     return status;
 }

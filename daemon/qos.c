@@ -44,6 +44,7 @@ struct qjob {
     bool waiting;  /* on fences, not yet submitted */
     bool in_sched; /* submitted; done() pending */
     bool retried;  /* driver buffers regrown once */
+    bool charged;  /* counts against s's quota.*.queued_executions (quota.h) */
     uint64_t t0;   /* the request's arrival */
     nnd_pool *pools;
     size_t n_pools;
@@ -122,7 +123,14 @@ static void job_link(nnd_qos *q, qjob *x) {
     q->jobs = x;
 }
 
+/* Gives back x's place in its session's execution quota. */
+static void job_uncharge(qjob *x) {
+    if (x->charged && x->s) nnd_quota_add(x->s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+    x->charged = false;
+}
+
 static void job_free(nnd_qos *q, qjob *x) {
+    job_uncharge(x);
     if (x->prev)
         x->prev->next = x->next;
     else if (q->jobs == x)
@@ -162,11 +170,16 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
     *out = NULL;
     const nnd_prepared *p = m->prepared;
     uint32_t ni = nnd_prepared_num_inputs(p), no = nnd_prepared_num_outputs(p);
+    /* Refused before any mapping, so a flood of refusals costs little. */
+    nnd_status st = nnd_quota_take(s, NND_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
+    if (st != NND_OK) return st;
     qjob *x = calloc(1, sizeof *x);
     if (!x) {
+        nnd_quota_add(s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
         snprintf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }
+    x->charged = true;
     x->q = q;
     x->s = s;
     x->pid = s->pid;
@@ -180,7 +193,6 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
     x->outputs = calloc(no + 1, sizeof *x->outputs);
     x->shapes = calloc(no + 1, sizeof *x->shapes);
     nnd_memory_view *views = calloc(r->n_pools + 1, sizeof *views);
-    nnd_status st = NND_OK;
     if (!x->pools || !x->inputs || !x->outputs || !x->shapes || !views) {
         st = NND_GENERAL_FAILURE;
         snprintf(err, errlen, "out of memory");
@@ -728,6 +740,7 @@ void nnd_qos_session_closed(nnd_daemon *d, nnd_session *s) {
     for (qjob *x = q->jobs, *next; x; x = next) {
         next = x->next;
         if (x->s != s) continue;
+        job_uncharge(x); /* the app gets its room back now, not when the work stops */
         x->s = NULL;
         if (x->waiting) {
             x->j.cancelled = true;

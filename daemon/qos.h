@@ -22,10 +22,17 @@
  *   waiting on fences or running, at its next checkpoint): its reply is GENERAL_FAILURE
  *   "cancelled". Cancel answers done, or INVALID_ARGUMENT when nothing of that id is in
  *   flight (it may just have finished).
+ * - Quota: every execution counts against quota.*.queued_executions (quota.h) of its
+ *   session from the request (before its pools are mapped) until it ends, through
+ *   fence waits, queue and run; over quota it is refused at once with
+ *   RESOURCE_EXHAUSTED_TRANSIENT. Other ways of executing (bursts) take their place with
+ *   nnd_quota_take(s, NND_QUOTA_QUEUED_EXECUTIONS, 1, ...) and give it back with
+ *   nnd_quota_add(s, NND_QUOTA_QUEUED_EXECUTIONS, -1), or go through the same job.
  * - nnd_qos_session_closed(), before the session is cleared: its queued and waiting
  *   work is cancelled, its running work stops at the next checkpoint; nothing is
- *   answered. Jobs hold references on their models (nnd_sched_model), so a model the
- *   session frees lives until its last execution ends.
+ *   answered; its executions stop counting at once. Jobs hold references on their
+ *   models (nnd_sched_model), so a model the session frees lives until its last
+ *   execution ends.
  */
 #ifndef NND_QOS_H
 #define NND_QOS_H

@@ -17,9 +17,11 @@
 #include "dispatch.h"
 #include "log.h"
 #include "qos.h"
+#include "quota.h"
 
-#define BATCH           64 /* accepts per wakeup, so a connection storm cannot starve clients */
-#define ACCEPT_RETRY_MS 100
+#define BATCH            64 /* accepts per wakeup, so a connection storm cannot starve clients */
+#define ACCEPT_RETRY_MS  100
+#define REFUSED_GRACE_MS 1000 /* a refused connection that asks nothing is closed after this */
 
 typedef struct outmsg {
     struct outmsg *next;
@@ -35,10 +37,14 @@ typedef struct conn {
     nnd_session session;
     outmsg *head, *tail;
     size_t out_frames, out_bytes;
-    int events;  /* current poll mask */
-    bool busy;   /* inside our poll callback: it will close us if we die */
-    bool dead;   /* to be closed */
-    bool closed; /* handle closing, out of the server's list */
+    int events;           /* current poll mask */
+    bool busy;            /* inside our poll callback: it will close us if we die */
+    bool dead;            /* to be closed */
+    bool closed;          /* handle closing, out of the server's list */
+    bool refused;         /* over quota.app.connections: answers refusal, then closes */
+    bool close_when_sent; /* close once the outbox is empty */
+    uint64_t refused_ns;
+    char refusal[160];
     struct conn *prev, *next;
 } conn;
 
@@ -49,9 +55,10 @@ struct nnd_server {
     ino_t ino;
     uv_poll_t listen_poll;
     uv_timer_t retry; /* resumes accepting after running out of fds */
+    uv_timer_t sweep; /* closes refused connections that never asked anything */
     int open_handles;
     conn *head, *tail;
-    size_t n_conns;
+    size_t n_conns, n_refused;
     uint64_t serial;
     uint8_t buf[NND_FRAME_RECV_BUF];
     nnd_arena arena; /* where each request is unpacked; reset when it has been handled */
@@ -97,6 +104,10 @@ static void flush(conn *c) {
         c->out_frames--;
         c->out_bytes -= m->bytes;
         outmsg_free(m);
+    }
+    if (c->close_when_sent) {
+        mark_dead(c);
+        return;
     }
     set_events(c, UV_READABLE);
 }
@@ -181,18 +192,24 @@ static void conn_close(conn *c) {
     if (c->closed) return;
     nnd_server *s = c->srv;
     nnd_session *ss = &c->session;
-    nnd_log_info("client %llu disconnected (pid %d, %zu objects released)",
-                 (unsigned long long)ss->serial, (int)ss->pid, nnd_session_count(ss, NND_OBJ_ANY));
-    cJSON *ev = nnd_bus_event(s->d->bus, "disconnect");
-    if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", ss->pid);
-        cJSON_AddNumberToObject(ev, "uid", ss->uid);
-        cJSON_AddStringToObject(ev, "exe", ss->exe);
+    if (c->refused) {
+        s->n_refused--;
+    } else {
+        nnd_log_info("client %llu disconnected (pid %d, %zu objects released)",
+                     (unsigned long long)ss->serial, (int)ss->pid,
+                     nnd_session_count(ss, NND_OBJ_ANY));
+        cJSON *ev = nnd_bus_event(s->d->bus, "disconnect");
+        if (ev) {
+            cJSON_AddNumberToObject(ev, "pid", ss->pid);
+            cJSON_AddNumberToObject(ev, "uid", ss->uid);
+            cJSON_AddStringToObject(ev, "exe", ss->exe);
+        }
+        nnd_bus_publish(s->d->bus, ev);
     }
-    nnd_bus_publish(s->d->bus, ev);
     c->dead = true;
     nnd_qos_session_closed(s->d, ss); /* its queued work goes, its running work stops */
     nnd_session_clear(ss);            /* raises the stop flag, then releases everything owned */
+    nnd_quota_disconnect(ss);         /* after the release: the app's usage is down by now */
     while (c->head) {
         outmsg *m = c->head;
         c->head = m->next;
@@ -219,16 +236,32 @@ static bool peer_gone(int fd) {
     return poll(&pfd, 1, 0) != 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+/* A refused connection's first request gets the refusal; then it closes. */
+static void answer_refused(conn *c, int rc, nnd_frame_in *in) {
+    uint64_t id = rc == 1 ? ((const Nnd__Request *)in->msg)->id : 0;
+    if (rc == 1) nnd_frame_in_clear(in);
+    if (rc == 0 && peer_gone(c->fd)) {
+        mark_dead(c);
+        return;
+    }
+    nnd_reply_status(&c->session, id, NND_RESOURCE_EXHAUSTED_TRANSIENT, c->refusal);
+    c->close_when_sent = true;
+    if (!c->head) mark_dead(c); /* sent at once */
+}
+
 /* One frame per wakeup: the poll is level-triggered, so a client with more to say is
  * woken again, after every other ready connection had its turn. Reading on until EAGAIN
  * would cost a system call per request when clients wait for each reply. */
 static void read_frame(conn *c) {
+    if (c->close_when_sent) return;
     nnd_server *s = c->srv;
     char err[NND_ERR_LEN];
     nnd_frame_in in;
     int rc = nnd_frame_recv_arena(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in, err,
                                   sizeof err);
-    if (rc == 1) {
+    if (c->refused && (rc >= 0 || rc == -EPROTO)) {
+        answer_refused(c, rc, &in);
+    } else if (rc == 1) {
         nnd_dispatch(s->d, &c->session, &in);
         nnd_frame_in_clear(&in);
     } else if (rc == 0) {
@@ -257,6 +290,29 @@ static void on_conn(uv_poll_t *h, int status, int events) {
     if (c->dead) conn_close(c);
 }
 
+static void on_sweep(uv_timer_t *t) {
+    nnd_server *s = t->data;
+    uint64_t now = nnd_now_ns();
+    for (conn *c = s->head, *next; c; c = next) {
+        next = c->next;
+        if (c->refused && now - c->refused_ns >= REFUSED_GRACE_MS * 1000000ull) conn_close(c);
+    }
+    if (!s->n_refused) uv_timer_stop(&s->sweep);
+}
+
+/* Over quota.app.connections: the connection stays open just long enough to say so. */
+static void refuse(conn *c, const char *why) {
+    nnd_server *s = c->srv;
+    nnd_session *ss = &c->session;
+    nnd_log_warn("client %llu refused: pid %d uid %d exe %s: %s", (unsigned long long)ss->serial,
+                 (int)ss->pid, (int)ss->uid, ss->exe[0] ? ss->exe : "?", why);
+    c->refused = true;
+    c->refused_ns = nnd_now_ns();
+    snprintf(c->refusal, sizeof c->refusal, "%s", why);
+    if (!s->n_refused++)
+        uv_timer_start(&s->sweep, on_sweep, REFUSED_GRACE_MS / 2, REFUSED_GRACE_MS / 2);
+}
+
 static void conn_open(nnd_server *s, int fd) {
     conn *c = calloc(1, sizeof *c);
     if (!c || uv_poll_init(s->d->loop, &c->poll, fd) < 0) {
@@ -280,6 +336,11 @@ static void conn_open(nnd_server *s, int fd) {
     s->n_conns++;
     set_events(c, UV_READABLE);
     nnd_session *ss = &c->session;
+    char why[sizeof c->refusal];
+    if (s->d->quota && nnd_quota_connect(s->d->quota, ss, why, sizeof why) != NND_OK) {
+        refuse(c, why);
+        return;
+    }
     nnd_log_info("client %llu connected: pid %d uid %d exe %s", (unsigned long long)ss->serial,
                  (int)ss->pid, (int)ss->uid, ss->exe[0] ? ss->exe : "?");
     cJSON *ev = nnd_bus_event(s->d->bus, "connect");
@@ -391,8 +452,9 @@ nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
     s->ino = st.st_ino;
     uv_poll_init(d->loop, &s->listen_poll, s->fd);
     uv_timer_init(d->loop, &s->retry);
-    s->listen_poll.data = s->retry.data = s;
-    s->open_handles = 2;
+    uv_timer_init(d->loop, &s->sweep);
+    s->listen_poll.data = s->retry.data = s->sweep.data = s;
+    s->open_handles = 3;
     uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
     return s;
 fail:
@@ -414,6 +476,7 @@ void nnd_server_stop(nnd_server *s) {
     if (!s) return;
     uv_poll_stop(&s->listen_poll);
     uv_timer_stop(&s->retry);
+    uv_timer_stop(&s->sweep);
     while (s->head)
         conn_close(s->head);
     struct stat st;
@@ -421,13 +484,14 @@ void nnd_server_stop(nnd_server *s) {
         unlink(s->d->socket_path);
     uv_close((uv_handle_t *)&s->listen_poll, on_server_closed);
     uv_close((uv_handle_t *)&s->retry, on_server_closed);
+    uv_close((uv_handle_t *)&s->sweep, on_server_closed);
 }
 
 size_t nnd_server_connections(const nnd_server *s) {
-    return s ? s->n_conns : 0;
+    return s ? s->n_conns - s->n_refused : 0;
 }
 
 void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx) {
     for (conn *c = s ? s->head : NULL; c; c = c->next)
-        fn(&c->session, ctx);
+        if (!c->refused) fn(&c->session, ctx);
 }

@@ -14,7 +14,12 @@
  * - Replies go out with MSG_DONTWAIT; what the socket will not take waits in a
  *   per-connection outbox, flushed when writable. Past NND_OUTBOX_MAX_FRAMES frames or
  *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped.
- * - On disconnect the session is cleared: everything it owns is released.
+ * - Each connection joins its app's quotas at accept (quota.h). One over
+ *   quota.app.connections is refused: it stays open only to answer its first request
+ *   (Hello, normally) with RESOURCE_EXHAUSTED_TRANSIENT and the quota's message, and is
+ *   closed once that reply is sent, or after a second if it asks nothing. Refused
+ *   connections are left out of the counts and of nnd_server_foreach().
+ * - On disconnect the session is cleared: everything it owns is released. Then it leaves its app.
  * - nnd_server_stop() stops accepting, closes every connection, removes the socket file
  *   (if it is still ours); the server is freed once libuv has closed its handles.
  */
@@ -34,6 +39,7 @@ typedef struct nnd_server nnd_server;
 nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen);
 void nnd_server_stop(nnd_server *s);
 
+/* Accepted connections, refused ones not counted. */
 size_t nnd_server_connections(const nnd_server *s);
 /* Calls fn for every live session, oldest first. */
 void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx);

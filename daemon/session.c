@@ -13,6 +13,20 @@
 
 #define MIN_CAP 16
 
+/* The quota an object of this kind counts against, or -1. */
+static int quota_of(nnd_obj_kind kind) {
+    if (kind == NND_OBJ_PREPARED) return NND_QUOTA_PREPARED_MODELS;
+    if (kind == NND_OBJ_BUFFER) return NND_QUOTA_BUFFERS;
+    return -1;
+}
+
+static void count(nnd_session *s, nnd_obj_kind kind, int64_t delta) {
+    s->count += (size_t)delta;
+    s->per_kind[kind] += (size_t)delta;
+    int r = quota_of(kind);
+    if (r >= 0) nnd_quota_add(s, (nnd_quota_res)r, delta);
+}
+
 void nnd_session_init(nnd_session *s, int fd, uint64_t serial) {
     memset(s, 0, sizeof *s);
     s->serial = serial;
@@ -79,8 +93,7 @@ int nnd_session_add(nnd_session *s, nnd_obj_kind kind, void *obj, void (*free_fn
     }
     nnd_handle_slot e = {.handle = h, .kind = kind, .obj = obj, .free = free_fn};
     insert(s->slots, s->cap, &e);
-    s->count++;
-    s->per_kind[kind]++;
+    count(s, kind, 1);
     *handle = h;
     return 0;
 }
@@ -103,8 +116,7 @@ int nnd_session_release(nnd_session *s, uint64_t handle) {
         s->slots[j].handle = 0;
         insert(s->slots, s->cap, &moved);
     }
-    s->count--;
-    s->per_kind[gone.kind]--;
+    count(s, gone.kind, -1);
     if (gone.free) gone.free(gone.obj);
     return 0;
 }
@@ -113,10 +125,23 @@ size_t nnd_session_count(const nnd_session *s, nnd_obj_kind kind) {
     return kind == NND_OBJ_ANY ? s->count : s->per_kind[kind];
 }
 
+nnd_status nnd_session_check_quota(nnd_session *s, nnd_obj_kind kind, char *err, size_t errlen) {
+    if (s->count >= NND_SESSION_MAX_OBJECTS) {
+        snprintf(err, errlen, "this connection already holds %d objects; release some first",
+                 NND_SESSION_MAX_OBJECTS);
+        return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+    }
+    int r = quota_of(kind);
+    return r < 0 ? NND_OK : nnd_quota_check(s, (nnd_quota_res)r, 1, err, errlen);
+}
+
 void nnd_session_clear(nnd_session *s) {
     s->closing = true;
-    for (size_t i = 0; i < s->cap; i++)
-        if (s->slots[i].handle && s->slots[i].free) s->slots[i].free(s->slots[i].obj);
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slots[i].handle) continue;
+        count(s, s->slots[i].kind, -1);
+        if (s->slots[i].free) s->slots[i].free(s->slots[i].obj);
+    }
     free(s->slots);
     s->slots = NULL;
     s->cap = s->count = 0;

@@ -8,6 +8,10 @@
  *   its own session, so another connection's handle is simply unknown.
  * - nnd_session_release() frees one object; nnd_session_clear() frees them all (on
  *   disconnect). Each object is freed through the function it was added with.
+ * - Quotas (quota.h): storing a prepared model or a buffer counts one against the
+ *   session's and its app's quota of that kind, freeing it gives it back. The caller
+ *   checks the quota first (nnd_session_check_quota), as nothing else runs in between on
+ *   the loop.
  * - Replies go out through the send hook the server installs.
  */
 #ifndef NND_SESSION_H
@@ -21,7 +25,10 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-/* Objects one connection may hold at once; quotas proper come with the scheduler. */
+#include "quota.h"
+
+/* Objects of every kind one connection may hold at once: the handle table's ceiling. The
+ * per-kind quotas (quota.h) may not be set above it. */
 #define NND_SESSION_MAX_OBJECTS 16384
 
 typedef enum nnd_obj_kind {
@@ -57,7 +64,9 @@ typedef struct nnd_session {
     size_t per_kind[NND_OBJ_KINDS];
     nnd_send_fn send;
     void *send_ctx;
-    struct nnd_pool_cache *pool_cache; /* recent execution pool mappings (pool.h) */
+    struct nnd_pool_cache *pool_cache;  /* recent execution pool mappings (pool.h) */
+    nnd_quota_app *app;                 /* NULL: outside any app, no limits (quota.h) */
+    uint64_t quota_used[NND_QUOTA_RES]; /* this connection's share of app->used */
 } nnd_session;
 
 /* Reads the peer's identity from a connected AF_UNIX socket. */
@@ -74,5 +83,8 @@ void *nnd_session_find(const nnd_session *s, uint64_t handle, nnd_obj_kind kind)
 /* Frees the object under handle; returns 0, or -1 when the handle is unknown. */
 int nnd_session_release(nnd_session *s, uint64_t handle);
 size_t nnd_session_count(const nnd_session *s, nnd_obj_kind kind);
+/* Whether one more object of kind fits the session's quotas and the handle table:
+ * NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT with err saying which limit. */
+nnd_status nnd_session_check_quota(nnd_session *s, nnd_obj_kind kind, char *err, size_t errlen);
 
 #endif

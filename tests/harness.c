@@ -16,6 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+
+#include "paths.h"
+
 #ifndef NND_DAEMON_PATH
 #error "NND_DAEMON_PATH must name the built daemon"
 #endif
@@ -196,4 +201,24 @@ int nnd_test_daemon_stop(nnd_test_daemon *d) {
     }
     rm_rf(d->dir);
     return status;
+}
+
+cJSON *nnd_test_admin_status(const nnd_test_daemon *d) {
+    char url[512];
+    const char *req = "{\"cmd\":\"status\"}";
+    char *buf = NULL;
+    int sock = nn_socket(AF_SP, NN_REQ), timeout = 10000, n = -1;
+    if (sock >= 0 && nnd_admin_url(d->state_dir, url, sizeof url)) {
+        nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
+        if (nn_connect(sock, url) >= 0 && nn_send(sock, req, strlen(req), 0) >= 0)
+            n = nn_recv(sock, &buf, NN_MSG, 0);
+    }
+    cJSON *root = n > 0 ? cJSON_ParseWithLength(buf, (size_t)n) : NULL;
+    if (buf) nn_freemsg(buf);
+    if (sock >= 0) nn_close(sock);
+    if (!root) {
+        fprintf(stderr, "harness: no status from the admin bus of %s\n", d->state_dir);
+        abort(); /* fails the test, whichever framework runs it */
+    }
+    return root;
 }

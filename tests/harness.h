@@ -4,11 +4,15 @@
  * --state-dir <dir>/state, and returns once the socket accepts connections (or fails the
  * test after 10 s). Extra arguments are appended to the daemon's command line.
  * nnd_test_daemon_stop() sends SIGTERM, waits, and returns the daemon's exit status
- * (0 for a clean shutdown); it also removes the directory. */
+ * (0 for a clean shutdown); it also removes the directory.
+ * nnd_test_admin_status() asks the daemon's admin bus for {"cmd":"status"} and returns
+ * the parsed reply (the caller cJSON_Delete()s it), failing the test when none comes. */
 #ifndef NND_TEST_HARNESS_H
 #define NND_TEST_HARNESS_H
 
 #include <sys/types.h>
+
+#include <cjson/cJSON.h>
 
 typedef struct nnd_test_daemon {
     pid_t pid;
@@ -21,5 +25,6 @@ int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args);
 int nnd_test_daemon_stop(nnd_test_daemon *d);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
+cJSON *nnd_test_admin_status(const nnd_test_daemon *d);
 
 #endif

@@ -143,7 +143,7 @@ static nnd_buffer *allocate(nnd_prepared *p, Nnd__BufferRole **in, size_t n_in,
     nnd_buffer_model m = {.handle = MODEL, .prepared = p};
     nnd_buffer *b = NULL;
     char err[NND_ERR_LEN];
-    nnd_status st = nnd_buffer_allocate(OWNER, &a, &m, &b, err, sizeof err);
+    nnd_status st = nnd_buffer_allocate(OWNER, &a, &m, NULL, &b, err, sizeof err);
     if (st != NND_OK) fail_msg("allocate: %s", err);
     return b;
 }

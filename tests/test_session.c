@@ -1,6 +1,7 @@
 /* test_session (unit): the per-connection handle table. Handles are unique, non-zero and
  * only find objects of the kind asked for; release frees exactly once and keeps every
- * other handle findable; clearing the session frees the rest. */
+ * other handle findable; clearing the session frees the rest. Objects count against the
+ * session's and its app's quotas, and give them back when freed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,10 +74,92 @@ static void test_object_cap(void **state) {
     nnd_session_clear(&s);
 }
 
+/* Two sessions of one app under small limits (quota.h). */
+static void test_quota_counts(void **state) {
+    (void)state;
+    nnd_quota_limits l;
+    nnd_quota_limits_default(&l);
+    l.app[NND_QUOTA_CONNECTIONS] = 2;
+    l.app[NND_QUOTA_PREPARED_MODELS] = 3;
+    l.conn[NND_QUOTA_PREPARED_MODELS] = 2;
+    nnd_quota *q = nnd_quota_new(&l, NULL);
+    assert_non_null(q);
+    nnd_session a, b, c;
+    memset(&a, 0, sizeof a);
+    a.uid = 1234;
+    b = c = a;
+    char err[256];
+    assert_int_equal(nnd_quota_connect(q, &a, err, sizeof err), NND_OK);
+    assert_int_equal(nnd_quota_connect(q, &b, err, sizeof err), NND_OK);
+    assert_int_equal(nnd_quota_connect(q, &c, err, sizeof err), NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_string_equal(err, "quota.app.connections (2) reached for uid 1234");
+    assert_null(c.app);
+    assert_ptr_equal(a.app, b.app);
+
+    uint64_t h[3];
+    static int obj;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(nnd_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
+        assert_int_equal(nnd_session_add(&a, NND_OBJ_PREPARED, &obj, NULL, &h[i]), 0);
+    }
+    assert_int_equal(nnd_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err),
+                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_string_equal(err, "quota.connection.prepared_models (2) reached on this connection "
+                             "(uid 1234)");
+    /* Other kinds are not limited by it. */
+    assert_int_equal(nnd_session_check_quota(&a, NND_OBJ_BURST, err, sizeof err), NND_OK);
+    assert_int_equal(nnd_session_add(&b, NND_OBJ_PREPARED, &obj, NULL, &h[2]), 0);
+    assert_int_equal(nnd_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err),
+                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_string_equal(err, "quota.app.prepared_models (3) reached for uid 1234");
+    assert_int_equal(a.app->used[NND_QUOTA_PREPARED_MODELS], 3);
+    assert_int_equal(a.app->refused[NND_QUOTA_PREPARED_MODELS], 2);
+    /* Released or cleared, the room comes back. */
+    assert_int_equal(nnd_session_release(&a, h[0]), 0);
+    assert_int_equal(nnd_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
+    nnd_session_clear(&a);
+    nnd_quota_disconnect(&a);
+    assert_int_equal(b.app->used[NND_QUOTA_PREPARED_MODELS], 1);
+    assert_int_equal(b.app->used[NND_QUOTA_CONNECTIONS], 1);
+    nnd_session_clear(&b);
+    nnd_quota_disconnect(&b);
+    nnd_quota_free(q);
+}
+
+/* A byte quota refuses without taking anything, and never overflows. */
+static void test_quota_bytes(void **state) {
+    (void)state;
+    nnd_quota_limits l;
+    nnd_quota_limits_default(&l);
+    l.app[NND_QUOTA_BUFFER_BYTES] = 100;
+    l.conn[NND_QUOTA_BUFFER_BYTES] = 0; /* unlimited */
+    nnd_quota *q = nnd_quota_new(&l, NULL);
+    nnd_session s;
+    memset(&s, 0, sizeof s);
+    s.uid = 7;
+    char err[256];
+    assert_int_equal(nnd_quota_connect(q, &s, err, sizeof err), NND_OK);
+    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
+    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
+                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_string_equal(err, "quota.app.buffer_bytes (100) reached for uid 7: 60 bytes held, 41 "
+                             "more asked");
+    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
+                     NND_RESOURCE_EXHAUSTED_TRANSIENT); /* no overflow */
+    assert_int_equal(s.quota_used[NND_QUOTA_BUFFER_BYTES], 60);
+    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
+    nnd_quota_add(&s, NND_QUOTA_BUFFER_BYTES, -100);
+    assert_int_equal(s.app->used[NND_QUOTA_BUFFER_BYTES], 0);
+    nnd_quota_disconnect(&s);
+    nnd_quota_free(q);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_find_release_clear),
         cmocka_unit_test(test_object_cap),
+        cmocka_unit_test(test_quota_counts),
+        cmocka_unit_test(test_quota_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

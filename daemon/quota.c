@@ -1,0 +1,194 @@
+/* quota.c: the app table and the checks. See quota.h. */
+#include "quota.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bus.h"
+#include "daemon.h"
+#include "log.h"
+#include "session.h"
+
+struct nnd_quota {
+    nnd_quota_limits limits;
+    nnd_daemon *d;
+    nnd_quota_app *apps;                   /* sorted by uid */
+    uint64_t refused_total[NND_QUOTA_RES]; /* since startup, apps forgotten or not */
+};
+
+static const char *const res_names[NND_QUOTA_RES] = {"connections", "prepared_models", "buffers",
+                                                     "buffer_bytes", "queued_executions"};
+
+const char *nnd_quota_res_name(nnd_quota_res r) {
+    return (unsigned)r < NND_QUOTA_RES ? res_names[r] : "?";
+}
+
+void nnd_quota_limits_default(nnd_quota_limits *l) {
+    static const nnd_quota_limits dflt = {
+        .app = {[NND_QUOTA_CONNECTIONS] = 256,
+                [NND_QUOTA_PREPARED_MODELS] = 4096,
+                [NND_QUOTA_BUFFERS] = 4096,
+                [NND_QUOTA_BUFFER_BYTES] = 8ull << 30,
+                [NND_QUOTA_QUEUED_EXECUTIONS] = 1024},
+        .conn = {[NND_QUOTA_PREPARED_MODELS] = 1024,
+                 [NND_QUOTA_BUFFERS] = 1024,
+                 [NND_QUOTA_BUFFER_BYTES] = 4ull << 30,
+                 [NND_QUOTA_QUEUED_EXECUTIONS] = 256},
+    };
+    *l = dflt;
+}
+
+nnd_quota *nnd_quota_new(const nnd_quota_limits *l, nnd_daemon *d) {
+    nnd_quota *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->limits = *l;
+    q->d = d;
+    return q;
+}
+
+void nnd_quota_free(nnd_quota *q) {
+    if (!q) return;
+    for (nnd_quota_app *a = q->apps, *next; a; a = next) {
+        next = a->next;
+        free(a);
+    }
+    free(q);
+}
+
+const nnd_quota_limits *nnd_quota_get_limits(const nnd_quota *q) {
+    return &q->limits;
+}
+
+/* Counts a refusal, tells the bus, and words it into err. */
+static nnd_status refuse(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r, bool per_conn,
+                         uint64_t limit, uint64_t held, uint64_t asked, char *err, size_t errlen) {
+    nnd_quota *q = a->q;
+    a->refused[r]++;
+    q->refused_total[r]++;
+    const char *scope = per_conn ? "connection" : "app";
+    int n;
+    if (per_conn)
+        n = snprintf(err, errlen, "quota.connection.%s (%llu) reached on this connection (uid %u)",
+                     res_names[r], (unsigned long long)limit, (unsigned)a->uid);
+    else
+        n = snprintf(err, errlen, "quota.app.%s (%llu) reached for uid %u", res_names[r],
+                     (unsigned long long)limit, (unsigned)a->uid);
+    if (r == NND_QUOTA_BUFFER_BYTES && n > 0 && (size_t)n < errlen)
+        snprintf(err + n, errlen - (size_t)n, ": %llu bytes held, %llu more asked",
+                 (unsigned long long)held, (unsigned long long)asked);
+    nnd_log_debug("client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
+    cJSON *ev = nnd_bus_event(q->d ? q->d->bus : NULL, "quota_refused");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "pid", s->pid);
+        cJSON_AddNumberToObject(ev, "uid", a->uid);
+        cJSON_AddStringToObject(ev, "scope", scope);
+        cJSON_AddStringToObject(ev, "quota", res_names[r]);
+        nnd_json_add_u64(ev, "limit", limit);
+        nnd_json_add_u64(ev, "held", held);
+        nnd_json_add_u64(ev, "asked", asked);
+    }
+    nnd_bus_publish(q->d ? q->d->bus : NULL, ev);
+    return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+}
+
+/* Whether held + asked stays within limit (0: unlimited), without overflowing. */
+static bool within(uint64_t limit, uint64_t held, uint64_t asked) {
+    return !limit || (held <= limit && asked <= limit - held);
+}
+
+nnd_status nnd_quota_connect(nnd_quota *q, nnd_session *s, char *err, size_t errlen) {
+    nnd_quota_app **at = &q->apps;
+    while (*at && (*at)->uid < s->uid)
+        at = &(*at)->next;
+    nnd_quota_app *a = *at;
+    if (!a || a->uid != s->uid) {
+        a = calloc(1, sizeof *a);
+        if (!a) {
+            snprintf(err, errlen, "out of memory");
+            return NND_GENERAL_FAILURE;
+        }
+        a->q = q;
+        a->uid = s->uid;
+        a->next = *at;
+        *at = a;
+    }
+    uint64_t limit = q->limits.app[NND_QUOTA_CONNECTIONS];
+    if (!within(limit, a->used[NND_QUOTA_CONNECTIONS], 1))
+        return refuse(a, s, NND_QUOTA_CONNECTIONS, false, limit, a->used[NND_QUOTA_CONNECTIONS], 1,
+                      err, errlen);
+    s->app = a;
+    nnd_quota_add(s, NND_QUOTA_CONNECTIONS, 1);
+    return NND_OK;
+}
+
+void nnd_quota_disconnect(nnd_session *s) {
+    nnd_quota_app *a = s->app;
+    if (!a) return;
+    nnd_quota_add(s, NND_QUOTA_CONNECTIONS, -1);
+    s->app = NULL;
+    if (a->used[NND_QUOTA_CONNECTIONS]) return;
+    /* Its last connection is gone, and with it everything the app held. */
+    for (int r = 0; r < NND_QUOTA_RES; r++)
+        if (a->used[r])
+            nnd_log_warn("uid %u left with %llu %s still counted", (unsigned)a->uid,
+                         (unsigned long long)a->used[r], res_names[r]);
+    nnd_quota_app **at = &a->q->apps;
+    while (*at != a)
+        at = &(*at)->next;
+    *at = a->next;
+    free(a);
+}
+
+nnd_status nnd_quota_check(nnd_session *s, nnd_quota_res r, uint64_t n, char *err, size_t errlen) {
+    nnd_quota_app *a = s->app;
+    if (!a) return NND_OK;
+    const nnd_quota_limits *l = &a->q->limits;
+    if (r != NND_QUOTA_CONNECTIONS && !within(l->conn[r], s->quota_used[r], n))
+        return refuse(a, s, r, true, l->conn[r], s->quota_used[r], n, err, errlen);
+    if (!within(l->app[r], a->used[r], n))
+        return refuse(a, s, r, false, l->app[r], a->used[r], n, err, errlen);
+    return NND_OK;
+}
+
+nnd_status nnd_quota_take(nnd_session *s, nnd_quota_res r, uint64_t n, char *err, size_t errlen) {
+    nnd_status st = nnd_quota_check(s, r, n, err, errlen);
+    if (st == NND_OK) nnd_quota_add(s, r, (int64_t)n);
+    return st;
+}
+
+void nnd_quota_add(nnd_session *s, nnd_quota_res r, int64_t delta) {
+    s->quota_used[r] += (uint64_t)delta;
+    if (s->app) s->app->used[r] += (uint64_t)delta;
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+static void add_counts(cJSON *o, const uint64_t *v, bool with_connections) {
+    for (int r = 0; r < NND_QUOTA_RES; r++)
+        if (with_connections || r != NND_QUOTA_CONNECTIONS) nnd_json_add_u64(o, res_names[r], v[r]);
+}
+
+cJSON *nnd_quota_status(const nnd_quota *q) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !q) return o;
+    cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+    add_counts(cJSON_AddObjectToObject(lim, "app"), q->limits.app, true);
+    add_counts(cJSON_AddObjectToObject(lim, "connection"), q->limits.conn, false);
+    uint64_t total[NND_QUOTA_RES] = {0};
+    cJSON *apps = cJSON_AddArrayToObject(o, "apps");
+    for (const nnd_quota_app *a = q->apps; a; a = a->next) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        cJSON_AddNumberToObject(e, "uid", a->uid);
+        add_counts(e, a->used, true);
+        add_counts(cJSON_AddObjectToObject(e, "refused"), a->refused, true);
+        cJSON_AddItemToArray(apps, e);
+        for (int r = 0; r < NND_QUOTA_RES; r++)
+            total[r] += a->used[r];
+    }
+    cJSON *t = cJSON_AddObjectToObject(o, "totals");
+    add_counts(t, total, true);
+    add_counts(cJSON_AddObjectToObject(t, "refused"), q->refused_total, true);
+    return o;
+}

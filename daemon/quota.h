@@ -1,0 +1,87 @@
+/* quota: limits on what each app (a uid) and each connection may hold at once.
+ *
+ * Contract:
+ * - Resources: connections (per app only), prepared models, driver buffers (by count and
+ *   by bytes) and executions in flight (waiting on fences, queued or running). A limit of
+ *   0 means unlimited.
+ * - The daemon owns one table of apps keyed by uid, touched only on the loop thread. A
+ *   connection joins its app at accept (nnd_quota_connect), which is refused when the
+ *   app already has quota.app.connections; it leaves after its session is cleared
+ *   (nnd_quota_disconnect), and an app with no connection left is forgotten.
+ * - Usage is counted twice, on the session and on its app, and only through
+ *   nnd_quota_take() (nnd_quota_check, then count) and nnd_quota_add() (count; negative
+ *   to give back). The session does it by itself for the objects it stores (session.h); the
+ *   executions (qos.c) and the buffers' bytes (buffer.h) do it through these calls.
+ * - A refusal is RESOURCE_EXHAUSTED_TRANSIENT with a message naming the quota, its limit
+ *   and the uid ("quota.app.prepared_models (4) reached for uid 1000"); it takes nothing,
+ *   is counted per app and in total, and is published as a "quota_refused" event.
+ * - A session that never joined an app (unit tests) has no limits.
+ */
+#ifndef NND_QUOTA_H
+#define NND_QUOTA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "codes.h"
+
+typedef enum nnd_quota_res {
+    NND_QUOTA_CONNECTIONS = 0,
+    NND_QUOTA_PREPARED_MODELS,
+    NND_QUOTA_BUFFERS,
+    NND_QUOTA_BUFFER_BYTES,
+    NND_QUOTA_QUEUED_EXECUTIONS,
+    NND_QUOTA_RES
+} nnd_quota_res;
+
+/* "connections", "prepared_models", "buffers", "buffer_bytes", "queued_executions". */
+const char *nnd_quota_res_name(nnd_quota_res r);
+
+typedef struct nnd_quota_limits {
+    uint64_t app[NND_QUOTA_RES];  /* per uid; 0: unlimited */
+    uint64_t conn[NND_QUOTA_RES]; /* per connection; conn[NND_QUOTA_CONNECTIONS] unused */
+} nnd_quota_limits;
+
+/* The defaults: far above what a normal app holds (README, "Quotas"). */
+void nnd_quota_limits_default(nnd_quota_limits *l);
+
+struct nnd_daemon;
+struct nnd_session;
+typedef struct nnd_quota nnd_quota;
+
+/* One app: what its connections hold together. */
+typedef struct nnd_quota_app {
+    nnd_quota *q;
+    uid_t uid;
+    uint64_t used[NND_QUOTA_RES]; /* used[NND_QUOTA_CONNECTIONS]: its connections */
+    uint64_t refused[NND_QUOTA_RES];
+    struct nnd_quota_app *next; /* by uid */
+} nnd_quota_app;
+
+/* d: where refusals are published (d->bus, looked up at each refusal); may be NULL. */
+nnd_quota *nnd_quota_new(const nnd_quota_limits *l, struct nnd_daemon *d);
+void nnd_quota_free(nnd_quota *q);
+const nnd_quota_limits *nnd_quota_get_limits(const nnd_quota *q);
+
+/* Joins s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err says why;
+ * s stays outside any app), or GENERAL_FAILURE when out of memory. */
+nnd_status nnd_quota_connect(nnd_quota *q, struct nnd_session *s, char *err, size_t errlen);
+/* After nnd_session_clear(): leaves the app. Nothing if s never joined. */
+void nnd_quota_disconnect(struct nnd_session *s);
+
+/* Whether s may take n more of r: NND_OK, or the refusal (counted and published). */
+nnd_status nnd_quota_check(struct nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                           size_t errlen);
+/* nnd_quota_check(), then counts them on s and its app. */
+nnd_status nnd_quota_take(struct nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                          size_t errlen);
+/* Counts delta (negative: given back) on s and its app, without any check. */
+void nnd_quota_add(struct nnd_session *s, nnd_quota_res r, int64_t delta);
+
+/* The "quotas" object of admin status: limits, usage and refusals per app, totals. */
+cJSON *nnd_quota_status(const nnd_quota *q);
+
+#endif
