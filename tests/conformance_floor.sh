@@ -7,7 +7,9 @@ build=$1 vectors=$2 floor=$3
 dir=$(mktemp -d /tmp/nnd-floor.XXXXXX)
 "$build/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
 pid=$!
-trap 'if [ -n "$pid" ]; then kill $pid 2>/dev/null; wait $pid 2>/dev/null; fi; rm -rf "$dir"' EXIT
+# || true: under set -e a daemon already gone would end the trap before the rm.
+trap 'if [ -n "$pid" ]; then kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; fi
+rm -rf "$dir"' EXIT
 i=0
 while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 rc=0
