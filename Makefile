@@ -8,7 +8,7 @@ SANITIZE ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=$(SANITIZE)
 
-.PHONY: all deps configure run test bench fuzz format clean
+.PHONY: all deps configure run test leakcheck bench fuzz format clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -24,6 +24,12 @@ run: deps all
 
 test: deps all
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The whole ctest suite under ASan, UBSan and strict LeakSanitizer, in build-sanitize:
+# any leak or other sanitizer report, in a test, a daemon or a client, fails it.
+leakcheck: deps
+	$(MAKE) --no-print-directory all SANITIZE=address,undefined BUILD=build-sanitize
+	./scripts/leakcheck.sh --build-dir build-sanitize --jobs $(JOBS)
 
 bench: deps all
 	./$(BUILD)/nnd-bench

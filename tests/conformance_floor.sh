@@ -7,11 +7,20 @@ build=$1 vectors=$2 floor=$3
 dir=$(mktemp -d /tmp/nnd-floor.XXXXXX)
 "$build/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
+# || true: under set -e a daemon already gone would end the trap before the rm.
+trap 'if [ -n "$pid" ]; then kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; fi
+rm -rf "$dir"' EXIT
 i=0
 while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-out=$("$build/nndctl" --socket "$dir/nnd.sock" conformance "$vectors" || true)
+rc=0
+out=$("$build/nndctl" --socket "$dir/nnd.sock" conformance "$vectors") || rc=$?
 echo "$out" | tail -n 40
+# nndctl exits 1 when a case failed, which the floor judges; any other status is an error
+# (2 usage, 23 a sanitizer report under `make leakcheck`, 128 and up a signal).
+if [ "$rc" -gt 1 ]; then
+    echo "conformance_floor: nndctl exited with status $rc"
+    exit 1
+fi
 line=$(echo "$out" | grep '^conformance: ' | tail -n 1)
 passed=$(echo "$line" | sed -n 's/^conformance: \([0-9]*\) passed.*/\1/p')
 if [ -z "$passed" ]; then
@@ -19,4 +28,14 @@ if [ -z "$passed" ]; then
     exit 1
 fi
 echo "conformance_floor: $passed passed, floor $floor"
+# The daemon must shut down cleanly: a crash or a sanitizer report at exit (a leak under
+# `make leakcheck`) is a failure too.
+kill "$pid"
+status=0
+wait "$pid" || status=$?
+pid=
+if [ "$status" -ne 0 ]; then
+    echo "conformance_floor: the daemon exited with status $status"
+    exit 1
+fi
 [ "$passed" -ge "$floor" ]

@@ -197,6 +197,14 @@ int nnd_test_daemon_stop(nnd_test_daemon *d) {
             status = 128 + SIGKILL;
         }
         forget(d->pid);
+        if (status == NND_TEST_SANITIZER_STATUS) {
+            fprintf(stderr,
+                    "harness: daemon %d exited with status %d: a sanitizer report (a leak or "
+                    "an error, in its log); failing the test\n",
+                    (int)d->pid, status);
+            rm_rf(d->dir);
+            exit(1);
+        }
         d->pid = 0;
     }
     rm_rf(d->dir);

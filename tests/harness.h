@@ -4,7 +4,10 @@
  * --state-dir <dir>/state, and returns once the socket accepts connections (or fails the
  * test after 10 s). Extra arguments are appended to the daemon's command line.
  * nnd_test_daemon_stop() sends SIGTERM, waits, and returns the daemon's exit status
- * (0 for a clean shutdown); it also removes the directory.
+ * (0 for a clean shutdown); it also removes the directory. A daemon that exits with
+ * NND_TEST_SANITIZER_STATUS made a sanitizer report (a leak found at exit, say): stop then
+ * ends the test process with status 1, so the report fails the test even where the caller
+ * does not look at the status.
  * nnd_test_admin_status() asks the daemon's admin bus for {"cmd":"status"} and returns
  * the parsed reply (the caller cJSON_Delete()s it), failing the test when none comes. */
 #ifndef NND_TEST_HARNESS_H
@@ -13,6 +16,10 @@
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
+
+/* The exit status scripts/leakcheck.sh (`make leakcheck`) gives every ASan, LSan and UBSan
+ * report, told apart from the daemon's own statuses (0, 1, 2). */
+#define NND_TEST_SANITIZER_STATUS 23
 
 typedef struct nnd_test_daemon {
     pid_t pid;

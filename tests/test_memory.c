@@ -44,8 +44,8 @@ static int group_setup(void **state) {
 
 static int group_teardown(void **state) {
     (void)state;
-    /* A clean exit: no sanitizer report, nothing leaked at shutdown. */
-    return dmn.pid > 0 && nnd_test_daemon_stop(&dmn) != 0 ? -1 : 0;
+    if (dmn.pid > 0) nnd_test_daemon_stop(&dmn); /* a test above failed before the last */
+    return 0;
 }
 
 static nnd_client *connect_client(const char *name) {
@@ -907,6 +907,13 @@ static void test_client_dies_holding_buffers(void **state) {
     assert_int_equal(status_number("buffer_bytes"), 0);
 }
 
+/* Last: a clean exit, no sanitizer report, nothing leaked at shutdown. A test, because
+ * cmocka does not fail the run when a group teardown fails. */
+static void test_clean_stop(void **state) {
+    (void)state;
+    assert_int_equal(nnd_test_daemon_stop(&dmn), 0);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -919,6 +926,7 @@ int main(void) {
         cmocka_unit_test(test_flexible_buffer),
         cmocka_unit_test(test_pipelined_users_of_one_buffer),
         cmocka_unit_test(test_client_dies_holding_buffers),
+        cmocka_unit_test(test_clean_stop),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
