@@ -311,9 +311,14 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_EXECUTE;
     req.execute = &call;
+    return nnd_client_reply_call(c, &req, pool_fds, n_pool_fds, reply, err, errlen);
+}
+
+int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                          Nnd__Reply **reply, char *err, size_t errlen) {
     Nnd__Reply *r = NULL;
     if (reply) *reply = NULL;
-    int rc = nnd_client_call(c, &req, pool_fds, n_pool_fds, &r, NULL, NULL, err, errlen);
+    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
     if (rc < 0) return rc;
     int st = r->status;
     if (st != NND__ERROR_STATUS__NONE)

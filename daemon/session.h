@@ -58,6 +58,7 @@ typedef struct nnd_session {
     nnd_send_fn send;
     void *send_ctx;
     struct nnd_pool_cache *pool_cache; /* recent execution pool mappings (pool.h) */
+    size_t burst_slots;                /* slots its bursts cache (burst.h) */
 } nnd_session;
 
 /* Reads the peer's identity from a connected AF_UNIX socket. */
