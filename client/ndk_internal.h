@@ -12,7 +12,10 @@
  * - Models are built entirely client-side; the wire form (ndk_wire) is made on demand for
  *   GetSupportedOperations and PrepareModel, with every pool's fd alongside.
  * - Memories are reference counted: models and executions that use a memory keep it
- *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. A memory from
+ *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. When the last
+ *   reference goes, every burst that cached the memory forgets it (the daemon unmaps).
+ * - A burst is a daemon burst on its compilation's connection; burstCompute builds the
+ *   same request as compute and sends it through libnnd's burst calls. A memory from
  *   a descriptor is a daemon buffer when the daemon allocates one, else a memfd.
  * - Result codes are the NDK's ANEURALNETWORKS_* values throughout.
  */
@@ -235,11 +238,15 @@ struct ANeuralNetworksCompilation {
 NDK_HIDDEN int ndk_staging_get(ANeuralNetworksCompilation *c, size_t size, ndk_staging *out);
 NDK_HIDDEN void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s);
 
-/* ---- execution (for bursts) -------------------------------------------------------------- */
+/* ---- execution and bursts ---------------------------------------------------------------- */
 
 NDK_HIDDEN const ANeuralNetworksCompilation *
 ndk_execution_compilation(const ANeuralNetworksExecution *e);
-/* ANeuralNetworksExecution_compute, on behalf of a burst. */
-NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e);
+/* ANeuralNetworksExecution_compute, through a daemon burst (nnd.h, "bursts"). */
+NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b);
+/* Makes every live burst forget fd's memory, in the daemon too; called before an fd that
+ * an execution may have sent (a memory's, a staging memfd) is closed, so that the daemon
+ * never keeps freed memory mapped. */
+NDK_HIDDEN void ndk_bursts_forget_fd(int fd);
 
 #endif

@@ -39,7 +39,10 @@ void ndk_memory_unref(ANeuralNetworksMemory *m) {
         ndk_session_put(m->session);
     }
     if (m->map_base) munmap(m->map_base, m->map_len);
-    if (m->fd >= 0) close(m->fd);
+    if (m->fd >= 0) {
+        ndk_bursts_forget_fd(m->fd); /* no burst keeps it mapped in the daemon */
+        close(m->fd);
+    }
     pthread_mutex_destroy(&m->lock);
     free(m->dims);
     free(m->roles);
