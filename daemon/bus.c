@@ -145,6 +145,10 @@ cJSON *nnd_bus_event(const char *name) {
     return ev;
 }
 
+bool nnd_bus_listened(const nnd_bus *b) {
+    return b && nn_get_statistic(b->pub, NN_STAT_CURRENT_CONNECTIONS) > 0;
+}
+
 void nnd_bus_publish(nnd_bus *b, cJSON *event) {
     if (b && event) {
         char *text = cJSON_PrintUnformatted(event);

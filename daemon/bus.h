@@ -15,6 +15,7 @@
 #ifndef NND_BUS_H
 #define NND_BUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,9 @@ void nnd_bus_close(nnd_bus *b);
 
 cJSON *nnd_bus_event(const char *name);
 void nnd_bus_publish(nnd_bus *b, cJSON *event);
+/* Whether a subscriber is connected to the event socket now: events on the execution hot
+ * path are built only then (PUB drops what nobody receives anyway). */
+bool nnd_bus_listened(const nnd_bus *b);
 
 /* JSON numbers are doubles: 64-bit values go in as exact integer text, handles as
  * "0x%016llx" strings. */

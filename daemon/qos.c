@@ -366,7 +366,7 @@ static void job_complete(nnd_qos *q, qjob *x, nnd_status st, const char *msg) {
     if (j->refused) {
         event_rejected(q, x, st, j->refused, "dispatch");
     } else {
-        cJSON *ev = nnd_bus_event("executed");
+        cJSON *ev = nnd_bus_listened(q->d->bus) ? nnd_bus_event("executed") : NULL;
         if (ev) {
             cJSON_AddNumberToObject(ev, "pid", x->pid);
             nnd_json_add_handle(ev, "handle", x->model_handle);

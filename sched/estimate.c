@@ -1,7 +1,6 @@
 /* estimate.c: a window of recent run times, trimmed mean and tail. See estimate.h. */
 #include "estimate.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 void nnd_est_init(nnd_estimator *e, uint64_t seed_ns) {
@@ -11,19 +10,27 @@ void nnd_est_init(nnd_estimator *e, uint64_t seed_ns) {
     e->tail_ns = e->max_ns = 2 * e->seed_ns;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 void nnd_est_add(nnd_estimator *e, uint64_t ns) {
-    e->window[e->next] = ns ? ns : 1;
+    ns = ns ? ns : 1;
+    uint64_t *v = e->sorted;
+    uint32_t n = e->n;
+    if (n == NND_EST_WINDOW) { /* the oldest sample leaves the sorted copy */
+        uint64_t old = e->window[e->next];
+        uint32_t i = 0;
+        while (v[i] != old)
+            i++;
+        memmove(&v[i], &v[i + 1], sizeof v[0] * (n - 1 - i));
+        n--;
+    }
+    uint32_t at = n;
+    while (at > 0 && v[at - 1] > ns)
+        at--;
+    memmove(&v[at + 1], &v[at], sizeof v[0] * (n - at));
+    v[at] = ns;
+    e->n = n + 1;
+    e->window[e->next] = ns;
     e->next = (e->next + 1) % NND_EST_WINDOW;
-    if (e->n < NND_EST_WINDOW) e->n++;
     e->runs++;
-    uint64_t v[NND_EST_WINDOW];
-    memcpy(v, e->window, sizeof(uint64_t) * e->n);
-    qsort(v, e->n, sizeof v[0], cmp_u64);
     uint32_t keep = e->n - e->n / 10;
     uint64_t sum = 0;
     for (uint32_t i = 0; i < keep; i++)

@@ -20,6 +20,7 @@
 
 typedef struct nnd_estimator {
     uint64_t window[NND_EST_WINDOW]; /* the last runs, ns */
+    uint64_t sorted[NND_EST_WINDOW]; /* the same, ascending: kept so, not sorted per run */
     uint32_t n, next;                /* samples held, slot for the next */
     uint64_t runs;                   /* runs measured since the seed */
     uint64_t seed_ns;
