@@ -43,17 +43,11 @@ static int recv_reply(nnd_client *c, uint64_t id, Nnd__Reply **reply, int *reply
     size_t cap = n_reply_fds ? *n_reply_fds : 0;
     if (n_reply_fds) *n_reply_fds = 0;
     for (;;) {
-        /* nnd_frame_recv never blocks (MSG_DONTWAIT), so wait for a datagram first. */
-        struct pollfd p = {.fd = c->sock, .events = POLLIN};
-        if (poll(&p, 1, -1) < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            set_err(err, errlen, "poll on the daemon connection failed: %s", strerror(e));
-            return -e;
-        }
+        /* Wait in recvmsg itself: a poll() first would cost a system call per reply. */
         nnd_frame_in in;
         char ferr[256] = "";
-        int rc = nnd_frame_recv(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
+        int rc =
+            nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
         if (rc == -EAGAIN) continue;
         if (rc == 0) {
             set_err(err, errlen, "the daemon closed the connection");

@@ -171,8 +171,8 @@ static ProtobufCMessage *unspill(nnd_frame_in *in, const ProtobufCMessageDescrip
                          (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) {
         set_err(err, errlen, "spill fd is not a sealed memfd");
     } else if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != spill->size) {
-        set_err(err, errlen, "spill memfd holds %lld bytes, frame says %llu",
-                (long long)st.st_size, (unsigned long long)spill->size);
+        set_err(err, errlen, "spill memfd holds %lld bytes, frame says %llu", (long long)st.st_size,
+                (unsigned long long)spill->size);
     } else if (spill->size == 0 || spill->size > NND_FRAME_SPILL_MAX) {
         set_err(err, errlen, "spill size %llu out of range", (unsigned long long)spill->size);
     } else {
@@ -189,8 +189,8 @@ static ProtobufCMessage *unspill(nnd_frame_in *in, const ProtobufCMessageDescrip
     return msg;
 }
 
-int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                   nnd_frame_in *in, char *err, size_t errlen) {
+static int frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                      nnd_frame_in *in, char *err, size_t errlen, int flags) {
     memset(in, 0, sizeof *in);
     union {
         char buf[CMSG_SPACE(sizeof(int) * NND_FRAME_MAX_FDS)];
@@ -200,7 +200,8 @@ int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *bu
     struct msghdr mh = {
         .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl};
     ssize_t n;
-    do n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+    do
+        n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
     while (n < 0 && errno == EINTR);
     if (n < 0) return errno == EWOULDBLOCK ? -EAGAIN : -errno;
 
@@ -210,8 +211,10 @@ int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *bu
         size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
         int *cfds = (int *)CMSG_DATA(c);
         for (size_t i = 0; i < k; i++) {
-            if (in->nfds < NND_FRAME_MAX_FDS) in->fds[in->nfds++] = cfds[i];
-            else close(cfds[i]);
+            if (in->nfds < NND_FRAME_MAX_FDS)
+                in->fds[in->nfds++] = cfds[i];
+            else
+                close(cfds[i]);
         }
     }
     if (mh.msg_flags & MSG_CTRUNC) {
@@ -245,4 +248,14 @@ int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *bu
         return -EPROTO;
     }
     return 1;
+}
+
+int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
+                   char *err, size_t errlen) {
+    return frame_recv(sock, desc, buf, in, err, errlen, MSG_DONTWAIT);
+}
+
+int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                        nnd_frame_in *in, char *err, size_t errlen) {
+    return frame_recv(sock, desc, buf, in, err, errlen, 0);
 }

@@ -19,10 +19,10 @@
 #include "nnd.pb-c.h"
 
 #define NND_PROTOCOL_VERSION 1
-#define NND_FRAME_INLINE_MAX (48 * 1024) /* bytes of protobuf sent inline */
-#define NND_FRAME_MAX_FDS 32             /* fds in one datagram, spill memfd included */
-#define NND_FRAME_SPILL_MAX (1ull << 31) /* largest spilled message accepted */
-#define NND_FRAME_RECV_BUF (NND_FRAME_INLINE_MAX + 1024)
+#define NND_FRAME_INLINE_MAX (48 * 1024)  /* bytes of protobuf sent inline */
+#define NND_FRAME_MAX_FDS    32           /* fds in one datagram, spill memfd included */
+#define NND_FRAME_SPILL_MAX  (1ull << 31) /* largest spilled message accepted */
+#define NND_FRAME_RECV_BUF   (NND_FRAME_INLINE_MAX + 1024)
 
 typedef struct nnd_packed {
     uint8_t *bytes; /* datagram payload (malloc'd) */
@@ -55,8 +55,12 @@ int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t
  * when a non-blocking socket has nothing, -EPROTO on a malformed frame (err says why; the
  * connection should be dropped or answered), or another -errno. buf holds
  * NND_FRAME_RECV_BUF bytes. */
-int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                   nnd_frame_in *in, char *err, size_t errlen);
+int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
+                   char *err, size_t errlen);
+/* The same, waiting in recvmsg for a datagram (a blocking socket). One system call where
+ * poll() and nnd_frame_recv() make two. */
+int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                        nnd_frame_in *in, char *err, size_t errlen);
 
 /* Takes ownership of fds[index]; returns -1 when the index is out of range or taken. */
 int nnd_frame_take_fd(nnd_frame_in *in, uint32_t index);
