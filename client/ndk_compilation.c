@@ -64,7 +64,7 @@ int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
 static void staging_unmap(ndk_staging *s) {
     if (s->map) munmap(s->map, s->size);
     if (s->fd >= 0) {
-        ndk_bursts_forget_fd(s->fd);
+        ndk_bursts_forget_key(s->key);
         close(s->fd);
     }
 }
@@ -174,7 +174,7 @@ int ndk_staging_get(ANeuralNetworksCompilation *c, size_t size, ndk_staging *out
     void *map;
     int fd = nnd_memfd_create("nnd-ndk-io", n, &map);
     if (fd < 0) return ANEURALNETWORKS_OUT_OF_MEMORY;
-    *out = (ndk_staging){.fd = fd, .map = map, .size = n};
+    *out = (ndk_staging){.key = ndk_memory_key(), .fd = fd, .map = map, .size = n};
     return ANEURALNETWORKS_NO_ERROR;
 }
 
@@ -233,11 +233,11 @@ void ANeuralNetworksBurst_free(ANeuralNetworksBurst *b) {
     free(b);
 }
 
-void ndk_bursts_forget_fd(int fd) {
+void ndk_bursts_forget_key(uint64_t key) {
     pthread_mutex_lock(&bursts_lock);
     for (ANeuralNetworksBurst *b = bursts; b; b = b->next)
         if (!atomic_load(&b->session->dead))
-            ndk_session_code(b->session, nnd_client_burst_forget_fd(b->nb, fd, NULL, NULL, 0));
+            ndk_session_code(b->session, nnd_client_burst_forget_key(b->nb, key, NULL, NULL, 0));
     pthread_mutex_unlock(&bursts_lock);
 }
 

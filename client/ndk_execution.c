@@ -393,7 +393,8 @@ typedef struct request {
     Nnd__DataLocation *locs;
     Nnd__MemoryPool *pools;
     Nnd__MemoryPool **pool_p;
-    int *fds; /* the pools' fds, in fd_index order (daemon buffers have none) */
+    int *fds;       /* the pools' fds, in fd_index order (daemon buffers have none) */
+    uint64_t *keys; /* the memory behind each fd, for bursts */
     size_t n_fds;
     const ANeuralNetworksMemory **mems; /* the memory behind each pool (NULL: staging) */
     size_t n_pools;
@@ -407,6 +408,7 @@ static void request_free(request *r) {
     free(r->pools);
     free(r->pool_p);
     free(r->fds);
+    free(r->keys);
     free(r->mems);
 }
 
@@ -423,6 +425,7 @@ static uint32_t pool_of(request *r, const ANeuralNetworksMemory *m) {
         p->fd_index = (uint32_t)r->n_fds;
         p->offset = m->offset;
         p->size = m->size;
+        r->keys[r->n_fds] = m->key;
         r->fds[r->n_fds++] = m->fd;
     }
     r->pool_p[r->n_pools] = p;
@@ -440,9 +443,10 @@ static int request_build(const ANeuralNetworksExecution *e, const ndk_staging *s
     r->pools = calloc(n + 2, sizeof *r->pools);
     r->pool_p = calloc(n + 2, sizeof *r->pool_p);
     r->fds = calloc(n + 2, sizeof *r->fds);
+    r->keys = calloc(n + 2, sizeof *r->keys);
     r->mems = calloc(n + 2, sizeof *r->mems);
     if (!r->args || !r->in_p || !r->out_p || !r->locs || !r->pools || !r->pool_p || !r->fds ||
-        !r->mems)
+        !r->keys || !r->mems)
         return ANEURALNETWORKS_OUT_OF_MEMORY;
     if (st->fd >= 0) { /* pool 0: the staging memfd, whole, so the daemon's mapping cache hits */
         nnd__memory_pool__init(&r->pools[0]);
@@ -450,6 +454,7 @@ static int request_build(const ANeuralNetworksExecution *e, const ndk_staging *s
         r->pools[0].size = st->size;
         r->pool_p[0] = &r->pools[0];
         r->fds[0] = st->fd;
+        r->keys[0] = st->key;
         r->n_fds = r->n_pools = 1;
     }
     nnd__execution_request__init(&r->req);
@@ -590,8 +595,8 @@ static int run(ANeuralNetworksExecution *e, uint64_t deadline, nnd_burst *b) {
         nnd_exec_opts o = {.measure_timing = e->measure,
                            .deadline_ns = deadline,
                            .loop_timeout_ns = e->loop_timeout_ns};
-        rc = ndk_session_code(
-            s, nnd_client_burst_execute(b, &r.req, r.fds, r.n_fds, &o, &reply, NULL, 0));
+        rc = ndk_session_code(s, nnd_client_burst_execute_keyed(b, &r.req, r.fds, r.keys, r.n_fds,
+                                                                &o, &reply, NULL, 0));
     } else if (!rc) {
         Nnd__Execute x = NND__EXECUTE__INIT;
         x.prepared_model = c->handle;

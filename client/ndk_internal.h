@@ -111,6 +111,7 @@ typedef struct ndk_role {
 
 struct ANeuralNetworksMemory {
     atomic_int refs;
+    uint64_t key;  /* names it to bursts (nnd_client_burst_execute_keyed), never reused */
     int fd;        /* owned: a dup of the caller's fd, or our memfd */
     size_t offset; /* the memory is [offset, offset + size) of the fd */
     size_t size;
@@ -135,6 +136,8 @@ struct ANeuralNetworksMemory {
 };
 
 NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);
+/* A fresh key for memory that bursts may cache (memories, staging memfds): never 0. */
+NDK_HIDDEN uint64_t ndk_memory_key(void);
 NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
 /* The bytes a memory holds: its size, or for a descriptor memory what its type and
  * current dimensions hold (0: not known). */
@@ -209,6 +212,7 @@ NDK_HIDDEN const ndk_operand *ndk_model_output(const ANeuralNetworksModel *m, ui
 
 /* A staging memfd for pointer arguments, kept by the compilation and reused. */
 typedef struct ndk_staging {
+    uint64_t key; /* ndk_memory_key() */
     int fd;
     uint8_t *map;
     size_t size;
@@ -244,9 +248,9 @@ NDK_HIDDEN const ANeuralNetworksCompilation *
 ndk_execution_compilation(const ANeuralNetworksExecution *e);
 /* ANeuralNetworksExecution_compute, through a daemon burst (nnd.h, "bursts"). */
 NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b);
-/* Makes every live burst forget fd's memory, in the daemon too; called before an fd that
- * an execution may have sent (a memory's, a staging memfd) is closed, so that the daemon
- * never keeps freed memory mapped. */
-NDK_HIDDEN void ndk_bursts_forget_fd(int fd);
+/* Makes every live burst forget the memory of this key, in the daemon too; called before
+ * memory an execution may have sent (a memory's, a staging memfd) is closed, so that the
+ * daemon never keeps freed memory mapped. */
+NDK_HIDDEN void ndk_bursts_forget_key(uint64_t key);
 
 #endif

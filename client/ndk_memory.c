@@ -40,7 +40,7 @@ void ndk_memory_unref(ANeuralNetworksMemory *m) {
     }
     if (m->map_base) munmap(m->map_base, m->map_len);
     if (m->fd >= 0) {
-        ndk_bursts_forget_fd(m->fd); /* no burst keeps it mapped in the daemon */
+        ndk_bursts_forget_key(m->key); /* no burst keeps it mapped in the daemon */
         close(m->fd);
     }
     pthread_mutex_destroy(&m->lock);
@@ -49,10 +49,16 @@ void ndk_memory_unref(ANeuralNetworksMemory *m) {
     free(m);
 }
 
+uint64_t ndk_memory_key(void) {
+    static atomic_uint_fast64_t last;
+    return atomic_fetch_add(&last, 1) + 1;
+}
+
 static ANeuralNetworksMemory *memory_new(void) {
     ANeuralNetworksMemory *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     atomic_init(&m->refs, 1);
+    m->key = ndk_memory_key();
     m->fd = -1;
     pthread_mutex_init(&m->lock, NULL);
     return m;

@@ -10,8 +10,10 @@
 
 #include "client_internal.h"
 
-/* A memory the daemon caches (or was asked to cache) as slot `slot`. */
+/* A memory the daemon caches (or was asked to cache) as slot `slot`: a file range, the
+ * file named by (dev, ino) or by the caller's key (by_key, ino = the key). */
 typedef struct key {
+    bool by_key;
     uint64_t dev, ino, offset, size;
     int kind;
     uint64_t slot;
@@ -68,32 +70,37 @@ uint64_t nnd_client_burst_handle(const nnd_burst *b) {
     return b->handle;
 }
 
-/* The key of a pool's memory, or NULL when the pool cannot be a slot or the table is full. */
-static key *key_of(nnd_burst *b, const Nnd__MemoryPool *p, const int *fds, size_t nfds) {
+/* The key of a pool's memory, or NULL when the pool cannot be a slot, the caller gave it
+ * no key, or the table is full. keys: the caller's, by fd index; NULL: fstat's identity. */
+static key *key_of(nnd_burst *b, const Nnd__MemoryPool *p, const int *fds, size_t nfds,
+                   const uint64_t *keys) {
     if (p->kind != NND__POOL_KIND__POOL_MEMFD && p->kind != NND__POOL_KIND__POOL_MMAP_FD)
         return NULL;
-    struct stat sb;
-    if (p->fd_index >= nfds || fstat(fds[p->fd_index], &sb) < 0) return NULL;
+    if (p->fd_index >= nfds) return NULL;
+    key want = {.by_key = keys != NULL, .offset = p->offset, .size = p->size, .kind = p->kind};
+    if (keys) {
+        if (!(want.ino = keys[p->fd_index])) return NULL;
+    } else {
+        struct stat sb;
+        if (fstat(fds[p->fd_index], &sb) < 0) return NULL;
+        want.dev = (uint64_t)sb.st_dev;
+        want.ino = (uint64_t)sb.st_ino;
+    }
     for (size_t i = 0; i < b->n_keys; i++) {
         key *k = &b->keys[i];
-        if (k->dev == (uint64_t)sb.st_dev && k->ino == (uint64_t)sb.st_ino &&
-            k->offset == p->offset && k->size == p->size && k->kind == (int)p->kind)
+        if (k->by_key == want.by_key && k->dev == want.dev && k->ino == want.ino &&
+            k->offset == want.offset && k->size == want.size && k->kind == want.kind)
             return k;
     }
     if (b->n_keys == NND_BURST_CLIENT_SLOTS) return NULL;
-    key *k = &b->keys[b->n_keys++];
-    *k = (key){.dev = (uint64_t)sb.st_dev,
-               .ino = (uint64_t)sb.st_ino,
-               .offset = p->offset,
-               .size = p->size,
-               .kind = (int)p->kind,
-               .slot = b->next_slot++};
-    return k;
+    want.slot = b->next_slot++;
+    b->keys[b->n_keys] = want;
+    return &b->keys[b->n_keys++];
 }
 
-int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
-                             size_t n_pool_fds, const nnd_exec_opts *opts, Nnd__Reply **reply,
-                             char *err, size_t errlen) {
+static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
+                         size_t n_pool_fds, const uint64_t *keys, const nnd_exec_opts *opts,
+                         Nnd__Reply **reply, char *err, size_t errlen) {
     if (reply) *reply = NULL;
     size_t n = req->n_pools;
     /* The request as sent: the same arguments over pools rewritten to slots, and only the
@@ -111,7 +118,7 @@ int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, con
     for (size_t i = 0; i < n; i++) {
         pools[i] = *req->pools[i];
         pool_p[i] = &pools[i];
-        key *k = key_of(b, &pools[i], pool_fds, n_pool_fds);
+        key *k = key_of(b, &pools[i], pool_fds, n_pool_fds, keys);
         if (k) {
             k->used = true;
             pools[i].slot = k->slot;
@@ -151,20 +158,28 @@ int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, con
     return st;
 }
 
-int nnd_client_burst_forget_fd(nnd_burst *b, int fd, size_t *forgotten, char *err, size_t errlen) {
-    if (forgotten) *forgotten = 0;
-    struct stat sb;
-    if (fstat(fd, &sb) < 0) {
-        int e = errno;
-        set_err(err, errlen, "cannot inspect fd %d: %s", fd, strerror(e));
-        return -e;
-    }
+int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
+                             size_t n_pool_fds, const nnd_exec_opts *opts, Nnd__Reply **reply,
+                             char *err, size_t errlen) {
+    return burst_execute(b, req, pool_fds, n_pool_fds, NULL, opts, reply, err, errlen);
+}
+
+int nnd_client_burst_execute_keyed(nnd_burst *b, const Nnd__ExecutionRequest *req,
+                                   const int *pool_fds, const uint64_t *keys, size_t n_pool_fds,
+                                   const nnd_exec_opts *opts, Nnd__Reply **reply, char *err,
+                                   size_t errlen) {
+    return burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, reply, err, errlen);
+}
+
+/* Drops the keys that match (by_key, dev, ino), here and in the daemon. */
+static int forget(nnd_burst *b, bool by_key, uint64_t dev, uint64_t ino, size_t *forgotten,
+                  char *err, size_t errlen) {
     uint64_t slots[NND_BURST_CLIENT_SLOTS];
     size_t n = 0;
     pthread_mutex_lock(&b->lock);
     for (size_t i = b->n_keys; i-- > 0;) {
         key *k = &b->keys[i];
-        if (k->dev != (uint64_t)sb.st_dev || k->ino != (uint64_t)sb.st_ino) continue;
+        if (k->by_key != by_key || k->dev != dev || k->ino != ino) continue;
         slots[n++] = k->slot;
         *k = b->keys[--b->n_keys];
     }
@@ -182,6 +197,22 @@ int nnd_client_burst_forget_fd(nnd_burst *b, int fd, size_t *forgotten, char *er
     pthread_mutex_unlock(&b->lock);
     if (forgotten) *forgotten = n;
     return st;
+}
+
+int nnd_client_burst_forget_fd(nnd_burst *b, int fd, size_t *forgotten, char *err, size_t errlen) {
+    if (forgotten) *forgotten = 0;
+    struct stat sb;
+    if (fstat(fd, &sb) < 0) {
+        int e = errno;
+        set_err(err, errlen, "cannot inspect fd %d: %s", fd, strerror(e));
+        return -e;
+    }
+    return forget(b, false, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, forgotten, err, errlen);
+}
+
+int nnd_client_burst_forget_key(nnd_burst *b, uint64_t key, size_t *forgotten, char *err,
+                                size_t errlen) {
+    return forget(b, true, 0, key, forgotten, err, errlen);
 }
 
 int nnd_client_burst_free(nnd_burst *b) {

@@ -276,6 +276,50 @@ static void test_burst_equals_execute(void **state) {
     nnd_client_close(c);
 }
 
+/* Through libnnd with the caller's keys: mapped once per key, whatever fd carries it;
+ * key 0 goes as in Execute (nothing cached); forgetting a key unmaps its slot. */
+static void test_keyed_burst(void **state) {
+    (void)state;
+    counts c0 = idle();
+    char err[512];
+    nnd_client *c = nnd_client_connect(dmn.socket_path, "test-burst", err, sizeof err);
+    assert_non_null(c);
+    wire_add_model m;
+    wire_add_model_init(&m, -1);
+    uint64_t model;
+    assert_int_equal(nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &model, err, sizeof err), 0);
+    nnd_burst *b;
+    assert_int_equal(nnd_client_burst_configure(c, model, &b, err, sizeof err), 0);
+    float *io;
+    int fd = io_memfd(&io, 1);
+    wire_exec e;
+    wire_exec_init(&e, model, 2, POOL_SIZE);
+    uint64_t key = 42, none = 0;
+    for (int round = 0; round < 4; round++) {
+        int dup_fd = dup(fd); /* another fd each time: the key names the memory */
+        io[0] = (float)round;
+        assert_int_equal(
+            nnd_client_burst_execute_keyed(b, &e.req, &dup_fd, &key, 1, NULL, NULL, err, 512), 0);
+        expect_sum(io);
+        close(dup_fd);
+    }
+    counts c1 = burst_counts();
+    assert_true(c1.maps - c0.maps == 1 && c1.hits - c0.hits == 3 && c1.slots - c0.slots == 1);
+    assert_int_equal(nnd_client_burst_execute_keyed(b, &e.req, &fd, &none, 1, NULL, NULL, err, 512),
+                     0);
+    assert_true(burst_counts().maps == c1.maps && burst_counts().slots == c1.slots);
+    size_t n = 0;
+    assert_int_equal(nnd_client_burst_forget_key(b, 7, &n, err, 512), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(nnd_client_burst_forget_key(b, key, &n, err, 512), 0);
+    assert_int_equal(n, 1);
+    assert_true(burst_counts().slots == c0.slots);
+    assert_int_equal(nnd_client_burst_free(b), 0);
+    munmap(io, POOL_SIZE);
+    close(fd);
+    nnd_client_close(c);
+}
+
 /* Raw: once cached, a slot needs no fd. The client's only fd is closed, yet executions by
  * slot number read and write its memory, and the daemon holds no more fds than before. */
 static void test_slot_mapped_once(void **state) {
@@ -634,6 +678,7 @@ static void test_release_and_close_free_slots(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_burst_equals_execute),
+        cmocka_unit_test(test_keyed_burst),
         cmocka_unit_test(test_slot_mapped_once),
         cmocka_unit_test(test_unknown_and_foreign_burst),
         cmocka_unit_test(test_slot_not_cached),
