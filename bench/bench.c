@@ -1,8 +1,11 @@
 /* bench: `make bench`. Every row is a ratio of two timings taken in this one run (medians
  * over repeated trials), printed against its target. The last line counts the rows within
- * target. Rows:
+ * target. `nnd-bench ROW...` measures and prints only the named rows. Rows:
  *   rtt  execute round trip of a tiny ADD model through a real daemon, over a raw
  *        SOCK_SEQPACKET 64-byte ping-pong between two processes (target <= 1.5)
+ *   rtt_burst  the same execution in a burst (its memfd cached as a slot after the first
+ *        trial, named by a key of ours as the NNAPI layer names memories), over the same
+ *        ping-pong (target <= 1.2); the footnote adds the burst keyed by fstat identity
  *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
@@ -117,7 +120,12 @@ static void tiny_model_init(tiny_model *m, uint32_t n) {
     m->model.operand_values.len = 4;
 }
 
-static double daemon_execute_ns(const nnd_test_daemon *d) {
+enum { PLAIN, BURST_KEYED, BURST_FSTAT };
+
+/* Median round trip of the tiny model's execution: Execute, or BurstExecute in one burst
+ * with the memfd named by a key of ours (as the NNAPI layer names memories) or by the
+ * file identity libnnd reads with fstat(). */
+static double daemon_execute_ns(const nnd_test_daemon *d, int how) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench", err, sizeof err);
     if (!c) {
@@ -127,7 +135,9 @@ static double daemon_execute_ns(const nnd_test_daemon *d) {
     tiny_model m;
     tiny_model_init(&m, 2);
     uint64_t handle = 0;
-    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0) {
+    nnd_burst *b = NULL;
+    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0 ||
+        (how != PLAIN && nnd_client_burst_configure(c, handle, &b, err, sizeof err) != 0)) {
         fprintf(stderr, "bench: prepare: %s\n", err);
         nnd_client_close(c);
         return -1;
@@ -155,7 +165,12 @@ static double daemon_execute_ns(const nnd_test_daemon *d) {
     for (int i = 0; i < TRIALS; i++) {
         Nnd__Reply *r = NULL;
         uint64_t t0 = now_ns();
-        int s = nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
+        uint64_t key = 1;
+        int s = how == BURST_KEYED
+                    ? nnd_client_burst_execute_keyed(b, &req, &fd, &key, 1, NULL, &r, err, 256)
+                : how == BURST_FSTAT
+                    ? nnd_client_burst_execute(b, &req, &fd, 1, NULL, &r, err, sizeof err)
+                    : nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
         t[i] = now_ns() - t0;
         if (r) nnd__reply__free_unpacked(r, NULL);
         if (s != 0) {
@@ -169,6 +184,7 @@ static double daemon_execute_ns(const nnd_test_daemon *d) {
     }
     result = median(t, TRIALS);
 out:
+    nnd_client_burst_free(b);
     nnd_client_release(c, handle);
     nnd_client_close(c);
     close(fd);
@@ -181,30 +197,52 @@ typedef struct row {
     bool lower_is_better;
 } row;
 
-int main(void) {
+/* The rows named on the command line, or all when none is. */
+static int n_wanted;
+static char **wanted;
+
+static bool want(const char *row) {
+    for (int i = 0; i < n_wanted; i++)
+        if (!strcmp(wanted[i], row)) return true;
+    return n_wanted == 0;
+}
+
+int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
+    n_wanted = argc - 1;
+    wanted = argv + 1;
+    bool rtt = want("rtt") || want("rtt_burst");
+    bool kern = want("inproc") || want("conv_vs_xnnpack") || want("fc_vs_xnnpack");
+    bool caching = want("cache_load") || want("cache_vs_cold") || want("content_vs_cold");
+    bool qosing = want("deadline_met") || want("goodput") || want("high_p99");
     /* First, while no kernel thread pool of this process competes for the cores. */
-    bench_cache cache;
-    int cached = bench_cache_rows(&cache);
-    bench_qos qos;
-    int qosed = bench_qos_rows(&qos);
+    bench_cache cache = {0};
+    int cached = caching ? bench_cache_rows(&cache) : 0;
+    bench_qos qos = {0};
+    int qosed = qosing ? bench_qos_rows(&qos) : 0;
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
         return 1;
     }
-    double raw = raw_pingpong_ns();
-    double exec = daemon_execute_ns(&d);
+    double raw = rtt ? raw_pingpong_ns() : 1;
+    double exec = want("rtt") ? daemon_execute_ns(&d, PLAIN) : 1;
+    double burst = want("rtt_burst") ? daemon_execute_ns(&d, BURST_KEYED) : 1;
+    double burst_fstat = want("rtt_burst") ? daemon_execute_ns(&d, BURST_FSTAT) : 1;
     bench_pair inproc = {0}, conv = {0}, fc = {0};
-    int kernels = bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
-                  bench_fc_vs_xnnpack(&d, &fc);
+    int kernels = kern && (bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
+                           bench_fc_vs_xnnpack(&d, &fc));
     bench_memfd mem = {0};
-    int memfd = bench_memfd_rows(&d, &mem);
+    int memfd = want("memfd_64m") ? bench_memfd_rows(&d, &mem) : 0;
     nnd_test_daemon_stop(&d);
-    if (raw <= 0 || exec <= 0 || kernels || cached || memfd || qosed) return 1;
+    if (raw <= 0 || exec <= 0 || burst <= 0 || burst_fstat <= 0 || kernels || cached || memfd ||
+        qosed)
+        return 1;
 
     row rows[] = {
         {"rtt", "tiny execute round trip / raw seqpacket ping-pong", exec / raw, 1.5, true},
+        {"rtt_burst", "tiny execute round trip in a burst / raw seqpacket ping-pong", burst / raw,
+         1.2, true},
         {"inproc", "MobileNet-like execute through the daemon / in process",
          inproc.a_ns / inproc.b_ns, 1.1, true},
         {"conv_vs_xnnpack", "CONV_2D GFLOP/s through the daemon / XNNPACK direct",
@@ -227,9 +265,19 @@ int main(void) {
          qos.high_flood_p99 / qos.high_idle_p99, 1.5, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
+    for (int i = 0; i < n_wanted; i++) {
+        size_t k = 0;
+        while (k < n && strcmp(rows[k].name, wanted[i]))
+            k++;
+        if (k == n) {
+            fprintf(stderr, "bench: no row is named %s\n", wanted[i]);
+            return 2;
+        }
+    }
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
     for (size_t i = 0; i < n; i++) {
         row *r = &rows[i];
+        if (!want(r->name)) continue;
         if (r->target < 0) {
             printf("%-16s %8.3f %9s  %-7s %s\n", r->name, r->value, "-", "noted", r->what);
             continue;
@@ -240,36 +288,49 @@ int main(void) {
         printf("%-16s %8.3f %s%7.2f  %-7s %s\n", r->name, r->value,
                r->lower_is_better ? "<=" : ">=", r->target, ok ? "ok" : "OUTSIDE", r->what);
     }
-    printf("# raw ping-pong median %.1f us, execute median %.1f us (%d trials each)\n", raw / 1e3,
-           exec / 1e3, TRIALS);
-    printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape, inproc.a_ns / 1e6,
-           inproc.b_ns / 1e6);
+    if (rtt)
+        printf("# medians of %d trials: raw ping-pong %.1f us, execute %.1f us, in a burst %.1f us "
+               "(memfd named by our key; by fstat identity %.1f us); 0 for a row not run\n",
+               TRIALS, raw / 1e3, want("rtt") ? exec / 1e3 : 0, want("rtt_burst") ? burst / 1e3 : 0,
+               want("rtt_burst") ? burst_fstat / 1e3 : 0);
+    if (kern)
+        printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape,
+               inproc.a_ns / 1e6, inproc.b_ns / 1e6);
     const bench_pair *ops[2] = {&conv, &fc};
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; kern && i < 2; i++)
         printf("# %s: daemon %.1f GFLOP/s (%.3f ms), XNNPACK direct %.1f GFLOP/s (%.3f ms)\n",
                ops[i]->shape, ops[i]->flops / ops[i]->a_ns, ops[i]->a_ns / 1e6,
                ops[i]->flops / ops[i]->b_ns, ops[i]->b_ns / 1e6);
-    printf("# cache: %.1f MB of cache files; from cache %.2f ms, floor (read + hash, 2 threads) "
-           "%.2f ms, one-thread read + blake2b %.2f ms, cold prepare %.2f ms, first compile "
-           "with save %.2f ms, nnd_client_prepare_cached from the cache %.2f ms, content-cache "
-           "hit %.2f ms\n",
-           cache.bytes / 1e6, cache.load_ns / 1e6, cache.floor_ns / 1e6, cache.plain_floor_ns / 1e6,
-           cache.cold_ns / 1e6, cache.save_ns / 1e6, cache.client_ns / 1e6, cache.content_ns / 1e6);
-    printf("# memfd_64m: execute 64 MiB %.1f us, 4 KiB %.1f us; in process %.1f us and %.1f us\n",
-           mem.big_ns / 1e3, mem.small_ns / 1e3, mem.big_local_ns / 1e3, mem.small_local_ns / 1e3);
-    printf("# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for 3 s with deadlines %.1f ms "
-           "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE (the daemon "
-           "counted %llu met, %llu stopped at a checkpoint, %llu refused when dispatched)\n",
-           qos.capacity, qos.service_ns / 1e6, qos.offered, 10 * qos.service_ns / 1e6,
-           (unsigned long long)qos.sent, (unsigned long long)qos.admitted,
-           (unsigned long long)qos.met, (unsigned long long)qos.late,
-           (unsigned long long)qos.failed, (unsigned long long)qos.daemon_met,
-           (unsigned long long)qos.daemon_aborted, (unsigned long long)qos.daemon_refused_late);
-    printf("# qos: HIGH (%.2f ms run) p99 idle %.2f ms (in driver %.2f), under a LOW flood of its "
-           "app (%.1f ms runs) %.2f ms (in driver %.2f); %llu preemptions\n",
-           qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.high_idle_driver_p99 / 1e6,
-           qos.low_service_ns / 1e6, qos.high_flood_p99 / 1e6, qos.high_flood_driver_p99 / 1e6,
-           (unsigned long long)qos.preempted);
+    if (caching)
+        printf(
+            "# cache: %.1f MB of cache files; from cache %.2f ms, floor (read + hash, 2 threads) "
+            "%.2f ms, one-thread read + blake2b %.2f ms, cold prepare %.2f ms, first compile "
+            "with save %.2f ms, nnd_client_prepare_cached from the cache %.2f ms, content-cache "
+            "hit %.2f ms\n",
+            cache.bytes / 1e6, cache.load_ns / 1e6, cache.floor_ns / 1e6,
+            cache.plain_floor_ns / 1e6, cache.cold_ns / 1e6, cache.save_ns / 1e6,
+            cache.client_ns / 1e6, cache.content_ns / 1e6);
+    if (want("memfd_64m"))
+        printf(
+            "# memfd_64m: execute 64 MiB %.1f us, 4 KiB %.1f us; in process %.1f us and %.1f us\n",
+            mem.big_ns / 1e3, mem.small_ns / 1e3, mem.big_local_ns / 1e3, mem.small_local_ns / 1e3);
+    if (qosing)
+        printf(
+            "# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for 3 s with deadlines %.1f ms "
+            "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE (the daemon "
+            "counted %llu met, %llu stopped at a checkpoint, %llu refused when dispatched)\n",
+            qos.capacity, qos.service_ns / 1e6, qos.offered, 10 * qos.service_ns / 1e6,
+            (unsigned long long)qos.sent, (unsigned long long)qos.admitted,
+            (unsigned long long)qos.met, (unsigned long long)qos.late,
+            (unsigned long long)qos.failed, (unsigned long long)qos.daemon_met,
+            (unsigned long long)qos.daemon_aborted, (unsigned long long)qos.daemon_refused_late);
+    if (qosing)
+        printf(
+            "# qos: HIGH (%.2f ms run) p99 idle %.2f ms (in driver %.2f), under a LOW flood of its "
+            "app (%.1f ms runs) %.2f ms (in driver %.2f); %llu preemptions\n",
+            qos.high_service_ns / 1e6, qos.high_idle_p99 / 1e6, qos.high_idle_driver_p99 / 1e6,
+            qos.low_service_ns / 1e6, qos.high_flood_p99 / 1e6, qos.high_flood_driver_p99 / 1e6,
+            (unsigned long long)qos.preempted);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }
