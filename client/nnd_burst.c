@@ -2,7 +2,6 @@
  * that. See include/nnd/nnd.h, "bursts". */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,22 +29,17 @@ struct nnd_burst {
     uint64_t next_slot;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
+/* Only this file's own failures; the daemon's come through nnd_client_*_call. */
+static int fail(char *err, size_t errlen, int rc, const char *what) {
+    if (err && errlen) snprintf(err, errlen, "%s: %s", what, strerror(-rc));
+    return rc;
 }
 
 int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst **burst, char *err,
                                size_t errlen) {
     *burst = NULL;
     nnd_burst *b = calloc(1, sizeof *b);
-    if (!b) {
-        set_err(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!b) return fail(err, errlen, -ENOMEM, "burst");
     Nnd__ConfigureBurst call = NND__CONFIGURE_BURST__INIT;
     call.prepared_model = prepared_model;
     Nnd__Request req = NND__REQUEST__INIT;
@@ -110,9 +104,13 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
     int *fds = calloc(n + 1, sizeof *fds);
     if (!pools || !pool_p || !fds) {
         free(pools), free(pool_p), free(fds);
-        set_err(err, errlen, "out of memory");
-        return -ENOMEM;
+        return fail(err, errlen, -ENOMEM, "burst");
     }
+    for (size_t i = 0; i < n; i++)
+        if (!req->pools[i]) {
+            free(pools), free(pool_p), free(fds);
+            return fail(err, errlen, -EINVAL, "a request pool is NULL");
+        }
     pthread_mutex_lock(&b->lock);
     size_t nfds = 0;
     for (size_t i = 0; i < n; i++) {
@@ -202,11 +200,7 @@ static int forget(nnd_burst *b, bool by_key, uint64_t dev, uint64_t ino, size_t 
 int nnd_client_burst_forget_fd(nnd_burst *b, int fd, size_t *forgotten, char *err, size_t errlen) {
     if (forgotten) *forgotten = 0;
     struct stat sb;
-    if (fstat(fd, &sb) < 0) {
-        int e = errno;
-        set_err(err, errlen, "cannot inspect fd %d: %s", fd, strerror(e));
-        return -e;
-    }
+    if (fstat(fd, &sb) < 0) return fail(err, errlen, -errno, "cannot inspect the fd to forget");
     return forget(b, false, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, forgotten, err, errlen);
 }
 

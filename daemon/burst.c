@@ -98,6 +98,9 @@ static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt,
 static nnd_status use_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t index, nnd_pool *out,
                            char *err, size_t errlen) {
     unsigned long long id = (unsigned long long)mp->slot;
+    if (!id)
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "pool %u names burst slot 0; slots are numbered from 1", index);
     slot *sl = find(b, mp->slot);
     if (!sl)
         return fail(err, errlen, NND_INVALID_ARGUMENT,

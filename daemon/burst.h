@@ -8,7 +8,8 @@
  *   executions, so that later executions name them (POOL_BURST_SLOT) instead of passing
  *   fds that the daemon maps again. nnd_burst_map_pools() resolves a BurstExecute's pools
  *   into out[] (views the caller releases; slots keep their own):
- *     POOL_BURST_SLOT, slot N    the mapping cached as N. N not cached: INVALID_ARGUMENT.
+ *     POOL_BURST_SLOT, slot N    the mapping cached as N. N not cached (or 0):
+ *                                INVALID_ARGUMENT.
  *                                Its memory shrank under an earlier execution (the
  *                                mapping is damaged, pool.h): GENERAL_FAILURE until N is
  *                                forgotten or its memory sent again.

@@ -164,11 +164,22 @@ static void slot_pool(wire_exec *e, uint64_t slot) {
 
 /* ---- the model: out = a + b on [2] floats; a at 0, b at 8, out at 16 of the pool -------- */
 
+/* A pool memfd, mapped at *io, with a = {x, 2x} and b = {10, 20}. */
+static int io_memfd(float **io, float x) {
+    int fd = nnd_memfd_create("burst-io", POOL_SIZE, (void **)io);
+    assert_true(fd >= 0);
+    (*io)[0] = x, (*io)[1] = 2 * x, (*io)[2] = 10, (*io)[3] = 20;
+    return fd;
+}
+
+/* A raw connection with the model prepared, one burst of it, a request and its memfd. */
 typedef struct rig {
     int sock;
     uint64_t model, burst;
     wire_add_model m;
     wire_exec e;
+    float *io;
+    int fd;
 } rig;
 
 static void rig_open(rig *g) {
@@ -179,14 +190,14 @@ static void rig_open(rig *g) {
     assert_true(g->model != 0);
     g->burst = configure(g->sock, g->model);
     wire_exec_init(&g->e, g->model, 2, POOL_SIZE);
+    g->fd = io_memfd(&g->io, 1);
 }
 
-/* A pool memfd, mapped at *io, with a = {x, 2x} and b = {10, 20}. */
-static int io_memfd(float **io, float x) {
-    int fd = nnd_memfd_create("burst-io", POOL_SIZE, (void **)io);
-    assert_true(fd >= 0);
-    (*io)[0] = x, (*io)[1] = 2 * x, (*io)[2] = 10, (*io)[3] = 20;
-    return fd;
+/* Closes the connection (the daemon frees what it owned) and the memfd. */
+static void rig_close(rig *g) {
+    close(g->sock);
+    munmap(g->io, POOL_SIZE);
+    if (g->fd >= 0) close(g->fd);
 }
 
 static void expect_sum(const float *io) {
@@ -196,6 +207,37 @@ static void expect_sum(const float *io) {
 
 /* ---- results ------------------------------------------------------------------------------ */
 
+/* Through libnnd: a client, the model prepared, a burst of it, a request and its memfd. */
+typedef struct lib {
+    nnd_client *c;
+    uint64_t model;
+    nnd_burst *b;
+    wire_add_model m;
+    wire_exec e;
+    float *io;
+    int fd;
+} lib;
+
+static void lib_open(lib *l) {
+    char err[512];
+    l->c = nnd_client_connect(dmn.socket_path, "test-burst", err, sizeof err);
+    assert_non_null(l->c);
+    wire_add_model_init(&l->m, -1);
+    assert_int_equal(
+        nnd_client_prepare(l->c, &l->m.model, NULL, 0, 0, 0, 0, &l->model, err, sizeof err), 0);
+    assert_int_equal(nnd_client_burst_configure(l->c, l->model, &l->b, err, sizeof err), 0);
+    assert_true(nnd_client_burst_handle(l->b) != 0);
+    wire_exec_init(&l->e, l->model, 2, POOL_SIZE);
+    l->fd = io_memfd(&l->io, 1);
+}
+
+static void lib_close(lib *l) {
+    assert_int_equal(nnd_client_burst_free(l->b), 0);
+    munmap(l->io, POOL_SIZE);
+    close(l->fd);
+    nnd_client_close(l->c);
+}
+
 /* Through libnnd: a burst gives what Execute gives, round after round over the same
  * memory, which is mapped once; timing, deadlines and OUTPUT_INSUFFICIENT_SIZE as in
  * Execute; forgetting an fd unmaps its slot and the next execution maps it again. */
@@ -203,28 +245,20 @@ static void test_burst_equals_execute(void **state) {
     (void)state;
     counts c0 = idle();
     char err[512];
-    nnd_client *c = nnd_client_connect(dmn.socket_path, "test-burst", err, sizeof err);
-    assert_non_null(c);
-    wire_add_model m;
-    wire_add_model_init(&m, -1);
-    uint64_t model;
-    assert_int_equal(nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &model, err, sizeof err), 0);
-    nnd_burst *b;
-    assert_int_equal(nnd_client_burst_configure(c, model, &b, err, sizeof err), 0);
-    assert_true(nnd_client_burst_handle(b) != 0);
-    float *io;
-    int fd = io_memfd(&io, 0);
-    wire_exec e;
-    wire_exec_init(&e, model, 2, POOL_SIZE);
+    lib l;
+    lib_open(&l);
     for (int round = 0; round < 5; round++) {
-        io[0] = (float)round, io[1] = -3.5f * (float)round, io[2] = 0.25f, io[3] = (float)round;
-        io[4] = io[5] = -1;
-        assert_int_equal(nnd_client_execute(c, model, &e.req, &fd, 1, false, 0, NULL, err, 512), 0);
-        float plain[2] = {io[4], io[5]};
-        io[4] = io[5] = -1;
-        assert_int_equal(nnd_client_burst_execute(b, &e.req, &fd, 1, NULL, NULL, err, 512), 0);
-        assert_true(io[4] == plain[0] && io[5] == plain[1]);
-        expect_sum(io);
+        l.io[0] = (float)round, l.io[1] = -3.5f * (float)round, l.io[2] = 0.25f,
+        l.io[3] = (float)round;
+        l.io[4] = l.io[5] = -1;
+        assert_int_equal(
+            nnd_client_execute(l.c, l.model, &l.e.req, &l.fd, 1, false, 0, NULL, err, 512), 0);
+        float plain[2] = {l.io[4], l.io[5]};
+        l.io[4] = l.io[5] = -1;
+        assert_int_equal(nnd_client_burst_execute(l.b, &l.e.req, &l.fd, 1, NULL, NULL, err, 512),
+                         0);
+        assert_true(l.io[4] == plain[0] && l.io[5] == plain[1]);
+        expect_sum(l.io);
     }
     counts c1 = burst_counts();
     assert_true(c1.maps - c0.maps == 1); /* the first round mapped it */
@@ -234,90 +268,75 @@ static void test_burst_equals_execute(void **state) {
     /* Timing, measured as in Execute. */
     nnd_exec_opts o = {.measure_timing = true};
     Nnd__Reply *r;
-    assert_int_equal(nnd_client_burst_execute(b, &e.req, &fd, 1, &o, &r, err, 512), 0);
+    assert_int_equal(nnd_client_burst_execute(l.b, &l.e.req, &l.fd, 1, &o, &r, err, 512), 0);
     assert_int_equal(r->result_case, NND__REPLY__RESULT_EXECUTED);
     assert_true(r->executed->timing->time_on_device_ns != UINT64_MAX);
     assert_true(r->executed->timing->time_in_driver_ns >= r->executed->timing->time_on_device_ns);
     nnd__reply__free_unpacked(r, NULL);
 
     /* An output too small: OUTPUT_INSUFFICIENT_SIZE with the shape it needs. */
-    e.locs[2].length = 4;
-    assert_int_equal(nnd_client_burst_execute(b, &e.req, &fd, 1, NULL, &r, err, 512),
+    l.e.locs[2].length = 4;
+    assert_int_equal(nnd_client_burst_execute(l.b, &l.e.req, &l.fd, 1, NULL, &r, err, 512),
                      NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE);
     assert_int_equal(r->result_case, NND__REPLY__RESULT_EXECUTED);
     assert_false(r->executed->output_shapes[0]->is_sufficient);
     assert_int_equal(r->executed->output_shapes[0]->dimensions[0], 2);
     nnd__reply__free_unpacked(r, NULL);
-    e.locs[2].length = 8;
+    l.e.locs[2].length = 8;
 
     /* A deadline already past: refused at admission, as Execute is. */
     o = (nnd_exec_opts){.deadline_ns = 1};
-    assert_int_equal(nnd_client_burst_execute(b, &e.req, &fd, 1, &o, NULL, err, 512),
+    assert_int_equal(nnd_client_burst_execute(l.b, &l.e.req, &l.fd, 1, &o, NULL, err, 512),
                      NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT);
-    io[0] = 7;
-    assert_int_equal(nnd_client_burst_execute(b, &e.req, &fd, 1, NULL, NULL, err, 512), 0);
-    expect_sum(io);
+    l.io[0] = 7;
+    assert_int_equal(nnd_client_burst_execute(l.b, &l.e.req, &l.fd, 1, NULL, NULL, err, 512), 0);
+    expect_sum(l.io);
     assert_true(burst_counts().maps == c1.maps); /* still the one mapping */
 
     /* Forgotten: unmapped; used again, mapped again. */
     size_t n = 0;
-    assert_int_equal(nnd_client_burst_forget_fd(b, fd, &n, err, 512), 0);
+    assert_int_equal(nnd_client_burst_forget_fd(l.b, l.fd, &n, err, 512), 0);
     assert_int_equal(n, 1);
     assert_true(burst_counts().slots == c1.slots - 1);
-    io[0] = 8;
-    assert_int_equal(nnd_client_burst_execute(b, &e.req, &fd, 1, NULL, NULL, err, 512), 0);
-    expect_sum(io);
+    l.io[0] = 8;
+    assert_int_equal(nnd_client_burst_execute(l.b, &l.e.req, &l.fd, 1, NULL, NULL, err, 512), 0);
+    expect_sum(l.io);
     assert_true(burst_counts().maps == c1.maps + 1);
 
-    assert_int_equal(nnd_client_burst_free(b), 0);
+    lib_close(&l);
     wait_counts(c0.live, c0.slots);
-    munmap(io, POOL_SIZE);
-    close(fd);
-    nnd_client_close(c);
 }
 
-/* Through libnnd with the caller's keys: mapped once per key, whatever fd carries it;
+/* Through libnnd with the caller's keys: mapped once per key, whatever l.fd carries it;
  * key 0 goes as in Execute (nothing cached); forgetting a key unmaps its slot. */
 static void test_keyed_burst(void **state) {
     (void)state;
     counts c0 = idle();
     char err[512];
-    nnd_client *c = nnd_client_connect(dmn.socket_path, "test-burst", err, sizeof err);
-    assert_non_null(c);
-    wire_add_model m;
-    wire_add_model_init(&m, -1);
-    uint64_t model;
-    assert_int_equal(nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &model, err, sizeof err), 0);
-    nnd_burst *b;
-    assert_int_equal(nnd_client_burst_configure(c, model, &b, err, sizeof err), 0);
-    float *io;
-    int fd = io_memfd(&io, 1);
-    wire_exec e;
-    wire_exec_init(&e, model, 2, POOL_SIZE);
+    lib l;
+    lib_open(&l);
     uint64_t key = 42, none = 0;
     for (int round = 0; round < 4; round++) {
-        int dup_fd = dup(fd); /* another fd each time: the key names the memory */
-        io[0] = (float)round;
+        int dup_fd = dup(l.fd); /* another l.fd each time: the key names the memory */
+        l.io[0] = (float)round;
         assert_int_equal(
-            nnd_client_burst_execute_keyed(b, &e.req, &dup_fd, &key, 1, NULL, NULL, err, 512), 0);
-        expect_sum(io);
+            nnd_client_burst_execute_keyed(l.b, &l.e.req, &dup_fd, &key, 1, NULL, NULL, err, 512),
+            0);
+        expect_sum(l.io);
         close(dup_fd);
     }
     counts c1 = burst_counts();
     assert_true(c1.maps - c0.maps == 1 && c1.hits - c0.hits == 3 && c1.slots - c0.slots == 1);
-    assert_int_equal(nnd_client_burst_execute_keyed(b, &e.req, &fd, &none, 1, NULL, NULL, err, 512),
-                     0);
+    assert_int_equal(
+        nnd_client_burst_execute_keyed(l.b, &l.e.req, &l.fd, &none, 1, NULL, NULL, err, 512), 0);
     assert_true(burst_counts().maps == c1.maps && burst_counts().slots == c1.slots);
     size_t n = 0;
-    assert_int_equal(nnd_client_burst_forget_key(b, 7, &n, err, 512), 0);
+    assert_int_equal(nnd_client_burst_forget_key(l.b, 7, &n, err, 512), 0);
     assert_int_equal(n, 0);
-    assert_int_equal(nnd_client_burst_forget_key(b, key, &n, err, 512), 0);
+    assert_int_equal(nnd_client_burst_forget_key(l.b, key, &n, err, 512), 0);
     assert_int_equal(n, 1);
     assert_true(burst_counts().slots == c0.slots);
-    assert_int_equal(nnd_client_burst_free(b), 0);
-    munmap(io, POOL_SIZE);
-    close(fd);
-    nnd_client_close(c);
+    lib_close(&l);
 }
 
 /* Raw: once cached, a slot needs no fd. The client's only fd is closed, yet executions by
@@ -327,25 +346,23 @@ static void test_slot_mapped_once(void **state) {
     counts c0 = idle();
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 7);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect_sum(io);
-    close(fd);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect_sum(g.io);
+    close(g.fd); /* the memfd lives on in our mapping and the daemon's */
+    g.fd = -1;
     int daemon_fds = wire_count_fds(dmn.pid);
     slot_pool(&g.e, 7);
     for (int round = 2; round < 6; round++) {
-        io[0] = (float)round, io[3] = (float)-round;
+        g.io[0] = (float)round, g.io[3] = (float)-round;
         expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
-        expect_sum(io);
+        expect_sum(g.io);
     }
     assert_int_equal(wire_count_fds(dmn.pid), daemon_fds);
     counts c1 = burst_counts();
     assert_true(c1.maps - c0.maps == 1);
     assert_true(c1.hits - c0.hits == 4);
-    munmap(io, POOL_SIZE);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* ---- refusals ----------------------------------------------------------------------------- */
@@ -354,13 +371,11 @@ static void test_unknown_and_foreign_burst(void **state) {
     (void)state;
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 1);
-    expect(burst_exec(g.sock, 0x1234567890abcdefull, &g.e, &fd, 1),
+    expect(burst_exec(g.sock, 0x1234567890abcdefull, &g.e, &g.fd, 1),
            NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown burst handle 0x1234567890abcdef");
     /* A prepared model's handle is no burst. */
-    expect(burst_exec(g.sock, g.model, &g.e, &fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+    expect(burst_exec(g.sock, g.model, &g.e, &g.fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "unknown burst handle");
     uint64_t slot = 1;
     expect(forget(g.sock, 0x42, &slot, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
@@ -368,7 +383,7 @@ static void test_unknown_and_foreign_burst(void **state) {
     /* Another connection's burst is unknown there, for every call. */
     int other = nnd_test_connect_raw(&dmn);
     assert_true(other >= 0);
-    expect(burst_exec(other, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+    expect(burst_exec(other, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "unknown burst handle");
     expect(forget(other, g.burst, &slot, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "unknown burst handle");
@@ -377,11 +392,9 @@ static void test_unknown_and_foreign_burst(void **state) {
            "unknown prepared model handle");
     close(other);
     /* Nothing of that touched it. */
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect_sum(io);
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect_sum(g.io);
+    rig_close(&g);
 }
 
 static void test_slot_not_cached(void **state) {
@@ -391,19 +404,25 @@ static void test_slot_not_cached(void **state) {
     slot_pool(&g.e, 5);
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "names burst slot 5, which this burst has not cached");
+    slot_pool(&g.e, 0);
+    expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
+           "slots are numbered from 1");
+    Nnd__BurstExecute x = NND__BURST_EXECUTE__INIT; /* and no request at all */
+    x.burst = g.burst;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
+    req.burst_execute = &x;
+    expect(raw(g.sock, &req, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
+           "BurstExecute names no request");
     /* A slot of another burst of the same connection is not this one's. */
-    float *io;
-    int fd = io_memfd(&io, 1);
     uint64_t other = configure(g.sock, g.model);
     fd_pool(&g.e, 5);
-    expect(burst_exec(g.sock, other, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, other, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     slot_pool(&g.e, 5);
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "has not cached");
     expect(burst_exec(g.sock, other, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* A slot number sent again with the same memory keeps its mapping; with another memory
@@ -437,7 +456,7 @@ static void test_slot_reused_for_other_memory(void **state) {
     munmap(a, POOL_SIZE);
     munmap(b, POOL_SIZE);
     close(fa), close(fb), close(dup_a);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* Caches slots first .. first + n - 1 of `burst`, each a fresh one-page memfd, in one
@@ -478,39 +497,35 @@ static void test_too_many_slots(void **state) {
     counts c0 = idle();
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
-    expect(cache_slots(&g, g.burst, fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
-    expect(cache_slots(&g, g.burst, fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
-    expect(cache_slots(&g, g.burst, fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
+    expect(cache_slots(&g, g.burst, g.fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
+    expect(cache_slots(&g, g.burst, g.fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
+    expect(cache_slots(&g, g.burst, g.fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
     assert_true(burst_counts().slots == c0.slots + 64);
-    expect(cache_slots(&g, g.burst, fd, 65, 2), NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
+    expect(cache_slots(&g, g.burst, g.fd, 65, 2), NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
            "this burst already caches 64 slots");
     assert_true(burst_counts().slots == c0.slots + 64);
     fd_pool(&g.e, 0);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     uint64_t one = 1;
     expect(forget(g.sock, g.burst, &one, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect(cache_slots(&g, g.burst, fd, 100, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(cache_slots(&g, g.burst, g.fd, 100, 1), NND__ERROR_STATUS__NONE, NULL);
 
     /* Fifteen more full bursts make 1024 slots on this connection: no more. */
     for (int k = 0; k < 15; k++) {
         uint64_t b = configure(g.sock, g.model);
-        expect(cache_slots(&g, b, fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
-        expect(cache_slots(&g, b, fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
-        expect(cache_slots(&g, b, fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
+        expect(cache_slots(&g, b, g.fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
+        expect(cache_slots(&g, b, g.fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
+        expect(cache_slots(&g, b, g.fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
     }
     assert_true(burst_counts().slots == c0.slots + 1024);
     uint64_t last = configure(g.sock, g.model);
-    expect(cache_slots(&g, last, fd, 1, 1), NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
+    expect(cache_slots(&g, last, g.fd, 1, 1), NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
            "this connection's bursts already cache 1024 slots");
     fd_pool(&g.e, 0);
-    expect(burst_exec(g.sock, last, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect_sum(io);
-    close(g.sock); /* frees the 17 bursts and their 1024 slots */
+    expect(burst_exec(g.sock, last, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect_sum(g.io);
+    rig_close(&g); /* frees the 17 bursts and their 1024 slots */
     wait_counts(c0.live, c0.slots);
-    munmap(io, POOL_SIZE);
-    close(fd);
 }
 
 /* A burst does not keep its model: released, the burst's executions are refused. */
@@ -518,10 +533,8 @@ static void test_released_model(void **state) {
     (void)state;
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 1);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     expect(release(g.sock, g.model), NND__ERROR_STATUS__NONE, NULL);
     char want[128];
     snprintf(want, sizeof want, "its prepared model 0x%016llx has been released",
@@ -532,9 +545,7 @@ static void test_released_model(void **state) {
            "unknown prepared model handle");
     expect(release(g.sock, g.burst), NND__ERROR_STATUS__NONE, NULL);
     expect(release(g.sock, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown handle");
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* Forgetting slots that are not cached is ignored (answered done), beside ones that are. */
@@ -543,10 +554,8 @@ static void test_forget_unknown_slots(void **state) {
     counts c0 = idle();
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 2);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     uint64_t none[] = {999, 12345};
     expect(forget(g.sock, g.burst, none, 2), NND__ERROR_STATUS__NONE, NULL);
     expect(forget(g.sock, g.burst, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
@@ -557,9 +566,7 @@ static void test_forget_unknown_slots(void **state) {
     slot_pool(&g.e, 2);
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "has not cached");
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* A client shrinks a cached slot's memory: the execution that touches the lost page fails
@@ -569,31 +576,27 @@ static void test_shrunk_slot(void **state) {
     (void)state;
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 9);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     counts c0 = burst_counts();
-    assert_int_equal(ftruncate(fd, 0), 0); /* io must not be touched until it grows back */
+    assert_int_equal(ftruncate(g.fd, 0), 0); /* g.io must not be touched until it grows back */
     slot_pool(&g.e, 9);
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__GENERAL_FAILURE,
            "shrank");
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__GENERAL_FAILURE,
            "the memory of burst slot 9 shrank under an earlier execution");
-    assert_int_equal(ftruncate(fd, POOL_SIZE), 0);
-    io[0] = 3, io[1] = 4, io[2] = 5, io[3] = 6;
+    assert_int_equal(ftruncate(g.fd, POOL_SIZE), 0);
+    g.io[0] = 3, g.io[1] = 4, g.io[2] = 5, g.io[3] = 6;
     fd_pool(&g.e, 9);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect_sum(io);
-    io[0] = 30;
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect_sum(g.io);
+    g.io[0] = 30;
     slot_pool(&g.e, 9);
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
-    expect_sum(io);
+    expect_sum(g.io);
     counts c1 = burst_counts();
     assert_true(c1.maps == c0.maps + 1 && c1.slots == c0.slots);
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* Only memfd and mmap_fd pools become slots; a slot means nothing outside BurstExecute. */
@@ -601,28 +604,24 @@ static void test_slot_kinds(void **state) {
     (void)state;
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     g.e.pool.kind = NND__POOL_KIND__POOL_DRIVER_BUFFER;
     g.e.pool.token = 1;
     g.e.pool.slot = 4;
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "only memfd and mmap_fd pools can be cached as burst slots");
     g.e.pool.kind = NND__POOL_KIND__POOL_DMABUF;
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "only memfd and mmap_fd pools can be cached as burst slots");
     g.e.pool.token = 0;
     fd_pool(&g.e, 4);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     slot_pool(&g.e, 4);
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_EXECUTE;
     req.execute = &g.e.exec;
     expect(raw(g.sock, &req, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "pool 0: a burst slot can only be named in BurstExecute");
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* A request refused before it ran caches none of the memory it carried. */
@@ -631,20 +630,16 @@ static void test_refused_request_caches_nothing(void **state) {
     counts c0 = idle();
     rig g;
     rig_open(&g);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 11);
     g.e.locs[2].offset = POOL_SIZE; /* the output past the pool's end */
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__INVALID_ARGUMENT, NULL);
     g.e.locs[2].offset = 16;
     counts c1 = burst_counts();
     assert_true(c1.slots == c0.slots);
     slot_pool(&g.e, 11);
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "has not cached");
-    munmap(io, POOL_SIZE);
-    close(fd);
-    close(g.sock);
+    rig_close(&g);
 }
 
 /* Release drops a burst's slots; closing the connection drops every burst it had. */
@@ -654,12 +649,10 @@ static void test_release_and_close_free_slots(void **state) {
     rig g;
     rig_open(&g);
     uint64_t second = configure(g.sock, g.model);
-    float *io;
-    int fd = io_memfd(&io, 1);
     fd_pool(&g.e, 1);
-    expect(burst_exec(g.sock, g.burst, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect(burst_exec(g.sock, second, &g.e, &fd, 1), NND__ERROR_STATUS__NONE, NULL);
-    expect(cache_slots(&g, second, fd, 2, 3), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(burst_exec(g.sock, second, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    expect(cache_slots(&g, second, g.fd, 2, 3), NND__ERROR_STATUS__NONE, NULL);
     counts c1 = burst_counts();
     assert_true(c1.live == c0.live + 2 && c1.slots == c0.slots + 5);
     expect(release(g.sock, second), NND__ERROR_STATUS__NONE, NULL);
@@ -669,10 +662,8 @@ static void test_release_and_close_free_slots(void **state) {
     expect(burst_exec(g.sock, second, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
            "unknown burst handle");
     expect(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
-    close(g.sock);
+    rig_close(&g);
     wait_counts(c0.live, c0.slots);
-    munmap(io, POOL_SIZE);
-    close(fd);
 }
 
 int main(void) {
