@@ -3,11 +3,15 @@
  * target. Rows:
  *   rtt  execute round trip of a tiny ADD model through a real daemon, over a raw
  *        SOCK_SEQPACKET 64-byte ping-pong between two processes (target <= 1.5)
+ *   rtt_burst  the same execution in a burst (its memfd cached as a slot after the first
+ *        trial, named by a key of ours as the NNAPI layer names memories), over the same
+ *        ping-pong (target <= 1.2); the footnote adds the burst keyed by fstat identity
  *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
- * `nnd-bench rtt qos ...` runs only the named groups (rtt, kernels, cache, memory, qos). */
+ * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: rtt and
+ * rtt_burst; kernels; cache; memory; qos). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -118,7 +122,12 @@ static void tiny_model_init(tiny_model *m, uint32_t n) {
     m->model.operand_values.len = 4;
 }
 
-static double daemon_execute_ns(const nnd_test_daemon *d) {
+enum { PLAIN, BURST_KEYED, BURST_FSTAT };
+
+/* Median round trip of the tiny model's execution: Execute, or BurstExecute in one burst
+ * with the memfd named by a key of ours (as the NNAPI layer names memories) or by the
+ * file identity libnnd reads with fstat(). */
+static double daemon_execute_ns(const nnd_test_daemon *d, int how) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench", err, sizeof err);
     if (!c) {
@@ -128,7 +137,9 @@ static double daemon_execute_ns(const nnd_test_daemon *d) {
     tiny_model m;
     tiny_model_init(&m, 2);
     uint64_t handle = 0;
-    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0) {
+    nnd_burst *b = NULL;
+    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0 ||
+        (how != PLAIN && nnd_client_burst_configure(c, handle, &b, err, sizeof err) != 0)) {
         fprintf(stderr, "bench: prepare: %s\n", err);
         nnd_client_close(c);
         return -1;
@@ -156,7 +167,12 @@ static double daemon_execute_ns(const nnd_test_daemon *d) {
     for (int i = 0; i < TRIALS; i++) {
         Nnd__Reply *r = NULL;
         uint64_t t0 = now_ns();
-        int s = nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
+        uint64_t key = 1;
+        int s = how == BURST_KEYED
+                    ? nnd_client_burst_execute_keyed(b, &req, &fd, &key, 1, NULL, &r, err, 256)
+                : how == BURST_FSTAT
+                    ? nnd_client_burst_execute(b, &req, &fd, 1, NULL, &r, err, sizeof err)
+                    : nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
         t[i] = now_ns() - t0;
         if (r) nnd__reply__free_unpacked(r, NULL);
         if (s != 0) {
@@ -170,6 +186,7 @@ static double daemon_execute_ns(const nnd_test_daemon *d) {
     }
     result = median(t, TRIALS);
 out:
+    nnd_client_burst_free(b);
     nnd_client_release(c, handle);
     nnd_client_close(c);
     close(fd);
@@ -182,53 +199,73 @@ typedef struct row {
     bool lower_is_better;
 } row;
 
-/* `nnd-bench [group ...]` runs only the named groups (rtt, kernels, cache, memory, qos). */
-static bool wanted(int argc, char **argv, const char *group) {
-    if (argc < 2) return true;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], group)) return true;
+/* Rows or groups named on the command line; none named: every row. */
+static int n_named;
+static char **named;
+
+static bool is_named(const char *s) {
+    for (int i = 0; i < n_named; i++)
+        if (!strcmp(named[i], s)) return true;
     return false;
+}
+
+static bool want(const char *group, const char *row) {
+    return n_named == 0 || is_named(group) || is_named(row);
 }
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
-    static const char *groups[] = {"rtt", "kernels", "cache", "memory", "qos"};
-    for (int i = 1; i < argc; i++) {
+    static const char *const names[] = {
+        "rtt",     "rtt_burst",  "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
+        "kernels", "cache_load", "cache_vs_cold", "content_vs_cold", "cache",
+        "memory",  "memfd_64m",  "qos",           "deadline_met",    "goodput",
+        "high_p99"};
+    n_named = argc - 1;
+    named = argv + 1;
+    for (int i = 0; i < n_named; i++) {
         bool known = false;
-        for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
-            known |= !strcmp(argv[i], groups[g]);
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            known |= !strcmp(named[i], names[k]);
         if (!known) {
-            fprintf(stderr, "usage: nnd-bench [rtt|kernels|cache|memory|qos ...]\n");
+            fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
+                            "memory qos)\n");
             return 2;
         }
     }
+    bool rtt = want("rtt", "rtt") || want("rtt", "rtt_burst");
+    bool kern = want("kernels", "inproc") || want("kernels", "conv_vs_xnnpack") ||
+                want("kernels", "fc_vs_xnnpack");
+    bool caching = want("cache", "cache_load") || want("cache", "cache_vs_cold") ||
+                   want("cache", "content_vs_cold");
+    bool memory = want("memory", "memfd_64m");
+    bool qosing = want("qos", "deadline_met") || want("qos", "goodput") || want("qos", "high_p99");
     /* First, while no kernel thread pool of this process competes for the cores. */
     bench_cache cache = {0};
-    int failed = wanted(argc, argv, "cache") && bench_cache_rows(&cache);
+    int failed = caching && bench_cache_rows(&cache);
     bench_qos qos = {0};
-    failed |= wanted(argc, argv, "qos") && bench_qos_rows(&qos);
+    failed |= qosing && bench_qos_rows(&qos);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
         return 1;
     }
-    double raw = 1, exec = 1;
-    if (wanted(argc, argv, "rtt")) {
-        raw = raw_pingpong_ns();
-        exec = daemon_execute_ns(&d);
-        failed |= raw <= 0 || exec <= 0;
-    }
+    double raw = rtt ? raw_pingpong_ns() : 1;
+    double exec = want("rtt", "rtt") ? daemon_execute_ns(&d, PLAIN) : 1;
+    double burst = want("rtt", "rtt_burst") ? daemon_execute_ns(&d, BURST_KEYED) : 1;
+    double burst_fstat = want("rtt", "rtt_burst") ? daemon_execute_ns(&d, BURST_FSTAT) : 1;
+    failed |= raw <= 0 || exec <= 0 || burst <= 0 || burst_fstat <= 0;
     bench_pair inproc = {0}, conv = {0}, fc = {0};
-    if (wanted(argc, argv, "kernels"))
-        failed |= bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
-                  bench_fc_vs_xnnpack(&d, &fc);
+    failed |= kern && (bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
+                       bench_fc_vs_xnnpack(&d, &fc));
     bench_memfd mem = {0};
-    failed |= wanted(argc, argv, "memory") && bench_memfd_rows(&d, &mem);
+    failed |= memory && bench_memfd_rows(&d, &mem);
     nnd_test_daemon_stop(&d);
     if (failed) return 1;
 
     row rows[] = {
         {"rtt", "rtt", "tiny execute round trip / raw seqpacket ping-pong", exec / raw, 1.5, true},
+        {"rtt", "rtt_burst", "tiny execute round trip in a burst / raw seqpacket ping-pong",
+         burst / raw, 1.2, true},
         {"kernels", "inproc", "MobileNet-like execute through the daemon / in process",
          inproc.a_ns / inproc.b_ns, 1.1, true},
         {"kernels", "conv_vs_xnnpack", "CONV_2D GFLOP/s through the daemon / XNNPACK direct",
@@ -257,7 +294,7 @@ int main(int argc, char **argv) {
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
     for (size_t i = 0; i < n; i++) {
         row *r = &rows[i];
-        if (!wanted(argc, argv, r->group)) continue;
+        if (!want(r->group, r->name)) continue;
         if (r->target < 0) {
             printf("%-16s %8.3f %9s  %-7s %s\n", r->name, r->value, "-", "noted", r->what);
             continue;
@@ -268,11 +305,13 @@ int main(int argc, char **argv) {
         printf("%-16s %8.3f %s%7.2f  %-7s %s\n", r->name, r->value,
                r->lower_is_better ? "<=" : ">=", r->target, ok ? "ok" : "OUTSIDE", r->what);
     }
-    if (wanted(argc, argv, "rtt")) {
-        printf("# raw ping-pong median %.1f us, execute median %.1f us (%d trials each)\n",
-               raw / 1e3, exec / 1e3, TRIALS);
-    }
-    if (wanted(argc, argv, "kernels")) {
+    if (rtt)
+        printf("# medians of %d trials: raw ping-pong %.1f us, execute %.1f us, in a burst %.1f us "
+               "(memfd named by our key; by fstat identity %.1f us); 0 for a row not run\n",
+               TRIALS, raw / 1e3, want("rtt", "rtt") ? exec / 1e3 : 0,
+               want("rtt", "rtt_burst") ? burst / 1e3 : 0,
+               want("rtt", "rtt_burst") ? burst_fstat / 1e3 : 0);
+    if (kern) {
         printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape,
                inproc.a_ns / 1e6, inproc.b_ns / 1e6);
         const bench_pair *ops[2] = {&conv, &fc};
@@ -281,7 +320,7 @@ int main(int argc, char **argv) {
                    ops[i]->shape, ops[i]->flops / ops[i]->a_ns, ops[i]->a_ns / 1e6,
                    ops[i]->flops / ops[i]->b_ns, ops[i]->b_ns / 1e6);
     }
-    if (wanted(argc, argv, "cache")) {
+    if (caching) {
         printf(
             "# cache: %.1f MB of cache files; from cache %.2f ms, floor (read + hash, 2 threads) "
             "%.2f ms, one-thread read + blake2b %.2f ms, cold prepare %.2f ms, first compile "
@@ -291,12 +330,12 @@ int main(int argc, char **argv) {
             cache.plain_floor_ns / 1e6, cache.cold_ns / 1e6, cache.save_ns / 1e6,
             cache.client_ns / 1e6, cache.content_ns / 1e6);
     }
-    if (wanted(argc, argv, "memory")) {
+    if (memory) {
         printf(
             "# memfd_64m: execute 64 MiB %.1f us, 4 KiB %.1f us; in process %.1f us and %.1f us\n",
             mem.big_ns / 1e3, mem.small_ns / 1e3, mem.big_local_ns / 1e3, mem.small_local_ns / 1e3);
     }
-    if (wanted(argc, argv, "qos")) {
+    if (qosing) {
         printf(
             "# qos: capacity %.0f/s (%.2f ms each); offered %.0f/s for 3 s with deadlines %.1f ms "
             "out: %llu sent, %llu admitted, %llu met, %llu late, %llu not NONE (the daemon "

@@ -26,6 +26,11 @@ struct nnd_client {
 int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
                            Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen);
 
+/* One call whose whole reply goes to *reply (may be NULL) whatever its status, as
+ * nnd_client_execute() answers. Returns the status or -errno; err holds the message. */
+int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                          Nnd__Reply **reply, char *err, size_t errlen);
+
 /* nnd_qos.c. With the lock held: keeps a frame that answers an open asynchronous ticket
  * (true: it took the frame), so that a call waiting for another reply does not drop it. */
 bool nnd_async_keep(nnd_client *c, nnd_frame_in *in);

@@ -3,7 +3,8 @@
  * An execution goes PREPARATION -> COMPUTATION -> COMPLETED once (feature level 4: no
  * reuse). Pointer arguments are staged in a memfd the compilation keeps and hands to its
  * next execution (copy in before, copy out after: the daemon only reads and writes shared
- * memory); memory arguments travel as their own fds. startCompute runs the same
+ * memory); memory arguments travel as their own fds (in a burst, only the first time:
+ * then as the daemon's slot numbers). startCompute runs the same
  * synchronous call on a detached thread that signals the event; startComputeWithDependencies
  * waits for its dependencies and computes before returning (the daemon has no fences yet),
  * so its event is already signalled. See ndk_internal.h. */
@@ -392,7 +393,8 @@ typedef struct request {
     Nnd__DataLocation *locs;
     Nnd__MemoryPool *pools;
     Nnd__MemoryPool **pool_p;
-    int *fds; /* the pools' fds, in fd_index order (daemon buffers have none) */
+    int *fds;       /* the pools' fds, in fd_index order (daemon buffers have none) */
+    uint64_t *keys; /* the memory behind each fd, for bursts */
     size_t n_fds;
     const ANeuralNetworksMemory **mems; /* the memory behind each pool (NULL: staging) */
     size_t n_pools;
@@ -406,6 +408,7 @@ static void request_free(request *r) {
     free(r->pools);
     free(r->pool_p);
     free(r->fds);
+    free(r->keys);
     free(r->mems);
 }
 
@@ -422,6 +425,7 @@ static uint32_t pool_of(request *r, const ANeuralNetworksMemory *m) {
         p->fd_index = (uint32_t)r->n_fds;
         p->offset = m->offset;
         p->size = m->size;
+        r->keys[r->n_fds] = m->key;
         r->fds[r->n_fds++] = m->fd;
     }
     r->pool_p[r->n_pools] = p;
@@ -439,9 +443,10 @@ static int request_build(const ANeuralNetworksExecution *e, const ndk_staging *s
     r->pools = calloc(n + 2, sizeof *r->pools);
     r->pool_p = calloc(n + 2, sizeof *r->pool_p);
     r->fds = calloc(n + 2, sizeof *r->fds);
+    r->keys = calloc(n + 2, sizeof *r->keys);
     r->mems = calloc(n + 2, sizeof *r->mems);
     if (!r->args || !r->in_p || !r->out_p || !r->locs || !r->pools || !r->pool_p || !r->fds ||
-        !r->mems)
+        !r->keys || !r->mems)
         return ANEURALNETWORKS_OUT_OF_MEMORY;
     if (st->fd >= 0) { /* pool 0: the staging memfd, whole, so the daemon's mapping cache hits */
         nnd__memory_pool__init(&r->pools[0]);
@@ -449,6 +454,7 @@ static int request_build(const ANeuralNetworksExecution *e, const ndk_staging *s
         r->pools[0].size = st->size;
         r->pool_p[0] = &r->pools[0];
         r->fds[0] = st->fd;
+        r->keys[0] = st->key;
         r->n_fds = r->n_pools = 1;
     }
     nnd__execution_request__init(&r->req);
@@ -562,8 +568,9 @@ static void finish_outputs(ANeuralNetworksExecution *e, const ndk_staging *st, i
     }
 }
 
-/* The computation proper, synchronous; returns the NDK code and completes the execution. */
-static int run(ANeuralNetworksExecution *e, uint64_t deadline) {
+/* The computation proper, synchronous, through burst b when not NULL; returns the NDK code
+ * and completes the execution. */
+static int run(ANeuralNetworksExecution *e, uint64_t deadline, nnd_burst *b) {
     ANeuralNetworksCompilation *c = e->c;
     ndk_session *s = c->session;
     ndk_staging st = {.fd = -1};
@@ -583,7 +590,14 @@ static int run(ANeuralNetworksExecution *e, uint64_t deadline) {
         if (e->in[i].state == ARG_POINTER)
             memcpy(st.map + e->in[i].stage_off, e->in[i].ptr, e->in[i].length);
     if (!rc) rc = request_build(e, &st, &r);
-    if (!rc) {
+    if (!rc && b) {
+        /* A burst runs at its compilation's priority, which the daemon already has. */
+        nnd_exec_opts o = {.measure_timing = e->measure,
+                           .deadline_ns = deadline,
+                           .loop_timeout_ns = e->loop_timeout_ns};
+        rc = ndk_session_code(s, nnd_client_burst_execute_keyed(b, &r.req, r.fds, r.keys, r.n_fds,
+                                                                &o, &reply, NULL, 0));
+    } else if (!rc) {
         Nnd__Execute x = NND__EXECUTE__INIT;
         x.prepared_model = c->handle;
         x.request = &r.req;
@@ -619,16 +633,21 @@ static uint64_t deadline_in(uint64_t duration) {
     return duration ? ndk_now_ns() + duration : 0;
 }
 
-int ANeuralNetworksExecution_compute(ANeuralNetworksExecution *e) {
+/* compute, or burstCompute with b. */
+static int compute(ANeuralNetworksExecution *e, nnd_burst *b) {
     if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
     int rc = ready(e);
     if (rc) return rc;
     atomic_store(&e->state, ST_COMPUTATION);
-    return run(e, deadline_in(e->timeout_ns));
+    return run(e, deadline_in(e->timeout_ns), b);
 }
 
-int ndk_execution_compute_burst(ANeuralNetworksExecution *e) {
-    return ANeuralNetworksExecution_compute(e);
+int ANeuralNetworksExecution_compute(ANeuralNetworksExecution *e) {
+    return compute(e, NULL);
+}
+
+int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b) {
+    return compute(e, b);
 }
 
 typedef struct async_job {
@@ -651,7 +670,7 @@ static void async_finish(async_job *j, int rc) {
 
 static void *async_main(void *arg) {
     async_job *j = arg;
-    async_finish(j, run(j->e, j->deadline));
+    async_finish(j, run(j->e, j->deadline, NULL));
     return NULL;
 }
 
@@ -717,7 +736,7 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
         if (!deadline || after < deadline) deadline = after;
     }
     atomic_store(&e->state, ST_COMPUTATION);
-    rc = run(e, deadline);
+    rc = run(e, deadline, NULL);
     if (rc) {
         event_unref(ev);
         return rc;

@@ -12,7 +12,10 @@
  * - Models are built entirely client-side; the wire form (ndk_wire) is made on demand for
  *   GetSupportedOperations and PrepareModel, with every pool's fd alongside.
  * - Memories are reference counted: models and executions that use a memory keep it
- *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. A memory from
+ *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. When the last
+ *   reference goes, every burst that cached the memory forgets it (the daemon unmaps).
+ * - A burst is a daemon burst on its compilation's connection; burstCompute builds the
+ *   same request as compute and sends it through libnnd's burst calls. A memory from
  *   a descriptor is a daemon buffer when the daemon allocates one, else a memfd.
  * - Result codes are the NDK's ANEURALNETWORKS_* values throughout.
  */
@@ -108,6 +111,7 @@ typedef struct ndk_role {
 
 struct ANeuralNetworksMemory {
     atomic_int refs;
+    uint64_t key;  /* names it to bursts (nnd_client_burst_execute_keyed), never reused */
     int fd;        /* owned: a dup of the caller's fd, or our memfd */
     size_t offset; /* the memory is [offset, offset + size) of the fd */
     size_t size;
@@ -132,6 +136,8 @@ struct ANeuralNetworksMemory {
 };
 
 NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);
+/* A fresh key for memory that bursts may cache (memories, staging memfds): never 0. */
+NDK_HIDDEN uint64_t ndk_memory_key(void);
 NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
 /* The bytes a memory holds: its size, or for a descriptor memory what its type and
  * current dimensions hold (0: not known). */
@@ -206,6 +212,7 @@ NDK_HIDDEN const ndk_operand *ndk_model_output(const ANeuralNetworksModel *m, ui
 
 /* A staging memfd for pointer arguments, kept by the compilation and reused. */
 typedef struct ndk_staging {
+    uint64_t key; /* ndk_memory_key() */
     int fd;
     uint8_t *map;
     size_t size;
@@ -235,11 +242,15 @@ struct ANeuralNetworksCompilation {
 NDK_HIDDEN int ndk_staging_get(ANeuralNetworksCompilation *c, size_t size, ndk_staging *out);
 NDK_HIDDEN void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s);
 
-/* ---- execution (for bursts) -------------------------------------------------------------- */
+/* ---- execution and bursts ---------------------------------------------------------------- */
 
 NDK_HIDDEN const ANeuralNetworksCompilation *
 ndk_execution_compilation(const ANeuralNetworksExecution *e);
-/* ANeuralNetworksExecution_compute, on behalf of a burst. */
-NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e);
+/* ANeuralNetworksExecution_compute, through a daemon burst (nnd.h, "bursts"). */
+NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b);
+/* Makes every live burst forget the memory of this key, in the daemon too; called before
+ * memory an execution may have sent (a memory's, a staging memfd) is closed, so that the
+ * daemon never keeps freed memory mapped. */
+NDK_HIDDEN void ndk_bursts_forget_key(uint64_t key);
 
 #endif

@@ -39,17 +39,26 @@ void ndk_memory_unref(ANeuralNetworksMemory *m) {
         ndk_session_put(m->session);
     }
     if (m->map_base) munmap(m->map_base, m->map_len);
-    if (m->fd >= 0) close(m->fd);
+    if (m->fd >= 0) {
+        ndk_bursts_forget_key(m->key); /* no burst keeps it mapped in the daemon */
+        close(m->fd);
+    }
     pthread_mutex_destroy(&m->lock);
     free(m->dims);
     free(m->roles);
     free(m);
 }
 
+uint64_t ndk_memory_key(void) {
+    static atomic_uint_fast64_t last;
+    return atomic_fetch_add(&last, 1) + 1;
+}
+
 static ANeuralNetworksMemory *memory_new(void) {
     ANeuralNetworksMemory *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     atomic_init(&m->refs, 1);
+    m->key = ndk_memory_key();
     m->fd = -1;
     pthread_mutex_init(&m->lock, NULL);
     return m;

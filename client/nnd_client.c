@@ -43,11 +43,12 @@ static int recv_reply(nnd_client *c, uint64_t id, Nnd__Reply **reply, int *reply
     size_t cap = n_reply_fds ? *n_reply_fds : 0;
     if (n_reply_fds) *n_reply_fds = 0;
     for (;;) {
+        /* Wait in recvmsg itself: a poll() first would cost a system call per reply. */
         nnd_frame_in in;
         char ferr[256] = "";
         int rc =
             nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
-        if (rc == -EINTR || rc == -EAGAIN) continue;
+        if (rc == -EAGAIN) continue;
         if (rc == 0) {
             set_err(err, errlen, "the daemon closed the connection");
             return -ENOTCONN;
@@ -304,9 +305,14 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_EXECUTE;
     req.execute = &call;
+    return nnd_client_reply_call(c, &req, pool_fds, n_pool_fds, reply, err, errlen);
+}
+
+int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                          Nnd__Reply **reply, char *err, size_t errlen) {
     Nnd__Reply *r = NULL;
     if (reply) *reply = NULL;
-    int rc = nnd_client_call(c, &req, pool_fds, n_pool_fds, &r, NULL, NULL, err, errlen);
+    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
     if (rc < 0) return rc;
     int st = r->status;
     if (st != NND__ERROR_STATUS__NONE)

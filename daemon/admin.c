@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "burst.h"
 #include "bus.h"
 #include "cache.h"
 #include "extensions.h"
@@ -36,6 +37,8 @@ static void add_client(nnd_session *s, void *ctx) {
     cJSON_AddNumberToObject(c, "buffers", (double)nnd_session_count(s, NND_OBJ_BUFFER));
     nnd_json_add_u64(c, "buffer_bytes", s->quota_used[NND_QUOTA_BUFFER_BYTES]);
     nnd_json_add_u64(c, "queued_executions", s->quota_used[NND_QUOTA_QUEUED_EXECUTIONS]);
+    cJSON_AddNumberToObject(c, "bursts", (double)nnd_session_count(s, NND_OBJ_BURST));
+    cJSON_AddNumberToObject(c, "burst_slots", (double)s->burst_slots);
     cJSON_AddItemToArray(t->clients, c);
 }
 
@@ -66,6 +69,13 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         nnd_buffer_stats(&buffers, &buffer_bytes);
         nnd_json_add_u64(reply, "buffers", buffers);
         nnd_json_add_u64(reply, "buffer_bytes", buffer_bytes);
+        nnd_burst_stats bs;
+        nnd_burst_stats_get(&bs);
+        cJSON *bursts = cJSON_AddObjectToObject(reply, "bursts");
+        nnd_json_add_u64(bursts, "live", bs.bursts);
+        nnd_json_add_u64(bursts, "slots", bs.slots);
+        nnd_json_add_u64(bursts, "slot_maps", bs.slot_maps);
+        nnd_json_add_u64(bursts, "slot_hits", bs.slot_hits);
         cJSON_AddNumberToObject(reply, "supported_operation_types",
                                 (double)nnd_supported_operation_count());
         cJSON_AddNumberToObject(reply, "pid", getpid());

@@ -17,6 +17,7 @@
 #ifndef NND_BUS_H
 #define NND_BUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

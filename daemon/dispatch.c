@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "burst.h"
 #include "bus.h"
 #include "cache.h"
 #include "convert.h"
@@ -513,6 +514,72 @@ static void on_execute_fenced(call *c) {
     if (o) nnd_qos_execute_fenced(c->d, c->s, c->in, c->req, o->sm);
 }
 
+/* ---- bursts (burst.h) ------------------------------------------------------------------ */
+
+static void on_configure_burst(call *c) {
+    uint64_t mh = c->req->configure_burst->prepared_model;
+    if (nnd_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
+        fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+             "this connection already holds %d objects; release some first",
+             NND_SESSION_MAX_OBJECTS);
+        return;
+    }
+    if (!exec_model(c, mh)) return;
+    nnd_burst *b = nnd_burst_new(c->s, mh);
+    uint64_t handle = 0;
+    if (!b || nnd_session_add(c->s, NND_OBJ_BURST, b, nnd_burst_free, &handle) < 0) {
+        if (b) nnd_burst_free(b);
+        fail(c, NND_GENERAL_FAILURE, "out of memory storing the burst");
+        return;
+    }
+    Nnd__BurstReply r = NND__BURST_REPLY__INIT;
+    r.burst = handle;
+    c->reply.result_case = NND__REPLY__RESULT_BURST;
+    c->reply.burst = &r;
+    send_reply(c);
+}
+
+/* The burst a request names, or NULL after failing the call. */
+static nnd_burst *find_burst(call *c, uint64_t handle) {
+    nnd_burst *b = nnd_session_find(c->s, handle, NND_OBJ_BURST);
+    if (!b)
+        fail(c, NND_INVALID_ARGUMENT, "unknown burst handle 0x%016llx", (unsigned long long)handle);
+    return b;
+}
+
+static void on_burst_execute(call *c) {
+    uint64_t bh = c->req->burst_execute->burst;
+    nnd_burst *b = find_burst(c, bh);
+    if (!b) return;
+    uint64_t mh = nnd_burst_model(b);
+    model_obj *o = nnd_session_find(c->s, mh, NND_OBJ_PREPARED);
+    if (!o) {
+        fail(c, NND_INVALID_ARGUMENT,
+             "burst 0x%016llx: its prepared model 0x%016llx has been released",
+             (unsigned long long)bh, (unsigned long long)mh);
+        return;
+    }
+    nnd_status st = model_sched(c, o);
+    if (st != NND_OK) {
+        fail(c, st, "%s", c->err);
+        return;
+    }
+    nnd_qos_burst_execute(c->d, c->s, c->in, c->req, o->sm, b);
+}
+
+static void on_burst_forget(call *c) {
+    const Nnd__BurstForget *x = c->req->burst_forget;
+    nnd_burst *b = find_burst(c, x->burst);
+    if (!b) return;
+    size_t n = nnd_burst_forget(b, x->slots, x->n_slots);
+    nnd_log_debug("client %llu: burst 0x%016llx forgot %zu of %zu slots",
+                  (unsigned long long)c->s->serial, (unsigned long long)x->burst, n, x->n_slots);
+    Nnd__Empty done = NND__EMPTY__INIT;
+    c->reply.result_case = NND__REPLY__RESULT_DONE;
+    c->reply.done = &done;
+    send_reply(c);
+}
+
 static void on_get_fenced_execution_info(call *c) {
     nnd_qos_fenced_info(c->d, c->s, c->req);
 }
@@ -667,6 +734,9 @@ static handler handler_for(Nnd__Request__CallCase cc) {
     case NND__REQUEST__CALL_EXECUTE: return on_execute;
     case NND__REQUEST__CALL_EXECUTE_FENCED: return on_execute_fenced;
     case NND__REQUEST__CALL_GET_FENCED_EXECUTION_INFO: return on_get_fenced_execution_info;
+    case NND__REQUEST__CALL_CONFIGURE_BURST: return on_configure_burst;
+    case NND__REQUEST__CALL_BURST_EXECUTE: return on_burst_execute;
+    case NND__REQUEST__CALL_BURST_FORGET: return on_burst_forget;
     case NND__REQUEST__CALL_CANCEL: return on_cancel;
     case NND__REQUEST__CALL_ALLOCATE: return on_allocate;
     case NND__REQUEST__CALL_BUFFER_COPY_TO: return on_buffer_copy_to;

@@ -6,8 +6,12 @@
  *   "<Call>: not implemented yet".
  * - Engine statuses go out numerically equal to ErrorStatus, except NND_UNSUPPORTED,
  *   which clients see as INVALID_ARGUMENT.
- * - Execute, ExecuteFenced, GetFencedExecutionInfo and Cancel go to qos.h, which answers
- *   them when the scheduler's workers are done. Prepared models get the scheduler's view
+ * - Execute, ExecuteFenced, BurstExecute, GetFencedExecutionInfo and Cancel go to qos.h,
+ *   which answers them when the scheduler's workers are done.
+ * - ConfigureBurst makes a burst (burst.h) for one of the session's prepared models;
+ *   BurstExecute on a burst whose model was released since is INVALID_ARGUMENT;
+ *   BurstForget answers done whether or not the slots were cached; Release frees a burst
+ *   with its slots. Prepared models get the scheduler's view
  *   (estimate seeded by the cost model) when prepared; one beyond the device's limits is
  *   RESOURCE_EXHAUSTED_PERSISTENT.
  * - fds the handlers do not take stay in `in` for the caller to close.

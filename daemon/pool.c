@@ -34,6 +34,7 @@ typedef struct guard_slot {
     atomic_int claimed;
     _Atomic uintptr_t base; /* published last, cleared first */
     _Atomic size_t len;
+    atomic_bool damaged; /* a page was lost and replaced: the mapping no longer shows the file */
 } guard_slot;
 
 static guard_slot guard[GUARD_SLOTS];
@@ -49,6 +50,7 @@ static int guard_add(void *base, size_t len) {
         size_t i = (start + k) % GUARD_SLOTS;
         int expect = 0;
         if (!atomic_compare_exchange_strong(&guard[i].claimed, &expect, 1)) continue;
+        atomic_store(&guard[i].damaged, false);
         atomic_store(&guard[i].len, len);
         atomic_store(&guard[i].base, (uintptr_t)base);
         size_t hi = atomic_load(&guard_hi);
@@ -79,6 +81,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx) {
         if (mmap(page, page_size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
                  -1, 0) != MAP_FAILED) {
             faults = faults + 1;
+            atomic_store(&guard[i].damaged, true);
             return;
         }
         break;
@@ -185,13 +188,20 @@ void nnd_pool_cache_free(nnd_pool_cache *cache) {
     free(cache);
 }
 
+static bool mapping_damaged(const mapping *m) {
+    return atomic_load(&guard[m->slot].damaged);
+}
+
 static cache_entry *cache_find(nnd_pool_cache *c, const struct stat *sb, uint64_t off, size_t len,
                                bool writable) {
     for (int i = 0; c && i < NND_POOL_CACHE_SLOTS; i++) {
         cache_entry *ce = &c->e[i];
         if (ce->m && ce->dev == sb->st_dev && ce->ino == sb->st_ino && ce->map_offset == off &&
-            ce->len == len && ce->writable == writable)
-            return ce;
+            ce->len == len && ce->writable == writable) {
+            /* Zero pages stand where the file shrank: map afresh, whatever it holds now. */
+            if (!mapping_damaged(ce->m)) return ce;
+            evict(ce);
+        }
     }
     return NULL;
 }
@@ -277,8 +287,8 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         out->driver_buffer = true;
         return NND_OK;
     case NND__POOL_KIND__POOL_BURST_SLOT:
-        return fail(err, errlen, NND_GENERAL_FAILURE,
-                    "pool %u: burst slots are not implemented yet", index);
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "pool %u: a burst slot can only be named in BurstExecute", index);
     default:
         return fail(err, errlen, NND_INVALID_ARGUMENT, "pool %u has unknown kind %d", index,
                     (int)mp->kind);
@@ -338,6 +348,8 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
                                       .release = unmap,
                                       .ctx = hit->m};
         out->writable = writable;
+        out->dev = (uint64_t)sb.st_dev;
+        out->ino = (uint64_t)sb.st_ino;
         st = NND_OK;
         goto out;
     }
@@ -387,10 +399,21 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
                                   .release = unmap,
                                   .ctx = m};
     out->writable = writable;
+    out->dev = (uint64_t)sb.st_dev;
+    out->ino = (uint64_t)sb.st_ino;
     st = NND_OK;
 out:
     if (fd >= 0) close(fd); /* the mapping keeps the file alive */
     return st;
+}
+
+void nnd_pool_share(const nnd_pool *p, nnd_pool *out) {
+    *out = *p;
+    if (p->view.release == unmap) ((mapping *)p->view.ctx)->refs++;
+}
+
+bool nnd_pool_damaged(const nnd_pool *p) {
+    return p->view.release == unmap && mapping_damaged(p->view.ctx);
 }
 
 void nnd_pool_release(nnd_pool *p) {

@@ -33,7 +33,11 @@
  *   SIGBUS. nnd_pool_guard_install() installs a handler that replaces such pages (in our
  *   mappings only) with zero pages and counts the fault, so the work in progress can fail
  *   with GENERAL_FAILURE instead of the daemon dying. Compare nnd_pool_faults() before
- *   and after touching pool memory.
+ *   and after touching pool memory. Such a mapping is damaged for good (its zero pages
+ *   are not the file's): nnd_pool_damaged() tells, and the cache maps afresh instead.
+ * - POOL_BURST_SLOT is INVALID_ARGUMENT here: only burst.h resolves slots.
+ * - nnd_pool_share() hands out another view of the same mapping (released on its own),
+ *   for holders that outlive one request: a burst slot and the executions using it.
  */
 #ifndef NND_POOL_H
 #define NND_POOL_H
@@ -49,6 +53,7 @@ typedef struct nnd_pool {
     nnd_memory_view view; /* base and size of the pool itself; release() unmaps */
     bool writable;
     bool driver_buffer; /* POOL_DRIVER_BUFFER: no bytes here, see buffer.h */
+    uint64_t dev, ino;  /* the file mapped (st_dev, st_ino); 0 for a driver buffer */
 } nnd_pool;
 
 #define NND_POOL_CACHE_SLOTS 16
@@ -64,6 +69,10 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
 nnd_status nnd_pools_map(Nnd__MemoryPool *const *mps, size_t n, nnd_frame_in *in, bool readonly,
                          nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen);
 void nnd_pool_release(nnd_pool *p);
+/* *out: another view of p's mapping, which lives until every view is released. */
+void nnd_pool_share(const nnd_pool *p, nnd_pool *out);
+/* Whether a page of p's mapping was lost to the file shrinking (see the guard below). */
+bool nnd_pool_damaged(const nnd_pool *p);
 void nnd_pools_release(nnd_pool *p, size_t n);
 
 /* Whether POOL_DMABUF pools are usable here (a system dma-buf heap exists). */

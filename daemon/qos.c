@@ -14,6 +14,7 @@
 #include <linux/sync_file.h>
 
 #include "buffer.h"
+#include "burst.h"
 #include "bus.h"
 #include "convert.h"
 #include "dispatch.h"
@@ -30,7 +31,9 @@ struct nnd_qos {
     qjob *jobs;       /* every live job: waiting on fences or in the scheduler */
 };
 
-enum { K_EXECUTE, K_FENCED };
+enum { K_EXECUTE, K_FENCED, K_BURST };
+
+static const char *const kind_call[] = {"Execute", "ExecuteFenced", "BurstExecute"};
 
 struct qjob {
     nnd_job j; /* first: the scheduler hands this pointer back */
@@ -163,9 +166,10 @@ static nnd_status check_outputs_writable(const Nnd__ExecutionRequest *r, const n
 
 static void job_done(nnd_job *j);
 
-/* Maps and binds a request into a new job (not linked, not submitted). */
+/* Maps and binds a request into a new job (not linked, not submitted); with a burst, its
+ * pools resolve through the burst's slots, which keep what it cached only on success. */
 static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_t id,
-                           uint64_t model_handle, nnd_sched_model *m,
+                           uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
                            const Nnd__ExecutionRequest *r, qjob **out, char *err, size_t errlen) {
     *out = NULL;
     const nnd_prepared *p = m->prepared;
@@ -197,7 +201,10 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
         st = NND_GENERAL_FAILURE;
         snprintf(err, errlen, "out of memory");
     }
-    if (st == NND_OK) {
+    if (st == NND_OK && b) {
+        st = nnd_burst_map_pools(b, r, in, x->pools, err, errlen);
+        if (st == NND_OK) x->n_pools = r->n_pools;
+    } else if (st == NND_OK) {
         if (!s->pool_cache) s->pool_cache = nnd_pool_cache_create();
         st = nnd_pools_map(r->pools, r->n_pools, in, false, s->pool_cache, x->pools, err, errlen);
         if (st == NND_OK) x->n_pools = r->n_pools;
@@ -210,8 +217,10 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
     if (st == NND_OK)
         st = nnd_buffers_bind(s, model_handle, p, r, x->inputs, x->outputs, &x->bb, err, errlen);
     free(views);
+    if (b && st == NND_OK) nnd_burst_commit(b);
     if (st != NND_OK) {
         job_free(q, x);
+        if (b) nnd_burst_rollback(b); /* after job_free: the job's views went first */
         return st;
     }
     x->j.model = m;
@@ -237,7 +246,7 @@ static void timing_of(const qjob *x, nnd_status st, uint64_t since, Nnd__Timing 
 static void reply_executed(qjob *x, nnd_status st, const char *msg) {
     nnd_session *s = x->s;
     if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
-        answer_status(s, x->request_id, "Execute", st, msg);
+        answer_status(s, x->request_id, kind_call[x->kind], st, msg);
         return;
     }
     Nnd__OutputShape *ws = calloc(x->n_out + 1, sizeof *ws);
@@ -245,7 +254,7 @@ static void reply_executed(qjob *x, nnd_status st, const char *msg) {
     if (!ws || !wsp) {
         free(ws);
         free(wsp);
-        answer_status(s, x->request_id, "Execute", NND_GENERAL_FAILURE, "out of memory");
+        answer_status(s, x->request_id, kind_call[x->kind], NND_GENERAL_FAILURE, "out of memory");
         return;
     }
     for (uint32_t i = 0; i < x->n_out; i++) {
@@ -383,6 +392,7 @@ static void job_complete(nnd_qos *q, qjob *x, nnd_status st, const char *msg) {
             if (j->deadline_ns)
                 cJSON_AddStringToObject(ev, "deadline", j->deadline_met ? "met" : "missed");
             if (j->cancelled) cJSON_AddBoolToObject(ev, "cancelled", 1);
+            if (x->kind == K_BURST) cJSON_AddBoolToObject(ev, "burst", 1);
         }
         nnd_bus_publish(q->d->bus, ev);
     }
@@ -425,7 +435,7 @@ static void job_submit(nnd_qos *q, qjob *x) {
             fenced_end(x->f, x, st, x->j.err);
             x->f = NULL;
         } else if (x->s) {
-            answer_status(x->s, x->request_id, "Execute", st, x->j.err);
+            answer_status(x->s, x->request_id, kind_call[x->kind], st, x->j.err);
         }
         job_free(q, x);
         return;
@@ -548,38 +558,54 @@ nnd_status nnd_qos_model(nnd_daemon *d, const nnd_prepared *p, int wire_priority
 
 /* ---- handlers ---------------------------------------------------------------------------- */
 
-void nnd_qos_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
-                     nnd_sched_model *m) {
-    nnd_qos *q = d->qos;
-    const Nnd__Execute *x = req->execute;
+/* Execute and BurstExecute: map, bind, admit; the reply comes when the job is done. */
+static void execute(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_t id, int kind,
+                    uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                    const Nnd__ExecutionRequest *r, bool measure, int wire_priority,
+                    uint64_t deadline_ns) {
     char err[NND_ERR_LEN];
-    int prio = nnd_prio_from_wire(x->priority, m->priority);
+    int prio = nnd_prio_from_wire(wire_priority, m->priority);
     if (prio < 0) {
         close_unclaimed(in);
         nnd_sched_note_refusal(q->sched, NND_REFUSE_INVALID);
-        snprintf(err, sizeof err, "invalid priority %d", (int)x->priority);
-        answer_status(s, req->id, "Execute", NND_INVALID_ARGUMENT, err);
+        snprintf(err, sizeof err, "invalid priority %d", wire_priority);
+        answer_status(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
     }
-    if (!x->request) {
+    if (!r) {
         close_unclaimed(in);
-        answer_status(s, req->id, "Execute", NND_INVALID_ARGUMENT, "Execute names no request");
+        snprintf(err, sizeof err, "%s names no request", kind_call[kind]);
+        answer_status(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
     }
     qjob *job;
-    nnd_status st =
-        job_make(q, s, in, req->id, x->prepared_model, m, x->request, &job, err, sizeof err);
+    nnd_status st = job_make(q, s, in, id, model_handle, m, b, r, &job, err, sizeof err);
     close_unclaimed(in);
     if (st != NND_OK) {
-        answer_status(s, req->id, "Execute", st, err);
+        answer_status(s, id, kind_call[kind], st, err);
         return;
     }
-    job->kind = K_EXECUTE;
-    job->measure = x->measure_timing;
+    job->kind = kind;
+    job->measure = measure;
     job->j.prio = (nnd_prio)prio;
-    job->j.deadline_ns = x->deadline_ns;
+    job->j.deadline_ns = deadline_ns;
     job_link(q, job);
     job_submit(q, job);
+}
+
+void nnd_qos_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
+                     nnd_sched_model *m) {
+    const Nnd__Execute *x = req->execute;
+    execute(d->qos, s, in, req->id, K_EXECUTE, x->prepared_model, m, NULL, x->request,
+            x->measure_timing, x->priority, x->deadline_ns);
+}
+
+void nnd_qos_burst_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
+                           nnd_sched_model *m, nnd_burst *b) {
+    const Nnd__BurstExecute *x = req->burst_execute;
+    /* A burst runs at its compilation's priority. */
+    execute(d->qos, s, in, req->id, K_BURST, nnd_burst_model(b), m, b, x->request,
+            x->measure_timing, NND__PRIORITY__PRIORITY_UNSPECIFIED, x->deadline_ns);
 }
 
 void nnd_qos_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in,
@@ -632,7 +658,8 @@ void nnd_qos_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in,
     }
     qjob *job = NULL;
     if (st == NND_OK)
-        st = job_make(q, s, in, req->id, x->prepared_model, m, x->request, &job, err, sizeof err);
+        st = job_make(q, s, in, req->id, x->prepared_model, m, NULL, x->request, &job, err,
+                      sizeof err);
     close_unclaimed(in);
     uint64_t handle = 0;
     if (st == NND_OK && (f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {

@@ -6,10 +6,11 @@
  *   scheduler's workers and a uv_async_t through which they hand finished work back to
  *   the loop, where replies are sent. nnd_qos_stop() cancels everything (after the
  *   server has closed every connection), joins the workers and closes the handle.
- * - Execute: the handler maps the pools and binds the request on the loop (pool.h and
- *   buffer.h are loop-side), closes the request's other fds, submits, and returns; the
- *   reply goes out when the job is done. Admission refusals are answered at once with
- *   the HAL's code; Execute.priority UNSPECIFIED means the compilation's.
+ * - Execute (and BurstExecute): the handler maps the pools and binds the request on the
+ *   loop (pool.h, burst.h and buffer.h are loop-side), closes the request's other fds,
+ *   submits, and returns; the reply goes out when the job is done. Admission refusals
+ *   are answered at once with the HAL's code; Execute.priority UNSPECIFIED means the
+ *   compilation's.
  * - ExecuteFenced: the reply comes at once with an execution handle (a session object
  *   of kind NND_OBJ_EXECUTION) and an eventfd. The job waits in the loop for every fence
  *   in wait_for_fds to become readable (an eventfd with a non-zero count, or a signalled
@@ -45,6 +46,7 @@
 #include "session.h"
 
 typedef struct nnd_qos nnd_qos;
+struct nnd_burst;
 
 int nnd_qos_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, size_t errlen);
 void nnd_qos_stop(nnd_daemon *d);
@@ -60,6 +62,10 @@ void nnd_qos_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd_
                      nnd_sched_model *model);
 void nnd_qos_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in,
                             const Nnd__Request *req, nnd_sched_model *model);
+/* BurstExecute: as Execute (admission, deadline, timing, OUTPUT_INSUFFICIENT_SIZE, the
+ * compilation's priority), its pools resolved through the burst's slots (burst.h). */
+void nnd_qos_burst_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
+                           nnd_sched_model *model, struct nnd_burst *b);
 void nnd_qos_fenced_info(nnd_daemon *d, nnd_session *s, const Nnd__Request *req);
 void nnd_qos_cancel(nnd_daemon *d, nnd_session *s, const Nnd__Request *req);
 

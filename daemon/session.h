@@ -67,6 +67,7 @@ typedef struct nnd_session {
     struct nnd_pool_cache *pool_cache;  /* recent execution pool mappings (pool.h) */
     nnd_quota_app *app;                 /* NULL: outside any app, no limits (quota.h) */
     uint64_t quota_used[NND_QUOTA_RES]; /* this connection's share of app->used */
+    size_t burst_slots;                 /* slots its bursts cache (burst.h) */
 } nnd_session;
 
 /* Reads the peer's identity from a connected AF_UNIX socket. */

@@ -198,6 +198,56 @@ int nnd_client_fenced_info(nnd_client *c, uint64_t execution, int *status, Nnd__
                            Nnd__Timing *fenced, char *err, size_t errlen);
 int nnd_fence_wait(int fd, int timeout_ms);
 
+/* ---- bursts ----------------------------------------------------------------------------
+ * A burst (the HAL's IBurst) runs one prepared model again and again at less cost per
+ * execution: the daemon keeps the execution memory mapped as numbered slots, so that
+ * after the first execution a pool travels as its slot number instead of as an fd that
+ * the daemon has to receive, inspect and map.
+ * - nnd_client_burst_configure(): ConfigureBurst for a prepared model of this client.
+ *   The model must stay prepared while the burst is used: once it is released, burst
+ *   executions are INVALID_ARGUMENT.
+ * - nnd_client_burst_execute(): BurstExecute; otherwise as nnd_client_execute_opts()
+ *   (opts may be NULL; opts->priority is not used: a burst runs at its compilation's
+ *   priority). Each memfd or mmap_fd pool is keyed by its file (fstat's device and inode),
+ *   offset, size and kind. A key seen for the first time goes with its fd and a new slot
+ *   number; once the daemon has run an execution with it (NONE or
+ *   OUTPUT_INSUFFICIENT_SIZE), the key goes as a POOL_BURST_SLOT pool with that number and
+ *   no fd. After any other answer the fds go again (the daemon takes a memory it already
+ *   caches under its slot as it is). Beyond NND_BURST_CLIENT_SLOTS keys, further pools go
+ *   as in Execute, mapped for that execution only; other pools go unchanged.
+ * - nnd_client_burst_execute_keyed(): the same with the caller naming each fd's memory:
+ *   keys[k], for pool_fds[k], is a non-zero number that stands for that memory in place
+ *   of its file identity, which nnd_client_burst_execute() reads with one fstat() per
+ *   pool per execution (a system call: about 1.5 us on a virtual machine). The caller
+ *   promises that a key names the same memory until forgotten; a key of 0 sends its pools
+ *   as in Execute. The NNAPI layer keys by memory object.
+ * - nnd_client_burst_forget_fd() / _forget_key(): forget, here and in the daemon, every
+ *   slot of fd's file / of that key. Call one before closing or shrinking memory a burst
+ *   has used: the daemon keeps a slot's memory mapped until the slot is forgotten or the
+ *   burst freed. *forgotten (may be NULL) is how many slots went.
+ * - nnd_client_burst_free(): releases the burst (the daemon unmaps its slots) and frees
+ *   it; the client must outlive it. Returns the status of Release (or -errno).
+ * - nnd_client_burst_handle(): the daemon's handle of the burst.
+ * A burst may be shared by threads; its calls are serialized. */
+#define NND_BURST_CLIENT_SLOTS 64
+
+typedef struct nnd_burst nnd_burst;
+
+int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst **burst, char *err,
+                               size_t errlen);
+int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
+                             size_t n_pool_fds, const nnd_exec_opts *opts, Nnd__Reply **reply,
+                             char *err, size_t errlen);
+int nnd_client_burst_execute_keyed(nnd_burst *b, const Nnd__ExecutionRequest *req,
+                                   const int *pool_fds, const uint64_t *keys, size_t n_pool_fds,
+                                   const nnd_exec_opts *opts, Nnd__Reply **reply, char *err,
+                                   size_t errlen);
+int nnd_client_burst_forget_fd(nnd_burst *b, int fd, size_t *forgotten, char *err, size_t errlen);
+int nnd_client_burst_forget_key(nnd_burst *b, uint64_t key, size_t *forgotten, char *err,
+                                size_t errlen);
+int nnd_client_burst_free(nnd_burst *b);
+uint64_t nnd_client_burst_handle(const nnd_burst *b);
+
 /* ---- connection state (for the NNAPI layer) --------------------------------------------
  * False once the connection has hung up (the daemon closed it or went away). Never
  * blocks and never reads from the socket, so it is safe beside a call in flight. */

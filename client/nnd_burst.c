@@ -1,0 +1,218 @@
+/* nnd_burst.c: libnnd's bursts, which send each memory's fd once and its slot number after
+ * that. See include/nnd/nnd.h, "bursts". */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client_internal.h"
+
+/* A memory the daemon caches (or was asked to cache) as slot `slot`: a file range, the
+ * file named by (dev, ino) or by the caller's key (by_key, ino = the key). */
+typedef struct key {
+    bool by_key;
+    uint64_t dev, ino, offset, size;
+    int kind;
+    uint64_t slot;
+    bool confirmed; /* the daemon ran an execution with it: send the slot alone */
+    bool used;      /* named by the execution in progress */
+} key;
+
+struct nnd_burst {
+    nnd_client *c;
+    uint64_t handle;
+    pthread_mutex_t lock; /* one call at a time; guards the keys */
+    key keys[NND_BURST_CLIENT_SLOTS];
+    size_t n_keys;
+    uint64_t next_slot;
+};
+
+/* Only this file's own failures; the daemon's come through nnd_client_*_call. */
+static int fail(char *err, size_t errlen, int rc, const char *what) {
+    if (err && errlen) snprintf(err, errlen, "%s: %s", what, strerror(-rc));
+    return rc;
+}
+
+int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst **burst, char *err,
+                               size_t errlen) {
+    *burst = NULL;
+    nnd_burst *b = calloc(1, sizeof *b);
+    if (!b) return fail(err, errlen, -ENOMEM, "burst");
+    Nnd__ConfigureBurst call = NND__CONFIGURE_BURST__INIT;
+    call.prepared_model = prepared_model;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_CONFIGURE_BURST;
+    req.configure_burst = &call;
+    Nnd__Reply *r;
+    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, err, errlen);
+    if (st != 0) {
+        free(b);
+        return st;
+    }
+    b->c = c;
+    b->handle = r->burst->burst;
+    b->next_slot = 1;
+    pthread_mutex_init(&b->lock, NULL);
+    nnd__reply__free_unpacked(r, NULL);
+    *burst = b;
+    return 0;
+}
+
+uint64_t nnd_client_burst_handle(const nnd_burst *b) {
+    return b->handle;
+}
+
+/* The key of a pool's memory, or NULL when the pool cannot be a slot, the caller gave it
+ * no key, or the table is full. keys: the caller's, by fd index; NULL: fstat's identity. */
+static key *key_of(nnd_burst *b, const Nnd__MemoryPool *p, const int *fds, size_t nfds,
+                   const uint64_t *keys) {
+    if (p->kind != NND__POOL_KIND__POOL_MEMFD && p->kind != NND__POOL_KIND__POOL_MMAP_FD)
+        return NULL;
+    if (p->fd_index >= nfds) return NULL;
+    key want = {.by_key = keys != NULL, .offset = p->offset, .size = p->size, .kind = p->kind};
+    if (keys) {
+        if (!(want.ino = keys[p->fd_index])) return NULL;
+    } else {
+        struct stat sb;
+        if (fstat(fds[p->fd_index], &sb) < 0) return NULL;
+        want.dev = (uint64_t)sb.st_dev;
+        want.ino = (uint64_t)sb.st_ino;
+    }
+    for (size_t i = 0; i < b->n_keys; i++) {
+        key *k = &b->keys[i];
+        if (k->by_key == want.by_key && k->dev == want.dev && k->ino == want.ino &&
+            k->offset == want.offset && k->size == want.size && k->kind == want.kind)
+            return k;
+    }
+    if (b->n_keys == NND_BURST_CLIENT_SLOTS) return NULL;
+    want.slot = b->next_slot++;
+    b->keys[b->n_keys] = want;
+    return &b->keys[b->n_keys++];
+}
+
+static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
+                         size_t n_pool_fds, const uint64_t *keys, const nnd_exec_opts *opts,
+                         Nnd__Reply **reply, char *err, size_t errlen) {
+    if (reply) *reply = NULL;
+    size_t n = req->n_pools;
+    /* The request as sent: the same arguments over pools rewritten to slots, and only the
+     * fds that still have to travel. */
+    Nnd__MemoryPool *pools = calloc(n + 1, sizeof *pools);
+    Nnd__MemoryPool **pool_p = calloc(n + 1, sizeof *pool_p);
+    int *fds = calloc(n + 1, sizeof *fds);
+    if (!pools || !pool_p || !fds) {
+        free(pools), free(pool_p), free(fds);
+        return fail(err, errlen, -ENOMEM, "burst");
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!req->pools[i]) {
+            free(pools), free(pool_p), free(fds);
+            return fail(err, errlen, -EINVAL, "a request pool is NULL");
+        }
+    pthread_mutex_lock(&b->lock);
+    size_t nfds = 0;
+    for (size_t i = 0; i < n; i++) {
+        pools[i] = *req->pools[i];
+        pool_p[i] = &pools[i];
+        key *k = key_of(b, &pools[i], pool_fds, n_pool_fds, keys);
+        if (k) {
+            k->used = true;
+            pools[i].slot = k->slot;
+        }
+        if (k && k->confirmed) {
+            pools[i].kind = NND__POOL_KIND__POOL_BURST_SLOT;
+            pools[i].fd_index = 0;
+        } else if (pools[i].kind != NND__POOL_KIND__POOL_DRIVER_BUFFER &&
+                   pools[i].kind != NND__POOL_KIND__POOL_BURST_SLOT &&
+                   pools[i].fd_index < n_pool_fds) {
+            fds[nfds] = pool_fds[pools[i].fd_index];
+            pools[i].fd_index = (uint32_t)nfds++;
+        }
+    }
+    Nnd__ExecutionRequest sent = *req;
+    sent.pools = pool_p;
+    Nnd__BurstExecute call = NND__BURST_EXECUTE__INIT;
+    call.burst = b->handle;
+    call.request = &sent;
+    if (opts) {
+        call.measure_timing = opts->measure_timing;
+        call.deadline_ns = opts->deadline_ns;
+        call.loop_timeout_ns = opts->loop_timeout_ns;
+    }
+    Nnd__Request r = NND__REQUEST__INIT;
+    r.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
+    r.burst_execute = &call;
+    int st = nnd_client_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
+    /* Ran: the daemon holds what was sent. Anything else: send the fds again next time. */
+    bool ran = st == NND__ERROR_STATUS__NONE || st == NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE;
+    for (size_t i = 0; i < b->n_keys; i++) {
+        if (b->keys[i].used) b->keys[i].confirmed = ran;
+        b->keys[i].used = false;
+    }
+    pthread_mutex_unlock(&b->lock);
+    free(pools), free(pool_p), free(fds);
+    return st;
+}
+
+int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
+                             size_t n_pool_fds, const nnd_exec_opts *opts, Nnd__Reply **reply,
+                             char *err, size_t errlen) {
+    return burst_execute(b, req, pool_fds, n_pool_fds, NULL, opts, reply, err, errlen);
+}
+
+int nnd_client_burst_execute_keyed(nnd_burst *b, const Nnd__ExecutionRequest *req,
+                                   const int *pool_fds, const uint64_t *keys, size_t n_pool_fds,
+                                   const nnd_exec_opts *opts, Nnd__Reply **reply, char *err,
+                                   size_t errlen) {
+    return burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, reply, err, errlen);
+}
+
+/* Drops the keys that match (by_key, dev, ino), here and in the daemon. */
+static int forget(nnd_burst *b, bool by_key, uint64_t dev, uint64_t ino, size_t *forgotten,
+                  char *err, size_t errlen) {
+    uint64_t slots[NND_BURST_CLIENT_SLOTS];
+    size_t n = 0;
+    pthread_mutex_lock(&b->lock);
+    for (size_t i = b->n_keys; i-- > 0;) {
+        key *k = &b->keys[i];
+        if (k->by_key != by_key || k->dev != dev || k->ino != ino) continue;
+        slots[n++] = k->slot;
+        *k = b->keys[--b->n_keys];
+    }
+    int st = 0;
+    if (n) {
+        Nnd__BurstForget call = NND__BURST_FORGET__INIT;
+        call.burst = b->handle;
+        call.n_slots = n;
+        call.slots = slots;
+        Nnd__Request r = NND__REQUEST__INIT;
+        r.call_case = NND__REQUEST__CALL_BURST_FORGET;
+        r.burst_forget = &call;
+        st = nnd_client_simple_call(b->c, &r, NULL, 0, NND__REPLY__RESULT_DONE, NULL, err, errlen);
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (forgotten) *forgotten = n;
+    return st;
+}
+
+int nnd_client_burst_forget_fd(nnd_burst *b, int fd, size_t *forgotten, char *err, size_t errlen) {
+    if (forgotten) *forgotten = 0;
+    struct stat sb;
+    if (fstat(fd, &sb) < 0) return fail(err, errlen, -errno, "cannot inspect the fd to forget");
+    return forget(b, false, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino, forgotten, err, errlen);
+}
+
+int nnd_client_burst_forget_key(nnd_burst *b, uint64_t key, size_t *forgotten, char *err,
+                                size_t errlen) {
+    return forget(b, true, 0, key, forgotten, err, errlen);
+}
+
+int nnd_client_burst_free(nnd_burst *b) {
+    if (!b) return 0;
+    int st = nnd_client_release(b->c, b->handle);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+    return st;
+}

@@ -1,0 +1,208 @@
+/* burst.c: bursts and their slot caches. See burst.h. */
+#include "burst.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct slot {
+    uint64_t id;
+    nnd_pool pool;         /* the slot's own view of the mapping */
+    uint64_t offset, size; /* the pool's range in its file, as the client named it */
+    bool pending;          /* cached by the request being resolved, not yet committed */
+} slot;
+
+struct nnd_burst {
+    nnd_session *s;
+    uint64_t model;
+    slot *slots;
+    size_t n, cap;
+};
+
+static nnd_burst_stats stats;
+
+nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model) {
+    nnd_burst *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->s = s;
+    b->model = model;
+    stats.bursts++;
+    return b;
+}
+
+uint64_t nnd_burst_model(const nnd_burst *b) {
+    return b->model;
+}
+
+static slot *find(nnd_burst *b, uint64_t id) {
+    for (size_t i = 0; i < b->n; i++)
+        if (b->slots[i].id == id) return &b->slots[i];
+    return NULL;
+}
+
+static void drop(nnd_burst *b, slot *sl) {
+    nnd_pool_release(&sl->pool);
+    *sl = b->slots[--b->n];
+    b->s->burst_slots--;
+    stats.slots--;
+}
+
+void nnd_burst_free(void *p) {
+    nnd_burst *b = p;
+    while (b->n)
+        drop(b, &b->slots[b->n - 1]);
+    free(b->slots);
+    free(b);
+    stats.bursts--;
+}
+
+void nnd_burst_commit(nnd_burst *b) {
+    for (size_t i = 0; i < b->n; i++)
+        b->slots[i].pending = false;
+}
+
+void nnd_burst_rollback(nnd_burst *b) {
+    for (size_t i = b->n; i-- > 0;)
+        if (b->slots[i].pending) drop(b, &b->slots[i]);
+}
+
+size_t nnd_burst_forget(nnd_burst *b, const uint64_t *ids, size_t n) {
+    size_t dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        slot *sl = find(b, ids[i]);
+        if (sl) {
+            drop(b, sl);
+            dropped++;
+        }
+    }
+    return dropped;
+}
+
+void nnd_burst_stats_get(nnd_burst_stats *out) {
+    *out = stats;
+}
+
+static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A pool that names a cached slot. */
+static nnd_status use_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t index, nnd_pool *out,
+                           char *err, size_t errlen) {
+    unsigned long long id = (unsigned long long)mp->slot;
+    if (!id)
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "pool %u names burst slot 0; slots are numbered from 1", index);
+    slot *sl = find(b, mp->slot);
+    if (!sl)
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "pool %u names burst slot %llu, which this burst has not cached (send the "
+                    "memory's fd with slot %llu first)",
+                    index, id, id);
+    if (nnd_pool_damaged(&sl->pool))
+        return fail(err, errlen, NND_GENERAL_FAILURE,
+                    "pool %u: the memory of burst slot %llu shrank under an earlier execution; "
+                    "forget the slot or send its memory again",
+                    index, id);
+    nnd_pool_share(&sl->pool, out);
+    stats.slot_hits++;
+    return NND_OK;
+}
+
+/* A pool that carries an fd to cache as slot mp->slot. */
+static nnd_status cache_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t index,
+                             nnd_frame_in *in, nnd_pool *out, char *err, size_t errlen) {
+    unsigned long long id = (unsigned long long)mp->slot;
+    if (mp->kind != NND__POOL_KIND__POOL_MEMFD && mp->kind != NND__POOL_KIND__POOL_MMAP_FD)
+        return fail(err, errlen, NND_INVALID_ARGUMENT,
+                    "pool %u: only memfd and mmap_fd pools can be cached as burst slots (slot "
+                    "%llu on a pool of kind %d)",
+                    index, id, (int)mp->kind);
+    slot *sl = find(b, mp->slot);
+    if (!sl && b->n >= NND_BURST_MAX_SLOTS)
+        return fail(err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+                    "pool %u: this burst already caches %d slots, the most it may; forget some "
+                    "before caching slot %llu",
+                    index, NND_BURST_MAX_SLOTS, id);
+    if (!sl && b->s->burst_slots >= NND_SESSION_MAX_BURST_SLOTS)
+        return fail(err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+                    "pool %u: this connection's bursts already cache %d slots, the most it may; "
+                    "forget some before caching slot %llu",
+                    index, NND_SESSION_MAX_BURST_SLOTS, id);
+    nnd_pool p;
+    /* No LRU cache: a slot's mapping is its own, and forgetting the slot unmaps it. */
+    nnd_status st = nnd_pool_map(mp, index, in, false, NULL, &p, err, errlen);
+    if (st != NND_OK) return st;
+    if (sl && !nnd_pool_damaged(&sl->pool)) {
+        bool same = sl->pool.dev == p.dev && sl->pool.ino == p.ino && sl->offset == mp->offset &&
+                    sl->size == mp->size;
+        nnd_pool_release(&p);
+        if (!same)
+            return fail(err, errlen, NND_INVALID_ARGUMENT,
+                        "pool %u: burst slot %llu already caches another memory (a different "
+                        "file or range); forget the slot before reusing its number",
+                        index, id);
+        nnd_pool_share(&sl->pool, out); /* sent again: keep the mapping already made */
+        return NND_OK;
+    }
+    if (sl) {
+        nnd_pool_release(&sl->pool); /* damaged: the memory sent now replaces it */
+    } else {
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? b->cap * 2 : 4;
+            slot *s = realloc(b->slots, cap * sizeof *s);
+            if (!s) {
+                nnd_pool_release(&p);
+                return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory caching slot %llu",
+                            id);
+            }
+            b->slots = s;
+            b->cap = cap;
+        }
+        sl = &b->slots[b->n++];
+        sl->id = mp->slot;
+        sl->pending = true;
+        b->s->burst_slots++;
+        stats.slots++;
+    }
+    sl->pool = p;
+    sl->offset = mp->offset;
+    sl->size = mp->size;
+    stats.slot_maps++;
+    nnd_pool_share(&sl->pool, out);
+    return NND_OK;
+}
+
+nnd_status nnd_burst_map_pools(nnd_burst *b, const Nnd__ExecutionRequest *r, nnd_frame_in *in,
+                               nnd_pool *out, char *err, size_t errlen) {
+    nnd_session *s = b->s;
+    for (size_t i = 0; i < r->n_pools; i++) {
+        const Nnd__MemoryPool *mp = r->pools[i];
+        uint32_t index = (uint32_t)i;
+        nnd_status st;
+        if (!mp) {
+            st = fail(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+        } else if (mp->kind == NND__POOL_KIND__POOL_BURST_SLOT) {
+            st = use_slot(b, mp, index, &out[i], err, errlen);
+        } else if (mp->slot) {
+            st = cache_slot(b, mp, index, in, &out[i], err, errlen);
+        } else {
+            if (!s->pool_cache) s->pool_cache = nnd_pool_cache_create();
+            st = nnd_pool_map(mp, index, in, false, s->pool_cache, &out[i], err, errlen);
+        }
+        if (st != NND_OK) {
+            nnd_pools_release(out, i);
+            nnd_burst_rollback(b);
+            return st;
+        }
+    }
+    return NND_OK;
+}

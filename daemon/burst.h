@@ -1,0 +1,71 @@
+/* burst: ConfigureBurst's objects and the memory slots they cache for BurstExecute.
+ *
+ * Contract:
+ * - A burst is a session object (NND_OBJ_BURST) tied by handle to one prepared model of
+ *   the same session. It does not keep the model alive: once the model is released, the
+ *   burst's executions are refused (dispatch.c).
+ * - Slots are client-numbered (non-zero) mappings of client memory kept across
+ *   executions, so that later executions name them (POOL_BURST_SLOT) instead of passing
+ *   fds that the daemon maps again. nnd_burst_map_pools() resolves a BurstExecute's pools
+ *   into out[] (views the caller releases; slots keep their own):
+ *     POOL_BURST_SLOT, slot N    the mapping cached as N. N not cached (or 0):
+ *                                INVALID_ARGUMENT.
+ *                                Its memory shrank under an earlier execution (the
+ *                                mapping is damaged, pool.h): GENERAL_FAILURE until N is
+ *                                forgotten or its memory sent again.
+ *     memfd or mmap_fd, slot N   mapped once (pool.h, outside the connection's LRU cache)
+ *                                and cached as N. If N is cached already, the same file
+ *                                range (device, inode, offset, size) reuses that mapping
+ *                                and another memory is refused (INVALID_ARGUMENT: forget
+ *                                N first), unless N is damaged: the new memory replaces it.
+ *     any pool with slot 0       mapped as Execute maps it, for this execution only.
+ *     other kinds with slot N    INVALID_ARGUMENT (a dma-buf brackets each use with CPU
+ *                                access syncs; a driver buffer is named by its token).
+ *   A burst caches at most NND_BURST_MAX_SLOTS slots and a connection at most
+ *   NND_SESSION_MAX_BURST_SLOTS over all its bursts: RESOURCE_EXHAUSTED_TRANSIENT beyond.
+ * - All or nothing: the slots a request cached stay when nnd_burst_commit() follows, and
+ *   nnd_burst_rollback() drops them (the request was refused before it ran). On failure
+ *   nnd_burst_map_pools() itself rolls back and holds no view.
+ * - nnd_burst_forget() drops the named slots and ignores unknown ones, so that a client
+ *   may forget slots it is not sure were cached. nnd_burst_free() (the session's free
+ *   function) drops every slot. A dropped slot's mapping lives on while an execution
+ *   using it runs, then is unmapped.
+ * - Loop thread only.
+ */
+#ifndef NND_BURST_H
+#define NND_BURST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "frame.h"
+#include "pool.h"
+#include "session.h"
+
+#define NND_BURST_MAX_SLOTS         64
+#define NND_SESSION_MAX_BURST_SLOTS 1024
+
+typedef struct nnd_burst nnd_burst;
+
+/* A burst of session s for the prepared model named `model`; NULL when out of memory. */
+nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model);
+void nnd_burst_free(void *burst);
+/* The handle of the prepared model the burst runs. */
+uint64_t nnd_burst_model(const nnd_burst *b);
+
+nnd_status nnd_burst_map_pools(nnd_burst *b, const Nnd__ExecutionRequest *r, nnd_frame_in *in,
+                               nnd_pool *out, char *err, size_t errlen);
+void nnd_burst_commit(nnd_burst *b);
+void nnd_burst_rollback(nnd_burst *b);
+/* Returns how many of the n slots were cached (and are dropped now). */
+size_t nnd_burst_forget(nnd_burst *b, const uint64_t *slots, size_t n);
+
+/* Daemon-wide: bursts and slots live now, slots mapped and slot uses resolved from the
+ * cache since startup. */
+typedef struct nnd_burst_stats {
+    uint64_t bursts, slots, slot_maps, slot_hits;
+} nnd_burst_stats;
+void nnd_burst_stats_get(nnd_burst_stats *out);
+
+#endif
