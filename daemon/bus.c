@@ -25,8 +25,9 @@ struct nnd_bus {
 
 static int bind_private(int sock, const char *url, char *err, size_t errlen) {
     if (nn_bind(sock, url) < 0) {
-        snprintf(err, errlen, "cannot bind %s: %s", url, nn_strerror(nn_errno()));
-        return -1;
+        int e = nn_errno();
+        snprintf(err, errlen, "cannot bind %s: %s", url, nn_strerror(e));
+        return -e;
     }
     /* The state directory is 0700 already; the mode keeps the socket private if not. */
     const char *path = url + strlen("ipc://");
@@ -82,20 +83,22 @@ nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin
     b->ctx = ctx;
     b->rep = nn_socket(AF_SP, NN_REP);
     b->pub = nn_socket(AF_SP, NN_PUB);
-    int fd = -1;
+    int fd = -1, e = EIO, rc;
     size_t fdlen = sizeof fd;
     if (b->rep < 0 || b->pub < 0) {
         snprintf(err, errlen, "cannot create nanomsg sockets: %s", nn_strerror(nn_errno()));
         goto fail;
     }
-    if (bind_private(b->rep, admin_url, err, errlen) < 0 ||
-        bind_private(b->pub, events_url, err, errlen) < 0)
+    if ((rc = bind_private(b->rep, admin_url, err, errlen)) < 0 ||
+        (rc = bind_private(b->pub, events_url, err, errlen)) < 0) {
+        e = -rc;
         goto fail;
+    }
     if (nn_getsockopt(b->rep, NN_SOL_SOCKET, NN_RCVFD, &fd, &fdlen) < 0) {
         snprintf(err, errlen, "cannot get the admin socket's fd: %s", nn_strerror(nn_errno()));
         goto fail;
     }
-    int rc = uv_poll_init(loop, &b->poll, fd);
+    rc = uv_poll_init(loop, &b->poll, fd);
     if (rc < 0) {
         snprintf(err, errlen, "cannot poll the admin socket: %s", uv_strerror(rc));
         goto fail;
@@ -107,6 +110,7 @@ fail:
     if (b->rep >= 0) nn_close(b->rep);
     if (b->pub >= 0) nn_close(b->pub);
     free(b);
+    errno = e;
     return NULL;
 }
 

@@ -13,7 +13,8 @@
  *   datagrams keep their boundaries, so one bad frame cannot desynchronize the stream.
  * - Replies go out with MSG_DONTWAIT; what the socket will not take waits in a
  *   per-connection outbox, flushed when writable. Past NND_OUTBOX_MAX_FRAMES frames or
- *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped.
+ *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped (a warning, a "dropped" event,
+ *   counted by nnd_server_dropped()): a client that never reads costs bounded memory.
  * - On disconnect the session is cleared: everything it owns is released.
  * - nnd_server_stop() stops accepting, closes every connection, removes the socket file
  *   (if it is still ours); the server is freed once libuv has closed its handles.
@@ -22,6 +23,7 @@
 #define NND_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "daemon.h"
 #include "session.h"
@@ -35,6 +37,7 @@ nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen);
 void nnd_server_stop(nnd_server *s);
 
 size_t nnd_server_connections(const nnd_server *s);
+uint64_t nnd_server_dropped(const nnd_server *s);
 /* Calls fn for every live session, oldest first. */
 void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx);
 
