@@ -436,17 +436,25 @@ static void still_serving(const nnd_test_daemon *d, const char *dir, uint32_t n,
     nnd_client_close(c);
 }
 
+/* Starts d with its warnings in <work>/<name>.log; <work>/<name> is a cache directory. */
+static void start_warning(nnd_test_daemon *d, const char *name, nnd_test_daemon_opts *o,
+                          char log[512], char dir[512]) {
+    static const char *const args[] = {"--log-level", "warn", NULL};
+    snprintf(log, 512, "%s/%s.log", work, name);
+    snprintf(dir, 512, "%s/%s", work, name);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    o->log_path = log;
+    if (!o->extra_args) o->extra_args = args;
+    assert_int_equal(nnd_test_daemon_start_opts(d, o), 0);
+}
+
 static void test_state_dir_full_at_start(void **state) {
     (void)state;
     char log[512], dir[512];
-    path_in_work(log, sizeof log, "full-start.log");
-    path_in_work(dir, sizeof dir, "full-start");
-    assert_int_equal(mkdir(dir, 0755), 0);
     /* 16 KiB per file: the index cannot even write its tables. The log stays far smaller. */
-    const char *args[] = {"--log-level", "warn", NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .log_path = log, .max_file_bytes = 16384};
+    nnd_test_daemon_opts o = {.max_file_bytes = 16384};
     nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    start_warning(&d, "full-start", &o, log, dir);
     assert_int_equal(wait_in_file(log, "compilation caching is off", 1), 1);
     cJSON *st = obs_admin(d.state_dir, "status");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(st, "cache");
@@ -468,13 +476,9 @@ static void test_state_dir_full_at_start(void **state) {
 static void test_state_dir_fills_later(void **state) {
     (void)state;
     char log[512], dir[512];
-    path_in_work(log, sizeof log, "full-later.log");
-    path_in_work(dir, sizeof dir, "full-later");
-    assert_int_equal(mkdir(dir, 0755), 0);
-    const char *args[] = {"--log-level", "warn", NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .log_path = log};
+    nnd_test_daemon_opts o = {0};
     nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    start_warning(&d, "full-later", &o, log, dir);
     obs_events *ev_off = obs_events_start(&d, "cache_disabled");
     assert_non_null(ev_off);
     /* A first model is cached everywhere while there is room. */
@@ -527,15 +531,12 @@ static void test_state_dir_read_only(void **state) {
         skip();
     }
     char log[512], dir[512], ro[512];
-    path_in_work(log, sizeof log, "read-only.log");
-    path_in_work(dir, sizeof dir, "read-only-cache");
     path_in_work(ro, sizeof ro, "read-only-state");
-    assert_int_equal(mkdir(dir, 0755), 0);
     assert_int_equal(mkdir(ro, 0755), 0); /* root's: uid 65534 may read it, not write it */
     const char *args[] = {"--state-dir", ro, NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .log_path = log, .uid = 65534};
+    nnd_test_daemon_opts o = {.extra_args = args, .uid = 65534};
     nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    start_warning(&d, "read-only", &o, log, dir);
     assert_int_equal(wait_in_file(log, "compilation caching is off", 1), 1);
     assert_int_equal(wait_in_file(log, "admin and event bus off", 1), 1);
     still_serving(&d, dir, 4096, 3.0f);
