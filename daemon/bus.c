@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nanomsg/nn.h>
 #include <nanomsg/pubsub.h>
@@ -72,6 +73,13 @@ nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin
     if (!nnd_admin_url(state_dir, admin_url, sizeof admin_url) ||
         !nnd_events_url(state_dir, events_url, sizeof events_url)) {
         snprintf(err, errlen, "state directory path too long: %s", state_dir);
+        return NULL;
+    }
+    /* nanomsg leaks an endpoint whose bind fails: ask the directory first. */
+    if (access(state_dir, W_OK | X_OK) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot make the bus sockets in %s: %s", state_dir, strerror(e));
+        errno = e;
         return NULL;
     }
     nnd_bus *b = calloc(1, sizeof *b);

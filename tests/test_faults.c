@@ -233,9 +233,13 @@ static int victim(const nnd_test_daemon *d, int ready_fd) {
     if (ready_fd < 0) {
         int st = nnd_client_execute(c, h, &req.req, &fd, 1, false, 0, NULL, err, sizeof err);
         nnd_client_close(c);
-        if (st == 0 && f[3 * SLOW_LEN - 1] == 1 + SLOW_OPS) return 0;
-        fprintf(stderr, "victim: status %d (%s), out %g\n", st, err, f[3 * SLOW_LEN - 1]);
-        return 4;
+        bool right = st == 0 && f[3 * SLOW_LEN - 1] == 1 + SLOW_OPS;
+        if (!right)
+            fprintf(stderr, "victim: status %d (%s), out %g\n", st, err, f[3 * SLOW_LEN - 1]);
+        munmap(f, 3 * bytes);
+        close(fd);
+        qos_chain_free(&slow);
+        return right ? 0 : 4;
     }
     int gate = eventfd(0, EFD_CLOEXEC), sync_fd;
     if (nnd_client_execute_fenced(c, h, &req.req, &fd, 1, &gate, 1, NULL, 0, &ex, &sync_fd, err,
@@ -317,7 +321,7 @@ static void test_client_killed(void **state) {
     assert_int_equal(after.memfd_maps, before.memfd_maps);
     /* The victim's memory was a few MiB (pool mappings, temporaries, the buffer, 42 jobs);
      * what the allocator keeps after freeing it must stay well under that. */
-    assert_true(after.rss_kib <= before.rss_kib + 2048);
+    assert_true(!OBS_RSS_MEANINGFUL || after.rss_kib <= before.rss_kib + 2048);
     assert_int_equal(nnd_test_daemon_stop(&d), 0);
 }
 
@@ -396,7 +400,7 @@ static void test_slow_client_dropped(void **state) {
     assert_true(ok_during > 0);
     /* The outbox holds at most NND_OUTBOX_MAX_FRAMES (4096) small replies: well under 16 MiB
      * however long the client keeps sending. */
-    assert_true(peak - rss0 < 16 * 1024);
+    assert_true(!OBS_RSS_MEANINGFUL || peak - rss0 < 16 * 1024);
     close(s);
     close(pool);
     obs_events_stop(ev_dropped);
