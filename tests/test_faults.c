@@ -144,6 +144,8 @@ typedef struct figures {
 
 static figures settle(const nnd_test_daemon *d) {
     assert_int_equal(wait_status(d, "connections", 0), 0);
+    assert_int_equal(wait_status(d, "prepared_models", 0), 0);
+    assert_int_equal(wait_status(d, "buffers", 0), 0);
     sleep_ms(50); /* the loop finishes closing what it released */
     figures f = {obs_rss_kib(d->pid), wire_count_fds(d->pid), obs_memfd_maps(d->pid)};
     assert_true(f.rss_kib > 0 && f.fds > 0 && f.memfd_maps >= 0);

@@ -273,7 +273,10 @@ typedef struct figures {
 static int settle(const nnd_test_daemon *d, figures *f) {
     for (int i = 0; i < 1000 && obs_status_num(d->state_dir, "connections") != 0; i++)
         usleep(10000);
-    if (obs_status_num(d->state_dir, "connections") != 0) return -1;
+    if (obs_status_num(d->state_dir, "connections") != 0 ||
+        obs_status_num(d->state_dir, "prepared_models") != 0 ||
+        obs_status_num(d->state_dir, "scheduler.running") != 0)
+        return -1;
     usleep(100000);
     *f = (figures){obs_rss_kib(d->pid), wire_count_fds(d->pid), obs_memfd_maps(d->pid)};
     return 0;
@@ -300,7 +303,7 @@ int main(int argc, char **argv) {
     }
     if (!failed && round_of(&d, n, m, true) != 0) failed = 1;
     if (!failed && settle(&d, &after) < 0) {
-        fprintf(stderr, "test_load: clients still connected after the round\n");
+        fprintf(stderr, "test_load: clients, models or executions left after the round\n");
         failed = 1;
     }
     if (!failed) {
