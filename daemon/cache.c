@@ -263,8 +263,8 @@ static void store_done(uv_work_t *req, int status) {
     nnd_cache_ref *e = j->e;
     nnd_cache *c = e->cache;
     char err[256];
-    if (!e->listed) {
-        /* Purged or evicted while it was being written. */
+    if (!e->listed || c->disk_off) {
+        /* Purged or evicted while it was being written, or the disk side went off. */
         if (status == 0 && j->rc == 0) nnd_store_remove(c->store_dir, e->key);
     } else if (status == 0 && j->rc == 0) {
         int64_t now = realtime_ns();
