@@ -6,6 +6,7 @@
  * the admin and event bus), with a warning each, never the service to clients. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,8 @@ static int parse_bytes(const char *s, uint64_t *out) {
     *out = (uint64_t)v << shift;
     return 0;
 }
+
+#define NND_MMAP_THRESHOLD (1 << 20)
 
 static nnd_daemon daemon_state;
 static uv_signal_t sig_int, sig_term;
@@ -244,6 +247,10 @@ int main(int argc, char **argv) {
 
     signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
     signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the write (EFBIG), not the daemon */
+    /* What clients' objects held goes back to the system when they go: blocks of a MiB or
+     * more (buffers, tensors, serialized models) are mapped and unmapped, never kept by
+     * glibc's adaptive threshold, which would keep a freed buffer's size in the heap. */
+    mallopt(M_MMAP_THRESHOLD, NND_MMAP_THRESHOLD);
     raise_fd_limit();
     int rc = make_socket_dir(socket_path);
     if (rc < 0) {
