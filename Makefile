@@ -8,7 +8,7 @@ SANITIZE ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=$(SANITIZE)
 
-.PHONY: all deps configure run test leakcheck bench fuzz format clean
+.PHONY: all deps configure run test leakcheck soak bench fuzz format clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -30,6 +30,11 @@ test: deps all
 leakcheck: deps
 	$(MAKE) --no-print-directory all SANITIZE=address,undefined BUILD=build-sanitize
 	./scripts/leakcheck.sh --build-dir build-sanitize --jobs $(JOBS)
+
+# The load test at full size: 64 clients x 10000 executions, every result checked, the
+# daemon back at its baseline afterwards (make test runs it at 64 x 100).
+soak: deps all
+	./$(BUILD)/test_load 64 10000
 
 bench: deps all
 	./$(BUILD)/nnd-bench

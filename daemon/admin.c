@@ -63,6 +63,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddStringToObject(reply, "version", NND_VERSION);
         nnd_json_add_u64(reply, "uptime_s", (nnd_now_ns() - d->start_ns) / 1000000000ull);
         cJSON_AddNumberToObject(reply, "connections", (double)nnd_server_connections(d->server));
+        nnd_json_add_u64(reply, "connections_dropped", nnd_server_dropped(d->server));
         cJSON_AddNumberToObject(reply, "prepared_models", (double)t.prepared);
         nnd_json_add_u64(reply, "executions", d->executions);
         uint64_t buffers, buffer_bytes; /* live driver buffers, released or not */
@@ -81,7 +82,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddNumberToObject(reply, "pid", getpid());
         cJSON_AddStringToObject(reply, "socket", d->socket_path);
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);
-        nnd_cache_status(d->cache, reply);
+        nnd_cache_status(d->cache, d->cache_off, reply);
         cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
         cJSON_AddItemToObject(reply, "scheduler", nnd_qos_status(d));
         cJSON_AddItemToObject(reply, "quotas", nnd_quota_status(d->quota));

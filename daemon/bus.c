@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nanomsg/nn.h>
 #include <nanomsg/pubsub.h>
@@ -25,8 +26,9 @@ struct nnd_bus {
 
 static int bind_private(int sock, const char *url, char *err, size_t errlen) {
     if (nn_bind(sock, url) < 0) {
-        snprintf(err, errlen, "cannot bind %s: %s", url, nn_strerror(nn_errno()));
-        return -1;
+        int e = nn_errno();
+        snprintf(err, errlen, "cannot bind %s: %s", url, nn_strerror(e));
+        return -e;
     }
     /* The state directory is 0700 already; the mode keeps the socket private if not. */
     const char *path = url + strlen("ipc://");
@@ -73,6 +75,13 @@ nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin
         snprintf(err, errlen, "state directory path too long: %s", state_dir);
         return NULL;
     }
+    /* nanomsg leaks an endpoint whose bind fails: ask the directory first. */
+    if (access(state_dir, W_OK | X_OK) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot make the bus sockets in %s: %s", state_dir, strerror(e));
+        errno = e;
+        return NULL;
+    }
     nnd_bus *b = calloc(1, sizeof *b);
     if (!b) {
         snprintf(err, errlen, "out of memory");
@@ -82,20 +91,22 @@ nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin
     b->ctx = ctx;
     b->rep = nn_socket(AF_SP, NN_REP);
     b->pub = nn_socket(AF_SP, NN_PUB);
-    int fd = -1;
+    int fd = -1, e = EIO, rc;
     size_t fdlen = sizeof fd;
     if (b->rep < 0 || b->pub < 0) {
         snprintf(err, errlen, "cannot create nanomsg sockets: %s", nn_strerror(nn_errno()));
         goto fail;
     }
-    if (bind_private(b->rep, admin_url, err, errlen) < 0 ||
-        bind_private(b->pub, events_url, err, errlen) < 0)
+    if ((rc = bind_private(b->rep, admin_url, err, errlen)) < 0 ||
+        (rc = bind_private(b->pub, events_url, err, errlen)) < 0) {
+        e = -rc;
         goto fail;
+    }
     if (nn_getsockopt(b->rep, NN_SOL_SOCKET, NN_RCVFD, &fd, &fdlen) < 0) {
         snprintf(err, errlen, "cannot get the admin socket's fd: %s", nn_strerror(nn_errno()));
         goto fail;
     }
-    int rc = uv_poll_init(loop, &b->poll, fd);
+    rc = uv_poll_init(loop, &b->poll, fd);
     if (rc < 0) {
         snprintf(err, errlen, "cannot poll the admin socket: %s", uv_strerror(rc));
         goto fail;
@@ -107,6 +118,7 @@ fail:
     if (b->rep >= 0) nn_close(b->rep);
     if (b->pub >= 0) nn_close(b->pub);
     free(b);
+    errno = e;
     return NULL;
 }
 

@@ -29,6 +29,7 @@ typedef struct nnd_bus nnd_bus;
 /* Builds the reply to one admin request (req is NULL when the text was not JSON). */
 typedef cJSON *(*nnd_admin_fn)(void *ctx, const cJSON *req);
 
+/* NULL on failure with err and errno set (EADDRINUSE: another daemon's bus is bound there). */
 nnd_bus *nnd_bus_open(uv_loop_t *loop, const char *state_dir, nnd_admin_fn admin, void *ctx,
                       char *err, size_t errlen);
 void nnd_bus_close(nnd_bus *b);

@@ -40,6 +40,7 @@ typedef struct counters {
     uint64_t hits, misses, rejected;        /* client caches */
     uint64_t content_hits, content_misses;  /* the content cache */
     uint64_t evicted, stored, store_errors; /* stored: client cache files written */
+    uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
     uint64_t invalidated_at_start;
 } counters;
 
@@ -55,6 +56,8 @@ struct nnd_cache {
     uint64_t memory_bytes; /* of listed entries */
     size_t memory_models;
     counters n;
+    bool disk_off; /* a write to the state directory failed: write nothing more there */
+    char disk_off_reason[300];
 };
 
 static int64_t realtime_ns(void) {
@@ -90,6 +93,20 @@ static cJSON *event(const nnd_cache *c, const char *name, const nnd_session *s,
 
 static void publish(nnd_cache *c, cJSON *ev) {
     nnd_bus_publish(c->d->bus, ev);
+}
+
+/* A write to the state directory failed (full, read-only, gone): one warning, one event,
+ * and no more writes there, so that a full disk costs the cache and not every prepare. */
+static void disk_failed(nnd_cache *c, const char *why) {
+    if (c->disk_off) return;
+    c->disk_off = true;
+    snprintf(c->disk_off_reason, sizeof c->disk_off_reason, "%s", why);
+    nnd_log_warn("compilation cache: writing to the state directory %s failed (%s); caching on "
+                 "disk is off until restart, serving goes on",
+                 c->d->state_dir, why);
+    cJSON *ev = event(c, "cache_disabled", NULL, NULL);
+    if (ev) cJSON_AddStringToObject(ev, "reason", why);
+    publish(c, ev);
 }
 
 /* ---- the table and LRU ----------------------------------------------------------------- */
@@ -221,14 +238,14 @@ static int pick_victim(const nnd_content_row *row, void *ctx) {
 /* Deletes least recently used store entries until the store fits its cap. */
 static void evict_store(nnd_cache *c) {
     int64_t rows, bytes;
-    if (nnd_index_content_totals(c->index, &rows, &bytes) < 0) return;
+    if (c->disk_off || nnd_index_content_totals(c->index, &rows, &bytes) < 0) return;
     victims v = {.excess = bytes - (int64_t)c->max_bytes};
     char err[256];
     if (v.excess > 0) nnd_index_content_foreach(c->index, pick_victim, &v, err, sizeof err);
     for (size_t i = 0; i < v.n; i++) {
         if (nnd_index_content_delete(c->index, v.rows[i].hash, err, sizeof err) < 0) {
-            nnd_log_warn("%s", err);
-            continue;
+            disk_failed(c, err);
+            break;
         }
         nnd_store_remove(c->store_dir, v.rows[i].hash);
         cJSON *ev = event(c, "cache_evicted", NULL, v.rows[i].hash);
@@ -247,8 +264,8 @@ static void store_done(uv_work_t *req, int status) {
     nnd_cache_ref *e = j->e;
     nnd_cache *c = e->cache;
     char err[256];
-    if (!e->listed) {
-        /* Purged or evicted while it was being written. */
+    if (!e->listed || c->disk_off) {
+        /* Purged or evicted while it was being written, or the disk side went off. */
         if (status == 0 && j->rc == 0) nnd_store_remove(c->store_dir, e->key);
     } else if (status == 0 && j->rc == 0) {
         int64_t now = realtime_ns();
@@ -259,13 +276,14 @@ static void store_done(uv_work_t *req, int status) {
                                .last_used_ns = now};
         memcpy(row.hash, e->key, NND_HASH_LEN);
         if (nnd_index_content_put(c->index, &row, err, sizeof err) < 0) {
-            nnd_log_warn("%s", err);
+            disk_failed(c, err);
             nnd_store_remove(c->store_dir, e->key);
         } else {
             evict_store(c);
         }
     } else {
-        nnd_log_warn("content store: %s", status ? uv_strerror(status) : j->err);
+        if (status) snprintf(err, sizeof err, "content store: %s", uv_strerror(status));
+        disk_failed(c, status ? err : j->err);
     }
     e->storing = false;
     free(j);
@@ -274,15 +292,16 @@ static void store_done(uv_work_t *req, int status) {
 
 /* Records a use of e in the store: a new row (written off the loop thread) or a touch. */
 static void store_use(nnd_cache *c, nnd_cache_ref *e) {
-    if (!c->max_bytes || e->storing) return;
+    if (!c->max_bytes || e->storing || c->disk_off) return;
     char err[256];
     nnd_content_row row;
     int have = nnd_index_content_get(c->index, e->key, &row, err, sizeof err);
     if (have > 0) {
         /* Each touch is an fsync'd transaction: LRU order needs no finer grain. */
         int64_t now = realtime_ns();
-        if (now - row.last_used_ns >= NND_CACHE_TOUCH_NS)
-            nnd_index_content_touch(c->index, e->key, now, err, sizeof err);
+        if (now - row.last_used_ns >= NND_CACHE_TOUCH_NS &&
+            nnd_index_content_touch(c->index, e->key, now, err, sizeof err) < 0)
+            disk_failed(c, err);
         return;
     }
     if (have < 0 || e->bytes > c->max_bytes) return;
@@ -386,12 +405,20 @@ static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t 
     memcpy(row.hash, key, NND_HASH_LEN);
     int fds[2] = {model_fd, data_fd}, written = 0, rc;
     uint64_t size;
+    if (c->disk_off) {
+        c->n.saves_skipped++; /* said once, when the disk side went off */
+        return;
+    }
     if (nnd_cachefile_size(model_fd, &size) < 0 || nnd_cachefile_size(data_fd, &size) < 0) {
         errf(err, sizeof err, "cache fds must be regular files");
         goto fail;
     }
-    if (nnd_index_token_put(c->index, (uint32_t)s->uid, token, &row, &written, err, sizeof err) < 0)
-        goto fail;
+    rc = nnd_index_token_put(c->index, (uint32_t)s->uid, token, &row, &written, err, sizeof err);
+    if (rc < 0) { /* the state directory's fault, not the client's */
+        c->n.store_errors++;
+        disk_failed(c, err);
+        return;
+    }
     rc = nnd_cachefile_lock(fds, 2, true, NND_CACHE_LOCK_TIMEOUT_MS);
     if (rc < 0) {
         errf(err, sizeof err, "cache files are locked by someone else: %s", strerror(-rc));
@@ -625,10 +652,15 @@ void nnd_cache_close(nnd_cache *c) {
 
 /* ---- admin ----------------------------------------------------------------------------- */
 
-void nnd_cache_status(nnd_cache *c, cJSON *reply) {
+void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply) {
     cJSON *o = cJSON_AddObjectToObject(reply, "cache");
     if (!o) return;
     cJSON_AddBoolToObject(o, "enabled", c != NULL);
+    cJSON_AddBoolToObject(o, "disk", c && !c->disk_off);
+    if (!c || c->disk_off) {
+        const char *why = c ? c->disk_off_reason : off_reason;
+        cJSON_AddStringToObject(o, "disabled_reason", why ? why : "");
+    }
     if (!c) return;
     cJSON_AddStringToObject(o, "build_id", c->build_id);
     nnd_json_add_u64(o, "hits", c->n.hits);
@@ -639,6 +671,7 @@ void nnd_cache_status(nnd_cache *c, cJSON *reply) {
     nnd_json_add_u64(o, "evicted", c->n.evicted);
     nnd_json_add_u64(o, "stored", c->n.stored);
     nnd_json_add_u64(o, "store_errors", c->n.store_errors);
+    nnd_json_add_u64(o, "saves_skipped", c->n.saves_skipped);
     nnd_json_add_u64(o, "invalidated_at_start", c->n.invalidated_at_start);
     int64_t tokens = nnd_index_token_count(c->index), rows = 0, bytes = 0;
     nnd_index_content_totals(c->index, &rows, &bytes);

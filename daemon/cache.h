@@ -23,9 +23,17 @@
  *   input) and prepare. Any failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
  *   err and a cache_rejected event naming the reason (the event also tells a foreign uid
  *   from an unknown token; the client is told only "unknown token").
+ * - A full or read-only state directory costs the cache, never a prepare: the first
+ *   failed write to it (an index row, a store file) turns the disk side off until restart,
+ *   with one warning and a cache_disabled event. From then on nothing is written there (no
+ *   index rows, store files or client cache saves); the content cache goes on in memory and
+ *   client caches saved before still load. A client's own cache file that cannot be
+ *   written costs only that save (a warning each time), as in NNAPI.
  * - Events: cache_hit, cache_miss (source "client" or "content"), cache_rejected
- *   (reason), cache_evicted (tier "memory" or "store"). nnd_cache_status() adds counters
- *   to the admin status; nnd_cache_list() and nnd_cache_purge() serve `nndctl cache`.
+ *   (reason), cache_evicted (tier "memory" or "store"), cache_disabled (reason).
+ *   nnd_cache_status() adds counters to the admin status ("enabled", "disk" and, when
+ *   either is off, "disabled_reason"; off_reason says why c is NULL);
+ *   nnd_cache_list() and nnd_cache_purge() serve `nndctl cache`.
  * - Loop thread only. nnd_cache_close() after the loop has stopped and every session has
  *   released its references.
  * - Test hook: NND_TEST_CACHE_WRITE_STALL=<bytes> in the environment makes client cache
@@ -73,7 +81,7 @@ const nnd_prepared *nnd_cache_ref_prepared(const nnd_cache_ref *r);
 void nnd_cache_unref(nnd_cache_ref *r);
 
 /* Adds a "cache" object to an admin status reply. */
-void nnd_cache_status(nnd_cache *c, cJSON *reply);
+void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply);
 cJSON *nnd_cache_list(nnd_cache *c);
 cJSON *nnd_cache_purge(nnd_cache *c);
 

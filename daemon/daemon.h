@@ -31,6 +31,7 @@ typedef struct nnd_daemon {
     struct nnd_server *server;       /* client connections */
     struct nnd_bus *bus;             /* admin REP and event PUB; NULL when not open */
     struct nnd_cache *cache;         /* compilation caching; NULL when off */
+    const char *cache_off;           /* why cache is NULL (status shows it), or NULL */
     const char *extensions_dir;      /* vendor extension plugins (extensions.h) */
     const char *allowlist_path;      /* --extensions-allowlist; NULL: nobody allowed */
     struct nnd_allowlist *allowlist; /* parsed allowlist; NULL: nobody allowed */

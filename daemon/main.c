@@ -1,9 +1,12 @@
 /* main.c: the nnd daemon. Parses the command line, prepares directories, opens the client
  * socket and the bus, and runs the libuv loop until SIGINT or SIGTERM, then shuts down
  * cleanly: stop accepting, close every connection (releasing what it owns), remove the
- * socket file, close the bus, exit 0. */
+ * socket file, close the bus, exit 0.
+ * A state directory that is full, read-only or missing costs what lives there (the cache,
+ * the admin and event bus), with a warning each, never the service to clients. */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +110,8 @@ static void log_quotas(const nnd_quota_limits *l) {
     }
 }
 
+#define NND_MMAP_THRESHOLD (1 << 20)
+
 static nnd_daemon daemon_state;
 static uv_signal_t sig_int, sig_term;
 
@@ -202,6 +207,11 @@ int main(int argc, char **argv) {
     }
 
     signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
+    signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the write (EFBIG), not the daemon */
+    /* What clients' objects held goes back to the system when they go: blocks of a MiB or
+     * more (buffers, tensors, serialized models) are mapped and unmapped, never kept by
+     * glibc's adaptive threshold, which would keep a freed buffer's size in the heap. */
+    mallopt(M_MMAP_THRESHOLD, NND_MMAP_THRESHOLD);
     raise_fd_limit();
     int rc = make_socket_dir(socket_path);
     if (rc < 0) {
@@ -209,10 +219,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     rc = mkdir_p(state_dir, 0700);
-    if (rc < 0) {
-        nnd_log_error("cannot create state directory %s: %s", state_dir, strerror(-rc));
-        return 1;
-    }
+    if (rc < 0)
+        nnd_log_warn("cannot create state directory %s: %s; serving without it", state_dir,
+                     strerror(-rc));
     rc = nnd_pool_guard_install();
     if (rc < 0) {
         nnd_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));
@@ -236,8 +245,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     /* A cache that cannot open costs speed, not service: run without it. */
-    d->cache = nnd_cache_open(d, cfg.build_id, cfg.cache_max_bytes, err, sizeof err);
-    if (!d->cache) nnd_log_error("compilation caching is off: %s", err);
+    static char cache_off[sizeof err];
+    d->cache = nnd_cache_open(d, cfg.build_id, cfg.cache_max_bytes, cache_off, sizeof cache_off);
+    if (!d->cache) {
+        nnd_log_warn("compilation caching is off: %s", cache_off);
+        d->cache_off = cache_off;
+    }
     d->quota = nnd_quota_new(&cfg.quota, d);
     if (!d->quota) {
         nnd_log_error("out of memory");
@@ -259,8 +272,11 @@ int main(int argc, char **argv) {
         goto out;
     }
     d->bus = nnd_bus_open(&loop, state_dir, nnd_admin_handle, d, err, sizeof err);
-    if (!d->bus) {
-        nnd_log_error("%s", err);
+    if (!d->bus && errno != EADDRINUSE) {
+        /* An unwritable state directory: clients are served without admin and events. */
+        nnd_log_warn("admin and event bus off: %s", err);
+    } else if (!d->bus) {
+        nnd_log_error("%s (another daemon on this state directory?)", err);
         nnd_server_stop(d->server);
         d->server = NULL;
         nnd_qos_stop(d);

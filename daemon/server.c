@@ -60,6 +60,7 @@ struct nnd_server {
     conn *head, *tail;
     size_t n_conns, n_refused;
     uint64_t serial;
+    uint64_t dropped; /* connections cut off for not reading their replies */
     uint8_t buf[NND_FRAME_RECV_BUF];
     nnd_arena arena; /* where each request is unpacked; reset when it has been handled */
 };
@@ -115,8 +116,20 @@ static void flush(conn *c) {
 /* Queues a packed frame; on success the outbox owns it, on failure the caller does. */
 static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
     if (c->out_frames + 1 > NND_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > NND_OUTBOX_MAX_BYTES) {
-        nnd_log_warn("client %llu (pid %d) does not read its replies; dropping it",
-                     (unsigned long long)c->session.serial, (int)c->session.pid);
+        nnd_session *ss = &c->session;
+        nnd_log_warn("client %llu (pid %d) does not read its replies (%zu frames, %zu bytes "
+                     "waiting); dropping it",
+                     (unsigned long long)ss->serial, (int)ss->pid, c->out_frames, c->out_bytes);
+        c->srv->dropped++;
+        cJSON *ev = nnd_bus_event(c->srv->d->bus, "dropped");
+        if (ev) {
+            cJSON_AddNumberToObject(ev, "pid", ss->pid);
+            cJSON_AddNumberToObject(ev, "uid", ss->uid);
+            cJSON_AddStringToObject(ev, "reason", "does not read its replies");
+            nnd_json_add_u64(ev, "frames", c->out_frames);
+            nnd_json_add_u64(ev, "bytes", c->out_bytes);
+        }
+        nnd_bus_publish(c->srv->d->bus, ev);
         return -ENOBUFS;
     }
     outmsg *m = calloc(1, sizeof *m);
@@ -489,6 +502,10 @@ void nnd_server_stop(nnd_server *s) {
 
 size_t nnd_server_connections(const nnd_server *s) {
     return s ? s->n_conns - s->n_refused : 0;
+}
+
+uint64_t nnd_server_dropped(const nnd_server *s) {
+    return s ? s->dropped : 0;
 }
 
 void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx) {

@@ -13,7 +13,8 @@
  *   datagrams keep their boundaries, so one bad frame cannot desynchronize the stream.
  * - Replies go out with MSG_DONTWAIT; what the socket will not take waits in a
  *   per-connection outbox, flushed when writable. Past NND_OUTBOX_MAX_FRAMES frames or
- *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped.
+ *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped (a warning, a "dropped" event,
+ *   counted by nnd_server_dropped()): a client that never reads costs bounded memory.
  * - Each connection joins its app's quotas at accept (quota.h). One over
  *   quota.app.connections is refused: it stays open only to answer its first request
  *   (Hello, normally) with RESOURCE_EXHAUSTED_TRANSIENT and the quota's message, and is
@@ -27,6 +28,7 @@
 #define NND_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "daemon.h"
 #include "session.h"
@@ -41,6 +43,7 @@ void nnd_server_stop(nnd_server *s);
 
 /* Accepted connections, refused ones not counted. */
 size_t nnd_server_connections(const nnd_server *s);
+uint64_t nnd_server_dropped(const nnd_server *s);
 /* Calls fn for every live session, oldest first. */
 void nnd_server_foreach(nnd_server *s, void (*fn)(nnd_session *, void *), void *ctx);
 

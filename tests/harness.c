@@ -4,12 +4,14 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -119,6 +121,12 @@ int nnd_test_connect_raw(const nnd_test_daemon *d) {
 }
 
 int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
+    nnd_test_daemon_opts o = {.extra_args = extra_args};
+    return nnd_test_daemon_start_opts(d, &o);
+}
+
+int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o) {
+    const char *const *extra_args = o->extra_args;
     memset(d, 0, sizeof *d);
     const char *tmp = getenv("TMPDIR");
     snprintf(d->dir, sizeof d->dir, "%s/nnd-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -130,14 +138,30 @@ int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
     snprintf(d->socket_path, sizeof d->socket_path, "%s/nnd.sock", d->dir);
     snprintf(d->state_dir, sizeof d->state_dir, "%s/state", d->dir);
 
-    const char *argv[64];
+    const char *argv[72];
+    char uid_arg[32], gid_arg[32];
     int argc = 0;
+    if (o->uid > 0) {
+        /* setpriv changes credentials, which clears PR_SET_PDEATHSIG: the atexit hook and
+         * nnd_test_daemon_stop() still end it. */
+        if (chown(d->dir, (uid_t)o->uid, (gid_t)o->uid) < 0) {
+            fprintf(stderr, "harness: chown %s: %s\n", d->dir, strerror(errno));
+            rm_rf(d->dir);
+            return -1;
+        }
+        snprintf(uid_arg, sizeof uid_arg, "--reuid=%d", o->uid);
+        snprintf(gid_arg, sizeof gid_arg, "--regid=%d", o->uid);
+        argv[argc++] = "/usr/bin/setpriv";
+        argv[argc++] = uid_arg;
+        argv[argc++] = gid_arg;
+        argv[argc++] = "--clear-groups";
+    }
     argv[argc++] = NND_DAEMON_PATH;
     argv[argc++] = "--socket";
     argv[argc++] = d->socket_path;
     argv[argc++] = "--state-dir";
     argv[argc++] = d->state_dir;
-    for (int i = 0; extra_args && extra_args[i] && argc < 63; i++)
+    for (int i = 0; extra_args && extra_args[i] && argc < 71; i++)
         argv[argc++] = extra_args[i];
     argv[argc] = NULL;
 
@@ -151,6 +175,16 @@ int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
     if (d->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) _exit(127); /* the parent died before prctl */
+        if (o->log_path) {
+            int log = open(o->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+            if (log < 0 || dup2(log, STDERR_FILENO) < 0) _exit(127);
+        }
+        if (o->max_file_bytes) {
+            struct rlimit rl;
+            getrlimit(RLIMIT_FSIZE, &rl);
+            rl.rlim_cur = (rlim_t)o->max_file_bytes;
+            if (setrlimit(RLIMIT_FSIZE, &rl) < 0) _exit(127);
+        }
         execv(argv[0], (char *const *)argv);
         fprintf(stderr, "harness: exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);

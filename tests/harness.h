@@ -29,6 +29,16 @@ typedef struct nnd_test_daemon {
 } nnd_test_daemon;
 
 int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args);
+
+/* The same with more control over how the daemon runs. */
+typedef struct nnd_test_daemon_opts {
+    const char *const *extra_args; /* appended to the command line */
+    const char *log_path;          /* the daemon's stderr is appended to this file; NULL: ours */
+    int uid;                       /* > 0: run as this uid and gid through /usr/bin/setpriv, the
+                                      test directory given to it (needs root) */
+    unsigned long long max_file_bytes; /* > 0: the daemon's RLIMIT_FSIZE (a "full disk") */
+} nnd_test_daemon_opts;
+int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o);
 int nnd_test_daemon_stop(nnd_test_daemon *d);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);

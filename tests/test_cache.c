@@ -24,6 +24,7 @@
 #include <nanomsg/nn.h>
 #include <nanomsg/pubsub.h>
 #include <nanomsg/reqrep.h>
+#include <sqlite3.h>
 
 #include "cache_model.h"
 #include "harness.h"
@@ -498,8 +499,46 @@ static void *bg_prepare_run(void *arg) {
     return NULL;
 }
 
+/* The index after a crash: SQLite finds it intact, and its one token row records the whole
+ * data file (so the half-written one is shorter than recorded). */
+static void check_index_after_crash(const char *state, off_t partial) {
+    char db_path[600];
+    snprintf(db_path, sizeof db_path, "%s/cache.db", state);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT count(*), max(data_size) FROM tokens", -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 1);
+    assert_true(sqlite3_column_int64(st, 1) > partial);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* Content store files as a crash leaves them: a temporary cut short, and a pair whose index
+ * row was never committed. Start must remove them all. */
+static void plant_store_leftovers(const char *state, char paths[3][700]) {
+    const char *names[3] = {".data.tmp", ".model", ".data"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(paths[i], 700, "%s/content/%s%s", state,
+                 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", names[i]);
+        FILE *f = fopen(paths[i], "w");
+        assert_non_null(f);
+        fputs("cut short", f);
+        fclose(f);
+    }
+}
+
 /* SIGKILL while the daemon writes a cache: the index row is committed, the data file half
- * written. The next load must refuse it, the fallback must be right, and then it loads. */
+ * written. The index stays intact, nothing partial is accepted (the next load refuses the
+ * half-written file, start sweeps the store's leftovers), the fallback is right, and then
+ * the cache loads. */
 static void test_kill_mid_write(void **state) {
     (void)state;
     char st[512], dir[512], mpath[512], dpath[512];
@@ -530,8 +569,13 @@ static void test_kill_mid_write(void **state) {
     assert_true(b.status < 0); /* the daemon died under the call */
     assert_int_equal(size_of(dpath), 600);
     nnd_test_daemon_stop(&d); /* removes its socket dir; the state dir is ours */
+    check_index_after_crash(st, 600);
+    char leftovers[3][700];
+    plant_store_leftovers(st, leftovers);
 
     start_on(&d, st, "build-k");
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(access(leftovers[i], F_OK), -1);
     int sub = subscribe(&d);
     nnd_client *c = connect_to(&d);
     assert_false(prep_run(c, &m, dir, token, NULL)); /* the half-written cache is refused */

@@ -30,7 +30,7 @@ Nnd__Reply *wire_recv(int sock, int timeout_ms) {
         fprintf(stderr, "wire_recv: no reply within %d ms\n", timeout_ms);
         return NULL;
     }
-    static uint8_t buf[NND_FRAME_RECV_BUF];
+    static _Thread_local uint8_t buf[NND_FRAME_RECV_BUF]; /* threads may each have a socket */
     char err[256] = "";
     nnd_frame_in in;
     int rc = nnd_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
