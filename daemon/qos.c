@@ -24,11 +24,17 @@
 typedef struct qjob qjob;
 typedef struct fenced fenced;
 
+#define JOB_SPARES 32
+
 struct nnd_qos {
     nnd_daemon *d;
     nnd_sched *sched;
     uv_async_t async; /* workers -> loop: finished jobs to drain */
     qjob *jobs;       /* every live job: waiting on fences or in the scheduler */
+    /* Blocks of finished jobs, kept for the next ones: in steady state an execution
+     * allocates nothing. */
+    qjob *spare[JOB_SPARES];
+    size_t n_spare;
 };
 
 enum { K_EXECUTE, K_FENCED, K_BURST };
@@ -57,6 +63,7 @@ struct qjob {
     nnd_buffer_binding *bb;
     fenced *f;
     qjob *prev, *next;
+    size_t block_bytes; /* the job and its arrays are one block of this size */
 };
 
 typedef struct fwait {
@@ -142,11 +149,46 @@ static void job_free(nnd_qos *q, qjob *x) {
     if (x->bb) nnd_buffers_finish(x->bb, false, &x->j.status, NULL, NULL, 0);
     nnd_pools_release(x->pools, x->n_pools);
     if (x->j.model) nnd_sched_model_unref(x->j.model);
-    free(x->pools);
-    free(x->inputs);
-    free(x->outputs);
-    free(x->shapes);
-    free(x);
+    if (q->n_spare < JOB_SPARES)
+        q->spare[q->n_spare++] = x;
+    else
+        free(x);
+}
+
+static size_t round16(size_t n) {
+    return (n + 15) & ~(size_t)15;
+}
+
+/* A zeroed job with its arrays (pools, inputs, outputs, shapes, and the views job_make
+ * needs while binding) in one block, a spare one when one is big enough. */
+static qjob *job_alloc(nnd_qos *q, size_t n_pools, uint32_t ni, uint32_t no,
+                       nnd_memory_view **views) {
+    size_t at_pools = round16(sizeof(qjob));
+    size_t at_in = at_pools + round16((n_pools + 1) * sizeof(nnd_pool));
+    size_t at_out = at_in + round16((ni + 1) * sizeof(nnd_io));
+    size_t at_shapes = at_out + round16((no + 1) * sizeof(nnd_io));
+    size_t at_views = at_shapes + round16((no + 1) * sizeof(nnd_output_shape));
+    size_t total = at_views + (n_pools + 1) * sizeof(nnd_memory_view);
+    qjob *x = NULL;
+    size_t cap = total;
+    for (size_t i = 0; i < q->n_spare; i++) {
+        if (q->spare[i]->block_bytes >= total) {
+            x = q->spare[i];
+            cap = x->block_bytes;
+            q->spare[i] = q->spare[--q->n_spare];
+            break;
+        }
+    }
+    if (!x && !(x = malloc(total))) return NULL;
+    memset(x, 0, total);
+    x->block_bytes = cap;
+    char *base = (char *)x;
+    x->pools = (nnd_pool *)(base + at_pools);
+    x->inputs = (nnd_io *)(base + at_in);
+    x->outputs = (nnd_io *)(base + at_out);
+    x->shapes = (nnd_output_shape *)(base + at_shapes);
+    *views = (nnd_memory_view *)(base + at_views);
+    return x;
 }
 
 /* Outputs must land in memory mapped writable. */
@@ -177,7 +219,8 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
     /* Refused before any mapping, so a flood of refusals costs little. */
     nnd_status st = nnd_quota_take(s, NND_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
     if (st != NND_OK) return st;
-    qjob *x = calloc(1, sizeof *x);
+    nnd_memory_view *views;
+    qjob *x = job_alloc(q, r->n_pools, ni, no, &views);
     if (!x) {
         nnd_quota_add(s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
         snprintf(err, errlen, "out of memory");
@@ -192,19 +235,10 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
     x->model_handle = model_handle;
     x->t0 = nnd_now_ns();
     x->n_out = no;
-    x->pools = calloc(r->n_pools + 1, sizeof *x->pools);
-    x->inputs = calloc(ni + 1, sizeof *x->inputs);
-    x->outputs = calloc(no + 1, sizeof *x->outputs);
-    x->shapes = calloc(no + 1, sizeof *x->shapes);
-    nnd_memory_view *views = calloc(r->n_pools + 1, sizeof *views);
-    if (!x->pools || !x->inputs || !x->outputs || !x->shapes || !views) {
-        st = NND_GENERAL_FAILURE;
-        snprintf(err, errlen, "out of memory");
-    }
-    if (st == NND_OK && b) {
+    if (b) {
         st = nnd_burst_map_pools(b, r, in, x->pools, err, errlen);
         if (st == NND_OK) x->n_pools = r->n_pools;
-    } else if (st == NND_OK) {
+    } else {
         if (!s->pool_cache) s->pool_cache = nnd_pool_cache_create();
         st = nnd_pools_map(r->pools, r->n_pools, in, false, s->pool_cache, x->pools, err, errlen);
         if (st == NND_OK) x->n_pools = r->n_pools;
@@ -216,7 +250,6 @@ static nnd_status job_make(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_
         st = nnd_request_from_proto(r, p, views, x->n_pools, x->inputs, x->outputs, err, errlen);
     if (st == NND_OK)
         st = nnd_buffers_bind(s, model_handle, p, r, x->inputs, x->outputs, &x->bb, err, errlen);
-    free(views);
     if (b && st == NND_OK) nnd_burst_commit(b);
     if (st != NND_OK) {
         job_free(q, x);
@@ -249,8 +282,11 @@ static void reply_executed(qjob *x, nnd_status st, const char *msg) {
         answer_status(s, x->request_id, kind_call[x->kind], st, msg);
         return;
     }
-    Nnd__OutputShape *ws = calloc(x->n_out + 1, sizeof *ws);
-    Nnd__OutputShape **wsp = calloc(x->n_out + 1, sizeof *wsp);
+    /* Most models have a few outputs: their shapes go out from the stack. */
+    Nnd__OutputShape ws_few[8], *wsp_few[8];
+    bool few = x->n_out <= 8;
+    Nnd__OutputShape *ws = few ? ws_few : calloc(x->n_out, sizeof *ws);
+    Nnd__OutputShape **wsp = few ? wsp_few : calloc(x->n_out, sizeof *wsp);
     if (!ws || !wsp) {
         free(ws);
         free(wsp);
@@ -277,8 +313,10 @@ static void reply_executed(qjob *x, nnd_status st, const char *msg) {
     r.result_case = NND__REPLY__RESULT_EXECUTED;
     r.executed = &er;
     s->send(s->send_ctx, &r.base, NULL, 0);
-    free(ws);
-    free(wsp);
+    if (!few) {
+        free(ws);
+        free(wsp);
+    }
 }
 
 /* ---- fenced executions ------------------------------------------------------------------ */
@@ -527,7 +565,10 @@ int nnd_qos_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, size_t 
 }
 
 static void on_async_closed(uv_handle_t *h) {
-    free(h->data);
+    nnd_qos *q = h->data;
+    while (q->n_spare)
+        free(q->spare[--q->n_spare]);
+    free(q);
 }
 
 void nnd_qos_stop(nnd_daemon *d) {

@@ -30,11 +30,16 @@ static void close_fds(int *fds, size_t n) {
 }
 
 void nnd_packed_clear(nnd_packed *p) {
-    free(p->bytes);
+    if (p->bytes != p->small) free(p->bytes);
     p->bytes = NULL;
     if (p->spill_fd >= 0) close(p->spill_fd);
     p->spill_fd = -1;
     p->nfds = 0;
+}
+
+void nnd_packed_move(nnd_packed *to, const nnd_packed *from) {
+    *to = *from;
+    if (from->bytes == from->small) to->bytes = to->small;
 }
 
 static int write_all(int fd, const uint8_t *b, size_t n) {
@@ -57,7 +62,8 @@ static uint64_t message_id(const ProtobufCMessage *msg) {
 
 int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd_packed *out,
                    char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
+    out->bytes = NULL; /* `small` is left as it is: a memset of it per message is waste */
+    out->len = out->nfds = 0;
     out->spill_fd = -1;
     if (nfds + 1 > NND_FRAME_MAX_FDS) {
         set_err(err, errlen, "too many file descriptors in one message (%zu, limit %d)", nfds,
@@ -67,7 +73,7 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
     if (nfds) memcpy(out->fds, fds, nfds * sizeof(int));
     out->nfds = nfds;
     size_t len = protobuf_c_message_get_packed_size(msg);
-    uint8_t *bytes = malloc(len ? len : 1);
+    uint8_t *bytes = len <= sizeof out->small ? out->small : malloc(len);
     if (!bytes) {
         set_err(err, errlen, "out of memory packing a %zu-byte message", len);
         return -1;
@@ -81,7 +87,7 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
     /* Spill: write the whole message into a sealed memfd, send a SpillFrame naming it. */
     int mfd = memfd_create("nnd-spill", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     int rc = mfd < 0 ? -errno : write_all(mfd, bytes, len);
-    free(bytes);
+    free(bytes); /* never `small`: len is over NND_FRAME_INLINE_MAX */
     if (rc == 0 && fcntl(mfd, F_ADD_SEALS, SPILL_SEALS) < 0) rc = -errno;
     if (rc < 0) {
         if (mfd >= 0) close(mfd);

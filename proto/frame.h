@@ -24,13 +24,20 @@
 #define NND_FRAME_SPILL_MAX  (1ull << 31) /* largest spilled message accepted */
 #define NND_FRAME_RECV_BUF   (NND_FRAME_INLINE_MAX + 1024)
 
+#define NND_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
+
 typedef struct nnd_packed {
-    uint8_t *bytes; /* datagram payload (malloc'd) */
+    uint8_t *bytes; /* datagram payload: `small` or malloc'd (copying the struct? see below) */
     size_t len;
     int fds[NND_FRAME_MAX_FDS]; /* borrowed caller fds, then the spill memfd if any */
     size_t nfds;
     int spill_fd; /* owned: closed by nnd_packed_clear(); -1 when inline */
+    uint8_t small[NND_FRAME_SMALL];
 } nnd_packed;
+
+/* A copy of *from (which then must not be cleared) whose bytes still point at its own
+ * storage when they lived in `small`. */
+void nnd_packed_move(nnd_packed *to, const nnd_packed *from);
 
 struct nnd_arena;
 
