@@ -14,13 +14,10 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <nanomsg/nn.h>
-#include <nanomsg/reqrep.h>
 
 #include "frame.h"
 #include "harness.h"
 #include "nnd/nnd.h"
-#include "paths.h"
 #include "qos_models.h"
 
 #define OUT_SLOTS 64
@@ -41,26 +38,11 @@ static void sleep_until(uint64_t t) {
 
 /* scheduler.<key>[.<key2>] from the admin status, or -1. */
 static double sched_stat2(const nnd_test_daemon *d, const char *key, const char *key2) {
-    char url[512];
-    nnd_admin_url(d->state_dir, url, sizeof url);
-    int sock = nn_socket(AF_SP, NN_REQ);
-    if (sock < 0) return -1;
-    int timeout = 10000;
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
-    double v = -1;
-    const char *req = "{\"cmd\":\"status\"}";
-    char *buf = NULL;
-    int n;
-    if (nn_connect(sock, url) >= 0 && nn_send(sock, req, strlen(req), 0) >= 0 &&
-        (n = nn_recv(sock, &buf, NN_MSG, 0)) > 0) {
-        cJSON *j = cJSON_ParseWithLength(buf, (size_t)n);
-        const cJSON *x = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scheduler"), key);
-        if (key2) x = cJSON_GetObjectItem(x, key2);
-        if (cJSON_IsNumber(x)) v = x->valuedouble;
-        cJSON_Delete(j);
-        nn_freemsg(buf);
-    }
-    nn_close(sock);
+    cJSON *j = nnd_test_admin(d->state_dir, "status");
+    const cJSON *x = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scheduler"), key);
+    if (key2) x = cJSON_GetObjectItem(x, key2);
+    double v = cJSON_IsNumber(x) ? x->valuedouble : -1;
+    cJSON_Delete(j);
     return v;
 }
 

@@ -245,22 +245,27 @@ int nnd_test_daemon_stop(nnd_test_daemon *d) {
     return status;
 }
 
-cJSON *nnd_test_admin_status(const nnd_test_daemon *d) {
-    char url[512];
-    const char *req = "{\"cmd\":\"status\"}";
+cJSON *nnd_test_admin(const char *state_dir, const char *cmd) {
+    char url[600], req[160];
     char *buf = NULL;
     int sock = nn_socket(AF_SP, NN_REQ), timeout = 10000, n = -1;
-    if (sock >= 0 && nnd_admin_url(d->state_dir, url, sizeof url)) {
+    snprintf(req, sizeof req, "{\"cmd\":\"%s\"}", cmd);
+    if (sock >= 0 && nnd_admin_url(state_dir, url, sizeof url)) {
         nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
+        nn_setsockopt(sock, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout, sizeof timeout);
         if (nn_connect(sock, url) >= 0 && nn_send(sock, req, strlen(req), 0) >= 0)
             n = nn_recv(sock, &buf, NN_MSG, 0);
     }
     cJSON *root = n > 0 ? cJSON_ParseWithLength(buf, (size_t)n) : NULL;
     if (buf) nn_freemsg(buf);
     if (sock >= 0) nn_close(sock);
-    if (!root) {
-        fprintf(stderr, "harness: no status from the admin bus of %s\n", d->state_dir);
-        abort(); /* fails the test, whichever framework runs it */
-    }
+    if (!root)
+        fprintf(stderr, "harness: no answer to %s from the admin bus of %s\n", cmd, state_dir);
+    return root;
+}
+
+cJSON *nnd_test_admin_status(const nnd_test_daemon *d) {
+    cJSON *root = nnd_test_admin(d->state_dir, "status");
+    if (!root) abort(); /* fails the test, whichever framework runs it */
     return root;
 }

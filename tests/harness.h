@@ -8,8 +8,10 @@
  * NND_TEST_SANITIZER_STATUS made a sanitizer report (a leak found at exit, say): stop then
  * ends the test process with status 1, so the report fails the test even where the caller
  * does not look at the status.
- * nnd_test_admin_status() asks the daemon's admin bus for {"cmd":"status"} and returns
- * the parsed reply (the caller cJSON_Delete()s it), failing the test when none comes. */
+ * nnd_test_admin() sends one command ({"cmd":cmd}) to the admin bus of the daemon with
+ * that state directory and returns the parsed reply (the caller cJSON_Delete()s it), or
+ * NULL (with a message on stderr) after 10 s without one. nnd_test_admin_status() asks
+ * for "status" and fails the test when no answer comes. */
 #ifndef NND_TEST_HARNESS_H
 #define NND_TEST_HARNESS_H
 
@@ -42,6 +44,7 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
 int nnd_test_daemon_stop(nnd_test_daemon *d);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
+cJSON *nnd_test_admin(const char *state_dir, const char *cmd);
 cJSON *nnd_test_admin_status(const nnd_test_daemon *d);
 
 #endif

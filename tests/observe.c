@@ -17,26 +17,6 @@
 
 #include "paths.h"
 
-cJSON *obs_admin(const char *state_dir, const char *cmd) {
-    char url[600], req[160];
-    if (!nnd_admin_url(state_dir, url, sizeof url)) return NULL;
-    int s = nn_socket(AF_SP, NN_REQ);
-    if (s < 0) return NULL;
-    int timeout = 5000;
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout, sizeof timeout);
-    cJSON *j = NULL;
-    snprintf(req, sizeof req, "{\"cmd\":\"%s\"}", cmd);
-    if (nn_connect(s, url) >= 0 && nn_send(s, req, strlen(req), 0) >= 0) {
-        char *buf = NULL;
-        int n = nn_recv(s, &buf, NN_MSG, 0);
-        if (n > 0) j = cJSON_ParseWithLength(buf, (size_t)n);
-        if (buf) nn_freemsg(buf);
-    }
-    nn_close(s);
-    return j;
-}
-
 double obs_num(const cJSON *status, const char *path) {
     char key[128];
     const cJSON *v = status;
@@ -52,7 +32,7 @@ double obs_num(const cJSON *status, const char *path) {
 }
 
 double obs_status_num(const char *state_dir, const char *path) {
-    cJSON *j = obs_admin(state_dir, "status");
+    cJSON *j = nnd_test_admin(state_dir, "status");
     double x = obs_num(j, path);
     cJSON_Delete(j);
     return x;

@@ -1,7 +1,6 @@
 /* observe: watching a running daemon from outside, for the fault, load and guessing tests.
- * - The admin bus: obs_admin() sends one command ({"cmd":"status"}) and returns the parsed
- *   reply (NULL when the daemon does not answer within 5 s); obs_num() reads a number at a
- *   dotted path ("scheduler.queued.low") of a status reply, NAN when absent.
+ * - The admin bus (nnd_test_admin() of harness.h for the reply itself): obs_num() reads a
+ *   number at a dotted path ("scheduler.queued.low") of a status reply, NAN when absent.
  * - Events: obs_events_start() subscribes (once the subscription provably works, so no
  *   event published afterwards is missed) and keeps, from a thread that reads all along
  *   (nanomsg's PUB drops what a subscriber does not read in time), every event called
@@ -26,7 +25,6 @@
 #define OBS_RSS_MEANINGFUL 1
 #endif
 
-cJSON *obs_admin(const char *state_dir, const char *cmd);
 double obs_num(const cJSON *status, const char *path);
 /* obs_num() of a fresh status; NAN when the daemon does not answer. */
 double obs_status_num(const char *state_dir, const char *path);

@@ -20,7 +20,6 @@
 
 #include <cmocka.h>
 
-#include "admin.h"
 #include "harness.h"
 #include "nnd/nnd.h"
 #include "wire.h"
@@ -46,7 +45,7 @@ typedef struct counts {
 } counts;
 
 static counts burst_counts(void) {
-    cJSON *st = nnd_test_admin(&dmn, "status");
+    cJSON *st = nnd_test_admin(dmn.state_dir, "status");
     assert_non_null(st);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "bursts");
     assert_non_null(b);

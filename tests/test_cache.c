@@ -69,20 +69,7 @@ static void token_of(uint8_t token[NND_CACHE_TOKEN_BYTES], uint8_t v) {
 /* ---- bus helpers ----------------------------------------------------------------------- */
 
 static cJSON *admin(const nnd_test_daemon *d, const char *cmd) {
-    char url[600], req[128];
-    assert_non_null(nnd_admin_url(d->state_dir, url, sizeof url));
-    int s = nn_socket(AF_SP, NN_REQ);
-    int timeout = 5000;
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
-    assert_true(nn_connect(s, url) >= 0);
-    snprintf(req, sizeof req, "{\"cmd\":\"%s\"}", cmd);
-    assert_true(nn_send(s, req, strlen(req), 0) >= 0);
-    char *buf = NULL;
-    int n = nn_recv(s, &buf, NN_MSG, 0);
-    assert_true(n > 0);
-    cJSON *j = cJSON_ParseWithLength(buf, (size_t)n);
-    nn_freemsg(buf);
-    nn_close(s);
+    cJSON *j = nnd_test_admin(d->state_dir, cmd);
     assert_non_null(j);
     return j;
 }

@@ -294,22 +294,7 @@ static void test_big_reply_spills(void **state) {
 }
 
 static cJSON *admin(const char *cmd) {
-    char url[512];
-    nnd_admin_url(dmn.state_dir, url, sizeof url);
-    int sock = nn_socket(AF_SP, NN_REQ);
-    assert_true(sock >= 0);
-    int timeout = 10000;
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
-    assert_true(nn_connect(sock, url) >= 0);
-    char req[128];
-    snprintf(req, sizeof req, "{\"cmd\":\"%s\"}", cmd);
-    assert_int_equal(nn_send(sock, req, strlen(req), 0), (int)strlen(req));
-    char *buf = NULL;
-    int n = nn_recv(sock, &buf, NN_MSG, 0);
-    assert_true(n > 0);
-    cJSON *reply = cJSON_ParseWithLength(buf, (size_t)n);
-    nn_freemsg(buf);
-    nn_close(sock);
+    cJSON *reply = nnd_test_admin(dmn.state_dir, cmd);
     assert_non_null(reply);
     return reply;
 }

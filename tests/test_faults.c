@@ -205,7 +205,7 @@ static int wait_in_file(const char *path, const char *needle, int want) {
 
 /* Executions submitted to the scheduler and not finished in any way. */
 static double in_flight(const nnd_test_daemon *d) {
-    cJSON *st = obs_admin(d->state_dir, "status");
+    cJSON *st = nnd_test_admin(d->state_dir, "status");
     double n = obs_num(st, "scheduler.submitted") - obs_num(st, "scheduler.completed") -
                obs_num(st, "scheduler.failed") - obs_num(st, "scheduler.cancelled");
     cJSON_Delete(st);
@@ -302,7 +302,7 @@ static void test_client_killed(void **state) {
     cJSON *st = NULL;
     for (int i = 0; i < 500; i++) { /* the victim's work is in: one running, the rest queued */
         cJSON_Delete(st);
-        st = obs_admin(d.state_dir, "status");
+        st = nnd_test_admin(d.state_dir, "status");
         if (obs_num(st, "scheduler.queued.low") >= QUEUED - 1) break;
         sleep_ms(10);
     }
@@ -482,7 +482,7 @@ static void test_state_dir_full_at_start(void **state) {
     nnd_test_daemon d;
     start_warning(&d, "full-start", &o, log, dir);
     assert_int_equal(wait_in_file(log, "compilation caching is off", 1), 1);
-    cJSON *st = obs_admin(d.state_dir, "status");
+    cJSON *st = nnd_test_admin(d.state_dir, "status");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(st, "cache");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cache, "enabled")));
     const cJSON *why = cJSON_GetObjectItemCaseSensitive(cache, "disabled_reason");
@@ -532,7 +532,7 @@ static void test_state_dir_fills_later(void **state) {
             cJSON_Delete(ev);
         }
     }
-    cJSON *st = obs_admin(d.state_dir, "status");
+    cJSON *st = nnd_test_admin(d.state_dir, "status");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(st, "cache");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cache, "enabled")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cache, "disk")));

@@ -253,23 +253,7 @@ static void expect_floats(int fd, uint64_t offset, uint32_t n, float base, float
 /* ---- admin status ---------------------------------------------------------------------- */
 
 static cJSON *status(void) {
-    char url[512];
-    nnd_admin_url(dmn.state_dir, url, sizeof url);
-    int sock = nn_socket(AF_SP, NN_REQ);
-    assert_true(sock >= 0);
-    int timeout = 10000;
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
-    assert_true(nn_connect(sock, url) >= 0);
-    const char *q = "{\"cmd\":\"status\"}";
-    assert_int_equal(nn_send(sock, q, strlen(q), 0), (int)strlen(q));
-    char *buf = NULL;
-    int n = nn_recv(sock, &buf, NN_MSG, 0);
-    assert_true(n > 0);
-    cJSON *reply = cJSON_ParseWithLength(buf, (size_t)n);
-    nn_freemsg(buf);
-    nn_close(sock);
-    assert_non_null(reply);
-    return reply;
+    return nnd_test_admin_status(&dmn);
 }
 
 static double status_number(const char *key) {

@@ -20,7 +20,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "admin.h"
 #include "harness.h"
 #include "nnd/NeuralNetworks.h"
 
@@ -35,7 +34,7 @@ static nnd_test_daemon g_daemon;
 
 /* The daemon's live bursts and slots. */
 static void counts(double *bursts, double *slots) {
-    cJSON *st = nnd_test_admin(&g_daemon, "status");
+    cJSON *st = nnd_test_admin(g_daemon.state_dir, "status");
     assert_non_null(st);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "bursts");
     assert_non_null(b);

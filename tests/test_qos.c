@@ -46,22 +46,7 @@ static void sleep_ms(long ms) {
 
 /* The daemon's "scheduler" status object (the caller deletes the returned root). */
 static cJSON *sched_status(const nnd_test_daemon *d, cJSON **root) {
-    char url[512];
-    nnd_admin_url(d->state_dir, url, sizeof url);
-    int sock = nn_socket(AF_SP, NN_REQ);
-    assert_true(sock >= 0);
-    int timeout = 10000;
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
-    assert_true(nn_connect(sock, url) >= 0);
-    const char *req = "{\"cmd\":\"status\"}";
-    assert_int_equal(nn_send(sock, req, strlen(req), 0), (int)strlen(req));
-    char *buf = NULL;
-    int n = nn_recv(sock, &buf, NN_MSG, 0);
-    assert_true(n > 0);
-    *root = cJSON_ParseWithLength(buf, (size_t)n);
-    nn_freemsg(buf);
-    nn_close(sock);
-    assert_non_null(*root);
+    *root = nnd_test_admin_status(d);
     cJSON *s = cJSON_GetObjectItem(*root, "scheduler");
     assert_non_null(s);
     return s;
