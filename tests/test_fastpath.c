@@ -4,7 +4,9 @@
  * NND_REFERENCE_KERNELS=1 and once without; FLOAT32 results agree to 1e-4 (relative,
  * over 1), QUANT8 results within one step. Most cases must actually take the fast path.
  * Inputs end right at an inaccessible page, so an over-read past an input would crash.
- * And one prepared model executed from two threads at once gives the same results. */
+ * And one prepared model executed from two threads at once gives the same results. Also
+ * LOCAL_RESPONSE_NORMALIZATION's sliding sum for wide windows (the reference kernel's
+ * one path that no conformance vector reaches) against sums taken afresh here. */
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -433,8 +435,56 @@ static void concurrent_executions_agree(void **state) {
     free(want), free(b->input_data[0]), free(b);
 }
 
+static uint32_t scalar_f32(builder *b, float v) {
+    uint32_t i = operand(b, NND_FLOAT32, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+    b->n_values = (b->n_values + 7) & ~(size_t)7;
+    b->operands[i].offset = b->n_values;
+    b->operands[i].length = 4;
+    memcpy(b->values + b->n_values, &v, 4);
+    b->n_values += 4;
+    return i;
+}
+
+static void lrn_wide_windows_match_direct_sums(void **state) {
+    (void)state;
+    static const int32_t radii[] = {31, 32, 40, 200, 100000, 2147483647};
+    enum { DEPTH = 300, ROWS = 3 };
+    static float x[ROWS * DEPTH], y[ROWS * DEPTH];
+    for (size_t r = 0; r < sizeof radii / sizeof radii[0]; r++) {
+        builder b;
+        memset(&b, 0, sizeof b);
+        uint32_t dims[2] = {ROWS, DEPTH};
+        use(&b, input(&b, NND_TENSOR_FLOAT32, 2, dims, 0, 0));
+        use(&b, scalar_i32(&b, radii[r]));
+        use(&b, scalar_f32(&b, 1.0f));
+        use(&b, scalar_f32(&b, 0.5f));
+        use(&b, scalar_f32(&b, 0.75f));
+        b.out = operand(&b, NND_TENSOR_FLOAT32, 2, dims, 0, 0, NND_MODEL_OUTPUT);
+        b.code = NND_OP_LOCAL_RESPONSE_NORMALIZATION;
+        fill(x, NND_TENSOR_FLOAT32, ROWS * DEPTH);
+        x[5] = 1e6f; /* a large value entering and leaving the window */
+        b.input_data[0] = x;
+        run(&b, true, y, sizeof y);
+        for (int row = 0; row < ROWS; row++) {
+            const float *xr = x + row * DEPTH;
+            for (int k = 0; k < DEPTH; k++) {
+                int64_t lo = k - (int64_t)radii[r], hi = k + (int64_t)radii[r] + 1;
+                double sum = 0;
+                for (int64_t d = lo < 0 ? 0 : lo; d < (hi > DEPTH ? DEPTH : hi); d++)
+                    sum += (double)xr[d] * xr[d];
+                double want = xr[k] * pow(1.0 + 0.5 * sum, -0.75);
+                double got = y[row * DEPTH + k];
+                if (fabs(got - want) > 1e-5 * fmax(1.0, fabs(want)))
+                    fail_msg("radius %d, row %d, element %d: %g, wanted %g", radii[r], row, k, got,
+                             want);
+            }
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference),
-                                       cmocka_unit_test(concurrent_executions_agree)};
+                                       cmocka_unit_test(concurrent_executions_agree),
+                                       cmocka_unit_test(lrn_wide_windows_match_direct_sums)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

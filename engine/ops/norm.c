@@ -161,18 +161,38 @@ static void l2norm_slice(const norm_job *j, size_t first, size_t step, size_t n)
         y[k * step] = norm > 0.f ? x[k * step] / norm : 0.f;
 }
 
-/* Each element divided by (bias + alpha * sum of squares within radius)^beta. */
+/* Each element divided by (bias + alpha * sum of squares within radius)^beta. Small
+ * windows are summed afresh for each element, as the reference does; a window wider than
+ * LRN_DIRECT_WINDOW slides a double-precision sum instead, so that a huge radius costs
+ * O(n) per slice rather than O(n^2) (a model may ask for any radius). */
+#define LRN_DIRECT_WINDOW 64
+
 static void lrn_slice(const norm_job *j, size_t first, size_t step, size_t n) {
     const float *x = (const float *)j->in + first;
     float *y = (float *)j->out + first;
+    if (2 * (int64_t)j->radius + 1 <= LRN_DIRECT_WINDOW) {
+        for (size_t k = 0; k < n; k++) {
+            int64_t lo = (int64_t)k - j->radius, hi = (int64_t)k + j->radius + 1;
+            if (lo < 0) lo = 0;
+            if (hi > (int64_t)n) hi = (int64_t)n;
+            float sum = 0.f;
+            for (int64_t d = lo; d < hi; d++)
+                sum += x[d * step] * x[d * step];
+            y[k * step] = x[k * step] * powf(j->bias + j->alpha * sum, -j->beta);
+        }
+        return;
+    }
+    double sum = 0; /* of squares over [lo, hi) */
+    int64_t lo = 0, hi = 0;
     for (size_t k = 0; k < n; k++) {
-        int64_t lo = (int64_t)k - j->radius, hi = (int64_t)k + j->radius + 1;
-        if (lo < 0) lo = 0;
-        if (hi > (int64_t)n) hi = (int64_t)n;
-        float sum = 0.f;
-        for (int64_t d = lo; d < hi; d++)
-            sum += x[d * step] * x[d * step];
-        y[k * step] = x[k * step] * powf(j->bias + j->alpha * sum, -j->beta);
+        int64_t want_lo = (int64_t)k - j->radius, want_hi = (int64_t)k + j->radius + 1;
+        if (want_lo < 0) want_lo = 0;
+        if (want_hi > (int64_t)n) want_hi = (int64_t)n;
+        for (; hi < want_hi; hi++)
+            sum += (double)x[hi * step] * x[hi * step];
+        for (; lo < want_lo; lo++)
+            sum -= (double)x[lo * step] * x[lo * step];
+        y[k * step] = x[k * step] * powf(j->bias + j->alpha * (float)sum, -j->beta);
     }
 }
 
