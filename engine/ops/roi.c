@@ -154,6 +154,7 @@ static void align_sample(const nnd_image *im, float y, float x, sample *s) {
 
 #define WEIGHT_STEP (1.0f / 255.0f) /* quantized sampling weights */
 #define MAX_RATIO   1024u           /* samples per bin side */
+#define MAX_SAMPLES 256u            /* samples per bin: a bin with more gets a coarser grid */
 
 static int32_t sat32(int64_t v) {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
@@ -175,6 +176,16 @@ static void align_region(roi_job *j) {
     float rh = j->p.ratio_h > 0 ? (float)j->p.ratio_h : ceilf(j->step_h);
     j->ratio_w = rw >= 1.f ? (rw < MAX_RATIO ? (uint32_t)rw : MAX_RATIO) : 1;
     j->ratio_h = rh >= 1.f ? (rh < MAX_RATIO ? (uint32_t)rh : MAX_RATIO) : 1;
+    /* Every output value averages ratio_w x ratio_h samples of every channel: a client's
+     * huge ratio, or a huge box sampled adaptively, times a large output would run for
+     * minutes inside one operation (no checkpoint there). Past MAX_SAMPLES the grid is
+     * coarsened, halving its denser side: still an even grid over the same bin. */
+    while (j->ratio_w * j->ratio_h > MAX_SAMPLES) {
+        if (j->ratio_w >= j->ratio_h)
+            j->ratio_w = (j->ratio_w + 1) / 2;
+        else
+            j->ratio_h = (j->ratio_h + 1) / 2;
+    }
     j->bin_w = j->step_w / (float)j->ratio_w;
     j->bin_h = j->step_h / (float)j->ratio_h;
     if (align_quant(j)) {
