@@ -87,6 +87,7 @@ struct roi_job {
     /* ROI_ALIGN */
     float step_w, step_h, bin_w, bin_h;
     uint32_t ratio_w, ratio_h;
+    uint32_t max_samples; /* per bin, from the operation's work budget */
     int32_t mult, shift;
     float *acc;
     int64_t *qacc; /* 64 bits: a client's sampling ratio sets how many samples it sums */
@@ -155,6 +156,7 @@ static void align_sample(const nnd_image *im, float y, float x, sample *s) {
 #define WEIGHT_STEP (1.0f / 255.0f) /* quantized sampling weights */
 #define MAX_RATIO   1024u           /* samples per bin side */
 #define MAX_SAMPLES 256u            /* samples per bin: a bin with more gets a coarser grid */
+#define WORK_BUDGET (1ull << 24)    /* samples times channels over the whole operation */
 
 static int32_t sat32(int64_t v) {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
@@ -178,9 +180,11 @@ static void align_region(roi_job *j) {
     j->ratio_h = rh >= 1.f ? (rh < MAX_RATIO ? (uint32_t)rh : MAX_RATIO) : 1;
     /* Every output value averages ratio_w x ratio_h samples of every channel: a client's
      * huge ratio, or a huge box sampled adaptively, times a large output would run for
-     * minutes inside one operation (no checkpoint there). Past MAX_SAMPLES the grid is
-     * coarsened, halving its denser side: still an even grid over the same bin. */
-    while (j->ratio_w * j->ratio_h > MAX_SAMPLES) {
+     * minutes inside one operation (no checkpoint there). Past max_samples (MAX_SAMPLES,
+     * or fewer when the output is so large that the whole operation would pass
+     * WORK_BUDGET) the grid is coarsened, halving its denser side: still an even grid
+     * over the same bin. */
+    while (j->ratio_w * j->ratio_h > j->max_samples) {
         if (j->ratio_w >= j->ratio_h)
             j->ratio_w = (j->ratio_w + 1) / 2;
         else
@@ -245,6 +249,9 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
 
 /* Per-channel sums of one bin. */
 static nnd_status align_setup(roi_job *j) {
+    uint64_t values = (uint64_t)j->om.n * (uint64_t)j->p.out_h * (uint64_t)j->p.out_w * j->im.c;
+    uint64_t budget = values ? WORK_BUDGET / values : MAX_SAMPLES;
+    j->max_samples = budget >= MAX_SAMPLES ? MAX_SAMPLES : budget ? (uint32_t)budget : 1;
     j->acc = nnd_scratch(j->c, sizeof(float) * j->im.c);
     j->qacc = nnd_scratch(j->c, sizeof(int64_t) * j->im.c);
     return j->acc && j->qacc ? NND_OK : nnd_fail(j->c, "out of memory");
