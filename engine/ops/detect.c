@@ -503,6 +503,11 @@ static nnd_status postproc_params_read(nnd_op_ctx *c, postproc_params *p) {
         return nnd_fail(c, "max detections per class (input 10) must be positive");
     if (!p->regular && p->max_classes_per_detection <= 0)
         return nnd_fail(c, "max classes per detection (input 9) must be positive");
+    /* The output holds max_num_detections x max classes slots: the product must not wrap. */
+    if (!p->regular &&
+        (uint64_t)p->max_detections * (uint64_t)p->max_classes_per_detection > (uint64_t)INT32_MAX)
+        return nnd_fail(c, "max_num_detections (input 8) times max classes per detection "
+                           "(input 9) is over 2^31");
     return NND_OK;
 }
 
