@@ -21,6 +21,15 @@ struct nnd_client {
     struct nnd_async *async; /* asynchronous tickets, and their replies that came early */
 };
 
+/* err <- the formatted message (nothing when err is NULL or errlen 0). */
+void nnd_client_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Settles a reply: its status, with err set to its message when not NONE; r goes to *out
+ * (when out is not NULL) if the status is NONE or keep_failed, and is freed otherwise. */
+int nnd_client_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, char *err,
+                          size_t errlen);
+
 /* One call whose reply must carry `want` (unless NOT_SET) on success. Returns the status
  * or -errno; on NONE *out (may be NULL) is the reply to free, else err holds its message. */
 int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,

@@ -9,16 +9,6 @@
 #include "client_internal.h"
 #include "nnd/nnd.h"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
                         const uint64_t *prepared_models, size_t n_models,
                         const nnd_buffer_role *input_roles, size_t n_input_roles,
@@ -31,7 +21,7 @@ int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
     if (!roles || !ptrs) {
         free(roles);
         free(ptrs);
-        set_err(err, errlen, "out of memory");
+        nnd_client_set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
@@ -114,7 +104,7 @@ int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd
     if (st != 0) return st;
     size_t rank = r->buffer_copied->n_dimensions;
     if (rank > NND_BUFFER_MAX_RANK) {
-        set_err(err, errlen, "the daemon reported rank %zu", rank);
+        nnd_client_set_err(err, errlen, "the daemon reported rank %zu", rank);
         nnd__reply__free_unpacked(r, NULL);
         return -EPROTO;
     }

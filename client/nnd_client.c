@@ -17,7 +17,7 @@
 #include "frame.h"
 #include "paths.h"
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+void nnd_client_set_err(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || !errlen) return;
     va_list ap;
     va_start(ap, fmt);
@@ -50,14 +50,15 @@ static int recv_reply(nnd_client *c, uint64_t id, Nnd__Reply **reply, int *reply
             nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
         if (rc == -EAGAIN) continue;
         if (rc == 0) {
-            set_err(err, errlen, "the daemon closed the connection");
+            nnd_client_set_err(err, errlen, "the daemon closed the connection");
             return -ENOTCONN;
         }
         if (rc < 0) {
             if (rc == -EPROTO)
-                set_err(err, errlen, "bad reply from the daemon: %s", ferr);
+                nnd_client_set_err(err, errlen, "bad reply from the daemon: %s", ferr);
             else
-                set_err(err, errlen, "receiving from the daemon failed: %s", strerror(-rc));
+                nnd_client_set_err(err, errlen, "receiving from the daemon failed: %s",
+                                   strerror(-rc));
             return rc;
         }
         Nnd__Reply *r = (Nnd__Reply *)in.msg;
@@ -81,7 +82,7 @@ int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfd
     pthread_mutex_lock(&c->lock);
     int rc;
     if (c->dead) {
-        set_err(err, errlen, "the connection to the daemon is closed");
+        nnd_client_set_err(err, errlen, "the connection to the daemon is closed");
         rc = -ENOTCONN;
         goto out;
     }
@@ -96,7 +97,7 @@ int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfd
     rc = nnd_frame_sendmsg(c->sock, &p, 0);
     nnd_packed_clear(&p);
     if (rc < 0) {
-        set_err(err, errlen, "sending to the daemon failed: %s", strerror(-rc));
+        nnd_client_set_err(err, errlen, "sending to the daemon failed: %s", strerror(-rc));
         if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN) rc = -ENOTCONN;
     } else {
         rc = recv_reply(c, req->id, reply, reply_fds, n_reply_fds, err, errlen);
@@ -109,27 +110,34 @@ out:
 
 /* One call whose reply must carry `want` on success. Returns the status or -errno; on
  * status NONE *out is the reply (free it), otherwise err holds the reply's message. */
-int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                           Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err,
-                           size_t errlen) {
-    Nnd__Reply *r = NULL;
-    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
-    if (out) *out = NULL;
-    if (rc < 0) return rc;
+int nnd_client_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, char *err,
+                          size_t errlen) {
     int status = r->status;
-    if (status != NND__ERROR_STATUS__NONE) {
-        set_err(err, errlen, "%s: %s", nnd_status_name(status),
-                r->message && *r->message ? r->message : "(no message)");
-    } else if (want != NND__REPLY__RESULT__NOT_SET && r->result_case != want) {
-        set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
-                (int)r->result_case, (int)want);
-        status = -EPROTO;
-    }
-    if (out && status == 0)
+    if (status != NND__ERROR_STATUS__NONE)
+        nnd_client_set_err(err, errlen, "%s: %s", nnd_status_name(status),
+                           r->message && *r->message ? r->message : "(no message)");
+    if (out && (status == NND__ERROR_STATUS__NONE || keep_failed))
         *out = r;
     else
         nnd__reply__free_unpacked(r, NULL);
     return status;
+}
+
+int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                           Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err,
+                           size_t errlen) {
+    Nnd__Reply *r = NULL;
+    if (out) *out = NULL;
+    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
+    if (rc < 0) return rc;
+    if (r->status == NND__ERROR_STATUS__NONE && want != NND__REPLY__RESULT__NOT_SET &&
+        r->result_case != want) {
+        nnd_client_set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
+                           (int)r->result_case, (int)want);
+        nnd__reply__free_unpacked(r, NULL);
+        return -EPROTO;
+    }
+    return nnd_client_take_reply(r, false, out, err, errlen);
 }
 
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
@@ -138,14 +146,14 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     if (!socket_path) socket_path = nnd_default_socket_path(def, sizeof def);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (!socket_path || strlen(socket_path) >= sizeof sa.sun_path) {
-        set_err(err, errlen, "socket path too long");
+        nnd_client_set_err(err, errlen, "socket path too long");
         return NULL;
     }
     strcpy(sa.sun_path, socket_path);
     nnd_client *c = calloc(1, sizeof *c);
     if (!c || !(c->buf = malloc(NND_FRAME_RECV_BUF))) {
         free(c);
-        set_err(err, errlen, "out of memory");
+        nnd_client_set_err(err, errlen, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&c->lock, NULL);
@@ -156,7 +164,7 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
         rc = -1;
     }
     if (rc < 0) {
-        set_err(err, errlen, "cannot connect to %s: %s", socket_path, strerror(errno));
+        nnd_client_set_err(err, errlen, "cannot connect to %s: %s", socket_path, strerror(errno));
         nnd_client_close(c);
         return NULL;
     }
@@ -173,14 +181,14 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
         if (status > 0) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s", err ? err : "");
-            set_err(err, errlen, "the daemon refused Hello: %s", msg);
+            nnd_client_set_err(err, errlen, "the daemon refused Hello: %s", msg);
         }
         nnd_client_close(c);
         return NULL;
     }
     if (r->hello->protocol_version != NND_PROTOCOL_VERSION) {
-        set_err(err, errlen, "the daemon speaks protocol %u, this client %u",
-                r->hello->protocol_version, NND_PROTOCOL_VERSION);
+        nnd_client_set_err(err, errlen, "the daemon speaks protocol %u, this client %u",
+                           r->hello->protocol_version, NND_PROTOCOL_VERSION);
         nnd__reply__free_unpacked(r, NULL);
         nnd_client_close(c);
         return NULL;
@@ -262,8 +270,8 @@ int nnd_client_supported_operations(nnd_client *c, const Nnd__Model *model, cons
                                     NND__REPLY__RESULT_SUPPORTED_OPERATIONS, &r, err, errlen);
     if (st != 0) return st;
     if (r->supported_operations->n_supported != n_ops) {
-        set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
-                r->supported_operations->n_supported, n_ops);
+        nnd_client_set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
+                           r->supported_operations->n_supported, n_ops);
         st = -EPROTO;
     } else {
         for (size_t i = 0; i < n_ops; i++)
@@ -313,16 +321,7 @@ int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size
     Nnd__Reply *r = NULL;
     if (reply) *reply = NULL;
     int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
-    if (rc < 0) return rc;
-    int st = r->status;
-    if (st != NND__ERROR_STATUS__NONE)
-        set_err(err, errlen, "%s: %s", nnd_status_name(st),
-                r->message && *r->message ? r->message : "(no message)");
-    if (reply)
-        *reply = r;
-    else
-        nnd__reply__free_unpacked(r, NULL);
-    return st;
+    return rc < 0 ? rc : nnd_client_take_reply(r, true, reply, err, errlen);
 }
 
 int nnd_client_release(nnd_client *c, uint64_t handle) {

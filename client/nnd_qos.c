@@ -22,14 +22,6 @@ struct nnd_async {
     size_t n, cap;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static kept *find(nnd_client *c, uint64_t id) {
     for (size_t i = 0; c->async && i < c->async->n; i++)
         if (c->async->v[i].id == id) return &c->async->v[i];
@@ -87,7 +79,7 @@ int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__Executio
     *ticket = 0;
     pthread_mutex_lock(&c->lock);
     if (c->dead) {
-        set_err(err, errlen, "the connection to the daemon is closed");
+        nnd_client_set_err(err, errlen, "the connection to the daemon is closed");
         rc = -ENOTCONN;
         goto out;
     }
@@ -103,7 +95,7 @@ int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__Executio
         }
     }
     if (rc) {
-        set_err(err, errlen, "out of memory");
+        nnd_client_set_err(err, errlen, "out of memory");
         goto out;
     }
     r.id = ++c->next_id;
@@ -115,7 +107,7 @@ int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__Executio
     rc = nnd_frame_sendmsg(c->sock, &p, 0);
     nnd_packed_clear(&p);
     if (rc < 0) {
-        set_err(err, errlen, "sending to the daemon failed: %s", strerror(-rc));
+        nnd_client_set_err(err, errlen, "sending to the daemon failed: %s", strerror(-rc));
         if (fatal(-rc)) c->dead = true;
         goto out;
     }
@@ -139,8 +131,8 @@ static int await(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **ou
     for (;;) {
         kept *k = find(c, ticket);
         if (!k) {
-            set_err(err, errlen, "no execution of ticket %llu is awaited",
-                    (unsigned long long)ticket);
+            nnd_client_set_err(err, errlen, "no execution of ticket %llu is awaited",
+                               (unsigned long long)ticket);
             return -EINVAL;
         }
         if (k->arrived) {
@@ -151,14 +143,14 @@ static int await(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **ou
             return 0;
         }
         if (c->dead) {
-            set_err(err, errlen, "the connection to the daemon is closed");
+            nnd_client_set_err(err, errlen, "the connection to the daemon is closed");
             return -ENOTCONN;
         }
         int wait = -1;
         if (end >= 0) {
             int64_t left = end - now_ms();
             if (left <= 0) {
-                set_err(err, errlen, "no reply within %d ms", timeout_ms);
+                nnd_client_set_err(err, errlen, "no reply within %d ms", timeout_ms);
                 return -ETIMEDOUT;
             }
             wait = (int)left;
@@ -174,7 +166,8 @@ static int await(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **ou
             struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
             int n = poll(&pfd, 1, wait);
             if (n < 0 && errno != EINTR) {
-                set_err(err, errlen, "poll on the daemon connection failed: %s", strerror(errno));
+                nnd_client_set_err(err, errlen, "poll on the daemon connection failed: %s",
+                                   strerror(errno));
                 return -errno;
             }
             if (n <= 0) continue;
@@ -183,8 +176,8 @@ static int await(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **ou
         if (rc == -EAGAIN) continue;
         if (rc <= 0) {
             if (rc == 0) rc = -ENOTCONN;
-            set_err(err, errlen, "receiving from the daemon failed: %s",
-                    rc == -EPROTO ? ferr : strerror(-rc));
+            nnd_client_set_err(err, errlen, "receiving from the daemon failed: %s",
+                               rc == -EPROTO ? ferr : strerror(-rc));
             if (fatal(-rc)) c->dead = true;
             return rc;
         }
@@ -199,16 +192,7 @@ int nnd_client_execute_wait(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd_
     pthread_mutex_lock(&c->lock);
     int rc = await(c, ticket, timeout_ms, &r, err, errlen);
     pthread_mutex_unlock(&c->lock);
-    if (rc < 0) return rc;
-    int st = r->status;
-    if (st != NND__ERROR_STATUS__NONE)
-        set_err(err, errlen, "%s: %s", nnd_status_name(st),
-                r->message && *r->message ? r->message : "(no message)");
-    if (reply)
-        *reply = r;
-    else
-        nnd__reply__free_unpacked(r, NULL);
-    return st;
+    return rc < 0 ? rc : nnd_client_take_reply(r, true, reply, err, errlen);
 }
 
 int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
@@ -228,16 +212,7 @@ static int status_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t 
                        size_t errlen) {
     Nnd__Reply *r = NULL;
     int rc = nnd_client_call(c, req, fds, nfds, &r, reply_fds, n_reply_fds, err, errlen);
-    if (rc < 0) return rc;
-    int st = r->status;
-    if (st != NND__ERROR_STATUS__NONE)
-        set_err(err, errlen, "%s: %s", nnd_status_name(st),
-                r->message && *r->message ? r->message : "(no message)");
-    if (out && st == 0)
-        *out = r;
-    else
-        nnd__reply__free_unpacked(r, NULL);
-    return st;
+    return rc < 0 ? rc : nnd_client_take_reply(r, false, out, err, errlen);
 }
 
 int nnd_client_cancel(nnd_client *c, uint64_t ticket, char *err, size_t errlen) {
@@ -257,8 +232,8 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
     *execution = 0;
     *sync_fd = -1;
     if (n_pool_fds + n_wait_fds > NND_FRAME_MAX_FDS - 1) {
-        set_err(err, errlen, "%zu fds: at most %d travel with one request", n_pool_fds + n_wait_fds,
-                NND_FRAME_MAX_FDS - 1);
+        nnd_client_set_err(err, errlen, "%zu fds: at most %d travel with one request",
+                           n_pool_fds + n_wait_fds, NND_FRAME_MAX_FDS - 1);
         return -EINVAL;
     }
     int fds[NND_FRAME_MAX_FDS];
@@ -292,7 +267,7 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
         return st;
     }
     if (reply->result_case != NND__REPLY__RESULT_EXECUTE_FENCED || n_got != 1 || got[0] < 0) {
-        set_err(err, errlen, "the daemon's ExecuteFenced reply has no sync fence");
+        nnd_client_set_err(err, errlen, "the daemon's ExecuteFenced reply has no sync fence");
         if (n_got && got[0] >= 0) close(got[0]);
         nnd__reply__free_unpacked(reply, NULL);
         return -EPROTO;
@@ -323,7 +298,8 @@ int nnd_client_fenced_info(nnd_client *c, uint64_t execution, int *status, Nnd__
     if (st != 0) return st;
     if (r->result_case != NND__REPLY__RESULT_FENCED_INFO) {
         nnd__reply__free_unpacked(r, NULL);
-        set_err(err, errlen, "the daemon answered GetFencedExecutionInfo with the wrong result");
+        nnd_client_set_err(err, errlen,
+                           "the daemon answered GetFencedExecutionInfo with the wrong result");
         return -EPROTO;
     }
     const Nnd__FencedExecutionInfoReply *i = r->fenced_info;
