@@ -28,24 +28,9 @@
 #include "memory.h"
 #include "nnd/nnd.h"
 #include "qos.h"
+#include "timing.h"
 
 #define TRIALS 4000
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(uint64_t *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_u64);
-    return (double)v[n / 2];
-}
 
 /* Raw floor: a child process echoes 64-byte datagrams. */
 static double raw_pingpong_ns(void) {
@@ -64,14 +49,14 @@ static double raw_pingpong_ns(void) {
     static uint64_t t[TRIALS];
     char buf[64] = {0};
     for (int i = 0; i < TRIALS; i++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         if (send(sv[0], buf, sizeof buf, 0) != sizeof buf || recv(sv[0], buf, sizeof buf, 0) <= 0)
             return -1;
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
     }
     close(sv[0]);
     waitpid(pid, NULL, 0);
-    return median(t, TRIALS);
+    return bench_median_u64(t, TRIALS);
 }
 
 /* A two-input ADD of [n] floats with activation NONE: the smallest useful model. */
@@ -166,14 +151,14 @@ static double daemon_execute_ns(const nnd_test_daemon *d, int how) {
     double result = -1;
     for (int i = 0; i < TRIALS; i++) {
         Nnd__Reply *r = NULL;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         uint64_t key = 1;
         int s = how == BURST_KEYED
                     ? nnd_client_burst_execute_keyed(b, &req, &fd, &key, 1, NULL, &r, err, 256)
                 : how == BURST_FSTAT
                     ? nnd_client_burst_execute(b, &req, &fd, 1, NULL, &r, err, sizeof err)
                     : nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
         if (r) nnd__reply__free_unpacked(r, NULL);
         if (s != 0) {
             fprintf(stderr, "bench: execute: %s\n", err);
@@ -184,7 +169,7 @@ static double daemon_execute_ns(const nnd_test_daemon *d, int how) {
         fprintf(stderr, "bench: wrong ADD result %g %g\n", io[32], io[33]);
         goto out;
     }
-    result = median(t, TRIALS);
+    result = bench_median_u64(t, TRIALS);
 out:
     nnd_client_burst_free(b);
     nnd_client_release(c, handle);

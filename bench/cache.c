@@ -13,25 +13,10 @@
 #include "cache_model.h"
 #include "harness.h"
 #include "hash.h"
+#include "timing.h"
 
 #define WEIGHTS (10u << 20) /* bytes of constants */
 #define TRIALS  15
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(uint64_t *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_u64);
-    return (double)v[n / 2];
-}
 
 /* PrepareModelFromCache on already open files; returns the handle or 0. */
 static uint64_t from_cache(nnd_client *c, const uint8_t *token, int mfd, int dfd) {
@@ -93,17 +78,17 @@ static int content_prepares(const cache_model *m, double *median_ns) {
     static uint64_t t[TRIALS + 1];
     int rc = c ? 0 : -1;
     for (int i = 0; rc == 0 && i <= TRIALS; i++) {
-        uint64_t h, t0 = now_ns();
+        uint64_t h, t0 = bench_now_ns();
         if (nnd_client_prepare(c, &m->model, &m->pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0)
             rc = -1;
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
         if (rc == 0 && i == TRIALS && cache_model_run(c, m, h, NULL) < 0) rc = -1;
         if (rc == 0) nnd_client_release(c, h);
     }
     if (rc < 0)
         fprintf(stderr, "bench: content cache: %s\n", err);
     else
-        *median_ns = median(t + 1, TRIALS);
+        *median_ns = bench_median_u64(t + 1, TRIALS);
     nnd_client_close(c);
     nnd_test_daemon_stop(&d);
     return rc;
@@ -130,14 +115,14 @@ int bench_cache_rows(bench_cache *out) {
     }
     uint64_t h;
     bool hit;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     if (nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
                                   err, sizeof err) != 0 ||
         hit) {
         fprintf(stderr, "bench: cache: first compile: %s\n", hit ? "came from a cache" : err);
         goto out;
     }
-    out->save_ns = (double)(now_ns() - t0);
+    out->save_ns = (double)(bench_now_ns() - t0);
     if (cache_model_run(c, &m, h, NULL) < 0) goto out;
     nnd_client_release(c, h);
     if (nnd_cache_paths(dir, app_token, mpath, dpath, sizeof mpath) < 0 ||
@@ -153,47 +138,47 @@ int bench_cache_rows(bench_cache *out) {
         /* The load and its floor back to back, in alternating order. */
         for (int k = 0; k < 2; k++) {
             if ((k == 0) == (i % 2 == 0)) {
-                t0 = now_ns();
+                t0 = bench_now_ns();
                 if (!(h = from_cache(c, token, mfd, dfd))) goto out;
-                load[i] = now_ns() - t0;
+                load[i] = bench_now_ns() - t0;
                 if (i == 0 && cache_model_run(c, &m, h, NULL) < 0) goto out;
                 nnd_client_release(c, h);
             } else {
-                t0 = now_ns();
+                t0 = bench_now_ns();
                 if (read_and_hash(mfd, dfd, (size_t)ms.st_size, (size_t)ds.st_size) < 0) goto out;
-                floor_t[i] = now_ns() - t0;
+                floor_t[i] = bench_now_ns() - t0;
             }
         }
 
-        t0 = now_ns();
+        t0 = bench_now_ns();
         if (plain_read_and_hash(mfd, (size_t)ms.st_size) < 0 ||
             plain_read_and_hash(dfd, (size_t)ds.st_size) < 0)
             goto out;
-        plain[i] = now_ns() - t0;
+        plain[i] = bench_now_ns() - t0;
 
-        t0 = now_ns();
+        t0 = bench_now_ns();
         if (nnd_client_prepare(c, &m.model, &m.pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0) {
             fprintf(stderr, "bench: cache: cold prepare: %s\n", err);
             goto out;
         }
-        cold[i] = now_ns() - t0;
+        cold[i] = bench_now_ns() - t0;
         nnd_client_release(c, h);
 
-        t0 = now_ns();
+        t0 = bench_now_ns();
         if (nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
                                       err, sizeof err) != 0 ||
             !hit) {
             fprintf(stderr, "bench: cache: reload: %s\n", hit ? err : "missed the cache");
             goto out;
         }
-        client[i] = now_ns() - t0;
+        client[i] = bench_now_ns() - t0;
         nnd_client_release(c, h);
     }
-    out->load_ns = median(load, TRIALS);
-    out->floor_ns = median(floor_t, TRIALS);
-    out->plain_floor_ns = median(plain, TRIALS);
-    out->cold_ns = median(cold, TRIALS);
-    out->client_ns = median(client, TRIALS);
+    out->load_ns = bench_median_u64(load, TRIALS);
+    out->floor_ns = bench_median_u64(floor_t, TRIALS);
+    out->plain_floor_ns = bench_median_u64(plain, TRIALS);
+    out->cold_ns = bench_median_u64(cold, TRIALS);
+    out->client_ns = bench_median_u64(client, TRIALS);
     rc = content_prepares(&m, &out->content_ns);
 out:
     if (mfd >= 0) close(mfd);

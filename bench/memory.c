@@ -10,27 +10,12 @@
 
 #include "local.h"
 #include "nnd/nnd.h"
+#include "timing.h"
 
 #define TRIALS    2000
 #define WARMUP    50
 #define OUT_ELEMS 1024u
 #define BIG_ELEMS (16u << 20) /* 64 MiB of floats */
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 /* out[1024] = SLICE(in[n], begin {0}, size {1024}). */
 typedef struct slice_model {
@@ -157,9 +142,9 @@ static void side_close(nnd_client *c, side *s) {
 static double side_execute(nnd_client *c, side *s) {
     char err[256];
     Nnd__Reply *r = NULL;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     int st = nnd_client_execute(c, s->handle, &s->req, s->fds, 2, false, 0, &r, err, sizeof err);
-    double t = (double)(now_ns() - t0);
+    double t = (double)(bench_now_ns() - t0);
     if (r) nnd__reply__free_unpacked(r, NULL);
     if (st != 0) {
         fprintf(stderr, "bench: memfd row: execute: %s\n", err);
@@ -193,10 +178,10 @@ int bench_memfd_rows(const nnd_test_daemon *d, bench_memfd *out) {
             fprintf(stderr, "bench: memfd row: wrong SLICE result at %u\n", i);
             goto out;
         }
-    out->big_ns = median(t[0], TRIALS);
-    out->small_ns = median(t[1], TRIALS);
-    out->big_local_ns = median(t[2], TRIALS);
-    out->small_local_ns = median(t[3], TRIALS);
+    out->big_ns = bench_median(t[0], TRIALS);
+    out->small_ns = bench_median(t[1], TRIALS);
+    out->big_local_ns = bench_median(t[2], TRIALS);
+    out->small_local_ns = bench_median(t[3], TRIALS);
     rc = 0;
 out:
     side_close(c, &big);

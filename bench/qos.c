@@ -19,16 +19,11 @@
 #include "harness.h"
 #include "nnd/nnd.h"
 #include "qos_models.h"
+#include "timing.h"
 
 #define OUT_SLOTS 64
 #define SEND_S    3 /* seconds of open-loop sending */
 #define HIGH_RUNS 400
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until(uint64_t t) {
     struct timespec ts = {(time_t)(t / 1000000000ull), (long)(t % 1000000000ull)};
@@ -128,9 +123,9 @@ static double capacity(flood *f) {
         nnd__reply__free_unpacked(r, NULL);
         if (st != 0) return -1;
         inflight--;
-        if (++done == WARM) t0 = now_ns();
+        if (++done == WARM) t0 = bench_now_ns();
     }
-    return MEASURE / ((double)(now_ns() - t0) / 1e9);
+    return MEASURE / ((double)(bench_now_ns() - t0) / 1e9);
 }
 
 static int open_loop(const nnd_test_daemon *d, flood *f, bench_qos *out) {
@@ -142,14 +137,14 @@ static int open_loop(const nnd_test_daemon *d, flood *f, bench_qos *out) {
     f->deadline = calloc(f->n + 1, sizeof *f->deadline);
     if (!f->deadline) return -1;
     double submitted0 = sched_stat(d, "submitted");
-    f->t0 = now_ns() + 20000000;
+    f->t0 = bench_now_ns() + 20000000;
     pthread_t th;
     if (pthread_create(&th, NULL, sender, f) != 0) return -1;
     uint64_t got = 0;
     while (got < f->n) {
         Nnd__Reply *r = raw_recv(f->sock, f->buf, 10000);
         if (!r) break;
-        uint64_t t = now_ns(), id = r->id;
+        uint64_t t = bench_now_ns(), id = r->id;
         got++;
         if (r->status == 0 && id && id <= f->n) {
             if (t <= f->deadline[id])
@@ -260,11 +255,6 @@ static void *low_main(void *arg) {
     }
 }
 
-static int cmp_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* p99 of HIGH_RUNS executions, a pause of a few ms (varied) before each; *median and
  * *driver_p99 (the daemon's time_in_driver) too. */
 static double high_p99(nnd_client *c, uint64_t h, int fd, qos_req *req, double *median,
@@ -275,18 +265,18 @@ static double high_p99(nnd_client *c, uint64_t h, int fd, qos_req *req, double *
     for (int i = 0; i < HIGH_RUNS; i++) {
         struct timespec ts = {0, 1000000 + (i * 7919 % 3000) * 1000};
         nanosleep(&ts, NULL);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         Nnd__Reply *r = NULL;
         if (nnd_client_execute_opts(c, h, &req->req, &fd, 1, &hp, &r, err, sizeof err) != 0) {
             fprintf(stderr, "bench qos: HIGH: %s\n", err);
             return -1;
         }
-        t[i] = now_ns() - t0;
+        t[i] = bench_now_ns() - t0;
         drv[i] = r->executed->timing->time_in_driver_ns;
         nnd__reply__free_unpacked(r, NULL);
     }
-    qsort(t, HIGH_RUNS, sizeof t[0], cmp_u64);
-    qsort(drv, HIGH_RUNS, sizeof t[0], cmp_u64);
+    qsort(t, HIGH_RUNS, sizeof t[0], bench_cmp_u64);
+    qsort(drv, HIGH_RUNS, sizeof t[0], bench_cmp_u64);
     *driver_p99 = (double)drv[HIGH_RUNS * 99 / 100];
     if (median) *median = (double)t[HIGH_RUNS / 2];
     return (double)t[HIGH_RUNS * 99 / 100];
@@ -332,9 +322,9 @@ static int priority_rows(const nnd_test_daemon *d, bench_qos *out) {
         rc = out->high_flood_p99 > 0 && l.rc == 0 ? 0 : -1;
     }
     /* One LOW run alone, for the record. */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     nnd_client_execute_opts(l.c, l.handle, &l.req.req, &l.fd, 1, NULL, NULL, err, sizeof err);
-    out->low_service_ns = (double)(now_ns() - t0);
+    out->low_service_ns = (double)(bench_now_ns() - t0);
     close(hfd);
     close(l.fd);
 out:

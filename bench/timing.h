@@ -23,4 +23,15 @@ static inline double bench_median(double *v, size_t n) {
     return v[n / 2];
 }
 
+static inline int bench_cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The same for nanosecond counts. */
+static inline double bench_median_u64(uint64_t *v, size_t n) {
+    qsort(v, n, sizeof *v, bench_cmp_u64);
+    return (double)v[n / 2];
+}
+
 #endif
