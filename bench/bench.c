@@ -29,6 +29,7 @@
 #include "nnd/nnd.h"
 #include "qos.h"
 #include "timing.h"
+#include "wire.h"
 
 #define TRIALS 4000
 
@@ -59,54 +60,6 @@ static double raw_pingpong_ns(void) {
     return bench_median_u64(t, TRIALS);
 }
 
-/* A two-input ADD of [n] floats with activation NONE: the smallest useful model. */
-typedef struct tiny_model {
-    Nnd__Operand ops[4], *opp[4];
-    uint32_t dims[1];
-    Nnd__DataLocation act_loc;
-    Nnd__Operation add, *addp;
-    uint32_t add_in[3], add_out[1], in_idx[2], out_idx[1];
-    Nnd__Subgraph main;
-    Nnd__Model model;
-    int32_t act;
-} tiny_model;
-
-static void tiny_model_init(tiny_model *m, uint32_t n) {
-    m->dims[0] = n;
-    for (int i = 0; i < 4; i++) {
-        nnd__operand__init(&m->ops[i]);
-        m->opp[i] = &m->ops[i];
-        m->ops[i].type = 3; /* TENSOR_FLOAT32 */
-        m->ops[i].n_dimensions = 1;
-        m->ops[i].dimensions = m->dims;
-    }
-    m->ops[0].lifetime = m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
-    m->ops[3].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
-    m->ops[2].type = 1; /* INT32 activation */
-    m->ops[2].n_dimensions = 0;
-    m->ops[2].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
-    nnd__data_location__init(&m->act_loc);
-    m->act_loc.length = 4;
-    m->ops[2].location = &m->act_loc;
-    nnd__operation__init(&m->add);
-    m->add.type = 0; /* ADD */
-    m->add_in[0] = 0, m->add_in[1] = 1, m->add_in[2] = 2, m->add_out[0] = 3;
-    m->add.n_inputs = 3, m->add.inputs = m->add_in;
-    m->add.n_outputs = 1, m->add.outputs = m->add_out;
-    m->addp = &m->add;
-    nnd__subgraph__init(&m->main);
-    m->main.n_operands = 4, m->main.operands = m->opp;
-    m->main.n_operations = 1, m->main.operations = &m->addp;
-    m->in_idx[0] = 0, m->in_idx[1] = 1, m->out_idx[0] = 3;
-    m->main.n_input_indexes = 2, m->main.input_indexes = m->in_idx;
-    m->main.n_output_indexes = 1, m->main.output_indexes = m->out_idx;
-    nnd__model__init(&m->model);
-    m->model.main = &m->main;
-    m->act = 0;
-    m->model.operand_values.data = (uint8_t *)&m->act;
-    m->model.operand_values.len = 4;
-}
-
 enum { PLAIN, BURST_KEYED, BURST_FSTAT };
 
 /* Median round trip of the tiny model's execution: Execute, or BurstExecute in one burst
@@ -119,8 +72,8 @@ static double daemon_execute_ns(const nnd_test_daemon *d, int how) {
         fprintf(stderr, "bench: connect: %s\n", err);
         return -1;
     }
-    tiny_model m;
-    tiny_model_init(&m, 2);
+    wire_add_model m; /* [2] + [2] */
+    wire_add_model_init(&m, -1);
     uint64_t handle = 0;
     nnd_burst *b = NULL;
     if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0 ||

@@ -55,69 +55,9 @@ static nnd_client *connect_client(const char *name) {
     return c;
 }
 
-/* ---- a model: out = a + b on TENSOR_FLOAT32 [n] (n = 0: unknown) ----------------------- */
+/* ---- a model: out = a + b on TENSOR_FLOAT32 [n] (wire_add_model_init_n) -------------- */
 
-typedef struct add_model {
-    Nnd__Model model;
-    Nnd__Subgraph main;
-    Nnd__Operand ops[4], *opp[4];
-    Nnd__DataLocation b_loc, act_loc;
-    Nnd__Operation op, *opp_op;
-    Nnd__MemoryPool pool, *poolp;
-    uint32_t dims[1], op_in[3], op_out[1], ins[2], outs[1];
-    int32_t act;
-} add_model;
-
-/* With const_pool, b is a CONSTANT_REFERENCE of n floats at offset 0 of that model pool
- * (fd index 0) and the model has one input. */
-static void add_model_init(add_model *m, uint32_t n, const Nnd__MemoryPool *const_pool) {
-    memset(m, 0, sizeof *m);
-    m->dims[0] = n;
-    for (int i = 0; i < 4; i++) {
-        nnd__operand__init(&m->ops[i]);
-        m->opp[i] = &m->ops[i];
-        m->ops[i].type = 3; /* TENSOR_FLOAT32 */
-        m->ops[i].n_dimensions = 1;
-        m->ops[i].dimensions = m->dims;
-    }
-    m->ops[0].lifetime = m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
-    m->ops[3].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
-    m->ops[2].type = 1; /* INT32: fused activation NONE */
-    m->ops[2].n_dimensions = 0;
-    m->ops[2].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
-    nnd__data_location__init(&m->act_loc);
-    m->act_loc.length = 4;
-    m->ops[2].location = &m->act_loc;
-    nnd__operation__init(&m->op);
-    m->op.type = 0; /* ADD */
-    m->op_in[0] = 0, m->op_in[1] = 1, m->op_in[2] = 2, m->op_out[0] = 3;
-    m->op.n_inputs = 3, m->op.inputs = m->op_in;
-    m->op.n_outputs = 1, m->op.outputs = m->op_out;
-    m->opp_op = &m->op;
-    nnd__subgraph__init(&m->main);
-    m->main.n_operands = 4, m->main.operands = m->opp;
-    m->main.n_operations = 1, m->main.operations = &m->opp_op;
-    m->ins[0] = 0, m->ins[1] = 1, m->outs[0] = 3;
-    m->main.n_input_indexes = 2, m->main.input_indexes = m->ins;
-    m->main.n_output_indexes = 1, m->main.output_indexes = m->outs;
-    nnd__model__init(&m->model);
-    m->model.main = &m->main;
-    m->model.operand_values.data = (uint8_t *)&m->act;
-    m->model.operand_values.len = 4;
-    if (const_pool) {
-        m->pool = *const_pool;
-        m->poolp = &m->pool;
-        m->model.n_pools = 1;
-        m->model.pools = &m->poolp;
-        nnd__data_location__init(&m->b_loc);
-        m->b_loc.length = (uint64_t)n * 4;
-        m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE;
-        m->ops[1].location = &m->b_loc;
-        m->main.n_input_indexes = 1;
-    }
-}
-
-static uint64_t prepare(nnd_client *c, const add_model *m, const int *fds, size_t nfds) {
+static uint64_t prepare(nnd_client *c, const wire_add_model *m, const int *fds, size_t nfds) {
     char err[512];
     uint64_t h = 0;
     int st = nnd_client_prepare(c, &m->model, fds, nfds, 0, 0, 0, &h, err, sizeof err);
@@ -133,11 +73,8 @@ static uint64_t prepare_plus_one(nnd_client *c, uint32_t n) {
     int fd = nnd_memfd_create("ones", n * 4, NULL);
     assert_true(fd >= 0);
     assert_int_equal(pwrite(fd, ones, n * 4, 0), (ssize_t)(n * 4));
-    Nnd__MemoryPool p = NND__MEMORY_POOL__INIT;
-    p.kind = NND__POOL_KIND__POOL_MEMFD;
-    p.size = n * 4;
-    add_model m;
-    add_model_init(&m, n, &p);
+    wire_add_model m;
+    wire_add_model_init_n(&m, n, 0);
     uint64_t h = prepare(c, &m, &fd, 1);
     close(fd);
     return h;
@@ -295,12 +232,11 @@ static void test_weights_from_readonly_file(void **state) {
     unlink(path);
 
     nnd_client *c = connect_client("weights");
-    Nnd__MemoryPool p = NND__MEMORY_POOL__INIT;
-    p.kind = NND__POOL_KIND__POOL_MMAP_FD;
-    p.offset = sizeof header;
-    p.size = sizeof w;
-    add_model m;
-    add_model_init(&m, N, &p);
+    wire_add_model m;
+    wire_add_model_init_n(&m, N, 0);
+    m.pool.kind = NND__POOL_KIND__POOL_MMAP_FD;
+    m.pool.offset = sizeof header;
+    m.pool.size = sizeof w;
     uint64_t h = prepare(c, &m, &ro, 1);
 
     int io = float_memfd(2 * N, 1.0f, 1.0f); /* input [1..N], output after it */
@@ -365,8 +301,8 @@ static void test_weights_from_readonly_file(void **state) {
 static void test_offsets_in_one_memfd(void **state) {
     (void)state;
     nnd_client *c = connect_client("offsets");
-    add_model m;
-    add_model_init(&m, N, NULL);
+    wire_add_model m;
+    wire_add_model_init_n(&m, N, -1);
     uint64_t h = prepare(c, &m, NULL, 0);
     /* One 64 KiB memfd; the pool starts 4096 + 256 bytes in; a at 64, b at 8196, out at
      * 16396 inside the pool: no argument on a page boundary. */
@@ -410,8 +346,8 @@ static void test_dmabuf(void **state) {
     int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
     assert_int_equal(caps->dma_buf_supported, heap >= 0);
     nnd__capabilities__free_unpacked(caps, NULL);
-    add_model m;
-    add_model_init(&m, N, NULL);
+    wire_add_model m;
+    wire_add_model_init_n(&m, N, -1);
     uint64_t h = prepare(c, &m, NULL, 0);
     req q;
     req_init(&q);
@@ -698,8 +634,8 @@ static void test_roles_checked(void **state) {
 static void test_flexible_buffer(void **state) {
     (void)state;
     nnd_client *c = connect_client("flexible");
-    add_model m;
-    add_model_init(&m, 0, NULL); /* [?] + [?] */
+    wire_add_model m;
+    wire_add_model_init_n(&m, 0, -1); /* [?] + [?] */
     uint64_t h = prepare(c, &m, NULL, 0);
     nnd_buffer_role r0 = {0, 0, 1.0f};
     uint64_t token;
@@ -774,8 +710,8 @@ static void test_pipelined_users_of_one_buffer(void **state) {
     int s = nnd_test_connect_raw(&dmn);
     assert_int_equal(wire_hello(s, 1), 0);
     const uint32_t n = 1u << 20; /* runs long enough to overlap with the next requests */
-    add_model m;
-    add_model_init(&m, n, NULL);
+    wire_add_model m;
+    wire_add_model_init_n(&m, n, -1);
     uint64_t h = wire_prepare(s, &m.model, NULL, 0);
     assert_true(h != 0);
     Nnd__BufferRole role = NND__BUFFER_ROLE__INIT, *rp = &role;
@@ -849,8 +785,8 @@ static void hold_buffers_and_wait(int report) {
     char err[256];
     nnd_client *c = nnd_client_connect(dmn.socket_path, "doomed", err, sizeof err);
     if (!c) _exit(2);
-    add_model m;
-    add_model_init(&m, N, NULL);
+    wire_add_model m;
+    wire_add_model_init_n(&m, N, -1);
     uint64_t h = 0, b, t;
     if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &h, err, sizeof err)) _exit(3);
     nnd_buffer_role r = {0, 0, 1.0f};

@@ -106,11 +106,15 @@ int wire_count_fds(pid_t pid) {
 }
 
 void wire_add_model_init(wire_add_model *m, int const_b_pool) {
+    wire_add_model_init_n(m, 2, const_b_pool);
+}
+
+void wire_add_model_init_n(wire_add_model *m, uint32_t n, int const_b_pool) {
     memset(m, 0, sizeof *m);
     nnd__model__init(&m->model);
     nnd__subgraph__init(&m->main);
     nnd__operation__init(&m->op);
-    m->dims[0] = 2;
+    m->dims[0] = n;
     for (int i = 0; i < 4; i++) {
         nnd__operand__init(&m->operands[i]);
         nnd__data_location__init(&m->locs[i]);
@@ -152,12 +156,12 @@ void wire_add_model_init(wire_add_model *m, int const_b_pool) {
         m->operands[1].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE;
         m->operands[1].location = &m->locs[1];
         m->locs[1].pool_index = 0;
-        m->locs[1].length = 8;
+        m->locs[1].length = (uint64_t)n * 4;
         m->main.n_input_indexes = 1;
         nnd__memory_pool__init(&m->pool);
         m->pool.kind = NND__POOL_KIND__POOL_MEMFD;
         m->pool.fd_index = (uint32_t)const_b_pool;
-        m->pool.size = 8;
+        m->pool.size = (uint64_t)n * 4;
         m->pool_ptr = &m->pool;
         m->model.n_pools = 1;
         m->model.pools = &m->pool_ptr;

@@ -29,9 +29,11 @@ int wire_memfd(const void *data, size_t len, size_t size);
 /* Open fds of a process (ours: 0), from /proc/<pid>/fd. */
 int wire_count_fds(pid_t pid);
 
-/* out = a + b on two TENSOR_FLOAT32 [2] inputs, fused activation NONE. With
- * const_b_pool >= 0, b is instead a CONSTANT_REFERENCE at offset 0 of model pool 0, a
- * memfd whose fd index is const_b_pool, and the model has one input. */
+/* out = a + b on two TENSOR_FLOAT32 [n] inputs (n = 0: unknown), fused activation NONE;
+ * wire_add_model_init() makes n = 2. With const_b_pool >= 0, b is instead a
+ * CONSTANT_REFERENCE of n floats at offset 0 of model pool 0, a memfd of n floats whose fd
+ * index is const_b_pool (set m->pool's kind, offset or size after, for other pools), and
+ * the model has one input. */
 typedef struct wire_add_model {
     Nnd__Model model;
     Nnd__Subgraph main;
@@ -50,6 +52,7 @@ typedef struct wire_add_model {
     Nnd__MemoryPool *pool_ptr;
 } wire_add_model;
 void wire_add_model_init(wire_add_model *m, int const_b_pool);
+void wire_add_model_init_n(wire_add_model *m, uint32_t n, int const_b_pool);
 
 /* Prepares m on sock (fds as given); returns the handle, or 0 (and prints why). */
 uint64_t wire_prepare(int sock, const Nnd__Model *m, const int *fds, size_t nfds);
