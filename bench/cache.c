@@ -79,7 +79,7 @@ static int content_prepares(const cache_model *m, double *median_ns) {
     int rc = c ? 0 : -1;
     for (int i = 0; rc == 0 && i <= TRIALS; i++) {
         uint64_t h, t0 = bench_now_ns();
-        if (nnd_client_prepare(c, &m->model, &m->pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0)
+        if (nnd_client_prepare(c, &m->add.model, &m->pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0)
             rc = -1;
         t[i] = bench_now_ns() - t0;
         if (rc == 0 && i == TRIALS && cache_model_run(c, m, h, NULL) < 0) rc = -1;
@@ -116,7 +116,7 @@ int bench_cache_rows(bench_cache *out) {
     uint64_t h;
     bool hit;
     uint64_t t0 = bench_now_ns();
-    if (nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
+    if (nnd_client_prepare_cached(c, &m.add.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
                                   err, sizeof err) != 0 ||
         hit) {
         fprintf(stderr, "bench: cache: first compile: %s\n", hit ? "came from a cache" : err);
@@ -126,7 +126,7 @@ int bench_cache_rows(bench_cache *out) {
     if (cache_model_run(c, &m, h, NULL) < 0) goto out;
     nnd_client_release(c, h);
     if (nnd_cache_paths(dir, app_token, mpath, dpath, sizeof mpath) < 0 ||
-        nnd_cache_token(&m.model, &m.pool_fd, 1, 0, 0, app_token, token) < 0)
+        nnd_cache_token(&m.add.model, &m.pool_fd, 1, 0, 0, app_token, token) < 0)
         goto out;
     mfd = open(mpath, O_RDONLY | O_CLOEXEC);
     dfd = open(dpath, O_RDONLY | O_CLOEXEC);
@@ -157,7 +157,7 @@ int bench_cache_rows(bench_cache *out) {
         plain[i] = bench_now_ns() - t0;
 
         t0 = bench_now_ns();
-        if (nnd_client_prepare(c, &m.model, &m.pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0) {
+        if (nnd_client_prepare(c, &m.add.model, &m.pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0) {
             fprintf(stderr, "bench: cache: cold prepare: %s\n", err);
             goto out;
         }
@@ -165,8 +165,8 @@ int bench_cache_rows(bench_cache *out) {
         nnd_client_release(c, h);
 
         t0 = bench_now_ns();
-        if (nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h, &hit,
-                                      err, sizeof err) != 0 ||
+        if (nnd_client_prepare_cached(c, &m.add.model, &m.pool_fd, 1, 0, 0, 0, dir, app_token, &h,
+                                      &hit, err, sizeof err) != 0 ||
             !hit) {
             fprintf(stderr, "bench: cache: reload: %s\n", hit ? err : "missed the cache");
             goto out;

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     if (cache_model_init(&m, (uint32_t)atoi(argv[4]), (float)atof(argv[5])) < 0) return 1;
     uint64_t h = 0;
     bool from_cache = false;
-    int st = nnd_client_prepare_cached(c, &m.model, &m.pool_fd, 1, 0, 0, 0, argv[2], token, &h,
+    int st = nnd_client_prepare_cached(c, &m.add.model, &m.pool_fd, 1, 0, 0, 0, argv[2], token, &h,
                                        &from_cache, err, sizeof err);
     int rc = 1;
     if (st != 0)

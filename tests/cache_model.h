@@ -14,16 +14,10 @@
 #include <unistd.h>
 
 #include "nnd/nnd.h"
+#include "wire.h"
 
 typedef struct cache_model {
-    Nnd__Model model;
-    Nnd__Subgraph main;
-    Nnd__Operand ops[4], *opp[4];
-    Nnd__DataLocation loc_w, loc_act;
-    Nnd__Operation add, *addp;
-    uint32_t dims[1], add_in[3], add_out[1], in_idx[1], out_idx[1];
-    Nnd__MemoryPool pool, *poolp;
-    int32_t act;
+    wire_add_model add; /* add.model: one input, w the CONSTANT_REFERENCE in pool fd 0 */
     uint32_t n;
     float seed;
     int pool_fd; /* the weights; pass it as pool fd 0 */
@@ -40,50 +34,7 @@ static inline int cache_model_init(cache_model *m, uint32_t n, float seed) {
     for (uint32_t i = 0; i < n; i++)
         w[i] = seed + (float)i / 4;
     munmap(w, bytes);
-    m->dims[0] = n;
-    for (int i = 0; i < 4; i++) {
-        nnd__operand__init(&m->ops[i]);
-        m->opp[i] = &m->ops[i];
-        m->ops[i].type = 3; /* TENSOR_FLOAT32 */
-        m->ops[i].n_dimensions = 1;
-        m->ops[i].dimensions = m->dims;
-    }
-    m->ops[0].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
-    nnd__data_location__init(&m->loc_w);
-    m->loc_w.length = bytes;
-    m->ops[1].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE;
-    m->ops[1].location = &m->loc_w;
-    m->ops[2].type = 1; /* INT32: fused activation NONE */
-    m->ops[2].n_dimensions = 0;
-    m->ops[2].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
-    nnd__data_location__init(&m->loc_act);
-    m->loc_act.length = 4;
-    m->ops[2].location = &m->loc_act;
-    m->ops[3].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
-    nnd__operation__init(&m->add);
-    m->add.type = 0; /* ADD */
-    m->add_in[0] = 0, m->add_in[1] = 1, m->add_in[2] = 2, m->add_out[0] = 3;
-    m->add.n_inputs = 3, m->add.inputs = m->add_in;
-    m->add.n_outputs = 1, m->add.outputs = m->add_out;
-    m->addp = &m->add;
-    nnd__subgraph__init(&m->main);
-    m->main.n_operands = 4, m->main.operands = m->opp;
-    m->main.n_operations = 1, m->main.operations = &m->addp;
-    m->in_idx[0] = 0, m->out_idx[0] = 3;
-    m->main.n_input_indexes = 1, m->main.input_indexes = m->in_idx;
-    m->main.n_output_indexes = 1, m->main.output_indexes = m->out_idx;
-    nnd__memory_pool__init(&m->pool);
-    m->pool.kind = NND__POOL_KIND__POOL_MEMFD;
-    m->pool.fd_index = 0;
-    m->pool.size = bytes;
-    m->poolp = &m->pool;
-    nnd__model__init(&m->model);
-    m->model.main = &m->main;
-    m->model.n_pools = 1;
-    m->model.pools = &m->poolp;
-    m->act = 0;
-    m->model.operand_values.data = (uint8_t *)&m->act;
-    m->model.operand_values.len = 4;
+    wire_add_model_init_n(&m->add, n, 0);
     return 0;
 }
 

@@ -147,7 +147,7 @@ static bool prep_run(nnd_client *c, const cache_model *m, const char *dir, const
     uint64_t h = 0;
     bool from_cache = false;
     char err[512];
-    int st = nnd_client_prepare_cached(c, &m->model, &m->pool_fd, 1, 0, 0, 0, dir, token, &h,
+    int st = nnd_client_prepare_cached(c, &m->add.model, &m->pool_fd, 1, 0, 0, 0, dir, token, &h,
                                        &from_cache, err, sizeof err);
     if (st != 0) fail_msg("prepare_cached: %s", err);
     assert_int_equal(cache_model_run(c, m, h, out), 0);
@@ -480,7 +480,7 @@ static void *bg_prepare_run(void *arg) {
     }
     uint64_t h;
     bool from_cache;
-    b->status = nnd_client_prepare_cached(c, &b->m->model, &b->m->pool_fd, 1, 0, 0, 0, b->dir,
+    b->status = nnd_client_prepare_cached(c, &b->m->add.model, &b->m->pool_fd, 1, 0, 0, 0, b->dir,
                                           b->token, &h, &from_cache, err, sizeof err);
     nnd_client_close(c);
     return NULL;
@@ -588,7 +588,7 @@ static void test_kill_mid_write(void **state) {
 static uint64_t plain_prepare(nnd_client *c, const cache_model *m) {
     uint64_t h = 0;
     char err[256];
-    if (nnd_client_prepare(c, &m->model, &m->pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0)
+    if (nnd_client_prepare(c, &m->add.model, &m->pool_fd, 1, 0, 0, 0, &h, err, sizeof err) != 0)
         fail_msg("prepare: %s", err);
     return h;
 }

@@ -439,7 +439,7 @@ static bool cached_run(nnd_client *c, const cache_model *m, const char *dir, uin
     uint64_t h = 0;
     bool from_cache = false;
     char err[512];
-    int st = nnd_client_prepare_cached(c, &m->model, &m->pool_fd, 1, 0, 0, 0, dir, token, &h,
+    int st = nnd_client_prepare_cached(c, &m->add.model, &m->pool_fd, 1, 0, 0, 0, dir, token, &h,
                                        &from_cache, err, sizeof err);
     if (st != 0) fail_msg("prepare with cache files: %s", err);
     assert_int_equal(cache_model_run(c, m, h, NULL), 0);
@@ -455,8 +455,8 @@ static void still_serving(const nnd_test_daemon *d, const char *dir, uint32_t n,
     assert_false(cached_run(c, &m, dir, (uint8_t)seed));
     uint64_t h;
     char err[256];
-    assert_int_equal(nnd_client_prepare(c, &m.model, &m.pool_fd, 1, 0, 0, 0, &h, err, sizeof err),
-                     0);
+    assert_int_equal(
+        nnd_client_prepare(c, &m.add.model, &m.pool_fd, 1, 0, 0, 0, &h, err, sizeof err), 0);
     assert_int_equal(cache_model_run(c, &m, h, NULL), 0);
     cache_model_clear(&m);
     nnd_client_close(c);

@@ -151,7 +151,7 @@ static void *client_main(void *arg) {
             qos_chain_init(&chains[m], MODELS[m].ops, MODELS[m].len);
             handle[m] = wire_prepare(sock, &chains[m].model, NULL, 0);
         } else if (cache_model_init(&own, MODELS[m].len, wseed) == 0) {
-            handle[m] = wire_prepare(sock, &own.model, &own.pool_fd, 1);
+            handle[m] = wire_prepare(sock, &own.add.model, &own.pool_fd, 1);
         }
         if (!handle[m]) {
             fail_client(c, "%s %ld", "prepare failed for model", m);
