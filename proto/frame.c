@@ -114,29 +114,37 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
     return 0;
 }
 
-int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags) {
-    struct iovec iov = {.iov_base = p->bytes, .iov_len = p->len};
+ssize_t nnd_frame_send_bytes(int sock, const void *bytes, size_t len, const int *fds, size_t nfds,
+                             int flags) {
+    enum { MAX_FDS = 253 }; /* SCM_MAX_FD */
+    if (nfds > MAX_FDS) return -EINVAL;
+    struct iovec iov = {.iov_base = (void *)bytes, .iov_len = len};
     union {
-        char buf[CMSG_SPACE(sizeof(int) * NND_FRAME_MAX_FDS)];
+        char buf[CMSG_SPACE(sizeof(int) * MAX_FDS)];
         struct cmsghdr align;
     } ctl;
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (p->nfds) {
-        memset(&ctl, 0, sizeof ctl);
+    if (nfds) {
+        memset(ctl.buf, 0, CMSG_SPACE(sizeof(int) * nfds));
         mh.msg_control = ctl.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * p->nfds);
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * p->nfds);
-        memcpy(CMSG_DATA(c), p->fds, sizeof(int) * p->nfds);
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
     }
     for (;;) {
         ssize_t n = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
-        if (n >= 0) return 0;
+        if (n >= 0) return n;
         if (errno == EINTR) continue;
         return errno == EWOULDBLOCK ? -EAGAIN : -errno;
     }
+}
+
+int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags) {
+    ssize_t n = nnd_frame_send_bytes(sock, p->bytes, p->len, p->fds, p->nfds, flags);
+    return n < 0 ? (int)n : 0;
 }
 
 int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,

@@ -14,6 +14,7 @@
 #define NND_FRAME_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "nnd.pb-c.h"
@@ -56,6 +57,11 @@ void nnd_packed_clear(nnd_packed *p);
 /* One sendmsg of a packed frame. Returns 0, or -errno (-EAGAIN on a full non-blocking
  * socket: nothing was sent, try again later). */
 int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags);
+/* One datagram of any bytes with nfds fds (at most 253, the kernel's limit): what
+ * nnd_frame_sendmsg() sends, and what tests and fuzzers use for malformed frames. Returns
+ * the bytes sent, or -errno (-EAGAIN when a non-blocking send would block). */
+ssize_t nnd_frame_send_bytes(int sock, const void *bytes, size_t len, const int *fds, size_t nfds,
+                             int flags);
 
 /* Pack and send in one step on a blocking socket. Returns 0 or -errno / -EPROTO. */
 int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,

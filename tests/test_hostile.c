@@ -92,23 +92,7 @@ static void expect_reply(int sock, uint64_t id, Nnd__ErrorStatus st, const char 
 }
 
 static void send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t nfds) {
-    struct iovec iov = {.iov_base = (void *)bytes, .iov_len = len};
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 64)];
-        struct cmsghdr align;
-    } ctl;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        memset(&ctl, 0, sizeof ctl);
-        mh.msg_control = ctl.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
-    assert_int_equal(sendmsg(sock, &mh, MSG_NOSIGNAL), (ssize_t)len);
+    assert_int_equal(nnd_frame_send_bytes(sock, bytes, len, fds, nfds, 0), (ssize_t)len);
 }
 
 static void test_garbage_bytes(void **state) {

@@ -75,23 +75,7 @@ static int make_fd(uint8_t kind, fz_in *in) {
 }
 
 static int send_raw(const fz_in *dgram, const int *fds, size_t nfds) {
-    struct iovec iov = {.iov_base = (void *)dgram->p, .iov_len = dgram->len};
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * MAX_SEND_FDS)];
-        struct cmsghdr align;
-    } ctl;
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds) {
-        memset(&ctl, 0, sizeof ctl);
-        mh.msg_control = ctl.buf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
-    return sendmsg(sv[0], &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -1 : 0;
+    return nnd_frame_send_bytes(sv[0], dgram->p, dgram->len, fds, nfds, MSG_DONTWAIT) < 0 ? -1 : 0;
 }
 
 /* Packs msg, sends it with no fds, receives it back and compares the packed bytes. */
