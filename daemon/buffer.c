@@ -46,16 +46,6 @@ struct nnd_buffer {
 
 static atomic_uint_fast64_t live_count, live_bytes;
 
-static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 void nnd_buffer_stats(uint64_t *count, uint64_t *bytes) {
     *count = atomic_load(&live_count);
     *bytes = atomic_load(&live_bytes);
@@ -227,14 +217,14 @@ static nnd_status begin(nnd_buffer *b, bool write, bool need_init, char *err, si
     nnd_status st = NND_OK;
     pthread_mutex_lock(&b->lock);
     if (b->writing)
-        st = fail(err, errlen, NND_GENERAL_FAILURE,
-                  "buffer is busy: another execution or copy is writing it");
+        st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                       "buffer is busy: another execution or copy is writing it");
     else if (write && b->readers)
-        st = fail(err, errlen, NND_GENERAL_FAILURE,
-                  "buffer is busy: %u executions or copies are reading it", b->readers);
+        st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                       "buffer is busy: %u executions or copies are reading it", b->readers);
     else if (need_init && !b->initialized)
-        st = fail(err, errlen, NND_GENERAL_FAILURE,
-                  "buffer has never been written (or its last write failed)");
+        st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                       "buffer has never been written (or its last write failed)");
     else if (write)
         b->writing = true;
     else
@@ -264,8 +254,8 @@ static nnd_status reserve(nnd_buffer *b, size_t need, char *err, size_t errlen) 
     uint8_t *d = calloc(1, need); /* zeroed: no stale daemon memory ever leaks out */
     if (!d) {
         if (b->acct.refund) b->acct.refund(b->acct.ctx, need - b->cap);
-        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory growing a buffer to %zu bytes",
-                    need);
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                         "out of memory growing a buffer to %zu bytes", need);
     }
     pthread_mutex_lock(&b->lock);
     free(b->data);
@@ -303,16 +293,16 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
     *out = NULL;
     size_t n_in = a->n_input_roles, n_roles = n_in + a->n_output_roles;
     if (!a->n_prepared_models)
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no prepared model");
-    if (!n_roles) return fail(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no role");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no prepared model");
+    if (!n_roles) return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no role");
     if (n_roles > 65536)
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "Allocate names %zu roles", n_roles);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "Allocate names %zu roles", n_roles);
     nnd_buffer *b = calloc(1, sizeof *b);
     role *roles = calloc(n_roles, sizeof *roles);
     if (!b || !roles) {
         free(b);
         free(roles);
-        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
     }
     nnd_status st = NND_OK;
     const nnd_operand_desc *first = NULL;
@@ -323,33 +313,33 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
         const char *what = output ? "output" : "input";
         size_t at = output ? k - n_in : k;
         if (r->model_index >= a->n_prepared_models) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "%s role %zu names prepared model %u of %zu", what, at, r->model_index,
-                      a->n_prepared_models);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "%s role %zu names prepared model %u of %zu", what, at, r->model_index,
+                           a->n_prepared_models);
             break;
         }
         const nnd_buffer_model *m = &models[r->model_index];
         uint32_t n_io =
             output ? nnd_prepared_num_outputs(m->prepared) : nnd_prepared_num_inputs(m->prepared);
         if (r->io_index >= n_io) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "%s role %zu names %s %u of prepared model %u, which has %u", what, at, what,
-                      r->io_index, r->model_index, n_io);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "%s role %zu names %s %u of prepared model %u, which has %u", what, at,
+                           what, r->io_index, r->model_index, n_io);
             break;
         }
         if (!(r->probability >= 0.0f && r->probability <= 1.0f)) { /* NaN fails too */
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "%s role %zu: probability %g is not in (0, 1]", what, at,
-                      (double)r->probability);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "%s role %zu: probability %g is not in (0, 1]", what, at,
+                           (double)r->probability);
             break;
         }
         roles[k] = (role){.model = m->handle, .index = r->io_index, .output = output};
         for (size_t j = 0; j < k; j++)
             if (roles[j].model == roles[k].model && roles[j].index == roles[k].index &&
                 roles[j].output == output) {
-                st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                          "%s role %zu repeats %s %u of prepared model %u", what, at, what,
-                          r->io_index, r->model_index);
+                st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                               "%s role %zu repeats %s %u of prepared model %u", what, at, what,
+                               r->io_index, r->model_index);
                 break;
             }
         if (st != NND_OK) break;
@@ -363,36 +353,38 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
             b->elem = nnd_type_size(o->type);
             b->tensor = nnd_type_is_tensor(o->type);
             if (!b->elem)
-                st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                          "%s role %zu: operand type %d has no fixed element size", what, at,
-                          (int)o->type);
+                st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                               "%s role %zu: operand type %d has no fixed element size", what, at,
+                               (int)o->type);
         } else if (!same_quant(first, o)) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "%s role %zu: operand type or quantization (%s, scale %g, zero point %d) "
-                      "differs from the first role's (%s, scale %g, zero point %d)",
-                      what, at, nnd_type_name(o->type), (double)o->scale, o->zero_point,
-                      nnd_type_name(first->type), (double)first->scale, first->zero_point);
+            st =
+                nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                          "%s role %zu: operand type or quantization (%s, scale %g, zero point %d) "
+                          "differs from the first role's (%s, scale %g, zero point %d)",
+                          what, at, nnd_type_name(o->type), (double)o->scale, o->zero_point,
+                          nnd_type_name(first->type), (double)first->scale, first->zero_point);
         } else if (!combine(&dims, &os, &dims)) {
             char x[96], y[96];
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "%s role %zu: dimensions %s do not agree with the other roles' %s", what, at,
-                      shape_str(&os, b->tensor, x, sizeof x),
-                      shape_str(&dims, b->tensor, y, sizeof y));
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "%s role %zu: dimensions %s do not agree with the other roles' %s", what,
+                           at, shape_str(&os, b->tensor, x, sizeof x),
+                           shape_str(&dims, b->tensor, y, sizeof y));
         }
     }
     if (st == NND_OK && a->desc && a->desc->n_dimensions) {
         shape ds;
         char x[96], y[96];
         if (!b->tensor)
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "the descriptor gives dimensions to a scalar");
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "the descriptor gives dimensions to a scalar");
         else if (!shape_from(&ds, a->desc->dimensions, a->desc->n_dimensions))
-            st = fail(err, errlen, NND_INVALID_ARGUMENT, "the descriptor's rank %zu is over %d",
-                      a->desc->n_dimensions, NND_MAX_RANK);
+            st =
+                nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "the descriptor's rank %zu is over %d",
+                          a->desc->n_dimensions, NND_MAX_RANK);
         else if (!combine(&dims, &ds, &dims))
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "the descriptor's dimensions %s do not agree with the roles' %s",
-                      shape_str(&ds, true, x, sizeof x), shape_str(&dims, true, y, sizeof y));
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "the descriptor's dimensions %s do not agree with the roles' %s",
+                           shape_str(&ds, true, x, sizeof x), shape_str(&dims, true, y, sizeof y));
     }
     size_t bytes = 0;
     if (st == NND_OK) {
@@ -410,9 +402,9 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
                                                                 : n * dims.dims[i];
             }
             if (!unknown || n > NND_BUFFER_MAX_BYTES)
-                st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                          "the buffer would be over the limit of %llu bytes",
-                          (unsigned long long)NND_BUFFER_MAX_BYTES);
+                st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                               "the buffer would be over the limit of %llu bytes",
+                               (unsigned long long)NND_BUFFER_MAX_BYTES);
         }
     }
     if (st != NND_OK) {
@@ -429,7 +421,7 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
     atomic_fetch_add(&live_count, 1);
     st = b->fixed ? reserve(b, bytes, err, errlen) : NND_OK;
     if (st == NND_OK && reg_add(b) < 0)
-        st = fail(err, errlen, NND_GENERAL_FAILURE, "out of memory registering a buffer");
+        st = nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory registering a buffer");
     if (st != NND_OK) {
         settle(b);
         nnd_buffer_unref(b);
@@ -446,22 +438,23 @@ nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t
     shape given, s;
     char x[96], y[96];
     if (!shape_from(&given, dims, rank))
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank, NND_MAX_RANK);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank,
+                         NND_MAX_RANK);
     if (rank && !b->tensor)
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "the buffer holds a scalar");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "the buffer holds a scalar");
     if (!combine(&b->declared, &given, &s))
-        return fail(
+        return nnd_failf(
             err, errlen, NND_INVALID_ARGUMENT, "dimensions %s do not agree with the buffer's %s",
             shape_str(&given, true, x, sizeof x), shape_str(&b->declared, true, y, sizeof y));
     size_t need;
     if (!shape_bytes(b, &s, &need))
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "the data's dimensions %s are not all known (or too large)",
-                    shape_str(&s, b->tensor, x, sizeof x));
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "the data's dimensions %s are not all known (or too large)",
+                         shape_str(&s, b->tensor, x, sizeof x));
     if (src->view.size != need)
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "the source holds %zu bytes, dimensions %s need %zu", src->view.size,
-                    shape_str(&s, b->tensor, x, sizeof x), need);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "the source holds %zu bytes, dimensions %s need %zu", src->view.size,
+                         shape_str(&s, b->tensor, x, sizeof x), need);
     nnd_status st = begin(b, true, false, err, errlen);
     if (st != NND_OK) return st;
     st = reserve(b, need, err, errlen);
@@ -475,8 +468,9 @@ nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t
     bool ok = nnd_pool_faults() == faults;
     end_write(b, ok, &s, need);
     if (!ok)
-        return fail(err, errlen, NND_GENERAL_FAILURE,
-                    "the source memory shrank during the copy; the buffer is now uninitialized");
+        return nnd_failf(
+            err, errlen, NND_GENERAL_FAILURE,
+            "the source memory shrank during the copy; the buffer is now uninitialized");
     return NND_OK;
 }
 
@@ -485,26 +479,27 @@ nnd_status nnd_buffer_copy_out(nnd_buffer *b, const nnd_pool *dst, const uint32_
     shape given;
     char x[96], y[96];
     if (!shape_from(&given, dims, rank))
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank, NND_MAX_RANK);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank,
+                         NND_MAX_RANK);
     if (!dst->writable)
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "the destination memory is read-only");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "the destination memory is read-only");
     nnd_status st = begin(b, false, true, err, errlen);
     if (st != NND_OK) return st;
     shape s = b->cur, tmp;
     if (rank && !combine(&s, &given, &tmp))
-        st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                  "dimensions %s do not agree with the buffer's contents %s",
-                  shape_str(&given, true, x, sizeof x), shape_str(&s, b->tensor, y, sizeof y));
+        st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                       "dimensions %s do not agree with the buffer's contents %s",
+                       shape_str(&given, true, x, sizeof x), shape_str(&s, b->tensor, y, sizeof y));
     else if (dst->view.size != b->len)
-        st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                  "the destination holds %zu bytes, the buffer's contents %s are %zu",
-                  dst->view.size, shape_str(&s, b->tensor, x, sizeof x), b->len);
+        st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                       "the destination holds %zu bytes, the buffer's contents %s are %zu",
+                       dst->view.size, shape_str(&s, b->tensor, x, sizeof x), b->len);
     if (st == NND_OK) {
         uint64_t faults = nnd_pool_faults();
         memcpy((void *)dst->view.base, b->data, b->len);
         if (nnd_pool_faults() != faults)
-            st = fail(err, errlen, NND_GENERAL_FAILURE,
-                      "the destination memory shrank during the copy");
+            st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                           "the destination memory shrank during the copy");
         out->rank = s.rank;
         memcpy(out->dims, s.dims, sizeof out->dims);
         out->sufficient = true;
@@ -562,10 +557,10 @@ static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, boo
     nnd_status st = NND_OK;
     if (!output) {
         if (!combine(&b->cur, &given, &s)) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "input %u: dimensions %s do not agree with its buffer's contents %s", i,
-                      shape_str(&given, true, x, sizeof x),
-                      shape_str(&b->cur, b->tensor, y, sizeof y));
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "input %u: dimensions %s do not agree with its buffer's contents %s", i,
+                           shape_str(&given, true, x, sizeof x),
+                           shape_str(&b->cur, b->tensor, y, sizeof y));
         } else {
             io->data = b->data;
             io->length = b->len;
@@ -581,10 +576,10 @@ static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, boo
     shape_from(&model, o->dims, o->rank);
     size_t need;
     if (!combine(&b->declared, &given, &s))
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "%s %u: dimensions %s do not agree with its buffer's %s", what, i,
-                    shape_str(&given, true, x, sizeof x),
-                    shape_str(&b->declared, b->tensor, y, sizeof y));
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "%s %u: dimensions %s do not agree with its buffer's %s", what, i,
+                         shape_str(&given, true, x, sizeof x),
+                         shape_str(&b->declared, b->tensor, y, sizeof y));
     /* A flexible buffer learns its size here when the model or request knows it, else
      * from the run (nnd_buffers_regrow). Never grow one this request also reads. */
     if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !e->read) {
@@ -617,7 +612,7 @@ nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, con
     if (!bb || !pool_entry || !bb->e || !bb->out_entry) {
         if (bb) binding_free(bb);
         free(pool_entry);
-        return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
     }
     nnd_status st = NND_OK;
     for (size_t i = 0; i < r->n_pools && st == NND_OK; i++) {
@@ -625,9 +620,9 @@ nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, con
         if (!r->pools[i] || r->pools[i]->kind != NND__POOL_KIND__POOL_DRIVER_BUFFER) continue;
         nnd_buffer *b = reg_find(r->pools[i]->token, owner);
         if (!b) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "pool %zu: token 0x%016llx names no buffer of this client", i,
-                      (unsigned long long)r->pools[i]->token);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "pool %zu: token 0x%016llx names no buffer of this client", i,
+                           (unsigned long long)r->pools[i]->token);
             break;
         }
         size_t k = 0;
@@ -652,15 +647,15 @@ nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, con
         if (at < 0) continue;
         bound *e = &bb->e[at];
         if (!has_role(e->b, model, i, output)) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "%s %u: the buffer in pool %u was not allocated for %s %u of this "
-                      "prepared model",
-                      output ? "output" : "input", i, a->location->pool_index,
-                      output ? "output" : "input", i);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "%s %u: the buffer in pool %u was not allocated for %s %u of this "
+                           "prepared model",
+                           output ? "output" : "input", i, a->location->pool_index,
+                           output ? "output" : "input", i);
         } else if (output && e->output >= 0) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT,
-                      "outputs %d and %u both write the buffer in pool %u", e->output, i,
-                      a->location->pool_index);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                           "outputs %d and %u both write the buffer in pool %u", e->output, i,
+                           a->location->pool_index);
         } else if (output) {
             e->write = true;
             e->output = (int32_t)i;
@@ -737,19 +732,19 @@ void nnd_buffers_finish(nnd_buffer_binding *bb, bool ran, nnd_status *st,
         if (ok && (!combine(&e->b->declared, &s, &tmp) || !shape_bytes(e->b, &s, &len) ||
                    len > e->b->cap)) {
             char x[96], y[96];
-            *st = fail(err, errlen, NND_GENERAL_FAILURE,
-                       "output %u: the result's dimensions %s do not fit its buffer's %s", i,
-                       shape_str(&s, e->b->tensor, x, sizeof x),
-                       shape_str(&e->b->declared, e->b->tensor, y, sizeof y));
+            *st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "output %u: the result's dimensions %s do not fit its buffer's %s", i,
+                            shape_str(&s, e->b->tensor, x, sizeof x),
+                            shape_str(&e->b->declared, e->b->tensor, y, sizeof y));
             ok = false;
         }
         if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient && bb->grow_st) {
             /* It could have grown, but whoever pays for it refused. */
-            *st = fail(err, errlen, bb->grow_st, "output %u: %s", i, bb->grow_err);
+            *st = nnd_failf(err, errlen, bb->grow_st, "output %u: %s", i, bb->grow_err);
         } else if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
             /* The client cannot resize a driver buffer: as the HAL says, a failure. */
-            *st = fail(err, errlen, NND_GENERAL_FAILURE,
-                       "output %u: its driver buffer is too small for the result", i);
+            *st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "output %u: its driver buffer is too small for the result", i);
         }
         end_write(e->b, ok, &s, len);
     }

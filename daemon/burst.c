@@ -84,34 +84,25 @@ void nnd_burst_stats_get(nnd_burst_stats *out) {
     *out = stats;
 }
 
-static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* A pool that names a cached slot. */
 static nnd_status use_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t index, nnd_pool *out,
                            char *err, size_t errlen) {
     unsigned long long id = (unsigned long long)mp->slot;
     if (!id)
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "pool %u names burst slot 0; slots are numbered from 1", index);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u names burst slot 0; slots are numbered from 1", index);
     slot *sl = find(b, mp->slot);
     if (!sl)
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "pool %u names burst slot %llu, which this burst has not cached (send the "
-                    "memory's fd with slot %llu first)",
-                    index, id, id);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u names burst slot %llu, which this burst has not cached (send the "
+                         "memory's fd with slot %llu first)",
+                         index, id, id);
     if (nnd_pool_damaged(&sl->pool))
-        return fail(err, errlen, NND_GENERAL_FAILURE,
-                    "pool %u: the memory of burst slot %llu shrank under an earlier execution; "
-                    "forget the slot or send its memory again",
-                    index, id);
+        return nnd_failf(
+            err, errlen, NND_GENERAL_FAILURE,
+            "pool %u: the memory of burst slot %llu shrank under an earlier execution; "
+            "forget the slot or send its memory again",
+            index, id);
     nnd_pool_share(&sl->pool, out);
     stats.slot_hits++;
     return NND_OK;
@@ -122,21 +113,23 @@ static nnd_status cache_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t i
                              nnd_frame_in *in, nnd_pool *out, char *err, size_t errlen) {
     unsigned long long id = (unsigned long long)mp->slot;
     if (mp->kind != NND__POOL_KIND__POOL_MEMFD && mp->kind != NND__POOL_KIND__POOL_MMAP_FD)
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "pool %u: only memfd and mmap_fd pools can be cached as burst slots (slot "
-                    "%llu on a pool of kind %d)",
-                    index, id, (int)mp->kind);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u: only memfd and mmap_fd pools can be cached as burst slots (slot "
+                         "%llu on a pool of kind %d)",
+                         index, id, (int)mp->kind);
     slot *sl = find(b, mp->slot);
     if (!sl && b->n >= NND_BURST_MAX_SLOTS)
-        return fail(err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
-                    "pool %u: this burst already caches %d slots, the most it may; forget some "
-                    "before caching slot %llu",
-                    index, NND_BURST_MAX_SLOTS, id);
+        return nnd_failf(
+            err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+            "pool %u: this burst already caches %d slots, the most it may; forget some "
+            "before caching slot %llu",
+            index, NND_BURST_MAX_SLOTS, id);
     if (!sl && b->s->burst_slots >= NND_SESSION_MAX_BURST_SLOTS)
-        return fail(err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
-                    "pool %u: this connection's bursts already cache %d slots, the most it may; "
-                    "forget some before caching slot %llu",
-                    index, NND_SESSION_MAX_BURST_SLOTS, id);
+        return nnd_failf(
+            err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+            "pool %u: this connection's bursts already cache %d slots, the most it may; "
+            "forget some before caching slot %llu",
+            index, NND_SESSION_MAX_BURST_SLOTS, id);
     nnd_pool p;
     /* No LRU cache: a slot's mapping is its own, and forgetting the slot unmaps it. */
     nnd_status st = nnd_pool_map(mp, index, in, false, NULL, &p, err, errlen);
@@ -146,10 +139,10 @@ static nnd_status cache_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t i
                     sl->size == mp->size;
         nnd_pool_release(&p);
         if (!same)
-            return fail(err, errlen, NND_INVALID_ARGUMENT,
-                        "pool %u: burst slot %llu already caches another memory (a different "
-                        "file or range); forget the slot before reusing its number",
-                        index, id);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "pool %u: burst slot %llu already caches another memory (a different "
+                             "file or range); forget the slot before reusing its number",
+                             index, id);
         nnd_pool_share(&sl->pool, out); /* sent again: keep the mapping already made */
         return NND_OK;
     }
@@ -161,8 +154,8 @@ static nnd_status cache_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t i
             slot *s = realloc(b->slots, cap * sizeof *s);
             if (!s) {
                 nnd_pool_release(&p);
-                return fail(err, errlen, NND_GENERAL_FAILURE, "out of memory caching slot %llu",
-                            id);
+                return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                                 "out of memory caching slot %llu", id);
             }
             b->slots = s;
             b->cap = cap;
@@ -189,7 +182,7 @@ nnd_status nnd_burst_map_pools(nnd_burst *b, const Nnd__ExecutionRequest *r, nnd
         uint32_t index = (uint32_t)i;
         nnd_status st;
         if (!mp) {
-            st = fail(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
         } else if (mp->kind == NND__POOL_KIND__POOL_BURST_SLOT) {
             st = use_slot(b, mp, index, &out[i], err, errlen);
         } else if (mp->slot) {

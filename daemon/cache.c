@@ -64,15 +64,6 @@ static int64_t realtime_ns(void) {
     return (int64_t)nnd_clock_ns(CLOCK_REALTIME);
 }
 
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- events ---------------------------------------------------------------------------- */
 
 static cJSON *event(const nnd_cache *c, const char *name, const nnd_session *s,
@@ -330,13 +321,13 @@ static nnd_status make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_
         free(e);
         nnd_buf_free(model);
         nnd_buf_free(data);
-        errf(err, errlen, "out of memory");
+        nnd_errf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }
     nnd_ser_model sm;
     nnd_status st = nnd_ser_decode(model->p, model->len, heap->p, heap->len, &sm, err, errlen);
     if (st == NND_OK && strcmp(sm.build_id, c->build_id) != 0) {
-        errf(err, errlen, "made by driver build %s, this is %s", sm.build_id, c->build_id);
+        nnd_errf(err, errlen, "made by driver build %s, this is %s", sm.build_id, c->build_id);
         st = NND_GENERAL_FAILURE;
     }
     if (st == NND_OK) {
@@ -410,7 +401,7 @@ static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t 
         return;
     }
     if (nnd_cachefile_size(model_fd, &size) < 0 || nnd_cachefile_size(data_fd, &size) < 0) {
-        errf(err, sizeof err, "cache fds must be regular files");
+        nnd_errf(err, sizeof err, "cache fds must be regular files");
         goto fail;
     }
     rc = nnd_index_token_put(c->index, (uint32_t)s->uid, token, &row, &written, err, sizeof err);
@@ -421,7 +412,7 @@ static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t 
     }
     rc = nnd_cachefile_lock(fds, 2, true, NND_CACHE_LOCK_TIMEOUT_MS);
     if (rc < 0) {
-        errf(err, sizeof err, "cache files are locked by someone else: %s", strerror(-rc));
+        nnd_errf(err, sizeof err, "cache files are locked by someone else: %s", strerror(-rc));
         goto fail;
     }
     rc = nnd_cachefile_write(model_fd, model->p, model->len, 0, err, sizeof err);
@@ -448,7 +439,7 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
     if (st != NND_OK) return st;
     if (nnd_pool_faults() != faults) {
         nnd_buf_free(&model), nnd_buf_free(&data);
-        errf(err, errlen, "a model pool shrank while the model was prepared");
+        nnd_errf(err, errlen, "a model pool shrank while the model was prepared");
         return NND_GENERAL_FAILURE;
     }
     uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
@@ -456,7 +447,7 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
     size_t len[2] = {model.len, data.len};
     if (nnd_hash_bufs(p, len, 2, digest) < 0) {
         nnd_buf_free(&model), nnd_buf_free(&data);
-        errf(err, errlen, "out of memory hashing the model");
+        nnd_errf(err, errlen, "out of memory hashing the model");
         return NND_GENERAL_FAILURE;
     }
     nnd_hash_combine(digest[0], digest[1], key);
@@ -491,7 +482,7 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
 static nnd_status reject(nnd_cache *c, const nnd_session *s, const char *client_reason,
                          const char *reason, char *err, size_t errlen) {
     c->n.rejected++;
-    errf(err, errlen, "cache rejected: %s", client_reason);
+    nnd_errf(err, errlen, "cache rejected: %s", client_reason);
     nnd_log_info("client %llu: cache rejected: %s", (unsigned long long)s->serial, reason);
     cJSON *ev = event(c, "cache_rejected", s, NULL);
     if (ev) cJSON_AddStringToObject(ev, "reason", reason);
@@ -591,13 +582,13 @@ nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_byte
                           size_t errlen) {
     nnd_cache *c = calloc(1, sizeof *c);
     if (!c) {
-        errf(err, errlen, "out of memory");
+        nnd_errf(err, errlen, "out of memory");
         return NULL;
     }
     c->d = d;
     c->max_bytes = max_bytes;
     if (strlen(build_id) > NND_SER_BUILD_ID_MAX) {
-        errf(err, errlen, "driver build id longer than %d bytes", NND_SER_BUILD_ID_MAX);
+        nnd_errf(err, errlen, "driver build id longer than %d bytes", NND_SER_BUILD_ID_MAX);
         free(c);
         return NULL;
     }
@@ -608,12 +599,12 @@ nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_byte
     if (snprintf(path, sizeof path, "%s/cache.db", d->state_dir) >= (int)sizeof path ||
         snprintf(c->store_dir, sizeof c->store_dir, "%s/content", d->state_dir) >=
             (int)sizeof c->store_dir) {
-        errf(err, errlen, "state directory path too long");
+        nnd_errf(err, errlen, "state directory path too long");
         free(c);
         return NULL;
     }
     if (mkdir(c->store_dir, 0700) < 0 && errno != EEXIST) {
-        errf(err, errlen, "cannot create %s: %s", c->store_dir, strerror(errno));
+        nnd_errf(err, errlen, "cannot create %s: %s", c->store_dir, strerror(errno));
         free(c);
         return NULL;
     }

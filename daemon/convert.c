@@ -8,14 +8,6 @@
 
 #include "extension.h"
 
-static nnd_status fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return NND_INVALID_ARGUMENT;
-}
-
 void nnd_model_desc_clear(nnd_model_desc *d) {
     free((void *)d->operands);
     free((void *)d->operations);
@@ -32,7 +24,8 @@ bool nnd_model_uses_extensions(const Nnd__Model *m) {
     for (size_t i = 0; g && i < g->n_operands; i++)
         if (nnd_ext_is_code(g->operands[i]->type) || oem_code(g->operands[i]->type)) return true;
     for (size_t k = 0; g && k < g->n_operations; k++)
-        if (nnd_ext_is_code(g->operations[k]->type) || g->operations[k]->type == NND_OP_OEM_OPERATION)
+        if (nnd_ext_is_code(g->operations[k]->type) ||
+            g->operations[k]->type == NND_OP_OEM_OPERATION)
             return true;
     return false;
 }
@@ -49,29 +42,36 @@ static nnd_status ext_map_build(const Nnd__Model *m, bool allowed, ext_map *x, c
     x->n = 0;
     if (!allowed && nnd_model_uses_extensions(m) &&
         (m->n_extension_name_to_prefix || nnd_ext_oem_claimed()))
-        return fail(err, errlen, "this client may not use vendor extensions (it is not on the "
-                                 "daemon's extensions allowlist)");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "this client may not use vendor extensions (it is not on the "
+                         "daemon's extensions allowlist)");
     /* Every name must be loaded, so a longer map cannot be valid. */
     if (m->n_extension_name_to_prefix > NND_EXT_MAX_LOADED)
-        return fail(err, errlen, "extensionNameToPrefix has %zu entries, over the limit of %d",
-                    m->n_extension_name_to_prefix, NND_EXT_MAX_LOADED);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "extensionNameToPrefix has %zu entries, over the limit of %d",
+                         m->n_extension_name_to_prefix, NND_EXT_MAX_LOADED);
     for (size_t i = 0; i < m->n_extension_name_to_prefix; i++) {
         const Nnd__ExtensionNameAndPrefix *e = m->extension_name_to_prefix[i];
         const char *name = e->name ? e->name : "";
         if (e->prefix == 0 || e->prefix > 0xffff)
-            return fail(err, errlen, "extensionNameToPrefix: \"%s\" has prefix %u, not in 1..65535",
-                        name, e->prefix);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "extensionNameToPrefix: \"%s\" has prefix %u, not in 1..65535", name,
+                             e->prefix);
         for (size_t k = 0; k < i; k++) {
             const Nnd__ExtensionNameAndPrefix *f = m->extension_name_to_prefix[k];
             if (f->prefix == e->prefix)
-                return fail(err, errlen, "extensionNameToPrefix maps prefix %u to both \"%s\" and \"%s\"",
-                            e->prefix, f->name ? f->name : "", name);
+                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                                 "extensionNameToPrefix maps prefix %u to both \"%s\" and \"%s\"",
+                                 e->prefix, f->name ? f->name : "", name);
             if (!strcmp(f->name ? f->name : "", name))
-                return fail(err, errlen, "extensionNameToPrefix maps both prefixes %u and %u to \"%s\"",
-                            f->prefix, e->prefix, name);
+                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                                 "extensionNameToPrefix maps both prefixes %u and %u to \"%s\"",
+                                 f->prefix, e->prefix, name);
         }
         uint16_t id = nnd_ext_resolve(name);
-        if (!id) return fail(err, errlen, "model uses extension \"%s\", which is not loaded", name);
+        if (!id)
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "model uses extension \"%s\", which is not loaded", name);
         x->prefix[x->n] = e->prefix;
         x->id[x->n++] = id;
     }
@@ -103,22 +103,27 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
                                     char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const Nnd__Subgraph *g = m->main;
-    if (!g) return fail(err, errlen, "model has no main subgraph");
-    if (m->n_referenced) return fail(err, errlen, "referenced subgraphs (control flow) are not supported");
+    if (!g) return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "model has no main subgraph");
+    if (m->n_referenced)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "referenced subgraphs (control flow) are not supported");
     ext_map xmap;
     nnd_status xs = ext_map_build(m, allow_extensions, &xmap, err, errlen);
     if (xs) return xs;
     if (n_views != m->n_pools)
-        return fail(err, errlen, "model names %zu pools, %zu mapped", m->n_pools, n_views);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "model names %zu pools, %zu mapped",
+                         m->n_pools, n_views);
     if (g->n_operands > NND_MAX_OPERANDS || g->n_operations > NND_MAX_OPERATIONS)
-        return fail(err, errlen, "model too large (%zu operands, %zu operations)", g->n_operands, g->n_operations);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "model too large (%zu operands, %zu operations)", g->n_operands,
+                         g->n_operations);
     if (g->n_input_indexes > UINT32_MAX || g->n_output_indexes > UINT32_MAX)
-        return fail(err, errlen, "too many model inputs or outputs");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "too many model inputs or outputs");
     nnd_operand_desc *ods = calloc(g->n_operands + 1, sizeof *ods);
     nnd_operation_desc *ops = calloc(g->n_operations + 1, sizeof *ops);
     if (!ods || !ops) {
         free(ods), free(ops);
-        return fail(err, errlen, "out of memory converting model");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "out of memory converting model");
     }
     out->operands = ods;
     out->operations = ops;
@@ -127,12 +132,16 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
         nnd_operand_desc *d = &ods[i];
         if (o->n_dimensions > NND_MAX_RANK) {
             nnd_model_desc_clear(out);
-            return fail(err, errlen, "operand %zu: rank %zu over the limit of %d", i, o->n_dimensions, NND_MAX_RANK);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "operand %zu: rank %zu over the limit of %d", i, o->n_dimensions,
+                             NND_MAX_RANK);
         }
         if (!ext_map_code(&xmap, o->type, &d->type)) {
             nnd_model_desc_clear(out);
-            return fail(err, errlen, "operand %zu: type 0x%08x has prefix %u, which extensionNameToPrefix does not name",
-                        i, (unsigned)o->type, (unsigned)o->type >> 16);
+            return nnd_failf(
+                err, errlen, NND_INVALID_ARGUMENT,
+                "operand %zu: type 0x%08x has prefix %u, which extensionNameToPrefix does not name",
+                i, (unsigned)o->type, (unsigned)o->type >> 16);
         }
         d->rank = (uint32_t)o->n_dimensions;
         if (o->n_dimensions) memcpy(d->dims, o->dimensions, sizeof(uint32_t) * o->n_dimensions);
@@ -148,7 +157,8 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
             const Nnd__SymmPerChannelQuantParams *q = o->channel_quant;
             if (q->n_scales > UINT32_MAX) {
                 nnd_model_desc_clear(out);
-                return fail(err, errlen, "operand %zu: too many channel scales", i);
+                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                                 "operand %zu: too many channel scales", i);
             }
             d->channel_quant.scales = q->scales;
             d->channel_quant.n_scales = (uint32_t)q->n_scales;
@@ -162,8 +172,10 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
         const Nnd__Operation *op = g->operations[k];
         if (!ext_map_code(&xmap, op->type, &ops[k].type)) {
             nnd_model_desc_clear(out);
-            return fail(err, errlen, "operation %zu: type 0x%08x has prefix %u, which extensionNameToPrefix does not name",
-                        k, (unsigned)op->type, (unsigned)op->type >> 16);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "operation %zu: type 0x%08x has prefix %u, which "
+                             "extensionNameToPrefix does not name",
+                             k, (unsigned)op->type, (unsigned)op->type >> 16);
         }
         ops[k].n_inputs = (uint32_t)op->n_inputs;
         ops[k].inputs = op->inputs;
@@ -189,7 +201,8 @@ static nnd_status bind(const Nnd__RequestArgument *a, const char *what, size_t i
                        size_t errlen) {
     memset(io, 0, sizeof *io);
     if (a->n_dimensions > NND_MAX_RANK)
-        return fail(err, errlen, "%s %zu: rank %zu over the limit of %d", what, i, a->n_dimensions, NND_MAX_RANK);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "%s %zu: rank %zu over the limit of %d",
+                         what, i, a->n_dimensions, NND_MAX_RANK);
     io->rank = (uint32_t)a->n_dimensions;
     if (a->n_dimensions) memcpy(io->dims, a->dimensions, sizeof(uint32_t) * a->n_dimensions);
     if (a->has_no_value) {
@@ -197,13 +210,19 @@ static nnd_status bind(const Nnd__RequestArgument *a, const char *what, size_t i
         return NND_OK;
     }
     const Nnd__DataLocation *l = a->location;
-    if (!l) return fail(err, errlen, "%s %zu has neither a location nor has_no_value", what, i);
+    if (!l)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "%s %zu has neither a location nor has_no_value", what, i);
     if (l->pool_index >= n_pools)
-        return fail(err, errlen, "%s %zu names pool %u, the request has %zu", what, i, l->pool_index, n_pools);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "%s %zu names pool %u, the request has %zu", what, i, l->pool_index,
+                         n_pools);
     const nnd_memory_view *p = &pools[l->pool_index];
     if (l->offset > p->size || l->length > p->size - l->offset)
-        return fail(err, errlen, "%s %zu: location %llu+%llu runs past the end of pool %u (%zu bytes)", what, i,
-                    (unsigned long long)l->offset, (unsigned long long)l->length, l->pool_index, p->size);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "%s %zu: location %llu+%llu runs past the end of pool %u (%zu bytes)",
+                         what, i, (unsigned long long)l->offset, (unsigned long long)l->length,
+                         l->pool_index, p->size);
     io->data = (void *)(p->base + l->offset);
     io->length = l->length;
     return NND_OK;
@@ -212,11 +231,13 @@ static nnd_status bind(const Nnd__RequestArgument *a, const char *what, size_t i
 nnd_status nnd_request_from_proto(const Nnd__ExecutionRequest *r, const nnd_prepared *p,
                                   const nnd_memory_view *pools, size_t n_pools, nnd_io *inputs,
                                   nnd_io *outputs, char *err, size_t errlen) {
-    if (!r) return fail(err, errlen, "execution has no request");
+    if (!r) return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "execution has no request");
     if (r->n_inputs != nnd_prepared_num_inputs(p))
-        return fail(err, errlen, "request has %zu inputs, the model %u", r->n_inputs, nnd_prepared_num_inputs(p));
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "request has %zu inputs, the model %u",
+                         r->n_inputs, nnd_prepared_num_inputs(p));
     if (r->n_outputs != nnd_prepared_num_outputs(p))
-        return fail(err, errlen, "request has %zu outputs, the model %u", r->n_outputs, nnd_prepared_num_outputs(p));
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "request has %zu outputs, the model %u",
+                         r->n_outputs, nnd_prepared_num_outputs(p));
     for (size_t i = 0; i < r->n_inputs; i++) {
         nnd_status s = bind(r->inputs[i], "input", i, pools, n_pools, &inputs[i], err, errlen);
         if (s) return s;
@@ -224,7 +245,8 @@ nnd_status nnd_request_from_proto(const Nnd__ExecutionRequest *r, const nnd_prep
     for (size_t i = 0; i < r->n_outputs; i++) {
         nnd_status s = bind(r->outputs[i], "output", i, pools, n_pools, &outputs[i], err, errlen);
         if (s) return s;
-        if (outputs[i].has_no_value) return fail(err, errlen, "output %zu cannot be omitted", i);
+        if (outputs[i].has_no_value)
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "output %zu cannot be omitted", i);
     }
     return NND_OK;
 }

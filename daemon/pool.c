@@ -227,16 +227,6 @@ static void cache_insert(nnd_pool_cache *c, const struct stat *sb, uint64_t off,
     m->in_cache = true;
 }
 
-static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static nnd_status fail(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* A driver-buffer pool has no bytes of its own: buffer.c binds the arguments that name
  * it. Its view points here so that location arithmetic never starts from NULL. */
 static const uint8_t driver_buffer_placeholder[1];
@@ -247,20 +237,21 @@ static nnd_status fd_size(int fd, const Nnd__MemoryPool *mp, uint32_t index, con
     if (mp->kind == NND__POOL_KIND__POOL_DMABUF) {
         struct statfs fs;
         if (fstatfs(fd, &fs) < 0 || fs.f_type != DMA_BUF_MAGIC)
-            return fail(err, errlen, NND_INVALID_ARGUMENT, "pool %u: fd %u is not a dma-buf", index,
-                        mp->fd_index);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %u: fd %u is not a dma-buf",
+                             index, mp->fd_index);
         off_t end = lseek(fd, 0, SEEK_END); /* a dma-buf's size, by its documented API */
         if (end < 0)
-            return fail(err, errlen, NND_GENERAL_FAILURE, "pool %u: cannot size dma-buf fd %u: %s",
-                        index, mp->fd_index, strerror(errno));
+            return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                             "pool %u: cannot size dma-buf fd %u: %s", index, mp->fd_index,
+                             strerror(errno));
         *size = (uint64_t)end;
         return NND_OK;
     }
     /* The HAL's rule: memory the driver cannot map fails the call with GENERAL_FAILURE. */
     if (!S_ISREG(sb->st_mode))
-        return fail(err, errlen, NND_GENERAL_FAILURE,
-                    "pool %u: fd %u cannot be mapped: not a memfd or regular file", index,
-                    mp->fd_index);
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                         "pool %u: fd %u cannot be mapped: not a memfd or regular file", index,
+                         mp->fd_index);
     *size = (uint64_t)sb->st_size;
     return NND_OK;
 }
@@ -273,35 +264,37 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     case NND__POOL_KIND__POOL_MMAP_FD: break;
     case NND__POOL_KIND__POOL_DMABUF:
         if (!nnd_pool_dmabuf_supported())
-            return fail(err, errlen, NND_INVALID_ARGUMENT,
-                        "pool %u: dma-buf pools are not supported on this machine (no %s)", index,
-                        DMA_HEAP_SYSTEM);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "pool %u: dma-buf pools are not supported on this machine (no %s)",
+                             index, DMA_HEAP_SYSTEM);
         cache = NULL; /* each use brackets its CPU access with DMA_BUF_IOCTL_SYNC */
         break;
     case NND__POOL_KIND__POOL_DRIVER_BUFFER:
         if (readonly)
-            return fail(err, errlen, NND_INVALID_ARGUMENT,
-                        "pool %u: a driver buffer cannot hold model constants", index);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "pool %u: a driver buffer cannot hold model constants", index);
         out->view = (nnd_memory_view){.base = driver_buffer_placeholder, .size = 0};
         out->writable = true; /* access is decided per buffer, when arguments are bound */
         out->driver_buffer = true;
         return NND_OK;
     case NND__POOL_KIND__POOL_BURST_SLOT:
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "pool %u: a burst slot can only be named in BurstExecute", index);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u: a burst slot can only be named in BurstExecute", index);
     default:
-        return fail(err, errlen, NND_INVALID_ARGUMENT, "pool %u has unknown kind %d", index,
-                    (int)mp->kind);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %u has unknown kind %d", index,
+                         (int)mp->kind);
     }
-    if (mp->size == 0) return fail(err, errlen, NND_INVALID_ARGUMENT, "pool %u has size 0", index);
+    if (mp->size == 0)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %u has size 0", index);
     if (mp->fd_index >= in->nfds)
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "pool %u names fd %u but the message carries %zu fds", index, mp->fd_index,
-                    in->nfds);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u names fd %u but the message carries %zu fds", index, mp->fd_index,
+                         in->nfds);
     int fd = nnd_frame_take_fd(in, mp->fd_index);
     if (fd < 0)
-        return fail(err, errlen, NND_INVALID_ARGUMENT,
-                    "pool %u names fd %u, which another pool already uses", index, mp->fd_index);
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u names fd %u, which another pool already uses", index,
+                         mp->fd_index);
 
     bool dmabuf = mp->kind == NND__POOL_KIND__POOL_DMABUF;
     nnd_status st = NND_INVALID_ARGUMENT;
@@ -309,21 +302,21 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     uint64_t fsize = 0;
     int fl = fcntl(fd, F_GETFL);
     if (fstat(fd, &sb) < 0 || fl < 0) {
-        fail(err, errlen, st, "pool %u: cannot inspect fd %u: %s", index, mp->fd_index,
-             strerror(errno));
+        nnd_failf(err, errlen, st, "pool %u: cannot inspect fd %u: %s", index, mp->fd_index,
+                  strerror(errno));
         goto out;
     }
     if ((st = fd_size(fd, mp, index, &sb, &fsize, err, errlen)) != NND_OK) goto out;
     st = NND_INVALID_ARGUMENT;
     if (mp->offset > fsize || mp->size > fsize - mp->offset) {
-        fail(err, errlen, st,
-             "pool %u: offset %llu + size %llu runs past the end of fd %u (%llu bytes)", index,
-             (unsigned long long)mp->offset, (unsigned long long)mp->size, mp->fd_index,
-             (unsigned long long)fsize);
+        nnd_failf(err, errlen, st,
+                  "pool %u: offset %llu + size %llu runs past the end of fd %u (%llu bytes)", index,
+                  (unsigned long long)mp->offset, (unsigned long long)mp->size, mp->fd_index,
+                  (unsigned long long)fsize);
         goto out;
     }
     if ((fl & O_ACCMODE) == O_WRONLY) {
-        fail(err, errlen, st, "pool %u: fd %u is open write-only", index, mp->fd_index);
+        nnd_failf(err, errlen, st, "pool %u: fd %u is open write-only", index, mp->fd_index);
         goto out;
     }
     /* mmap wants a page-aligned file offset: map from the page start, then step in. */
@@ -362,8 +355,8 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     }
     if (addr == MAP_FAILED) {
         st = NND_GENERAL_FAILURE;
-        fail(err, errlen, st, "pool %u: cannot map fd %u: %s", index, mp->fd_index,
-             strerror(errno));
+        nnd_failf(err, errlen, st, "pool %u: cannot map fd %u: %s", index, mp->fd_index,
+                  strerror(errno));
         goto out;
     }
     mapping *m = malloc(sizeof *m);
@@ -372,7 +365,7 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         free(m);
         munmap(addr, len);
         st = NND_RESOURCE_EXHAUSTED_TRANSIENT;
-        fail(err, errlen, st, "pool %u: too many pools mapped in the daemon", index);
+        nnd_failf(err, errlen, st, "pool %u: too many pools mapped in the daemon", index);
         goto out;
     }
     *m = (mapping){.addr = addr, .len = len, .slot = slot, .refs = 1, .dmabuf_fd = -1};
@@ -385,8 +378,8 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         }
         if (rc < 0) {
             st = NND_GENERAL_FAILURE;
-            fail(err, errlen, st, "pool %u: cannot begin CPU access to dma-buf fd %u: %s", index,
-                 mp->fd_index, strerror(errno));
+            nnd_failf(err, errlen, st, "pool %u: cannot begin CPU access to dma-buf fd %u: %s",
+                      index, mp->fd_index, strerror(errno));
             unmap_now(m);
             goto out;
         }
@@ -431,7 +424,7 @@ nnd_status nnd_pools_map(Nnd__MemoryPool *const *mps, size_t n, nnd_frame_in *in
     for (size_t i = 0; i < n; i++) {
         nnd_status st =
             mps[i] ? nnd_pool_map(mps[i], (uint32_t)i, in, readonly, cache, &out[i], err, errlen)
-                   : fail(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+                   : nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
         if (st != NND_OK) {
             nnd_pools_release(out, i);
             return st;

@@ -106,6 +106,12 @@ typedef struct nnd_checkpoint {
     void *ctx;
 } nnd_checkpoint;
 
+/* Error messages, for every module that answers with a status and a sentence: err <- the
+ * formatted message (nothing when err is NULL or errlen 0); nnd_failf() then returns st. */
+void nnd_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
 
 /* Fills supported[i] for each operation: true when it is valid and has a kernel for its

@@ -9,7 +9,7 @@
 #define NND_ARENA_ALIGN 64
 /* The largest tensor in bytes: sizes are computed without overflow below it. */
 #define NND_MAX_TENSOR_BYTES ((uint64_t)1 << 48)
-#define NND_NO_SLOT     SIZE_MAX
+#define NND_NO_SLOT          SIZE_MAX
 
 typedef struct nnd_backend nnd_backend;
 
@@ -41,8 +41,8 @@ struct nnd_prepared {
     nnd_memory_view *pools;
     bool dynamic; /* some shape is only known at execution */
     bool relaxed;
-    uint8_t *extension_blobs;              /* copies of operands' extension data */
-    struct nnd_ext_plugin **ext_held;      /* plugins this model uses (extension.h) */
+    uint8_t *extension_blobs;         /* copies of operands' extension data */
+    struct nnd_ext_plugin **ext_held; /* plugins this model uses (extension.h) */
     uint32_t n_ext_held;
 };
 
@@ -91,6 +91,5 @@ nnd_status nnd_check_op(nnd_op_ctx *c);
 nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *err, size_t errlen);
 void nnd_scratch_reset(nnd_scratch_pool *s);
 void nnd_scratch_free(nnd_scratch_pool *s);
-void nnd_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -16,6 +16,16 @@ void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
     va_end(ap);
 }
 
+nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
 static bool dims_known(const nnd_operand_desc *o) {
@@ -92,8 +102,8 @@ static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, 
     const nnd_operand_desc *o = &m->operands[i];
     /* A plugin that claims OEM_OPERATION takes the OEM types too, sizes unchecked, as the
      * HAL leaves them to the OEM driver (extension.h). */
-    bool oem = (o->type == NND_OEM_SCALAR || o->type == NND_TENSOR_OEM_BYTE) &&
-               nnd_ext_oem_claimed();
+    bool oem =
+        (o->type == NND_OEM_SCALAR || o->type == NND_TENSOR_OEM_BYTE) && nnd_ext_oem_claimed();
     if (nnd_ext_is_code(o->type) && nnd_type_size(o->type) == 0)
         return FAIL("operand %u: extension operand type %u is not defined", i,
                     (unsigned)o->type & 0xffffu);
@@ -354,8 +364,8 @@ static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors,
                               "operation %u: OEM_OPERATION is not supported without a plugin", k),
                      NND_UNSUPPORTED);
             else if (nnd_ext_is_code(op->type)) /* a loaded extension, not its operation */
-                s = (nnd_errf(err, errlen, "operation %u: extension operation %u is not defined",
-                              k, (unsigned)op->type & 0xffffu),
+                s = (nnd_errf(err, errlen, "operation %u: extension operation %u is not defined", k,
+                              (unsigned)op->type & 0xffffu),
                      NND_UNSUPPORTED);
             else
                 s = FAIL("operation %u: unknown operation type %d", k, op->type);

@@ -30,16 +30,6 @@ static const char DATA_MAGIC[8] = "NNDDATA";
 #define OPERAND_LEN (4 * 2 + 4 * NND_MAX_RANK + 4 * 3 + 8 * 2 + 4 * 3)
 #define OP_LEN      12
 
-static nnd_status failf(nnd_status st, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static nnd_status failf(nnd_status st, char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 static size_t pad4(size_t n) {
     return (n + 3) & ~(size_t)3;
 }
@@ -105,13 +95,13 @@ static nnd_status measure(const nnd_model_desc *m, size_t *model_out, size_t *pa
         model_len += OPERAND_LEN + 4 * (size_t)o->channel_quant.n_scales + pad4(o->extension_len);
         if (!is_constant(o)) continue;
         if (!constant_src(m, o))
-            return failf(NND_INVALID_ARGUMENT, err, errlen,
-                         "operand %u: constant location %llu+%llu is outside its memory", i,
-                         (unsigned long long)o->offset, (unsigned long long)o->length);
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "operand %u: constant location %llu+%llu is outside its memory", i,
+                             (unsigned long long)o->offset, (unsigned long long)o->length);
         size_t a = const_align(o->length);
         payload = (payload + a - 1) & ~(a - 1);
         if (o->length > SIZE_MAX / 2 - payload)
-            return failf(NND_INVALID_ARGUMENT, err, errlen, "constants too large");
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "constants too large");
         payload += o->length;
     }
     for (uint32_t k = 0; k < m->n_operations; k++)
@@ -134,8 +124,8 @@ nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const ch
     memset(data, 0, sizeof *data);
     size_t id_len = strlen(build_id);
     if (id_len > NND_SER_BUILD_ID_MAX)
-        return failf(NND_GENERAL_FAILURE, err, errlen, "driver build id longer than %d bytes",
-                     NND_SER_BUILD_ID_MAX);
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "driver build id longer than %d bytes",
+                         NND_SER_BUILD_ID_MAX);
     size_t model_len, payload;
     nnd_status st = measure(m, &model_len, &payload, err, errlen);
     if (st != NND_OK) return st;
@@ -143,7 +133,7 @@ nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const ch
         nnd_buf_alloc(data, NND_SER_DATA_HEADER + payload) < 0) {
         nnd_buf_free(model);
         nnd_buf_free(data);
-        return failf(NND_GENERAL_FAILURE, err, errlen, "out of memory serializing the model");
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory serializing the model");
     }
 
     writer d = {.p = data->p};
@@ -248,7 +238,7 @@ void nnd_ser_model_clear(nnd_ser_model *m) {
 }
 
 #define BAD(...)                                                                                   \
-    (failf(NND_GENERAL_FAILURE, err, errlen, __VA_ARGS__), nnd_ser_model_clear(out),               \
+    (nnd_failf(err, errlen, NND_GENERAL_FAILURE, __VA_ARGS__), nnd_ser_model_clear(out),           \
      NND_GENERAL_FAILURE)
 
 nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
