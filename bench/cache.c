@@ -20,28 +20,14 @@
 
 /* PrepareModelFromCache on already open files; returns the handle or 0. */
 static uint64_t from_cache(nnd_client *c, const uint8_t *token, int mfd, int dfd) {
-    uint32_t mi = 0, di = 1;
-    Nnd__PrepareModelFromCache p = NND__PREPARE_MODEL_FROM_CACHE__INIT;
-    p.n_model_cache_fds = 1, p.model_cache_fds = &mi;
-    p.n_data_cache_fds = 1, p.data_cache_fds = &di;
-    p.token.data = (uint8_t *)token;
-    p.token.len = NND_CACHE_TOKEN_BYTES;
-    Nnd__Request req = NND__REQUEST__INIT;
-    req.call_case = NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE;
-    req.prepare_model_from_cache = &p;
-    int fds[2] = {mfd, dfd};
-    Nnd__Reply *r = NULL;
     char err[256];
     uint64_t h = 0;
-    if (nnd_client_call(c, &req, fds, 2, &r, NULL, NULL, err, sizeof err) == 0 &&
-        r->status == NND__ERROR_STATUS__NONE && r->result_case == NND__REPLY__RESULT_PREPARED)
-        h = r->prepared->handle;
-    else
-        fprintf(stderr, "bench: PrepareModelFromCache: %s\n", r ? r->message : err);
-    if (r) nnd__reply__free_unpacked(r, NULL);
+    if (nnd_client_prepare_from_cache(c, token, mfd, dfd, 0, 0, &h, err, sizeof err) != 0) {
+        fprintf(stderr, "bench: PrepareModelFromCache: %s\n", err);
+        return 0;
+    }
     return h;
 }
-
 /* The floor: what any verified load must do at least, in this process. */
 static int read_and_hash(int mfd, int dfd, size_t msize, size_t dsize) {
     int fds[2] = {mfd, dfd};

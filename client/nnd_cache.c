@@ -139,9 +139,9 @@ int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t
     return 0;
 }
 
-static int from_cache(nnd_client *c, const uint8_t token[NND_CACHE_TOKEN_BYTES], int model_fd,
-                      int data_fd, int priority, uint64_t deadline_ns, uint64_t *handle, char *err,
-                      size_t errlen) {
+int nnd_client_prepare_from_cache(nnd_client *c, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                                  int model_fd, int data_fd, int priority, uint64_t deadline_ns,
+                                  uint64_t *handle, char *err, size_t errlen) {
     uint32_t mi = 0, di = 1;
     Nnd__PrepareModelFromCache p = NND__PREPARE_MODEL_FROM_CACHE__INIT;
     p.deadline_ns = deadline_ns;
@@ -240,7 +240,8 @@ int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int 
         fstat(model_fd, &ms) == 0 && fstat(data_fd, &ds) == 0 && ms.st_size > 0 && ds.st_size > 0;
     st = -1;
     if (saved) {
-        st = from_cache(c, folded, model_fd, data_fd, priority, deadline_ns, handle, err, errlen);
+        st = nnd_client_prepare_from_cache(c, folded, model_fd, data_fd, priority, deadline_ns,
+                                           handle, err, errlen);
         if (st == 0 && from_cache_out) *from_cache_out = true;
     }
     if (st > 0 || !saved) /* any refusal: compile, and let the daemon rewrite the files */

@@ -94,6 +94,11 @@ int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int 
                               size_t n_pool_fds, int preference, int priority, uint64_t deadline_ns,
                               const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
                               uint64_t *handle, bool *from_cache, char *err, size_t errlen);
+/* PrepareModelFromCache with already open cache files and the (folded) token they were
+ * saved under: *handle on success; returns like nnd_client_prepare(). */
+int nnd_client_prepare_from_cache(nnd_client *c, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                                  int model_fd, int data_fd, int priority, uint64_t deadline_ns,
+                                  uint64_t *handle, char *err, size_t errlen);
 /* GetNumberOfCacheFilesNeeded. */
 int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t *data_files,
                                   char *err, size_t errlen);
