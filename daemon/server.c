@@ -134,7 +134,7 @@ static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
     }
     outmsg *m = calloc(1, sizeof *m);
     if (!m) return -ENOMEM;
-    nnd_packed_move(&m->p, p);
+    m->p = *p;
     m->bytes = bytes;
     /* The caller's fds are borrowed: keep our own copies until the frame leaves. */
     for (; m->n_dups < nfds; m->n_dups++) {

@@ -30,16 +30,11 @@ static void close_fds(int *fds, size_t n) {
 }
 
 void nnd_packed_clear(nnd_packed *p) {
-    if (p->bytes != p->small) free(p->bytes);
-    p->bytes = NULL;
+    free(p->heap);
+    p->heap = NULL;
     if (p->spill_fd >= 0) close(p->spill_fd);
     p->spill_fd = -1;
     p->nfds = 0;
-}
-
-void nnd_packed_move(nnd_packed *to, const nnd_packed *from) {
-    *to = *from;
-    if (from->bytes == from->small) to->bytes = to->small;
 }
 
 static int write_all(int fd, const uint8_t *b, size_t n) {
@@ -62,7 +57,7 @@ static uint64_t message_id(const ProtobufCMessage *msg) {
 
 int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd_packed *out,
                    char *err, size_t errlen) {
-    out->bytes = NULL; /* `small` is left as it is: a memset of it per message is waste */
+    out->heap = NULL; /* `small` is left as it is: a memset of it per message is waste */
     out->len = out->nfds = 0;
     out->spill_fd = -1;
     if (nfds + 1 > NND_FRAME_MAX_FDS) {
@@ -80,7 +75,7 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
     }
     protobuf_c_message_pack(msg, bytes);
     if (len <= NND_FRAME_INLINE_MAX) {
-        out->bytes = bytes;
+        if (bytes != out->small) out->heap = bytes;
         out->len = len;
         return 0;
     }
@@ -101,14 +96,7 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
     Nnd__SpillFrame frame = NND__SPILL_FRAME__INIT;
     frame.id = message_id(msg);
     frame.spill = &spill;
-    out->len = nnd__spill_frame__get_packed_size(&frame);
-    out->bytes = malloc(out->len);
-    if (!out->bytes) {
-        close(mfd);
-        set_err(err, errlen, "out of memory packing a spill frame");
-        return -1;
-    }
-    nnd__spill_frame__pack(&frame, out->bytes);
+    out->len = nnd__spill_frame__pack(&frame, out->small); /* a few bytes: fits `small` */
     out->spill_fd = mfd;
     out->fds[out->nfds++] = mfd;
     return 0;
@@ -143,7 +131,7 @@ ssize_t nnd_frame_send_bytes(int sock, const void *bytes, size_t len, const int 
 }
 
 int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags) {
-    ssize_t n = nnd_frame_send_bytes(sock, p->bytes, p->len, p->fds, p->nfds, flags);
+    ssize_t n = nnd_frame_send_bytes(sock, nnd_packed_bytes(p), p->len, p->fds, p->nfds, flags);
     return n < 0 ? (int)n : 0;
 }
 

@@ -28,7 +28,7 @@
 #define NND_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
 
 typedef struct nnd_packed {
-    uint8_t *bytes; /* datagram payload: `small` or malloc'd (copying the struct? see below) */
+    uint8_t *heap; /* the payload when it outgrew `small` (malloc'd); NULL: it is in `small` */
     size_t len;
     int fds[NND_FRAME_MAX_FDS]; /* borrowed caller fds, then the spill memfd if any */
     size_t nfds;
@@ -36,9 +36,10 @@ typedef struct nnd_packed {
     uint8_t small[NND_FRAME_SMALL];
 } nnd_packed;
 
-/* A copy of *from (which then must not be cleared) whose bytes still point at its own
- * storage when they lived in `small`. */
-void nnd_packed_move(nnd_packed *to, const nnd_packed *from);
+/* The datagram payload (len bytes). The struct may be copied; only one copy is cleared. */
+static inline const uint8_t *nnd_packed_bytes(const nnd_packed *p) {
+    return p->heap ? p->heap : p->small;
+}
 
 struct nnd_arena;
 

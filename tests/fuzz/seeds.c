@@ -126,7 +126,7 @@ static void save_frame(const char *name, const ProtobufCMessage *m, bool reply, 
     fz_put_u8(&b, (uint8_t)(extra_fds + spilled));
     for (size_t i = 0; i < extra_fds + spilled; i++)
         fz_put_u8(&b, 0);
-    fz_put_section(&b, p.bytes, p.len);
+    fz_put_section(&b, nnd_packed_bytes(&p), p.len);
     for (size_t i = 0; i < extra_fds; i++)
         fz_put_section(&b, "pool", 4);
     if (spilled) put_packed(&b, m);
