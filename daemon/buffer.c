@@ -593,6 +593,17 @@ static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, boo
     return NND_OK;
 }
 
+/* Argument k of r (its inputs, then its outputs): whether an output, its index, and the
+ * binding entry of the driver buffer its pool names, or -1 when it names none. */
+static int32_t arg_entry(const Nnd__ExecutionRequest *r, const int32_t *pool_entry, size_t k,
+                         bool *output, uint32_t *i, const Nnd__RequestArgument **arg) {
+    *output = k >= r->n_inputs;
+    *i = (uint32_t)(*output ? k - r->n_inputs : k);
+    const Nnd__RequestArgument *a = *arg = *output ? r->outputs[*i] : r->inputs[*i];
+    if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) return -1;
+    return pool_entry[a->location->pool_index];
+}
+
 nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, const nnd_prepared *p,
                             const Nnd__ExecutionRequest *r, nnd_io *inputs, nnd_io *outputs,
                             nnd_buffer_binding **out, char *err, size_t errlen) {
@@ -639,11 +650,10 @@ nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, con
         bb->out_entry[i] = -1;
     /* Which buffer each argument names, against the roles it was allocated for. */
     for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
-        bool output = k >= r->n_inputs;
-        uint32_t i = (uint32_t)(output ? k - r->n_inputs : k);
-        const Nnd__RequestArgument *a = output ? r->outputs[i] : r->inputs[i];
-        if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) continue;
-        int32_t at = pool_entry[a->location->pool_index];
+        bool output;
+        uint32_t i;
+        const Nnd__RequestArgument *a;
+        int32_t at = arg_entry(r, pool_entry, k, &output, &i, &a);
         if (at < 0) continue;
         bound *e = &bb->e[at];
         if (!has_role(e->b, model, i, output)) {
@@ -671,11 +681,10 @@ nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, con
         e->held = st == NND_OK;
     }
     for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
-        bool output = k >= r->n_inputs;
-        uint32_t i = (uint32_t)(output ? k - r->n_inputs : k);
-        const Nnd__RequestArgument *a = output ? r->outputs[i] : r->inputs[i];
-        if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) continue;
-        int32_t at = pool_entry[a->location->pool_index];
+        bool output;
+        uint32_t i;
+        const Nnd__RequestArgument *a;
+        int32_t at = arg_entry(r, pool_entry, k, &output, &i, &a);
         if (at >= 0)
             st = bind_io(&bb->e[at], p, i, output, output ? &outputs[i] : &inputs[i], err, errlen);
     }

@@ -110,6 +110,21 @@ static bool valid_priority(Nnd__Priority p) {
            p == NND__PRIORITY__PRIORITY_MEDIUM || p == NND__PRIORITY__PRIORITY_HIGH;
 }
 
+/* What PrepareModel and PrepareModelFromCache check first: a known priority, room in the
+ * quotas for one more prepared model, and a deadline not yet past (else answered here). */
+static bool prepare_admitted(call *c, Nnd__Priority priority, uint64_t deadline_ns) {
+    if (!valid_priority(priority)) {
+        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)priority);
+        return false;
+    }
+    if (!room_for(c, NND_OBJ_PREPARED)) return false;
+    if (deadline_ns && nnd_now_ns() > deadline_ns) {
+        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
+        return false;
+    }
+    return true;
+}
+
 /* ---- device queries -------------------------------------------------------------------- */
 
 static void on_hello(call *c) {
@@ -366,15 +381,7 @@ static void on_prepare_model(call *c) {
         fail(c, NND_INVALID_ARGUMENT, "invalid execution preference %d", (int)pm->preference);
         return;
     }
-    if (!valid_priority(pm->priority)) {
-        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
-        return;
-    }
-    if (!room_for(c, NND_OBJ_PREPARED)) return;
-    if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns) {
-        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
-        return;
-    }
+    if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
 
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     model_obj *o = calloc(1, sizeof *o);
@@ -426,15 +433,7 @@ static void on_prepare_model(call *c) {
 
 static void on_prepare_model_from_cache(call *c) {
     const Nnd__PrepareModelFromCache *pm = c->req->prepare_model_from_cache;
-    if (!valid_priority(pm->priority)) {
-        fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)pm->priority);
-        return;
-    }
-    if (!room_for(c, NND_OBJ_PREPARED)) return;
-    if (pm->deadline_ns && nnd_now_ns() > pm->deadline_ns) {
-        fail(c, NND_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation began");
-        return;
-    }
+    if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
     if (!c->d->cache) {
         fail(c, NND_GENERAL_FAILURE, "compilation caching is off in this daemon");
         return;
