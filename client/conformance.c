@@ -160,7 +160,7 @@ static int base64_decode(const char *s, uint8_t **out, size_t *outlen) {
 static char *read_file(const char *path, size_t *len, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "%s: %s", path, strerror(errno));
+        set_err(err, errlen, "%s", strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
@@ -176,7 +176,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen) 
     fclose(f);
     if (!buf || bad) {
         free(buf);
-        set_err(err, errlen, "%s: cannot read", path);
+        set_err(err, errlen, "cannot read");
         return NULL;
     }
     *len = n;
@@ -557,37 +557,62 @@ static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, 
     }
     return 0;
 fail:
-    set_err(err, errlen, "%s: case %s: %s", file, name, why);
+    set_err(err, errlen, "%s", why);
     free_case(c);
     return -1;
 }
 
-static int load_file(const char *path, nnd_case **cases, size_t *n_cases, char *err,
-                     size_t errlen) {
+typedef struct loader {
+    nnd_case **cases;
+    size_t *n_cases;
+    nnd_case_skip_fn on_skip; /* NULL: strict */
+    void *ctx;
+    char *err;
+    size_t errlen;
+} loader;
+
+/* A case or file that cannot be read: reported and passed over, or (strict) the error. */
+static int skip(loader *l, const char *file, const char *case_name, const char *reason) {
+    if (l->on_skip) {
+        l->on_skip(l->ctx, file, case_name, reason);
+        return 0;
+    }
+    if (case_name)
+        set_err(l->err, l->errlen, "%s: case %s: %s", file, case_name, reason);
+    else
+        set_err(l->err, l->errlen, "%s: %s", file, reason);
+    return -1;
+}
+
+static int load_file(loader *l, const char *path) {
     size_t len;
-    char *text = read_file(path, &len, err, errlen);
-    if (!text) return -1;
+    char why[512] = "out of memory";
+    char *text = read_file(path, &len, why, sizeof why);
+    if (!text) return skip(l, path, NULL, why);
     cJSON *root = cJSON_ParseWithLength(text, len);
     free(text);
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "cases");
     if (!cJSON_IsArray(arr)) {
-        set_err(err, errlen, "%s: %s", path, root ? "no \"cases\" array" : "not valid JSON");
         cJSON_Delete(root);
-        return -1;
+        return skip(l, path, NULL, root ? "no \"cases\" array" : "not valid JSON");
     }
     size_t k = (size_t)cJSON_GetArraySize(arr);
-    nnd_case *grown = realloc(*cases, (*n_cases + k + 1) * sizeof **cases);
+    nnd_case *grown = realloc(*l->cases, (*l->n_cases + k + 1) * sizeof **l->cases);
     if (!grown) {
-        set_err(err, errlen, "out of memory");
+        set_err(l->err, l->errlen, "out of memory");
         cJSON_Delete(root);
         return -1;
     }
-    *cases = grown;
+    *l->cases = grown;
     int rc = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, arr) {
-        if ((rc = build_case(e, path, &grown[*n_cases], err, errlen)) < 0) break;
-        (*n_cases)++;
+        if (build_case(e, path, &grown[*l->n_cases], why, sizeof why) == 0) {
+            (*l->n_cases)++;
+        } else {
+            const char *name = str(e, "name");
+            if ((rc = skip(l, path, name ? name : "(unnamed)", why)) < 0) break;
+        }
     }
     cJSON_Delete(root);
     return rc;
@@ -650,13 +675,15 @@ static int walk(const char *dir, path_list *pl, char *err, size_t errlen) {
     return rc;
 }
 
-int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err, size_t errlen) {
+int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, nnd_case_skip_fn on_skip,
+                   void *ctx, char *err, size_t errlen) {
+    loader l = {cases, n_cases, on_skip, ctx, err, errlen};
     struct stat st;
     if (stat(path, &st) < 0) {
         set_err(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    if (!S_ISDIR(st.st_mode)) return load_file(path, cases, n_cases, err, errlen);
+    if (!S_ISDIR(st.st_mode)) return load_file(&l, path);
     path_list pl = {0};
     set_err(err, errlen, "out of memory");
     int rc = walk(path, &pl, err, errlen);
@@ -666,7 +693,7 @@ int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *er
     }
     if (pl.n) qsort(pl.v, pl.n, sizeof *pl.v, cmp_path);
     for (size_t i = 0; i < pl.n; i++) {
-        if (rc == 0) rc = load_file(pl.v[i], cases, n_cases, err, errlen);
+        if (rc == 0) rc = load_file(&l, pl.v[i]);
         free(pl.v[i]);
     }
     free(pl.v);

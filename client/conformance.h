@@ -3,8 +3,12 @@
  *
  * Contract:
  * - nnd_cases_load() appends every case of a JSON file, or of every *.json below a folder
- *   (sorted by path), to *cases. On error it returns -1 with err naming the file and what
- *   was wrong; cases loaded before the error stay appended.
+ *   (sorted by path), to *cases. A case it cannot read (an operation or operand type it does
+ *   not know, a malformed field) or a whole file it cannot read (not JSON, no "cases") is
+ *   handed to on_skip with the file, the case name (NULL for a whole file) and the reason,
+ *   and the load goes on with the rest. With on_skip NULL the first such failure ends the
+ *   load instead. It returns -1 with err set when the path itself cannot be read (or, strict,
+ *   at that first failure); cases loaded before stay appended.
  * - case.model is an Nnd__Model whose every part is malloc'd on its own, so
  *   nnd__model__free_unpacked(model, NULL) releases it (nnd_cases_free does). Operand and
  *   operation names are mapped to their numeric codes; CONSTANT_COPY values ride inline in
@@ -59,7 +63,10 @@ typedef struct nnd_case {
     nnd_case_example *examples;
 } nnd_case;
 
-int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, char *err, size_t errlen);
+typedef void (*nnd_case_skip_fn)(void *ctx, const char *file, const char *case_name,
+                                 const char *reason);
+int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, nnd_case_skip_fn on_skip,
+                   void *ctx, char *err, size_t errlen);
 void nnd_cases_free(nnd_case *cases, size_t n_cases);
 
 /* Judges one output against the README's criteria; returns true on pass, else writes a

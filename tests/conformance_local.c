@@ -130,18 +130,26 @@ static int run_case(const nnd_case *c) {
     return rc;
 }
 
+/* A case this build cannot read counts as failed, one line naming the file and reason. */
+static void note_skip(void *ctx, const char *file, const char *case_name, const char *reason) {
+    (*(size_t *)ctx)++;
+    printf("FAIL %s%s%s: unreadable: %s\n", file, case_name ? ": case " : "",
+           case_name ? case_name : "", reason);
+}
+
 int main(int argc, char **argv) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
     int paths = 0;
+    size_t counts[3] = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--verbose") == 0) {
             verbose = true;
             continue;
         }
         paths++;
-        if (nnd_cases_load(argv[i], &cases, &n, err, sizeof err) < 0) {
+        if (nnd_cases_load(argv[i], &cases, &n, note_skip, &counts[1], err, sizeof err) < 0) {
             fprintf(stderr, "conformance: %s\n", err);
             nnd_cases_free(cases, n);
             return 2;
@@ -151,7 +159,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: nnd-conformance-local [--verbose] PATH...\n");
         return 2;
     }
-    size_t counts[3] = {0};
     for (size_t i = 0; i < n; i++)
         counts[run_case(&cases[i])]++;
     printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);

@@ -28,8 +28,9 @@ static void test_load_add(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(
-        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, err, sizeof err), 0);
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, NULL, NULL,
+                                    err, sizeof err),
+                     0);
     const nnd_case *c = find_case(cases, n, "add");
     assert_non_null(c);
     assert_non_null(strstr(c->file, "add.json"));
@@ -85,9 +86,9 @@ static void test_quant_and_relaxed(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512], why[256];
-    assert_int_equal(
-        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n, err, sizeof err),
-        0);
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n, NULL,
+                                    NULL, err, sizeof err),
+                     0);
     const nnd_case *q = &cases[0];
     const nnd_case_tensor *out = &q->examples[0].outputs[0];
     assert_int_equal(out->type, NND_TENSOR_QUANT8_ASYMM);
@@ -102,9 +103,9 @@ static void test_quant_and_relaxed(void **state) {
 
     /* Loading appends: a second file adds its cases after the first's. */
     size_t before = n;
-    assert_int_equal(
-        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n, err, sizeof err),
-        0);
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n, NULL,
+                                    NULL, err, sizeof err),
+                     0);
     assert_true(n > before);
     const nnd_case *r = &cases[before];
     assert_true(r->relaxed);
@@ -124,8 +125,9 @@ static void test_float16_and_zero_sized(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512], why[256];
-    assert_int_equal(
-        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n, err, sizeof err), 0);
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n, NULL,
+                                    NULL, err, sizeof err),
+                     0);
     const nnd_case *h = find_case(cases, n, "add_v1_2");
     assert_non_null(h);
     const nnd_case_tensor *ho = &h->examples[0].outputs[0];
@@ -155,8 +157,9 @@ static void test_omitted_inputs(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(
-        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n, err, sizeof err), 0);
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n, NULL, NULL,
+                                    err, sizeof err),
+                     0);
     size_t omitted = 0;
     for (size_t i = 0; i < cases[0].examples[0].n_inputs; i++) {
         const nnd_case_tensor *t = &cases[0].examples[0].inputs[i];
@@ -175,7 +178,7 @@ static void test_multinomial(void **state) {
     size_t n = 0;
     char err[512], why[256];
     assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_2/random_multinomial_float16.json",
-                                    &cases, &n, err, sizeof err),
+                                    &cases, &n, NULL, NULL, err, sizeof err),
                      0);
     const nnd_case *c = &cases[0];
     const nnd_case_example *ex = &c->examples[0];
@@ -202,7 +205,8 @@ static void test_folder_and_errors(void **state) {
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0", &cases, &n, err, sizeof err), 0);
+    assert_int_equal(
+        nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0", &cases, &n, NULL, NULL, err, sizeof err), 0);
     assert_true(n > 100);
     for (size_t i = 1; i < n; i++)
         assert_true(strcmp(cases[i - 1].file, cases[i].file) <= 0);
@@ -210,7 +214,8 @@ static void test_folder_and_errors(void **state) {
 
     cases = NULL;
     n = 0;
-    assert_int_equal(nnd_cases_load("/nonexistent/x.json", &cases, &n, err, sizeof err), -1);
+    assert_int_equal(nnd_cases_load("/nonexistent/x.json", &cases, &n, NULL, NULL, err, sizeof err),
+                     -1);
     assert_non_null(strstr(err, "/nonexistent/x.json"));
     assert_int_equal(n, 0);
 
@@ -222,11 +227,67 @@ static void test_folder_and_errors(void **state) {
     FILE *f = fdopen(fd, "w");
     fputs(bad, f);
     fclose(f);
-    assert_int_equal(nnd_cases_load(path, &cases, &n, err, sizeof err), -1);
+    assert_int_equal(nnd_cases_load(path, &cases, &n, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "NOPE"));
     assert_int_equal(n, 0);
     unlink(path);
     free(cases);
+}
+
+typedef struct skips {
+    int count;
+    char last[600];
+} skips;
+
+static void note_skip(void *ctx, const char *file, const char *case_name, const char *reason) {
+    skips *s = ctx;
+    s->count++;
+    snprintf(s->last, sizeof s->last, "%s|%s|%s", file, case_name ? case_name : "-", reason);
+}
+
+/* Tolerant loading: an unreadable case or file is reported and the rest still loads. */
+static void test_tolerant_load(void **state) {
+    (void)state;
+    char dir[] = "/tmp/nnd-conf-dir-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char a[600], b[600];
+    snprintf(a, sizeof a, "%s/a.json", dir);
+    snprintf(b, sizeof b, "%s/b.json", dir);
+    FILE *f = fopen(a, "w");
+    assert_non_null(f);
+    fputs("{\"cases\":[{\"name\":\"bad\",\"model\":{\"operands\":[],\"operations\":"
+          "[{\"type\":\"NOT_AN_OP\",\"inputs\":[],\"outputs\":[]}]},\"examples\":[]},"
+          "{\"name\":\"good\",\"model\":{\"operands\":[],\"operations\":[]},"
+          "\"examples\":[]}]}",
+          f);
+    fclose(f);
+    f = fopen(b, "w");
+    assert_non_null(f);
+    fputs("{ this is not json", f);
+    fclose(f);
+
+    nnd_case *cases = NULL;
+    size_t n = 0;
+    char err[512];
+    skips s = {0};
+    assert_int_equal(nnd_cases_load(dir, &cases, &n, note_skip, &s, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(cases[0].name, "good");
+    assert_int_equal(s.count, 2);
+    assert_non_null(strstr(s.last, "b.json|-|not valid JSON"));
+    nnd_cases_free(cases, n);
+
+    cases = NULL;
+    n = 0;
+    s.count = 0;
+    assert_int_equal(nnd_cases_load(a, &cases, &n, note_skip, &s, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(s.count, 1);
+    assert_non_null(strstr(s.last, "a.json|bad|operation 0: unknown operation type NOT_AN_OP"));
+    nnd_cases_free(cases, n);
+    unlink(a);
+    unlink(b);
+    rmdir(dir);
 }
 
 static void test_names(void **state) {
@@ -249,6 +310,7 @@ int main(void) {
         cmocka_unit_test(test_omitted_inputs),
         cmocka_unit_test(test_multinomial),
         cmocka_unit_test(test_folder_and_errors),
+        cmocka_unit_test(test_tolerant_load),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
