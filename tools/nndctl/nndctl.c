@@ -417,8 +417,7 @@ static const struct {
 } commands[] = {
     {"info", nndctl_info},     {"conformance", nndctl_conformance},
     {"status", nndctl_status}, {"events", nndctl_events},
-    {"cache", nndctl_cache},
-    {"reload", nndctl_reload},
+    {"cache", nndctl_cache},   {"reload", nndctl_reload},
 };
 
 int main(int argc, char **argv) {
