@@ -130,13 +130,6 @@ static int run_case(const nnd_case *c) {
     return rc;
 }
 
-/* A case this build cannot read counts as failed, one line naming the file and reason. */
-static void note_skip(void *ctx, const char *file, const char *case_name, const char *reason) {
-    (*(size_t *)ctx)++;
-    printf("FAIL %s%s%s: unreadable: %s\n", file, case_name ? ": case " : "",
-           case_name ? case_name : "", reason);
-}
-
 int main(int argc, char **argv) {
     nnd_case *cases = NULL;
     size_t n = 0;
@@ -149,7 +142,8 @@ int main(int argc, char **argv) {
             continue;
         }
         paths++;
-        if (nnd_cases_load(argv[i], &cases, &n, note_skip, &counts[1], err, sizeof err) < 0) {
+        if (nnd_cases_load(argv[i], &cases, &n, nnd_case_report_unreadable, &counts[1], err,
+                           sizeof err) < 0) {
             fprintf(stderr, "conformance: %s\n", err);
             nnd_cases_free(cases, n);
             return 2;

@@ -301,13 +301,6 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-/* A case or file this build cannot read fails on its own line; the run goes on. */
-static void note_skip(void *ctx, const char *file, const char *case_name, const char *reason) {
-    (*(size_t *)ctx)++;
-    printf("FAIL %s%s%s: unreadable: %s\n", file, case_name ? ": case " : "",
-           case_name ? case_name : "", reason);
-}
-
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     bool verbose = false;
@@ -330,7 +323,8 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
             goto out;
         } else {
             npaths++;
-            if (nnd_cases_load(argv[i], &cases, &n, note_skip, &unreadable, err, sizeof err) < 0) {
+            if (nnd_cases_load(argv[i], &cases, &n, nnd_case_report_unreadable, &unreadable, err,
+                               sizeof err) < 0) {
                 fprintf(stderr, "nndctl conformance: %s\n", err);
                 goto out;
             }

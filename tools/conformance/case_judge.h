@@ -1,0 +1,26 @@
+/* case_judge: one output of a case's example against the pass criteria of
+ * shared/conformance/README.md.
+ *
+ * Contract: nnd_case_judge() checks the dimensions, then the values of one output, with
+ * the README's tolerances (float32 absolute and relative, wider when the case relaxes
+ * float32 to float16; float16; one step for quantized types; exact otherwise). Outputs in
+ * ignored_outputs pass on dimensions alone, except RANDOM_MULTINOMIAL's, which are judged
+ * by their class distribution against the softmax of the example's first input. */
+#ifndef NND_CASE_JUDGE_H
+#define NND_CASE_JUDGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "case_load.h"
+
+/* Judges one output against the README's criteria; returns true on pass, else writes a
+ * reason (element index, expected, actual, or dimension mismatch) into why. actual holds
+ * actual_bytes in expected->type's format; actual_dims are the dimensions the driver
+ * reported. */
+bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *expected, const void *actual,
+                    size_t actual_bytes, const uint32_t *actual_dims, uint32_t actual_rank,
+                    char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,69 @@
+/* case_load: loads the NN HAL conformance vectors (shared/conformance/README.md) into
+ * cases: a wire model each, with its examples' tensors.
+ *
+ * Contract:
+ * - nnd_cases_load() appends every case of a JSON file, or of every *.json below a folder
+ *   (sorted by path), to *cases. A case it cannot read (an operation or operand type it does
+ *   not know, a malformed field) or a whole file it cannot read (not JSON, no "cases") is
+ *   handed to on_skip with the file, the case name (NULL for a whole file) and the reason,
+ *   and the load goes on with the rest. With on_skip NULL the first such failure ends the
+ *   load instead. It returns -1 with err set when the path itself cannot be read (or, strict,
+ *   at that first failure); cases loaded before stay appended.
+ * - case.model is an Nnd__Model whose every part is malloc'd on its own, so
+ *   nnd__model__free_unpacked(model, NULL) releases it (nnd_cases_free does). Operand and
+ *   operation names are mapped to their numeric codes; CONSTANT_COPY values ride inline in
+ *   operand_values.
+ * - Tensor data is encoded in the operand's own byte format: float32, _Float16 for FP16,
+ *   int32, uint8 (QUANT8_ASYMM, BOOL8 as 0/1), int8 (QUANT8_SYMM*, QUANT8_ASYMM_SIGNED),
+ *   int16 (QUANT16_SYMM), uint16 (QUANT16_ASYMM). An example input with no data is an
+ *   omitted input (count 0, data NULL): pass it with has_no_value. A zero-sized output has
+ *   count 0 and bytes 0 whatever placeholder data the file holds.
+ */
+#ifndef NND_CASE_LOAD_H
+#define NND_CASE_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nnd.pb-c.h"
+
+typedef struct nnd_case_tensor {
+    uint32_t index; /* position in inputIndexes / outputIndexes */
+    int32_t type;   /* operand type code, copied from the model operand */
+    uint32_t rank;
+    uint32_t dims[8];
+    void *data; /* count elements in the operand's byte format; NULL when count is 0 */
+    size_t bytes;
+    size_t count;
+    float scale;
+    int32_t zero_point;
+} nnd_case_tensor;
+
+typedef struct nnd_case_example {
+    size_t n_inputs;
+    nnd_case_tensor *inputs;
+    size_t n_outputs;
+    nnd_case_tensor *outputs;
+    double multinomial_tolerance; /* 0 unless RANDOM_MULTINOMIAL */
+} nnd_case_example;
+
+typedef struct nnd_case {
+    char *name;
+    char *file;
+    Nnd__Model *model;
+    bool relaxed;
+    bool dynamic_output_shape;
+    size_t n_ignored;
+    uint32_t *ignored_outputs;
+    size_t n_examples;
+    nnd_case_example *examples;
+} nnd_case;
+
+typedef void (*nnd_case_skip_fn)(void *ctx, const char *file, const char *case_name,
+                                 const char *reason);
+int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, nnd_case_skip_fn on_skip,
+                   void *ctx, char *err, size_t errlen);
+void nnd_cases_free(nnd_case *cases, size_t n_cases);
+
+#endif

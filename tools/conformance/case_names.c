@@ -1,0 +1,69 @@
+/* case_names.c: the HAL names of operations and operand types. See case_names.h. */
+#include "case_names.h"
+
+#include <string.h>
+
+#include "codes.h"
+
+static const struct {
+    const char *name;
+    int32_t code;
+} operations[] = {
+#define OP_ROW(n, c) {#n, c},
+    NND_OPERATIONS(OP_ROW)
+#undef OP_ROW
+};
+
+static const struct {
+    const char *name;
+    int32_t code;
+    size_t size;
+} operand_types[] = {
+    {"FLOAT32", NND_FLOAT32, 4},
+    {"INT32", NND_INT32, 4},
+    {"UINT32", NND_UINT32, 4},
+    {"TENSOR_FLOAT32", NND_TENSOR_FLOAT32, 4},
+    {"TENSOR_INT32", NND_TENSOR_INT32, 4},
+    {"TENSOR_QUANT8_ASYMM", NND_TENSOR_QUANT8_ASYMM, 1},
+    {"BOOL", NND_BOOL, 1},
+    {"TENSOR_QUANT16_SYMM", NND_TENSOR_QUANT16_SYMM, 2},
+    {"TENSOR_FLOAT16", NND_TENSOR_FLOAT16, 2},
+    {"TENSOR_BOOL8", NND_TENSOR_BOOL8, 1},
+    {"FLOAT16", NND_FLOAT16, 2},
+    {"TENSOR_QUANT8_SYMM_PER_CHANNEL", NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 1},
+    {"TENSOR_QUANT16_ASYMM", NND_TENSOR_QUANT16_ASYMM, 2},
+    {"TENSOR_QUANT8_SYMM", NND_TENSOR_QUANT8_SYMM, 1},
+    {"TENSOR_QUANT8_ASYMM_SIGNED", NND_TENSOR_QUANT8_ASYMM_SIGNED, 1},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *nnd_case_operation_name(int32_t code) {
+    for (size_t i = 0; i < COUNT(operations); i++)
+        if (operations[i].code == code) return operations[i].name;
+    return NULL;
+}
+
+int32_t nnd_case_operation_code(const char *name) {
+    for (size_t i = 0; i < COUNT(operations); i++)
+        if (!strcmp(operations[i].name, name)) return operations[i].code;
+    return -1;
+}
+
+const char *nnd_case_operand_type_name(int32_t code) {
+    for (size_t i = 0; i < COUNT(operand_types); i++)
+        if (operand_types[i].code == code) return operand_types[i].name;
+    return NULL;
+}
+
+int32_t nnd_case_operand_type_code(const char *name) {
+    for (size_t i = 0; i < COUNT(operand_types); i++)
+        if (!strcmp(operand_types[i].name, name)) return operand_types[i].code;
+    return -1;
+}
+
+size_t nnd_case_element_size(int32_t type) {
+    for (size_t i = 0; i < COUNT(operand_types); i++)
+        if (operand_types[i].code == type) return operand_types[i].size;
+    return 0;
+}
