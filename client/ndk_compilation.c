@@ -1,27 +1,16 @@
 /* ndk_compilation.c: ANeuralNetworksCompilation (PrepareModel over the shared connection,
- * or nnd_client_prepare_cached with a cache directory and token) and ANeuralNetworksBurst
- * (a daemon burst through libnnd, which sends each memory's fd once and its slot number
- * after that). Preference, priority and the timeout (as a deadline) are carried to the
- * daemon. See ndk_internal.h. */
+ * or nnd_client_prepare_cached with a cache directory and token) and the staging memfds
+ * its executions borrow for pointer arguments. Preference, priority and the timeout (as
+ * a deadline) are carried to the daemon. See ndk_compilation.h. */
+#include "ndk_compilation.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ndk_internal.h"
-
-struct ANeuralNetworksBurst {
-    const ANeuralNetworksCompilation *compilation;
-    ndk_session *session; /* the compilation's, one reference */
-    nnd_burst *nb;
-    atomic_flag busy; /* one burstCompute at a time */
-    ANeuralNetworksBurst *prev, *next;
-};
-
-/* Every live burst, so that memory about to be closed can be forgotten by those that
- * cached it (ndk_bursts_forget_fd). */
-static pthread_mutex_t bursts_lock = PTHREAD_MUTEX_INITIALIZER;
-static ANeuralNetworksBurst *bursts;
+#include "ndk_keys.h"
+#include "ndk_model.h"
 
 static int create(ANeuralNetworksModel *model, bool explicit_devices, uint32_t n_devices,
                   ANeuralNetworksCompilation **out) {
@@ -186,67 +175,4 @@ void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s) {
     }
     pthread_mutex_unlock(&c->lock);
     if (s) staging_unmap(s);
-}
-
-/* ---- bursts --------------------------------------------------------------------------------- */
-
-int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,
-                                ANeuralNetworksBurst **burst) {
-    if (!compilation || !burst) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    *burst = NULL;
-    if (!compilation->finished || !compilation->valid) return ANEURALNETWORKS_BAD_STATE;
-    ndk_session *s = compilation->session;
-    if (atomic_load(&s->dead)) return ANEURALNETWORKS_DEAD_OBJECT;
-    ANeuralNetworksBurst *b = calloc(1, sizeof *b);
-    if (!b) return ANEURALNETWORKS_OUT_OF_MEMORY;
-    int rc = ndk_session_code(
-        s, nnd_client_burst_configure(s->client, compilation->handle, &b->nb, NULL, 0));
-    if (rc) {
-        free(b);
-        return rc;
-    }
-    b->compilation = compilation;
-    b->session = s;
-    atomic_fetch_add(&s->refs, 1);
-    atomic_flag_clear(&b->busy);
-    pthread_mutex_lock(&bursts_lock);
-    b->next = bursts;
-    if (bursts) bursts->prev = b;
-    bursts = b;
-    pthread_mutex_unlock(&bursts_lock);
-    *burst = b;
-    return ANEURALNETWORKS_NO_ERROR;
-}
-
-void ANeuralNetworksBurst_free(ANeuralNetworksBurst *b) {
-    if (!b) return;
-    pthread_mutex_lock(&bursts_lock);
-    if (b->prev)
-        b->prev->next = b->next;
-    else
-        bursts = b->next;
-    if (b->next) b->next->prev = b->prev;
-    pthread_mutex_unlock(&bursts_lock);
-    /* Release unmaps every slot in the daemon; a dead connection took them with it. */
-    ndk_session_code(b->session, nnd_client_burst_free(b->nb));
-    ndk_session_put(b->session);
-    free(b);
-}
-
-void ndk_bursts_forget_key(uint64_t key) {
-    pthread_mutex_lock(&bursts_lock);
-    for (ANeuralNetworksBurst *b = bursts; b; b = b->next)
-        if (!atomic_load(&b->session->dead))
-            ndk_session_code(b->session, nnd_client_burst_forget_key(b->nb, key, NULL, NULL, 0));
-    pthread_mutex_unlock(&bursts_lock);
-}
-
-int ANeuralNetworksExecution_burstCompute(ANeuralNetworksExecution *execution,
-                                          ANeuralNetworksBurst *burst) {
-    if (!execution || !burst) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (ndk_execution_compilation(execution) != burst->compilation) return ANEURALNETWORKS_BAD_DATA;
-    if (atomic_flag_test_and_set(&burst->busy)) return ANEURALNETWORKS_BAD_STATE;
-    int rc = ndk_execution_compute_burst(execution, burst->nb);
-    atomic_flag_clear(&burst->busy);
-    return rc;
 }

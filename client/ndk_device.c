@@ -1,12 +1,12 @@
 /* ndk_device.c: the shared daemon connection, the one device, result-code mapping and the
- * extension registry. See ndk_internal.h. */
+ * extension registry: the bottom of the NDK layer, what ndk_shared.h declares. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "ndk_internal.h"
+#include "ndk_shared.h"
 #include "paths.h"
 
 /* Device_wait gives up after this long without a live daemon. */

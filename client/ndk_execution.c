@@ -1,4 +1,4 @@
-/* ndk_execution.c: ANeuralNetworksExecution and ANeuralNetworksEvent.
+/* ndk_execution.c: ANeuralNetworksExecution.
  *
  * An execution goes PREPARATION -> COMPUTATION -> COMPLETED once (feature level 4: no
  * reuse). Pointer arguments are staged in a memfd the compilation keeps and hands to its
@@ -7,41 +7,28 @@
  * then as the daemon's slot numbers). startCompute runs the same
  * synchronous call on a detached thread that signals the event; startComputeWithDependencies
  * waits for its dependencies and computes before returning (the daemon has no fences yet),
- * so its event is already signalled. See ndk_internal.h. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
+ * so its event is already signalled. See ndk_execution.h. */
+#include "ndk_execution.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
-#include "ndk_internal.h"
+#include "ndk_compilation.h"
+#include "ndk_event.h"
+#include "ndk_memory.h"
+#include "ndk_model.h"
+#include "ndk_request.h"
+#include "ndk_types.h"
 
 #define STAGE_ALIGN 64
 
-enum { ARG_UNSPECIFIED, ARG_POINTER, ARG_MEMORY, ARG_NO_VALUE };
 enum { ST_PREPARATION, ST_COMPUTATION, ST_COMPLETED };
-
-typedef struct ndk_arg {
-    int state;
-    void *ptr; /* ARG_POINTER */
-    size_t length;
-    ANeuralNetworksMemory *mem; /* ARG_MEMORY, one reference */
-    size_t offset;
-    bool has_dims; /* the caller gave a type with dimensions */
-    uint32_t rank; /* as far as known: the caller's type, else the model's */
-    uint32_t *dims;
-    size_t stage_off;  /* where a pointer argument sits in the staging memfd */
-    uint32_t out_rank; /* outputs after the computation */
-    uint32_t *out_dims;
-    bool sufficient;
-} ndk_arg;
 
 struct ANeuralNetworksExecution {
     ANeuralNetworksCompilation *c;
     uint32_t n_in, n_out;
-    ndk_arg *in, *out;
+    ndk_arg *in, *out; /* ndk_request.h */
     bool measure;
     uint64_t timeout_ns;
     uint64_t loop_timeout_ns;
@@ -52,99 +39,6 @@ struct ANeuralNetworksExecution {
     bool async;           /* a startCompute thread owns the execution */
     bool freed;           /* freed while the thread ran: the thread frees it */
 };
-
-struct ANeuralNetworksEvent {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    bool done;
-    int status;
-    int fence; /* a sync fence fd (createFromSyncFenceFd), else -1 */
-    atomic_int refs;
-};
-
-/* ---- events ---------------------------------------------------------------------------- */
-
-static ANeuralNetworksEvent *event_new(int refs) {
-    ANeuralNetworksEvent *ev = calloc(1, sizeof *ev);
-    if (!ev) return NULL;
-    pthread_mutex_init(&ev->lock, NULL);
-    pthread_cond_init(&ev->cond, NULL);
-    ev->fence = -1;
-    atomic_init(&ev->refs, refs);
-    return ev;
-}
-
-static void event_unref(ANeuralNetworksEvent *ev) {
-    if (atomic_fetch_sub(&ev->refs, 1) != 1) return;
-    if (ev->fence >= 0) close(ev->fence);
-    pthread_cond_destroy(&ev->cond);
-    pthread_mutex_destroy(&ev->lock);
-    free(ev);
-}
-
-static void event_signal(ANeuralNetworksEvent *ev, int status) {
-    pthread_mutex_lock(&ev->lock);
-    ev->status = status;
-    ev->done = true;
-    pthread_cond_broadcast(&ev->cond);
-    pthread_mutex_unlock(&ev->lock);
-}
-
-static int event_wait(ANeuralNetworksEvent *ev) {
-    if (ev->fence >= 0) { /* a sync_file or eventfd is readable once signalled */
-        struct pollfd p = {.fd = ev->fence, .events = POLLIN};
-        int n;
-        while ((n = poll(&p, 1, -1)) < 0 && errno == EINTR)
-            continue;
-        return n == 1 && (p.revents & POLLIN) && !(p.revents & (POLLERR | POLLNVAL))
-                   ? ANEURALNETWORKS_NO_ERROR
-                   : ANEURALNETWORKS_OP_FAILED;
-    }
-    pthread_mutex_lock(&ev->lock);
-    while (!ev->done)
-        pthread_cond_wait(&ev->cond, &ev->lock);
-    int status = ev->status;
-    pthread_mutex_unlock(&ev->lock);
-    return status;
-}
-
-int ANeuralNetworksEvent_wait(ANeuralNetworksEvent *event) {
-    if (!event) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    return event_wait(event);
-}
-
-void ANeuralNetworksEvent_free(ANeuralNetworksEvent *event) {
-    if (!event) return;
-    if (event->fence < 0) event_wait(event); /* as the NDK: free waits for the execution */
-    event_unref(event);
-}
-
-int ANeuralNetworksEvent_createFromSyncFenceFd(int syncFenceFd, ANeuralNetworksEvent **event) {
-    if (!event) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    *event = NULL;
-    if (syncFenceFd <= 0) return ANEURALNETWORKS_BAD_DATA;
-    int fd = fcntl(syncFenceFd, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) return errno == EBADF ? ANEURALNETWORKS_BAD_DATA : ANEURALNETWORKS_OP_FAILED;
-    ANeuralNetworksEvent *ev = event_new(1);
-    if (!ev) {
-        close(fd);
-        return ANEURALNETWORKS_OUT_OF_MEMORY;
-    }
-    ev->fence = fd;
-    *event = ev;
-    return ANEURALNETWORKS_NO_ERROR;
-}
-
-int ANeuralNetworksEvent_getSyncFenceFd(const ANeuralNetworksEvent *event, int *syncFenceFd) {
-    if (!syncFenceFd) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    *syncFenceFd = -1;
-    if (!event) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (event->fence < 0) return ANEURALNETWORKS_BAD_DATA; /* not backed by a sync fence */
-    int fd = fcntl(event->fence, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) return ANEURALNETWORKS_OP_FAILED;
-    *syncFenceFd = fd;
-    return ANEURALNETWORKS_NO_ERROR;
-}
 
 /* ---- creation and arguments ------------------------------------------------------------- */
 
@@ -384,117 +278,6 @@ static int ready(const ANeuralNetworksExecution *e) {
         if (e->out[i].state == ARG_UNSPECIFIED) return ANEURALNETWORKS_BAD_DATA;
     return ANEURALNETWORKS_NO_ERROR;
 }
-
-/* One request under construction: its pools (staging first, then each memory once). */
-typedef struct request {
-    Nnd__ExecutionRequest req;
-    Nnd__RequestArgument *args;
-    Nnd__RequestArgument **in_p, **out_p;
-    Nnd__DataLocation *locs;
-    Nnd__MemoryPool *pools;
-    Nnd__MemoryPool **pool_p;
-    int *fds;       /* the pools' fds, in fd_index order (daemon buffers have none) */
-    uint64_t *keys; /* the memory behind each fd, for bursts */
-    size_t n_fds;
-    const ANeuralNetworksMemory **mems; /* the memory behind each pool (NULL: staging) */
-    size_t n_pools;
-} request;
-
-static void request_free(request *r) {
-    free(r->args);
-    free(r->in_p);
-    free(r->out_p);
-    free(r->locs);
-    free(r->pools);
-    free(r->pool_p);
-    free(r->fds);
-    free(r->keys);
-    free(r->mems);
-}
-
-static uint32_t pool_of(request *r, const ANeuralNetworksMemory *m) {
-    for (size_t i = 0; i < r->n_pools; i++)
-        if (r->mems[i] == m) return (uint32_t)i;
-    Nnd__MemoryPool *p = &r->pools[r->n_pools];
-    nnd__memory_pool__init(p);
-    if (m->driver) {
-        p->kind = NND__POOL_KIND__POOL_DRIVER_BUFFER;
-        p->token = m->token;
-    } else {
-        p->kind = m->memfd ? NND__POOL_KIND__POOL_MEMFD : NND__POOL_KIND__POOL_MMAP_FD;
-        p->fd_index = (uint32_t)r->n_fds;
-        p->offset = m->offset;
-        p->size = m->size;
-        r->keys[r->n_fds] = m->key;
-        r->fds[r->n_fds++] = m->fd;
-    }
-    r->pool_p[r->n_pools] = p;
-    r->mems[r->n_pools] = m;
-    return (uint32_t)r->n_pools++;
-}
-
-static int request_build(const ANeuralNetworksExecution *e, const ndk_staging *st, request *r) {
-    size_t n = (size_t)e->n_in + e->n_out;
-    memset(r, 0, sizeof *r);
-    r->args = calloc(n + 1, sizeof *r->args);
-    r->in_p = calloc(e->n_in + 1, sizeof *r->in_p);
-    r->out_p = calloc(e->n_out + 1, sizeof *r->out_p);
-    r->locs = calloc(n + 1, sizeof *r->locs);
-    r->pools = calloc(n + 2, sizeof *r->pools);
-    r->pool_p = calloc(n + 2, sizeof *r->pool_p);
-    r->fds = calloc(n + 2, sizeof *r->fds);
-    r->keys = calloc(n + 2, sizeof *r->keys);
-    r->mems = calloc(n + 2, sizeof *r->mems);
-    if (!r->args || !r->in_p || !r->out_p || !r->locs || !r->pools || !r->pool_p || !r->fds ||
-        !r->keys || !r->mems)
-        return ANEURALNETWORKS_OUT_OF_MEMORY;
-    if (st->fd >= 0) { /* pool 0: the staging memfd, whole, so the daemon's mapping cache hits */
-        nnd__memory_pool__init(&r->pools[0]);
-        r->pools[0].kind = NND__POOL_KIND__POOL_MEMFD;
-        r->pools[0].size = st->size;
-        r->pool_p[0] = &r->pools[0];
-        r->fds[0] = st->fd;
-        r->keys[0] = st->key;
-        r->n_fds = r->n_pools = 1;
-    }
-    nnd__execution_request__init(&r->req);
-    for (size_t k = 0; k < n; k++) {
-        bool output = k >= e->n_in;
-        const ndk_arg *a = output ? &e->out[k - e->n_in] : &e->in[k];
-        Nnd__RequestArgument *x = &r->args[k];
-        nnd__request_argument__init(x);
-        (output ? r->out_p : r->in_p)[output ? k - e->n_in : k] = x;
-        if (a->state == ARG_NO_VALUE) {
-            x->has_no_value = true;
-            continue;
-        }
-        Nnd__DataLocation *l = x->location = &r->locs[k];
-        nnd__data_location__init(l);
-        l->length = a->length;
-        if (a->state == ARG_POINTER) {
-            l->offset = a->stage_off;
-        } else {
-            l->pool_index = pool_of(r, a->mem);
-            l->offset = a->offset;
-        }
-        if (a->has_dims) {
-            x->n_dimensions = a->rank;
-            x->dimensions = a->dims;
-        } else if (!output && a->state == ARG_MEMORY && a->mem->from_desc && a->mem->rank) {
-            /* An input from a descriptor memory has the shape last written into it. */
-            x->n_dimensions = a->mem->rank;
-            x->dimensions = a->mem->dims;
-        }
-    }
-    r->req.n_inputs = e->n_in;
-    r->req.inputs = r->in_p;
-    r->req.n_outputs = e->n_out;
-    r->req.outputs = r->out_p;
-    r->req.n_pools = r->n_pools;
-    r->req.pools = r->pool_p;
-    return ANEURALNETWORKS_NO_ERROR;
-}
-
 /* Memories must allow what the execution does with them; a daemon buffer lives on the
  * connection that allocated it. */
 static int check_memories(const ANeuralNetworksExecution *e) {
@@ -574,7 +357,7 @@ static int run(ANeuralNetworksExecution *e, uint64_t deadline, nnd_burst *b) {
     ANeuralNetworksCompilation *c = e->c;
     ndk_session *s = c->session;
     ndk_staging st = {.fd = -1};
-    request r;
+    ndk_request r;
     memset(&r, 0, sizeof r);
     Nnd__Reply *reply = NULL;
     int rc = atomic_load(&s->dead) ? ANEURALNETWORKS_DEAD_OBJECT : check_memories(e);
@@ -589,7 +372,7 @@ static int run(ANeuralNetworksExecution *e, uint64_t deadline, nnd_burst *b) {
     for (uint32_t i = 0; i < e->n_in && !rc; i++)
         if (e->in[i].state == ARG_POINTER)
             memcpy(st.map + e->in[i].stage_off, e->in[i].ptr, e->in[i].length);
-    if (!rc) rc = request_build(e, &st, &r);
+    if (!rc) rc = ndk_request_build(e->in, e->n_in, e->out, e->n_out, &st, &r);
     if (!rc && b) {
         /* A burst runs at its compilation's priority, which the daemon already has. */
         nnd_exec_opts o = {.measure_timing = e->measure,
@@ -622,7 +405,7 @@ static int run(ANeuralNetworksExecution *e, uint64_t deadline, nnd_burst *b) {
         e->time_driver = x->timing->time_in_driver_ns;
     }
     if (reply) nnd__reply__free_unpacked(reply, NULL);
-    request_free(&r);
+    ndk_request_free(&r);
     if (st.fd >= 0) ndk_staging_put(c, &st);
     e->result = rc;
     atomic_store(&e->state, ST_COMPLETED);
@@ -663,8 +446,8 @@ static void async_finish(async_job *j, int rc) {
     bool freed = e->freed;
     pthread_mutex_unlock(&e->lock);
     if (freed) execution_destroy(e);
-    event_signal(j->ev, rc); /* last: a waiter may free the execution right after */
-    event_unref(j->ev);
+    ndk_event_signal(j->ev, rc); /* last: a waiter may free the execution right after */
+    ndk_event_unref(j->ev);
     free(j);
 }
 
@@ -681,7 +464,7 @@ int ANeuralNetworksExecution_startCompute(ANeuralNetworksExecution *e,
     int rc = ready(e);
     if (rc) return rc;
     async_job *j = calloc(1, sizeof *j);
-    ANeuralNetworksEvent *ev = j ? event_new(2) : NULL; /* the caller's and the thread's */
+    ANeuralNetworksEvent *ev = j ? ndk_event_new(2) : NULL; /* the caller's and the thread's */
     if (!ev) {
         free(j);
         return ANEURALNETWORKS_OUT_OF_MEMORY;
@@ -723,12 +506,12 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
         if (!known) return ANEURALNETWORKS_BAD_DATA;
     }
     uint64_t deadline = deadline_in(e->timeout_ns);
-    ANeuralNetworksEvent *ev = event_new(1);
+    ANeuralNetworksEvent *ev = ndk_event_new(1);
     if (!ev) return ANEURALNETWORKS_OUT_OF_MEMORY;
     /* The daemon cannot wait on fences yet: wait here, then compute. */
     for (uint32_t i = 0; i < numDependencies; i++)
-        if (event_wait((ANeuralNetworksEvent *)dependencies[i]) != ANEURALNETWORKS_NO_ERROR) {
-            event_unref(ev);
+        if (ndk_event_wait((ANeuralNetworksEvent *)dependencies[i]) != ANEURALNETWORKS_NO_ERROR) {
+            ndk_event_unref(ev);
             return ANEURALNETWORKS_OP_FAILED; /* a dependency did not complete normally */
         }
     if (duration) {
@@ -738,10 +521,10 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
     atomic_store(&e->state, ST_COMPUTATION);
     rc = run(e, deadline, NULL);
     if (rc) {
-        event_unref(ev);
+        ndk_event_unref(ev);
         return rc;
     }
-    event_signal(ev, rc);
+    ndk_event_signal(ev, rc);
     *event = ev;
     return ANEURALNETWORKS_NO_ERROR;
 }

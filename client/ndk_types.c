@@ -1,8 +1,10 @@
-/* ndk_types.c: operand type sizes and the NDK's argument checks on operand types and
- * operation signatures (operand counts). See ndk_internal.h. */
-#include <math.h>
+/* ndk_types.c: operand type sizes, the NDK's argument checks on operand types and
+ * operation signatures (operand counts), and shapes merged. See ndk_types.h. */
+#include "ndk_types.h"
 
-#include "ndk_internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct type_row {
     uint8_t size; /* bytes per element; 0 for MODEL */
@@ -220,4 +222,24 @@ int ndk_check_operation_counts(int32_t type, uint32_t n_in, uint32_t n_out) {
     bool ok = n_in >= c->min_in && (c->max_in == ANY || n_in <= c->max_in) && n_out >= c->min_out &&
               (c->max_out == ANY || n_out <= c->max_out);
     return ok ? ANEURALNETWORKS_NO_ERROR : ANEURALNETWORKS_BAD_DATA;
+}
+
+bool ndk_dims_combine(uint32_t *a_rank, uint32_t **a_dims, uint32_t b_rank,
+                      const uint32_t *b_dims) {
+    if (b_rank == 0) return true;
+    if (*a_rank == 0) {
+        uint32_t *d = malloc(sizeof *d * b_rank);
+        if (!d) return false;
+        memcpy(d, b_dims, sizeof *d * b_rank);
+        free(*a_dims);
+        *a_dims = d;
+        *a_rank = b_rank;
+        return true;
+    }
+    if (*a_rank != b_rank) return false;
+    for (uint32_t i = 0; i < b_rank; i++)
+        if ((*a_dims)[i] && b_dims[i] && (*a_dims)[i] != b_dims[i]) return false;
+    for (uint32_t i = 0; i < b_rank; i++)
+        if (!(*a_dims)[i]) (*a_dims)[i] = b_dims[i];
+    return true;
 }

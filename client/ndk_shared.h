@@ -1,26 +1,41 @@
-/* ndk_internal: the objects behind the NNAPI NDK API of libnnd (include/nnd/NeuralNetworks.h).
+/* ndk_shared: what every file of the NNAPI NDK layer of libnnd
+ * (include/nnd/NeuralNetworks.h) shares: the object structs, the one connection to the
+ * daemon and the helpers around it (ndk_device.c). Nothing here is exported from libnnd
+ * (NDK_HIDDEN).
  *
  * Contract:
- * - The NDK objects are plain structs defined here and shared by ndk_*.c; nothing here is
- *   exported from libnnd (NDK_HIDDEN).
+ * - The NDK objects are plain structs defined here; the functions that work on them are
+ *   declared by each file's own header. A file includes this header and the headers of
+ *   the files below it, never one above, so the files depend on each other one way:
+ *     ndk_device.c     the functions declared here (the bottom)
+ *     ndk_types        operand types and shapes
+ *     ndk_keys         memory keys and the live bursts that forget them
+ *     ndk_memory       memories (on types, keys)
+ *     ndk_model        models and their wire form (on memory, types)
+ *     ndk_compilation  compilations and staging memfds (on model, keys)
+ *     ndk_memory_desc  descriptors and their memories (on model, memory, types)
+ *     ndk_event        events
+ *     ndk_request      execution arguments into a wire request
+ *     ndk_execution    executions (on compilation, model, memory, types, event, request)
+ *     ndk_burst        bursts (on execution, keys)
  * - One process-wide connection to the daemon (ndk_session), opened on first need from
  *   $NND_SOCKET or the default path, shared by every object and thread. A transport
  *   failure or a hang-up marks it dead: work bound to it answers
  *   ANEURALNETWORKS_DEAD_OBJECT, and the next ndk_session_get() reconnects (prepared
  *   models do not survive the old connection). New work also moves to a new connection
  *   when $NND_SOCKET names another socket; old work stays on its own.
- * - Models are built entirely client-side; the wire form (ndk_wire) is made on demand for
- *   GetSupportedOperations and PrepareModel, with every pool's fd alongside.
+ * - Models are built entirely client-side; the wire form (ndk_model.h) is made on demand
+ *   for GetSupportedOperations and PrepareModel, with every pool's fd alongside.
  * - Memories are reference counted: models and executions that use a memory keep it
  *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. When the last
- *   reference goes, every burst that cached the memory forgets it (the daemon unmaps).
+ *   reference goes, every burst that cached the memory forgets it (ndk_keys.h).
  * - A burst is a daemon burst on its compilation's connection; burstCompute builds the
  *   same request as compute and sends it through libnnd's burst calls. A memory from
  *   a descriptor is a daemon buffer when the daemon allocates one, else a memfd.
  * - Result codes are the NDK's ANEURALNETWORKS_* values throughout.
  */
-#ifndef NND_NDK_INTERNAL_H
-#define NND_NDK_INTERNAL_H
+#ifndef NND_NDK_SHARED_H
+#define NND_NDK_SHARED_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,7 +67,7 @@ enum {
 #define NDK_DEFAULT_LOOP_TIMEOUT_NS 2000000000ull  /* 2 s, as the NDK */
 #define NDK_MAX_LOOP_TIMEOUT_NS     15000000000ull /* 15 s, as the NDK */
 
-/* ---- session: the shared connection ---------------------------------------------------- */
+/* ---- session: the shared connection (ndk_device.c) ----------------------------------- */
 
 typedef struct ndk_session {
     nnd_client *client;
@@ -87,21 +102,7 @@ NDK_HIDDEN const char *ndk_extension_name(uint16_t prefix);
 /* Operand type information of an extension operand type code, from the daemon. */
 NDK_HIDDEN bool ndk_extension_operand_info(int32_t type, bool *is_tensor, uint32_t *byte_size);
 
-/* ---- operand types ----------------------------------------------------------------------- */
-
-/* Bytes of one element (0: unknown type); *is_tensor tells tensors from scalars. Extension
- * types are looked up through the daemon's extension list. */
-NDK_HIDDEN bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor);
-/* Byte size of a value of this type and shape: 0 when a tensor's shape is not fully
- * known, UINT64_MAX when it overflows. */
-NDK_HIDDEN uint64_t ndk_type_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
-/* The NDK's checks of an ANeuralNetworksOperandType (dimensions, quantization). */
-NDK_HIDDEN int ndk_check_operand_type(const ANeuralNetworksOperandType *t, bool allow_partial);
-/* Operand-count signature of an operation: BAD_DATA when the counts cannot be right. */
-NDK_HIDDEN int ndk_check_operation_counts(int32_t type, uint32_t n_in, uint32_t n_out);
-NDK_HIDDEN bool ndk_valid_operation_type(int32_t type);
-
-/* ---- memory ------------------------------------------------------------------------------ */
+/* ---- memory objects ------------------------------------------------------------------ */
 
 typedef struct ndk_role {
     const ANeuralNetworksCompilation *compilation;
@@ -135,20 +136,7 @@ struct ANeuralNetworksMemory {
     ndk_role *roles;
 };
 
-NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);
-/* A fresh key for memory that bursts may cache (memories, staging memfds): never 0. */
-NDK_HIDDEN uint64_t ndk_memory_key(void);
-NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
-/* The bytes a memory holds: its size, or for a descriptor memory what its type and
- * current dimensions hold (0: not known). */
-NDK_HIDDEN uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m);
-/* A fresh memfd-backed memory of size bytes, mapped read-write at *map. */
-NDK_HIDDEN int ndk_memory_create_memfd(size_t size, ANeuralNetworksMemory **out, void **map);
-NDK_HIDDEN bool ndk_memory_has_role(const ANeuralNetworksMemory *m,
-                                    const ANeuralNetworksCompilation *c, bool output,
-                                    uint32_t index);
-
-/* ---- model ------------------------------------------------------------------------------- */
+/* ---- model objects ------------------------------------------------------------------- */
 
 typedef struct ndk_operand {
     int32_t type;
@@ -192,23 +180,7 @@ struct ANeuralNetworksModel {
     bool invalid;
 };
 
-/* A model in wire form with its pool fds (borrowed from the memories). */
-typedef struct ndk_wire {
-    Nnd__Model *model;
-    int *fds;
-    size_t n_fds;
-    bool has_extensions;
-    bool has_references;
-    void **allocs; /* everything the wire form owns */
-    size_t n_allocs, cap_allocs;
-} ndk_wire;
-
-NDK_HIDDEN int ndk_model_wire(const ANeuralNetworksModel *m, ndk_wire *w);
-NDK_HIDDEN void ndk_wire_free(ndk_wire *w);
-NDK_HIDDEN const ndk_operand *ndk_model_input(const ANeuralNetworksModel *m, uint32_t i);
-NDK_HIDDEN const ndk_operand *ndk_model_output(const ANeuralNetworksModel *m, uint32_t i);
-
-/* ---- compilation ------------------------------------------------------------------------- */
+/* ---- compilation objects ------------------------------------------------------------- */
 
 /* A staging memfd for pointer arguments, kept by the compilation and reused. */
 typedef struct ndk_staging {
@@ -238,19 +210,5 @@ struct ANeuralNetworksCompilation {
     ndk_staging staging[NDK_STAGING_CACHE];
     size_t n_staging;
 };
-
-NDK_HIDDEN int ndk_staging_get(ANeuralNetworksCompilation *c, size_t size, ndk_staging *out);
-NDK_HIDDEN void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s);
-
-/* ---- execution and bursts ---------------------------------------------------------------- */
-
-NDK_HIDDEN const ANeuralNetworksCompilation *
-ndk_execution_compilation(const ANeuralNetworksExecution *e);
-/* ANeuralNetworksExecution_compute, through a daemon burst (nnd.h, "bursts"). */
-NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b);
-/* Makes every live burst forget the memory of this key, in the daemon too; called before
- * memory an execution may have sent (a memory's, a staging memfd) is closed, so that the
- * daemon never keeps freed memory mapped. */
-NDK_HIDDEN void ndk_bursts_forget_key(uint64_t key);
 
 #endif

@@ -1,0 +1,30 @@
+/* ndk_memory: ANeuralNetworksMemory (struct in ndk_shared.h) as the rest of the NDK layer
+ * uses it.
+ *
+ * Contract:
+ * - Memories are reference counted: ndk_memory_ref() takes a reference,
+ *   ndk_memory_unref() drops one (ANeuralNetworksMemory_free drops the caller's). The last
+ *   one releases a daemon buffer, makes the bursts forget the memory's key (ndk_keys.h)
+ *   and closes its fd.
+ * - ndk_memory_new() is an empty memory (no fd, one reference, a fresh key) for its maker
+ *   to fill in.
+ */
+#ifndef NND_NDK_MEMORY_H
+#define NND_NDK_MEMORY_H
+
+#include "ndk_shared.h"
+
+NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_new(void);
+NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);
+NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
+/* The bytes a memory holds: its size, or for a descriptor memory what its type and
+ * current dimensions hold (0: not known). */
+NDK_HIDDEN uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m);
+/* A fresh memfd-backed memory of size bytes, mapped read-write at *map. */
+NDK_HIDDEN int ndk_memory_create_memfd(size_t size, ANeuralNetworksMemory **out, void **map);
+/* True when a descriptor memory was made for this role of compilation c. */
+NDK_HIDDEN bool ndk_memory_has_role(const ANeuralNetworksMemory *m,
+                                    const ANeuralNetworksCompilation *c, bool output,
+                                    uint32_t index);
+
+#endif
