@@ -1,13 +1,12 @@
-/* extension.c: plugin loading, the id table, extension operations as engine operations,
- * and the fault guard around plugin calls. See extension.h. */
+/* extension.c: the plugin registry: loading and checking plugins, the id table, the
+ * current set and the references prepared models hold. See extension.h; a plugin's
+ * operations run through extension_op.c. */
 #include "extension.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,46 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
-
-#define MAX_NAME 128
-
-/* One operation of a plugin, as the engine sees it. def comes first: the engine hands
- * &def to ext_check/ext_shape/ext_run as c->def, which they cast back. */
-typedef struct ext_op {
-    nnd_op_def def;
-    const nnd_ext_operation *op;
-    struct nnd_ext_plugin *plugin;
-    char name[MAX_NAME + 80]; /* "com.example.fibonacci:TEST_VENDOR_FIBONACCI" */
-} ext_op;
-
-typedef struct ext_type {
-    uint16_t code;
-    bool tensor;
-    uint32_t size;
-    char name[MAX_NAME + 80];
-} ext_type;
-
-struct nnd_ext_plugin {
-    atomic_int refs; /* the current set's, plus one per prepared model using it */
-    uint16_t id;
-    void *dl;
-    const nnd_extension *x;
-    char name[MAX_NAME + 1];
-    char version[64];
-    char *path;
-    atomic_bool faulted;
-    uint32_t n_types;
-    ext_type *types;
-    nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
-    uint32_t n_ops;
-    ext_op *ops;
-    ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
-};
+#include "extension_op.h"
+#include "extension_plugin.h"
+#include "fault_guard.h"
 
 static _Atomic(nnd_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
 static _Atomic(nnd_ext_plugin *) oem_owner;
-static atomic_uint_fast64_t n_faults;
 
 /* The current set and the last load's refusals; guarded by reg_lock. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,8 +35,7 @@ void nnd_ext_set_log(nnd_ext_log_fn fn) {
     log_fn = fn;
 }
 
-static void logf_(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(int level, const char *fmt, ...) {
+void nnd_ext_logf(int level, const char *fmt, ...) {
     if (!log_fn) return;
     char msg[768];
     va_list ap;
@@ -81,113 +45,14 @@ static void logf_(int level, const char *fmt, ...) {
     log_fn(level, msg);
 }
 
-/* ---- fault guard ------------------------------------------------------------------------
- * A plugin call runs with guard_jmp pointing at a sigsetjmp buffer on the calling thread;
- * the handler jumps back there for a fault on that thread, and passes every other signal
- * to the handler that was installed before ours. Faults are synchronous, so the jump
- * lands on the thread that faulted. A per-thread alternate stack lets a plugin's stack
- * overflow be caught too. */
-
-static const int guarded_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-#define N_GUARDED (sizeof guarded_signals / sizeof guarded_signals[0])
-static struct sigaction previous[N_GUARDED];
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
-static _Thread_local sigjmp_buf *guard_jmp;
-static _Thread_local volatile sig_atomic_t guard_sig;
 
-static void on_fault(int sig, siginfo_t *si, void *uc) {
-    sigjmp_buf *jb = guard_jmp;
-    if (jb) {
-        guard_jmp = NULL;
-        guard_sig = sig;
-        siglongjmp(*jb, 1);
-    }
-    for (size_t i = 0; i < N_GUARDED; i++) {
-        if (guarded_signals[i] != sig) continue;
-        const struct sigaction *p = &previous[i];
-        if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
-            p->sa_sigaction(sig, si, uc);
-            return;
-        }
-        if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
-            p->sa_handler(sig);
-            return;
-        }
-    }
-    /* Nobody else wants it: die of it, as without a handler. */
-    signal(sig, SIG_DFL);
-    raise(sig);
+static void guard_failed(int sig, int err) {
+    nnd_ext_logf(0, "extensions: cannot guard signal %d: %s", sig, strerror(err));
 }
 
 static void guard_install(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < N_GUARDED; i++)
-        if (sigaction(guarded_signals[i], &sa, &previous[i]) < 0)
-            logf_(0, "extensions: cannot guard signal %d: %s", guarded_signals[i], strerror(errno));
-}
-
-#define ALT_STACK_BYTES (64 * 1024)
-static pthread_key_t alt_key;
-static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
-static _Thread_local bool alt_checked;
-
-static void alt_free(void *p) {
-    stack_t cur, off = {.ss_flags = SS_DISABLE};
-    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == p) sigaltstack(&off, NULL);
-    free(p);
-}
-
-static void alt_key_make(void) {
-    pthread_key_create(&alt_key, alt_free);
-}
-
-/* Gives the calling thread an alternate signal stack unless it has one (ASan makes its
- * own; replacing it would make ASan unmap ours at thread exit). */
-static void alt_stack_ensure(void) {
-    if (alt_checked) return;
-    alt_checked = true;
-    stack_t cur;
-    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE)) return;
-    void *p = malloc(ALT_STACK_BYTES);
-    if (!p) return;
-    stack_t ss = {.ss_sp = p, .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
-    pthread_once(&alt_once, alt_key_make);
-    if (sigaltstack(&ss, NULL) < 0 || pthread_setspecific(alt_key, p) != 0) {
-        stack_t off = {.ss_flags = SS_DISABLE};
-        sigaltstack(&off, NULL);
-        free(p);
-    }
-}
-
-/* Runs fn(arg) under the guard. Returns fn's result, or -1 with *sig set after a fault. */
-static int guarded(int (*fn)(void *), void *arg, int *sig) {
-    alt_stack_ensure();
-    sigjmp_buf jb;
-    sigjmp_buf *volatile outer = guard_jmp; /* not expected, but keep a caller's guard */
-    if (sigsetjmp(jb, 1) != 0) {
-        guard_jmp = outer;
-        *sig = guard_sig;
-        return -1;
-    }
-    guard_jmp = &jb;
-    int rc = fn(arg);
-    guard_jmp = outer;
-    *sig = 0;
-    return rc;
-}
-
-static const char *signal_name(int sig) {
-    switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    default: return "a signal";
-    }
+    nnd_fault_guard_install(guard_failed);
 }
 
 /* ---- plugin records ---------------------------------------------------------------------- */
@@ -214,20 +79,20 @@ static void plugin_unref(nnd_ext_plugin *p) {
     plugin_free(p);
 }
 
-static nnd_ext_plugin *slot(int32_t code) {
+nnd_ext_plugin *nnd_ext_plugin_of(int32_t code) {
     uint32_t id = (uint32_t)code >> 16;
     return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
 }
 
-static const ext_type *find_type(const nnd_ext_plugin *p, uint16_t code) {
+static const nnd_ext_type *find_type(const nnd_ext_plugin *p, uint16_t code) {
     for (uint32_t i = 0; i < p->n_types; i++)
         if (p->types[i].code == code) return &p->types[i];
     return NULL;
 }
 
 bool nnd_ext_type_info(int32_t code, size_t *size, bool *tensor, const char **name) {
-    const nnd_ext_plugin *p = slot(code);
-    const ext_type *t = p ? find_type(p, (uint16_t)code) : NULL;
+    const nnd_ext_plugin *p = nnd_ext_plugin_of(code);
+    const nnd_ext_type *t = p ? find_type(p, (uint16_t)code) : NULL;
     if (!t) return false;
     if (size) *size = t->size;
     if (tensor) *tensor = t->tensor;
@@ -240,181 +105,18 @@ const nnd_op_def *nnd_ext_op_def(int32_t code) {
         const nnd_ext_plugin *p = atomic_load(&oem_owner);
         return p && p->oem ? &p->oem->def : NULL;
     }
-    const nnd_ext_plugin *p = slot(code);
+    const nnd_ext_plugin *p = nnd_ext_plugin_of(code);
     for (uint32_t i = 0; p && i < p->n_ops; i++)
         if (p->ops[i].op->code == (uint16_t)code) return &p->ops[i].def;
     return NULL;
-}
-
-/* ---- extension operations as engine operations -------------------------------------------- */
-
-enum { STAGE_VALIDATE, STAGE_PREPARE, STAGE_EXECUTE };
-static const char *const stage_names[] = {"validate", "prepare", "execute"};
-
-typedef struct ext_invocation {
-    const nnd_ext_operation *op;
-    int stage;
-    nnd_ext_call *call;
-} ext_invocation;
-
-static int invoke(void *arg) {
-    ext_invocation *v = arg;
-    switch (v->stage) {
-    case STAGE_VALIDATE: return v->op->validate(v->call);
-    case STAGE_PREPARE: return v->op->prepare(v->call);
-    default: return v->op->execute(v->call);
-    }
-}
-
-static void describe(nnd_ext_operand *o, const nnd_tensor *t) {
-    memset(o, 0, sizeof *o);
-    const nnd_ext_plugin *p = slot(t->type);
-    o->extension = p ? p->name : NULL;
-    o->type = p ? (int32_t)(uint16_t)t->type : t->type;
-    o->is_tensor = nnd_type_is_tensor(t->type);
-    o->element_size = (uint32_t)nnd_type_size(t->type);
-    o->rank = t->rank <= NND_EXT_MAX_RANK ? t->rank : NND_EXT_MAX_RANK;
-    memcpy(o->dims, t->dims, sizeof(uint32_t) * o->rank);
-    o->scale = t->scale;
-    o->zero_point = t->zero_point;
-    o->extension_data = t->extension_data;
-    o->extension_len = t->extension_len;
-    o->data = t->data;
-    o->length = t->bytes;
-    o->is_constant = t->lifetime == NND_CONSTANT_COPY || t->lifetime == NND_CONSTANT_REFERENCE;
-    o->omitted = t->lifetime == NND_NO_VALUE;
-}
-
-/* Outputs a plugin's prepare() may set: bounded rank, every dimension known, and a byte
- * size that cannot overflow the engine's arithmetic. */
-static bool shape_ok(const nnd_ext_operand *o) {
-    if (!o->is_tensor) return o->rank == 0;
-    if (o->rank == 0 || o->rank > NND_EXT_MAX_RANK) return false;
-    uint64_t bytes = o->element_size ? o->element_size : 1;
-    for (uint32_t r = 0; r < o->rank; r++) {
-        if (o->dims[r] == 0 || bytes > (UINT64_C(1) << 48) / o->dims[r]) return false;
-        bytes *= o->dims[r];
-    }
-    return true;
-}
-
-/* Runs one stage of an extension operation for the engine context c. */
-static nnd_status run_stage(nnd_op_ctx *c, int stage) {
-    const ext_op *x = (const ext_op *)c->def;
-    nnd_ext_plugin *p = x->plugin;
-    if (atomic_load(&p->faulted)) {
-        nnd_errf(c->err, c->errlen,
-                 "%s #%u: extension %s is disabled after a fault; `nndctl reload` loads it again",
-                 x->def.name, c->index, p->name);
-        return NND_GENERAL_FAILURE;
-    }
-    if (c->n_in == 0) {
-        nnd_errf(c->err, c->errlen, "%s #%u: extension operations need at least one input",
-                 x->def.name, c->index);
-        return NND_INVALID_ARGUMENT;
-    }
-    uint32_t n = c->n_in + c->n_out;
-    nnd_ext_operand small[16];
-    nnd_ext_operand *ops = n <= 16 ? small : malloc(sizeof *ops * n);
-    if (!ops) {
-        nnd_errf(c->err, c->errlen, "%s #%u: out of memory", x->def.name, c->index);
-        return NND_GENERAL_FAILURE;
-    }
-    for (uint32_t j = 0; j < c->n_in; j++)
-        describe(&ops[j], c->in[j]);
-    for (uint32_t j = 0; j < c->n_out; j++)
-        describe(&ops[c->n_in + j], c->out[j]);
-    char msg[NND_ERR_LEN] = "";
-    nnd_ext_call call = {.operation = x == p->oem ? NND_OP_OEM_OPERATION : x->op->code,
-                         .index = c->index,
-                         .n_inputs = c->n_in,
-                         .n_outputs = c->n_out,
-                         .inputs = ops,
-                         .outputs = ops + c->n_in,
-                         .relaxed = c->relaxed,
-                         .err = msg,
-                         .errlen = sizeof msg};
-    ext_invocation v = {.op = x->op, .stage = stage, .call = &call};
-    int sig = 0;
-    int rc = guarded(invoke, &v, &sig);
-    msg[sizeof msg - 1] = '\0';
-    nnd_status s;
-    if (sig) {
-        atomic_store(&p->faulted, true);
-        atomic_fetch_add(&n_faults, 1);
-        logf_(0, "extension %s (%s): %s in %s of %s #%u; the plugin is disabled until reload",
-              p->name, p->path, signal_name(sig), stage_names[stage], x->def.name, c->index);
-        nnd_errf(c->err, c->errlen,
-                 "%s #%u: the extension faulted (%s in %s) and is disabled until `nndctl reload`",
-                 x->def.name, c->index, signal_name(sig), stage_names[stage]);
-        s = NND_GENERAL_FAILURE;
-    } else if (rc == NND_EXT_OK) {
-        s = NND_OK;
-    } else if (rc == NND_EXT_DEFER && stage == STAGE_PREPARE) {
-        s = NND_DEFER;
-    } else if (rc == NND_EXT_INVALID || rc == NND_EXT_UNSUPPORTED || rc == NND_EXT_FAILED) {
-        s = rc == NND_EXT_INVALID  ? NND_INVALID_ARGUMENT
-            : rc == NND_EXT_FAILED ? NND_GENERAL_FAILURE
-                                   : NND_UNSUPPORTED;
-        nnd_errf(c->err, c->errlen, "%s #%u: %s", x->def.name, c->index,
-                 *msg ? msg
-                      : (rc == NND_EXT_UNSUPPORTED ? "not supported by the extension"
-                                                   : "refused by the extension"));
-    } else {
-        nnd_errf(c->err, c->errlen, "%s #%u: the extension's %s returned an unknown status %d",
-                 x->def.name, c->index, stage_names[stage], rc);
-        s = NND_GENERAL_FAILURE;
-    }
-    if (s == NND_OK && stage == STAGE_PREPARE) {
-        for (uint32_t j = 0; j < c->n_out && s == NND_OK; j++) {
-            const nnd_ext_operand *o = &ops[c->n_in + j];
-            if (!shape_ok(o)) {
-                nnd_errf(c->err, c->errlen,
-                         "%s #%u: the extension gave output %u an invalid or too large shape",
-                         x->def.name, c->index, j);
-                s = NND_GENERAL_FAILURE;
-                break;
-            }
-            nnd_tensor *t = c->out[j];
-            memset(t->dims, 0, sizeof t->dims);
-            t->rank = o->rank;
-            memcpy(t->dims, o->dims, sizeof(uint32_t) * o->rank);
-        }
-    }
-    if (ops != small) free(ops);
-    return s;
-}
-
-static nnd_status ext_check(nnd_op_ctx *c) {
-    return run_stage(c, STAGE_VALIDATE);
-}
-static nnd_status ext_shape(nnd_op_ctx *c) {
-    return run_stage(c, STAGE_PREPARE);
-}
-static nnd_status ext_run(nnd_op_ctx *c) {
-    return run_stage(c, STAGE_EXECUTE);
-}
-
-static void op_init(ext_op *x, nnd_ext_plugin *p, const nnd_ext_operation *op, int32_t code) {
-    memset(x, 0, sizeof *x);
-    x->op = op;
-    x->plugin = p;
-    snprintf(x->name, sizeof x->name, "%s:%s", p->name, op->name ? op->name : "?");
-    x->def.code = code;
-    x->def.name = x->name;
-    x->def.check = ext_check;
-    x->def.shape = ext_shape;
-    x->def.kernels[0].type = NND_KERNEL_ANY_TYPE;
-    x->def.kernels[0].run = ext_run;
-    x->def.key_input = 0;
 }
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
 /* Reverse domain: two or more labels of [a-z0-9_-], joined by single dots. */
 static bool valid_name(const char *s) {
-    size_t n = strnlen(s, MAX_NAME + 1);
-    if (n == 0 || n > MAX_NAME || s[0] == '.' || s[n - 1] == '.') return false;
+    size_t n = strnlen(s, NND_EXT_MAX_NAME + 1);
+    if (n == 0 || n > NND_EXT_MAX_NAME || s[0] == '.' || s[n - 1] == '.') return false;
     int dots = 0;
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
@@ -456,7 +158,7 @@ static int check_descriptor(void *arg) {
     }
     if (!x->name || !valid_name(x->name)) {
         snprintf(a->why, a->whylen, "bad extension name \"%.*s\" (want a reverse domain name)",
-                 MAX_NAME, x->name ? x->name : "");
+                 NND_EXT_MAX_NAME, x->name ? x->name : "");
         return -1;
     }
     if ((x->n_operand_types && !x->operand_types) || (x->n_operations && !x->operations) ||
@@ -509,7 +211,7 @@ static void refuse(const char *path, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    logf_(0, "extension %s refused: %s", path, why);
+    nnd_ext_logf(0, "extension %s refused: %s", path, why);
     char **r = realloc(refused, sizeof *r * (2 * (size_t)n_refused + 2));
     if (!r) return;
     refused = r;
@@ -574,9 +276,9 @@ static void plugin_publish(nnd_ext_plugin *p, uint16_t id) {
         p->info_types[i] = *t;
     }
     for (uint32_t i = 0; i < p->n_ops; i++)
-        op_init(&p->ops[i], p, &x->operations[i],
-                (int32_t)((uint32_t)id << 16 | x->operations[i].code));
-    if (p->oem) op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
+        nnd_ext_op_init(&p->ops[i], p, &x->operations[i],
+                        (int32_t)((uint32_t)id << 16 | x->operations[i].code));
+    if (p->oem) nnd_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
     atomic_store(&slots[id], p);
 }
 
@@ -610,9 +312,11 @@ static void load_one(const char *path) {
     char why[300] = "";
     check_args a = {.x = x, .why = why, .whylen = sizeof why};
     int sig = 0;
-    int rc = guarded(check_descriptor, &a, &sig);
+    int rc = nnd_fault_guarded(check_descriptor, &a, &sig);
     if (sig || rc) {
-        if (sig) snprintf(why, sizeof why, "%s while reading its descriptor", signal_name(sig));
+        if (sig)
+            snprintf(why, sizeof why, "%s while reading its descriptor",
+                     nnd_fault_signal_name(sig));
         refuse(path, "%s", why);
         dlclose(dl);
         return;
@@ -646,9 +350,9 @@ static void load_one(const char *path) {
     plugin_publish(p, id);
     current[n_current++] = p;
     if (p->oem) atomic_store(&oem_owner, p);
-    logf_(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
-          *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
-          p->oem ? ", claims OEM_OPERATION" : "");
+    nnd_ext_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
+                 *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
+                 p->oem ? ", claims OEM_OPERATION" : "");
 }
 
 /* Drops the current set and the refusals. Called with reg_lock held. */
@@ -743,10 +447,6 @@ bool nnd_ext_refused(uint32_t i, const char **path, const char **reason) {
     return ok;
 }
 
-uint64_t nnd_ext_faults(void) {
-    return atomic_load(&n_faults);
-}
-
 uint16_t nnd_ext_resolve(const char *name) {
     pthread_mutex_lock(&reg_lock);
     uint16_t id = 0;
@@ -768,7 +468,7 @@ static nnd_status hold_code(int32_t code, nnd_ext_plugin **held, uint32_t *n, ch
     if (code == NND_OP_OEM_OPERATION || code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE)
         p = atomic_load(&oem_owner);
     else if (nnd_ext_is_code(code))
-        p = slot(code);
+        p = nnd_ext_plugin_of(code);
     else
         return NND_OK;
     if (!p) {

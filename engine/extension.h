@@ -1,5 +1,6 @@
 /* extension: the registry of vendor extension plugins (ABI: include/nnd/extension.h) and
- * the engine's side of extension operand types and operations.
+ * the engine's side of extension operand types and operations. The registry is
+ * extension.c; a plugin's operations run through extension_op.h, under fault_guard.h.
  *
  * Contract:
  * - nnd_ext_load_dir() loads every *.so in a directory, in name order, and makes them the

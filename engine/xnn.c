@@ -24,7 +24,11 @@
 #include <xnnpack.h>
 
 #include "backend.h"
-#include "ops/common.h"
+#include "ops/conv_walk.h"
+#include "ops/fused_activation.h"
+#include "ops/image_geometry.h"
+#include "ops/kernel_errors.h"
+#include "ops/operand.h"
 
 /* ---- process-wide state ---------------------------------------------------------------- */
 

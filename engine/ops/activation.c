@@ -6,7 +6,16 @@
  *   input difference is rescaled to Q4.27, the gemmlowp function gives Q0.31, which is
  *   rounded to the fixed output scale (1/256 for LOGISTIC, 1/128 for TANH). Every input
  *   value maps to one output value, so a 256-entry table is built once per run. */
-#include "common.h"
+#include <math.h>
+
+#include "affine_quant.h"
+#include "clamp.h"
+#include "fixedpoint.h"
+#include "fused_activation.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 #define FX_INPUT_INTEGER_BITS 4 /* the reference rescales inputs to Q4.27 */
 

@@ -1,7 +1,14 @@
 /* binary.c: ADD, MUL, SUB, DIV — broadcast elementwise arithmetic with a fused
  * activation. Float kernels share one walker; QUANT8 ADD/SUB and MUL follow the NNAPI
  * reference fixed-point pipelines. */
-#include "common.h"
+#include "broadcast.h"
+#include "clamp.h"
+#include "fixedpoint.h"
+#include "fused_activation.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 enum arith { ARITH_ADD, ARITH_MUL, ARITH_SUB, ARITH_DIV };
 
@@ -23,7 +30,8 @@ static nnd_status binary_check(nnd_op_ctx *c) {
                         nnd_type_name(c->in[1]->type));
     if ((s = nnd_check_same_type(c, 0, 0))) return s;
     if ((s = nnd_check_activation(c, 2))) return s;
-    if ((s = nnd_check_rank(c, a, "input 0", 0, 4)) || (s = nnd_check_rank(c, c->in[1], "input 1", 0, 4)))
+    if ((s = nnd_check_rank(c, a, "input 0", 0, 4)) ||
+        (s = nnd_check_rank(c, c->in[1], "input 1", 0, 4)))
         return s;
     if (a->type == NND_TENSOR_QUANT8_ASYMM && arith_of(c) == ARITH_DIV)
         return nnd_unsupported(c, "DIV has no TENSOR_QUANT8_ASYMM form");
@@ -65,7 +73,9 @@ static nnd_status binary_f32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-static nnd_status binary_f16(nnd_op_ctx *c) { return nnd_run_f16_as_f32(c, binary_f32); }
+static nnd_status binary_f16(nnd_op_ctx *c) {
+    return nnd_run_f16_as_f32(c, binary_f32);
+}
 
 /* ---- QUANT8_ASYMM ------------------------------------------------------------------- */
 
@@ -97,8 +107,12 @@ static void q8_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t 
 
 static nnd_status binary_q8(nnd_op_ctx *c) {
     const nnd_tensor *a = c->in[0], *b = c->in[1], *out = c->out[0];
-    q8_job j = {.a = a->data, .b = b->data, .out = out->data, .za = a->zero_point,
-                .zb = b->zero_point, .zo = out->zero_point};
+    q8_job j = {.a = a->data,
+                .b = b->data,
+                .out = out->data,
+                .za = a->zero_point,
+                .zb = b->zero_point,
+                .zo = out->zero_point};
     enum arith op = arith_of(c);
     j.mul = op == ARITH_MUL;
     j.negate_b = op == ARITH_SUB;
@@ -109,21 +123,22 @@ static nnd_status binary_q8(nnd_op_ctx *c) {
         double twice_max = 2.0 * (a->scale > b->scale ? a->scale : b->scale);
         nnd_quantize_multiplier(a->scale / twice_max, &j.ma, &j.sa);
         nnd_quantize_multiplier(b->scale / twice_max, &j.mb, &j.sb);
-        nnd_quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * (double)out->scale), &j.mo, &j.so);
+        nnd_quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * (double)out->scale), &j.mo,
+                                &j.so);
     }
     nnd_broadcast_walk(a, b, out, q8_row, &j);
     return NND_OK;
 }
 
-#define BINARY_OP(var, CODE, NAME)                                                             \
-    const nnd_op_def var = {                                                                   \
-        .code = CODE,                                                                          \
-        .name = NAME,                                                                          \
-        .check = binary_check,                                                                 \
-        .shape = binary_shape,                                                                 \
-        .kernels = {{NND_TENSOR_FLOAT32, binary_f32},                                          \
-                    {NND_TENSOR_FLOAT16, binary_f16},                                          \
-                    {NND_TENSOR_QUANT8_ASYMM, binary_q8}},                                     \
+#define BINARY_OP(var, CODE, NAME)                                                                 \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = binary_check,                                                                     \
+        .shape = binary_shape,                                                                     \
+        .kernels = {{NND_TENSOR_FLOAT32, binary_f32},                                              \
+                    {NND_TENSOR_FLOAT16, binary_f16},                                              \
+                    {NND_TENSOR_QUANT8_ASYMM, binary_q8}},                                         \
     }
 
 BINARY_OP(nnd_op_add, NND_OP_ADD, "ADD");

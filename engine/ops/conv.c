@@ -1,7 +1,12 @@
 /* conv.c: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and FULLY_CONNECTED. Each only
  * describes its operands as a grouped convolution (nnd_conv_geom); the window walk, the
- * float and quantized (per-tensor or per-channel) arithmetic live once in common.c. */
-#include "common.h"
+ * float and quantized (per-tensor or per-channel) arithmetic live once in conv_walk.c. */
+#include "conv_walk.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 static bool is_depthwise(const nnd_op_ctx *c) {
     return c->def->code == NND_OP_DEPTHWISE_CONV_2D;

@@ -2,7 +2,10 @@
  * as the reference does and stored as FLOAT32 or FLOAT16. Inputs: QUANT8_ASYMM; from HAL
  * 1.2 QUANT8_SYMM and QUANT8_SYMM_PER_CHANNEL (one scale per index of the channel
  * dimension); from HAL 1.3 QUANT8_ASYMM_SIGNED. */
-#include "common.h"
+#include "float16.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
 
 static nnd_status dequantize_check(nnd_op_ctx *c) {
     nnd_status s = nnd_check_count(c, 1, 1, 1, 1);

@@ -9,10 +9,19 @@
  * BOX_WITH_NMS_LIMIT and GENERATE_PROPOSALS output as many boxes as survive selection:
  * shape() runs the selection itself when the inputs are known (with a heap workspace, as
  * shape() has no scratch) and defers otherwise; run() repeats it and writes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "affine_quant.h"
+#include "boxes.h"
+#include "image_geometry.h"
+#include "index_sort.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "realvalue.h"
+#include "signature.h"
 
 /* True when inputs [from, to) all have their values (constants at prepare). */
 static bool inputs_known(const nnd_op_ctx *c, uint32_t from, uint32_t to) {

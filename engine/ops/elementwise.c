@@ -10,8 +10,16 @@
  * type. The element functions reproduce the reference's arithmetic: float math for the
  * float operations, QUANT8 compared as real values, QUANT8 MAXIMUM/MINIMUM/SELECT
  * requantized to the output in double, and PRELU's integer pipeline. */
-#include "common.h"
+#include "affine_quant.h"
+#include "broadcast.h"
+#include "clamp.h"
+#include "fixedpoint.h"
+#include "float16.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
 
+#include <math.h>
 #include <string.h>
 
 /* How a QUANT8_ASYMM input enters its lane. */

@@ -1,7 +1,11 @@
 /* lookup.c: EMBEDDING_LOOKUP and HASHTABLE_LOOKUP — gather rows (slices along the first
  * dimension) of a values tensor, by index or through a sorted key table. Rows are moved
  * as bytes, so every value type shares one path. */
-#include "common.h"
+#include "affine_quant.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "tensor_copy.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -8,7 +8,10 @@
  * the function index * 2^bits); dense writes one 0/1 per bit. */
 #include <string.h>
 
-#include "common.h"
+#include "float16.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
 
 enum { IN_HASH, IN_X, IN_WEIGHT, IN_TYPE };
 enum { LSH_SPARSE_DEPRECATED = 1, LSH_DENSE = 2, LSH_SPARSE = 3 };

@@ -5,10 +5,16 @@
  * sequence of one step. FLOAT16 runs through the float32 bridge, as the reference also
  * computes in float32. Batch-major sequences are read and written through strides rather
  * than transposed copies. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "common.h"
+#include "clamp.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "recurrent.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 enum { GATE_I, GATE_F, GATE_C, GATE_O };
 static const char *const GATE[4] = {"input", "forget", "cell", "output"};

@@ -3,7 +3,13 @@
  * and CHANNEL_SHUFFLE. Kernels treat elements as opaque bytes of the input's element size,
  * so one run function serves every tensor type; each operation is expressed as N-d strided
  * copies (nnd_copy_nd) from the input into the output. */
-#include "common.h"
+#include "clamp.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "signature.h"
+#include "tensor_copy.h"
 
 #include <string.h>
 

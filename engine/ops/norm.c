@@ -4,9 +4,16 @@
  * normalization. One walker hands every slice (first element, element step, length) to a
  * per-operation slice kernel. Float16 runs the float32 kernels through the type bridge;
  * QUANT8 softmax and L2 normalization follow the reference's fixed-point pipelines. */
+#include <math.h>
 #include <string.h>
 
-#include "common.h"
+#include "clamp.h"
+#include "fixedpoint.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 /* ---- signatures --------------------------------------------------------------------- */
 

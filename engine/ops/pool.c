@@ -3,8 +3,15 @@
  * hands it to one reducer for FLOAT32 and QUANT8 data (QUANT8 averages round in integers
  * as in the reference); FLOAT16 runs the float32 path through the type bridge. */
 #include <float.h>
+#include <math.h>
 
-#include "common.h"
+#include "clamp.h"
+#include "fused_activation.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 enum pool_kind { POOL_AVG, POOL_MAX, POOL_L2 };
 

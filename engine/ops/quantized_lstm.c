@@ -2,8 +2,15 @@
  * projection) in the reference's integer pipeline: an 8-bit fully connected layer whose
  * int32 sums are rescaled to Q3.12 gate inputs, then 16-bit gemmlowp fixed point for the
  * gates (Q0.15) and a Q4.11 cell state. */
-#include "common.h"
+#include "clamp.h"
+#include "fixedpoint.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "signature.h"
+#include "tensor_copy.h"
 
+#include <math.h>
 #include <string.h>
 
 enum {

@@ -4,7 +4,11 @@
 #include <float.h>
 #include <math.h>
 
-#include "common.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "realvalue.h"
+#include "signature.h"
 
 static nnd_status multinomial_check(nnd_op_ctx *c) {
     nnd_status s = nnd_check_count(c, 3, 3, 1, 1);

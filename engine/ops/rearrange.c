@@ -3,8 +3,15 @@
  * element type (quantized values keep their scale and zero point). The exception is
  * CONCATENATION of QUANT8 inputs whose quantization differs from the output's (allowed
  * from HAL 1.2): those are requantized in float as the reference does. */
-#include "common.h"
+#include "affine_quant.h"
+#include "clamp.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "tensor_copy.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

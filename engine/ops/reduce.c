@@ -3,7 +3,12 @@
  * element, the input offsets it reduces; the per-type rows fold them. As in the reference,
  * QUANT8 MAX/MIN work on raw values and QUANT8 MEAN is an integer mean of raw values (input
  * and output share scale and zero point), truncated. */
-#include "common.h"
+#include "float16.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "signature.h"
+#include "tensor_copy.h"
 
 #include <float.h>
 #include <string.h>

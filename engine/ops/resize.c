@@ -8,7 +8,16 @@
  * (i + 0.5) * scale - 0.5. BILINEAR interpolates in float32; QUANT8 interpolates the
  * stored values and truncates, as the reference's cast does. NEAREST_NEIGHBOR copies
  * elements, so one path serves every type. */
-#include "common.h"
+#include <math.h>
+
+#include "affine_quant.h"
+#include "clamp.h"
+#include "float16.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "signature.h"
+#include "tensor_copy.h"
 
 enum { IN_IMAGE, IN_WIDTH, IN_HEIGHT, IN_LAYOUT, IN_ALIGN_CORNERS, IN_HALF_PIXEL };
 

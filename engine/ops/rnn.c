@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "recurrent.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 /* Where one cell's tensors sit in an operation's inputs; -1: none. */
 typedef struct rnn_layout {

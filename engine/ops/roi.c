@@ -10,7 +10,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "common.h"
+#include "affine_quant.h"
+#include "boxes.h"
+#include "clamp.h"
+#include "fixedpoint.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "realvalue.h"
+#include "signature.h"
 
 /* ---- shared by ROI_ALIGN and ROI_POOLING ---------------------------------------------- */
 

@@ -8,7 +8,11 @@
  * num_filters], as the reference lays them out. FLOAT16 runs through the float32 bridge. */
 #include <string.h>
 
-#include "common.h"
+#include "kernel_errors.h"
+#include "operand.h"
+#include "recurrent.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 enum { IN_X, IN_FEATURE, IN_TIME, IN_BIAS, IN_STATE, IN_RANK, IN_ACT };
 enum { OUT_STATE, OUT_Y };

@@ -1,8 +1,14 @@
 /* transpose_conv.c: TRANSPOSE_CONV_2D, the transpose (gradient) of CONV_2D. Operands and
- * arithmetic are those of the convolution engine in common.c (filter [out_c, fh, fw, in_c],
+ * arithmetic are those of the convolution engine in conv_walk.c (filter [out_c, fh, fw, in_c],
  * per-tensor or per-channel requantization); only the scalars and the output size differ,
  * and the walk scatters each input pixel over a window of the output. */
-#include "common.h"
+#include "conv_walk.h"
+#include "image_geometry.h"
+#include "kernel_errors.h"
+#include "op_def.h"
+#include "operand.h"
+#include "signature.h"
+#include "type_bridge.h"
 
 #include <string.h>
 

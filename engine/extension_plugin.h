@@ -1,0 +1,48 @@
+/* extension_plugin: the record of one loaded plugin, shared by the registry
+ * (extension.c), which loads, publishes, references and frees it, and the operation
+ * bridge (extension_op.c), which runs its operations. Nothing else includes this.
+ *
+ * Contract: a record is immutable once published except for refs and faulted, which are
+ * atomic. nnd_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
+ * reference on (a prepared model's, or the current set's under the registry lock).
+ */
+#ifndef NND_EXTENSION_PLUGIN_H
+#define NND_EXTENSION_PLUGIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "extension.h"
+#include "extension_op.h"
+
+typedef struct nnd_ext_type {
+    uint16_t code;
+    bool tensor;
+    uint32_t size;
+    char name[NND_EXT_MAX_NAME + 80];
+} nnd_ext_type;
+
+struct nnd_ext_plugin {
+    atomic_int refs; /* the current set's, plus one per prepared model using it */
+    uint16_t id;
+    void *dl;
+    const nnd_extension *x;
+    char name[NND_EXT_MAX_NAME + 1];
+    char version[64];
+    char *path;
+    atomic_bool faulted;
+    uint32_t n_types;
+    nnd_ext_type *types;
+    nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
+    uint32_t n_ops;
+    nnd_ext_op *ops;
+    nnd_ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
+};
+
+/* The plugin whose id an engine code carries, or NULL. */
+nnd_ext_plugin *nnd_ext_plugin_of(int32_t code);
+/* A line to the log sink of nnd_ext_set_log(), if any. */
+void nnd_ext_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

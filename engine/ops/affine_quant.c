@@ -1,0 +1,28 @@
+/* affine_quant.c: affine quantization. See affine_quant.h. */
+#include "affine_quant.h"
+
+#include <math.h>
+
+#include "kernel_errors.h"
+
+double nnd_conv_multiplier(float in_scale, float filter_scale, float out_scale) {
+    return (double)in_scale * (double)filter_scale / (double)out_scale;
+}
+
+int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax) {
+    float v = roundf(x / scale) + (float)zero_point;
+    if (!(v > (float)qmin)) return qmin; /* also catches NaN */
+    if (v > (float)qmax) return qmax;
+    return (int32_t)v;
+}
+
+nnd_status nnd_check_same_quant(nnd_op_ctx *c, uint32_t i, uint32_t o) {
+    const nnd_tensor *in = c->in[i], *out = c->out[o];
+    bool quant = nnd_is_quant8(in->type) || in->type == NND_TENSOR_QUANT8_SYMM ||
+                 in->type == NND_TENSOR_QUANT16_ASYMM || in->type == NND_TENSOR_QUANT16_SYMM;
+    if (quant && (in->scale != out->scale || in->zero_point != out->zero_point))
+        return nnd_fail(
+            c, "output %u must have the scale and zero point of input %u (%g, %d), has (%g, %d)", o,
+            i, in->scale, in->zero_point, out->scale, out->zero_point);
+    return NND_OK;
+}

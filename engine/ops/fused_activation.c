@@ -1,0 +1,37 @@
+/* fused_activation.c: fused activation bounds. See fused_activation.h. */
+#include "fused_activation.h"
+
+#include <math.h>
+
+#include "affine_quant.h"
+
+void nnd_act_range_f32(int32_t act, float *lo, float *hi) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    if (act == NND_FUSED_RELU)
+        *lo = 0.f;
+    else if (act == NND_FUSED_RELU1)
+        *lo = -1.f, *hi = 1.f;
+    else if (act == NND_FUSED_RELU6)
+        *lo = 0.f, *hi = 6.f;
+}
+
+void nnd_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t qmin, int32_t qmax,
+                         int32_t *lo, int32_t *hi) {
+    /* As the reference: quantize the real bounds with round-to-nearest, then clamp. The
+     * clamp comes before the conversion to int: a tiny scale (or none, for a float output)
+     * gives a quotient no int32 holds. */
+#define Q(x) nnd_quantize_value((x), scale, zero_point, qmin, qmax)
+    *lo = qmin;
+    *hi = qmax;
+    if (act == NND_FUSED_RELU) {
+        *lo = Q(0.f);
+    } else if (act == NND_FUSED_RELU6) {
+        *lo = Q(0.f);
+        *hi = Q(6.f);
+    } else if (act == NND_FUSED_RELU1) {
+        *lo = Q(-1.f);
+        *hi = Q(1.f);
+    }
+#undef Q
+}

@@ -1,0 +1,31 @@
+/* op_def: shorthands for a kernel file's nnd_op_def (op.h), the value its row in
+ * registry.c points at.
+ *
+ * Contract: macros only; they expand to a plain designated initializer, so a definition
+ * written with them is the same as one written out. NND_FLOAT_OP, which adds a FLOAT16
+ * kernel through the type bridge, is in type_bridge.h.
+ */
+#ifndef NND_OPS_OP_DEF_H
+#define NND_OPS_OP_DEF_H
+
+#include "op.h"
+
+/* Defines `const nnd_op_def nnd_op_<id>` for the HAL operation OP (code and name from
+ * its spelling) with the given check, shape and kernel rows ({{type, run}, ...}). */
+// clang-format off
+#define NND_OP_DEF(id, OP, check_fn, shape_fn, ...) \
+    const nnd_op_def nnd_op_##id = {.code = NND_OP_##OP, .name = #OP, .check = check_fn, \
+        .shape = shape_fn, .kernels = __VA_ARGS__}
+// clang-format on
+
+/* Kernel rows running one type-agnostic function for FLOAT32, FLOAT16 and QUANT8_ASYMM
+ * inputs (FQ), and also TENSOR_INT32 (FQI). */
+// clang-format off
+#define NND_KERNELS_FQ(run) \
+    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}}
+#define NND_KERNELS_FQI(run) \
+    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
+     {NND_TENSOR_INT32, run}}
+// clang-format on
+
+#endif

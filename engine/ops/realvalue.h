@@ -1,0 +1,25 @@
+/* realvalue: element i of a numeric tensor of any type as a float, and back, for the
+ * operations whose reference computes in float whatever the stored type.
+ *
+ * Contract: one switch on the tensor type per element, so these are for the operations
+ * where that cost does not matter (detection, region and random operations), not for hot
+ * loops. Reading dequantizes with the tensor's scale and zero point; writing quantizes as
+ * round(x / scale + zero point), half away from zero, saturated to the type's range (NaN
+ * to its low end). A storage type not listed reads and writes as FLOAT32.
+ */
+#ifndef NND_OPS_REALVALUE_H
+#define NND_OPS_REALVALUE_H
+
+#include <stddef.h>
+
+#include "op.h"
+
+/* Element i of a FLOAT32, FLOAT16, INT32, QUANT8_ASYMM, QUANT16_ASYMM or QUANT16_SYMM tensor
+ * as a real number (quantized values are dequantized with the tensor's scale/zero point). */
+float nnd_real_at(const nnd_tensor *t, size_t i);
+/* Stores x at element i of a FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT16_ASYMM or QUANT16_SYMM
+ * tensor: quantized as round(x / scale + zero point) (half away from zero) saturated to the
+ * type's range, as the reference does. */
+void nnd_set_real_at(nnd_tensor *t, size_t i, float x);
+
+#endif

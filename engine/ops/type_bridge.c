@@ -1,0 +1,88 @@
+/* type_bridge.c: float32 kernels for FLOAT16 and QUANT8_ASYMM operands. See type_bridge.h. */
+#include "type_bridge.h"
+
+#include "affine_quant.h"
+#include "float16.h"
+#include "kernel_errors.h"
+#include "operand.h"
+
+typedef struct bridge {
+    nnd_tensor in[64], out[16];
+    nnd_tensor *inp[64], *outp[16];
+    nnd_op_ctx ctx;
+} bridge;
+
+static bool bridge_open(nnd_op_ctx *c, bridge *b) {
+    if (c->n_in > 64 || c->n_out > 16) return false;
+    b->ctx = *c;
+    b->ctx.in = b->inp;
+    b->ctx.out = b->outp;
+    for (uint32_t i = 0; i < c->n_in; i++)
+        b->in[i] = *c->in[i], b->inp[i] = &b->in[i];
+    for (uint32_t i = 0; i < c->n_out; i++)
+        b->out[i] = *c->out[i], b->outp[i] = &b->out[i];
+    return true;
+}
+
+/* Gives t a float32 copy of its elements in scratch; conv(t, dst) fills it. */
+static bool to_f32(nnd_op_ctx *c, nnd_tensor *t, bool fill) {
+    size_t n = nnd_elems(t);
+    float *f = nnd_scratch(c, n * sizeof(float) + 1);
+    if (!f) return false;
+    if (fill && t->data) {
+        if (t->type == NND_TENSOR_FLOAT16 || t->type == NND_FLOAT16) {
+            const nnd_half *h = t->data;
+            for (size_t i = 0; i < n; i++)
+                f[i] = (float)h[i];
+        } else if (t->type == NND_TENSOR_QUANT8_ASYMM) {
+            const uint8_t *q = t->data;
+            for (size_t i = 0; i < n; i++)
+                f[i] = nnd_dequantize_value(q[i], t->scale, t->zero_point);
+        }
+    }
+    t->type = t->type == NND_FLOAT16 ? NND_FLOAT32 : NND_TENSOR_FLOAT32;
+    t->data = t->data || !fill ? f : NULL;
+    t->bytes = n * sizeof(float);
+    return true;
+}
+
+static nnd_status bridge_run(nnd_op_ctx *c, nnd_op_fn f32, int32_t from_type) {
+    bridge *b = nnd_scratch(c, sizeof *b);
+    if (!b || !bridge_open(c, b)) return nnd_fail(c, "too many operands for a type bridge");
+    for (uint32_t i = 0; i < c->n_in; i++) {
+        nnd_tensor *t = &b->in[i];
+        bool match =
+            t->type == from_type || (from_type == NND_TENSOR_FLOAT16 && t->type == NND_FLOAT16);
+        if (match && nnd_present(t) && !to_f32(c, t, true)) return NND_GENERAL_FAILURE;
+    }
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        nnd_tensor *t = &b->out[i];
+        if (t->type == from_type && !to_f32(c, t, false)) return NND_GENERAL_FAILURE;
+    }
+    nnd_status s = f32(&b->ctx);
+    if (s) return s;
+    for (uint32_t i = 0; i < c->n_out; i++) {
+        nnd_tensor *o = c->out[i];
+        if (o->type != from_type) continue;
+        const float *f = b->out[i].data;
+        size_t n = nnd_elems(o);
+        if (from_type == NND_TENSOR_FLOAT16) {
+            nnd_half *h = o->data;
+            for (size_t k = 0; k < n; k++)
+                h[k] = (nnd_half)f[k];
+        } else {
+            uint8_t *q = o->data;
+            for (size_t k = 0; k < n; k++)
+                q[k] = (uint8_t)nnd_quantize_value(f[k], o->scale, o->zero_point, 0, 255);
+        }
+    }
+    return NND_OK;
+}
+
+nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
+    return bridge_run(c, f32, NND_TENSOR_FLOAT16);
+}
+
+nnd_status nnd_run_quant8_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
+    return bridge_run(c, f32, NND_TENSOR_QUANT8_ASYMM);
+}

@@ -1,0 +1,34 @@
+/* type_bridge: runs a FLOAT32 kernel for FLOAT16 or QUANT8_ASYMM operands, for operations
+ * whose reference semantics are float math followed by rounding to the stored type.
+ *
+ * Contract: the bridge presents the kernel with FLOAT32 copies (in scratch) of every
+ * operand of the bridged type, inputs converted and outputs converted back after a
+ * successful run: FLOAT16 by casts, QUANT8_ASYMM dequantized and requantized with
+ * rounding half away from zero, saturating. Other operands pass through untouched. It
+ * fails when an operation has more than 64 inputs or 16 outputs or scratch runs out; the
+ * kernel's own failure is returned as is.
+ */
+#ifndef NND_OPS_TYPE_BRIDGE_H
+#define NND_OPS_TYPE_BRIDGE_H
+
+#include "op.h"
+
+/* Runs f32 with every FLOAT16 tensor/scalar (inputs and outputs) presented as FLOAT32. */
+nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32);
+/* Runs f32 with every TENSOR_QUANT8_ASYMM input dequantized and every QUANT8 output
+ * quantized back (round half away from zero, saturating). */
+nnd_status nnd_run_quant8_as_f32(nnd_op_ctx *c, nnd_op_fn f32);
+
+/* Defines `const nnd_op_def var` with float32 kernel f32 and FLOAT16 through the bridge. */
+#define NND_FLOAT_OP(var, CODE, NAME, check_fn, shape_fn, f32)                                     \
+    static nnd_status f32##_as_f16(nnd_op_ctx *c) {                                                \
+        return nnd_run_f16_as_f32(c, f32);                                                         \
+    }                                                                                              \
+    const nnd_op_def var = {                                                                       \
+        .code = CODE,                                                                              \
+        .name = NAME,                                                                              \
+        .check = check_fn,                                                                         \
+        .shape = shape_fn,                                                                         \
+        .kernels = {{NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f32##_as_f16}}}
+
+#endif
