@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "buffer.h"
 #include "burst.h"
@@ -17,6 +16,7 @@
 #include "log.h"
 #include "pool.h"
 #include "qos.h"
+#include "reply.h"
 
 /* A prepared model as a session owns it. */
 typedef struct model_obj {
@@ -58,29 +58,11 @@ typedef struct call {
     char msg[NND_ERR_LEN + 64];
 } call;
 
-Nnd__ErrorStatus nnd_wire_status(nnd_status st) {
-    if (st == NND_UNSUPPORTED) return NND__ERROR_STATUS__INVALID_ARGUMENT;
-    if ((int)st < 0 || (int)st > NND_RESOURCE_EXHAUSTED_PERSISTENT)
-        return NND__ERROR_STATUS__GENERAL_FAILURE;
-    return (Nnd__ErrorStatus)st;
-}
-
-static const char *wire_status_name(Nnd__ErrorStatus st) {
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value(&nnd__error_status__descriptor, (int)st);
-    return v ? v->name : "?";
-}
-
 static void send_reply(call *c) {
-    /* Close the fds the call did not keep first: once answered, the daemon holds nothing
-     * of the request but what it was asked to keep. */
-    for (size_t i = 0; i < c->in->nfds; i++) {
-        if (c->in->fds[i] >= 0) close(c->in->fds[i]);
-        c->in->fds[i] = -1;
-    }
+    nnd_close_unclaimed(c->in); /* the fds the call did not keep go first */
     if (c->reply.status != NND__ERROR_STATUS__NONE)
         nnd_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)c->s->serial, c->name,
-                      (unsigned long long)c->req->id, wire_status_name(c->reply.status),
+                      (unsigned long long)c->req->id, nnd_wire_status_name(c->reply.status),
                       c->reply.message);
     c->s->send(c->s->send_ctx, &c->reply.base, NULL, 0);
 }
@@ -768,12 +750,4 @@ void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in) {
         return;
     }
     h(&c);
-}
-
-void nnd_reply_status(nnd_session *s, uint64_t id, nnd_status st, const char *message) {
-    Nnd__Reply r = NND__REPLY__INIT;
-    r.id = id;
-    r.status = nnd_wire_status(st);
-    r.message = (char *)message;
-    s->send(s->send_ctx, &r.base, NULL, 0);
 }

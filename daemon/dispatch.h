@@ -4,8 +4,7 @@
  * - One handler per call of Request.call; every reply echoes Request.id. A request
  *   with no call is INVALID_ARGUMENT; calls not built yet answer GENERAL_FAILURE
  *   "<Call>: not implemented yet".
- * - Engine statuses go out numerically equal to ErrorStatus, except NND_UNSUPPORTED,
- *   which clients see as INVALID_ARGUMENT.
+ * - Statuses go out as reply.h maps them.
  * - Execute, ExecuteFenced, BurstExecute, GetFencedExecutionInfo and Cancel go to qos.h,
  *   which answers them when the scheduler's workers are done.
  * - ConfigureBurst makes a burst (burst.h) for one of the session's prepared models;
@@ -27,9 +26,5 @@
 #include "session.h"
 
 void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in);
-/* Sends a reply carrying only a status and message (for frames that never parsed). */
-void nnd_reply_status(nnd_session *s, uint64_t id, nnd_status st, const char *message);
-/* The wire ErrorStatus for an engine status. */
-Nnd__ErrorStatus nnd_wire_status(nnd_status st);
 
 #endif

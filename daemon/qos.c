@@ -17,9 +17,9 @@
 #include "burst.h"
 #include "bus.h"
 #include "convert.h"
-#include "dispatch.h"
 #include "log.h"
 #include "pool.h"
+#include "reply.h"
 
 typedef struct qjob qjob;
 typedef struct fenced fenced;
@@ -88,27 +88,6 @@ struct fenced {
     size_t n_waiters;
 };
 
-static const char *status_name(nnd_status st) {
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value(&nnd__error_status__descriptor, nnd_wire_status(st));
-    return v ? v->name : "?";
-}
-
-/* fds of the request nobody took: closed before any answer, as dispatch does. */
-static void close_unclaimed(nnd_frame_in *in) {
-    for (size_t i = 0; in && i < in->nfds; i++) {
-        if (in->fds[i] >= 0) close(in->fds[i]);
-        in->fds[i] = -1;
-    }
-}
-
-static void answer_status(nnd_session *s, uint64_t id, const char *call, nnd_status st,
-                          const char *msg) {
-    nnd_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)s->serial, call,
-                  (unsigned long long)id, status_name(st), msg);
-    nnd_reply_status(s, id, st, msg);
-}
-
 static void event_rejected(nnd_qos *q, const qjob *x, nnd_status st, nnd_refusal why,
                            const char *at) {
     cJSON *ev = nnd_bus_event(q->d->bus, "rejected");
@@ -118,7 +97,7 @@ static void event_rejected(nnd_qos *q, const qjob *x, nnd_status st, nnd_refusal
         nnd_json_add_handle(ev, "handle", x->model_handle);
         cJSON_AddStringToObject(ev, "priority", nnd_prio_name(x->j.prio));
         cJSON_AddStringToObject(ev, "reason", nnd_refusal_name(why));
-        cJSON_AddStringToObject(ev, "status", status_name(st));
+        cJSON_AddStringToObject(ev, "status", nnd_status_wire_name(st));
         cJSON_AddStringToObject(ev, "at", at);
     }
     nnd_bus_publish(q->d->bus, ev);
@@ -279,7 +258,7 @@ static void timing_of(const qjob *x, nnd_status st, uint64_t since, Nnd__Timing 
 static void reply_executed(qjob *x, nnd_status st, const char *msg) {
     nnd_session *s = x->s;
     if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
-        answer_status(s, x->request_id, kind_call[x->kind], st, msg);
+        nnd_reply_error(s, x->request_id, kind_call[x->kind], st, msg);
         return;
     }
     /* Most models have a few outputs: their shapes go out from the stack. */
@@ -290,7 +269,7 @@ static void reply_executed(qjob *x, nnd_status st, const char *msg) {
     if (!ws || !wsp) {
         free(ws);
         free(wsp);
-        answer_status(s, x->request_id, kind_call[x->kind], NND_GENERAL_FAILURE, "out of memory");
+        nnd_reply_error(s, x->request_id, kind_call[x->kind], NND_GENERAL_FAILURE, "out of memory");
         return;
     }
     for (uint32_t i = 0; i < x->n_out; i++) {
@@ -377,7 +356,7 @@ static void fenced_end(fenced *f, const qjob *x, nnd_status st, const char *msg)
     if (st != NND_OK && x->s)
         nnd_log_debug("client %llu: ExecuteFenced id %llu: %s: %s",
                       (unsigned long long)x->s->serial, (unsigned long long)x->request_id,
-                      status_name(st), msg ? msg : "");
+                      nnd_status_wire_name(st), msg ? msg : "");
     f->t_end = x->j.end_ns ? x->j.end_ns : nnd_now_ns();
     f->run_ns = x->j.run_ns;
     uint64_t one = 1;
@@ -396,8 +375,8 @@ static void fenced_release(void *p) {
     f->released = true;
     if (!f->s->closing)
         for (size_t i = 0; i < f->n_waiters; i++)
-            answer_status(f->s, f->waiters[i], "GetFencedExecutionInfo", NND_GENERAL_FAILURE,
-                          "the execution was released before it ended");
+            nnd_reply_error(f->s, f->waiters[i], "GetFencedExecutionInfo", NND_GENERAL_FAILURE,
+                            "the execution was released before it ended");
     f->n_waiters = 0;
     if (!f->job) fenced_free(f); /* else when the execution ends */
 }
@@ -420,7 +399,7 @@ static void job_complete(nnd_qos *q, qjob *x, nnd_status st, const char *msg) {
         if (ev) {
             cJSON_AddNumberToObject(ev, "pid", x->pid);
             nnd_json_add_handle(ev, "handle", x->model_handle);
-            cJSON_AddStringToObject(ev, "status", status_name(st));
+            cJSON_AddStringToObject(ev, "status", nnd_status_wire_name(st));
             cJSON_AddStringToObject(ev, "priority", nnd_prio_name(j->prio));
             uint64_t end = j->end_ns ? j->end_ns : nnd_now_ns();
             nnd_json_add_u64(ev, "latency_ns", end - x->t0);
@@ -473,7 +452,7 @@ static void job_submit(nnd_qos *q, qjob *x) {
             fenced_end(x->f, x, st, x->j.err);
             x->f = NULL;
         } else if (x->s) {
-            answer_status(x->s, x->request_id, kind_call[x->kind], st, x->j.err);
+            nnd_reply_error(x->s, x->request_id, kind_call[x->kind], st, x->j.err);
         }
         job_free(q, x);
         return;
@@ -607,23 +586,23 @@ static void execute(nnd_qos *q, nnd_session *s, nnd_frame_in *in, uint64_t id, i
     char err[NND_ERR_LEN];
     int prio = nnd_prio_from_wire(wire_priority, m->priority);
     if (prio < 0) {
-        close_unclaimed(in);
+        nnd_close_unclaimed(in);
         nnd_sched_note_refusal(q->sched, NND_REFUSE_INVALID);
         snprintf(err, sizeof err, "invalid priority %d", wire_priority);
-        answer_status(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
+        nnd_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
     }
     if (!r) {
-        close_unclaimed(in);
+        nnd_close_unclaimed(in);
         snprintf(err, sizeof err, "%s names no request", kind_call[kind]);
-        answer_status(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
+        nnd_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
     }
     qjob *job;
     nnd_status st = job_make(q, s, in, id, model_handle, m, b, r, &job, err, sizeof err);
-    close_unclaimed(in);
+    nnd_close_unclaimed(in);
     if (st != NND_OK) {
-        answer_status(s, id, kind_call[kind], st, err);
+        nnd_reply_error(s, id, kind_call[kind], st, err);
         return;
     }
     job->kind = kind;
@@ -701,7 +680,7 @@ void nnd_qos_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in,
     if (st == NND_OK)
         st = job_make(q, s, in, req->id, x->prepared_model, m, NULL, x->request, &job, err,
                       sizeof err);
-    close_unclaimed(in);
+    nnd_close_unclaimed(in);
     uint64_t handle = 0;
     if (st == NND_OK && (f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         st = NND_GENERAL_FAILURE;
@@ -714,7 +693,7 @@ void nnd_qos_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in,
     if (st != NND_OK) {
         if (job) job_free(q, job);
         if (f) fenced_free(f);
-        answer_status(s, req->id, "ExecuteFenced", st, err);
+        nnd_reply_error(s, req->id, "ExecuteFenced", st, err);
         return;
     }
     job->kind = K_FENCED;
@@ -759,7 +738,7 @@ void nnd_qos_fenced_info(nnd_daemon *d, nnd_session *s, const Nnd__Request *req)
     if (!f) {
         char err[96];
         snprintf(err, sizeof err, "unknown execution handle 0x%016llx", (unsigned long long)h);
-        answer_status(s, req->id, "GetFencedExecutionInfo", NND_INVALID_ARGUMENT, err);
+        nnd_reply_error(s, req->id, "GetFencedExecutionInfo", NND_INVALID_ARGUMENT, err);
         return;
     }
     if (f->done) {
@@ -768,7 +747,7 @@ void nnd_qos_fenced_info(nnd_daemon *d, nnd_session *s, const Nnd__Request *req)
     }
     uint64_t *w = realloc(f->waiters, (f->n_waiters + 1) * sizeof *w);
     if (!w) {
-        answer_status(s, req->id, "GetFencedExecutionInfo", NND_GENERAL_FAILURE, "out of memory");
+        nnd_reply_error(s, req->id, "GetFencedExecutionInfo", NND_GENERAL_FAILURE, "out of memory");
         return;
     }
     f->waiters = w;
@@ -785,7 +764,7 @@ void nnd_qos_cancel(nnd_daemon *d, nnd_session *s, const Nnd__Request *req) {
         char err[128];
         snprintf(err, sizeof err, "no execution of request id %llu is in flight",
                  (unsigned long long)id);
-        answer_status(s, req->id, "Cancel", NND_INVALID_ARGUMENT, err);
+        nnd_reply_error(s, req->id, "Cancel", NND_INVALID_ARGUMENT, err);
         return;
     }
     Nnd__Empty done = NND__EMPTY__INIT;

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "qos.h"
 #include "quota.h"
+#include "reply.h"
 
 #define BATCH            64 /* accepts per wakeup, so a connection storm cannot starve clients */
 #define ACCEPT_RETRY_MS  100
