@@ -15,14 +15,15 @@
 #include "extensions.h"
 #include "log.h"
 #include "pool.h"
-#include "qos.h"
+#include "execution.h"
+#include "fenced.h"
 #include "reply.h"
 
 /* A prepared model as a session owns it. */
 typedef struct model_obj {
     nnd_prepared *prepared; /* borrowed from ref when ref is set */
     nnd_cache_ref *ref;     /* a model from the cache, maybe shared with other sessions */
-    nnd_sched_model *sm;    /* the scheduler's view: estimates, executions (qos.h) */
+    nnd_sched_model *sm;    /* the scheduler's view: estimates, executions (execution.h) */
 } model_obj;
 
 /* Frees what keeps the prepared model alive, and o. */
@@ -464,8 +465,8 @@ static nnd_status model_sched(call *c, model_obj *o) {
         prio = c->req->prepare_model->priority;
     else if (c->req->call_case == NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE)
         prio = c->req->prepare_model_from_cache->priority;
-    return nnd_qos_model(c->d, o->prepared, prio, model_obj_destroy, o, &o->sm, c->err,
-                         sizeof c->err);
+    return nnd_execution_model(c->d, o->prepared, prio, model_obj_destroy, o, &o->sm, c->err,
+                               sizeof c->err);
 }
 
 /* The prepared model a request names, ready for the scheduler; NULL after answering. */
@@ -484,15 +485,15 @@ static model_obj *exec_model(call *c, uint64_t handle) {
     return o;
 }
 
-/* Executions run on the scheduler's workers and answer from there (qos.h). */
+/* Executions run on the scheduler's workers and answer from there (execution.h, fenced.h). */
 static void on_execute(call *c) {
     model_obj *o = exec_model(c, c->req->execute->prepared_model);
-    if (o) nnd_qos_execute(c->d, c->s, c->in, c->req, o->sm);
+    if (o) nnd_execute(c->d, c->s, c->in, c->req, o->sm);
 }
 
 static void on_execute_fenced(call *c) {
     model_obj *o = exec_model(c, c->req->execute_fenced->prepared_model);
-    if (o) nnd_qos_execute_fenced(c->d, c->s, c->in, c->req, o->sm);
+    if (o) nnd_execute_fenced(c->d, c->s, c->in, c->req, o->sm);
 }
 
 /* ---- bursts (burst.h) ------------------------------------------------------------------ */
@@ -545,7 +546,7 @@ static void on_burst_execute(call *c) {
         fail(c, st, "%s", c->err);
         return;
     }
-    nnd_qos_burst_execute(c->d, c->s, c->in, c->req, o->sm, b);
+    nnd_execute_burst(c->d, c->s, c->in, c->req, o->sm, b);
 }
 
 static void on_burst_forget(call *c) {
@@ -562,11 +563,11 @@ static void on_burst_forget(call *c) {
 }
 
 static void on_get_fenced_execution_info(call *c) {
-    nnd_qos_fenced_info(c->d, c->s, c->req);
+    nnd_fenced_info(c->d, c->s, c->req);
 }
 
 static void on_cancel(call *c) {
-    nnd_qos_cancel(c->d, c->s, c->req);
+    nnd_execution_cancel(c->d, c->s, c->req);
 }
 
 /* ---- memory domains (buffer.h) --------------------------------------------------------- */

@@ -5,8 +5,9 @@
  *   with no call is INVALID_ARGUMENT; calls not built yet answer GENERAL_FAILURE
  *   "<Call>: not implemented yet".
  * - Statuses go out as reply.h maps them.
- * - Execute, ExecuteFenced, BurstExecute, GetFencedExecutionInfo and Cancel go to qos.h,
- *   which answers them when the scheduler's workers are done.
+ * - Execute, BurstExecute and Cancel go to execution.h, ExecuteFenced and
+ *   GetFencedExecutionInfo to fenced.h; executions are answered when the scheduler's
+ *   workers are done.
  * - ConfigureBurst makes a burst (burst.h) for one of the session's prepared models;
  *   BurstExecute on a burst whose model was released since is INVALID_ARGUMENT;
  *   BurstForget answers done whether or not the slots were cached; Release frees a burst
