@@ -34,13 +34,16 @@ nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, nnd_burst
         st = nnd_pools_map(r->pools, r->n_pools, in, false, s->pool_cache, bd->pools, err, errlen);
     }
     if (st == NND_OK) bd->n_pools = r->n_pools;
-    for (size_t i = 0; i < bd->n_pools; i++)
+    bool buffers = false; /* most requests name none: buffer.h is not asked */
+    for (size_t i = 0; i < bd->n_pools; i++) {
         bd->views[i] = bd->pools[i].view;
+        buffers |= bd->pools[i].driver_buffer;
+    }
     if (st == NND_OK) st = check_outputs_writable(r, bd->pools, err, errlen);
     if (st == NND_OK)
         st = nnd_request_from_proto(r, p, bd->views, bd->n_pools, bd->inputs, bd->outputs, err,
                                     errlen);
-    if (st == NND_OK)
+    if (st == NND_OK && buffers)
         st = nnd_buffers_bind(s, model_handle, p, r, bd->inputs, bd->outputs, &bd->buffers, err,
                               errlen);
     if (st != NND_OK) {
@@ -53,11 +56,12 @@ nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, nnd_burst
 }
 
 bool nnd_binding_regrow(nnd_binding *bd, const nnd_output_shape *shapes) {
-    return nnd_buffers_regrow(bd->buffers, shapes, bd->outputs);
+    return bd->buffers && nnd_buffers_regrow(bd->buffers, shapes, bd->outputs);
 }
 
 void nnd_binding_finish(nnd_binding *bd, bool ran, nnd_status *st, const nnd_output_shape *shapes,
                         char *err, size_t errlen) {
+    if (!bd->buffers) return;
     nnd_buffers_finish(bd->buffers, ran, st, shapes, err, errlen);
     bd->buffers = NULL;
 }
