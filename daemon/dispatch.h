@@ -5,6 +5,7 @@
  *   with no call is INVALID_ARGUMENT; calls not built yet answer GENERAL_FAILURE
  *   "<Call>: not implemented yet".
  * - Statuses go out as reply.h maps them.
+ * - GetSupportedOperations, PrepareModel and PrepareModelFromCache are prepare.h's.
  * - Execute, BurstExecute and Cancel go to execution.h, ExecuteFenced and
  *   GetFencedExecutionInfo to fenced.h; executions are answered when the scheduler's
  *   workers are done.
@@ -12,8 +13,8 @@
  *   BurstExecute on a burst whose model was released since is INVALID_ARGUMENT;
  *   BurstForget answers done whether or not the slots were cached; Release frees a burst
  *   with its slots. Prepared models get the scheduler's view
- *   (estimate seeded by the cost model) when prepared; one beyond the device's limits is
- *   RESOURCE_EXHAUSTED_PERSISTENT.
+ *   (estimate seeded by the cost model) when prepared (prepare.h); one beyond the
+ *   device's limits is RESOURCE_EXHAUSTED_PERSISTENT.
  * - fds the handlers do not take stay in `in` for the caller to close.
  */
 #ifndef NND_DISPATCH_H
