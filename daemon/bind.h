@@ -14,9 +14,9 @@
  *   access taken (buffer.h). Statuses and messages are those of the modules named.
  * - All or nothing: on failure nothing stays mapped or held, and the burst keeps no slot
  *   this request cached; on success the burst's new slots are committed.
- * - The caller provides the storage, filled in before nnd_bind(): pools and views (scratch
+ * - The caller provides the storage, pointed at before nnd_bind(): pools and views (scratch
  *   for the binding) of r->n_pools entries, inputs and outputs of the prepared model's
- *   counts. Nothing is allocated unless driver buffers are named.
+ *   counts.
  * - After the run: nnd_binding_regrow() when it returned OUTPUT_INSUFFICIENT_SIZE (flexible
  *   driver buffers grown, outputs re-pointed: run once more); nnd_binding_finish() when it
  *   is over or will not happen (the buffers take what was written, the status is adjusted
