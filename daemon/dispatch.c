@@ -134,6 +134,14 @@ static void on_get_number_of_cache_files_needed(nnd_call *c) {
 
 /* ---- execution ------------------------------------------------------------------------- */
 
+/* The scheduler's view of o, made when o was prepared (prepare.h); made here, at the
+ * default priority, for a model that has none. */
+static nnd_status model_sched(nnd_call *c, nnd_model_obj *o) {
+    if (o->sm) return NND_OK;
+    return nnd_execution_model(c->d, o->prepared, NND__PRIORITY__PRIORITY_UNSPECIFIED,
+                               nnd_model_obj_destroy, o, &o->sm, c->err, sizeof c->err);
+}
+
 /* The prepared model a request names, ready for the scheduler; NULL after answering. */
 static nnd_model_obj *exec_model(nnd_call *c, uint64_t handle) {
     nnd_model_obj *o = nnd_session_find(c->s, handle, NND_OBJ_PREPARED);
@@ -142,7 +150,7 @@ static nnd_model_obj *exec_model(nnd_call *c, uint64_t handle) {
                       (unsigned long long)handle);
         return NULL;
     }
-    nnd_status st = nnd_model_obj_sched(c, o);
+    nnd_status st = model_sched(c, o);
     if (st != NND_OK) {
         nnd_call_fail(c, st, "%s", c->err);
         return NULL;
@@ -207,7 +215,7 @@ static void on_burst_execute(nnd_call *c) {
                       (unsigned long long)bh, (unsigned long long)mh);
         return;
     }
-    nnd_status st = nnd_model_obj_sched(c, o);
+    nnd_status st = model_sched(c, o);
     if (st != NND_OK) {
         nnd_call_fail(c, st, "%s", c->err);
         return;

@@ -13,7 +13,7 @@
 #include "pool.h"
 
 /* Frees what keeps the prepared model alive, and o. */
-static void model_destroy(void *p) {
+void nnd_model_obj_destroy(void *p) {
     nnd_model_obj *o = p;
     if (o->ref)
         nnd_cache_unref(o->ref);
@@ -29,7 +29,7 @@ void nnd_model_obj_free(void *p) {
     if (o->sm)
         nnd_sched_model_unref(o->sm);
     else
-        model_destroy(o);
+        nnd_model_obj_destroy(o);
 }
 
 static bool valid_priority(Nnd__Priority p) {
@@ -51,19 +51,6 @@ static bool prepare_admitted(nnd_call *c, Nnd__Priority priority, uint64_t deadl
         return false;
     }
     return true;
-}
-
-/* The scheduler's view of o, made when it is prepared (or first used). It takes over
- * freeing o: see nnd_model_obj_free(). */
-nnd_status nnd_model_obj_sched(nnd_call *c, nnd_model_obj *o) {
-    if (o->sm) return NND_OK;
-    int prio = 0;
-    if (c->req->call_case == NND__REQUEST__CALL_PREPARE_MODEL)
-        prio = c->req->prepare_model->priority;
-    else if (c->req->call_case == NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE)
-        prio = c->req->prepare_model_from_cache->priority;
-    return nnd_execution_model(c->d, o->prepared, prio, model_destroy, o, &o->sm, c->err,
-                               sizeof c->err);
 }
 
 /* Maps a model's pools read-only into views[] (n_pools entries, caller-allocated). */
@@ -161,10 +148,12 @@ static bool cache_args(const nnd_call *c, const Nnd__PrepareModel *pm, int *mode
 }
 
 /* Stores a prepared model in the session and answers. */
-static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_cache) {
+static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_cache,
+                           int priority) {
     uint64_t handle = 0;
     /* The cost model seeds its estimate; a model beyond the device is refused here. */
-    nnd_status st = nnd_model_obj_sched(c, o);
+    nnd_status st = nnd_execution_model(c->d, o->prepared, priority, nnd_model_obj_destroy, o,
+                                        &o->sm, c->err, sizeof c->err);
     if (st != NND_OK) {
         nnd_model_obj_free(o);
         nnd_call_fail(c, st, "%s", c->err);
@@ -254,7 +243,7 @@ void nnd_on_prepare_model(nnd_call *c) {
         nnd_call_fail(c, st, "%s", c->err);
         return;
     }
-    reply_prepared(c, o, t, false);
+    reply_prepared(c, o, t, false, pm->priority);
 }
 
 void nnd_on_prepare_model_from_cache(nnd_call *c) {
@@ -296,5 +285,5 @@ void nnd_on_prepare_model_from_cache(nnd_call *c) {
         return;
     }
     o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
-    reply_prepared(c, o, t, true);
+    reply_prepared(c, o, t, true, pm->priority);
 }

@@ -15,9 +15,9 @@
  *   caching on (GENERAL_FAILURE otherwise).
  * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an nnd_model_obj with
  *   its scheduler view (execution.h), made when prepared: one beyond the device's limits
- *   is refused. nnd_model_obj_sched() makes the view of a model that has none yet. The
- *   session frees it with nnd_model_obj_free(); executions hold references on the view,
- *   and the last one frees the model.
+ *   is refused. The session frees it with nnd_model_obj_free(); executions hold
+ *   references on the view, whose last one frees the model through
+ *   nnd_model_obj_destroy().
  */
 #ifndef NND_PREPARE_H
 #define NND_PREPARE_H
@@ -37,8 +37,7 @@ void nnd_on_get_supported_operations(nnd_call *c);
 void nnd_on_prepare_model(nnd_call *c);
 void nnd_on_prepare_model_from_cache(nnd_call *c);
 
-/* The scheduler's view of o; on failure c->err says why. */
-nnd_status nnd_model_obj_sched(nnd_call *c, nnd_model_obj *o);
 void nnd_model_obj_free(void *o);
+void nnd_model_obj_destroy(void *o);
 
 #endif
