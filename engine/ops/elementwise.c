@@ -1,5 +1,8 @@
 /* elementwise.c: the HAL 1.2 elementwise operations.
- * - unary: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE;
+ * - unary: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE; ABS also on
+ *   TENSOR_INT32 (HAL 1.3; |INT32_MIN| saturates to INT32_MAX); CAST from the types HAL 1.3
+ *   added to it (BOOL8, the 16-bit and the other 8-bit quantized types) only to the same
+ *   type, which copies the stored values whatever the quantization;
  * - broadcast binary: EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,
  *   LOGICAL_AND, LOGICAL_OR, MAXIMUM, MINIMUM, POW, PRELU;
  * - SELECT (three inputs of one shape).
@@ -16,6 +19,7 @@
 #include "fixedpoint.h"
 #include "float16.h"
 #include "kernel_errors.h"
+#include "op_def.h"
 #include "operand.h"
 #include "signature.h"
 
@@ -59,6 +63,9 @@ struct elem_job {
 #define FLOATS      (TYPE_BIT(NND_TENSOR_FLOAT32) | TYPE_BIT(NND_TENSOR_FLOAT16))
 #define NUMERIC     (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM))
 #define BOOLS       TYPE_BIT(NND_TENSOR_BOOL8)
+#define CAST_IDENTITY                                                                              \
+    (BOOLS | TYPE_BIT(NND_TENSOR_QUANT16_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT16_SYMM) |              \
+     TYPE_BIT(NND_TENSOR_QUANT8_SYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
 
 static bool type_in(int32_t type, uint32_t mask) {
     return type >= 0 && type < 32 && (mask & TYPE_BIT(type));
@@ -74,6 +81,7 @@ static bool type_in(int32_t type, uint32_t mask) {
 
 LANE(lane_math, j->spec->math((float)v[0]))
 LANE(lane_neg, -v[0])
+LANE(lane_abs, fabs(v[0]))
 LANE(lane_not, v[0] == 0)
 LANE(lane_copy, v[0])
 LANE(lane_less, v[0] < v[1])
@@ -137,7 +145,7 @@ static void prelu_q8_setup(elem_job *j) {
 #define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_REAL, OUT_BOOL)
 
 static const elem_spec specs[NND_OP_COUNT] = {
-    [NND_OP_ABS] = MATH(fabsf),
+    [NND_OP_ABS] = UNARY(lane_abs, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_EXP] = MATH(expf),
     [NND_OP_LOG] = MATH(logf),
     [NND_OP_RSQRT] = MATH(rsqrt_f),
@@ -145,7 +153,10 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_SQRT] = MATH(sqrtf),
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
-    [NND_OP_CAST] = {.fn = lane_copy, .types = NUMERIC, .arity = 1, .out = OUT_CAST},
+    [NND_OP_CAST] = {.fn = lane_copy,
+                     .types = NUMERIC | CAST_IDENTITY,
+                     .arity = 1,
+                     .out = OUT_CAST},
     [NND_OP_QUANTIZE] = {.fn = lane_quantize, .types = FLOATS, .arity = 1, .out = OUT_QUANT8},
     [NND_OP_EQUAL] = COMPARE(lane_equal),
     [NND_OP_NOT_EQUAL] = COMPARE(lane_not_equal),
@@ -194,6 +205,7 @@ static nnd_status elem_check(nnd_op_ctx *c) {
     case OUT_BOOL: type = NND_TENSOR_BOOL8; break;
     case OUT_QUANT8: type = NND_TENSOR_QUANT8_ASYMM; break;
     case OUT_CAST:
+        if (type_in(type, CAST_IDENTITY)) break; /* to itself only */
         if (!type_in(out, NUMERIC))
             return nnd_unsupported(c, "output has type %s, not supported here", nnd_type_name(out));
         type = out;
@@ -313,6 +325,13 @@ static nnd_status elem_run(nnd_op_ctx *c) {
     return NND_OK;
 }
 
+/* CAST of a type to itself (CAST_IDENTITY): the stored bytes. */
+static nnd_status cast_copy(nnd_op_ctx *c) {
+    size_t n = nnd_elems(c->out[0]) * nnd_type_size(c->out[0]->type);
+    if (n) memcpy(c->out[0]->data, c->in[0]->data, n);
+    return NND_OK;
+}
+
 #define ELEM_OP(var, CODE, NAME, KEY)                                                              \
     const nnd_op_def var = {                                                                       \
         .code = CODE,                                                                              \
@@ -335,7 +354,13 @@ ELEM_OP(nnd_op_rsqrt, NND_OP_RSQRT, "RSQRT", 0);
 ELEM_OP(nnd_op_sin, NND_OP_SIN, "SIN", 0);
 ELEM_OP(nnd_op_sqrt, NND_OP_SQRT, "SQRT", 0);
 ELEM_OP(nnd_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
-ELEM_OP(nnd_op_cast, NND_OP_CAST, "CAST", 0);
+/* The numeric types convert; every other type check() lets through casts to itself. */
+NND_OP_DEF(cast, CAST, elem_check, elem_shape,
+           {{NND_TENSOR_FLOAT32, elem_run},
+            {NND_TENSOR_FLOAT16, elem_run},
+            {NND_TENSOR_INT32, elem_run},
+            {NND_TENSOR_QUANT8_ASYMM, elem_run},
+            {NND_KERNEL_ANY_TYPE, cast_copy}});
 ELEM_OP(nnd_op_quantize, NND_OP_QUANTIZE, "QUANTIZE", 0);
 ELEM_OP(nnd_op_equal, NND_OP_EQUAL, "EQUAL", 0);
 ELEM_OP(nnd_op_not_equal, NND_OP_NOT_EQUAL, "NOT_EQUAL", 0);
