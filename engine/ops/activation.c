@@ -14,6 +14,7 @@
 #include "fused_activation.h"
 #include "kernel_errors.h"
 #include "operand.h"
+#include "quant_table.h"
 #include "signature.h"
 #include "type_bridge.h"
 
@@ -137,18 +138,7 @@ static void build_q8_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint
 }
 
 static nnd_status act_q8(nnd_op_ctx *c) {
-    bool is_signed = c->in[0]->type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
-    int32_t qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
-    uint8_t table[256];
-    build_q8_table(c, qmin, qmax, table);
-    /* Signed bytes index the table offset by 128: flipping the top bit does that. */
-    uint8_t flip = is_signed ? 0x80 : 0;
-    const uint8_t *x = c->in[0]->data;
-    uint8_t *y = c->out[0]->data;
-    size_t n = nnd_elems(c->out[0]);
-    for (size_t i = 0; i < n; i++)
-        y[i] = table[(uint8_t)(x[i] ^ flip)];
-    return NND_OK;
+    return nnd_q8_table_run(c, build_q8_table);
 }
 
 #define ACT_OP(var, CODE, NAME)                                                                    \
