@@ -26,6 +26,10 @@
 #define NND_KERNELS_FQI(run) \
     {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
      {NND_TENSOR_INT32, run}}
+/* The types nnd_check_moved() (signature.h) accepts: FQI and QUANT8_ASYMM_SIGNED. */
+#define NND_KERNELS_MOVED(run) \
+    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_INT32, run}, \
+     {NND_TENSOR_QUANT8_ASYMM, run}, {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}}
 // clang-format on
 
 #endif
