@@ -31,7 +31,7 @@ extern const nnd_op_def nnd_op_axis_aligned_bbox_transform, nnd_op_box_with_nms_
     nnd_op_generate_proposals, nnd_op_detection_postprocessing, nnd_op_roi_align,
     nnd_op_roi_pooling, nnd_op_heatmap_max_keypoint, nnd_op_random_multinomial;
 extern const nnd_op_def nnd_op_rank, nnd_op_fill, nnd_op_elu, nnd_op_hard_swish;
-extern const nnd_op_def nnd_op_pack, nnd_op_mirror_pad, nnd_op_reverse;
+extern const nnd_op_def nnd_op_pack, nnd_op_mirror_pad, nnd_op_reverse, nnd_op_batch_matmul;
 
 static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_AXIS_ALIGNED_BBOX_TRANSFORM] = &nnd_op_axis_aligned_bbox_transform,
@@ -133,6 +133,7 @@ static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_FILL] = &nnd_op_fill,
     [NND_OP_ELU] = &nnd_op_elu,
     [NND_OP_HARD_SWISH] = &nnd_op_hard_swish,
+    [NND_OP_BATCH_MATMUL] = &nnd_op_batch_matmul,
     [NND_OP_PACK] = &nnd_op_pack,
     [NND_OP_MIRROR_PAD] = &nnd_op_mirror_pad,
     [NND_OP_REVERSE] = &nnd_op_reverse,
