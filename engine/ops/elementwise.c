@@ -1,5 +1,6 @@
 /* elementwise.c: the HAL 1.2 elementwise operations.
- * - unary: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE; ABS also on
+ * - unary: ABS, EXP, LOG, NEG, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE (RSQRT, which has
+ *   8-bit forms since feature level 7, is rsqrt.c's); ABS also on
  *   TENSOR_INT32 (HAL 1.3; |INT32_MIN| saturates to INT32_MAX); CAST from the types HAL 1.3
  *   added to it (BOOL8, the 16-bit and the other 8-bit quantized types) only to the same
  *   type, which copies the stored values whatever the quantization;
@@ -99,10 +100,6 @@ LANE(lane_pow, powf((float)v[0], (float)v[1]))
 LANE(lane_prelu, v[0] >= 0 ? v[0] : (double)((float)v[0] * (float)v[1]))
 LANE(lane_select, v[0] != 0 ? v[1] : v[2])
 
-static float rsqrt_f(float x) {
-    return 1.f / sqrtf(x);
-}
-
 /* QUANTIZE: float math, clamped in the reference's order (so NaN gives 255). */
 static double lane_quantize(const elem_job *j, const double *v) {
     float q = (float)j->out->zero_point + roundf((float)v[0] / j->out->scale);
@@ -148,7 +145,6 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_ABS] = UNARY(lane_abs, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_EXP] = MATH(expf),
     [NND_OP_LOG] = MATH(logf),
-    [NND_OP_RSQRT] = MATH(rsqrt_f),
     [NND_OP_SIN] = MATH(sinf),
     [NND_OP_SQRT] = MATH(sqrtf),
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
@@ -350,7 +346,6 @@ ELEM_OP(nnd_op_abs, NND_OP_ABS, "ABS", 0);
 ELEM_OP(nnd_op_exp, NND_OP_EXP, "EXP", 0);
 ELEM_OP(nnd_op_log, NND_OP_LOG, "LOG", 0);
 ELEM_OP(nnd_op_neg, NND_OP_NEG, "NEG", 0);
-ELEM_OP(nnd_op_rsqrt, NND_OP_RSQRT, "RSQRT", 0);
 ELEM_OP(nnd_op_sin, NND_OP_SIN, "SIN", 0);
 ELEM_OP(nnd_op_sqrt, NND_OP_SQRT, "SQRT", 0);
 ELEM_OP(nnd_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
