@@ -32,6 +32,7 @@ extern const nnd_op_def nnd_op_axis_aligned_bbox_transform, nnd_op_box_with_nms_
     nnd_op_roi_pooling, nnd_op_heatmap_max_keypoint, nnd_op_random_multinomial;
 extern const nnd_op_def nnd_op_rank, nnd_op_fill, nnd_op_elu, nnd_op_hard_swish;
 extern const nnd_op_def nnd_op_pack, nnd_op_mirror_pad, nnd_op_reverse, nnd_op_batch_matmul;
+extern const nnd_op_def nnd_op_quantized_lstm;
 
 static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_AXIS_ALIGNED_BBOX_TRANSFORM] = &nnd_op_axis_aligned_bbox_transform,
@@ -129,6 +130,7 @@ static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_L2_NORMALIZATION] = &nnd_op_l2_normalization,
     [NND_OP_LOCAL_RESPONSE_NORMALIZATION] = &nnd_op_local_response_normalization,
     [NND_OP_INSTANCE_NORMALIZATION] = &nnd_op_instance_normalization,
+    [NND_OP_QUANTIZED_LSTM] = &nnd_op_quantized_lstm,
     [NND_OP_RANK] = &nnd_op_rank,
     [NND_OP_FILL] = &nnd_op_fill,
     [NND_OP_ELU] = &nnd_op_elu,
@@ -171,6 +173,9 @@ uint64_t nnd_op_optional_inputs(int32_t code) {
             m |= BIT(j);
         return m;
     }
+    case NND_OP_QUANTIZED_LSTM: /* CIFG, peephole, input bias, projection, layer normalization */
+        return BIT(1) | BIT(5) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(16) | BIT(17) |
+               BIT(20) | BIT(21) | BIT(22) | BIT(23);
     case NND_OP_BIDIRECTIONAL_SEQUENCE_RNN: return BIT(9) | BIT(10) | BIT(11); /* auxiliary */
     case NND_OP_SVDF: return BIT(3);                                           /* bias */
     case NND_OP_LSH_PROJECTION: return BIT(2);                                 /* weight */
