@@ -17,6 +17,22 @@ static int32_t value_type_of(int32_t tensor_type) {
     }
 }
 
+/* The output shape from the shape tensor's values (data present). */
+static nnd_status read_shape(nnd_op_ctx *c, uint32_t *rank, uint32_t *dims) {
+    const nnd_tensor *t = c->in[0];
+    if (t->rank != 1) return nnd_fail(c, "the shape (input 0) must be 1-D, has rank %u", t->rank);
+    if (t->dims[0] > NND_MAX_RANK)
+        return nnd_fail(c, "the shape (input 0) asks for rank %u, over the limit of %u", t->dims[0],
+                        NND_MAX_RANK);
+    const int32_t *v = t->data;
+    for (uint32_t d = 0; d < t->dims[0]; d++) {
+        if (v[d] < 0) return nnd_fail(c, "the shape (input 0) has dimension %u = %d", d, v[d]);
+        dims[d] = (uint32_t)v[d];
+    }
+    *rank = t->dims[0];
+    return NND_OK;
+}
+
 static nnd_status fill_check(nnd_op_ctx *c) {
     nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
     if (s) return s;
@@ -28,25 +44,19 @@ static nnd_status fill_check(nnd_op_ctx *c) {
     if (dims->type != NND_TENSOR_INT32)
         return nnd_fail(c, "the shape (input 0) must be TENSOR_INT32, is %s",
                         nnd_type_name(dims->type));
-    if ((s = nnd_check_rank(c, dims, "the shape (input 0)", 1, 1))) return s;
-    return nnd_check_scalar(c, 1, value_type);
+    if ((s = nnd_check_rank(c, dims, "the shape (input 0)", 1, 1)) ||
+        (s = nnd_check_scalar(c, 1, value_type)))
+        return s;
+    uint32_t rank, d[NND_MAX_RANK];
+    return dims->data && dims->known ? read_shape(c, &rank, d) : NND_OK; /* a constant shape */
 }
 
 static nnd_status fill_shape(nnd_op_ctx *c) {
-    const nnd_tensor *t = c->in[0];
-    if (!t->data) return NND_DEFER;
-    if (t->rank != 1) return nnd_fail(c, "the shape (input 0) must be 1-D, has rank %u", t->rank);
-    if (t->dims[0] > NND_MAX_RANK)
-        return nnd_fail(c, "the shape (input 0) asks for rank %u, over the limit of %u", t->dims[0],
-                        NND_MAX_RANK);
-    const int32_t *v = t->data;
-    uint32_t dims[NND_MAX_RANK];
-    for (uint32_t d = 0; d < t->dims[0]; d++) {
-        if (v[d] < 0) return nnd_fail(c, "the shape (input 0) has dimension %u = %d", d, v[d]);
-        dims[d] = (uint32_t)v[d];
-    }
-    nnd_set_shape(c->out[0], t->dims[0], dims);
-    return NND_OK;
+    if (!c->in[0]->data) return NND_DEFER;
+    uint32_t rank, dims[NND_MAX_RANK];
+    nnd_status s = read_shape(c, &rank, dims);
+    if (!s) nnd_set_shape(c->out[0], rank, dims);
+    return s;
 }
 
 static nnd_status fill_run(nnd_op_ctx *c) {

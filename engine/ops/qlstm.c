@@ -95,7 +95,9 @@ static nnd_status qlstm_check(nnd_op_ctx *c) {
     if ((s = nnd_check_input_ranks(c, RANKS))) return s;
     int shift;
     if (!cell_shift_of(c->in[IN_C], &shift) || shift < -15 || shift > -9)
-        return nnd_fail(c, "the cell state (input 19) must have a scale of 2^-15 to 2^-9, has %g",
+        return nnd_fail(c,
+                        "the cell state (input 19) must have a power of two scale from 2^-15 to "
+                        "2^-9, has %g",
                         c->in[IN_C]->scale);
     return NND_OK;
 }
