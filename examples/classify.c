@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <nnd/NeuralNetworks.h>
+#include <android/NeuralNetworks.h>
 
 #define H        4
 #define W        4
