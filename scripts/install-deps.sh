@@ -5,7 +5,7 @@ set -eu
 
 PACKAGES="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler \
 libnanomsg-dev libsqlite3-dev libb2-dev libxxhash-dev libcjson-dev libcmocka-dev \
-libxnnpack-dev libpthreadpool-dev clang libclang-rt-14-dev"
+libxnnpack-dev libpthreadpool-dev clang libclang-rt-14-dev scdoc"
 
 missing=""
 for p in $PACKAGES; do
