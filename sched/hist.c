@@ -20,6 +20,14 @@ static uint64_t edge(unsigned b) {
 void nnd_hist_add(nnd_hist *h, uint64_t ns) {
     h->b[bucket(ns)]++;
     h->count++;
+    h->sum_ns += ns;
+}
+
+uint64_t nnd_hist_count_below(const nnd_hist *h, uint64_t bound_ns) {
+    uint64_t n = 0;
+    for (unsigned b = 0; b < NND_HIST_BUCKETS && edge(b) <= bound_ns; b++)
+        n += h->b[b];
+    return n;
 }
 
 uint64_t nnd_hist_quantile(const nnd_hist *h, double q) {

@@ -156,6 +156,15 @@ static void test_hist(void **state) {
     uint64_t p50 = nnd_hist_quantile(&h, 0.5), p99 = nnd_hist_quantile(&h, 0.99);
     assert_true(p50 >= 5000000 && p50 <= 5000000 * 107 / 100);
     assert_true(p99 >= 9900000 && p99 <= 9900000 * 107 / 100);
+    /* The export: a sum, and exact counts below the bounds that are bucket edges. */
+    assert_true(h.sum_ns == 10000ull * 1000 * 1001 / 2);
+    for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++) {
+        uint64_t bound = NND_LATENCY_BOUND_NS(i), want = 0;
+        for (uint64_t k = 1; k <= 1000; k++)
+            want += k * 10000 < bound;
+        assert_true(nnd_hist_count_below(&h, bound) == want);
+    }
+    assert_true(nnd_hist_count_below(&h, 1) == 0);
 }
 
 /* ---- the scheduler with real models ---------------------------------------------------- */

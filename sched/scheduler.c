@@ -724,6 +724,9 @@ void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *o) {
         o->latency_ns[p][1] = nnd_hist_quantile(&s->latency[p], 0.90);
         o->latency_ns[p][2] = nnd_hist_quantile(&s->latency[p], 0.99);
         o->latency_count[p] = s->latency[p].count;
+        o->latency_sum_ns[p] = s->latency[p].sum_ns;
+        for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++)
+            o->latency_below[p][i] = nnd_hist_count_below(&s->latency[p], NND_LATENCY_BOUND_NS(i));
     }
     o->submitted = s->submitted;
     o->completed = s->completed;

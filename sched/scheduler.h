@@ -188,6 +188,11 @@ void nnd_sched_drain(nnd_sched *s);
  * at prepare), so that status shows every refusal. */
 void nnd_sched_note_refusal(nnd_sched *s, nnd_refusal why);
 
+/* The exported latency histogram's bounds: 25 us doubling up to 13.1 s, each an exact
+ * bucket edge of the latency histogram (hist.h). */
+#define NND_LATENCY_BOUNDS      20
+#define NND_LATENCY_BOUND_NS(i) (25000ull << (i))
+
 typedef struct nnd_sched_stats {
     nnd_sched_config cfg;
     nnd_throughput throughput;
@@ -201,6 +206,9 @@ typedef struct nnd_sched_stats {
     uint64_t refused_at_dispatch;
     uint64_t latency_ns[NND_PRIOS][3]; /* p50, p90, p99 of submit to finish, finished jobs */
     uint64_t latency_count[NND_PRIOS];
+    uint64_t latency_sum_ns[NND_PRIOS];
+    /* How many took less than NND_LATENCY_BOUND_NS(i): a histogram for export. */
+    uint64_t latency_below[NND_PRIOS][NND_LATENCY_BOUNDS];
 } nnd_sched_stats;
 void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *out);
 
