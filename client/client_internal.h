@@ -18,7 +18,9 @@ struct nnd_client {
     bool dead;    /* the transport failed; every later call fails fast */
     uint8_t *buf; /* NND_FRAME_RECV_BUF bytes for nnd_frame_recv */
     char daemon_version[128];
-    struct nnd_async *async; /* asynchronous tickets, and their replies that came early */
+    char *daemon_state_dir;          /* from Hello; "" when the daemon did not say */
+    unsigned daemon_operation_types; /* from Hello; 0 when the daemon did not say */
+    struct nnd_async *async;         /* asynchronous tickets, and their replies that came early */
 };
 
 /* err <- the formatted message (nothing when err is NULL or errlen 0). */

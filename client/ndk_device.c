@@ -105,8 +105,8 @@ int ndk_session_get(ndk_session **out) {
     pthread_once(&once, install_fork_handlers);
     *out = NULL;
     char path[sizeof g_session->path];
-    /* $NND_SOCKET, else the daemon's default, read afresh each time. */
-    if (!nnd_default_socket_path(path, sizeof path)) return ANEURALNETWORKS_UNAVAILABLE_DEVICE;
+    /* $NND_SOCKET, else the daemon's default for clients, read afresh each time. */
+    if (!nnd_client_socket_path(path, sizeof path)) return ANEURALNETWORKS_UNAVAILABLE_DEVICE;
     pthread_mutex_lock(&g_lock);
     if (g_session && !atomic_load(&g_session->dead) && !nnd_client_alive(g_session->client))
         atomic_store(&g_session->dead, true); /* the daemon hung up since the last call */

@@ -143,7 +143,7 @@ int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, siz
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
                                size_t errlen) {
     char def[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    if (!socket_path) socket_path = nnd_default_socket_path(def, sizeof def);
+    if (!socket_path) socket_path = nnd_client_socket_path(def, sizeof def);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (!socket_path || strlen(socket_path) >= sizeof sa.sun_path) {
         nnd_client_set_err(err, errlen, "socket path too long");
@@ -195,7 +195,14 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     }
     snprintf(c->daemon_version, sizeof c->daemon_version, "%s",
              r->hello->daemon_version ? r->hello->daemon_version : "");
+    c->daemon_state_dir = strdup(r->hello->state_dir ? r->hello->state_dir : "");
+    c->daemon_operation_types = r->hello->supported_operation_types;
     nnd__reply__free_unpacked(r, NULL);
+    if (!c->daemon_state_dir) {
+        nnd_client_set_err(err, errlen, "out of memory");
+        nnd_client_close(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -204,12 +211,21 @@ void nnd_client_close(nnd_client *c) {
     if (c->sock >= 0) close(c->sock);
     nnd_async_free(c);
     pthread_mutex_destroy(&c->lock);
+    free(c->daemon_state_dir);
     free(c->buf);
     free(c);
 }
 
 const char *nnd_client_daemon_version(const nnd_client *c) {
     return c->daemon_version;
+}
+
+const char *nnd_client_daemon_state_dir(const nnd_client *c) {
+    return c->daemon_state_dir;
+}
+
+unsigned nnd_client_daemon_operation_types(const nnd_client *c) {
+    return c->daemon_operation_types;
 }
 
 int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *err, size_t errlen) {

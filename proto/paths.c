@@ -3,9 +3,12 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static char *fit(char *buf, size_t len, int n) { return n < 0 || (size_t)n >= len ? NULL : buf; }
+static char *fit(char *buf, size_t len, int n) {
+    return n < 0 || (size_t)n >= len ? NULL : buf;
+}
 
 static const char *env(const char *name) {
     const char *v = getenv(name);
@@ -17,6 +20,17 @@ char *nnd_default_socket_path(char *buf, size_t len) {
     if (v) return fit(buf, len, snprintf(buf, len, "%s", v));
     v = env("XDG_RUNTIME_DIR");
     if (v) return fit(buf, len, snprintf(buf, len, "%s/nnd.sock", v));
+    return fit(buf, len, snprintf(buf, len, "/run/nnd/nnd.sock"));
+}
+
+char *nnd_client_socket_path(char *buf, size_t len) {
+    const char *v = env("NND_SOCKET");
+    if (v) return fit(buf, len, snprintf(buf, len, "%s", v));
+    v = env("XDG_RUNTIME_DIR");
+    struct stat st;
+    if (v && fit(buf, len, snprintf(buf, len, "%s/nnd.sock", v)) && stat(buf, &st) == 0 &&
+        S_ISSOCK(st.st_mode))
+        return buf;
     return fit(buf, len, snprintf(buf, len, "/run/nnd/nnd.sock"));
 }
 

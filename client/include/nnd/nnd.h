@@ -27,7 +27,8 @@ extern "C" {
 
 typedef struct nnd_client nnd_client;
 
-/* Connects to socket_path (NULL: nnd_default_socket_path()) and says Hello. NULL on failure
+/* Connects to socket_path (NULL: $NND_SOCKET, else $XDG_RUNTIME_DIR/nnd.sock when that
+ * socket exists, else /run/nnd/nnd.sock) and says Hello. NULL on failure
  * with err set. */
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
                                size_t errlen);
@@ -35,6 +36,12 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
 void nnd_client_close(nnd_client *c);
 /* The daemon's version string from the Hello reply. */
 const char *nnd_client_daemon_version(const nnd_client *c);
+/* The daemon's state directory (home of its admin and event bus) as the daemon names it,
+ * from the Hello reply; "" when it did not say. */
+const char *nnd_client_daemon_state_dir(const nnd_client *c);
+/* The number of operation types the daemon supports, from the Hello reply; 0 when it
+ * did not say. */
+unsigned nnd_client_daemon_operation_types(const nnd_client *c);
 
 /* Sends req (its id is assigned here) with fds and waits for the reply with the same id.
  * Returns 0 with *reply set (free with nnd__reply__free_unpacked), or a negative errno:
