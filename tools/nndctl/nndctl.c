@@ -10,50 +10,92 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "conformance.h"
 #include "nnd/nnd.h"
 #include "paths.h"
+#include "prom.h"
 
-static const char usage_text[] =
-    "usage: nndctl [--socket PATH] [--state-dir DIR] COMMAND [ARGS]\n"
-    "\n"
-    "  --socket PATH     the daemon's socket (default: $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock)\n"
-    "  --state-dir DIR   the daemon's state directory, home of the admin and event bus\n"
-    "\n"
-    "commands:\n"
-    "  info                                 version, device type, capabilities\n"
-    "  conformance [--jobs N] [--verbose] PATH...\n"
-    "                                       run conformance vectors (files or folders)\n"
-    "  status                               the daemon's status from the admin bus\n"
-    "  events [--count N]                   print bus events as JSON lines\n"
-    "  cache list                           the daemon's content cache, one line per model\n"
-    "  cache purge                          empty the content cache and the token index\n"
-    "  reload                               load extension plugins and allowlist afresh\n";
-
-static const char *state_dir(const nndctl_opts *o, char *buf, size_t len) {
-    return o->state_dir ? o->state_dir : nnd_default_state_dir(buf, len);
+static void usage(FILE *f) {
+    char sock[512], dir[512];
+    fprintf(
+        f,
+        "usage: nndctl [--socket PATH] [--state-dir DIR] COMMAND [ARGS]\n"
+        "       nndctl --version | --help\n"
+        "\n"
+        "  --socket PATH     the daemon's socket; default $NND_SOCKET, else\n"
+        "                    $XDG_RUNTIME_DIR/nnd.sock if it exists, else /run/nnd/nnd.sock\n"
+        "                    (here: %s)\n"
+        "  --state-dir DIR   the daemon's state directory, home of its admin and event bus;\n"
+        "                    default: the one the daemon at the socket reports, else\n"
+        "                    $NND_STATE_DIR, /var/lib/nnd for root, $XDG_STATE_HOME/nnd or\n"
+        "                    ~/.local/state/nnd (here: %s)\n"
+        "\n"
+        "commands:\n"
+        "  info                                 version, device type, capabilities\n"
+        "  conformance [--jobs N] [--verbose] PATH...\n"
+        "                                       run conformance vectors (files or folders)\n"
+        "  status                               the daemon's status from the admin bus\n"
+        "  metrics                              status in the Prometheus text format\n"
+        "  events [--count N]                   print bus events as JSON lines\n"
+        "  cache list                           the daemon's content cache, one line per model\n"
+        "  cache purge                          empty the content cache and the token index\n"
+        "  reload                               load extension plugins and allowlist afresh\n",
+        nnd_client_socket_path(sock, sizeof sock) ? sock : "(too long)",
+        nnd_default_state_dir(dir, sizeof dir) ? dir : "(too long)");
 }
 
-/* An ipc:// endpoint whose socket file is missing cannot answer: say so at once instead of
- * waiting out the timeout. */
-static bool ipc_missing(const char *url) {
+/* --state-dir, else the directory the daemon names in its Hello (*from_daemon set), else
+ * the default. */
+static const char *state_dir(const nndctl_opts *o, char *buf, size_t len, bool *from_daemon) {
+    *from_daemon = false;
+    if (o->state_dir) return o->state_dir;
+    char err[256];
+    nnd_client *c = nnd_client_connect(o->socket_path, "nndctl", err, sizeof err);
+    const char *dir = c ? nnd_client_daemon_state_dir(c) : "";
+    if (*dir && (size_t)snprintf(buf, len, "%s", dir) < len) *from_daemon = true;
+    nnd_client_close(c);
+    return *from_daemon ? buf : nnd_default_state_dir(buf, len);
+}
+
+/* Whether the bus socket at an ipc:// url can be opened, and if not, why: err says so and
+ * the errno is returned (ENOENT: not there; EACCES: not this user's to open). */
+static int ipc_check(const char *url, const char *what, bool from_daemon, char *err,
+                     size_t errlen) {
+    const char *path = url + 6;
     struct stat st;
-    return !strncmp(url, "ipc://", 6) && stat(url + 6, &st) < 0;
+    int e = stat(path, &st) < 0 ? errno : access(path, R_OK | W_OK) < 0 ? errno : 0;
+    if (e == EACCES || e == EPERM)
+        snprintf(err, errlen,
+                 "permission denied: %s (the daemon's %s bus is its user's alone; run as "
+                 "that user or root)",
+                 path, what);
+    else if (e == ENOENT && from_daemon)
+        snprintf(err, errlen,
+                 "no %s socket at %s, the daemon's state directory (its bus is off: see its "
+                 "log; a daemon in a container names its own path: give --state-dir)",
+                 what, path);
+    else if (e == ENOENT)
+        snprintf(err, errlen,
+                 "no %s socket at %s (no daemon answered on its socket; give "
+                 "--socket or --state-dir)",
+                 what, path);
+    else if (e)
+        snprintf(err, errlen, "cannot use %s: %s", path, strerror(e));
+    return e;
 }
 
 char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
                            size_t errlen) {
     char buf[512], url[600];
-    const char *dir = state_dir(o, buf, sizeof buf);
+    bool from_daemon;
+    const char *dir = state_dir(o, buf, sizeof buf, &from_daemon);
     if (!dir || !nnd_admin_url(dir, url, sizeof url)) {
         snprintf(err, errlen, "state directory path too long");
         return NULL;
     }
-    if (ipc_missing(url)) {
-        snprintf(err, errlen, "no admin socket at %s", url + 6);
-        return NULL;
-    }
+    if (ipc_check(url, "admin", from_daemon, err, errlen)) return NULL;
     int s = nn_socket(AF_SP, NN_REQ);
     if (s < 0) {
         snprintf(err, errlen, "nn_socket: %s", nn_strerror(nn_errno()));
@@ -61,6 +103,10 @@ char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeou
     }
     char *out = NULL;
     void *msg = NULL;
+    /* Replies of any size: nanomsg's default receive limit is 1 MiB, which a status with
+     * thousands of clients or a large cache list passes. */
+    int unlimited = -1;
+    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVMAXSIZE, &unlimited, sizeof unlimited);
     nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
     nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
     int n;
@@ -83,6 +129,13 @@ char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeou
     return out;
 }
 
+char *nndctl_admin_or_say(const nndctl_opts *o, const char *request, int timeout_ms) {
+    char err[700];
+    char *text = nndctl_admin_request(o, request, timeout_ms, err, sizeof err);
+    if (!text) fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
+    return text;
+}
+
 /* ---- info ----------------------------------------------------------------------------- */
 
 static const char *enum_name(const ProtobufCEnumDescriptor *d, int v, const char *prefix) {
@@ -94,20 +147,6 @@ static const char *enum_name(const ProtobufCEnumDescriptor *d, int v, const char
 
 static void print_perf(const char *what, const Nnd__PerformanceInfo *p) {
     if (p) printf("  %-34s exec_time %g, power_usage %g\n", what, p->exec_time, p->power_usage);
-}
-
-/* The daemon's own count of supported operation types, from the admin status. */
-static void print_supported_count(const nndctl_opts *o) {
-    char err[256];
-    char *text = nndctl_admin_request(o, "{\"cmd\":\"status\"}", 2000, err, sizeof err);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "supported_operation_types");
-    if (cJSON_IsNumber(v))
-        printf("supported operation types: %d\n", v->valueint);
-    else
-        printf("supported operation types: unknown\n");
-    cJSON_Delete(j);
-    free(text);
 }
 
 int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
@@ -150,7 +189,12 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
             snprintf(label, sizeof label, "type %d:", p->type);
         print_perf(label, p->info);
     }
-    print_supported_count(o);
+    /* From the Hello reply: the socket is all it takes, wherever the daemon's state is. */
+    unsigned ops = nnd_client_daemon_operation_types(c);
+    if (ops)
+        printf("supported operation types: %u\n", ops);
+    else
+        printf("supported operation types: unknown (the daemon does not say)\n");
     rc = 0;
 out:
     if (caps) nnd__capabilities__free_unpacked(caps, NULL);
@@ -210,12 +254,8 @@ int nndctl_status(const nndctl_opts *o, int argc, char **argv) {
         fprintf(stderr, "nndctl status: takes no arguments\n");
         return 2;
     }
-    char err[700];
-    char *text = nndctl_admin_request(o, "{\"cmd\":\"status\"}", 2000, err, sizeof err);
-    if (!text) {
-        fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
-        return 1;
-    }
+    char *text = nndctl_admin_or_say(o, "{\"cmd\":\"status\"}", 2000);
+    if (!text) return 1;
     cJSON *j = cJSON_Parse(text);
     int rc = 0;
     if (!cJSON_IsObject(j)) {
@@ -225,6 +265,35 @@ int nndctl_status(const nndctl_opts *o, int argc, char **argv) {
         cJSON_ArrayForEach(e, j) print_value(e->string, e, 0);
         if (cJSON_GetObjectItemCaseSensitive(j, "error")) rc = 1;
     }
+    cJSON_Delete(j);
+    free(text);
+    return rc;
+}
+
+/* ---- metrics -------------------------------------------------------------------------- */
+
+int nndctl_metrics(const nndctl_opts *o, int argc, char **argv) {
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "nndctl metrics: takes no arguments\n");
+        return 2;
+    }
+    char *text = nndctl_admin_or_say(o, "{\"cmd\":\"status\"}", 5000);
+    if (!text) return 1;
+    cJSON *j = cJSON_Parse(text);
+    char *unmapped = NULL;
+    char *prom = nnd_prom_render(j, &unmapped);
+    int rc = 0;
+    if (!prom) {
+        fprintf(stderr, "nndctl: the daemon's status is not a JSON object: %.200s\n", text);
+        rc = 1;
+    } else {
+        fputs(prom, stdout);
+    }
+    /* A daemon newer than this nndctl: what it adds is named, the rest still printed. */
+    if (unmapped) fprintf(stderr, "nndctl metrics: status fields not exported: %s\n", unmapped);
+    free(unmapped);
+    free(prom);
     cJSON_Delete(j);
     free(text);
     return rc;
@@ -271,15 +340,27 @@ int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
             return 2;
         }
     }
-    char buf[512], url[600];
-    const char *dir = state_dir(o, buf, sizeof buf);
+    char buf[512], url[600], err[700];
+    bool from_daemon;
+    const char *dir = state_dir(o, buf, sizeof buf, &from_daemon);
     if (!dir || !nnd_events_url(dir, url, sizeof url)) {
         fprintf(stderr, "nndctl: state directory path too long\n");
         return 2;
     }
-    if (ipc_missing(url)) fprintf(stderr, "nndctl: waiting for %s to appear\n", url + 6);
+    /* Waiting makes sense only for a daemon not started yet at a known place; a bus this
+     * user may not open, or one the running daemon does not have, never appears. */
+    int e = ipc_check(url, "event", from_daemon, err, sizeof err);
+    if (e == ENOENT && !from_daemon) {
+        fprintf(stderr, "nndctl: waiting for %s to appear\n", url + 6);
+    } else if (e) {
+        fprintf(stderr, "nndctl: %s\n", err);
+        return 1;
+    }
     int s = nn_socket(AF_SP, NN_SUB);
-    if (s < 0 || nn_setsockopt(s, NN_SUB, NN_SUB_SUBSCRIBE, "", 0) < 0 || nn_connect(s, url) < 0) {
+    int unlimited = -1;
+    if (s < 0 || nn_setsockopt(s, NN_SUB, NN_SUB_SUBSCRIBE, "", 0) < 0 ||
+        nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVMAXSIZE, &unlimited, sizeof unlimited) < 0 ||
+        nn_connect(s, url) < 0) {
         fprintf(stderr, "nndctl: cannot subscribe to %s: %s\n", url, nn_strerror(nn_errno()));
         if (s >= 0) nn_close(s);
         return 1;
@@ -318,13 +399,9 @@ int nndctl_cache(const nndctl_opts *o, int argc, char **argv) {
         fprintf(stderr, "usage: nndctl cache list|purge\n");
         return 2;
     }
-    char err[700];
-    char *text = nndctl_admin_request(
-        o, list ? "{\"cmd\":\"cache list\"}" : "{\"cmd\":\"cache purge\"}", 5000, err, sizeof err);
-    if (!text) {
-        fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
-        return 1;
-    }
+    char *text = nndctl_admin_or_say(
+        o, list ? "{\"cmd\":\"cache list\"}" : "{\"cmd\":\"cache purge\"}", 5000);
+    if (!text) return 1;
     cJSON *j = cJSON_Parse(text);
     const cJSON *ok = cJSON_GetObjectItemCaseSensitive(j, "ok");
     int rc = 0;
@@ -389,12 +466,8 @@ int nndctl_reload(const nndctl_opts *o, int argc, char **argv) {
         fprintf(stderr, "usage: nndctl reload\n");
         return 2;
     }
-    char err[700];
-    char *text = nndctl_admin_request(o, "{\"cmd\":\"reload\"}", 10000, err, sizeof err);
-    if (!text) {
-        fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
-        return 1;
-    }
+    char *text = nndctl_admin_or_say(o, "{\"cmd\":\"reload\"}", 10000);
+    if (!text) return 1;
     cJSON *j = cJSON_Parse(text);
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "extensions");
     if (x) print_extensions(x);
@@ -415,9 +488,10 @@ static const struct {
     const char *name;
     int (*run)(const nndctl_opts *, int, char **);
 } commands[] = {
-    {"info", nndctl_info},     {"conformance", nndctl_conformance},
-    {"status", nndctl_status}, {"events", nndctl_events},
-    {"cache", nndctl_cache},   {"reload", nndctl_reload},
+    {"info", nndctl_info},       {"conformance", nndctl_conformance},
+    {"status", nndctl_status},   {"events", nndctl_events},
+    {"cache", nndctl_cache},     {"reload", nndctl_reload},
+    {"metrics", nndctl_metrics},
 };
 
 int main(int argc, char **argv) {
@@ -426,7 +500,10 @@ int main(int argc, char **argv) {
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage_text, stdout);
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("nndctl %s\n", NND_VERSION);
             return 0;
         } else if (!strcmp(a, "--socket") && i + 1 < argc) {
             o.socket_path = argv[++i];
@@ -437,16 +514,18 @@ int main(int argc, char **argv) {
         } else if (!strncmp(a, "--state-dir=", 12)) {
             o.state_dir = a + 12;
         } else {
-            fprintf(stderr, "nndctl: unknown option %s\n\n%s", a, usage_text);
+            fprintf(stderr, "nndctl: unknown option %s\n\n", a);
+            usage(stderr);
             return 2;
         }
     }
     if (i == argc) {
-        fputs(usage_text, stderr);
+        usage(stderr);
         return 2;
     }
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)
         if (!strcmp(argv[i], commands[k].name)) return commands[k].run(&o, argc - i, argv + i);
-    fprintf(stderr, "nndctl: unknown command %s\n\n%s", argv[i], usage_text);
+    fprintf(stderr, "nndctl: unknown command %s\n\n", argv[i]);
+    usage(stderr);
     return 2;
 }

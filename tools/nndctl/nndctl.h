@@ -8,11 +8,13 @@
 
 typedef struct nndctl_opts {
     const char *socket_path; /* NULL: nnd_default_socket_path() */
-    const char *state_dir;   /* NULL: nnd_default_state_dir() */
+    const char *state_dir;   /* NULL: the daemon's, from its Hello; else nnd_default_state_dir() */
 } nndctl_opts;
 
 int nndctl_info(const nndctl_opts *o, int argc, char **argv);
 int nndctl_status(const nndctl_opts *o, int argc, char **argv);
+/* metrics: status in the Prometheus text exposition format (metrics/prom.h). */
+int nndctl_metrics(const nndctl_opts *o, int argc, char **argv);
 int nndctl_events(const nndctl_opts *o, int argc, char **argv);
 /* cache list | cache purge: the daemon's content cache over the admin bus. */
 int nndctl_cache(const nndctl_opts *o, int argc, char **argv);
@@ -25,5 +27,7 @@ int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
  * Returns the malloc'd reply text (NUL-terminated), or NULL with err set. */
 char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
                            size_t errlen);
+/* The same, saying "daemon unreachable: why" on stderr when there is no reply. */
+char *nndctl_admin_or_say(const nndctl_opts *o, const char *request, int timeout_ms);
 
 #endif

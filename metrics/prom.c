@@ -1,0 +1,419 @@
+/* prom.c: status JSON to Prometheus text. See prom.h.
+ *
+ * The status tree is walked once. Each number or boolean has a path: its object keys
+ * joined by '.', "[]" for the elements of an array, and '*' for a key that becomes a label
+ * (the objects keyed by priority, reason or quota). The path finds the metric in the
+ * table; samples with the same labels add up (the clients of one uid). */
+#include "prom.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { GAUGE, COUNTER, HISTOGRAM } metric_type;
+
+typedef struct metric {
+    const char *path;
+    const char *name;
+    metric_type type;
+    double scale; /* 0: the value as it is */
+    const char *help;
+} metric;
+
+/* In the order they are printed. */
+static const metric metrics[] = {
+    {"", "nnd_info", GAUGE, 0, "The daemon's version, driver build and preemption mode (value 1)"},
+    {"uptime_s", "nnd_uptime_seconds", GAUGE, 0, "Seconds since the daemon started"},
+    {"connections", "nnd_connections", GAUGE, 0, "Client connections open now"},
+    {"connections_dropped", "nnd_connections_dropped_total", COUNTER, 0,
+     "Connections dropped for not reading their replies"},
+    {"prepared_models", "nnd_prepared_models", GAUGE, 0, "Prepared models held by clients"},
+    {"executions", "nnd_executions_total", COUNTER, 0, "Executions run"},
+    {"buffers", "nnd_buffers", GAUGE, 0, "Driver buffers alive"},
+    {"buffer_bytes", "nnd_buffer_bytes", GAUGE, 0, "Bytes of the driver buffers alive"},
+    {"bursts.live", "nnd_bursts", GAUGE, 0, "Bursts alive"},
+    {"bursts.slots", "nnd_burst_slots", GAUGE, 0, "Memory slots cached by bursts"},
+    {"bursts.slot_maps", "nnd_burst_slot_maps_total", COUNTER, 0, "Burst slots mapped"},
+    {"bursts.slot_hits", "nnd_burst_slot_hits_total", COUNTER, 0,
+     "Burst pools served from a slot without an fd"},
+    {"supported_operation_types", "nnd_supported_operation_types", GAUGE, 0,
+     "Operation types the daemon supports"},
+    {"cache.enabled", "nnd_cache_enabled", GAUGE, 0, "1 when compilation caching is on"},
+    {"cache.disk", "nnd_cache_disk_enabled", GAUGE, 0, "1 when the cache writes to disk"},
+    {"cache.hits", "nnd_cache_hits_total", COUNTER, 0, "Client cache files loaded"},
+    {"cache.misses", "nnd_cache_misses_total", COUNTER, 0, "Client cache tokens not found"},
+    {"cache.rejected", "nnd_cache_rejected_total", COUNTER, 0, "Client cache files refused"},
+    {"cache.content_hits", "nnd_cache_content_hits_total", COUNTER, 0,
+     "Preparations served by the content cache"},
+    {"cache.content_misses", "nnd_cache_content_misses_total", COUNTER, 0,
+     "Preparations the content cache did not hold"},
+    {"cache.evicted", "nnd_cache_evicted_total", COUNTER, 0, "Content cache entries evicted"},
+    {"cache.stored", "nnd_cache_stored_total", COUNTER, 0, "Client cache files written"},
+    {"cache.store_errors", "nnd_cache_store_errors_total", COUNTER, 0,
+     "Failed writes to the cache"},
+    {"cache.saves_skipped", "nnd_cache_saves_skipped_total", COUNTER, 0,
+     "Cache saves skipped with the disk side off"},
+    {"cache.invalidated_at_start", "nnd_cache_invalidated_at_start", GAUGE, 0,
+     "Index entries of other driver builds dropped at start"},
+    {"cache.tokens", "nnd_cache_tokens", GAUGE, 0, "Client cache tokens in the index"},
+    {"cache.max_bytes", "nnd_cache_max_bytes", GAUGE, 0, "The content cache's cap in bytes"},
+    {"cache.store_entries", "nnd_cache_store_entries", GAUGE, 0, "Models in the content store"},
+    {"cache.store_bytes", "nnd_cache_store_bytes", GAUGE, 0, "Bytes of the content store"},
+    {"cache.memory_models", "nnd_cache_memory_models", GAUGE, 0,
+     "Models the content cache keeps in memory"},
+    {"cache.memory_bytes", "nnd_cache_memory_bytes", GAUGE, 0,
+     "Bytes the content cache keeps in memory"},
+    {"extensions.allowlist_entries", "nnd_extensions_allowlist_entries", GAUGE, 0,
+     "Entries of the extensions allowlist"},
+    {"extensions.faults", "nnd_extension_faults_total", COUNTER, 0,
+     "Faults caught in extension plugins"},
+    {"extensions.loaded[]", "nnd_extensions_loaded", GAUGE, 0, "Extension plugins loaded"},
+    {"extensions.refused[]", "nnd_extensions_refused", GAUGE, 0,
+     "Extension plugins refused at the last load"},
+    {"scheduler.workers", "nnd_scheduler_workers", GAUGE, 0, "Worker threads"},
+    {"scheduler.running", "nnd_scheduler_running", GAUGE, 0, "Executions running now"},
+    {"scheduler.queued.*", "nnd_scheduler_queued", GAUGE, 0, "Executions queued now"},
+    {"scheduler.latency_us", "nnd_execution_latency_seconds", HISTOGRAM, 0,
+     "Executions from submission to completion"},
+    {"scheduler.latency_us.*.q", "nnd_execution_latency_quantile_seconds", GAUGE, 1e-6,
+     "Quantiles of the execution latency (upper bucket edges)"},
+    {"scheduler.submitted", "nnd_scheduler_submitted_total", COUNTER, 0, "Executions submitted"},
+    {"scheduler.completed", "nnd_scheduler_completed_total", COUNTER, 0, "Executions completed"},
+    {"scheduler.failed", "nnd_scheduler_failed_total", COUNTER, 0, "Executions failed"},
+    {"scheduler.cancelled", "nnd_scheduler_cancelled_total", COUNTER, 0, "Executions cancelled"},
+    {"scheduler.preempted", "nnd_scheduler_preempted_total", COUNTER, 0,
+     "Executions suspended at a checkpoint for more urgent work"},
+    {"scheduler.aborted_for_deadline", "nnd_scheduler_aborted_for_deadline_total", COUNTER, 0,
+     "Executions stopped at a checkpoint because they would miss their deadline"},
+    {"scheduler.deadlines.*", "nnd_scheduler_deadlines_total", COUNTER, 0,
+     "Executions with a deadline, by whether they met it"},
+    {"scheduler.refused.*", "nnd_scheduler_refused_total", COUNTER, 0,
+     "Executions refused, by reason"},
+    {"scheduler.refused.of_which_at_dispatch", "nnd_scheduler_refused_at_dispatch_total", COUNTER,
+     0, "Of the refusals, those decided when a worker took the execution"},
+    {"scheduler.limits.app_queue", "nnd_scheduler_app_queue_limit", GAUGE, 0,
+     "Queued executions allowed per app"},
+    {"scheduler.limits.app_memory", "nnd_scheduler_app_memory_limit_bytes", GAUGE, 0,
+     "Execution memory allowed per app"},
+    {"scheduler.limits.device_memory", "nnd_scheduler_device_memory_limit_bytes", GAUGE, 0,
+     "Execution memory allowed for one execution"},
+    {"scheduler.device.gflops", "nnd_device_gflops", GAUGE, 0,
+     "Measured arithmetic throughput, GFLOP/s"},
+    {"scheduler.device.gbytes_per_s", "nnd_device_gbytes_per_second", GAUGE, 0,
+     "Measured memory throughput, GB/s"},
+    {"scheduler.device.us_per_operation", "nnd_device_operation_overhead_seconds", GAUGE, 1e-6,
+     "Measured fixed cost of one operation"},
+    {"quotas.limits.*.*", "nnd_quota_limit", GAUGE, 0, "Quota limits (0: unlimited)"},
+    {"quotas.totals.*", "nnd_quota_used", GAUGE, 0, "Quota usage of all apps together"},
+    {"quotas.totals.refused.*", "nnd_quota_refused_total", COUNTER, 0,
+     "Requests refused over a quota"},
+    {"quotas.apps[].*", "nnd_app_quota_used", GAUGE, 0, "Quota usage per app (uid)"},
+    {"quotas.apps[].refused.*", "nnd_app_quota_refused_total", COUNTER, 0,
+     "Requests refused over a quota, per app (uid)"},
+    {"clients[].bursts", "nnd_app_bursts", GAUGE, 0, "Bursts held, per app (uid)"},
+    {"clients[].burst_slots", "nnd_app_burst_slots", GAUGE, 0, "Burst slots held, per app (uid)"},
+};
+#define N_METRICS (sizeof metrics / sizeof metrics[0])
+
+/* Objects whose keys are label values; `except` keys keep their own path. */
+static const struct {
+    const char *path, *label, *except;
+} keyed[] = {
+    {"scheduler.queued", "priority", ""},
+    {"scheduler.latency_us", "priority", ""},
+    {"scheduler.deadlines", "outcome", ""},
+    {"scheduler.refused", "reason", " of_which_at_dispatch "},
+    {"quotas.limits", "scope", ""},
+    {"quotas.limits.*", "quota", ""},
+    {"quotas.totals", "quota", " refused "},
+    {"quotas.totals.refused", "quota", ""},
+    {"quotas.apps[]", "quota", " uid refused "},
+    {"quotas.apps[].refused", "quota", ""},
+};
+
+/* Numbers that are not measurements, or that another metric already carries. */
+static const char *const not_exported[] = {
+    "ok",  /* the reply's own flag */
+    "pid", /* the daemon's process id */
+    "clients[].pid",
+    "clients[].uid",
+    "quotas.apps[].uid",
+    /* Held per uid already in nnd_app_quota_used (quota usage is counted per client). */
+    "clients[].prepared_models",
+    "clients[].buffers",
+    "clients[].buffer_bytes",
+    "clients[].queued_executions",
+};
+
+/* String fields that are labels of nnd_info. */
+static const struct {
+    const char *path, *label;
+} info_labels[] = {
+    {"version", "version"},
+    {"cache.build_id", "driver_build"},
+    {"scheduler.preempted_work", "preempted_work"},
+};
+
+typedef struct sample {
+    char *labels; /* "{a=\"b\",...}" or "" */
+    double value;
+} sample;
+
+typedef struct family {
+    sample *s;
+    size_t n, cap;
+} family;
+
+typedef struct render {
+    family fam[N_METRICS];
+    FILE *hist; /* the histogram's lines, built in priority order */
+    char *hist_text;
+    size_t hist_len;
+    FILE *info; /* nnd_info's labels */
+    char *info_text;
+    size_t info_len;
+    FILE *unmapped;
+    char *unmapped_text;
+    size_t unmapped_len;
+    bool oom;
+} render;
+
+static const metric *find(const char *path, size_t *index) {
+    for (size_t i = 0; i < N_METRICS; i++)
+        if (!strcmp(metrics[i].path, path)) {
+            *index = i;
+            return &metrics[i];
+        }
+    return NULL;
+}
+
+static bool listed(const char *list, const char *word) {
+    char w[80];
+    snprintf(w, sizeof w, " %s ", word);
+    return strstr(list, w) != NULL;
+}
+
+static void escape(FILE *f, const char *s) {
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void note_unmapped(render *r, const char *path) {
+    fprintf(r->unmapped, "%s%s", ftell(r->unmapped) ? "," : "", path);
+}
+
+/* labels: ",k=\"v\"" pieces; stored as "{k=\"v\",...}". */
+static void add_sample(render *r, size_t m, const char *labels, double v) {
+    family *f = &r->fam[m];
+    char wrapped[512];
+    snprintf(wrapped, sizeof wrapped, *labels ? "{%s}" : "", labels + (*labels == ','));
+    for (size_t i = 0; i < f->n; i++)
+        if (!strcmp(f->s[i].labels, wrapped)) {
+            f->s[i].value += v;
+            return;
+        }
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 8;
+        sample *s = realloc(f->s, cap * sizeof *s);
+        if (!s) {
+            r->oom = true;
+            return;
+        }
+        f->s = s;
+        f->cap = cap;
+    }
+    if (!(f->s[f->n].labels = strdup(wrapped))) {
+        r->oom = true;
+        return;
+    }
+    f->s[f->n++].value = v;
+}
+
+static void leaf(render *r, const char *path, const char *labels, double v) {
+    for (size_t i = 0; i < sizeof not_exported / sizeof not_exported[0]; i++)
+        if (!strcmp(path, not_exported[i])) return;
+    size_t m;
+    const metric *d = find(path, &m);
+    if (!d || d->type == HISTOGRAM) {
+        note_unmapped(r, path);
+        return;
+    }
+    add_sample(r, m, labels, d->scale ? v * d->scale : v);
+}
+
+static char *with_label(char *buf, size_t len, const char *labels, const char *k, const char *v) {
+    char *p = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&p, &n);
+    if (!f) return NULL;
+    fprintf(f, "%s,%s=\"", labels, k);
+    escape(f, v);
+    fputc('"', f);
+    fclose(f);
+    snprintf(buf, len, "%s", p ? p : "");
+    free(p);
+    return buf;
+}
+
+/* One priority of scheduler.latency_us: histogram lines and quantile gauges. */
+static void latency(render *r, const cJSON *o, const char *labels) {
+    const cJSON *count = cJSON_GetObjectItemCaseSensitive(o, "count");
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(o, "sum_us");
+    const cJSON *below = cJSON_GetObjectItemCaseSensitive(o, "below");
+    const char *l = labels + (*labels == ',');
+    const cJSON *e;
+    cJSON_ArrayForEach(e, o) {
+        char path[160], lab[512];
+        if (e == count || e == sum || e == below) continue;
+        if (cJSON_IsNumber(e) && e->string[0] == 'p') { /* p50, p90, p99 */
+            char q[16];
+            snprintf(q, sizeof q, "0.%s", e->string + 1);
+            size_t m;
+            if (find("scheduler.latency_us.*.q", &m) &&
+                with_label(lab, sizeof lab, labels, "quantile", q))
+                add_sample(r, m, lab, e->valuedouble * metrics[m].scale);
+            continue;
+        }
+        snprintf(path, sizeof path, "scheduler.latency_us.*.%s", e->string);
+        note_unmapped(r, path);
+    }
+    if (!cJSON_IsNumber(count) || !cJSON_IsNumber(sum) || !cJSON_IsObject(below)) {
+        note_unmapped(r, "scheduler.latency_us.* (count, sum_us and below expected)");
+        return;
+    }
+    cJSON_ArrayForEach(e, below) {
+        fprintf(r->hist, "nnd_execution_latency_seconds_bucket{%s%sle=\"%.9g\"} %.15g\n", l,
+                *l ? "," : "", atof(e->string) * 1e-6, e->valuedouble);
+    }
+    fprintf(r->hist, "nnd_execution_latency_seconds_bucket{%s%sle=\"+Inf\"} %.15g\n", l,
+            *l ? "," : "", count->valuedouble);
+    fprintf(r->hist, "nnd_execution_latency_seconds_sum%s%s%s %.15g\n", *l ? "{" : "", l,
+            *l ? "}" : "", sum->valuedouble * 1e-6);
+    fprintf(r->hist, "nnd_execution_latency_seconds_count%s%s%s %.15g\n", *l ? "{" : "", l,
+            *l ? "}" : "", count->valuedouble);
+}
+
+static void walk(render *r, const cJSON *node, const char *path, const char *labels);
+
+static void walk_object(render *r, const cJSON *o, const char *path, const char *labels) {
+    const char *label = NULL, *except = "";
+    for (size_t i = 0; i < sizeof keyed / sizeof keyed[0]; i++)
+        if (!strcmp(keyed[i].path, path)) {
+            label = keyed[i].label;
+            except = keyed[i].except;
+        }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, o) {
+        char sub[256], lab[512];
+        if (label && !listed(except, e->string)) {
+            snprintf(sub, sizeof sub, "%s%s*", path, *path ? "." : "");
+            if (!with_label(lab, sizeof lab, labels, label, e->string)) {
+                r->oom = true;
+                return;
+            }
+            if (!strcmp(path, "scheduler.latency_us"))
+                latency(r, e, lab);
+            else
+                walk(r, e, sub, lab);
+        } else {
+            snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", e->string);
+            walk(r, e, sub, labels);
+        }
+    }
+}
+
+static void walk(render *r, const cJSON *node, const char *path, const char *labels) {
+    if (cJSON_IsNumber(node)) {
+        leaf(r, path, labels, node->valuedouble);
+    } else if (cJSON_IsBool(node)) {
+        leaf(r, path, labels, cJSON_IsTrue(node) ? 1 : 0);
+    } else if (cJSON_IsString(node)) {
+        for (size_t i = 0; i < sizeof info_labels / sizeof info_labels[0]; i++)
+            if (!strcmp(info_labels[i].path, path)) {
+                fprintf(r->info, "%s%s=\"", ftell(r->info) ? "," : "", info_labels[i].label);
+                escape(r->info, node->valuestring);
+                fputc('"', r->info);
+            }
+    } else if (cJSON_IsObject(node)) {
+        walk_object(r, node, path, labels);
+    } else if (cJSON_IsArray(node)) {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s[]", path);
+        const cJSON *e = node->child;
+        const cJSON *uid = cJSON_GetObjectItemCaseSensitive(e, "uid");
+        size_t m;
+        if (!e && !find(sub, &m)) return; /* no app holds anything */
+        if (!cJSON_IsObject(e) || !cJSON_IsNumber(uid)) {
+            leaf(r, sub, labels, (double)cJSON_GetArraySize(node)); /* a list: its length */
+            return;
+        }
+        cJSON_ArrayForEach(e, node) { /* per app: one uid label each */
+            char u[24], lab[512];
+            uid = cJSON_GetObjectItemCaseSensitive(e, "uid");
+            snprintf(u, sizeof u, "%.0f", cJSON_IsNumber(uid) ? uid->valuedouble : -1.0);
+            if (with_label(lab, sizeof lab, labels, "uid", u)) walk(r, e, sub, lab);
+        }
+    }
+}
+
+static void print_family(FILE *out, const metric *d, const char *body, const family *f) {
+    static const char *const types[] = {"gauge", "counter", "histogram"};
+    fprintf(out, "# HELP %s %s.\n# TYPE %s %s\n", d->name, d->help, d->name, types[d->type]);
+    if (body) fputs(body, out);
+    for (size_t i = 0; f && i < f->n; i++)
+        fprintf(out, "%s%s %.15g\n", d->name, f->s[i].labels, f->s[i].value);
+}
+
+char *nnd_prom_render(const cJSON *status, char **unmapped) {
+    if (unmapped) *unmapped = NULL;
+    if (!cJSON_IsObject(status)) return NULL;
+    render *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->hist = open_memstream(&r->hist_text, &r->hist_len);
+    r->info = open_memstream(&r->info_text, &r->info_len);
+    r->unmapped = open_memstream(&r->unmapped_text, &r->unmapped_len);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = r->hist && r->info && r->unmapped ? open_memstream(&text, &len) : NULL;
+    if (out) walk(r, status, "", "");
+    if (r->hist) fclose(r->hist);
+    if (r->info) fclose(r->info);
+    if (r->unmapped) fclose(r->unmapped);
+    for (size_t i = 0; out && i < N_METRICS; i++) {
+        const metric *d = &metrics[i];
+        if (i == 0) {
+            fprintf(out, "# HELP %s %s.\n# TYPE %s gauge\n%s{%s} 1\n", d->name, d->help, d->name,
+                    d->name, r->info_text ? r->info_text : "");
+        } else if (d->type == HISTOGRAM) {
+            if (r->hist_len) print_family(out, d, r->hist_text, NULL);
+        } else if (r->fam[i].n) {
+            print_family(out, d, NULL, &r->fam[i]);
+        }
+    }
+    if (out && fclose(out) != 0) r->oom = true;
+    for (size_t i = 0; i < N_METRICS; i++) {
+        for (size_t k = 0; k < r->fam[i].n; k++)
+            free(r->fam[i].s[k].labels);
+        free(r->fam[i].s);
+    }
+    if (unmapped && r->unmapped_len) {
+        *unmapped = r->unmapped_text;
+        r->unmapped_text = NULL;
+    }
+    if (!out || r->oom) {
+        free(text);
+        text = NULL;
+    }
+    free(r->hist_text);
+    free(r->info_text);
+    free(r->unmapped_text);
+    free(r);
+    return text;
+}

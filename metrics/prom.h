@@ -1,0 +1,29 @@
+/* prom: the daemon's status as Prometheus text exposition (format 0.0.4), for
+ * `nndctl metrics` and the daemon's --metrics-listen.
+ *
+ * Contract:
+ * - nnd_prom_render() takes the admin "status" reply (the JSON object `nndctl status`
+ *   shows) and returns the text, malloc'd: per metric one "# HELP" and one "# TYPE" line,
+ *   then its samples. Names start with nnd_; counters end in _total; bytes are bytes and
+ *   times are seconds. Metrics with no sample (no client connected, say) are left out.
+ * - Every number and boolean of status is exported, through one table of metrics keyed by
+ *   the field's path. A field that the table does not know is never dropped silently: its
+ *   path goes into *unmapped (comma-separated, malloc'd; NULL when there is none), and the
+ *   tests require that to stay empty against a real daemon's status.
+ * - Labels: uid for what each app holds (quota usage, refusals, connections, bursts of its
+ *   clients, summed per uid), priority for the scheduler's queues and latencies, reason,
+ *   quota, scope and outcome where status keys a counter by them. version, driver build
+ *   and preemption mode are labels of nnd_info, whose value is 1.
+ * - The scheduler's latency per priority is the histogram nnd_execution_latency_seconds
+ *   (buckets from 25 us doubling to 13.1 s, exact: they are edges of the daemon's own
+ *   histogram), and its p50, p90 and p99 the gauge nnd_execution_latency_quantile_seconds.
+ * - NULL when status is not an object or memory runs out.
+ */
+#ifndef NND_METRICS_PROM_H
+#define NND_METRICS_PROM_H
+
+#include <cjson/cJSON.h>
+
+char *nnd_prom_render(const cJSON *status, char **unmapped);
+
+#endif
