@@ -8,7 +8,7 @@ SANITIZE ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=$(SANITIZE)
 
-.PHONY: all deps configure run test leakcheck soak bench fuzz format clean
+.PHONY: all deps configure run test leakcheck soak bench fuzz format clean install container-test
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -43,6 +43,18 @@ bench: deps all
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	./scripts/fuzz.sh --build-dir build-fuzz --seconds $(FUZZ_SECONDS) --jobs $(JOBS)
+
+# Installs into PREFIX (default /usr/local): programs, libnnd, headers, pkg-config file,
+# plugins, man pages, systemd units.
+PREFIX ?= /usr/local
+install: all
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The Dockerfile built and run with podman, checked from the host through its socket
+# (scripts/container-test.sh; needs root). Not part of `make test`.
+container-test: all
+	@./scripts/install-deps.sh --container
+	./scripts/container-test.sh --build-dir $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

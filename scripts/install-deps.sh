@@ -1,11 +1,32 @@
 #!/bin/sh
-# Installs the Debian packages nnd needs to build, test and run, only when missing.
-# Quiet and quick when everything is present; runs apt-get update only before an install.
+# Installs the Debian packages nnd needs, only when missing. Quiet and quick when
+# everything is present; runs apt-get update only before an install.
+# Usage: install-deps.sh [--build-only | --container]
+#   (none)        what `make`, `make test` and `make leakcheck` need
+#   --build-only  what building nnd, nndctl, libnnd and the man pages needs (the image's
+#                 build stage)
+#   --container   the above and what `make container-test` needs (podman, runc,
+#                 mmdebstrap for the base images)
 set -eu
 
-PACKAGES="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler \
+# Building: compiler, CMake, the libraries, protoc-c, scdoc for the man pages.
+BUILD="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler \
 libnanomsg-dev libsqlite3-dev libb2-dev libxxhash-dev libcjson-dev libcmocka-dev \
-libxnnpack-dev libpthreadpool-dev clang libclang-rt-14-dev scdoc"
+libxnnpack-dev libpthreadpool-dev scdoc"
+# Testing: clang and its runtimes (fuzz targets), systemd (systemd-socket-activate,
+# systemd-analyze), man-db (man -l), prometheus (promtool check metrics).
+TEST="clang libclang-rt-14-dev systemd man-db prometheus"
+CONTAINER="podman runc uidmap mmdebstrap"
+
+case "${1:-}" in
+"") PACKAGES="$BUILD $TEST" ;;
+--build-only) PACKAGES="$BUILD" ;;
+--container) PACKAGES="$BUILD $TEST $CONTAINER" ;;
+*)
+    echo "usage: $0 [--build-only | --container]" >&2
+    exit 2
+    ;;
+esac
 
 missing=""
 for p in $PACKAGES; do
