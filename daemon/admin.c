@@ -29,8 +29,7 @@ static void add_client(nnd_session *s, void *ctx) {
     t->prepared += prepared;
     cJSON *c = cJSON_CreateObject();
     if (!c) return;
-    cJSON_AddNumberToObject(c, "pid", s->pid);
-    cJSON_AddNumberToObject(c, "uid", s->uid);
+    nnd_json_add_client(c, s->serial, s->pid, s->uid);
     cJSON_AddStringToObject(c, "exe", s->exe);
     cJSON_AddStringToObject(c, "name", s->name);
     cJSON_AddNumberToObject(c, "prepared_models", (double)prepared);

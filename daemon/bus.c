@@ -147,6 +147,12 @@ void nnd_json_add_handle(cJSON *o, const char *key, uint64_t handle) {
     cJSON_AddStringToObject(o, key, text);
 }
 
+void nnd_json_add_client(cJSON *o, uint64_t client, int pid, unsigned uid) {
+    nnd_json_add_u64(o, "client", client);
+    cJSON_AddNumberToObject(o, "pid", pid);
+    cJSON_AddNumberToObject(o, "uid", uid);
+}
+
 cJSON *nnd_bus_event(const nnd_bus *b, const char *name) {
     if (!b || nn_get_statistic(b->pub, NN_STAT_CURRENT_CONNECTIONS) == 0) return NULL;
     cJSON *ev = cJSON_CreateObject();

@@ -41,5 +41,8 @@ void nnd_bus_publish(nnd_bus *b, cJSON *event);
  * "0x%016llx" strings. */
 void nnd_json_add_u64(cJSON *o, const char *key, uint64_t v);
 void nnd_json_add_handle(cJSON *o, const char *key, uint64_t handle);
+/* Names the client an event is about: "client" (the id of the log lines and of status),
+ * "pid" (0 for a process outside the daemon's pid namespace) and "uid". */
+void nnd_json_add_client(cJSON *o, uint64_t client, int pid, unsigned uid);
 
 #endif

@@ -70,10 +70,7 @@ static cJSON *event(const nnd_cache *c, const char *name, const nnd_session *s,
                     const uint8_t *key) {
     cJSON *ev = nnd_bus_event(c->d->bus, name);
     if (!ev) return NULL;
-    if (s) {
-        cJSON_AddNumberToObject(ev, "pid", s->pid);
-        cJSON_AddNumberToObject(ev, "uid", s->uid);
-    }
+    if (s) nnd_json_add_client(ev, s->serial, s->pid, s->uid);
     if (key) {
         char hex[2 * NND_HASH_LEN + 1];
         nnd_hex(key, NND_HASH_LEN, hex);
@@ -424,7 +421,8 @@ static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t 
     return;
 fail:
     c->n.store_errors++;
-    nnd_log_warn("client %llu: cache not saved: %s", (unsigned long long)s->serial, err);
+    nnd_log_client(NND_LOG_WARN, "client %llu: cache not saved: %s", (unsigned long long)s->serial,
+                   err);
 }
 
 nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
@@ -483,7 +481,8 @@ static nnd_status reject(nnd_cache *c, const nnd_session *s, const char *client_
                          const char *reason, char *err, size_t errlen) {
     c->n.rejected++;
     nnd_errf(err, errlen, "cache rejected: %s", client_reason);
-    nnd_log_info("client %llu: cache rejected: %s", (unsigned long long)s->serial, reason);
+    nnd_log_client(NND_LOG_INFO, "client %llu: cache rejected: %s", (unsigned long long)s->serial,
+                   reason);
     cJSON *ev = event(c, "cache_rejected", s, NULL);
     if (ev) cJSON_AddStringToObject(ev, "reason", reason);
     publish(c, ev);

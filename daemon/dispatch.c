@@ -29,6 +29,9 @@ static void on_hello(nnd_call *c) {
     Nnd__HelloReply r = NND__HELLO_REPLY__INIT;
     r.protocol_version = NND_PROTOCOL_VERSION;
     r.daemon_version = (char *)NND_VERSION;
+    /* nndctl finds the daemon's bus through this, and counts its operations. */
+    r.state_dir = (char *)c->d->state_dir;
+    r.supported_operation_types = nnd_supported_operation_count();
     c->reply.result_case = NND__REPLY__RESULT_HELLO;
     c->reply.hello = &r;
     nnd_call_reply(c);

@@ -35,6 +35,7 @@ struct nnd_execution {
     nnd_executions *q;
     nnd_session *s; /* NULL once the connection is gone: nobody to answer */
     pid_t pid;
+    uint64_t client; /* the session's id, for events */
     uid_t uid;
     uint64_t request_id, model_handle;
     int kind;
@@ -57,8 +58,7 @@ static void event_rejected(nnd_executions *q, const nnd_execution *x, nnd_status
                            nnd_refusal why, const char *at) {
     cJSON *ev = nnd_bus_event(q->d->bus, "rejected");
     if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", x->pid);
-        cJSON_AddNumberToObject(ev, "uid", x->uid);
+        nnd_json_add_client(ev, x->client, x->pid, x->uid);
         nnd_json_add_handle(ev, "handle", x->model_handle);
         cJSON_AddStringToObject(ev, "priority", nnd_prio_name(x->j.prio));
         cJSON_AddStringToObject(ev, "reason", nnd_refusal_name(why));
@@ -157,6 +157,7 @@ static nnd_status job_make(nnd_executions *q, nnd_session *s, nnd_frame_in *in, 
     x->q = q;
     x->s = s;
     x->pid = s->pid;
+    x->client = s->serial;
     x->uid = s->uid;
     x->request_id = id;
     x->model_handle = model_handle;
@@ -269,7 +270,7 @@ static void job_complete(nnd_executions *q, nnd_execution *x, nnd_status st, con
     } else {
         cJSON *ev = nnd_bus_event(q->d->bus, "executed");
         if (ev) {
-            cJSON_AddNumberToObject(ev, "pid", x->pid);
+            nnd_json_add_client(ev, x->client, x->pid, x->uid);
             nnd_json_add_handle(ev, "handle", x->model_handle);
             cJSON_AddStringToObject(ev, "status", nnd_status_wire_name(st));
             cJSON_AddStringToObject(ev, "priority", nnd_prio_name(j->prio));
@@ -564,6 +565,13 @@ cJSON *nnd_executions_status(nnd_daemon *d) {
         nnd_json_add_u64(l, "p50", st.latency_ns[p][0] / 1000);
         nnd_json_add_u64(l, "p90", st.latency_ns[p][1] / 1000);
         nnd_json_add_u64(l, "p99", st.latency_ns[p][2] / 1000);
+        nnd_json_add_u64(l, "sum_us", st.latency_sum_ns[p] / 1000);
+        cJSON *below = cJSON_AddObjectToObject(l, "below"); /* bound in us: how many under it */
+        for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++) {
+            char bound[24];
+            snprintf(bound, sizeof bound, "%llu", NND_LATENCY_BOUND_NS(i) / 1000);
+            nnd_json_add_u64(below, bound, st.latency_below[p][i]);
+        }
     }
     nnd_json_add_u64(o, "submitted", st.submitted);
     nnd_json_add_u64(o, "completed", st.completed);

@@ -1,7 +1,10 @@
 /* log.c: timestamped lines on stderr. See log.h. */
 #include "log.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -27,8 +30,75 @@ int nnd_log_enabled(nnd_log_level level) {
     return level <= current;
 }
 
+static void vlog(nnd_log_level level, const char *fmt, va_list ap);
+
+/* The client lines' budget: the second it counts, lines let through, lines held back. */
+static pthread_mutex_t budget_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t budget_second = -1;
+static unsigned budget_used;
+static unsigned long long budget_suppressed;
+
+static int64_t now_second(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
+/* Starts a new second once the last one is over; returns how many lines it held back. */
+static unsigned long long roll_budget(int64_t sec) {
+    unsigned long long held = 0;
+    if (sec != budget_second) {
+        held = budget_suppressed;
+        budget_second = sec;
+        budget_used = 0;
+        budget_suppressed = 0;
+    }
+    return held;
+}
+
+static void say_suppressed(unsigned long long held) {
+    if (held)
+        nnd_log(NND_LOG_INFO,
+                "%llu client log lines suppressed (more than %d a second; "
+                "--log-level debug shows every one)",
+                held, NND_LOG_CLIENT_PER_S);
+}
+
 void nnd_log(nnd_log_level level, const char *fmt, ...) {
     if (level > current) return;
+    pthread_mutex_lock(&budget_lock);
+    unsigned long long held = budget_suppressed ? roll_budget(now_second()) : 0;
+    pthread_mutex_unlock(&budget_lock);
+    say_suppressed(held);
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, fmt, ap);
+    va_end(ap);
+}
+
+void nnd_log_client(nnd_log_level level, const char *fmt, ...) {
+    if (level > current) return;
+    bool pass = true;
+    unsigned long long held = 0;
+    if (current < NND_LOG_DEBUG) {
+        pthread_mutex_lock(&budget_lock);
+        held = roll_budget(now_second());
+        pass = budget_used < NND_LOG_CLIENT_PER_S;
+        if (pass)
+            budget_used++;
+        else
+            budget_suppressed++;
+        pthread_mutex_unlock(&budget_lock);
+    }
+    say_suppressed(held);
+    if (!pass) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, fmt, ap);
+    va_end(ap);
+}
+
+static void vlog(nnd_log_level level, const char *fmt, va_list ap) {
     char line[1024];
     struct timespec ts;
     struct tm tm;
@@ -37,10 +107,7 @@ void nnd_log(nnd_log_level level, const char *fmt, ...) {
     size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
     n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ", ts.tv_nsec / 1000000,
                           names[level]);
-    va_list ap;
-    va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
-    va_end(ap);
     /* A message longer than the buffer is cut; the line still ends with a newline. */
     size_t end = m < 0 ? n : (n + (size_t)m < sizeof line - 1 ? n + (size_t)m : sizeof line - 2);
     /* Messages may quote client-supplied text: keep one event on one line. */

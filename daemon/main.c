@@ -1,7 +1,8 @@
 /* main.c: the nnd daemon. Parses the command line, prepares directories, opens the client
  * socket and the bus, and runs the libuv loop until SIGINT or SIGTERM, then shuts down
  * cleanly: stop accepting, close every connection (releasing what it owns), remove the
- * socket file, close the bus, exit 0.
+ * socket file, close the bus, exit 0. Started by systemd with its socket (activation.h),
+ * it serves that one and leaves it to systemd.
  * A state directory that is full, read-only or missing costs what lives there (the cache,
  * the admin and event bus), with a warning each, never the service to clients. */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "activation.h"
 #include "admin.h"
 #include "bus.h"
 #include "cache.h"
@@ -28,7 +30,7 @@
 #include "quota.h"
 #include "server.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f, const char *extensions_dir) {
     fprintf(f,
             "usage: nnd [options]\n"
             "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
@@ -40,7 +42,7 @@ static void usage(FILE *f) {
             "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
             "                      build's, " NND_DRIVER_BUILD_ID ")\n"
             "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
-            "                      " NND_DEFAULT_EXTENSIONS_DIR ")\n"
+            "                      %s)\n"
             "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
             "                      user a line (default: nobody)\n"
             "  --workers N         executions run at once (default 1: one at a time, for\n"
@@ -55,7 +57,26 @@ static void usage(FILE *f) {
             "                      the options above with '_' for '-' (they win over the file)\n"
             "                      and quota.app.* and quota.connection.* (see README)\n"
             "  --version           print the version and exit\n"
-            "  --help              print this and exit\n");
+            "  --help              print this and exit\n"
+            "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
+            "given; --socket then only names it.\n",
+            extensions_dir);
+}
+
+/* The plugins' default home: lib/nnd/extensions (NND_EXTENSIONS_FROM_BIN) beside the bin
+ * folder this executable is in, so that it follows the prefix given at install time. */
+static const char *default_extensions_dir(char *buf, size_t len) {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (!slash) return NND_EXTENSIONS_FROM_BIN; /* relative to the working directory */
+    *slash = '\0';
+    if ((size_t)snprintf(buf, len, "%s/%s", exe, NND_EXTENSIONS_FROM_BIN) >= len)
+        return NND_EXTENSIONS_FROM_BIN;
+    char *real = realpath(buf, NULL); /* tidy when it exists */
+    if (real && strlen(real) < len) strcpy(buf, real);
+    free(real);
+    return buf;
 }
 
 /* mkdir -p: missing parents get 0755, the directory itself gets mode. */
@@ -159,9 +180,10 @@ int main(int argc, char **argv) {
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    static char socket_buf[4096], state_buf[4096];
+    static char socket_buf[4096], state_buf[4096], extensions_buf[4096];
     static nnd_config cfg;
-    nnd_config_default(&cfg, NND_DEFAULT_EXTENSIONS_DIR);
+    const char *extensions_dir = default_extensions_dir(extensions_buf, sizeof extensions_buf);
+    nnd_config_default(&cfg, extensions_dir);
     const char *config_path = NULL;
     int o, at;
     /* First pass: the file, --help, --version and mistakes; settings come second. */
@@ -170,13 +192,13 @@ int main(int argc, char **argv) {
         case OPT_SETTING: break;
         case OPT_CONFIG: config_path = optarg; break;
         case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'h': usage(stdout, extensions_dir); return 0;
+        default: usage(stderr, extensions_dir); return 2;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "nnd: unexpected argument \"%s\"\n", argv[optind]);
-        usage(stderr);
+        usage(stderr, extensions_dir);
         return 2;
     }
     char err[512];
@@ -199,6 +221,17 @@ int main(int argc, char **argv) {
     }
     const char *socket_path = cfg.socket_path, *state_dir = cfg.state_dir;
     nnd_log_set_level(cfg.log_level);
+    static char activated_path[sizeof socket_buf];
+    int listen_fd = nnd_activation_socket(activated_path, sizeof activated_path, err, sizeof err);
+    if (listen_fd == -2) {
+        nnd_log_error("%s", err);
+        return 1;
+    }
+    if (listen_fd >= 0) {
+        if (socket_path && strcmp(socket_path, activated_path))
+            nnd_log_warn("serving systemd's socket %s, not %s", activated_path, socket_path);
+        socket_path = activated_path;
+    }
     if (!socket_path) socket_path = nnd_default_socket_path(socket_buf, sizeof socket_buf);
     if (!state_dir) state_dir = nnd_default_state_dir(state_buf, sizeof state_buf);
     if (!socket_path || !state_dir) {
@@ -213,7 +246,7 @@ int main(int argc, char **argv) {
      * glibc's adaptive threshold, which would keep a freed buffer's size in the heap. */
     mallopt(M_MMAP_THRESHOLD, NND_MMAP_THRESHOLD);
     raise_fd_limit();
-    int rc = make_socket_dir(socket_path);
+    int rc = listen_fd >= 0 ? 0 : make_socket_dir(socket_path);
     if (rc < 0) {
         nnd_log_error("cannot create the directory of %s: %s", socket_path, strerror(-rc));
         return 1;
@@ -264,7 +297,7 @@ int main(int argc, char **argv) {
         status = 1;
         goto out;
     }
-    d->server = nnd_server_start(d, err, sizeof err);
+    d->server = nnd_server_start(d, listen_fd, err, sizeof err);
     if (!d->server) {
         nnd_log_error("%s", err);
         nnd_executions_stop(d);
@@ -288,8 +321,8 @@ int main(int argc, char **argv) {
     sig_int.data = sig_term.data = d;
     uv_signal_start(&sig_int, on_signal, SIGINT);
     uv_signal_start(&sig_term, on_signal, SIGTERM);
-    nnd_log_info("nnd %s listening on %s (state %s, pid %d)", NND_VERSION, socket_path, state_dir,
-                 (int)getpid());
+    nnd_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, socket_path,
+                 listen_fd >= 0 ? " (from systemd)" : "", state_dir, (int)getpid());
 out:
     uv_run(&loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&loop) == UV_EBUSY) {

@@ -165,9 +165,9 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
         return;
     }
     uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
-    nnd_log_info("client %llu prepared model 0x%016llx%s: %u operations in %llu us",
-                 (unsigned long long)c->s->serial, (unsigned long long)handle,
-                 from_cache ? " from its cache" : "", n_ops, (unsigned long long)(t / 1000));
+    nnd_log_client(NND_LOG_INFO, "client %llu prepared model 0x%016llx%s: %u operations in %llu us",
+                   (unsigned long long)c->s->serial, (unsigned long long)handle,
+                   from_cache ? " from its cache" : "", n_ops, (unsigned long long)(t / 1000));
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
@@ -175,7 +175,7 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
     nnd_call_reply(c);
     cJSON *ev = nnd_bus_event(c->d->bus, "prepared");
     if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", c->s->pid);
+        nnd_json_add_client(ev, c->s->serial, c->s->pid, c->s->uid);
         nnd_json_add_handle(ev, "handle", handle);
         cJSON_AddNumberToObject(ev, "operations", n_ops);
         nnd_json_add_u64(ev, "prepare_ns", t);

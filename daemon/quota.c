@@ -80,8 +80,7 @@ static nnd_status refuse(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r
     nnd_log_debug("client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
     cJSON *ev = nnd_bus_event(q->d ? q->d->bus : NULL, "quota_refused");
     if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", s->pid);
-        cJSON_AddNumberToObject(ev, "uid", a->uid);
+        nnd_json_add_client(ev, s->serial, s->pid, a->uid);
         cJSON_AddStringToObject(ev, "scope", scope);
         cJSON_AddStringToObject(ev, "quota", res_names[r]);
         nnd_json_add_u64(ev, "limit", limit);

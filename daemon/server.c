@@ -118,14 +118,14 @@ static void flush(conn *c) {
 static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
     if (c->out_frames + 1 > NND_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > NND_OUTBOX_MAX_BYTES) {
         nnd_session *ss = &c->session;
-        nnd_log_warn("client %llu (pid %d) does not read its replies (%zu frames, %zu bytes "
-                     "waiting); dropping it",
-                     (unsigned long long)ss->serial, (int)ss->pid, c->out_frames, c->out_bytes);
+        nnd_log_client(NND_LOG_WARN,
+                       "client %llu (pid %d) does not read its replies (%zu frames, %zu bytes "
+                       "waiting); dropping it",
+                       (unsigned long long)ss->serial, (int)ss->pid, c->out_frames, c->out_bytes);
         c->srv->dropped++;
         cJSON *ev = nnd_bus_event(c->srv->d->bus, "dropped");
         if (ev) {
-            cJSON_AddNumberToObject(ev, "pid", ss->pid);
-            cJSON_AddNumberToObject(ev, "uid", ss->uid);
+            nnd_json_add_client(ev, ss->serial, ss->pid, ss->uid);
             cJSON_AddStringToObject(ev, "reason", "does not read its replies");
             nnd_json_add_u64(ev, "frames", c->out_frames);
             nnd_json_add_u64(ev, "bytes", c->out_bytes);
@@ -209,13 +209,12 @@ static void conn_close(conn *c) {
     if (c->refused) {
         s->n_refused--;
     } else {
-        nnd_log_info("client %llu disconnected (pid %d, %zu objects released)",
-                     (unsigned long long)ss->serial, (int)ss->pid,
-                     nnd_session_count(ss, NND_OBJ_ANY));
+        nnd_log_client(NND_LOG_INFO, "client %llu disconnected (pid %d, %zu objects released)",
+                       (unsigned long long)ss->serial, (int)ss->pid,
+                       nnd_session_count(ss, NND_OBJ_ANY));
         cJSON *ev = nnd_bus_event(s->d->bus, "disconnect");
         if (ev) {
-            cJSON_AddNumberToObject(ev, "pid", ss->pid);
-            cJSON_AddNumberToObject(ev, "uid", ss->uid);
+            nnd_json_add_client(ev, ss->serial, ss->pid, ss->uid);
             cJSON_AddStringToObject(ev, "exe", ss->exe);
         }
         nnd_bus_publish(s->d->bus, ev);
@@ -284,8 +283,8 @@ static void read_frame(conn *c) {
         else /* An empty datagram is a Request with every field at its default. */
             nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
     } else if (rc == -EPROTO) {
-        nnd_log_warn("client %llu (pid %d): bad frame: %s", (unsigned long long)c->session.serial,
-                     (int)c->session.pid, err);
+        nnd_log_client(NND_LOG_WARN, "client %llu (pid %d): bad frame: %s",
+                       (unsigned long long)c->session.serial, (int)c->session.pid, err);
         nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
     } else if (rc != -EAGAIN) {
         nnd_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
@@ -318,8 +317,9 @@ static void on_sweep(uv_timer_t *t) {
 static void refuse(conn *c, const char *why) {
     nnd_server *s = c->srv;
     nnd_session *ss = &c->session;
-    nnd_log_warn("client %llu refused: pid %d uid %d exe %s: %s", (unsigned long long)ss->serial,
-                 (int)ss->pid, (int)ss->uid, ss->exe[0] ? ss->exe : "?", why);
+    nnd_log_client(NND_LOG_WARN, "client %llu refused: pid %d uid %d exe %s: %s",
+                   (unsigned long long)ss->serial, (int)ss->pid, (int)ss->uid,
+                   ss->exe[0] ? ss->exe : "?", why);
     c->refused = true;
     c->refused_ns = nnd_now_ns();
     snprintf(c->refusal, sizeof c->refusal, "%s", why);
@@ -355,12 +355,12 @@ static void conn_open(nnd_server *s, int fd) {
         refuse(c, why);
         return;
     }
-    nnd_log_info("client %llu connected: pid %d uid %d exe %s", (unsigned long long)ss->serial,
-                 (int)ss->pid, (int)ss->uid, ss->exe[0] ? ss->exe : "?");
+    nnd_log_client(NND_LOG_INFO, "client %llu connected: pid %d uid %d exe %s",
+                   (unsigned long long)ss->serial, (int)ss->pid, (int)ss->uid,
+                   ss->exe[0] ? ss->exe : "?");
     cJSON *ev = nnd_bus_event(s->d->bus, "connect");
     if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", ss->pid);
-        cJSON_AddNumberToObject(ev, "uid", ss->uid);
+        nnd_json_add_client(ev, ss->serial, ss->pid, ss->uid);
         cJSON_AddStringToObject(ev, "exe", ss->exe);
     }
     nnd_bus_publish(s->d->bus, ev);
@@ -428,7 +428,29 @@ static int bind_path(int fd, const struct sockaddr_un *sa, char *err, size_t err
     return -1;
 }
 
-nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
+/* Polls the listening socket; the server is live from here on. */
+static nnd_server *serve(nnd_server *s) {
+    uv_poll_init(s->d->loop, &s->listen_poll, s->fd);
+    uv_timer_init(s->d->loop, &s->retry);
+    uv_timer_init(s->d->loop, &s->sweep);
+    s->listen_poll.data = s->retry.data = s->sweep.data = s;
+    s->open_handles = 3;
+    uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
+    return s;
+}
+
+nnd_server *nnd_server_start(nnd_daemon *d, int listen_fd, char *err, size_t errlen) {
+    if (listen_fd >= 0) { /* systemd's: its file is systemd's too (dev and ino stay 0) */
+        nnd_server *s = calloc(1, sizeof *s);
+        if (!s || nnd_arena_init(&s->arena, 2 * NND_FRAME_RECV_BUF) < 0) {
+            snprintf(err, errlen, "out of memory");
+            free(s);
+            return NULL;
+        }
+        s->d = d;
+        s->fd = listen_fd;
+        return serve(s);
+    }
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(d->socket_path) >= sizeof sa.sun_path) {
         snprintf(err, errlen, "socket path too long (limit %zu bytes): %s", sizeof sa.sun_path - 1,
@@ -464,13 +486,7 @@ nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen) {
         nnd_log_warn("cannot chmod %s: %s", sa.sun_path, strerror(errno));
     s->dev = st.st_dev;
     s->ino = st.st_ino;
-    uv_poll_init(d->loop, &s->listen_poll, s->fd);
-    uv_timer_init(d->loop, &s->retry);
-    uv_timer_init(d->loop, &s->sweep);
-    s->listen_poll.data = s->retry.data = s->sweep.data = s;
-    s->open_handles = 3;
-    uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
-    return s;
+    return serve(s);
 fail:
     close(s->fd);
     nnd_arena_free(&s->arena);
@@ -494,7 +510,7 @@ void nnd_server_stop(nnd_server *s) {
     while (s->head)
         conn_close(s->head);
     struct stat st;
-    if (lstat(s->d->socket_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
+    if (s->ino && lstat(s->d->socket_path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino)
         unlink(s->d->socket_path);
     uv_close((uv_handle_t *)&s->listen_poll, on_server_closed);
     uv_close((uv_handle_t *)&s->retry, on_server_closed);

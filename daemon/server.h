@@ -6,7 +6,8 @@
  * - nnd_server_start() binds the socket path. A stale socket file (nobody answers) is
  *   replaced; a live daemon on the path, or a path that is not a socket, is an error.
  *   The socket file is mode 0666: every local user may connect (as every app may use a
- *   HAL); isolation is per connection.
+ *   HAL); isolation is per connection. Given a listening socket instead (listen_fd >= 0,
+ *   from systemd: activation.h), it serves that one as it is, and never removes its file.
  * - Each connection gets a session with the peer's identity. Frames are read until
  *   EAGAIN and handed to nnd_dispatch(). A malformed frame is answered with
  *   INVALID_ARGUMENT (id 0, the message says why) and the connection stays open:
@@ -38,7 +39,7 @@
 
 typedef struct nnd_server nnd_server;
 
-nnd_server *nnd_server_start(nnd_daemon *d, char *err, size_t errlen);
+nnd_server *nnd_server_start(nnd_daemon *d, int listen_fd, char *err, size_t errlen);
 void nnd_server_stop(nnd_server *s);
 
 /* Accepted connections, refused ones not counted. */
