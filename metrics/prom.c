@@ -76,8 +76,8 @@ static const metric metrics[] = {
     {"scheduler.queued.*", "nnd_scheduler_queued", GAUGE, 0, "Executions queued now"},
     {"scheduler.latency_us", "nnd_execution_latency_seconds", HISTOGRAM, 0,
      "Executions from submission to completion"},
-    {"scheduler.latency_us.*.q", "nnd_execution_latency_quantile_seconds", GAUGE, 1e-6,
-     "Quantiles of the execution latency (upper bucket edges)"},
+    {"scheduler.latency_us.*.p", "nnd_execution_latency_percentile_seconds", GAUGE, 1e-6,
+     "Percentiles 50, 90 and 99 of the execution latency (upper bucket edges)"},
     {"scheduler.submitted", "nnd_scheduler_submitted_total", COUNTER, 0, "Executions submitted"},
     {"scheduler.completed", "nnd_scheduler_completed_total", COUNTER, 0, "Executions completed"},
     {"scheduler.failed", "nnd_scheduler_failed_total", COUNTER, 0, "Executions failed"},
@@ -136,6 +136,8 @@ static const struct {
 static const char *const not_exported[] = {
     "ok",  /* the reply's own flag */
     "pid", /* the daemon's process id */
+    /* Who a client is: its id, pid and uid (the uid is the label of what it holds). */
+    "clients[].client",
     "clients[].pid",
     "clients[].uid",
     "quotas.apps[].uid",
@@ -273,11 +275,9 @@ static void latency(render *r, const cJSON *o, const char *labels) {
         char path[160], lab[512];
         if (e == count || e == sum || e == below) continue;
         if (cJSON_IsNumber(e) && e->string[0] == 'p') { /* p50, p90, p99 */
-            char q[16];
-            snprintf(q, sizeof q, "0.%s", e->string + 1);
             size_t m;
-            if (find("scheduler.latency_us.*.q", &m) &&
-                with_label(lab, sizeof lab, labels, "quantile", q))
+            if (find("scheduler.latency_us.*.p", &m) &&
+                with_label(lab, sizeof lab, labels, "percentile", e->string + 1))
                 add_sample(r, m, lab, e->valuedouble * metrics[m].scale);
             continue;
         }

@@ -16,7 +16,7 @@
  *   and preemption mode are labels of nnd_info, whose value is 1.
  * - The scheduler's latency per priority is the histogram nnd_execution_latency_seconds
  *   (buckets from 25 us doubling to 13.1 s, exact: they are edges of the daemon's own
- *   histogram), and its p50, p90 and p99 the gauge nnd_execution_latency_quantile_seconds.
+ *   histogram), and its p50, p90 and p99 the gauge nnd_execution_latency_percentile_seconds.
  * - NULL when status is not an object or memory runs out.
  */
 #ifndef NND_METRICS_PROM_H

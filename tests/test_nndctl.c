@@ -6,75 +6,28 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "subprocess.h"
 #include "nnd/nnd.h"
 
 static nnd_test_daemon daemon_;
 
-typedef struct child {
-    pid_t pid;
-    int out; /* read end of the child's stdout */
-} child;
+typedef nnd_test_child child;
 
 static child spawn(const char *const *args) {
-    int p[2];
-    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *argv[32] = {NNDCTL_PATH};
-        for (int i = 0; args[i] && i < 30; i++)
-            argv[i + 1] = args[i];
-        dup2(p[1], 1);
-        execv(NNDCTL_PATH, (char **)argv);
-        _exit(127);
-    }
-    close(p[1]);
-    return (child){pid, p[0]};
+    child ch = nnd_test_spawn(NNDCTL_PATH, args, 0, false);
+    assert_true(ch.pid > 0);
+    return ch;
 }
 
-/* Collects the child's stdout into out and returns its exit status (128 on a signal, -1
- * when it outlives timeout_ms; it is then killed). */
 static int finish(child ch, char *out, size_t outlen, int timeout_ms) {
-    size_t n = 0;
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    bool timed_out = false;
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long left =
-            timeout_ms - ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
-        if (left <= 0) {
-            timed_out = true;
-            kill(ch.pid, SIGKILL);
-            break;
-        }
-        struct pollfd p = {.fd = ch.out, .events = POLLIN};
-        if (poll(&p, 1, (int)left) <= 0) continue;
-        char buf[4096];
-        ssize_t k = read(ch.out, buf, sizeof buf);
-        if (k <= 0) break;
-        size_t take = (size_t)k < outlen - 1 - n ? (size_t)k : outlen - 1 - n;
-        memcpy(out + n, buf, take);
-        n += take;
-    }
-    out[n] = 0;
-    close(ch.out);
-    int status;
-    waitpid(ch.pid, &status, 0);
-    if (timed_out) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return nnd_test_finish(ch, out, outlen, timeout_ms);
 }
 
 static int run(const char *const *args, char *out, size_t outlen) {

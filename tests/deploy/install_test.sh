@@ -1,0 +1,81 @@
+#!/bin/sh
+# `cmake --install` into a fresh prefix, then everything from there: the programs, the man
+# pages (man -l), the units (ExecStart under the prefix; systemd-analyze verify where it
+# exists), the daemon's default plugin folder under the prefix, a program built with
+# `pkg-config --cflags --libs nnd` that includes <android/NeuralNetworks.h> and runs
+# against the installed daemon, and libneuralnetworks.so loaded by name from the prefix.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR [SANITIZE]
+set -eu
+build=$1 src=$2 sanitize=${3:-}
+dir=$(mktemp -d /tmp/nnd-install.XXXXXX)
+prefix=$dir/prefix
+pid=
+trap 'if [ -n "$pid" ]; then kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; fi
+rm -rf "$dir"' EXIT
+fail() {
+    echo "install_test: FAILED: $*"
+    exit 1
+}
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in bin/nnd bin/nndctl lib/libnnd.so lib/libnnd.a lib/libneuralnetworks.so \
+    include/nnd/NeuralNetworks.h include/nnd/nnd.h include/nnd/extension.h \
+    include/nnd/ndk/android/NeuralNetworks.h lib/pkgconfig/nnd.pc \
+    lib/nnd/extensions/libnnd_fibonacci.so share/man/man8/nnd.8 share/man/man1/nndctl.1 \
+    lib/systemd/system/nnd.socket lib/systemd/system/nnd.service lib/sysusers.d/nnd.conf; do
+    [ -e "$prefix/$f" ] || fail "$f not installed"
+done
+"$prefix/bin/nnd" --version | grep -q '^nnd ' || fail "nnd --version"
+"$prefix/bin/nndctl" --version | grep -q '^nndctl [0-9]' || fail "nndctl --version"
+
+# Man pages: rendered without a warning, and they are the pages they claim to be.
+for page in man8/nnd.8:"SOCKET ACTIVATION" man1/nndctl.1:"metrics"; do
+    file=$prefix/share/man/${page%%:*}
+    MANWIDTH=80 man --warnings -l "$file" >"$dir/page" 2>"$dir/page.err" || fail "man -l $file"
+    [ ! -s "$dir/page.err" ] || { cat "$dir/page.err"; fail "man warns about $file"; }
+    grep -q "${page#*:}" "$dir/page" || fail "$file does not render its text"
+done
+
+# Units: ExecStart under this prefix; systemd accepts both (output is warnings or errors).
+grep -q "^ExecStart=$prefix/bin/nnd " "$prefix/lib/systemd/system/nnd.service" ||
+    fail "nnd.service does not start $prefix/bin/nnd"
+if command -v systemd-analyze >/dev/null; then
+    (cd "$prefix/lib/systemd/system" &&
+        MANPATH=$prefix/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify \
+            ./nnd.socket ./nnd.service) >"$dir/verify" 2>&1 || { cat "$dir/verify"; fail "systemd-analyze verify"; }
+    [ ! -s "$dir/verify" ] || { cat "$dir/verify"; fail "systemd-analyze verify warns"; }
+else
+    echo "install_test: no systemd-analyze here; units not verified"
+fi
+
+# The installed daemon, its plugins found under the prefix with no --extensions-dir.
+"$prefix/bin/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
+pid=$!
+i=0
+while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+"$prefix/bin/nndctl" --socket "$dir/nnd.sock" reload >"$dir/reload" || fail "nndctl reload"
+grep -q "^loaded   com.example.fibonacci ($prefix/lib/nnd/extensions/libnnd_fibonacci.so)" \
+    "$dir/reload" || { cat "$dir/reload"; fail "the default plugin folder is not under the prefix"; }
+
+# An NNAPI program as it is written for Android, built against the prefix alone.
+flags=""
+[ -n "$sanitize" ] && flags="-fsanitize=$sanitize"
+grep -q '#include <android/NeuralNetworks.h>' "$src/examples/classify.c" ||
+    fail "classify.c does not include <android/NeuralNetworks.h>"
+# shellcheck disable=SC2046
+cc $flags -o "$dir/classify" "$src/examples/classify.c" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs nnd) -lm ||
+    fail "classify.c does not build with pkg-config's flags"
+NND_SOCKET=$dir/nnd.sock "$dir/classify" >"$dir/classify.out" ||
+    { cat "$dir/classify.out"; fail "classify against the installed daemon"; }
+ldd "$dir/classify" | grep -q "$prefix/lib/libnnd.so" || fail "classify did not use the prefix's libnnd"
+
+# libneuralnetworks.so by name, from the prefix's lib folder only.
+LD_LIBRARY_PATH=$prefix/lib "$build/test_nnapi_dlopen" "$prefix/include/nnd/NeuralNetworks.h" \
+    >"$dir/dlopen" 2>&1 || { cat "$dir/dlopen"; fail "dlopen libneuralnetworks.so from the prefix"; }
+
+kill "$pid"
+status=0
+wait "$pid" || status=$?
+pid=
+[ "$status" -eq 0 ] || fail "the installed daemon exited with status $status"
+echo "install_test: passed ($prefix)"
