@@ -66,8 +66,11 @@ static void say_suppressed(unsigned long long held) {
 
 void nnd_log(nnd_log_level level, const char *fmt, ...) {
     if (level > current) return;
+    /* Any other line says first how many client lines were held back (the second's budget
+     * stays spent), so that the count is never lost, also at shutdown. */
     pthread_mutex_lock(&budget_lock);
-    unsigned long long held = budget_suppressed ? roll_budget(now_second()) : 0;
+    unsigned long long held = budget_suppressed;
+    budget_suppressed = 0;
     pthread_mutex_unlock(&budget_lock);
     say_suppressed(held);
     va_list ap;

@@ -6,8 +6,9 @@
  * go through nnd_log_client(), always naming the client by the id that status and events
  * show ("client N"). A busy daemon has thousands of them a second, so below the debug
  * level they are rate-limited: at most NND_LOG_CLIENT_PER_S a second over all clients;
- * the rest are counted, and the count is logged as one line once the second is over
- * (with the next line of any kind). At --log-level debug every one is logged. */
+ * the rest are counted, and the count is logged as one line before the next line that
+ * is let through (a client line in a later second, or any other line, so also at
+ * shutdown). At --log-level debug every one is logged. */
 #ifndef NND_LOG_H
 #define NND_LOG_H
 
