@@ -42,9 +42,10 @@ fail() {
 }
 cleanup() {
     status=$?
-    [ -n "$events_pid" ] && kill "$events_pid" 2>/dev/null
+    set +e # every step below runs, whatever failed
+    [ -z "$events_pid" ] || kill "$events_pid" 2>/dev/null
     if podman container exists "$ctr" 2>/dev/null; then
-        [ $status -ne 0 ] && podman logs "$ctr" 2>&1 | tail -n 30 >&2
+        [ $status -eq 0 ] || podman logs "$ctr" 2>&1 | tail -n 30 >&2
         podman rm -f -t 0 "$ctr" >/dev/null 2>&1 || true
     fi
     podman rmi -f "$tag" >/dev/null 2>&1 || true
