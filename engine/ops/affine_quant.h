@@ -65,4 +65,12 @@ double nnd_conv_multiplier(float in_scale, float filter_scale, float out_scale);
  * operations that move stored values without requantizing). */
 nnd_status nnd_check_same_quant(nnd_op_ctx *c, uint32_t i, uint32_t o);
 
+/* The output quantization the HAL fixes for an 8-bit result in [0, 1) (LOGISTIC, SOFTMAX:
+ * scale 1/256, zero point at the bottom of the range, qmin) or in [-1, 1] (TANH,
+ * L2_NORMALIZATION: scale 1/128, zero point qmin + 128) for the given 8-bit type. */
+enum nnd_fixed_range { NND_FIXED_UNIT, NND_FIXED_SYMMETRIC };
+void nnd_fixed_quant(enum nnd_fixed_range r, int32_t type, float *scale, int32_t *zero_point);
+/* Fails unless 8-bit output o has that fixed quantization. */
+nnd_status nnd_check_fixed_quant(nnd_op_ctx *c, uint32_t o, enum nnd_fixed_range r);
+
 #endif
