@@ -11,8 +11,10 @@
  * only difference is where the range starts. So every 8-bit kernel is written once on
  * stored values: it reads a byte with nnd_q8_get(), computes with the tensor's zero
  * point, clamps to nnd_q8_min()/nnd_q8_max() of the output's type and stores the byte
- * with nnd_q8_put(). The reference computes the signed forms either natively or as the
- * unsigned form shifted by 128; on stored values those are the same numbers. The 16-bit
+ * with nnd_q8_put(). The reference computes the signed forms natively or as the unsigned
+ * form shifted by 128, which on stored values is the same arithmetic; where a rounding
+ * depends on the sign (averages, means), kernels round as the signed reference does,
+ * which for the non-negative values of the unsigned type is its rounding too. The 16-bit
  * types are read and written through realvalue.h.
  */
 #ifndef NND_OPS_AFFINE_QUANT_H
