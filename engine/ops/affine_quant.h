@@ -53,6 +53,12 @@ static inline int32_t nnd_q8_get(const void *data, size_t i, int32_t qmin) {
 static inline void nnd_q8_put(void *data, size_t i, int32_t v) {
     ((uint8_t *)data)[i] = (uint8_t)v;
 }
+/* A requantized integer result plus the output zero point, saturated to [lo, hi]: the
+ * result may itself have saturated to the int32 range, so the sum is taken wider. */
+static inline int32_t nnd_q8_offset(int32_t v, int32_t zero_point, int32_t lo, int32_t hi) {
+    int64_t r = (int64_t)v + zero_point;
+    return r < lo ? lo : r > hi ? hi : (int32_t)r;
+}
 
 /* round-half-away-from-zero quantization of a real value, clamped to [qmin, qmax]. */
 int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax);

@@ -106,13 +106,13 @@ static void q8_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t 
         int32_t x = nnd_q8_get(j->a, ia + k * sa, j->qmin) - j->za;
         int32_t y = nnd_q8_get(j->b, ib + k * sb, j->qmin) - j->zb, r;
         if (j->mul) {
-            r = j->zo + nnd_mul_by_quantized(x * y, j->mo, j->so);
+            r = nnd_mul_by_quantized(x * y, j->mo, j->so);
         } else {
             int32_t sx = nnd_mul_by_quantized(x * (1 << ADD_LEFT_SHIFT), j->ma, j->sa);
             int32_t sy = nnd_mul_by_quantized(y * (1 << ADD_LEFT_SHIFT), j->mb, j->sb);
-            r = j->zo + nnd_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
+            r = nnd_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
         }
-        nnd_q8_put(j->out, o + k, nnd_clampi(r, j->lo, j->hi));
+        nnd_q8_put(j->out, o + k, nnd_q8_offset(r, j->zo, j->lo, j->hi));
     }
 }
 

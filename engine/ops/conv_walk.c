@@ -194,8 +194,11 @@ struct conv_job {
 };
 
 /* Each output channel takes the dot product of its group's input channels with its filter
- * tap; channels within a group are contiguous in both, so the inner loop is too. */
-#define CONV_TAP(name, T, ACC)                                                                     \
+ * tap; channels within a group are contiguous in both, so the inner loop is too. Products
+ * are ACC; sums are SUM: for the quantized kernel unsigned, so that a sum past the int32
+ * range wraps as the reference's two's complement accumulator does (a product of two
+ * widened 8-bit values always fits). */
+#define CONV_TAP(name, T, ACC, SUM)                                                                \
     static void name(const conv_job *j, size_t in_off, size_t filter_off) {                        \
         const T *x = (const T *)j->in + in_off, *w = (const T *)j->filter + filter_off;            \
         ACC *acc = j->acc;                                                                         \
@@ -203,14 +206,14 @@ struct conv_job {
         for (uint32_t grp = 0, oc = 0; grp < j->g->groups; grp++, x += j->icg)                     \
             for (uint32_t m = 0; m < j->ocg; m++, oc++) {                                          \
                 const T *wo = w + oc * so;                                                         \
-                ACC s = 0;                                                                         \
+                SUM s = 0;                                                                         \
                 for (uint32_t k = 0; k < j->icg; k++)                                              \
-                    s += (ACC)x[k] * (ACC)wo[k];                                                   \
-                acc[oc] += s;                                                                      \
+                    s += (SUM)((ACC)x[k] * (ACC)wo[k]);                                            \
+                acc[oc] = (ACC)((SUM)acc[oc] + s);                                                 \
             }                                                                                      \
     }
-CONV_TAP(conv_tap_f32, float, float)
-CONV_TAP(conv_tap_q, int16_t, int32_t)
+CONV_TAP(conv_tap_f32, float, float, float)
+CONV_TAP(conv_tap_q, int16_t, int32_t, uint32_t)
 #undef CONV_TAP
 
 static void conv_emit_f32(const conv_job *j, size_t o) {
@@ -220,11 +223,13 @@ static void conv_emit_f32(const conv_job *j, size_t o) {
         out[o + oc * j->out_im.sc] = nnd_clampf(acc[oc] + bias[oc], j->lo, j->hi);
 }
 
+/* acc + bias wraps as the reference's int32 sum does; the zero point saturates. */
 static void conv_emit_q8(const conv_job *j, size_t o) {
     const int32_t *acc = j->acc, *bias = j->bias;
     for (uint32_t oc = 0; oc < j->g->out_c; oc++) {
-        int32_t v = nnd_mul_by_quantized(acc[oc] + bias[oc], j->mult[oc], j->shift[oc]) + j->zo;
-        nnd_q8_put(j->out, o + oc * j->out_im.sc, nnd_clampi(v, j->qlo, j->qhi));
+        int32_t sum = (int32_t)((uint32_t)acc[oc] + (uint32_t)bias[oc]);
+        int32_t v = nnd_mul_by_quantized(sum, j->mult[oc], j->shift[oc]);
+        nnd_q8_put(j->out, o + oc * j->out_im.sc, nnd_q8_offset(v, j->zo, j->qlo, j->qhi));
     }
 }
 

@@ -16,7 +16,6 @@
  * only to themselves, as a copy. */
 #include "affine_quant.h"
 #include "broadcast.h"
-#include "clamp.h"
 #include "fixedpoint.h"
 #include "float16.h"
 #include "kernel_errors.h"
@@ -122,7 +121,7 @@ static double lane_prelu_q8(const elem_job *j, const double *v) {
         int32_t alpha = (int32_t)v[1] - j->zp_alpha;
         r = nnd_mul_by_quantized(x * alpha, j->mul_neg, j->shift_neg);
     }
-    return nnd_clampi(j->zp_out + r, j->qmin, j->qmax);
+    return nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax);
 }
 
 static void prelu_q8_setup(elem_job *j) {
