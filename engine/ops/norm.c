@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "affine_quant.h"
-#include "clamp.h"
 #include "fixedpoint.h"
 #include "image_geometry.h"
 #include "kernel_errors.h"
@@ -263,7 +262,7 @@ static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_
     for (size_t k = 0; k < n; k++) {
         int32_t e = softmax_q8_exp(j, slice_q8(j, first, step, k) - max);
         int32_t r = e < 0 ? 0 : nnd_rounding_shift_right(nnd_srdhm(scale, e), out_shift);
-        nnd_q8_put(j->out, first + k * step, nnd_clampi(r + j->zp_out, j->qmin, j->qmax));
+        nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }
 
@@ -312,8 +311,8 @@ static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t
     inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
     for (size_t k = 0; k < n; k++) {
         int32_t d = slice_q8(j, first, step, k) - j->zp_in;
-        int32_t r = j->zp_out + nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
-        nnd_q8_put(j->out, first + k * step, nnd_clampi(r, j->qmin, j->qmax));
+        int32_t r = nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
+        nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }
 
