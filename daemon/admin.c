@@ -13,7 +13,7 @@
 #include "cache.h"
 #include "extensions.h"
 #include "log.h"
-#include "qos.h"
+#include "execution.h"
 #include "quota.h"
 #include "server.h"
 #include "session.h"
@@ -84,7 +84,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);
         nnd_cache_status(d->cache, d->cache_off, reply);
         cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
-        cJSON_AddItemToObject(reply, "scheduler", nnd_qos_status(d));
+        cJSON_AddItemToObject(reply, "scheduler", nnd_executions_status(d));
         cJSON_AddItemToObject(reply, "quotas", nnd_quota_status(d->quota));
         cJSON_AddItemToObject(reply, "clients", t.clients);
     } else if (strcmp(cmd->valuestring, "clients") == 0) {

@@ -1,5 +1,8 @@
-/* buffer.c: driver-owned buffers and their tokens. See buffer.h. */
+/* buffer.c: driver-owned buffers: tokens, lifetime, access, Allocate, the copies, and what
+ * one execution argument does to its buffer. See buffer.h; buffer_binding.c binds a
+ * request's arguments through the functions of buffer_internal.h. */
 #include "buffer.h"
+#include "buffer_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -162,8 +165,7 @@ static void reg_remove(const nnd_buffer *b) {
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* The owner's live buffer under token, with a reference taken; NULL otherwise. */
-static nnd_buffer *reg_find(uint64_t token, const struct nnd_session *owner) {
+nnd_buffer *nnd_buffer_find(uint64_t token, const struct nnd_session *owner) {
     nnd_buffer *b = NULL;
     pthread_mutex_lock(&reg_lock);
     if (reg_cap && token) {
@@ -212,8 +214,7 @@ uint64_t nnd_buffer_token(const nnd_buffer *b) {
     return b->token;
 }
 
-/* Takes read or write access without waiting; need_init refuses uninitialized contents. */
-static nnd_status begin(nnd_buffer *b, bool write, bool need_init, char *err, size_t errlen) {
+nnd_status nnd_buffer_begin(nnd_buffer *b, bool write, bool need_init, char *err, size_t errlen) {
     nnd_status st = NND_OK;
     pthread_mutex_lock(&b->lock);
     if (b->writing)
@@ -233,7 +234,7 @@ static nnd_status begin(nnd_buffer *b, bool write, bool need_init, char *err, si
     return st;
 }
 
-static void end(nnd_buffer *b, bool write) {
+void nnd_buffer_end(nnd_buffer *b, bool write) {
     pthread_mutex_lock(&b->lock);
     if (write)
         b->writing = false;
@@ -455,12 +456,12 @@ nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
                          "the source holds %zu bytes, dimensions %s need %zu", src->view.size,
                          shape_str(&s, b->tensor, x, sizeof x), need);
-    nnd_status st = begin(b, true, false, err, errlen);
+    nnd_status st = nnd_buffer_begin(b, true, false, err, errlen);
     if (st != NND_OK) return st;
     st = reserve(b, need, err, errlen);
     if (st != NND_OK) {
         /* The contents stay as they were: nothing was written. */
-        end(b, true);
+        nnd_buffer_end(b, true);
         return st;
     }
     uint64_t faults = nnd_pool_faults();
@@ -483,7 +484,7 @@ nnd_status nnd_buffer_copy_out(nnd_buffer *b, const nnd_pool *dst, const uint32_
                          NND_MAX_RANK);
     if (!dst->writable)
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "the destination memory is read-only");
-    nnd_status st = begin(b, false, true, err, errlen);
+    nnd_status st = nnd_buffer_begin(b, false, true, err, errlen);
     if (st != NND_OK) return st;
     shape s = b->cur, tmp;
     if (rank && !combine(&s, &given, &tmp))
@@ -504,30 +505,13 @@ nnd_status nnd_buffer_copy_out(nnd_buffer *b, const nnd_pool *dst, const uint32_
         memcpy(out->dims, s.dims, sizeof out->dims);
         out->sufficient = true;
     }
-    end(b, false);
+    nnd_buffer_end(b, false);
     return st;
 }
 
-/* ---- executions ---------------------------------------------------------------------- */
+/* ---- one execution argument (buffer_internal.h) ------------------------------------ */
 
-typedef struct bound {
-    nnd_buffer *b;
-    bool read, write; /* named by an input, by an output */
-    bool held;        /* access taken */
-    int32_t output;   /* the output writing it, or -1 */
-} bound;
-
-struct nnd_buffer_binding {
-    size_t n; /* distinct buffers */
-    bound *e;
-    uint32_t n_outputs;
-    int32_t *out_entry; /* per output: index into e, or -1 */
-    bool regrown;
-    nnd_status grow_st; /* a growth the account refused, for nnd_buffers_finish() */
-    char grow_err[NND_ERR_LEN];
-};
-
-static bool has_role(const nnd_buffer *b, uint64_t model, uint32_t index, bool output) {
+bool nnd_buffer_has_role(const nnd_buffer *b, uint64_t model, uint32_t index, bool output) {
     for (size_t i = 0; i < b->n_roles; i++)
         if (b->roles[i].model == model && b->roles[i].index == index &&
             b->roles[i].output == output)
@@ -535,54 +519,42 @@ static bool has_role(const nnd_buffer *b, uint64_t model, uint32_t index, bool o
     return false;
 }
 
-static void binding_free(nnd_buffer_binding *bb) {
-    for (size_t i = 0; i < bb->n; i++) {
-        if (bb->e[i].held) end(bb->e[i].b, bb->e[i].write);
-        nnd_buffer_unref(bb->e[i].b);
-    }
-    free(bb->e);
-    free(bb->out_entry);
-    free(bb);
-}
-
-/* Points io at the buffer's bytes. Called with access held. */
-static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, bool output,
-                          nnd_io *io, char *err, size_t errlen) {
-    nnd_buffer *b = e->b;
+nnd_status nnd_buffer_bind_input(nnd_buffer *b, uint32_t i, nnd_io *io, char *err, size_t errlen) {
     char x[96], y[96];
     shape given, s;
     shape_from(&given, io->dims, io->rank);
-    const char *what = output ? "output" : "input";
-    pthread_mutex_lock(&b->lock);
     nnd_status st = NND_OK;
-    if (!output) {
-        if (!combine(&b->cur, &given, &s)) {
-            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                           "input %u: dimensions %s do not agree with its buffer's contents %s", i,
-                           shape_str(&given, true, x, sizeof x),
-                           shape_str(&b->cur, b->tensor, y, sizeof y));
-        } else {
-            io->data = b->data;
-            io->length = b->len;
-            io->rank = b->cur.rank;
-            memcpy(io->dims, b->cur.dims, sizeof io->dims);
-        }
-        pthread_mutex_unlock(&b->lock);
-        return st;
+    pthread_mutex_lock(&b->lock);
+    if (!combine(&b->cur, &given, &s)) {
+        st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                       "input %u: dimensions %s do not agree with its buffer's contents %s", i,
+                       shape_str(&given, true, x, sizeof x),
+                       shape_str(&b->cur, b->tensor, y, sizeof y));
+    } else {
+        io->data = b->data;
+        io->length = b->len;
+        io->rank = b->cur.rank;
+        memcpy(io->dims, b->cur.dims, sizeof io->dims);
     }
     pthread_mutex_unlock(&b->lock);
-    const nnd_operand_desc *o = nnd_prepared_output(p, i);
-    shape model;
+    return st;
+}
+
+nnd_status nnd_buffer_bind_output(nnd_buffer *b, const nnd_operand_desc *o, uint32_t i, bool read,
+                                  nnd_io *io, char *err, size_t errlen) {
+    char x[96], y[96];
+    shape given, model, s;
+    shape_from(&given, io->dims, io->rank);
     shape_from(&model, o->dims, o->rank);
     size_t need;
     if (!combine(&b->declared, &given, &s))
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                         "%s %u: dimensions %s do not agree with its buffer's %s", what, i,
+                         "output %u: dimensions %s do not agree with its buffer's %s", i,
                          shape_str(&given, true, x, sizeof x),
                          shape_str(&b->declared, b->tensor, y, sizeof y));
     /* A flexible buffer learns its size here when the model or request knows it, else
      * from the run (nnd_buffers_regrow). Never grow one this request also reads. */
-    if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !e->read) {
+    if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !read) {
         nnd_status st = reserve(b, need, err, errlen);
         if (st != NND_OK) return st;
     }
@@ -593,169 +565,35 @@ static nnd_status bind_io(const bound *e, const nnd_prepared *p, uint32_t i, boo
     return NND_OK;
 }
 
-/* Argument k of r (its inputs, then its outputs): whether an output, its index, and the
- * binding entry of the driver buffer its pool names, or -1 when it names none. */
-static int32_t arg_entry(const Nnd__ExecutionRequest *r, const int32_t *pool_entry, size_t k,
-                         bool *output, uint32_t *i, const Nnd__RequestArgument **arg) {
-    *output = k >= r->n_inputs;
-    *i = (uint32_t)(*output ? k - r->n_inputs : k);
-    const Nnd__RequestArgument *a = *arg = *output ? r->outputs[*i] : r->inputs[*i];
-    if (a->has_no_value || !a->location || a->location->pool_index >= r->n_pools) return -1;
-    return pool_entry[a->location->pool_index];
+bool nnd_buffer_regrow_output(nnd_buffer *b, bool read, const nnd_output_shape *needed, nnd_io *io,
+                              nnd_status *grow_st, char *grow_err, size_t grow_errlen) {
+    shape s, tmp;
+    size_t need;
+    shape_from(&s, needed->dims, needed->rank);
+    bool ok = !b->fixed && !read && combine(&b->declared, &s, &tmp) && shape_bytes(b, &s, &need) &&
+              (*grow_st = reserve(b, need, grow_err, grow_errlen)) == NND_OK;
+    if (ok) {
+        pthread_mutex_lock(&b->lock);
+        io->data = b->data;
+        io->length = b->cap;
+        pthread_mutex_unlock(&b->lock);
+    }
+    return ok;
 }
 
-nnd_status nnd_buffers_bind(const struct nnd_session *owner, uint64_t model, const nnd_prepared *p,
-                            const Nnd__ExecutionRequest *r, nnd_io *inputs, nnd_io *outputs,
-                            nnd_buffer_binding **out, char *err, size_t errlen) {
-    *out = NULL;
-    size_t n = 0;
-    for (size_t i = 0; i < r->n_pools; i++)
-        n += r->pools[i] && r->pools[i]->kind == NND__POOL_KIND__POOL_DRIVER_BUFFER;
-    if (!n) return NND_OK; /* the common case costs one pass over the pools */
-
-    nnd_buffer_binding *bb = calloc(1, sizeof *bb);
-    int32_t *pool_entry = calloc(r->n_pools, sizeof *pool_entry);
-    if (bb) {
-        bb->e = calloc(n, sizeof *bb->e);
-        bb->out_entry = calloc(r->n_outputs + 1, sizeof *bb->out_entry);
-        bb->n_outputs = (uint32_t)r->n_outputs;
+void nnd_buffer_end_output(nnd_buffer *b, uint32_t i, const nnd_output_shape *result,
+                           nnd_status *st, char *err, size_t errlen) {
+    shape s, tmp;
+    size_t len = 0;
+    shape_from(&s, result->dims, result->rank);
+    bool ok = *st == NND_OK;
+    if (ok && (!combine(&b->declared, &s, &tmp) || !shape_bytes(b, &s, &len) || len > b->cap)) {
+        char x[96], y[96];
+        *st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                        "output %u: the result's dimensions %s do not fit its buffer's %s", i,
+                        shape_str(&s, b->tensor, x, sizeof x),
+                        shape_str(&b->declared, b->tensor, y, sizeof y));
+        ok = false;
     }
-    if (!bb || !pool_entry || !bb->e || !bb->out_entry) {
-        if (bb) binding_free(bb);
-        free(pool_entry);
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
-    }
-    nnd_status st = NND_OK;
-    for (size_t i = 0; i < r->n_pools && st == NND_OK; i++) {
-        pool_entry[i] = -1;
-        if (!r->pools[i] || r->pools[i]->kind != NND__POOL_KIND__POOL_DRIVER_BUFFER) continue;
-        nnd_buffer *b = reg_find(r->pools[i]->token, owner);
-        if (!b) {
-            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                           "pool %zu: token 0x%016llx names no buffer of this client", i,
-                           (unsigned long long)r->pools[i]->token);
-            break;
-        }
-        size_t k = 0;
-        while (k < bb->n && bb->e[k].b != b)
-            k++;
-        if (k < bb->n) {
-            nnd_buffer_unref(b); /* the same buffer again, through another pool */
-        } else {
-            bb->e[bb->n++] = (bound){.b = b, .output = -1};
-        }
-        pool_entry[i] = (int32_t)k;
-    }
-    for (size_t i = 0; i < r->n_outputs; i++)
-        bb->out_entry[i] = -1;
-    /* Which buffer each argument names, against the roles it was allocated for. */
-    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
-        bool output;
-        uint32_t i;
-        const Nnd__RequestArgument *a;
-        int32_t at = arg_entry(r, pool_entry, k, &output, &i, &a);
-        if (at < 0) continue;
-        bound *e = &bb->e[at];
-        if (!has_role(e->b, model, i, output)) {
-            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                           "%s %u: the buffer in pool %u was not allocated for %s %u of this "
-                           "prepared model",
-                           output ? "output" : "input", i, a->location->pool_index,
-                           output ? "output" : "input", i);
-        } else if (output && e->output >= 0) {
-            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                           "outputs %d and %u both write the buffer in pool %u", e->output, i,
-                           a->location->pool_index);
-        } else if (output) {
-            e->write = true;
-            e->output = (int32_t)i;
-            bb->out_entry[i] = at;
-        } else {
-            e->read = true;
-        }
-    }
-    for (size_t k = 0; k < bb->n && st == NND_OK; k++) {
-        bound *e = &bb->e[k];
-        if (!e->read && !e->write) continue;
-        st = begin(e->b, e->write, e->read, err, errlen);
-        e->held = st == NND_OK;
-    }
-    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
-        bool output;
-        uint32_t i;
-        const Nnd__RequestArgument *a;
-        int32_t at = arg_entry(r, pool_entry, k, &output, &i, &a);
-        if (at >= 0)
-            st = bind_io(&bb->e[at], p, i, output, output ? &outputs[i] : &inputs[i], err, errlen);
-    }
-    free(pool_entry);
-    if (st != NND_OK) {
-        binding_free(bb);
-        return st;
-    }
-    *out = bb;
-    return NND_OK;
-}
-
-bool nnd_buffers_regrow(nnd_buffer_binding *bb, const nnd_output_shape *shapes, nnd_io *outputs) {
-    if (!bb || bb->regrown) return false;
-    bb->regrown = true;
-    bool all = true;
-    for (uint32_t i = 0; i < bb->n_outputs && all; i++) {
-        if (shapes[i].sufficient) continue;
-        int32_t at = bb->out_entry[i];
-        if (at < 0) return false; /* the client's memory: only the client can fix it */
-        bound *e = &bb->e[at];
-        shape s, tmp;
-        size_t need;
-        shape_from(&s, shapes[i].dims, shapes[i].rank);
-        all = !e->b->fixed && !e->read && combine(&e->b->declared, &s, &tmp) &&
-              shape_bytes(e->b, &s, &need) &&
-              (bb->grow_st = reserve(e->b, need, bb->grow_err, sizeof bb->grow_err)) == NND_OK;
-        if (all) {
-            pthread_mutex_lock(&e->b->lock);
-            outputs[i].data = e->b->data;
-            outputs[i].length = e->b->cap;
-            pthread_mutex_unlock(&e->b->lock);
-        }
-    }
-    return all;
-}
-
-void nnd_buffers_finish(nnd_buffer_binding *bb, bool ran, nnd_status *st,
-                        const nnd_output_shape *shapes, char *err, size_t errlen) {
-    if (!bb) return;
-    for (uint32_t i = 0; i < bb->n_outputs; i++) {
-        int32_t at = bb->out_entry[i];
-        if (at < 0 || !bb->e[at].held) continue;
-        bound *e = &bb->e[at];
-        e->held = false;
-        if (!ran) {
-            end(e->b, true);
-            continue;
-        }
-        shape s, tmp;
-        size_t len = 0;
-        shape_from(&s, shapes[i].dims, shapes[i].rank);
-        bool ok = *st == NND_OK;
-        if (ok && (!combine(&e->b->declared, &s, &tmp) || !shape_bytes(e->b, &s, &len) ||
-                   len > e->b->cap)) {
-            char x[96], y[96];
-            *st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
-                            "output %u: the result's dimensions %s do not fit its buffer's %s", i,
-                            shape_str(&s, e->b->tensor, x, sizeof x),
-                            shape_str(&e->b->declared, e->b->tensor, y, sizeof y));
-            ok = false;
-        }
-        if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient && bb->grow_st) {
-            /* It could have grown, but whoever pays for it refused. */
-            *st = nnd_failf(err, errlen, bb->grow_st, "output %u: %s", i, bb->grow_err);
-        } else if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
-            /* The client cannot resize a driver buffer: as the HAL says, a failure. */
-            *st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
-                            "output %u: its driver buffer is too small for the result", i);
-        }
-        end_write(e->b, ok, &s, len);
-    }
-    binding_free(bb);
+    end_write(b, ok, &s, len);
 }

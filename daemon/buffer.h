@@ -28,7 +28,8 @@
  *   (nnd_request_from_proto() over pools from pool.c, which maps driver-buffer pools to
  *   empty views); when the run answers OUTPUT_INSUFFICIENT_SIZE, nnd_buffers_regrow() may
  *   grow flexible buffers and ask for one more run; nnd_buffers_finish() after the run
- *   (or instead of it) records what was written, adjusts the status and lets go.
+ *   (or instead of it) records what was written, adjusts the status and lets go. These
+ *   three bind a whole request (buffer_binding.c); buffer.c is the buffers themselves.
  * - nnd_buffer_stats(): live buffers and their bytes, daemon-wide, for nndctl status.
  * - Accounting (quota.h): with an nnd_buffer_account, every growth of a buffer's memory
  *   is charged first (at Allocate for a fixed buffer, at a write for a flexible one); a

@@ -20,7 +20,7 @@ struct nnd_server;
 struct nnd_bus;
 struct nnd_cache;
 struct nnd_allowlist;
-struct nnd_qos;
+struct nnd_executions;
 struct nnd_quota;
 
 typedef struct nnd_daemon {
@@ -35,7 +35,7 @@ typedef struct nnd_daemon {
     const char *extensions_dir;      /* vendor extension plugins (extensions.h) */
     const char *allowlist_path;      /* --extensions-allowlist; NULL: nobody allowed */
     struct nnd_allowlist *allowlist; /* parsed allowlist; NULL: nobody allowed */
-    struct nnd_qos *qos;             /* the scheduler and its workers (qos.h) */
+    struct nnd_executions *exec;     /* the scheduler, its workers, executions (execution.h) */
     struct nnd_quota *quota;         /* per-app and per-connection limits (quota.h) */
     uint64_t executions;             /* executions run since startup */
     bool stopping;                   /* shutdown has begun */

@@ -4,16 +4,17 @@
  * - One handler per call of Request.call; every reply echoes Request.id. A request
  *   with no call is INVALID_ARGUMENT; calls not built yet answer GENERAL_FAILURE
  *   "<Call>: not implemented yet".
- * - Engine statuses go out numerically equal to ErrorStatus, except NND_UNSUPPORTED,
- *   which clients see as INVALID_ARGUMENT.
- * - Execute, ExecuteFenced, BurstExecute, GetFencedExecutionInfo and Cancel go to qos.h,
- *   which answers them when the scheduler's workers are done.
+ * - Statuses go out as reply.h maps them.
+ * - GetSupportedOperations, PrepareModel and PrepareModelFromCache are prepare.h's.
+ * - Execute, BurstExecute and Cancel go to execution.h, ExecuteFenced and
+ *   GetFencedExecutionInfo to fenced.h; executions are answered when the scheduler's
+ *   workers are done.
  * - ConfigureBurst makes a burst (burst.h) for one of the session's prepared models;
  *   BurstExecute on a burst whose model was released since is INVALID_ARGUMENT;
  *   BurstForget answers done whether or not the slots were cached; Release frees a burst
  *   with its slots. Prepared models get the scheduler's view
- *   (estimate seeded by the cost model) when prepared; one beyond the device's limits is
- *   RESOURCE_EXHAUSTED_PERSISTENT.
+ *   (estimate seeded by the cost model) when prepared (prepare.h); one beyond the
+ *   device's limits is RESOURCE_EXHAUSTED_PERSISTENT.
  * - fds the handlers do not take stay in `in` for the caller to close.
  */
 #ifndef NND_DISPATCH_H
@@ -27,9 +28,5 @@
 #include "session.h"
 
 void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in);
-/* Sends a reply carrying only a status and message (for frames that never parsed). */
-void nnd_reply_status(nnd_session *s, uint64_t id, nnd_status st, const char *message);
-/* The wire ErrorStatus for an engine status. */
-Nnd__ErrorStatus nnd_wire_status(nnd_status st);
 
 #endif

@@ -24,7 +24,7 @@
 #include "log.h"
 #include "paths.h"
 #include "pool.h"
-#include "qos.h"
+#include "execution.h"
 #include "quota.h"
 #include "server.h"
 
@@ -119,7 +119,7 @@ static void shutdown_daemon(nnd_daemon *d) {
     d->stopping = true;
     nnd_server_stop(d->server);
     d->server = NULL;
-    nnd_qos_stop(d); /* after the connections, which cancelled their work */
+    nnd_executions_stop(d); /* after the connections, which cancelled their work */
     nnd_bus_close(d->bus);
     d->bus = NULL;
     uv_close((uv_handle_t *)&sig_int, NULL);
@@ -259,7 +259,7 @@ int main(int argc, char **argv) {
     }
     if (config_path) nnd_log_info("settings from %s", config_path);
     log_quotas(&cfg.quota);
-    if (nnd_qos_start(d, &cfg.sched, err, sizeof err) < 0) {
+    if (nnd_executions_start(d, &cfg.sched, err, sizeof err) < 0) {
         nnd_log_error("%s", err);
         status = 1;
         goto out;
@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
     d->server = nnd_server_start(d, err, sizeof err);
     if (!d->server) {
         nnd_log_error("%s", err);
-        nnd_qos_stop(d);
+        nnd_executions_stop(d);
         status = 1;
         goto out;
     }
@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
         nnd_log_error("%s (another daemon on this state directory?)", err);
         nnd_server_stop(d->server);
         d->server = NULL;
-        nnd_qos_stop(d);
+        nnd_executions_stop(d);
         status = 1;
         goto out;
     }

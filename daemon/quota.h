@@ -11,7 +11,7 @@
  * - Usage is counted twice, on the session and on its app, and only through
  *   nnd_quota_take() (nnd_quota_check, then count) and nnd_quota_add() (count; negative
  *   to give back). The session does it by itself for the objects it stores (session.h); the
- *   executions (qos.c) and the buffers' bytes (buffer.h) do it through these calls.
+ *   executions (execution.h) and the buffers' bytes (buffer.h) do it through these calls.
  * - A refusal is RESOURCE_EXHAUSTED_TRANSIENT with a message naming the quota, its limit
  *   and the uid ("quota.app.prepared_models (4) reached for uid 1000"); it takes nothing,
  *   is counted per app and in total, and is published as a "quota_refused" event.

@@ -16,8 +16,9 @@
 #include "bus.h"
 #include "dispatch.h"
 #include "log.h"
-#include "qos.h"
+#include "execution.h"
 #include "quota.h"
+#include "reply.h"
 
 #define BATCH            64 /* accepts per wakeup, so a connection storm cannot starve clients */
 #define ACCEPT_RETRY_MS  100
@@ -220,9 +221,9 @@ static void conn_close(conn *c) {
         nnd_bus_publish(s->d->bus, ev);
     }
     c->dead = true;
-    nnd_qos_session_closed(s->d, ss); /* its queued work goes, its running work stops */
-    nnd_session_clear(ss);            /* raises the stop flag, then releases everything owned */
-    nnd_quota_disconnect(ss);         /* after the release: the app's usage is down by now */
+    nnd_executions_session_closed(s->d, ss); /* its queued work goes, its running work stops */
+    nnd_session_clear(ss);    /* raises the stop flag, then releases everything owned */
+    nnd_quota_disconnect(ss); /* after the release: the app's usage is down by now */
     while (c->head) {
         outmsg *m = c->head;
         c->head = m->next;

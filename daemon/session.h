@@ -36,7 +36,7 @@ typedef enum nnd_obj_kind {
     NND_OBJ_PREPARED = 1,
     NND_OBJ_BUFFER = 2,
     NND_OBJ_BURST = 3,
-    NND_OBJ_EXECUTION = 4, /* a fenced execution (qos.h) */
+    NND_OBJ_EXECUTION = 4, /* a fenced execution (fenced.h) */
     NND_OBJ_KINDS
 } nnd_obj_kind;
 

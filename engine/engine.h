@@ -25,7 +25,7 @@
 
 #include "codes.h"
 
-#define NND_MAX_RANK       8
+#define NND_MAX_RANK       16 /* MIRROR_PAD and the movement operations take any rank */
 #define NND_MAX_OPERANDS   (1u << 20)
 #define NND_MAX_OPERATIONS (1u << 20)
 #define NND_ERR_LEN        256

@@ -1,7 +1,8 @@
 /* xnn.c: the XNNPACK backend (backend.h). Claims CONV_2D, DEPTHWISE_CONV_2D,
  * FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL, RELU, RELU1, RELU6, LOGISTIC
- * and TANH on TENSOR_FLOAT32 and TENSOR_QUANT8_ASYMM when shapes and parameters are fixed
- * at prepare and XNNPACK computes what the reference does:
+ * and TANH on TENSOR_FLOAT32 and TENSOR_QUANT8_ASYMM, and HARD_SWISH and ELU (a constant
+ * alpha) on TENSOR_FLOAT32, when shapes and parameters are fixed at prepare and XNNPACK
+ * computes what the reference does:
  * - NHWC only; no per-channel quantized filters (XNNPACK's qc8 wants signed inputs).
  * - QUANT8 AVERAGE_POOL_2D only without padding (XNNPACK's qu8 average counts padded
  *   pixels; the reference does not) and with the output's quantization equal to the
@@ -55,7 +56,9 @@ enum xnn_kind {
     XK_MUL,
     XK_CLAMP,
     XK_SIGMOID,
-    XK_TANH
+    XK_TANH,
+    XK_HARD_SWISH, /* FLOAT32 only */
+    XK_ELU         /* FLOAT32 only */
 };
 
 typedef struct xnn_step {
@@ -107,6 +110,8 @@ static enum xnn_status setup(xnn_step *s, const void *a, const void *b, void *y)
         return s->q8 ? xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp)
                      : xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
     case XK_TANH: return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
+    case XK_HARD_SWISH: return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
+    case XK_ELU: return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
     }
     return xnn_status_invalid_parameter;
 }
@@ -390,6 +395,14 @@ static enum xnn_status claim_unary(nnd_op_ctx *c, xnn_step *s) {
         if (!s->q8) return xnn_status_unsupported_parameter;
         return xnn_create_tanh_nc_qu8(n, n, n, zx, x->scale, zy, y->scale, 0, 255, s->flags,
                                       &s->op);
+    case NND_OP_HARD_SWISH:
+        s->kind = XK_HARD_SWISH;
+        if (s->q8) return xnn_status_unsupported_parameter;
+        return xnn_create_hardswish_nc_f32(n, n, n, s->flags, &s->op);
+    case NND_OP_ELU:
+        s->kind = XK_ELU;
+        if (s->q8 || !c->in[1]->data) return xnn_status_unsupported_parameter;
+        return xnn_create_elu_nc_f32(n, n, n, nnd_f32(c->in[1]), s->flags, &s->op);
     case NND_OP_RELU1: act = NND_FUSED_RELU1; break;
     case NND_OP_RELU6: act = NND_FUSED_RELU6; break;
     default: act = NND_FUSED_RELU; break;
@@ -416,7 +429,9 @@ static void *xnn_claim(nnd_op_ctx *c, bool last) {
     case NND_OP_RELU1:
     case NND_OP_RELU6:
     case NND_OP_LOGISTIC:
-    case NND_OP_TANH: claim = claim_unary; break;
+    case NND_OP_TANH:
+    case NND_OP_HARD_SWISH:
+    case NND_OP_ELU: claim = claim_unary; break;
     default: return NULL;
     }
     const nnd_tensor *x = c->in[0], *y = c->out[0];

@@ -4,7 +4,7 @@
  *   header      magic "NNDMODL\0", u32 version, u32 flags (bit 0: relaxed), u32 preference,
  *               u32 build id length, 64 bytes build id (zero padded), u32 operands,
  *               u32 operations, u32 inputs, u32 outputs, u64 data payload length
- *   operand     i32 type, u32 rank, u32 dims[8], f32 scale, i32 zero point, u32 lifetime,
+ *   operand     i32 type, u32 rank, u32 dims[16], f32 scale, i32 zero point, u32 lifetime,
  *               u64 offset, u64 length, u32 channel dim, u32 scales, u32 extension
  *               length, then the scales (f32) and the extension bytes padded to 4
  *   operation   i32 type, u32 inputs, u32 outputs, then both operand lists (u32)

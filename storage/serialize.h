@@ -26,7 +26,7 @@
 #include "engine.h"
 #include "hash.h"
 
-#define NND_SER_VERSION      1
+#define NND_SER_VERSION      2
 #define NND_SER_BUILD_ID_MAX 64 /* bytes of driver build id kept in the model cache */
 #define NND_SER_DATA_HEADER  64 /* the data payload starts here, so it stays aligned */
 

@@ -290,6 +290,73 @@ static void test_tolerant_load(void **state) {
     rmdir(dir);
 }
 
+/* The newer folders' fields: expect_failure, min_supported_version, folder, rank over 8. */
+static void test_newer_fields(void **state) {
+    (void)state;
+    nnd_case *cases = NULL;
+    size_t n = 0;
+    char err[512], why[160];
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR
+                                    "/V1_3_cts_only/cast_mismatching_shapes.json",
+                                    &cases, &n, NULL, NULL, err, sizeof err),
+                     0);
+    assert_int_equal(n, 1);
+    assert_true(cases[0].expect_failure);
+    assert_false(cases[0].infinite_loop_timeout);
+    assert_string_equal(cases[0].folder, "V1_3_cts_only");
+    assert_int_equal(cases[0].min_version, NND_CASE_VERSION_UNKNOWN);
+    assert_true(nnd_case_refusal_passes(&cases[0], false, why, sizeof why));
+    /* An endless loop passes only on a missed deadline; a valid case never on a refusal. */
+    cases[0].infinite_loop_timeout = true;
+    assert_false(nnd_case_refusal_passes(&cases[0], false, why, sizeof why));
+    assert_non_null(strstr(why, "MISSED_DEADLINE"));
+    assert_true(nnd_case_refusal_passes(&cases[0], true, why, sizeof why));
+    cases[0].expect_failure = false;
+    assert_false(nnd_case_refusal_passes(&cases[0], true, why, sizeof why));
+    nnd_cases_free(cases, n);
+
+    cases = NULL;
+    n = 0;
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/AIDL_V3/mirror_pad.json", &cases, &n,
+                                    NULL, NULL, err, sizeof err),
+                     0);
+    const nnd_case *c = find_case(cases, n, "mirror_pad_two_reflect");
+    assert_non_null(c);
+    assert_false(c->expect_failure);
+    assert_int_equal(c->min_version, NND_CASE_VERSION_AIDL_V3);
+    assert_string_equal(nnd_case_version_name(c->min_version), "AIDL_V3");
+    assert_int_equal(c->examples[0].inputs[0].rank, 10);
+    assert_int_equal(c->examples[0].outputs[0].dims[9], 3);
+    nnd_cases_free(cases, n);
+
+    /* V1_0 files have none of the fields. */
+    cases = NULL;
+    n = 0;
+    assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, NULL, NULL,
+                                    err, sizeof err),
+                     0);
+    assert_false(cases[0].expect_failure);
+    assert_string_equal(cases[0].folder, "");
+    assert_int_equal(cases[0].min_version, NND_CASE_VERSION_UNKNOWN);
+    nnd_cases_free(cases, n);
+
+    char path[] = "/tmp/nnd-conf-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"cases\":[{\"name\":\"x\",\"min_supported_version\":\"V9_9\",\"model\":"
+          "{\"operands\":[],\"operations\":[]},\"examples\":[]}]}",
+          f);
+    fclose(f);
+    cases = NULL;
+    n = 0;
+    assert_int_equal(nnd_cases_load(path, &cases, &n, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "min_supported_version \"V9_9\""));
+    assert_int_equal(n, 0);
+    unlink(path);
+    free(cases);
+}
+
 static void test_names(void **state) {
     (void)state;
     assert_string_equal(nnd_case_operation_name(NND_OP_RESIZE_NEAREST_NEIGHBOR),
@@ -311,6 +378,7 @@ int main(void) {
         cmocka_unit_test(test_multinomial),
         cmocka_unit_test(test_folder_and_errors),
         cmocka_unit_test(test_tolerant_load),
+        cmocka_unit_test(test_newer_fields),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * oracle. Hundreds of one-operation models with random shapes, windows, strides,
  * dilations, paddings, broadcasts, activations and quantization run once with
  * NND_REFERENCE_KERNELS=1 and once without; FLOAT32 results agree to 1e-4 (relative,
- * over 1), QUANT8 results within one step. Most cases must actually take the fast path.
+ * over 1; HARD_SWISH and ELU to the conformance vectors' own float32 tolerance), QUANT8
+ * results within one step. Most cases must actually take the fast path.
  * Inputs end right at an inaccessible page, so an over-read past an input would crash.
  * And one prepared model executed from two threads at once gives the same results. Also
  * LOCAL_RESPONSE_NORMALIZATION's sliding sum for wide windows (the reference kernel's
@@ -87,14 +88,21 @@ static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t
     return i;
 }
 
-static uint32_t scalar_i32(builder *b, int32_t v) {
-    uint32_t i = operand(b, NND_INT32, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+/* A constant 4-byte scalar of the given type. */
+static uint32_t scalar4(builder *b, int32_t type, const void *v) {
+    uint32_t i = operand(b, type, 0, NULL, 0, 0, NND_CONSTANT_COPY);
     b->n_values = (b->n_values + 7) & ~(size_t)7;
     b->operands[i].offset = b->n_values;
     b->operands[i].length = 4;
-    memcpy(b->values + b->n_values, &v, 4);
+    memcpy(b->values + b->n_values, v, 4);
     b->n_values += 4;
     return i;
+}
+static uint32_t scalar_i32(builder *b, int32_t v) {
+    return scalar4(b, NND_INT32, &v);
+}
+static uint32_t scalar_f32(builder *b, float v) {
+    return scalar4(b, NND_FLOAT32, &v);
 }
 
 static uint32_t input(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
@@ -246,6 +254,7 @@ static void unary_model(builder *b, int32_t t, int32_t code) {
     float s = q8 ? frnd(0.01f, 0.1f) : 0;
     int32_t zp = qzp(t);
     use(b, input(b, t, rank, dims, s, zp));
+    if (code == NND_OP_ELU) use(b, scalar_f32(b, frnd(0.1f, 2.f))); /* alpha */
     float so = s;
     int32_t zo = zp;
     if (q8 && code == NND_OP_LOGISTIC) so = 1.f / 256, zo = qmin(t);
@@ -257,8 +266,10 @@ static void unary_model(builder *b, int32_t t, int32_t code) {
 /* Model i of the families the fast paths claim, with tensors of type t. */
 static void random_model(builder *b, int i, int32_t t) {
     memset(b, 0, sizeof *b);
-    static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1, NND_OP_RELU6, NND_OP_LOGISTIC,
-                                    NND_OP_TANH};
+    bool q8 = t != NND_TENSOR_FLOAT32;
+    /* The last two have float fast paths only. */
+    static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1,      NND_OP_RELU6, NND_OP_LOGISTIC,
+                                    NND_OP_TANH, NND_OP_HARD_SWISH, NND_OP_ELU};
     switch ((i / 2) % 9) {
     case 0: conv_model(b, t, false); break;
     case 1: conv_model(b, t, true); break;
@@ -267,7 +278,7 @@ static void random_model(builder *b, int i, int32_t t) {
     case 4: pool_model(b, t, true); break;
     case 5: binary_model(b, t, false); break;
     case 6: binary_model(b, t, true); break;
-    default: unary_model(b, t, unary[rand() % 5]); break;
+    default: unary_model(b, t, unary[rand() % (q8 ? 5 : 7)]); break;
     }
 }
 
@@ -340,7 +351,7 @@ static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
 static void fast_paths_agree_with_reference(void **state) {
     (void)state;
     srand(11);
-    int fast = 0, tried = 0;
+    int fast = 0, tried = 0, fast_by_code[NND_OP_COUNT] = {0};
     for (int i = 0; i < CASES; i++) {
         builder *b = malloc(sizeof *b);
         assert_non_null(b);
@@ -362,10 +373,14 @@ static void fast_paths_agree_with_reference(void **state) {
         run(b, true, want, n * esize);
         bool took = run(b, false, got, n * esize);
         fast += took, tried++;
+        fast_by_code[b->code] += took;
         for (size_t k = 0; k < n; k++) {
             if (o->type == NND_TENSOR_FLOAT32) {
                 float x = ((float *)want)[k], y = ((float *)got)[k];
-                if (!(fabsf(x - y) <= 1e-4f * fmaxf(1.f, fabsf(x))))
+                bool vector_tolerance = b->code == NND_OP_HARD_SWISH || b->code == NND_OP_ELU;
+                float tol =
+                    vector_tolerance ? 1e-5f + 5.96e-7f * fabsf(x) : 1e-4f * fmaxf(1.f, fabsf(x));
+                if (!(fabsf(x - y) <= tol))
                     fail_msg("case %d %s float32: element %zu: reference %g, fast %g", i,
                              nnd_operation_name(b->code), k, x, y);
             } else {
@@ -381,6 +396,7 @@ static void fast_paths_agree_with_reference(void **state) {
     }
     print_message("%d of %d cases took the fast path\n", fast, tried);
     assert_true(fast * 10 >= tried * 7);
+    assert_true(fast_by_code[NND_OP_HARD_SWISH] > 0 && fast_by_code[NND_OP_ELU] > 0);
 }
 
 /* The fast paths handle unsigned 8-bit only: a TENSOR_QUANT8_ASYMM_SIGNED model of every
@@ -468,16 +484,6 @@ static void concurrent_executions_agree(void **state) {
     assert_int_equal(runs[0].mismatches + runs[1].mismatches, 0);
     nnd_prepared_free(p);
     free(want), free(b->input_data[0]), free(b);
-}
-
-static uint32_t scalar_f32(builder *b, float v) {
-    uint32_t i = operand(b, NND_FLOAT32, 0, NULL, 0, 0, NND_CONSTANT_COPY);
-    b->n_values = (b->n_values + 7) & ~(size_t)7;
-    b->operands[i].offset = b->n_values;
-    b->operands[i].length = 4;
-    memcpy(b->values + b->n_values, &v, 4);
-    b->n_values += 4;
-    return i;
 }
 
 static void lrn_wide_windows_match_direct_sums(void **state) {

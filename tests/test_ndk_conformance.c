@@ -4,8 +4,9 @@
  * unsupported operation: skipped, as nndctl does), compiled, and every example runs with
  * plain setInput/setOutput buffers and is judged with nnd_case_judge. Dynamic-shape cases
  * also run with every output one element short (one byte for one-element outputs) and
- * must report OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. Cases run on two
- * threads that share the library's one connection.
+ * must report OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects
+ * failure passes when a model, compilation or compute call refuses it with an error code
+ * (case_judge.h). Cases run on two threads that share the library's one connection.
  * Usage: test_ndk_conformance VECTORS_DIR FLOOR  (fails below FLOOR passes, or on any
  * failure). */
 #include <pthread.h>
@@ -22,7 +23,9 @@
 #define JOBS    2
 #define MSG_LEN 512
 
-enum verdict { PASS, FAIL, SKIP };
+/* REFUSED*: the library returned an error code for the model, its compilation or a
+ * compute (a pass only for a case that expects failure), judged by judge_refusal(). */
+enum verdict { PASS, FAIL, SKIP, REFUSED, REFUSED_DEADLINE };
 
 typedef struct runner {
     const nnd_case *cases;
@@ -39,6 +42,18 @@ static enum verdict fail(char *msg, const char *fmt, ...) {
     vsnprintf(msg, MSG_LEN, fmt, ap);
     va_end(ap);
     return FAIL;
+}
+
+static enum verdict refused(int rc, char *msg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static enum verdict refused(int rc, char *msg, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, MSG_LEN, fmt, ap);
+    va_end(ap);
+    bool deadline = rc == ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT ||
+                    rc == ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT;
+    return deadline ? REFUSED_DEADLINE : REFUSED;
 }
 
 static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, uint32_t index) {
@@ -62,7 +77,7 @@ static enum verdict build_model(const Nnd__Model *w, ANeuralNetworksModel **out,
                                         .scale = o->scale,
                                         .zeroPoint = o->zero_point};
         if ((rc = ANeuralNetworksModel_addOperand(m, &t)))
-            return fail(msg, "addOperand %zu: %d", i, rc);
+            return refused(rc, msg, "addOperand %zu: %d", i, rc);
     }
     for (size_t i = 0; i < g->n_operands; i++) {
         const Nnd__Operand *o = g->operands[i];
@@ -78,31 +93,32 @@ static enum verdict build_model(const Nnd__Model *w, ANeuralNetworksModel **out,
         } else {
             rc = 0;
         }
-        if (rc) return fail(msg, "setOperandValue %zu: %d", i, rc);
+        if (rc) return refused(rc, msg, "setOperandValue %zu: %d", i, rc);
         if (o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_CHANNEL_QUANT) {
             ANeuralNetworksSymmPerChannelQuantParams q = {
                 .channelDim = o->channel_quant->channel_dim,
                 .scaleCount = (uint32_t)o->channel_quant->n_scales,
                 .scales = o->channel_quant->scales};
             if ((rc = ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(m, idx, &q)))
-                return fail(msg, "setOperandSymmPerChannelQuantParams %zu: %d", i, rc);
+                return refused(rc, msg, "setOperandSymmPerChannelQuantParams %zu: %d", i, rc);
         }
     }
     for (size_t k = 0; k < g->n_operations; k++) {
         const Nnd__Operation *op = g->operations[k];
         if ((rc = ANeuralNetworksModel_addOperation(m, op->type, (uint32_t)op->n_inputs, op->inputs,
                                                     (uint32_t)op->n_outputs, op->outputs)))
-            return fail(msg, "addOperation %zu (%s): %d", k, nnd_case_operation_name(op->type), rc);
+            return refused(rc, msg, "addOperation %zu (%s): %d", k,
+                           nnd_case_operation_name(op->type), rc);
     }
     static const uint32_t none[1];
     rc = ANeuralNetworksModel_identifyInputsAndOutputs(
         m, (uint32_t)g->n_input_indexes, g->n_input_indexes ? g->input_indexes : none,
         (uint32_t)g->n_output_indexes, g->n_output_indexes ? g->output_indexes : none);
-    if (rc) return fail(msg, "identifyInputsAndOutputs: %d", rc);
+    if (rc) return refused(rc, msg, "identifyInputsAndOutputs: %d", rc);
     if (w->relax_computation_float32_to_float16 &&
         (rc = ANeuralNetworksModel_relaxComputationFloat32toFloat16(m, true)))
-        return fail(msg, "relaxComputationFloat32toFloat16: %d", rc);
-    if ((rc = ANeuralNetworksModel_finish(m))) return fail(msg, "Model_finish: %d", rc);
+        return refused(rc, msg, "relaxComputationFloat32toFloat16: %d", rc);
+    if ((rc = ANeuralNetworksModel_finish(m))) return refused(rc, msg, "Model_finish: %d", rc);
     return PASS;
 }
 
@@ -172,10 +188,15 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
     if (v != PASS) goto out;
     rc = ANeuralNetworksExecution_compute(e);
     int want = shrink ? ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE : ANEURALNETWORKS_NO_ERROR;
+    if (rc != want && !shrink) {
+        v = refused(rc, msg, "example %zu: compute returned %d", exi, rc);
+        goto out;
+    }
     if (rc != want) {
         v = fail(msg, "example %zu%s: compute returned %d, expected %d", exi, step, rc, want);
         goto out;
     }
+    if (c->expect_failure) goto out; /* its outputs mean nothing */
     for (size_t k = 0; k < nout; k++) {
         const nnd_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
         uint32_t rank = 0, dims[16] = {0};
@@ -231,7 +252,7 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     if (v == PASS) {
         const ANeuralNetworksDevice *devs[1] = {dev};
         if ((rc = ANeuralNetworksModel_getSupportedOperationsForDevices(m, devs, 1, sup)))
-            v = fail(msg, "getSupportedOperationsForDevices: %d", rc);
+            v = refused(rc, msg, "getSupportedOperationsForDevices: %d", rc);
         for (size_t k = 0; k < n_ops && v == PASS; k++)
             if (!sup[k]) {
                 const char *name = nnd_case_operation_name(c->model->main->operations[k]->type);
@@ -244,13 +265,14 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
         const ANeuralNetworksDevice *devs[1] = {dev};
         rc = index % 2 ? ANeuralNetworksCompilation_create(m, &comp)
                        : ANeuralNetworksCompilation_createForDevices(m, devs, 1, &comp);
-        if (rc) v = fail(msg, "Compilation_create: %d", rc);
+        if (rc) v = refused(rc, msg, "Compilation_create: %d", rc);
     }
     if (v == PASS && (rc = ANeuralNetworksCompilation_finish(comp)))
-        v = fail(msg, "Compilation_finish: %d", rc);
+        v = refused(rc, msg, "Compilation_finish: %d", rc);
     for (size_t i = 0; i < c->n_examples && v == PASS; i++) {
         v = run_example(c, comp, i, false, msg);
-        if (v == PASS && c->dynamic_output_shape && any_shrinkable(&c->examples[i]))
+        if (v == PASS && c->dynamic_output_shape && !c->expect_failure &&
+            any_shrinkable(&c->examples[i]))
             v = run_example(c, comp, i, true, msg);
     }
     ANeuralNetworksCompilation_free(comp);
@@ -259,12 +281,27 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     return v;
 }
 
+/* The verdict once a case ran: a refusal passes only where the case expects one, and a
+ * case that expects one fails when everything succeeded. */
+static enum verdict judge_refusal(const nnd_case *c, enum verdict v, char *msg) {
+    if (v == PASS && c->expect_failure)
+        return fail(msg, "expected a refusal; compilation and %zu examples succeeded",
+                    c->n_examples);
+    if (v != REFUSED && v != REFUSED_DEADLINE) return v;
+    char why[128];
+    if (nnd_case_refusal_passes(c, v == REFUSED_DEADLINE, why, sizeof why)) return PASS;
+    size_t at = strlen(msg);
+    snprintf(msg + at, MSG_LEN - at, " (%s)", why);
+    return FAIL;
+}
+
 static void *worker(void *arg) {
     runner *r = arg;
     for (;;) {
         size_t i = atomic_fetch_add(&r->next, 1);
         if (i >= r->n) return NULL;
-        r->verdicts[i] = run_case(&r->cases[i], i, r->messages[i]);
+        r->verdicts[i] =
+            judge_refusal(&r->cases[i], run_case(&r->cases[i], i, r->messages[i]), r->messages[i]);
     }
 }
 

@@ -14,6 +14,7 @@
 #include "fused_activation.h"
 #include "kernel_errors.h"
 #include "operand.h"
+#include "quant_table.h"
 #include "signature.h"
 #include "type_bridge.h"
 
@@ -121,15 +122,7 @@ static void build_q8_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint
 }
 
 static nnd_status act_q8(nnd_op_ctx *c) {
-    int32_t type = c->in[0]->type, qmin = nnd_q8_min(type);
-    uint8_t table[256];
-    build_q8_table(c, qmin, nnd_q8_max(type), table);
-    const void *x = c->in[0]->data;
-    uint8_t *y = c->out[0]->data;
-    size_t n = nnd_elems(c->out[0]);
-    for (size_t i = 0; i < n; i++)
-        y[i] = table[nnd_q8_get(x, i, qmin) - qmin];
-    return NND_OK;
+    return nnd_q8_table_run(c, build_q8_table);
 }
 
 #define ACT_OP(var, CODE, NAME)                                                                    \

@@ -1,7 +1,9 @@
 /* binary.c: ADD, MUL, SUB, DIV — broadcast elementwise arithmetic with a fused
  * activation. Float kernels share one walker; 8-bit quantized ADD/SUB and MUL (unsigned,
  * and signed from HAL 1.3) follow the NNAPI reference fixed-point pipelines on stored
- * values. */
+ * values. TENSOR_INT32 (HAL 1.3) takes no fused activation, wraps around on overflow, and
+ * DIV rounds toward negative infinity with x / 0 = 0 (the reference's choice for an
+ * undefined result). */
 #include "affine_quant.h"
 #include "broadcast.h"
 #include "clamp.h"
@@ -37,8 +39,12 @@ static nnd_status binary_check(nnd_op_ctx *c) {
         return s;
     if (nnd_is_quant8(a->type) && arith_of(c) == ARITH_DIV)
         return nnd_unsupported(c, "DIV has no %s form", nnd_type_name(a->type));
-    if ((s = nnd_check_type(c, a, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED)))
+    if (a->type == NND_TENSOR_INT32 && c->in[2]->data && nnd_i32(c->in[2]) != NND_FUSED_NONE)
+        return nnd_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
+                        nnd_i32(c->in[2]));
+    if ((s = nnd_check_type(c, a, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED,
+                            NND_TENSOR_INT32)))
         return s;
     /* As the reference validates: a quantized product must not reach the output's scale. */
     const nnd_tensor *b = c->in[1], *out = c->out[0];
@@ -84,6 +90,45 @@ static nnd_status binary_f32(nnd_op_ctx *c) {
 
 static nnd_status binary_f16(nnd_op_ctx *c) {
     return nnd_run_f16_as_f32(c, binary_f32);
+}
+
+/* ---- TENSOR_INT32 ------------------------------------------------------------------- */
+
+typedef struct i32_job {
+    const int32_t *a, *b;
+    int32_t *out;
+    enum arith op;
+} i32_job;
+
+static int32_t floor_div(int32_t x, int32_t y) {
+    if (y == 0) return 0;
+    if (y == -1) return (int32_t)(0u - (uint32_t)x); /* INT32_MIN / -1 wraps */
+    int32_t q = x / y;
+    return x % y != 0 && (x < 0) != (y < 0) ? q - 1 : q;
+}
+
+static void i32_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t sb, size_t n) {
+    const i32_job *j = ctx;
+    for (size_t k = 0; k < n; k++) {
+        int32_t x = j->a[ia + k * sa], y = j->b[ib + k * sb];
+        uint32_t ux = (uint32_t)x, uy = (uint32_t)y, r; /* unsigned: overflow wraps */
+        switch (j->op) {
+        case ARITH_ADD: r = ux + uy; break;
+        case ARITH_MUL: r = ux * uy; break;
+        case ARITH_SUB: r = ux - uy; break;
+        default: r = (uint32_t)floor_div(x, y); break;
+        }
+        j->out[o + k] = (int32_t)r;
+    }
+}
+
+static nnd_status binary_i32(nnd_op_ctx *c) {
+    if (nnd_i32(c->in[2]) != NND_FUSED_NONE)
+        return nnd_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
+                        nnd_i32(c->in[2]));
+    i32_job j = {c->in[0]->data, c->in[1]->data, c->out[0]->data, arith_of(c)};
+    nnd_broadcast_walk(c->in[0], c->in[1], c->out[0], i32_row, &j);
+    return NND_OK;
 }
 
 /* ---- 8-bit quantized ----------------------------------------------------------------- */
@@ -151,7 +196,8 @@ static nnd_status binary_q8(nnd_op_ctx *c) {
         .kernels = {{NND_TENSOR_FLOAT32, binary_f32},                                              \
                     {NND_TENSOR_FLOAT16, binary_f16},                                              \
                     {NND_TENSOR_QUANT8_ASYMM, binary_q8},                                          \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8}},                                  \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8},                                   \
+                    {NND_TENSOR_INT32, binary_i32}},                                               \
     }
 
 BINARY_OP(nnd_op_add, NND_OP_ADD, "ADD");

@@ -1,5 +1,9 @@
 /* elementwise.c: the HAL 1.2 elementwise operations.
- * - unary: ABS, EXP, LOG, NEG, RSQRT, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE;
+ * - unary: ABS, EXP, LOG, NEG, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE (RSQRT, which has
+ *   8-bit forms since feature level 7, is rsqrt.c's); ABS also on
+ *   TENSOR_INT32 (HAL 1.3; |INT32_MIN| saturates to INT32_MAX); CAST from the types HAL 1.3
+ *   added to it (BOOL8, the 16-bit and the other 8-bit quantized types) only to the same
+ *   type, which copies the stored values whatever the quantization;
  * - broadcast binary: EQUAL, NOT_EQUAL, GREATER, GREATER_EQUAL, LESS, LESS_EQUAL,
  *   LOGICAL_AND, LOGICAL_OR, MAXIMUM, MINIMUM, POW, PRELU;
  * - SELECT (three inputs of one shape).
@@ -11,14 +15,13 @@
  * math for the float operations, quantized values compared as real values, quantized
  * MAXIMUM/MINIMUM/SELECT requantized to the output in double, and PRELU's integer
  * pipeline. The 8-bit quantized types, unsigned and signed, are one case throughout: lanes
- * hold stored values and results saturate to the output type's range. CAST converts
- * between FLOAT32, FLOAT16, INT32 and QUANT8_ASYMM; the other types it takes (HAL 1.3)
- * only to themselves, as a copy. */
+ * hold stored values and results saturate to the output type's range. */
 #include "affine_quant.h"
 #include "broadcast.h"
 #include "fixedpoint.h"
 #include "float16.h"
 #include "kernel_errors.h"
+#include "op_def.h"
 #include "operand.h"
 #include "signature.h"
 
@@ -64,11 +67,11 @@ struct elem_job {
 #define QUANT8      (TYPE_BIT(NND_TENSOR_QUANT8_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
 #define NUMERIC     (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | QUANT8)
 #define BOOLS       TYPE_BIT(NND_TENSOR_BOOL8)
-/* CAST converts among these; the types of CAST_SELF only to themselves. */
+/* CAST converts among these; the types of CAST_IDENTITY only to themselves. */
 #define CAST_CONVERTS (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM))
-#define CAST_SELF                                                                                  \
-    (BOOLS | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED) | TYPE_BIT(NND_TENSOR_QUANT8_SYMM) |         \
-     TYPE_BIT(NND_TENSOR_QUANT16_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT16_SYMM))
+#define CAST_IDENTITY                                                                              \
+    (BOOLS | TYPE_BIT(NND_TENSOR_QUANT16_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT16_SYMM) |              \
+     TYPE_BIT(NND_TENSOR_QUANT8_SYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
 
 static bool type_in(int32_t type, uint32_t mask) {
     return type >= 0 && type < 32 && (mask & TYPE_BIT(type));
@@ -84,6 +87,7 @@ static bool type_in(int32_t type, uint32_t mask) {
 
 LANE(lane_math, j->spec->math((float)v[0]))
 LANE(lane_neg, -v[0])
+LANE(lane_abs, fabs(v[0]))
 LANE(lane_not, v[0] == 0)
 LANE(lane_copy, v[0])
 LANE(lane_less, v[0] < v[1])
@@ -100,10 +104,6 @@ LANE(lane_min, v[1] < v[0] ? v[1] : v[0])
 LANE(lane_pow, powf((float)v[0], (float)v[1]))
 LANE(lane_prelu, v[0] >= 0 ? v[0] : (double)((float)v[0] * (float)v[1]))
 LANE(lane_select, v[0] != 0 ? v[1] : v[2])
-
-static float rsqrt_f(float x) {
-    return 1.f / sqrtf(x);
-}
 
 /* QUANTIZE: float math, clamped in the reference's order (so NaN gives qmax). */
 static double lane_quantize(const elem_job *j, const double *v) {
@@ -147,16 +147,15 @@ static void prelu_q8_setup(elem_job *j) {
 #define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_REAL, OUT_BOOL)
 
 static const elem_spec specs[NND_OP_COUNT] = {
-    [NND_OP_ABS] = MATH(fabsf),
+    [NND_OP_ABS] = UNARY(lane_abs, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_EXP] = MATH(expf),
     [NND_OP_LOG] = MATH(logf),
-    [NND_OP_RSQRT] = MATH(rsqrt_f),
     [NND_OP_SIN] = MATH(sinf),
     [NND_OP_SQRT] = MATH(sqrtf),
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
     [NND_OP_CAST] = {.fn = lane_copy,
-                     .types = CAST_CONVERTS | CAST_SELF,
+                     .types = CAST_CONVERTS | CAST_IDENTITY,
                      .arity = 1,
                      .out = OUT_CAST},
     [NND_OP_QUANTIZE] = {.fn = lane_quantize, .types = FLOATS, .arity = 1, .out = OUT_QUANT8},
@@ -212,7 +211,7 @@ static nnd_status elem_check(nnd_op_ctx *c) {
         type = out;
         break;
     case OUT_CAST:
-        if (type_in(type, CAST_SELF)) break; /* only to itself */
+        if (type_in(type, CAST_IDENTITY)) break; /* to itself only */
         if (!type_in(out, CAST_CONVERTS))
             return nnd_unsupported(c, "output has type %s, not supported here", nnd_type_name(out));
         type = out;
@@ -320,11 +319,6 @@ static void bcast_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size
 static nnd_status elem_run(nnd_op_ctx *c) {
     const elem_spec *sp = spec_of(c);
     nnd_tensor *out = c->out[0];
-    if (c->def->code == NND_OP_CAST && c->in[0]->type == out->type) {
-        /* identity: the stored values, whatever the quantization */
-        memcpy(out->data, c->in[0]->data, nnd_elems(out) * nnd_type_size(out->type));
-        return NND_OK;
-    }
     elem_job j = {.spec = sp,
                   .fn = sp->fn,
                   .out = out,
@@ -345,6 +339,13 @@ static nnd_status elem_run(nnd_op_ctx *c) {
     return NND_OK;
 }
 
+/* CAST of a type to itself (CAST_IDENTITY): the stored bytes. */
+static nnd_status cast_copy(nnd_op_ctx *c) {
+    size_t n = nnd_elems(c->out[0]) * nnd_type_size(c->out[0]->type);
+    if (n) memcpy(c->out[0]->data, c->in[0]->data, n);
+    return NND_OK;
+}
+
 #define ELEM_OP(var, CODE, NAME, KEY)                                                              \
     const nnd_op_def var = {                                                                       \
         .code = CODE,                                                                              \
@@ -356,9 +357,6 @@ static nnd_status elem_run(nnd_op_ctx *c) {
                     {NND_TENSOR_INT32, elem_run},                                                  \
                     {NND_TENSOR_QUANT8_ASYMM, elem_run},                                           \
                     {NND_TENSOR_QUANT8_ASYMM_SIGNED, elem_run},                                    \
-                    {NND_TENSOR_QUANT8_SYMM, elem_run},                                            \
-                    {NND_TENSOR_QUANT16_ASYMM, elem_run},                                          \
-                    {NND_TENSOR_QUANT16_SYMM, elem_run},                                           \
                     {NND_TENSOR_BOOL8, elem_run}},                                                 \
         .key_input = KEY,                                                                          \
     }
@@ -367,11 +365,16 @@ ELEM_OP(nnd_op_abs, NND_OP_ABS, "ABS", 0);
 ELEM_OP(nnd_op_exp, NND_OP_EXP, "EXP", 0);
 ELEM_OP(nnd_op_log, NND_OP_LOG, "LOG", 0);
 ELEM_OP(nnd_op_neg, NND_OP_NEG, "NEG", 0);
-ELEM_OP(nnd_op_rsqrt, NND_OP_RSQRT, "RSQRT", 0);
 ELEM_OP(nnd_op_sin, NND_OP_SIN, "SIN", 0);
 ELEM_OP(nnd_op_sqrt, NND_OP_SQRT, "SQRT", 0);
 ELEM_OP(nnd_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
-ELEM_OP(nnd_op_cast, NND_OP_CAST, "CAST", 0);
+/* The numeric types convert; every other type check() lets through casts to itself. */
+NND_OP_DEF(cast, CAST, elem_check, elem_shape,
+           {{NND_TENSOR_FLOAT32, elem_run},
+            {NND_TENSOR_FLOAT16, elem_run},
+            {NND_TENSOR_INT32, elem_run},
+            {NND_TENSOR_QUANT8_ASYMM, elem_run},
+            {NND_KERNEL_ANY_TYPE, cast_copy}});
 ELEM_OP(nnd_op_quantize, NND_OP_QUANTIZE, "QUANTIZE", 0);
 ELEM_OP(nnd_op_equal, NND_OP_EQUAL, "EQUAL", 0);
 ELEM_OP(nnd_op_not_equal, NND_OP_NOT_EQUAL, "NOT_EQUAL", 0);

@@ -4,7 +4,10 @@
  * projection, auxiliary input) is stepped through time by all three operations: LSTM is a
  * sequence of one step. FLOAT16 runs through the float32 bridge, as the reference also
  * computes in float32. Batch-major sequences are read and written through strides rather
- * than transposed copies. */
+ * than transposed copies. Since HAL 1.3 the sequence operations may also output their
+ * final output and cell states (two more outputs per direction), and
+ * BIDIRECTIONAL_SEQUENCE_LSTM takes an auxiliary input without auxiliary weights as the
+ * backward direction's input ("parallel linking"). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -223,14 +226,14 @@ static void cell_sequence(const lstm_cell *p, const nnd_seq_io *io, bool reverse
     }
 }
 
-/* Runs one direction with state buffers from scratch. */
+/* Runs one direction; the final states go to h and cs, or to scratch where NULL. */
 static nnd_status run_direction(nnd_op_ctx *c, const cell_layout *l, const nnd_seq_io *io,
-                                bool reverse) {
+                                bool reverse, float *h, float *cs) {
     lstm_cell p;
     cell_bind(c, l, io, &p);
     size_t n = (size_t)io->n_batch * p.n_cell;
-    float *h = nnd_scratch(c, (size_t)io->n_batch * p.n_output * sizeof(float));
-    float *cs = nnd_scratch(c, n * sizeof(float));
+    if (!h) h = nnd_scratch(c, (size_t)io->n_batch * p.n_output * sizeof(float));
+    if (!cs) cs = nnd_scratch(c, n * sizeof(float));
     float *gates = nnd_scratch(c, 4 * n * sizeof(float));
     if (!h || !cs || !gates) return nnd_fail(c, "out of scratch memory");
     cell_sequence(&p, io, reverse, c->in[l->h0]->data, c->in[l->c0]->data, h, cs, gates);
@@ -419,7 +422,8 @@ NND_FLOAT_OP(nnd_op_lstm, NND_OP_LSTM, "LSTM", lstm_check, lstm_shape, lstm_f32)
 /* ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------- */
 
 static nnd_status uni_check(nnd_op_ctx *c) {
-    return check_op(c, 28, 1, 1, 20, "iffb", 4, "T", &UNI);
+    if (c->n_out == 2) return nnd_fail(c, "has 1 output, or 3 with the final states; got 2");
+    return check_op(c, 28, 1, 3, 20, "iffb", 4, "TTT", &UNI);
 }
 
 static nnd_status uni_shape(nnd_op_ctx *c) {
@@ -431,6 +435,10 @@ static nnd_status uni_shape(nnd_op_ctx *c) {
     if (!s) s = cell_check(c, &UNI, "", n_batch, x->dims[2], 0, &n_cell, &n_output);
     if (s) return s;
     nnd_set_shape(c->out[0], 3, (const uint32_t[]){x->dims[0], x->dims[1], n_output});
+    if (c->n_out == 3) {
+        nnd_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
+        nnd_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
+    }
     return NND_OK;
 }
 
@@ -438,7 +446,9 @@ static nnd_status uni_f32(nnd_op_ctx *c) {
     nnd_seq_io io;
     nnd_seq_io_init(&io, nnd_bool(c->in[UNI_TIME_MAJOR]), c->in[0], NULL, c->out[0]->data,
                     c->out[0]->dims[2]);
-    return run_direction(c, &UNI, &io, false);
+    bool states = c->n_out == 3;
+    return run_direction(c, &UNI, &io, false, states ? c->out[1]->data : NULL,
+                         states ? c->out[2]->data : NULL);
 }
 
 NND_FLOAT_OP(nnd_op_unidirectional_sequence_lstm, NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM,
@@ -447,29 +457,51 @@ NND_FLOAT_OP(nnd_op_unidirectional_sequence_lstm, NND_OP_UNIDIRECTIONAL_SEQUENCE
 /* ---- BIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------ */
 
 static nnd_status bidi_check(nnd_op_ctx *c) {
-    return check_op(c, 61, 1, 2, 48, "iffbb", 8, "TT", &BIDI_FW);
+    return check_op(c, 61, 1, 6, 48, "iffbb", 8, "TTTTTT", &BIDI_FW);
+}
+
+/* An auxiliary input without any auxiliary weights feeds the backward direction. */
+static bool parallel_linking(const nnd_op_ctx *c) {
+    if (!has(c, BIDI_AUX_INPUT)) return false;
+    for (int g = 0; g < 4; g++)
+        if (has(c, BIDI_FW.wa[g]) || has(c, BIDI_BW.wa[g])) return false;
+    return true;
+}
+
+/* Final-state output k (forward output and cell state, then backward's), or NULL. */
+static float *bidi_state(const nnd_op_ctx *c, uint32_t k) {
+    nnd_tensor *t = nnd_seq_bidi_state(c, nnd_bool(c->in[BIDI_MERGE]), k);
+    return t ? t->data : NULL;
 }
 
 static nnd_status bidi_shape(nnd_op_ctx *c) {
     if (layout_pending(c, &BIDI_FW) || layout_pending(c, &BIDI_BW) || pending(c, BIDI_AUX_INPUT))
         return NND_DEFER;
-    bool merge = nnd_bool(c->in[BIDI_MERGE]);
+    bool merge = nnd_bool(c->in[BIDI_MERGE]), parallel = parallel_linking(c);
     uint32_t n_input = c->in[0]->dims[2], n_batch = 0, n_aux = 0, fw_cell, fw, bw_cell, bw;
-    nnd_status s = nnd_seq_bidi_check(c, merge, nnd_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT,
+    nnd_status s = nnd_seq_bidi_check(c, merge, nnd_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT, 4,
                                       &n_batch, &n_aux);
+    uint32_t bw_input = parallel ? n_aux : n_input, cross_aux = parallel ? 0 : n_aux;
     if (!s) s = check_params(c, &BIDI_FW);
-    if (!s) s = cell_check(c, &BIDI_FW, "forward ", n_batch, n_input, n_aux, &fw_cell, &fw);
-    if (!s) s = cell_check(c, &BIDI_BW, "backward ", n_batch, n_input, n_aux, &bw_cell, &bw);
-    if (!s) nnd_seq_bidi_set_shapes(c, merge, fw, bw);
-    return s;
+    if (!s) s = cell_check(c, &BIDI_FW, "forward ", n_batch, n_input, cross_aux, &fw_cell, &fw);
+    if (!s) s = cell_check(c, &BIDI_BW, "backward ", n_batch, bw_input, cross_aux, &bw_cell, &bw);
+    if (s) return s;
+    nnd_seq_bidi_set_shapes(c, merge, fw, bw);
+    const uint32_t widths[4] = {fw, fw_cell, bw, bw_cell};
+    for (uint32_t k = 0; k < 4; k++) {
+        nnd_tensor *state = nnd_seq_bidi_state(c, merge, k);
+        if (state) nnd_set_shape(state, 2, (const uint32_t[]){n_batch, widths[k]});
+    }
+    return NND_OK;
 }
 
 static nnd_status bidi_f32(nnd_op_ctx *c) {
     nnd_seq_io fw, bw;
     nnd_seq_bidi_io(c, nnd_bool(c->in[BIDI_MERGE]), nnd_bool(c->in[BIDI_TIME_MAJOR]),
-                    BIDI_AUX_INPUT, c->in[BIDI_FW.wh[GATE_O]]->dims[1], &fw, &bw);
-    nnd_status s = run_direction(c, &BIDI_FW, &fw, false);
-    return s ? s : run_direction(c, &BIDI_BW, &bw, true);
+                    BIDI_AUX_INPUT, parallel_linking(c), c->in[BIDI_FW.wh[GATE_O]]->dims[1], &fw,
+                    &bw);
+    nnd_status s = run_direction(c, &BIDI_FW, &fw, false, bidi_state(c, 0), bidi_state(c, 1));
+    return s ? s : run_direction(c, &BIDI_BW, &bw, true, bidi_state(c, 2), bidi_state(c, 3));
 }
 
 NND_FLOAT_OP(nnd_op_bidirectional_sequence_lstm, NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM,

@@ -28,6 +28,8 @@
 #define NND_KERNELS_FQI(run) \
     {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
      {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {NND_TENSOR_INT32, run}}
+/* The types nnd_check_moved() (signature.h) accepts: those of FQI. */
+#define NND_KERNELS_MOVED(run) NND_KERNELS_FQI(run)
 // clang-format on
 
 #endif

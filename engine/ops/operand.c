@@ -44,6 +44,11 @@ void nnd_set_shape(nnd_tensor *t, uint32_t rank, const uint32_t *dims) {
     t->known = true;
 }
 
+nnd_status nnd_shape_of_input0(nnd_op_ctx *c) {
+    nnd_copy_shape(c->out[0], c->in[0]);
+    return NND_OK;
+}
+
 bool nnd_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out) {
     int64_t a = axis, r = rank;
     if (a < -r || a >= r) return false;

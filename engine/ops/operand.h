@@ -43,6 +43,8 @@ void nnd_set_shape(nnd_tensor *t, uint32_t rank, const uint32_t *dims);
 static inline void nnd_copy_shape(nnd_tensor *dst, const nnd_tensor *src) {
     nnd_set_shape(dst, src->rank, src->dims);
 }
+/* A shape() (op.h) for the operations whose output 0 has input 0's shape. */
+nnd_status nnd_shape_of_input0(nnd_op_ctx *c);
 /* Resolves an axis in [-rank, rank) to [0, rank); false when out of range. */
 bool nnd_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out);
 

@@ -71,10 +71,11 @@ nnd_status nnd_seq_dims(nnd_op_ctx *c, bool time_major, uint32_t *n_time, uint32
 }
 
 nnd_status nnd_seq_bidi_check(nnd_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
-                              uint32_t *n_batch, uint32_t *n_aux) {
-    if (c->n_out != (merge ? 1u : 2u))
-        return nnd_fail(c, "has %u outputs; %s outputs need %u", c->n_out,
-                        merge ? "merged" : "separate", merge ? 1 : 2);
+                              uint32_t n_state, uint32_t *n_batch, uint32_t *n_aux) {
+    uint32_t base = merge ? 1 : 2;
+    if (c->n_out != base && c->n_out != base + n_state)
+        return nnd_fail(c, "has %u outputs; %s outputs need %u, or %u with the final states",
+                        c->n_out, merge ? "merged" : "separate", base, base + n_state);
     uint32_t n_time;
     nnd_status s = nnd_seq_dims(c, time_major, &n_time, n_batch);
     if (s) return s;
@@ -90,6 +91,11 @@ nnd_status nnd_seq_bidi_check(nnd_op_ctx *c, bool merge, bool time_major, uint32
     return NND_OK;
 }
 
+nnd_tensor *nnd_seq_bidi_state(const nnd_op_ctx *c, bool merge, uint32_t k) {
+    uint32_t at = (merge ? 1 : 2) + k;
+    return at < c->n_out ? c->out[at] : NULL;
+}
+
 void nnd_seq_bidi_set_shapes(nnd_op_ctx *c, bool merge, uint32_t fw_width, uint32_t bw_width) {
     const nnd_tensor *x = c->in[0];
     uint32_t d[3] = {x->dims[0], x->dims[1], merge ? fw_width + bw_width : fw_width};
@@ -99,10 +105,12 @@ void nnd_seq_bidi_set_shapes(nnd_op_ctx *c, bool merge, uint32_t fw_width, uint3
 }
 
 void nnd_seq_bidi_io(const nnd_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
-                     uint32_t fw_width, nnd_seq_io *fw, nnd_seq_io *bw) {
+                     bool parallel, uint32_t fw_width, nnd_seq_io *fw, nnd_seq_io *bw) {
     const nnd_tensor *aux = nnd_has_input(c, aux_i) ? c->in[aux_i] : NULL;
     const nnd_tensor *out_fw = c->out[0], *out_bw = c->out[merge ? 0 : 1];
     float *bw_base = (float *)out_bw->data + (merge ? fw_width : 0);
+    const nnd_tensor *bw_x = parallel ? aux : c->in[0];
+    if (parallel) aux = NULL;
     nnd_seq_io_init(fw, time_major, c->in[0], aux, out_fw->data, out_fw->dims[2]);
-    nnd_seq_io_init(bw, time_major, c->in[0], aux, bw_base, out_bw->dims[2]);
+    nnd_seq_io_init(bw, time_major, bw_x, aux, bw_base, out_bw->dims[2]);
 }

@@ -47,16 +47,23 @@ void nnd_seq_store(const nnd_seq_io *io, uint32_t t, const float *rows, size_t w
 /* Time steps and batch rows of the 3-D sequence input 0. */
 nnd_status nnd_seq_dims(nnd_op_ctx *c, bool time_major, uint32_t *n_time, uint32_t *n_batch);
 /* BIDIRECTIONAL_SEQUENCE_*: checks the output count against merge (1 output when merging,
- * else 2), the 3-D input 0, and the optional auxiliary input aux_i (the input's first two
- * dimensions); *n_aux receives its feature size, 0 when omitted. */
+ * else 2; since HAL 1.3 optionally followed by n_state final-state outputs), the 3-D input
+ * 0, and the optional auxiliary input aux_i (the input's first two dimensions); *n_aux
+ * receives its feature size, 0 when omitted. */
 nnd_status nnd_seq_bidi_check(nnd_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
-                              uint32_t *n_batch, uint32_t *n_aux);
+                              uint32_t n_state, uint32_t *n_batch, uint32_t *n_aux);
+/* Final-state output k of a bidirectional operation (after its sequence outputs), or NULL
+ * when the operation has none. */
+nnd_tensor *nnd_seq_bidi_state(const nnd_op_ctx *c, bool merge, uint32_t k);
 /* Sets the output shapes: [d0, d1, fw + bw] when merging, else [d0, d1, fw] and
  * [d0, d1, bw], d0 and d1 being input 0's. */
 void nnd_seq_bidi_set_shapes(nnd_op_ctx *c, bool merge, uint32_t fw_width, uint32_t bw_width);
 /* The two directions' views: input 0, the auxiliary input aux_i, and output 0 (shared,
- * the backward rows starting fw_width elements in) when merging, else outputs 0 and 1. */
+ * the backward rows starting fw_width elements in) when merging, else outputs 0 and 1.
+ * parallel (HAL 1.3 "parallel linking": an auxiliary input without auxiliary weights):
+ * the backward direction reads the auxiliary input as its input, and neither direction
+ * has an auxiliary input. */
 void nnd_seq_bidi_io(const nnd_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
-                     uint32_t fw_width, nnd_seq_io *fw, nnd_seq_io *bw);
+                     bool parallel, uint32_t fw_width, nnd_seq_io *fw, nnd_seq_io *bw);
 
 #endif

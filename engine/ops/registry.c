@@ -5,19 +5,18 @@
 
 extern const nnd_op_def nnd_op_add, nnd_op_mul, nnd_op_sub, nnd_op_div;
 extern const nnd_op_def nnd_op_abs, nnd_op_exp, nnd_op_log, nnd_op_neg, nnd_op_rsqrt, nnd_op_sin,
-    nnd_op_sqrt, nnd_op_logical_not, nnd_op_cast, nnd_op_quantize, nnd_op_equal,
-    nnd_op_not_equal, nnd_op_greater, nnd_op_greater_equal, nnd_op_less, nnd_op_less_equal,
-    nnd_op_logical_and, nnd_op_logical_or, nnd_op_maximum, nnd_op_minimum, nnd_op_pow,
-    nnd_op_prelu, nnd_op_select;
+    nnd_op_sqrt, nnd_op_logical_not, nnd_op_cast, nnd_op_quantize, nnd_op_equal, nnd_op_not_equal,
+    nnd_op_greater, nnd_op_greater_equal, nnd_op_less, nnd_op_less_equal, nnd_op_logical_and,
+    nnd_op_logical_or, nnd_op_maximum, nnd_op_minimum, nnd_op_pow, nnd_op_prelu, nnd_op_select;
 extern const nnd_op_def nnd_op_conv_2d, nnd_op_depthwise_conv_2d, nnd_op_fully_connected,
     nnd_op_grouped_conv_2d, nnd_op_transpose_conv_2d, nnd_op_quantized_16bit_lstm;
 extern const nnd_op_def nnd_op_average_pool_2d, nnd_op_max_pool_2d, nnd_op_l2_pool_2d,
     nnd_op_softmax, nnd_op_log_softmax, nnd_op_l2_normalization,
     nnd_op_local_response_normalization, nnd_op_instance_normalization;
 extern const nnd_op_def nnd_op_relu, nnd_op_relu1, nnd_op_relu6, nnd_op_logistic, nnd_op_tanh,
-    nnd_op_floor, nnd_op_dequantize, nnd_op_reshape, nnd_op_depth_to_space,
-    nnd_op_space_to_depth, nnd_op_concatenation, nnd_op_embedding_lookup,
-    nnd_op_hashtable_lookup, nnd_op_resize_bilinear, nnd_op_resize_nearest_neighbor;
+    nnd_op_floor, nnd_op_dequantize, nnd_op_reshape, nnd_op_depth_to_space, nnd_op_space_to_depth,
+    nnd_op_concatenation, nnd_op_embedding_lookup, nnd_op_hashtable_lookup, nnd_op_resize_bilinear,
+    nnd_op_resize_nearest_neighbor;
 
 extern const nnd_op_def nnd_op_lstm, nnd_op_unidirectional_sequence_lstm,
     nnd_op_bidirectional_sequence_lstm, nnd_op_rnn, nnd_op_unidirectional_sequence_rnn,
@@ -31,6 +30,9 @@ extern const nnd_op_def nnd_op_mean, nnd_op_reduce_sum, nnd_op_reduce_prod, nnd_
 extern const nnd_op_def nnd_op_axis_aligned_bbox_transform, nnd_op_box_with_nms_limit,
     nnd_op_generate_proposals, nnd_op_detection_postprocessing, nnd_op_roi_align,
     nnd_op_roi_pooling, nnd_op_heatmap_max_keypoint, nnd_op_random_multinomial;
+extern const nnd_op_def nnd_op_rank, nnd_op_fill, nnd_op_elu, nnd_op_hard_swish;
+extern const nnd_op_def nnd_op_pack, nnd_op_mirror_pad, nnd_op_reverse, nnd_op_batch_matmul;
+extern const nnd_op_def nnd_op_quantized_lstm;
 
 static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_AXIS_ALIGNED_BBOX_TRANSFORM] = &nnd_op_axis_aligned_bbox_transform,
@@ -128,6 +130,15 @@ static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_L2_NORMALIZATION] = &nnd_op_l2_normalization,
     [NND_OP_LOCAL_RESPONSE_NORMALIZATION] = &nnd_op_local_response_normalization,
     [NND_OP_INSTANCE_NORMALIZATION] = &nnd_op_instance_normalization,
+    [NND_OP_QUANTIZED_LSTM] = &nnd_op_quantized_lstm,
+    [NND_OP_RANK] = &nnd_op_rank,
+    [NND_OP_FILL] = &nnd_op_fill,
+    [NND_OP_ELU] = &nnd_op_elu,
+    [NND_OP_HARD_SWISH] = &nnd_op_hard_swish,
+    [NND_OP_BATCH_MATMUL] = &nnd_op_batch_matmul,
+    [NND_OP_PACK] = &nnd_op_pack,
+    [NND_OP_MIRROR_PAD] = &nnd_op_mirror_pad,
+    [NND_OP_REVERSE] = &nnd_op_reverse,
 };
 
 const nnd_op_def *nnd_op_lookup(int32_t code) {
@@ -162,6 +173,9 @@ uint64_t nnd_op_optional_inputs(int32_t code) {
             m |= BIT(j);
         return m;
     }
+    case NND_OP_QUANTIZED_LSTM: /* CIFG, peephole, input bias, projection, layer normalization */
+        return BIT(1) | BIT(5) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(16) | BIT(17) |
+               BIT(20) | BIT(21) | BIT(22) | BIT(23);
     case NND_OP_BIDIRECTIONAL_SEQUENCE_RNN: return BIT(9) | BIT(10) | BIT(11); /* auxiliary */
     case NND_OP_SVDF: return BIT(3);                                           /* bias */
     case NND_OP_LSH_PROJECTION: return BIT(2);                                 /* weight */

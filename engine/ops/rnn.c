@@ -2,7 +2,10 @@
  *
  * One float32 cell, state = act(W x + W_aux aux + R state + b), is stepped through time by
  * all three operations (RNN is a sequence of one step). FLOAT16 runs through the float32
- * bridge. Batch-major sequences are read and written through strides. */
+ * bridge. Batch-major sequences are read and written through strides. Since HAL 1.3 the
+ * sequence operations may also output their final hidden states (one more output per
+ * direction), and BIDIRECTIONAL_SEQUENCE_RNN takes an auxiliary input without auxiliary
+ * weights as the backward direction's input ("parallel linking"). */
 #include <stdio.h>
 #include <string.h>
 
@@ -154,7 +157,7 @@ static nnd_status time_major_check(nnd_op_ctx *c) {
 }
 
 static nnd_status uni_check(nnd_op_ctx *c) {
-    nnd_status s = check_op(c, 7, 1, 1, "TTTTTii", "T", UNI_ACT);
+    nnd_status s = check_op(c, 7, 1, 2, "TTTTTii", "TT", UNI_ACT);
     return s ? s : time_major_check(c);
 }
 
@@ -166,6 +169,7 @@ static nnd_status uni_shape(nnd_op_ctx *c) {
     if (!s) s = cell_check(c, &RNN_CELL, "", n_batch, x->dims[2], 0, &nu);
     if (s) return s;
     nnd_set_shape(c->out[0], 3, (const uint32_t[]){x->dims[0], x->dims[1], nu});
+    if (c->n_out == 2) nnd_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, nu});
     return NND_OK;
 }
 
@@ -173,7 +177,7 @@ static nnd_status uni_f32(nnd_op_ctx *c) {
     nnd_seq_io io;
     nnd_seq_io_init(&io, nnd_i32(c->in[UNI_TIME_MAJOR]) != 0, c->in[0], NULL, c->out[0]->data,
                     c->out[0]->dims[2]);
-    return run_direction(c, &RNN_CELL, UNI_ACT, &io, false, NULL);
+    return run_direction(c, &RNN_CELL, UNI_ACT, &io, false, c->n_out == 2 ? c->out[1]->data : NULL);
 }
 
 NND_FLOAT_OP(nnd_op_unidirectional_sequence_rnn, NND_OP_UNIDIRECTIONAL_SEQUENCE_RNN,
@@ -182,28 +186,46 @@ NND_FLOAT_OP(nnd_op_unidirectional_sequence_rnn, NND_OP_UNIDIRECTIONAL_SEQUENCE_
 /* ---- BIDIRECTIONAL_SEQUENCE_RNN ------------------------------------------------------- */
 
 static nnd_status bidi_check(nnd_op_ctx *c) {
-    return check_op(c, 15, 1, 2, "TTTTTTTTTTTTibb", "TT", BIDI_ACT);
+    return check_op(c, 15, 1, 4, "TTTTTTTTTTTTibb", "TTTT", BIDI_ACT);
+}
+
+/* An auxiliary input without auxiliary weights feeds the backward direction. */
+static bool parallel_linking(const nnd_op_ctx *c) {
+    return has(c, BIDI_AUX_INPUT) && !has(c, BIDI_FW.wa) && !has(c, BIDI_BW.wa);
+}
+
+/* The final hidden state of one direction (0 forward, 1 backward): its output, or NULL. */
+static float *bidi_state(const nnd_op_ctx *c, uint32_t dir) {
+    nnd_tensor *t = nnd_seq_bidi_state(c, nnd_bool(c->in[BIDI_MERGE]), dir);
+    return t ? t->data : NULL;
 }
 
 static nnd_status bidi_shape(nnd_op_ctx *c) {
     for (uint32_t i = BIDI_AUX_INPUT; i <= BIDI_AUX_INPUT + 2; i++)
         if (nnd_input_pending(c, i)) return NND_DEFER;
-    bool merge = nnd_bool(c->in[BIDI_MERGE]);
+    bool merge = nnd_bool(c->in[BIDI_MERGE]), parallel = parallel_linking(c);
     uint32_t n_input = c->in[0]->dims[2], n_batch = 0, n_aux = 0, fw, bw;
-    nnd_status s = nnd_seq_bidi_check(c, merge, nnd_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT,
+    nnd_status s = nnd_seq_bidi_check(c, merge, nnd_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT, 2,
                                       &n_batch, &n_aux);
-    if (!s) s = cell_check(c, &BIDI_FW, "forward ", n_batch, n_input, n_aux, &fw);
-    if (!s) s = cell_check(c, &BIDI_BW, "backward ", n_batch, n_input, n_aux, &bw);
-    if (!s) nnd_seq_bidi_set_shapes(c, merge, fw, bw);
-    return s;
+    uint32_t bw_input = parallel ? n_aux : n_input, cross_aux = parallel ? 0 : n_aux;
+    if (!s) s = cell_check(c, &BIDI_FW, "forward ", n_batch, n_input, cross_aux, &fw);
+    if (!s) s = cell_check(c, &BIDI_BW, "backward ", n_batch, bw_input, cross_aux, &bw);
+    if (s) return s;
+    nnd_seq_bidi_set_shapes(c, merge, fw, bw);
+    const uint32_t units[2] = {fw, bw};
+    for (uint32_t k = 0; k < 2; k++) {
+        nnd_tensor *state = nnd_seq_bidi_state(c, merge, k);
+        if (state) nnd_set_shape(state, 2, (const uint32_t[]){n_batch, units[k]});
+    }
+    return NND_OK;
 }
 
 static nnd_status bidi_f32(nnd_op_ctx *c) {
     nnd_seq_io fw, bw;
     nnd_seq_bidi_io(c, nnd_bool(c->in[BIDI_MERGE]), nnd_bool(c->in[BIDI_TIME_MAJOR]),
-                    BIDI_AUX_INPUT, c->in[BIDI_FW.w]->dims[0], &fw, &bw);
-    nnd_status s = run_direction(c, &BIDI_FW, BIDI_ACT, &fw, false, NULL);
-    return s ? s : run_direction(c, &BIDI_BW, BIDI_ACT, &bw, true, NULL);
+                    BIDI_AUX_INPUT, parallel_linking(c), c->in[BIDI_FW.w]->dims[0], &fw, &bw);
+    nnd_status s = run_direction(c, &BIDI_FW, BIDI_ACT, &fw, false, bidi_state(c, 0));
+    return s ? s : run_direction(c, &BIDI_BW, BIDI_ACT, &bw, true, bidi_state(c, 1));
 }
 
 NND_FLOAT_OP(nnd_op_bidirectional_sequence_rnn, NND_OP_BIDIRECTIONAL_SEQUENCE_RNN,

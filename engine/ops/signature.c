@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "affine_quant.h"
 #include "kernel_errors.h"
 #include "operand.h"
 
@@ -67,6 +68,19 @@ nnd_status nnd_check_same_type(nnd_op_ctx *c, uint32_t i, uint32_t o) {
         return nnd_fail(c, "output %u has type %s, input %u has %s", o,
                         nnd_type_name(c->out[o]->type), i, nnd_type_name(c->in[i]->type));
     return NND_OK;
+}
+
+nnd_status nnd_check_moved(nnd_op_ctx *c, uint32_t i, uint32_t o) {
+    char what[24];
+    snprintf(what, sizeof what, "input %u", i);
+    nnd_status s =
+        nnd_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                       NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    if (s) return s;
+    if (c->in[i]->type != c->out[o]->type)
+        return nnd_fail(c, "output %u has type %s, input %u has %s", o,
+                        nnd_type_name(c->out[o]->type), i, nnd_type_name(c->in[i]->type));
+    return nnd_check_same_quant(c, i, o);
 }
 
 static int32_t kind_type(char k, int32_t t0) {

@@ -28,6 +28,12 @@ nnd_status nnd_check_activation(nnd_op_ctx *c, uint32_t i);
 /* Output o has the same type as input i (and, for quantized types, no checks on scale). */
 nnd_status nnd_check_same_type(nnd_op_ctx *c, uint32_t i, uint32_t o);
 
+/* Input i holds data the operation only moves (the movement operations of HAL 1.3 and
+ * later): TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_INT32, TENSOR_QUANT8_ASYMM or
+ * TENSOR_QUANT8_ASYMM_SIGNED (else unsupported), and output o has its type, scale and
+ * zero point. */
+nnd_status nnd_check_moved(nnd_op_ctx *c, uint32_t i, uint32_t o);
+
 /* Checks input and output types against kind strings, one letter per operand relative to
  * the type of input 0: 'T' that tensor type, 'f' the float scalar that goes with it
  * (FLOAT16 for TENSOR_FLOAT16, else FLOAT32), 'i' INT32, 'b' BOOL, 'I' TENSOR_INT32,

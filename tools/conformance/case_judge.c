@@ -155,3 +155,15 @@ bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *e, const void *act
     }
     return true;
 }
+
+bool nnd_case_refusal_passes(const nnd_case *c, bool missed_deadline, char *why, size_t whylen) {
+    if (!c->expect_failure) {
+        case_errf(why, whylen, "refused a valid model");
+        return false;
+    }
+    if (c->infinite_loop_timeout && !missed_deadline) {
+        case_errf(why, whylen, "an endless loop must end with MISSED_DEADLINE, not another error");
+        return false;
+    }
+    return true;
+}

@@ -5,7 +5,14 @@
  * the README's tolerances (float32 absolute and relative, wider when the case relaxes
  * float32 to float16; float16; one step for quantized types; exact otherwise). Outputs in
  * ignored_outputs pass on dimensions alone, except RANDOM_MULTINOMIAL's, which are judged
- * by their class distribution against the softmax of the example's first input. */
+ * by their class distribution against the softmax of the example's first input.
+ *
+ * A case with expect_failure has no outputs to judge: it passes when the driver refuses
+ * it with an error status at any step (supported operations, prepare, execution), and
+ * fails when every step succeeds. nnd_case_refusal_passes() judges the refusal: a case
+ * with infinite_loop_timeout passes only on MISSED_DEADLINE_TRANSIENT or _PERSISTENT (the
+ * loop timeout stopped it), any other on any error. A runner that finds an operation
+ * unsupported skips the case, as it skips any other: that says nothing about validity. */
 #ifndef NND_CASE_JUDGE_H
 #define NND_CASE_JUDGE_H
 
@@ -22,5 +29,9 @@
 bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *expected, const void *actual,
                     size_t actual_bytes, const uint32_t *actual_dims, uint32_t actual_rank,
                     char *why, size_t whylen);
+
+/* A refusal of an expect_failure case: true when it passes, else the reason in why.
+ * missed_deadline: the refusal's status was MISSED_DEADLINE_TRANSIENT or _PERSISTENT. */
+bool nnd_case_refusal_passes(const nnd_case *c, bool missed_deadline, char *why, size_t whylen);
 
 #endif

@@ -38,6 +38,38 @@ void nnd_cases_free(nnd_case *cases, size_t n_cases) {
     free(cases);
 }
 
+static const char *const version_names[] = {
+    [NND_CASE_VERSION_UNKNOWN] = "UNKNOWN", [NND_CASE_VERSION_V1_0] = "V1_0",
+    [NND_CASE_VERSION_V1_1] = "V1_1",       [NND_CASE_VERSION_V1_2] = "V1_2",
+    [NND_CASE_VERSION_V1_3] = "V1_3",       [NND_CASE_VERSION_AIDL_V1] = "AIDL_V1",
+    [NND_CASE_VERSION_AIDL_V2] = "AIDL_V2", [NND_CASE_VERSION_AIDL_V3] = "AIDL_V3",
+};
+
+const char *nnd_case_version_name(nnd_case_version v) {
+    return (unsigned)v < sizeof version_names / sizeof *version_names ? version_names[v] : "?";
+}
+
+/* The newer folders' case fields; absent ones keep their defaults. */
+static int read_version_fields(const cJSON *j, nnd_case *c, char *why, size_t whylen) {
+    c->expect_failure = case_json_flag(j, "expect_failure");
+    c->infinite_loop_timeout = case_json_flag(j, "infinite_loop_timeout");
+    const char *folder = case_json_str(j, "folder");
+    if (folder && strlen(folder) >= sizeof c->folder) {
+        snprintf(why, whylen, "folder \"%.40s\" is too long", folder);
+        return -1;
+    }
+    snprintf(c->folder, sizeof c->folder, "%s", folder ? folder : "");
+    const char *v = case_json_str(j, "min_supported_version");
+    if (!v) return 0;
+    for (size_t k = 0; k < sizeof version_names / sizeof *version_names; k++)
+        if (!strcmp(v, version_names[k])) {
+            c->min_version = (nnd_case_version)k;
+            return 0;
+        }
+    snprintf(why, whylen, "unknown min_supported_version \"%.40s\"", v);
+    return -1;
+}
+
 static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     const char *name = case_json_str(j, "name");
@@ -48,6 +80,7 @@ static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, 
     char why[200] = "out of memory";
     if (!(c->name = case_strdup(name)) || !(c->file = case_strdup(file))) goto fail;
     c->dynamic_output_shape = case_json_flag(j, "dynamic_output_shape");
+    if (read_version_fields(j, c, why, sizeof why) < 0) goto fail;
     if (case_json_u32s(cJSON_GetObjectItemCaseSensitive(j, "ignored_outputs"), &c->ignored_outputs,
                        &c->n_ignored) < 0) {
         snprintf(why, sizeof why, "bad ignored_outputs");

@@ -18,6 +18,10 @@
  *   int16 (QUANT16_SYMM), uint16 (QUANT16_ASYMM). An example input with no data is an
  *   omitted input (count 0, data NULL): pass it with has_no_value. A zero-sized output has
  *   count 0 and bytes 0 whatever placeholder data the file holds.
+ * - The fields of the HAL 1.3 and later folders: expect_failure, infinite_loop_timeout,
+ *   min_supported_version and folder. A file without them (V1_0 to V1_2) reads as false,
+ *   NND_CASE_VERSION_UNKNOWN and "". A min_supported_version the loader does not know
+ *   makes the case unreadable. How a runner judges the flags: case_judge.h.
  */
 #ifndef NND_CASE_LOAD_H
 #define NND_CASE_LOAD_H
@@ -32,7 +36,7 @@ typedef struct nnd_case_tensor {
     uint32_t index; /* position in inputIndexes / outputIndexes */
     int32_t type;   /* operand type code, copied from the model operand */
     uint32_t rank;
-    uint32_t dims[8];
+    uint32_t dims[16];
     void *data; /* count elements in the operand's byte format; NULL when count is 0 */
     size_t bytes;
     size_t count;
@@ -48,9 +52,28 @@ typedef struct nnd_case_example {
     double multinomial_tolerance; /* 0 unless RANDOM_MULTINOMIAL */
 } nnd_case_example;
 
+/* The oldest interface version that defines a case (its min_supported_version). */
+typedef enum nnd_case_version {
+    NND_CASE_VERSION_UNKNOWN,
+    NND_CASE_VERSION_V1_0,
+    NND_CASE_VERSION_V1_1,
+    NND_CASE_VERSION_V1_2,
+    NND_CASE_VERSION_V1_3,
+    NND_CASE_VERSION_AIDL_V1,
+    NND_CASE_VERSION_AIDL_V2,
+    NND_CASE_VERSION_AIDL_V3,
+} nnd_case_version;
+
+/* "V1_3", "AIDL_V2", ... as the vectors spell them. */
+const char *nnd_case_version_name(nnd_case_version v);
+
 typedef struct nnd_case {
     char *name;
     char *file;
+    char folder[16]; /* the upstream folder ("V1_3", "AIDL_V2", ...); "" when not given */
+    nnd_case_version min_version;
+    bool expect_failure;        /* the model is invalid: the driver must refuse it */
+    bool infinite_loop_timeout; /* a WHILE that never ends: the loop timeout must stop it */
     Nnd__Model *model;
     bool relaxed;
     bool dynamic_output_shape;

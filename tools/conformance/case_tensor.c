@@ -16,7 +16,7 @@ typedef __fp16 cf_half;
 typedef _Float16 cf_half;
 #endif
 
-#define MAX_RANK 8
+#define MAX_RANK 16
 
 static int encode(int32_t type, const cJSON *v, uint8_t *dst) {
     double d = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0) : v->valuedouble;

@@ -1,5 +1,7 @@
 /* conformance_local: runs conformance cases through the engine in this process, without
  * a daemon: the fast loop for kernel work, and the oracle the daemon path is compared to.
+ * A case that expects failure passes when the engine refuses it at conversion, supported
+ * operations, prepare or execution (case_judge.h).
  * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +37,10 @@ static bool input_io(const nnd_case_example *ex, nnd_io *ins, size_t n_in) {
     return true;
 }
 
-/* Runs one example; shrink > 0 makes every output buffer that many bytes too small. */
+/* Runs one example and judges its outputs (not for a case that expects failure); *status
+ * is the execution's. */
 static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
-                        const nnd_case_example *ex, char *why, size_t whylen) {
+                        const nnd_case_example *ex, nnd_status *status, char *why, size_t whylen) {
     uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
     nnd_io *ins = calloc(n_in, sizeof *ins), *outs = calloc(n_out, sizeof *outs);
     nnd_output_shape *shapes = calloc(n_out, sizeof *shapes);
@@ -51,13 +54,15 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
         outs[t->index].length = t->bytes;
     }
     char err[NND_ERR_LEN] = "";
+    *status = NND_OK;
     if (ok) {
-        nnd_status s = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
+        nnd_status s = *status = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         if (s) {
             snprintf(why, whylen, "execute: %s: %s", nnd_status_name(s), err);
             ok = false;
         }
     }
+    if (c->expect_failure) ok = false; /* nothing to judge */
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
         const nnd_case_tensor *t = &ex->outputs[i];
         ok = nnd_case_judge(c, t, bufs[t->index], t->bytes, shapes[t->index].dims,
@@ -87,24 +92,33 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
     return ok;
 }
 
+/* The engine refused the case at `step` with s: a pass only for a case that expects it.
+ * Returns 0 pass, 1 fail. */
+static int refused(const nnd_case *c, const char *step, nnd_status s, const char *err) {
+    char why[160] = "";
+    bool deadline = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
+    if (c->expect_failure && nnd_case_refusal_passes(c, deadline, why, sizeof why)) {
+        if (verbose) printf("PASS %s:%s: refused at %s: %s\n", c->file, c->name, step, err);
+        return 0;
+    }
+    printf("FAIL %s:%s: %s: %s: %s%s%s\n", c->file, c->name, step, nnd_status_name(s), err,
+           *why ? ": " : "", why);
+    return 1;
+}
+
 /* Returns 0 pass, 1 fail, 2 skip. */
 static int run_case(const nnd_case *c) {
     char err[NND_ERR_LEN] = "", why[512] = "";
     nnd_model_desc d;
     nnd_status s = nnd_model_from_proto(c->model, NULL, 0, &d, err, sizeof err);
-    if (s) {
-        printf("FAIL %s:%s: convert: %s\n", c->file, c->name, err);
-        return 1;
-    }
+    if (s) return refused(c, "convert", s, err);
     bool *supported = calloc(d.n_operations + 1, sizeof(bool));
     s = nnd_supported_operations(&d, supported, err, sizeof err);
     const char *missing = s ? NULL : unsupported_op(c, supported);
     free(supported);
     if (s) {
-        printf("FAIL %s:%s: supported operations: %s: %s\n", c->file, c->name, nnd_status_name(s),
-               err);
         nnd_model_desc_clear(&d);
-        return 1;
+        return refused(c, "supported operations", s, err);
     }
     if (missing) {
         if (verbose) printf("SKIP %s:%s: unsupported %s\n", c->file, c->name, missing);
@@ -114,17 +128,26 @@ static int run_case(const nnd_case *c) {
     nnd_prepared *p = NULL;
     s = nnd_prepare(&d, &p, err, sizeof err);
     nnd_model_desc_clear(&d);
-    if (s) {
-        printf("FAIL %s:%s: prepare: %s: %s\n", c->file, c->name, nnd_status_name(s), err);
-        return 1;
-    }
+    if (s) return refused(c, "prepare", s, err);
     nnd_exec *e = nnd_exec_create(p);
     int rc = 0;
-    for (size_t x = 0; x < c->n_examples && rc == 0; x++)
-        if (!run_example(c, e, p, &c->examples[x], why, sizeof why)) {
+    bool refusal = false;
+    for (size_t x = 0; x < c->n_examples && rc == 0 && !refusal; x++) {
+        nnd_status st;
+        bool ok = run_example(c, e, p, &c->examples[x], &st, why, sizeof why);
+        if (c->expect_failure && st) {
+            rc = refused(c, "execute", st, why);
+            refusal = true;
+        } else if (!ok && !c->expect_failure) {
             printf("FAIL %s:%s: example %zu: %s\n", c->file, c->name, x, why);
             rc = 1;
         }
+    }
+    if (c->expect_failure && !refusal) {
+        printf("FAIL %s:%s: expected a refusal; prepare and %zu examples succeeded\n", c->file,
+               c->name, c->n_examples);
+        rc = 1;
+    }
     nnd_exec_free(e);
     nnd_prepared_free(p);
     return rc;

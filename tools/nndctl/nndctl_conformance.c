@@ -4,8 +4,10 @@
  * inline, then per example one memfd pool holding every input and output at 64-byte aligned
  * offsets, Execute, and nnd_case_judge on every output with the dimensions the daemon
  * reported. Dynamic-output-shape cases also run each example with every output one element
- * too small and must get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. Cases run on
- * --jobs threads, each with its own connection; results print in case order. */
+ * too small and must get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that
+ * expects failure passes when the daemon answers GetSupportedOperations, PrepareModel or an
+ * Execute with an error status (case_judge.h); a lost connection is never a pass. Cases run
+ * on --jobs threads, each with its own connection; results print in case order. */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -38,10 +40,12 @@ typedef struct runner {
     size_t passed, failed, skipped;
 } runner;
 
-/* An outcome of one step: a verdict plus whether the connection is still usable. */
+/* An outcome of one step: a verdict, whether the connection is still usable, and the
+ * error status the daemon refused the step with (0: not refused). */
 typedef struct outcome {
     enum verdict v;
     bool broken;
+    int refusal;
 } outcome;
 
 static outcome fail(bool broken, char *msg, const char *fmt, ...)
@@ -51,7 +55,7 @@ static outcome fail(bool broken, char *msg, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, MSG_LEN, fmt, ap);
     va_end(ap);
-    return (outcome){FAIL, broken};
+    return (outcome){FAIL, broken, 0};
 }
 
 static size_t align_up(size_t n) {
@@ -88,7 +92,7 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     Nnd__RequestArgument **in_p = calloc(nin + 1, sizeof *in_p);
     Nnd__RequestArgument **out_p = calloc(nout + 1, sizeof *out_p);
     Nnd__DataLocation *locs = calloc(nin + nout, sizeof *locs);
-    outcome res = {PASS, false};
+    outcome res = {PASS, false, 0};
     int fd = -1;
     uint8_t *map = NULL;
     Nnd__Reply *reply = NULL;
@@ -166,8 +170,10 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     }
     if (!shrink && st != NND__ERROR_STATUS__NONE) {
         res = fail(false, msg, "example %zu: Execute: %s", exi, err);
+        res.refusal = st;
         goto out;
     }
+    if (c->expect_failure) goto out; /* its outputs mean nothing */
     if (nshapes != nout) {
         res = fail(false, msg, "example %zu%s: Execute reported %zu output shapes for %zu outputs",
                    exi, step, nshapes, nout);
@@ -224,28 +230,56 @@ static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
         nnd_client_supported_operations(cl, c->model, NULL, 0, supported, n_ops, err, sizeof err);
     if (st != 0) {
         free(supported);
-        return fail(st < 0, msg, "GetSupportedOperations: %s", err);
+        outcome res = fail(st < 0, msg, "GetSupportedOperations: %s", err);
+        res.refusal = st > 0 ? st : 0;
+        return res;
     }
     for (size_t i = 0; i < n_ops; i++) {
         if (supported[i]) continue;
         const char *name = nnd_case_operation_name(g->operations[i]->type);
         snprintf(msg, MSG_LEN, "unsupported %s", name ? name : "operation");
         free(supported);
-        return (outcome){SKIP, false};
+        return (outcome){SKIP, false, 0};
     }
     free(supported);
     uint64_t handle;
     st = nnd_client_prepare(cl, c->model, NULL, 0,
                             NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
                             NND__PRIORITY__PRIORITY_MEDIUM, 0, &handle, err, sizeof err);
-    if (st != 0) return fail(st < 0, msg, "PrepareModel: %s", err);
-    outcome res = {PASS, false};
+    if (st != 0) {
+        outcome res = fail(st < 0, msg, "PrepareModel: %s", err);
+        res.refusal = st > 0 ? st : 0;
+        return res;
+    }
+    outcome res = {PASS, false, 0};
     for (size_t i = 0; i < c->n_examples && res.v == PASS; i++) {
         res = run_example(cl, c, handle, i, false, msg);
-        if (res.v == PASS && c->dynamic_output_shape && any_shrinkable(&c->examples[i]))
+        if (res.v == PASS && c->dynamic_output_shape && !c->expect_failure &&
+            any_shrinkable(&c->examples[i]))
             res = run_example(cl, c, handle, i, true, msg);
     }
     if (!res.broken) nnd_client_release(cl, handle);
+    return res;
+}
+
+/* A case that expects failure: a refusal is judged, a success fails. */
+static outcome judge_expected_failure(const nnd_case *c, outcome res, char *msg) {
+    if (!c->expect_failure || res.v == SKIP) return res;
+    if (res.refusal) {
+        bool deadline = res.refusal == NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT ||
+                        res.refusal == NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT;
+        char why[128];
+        if (nnd_case_refusal_passes(c, deadline, why, sizeof why)) {
+            res.v = PASS;
+            return res;
+        }
+        size_t at = strlen(msg);
+        snprintf(msg + at, MSG_LEN - at, " (%s)", why);
+        return res;
+    }
+    if (res.v == PASS)
+        return fail(res.broken, msg, "expected a refusal; PrepareModel and %zu examples succeeded",
+                    c->n_examples);
     return res;
 }
 
@@ -288,9 +322,9 @@ static void *worker(void *arg) {
         outcome res;
         if (!cl) cl = nnd_client_connect(r->o->socket_path, "nndctl-conformance", msg, MSG_LEN);
         if (!cl)
-            res = (outcome){FAIL, false};
+            res = (outcome){FAIL, false, 0};
         else
-            res = run_case(cl, &r->cases[i], msg);
+            res = judge_expected_failure(&r->cases[i], run_case(cl, &r->cases[i], msg), msg);
         if (res.broken) { /* the next case reconnects */
             nnd_client_close(cl);
             cl = NULL;

@@ -2,7 +2,8 @@
  *
  * Programs written against the NNAPI NDK compile against this header unchanged and link
  * with libnnd (`cc prog.c $(pkg-config --cflags --libs nnd)`). Names, types and numeric
- * values follow the NDK (feature level 30 plus the extension calls). The one device is
+ * values follow the NDK: the functions of feature level 4 (30) plus the extension calls;
+ * the operation and feature level constants through feature level 7. The one device is
  * the nnd daemon, found through $NND_SOCKET or the daemon's default socket path.
  * Every call checks its arguments and returns the NDK's result codes; a daemon that is
  * gone gives ANEURALNETWORKS_DEAD_OBJECT (or UNAVAILABLE_DEVICE before any connection).
@@ -142,6 +143,10 @@ typedef enum {
     ANEURALNETWORKS_HARD_SWISH = 99,
     ANEURALNETWORKS_FILL = 100,
     ANEURALNETWORKS_RANK = 101,
+    ANEURALNETWORKS_BATCH_MATMUL = 102, /* feature level 6 */
+    ANEURALNETWORKS_PACK = 103,
+    ANEURALNETWORKS_MIRROR_PAD = 104, /* feature level 7 */
+    ANEURALNETWORKS_REVERSE = 105,
 } OperationCode;
 
 typedef enum {
@@ -210,6 +215,10 @@ typedef enum {
     ANEURALNETWORKS_FEATURE_LEVEL_2 = 28,
     ANEURALNETWORKS_FEATURE_LEVEL_3 = 29,
     ANEURALNETWORKS_FEATURE_LEVEL_4 = 30,
+    ANEURALNETWORKS_FEATURE_LEVEL_5 = 31,
+    /* After level 5 the levels no longer follow Android API levels. */
+    ANEURALNETWORKS_FEATURE_LEVEL_6 = 1000006,
+    ANEURALNETWORKS_FEATURE_LEVEL_7 = 1000007,
 } FeatureLevelCode;
 
 /* ---- opaque objects ---- */

@@ -1,0 +1,41 @@
+/* buffer_internal: what one driver buffer does for one argument of an execution, for
+ * buffer_binding.c, which binds a whole request through these. Nothing else includes this
+ * header; the contract of driver buffers is buffer.h's.
+ *
+ * - nnd_buffer_find() is the owner's live buffer under token with a reference taken, NULL
+ *   for anyone else's, a retired or a made-up token.
+ * - nnd_buffer_begin() takes read or write access without waiting (GENERAL_FAILURE "busy"
+ *   on a conflict; need_init also refuses contents never written); nnd_buffer_end() gives
+ *   it back.
+ * - With access held: nnd_buffer_bind_input() points io at the contents and their shape;
+ *   nnd_buffer_bind_output() at the buffer's room, first growing a flexible buffer whose
+ *   size the model and the request tell (never one the request also reads: read);
+ *   nnd_buffer_regrow_output() grows it to the shape a run said it needs (false when it
+ *   cannot: fixed, read, shape unknown or contradicting it, or the growth refused, then
+ *   with *grow_st and grow_err set); nnd_buffer_end_output() ends the output's write,
+ *   taking the result's shape when *st is NND_OK and it fits (else GENERAL_FAILURE in *st
+ *   and err), leaving the contents uninitialized otherwise.
+ */
+#ifndef NND_BUFFER_INTERNAL_H
+#define NND_BUFFER_INTERNAL_H
+
+#include "buffer.h"
+
+nnd_buffer *nnd_buffer_find(uint64_t token, const struct nnd_session *owner);
+/* Whether b was allocated for input or output `index` of the prepared model `model`. */
+bool nnd_buffer_has_role(const nnd_buffer *b, uint64_t model, uint32_t index, bool output);
+
+nnd_status nnd_buffer_begin(nnd_buffer *b, bool write, bool need_init, char *err, size_t errlen);
+void nnd_buffer_end(nnd_buffer *b, bool write);
+
+/* Input i of the request; io's dimensions are the request's. */
+nnd_status nnd_buffer_bind_input(nnd_buffer *b, uint32_t i, nnd_io *io, char *err, size_t errlen);
+/* Output i, o its operand in the prepared model. */
+nnd_status nnd_buffer_bind_output(nnd_buffer *b, const nnd_operand_desc *o, uint32_t i, bool read,
+                                  nnd_io *io, char *err, size_t errlen);
+bool nnd_buffer_regrow_output(nnd_buffer *b, bool read, const nnd_output_shape *needed, nnd_io *io,
+                              nnd_status *grow_st, char *grow_err, size_t grow_errlen);
+void nnd_buffer_end_output(nnd_buffer *b, uint32_t i, const nnd_output_shape *result,
+                           nnd_status *st, char *err, size_t errlen);
+
+#endif

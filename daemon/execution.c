@@ -1,0 +1,590 @@
+/* execution.c: executions from the request to the reply: made and bound, submitted to
+ * the scheduler, answered on the loop when the workers are done; Cancel. See execution.h. */
+#include "execution.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind.h"
+#include "burst.h"
+#include "bus.h"
+#include "log.h"
+#include "pool.h"
+#include "reply.h"
+
+#define JOB_SPARES 32
+
+struct nnd_executions {
+    nnd_daemon *d;
+    nnd_sched *sched;
+    uv_async_t async;    /* workers -> loop: finished jobs to drain */
+    nnd_execution *jobs; /* every live job: waiting or in the scheduler */
+    /* Blocks of finished jobs, kept for the next ones: in steady state an execution
+     * allocates nothing. */
+    nnd_execution *spare[JOB_SPARES];
+    size_t n_spare;
+};
+
+enum { K_EXECUTE, K_FENCED, K_BURST };
+
+static const char *const kind_call[] = {"Execute", "ExecuteFenced", "BurstExecute"};
+
+struct nnd_execution {
+    nnd_job j; /* first: the scheduler hands this pointer back */
+    nnd_executions *q;
+    nnd_session *s; /* NULL once the connection is gone: nobody to answer */
+    pid_t pid;
+    uid_t uid;
+    uint64_t request_id, model_handle;
+    int kind;
+    bool measure;
+    bool waiting;     /* not yet submitted: on fences (fenced.h) */
+    bool in_sched;    /* submitted; done() pending */
+    bool retried;     /* driver buffers regrown once */
+    bool charged;     /* counts against s's quota.*.queued_executions (quota.h) */
+    uint64_t t0;      /* the request's arrival */
+    nnd_binding bind; /* pools, inputs, outputs: the arrays follow the job in its block */
+    nnd_output_shape *shapes;
+    uint32_t n_out;
+    nnd_execution_end_fn end; /* answered through this instead of a reply, until it ends */
+    void *end_ctx;
+    nnd_execution *prev, *next;
+    size_t block_bytes; /* the job and its arrays are one block of this size */
+};
+
+static void event_rejected(nnd_executions *q, const nnd_execution *x, nnd_status st,
+                           nnd_refusal why, const char *at) {
+    cJSON *ev = nnd_bus_event(q->d->bus, "rejected");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "pid", x->pid);
+        cJSON_AddNumberToObject(ev, "uid", x->uid);
+        nnd_json_add_handle(ev, "handle", x->model_handle);
+        cJSON_AddStringToObject(ev, "priority", nnd_prio_name(x->j.prio));
+        cJSON_AddStringToObject(ev, "reason", nnd_refusal_name(why));
+        cJSON_AddStringToObject(ev, "status", nnd_status_wire_name(st));
+        cJSON_AddStringToObject(ev, "at", at);
+    }
+    nnd_bus_publish(q->d->bus, ev);
+}
+
+/* ---- jobs ------------------------------------------------------------------------------ */
+
+static void job_link(nnd_executions *q, nnd_execution *x) {
+    x->prev = NULL;
+    x->next = q->jobs;
+    if (q->jobs) q->jobs->prev = x;
+    q->jobs = x;
+}
+
+/* Gives back x's place in its session's execution quota. */
+static void job_uncharge(nnd_execution *x) {
+    if (x->charged && x->s) nnd_quota_add(x->s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+    x->charged = false;
+}
+
+static void job_free(nnd_executions *q, nnd_execution *x) {
+    job_uncharge(x);
+    if (x->prev)
+        x->prev->next = x->next;
+    else if (q->jobs == x)
+        q->jobs = x->next;
+    if (x->next) x->next->prev = x->prev;
+    nnd_binding_release(&x->bind);
+    if (x->j.model) nnd_sched_model_unref(x->j.model);
+    if (q->n_spare < JOB_SPARES)
+        q->spare[q->n_spare++] = x;
+    else
+        free(x);
+}
+
+static size_t round16(size_t n) {
+    return (n + 15) & ~(size_t)15;
+}
+
+/* A zeroed job with its arrays (pools, inputs, outputs, shapes, and the views the binding
+ * needs) in one block, a spare one when one is big enough. */
+static nnd_execution *job_alloc(nnd_executions *q, size_t n_pools, uint32_t ni, uint32_t no) {
+    size_t at_pools = round16(sizeof(nnd_execution));
+    size_t at_in = at_pools + round16((n_pools + 1) * sizeof(nnd_pool));
+    size_t at_out = at_in + round16((ni + 1) * sizeof(nnd_io));
+    size_t at_shapes = at_out + round16((no + 1) * sizeof(nnd_io));
+    size_t at_views = at_shapes + round16((no + 1) * sizeof(nnd_output_shape));
+    size_t total = at_views + (n_pools + 1) * sizeof(nnd_memory_view);
+    nnd_execution *x = NULL;
+    size_t cap = total;
+    for (size_t i = 0; i < q->n_spare; i++) {
+        if (q->spare[i]->block_bytes >= total) {
+            x = q->spare[i];
+            cap = x->block_bytes;
+            q->spare[i] = q->spare[--q->n_spare];
+            break;
+        }
+    }
+    if (!x && !(x = malloc(total))) return NULL;
+    memset(x, 0, total);
+    x->block_bytes = cap;
+    char *base = (char *)x;
+    x->bind.pools = (nnd_pool *)(base + at_pools);
+    x->bind.inputs = (nnd_io *)(base + at_in);
+    x->bind.outputs = (nnd_io *)(base + at_out);
+    x->shapes = (nnd_output_shape *)(base + at_shapes);
+    x->bind.views = (nnd_memory_view *)(base + at_views);
+    return x;
+}
+
+static void job_done(nnd_job *j);
+
+/* A new job for request id (not linked, not submitted): its place in the quota, then the
+ * request bound (bind.h). */
+static nnd_status job_make(nnd_executions *q, nnd_session *s, nnd_frame_in *in, uint64_t id,
+                           uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                           const Nnd__ExecutionRequest *r, nnd_execution **out, char *err,
+                           size_t errlen) {
+    *out = NULL;
+    const nnd_prepared *p = m->prepared;
+    uint32_t ni = nnd_prepared_num_inputs(p), no = nnd_prepared_num_outputs(p);
+    /* Refused before any mapping, so a flood of refusals costs little. */
+    nnd_status st = nnd_quota_take(s, NND_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
+    if (st != NND_OK) return st;
+    nnd_execution *x = job_alloc(q, r->n_pools, ni, no);
+    if (!x) {
+        nnd_quota_add(s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+        snprintf(err, errlen, "out of memory");
+        return NND_GENERAL_FAILURE;
+    }
+    x->charged = true;
+    x->q = q;
+    x->s = s;
+    x->pid = s->pid;
+    x->uid = s->uid;
+    x->request_id = id;
+    x->model_handle = model_handle;
+    x->t0 = nnd_now_ns();
+    x->n_out = no;
+    st = nnd_bind(&x->bind, s, in, b, model_handle, p, r, err, errlen);
+    if (st != NND_OK) {
+        job_free(q, x);
+        return st;
+    }
+    x->j.model = m;
+    nnd_sched_model_ref(m); /* also while it waits, before the scheduler has it */
+    x->j.app = (uint32_t)s->uid;
+    x->j.inputs = x->bind.inputs;
+    x->j.outputs = x->bind.outputs;
+    x->j.shapes = x->shapes;
+    x->j.done = job_done;
+    x->j.ctx = x;
+    *out = x;
+    return NND_OK;
+}
+
+/* Sets how x runs and is answered, and puts it in flight. */
+static void job_hold(nnd_execution *x, int kind, bool measure, nnd_prio prio,
+                     nnd_execution_end_fn end, void *ctx) {
+    x->kind = kind;
+    x->measure = measure;
+    x->j.prio = prio;
+    x->end = end;
+    x->end_ctx = ctx;
+    job_link(x->q, x);
+}
+
+static void timing_of(const nnd_execution *x, nnd_status st, uint64_t since, Nnd__Timing *t) {
+    nnd__timing__init(t);
+    t->time_on_device_ns = t->time_in_driver_ns = UINT64_MAX;
+    if (!x->measure || st != NND_OK || !since) return;
+    t->time_on_device_ns = x->j.run_ns;
+    t->time_in_driver_ns = x->j.end_ns - since;
+}
+
+static void reply_executed(nnd_execution *x, nnd_status st, const char *msg) {
+    nnd_session *s = x->s;
+    if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
+        nnd_reply_error(s, x->request_id, kind_call[x->kind], st, msg);
+        return;
+    }
+    /* Most models have a few outputs: their shapes go out from the stack. */
+    Nnd__OutputShape ws_few[8], *wsp_few[8];
+    bool few = x->n_out <= 8;
+    Nnd__OutputShape *ws = few ? ws_few : calloc(x->n_out, sizeof *ws);
+    Nnd__OutputShape **wsp = few ? wsp_few : calloc(x->n_out, sizeof *wsp);
+    if (!ws || !wsp) {
+        free(ws);
+        free(wsp);
+        nnd_reply_error(s, x->request_id, kind_call[x->kind], NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    for (uint32_t i = 0; i < x->n_out; i++) {
+        nnd__output_shape__init(&ws[i]);
+        ws[i].n_dimensions = x->shapes[i].rank;
+        ws[i].dimensions = x->shapes[i].dims;
+        ws[i].is_sufficient = x->shapes[i].sufficient;
+        wsp[i] = &ws[i];
+    }
+    Nnd__ExecuteReply er = NND__EXECUTE_REPLY__INIT;
+    er.n_output_shapes = x->n_out;
+    er.output_shapes = wsp;
+    Nnd__Timing timing;
+    timing_of(x, st, x->t0, &timing);
+    er.timing = &timing;
+    Nnd__Reply r = NND__REPLY__INIT;
+    r.id = x->request_id;
+    r.status = nnd_wire_status(st);
+    if (st != NND_OK) r.message = (char *)msg;
+    r.result_case = NND__REPLY__RESULT_EXECUTED;
+    r.executed = &er;
+    s->send(s->send_ctx, &r.base, NULL, 0);
+    if (!few) {
+        free(ws);
+        free(wsp);
+    }
+}
+
+/* ---- completion ------------------------------------------------------------------------ */
+
+/* Hands x's end to its end function, once. */
+static void job_end(nnd_execution *x, nnd_status st, const char *msg) {
+    nnd_execution_end e = {.s = x->s,
+                           .request_id = x->request_id,
+                           .status = st,
+                           .msg = msg,
+                           .end_ns = x->j.end_ns,
+                           .run_ns = x->j.run_ns};
+    nnd_execution_end_fn end = x->end;
+    x->end = NULL;
+    end(x->end_ctx, &e);
+}
+
+/* Answers (or records) the end of x and frees it. */
+static void job_complete(nnd_executions *q, nnd_execution *x, nnd_status st, const char *msg) {
+    nnd_job *j = &x->j;
+    if (x->end) {
+        job_end(x, st, msg);
+    } else if (x->s) {
+        reply_executed(x, st, msg);
+    }
+    if (j->refused) {
+        event_rejected(q, x, st, j->refused, "dispatch");
+    } else {
+        cJSON *ev = nnd_bus_event(q->d->bus, "executed");
+        if (ev) {
+            cJSON_AddNumberToObject(ev, "pid", x->pid);
+            nnd_json_add_handle(ev, "handle", x->model_handle);
+            cJSON_AddStringToObject(ev, "status", nnd_status_wire_name(st));
+            cJSON_AddStringToObject(ev, "priority", nnd_prio_name(j->prio));
+            uint64_t end = j->end_ns ? j->end_ns : nnd_now_ns();
+            nnd_json_add_u64(ev, "latency_ns", end - x->t0);
+            nnd_json_add_u64(ev, "queue_wait_ns", j->start_ns ? j->start_ns - j->submit_ns : 0);
+            nnd_json_add_u64(ev, "run_ns", j->run_ns);
+            cJSON_AddNumberToObject(ev, "preemptions", j->preemptions);
+            if (j->deadline_ns)
+                cJSON_AddStringToObject(ev, "deadline", j->deadline_met ? "met" : "missed");
+            if (j->cancelled) cJSON_AddBoolToObject(ev, "cancelled", 1);
+            if (x->kind == K_BURST) cJSON_AddBoolToObject(ev, "burst", 1);
+        }
+        nnd_bus_publish(q->d->bus, ev);
+    }
+    job_free(q, x);
+}
+
+/* The scheduler's done(), on the loop. */
+static void job_done(nnd_job *j) {
+    nnd_execution *x = j->ctx;
+    nnd_executions *q = x->q;
+    x->in_sched = false;
+    nnd_status st = j->status;
+    bool ran = j->start_ns != 0;
+    if (st == NND_OUTPUT_INSUFFICIENT_SIZE && !x->retried && !j->cancelled &&
+        nnd_binding_regrow(&x->bind, x->shapes)) {
+        /* Flexible driver buffers grew to what the outputs need: one more run. */
+        x->retried = true;
+        st = nnd_sched_submit(q->sched, j);
+        if (st == NND_OK) {
+            x->in_sched = true;
+            return;
+        }
+    }
+    nnd_binding_finish(&x->bind, ran, &st, x->shapes, j->err, sizeof j->err);
+    if (ran) q->d->executions++;
+    job_complete(q, x, st, j->err);
+}
+
+/* Admits x; a refusal is answered at once. */
+static void job_submit(nnd_executions *q, nnd_execution *x) {
+    x->waiting = false;
+    nnd_status st = nnd_sched_submit(q->sched, &x->j);
+    if (st != NND_OK) {
+        event_rejected(q, x, st, x->j.refused, "submit");
+        x->j.refused = NND_REFUSE_NONE; /* counted and announced: not again at completion */
+        nnd_binding_finish(&x->bind, false, &st, NULL, NULL, 0);
+        if (x->end) {
+            job_end(x, st, x->j.err);
+        } else if (x->s) {
+            nnd_reply_error(x->s, x->request_id, kind_call[x->kind], st, x->j.err);
+        }
+        job_free(q, x);
+        return;
+    }
+    x->in_sched = true;
+    nnd_sched_drain(q->sched); /* short work may have run already */
+}
+
+/* ---- the loop side of the workers ------------------------------------------------------- */
+
+static void on_async(uv_async_t *h) {
+    nnd_executions *q = h->data;
+    nnd_sched_drain(q->sched);
+}
+
+static void wake(void *ctx) {
+    nnd_executions *q = ctx;
+    uv_async_send(&q->async);
+}
+
+int nnd_executions_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, size_t errlen) {
+    nnd_executions *q = calloc(1, sizeof *q);
+    if (!q) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    q->d = d;
+    nnd_sched_config c = *cfg;
+    c.fault_count = nnd_pool_faults;
+    /* No job can finish before the handle exists: the scheduler may start first. Its
+     * first worker measures the throughput. */
+    q->sched = nnd_sched_new(&c, NULL, wake, q);
+    if (!q->sched) {
+        snprintf(err, errlen, "cannot start %u worker threads", c.workers);
+        free(q);
+        return -1;
+    }
+    if (uv_async_init(d->loop, &q->async, on_async) < 0) {
+        snprintf(err, errlen, "cannot create the workers' wakeup handle");
+        nnd_sched_free(q->sched);
+        free(q);
+        return -1;
+    }
+    q->async.data = q;
+    nnd_throughput tp;
+    nnd_sched_throughput(q->sched, &tp);
+    nnd_log_info("scheduler: %u worker%s, preempted work %s; device %.1f GFLOP/s, %.1f GB/s, "
+                 "%.2f us per operation (measured in %.1f ms)",
+                 c.workers, c.workers == 1 ? "" : "s", c.restart ? "restarts" : "resumes",
+                 tp.flops_per_ns, tp.bytes_per_ns, tp.op_ns / 1000, (double)tp.took_ns / 1e6);
+    d->exec = q;
+    return 0;
+}
+
+static void on_async_closed(uv_handle_t *h) {
+    nnd_executions *q = h->data;
+    while (q->n_spare)
+        free(q->spare[--q->n_spare]);
+    free(q);
+}
+
+void nnd_executions_stop(nnd_daemon *d) {
+    nnd_executions *q = d->exec;
+    if (!q) return;
+    /* Fence waits first (they are not the scheduler's), then everything it holds. */
+    for (nnd_execution *x = q->jobs, *next; x; x = next) {
+        next = x->next;
+        x->s = NULL;
+        if (x->waiting) {
+            x->j.cancelled = true;
+            job_complete(q, x, NND_GENERAL_FAILURE, "cancelled: the daemon is stopping");
+        }
+    }
+    nnd_sched_free(q->sched);
+    q->sched = NULL;
+    d->exec = NULL;
+    uv_close((uv_handle_t *)&q->async, on_async_closed);
+}
+
+nnd_status nnd_execution_model(nnd_daemon *d, const nnd_prepared *p, int wire_priority,
+                               void (*release)(void *), void *ctx, nnd_sched_model **out, char *err,
+                               size_t errlen) {
+    int prio = nnd_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
+    return nnd_sched_model_new(d->exec->sched, p, prio < 0 ? NND_PRIO_MEDIUM : (nnd_prio)prio,
+                               release, ctx, out, err, errlen);
+}
+
+/* ---- handlers ---------------------------------------------------------------------------- */
+
+/* Execute and BurstExecute: bind, admit; the reply comes when the job is done. */
+static void execute(nnd_executions *q, nnd_session *s, nnd_frame_in *in, uint64_t id, int kind,
+                    uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                    const Nnd__ExecutionRequest *r, bool measure, int wire_priority,
+                    uint64_t deadline_ns) {
+    char err[NND_ERR_LEN];
+    int prio = nnd_prio_from_wire(wire_priority, m->priority);
+    if (prio < 0) {
+        nnd_close_unclaimed(in);
+        nnd_sched_note_refusal(q->sched, NND_REFUSE_INVALID);
+        snprintf(err, sizeof err, "invalid priority %d", wire_priority);
+        nnd_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
+        return;
+    }
+    if (!r) {
+        nnd_close_unclaimed(in);
+        snprintf(err, sizeof err, "%s names no request", kind_call[kind]);
+        nnd_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
+        return;
+    }
+    nnd_execution *job;
+    nnd_status st = job_make(q, s, in, id, model_handle, m, b, r, &job, err, sizeof err);
+    nnd_close_unclaimed(in);
+    if (st != NND_OK) {
+        nnd_reply_error(s, id, kind_call[kind], st, err);
+        return;
+    }
+    job_hold(job, kind, measure, (nnd_prio)prio, NULL, NULL);
+    job->j.deadline_ns = deadline_ns;
+    job_submit(q, job);
+}
+
+void nnd_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
+                 nnd_sched_model *m) {
+    const Nnd__Execute *x = req->execute;
+    execute(d->exec, s, in, req->id, K_EXECUTE, x->prepared_model, m, NULL, x->request,
+            x->measure_timing, x->priority, x->deadline_ns);
+}
+
+void nnd_execute_burst(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
+                       nnd_sched_model *m, nnd_burst *b) {
+    const Nnd__BurstExecute *x = req->burst_execute;
+    /* A burst runs at its compilation's priority. */
+    execute(d->exec, s, in, req->id, K_BURST, nnd_burst_model(b), m, b, x->request,
+            x->measure_timing, NND__PRIORITY__PRIORITY_UNSPECIFIED, x->deadline_ns);
+}
+
+/* ---- executions answered otherwise (execution.h) ---------------------------------------- */
+
+nnd_status nnd_execution_make(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, uint64_t id,
+                              uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                              const Nnd__ExecutionRequest *r, nnd_execution **out, char *err,
+                              size_t errlen) {
+    return job_make(d->exec, s, in, id, model_handle, m, b, r, out, err, errlen);
+}
+
+void nnd_execution_discard(nnd_execution *x) {
+    job_free(x->q, x);
+}
+
+void nnd_execution_hold(nnd_execution *x, bool measure, nnd_prio prio, nnd_execution_end_fn end,
+                        void *ctx) {
+    job_hold(x, K_FENCED, measure, prio, end, ctx);
+}
+
+uint64_t nnd_execution_arrival(const nnd_execution *x) {
+    return x->t0;
+}
+
+void nnd_execution_wait(nnd_execution *x) {
+    x->waiting = true;
+}
+
+void nnd_execution_submit(nnd_execution *x, uint64_t deadline_ns) {
+    x->j.deadline_ns = deadline_ns;
+    job_submit(x->q, x);
+}
+
+void nnd_execution_fail(nnd_execution *x, nnd_status st, const char *msg) {
+    job_complete(x->q, x, st, msg);
+}
+
+void nnd_executions_note_refusal(nnd_daemon *d, nnd_refusal why) {
+    nnd_sched_note_refusal(d->exec->sched, why);
+}
+
+/* ---- cancelling -------------------------------------------------------------------------- */
+
+void nnd_execution_cancel(nnd_daemon *d, nnd_session *s, const Nnd__Request *req) {
+    nnd_executions *q = d->exec;
+    uint64_t id = req->cancel->request_id;
+    nnd_execution *x = q->jobs;
+    while (x && !(x->s == s && x->request_id == id))
+        x = x->next;
+    if (!x) {
+        char err[128];
+        snprintf(err, sizeof err, "no execution of request id %llu is in flight",
+                 (unsigned long long)id);
+        nnd_reply_error(s, req->id, "Cancel", NND_INVALID_ARGUMENT, err);
+        return;
+    }
+    Nnd__Empty done = NND__EMPTY__INIT;
+    Nnd__Reply r = NND__REPLY__INIT;
+    r.id = req->id;
+    r.result_case = NND__REPLY__RESULT_DONE;
+    r.done = &done;
+    s->send(s->send_ctx, &r.base, NULL, 0);
+    if (x->waiting) {
+        x->j.cancelled = true;
+        job_complete(q, x, NND_GENERAL_FAILURE, "cancelled");
+    } else if (x->in_sched) {
+        nnd_sched_cancel(q->sched, &x->j);
+    }
+}
+
+void nnd_executions_session_closed(nnd_daemon *d, nnd_session *s) {
+    nnd_executions *q = d->exec;
+    if (!q) return;
+    for (nnd_execution *x = q->jobs, *next; x; x = next) {
+        next = x->next;
+        if (x->s != s) continue;
+        job_uncharge(x); /* the app gets its room back now, not when the work stops */
+        x->s = NULL;
+        if (x->waiting) {
+            x->j.cancelled = true;
+            job_complete(q, x, NND_GENERAL_FAILURE, "cancelled: the connection closed");
+        } else if (x->in_sched) {
+            nnd_sched_cancel(q->sched, &x->j);
+        }
+    }
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+cJSON *nnd_executions_status(nnd_daemon *d) {
+    nnd_executions *q = d->exec;
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !q) return o;
+    nnd_sched_stats st;
+    nnd_sched_stats_get(q->sched, &st);
+    cJSON_AddNumberToObject(o, "workers", st.cfg.workers);
+    cJSON_AddStringToObject(o, "preempted_work", st.cfg.restart ? "restarts" : "resumes");
+    cJSON_AddNumberToObject(o, "running", st.running);
+    cJSON *queued = cJSON_AddObjectToObject(o, "queued");
+    cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
+    for (int p = NND_PRIOS - 1; p >= 0; p--) {
+        const char *name = nnd_prio_name((nnd_prio)p);
+        cJSON_AddNumberToObject(queued, name, (double)st.queued[p]);
+        cJSON *l = cJSON_AddObjectToObject(lat, name);
+        nnd_json_add_u64(l, "count", st.latency_count[p]);
+        nnd_json_add_u64(l, "p50", st.latency_ns[p][0] / 1000);
+        nnd_json_add_u64(l, "p90", st.latency_ns[p][1] / 1000);
+        nnd_json_add_u64(l, "p99", st.latency_ns[p][2] / 1000);
+    }
+    nnd_json_add_u64(o, "submitted", st.submitted);
+    nnd_json_add_u64(o, "completed", st.completed);
+    nnd_json_add_u64(o, "failed", st.failed);
+    nnd_json_add_u64(o, "cancelled", st.cancelled);
+    nnd_json_add_u64(o, "preempted", st.preempted);
+    nnd_json_add_u64(o, "aborted_for_deadline", st.aborted_deadline);
+    cJSON *dl = cJSON_AddObjectToObject(o, "deadlines");
+    nnd_json_add_u64(dl, "met", st.deadline_met);
+    nnd_json_add_u64(dl, "missed", st.deadline_missed);
+    cJSON *ref = cJSON_AddObjectToObject(o, "refused");
+    for (int r = 1; r < NND_REFUSALS; r++)
+        nnd_json_add_u64(ref, nnd_refusal_name((nnd_refusal)r), st.refused[r]);
+    nnd_json_add_u64(ref, "of_which_at_dispatch", st.refused_at_dispatch);
+    cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+    cJSON_AddNumberToObject(lim, "app_queue", st.cfg.app_queue);
+    nnd_json_add_u64(lim, "app_memory", st.cfg.app_memory);
+    nnd_json_add_u64(lim, "device_memory", st.cfg.device_memory);
+    cJSON *tp = cJSON_AddObjectToObject(o, "device");
+    cJSON_AddNumberToObject(tp, "gflops", st.throughput.flops_per_ns);
+    cJSON_AddNumberToObject(tp, "gbytes_per_s", st.throughput.bytes_per_ns);
+    cJSON_AddNumberToObject(tp, "us_per_operation", st.throughput.op_ns / 1000);
+    return o;
+}

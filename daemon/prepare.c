@@ -1,0 +1,289 @@
+/* prepare.c: preparing models, and the prepared model a session holds. See prepare.h. */
+#include "prepare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus.h"
+#include "convert.h"
+#include "execution.h"
+#include "extensions.h"
+#include "log.h"
+#include "pool.h"
+
+/* Frees what keeps the prepared model alive, and o. */
+void nnd_model_obj_destroy(void *p) {
+    nnd_model_obj *o = p;
+    if (o->ref)
+        nnd_cache_unref(o->ref);
+    else
+        nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
+    free(o);
+}
+
+/* The session's free function. Queued or running executions hold references on o->sm,
+ * whose last one destroys o. */
+void nnd_model_obj_free(void *p) {
+    nnd_model_obj *o = p;
+    if (o->sm)
+        nnd_sched_model_unref(o->sm);
+    else
+        nnd_model_obj_destroy(o);
+}
+
+static bool valid_priority(Nnd__Priority p) {
+    return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||
+           p == NND__PRIORITY__PRIORITY_MEDIUM || p == NND__PRIORITY__PRIORITY_HIGH;
+}
+
+/* What PrepareModel and PrepareModelFromCache check first: a known priority, room in the
+ * quotas for one more prepared model, and a deadline not yet past (else answered here). */
+static bool prepare_admitted(nnd_call *c, Nnd__Priority priority, uint64_t deadline_ns) {
+    if (!valid_priority(priority)) {
+        nnd_call_fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)priority);
+        return false;
+    }
+    if (!nnd_call_room_for(c, NND_OBJ_PREPARED)) return false;
+    if (deadline_ns && nnd_now_ns() > deadline_ns) {
+        nnd_call_fail(c, NND_MISSED_DEADLINE_PERSISTENT,
+                      "deadline passed before preparation began");
+        return false;
+    }
+    return true;
+}
+
+/* Maps a model's pools read-only into views[] (n_pools entries, caller-allocated). */
+static nnd_status map_model_pools(nnd_call *c, const Nnd__Model *m, nnd_memory_view *views) {
+    nnd_pool *pools = calloc(m->n_pools + 1, sizeof *pools);
+    if (!pools) {
+        snprintf(c->err, sizeof c->err, "out of memory mapping %zu pools", m->n_pools);
+        return NND_GENERAL_FAILURE;
+    }
+    nnd_status st =
+        nnd_pools_map(m->pools, m->n_pools, c->in, true, NULL, pools, c->err, sizeof c->err);
+    for (size_t i = 0; st == NND_OK && i < m->n_pools; i++)
+        views[i] = pools[i].view;
+    free(pools);
+    return st;
+}
+
+static void release_views(nnd_memory_view *views, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (views[i].release) views[i].release(views[i].ctx);
+}
+
+void nnd_on_get_supported_operations(nnd_call *c) {
+    const Nnd__Model *m = c->req->get_supported_operations->model;
+    if (!m) {
+        nnd_call_fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
+        return;
+    }
+    nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
+    if (!views) {
+        nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    nnd_model_desc desc;
+    memset(&desc, 0, sizeof desc);
+    bool *sup = NULL;
+    protobuf_c_boolean *wire = NULL;
+    nnd_status st = map_model_pools(c, m, views);
+    if (st == NND_OK)
+        st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
+                                      &desc, c->err, sizeof c->err);
+    if (st == NND_OK) {
+        sup = calloc(desc.n_operations + 1, sizeof *sup);
+        wire = calloc(desc.n_operations + 1, sizeof *wire);
+        if (!sup || !wire) {
+            st = NND_GENERAL_FAILURE;
+            snprintf(c->err, sizeof c->err, "out of memory");
+        }
+    }
+    uint64_t faults = nnd_pool_faults();
+    if (st == NND_OK) st = nnd_supported_operations(&desc, sup, c->err, sizeof c->err);
+    if (st == NND_OK && nnd_pool_faults() != faults) {
+        st = NND_GENERAL_FAILURE;
+        snprintf(c->err, sizeof c->err, "a model pool shrank while it was being read");
+    }
+    if (st != NND_OK) {
+        nnd_call_fail(c, st, "%s", c->err);
+    } else {
+        for (uint32_t i = 0; i < desc.n_operations; i++)
+            wire[i] = sup[i];
+        Nnd__SupportedOperationsReply r = NND__SUPPORTED_OPERATIONS_REPLY__INIT;
+        r.n_supported = desc.n_operations;
+        r.supported = wire;
+        c->reply.result_case = NND__REPLY__RESULT_SUPPORTED_OPERATIONS;
+        c->reply.supported_operations = &r;
+        nnd_call_reply(c);
+    }
+    nnd_model_desc_clear(&desc);
+    release_views(views, m->n_pools);
+    free(views);
+    free(sup);
+    free(wire);
+}
+
+/* The fd at a request's fd index, or -1 when the index is out of range or taken. */
+static int request_fd(const nnd_call *c, uint32_t index) {
+    return index < c->in->nfds ? c->in->fds[index] : -1;
+}
+
+/* Whether PrepareModel asks for client caching in a form this daemon takes: one model and
+ * one data cache file and a 32-byte token. Anything else prepares without caching, as the
+ * HAL allows. */
+static bool cache_args(const nnd_call *c, const Nnd__PrepareModel *pm, int *model_fd,
+                       int *data_fd) {
+    if (!pm->n_model_cache_fds && !pm->n_data_cache_fds) return false;
+    if (c->d->cache && pm->token.len == NND_CACHE_TOKEN_LEN && pm->n_model_cache_fds == 1 &&
+        pm->n_data_cache_fds == 1) {
+        *model_fd = request_fd(c, pm->model_cache_fds[0]);
+        *data_fd = request_fd(c, pm->data_cache_fds[0]);
+        if (*model_fd >= 0 && *data_fd >= 0 && *model_fd != *data_fd) return true;
+    }
+    nnd_log_debug("client %llu: cache arguments not usable; preparing without caching",
+                  (unsigned long long)c->s->serial);
+    return false;
+}
+
+/* Stores a prepared model in the session and answers. */
+static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_cache,
+                           int priority) {
+    uint64_t handle = 0;
+    /* The cost model seeds its estimate; a model beyond the device is refused here. */
+    nnd_status st = nnd_execution_model(c->d, o->prepared, priority, nnd_model_obj_destroy, o,
+                                        &o->sm, c->err, sizeof c->err);
+    if (st != NND_OK) {
+        nnd_model_obj_free(o);
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    if (nnd_session_add(c->s, NND_OBJ_PREPARED, o, nnd_model_obj_free, &handle) < 0) {
+        nnd_model_obj_free(o);
+        nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the prepared model");
+        return;
+    }
+    uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
+    nnd_log_info("client %llu prepared model 0x%016llx%s: %u operations in %llu us",
+                 (unsigned long long)c->s->serial, (unsigned long long)handle,
+                 from_cache ? " from its cache" : "", n_ops, (unsigned long long)(t / 1000));
+    Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
+    r.handle = handle;
+    c->reply.result_case = NND__REPLY__RESULT_PREPARED;
+    c->reply.prepared = &r;
+    nnd_call_reply(c);
+    cJSON *ev = nnd_bus_event(c->d->bus, "prepared");
+    if (ev) {
+        cJSON_AddNumberToObject(ev, "pid", c->s->pid);
+        nnd_json_add_handle(ev, "handle", handle);
+        cJSON_AddNumberToObject(ev, "operations", n_ops);
+        nnd_json_add_u64(ev, "prepare_ns", t);
+        cJSON_AddBoolToObject(ev, "from_cache", from_cache);
+    }
+    nnd_bus_publish(c->d->bus, ev);
+}
+
+void nnd_on_prepare_model(nnd_call *c) {
+    const Nnd__PrepareModel *pm = c->req->prepare_model;
+    const Nnd__Model *m = pm->model;
+    if (!m) {
+        nnd_call_fail(c, NND_INVALID_ARGUMENT, "PrepareModel names no model");
+        return;
+    }
+    if ((int)pm->preference < 0 || (int)pm->preference > 3) {
+        nnd_call_fail(c, NND_INVALID_ARGUMENT, "invalid execution preference %d",
+                      (int)pm->preference);
+        return;
+    }
+    if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
+
+    nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
+    nnd_model_obj *o = calloc(1, sizeof *o);
+    if (!views || !o) {
+        free(views);
+        free(o);
+        nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    nnd_model_desc desc;
+    memset(&desc, 0, sizeof desc);
+    bool views_owned = false; /* true once the prepared model owns the views */
+    uint64_t t = 0, faults = nnd_pool_faults();
+    nnd_status st = map_model_pools(c, m, views);
+    if (st == NND_OK)
+        st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
+                                      &desc, c->err, sizeof c->err);
+    if (st == NND_OK) {
+        /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
+        int model_fd = -1, data_fd = -1;
+        const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
+        t = nnd_now_ns();
+        /* Models using extensions are never cached: their engine codes name plugins
+         * loaded now (extension.h), which neither a cache file nor a reload keeps. */
+        if (!nnd_model_uses_extensions(m) && nnd_cache_wants(c->d->cache, &desc, token != NULL)) {
+            st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
+                                   model_fd, data_fd, &o->ref, c->err, sizeof c->err);
+            if (st == NND_OK) o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
+        } else {
+            st = nnd_prepare(&desc, &o->prepared, c->err, sizeof c->err);
+            views_owned = st == NND_OK;
+        }
+        t = nnd_now_ns() - t;
+    }
+    if (st == NND_OK && nnd_pool_faults() != faults) {
+        st = NND_GENERAL_FAILURE;
+        snprintf(c->err, sizeof c->err, "a model pool shrank while the model was prepared");
+    }
+    nnd_model_desc_clear(&desc);
+    if (!views_owned) release_views(views, m->n_pools);
+    free(views);
+    if (st != NND_OK) {
+        nnd_model_obj_free(o);
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    reply_prepared(c, o, t, false, pm->priority);
+}
+
+void nnd_on_prepare_model_from_cache(nnd_call *c) {
+    const Nnd__PrepareModelFromCache *pm = c->req->prepare_model_from_cache;
+    if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
+    if (!c->d->cache) {
+        nnd_call_fail(c, NND_GENERAL_FAILURE, "compilation caching is off in this daemon");
+        return;
+    }
+    if (pm->token.len != NND_CACHE_TOKEN_LEN || pm->n_model_cache_fds != 1 ||
+        pm->n_data_cache_fds != 1) {
+        nnd_call_fail(
+            c, NND_INVALID_ARGUMENT,
+            "PrepareModelFromCache needs a %d-byte token, 1 model and 1 data cache file (got "
+            "%zu bytes, %zu and %zu)",
+            NND_CACHE_TOKEN_LEN, pm->token.len, pm->n_model_cache_fds, pm->n_data_cache_fds);
+        return;
+    }
+    int model_fd = request_fd(c, pm->model_cache_fds[0]);
+    int data_fd = request_fd(c, pm->data_cache_fds[0]);
+    if (model_fd < 0 || data_fd < 0 || model_fd == data_fd) {
+        nnd_call_fail(c, NND_INVALID_ARGUMENT,
+                      "cache fd indexes %u and %u do not name two of the %zu fds",
+                      pm->model_cache_fds[0], pm->data_cache_fds[0], c->in->nfds);
+        return;
+    }
+    nnd_model_obj *o = calloc(1, sizeof *o);
+    if (!o) {
+        nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    uint64_t t = nnd_now_ns();
+    nnd_status st = nnd_cache_prepare_from_cache(c->d->cache, c->s, pm->token.data, model_fd,
+                                                 data_fd, &o->ref, c->err, sizeof c->err);
+    t = nnd_now_ns() - t;
+    if (st != NND_OK) {
+        free(o);
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
+    reply_prepared(c, o, t, true, pm->priority);
+}

@@ -1,0 +1,43 @@
+/* prepare: the calls that prepare models (GetSupportedOperations, PrepareModel,
+ * PrepareModelFromCache), and the prepared model as a session holds it.
+ *
+ * Contract:
+ * - A model's pools are mapped read-only (pool.h) and the model converted (convert.h;
+ *   vendor extensions only for clients allowed them, extensions.h). A model pool that
+ *   shrinks while it is read fails the call with GENERAL_FAILURE.
+ * - PrepareModel and PrepareModelFromCache first check the priority (INVALID_ARGUMENT),
+ *   the quotas for one more prepared model and the deadline (MISSED_DEADLINE_PERSISTENT).
+ *   PrepareModel goes through the daemon's cache when it wants the model (cache.h: always
+ *   with a client token, otherwise when the content cache is on and the model fits; never
+ *   a model using extensions) and prepares in place otherwise; cache arguments in a form
+ *   the daemon does not take prepare without caching. PrepareModelFromCache needs a
+ *   32-byte token and one model and one data cache file (INVALID_ARGUMENT otherwise), and
+ *   caching on (GENERAL_FAILURE otherwise).
+ * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an nnd_model_obj with
+ *   its scheduler view (execution.h), made when prepared: one beyond the device's limits
+ *   is refused. The session frees it with nnd_model_obj_free(); executions hold
+ *   references on the view, whose last one frees the model through
+ *   nnd_model_obj_destroy().
+ */
+#ifndef NND_PREPARE_H
+#define NND_PREPARE_H
+
+#include "cache.h"
+#include "call.h"
+#include "engine.h"
+#include "scheduler.h"
+
+typedef struct nnd_model_obj {
+    nnd_prepared *prepared; /* borrowed from ref when ref is set */
+    nnd_cache_ref *ref;     /* a model from the cache, maybe shared with other sessions */
+    nnd_sched_model *sm;    /* the scheduler's view: estimates, executions (execution.h) */
+} nnd_model_obj;
+
+void nnd_on_get_supported_operations(nnd_call *c);
+void nnd_on_prepare_model(nnd_call *c);
+void nnd_on_prepare_model_from_cache(nnd_call *c);
+
+void nnd_model_obj_free(void *o);
+void nnd_model_obj_destroy(void *o);
+
+#endif
