@@ -50,9 +50,11 @@ static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, 
                         o->zero_point);
         return NND_OK;
     case NND_TENSOR_QUANT8_ASYMM_SIGNED:
-        if (!(o->scale > 0.f)) return FAIL("operand %u: scale %g must be > 0", i, o->scale);
+        if (!(o->scale > 0.f))
+            return FAIL("operand %u: TENSOR_QUANT8_ASYMM_SIGNED scale %g must be > 0", i, o->scale);
         if (o->zero_point < -128 || o->zero_point > 127)
-            return FAIL("operand %u: zero point %d outside -128..127", i, o->zero_point);
+            return FAIL("operand %u: TENSOR_QUANT8_ASYMM_SIGNED zero point %d outside -128..127", i,
+                        o->zero_point);
         return NND_OK;
     case NND_TENSOR_QUANT16_ASYMM:
         if (!(o->scale > 0.f))
@@ -87,8 +89,11 @@ static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, 
     case NND_TENSOR_INT32:
     case NND_TENSOR_OEM_BYTE:
     case NND_OEM_SCALAR:
+        /* A TENSOR_INT32 scale is a quantized bias's (input scale * filter scale). */
         if (!(o->scale >= 0.f))
             return FAIL("operand %u: scale %g must not be negative", i, o->scale);
+        if (o->type == NND_TENSOR_INT32 && o->zero_point != 0)
+            return FAIL("operand %u: TENSOR_INT32 zero point must be 0, is %d", i, o->zero_point);
         return NND_OK;
     default:
         if (o->scale != 0.f || o->zero_point != 0)

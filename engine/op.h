@@ -29,7 +29,7 @@
 #include "engine.h"
 
 #define NND_DEFER       101 /* shape(): needs data that is only known at execution */
-#define NND_MAX_KERNELS 8
+#define NND_MAX_KERNELS 12
 /* A kernel row of this type runs for any key input type (extension operations). */
 #define NND_KERNEL_ANY_TYPE INT32_MIN
 

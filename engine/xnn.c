@@ -436,6 +436,8 @@ static void *xnn_claim(nnd_op_ctx *c, bool last) {
     }
     const nnd_tensor *x = c->in[0], *y = c->out[0];
     bool weighted = claim == claim_conv || claim == claim_fc;
+    /* FLOAT32 and unsigned 8-bit only: TENSOR_QUANT8_ASYMM_SIGNED (XNNPACK's qs8) stays on
+     * the reference kernels until a fast path reproduces them exactly. */
     if (c->n_in < 1 || c->n_out != 1 || x->type != y->type ||
         (x->type != NND_TENSOR_FLOAT32 && x->type != NND_TENSOR_QUANT8_ASYMM) ||
         nnd_elems(x) == 0 || nnd_elems(y) == 0 || !qu8_zero_point(x) || !qu8_zero_point(y))

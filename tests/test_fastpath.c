@@ -7,7 +7,8 @@
  * Inputs end right at an inaccessible page, so an over-read past an input would crash.
  * And one prepared model executed from two threads at once gives the same results. Also
  * LOCAL_RESPONSE_NORMALIZATION's sliding sum for wide windows (the reference kernel's
- * one path that no conformance vector reaches) against sums taken afresh here. */
+ * one path that no conformance vector reaches) against sums taken afresh here. Signed
+ * 8-bit models of the same families are never claimed. */
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -119,10 +120,19 @@ static float qscale(void) {
     return frnd(0.01f, 0.2f);
 }
 
+/* The lowest stored value of an 8-bit quantized type. */
+static int32_t qmin(int32_t t) {
+    return t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+}
+/* A random zero point for type t (0 for FLOAT32). */
+static int32_t qzp(int32_t t) {
+    return t == NND_TENSOR_FLOAT32 ? 0 : (int32_t)rnd(0, 255) + qmin(t);
+}
+
 /* ---- one random model per operation family ---------------------------------------- */
 
-static void conv_model(builder *b, bool q8, bool depthwise) {
-    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+static void conv_model(builder *b, int32_t t, bool depthwise) {
+    bool q8 = t != NND_TENSOR_FLOAT32;
     uint32_t n = rnd(1, 2), h = rnd(1, 12), w = rnd(1, 12), in_c = rnd(1, 8);
     uint32_t mult = rnd(1, 3), out_c = depthwise ? in_c * mult : rnd(1, 9);
     uint32_t fh = rnd(1, 4), fw = rnd(1, 4), sh = rnd(1, 3), sw = rnd(1, 3);
@@ -130,9 +140,9 @@ static void conv_model(builder *b, bool q8, bool depthwise) {
     uint32_t eff_h = (fh - 1) * dh + 1, eff_w = (fw - 1) * dw + 1;
     if (eff_h > h + 2 || eff_w > w + 2) dh = dw = 1, eff_h = fh, eff_w = fw;
     float s_in = q8 ? qscale() : 0, s_f = q8 ? qscale() : 0, s_out = q8 ? qscale() * 4 : 0;
-    uint32_t x = input(b, t, 4, (uint32_t[]){n, h, w, in_c}, s_in, q8 ? (int32_t)rnd(0, 255) : 0);
+    uint32_t x = input(b, t, 4, (uint32_t[]){n, h, w, in_c}, s_in, qzp(t));
     uint32_t fdims[4] = {depthwise ? 1 : out_c, fh, fw, depthwise ? out_c : in_c};
-    uint32_t f = constant(b, t, 4, fdims, s_f, q8 ? (int32_t)rnd(0, 255) : 0);
+    uint32_t f = constant(b, t, 4, fdims, s_f, qzp(t));
     uint32_t bias = constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){out_c}, s_in * s_f, 0);
     use(b, x), use(b, f), use(b, bias);
     bool explicit_pad = rnd(0, 1);
@@ -161,30 +171,28 @@ static void conv_model(builder *b, bool q8, bool depthwise) {
         b->values[b->n_values++] = 0;
         use(b, layout), use(b, scalar_i32(b, (int32_t)dw)), use(b, scalar_i32(b, (int32_t)dh));
     }
-    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, out_c}, s_out, q8 ? (int32_t)rnd(0, 255) : 0,
-                     NND_MODEL_OUTPUT);
+    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, out_c}, s_out, qzp(t), NND_MODEL_OUTPUT);
     b->code = depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D;
 }
 
-static void fc_model(builder *b, bool q8) {
-    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+static void fc_model(builder *b, int32_t t) {
+    bool q8 = t != NND_TENSOR_FLOAT32;
     uint32_t batch = rnd(1, 4), size = rnd(1, 40), units = rnd(1, 20);
     float s_in = q8 ? qscale() : 0, s_w = q8 ? qscale() : 0, s_out = q8 ? qscale() * 8 : 0;
-    use(b, input(b, t, 2, (uint32_t[]){batch, size}, s_in, q8 ? (int32_t)rnd(0, 255) : 0));
-    use(b, constant(b, t, 2, (uint32_t[]){units, size}, s_w, q8 ? (int32_t)rnd(0, 255) : 0));
+    use(b, input(b, t, 2, (uint32_t[]){batch, size}, s_in, qzp(t)));
+    use(b, constant(b, t, 2, (uint32_t[]){units, size}, s_w, qzp(t)));
     use(b, constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){units}, s_in * s_w, 0));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
-    b->out = operand(b, t, 2, (uint32_t[]){batch, units}, s_out, q8 ? (int32_t)rnd(0, 255) : 0,
-                     NND_MODEL_OUTPUT);
+    b->out = operand(b, t, 2, (uint32_t[]){batch, units}, s_out, qzp(t), NND_MODEL_OUTPUT);
     b->code = NND_OP_FULLY_CONNECTED;
 }
 
-static void pool_model(builder *b, bool q8, bool max) {
-    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+static void pool_model(builder *b, int32_t t, bool max) {
+    bool q8 = t != NND_TENSOR_FLOAT32;
     uint32_t n = rnd(1, 2), h = rnd(1, 10), w = rnd(1, 10), c = rnd(1, 20);
     uint32_t fh = rnd(1, 4), fw = rnd(1, 4), sh = rnd(1, 3), sw = rnd(1, 3);
     float s = q8 ? qscale() : 0;
-    int32_t zp = q8 ? (int32_t)rnd(0, 255) : 0;
+    int32_t zp = qzp(t);
     use(b, input(b, t, 4, (uint32_t[]){n, h, w, c}, s, zp));
     uint32_t oh, ow;
     if (rnd(0, 1)) {
@@ -208,8 +216,8 @@ static void pool_model(builder *b, bool q8, bool max) {
     b->code = max ? NND_OP_MAX_POOL_2D : NND_OP_AVERAGE_POOL_2D;
 }
 
-static void binary_model(builder *b, bool q8, bool mul) {
-    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+static void binary_model(builder *b, int32_t t, bool mul) {
+    bool q8 = t != NND_TENSOR_FLOAT32;
     uint32_t rank = rnd(1, 4), full[4] = {0}, da[4] = {0}, db[4] = {0}, ra = rank,
              rb = rnd(1, rank);
     for (uint32_t i = 0; i < rank; i++)
@@ -231,45 +239,46 @@ static void binary_model(builder *b, bool q8, bool mul) {
     }
     float sa = q8 ? qscale() : 0, sb = q8 ? qscale() : 0;
     float so = q8 ? (mul ? sa * sb * frnd(2.f, 20.f) : qscale() * 2) : 0;
-    use(b, input(b, t, ra, da, sa, q8 ? (int32_t)rnd(0, 255) : 0));
-    use(b, input(b, t, rb, db, sb, q8 ? (int32_t)rnd(0, 255) : 0));
+    use(b, input(b, t, ra, da, sa, qzp(t)));
+    use(b, input(b, t, rb, db, sb, qzp(t)));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
-    b->out = operand(b, t, rank, out, so, q8 ? (int32_t)rnd(0, 255) : 0, NND_MODEL_OUTPUT);
+    b->out = operand(b, t, rank, out, so, qzp(t), NND_MODEL_OUTPUT);
     b->code = mul ? NND_OP_MUL : NND_OP_ADD;
 }
 
-static void unary_model(builder *b, bool q8, int32_t code) {
-    int32_t t = q8 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32;
+static void unary_model(builder *b, int32_t t, int32_t code) {
+    bool q8 = t != NND_TENSOR_FLOAT32;
     uint32_t rank = rnd(1, 4), dims[4];
     for (uint32_t i = 0; i < rank; i++)
         dims[i] = rnd(1, 9);
     float s = q8 ? frnd(0.01f, 0.1f) : 0;
-    int32_t zp = q8 ? (int32_t)rnd(0, 255) : 0;
+    int32_t zp = qzp(t);
     use(b, input(b, t, rank, dims, s, zp));
     if (code == NND_OP_ELU) use(b, scalar_f32(b, frnd(0.1f, 2.f))); /* alpha */
     float so = s;
     int32_t zo = zp;
-    if (q8 && code == NND_OP_LOGISTIC) so = 1.f / 256, zo = 0;
-    if (q8 && code == NND_OP_TANH) so = 1.f / 128, zo = 128;
+    if (q8 && code == NND_OP_LOGISTIC) so = 1.f / 256, zo = qmin(t);
+    if (q8 && code == NND_OP_TANH) so = 1.f / 128, zo = qmin(t) + 128;
     b->out = operand(b, t, rank, dims, so, zo, NND_MODEL_OUTPUT);
     b->code = code;
 }
 
-static void random_model(builder *b, int i) {
+/* Model i of the families the fast paths claim, with tensors of type t. */
+static void random_model(builder *b, int i, int32_t t) {
     memset(b, 0, sizeof *b);
-    bool q8 = i % 2;
+    bool q8 = t != NND_TENSOR_FLOAT32;
     /* The last two have float fast paths only. */
     static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1,      NND_OP_RELU6, NND_OP_LOGISTIC,
                                     NND_OP_TANH, NND_OP_HARD_SWISH, NND_OP_ELU};
     switch ((i / 2) % 9) {
-    case 0: conv_model(b, q8, false); break;
-    case 1: conv_model(b, q8, true); break;
-    case 2: fc_model(b, q8); break;
-    case 3: pool_model(b, q8, false); break;
-    case 4: pool_model(b, q8, true); break;
-    case 5: binary_model(b, q8, false); break;
-    case 6: binary_model(b, q8, true); break;
-    default: unary_model(b, q8, unary[rand() % (q8 ? 5 : 7)]); break;
+    case 0: conv_model(b, t, false); break;
+    case 1: conv_model(b, t, true); break;
+    case 2: fc_model(b, t); break;
+    case 3: pool_model(b, t, false); break;
+    case 4: pool_model(b, t, true); break;
+    case 5: binary_model(b, t, false); break;
+    case 6: binary_model(b, t, true); break;
+    default: unary_model(b, t, unary[rand() % (q8 ? 5 : 7)]); break;
     }
 }
 
@@ -346,7 +355,7 @@ static void fast_paths_agree_with_reference(void **state) {
     for (int i = 0; i < CASES; i++) {
         builder *b = malloc(sizeof *b);
         assert_non_null(b);
-        random_model(b, i);
+        random_model(b, i, i % 2 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32);
         const nnd_operand_desc *o = &b->operands[b->out];
         size_t n = elems(o), esize = nnd_type_size(o->type);
         if (n == 0) { /* an empty window: the shapes say so, nothing to compare */
@@ -390,6 +399,33 @@ static void fast_paths_agree_with_reference(void **state) {
     assert_true(fast_by_code[NND_OP_HARD_SWISH] > 0 && fast_by_code[NND_OP_ELU] > 0);
 }
 
+/* The fast paths handle unsigned 8-bit only: a TENSOR_QUANT8_ASYMM_SIGNED model of every
+ * family they claim stays on the reference kernels, and runs there. */
+static void int8_models_stay_on_reference_kernels(void **state) {
+    (void)state;
+    srand(17);
+    for (int i = 0; i < 2 * 9 * 4; i += 2) {
+        builder *b = malloc(sizeof *b);
+        assert_non_null(b);
+        random_model(b, i, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+        const nnd_operand_desc *o = &b->operands[b->out];
+        size_t n = elems(o);
+        for (uint32_t k = 0; k < b->n_inputs; k++) {
+            const nnd_operand_desc *x = &b->operands[b->inputs[k]];
+            b->input_data[k] = malloc(elems(x) + 1);
+            assert_non_null(b->input_data[k]);
+            fill(b->input_data[k], x->type, elems(x));
+        }
+        uint8_t *got = malloc(n + 1);
+        assert_non_null(got);
+        if (run(b, false, got, n))
+            fail_msg("case %d %s int8: claimed by a fast path", i, nnd_operation_name(b->code));
+        for (uint32_t k = 0; k < b->n_inputs; k++)
+            free(b->input_data[k]);
+        free(got), free(b);
+    }
+}
+
 /* ---- one prepared model, executions from several threads --------------------------- */
 
 #define SHARED_RUNS 500
@@ -425,7 +461,7 @@ static void concurrent_executions_agree(void **state) {
     assert_non_null(b);
     do {
         memset(b, 0, sizeof *b);
-        conv_model(b, false, false);
+        conv_model(b, NND_TENSOR_FLOAT32, false);
     } while (elems(&b->operands[b->out]) < 64);
     const nnd_operand_desc *x = &b->operands[b->inputs[0]], *o = &b->operands[b->out];
     b->input_data[0] = malloc(elems(x) * sizeof(float));
@@ -489,6 +525,7 @@ static void lrn_wide_windows_match_direct_sums(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference),
+                                       cmocka_unit_test(int8_models_stay_on_reference_kernels),
                                        cmocka_unit_test(concurrent_executions_agree),
                                        cmocka_unit_test(lrn_wide_windows_match_direct_sums)};
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* test_validation: a table of malformed models, each refused by the engine with
  * INVALID_ARGUMENT and a message naming what is wrong. Every case starts from one valid
- * model (out = ADD(a, b, act) over [2] floats) and breaks one thing. */
+ * model (out = ADD(a, b, act) over [2] floats) and breaks one thing. The signed 8-bit
+ * cases first turn it into a valid TENSOR_QUANT8_ASYMM_SIGNED model (checked too). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,7 @@ enum { A, B, ACT, OUT, T0, N_BASE = 4, MAX_OPERANDS = 8, MAX_OPS = 3 };
 typedef struct model {
     nnd_operand_desc operands[MAX_OPERANDS];
     nnd_operation_desc ops[MAX_OPS];
-    uint32_t op_in[MAX_OPS][4], op_out[MAX_OPS][2];
+    uint32_t op_in[MAX_OPS][8], op_out[MAX_OPS][2];
     uint32_t inputs[4], outputs[2];
     uint8_t values[64];
     float scales[4];
@@ -211,6 +212,172 @@ static void constant_unknown_dims(model *m) {
     m->d.n_inputs = 1;
 }
 
+/* ---- signed 8-bit ------------------------------------------------------------------- */
+
+static void set_quant(nnd_operand_desc *o, int32_t type, float scale, int32_t zero_point) {
+    o->type = type, o->scale = scale, o->zero_point = zero_point;
+}
+
+/* out = ADD(a, b, act) over TENSOR_QUANT8_ASYMM_SIGNED: a valid model. */
+static void int8_add(model *m) {
+    set_quant(&m->operands[A], NND_TENSOR_QUANT8_ASYMM_SIGNED, 0.5f, -3);
+    set_quant(&m->operands[B], NND_TENSOR_QUANT8_ASYMM_SIGNED, 0.25f, 7);
+    set_quant(&m->operands[OUT], NND_TENSOR_QUANT8_ASYMM_SIGNED, 1.f, -128);
+}
+/* out = code(a) over signed 8-bit tensors of a's quantization (b stays an unused input):
+ * valid for the RELUs and the movement operations. */
+static void int8_unary(model *m, int32_t code) {
+    int8_add(m);
+    m->operands[OUT].scale = m->operands[A].scale;
+    m->operands[OUT].zero_point = m->operands[A].zero_point;
+    m->ops[0].type = code;
+    m->ops[0].n_inputs = 1;
+}
+/* Operation 0 becomes code over in[0..n), whose bias t0 [1] (TENSOR_INT32 of the given
+ * scale) is a third model input. */
+static void weighted_op(model *m, int32_t code, const uint32_t *in, uint32_t n, float bias_scale) {
+    m->operands[T0] = tensor(NND_TENSOR_INT32, NND_MODEL_INPUT);
+    m->operands[T0].dims[0] = 1;
+    m->operands[T0].scale = bias_scale;
+    if (m->d.n_operands <= T0) m->d.n_operands = T0 + 1;
+    m->inputs[2] = T0;
+    m->d.n_inputs = 3;
+    memcpy(m->op_in[0], in, n * sizeof *in);
+    m->ops[0] = (nnd_operation_desc){code, n, m->op_in[0], 1, m->op_out[0]};
+}
+
+/* out = FULLY_CONNECTED(a [1, 2], weights b [1, 2], bias t0 [1], act) over signed 8-bit:
+ * a valid model. */
+static void int8_fc(model *m) {
+    int8_add(m);
+    m->operands[A].rank = m->operands[B].rank = m->operands[OUT].rank = 2;
+    m->operands[A].dims[0] = m->operands[B].dims[0] = m->operands[OUT].dims[0] = 1;
+    m->operands[A].dims[1] = m->operands[B].dims[1] = 2;
+    m->operands[OUT].dims[1] = 1;
+    uint32_t in[4] = {A, B, T0, ACT};
+    weighted_op(m, NND_OP_FULLY_CONNECTED, in, 4, 0.5f * 0.25f);
+}
+
+static void int8_zero_point_over(model *m) {
+    int8_add(m);
+    m->operands[A].zero_point = 128;
+}
+static void int8_zero_point_under(model *m) {
+    int8_add(m);
+    m->operands[B].zero_point = -129;
+}
+static void int8_scale_zero(model *m) {
+    int8_add(m);
+    m->operands[A].scale = 0.f;
+}
+static void int8_scale_negative(model *m) {
+    int8_add(m);
+    m->operands[OUT].scale = -0.5f;
+}
+/* Weights b as int8 quantized per channel along dim (one scale of 0.25 per channel). */
+static void per_channel_weights(model *m, uint32_t dim) {
+    set_quant(&m->operands[B], NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.f, 0);
+    m->operands[B].channel_quant = (nnd_channel_quant){m->scales, m->operands[B].dims[dim], dim};
+    for (uint32_t k = 0; k < m->operands[B].dims[dim]; k++)
+        m->scales[k] = 0.25f;
+}
+/* out [1, 1, 1, 1] = CONV_2D(a [1, 1, 1, 2], filter b [1, 1, 1, 2] int8 per channel, bias t0
+ * [1], SAME padding, strides 1, act) with signed 8-bit input and output: a valid model.
+ * Operand T0 + 1 is the INT32 constant 1 (padding scheme and both strides). */
+static void int8_conv(model *m) {
+    int8_add(m);
+    uint32_t image[4] = {1, 1, 1, 2}, one_pixel[4] = {1, 1, 1, 1};
+    m->operands[A].rank = m->operands[B].rank = m->operands[OUT].rank = 4;
+    memcpy(m->operands[A].dims, image, sizeof image);
+    memcpy(m->operands[B].dims, image, sizeof image);
+    memcpy(m->operands[OUT].dims, one_pixel, sizeof one_pixel);
+    per_channel_weights(m, 0);
+    m->operands[T0 + 1] = (nnd_operand_desc){
+        .type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 4, .length = 4};
+    m->values[4] = 1;
+    m->d.n_operands = T0 + 2;
+    uint32_t in[7] = {A, B, T0, T0 + 1, T0 + 1, T0 + 1, ACT};
+    weighted_op(m, NND_OP_CONV_2D, in, 7, 0.f);
+}
+static void per_channel_weights_zero_point(model *m) {
+    int8_conv(m);
+    m->operands[B].zero_point = 2;
+}
+static void per_channel_weights_scale_count(model *m) {
+    int8_conv(m);
+    m->operands[B].channel_quant.n_scales = 2;
+    m->scales[1] = 0.25f;
+}
+static void per_channel_weights_scale_zero(model *m) {
+    int8_conv(m);
+    m->scales[0] = 0.f;
+}
+static void per_channel_weights_wrong_dimension(model *m) {
+    int8_conv(m);
+    per_channel_weights(m, 3); /* CONV_2D filters are quantized along their output channels */
+}
+static void per_channel_weights_in_fc(model *m) {
+    int8_fc(m);
+    per_channel_weights(m, 0); /* well formed, but FULLY_CONNECTED takes no per-channel weights */
+}
+static void int8_weights_unsigned(model *m) {
+    int8_fc(m);
+    set_quant(&m->operands[B], NND_TENSOR_QUANT8_ASYMM, 0.25f, 128);
+}
+static void int8_bias_scale_wrong(model *m) {
+    int8_fc(m);
+    m->operands[T0].scale = 0.5f;
+}
+static void int8_bias_zero_point(model *m) {
+    int8_fc(m);
+    m->operands[T0].zero_point = 1;
+}
+static void int8_add_with_uint8(model *m) {
+    int8_add(m);
+    set_quant(&m->operands[B], NND_TENSOR_QUANT8_ASYMM, 0.25f, 135);
+}
+static void int8_output_unsigned(model *m) {
+    int8_add(m);
+    set_quant(&m->operands[OUT], NND_TENSOR_QUANT8_ASYMM, 1.f, 0);
+}
+static void int8_mul_output_scale(model *m) {
+    int8_add(m);
+    m->ops[0].type = NND_OP_MUL;
+    m->operands[OUT].scale = 0.5f * 0.25f; /* must exceed the product of the input scales */
+}
+static void int8_relu_requantizes(model *m) {
+    int8_unary(m, NND_OP_RELU);
+    m->operands[OUT].zero_point = 0;
+}
+static void int8_transpose_requantizes(model *m) {
+    int8_unary(m, NND_OP_TRANSPOSE);
+    m->operands[OUT].scale = 0.75f;
+}
+static void int8_logistic_zero_point(model *m) {
+    int8_unary(m, NND_OP_LOGISTIC);
+    m->operands[OUT].scale = 1.f / 256;
+    m->operands[OUT].zero_point = 0; /* the unsigned form's; signed outputs sit at -128 */
+}
+static void int8_tanh_scale(model *m) {
+    int8_unary(m, NND_OP_TANH);
+    m->operands[OUT].scale = 1.f / 256;
+    m->operands[OUT].zero_point = 0;
+}
+static void int8_softmax_zero_point(model *m) {
+    int8_unary(m, NND_OP_SOFTMAX);
+    m->operands[ACT].type = NND_FLOAT32; /* beta = 1.0 */
+    float beta = 1.f;
+    memcpy(m->values, &beta, sizeof beta);
+    m->ops[0].n_inputs = 2;
+    m->op_in[0][1] = ACT;
+    m->operands[OUT].scale = 1.f / 256;
+    m->operands[OUT].zero_point = -127;
+}
+static void quantize_to_float(model *m) {
+    m->ops[0].type = NND_OP_QUANTIZE;
+    m->ops[0].n_inputs = 1;
+}
+
 typedef struct bad_case {
     const char *name;
     void (*breaks)(model *m);
@@ -256,20 +423,63 @@ static const bad_case cases[] = {
     {"declared output shape disagrees", output_shape_disagrees, "declared"},
     {"unknown lifetime", unknown_lifetime, "lifetime 42"},
     {"constant with unknown dimensions", constant_unknown_dims, "unknown dimensions"},
+    {"int8 zero point over 127", int8_zero_point_over, "zero point 128 outside -128..127"},
+    {"int8 zero point under -128", int8_zero_point_under, "zero point -129 outside -128..127"},
+    {"int8 scale zero", int8_scale_zero, "TENSOR_QUANT8_ASYMM_SIGNED scale 0 must be > 0"},
+    {"int8 scale negative", int8_scale_negative, "TENSOR_QUANT8_ASYMM_SIGNED scale -0.5"},
+    {"per-channel int8 weights with a zero point", per_channel_weights_zero_point,
+     "scale 0 and zero point 0"},
+    {"per-channel int8 weights, scale count", per_channel_weights_scale_count,
+     "2 channel scales for a channel dimension of 1"},
+    {"per-channel int8 weights, scale zero", per_channel_weights_scale_zero,
+     "channel scale 0 is 0"},
+    {"per-channel int8 weights along the wrong dimension", per_channel_weights_wrong_dimension,
+     "quantized per channel along dimension 0"},
+    {"per-channel weights in FULLY_CONNECTED", per_channel_weights_in_fc,
+     "cannot be TENSOR_QUANT8_SYMM_PER_CHANNEL"},
+    {"int8 input with uint8 weights", int8_weights_unsigned,
+     "has type TENSOR_QUANT8_ASYMM, not TENSOR_QUANT8_ASYMM_SIGNED"},
+    {"int8 bias scale not input * weights", int8_bias_scale_wrong, "bias (input 2) scale 0.5"},
+    {"TENSOR_INT32 bias with a zero point", int8_bias_zero_point, "TENSOR_INT32 zero point"},
+    {"int8 added to uint8", int8_add_with_uint8, "different types"},
+    {"int8 inputs, uint8 output", int8_output_unsigned, "output 0 has type"},
+    {"int8 MUL output scale too small", int8_mul_output_scale, "must exceed the product"},
+    {"int8 RELU changes the zero point", int8_relu_requantizes,
+     "must have the scale and zero point of input 0"},
+    {"int8 TRANSPOSE changes the scale", int8_transpose_requantizes,
+     "must have the scale and zero point of input 0"},
+    {"int8 LOGISTIC output zero point", int8_logistic_zero_point,
+     "must have scale 1/256 and zero point -128"},
+    {"int8 TANH output scale", int8_tanh_scale, "must have scale 1/128 and zero point 0"},
+    {"int8 SOFTMAX output zero point", int8_softmax_zero_point,
+     "must have scale 1/256 and zero point -128"},
+    {"QUANTIZE to a float", quantize_to_float, "expected an 8-bit quantized type"},
 };
 
+/* The models the cases break are valid as they start. */
 static void test_base_model_is_valid(void **state) {
     (void)state;
-    model m;
-    base(&m);
-    char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    assert_int_equal(nnd_prepare(&m.d, &p, err, sizeof err), NND_OK);
-    nnd_prepared_free(p);
-    base(&m);
-    with_temporary(&m);
-    assert_int_equal(nnd_prepare(&m.d, &p, err, sizeof err), NND_OK);
-    nnd_prepared_free(p);
+    void (*starts[])(model *) = {with_temporary, int8_add, int8_fc, int8_conv};
+    for (size_t i = 0; i <= sizeof starts / sizeof starts[0]; i++) {
+        model m;
+        base(&m);
+        if (i) starts[i - 1](&m);
+        char err[NND_ERR_LEN] = "";
+        nnd_prepared *p = NULL;
+        if (nnd_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("start %zu: %s", i, err);
+        nnd_prepared_free(p);
+    }
+    static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1, NND_OP_RELU6, NND_OP_TRANSPOSE};
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
+        model m;
+        base(&m);
+        int8_unary(&m, unary[i]);
+        char err[NND_ERR_LEN] = "";
+        nnd_prepared *p = NULL;
+        if (nnd_prepare(&m.d, &p, err, sizeof err) != NND_OK)
+            fail_msg("%s over int8: %s", nnd_operation_name(unary[i]), err);
+        nnd_prepared_free(p);
+    }
 }
 
 static void test_malformed_models(void **state) {

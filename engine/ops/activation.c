@@ -28,23 +28,10 @@ static int32_t relu_fuse_code(int32_t op) {
     }
 }
 
-/* Output quantization the HAL fixes for LOGISTIC and TANH; other operations keep the
- * input's. Signed outputs sit 128 lower. */
-static void fixed_out_quant(const nnd_op_ctx *c, float *scale, int32_t *zero_point) {
-    const nnd_tensor *in = c->in[0];
-    int32_t shift = in->type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
-    *scale = in->scale;
-    *zero_point = in->zero_point;
-    if (c->def->code == NND_OP_LOGISTIC)
-        *scale = 1.f / 256, *zero_point = shift;
-    else if (c->def->code == NND_OP_TANH)
-        *scale = 1.f / 128, *zero_point = 128 + shift;
-}
-
 static nnd_status act_check(nnd_op_ctx *c) {
     nnd_status s = nnd_check_count(c, 1, 1, 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    const nnd_tensor *in = c->in[0];
     if (c->def->code == NND_OP_FLOOR)
         s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
     else
@@ -53,13 +40,11 @@ static nnd_status act_check(nnd_op_ctx *c) {
     if (s || (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_rank(c, in, "input 0", 0, 4)))
         return s;
     if (!nnd_is_quant8(in->type)) return NND_OK;
-    float scale;
-    int32_t zero_point;
-    fixed_out_quant(c, &scale, &zero_point);
-    if (out->scale != scale || out->zero_point != zero_point)
-        return nnd_fail(c, "output 0 must have scale %g and zero point %d, has %g and %d", scale,
-                        zero_point, out->scale, out->zero_point);
-    return NND_OK;
+    /* The HAL fixes the output quantization of LOGISTIC and TANH; the RELUs keep the
+     * input's. */
+    if (c->def->code == NND_OP_LOGISTIC) return nnd_check_fixed_quant(c, 0, NND_FIXED_UNIT);
+    if (c->def->code == NND_OP_TANH) return nnd_check_fixed_quant(c, 0, NND_FIXED_SYMMETRIC);
+    return nnd_check_same_quant(c, 0, 0);
 }
 
 static nnd_status act_shape(nnd_op_ctx *c) {
@@ -108,8 +93,7 @@ static void build_q8_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint
     int32_t code = c->def->code;
     if (code != NND_OP_LOGISTIC && code != NND_OP_TANH) {
         int32_t lo, hi;
-        nnd_act_range_quant(relu_fuse_code(code), out->scale, out->zero_point, qmin, qmax, &lo,
-                            &hi);
+        nnd_act_range_q8(relu_fuse_code(code), out, &lo, &hi);
         for (int32_t q = qmin; q <= qmax; q++)
             table[q - qmin] = (uint8_t)nnd_clampi(q, lo, hi);
         return;

@@ -26,3 +26,20 @@ nnd_status nnd_check_same_quant(nnd_op_ctx *c, uint32_t i, uint32_t o) {
             i, in->scale, in->zero_point, out->scale, out->zero_point);
     return NND_OK;
 }
+
+void nnd_fixed_quant(enum nnd_fixed_range r, int32_t type, float *scale, int32_t *zero_point) {
+    bool unit = r == NND_FIXED_UNIT;
+    *scale = unit ? 1.f / 256 : 1.f / 128;
+    *zero_point = nnd_q8_min(type) + (unit ? 0 : 128);
+}
+
+nnd_status nnd_check_fixed_quant(nnd_op_ctx *c, uint32_t o, enum nnd_fixed_range r) {
+    const nnd_tensor *out = c->out[o];
+    float scale;
+    int32_t zero_point;
+    nnd_fixed_quant(r, out->type, &scale, &zero_point);
+    if (out->scale != scale || out->zero_point != zero_point)
+        return nnd_fail(c, "output %u must have scale 1/%d and zero point %d, has %g and %d", o,
+                        r == NND_FIXED_UNIT ? 256 : 128, zero_point, out->scale, out->zero_point);
+    return NND_OK;
+}

@@ -1,8 +1,10 @@
 /* binary.c: ADD, MUL, SUB, DIV — broadcast elementwise arithmetic with a fused
- * activation. Float kernels share one walker; QUANT8 ADD/SUB and MUL follow the NNAPI
- * reference fixed-point pipelines. TENSOR_INT32 (HAL 1.3) takes no fused activation,
- * wraps around on overflow, and DIV rounds toward negative infinity with x / 0 = 0 (the
- * reference's choice for an undefined result). */
+ * activation. Float kernels share one walker; 8-bit quantized ADD/SUB and MUL (unsigned,
+ * and signed from HAL 1.3) follow the NNAPI reference fixed-point pipelines on stored
+ * values. TENSOR_INT32 (HAL 1.3) takes no fused activation, wraps around on overflow, and
+ * DIV rounds toward negative infinity with x / 0 = 0 (the reference's choice for an
+ * undefined result). */
+#include "affine_quant.h"
 #include "broadcast.h"
 #include "clamp.h"
 #include "fixedpoint.h"
@@ -35,13 +37,21 @@ static nnd_status binary_check(nnd_op_ctx *c) {
     if ((s = nnd_check_rank(c, a, "input 0", 0, 4)) ||
         (s = nnd_check_rank(c, c->in[1], "input 1", 0, 4)))
         return s;
-    if (a->type == NND_TENSOR_QUANT8_ASYMM && arith_of(c) == ARITH_DIV)
-        return nnd_unsupported(c, "DIV has no TENSOR_QUANT8_ASYMM form");
+    if (nnd_is_quant8(a->type) && arith_of(c) == ARITH_DIV)
+        return nnd_unsupported(c, "DIV has no %s form", nnd_type_name(a->type));
     if (a->type == NND_TENSOR_INT32 && c->in[2]->data && nnd_i32(c->in[2]) != NND_FUSED_NONE)
         return nnd_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
                         nnd_i32(c->in[2]));
-    return nnd_check_type(c, a, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                          NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_INT32);
+    if ((s = nnd_check_type(c, a, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED,
+                            NND_TENSOR_INT32)))
+        return s;
+    /* As the reference validates: a quantized product must not reach the output's scale. */
+    const nnd_tensor *b = c->in[1], *out = c->out[0];
+    if (nnd_is_quant8(a->type) && arith_of(c) == ARITH_MUL && !(out->scale > a->scale * b->scale))
+        return nnd_fail(c, "output scale %g must exceed the product of the input scales (%g)",
+                        out->scale, a->scale * b->scale);
+    return NND_OK;
 }
 
 static nnd_status binary_shape(nnd_op_ctx *c) {
@@ -121,11 +131,12 @@ static nnd_status binary_i32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-/* ---- QUANT8_ASYMM ------------------------------------------------------------------- */
+/* ---- 8-bit quantized ----------------------------------------------------------------- */
 
 typedef struct q8_job {
-    const uint8_t *a, *b;
-    uint8_t *out;
+    const void *a, *b;
+    void *out;
+    int32_t qmin; /* of the one 8-bit type of a, b and out */
     int32_t za, zb, zo, lo, hi;
     int32_t ma, mb, mo; /* multipliers */
     int sa, sb, so;     /* their shifts */
@@ -137,15 +148,16 @@ typedef struct q8_job {
 static void q8_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t sb, size_t n) {
     const q8_job *j = ctx;
     for (size_t k = 0; k < n; k++) {
-        int32_t x = j->a[ia + k * sa] - j->za, y = j->b[ib + k * sb] - j->zb, r;
+        int32_t x = nnd_q8_get(j->a, ia + k * sa, j->qmin) - j->za;
+        int32_t y = nnd_q8_get(j->b, ib + k * sb, j->qmin) - j->zb, r;
         if (j->mul) {
-            r = j->zo + nnd_mul_by_quantized(x * y, j->mo, j->so);
+            r = nnd_mul_by_quantized(x * y, j->mo, j->so);
         } else {
             int32_t sx = nnd_mul_by_quantized(x * (1 << ADD_LEFT_SHIFT), j->ma, j->sa);
             int32_t sy = nnd_mul_by_quantized(y * (1 << ADD_LEFT_SHIFT), j->mb, j->sb);
-            r = j->zo + nnd_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
+            r = nnd_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
         }
-        j->out[o + k] = (uint8_t)nnd_clampi(r, j->lo, j->hi);
+        nnd_q8_put(j->out, o + k, nnd_q8_offset(r, j->zo, j->lo, j->hi));
     }
 }
 
@@ -154,13 +166,14 @@ static nnd_status binary_q8(nnd_op_ctx *c) {
     q8_job j = {.a = a->data,
                 .b = b->data,
                 .out = out->data,
+                .qmin = nnd_q8_min(out->type),
                 .za = a->zero_point,
                 .zb = b->zero_point,
                 .zo = out->zero_point};
     enum arith op = arith_of(c);
     j.mul = op == ARITH_MUL;
     j.negate_b = op == ARITH_SUB;
-    nnd_act_range_quant(nnd_i32(c->in[2]), out->scale, out->zero_point, 0, 255, &j.lo, &j.hi);
+    nnd_act_range_q8(nnd_i32(c->in[2]), out, &j.lo, &j.hi);
     if (j.mul) {
         nnd_quantize_multiplier((double)a->scale * b->scale / out->scale, &j.mo, &j.so);
     } else {
@@ -183,6 +196,7 @@ static nnd_status binary_q8(nnd_op_ctx *c) {
         .kernels = {{NND_TENSOR_FLOAT32, binary_f32},                                              \
                     {NND_TENSOR_FLOAT16, binary_f16},                                              \
                     {NND_TENSOR_QUANT8_ASYMM, binary_q8},                                          \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8},                                   \
                     {NND_TENSOR_INT32, binary_i32}},                                               \
     }
 

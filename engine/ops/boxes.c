@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "affine_quant.h"
 #include "kernel_errors.h"
 #include "signature.h"
 
@@ -42,7 +43,7 @@ nnd_status nnd_check_box_quant(nnd_op_ctx *c, const nnd_tensor *t, const char *w
 }
 
 static nnd_status check_box_operand(nnd_op_ctx *c, const nnd_tensor *t, bool input, uint32_t i) {
-    bool quant = c->in[0]->type == NND_TENSOR_QUANT8_ASYMM;
+    bool quant = nnd_is_quant8(c->in[0]->type);
     int32_t want = quant ? NND_TENSOR_QUANT16_ASYMM : c->in[0]->type;
     char what[16];
     snprintf(what, sizeof what, "%s %u", input ? "input" : "output", i);
@@ -53,8 +54,8 @@ static nnd_status check_box_operand(nnd_op_ctx *c, const nnd_tensor *t, bool inp
 }
 
 nnd_status nnd_check_box_signature(nnd_op_ctx *c, const char *in_kinds, const char *out_kinds) {
-    nnd_status s = nnd_check_type(c, c->in[0], "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                                  NND_TENSOR_QUANT8_ASYMM);
+    nnd_status s = nnd_check_type(c, c->in[0], "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                                  NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = nnd_check_signature(c, in_kinds, out_kinds))) return s;
     for (uint32_t i = 0; i < c->n_in && in_kinds[i]; i++)
         if (in_kinds[i] == 'B' && (s = check_box_operand(c, c->in[i], true, i))) return s;

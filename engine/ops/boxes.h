@@ -29,10 +29,10 @@ static inline bool nnd_box_valid(const float *box) {
 /* Quantized box tensors (QUANT16_ASYMM) must have scale 0.125 and zero point 0; other
  * types pass. `what` names the operand. */
 nnd_status nnd_check_box_quant(nnd_op_ctx *c, const nnd_tensor *t, const char *what);
-/* Signature of the detection and region operations: input 0 is FLOAT32, FLOAT16 or
- * QUANT8_ASYMM (else unsupported), operands match the kinds of nnd_check_signature, and
- * each 'B' (box) operand has input 0's float type, or is QUANT16_ASYMM with scale 0.125 and
- * zero point 0 when input 0 is quantized. */
+/* Signature of the detection and region operations: input 0 is FLOAT32, FLOAT16,
+ * QUANT8_ASYMM or QUANT8_ASYMM_SIGNED (else unsupported), operands match the kinds of
+ * nnd_check_signature, and each 'B' (box) operand has input 0's float type, or is
+ * QUANT16_ASYMM with scale 0.125 and zero point 0 when input 0 is quantized. */
 nnd_status nnd_check_box_signature(nnd_op_ctx *c, const char *in_kinds, const char *out_kinds);
 
 #endif

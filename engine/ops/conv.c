@@ -171,7 +171,8 @@ static nnd_status conv_f16(nnd_op_ctx *c) {
         .shape = conv_shape,                                                                       \
         .kernels = {{NND_TENSOR_FLOAT32, conv_run},                                                \
                     {NND_TENSOR_FLOAT16, conv_f16},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM, conv_run}},                                          \
+                    {NND_TENSOR_QUANT8_ASYMM, conv_run},                                           \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, conv_run}},                                   \
     }
 
 CONV_OP(nnd_op_conv_2d, NND_OP_CONV_2D, "CONV_2D", windowed_check);

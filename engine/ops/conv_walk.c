@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "affine_quant.h"
 #include "clamp.h"
 #include "fixedpoint.h"
 #include "fused_activation.h"
@@ -87,10 +88,10 @@ nnd_status nnd_conv_read_params(const nnd_op_ctx *c, uint32_t n_extra, nnd_conv_
 
 nnd_status nnd_conv_check_tensors(nnd_op_ctx *c, int channel_dim) {
     const nnd_tensor *in = c->in[0], *f = c->in[1], *b = c->in[2];
-    nnd_status s = nnd_check_type(c, in, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                                  NND_TENSOR_QUANT8_ASYMM);
+    nnd_status s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                                  NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = nnd_check_same_type(c, 0, 0))) return s;
-    if (in->type != NND_TENSOR_QUANT8_ASYMM) {
+    if (!nnd_is_quant8(in->type)) {
         if (f->type != in->type || b->type != in->type)
             return nnd_fail(c, "filter (input 1) and bias (input 2) must be %s like the input",
                             nnd_type_name(in->type));
@@ -107,9 +108,11 @@ nnd_status nnd_conv_check_tensors(nnd_op_ctx *c, int channel_dim) {
                             channel_dim);
         return NND_OK;
     }
-    if (f->type != NND_TENSOR_QUANT8_ASYMM)
-        return nnd_fail(c, "filter (input 1) has type %s, not TENSOR_QUANT8_ASYMM",
-                        nnd_type_name(f->type));
+    /* Per-tensor weights share the input's storage type: no mixing of signedness. */
+    if (f->type != in->type)
+        return nnd_fail(c, "filter (input 1) has type %s, not %s like the input%s",
+                        nnd_type_name(f->type), nnd_type_name(in->type),
+                        channel_dim < 0 ? "" : " (or TENSOR_QUANT8_SYMM_PER_CHANNEL)");
     /* As the reference: the product is formed in float, then compared in double. */
     double product = in->scale * f->scale, bias = b->scale;
     if (fabs(product - bias) > 1e-6 * fmin(product, bias))
@@ -191,8 +194,11 @@ struct conv_job {
 };
 
 /* Each output channel takes the dot product of its group's input channels with its filter
- * tap; channels within a group are contiguous in both, so the inner loop is too. */
-#define CONV_TAP(name, T, ACC)                                                                     \
+ * tap; channels within a group are contiguous in both, so the inner loop is too. Products
+ * are ACC; sums are SUM: for the quantized kernel unsigned, so that a sum past the int32
+ * range wraps as the reference's two's complement accumulator does (a product of two
+ * widened 8-bit values always fits). */
+#define CONV_TAP(name, T, ACC, SUM)                                                                \
     static void name(const conv_job *j, size_t in_off, size_t filter_off) {                        \
         const T *x = (const T *)j->in + in_off, *w = (const T *)j->filter + filter_off;            \
         ACC *acc = j->acc;                                                                         \
@@ -200,14 +206,14 @@ struct conv_job {
         for (uint32_t grp = 0, oc = 0; grp < j->g->groups; grp++, x += j->icg)                     \
             for (uint32_t m = 0; m < j->ocg; m++, oc++) {                                          \
                 const T *wo = w + oc * so;                                                         \
-                ACC s = 0;                                                                         \
+                SUM s = 0;                                                                         \
                 for (uint32_t k = 0; k < j->icg; k++)                                              \
-                    s += (ACC)x[k] * (ACC)wo[k];                                                   \
-                acc[oc] += s;                                                                      \
+                    s += (SUM)((ACC)x[k] * (ACC)wo[k]);                                            \
+                acc[oc] = (ACC)((SUM)acc[oc] + s);                                                 \
             }                                                                                      \
     }
-CONV_TAP(conv_tap_f32, float, float)
-CONV_TAP(conv_tap_q, int16_t, int32_t)
+CONV_TAP(conv_tap_f32, float, float, float)
+CONV_TAP(conv_tap_q, int16_t, int32_t, uint32_t)
 #undef CONV_TAP
 
 static void conv_emit_f32(const conv_job *j, size_t o) {
@@ -217,12 +223,13 @@ static void conv_emit_f32(const conv_job *j, size_t o) {
         out[o + oc * j->out_im.sc] = nnd_clampf(acc[oc] + bias[oc], j->lo, j->hi);
 }
 
+/* acc + bias wraps as the reference's int32 sum does; the zero point saturates. */
 static void conv_emit_q8(const conv_job *j, size_t o) {
     const int32_t *acc = j->acc, *bias = j->bias;
-    uint8_t *out = j->out;
     for (uint32_t oc = 0; oc < j->g->out_c; oc++) {
-        int32_t v = nnd_mul_by_quantized(acc[oc] + bias[oc], j->mult[oc], j->shift[oc]) + j->zo;
-        out[o + oc * j->out_im.sc] = (uint8_t)nnd_clampi(v, j->qlo, j->qhi);
+        int32_t sum = (int32_t)((uint32_t)acc[oc] + (uint32_t)bias[oc]);
+        int32_t v = nnd_mul_by_quantized(sum, j->mult[oc], j->shift[oc]);
+        nnd_q8_put(j->out, o + oc * j->out_im.sc, nnd_q8_offset(v, j->zo, j->qlo, j->qhi));
     }
 }
 
@@ -265,24 +272,20 @@ static void conv_walk(const conv_job *j) {
 }
 
 /* n elements of t from index i with stride s into dst[o...]: floats as they are,
- * quantized values widened to int16 without their zero point. */
+ * quantized values (8-bit of either signedness, or per-channel int8 with zero point 0)
+ * widened to int16 without their zero point. */
 static void conv_widen(const nnd_tensor *t, size_t i, size_t s, size_t n, void *dst, size_t o) {
     if (t->type == NND_TENSOR_FLOAT32) {
         const float *src = t->data;
         float *d = dst;
         for (size_t k = 0; k < n; k++)
             d[o + k] = src[i + k * s];
-    } else if (t->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
-        const int8_t *src = t->data;
-        int16_t *d = dst;
-        for (size_t k = 0; k < n; k++)
-            d[o + k] = src[i + k * s];
-    } else {
-        const uint8_t *src = t->data;
-        int16_t *d = dst;
-        for (size_t k = 0; k < n; k++)
-            d[o + k] = (int16_t)(src[i + k * s] - t->zero_point);
+        return;
     }
+    int32_t qmin = t->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL ? INT8_MIN : nnd_q8_min(t->type);
+    int16_t *d = dst;
+    for (size_t k = 0; k < n; k++)
+        d[o + k] = (int16_t)(nnd_q8_get(t->data, i + k * s, qmin) - t->zero_point);
 }
 
 static void conv_image(uint32_t n, uint32_t h, uint32_t w, uint32_t ch, bool nchw, nnd_image *im) {
@@ -358,7 +361,7 @@ static nnd_status conv_run_with(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd
         j.emit = conv_emit_f32;
         j.filter = w.data;
         nnd_act_range_f32(act, &j.lo, &j.hi);
-    } else if (in->type == NND_TENSOR_QUANT8_ASYMM) {
+    } else if (nnd_is_quant8(in->type)) {
         size_t nf = nnd_elems(filter);
         int16_t *wq = nnd_scratch(c, nf * sizeof(int16_t));
         int32_t *mult = nnd_scratch(c, sizeof(int32_t) * g->out_c);
@@ -366,7 +369,7 @@ static nnd_status conv_run_with(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd
         if (!wq || !mult || !shift) return NND_GENERAL_FAILURE;
         conv_widen(&w, 0, 1, nf, wq, 0);
         nnd_conv_requant(in, filter, out, g->out_c, mult, shift);
-        nnd_act_range_quant(act, out->scale, out->zero_point, 0, 255, &j.qlo, &j.qhi);
+        nnd_act_range_q8(act, out, &j.qlo, &j.qhi);
         j.tap = conv_tap_q;
         j.emit = conv_emit_q8;
         j.filter = wq;

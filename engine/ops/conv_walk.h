@@ -8,8 +8,9 @@
  * nnd_conv_check_tensors), reads its scalars (nnd_conv_read_params), resolves the
  * geometry (nnd_conv_geometry), sets out_c, groups and the filter strides and the output
  * shape, and runs (nnd_conv_run, or nnd_conv_transpose_run). The run computes
- * FLOAT32 with float accumulation and QUANT8_ASYMM (filter QUANT8_ASYMM or
- * QUANT8_SYMM_PER_CHANNEL) with int32 accumulation and the reference's requantization;
+ * FLOAT32 with float accumulation and the 8-bit quantized types, QUANT8_ASYMM and
+ * QUANT8_ASYMM_SIGNED (filter of the input's type or QUANT8_SYMM_PER_CHANNEL), with int32
+ * accumulation on stored values and the reference's requantization;
  * it allocates only scratch and fails only when scratch runs out or the type has no
  * kernel.
  *
@@ -44,10 +45,10 @@ enum {
 nnd_status nnd_conv_check_params(nnd_op_ctx *c, uint32_t n_extra, unsigned flags);
 /* Reads the scalars; NND_DEFER when one is not known yet. Padding stays as given. */
 nnd_status nnd_conv_read_params(const nnd_op_ctx *c, uint32_t n_extra, nnd_conv_params *p);
-/* Types of input 0, filter (input 1), bias (input 2) and output 0: FLOAT32, FLOAT16 or
- * QUANT8_ASYMM throughout, with a TENSOR_INT32 bias for QUANT8_ASYMM (scale
- * input * filter), whose filter may instead be QUANT8_SYMM_PER_CHANNEL along
- * channel_dim (< 0: not accepted). */
+/* Types of input 0, filter (input 1), bias (input 2) and output 0: FLOAT32, FLOAT16,
+ * QUANT8_ASYMM or QUANT8_ASYMM_SIGNED throughout, with a TENSOR_INT32 bias for the
+ * quantized types (scale input * filter), whose filter may instead be
+ * QUANT8_SYMM_PER_CHANNEL along channel_dim (< 0: not accepted). */
 nnd_status nnd_conv_check_tensors(nnd_op_ctx *c, int channel_dim);
 
 typedef struct nnd_conv_geom {
@@ -70,7 +71,7 @@ nnd_status nnd_conv_geometry(nnd_op_ctx *c, const nnd_conv_params *p, const nnd_
  * a QUANT8_SYMM_PER_CHANNEL filter, else the same for all. */
 void nnd_conv_requant(const nnd_tensor *in, const nnd_tensor *filter, const nnd_tensor *out,
                       uint32_t n, int32_t *mult, int *shift);
-/* Computes out (dims already set) for a FLOAT32 or QUANT8_ASYMM input. */
+/* Computes out (dims already set) for a FLOAT32 or 8-bit quantized input. */
 nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
                         const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
                         int32_t act);

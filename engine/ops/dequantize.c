@@ -2,6 +2,7 @@
  * as the reference does and stored as FLOAT32 or FLOAT16. Inputs: QUANT8_ASYMM; from HAL
  * 1.2 QUANT8_SYMM and QUANT8_SYMM_PER_CHANNEL (one scale per index of the channel
  * dimension); from HAL 1.3 QUANT8_ASYMM_SIGNED. */
+#include "affine_quant.h"
 #include "float16.h"
 #include "kernel_errors.h"
 #include "operand.h"
@@ -44,11 +45,10 @@ static nnd_status dequantize_run(nnd_op_ctx *c) {
         channels = in->dims[dim];
         scales = in->channel_quant->scales;
     }
-    bool is_signed = in->type != NND_TENSOR_QUANT8_ASYMM;
-    const uint8_t *u = in->data;
-    const int8_t *s = in->data;
+    /* Every input type is one signed or unsigned byte per element. */
+    int32_t qmin = in->type == NND_TENSOR_QUANT8_ASYMM ? 0 : INT8_MIN;
     for (size_t i = 0; i < n; i++) {
-        int32_t q = is_signed ? s[i] : u[i];
+        int32_t q = nnd_q8_get(in->data, i, qmin);
         float v = scales[stride ? (i / stride) % channels : 0] * (float)(q - in->zero_point);
         if (out->type == NND_TENSOR_FLOAT16)
             ((nnd_half *)out->data)[i] = (nnd_half)v;

@@ -138,11 +138,13 @@ static nnd_status bbox_check(nnd_op_ctx *c) {
     if ((s = nnd_check_type(c, roi, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                             NND_TENSOR_QUANT16_ASYMM)))
         return s;
-    /* Quantized: QUANT16_ASYMM boxes and image sizes, QUANT8_ASYMM deltas. */
+    /* Quantized: QUANT16_ASYMM boxes and image sizes, 8-bit deltas of either signedness. */
     bool quant = roi->type == NND_TENSOR_QUANT16_ASYMM;
-    if ((s = nnd_check_signature(c, quant ? "T*IT" : "TTIT", "T")) ||
-        (quant && (s = nnd_check_scalar(c, 1, NND_TENSOR_QUANT8_ASYMM))))
-        return s;
+    if ((s = nnd_check_signature(c, quant ? "T*IT" : "TTIT", "T"))) return s;
+    if (quant && !nnd_is_quant8(c->in[1]->type))
+        return nnd_fail(c,
+                        "input 1 must be TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_ASYMM_SIGNED, is %s",
+                        nnd_type_name(c->in[1]->type));
     if ((s = nnd_check_box_quant(c, roi, "input 0")) ||
         (s = nnd_check_box_quant(c, c->in[3], "input 3")) ||
         (s = nnd_check_box_quant(c, c->out[0], "output 0")))
@@ -347,7 +349,7 @@ static nnd_status proposal_check(nnd_op_ctx *c) {
         (s = nnd_check_same_quant(c, 0, 0)) || (s = nnd_check_input_ranks(c, "4422")))
         return s;
     /* Anchors: QUANT16_SYMM with scale 0.125 for the quantized form. */
-    if (c->in[0]->type != NND_TENSOR_QUANT8_ASYMM) return nnd_check_scalar(c, 2, c->in[0]->type);
+    if (!nnd_is_quant8(c->in[0]->type)) return nnd_check_scalar(c, 2, c->in[0]->type);
     if ((s = nnd_check_scalar(c, 2, NND_TENSOR_QUANT16_SYMM))) return s;
     if (c->in[2]->scale != 0.125f)
         return nnd_fail(c, "input 2 must have scale 0.125, has %g", c->in[2]->scale);

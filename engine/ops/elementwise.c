@@ -9,14 +9,15 @@
  * - SELECT (three inputs of one shape).
  *
  * Every operation runs the same loop: elements are gathered in chunks into "lanes" of
- * doubles (exact for every FP32, FP16, INT32, QUANT8 and BOOL8 value), a per-operation
- * function of one element computes the result, and the result is stored in the output's
- * type. The element functions reproduce the reference's arithmetic: float math for the
- * float operations, QUANT8 compared as real values, QUANT8 MAXIMUM/MINIMUM/SELECT
- * requantized to the output in double, and PRELU's integer pipeline. */
+ * doubles (exact for every FP32, FP16, INT32, 8-bit quantized and BOOL8 value), a
+ * per-operation function of one element computes the result, and the result is stored in
+ * the output's type. The element functions reproduce the reference's arithmetic: float
+ * math for the float operations, quantized values compared as real values, quantized
+ * MAXIMUM/MINIMUM/SELECT requantized to the output in double, and PRELU's integer
+ * pipeline. The 8-bit quantized types, unsigned and signed, are one case throughout: lanes
+ * hold stored values and results saturate to the output type's range. */
 #include "affine_quant.h"
 #include "broadcast.h"
-#include "clamp.h"
 #include "fixedpoint.h"
 #include "float16.h"
 #include "kernel_errors.h"
@@ -27,7 +28,7 @@
 #include <math.h>
 #include <string.h>
 
-/* How a QUANT8_ASYMM input enters its lane. */
+/* How an 8-bit quantized input enters its lane. */
 enum lane_load {
     LOAD_RAW,     /* stored integer (CAST, PRELU's integer pipeline) */
     LOAD_REAL,    /* dequantized in float (comparisons) */
@@ -42,7 +43,7 @@ typedef double (*lane_fn)(const elem_job *j, const double *v);
 
 typedef struct elem_spec {
     lane_fn fn;                 /* one output element from v[0..arity) */
-    lane_fn fn_q8;              /* replaces fn for QUANT8 inputs, when set */
+    lane_fn fn_q8;              /* replaces fn for 8-bit quantized inputs, when set */
     void (*setup)(elem_job *j); /* parameters fn_q8 needs, when set */
     float (*math)(float);       /* for fn == lane_math */
     uint32_t types;             /* bit mask of allowed types of the key input */
@@ -55,15 +56,19 @@ struct elem_job {
     lane_fn fn;
     const nnd_tensor *in[3];
     nnd_tensor *out;
-    /* PRELU QUANT8: zero points and the multipliers of both branches */
+    /* PRELU quantized: zero points and the multipliers of both branches */
     int32_t zp_in, zp_alpha, zp_out, mul_pos, mul_neg;
+    int32_t qmin, qmax; /* the output's range, for an 8-bit quantized output */
     int shift_pos, shift_neg;
 };
 
 #define TYPE_BIT(t) (1u << (t))
 #define FLOATS      (TYPE_BIT(NND_TENSOR_FLOAT32) | TYPE_BIT(NND_TENSOR_FLOAT16))
-#define NUMERIC     (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM))
+#define QUANT8      (TYPE_BIT(NND_TENSOR_QUANT8_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
+#define NUMERIC     (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | QUANT8)
 #define BOOLS       TYPE_BIT(NND_TENSOR_BOOL8)
+/* CAST converts among these; the types of CAST_IDENTITY only to themselves. */
+#define CAST_CONVERTS (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM))
 #define CAST_IDENTITY                                                                              \
     (BOOLS | TYPE_BIT(NND_TENSOR_QUANT16_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT16_SYMM) |              \
      TYPE_BIT(NND_TENSOR_QUANT8_SYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
@@ -100,14 +105,14 @@ LANE(lane_pow, powf((float)v[0], (float)v[1]))
 LANE(lane_prelu, v[0] >= 0 ? v[0] : (double)((float)v[0] * (float)v[1]))
 LANE(lane_select, v[0] != 0 ? v[1] : v[2])
 
-/* QUANTIZE: float math, clamped in the reference's order (so NaN gives 255). */
+/* QUANTIZE: float math, clamped in the reference's order (so NaN gives qmax). */
 static double lane_quantize(const elem_job *j, const double *v) {
     float q = (float)j->out->zero_point + roundf((float)v[0] / j->out->scale);
-    q = q < 255.f ? q : 255.f;
-    return 0.f < q ? q : 0.f;
+    q = q < (float)j->qmax ? q : (float)j->qmax;
+    return (float)j->qmin < q ? q : (float)j->qmin;
 }
 
-/* PRELU QUANT8: identity branch and alpha branch each rescaled to the output. */
+/* PRELU quantized: identity branch and alpha branch each rescaled to the output. */
 static double lane_prelu_q8(const elem_job *j, const double *v) {
     int32_t x = (int32_t)v[0] - j->zp_in, r;
     if (x >= 0) {
@@ -116,7 +121,7 @@ static double lane_prelu_q8(const elem_job *j, const double *v) {
         int32_t alpha = (int32_t)v[1] - j->zp_alpha;
         r = nnd_mul_by_quantized(x * alpha, j->mul_neg, j->shift_neg);
     }
-    return nnd_clampi(j->zp_out + r, 0, 255);
+    return nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax);
 }
 
 static void prelu_q8_setup(elem_job *j) {
@@ -150,7 +155,7 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
     [NND_OP_CAST] = {.fn = lane_copy,
-                     .types = NUMERIC | CAST_IDENTITY,
+                     .types = CAST_CONVERTS | CAST_IDENTITY,
                      .arity = 1,
                      .out = OUT_CAST},
     [NND_OP_QUANTIZE] = {.fn = lane_quantize, .types = FLOATS, .arity = 1, .out = OUT_QUANT8},
@@ -168,7 +173,7 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_PRELU] = {.fn = lane_prelu,
                       .fn_q8 = lane_prelu_q8,
                       .setup = prelu_q8_setup,
-                      .types = FLOATS | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM),
+                      .types = FLOATS | QUANT8,
                       .arity = 2,
                       .broadcast = true},
     /* Input 0 is the BOOL8 condition; input 1 carries the type. */
@@ -199,10 +204,15 @@ static nnd_status elem_check(nnd_op_ctx *c) {
     int32_t out = c->out[0]->type;
     switch (sp->out) {
     case OUT_BOOL: type = NND_TENSOR_BOOL8; break;
-    case OUT_QUANT8: type = NND_TENSOR_QUANT8_ASYMM; break;
+    case OUT_QUANT8:
+        if (!type_in(out, QUANT8))
+            return nnd_fail(c, "output 0 has type %s, expected an 8-bit quantized type",
+                            nnd_type_name(out));
+        type = out;
+        break;
     case OUT_CAST:
         if (type_in(type, CAST_IDENTITY)) break; /* to itself only */
-        if (!type_in(out, NUMERIC))
+        if (!type_in(out, CAST_CONVERTS))
             return nnd_unsupported(c, "output has type %s, not supported here", nnd_type_name(out));
         type = out;
         break;
@@ -247,24 +257,27 @@ static void lane_load(const elem_job *j, uint32_t i, size_t off, size_t step, si
     case NND_TENSOR_FLOAT32: GATHER(float); return;
     case NND_TENSOR_FLOAT16: GATHER(nnd_half); return;
     case NND_TENSOR_INT32: GATHER(int32_t); return;
-    default: GATHER(uint8_t); break; /* QUANT8 and BOOL8 bytes */
+    case NND_TENSOR_QUANT8_ASYMM_SIGNED: GATHER(int8_t); break;
+    default: GATHER(uint8_t); break; /* QUANT8_ASYMM and BOOL8 bytes */
     }
-    if (t->type != NND_TENSOR_QUANT8_ASYMM || j->spec->load == LOAD_RAW) return;
+    if (!nnd_is_quant8(t->type) || j->spec->load == LOAD_RAW) return;
     const nnd_tensor *o = j->out;
     for (size_t k = 0; k < n; k++) {
         /* the real value is computed in float, as the reference does */
         double x = nnd_dequantize_value((int32_t)dst[k][i], t->scale, t->zero_point);
         if (j->spec->load == LOAD_REQUANT) {
             x = x / o->scale + o->zero_point;
-            x = x < 0 ? 0 : (x > 255 ? 255 : round(x));
+            x = x < j->qmin ? j->qmin : (x > j->qmax ? j->qmax : round(x));
         }
         dst[k][i] = x;
     }
 }
 
 /* Writes n results at element off of t, converting as the reference's casts do: float
- * rounding, truncation toward zero for integers, saturation, NaN as 0. */
+ * rounding, truncation toward zero for integers, saturation, NaN as 0 (8-bit quantized:
+ * the low end of the range). */
 static void lane_store(nnd_tensor *t, size_t off, size_t n, const double *r) {
+    int32_t qmin = nnd_q8_min(t->type), qmax = nnd_q8_max(t->type);
     for (size_t k = 0; k < n; k++) {
         double x = r[k];
         switch (t->type) {
@@ -275,9 +288,9 @@ static void lane_store(nnd_tensor *t, size_t off, size_t n, const double *r) {
             ((int32_t *)t->data)[off + k] = (int32_t)x;
             break;
         case NND_TENSOR_BOOL8: ((uint8_t *)t->data)[off + k] = x != 0; break;
-        default:
-            x = x > 0 ? (x < 255 ? x : 255) : 0;
-            ((uint8_t *)t->data)[off + k] = (uint8_t)x;
+        default: /* 8-bit quantized */
+            x = x > qmin ? (x < qmax ? x : qmax) : qmin;
+            nnd_q8_put(t->data, off + k, (int32_t)x);
             break;
         }
     }
@@ -305,10 +318,15 @@ static void bcast_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size
 
 static nnd_status elem_run(nnd_op_ctx *c) {
     const elem_spec *sp = spec_of(c);
-    elem_job j = {.spec = sp, .fn = sp->fn, .out = c->out[0]};
+    nnd_tensor *out = c->out[0];
+    elem_job j = {.spec = sp,
+                  .fn = sp->fn,
+                  .out = out,
+                  .qmin = nnd_q8_min(out->type),
+                  .qmax = nnd_q8_max(out->type)};
     for (uint32_t i = 0; i < sp->arity; i++)
         j.in[i] = c->in[i];
-    if (sp->fn_q8 && c->in[c->def->key_input]->type == NND_TENSOR_QUANT8_ASYMM) {
+    if (sp->fn_q8 && nnd_is_quant8(c->in[c->def->key_input]->type)) {
         j.fn = sp->fn_q8;
         sp->setup(&j);
     }
@@ -338,6 +356,7 @@ static nnd_status cast_copy(nnd_op_ctx *c) {
                     {NND_TENSOR_FLOAT16, elem_run},                                                \
                     {NND_TENSOR_INT32, elem_run},                                                  \
                     {NND_TENSOR_QUANT8_ASYMM, elem_run},                                           \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, elem_run},                                    \
                     {NND_TENSOR_BOOL8, elem_run}},                                                 \
         .key_input = KEY,                                                                          \
     }

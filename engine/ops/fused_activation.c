@@ -35,3 +35,8 @@ void nnd_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t q
     }
 #undef Q
 }
+
+void nnd_act_range_q8(int32_t act, const nnd_tensor *out, int32_t *lo, int32_t *hi) {
+    nnd_act_range_quant(act, out->scale, out->zero_point, nnd_q8_min(out->type),
+                        nnd_q8_max(out->type), lo, hi);
+}

@@ -11,10 +11,15 @@
 
 #include <stdint.h>
 
+#include "op.h"
+
 void nnd_act_range_f32(int32_t act, float *lo, float *hi);
 /* Quantized clamp bounds for an activation on an output of the given scale/zero point and
  * representable range [qmin, qmax]. */
 void nnd_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t qmin, int32_t qmax,
                          int32_t *lo, int32_t *hi);
+/* The same for an 8-bit quantized output (QUANT8_ASYMM or QUANT8_ASYMM_SIGNED): its scale,
+ * zero point and its storage type's range. */
+void nnd_act_range_q8(int32_t act, const nnd_tensor *out, int32_t *lo, int32_t *hi);
 
 #endif

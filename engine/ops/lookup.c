@@ -84,6 +84,10 @@ static nnd_status hashtable_check(nnd_op_ctx *c) {
     if (s || (s = check_index_vector(c, 0, "lookups")) || (s = check_index_vector(c, 1, "keys")) ||
         (s = check_values(c, 2, 1)))
         return s;
+    /* Unlike EMBEDDING_LOOKUP's, these values are never FLOAT16 or signed 8-bit (HAL 1.3). */
+    if ((s = nnd_check_type(c, c->in[2], "input 2 (values)", 3, NND_TENSOR_FLOAT32,
+                            NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM)))
+        return s;
     if (c->out[1]->type != NND_TENSOR_QUANT8_ASYMM)
         return nnd_fail(c, "output 1 (hits) must be TENSOR_QUANT8_ASYMM, is %s",
                         nnd_type_name(c->out[1]->type));

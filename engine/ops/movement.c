@@ -3,6 +3,7 @@
  * and CHANNEL_SHUFFLE. Kernels treat elements as opaque bytes of the input's element size,
  * so one run function serves every tensor type; each operation is expressed as N-d strided
  * copies (nnd_copy_nd) from the input into the output. */
+#include "affine_quant.h"
 #include "clamp.h"
 #include "image_geometry.h"
 #include "kernel_errors.h"
@@ -15,18 +16,19 @@
 
 /* ---- signature helpers -------------------------------------------------------------- */
 
-/* Counts, input 0 of FLOAT32, FLOAT16, QUANT8_ASYMM (or also INT32 with ints) and rank
- * in [min_rank, max_rank], and every output of the same type. */
+/* Counts, input 0 of FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED (or also INT32
+ * with ints) and rank in [min_rank, max_rank], and every output of the same type and, as
+ * the HAL requires of these operations, the same scale and zero point. */
 static nnd_status check_data(nnd_op_ctx *c, uint32_t min_in, uint32_t max_in, uint32_t n_out,
                              bool ints, uint32_t min_rank, uint32_t max_rank) {
     nnd_status s = nnd_check_count(c, min_in, max_in, n_out, n_out);
     if (s) return s;
     const nnd_tensor *in = c->in[0];
-    s = nnd_check_type(c, in, "input 0", ints ? 4 : 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_INT32);
+    s = nnd_check_type(c, in, "input 0", ints ? 5 : 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
     if (s) return s;
     for (uint32_t o = 0; o < c->n_out; o++)
-        if ((s = nnd_check_same_type(c, 0, o))) return s;
+        if ((s = nnd_check_same_type(c, 0, o)) || (s = nnd_check_same_quant(c, 0, o))) return s;
     return nnd_check_rank(c, in, "input 0", min_rank, max_rank);
 }
 
@@ -194,7 +196,7 @@ static nnd_status batch_space_run(nnd_op_ctx *c) {
     }
     /* Padding is the logical zero: the zero point for QUANT8, all-zero bytes otherwise. */
     uint8_t zero[4] = {0};
-    if (out->type == NND_TENSOR_QUANT8_ASYMM) zero[0] = (uint8_t)out->zero_point;
+    if (nnd_is_quant8(out->type)) nnd_q8_put(zero, 0, out->zero_point);
     nnd_fill_elems(out->data, zero, nnd_elems(out), es);
     if (nnd_elems(in) == 0) return NND_OK;
     /* out[(by * bw + bx) * N + n, oh, ow, ch] = in[n, oh * bh + by - top, ow * bw + bx - left] */
@@ -219,7 +221,7 @@ static nnd_status batch_space_run(nnd_op_ctx *c) {
 
 /* ---- PAD / PAD_V2 ------------------------------------------------------------------- */
 /* Inputs: 0 data, 1 paddings [rank, 2]; PAD_V2 adds 2 the pad value (FLOAT32, FLOAT16, or
- * INT32 for QUANT8_ASYMM). */
+ * for the 8-bit types an INT32 stored value, saturated to the type's range). */
 
 static nnd_status pad_check(nnd_op_ctx *c) {
     bool v2 = c->def->code == NND_OP_PAD_V2;
@@ -255,12 +257,13 @@ static nnd_status pad_run(nnd_op_ctx *c) {
     uint8_t value[4] = {0};
     if (c->def->code == NND_OP_PAD_V2) {
         const nnd_tensor *v = c->in[2];
-        if (in->type == NND_TENSOR_QUANT8_ASYMM)
-            value[0] = (uint8_t)nnd_clampi(nnd_i32(v), 0, 255);
+        if (nnd_is_quant8(in->type))
+            nnd_q8_put(value, 0,
+                       nnd_clampi(nnd_i32(v), nnd_q8_min(in->type), nnd_q8_max(in->type)));
         else
             memcpy(value, v->data, es);
-    } else if (in->type == NND_TENSOR_QUANT8_ASYMM) {
-        value[0] = (uint8_t)out->zero_point; /* the logical zero */
+    } else if (nnd_is_quant8(in->type)) {
+        nnd_q8_put(value, 0, out->zero_point); /* the logical zero */
     }
     nnd_fill_elems(out->data, value, nnd_elems(out), es);
     if (nnd_elems(in) == 0) return NND_OK;

@@ -3,11 +3,12 @@
  * one axis for the first four, over the H*W pixels of each (batch, channel) for instance
  * normalization. One walker hands every slice (first element, element step, length) to a
  * per-operation slice kernel. Float16 runs the float32 kernels through the type bridge;
- * QUANT8 softmax and L2 normalization follow the reference's fixed-point pipelines. */
+ * 8-bit quantized softmax and L2 normalization (unsigned, and signed from HAL 1.3) follow
+ * the reference's fixed-point pipelines on stored values. */
 #include <math.h>
 #include <string.h>
 
-#include "clamp.h"
+#include "affine_quant.h"
 #include "fixedpoint.h"
 #include "image_geometry.h"
 #include "kernel_errors.h"
@@ -56,10 +57,10 @@ static nnd_status norm_check(nnd_op_ctx *c) {
     const norm_sig *sig = sig_of(c);
     nnd_status s = nnd_check_count(c, sig->min_in, 1 + (uint32_t)strlen(sig->scalars), 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    const nnd_tensor *in = c->in[0];
     if (sig->quant8)
-        s = nnd_check_type(c, in, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                           NND_TENSOR_QUANT8_ASYMM);
+        s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                           NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
     else
         s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
     if (s || (s = nnd_check_same_type(c, 0, 0)) ||
@@ -76,14 +77,9 @@ static nnd_status norm_check(nnd_op_ctx *c) {
     if (c->def->code == NND_OP_SOFTMAX && c->in[1]->data && !(nnd_f32(c->in[1]) > 0.f))
         return nnd_fail(c, "beta (input 1) is %g, must be positive", nnd_f32(c->in[1]));
     /* The quantized results have a fixed scale: softmax in [0, 1), L2 in [-1, 1]. */
-    if (in->type == NND_TENSOR_QUANT8_ASYMM) {
-        bool sm = c->def->code == NND_OP_SOFTMAX;
-        float scale = sm ? 1.f / 256 : 1.f / 128;
-        int32_t zero = sm ? 0 : 128;
-        if (out->scale != scale || out->zero_point != zero)
-            return nnd_fail(c, "output 0 must have scale 1/%d and zero point %d, has %g and %d",
-                            sm ? 256 : 128, zero, out->scale, out->zero_point);
-    }
+    if (nnd_is_quant8(in->type))
+        return nnd_check_fixed_quant(
+            c, 0, c->def->code == NND_OP_SOFTMAX ? NND_FIXED_UNIT : NND_FIXED_SYMMETRIC);
     return NND_OK;
 }
 
@@ -109,8 +105,9 @@ typedef struct norm_job {
     void *out;
     float beta, bias, alpha, gamma, epsilon;
     int32_t radius;
-    bool log;                   /* LOG_SOFTMAX */
-    int32_t mult, diff_min, zp; /* quantized parameters */
+    bool log;               /* LOG_SOFTMAX */
+    int32_t mult, diff_min; /* quantized parameters */
+    int32_t zp_in, zp_out, qmin, qmax;
     int shift;
 } norm_job;
 
@@ -219,7 +216,7 @@ static void instance_slice(const norm_job *j, size_t first, size_t step, size_t 
         y[k * step] = (x[k * step] - mean) * j->gamma / denom + j->beta;
 }
 
-/* ---- QUANT8_ASYMM slice kernels (reference fixed-point pipelines) ---------------------- */
+/* ---- 8-bit quantized slice kernels (reference fixed-point pipelines) ------------------- */
 
 #define SOFTMAX_DIFF_BITS  5  /* integer bits of the scaled input differences */
 #define SOFTMAX_ACCUM_BITS 12 /* integer bits of the sum of exponentials */
@@ -238,15 +235,20 @@ static int32_t softmax_q8_exp(const norm_job *j, int32_t diff) {
     return nnd_fx_exp_neg(nnd_mul_by_quantized(diff, j->mult, j->shift), SOFTMAX_DIFF_BITS);
 }
 
+/* Stored value k of a slice. */
+static int32_t slice_q8(const norm_job *j, size_t first, size_t step, size_t k) {
+    return nnd_q8_get(j->in, first + k * step, j->qmin);
+}
+
 static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_t n) {
-    const uint8_t *x = (const uint8_t *)j->in + first;
-    uint8_t *y = (uint8_t *)j->out + first;
-    int32_t max = 0;
-    for (size_t k = 0; k < n; k++)
-        max = x[k * step] > max ? x[k * step] : max;
+    int32_t max = j->qmin;
+    for (size_t k = 0; k < n; k++) {
+        int32_t x = slice_q8(j, first, step, k);
+        max = x > max ? x : max;
+    }
     int32_t sum = 0; /* Q12.19 */
     for (size_t k = 0; k < n; k++) {
-        int32_t e = softmax_q8_exp(j, x[k * step] - max);
+        int32_t e = softmax_q8_exp(j, slice_q8(j, first, step, k) - max);
         if (e >= 0) sum = wrap_add(sum, nnd_fx_mul_pot(e, -SOFTMAX_ACCUM_BITS));
     }
     /* 1 / sum as a Q0.31 reciprocal of sum normalized into [1, 2), and the shift that
@@ -258,9 +260,9 @@ static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_
     int out_shift = bits_over_unit + 31 - 8;
     if (out_shift > 31) out_shift = 31;
     for (size_t k = 0; k < n; k++) {
-        int32_t e = softmax_q8_exp(j, x[k * step] - max);
+        int32_t e = softmax_q8_exp(j, slice_q8(j, first, step, k) - max);
         int32_t r = e < 0 ? 0 : nnd_rounding_shift_right(nnd_srdhm(scale, e), out_shift);
-        y[k * step] = (uint8_t)nnd_clampi(r, 0, 255);
+        nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }
 
@@ -299,20 +301,18 @@ static void inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) 
 }
 
 static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t n) {
-    const uint8_t *x = (const uint8_t *)j->in + first;
-    uint8_t *y = (uint8_t *)j->out + first;
     int64_t sum = 0;
     for (size_t k = 0; k < n; k++) {
-        int32_t d = x[k * step] - j->zp;
+        int32_t d = slice_q8(j, first, step, k) - j->zp_in;
         sum += d * d;
     }
     int32_t mult;
     int shift;
     inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
     for (size_t k = 0; k < n; k++) {
-        int32_t d = x[k * step] - j->zp;
-        int32_t r = 128 + nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
-        y[k * step] = (uint8_t)nnd_clampi(r, 0, 255);
+        int32_t d = slice_q8(j, first, step, k) - j->zp_in;
+        int32_t r = nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
+        nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }
 
@@ -323,9 +323,18 @@ static nnd_status softmax_f32(nnd_op_ctx *c) {
     return along_axis(c, softmax_slice, &j);
 }
 
+/* The quantization a quantized slice kernel reads and writes. */
+static norm_job q8_job(const nnd_op_ctx *c) {
+    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    return (norm_job){.zp_in = in->zero_point,
+                      .zp_out = out->zero_point,
+                      .qmin = nnd_q8_min(out->type),
+                      .qmax = nnd_q8_max(out->type)};
+}
+
 static nnd_status softmax_q8(nnd_op_ctx *c) {
     const nnd_tensor *in = c->in[0];
-    norm_job j = {0};
+    norm_job j = q8_job(c);
     double real = 1.0 * nnd_f32(c->in[1]) * in->scale * (double)(1 << (31 - SOFTMAX_DIFF_BITS));
     nnd_quantize_multiplier(fmin(real, (double)INT32_MAX), &j.mult, &j.shift);
     /* Differences below -radius would overflow the rescaled input: their exp is 0. */
@@ -339,7 +348,7 @@ static nnd_status l2norm_f32(nnd_op_ctx *c) {
 }
 
 static nnd_status l2norm_q8(nnd_op_ctx *c) {
-    norm_job j = {.zp = c->in[0]->zero_point};
+    norm_job j = q8_job(c);
     return along_axis(c, l2norm_slice_q8, &j);
 }
 
@@ -375,7 +384,8 @@ static nnd_status norm_f16(nnd_op_ctx *c) {
     return nnd_run_f16_as_f32(c, nnd_op_kernel(c->def, NND_TENSOR_FLOAT32));
 }
 
-/* Q8 is NULL for the operations without a quantized form (it ends the kernel list). */
+/* Q8 is NULL for the operations without a quantized form (it ends the kernel list), else
+ * it serves both 8-bit types. */
 #define NORM_OP(var, CODE, NAME, F32, Q8)                                                          \
     const nnd_op_def var = {                                                                       \
         .code = CODE,                                                                              \
@@ -384,7 +394,8 @@ static nnd_status norm_f16(nnd_op_ctx *c) {
         .shape = norm_shape,                                                                       \
         .kernels = {{NND_TENSOR_FLOAT32, F32},                                                     \
                     {NND_TENSOR_FLOAT16, norm_f16},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM, Q8}},                                                \
+                    {NND_TENSOR_QUANT8_ASYMM, Q8},                                                 \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8}},                                         \
     }
 
 NORM_OP(nnd_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_q8);

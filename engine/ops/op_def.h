@@ -18,18 +18,18 @@
         .shape = shape_fn, .kernels = __VA_ARGS__}
 // clang-format on
 
-/* Kernel rows running one type-agnostic function for FLOAT32, FLOAT16 and QUANT8_ASYMM
- * inputs (FQ), and also TENSOR_INT32 (FQI). */
+/* Kernel rows running one type-agnostic function for FLOAT32, FLOAT16 and the 8-bit
+ * quantized inputs, unsigned and signed (FQ), and also TENSOR_INT32 (FQI). Which of
+ * these an operation accepts is its check()'s to say. */
 // clang-format off
 #define NND_KERNELS_FQ(run) \
-    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}}
+    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
+     {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}}
 #define NND_KERNELS_FQI(run) \
     {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
-     {NND_TENSOR_INT32, run}}
-/* The types nnd_check_moved() (signature.h) accepts: FQI and QUANT8_ASYMM_SIGNED. */
-#define NND_KERNELS_MOVED(run) \
-    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_INT32, run}, \
-     {NND_TENSOR_QUANT8_ASYMM, run}, {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}}
+     {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {NND_TENSOR_INT32, run}}
+/* The types nnd_check_moved() (signature.h) accepts: those of FQI. */
+#define NND_KERNELS_MOVED(run) NND_KERNELS_FQI(run)
 // clang-format on
 
 #endif

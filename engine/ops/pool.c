@@ -1,10 +1,12 @@
 /* pool.c: AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D. One window walker clips each
  * output pixel's window to the image (padding contributes nothing and is not counted) and
- * hands it to one reducer for FLOAT32 and QUANT8 data (QUANT8 averages round in integers
- * as in the reference); FLOAT16 runs the float32 path through the type bridge. */
+ * hands it to one reducer for FLOAT32 and 8-bit quantized data (quantized averages round
+ * in integers, half away from zero, as in the reference); FLOAT16 runs the float32 path
+ * through the type bridge. Quantized outputs keep the input's scale and zero point. */
 #include <float.h>
 #include <math.h>
 
+#include "affine_quant.h"
 #include "clamp.h"
 #include "fused_activation.h"
 #include "image_geometry.h"
@@ -42,9 +44,10 @@ static nnd_status pool_check(nnd_op_ctx *c) {
     if (pool_kind_of(c) == POOL_L2)
         s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
     else
-        s = nnd_check_type(c, in, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                           NND_TENSOR_QUANT8_ASYMM);
-    if (s || (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_rank(c, in, "input 0", 4, 4)))
+        s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                           NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    if (s || (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_same_quant(c, 0, 0)) ||
+        (s = nnd_check_rank(c, in, "input 0", 4, 4)))
         return s;
     uint32_t stride = pool_stride_slot(c), act = stride + 4, layout = act + 1;
     for (uint32_t i = 1; i < c->n_in; i++)
@@ -135,7 +138,8 @@ typedef struct pool_job {
     pool_geom g;
     nnd_image out;
     enum pool_kind kind;
-    bool q8; /* QUANT8_ASYMM data, else float32 */
+    bool q8;      /* 8-bit quantized data, else float32 */
+    int32_t qmin; /* of the 8-bit type */
     const void *in_data;
     void *out_data;
     float lo, hi;     /* float activation range */
@@ -143,7 +147,7 @@ typedef struct pool_job {
 } pool_job;
 
 /* Reduces the h x w window whose first element is at input offset `in` and writes the
- * result at output offset `out`. Accumulating in double keeps QUANT8 sums exact, so the
+ * result at output offset `out`. Accumulating in double keeps quantized sums exact, so the
  * integer average below rounds as the reference's integer pipeline does. */
 static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, size_t out) {
     size_t sh = j->g.in.sh, sw = j->g.in.sw;
@@ -151,7 +155,8 @@ static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, si
     for (uint32_t y = 0; y < h; y++)
         for (uint32_t k = 0; k < w; k++) {
             size_t at = in + y * sh + k * sw;
-            double v = j->q8 ? ((const uint8_t *)j->in_data)[at] : ((const float *)j->in_data)[at];
+            double v =
+                j->q8 ? nnd_q8_get(j->in_data, at, j->qmin) : ((const float *)j->in_data)[at];
             if (j->kind == POOL_MAX)
                 acc = v > acc ? v : acc;
             else
@@ -160,9 +165,9 @@ static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, si
     uint64_t count = (uint64_t)h * w;
     if (count == 0) acc = 0.0;
     if (j->q8) {
-        uint64_t r = (uint64_t)acc;
-        if (j->kind == POOL_AVG && count) r = (r + count / 2) / count; /* rounds half up */
-        ((uint8_t *)j->out_data)[out] = (uint8_t)nnd_clampi((int32_t)r, j->qlo, j->qhi);
+        int64_t r = (int64_t)acc, half = (int64_t)(count / 2);
+        if (j->kind == POOL_AVG && count) r = (r >= 0 ? r + half : r - half) / (int64_t)count;
+        nnd_q8_put(j->out_data, out, nnd_clampi((int32_t)r, j->qlo, j->qhi));
         return;
     }
     if (j->kind != POOL_MAX && count) acc /= (double)count;
@@ -193,11 +198,12 @@ static void pool_walk(const pool_job *j) {
         }
 }
 
-/* FLOAT32 and QUANT8_ASYMM. */
+/* FLOAT32 and the 8-bit quantized types. */
 static nnd_status pool_run(nnd_op_ctx *c) {
     const nnd_tensor *out = c->out[0];
     pool_job j = {.kind = pool_kind_of(c),
-                  .q8 = out->type == NND_TENSOR_QUANT8_ASYMM,
+                  .q8 = nnd_is_quant8(out->type),
+                  .qmin = nnd_q8_min(out->type),
                   .in_data = c->in[0]->data,
                   .out_data = out->data};
     nnd_status s = pool_geometry(c, &j.g);
@@ -205,7 +211,7 @@ static nnd_status pool_run(nnd_op_ctx *c) {
     if (nnd_elems(out) == 0) return NND_OK;
     nnd_image_of(out, j.g.nchw, &j.out);
     nnd_act_range_f32(j.g.act, &j.lo, &j.hi);
-    if (j.q8) nnd_act_range_quant(j.g.act, out->scale, out->zero_point, 0, 255, &j.qlo, &j.qhi);
+    if (j.q8) nnd_act_range_q8(j.g.act, out, &j.qlo, &j.qhi);
     pool_walk(&j);
     return NND_OK;
 }
@@ -214,7 +220,7 @@ static nnd_status pool_f16(nnd_op_ctx *c) {
     return nnd_run_f16_as_f32(c, pool_run);
 }
 
-/* L2 pooling has no quantized form: its row leaves the QUANT8 kernel out. */
+/* L2 pooling has no quantized form: its row leaves the quantized kernels out. */
 #define POOL_OP(var, CODE, NAME, Q8)                                                               \
     const nnd_op_def var = {                                                                       \
         .code = CODE,                                                                              \
@@ -223,7 +229,8 @@ static nnd_status pool_f16(nnd_op_ctx *c) {
         .shape = pool_shape,                                                                       \
         .kernels = {{NND_TENSOR_FLOAT32, pool_run},                                                \
                     {NND_TENSOR_FLOAT16, pool_f16},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM, Q8}},                                                \
+                    {NND_TENSOR_QUANT8_ASYMM, Q8},                                                 \
+                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8}},                                         \
     }
 
 POOL_OP(nnd_op_average_pool_2d, NND_OP_AVERAGE_POOL_2D, "AVERAGE_POOL_2D", pool_run);

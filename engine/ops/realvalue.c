@@ -14,7 +14,9 @@ float nnd_real_at(const nnd_tensor *t, size_t i) {
     case NND_TENSOR_INT32:
     case NND_INT32: return (float)((const int32_t *)t->data)[i];
     case NND_TENSOR_QUANT8_ASYMM:
-        return nnd_dequantize_value(((const uint8_t *)t->data)[i], t->scale, t->zero_point);
+    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
+        return nnd_dequantize_value(nnd_q8_get(t->data, i, nnd_q8_min(t->type)), t->scale,
+                                    t->zero_point);
     case NND_TENSOR_QUANT16_ASYMM:
         return nnd_dequantize_value(((const uint16_t *)t->data)[i], t->scale, t->zero_point);
     case NND_TENSOR_QUANT16_SYMM:
@@ -34,7 +36,8 @@ void nnd_set_real_at(nnd_tensor *t, size_t i, float x) {
     switch (t->type) {
     case NND_TENSOR_FLOAT16: ((nnd_half *)t->data)[i] = (nnd_half)x; break;
     case NND_TENSOR_QUANT8_ASYMM:
-        ((uint8_t *)t->data)[i] = (uint8_t)quantize_sat(x, t, 0, UINT8_MAX);
+    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
+        nnd_q8_put(t->data, i, quantize_sat(x, t, nnd_q8_min(t->type), nnd_q8_max(t->type)));
         break;
     case NND_TENSOR_QUANT16_ASYMM:
         ((uint16_t *)t->data)[i] = (uint16_t)quantize_sat(x, t, 0, UINT16_MAX);

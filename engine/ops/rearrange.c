@@ -208,18 +208,16 @@ static nnd_status concat_shape(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-/* Copies n QUANT8 values into the output's quantization: round(q * s + b) + zero point,
+/* Copies n 8-bit values into the output's quantization: round(q * s + b) + zero point,
  * in float as the reference computes it. */
 static void requantize_run(uint8_t *dst, const uint8_t *src, size_t n, const nnd_tensor *in,
                            const nnd_tensor *out) {
-    bool is_signed = in->type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
-    int32_t qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;
+    int32_t qmin = nnd_q8_min(in->type), qmax = nnd_q8_max(in->type);
     float scale = in->scale * (1.f / out->scale);
     float bias = (float)-in->zero_point * scale;
     for (size_t i = 0; i < n; i++) {
-        float q = is_signed ? (float)(int8_t)src[i] : (float)src[i];
-        float v = roundf(q * scale + bias) + (float)out->zero_point;
-        dst[i] = (uint8_t)nnd_f2i_clamp(v, qmin, qmax);
+        float v = roundf((float)nnd_q8_get(src, i, qmin) * scale + bias) + (float)out->zero_point;
+        nnd_q8_put(dst, i, nnd_f2i_clamp(v, qmin, qmax));
     }
 }
 

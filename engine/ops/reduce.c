@@ -1,8 +1,9 @@
 /* reduce.c: reductions over axes — MEAN, REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN,
  * REDUCE_ALL, REDUCE_ANY, ARGMAX, ARGMIN — and TOPK_V2. One walker visits, for every output
  * element, the input offsets it reduces; the per-type rows fold them. As in the reference,
- * QUANT8 MAX/MIN work on raw values and QUANT8 MEAN is an integer mean of raw values (input
- * and output share scale and zero point), truncated. */
+ * 8-bit quantized MAX/MIN work on stored values and MEAN is an integer mean of stored
+ * values (input and output share scale and zero point), truncated toward zero. */
+#include "affine_quant.h"
 #include "float16.h"
 #include "kernel_errors.h"
 #include "op_def.h"
@@ -80,7 +81,7 @@ static double load(const void *data, int32_t type, size_t i) {
     case NND_TENSOR_FLOAT32: return ((const float *)data)[i];
     case NND_TENSOR_FLOAT16: return (double)((const nnd_half *)data)[i];
     case NND_TENSOR_INT32: return ((const int32_t *)data)[i];
-    default: return ((const uint8_t *)data)[i];
+    default: return nnd_q8_get(data, i, nnd_q8_min(type)); /* 8-bit quantized, BOOL8 */
     }
 }
 
@@ -100,12 +101,13 @@ static enum red_op red_op_of(const nnd_op_ctx *c) {
     }
 }
 
-/* ARGMAX, ARGMIN and TOPK_V2: input 0 of FLOAT32, FLOAT16, QUANT8_ASYMM or INT32, rank 1
- * or more. */
+/* ARGMAX, ARGMIN and TOPK_V2: input 0 of FLOAT32, FLOAT16, an 8-bit quantized type or
+ * INT32, rank 1 or more. */
 static nnd_status check_input(nnd_op_ctx *c) {
     const nnd_tensor *in = c->in[0];
-    nnd_status s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                                  NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_INT32);
+    nnd_status s =
+        nnd_check_type(c, in, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
     return s ? s : nnd_check_rank(c, in, "input 0", 1, NND_MAX_RANK);
 }
 
@@ -117,14 +119,17 @@ static nnd_status reduce_check(nnd_op_ctx *c) {
     enum red_op op = red_op_of(c);
     nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
     if (s) return s;
-    /* SUM and PROD are float only, ALL and ANY take BOOL8, the others add QUANT8. */
+    /* SUM and PROD are float only, ALL and ANY take BOOL8, the others add the 8-bit
+     * quantized types, whose output keeps the input's scale and zero point. */
     const nnd_tensor *in = c->in[0];
     if (op == RED_ALL || op == RED_ANY)
         s = nnd_check_type(c, in, "input 0", 1, NND_TENSOR_BOOL8);
     else
-        s = nnd_check_type(c, in, "input 0", op == RED_SUM || op == RED_PROD ? 2 : 3,
-                           NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM);
-    if (s || (s = nnd_check_rank(c, in, "input 0", 1, 4)) || (s = nnd_check_same_type(c, 0, 0)))
+        s = nnd_check_type(c, in, "input 0", op == RED_SUM || op == RED_PROD ? 2 : 4,
+                           NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM,
+                           NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    if (s || (s = nnd_check_rank(c, in, "input 0", 1, 4)) || (s = nnd_check_same_type(c, 0, 0)) ||
+        (s = nnd_check_same_quant(c, 0, 0)))
         return s;
     const nnd_tensor *axes = c->in[1];
     if (axes->type != NND_TENSOR_INT32)
@@ -203,19 +208,21 @@ static void reduce_row_float(void *ctx, size_t o, size_t base, const size_t *rel
         ((float *)j->out)[o] = acc;
 }
 
-/* QUANT8 (MAX, MIN, MEAN on raw values) and BOOL8 (ALL is MIN and ANY is MAX over 0/1). */
+/* 8-bit quantized (MAX, MIN, MEAN on stored values) and BOOL8 (ALL is MIN and ANY is MAX
+ * over 0/1). */
 static void reduce_row_int(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
     const fold_job *j = ctx;
-    const uint8_t *in = j->in;
     bool boolean = j->type == NND_TENSOR_BOOL8;
     bool max = j->op == RED_MAX || j->op == RED_ANY, min = j->op == RED_MIN || j->op == RED_ALL;
-    int32_t acc = min ? (boolean ? 1 : 255) : 0;
+    int32_t qmin = nnd_q8_min(j->type);
+    int32_t acc = min ? (boolean ? 1 : nnd_q8_max(j->type)) : max ? qmin : 0;
     for (size_t k = 0; k < n; k++) {
-        int32_t x = boolean ? in[base + rel[k]] != 0 : in[base + rel[k]];
+        int32_t x = nnd_q8_get(j->in, base + rel[k], qmin);
+        if (boolean) x = x != 0;
         acc = max ? (x > acc ? x : acc) : min ? (x < acc ? x : acc) : acc + x;
     }
     if (j->op == RED_MEAN && n) acc /= (int32_t)n;
-    ((uint8_t *)j->out)[o] = (uint8_t)acc;
+    nnd_q8_put(j->out, o, acc);
 }
 
 /* Folds input 0 over the reduced dimensions into output 0 with row(). */
@@ -300,7 +307,7 @@ static nnd_status arg_run(nnd_op_ctx *c) {
 static nnd_status topk_check(nnd_op_ctx *c) {
     nnd_status s = nnd_check_count(c, 2, 2, 2, 2);
     if (s || (s = check_input(c)) || (s = nnd_check_same_type(c, 0, 0)) ||
-        (s = nnd_check_scalar(c, 1, NND_INT32)))
+        (s = nnd_check_same_quant(c, 0, 0)) || (s = nnd_check_scalar(c, 1, NND_INT32)))
         return s;
     if (c->out[1]->type != NND_TENSOR_INT32)
         return nnd_fail(c, "output 1 must be TENSOR_INT32, is %s", nnd_type_name(c->out[1]->type));
@@ -383,7 +390,8 @@ static nnd_status topk_run(nnd_op_ctx *c) {
 
 // clang-format off
 #define REDUCE_KERNELS {{NND_TENSOR_FLOAT32, reduce_run}, {NND_TENSOR_FLOAT16, reduce_run}, \
-                        {NND_TENSOR_QUANT8_ASYMM, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
+                        {NND_TENSOR_QUANT8_ASYMM, reduce_run}, \
+                        {NND_TENSOR_QUANT8_ASYMM_SIGNED, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
 #define REDUCE_OP(var, CODE) const nnd_op_def nnd_op_##var = {.code = NND_OP_##CODE, \
         .name = #CODE, .check = reduce_check, .shape = reduce_shape, .kernels = REDUCE_KERNELS}
 // clang-format on

@@ -158,23 +158,19 @@ static nnd_status bilinear_run_converted(nnd_op_ctx *c) {
     float *src = nnd_scratch(c, (n_in + n_out) * sizeof(float) + 1);
     if (!src) return NND_GENERAL_FAILURE;
     float *dst = src + n_in;
-    int32_t type = in->type;
-    bool is_signed = type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    int32_t type = in->type, qmin = nnd_q8_min(type), qmax = nnd_q8_max(type);
     for (size_t i = 0; i < n_in; i++) {
         if (type == NND_TENSOR_FLOAT16)
             src[i] = (float)((const nnd_half *)in->data)[i];
-        else if (is_signed)
-            src[i] = (float)((const int8_t *)in->data)[i];
         else
-            src[i] = (float)((const uint8_t *)in->data)[i];
+            src[i] = (float)nnd_q8_get(in->data, i, qmin);
     }
     bilinear_f32(c, src, dst);
     for (size_t i = 0; i < n_out; i++) {
         if (type == NND_TENSOR_FLOAT16)
             ((nnd_half *)out->data)[i] = (nnd_half)dst[i];
         else
-            ((uint8_t *)out->data)[i] =
-                (uint8_t)nnd_clampi((int32_t)dst[i], is_signed ? -128 : 0, is_signed ? 127 : 255);
+            nnd_q8_put(out->data, i, nnd_f2i_clamp(dst[i], qmin, qmax));
     }
     return NND_OK;
 }

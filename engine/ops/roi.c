@@ -172,7 +172,7 @@ static int32_t sat32(int64_t v) {
 }
 
 static bool align_quant(const roi_job *j) {
-    return j->c->in[0]->type == NND_TENSOR_QUANT8_ASYMM;
+    return nnd_is_quant8(j->c->in[0]->type);
 }
 
 static void align_region(roi_job *j) {
@@ -231,10 +231,9 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
             for (uint32_t ch = 0; ch < im->c; ch++) {
                 size_t at = j->base + ch * im->sc;
                 if (quant) {
-                    const uint8_t *q = in->data;
-                    int32_t v = 0;
+                    int32_t v = 0, qmin = nnd_q8_min(in->type);
                     for (int k = 0; k < 4; k++)
-                        v += wq[k] * ((int32_t)q[at + sm.at[k]] - in->zero_point);
+                        v += wq[k] * (nnd_q8_get(in->data, at + sm.at[k], qmin) - in->zero_point);
                     j->qacc[ch] += v;
                 } else {
                     float v = 0;
@@ -247,10 +246,11 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
     for (uint32_t ch = 0; ch < im->c; ch++) {
         size_t o = nnd_image_at(&j->om, j->r, y, x, ch);
         if (quant)
-            ((uint8_t *)out->data)[o] = (uint8_t)nnd_clampi(
-                sat32((int64_t)nnd_mul_by_quantized(sat32(j->qacc[ch]), j->mult, j->shift) +
-                      out->zero_point),
-                0, 255);
+            nnd_q8_put(out->data, o,
+                       nnd_clampi(sat32((int64_t)nnd_mul_by_quantized(sat32(j->qacc[ch]), j->mult,
+                                                                      j->shift) +
+                                        out->zero_point),
+                                  nnd_q8_min(out->type), nnd_q8_max(out->type)));
         else
             nnd_set_real_at(out, o, j->acc[ch] / (float)(j->ratio_w * j->ratio_h));
     }

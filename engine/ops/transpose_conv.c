@@ -177,4 +177,5 @@ static nnd_status tconv_f16(nnd_op_ctx *c) {
 NND_OP_DEF(transpose_conv_2d, TRANSPOSE_CONV_2D, tconv_check, tconv_shape,
            {{NND_TENSOR_FLOAT32, tconv_run},
             {NND_TENSOR_FLOAT16, tconv_f16},
-            {NND_TENSOR_QUANT8_ASYMM, tconv_run}});
+            {NND_TENSOR_QUANT8_ASYMM, tconv_run},
+            {NND_TENSOR_QUANT8_ASYMM_SIGNED, tconv_run}});

@@ -1,4 +1,4 @@
-/* type_bridge.c: float32 kernels for FLOAT16 and QUANT8_ASYMM operands. See type_bridge.h. */
+/* type_bridge.c: float32 kernels for FLOAT16 and 8-bit quantized operands. See type_bridge.h. */
 #include "type_bridge.h"
 
 #include "affine_quant.h"
@@ -24,7 +24,7 @@ static bool bridge_open(nnd_op_ctx *c, bridge *b) {
     return true;
 }
 
-/* Gives t a float32 copy of its elements in scratch; conv(t, dst) fills it. */
+/* Gives t a float32 copy of its elements in scratch, filled from its data when fill. */
 static bool to_f32(nnd_op_ctx *c, nnd_tensor *t, bool fill) {
     size_t n = nnd_elems(t);
     float *f = nnd_scratch(c, n * sizeof(float) + 1);
@@ -34,10 +34,10 @@ static bool to_f32(nnd_op_ctx *c, nnd_tensor *t, bool fill) {
             const nnd_half *h = t->data;
             for (size_t i = 0; i < n; i++)
                 f[i] = (float)h[i];
-        } else if (t->type == NND_TENSOR_QUANT8_ASYMM) {
-            const uint8_t *q = t->data;
+        } else if (nnd_is_quant8(t->type)) {
+            int32_t qmin = nnd_q8_min(t->type);
             for (size_t i = 0; i < n; i++)
-                f[i] = nnd_dequantize_value(q[i], t->scale, t->zero_point);
+                f[i] = nnd_dequantize_value(nnd_q8_get(t->data, i, qmin), t->scale, t->zero_point);
         }
     }
     t->type = t->type == NND_FLOAT16 ? NND_FLOAT32 : NND_TENSOR_FLOAT32;
@@ -46,43 +46,49 @@ static bool to_f32(nnd_op_ctx *c, nnd_tensor *t, bool fill) {
     return true;
 }
 
-static nnd_status bridge_run(nnd_op_ctx *c, nnd_op_fn f32, int32_t from_type) {
+/* Whether the bridge presents t as float32: FLOAT16 tensors and scalars, or 8-bit
+ * quantized tensors of either signedness. */
+static bool bridged(int32_t type, bool quant) {
+    return quant ? nnd_is_quant8(type) : type == NND_TENSOR_FLOAT16 || type == NND_FLOAT16;
+}
+
+static nnd_status bridge_run(nnd_op_ctx *c, nnd_op_fn f32, bool quant) {
     bridge *b = nnd_scratch(c, sizeof *b);
     if (!b || !bridge_open(c, b)) return nnd_fail(c, "too many operands for a type bridge");
     for (uint32_t i = 0; i < c->n_in; i++) {
         nnd_tensor *t = &b->in[i];
-        bool match =
-            t->type == from_type || (from_type == NND_TENSOR_FLOAT16 && t->type == NND_FLOAT16);
-        if (match && nnd_present(t) && !to_f32(c, t, true)) return NND_GENERAL_FAILURE;
+        if (bridged(t->type, quant) && nnd_present(t) && !to_f32(c, t, true))
+            return NND_GENERAL_FAILURE;
     }
     for (uint32_t i = 0; i < c->n_out; i++) {
         nnd_tensor *t = &b->out[i];
-        if (t->type == from_type && !to_f32(c, t, false)) return NND_GENERAL_FAILURE;
+        if (bridged(t->type, quant) && t->type != NND_FLOAT16 && !to_f32(c, t, false))
+            return NND_GENERAL_FAILURE;
     }
     nnd_status s = f32(&b->ctx);
     if (s) return s;
     for (uint32_t i = 0; i < c->n_out; i++) {
         nnd_tensor *o = c->out[i];
-        if (o->type != from_type) continue;
+        if (!bridged(o->type, quant) || o->type == NND_FLOAT16) continue;
         const float *f = b->out[i].data;
         size_t n = nnd_elems(o);
-        if (from_type == NND_TENSOR_FLOAT16) {
+        if (!quant) {
             nnd_half *h = o->data;
             for (size_t k = 0; k < n; k++)
                 h[k] = (nnd_half)f[k];
-        } else {
-            uint8_t *q = o->data;
-            for (size_t k = 0; k < n; k++)
-                q[k] = (uint8_t)nnd_quantize_value(f[k], o->scale, o->zero_point, 0, 255);
+            continue;
         }
+        int32_t qmin = nnd_q8_min(o->type), qmax = nnd_q8_max(o->type);
+        for (size_t k = 0; k < n; k++)
+            nnd_q8_put(o->data, k, nnd_quantize_value(f[k], o->scale, o->zero_point, qmin, qmax));
     }
     return NND_OK;
 }
 
 nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
-    return bridge_run(c, f32, NND_TENSOR_FLOAT16);
+    return bridge_run(c, f32, false);
 }
 
 nnd_status nnd_run_quant8_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
-    return bridge_run(c, f32, NND_TENSOR_QUANT8_ASYMM);
+    return bridge_run(c, f32, true);
 }
