@@ -15,6 +15,13 @@
  * - nnd_exec_run() calls the checkpoint between operations; a non-zero return stops the
  *   run with that status, and nnd_exec_resume() may continue it from there. Tensor bytes
  *   are read from and written to the caller's memory directly.
+ * - Control flow (HAL 1.3): a model may reference subgraphs (nnd_model_desc.referenced),
+ *   named by operands of type SUBGRAPH and lifetime SUBGRAPH whose offset is the
+ *   subgraph's index; IF and WHILE run them. Every subgraph is validated and prepared
+ *   with the model. The checkpoint runs between the operations of branches and loop
+ *   iterations too, always given the index of the main graph's operation they belong to;
+ *   a run stopped inside a loop resumes there. A WHILE whose condition still holds after
+ *   the checkpoint's loop timeout stops the run with NND_MISSED_DEADLINE_TRANSIENT.
  */
 #ifndef NND_ENGINE_H
 #define NND_ENGINE_H
@@ -59,6 +66,20 @@ typedef struct nnd_operation_desc {
     const uint32_t *outputs;
 } nnd_operation_desc;
 
+/* A referenced subgraph: its own operands and operations; MODEL_INPUT and MODEL_OUTPUT
+ * operands are its inputs and outputs. Constants point into the model's operand values
+ * and pools, as the main graph's do. */
+typedef struct nnd_subgraph_desc {
+    uint32_t n_operands;
+    const nnd_operand_desc *operands;
+    uint32_t n_operations;
+    const nnd_operation_desc *operations;
+    uint32_t n_inputs;
+    const uint32_t *inputs;
+    uint32_t n_outputs;
+    const uint32_t *outputs;
+} nnd_subgraph_desc;
+
 typedef struct nnd_memory_view {
     const uint8_t *base;
     size_t size;
@@ -79,8 +100,18 @@ typedef struct nnd_model_desc {
     size_t operand_values_len;
     uint32_t n_pools;
     nnd_memory_view *pools;
-    bool relaxed; /* relaxComputationFloat32toFloat16 */
+    bool relaxed;          /* relaxComputationFloat32toFloat16 */
+    uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
+    const nnd_subgraph_desc *referenced;
 } nnd_model_desc;
+
+/* Referenced subgraphs: how many a model may have, and how deep they may nest (the main
+ * graph running one is depth 1). */
+#define NND_MAX_SUBGRAPHS      4096
+#define NND_MAX_SUBGRAPH_DEPTH 32
+/* WHILE loop timeouts, as NNAPI's: the default and the largest a request may ask for. */
+#define NND_LOOP_TIMEOUT_DEFAULT_NS 2000000000ull
+#define NND_LOOP_TIMEOUT_MAX_NS     15000000000ull
 
 typedef struct nnd_prepared nnd_prepared;
 typedef struct nnd_exec nnd_exec;
@@ -100,10 +131,14 @@ typedef struct nnd_output_shape {
     bool sufficient;
 } nnd_output_shape;
 
-/* Called between operations with the index of the next one; return NND_OK to go on. */
+/* Called between operations with the index of the next one; return NND_OK to go on.
+ * Inside IF branches and WHILE loops next_op is the main graph operation running them. */
 typedef struct nnd_checkpoint {
     nnd_status (*check)(void *ctx, uint32_t next_op);
     void *ctx;
+    /* How long one WHILE operation may loop: 0 means NND_LOOP_TIMEOUT_DEFAULT_NS; more
+     * than NND_LOOP_TIMEOUT_MAX_NS counts as that. Without a checkpoint: the default. */
+    uint64_t loop_timeout_ns;
 } nnd_checkpoint;
 
 /* Error messages, for every module that answers with a status and a sentence: err <- the
@@ -131,13 +166,15 @@ uint32_t nnd_prepared_num_operations(const nnd_prepared *p);
 
 /* A cost model's inputs for operation k in execution order (the index a checkpoint gets):
  * arithmetic (multiply-adds count 2) and bytes read and written, from the shapes known at
- * prepare (an unknown dimension counts as 1). For schedulers' estimates, not exact. */
+ * prepare (an unknown dimension counts as 1; an IF counts its larger branch, a WHILE one
+ * iteration). For schedulers' estimates, not exact. */
 typedef struct nnd_cost {
     double flops;
     double bytes;
 } nnd_cost;
 nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
-/* Bytes of temporaries each nnd_exec of this model allocates. */
+/* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
+ * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);
 
 nnd_exec *nnd_exec_create(const nnd_prepared *p);

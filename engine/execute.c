@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flow.h"
 #include "internal.h"
 
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
@@ -67,6 +68,12 @@ void nnd_scratch_free(nnd_scratch_pool *s) {
 
 void nnd_exec_free(nnd_exec *e) {
     if (!e) return;
+    if (e->owns_subs) {
+        for (uint32_t i = 0; e->subs && i < e->p->n_subplans; i++)
+            nnd_exec_free(e->subs[i]);
+        free(e->subs);
+    }
+    nnd_flow_exec_free(e);
     if (e->dyn)
         for (uint32_t i = 0; i < e->p->n_operands; i++)
             free(e->dyn[i]);
@@ -86,10 +93,13 @@ void nnd_exec_free(nnd_exec *e) {
     free(e);
 }
 
-nnd_exec *nnd_exec_create(const nnd_prepared *p) {
+/* One graph's exec; subs is the tree's table of subgraph execs. */
+static nnd_exec *exec_new(const nnd_prepared *p, nnd_exec **subs) {
     nnd_exec *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->p = p;
+    e->subs = subs;
+    e->stopped_at = UINT32_MAX;
     size_t n_ptrs = 0;
     for (uint32_t k = 0; k < p->n_steps; k++)
         n_ptrs += p->steps[k].n_in + p->steps[k].n_out;
@@ -104,7 +114,7 @@ nnd_exec *nnd_exec_create(const nnd_prepared *p) {
     e->io_copy_cap = calloc(n_io, sizeof(size_t));
     e->out_caller = calloc(p->n_outputs + 1, sizeof(void *));
     if (!e->tensors || !e->ptrs || !e->step_ptr || !e->arena || !e->dyn || !e->dyn_cap ||
-        !e->io_copy || !e->io_copy_cap || !e->out_caller) {
+        !e->io_copy || !e->io_copy_cap || !e->out_caller || nnd_flow_exec_init(e)) {
         nnd_exec_free(e);
         return NULL;
     }
@@ -121,8 +131,25 @@ nnd_exec *nnd_exec_create(const nnd_prepared *p) {
     return e;
 }
 
+nnd_exec *nnd_exec_create(const nnd_prepared *p) {
+    nnd_exec **subs = p->n_subplans ? calloc(p->n_subplans, sizeof *subs) : NULL;
+    if (p->n_subplans && !subs) return NULL;
+    nnd_exec *e = exec_new(p, subs);
+    if (!e) {
+        free(subs);
+        return NULL;
+    }
+    e->owns_subs = true;
+    for (uint32_t i = 0; i < p->n_subplans; i++)
+        if (!(subs[i] = exec_new(p->subplans[i], subs))) {
+            nnd_exec_free(e);
+            return NULL;
+        }
+    return e;
+}
+
 /* SIZE_MAX for a tensor too large to exist: no buffer is ever that large. */
-static size_t tensor_bytes(const nnd_tensor *t) {
+size_t nnd_tensor_bytes(const nnd_tensor *t) {
     uint64_t n = nnd_shape_bytes(t->type, t->rank, t->dims);
     return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
 }
@@ -166,7 +193,7 @@ static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *er
     } else if (!t->known) {
         return FAIL("input %u has unknown dimensions; the request must give them", i);
     }
-    size_t need = tensor_bytes(t);
+    size_t need = nnd_tensor_bytes(t);
     if (io->length < need)
         return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length,
                     need);
@@ -230,9 +257,9 @@ static nnd_status check_omitted(nnd_exec *e, char *err, size_t errlen) {
 }
 
 /* Gives a temporary whose size is only known now a buffer that is reused next time. */
-static nnd_status size_temporary(nnd_exec *e, uint32_t o, char *err, size_t errlen) {
+nnd_status nnd_exec_size_operand(nnd_exec *e, uint32_t o, char *err, size_t errlen) {
     nnd_tensor *t = &e->tensors[o];
-    size_t need = tensor_bytes(t);
+    size_t need = nnd_tensor_bytes(t);
     if (e->p->slot[o] != NND_NO_SLOT && t->bytes >= need) return NND_OK;
     if (e->dyn_cap[o] < need) {
         if (over_alloc_limit(need))
@@ -252,14 +279,24 @@ static nnd_status size_temporary(nnd_exec *e, uint32_t o, char *err, size_t errl
 }
 
 /* Runs steps from..n_steps-1 of a run whose bindings are in place, then reports shapes. */
-static nnd_status run_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
-                            const nnd_checkpoint *cp, char *err, size_t errlen) {
+nnd_status nnd_exec_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
+                          const nnd_checkpoint *cp, char *err, size_t errlen) {
     const nnd_prepared *p = e->p;
     nnd_status s = NND_OK;
+    e->stopped_at = UINT32_MAX;
     if (!e->insufficient || p->dynamic) {
         for (uint32_t k = from; k < p->n_steps; k++) {
             const nnd_step *st = &p->steps[k];
-            if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) break;
+            if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) {
+                e->stopped_at = k;
+                break;
+            }
+            if (st->sub[0]) {
+                /* IF, WHILE (flow.h): their inputs are stale once an output fell short. */
+                if (e->insufficient) break;
+                if ((s = nnd_flow_run(e, k, cp, err, errlen)) != NND_OK) break;
+                continue;
+            }
             nnd_tensor **ptrs = e->ptrs + e->step_ptr[k];
             nnd_op_ctx c = {.def = st->def,
                             .index = st->index,
@@ -293,8 +330,8 @@ static nnd_status run_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes
                 for (uint32_t j = 0; j < st->n_out && !s; j++) {
                     nnd_tensor *t = c.out[j];
                     if (t->lifetime == NND_TEMPORARY)
-                        s = size_temporary(e, st->out[j], err, errlen);
-                    else if (t->bytes < tensor_bytes(t))
+                        s = nnd_exec_size_operand(e, st->out[j], err, errlen);
+                    else if (t->bytes < nnd_tensor_bytes(t))
                         e->insufficient = true;
                 }
                 if (s) break;
@@ -307,7 +344,7 @@ static nnd_status run_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes
     }
     for (uint32_t i = 0; !s && !e->insufficient && i < p->n_outputs; i++) {
         const nnd_tensor *t = &e->tensors[p->outputs[i]];
-        if (e->out_caller[i]) memcpy(e->out_caller[i], t->data, tensor_bytes(t));
+        if (e->out_caller[i]) memcpy(e->out_caller[i], t->data, nnd_tensor_bytes(t));
     }
     if (!s && e->insufficient) {
         s = NND_OUTPUT_INSUFFICIENT_SIZE;
@@ -318,10 +355,20 @@ static nnd_status run_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes
             const nnd_tensor *t = &e->tensors[p->outputs[i]];
             shapes[i].rank = t->rank;
             memcpy(shapes[i].dims, t->dims, sizeof shapes[i].dims);
-            shapes[i].sufficient = t->bytes >= tensor_bytes(t);
+            shapes[i].sufficient = t->bytes >= nnd_tensor_bytes(t);
         }
     if (s == NND_UNSUPPORTED) s = NND_GENERAL_FAILURE;
     return s;
+}
+
+void nnd_exec_reset(nnd_exec *e) {
+    const nnd_prepared *p = e->p;
+    memcpy(e->tensors, p->tensors, sizeof(nnd_tensor) * p->n_operands);
+    for (uint32_t i = 0; i < p->n_operands; i++)
+        if (p->slot[i] != NND_NO_SLOT) {
+            e->tensors[i].data = e->arena + p->slot[i];
+            e->tensors[i].bytes = nnd_tensor_bytes(&e->tensors[i]);
+        }
 }
 
 nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
@@ -329,12 +376,11 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
                         size_t errlen) {
     const nnd_prepared *p = e->p;
     e->started = false;
-    memcpy(e->tensors, p->tensors, sizeof(nnd_tensor) * p->n_operands);
-    for (uint32_t i = 0; i < p->n_operands; i++)
-        if (p->slot[i] != NND_NO_SLOT) {
-            e->tensors[i].data = e->arena + p->slot[i];
-            e->tensors[i].bytes = tensor_bytes(&e->tensors[i]);
-        }
+    /* A loop a checkpoint stopped in an earlier run is not continued by a fresh one. */
+    nnd_flow_reset(e);
+    for (uint32_t i = 0; i < p->n_subplans; i++)
+        nnd_flow_reset(e->subs[i]);
+    nnd_exec_reset(e);
     bool omitted = false;
     for (uint32_t i = 0; i < p->n_inputs; i++) {
         nnd_status s = bind_input(e, i, &inputs[i], err, errlen);
@@ -363,10 +409,10 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
             return NND_GENERAL_FAILURE;
         }
         e->out_caller[i] = t->data != outputs[i].data ? outputs[i].data : NULL;
-        if (t->known && t->bytes < tensor_bytes(t)) e->insufficient = true;
+        if (t->known && t->bytes < nnd_tensor_bytes(t)) e->insufficient = true;
     }
     e->started = true;
-    return run_steps(e, 0, shapes, cp, err, errlen);
+    return nnd_exec_steps(e, 0, shapes, cp, err, errlen);
 }
 
 nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
@@ -375,5 +421,5 @@ nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
         nnd_errf(err, errlen, "no stopped run to resume at operation %u", from);
         return NND_GENERAL_FAILURE;
     }
-    return run_steps(e, from, shapes, cp, err, errlen);
+    return nnd_exec_steps(e, from, shapes, cp, err, errlen);
 }

@@ -1,5 +1,6 @@
-/* internal: the prepared plan and execution state, shared by model.c, prepare.c and
- * execute.c only. Nothing outside engine/ includes this. */
+/* internal: the prepared plan and execution state, shared by model.c, prepare.c,
+ * execute.c and the control flow files (flow.h) only. Nothing outside engine/ includes
+ * this. */
 #ifndef NND_ENGINE_INTERNAL_H
 #define NND_ENGINE_INTERNAL_H
 
@@ -21,6 +22,10 @@ typedef struct nnd_step {
     uint32_t index;             /* operation index in the model */
     uint32_t n_in, n_out;
     const uint32_t *in, *out; /* operand indexes, owned by the prepared model */
+    /* IF (then, else) or WHILE (condition, body): the plans it runs and their indexes in
+     * the model's referenced list (flow.h); NULL for every other operation. */
+    const struct nnd_prepared *sub[2];
+    uint32_t sub_index[2];
 } nnd_step;
 
 struct nnd_prepared {
@@ -44,6 +49,15 @@ struct nnd_prepared {
     uint8_t *extension_blobs;         /* copies of operands' extension data */
     struct nnd_ext_plugin **ext_held; /* plugins this model uses (extension.h) */
     uint32_t n_ext_held;
+    /* The main graph's plan owns one plan per referenced subgraph (flow.h). */
+    uint32_t n_subplans;
+    struct nnd_prepared **subplans;
+    uint32_t n_flow_steps;
+    /* One pass of this graph (an IF its larger branch, a WHILE one iteration), for the
+     * cost of the steps that run it (nnd_flow_pass_cost). */
+    bool pass_known;
+    double pass_flops, pass_bytes;
+    size_t arena_total; /* main graph: arena_size of its plan and every subgraph's */
 };
 
 struct nnd_scratch_pool {
@@ -70,6 +84,12 @@ struct nnd_exec {
     void **out_caller;
     bool started;      /* inputs and outputs are bound: nnd_exec_resume() may continue */
     bool insufficient; /* some output buffer is too small (dynamic shapes go on to learn all) */
+    /* Control flow (flow.h): one exec per referenced subgraph, shared by the tree and
+     * owned by the main graph's exec; per step, the state of an IF or WHILE. */
+    nnd_exec **subs;
+    bool owns_subs;
+    struct nnd_flow_state *flow;
+    uint32_t stopped_at; /* the step a checkpoint stopped the last run at, or UINT32_MAX */
 };
 
 /* Bytes of a tensor of this type and shape, or UINT64_MAX past NND_MAX_TENSOR_BYTES
@@ -78,10 +98,14 @@ uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
 nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
                              const uint8_t *constants, char *err, size_t errlen);
-/* Validates structure (operands, lifetimes, locations, lists); op signatures excluded. */
-nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t errlen);
-/* Full validation; NND_UNSUPPORTED when valid but some operation has no kernel. With
- * supported != NULL, fills one flag per operation instead of stopping at the first. */
+/* Validates structure (operands, lifetimes, locations, lists); op signatures excluded. A
+ * referenced subgraph (nnd_flow_graph) may have no inputs. */
+nnd_status nnd_validate_structure(const nnd_model_desc *m, bool referenced, char *err,
+                                  size_t errlen);
+/* Full validation of the main graph and every referenced subgraph; NND_UNSUPPORTED when
+ * valid but some operation has no kernel (an IF or WHILE counts as such when a subgraph
+ * it runs has one). With supported != NULL, fills one flag per operation of the main
+ * graph instead of stopping at the first. */
 nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen);
 /* Runs c->def->check() and refuses an omitted input the operation does not take as
  * optional (nnd_op_optional_inputs()). */
@@ -90,6 +114,16 @@ nnd_status nnd_check_op(nnd_op_ctx *c);
  * an operand read but never written. order receives n_operations indexes. */
 nnd_status nnd_order_operations(const nnd_model_desc *m, uint32_t *order, char *err, size_t errlen);
 void nnd_scratch_reset(nnd_scratch_pool *s);
+/* Bytes of a tensor of its type and shape; SIZE_MAX when too large to exist. */
+size_t nnd_tensor_bytes(const nnd_tensor *t);
+/* Execution pieces the control flow files share (execute.c): nnd_exec_reset() puts the
+ * plan's tensors in place (temporaries in the arena); nnd_exec_steps() runs steps from..
+ * of a bound run (as nnd_exec_resume); nnd_exec_size_operand() gives operand o a buffer
+ * of e's own for its current shape. */
+void nnd_exec_reset(nnd_exec *e);
+nnd_status nnd_exec_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
+                          const nnd_checkpoint *cp, char *err, size_t errlen);
+nnd_status nnd_exec_size_operand(nnd_exec *e, uint32_t o, char *err, size_t errlen);
 void nnd_scratch_free(nnd_scratch_pool *s);
 
 #endif

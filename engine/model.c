@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "extension.h"
+#include "flow.h"
 #include "internal.h"
 
 void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
@@ -105,6 +106,8 @@ static nnd_status check_quant(const nnd_operand_desc *o, uint32_t i, char *err, 
 
 static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, size_t errlen) {
     const nnd_operand_desc *o = &m->operands[i];
+    /* Subgraph references are judged with the references between graphs (flow_check.c). */
+    if (o->type == NND_SUBGRAPH_TYPE || o->lifetime == NND_SUBGRAPH) return NND_OK;
     /* A plugin that claims OEM_OPERATION takes the OEM types too, sizes unchecked, as the
      * HAL leaves them to the OEM driver (extension.h). */
     bool oem =
@@ -187,13 +190,15 @@ static nnd_status check_io_list(const nnd_model_desc *m, const uint32_t *list, u
     return s;
 }
 
-nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t errlen) {
+nnd_status nnd_validate_structure(const nnd_model_desc *m, bool referenced, char *err,
+                                  size_t errlen) {
     if (m->n_operands > NND_MAX_OPERANDS) return FAIL("too many operands (%u)", m->n_operands);
     if (m->n_operations > NND_MAX_OPERATIONS)
         return FAIL("too many operations (%u)", m->n_operations);
     if (m->n_operations == 0) return FAIL("model has no operations");
-    if (m->n_inputs == 0 || m->n_outputs == 0)
-        return FAIL("model needs at least one input and one output");
+    if ((m->n_inputs == 0 && !referenced) || m->n_outputs == 0)
+        return FAIL(referenced ? "subgraph needs at least one output"
+                               : "model needs at least one input and one output");
     for (uint32_t i = 0; i < m->n_operands; i++) {
         nnd_status s = check_operand(m, i, err, errlen);
         if (s) return s;
@@ -220,6 +225,7 @@ nnd_status nnd_validate_structure(const nnd_model_desc *m, char *err, size_t err
                             nnd_operation_name(op->type), o,
                             lt == NND_MODEL_INPUT ? "model input"
                             : lt == NND_NO_VALUE  ? "NO_VALUE operand"
+                            : lt == NND_SUBGRAPH  ? "subgraph reference"
                                                   : "constant");
         }
     }
@@ -350,16 +356,58 @@ nnd_status nnd_check_op(nnd_op_ctx *c) {
     return s;
 }
 
+/* What a graph's validation knows of the rest of the model. */
+typedef struct graph_ctx {
+    bool referenced;    /* a referenced subgraph, not the main graph */
+    const bool *sub_ok; /* per referenced subgraph: valid and every operation has a kernel */
+} graph_ctx;
+
+/* An IF or WHILE: its signature against the subgraphs it names, then whether they run. */
+static nnd_status check_flow_op(const nnd_model_desc *m, const graph_ctx *g, uint32_t k,
+                                nnd_tensor *const *in, char *err, size_t errlen) {
+    const nnd_operation_desc *op = &m->operations[k];
+    nnd_status s = nnd_flow_check_op(m, k, err, errlen);
+    if (s) return s;
+    nnd_op_ctx c = {.def = nnd_op_lookup(op->type),
+                    .index = k,
+                    .in = (nnd_tensor **)in,
+                    .n_in = op->n_inputs,
+                    .err = err,
+                    .errlen = errlen};
+    if ((s = nnd_check_op(&c))) return s; /* an omitted input */
+    for (uint32_t j = 0; j < 2; j++) {
+        uint32_t r = (uint32_t)m->operands[op->inputs[j + (op->type == NND_OP_IF)]].offset;
+        if (!g->sub_ok[r])
+            return (nnd_errf(err, errlen, "%s #%u: subgraph %u has an operation without a kernel",
+                             c.def->name, k, r),
+                    NND_UNSUPPORTED);
+    }
+    return NND_OK;
+}
+
 /* Runs every operation's signature check against the model's tensors. supported may be
  * NULL (then the first failure is returned) or receive one flag per operation. */
-static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors, bool *supported,
-                                   char *err, size_t errlen) {
+static nnd_status check_operations(const nnd_model_desc *m, const graph_ctx *g, nnd_tensor *tensors,
+                                   bool *supported, char *err, size_t errlen) {
     nnd_tensor *ptr_in[512], *ptr_out[64];
     for (uint32_t k = 0; k < m->n_operations; k++) {
         const nnd_operation_desc *op = &m->operations[k];
         const nnd_op_def *def = nnd_op_lookup(op->type);
         nnd_status s = NND_OK;
-        if (!def) {
+        for (uint32_t j = 0; j < op->n_inputs && !s && !nnd_flow_is_op(op->type); j++)
+            if (m->operands[op->inputs[j]].lifetime == NND_SUBGRAPH)
+                s = FAIL("operation %u (%s) input %u (operand %u) is a subgraph reference; only IF "
+                         "and WHILE take one",
+                         k, nnd_operation_name(op->type), j, op->inputs[j]);
+        if (s) {
+        } else if (g->referenced &&
+                   (nnd_ext_is_code(op->type) || op->type == NND_OP_OEM_OPERATION)) {
+            s = (nnd_errf(err, errlen,
+                          "operation %u: vendor extension operations are not supported inside "
+                          "control flow",
+                          k),
+                 NND_UNSUPPORTED);
+        } else if (!def) {
             if (op->type >= 0 && op->type < NND_OP_COUNT)
                 s = (nnd_errf(err, errlen, "operation %u: %s is not supported by this driver", k,
                               nnd_operation_name(op->type)),
@@ -390,8 +438,11 @@ static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors,
                             .relaxed = m->relaxed,
                             .err = err,
                             .errlen = errlen};
-            s = nnd_check_op(&c);
-            if (!s && op->n_inputs > def->key_input &&
+            if (nnd_flow_is_op(op->type))
+                s = check_flow_op(m, g, k, ptr_in, err, errlen);
+            else
+                s = nnd_check_op(&c);
+            if (!s && !nnd_flow_is_op(op->type) && op->n_inputs > def->key_input &&
                 !nnd_op_kernel(def, ptr_in[def->key_input]->type))
                 s = (nnd_errf(err, errlen, "%s #%u: no kernel for %s", def->name, k,
                               nnd_type_name(ptr_in[def->key_input]->type)),
@@ -407,8 +458,10 @@ static nnd_status check_operations(const nnd_model_desc *m, nnd_tensor *tensors,
     return NND_OK;
 }
 
-nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
-    nnd_status s = nnd_validate_structure(m, err, errlen);
+/* One graph: structure, order, then every operation against its tensors. */
+static nnd_status validate_graph(const nnd_model_desc *m, const graph_ctx *g, bool *supported,
+                                 char *err, size_t errlen) {
+    nnd_status s = nnd_validate_structure(m, g->referenced, err, errlen);
     if (s) return s;
     uint32_t *order = malloc(sizeof(uint32_t) * m->n_operations);
     nnd_tensor *tensors = malloc(sizeof(nnd_tensor) * (m->n_operands ? m->n_operands : 1));
@@ -416,10 +469,53 @@ nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *er
     if (!order || !tensors || !cq) s = FAIL("out of memory validating model");
     if (!s) s = nnd_order_operations(m, order, err, errlen);
     if (!s) s = nnd_model_tensors(m, tensors, cq, m->operand_values, err, errlen);
-    if (!s) s = check_operations(m, tensors, supported, err, errlen);
+    if (!s) s = check_operations(m, g, tensors, supported, err, errlen);
     free(order);
     free(tensors);
     free(cq);
+    return s;
+}
+
+/* Every referenced subgraph, callees first, so that an IF or WHILE knows whether the
+ * subgraphs it runs have kernels (sub_ok). A refusal names the subgraph. */
+static nnd_status validate_referenced(const nnd_model_desc *m, bool *sub_ok, char *err,
+                                      size_t errlen) {
+    uint32_t n = m->n_referenced;
+    uint32_t *order = malloc(sizeof(uint32_t) * (n + 1));
+    bool *flags = NULL;
+    if (!order) return FAIL("out of memory validating subgraphs");
+    nnd_status s = nnd_flow_check_references(m, order, err, errlen);
+    char inner[NND_ERR_LEN];
+    for (uint32_t i = 0; i < n && !s; i++) {
+        uint32_t r = order[i];
+        nnd_model_desc view = nnd_flow_graph(m, r);
+        graph_ctx g = {.referenced = true, .sub_ok = sub_ok};
+        bool *grown = realloc(flags, sizeof(bool) * (view.n_operations + 1));
+        if (!grown) {
+            s = FAIL("out of memory validating subgraphs");
+            break;
+        }
+        flags = grown;
+        inner[0] = 0;
+        s = validate_graph(&view, &g, flags, inner, sizeof inner);
+        sub_ok[r] = !s;
+        for (uint32_t k = 0; k < view.n_operations && sub_ok[r]; k++)
+            sub_ok[r] = flags[k];
+        if (s) nnd_errf(err, errlen, "referenced subgraph %u: %s", r, inner);
+    }
+    free(flags);
+    free(order);
+    return s;
+}
+
+nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
+    bool *sub_ok = calloc(m->n_referenced + 1, sizeof(bool));
+    if (!sub_ok) return FAIL("out of memory validating model");
+    /* The references are checked even without subgraphs: a main graph may name one. */
+    nnd_status s = validate_referenced(m, sub_ok, err, errlen);
+    graph_ctx g = {.referenced = false, .sub_ok = sub_ok};
+    if (!s) s = validate_graph(m, &g, supported, err, errlen);
+    free(sub_ok);
     return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "extension.h"
+#include "flow.h"
 #include "internal.h"
 
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
@@ -28,6 +29,9 @@ void nnd_prepared_free(nnd_prepared *p) {
     free(p->channel_scales);
     free(p->channel_quant);
     free(p->extension_blobs);
+    for (uint32_t i = 0; p->subplans && i < p->n_subplans; i++)
+        nnd_prepared_free(p->subplans[i]);
+    free(p->subplans);
     nnd_ext_release(p->ext_held, p->n_ext_held); /* last: step defs live in the plugins */
     free(p);
 }
@@ -64,7 +68,8 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
     nnd_tensor *in[512], *out[64];
     for (uint32_t k = 0; k < p->n_steps; k++) {
         nnd_step *st = &p->steps[k];
-        if (!scalars_constant(p, st) || !st->def->shape) {
+        bool flow = st->sub[0] != NULL;
+        if (!flow && (!scalars_constant(p, st) || !st->def->shape)) {
             p->dynamic = true;
             continue;
         }
@@ -84,7 +89,7 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
                         .relaxed = relaxed,
                         .err = err,
                         .errlen = errlen};
-        nnd_status s = st->def->shape(&c);
+        nnd_status s = flow ? nnd_flow_shape(p, st, out) : st->def->shape(&c);
         if (s == NND_DEFER) {
             for (uint32_t j = 0; j < st->n_out; j++)
                 *out[j] = declared[j];
@@ -273,19 +278,17 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     return NND_OK;
 }
 
-/* Builds the plan without taking the caller's pools: shared by prepare and validate. */
-static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *err,
-                             size_t errlen) {
-    *out = NULL;
-    nnd_status s = nnd_validate_model(m, NULL, err, errlen);
-    if (s) return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+/* One graph's plan: steps in order, kernels, shapes and arena. subplans holds the plans
+ * of the referenced subgraphs prepared so far, every one this graph runs among them. */
+static nnd_status plan_graph(const nnd_model_desc *m, nnd_prepared *const *subplans,
+                             nnd_prepared **out, char *err, size_t errlen) {
     nnd_prepared *p = calloc(1, sizeof *p);
     uint32_t *order = malloc(sizeof(uint32_t) * m->n_operations);
     if (!p || !order) {
         free(p), free(order);
         return FAIL("out of memory preparing model");
     }
-    s = nnd_order_operations(m, order, err, errlen);
+    nnd_status s = nnd_order_operations(m, order, err, errlen);
     /* The plugins behind extension codes stay loaded as long as this plan. */
     if (!s) s = nnd_ext_hold_model(m, &p->ext_held, &p->n_ext_held, err, errlen);
     if (!s) s = copy_model(p, m, order, err, errlen);
@@ -298,6 +301,16 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
     }
     for (uint32_t k = 0; !s && k < p->n_steps; k++) {
         nnd_step *st = &p->steps[k];
+        if (nnd_flow_is_op(st->def->code)) {
+            /* IF: inputs 1 and 2 name the branches; WHILE: inputs 0 and 1. */
+            uint32_t first = st->def->code == NND_OP_IF;
+            for (uint32_t j = 0; j < 2; j++) {
+                st->sub_index[j] = (uint32_t)p->operands[st->in[first + j]].offset;
+                st->sub[j] = subplans[st->sub_index[j]];
+            }
+            p->n_flow_steps++;
+            continue;
+        }
         const nnd_tensor *key =
             st->n_in > st->def->key_input ? &p->tensors[st->in[st->def->key_input]] : NULL;
         st->run = key ? nnd_op_kernel(st->def, key->type) : NULL;
@@ -310,10 +323,59 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
     if (!s) s = plan_arena(p, err, errlen);
     if (s) {
         nnd_prepared_free(p); /* pools still belong to the caller: p->pools is NULL */
-        return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+        return s;
     }
     for (uint32_t i = 0; i < p->n_operands && !p->dynamic; i++)
-        if (!p->tensors[i].known && p->tensors[i].lifetime != NND_NO_VALUE) p->dynamic = true;
+        if (!p->tensors[i].known && p->tensors[i].lifetime != NND_NO_VALUE &&
+            p->tensors[i].lifetime != NND_SUBGRAPH)
+            p->dynamic = true;
+    *out = p;
+    return NND_OK;
+}
+
+/* The referenced subgraphs' plans, callees first, into subplans (n_referenced entries). */
+static nnd_status plan_subgraphs(const nnd_model_desc *m, nnd_prepared **subplans, char *err,
+                                 size_t errlen) {
+    uint32_t *order = malloc(sizeof(uint32_t) * (m->n_referenced + 1));
+    if (!order) return FAIL("out of memory preparing subgraphs");
+    nnd_status s = nnd_flow_check_references(m, order, err, errlen);
+    char inner[NND_ERR_LEN];
+    for (uint32_t i = 0; i < m->n_referenced && !s; i++) {
+        nnd_model_desc view = nnd_flow_graph(m, order[i]);
+        inner[0] = 0;
+        s = plan_graph(&view, subplans, &subplans[order[i]], inner, sizeof inner);
+        if (s)
+            nnd_errf(err, errlen, "referenced subgraph %u: %s", order[i], inner);
+        else
+            nnd_flow_pass_cost(subplans[order[i]]);
+    }
+    free(order);
+    return s;
+}
+
+/* Builds the plan without taking the caller's pools: shared by prepare and validate. */
+static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *err,
+                             size_t errlen) {
+    *out = NULL;
+    nnd_status s = nnd_validate_model(m, NULL, err, errlen);
+    if (s) return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+    nnd_prepared **subplans = calloc(m->n_referenced + 1, sizeof *subplans);
+    if (!subplans) return FAIL("out of memory preparing model");
+    nnd_prepared *p = NULL;
+    s = plan_subgraphs(m, subplans, err, errlen);
+    if (!s) s = plan_graph(m, subplans, &p, err, errlen);
+    if (s) {
+        for (uint32_t i = 0; i < m->n_referenced; i++)
+            nnd_prepared_free(subplans[i]);
+        free(subplans);
+        return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+    }
+    p->subplans = subplans;
+    p->n_subplans = m->n_referenced;
+    nnd_flow_pass_cost(p);
+    p->arena_total = p->arena_size;
+    for (uint32_t i = 0; i < p->n_subplans; i++)
+        p->arena_total += subplans[i]->arena_size;
     *out = p;
     return NND_OK;
 }
@@ -330,7 +392,7 @@ static void claim_fast_kernels(nnd_prepared *p) {
     bool last = true;
     for (uint32_t k = p->n_steps; k-- > 0;) {
         nnd_step *st = &p->steps[k];
-        bool known = st->n_in <= 512 && st->n_out <= 64;
+        bool known = st->n_in <= 512 && st->n_out <= 64 && !st->sub[0]; /* IF, WHILE: flow.h */
         for (uint32_t j = 0; known && j < st->n_in; j++) {
             in[j] = &p->tensors[st->in[j]];
             known = in[j]->known || in[j]->lifetime == NND_NO_VALUE;
@@ -368,6 +430,8 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     nnd_status s = build_plan(m, &p, err, errlen);
     if (s) return s;
     claim_fast_kernels(p);
+    for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass of a subgraph rests the workers */
+        claim_fast_kernels(p->subplans[i]);
     /* Take ownership of the constant pools last, once nothing can fail. */
     p->pools = malloc(sizeof(nnd_memory_view) * (m->n_pools + 1));
     if (!p->pools) {
@@ -407,6 +471,15 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
     nnd_cost c = {0, 0};
     if (k >= p->n_steps) return c;
     const nnd_step *st = &p->steps[k];
+    if (st->sub[0]) { /* IF: the larger branch; WHILE: one iteration */
+        const nnd_prepared *a = st->sub[0], *b = st->sub[1];
+        bool loop = st->def->code == NND_OP_WHILE;
+        c.flops = loop ? a->pass_flops + b->pass_flops
+                       : (a->pass_flops > b->pass_flops ? a->pass_flops : b->pass_flops);
+        c.bytes = loop ? a->pass_bytes + b->pass_bytes
+                       : (a->pass_bytes > b->pass_bytes ? a->pass_bytes : b->pass_bytes);
+        return c;
+    }
     double in_max = 0, out = 0;
     for (uint32_t j = 0; j < st->n_in; j++) {
         const nnd_tensor *t = &p->tensors[st->in[j]];
@@ -453,5 +526,5 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
 }
 
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p) {
-    return p->arena_size;
+    return p->arena_total;
 }

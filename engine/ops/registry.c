@@ -34,7 +34,11 @@ extern const nnd_op_def nnd_op_rank, nnd_op_fill, nnd_op_elu, nnd_op_hard_swish;
 extern const nnd_op_def nnd_op_pack, nnd_op_mirror_pad, nnd_op_reverse, nnd_op_batch_matmul;
 extern const nnd_op_def nnd_op_quantized_lstm;
 
+extern const nnd_op_def nnd_op_if, nnd_op_while;
+
 static const nnd_op_def *const table[NND_OP_COUNT] = {
+    [NND_OP_IF] = &nnd_op_if,
+    [NND_OP_WHILE] = &nnd_op_while,
     [NND_OP_AXIS_ALIGNED_BBOX_TRANSFORM] = &nnd_op_axis_aligned_bbox_transform,
     [NND_OP_BOX_WITH_NMS_LIMIT] = &nnd_op_box_with_nms_limit,
     [NND_OP_GENERATE_PROPOSALS] = &nnd_op_generate_proposals,

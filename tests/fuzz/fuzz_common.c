@@ -84,10 +84,11 @@ void fz_exec_bound(const nnd_prepared *p, const nnd_io *inputs, const nnd_io *ou
     char err[NND_ERR_LEN];
     /* First run: stopped by a checkpoint half way and resumed, as a scheduler does. */
     stop_at stop = {nnd_prepared_num_operations(p) / 2, 0};
-    nnd_checkpoint cp = {checkpoint, &stop};
+    nnd_checkpoint cp = {checkpoint, &stop, FZ_LOOP_TIMEOUT_NS};
+    nnd_checkpoint loops = {NULL, NULL, FZ_LOOP_TIMEOUT_NS};
     nnd_status s = nnd_exec_run(e, inputs, outs, shapes, &cp, err, sizeof err);
     if (s == NND_MISSED_DEADLINE_TRANSIENT && stop.fired)
-        s = nnd_exec_resume(e, stop.step, shapes, NULL, err, sizeof err);
+        s = nnd_exec_resume(e, stop.step, shapes, &loops, err, sizeof err);
     if (s != NND_OUTPUT_INSUFFICIENT_SIZE) goto out;
     /* Second run with every short output grown to what the shapes say it needs. */
     size_t total = 0;
@@ -101,7 +102,7 @@ void fz_exec_bound(const nnd_prepared *p, const nnd_io *inputs, const nnd_io *ou
         outs[i].data = grown[i];
         outs[i].length = need;
     }
-    nnd_exec_run(e, inputs, outs, shapes, NULL, err, sizeof err);
+    nnd_exec_run(e, inputs, outs, shapes, &loops, err, sizeof err);
 out:
     for (uint32_t i = 0; grown && i < n_out; i++)
         free(grown[i]);

@@ -26,6 +26,8 @@
 #define FZ_MAX_ARENA    (64u << 20) /* temporaries of a prepared model */
 #define FZ_MAX_FLOPS    2e7         /* estimated work of one execution */
 #define FZ_MAX_POOL     (1u << 20)  /* one memory pool */
+/* WHILE loops: a fuzzed loop that never ends stops after this long. */
+#define FZ_LOOP_TIMEOUT_NS 20000000ull
 
 typedef struct fz_in {
     const uint8_t *p;
