@@ -11,6 +11,11 @@
 void nnd_model_desc_clear(nnd_model_desc *d) {
     free((void *)d->operands);
     free((void *)d->operations);
+    for (uint32_t i = 0; d->referenced && i < d->n_referenced; i++) {
+        free((void *)d->referenced[i].operands);
+        free((void *)d->referenced[i].operations);
+    }
+    free((void *)d->referenced);
     memset(d, 0, sizeof *d);
 }
 
@@ -18,15 +23,20 @@ static bool oem_code(int32_t code) {
     return code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE; /* == OEM_OPERATION too */
 }
 
-bool nnd_model_uses_extensions(const Nnd__Model *m) {
-    if (m->n_extension_name_to_prefix) return true;
-    const Nnd__Subgraph *g = m->main;
+static bool graph_uses_extensions(const Nnd__Subgraph *g) {
     for (size_t i = 0; g && i < g->n_operands; i++)
         if (nnd_ext_is_code(g->operands[i]->type) || oem_code(g->operands[i]->type)) return true;
     for (size_t k = 0; g && k < g->n_operations; k++)
         if (nnd_ext_is_code(g->operations[k]->type) ||
             g->operations[k]->type == NND_OP_OEM_OPERATION)
             return true;
+    return false;
+}
+
+bool nnd_model_uses_extensions(const Nnd__Model *m) {
+    if (m->n_extension_name_to_prefix || graph_uses_extensions(m->main)) return true;
+    for (size_t r = 0; r < m->n_referenced; r++)
+        if (graph_uses_extensions(m->referenced[r])) return true;
     return false;
 }
 
@@ -98,51 +108,36 @@ nnd_status nnd_model_from_proto(const Nnd__Model *m, nnd_memory_view *pool_views
     return nnd_model_from_proto_ext(m, pool_views, n_views, false, out, err, errlen);
 }
 
-nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_views,
-                                    size_t n_views, bool allow_extensions, nnd_model_desc *out,
-                                    char *err, size_t errlen) {
+/* One graph of the wire model into a subgraph description, borrowing its lists. `name`
+ * starts every message ("operand 3" of the main graph, "referenced subgraph 1, operand 3"). */
+static nnd_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xmap, const char *name,
+                                   nnd_subgraph_desc *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    const Nnd__Subgraph *g = m->main;
-    if (!g) return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "model has no main subgraph");
-    if (m->n_referenced)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                         "referenced subgraphs (control flow) are not supported");
-    ext_map xmap;
-    nnd_status xs = ext_map_build(m, allow_extensions, &xmap, err, errlen);
-    if (xs) return xs;
-    if (n_views != m->n_pools)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "model names %zu pools, %zu mapped",
-                         m->n_pools, n_views);
+    if (!g) return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "%sa subgraph is missing", name);
     if (g->n_operands > NND_MAX_OPERANDS || g->n_operations > NND_MAX_OPERATIONS)
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                         "model too large (%zu operands, %zu operations)", g->n_operands,
+                         "%smodel too large (%zu operands, %zu operations)", name, g->n_operands,
                          g->n_operations);
     if (g->n_input_indexes > UINT32_MAX || g->n_output_indexes > UINT32_MAX)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "too many model inputs or outputs");
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "%stoo many inputs or outputs", name);
     nnd_operand_desc *ods = calloc(g->n_operands + 1, sizeof *ods);
     nnd_operation_desc *ops = calloc(g->n_operations + 1, sizeof *ops);
-    if (!ods || !ops) {
-        free(ods), free(ops);
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "out of memory converting model");
-    }
     out->operands = ods;
     out->operations = ops;
+    if (!ods || !ops)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "out of memory converting model");
     for (size_t i = 0; i < g->n_operands; i++) {
         const Nnd__Operand *o = g->operands[i];
         nnd_operand_desc *d = &ods[i];
-        if (o->n_dimensions > NND_MAX_RANK) {
-            nnd_model_desc_clear(out);
+        if (o->n_dimensions > NND_MAX_RANK)
             return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                             "operand %zu: rank %zu over the limit of %d", i, o->n_dimensions,
-                             NND_MAX_RANK);
-        }
-        if (!ext_map_code(&xmap, o->type, &d->type)) {
-            nnd_model_desc_clear(out);
-            return nnd_failf(
-                err, errlen, NND_INVALID_ARGUMENT,
-                "operand %zu: type 0x%08x has prefix %u, which extensionNameToPrefix does not name",
-                i, (unsigned)o->type, (unsigned)o->type >> 16);
-        }
+                             "%soperand %zu: rank %zu over the limit of %d", name, i,
+                             o->n_dimensions, NND_MAX_RANK);
+        if (!ext_map_code(xmap, o->type, &d->type))
+            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                             "%soperand %zu: type 0x%08x has prefix %u, which "
+                             "extensionNameToPrefix does not name",
+                             name, i, (unsigned)o->type, (unsigned)o->type >> 16);
         d->rank = (uint32_t)o->n_dimensions;
         if (o->n_dimensions) memcpy(d->dims, o->dimensions, sizeof(uint32_t) * o->n_dimensions);
         d->scale = o->scale;
@@ -155,11 +150,9 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
         }
         if (o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_CHANNEL_QUANT) {
             const Nnd__SymmPerChannelQuantParams *q = o->channel_quant;
-            if (q->n_scales > UINT32_MAX) {
-                nnd_model_desc_clear(out);
+            if (q->n_scales > UINT32_MAX)
                 return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                                 "operand %zu: too many channel scales", i);
-            }
+                                 "%soperand %zu: too many channel scales", name, i);
             d->channel_quant.scales = q->scales;
             d->channel_quant.n_scales = (uint32_t)q->n_scales;
             d->channel_quant.channel_dim = q->channel_dim;
@@ -170,13 +163,11 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
     }
     for (size_t k = 0; k < g->n_operations; k++) {
         const Nnd__Operation *op = g->operations[k];
-        if (!ext_map_code(&xmap, op->type, &ops[k].type)) {
-            nnd_model_desc_clear(out);
+        if (!ext_map_code(xmap, op->type, &ops[k].type))
             return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                             "operation %zu: type 0x%08x has prefix %u, which "
+                             "%soperation %zu: type 0x%08x has prefix %u, which "
                              "extensionNameToPrefix does not name",
-                             k, (unsigned)op->type, (unsigned)op->type >> 16);
-        }
+                             name, k, (unsigned)op->type, (unsigned)op->type >> 16);
         ops[k].n_inputs = (uint32_t)op->n_inputs;
         ops[k].inputs = op->inputs;
         ops[k].n_outputs = (uint32_t)op->n_outputs;
@@ -188,6 +179,50 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
     out->inputs = g->input_indexes;
     out->n_outputs = (uint32_t)g->n_output_indexes;
     out->outputs = g->output_indexes;
+    return NND_OK;
+}
+
+/* The referenced subgraphs; the engine judges how they refer to each other. */
+static nnd_status referenced_from_proto(const Nnd__Model *m, const ext_map *xmap,
+                                        nnd_model_desc *out, char *err, size_t errlen) {
+    if (m->n_referenced > NND_MAX_SUBGRAPHS)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "%zu referenced subgraphs, over the limit of %d", m->n_referenced,
+                         NND_MAX_SUBGRAPHS);
+    if (!m->n_referenced) return NND_OK;
+    nnd_subgraph_desc *refs = calloc(m->n_referenced, sizeof *refs);
+    if (!refs)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "out of memory converting model");
+    out->referenced = refs;
+    out->n_referenced = (uint32_t)m->n_referenced;
+    for (size_t r = 0; r < m->n_referenced; r++) {
+        char name[48];
+        snprintf(name, sizeof name, "referenced subgraph %zu, ", r);
+        nnd_status s = graph_from_proto(m->referenced[r], xmap, name, &refs[r], err, errlen);
+        if (s) return s;
+    }
+    return NND_OK;
+}
+
+nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_views,
+                                    size_t n_views, bool allow_extensions, nnd_model_desc *out,
+                                    char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (!m->main) return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "model has no main subgraph");
+    ext_map xmap;
+    nnd_status xs = ext_map_build(m, allow_extensions, &xmap, err, errlen);
+    if (xs) return xs;
+    if (n_views != m->n_pools)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "model names %zu pools, %zu mapped",
+                         m->n_pools, n_views);
+    nnd_subgraph_desc main;
+    nnd_status s = graph_from_proto(m->main, &xmap, "", &main, err, errlen);
+    nnd_model_set_graph(out, &main);
+    if (!s) s = referenced_from_proto(m, &xmap, out, err, errlen);
+    if (s) {
+        nnd_model_desc_clear(out);
+        return s;
+    }
     out->operand_values = m->operand_values.data;
     out->operand_values_len = m->operand_values.len;
     out->n_pools = (uint32_t)n_views;

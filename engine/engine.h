@@ -105,6 +105,12 @@ typedef struct nnd_model_desc {
     const nnd_subgraph_desc *referenced;
 } nnd_model_desc;
 
+/* The graph fields of m (operands, operations, inputs, outputs) set to g's. */
+void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g);
+/* Referenced subgraph r of m as a model description of its own: its graph, with m's operand
+ * values, pools, flags and referenced list. r must be below m->n_referenced. */
+nnd_model_desc nnd_model_referenced(const nnd_model_desc *m, uint32_t r);
+
 /* Referenced subgraphs: how many a model may have, and how deep they may nest (the main
  * graph running one is depth 1). */
 #define NND_MAX_SUBGRAPHS      4096

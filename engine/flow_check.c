@@ -12,20 +12,25 @@ bool nnd_flow_is_op(int32_t code) {
     return code == NND_OP_IF || code == NND_OP_WHILE;
 }
 
-nnd_model_desc nnd_flow_graph(const nnd_model_desc *m, uint32_t g) {
+void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g) {
+    m->n_operands = g->n_operands;
+    m->operands = g->operands;
+    m->n_operations = g->n_operations;
+    m->operations = g->operations;
+    m->n_inputs = g->n_inputs;
+    m->inputs = g->inputs;
+    m->n_outputs = g->n_outputs;
+    m->outputs = g->outputs;
+}
+
+nnd_model_desc nnd_model_referenced(const nnd_model_desc *m, uint32_t r) {
     nnd_model_desc v = *m;
-    if (g < m->n_referenced) {
-        const nnd_subgraph_desc *s = &m->referenced[g];
-        v.n_operands = s->n_operands;
-        v.operands = s->operands;
-        v.n_operations = s->n_operations;
-        v.operations = s->operations;
-        v.n_inputs = s->n_inputs;
-        v.inputs = s->inputs;
-        v.n_outputs = s->n_outputs;
-        v.outputs = s->outputs;
-    }
+    nnd_model_set_graph(&v, &m->referenced[r]);
     return v;
+}
+
+nnd_model_desc nnd_flow_graph(const nnd_model_desc *m, uint32_t g) {
+    return g < m->n_referenced ? nnd_model_referenced(m, g) : *m;
 }
 
 /* "referenced subgraph 3" or "the main graph", for messages. */

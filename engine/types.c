@@ -28,6 +28,7 @@ static const type_info types[] = {
     [NND_TENSOR_QUANT16_ASYMM] = {"TENSOR_QUANT16_ASYMM", 2, true},
     [NND_TENSOR_QUANT8_SYMM] = {"TENSOR_QUANT8_SYMM", 1, true},
     [NND_TENSOR_QUANT8_ASYMM_SIGNED] = {"TENSOR_QUANT8_ASYMM_SIGNED", 1, true},
+    [NND_SUBGRAPH_TYPE] = {"SUBGRAPH", 0, false},
 };
 #define N_TYPES (sizeof types / sizeof types[0])
 
