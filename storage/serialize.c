@@ -1,12 +1,15 @@
 /* serialize.c: model and data cache encoding and hostile decoding. See serialize.h.
  *
- * Model cache:  header | operands | operations | inputs | outputs
+ * Model cache:  header | graph (the main graph) | graph per referenced subgraph
  *   header      magic "NNDMODL\0", u32 version, u32 flags (bit 0: relaxed), u32 preference,
- *               u32 build id length, 64 bytes build id (zero padded), u32 operands,
- *               u32 operations, u32 inputs, u32 outputs, u64 data payload length
+ *               u32 build id length, 64 bytes build id (zero padded), u32 graphs,
+ *               u64 data payload length
+ *   graph       u32 operands, u32 operations, u32 inputs, u32 outputs, then the operands,
+ *               the operations, the input list and the output list
  *   operand     i32 type, u32 rank, u32 dims[16], f32 scale, i32 zero point, u32 lifetime,
  *               u64 offset, u64 length, u32 channel dim, u32 scales, u32 extension
- *               length, then the scales (f32) and the extension bytes padded to 4
+ *               length, then the scales (f32) and the extension bytes padded to 4; a
+ *               SUBGRAPH operand's offset is the index of the subgraph it names
  *   operation   i32 type, u32 inputs, u32 outputs, then both operand lists (u32)
  * Data cache:   magic "NNDDATA\0", u32 version, u32 0, u64 payload length, zeros to 64,
  *               payload */
@@ -26,12 +29,18 @@
 static const char MODEL_MAGIC[8] = "NNDMODL";
 static const char DATA_MAGIC[8] = "NNDDATA";
 
-#define HEADER_LEN  (8 + 4 * 4 + NND_SER_BUILD_ID_MAX + 4 * 4 + 8)
+#define HEADER_LEN  (8 + 4 * 4 + NND_SER_BUILD_ID_MAX + 4 + 8)
+#define GRAPH_LEN   (4 * 4)
 #define OPERAND_LEN (4 * 2 + 4 * NND_MAX_RANK + 4 * 3 + 8 * 2 + 4 * 3)
 #define OP_LEN      12
 
 static size_t pad4(size_t n) {
     return (n + 3) & ~(size_t)3;
+}
+
+/* Graph g of m in cache order: 0 the main graph, then the referenced subgraphs. */
+static nnd_model_desc graph(const nnd_model_desc *m, uint32_t g) {
+    return g == 0 ? *m : nnd_model_referenced(m, g - 1);
 }
 
 /* ---- encode ----------------------------------------------------------------------------- */
@@ -90,23 +99,31 @@ static size_t const_align(uint64_t len) {
 static nnd_status measure(const nnd_model_desc *m, size_t *model_out, size_t *payload_out,
                           char *err, size_t errlen) {
     size_t model_len = HEADER_LEN, payload = 0;
-    for (uint32_t i = 0; i < m->n_operands; i++) {
-        const nnd_operand_desc *o = &m->operands[i];
-        model_len += OPERAND_LEN + 4 * (size_t)o->channel_quant.n_scales + pad4(o->extension_len);
-        if (!is_constant(o)) continue;
-        if (!constant_src(m, o))
-            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                             "operand %u: constant location %llu+%llu is outside its memory", i,
-                             (unsigned long long)o->offset, (unsigned long long)o->length);
-        size_t a = const_align(o->length);
-        payload = (payload + a - 1) & ~(a - 1);
-        if (o->length > SIZE_MAX / 2 - payload)
-            return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "constants too large");
-        payload += o->length;
+    for (uint32_t g = 0; g <= m->n_referenced; g++) {
+        nnd_model_desc v = graph(m, g);
+        model_len += GRAPH_LEN;
+        for (uint32_t i = 0; i < v.n_operands; i++) {
+            const nnd_operand_desc *o = &v.operands[i];
+            model_len +=
+                OPERAND_LEN + 4 * (size_t)o->channel_quant.n_scales + pad4(o->extension_len);
+            if (!is_constant(o)) continue;
+            if (!constant_src(&v, o))
+                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                                 "graph %u, operand %u: constant location %llu+%llu is outside "
+                                 "its memory",
+                                 g, i, (unsigned long long)o->offset,
+                                 (unsigned long long)o->length);
+            size_t a = const_align(o->length);
+            payload = (payload + a - 1) & ~(a - 1);
+            if (o->length > SIZE_MAX / 2 - payload)
+                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "constants too large");
+            payload += o->length;
+        }
+        for (uint32_t k = 0; k < v.n_operations; k++)
+            model_len +=
+                OP_LEN + 4 * ((size_t)v.operations[k].n_inputs + v.operations[k].n_outputs);
+        model_len += 4 * ((size_t)v.n_inputs + v.n_outputs);
     }
-    for (uint32_t k = 0; k < m->n_operations; k++)
-        model_len += OP_LEN + 4 * ((size_t)m->operations[k].n_inputs + m->operations[k].n_outputs);
-    model_len += 4 * ((size_t)m->n_inputs + m->n_outputs);
     *model_out = model_len;
     *payload_out = payload;
     return NND_OK;
@@ -116,6 +133,56 @@ uint64_t nnd_ser_size(const nnd_model_desc *m) {
     size_t model_len, payload;
     if (measure(m, &model_len, &payload, NULL, 0) != NND_OK) return 0;
     return (uint64_t)model_len + NND_SER_DATA_HEADER + payload;
+}
+
+/* One graph: its counts, operands (constants packed into the payload at *at), operations
+ * and input and output lists. */
+static void put_graph(writer *w, uint8_t *payload, size_t *at, nnd_model_desc v) {
+    put_u32(w, v.n_operands);
+    put_u32(w, v.n_operations);
+    put_u32(w, v.n_inputs);
+    put_u32(w, v.n_outputs);
+    for (uint32_t i = 0; i < v.n_operands; i++) {
+        const nnd_operand_desc *o = &v.operands[i];
+        uint32_t lifetime = o->lifetime;
+        uint64_t offset = 0, length = 0; /* non-constants have no location (NO_VALUE's is moot) */
+        if (is_constant(o)) {
+            /* Alignment gaps are zeroed, so equal models give equal bytes (and hashes). */
+            size_t a = const_align(o->length), next = (*at + a - 1) & ~(a - 1);
+            memset(payload + *at, 0, next - *at);
+            *at = next;
+            if (o->length) copy_constant(payload + *at, constant_src(&v, o), o->length);
+            lifetime = NND_CONSTANT_REFERENCE, offset = *at, length = o->length; /* in pool 0 */
+            *at += o->length;
+        } else if (lifetime == NND_SUBGRAPH) {
+            offset = o->offset; /* the subgraph's index */
+        }
+        put(w, &o->type, 4);
+        put_u32(w, o->rank);
+        put(w, o->dims, 4 * NND_MAX_RANK);
+        put(w, &o->scale, 4);
+        put(w, &o->zero_point, 4);
+        put_u32(w, lifetime);
+        put_u64(w, offset);
+        put_u64(w, length);
+        put_u32(w, o->channel_quant.channel_dim);
+        put_u32(w, o->channel_quant.n_scales);
+        put_u32(w, o->extension_len);
+        put(w, o->channel_quant.scales, 4 * (size_t)o->channel_quant.n_scales);
+        put(w, o->extension_data, o->extension_len);
+        for (size_t z = o->extension_len; z < pad4(o->extension_len); z++)
+            w->p[w->at++] = 0;
+    }
+    for (uint32_t k = 0; k < v.n_operations; k++) {
+        const nnd_operation_desc *op = &v.operations[k];
+        put(w, &op->type, 4);
+        put_u32(w, op->n_inputs);
+        put_u32(w, op->n_outputs);
+        put(w, op->inputs, 4 * (size_t)op->n_inputs);
+        put(w, op->outputs, 4 * (size_t)op->n_outputs);
+    }
+    put(w, v.inputs, 4 * (size_t)v.n_inputs);
+    put(w, v.outputs, 4 * (size_t)v.n_outputs);
 }
 
 nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const char *build_id,
@@ -153,52 +220,11 @@ nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const ch
     put_u32(&w, preference);
     put_u32(&w, (uint32_t)id_len);
     put(&w, id, sizeof id);
-    put_u32(&w, m->n_operands);
-    put_u32(&w, m->n_operations);
-    put_u32(&w, m->n_inputs);
-    put_u32(&w, m->n_outputs);
+    put_u32(&w, m->n_referenced + 1);
     put_u64(&w, payload);
     size_t at = 0; /* payload offset of the next constant */
-    for (uint32_t i = 0; i < m->n_operands; i++) {
-        const nnd_operand_desc *o = &m->operands[i];
-        uint32_t lifetime = o->lifetime;
-        uint64_t offset = 0, length = 0; /* non-constants have no location (NO_VALUE's is moot) */
-        if (is_constant(o)) {
-            /* Alignment gaps are zeroed, so equal models give equal bytes (and hashes). */
-            size_t a = const_align(o->length), next = (at + a - 1) & ~(a - 1);
-            uint8_t *dst = data->p + NND_SER_DATA_HEADER;
-            memset(dst + at, 0, next - at);
-            at = next;
-            if (o->length) copy_constant(dst + at, constant_src(m, o), o->length);
-            lifetime = NND_CONSTANT_REFERENCE, offset = at, length = o->length; /* in pool 0 */
-            at += o->length;
-        }
-        put(&w, &o->type, 4);
-        put_u32(&w, o->rank);
-        put(&w, o->dims, 4 * NND_MAX_RANK);
-        put(&w, &o->scale, 4);
-        put(&w, &o->zero_point, 4);
-        put_u32(&w, lifetime);
-        put_u64(&w, offset);
-        put_u64(&w, length);
-        put_u32(&w, o->channel_quant.channel_dim);
-        put_u32(&w, o->channel_quant.n_scales);
-        put_u32(&w, o->extension_len);
-        put(&w, o->channel_quant.scales, 4 * (size_t)o->channel_quant.n_scales);
-        put(&w, o->extension_data, o->extension_len);
-        for (size_t z = o->extension_len; z < pad4(o->extension_len); z++)
-            w.p[w.at++] = 0;
-    }
-    for (uint32_t k = 0; k < m->n_operations; k++) {
-        const nnd_operation_desc *op = &m->operations[k];
-        put(&w, &op->type, 4);
-        put_u32(&w, op->n_inputs);
-        put_u32(&w, op->n_outputs);
-        put(&w, op->inputs, 4 * (size_t)op->n_inputs);
-        put(&w, op->outputs, 4 * (size_t)op->n_outputs);
-    }
-    put(&w, m->inputs, 4 * (size_t)m->n_inputs);
-    put(&w, m->outputs, 4 * (size_t)m->n_outputs);
+    for (uint32_t g = 0; g <= m->n_referenced; g++)
+        put_graph(&w, data->p + NND_SER_DATA_HEADER, &at, graph(m, g));
     memset(data->p + NND_SER_DATA_HEADER + at, 0, payload - at);
     return NND_OK;
 }
@@ -234,12 +260,144 @@ void nnd_ser_model_clear(nnd_ser_model *m) {
     free(m->lists);
     free(m->scales);
     free(m->extension);
+    free(m->referenced);
     memset(m, 0, sizeof *m);
 }
 
 #define BAD(...)                                                                                   \
     (nnd_failf(err, errlen, NND_GENERAL_FAILURE, __VA_ARGS__), nnd_ser_model_clear(out),           \
      NND_GENERAL_FAILURE)
+
+/* Where the decoder puts what it reads: each array sized from the cache's length, so that
+ * no count in the cache can make it allocate more than a few times its size. */
+typedef struct sink {
+    size_t n_operands, n_operations, n_lists, n_scales, n_ext;
+    size_t cap_operands, cap_operations;
+    uint32_t n_graphs;
+    uint64_t payload;
+} sink;
+
+/* One graph, into the next entries of out's arrays; *g receives its description. */
+static nnd_status get_graph(reader *r, sink *k, nnd_ser_model *out, uint32_t gi,
+                            nnd_subgraph_desc *g, char *err, size_t errlen) {
+    if (!has(r, GRAPH_LEN)) return BAD("model cache: graph %u is cut off", gi);
+    uint32_t n_operands = get_u32(r), n_ops = get_u32(r);
+    uint32_t n_in = get_u32(r), n_out = get_u32(r);
+    /* Every count must fit in the bytes that remain before anything is taken for it. */
+    size_t left = r->len - r->at;
+    if (n_operands > NND_MAX_OPERANDS || n_operands > left / OPERAND_LEN ||
+        n_operands > k->cap_operands - k->n_operands)
+        return BAD("model cache: graph %u: %u operands do not fit", gi, n_operands);
+    if (n_ops > NND_MAX_OPERATIONS || n_ops > (left - (size_t)n_operands * OPERAND_LEN) / OP_LEN ||
+        n_ops > k->cap_operations - k->n_operations)
+        return BAD("model cache: graph %u: %u operations do not fit", gi, n_ops);
+    if (n_in > n_operands || n_out > n_operands)
+        return BAD("model cache: graph %u: %u inputs and %u outputs for %u operands", gi, n_in,
+                   n_out, n_operands);
+    nnd_operand_desc *ods = out->operands + k->n_operands;
+    nnd_operation_desc *ops = out->operations + k->n_operations;
+    k->n_operands += n_operands;
+    k->n_operations += n_ops;
+    for (uint32_t i = 0; i < n_operands; i++) {
+        if (!has(r, OPERAND_LEN)) return BAD("model cache: graph %u: operand %u is cut off", gi, i);
+        nnd_operand_desc *o = &ods[i];
+        get(r, &o->type, 4);
+        o->rank = get_u32(r);
+        get(r, o->dims, 4 * NND_MAX_RANK);
+        get(r, &o->scale, 4);
+        get(r, &o->zero_point, 4);
+        o->lifetime = get_u32(r);
+        o->offset = get_u64(r);
+        o->length = get_u64(r);
+        o->channel_quant.channel_dim = get_u32(r);
+        uint32_t ns = get_u32(r), ext = get_u32(r);
+        if (o->rank > NND_MAX_RANK)
+            return BAD("model cache: graph %u: operand %u has rank %u", gi, i, o->rank);
+        for (uint32_t d = o->rank; d < NND_MAX_RANK; d++)
+            if (o->dims[d])
+                return BAD("model cache: graph %u: operand %u has dimensions past its rank", gi, i);
+        switch (o->lifetime) {
+        case NND_TEMPORARY:
+        case NND_MODEL_INPUT:
+        case NND_MODEL_OUTPUT:
+        case NND_NO_VALUE:
+            if (o->offset || o->length)
+                return BAD("model cache: graph %u: operand %u has a location", gi, i);
+            break;
+        case NND_CONSTANT_REFERENCE:
+            if (o->offset > k->payload || o->length > k->payload - o->offset)
+                return BAD("model cache: graph %u: operand %u: constant %llu+%llu outside the "
+                           "%llu data bytes",
+                           gi, i, (unsigned long long)o->offset, (unsigned long long)o->length,
+                           (unsigned long long)k->payload);
+            o->pool = 0;
+            break;
+        case NND_SUBGRAPH:
+            if (o->length || o->offset >= k->n_graphs - 1)
+                return BAD("model cache: graph %u: operand %u names subgraph %llu of %u", gi, i,
+                           (unsigned long long)o->offset, k->n_graphs - 1);
+            break;
+        default:
+            return BAD("model cache: graph %u: operand %u has lifetime %u", gi, i, o->lifetime);
+        }
+        if (!has(r, 4 * (size_t)ns))
+            return BAD("model cache: graph %u: operand %u: scales cut off", gi, i);
+        if (ns) {
+            o->channel_quant.scales = out->scales + k->n_scales;
+            get(r, out->scales + k->n_scales, 4 * (size_t)ns);
+            o->channel_quant.n_scales = ns;
+            k->n_scales += ns;
+        }
+        if (!has(r, pad4(ext)))
+            return BAD("model cache: graph %u: operand %u: extension cut off", gi, i);
+        if (ext) {
+            o->extension_data = out->extension + k->n_ext;
+            get(r, out->extension + k->n_ext, ext);
+            o->extension_len = ext;
+            k->n_ext += ext;
+            for (size_t z = ext; z < pad4(ext); z++)
+                if (r->p[r->at++])
+                    return BAD("model cache: graph %u: operand %u: padding is not zero", gi, i);
+        }
+    }
+    for (uint32_t q = 0; q < n_ops; q++) {
+        if (!has(r, OP_LEN)) return BAD("model cache: graph %u: operation %u is cut off", gi, q);
+        nnd_operation_desc *op = &ops[q];
+        get(r, &op->type, 4);
+        uint32_t ni = get_u32(r), no = get_u32(r);
+        if (ni > (r->len - r->at) / 4 || no > (r->len - r->at) / 4 - ni)
+            return BAD("model cache: graph %u: operation %u: operand lists cut off", gi, q);
+        uint32_t *list = out->lists + k->n_lists;
+        get(r, list, 4 * ((size_t)ni + no));
+        for (size_t j = 0; j < (size_t)ni + no; j++)
+            if (list[j] >= n_operands)
+                return BAD("model cache: graph %u: operation %u names operand %u of %u", gi, q,
+                           list[j], n_operands);
+        op->n_inputs = ni;
+        op->n_outputs = no;
+        op->inputs = list;
+        op->outputs = list + ni;
+        k->n_lists += (size_t)ni + no;
+    }
+    if (!has(r, 4 * ((size_t)n_in + n_out)))
+        return BAD("model cache: graph %u: inputs and outputs cut off", gi);
+    uint32_t *io = out->lists + k->n_lists;
+    get(r, io, 4 * ((size_t)n_in + n_out));
+    for (size_t j = 0; j < (size_t)n_in + n_out; j++)
+        if (io[j] >= n_operands)
+            return BAD("model cache: graph %u: an input or output names operand %u of %u", gi,
+                       io[j], n_operands);
+    k->n_lists += (size_t)n_in + n_out;
+    *g = (nnd_subgraph_desc){.n_operands = n_operands,
+                             .operands = ods,
+                             .n_operations = n_ops,
+                             .operations = ops,
+                             .n_inputs = n_in,
+                             .inputs = io,
+                             .n_outputs = n_out,
+                             .outputs = io + n_in};
+    return NND_OK;
+}
 
 nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
                           size_t data_len, nnd_ser_model *out, char *err, size_t errlen) {
@@ -275,129 +433,37 @@ nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t 
     for (size_t i = id_len; i < sizeof id; i++)
         if (id[i]) return BAD("model cache: build id padding is not zero");
     memcpy(out->build_id, id, id_len);
-    uint32_t n_operands = get_u32(&r), n_ops = get_u32(&r);
-    uint32_t n_in = get_u32(&r), n_out = get_u32(&r);
-    uint64_t want_payload = get_u64(&r);
-    if (want_payload != payload)
+    sink k = {.n_graphs = get_u32(&r), .payload = get_u64(&r)};
+    if (k.payload != payload)
         return BAD("model cache expects %llu data bytes, the data cache has %llu",
-                   (unsigned long long)want_payload, (unsigned long long)payload);
-    /* Every count must fit in the bytes that remain before anything is allocated for it. */
+                   (unsigned long long)k.payload, (unsigned long long)payload);
     size_t left = model_len - r.at;
-    if (n_operands > NND_MAX_OPERANDS || n_operands > left / OPERAND_LEN)
-        return BAD("model cache: %u operands do not fit", n_operands);
-    if (n_ops > NND_MAX_OPERATIONS || n_ops > (left - (size_t)n_operands * OPERAND_LEN) / OP_LEN)
-        return BAD("model cache: %u operations do not fit", n_ops);
-    if (n_in > n_operands || n_out > n_operands)
-        return BAD("model cache: %u inputs and %u outputs for %u operands", n_in, n_out,
-                   n_operands);
+    if (k.n_graphs == 0 || k.n_graphs > NND_MAX_SUBGRAPHS + 1 || k.n_graphs > left / GRAPH_LEN)
+        return BAD("model cache: %u graphs do not fit", k.n_graphs);
 
-    out->operands = calloc((size_t)n_operands + 1, sizeof *out->operands);
-    out->operations = calloc((size_t)n_ops + 1, sizeof *out->operations);
+    k.cap_operands = left / OPERAND_LEN;
+    k.cap_operations = left / OP_LEN;
+    out->operands = calloc(k.cap_operands + 1, sizeof *out->operands);
+    out->operations = calloc(k.cap_operations + 1, sizeof *out->operations);
     out->lists = malloc(model_len + 4); /* every u32 list entry came from the model bytes */
     out->scales = malloc(model_len + 4);
     out->extension = malloc(model_len + 1);
-    if (!out->operands || !out->operations || !out->lists || !out->scales || !out->extension)
+    out->referenced = calloc(k.n_graphs, sizeof *out->referenced);
+    if (!out->operands || !out->operations || !out->lists || !out->scales || !out->extension ||
+        !out->referenced)
         return BAD("out of memory decoding the model cache");
-    size_t n_lists = 0, n_scales = 0, n_ext = 0;
-
-    for (uint32_t i = 0; i < n_operands; i++) {
-        if (!has(&r, OPERAND_LEN)) return BAD("model cache: operand %u is cut off", i);
-        nnd_operand_desc *o = &out->operands[i];
-        get(&r, &o->type, 4);
-        o->rank = get_u32(&r);
-        get(&r, o->dims, 4 * NND_MAX_RANK);
-        get(&r, &o->scale, 4);
-        get(&r, &o->zero_point, 4);
-        o->lifetime = get_u32(&r);
-        o->offset = get_u64(&r);
-        o->length = get_u64(&r);
-        o->channel_quant.channel_dim = get_u32(&r);
-        uint32_t ns = get_u32(&r), ext = get_u32(&r);
-        if (o->rank > NND_MAX_RANK) return BAD("model cache: operand %u has rank %u", i, o->rank);
-        for (uint32_t k = o->rank; k < NND_MAX_RANK; k++)
-            if (o->dims[k]) return BAD("model cache: operand %u has dimensions past its rank", i);
-        switch (o->lifetime) {
-        case NND_TEMPORARY:
-        case NND_MODEL_INPUT:
-        case NND_MODEL_OUTPUT:
-        case NND_NO_VALUE:
-            if (o->offset || o->length) return BAD("model cache: operand %u has a location", i);
-            break;
-        case NND_CONSTANT_REFERENCE:
-            if (o->offset > payload || o->length > payload - o->offset)
-                return BAD(
-                    "model cache: operand %u: constant %llu+%llu outside the %llu data bytes", i,
-                    (unsigned long long)o->offset, (unsigned long long)o->length,
-                    (unsigned long long)payload);
-            o->pool = 0;
-            break;
-        default: return BAD("model cache: operand %u has lifetime %u", i, o->lifetime);
-        }
-        if (!has(&r, 4 * (size_t)ns)) return BAD("model cache: operand %u: scales cut off", i);
-        if (ns) {
-            get(&r, out->scales + n_scales, 4 * (size_t)ns);
-            o->channel_quant.n_scales = ns;
-            n_scales += ns;
-        }
-        if (!has(&r, pad4(ext))) return BAD("model cache: operand %u: extension cut off", i);
-        if (ext) {
-            get(&r, out->extension + n_ext, ext);
-            o->extension_len = ext;
-            n_ext += ext;
-            for (size_t z = ext; z < pad4(ext); z++)
-                if (r.p[r.at++]) return BAD("model cache: operand %u: padding is not zero", i);
-        }
-    }
-    /* Pointers only now: the arrays they point into are complete. */
-    for (uint32_t i = 0, s = 0, e = 0; i < n_operands; i++) {
-        nnd_operand_desc *o = &out->operands[i];
-        if (o->channel_quant.n_scales) o->channel_quant.scales = out->scales + s;
-        s += o->channel_quant.n_scales;
-        if (o->extension_len) o->extension_data = out->extension + e;
-        e += o->extension_len;
-    }
-
-    for (uint32_t k = 0; k < n_ops; k++) {
-        if (!has(&r, OP_LEN)) return BAD("model cache: operation %u is cut off", k);
-        nnd_operation_desc *op = &out->operations[k];
-        get(&r, &op->type, 4);
-        uint32_t ni = get_u32(&r), no = get_u32(&r);
-        if (ni > (r.len - r.at) / 4 || no > (r.len - r.at) / 4 - ni)
-            return BAD("model cache: operation %u: operand lists cut off", k);
-        op->n_inputs = ni;
-        op->n_outputs = no;
-        get(&r, out->lists + n_lists, 4 * ((size_t)ni + no));
-        for (size_t j = 0; j < (size_t)ni + no; j++)
-            if (out->lists[n_lists + j] >= n_operands)
-                return BAD("model cache: operation %u names operand %u of %u", k,
-                           out->lists[n_lists + j], n_operands);
-        n_lists += (size_t)ni + no;
-    }
-    if (!has(&r, 4 * ((size_t)n_in + n_out))) return BAD("model cache: model inputs cut off");
-    size_t io_at = n_lists;
-    get(&r, out->lists + n_lists, 4 * ((size_t)n_in + n_out));
-    for (size_t j = 0; j < (size_t)n_in + n_out; j++)
-        if (out->lists[n_lists + j] >= n_operands)
-            return BAD("model cache: model input or output names operand %u of %u",
-                       out->lists[n_lists + j], n_operands);
+    nnd_subgraph_desc main;
+    nnd_status s = get_graph(&r, &k, out, 0, &main, err, errlen);
+    for (uint32_t g = 1; g < k.n_graphs && !s; g++)
+        s = get_graph(&r, &k, out, g, &out->referenced[g - 1], err, errlen);
+    if (s) return s; /* out was cleared */
     if (r.at != r.len) return BAD("model cache: %zu bytes past the end of the model", r.len - r.at);
-    for (uint32_t k = 0, at = 0; k < n_ops; k++) {
-        nnd_operation_desc *op = &out->operations[k];
-        op->inputs = out->lists + at;
-        op->outputs = out->lists + at + op->n_inputs;
-        at += op->n_inputs + op->n_outputs;
-    }
 
     out->pool = (nnd_memory_view){.base = data + NND_SER_DATA_HEADER, .size = payload};
     nnd_model_desc *d = &out->desc;
-    d->n_operands = n_operands;
-    d->operands = out->operands;
-    d->n_operations = n_ops;
-    d->operations = out->operations;
-    d->n_inputs = n_in;
-    d->inputs = out->lists + io_at;
-    d->n_outputs = n_out;
-    d->outputs = out->lists + io_at + n_in;
+    nnd_model_set_graph(d, &main);
+    d->n_referenced = k.n_graphs - 1;
+    d->referenced = k.n_graphs > 1 ? out->referenced : NULL;
     d->n_pools = 1;
     d->pools = &out->pool;
     d->relaxed = flags & 1u;

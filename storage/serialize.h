@@ -1,6 +1,7 @@
 /* serialize: a prepared model as two byte strings, the model cache (the plan: operands,
- * operations, input and output lists, flags, preference, driver build id) and the data
- * cache (every constant value). Loading re-runs nnd_prepare() on the decoded description,
+ * operations, input and output lists of the main graph and of every referenced subgraph,
+ * flags, preference, driver build id) and the data cache (every constant value of every
+ * graph). Loading re-runs nnd_prepare() on the decoded description,
  * so the engine validates it exactly as it validates a model from the wire.
  *
  * Contract:
@@ -26,7 +27,7 @@
 #include "engine.h"
 #include "hash.h"
 
-#define NND_SER_VERSION      2
+#define NND_SER_VERSION      3 /* 2: rank 16; 3: referenced subgraphs */
 #define NND_SER_BUILD_ID_MAX 64 /* bytes of driver build id kept in the model cache */
 #define NND_SER_DATA_HEADER  64 /* the data payload starts here, so it stays aligned */
 
@@ -41,6 +42,7 @@ typedef struct nnd_ser_model {
     uint32_t *lists; /* operation input/output lists, then model inputs and outputs */
     float *scales;
     uint8_t *extension;
+    nnd_subgraph_desc *referenced;
 } nnd_ser_model;
 
 nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const char *build_id,

@@ -236,8 +236,9 @@ static void test_serialize_round_trip(void **state) {
             }
         }
     free(copy);
-    /* Counts that claim more than the bytes hold are refused before any allocation. */
-    memcpy(m1.p + 8 + 16 + NND_SER_BUILD_ID_MAX, "\xff\xff\x0f\x00", 4);
+    /* Counts that claim more than the bytes hold are refused before any allocation: the
+     * main graph's operand count, right after the header. */
+    memcpy(m1.p + 8 + 16 + NND_SER_BUILD_ID_MAX + 4 + 8, "\xff\xff\x0f\x00", 4);
     assert_int_equal(nnd_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err),
                      NND_GENERAL_FAILURE);
     assert_non_null(strstr(err, "operands do not fit"));
