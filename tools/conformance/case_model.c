@@ -19,6 +19,7 @@ static const struct {
     {"CONSTANT_COPY", NND__OPERAND_LIFE_TIME__CONSTANT_COPY},
     {"CONSTANT_REFERENCE", NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE},
     {"NO_VALUE", NND__OPERAND_LIFE_TIME__NO_VALUE},
+    {"SUBGRAPH", NND__OPERAND_LIFE_TIME__SUBGRAPH},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -106,18 +107,13 @@ fail:
     return NULL;
 }
 
-Nnd__Model *case_model_from_json(const cJSON *j, char *err, size_t errlen) {
-    Nnd__Model *m = malloc(sizeof *m);
-    if (!m) return NULL;
-    nnd__model__init(m);
-    Nnd__Subgraph *g = m->main = malloc(sizeof *g);
-    if (!g) goto oom;
-    nnd__subgraph__init(g);
+/* One graph's operands, operations and input and output lists into g (already init'd). */
+static int build_graph(const cJSON *j, Nnd__Subgraph *g, char *err, size_t errlen) {
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(j, "operands");
     const cJSON *opns = cJSON_GetObjectItemCaseSensitive(j, "operations");
     if (!cJSON_IsArray(ops) || !cJSON_IsArray(opns)) {
         case_errf(err, errlen, "model without operands or operations");
-        goto fail;
+        return -1;
     }
     size_t n = (size_t)cJSON_GetArraySize(ops);
     if (n && !(g->operands = calloc(n, sizeof *g->operands))) goto oom;
@@ -127,7 +123,7 @@ Nnd__Model *case_model_from_json(const cJSON *j, char *err, size_t errlen) {
         Nnd__Operand *o = build_operand(e, why, sizeof why);
         if (!o) {
             case_errf(err, errlen, "operand %zu: %s", g->n_operands, why);
-            goto fail;
+            return -1;
         }
         g->operands[g->n_operands++] = o;
     }
@@ -138,7 +134,7 @@ Nnd__Model *case_model_from_json(const cJSON *j, char *err, size_t errlen) {
         Nnd__Operation *op = build_operation(e, why, sizeof why);
         if (!op) {
             case_errf(err, errlen, "operation %zu: %s", g->n_operations, why);
-            goto fail;
+            return -1;
         }
         g->operations[g->n_operations++] = op;
     }
@@ -147,18 +143,63 @@ Nnd__Model *case_model_from_json(const cJSON *j, char *err, size_t errlen) {
         case_json_u32s(cJSON_GetObjectItemCaseSensitive(j, "outputIndexes"), &g->output_indexes,
                        &g->n_output_indexes) < 0) {
         case_errf(err, errlen, "bad inputIndexes or outputIndexes");
-        goto fail;
+        return -1;
     }
     for (size_t i = 0; i < g->n_input_indexes; i++)
         if (g->input_indexes[i] >= g->n_operands) {
             case_errf(err, errlen, "inputIndexes[%zu] out of range", i);
-            goto fail;
+            return -1;
         }
     for (size_t i = 0; i < g->n_output_indexes; i++)
         if (g->output_indexes[i] >= g->n_operands) {
             case_errf(err, errlen, "outputIndexes[%zu] out of range", i);
-            goto fail;
+            return -1;
         }
+    return 0;
+oom:
+    case_errf(err, errlen, "out of memory");
+    return -1;
+}
+
+/* "referenced": the subgraphs IF and WHILE operands name by index. */
+static int build_referenced(const cJSON *j, Nnd__Model *m, char *err, size_t errlen) {
+    const cJSON *refs = cJSON_GetObjectItemCaseSensitive(j, "referenced");
+    if (!refs) return 0;
+    if (!cJSON_IsArray(refs)) {
+        case_errf(err, errlen, "\"referenced\" is not an array");
+        return -1;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(refs);
+    if (n && !(m->referenced = calloc(n, sizeof *m->referenced))) {
+        case_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, refs) {
+        Nnd__Subgraph *g = malloc(sizeof *g);
+        if (!g) {
+            case_errf(err, errlen, "out of memory");
+            return -1;
+        }
+        nnd__subgraph__init(g);
+        m->referenced[m->n_referenced++] = g;
+        char why[200] = "out of memory";
+        if (build_graph(e, g, why, sizeof why) < 0) {
+            case_errf(err, errlen, "referenced subgraph %zu: %s", m->n_referenced - 1, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+Nnd__Model *case_model_from_json(const cJSON *j, char *err, size_t errlen) {
+    Nnd__Model *m = malloc(sizeof *m);
+    if (!m) return NULL;
+    nnd__model__init(m);
+    Nnd__Subgraph *g = m->main = malloc(sizeof *g);
+    if (!g) goto oom;
+    nnd__subgraph__init(g);
+    if (build_graph(j, g, err, errlen) < 0 || build_referenced(j, m, err, errlen) < 0) goto fail;
     const char *values = case_json_str(j, "operandValues");
     if (values && *values &&
         case_base64_decode(values, &m->operand_values.data, &m->operand_values.len) < 0) {
