@@ -263,7 +263,11 @@ int ANeuralNetworksExecution_setTimeout(ANeuralNetworksExecution *e, uint64_t du
 int ANeuralNetworksExecution_setLoopTimeout(ANeuralNetworksExecution *e, uint64_t duration) {
     if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
     if (atomic_load(&e->state) != ST_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
-    e->loop_timeout_ns = duration > NDK_MAX_LOOP_TIMEOUT_NS ? NDK_MAX_LOOP_TIMEOUT_NS : duration;
+    /* Over the maximum counts as the maximum; 0 is no time at all (the wire's 0 would mean
+     * the default), so it travels as 1 ns. */
+    e->loop_timeout_ns = duration > NDK_MAX_LOOP_TIMEOUT_NS ? NDK_MAX_LOOP_TIMEOUT_NS
+                         : duration                         ? duration
+                                                            : 1;
     return ANEURALNETWORKS_NO_ERROR;
 }
 

@@ -416,7 +416,7 @@ nnd_status nnd_execution_model(nnd_daemon *d, const nnd_prepared *p, int wire_pr
 static void execute(nnd_executions *q, nnd_session *s, nnd_frame_in *in, uint64_t id, int kind,
                     uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
                     const Nnd__ExecutionRequest *r, bool measure, int wire_priority,
-                    uint64_t deadline_ns) {
+                    uint64_t deadline_ns, uint64_t loop_timeout_ns) {
     char err[NND_ERR_LEN];
     int prio = nnd_prio_from_wire(wire_priority, m->priority);
     if (prio < 0) {
@@ -441,6 +441,7 @@ static void execute(nnd_executions *q, nnd_session *s, nnd_frame_in *in, uint64_
     }
     job_hold(job, kind, measure, (nnd_prio)prio, NULL, NULL);
     job->j.deadline_ns = deadline_ns;
+    job->j.loop_timeout_ns = loop_timeout_ns;
     job_submit(q, job);
 }
 
@@ -448,7 +449,7 @@ void nnd_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Req
                  nnd_sched_model *m) {
     const Nnd__Execute *x = req->execute;
     execute(d->exec, s, in, req->id, K_EXECUTE, x->prepared_model, m, NULL, x->request,
-            x->measure_timing, x->priority, x->deadline_ns);
+            x->measure_timing, x->priority, x->deadline_ns, x->loop_timeout_ns);
 }
 
 void nnd_execute_burst(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
@@ -456,7 +457,8 @@ void nnd_execute_burst(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nn
     const Nnd__BurstExecute *x = req->burst_execute;
     /* A burst runs at its compilation's priority. */
     execute(d->exec, s, in, req->id, K_BURST, nnd_burst_model(b), m, b, x->request,
-            x->measure_timing, NND__PRIORITY__PRIORITY_UNSPECIFIED, x->deadline_ns);
+            x->measure_timing, NND__PRIORITY__PRIORITY_UNSPECIFIED, x->deadline_ns,
+            x->loop_timeout_ns);
 }
 
 /* ---- executions answered otherwise (execution.h) ---------------------------------------- */
@@ -483,6 +485,10 @@ uint64_t nnd_execution_arrival(const nnd_execution *x) {
 
 void nnd_execution_wait(nnd_execution *x) {
     x->waiting = true;
+}
+
+void nnd_execution_loop_timeout(nnd_execution *x, uint64_t loop_timeout_ns) {
+    x->j.loop_timeout_ns = loop_timeout_ns;
 }
 
 void nnd_execution_submit(nnd_execution *x, uint64_t deadline_ns) {

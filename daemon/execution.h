@@ -10,7 +10,9 @@
  * - Execute (and BurstExecute): the handler binds the request on the loop (bind.h), closes
  *   the request's other fds, submits, and returns; the reply goes out when the job is
  *   done. Admission refusals are answered at once with the HAL's code; Execute.priority
- *   UNSPECIFIED means the compilation's.
+ *   UNSPECIFIED means the compilation's. The request's loop_timeout_ns bounds each WHILE
+ *   loop (0: 2 s; at most 15 s); a loop past it ends the execution with
+ *   MISSED_DEADLINE_TRANSIENT (engine.h).
  * - Cancel(request_id) stops the connection's execution that request started (queued,
  *   waiting on fences or running, at its next checkpoint): its reply is GENERAL_FAILURE
  *   "cancelled". Cancel answers done, or INVALID_ARGUMENT when nothing of that id is in
@@ -97,6 +99,8 @@ void nnd_execution_hold(nnd_execution *x, bool measure, nnd_prio prio, nnd_execu
 uint64_t nnd_execution_arrival(const nnd_execution *x);
 /* x waits on something of the loop's (fences): cancelling it ends it at once. */
 void nnd_execution_wait(nnd_execution *x);
+/* How long each WHILE loop of x may run (the request's loop_timeout_ns; 0: the default). */
+void nnd_execution_loop_timeout(nnd_execution *x, uint64_t loop_timeout_ns);
 /* Submits x with deadline_ns (0: none); a refusal ends it at once. */
 void nnd_execution_submit(nnd_execution *x, uint64_t deadline_ns);
 /* Ends a waiting x without running it. */

@@ -234,6 +234,7 @@ void nnd_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const N
     }
     f->measure = x->measure_timing;
     nnd_execution_hold(job, x->measure_timing, m->priority, fenced_end, f);
+    nnd_execution_loop_timeout(job, x->loop_timeout_ns);
     f->job = job;
     f->deadline_ns = x->deadline_ns;
     f->timeout_after_fence_ns = x->timeout_after_fence_ns;

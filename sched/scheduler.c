@@ -442,7 +442,7 @@ static nnd_status run_segment(nnd_sched *s, nnd_job *j) {
         j->next_op = 0;
         j->run_ns = 0; /* starting over: only this run counts */
     }
-    nnd_checkpoint cp = {.check = checkpoint, .ctx = j};
+    nnd_checkpoint cp = {.check = checkpoint, .ctx = j, .loop_timeout_ns = j->loop_timeout_ns};
     uint64_t faults = s->cfg.fault_count ? s->cfg.fault_count() : 0;
     uint64_t t0 = now_ns();
     nnd_status st =

@@ -139,6 +139,8 @@ struct nnd_job {
     uint32_t app; /* a uid */
     nnd_prio prio;
     uint64_t deadline_ns; /* absolute CLOCK_MONOTONIC, 0 = none */
+    /* How long one WHILE loop may run (nnd_checkpoint.loop_timeout_ns): 0 = the default. */
+    uint64_t loop_timeout_ns;
     const nnd_io *inputs, *outputs;
     nnd_output_shape *shapes; /* one per output, or NULL */
     void (*done)(nnd_job *j);
