@@ -72,35 +72,40 @@ static void fp_append(ProtobufCBuffer *b, size_t len, const uint8_t *data) {
     fp_update(((fp_buffer *)b)->s, data, len);
 }
 
-/* Feeds the bytes of every CONSTANT_REFERENCE operand, read from its pool's fd. */
-static int fp_constants(fp_state *s, const Nnd__Model *m, const int *pool_fds, size_t n_pool_fds) {
-    const Nnd__Subgraph *g = m->main;
-    uint8_t *buf = NULL;
+/* Feeds the bytes of every CONSTANT_REFERENCE operand of graph g, read from its pool's fd. */
+static int fp_graph_constants(fp_state *s, const Nnd__Model *m, const Nnd__Subgraph *g,
+                              const int *pool_fds, size_t n_pool_fds, uint8_t **buf) {
     for (size_t i = 0; g && i < g->n_operands; i++) {
         const Nnd__Operand *o = g->operands[i];
         if (o->lifetime != NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE) continue;
         const Nnd__DataLocation *l = o->location;
-        if (!l || l->pool_index >= m->n_pools) goto fail;
+        if (!l || l->pool_index >= m->n_pools) return -1;
         const Nnd__MemoryPool *p = m->pools[l->pool_index];
         if ((p->kind != NND__POOL_KIND__POOL_MEMFD && p->kind != NND__POOL_KIND__POOL_MMAP_FD) ||
             p->fd_index >= n_pool_fds || l->offset > p->size || l->length > p->size - l->offset)
-            goto fail;
-        if (!buf && !(buf = malloc(READ_CHUNK))) goto fail;
+            return -1;
+        if (!*buf && !(*buf = malloc(READ_CHUNK))) return -1;
         uint64_t at = p->offset + l->offset, left = l->length;
         while (left) {
             size_t want = left < READ_CHUNK ? (size_t)left : READ_CHUNK;
-            ssize_t n = pread(pool_fds[p->fd_index], buf, want, (off_t)at);
+            ssize_t n = pread(pool_fds[p->fd_index], *buf, want, (off_t)at);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) goto fail;
-            fp_update(s, buf, (size_t)n);
+            if (n <= 0) return -1;
+            fp_update(s, *buf, (size_t)n);
             at += (uint64_t)n, left -= (uint64_t)n;
         }
     }
-    free(buf);
     return 0;
-fail:
+}
+
+/* The constants in pools of every graph: the main one, then each referenced subgraph. */
+static int fp_constants(fp_state *s, const Nnd__Model *m, const int *pool_fds, size_t n_pool_fds) {
+    uint8_t *buf = NULL;
+    int rc = fp_graph_constants(s, m, m->main, pool_fds, n_pool_fds, &buf);
+    for (size_t r = 0; r < m->n_referenced && rc == 0; r++)
+        rc = fp_graph_constants(s, m, m->referenced[r], pool_fds, n_pool_fds, &buf);
     free(buf);
-    return -1;
+    return rc;
 }
 
 int nnd_cache_token(const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds, int preference,
