@@ -218,7 +218,9 @@ int ANeuralNetworksModel_setOperandValueFromModel(ANeuralNetworksModel *m, int32
     int rc = modifiable(m);
     ndk_operand *o;
     if (rc) return rc;
-    if (!value->finished || value->invalid) return ANEURALNETWORKS_BAD_DATA;
+    /* As the NNAPI runtime: a model not finished (m itself among them: it is still being
+     * built) or finished invalid is in the wrong state to be referenced. */
+    if (!value->finished || value->invalid) return ANEURALNETWORKS_BAD_STATE;
     if ((rc = operand_at(m, index, &o))) return rc;
     if (o->type != ANEURALNETWORKS_MODEL) return ANEURALNETWORKS_BAD_DATA;
     clear_value(o);

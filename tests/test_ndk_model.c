@@ -2,7 +2,8 @@
  * device queries, and models: every documented misuse returns its documented code (null
  * arguments UNEXPECTED_NULL, changes after finish BAD_STATE, bad indexes, types and
  * lengths BAD_DATA), a model the daemon refuses fails at finish, per-channel
- * quantization, constants over 128 bytes, and referenced models (control flow). */
+ * quantization, constants over 128 bytes, and referenced models (control flow: an IF
+ * run both ways). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -267,6 +268,21 @@ static ANeuralNetworksModel *relu_model(void) {
     return m;
 }
 
+/* y = IF(cond) relu(x) ELSE relu(x), one model for both branches, run both ways. */
+static void run_if(ANeuralNetworksCompilation *c, bool cond) {
+    float x[N] = {-2, -1, 1, 2}, y[N] = {0};
+    const uint8_t c8 = cond;
+    ANeuralNetworksExecution *e;
+    assert_int_equal(ANeuralNetworksExecution_create(c, &e), OK);
+    assert_int_equal(ANeuralNetworksExecution_setInput(e, 0, NULL, &c8, 1), OK);
+    assert_int_equal(ANeuralNetworksExecution_setInput(e, 1, NULL, x, sizeof x), OK);
+    assert_int_equal(ANeuralNetworksExecution_setOutput(e, 0, NULL, y, sizeof y), OK);
+    assert_int_equal(ANeuralNetworksExecution_compute(e), OK);
+    for (int i = 0; i < N; i++)
+        assert_true(y[i] == (x[i] > 0 ? x[i] : 0));
+    ANeuralNetworksExecution_free(e);
+}
+
 static void test_referenced_models(void **state) {
     (void)state;
     ANeuralNetworksModel *body = relu_model(), *raw, *m;
@@ -285,7 +301,9 @@ static void test_referenced_models(void **state) {
     assert_int_equal(ANeuralNetworksModel_addOperand(m, &t), OK);
     assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(NULL, 1, body), NUL);
     assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 1, NULL), NUL);
-    assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 1, raw), BAD_DATA);
+    /* A model not finished, the model itself among them, is in the wrong state. */
+    assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 1, raw), BAD_STATE);
+    assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 1, m), BAD_STATE);
     assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 3, body), BAD_DATA);
     assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 9, body), BAD_DATA);
     assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 1, body), OK);
@@ -294,15 +312,15 @@ static void test_referenced_models(void **state) {
     assert_int_equal(ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_IF, 4, in, 1, out), OK);
     assert_int_equal(ANeuralNetworksModel_identifyInputsAndOutputs(m, 2, ins, 1, out), OK);
     assert_int_equal(ANeuralNetworksModel_finish(m), OK);
-    /* The daemon has no control flow yet: unsupported, and refused at compile time. */
-    bool sup[1] = {true};
+    /* Finished: no more references, to it or from it. */
+    assert_int_equal(ANeuralNetworksModel_setOperandValueFromModel(m, 1, body), BAD_STATE);
+    bool sup[1] = {false};
     const ANeuralNetworksDevice *devs[] = {device()};
     assert_int_equal(ANeuralNetworksModel_getSupportedOperationsForDevices(m, devs, 1, sup), OK);
-    ANeuralNetworksCompilation *c;
-    assert_int_equal(ANeuralNetworksCompilation_create(m, &c), OK);
-    int rc = ANeuralNetworksCompilation_finish(c);
-    assert_true(rc == OK || rc == BAD_DATA);
-    assert_true(sup[0] == (rc == OK));
+    assert_true(sup[0]);
+    ANeuralNetworksCompilation *c = compile(m, false);
+    run_if(c, true);
+    run_if(c, false);
     ANeuralNetworksCompilation_free(c);
     int32_t type;
     assert_int_equal(ANeuralNetworksModel_getExtensionOperandType(m, NULL, 1, &type), NUL);
