@@ -1,7 +1,9 @@
 /* test_validation: a table of malformed models, each refused by the engine with
  * INVALID_ARGUMENT and a message naming what is wrong. Every case starts from one valid
  * model (out = ADD(a, b, act) over [2] floats) and breaks one thing. The signed 8-bit
- * cases first turn it into a valid TENSOR_QUANT8_ASYMM_SIGNED model (checked too). */
+ * cases first turn it into a valid TENSOR_QUANT8_ASYMM_SIGNED model (checked too). A
+ * second table does the same for control flow, from a valid model with an IF and a WHILE
+ * over referenced subgraphs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -482,6 +484,21 @@ static void test_base_model_is_valid(void **state) {
     }
 }
 
+/* Both prepare and validate refuse d with INVALID_ARGUMENT and a message holding `message`;
+ * otherwise the case is printed and false returned. */
+static bool refused(const nnd_model_desc *d, const char *name, const char *message) {
+    char err[NND_ERR_LEN] = "";
+    nnd_prepared *p = NULL;
+    nnd_status s = nnd_prepare(d, &p, err, sizeof err);
+    nnd_status v = nnd_validate(d, err, sizeof err);
+    bool ok = s == NND_INVALID_ARGUMENT && v == NND_INVALID_ARGUMENT && !p && strstr(err, message);
+    if (!ok)
+        print_error("case \"%s\": prepare %s, validate %s, message \"%s\" (want \"%s\")\n", name,
+                    nnd_status_name(s), nnd_status_name(v), err, message);
+    nnd_prepared_free(p);
+    return ok;
+}
+
 static void test_malformed_models(void **state) {
     (void)state;
     int failures = 0;
@@ -489,27 +506,251 @@ static void test_malformed_models(void **state) {
         model m;
         base(&m);
         cases[i].breaks(&m);
-        char err[NND_ERR_LEN] = "";
-        nnd_prepared *p = NULL;
-        nnd_status s = nnd_prepare(&m.d, &p, err, sizeof err);
-        nnd_status v = nnd_validate(&m.d, err, sizeof err);
-        if (s != NND_INVALID_ARGUMENT || v != NND_INVALID_ARGUMENT || p ||
-            !strstr(err, cases[i].message)) {
-            print_error("case \"%s\": prepare %s, validate %s, message \"%s\" (want \"%s\")\n",
-                        cases[i].name, nnd_status_name(s), nnd_status_name(v), err,
-                        cases[i].message);
-            failures++;
-        }
-        nnd_prepared_free(p);
+        failures += !refused(&m.d, cases[i].name, cases[i].message);
     }
     assert_int_equal(failures, 0);
     assert_true(sizeof cases / sizeof cases[0] >= 30);
+}
+
+/* ---- control flow ---------------------------------------------------------------------
+ * The valid base: y = IF(c, then, else, x) and z = WHILE(cond, body, w), with
+ * then = else = (a + a) over [2] floats, cond = (a < ten) and body = (a + one) over [1]. */
+
+enum { C, THEN, ELSE, X, Y, COND, BODY, W, Z, N_MAIN };
+enum { SA, SACT, SB, SK, N_SUB = 6, N_REFS = 5 }; /* subgraph operands: in, act, out, const */
+
+typedef struct flow_model {
+    nnd_operand_desc main[N_MAIN + 1];
+    nnd_operation_desc ops[2];
+    uint32_t if_in[5], if_out[1], while_in[3], while_out[1], inputs[3], outputs[2];
+    nnd_operand_desc sub[N_REFS][N_SUB];
+    nnd_operation_desc sub_op[N_REFS];
+    uint32_t sub_in[N_REFS][3], sub_out[N_REFS][1], sub_inputs[N_REFS][1], sub_outputs[N_REFS][1];
+    nnd_subgraph_desc refs[N_REFS];
+    uint8_t values[16];
+    nnd_model_desc d;
+} flow_model;
+
+static nnd_operand_desc ref_to(uint32_t r) {
+    return (nnd_operand_desc){.type = NND_SUBGRAPH_TYPE, .lifetime = NND_SUBGRAPH, .offset = r};
+}
+
+static nnd_operand_desc shaped(int32_t type, uint32_t lifetime, uint32_t n) {
+    return (nnd_operand_desc){.type = type, .rank = 1, .dims = {n}, .lifetime = lifetime};
+}
+
+/* Subgraph r: out = op(in, second, act) over [n] floats; second is the input itself, or a
+ * constant at value offset k_at when k_at >= 0. A LESS takes no activation. */
+static void sub_graph(flow_model *m, uint32_t r, int32_t op, uint32_t n, int k_at) {
+    nnd_operand_desc *o = m->sub[r];
+    o[SA] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, n);
+    o[SACT] = (nnd_operand_desc){.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .length = 4};
+    o[SB] = op == NND_OP_LESS ? shaped(NND_TENSOR_BOOL8, NND_MODEL_OUTPUT, 1)
+                              : shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, n);
+    o[SK] = shaped(NND_TENSOR_FLOAT32, NND_CONSTANT_COPY, 1);
+    o[SK].offset = (uint64_t)(k_at < 0 ? 0 : k_at);
+    o[SK].length = 4;
+    uint32_t second = k_at < 0 ? SA : SK;
+    uint32_t in[3] = {SA, second, SACT};
+    memcpy(m->sub_in[r], in, sizeof in);
+    m->sub_out[r][0] = SB;
+    m->sub_op[r] =
+        (nnd_operation_desc){op, op == NND_OP_LESS ? 2 : 3, m->sub_in[r], 1, m->sub_out[r]};
+    m->sub_inputs[r][0] = SA, m->sub_outputs[r][0] = SB;
+    m->refs[r] = (nnd_subgraph_desc){.n_operands = SK + 1,
+                                     .operands = o,
+                                     .n_operations = 1,
+                                     .operations = &m->sub_op[r],
+                                     .n_inputs = 1,
+                                     .inputs = m->sub_inputs[r],
+                                     .n_outputs = 1,
+                                     .outputs = m->sub_outputs[r]};
+}
+
+static void flow_base(flow_model *m) {
+    memset(m, 0, sizeof *m);
+    const float ten = 10.f, one = 1.f;
+    memcpy(m->values + 4, &ten, 4);
+    memcpy(m->values + 8, &one, 4);
+    sub_graph(m, 0, NND_OP_ADD, 2, -1); /* then */
+    sub_graph(m, 1, NND_OP_ADD, 2, -1); /* else */
+    sub_graph(m, 2, NND_OP_LESS, 1, 4); /* cond: a < 10 */
+    sub_graph(m, 3, NND_OP_ADD, 1, 8);  /* body: a + 1 */
+    sub_graph(m, 4, NND_OP_ADD, 2, -1); /* spare, for the cases that need one */
+    nnd_operand_desc *o = m->main;
+    o[C] = shaped(NND_TENSOR_BOOL8, NND_MODEL_INPUT, 1);
+    o[THEN] = ref_to(0), o[ELSE] = ref_to(1), o[COND] = ref_to(2), o[BODY] = ref_to(3);
+    o[X] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, 2);
+    o[Y] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, 2);
+    o[W] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, 1);
+    o[Z] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, 1);
+    uint32_t if_in[5] = {C, THEN, ELSE, X}, while_in[3] = {COND, BODY, W};
+    memcpy(m->if_in, if_in, sizeof if_in);
+    memcpy(m->while_in, while_in, sizeof while_in);
+    m->if_out[0] = Y, m->while_out[0] = Z;
+    m->ops[0] = (nnd_operation_desc){NND_OP_IF, 4, m->if_in, 1, m->if_out};
+    m->ops[1] = (nnd_operation_desc){NND_OP_WHILE, 3, m->while_in, 1, m->while_out};
+    m->inputs[0] = C, m->inputs[1] = X, m->inputs[2] = W;
+    m->outputs[0] = Y, m->outputs[1] = Z;
+    m->d = (nnd_model_desc){.n_operands = N_MAIN,
+                            .operands = o,
+                            .n_operations = 2,
+                            .operations = m->ops,
+                            .n_inputs = 3,
+                            .inputs = m->inputs,
+                            .n_outputs = 2,
+                            .outputs = m->outputs,
+                            .operand_values = m->values,
+                            .operand_values_len = sizeof m->values,
+                            .n_referenced = N_REFS,
+                            .referenced = m->refs};
+}
+
+static void ref_out_of_range(flow_model *m) {
+    m->main[ELSE].offset = 9;
+}
+static void ref_wrong_lifetime(flow_model *m) {
+    m->main[THEN].lifetime = NND_CONSTANT_COPY;
+}
+static void lifetime_without_type(flow_model *m) {
+    m->main[THEN].type = NND_TENSOR_FLOAT32;
+}
+static void ref_with_length(flow_model *m) {
+    m->main[ELSE].length = 4;
+}
+/* The spare subgraph's second input becomes a reference to itself, read by nothing. */
+static void references_itself(flow_model *m) {
+    m->sub[4][SK] = ref_to(4);
+    m->main[ELSE].offset = 4;
+}
+/* Subgraph 4 names 0, and 0 names 4. */
+static void reference_cycle(flow_model *m) {
+    m->sub[4][SK] = ref_to(0);
+    m->sub[0][SK] = ref_to(4);
+}
+static void condition_not_bool(flow_model *m) {
+    m->main[C].type = NND_TENSOR_FLOAT32;
+}
+static void condition_two_elements(flow_model *m) {
+    m->main[C].dims[0] = 2;
+}
+static void condition_omitted(flow_model *m) {
+    m->main[C].lifetime = NND_NO_VALUE;
+    m->inputs[0] = W, m->inputs[1] = X, m->d.n_inputs = 2;
+}
+static void branch_not_a_subgraph(flow_model *m) {
+    m->if_in[2] = X;
+}
+static void branch_input_count(flow_model *m) {
+    m->if_in[4] = X;
+    m->ops[0].n_inputs = 5;
+}
+static void branch_input_type(flow_model *m) {
+    m->sub[1][SA].type = m->sub[1][SB].type = NND_TENSOR_INT32;
+}
+static void branch_output_dims(flow_model *m) {
+    m->sub[0][SA].dims[0] = m->sub[0][SB].dims[0] = 3;
+}
+static void branch_output_scale(flow_model *m) {
+    m->main[Y].type = NND_TENSOR_QUANT8_ASYMM, m->main[Y].scale = 0.5f;
+}
+static void while_without_inputs(flow_model *m) {
+    m->ops[1].n_inputs = 2;
+}
+static void while_condition_not_bool(flow_model *m) {
+    m->main[COND].offset = 3; /* the body (a float) as the condition */
+}
+static void while_body_changes_shape(flow_model *m) {
+    m->sub[3][SB].dims[0] = 2; /* a + [1, 1]: the carried value would become [2] */
+    m->sub[3][SK].dims[0] = 2;
+    m->sub[3][SK].length = 8;
+    m->main[Z].dims[0] = 0;
+}
+static void while_condition_inputs(flow_model *m) {
+    m->main[W].type = NND_TENSOR_INT32; /* the condition takes a float */
+}
+static void plain_op_reads_reference(flow_model *m) {
+    m->ops[0] = (nnd_operation_desc){NND_OP_ADD, 3, m->if_in, 1, m->if_out};
+    m->if_in[0] = X, m->if_in[1] = THEN, m->if_in[2] = X;
+}
+static void subgraph_error_named(flow_model *m) {
+    m->sub[1][SACT].offset = 14; /* past the operand values */
+}
+static void subgraph_without_outputs(flow_model *m) {
+    m->refs[4].n_outputs = 0;
+    m->main[ELSE].offset = 4;
+}
+
+typedef struct flow_case {
+    const char *name;
+    void (*breaks)(flow_model *m);
+    const char *message; /* a fragment the error must contain */
+} flow_case;
+
+static const flow_case flow_cases[] = {
+    {"subgraph reference out of range", ref_out_of_range, "names subgraph 9"},
+    {"SUBGRAPH type without its lifetime", ref_wrong_lifetime, "goes with lifetime SUBGRAPH"},
+    {"SUBGRAPH lifetime without its type", lifetime_without_type, "goes with lifetime SUBGRAPH"},
+    {"subgraph reference with a length", ref_with_length, "no length"},
+    {"subgraph referencing itself", references_itself, "referenced subgraph 4, operand 3"},
+    {"two subgraphs referencing each other", reference_cycle, "leads back to it"},
+    {"IF condition not TENSOR_BOOL8", condition_not_bool, "IF #0: the condition (operand 0)"},
+    {"IF condition of two elements", condition_two_elements, "TENSOR_BOOL8 of one element"},
+    {"IF condition omitted", condition_omitted, "input 0 is omitted"},
+    {"IF branch not a subgraph", branch_not_a_subgraph, "input 2 (operand 3), its else branch"},
+    {"IF branch input count", branch_input_count, "then branch, subgraph 0, has 1 inputs"},
+    {"IF input type against its branch", branch_input_type, "subgraph 1: types TENSOR_FLOAT32"},
+    {"IF output dimensions against its branch", branch_output_dims, "dimension 0 is 2 and 3"},
+    {"IF output type against its branch", branch_output_scale, "output 0 (operand 2)"},
+    {"WHILE without loop inputs", while_without_inputs, "WHILE #1 has 2 inputs"},
+    {"WHILE condition not TENSOR_BOOL8", while_condition_not_bool, "must be a TENSOR_BOOL8"},
+    {"WHILE body changes a carried shape", while_body_changes_shape, "unlike input 0"},
+    {"WHILE condition against its inputs", while_condition_inputs,
+     "input 0 (operand 0) of its condition"},
+    {"a plain operation reads a subgraph", plain_op_reads_reference, "only IF and WHILE"},
+    {"an error inside a subgraph is named", subgraph_error_named,
+     "referenced subgraph 1: operand 1"},
+    {"a subgraph without outputs", subgraph_without_outputs,
+     "referenced subgraph 4: subgraph needs"},
+};
+
+static void test_flow_base_is_valid(void **state) {
+    (void)state;
+    flow_model m;
+    flow_base(&m);
+    char err[NND_ERR_LEN] = "";
+    nnd_prepared *p = NULL;
+    if (nnd_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("base: %s", err);
+    nnd_exec *e = nnd_exec_create(p);
+    uint8_t c = 1;
+    float x[2] = {1, 2}, w = 0.5f, y[2], z;
+    nnd_io in[3] = {{.data = &c, .length = 1}, {.data = x, .length = 8}, {.data = &w, .length = 4}};
+    nnd_io out[2] = {{.data = y, .length = 8}, {.data = &z, .length = 4}};
+    assert_int_equal(nnd_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+    assert_true(y[0] == 2 && y[1] == 4 && z == 10.5f);
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+}
+
+static void test_malformed_flow_models(void **state) {
+    (void)state;
+    int failures = 0;
+    for (size_t i = 0; i < sizeof flow_cases / sizeof flow_cases[0]; i++) {
+        flow_model m;
+        flow_base(&m);
+        flow_cases[i].breaks(&m);
+        failures += !refused(&m.d, flow_cases[i].name, flow_cases[i].message);
+    }
+    assert_int_equal(failures, 0);
+    assert_true(sizeof flow_cases / sizeof flow_cases[0] >= 15);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base_model_is_valid),
         cmocka_unit_test(test_malformed_models),
+        cmocka_unit_test(test_flow_base_is_valid),
+        cmocka_unit_test(test_malformed_flow_models),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
