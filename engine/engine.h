@@ -179,6 +179,9 @@ typedef struct nnd_cost {
     double bytes;
 } nnd_cost;
 nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
+/* Whether an execution may run a WHILE loop, so that how long it takes depends on its
+ * data (up to the loop timeout), not only on its shapes. */
+bool nnd_prepared_loops(const nnd_prepared *p);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

@@ -525,6 +525,15 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
     return c;
 }
 
+bool nnd_prepared_loops(const nnd_prepared *p) {
+    for (uint32_t i = 0; i <= p->n_subplans; i++) {
+        const nnd_prepared *g = i < p->n_subplans ? p->subplans[i] : p;
+        for (uint32_t k = 0; k < g->n_steps && g->n_flow_steps; k++)
+            if (g->steps[k].def->code == NND_OP_WHILE) return true;
+    }
+    return false;
+}
+
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p) {
     return p->arena_total;
 }

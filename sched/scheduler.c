@@ -165,6 +165,7 @@ nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio pri
         frac[k] = total > 0 ? (float)(frac[k] / total) : 0.0f;
     frac[n] = 1.0f;
     m->prepared = p;
+    m->loops = nnd_prepared_loops(p);
     m->priority = priority;
     m->exec_bytes = bytes;
     m->seed_ns = (uint64_t)total + 1;
@@ -636,7 +637,8 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     }
     nnd_sched_model_ref(j->model);
     s->submitted++;
-    if (typical < s->cfg.inline_ns && s->busy < s->cfg.workers && !nnd_queue_len(s->q)) {
+    if (typical < s->cfg.inline_ns && !j->model->loops && s->busy < s->cfg.workers &&
+        !nnd_queue_len(s->q)) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
         j->ran_inline = true;
         start(s, j, now);

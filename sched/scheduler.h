@@ -42,7 +42,8 @@
  * - A job holds a reference on its model and the memory its inputs and outputs point
  *   to must stay mapped until done(). Each running or suspended job owns an nnd_exec
  *   from its model's spares (made when none is spare).
- * - Short work: a job whose typical run is under cfg.inline_ns runs inside
+ * - Short work: a job whose typical run is under cfg.inline_ns (and whose model runs no
+ *   WHILE loop: its time is its data's) runs inside
  *   nnd_sched_submit() when a worker is idle and nothing waits, sparing two thread
  *   hand-offs; it still counts as the worker it borrows. done() comes with the next drain,
  *   which the owner calls itself: no wake() for it (a wake would cost the owner a loop turn
@@ -107,6 +108,7 @@ typedef struct nnd_sched_model {
     nnd_prio priority; /* the compilation's */
     size_t exec_bytes; /* temporaries of one execution */
     uint64_t seed_ns;  /* the cost model's estimate */
+    bool loops;        /* it may run WHILE loops: never short work, whatever its estimate */
     /* scheduler-private */
     nnd_sched *s;
     float *done_frac; /* n_ops + 1 entries: share of the estimate done before operation k */
