@@ -27,7 +27,7 @@
 #define FZ_MAX_FLOPS    2e7         /* estimated work of one execution */
 #define FZ_MAX_POOL     (1u << 20)  /* one memory pool */
 /* WHILE loops: a fuzzed loop that never ends stops after this long. */
-#define FZ_LOOP_TIMEOUT_NS 20000000ull
+#define FZ_LOOP_TIMEOUT_NS 10000000ull
 
 typedef struct fz_in {
     const uint8_t *p;
