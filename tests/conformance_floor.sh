@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs `nndctl conformance` over a folder of vectors against a real daemon and fails if
 # the pass count drops below the committed floor (a ratchet raised as the engine grows).
-# Usage: conformance_floor.sh BUILD_DIR VECTORS_DIR FLOOR
+# Usage: conformance_floor.sh BUILD_DIR VECTORS_DIR FLOOR (VECTORS_DIR may list several
+# files or folders, separated by colons)
 set -eu
 build=$1 vectors=$2 floor=$3
 dir=$(mktemp -d /tmp/nnd-floor.XXXXXX)
@@ -13,7 +14,12 @@ rm -rf "$dir"' EXIT
 i=0
 while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 rc=0
-out=$("$build/nndctl" --socket "$dir/nnd.sock" conformance "$vectors") || rc=$?
+old_ifs=$IFS
+IFS=:
+# shellcheck disable=SC2086 # split on the colons on purpose
+set -- $vectors
+IFS=$old_ifs
+out=$("$build/nndctl" --socket "$dir/nnd.sock" conformance "$@") || rc=$?
 echo "$out" | tail -n 40
 # nndctl exits 1 when a case failed, which the floor judges; any other status is an error
 # (2 usage, 23 a sanitizer report under `make leakcheck`, 128 and up a signal).

@@ -6,19 +6,27 @@
  * also run with every output one element short (one byte for one-element outputs) and
  * must report OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects
  * failure passes when a model, compilation or compute call refuses it with an error code
- * (case_judge.h). Cases run on two threads that share the library's one connection.
- * Usage: test_ndk_conformance VECTORS_DIR FLOOR  (fails below FLOOR passes, or on any
- * failure). */
+ * (case_judge.h). Referenced subgraphs become models of their own
+ * (setOperandValueFromModel), constants the vectors mark wasConstantReference come from a
+ * memory (setOperandValueFromMemory), and an endless loop runs with a short loop timeout,
+ * judged by its status and time. Cases run on two threads that share the library's one
+ * connection.
+ * Usage: test_ndk_conformance VECTORS[:VECTORS...] FLOOR  (fails below FLOOR passes, or on
+ * any failure). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "conformance.h"
 #include "harness.h"
 #include "nnd/NeuralNetworks.h"
+#include "nnd/nnd.h"
 
 #define JOBS    2
 #define MSG_LEN 512
@@ -62,9 +70,25 @@ static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, ui
     return NULL;
 }
 
-/* The wire model, rebuilt through the NDK calls. */
-static enum verdict build_model(const Nnd__Model *w, ANeuralNetworksModel **out, char *msg) {
-    const Nnd__Subgraph *g = w->main;
+/* The NDK models of a case: [0] the main model, r + 1 referenced subgraph r, and the memory
+ * holding the constants the vectors mark wasConstantReference. */
+typedef struct built {
+    ANeuralNetworksModel **models;
+    size_t n;
+    ANeuralNetworksMemory *pool;
+} built;
+
+static void built_free(built *b) {
+    for (size_t i = 0; b->models && i < b->n; i++)
+        ANeuralNetworksModel_free(b->models[i]);
+    free(b->models);
+    ANeuralNetworksMemory_free(b->pool);
+}
+
+/* One graph g of the wire model w, rebuilt through the NDK calls into *out; the models of
+ * the subgraphs it references are in b, finished. A call's error code is a refusal. */
+static enum verdict build_graph(const Nnd__Model *w, const Nnd__Subgraph *g, const built *b,
+                                bool main, ANeuralNetworksModel **out, char *msg) {
     ANeuralNetworksModel *m;
     int rc;
     if ((rc = ANeuralNetworksModel_create(&m))) return fail(msg, "Model_create: %d", rc);
@@ -81,15 +105,18 @@ static enum verdict build_model(const Nnd__Model *w, ANeuralNetworksModel **out,
     }
     for (size_t i = 0; i < g->n_operands; i++) {
         const Nnd__Operand *o = g->operands[i];
+        const Nnd__DataLocation *l = o->location;
         int32_t idx = (int32_t)i;
         if (o->lifetime == NND__OPERAND_LIFE_TIME__CONSTANT_COPY) {
-            const Nnd__DataLocation *l = o->location;
             rc = ANeuralNetworksModel_setOperandValue(m, idx, w->operand_values.data + l->offset,
                                                       l->length);
         } else if (o->lifetime == NND__OPERAND_LIFE_TIME__NO_VALUE) {
             rc = ANeuralNetworksModel_setOperandValue(m, idx, NULL, 0);
         } else if (o->lifetime == NND__OPERAND_LIFE_TIME__CONSTANT_REFERENCE) {
-            return fail(msg, "operand %zu: constant in a pool (not made by the loader)", i);
+            rc = ANeuralNetworksModel_setOperandValueFromMemory(m, idx, b->pool, l->offset,
+                                                                l->length);
+        } else if (o->lifetime == NND__OPERAND_LIFE_TIME__SUBGRAPH) {
+            rc = ANeuralNetworksModel_setOperandValueFromModel(m, idx, b->models[l->offset + 1]);
         } else {
             rc = 0;
         }
@@ -115,11 +142,44 @@ static enum verdict build_model(const Nnd__Model *w, ANeuralNetworksModel **out,
         m, (uint32_t)g->n_input_indexes, g->n_input_indexes ? g->input_indexes : none,
         (uint32_t)g->n_output_indexes, g->n_output_indexes ? g->output_indexes : none);
     if (rc) return refused(rc, msg, "identifyInputsAndOutputs: %d", rc);
-    if (w->relax_computation_float32_to_float16 &&
+    if (main && w->relax_computation_float32_to_float16 &&
         (rc = ANeuralNetworksModel_relaxComputationFloat32toFloat16(m, true)))
         return refused(rc, msg, "relaxComputationFloat32toFloat16: %d", rc);
     if ((rc = ANeuralNetworksModel_finish(m))) return refused(rc, msg, "Model_finish: %d", rc);
     return PASS;
+}
+
+/* Whether every subgraph g references has its model in b already. */
+static bool callees_built(const Nnd__Subgraph *g, const built *b) {
+    for (size_t i = 0; i < g->n_operands; i++) {
+        const Nnd__Operand *o = g->operands[i];
+        if (o->lifetime != NND__OPERAND_LIFE_TIME__SUBGRAPH) continue;
+        if (!o->location || o->location->offset + 1 >= b->n || !b->models[o->location->offset + 1])
+            return false;
+    }
+    return true;
+}
+
+/* The wire model w (pooled constants in pool_fd), rebuilt through the NDK calls: each
+ * referenced subgraph a model of its own, finished before the models that reference it. */
+static enum verdict build_model(const Nnd__Model *w, int pool_fd, built *b, char *msg) {
+    memset(b, 0, sizeof *b);
+    b->n = w->n_referenced + 1;
+    if (!(b->models = calloc(b->n, sizeof *b->models))) return fail(msg, "out of memory");
+    int rc;
+    if (pool_fd >= 0 && (rc = ANeuralNetworksMemory_createFromFd((size_t)w->pools[0]->size,
+                                                                 PROT_READ, pool_fd, 0, &b->pool)))
+        return fail(msg, "Memory_createFromFd: %d", rc);
+    for (size_t left = w->n_referenced, pass = 0; left; pass++) {
+        if (pass > w->n_referenced) return fail(msg, "referenced subgraphs reference each other");
+        for (size_t r = 0; r < w->n_referenced; r++) {
+            if (b->models[r + 1] || !callees_built(w->referenced[r], b)) continue;
+            enum verdict v = build_graph(w, w->referenced[r], b, false, &b->models[r + 1], msg);
+            if (v != PASS) return v;
+            left--;
+        }
+    }
+    return build_graph(w, w->main, b, true, &b->models[0], msg);
 }
 
 /* The buffer an output gets: its exact size (zero-sized outputs one element), or when
@@ -186,6 +246,26 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
             v = fail(msg, "example %zu%s: setOutput %zu: %d", exi, step, k, rc);
     }
     if (v != PASS) goto out;
+    if (c->infinite_loop_timeout) { /* judged by its status and the time it took */
+        char why[MSG_LEN - 64];
+        if ((rc = ANeuralNetworksExecution_setLoopTimeout(e, NND_CASE_LOOP_TIMEOUT_NS))) {
+            v = fail(msg, "setLoopTimeout: %d", rc);
+            goto out;
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rc = ANeuralNetworksExecution_compute(e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+                      (uint64_t)t0.tv_nsec;
+        bool missed = rc == ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT ||
+                      rc == ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT;
+        if (nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why))
+            v = refused(rc, msg, "example %zu: the loop timeout stopped it", exi);
+        else
+            v = fail(msg, "example %zu: compute returned %d: %s", exi, rc, why);
+        goto out;
+    }
     rc = ANeuralNetworksExecution_compute(e);
     int want = shrink ? ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE : ANEURALNETWORKS_NO_ERROR;
     if (rc != want && !shrink) {
@@ -240,14 +320,35 @@ static bool any_shrinkable(const nnd_case_example *ex) {
     return false;
 }
 
+/* The constants the vectors mark wasConstantReference in a memfd, as an app's weights
+ * file would be: *pooled (to free) is the model naming them, *fd the memfd (-1: none). */
+static enum verdict pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd, char *msg) {
+    uint8_t *bytes, *map;
+    size_t len;
+    *fd = -1;
+    if (!(*pooled = nnd_case_pooled_model(c, &bytes, &len)))
+        return c->n_pooled ? fail(msg, "out of memory") : PASS;
+    *fd = nnd_memfd_create("ndk-conformance-constants", len, (void **)&map);
+    if (*fd >= 0) {
+        memcpy(map, bytes, len);
+        munmap(map, len);
+    }
+    free(bytes);
+    return *fd >= 0 ? PASS : fail(msg, "memfd: %d", *fd);
+}
+
 static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
+    built b = {0};
     ANeuralNetworksModel *m = NULL;
     ANeuralNetworksCompilation *comp = NULL;
     ANeuralNetworksDevice *dev = NULL;
     size_t n_ops = c->model->main->n_operations;
     bool *sup = calloc(n_ops + 1, sizeof *sup);
-    int rc;
-    enum verdict v = sup ? build_model(c->model, &m, msg) : fail(msg, "out of memory");
+    Nnd__Model *pooled = NULL;
+    int rc, fd = -1;
+    enum verdict v = sup ? pool_constants(c, &pooled, &fd, msg) : fail(msg, "out of memory");
+    if (v == PASS) v = build_model(pooled ? pooled : c->model, fd, &b, msg);
+    m = b.models ? b.models[0] : NULL;
     if (v == PASS && (rc = ANeuralNetworks_getDevice(0, &dev))) v = fail(msg, "getDevice: %d", rc);
     if (v == PASS) {
         const ANeuralNetworksDevice *devs[1] = {dev};
@@ -276,7 +377,9 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
             v = run_example(c, comp, i, true, msg);
     }
     ANeuralNetworksCompilation_free(comp);
-    ANeuralNetworksModel_free(m);
+    built_free(&b);
+    if (fd >= 0) close(fd);
+    if (pooled) nnd__model__free_unpacked(pooled, NULL);
     free(sup);
     return v;
 }
@@ -314,17 +417,21 @@ static void note_skip(void *ctx, const char *file, const char *case_name, const 
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: test_ndk_conformance VECTORS_DIR FLOOR\n");
+        fprintf(stderr, "usage: test_ndk_conformance VECTORS[:VECTORS...] FLOOR\n");
         return 2;
     }
     long floor = strtol(argv[2], NULL, 10);
     nnd_case *cases = NULL;
     size_t n = 0;
     char err[1024];
-    if (nnd_cases_load(argv[1], &cases, &n, note_skip, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "test_ndk_conformance: %s\n", err);
-        nnd_cases_free(cases, n);
-        return 2;
+    /* Several files or folders may be given, separated by colons. */
+    for (char *list = argv[1], *path; (path = strsep(&list, ":"));) {
+        if (!*path) continue;
+        if (nnd_cases_load(path, &cases, &n, note_skip, NULL, err, sizeof err) < 0) {
+            fprintf(stderr, "test_ndk_conformance: %s\n", err);
+            nnd_cases_free(cases, n);
+            return 2;
+        }
     }
     nnd_test_daemon d;
     const char *const args[] = {"--log-level", "warn", NULL};

@@ -167,3 +167,18 @@ bool nnd_case_refusal_passes(const nnd_case *c, bool missed_deadline, char *why,
     }
     return true;
 }
+
+bool nnd_case_judge_endless(bool missed_deadline, uint64_t elapsed_ns, uint64_t timeout_ns,
+                            char *why, size_t whylen) {
+    unsigned long long ms = elapsed_ns / 1000000, limit = timeout_ns / 1000000;
+    if (!missed_deadline)
+        case_errf(why, whylen, "an endless loop must end with MISSED_DEADLINE, not another status");
+    else if (elapsed_ns < timeout_ns)
+        case_errf(why, whylen, "stopped after %llu ms, before its loop timeout of %llu ms", ms,
+                  limit);
+    else if (elapsed_ns - timeout_ns > NND_CASE_LOOP_SLACK_NS)
+        case_errf(why, whylen, "stopped after %llu ms, long past its loop timeout of %llu ms", ms,
+                  limit);
+    return missed_deadline && elapsed_ns >= timeout_ns &&
+           elapsed_ns - timeout_ns <= NND_CASE_LOOP_SLACK_NS;
+}

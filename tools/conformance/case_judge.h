@@ -11,7 +11,9 @@
  * it with an error status at any step (supported operations, prepare, execution), and
  * fails when every step succeeds. nnd_case_refusal_passes() judges the refusal: a case
  * with infinite_loop_timeout passes only on MISSED_DEADLINE_TRANSIENT or _PERSISTENT (the
- * loop timeout stopped it), any other on any error. A runner that finds an operation
+ * loop timeout stopped it), any other on any error. Runners execute such a case with
+ * NND_CASE_LOOP_TIMEOUT_NS as its loop timeout and judge the time it took with
+ * nnd_case_judge_endless(). A runner that finds an operation
  * unsupported skips the case, as it skips any other: that says nothing about validity. */
 #ifndef NND_CASE_JUDGE_H
 #define NND_CASE_JUDGE_H
@@ -33,5 +35,15 @@ bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *expected, const vo
 /* A refusal of an expect_failure case: true when it passes, else the reason in why.
  * missed_deadline: the refusal's status was MISSED_DEADLINE_TRANSIENT or _PERSISTENT. */
 bool nnd_case_refusal_passes(const nnd_case *c, bool missed_deadline, char *why, size_t whylen);
+
+/* Endless loops (infinite_loop_timeout): runners execute them with this loop timeout, and
+ * the execution must end no sooner than it and at most NND_CASE_LOOP_SLACK_NS later. */
+#define NND_CASE_LOOP_TIMEOUT_NS 100000000ull  /* 100 ms */
+#define NND_CASE_LOOP_SLACK_NS   1000000000ull /* 1 s, for a busy machine */
+/* One execution of an endless-loop case, run with loop timeout timeout_ns, that ended
+ * after elapsed_ns: true when it ended with MISSED_DEADLINE_TRANSIENT or _PERSISTENT
+ * (missed_deadline) within the bounds above; else why says how it went wrong. */
+bool nnd_case_judge_endless(bool missed_deadline, uint64_t elapsed_ns, uint64_t timeout_ns,
+                            char *why, size_t whylen);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "case_model.h"
+#include "case_pool.h"
 #include "case_read.h"
 #include "case_tensor.h"
 
@@ -30,6 +31,7 @@ static void free_case(nnd_case *c) {
     for (size_t i = 0; i < c->n_examples; i++)
         free_example(&c->examples[i]);
     free(c->examples);
+    free(c->pooled);
 }
 
 void nnd_cases_free(nnd_case *cases, size_t n_cases) {
@@ -90,6 +92,9 @@ static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, 
               case_model_from_json(cJSON_GetObjectItemCaseSensitive(j, "model"), why, sizeof why)))
         goto fail;
     c->relaxed = c->model->relax_computation_float32_to_float16;
+    if (case_pool_marks_from_json(cJSON_GetObjectItemCaseSensitive(j, "model"), c, why,
+                                  sizeof why) < 0)
+        goto fail;
     const cJSON *exs = cJSON_GetObjectItemCaseSensitive(j, "examples");
     size_t k = cJSON_IsArray(exs) ? (size_t)cJSON_GetArraySize(exs) : 0;
     if (k && !(c->examples = calloc(k, sizeof *c->examples))) goto fail;

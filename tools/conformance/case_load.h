@@ -22,6 +22,9 @@
  *   min_supported_version and folder. A file without them (V1_0 to V1_2) reads as false,
  *   NND_CASE_VERSION_UNKNOWN and "". A min_supported_version the loader does not know
  *   makes the case unreadable. How a runner judges the flags: case_judge.h.
+ * - Control flow (HAL 1.3): a model's "referenced" subgraphs come as Model.referenced, the
+ *   SUBGRAPH type and lifetime as their codes; the operands marked wasConstantReference
+ *   are listed in pooled (case_pool.h).
  */
 #ifndef NND_CASE_LOAD_H
 #define NND_CASE_LOAD_H
@@ -67,6 +70,11 @@ typedef enum nnd_case_version {
 /* "V1_3", "AIDL_V2", ... as the vectors spell them. */
 const char *nnd_case_version_name(nnd_case_version v);
 
+/* An operand of a case's model: graph 0 is the main graph, r + 1 referenced subgraph r. */
+typedef struct nnd_case_ref {
+    uint32_t graph, operand;
+} nnd_case_ref;
+
 typedef struct nnd_case {
     char *name;
     char *file;
@@ -81,6 +89,10 @@ typedef struct nnd_case {
     uint32_t *ignored_outputs;
     size_t n_examples;
     nnd_case_example *examples;
+    /* Constants the upstream test placed in memory ("wasConstantReference"), kept inline
+     * in model; nnd_case_pooled_model() (case_pool.h) moves them to a pool. */
+    size_t n_pooled;
+    nnd_case_ref *pooled;
 } nnd_case;
 
 typedef void (*nnd_case_skip_fn)(void *ctx, const char *file, const char *case_name,

@@ -3,6 +3,7 @@
  * - case_load.h: vectors into cases (wire models and example tensors);
  * - case_judge.h: an output against the pass criteria;
  * - case_names.h: HAL names of operation and operand type codes, element sizes;
+ * - case_pool.h: the constants the vectors mark wasConstantReference, in a memory pool;
  * - case_report.h: the lines the runners print alike.
  * Each header states its own contract. */
 #ifndef NND_CONFORMANCE_H
@@ -11,6 +12,7 @@
 #include "case_judge.h"
 #include "case_load.h"
 #include "case_names.h"
+#include "case_pool.h"
 #include "case_report.h"
 
 #endif

@@ -1,11 +1,14 @@
 /* conformance_local: runs conformance cases through the engine in this process, without
  * a daemon: the fast loop for kernel work, and the oracle the daemon path is compared to.
  * A case that expects failure passes when the engine refuses it at conversion, supported
- * operations, prepare or execution (case_judge.h).
+ * operations, prepare or execution (case_judge.h); an endless loop when its loop timeout
+ * stops it in time (nnd_case_judge_endless). Constants the vectors mark
+ * wasConstantReference come from a memory pool (case_pool.h).
  * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conformance.h"
 #include "convert.h"
@@ -106,30 +109,63 @@ static int refused(const nnd_case *c, const char *step, nnd_status s, const char
     return 1;
 }
 
-/* Returns 0 pass, 1 fail, 2 skip. */
-static int run_case(const nnd_case *c) {
+/* An endless loop (infinite_loop_timeout): its first example under a short loop timeout,
+ * judged by its status and the time it took. Returns 0 pass, 1 fail. */
+static int run_endless(const nnd_case *c, nnd_exec *e, const nnd_prepared *p) {
+    uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
+    nnd_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
+    void **bufs = calloc(n_out + 1, sizeof(void *));
+    const nnd_case_example *ex = &c->examples[0];
+    char err[NND_ERR_LEN] = "", why[160] = "bad example";
+    bool ok = ins && outs && bufs && input_io(ex, ins, n_in);
+    for (size_t i = 0; ok && i < ex->n_outputs; i++) {
+        const nnd_case_tensor *t = &ex->outputs[i];
+        ok = t->index < n_out && (bufs[t->index] = calloc(1, t->bytes + 64));
+        if (ok) outs[t->index] = (nnd_io){.data = bufs[t->index], .length = t->bytes};
+    }
+    nnd_status s = NND_OK;
+    if (ok) {
+        nnd_checkpoint cp = {NULL, NULL, NND_CASE_LOOP_TIMEOUT_NS};
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        s = nnd_exec_run(e, ins, outs, NULL, &cp, err, sizeof err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+                      (uint64_t)t0.tv_nsec;
+        bool missed = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
+        ok = nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
+    }
+    if (!ok) printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, nnd_status_name(s), err);
+    for (uint32_t i = 0; bufs && i < n_out; i++)
+        free(bufs[i]);
+    free(bufs), free(ins), free(outs);
+    return ok ? 0 : 1;
+}
+
+/* A converted case: supported operations, prepare (which takes the pool views on success,
+ * *owned then set), each example. Returns 0 pass, 1 fail, 2 skip. */
+static int run_desc(const nnd_case *c, nnd_model_desc *d, bool *owned) {
     char err[NND_ERR_LEN] = "", why[512] = "";
-    nnd_model_desc d;
-    nnd_status s = nnd_model_from_proto(c->model, NULL, 0, &d, err, sizeof err);
-    if (s) return refused(c, "convert", s, err);
-    bool *supported = calloc(d.n_operations + 1, sizeof(bool));
-    s = nnd_supported_operations(&d, supported, err, sizeof err);
+    bool *supported = calloc(d->n_operations + 1, sizeof(bool));
+    nnd_status s = nnd_supported_operations(d, supported, err, sizeof err);
     const char *missing = s ? NULL : unsupported_op(c, supported);
     free(supported);
-    if (s) {
-        nnd_model_desc_clear(&d);
-        return refused(c, "supported operations", s, err);
-    }
+    if (s) return refused(c, "supported operations", s, err);
     if (missing) {
         if (verbose) printf("SKIP %s:%s: unsupported %s\n", c->file, c->name, missing);
-        nnd_model_desc_clear(&d);
         return 2;
     }
     nnd_prepared *p = NULL;
-    s = nnd_prepare(&d, &p, err, sizeof err);
-    nnd_model_desc_clear(&d);
+    s = nnd_prepare(d, &p, err, sizeof err);
     if (s) return refused(c, "prepare", s, err);
+    *owned = true;
     nnd_exec *e = nnd_exec_create(p);
+    if (c->infinite_loop_timeout && c->n_examples) {
+        int rc = run_endless(c, e, p);
+        nnd_exec_free(e);
+        nnd_prepared_free(p);
+        return rc;
+    }
     int rc = 0;
     bool refusal = false;
     for (size_t x = 0; x < c->n_examples && rc == 0 && !refusal; x++) {
@@ -150,6 +186,28 @@ static int run_case(const nnd_case *c) {
     }
     nnd_exec_free(e);
     nnd_prepared_free(p);
+    return rc;
+}
+
+/* Returns 0 pass, 1 fail, 2 skip. */
+static int run_case(const nnd_case *c) {
+    char err[NND_ERR_LEN] = "";
+    uint8_t *pool;
+    size_t pool_len;
+    Nnd__Model *pooled = nnd_case_pooled_model(c, &pool, &pool_len);
+    if (c->n_pooled && !pooled) {
+        printf("FAIL %s:%s: out of memory\n", c->file, c->name);
+        return 1;
+    }
+    nnd_memory_view view = {pool, pool_len, free, pool};
+    nnd_model_desc d;
+    nnd_status s = nnd_model_from_proto(pooled ? pooled : c->model, pooled ? &view : NULL,
+                                        pooled ? 1 : 0, &d, err, sizeof err);
+    bool owned = false; /* the prepared model frees the pool */
+    int rc = s ? refused(c, "convert", s, err) : run_desc(c, &d, &owned);
+    nnd_model_desc_clear(&d);
+    if (!owned) free(pool);
+    if (pooled) nnd__model__free_unpacked(pooled, NULL);
     return rc;
 }
 

@@ -1,13 +1,16 @@
 /* nndctl_conformance.c: `nndctl conformance`, the conformance vectors run through the daemon.
  *
  * Each case: GetSupportedOperations (any false: skipped), PrepareModel with the constants
- * inline, then per example one memfd pool holding every input and output at 64-byte aligned
- * offsets, Execute, and nnd_case_judge on every output with the dimensions the daemon
- * reported. Dynamic-output-shape cases also run each example with every output one element
- * too small and must get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that
- * expects failure passes when the daemon answers GetSupportedOperations, PrepareModel or an
- * Execute with an error status (case_judge.h); a lost connection is never a pass. Cases run
- * on --jobs threads, each with its own connection; results print in case order. */
+ * inline, except those the vectors mark wasConstantReference, which go in a memfd pool
+ * (case_pool.h); then per example one memfd pool holding every input and output at 64-byte
+ * aligned offsets, Execute, and nnd_case_judge on every output with the dimensions the
+ * daemon reported. An endless loop (infinite_loop_timeout) runs with
+ * NND_CASE_LOOP_TIMEOUT_NS as its loop timeout, its time judged by nnd_case_judge_endless.
+ * Dynamic-output-shape cases also run each example with every output one element too small and must
+ * get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects failure passes when
+ * the daemon answers GetSupportedOperations, PrepareModel or an Execute with an error status
+ * (case_judge.h); a lost connection is never a pass. Cases run on --jobs threads, each with its own
+ * connection; results print in case order. */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conformance.h"
@@ -154,9 +158,26 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
         }
     }
     char err[MSG_LEN - 64];
-    int st = nnd_client_execute(cl, handle, &req, &fd, 1, false, 0, &reply, err, sizeof err);
+    /* An endless loop runs with a short loop timeout and is judged by how it ends. */
+    nnd_exec_opts opts = {.loop_timeout_ns =
+                              c->infinite_loop_timeout ? NND_CASE_LOOP_TIMEOUT_NS : 0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int st = nnd_client_execute_opts(cl, handle, &req, &fd, 1, &opts, &reply, err, sizeof err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st < 0) {
         res = fail(true, msg, "example %zu%s: Execute: %s", exi, step, err);
+        goto out;
+    }
+    if (c->infinite_loop_timeout) {
+        uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+                      (uint64_t)t0.tv_nsec;
+        bool missed = st == NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT ||
+                      st == NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT;
+        char why[MSG_LEN - 64];
+        bool ok = nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
+        res = fail(false, msg, "example %zu: %s", exi, ok ? err : why);
+        res.refusal = ok ? st : 0; /* in time: a refusal for judge_expected_failure */
         goto out;
     }
     size_t nshapes = reply->executed ? reply->executed->n_output_shapes : 0;
@@ -220,14 +241,49 @@ static bool any_shrinkable(const nnd_case_example *ex) {
     return false;
 }
 
+/* The constants the vectors mark wasConstantReference go in a memfd pool, as a client's
+ * weights would: *pooled (to free) is the model naming them, *fd its pool or -1. Returns
+ * -1 when out of memory. */
+static int pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd) {
+    uint8_t *bytes, *map;
+    size_t len;
+    *fd = -1;
+    *pooled = nnd_case_pooled_model(c, &bytes, &len);
+    if (!*pooled) return c->n_pooled ? -1 : 0;
+    *fd = nnd_memfd_create("nndctl-conformance-constants", len, (void **)&map);
+    if (*fd >= 0) {
+        memcpy(map, bytes, len);
+        munmap(map, len);
+    }
+    free(bytes);
+    return *fd >= 0 ? 0 : -1;
+}
+
+static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *model, const int *fds,
+                         size_t n_fds, char *msg);
+
 static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
-    const Nnd__Subgraph *g = c->model->main;
+    Nnd__Model *pooled;
+    int fd;
+    outcome res;
+    if (pool_constants(c, &pooled, &fd) < 0)
+        res = fail(false, msg, "out of memory putting constants in a pool");
+    else
+        res = run_model(cl, c, pooled ? pooled : c->model, &fd, fd >= 0, msg);
+    if (fd >= 0) close(fd);
+    if (pooled) nnd__model__free_unpacked(pooled, NULL);
+    return res;
+}
+
+static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *model, const int *fds,
+                         size_t n_fds, char *msg) {
+    const Nnd__Subgraph *g = model->main;
     size_t n_ops = g->n_operations;
     bool *supported = calloc(n_ops + 1, sizeof *supported);
     char err[MSG_LEN - 64];
     if (!supported) return fail(false, msg, "out of memory");
     int st =
-        nnd_client_supported_operations(cl, c->model, NULL, 0, supported, n_ops, err, sizeof err);
+        nnd_client_supported_operations(cl, model, fds, n_fds, supported, n_ops, err, sizeof err);
     if (st != 0) {
         free(supported);
         outcome res = fail(st < 0, msg, "GetSupportedOperations: %s", err);
@@ -243,7 +299,7 @@ static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
     }
     free(supported);
     uint64_t handle;
-    st = nnd_client_prepare(cl, c->model, NULL, 0,
+    st = nnd_client_prepare(cl, model, fds, n_fds,
                             NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
                             NND__PRIORITY__PRIORITY_MEDIUM, 0, &handle, err, sizeof err);
     if (st != 0) {
