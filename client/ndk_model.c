@@ -455,7 +455,7 @@ static int daemon_validates(const ANeuralNetworksModel *m) {
     ndk_wire w;
     int rc = ndk_model_wire(m, &w);
     bool *sup = calloc(m->n_ops + 1, sizeof *sup);
-    if (rc == ANEURALNETWORKS_NO_ERROR && sup && !w.has_references) {
+    if (rc == ANEURALNETWORKS_NO_ERROR && sup) {
         int st = nnd_client_supported_operations(s->client, w.model, w.fds, w.n_fds, sup, m->n_ops,
                                                  NULL, 0);
         if (st < 0) ndk_session_code(s, st); /* notes a dead connection; finish goes on */
@@ -678,7 +678,6 @@ int ndk_model_wire(const ANeuralNetworksModel *main, ndk_wire *w) {
             c.mems[c.n_mems++] = m->mems[k];
         }
     }
-    w->has_references = c.n_models > 1;
     /* One operand_values buffer: each model's small values, 8-byte aligned. */
     size_t total = 0;
     if (!(c.value_base = walloc(w, sizeof *c.value_base * c.n_models))) goto fail;

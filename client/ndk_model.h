@@ -20,7 +20,6 @@ typedef struct ndk_wire {
     int *fds;
     size_t n_fds;
     bool has_extensions;
-    bool has_references;
     void **allocs; /* everything the wire form owns */
     size_t n_allocs, cap_allocs;
 } ndk_wire;
