@@ -385,6 +385,24 @@ static nnd_status check_flow_op(const nnd_model_desc *m, const graph_ctx *g, uin
     return NND_OK;
 }
 
+/* What control flow asks of every operation k: only IF and WHILE read subgraph references,
+ * and no vendor extension operation runs inside a referenced subgraph. */
+static nnd_status flow_placement(const nnd_model_desc *m, const graph_ctx *g, uint32_t k, char *err,
+                                 size_t errlen) {
+    const nnd_operation_desc *op = &m->operations[k];
+    for (uint32_t j = 0; j < op->n_inputs && !nnd_flow_is_op(op->type); j++)
+        if (m->operands[op->inputs[j]].lifetime == NND_SUBGRAPH)
+            return FAIL("operation %u (%s) input %u (operand %u) is a subgraph reference; only "
+                        "IF and WHILE take one",
+                        k, nnd_operation_name(op->type), j, op->inputs[j]);
+    if (g->referenced && (nnd_ext_is_code(op->type) || op->type == NND_OP_OEM_OPERATION))
+        return nnd_failf(err, errlen, NND_UNSUPPORTED,
+                         "operation %u: vendor extension operations are not supported inside "
+                         "control flow",
+                         k);
+    return NND_OK;
+}
+
 /* Runs every operation's signature check against the model's tensors. supported may be
  * NULL (then the first failure is returned) or receive one flag per operation. */
 static nnd_status check_operations(const nnd_model_desc *m, const graph_ctx *g, nnd_tensor *tensors,
@@ -393,20 +411,9 @@ static nnd_status check_operations(const nnd_model_desc *m, const graph_ctx *g, 
     for (uint32_t k = 0; k < m->n_operations; k++) {
         const nnd_operation_desc *op = &m->operations[k];
         const nnd_op_def *def = nnd_op_lookup(op->type);
-        nnd_status s = NND_OK;
-        for (uint32_t j = 0; j < op->n_inputs && !s && !nnd_flow_is_op(op->type); j++)
-            if (m->operands[op->inputs[j]].lifetime == NND_SUBGRAPH)
-                s = FAIL("operation %u (%s) input %u (operand %u) is a subgraph reference; only IF "
-                         "and WHILE take one",
-                         k, nnd_operation_name(op->type), j, op->inputs[j]);
+        nnd_status s = flow_placement(m, g, k, err, errlen);
         if (s) {
-        } else if (g->referenced &&
-                   (nnd_ext_is_code(op->type) || op->type == NND_OP_OEM_OPERATION)) {
-            s = (nnd_errf(err, errlen,
-                          "operation %u: vendor extension operations are not supported inside "
-                          "control flow",
-                          k),
-                 NND_UNSUPPORTED);
+            /* refused for where it stands */
         } else if (!def) {
             if (op->type >= 0 && op->type < NND_OP_COUNT)
                 s = (nnd_errf(err, errlen, "operation %u: %s is not supported by this driver", k,
