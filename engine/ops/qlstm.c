@@ -213,8 +213,10 @@ static bool plan_gate(nnd_op_ctx *c, const qlstm_run_ctx *r, int g, gate_plan *p
         multiplier((float)scale, &p->mp, &p->sp);
     }
     if (p->ln) multiplier(ln->scale, &p->mln, &p->sln);
-    int32_t limit = (int32_t)(10000 * ln->scale); /* keeps the variance from overflowing */
-    p->variance_limit = limit < 1 ? limit : 1;
+    /* Keeps the variance from overflowing; a scale past an int's range (a client's to
+     * choose) must not reach the conversion. */
+    double limit = 10000.0 * ln->scale;
+    p->variance_limit = limit >= 1 ? 1 : limit > INT32_MIN ? (int32_t)limit : INT32_MIN;
     p->bias_x = nnd_scratch(c, r->units * sizeof(int32_t));
     p->bias_h = nnd_scratch(c, r->units * sizeof(int32_t));
     if (oom || !p->bias_x || !p->bias_h) return false;
