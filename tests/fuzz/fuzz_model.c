@@ -3,7 +3,9 @@
  *   then the stream: one zero-padded pool per MemoryPool (its size, at most FZ_MAX_POOL),
  *   then the execution stream of fuzz_common.h.
  * The model goes through daemon/convert.c as the daemon's PrepareModel does, then
- * nnd_supported_operations(), nnd_prepare() and, when that succeeds, fz_exec_prepared(). */
+ * nnd_supported_operations(), nnd_prepare() and, when that succeeds, fz_exec_prepared().
+ * Referenced subgraphs (IF, WHILE) come with the model, as on the wire; a loop stops after
+ * FZ_LOOP_TIMEOUT_NS. */
 #include <stdbool.h>
 #include <stdlib.h>
 
