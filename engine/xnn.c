@@ -1,10 +1,12 @@
 /* xnn.c: the XNNPACK backend (backend.h). Claims CONV_2D, DEPTHWISE_CONV_2D,
  * FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL, RELU, RELU1, RELU6, LOGISTIC
- * and TANH on TENSOR_FLOAT32 and TENSOR_QUANT8_ASYMM, and HARD_SWISH and ELU (a constant
- * alpha) on TENSOR_FLOAT32, when shapes and parameters are fixed at prepare and XNNPACK
- * computes what the reference does (the families' claims: xnn_conv.c, xnn_eltwise.c):
- * - NHWC only; no per-channel quantized filters (XNNPACK's qc8 wants signed inputs).
- * - XNNPACK's QUANT8 arithmetic requantizes in float (round to nearest even) where the
+ * and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED, and
+ * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, when shapes and parameters are
+ * fixed at prepare and XNNPACK computes what the reference does (the families' claims:
+ * xnn_conv.c, xnn_eltwise.c; signed operators: xnn_qs8.c):
+ * - NHWC only; per-channel quantized filters (TENSOR_QUANT8_SYMM_PER_CHANNEL) only with
+ *   signed inputs (XNNPACK's qc8); signed per-tensor filters only with zero point 0.
+ * - XNNPACK's 8-bit arithmetic requantizes in float (round to nearest even) where the
  *   reference uses gemmlowp fixed point: results agree within one step, the conformance
  *   tolerance. XNNPACK refuses some scale ratios at create; those steps stay reference.
  * - TENSOR_FLOAT16: every operation above with a FLOAT32 operator takes it (xnn_fp16.c):
@@ -46,38 +48,41 @@ static void xnn_init(void) {
 
 static enum xnn_status setup(xnn_step *s, const void *a, const void *b, void *y) {
     pthreadpool_t tp = xnn_pool;
+    if (s->dt == XD_QS8) return xnn_qs8_setup(s, a, b, y, tp);
+    bool q8 = s->dt == XD_QU8;
     switch (s->kind) {
     case XK_CONV:
-        return s->q8 ? xnn_setup_convolution2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
-                     : xnn_setup_convolution2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+        return q8 ? xnn_setup_convolution2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
+                  : xnn_setup_convolution2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
     case XK_AVG_POOL:
-        return s->q8 ? xnn_setup_average_pooling2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
-                     : xnn_setup_average_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+        return q8 ? xnn_setup_average_pooling2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
+                  : xnn_setup_average_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
     case XK_MAX_POOL:
-        return s->q8 ? xnn_setup_max_pooling2d_nhwc_u8(s->op, s->batch, s->h, s->w, a, y, tp)
-                     : xnn_setup_max_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+        return q8 ? xnn_setup_max_pooling2d_nhwc_u8(s->op, s->batch, s->h, s->w, a, y, tp)
+                  : xnn_setup_max_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
     case XK_FC:
-        return s->q8 ? xnn_setup_fully_connected_nc_qu8(s->op, s->batch, a, y, tp)
-                     : xnn_setup_fully_connected_nc_f32(s->op, s->batch, a, y, tp);
+        return q8 ? xnn_setup_fully_connected_nc_qu8(s->op, s->batch, a, y, tp)
+                  : xnn_setup_fully_connected_nc_f32(s->op, s->batch, a, y, tp);
     case XK_ADD:
-        return s->q8 ? xnn_setup_add_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a,
-                                            b, y, tp)
-                     : xnn_setup_add_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a,
-                                            b, y, tp);
+        return q8 ? xnn_setup_add_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp)
+                  : xnn_setup_add_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
     case XK_MUL:
-        return s->q8 ? xnn_setup_multiply_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank,
-                                                 s->b_shape, a, b, y, tp)
-                     : xnn_setup_multiply_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank,
-                                                 s->b_shape, a, b, y, tp);
+        return q8 ? xnn_setup_multiply_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp)
+                  : xnn_setup_multiply_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp);
     case XK_CLAMP:
-        return s->q8 ? xnn_setup_clamp_nc_u8(s->op, 1, a, y, tp)
-                     : xnn_setup_clamp_nc_f32(s->op, 1, a, y, tp);
+        return q8 ? xnn_setup_clamp_nc_u8(s->op, 1, a, y, tp)
+                  : xnn_setup_clamp_nc_f32(s->op, 1, a, y, tp);
     case XK_SIGMOID:
-        return s->q8 ? xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp)
-                     : xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
+        return q8 ? xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp)
+                  : xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
     case XK_TANH: return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
     case XK_HARD_SWISH: return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
     case XK_ELU: return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
+    case XK_GLOBAL_AVG: break; /* signed only */
     }
     return xnn_status_invalid_parameter;
 }
@@ -159,17 +164,26 @@ static bool xnn_float32_operand(const void *state, bool output, uint32_t j) {
 
 /* ---- claims ------------------------------------------------------------------------------ */
 
-bool xnn_qu8_zero_point(const nnd_tensor *t) {
-    return t->zero_point >= 0 && t->zero_point <= 255;
+/* The stored range of an 8-bit type: unsigned [0, 255], signed [-128, 127]. */
+static int32_t storage_min(int32_t type) {
+    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
 }
 
-bool xnn_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, uint8_t *qlo,
-                    uint8_t *qhi) {
+static bool eight_bit(int32_t type) {
+    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+}
+
+bool xnn_zero_point_fits(const nnd_tensor *t) {
+    int32_t lo = storage_min(t->type);
+    return !eight_bit(t->type) || (t->zero_point >= lo && t->zero_point <= lo + 255);
+}
+
+bool xnn_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
+                    int32_t *qhi) {
     nnd_act_range_f32(act, lo, hi);
-    int32_t l, h;
-    nnd_act_range_quant(act, y->scale, y->zero_point, 0, 255, &l, &h);
-    *qlo = (uint8_t)l, *qhi = (uint8_t)h;
-    return y->type != NND_TENSOR_QUANT8_ASYMM || l < h;
+    int32_t q0 = storage_min(y->type);
+    nnd_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
+    return !eight_bit(y->type) || *qlo < *qhi;
 }
 
 typedef enum xnn_status (*family_claim)(nnd_op_ctx *, xnn_step *);
@@ -198,15 +212,18 @@ static family_claim family_of(int32_t code) {
 static bool claimable(const nnd_op_ctx *c, family_claim claim) {
     const nnd_tensor *x = c->in[0], *y = c->out[0];
     bool weighted = claim == xnn_claim_conv || claim == xnn_claim_fc;
-    if (x->type != y->type ||
-        (x->type != NND_TENSOR_FLOAT32 && x->type != NND_TENSOR_QUANT8_ASYMM) ||
-        nnd_elems(x) == 0 || nnd_elems(y) == 0 || !xnn_qu8_zero_point(x) || !xnn_qu8_zero_point(y))
+    if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
+        nnd_elems(x) == 0 || nnd_elems(y) == 0 || !xnn_zero_point_fits(x) ||
+        !xnn_zero_point_fits(y))
         return false;
-    /* Weights and bias must be constants of the input's kind (no per-channel filter). */
-    return !weighted || (c->n_in >= 4 && c->in[1]->data && c->in[2]->data &&
-                         c->in[1]->type == x->type && xnn_qu8_zero_point(c->in[1]) &&
-                         c->in[2]->type == (x->type == NND_TENSOR_FLOAT32 ? NND_TENSOR_FLOAT32
-                                                                          : NND_TENSOR_INT32));
+    if (!weighted) return true;
+    /* Weights and bias must be constants of the input's kind; a per-channel filter only
+     * with signed inputs (qc8). */
+    const nnd_tensor *f = c->in[1], *bias = c->in[2];
+    bool filter_kind = f->type == x->type || (x->type == NND_TENSOR_QUANT8_ASYMM_SIGNED &&
+                                              f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
+    return c->n_in >= 4 && f->data && bias->data && filter_kind && xnn_zero_point_fits(f) &&
+           bias->type == (x->type == NND_TENSOR_FLOAT32 ? NND_TENSOR_FLOAT32 : NND_TENSOR_INT32);
 }
 
 /* Creates the operator and, with a first setup on stand-in pointers (never
@@ -233,7 +250,10 @@ static void *xnn_claim(nnd_op_ctx *c, bool last) {
         s = xnn_ready ? calloc(1, sizeof *s) : NULL;
     }
     if (s) {
-        s->q8 = c->in[0]->type == NND_TENSOR_QUANT8_ASYMM;
+        int32_t t = c->in[0]->type;
+        s->dt = t == NND_TENSOR_QUANT8_ASYMM          ? XD_QU8
+                : t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? XD_QS8
+                                                      : XD_F32;
         s->f16 = f16;
         /* pthreadpool workers spin for a while after each parallel region: right between
          * the operators of one execution, wasted after its last. */
