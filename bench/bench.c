@@ -9,7 +9,8 @@
  *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
- *   mnet_f32_xnn, mnet_q8_xnn, mnet_f16_f32: see mobilenet_rows.h (<= 1.1, <= 1.1, <= 1.15)
+ *   mnet_f32_xnn, mnet_q8_xnn, mnet_f16_f32, mnet_s8_q8, mnet_s8_xnn: see mobilenet_rows.h
+ *        (targets <= 1.1, <= 1.1, <= 1.15, <= 1.0, >= 0.9)
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: rtt and
  * rtt_burst; kernels; cache; memory; qos; mobilenet).
@@ -192,10 +193,11 @@ static bool want(const char *group, const char *row) {
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     static const char *const names[] = {
-        "rtt",      "rtt_burst",  "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
-        "kernels",  "cache_load", "cache_vs_cold", "content_vs_cold", "cache",
-        "memory",   "memfd_64m",  "qos",           "deadline_met",    "goodput",
-        "high_p99", "mobilenet",  "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32"};
+        "rtt",        "rtt_burst",  "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
+        "kernels",    "cache_load", "cache_vs_cold", "content_vs_cold", "cache",
+        "memory",     "memfd_64m",  "qos",           "deadline_met",    "goodput",
+        "high_p99",   "mobilenet",  "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
+        "mnet_s8_q8", "mnet_s8_xnn"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -216,7 +218,8 @@ int main(int argc, char **argv) {
     bool memory = want("memory", "memfd_64m");
     bool qosing = want("qos", "deadline_met") || want("qos", "goodput") || want("qos", "high_p99");
     bool mnet = want("mobilenet", "mnet_f32_xnn") || want("mobilenet", "mnet_q8_xnn") ||
-                want("mobilenet", "mnet_f16_f32");
+                want("mobilenet", "mnet_f16_f32") || want("mobilenet", "mnet_s8_q8") ||
+                want("mobilenet", "mnet_s8_xnn");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     /* First, while no kernel thread pool of this process competes for the cores. */
@@ -279,6 +282,12 @@ int main(int argc, char **argv) {
          mn.q8_xnn.a_ns / mn.q8_xnn.b_ns, 1.1, true},
         {"mobilenet", "mnet_f16_f32", "MobileNet FLOAT16 / FLOAT32, both through the daemon",
          mn.f16_f32.a_ns / mn.f16_f32.b_ns, 1.15, true},
+        {"mobilenet", "mnet_s8_q8",
+         "MobileNet INT8 (per-channel weights) / QUANT8, both through the daemon",
+         mn.s8_q8.a_ns / mn.s8_q8.b_ns, 1.0, true},
+        {"mobilenet", "mnet_s8_xnn",
+         "MobileNet INT8 on XNNPACK's qs8/qc8 operators in process / through the daemon",
+         mn.s8_xnn.b_ns / mn.s8_xnn.a_ns, 0.9, false},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -354,6 +363,10 @@ int main(int argc, char **argv) {
                mn.f32_xnn.shape, mn.f32_xnn.a_ns / 1e6, mn.f32_xnn.b_ns / 1e6, mn.f32_diff,
                mn.q8_xnn.a_ns / 1e6, mn.q8_xnn.b_ns / 1e6, mn.q8_diff, mn.f16_f32.a_ns / 1e6,
                mn.f16_f32.b_ns / 1e6, mn.f16_diff);
+        printf("# mobilenet: daemon INT8 %.2f ms, QUANT8 %.2f ms; INT8 on XNNPACK (up to the "
+               "logits) %.2f ms, daemon %.2f ms (probabilities differ by %.2g)\n",
+               mn.s8_q8.a_ns / 1e6, mn.s8_q8.b_ns / 1e6, mn.s8_xnn.b_ns / 1e6, mn.s8_xnn.a_ns / 1e6,
+               mn.s8_diff);
     }
     printf("# pinned to CPUs %s (bench, its XNNPACK threads and the daemon)\n", cpus);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
