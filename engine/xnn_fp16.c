@@ -1,6 +1,6 @@
 /* xnn_fp16.c: FP16 steps on the FLOAT32 operators (xnn_step.h). XNNPACK's own F16
- * operators in this version run portable code on x86 (a 1x1 CONV_2D on 28x28x256 takes
- * four to six times as long as the F32 one), so an FP16 step is widened: its constants
+ * operators in this version are slow on x86 (a 1x1 CONV_2D on 28x28x256 takes four to
+ * seven times as long as the F32 one), so an FP16 step is widened: its constants
  * are converted to float once at claim and its FP16 activations at run, where they meet
  * the FP32 operator; inside an FP16 region (fp16_region.h) they are float already. */
 #include <stdlib.h>
