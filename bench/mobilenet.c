@@ -90,7 +90,8 @@ static void *store_bias(const bench_net *net, bench_layer *l, const float *b, fl
 }
 
 /* A weighted layer: weights uniform in +-sqrt(6 / fan_in) (activations keep their size
- * through RELU6), biases in +-0.1. */
+ * through RELU6), eight times that for the logits (so that SOFTMAX picks some classes out
+ * and the two sides of a row can be compared on its output), biases in +-0.1. */
 static int weighted(bench_net *net, bench_layer *l, unsigned *seed, float in_scale) {
     bool dw = l->kind == BL_DEPTHWISE, fc = l->kind == BL_FC;
     uint32_t fan_in = fc ? l->in_c : dw ? l->k * l->k : l->k * l->k * l->in_c;
@@ -98,7 +99,7 @@ static int weighted(bench_net *net, bench_layer *l, unsigned *seed, float in_sca
         fc ? (size_t)l->out_c * l->in_c : (size_t)l->out_c * l->k * l->k * (dw ? 1 : l->in_c);
     float *w = malloc(n * sizeof *w), *b = malloc(l->out_c * sizeof *b);
     if (!w || !b) return free(w), free(b), -1;
-    float limit = sqrtf(6.f / (float)fan_in);
+    float limit = sqrtf(6.f / (float)fan_in) * (fc ? 8.f : 1.f);
     for (size_t i = 0; i < n; i++)
         w[i] = uniform(seed, limit);
     for (uint32_t i = 0; i < l->out_c; i++)
