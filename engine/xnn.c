@@ -127,7 +127,8 @@ static nnd_status not_taken(nnd_op_ctx *c, const xnn_step *s) {
     for (uint32_t j = 0; s->f16 && j < c->n_in + c->n_out; j++) {
         const nnd_tensor *t = j < c->n_in ? c->in[j] : c->out[j - c->n_in];
         if (t->type == NND_TENSOR_FLOAT32)
-            return (nnd_fail(c, "out of memory for an FP16 operation's float operands"),
+            return (nnd_fail(c, "an FP16 step inside a float region cannot run its fast path "
+                                "(out of scratch memory, or shapes other than prepared)"),
                     NND_GENERAL_FAILURE);
     }
     return s->reference(c);
