@@ -9,10 +9,16 @@
  *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
+ *   mnet_f32_xnn, mnet_q8_xnn, mnet_f16_f32, mnet_s8_q8, mnet_s8_xnn: see mobilenet_rows.h
+ *        (targets <= 1.1, <= 1.1, <= 1.15, <= 1.0, >= 0.9)
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: rtt and
- * rtt_burst; kernels; cache; memory; qos). */
+ * rtt_burst; kernels; cache; memory; qos; mobilenet).
+ * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
+ * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
+ * those this process was started on; the notes name them. */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +32,7 @@
 #include "harness.h"
 #include "kernels.h"
 #include "memory.h"
+#include "mobilenet_rows.h"
 #include "nnd/nnd.h"
 #include "qos.h"
 #include "timing.h"
@@ -131,6 +138,38 @@ out:
     return result;
 }
 
+/* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
+ * the CPUs it has; names them in out. */
+static int pin_cpus(char *out, size_t len) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    const char *list = getenv("NND_BENCH_CPUS");
+    if (list && *list) {
+        for (const char *p = list; *p;) {
+            char *end;
+            long lo = strtol(p, &end, 10), hi = lo;
+            if (end == p || lo < 0 || lo >= CPU_SETSIZE) break;
+            if (*end == '-') hi = strtol(end + 1, &end, 10);
+            for (long c = lo; c <= hi && c < CPU_SETSIZE; c++)
+                CPU_SET((int)c, &set);
+            p = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',') break;
+        }
+        if (CPU_COUNT(&set) == 0 || sched_setaffinity(0, sizeof set, &set) != 0) {
+            fprintf(stderr, "bench: cannot pin to NND_BENCH_CPUS=%s\n", list);
+            return -1;
+        }
+    } else if (sched_getaffinity(0, sizeof set, &set) != 0 ||
+               sched_setaffinity(0, sizeof set, &set) != 0) {
+        return -1;
+    }
+    size_t at = 0;
+    out[0] = 0;
+    for (int c = 0; c < CPU_SETSIZE && at + 8 < len; c++)
+        if (CPU_ISSET(c, &set)) at += (size_t)snprintf(out + at, len - at, at ? ",%d" : "%d", c);
+    return 0;
+}
+
 typedef struct row {
     const char *group, *name, *what;
     double value, target; /* target < 0: no target, printed for the record, not counted */
@@ -154,10 +193,11 @@ static bool want(const char *group, const char *row) {
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     static const char *const names[] = {
-        "rtt",     "rtt_burst",  "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
-        "kernels", "cache_load", "cache_vs_cold", "content_vs_cold", "cache",
-        "memory",  "memfd_64m",  "qos",           "deadline_met",    "goodput",
-        "high_p99"};
+        "rtt",        "rtt_burst",  "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
+        "kernels",    "cache_load", "cache_vs_cold", "content_vs_cold", "cache",
+        "memory",     "memfd_64m",  "qos",           "deadline_met",    "goodput",
+        "high_p99",   "mobilenet",  "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
+        "mnet_s8_q8", "mnet_s8_xnn"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -166,7 +206,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos)\n");
+                            "memory qos mobilenet)\n");
             return 2;
         }
     }
@@ -177,6 +217,11 @@ int main(int argc, char **argv) {
                    want("cache", "content_vs_cold");
     bool memory = want("memory", "memfd_64m");
     bool qosing = want("qos", "deadline_met") || want("qos", "goodput") || want("qos", "high_p99");
+    bool mnet = want("mobilenet", "mnet_f32_xnn") || want("mobilenet", "mnet_q8_xnn") ||
+                want("mobilenet", "mnet_f16_f32") || want("mobilenet", "mnet_s8_q8") ||
+                want("mobilenet", "mnet_s8_xnn");
+    char cpus[256];
+    if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     /* First, while no kernel thread pool of this process competes for the cores. */
     bench_cache cache = {0};
     int failed = caching && bench_cache_rows(&cache);
@@ -197,6 +242,8 @@ int main(int argc, char **argv) {
                        bench_fc_vs_xnnpack(&d, &fc));
     bench_memfd mem = {0};
     failed |= memory && bench_memfd_rows(&d, &mem);
+    bench_mobilenet mn = {0};
+    failed |= mnet && bench_mobilenet_rows(&d, &mn);
     nnd_test_daemon_stop(&d);
     if (failed) return 1;
 
@@ -227,6 +274,20 @@ int main(int argc, char **argv) {
          0.9, false},
         {"qos", "high_p99", "HIGH p99 latency under a LOW flood of its app / HIGH p99 when idle",
          qos.high_flood_p99 / qos.high_idle_p99, 1.5, true},
+        {"mobilenet", "mnet_f32_xnn",
+         "MobileNet FLOAT32 through the daemon / XNNPACK subgraph runtime in process",
+         mn.f32_xnn.a_ns / mn.f32_xnn.b_ns, 1.1, true},
+        {"mobilenet", "mnet_q8_xnn",
+         "MobileNet QUANT8 through the daemon / XNNPACK subgraph runtime in process",
+         mn.q8_xnn.a_ns / mn.q8_xnn.b_ns, 1.1, true},
+        {"mobilenet", "mnet_f16_f32", "MobileNet FLOAT16 / FLOAT32, both through the daemon",
+         mn.f16_f32.a_ns / mn.f16_f32.b_ns, 1.15, true},
+        {"mobilenet", "mnet_s8_q8",
+         "MobileNet INT8 (per-channel weights) / QUANT8, both through the daemon",
+         mn.s8_q8.a_ns / mn.s8_q8.b_ns, 1.0, true},
+        {"mobilenet", "mnet_s8_xnn",
+         "MobileNet INT8 on XNNPACK's qs8/qc8 operators in process / through the daemon",
+         mn.s8_xnn.b_ns / mn.s8_xnn.a_ns, 0.9, false},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -295,6 +356,19 @@ int main(int argc, char **argv) {
                    qos.goodput_runs[r], qos.high_ratio_runs[r]);
         printf("\n");
     }
+    if (mnet) {
+        printf("# mobilenet: %s; daemon FLOAT32 %.2f ms, XNNPACK subgraph %.2f ms (outputs differ "
+               "by %.2g at most); daemon QUANT8 %.2f ms, XNNPACK %.2f ms (%.2g); daemon FLOAT16 "
+               "%.2f ms, FLOAT32 %.2f ms (%.2g)\n",
+               mn.f32_xnn.shape, mn.f32_xnn.a_ns / 1e6, mn.f32_xnn.b_ns / 1e6, mn.f32_diff,
+               mn.q8_xnn.a_ns / 1e6, mn.q8_xnn.b_ns / 1e6, mn.q8_diff, mn.f16_f32.a_ns / 1e6,
+               mn.f16_f32.b_ns / 1e6, mn.f16_diff);
+        printf("# mobilenet: daemon INT8 %.2f ms, QUANT8 %.2f ms; INT8 on XNNPACK (up to the "
+               "logits) %.2f ms, daemon %.2f ms (probabilities differ by %.2g)\n",
+               mn.s8_q8.a_ns / 1e6, mn.s8_q8.b_ns / 1e6, mn.s8_xnn.b_ns / 1e6, mn.s8_xnn.a_ns / 1e6,
+               mn.s8_diff);
+    }
+    printf("# pinned to CPUs %s (bench, its XNNPACK threads and the daemon)\n", cpus);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

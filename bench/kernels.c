@@ -12,6 +12,7 @@
 
 #include "codes.h"
 #include "local.h"
+#include "mobilenet.h"
 #include "nnd/nnd.h"
 #include "timing.h"
 
@@ -170,22 +171,19 @@ static uint32_t pm_conv(pmodel *m, uint32_t x, uint32_t *h, uint32_t *w, uint32_
     return pm_op(m, depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D, n, in, y);
 }
 
-/* MobileNet v1 (width 1.0, 224x224): a 3x3 stride-2 convolution, 13 depthwise-separable
- * blocks with RELU6, a global average pool, a 1000-way FULLY_CONNECTED and SOFTMAX. */
+/* The bench's MobileNet v1 (mobilenet.h) in FLOAT32, built as the wire carries it: the
+ * in-process side takes a wire model. */
 static void mobilenet(pmodel *m) {
-    static const struct {
-        uint32_t out_c, stride;
-    } blocks[] = {{64, 1},  {128, 2}, {128, 1}, {256, 2}, {256, 1},  {512, 2}, {512, 1},
-                  {512, 1}, {512, 1}, {512, 1}, {512, 1}, {1024, 2}, {1024, 1}};
     pm_init(m);
     uint32_t h = 224, w = 224, c = 32;
     uint32_t x0 = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, h, w, 3},
                              NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
     uint32_t x = pm_conv(m, x0, &h, &w, 3, c, 3, 2, false, NND_FUSED_RELU6);
-    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
-        x = pm_conv(m, x, &h, &w, c, c, 3, blocks[i].stride, true, NND_FUSED_RELU6);
-        x = pm_conv(m, x, &h, &w, c, blocks[i].out_c, 1, 1, false, NND_FUSED_RELU6);
-        c = blocks[i].out_c;
+    for (size_t i = 0; i < BENCH_NET_BLOCKS; i++) {
+        const struct bench_block *blk = &bench_net_blocks[i];
+        x = pm_conv(m, x, &h, &w, c, c, 3, blk->stride, true, NND_FUSED_RELU6);
+        x = pm_conv(m, x, &h, &w, c, blk->out_c, 1, 1, false, NND_FUSED_RELU6);
+        c = blk->out_c;
     }
     uint32_t pooled = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 1, 1, c},
                                  NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
@@ -297,16 +295,14 @@ static void direct_rest(direct *x) {
                                PTHREADPOOL_FLAG_YIELD_WORKERS);
 }
 
-/* Alternates rounds of per_round runs of side a and of side b; medians into out. */
-typedef double (*run_fn)(void *ctx);
-static int alternate(run_fn a, void *actx, run_fn b, void *bctx, void (*b_rest)(void *),
-                     int per_round, bench_pair *out) {
-    size_t n = (size_t)ROUNDS * (size_t)per_round;
+int bench_alternate(bench_run_fn a, void *actx, bench_run_fn b, void *bctx, void (*b_rest)(void *),
+                    int rounds, int per_round, bench_pair *out) {
+    size_t n = (size_t)rounds * (size_t)per_round;
     double *ta = malloc(n * sizeof *ta), *tb = malloc(n * sizeof *tb);
     int rc = ta && tb ? 0 : -1;
     for (int w = 0; rc == 0 && w < 3; w++) /* warm-up: mappings, indirection, caches */
         if (a(actx) < 0 || b(bctx) < 0) rc = -1;
-    for (size_t r = 0, at = 0; rc == 0 && r < ROUNDS; r++) {
+    for (size_t r = 0, at = 0; rc == 0 && r < (size_t)rounds; r++) {
         for (int i = 0; rc == 0 && i < per_round; i++)
             if ((ta[at + (size_t)i] = a(actx)) < 0) rc = -1;
         for (int i = 0; rc == 0 && i < per_round; i++)
@@ -356,7 +352,7 @@ int bench_inproc(const nnd_test_daemon *d, bench_pair *out) {
     if (rc == 0 && !(l = bench_local_open(&m->model, input, pm_bytes(m, m->input), output,
                                           pm_bytes(m, m->output))))
         rc = -1;
-    if (rc == 0) rc = alternate(remote_run_v, &r, local_run_v, l, NULL, 10, out);
+    if (rc == 0) rc = bench_alternate(remote_run_v, &r, local_run_v, l, NULL, ROUNDS, 10, out);
     if (rc == 0 && memcmp(output, (uint8_t *)r.map + r.loc[1].offset, r.loc[1].length) != 0) {
         fprintf(stderr, "bench: inproc: the daemon and the engine disagree\n");
         rc = -1;
@@ -375,7 +371,9 @@ static int one_op_vs_xnnpack(const nnd_test_daemon *d, pmodel *m, direct *x, con
                              int per_round, bench_pair *out) {
     remote r = {.fd = -1};
     int rc = remote_open(&r, d, m, input);
-    if (rc == 0) rc = alternate(remote_run_v, &r, direct_run_v, x, direct_rest_v, per_round, out);
+    if (rc == 0)
+        rc = bench_alternate(remote_run_v, &r, direct_run_v, x, direct_rest_v, ROUNDS, per_round,
+                             out);
     remote_close(&r);
     return rc;
 }

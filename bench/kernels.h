@@ -19,6 +19,13 @@ typedef struct bench_pair {
     const char *shape; /* what was measured, for the notes under the table */
 } bench_pair;
 
+/* Alternates rounds of per_round runs of side a then of side b (b_rest, if any, after
+ * each round of b), after three warm-up runs of each; medians into out->a_ns and
+ * out->b_ns. -1 when a run fails. */
+typedef double (*bench_run_fn)(void *ctx);
+int bench_alternate(bench_run_fn a, void *actx, bench_run_fn b, void *bctx, void (*b_rest)(void *),
+                    int rounds, int per_round, bench_pair *out);
+
 int bench_inproc(const nnd_test_daemon *d, bench_pair *out);
 int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
 int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);

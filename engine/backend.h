@@ -3,7 +3,7 @@
  * fast backend is then offered each step whose shapes are all known; when it claims one,
  * the step runs the backend's run() with the claim's state in c->state, and the
  * reference kernel stays the oracle it must agree with (the conformance vectors, run
- * both ways). One file per fast backend: xnn.c (XNNPACK).
+ * both ways). One fast backend: XNNPACK (xnn.c and the files it names).
  *
  * - claim(): at prepare, with the step's tensors as the plan holds them (shapes known,
  *   constants bound, other data NULL). Returns the step's state (operators built,
@@ -13,6 +13,11 @@
  * - run(): an operation kernel (op.h). It may fall back to the reference kernel for a
  *   call it cannot take.
  * - release(): frees a state, with the prepared model.
+ * - float32_operand(): for a step of TENSOR_FLOAT16 operands that the backend computes in
+ *   float: whether its input j (output j when `output`) may instead be bound to a
+ *   TENSOR_FLOAT32 tensor of the same shape, which run() then reads (writes) as float.
+ *   Prepare gives such storage to the temporaries between such steps (fp16_region.h), so
+ *   an FP16 region converts only at its boundaries. NULL: never.
  * - A prepared model is shared: run() may be called on one state from several threads.
  * - NND_REFERENCE_KERNELS=1 in the environment keeps every step of the models prepared
  *   from then on on the reference kernels (CI runs the conformance vectors both ways).
@@ -28,6 +33,7 @@ struct nnd_backend {
     void *(*claim)(nnd_op_ctx *c, bool last);
     nnd_op_fn run;
     void (*release)(void *state);
+    bool (*float32_operand)(const void *state, bool output, uint32_t j);
 };
 
 extern const nnd_backend nnd_backend_xnnpack;

@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "extension.h"
 #include "flow.h"
+#include "fp16_region.h"
 #include "internal.h"
 
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
@@ -430,8 +431,14 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     nnd_status s = build_plan(m, &p, err, errlen);
     if (s) return s;
     claim_fast_kernels(p);
+    /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
     for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass of a subgraph rests the workers */
         claim_fast_kernels(p->subplans[i]);
+    /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
+    if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
+        nnd_prepared_free(p);
+        return s;
+    }
     /* Take ownership of the constant pools last, once nothing can fail. */
     p->pools = malloc(sizeof(nnd_memory_view) * (m->n_pools + 1));
     if (!p->pools) {

@@ -1,14 +1,18 @@
 /* test_fastpath (unit): the XNNPACK fast paths against the reference kernels, the
  * oracle. Hundreds of one-operation models with random shapes, windows, strides,
- * dilations, paddings, broadcasts, activations and quantization run once with
- * NND_REFERENCE_KERNELS=1 and once without; FLOAT32 results agree to 1e-4 (relative,
- * over 1; HARD_SWISH and ELU to the conformance vectors' own float32 tolerance), QUANT8
- * results within one step. Most cases must actually take the fast path.
+ * dilations, paddings, broadcasts, activations and quantization, in TENSOR_FLOAT32,
+ * TENSOR_QUANT8_ASYMM, TENSOR_FLOAT16 and TENSOR_QUANT8_ASYMM_SIGNED (per-tensor and
+ * per-channel filters), run once with NND_REFERENCE_KERNELS=1 and once without; FLOAT32
+ * results agree to 1e-4 (relative, over 1; HARD_SWISH and ELU to the conformance
+ * vectors' own float32 tolerance), 8-bit results within one step, FLOAT16
+ * results within the vectors' FP16 tolerance. Most cases of each type must actually take
+ * the fast path. FP16 regions: the temporaries between fast FP16 steps become float, the
+ * ones a reference step reads or writes stay FP16, and the chain agrees with the
+ * reference.
  * Inputs end right at an inaccessible page, so an over-read past an input would crash.
  * And one prepared model executed from two threads at once gives the same results. Also
  * LOCAL_RESPONSE_NORMALIZATION's sliding sum for wide windows (the reference kernel's
- * one path that no conformance vector reaches) against sums taken afresh here. Signed
- * 8-bit models of the same families are never claimed. */
+ * one path that no conformance vector reaches) against sums taken afresh here. */
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,9 +27,11 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "ops/float16.h"
 
 #define MAX_OPERANDS 24
-#define CASES        300
+#define CASES        600 /* a quarter of each type */
+#define MAX_OPS      6
 
 typedef struct builder {
     nnd_operand_desc operands[MAX_OPERANDS];
@@ -33,7 +39,12 @@ typedef struct builder {
     uint8_t values[1 << 16];
     size_t n_values;
     uint32_t op_in[MAX_OPERANDS], n_op_in, out;
+    /* Operations of a chain (finish_op()); the one being built is code, op_in and out. */
+    nnd_operation_desc ops[MAX_OPS];
+    uint32_t ops_in[MAX_OPS][MAX_OPERANDS], ops_out[MAX_OPS], n_ops;
     uint32_t inputs[2], n_inputs;
+    float channel_scales[32]; /* of the filter, when per_channel */
+    bool per_channel;
     void *input_data[2];
     int32_t code;
 } builder;
@@ -61,12 +72,14 @@ static uint32_t operand(builder *b, int32_t type, uint32_t rank, const uint32_t 
     return b->n_operands++;
 }
 
-/* Random contents for a tensor of the given type: floats in [-2, 2], bytes, or int32
- * biases in [-2000, 2000]. */
+/* Random contents for a tensor of the given type: floats in [-2, 2] (FLOAT32, FLOAT16),
+ * bytes, or int32 biases in [-2000, 2000]. */
 static void fill(void *p, int32_t type, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (type == NND_TENSOR_FLOAT32)
             ((float *)p)[i] = frnd(-2.f, 2.f);
+        else if (type == NND_TENSOR_FLOAT16)
+            ((nnd_half *)p)[i] = (nnd_half)frnd(-2.f, 2.f);
         else if (type == NND_TENSOR_INT32)
             ((int32_t *)p)[i] = (int32_t)rnd(0, 4000) - 2000;
         else
@@ -88,21 +101,24 @@ static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t
     return i;
 }
 
-/* A constant 4-byte scalar of the given type. */
-static uint32_t scalar4(builder *b, int32_t type, const void *v) {
+/* A constant scalar of the given type. */
+static uint32_t scalar(builder *b, int32_t type, const void *v) {
     uint32_t i = operand(b, type, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+    size_t size = nnd_type_size(type);
     b->n_values = (b->n_values + 7) & ~(size_t)7;
     b->operands[i].offset = b->n_values;
-    b->operands[i].length = 4;
-    memcpy(b->values + b->n_values, v, 4);
-    b->n_values += 4;
+    b->operands[i].length = size;
+    memcpy(b->values + b->n_values, v, size);
+    b->n_values += size;
     return i;
 }
 static uint32_t scalar_i32(builder *b, int32_t v) {
-    return scalar4(b, NND_INT32, &v);
+    return scalar(b, NND_INT32, &v);
 }
-static uint32_t scalar_f32(builder *b, float v) {
-    return scalar4(b, NND_FLOAT32, &v);
+/* A float scalar of the kind a tensor of type t takes (FLOAT16 for TENSOR_FLOAT16). */
+static uint32_t scalar_float(builder *b, int32_t t, float v) {
+    nnd_half h = (nnd_half)v;
+    return t == NND_TENSOR_FLOAT16 ? scalar(b, NND_FLOAT16, &h) : scalar(b, NND_FLOAT32, &v);
 }
 
 static uint32_t input(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
@@ -116,23 +132,59 @@ static void use(builder *b, uint32_t i) {
     b->op_in[b->n_op_in++] = i;
 }
 
+/* Ends the operation being built, whose output becomes a temporary of the chain. */
+static void finish_op(builder *b) {
+    assert_true(b->n_ops < MAX_OPS);
+    uint32_t k = b->n_ops++;
+    memcpy(b->ops_in[k], b->op_in, sizeof(uint32_t) * b->n_op_in);
+    b->ops_out[k] = b->out;
+    b->ops[k] = (nnd_operation_desc){b->code, b->n_op_in, b->ops_in[k], 1, &b->ops_out[k]};
+    b->operands[b->out].lifetime = NND_TEMPORARY;
+    b->n_op_in = 0;
+}
+
 static float qscale(void) {
     return frnd(0.01f, 0.2f);
 }
 
+static bool quantized(int32_t t) {
+    return t == NND_TENSOR_QUANT8_ASYMM || t == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+}
 /* The lowest stored value of an 8-bit quantized type. */
 static int32_t qmin(int32_t t) {
     return t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
 }
-/* A random zero point for type t (0 for FLOAT32). */
+/* A random zero point for type t (0 for the float types). */
 static int32_t qzp(int32_t t) {
-    return t == NND_TENSOR_FLOAT32 ? 0 : (int32_t)rnd(0, 255) + qmin(t);
+    return quantized(t) ? (int32_t)rnd(0, 255) + qmin(t) : 0;
+}
+
+/* A zero point for the weights of type t: mostly 0 for signed types, whose fast paths
+ * take no other, and sometimes another to see those stay on the reference. */
+static int32_t weight_zp(int32_t t) {
+    return t == NND_TENSOR_QUANT8_ASYMM_SIGNED && rnd(0, 3) ? 0 : qzp(t);
+}
+
+/* A convolution filter of dims for inputs of type t: for signed inputs half the time
+ * TENSOR_QUANT8_SYMM_PER_CHANNEL along dimension channel_dim (b->per_channel). */
+static uint32_t filter(builder *b, int32_t t, const uint32_t *dims, uint32_t channel_dim,
+                       float scale) {
+    b->per_channel = t == NND_TENSOR_QUANT8_ASYMM_SIGNED && rnd(0, 1);
+    if (!b->per_channel) return constant(b, t, 4, dims, scale, weight_zp(t));
+    uint32_t f = constant(b, NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 4, dims, 0, 0);
+    uint32_t n = dims[channel_dim];
+    assert_true(n <= sizeof b->channel_scales / sizeof b->channel_scales[0]);
+    for (uint32_t i = 0; i < n; i++)
+        b->channel_scales[i] = qscale();
+    b->operands[f].channel_quant =
+        (nnd_channel_quant){.scales = b->channel_scales, .n_scales = n, .channel_dim = channel_dim};
+    return f;
 }
 
 /* ---- one random model per operation family ---------------------------------------- */
 
 static void conv_model(builder *b, int32_t t, bool depthwise) {
-    bool q8 = t != NND_TENSOR_FLOAT32;
+    bool q8 = quantized(t);
     uint32_t n = rnd(1, 2), h = rnd(1, 12), w = rnd(1, 12), in_c = rnd(1, 8);
     uint32_t mult = rnd(1, 3), out_c = depthwise ? in_c * mult : rnd(1, 9);
     uint32_t fh = rnd(1, 4), fw = rnd(1, 4), sh = rnd(1, 3), sw = rnd(1, 3);
@@ -142,8 +194,9 @@ static void conv_model(builder *b, int32_t t, bool depthwise) {
     float s_in = q8 ? qscale() : 0, s_f = q8 ? qscale() : 0, s_out = q8 ? qscale() * 4 : 0;
     uint32_t x = input(b, t, 4, (uint32_t[]){n, h, w, in_c}, s_in, qzp(t));
     uint32_t fdims[4] = {depthwise ? 1 : out_c, fh, fw, depthwise ? out_c : in_c};
-    uint32_t f = constant(b, t, 4, fdims, s_f, qzp(t));
-    uint32_t bias = constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){out_c}, s_in * s_f, 0);
+    uint32_t f = filter(b, t, fdims, depthwise ? 3 : 0, s_f);
+    uint32_t bias = constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){out_c},
+                             b->per_channel ? 0 : s_in * s_f, 0);
     use(b, x), use(b, f), use(b, bias);
     bool explicit_pad = rnd(0, 1);
     int32_t pl = 0, pr = 0, pt = 0, pb = 0;
@@ -176,11 +229,11 @@ static void conv_model(builder *b, int32_t t, bool depthwise) {
 }
 
 static void fc_model(builder *b, int32_t t) {
-    bool q8 = t != NND_TENSOR_FLOAT32;
+    bool q8 = quantized(t);
     uint32_t batch = rnd(1, 4), size = rnd(1, 40), units = rnd(1, 20);
     float s_in = q8 ? qscale() : 0, s_w = q8 ? qscale() : 0, s_out = q8 ? qscale() * 8 : 0;
     use(b, input(b, t, 2, (uint32_t[]){batch, size}, s_in, qzp(t)));
-    use(b, constant(b, t, 2, (uint32_t[]){units, size}, s_w, qzp(t)));
+    use(b, constant(b, t, 2, (uint32_t[]){units, size}, s_w, weight_zp(t)));
     use(b, constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){units}, s_in * s_w, 0));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
     b->out = operand(b, t, 2, (uint32_t[]){batch, units}, s_out, qzp(t), NND_MODEL_OUTPUT);
@@ -188,9 +241,10 @@ static void fc_model(builder *b, int32_t t) {
 }
 
 static void pool_model(builder *b, int32_t t, bool max) {
-    bool q8 = t != NND_TENSOR_FLOAT32;
+    bool q8 = quantized(t);
     uint32_t n = rnd(1, 2), h = rnd(1, 10), w = rnd(1, 10), c = rnd(1, 20);
     uint32_t fh = rnd(1, 4), fw = rnd(1, 4), sh = rnd(1, 3), sw = rnd(1, 3);
+    if (rnd(0, 2) == 0) fh = h, fw = w; /* the whole image, as networks end */
     float s = q8 ? qscale() : 0;
     int32_t zp = qzp(t);
     use(b, input(b, t, 4, (uint32_t[]){n, h, w, c}, s, zp));
@@ -217,7 +271,7 @@ static void pool_model(builder *b, int32_t t, bool max) {
 }
 
 static void binary_model(builder *b, int32_t t, bool mul) {
-    bool q8 = t != NND_TENSOR_FLOAT32;
+    bool q8 = quantized(t);
     uint32_t rank = rnd(1, 4), full[4] = {0}, da[4] = {0}, db[4] = {0}, ra = rank,
              rb = rnd(1, rank);
     for (uint32_t i = 0; i < rank; i++)
@@ -247,14 +301,14 @@ static void binary_model(builder *b, int32_t t, bool mul) {
 }
 
 static void unary_model(builder *b, int32_t t, int32_t code) {
-    bool q8 = t != NND_TENSOR_FLOAT32;
+    bool q8 = quantized(t);
     uint32_t rank = rnd(1, 4), dims[4];
     for (uint32_t i = 0; i < rank; i++)
         dims[i] = rnd(1, 9);
     float s = q8 ? frnd(0.01f, 0.1f) : 0;
     int32_t zp = qzp(t);
     use(b, input(b, t, rank, dims, s, zp));
-    if (code == NND_OP_ELU) use(b, scalar_f32(b, frnd(0.1f, 2.f))); /* alpha */
+    if (code == NND_OP_ELU) use(b, scalar_float(b, t, frnd(0.1f, 2.f))); /* alpha */
     float so = s;
     int32_t zo = zp;
     if (q8 && code == NND_OP_LOGISTIC) so = 1.f / 256, zo = qmin(t);
@@ -263,14 +317,17 @@ static void unary_model(builder *b, int32_t t, int32_t code) {
     b->code = code;
 }
 
-/* Model i of the families the fast paths claim, with tensors of type t. */
-static void random_model(builder *b, int i, int32_t t) {
+static const int32_t case_types[] = {NND_TENSOR_FLOAT32, NND_TENSOR_QUANT8_ASYMM,
+                                     NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM_SIGNED};
+#define N_TYPES (sizeof case_types / sizeof case_types[0])
+
+/* A model of family f (of 9) of the ones the fast paths claim, with tensors of type t. */
+static void random_model(builder *b, int f, int32_t t) {
     memset(b, 0, sizeof *b);
-    bool q8 = t != NND_TENSOR_FLOAT32;
     /* The last two have float fast paths only. */
     static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1,      NND_OP_RELU6, NND_OP_LOGISTIC,
                                     NND_OP_TANH, NND_OP_HARD_SWISH, NND_OP_ELU};
-    switch ((i / 2) % 9) {
+    switch (f % 9) {
     case 0: conv_model(b, t, false); break;
     case 1: conv_model(b, t, true); break;
     case 2: fc_model(b, t); break;
@@ -278,7 +335,7 @@ static void random_model(builder *b, int i, int32_t t) {
     case 4: pool_model(b, t, true); break;
     case 5: binary_model(b, t, false); break;
     case 6: binary_model(b, t, true); break;
-    default: unary_model(b, t, unary[rand() % (q8 ? 5 : 7)]); break;
+    default: unary_model(b, t, unary[rand() % (quantized(t) ? 5 : 7)]); break;
     }
 }
 
@@ -304,12 +361,14 @@ static nnd_prepared *prepare(builder *b, bool reference) {
         setenv("NND_REFERENCE_KERNELS", "1", 1);
     else
         unsetenv("NND_REFERENCE_KERNELS");
-    nnd_operation_desc op = {b->code, b->n_op_in, b->op_in, 1, &b->out};
+    nnd_operation_desc ops[MAX_OPS + 1];
+    memcpy(ops, b->ops, sizeof(nnd_operation_desc) * b->n_ops);
+    ops[b->n_ops] = (nnd_operation_desc){b->code, b->n_op_in, b->op_in, 1, &b->out};
     uint32_t outputs[1] = {b->out};
     nnd_model_desc d = {.n_operands = b->n_operands,
                         .operands = b->operands,
-                        .n_operations = 1,
-                        .operations = &op,
+                        .n_operations = b->n_ops + 1,
+                        .operations = ops,
                         .n_inputs = b->n_inputs,
                         .inputs = b->inputs,
                         .n_outputs = 1,
@@ -348,14 +407,37 @@ static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
     return fast;
 }
 
+static double value(int32_t type, const void *v, size_t k) {
+    switch (type) {
+    case NND_TENSOR_FLOAT32: return ((const float *)v)[k];
+    case NND_TENSOR_FLOAT16: return (double)((const nnd_half *)v)[k];
+    case NND_TENSOR_QUANT8_ASYMM_SIGNED: return ((const int8_t *)v)[k];
+    default: return ((const uint8_t *)v)[k];
+    }
+}
+
+/* Element k of the fast result agrees with the reference's: FLOAT32 to 1e-4 (relative,
+ * over 1; HARD_SWISH and ELU to the vectors' float32 tolerance), FLOAT16 to the vectors'
+ * FP16 tolerance, quantized within one step. */
+static bool agree(int32_t code, int32_t type, const void *want, const void *got, size_t k) {
+    double x = value(type, want, k), y = value(type, got, k);
+    if (type == NND_TENSOR_FLOAT16) return fabs(x - y) <= 0.0048828125 * (1 + fabs(x));
+    if (type != NND_TENSOR_FLOAT32) return fabs(x - y) <= 1;
+    float xf = (float)x, yf = (float)y;
+    bool vector_tolerance = code == NND_OP_HARD_SWISH || code == NND_OP_ELU;
+    float tol = vector_tolerance ? 1e-5f + 5.96e-7f * fabsf(xf) : 1e-4f * fmaxf(1.f, fabsf(xf));
+    return fabsf(xf - yf) <= tol;
+}
+
 static void fast_paths_agree_with_reference(void **state) {
     (void)state;
     srand(11);
-    int fast = 0, tried = 0, fast_by_code[NND_OP_COUNT] = {0};
+    int fast[N_TYPES] = {0}, tried[N_TYPES] = {0}, fast_by_code[N_TYPES][NND_OP_COUNT] = {{0}};
+    int per_channel_fast = 0;
     for (int i = 0; i < CASES; i++) {
         builder *b = malloc(sizeof *b);
         assert_non_null(b);
-        random_model(b, i, i % 2 ? NND_TENSOR_QUANT8_ASYMM : NND_TENSOR_FLOAT32);
+        random_model(b, i / (int)N_TYPES, case_types[i % N_TYPES]);
         const nnd_operand_desc *o = &b->operands[b->out];
         size_t n = elems(o), esize = nnd_type_size(o->type);
         if (n == 0) { /* an empty window: the shapes say so, nothing to compare */
@@ -372,58 +454,43 @@ static void fast_paths_agree_with_reference(void **state) {
         assert_true(want && got);
         run(b, true, want, n * esize);
         bool took = run(b, false, got, n * esize);
-        fast += took, tried++;
-        fast_by_code[b->code] += took;
-        for (size_t k = 0; k < n; k++) {
-            if (o->type == NND_TENSOR_FLOAT32) {
-                float x = ((float *)want)[k], y = ((float *)got)[k];
-                bool vector_tolerance = b->code == NND_OP_HARD_SWISH || b->code == NND_OP_ELU;
-                float tol =
-                    vector_tolerance ? 1e-5f + 5.96e-7f * fabsf(x) : 1e-4f * fmaxf(1.f, fabsf(x));
-                if (!(fabsf(x - y) <= tol))
-                    fail_msg("case %d %s float32: element %zu: reference %g, fast %g", i,
-                             nnd_operation_name(b->code), k, x, y);
-            } else {
-                int x = want[k], y = got[k];
-                if (abs(x - y) > 1)
-                    fail_msg("case %d %s quant8: element %zu: reference %d, fast %d", i,
-                             nnd_operation_name(b->code), k, x, y);
-            }
-        }
+        size_t ti = (size_t)i % N_TYPES;
+        fast[ti] += took, tried[ti]++;
+        per_channel_fast += took && b->per_channel;
+        fast_by_code[ti][b->code] += took;
+        for (size_t k = 0; k < n; k++)
+            if (!agree(b->code, o->type, want, got, k))
+                fail_msg("case %d %s %s: element %zu: reference %g, fast %g", i,
+                         nnd_operation_name(b->code), nnd_type_name(o->type), k,
+                         value(o->type, want, k), value(o->type, got, k));
         for (uint32_t k = 0; k < b->n_inputs; k++)
             munmap(fin[k].map, fin[k].map_len);
         free(want), free(got), free(b);
     }
-    print_message("%d of %d cases took the fast path\n", fast, tried);
-    assert_true(fast * 10 >= tried * 7);
-    assert_true(fast_by_code[NND_OP_HARD_SWISH] > 0 && fast_by_code[NND_OP_ELU] > 0);
-}
-
-/* The fast paths handle unsigned 8-bit only: a TENSOR_QUANT8_ASYMM_SIGNED model of every
- * family they claim stays on the reference kernels, and runs there. */
-static void int8_models_stay_on_reference_kernels(void **state) {
-    (void)state;
-    srand(17);
-    for (int i = 0; i < 2 * 9 * 4; i += 2) {
-        builder *b = malloc(sizeof *b);
-        assert_non_null(b);
-        random_model(b, i, NND_TENSOR_QUANT8_ASYMM_SIGNED);
-        const nnd_operand_desc *o = &b->operands[b->out];
-        size_t n = elems(o);
-        for (uint32_t k = 0; k < b->n_inputs; k++) {
-            const nnd_operand_desc *x = &b->operands[b->inputs[k]];
-            b->input_data[k] = malloc(elems(x) + 1);
-            assert_non_null(b->input_data[k]);
-            fill(b->input_data[k], x->type, elems(x));
-        }
-        uint8_t *got = malloc(n + 1);
-        assert_non_null(got);
-        if (run(b, false, got, n))
-            fail_msg("case %d %s int8: claimed by a fast path", i, nnd_operation_name(b->code));
-        for (uint32_t k = 0; k < b->n_inputs; k++)
-            free(b->input_data[k]);
-        free(got), free(b);
+    for (size_t t = 0; t < N_TYPES; t++) {
+        print_message("%s: %d of %d cases took the fast path\n", nnd_type_name(case_types[t]),
+                      fast[t], tried[t]);
+        assert_true(fast[t] * 10 >= tried[t] * 7);
     }
+    /* The float-only unary fast paths, in FLOAT32 and FLOAT16. */
+    for (size_t t = 0; t < N_TYPES; t++)
+        if (!quantized(case_types[t]))
+            assert_true(fast_by_code[t][NND_OP_HARD_SWISH] > 0 && fast_by_code[t][NND_OP_ELU] > 0);
+    /* Signed 8-bit: every family on its qs8 operator, convolutions on qc8 too. */
+    static const int32_t families[] = {NND_OP_CONV_2D,
+                                       NND_OP_DEPTHWISE_CONV_2D,
+                                       NND_OP_FULLY_CONNECTED,
+                                       NND_OP_MAX_POOL_2D,
+                                       NND_OP_ADD,
+                                       NND_OP_MUL,
+                                       NND_OP_RELU,
+                                       NND_OP_LOGISTIC,
+                                       NND_OP_TANH};
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        if (!fast_by_code[N_TYPES - 1][families[f]])
+            fail_msg("no signed 8-bit %s took the fast path", nnd_operation_name(families[f]));
+    print_message("%d per-channel convolutions took the fast path\n", per_channel_fast);
+    assert_true(per_channel_fast >= 10);
 }
 
 /* ---- one prepared model, executions from several threads --------------------------- */
@@ -486,6 +553,77 @@ static void concurrent_executions_agree(void **state) {
     free(want), free(b->input_data[0]), free(b);
 }
 
+/* ---- FP16 regions ------------------------------------------------------------------ */
+
+/* CONV_2D -> DEPTHWISE_CONV_2D -> ADD (a constant) -> TANH (reference: no float operator)
+ * -> MAX_POOL_2D, all TENSOR_FLOAT16: the two temporaries between fast steps become
+ * float, the two a reference step reads or writes stay FP16, and the chain agrees with
+ * the reference within the FP16 tolerance. */
+static void fp16_region_stays_float_inside(void **state) {
+    (void)state;
+    srand(17);
+    const int32_t t = NND_TENSOR_FLOAT16;
+    builder *b = calloc(1, sizeof *b);
+    assert_non_null(b);
+    uint32_t d_in[4] = {1, 9, 9, 3}, d[4] = {1, 9, 9, 8}, d_pool[4] = {1, 4, 4, 8};
+    use(b, input(b, t, 4, d_in, 0, 0));
+    use(b, constant(b, t, 4, (uint32_t[]){8, 3, 3, 3}, 0, 0));
+    use(b, constant(b, t, 1, (uint32_t[]){8}, 0, 0));
+    uint32_t same = scalar_i32(b, 1), one = scalar_i32(b, 1), relu = scalar_i32(b, 1);
+    use(b, same), use(b, one), use(b, one), use(b, relu);
+    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
+    b->code = NND_OP_CONV_2D;
+    uint32_t conv_out = b->out;
+    finish_op(b);
+    use(b, conv_out), use(b, constant(b, t, 4, (uint32_t[]){1, 3, 3, 8}, 0, 0));
+    use(b, constant(b, t, 1, (uint32_t[]){8}, 0, 0));
+    use(b, same), use(b, one), use(b, one), use(b, one), use(b, scalar_i32(b, 0));
+    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
+    b->code = NND_OP_DEPTHWISE_CONV_2D;
+    uint32_t dw_out = b->out;
+    finish_op(b);
+    use(b, dw_out), use(b, constant(b, t, 1, (uint32_t[]){8}, 0, 0)), use(b, scalar_i32(b, 0));
+    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
+    b->code = NND_OP_ADD;
+    uint32_t add_out = b->out;
+    finish_op(b);
+    use(b, add_out);
+    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
+    b->code = NND_OP_TANH;
+    uint32_t tanh_out = b->out;
+    finish_op(b);
+    use(b, tanh_out), use(b, scalar_i32(b, 2)); /* VALID */
+    for (int k = 0; k < 4; k++)
+        use(b, scalar_i32(b, 2)); /* strides and filter 2x2 */
+    use(b, scalar_i32(b, 0));
+    b->out = operand(b, t, 4, d_pool, 0, 0, NND_MODEL_OUTPUT);
+    b->code = NND_OP_MAX_POOL_2D;
+    size_t n_in = 9 * 9 * 3, n_out = 4 * 4 * 8;
+    b->input_data[0] = malloc(n_in * sizeof(nnd_half));
+    assert_non_null(b->input_data[0]);
+    fill(b->input_data[0], t, n_in);
+    nnd_half want[4 * 4 * 8], got[4 * 4 * 8];
+    run(b, true, want, sizeof want);
+    nnd_prepared *p = prepare(b, false);
+    uint32_t fast_steps = 0;
+    for (uint32_t k = 0; k < p->n_steps; k++)
+        fast_steps += p->steps[k].backend != NULL;
+    assert_int_equal(fast_steps, 4); /* all but TANH */
+    assert_int_equal(p->tensors[conv_out].type, NND_TENSOR_FLOAT32);
+    assert_int_equal(p->tensors[dw_out].type, NND_TENSOR_FLOAT32);
+    assert_int_equal(p->tensors[add_out].type, NND_TENSOR_FLOAT16);
+    assert_int_equal(p->tensors[tanh_out].type, NND_TENSOR_FLOAT16);
+    assert_int_equal(p->tensors[b->out].type, NND_TENSOR_FLOAT16);
+    nnd_exec *e = nnd_exec_create(p);
+    assert_true(e && execute(e, b, got, sizeof got));
+    for (size_t k = 0; k < n_out; k++)
+        if (!agree(NND_OP_MAX_POOL_2D, t, want, got, k))
+            fail_msg("element %zu: reference %g, fast %g", k, (double)want[k], (double)got[k]);
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+    free(b->input_data[0]), free(b);
+}
+
 static void lrn_wide_windows_match_direct_sums(void **state) {
     (void)state;
     static const int32_t radii[] = {31, 32, 40, 200, 100000, 2147483647};
@@ -497,9 +635,9 @@ static void lrn_wide_windows_match_direct_sums(void **state) {
         uint32_t dims[2] = {ROWS, DEPTH};
         use(&b, input(&b, NND_TENSOR_FLOAT32, 2, dims, 0, 0));
         use(&b, scalar_i32(&b, radii[r]));
-        use(&b, scalar_f32(&b, 1.0f));
-        use(&b, scalar_f32(&b, 0.5f));
-        use(&b, scalar_f32(&b, 0.75f));
+        use(&b, scalar_float(&b, NND_TENSOR_FLOAT32, 1.0f));
+        use(&b, scalar_float(&b, NND_TENSOR_FLOAT32, 0.5f));
+        use(&b, scalar_float(&b, NND_TENSOR_FLOAT32, 0.75f));
         b.out = operand(&b, NND_TENSOR_FLOAT32, 2, dims, 0, 0, NND_MODEL_OUTPUT);
         b.code = NND_OP_LOCAL_RESPONSE_NORMALIZATION;
         fill(x, NND_TENSOR_FLOAT32, ROWS * DEPTH);
@@ -525,8 +663,8 @@ static void lrn_wide_windows_match_direct_sums(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference),
-                                       cmocka_unit_test(int8_models_stay_on_reference_kernels),
                                        cmocka_unit_test(concurrent_executions_agree),
+                                       cmocka_unit_test(fp16_region_stays_float_inside),
                                        cmocka_unit_test(lrn_wide_windows_match_direct_sums)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

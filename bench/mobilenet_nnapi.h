@@ -1,0 +1,29 @@
+/* mobilenet_nnapi: a bench_net (mobilenet.h) built through the NNAPI names of libnnd
+ * (ANeuralNetworksModel_*), compiled, and executed through the daemon that $NND_SOCKET
+ * names, as an application would. Input and output live in one memfd shared with the
+ * daemon (setInputFromMemory / setOutputFromMemory: nothing is copied per execution).
+ *
+ * Contract: bench_nnapi_open() returns 0 with the model compiled and the input in place,
+ * or -1 with a message on stderr. bench_nnapi_run() is one execution (create, bind,
+ * compute, free) and returns its duration in nanoseconds, or -1. */
+#ifndef NND_BENCH_MOBILENET_NNAPI_H
+#define NND_BENCH_MOBILENET_NNAPI_H
+
+#include "mobilenet.h"
+
+typedef struct bench_nnapi {
+    struct ANeuralNetworksModel *model;
+    struct ANeuralNetworksCompilation *compilation;
+    struct ANeuralNetworksMemory *memory;
+    int fd;
+    uint8_t *map;
+    size_t in_bytes, out_at, out_bytes;
+} bench_nnapi;
+
+int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input);
+double bench_nnapi_run(void *r);
+/* The last execution's output. */
+const void *bench_nnapi_output(const bench_nnapi *r);
+void bench_nnapi_close(bench_nnapi *r);
+
+#endif
