@@ -48,7 +48,7 @@ void ANeuralNetworksBurst_free(ANeuralNetworksBurst *b) {
 int ANeuralNetworksExecution_burstCompute(ANeuralNetworksExecution *execution,
                                           ANeuralNetworksBurst *burst) {
     if (!execution || !burst) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (ndk_execution_compilation(execution) != burst->compilation) return ANEURALNETWORKS_BAD_DATA;
+    if (execution->c != burst->compilation) return ANEURALNETWORKS_BAD_DATA;
     if (atomic_flag_test_and_set(&burst->busy)) return ANEURALNETWORKS_BAD_STATE;
     int rc = ndk_execution_compute_burst(execution, burst->link.nb);
     atomic_flag_clear(&burst->busy);

@@ -4,6 +4,7 @@
  * a deadline) are carried to the daemon. See ndk_compilation.h. */
 #include "ndk_compilation.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -136,9 +137,45 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c) {
         st = nnd_client_prepare(c->session->client, w.model, w.fds, w.n_fds, pref, c->priority,
                                 deadline, &c->handle, NULL, 0);
     ndk_wire_free(&w);
+    /* No answer by the compilation's deadline (and the margin) is a missed deadline. */
     rc = ndk_session_code(c->session, st);
+    if (st == -ETIMEDOUT && deadline) rc = ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT;
     c->valid = rc == ANEURALNETWORKS_NO_ERROR;
     return rc;
+}
+
+/* ---- preferred memory layout (feature level 5) -------------------------------------------- */
+
+/* Where execution memory had best start and end: the staging memfd lays pointer arguments
+ * out on NDK_IO_ALIGN, which is also the NNAPI runtime's default for a driver. */
+static int preferred(const ANeuralNetworksCompilation *c, bool output, uint32_t index,
+                     uint32_t *out, uint32_t value) {
+    if (!c || !out) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!c->finished || !c->valid) return ANEURALNETWORKS_BAD_STATE;
+    if (index >= (output ? c->model->n_outputs : c->model->n_inputs))
+        return ANEURALNETWORKS_BAD_DATA;
+    *out = value;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *alignment) {
+    return preferred(c, false, index, alignment, NDK_IO_ALIGN);
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *padding) {
+    return preferred(c, false, index, padding, NDK_IO_ALIGN);
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForOutput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *alignment) {
+    return preferred(c, true, index, alignment, NDK_IO_ALIGN);
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryPaddingForOutput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *padding) {
+    return preferred(c, true, index, padding, NDK_IO_ALIGN);
 }
 
 /* ---- staging memory for pointer arguments ------------------------------------------------- */

@@ -16,7 +16,10 @@
  *     ndk_memory_desc  descriptors and their memories (on model, memory, types)
  *     ndk_event        events
  *     ndk_request      execution arguments into a wire request
- *     ndk_execution    executions (on compilation, model, memory, types, event, request)
+ *     ndk_execution    executions, their arguments, results and the steps of a
+ *                      computation (on compilation, model, memory, types, request)
+ *     ndk_compute      compute and startCompute (on execution, event)
+ *     ndk_fenced       startComputeWithDependencies (on execution, event, model, types)
  *     ndk_burst        bursts (on execution, keys)
  * - One process-wide connection to the daemon (ndk_session), opened on first need from
  *   $NND_SOCKET or the default path, shared by every object and thread. A transport
@@ -59,11 +62,14 @@ enum {
     NDK_SUBGRAPH = 6,
 };
 
-#define NDK_OEM_SCALAR              10000
-#define NDK_TENSOR_OEM_BYTE         10001
-#define NDK_OEM_OPERATION           10000
-#define NDK_NUM_OPERAND_TYPES       16             /* FLOAT32 .. MODEL */
-#define NDK_NUM_OPERATION_TYPES     102            /* ADD .. RANK */
+#define NDK_OEM_SCALAR          10000
+#define NDK_TENSOR_OEM_BYTE     10001
+#define NDK_OEM_OPERATION       10000
+#define NDK_NUM_OPERAND_TYPES   16  /* FLOAT32 .. MODEL */
+#define NDK_NUM_OPERATION_TYPES 102 /* ADD .. RANK */
+#define NDK_IO_ALIGN                                                                               \
+    64 /* pointer arguments' boundary in the staging memfd, and                                    \
+           the alignment and padding compilations prefer */
 #define NDK_DEFAULT_LOOP_TIMEOUT_NS 2000000000ull  /* 2 s, as the NDK */
 #define NDK_MAX_LOOP_TIMEOUT_NS     15000000000ull /* 15 s, as the NDK */
 
@@ -190,7 +196,7 @@ typedef struct ndk_staging {
     size_t size;
 } ndk_staging;
 
-#define NDK_STAGING_CACHE 4
+#define NDK_STAGING_CACHE 16 /* one per thread computing at once, as the daemon caches mappings */
 
 struct ANeuralNetworksCompilation {
     ANeuralNetworksModel *model;
