@@ -62,7 +62,7 @@ static void staging_unmap(ndk_staging *s) {
 void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c) {
     if (!c) return;
     if (c->session) {
-        if (c->valid && !atomic_load(&c->session->dead))
+        if (c->valid && !c->fails_at_execution && !atomic_load(&c->session->dead))
             ndk_session_code(c->session, nnd_client_release(c->session->client, c->handle));
         ndk_session_put(c->session);
     }
@@ -129,14 +129,20 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c) {
     /* Wire preference numbering is the NDK's plus one (0 = unspecified). With a cache
      * directory and token, the files live there and the daemon reads or writes them. */
     int pref = c->preference + 1, st;
+    char why[256] = "";
     if (c->caching)
         st = nnd_client_prepare_cached(c->session->client, w.model, w.fds, w.n_fds, pref,
                                        c->priority, deadline, c->cache_dir, c->token, &c->handle,
-                                       NULL, NULL, 0);
+                                       NULL, why, sizeof why);
     else
         st = nnd_client_prepare(c->session->client, w.model, w.fds, w.n_fds, pref, c->priority,
-                                deadline, &c->handle, NULL, 0);
+                                deadline, &c->handle, why, sizeof why);
     ndk_wire_free(&w);
+    if (st) ndk_debug("ANeuralNetworksCompilation_finish: %s", why);
+    if (st == NND__ERROR_STATUS__INVALID_ARGUMENT && !c->explicit_devices && c->model->supported) {
+        c->fails_at_execution = c->valid = true;
+        return ANEURALNETWORKS_NO_ERROR;
+    }
     /* No answer by the compilation's deadline (and the margin) is a missed deadline. */
     rc = ndk_session_code(c->session, st);
     if (st == -ETIMEDOUT && deadline) rc = ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT;

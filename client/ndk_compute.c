@@ -33,6 +33,7 @@ static int run(ANeuralNetworksExecution *e, ndk_job *j, nnd_burst *b) {
     ndk_session *s = c->session;
     uint64_t deadline = ndk_execution_deadline(e);
     Nnd__Reply *reply = NULL;
+    char why[256] = "";
     int rc;
     if (!b) b = own_burst(e);
     if (b) {
@@ -41,15 +42,16 @@ static int run(ANeuralNetworksExecution *e, ndk_job *j, nnd_burst *b) {
                            .deadline_ns = deadline,
                            .loop_timeout_ns = e->loop_timeout_ns};
         rc = nnd_client_burst_execute_keyed(b, &j->r.req, j->r.fds, j->r.keys, j->r.n_fds, &o,
-                                            &reply, NULL, 0);
+                                            &reply, why, sizeof why);
     } else {
         nnd_exec_opts o = {.measure_timing = e->measure,
                            .deadline_ns = deadline,
                            .loop_timeout_ns = e->loop_timeout_ns,
                            .priority = c->priority};
         rc = nnd_client_execute_opts(s->client, c->handle, &j->r.req, j->r.fds, j->r.n_fds, &o,
-                                     &reply, NULL, 0);
+                                     &reply, why, sizeof why);
     }
+    if (rc) ndk_debug("computing: %s", why);
     rc = ndk_execution_code(e, rc, deadline);
     const Nnd__ExecuteReply *x =
         reply && reply->result_case == NND__REPLY__RESULT_EXECUTED ? reply->executed : NULL;

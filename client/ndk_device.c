@@ -58,10 +58,7 @@ int ndk_status_code(int status) {
     }
 }
 
-/* With $NND_DEBUG set (and not "0"), one line on stderr for each failure to reach the
- * daemon; libnnd's messages name its socket. */
-static void debug_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void debug_note(const char *fmt, ...) {
+void ndk_debug(const char *fmt, ...) {
     const char *d = getenv("NND_DEBUG");
     if (!d || !*d || !strcmp(d, "0")) return;
     char line[512];
@@ -74,7 +71,7 @@ static void debug_note(const char *fmt, ...) {
 
 int ndk_session_code(ndk_session *s, int rc) {
     if (rc >= 0) return ndk_status_code(rc);
-    debug_note("a call to the daemon at %s failed: %s", s ? s->path : "(unknown)", strerror(-rc));
+    ndk_debug("a call to the daemon at %s failed: %s", s ? s->path : "(unknown)", strerror(-rc));
     switch (-rc) {
     case EPIPE:
     case ECONNRESET:
@@ -136,7 +133,7 @@ int ndk_session_get(ndk_session **out) {
         nnd_client *c = nnd_client_connect(path, program_invocation_short_name, err, sizeof err);
         ndk_session *s = c ? calloc(1, sizeof *s) : NULL;
         if (!s) {
-            debug_note("%s", c ? "out of memory" : err);
+            ndk_debug("%s", c ? "out of memory" : err);
             nnd_client_close(c);
             int rc =
                 g_ever_connected ? ANEURALNETWORKS_DEAD_OBJECT : ANEURALNETWORKS_UNAVAILABLE_DEVICE;

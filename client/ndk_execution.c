@@ -292,7 +292,10 @@ uint64_t ndk_execution_deadline(const ANeuralNetworksExecution *e) {
 
 int ndk_execution_code(const ANeuralNetworksExecution *e, int rc, uint64_t deadline) {
     int code = ndk_session_code(e->c->session, rc);
-    return rc == -ETIMEDOUT && deadline ? ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT : code;
+    if (rc == -ETIMEDOUT && deadline) return ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT;
+    /* The request itself was checked here: what the daemon refuses in it is a shape or value
+     * that conflicts as the model runs, which the NNAPI runtime reports as OP_FAILED. */
+    return rc == NND__ERROR_STATUS__INVALID_ARGUMENT ? ANEURALNETWORKS_OP_FAILED : code;
 }
 
 /* ---- the start and end of a computation --------------------------------------------------- */
@@ -362,7 +365,9 @@ int ndk_execution_begin(ANeuralNetworksExecution *e, ndk_job *j) {
     if (!atomic_compare_exchange_strong(&e->state, &from, NDK_EXEC_COMPUTATION))
         return ANEURALNETWORKS_BAD_STATE;
     ndk_session *s = e->c->session;
-    rc = atomic_load(&s->dead) ? ANEURALNETWORKS_DEAD_OBJECT : check_memories(e);
+    rc = e->c->fails_at_execution ? ANEURALNETWORKS_OP_FAILED
+         : atomic_load(&s->dead)  ? ANEURALNETWORKS_DEAD_OBJECT
+                                  : check_memories(e);
     if (!rc) rc = job_make(e, j);
     for (uint32_t i = 0; i < e->n_in && !rc; i++)
         if (e->in[i].state == ARG_POINTER)

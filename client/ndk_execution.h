@@ -75,7 +75,8 @@ NDK_HIDDEN bool ndk_execution_single_device(const ANeuralNetworksExecution *e);
 /* The absolute deadline of a computation starting now (0: none). */
 NDK_HIDDEN uint64_t ndk_execution_deadline(const ANeuralNetworksExecution *e);
 /* The NDK code of a libnnd execution call's return: as ndk_session_code(), but a reply
- * that did not come by the deadline is MISSED_DEADLINE_TRANSIENT. */
+ * that did not come by the deadline is MISSED_DEADLINE_TRANSIENT, and INVALID_ARGUMENT (a
+ * shape conflict found as the model runs) is OP_FAILED. */
 NDK_HIDDEN int ndk_execution_code(const ANeuralNetworksExecution *e, int rc, uint64_t deadline);
 /* ANeuralNetworksExecution_compute, through a daemon burst (nnd.h, "bursts"). */
 NDK_HIDDEN int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b);

@@ -11,7 +11,8 @@
  *     ndk_types        operand types and shapes
  *     ndk_keys         memory keys and the live bursts that forget them
  *     ndk_memory       memories (on types, keys)
- *     ndk_model        models and their wire form (on memory, types)
+ *     ndk_signature    operation signatures by the engine's rules (on the engine only)
+ *     ndk_model        models and their wire form (on memory, types, signature)
  *     ndk_compilation  compilations and staging memfds (on model, keys)
  *     ndk_memory_desc  descriptors and their memories (on model, memory, types)
  *     ndk_event        events
@@ -96,6 +97,10 @@ NDK_HIDDEN int ndk_session_code(ndk_session *s, int rc);
 /* Wire ErrorStatus to NDK result code. */
 NDK_HIDDEN int ndk_status_code(int status);
 NDK_HIDDEN uint64_t ndk_now_ns(void);
+/* With $NND_DEBUG set (and not "0"): one line on stderr, "libnnd: " and the message. Every
+ * failure to reach the daemon makes one (libnnd's messages name its socket), and so does
+ * every call refused for a reason the caller cannot see in the result code alone. */
+NDK_HIDDEN void ndk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True for the one device ANeuralNetworks_getDevice hands out. */
 NDK_HIDDEN bool ndk_is_device(const ANeuralNetworksDevice *d);
 /* Extensions the daemon offers (name, operand types), fetched once per session. Returns
@@ -184,6 +189,7 @@ struct ANeuralNetworksModel {
     bool relaxed;
     bool finished;
     bool invalid;
+    bool supported; /* at finish, the daemon said it runs every operation */
 };
 
 /* ---- compilation objects ------------------------------------------------------------- */
@@ -210,6 +216,12 @@ struct ANeuralNetworksCompilation {
     uint8_t token[ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN];
     bool finished;
     bool valid; /* finished and prepared */
+    /* The daemon refused to prepare the model (INVALID_ARGUMENT) although it runs every
+     * operation of it: a shape or value that conflicts only when the model runs. As the
+     * NNAPI runtime (whose CPU fallback compiles such a model), it compiles, valid, with no
+     * prepared model, and every computation fails with OP_FAILED. Not with an explicit
+     * device list, which has no fallback. */
+    bool fails_at_execution;
     ndk_session *session;
     uint64_t handle;
     pthread_mutex_t lock; /* guards the staging cache */
