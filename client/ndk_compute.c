@@ -34,16 +34,28 @@ static int run(ANeuralNetworksExecution *e, ndk_job *j, nnd_burst *b) {
     uint64_t deadline = ndk_execution_deadline(e);
     Nnd__Reply *reply = NULL;
     char why[256] = "";
-    int rc;
-    if (!b) b = own_burst(e);
-    if (b) {
+    int rc = 0;
+    bool sent = false;
+    nnd_burst *own = b ? NULL : own_burst(e);
+    if (b || own) {
+        sent = true;
         /* A burst runs at its compilation's priority, which the daemon already has. */
         nnd_exec_opts o = {.measure_timing = e->measure,
                            .deadline_ns = deadline,
                            .loop_timeout_ns = e->loop_timeout_ns};
-        rc = nnd_client_burst_execute_keyed(b, &j->r.req, j->r.fds, j->r.keys, j->r.n_fds, &o,
-                                            &reply, why, sizeof why);
-    } else {
+        rc = nnd_client_burst_execute_keyed(b ? b : own, &j->r.req, j->r.fds, j->r.keys, j->r.n_fds,
+                                            &o, &reply, why, sizeof why);
+        if (own && rc == NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT) {
+            /* No slots left on the connection: this execution goes on without its burst. */
+            ndk_session_code(s, nnd_client_burst_free(own));
+            e->own_burst = NULL;
+            e->own_burst_failed = true;
+            if (reply) nnd__reply__free_unpacked(reply, NULL);
+            reply = NULL;
+            sent = false;
+        }
+    }
+    if (!sent) {
         nnd_exec_opts o = {.measure_timing = e->measure,
                            .deadline_ns = deadline,
                            .loop_timeout_ns = e->loop_timeout_ns,
