@@ -266,12 +266,14 @@ int nnd_conn_wait_ticket(nnd_client *c, uint64_t id, uint64_t until_ns, nnd_fram
 }
 
 void nnd_conn_free(nnd_client *c) {
-    while (c->pending) {
-        nnd_pending *p = c->pending;
-        nnd_frame_in in;
-        memset(&in, 0, sizeof in);
-        settle(c, p, &in);
-        nnd_frame_in_clear(&in);
-        if (p->ticket) free(p); /* a call's pending lives on its caller's stack */
+    /* Tickets nobody collected are the client's. A call's pending lives on its caller's
+     * stack and is no call's here (after fork(), it is a copy of another thread's). */
+    for (nnd_pending *p = c->pending, *next; p; p = next) {
+        next = p->next;
+        if (!p->ticket) continue;
+        if (p->arrived) nnd_frame_in_clear(&p->in);
+        if (!p->waiting) pthread_cond_destroy(&p->cond);
+        free(p);
     }
+    c->pending = NULL;
 }
