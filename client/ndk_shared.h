@@ -23,7 +23,8 @@
  *     ndk_fenced       startComputeWithDependencies (on execution, event, model, types)
  *     ndk_burst        bursts (on execution, keys)
  * - One process-wide connection to the daemon (ndk_session), opened on first need from
- *   $NND_SOCKET or the default path, shared by every object and thread. A transport
+ *   $NND_SOCKET or the default path, shared by every object and thread; the requests of
+ *   all threads are in flight on it at once (libnnd, nnd.h). A transport
  *   failure or a hang-up marks it dead: work bound to it answers
  *   ANEURALNETWORKS_DEAD_OBJECT, and the next ndk_session_get() reconnects (prepared
  *   models do not survive the old connection). New work also moves to a new connection

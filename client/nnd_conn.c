@@ -179,6 +179,7 @@ static void pass_reader(nnd_client *c) {
 static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err, size_t errlen) {
     int rc = 0;
     uint64_t t0 = nnd_conn_now_ns();
+    bool looked = false; /* read the socket at least once, even with no time left */
     for (;;) {
         if (p->arrived) break;
         if (c->dead) {
@@ -187,13 +188,14 @@ static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err,
             break;
         }
         uint64_t now = nnd_conn_now_ns();
-        if (until && now >= until) {
+        if (until && now >= until && (looked || c->reading)) {
             nnd_client_set_err(err, errlen, "no reply from the daemon at %s within %llu ms",
                                c->path, (unsigned long long)((now - t0) / 1000000));
             rc = -ETIMEDOUT;
             break;
         }
         if (!c->reading) {
+            looked = true;
             c->reading = true;
             pthread_mutex_unlock(&c->lock);
             nnd_frame_in in;
