@@ -95,8 +95,9 @@ int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
     }
     pthread_mutex_unlock(&c->lock);
     nnd_packed packed;
+    char msg[sizeof c->dead_msg] = "";
     int rc = 0;
-    if (nnd_frame_pack(&req->base, fds, nfds, &packed, err, errlen) < 0) {
+    if (nnd_frame_pack(&req->base, fds, nfds, &packed, msg, sizeof msg) < 0) {
         rc = -EINVAL; /* nothing was sent: the connection is still good */
     } else {
         /* A datagram goes whole or not at all, so threads may send at once. The socket's
@@ -105,21 +106,22 @@ int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
             if (bound_ns && nnd_conn_now_ns() >= bound_ns) break;
         nnd_packed_clear(&packed);
         if (rc == -EAGAIN)
-            nnd_client_set_err(err, errlen,
-                               "the daemon at %s takes no requests (its socket is full)", c->path);
+            snprintf(msg, sizeof msg, "the daemon at %s takes no requests (its socket is full)",
+                     c->path);
         else if (rc < 0)
-            nnd_client_set_err(err, errlen, "sending to the daemon at %s failed: %s", c->path,
-                               strerror(-rc));
+            snprintf(msg, sizeof msg, "sending to the daemon at %s failed: %s", c->path,
+                     strerror(-rc));
         if (rc == -EAGAIN) rc = -ETIMEDOUT;
         if (rc == -EPIPE || rc == -ECONNRESET) rc = -ENOTCONN;
     }
     if (rc < 0) {
+        nnd_client_set_err(err, errlen, "%s", msg);
         pthread_mutex_lock(&c->lock);
         if (p) {
             unlink_pending(c, p);
             pthread_cond_destroy(&p->cond);
         }
-        if (fatal_errno(-rc)) mark_dead(c, rc, err ? err : "the connection failed");
+        if (fatal_errno(-rc)) mark_dead(c, rc, msg);
         pthread_mutex_unlock(&c->lock);
     }
     return rc;
