@@ -12,8 +12,9 @@
  *   mnet_f32_xnn, mnet_q8_xnn, mnet_f16_f32, mnet_s8_q8, mnet_s8_xnn: see mobilenet_rows.h
  *        (targets <= 1.1, <= 1.1, <= 1.15, <= 1.0, >= 0.9)
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
+ *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: rtt and
- * rtt_burst; kernels; cache; memory; qos; mobilenet).
+ * rtt_burst; kernels; cache; memory; qos; mobilenet; threads).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. */
@@ -35,6 +36,7 @@
 #include "mobilenet_rows.h"
 #include "nnd/nnd.h"
 #include "qos.h"
+#include "threads.h"
 #include "timing.h"
 #include "wire.h"
 
@@ -193,11 +195,11 @@ static bool want(const char *group, const char *row) {
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     static const char *const names[] = {
-        "rtt",        "rtt_burst",  "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
-        "kernels",    "cache_load", "cache_vs_cold", "content_vs_cold", "cache",
-        "memory",     "memfd_64m",  "qos",           "deadline_met",    "goodput",
-        "high_p99",   "mobilenet",  "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
-        "mnet_s8_q8", "mnet_s8_xnn"};
+        "rtt",          "rtt_burst",       "inproc",           "conv_vs_xnnpack", "fc_vs_xnnpack",
+        "kernels",      "cache_load",      "cache_vs_cold",    "content_vs_cold", "cache",
+        "memory",       "memfd_64m",       "qos",              "deadline_met",    "goodput",
+        "high_p99",     "mobilenet",       "mnet_f32_xnn",     "mnet_q8_xnn",     "mnet_f16_f32",
+        "mnet_s8_q8",   "mnet_s8_xnn",     "threads",          "high_p90_thread", "threads_vs_procs"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -206,7 +208,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet)\n");
+                            "memory qos mobilenet threads)\n");
             return 2;
         }
     }
@@ -227,6 +229,9 @@ int main(int argc, char **argv) {
     int failed = caching && bench_cache_rows(&cache);
     bench_qos qos = {0};
     failed |= qosing && bench_qos_rows(&qos);
+    bool prio = want("threads", "high_p90_thread"), rates = want("threads", "threads_vs_procs");
+    bench_threads thr = {0};
+    failed |= (prio || rates) && bench_threads_rows(&thr, prio, rates);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -288,6 +293,12 @@ int main(int argc, char **argv) {
         {"mobilenet", "mnet_s8_xnn",
          "MobileNet INT8 on XNNPACK's qs8/qc8 operators in process / through the daemon",
          mn.s8_xnn.b_ns / mn.s8_xnn.a_ns, 0.9, false},
+        {"threads", "high_p90_thread",
+         "HIGH p90 under a LOW flood of another thread, one connection / HIGH p90 when idle",
+         thr.high_ratio, 1.5, true},
+        {"threads", "threads_vs_procs",
+         "executions per second, 8 threads on one connection / 8 processes", thr.rate_ratio, 0.9,
+         false},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -369,6 +380,18 @@ int main(int argc, char **argv) {
                mn.s8_diff);
     }
     printf("# pinned to CPUs %s (bench, its XNNPACK threads and the daemon)\n", cpus);
+    if (prio)
+        printf("# threads: HIGH p90 idle %.2f ms (median %.2f), under a LOW flood of another "
+               "thread %.2f ms (median %.2f), %llu LOW completed; ratios of %d runs: %.3f %.3f "
+               "%.3f\n",
+               thr.idle_p90_ns / 1e6, thr.idle_median_ns / 1e6, thr.flood_p90_ns / 1e6,
+               thr.flood_median_ns / 1e6, (unsigned long long)thr.low_done, BENCH_THREADS_REPEATS,
+               thr.high_runs[0], thr.high_runs[1], thr.high_runs[2]);
+    if (rates)
+        printf("# threads: on CPU %d, 8 threads %.0f/s, 8 processes %.0f/s; ratios of %d runs: "
+               "%.3f %.3f %.3f\n",
+               thr.cpu, thr.rate_threads, thr.rate_procs, BENCH_THREADS_REPEATS, thr.rate_runs[0],
+               thr.rate_runs[1], thr.rate_runs[2]);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

@@ -348,19 +348,6 @@ static int one_run(bench_qos *out) {
     return rc;
 }
 
-/* Index of the median of v[0..n) (n odd). */
-static int median_index(const double *v, int n) {
-    for (int i = 0; i < n; i++) {
-        int below = 0, equal = 0;
-        for (int k = 0; k < n; k++) {
-            below += v[k] < v[i];
-            equal += v[k] == v[i];
-        }
-        if (below <= n / 2 && below + equal > n / 2) return i;
-    }
-    return 0;
-}
-
 int bench_qos_rows(bench_qos *out) {
     static bench_qos runs[BENCH_QOS_REPEATS];
     double met[BENCH_QOS_REPEATS], good[BENCH_QOS_REPEATS], high[BENCH_QOS_REPEATS];
@@ -372,10 +359,10 @@ int bench_qos_rows(bench_qos *out) {
     }
     /* Deadline figures from the run with the median met share, priority figures from
      * the run with the median ratio; goodput is its own median. */
-    const bench_qos *dl = &runs[median_index(met, BENCH_QOS_REPEATS)];
-    const bench_qos *pr = &runs[median_index(high, BENCH_QOS_REPEATS)];
+    const bench_qos *dl = &runs[bench_median_index(met, BENCH_QOS_REPEATS)];
+    const bench_qos *pr = &runs[bench_median_index(high, BENCH_QOS_REPEATS)];
     *out = *dl;
-    out->goodput = good[median_index(good, BENCH_QOS_REPEATS)];
+    out->goodput = good[bench_median_index(good, BENCH_QOS_REPEATS)];
     out->high_idle_p99 = pr->high_idle_p99;
     out->high_flood_p99 = pr->high_flood_p99;
     out->high_idle_driver_p99 = pr->high_idle_driver_p99;

@@ -1,4 +1,4 @@
-/* timing: the clock and the median every bench row uses (header only). */
+/* timing: the clock and the medians every bench row uses (header only). */
 #ifndef NND_BENCH_TIMING_H
 #define NND_BENCH_TIMING_H
 
@@ -32,6 +32,20 @@ static inline int bench_cmp_u64(const void *a, const void *b) {
 static inline double bench_median_u64(uint64_t *v, size_t n) {
     qsort(v, n, sizeof *v, bench_cmp_u64);
     return (double)v[n / 2];
+}
+
+/* Index of the median of v[0..n) (n odd), v left as it is: the run whose figures a row
+ * reports. */
+static inline int bench_median_index(const double *v, int n) {
+    for (int i = 0; i < n; i++) {
+        int below = 0, equal = 0;
+        for (int k = 0; k < n; k++) {
+            below += v[k] < v[i];
+            equal += v[k] == v[i];
+        }
+        if (below <= n / 2 && below + equal > n / 2) return i;
+    }
+    return 0;
 }
 
 #endif

@@ -1,31 +1,92 @@
-/* client_internal: the libnnd connection, shared by the files of libnnd only. */
+/* client_internal: the libnnd connection, shared by the files of libnnd only.
+ *
+ * Contract (nnd_conn.c):
+ * - A connection carries many requests at once. Each request in flight is an nnd_pending
+ *   registered under its id before it is sent; whichever thread reads a reply hands it to
+ *   the pending of the same id and wakes that thread alone (a condition variable per
+ *   request). Replies for unknown ids (abandoned calls, a Cancel's answer) are dropped.
+ * - Reading is a role, not a thread: a waiting thread takes it when nobody holds it, reads
+ *   frames until its own reply is there or it gives up, and passes the role on to another
+ *   waiting thread when it leaves. No thread waits for another thread's reply.
+ * - A transport failure (hang-up, bad frame, a send that fails) marks the connection dead
+ *   and wakes every waiter with that error; later calls fail at once with -ENOTCONN.
+ * - Every wait is bounded: a pending carries the absolute CLOCK_MONOTONIC time past which
+ *   its wait returns -ETIMEDOUT (the connection stays usable; a late reply is dropped).
+ *   A reader looks at the clock at least every NND_CONN_TICK_MS.
+ * - Messages name the daemon's socket path.
+ */
 #ifndef NND_CLIENT_INTERNAL_H
 #define NND_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "frame.h"
 #include "nnd/nnd.h"
 
-struct nnd_async;
+#define NND_CONN_TICK_MS 100
+
+/* One request in flight. */
+typedef struct nnd_pending {
+    uint64_t id;
+    uint64_t bound_ns; /* absolute CLOCK_MONOTONIC: the wait gives up here (0: never) */
+    pthread_cond_t cond;
+    bool ticket;  /* an asynchronous ticket: stays registered until collected */
+    bool waiting; /* a thread sleeps on cond */
+    bool arrived;
+    nnd_frame_in in; /* the reply and its fds, once arrived */
+    struct nnd_pending *prev, *next;
+} nnd_pending;
 
 struct nnd_client {
     int sock;
-    pthread_mutex_t lock; /* one call at a time: a call owns the socket until its reply */
+    char path[108];       /* the socket connected to, for messages */
+    pthread_mutex_t lock; /* guards everything below; never held across a system call that
+                             waits */
     uint64_t next_id;
-    bool dead;    /* the transport failed; every later call fails fast */
-    uint8_t *buf; /* NND_FRAME_RECV_BUF bytes for nnd_frame_recv */
+    bool dead; /* the transport failed; every later call fails fast */
+    int dead_rc;
+    char dead_msg[224];
+    bool reading;         /* a thread holds the reader role */
+    nnd_pending *pending; /* requests in flight */
+    uint8_t *buf;         /* NND_FRAME_RECV_BUF bytes, the reader's */
+    atomic_uint call_timeout_ms;
     char daemon_version[128];
     char *daemon_state_dir;          /* from Hello; "" when the daemon did not say */
     unsigned daemon_operation_types; /* from Hello; 0 when the daemon did not say */
-    struct nnd_async *async;         /* asynchronous tickets, and their replies that came early */
 };
 
 /* err <- the formatted message (nothing when err is NULL or errlen 0). */
 void nnd_client_set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- nnd_conn.c ---------------------------------------------------------------------- */
+
+/* Absolute CLOCK_MONOTONIC nanoseconds now. */
+uint64_t nnd_conn_now_ns(void);
+/* The bound of a call with this deadline (0: none): the deadline plus
+ * NND_DEADLINE_MARGIN_MS, else now plus the client's call timeout. */
+uint64_t nnd_conn_bound(nnd_client *c, uint64_t deadline_ns);
+/* Registers p (ticket or not, with bound_ns) under a fresh id, written to req->id, and
+ * sends req with fds. 0, or -errno with err set and p not registered. p == NULL sends
+ * without waiting for any reply (it is dropped when it comes). */
+int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds, nnd_pending *p,
+                  uint64_t bound_ns, bool ticket, char *err, size_t errlen);
+/* Waits for the reply of p (not a ticket), sent by nnd_conn_send(). 0 with the frame moved
+ * to *in; else -errno with err set. p is unregistered either way. */
+int nnd_conn_wait(nnd_client *c, nnd_pending *p, nnd_frame_in *in, char *err, size_t errlen);
+/* Waits for the reply of ticket id until min(until_ns, its bound) (until_ns 0: its bound).
+ * 0 with the frame in *in and the ticket freed; -ETIMEDOUT leaves it open unless its own
+ * bound passed; -EINVAL for an id that is no open ticket, -EBUSY when another thread waits
+ * for it. */
+int nnd_conn_wait_ticket(nnd_client *c, uint64_t id, uint64_t until_ns, nnd_frame_in *in, char *err,
+                         size_t errlen);
+/* Frees every pending left (tickets nobody collected), at close. */
+void nnd_conn_free(nnd_client *c);
+
+/* ---- nnd_client.c ---------------------------------------------------------------------- */
 
 /* Settles a reply: its status, with err set to its message when not NONE; r goes to *out
  * (when out is not NULL) if the status is NONE or keep_failed, and is freed otherwise. */
@@ -41,11 +102,5 @@ int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, siz
  * nnd_client_execute() answers. Returns the status or -errno; err holds the message. */
 int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
                           Nnd__Reply **reply, char *err, size_t errlen);
-
-/* nnd_qos.c. With the lock held: keeps a frame that answers an open asynchronous ticket
- * (true: it took the frame), so that a call waiting for another reply does not drop it. */
-bool nnd_async_keep(nnd_client *c, nnd_frame_in *in);
-/* Frees the tickets and kept replies (at close). */
-void nnd_async_free(nnd_client *c);
 
 #endif

@@ -1,5 +1,6 @@
 # Folds the objects of static library ADD into static library INTO, so that libnnd.a is
-# usable on its own (the generated protobuf code and framing live in nnd_proto).
+# usable on its own (the generated protobuf code and framing live in nnd_proto, the
+# operation signatures in the engine copy).
 # Usage: cmake -DINTO=libnnd.a -DADD=libnnd_proto.a -DAR=ar -DWORK=dir -P merge_static.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})

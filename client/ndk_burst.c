@@ -21,8 +21,12 @@ int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,
     if (atomic_load(&s->dead)) return ANEURALNETWORKS_DEAD_OBJECT;
     ANeuralNetworksBurst *b = calloc(1, sizeof *b);
     if (!b) return ANEURALNETWORKS_OUT_OF_MEMORY;
-    int rc = ndk_session_code(
-        s, nnd_client_burst_configure(s->client, compilation->handle, &b->link.nb, NULL, 0));
+    /* A compilation the daemon did not prepare has no daemon burst: its computations fail
+     * before they would use one. */
+    int rc = compilation->fails_at_execution
+                 ? ANEURALNETWORKS_NO_ERROR
+                 : ndk_session_code(s, nnd_client_burst_configure(s->client, compilation->handle,
+                                                                  &b->link.nb, NULL, 0));
     if (rc) {
         free(b);
         return rc;
@@ -31,14 +35,14 @@ int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,
     b->link.session = s;
     atomic_fetch_add(&s->refs, 1);
     atomic_flag_clear(&b->busy);
-    ndk_bursts_add(&b->link);
+    if (b->link.nb) ndk_bursts_add(&b->link);
     *burst = b;
     return ANEURALNETWORKS_NO_ERROR;
 }
 
 void ANeuralNetworksBurst_free(ANeuralNetworksBurst *b) {
     if (!b) return;
-    ndk_bursts_remove(&b->link);
+    if (b->link.nb) ndk_bursts_remove(&b->link);
     /* Release unmaps every slot in the daemon; a dead connection took them with it. */
     ndk_session_code(b->link.session, nnd_client_burst_free(b->link.nb));
     ndk_session_put(b->link.session);
@@ -48,7 +52,7 @@ void ANeuralNetworksBurst_free(ANeuralNetworksBurst *b) {
 int ANeuralNetworksExecution_burstCompute(ANeuralNetworksExecution *execution,
                                           ANeuralNetworksBurst *burst) {
     if (!execution || !burst) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (ndk_execution_compilation(execution) != burst->compilation) return ANEURALNETWORKS_BAD_DATA;
+    if (execution->c != burst->compilation) return ANEURALNETWORKS_BAD_DATA;
     if (atomic_flag_test_and_set(&burst->busy)) return ANEURALNETWORKS_BAD_STATE;
     int rc = ndk_execution_compute_burst(execution, burst->link.nb);
     atomic_flag_clear(&burst->busy);

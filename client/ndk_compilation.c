@@ -4,6 +4,7 @@
  * a deadline) are carried to the daemon. See ndk_compilation.h. */
 #include "ndk_compilation.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -61,7 +62,7 @@ static void staging_unmap(ndk_staging *s) {
 void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c) {
     if (!c) return;
     if (c->session) {
-        if (c->valid && !atomic_load(&c->session->dead))
+        if (c->valid && !c->fails_at_execution && !atomic_load(&c->session->dead))
             ndk_session_code(c->session, nnd_client_release(c->session->client, c->handle));
         ndk_session_put(c->session);
     }
@@ -128,17 +129,59 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c) {
     /* Wire preference numbering is the NDK's plus one (0 = unspecified). With a cache
      * directory and token, the files live there and the daemon reads or writes them. */
     int pref = c->preference + 1, st;
+    char why[256] = "";
     if (c->caching)
         st = nnd_client_prepare_cached(c->session->client, w.model, w.fds, w.n_fds, pref,
                                        c->priority, deadline, c->cache_dir, c->token, &c->handle,
-                                       NULL, NULL, 0);
+                                       NULL, why, sizeof why);
     else
         st = nnd_client_prepare(c->session->client, w.model, w.fds, w.n_fds, pref, c->priority,
-                                deadline, &c->handle, NULL, 0);
+                                deadline, &c->handle, why, sizeof why);
     ndk_wire_free(&w);
+    if (st) ndk_debug("ANeuralNetworksCompilation_finish: %s", why);
+    if (st == NND__ERROR_STATUS__INVALID_ARGUMENT && !c->explicit_devices && c->model->supported) {
+        c->fails_at_execution = c->valid = true;
+        return ANEURALNETWORKS_NO_ERROR;
+    }
+    /* No answer by the compilation's deadline (and the margin) is a missed deadline. */
     rc = ndk_session_code(c->session, st);
+    if (st == -ETIMEDOUT && deadline) rc = ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT;
     c->valid = rc == ANEURALNETWORKS_NO_ERROR;
     return rc;
+}
+
+/* ---- preferred memory layout (feature level 5) -------------------------------------------- */
+
+/* Where execution memory had best start and end: the staging memfd lays pointer arguments
+ * out on NDK_IO_ALIGN, which is also the NNAPI runtime's default for a driver. */
+static int preferred(const ANeuralNetworksCompilation *c, bool output, uint32_t index,
+                     uint32_t *out, uint32_t value) {
+    if (!c || !out) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!c->finished || !c->valid) return ANEURALNETWORKS_BAD_STATE;
+    if (index >= (output ? c->model->n_outputs : c->model->n_inputs))
+        return ANEURALNETWORKS_BAD_DATA;
+    *out = value;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *alignment) {
+    return preferred(c, false, index, alignment, NDK_IO_ALIGN);
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *padding) {
+    return preferred(c, false, index, padding, NDK_IO_ALIGN);
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForOutput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *alignment) {
+    return preferred(c, true, index, alignment, NDK_IO_ALIGN);
+}
+
+int ANeuralNetworksCompilation_getPreferredMemoryPaddingForOutput(
+    const ANeuralNetworksCompilation *c, uint32_t index, uint32_t *padding) {
+    return preferred(c, true, index, padding, NDK_IO_ALIGN);
 }
 
 /* ---- staging memory for pointer arguments ------------------------------------------------- */

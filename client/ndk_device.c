@@ -1,6 +1,7 @@
 /* ndk_device.c: the shared daemon connection, the one device, result-code mapping and the
  * extension registry: the bottom of the NDK layer, what ndk_shared.h declares. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,8 +58,20 @@ int ndk_status_code(int status) {
     }
 }
 
+void ndk_debug(const char *fmt, ...) {
+    const char *d = getenv("NND_DEBUG");
+    if (!d || !*d || !strcmp(d, "0")) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "libnnd: %s\n", line);
+}
+
 int ndk_session_code(ndk_session *s, int rc) {
     if (rc >= 0) return ndk_status_code(rc);
+    ndk_debug("a call to the daemon at %s failed: %s", s ? s->path : "(unknown)", strerror(-rc));
     switch (-rc) {
     case EPIPE:
     case ECONNRESET:
@@ -68,6 +81,7 @@ int ndk_session_code(ndk_session *s, int rc) {
     case EPROTO: /* the connection is gone (libnnd marked it dead too) */
         if (s) atomic_store(&s->dead, true);
         return ANEURALNETWORKS_DEAD_OBJECT;
+    case ETIMEDOUT: return ANEURALNETWORKS_UNAVAILABLE_DEVICE; /* it does not answer */
     case ENOMEM: return ANEURALNETWORKS_OUT_OF_MEMORY;
     default: return ANEURALNETWORKS_OP_FAILED; /* nothing was sent, e.g. too many fds */
     }
@@ -119,6 +133,7 @@ int ndk_session_get(ndk_session **out) {
         nnd_client *c = nnd_client_connect(path, program_invocation_short_name, err, sizeof err);
         ndk_session *s = c ? calloc(1, sizeof *s) : NULL;
         if (!s) {
+            ndk_debug("%s", c ? "out of memory" : err);
             nnd_client_close(c);
             int rc =
                 g_ever_connected ? ANEURALNETWORKS_DEAD_OBJECT : ANEURALNETWORKS_UNAVAILABLE_DEVICE;

@@ -13,7 +13,9 @@ struct ANeuralNetworksEvent {
     pthread_cond_t cond;
     bool done;
     int status;
-    int fence; /* a sync fence fd (createFromSyncFenceFd), else -1 */
+    int fence; /* a sync fence fd (createFromSyncFenceFd, a fenced execution), else -1 */
+    int (*finish)(void *ctx); /* deferred: completes it on the first wait */
+    void *ctx;
     atomic_int refs;
 };
 
@@ -43,7 +45,30 @@ void ndk_event_signal(ANeuralNetworksEvent *ev, int status) {
     pthread_mutex_unlock(&ev->lock);
 }
 
+ANeuralNetworksEvent *ndk_event_new_deferred(int fence, int (*finish)(void *ctx), void *ctx) {
+    ANeuralNetworksEvent *ev = ndk_event_new(1);
+    if (!ev) return NULL;
+    ev->fence = fence;
+    ev->finish = finish;
+    ev->ctx = ctx;
+    return ev;
+}
+
+int ndk_event_fence(const ANeuralNetworksEvent *ev) {
+    return ev->fence;
+}
+
 int ndk_event_wait(ANeuralNetworksEvent *ev) {
+    if (ev->finish) { /* the first waiter completes it; the others wait for that */
+        pthread_mutex_lock(&ev->lock);
+        if (!ev->done) {
+            ev->status = ev->finish(ev->ctx);
+            ev->done = true;
+        }
+        int status = ev->status;
+        pthread_mutex_unlock(&ev->lock);
+        return status;
+    }
     if (ev->fence >= 0) { /* a sync_file or eventfd is readable once signalled */
         struct pollfd p = {.fd = ev->fence, .events = POLLIN};
         int n;
@@ -68,7 +93,8 @@ int ANeuralNetworksEvent_wait(ANeuralNetworksEvent *event) {
 
 void ANeuralNetworksEvent_free(ANeuralNetworksEvent *event) {
     if (!event) return;
-    if (event->fence < 0) ndk_event_wait(event); /* as the NDK: free waits for the execution */
+    /* As the NDK: free waits for the execution (not for a foreign fence). */
+    if (event->fence < 0 || event->finish) ndk_event_wait(event);
     ndk_event_unref(event);
 }
 

@@ -1,44 +1,21 @@
-/* ndk_execution.c: ANeuralNetworksExecution.
+/* ndk_execution.c: ANeuralNetworksExecution: creation, arguments, the FL5 settings
+ * (reusable, padding), the start and end of a computation, and the results.
  *
- * An execution goes PREPARATION -> COMPUTATION -> COMPLETED once (feature level 4: no
- * reuse). Pointer arguments are staged in a memfd the compilation keeps and hands to its
- * next execution (copy in before, copy out after: the daemon only reads and writes shared
- * memory); memory arguments travel as their own fds (in a burst, only the first time:
- * then as the daemon's slot numbers). startCompute runs the same
- * synchronous call on a detached thread that signals the event; startComputeWithDependencies
- * waits for its dependencies and computes before returning (the daemon has no fences yet),
- * so its event is already signalled. See ndk_execution.h. */
+ * Pointer arguments are staged in a memfd the compilation lends (copy in before, copy out
+ * after: the daemon only reads and writes shared memory); memory arguments travel as their
+ * own fds. A reusable execution keeps its request and staging memfd across computations.
+ * See ndk_execution.h; the compute calls are in ndk_compute.c and ndk_fenced.c. */
 #include "ndk_execution.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "ndk_compilation.h"
-#include "ndk_event.h"
 #include "ndk_memory.h"
 #include "ndk_model.h"
-#include "ndk_request.h"
 #include "ndk_types.h"
-
-#define STAGE_ALIGN 64
-
-enum { ST_PREPARATION, ST_COMPUTATION, ST_COMPLETED };
-
-struct ANeuralNetworksExecution {
-    ANeuralNetworksCompilation *c;
-    uint32_t n_in, n_out;
-    ndk_arg *in, *out; /* ndk_request.h */
-    bool measure;
-    uint64_t timeout_ns;
-    uint64_t loop_timeout_ns;
-    atomic_int state;
-    int result; /* once COMPLETED */
-    uint64_t time_device, time_driver;
-    pthread_mutex_t lock; /* guards async and freed */
-    bool async;           /* a startCompute thread owns the execution */
-    bool freed;           /* freed while the thread ran: the thread frees it */
-};
 
 /* ---- creation and arguments ------------------------------------------------------------- */
 
@@ -61,7 +38,7 @@ int ANeuralNetworksExecution_create(ANeuralNetworksCompilation *c,
         return ANEURALNETWORKS_OUT_OF_MEMORY;
     }
     e->loop_timeout_ns = NDK_DEFAULT_LOOP_TIMEOUT_NS;
-    atomic_init(&e->state, ST_PREPARATION);
+    atomic_init(&e->state, NDK_EXEC_PREPARATION);
     pthread_mutex_init(&e->lock, NULL);
     *execution = e;
     return ANEURALNETWORKS_NO_ERROR;
@@ -74,7 +51,16 @@ static void arg_clear(ndk_arg *a) {
     memset(a, 0, sizeof *a);
 }
 
+static void job_free(ANeuralNetworksExecution *e, ndk_job *j) {
+    ndk_request_free(&j->r);
+    if (j->st.fd >= 0) ndk_staging_put(e->c, &j->st);
+    j->st.fd = -1;
+}
+
 static void execution_destroy(ANeuralNetworksExecution *e) {
+    /* The own burst first: the daemon unmaps its slots before the memories can go. */
+    if (e->own_burst) ndk_session_code(e->c->session, nnd_client_burst_free(e->own_burst));
+    if (e->has_kept) job_free(e, &e->kept);
     for (uint32_t i = 0; i < e->n_in; i++)
         arg_clear(&e->in[i]);
     for (uint32_t i = 0; i < e->n_out; i++)
@@ -88,14 +74,24 @@ static void execution_destroy(ANeuralNetworksExecution *e) {
 void ANeuralNetworksExecution_free(ANeuralNetworksExecution *e) {
     if (!e) return;
     pthread_mutex_lock(&e->lock);
-    bool running = e->async;
-    if (running) e->freed = true; /* the computing thread frees it when done */
+    bool owned = e->owned;
+    if (owned) e->freed = true; /* the computation in flight frees it when done */
     pthread_mutex_unlock(&e->lock);
-    if (!running) execution_destroy(e);
+    if (!owned) execution_destroy(e);
 }
 
-const ANeuralNetworksCompilation *ndk_execution_compilation(const ANeuralNetworksExecution *e) {
-    return e->c;
+void ndk_execution_hold(ANeuralNetworksExecution *e) {
+    pthread_mutex_lock(&e->lock);
+    e->owned = true;
+    pthread_mutex_unlock(&e->lock);
+}
+
+void ndk_execution_unhold(ANeuralNetworksExecution *e) {
+    pthread_mutex_lock(&e->lock);
+    e->owned = false;
+    bool freed = e->freed;
+    pthread_mutex_unlock(&e->lock);
+    if (freed) execution_destroy(e);
 }
 
 static bool is_tensor(int32_t type) {
@@ -128,10 +124,11 @@ static int check_type(const ndk_operand *o, const ANeuralNetworksOperandType *t,
 /* Common checks of the four setters; *o is the model operand behind the argument. */
 static int arg_slot(ANeuralNetworksExecution *e, bool output, int32_t index, ndk_arg **a,
                     const ndk_operand **o) {
-    if (atomic_load(&e->state) != ST_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
+    if (atomic_load(&e->state) != NDK_EXEC_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
     if (index < 0 || (uint32_t)index >= (output ? e->n_out : e->n_in))
         return ANEURALNETWORKS_BAD_DATA;
     *a = output ? &e->out[index] : &e->in[index];
+    if ((*a)->state != ARG_UNSPECIFIED) return ANEURALNETWORKS_BAD_STATE; /* set once */
     *o = output ? ndk_model_output(e->c->model, (uint32_t)index)
                 : ndk_model_input(e->c->model, (uint32_t)index);
     return ANEURALNETWORKS_NO_ERROR;
@@ -140,15 +137,16 @@ static int arg_slot(ANeuralNetworksExecution *e, bool output, int32_t index, ndk
 /* Fills the argument's dimensions (the caller's type, else the model's) and checks length
  * against the bytes they hold, when known. */
 static int arg_shape(ndk_arg *a, const ndk_operand *o, const ANeuralNetworksOperandType *t,
-                     size_t length, bool check_length) {
+                     size_t length, bool check_length, bool padding) {
     uint32_t rank = t ? t->dimensionCount : o->rank;
     const uint32_t *dims = t ? t->dimensions : o->dims;
     uint32_t *d = malloc(sizeof *d * (rank ? rank : 1));
     if (!d) return ANEURALNETWORKS_OUT_OF_MEMORY;
     if (rank) memcpy(d, dims, sizeof *d * rank);
     if (check_length && o->type != NDK_OEM_SCALAR) {
+        /* Exactly the bytes the data needs, or with padding enabled at least those. */
         uint64_t need = ndk_type_bytes(o->type, rank, d);
-        if (need && need != length) {
+        if (need && (padding ? length < need : need != length)) {
             free(d);
             return ANEURALNETWORKS_BAD_DATA;
         }
@@ -171,10 +169,12 @@ static int set_pointer(ANeuralNetworksExecution *e, bool output, int32_t index,
     if (length > UINT32_MAX || (buffer && !length)) return ANEURALNETWORKS_BAD_DATA;
     if (!buffer) { /* omitted */
         arg_clear(a);
+        e->args_set = true;
         a->state = ARG_NO_VALUE;
         return ANEURALNETWORKS_NO_ERROR;
     }
-    if ((rc = arg_shape(a, o, type, length, true))) return rc;
+    if ((rc = arg_shape(a, o, type, length, true, e->padding))) return rc;
+    e->args_set = true;
     a->state = ARG_POINTER;
     a->ptr = (void *)buffer; /* written only for outputs */
     a->length = length;
@@ -206,7 +206,8 @@ static int set_memory(ANeuralNetworksExecution *e, bool output, int32_t index,
         return ANEURALNETWORKS_BAD_DATA;
     }
     if (length > UINT32_MAX) return ANEURALNETWORKS_BAD_DATA;
-    if ((rc = arg_shape(a, o, type, length, !memory->driver))) return rc;
+    if ((rc = arg_shape(a, o, type, length, !memory->driver, e->padding))) return rc;
+    e->args_set = true;
     a->state = ARG_MEMORY;
     a->mem = ndk_memory_ref(memory);
     a->offset = offset;
@@ -240,29 +241,33 @@ int ANeuralNetworksExecution_setOutputFromMemory(ANeuralNetworksExecution *execu
     return set_memory(execution, true, index, type, memory, offset, length);
 }
 
-static bool single_device(const ANeuralNetworksExecution *e) {
+bool ndk_execution_single_device(const ANeuralNetworksExecution *e) {
     return e->c->explicit_devices && e->c->n_devices == 1;
+}
+
+static bool preparing(const ANeuralNetworksExecution *e) {
+    return atomic_load(&e->state) == NDK_EXEC_PREPARATION;
 }
 
 int ANeuralNetworksExecution_setMeasureTiming(ANeuralNetworksExecution *e, bool measure) {
     if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (!single_device(e)) return ANEURALNETWORKS_BAD_DATA;
-    if (atomic_load(&e->state) != ST_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
+    if (!ndk_execution_single_device(e)) return ANEURALNETWORKS_BAD_DATA;
+    if (!preparing(e)) return ANEURALNETWORKS_BAD_STATE;
     e->measure = measure;
     return ANEURALNETWORKS_NO_ERROR;
 }
 
 int ANeuralNetworksExecution_setTimeout(ANeuralNetworksExecution *e, uint64_t duration) {
     if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (!single_device(e)) return ANEURALNETWORKS_BAD_DATA;
-    if (atomic_load(&e->state) != ST_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
+    if (!ndk_execution_single_device(e)) return ANEURALNETWORKS_BAD_DATA;
+    if (!preparing(e)) return ANEURALNETWORKS_BAD_STATE;
     e->timeout_ns = duration;
     return ANEURALNETWORKS_NO_ERROR;
 }
 
 int ANeuralNetworksExecution_setLoopTimeout(ANeuralNetworksExecution *e, uint64_t duration) {
     if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (atomic_load(&e->state) != ST_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
+    if (!preparing(e)) return ANEURALNETWORKS_BAD_STATE;
     /* Over the maximum counts as the maximum; 0 is no time at all (the wire's 0 would mean
      * the default), so it travels as 1 ns. */
     e->loop_timeout_ns = duration > NDK_MAX_LOOP_TIMEOUT_NS ? NDK_MAX_LOOP_TIMEOUT_NS
@@ -271,17 +276,45 @@ int ANeuralNetworksExecution_setLoopTimeout(ANeuralNetworksExecution *e, uint64_
     return ANEURALNETWORKS_NO_ERROR;
 }
 
-/* ---- computing ------------------------------------------------------------------------- */
+int ANeuralNetworksExecution_setReusable(ANeuralNetworksExecution *e, bool reusable) {
+    if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!preparing(e)) return ANEURALNETWORKS_BAD_STATE;
+    e->reusable = reusable;
+    return ANEURALNETWORKS_NO_ERROR;
+}
 
-/* What every compute call checks before it starts anything. */
-static int ready(const ANeuralNetworksExecution *e) {
-    if (atomic_load(&e->state) != ST_PREPARATION) return ANEURALNETWORKS_BAD_STATE;
+int ANeuralNetworksExecution_enableInputAndOutputPadding(ANeuralNetworksExecution *e, bool enable) {
+    if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
+    if (!preparing(e) || e->args_set) return ANEURALNETWORKS_BAD_STATE;
+    e->padding = enable;
+    return ANEURALNETWORKS_NO_ERROR;
+}
+
+uint64_t ndk_execution_deadline(const ANeuralNetworksExecution *e) {
+    return e->timeout_ns ? ndk_now_ns() + e->timeout_ns : 0;
+}
+
+int ndk_execution_code(const ANeuralNetworksExecution *e, int rc, uint64_t deadline) {
+    int code = ndk_session_code(e->c->session, rc);
+    if (rc == -ETIMEDOUT && deadline) return ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT;
+    /* The request itself was checked here: what the daemon refuses in it is a shape or value
+     * that conflicts as the model runs, which the NNAPI runtime reports as OP_FAILED. */
+    return rc == NND__ERROR_STATUS__INVALID_ARGUMENT ? ANEURALNETWORKS_OP_FAILED : code;
+}
+
+/* ---- the start and end of a computation --------------------------------------------------- */
+
+int ndk_execution_ready(const ANeuralNetworksExecution *e) {
+    int st = atomic_load(&e->state);
+    if (st == NDK_EXEC_COMPUTATION || (st == NDK_EXEC_COMPLETED && !e->reusable))
+        return ANEURALNETWORKS_BAD_STATE;
     for (uint32_t i = 0; i < e->n_in; i++)
         if (e->in[i].state == ARG_UNSPECIFIED) return ANEURALNETWORKS_BAD_DATA;
     for (uint32_t i = 0; i < e->n_out; i++)
         if (e->out[i].state == ARG_UNSPECIFIED) return ANEURALNETWORKS_BAD_DATA;
     return ANEURALNETWORKS_NO_ERROR;
 }
+
 /* Memories must allow what the execution does with them; a daemon buffer lives on the
  * connection that allocated it. */
 static int check_memories(const ANeuralNetworksExecution *e) {
@@ -302,20 +335,77 @@ static int check_memories(const ANeuralNetworksExecution *e) {
     return ANEURALNETWORKS_NO_ERROR;
 }
 
-/* Takes the output shapes the daemon reported. */
-static void take_shapes(ANeuralNetworksExecution *e, const Nnd__ExecuteReply *x) {
+/* The job of a computation: the kept one of a reusable execution, else a new one. */
+static int job_make(ANeuralNetworksExecution *e, ndk_job *j) {
+    if (e->has_kept) {
+        *j = e->kept;
+        return ANEURALNETWORKS_NO_ERROR;
+    }
+    memset(j, 0, sizeof *j);
+    j->st.fd = -1;
+    size_t total = 0;
+    for (uint32_t k = 0; k < e->n_in + e->n_out; k++) {
+        ndk_arg *a = k < e->n_in ? &e->in[k] : &e->out[k - e->n_in];
+        if (a->state != ARG_POINTER) continue;
+        a->stage_off = total;
+        total = (total + a->length + NDK_IO_ALIGN - 1) & ~(size_t)(NDK_IO_ALIGN - 1);
+    }
+    int rc = total ? ndk_staging_get(e->c, total, &j->st) : ANEURALNETWORKS_NO_ERROR;
+    if (!rc) rc = ndk_request_build(e->in, e->n_in, e->out, e->n_out, &j->st, &j->r);
+    if (!rc && e->reusable) {
+        e->kept = *j;
+        e->has_kept = true;
+    }
+    return rc;
+}
+
+int ndk_execution_begin(ANeuralNetworksExecution *e, ndk_job *j) {
+    memset(j, 0, sizeof *j);
+    j->st.fd = -1;
+    int rc = ndk_execution_ready(e);
+    if (rc) return rc;
+    /* One computation at a time: of two threads starting one, one gets BAD_STATE. */
+    int from = atomic_load(&e->state);
+    if (!atomic_compare_exchange_strong(&e->state, &from, NDK_EXEC_COMPUTATION))
+        return ANEURALNETWORKS_BAD_STATE;
+    ndk_session *s = e->c->session;
+    rc = e->c->fails_at_execution ? ANEURALNETWORKS_OP_FAILED
+         : atomic_load(&s->dead)  ? ANEURALNETWORKS_DEAD_OBJECT
+                                  : check_memories(e);
+    if (!rc) rc = job_make(e, j);
+    for (uint32_t i = 0; i < e->n_in && !rc; i++)
+        if (e->in[i].state == ARG_POINTER)
+            memcpy(j->st.map + e->in[i].stage_off, e->in[i].ptr, e->in[i].length);
+    return rc ? ndk_execution_end(e, j, rc, NULL, NULL) : ANEURALNETWORKS_NO_ERROR;
+}
+
+/* True when the reported shape (rank, dims) contradicts a dimension a was declared with:
+ * only unknown dimensions, or an unknown rank, may be filled in. */
+static bool contradicts(const ndk_arg *a, uint32_t rank, const uint32_t *dims) {
+    if (!a->rank) return false;
+    if (rank != a->rank) return true;
+    for (uint32_t k = 0; k < rank; k++)
+        if (a->dims[k] && a->dims[k] != dims[k]) return true;
+    return false;
+}
+
+/* Takes the output shapes the daemon reported; false when one contradicts its output. */
+static bool take_shapes(ANeuralNetworksExecution *e, const Nnd__ExecuteReply *x) {
+    bool ok = true;
     for (uint32_t i = 0; i < e->n_out; i++) {
         ndk_arg *a = &e->out[i];
         const Nnd__OutputShape *s =
             x && x->n_output_shapes == e->n_out ? x->output_shapes[i] : NULL;
         uint32_t rank = s ? (uint32_t)s->n_dimensions : a->rank;
         const uint32_t *dims = s ? s->dimensions : a->dims;
+        if (s && a->state != ARG_NO_VALUE && contradicts(a, rank, dims)) ok = false;
         free(a->out_dims);
         a->out_dims = malloc(sizeof *a->out_dims * (rank ? rank : 1));
         a->out_rank = a->out_dims ? rank : 0;
         if (a->out_dims && rank) memcpy(a->out_dims, dims, sizeof *dims * rank);
         a->sufficient = s ? s->is_sufficient : true;
     }
+    return ok;
 }
 
 /* The bytes an output holds by its reported shape (zero-sized outputs hold none), at most
@@ -355,182 +445,27 @@ static void finish_outputs(ANeuralNetworksExecution *e, const ndk_staging *st, i
     }
 }
 
-/* The computation proper, synchronous, through burst b when not NULL; returns the NDK code
- * and completes the execution. */
-static int run(ANeuralNetworksExecution *e, uint64_t deadline, nnd_burst *b) {
-    ANeuralNetworksCompilation *c = e->c;
-    ndk_session *s = c->session;
-    ndk_staging st = {.fd = -1};
-    ndk_request r;
-    memset(&r, 0, sizeof r);
-    Nnd__Reply *reply = NULL;
-    int rc = atomic_load(&s->dead) ? ANEURALNETWORKS_DEAD_OBJECT : check_memories(e);
-    size_t total = 0;
-    for (uint32_t k = 0; k < e->n_in + e->n_out && !rc; k++) {
-        ndk_arg *a = k < e->n_in ? &e->in[k] : &e->out[k - e->n_in];
-        if (a->state != ARG_POINTER) continue;
-        a->stage_off = total;
-        total = (total + a->length + STAGE_ALIGN - 1) & ~(size_t)(STAGE_ALIGN - 1);
-    }
-    if (!rc && total) rc = ndk_staging_get(c, total, &st);
-    for (uint32_t i = 0; i < e->n_in && !rc; i++)
-        if (e->in[i].state == ARG_POINTER)
-            memcpy(st.map + e->in[i].stage_off, e->in[i].ptr, e->in[i].length);
-    if (!rc) rc = ndk_request_build(e->in, e->n_in, e->out, e->n_out, &st, &r);
-    if (!rc && b) {
-        /* A burst runs at its compilation's priority, which the daemon already has. */
-        nnd_exec_opts o = {.measure_timing = e->measure,
-                           .deadline_ns = deadline,
-                           .loop_timeout_ns = e->loop_timeout_ns};
-        rc = ndk_session_code(s, nnd_client_burst_execute_keyed(b, &r.req, r.fds, r.keys, r.n_fds,
-                                                                &o, &reply, NULL, 0));
-    } else if (!rc) {
-        Nnd__Execute x = NND__EXECUTE__INIT;
-        x.prepared_model = c->handle;
-        x.request = &r.req;
-        x.measure_timing = e->measure;
-        x.deadline_ns = deadline;
-        x.loop_timeout_ns = e->loop_timeout_ns;
-        x.priority = (Nnd__Priority)c->priority;
-        Nnd__Request req = NND__REQUEST__INIT;
-        req.call_case = NND__REQUEST__CALL_EXECUTE;
-        req.execute = &x;
-        int n = nnd_client_call(s->client, &req, r.fds, r.n_fds, &reply, NULL, NULL, NULL, 0);
-        rc = ndk_session_code(s, n < 0 ? n : (int)reply->status);
-    }
-    const Nnd__ExecuteReply *x =
-        reply && reply->result_case == NND__REPLY__RESULT_EXECUTED ? reply->executed : NULL;
-    if (rc == ANEURALNETWORKS_NO_ERROR || rc == ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE)
-        take_shapes(e, x);
-    finish_outputs(e, &st, rc);
-    e->time_device = e->time_driver = UINT64_MAX;
-    if (rc == ANEURALNETWORKS_NO_ERROR && e->measure && x && x->timing) {
-        e->time_device = x->timing->time_on_device_ns;
-        e->time_driver = x->timing->time_in_driver_ns;
-    }
-    if (reply) nnd__reply__free_unpacked(reply, NULL);
-    ndk_request_free(&r);
-    if (st.fd >= 0) ndk_staging_put(c, &st);
+static uint64_t ns_or_none(const Nnd__Timing *t, bool device) {
+    if (!t) return UINT64_MAX;
+    return device ? t->time_on_device_ns : t->time_in_driver_ns;
+}
+
+int ndk_execution_end(ANeuralNetworksExecution *e, ndk_job *j, int rc, const Nnd__ExecuteReply *x,
+                      const Nnd__Timing *fenced) {
+    if ((rc == ANEURALNETWORKS_NO_ERROR || rc == ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE) &&
+        !take_shapes(e, x))
+        rc = ANEURALNETWORKS_OP_FAILED; /* the declared dimensions must hold */
+    finish_outputs(e, &j->st, rc);
+    const Nnd__Timing *t = rc == ANEURALNETWORKS_NO_ERROR && e->measure && x ? x->timing : NULL;
+    if (rc != ANEURALNETWORKS_NO_ERROR || !e->measure) fenced = NULL;
+    e->time_device = ns_or_none(t, true);
+    e->time_driver = ns_or_none(t, false);
+    e->fenced_device = fenced ? ns_or_none(fenced, true) : e->time_device;
+    e->fenced_driver = fenced ? ns_or_none(fenced, false) : e->time_driver;
+    if (!e->has_kept || j->r.args != e->kept.r.args) job_free(e, j); /* a reusable one keeps it */
     e->result = rc;
-    atomic_store(&e->state, ST_COMPLETED);
+    atomic_store(&e->state, NDK_EXEC_COMPLETED);
     return rc;
-}
-
-static uint64_t deadline_in(uint64_t duration) {
-    return duration ? ndk_now_ns() + duration : 0;
-}
-
-/* compute, or burstCompute with b. */
-static int compute(ANeuralNetworksExecution *e, nnd_burst *b) {
-    if (!e) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    int rc = ready(e);
-    if (rc) return rc;
-    atomic_store(&e->state, ST_COMPUTATION);
-    return run(e, deadline_in(e->timeout_ns), b);
-}
-
-int ANeuralNetworksExecution_compute(ANeuralNetworksExecution *e) {
-    return compute(e, NULL);
-}
-
-int ndk_execution_compute_burst(ANeuralNetworksExecution *e, nnd_burst *b) {
-    return compute(e, b);
-}
-
-typedef struct async_job {
-    ANeuralNetworksExecution *e;
-    ANeuralNetworksEvent *ev;
-    uint64_t deadline;
-} async_job;
-
-static void async_finish(async_job *j, int rc) {
-    ANeuralNetworksExecution *e = j->e;
-    pthread_mutex_lock(&e->lock);
-    e->async = false;
-    bool freed = e->freed;
-    pthread_mutex_unlock(&e->lock);
-    if (freed) execution_destroy(e);
-    ndk_event_signal(j->ev, rc); /* last: a waiter may free the execution right after */
-    ndk_event_unref(j->ev);
-    free(j);
-}
-
-static void *async_main(void *arg) {
-    async_job *j = arg;
-    async_finish(j, run(j->e, j->deadline, NULL));
-    return NULL;
-}
-
-int ANeuralNetworksExecution_startCompute(ANeuralNetworksExecution *e,
-                                          ANeuralNetworksEvent **event) {
-    if (!e || !event) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    *event = NULL;
-    int rc = ready(e);
-    if (rc) return rc;
-    async_job *j = calloc(1, sizeof *j);
-    ANeuralNetworksEvent *ev = j ? ndk_event_new(2) : NULL; /* the caller's and the thread's */
-    if (!ev) {
-        free(j);
-        return ANEURALNETWORKS_OUT_OF_MEMORY;
-    }
-    *j = (async_job){.e = e, .ev = ev, .deadline = deadline_in(e->timeout_ns)};
-    atomic_store(&e->state, ST_COMPUTATION);
-    pthread_mutex_lock(&e->lock);
-    e->async = true;
-    pthread_mutex_unlock(&e->lock);
-    pthread_attr_t attr;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    bool started = pthread_create(&t, &attr, async_main, j) == 0;
-    pthread_attr_destroy(&attr);
-    *event = ev;
-    if (!started) async_main(j); /* no thread to spare: compute now, signal at once */
-    return ANEURALNETWORKS_NO_ERROR;
-}
-
-int ANeuralNetworksExecution_startComputeWithDependencies(
-    ANeuralNetworksExecution *e, const ANeuralNetworksEvent *const *dependencies,
-    uint32_t numDependencies, uint64_t duration, ANeuralNetworksEvent **event) {
-    if (!event) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    *event = NULL;
-    if (!e || (!dependencies && numDependencies)) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    for (uint32_t i = 0; i < numDependencies; i++)
-        if (!dependencies[i]) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    int rc = ready(e);
-    if (rc) return rc;
-    if (duration && !single_device(e)) return ANEURALNETWORKS_BAD_DATA;
-    for (uint32_t i = 0; i < e->n_out; i++) { /* fenced outputs need their full shape */
-        const ndk_arg *a = &e->out[i];
-        if (a->state == ARG_NO_VALUE || !is_tensor(ndk_model_output(e->c->model, i)->type))
-            continue;
-        bool known = a->rank > 0;
-        for (uint32_t k = 0; k < a->rank; k++)
-            known = known && a->dims[k];
-        if (!known) return ANEURALNETWORKS_BAD_DATA;
-    }
-    uint64_t deadline = deadline_in(e->timeout_ns);
-    ANeuralNetworksEvent *ev = ndk_event_new(1);
-    if (!ev) return ANEURALNETWORKS_OUT_OF_MEMORY;
-    /* The daemon cannot wait on fences yet: wait here, then compute. */
-    for (uint32_t i = 0; i < numDependencies; i++)
-        if (ndk_event_wait((ANeuralNetworksEvent *)dependencies[i]) != ANEURALNETWORKS_NO_ERROR) {
-            ndk_event_unref(ev);
-            return ANEURALNETWORKS_OP_FAILED; /* a dependency did not complete normally */
-        }
-    if (duration) {
-        uint64_t after = deadline_in(duration);
-        if (!deadline || after < deadline) deadline = after;
-    }
-    atomic_store(&e->state, ST_COMPUTATION);
-    rc = run(e, deadline, NULL);
-    if (rc) {
-        ndk_event_unref(ev);
-        return rc;
-    }
-    ndk_event_signal(ev, rc);
-    *event = ev;
-    return ANEURALNETWORKS_NO_ERROR;
 }
 
 /* ---- results ---------------------------------------------------------------------------- */
@@ -538,7 +473,7 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
 /* Results are there once the execution completed without an error other than an output
  * buffer being too small. */
 static int results_ready(const ANeuralNetworksExecution *e) {
-    if (atomic_load(&e->state) != ST_COMPLETED) return ANEURALNETWORKS_BAD_STATE;
+    if (atomic_load(&e->state) != NDK_EXEC_COMPLETED) return ANEURALNETWORKS_BAD_STATE;
     if (e->result != ANEURALNETWORKS_NO_ERROR &&
         e->result != ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE)
         return ANEURALNETWORKS_BAD_STATE;
@@ -574,13 +509,16 @@ int ANeuralNetworksExecution_getDuration(const ANeuralNetworksExecution *e, int3
     if (durationCode < ANEURALNETWORKS_DURATION_ON_HARDWARE ||
         durationCode > ANEURALNETWORKS_FENCED_DURATION_IN_DRIVER)
         return ANEURALNETWORKS_BAD_DATA;
-    if (atomic_load(&e->state) != ST_COMPLETED) return ANEURALNETWORKS_BAD_STATE;
+    if (atomic_load(&e->state) != NDK_EXEC_COMPLETED) return ANEURALNETWORKS_BAD_STATE;
     *duration = UINT64_MAX;
     /* As the NNAPI runtime: no measurement asked for, or a failed execution, is BAD_STATE
      * with UINT64_MAX. Not fenced, the fenced durations equal the others. */
     if (e->result != ANEURALNETWORKS_NO_ERROR || !e->measure) return ANEURALNETWORKS_BAD_STATE;
-    bool hw = durationCode == ANEURALNETWORKS_DURATION_ON_HARDWARE ||
-              durationCode == ANEURALNETWORKS_FENCED_DURATION_ON_HARDWARE;
-    *duration = hw ? e->time_device : e->time_driver;
+    switch (durationCode) {
+    case ANEURALNETWORKS_DURATION_ON_HARDWARE: *duration = e->time_device; break;
+    case ANEURALNETWORKS_DURATION_IN_DRIVER: *duration = e->time_driver; break;
+    case ANEURALNETWORKS_FENCED_DURATION_ON_HARDWARE: *duration = e->fenced_device; break;
+    default: *duration = e->fenced_driver; break;
+    }
     return ANEURALNETWORKS_NO_ERROR;
 }

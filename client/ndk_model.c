@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "ndk_memory.h"
+#include "ndk_signature.h"
 #include "ndk_types.h"
 
 #define LARGE_ALIGN  64
@@ -287,9 +288,14 @@ int ANeuralNetworksModel_addOperation(ANeuralNetworksModel *m, ANeuralNetworksOp
     } else if (!ndk_valid_operation_type(type)) {
         return ANEURALNETWORKS_BAD_DATA;
     }
-    if ((rc = check_list(m, inputCount, inputs)) || (rc = check_list(m, outputCount, outputs)) ||
-        (rc = ndk_check_operation_counts(type, inputCount, outputCount)))
+    if ((rc = check_list(m, inputCount, inputs)) || (rc = check_list(m, outputCount, outputs)))
         return rc;
+    char why[256];
+    if ((rc = ndk_signature_check(m, type, inputCount, inputs, outputCount, outputs, why,
+                                  sizeof why))) {
+        if (rc == ANEURALNETWORKS_BAD_DATA) ndk_debug("ANeuralNetworksModel_addOperation: %s", why);
+        return rc;
+    }
     if (m->n_ops >= MAX_OPERANDS) return ANEURALNETWORKS_BAD_DATA;
     if (!grow((void **)&m->ops, &m->cap_ops, m->n_ops + 1, sizeof *m->ops))
         return ANEURALNETWORKS_OUT_OF_MEMORY;
@@ -448,8 +454,9 @@ out:
 }
 
 /* The daemon's verdict on the model's signatures; NO_ERROR when it cannot be asked, or for
- * models referencing others (control flow), which it does not take yet. */
-static int daemon_validates(const ANeuralNetworksModel *m) {
+ * models referencing others (control flow), which it does not take yet. m->supported tells
+ * whether it runs every operation. */
+static int daemon_validates(ANeuralNetworksModel *m) {
     ndk_session *s;
     if (ndk_session_get(&s) != ANEURALNETWORKS_NO_ERROR) return ANEURALNETWORKS_NO_ERROR;
     ndk_wire w;
@@ -461,6 +468,9 @@ static int daemon_validates(const ANeuralNetworksModel *m) {
         if (st < 0) ndk_session_code(s, st); /* notes a dead connection; finish goes on */
         rc = st == NND__ERROR_STATUS__INVALID_ARGUMENT ? ANEURALNETWORKS_BAD_DATA
                                                        : ANEURALNETWORKS_NO_ERROR;
+        m->supported = st == NND__ERROR_STATUS__NONE;
+        for (uint32_t k = 0; k < m->n_ops; k++)
+            m->supported = m->supported && sup[k];
     } else {
         rc = ANEURALNETWORKS_NO_ERROR; /* out of memory here is not the model's fault */
     }

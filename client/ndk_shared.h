@@ -11,15 +11,20 @@
  *     ndk_types        operand types and shapes
  *     ndk_keys         memory keys and the live bursts that forget them
  *     ndk_memory       memories (on types, keys)
- *     ndk_model        models and their wire form (on memory, types)
+ *     ndk_signature    operation signatures by the engine's rules (on the engine only)
+ *     ndk_model        models and their wire form (on memory, types, signature)
  *     ndk_compilation  compilations and staging memfds (on model, keys)
  *     ndk_memory_desc  descriptors and their memories (on model, memory, types)
  *     ndk_event        events
  *     ndk_request      execution arguments into a wire request
- *     ndk_execution    executions (on compilation, model, memory, types, event, request)
+ *     ndk_execution    executions, their arguments, results and the steps of a
+ *                      computation (on compilation, model, memory, types, request)
+ *     ndk_compute      compute and startCompute (on execution, event)
+ *     ndk_fenced       startComputeWithDependencies (on execution, event, model, types)
  *     ndk_burst        bursts (on execution, keys)
  * - One process-wide connection to the daemon (ndk_session), opened on first need from
- *   $NND_SOCKET or the default path, shared by every object and thread. A transport
+ *   $NND_SOCKET or the default path, shared by every object and thread; the requests of
+ *   all threads are in flight on it at once (libnnd, nnd.h). A transport
  *   failure or a hang-up marks it dead: work bound to it answers
  *   ANEURALNETWORKS_DEAD_OBJECT, and the next ndk_session_get() reconnects (prepared
  *   models do not survive the old connection). New work also moves to a new connection
@@ -59,11 +64,14 @@ enum {
     NDK_SUBGRAPH = 6,
 };
 
-#define NDK_OEM_SCALAR              10000
-#define NDK_TENSOR_OEM_BYTE         10001
-#define NDK_OEM_OPERATION           10000
-#define NDK_NUM_OPERAND_TYPES       16             /* FLOAT32 .. MODEL */
-#define NDK_NUM_OPERATION_TYPES     102            /* ADD .. RANK */
+#define NDK_OEM_SCALAR          10000
+#define NDK_TENSOR_OEM_BYTE     10001
+#define NDK_OEM_OPERATION       10000
+#define NDK_NUM_OPERAND_TYPES   16  /* FLOAT32 .. MODEL */
+#define NDK_NUM_OPERATION_TYPES 102 /* ADD .. RANK */
+#define NDK_IO_ALIGN                                                                               \
+    64 /* pointer arguments' boundary in the staging memfd, and                                    \
+           the alignment and padding compilations prefer */
 #define NDK_DEFAULT_LOOP_TIMEOUT_NS 2000000000ull  /* 2 s, as the NDK */
 #define NDK_MAX_LOOP_TIMEOUT_NS     15000000000ull /* 15 s, as the NDK */
 
@@ -90,6 +98,10 @@ NDK_HIDDEN int ndk_session_code(ndk_session *s, int rc);
 /* Wire ErrorStatus to NDK result code. */
 NDK_HIDDEN int ndk_status_code(int status);
 NDK_HIDDEN uint64_t ndk_now_ns(void);
+/* With $NND_DEBUG set (and not "0"): one line on stderr, "libnnd: " and the message. Every
+ * failure to reach the daemon makes one (libnnd's messages name its socket), and so does
+ * every call refused for a reason the caller cannot see in the result code alone. */
+NDK_HIDDEN void ndk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True for the one device ANeuralNetworks_getDevice hands out. */
 NDK_HIDDEN bool ndk_is_device(const ANeuralNetworksDevice *d);
 /* Extensions the daemon offers (name, operand types), fetched once per session. Returns
@@ -178,6 +190,7 @@ struct ANeuralNetworksModel {
     bool relaxed;
     bool finished;
     bool invalid;
+    bool supported; /* at finish, the daemon said it runs every operation */
 };
 
 /* ---- compilation objects ------------------------------------------------------------- */
@@ -190,7 +203,7 @@ typedef struct ndk_staging {
     size_t size;
 } ndk_staging;
 
-#define NDK_STAGING_CACHE 4
+#define NDK_STAGING_CACHE 16 /* one per thread computing at once, as the daemon caches mappings */
 
 struct ANeuralNetworksCompilation {
     ANeuralNetworksModel *model;
@@ -204,6 +217,12 @@ struct ANeuralNetworksCompilation {
     uint8_t token[ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN];
     bool finished;
     bool valid; /* finished and prepared */
+    /* The daemon refused to prepare the model (INVALID_ARGUMENT) although it runs every
+     * operation of it: a shape or value that conflicts only when the model runs. As the
+     * NNAPI runtime (whose CPU fallback compiles such a model), it compiles, valid, with no
+     * prepared model, and every computation fails with OP_FAILED. Not with an explicit
+     * device list, which has no fallback. */
+    bool fails_at_execution;
     ndk_session *session;
     uint64_t handle;
     pthread_mutex_t lock; /* guards the staging cache */

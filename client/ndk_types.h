@@ -1,6 +1,6 @@
-/* ndk_types: operand types and operation signatures of the NDK layer: element sizes,
- * value sizes, the NDK's checks of an ANeuralNetworksOperandType and of an operation's
- * operand counts, and shapes merged from two sources.
+/* ndk_types: operand types of the NDK layer: element sizes, value sizes, the NDK's checks
+ * of an ANeuralNetworksOperandType, valid operation codes, and shapes merged from two
+ * sources (operation signatures are the engine's: ndk_signature.h).
  *
  * Contract: pure functions of their arguments, except that an extension operand type is
  * looked up in the daemon's extension list (ndk_shared.h). */
@@ -17,8 +17,6 @@ NDK_HIDDEN bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor
 NDK_HIDDEN uint64_t ndk_type_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
 /* The NDK's checks of an ANeuralNetworksOperandType (dimensions, quantization). */
 NDK_HIDDEN int ndk_check_operand_type(const ANeuralNetworksOperandType *t, bool allow_partial);
-/* Operand-count signature of an operation: BAD_DATA when the counts cannot be right. */
-NDK_HIDDEN int ndk_check_operation_counts(int32_t type, uint32_t n_in, uint32_t n_out);
 NDK_HIDDEN bool ndk_valid_operation_type(int32_t type);
 /* Merges dimensions b into a (rank 0: unknown; a dimension 0: unknown), a's array
  * replaced when a had none; false when they contradict each other (or memory runs out). */

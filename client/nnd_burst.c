@@ -17,13 +17,12 @@ typedef struct key {
     int kind;
     uint64_t slot;
     bool confirmed; /* the daemon ran an execution with it: send the slot alone */
-    bool used;      /* named by the execution in progress */
 } key;
 
 struct nnd_burst {
     nnd_client *c;
     uint64_t handle;
-    pthread_mutex_t lock; /* one call at a time; guards the keys */
+    pthread_mutex_t lock; /* guards the keys; never held across a call */
     key keys[NND_BURST_CLIENT_SLOTS];
     size_t n_keys;
     uint64_t next_slot;
@@ -102,23 +101,27 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
     Nnd__MemoryPool *pools = calloc(n + 1, sizeof *pools);
     Nnd__MemoryPool **pool_p = calloc(n + 1, sizeof *pool_p);
     int *fds = calloc(n + 1, sizeof *fds);
-    if (!pools || !pool_p || !fds) {
-        free(pools), free(pool_p), free(fds);
+    uint64_t *used = calloc(n + 1, sizeof *used); /* the slots this execution names */
+    if (!pools || !pool_p || !fds || !used) {
+        free(pools), free(pool_p), free(fds), free(used);
         return fail(err, errlen, -ENOMEM, "burst");
     }
     for (size_t i = 0; i < n; i++)
         if (!req->pools[i]) {
-            free(pools), free(pool_p), free(fds);
+            free(pools), free(pool_p), free(fds), free(used);
             return fail(err, errlen, -EINVAL, "a request pool is NULL");
         }
+    /* The lock covers the keys, not the call: executions of one burst may be in flight at
+     * once. A key first sent by two of them goes with its fd twice, which the daemon takes
+     * as the same memory. */
     pthread_mutex_lock(&b->lock);
-    size_t nfds = 0;
+    size_t nfds = 0, n_used = 0;
     for (size_t i = 0; i < n; i++) {
         pools[i] = *req->pools[i];
         pool_p[i] = &pools[i];
         key *k = key_of(b, &pools[i], pool_fds, n_pool_fds, keys);
         if (k) {
-            k->used = true;
+            used[n_used++] = k->slot;
             pools[i].slot = k->slot;
         }
         if (k && k->confirmed) {
@@ -144,15 +147,17 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
     Nnd__Request r = NND__REQUEST__INIT;
     r.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
     r.burst_execute = &call;
-    int st = nnd_client_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
-    /* Ran: the daemon holds what was sent. Anything else: send the fds again next time. */
-    bool ran = st == NND__ERROR_STATUS__NONE || st == NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE;
-    for (size_t i = 0; i < b->n_keys; i++) {
-        if (b->keys[i].used) b->keys[i].confirmed = ran;
-        b->keys[i].used = false;
-    }
     pthread_mutex_unlock(&b->lock);
-    free(pools), free(pool_p), free(fds);
+    int st = nnd_client_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
+    /* Ran: the daemon holds what was sent. Anything else: send the fds again next time.
+     * A key forgotten meanwhile is gone, and slot numbers are never reused. */
+    bool ran = st == NND__ERROR_STATUS__NONE || st == NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE;
+    pthread_mutex_lock(&b->lock);
+    for (size_t u = 0; u < n_used; u++)
+        for (size_t i = 0; i < b->n_keys; i++)
+            if (b->keys[i].slot == used[u]) b->keys[i].confirmed = ran;
+    pthread_mutex_unlock(&b->lock);
+    free(pools), free(pool_p), free(fds), free(used);
     return st;
 }
 
@@ -181,6 +186,7 @@ static int forget(nnd_burst *b, bool by_key, uint64_t dev, uint64_t ino, size_t 
         slots[n++] = k->slot;
         *k = b->keys[--b->n_keys];
     }
+    pthread_mutex_unlock(&b->lock); /* the keys are gone here; the daemon is told next */
     int st = 0;
     if (n) {
         Nnd__BurstForget call = NND__BURST_FORGET__INIT;
@@ -192,7 +198,6 @@ static int forget(nnd_burst *b, bool by_key, uint64_t dev, uint64_t ino, size_t 
         r.burst_forget = &call;
         st = nnd_client_simple_call(b->c, &r, NULL, 0, NND__REPLY__RESULT_DONE, NULL, err, errlen);
     }
-    pthread_mutex_unlock(&b->lock);
     if (forgotten) *forgotten = n;
     return st;
 }

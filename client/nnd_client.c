@@ -1,7 +1,9 @@
-/* nnd_client.c: libnnd, one blocking connection per client. See include/nnd/nnd.h. */
+/* nnd_client.c: libnnd: connecting, the calls and their replies (the connection itself is
+ * nnd_conn.c). See include/nnd/nnd.h. */
 #include "nnd/nnd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -11,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
@@ -31,81 +34,54 @@ const char *nnd_status_name(int status) {
     return v ? v->name : "UNKNOWN";
 }
 
-/* Errors after which the connection cannot carry another call. */
-static bool fatal_errno(int e) {
-    return e == EPIPE || e == ECONNRESET || e == ENOTCONN || e == ECONNREFUSED || e == EBADF ||
-           e == EPROTO;
+/* The deadline a request carries, 0 for none: its reply may take that long. */
+static uint64_t request_deadline(const Nnd__Request *req) {
+    switch (req->call_case) {
+    case NND__REQUEST__CALL_EXECUTE: return req->execute ? req->execute->deadline_ns : 0;
+    case NND__REQUEST__CALL_BURST_EXECUTE:
+        return req->burst_execute ? req->burst_execute->deadline_ns : 0;
+    case NND__REQUEST__CALL_PREPARE_MODEL:
+        return req->prepare_model ? req->prepare_model->deadline_ns : 0;
+    case NND__REQUEST__CALL_PREPARE_MODEL_FROM_CACHE:
+        return req->prepare_model_from_cache ? req->prepare_model_from_cache->deadline_ns : 0;
+    default: return 0;
+    }
 }
 
-/* Waits for the reply to `id`, discarding stale replies. Called with the lock held. */
-static int recv_reply(nnd_client *c, uint64_t id, Nnd__Reply **reply, int *reply_fds,
-                      size_t *n_reply_fds, char *err, size_t errlen) {
-    size_t cap = n_reply_fds ? *n_reply_fds : 0;
-    if (n_reply_fds) *n_reply_fds = 0;
-    for (;;) {
-        /* Wait in recvmsg itself: a poll() first would cost a system call per reply. */
-        nnd_frame_in in;
-        char ferr[256] = "";
-        int rc =
-            nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
-        if (rc == -EAGAIN) continue;
-        if (rc == 0) {
-            nnd_client_set_err(err, errlen, "the daemon closed the connection");
-            return -ENOTCONN;
-        }
-        if (rc < 0) {
-            if (rc == -EPROTO)
-                nnd_client_set_err(err, errlen, "bad reply from the daemon: %s", ferr);
-            else
-                nnd_client_set_err(err, errlen, "receiving from the daemon failed: %s",
-                                   strerror(-rc));
-            return rc;
-        }
-        Nnd__Reply *r = (Nnd__Reply *)in.msg;
-        if (r->id != id) { /* an asynchronous ticket's, or an abandoned call's */
-            if (!nnd_async_keep(c, &in)) nnd_frame_in_clear(&in);
-            continue;
-        }
-        for (size_t i = 0; i < in.nfds && reply_fds && i < cap; i++)
-            reply_fds[(*n_reply_fds)++] = nnd_frame_take_fd(&in, (uint32_t)i);
-        in.msg = NULL; /* the reply is the caller's now; clear closes the fds not taken */
-        nnd_frame_in_clear(&in);
-        *reply = r;
-        return 0;
-    }
+/* An execution whose reply did not come in time is cancelled, so that the daemon does not
+ * run it for nobody; the answer to the Cancel is dropped like the late reply. */
+static void cancel_late(nnd_client *c, const Nnd__Request *req) {
+    if (req->call_case != NND__REQUEST__CALL_EXECUTE &&
+        req->call_case != NND__REQUEST__CALL_BURST_EXECUTE)
+        return;
+    Nnd__Cancel call = NND__CANCEL__INIT;
+    call.request_id = req->id;
+    Nnd__Request r = NND__REQUEST__INIT;
+    r.call_case = NND__REQUEST__CALL_CANCEL;
+    r.cancel = &call;
+    nnd_conn_send(c, &r, NULL, 0, NULL, nnd_conn_bound(c, 0), false, NULL, 0);
 }
 
 int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
                     Nnd__Reply **reply, int *reply_fds, size_t *n_reply_fds, char *err,
                     size_t errlen) {
     *reply = NULL;
-    pthread_mutex_lock(&c->lock);
-    int rc;
-    if (c->dead) {
-        nnd_client_set_err(err, errlen, "the connection to the daemon is closed");
-        rc = -ENOTCONN;
-        goto out;
-    }
-    req->id = ++c->next_id;
-    static const int no_fds[1] = {-1};
-    if (!fds) fds = no_fds; /* frame.c memcpy()s fds even when nfds is 0 */
-    nnd_packed p;
-    if (nnd_frame_pack(&req->base, fds, nfds, &p, err, errlen) < 0) {
-        rc = -EINVAL; /* nothing was sent: the connection is still good */
-        goto out;
-    }
-    rc = nnd_frame_sendmsg(c->sock, &p, 0);
-    nnd_packed_clear(&p);
-    if (rc < 0) {
-        nnd_client_set_err(err, errlen, "sending to the daemon failed: %s", strerror(-rc));
-        if (rc == -EPIPE || rc == -ECONNRESET || rc == -ENOTCONN) rc = -ENOTCONN;
-    } else {
-        rc = recv_reply(c, req->id, reply, reply_fds, n_reply_fds, err, errlen);
-    }
-    if (rc < 0 && fatal_errno(-rc)) c->dead = true;
-out:
-    pthread_mutex_unlock(&c->lock);
-    return rc;
+    size_t cap = n_reply_fds ? *n_reply_fds : 0;
+    if (n_reply_fds) *n_reply_fds = 0;
+    nnd_pending p;
+    int rc = nnd_conn_send(c, req, fds, nfds, &p, nnd_conn_bound(c, request_deadline(req)), false,
+                           err, errlen);
+    if (rc < 0) return rc;
+    nnd_frame_in in;
+    rc = nnd_conn_wait(c, &p, &in, err, errlen);
+    if (rc == -ETIMEDOUT) cancel_late(c, req);
+    if (rc < 0) return rc;
+    for (size_t i = 0; i < in.nfds && reply_fds && i < cap; i++)
+        reply_fds[(*n_reply_fds)++] = nnd_frame_take_fd(&in, (uint32_t)i);
+    *reply = (Nnd__Reply *)in.msg;
+    in.msg = NULL; /* the reply is the caller's now; clear closes the fds not taken */
+    nnd_frame_in_clear(&in);
+    return 0;
 }
 
 /* One call whose reply must carry `want` on success. Returns the status or -errno; on
@@ -140,13 +116,41 @@ int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, siz
     return nnd_client_take_reply(r, false, out, err, errlen);
 }
 
+/* connect() without blocking past `bound`: a listener whose backlog is full (a daemon that
+ * stopped accepting) is retried until then. Returns 0 or -errno. */
+static int connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t bound) {
+    int flags = fcntl(sock, F_GETFL);
+    if (flags < 0 || fcntl(sock, F_SETFL, flags | O_NONBLOCK) < 0) return -errno;
+    int rc;
+    for (;;) {
+        if (connect(sock, (const struct sockaddr *)sa, sizeof *sa) == 0) {
+            rc = 0;
+            break;
+        }
+        rc = -errno;
+        if (rc == -EINTR) continue;
+        if (rc != -EAGAIN || nnd_conn_now_ns() >= bound) break;
+        struct timespec pause = {0, 10 * 1000000};
+        nanosleep(&pause, NULL);
+    }
+    if (rc == -EAGAIN) rc = -ETIMEDOUT;
+    if (rc == 0 && fcntl(sock, F_SETFL, flags) < 0) rc = -errno;
+    /* Waits in recvmsg and sendmsg end after a tick, so that bounds are looked at. */
+    struct timeval tick = {0, NND_CONN_TICK_MS * 1000};
+    if (rc == 0 && (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0 ||
+                    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tick, sizeof tick) < 0))
+        rc = -errno;
+    return rc;
+}
+
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
                                size_t errlen) {
     char def[sizeof(((struct sockaddr_un *)0)->sun_path)];
     if (!socket_path) socket_path = nnd_client_socket_path(def, sizeof def);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (!socket_path || strlen(socket_path) >= sizeof sa.sun_path) {
-        nnd_client_set_err(err, errlen, "socket path too long");
+        nnd_client_set_err(err, errlen, "socket path %s too long",
+                           socket_path ? socket_path : "(none)");
         return NULL;
     }
     strcpy(sa.sun_path, socket_path);
@@ -157,14 +161,14 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
         return NULL;
     }
     pthread_mutex_init(&c->lock, NULL);
+    snprintf(c->path, sizeof c->path, "%s", socket_path);
+    atomic_init(&c->call_timeout_ms, NND_CALL_TIMEOUT_MS);
+    uint64_t bound = nnd_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
     c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    int rc = c->sock < 0 ? -1 : 0;
-    while (rc == 0 && connect(c->sock, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        if (errno == EINTR) continue;
-        rc = -1;
-    }
+    int rc = c->sock < 0 ? -errno : connect_bounded(c->sock, &sa, bound);
     if (rc < 0) {
-        nnd_client_set_err(err, errlen, "cannot connect to %s: %s", socket_path, strerror(errno));
+        nnd_client_set_err(err, errlen, "cannot connect to the daemon at %s: %s", socket_path,
+                           rc == -ETIMEDOUT ? "it accepts no connection" : strerror(-rc));
         nnd_client_close(c);
         return NULL;
     }
@@ -174,22 +178,34 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_HELLO;
     req.hello = &hello;
-    Nnd__Reply *r;
-    int status =
-        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_HELLO, &r, err, errlen);
-    if (status != 0) {
-        if (status > 0) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%s", err ? err : "");
-            nnd_client_set_err(err, errlen, "the daemon refused Hello: %s", msg);
-        }
-        nnd_client_close(c);
-        return NULL;
+    Nnd__Reply *r = NULL;
+    nnd_pending p;
+    char msg[256] = "";
+    int status = nnd_conn_send(c, &req, NULL, 0, &p, bound, false, msg, sizeof msg);
+    nnd_frame_in in;
+    if (status == 0) status = nnd_conn_wait(c, &p, &in, msg, sizeof msg);
+    if (status == 0) {
+        r = (Nnd__Reply *)in.msg;
+        in.msg = NULL;
+        nnd_frame_in_clear(&in);
+        status = r->status;
+        if (status == 0 && r->result_case != NND__REPLY__RESULT_HELLO) status = -EPROTO;
+        if (status > 0)
+            snprintf(msg, sizeof msg, "%s: %s", nnd_status_name(status),
+                     r->message ? r->message : "");
+        else if (status < 0)
+            snprintf(msg, sizeof msg, "its reply is no Hello");
     }
-    if (r->hello->protocol_version != NND_PROTOCOL_VERSION) {
-        nnd_client_set_err(err, errlen, "the daemon speaks protocol %u, this client %u",
-                           r->hello->protocol_version, NND_PROTOCOL_VERSION);
-        nnd__reply__free_unpacked(r, NULL);
+    if (status == 0 && r->hello->protocol_version != NND_PROTOCOL_VERSION) {
+        nnd_client_set_err(err, errlen, "the daemon at %s speaks protocol %u, this client %u",
+                           socket_path, r->hello->protocol_version, NND_PROTOCOL_VERSION);
+        status = -EPROTO;
+    } else if (status != 0) {
+        nnd_client_set_err(err, errlen, "the daemon at %s %s Hello: %s", socket_path,
+                           status > 0 ? "refused" : "did not answer", msg);
+    }
+    if (status != 0) {
+        if (r) nnd__reply__free_unpacked(r, NULL);
         nnd_client_close(c);
         return NULL;
     }
@@ -209,11 +225,15 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
 void nnd_client_close(nnd_client *c) {
     if (!c) return;
     if (c->sock >= 0) close(c->sock);
-    nnd_async_free(c);
+    nnd_conn_free(c);
     pthread_mutex_destroy(&c->lock);
     free(c->daemon_state_dir);
     free(c->buf);
     free(c);
+}
+
+void nnd_client_set_call_timeout(nnd_client *c, uint32_t ms) {
+    atomic_store(&c->call_timeout_ms, ms);
 }
 
 const char *nnd_client_daemon_version(const nnd_client *c) {

@@ -2,57 +2,10 @@
  * Cancel, and fenced executions. See include/nnd/nnd.h, "quality of service". */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "client_internal.h"
-
-typedef struct kept {
-    uint64_t id;
-    bool arrived;
-    nnd_frame_in in; /* the reply and its fds, once arrived */
-} kept;
-
-struct nnd_async {
-    kept *v;
-    size_t n, cap;
-};
-
-static kept *find(nnd_client *c, uint64_t id) {
-    for (size_t i = 0; c->async && i < c->async->n; i++)
-        if (c->async->v[i].id == id) return &c->async->v[i];
-    return NULL;
-}
-
-static void forget(nnd_client *c, kept *k) {
-    *k = c->async->v[--c->async->n];
-}
-
-bool nnd_async_keep(nnd_client *c, nnd_frame_in *in) {
-    kept *k = find(c, ((const Nnd__Reply *)in->msg)->id);
-    if (!k || k->arrived) return false;
-    k->in = *in;
-    k->arrived = true;
-    return true;
-}
-
-void nnd_async_free(nnd_client *c) {
-    if (!c->async) return;
-    for (size_t i = 0; i < c->async->n; i++)
-        if (c->async->v[i].arrived) nnd_frame_in_clear(&c->async->v[i].in);
-    free(c->async->v);
-    free(c->async);
-    c->async = NULL;
-}
-
-static bool fatal(int e) {
-    return e == EPIPE || e == ECONNRESET || e == ENOTCONN || e == ECONNREFUSED || e == EBADF ||
-           e == EPROTO;
-}
 
 static void fill_execute(Nnd__Execute *x, uint64_t handle, const Nnd__ExecutionRequest *req,
                          const nnd_exec_opts *o) {
@@ -74,136 +27,44 @@ int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__Executio
     Nnd__Request r = NND__REQUEST__INIT;
     r.call_case = NND__REQUEST__CALL_EXECUTE;
     r.execute = &x;
-    static const int no_fds[1] = {-1}; /* frame.c memcpy()s fds even when nfds is 0 */
-    int rc = 0;
     *ticket = 0;
-    pthread_mutex_lock(&c->lock);
-    if (c->dead) {
-        nnd_client_set_err(err, errlen, "the connection to the daemon is closed");
-        rc = -ENOTCONN;
-        goto out;
-    }
-    if (!c->async && !(c->async = calloc(1, sizeof *c->async))) rc = -ENOMEM;
-    if (!rc && c->async->n == c->async->cap) {
-        size_t cap = c->async->cap ? 2 * c->async->cap : 16;
-        kept *v = realloc(c->async->v, cap * sizeof *v);
-        if (v) {
-            c->async->v = v;
-            c->async->cap = cap;
-        } else {
-            rc = -ENOMEM;
-        }
-    }
-    if (rc) {
+    nnd_pending *p = malloc(sizeof *p);
+    if (!p) {
         nnd_client_set_err(err, errlen, "out of memory");
-        goto out;
+        return -ENOMEM;
     }
-    r.id = ++c->next_id;
-    nnd_packed p;
-    if (nnd_frame_pack(&r.base, pool_fds ? pool_fds : no_fds, n_pool_fds, &p, err, errlen) < 0) {
-        rc = -EINVAL;
-        goto out;
-    }
-    rc = nnd_frame_sendmsg(c->sock, &p, 0);
-    nnd_packed_clear(&p);
+    int rc = nnd_conn_send(c, &r, pool_fds, n_pool_fds, p, nnd_conn_bound(c, x.deadline_ns), true,
+                           err, errlen);
     if (rc < 0) {
-        nnd_client_set_err(err, errlen, "sending to the daemon failed: %s", strerror(-rc));
-        if (fatal(-rc)) c->dead = true;
-        goto out;
+        free(p);
+        return rc;
     }
-    c->async->v[c->async->n++] = (kept){.id = r.id};
     *ticket = r.id;
-out:
-    pthread_mutex_unlock(&c->lock);
-    return rc;
-}
-
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* With the lock held: the ticket's reply, taking it from the kept ones or the socket. */
-static int await(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **out, char *err,
-                 size_t errlen) {
-    int64_t end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-    for (;;) {
-        kept *k = find(c, ticket);
-        if (!k) {
-            nnd_client_set_err(err, errlen, "no execution of ticket %llu is awaited",
-                               (unsigned long long)ticket);
-            return -EINVAL;
-        }
-        if (k->arrived) {
-            *out = (Nnd__Reply *)k->in.msg;
-            k->in.msg = NULL;
-            nnd_frame_in_clear(&k->in); /* an Execute reply carries no fds */
-            forget(c, k);
-            return 0;
-        }
-        if (c->dead) {
-            nnd_client_set_err(err, errlen, "the connection to the daemon is closed");
-            return -ENOTCONN;
-        }
-        int wait = -1;
-        if (end >= 0) {
-            int64_t left = end - now_ms();
-            if (left <= 0) {
-                nnd_client_set_err(err, errlen, "no reply within %d ms", timeout_ms);
-                return -ETIMEDOUT;
-            }
-            wait = (int)left;
-        }
-        nnd_frame_in in;
-        char ferr[256] = "";
-        int rc;
-        if (wait < 0) { /* no time limit: one blocking receive, no poll() first */
-            rc = nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr,
-                                     sizeof ferr);
-            if (rc == -EINTR) continue;
-        } else {
-            struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
-            int n = poll(&pfd, 1, wait);
-            if (n < 0 && errno != EINTR) {
-                nnd_client_set_err(err, errlen, "poll on the daemon connection failed: %s",
-                                   strerror(errno));
-                return -errno;
-            }
-            if (n <= 0) continue;
-            rc = nnd_frame_recv(c->sock, &nnd__reply__descriptor, c->buf, &in, ferr, sizeof ferr);
-        }
-        if (rc == -EAGAIN) continue;
-        if (rc <= 0) {
-            if (rc == 0) rc = -ENOTCONN;
-            nnd_client_set_err(err, errlen, "receiving from the daemon failed: %s",
-                               rc == -EPROTO ? ferr : strerror(-rc));
-            if (fatal(-rc)) c->dead = true;
-            return rc;
-        }
-        if (!nnd_async_keep(c, &in)) nnd_frame_in_clear(&in); /* an abandoned call's */
-    }
+    return 0;
 }
 
 int nnd_client_execute_wait(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **reply,
                             char *err, size_t errlen) {
     if (reply) *reply = NULL;
-    Nnd__Reply *r = NULL;
-    pthread_mutex_lock(&c->lock);
-    int rc = await(c, ticket, timeout_ms, &r, err, errlen);
-    pthread_mutex_unlock(&c->lock);
-    return rc < 0 ? rc : nnd_client_take_reply(r, true, reply, err, errlen);
+    uint64_t until = timeout_ms < 0 ? 0 : nnd_conn_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    nnd_frame_in in;
+    int rc = nnd_conn_wait_ticket(c, ticket, until, &in, err, errlen);
+    if (rc < 0) return rc;
+    Nnd__Reply *r = (Nnd__Reply *)in.msg;
+    in.msg = NULL;
+    nnd_frame_in_clear(&in); /* an Execute reply carries no fds */
+    return nnd_client_take_reply(r, true, reply, err, errlen);
 }
 
 int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
                             const int *pool_fds, size_t n_pool_fds, const nnd_exec_opts *opts,
                             Nnd__Reply **reply, char *err, size_t errlen) {
-    if (reply) *reply = NULL;
-    uint64_t ticket;
-    int rc =
-        nnd_client_execute_start(c, handle, req, pool_fds, n_pool_fds, opts, &ticket, err, errlen);
-    if (rc < 0) return rc;
-    return nnd_client_execute_wait(c, ticket, -1, reply, err, errlen);
+    Nnd__Execute x;
+    fill_execute(&x, handle, req, opts);
+    Nnd__Request r = NND__REQUEST__INIT;
+    r.call_case = NND__REQUEST__CALL_EXECUTE;
+    r.execute = &x;
+    return nnd_client_reply_call(c, &r, pool_fds, n_pool_fds, reply, err, errlen);
 }
 
 /* A call answered with Empty or an error; returns the status or -errno. */

@@ -155,6 +155,15 @@ nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, .
 
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
 
+/* One operation's signature as its operands are declared so far (types, quantization,
+ * dimensions; no constant values): the check() of its registry row, the rule nnd_validate()
+ * applies to it. For a client that validates as a model is built (the NNAPI layer's
+ * addOperation). NND_OK, NND_INVALID_ARGUMENT with err naming what is wrong, or
+ * NND_UNSUPPORTED for what this engine does not judge (no registry row, an extension). */
+nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_operands,
+                                  const nnd_operation_desc *op, bool relaxed, char *err,
+                                  size_t errlen);
+
 /* Fills supported[i] for each operation: true when it is valid and has a kernel for its
  * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,

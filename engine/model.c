@@ -314,26 +314,32 @@ out:
     return s;
 }
 
+/* The tensor a check() sees for operand o, with no data bound; cq keeps its per-channel
+ * quantization. */
+static void tensor_of(const nnd_operand_desc *o, nnd_tensor *t, nnd_channel_quant *cq) {
+    memset(t, 0, sizeof *t);
+    t->type = o->type;
+    t->rank = o->rank;
+    memcpy(t->dims, o->dims, sizeof t->dims);
+    t->scale = o->scale;
+    t->zero_point = o->zero_point;
+    t->lifetime = (uint8_t)o->lifetime;
+    t->known = dims_known(o);
+    t->extension_data = o->extension_data;
+    t->extension_len = o->extension_len;
+    if (o->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
+        *cq = o->channel_quant;
+        t->channel_quant = cq;
+    }
+}
+
 nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
                              const uint8_t *constants, char *err, size_t errlen) {
     (void)err, (void)errlen;
     for (uint32_t i = 0; i < m->n_operands; i++) {
         const nnd_operand_desc *o = &m->operands[i];
         nnd_tensor *t = &tensors[i];
-        memset(t, 0, sizeof *t);
-        t->type = o->type;
-        t->rank = o->rank;
-        memcpy(t->dims, o->dims, sizeof t->dims);
-        t->scale = o->scale;
-        t->zero_point = o->zero_point;
-        t->lifetime = (uint8_t)o->lifetime;
-        t->known = dims_known(o);
-        t->extension_data = o->extension_data;
-        t->extension_len = o->extension_len;
-        if (o->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
-            cq[i] = o->channel_quant;
-            t->channel_quant = &cq[i];
-        }
+        tensor_of(o, t, &cq[i]);
         if (o->lifetime == NND_CONSTANT_COPY) {
             t->data = (void *)(constants + o->offset);
             t->bytes = o->length;
@@ -401,6 +407,44 @@ static nnd_status flow_placement(const nnd_model_desc *m, const graph_ctx *g, ui
                          "control flow",
                          k);
     return NND_OK;
+}
+
+nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_operands,
+                                  const nnd_operation_desc *op, bool relaxed, char *err,
+                                  size_t errlen) {
+    const nnd_op_def *def =
+        op->type >= 0 && op->type < NND_OP_COUNT ? nnd_op_lookup(op->type) : NULL;
+    if (!def) return NND_UNSUPPORTED;
+    if (op->n_inputs > 512 || op->n_outputs > 64) return FAIL("%s: too many operands", def->name);
+    uint32_t n = op->n_inputs + op->n_outputs;
+    nnd_tensor *t = calloc(n ? n : 1, sizeof *t);
+    nnd_tensor **ptr = calloc(n ? n : 1, sizeof *ptr);
+    nnd_channel_quant *cq = calloc(n ? n : 1, sizeof *cq);
+    nnd_status s = !t || !ptr || !cq ? FAIL("out of memory validating %s", def->name) : NND_OK;
+    for (uint32_t j = 0; !s && j < n; j++) {
+        uint32_t i = j < op->n_inputs ? op->inputs[j] : op->outputs[j - op->n_inputs];
+        if (i >= n_operands) {
+            s = FAIL("%s: operand %u does not exist", def->name, i);
+            break;
+        }
+        tensor_of(&operands[i], &t[j], &cq[j]); /* no values: the signature only */
+        ptr[j] = &t[j];
+    }
+    if (!s) {
+        nnd_op_ctx c = {.def = def,
+                        .in = ptr,
+                        .n_in = op->n_inputs,
+                        .out = ptr + op->n_inputs,
+                        .n_out = op->n_outputs,
+                        .relaxed = relaxed,
+                        .err = err,
+                        .errlen = errlen};
+        s = def->check ? def->check(&c) : NND_OK;
+    }
+    free(t);
+    free(ptr);
+    free(cq);
+    return s;
 }
 
 /* Runs every operation's signature check against the model's tensors. supported may be

@@ -184,12 +184,14 @@ static void test_model_invalid_at_finish(void **state) {
                                                                   : ANEURALNETWORKS_INT32};
         assert_int_equal(ANeuralNetworksModel_addOperand(m, &scalar), OK);
         assert_int_equal(ANeuralNetworksModel_addOperand(m, &t), OK);
-        if (variant == 1) /* ADD's activation must be an INT32: the daemon says so */
+        if (variant == 1)
             assert_int_equal(ANeuralNetworksModel_setOperandValue(m, 2, &f, sizeof f), OK);
         else
             assert_int_equal(ANeuralNetworksModel_setOperandValue(m, 2, &act, sizeof act), OK);
+        /* ADD's activation must be an INT32: refused as the operation is added, as by the NNAPI
+         * runtime, and then nothing writes the output. */
         assert_int_equal(ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_ADD, 3, in, 1, out),
-                         OK);
+                         variant == 1 ? BAD_DATA : OK);
         if (variant != 0) /* variant 0: no inputs and outputs named */
             assert_int_equal(ANeuralNetworksModel_identifyInputsAndOutputs(m, 2, ins, 1, out), OK);
         if (variant == 2) /* output 3 written twice */

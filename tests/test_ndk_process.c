@@ -1,15 +1,13 @@
-/* test_ndk_process (integration): the NNAPI NDK API of libnnd across threads and
- * processes: computes from several threads on one compilation, a fork() child, and, in a
- * fresh copy of this program (fork + exec of itself, since the library keeps one
- * connection per process), a library that never reached a daemon, a daemon that dies,
- * and the example vendor extension. */
+/* test_ndk_process (integration): the NNAPI NDK API of libnnd across processes (threads
+ * are test_ndk_threads'): a fork() child, and, in a fresh copy of this program (fork +
+ * exec of itself, since the library keeps one connection per process), a library that
+ * never reached a daemon, a daemon that dies, and the example vendor extension. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,53 +15,6 @@
 #include <unistd.h>
 
 #include "ndk_fixture.h"
-
-/* ---- threads --------------------------------------------------------------------------- */
-
-typedef struct thread_arg {
-    ANeuralNetworksCompilation *c;
-    int failures;
-} thread_arg;
-
-static void *compute_many(void *p) {
-    thread_arg *t = p;
-    for (int i = 0; i < 50; i++) {
-        float a[N], b[N], out[N];
-        fill(a, N, (float)i);
-        fill(b, N, 0.5f);
-        ANeuralNetworksExecution *e;
-        if (ANeuralNetworksExecution_create(t->c, &e) ||
-            ANeuralNetworksExecution_setInput(e, 0, NULL, a, sizeof a) ||
-            ANeuralNetworksExecution_setInput(e, 1, NULL, b, sizeof b) ||
-            ANeuralNetworksExecution_setOutput(e, 0, NULL, out, sizeof out) ||
-            ANeuralNetworksExecution_compute(e)) {
-            t->failures++;
-        } else {
-            for (int k = 0; k < N; k++)
-                t->failures += out[k] != a[k] + b[k];
-        }
-        ANeuralNetworksExecution_free(e);
-    }
-    return NULL;
-}
-
-static void test_threads(void **state) {
-    (void)state;
-    ANeuralNetworksModel *m = add_model(N, NULL, false);
-    ANeuralNetworksCompilation *c = compile(m, false);
-    pthread_t t[4];
-    thread_arg args[4];
-    for (int i = 0; i < 4; i++) {
-        args[i] = (thread_arg){c, 0};
-        assert_int_equal(pthread_create(&t[i], NULL, compute_many, &args[i]), 0);
-    }
-    for (int i = 0; i < 4; i++) {
-        pthread_join(t[i], NULL);
-        assert_int_equal(args[i].failures, 0);
-    }
-    ANeuralNetworksCompilation_free(c);
-    ANeuralNetworksModel_free(m);
-}
 
 /* After fork() the child must not talk over the parent's connection: its old compilations
  * are DEAD_OBJECT, new work gets a connection of its own, and the parent goes on. */
@@ -290,9 +241,9 @@ int main(int argc, char **argv) {
                : !strcmp(argv[2], "extensions")  ? child_extensions()
                                                  : 2;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_threads),     cmocka_unit_test(test_fork),
-        cmocka_unit_test(test_unreachable), cmocka_unit_test(test_daemon_gone),
-        cmocka_unit_test(test_extensions),  cmocka_unit_test(test_clean_stop),
+        cmocka_unit_test(test_fork),        cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_daemon_gone), cmocka_unit_test(test_extensions),
+        cmocka_unit_test(test_clean_stop),
     };
     return cmocka_run_group_tests(tests, ndk_setup, ndk_teardown);
 }

@@ -2,7 +2,8 @@
  *
  * Programs written against the NNAPI NDK compile against this header unchanged and link
  * with libnnd (`cc prog.c $(pkg-config --cflags --libs nnd)`). Names, types and numeric
- * values follow the NDK: the functions of feature level 4 (30) plus the extension calls;
+ * values follow the NDK: the functions of feature level 4 (30) plus the extension calls and
+ * the execution calls of feature level 5 (reusable executions, padding, preferred layout);
  * the operation and feature level constants through feature level 7. The one device is
  * the nnd daemon, found through $NND_SOCKET or the daemon's default socket path.
  * Every call checks its arguments and returns the NDK's result codes; a daemon that is
@@ -335,6 +336,14 @@ int ANeuralNetworksCompilation_setTimeout(ANeuralNetworksCompilation *compilatio
 int ANeuralNetworksCompilation_setCaching(ANeuralNetworksCompilation *compilation,
                                           const char *cacheDir, const uint8_t *token);
 int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *compilation);
+int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput(
+    const ANeuralNetworksCompilation *compilation, uint32_t index, uint32_t *alignment);
+int ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput(
+    const ANeuralNetworksCompilation *compilation, uint32_t index, uint32_t *padding);
+int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForOutput(
+    const ANeuralNetworksCompilation *compilation, uint32_t index, uint32_t *alignment);
+int ANeuralNetworksCompilation_getPreferredMemoryPaddingForOutput(
+    const ANeuralNetworksCompilation *compilation, uint32_t index, uint32_t *padding);
 
 /* ---- executions ---- */
 int ANeuralNetworksExecution_create(ANeuralNetworksCompilation *compilation,
@@ -371,6 +380,9 @@ int ANeuralNetworksExecution_getOutputOperandRank(ANeuralNetworksExecution *exec
                                                   int32_t index, uint32_t *rank);
 int ANeuralNetworksExecution_getOutputOperandDimensions(ANeuralNetworksExecution *execution,
                                                         int32_t index, uint32_t *dimensions);
+int ANeuralNetworksExecution_setReusable(ANeuralNetworksExecution *execution, bool reusable);
+int ANeuralNetworksExecution_enableInputAndOutputPadding(ANeuralNetworksExecution *execution,
+                                                         bool enable);
 
 /* ---- bursts ---- */
 int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,

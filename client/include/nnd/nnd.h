@@ -2,9 +2,18 @@
  *
  * Contract:
  * - A client is one SOCK_SEQPACKET connection to the daemon, opened with Hello. Every call
- *   is thread-safe: calls on one client are serialized, one request in flight at a time.
+ *   is thread-safe, and calls of many threads are in flight on one client at once: each
+ *   thread waits only for its own reply, which comes in the order the daemon finishes the
+ *   work, not the order it was sent (a long execution does not hold up short ones).
  * - Transport failures (daemon gone, protocol error) return a negative errno and fill err;
- *   the client is then dead and every later call returns -ENOTCONN without blocking.
+ *   the client is then dead, every call waiting on it returns at once with that error, and
+ *   every later call returns -ENOTCONN without blocking.
+ * - No call waits forever. A call whose request carries a deadline waits for its reply
+ *   until NND_DEADLINE_MARGIN_MS after it; any other call until its call timeout
+ *   (NND_CALL_TIMEOUT_MS unless nnd_client_set_call_timeout() says otherwise), connecting
+ *   and Hello until NND_CONNECT_TIMEOUT_MS. Past that the call returns -ETIMEDOUT; the
+ *   client stays usable and the late reply is dropped (an execution that timed out is
+ *   also cancelled in the daemon). Error messages name the socket path.
  * - The convenience wrappers return the reply's ErrorStatus (>= 0, NND__ERROR_STATUS__NONE
  *   on success) and copy the reply's message into err when it is not NONE.
  * - fd_index values inside a Model or ExecutionRequest refer to positions in the fds array
@@ -27,6 +36,10 @@ extern "C" {
 
 typedef struct nnd_client nnd_client;
 
+#define NND_DEADLINE_MARGIN_MS 500    /* a reply may come this long after its deadline */
+#define NND_CALL_TIMEOUT_MS    120000 /* calls without a deadline: two minutes */
+#define NND_CONNECT_TIMEOUT_MS 10000  /* connect() and Hello */
+
 /* Connects to socket_path (NULL: $NND_SOCKET, else $XDG_RUNTIME_DIR/nnd.sock when that
  * socket exists, else /run/nnd/nnd.sock) and says Hello. NULL on failure
  * with err set. */
@@ -42,10 +55,14 @@ const char *nnd_client_daemon_state_dir(const nnd_client *c);
 /* The number of operation types the daemon supports, from the Hello reply; 0 when it
  * did not say. */
 unsigned nnd_client_daemon_operation_types(const nnd_client *c);
+/* How long a call without a deadline waits for its reply, in ms (0: without limit). Calls
+ * sent after this take the new value. */
+void nnd_client_set_call_timeout(nnd_client *c, uint32_t ms);
 
 /* Sends req (its id is assigned here) with fds and waits for the reply with the same id.
  * Returns 0 with *reply set (free with nnd__reply__free_unpacked), or a negative errno:
- * -ENOTCONN when the daemon closed the connection, -EPIPE / -ECONNRESET, -EPROTO.
+ * -ENOTCONN when the daemon closed the connection, -EPIPE / -ECONNRESET, -EPROTO,
+ * -ETIMEDOUT past the call's bound (above; the deadline is read from the request).
  * The reply's fds go to reply_fds (at most *n_reply_fds on entry, the count on return;
  * the caller closes them); with reply_fds NULL they are closed. */
 int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
@@ -171,10 +188,11 @@ int nnd_client_get_supported_extensions(nnd_client *c, Nnd__SupportedExtensionsR
  * - nnd_client_execute_opts(): a synchronous execution with options; returns like
  *   nnd_client_execute().
  * - nnd_client_execute_start() sends an Execute and returns its ticket (the request id) at
- *   once; nnd_client_execute_wait() collects the reply (timeout_ms -1: no limit;
- *   -ETIMEDOUT leaves the ticket open). Replies for open tickets that arrive while other
- *   calls wait are kept. A wait holds the connection: other calls on this client wait
- *   behind it (use one client per thread that waits).
+ *   once; nnd_client_execute_wait() collects the reply (timeout_ms -1: up to the ticket's
+ *   bound, its deadline plus NND_DEADLINE_MARGIN_MS or the call timeout from its start;
+ *   -ETIMEDOUT before that bound leaves the ticket open, at it closes the ticket). A
+ *   ticket's reply is kept until collected, whoever read it; one thread at a time waits
+ *   for a ticket (-EBUSY otherwise). Waiting holds up no other call on the client.
  * - nnd_client_cancel(): stops the ticket's execution, queued or running (its reply is
  *   then GENERAL_FAILURE "cancelled"); INVALID_ARGUMENT when it is no longer in flight.
  * - nnd_client_execute_fenced(): ExecuteFenced. The daemon waits until every wait_fds fd
@@ -182,8 +200,8 @@ int nnd_client_get_supported_extensions(nnd_client *c, Nnd__SupportedExtensionsR
  *   latest timeout_after_fence_ns after that (0: no limit). *sync_fd (the caller's to
  *   close) is an eventfd that becomes readable when the execution ended, successfully or
  *   not; it can be another fenced execution's wait fd. *execution names it for
- *   nnd_client_fenced_info() (which waits for the end and gives its status and timings)
- *   and nnd_client_release().
+ *   nnd_client_fenced_info() (which waits for the end, up to the call timeout, and gives
+ *   its status and timings) and nnd_client_release().
  * - nnd_fence_wait(): waits for a fence fd to become readable: 0, -ETIMEDOUT or -errno. */
 typedef struct nnd_exec_opts {
     bool measure_timing;
@@ -240,7 +258,9 @@ int nnd_fence_wait(int fd, int timeout_ms);
  * - nnd_client_burst_free(): releases the burst (the daemon unmaps its slots) and frees
  *   it; the client must outlive it. Returns the status of Release (or -errno).
  * - nnd_client_burst_handle(): the daemon's handle of the burst.
- * A burst may be shared by threads; its calls are serialized. */
+ * A burst may be shared by threads, and their executions are in flight at once: each
+ * keeps the slot caching above (a key first used by two at once travels with its fd in
+ * both). */
 #define NND_BURST_CLIENT_SLOTS 64
 
 typedef struct nnd_burst nnd_burst;
