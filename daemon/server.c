@@ -47,6 +47,14 @@ typedef struct conn {
     uint64_t refused_ns;
     char refusal[160];
     struct conn *prev, *next;
+    /* A spilled request being read off the loop: the connection reads nothing more until
+     * it has been handled, so requests keep their order. */
+    bool decoding;
+    bool free_after_decode; /* closed meanwhile: the decode's end frees it */
+    uv_work_t decode;
+    nnd_frame_in pending; /* the datagram's other fds; then the message */
+    nnd_frame_spill spill;
+    char decode_err[NND_ERR_LEN];
 } conn;
 
 struct nnd_server {
@@ -78,9 +86,13 @@ static void outmsg_free(outmsg *m) {
 }
 
 static void set_events(conn *c, int events) {
+    if (c->decoding) events &= ~UV_READABLE;
     if (c->closed || c->events == events) return;
     c->events = events;
-    uv_poll_start(&c->poll, events, on_conn);
+    if (events)
+        uv_poll_start(&c->poll, events, on_conn);
+    else
+        uv_poll_stop(&c->poll);
 }
 
 static void mark_dead(conn *c) {
@@ -199,7 +211,10 @@ static int conn_send(void *ctx, const ProtobufCMessage *msg, const int *fds, siz
 static void on_conn_closed(uv_handle_t *h) {
     conn *c = h->data;
     close(c->fd);
-    free(c);
+    if (c->decoding)
+        c->free_after_decode = true;
+    else
+        free(c);
 }
 
 static void conn_close(conn *c) {
@@ -263,6 +278,57 @@ static void answer_refused(conn *c, int rc, nnd_frame_in *in) {
     if (!c->head) mark_dead(c); /* sent at once */
 }
 
+/* ---- spilled requests, read off the loop ------------------------------------------------
+ * A spill may be up to NND_FRAME_SPILL_MAX bytes: walking and unpacking it on the loop
+ * would hold up every other client for as long. A worker thread of libuv's pool does it. */
+
+static void decode_work(uv_work_t *w) {
+    conn *c = w->data;
+    c->pending.msg = nnd_frame_unspill(&nnd__request__descriptor, &c->spill, c->decode_err,
+                                       sizeof c->decode_err);
+}
+
+static void decode_done(uv_work_t *w, int status) {
+    (void)status;
+    conn *c = w->data;
+    c->decoding = false;
+    if (c->spill.fd >= 0) close(c->spill.fd); /* cancelled before it ran */
+    c->spill.fd = -1;
+    if (c->free_after_decode || c->closed) {
+        nnd_frame_in_clear(&c->pending);
+        if (c->free_after_decode) free(c);
+        return;
+    }
+    c->busy = true;
+    if (c->refused) {
+        answer_refused(c, c->pending.msg ? 1 : -EPROTO, &c->pending);
+    } else if (c->pending.msg) {
+        nnd_dispatch(c->srv->d, &c->session, &c->pending);
+    } else {
+        nnd_log_warn("client %llu (pid %d, uid %d): bad frame: %s",
+                     (unsigned long long)c->session.serial, (int)c->session.pid,
+                     (int)c->session.uid, c->decode_err);
+        nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, c->decode_err);
+    }
+    nnd_frame_in_clear(&c->pending);
+    c->busy = false;
+    if (c->dead) {
+        conn_close(c);
+        return;
+    }
+    set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
+}
+
+static void decode_start(conn *c) {
+    c->decoding = true;
+    c->decode.data = c;
+    set_events(c, c->head ? UV_WRITABLE : 0);
+    if (uv_queue_work(c->srv->d->loop, &c->decode, decode_work, decode_done) < 0) {
+        snprintf(c->decode_err, sizeof c->decode_err, "cannot read a spilled request now");
+        decode_done(&c->decode, 0);
+    }
+}
+
 /* One frame per wakeup: the poll is level-triggered, so a client with more to say is
  * woken again, after every other ready connection had its turn. Reading on until EAGAIN
  * would cost a system call per request when clients wait for each reply. */
@@ -271,9 +337,12 @@ static void read_frame(conn *c) {
     nnd_server *s = c->srv;
     char err[NND_ERR_LEN];
     nnd_frame_in in;
-    int rc = nnd_frame_recv_arena(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in, err,
-                                  sizeof err);
-    if (c->refused && (rc >= 0 || rc == -EPROTO)) {
+    int rc = nnd_frame_recv_deferred(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in,
+                                     &c->spill, err, sizeof err);
+    if (rc == 2) {
+        c->pending = in;
+        decode_start(c);
+    } else if (c->refused && (rc >= 0 || rc == -EPROTO)) {
         answer_refused(c, rc, &in);
     } else if (rc == 1) {
         nnd_dispatch(s->d, &c->session, &in);
@@ -284,8 +353,9 @@ static void read_frame(conn *c) {
         else /* An empty datagram is a Request with every field at its default. */
             nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
     } else if (rc == -EPROTO) {
-        nnd_log_warn("client %llu (pid %d): bad frame: %s", (unsigned long long)c->session.serial,
-                     (int)c->session.pid, err);
+        nnd_log_warn("client %llu (pid %d, uid %d): bad frame: %s",
+                     (unsigned long long)c->session.serial, (int)c->session.pid,
+                     (int)c->session.uid, err);
         nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
     } else if (rc != -EAGAIN) {
         nnd_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
