@@ -50,6 +50,10 @@ static const key keys[] = {
     {"quota.app.buffers", K_COUNT, APP(NND_QUOTA_BUFFERS), 0, UINT32_MAX},
     {"quota.app.buffer_bytes", K_BYTES, APP(NND_QUOTA_BUFFER_BYTES), 0, 0},
     {"quota.app.queued_executions", K_COUNT, APP(NND_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX},
+    {"quota.app.mappings", K_COUNT, APP(NND_QUOTA_MAPPINGS), 0, UINT32_MAX},
+    {"quota.app.descriptors", K_COUNT, APP(NND_QUOTA_DESCRIPTORS), 0, UINT32_MAX},
+    {"quota.app.cache_bytes", K_BYTES, APP(NND_QUOTA_CACHE_BYTES), 0, 0},
+    {"quota.app.cache_tokens", K_COUNT, APP(NND_QUOTA_CACHE_TOKENS), 0, UINT32_MAX},
     {"quota.connection.prepared_models", K_COUNT, CONN(NND_QUOTA_PREPARED_MODELS), 0,
      NND_SESSION_MAX_OBJECTS},
     {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, NND_SESSION_MAX_OBJECTS},
@@ -108,6 +112,13 @@ static const key *find_key(const char *name) {
     return NULL;
 }
 
+/* Whether quota.app.<res> exists. */
+static bool find_key_app(const char *res) {
+    char name[64];
+    snprintf(name, sizeof name, "quota.app.%s", res);
+    return find_key(name) != NULL;
+}
+
 int nnd_config_set(nnd_config *c, const char *name, const char *value, char *err, size_t errlen) {
     const key *k = find_key(name);
     if (!k) {
@@ -116,6 +127,9 @@ int nnd_config_set(nnd_config *c, const char *name, const char *value, char *err
                      "unknown key \"%s\" (a connection is one connection; "
                      "quota.app.connections limits an app's)",
                      name);
+        else if (!strncmp(name, "quota.connection.", 17) && find_key_app(name + 17))
+            snprintf(err, errlen, "unknown key \"%s\" (counted per app only: quota.app.%s)", name,
+                     name + 17);
         else
             snprintf(err, errlen, "unknown key \"%s\"", name);
         return -2;

@@ -4,10 +4,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "bus.h"
 #include "daemon.h"
 #include "log.h"
+#include "pool.h"
 #include "session.h"
 
 struct nnd_quota {
@@ -17,11 +19,20 @@ struct nnd_quota {
     uint64_t refused_total[NND_QUOTA_RES]; /* since startup, apps forgotten or not */
 };
 
-static const char *const res_names[NND_QUOTA_RES] = {"connections", "prepared_models", "buffers",
-                                                     "buffer_bytes", "queued_executions"};
+static const char *const res_names[NND_QUOTA_RES] = {
+    "connections", "prepared_models", "buffers",     "buffer_bytes", "queued_executions",
+    "mappings",    "descriptors",     "cache_bytes", "cache_tokens"};
 
 const char *nnd_quota_res_name(nnd_quota_res r) {
     return (unsigned)r < NND_QUOTA_RES ? res_names[r] : "?";
+}
+
+bool nnd_quota_app_only(nnd_quota_res r) {
+    return r == NND_QUOTA_CONNECTIONS || r >= NND_QUOTA_MAPPINGS;
+}
+
+static bool is_bytes(nnd_quota_res r) {
+    return r == NND_QUOTA_BUFFER_BYTES || r == NND_QUOTA_CACHE_BYTES;
 }
 
 void nnd_quota_limits_default(nnd_quota_limits *l) {
@@ -30,7 +41,11 @@ void nnd_quota_limits_default(nnd_quota_limits *l) {
                 [NND_QUOTA_PREPARED_MODELS] = 4096,
                 [NND_QUOTA_BUFFERS] = 4096,
                 [NND_QUOTA_BUFFER_BYTES] = 8ull << 30,
-                [NND_QUOTA_QUEUED_EXECUTIONS] = 1024},
+                [NND_QUOTA_QUEUED_EXECUTIONS] = 1024,
+                [NND_QUOTA_MAPPINGS] = 4096,
+                [NND_QUOTA_DESCRIPTORS] = 4096,
+                [NND_QUOTA_CACHE_BYTES] = 512ull << 20,
+                [NND_QUOTA_CACHE_TOKENS] = 1024},
         .conn = {[NND_QUOTA_PREPARED_MODELS] = 1024,
                  [NND_QUOTA_BUFFERS] = 1024,
                  [NND_QUOTA_BUFFER_BYTES] = 4ull << 30,
@@ -44,6 +59,17 @@ nnd_quota *nnd_quota_new(const nnd_quota_limits *l, nnd_daemon *d) {
     if (!q) return NULL;
     q->limits = *l;
     q->d = d;
+    /* No app may hold more than a quarter of the daemon's descriptors. */
+    struct rlimit rl;
+    uint64_t *fds = &q->limits.app[NND_QUOTA_DESCRIPTORS];
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (!*fds || *fds > rl.rlim_cur / 4)) {
+        nnd_log_warn("quota.app.descriptors lowered from %llu to %llu, a quarter of the "
+                     "descriptor limit (%llu)",
+                     (unsigned long long)*fds, (unsigned long long)(rl.rlim_cur / 4),
+                     (unsigned long long)rl.rlim_cur);
+        *fds = rl.rlim_cur / 4;
+    }
     return q;
 }
 
@@ -51,6 +77,7 @@ void nnd_quota_free(nnd_quota *q) {
     if (!q) return;
     for (nnd_quota_app *a = q->apps, *next; a; a = next) {
         next = a->next;
+        nnd_map_account_detach(a->maps);
         free(a);
     }
     free(q);
@@ -74,13 +101,16 @@ static nnd_status refuse(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r
     else
         n = snprintf(err, errlen, "quota.app.%s (%llu) reached for uid %u", res_names[r],
                      (unsigned long long)limit, (unsigned)a->uid);
-    if (r == NND_QUOTA_BUFFER_BYTES && n > 0 && (size_t)n < errlen)
+    if (is_bytes(r) && n > 0 && (size_t)n < errlen)
         snprintf(err + n, errlen - (size_t)n, ": %llu bytes held, %llu more asked",
                  (unsigned long long)held, (unsigned long long)asked);
-    nnd_log_debug("client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
+    if (s)
+        nnd_log_debug("client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
+    else
+        nnd_log_debug("%s", err);
     cJSON *ev = nnd_bus_event(q->d ? q->d->bus : NULL, "quota_refused");
     if (ev) {
-        cJSON_AddNumberToObject(ev, "pid", s->pid);
+        if (s) cJSON_AddNumberToObject(ev, "pid", s->pid);
         cJSON_AddNumberToObject(ev, "uid", a->uid);
         cJSON_AddStringToObject(ev, "scope", scope);
         cJSON_AddStringToObject(ev, "quota", res_names[r]);
@@ -97,6 +127,12 @@ static bool within(uint64_t limit, uint64_t held, uint64_t asked) {
     return !limit || (held <= limit && asked <= limit - held);
 }
 
+/* The map account's refusal (pool.h): the app's quota message, counted and published. */
+static nnd_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, char *err,
+                                 size_t errlen) {
+    return refuse(owner, NULL, NND_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
+}
+
 nnd_status nnd_quota_connect(nnd_quota *q, nnd_session *s, char *err, size_t errlen) {
     nnd_quota_app **at = &q->apps;
     while (*at && (*at)->uid < s->uid)
@@ -110,15 +146,26 @@ nnd_status nnd_quota_connect(nnd_quota *q, nnd_session *s, char *err, size_t err
         }
         a->q = q;
         a->uid = s->uid;
+        a->maps = nnd_map_account_new(q->limits.app[NND_QUOTA_MAPPINGS], refuse_mapping, a);
+        if (!a->maps) {
+            free(a);
+            snprintf(err, errlen, "out of memory");
+            return NND_GENERAL_FAILURE;
+        }
         a->next = *at;
         *at = a;
     }
-    uint64_t limit = q->limits.app[NND_QUOTA_CONNECTIONS];
-    if (!within(limit, a->used[NND_QUOTA_CONNECTIONS], 1))
-        return refuse(a, s, NND_QUOTA_CONNECTIONS, false, limit, a->used[NND_QUOTA_CONNECTIONS], 1,
-                      err, errlen);
+    /* A connection is also a descriptor the daemon holds for the app. */
+    static const nnd_quota_res each[] = {NND_QUOTA_CONNECTIONS, NND_QUOTA_DESCRIPTORS};
+    for (size_t i = 0; i < sizeof each / sizeof *each; i++) {
+        nnd_quota_res r = each[i];
+        uint64_t limit = q->limits.app[r];
+        if (!within(limit, a->used[r], 1))
+            return refuse(a, s, r, false, limit, a->used[r], 1, err, errlen);
+    }
     s->app = a;
     nnd_quota_add(s, NND_QUOTA_CONNECTIONS, 1);
+    nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, 1);
     return NND_OK;
 }
 
@@ -126,17 +173,19 @@ void nnd_quota_disconnect(nnd_session *s) {
     nnd_quota_app *a = s->app;
     if (!a) return;
     nnd_quota_add(s, NND_QUOTA_CONNECTIONS, -1);
+    nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
     s->app = NULL;
     if (a->used[NND_QUOTA_CONNECTIONS]) return;
     /* Its last connection is gone, and with it everything the app held. */
     for (int r = 0; r < NND_QUOTA_RES; r++)
-        if (a->used[r])
+        if (a->used[r] && r != NND_QUOTA_CACHE_TOKENS)
             nnd_log_warn("uid %u left with %llu %s still counted", (unsigned)a->uid,
                          (unsigned long long)a->used[r], res_names[r]);
     nnd_quota_app **at = &a->q->apps;
     while (*at != a)
         at = &(*at)->next;
     *at = a->next;
+    nnd_map_account_detach(a->maps);
     free(a);
 }
 
@@ -144,7 +193,7 @@ nnd_status nnd_quota_check(nnd_session *s, nnd_quota_res r, uint64_t n, char *er
     nnd_quota_app *a = s->app;
     if (!a) return NND_OK;
     const nnd_quota_limits *l = &a->q->limits;
-    if (r != NND_QUOTA_CONNECTIONS && !within(l->conn[r], s->quota_used[r], n))
+    if (!nnd_quota_app_only(r) && !within(l->conn[r], s->quota_used[r], n))
         return refuse(a, s, r, true, l->conn[r], s->quota_used[r], n, err, errlen);
     if (!within(l->app[r], a->used[r], n))
         return refuse(a, s, r, false, l->app[r], a->used[r], n, err, errlen);
@@ -162,11 +211,45 @@ void nnd_quota_add(nnd_session *s, nnd_quota_res r, int64_t delta) {
     if (s->app) s->app->used[r] += (uint64_t)delta;
 }
 
+nnd_quota_app *nnd_quota_app_find(nnd_quota *q, uid_t uid) {
+    for (nnd_quota_app *a = q ? q->apps : NULL; a && a->uid <= uid; a = a->next)
+        if (a->uid == uid) return a;
+    return NULL;
+}
+
+nnd_status nnd_quota_app_take(const nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                              size_t errlen) {
+    nnd_quota_app *a = s->app;
+    if (!a) return NND_OK;
+    uint64_t limit = a->q->limits.app[r];
+    if (!within(limit, a->used[r], n))
+        return refuse(a, s, r, false, limit, a->used[r], n, err, errlen);
+    a->used[r] += n;
+    return NND_OK;
+}
+
+void nnd_quota_app_give(nnd_quota *q, uid_t uid, nnd_quota_res r, uint64_t n) {
+    nnd_quota_app *a = nnd_quota_app_find(q, uid);
+    if (a) a->used[r] -= n < a->used[r] ? n : a->used[r];
+}
+
+uint64_t nnd_quota_app_used(const nnd_quota_app *a, nnd_quota_res r) {
+    return r == NND_QUOTA_MAPPINGS ? nnd_map_account_mapped(a->maps) : a->used[r];
+}
+
+const nnd_quota_app *nnd_quota_top_app(const nnd_quota *q, nnd_quota_res r) {
+    const nnd_quota_app *top = NULL;
+    for (const nnd_quota_app *a = q ? q->apps : NULL; a; a = a->next)
+        if (!top || nnd_quota_app_used(a, r) > nnd_quota_app_used(top, r)) top = a;
+    return top;
+}
+
 /* ---- status ------------------------------------------------------------------------------ */
 
-static void add_counts(cJSON *o, const uint64_t *v, bool with_connections) {
+static void add_counts(cJSON *o, const uint64_t *v, bool per_app) {
     for (int r = 0; r < NND_QUOTA_RES; r++)
-        if (with_connections || r != NND_QUOTA_CONNECTIONS) nnd_json_add_u64(o, res_names[r], v[r]);
+        if (per_app || !nnd_quota_app_only((nnd_quota_res)r))
+            nnd_json_add_u64(o, res_names[r], v[r]);
 }
 
 cJSON *nnd_quota_status(const nnd_quota *q) {
@@ -181,13 +264,16 @@ cJSON *nnd_quota_status(const nnd_quota *q) {
         cJSON *e = cJSON_CreateObject();
         if (!e) break;
         cJSON_AddNumberToObject(e, "uid", a->uid);
-        add_counts(e, a->used, true);
+        uint64_t used[NND_QUOTA_RES];
+        for (int r = 0; r < NND_QUOTA_RES; r++)
+            total[r] += used[r] = nnd_quota_app_used(a, (nnd_quota_res)r);
+        add_counts(e, used, true);
         add_counts(cJSON_AddObjectToObject(e, "refused"), a->refused, true);
         cJSON_AddItemToArray(apps, e);
-        for (int r = 0; r < NND_QUOTA_RES; r++)
-            total[r] += a->used[r];
     }
     cJSON *t = cJSON_AddObjectToObject(o, "totals");
+    nnd_json_add_u64(t, "daemon_mappings", nnd_pool_mapped());
+    nnd_json_add_u64(t, "daemon_mapping_budget", nnd_pool_map_budget());
     add_counts(t, total, true);
     add_counts(cJSON_AddObjectToObject(t, "refused"), q->refused_total, true);
     return o;

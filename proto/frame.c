@@ -244,7 +244,9 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         }
     }
     if (mh.msg_flags & MSG_CTRUNC) {
-        set_err(err, errlen, "too many file descriptors in one message (limit %d)",
+        set_err(err, errlen,
+                "file descriptors lost in transit: more than %d in one message, or the "
+                "receiver is out of descriptors",
                 NND_FRAME_MAX_FDS);
         nnd_frame_in_clear(in);
         return -EPROTO;
