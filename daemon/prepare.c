@@ -16,7 +16,7 @@
 void nnd_model_obj_destroy(void *p) {
     nnd_model_obj *o = p;
     if (o->ref)
-        nnd_cache_unref(o->ref);
+        nnd_cache_unref(o->ref, o->uid);
     else
         nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
     free(o);
@@ -200,6 +200,7 @@ void nnd_on_prepare_model(nnd_call *c) {
 
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     nnd_model_obj *o = calloc(1, sizeof *o);
+    if (o) o->uid = (uint32_t)c->s->uid;
     if (!views || !o) {
         free(views);
         free(o);
@@ -221,7 +222,8 @@ void nnd_on_prepare_model(nnd_call *c) {
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
          * loaded now (extension.h), which neither a cache file nor a reload keeps. */
-        if (!nnd_model_uses_extensions(m) && nnd_cache_wants(c->d->cache, &desc, token != NULL)) {
+        if (!nnd_model_uses_extensions(m) &&
+            nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL)) {
             st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
             if (st == NND_OK) o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
@@ -275,6 +277,7 @@ void nnd_on_prepare_model_from_cache(nnd_call *c) {
         nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
         return;
     }
+    o->uid = (uint32_t)c->s->uid;
     uint64_t t = nnd_now_ns();
     nnd_status st = nnd_cache_prepare_from_cache(c->d->cache, c->s, pm->token.data, model_fd,
                                                  data_fd, &o->ref, c->err, sizeof c->err);

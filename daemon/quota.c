@@ -217,15 +217,18 @@ nnd_quota_app *nnd_quota_app_find(nnd_quota *q, uid_t uid) {
     return NULL;
 }
 
-nnd_status nnd_quota_app_take(const nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
-                              size_t errlen) {
+nnd_status nnd_quota_app_check(const nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                               size_t errlen) {
     nnd_quota_app *a = s->app;
     if (!a) return NND_OK;
     uint64_t limit = a->q->limits.app[r];
     if (!within(limit, a->used[r], n))
         return refuse(a, s, r, false, limit, a->used[r], n, err, errlen);
-    a->used[r] += n;
     return NND_OK;
+}
+
+void nnd_quota_app_charge(const nnd_session *s, nnd_quota_res r, uint64_t n) {
+    if (s->app) s->app->used[r] += n;
 }
 
 void nnd_quota_app_give(nnd_quota *q, uid_t uid, nnd_quota_res r, uint64_t n) {

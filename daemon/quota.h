@@ -101,10 +101,12 @@ void nnd_quota_add(struct nnd_session *s, nnd_quota_res r, int64_t delta);
 
 /* The app of uid, or NULL when it has no connection. */
 nnd_quota_app *nnd_quota_app_find(nnd_quota *q, uid_t uid);
-/* App-only counts (cache bytes): the check and count of nnd_quota_take(), and giving
- * back (never below zero: an app may have come and gone since). s: who asked. */
-nnd_status nnd_quota_app_take(const struct nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
-                              size_t errlen);
+/* App-only counts (cache bytes): whether s's app may take n more of r (a refusal is
+ * counted and published as by nnd_quota_check()); counting them unchecked; giving back
+ * (never below zero: an app may have come and gone since). */
+nnd_status nnd_quota_app_check(const struct nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                               size_t errlen);
+void nnd_quota_app_charge(const struct nnd_session *s, nnd_quota_res r, uint64_t n);
 void nnd_quota_app_give(nnd_quota *q, uid_t uid, nnd_quota_res r, uint64_t n);
 /* The app holding the most of r, or NULL: named when a daemon-wide budget runs out. */
 const nnd_quota_app *nnd_quota_top_app(const nnd_quota *q, nnd_quota_res r);
