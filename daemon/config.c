@@ -11,6 +11,7 @@
 #include "cache.h"
 #include "daemon.h"
 #include "session.h"
+#include "trust.h"
 
 typedef enum kind {
     K_STRING,  /* a path or name */
@@ -193,6 +194,8 @@ static char *trim(char *s) {
 }
 
 int nnd_config_load(nnd_config *c, const char *path, char *err, size_t errlen) {
+    /* Settings name paths and plugins the daemon trusts: only its own users may write them. */
+    if (nnd_trust_path(path, "config file", NND_TRUST_FILE, err, errlen) < 0) return -1;
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));

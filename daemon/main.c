@@ -26,6 +26,7 @@
 #include "pool.h"
 #include "execution.h"
 #include "quota.h"
+#include "trust.h"
 #include "server.h"
 
 static void usage(FILE *f) {
@@ -223,6 +224,12 @@ int main(int argc, char **argv) {
     if (rc < 0)
         nnd_log_warn("cannot create state directory %s: %s; serving without it", state_dir,
                      strerror(-rc));
+    /* Paths another user could change are refused, as sshd's StrictModes does (trust.h). */
+    if (nnd_trust_daemon_paths(rc < 0 ? NULL : state_dir, socket_path, cfg.extensions_dir,
+                               cfg.allowlist, err, sizeof err) < 0) {
+        nnd_log_error("%s", err);
+        return 2;
+    }
     rc = nnd_pool_guard_install();
     if (rc < 0) {
         nnd_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));

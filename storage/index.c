@@ -1,6 +1,8 @@
 /* index.c: the cache index in SQLite. See index.h. */
 #include "index.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
     ST_TOKEN_GET,
@@ -122,10 +125,25 @@ static int read_version(sqlite3 *db, int *version) {
 /* Opens, configures and migrates. Returns 0, -1 on an error, -2 when the file should be
  * moved aside (not a database, or a layout from the future). */
 static int open_db(nnd_index *ix, const char *path, char *err, size_t errlen) {
-    if (sqlite3_open_v2(path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK)
+    /* The file is made, or re-moded, through a descriptor that never follows a symbolic
+     * link, and SQLite opens no link either: a link planted in the state directory would
+     * otherwise have the daemon write or chmod whatever it points at. */
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        fchmod(fd, 0600) < 0) {
+        snprintf(err, errlen, "cache index: %s is %s", path,
+                 fd < 0 && errno == ELOOP ? "a symbolic link"
+                 : fd < 0                 ? strerror(errno)
+                                          : "not a regular file of the daemon's own");
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    if (sqlite3_open_v2(path, &ix->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK)
         return db_fail(ix, ix->db, "open", err, errlen);
-    chmod(path, 0600);
     sqlite3_busy_timeout(ix->db, 2000);
     sqlite3_stmt *s = NULL;
     bool wal = false;
