@@ -16,6 +16,7 @@
 #include "index.h"
 #include "log.h"
 #include "pool.h"
+#include "rate.h"
 #include "serialize.h"
 
 #define NND_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
@@ -368,6 +369,17 @@ static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t 
         nnd_errf(err, sizeof err, "cache fds must be regular files");
         goto fail;
     }
+    /* Each new row is an fsync on the loop: no app may keep it at that (rate.h). Files
+     * rewritten under a row that stays as it was cost no write. */
+    nnd_token_row old;
+    bool same =
+        nnd_index_token_get(c->index, (uint32_t)s->uid, token, &old, err, sizeof err) == 1 &&
+        !memcmp(old.hash, row.hash, NND_HASH_LEN) && old.model_size == row.model_size &&
+        old.data_size == row.data_size;
+    if (!same && !nnd_rate_take(s->uid, NND_RATE_INDEX_WRITE, 1, nnd_now_ns())) {
+        c->n.rate_skipped++;
+        return;
+    }
     /* Each uid keeps at most quota.app.cache_tokens rows: its least recently used go. */
     int64_t pruned = 0;
     const nnd_quota_limits *l = c->d->quota ? nnd_quota_get_limits(c->d->quota) : NULL;
@@ -625,6 +637,14 @@ bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m
         c->n.quota_skipped++;
         nnd_log_debug("client %llu: model prepared in place, uncached: %s",
                       (unsigned long long)s->serial, why);
+        return false;
+    }
+    /* Copying and hashing run on the loop: no app may keep it at that (rate.h). */
+    if (!nnd_rate_take(s->uid, NND_RATE_CACHE_COPY, (double)size, nnd_now_ns())) {
+        c->n.rate_skipped++;
+        nnd_log_debug("client %llu: model prepared in place, uncached: uid %u over its rate of "
+                      "content-cache copies",
+                      (unsigned long long)s->serial, (unsigned)s->uid);
         return false;
     }
     return true;

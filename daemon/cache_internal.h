@@ -38,6 +38,7 @@ typedef struct counters {
     uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
     uint64_t quota_skipped; /* models prepared in place: their app's cache_bytes was full */
     uint64_t tokens_pruned; /* token rows deleted past quota.app.cache_tokens */
+    uint64_t rate_skipped;  /* copies and saves not made: their uid over its rate (rate.h) */
     uint64_t invalidated_at_start;
 } counters;
 

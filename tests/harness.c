@@ -116,6 +116,44 @@ static int try_connect(const char *path) {
     return fd;
 }
 
+pid_t nnd_test_spawn(int uid, char *const argv[], int *out) {
+    int p[2];
+    if (pipe(p) < 0) return -1;
+    char uid_arg[48], gid_arg[48];
+    snprintf(uid_arg, sizeof uid_arg, "--reuid=%d", uid);
+    snprintf(gid_arg, sizeof gid_arg, "--regid=%d", uid);
+    size_t n = 0;
+    while (argv[n])
+        n++;
+    char **full = calloc(n + 5, sizeof *full);
+    if (!full) return -1;
+    size_t k = 0;
+    if (uid >= 0) {
+        full[k++] = "/usr/bin/setpriv";
+        full[k++] = uid_arg;
+        full[k++] = gid_arg;
+        full[k++] = "--clear-groups";
+    }
+    for (size_t i = 0; i < n; i++)
+        full[k++] = argv[i];
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        execv(full[0], full);
+        _exit(127);
+    }
+    free(full);
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return -1;
+    }
+    *out = p[0];
+    return pid;
+}
+
 int nnd_test_connect_raw(const nnd_test_daemon *d) {
     return try_connect(d->socket_path);
 }

@@ -42,6 +42,9 @@ typedef struct nnd_test_daemon_opts {
 } nnd_test_daemon_opts;
 int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o);
 int nnd_test_daemon_stop(nnd_test_daemon *d);
+/* Runs argv[0] (a path) with argv, as uid and gid `uid` through /usr/bin/setpriv when uid
+ * >= 0 (needs root), its stdout into a pipe whose read end is *out. The child's pid, or -1. */
+pid_t nnd_test_spawn(int uid, char *const argv[], int *out);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
 cJSON *nnd_test_admin(const char *state_dir, const char *cmd);
