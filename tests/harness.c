@@ -116,6 +116,18 @@ static int try_connect(const char *path) {
     return fd;
 }
 
+int nnd_test_copy_file(const char *from, const char *to) {
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    char buf[65536];
+    ssize_t n = in >= 0 && out >= 0 ? 0 : -1;
+    while (n == 0 && (n = read(in, buf, sizeof buf)) > 0)
+        n = write(out, buf, (size_t)n) == n ? 0 : -1;
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    return n == 0 ? 0 : -1;
+}
+
 pid_t nnd_test_spawn(int uid, char *const argv[], int *out) {
     int p[2];
     if (pipe(p) < 0) return -1;

@@ -45,6 +45,8 @@ int nnd_test_daemon_stop(nnd_test_daemon *d);
 /* Runs argv[0] (a path) with argv, as uid and gid `uid` through /usr/bin/setpriv when uid
  * >= 0 (needs root), its stdout into a pipe whose read end is *out. The child's pid, or -1. */
 pid_t nnd_test_spawn(int uid, char *const argv[], int *out);
+/* Copies file `from` to `to` (created 0755: plugins); 0, or -1. */
+int nnd_test_copy_file(const char *from, const char *to);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
 cJSON *nnd_test_admin(const char *state_dir, const char *cmd);

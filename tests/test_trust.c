@@ -245,14 +245,7 @@ static void test_plugin_of_another_user(void **state) {
     make_dir("ext", 0755);
     char to[512];
     path_of(to, sizeof to, "ext/libnnd_fibonacci.so");
-    int in = open(FIBONACCI_SO, O_RDONLY | O_CLOEXEC), out = open(to, O_WRONLY | O_CREAT, 0755);
-    assert_true(in >= 0 && out >= 0);
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(in, buf, sizeof buf)) > 0)
-        assert_int_equal(write(out, buf, (size_t)n), n);
-    close(in);
-    close(out);
+    assert_int_equal(nnd_test_copy_file(FIBONACCI_SO, to), 0);
     give("ext/libnnd_fibonacci.so");
     const char *args[] = {"--state-dir", "state", "--extensions-dir", "ext", NULL};
     char log[16384];
