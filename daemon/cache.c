@@ -426,41 +426,51 @@ static nnd_status add_user(nnd_cache_ref *e, const nnd_session *s, nnd_cache_ref
     return NND_OK;
 }
 
-nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
-                             uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
-                             nnd_cache_ref **out, char *err, size_t errlen) {
-    *out = NULL;
-    nnd_status st = nnd_validate(m, err, errlen);
-    if (st != NND_OK) return st;
-    nnd_buf model, data;
-    uint64_t faults = nnd_pool_faults();
-    st = nnd_ser_encode(m, preference, c->build_id, &model, &data, err, errlen);
+nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_t preference,
+                            nnd_cache_encoded *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    uint64_t faults = nnd_pool_faults(); /* this thread's: the copy reads client pages here */
+    nnd_status st =
+        nnd_ser_encode(m, preference, c->build_id, &out->model, &out->data, err, errlen);
     if (st != NND_OK) return st;
     if (nnd_pool_faults() != faults) {
-        nnd_buf_free(&model), nnd_buf_free(&data);
+        nnd_cache_encoded_free(out);
         nnd_errf(err, errlen, "a model pool shrank while the model was prepared");
         return NND_GENERAL_FAILURE;
     }
-    uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
-    const uint8_t *p[2] = {model.p, data.p};
-    size_t len[2] = {model.len, data.len};
+    uint8_t digest[2][NND_HASH_LEN];
+    const uint8_t *p[2] = {out->model.p, out->data.p};
+    size_t len[2] = {out->model.len, out->data.len};
     if (nnd_hash_bufs(p, len, 2, digest) < 0) {
-        nnd_buf_free(&model), nnd_buf_free(&data);
+        nnd_cache_encoded_free(out);
         nnd_errf(err, errlen, "out of memory hashing the model");
         return NND_GENERAL_FAILURE;
     }
-    nnd_hash_combine(digest[0], digest[1], key);
+    nnd_hash_combine(digest[0], digest[1], out->key);
+    return NND_OK;
+}
 
+void nnd_cache_encoded_free(nnd_cache_encoded *x) {
+    nnd_buf_free(&x->model);
+    nnd_buf_free(&x->data);
+}
+
+nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cache_encoded *x,
+                                     const uint8_t *token, int model_fd, int data_fd,
+                                     nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    const uint8_t *key = x->key;
     nnd_cache_ref *e = nnd_cache_lookup(c, key);
+    nnd_status st;
     if (e) {
         e->refs++;
         touch(c, e);
         store_use(c, e);
         content_event(c, s, e, true, "memory");
-        if (token) save_client_cache(c, s, token, key, &model, &data, model_fd, data_fd);
-        nnd_buf_free(&model), nnd_buf_free(&data);
+        if (token) save_client_cache(c, s, token, key, &x->model, &x->data, model_fd, data_fd);
+        nnd_cache_encoded_free(x);
     } else {
-        st = make_entry(c, key, &model, &data, &e, err, errlen);
+        st = make_entry(c, key, &x->model, &x->data, &e, err, errlen);
         if (st != NND_OK) return st;
         if (token) save_client_cache(c, s, token, key, &e->model, e->data, model_fd, data_fd);
         content_event(c, s, e, false, NULL);
@@ -473,6 +483,18 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
         publish(c, ev);
     }
     return add_user(e, s, out, err, errlen);
+}
+
+nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
+                             uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
+                             nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_status st = nnd_validate(m, err, errlen);
+    if (st != NND_OK) return st;
+    nnd_cache_encoded x;
+    st = nnd_cache_encode(c, m, preference, &x, err, errlen);
+    if (st != NND_OK) return st;
+    return nnd_cache_prepare_encoded(c, s, &x, token, model_fd, data_fd, out, err, errlen);
 }
 
 /* ---- load ------------------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #include "extensions.h"
 #include "log.h"
 #include "pool.h"
+#include "prepare_off_loop.h"
 
 /* Frees what keeps the prepared model alive, and o. */
 void nnd_model_obj_destroy(void *p) {
@@ -184,6 +185,17 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
     nnd_bus_publish(c->d->bus, ev);
 }
 
+/* The answer of a preparation made off the loop (prepare_off_loop.h). */
+static void prepared_off_loop(nnd_call *c, nnd_model_obj *o, nnd_status st, uint64_t t,
+                              int priority) {
+    if (st != NND_OK) {
+        nnd_model_obj_free(o);
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    reply_prepared(c, o, t, false, priority);
+}
+
 void nnd_on_prepare_model(nnd_call *c) {
     const Nnd__PrepareModel *pm = c->req->prepare_model;
     const Nnd__Model *m = pm->model;
@@ -222,8 +234,17 @@ void nnd_on_prepare_model(nnd_call *c) {
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
          * loaded now (extension.h), which neither a cache file nor a reload keeps. */
-        if (!nnd_model_uses_extensions(m) &&
-            nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL)) {
+        bool cached = !nnd_model_uses_extensions(m) &&
+                      nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
+        if (cached && nnd_prepare_off_loop_wanted(c, &desc)) {
+            /* Validated here; copied and hashed on a worker thread, answered from there. */
+            st = nnd_validate(&desc, c->err, sizeof c->err);
+            if (st == NND_OK && nnd_pool_faults() == faults) {
+                nnd_prepare_off_loop(c, o, &desc, views, m->n_pools, (uint32_t)pm->preference,
+                                     pm->priority, token, model_fd, data_fd, prepared_off_loop);
+                return;
+            }
+        } else if (cached) {
             st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
             if (st == NND_OK) o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);

@@ -52,7 +52,8 @@ typedef struct conn {
     /* A spilled request being read off the loop: the connection reads nothing more until
      * it has been handled, so requests keep their order. */
     bool decoding;
-    bool free_after_decode; /* closed meanwhile: the decode's end frees it */
+    bool free_after_decode; /* closed meanwhile: the decode's (or the last hold's) end frees it */
+    unsigned holds;         /* calls being answered off the loop (session.h) */
     uv_work_t decode;
     nnd_frame_in pending; /* the datagram's other fds; then the message */
     nnd_frame_spill spill;
@@ -91,7 +92,7 @@ static void outmsg_free(outmsg *m) {
 }
 
 static void set_events(conn *c, int events) {
-    if (c->decoding) events &= ~UV_READABLE;
+    if (c->decoding || c->holds) events &= ~UV_READABLE;
     if (c->closed || c->events == events) return;
     c->events = events;
     if (events)
@@ -219,7 +220,7 @@ static int conn_send(void *ctx, const ProtobufCMessage *msg, const int *fds, siz
 static void on_conn_closed(uv_handle_t *h) {
     conn *c = h->data;
     close(c->fd);
-    if (c->decoding)
+    if (c->decoding || c->holds)
         c->free_after_decode = true;
     else
         free(c);
@@ -310,7 +311,7 @@ static void decode_done(uv_work_t *w, int status) {
     c->pending_fds = 0;
     if (c->free_after_decode || c->closed) {
         nnd_frame_in_clear(&c->pending);
-        if (c->free_after_decode) free(c);
+        if (c->free_after_decode && !c->holds) free(c);
         return;
     }
     c->busy = true;
@@ -328,6 +329,22 @@ static void decode_done(uv_work_t *w, int status) {
     c->busy = false;
     if (c->dead) {
         conn_close(c);
+        return;
+    }
+    set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
+}
+
+/* The session's hold hook. */
+static void conn_hold(void *ctx, bool on) {
+    conn *c = ctx;
+    if (on) {
+        c->holds++;
+        set_events(c, c->head ? UV_WRITABLE : 0);
+        return;
+    }
+    if (--c->holds) return;
+    if (c->closed) {
+        if (c->free_after_decode && !c->decoding) free(c);
         return;
     }
     set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
@@ -436,6 +453,7 @@ static void conn_open(nnd_server *s, int fd) {
     nnd_session_init(&c->session, fd, ++s->serial);
     c->session.send = conn_send;
     c->session.send_ctx = c;
+    c->session.hold = conn_hold;
     c->prev = s->tail;
     if (s->tail)
         s->tail->next = c;
