@@ -235,6 +235,10 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
             rl.rlim_cur = (rlim_t)o->max_file_bytes;
             if (setrlimit(RLIMIT_FSIZE, &rl) < 0) _exit(127);
         }
+        if (o->max_fds) {
+            struct rlimit rl = {o->max_fds, o->max_fds};
+            if (setrlimit(RLIMIT_NOFILE, &rl) < 0) _exit(127);
+        }
         execv(argv[0], (char *const *)argv);
         fprintf(stderr, "harness: exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);

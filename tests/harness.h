@@ -39,6 +39,7 @@ typedef struct nnd_test_daemon_opts {
     int uid;                       /* > 0: run as this uid and gid through /usr/bin/setpriv, the
                                       test directory given to it (needs root) */
     unsigned long long max_file_bytes; /* > 0: the daemon's RLIMIT_FSIZE (a "full disk") */
+    unsigned max_fds;                  /* > 0: the daemon's RLIMIT_NOFILE, soft and hard */
 } nnd_test_daemon_opts;
 int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o);
 int nnd_test_daemon_stop(nnd_test_daemon *d);
