@@ -19,6 +19,7 @@ typedef struct job {
     uint64_t id, t0;
     nnd_model_obj *o;
     nnd_model_desc desc;
+    Nnd__Model *msg; /* what desc borrows from */
     nnd_memory_view *views;
     size_t n_views;
     uint32_t preference;
@@ -36,6 +37,17 @@ bool nnd_prepare_off_loop_wanted(const nnd_call *c, const nnd_model_desc *m) {
     return c->s->hold && nnd_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES;
 }
 
+Nnd__Model *nnd_prepare_model_copy(const Nnd__Model *m) {
+    size_t n = protobuf_c_message_get_packed_size(&m->base);
+    if (n > NND_PREPARE_OFF_LOOP_COPY_MAX) return NULL;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) return NULL;
+    protobuf_c_message_pack(&m->base, buf);
+    Nnd__Model *copy = nnd__model__unpack(NULL, n, buf);
+    free(buf);
+    return copy;
+}
+
 static void encode(uv_work_t *w) {
     job *j = w->data;
     j->st = nnd_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
@@ -48,6 +60,7 @@ static void finish(uv_work_t *w, int status) {
         snprintf(j->err, sizeof j->err, "preparation cancelled");
     }
     nnd_model_desc_clear(&j->desc);
+    nnd__model__free_unpacked(j->msg, NULL);
     for (size_t i = 0; i < j->n_views; i++)
         if (j->views[i].release) j->views[i].release(j->views[i].ctx);
     free(j->views);
@@ -79,7 +92,7 @@ static void finish(uv_work_t *w, int status) {
     s->hold(s->send_ctx, false); /* last: it may free the session */
 }
 
-void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc,
+void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, Nnd__Model *msg,
                           nnd_memory_view *views, size_t n_views, uint32_t preference, int priority,
                           const uint8_t *token, int model_fd, int data_fd,
                           nnd_prepare_done_fn done) {
@@ -95,6 +108,7 @@ void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc,
         if (j && j->data_fd >= 0) close(j->data_fd);
         free(j);
         nnd_model_desc_clear(desc);
+        nnd__model__free_unpacked(msg, NULL);
         for (size_t i = 0; i < n_views; i++)
             if (views[i].release) views[i].release(views[i].ctx);
         free(views);
@@ -108,6 +122,7 @@ void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc,
                .t0 = nnd_now_ns(),
                .o = o,
                .desc = *desc,
+               .msg = msg,
                .views = views,
                .n_views = n_views,
                .preference = preference,

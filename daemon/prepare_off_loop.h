@@ -30,7 +30,13 @@ typedef void (*nnd_prepare_done_fn)(nnd_call *c, nnd_model_obj *o, nnd_status st
                                     int priority);
 
 bool nnd_prepare_off_loop_wanted(const nnd_call *c, const nnd_model_desc *m);
-void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc,
+/* A copy of the wire model that outlives the request (a model description borrows from
+ * its message), or NULL when its message is over NND_PREPARE_OFF_LOOP_COPY_MAX bytes (its
+ * constants inline: prepared on the loop) or memory is short. */
+#define NND_PREPARE_OFF_LOOP_COPY_MAX (1u << 20)
+Nnd__Model *nnd_prepare_model_copy(const Nnd__Model *m);
+/* desc borrows from msg (a copy made above), which the preparation frees at its end. */
+void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, Nnd__Model *msg,
                           nnd_memory_view *views, size_t n_views, uint32_t preference, int priority,
                           const uint8_t *token, int model_fd, int data_fd,
                           nnd_prepare_done_fn done);

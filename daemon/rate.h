@@ -1,9 +1,10 @@
-/* rate: how fast each app (uid) may make the daemon do work that holds up its loop.
+/* rate: how fast each app (uid) may make the daemon do work that costs other clients.
  *
  * Contract:
- * - Some work runs on the loop and costs every other client while it runs: copying and
- *   hashing a model into the content cache (its bytes), and writing a token row to the
- *   index (an fsync'd transaction). Each uid has a token bucket per kind: it may spend
+ * - Some work costs every other client while it runs and no quota holds it: copying and
+ *   hashing a model into the content cache (its bytes: the daemon's CPU, on the loop for
+ *   small models), and writing a token row to the index (an fsync'd transaction on the
+ *   loop). Each uid has a token bucket per kind: it may spend
  *   up to `burst` at once and `per_second` on average; one piece of work larger than the
  *   burst is done from a full bucket, which it leaves in debt. Work over the bucket is not done
  *   (the caller has a way around it: prepare in place, skip the client-cache save),

@@ -302,7 +302,9 @@ static void run_attack(const expect *x) {
         fail_msg("bystander: %ld wrong: %s", atomic_load(&b.wrong), b.why);
     }
     assert_true(n_att > 0);
-    if (max_att >= 1000) fail_msg("a bystander execution took %.0f ms under attack", max_att);
+    /* Timing means nothing under AddressSanitizer (the leak check runs this too). */
+    if (OBS_RSS_MEANINGFUL && max_att >= 1000)
+        fail_msg("a bystander execution took %.0f ms under attack", max_att);
     if (secs >= 30 && p99_att >= 10 * p99_idle)
         fail_msg("bystander p99 %.3f ms under attack, %.3f ms idle", p99_att, p99_idle);
     if (x->status) {
