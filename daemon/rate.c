@@ -4,8 +4,9 @@
 #include <stddef.h>
 
 static const nnd_rate_limit limits[NND_RATE_KINDS] = {
-    /* A content-cache copy of 64 MiB costs the loop tens of milliseconds: at this rate
-     * one uid keeps the loop busy a few percent of the time at most. */
+    /* Copying and hashing 64 MiB costs tens of milliseconds of CPU (on a worker thread
+     * for a large model, on the loop for a small one): at this rate one uid takes a few
+     * percent of the machine at most. */
     [NND_RATE_CACHE_COPY] = {"content-cache copies", 64.0 * 1048576, 128.0 * 1048576},
     /* Each row is an fsync (1 to 10 ms); an app saves one per model it compiles. */
     [NND_RATE_INDEX_WRITE] = {"token index writes", 8, 32},
