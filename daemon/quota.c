@@ -104,10 +104,13 @@ static nnd_status refuse(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r
     if (is_bytes(r) && n > 0 && (size_t)n < errlen)
         snprintf(err + n, errlen - (size_t)n, ": %llu bytes held, %llu more asked",
                  (unsigned long long)held, (unsigned long long)asked);
+    /* The first refusal of each quota an app meets is a warning; the rest, which an app
+     * hammering at its limit makes by the thousand, are debug lines (status counts them). */
+    int level = a->refused[r] == 1 ? NND_LOG_WARN : NND_LOG_DEBUG;
     if (s)
-        nnd_log_debug("client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
+        nnd_log(level, "client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
     else
-        nnd_log_debug("%s", err);
+        nnd_log(level, "%s", err);
     cJSON *ev = nnd_bus_event(q->d ? q->d->bus : NULL, "quota_refused");
     if (ev) {
         if (s) cJSON_AddNumberToObject(ev, "pid", s->pid);
