@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "bus.h"
 #include "daemon.h"
@@ -14,6 +15,7 @@
 
 struct nnd_quota {
     nnd_quota_limits limits;
+    uint64_t budget[NND_QUOTA_RES]; /* daemon-wide, all apps together; 0: none */
     nnd_daemon *d;
     nnd_quota_app *apps;                   /* sorted by uid */
     uint64_t refused_total[NND_QUOTA_RES]; /* since startup, apps forgotten or not */
@@ -70,6 +72,15 @@ nnd_quota *nnd_quota_new(const nnd_quota_limits *l, nnd_daemon *d) {
                      (unsigned long long)rl.rlim_cur);
         *fds = rl.rlim_cur / 4;
     }
+    /* Daemon-wide budgets below what the machine and the kernel allow, whatever the apps:
+     * driver buffers half of the memory, content-cache copies a quarter, descriptors all
+     * but 256 kept for the daemon's own files and the fds of requests being read. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    q->budget[NND_QUOTA_BUFFER_BYTES] = mem / 2;
+    q->budget[NND_QUOTA_CACHE_BYTES] = mem / 4;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
+        q->budget[NND_QUOTA_DESCRIPTORS] = rl.rlim_cur - 256;
     return q;
 }
 
@@ -130,6 +141,28 @@ static bool within(uint64_t limit, uint64_t held, uint64_t asked) {
     return !limit || (held <= limit && asked <= limit - held);
 }
 
+/* Whether n more of r fit the daemon-wide budget; else the refusal, naming the app that
+ * holds the most (counted against a, which asked). */
+static nnd_status check_budget(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r, uint64_t n,
+                               char *err, size_t errlen) {
+    nnd_quota *q = a->q;
+    uint64_t total = 0;
+    for (const nnd_quota_app *x = q->apps; x; x = x->next)
+        total += x->used[r];
+    if (within(q->budget[r], total, n)) return NND_OK;
+    const nnd_quota_app *top = nnd_quota_top_app(q, r);
+    a->refused[r]++;
+    q->refused_total[r]++;
+    snprintf(err, errlen,
+             "the daemon's budget of %s (%llu, for all apps) is used up: %llu held, %llu more "
+             "asked; uid %u holds the most (%llu)",
+             res_names[r], (unsigned long long)q->budget[r], (unsigned long long)total,
+             (unsigned long long)n, top ? (unsigned)top->uid : 0u,
+             top ? (unsigned long long)top->used[r] : 0ull);
+    nnd_log_warn("uid %u (pid %d): %s", (unsigned)a->uid, s ? (int)s->pid : 0, err);
+    return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+}
+
 /* The map account's refusal (pool.h): the app's quota message, counted and published. */
 static nnd_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, char *err,
                                  size_t errlen) {
@@ -165,6 +198,8 @@ nnd_status nnd_quota_connect(nnd_quota *q, nnd_session *s, char *err, size_t err
         uint64_t limit = q->limits.app[r];
         if (!within(limit, a->used[r], 1))
             return refuse(a, s, r, false, limit, a->used[r], 1, err, errlen);
+        nnd_status st = check_budget(a, s, r, 1, err, errlen);
+        if (st != NND_OK) return st;
     }
     s->app = a;
     nnd_quota_add(s, NND_QUOTA_CONNECTIONS, 1);
@@ -200,7 +235,7 @@ nnd_status nnd_quota_check(nnd_session *s, nnd_quota_res r, uint64_t n, char *er
         return refuse(a, s, r, true, l->conn[r], s->quota_used[r], n, err, errlen);
     if (!within(l->app[r], a->used[r], n))
         return refuse(a, s, r, false, l->app[r], a->used[r], n, err, errlen);
-    return NND_OK;
+    return check_budget(a, s, r, n, err, errlen);
 }
 
 nnd_status nnd_quota_take(nnd_session *s, nnd_quota_res r, uint64_t n, char *err, size_t errlen) {
@@ -227,7 +262,7 @@ nnd_status nnd_quota_app_check(const nnd_session *s, nnd_quota_res r, uint64_t n
     uint64_t limit = a->q->limits.app[r];
     if (!within(limit, a->used[r], n))
         return refuse(a, s, r, false, limit, a->used[r], n, err, errlen);
-    return NND_OK;
+    return check_budget(a, s, r, n, err, errlen);
 }
 
 void nnd_quota_app_charge(const nnd_session *s, nnd_quota_res r, uint64_t n) {
@@ -277,6 +312,7 @@ cJSON *nnd_quota_status(const nnd_quota *q) {
         add_counts(cJSON_AddObjectToObject(e, "refused"), a->refused, true);
         cJSON_AddItemToArray(apps, e);
     }
+    add_counts(cJSON_AddObjectToObject(lim, "daemon"), q->budget, true);
     cJSON *t = cJSON_AddObjectToObject(o, "totals");
     nnd_json_add_u64(t, "daemon_mappings", nnd_pool_mapped());
     nnd_json_add_u64(t, "daemon_mapping_budget", nnd_pool_map_budget());

@@ -10,6 +10,12 @@
  * - nnd_quota_new() lowers quota.app.descriptors to a quarter of the daemon's descriptor
  *   limit (RLIMIT_NOFILE) when set higher, so that no app can take the daemon's last
  *   descriptors (logged).
+ * - Daemon-wide budgets, all apps together, set at nnd_quota_new(): driver buffer bytes
+ *   half of the machine's memory, content-cache bytes a quarter, descriptors
+ *   RLIMIT_NOFILE less 256 (mappings have theirs in pool.h). Past one, a request is
+ *   refused with RESOURCE_EXHAUSTED_TRANSIENT naming the budget and the uid holding the
+ *   most, so that several apps at their quotas still leave the machine its memory and
+ *   the daemon its descriptors. Status shows them under limits.daemon.
  * - The daemon owns one table of apps keyed by uid, touched only on the loop thread. A
  *   connection joins its app at accept (nnd_quota_connect), which is refused when the
  *   app already has quota.app.connections; it leaves after its session is cleared
