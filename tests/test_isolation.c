@@ -434,7 +434,7 @@ static pid_t connect_until_refused(const nnd_test_daemon *d, int uid, int out, c
     close(hold[1]); /* the parent's close of its end is the signal to leave */
     if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) _exit(2);
     char line[512] = "none";
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < 256; i++) {
         int s = nnd_test_connect_raw(d);
         if (s < 0) break;
         Nnd__Hello h = NND__HELLO__INIT;
@@ -507,6 +507,44 @@ static void test_out_of_descriptors(void **state) {
     assert_int_equal(nnd_test_daemon_stop(&d), 0);
 }
 
+/* With a limit of 700 descriptors an app may hold 175 and all apps 444: the third uid is
+ * refused by the daemon-wide budget, naming it and the uid holding the most, before the
+ * daemon runs out of descriptors. */
+static void test_descriptor_budget(void **state) {
+    (void)state;
+    if (geteuid() != 0) {
+        print_message("# needs root to connect as three uids\n");
+        skip();
+    }
+    nnd_test_daemon d;
+    nnd_test_daemon_opts o = {.max_fds = 700};
+    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    assert_int_equal(chmod(d.dir, 0755), 0);
+    assert_int_equal(obs_status_num(d.state_dir, "quotas.limits.daemon.descriptors"), 444);
+    int res[2], hold[2];
+    assert_int_equal(pipe(res), 0);
+    assert_int_equal(pipe(hold), 0);
+    const int uids[] = {65534, 65533, 65532};
+    pid_t pids[3];
+    char text[512];
+    for (int k = 0; k < 3; k++) {
+        pids[k] = connect_until_refused(&d, uids[k], res[1], hold);
+        ssize_t n = read(res[0], text, sizeof text - 1);
+        assert_true(n > 0);
+        text[n] = '\0';
+        print_message("# uid %d: %s\n", uids[k], text);
+        assert_non_null(strstr(text, k < 2 ? "quota.app.descriptors (175) reached"
+                                           : "the daemon's budget of descriptors (444"));
+    }
+    close(hold[1]);
+    close(hold[0]);
+    for (int k = 0; k < 3; k++)
+        waitpid(pids[k], NULL, 0);
+    close(res[0]);
+    close(res[1]);
+    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && !strcmp(argv[1], "--attack"))
         return attack_run(argv[2], argv[3], atof(argv[4]));
@@ -518,6 +556,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_token_pruning),
         cmocka_unit_test(test_out_of_descriptors),
+        cmocka_unit_test(test_descriptor_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
