@@ -291,8 +291,11 @@ static int attack_cache(tally *t, const char *path) {
     int mfd = wire_memfd(NULL, 0, size);
     uint8_t *p = mfd >= 0 ? mmap(NULL, size, PROT_WRITE, MAP_SHARED, mfd, 0) : MAP_FAILED;
     if (p == MAP_FAILED) return 1;
-    for (size_t i = 0; i < size; i += 256) /* every offset below makes other constants */
-        getrandom(p + i, 256, 0);
+    uint64_t x = 0x9e3779b97f4a7c15u; /* every offset below makes other constants */
+    for (size_t i = 0; i + 8 <= size; i += 8) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy(p + i, &x, 8);
+    }
     munmap(p, size);
     int s = open_session(t, path);
     if (s < 0) return 1;

@@ -229,7 +229,19 @@ static pid_t start_attacker(const nnd_test_daemon *d, const char *name, double s
     return pid;
 }
 
+/* The samples, and the bystander of a test that failed before it could stop it. */
+static float lat_samples[MAX_SAMPLES];
+static double at_samples[MAX_SAMPLES];
+static bystander *left_running;
+
+static void stop_bystander(bystander *b) {
+    atomic_store(&b->stop, true);
+    pthread_join(b->thread, NULL);
+    left_running = NULL;
+}
+
 static void run_attack(const expect *x) {
+    if (left_running) stop_bystander(left_running);
     if (geteuid() != 0) {
         print_message("# %s: needs root to attack as uid %d\n", x->attack, ATTACKER_UID);
         skip();
@@ -237,7 +249,7 @@ static void run_attack(const expect *x) {
     const char *only = getenv("NND_ATTACK_ONLY"); /* e.g. "cache tokens" */
     if (only && !strstr(only, x->attack)) skip();
     double secs = attack_seconds();
-    nnd_test_daemon d;
+    static nnd_test_daemon d; /* static, as the bystander that uses it */
     char conf[] = "/tmp/nnd-isolation-XXXXXX";
     if (x->config) {
         int fd = mkstemp(conf);
@@ -249,13 +261,11 @@ static void run_attack(const expect *x) {
     assert_int_equal(nnd_test_daemon_start(&d, x->config ? args : NULL), 0);
     if (x->config) unlink(conf);
     assert_int_equal(chmod(d.dir, 0755), 0); /* uid 65534 must reach the socket */
-    bystander b = {.d = &d,
-                   .lat_ms = malloc(sizeof(float) * MAX_SAMPLES),
-                   .at = malloc(sizeof(double) * MAX_SAMPLES)};
-    assert_non_null(b.lat_ms);
-    assert_non_null(b.at);
+    static bystander b;
+    b = (bystander){.d = &d, .lat_ms = lat_samples, .at = at_samples};
     double t_idle = now_s();
     assert_int_equal(pthread_create(&b.thread, NULL, bystander_main, &b), 0);
+    left_running = &b;
     usleep((useconds_t)(secs < 10 ? 1e6 : 5e6));
     figures base, peak = {0}, f;
     measure(&d, &base);
@@ -297,8 +307,7 @@ static void run_attack(const expect *x) {
     printf("%s", text);
 
     if (atomic_load(&b.wrong)) {
-        atomic_store(&b.stop, true);
-        pthread_join(b.thread, NULL);
+        stop_bystander(&b);
         fail_msg("bystander: %ld wrong: %s", atomic_load(&b.wrong), b.why);
     }
     assert_true(n_att > 0);
@@ -342,12 +351,9 @@ static void run_attack(const expect *x) {
                  "maps %g/%g, held %.0f/%.0f KiB",
                  f.fds, base.fds, f.memfd_maps, base.memfd_maps, f.pool_maps, base.pool_maps,
                  held(&f) / 1024, held(&base) / 1024);
-    atomic_store(&b.stop, true);
-    pthread_join(b.thread, NULL);
+    stop_bystander(&b);
     assert_int_equal(atomic_load(&b.wrong), 0);
     assert_int_equal(nnd_test_daemon_stop(&d), 0);
-    free(b.lat_ms);
-    free(b.at);
 }
 
 /* ---- the findings ------------------------------------------------------------------------- */
@@ -388,7 +394,10 @@ static void cache_after(const nnd_test_daemon *d, double worst) {
                   "prepared in place: %g over the quota, %g over the copy rate\n",
                   ATTACKER_UID, worst / 1048576, limit / 1048576, quota, rate);
     assert_true(worst > 0 && worst <= limit);
-    assert_true(quota + rate > 0);
+    /* Past the copy rate's burst (two of these models) and its refill, the next are
+     * prepared in place: a slow attacker (a sanitizer build) may not get that far. */
+    double copies = obs_status_num(d->state_dir, "cache.content_misses");
+    if (copies + quota + rate > 8) assert_true(quota + rate > 0);
 }
 
 static void test_cache(void **state) {
