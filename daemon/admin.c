@@ -3,6 +3,7 @@
 
 #include "engine.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +48,23 @@ static cJSON *error(cJSON *reply, const char *msg) {
     return reply;
 }
 
+/* What the daemon's memory holds: allocated and not freed (the heap's arenas and the blocks
+ * mapped on their own) beside the resident set, which also counts what the allocator
+ * keeps of freed memory; the first is what tells a leak. */
+static void add_memory(cJSON *reply) {
+    cJSON *m = cJSON_AddObjectToObject(reply, "memory");
+    struct mallinfo2 mi = mallinfo2();
+    nnd_json_add_u64(m, "allocated_bytes", (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd);
+    nnd_json_add_u64(m, "free_in_heap_bytes", (uint64_t)mi.fordblks);
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    nnd_json_add_u64(m, "resident_bytes", (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE));
+}
+
 cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
     nnd_daemon *d = ctx;
     cJSON *reply = cJSON_CreateObject();
@@ -85,6 +103,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
         cJSON_AddItemToObject(reply, "scheduler", nnd_executions_status(d));
         cJSON_AddItemToObject(reply, "quotas", nnd_quota_status(d->quota));
+        add_memory(reply);
         cJSON_AddItemToObject(reply, "clients", t.clients);
     } else if (strcmp(cmd->valuestring, "clients") == 0) {
         cJSON_AddBoolToObject(reply, "ok", 1);

@@ -2,6 +2,7 @@
 #include "bus.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +31,18 @@ static int bind_private(int sock, const char *url, char *err, size_t errlen) {
         snprintf(err, errlen, "cannot bind %s: %s", url, nn_strerror(e));
         return -e;
     }
-    /* The state directory is 0700 already; the mode keeps the socket private if not. */
+    /* The state directory is 0700 already; the mode keeps the socket private if not. It is
+     * set through a descriptor of the socket file itself, never by a path that a link
+     * could redirect. */
     const char *path = url + strlen("ipc://");
-    if (chmod(path, 0600) < 0) nnd_log_warn("cannot chmod %s: %s", path, strerror(errno));
+    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    char proc[64];
+    struct stat st;
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode) || chmod(proc, 0600) < 0)
+        nnd_log_warn("cannot make %s private: %s", path,
+                     fd >= 0 && !S_ISSOCK(st.st_mode) ? "not a socket" : strerror(errno));
+    if (fd >= 0) close(fd);
     return 0;
 }
 

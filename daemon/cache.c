@@ -10,55 +10,16 @@
 #include <time.h>
 
 #include "bus.h"
+#include "cache_internal.h"
 #include "cachefile.h"
 #include "hash.h"
 #include "index.h"
 #include "log.h"
 #include "pool.h"
+#include "rate.h"
 #include "serialize.h"
 
-#define BUCKETS            1024
 #define NND_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
-
-/* A prepared model made from serialized bytes, keyed by their digest. */
-struct nnd_cache_ref {
-    nnd_cache *cache;
-    uint8_t key[NND_HASH_LEN];
-    nnd_prepared *prepared;
-    nnd_buf model;       /* the model cache bytes, kept for the store write */
-    const nnd_buf *data; /* the data cache bytes, owned by prepared (its pool 0) */
-    uint32_t preference;
-    uint64_t bytes; /* model + data */
-    uint32_t refs;  /* users plus a pending store write */
-    bool listed;    /* in the table and the LRU list */
-    bool storing;   /* a store write is under way */
-    struct nnd_cache_ref *next_in_bucket;
-    struct nnd_cache_ref *lru_prev, *lru_next; /* most recently used at the head */
-};
-
-typedef struct counters {
-    uint64_t hits, misses, rejected;        /* client caches */
-    uint64_t content_hits, content_misses;  /* the content cache */
-    uint64_t evicted, stored, store_errors; /* stored: client cache files written */
-    uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
-    uint64_t invalidated_at_start;
-} counters;
-
-struct nnd_cache {
-    nnd_daemon *d;
-    nnd_index *index;
-    char build_id[NND_SER_BUILD_ID_MAX + 1];
-    char store_dir[4096];
-    uint64_t max_bytes;
-    size_t stall_at; /* test hook, see cache.h */
-    nnd_cache_ref *buckets[BUCKETS];
-    nnd_cache_ref *lru_head, *lru_tail;
-    uint64_t memory_bytes; /* of listed entries */
-    size_t memory_models;
-    counters n;
-    bool disk_off; /* a write to the state directory failed: write nothing more there */
-    char disk_off_reason[300];
-};
 
 static int64_t realtime_ns(void) {
     return (int64_t)nnd_clock_ns(CLOCK_REALTIME);
@@ -102,10 +63,10 @@ static void disk_failed(nnd_cache *c, const char *why) {
 static size_t bucket_of(const uint8_t key[NND_HASH_LEN]) {
     size_t b;
     memcpy(&b, key, sizeof b);
-    return b % BUCKETS;
+    return b % NND_CACHE_BUCKETS;
 }
 
-static nnd_cache_ref *lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]) {
+nnd_cache_ref *nnd_cache_lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]) {
     for (nnd_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket)
         if (!memcmp(e->key, key, NND_HASH_LEN)) return e;
     return NULL;
@@ -138,6 +99,7 @@ static void touch(nnd_cache *c, nnd_cache_ref *e) {
 }
 
 static void entry_free(nnd_cache_ref *e) {
+    nnd_cache_users_free(&e->users);
     nnd_prepared_free(e->prepared); /* frees the data buffer too */
     nnd_buf_free(&e->model);
     free(e);
@@ -179,8 +141,11 @@ const nnd_prepared *nnd_cache_ref_prepared(const nnd_cache_ref *r) {
     return r->prepared;
 }
 
-void nnd_cache_unref(nnd_cache_ref *e) {
-    if (!e || --e->refs > 0) return;
+void nnd_cache_unref(nnd_cache_ref *e, uint32_t uid) {
+    if (!e) return;
+    if (uid != NND_CACHE_NO_USER)
+        nnd_cache_users_drop(&e->users, e->cache->d->quota, uid, e->bytes);
+    if (--e->refs > 0) return;
     if (!e->listed)
         entry_free(e);
     else
@@ -275,7 +240,7 @@ static void store_done(uv_work_t *req, int status) {
     }
     e->storing = false;
     free(j);
-    nnd_cache_unref(e);
+    nnd_cache_unref(e, NND_CACHE_NO_USER);
 }
 
 /* Records a use of e in the store: a new row (written off the loop thread) or a touch. */
@@ -401,11 +366,33 @@ static void save_client_cache(nnd_cache *c, const nnd_session *s, const uint8_t 
         nnd_errf(err, sizeof err, "cache fds must be regular files");
         goto fail;
     }
-    rc = nnd_index_token_put(c->index, (uint32_t)s->uid, token, &row, &written, err, sizeof err);
+    /* Each new row is an fsync on the loop: no app may keep it at that (rate.h). Files
+     * rewritten under a row that stays as it was cost no write. */
+    nnd_token_row old;
+    bool same =
+        nnd_index_token_get(c->index, (uint32_t)s->uid, token, &old, err, sizeof err) == 1 &&
+        !memcmp(old.hash, row.hash, NND_HASH_LEN) && old.model_size == row.model_size &&
+        old.data_size == row.data_size;
+    if (!same && !nnd_rate_take(s->uid, NND_RATE_INDEX_WRITE, 1, nnd_now_ns())) {
+        c->n.rate_skipped++;
+        return;
+    }
+    /* Each uid keeps at most quota.app.cache_tokens rows: its least recently used go. */
+    int64_t pruned = 0;
+    const nnd_quota_limits *l = c->d->quota ? nnd_quota_get_limits(c->d->quota) : NULL;
+    rc = nnd_index_token_put(c->index, (uint32_t)s->uid, token, &row,
+                             l ? l->app[NND_QUOTA_CACHE_TOKENS] : 0, &written, &pruned, err,
+                             sizeof err);
     if (rc < 0) { /* the state directory's fault, not the client's */
         c->n.store_errors++;
         disk_failed(c, err);
         return;
+    }
+    if (pruned) {
+        c->n.tokens_pruned += (uint64_t)pruned;
+        nnd_log_debug("client %llu: %lld least recently used cache tokens of uid %u pruned "
+                      "(quota.app.cache_tokens)",
+                      (unsigned long long)s->serial, (long long)pruned, (unsigned)s->uid);
     }
     rc = nnd_cachefile_lock(fds, 2, true, NND_CACHE_LOCK_TIMEOUT_MS);
     if (rc < 0) {
@@ -425,41 +412,63 @@ fail:
                    err);
 }
 
-nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
-                             uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
-                             nnd_cache_ref **out, char *err, size_t errlen) {
-    *out = NULL;
-    nnd_status st = nnd_validate(m, err, errlen);
-    if (st != NND_OK) return st;
-    nnd_buf model, data;
-    uint64_t faults = nnd_pool_faults();
-    st = nnd_ser_encode(m, preference, c->build_id, &model, &data, err, errlen);
+/* The reference just taken on e becomes s's, charged to its app. */
+static nnd_status add_user(nnd_cache_ref *e, const nnd_session *s, nnd_cache_ref **out, char *err,
+                           size_t errlen) {
+    if (nnd_cache_users_add(&e->users, s, e->bytes) < 0) {
+        nnd_cache_unref(e, NND_CACHE_NO_USER);
+        nnd_errf(err, errlen, "out of memory");
+        return NND_GENERAL_FAILURE;
+    }
+    *out = e;
+    return NND_OK;
+}
+
+nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_t preference,
+                            nnd_cache_encoded *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    uint64_t faults = nnd_pool_faults(); /* this thread's: the copy reads client pages here */
+    nnd_status st =
+        nnd_ser_encode(m, preference, c->build_id, &out->model, &out->data, err, errlen);
     if (st != NND_OK) return st;
     if (nnd_pool_faults() != faults) {
-        nnd_buf_free(&model), nnd_buf_free(&data);
+        nnd_cache_encoded_free(out);
         nnd_errf(err, errlen, "a model pool shrank while the model was prepared");
         return NND_GENERAL_FAILURE;
     }
-    uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
-    const uint8_t *p[2] = {model.p, data.p};
-    size_t len[2] = {model.len, data.len};
+    uint8_t digest[2][NND_HASH_LEN];
+    const uint8_t *p[2] = {out->model.p, out->data.p};
+    size_t len[2] = {out->model.len, out->data.len};
     if (nnd_hash_bufs(p, len, 2, digest) < 0) {
-        nnd_buf_free(&model), nnd_buf_free(&data);
+        nnd_cache_encoded_free(out);
         nnd_errf(err, errlen, "out of memory hashing the model");
         return NND_GENERAL_FAILURE;
     }
-    nnd_hash_combine(digest[0], digest[1], key);
+    nnd_hash_combine(digest[0], digest[1], out->key);
+    return NND_OK;
+}
 
-    nnd_cache_ref *e = lookup(c, key);
+void nnd_cache_encoded_free(nnd_cache_encoded *x) {
+    nnd_buf_free(&x->model);
+    nnd_buf_free(&x->data);
+}
+
+nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cache_encoded *x,
+                                     const uint8_t *token, int model_fd, int data_fd,
+                                     nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    const uint8_t *key = x->key;
+    nnd_cache_ref *e = nnd_cache_lookup(c, key);
+    nnd_status st;
     if (e) {
         e->refs++;
         touch(c, e);
         store_use(c, e);
         content_event(c, s, e, true, "memory");
-        if (token) save_client_cache(c, s, token, key, &model, &data, model_fd, data_fd);
-        nnd_buf_free(&model), nnd_buf_free(&data);
+        if (token) save_client_cache(c, s, token, key, &x->model, &x->data, model_fd, data_fd);
+        nnd_cache_encoded_free(x);
     } else {
-        st = make_entry(c, key, &model, &data, &e, err, errlen);
+        st = make_entry(c, key, &x->model, &x->data, &e, err, errlen);
         if (st != NND_OK) return st;
         if (token) save_client_cache(c, s, token, key, &e->model, e->data, model_fd, data_fd);
         content_event(c, s, e, false, NULL);
@@ -471,8 +480,19 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
         if (ev) cJSON_AddStringToObject(ev, "source", "client");
         publish(c, ev);
     }
-    *out = e;
-    return NND_OK;
+    return add_user(e, s, out, err, errlen);
+}
+
+nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
+                             uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
+                             nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_status st = nnd_validate(m, err, errlen);
+    if (st != NND_OK) return st;
+    nnd_cache_encoded x;
+    st = nnd_cache_encode(c, m, preference, &x, err, errlen);
+    if (st != NND_OK) return st;
+    return nnd_cache_prepare_encoded(c, s, &x, token, model_fd, data_fd, out, err, errlen);
 }
 
 /* ---- load ------------------------------------------------------------------------------ */
@@ -527,6 +547,14 @@ nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
     if (wrong_sizes(&row, msize, dsize, why, sizeof why))
         return reject(c, s, why, why, err, errlen);
 
+    /* Loads keep a token recently used (coalesced as store touches are). */
+    int64_t now = realtime_ns();
+    if (!c->disk_off && now - row.last_used_ns >= NND_CACHE_TOUCH_NS &&
+        nnd_index_token_touch(c->index, (uint32_t)s->uid, token, now, why, sizeof why) < 0)
+        disk_failed(c, why);
+    /* Reading them makes a copy in daemon memory, which the app pays for. */
+    if (nnd_quota_app_check(s, NND_QUOTA_CACHE_BYTES, msize + dsize, why, sizeof why) != NND_OK)
+        return reject(c, s, why, "cache_bytes quota", err, errlen);
     int fds[2] = {model_fd, data_fd};
     int rc = nnd_cachefile_lock(fds, 2, false, NND_CACHE_LOCK_TIMEOUT_MS);
     if (rc < 0) return reject(c, s, "cache files are busy", "cache files locked", err, errlen);
@@ -544,7 +572,7 @@ nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
     }
 
     /* The bytes are exactly what this daemon wrote; decode them as hostile all the same. */
-    nnd_cache_ref *e = lookup(c, key);
+    nnd_cache_ref *e = nnd_cache_lookup(c, key);
     if (e) {
         nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
         e->refs++;
@@ -564,8 +592,7 @@ nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
         nnd_json_add_u64(ev, "bytes", msize + dsize);
     }
     publish(c, ev);
-    *out = e;
-    return NND_OK;
+    return add_user(e, s, out, err, errlen);
 }
 
 /* ---- open and close -------------------------------------------------------------------- */
@@ -621,11 +648,27 @@ nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_byte
     return c;
 }
 
-bool nnd_cache_wants(const nnd_cache *c, const nnd_model_desc *m, bool token) {
+bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m, bool token) {
     if (!c) return false;
-    if (token) return true;
-    uint64_t size = c->max_bytes ? nnd_ser_size(m) : 0;
-    return size > 0 && size <= c->max_bytes;
+    uint64_t size = nnd_ser_size(m);
+    if (!token && !(c->max_bytes && size > 0 && size <= c->max_bytes)) return false;
+    /* The copy is the app's to pay for: past its quota the model stays in client memory. */
+    char why[NND_ERR_LEN];
+    if (nnd_quota_app_check(s, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
+        c->n.quota_skipped++;
+        nnd_log_debug("client %llu: model prepared in place, uncached: %s",
+                      (unsigned long long)s->serial, why);
+        return false;
+    }
+    /* Copying and hashing run on the loop: no app may keep it at that (rate.h). */
+    if (!nnd_rate_take(s->uid, NND_RATE_CACHE_COPY, (double)size, nnd_now_ns())) {
+        c->n.rate_skipped++;
+        nnd_log_debug("client %llu: model prepared in place, uncached: uid %u over its rate of "
+                      "content-cache copies",
+                      (unsigned long long)s->serial, (unsigned)s->uid);
+        return false;
+    }
+    return true;
 }
 
 void nnd_cache_close(nnd_cache *c) {
@@ -641,93 +684,6 @@ void nnd_cache_close(nnd_cache *c) {
 }
 
 /* ---- admin ----------------------------------------------------------------------------- */
-
-void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply) {
-    cJSON *o = cJSON_AddObjectToObject(reply, "cache");
-    if (!o) return;
-    cJSON_AddBoolToObject(o, "enabled", c != NULL);
-    cJSON_AddBoolToObject(o, "disk", c && !c->disk_off);
-    if (!c || c->disk_off) {
-        const char *why = c ? c->disk_off_reason : off_reason;
-        cJSON_AddStringToObject(o, "disabled_reason", why ? why : "");
-    }
-    if (!c) return;
-    cJSON_AddStringToObject(o, "build_id", c->build_id);
-    nnd_json_add_u64(o, "hits", c->n.hits);
-    nnd_json_add_u64(o, "misses", c->n.misses);
-    nnd_json_add_u64(o, "rejected", c->n.rejected);
-    nnd_json_add_u64(o, "content_hits", c->n.content_hits);
-    nnd_json_add_u64(o, "content_misses", c->n.content_misses);
-    nnd_json_add_u64(o, "evicted", c->n.evicted);
-    nnd_json_add_u64(o, "stored", c->n.stored);
-    nnd_json_add_u64(o, "store_errors", c->n.store_errors);
-    nnd_json_add_u64(o, "saves_skipped", c->n.saves_skipped);
-    nnd_json_add_u64(o, "invalidated_at_start", c->n.invalidated_at_start);
-    int64_t tokens = nnd_index_token_count(c->index), rows = 0, bytes = 0;
-    nnd_index_content_totals(c->index, &rows, &bytes);
-    nnd_json_add_u64(o, "tokens", tokens > 0 ? (uint64_t)tokens : 0);
-    nnd_json_add_u64(o, "max_bytes", c->max_bytes);
-    nnd_json_add_u64(o, "store_entries", rows > 0 ? (uint64_t)rows : 0);
-    nnd_json_add_u64(o, "store_bytes", bytes > 0 ? (uint64_t)bytes : 0);
-    nnd_json_add_u64(o, "memory_models", c->memory_models);
-    nnd_json_add_u64(o, "memory_bytes", c->memory_bytes);
-}
-
-static void add_entry_json(cJSON *a, const uint8_t *hash, uint32_t preference, uint64_t msize,
-                           uint64_t dsize, const nnd_content_row *row, const nnd_cache_ref *e) {
-    cJSON *j = cJSON_CreateObject();
-    if (!j) return;
-    char hex[2 * NND_HASH_LEN + 1];
-    nnd_hex(hash, NND_HASH_LEN, hex);
-    cJSON_AddStringToObject(j, "hash", hex);
-    cJSON_AddNumberToObject(j, "preference", preference);
-    nnd_json_add_u64(j, "model_bytes", msize);
-    nnd_json_add_u64(j, "data_bytes", dsize);
-    cJSON_AddBoolToObject(j, "stored", row != NULL);
-    if (row) {
-        nnd_json_add_u64(j, "created_ns", (uint64_t)row->created_ns);
-        nnd_json_add_u64(j, "last_used_ns", (uint64_t)row->last_used_ns);
-        nnd_json_add_u64(j, "hits", row->hits);
-    }
-    cJSON_AddBoolToObject(j, "in_memory", e != NULL);
-    cJSON_AddNumberToObject(j, "users", e ? (double)e->refs - (e->storing ? 1 : 0) : 0);
-    cJSON_AddItemToArray(a, j);
-}
-
-typedef struct list_ctx {
-    nnd_cache *c;
-    cJSON *entries;
-} list_ctx;
-
-static int list_row(const nnd_content_row *row, void *ctx) {
-    list_ctx *l = ctx;
-    add_entry_json(l->entries, row->hash, row->preference, row->model_size, row->data_size, row,
-                   lookup(l->c, row->hash));
-    return 0;
-}
-
-cJSON *nnd_cache_list(nnd_cache *c) {
-    cJSON *reply = cJSON_CreateObject();
-    if (!reply) return NULL;
-    cJSON *entries = cJSON_CreateArray();
-    list_ctx l = {.c = c, .entries = entries};
-    char err[256];
-    if (c && entries && nnd_index_content_foreach(c->index, list_row, &l, err, sizeof err) < 0) {
-        cJSON_Delete(entries);
-        cJSON_AddBoolToObject(reply, "ok", 0);
-        cJSON_AddStringToObject(reply, "error", err);
-        return reply;
-    }
-    /* Models in memory that the store does not hold (yet, or too big for it). */
-    for (nnd_cache_ref *e = c ? c->lru_head : NULL; e && entries; e = e->lru_next) {
-        nnd_content_row row;
-        if (nnd_index_content_get(c->index, e->key, &row, err, sizeof err) == 0)
-            add_entry_json(entries, e->key, e->preference, e->model.len, e->data->len, NULL, e);
-    }
-    cJSON_AddBoolToObject(reply, "ok", 1);
-    cJSON_AddItemToObject(reply, "entries", entries);
-    return reply;
-}
 
 static bool keep_none(const uint8_t hash[NND_HASH_LEN], void *ctx) {
     (void)hash, (void)ctx;

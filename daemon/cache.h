@@ -9,7 +9,8 @@
  *   Its key is the digest of those bytes (storage/hash.h), which cover the plan, the
  *   constants, the preference and the driver build id.
  * - Content cache: prepared models by key, shared by every connection that prepares the
- *   same bytes, kept after their last user releases them, least recently used evicted
+ *   same bytes (each app using one pays its bytes once against quota.app.cache_bytes,
+ *   cache_users.h), kept after their last user releases them, least recently used evicted
  *   past max_bytes (0 turns the content cache off). Each entry is also written to the
  *   state directory (content/<digest>.model and .data, rows in the index) off the loop
  *   thread, so the store outlives restarts; store entries past max_bytes are evicted too.
@@ -51,6 +52,7 @@
 
 #include "daemon.h"
 #include "engine.h"
+#include "hash.h"
 #include "session.h"
 
 #define NND_CACHE_DEFAULT_MAX_BYTES (256ull << 20)
@@ -63,22 +65,41 @@ typedef struct nnd_cache_ref nnd_cache_ref; /* one user's reference to a prepare
 nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_bytes, char *err,
                           size_t errlen);
 void nnd_cache_close(nnd_cache *c);
-/* Whether PrepareModel should go through nnd_cache_prepare(): always with a client
- * token; otherwise when the content cache is on and the model fits in it (a bigger model
- * is prepared in place, its constants used where the client put them, uncopied). */
-bool nnd_cache_wants(const nnd_cache *c, const nnd_model_desc *m, bool token);
+/* Whether PrepareModel should go through nnd_cache_prepare(): with a client token, or
+ * when the content cache is on and the model fits in it, and in both cases only when the
+ * app of s may take the copy's bytes (quota.app.cache_bytes, see cache_users.h). Any other
+ * model is prepared in place, its constants used where the client put them, uncopied,
+ * and a token's client cache is not written (counted as quota_skipped). */
+bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m, bool token);
 
 /* Validates and prepares m through the content cache (m fits, or caching is off for it). With token
  * non-NULL the client's cache files (model_fd, data_fd) are written too. */
 nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
                              uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
                              nnd_cache_ref **out, char *err, size_t errlen);
+/* nnd_cache_prepare() in two steps, so that the copy and the hash (linear in the model's
+ * bytes) can run off the loop: nnd_cache_encode() on any thread (it reads only the model
+ * and c's build id; m validated already), then nnd_cache_prepare_encoded() on the loop,
+ * which takes x's buffers whatever happens. nnd_cache_encoded_free() frees an x that
+ * was not passed on. */
+typedef struct nnd_cache_encoded {
+    nnd_buf model, data;
+    uint8_t key[NND_HASH_LEN];
+} nnd_cache_encoded;
+nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_t preference,
+                            nnd_cache_encoded *out, char *err, size_t errlen);
+void nnd_cache_encoded_free(nnd_cache_encoded *x);
+nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cache_encoded *x,
+                                     const uint8_t *token, int model_fd, int data_fd,
+                                     nnd_cache_ref **out, char *err, size_t errlen);
 nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
                                         const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
                                         int data_fd, nnd_cache_ref **out, char *err, size_t errlen);
 
 const nnd_prepared *nnd_cache_ref_prepared(const nnd_cache_ref *r);
-void nnd_cache_unref(nnd_cache_ref *r);
+/* Gives back a reference taken for a session of uid (cache_users.h). */
+#define NND_CACHE_NO_USER UINT32_MAX
+void nnd_cache_unref(nnd_cache_ref *r, uint32_t uid);
 
 /* Adds a "cache" object to an admin status reply. */
 void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply);

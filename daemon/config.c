@@ -11,6 +11,7 @@
 #include "cache.h"
 #include "daemon.h"
 #include "session.h"
+#include "trust.h"
 
 typedef enum kind {
     K_STRING,  /* a path or name */
@@ -50,6 +51,10 @@ static const key keys[] = {
     {"quota.app.buffers", K_COUNT, APP(NND_QUOTA_BUFFERS), 0, UINT32_MAX},
     {"quota.app.buffer_bytes", K_BYTES, APP(NND_QUOTA_BUFFER_BYTES), 0, 0},
     {"quota.app.queued_executions", K_COUNT, APP(NND_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX},
+    {"quota.app.mappings", K_COUNT, APP(NND_QUOTA_MAPPINGS), 0, UINT32_MAX},
+    {"quota.app.descriptors", K_COUNT, APP(NND_QUOTA_DESCRIPTORS), 0, UINT32_MAX},
+    {"quota.app.cache_bytes", K_BYTES, APP(NND_QUOTA_CACHE_BYTES), 0, 0},
+    {"quota.app.cache_tokens", K_COUNT, APP(NND_QUOTA_CACHE_TOKENS), 0, UINT32_MAX},
     {"quota.connection.prepared_models", K_COUNT, CONN(NND_QUOTA_PREPARED_MODELS), 0,
      NND_SESSION_MAX_OBJECTS},
     {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, NND_SESSION_MAX_OBJECTS},
@@ -108,6 +113,13 @@ static const key *find_key(const char *name) {
     return NULL;
 }
 
+/* Whether quota.app.<res> exists. */
+static bool find_key_app(const char *res) {
+    char name[64];
+    snprintf(name, sizeof name, "quota.app.%s", res);
+    return find_key(name) != NULL;
+}
+
 int nnd_config_set(nnd_config *c, const char *name, const char *value, char *err, size_t errlen) {
     const key *k = find_key(name);
     if (!k) {
@@ -116,6 +128,9 @@ int nnd_config_set(nnd_config *c, const char *name, const char *value, char *err
                      "unknown key \"%s\" (a connection is one connection; "
                      "quota.app.connections limits an app's)",
                      name);
+        else if (!strncmp(name, "quota.connection.", 17) && find_key_app(name + 17))
+            snprintf(err, errlen, "unknown key \"%s\" (counted per app only: quota.app.%s)", name,
+                     name + 17);
         else
             snprintf(err, errlen, "unknown key \"%s\"", name);
         return -2;
@@ -179,6 +194,8 @@ static char *trim(char *s) {
 }
 
 int nnd_config_load(nnd_config *c, const char *path, char *err, size_t errlen) {
+    /* Settings name paths and plugins the daemon trusts: only its own users may write them. */
+    if (nnd_trust_path(path, "config file", NND_TRUST_FILE, err, errlen) < 0) return -1;
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));

@@ -428,5 +428,8 @@ void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in) {
         nnd_call_fail(&c, NND_GENERAL_FAILURE, "%s: not implemented yet", c.name);
         return;
     }
+    /* Client memory mapped while the call is handled is the app's to pay for (pool.h). */
+    nnd_pool_set_account(s->app ? s->app->maps : NULL);
     h(&c);
+    nnd_pool_set_account(NULL);
 }

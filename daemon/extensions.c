@@ -12,6 +12,7 @@
 #include "bus.h"
 #include "extension.h"
 #include "log.h"
+#include "trust.h"
 
 typedef struct nnd_allowlist {
     char **exes; /* canonical executable paths */
@@ -67,15 +68,17 @@ static int allowlist_add(nnd_allowlist *a, const char *path, unsigned line, char
 }
 
 static nnd_allowlist *allowlist_load(const char *path, char *err, size_t errlen) {
+    /* A list another user may edit allows whom that user likes: refuse it (trust.h), on
+     * its path and again on the file opened. */
+    if (nnd_trust_path(path, "extensions allowlist", NND_TRUST_FILE, err, errlen) < 0) return NULL;
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read extensions allowlist %s: %s", path, strerror(errno));
         return NULL;
     }
-    /* A list anyone may edit allows anyone: refuse it. */
-    struct stat st;
-    if (fstat(fileno(f), &st) < 0 || (st.st_mode & S_IWOTH)) {
-        snprintf(err, errlen, "extensions allowlist %s is writable by everyone; ignored", path);
+    char why[256];
+    if (nnd_trust_fd(fileno(f), path, why, sizeof why) < 0) {
+        snprintf(err, errlen, "extensions allowlist %s is not safe: %s", path, why);
         fclose(f);
         return NULL;
     }
@@ -102,8 +105,16 @@ static nnd_allowlist *allowlist_load(const char *path, char *err, size_t errlen)
 
 int nnd_extensions_load(nnd_daemon *d, char *err, size_t errlen) {
     nnd_ext_set_log(ext_log);
+    nnd_ext_set_file_check(nnd_trust_fd);
     char derr[512];
-    int n = d->extensions_dir ? nnd_ext_load_dir(d->extensions_dir, derr, sizeof derr) : 0;
+    struct stat st;
+    /* At start main() checked it; a reload checks again (trust.h). */
+    int n = d->extensions_dir && stat(d->extensions_dir, &st) == 0 &&
+                    nnd_trust_path(d->extensions_dir, "extensions directory", NND_TRUST_DIR, derr,
+                                   sizeof derr) < 0
+                ? -1
+            : d->extensions_dir ? nnd_ext_load_dir(d->extensions_dir, derr, sizeof derr)
+                                : 0;
     if (n < 0) {
         nnd_log_info("no vendor extensions: %s", derr);
         n = 0;

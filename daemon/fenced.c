@@ -33,8 +33,9 @@ static void fwait_closed(uv_handle_t *h) {
 /* A fenced execution, owned by its session (NND_OBJ_EXECUTION) and by its job. */
 struct fenced {
     nnd_session *s;
-    int efd;            /* signalled at the end; the client got a copy */
-    nnd_execution *job; /* until the execution ends */
+    uint64_t descriptors; /* counted against the app's quota until released */
+    int efd;              /* signalled at the end; the client got a copy */
+    nnd_execution *job;   /* until the execution ends */
     bool done, released, fence_failed;
     nnd_status status;
     bool measure;
@@ -125,6 +126,8 @@ static void fenced_end(void *ctx, const nnd_execution_end *e) {
 static void fenced_release(void *p) {
     fenced *f = p;
     f->released = true;
+    nnd_quota_add(f->s, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
+    f->descriptors = 0;
     if (!f->s->closing)
         for (size_t i = 0; i < f->n_waiters; i++)
             nnd_reply_error(f->s, f->waiters[i], "GetFencedExecutionInfo", NND_GENERAL_FAILURE,
@@ -186,6 +189,10 @@ void nnd_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const N
         st = NND_MISSED_DEADLINE_PERSISTENT;
         snprintf(err, sizeof err, "deadline passed before the execution was launched");
         nnd_executions_note_refusal(d, NND_REFUSE_DEADLINE_PASSED);
+    } else if ((st = nnd_quota_take(s, NND_QUOTA_DESCRIPTORS, 1 + x->n_wait_for_fds, err,
+                                    sizeof err)) == NND_OK) {
+        /* Its eventfd and the fences it waits on, held until the handle is released. */
+        f->descriptors = 1 + x->n_wait_for_fds;
     }
     /* The fences first: their fds must not be taken for pools. */
     for (size_t i = 0; st == NND_OK && i < x->n_wait_for_fds; i++) {
@@ -228,6 +235,7 @@ void nnd_execute_fenced(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const N
     }
     if (st != NND_OK) {
         if (job) nnd_execution_discard(job);
+        if (f) nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
         if (f) fenced_free(f);
         nnd_reply_error(s, req->id, "ExecuteFenced", st, err);
         return;

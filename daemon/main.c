@@ -28,6 +28,7 @@
 #include "pool.h"
 #include "execution.h"
 #include "quota.h"
+#include "trust.h"
 #include "server.h"
 
 static void usage(FILE *f, const char *extensions_dir) {
@@ -119,12 +120,13 @@ static void raise_fd_limit(void) {
 static void log_quotas(const nnd_quota_limits *l) {
     for (int scope = 0; scope < 2; scope++) {
         const uint64_t *v = scope ? l->conn : l->app;
-        char line[256] = "";
+        char line[512] = "";
         size_t at = 0;
-        for (int r = scope; r < NND_QUOTA_RES && at < sizeof line; r++) {
+        for (int r = 0; r < NND_QUOTA_RES && at < sizeof line; r++) {
+            if (scope && nnd_quota_app_only((nnd_quota_res)r)) continue;
             char n[24];
             snprintf(n, sizeof n, "%llu", (unsigned long long)v[r]);
-            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", r > scope ? "," : "",
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", at ? "," : "",
                                    nnd_quota_res_name((nnd_quota_res)r), v[r] ? n : "unlimited");
         }
         nnd_log_info("quotas per %s:%s", scope ? "connection" : "app (uid)", line);
@@ -255,6 +257,12 @@ int main(int argc, char **argv) {
     if (rc < 0)
         nnd_log_warn("cannot create state directory %s: %s; serving without it", state_dir,
                      strerror(-rc));
+    /* Paths another user could change are refused, as sshd's StrictModes does (trust.h). */
+    if (nnd_trust_daemon_paths(rc < 0 ? NULL : state_dir, socket_path, cfg.extensions_dir,
+                               cfg.allowlist, err, sizeof err) < 0) {
+        nnd_log_error("%s", err);
+        return 2;
+    }
     rc = nnd_pool_guard_install();
     if (rc < 0) {
         nnd_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));

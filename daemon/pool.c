@@ -76,9 +76,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx) {
         uintptr_t base = atomic_load(&guard[i].base);
         size_t len = atomic_load(&guard[i].len);
         if (!base || a < base || a - base >= len) continue;
-        /* The client shrank the file under us: put a zero page where the lost one was. */
-        void *page = (void *)(a & ~(uintptr_t)(page_size - 1));
-        if (mmap(page, page_size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
+        /* The client shrank the file under us: zero pages replace the whole mapping, which
+         * is damaged for good anyway, so that it stays one mapping in the kernel's count
+         * (a page replaced alone would split it in three). */
+        if (mmap((void *)base, len, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
                  -1, 0) != MAP_FAILED) {
             faults = faults + 1;
             atomic_store(&guard[i].damaged, true);
@@ -88,6 +89,72 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx) {
     }
     /* Not ours: die as if there were no handler. */
     signal(sig, SIG_DFL);
+}
+
+/* ---- budgets ----------------------------------------------------------------------------- */
+
+struct nnd_map_account {
+    atomic_uint_fast64_t mapped;
+    atomic_uint refs; /* the owner's, plus one per mapping */
+    uint64_t limit;
+    nnd_map_refuse_fn refuse; /* NULL once the owner is gone */
+    void *owner;
+};
+
+static atomic_uint_fast64_t mapped_total;
+static uint64_t map_budget = GUARD_SLOTS;
+static _Thread_local nnd_map_account *current_account;
+
+nnd_map_account *nnd_map_account_new(uint64_t limit, nnd_map_refuse_fn refuse, void *owner) {
+    nnd_map_account *a = calloc(1, sizeof *a);
+    if (!a) return NULL;
+    atomic_init(&a->refs, 1);
+    a->limit = limit;
+    a->refuse = refuse;
+    a->owner = owner;
+    return a;
+}
+
+static void account_unref(nnd_map_account *a) {
+    if (a && atomic_fetch_sub(&a->refs, 1) == 1) free(a);
+}
+
+void nnd_map_account_detach(nnd_map_account *a) {
+    if (!a) return;
+    a->refuse = NULL;
+    a->owner = NULL;
+    if (current_account == a) current_account = NULL;
+    account_unref(a);
+}
+
+uint64_t nnd_map_account_mapped(const nnd_map_account *a) {
+    return a ? atomic_load(&a->mapped) : 0;
+}
+
+void nnd_pool_set_account(nnd_map_account *a) {
+    current_account = a;
+}
+
+uint64_t nnd_pool_mapped(void) {
+    return atomic_load(&mapped_total);
+}
+
+uint64_t nnd_pool_map_budget(void) {
+    return map_budget;
+}
+
+/* Half of vm.max_map_count, at most the guard table. */
+static void read_map_budget(void) {
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+    unsigned long long max = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &max) != 1) max = 0;
+        fclose(f);
+    }
+    map_budget = max ? max / 2 : GUARD_SLOTS;
+    if (map_budget > GUARD_SLOTS) map_budget = GUARD_SLOTS;
+    nnd_log_info("mapping budget: %llu pools mapped at once (vm.max_map_count %llu)",
+                 (unsigned long long)map_budget, max);
 }
 
 /* ---- dma-buf support ------------------------------------------------------------------ */
@@ -112,6 +179,7 @@ bool nnd_pool_dmabuf_supported(void) {
 
 int nnd_pool_guard_install(void) {
     (void)nnd_pool_dmabuf_supported(); /* probe at startup, not on the first request */
+    read_map_budget();
     long pg = sysconf(_SC_PAGESIZE);
     if (pg > 0) page_size = (size_t)pg;
     struct sigaction sa;
@@ -132,11 +200,21 @@ typedef struct mapping {
     void *addr;
     size_t len;
     int slot;
-    int dmabuf_fd;       /* a dma-buf kept open to end CPU access at unmap; else -1 */
-    uint64_t sync_flags; /* DMA_BUF_SYNC_READ / _RW given at the start of CPU access */
-    unsigned refs;       /* views handed out and not yet released */
-    bool in_cache;       /* a cache entry holds it too */
+    int dmabuf_fd;            /* a dma-buf kept open to end CPU access at unmap; else -1 */
+    uint64_t sync_flags;      /* DMA_BUF_SYNC_READ / _RW given at the start of CPU access */
+    unsigned refs;            /* views handed out and not yet released */
+    bool in_cache;            /* a cache entry holds it too */
+    nnd_map_account *account; /* who pays for it; may be NULL */
 } mapping;
+
+/* Gives back what counting m took. */
+static void uncount(mapping *m) {
+    atomic_fetch_sub(&mapped_total, 1);
+    if (m->account) {
+        atomic_fetch_sub(&m->account->mapped, 1);
+        account_unref(m->account);
+    }
+}
 
 static void unmap_now(mapping *m) {
     if (m->dmabuf_fd >= 0) {
@@ -147,6 +225,7 @@ static void unmap_now(mapping *m) {
     }
     guard_remove(m->slot);
     munmap(m->addr, m->len);
+    uncount(m);
     free(m);
 }
 
@@ -256,6 +335,47 @@ static nnd_status fd_size(int fd, const Nnd__MemoryPool *mp, uint32_t index, con
     return NND_OK;
 }
 
+/* Gives up the least recently used idle mapping of the cache; false when there is none. */
+static bool evict_idle(nnd_pool_cache *c) {
+    cache_entry *victim = NULL;
+    for (int i = 0; c && i < NND_POOL_CACHE_SLOTS; i++)
+        if (c->e[i].m && c->e[i].m->refs == 0 && (!victim || c->e[i].last_use < victim->last_use))
+            victim = &c->e[i];
+    if (!victim) return false;
+    evict(victim);
+    return true;
+}
+
+/* Counts one more mapping against the budget and the current account (*account, with a
+ * reference taken), or refuses it. */
+static nnd_status count_mapping(nnd_pool_cache *cache, uint32_t index, nnd_map_account **account,
+                                char *err, size_t errlen) {
+    nnd_map_account *a = current_account;
+    for (;;) {
+        bool over_budget = atomic_load(&mapped_total) >= map_budget;
+        bool over_quota = a && a->limit && atomic_load(&a->mapped) >= a->limit;
+        if (!over_budget && !over_quota) break;
+        if (evict_idle(cache)) continue;
+        if (over_quota && a->refuse) {
+            char why[NND_ERR_LEN];
+            nnd_status st = a->refuse(a->owner, a->limit, atomic_load(&a->mapped), why, sizeof why);
+            return nnd_failf(err, errlen, st, "pool %u: %s", index, why);
+        }
+        if (over_quota) break; /* the owner is gone: nobody to refuse for */
+        return nnd_failf(err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+                         "pool %u: the daemon's mapping budget (%llu, half of vm.max_map_count) "
+                         "is used up",
+                         index, (unsigned long long)map_budget);
+    }
+    atomic_fetch_add(&mapped_total, 1);
+    if (a) {
+        atomic_fetch_add(&a->mapped, 1);
+        atomic_fetch_add(&a->refs, 1);
+    }
+    *account = a;
+    return NND_OK;
+}
+
 nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in *in, bool readonly,
                         nnd_pool_cache *cache, nnd_pool *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -346,6 +466,9 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         st = NND_OK;
         goto out;
     }
+    nnd_map_account *account = NULL;
+    if ((st = count_mapping(cache, index, &account, err, errlen)) != NND_OK) goto out;
+    st = NND_INVALID_ARGUMENT;
     void *addr = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
                       (off_t)(mp->offset - delta));
     if (addr == MAP_FAILED && writable && (errno == EPERM || errno == EACCES)) {
@@ -354,6 +477,7 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
         addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)(mp->offset - delta));
     }
     if (addr == MAP_FAILED) {
+        uncount(&(mapping){.account = account});
         st = NND_GENERAL_FAILURE;
         nnd_failf(err, errlen, st, "pool %u: cannot map fd %u: %s", index, mp->fd_index,
                   strerror(errno));
@@ -364,11 +488,13 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     if (slot < 0) {
         free(m);
         munmap(addr, len);
+        uncount(&(mapping){.account = account});
         st = NND_RESOURCE_EXHAUSTED_TRANSIENT;
         nnd_failf(err, errlen, st, "pool %u: too many pools mapped in the daemon", index);
         goto out;
     }
-    *m = (mapping){.addr = addr, .len = len, .slot = slot, .refs = 1, .dmabuf_fd = -1};
+    *m = (mapping){
+        .addr = addr, .len = len, .slot = slot, .refs = 1, .dmabuf_fd = -1, .account = account};
     if (dmabuf) {
         /* Bracket our CPU access so caches are coherent with devices sharing the buffer. */
         m->sync_flags = writable ? DMA_BUF_SYNC_RW : DMA_BUF_SYNC_READ;

@@ -38,6 +38,17 @@
  * - POOL_BURST_SLOT is INVALID_ARGUMENT here: only burst.h resolves slots.
  * - nnd_pool_share() hands out another view of the same mapping (released on its own),
  *   for holders that outlive one request: a burst slot and the executions using it.
+ * - Budgets: every mapping made counts against the daemon-wide budget (set by
+ *   nnd_pool_guard_install(): half of vm.max_map_count, read then, and at most the guard
+ *   table's 65536; the other half is for the daemon's own heap, stacks and libraries)
+ *   and against the account current on the loop thread (nnd_pool_set_account(): the app
+ *   whose request is being handled). Past either, an idle mapping of the connection's
+ *   cache is given up first; if there is none the pool is refused with
+ *   RESOURCE_EXHAUSTED_TRANSIENT and a message naming the limit (the account's refusal
+ *   callback words and counts it). A mapping keeps its account alive until it is unmapped.
+ * - A page lost to the file shrinking is replaced together with the whole mapping by zero
+ *   pages, so a damaged mapping stays one mapping in the kernel's count instead of being
+ *   split at every lost page.
  */
 #ifndef NND_POOL_H
 #define NND_POOL_H
@@ -74,6 +85,22 @@ void nnd_pool_share(const nnd_pool *p, nnd_pool *out);
 /* Whether a page of p's mapping was lost to the file shrinking (see the guard below). */
 bool nnd_pool_damaged(const nnd_pool *p);
 void nnd_pools_release(nnd_pool *p, size_t n);
+
+/* ---- mapping budgets ---- */
+typedef struct nnd_map_account nnd_map_account;
+/* Fills err with the refusal of one more mapping for owner, counts it, returns the status. */
+typedef nnd_status (*nnd_map_refuse_fn)(void *owner, uint64_t limit, uint64_t held, char *err,
+                                        size_t errlen);
+/* An account of at most limit mappings (0: unlimited); NULL when out of memory. */
+nnd_map_account *nnd_map_account_new(uint64_t limit, nnd_map_refuse_fn refuse, void *owner);
+/* The owner is gone: no more refusals through it; the account lives while mappings do. */
+void nnd_map_account_detach(nnd_map_account *a);
+uint64_t nnd_map_account_mapped(const nnd_map_account *a);
+/* Who pays for the mappings the calling thread makes from now on (NULL: nobody). */
+void nnd_pool_set_account(nnd_map_account *a);
+/* Mappings made by this module now, and the daemon-wide budget. */
+uint64_t nnd_pool_mapped(void);
+uint64_t nnd_pool_map_budget(void);
 
 /* Whether POOL_DMABUF pools are usable here (a system dma-buf heap exists). */
 bool nnd_pool_dmabuf_supported(void);

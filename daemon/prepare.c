@@ -11,12 +11,13 @@
 #include "extensions.h"
 #include "log.h"
 #include "pool.h"
+#include "prepare_off_loop.h"
 
 /* Frees what keeps the prepared model alive, and o. */
 void nnd_model_obj_destroy(void *p) {
     nnd_model_obj *o = p;
     if (o->ref)
-        nnd_cache_unref(o->ref);
+        nnd_cache_unref(o->ref, o->uid);
     else
         nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
     free(o);
@@ -184,6 +185,17 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
     nnd_bus_publish(c->d->bus, ev);
 }
 
+/* The answer of a preparation made off the loop (prepare_off_loop.h). */
+static void prepared_off_loop(nnd_call *c, nnd_model_obj *o, nnd_status st, uint64_t t,
+                              int priority) {
+    if (st != NND_OK) {
+        nnd_model_obj_free(o);
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    reply_prepared(c, o, t, false, priority);
+}
+
 void nnd_on_prepare_model(nnd_call *c) {
     const Nnd__PrepareModel *pm = c->req->prepare_model;
     const Nnd__Model *m = pm->model;
@@ -200,6 +212,7 @@ void nnd_on_prepare_model(nnd_call *c) {
 
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     nnd_model_obj *o = calloc(1, sizeof *o);
+    if (o) o->uid = (uint32_t)c->s->uid;
     if (!views || !o) {
         free(views);
         free(o);
@@ -221,7 +234,27 @@ void nnd_on_prepare_model(nnd_call *c) {
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
          * loaded now (extension.h), which neither a cache file nor a reload keeps. */
-        if (!nnd_model_uses_extensions(m) && nnd_cache_wants(c->d->cache, &desc, token != NULL)) {
+        bool cached = !nnd_model_uses_extensions(m) &&
+                      nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
+        Nnd__Model *copy =
+            cached && nnd_prepare_off_loop_wanted(c, &desc) ? nnd_prepare_model_copy(m) : NULL;
+        if (copy) {
+            /* The description borrows from the request, which goes when this call returns:
+             * made again from a copy the worker may read. Validated here; copied and
+             * hashed on a worker thread, answered from there. */
+            nnd_model_desc_clear(&desc);
+            st = nnd_model_from_proto_ext(copy, views, m->n_pools,
+                                          nnd_extensions_allowed(c->d, c->s), &desc, c->err,
+                                          sizeof c->err);
+            if (st == NND_OK) st = nnd_validate(&desc, c->err, sizeof c->err);
+            if (st == NND_OK && nnd_pool_faults() == faults) {
+                nnd_prepare_off_loop(c, o, &desc, copy, views, m->n_pools, (uint32_t)pm->preference,
+                                     pm->priority, token, model_fd, data_fd, prepared_off_loop);
+                return;
+            }
+            nnd_model_desc_clear(&desc);
+            nnd__model__free_unpacked(copy, NULL);
+        } else if (cached) {
             st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
             if (st == NND_OK) o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(o->ref);
@@ -275,6 +308,7 @@ void nnd_on_prepare_model_from_cache(nnd_call *c) {
         nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
         return;
     }
+    o->uid = (uint32_t)c->s->uid;
     uint64_t t = nnd_now_ns();
     nnd_status st = nnd_cache_prepare_from_cache(c->d->cache, c->s, pm->token.data, model_fd,
                                                  data_fd, &o->ref, c->err, sizeof c->err);

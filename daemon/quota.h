@@ -2,8 +2,20 @@
  *
  * Contract:
  * - Resources: connections (per app only), prepared models, driver buffers (by count and
- *   by bytes) and executions in flight (waiting on fences, queued or running). A limit of
- *   0 means unlimited.
+ *   by bytes), executions in flight (waiting on fences, queued or running), and per app
+ *   only: mappings of client memory (counted by pool.c in the app's map account, which
+ *   outlives the app while its mappings do), descriptors held for it, the content-cache
+ *   memory of the models it uses, and its token-index rows (pruned, least recently used
+ *   first, rather than refused). A limit of 0 means unlimited.
+ * - nnd_quota_new() lowers quota.app.descriptors to a quarter of the daemon's descriptor
+ *   limit (RLIMIT_NOFILE) when set higher, so that no app can take the daemon's last
+ *   descriptors (logged).
+ * - Daemon-wide budgets, all apps together, set at nnd_quota_new(): driver buffer bytes
+ *   half of the machine's memory, content-cache bytes a quarter, descriptors
+ *   RLIMIT_NOFILE less 256 (mappings have theirs in pool.h). Past one, a request is
+ *   refused with RESOURCE_EXHAUSTED_TRANSIENT naming the budget and the uid holding the
+ *   most, so that several apps at their quotas still leave the machine its memory and
+ *   the daemon its descriptors. Status shows them under limits.daemon.
  * - The daemon owns one table of apps keyed by uid, touched only on the loop thread. A
  *   connection joins its app at accept (nnd_quota_connect), which is refused when the
  *   app already has quota.app.connections; it leaves after its session is cleared
@@ -20,6 +32,7 @@
 #ifndef NND_QUOTA_H
 #define NND_QUOTA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,11 +47,19 @@ typedef enum nnd_quota_res {
     NND_QUOTA_BUFFERS,
     NND_QUOTA_BUFFER_BYTES,
     NND_QUOTA_QUEUED_EXECUTIONS,
+    /* Per app only (nnd_quota_app_only()): */
+    NND_QUOTA_MAPPINGS,     /* client memory mapped into the daemon (pool.h accounts) */
+    NND_QUOTA_DESCRIPTORS,  /* descriptors the daemon holds for it */
+    NND_QUOTA_CACHE_BYTES,  /* content-cache memory of the models it uses (cache_charge.h) */
+    NND_QUOTA_CACHE_TOKENS, /* its rows in the token index on disk (pruned, not refused) */
     NND_QUOTA_RES
 } nnd_quota_res;
 
-/* "connections", "prepared_models", "buffers", "buffer_bytes", "queued_executions". */
+/* "connections", "prepared_models", "buffers", "buffer_bytes", "queued_executions",
+ * "mappings", "descriptors", "cache_bytes", "cache_tokens". */
 const char *nnd_quota_res_name(nnd_quota_res r);
+/* Whether r is counted per app only (no quota.connection.* key). */
+bool nnd_quota_app_only(nnd_quota_res r);
 
 typedef struct nnd_quota_limits {
     uint64_t app[NND_QUOTA_RES];  /* per uid; 0: unlimited */
@@ -52,10 +73,13 @@ struct nnd_daemon;
 struct nnd_session;
 typedef struct nnd_quota nnd_quota;
 
+struct nnd_map_account;
+
 /* One app: what its connections hold together. */
 typedef struct nnd_quota_app {
     nnd_quota *q;
     uid_t uid;
+    struct nnd_map_account *maps; /* its mappings, counted by pool.c (atomically) */
     uint64_t used[NND_QUOTA_RES]; /* used[NND_QUOTA_CONNECTIONS]: its connections */
     uint64_t refused[NND_QUOTA_RES];
     struct nnd_quota_app *next; /* by uid */
@@ -80,6 +104,20 @@ nnd_status nnd_quota_take(struct nnd_session *s, nnd_quota_res r, uint64_t n, ch
                           size_t errlen);
 /* Counts delta (negative: given back) on s and its app, without any check. */
 void nnd_quota_add(struct nnd_session *s, nnd_quota_res r, int64_t delta);
+
+/* The app of uid, or NULL when it has no connection. */
+nnd_quota_app *nnd_quota_app_find(nnd_quota *q, uid_t uid);
+/* App-only counts (cache bytes): whether s's app may take n more of r (a refusal is
+ * counted and published as by nnd_quota_check()); counting them unchecked; giving back
+ * (never below zero: an app may have come and gone since). */
+nnd_status nnd_quota_app_check(const struct nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                               size_t errlen);
+void nnd_quota_app_charge(const struct nnd_session *s, nnd_quota_res r, uint64_t n);
+void nnd_quota_app_give(nnd_quota *q, uid_t uid, nnd_quota_res r, uint64_t n);
+/* The app holding the most of r, or NULL: named when a daemon-wide budget runs out. */
+const nnd_quota_app *nnd_quota_top_app(const nnd_quota *q, nnd_quota_res r);
+/* What app a holds of r now (mappings read from its account). */
+uint64_t nnd_quota_app_used(const nnd_quota_app *a, nnd_quota_res r);
 
 /* The "quotas" object of admin status: limits, usage and refusals per app, totals. */
 cJSON *nnd_quota_status(const nnd_quota *q);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,6 +30,7 @@ typedef struct outmsg {
     nnd_packed p; /* fds are ours: dups of the caller's, then the spill memfd */
     size_t n_dups;
     size_t bytes;
+    nnd_session *owner; /* whose descriptors quota counts the dups */
 } outmsg;
 
 typedef struct conn {
@@ -47,6 +49,16 @@ typedef struct conn {
     uint64_t refused_ns;
     char refusal[160];
     struct conn *prev, *next;
+    /* A spilled request being read off the loop: the connection reads nothing more until
+     * it has been handled, so requests keep their order. */
+    bool decoding;
+    bool free_after_decode; /* closed meanwhile: the decode's (or the last hold's) end frees it */
+    unsigned holds;         /* calls being answered off the loop (session.h) */
+    uv_work_t decode;
+    nnd_frame_in pending; /* the datagram's other fds; then the message */
+    nnd_frame_spill spill;
+    uint64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
+    char decode_err[NND_ERR_LEN];
 } conn;
 
 struct nnd_server {
@@ -56,6 +68,7 @@ struct nnd_server {
     ino_t ino;
     uv_poll_t listen_poll;
     uv_timer_t retry; /* resumes accepting after running out of fds */
+    int reserve_fd;   /* given up to accept, and refuse, a connection when out of fds */
     uv_timer_t sweep; /* closes refused connections that never asked anything */
     int open_handles;
     conn *head, *tail;
@@ -71,6 +84,7 @@ static void on_conn(uv_poll_t *h, int status, int events);
 /* ---- outbox ---------------------------------------------------------------------------- */
 
 static void outmsg_free(outmsg *m) {
+    nnd_quota_add(m->owner, NND_QUOTA_DESCRIPTORS, -(int64_t)m->n_dups);
     for (size_t i = 0; i < m->n_dups; i++)
         close(m->p.fds[i]);
     nnd_packed_clear(&m->p);
@@ -78,9 +92,13 @@ static void outmsg_free(outmsg *m) {
 }
 
 static void set_events(conn *c, int events) {
+    if (c->decoding || c->holds) events &= ~UV_READABLE;
     if (c->closed || c->events == events) return;
     c->events = events;
-    uv_poll_start(&c->poll, events, on_conn);
+    if (events)
+        uv_poll_start(&c->poll, events, on_conn);
+    else
+        uv_poll_stop(&c->poll);
 }
 
 static void mark_dead(conn *c) {
@@ -149,6 +167,9 @@ static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
         }
         m->p.fds[m->n_dups] = dup;
     }
+    /* Counted, never refused: the reply answers a request the quotas admitted. */
+    m->owner = &c->session;
+    nnd_quota_add(m->owner, NND_QUOTA_DESCRIPTORS, (int64_t)m->n_dups);
     if (c->tail)
         c->tail->next = m;
     else
@@ -199,7 +220,10 @@ static int conn_send(void *ctx, const ProtobufCMessage *msg, const int *fds, siz
 static void on_conn_closed(uv_handle_t *h) {
     conn *c = h->data;
     close(c->fd);
-    free(c);
+    if (c->decoding || c->holds)
+        c->free_after_decode = true;
+    else
+        free(c);
 }
 
 static void conn_close(conn *c) {
@@ -221,14 +245,18 @@ static void conn_close(conn *c) {
     }
     c->dead = true;
     nnd_executions_session_closed(s->d, ss); /* its queued work goes, its running work stops */
-    nnd_session_clear(ss);    /* raises the stop flag, then releases everything owned */
-    nnd_quota_disconnect(ss); /* after the release: the app's usage is down by now */
+    nnd_session_clear(ss); /* raises the stop flag, then releases everything owned */
     while (c->head) {
         outmsg *m = c->head;
         c->head = m->next;
         outmsg_free(m);
     }
     c->tail = NULL;
+    if (c->decoding) { /* the pending request's descriptors: given back now, closed later */
+        nnd_quota_add(ss, NND_QUOTA_DESCRIPTORS, -(int64_t)c->pending_fds);
+        c->pending_fds = 0;
+    }
+    nnd_quota_disconnect(ss); /* after the release: the app's usage is down by now */
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -262,6 +290,86 @@ static void answer_refused(conn *c, int rc, nnd_frame_in *in) {
     if (!c->head) mark_dead(c); /* sent at once */
 }
 
+/* ---- spilled requests, read off the loop ------------------------------------------------
+ * A spill may be up to NND_FRAME_SPILL_MAX bytes: walking and unpacking it on the loop
+ * would hold up every other client for as long. A worker thread of libuv's pool does it. */
+
+static void decode_work(uv_work_t *w) {
+    conn *c = w->data;
+    c->pending.msg = nnd_frame_unspill(&nnd__request__descriptor, &c->spill, c->decode_err,
+                                       sizeof c->decode_err);
+}
+
+static void decode_done(uv_work_t *w, int status) {
+    (void)status;
+    conn *c = w->data;
+    c->decoding = false;
+    if (c->spill.fd >= 0) close(c->spill.fd); /* cancelled before it ran */
+    c->spill.fd = -1;
+    if (!c->closed) nnd_quota_add(&c->session, NND_QUOTA_DESCRIPTORS, -(int64_t)c->pending_fds);
+    c->pending_fds = 0;
+    if (c->free_after_decode || c->closed) {
+        nnd_frame_in_clear(&c->pending);
+        if (c->free_after_decode && !c->holds) free(c);
+        return;
+    }
+    c->busy = true;
+    if (c->refused) {
+        answer_refused(c, c->pending.msg ? 1 : -EPROTO, &c->pending);
+    } else if (c->pending.msg) {
+        nnd_dispatch(c->srv->d, &c->session, &c->pending);
+    } else {
+        nnd_log_warn("client %llu (pid %d, uid %d): bad frame: %s",
+                     (unsigned long long)c->session.serial, (int)c->session.pid,
+                     (int)c->session.uid, c->decode_err);
+        nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, c->decode_err);
+    }
+    nnd_frame_in_clear(&c->pending);
+    c->busy = false;
+    if (c->dead) {
+        conn_close(c);
+        return;
+    }
+    set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
+}
+
+/* The session's hold hook. */
+static void conn_hold(void *ctx, bool on) {
+    conn *c = ctx;
+    if (on) {
+        c->holds++;
+        set_events(c, c->head ? UV_WRITABLE : 0);
+        return;
+    }
+    if (--c->holds) return;
+    if (c->closed) {
+        if (c->free_after_decode && !c->decoding) free(c);
+        return;
+    }
+    set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
+}
+
+static void decode_start(conn *c) {
+    /* Until it is read, the request's descriptors are held for its app. */
+    uint64_t n = c->pending.nfds + 1;
+    char err[NND_ERR_LEN];
+    if (nnd_quota_take(&c->session, NND_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
+        close(c->spill.fd);
+        c->spill.fd = -1;
+        nnd_frame_in_clear(&c->pending);
+        nnd_reply_status(&c->session, 0, NND_RESOURCE_EXHAUSTED_TRANSIENT, err);
+        return;
+    }
+    c->pending_fds = n;
+    c->decoding = true;
+    c->decode.data = c;
+    set_events(c, c->head ? UV_WRITABLE : 0);
+    if (uv_queue_work(c->srv->d->loop, &c->decode, decode_work, decode_done) < 0) {
+        snprintf(c->decode_err, sizeof c->decode_err, "cannot read a spilled request now");
+        decode_done(&c->decode, 0);
+    }
+}
+
 /* One frame per wakeup: the poll is level-triggered, so a client with more to say is
  * woken again, after every other ready connection had its turn. Reading on until EAGAIN
  * would cost a system call per request when clients wait for each reply. */
@@ -270,9 +378,12 @@ static void read_frame(conn *c) {
     nnd_server *s = c->srv;
     char err[NND_ERR_LEN];
     nnd_frame_in in;
-    int rc = nnd_frame_recv_arena(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in, err,
-                                  sizeof err);
-    if (c->refused && (rc >= 0 || rc == -EPROTO)) {
+    int rc = nnd_frame_recv_deferred(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in,
+                                     &c->spill, err, sizeof err);
+    if (rc == 2) {
+        c->pending = in;
+        decode_start(c);
+    } else if (c->refused && (rc >= 0 || rc == -EPROTO)) {
         answer_refused(c, rc, &in);
     } else if (rc == 1) {
         nnd_dispatch(s->d, &c->session, &in);
@@ -283,8 +394,9 @@ static void read_frame(conn *c) {
         else /* An empty datagram is a Request with every field at its default. */
             nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
     } else if (rc == -EPROTO) {
-        nnd_log_client(NND_LOG_WARN, "client %llu (pid %d): bad frame: %s",
-                       (unsigned long long)c->session.serial, (int)c->session.pid, err);
+        nnd_log_client(NND_LOG_WARN, "client %llu (pid %d, uid %d): bad frame: %s",
+                       (unsigned long long)c->session.serial, (int)c->session.pid,
+                       (int)c->session.uid, err);
         nnd_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
     } else if (rc != -EAGAIN) {
         nnd_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
@@ -341,6 +453,7 @@ static void conn_open(nnd_server *s, int fd) {
     nnd_session_init(&c->session, fd, ++s->serial);
     c->session.send = conn_send;
     c->session.send_ctx = c;
+    c->session.hold = conn_hold;
     c->prev = s->tail;
     if (s->tail)
         s->tail->next = c;
@@ -375,6 +488,58 @@ static void on_retry(uv_timer_t *t) {
     uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
 }
 
+static int open_reserve(void) {
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Out of descriptors: the reserve one takes the waiting connection, which is told why (in
+ * reply to its first request if it is there already) and closed, instead of left hanging
+ * in the backlog. */
+static void refuse_out_of_fds(nnd_server *s, int accept_errno) {
+    char why[256];
+    struct rlimit rl = {0};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    const nnd_quota_app *top = nnd_quota_top_app(s->d->quota, NND_QUOTA_DESCRIPTORS);
+    int n = snprintf(why, sizeof why, "the daemon is out of file descriptors (%s, limit %llu)",
+                     strerror(accept_errno), (unsigned long long)rl.rlim_cur);
+    if (top && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n,
+                 "; uid %u holds the most, %llu (quota.app.descriptors %llu)", (unsigned)top->uid,
+                 (unsigned long long)nnd_quota_app_used(top, NND_QUOTA_DESCRIPTORS),
+                 (unsigned long long)nnd_quota_get_limits(s->d->quota)->app[NND_QUOTA_DESCRIPTORS]);
+    if (s->reserve_fd >= 0) close(s->reserve_fd);
+    s->reserve_fd = -1;
+    int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) {
+        struct ucred cred = {0};
+        socklen_t len = sizeof cred;
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+        nnd_log_warn("connection of uid %u (pid %d) refused: %s", (unsigned)cred.uid, (int)cred.pid,
+                     why);
+        nnd_frame_in in;
+        char err[128];
+        uint64_t id = 0;
+        if (nnd_frame_recv(fd, &nnd__request__descriptor, s->buf, &in, err, sizeof err) == 1) {
+            id = ((const Nnd__Request *)in.msg)->id;
+            nnd_frame_in_clear(&in);
+        }
+        Nnd__Reply r = NND__REPLY__INIT;
+        r.id = id;
+        r.status = NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT;
+        r.message = why;
+        nnd_packed p;
+        static const int no_fds[1] = {-1};
+        if (nnd_frame_pack(&r.base, no_fds, 0, &p, NULL, 0) == 0) {
+            nnd_frame_sendmsg(fd, &p, MSG_DONTWAIT);
+            nnd_packed_clear(&p);
+        }
+        close(fd);
+    } else {
+        nnd_log_warn("accept failed: %s", why);
+    }
+    s->reserve_fd = open_reserve();
+}
+
 static void on_listen(uv_poll_t *h, int status, int events) {
     (void)status;
     (void)events;
@@ -387,8 +552,10 @@ static void on_listen(uv_poll_t *h, int status, int events) {
         }
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        int e = errno;
+        if (e == EMFILE || e == ENFILE) refuse_out_of_fds(s, e);
         /* Out of fds or memory: the listener stays readable, so pause instead of spinning. */
-        nnd_log_warn("accept failed: %s; pausing %d ms", strerror(errno), ACCEPT_RETRY_MS);
+        nnd_log_warn("accept failed: %s; pausing %d ms", strerror(e), ACCEPT_RETRY_MS);
         uv_poll_stop(&s->listen_poll);
         uv_timer_start(&s->retry, on_retry, ACCEPT_RETRY_MS, 0);
         return;
@@ -449,6 +616,7 @@ nnd_server *nnd_server_start(nnd_daemon *d, int listen_fd, char *err, size_t err
         }
         s->d = d;
         s->fd = listen_fd;
+        s->reserve_fd = open_reserve();
         return serve(s);
     }
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -464,31 +632,36 @@ nnd_server *nnd_server_start(nnd_daemon *d, int listen_fd, char *err, size_t err
         return NULL;
     }
     s->d = d;
+    s->reserve_fd = open_reserve();
     s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->fd < 0 || nnd_arena_init(&s->arena, 2 * NND_FRAME_RECV_BUF) < 0) {
         snprintf(err, errlen, "cannot create socket: %s",
                  s->fd < 0 ? strerror(errno) : "out of memory");
         if (s->fd >= 0) close(s->fd);
+        if (s->reserve_fd >= 0) close(s->reserve_fd);
         nnd_arena_free(&s->arena);
         free(s);
         return NULL;
     }
     struct stat st;
-    if (bind_path(s->fd, &sa, err, errlen) < 0) goto fail;
+    /* Any local user may connect, as any app may use an NN HAL: each connection only ever
+     * sees its own objects. The socket file is made 0666 by bind itself (no chmod by path
+     * afterwards); restrict access with the directory if needed. */
+    mode_t umask_was = umask(0111);
+    int bound = bind_path(s->fd, &sa, err, errlen);
+    umask(umask_was);
+    if (bound < 0) goto fail;
     if (listen(s->fd, SOMAXCONN) < 0 || stat(sa.sun_path, &st) < 0) {
         snprintf(err, errlen, "cannot listen on %s: %s", sa.sun_path, strerror(errno));
         unlink(sa.sun_path);
         goto fail;
     }
-    /* Any local user may connect, as any app may use an NN HAL: each connection only
-     * ever sees its own objects. Restrict access with the directory if needed. */
-    if (chmod(sa.sun_path, 0666) < 0)
-        nnd_log_warn("cannot chmod %s: %s", sa.sun_path, strerror(errno));
     s->dev = st.st_dev;
     s->ino = st.st_ino;
     return serve(s);
 fail:
     close(s->fd);
+    if (s->reserve_fd >= 0) close(s->reserve_fd);
     nnd_arena_free(&s->arena);
     free(s);
     return NULL;
@@ -498,6 +671,7 @@ static void on_server_closed(uv_handle_t *h) {
     nnd_server *s = h->data;
     if (--s->open_handles) return;
     close(s->fd);
+    if (s->reserve_fd >= 0) close(s->reserve_fd);
     nnd_arena_free(&s->arena);
     free(s);
 }

@@ -49,6 +49,11 @@ typedef struct nnd_handle_slot {
 
 /* Sends one packed reply with fds (borrowed); returns 0 or -errno. */
 typedef int (*nnd_send_fn)(void *ctx, const ProtobufCMessage *reply, const int *fds, size_t nfds);
+/* hold true: read no more requests of this session until hold false (a call answered
+ * later, off the loop). Each hold true is matched by one hold false; the session stays
+ * valid in between, even once its connection closed (then `closing` is set), and may be
+ * freed by the hold false that ends the last hold. */
+typedef void (*nnd_hold_fn)(void *ctx, bool on);
 
 typedef struct nnd_session {
     uint64_t serial; /* connection number since startup, for logs */
@@ -63,7 +68,8 @@ typedef struct nnd_session {
     size_t count;
     size_t per_kind[NND_OBJ_KINDS];
     nnd_send_fn send;
-    void *send_ctx;
+    void *send_ctx;                     /* also the hold hook's */
+    nnd_hold_fn hold;                   /* NULL: the session cannot answer later (unit tests) */
     struct nnd_pool_cache *pool_cache;  /* recent execution pool mappings (pool.h) */
     nnd_quota_app *app;                 /* NULL: outside any app, no limits (quota.h) */
     uint64_t quota_used[NND_QUOTA_RES]; /* this connection's share of app->used */

@@ -194,6 +194,7 @@ static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *er
         return FAIL("input %u has unknown dimensions; the request must give them", i);
     }
     size_t need = nnd_tensor_bytes(t);
+    if (need == SIZE_MAX) return FAIL("input %u: dimensions claim more than 2^48 bytes", i);
     if (io->length < need)
         return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length,
                     need);

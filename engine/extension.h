@@ -44,8 +44,15 @@
 typedef void (*nnd_ext_log_fn)(int level, const char *msg);
 void nnd_ext_set_log(nnd_ext_log_fn fn);
 
-/* Loads dir as the current set. Returns the number of plugins loaded, or -1 when dir
- * cannot be read (err says why; the current set is then empty). */
+/* Judges a plugin file before it is loaded: 0 to load it, or -1 with why filled. The
+ * daemon sets its ownership and mode rule (daemon/trust.h); without one, only files
+ * writable by everyone are refused. */
+typedef int (*nnd_ext_file_check_fn)(int fd, const char *path, char *why, size_t whylen);
+void nnd_ext_set_file_check(nnd_ext_file_check_fn fn);
+
+/* Loads dir as the current set. Each plugin is judged on an open descriptor, then loaded by
+ * path and refused if that is no longer the file judged. Returns the number of plugins loaded, or
+ * -1 when dir cannot be read (err says why; the current set is then empty). */
 int nnd_ext_load_dir(const char *dir, char *err, size_t errlen);
 /* Empties the current set (at exit, after every prepared model is freed). */
 void nnd_ext_unload_all(void);

@@ -122,6 +122,10 @@ static nnd_status check_operand(const nnd_model_desc *m, uint32_t i, char *err, 
     if (!nnd_type_is_tensor(o->type) && o->rank != 0)
         return FAIL("operand %u: scalar type %s has %u dimensions", i, nnd_type_name(o->type),
                     o->rank);
+    /* Dimensions that claim more than any tensor may hold, even with an unknown (0) one
+     * among them: every element count and step computed from them must fit. */
+    if (!oem && byte_size(o) == UINT64_MAX)
+        return FAIL("operand %u: dimensions claim more than 2^48 bytes", i);
     if (o->extension_len && !nnd_ext_is_code(o->type))
         return FAIL("operand %u: %s is not an extension type and takes no extension data", i,
                     nnd_type_name(o->type));

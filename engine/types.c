@@ -113,9 +113,17 @@ uint32_t nnd_supported_operation_count(void) {
 }
 
 uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {
-    uint64_t n = nnd_type_size(type);
+    /* The product of the nonzero dimensions is bounded too: a tensor with one zero
+     * dimension holds nothing, but kernels still step through the others, and steps
+     * computed from dimensions that claim more than NND_MAX_TENSOR_BYTES would overflow. */
+    uint64_t n = nnd_type_size(type), claimed = n;
     for (uint32_t i = 0; i < rank; i++) {
-        if (dims[i] && n > NND_MAX_TENSOR_BYTES / dims[i]) return UINT64_MAX;
+        if (!dims[i]) {
+            n = 0;
+            continue;
+        }
+        if (claimed > NND_MAX_TENSOR_BYTES / dims[i]) return UINT64_MAX;
+        claimed *= dims[i];
         n *= dims[i];
     }
     return n;

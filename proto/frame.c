@@ -2,6 +2,7 @@
 #include "frame.h"
 
 #include "arena.h"
+#include "wire_budget.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,43 +163,58 @@ void nnd_frame_in_clear(nnd_frame_in *in) {
     in->nfds = 0;
 }
 
-/* Reads the spilled message behind a SpillFrame; takes and closes its memfd. */
-static ProtobufCMessage *unspill(nnd_frame_in *in, const ProtobufCMessageDescriptor *desc,
-                                 const Nnd__Spill *spill, char *err, size_t errlen) {
-    int fd = nnd_frame_take_fd(in, spill->fd_index);
-    if (fd < 0) {
-        set_err(err, errlen, "spill frame names fd %u but only %zu arrived", spill->fd_index,
-                in->nfds);
-        return NULL;
-    }
+/* Checks and unpacks a spilled message from its memfd (closed here). */
+static ProtobufCMessage *unspill_fd(const ProtobufCMessageDescriptor *desc,
+                                    ProtobufCAllocator *alloc, int fd, uint64_t size, char *err,
+                                    size_t errlen) {
     ProtobufCMessage *msg = NULL;
     struct stat st;
     int seals = fcntl(fd, F_GET_SEALS);
     if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) !=
                          (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW)) {
         set_err(err, errlen, "spill fd is not a sealed memfd");
-    } else if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != spill->size) {
+    } else if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != size) {
         set_err(err, errlen, "spill memfd holds %lld bytes, frame says %llu", (long long)st.st_size,
-                (unsigned long long)spill->size);
-    } else if (spill->size == 0 || spill->size > NND_FRAME_SPILL_MAX) {
-        set_err(err, errlen, "spill size %llu out of range", (unsigned long long)spill->size);
+                (unsigned long long)size);
+    } else if (size == 0 || size > NND_FRAME_SPILL_MAX) {
+        set_err(err, errlen, "spill size %llu out of range (frame limit %llu bytes)",
+                (unsigned long long)size, (unsigned long long)NND_FRAME_SPILL_MAX);
     } else {
-        void *p = mmap(NULL, spill->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             set_err(err, errlen, "cannot map spill memfd: %s", strerror(errno));
         } else {
-            msg =
-                protobuf_c_message_unpack(desc, in->arena ? &in->arena->pb : NULL, spill->size, p);
-            if (!msg) set_err(err, errlen, "spilled %s is not valid protobuf", desc->short_name);
-            munmap(p, spill->size);
+            if (nnd_wire_budget_check(desc, p, size, err, errlen) == 0) {
+                msg = protobuf_c_message_unpack(desc, alloc, size, p);
+                if (!msg)
+                    set_err(err, errlen, "spilled %s is not valid protobuf", desc->short_name);
+            }
+            munmap(p, size);
         }
     }
     close(fd);
     return msg;
 }
 
+ProtobufCMessage *nnd_frame_unspill(const ProtobufCMessageDescriptor *desc, nnd_frame_spill *spill,
+                                    char *err, size_t errlen) {
+    int fd = spill->fd;
+    spill->fd = -1;
+    return unspill_fd(desc, NULL, fd, spill->size, err, errlen);
+}
+
+/* Takes the memfd a SpillFrame names, or -1 with err set. */
+static int spill_fd(nnd_frame_in *in, const Nnd__Spill *spill, char *err, size_t errlen) {
+    int fd = nnd_frame_take_fd(in, spill->fd_index);
+    if (fd < 0)
+        set_err(err, errlen, "spill frame names fd %u but only %zu arrived", spill->fd_index,
+                in->nfds);
+    return fd;
+}
+
 static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                      nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen) {
+                      nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *defer, char *err,
+                      size_t errlen) {
     memset(in, 0, sizeof *in);
     in->arena = arena;
     ProtobufCAllocator *alloc = arena ? &arena->pb : NULL;
@@ -228,7 +244,9 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         }
     }
     if (mh.msg_flags & MSG_CTRUNC) {
-        set_err(err, errlen, "too many file descriptors in one message (limit %d)",
+        set_err(err, errlen,
+                "file descriptors lost in transit: more than %d in one message, or the "
+                "receiver is out of descriptors",
                 NND_FRAME_MAX_FDS);
         nnd_frame_in_clear(in);
         return -EPROTO;
@@ -246,13 +264,26 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         nnd_frame_in_clear(in);
         return -EPROTO;
     }
+    int deferred = 0;
     if (sf->spill) {
-        in->msg = unspill(in, desc, sf->spill, err, errlen);
-    } else {
+        int fd = spill_fd(in, sf->spill, err, errlen);
+        if (fd >= 0 && defer) {
+            *defer = (nnd_frame_spill){.fd = fd, .size = sf->spill->size};
+            deferred = 1;
+        } else if (fd >= 0) {
+            in->msg = unspill_fd(desc, alloc, fd, sf->spill->size, err, errlen);
+        }
+    } else if (nnd_wire_budget_check(desc, buf, (size_t)n, err, errlen) == 0) {
         in->msg = protobuf_c_message_unpack(desc, alloc, (size_t)n, buf);
         if (!in->msg) set_err(err, errlen, "message is not a valid %s", desc->short_name);
     }
     if (!arena) nnd__spill_frame__free_unpacked(sf, NULL); /* else freed with the arena */
+    if (deferred) {
+        /* The message will be unpacked elsewhere, with malloc: the arena is free again. */
+        if (arena) nnd_arena_reset(arena);
+        in->arena = NULL;
+        return 2;
+    }
     if (!in->msg) {
         nnd_frame_in_clear(in);
         return -EPROTO;
@@ -262,15 +293,21 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
 
 int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
                    char *err, size_t errlen) {
-    return frame_recv(sock, MSG_DONTWAIT, desc, buf, NULL, in, err, errlen);
+    return frame_recv(sock, MSG_DONTWAIT, desc, buf, NULL, in, NULL, err, errlen);
 }
 
 int nnd_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                          nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen) {
-    return frame_recv(sock, MSG_DONTWAIT, desc, buf, arena, in, err, errlen);
+    return frame_recv(sock, MSG_DONTWAIT, desc, buf, arena, in, NULL, err, errlen);
+}
+
+int nnd_frame_recv_deferred(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                            nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *spill, char *err,
+                            size_t errlen) {
+    return frame_recv(sock, MSG_DONTWAIT, desc, buf, arena, in, spill, err, errlen);
 }
 
 int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                         nnd_frame_in *in, char *err, size_t errlen) {
-    return frame_recv(sock, 0, desc, buf, NULL, in, err, errlen);
+    return frame_recv(sock, 0, desc, buf, NULL, in, NULL, err, errlen);
 }

@@ -8,6 +8,10 @@
  *   control messages (closing every fd that arrived), follows a spill, and returns the
  *   unpacked message with the fds it carried. The receiver owns those fds: take the ones it
  *   keeps with nnd_frame_take_fd(), and nnd_frame_in_clear() closes the rest.
+ * - Before unpacking, every message's wire bytes are walked once (wire_budget.h): one that
+ *   would unpack into too much memory or too many allocations is refused as malformed,
+ *   with the limit named, so decoding stays linear and bounded. Spills are at most
+ *   NND_FRAME_SPILL_MAX bytes.
  * - Every error fills `err` with a sentence naming what was wrong.
  */
 #ifndef NND_FRAME_H
@@ -20,9 +24,9 @@
 #include "nnd.pb-c.h"
 
 #define NND_PROTOCOL_VERSION 1
-#define NND_FRAME_INLINE_MAX (48 * 1024)  /* bytes of protobuf sent inline */
-#define NND_FRAME_MAX_FDS    32           /* fds in one datagram, spill memfd included */
-#define NND_FRAME_SPILL_MAX  (1ull << 31) /* largest spilled message accepted */
+#define NND_FRAME_INLINE_MAX (48 * 1024)   /* bytes of protobuf sent inline */
+#define NND_FRAME_MAX_FDS    32            /* fds in one datagram, spill memfd included */
+#define NND_FRAME_SPILL_MAX  (64ull << 20) /* largest spilled message accepted */
 #define NND_FRAME_RECV_BUF   (NND_FRAME_INLINE_MAX + 1024)
 
 #define NND_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
@@ -78,6 +82,21 @@ int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *bu
  * instead of freeing the message field by field. */
 int nnd_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                          struct nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen);
+/* A spilled message received and not yet read (nnd_frame_recv_deferred()). */
+typedef struct nnd_frame_spill {
+    int fd; /* the sealed memfd, owned by the holder */
+    uint64_t size;
+} nnd_frame_spill;
+/* As nnd_frame_recv_arena(), except that a spilled message is left unread: it returns 2
+ * with *spill holding its memfd, in->msg NULL and in->arena NULL (the arena is free again),
+ * and in->fds the datagram's other fds. Read it with nnd_frame_unspill(), on any thread. */
+int nnd_frame_recv_deferred(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                            struct nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *spill,
+                            char *err, size_t errlen);
+/* Checks and unpacks (with malloc) a spilled message; closes spill->fd. NULL with err set
+ * when it is malformed or over a limit. Touches no shared state. */
+ProtobufCMessage *nnd_frame_unspill(const ProtobufCMessageDescriptor *desc, nnd_frame_spill *spill,
+                                    char *err, size_t errlen);
 /* The same as nnd_frame_recv, but waits for a frame (up to the socket's SO_RCVTIMEO, then -EAGAIN):
  * one system call where poll() and a non-blocking receive would take two. */
 int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,

@@ -148,18 +148,19 @@ static void root_digest(const seg *s, uint8_t out[NND_HASH_LEN]) {
     blake2b_final(&st, out, NND_HASH_LEN);
 }
 
-/* Hashes every segment's leaves on this thread and, when there is more than one leaf, on
- * one helper thread. Returns 0 or the first errno. */
+/* Hashes every segment's leaves on this thread and, when there is more than one leaf and
+ * more than a leaf's worth of bytes, on one helper thread. Returns 0 or the first errno. */
 static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
     job j = {.segs = segs, .n_segs = n};
     atomic_init(&j.next, 0);
     atomic_init(&j.error, 0);
     uint8_t(*leaves)[NND_HASH_LEN] = NULL;
-    size_t total = 0;
+    size_t total = 0, bytes = 0;
     for (size_t i = 0; i < n; i++) {
         segs[i].first_item = total;
         segs[i].n_leaves = (segs[i].len + NND_HASH_LEAF - 1) / NND_HASH_LEAF;
         total += segs[i].n_leaves;
+        bytes += segs[i].len;
     }
     j.n_items = total;
     leaves = malloc((total + 1) * NND_HASH_LEN);
@@ -167,7 +168,11 @@ static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
     for (size_t i = 0; i < n; i++)
         segs[i].leaves = leaves + segs[i].first_item;
     pthread_t helper;
-    bool helped = total > 1 && pthread_create(&helper, NULL, worker, &j) == 0;
+    /* A helper for more than a leaf's worth of bytes only: a small model's two short
+     * leaves cost less than starting a thread, whose wait for a CPU on a busy machine
+     * would hold up the caller (the daemon's loop). */
+    bool helped =
+        total > 1 && bytes > NND_HASH_LEAF && pthread_create(&helper, NULL, worker, &j) == 0;
     worker(&j);
     if (helped) pthread_join(helper, NULL);
     int e = atomic_load(&j.error);

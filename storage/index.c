@@ -1,6 +1,8 @@
 /* index.c: the cache index in SQLite. See index.h. */
 #include "index.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
     ST_TOKEN_GET,
@@ -17,15 +20,17 @@ enum {
     ST_CONTENT_PUT,
     ST_CONTENT_TOUCH,
     ST_CONTENT_DELETE,
+    ST_TOKEN_PRUNE,
+    ST_TOKEN_TOUCH,
     ST_COUNT
 };
 
 static const char *const SQL[ST_COUNT] = {
-    [ST_TOKEN_GET] = "SELECT hash, model_size, data_size, created_ns FROM tokens "
+    [ST_TOKEN_GET] = "SELECT hash, model_size, data_size, created_ns, last_used_ns FROM tokens "
                      "WHERE uid = ?1 AND token = ?2 AND build_id = ?3",
     [ST_TOKEN_PUT] = "INSERT OR REPLACE INTO tokens "
-                     "(uid, token, hash, build_id, model_size, data_size, created_ns) "
-                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                     "(uid, token, hash, build_id, model_size, data_size, created_ns, "
+                     "last_used_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
     [ST_TOKEN_ELSEWHERE] = "SELECT 1 FROM tokens WHERE token = ?2 AND uid != ?1 LIMIT 1",
     [ST_CONTENT_GET] = "SELECT preference, model_size, data_size, created_ns, last_used_ns, hits "
                        "FROM content WHERE hash = ?1 AND build_id = ?2",
@@ -34,6 +39,11 @@ static const char *const SQL[ST_COUNT] = {
                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     [ST_CONTENT_TOUCH] = "UPDATE content SET last_used_ns = ?2, hits = hits + 1 WHERE hash = ?1",
     [ST_CONTENT_DELETE] = "DELETE FROM content WHERE hash = ?1",
+    /* A uid's rows past the ?2 most recently used. */
+    [ST_TOKEN_PRUNE] = "DELETE FROM tokens WHERE uid = ?1 AND token IN (SELECT token FROM tokens "
+                       "WHERE uid = ?1 ORDER BY last_used_ns DESC, created_ns DESC "
+                       "LIMIT -1 OFFSET ?2)",
+    [ST_TOKEN_TOUCH] = "UPDATE tokens SET last_used_ns = ?3 WHERE uid = ?1 AND token = ?2",
 };
 
 /* Layout steps: MIGRATIONS[v] takes a database from version v to v + 1. */
@@ -50,6 +60,10 @@ static const char *const MIGRATIONS[NND_INDEX_SCHEMA_VERSION] = {
     " DEFAULT 0) WITHOUT ROWID;"
     "CREATE INDEX content_lru ON content (last_used_ns);"
     "CREATE INDEX tokens_by_token ON tokens (token);",
+    /* 2 -> 3: each uid's rows in least-recently-used order, for pruning. */
+    "ALTER TABLE tokens ADD COLUMN last_used_ns INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE tokens SET last_used_ns = created_ns;"
+    "CREATE INDEX tokens_lru ON tokens (uid, last_used_ns);",
 };
 
 struct nnd_index {
@@ -111,10 +125,25 @@ static int read_version(sqlite3 *db, int *version) {
 /* Opens, configures and migrates. Returns 0, -1 on an error, -2 when the file should be
  * moved aside (not a database, or a layout from the future). */
 static int open_db(nnd_index *ix, const char *path, char *err, size_t errlen) {
-    if (sqlite3_open_v2(path, &ix->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK)
+    /* The file is made, or re-moded, through a descriptor that never follows a symbolic
+     * link, and SQLite opens no link either: a link planted in the state directory would
+     * otherwise have the daemon write or chmod whatever it points at. */
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        fchmod(fd, 0600) < 0) {
+        snprintf(err, errlen, "cache index: %s is %s", path,
+                 fd < 0 && errno == ELOOP ? "a symbolic link"
+                 : fd < 0                 ? strerror(errno)
+                                          : "not a regular file of the daemon's own");
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    if (sqlite3_open_v2(path, &ix->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+                        NULL) != SQLITE_OK)
         return db_fail(ix, ix->db, "open", err, errlen);
-    chmod(path, 0600);
     sqlite3_busy_timeout(ix->db, 2000);
     sqlite3_stmt *s = NULL;
     bool wal = false;
@@ -253,6 +282,7 @@ int nnd_index_token_get(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOK
             row->model_size = (uint64_t)ms;
             row->data_size = (uint64_t)ds;
             row->created_ns = sqlite3_column_int64(s, 3);
+            row->last_used_ns = sqlite3_column_int64(s, 4);
             found = 1;
         }
     } else if (rc != SQLITE_DONE) {
@@ -263,8 +293,10 @@ int nnd_index_token_get(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOK
 }
 
 int nnd_index_token_put(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
-                        const nnd_token_row *row, int *written, char *err, size_t errlen) {
+                        const nnd_token_row *row, uint64_t max_rows, int *written, int64_t *pruned,
+                        char *err, size_t errlen) {
     *written = 0;
+    *pruned = 0;
     nnd_token_row old;
     int have = nnd_index_token_get(ix, uid, token, &old, err, errlen);
     if (have < 0) return -1;
@@ -281,9 +313,38 @@ int nnd_index_token_put(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOK
     sqlite3_bind_int64(s, 5, (int64_t)row->model_size);
     sqlite3_bind_int64(s, 6, (int64_t)row->data_size);
     sqlite3_bind_int64(s, 7, row->created_ns);
-    if (step_done(ix, s, err, errlen) < 0) return -1; /* autocommit: one transaction */
-    *written = 1;
-    return 0;
+    /* The row and the pruning of the uid's oldest rows: one transaction. */
+    if (exec(ix->db, "BEGIN IMMEDIATE", err, errlen) < 0) return -1;
+    int rc = step_done(ix, s, err, errlen);
+    if (rc == 0 && max_rows) {
+        sqlite3_stmt *p = stmt(ix, ST_TOKEN_PRUNE, err, errlen);
+        if (!p) {
+            rc = -1;
+        } else {
+            sqlite3_bind_int64(p, 1, uid);
+            sqlite3_bind_int64(p, 2, max_rows > INT64_MAX ? INT64_MAX : (int64_t)max_rows);
+            rc = step_done(ix, p, err, errlen);
+            if (rc == 0) *pruned = sqlite3_changes(ix->db);
+        }
+    }
+    if (rc == 0 && exec(ix->db, "COMMIT", err, errlen) == 0) {
+        *written = 1;
+        return 0;
+    }
+    char ignored[64];
+    exec(ix->db, "ROLLBACK", ignored, sizeof ignored);
+    *pruned = 0;
+    return -1;
+}
+
+int nnd_index_token_touch(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                          int64_t now_ns, char *err, size_t errlen) {
+    sqlite3_stmt *s = stmt(ix, ST_TOKEN_TOUCH, err, errlen);
+    if (!s) return -1;
+    sqlite3_bind_int64(s, 1, uid);
+    sqlite3_bind_blob(s, 2, token, NND_TOKEN_LEN, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 3, now_ns);
+    return step_done(ix, s, err, errlen);
 }
 
 int nnd_index_token_elsewhere(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],

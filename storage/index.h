@@ -25,7 +25,7 @@
 
 #include "hash.h"
 
-#define NND_INDEX_SCHEMA_VERSION 2
+#define NND_INDEX_SCHEMA_VERSION 3
 #define NND_TOKEN_LEN            32
 
 typedef struct nnd_index nnd_index;
@@ -33,7 +33,8 @@ typedef struct nnd_index nnd_index;
 typedef struct nnd_token_row {
     uint8_t hash[NND_HASH_LEN];
     uint64_t model_size, data_size;
-    int64_t created_ns; /* CLOCK_REALTIME */
+    int64_t created_ns;   /* CLOCK_REALTIME */
+    int64_t last_used_ns; /* written or loaded; the put sets it to created_ns */
 } nnd_token_row;
 
 typedef struct nnd_content_row {
@@ -48,10 +49,16 @@ nnd_index *nnd_index_open(const char *path, const char *build_id, uint64_t *inva
                           size_t errlen);
 void nnd_index_close(nnd_index *ix);
 
-/* Inserts or replaces the row of (uid, token). *written is 0 when an identical row was
- * already there (nothing written, no fsync). */
+/* Inserts or replaces the row of (uid, token), and in the same transaction deletes the
+ * uid's least recently used rows past max_rows (0: no limit), counted in *pruned, so that
+ * no uid grows the index without bound. *written is 0 when an identical row was already
+ * there (nothing written, no fsync, nothing pruned). */
 int nnd_index_token_put(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
-                        const nnd_token_row *row, int *written, char *err, size_t errlen);
+                        const nnd_token_row *row, uint64_t max_rows, int *written, int64_t *pruned,
+                        char *err, size_t errlen);
+/* Records a use of (uid, token) at now_ns (least-recently-used order for pruning). */
+int nnd_index_token_touch(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                          int64_t now_ns, char *err, size_t errlen);
 /* 1 with *row filled, 0 when (uid, token) has no row of this build. */
 int nnd_index_token_get(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
                         nnd_token_row *row, char *err, size_t errlen);

@@ -257,6 +257,44 @@ static void path_in_tmp(char *out, size_t len, const char *name) {
     snprintf(out, len, "%s/%s", tmpdir, name);
 }
 
+/* A uid's rows past its limit go, least recently used first, and only that uid's. */
+static void test_index_prunes_per_uid(void **state) {
+    (void)state;
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "prune.db");
+    uint64_t inval;
+    nnd_index *ix = nnd_index_open(path, "build-1", &inval, err, sizeof err);
+    if (!ix) fail_msg("%s", err);
+    uint8_t token[5][32] = {{1}, {2}, {3}, {4}, {5}};
+    nnd_token_row row = {.model_size = 1, .data_size = 1};
+    int written;
+    int64_t pruned;
+    assert_int_equal(
+        nnd_index_token_put(ix, 7, token[0], &row, 0, &written, &pruned, err, sizeof err), 0);
+    for (int i = 0; i < 3; i++) {
+        row.created_ns = 10 + i;
+        assert_int_equal(
+            nnd_index_token_put(ix, 1000, token[i], &row, 3, &written, &pruned, err, sizeof err),
+            0);
+        assert_int_equal(pruned, 0);
+    }
+    /* Token 0 is used again: token 1 is now the least recently used. */
+    assert_int_equal(nnd_index_token_touch(ix, 1000, token[0], 100, err, sizeof err), 0);
+    row.created_ns = 50;
+    assert_int_equal(
+        nnd_index_token_put(ix, 1000, token[3], &row, 3, &written, &pruned, err, sizeof err), 0);
+    assert_int_equal(pruned, 1);
+    nnd_token_row got;
+    assert_int_equal(nnd_index_token_get(ix, 1000, token[1], &got, err, sizeof err), 0);
+    assert_int_equal(nnd_index_token_get(ix, 1000, token[0], &got, err, sizeof err), 1);
+    assert_int_equal(got.last_used_ns, 100);
+    assert_int_equal(nnd_index_token_get(ix, 1000, token[2], &got, err, sizeof err), 1);
+    assert_int_equal(nnd_index_token_get(ix, 1000, token[3], &got, err, sizeof err), 1);
+    assert_int_equal(nnd_index_token_get(ix, 7, token[0], &got, err, sizeof err), 1);
+    assert_int_equal(nnd_index_token_count(ix), 4);
+    nnd_index_close(ix);
+}
+
 static void test_index_tokens_and_builds(void **state) {
     (void)state;
     char path[512], err[512];
@@ -269,9 +307,12 @@ static void test_index_tokens_and_builds(void **state) {
     nnd_token_row row = {.model_size = 10, .data_size = 20, .created_ns = 5};
     memset(row.hash, 0xab, sizeof row.hash);
     int written;
-    assert_int_equal(nnd_index_token_put(ix, 1000, token, &row, &written, err, sizeof err), 0);
+    int64_t pruned;
+    assert_int_equal(
+        nnd_index_token_put(ix, 1000, token, &row, 0, &written, &pruned, err, sizeof err), 0);
     assert_int_equal(written, 1);
-    assert_int_equal(nnd_index_token_put(ix, 1000, token, &row, &written, err, sizeof err), 0);
+    assert_int_equal(
+        nnd_index_token_put(ix, 1000, token, &row, 0, &written, &pruned, err, sizeof err), 0);
     assert_int_equal(written, 0); /* identical: nothing written */
     nnd_token_row got;
     assert_int_equal(nnd_index_token_get(ix, 1000, token, &got, err, sizeof err), 1);
@@ -402,6 +443,7 @@ int main(void) {
         cmocka_unit_test(test_hash_tree),
         cmocka_unit_test(test_serialize_round_trip),
         cmocka_unit_test(test_index_tokens_and_builds),
+        cmocka_unit_test(test_index_prunes_per_uid),
         cmocka_unit_test(test_index_migrates_v1),
         cmocka_unit_test(test_index_garbage_file),
         cmocka_unit_test(test_store_sweep),

@@ -116,6 +116,18 @@ static int try_connect(const char *path) {
     return fd;
 }
 
+int nnd_test_copy_file(const char *from, const char *to) {
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    char buf[65536];
+    ssize_t n = in >= 0 && out >= 0 ? 0 : -1;
+    while (n == 0 && (n = read(in, buf, sizeof buf)) > 0)
+        n = write(out, buf, (size_t)n) == n ? 0 : -1;
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    return n == 0 ? 0 : -1;
+}
+
 int nnd_test_connect_raw(const nnd_test_daemon *d) {
     return try_connect(d->socket_path);
 }
@@ -184,6 +196,10 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
             getrlimit(RLIMIT_FSIZE, &rl);
             rl.rlim_cur = (rlim_t)o->max_file_bytes;
             if (setrlimit(RLIMIT_FSIZE, &rl) < 0) _exit(127);
+        }
+        if (o->max_fds) {
+            struct rlimit rl = {o->max_fds, o->max_fds};
+            if (setrlimit(RLIMIT_NOFILE, &rl) < 0) _exit(127);
         }
         execv(argv[0], (char *const *)argv);
         fprintf(stderr, "harness: exec %s: %s\n", argv[0], strerror(errno));

@@ -39,9 +39,12 @@ typedef struct nnd_test_daemon_opts {
     int uid;                       /* > 0: run as this uid and gid through /usr/bin/setpriv, the
                                       test directory given to it (needs root) */
     unsigned long long max_file_bytes; /* > 0: the daemon's RLIMIT_FSIZE (a "full disk") */
+    unsigned max_fds;                  /* > 0: the daemon's RLIMIT_NOFILE, soft and hard */
 } nnd_test_daemon_opts;
 int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o);
 int nnd_test_daemon_stop(nnd_test_daemon *d);
+/* Copies file `from` to `to` (created 0755: plugins); 0, or -1. */
+int nnd_test_copy_file(const char *from, const char *to);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
 cJSON *nnd_test_admin(const char *state_dir, const char *cmd);

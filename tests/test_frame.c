@@ -203,7 +203,7 @@ static void test_too_many_fds_closes_all(void **state) {
     for (int i = 0; i < 40; i++)
         close(fds[i]);
     int before = wire_count_fds(0);
-    expect_eproto(p, "too many");
+    expect_eproto(p, "more than 32 in one message");
     assert_int_equal(wire_count_fds(0), before);
 }
 

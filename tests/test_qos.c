@@ -25,6 +25,7 @@
 #include <nanomsg/reqrep.h>
 
 #include "harness.h"
+#include "subprocess.h"
 #include "nnd/nnd.h"
 #include "paths.h"
 #include "qos_models.h"
@@ -319,33 +320,15 @@ static void test_high_overtakes_low(void **state) {
 
 /* Runs qos_flood (as uid when uid >= 0) and returns its pid; its stdout goes to *out_fd. */
 static pid_t flood(const nnd_test_daemon *d, int uid, uint64_t t0, uint64_t t1, int *out_fd) {
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        dup2(p[1], 1);
-        close(p[0]);
-        close(p[1]);
-        char s0[32], s1[32], ids[32];
-        snprintf(s0, sizeof s0, "%llu", (unsigned long long)t0);
-        snprintf(s1, sizeof s1, "%llu", (unsigned long long)t1);
-        snprintf(ids, sizeof ids, "%d", uid);
-        char uid_arg[48], gid_arg[48];
-        snprintf(uid_arg, sizeof uid_arg, "--reuid=%d", uid);
-        snprintf(gid_arg, sizeof gid_arg, "--regid=%d", uid);
-        /* 4 in flight; a run of about a millisecond. */
-        if (uid >= 0)
-            execl("/usr/bin/setpriv", "setpriv", uid_arg, gid_arg, "--clear-groups", QOS_FLOOD_PATH,
-                  d->socket_path, s0, s1, "4", "400", "16384", (char *)NULL);
-        else
-            execl(QOS_FLOOD_PATH, "qos_flood", d->socket_path, s0, s1, "4", "400", "16384",
-                  (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    *out_fd = p[0];
-    return pid;
+    char s0[32], s1[32];
+    snprintf(s0, sizeof s0, "%llu", (unsigned long long)t0);
+    snprintf(s1, sizeof s1, "%llu", (unsigned long long)t1);
+    /* 4 in flight; a run of about a millisecond. */
+    const char *const args[] = {d->socket_path, s0, s1, "4", "400", "16384", NULL};
+    nnd_test_child ch = nnd_test_spawn(QOS_FLOOD_PATH, args, uid, false);
+    assert_true(ch.pid >= 0);
+    *out_fd = ch.out;
+    return ch.pid;
 }
 
 static long flood_result(pid_t pid, int fd) {

@@ -146,6 +146,8 @@ typedef struct pool_job {
     int32_t qlo, qhi; /* quantized activation range */
 } pool_job;
 
+static void pool_store(const pool_job *j, double acc, uint64_t count, size_t out);
+
 /* Reduces the h x w window whose first element is at input offset `in` and writes the
  * result at output offset `out`. Accumulating in double keeps quantized sums exact, so the
  * integer average below rounds as the reference's integer pipeline does. */
@@ -162,7 +164,11 @@ static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, si
             else
                 acc += j->kind == POOL_L2 ? v * v : v;
         }
-    uint64_t count = (uint64_t)h * w;
+    pool_store(j, acc, (uint64_t)h * w, out);
+}
+
+/* Writes one output element from its window's reduction acc over count elements. */
+static void pool_store(const pool_job *j, double acc, uint64_t count, size_t out) {
     if (count == 0) acc = 0.0;
     if (j->q8) {
         int64_t r = (int64_t)acc, half = (int64_t)(count / 2);
@@ -177,6 +183,97 @@ static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, si
 
 static uint32_t clip(int64_t v, uint32_t hi) {
     return v < 0 ? 0 : (v > hi ? hi : (uint32_t)v);
+}
+
+/* ---- wide windows ------------------------------------------------------------------------
+ * A window of more than POOL_WIDE_WINDOW elements reduced afresh for every output element
+ * costs output x window: with a filter as large as the image and stride 1, that is
+ * quadratic and no checkpoint stops it. Such windows are reduced in two separable passes
+ * (columns, then rows), each sliding along the image: a running sum in double precision
+ * (exact for QUANT8 sums) or a monotone queue for the maximum, so the work is linear in
+ * the input and output. */
+#define POOL_WIDE_WINDOW 64
+
+/* The window [lo, hi) of output k along one axis, clipped to len. */
+static void window_of(int64_t k, int32_t stride, int32_t pad, int32_t filter, uint32_t len,
+                      uint32_t *lo, uint32_t *hi) {
+    int64_t s = k * stride - pad;
+    *lo = clip(s, len);
+    *hi = clip(s + filter, len);
+}
+
+/* dst[k * dst_step] = the reduction of src[lo(k) .. hi(k)) for k < n, where both window
+ * ends never decrease with k. queue: room for len indexes (maximum only). */
+static void slide(const pool_job *j, const double *src, uint32_t len, int32_t stride, int32_t pad,
+                  int32_t filter, uint32_t n, double *dst, size_t dst_step, uint32_t *queue) {
+    uint32_t lo = 0, hi = 0, qh = 0, qt = 0; /* queue[qh..qt): indexes, values decreasing */
+    double sum = 0.0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t a, b;
+        window_of(k, stride, pad, filter, len, &a, &b);
+        if (a >= hi) { /* disjoint from the last window: start afresh */
+            lo = hi = a;
+            sum = 0.0;
+            qh = qt = 0;
+        }
+        for (; hi < b; hi++) {
+            if (j->kind == POOL_MAX) {
+                while (qt > qh && src[queue[qt - 1]] <= src[hi])
+                    qt--;
+                queue[qt++] = hi;
+            } else {
+                sum += src[hi];
+            }
+        }
+        for (; lo < a; lo++)
+            if (j->kind != POOL_MAX) sum -= src[lo];
+        while (qt > qh && queue[qh] < a)
+            qh++;
+        if (j->kind == POOL_MAX)
+            dst[(size_t)k * dst_step] = qt > qh ? src[queue[qh]] : -DBL_MAX;
+        else
+            dst[(size_t)k * dst_step] = sum;
+    }
+}
+
+static nnd_status pool_walk_wide(nnd_op_ctx *c, const pool_job *j) {
+    const pool_geom *g = &j->g;
+    const nnd_image *im = &g->in, *om = &j->out;
+    uint64_t cols = (uint64_t)om->h * im->w, longest = im->h > im->w ? im->h : im->w;
+    if (cols > SIZE_MAX / sizeof(double) / 2) return nnd_fail(c, "pooling scratch too large");
+    double *colred = nnd_scratch(c, (size_t)cols * sizeof(double));
+    double *line = nnd_scratch(c, (size_t)longest * sizeof(double));
+    double *row = nnd_scratch(c, (size_t)om->w * sizeof(double));
+    uint32_t *queue = nnd_scratch(c, (size_t)longest * sizeof(uint32_t));
+    if (!colred || !line || !row || !queue) return nnd_fail(c, "out of scratch memory");
+    for (uint32_t n = 0; n < im->n; n++)
+        for (uint32_t ch = 0; ch < im->c; ch++) {
+            /* Columns: colred[oy][x] reduces input rows y0(oy)..y1(oy) of column x. */
+            for (uint32_t x = 0; x < im->w; x++) {
+                for (uint32_t y = 0; y < im->h; y++) {
+                    size_t at = nnd_image_at(im, n, y, x, ch);
+                    double v = j->q8 ? nnd_q8_get(j->in_data, at, j->qmin)
+                                     : ((const float *)j->in_data)[at];
+                    line[y] = j->kind == POOL_L2 ? v * v : v;
+                }
+                slide(j, line, im->h, g->stride_h, g->pad_top, g->filter_h, om->h, colred + x,
+                      im->w, queue);
+            }
+            /* Rows: each output row reduces its column results along x. */
+            for (uint32_t oy = 0; oy < om->h; oy++) {
+                slide(j, colred + (size_t)oy * im->w, im->w, g->stride_w, g->pad_left, g->filter_w,
+                      om->w, row, 1, queue);
+                uint32_t y0, y1;
+                window_of(oy, g->stride_h, g->pad_top, g->filter_h, im->h, &y0, &y1);
+                for (uint32_t ox = 0; ox < om->w; ox++) {
+                    uint32_t x0, x1;
+                    window_of(ox, g->stride_w, g->pad_left, g->filter_w, im->w, &x0, &x1);
+                    pool_store(j, row[ox], (uint64_t)(y1 - y0) * (x1 - x0),
+                               nnd_image_at(om, n, oy, ox, ch));
+                }
+            }
+        }
+    return NND_OK;
 }
 
 /* Every output element's window, clipped to the image: padding is neither read nor
@@ -212,6 +309,8 @@ static nnd_status pool_run(nnd_op_ctx *c) {
     nnd_image_of(out, j.g.nchw, &j.out);
     nnd_act_range_f32(j.g.act, &j.lo, &j.hi);
     if (j.q8) nnd_act_range_q8(j.g.act, out, &j.qlo, &j.qhi);
+    if ((uint64_t)j.g.filter_h * (uint64_t)j.g.filter_w > POOL_WIDE_WINDOW)
+        return pool_walk_wide(c, &j);
     pool_walk(&j);
     return NND_OK;
 }

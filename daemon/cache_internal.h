@@ -1,0 +1,64 @@
+/* cache_internal: the compilation cache's state, shared by cache.c (preparing, the store,
+ * client caches) and cache_admin.c (status and listing) only. Loop thread only. */
+#ifndef NND_CACHE_INTERNAL_H
+#define NND_CACHE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "cache_users.h"
+#include "hash.h"
+#include "index.h"
+#include "serialize.h"
+
+#define NND_CACHE_BUCKETS 1024
+
+/* A prepared model made from serialized bytes, keyed by their digest. */
+struct nnd_cache_ref {
+    nnd_cache *cache;
+    uint8_t key[NND_HASH_LEN];
+    nnd_prepared *prepared;
+    nnd_buf model;       /* the model cache bytes, kept for the store write */
+    const nnd_buf *data; /* the data cache bytes, owned by prepared (its pool 0) */
+    uint32_t preference;
+    uint64_t bytes;        /* model + data */
+    uint32_t refs;         /* users plus a pending store write */
+    nnd_cache_users users; /* the uids among the users, each charged its bytes once */
+    bool listed;           /* in the table and the LRU list */
+    bool storing;          /* a store write is under way */
+    struct nnd_cache_ref *next_in_bucket;
+    struct nnd_cache_ref *lru_prev, *lru_next; /* most recently used at the head */
+};
+
+typedef struct counters {
+    uint64_t hits, misses, rejected;        /* client caches */
+    uint64_t content_hits, content_misses;  /* the content cache */
+    uint64_t evicted, stored, store_errors; /* stored: client cache files written */
+    uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
+    uint64_t quota_skipped; /* models prepared in place: their app's cache_bytes was full */
+    uint64_t tokens_pruned; /* token rows deleted past quota.app.cache_tokens */
+    uint64_t rate_skipped;  /* copies and saves not made: their uid over its rate (rate.h) */
+    uint64_t invalidated_at_start;
+} counters;
+
+struct nnd_cache {
+    nnd_daemon *d;
+    nnd_index *index;
+    char build_id[NND_SER_BUILD_ID_MAX + 1];
+    char store_dir[4096];
+    uint64_t max_bytes;
+    size_t stall_at; /* test hook, see cache.h */
+    nnd_cache_ref *buckets[NND_CACHE_BUCKETS];
+    nnd_cache_ref *lru_head, *lru_tail;
+    uint64_t memory_bytes; /* of listed entries */
+    size_t memory_models;
+    counters n;
+    bool disk_off; /* a write to the state directory failed: write nothing more there */
+    char disk_off_reason[300];
+};
+
+/* The entry of key in memory, or NULL. */
+nnd_cache_ref *nnd_cache_lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]);
+
+#endif

@@ -1,0 +1,143 @@
+/* prepare_off_loop.c: the content cache's copy and hash on a worker thread. See
+ * prepare_off_loop.h. */
+#include "prepare_off_loop.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "convert.h"
+#include "serialize.h"
+
+typedef struct job {
+    uv_work_t work;
+    nnd_daemon *d;
+    nnd_session *s;
+    uint64_t id, t0;
+    nnd_model_obj *o;
+    nnd_model_desc desc;
+    Nnd__Model *msg; /* what desc borrows from */
+    nnd_memory_view *views;
+    size_t n_views;
+    uint32_t preference;
+    int priority;
+    bool token;
+    uint8_t token_bytes[NND_CACHE_TOKEN_LEN];
+    int model_fd, data_fd;
+    nnd_prepare_done_fn done;
+    nnd_cache_encoded x;
+    nnd_status st;
+    char err[NND_ERR_LEN];
+} job;
+
+bool nnd_prepare_off_loop_wanted(const nnd_call *c, const nnd_model_desc *m) {
+    return c->s->hold && nnd_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES;
+}
+
+Nnd__Model *nnd_prepare_model_copy(const Nnd__Model *m) {
+    size_t n = protobuf_c_message_get_packed_size(&m->base);
+    if (n > NND_PREPARE_OFF_LOOP_COPY_MAX) return NULL;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) return NULL;
+    protobuf_c_message_pack(&m->base, buf);
+    Nnd__Model *copy = nnd__model__unpack(NULL, n, buf);
+    free(buf);
+    return copy;
+}
+
+static void encode(uv_work_t *w) {
+    job *j = w->data;
+    j->st = nnd_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
+}
+
+static void finish(uv_work_t *w, int status) {
+    job *j = w->data;
+    if (status < 0 && j->st == NND_OK) { /* cancelled before it ran */
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "preparation cancelled");
+    }
+    nnd_model_desc_clear(&j->desc);
+    nnd__model__free_unpacked(j->msg, NULL);
+    for (size_t i = 0; i < j->n_views; i++)
+        if (j->views[i].release) j->views[i].release(j->views[i].ctx);
+    free(j->views);
+    nnd_session *s = j->s;
+    if (s->closing) { /* nobody to answer */
+        if (j->st == NND_OK) nnd_cache_encoded_free(&j->x);
+        nnd_model_obj_free(j->o);
+    } else {
+        nnd_frame_in none = {0};
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.id = j->id;
+        nnd_call c = {.d = j->d, .s = s, .in = &none, .req = &req, .name = "PrepareModel"};
+        nnd__reply__init(&c.reply);
+        c.reply.id = j->id;
+        c.t0 = j->t0;
+        snprintf(c.err, sizeof c.err, "%s", j->err);
+        nnd_status st = j->st;
+        if (st == NND_OK) {
+            st =
+                nnd_cache_prepare_encoded(j->d->cache, s, &j->x, j->token ? j->token_bytes : NULL,
+                                          j->model_fd, j->data_fd, &j->o->ref, c.err, sizeof c.err);
+            if (st == NND_OK) j->o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(j->o->ref);
+        }
+        j->done(&c, j->o, st, nnd_now_ns() - j->t0, j->priority);
+    }
+    if (j->model_fd >= 0) close(j->model_fd);
+    if (j->data_fd >= 0) close(j->data_fd);
+    free(j);
+    s->hold(s->send_ctx, false); /* last: it may free the session */
+}
+
+void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, Nnd__Model *msg,
+                          nnd_memory_view *views, size_t n_views, uint32_t preference, int priority,
+                          const uint8_t *token, int model_fd, int data_fd,
+                          nnd_prepare_done_fn done) {
+    job *j = calloc(1, sizeof *j);
+    if (j && token) {
+        j->model_fd = fcntl(model_fd, F_DUPFD_CLOEXEC, 0);
+        j->data_fd = fcntl(data_fd, F_DUPFD_CLOEXEC, 0);
+    } else if (j) {
+        j->model_fd = j->data_fd = -1;
+    }
+    if (!j || (token && (j->model_fd < 0 || j->data_fd < 0))) {
+        if (j && j->model_fd >= 0) close(j->model_fd);
+        if (j && j->data_fd >= 0) close(j->data_fd);
+        free(j);
+        nnd_model_desc_clear(desc);
+        nnd__model__free_unpacked(msg, NULL);
+        for (size_t i = 0; i < n_views; i++)
+            if (views[i].release) views[i].release(views[i].ctx);
+        free(views);
+        snprintf(c->err, sizeof c->err, "out of memory or descriptors preparing the model");
+        done(c, o, NND_GENERAL_FAILURE, 0, priority);
+        return;
+    }
+    *j = (job){.d = c->d,
+               .s = c->s,
+               .id = c->req->id,
+               .t0 = nnd_now_ns(),
+               .o = o,
+               .desc = *desc,
+               .msg = msg,
+               .views = views,
+               .n_views = n_views,
+               .preference = preference,
+               .priority = priority,
+               .token = token != NULL,
+               .model_fd = j->model_fd,
+               .data_fd = j->data_fd,
+               .done = done};
+    if (token) memcpy(j->token_bytes, token, NND_CACHE_TOKEN_LEN);
+    memset(desc, 0, sizeof *desc); /* the job's now */
+    j->work.data = j;
+    c->s->hold(c->s->send_ctx, true);
+    if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "cannot prepare the model now");
+        finish(&j->work, 0);
+    }
+}

@@ -1,0 +1,377 @@
+/* attack.c: the hostile clients of test_isolation. See attack.h. */
+#include "attack.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "wire.h"
+
+typedef struct tally {
+    const char *name;
+    double end;
+    unsigned long requests, refused;
+    unsigned printed[32]; /* refusals printed per status */
+} tally;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool running(const tally *t) {
+    return now_s() < t->end;
+}
+
+static const char *status_name(int st) {
+    switch (st) {
+    case NND__ERROR_STATUS__NONE: return "NONE";
+    case NND__ERROR_STATUS__GENERAL_FAILURE: return "GENERAL_FAILURE";
+    case NND__ERROR_STATUS__INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT: return "RESOURCE_EXHAUSTED_TRANSIENT";
+    case NND__ERROR_STATUS__RESOURCE_EXHAUSTED_PERSISTENT: return "RESOURCE_EXHAUSTED_PERSISTENT";
+    default: return "OTHER";
+    }
+}
+
+/* Counts a reply (NULL: none came) and prints the first refusals of each status. Returns
+ * its status, or -1 without a reply. */
+static int note(tally *t, Nnd__Reply *r) {
+    t->requests++;
+    if (!r) return -1;
+    int st = (int)r->status;
+    if (st != NND__ERROR_STATUS__NONE) {
+        t->refused++;
+        if (st >= 0 && st < 32 && t->printed[st]++ < 3)
+            printf("refused %s %s\n", status_name(st), r->message ? r->message : "");
+    }
+    wire_free(r);
+    return st;
+}
+
+static int connect_to(const char *path) {
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        if (s >= 0) close(s);
+        return -1;
+    }
+    return s;
+}
+
+/* A connection that said Hello, or -1 (its refusal counted). */
+static int open_session(tally *t, const char *path) {
+    int s = connect_to(path);
+    if (s < 0) return -1;
+    Nnd__Hello h = NND__HELLO__INIT;
+    h.protocol_version = NND_PROTOCOL_VERSION;
+    h.client_name = "attacker";
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = 1;
+    req.call_case = NND__REQUEST__CALL_HELLO;
+    req.hello = &h;
+    if (note(t, wire_call(s, &req, NULL, 0)) != NND__ERROR_STATUS__NONE) {
+        close(s);
+        return -1;
+    }
+    return s;
+}
+
+/* The two-input ADD of wire.h, prepared on s; 0 on failure. */
+static uint64_t prepare_add(int s) {
+    wire_add_model m;
+    wire_add_model_init(&m, -1);
+    return wire_prepare(s, &m.model, NULL, 0);
+}
+
+static void release(int s, uint64_t handle) {
+    Nnd__Release rel = NND__RELEASE__INIT;
+    rel.handle = handle;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = 7;
+    req.call_case = NND__REQUEST__CALL_RELEASE;
+    req.release = &rel;
+    wire_free(wire_call(s, &req, NULL, 0));
+}
+
+/* ---- 1: mappings ------------------------------------------------------------------------ */
+
+enum { MAP_CONNS = 64, MAP_BURSTS = 16, MAP_SLOTS = 64 };
+
+static int attack_mappings(tally *t, const char *path) {
+    size_t size = (size_t)MAP_CONNS * MAP_BURSTS * MAP_SLOTS * 4096;
+    int mfd = wire_memfd(NULL, 0, size);
+    if (mfd < 0) return 1;
+    int socks[MAP_CONNS];
+    uint64_t bursts[MAP_CONNS][MAP_BURSTS] = {{0}};
+    int n = 0;
+    for (; n < MAP_CONNS && running(t); n++) {
+        socks[n] = open_session(t, path);
+        uint64_t model = socks[n] >= 0 ? prepare_add(socks[n]) : 0;
+        if (!model) break;
+        for (int b = 0; b < MAP_BURSTS; b++) {
+            Nnd__ConfigureBurst cb = NND__CONFIGURE_BURST__INIT;
+            cb.prepared_model = model;
+            Nnd__Request req = NND__REQUEST__INIT;
+            req.id = 2;
+            req.call_case = NND__REQUEST__CALL_CONFIGURE_BURST;
+            req.configure_burst = &cb;
+            Nnd__Reply *r = wire_call(socks[n], &req, NULL, 0);
+            if (r && r->result_case == NND__REPLY__RESULT_BURST) bursts[n][b] = r->burst->burst;
+            note(t, r);
+        }
+    }
+    /* Every slot another page of the memfd; once refused, over and over. */
+    for (unsigned long round = 0; running(t); round++)
+        for (int c = 0; c < n && running(t); c++)
+            for (int b = 0; b < MAP_BURSTS && running(t); b++)
+                for (int k = 0; k < MAP_SLOTS && running(t); k++) {
+                    if (!bursts[c][b]) continue;
+                    wire_exec e;
+                    wire_exec_init(&e, 0, 2, 4096);
+                    e.pool.offset =
+                        (((uint64_t)c * MAP_BURSTS + (uint64_t)b) * MAP_SLOTS + (uint64_t)k) * 4096;
+                    e.pool.slot = (uint64_t)k + 1 + (round % 2) * MAP_SLOTS;
+                    Nnd__BurstExecute be = NND__BURST_EXECUTE__INIT;
+                    be.burst = bursts[c][b];
+                    be.request = &e.req;
+                    Nnd__Request req = NND__REQUEST__INIT;
+                    req.id = 3;
+                    req.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
+                    req.burst_execute = &be;
+                    note(t, wire_call(socks[c], &req, &mfd, 1));
+                }
+    for (int c = 0; c < n; c++)
+        if (socks[c] >= 0) close(socks[c]);
+    close(mfd);
+    return 0;
+}
+
+/* ---- 2: descriptors --------------------------------------------------------------------- */
+
+static int attack_descriptors(tally *t, const char *path) {
+    int mfd = wire_memfd(NULL, 0, 4096);
+    int socks[4], n = 0;
+    uint64_t models[4];
+    for (; n < 4; n++) {
+        socks[n] = open_session(t, path);
+        models[n] = socks[n] >= 0 ? prepare_add(socks[n]) : 0;
+        if (!models[n]) return 1;
+    }
+    while (running(t)) {
+        for (int c = 0; c < n && running(t); c++) {
+            wire_exec e;
+            wire_exec_init(&e, models[c], 2, 4096);
+            Nnd__ExecuteFenced f = NND__EXECUTE_FENCED__INIT;
+            f.prepared_model = models[c];
+            f.request = &e.req;
+            Nnd__Request req = NND__REQUEST__INIT;
+            req.id = 4;
+            req.call_case = NND__REQUEST__CALL_EXECUTE_FENCED;
+            req.execute_fenced = &f;
+            /* The reply's eventfd is closed here; the daemon's copy stays until Release. */
+            note(t, wire_call(socks[c], &req, &mfd, 1));
+        }
+        /* More connections, each one more descriptor. */
+        int extra = open_session(t, path);
+        if (extra >= 0) close(extra);
+    }
+    for (int c = 0; c < n; c++)
+        close(socks[c]);
+    close(mfd);
+    return 0;
+}
+
+/* ---- 3: decode amplification ------------------------------------------------------------ */
+
+static size_t put_varint(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    do {
+        p[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    return n;
+}
+
+/* A sealed memfd of `size` bytes holding Request{id, execute{request{inputs: empty x N}}}. */
+static int empty_arguments_spill(size_t size) {
+    uint8_t head[64];
+    size_t body = size - 32; /* room for the headers below */
+    size_t args = body / 2;  /* "0a 00": field 1 (inputs), length 0 */
+    body = args * 2;
+    size_t req_len = 0, exec_len, h = 0;
+    uint8_t tmp[16];
+    req_len = body;
+    exec_len = 1 + put_varint(tmp, req_len) + req_len; /* Execute.request = 2 */
+    head[h++] = 0x08;                                  /* Request.id = 1 */
+    head[h++] = 0x05;
+    h += put_varint(head + h, (19u << 3) | 2); /* Request.execute = 19 */
+    h += put_varint(head + h, exec_len);
+    head[h++] = (2u << 3) | 2;
+    h += put_varint(head + h, req_len);
+    int fd = memfd_create("attack-spill", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, (off_t)(h + body)) < 0) return -1;
+    uint8_t *p = mmap(NULL, h + body, PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return -1;
+    memcpy(p, head, h);
+    for (size_t i = 0; i < args; i++)
+        p[h + 2 * i] = 0x0a, p[h + 2 * i + 1] = 0x00;
+    munmap(p, h + body);
+    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    return fd;
+}
+
+/* The datagram naming a spill: SpillFrame{id, spill{fd_index 0, size}}. */
+static void send_spill(tally *t, int s, int fd) {
+    struct stat st;
+    fstat(fd, &st);
+    Nnd__Spill sp = NND__SPILL__INIT;
+    sp.fd_index = 0;
+    sp.size = (uint64_t)st.st_size;
+    Nnd__SpillFrame f = NND__SPILL_FRAME__INIT;
+    f.id = 5;
+    f.spill = &sp;
+    uint8_t buf[64];
+    size_t len = nnd__spill_frame__pack(&f, buf);
+    if (nnd_frame_send_bytes(s, buf, len, &fd, 1, 0) < 0) return;
+    note(t, wire_recv(s, WIRE_TIMEOUT_MS));
+}
+
+static int attack_decode(tally *t, const char *path) {
+    int at_limit = empty_arguments_spill((size_t)NND_FRAME_SPILL_MAX);
+    int past_limit = empty_arguments_spill((size_t)NND_FRAME_SPILL_MAX * 2);
+    if (at_limit < 0 || past_limit < 0) return 1;
+    int socks[8];
+    for (int c = 0; c < 8; c++)
+        if ((socks[c] = open_session(t, path)) < 0) return 1;
+    for (unsigned long k = 0; running(t); k++)
+        send_spill(t, socks[k % 8], k % 16 == 15 ? past_limit : at_limit);
+    for (int c = 0; c < 8; c++)
+        close(socks[c]);
+    close(at_limit);
+    close(past_limit);
+    return 0;
+}
+
+/* ---- 4: content-cache copies ------------------------------------------------------------ */
+
+enum { CACHE_MODELS = 40, CACHE_FLOATS = 15u << 20 /* 60 MiB */ };
+
+static uint64_t prepare_constants_at(tally *t, int s, int mfd, uint64_t offset) {
+    wire_add_model m;
+    wire_add_model_init_n(&m, CACHE_FLOATS, 0);
+    m.pool.offset = offset;
+    Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
+    pm.model = &m.model;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = 6;
+    req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
+    req.prepare_model = &pm;
+    Nnd__Reply *r = wire_call(s, &req, &mfd, 1);
+    uint64_t h = r && r->result_case == NND__REPLY__RESULT_PREPARED ? r->prepared->handle : 0;
+    note(t, r);
+    return h;
+}
+
+static int attack_cache(tally *t, const char *path) {
+    size_t size = 65u << 20;
+    int mfd = wire_memfd(NULL, 0, size);
+    uint8_t *p = mfd >= 0 ? mmap(NULL, size, PROT_WRITE, MAP_SHARED, mfd, 0) : MAP_FAILED;
+    if (p == MAP_FAILED) return 1;
+    uint64_t x = 0x9e3779b97f4a7c15u; /* every offset below makes other constants */
+    for (size_t i = 0; i + 8 <= size; i += 8) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        memcpy(p + i, &x, 8);
+    }
+    munmap(p, size);
+    int s = open_session(t, path);
+    if (s < 0) return 1;
+    uint64_t held[CACHE_MODELS] = {0};
+    for (unsigned k = 0; k < CACHE_MODELS && running(t); k++)
+        held[k] = prepare_constants_at(t, s, mfd, (uint64_t)k * 65536);
+    for (unsigned long k = 0; running(t); k++) { /* replaced one by one, new offsets */
+        unsigned i = (unsigned)(k % CACHE_MODELS);
+        if (held[i]) release(s, held[i]);
+        held[i] = prepare_constants_at(t, s, mfd, 4096 + (k % 1200) * 4096);
+    }
+    close(s);
+    close(mfd);
+    return 0;
+}
+
+/* ---- 5: token index growth -------------------------------------------------------------- */
+
+static int attack_tokens(tally *t, const char *path) {
+    char dir[] = "/tmp/nnd-attack-XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    char mpath[64], dpath[64];
+    snprintf(mpath, sizeof mpath, "%s/model", dir);
+    snprintf(dpath, sizeof dpath, "%s/data", dir);
+    int fds[2] = {open(mpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600),
+                  open(dpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
+    int s = open_session(t, path);
+    if (s < 0 || fds[0] < 0 || fds[1] < 0) return 1;
+    wire_add_model m;
+    wire_add_model_init(&m, -1);
+    uint32_t mc = 0, dc = 1;
+    uint8_t token[32];
+    while (running(t)) {
+        getrandom(token, sizeof token, 0);
+        Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
+        pm.model = &m.model;
+        pm.n_model_cache_fds = 1;
+        pm.model_cache_fds = &mc;
+        pm.n_data_cache_fds = 1;
+        pm.data_cache_fds = &dc;
+        pm.token.data = token;
+        pm.token.len = sizeof token;
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.id = 8;
+        req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
+        req.prepare_model = &pm;
+        Nnd__Reply *r = wire_call(s, &req, fds, 2);
+        if (r && r->result_case == NND__REPLY__RESULT_PREPARED) release(s, r->prepared->handle);
+        note(t, r);
+    }
+    close(s);
+    close(fds[0]);
+    close(fds[1]);
+    unlink(mpath);
+    unlink(dpath);
+    rmdir(dir);
+    return 0;
+}
+
+int attack_run(const char *name, const char *socket_path, double seconds) {
+    static const struct {
+        const char *name;
+        int (*run)(tally *, const char *);
+    } attacks[] = {{"mappings", attack_mappings},
+                   {"descriptors", attack_descriptors},
+                   {"decode", attack_decode},
+                   {"cache", attack_cache},
+                   {"tokens", attack_tokens}};
+    for (size_t i = 0; i < sizeof attacks / sizeof *attacks; i++) {
+        if (strcmp(name, attacks[i].name)) continue;
+        tally t = {.name = name, .end = now_s() + seconds};
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        int rc = attacks[i].run(&t, socket_path);
+        printf("attack %s: %lu requests, %lu refused\n", name, t.requests, t.refused);
+        return rc;
+    }
+    fprintf(stderr, "unknown attack %s\n", name);
+    return 1;
+}

@@ -1,0 +1,25 @@
+/* attack: what a hostile local user does to the daemon through its public socket, for
+ * test_isolation. Each attack runs in its own process (test_isolation re-executes itself
+ * as uid 65534 through setpriv) for a number of seconds and prints what it saw:
+ *   "refused <STATUS> <message>"  for the first replies of each refusal status,
+ *   "attack <name>: <n> requests, <k> refused"  at the end.
+ * Exit status 0 when the attack ran (refusals are what it expects), 1 when it could not
+ * start (no daemon, no model).
+ *
+ *   mappings     64 connections x 16 bursts x 64 slots, each slot another 4 KiB of one
+ *                memfd, then hammering the bursts (finding 1)
+ *   descriptors  ExecuteFenced over and over without Release, on 4 connections, then new
+ *                connections (finding 2)
+ *   decode       spilled requests at the spill limit full of empty RequestArguments, and
+ *                spills past the limit (finding 3)
+ *   cache        PrepareModel of 60 MiB constants at 40 offsets of one 65 MiB memfd, all
+ *                held, then replaced one by one (finding 4)
+ *   tokens       PrepareModel with cache files and a new token each time (finding 5)
+ */
+#ifndef NND_TEST_ATTACK_H
+#define NND_TEST_ATTACK_H
+
+/* Runs attack `name` against the daemon at socket_path for `seconds`; the exit status. */
+int attack_run(const char *name, const char *socket_path, double seconds);
+
+#endif
