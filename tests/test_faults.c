@@ -1,7 +1,7 @@
 /* test_faults (integration): faults around a real daemon.
  * - A client SIGKILLed with executions queued, one running, one waiting on a fence and a
- *   driver buffer: everything it had is freed (admin status, fds, memfd mappings, RSS back
- *   at the baseline) while another client's executions go on, right, throughout.
+ *   driver buffer: everything it had is freed (admin status, fds, memfd mappings, allocated
+ *   bytes back at the baseline) while another client's executions go on, right, throughout.
  * - A client that sends executions and never reads its replies: dropped once its outbox
  *   is full, with a warning and an event, the daemon's RSS bounded, another client served.
  * - The state directory full at startup (RLIMIT_FSIZE), filling up later (RLIMIT_FSIZE
