@@ -351,13 +351,13 @@ static void test_client_killed(void **state) {
     bystander_stop(&b);
 
     figures after = settle(&d, &before);
-    print_message("# victim killed: %.0f executions cancelled; bystander %ld right (%ld after the "
-                  "kill), 0 wrong; fds %d -> %d -> %d, memfd maps %d -> %d -> %d, allocated %.0f -> "
-                  "%.0f -> %.0f KiB, RSS %ld -> %ld -> %ld KiB (before, with the victim, after)\n",
-                  cancelled, (long)b.ok, ok_after, before.fds, during.fds, after.fds,
-                  before.memfd_maps, during.memfd_maps, after.memfd_maps, before.allocated / 1024,
-                  during.allocated / 1024, after.allocated / 1024, before.rss_kib,
-                  during.rss_kib, after.rss_kib);
+    print_message(
+        "# victim killed: %.0f executions cancelled; bystander %ld right (%ld after the "
+        "kill), 0 wrong; fds %d -> %d -> %d, memfd maps %d -> %d -> %d, allocated %.0f -> "
+        "%.0f -> %.0f KiB, RSS %ld -> %ld -> %ld KiB (before, with the victim, after)\n",
+        cancelled, (long)b.ok, ok_after, before.fds, during.fds, after.fds, before.memfd_maps,
+        during.memfd_maps, after.memfd_maps, before.allocated / 1024, during.allocated / 1024,
+        after.allocated / 1024, before.rss_kib, during.rss_kib, after.rss_kib);
     assert_int_equal(after.fds, before.fds);
     assert_int_equal(after.memfd_maps, before.memfd_maps);
     /* The victim cost over 16 MiB (its buffer, temporaries, 42 jobs); all of it is freed. */
