@@ -195,11 +195,11 @@ static bool want(const char *group, const char *row) {
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     static const char *const names[] = {
-        "rtt",          "rtt_burst",       "inproc",           "conv_vs_xnnpack", "fc_vs_xnnpack",
-        "kernels",      "cache_load",      "cache_vs_cold",    "content_vs_cold", "cache",
-        "memory",       "memfd_64m",       "qos",              "deadline_met",    "goodput",
-        "high_p99",     "mobilenet",       "mnet_f32_xnn",     "mnet_q8_xnn",     "mnet_f16_f32",
-        "mnet_s8_q8",   "mnet_s8_xnn",     "threads",          "high_p90_thread", "threads_vs_procs"};
+        "rtt",        "rtt_burst",   "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
+        "kernels",    "cache_load",  "cache_vs_cold", "content_vs_cold", "cache",
+        "memory",     "memfd_64m",   "qos",           "deadline_met",    "goodput",
+        "high_p99",   "mobilenet",   "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
+        "mnet_s8_q8", "mnet_s8_xnn", "threads",       "high_p90_thread", "threads_vs_procs"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
