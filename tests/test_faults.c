@@ -422,10 +422,18 @@ static void test_slow_client_dropped(void **state) {
     }
     long ok_during = b.ok - ok0;
     assert_true(dropped);
+    /* The event, unless this subscriber lost events to the flood (the bystander's
+     * executions go on publishing, so a lost "dropped" shows as a gap soon after). */
     cJSON *ev = obs_events_next(ev_dropped, 5000);
-    assert_non_null(ev);
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(ev, "reason")->valuestring,
-                        "does not read its replies");
+    for (int i = 0; !ev && i < 250 && !obs_events_lost(ev_dropped); i++)
+        ev = obs_events_next(ev_dropped, 20);
+    if (ev)
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(ev, "reason")->valuestring,
+                            "does not read its replies");
+    else
+        print_message("# the dropped event was among %lu events this subscriber lost\n",
+                      obs_events_lost(ev_dropped));
+    assert_true(ev || obs_events_lost(ev_dropped) > 0);
     cJSON_Delete(ev);
     assert_int_equal(obs_status_num(d.state_dir, "connections_dropped"), 1);
     assert_int_equal(wait_in_file(log, "does not read its replies", 1), 1);
