@@ -131,7 +131,8 @@ static nnd_status roi_walk(roi_job *j) {
     for (j->r = 0; j->r < j->om.n; j->r++) {
         if ((s = roi_region(j))) return s;
         j->region(j);
-        for (uint32_t y = 0; y < (uint32_t)j->p.out_h; y++)
+        /* No channels: every bin is empty, however many there are. */
+        for (uint32_t y = 0; j->om.c > 0 && y < (uint32_t)j->p.out_h; y++)
             for (uint32_t x = 0; x < (uint32_t)j->p.out_w; x++)
                 j->bin(j, y, x);
     }
@@ -162,10 +163,11 @@ static void align_sample(const nnd_image *im, float y, float x, sample *s) {
     s->at[3] = y1 * im->sh + x1 * im->sw, s->w[3] = dx * dy;
 }
 
-#define WEIGHT_STEP (1.0f / 255.0f) /* quantized sampling weights */
-#define MAX_RATIO   1024u           /* samples per bin side */
-#define MAX_SAMPLES 256u            /* samples per bin: a bin with more gets a coarser grid */
-#define WORK_BUDGET (1ull << 24)    /* samples times channels over the whole operation */
+#define WEIGHT_STEP      (1.0f / 255.0f) /* quantized sampling weights */
+#define MAX_RATIO        1024u           /* samples per bin side */
+#define MAX_SAMPLES      256u            /* samples per bin: a bin with more gets a coarser grid */
+#define WORK_BUDGET      (1ull << 24)    /* samples times channels over the whole operation */
+#define POOL_READ_BUDGET (1ull << 30)    /* ROI_POOLING: values read over the whole operation */
 
 static int32_t sat32(int64_t v) {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
@@ -314,8 +316,49 @@ static void pool_bin(roi_job *j, uint32_t y, uint32_t x) {
     }
 }
 
+/* Values one region's bins read: its pixels on the map, and a row or column more per bin
+ * where floor and ceil make neighbouring bins share one. */
+static uint64_t pool_region_reads(const roi_job *j) {
+    uint64_t w = 0, h = 0;
+    if (j->im.c == 0) return 0; /* no bins are walked */
+    for (uint32_t x = 0; x < (uint32_t)j->p.out_w; x++) {
+        uint32_t a, b;
+        pool_span(j->step_w, x, j->x1, j->im.w, &a, &b);
+        w += b > a ? b - a : 0;
+    }
+    for (uint32_t y = 0; y < (uint32_t)j->p.out_h; y++) {
+        uint32_t a, b;
+        pool_span(j->step_h, y, j->y1, j->im.h, &a, &b);
+        h += b > a ? b - a : 0;
+    }
+    /* Saturating: bin counts and map sizes are the client's. */
+    if (w && h > UINT64_MAX / w) return UINT64_MAX;
+    uint64_t px = w * h;
+    return j->im.c && px > UINT64_MAX / j->im.c ? UINT64_MAX : px * j->im.c;
+}
+
+/* Every bin reads all its pixels (a maximum cannot be sampled), so the regions a client
+ * gives set the work: past POOL_READ_BUDGET values the operation is refused before it
+ * starts rather than holding a worker for minutes with no checkpoint. */
+static nnd_status pool_setup(roi_job *j) {
+    uint64_t reads = 0;
+    for (j->r = 0; j->r < j->om.n; j->r++) {
+        nnd_status s = roi_region(j);
+        if (s) return s;
+        pool_region(j);
+        uint64_t more = pool_region_reads(j);
+        reads = more > POOL_READ_BUDGET ? more : reads + more;
+        if (reads > POOL_READ_BUDGET)
+            return nnd_fail(j->c,
+                            "its %u regions read more than %llu values of the feature map, the "
+                            "most one operation may",
+                            j->om.n, (unsigned long long)POOL_READ_BUDGET);
+    }
+    return NND_OK;
+}
+
 static nnd_status pool_run(nnd_op_ctx *c) {
-    roi_job j = {.c = c, .region = pool_region, .bin = pool_bin};
+    roi_job j = {.c = c, .setup = pool_setup, .region = pool_region, .bin = pool_bin};
     return roi_walk(&j);
 }
 
