@@ -460,6 +460,7 @@ nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cac
     const uint8_t *key = x->key;
     nnd_cache_ref *e = nnd_cache_lookup(c, key);
     nnd_status st;
+    c->n.hashed_bytes += x->model.len + x->data.len;
     if (e) {
         e->refs++;
         touch(c, e);
@@ -652,6 +653,16 @@ bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m
     if (!c) return false;
     uint64_t size = nnd_ser_size(m);
     if (!token && !(c->max_bytes && size > 0 && size <= c->max_bytes)) return false;
+    /* A large model is worth copying and hashing once it comes again: its first sighting
+     * is prepared in place. A save records the sighting too, for a plain prepare later. */
+    if (size >= NND_CACHE_SIGHTING_BYTES) {
+        uint8_t sig[NND_SIGHTING_LEN];
+        nnd_sighting_of(m, sig);
+        if (!nnd_sightings_seen(&c->sightings, sig) && !token) {
+            c->n.first_sightings++;
+            return false;
+        }
+    }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[NND_ERR_LEN];
     if (nnd_quota_app_check(s, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {

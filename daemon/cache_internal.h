@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "index.h"
 #include "serialize.h"
+#include "sighting.h"
 
 #define NND_CACHE_BUCKETS 1024
 
@@ -36,9 +37,11 @@ typedef struct counters {
     uint64_t content_hits, content_misses;  /* the content cache */
     uint64_t evicted, stored, store_errors; /* stored: client cache files written */
     uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
-    uint64_t quota_skipped; /* models prepared in place: their app's cache_bytes was full */
-    uint64_t tokens_pruned; /* token rows deleted past quota.app.cache_tokens */
-    uint64_t rate_skipped;  /* copies and saves not made: their uid over its rate (rate.h) */
+    uint64_t quota_skipped;   /* models prepared in place: their app's cache_bytes was full */
+    uint64_t tokens_pruned;   /* token rows deleted past quota.app.cache_tokens */
+    uint64_t rate_skipped;    /* copies and saves not made: their uid over its rate (rate.h) */
+    uint64_t first_sightings; /* large models prepared in place, unhashed: seen first */
+    uint64_t hashed_bytes;    /* bytes copied from clients and hashed (content cache, saves) */
     uint64_t invalidated_at_start;
 } counters;
 
@@ -54,7 +57,8 @@ struct nnd_cache {
     uint64_t memory_bytes; /* of listed entries */
     size_t memory_models;
     counters n;
-    bool disk_off; /* a write to the state directory failed: write nothing more there */
+    nnd_sightings sightings; /* large models seen before (sighting.h) */
+    bool disk_off;           /* a write to the state directory failed: write nothing more there */
     char disk_off_reason[300];
 };
 
