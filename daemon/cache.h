@@ -26,8 +26,13 @@
  *   the cache, never the prepared model.
  * - Client cache, load (nnd_cache_prepare_from_cache): look the token up for this uid;
  *   check both fds are regular files of the recorded sizes; under shared flocks read them
- *   into fresh buffers while hashing; compare digests; only then decode (as hostile
- *   input) and prepare. Any failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
+ *   into fresh buffers. When the content cache holds the recorded digest's model, hash the
+ *   buffers (while reading) and take that model if the digests match; else decode (as
+ *   hostile input) and prepare the buffers while another thread hashes them (this engine
+ *   cannot take packed weights back, so a load prepares anyway), and keep the result only
+ *   if the digests match (a mismatch is refused as such even when the bytes would not
+ *   decode). The bytes prepared are the bytes hashed: the files are not read again. Any
+ *   failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
  *   err and a cache_rejected event naming the reason (the event also tells a foreign uid
  *   from an unknown token; the client is told only "unknown token").
  * - A full or read-only state directory costs the cache, never a prepare: the first
