@@ -86,7 +86,8 @@ typedef struct job {
     seg *segs;
     size_t n_segs, n_items;
     atomic_size_t next;
-    atomic_int error; /* first errno seen (EIO: a file ended early) */
+    atomic_int error;                /* first errno seen (EIO: a file ended early) */
+    uint8_t (*leaves)[NND_HASH_LEN]; /* every segment's, in order */
 } job;
 
 static int read_full(int fd, uint8_t *dst, size_t n, size_t off) {
@@ -160,10 +161,10 @@ static int job_init(job *j, seg *segs, size_t n) {
         total += segs[i].n_leaves;
     }
     j->n_items = total;
-    uint8_t(*leaves)[NND_HASH_LEN] = malloc((total + 1) * NND_HASH_LEN);
-    if (!leaves) return ENOMEM;
+    j->leaves = malloc((total + 1) * NND_HASH_LEN);
+    if (!j->leaves) return ENOMEM;
     for (size_t i = 0; i < n; i++)
-        segs[i].leaves = leaves + segs[i].first_item;
+        segs[i].leaves = j->leaves + segs[i].first_item;
     return 0;
 }
 
@@ -183,7 +184,7 @@ static int job_finish(job *j, uint8_t (*digest)[NND_HASH_LEN]) {
     int e = atomic_load(&j->error);
     for (size_t i = 0; !e && i < j->n_segs; i++)
         root_digest(&j->segs[i], digest[i]);
-    free(j->n_segs ? j->segs[0].leaves : NULL);
+    free(j->leaves);
     return e;
 }
 
