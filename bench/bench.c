@@ -13,8 +13,9 @@
  *        (targets <= 1.1, <= 1.1, <= 1.15, <= 1.0, >= 0.9)
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
+ *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: rtt and
- * rtt_burst; kernels; cache; memory; qos; mobilenet; threads).
+ * rtt_burst; kernels; cache; memory; qos; mobilenet; threads; prepare).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. */
@@ -35,6 +36,7 @@
 #include "memory.h"
 #include "mobilenet_rows.h"
 #include "nnd/nnd.h"
+#include "prepare_rows.h"
 #include "qos.h"
 #include "threads.h"
 #include "timing.h"
@@ -195,11 +197,12 @@ static bool want(const char *group, const char *row) {
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     static const char *const names[] = {
-        "rtt",        "rtt_burst",   "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
-        "kernels",    "cache_load",  "cache_vs_cold", "content_vs_cold", "cache",
-        "memory",     "memfd_64m",   "qos",           "deadline_met",    "goodput",
-        "high_p99",   "mobilenet",   "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
-        "mnet_s8_q8", "mnet_s8_xnn", "threads",       "high_p90_thread", "threads_vs_procs"};
+        "rtt",        "rtt_burst",     "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
+        "kernels",    "cache_load",    "cache_vs_cold", "content_vs_cold", "cache",
+        "memory",     "memfd_64m",     "qos",           "deadline_met",    "goodput",
+        "high_p99",   "mobilenet",     "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
+        "mnet_s8_q8", "mnet_s8_xnn",   "threads",       "high_p90_thread", "threads_vs_procs",
+        "prepare",    "prep_cold_xnn", "prep_hit_xnn"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -208,7 +211,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads)\n");
+                            "memory qos mobilenet threads prepare)\n");
             return 2;
         }
     }
@@ -222,6 +225,7 @@ int main(int argc, char **argv) {
     bool mnet = want("mobilenet", "mnet_f32_xnn") || want("mobilenet", "mnet_q8_xnn") ||
                 want("mobilenet", "mnet_f16_f32") || want("mobilenet", "mnet_s8_q8") ||
                 want("mobilenet", "mnet_s8_xnn");
+    bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     /* First, while no kernel thread pool of this process competes for the cores. */
@@ -232,6 +236,8 @@ int main(int argc, char **argv) {
     bool prio = want("threads", "high_p90_thread"), rates = want("threads", "threads_vs_procs");
     bench_threads thr = {0};
     failed |= (prio || rates) && bench_threads_rows(&thr, prio, rates);
+    bench_prepare pr = {0};
+    failed |= prep && bench_prepare_rows(&pr);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -299,6 +305,12 @@ int main(int argc, char **argv) {
         {"threads", "threads_vs_procs",
          "executions per second, 8 threads on one connection / 8 processes", thr.rate_ratio, 0.9,
          false},
+        {"prepare", "prep_cold_xnn",
+         "cold MobileNet FLOAT32 compile through the daemon / XNNPACK creating it in process",
+         pr.cold_xnn.a_ns / pr.cold_xnn.b_ns, 1.5, true},
+        {"prepare", "prep_hit_xnn",
+         "MobileNet FLOAT32 compile from its cache files / XNNPACK creating it in process",
+         pr.hit_xnn.a_ns / pr.hit_xnn.b_ns, -1, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -392,6 +404,17 @@ int main(int argc, char **argv) {
                "%.3f %.3f %.3f\n",
                thr.cpu, thr.rate_threads, thr.rate_procs, BENCH_THREADS_REPEATS, thr.rate_runs[0],
                thr.rate_runs[1], thr.rate_runs[2]);
+    if (prep) {
+        double bound = pr.hit_cold_ns + pr.read_hash_ns;
+        printf("# prepare: %s; cold compile %.2f ms, XNNPACK creation %.2f ms; from the cache "
+               "(%.1f MB of files) %.2f ms against XNNPACK %.2f ms; on that daemon a cold "
+               "compile %.2f ms, this process reading and hashing the files %.2f ms: a hit "
+               "%s its bound of %.2f ms\n",
+               pr.cold_xnn.shape, pr.cold_xnn.a_ns / 1e6, pr.cold_xnn.b_ns / 1e6,
+               pr.file_bytes / 1e6, pr.hit_xnn.a_ns / 1e6, pr.hit_xnn.b_ns / 1e6,
+               pr.hit_cold_ns / 1e6, pr.read_hash_ns / 1e6,
+               pr.hit_xnn.a_ns <= bound ? "within" : "OUTSIDE", bound / 1e6);
+    }
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

@@ -15,6 +15,8 @@
 #ifndef NND_BENCH_CACHE_H
 #define NND_BENCH_CACHE_H
 
+#include <stddef.h>
+
 typedef struct bench_cache {
     double load_ns;        /* PrepareModelFromCache round trip */
     double floor_ns;       /* in-process read + hash of the same files */
@@ -27,5 +29,8 @@ typedef struct bench_cache {
 } bench_cache;
 
 int bench_cache_rows(bench_cache *out);
+/* The floor of a verified load, in this process: both cache files read into fresh buffers
+ * and BLAKE2b-hashed as the daemon does it (storage/hash.h). 0, or -1 with a message. */
+int bench_read_and_hash(int mfd, int dfd, size_t msize, size_t dsize);
 
 #endif

@@ -107,7 +107,7 @@ static uint32_t layer(builder *b, const bench_net *net, const bench_layer *l, ui
     return y;
 }
 
-static ANeuralNetworksModel *build(const bench_net *net) {
+ANeuralNetworksModel *bench_nnapi_model(const bench_net *net) {
     builder b = {0};
     if (ANeuralNetworksModel_create(&b.m) != ANEURALNETWORKS_NO_ERROR) return NULL;
     uint32_t x =
@@ -138,7 +138,7 @@ int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input) {
     size_t size = r->out_at + ((r->out_bytes + 4095) & ~(size_t)4095);
     void *map = NULL;
     int rc = -1;
-    if (!(r->model = build(net))) return -1;
+    if (!(r->model = bench_nnapi_model(net))) return -1;
     if ((r->fd = nnd_memfd_create("bench-mobilenet", size, &map)) < 0) goto out;
     r->map = map;
     memcpy(r->map, input, r->in_bytes);
@@ -153,6 +153,21 @@ out:
         fprintf(stderr, "bench: compiling the %s MobileNet: result code %d\n",
                 bench_net_type_name(net->type), rc);
     return rc ? -1 : 0;
+}
+
+double bench_nnapi_compile_ns(ANeuralNetworksModel *m, const char *cache_dir,
+                              const uint8_t *token) {
+    ANeuralNetworksCompilation *c = NULL;
+    uint64_t t0 = bench_now_ns();
+    int rc = ANeuralNetworksCompilation_create(m, &c);
+    if (!rc)
+        rc = ANeuralNetworksCompilation_setPreference(c, ANEURALNETWORKS_PREFER_SUSTAINED_SPEED);
+    if (!rc && cache_dir) rc = ANeuralNetworksCompilation_setCaching(c, cache_dir, token);
+    if (!rc) rc = ANeuralNetworksCompilation_finish(c);
+    double t = (double)(bench_now_ns() - t0);
+    ANeuralNetworksCompilation_free(c);
+    if (rc) fprintf(stderr, "bench: compiling a MobileNet through NNAPI: result code %d\n", rc);
+    return rc ? -1 : t;
 }
 
 double bench_nnapi_run(void *ctx) {

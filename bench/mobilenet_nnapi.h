@@ -5,7 +5,11 @@
  *
  * Contract: bench_nnapi_open() returns 0 with the model compiled and the input in place,
  * or -1 with a message on stderr. bench_nnapi_run() is one execution (create, bind,
- * compute, free) and returns its duration in nanoseconds, or -1. */
+ * compute, free) and returns its duration in nanoseconds, or -1.
+ * bench_nnapi_model() is the finished ANeuralNetworksModel alone (NULL, with a message,
+ * on failure); bench_nnapi_compile_ns() compiles it once (create, preference
+ * SUSTAINED_SPEED, caching in cache_dir under token when cache_dir is not NULL, finish,
+ * free) and returns how long that took in nanoseconds, or -1. */
 #ifndef NND_BENCH_MOBILENET_NNAPI_H
 #define NND_BENCH_MOBILENET_NNAPI_H
 
@@ -20,6 +24,9 @@ typedef struct bench_nnapi {
     size_t in_bytes, out_at, out_bytes;
 } bench_nnapi;
 
+struct ANeuralNetworksModel *bench_nnapi_model(const bench_net *net);
+double bench_nnapi_compile_ns(struct ANeuralNetworksModel *m, const char *cache_dir,
+                              const uint8_t *token);
 int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input);
 double bench_nnapi_run(void *r);
 /* The last execution's output. */

@@ -124,45 +124,77 @@ static bench_xnn *fail(bench_xnn *x, const char *what, enum xnn_status st) {
     return NULL;
 }
 
+/* Defines net on a new subgraph in gr (gr->net set); the caller deletes gr->g. */
+static void define_net(graph *gr, bench_xnn *x) {
+    const bench_net *net = gr->net;
+    gr->st = xnn_status_success;
+    gr->act = net->type == NND_TENSOR_FLOAT32        ? xnn_datatype_fp32
+              : net->type == NND_TENSOR_QUANT8_ASYMM ? xnn_datatype_quint8
+                                                     : xnn_datatype_qint8;
+    if (net->type == NND_TENSOR_FLOAT16) {
+        gr->st = xnn_status_unsupported_parameter; /* no FLOAT16 side */
+        return;
+    }
+    /* The quantized subgraph stops before SOFTMAX (see the header). */
+    size_t n_layers = net->n_layers - (gr->act == xnn_datatype_fp32 ? 0 : 1);
+    gr->st = xnn_create_subgraph(2, 0, &gr->g);
+    if (gr->st) return;
+    uint32_t v = activation(gr, 4, (size_t[]){1, 224, 224, 3}, net->in_scale, net->in_zero, 0,
+                            XNN_VALUE_FLAG_EXTERNAL_INPUT);
+    float scale = net->in_scale;
+    for (size_t i = 0; i < n_layers; i++) {
+        v = layer(gr, x, i, v, scale, i + 1 == n_layers);
+        scale = net->layers[i].out_scale;
+    }
+}
+
+static void free_scales(bench_xnn *x) {
+    for (size_t i = 0; i < BENCH_NET_MAX_LAYERS; i++) {
+        free(x->scales[i]);
+        x->scales[i] = NULL;
+    }
+}
+
 bench_xnn *bench_xnn_open(const bench_net *net, const void *input) {
     bench_xnn *x = calloc(1, sizeof *x);
     if (!x || xnn_initialize(NULL) != xnn_status_success) return free(x), NULL;
     cpu_set_t set;
     int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     x->pool = cpus > 1 ? pthreadpool_create((size_t)cpus) : NULL;
-    graph gr = {.net = net, .st = xnn_status_success};
-    gr.act = net->type == NND_TENSOR_FLOAT32        ? xnn_datatype_fp32
-             : net->type == NND_TENSOR_QUANT8_ASYMM ? xnn_datatype_quint8
-                                                    : xnn_datatype_qint8;
-    if (net->type == NND_TENSOR_FLOAT16)
-        return fail(x, "no FLOAT16 side", xnn_status_unsupported_parameter);
-    /* The quantized subgraph stops before SOFTMAX (see the header). */
-    size_t n_layers = net->n_layers - (gr.act == xnn_datatype_fp32 ? 0 : 1);
-    enum xnn_status st = xnn_create_subgraph(2, 0, &gr.g);
-    if (st) return fail(x, "create", st);
-    uint32_t v = activation(&gr, 4, (size_t[]){1, 224, 224, 3}, net->in_scale, net->in_zero, 0,
-                            XNN_VALUE_FLAG_EXTERNAL_INPUT);
-    float scale = net->in_scale;
-    for (size_t i = 0; i < n_layers; i++) {
-        v = layer(&gr, x, i, v, scale, i + 1 == n_layers);
-        scale = net->layers[i].out_scale;
-    }
+    graph gr = {.net = net};
+    define_net(&gr, x);
     size_t out_bytes = net->out_elems * net->elem_size + XNN_EXTRA_BYTES;
     x->out = malloc(out_bytes), x->logits = malloc(out_bytes);
     if (!gr.st && (!x->out || !x->logits)) gr.st = xnn_status_out_of_memory;
     if (!gr.st) gr.st = xnn_create_runtime_v2(gr.g, x->pool, 0, &x->runtime);
-    xnn_delete_subgraph(gr.g);
+    if (gr.g) xnn_delete_subgraph(gr.g);
     if (gr.st) return fail(x, "define", gr.st);
     bool qsoftmax = gr.act == xnn_datatype_quint8;
     const bench_layer *fc = &net->layers[net->n_layers - 2], *sm = fc + 1;
     struct xnn_external_value io[2] = {{0, (void *)input}, {1, qsoftmax ? x->logits : x->out}};
-    st = xnn_setup_runtime(x->runtime, 2, io);
+    enum xnn_status st = xnn_setup_runtime(x->runtime, 2, io);
     if (!st && qsoftmax)
         st = xnn_create_softmax_nc_qu8(1000, 1000, 1000, fc->out_scale, (uint8_t)sm->out_zero,
                                        sm->out_scale, 0, &x->softmax);
     if (!st && qsoftmax) st = xnn_setup_softmax_nc_qu8(x->softmax, 1, x->logits, x->out, x->pool);
     if (st) return fail(x, "setup", st);
     return x;
+}
+
+double bench_xnn_create_ns(void *ctx) {
+    const bench_net *net = ctx;
+    bench_xnn x = {0};
+    if (xnn_initialize(NULL) != xnn_status_success) return -1;
+    graph gr = {.net = net};
+    uint64_t t0 = bench_now_ns();
+    define_net(&gr, &x);
+    if (!gr.st) gr.st = xnn_create_runtime_v2(gr.g, NULL, 0, &x.runtime);
+    double t = (double)(bench_now_ns() - t0);
+    if (gr.g) xnn_delete_subgraph(gr.g);
+    if (x.runtime) xnn_delete_runtime(x.runtime);
+    free_scales(&x);
+    if (gr.st) fprintf(stderr, "bench: XNNPACK subgraph: create: status %d\n", (int)gr.st);
+    return gr.st ? -1 : t;
 }
 
 double bench_xnn_run(void *ctx) {
@@ -191,7 +223,6 @@ void bench_xnn_close(bench_xnn *x) {
     if (x->runtime) xnn_delete_runtime(x->runtime);
     if (x->softmax) xnn_delete_operator(x->softmax);
     if (x->pool) pthreadpool_destroy(x->pool);
-    for (size_t i = 0; i < BENCH_NET_MAX_LAYERS; i++)
-        free(x->scales[i]);
+    free_scales(x);
     free(x->out), free(x->logits), free(x);
 }

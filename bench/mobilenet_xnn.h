@@ -8,7 +8,10 @@
  *
  * Contract: bench_xnn_open() returns 0 with the runtime set up on the given input, or -1
  * with a message on stderr. bench_xnn_run() is one invocation and returns its duration
- * in nanoseconds, or -1; bench_xnn_rest() puts the pool's spinning workers to sleep. */
+ * in nanoseconds, or -1; bench_xnn_rest() puts the pool's spinning workers to sleep.
+ * bench_xnn_create_ns(net) defines the net on a fresh subgraph and creates its runtime
+ * (XNNPACK's operators, weights packed), timed, then deletes both: returns the time in
+ * nanoseconds, or -1 with a message on stderr. */
 #ifndef NND_BENCH_MOBILENET_XNN_H
 #define NND_BENCH_MOBILENET_XNN_H
 
@@ -18,6 +21,7 @@ typedef struct bench_xnn bench_xnn;
 
 bench_xnn *bench_xnn_open(const bench_net *net, const void *input);
 double bench_xnn_run(void *x);
+double bench_xnn_create_ns(void *net);
 void bench_xnn_rest(void *x);
 /* The last invocation's output (INT8: the logits). */
 const void *bench_xnn_output(const bench_xnn *x);

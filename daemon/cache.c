@@ -98,13 +98,6 @@ static void touch(nnd_cache *c, nnd_cache_ref *e) {
     lru_push_front(c, e);
 }
 
-static void entry_free(nnd_cache_ref *e) {
-    nnd_cache_users_free(&e->users);
-    nnd_prepared_free(e->prepared); /* frees the data buffer too */
-    nnd_buf_free(&e->model);
-    free(e);
-}
-
 static void unlist(nnd_cache *c, nnd_cache_ref *e) {
     if (!e->listed) return;
     nnd_cache_ref **pp = &c->buckets[bucket_of(e->key)];
@@ -131,7 +124,7 @@ static void evict_memory(nnd_cache *c) {
             publish(c, ev);
             c->n.evicted++;
             unlist(c, e);
-            entry_free(e);
+            nnd_cache_entry_free(e);
         }
         e = prev;
     }
@@ -147,7 +140,7 @@ void nnd_cache_unref(nnd_cache_ref *e, uint32_t uid) {
         nnd_cache_users_drop(&e->users, e->cache->d->quota, uid, e->bytes);
     if (--e->refs > 0) return;
     if (!e->listed)
-        entry_free(e);
+        nnd_cache_entry_free(e);
     else
         evict_memory(e->cache);
 }
@@ -272,49 +265,6 @@ static void store_use(nnd_cache *c, nnd_cache_ref *e) {
 }
 
 /* ---- preparing from serialized bytes --------------------------------------------------- */
-
-/* Decodes and prepares; takes *model and *data whatever happens. */
-static nnd_status make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
-                             nnd_buf *data, nnd_cache_ref **out, char *err, size_t errlen) {
-    *out = NULL;
-    nnd_cache_ref *e = calloc(1, sizeof *e);
-    nnd_buf *heap = e ? nnd_buf_detach(data) : NULL;
-    if (!heap) {
-        free(e);
-        nnd_buf_free(model);
-        nnd_buf_free(data);
-        nnd_errf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
-    }
-    nnd_ser_model sm;
-    nnd_status st = nnd_ser_decode(model->p, model->len, heap->p, heap->len, &sm, err, errlen);
-    if (st == NND_OK && strcmp(sm.build_id, c->build_id) != 0) {
-        nnd_errf(err, errlen, "made by driver build %s, this is %s", sm.build_id, c->build_id);
-        st = NND_GENERAL_FAILURE;
-    }
-    if (st == NND_OK) {
-        sm.pool.release = nnd_buf_release; /* on success the prepared model owns the bytes */
-        sm.pool.ctx = heap;
-        st = nnd_prepare(&sm.desc, &e->prepared, err, errlen);
-    }
-    e->preference = sm.preference;
-    nnd_ser_model_clear(&sm); /* the prepared model keeps its own copy of the plan */
-    if (st != NND_OK) {
-        nnd_buf_release(heap);
-        nnd_buf_free(model);
-        free(e);
-        return st;
-    }
-    e->cache = c;
-    memcpy(e->key, key, NND_HASH_LEN);
-    e->model = *model;
-    memset(model, 0, sizeof *model);
-    e->data = heap;
-    e->bytes = e->model.len + e->data->len;
-    e->refs = 1;
-    *out = e;
-    return NND_OK;
-}
 
 /* Lists a new entry in the content cache (when on) and the store. */
 static void adopt(nnd_cache *c, nnd_cache_ref *e) {
@@ -460,6 +410,7 @@ nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cac
     const uint8_t *key = x->key;
     nnd_cache_ref *e = nnd_cache_lookup(c, key);
     nnd_status st;
+    c->n.hashed_bytes += x->model.len + x->data.len;
     if (e) {
         e->refs++;
         touch(c, e);
@@ -468,7 +419,7 @@ nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cac
         if (token) save_client_cache(c, s, token, key, &x->model, &x->data, model_fd, data_fd);
         nnd_cache_encoded_free(x);
     } else {
-        st = make_entry(c, key, &x->model, &x->data, &e, err, errlen);
+        st = nnd_cache_make_entry(c, key, &x->model, &x->data, &e, err, errlen);
         if (st != NND_OK) return st;
         if (token) save_client_cache(c, s, token, key, &e->model, e->data, model_fd, data_fd);
         content_event(c, s, e, false, NULL);
@@ -561,28 +512,32 @@ nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
     nnd_buf bufs[2];
     uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
     size_t sizes[2] = {(size_t)msize, (size_t)dsize};
-    rc = nnd_hash_read(fds, sizes, 2, bufs, digest, why, sizeof why);
+    /* A model the content cache holds needs its files verified only; any other is decoded
+     * and prepared while they are hashed, and kept only if the digest matches. */
+    nnd_cache_ref *held = nnd_cache_lookup(c, row.hash), *e = held;
+    rc = held ? nnd_hash_read(fds, sizes, 2, bufs, digest, why, sizeof why)
+              : nnd_buf_read(fds, sizes, 2, bufs, why, sizeof why);
     nnd_cachefile_unlock(fds, 2);
     if (rc < 0) return reject(c, s, why, why, err, errlen);
-    nnd_hash_combine(digest[0], digest[1], key);
-    if (memcmp(key, row.hash, NND_HASH_LEN) != 0) {
+    nnd_status made = NND_OK;
+    if (held) {
         nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
+        nnd_hash_combine(digest[0], digest[1], key);
+    } else if (nnd_cache_prepare_while_hashing(c, bufs, key, &e, &made, why, sizeof why) < 0) {
+        return reject(c, s, why, why, err, errlen);
+    }
+    if (memcmp(key, row.hash, NND_HASH_LEN) != 0) {
+        if (!held && e) nnd_cache_entry_free(e);
         return reject(c, s, "cache files do not match what was saved", "hash mismatch", err,
                       errlen);
     }
-
-    /* The bytes are exactly what this daemon wrote; decode them as hostile all the same. */
-    nnd_cache_ref *e = nnd_cache_lookup(c, key);
-    if (e) {
-        nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
+    if (made != NND_OK) return reject(c, s, "cache files are not a valid model", why, err, errlen);
+    if (held) {
         e->refs++;
         touch(c, e);
         store_use(c, e);
         content_event(c, s, e, true, "memory");
     } else {
-        nnd_status st = make_entry(c, key, &bufs[0], &bufs[1], &e, why, sizeof why);
-        if (st != NND_OK)
-            return reject(c, s, "cache files are not a valid model", why, err, errlen);
         adopt(c, e);
     }
     c->n.hits++;
@@ -652,6 +607,16 @@ bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m
     if (!c) return false;
     uint64_t size = nnd_ser_size(m);
     if (!token && !(c->max_bytes && size > 0 && size <= c->max_bytes)) return false;
+    /* A large model is worth copying and hashing once it comes again: its first sighting
+     * is prepared in place. A save records the sighting too, for a plain prepare later. */
+    if (size >= NND_CACHE_SIGHTING_BYTES) {
+        uint8_t sig[NND_SIGHTING_LEN];
+        nnd_sighting_of(m, sig);
+        if (!nnd_sightings_seen(&c->sightings, sig) && !token) {
+            c->n.first_sightings++;
+            return false;
+        }
+    }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[NND_ERR_LEN];
     if (nnd_quota_app_check(s, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
@@ -676,7 +641,7 @@ void nnd_cache_close(nnd_cache *c) {
     while (c->lru_head) {
         nnd_cache_ref *e = c->lru_head;
         unlist(c, e);
-        if (e->refs == 0) entry_free(e);
+        if (e->refs == 0) nnd_cache_entry_free(e);
         /* A model still referenced frees itself at its last unref. */
     }
     nnd_index_close(c->index);
@@ -712,7 +677,7 @@ cJSON *nnd_cache_purge(nnd_cache *c) {
         nnd_cache_ref *e = c->lru_head;
         unlist(c, e);
         models++;
-        if (e->refs == 0) entry_free(e);
+        if (e->refs == 0) nnd_cache_entry_free(e);
     }
     c->n.evicted += models;
     cJSON *ev = event(c, "cache_evicted", NULL, NULL);

@@ -8,6 +8,12 @@
  *   prepared model can be shared across clients and no client can change it afterwards.
  *   Its key is the digest of those bytes (storage/hash.h), which cover the plan, the
  *   constants, the preference and the driver build id.
+ * - Content cache: a plain PrepareModel of a model of NND_CACHE_SIGHTING_BYTES or more is
+ *   copied and hashed only from its second sighting on (sighting.h: a signature of its
+ *   graph and a sample of its constants): the first is prepared in place, uncopied and
+ *   unhashed (counted in first_sightings), so that a model prepared once costs no more
+ *   than without the cache. A save to client cache files always copies and hashes, and
+ *   records the sighting. hashed_bytes counts the bytes copied from clients and hashed.
  * - Content cache: prepared models by key, shared by every connection that prepares the
  *   same bytes (each app using one pays its bytes once against quota.app.cache_bytes,
  *   cache_users.h), kept after their last user releases them, least recently used evicted
@@ -20,8 +26,13 @@
  *   the cache, never the prepared model.
  * - Client cache, load (nnd_cache_prepare_from_cache): look the token up for this uid;
  *   check both fds are regular files of the recorded sizes; under shared flocks read them
- *   into fresh buffers while hashing; compare digests; only then decode (as hostile
- *   input) and prepare. Any failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
+ *   into fresh buffers. When the content cache holds the recorded digest's model, hash the
+ *   buffers (while reading) and take that model if the digests match; else decode (as
+ *   hostile input) and prepare the buffers while another thread hashes them (this engine
+ *   cannot take packed weights back, so a load prepares anyway), and keep the result only
+ *   if the digests match (a mismatch is refused as such even when the bytes would not
+ *   decode). The bytes prepared are the bytes hashed: the files are not read again. Any
+ *   failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
  *   err and a cache_rejected event naming the reason (the event also tells a foreign uid
  *   from an unknown token; the client is told only "unknown token").
  * - A full or read-only state directory costs the cache, never a prepare: the first
@@ -58,6 +69,7 @@
 #define NND_CACHE_DEFAULT_MAX_BYTES (256ull << 20)
 #define NND_CACHE_TOKEN_LEN         32
 #define NND_CACHE_LOCK_TIMEOUT_MS   200
+#define NND_CACHE_SIGHTING_BYTES    (1u << 20)
 
 typedef struct nnd_cache nnd_cache;
 typedef struct nnd_cache_ref nnd_cache_ref; /* one user's reference to a prepared model */
@@ -66,10 +78,11 @@ nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_byte
                           size_t errlen);
 void nnd_cache_close(nnd_cache *c);
 /* Whether PrepareModel should go through nnd_cache_prepare(): with a client token, or
- * when the content cache is on and the model fits in it, and in both cases only when the
- * app of s may take the copy's bytes (quota.app.cache_bytes, see cache_users.h). Any other
- * model is prepared in place, its constants used where the client put them, uncopied,
- * and a token's client cache is not written (counted as quota_skipped). */
+ * when the content cache is on, the model fits in it and (when it is large) was sighted
+ * before, and in both cases only when the app of s may take the copy's bytes
+ * (quota.app.cache_bytes, see cache_users.h). Any other model is prepared in place, its constants
+ * used where the client put them, uncopied, and a token's client cache is not written (counted as
+ * quota_skipped). */
 bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m, bool token);
 
 /* Validates and prepares m through the content cache (m fits, or caching is off for it). With token

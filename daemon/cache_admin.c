@@ -28,6 +28,8 @@ void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply) {
     nnd_json_add_u64(o, "quota_skipped", c->n.quota_skipped);
     nnd_json_add_u64(o, "tokens_pruned", c->n.tokens_pruned);
     nnd_json_add_u64(o, "rate_skipped", c->n.rate_skipped);
+    nnd_json_add_u64(o, "first_sightings", c->n.first_sightings);
+    nnd_json_add_u64(o, "hashed_bytes", c->n.hashed_bytes);
     nnd_json_add_u64(o, "invalidated_at_start", c->n.invalidated_at_start);
     int64_t tokens = nnd_index_token_count(c->index), rows = 0, bytes = 0;
     nnd_index_content_totals(c->index, &rows, &bytes);

@@ -1,5 +1,6 @@
 /* cache_internal: the compilation cache's state, shared by cache.c (preparing, the store,
- * client caches) and cache_admin.c (status and listing) only. Loop thread only. */
+ * client caches), cache_entry.c (entries from serialized bytes) and cache_admin.c (status
+ * and listing) only. Loop thread only. */
 #ifndef NND_CACHE_INTERNAL_H
 #define NND_CACHE_INTERNAL_H
 
@@ -11,6 +12,7 @@
 #include "hash.h"
 #include "index.h"
 #include "serialize.h"
+#include "sighting.h"
 
 #define NND_CACHE_BUCKETS 1024
 
@@ -36,9 +38,11 @@ typedef struct counters {
     uint64_t content_hits, content_misses;  /* the content cache */
     uint64_t evicted, stored, store_errors; /* stored: client cache files written */
     uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
-    uint64_t quota_skipped; /* models prepared in place: their app's cache_bytes was full */
-    uint64_t tokens_pruned; /* token rows deleted past quota.app.cache_tokens */
-    uint64_t rate_skipped;  /* copies and saves not made: their uid over its rate (rate.h) */
+    uint64_t quota_skipped;   /* models prepared in place: their app's cache_bytes was full */
+    uint64_t tokens_pruned;   /* token rows deleted past quota.app.cache_tokens */
+    uint64_t rate_skipped;    /* copies and saves not made: their uid over its rate (rate.h) */
+    uint64_t first_sightings; /* large models prepared in place, unhashed: seen first */
+    uint64_t hashed_bytes;    /* bytes copied from clients and hashed (content cache, saves) */
     uint64_t invalidated_at_start;
 } counters;
 
@@ -54,11 +58,28 @@ struct nnd_cache {
     uint64_t memory_bytes; /* of listed entries */
     size_t memory_models;
     counters n;
-    bool disk_off; /* a write to the state directory failed: write nothing more there */
+    nnd_sightings sightings; /* large models seen before (sighting.h) */
+    bool disk_off;           /* a write to the state directory failed: write nothing more there */
     char disk_off_reason[300];
 };
 
 /* The entry of key in memory, or NULL. */
 nnd_cache_ref *nnd_cache_lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]);
+
+/* cache_entry.c: entries made from serialized bytes (the model cache and the data cache).
+ * nnd_cache_make_entry() decodes (as hostile input) and prepares; it takes *model and *data
+ * whatever happens, and returns an unlisted entry with one reference.
+ * nnd_cache_prepare_while_hashing() does the same for bytes read from client cache files
+ * while another thread hashes them (this engine cannot take packed weights back, so a load
+ * prepares anyway, and the two overlap): the digest lands in key, for the caller to decide
+ * whether the entry is kept; the entry in *out with *made NND_OK, or *made and why say
+ * why not; -1 (why set, nothing made) when the hash could not run. It takes bufs.
+ * nnd_cache_entry_free() frees an entry, listed no more and without references. */
+nnd_status nnd_cache_make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
+                                nnd_buf *data, nnd_cache_ref **out, char *err, size_t errlen);
+int nnd_cache_prepare_while_hashing(nnd_cache *c, nnd_buf bufs[2], uint8_t key[NND_HASH_LEN],
+                                    nnd_cache_ref **out, nnd_status *made, char *why,
+                                    size_t whylen);
+void nnd_cache_entry_free(nnd_cache_ref *e);
 
 #endif

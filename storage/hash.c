@@ -86,7 +86,8 @@ typedef struct job {
     seg *segs;
     size_t n_segs, n_items;
     atomic_size_t next;
-    atomic_int error; /* first errno seen (EIO: a file ended early) */
+    atomic_int error;                /* first errno seen (EIO: a file ended early) */
+    uint8_t (*leaves)[NND_HASH_LEN]; /* every segment's, in order */
 } job;
 
 static int read_full(int fd, uint8_t *dst, size_t n, size_t off) {
@@ -148,38 +149,55 @@ static void root_digest(const seg *s, uint8_t out[NND_HASH_LEN]) {
     blake2b_final(&st, out, NND_HASH_LEN);
 }
 
-/* Hashes every segment's leaves on this thread and, when there is more than one leaf and
- * more than a leaf's worth of bytes, on one helper thread. Returns 0 or the first errno. */
-static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
-    job j = {.segs = segs, .n_segs = n};
-    atomic_init(&j.next, 0);
-    atomic_init(&j.error, 0);
-    uint8_t(*leaves)[NND_HASH_LEN] = NULL;
-    size_t total = 0, bytes = 0;
+/* Lays out the leaves of every segment; 0, or ENOMEM. */
+static int job_init(job *j, seg *segs, size_t n) {
+    *j = (job){.segs = segs, .n_segs = n};
+    atomic_init(&j->next, 0);
+    atomic_init(&j->error, 0);
+    size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         segs[i].first_item = total;
         segs[i].n_leaves = (segs[i].len + NND_HASH_LEAF - 1) / NND_HASH_LEAF;
         total += segs[i].n_leaves;
-        bytes += segs[i].len;
     }
-    j.n_items = total;
-    leaves = malloc((total + 1) * NND_HASH_LEN);
-    if (!leaves) return ENOMEM;
+    j->n_items = total;
+    j->leaves = malloc((total + 1) * NND_HASH_LEN);
+    if (!j->leaves) return ENOMEM;
     for (size_t i = 0; i < n; i++)
-        segs[i].leaves = leaves + segs[i].first_item;
+        segs[i].leaves = j->leaves + segs[i].first_item;
+    return 0;
+}
+
+/* A helper for more than a leaf's worth of bytes only: a small model's two short leaves
+ * cost less than starting a thread, whose wait for a CPU on a busy machine would hold up
+ * the caller (the daemon's loop). */
+static bool job_helped(job *j, pthread_t *helper) {
+    size_t bytes = 0;
+    for (size_t i = 0; i < j->n_segs; i++)
+        bytes += j->segs[i].len;
+    return j->n_items > 1 && bytes > NND_HASH_LEAF && pthread_create(helper, NULL, worker, j) == 0;
+}
+
+/* The digests once every leaf is done (the helper joined); frees the leaves. Returns 0 or
+ * the first errno. */
+static int job_finish(job *j, uint8_t (*digest)[NND_HASH_LEN]) {
+    int e = atomic_load(&j->error);
+    for (size_t i = 0; !e && i < j->n_segs; i++)
+        root_digest(&j->segs[i], digest[i]);
+    free(j->leaves);
+    return e;
+}
+
+/* Hashes every segment's leaves on this thread and, when worth it, one helper thread.
+ * Returns 0 or the first errno. */
+static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
+    job j;
+    if (job_init(&j, segs, n)) return ENOMEM;
     pthread_t helper;
-    /* A helper for more than a leaf's worth of bytes only: a small model's two short
-     * leaves cost less than starting a thread, whose wait for a CPU on a busy machine
-     * would hold up the caller (the daemon's loop). */
-    bool helped =
-        total > 1 && bytes > NND_HASH_LEAF && pthread_create(&helper, NULL, worker, &j) == 0;
+    bool helped = job_helped(&j, &helper);
     worker(&j);
     if (helped) pthread_join(helper, NULL);
-    int e = atomic_load(&j.error);
-    for (size_t i = 0; !e && i < n; i++)
-        root_digest(&segs[i], digest[i]);
-    free(leaves);
-    return e;
+    return job_finish(&j, digest);
 }
 
 int nnd_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
@@ -218,6 +236,53 @@ int nnd_hash_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs,
         return -e;
     }
     return 0;
+}
+
+int nnd_buf_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs, char *err,
+                 size_t errlen) {
+    for (size_t i = 0; i < n; i++) {
+        int e = nnd_buf_alloc(&bufs[i], sizes[i]) < 0 ? ENOMEM : 0;
+        if (!e) e = read_full(fds[i], bufs[i].p, sizes[i], 0);
+        if (!e) continue;
+        for (size_t k = 0; k <= i; k++)
+            nnd_buf_free(&bufs[k]);
+        if (e == ENOMEM)
+            snprintf(err, errlen, "out of memory for %zu cache bytes", sizes[i]);
+        else if (e == EIO)
+            snprintf(err, errlen, "a cache file ended before its recorded size");
+        else
+            snprintf(err, errlen, "reading a cache file failed: %s", strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+struct nnd_hash_task {
+    seg segs[8];
+    job j;
+    pthread_t helper;
+    bool helped;
+};
+
+nnd_hash_task *nnd_hash_start(const uint8_t *const *p, const size_t *len, size_t n) {
+    nnd_hash_task *t = n <= 8 ? calloc(1, sizeof *t) : NULL;
+    if (!t) return NULL;
+    for (size_t i = 0; i < n; i++)
+        t->segs[i] = (seg){.fd = -1, .src = p[i], .len = len[i]};
+    if (job_init(&t->j, t->segs, n)) {
+        free(t);
+        return NULL;
+    }
+    t->helped = job_helped(&t->j, &t->helper);
+    return t;
+}
+
+int nnd_hash_join(nnd_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]) {
+    worker(&t->j); /* the leaves the helper has not taken yet */
+    if (t->helped) pthread_join(t->helper, NULL);
+    int e = job_finish(&t->j, digest);
+    free(t);
+    return -e;
 }
 
 void nnd_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],

@@ -11,7 +11,8 @@
  *   one more). The digest is of the buffer, never of the file, so the caller can trust the
  *   buffer it checked even if the file changes afterwards. A file that ends early is an
  *   error; bytes past the asked size are not read.
- * - nnd_hash_bufs() hashes buffers already in memory the same way.
+ * - nnd_hash_bufs() hashes buffers already in memory the same way; nnd_hash_start() and
+ *   nnd_hash_join() let the caller do other work before it joins in.
  * - nnd_buf: big buffers are anonymous mappings advised for huge pages, because first
  *   touch of fresh 4 KiB pages costs more than reading the bytes; small ones come from
  *   malloc. Either way p is 64-byte aligned and non-NULL after a successful alloc.
@@ -48,6 +49,19 @@ int nnd_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
  * buffer stays allocated. */
 int nnd_hash_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs,
                   uint8_t (*digest)[NND_HASH_LEN], char *err, size_t errlen);
+/* Reads sizes[i] bytes of fds[i] from offset 0 into bufs[i] (allocated here), without
+ * hashing. Returns 0, or -errno with err set as nnd_hash_read() does; on failure no buffer
+ * stays allocated. */
+int nnd_buf_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs, char *err,
+                 size_t errlen);
+/* nnd_hash_bufs() in two steps, so that the caller can work meanwhile: nnd_hash_start()
+ * sets a helper thread hashing the buffers (NULL when out of memory: nothing started);
+ * nnd_hash_join() has the calling thread hash the leaves the helper has not reached, waits
+ * for it, and returns what nnd_hash_bufs() returns, the digests in digest. The buffers must
+ * stay as they are until the join. */
+typedef struct nnd_hash_task nnd_hash_task;
+nnd_hash_task *nnd_hash_start(const uint8_t *const *p, const size_t *len, size_t n);
+int nnd_hash_join(nnd_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]);
 /* The digest of a cache entry: BLAKE2b-256 over a tag and the two file digests. */
 void nnd_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],
                       uint8_t out[NND_HASH_LEN]);

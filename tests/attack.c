@@ -286,6 +286,14 @@ static uint64_t prepare_constants_at(tally *t, int s, int mfd, uint64_t offset) 
     return h;
 }
 
+/* The content cache copies a large model from its second sighting on: each model comes
+ * twice, and the second prepared model is kept. */
+static uint64_t prepare_copied_at(tally *t, int s, int mfd, uint64_t offset) {
+    uint64_t first = prepare_constants_at(t, s, mfd, offset);
+    if (first) release(s, first);
+    return prepare_constants_at(t, s, mfd, offset);
+}
+
 static int attack_cache(tally *t, const char *path) {
     size_t size = 65u << 20;
     int mfd = wire_memfd(NULL, 0, size);
@@ -301,11 +309,11 @@ static int attack_cache(tally *t, const char *path) {
     if (s < 0) return 1;
     uint64_t held[CACHE_MODELS] = {0};
     for (unsigned k = 0; k < CACHE_MODELS && running(t); k++)
-        held[k] = prepare_constants_at(t, s, mfd, (uint64_t)k * 65536);
+        held[k] = prepare_copied_at(t, s, mfd, (uint64_t)k * 65536);
     for (unsigned long k = 0; running(t); k++) { /* replaced one by one, new offsets */
         unsigned i = (unsigned)(k % CACHE_MODELS);
         if (held[i]) release(s, held[i]);
-        held[i] = prepare_constants_at(t, s, mfd, 4096 + (k % 1200) * 4096);
+        held[i] = prepare_copied_at(t, s, mfd, 4096 + (k % 1200) * 4096);
     }
     close(s);
     close(mfd);

@@ -13,7 +13,8 @@
  *   decode       spilled requests at the spill limit full of empty RequestArguments, and
  *                spills past the limit (finding 3)
  *   cache        PrepareModel of 60 MiB constants at 40 offsets of one 65 MiB memfd, all
- *                held, then replaced one by one (finding 4)
+ *                held, then replaced one by one (finding 4); each model twice, since the
+ *                content cache copies a large model from its second sighting on
  *   tokens       PrepareModel with cache files and a new token each time (finding 5)
  */
 #ifndef NND_TEST_ATTACK_H

@@ -221,20 +221,19 @@ static void test_cold_then_warm(void **state) {
 
 /* Every single-byte change of either file is refused, and the fallback (which rewrites the
  * files) gives the right outputs. */
-static void test_every_byte_flip(void **state) {
-    (void)state;
+static void flip_every_byte(const nnd_test_daemon *d, const char *name, uint8_t t, float seed) {
     char dir[512], mpath[512], dpath[512];
-    make_dir(dir, sizeof dir, "flip");
+    make_dir(dir, sizeof dir, name);
     uint8_t token[32];
-    token_of(token, 2);
+    token_of(token, t);
     paths_of(dir, token, mpath, dpath);
-    nnd_client *c = connect_to(&dmn);
+    nnd_client *c = connect_to(d);
     cache_model m;
-    assert_int_equal(cache_model_init(&m, N, 1.5f), 0);
+    assert_int_equal(cache_model_init(&m, N, seed), 0);
     assert_false(prep_run(c, &m, dir, token, NULL));
     size_t mlen, dlen;
     uint8_t *good_m = slurp(mpath, &mlen), *good_d = slurp(dpath, &dlen);
-    double rejected = counter(&dmn, "rejected");
+    double rejected = counter(d, "rejected");
     size_t flips = 0;
     for (int f = 0; f < 2; f++) {
         const char *path = f ? dpath : mpath;
@@ -246,7 +245,7 @@ static void test_every_byte_flip(void **state) {
                 fail_msg("%s byte %zu flipped was accepted", f ? "data" : "model", i);
         }
     }
-    assert_int_equal(counter(&dmn, "rejected"), rejected + (double)flips);
+    assert_int_equal(counter(d, "rejected"), rejected + (double)flips);
     /* The fallbacks rewrote the files as they were, and they load again. */
     size_t l2;
     uint8_t *now = slurp(mpath, &l2);
@@ -254,11 +253,26 @@ static void test_every_byte_flip(void **state) {
     assert_memory_equal(now, good_m, mlen);
     free(now);
     assert_true(prep_run(c, &m, dir, token, NULL));
-    printf("# %zu single-byte flips (%zu model, %zu data bytes) all refused\n", flips, mlen, dlen);
+    printf("# %s: %zu single-byte flips (%zu model, %zu data bytes) all refused\n", name, flips,
+           mlen, dlen);
     free(good_m);
     free(good_d);
     cache_model_clear(&m);
     nnd_client_close(c);
+}
+
+/* With the model in the content cache, a load only verifies the files; without (here: the
+ * content cache off), it prepares them while they are hashed, and keeps nothing of a
+ * mismatch. */
+static void test_every_byte_flip(void **state) {
+    (void)state;
+    flip_every_byte(&dmn, "flip", 2, 1.5f);
+    nnd_test_daemon d;
+    const char *args[] = {"--cache-max-bytes", "0", NULL};
+    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    flip_every_byte(&d, "flip-uncached", 12, 1.75f);
+    assert_int_equal(counter(&d, "memory_models"), 0);
+    assert_int_equal(nnd_test_daemon_stop(&d), 0);
 }
 
 static void test_truncate_extend_swap(void **state) {

@@ -1,0 +1,31 @@
+/* prepare_rows: the preparation rows of `make bench` (group prepare), for the FP32 MobileNet
+ * v1 of mobilenet.h (17 MB of weights) compiled through the NNAPI names, against XNNPACK
+ * creating the same network's operators in this process (mobilenet_xnn.h: subgraph defined,
+ * runtime created, weights packed). Medians over alternating rounds.
+ *   prep_cold_xnn  a cold compile on a daemon with default settings (the content cache on),
+ *                  every trial a model never seen before (all its weights scaled by a
+ *                  trial's factor, as a retrained model differs), over XNNPACK's creation
+ *                  (target <= 1.5);
+ *   prep_hit_xnn   a compile served by the client's compilation cache (a token saved
+ *                  before: the daemon reads and verifies both files, decodes and prepares
+ *                  again, since XNNPACK cannot take packed weights back) on a daemon with the
+ *                  content cache off (nothing held in memory), over XNNPACK's creation
+ *                  (reported); its own target, in the notes: at most a cold compile on that
+ *                  daemon plus this process reading and hashing the same files.
+ * Returns 0 and fills *out, or -1 with a message on stderr. */
+#ifndef NND_BENCH_PREPARE_ROWS_H
+#define NND_BENCH_PREPARE_ROWS_H
+
+#include "kernels.h"
+
+typedef struct bench_prepare {
+    bench_pair cold_xnn; /* a: cold compile, b: XNNPACK creation */
+    bench_pair hit_xnn;  /* a: compile from the cache, b: XNNPACK creation */
+    double hit_cold_ns;  /* cold compile on the cache-off daemon, alternated with the hits */
+    double read_hash_ns; /* this process reading and hashing the two cache files */
+    double file_bytes;   /* of the two cache files */
+} bench_prepare;
+
+int bench_prepare_rows(bench_prepare *out);
+
+#endif

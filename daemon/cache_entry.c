@@ -1,0 +1,113 @@
+/* cache_entry.c: prepared models made from serialized cache bytes. See cache_internal.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_internal.h"
+
+void nnd_cache_entry_free(nnd_cache_ref *e) {
+    nnd_cache_users_free(&e->users);
+    nnd_prepared_free(e->prepared); /* frees the data buffer too */
+    nnd_buf_free(&e->model);
+    free(e);
+}
+
+/* Decodes and prepares model and *heap into a new entry (one reference, no key or model
+ * bytes yet: entry_finish). On success the prepared model owns heap; on failure model and
+ * heap stay the caller's. */
+static nnd_status decode_prepare(nnd_cache *c, const nnd_buf *model, nnd_buf *heap,
+                                 nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_cache_ref *e = calloc(1, sizeof *e);
+    if (!e) {
+        nnd_errf(err, errlen, "out of memory");
+        return NND_GENERAL_FAILURE;
+    }
+    nnd_ser_model sm;
+    nnd_status st = nnd_ser_decode(model->p, model->len, heap->p, heap->len, &sm, err, errlen);
+    if (st == NND_OK && strcmp(sm.build_id, c->build_id) != 0) {
+        nnd_errf(err, errlen, "made by driver build %s, this is %s", sm.build_id, c->build_id);
+        st = NND_GENERAL_FAILURE;
+    }
+    if (st == NND_OK) {
+        sm.pool.release = nnd_buf_release; /* on success the prepared model owns the bytes */
+        sm.pool.ctx = heap;
+        st = nnd_prepare(&sm.desc, &e->prepared, err, errlen);
+    }
+    e->preference = sm.preference;
+    nnd_ser_model_clear(&sm); /* the prepared model keeps its own copy of the plan */
+    if (st != NND_OK) {
+        free(e);
+        return st;
+    }
+    e->cache = c;
+    e->data = heap;
+    e->refs = 1;
+    *out = e;
+    return NND_OK;
+}
+
+/* Gives an entry from decode_prepare() its key and its model bytes (taken from *model). */
+static void entry_finish(nnd_cache_ref *e, const uint8_t key[NND_HASH_LEN], nnd_buf *model) {
+    memcpy(e->key, key, NND_HASH_LEN);
+    e->model = *model;
+    memset(model, 0, sizeof *model);
+    e->bytes = e->model.len + e->data->len;
+}
+
+nnd_status nnd_cache_make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
+                                nnd_buf *data, nnd_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    nnd_buf *heap = nnd_buf_detach(data);
+    if (!heap) {
+        nnd_buf_free(data);
+        nnd_buf_free(model);
+        nnd_errf(err, errlen, "out of memory");
+        return NND_GENERAL_FAILURE;
+    }
+    nnd_status st = decode_prepare(c, model, heap, out, err, errlen);
+    if (st != NND_OK) {
+        nnd_buf_release(heap);
+        nnd_buf_free(model);
+        return st;
+    }
+    entry_finish(*out, key, model);
+    return NND_OK;
+}
+
+/* The hash runs on its own thread while this one decodes and prepares. */
+int nnd_cache_prepare_while_hashing(nnd_cache *c, nnd_buf bufs[2], uint8_t key[NND_HASH_LEN],
+                                    nnd_cache_ref **out, nnd_status *made, char *why,
+                                    size_t whylen) {
+    *out = NULL;
+    memset(key, 0, NND_HASH_LEN);
+    nnd_buf *heap = nnd_buf_detach(&bufs[1]);
+    if (!heap) {
+        nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
+        nnd_errf(why, whylen, "out of memory");
+        return -1;
+    }
+    const uint8_t *p[2] = {bufs[0].p, heap->p};
+    size_t len[2] = {bufs[0].len, heap->len};
+    nnd_hash_task *t = nnd_hash_start(p, len, 2);
+    if (!t) {
+        nnd_buf_free(&bufs[0]), nnd_buf_release(heap);
+        nnd_errf(why, whylen, "out of memory hashing the cache files");
+        return -1;
+    }
+    *made = decode_prepare(c, &bufs[0], heap, out, why, whylen);
+    uint8_t digest[2][NND_HASH_LEN];
+    int rc = nnd_hash_join(t, digest); /* the bytes outlive the hash: freed only below */
+    if (rc == 0) nnd_hash_combine(digest[0], digest[1], key);
+    if (*made == NND_OK)
+        entry_finish(*out, key, &bufs[0]);
+    else
+        nnd_buf_release(heap);
+    nnd_buf_free(&bufs[0]);
+    if (rc < 0) {
+        if (*out) nnd_cache_entry_free(*out);
+        *out = NULL;
+        nnd_errf(why, whylen, "out of memory hashing the cache files");
+        return -1;
+    }
+    return 0;
+}
