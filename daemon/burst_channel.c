@@ -1,0 +1,405 @@
+/* burst_channel.c: burst channels on the daemon's side: their threads, the hand-over to the
+ * loop, requests run through the scheduler, results written back. See burst_channel.h. */
+#include "burst_channel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "burst.h"
+#include "burst_chan.h"
+#include "dispatch.h"
+#include "execution.h"
+#include "log.h"
+#include "pool.h"
+#include "reply.h"
+
+struct nnd_burst_channel {
+    nnd_daemon *d;
+    nnd_session *s; /* NULL once closed */
+    nnd_burst *b;   /* NULL once closed */
+    uint64_t handle;
+    nnd_pool pool; /* the mapping, the app's */
+    nnd_chan_hdr *h;
+    uint8_t *req_area, *res_area;
+    pthread_t thread;
+    int stop;      /* atomic: closed, the thread ends */
+    uint32_t busy; /* atomic, a private futex: a request is with the loop */
+    /* Written by the thread before it hands the request over, read by the loop after. */
+    uint32_t seq, len;
+    uint8_t *copy; /* NND_CHAN_AREA bytes: the request copied out once */
+    /* Loop only. */
+    uint32_t expected;     /* the next seq in order */
+    uint32_t answering;    /* the seq the execution in flight answers */
+    bool inflight, exited; /* an execution holds the channel; its thread was joined */
+    bool posted_req, posted_exit, queued; /* under the hub's lock */
+    nnd_burst_channel *next_ready;        /* under the hub's lock */
+    nnd_burst_channel *prev, *next;       /* every channel, loop only */
+};
+
+static struct {
+    bool started;
+    uv_async_t async;
+    pthread_mutex_t lock;
+    nnd_burst_channel *ready; /* channels with something for the loop; under lock */
+    nnd_burst_channel *all;
+    nnd_burst_channel_stats stats;
+} hub = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- the thread ------------------------------------------------------------------------ */
+
+static void post(nnd_burst_channel *ch, bool exit) {
+    pthread_mutex_lock(&hub.lock);
+    if (exit)
+        ch->posted_exit = true;
+    else
+        ch->posted_req = true;
+    if (!ch->queued) {
+        ch->queued = true;
+        ch->next_ready = hub.ready;
+        hub.ready = ch;
+    }
+    pthread_mutex_unlock(&hub.lock);
+    uv_async_send(&hub.async);
+}
+
+static bool stopping(nnd_burst_channel *ch) {
+    return __atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE);
+}
+
+static void *channel_thread(void *arg) {
+    nnd_burst_channel *ch = arg;
+    nnd_chan_hdr *h = ch->h;
+    nnd_chan_poll poll;
+    nnd_chan_poll_init(&poll);
+    uint32_t last = 0;
+    while (!stopping(ch)) {
+        uint32_t seq = nnd_chan_wait(&poll, &h->req_seq, last, &h->daemon_sleeping, &h->client_cpu,
+                                     &h->daemon_cpu, &ch->stop, 0);
+        if (stopping(ch)) break;
+        if (seq == last) continue;
+        last = seq;
+        /* Read once: the client may change it while we copy. */
+        uint32_t len = __atomic_load_n(&h->req_len, __ATOMIC_ACQUIRE);
+        ch->seq = seq;
+        ch->len = len;
+        if (len <= NND_CHAN_AREA) memcpy(ch->copy, ch->req_area, len);
+        __atomic_store_n(&ch->busy, 1, __ATOMIC_RELEASE);
+        post(ch, false);
+        while (__atomic_load_n(&ch->busy, __ATOMIC_ACQUIRE) && !stopping(ch)) {
+            struct timespec ts = {0, 100000000};
+            syscall(SYS_futex, &ch->busy, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+        }
+    }
+    post(ch, true);
+    return NULL;
+}
+
+/* The loop has answered (or dropped) the request: the thread may take the next. */
+static void release_thread(nnd_burst_channel *ch) {
+    __atomic_store_n(&ch->busy, 0, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &ch->busy, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* ---- results --------------------------------------------------------------------------- */
+
+static void write_result(void *ctx, const Nnd__Reply *r) {
+    nnd_burst_channel *ch = ctx;
+    size_t n = protobuf_c_message_get_packed_size(&r->base);
+    if (n > NND_CHAN_AREA) {
+        Nnd__Reply e = NND__REPLY__INIT;
+        char msg[96];
+        snprintf(msg, sizeof msg, "the result (%zu bytes) does not fit the burst channel (%u)", n,
+                 NND_CHAN_AREA);
+        e.id = r->id;
+        e.status = NND__ERROR_STATUS__GENERAL_FAILURE;
+        e.message = msg;
+        write_result(ch, &e);
+        return;
+    }
+    protobuf_c_message_pack(&r->base, ch->res_area);
+    __atomic_store_n(&ch->h->res_len, (uint32_t)n, __ATOMIC_RELAXED);
+    nnd_chan_publish(&ch->h->res_seq, ch->answering, &ch->h->client_sleeping);
+}
+
+static void answer_status(nnd_burst_channel *ch, uint64_t id, nnd_status st, const char *msg) {
+    nnd_execution_reply(id, st, msg, NULL, 0, NULL, write_result, ch);
+}
+
+/* ---- freeing --------------------------------------------------------------------------- */
+
+static void channel_free(nnd_burst_channel *ch) {
+    if (ch->prev)
+        ch->prev->next = ch->next;
+    else
+        hub.all = ch->next;
+    if (ch->next) ch->next->prev = ch->prev;
+    nnd_pool_release(&ch->pool);
+    free(ch->copy);
+    free(ch);
+    hub.stats.channels--;
+}
+
+static void maybe_free(nnd_burst_channel *ch) {
+    if (!ch->s && ch->exited && !ch->inflight) channel_free(ch);
+}
+
+/* ---- running requests (loop) ------------------------------------------------------------ */
+
+static void execution_ended(void *ctx, const nnd_execution_end *e) {
+    nnd_burst_channel *ch = ctx;
+    ch->inflight = false;
+    if (ch->s && e->s) {
+        nnd_execution_reply(e->request_id, e->status, e->msg, e->shapes, e->n_out, &e->timing,
+                            write_result, ch);
+        release_thread(ch);
+    }
+    maybe_free(ch);
+}
+
+static nnd_status run(nnd_burst_channel *ch, const Nnd__Request *req, char *err, size_t errlen) {
+    if (req->call_case != NND__REQUEST__CALL_BURST_EXECUTE || !req->burst_execute)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "a burst channel carries BurstExecute only (this request's call is %d)",
+                         (int)req->call_case);
+    const Nnd__BurstExecute *x = req->burst_execute;
+    if (x->burst != ch->handle)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "the request names burst 0x%016llx; this channel is burst 0x%016llx's",
+                         (unsigned long long)x->burst, (unsigned long long)ch->handle);
+    if (!x->request)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "BurstExecute names no request");
+    nnd_sched_model *m;
+    nnd_status st = nnd_dispatch_burst_model(ch->d, ch->s, ch->handle, ch->b, &m, err, errlen);
+    if (st != NND_OK) return st;
+    nnd_frame_in in;
+    memset(&in, 0, sizeof in); /* no fds: a pool that names one is refused by the binding */
+    nnd_execution *job;
+    st = nnd_execution_make(ch->d, ch->s, &in, req->id, nnd_burst_model(ch->b), m, ch->b,
+                            x->request, &job, err, errlen);
+    if (st != NND_OK) return st;
+    ch->inflight = true;
+    hub.stats.executions++;
+    /* A burst runs at its compilation's priority, as over the socket. */
+    nnd_execution_hold_burst(job, x->measure_timing, m->priority, execution_ended, ch);
+    nnd_execution_loop_timeout(job, x->loop_timeout_ns);
+    nnd_execution_submit(job, x->deadline_ns); /* a refusal ends it at once */
+    return NND_OK;
+}
+
+static void serve(nnd_burst_channel *ch) {
+    char err[NND_ERR_LEN];
+    uint32_t seq = ch->seq, len = ch->len;
+    ch->answering = seq;
+    Nnd__Request *req = NULL;
+    nnd_status st;
+    if (len > NND_CHAN_AREA) {
+        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
+                       "a request of %u bytes is over the burst channel's %u", len, NND_CHAN_AREA);
+    } else if (seq != ch->expected) {
+        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
+                       "burst channel request number %u out of order (expected %u)", seq,
+                       ch->expected);
+    } else if (!(req = (Nnd__Request *)protobuf_c_message_unpack(&nnd__request__descriptor, NULL,
+                                                                 len, ch->copy))) {
+        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
+                       "a malformed request (%u bytes) in the burst channel", len);
+    } else {
+        nnd_pool_set_account(ch->s->app ? ch->s->app->maps : NULL);
+        st = run(ch, req, err, sizeof err);
+        nnd_pool_set_account(NULL);
+    }
+    ch->expected = nnd_chan_next(seq);
+    if (st != NND_OK) {
+        hub.stats.refused++;
+        nnd_log_debug("client %llu: burst channel request %u: %s: %s",
+                      (unsigned long long)ch->s->serial, seq, nnd_status_wire_name(st), err);
+        answer_status(ch, req ? req->id : 0, st, err);
+        release_thread(ch);
+    }
+    if (req) protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void on_ready(uv_async_t *a) {
+    (void)a;
+    pthread_mutex_lock(&hub.lock);
+    nnd_burst_channel *list = hub.ready;
+    hub.ready = NULL;
+    pthread_mutex_unlock(&hub.lock);
+    while (list) {
+        nnd_burst_channel *ch = list;
+        pthread_mutex_lock(&hub.lock);
+        list = ch->next_ready;
+        bool req = ch->posted_req, exit = ch->posted_exit;
+        ch->posted_req = ch->posted_exit = ch->queued = false;
+        pthread_mutex_unlock(&hub.lock);
+        if (req && ch->s) serve(ch);
+        if (exit) {
+            pthread_join(ch->thread, NULL);
+            ch->exited = true;
+            maybe_free(ch);
+        }
+    }
+}
+
+/* ---- opening and closing ---------------------------------------------------------------- */
+
+static int count_open(const nnd_session *s) {
+    int n = 0;
+    for (nnd_burst_channel *ch = hub.all; ch; ch = ch->next)
+        n += ch->s == s;
+    return n;
+}
+
+/* The sealed memfd with its header; -1 when it cannot be made. */
+static int make_memfd(void) {
+    int fd = memfd_create("nnd-burst-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, NND_CHAN_SIZE) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        close(fd);
+        return -1;
+    }
+    nnd_chan_hdr h;
+    nnd_chan_init(&h);
+    if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Maps fd as the app's client memory (pool.h). */
+static nnd_status map_channel(nnd_burst_channel *ch, int fd, char *err, size_t errlen) {
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "%s", strerror(errno));
+    nnd_frame_in in;
+    memset(&in, 0, sizeof in);
+    in.fds[0] = dup;
+    in.nfds = 1;
+    Nnd__MemoryPool mp = NND__MEMORY_POOL__INIT;
+    mp.kind = NND__POOL_KIND__POOL_MEMFD;
+    mp.size = NND_CHAN_SIZE;
+    nnd_status st = nnd_pool_map(&mp, 0, &in, false, NULL, &ch->pool, err, errlen);
+    nnd_frame_in_clear(&in);
+    return st;
+}
+
+static int start_thread(nnd_burst_channel *ch) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay the loop's */
+    int rc = pthread_create(&ch->thread, &attr, channel_thread, ch);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t handle) {
+    char err[NND_ERR_LEN] = "";
+    if (!hub.started) {
+        if (uv_async_init(d->loop, &hub.async, on_ready) < 0) goto refuse;
+        hub.started = true;
+    }
+    if (hub.stats.channels >= NND_MAX_BURST_CHANNELS) {
+        snprintf(err, sizeof err, "the daemon has %d burst channels, the most it runs",
+                 NND_MAX_BURST_CHANNELS);
+        goto refuse;
+    }
+    if (count_open(s) >= NND_SESSION_MAX_BURST_CHANNELS) {
+        snprintf(err, sizeof err, "this connection has %d burst channels, the most it may",
+                 NND_SESSION_MAX_BURST_CHANNELS);
+        goto refuse;
+    }
+    nnd_burst_channel *ch = calloc(1, sizeof *ch);
+    uint8_t *copy = ch ? malloc(NND_CHAN_AREA) : NULL;
+    int fd = copy ? make_memfd() : -1;
+    if (fd < 0) {
+        snprintf(err, sizeof err, "out of memory");
+        free(copy);
+        free(ch);
+        goto refuse;
+    }
+    if (map_channel(ch, fd, err, sizeof err) != NND_OK) {
+        close(fd);
+        free(copy);
+        free(ch);
+        goto refuse;
+    }
+    ch->d = d;
+    ch->s = s;
+    ch->b = b;
+    ch->handle = handle;
+    ch->copy = copy;
+    ch->expected = 1;
+    ch->h = (nnd_chan_hdr *)ch->pool.view.base;
+    ch->req_area = (uint8_t *)ch->pool.view.base + NND_CHAN_HEADER;
+    ch->res_area = ch->req_area + NND_CHAN_AREA;
+    if (start_thread(ch) != 0) {
+        snprintf(err, sizeof err, "cannot start its thread");
+        nnd_pool_release(&ch->pool);
+        close(fd);
+        free(copy);
+        free(ch);
+        goto refuse;
+    }
+    ch->next = hub.all;
+    if (hub.all) hub.all->prev = ch;
+    hub.all = ch;
+    hub.stats.channels++;
+    nnd_burst_set_channel(b, ch);
+    return fd;
+refuse:
+    hub.stats.not_set_up++;
+    nnd_log_debug("client %llu: burst 0x%016llx without a channel: %s",
+                  (unsigned long long)s->serial, (unsigned long long)handle, err);
+    return -1;
+}
+
+void nnd_burst_channel_close(nnd_burst_channel *ch) {
+    if (!ch) return;
+    ch->s = NULL;
+    ch->b = NULL;
+    __atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);
+    nnd_chan_wake(&ch->h->req_seq);
+    release_thread(ch);
+    maybe_free(ch);
+}
+
+void nnd_burst_channels_stop(nnd_daemon *d) {
+    (void)d;
+    if (!hub.started) return;
+    on_ready(&hub.async); /* exits already posted */
+    while (hub.all) {
+        nnd_burst_channel *ch = hub.all;
+        nnd_burst_channel_close(ch);
+        if (hub.all != ch) continue;
+        if (!ch->exited) {
+            pthread_join(ch->thread, NULL);
+            ch->exited = true;
+        }
+        ch->inflight = false; /* the executions have all ended by now */
+        maybe_free(ch);
+    }
+    pthread_mutex_lock(&hub.lock);
+    hub.ready = NULL;
+    pthread_mutex_unlock(&hub.lock);
+    uv_close((uv_handle_t *)&hub.async, NULL);
+    hub.started = false;
+}
+
+void nnd_burst_channel_stats_get(nnd_burst_channel_stats *out) {
+    *out = hub.stats;
+}
