@@ -44,9 +44,8 @@ static void read_config(void) {
 void nnd_chan_poll_init(nnd_chan_poll *p) {
     pthread_once(&configured_once, read_config);
     p->max_us = p->window_us = configured_us;
-    cpu_set_t set;
-    p->one_cpu = sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2 ||
-                 sysconf(_SC_NPROCESSORS_ONLN) < 2;
+    /* Pinned to one CPU is no reason not to poll: the peer may be pinned to another. */
+    p->one_cpu = sysconf(_SC_NPROCESSORS_ONLN) < 2;
 }
 
 static uint64_t now_ns(void) {

@@ -16,8 +16,8 @@
  *   a seq fences and FUTEX_WAKEs when the peer's *_sleeping word is set. Both sides wait
  *   with a timeout, so a peer that scribbles over the words costs a wake-up, never a hang.
  * - Polling (nnd_chan_wait): before sleeping, a side polls the word for at most its
- *   window, and not at all when this process may run on one CPU only or the peer's last
- *   published CPU is the one it runs on (polling would only delay the peer). The window
+ *   window, and not at all when the machine has one CPU online or the peer's last
+ *   published CPU is the one this side runs on (polling would only delay the peer). The window
  *   adapts: it halves after a poll that timed out and doubles (up to the configured
  *   window) after an answer that came within the configured window. The configured window
  *   is $NND_BURST_POLL_US (default NND_CHAN_POLL_US_DEFAULT, at most NND_CHAN_POLL_US_MAX;
@@ -60,7 +60,7 @@ bool nnd_chan_valid(const nnd_chan_hdr *h, uint64_t size);
 typedef struct nnd_chan_poll {
     uint32_t window_us; /* now; adapts between 0 and max_us */
     uint32_t max_us;    /* configured */
-    bool one_cpu;       /* this process may run on one CPU only */
+    bool one_cpu;       /* the machine has one CPU online */
 } nnd_chan_poll;
 void nnd_chan_poll_init(nnd_chan_poll *p);
 
