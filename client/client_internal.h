@@ -109,15 +109,16 @@ int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size
                           Nnd__Reply **reply, char *err, size_t errlen);
 
 /* ---- nnd_burst_chan.c: burst channels (proto/burst_chan.h) -------------------------------
- * nnd_burst_chan_attach() maps the channel memfd of a ConfigureBurst reply (closing fd) and
- * checks its layout: NULL when it is not one this build knows. nnd_burst_chan_call() sends
+ * nnd_burst_chan_attach() maps the channel memfd of a ConfigureBurst reply (closing fd),
+ * checks its layout and keeps bell, the doorbell: NULL when it is not a layout this build
+ * knows (both fds closed). nnd_burst_chan_call() sends
  * req (a BurstExecute without fds; its id is set here) through the channel and waits for
  * its Reply until bound_ns: 0 with *reply; -EBUSY when the channel cannot take it (another
  * thread's call is in it, it is broken, req is too big): nothing was sent, use the socket;
  * -ETIMEDOUT, -ENOTCONN or -EPROTO when it was sent and no proper answer came (err says
  * which): the channel is broken from then on. */
 typedef struct nnd_burst_chan nnd_burst_chan;
-nnd_burst_chan *nnd_burst_chan_attach(int fd);
+nnd_burst_chan *nnd_burst_chan_attach(int fd, int bell);
 void nnd_burst_chan_detach(nnd_burst_chan *ch);
 bool nnd_burst_chan_usable(nnd_burst_chan *ch);
 int nnd_burst_chan_call(nnd_burst_chan *ch, nnd_client *c, Nnd__Request *req, uint64_t bound_ns,

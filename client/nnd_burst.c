@@ -55,18 +55,21 @@ int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst
     req.call_case = NND__REQUEST__CALL_CONFIGURE_BURST;
     req.configure_burst = &call;
     Nnd__Reply *r;
-    int chan_fd = -1;
-    size_t n_fds = 1;
-    int st = nnd_client_simple_call_fds(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, &chan_fd,
+    int chan_fds[2];
+    size_t n_fds = 2;
+    int st = nnd_client_simple_call_fds(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, chan_fds,
                                         &n_fds, err, errlen);
+    /* No channel (an older daemon, or none to be had): the socket carries everything. */
+    if (st == 0 && n_fds == 2 && r->burst->channel) {
+        b->chan = nnd_burst_chan_attach(chan_fds[0], chan_fds[1]);
+        n_fds = 0;
+    }
+    while (n_fds)
+        close(chan_fds[--n_fds]);
     if (st != 0) {
-        if (n_fds) close(chan_fd);
         free(b);
         return st;
     }
-    /* No channel (an older daemon, or none to be had): the socket carries everything. */
-    if (n_fds)
-        b->chan = r->burst->channel ? nnd_burst_chan_attach(chan_fd) : (close(chan_fd), NULL);
     b->c = c;
     b->handle = r->burst->burst;
     b->next_slot = 1;

@@ -21,18 +21,21 @@ struct nnd_burst_chan {
     pthread_mutex_t lock; /* held by the one call in the channel */
     nnd_chan_hdr *h;
     uint8_t *req_area, *res_area;
+    int bell;     /* the daemon's doorbell eventfd */
     uint32_t seq; /* the last request sent */
     bool broken;  /* an answer went missing: every later call takes the socket */
     nnd_chan_poll poll;
 };
 
-nnd_burst_chan *nnd_burst_chan_attach(int fd) {
+nnd_burst_chan *nnd_burst_chan_attach(int fd, int bell) {
     struct stat sb;
     nnd_burst_chan *ch = NULL;
     if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == NND_CHAN_SIZE) {
         void *p = mmap(NULL, NND_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p != MAP_FAILED && nnd_chan_valid(p, NND_CHAN_SIZE) && (ch = calloc(1, sizeof *ch))) {
             ch->h = p;
+            ch->bell = bell;
+            bell = -1;
             ch->req_area = (uint8_t *)p + NND_CHAN_HEADER;
             ch->res_area = ch->req_area + NND_CHAN_AREA;
             pthread_mutex_init(&ch->lock, NULL);
@@ -42,12 +45,14 @@ nnd_burst_chan *nnd_burst_chan_attach(int fd) {
         }
     }
     close(fd);
+    if (bell >= 0) close(bell);
     return ch;
 }
 
 void nnd_burst_chan_detach(nnd_burst_chan *ch) {
     if (!ch) return;
     munmap(ch->h, NND_CHAN_SIZE);
+    close(ch->bell);
     pthread_mutex_destroy(&ch->lock);
     free(ch);
 }
@@ -106,7 +111,12 @@ int nnd_burst_chan_call(nnd_burst_chan *ch, nnd_client *c, Nnd__Request *req, ui
     uint32_t before = __atomic_load_n(&h->res_seq, __ATOMIC_ACQUIRE);
     protobuf_c_message_pack(&req->base, ch->req_area);
     __atomic_store_n(&h->req_len, (uint32_t)n, __ATOMIC_RELAXED);
-    nnd_chan_publish(&h->req_seq, seq, &h->daemon_sleeping);
+    if (nnd_chan_publish(&h->req_seq, seq, &h->daemon_sleeping)) {
+        uint64_t one = 1;
+        if (write(ch->bell, &one, sizeof one) < 0) {
+            /* A full counter has a ring pending already; anything else: nobody listens. */
+        }
+    }
     ch->seq = seq;
     int rc = 0;
     *reply = await(ch, c, seq, before, bound_ns, &rc);

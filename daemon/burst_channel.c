@@ -6,10 +6,12 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -21,6 +23,7 @@
 #include "execution.h"
 #include "log.h"
 #include "pool.h"
+#include "quota.h"
 #include "reply.h"
 
 struct nnd_burst_channel {
@@ -31,16 +34,20 @@ struct nnd_burst_channel {
     nnd_pool pool; /* the mapping, the app's */
     nnd_chan_hdr *h;
     uint8_t *req_area, *res_area;
+    int bell_fd;    /* the doorbell eventfd, watched by bell */
+    uv_poll_t bell; /* closed (asynchronously) with the channel */
     pthread_t thread;
-    int stop;      /* atomic: closed, the thread ends */
-    uint32_t busy; /* atomic, a private futex: a request is with the loop */
-    /* Written by the thread before it hands the request over, read by the loop after. */
-    uint32_t seq, len;
-    uint8_t *copy; /* NND_CHAN_AREA bytes: the request copied out once */
+    int stop;        /* atomic: closed, the thread ends */
+    uint32_t armed;  /* atomic, a private futex: the thread is to poll req_seq */
+    uint32_t polled; /* the seq the armed thread polls away from */
+    uint32_t window_us;
     /* Loop only. */
-    uint32_t expected;     /* the next seq in order */
-    uint32_t answering;    /* the seq the execution in flight answers */
-    bool inflight, exited; /* an execution holds the channel; its thread was joined */
+    nnd_chan_poll poll;   /* the window the thread polls for, adapted here */
+    uint64_t answered_ns; /* when the last answer went out */
+    uint32_t taken;       /* the seq of the last request taken */
+    uint32_t expected;    /* the next seq in order */
+    uint8_t *copy;        /* NND_CHAN_AREA bytes: the request copied out once */
+    bool inflight, exited, bell_closed;
     bool posted_req, posted_exit, queued; /* under the hub's lock */
     nnd_burst_channel *next_ready;        /* under the hub's lock */
     nnd_burst_channel *prev, *next;       /* every channel, loop only */
@@ -76,38 +83,36 @@ static bool stopping(nnd_burst_channel *ch) {
     return __atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE);
 }
 
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Armed by the loop after an answer, the thread polls req_seq for the window; it tells
+ * the loop when a request came, or sets daemon_sleeping (the client rings from then on). */
 static void *channel_thread(void *arg) {
     nnd_burst_channel *ch = arg;
     nnd_chan_hdr *h = ch->h;
-    nnd_chan_poll poll;
-    nnd_chan_poll_init(&poll);
-    uint32_t last = 0;
     while (!stopping(ch)) {
-        uint32_t seq = nnd_chan_wait(&poll, &h->req_seq, last, &h->daemon_sleeping, &h->client_cpu,
-                                     &h->daemon_cpu, &ch->stop, 0);
-        if (stopping(ch)) break;
-        if (seq == last) continue;
-        last = seq;
-        /* Read once: the client may change it while we copy. */
-        uint32_t len = __atomic_load_n(&h->req_len, __ATOMIC_ACQUIRE);
-        ch->seq = seq;
-        ch->len = len;
-        if (len <= NND_CHAN_AREA) memcpy(ch->copy, ch->req_area, len);
-        __atomic_store_n(&ch->busy, 1, __ATOMIC_RELEASE);
-        post(ch, false);
-        while (__atomic_load_n(&ch->busy, __ATOMIC_ACQUIRE) && !stopping(ch)) {
+        if (!__atomic_load_n(&ch->armed, __ATOMIC_ACQUIRE)) {
             struct timespec ts = {0, 100000000};
-            syscall(SYS_futex, &ch->busy, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
+            syscall(SYS_futex, &ch->armed, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+            continue;
         }
+        nnd_chan_poll p = {.window_us = ch->window_us, .max_us = ch->window_us};
+        uint32_t old = ch->polled;
+        bool came = nnd_chan_spin(&p, &h->req_seq, old, &ch->stop);
+        if (!came) {
+            __atomic_store_n(&h->daemon_sleeping, 1, __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            came = __atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE) != old;
+        }
+        __atomic_store_n(&ch->armed, 0, __ATOMIC_RELEASE);
+        if (came) post(ch, false);
     }
     post(ch, true);
     return NULL;
-}
-
-/* The loop has answered (or dropped) the request: the thread may take the next. */
-static void release_thread(nnd_burst_channel *ch) {
-    __atomic_store_n(&ch->busy, 0, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &ch->busy, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* ---- results --------------------------------------------------------------------------- */
@@ -128,7 +133,28 @@ static void write_result(void *ctx, const Nnd__Reply *r) {
     }
     protobuf_c_message_pack(&r->base, ch->res_area);
     __atomic_store_n(&ch->h->res_len, (uint32_t)n, __ATOMIC_RELAXED);
-    nnd_chan_publish(&ch->h->res_seq, ch->answering, &ch->h->client_sleeping);
+    if (nnd_chan_publish(&ch->h->res_seq, ch->taken, &ch->h->client_sleeping))
+        nnd_chan_wake(&ch->h->res_seq);
+}
+
+/* After an answer: the thread polls for the next request when the client runs on another
+ * CPU, else the client is to ring. A request already there is served from the next turn. */
+static void await_next(nnd_burst_channel *ch) {
+    nnd_chan_hdr *h = ch->h;
+    int32_t me = sched_getcpu();
+    __atomic_store_n(&h->daemon_cpu, me, __ATOMIC_RELAXED);
+    ch->answered_ns = now_ns();
+    if (nnd_chan_should_poll(&ch->poll, __atomic_load_n(&h->client_cpu, __ATOMIC_RELAXED), me)) {
+        __atomic_store_n(&h->daemon_sleeping, 0, __ATOMIC_RELAXED);
+        ch->polled = ch->taken;
+        ch->window_us = ch->poll.window_us;
+        __atomic_store_n(&ch->armed, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &ch->armed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        return;
+    }
+    __atomic_store_n(&h->daemon_sleeping, 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE) != ch->taken) post(ch, false);
 }
 
 static void answer_status(nnd_burst_channel *ch, uint64_t id, nnd_status st, const char *msg) {
@@ -150,7 +176,14 @@ static void channel_free(nnd_burst_channel *ch) {
 }
 
 static void maybe_free(nnd_burst_channel *ch) {
-    if (!ch->s && ch->exited && !ch->inflight) channel_free(ch);
+    if (!ch->s && ch->exited && !ch->inflight && ch->bell_closed) channel_free(ch);
+}
+
+static void on_bell_closed(uv_handle_t *hd) {
+    nnd_burst_channel *ch = hd->data;
+    close(ch->bell_fd);
+    ch->bell_closed = true;
+    maybe_free(ch);
 }
 
 /* ---- running requests (loop) ------------------------------------------------------------ */
@@ -161,7 +194,7 @@ static void execution_ended(void *ctx, const nnd_execution_end *e) {
     if (ch->s && e->s) {
         nnd_execution_reply(e->request_id, e->status, e->msg, e->shapes, e->n_out, &e->timing,
                             write_result, ch);
-        release_thread(ch);
+        await_next(ch);
     }
     maybe_free(ch);
 }
@@ -196,10 +229,18 @@ static nnd_status run(nnd_burst_channel *ch, const Nnd__Request *req, char *err,
     return NND_OK;
 }
 
+/* Takes the request in the channel, if a new one is there and none is in flight. */
 static void serve(nnd_burst_channel *ch) {
+    if (!ch->s || ch->inflight) return; /* in flight: looked at again once answered */
+    nnd_chan_hdr *h = ch->h;
+    uint32_t seq = __atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE);
+    if (seq == ch->taken) return; /* a spurious ring */
+    if (ch->answered_ns) nnd_chan_adapt(&ch->poll, (now_ns() - ch->answered_ns) / 1000u);
+    ch->taken = seq;
+    /* Read once: the client may change it, and the bytes, while we copy. */
+    uint32_t len = __atomic_load_n(&h->req_len, __ATOMIC_ACQUIRE);
+    if (len <= NND_CHAN_AREA) memcpy(ch->copy, ch->req_area, len);
     char err[NND_ERR_LEN];
-    uint32_t seq = ch->seq, len = ch->len;
-    ch->answering = seq;
     Nnd__Request *req = NULL;
     nnd_status st;
     if (len > NND_CHAN_AREA) {
@@ -224,9 +265,18 @@ static void serve(nnd_burst_channel *ch) {
         nnd_log_debug("client %llu: burst channel request %u: %s: %s",
                       (unsigned long long)ch->s->serial, seq, nnd_status_wire_name(st), err);
         answer_status(ch, req ? req->id : 0, st, err);
-        release_thread(ch);
+        await_next(ch);
     }
     if (req) protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void on_bell(uv_poll_t *p, int status, int events) {
+    (void)events;
+    nnd_burst_channel *ch = p->data;
+    uint64_t rings;
+    while (read(ch->bell_fd, &rings, sizeof rings) > 0) {
+    }
+    if (status == 0) serve(ch);
 }
 
 static void on_ready(uv_async_t *a) {
@@ -252,6 +302,12 @@ static void on_ready(uv_async_t *a) {
 }
 
 /* ---- opening and closing ---------------------------------------------------------------- */
+
+static void link_channel(nnd_burst_channel *ch) {
+    ch->next = hub.all;
+    if (hub.all) hub.all->prev = ch;
+    hub.all = ch;
+}
 
 static int count_open(const nnd_session *s) {
     int n = 0;
@@ -307,8 +363,20 @@ static int start_thread(nnd_burst_channel *ch) {
     return rc;
 }
 
-int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t handle) {
+/* Undoes what open made of ch before its thread started. */
+static void undo(nnd_burst_channel *ch, int memfd) {
+    if (ch->pool.view.base) nnd_pool_release(&ch->pool);
+    if (ch->bell_fd >= 0) close(ch->bell_fd);
+    if (memfd >= 0) close(memfd);
+    free(ch->copy);
+    free(ch);
+}
+
+int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t handle,
+                           int fds[2]) {
     char err[NND_ERR_LEN] = "";
+    nnd_burst_channel *ch = NULL;
+    int memfd = -1;
     if (!hub.started) {
         if (uv_async_init(d->loop, &hub.async, on_ready) < 0) goto refuse;
         hub.started = true;
@@ -323,44 +391,52 @@ int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t
                  NND_SESSION_MAX_BURST_CHANNELS);
         goto refuse;
     }
-    nnd_burst_channel *ch = calloc(1, sizeof *ch);
-    uint8_t *copy = ch ? malloc(NND_CHAN_AREA) : NULL;
-    int fd = copy ? make_memfd() : -1;
-    if (fd < 0) {
-        snprintf(err, sizeof err, "out of memory");
-        free(copy);
-        free(ch);
-        goto refuse;
-    }
-    if (map_channel(ch, fd, err, sizeof err) != NND_OK) {
-        close(fd);
-        free(copy);
-        free(ch);
-        goto refuse;
-    }
+    /* The doorbell is a descriptor held for the app as long as the channel lives. */
+    if (nnd_quota_take(s, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
+    if (!(ch = calloc(1, sizeof *ch))) goto oom;
+    ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!(ch->copy = malloc(NND_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
+        goto oom;
+    if (map_channel(ch, memfd, err, sizeof err) != NND_OK) goto undo;
     ch->d = d;
     ch->s = s;
     ch->b = b;
     ch->handle = handle;
-    ch->copy = copy;
     ch->expected = 1;
+    nnd_chan_poll_init(&ch->poll);
     ch->h = (nnd_chan_hdr *)ch->pool.view.base;
     ch->req_area = (uint8_t *)ch->pool.view.base + NND_CHAN_HEADER;
     ch->res_area = ch->req_area + NND_CHAN_AREA;
-    if (start_thread(ch) != 0) {
-        snprintf(err, sizeof err, "cannot start its thread");
-        nnd_pool_release(&ch->pool);
-        close(fd);
-        free(copy);
-        free(ch);
-        goto refuse;
+    if (uv_poll_init(d->loop, &ch->bell, ch->bell_fd) < 0) {
+        snprintf(err, sizeof err, "cannot watch its doorbell");
+        goto undo;
     }
-    ch->next = hub.all;
-    if (hub.all) hub.all->prev = ch;
-    hub.all = ch;
+    ch->bell.data = ch;
+    if (start_thread(ch) != 0) {
+        /* The handle must close before ch goes: it goes as a closed channel does. */
+        snprintf(err, sizeof err, "cannot start its thread");
+        nnd_log_debug("client %llu: burst 0x%016llx without a channel: %s",
+                      (unsigned long long)s->serial, (unsigned long long)handle, err);
+        hub.stats.not_set_up++;
+        hub.stats.channels++;
+        link_channel(ch);
+        ch->exited = true;
+        nnd_burst_channel_close(ch); /* gives the doorbell's descriptor back */
+        close(memfd);
+        return -1;
+    }
+    uv_poll_start(&ch->bell, UV_READABLE, on_bell);
+    link_channel(ch);
     hub.stats.channels++;
     nnd_burst_set_channel(b, ch);
-    return fd;
+    fds[0] = memfd;
+    fds[1] = ch->bell_fd;
+    return 0;
+oom:
+    snprintf(err, sizeof err, "out of memory or descriptors");
+undo:
+    nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
+    if (ch) undo(ch, memfd);
 refuse:
     hub.stats.not_set_up++;
     nnd_log_debug("client %llu: burst 0x%016llx without a channel: %s",
@@ -369,29 +445,28 @@ refuse:
 }
 
 void nnd_burst_channel_close(nnd_burst_channel *ch) {
-    if (!ch) return;
+    if (!ch || !ch->s) return;
+    nnd_quota_add(ch->s, NND_QUOTA_DESCRIPTORS, -1);
     ch->s = NULL;
     ch->b = NULL;
     __atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);
-    nnd_chan_wake(&ch->h->req_seq);
-    release_thread(ch);
-    maybe_free(ch);
+    syscall(SYS_futex, &ch->armed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    uv_close((uv_handle_t *)&ch->bell, on_bell_closed);
 }
 
 void nnd_burst_channels_stop(nnd_daemon *d) {
     (void)d;
     if (!hub.started) return;
     on_ready(&hub.async); /* exits already posted */
-    while (hub.all) {
-        nnd_burst_channel *ch = hub.all;
+    for (nnd_burst_channel *ch = hub.all, *next; ch; ch = next) {
+        next = ch->next;
         nnd_burst_channel_close(ch);
-        if (hub.all != ch) continue;
         if (!ch->exited) {
             pthread_join(ch->thread, NULL);
             ch->exited = true;
         }
         ch->inflight = false; /* the executions have all ended by now */
-        maybe_free(ch);
+        maybe_free(ch);       /* or when its doorbell's handle has closed */
     }
     pthread_mutex_lock(&hub.lock);
     hub.ready = NULL;

@@ -194,13 +194,13 @@ static void on_configure_burst(nnd_call *c) {
     }
     Nnd__BurstReply r = NND__BURST_REPLY__INIT;
     r.burst = handle;
-    int chan_fd = -1;
-    if (c->req->configure_burst->channel) chan_fd = nnd_burst_channel_open(c->d, c->s, b, handle);
-    r.channel = chan_fd >= 0;
+    int chan_fds[2];
+    r.channel = c->req->configure_burst->channel &&
+                nnd_burst_channel_open(c->d, c->s, b, handle, chan_fds) == 0;
     c->reply.result_case = NND__REPLY__RESULT_BURST;
     c->reply.burst = &r;
-    nnd_call_reply_fds(c, &chan_fd, chan_fd >= 0);
-    if (chan_fd >= 0) close(chan_fd);
+    nnd_call_reply_fds(c, chan_fds, r.channel ? 2 : 0);
+    if (r.channel) close(chan_fds[0]); /* the doorbell, chan_fds[1], stays the channel's */
 }
 
 nnd_status nnd_dispatch_burst_model(nnd_daemon *d, nnd_session *s, uint64_t burst,

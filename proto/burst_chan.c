@@ -20,6 +20,7 @@ void nnd_chan_init(nnd_chan_hdr *h) {
     h->res_off = NND_CHAN_HEADER + NND_CHAN_AREA;
     h->area = NND_CHAN_AREA;
     h->daemon_cpu = h->client_cpu = -1;
+    h->daemon_sleeping = 1; /* until a daemon thread polls: ring the doorbell */
 }
 
 bool nnd_chan_valid(const nnd_chan_hdr *h, uint64_t size) {
@@ -70,16 +71,25 @@ static bool stopped(const int *stop) {
     return stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
 }
 
-/* Polls *word for the current window; true when it changed. */
-static bool poll_word(nnd_chan_poll *p, const uint32_t *word, uint32_t old, const int32_t *peer_cpu,
-                      int32_t me, const int *stop) {
-    if (!p->window_us || p->one_cpu) return false;
-    if (__atomic_load_n(peer_cpu, __ATOMIC_RELAXED) == me) return false;
+bool nnd_chan_should_poll(const nnd_chan_poll *p, int32_t peer_cpu, int32_t my_cpu) {
+    return p->window_us && !p->one_cpu && peer_cpu != my_cpu;
+}
+
+bool nnd_chan_spin(const nnd_chan_poll *p, const uint32_t *word, uint32_t old, const int *stop) {
     uint64_t until = now_ns() + (uint64_t)p->window_us * 1000u;
     for (unsigned i = 1;; i++) {
         if (load(word) != old) return true;
         if ((i & 63) == 0 && (now_ns() >= until || stopped(stop))) return false;
         cpu_relax();
+    }
+}
+
+void nnd_chan_adapt(nnd_chan_poll *p, uint64_t took_us) {
+    if (took_us <= p->max_us) {
+        uint32_t w = p->window_us ? p->window_us * 2 : 1;
+        p->window_us = w > p->max_us ? p->max_us : w;
+    } else {
+        p->window_us /= 2;
     }
 }
 
@@ -90,43 +100,33 @@ uint32_t nnd_chan_wait(nnd_chan_poll *p, uint32_t *word, uint32_t old, uint32_t 
     __atomic_store_n(my_cpu, me, __ATOMIC_RELAXED);
     uint64_t t0 = now_ns();
     uint64_t until = timeout_ns ? t0 + timeout_ns : UINT64_MAX;
-    if (poll_word(p, word, old, peer_cpu, me, stop)) {
-        if (p->window_us < p->max_us)
-            p->window_us = p->window_us * 2 > p->max_us ? p->max_us : p->window_us * 2;
-        return load(word);
-    }
     uint32_t v = old;
-    while (!stopped(stop)) {
-        __atomic_store_n(sleeping, 1, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if ((v = load(word)) != old) break;
-        uint64_t now = now_ns();
-        if (now >= until) break;
-        /* Bounded sleeps: a stop or a scribbled word costs at most this much. */
-        uint64_t left = until - now, slice = left < 100000000u ? left : 100000000u;
-        struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
-        syscall(SYS_futex, word, FUTEX_WAIT, old, &ts, NULL, 0);
-        if ((v = load(word)) != old) break;
+    if (nnd_chan_should_poll(p, __atomic_load_n(peer_cpu, __ATOMIC_RELAXED), me) &&
+        nnd_chan_spin(p, word, old, stop)) {
+        v = load(word);
+    } else {
+        while (!stopped(stop)) {
+            __atomic_store_n(sleeping, 1, __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            if ((v = load(word)) != old) break;
+            uint64_t now = now_ns();
+            if (now >= until) break;
+            /* Bounded sleeps: a stop or a scribbled word costs at most this much. */
+            uint64_t left = until - now, slice = left < 100000000u ? left : 100000000u;
+            struct timespec ts = {(time_t)(slice / 1000000000u), (long)(slice % 1000000000u)};
+            syscall(SYS_futex, word, FUTEX_WAIT, old, &ts, NULL, 0);
+            if ((v = load(word)) != old) break;
+        }
+        __atomic_store_n(sleeping, 0, __ATOMIC_RELAXED);
     }
-    __atomic_store_n(sleeping, 0, __ATOMIC_RELAXED);
-    if (v != old) {
-        /* Answered within the configured window although we slept: poll again next time. */
-        uint64_t took_us = (now_ns() - t0) / 1000u;
-        if (took_us <= p->max_us)
-            p->window_us =
-                p->window_us ? (p->window_us * 2 > p->max_us ? p->max_us : p->window_us * 2) : 1;
-        else
-            p->window_us /= 2;
-    } else if (!stopped(stop)) {
-        p->window_us /= 2;
-    }
+    if (v != old || !stopped(stop)) nnd_chan_adapt(p, (now_ns() - t0) / 1000u);
     return v;
 }
 
-void nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping) {
+bool nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping) {
     __atomic_store_n(word, seq, __ATOMIC_RELEASE);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(peer_sleeping, __ATOMIC_RELAXED)) nnd_chan_wake(word);
+    return __atomic_load_n(peer_sleeping, __ATOMIC_RELAXED) != 0;
 }
 
 void nnd_chan_wake(uint32_t *word) {

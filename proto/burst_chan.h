@@ -3,27 +3,31 @@
  *
  * Contract:
  * - The daemon creates the channel at ConfigureBurst (channel = true): a memfd of
- *   NND_CHAN_SIZE bytes, sealed against shrinking and growing, its header filled in, sent
- *   in the reply. One request at a time: the client writes a packed Nnd__Request
- *   (BurstExecute, no fds) into the request area, then req_len, then req_seq (release);
- *   the daemon copies req_len bytes out once, answers with a packed Nnd__Reply in the
- *   result area, then res_len, then res_seq = the request's seq (release).
+ *   NND_CHAN_SIZE bytes, sealed against shrinking and growing, its header filled in, and a
+ *   doorbell eventfd, both sent with the reply. One request at a time: the client writes
+ *   a packed Nnd__Request (BurstExecute, no fds) into the request area, then req_len, then
+ *   req_seq (release); the daemon copies req_len bytes out once, answers with a packed
+ *   Nnd__Reply in the result area, then res_len, then res_seq = the request's seq.
  * - Sequence numbers start at 1 and go up by one per request (wrapping, never 0). The
  *   daemon answers a number out of order with INVALID_ARGUMENT and takes it as the new
  *   start; a result carries the seq it answers, so that a client never takes an old answer.
- * - Sleeping: a side that waits sets its *_sleeping word, fences, rechecks the seq word and
- *   FUTEX_WAITs on it (shared futex: the memfd's page is the key); a side that publishes
- *   a seq fences and FUTEX_WAKEs when the peer's *_sleeping word is set. Both sides wait
- *   with a timeout, so a peer that scribbles over the words costs a wake-up, never a hang.
- * - Polling (nnd_chan_wait): before sleeping, a side polls the word for at most its
- *   window, and not at all when the machine has one CPU online or the peer's last
- *   published CPU is the one this side runs on (polling would only delay the peer). The window
- *   adapts: it halves after a poll that timed out and doubles (up to the configured
- *   window) after an answer that came within the configured window. The configured window
- *   is $NND_BURST_POLL_US (default NND_CHAN_POLL_US_DEFAULT, at most NND_CHAN_POLL_US_MAX;
- *   0 turns polling off), read once per process.
- * - Everything in the header after the first eight words may be written by the client:
- *   the daemon reads each such word once and checks it before any use.
+ * - Waking the daemon: while daemon_sleeping is set the client, after publishing req_seq
+ *   and a full fence, writes 1 to the doorbell (the daemon's loop watches it: no loop ever
+ *   waits on a futex). While it is clear a daemon thread is polling req_seq. The daemon
+ *   sets it, fences and looks at req_seq once more before it stops polling.
+ * - Waking the client: a client that waits sets client_sleeping, fences, rechecks res_seq
+ *   and FUTEX_WAITs on it (a shared futex: the memfd's page is the key); the daemon, after
+ *   publishing res_seq and a fence, FUTEX_WAKEs it when client_sleeping is set. Waits are
+ *   bounded, so that a peer that scribbles over the words costs a wake-up, never a hang.
+ * - Polling: before sleeping, a side polls for at most its window, and not at all when
+ *   the machine has one CPU online or the peer's last published CPU (daemon_cpu,
+ *   client_cpu) is the one this side runs on (polling would only delay the peer). The
+ *   window adapts: it halves after a wait that the peer took longer than the configured
+ *   window to end, and doubles (up to the configured window) after one it ended within
+ *   it. The configured window is $NND_BURST_POLL_US (default NND_CHAN_POLL_US_DEFAULT, at
+ *   most NND_CHAN_POLL_US_MAX; 0 turns polling off), read once per process.
+ * - Everything in the header may be written by the client: the daemon reads each word it
+ *   needs once, checks it before any use, and never reads the layout words back.
  */
 #ifndef NND_BURST_CHAN_H
 #define NND_BURST_CHAN_H
@@ -71,8 +75,17 @@ void nnd_chan_poll_init(nnd_chan_poll *p);
 uint32_t nnd_chan_wait(nnd_chan_poll *p, uint32_t *word, uint32_t old, uint32_t *sleeping,
                        const int32_t *peer_cpu, int32_t *my_cpu, const int *stop,
                        uint64_t timeout_ns);
-/* Publishes seq in *word (release) and wakes the peer if its sleeping flag is set. */
-void nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping);
+/* Publishes seq in *word (release), fences, and tells whether the peer's sleeping flag is
+ * set: then the caller wakes it (its futex, or the doorbell). */
+bool nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping);
+/* The polling window after a wait that took took_us: doubled (at least 1) when the peer
+ * answered within the configured window, halved otherwise. */
+void nnd_chan_adapt(nnd_chan_poll *p, uint64_t took_us);
+/* Whether to poll for a peer last seen on peer_cpu, running on my_cpu. */
+bool nnd_chan_should_poll(const nnd_chan_poll *p, int32_t peer_cpu, int32_t my_cpu);
+/* Spins until *word != old, stop (may be NULL) is set or the window passes; whether it
+ * changed. */
+bool nnd_chan_spin(const nnd_chan_poll *p, const uint32_t *word, uint32_t old, const int *stop);
 /* Wakes every waiter on word (a side stopping). */
 void nnd_chan_wake(uint32_t *word);
 /* The seq after seq (never 0). */

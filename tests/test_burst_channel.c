@@ -202,8 +202,17 @@ typedef struct rawc {
     int io_fd;
     nnd_chan_hdr *h;
     uint8_t *req, *res;
+    int bell;
     uint32_t seq;
 } rawc;
+
+/* Publishes seq as the client does: rings the doorbell while the daemon is not polling. */
+static void raw_publish(rawc *g, uint32_t seq) {
+    if (nnd_chan_publish(&g->h->req_seq, seq, &g->h->daemon_sleeping)) {
+        uint64_t one = 1;
+        assert_int_equal(write(g->bell, &one, sizeof one), sizeof one);
+    }
+}
 
 static void raw_open(rawc *g) {
     g->sock = nnd_test_connect_raw(&dmn);
@@ -228,9 +237,10 @@ static void raw_open(rawc *g) {
     Nnd__Reply *r = (Nnd__Reply *)in.msg;
     assert_int_equal(r->status, NND__ERROR_STATUS__NONE);
     assert_true(r->burst->channel);
-    assert_int_equal(in.nfds, 1);
+    assert_int_equal(in.nfds, 2);
     g->burst = r->burst->burst;
     int fd = nnd_frame_take_fd(&in, 0);
+    g->bell = nnd_frame_take_fd(&in, 1);
     nnd_frame_in_clear(&in);
     void *p = mmap(NULL, NND_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -262,6 +272,7 @@ static void raw_open(rawc *g) {
 
 static void raw_close(rawc *g) {
     munmap(g->h, NND_CHAN_SIZE);
+    close(g->bell);
     munmap(g->io, POOL_SIZE);
     close(g->io_fd);
     close(g->sock);
@@ -273,7 +284,7 @@ static Nnd__Reply *raw_put(rawc *g, uint32_t seq, const void *bytes, uint32_t le
     uint32_t before = __atomic_load_n(&g->h->res_seq, __ATOMIC_ACQUIRE);
     if (len <= NND_CHAN_AREA) memcpy(g->req, bytes, len);
     __atomic_store_n(&g->h->req_len, len, __ATOMIC_RELAXED);
-    nnd_chan_publish(&g->h->req_seq, seq, &g->h->daemon_sleeping);
+    raw_publish(g, seq);
     g->seq = seq;
     nnd_chan_poll poll;
     nnd_chan_poll_init(&poll);
@@ -392,7 +403,7 @@ static void killed_child(bool mid_request) {
             req.burst_execute = &x;
             size_t n = protobuf_c_message_pack(&req.base, g.req);
             __atomic_store_n(&g.h->req_len, (uint32_t)n, __ATOMIC_RELAXED);
-            nnd_chan_publish(&g.h->req_seq, 2, &g.h->daemon_sleeping);
+            raw_publish(&g, 2);
         } else {
             g.h->req_len = 0xffffffffu; /* and garbage left behind */
         }
@@ -416,12 +427,17 @@ static void test_killed_clients(void **state) {
         killed_child(i % 2 == 0);
         lib_run(&other, (float)i);
     }
-    /* Every killed child's burst and channel go; ours stays. */
-    for (int i = 0; i < 1000 && (get_counts().channels != 1 || wire_count_fds(dmn.pid) != fds1);
-         i++)
-        usleep(10000);
-    assert_true(get_counts().channels == 1);
-    assert_int_equal(wire_count_fds(dmn.pid), fds1);
+    /* Every killed child's burst, channel and descriptors go; ours stay. (Judged on one
+     * reading: the admin bus may hold a descriptor of its own for a moment.) */
+    double channels = -1;
+    int fds = -1;
+    for (int i = 0; i < 1000 && (channels != 1 || fds != fds1); i++) {
+        if (i) usleep(10000);
+        channels = get_counts().channels;
+        fds = wire_count_fds(dmn.pid);
+    }
+    assert_true(channels == 1);
+    assert_int_equal(fds, fds1);
     lib_run(&other, 42);
     lib_close(&other);
     wait_idle(fds0);
