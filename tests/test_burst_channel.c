@@ -3,7 +3,10 @@
  * - Through libnnd: results right round after round, and they went through the channel
  *   (admin status bursts.channel_executions counts them, the socket path does not); a
  *   deadline already past is refused through the channel as over the socket (the
- *   scheduler's admission); a client that asks for no channel still works (old clients).
+ *   scheduler's admission), and a HIGH compilation's burst runs at HIGH; a client that asks for no
+ * channel still works (old clients). A channel counts one mapping and one descriptor of its app
+ * while it lives; a burst past the per-connection limit of channels gets none and works over the
+ * socket.
  * - Hostile, on a raw connection writing the channel itself: garbage bytes, a length over
  *   the area, absurd and repeated sequence numbers, another call than BurstExecute,
  *   another burst's handle, a pool naming an fd, a scribbled header: each answered in the
@@ -33,6 +36,7 @@
 #include "frame.h"
 #include "harness.h"
 #include "nnd/nnd.h"
+#include "observe.h"
 #include "wire.h"
 
 #define POOL_SIZE 4096
@@ -189,6 +193,82 @@ static void test_channel_deadline(void **state) {
     lib_run(&l, 5);
     assert_true(get_counts().executions == c1.executions + 1);
     lib_close(&l);
+}
+
+/* A burst of a HIGH compilation runs at HIGH through the channel: its "executed" event
+ * (which says it was a burst's) carries the compilation's priority, as over the socket. */
+static void test_channel_priority(void **state) {
+    (void)state;
+    char err[512];
+    lib l;
+    lib_open(&l);
+    uint64_t high;
+    assert_int_equal(nnd_client_prepare(l.c, &l.m.model, NULL, 0, 0, NND__PRIORITY__PRIORITY_HIGH,
+                                        0, &high, err, sizeof err),
+                     0);
+    assert_int_equal(nnd_client_burst_free(l.b), 0);
+    assert_int_equal(nnd_client_burst_configure(l.c, high, &l.b, err, sizeof err), 0);
+    lib_run(&l, 1); /* the memfd goes over the socket */
+    obs_events *ev = obs_events_start(&dmn, "executed");
+    assert_non_null(ev);
+    double before = get_counts().executions;
+    lib_run(&l, 2);
+    assert_true(get_counts().executions == before + 1);
+    cJSON *e = obs_events_next(ev, 10000);
+    assert_non_null(e);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "burst")));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "priority")->valuestring, "high");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "status")->valuestring, "NONE");
+    cJSON_Delete(e);
+    obs_events_stop(ev);
+    lib_close(&l);
+}
+
+/* What our app (the only uid here) holds of a quota resource (admin status quotas.apps). */
+static double app_used(const char *what) {
+    cJSON *st = nnd_test_admin(dmn.state_dir, "status");
+    assert_non_null(st);
+    const cJSON *apps =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "quotas"), "apps");
+    assert_int_equal(cJSON_GetArraySize(apps), 1);
+    double v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(apps, 0), what)->valuedouble;
+    cJSON_Delete(st);
+    return v;
+}
+
+/* A channel counts as one mapping and one descriptor of its app while it lives; past
+ * NND_SESSION_MAX_BURST_CHANNELS (16) a burst gets none and works over the socket. */
+static void test_channel_accounting_and_fallback(void **state) {
+    (void)state;
+    char err[512];
+    wait_idle(-1);
+    lib l;
+    lib_open(&l);
+    double maps = app_used("mappings"), fds = app_used("descriptors");
+    assert_int_equal(nnd_client_burst_free(l.b), 0);
+    assert_true(app_used("mappings") == maps - 1 && app_used("descriptors") == fds - 1);
+    nnd_burst *extra[17];
+    counts c0 = get_counts();
+    for (int i = 0; i < 17; i++)
+        assert_int_equal(nnd_client_burst_configure(l.c, l.model, &extra[i], err, sizeof err), 0);
+    counts c1 = get_counts();
+    assert_true(c1.channels == c0.channels + 16);
+    assert_true(app_used("mappings") == maps - 1 + 16 && app_used("descriptors") == fds - 1 + 16);
+    cJSON *st = nnd_test_admin(dmn.state_dir, "status");
+    double not_set_up = cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(st, "bursts"), "channels_not_set_up")
+                            ->valuedouble;
+    cJSON_Delete(st);
+    assert_true(not_set_up >= 1);
+    /* The one without a channel runs over the socket, with the same results. */
+    l.b = extra[16];
+    for (int i = 0; i < 5; i++)
+        lib_run(&l, (float)i);
+    assert_true(get_counts().executions == c1.executions);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(nnd_client_burst_free(extra[i]), 0);
+    lib_close(&l);
+    wait_idle(-1);
 }
 
 /* ---- a raw client writing the channel itself ------------------------------------------------ */
@@ -448,6 +528,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_channel_results),
         cmocka_unit_test(test_channel_deadline),
+        cmocka_unit_test(test_channel_priority),
+        cmocka_unit_test(test_channel_accounting_and_fallback),
         cmocka_unit_test(test_hostile_requests),
         cmocka_unit_test(test_killed_clients),
     };
