@@ -307,8 +307,12 @@ int ANeuralNetworksDevice_getFeatureLevel(const ANeuralNetworksDevice *device,
                                           int64_t *featureLevel) {
     if (!device || !featureLevel) return ANEURALNETWORKS_UNEXPECTED_NULL;
     if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
-    *featureLevel = ANEURALNETWORKS_FEATURE_LEVEL_4;
+    *featureLevel = NDK_FEATURE_LEVEL;
     return ANEURALNETWORKS_NO_ERROR;
+}
+
+int64_t ANeuralNetworks_getRuntimeFeatureLevel(void) {
+    return NDK_FEATURE_LEVEL;
 }
 
 int ANeuralNetworksDevice_wait(const ANeuralNetworksDevice *device) {

@@ -68,7 +68,10 @@ enum {
 #define NDK_TENSOR_OEM_BYTE     10001
 #define NDK_OEM_OPERATION       10000
 #define NDK_NUM_OPERAND_TYPES   16  /* FLOAT32 .. MODEL */
-#define NDK_NUM_OPERATION_TYPES 102 /* ADD .. RANK */
+#define NDK_NUM_OPERATION_TYPES 106 /* ADD .. REVERSE */
+/* The device and the runtime implement every operation and call of feature level 7 (the
+ * newest NeuralNetworks.h defines): HAL 1.3's language plus BATCH_MATMUL .. REVERSE. */
+#define NDK_FEATURE_LEVEL ANEURALNETWORKS_FEATURE_LEVEL_7
 #define NDK_IO_ALIGN                                                                               \
     64 /* pointer arguments' boundary in the staging memfd, and                                    \
            the alignment and padding compilations prefer */

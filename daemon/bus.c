@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@ struct nnd_bus {
     int pub;
     nnd_admin_fn admin;
     void *ctx;
+    atomic_uint_fast64_t seq; /* events published: the next one's "seq" */
 };
 
 static int bind_private(int sock, const char *url, char *err, size_t errlen) {
@@ -176,6 +178,7 @@ cJSON *nnd_bus_event(const nnd_bus *b, const char *name) {
 
 void nnd_bus_publish(nnd_bus *b, cJSON *event) {
     if (b && event) {
+        nnd_json_add_u64(event, "seq", atomic_fetch_add(&b->seq, 1) + 1);
         char *text = cJSON_PrintUnformatted(event);
         if (text && nn_send(b->pub, text, strlen(text), NN_DONTWAIT) < 0)
             nnd_log_debug("event dropped: %s", nn_strerror(nn_errno()));

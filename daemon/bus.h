@@ -9,8 +9,10 @@
  *   NN_DONTWAIT, so a slow subscriber loses events rather than stalling the daemon.
  * - nnd_bus_event() starts an event object {"event":name,"time_ns":CLOCK_REALTIME ns}, or
  *   returns NULL when no subscriber is connected (or the bus is NULL): an event nobody
- *   can receive is not built, which keeps JSON off the hot path. nnd_bus_publish() sends
- *   an event and frees it; it accepts a NULL bus or event.
+ *   can receive is not built, which keeps JSON off the hot path. nnd_bus_publish() adds
+ *   "seq", 1 for the first event published and one more for each after, so a subscriber
+ *   that finds a gap knows it lost events; it sends the event and frees it, and accepts
+ *   a NULL bus or event.
  * - nnd_bus_close() stops polling and closes both sockets; the bus is freed once libuv
  *   has closed its handle.
  */

@@ -27,7 +27,7 @@
 #include "engine.h"
 #include "hash.h"
 
-#define NND_SER_VERSION      3 /* 2: rank 16; 3: referenced subgraphs */
+#define NND_SER_VERSION      3  /* 2: rank 16; 3: referenced subgraphs */
 #define NND_SER_BUILD_ID_MAX 64 /* bytes of driver build id kept in the model cache */
 #define NND_SER_DATA_HEADER  64 /* the data payload starts here, so it stays aligned */
 

@@ -72,8 +72,22 @@ struct obs_events {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     atomic_bool stop;
-    cJSON *head; /* events kept, oldest first, chained through ->next */
+    uint64_t last_seq; /* the collector's own */
+    atomic_ulong lost; /* gaps in seq */
+    cJSON *head;       /* events kept, oldest first, chained through ->next */
 };
+
+/* Every event ends with "seq":N (bus.c); a jump past the last one seen is a loss. */
+static void count_gap(obs_events *e, const char *buf, size_t n) {
+    static const char key[] = "\"seq\":";
+    const char *at = memmem(buf, n, key, sizeof key - 1);
+    if (!at) return;
+    uint64_t seq = 0;
+    for (const char *c = at + sizeof key - 1; c < buf + n && *c >= '0' && *c <= '9'; c++)
+        seq = seq * 10 + (uint64_t)(*c - '0');
+    if (e->last_seq && seq > e->last_seq + 1) atomic_fetch_add(&e->lost, seq - e->last_seq - 1);
+    if (seq > e->last_seq) e->last_seq = seq;
+}
 
 static void *collect(void *arg) {
     obs_events *e = arg;
@@ -81,6 +95,7 @@ static void *collect(void *arg) {
         char *buf = NULL;
         int n = nn_recv(e->sub, &buf, NN_MSG, 0);
         if (n < 0) continue;
+        count_gap(e, buf, (size_t)n);
         /* Events start {"event":"<name>", (bus.c): the others go unparsed. */
         cJSON *j = (size_t)n >= e->plen && !memcmp(buf, e->prefix, e->plen)
                        ? cJSON_ParseWithLength(buf, (size_t)n)
@@ -96,6 +111,10 @@ static void *collect(void *arg) {
         pthread_mutex_unlock(&e->mu);
     }
     return NULL;
+}
+
+unsigned long obs_events_lost(obs_events *e) {
+    return atomic_load(&e->lost);
 }
 
 obs_events *obs_events_start(const nnd_test_daemon *d, const char *name) {

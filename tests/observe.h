@@ -32,6 +32,10 @@ double obs_status_num(const char *state_dir, const char *path);
 typedef struct obs_events obs_events;
 obs_events *obs_events_start(const nnd_test_daemon *d, const char *name);
 cJSON *obs_events_next(obs_events *e, int timeout_ms);
+/* Events of any name this subscriber missed so far: the gaps in their "seq" numbers. The
+ * daemon drops events for a subscriber that does not keep up (nanomsg PUB), so a test may
+ * miss an event only when this says some were lost. */
+unsigned long obs_events_lost(obs_events *e);
 void obs_events_stop(obs_events *e);
 
 long obs_rss_kib(pid_t pid);

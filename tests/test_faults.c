@@ -351,13 +351,13 @@ static void test_client_killed(void **state) {
     bystander_stop(&b);
 
     figures after = settle(&d, &before);
-    print_message("# victim killed: %.0f executions cancelled; bystander %ld right (%ld after the "
-                  "kill), 0 wrong; fds %d -> %d -> %d, memfd maps %d -> %d -> %d, allocated %.0f -> "
-                  "%.0f -> %.0f KiB, RSS %ld -> %ld -> %ld KiB (before, with the victim, after)\n",
-                  cancelled, (long)b.ok, ok_after, before.fds, during.fds, after.fds,
-                  before.memfd_maps, during.memfd_maps, after.memfd_maps, before.allocated / 1024,
-                  during.allocated / 1024, after.allocated / 1024, before.rss_kib,
-                  during.rss_kib, after.rss_kib);
+    print_message(
+        "# victim killed: %.0f executions cancelled; bystander %ld right (%ld after the "
+        "kill), 0 wrong; fds %d -> %d -> %d, memfd maps %d -> %d -> %d, allocated %.0f -> "
+        "%.0f -> %.0f KiB, RSS %ld -> %ld -> %ld KiB (before, with the victim, after)\n",
+        cancelled, (long)b.ok, ok_after, before.fds, during.fds, after.fds, before.memfd_maps,
+        during.memfd_maps, after.memfd_maps, before.allocated / 1024, during.allocated / 1024,
+        after.allocated / 1024, before.rss_kib, during.rss_kib, after.rss_kib);
     assert_int_equal(after.fds, before.fds);
     assert_int_equal(after.memfd_maps, before.memfd_maps);
     /* The victim cost over 16 MiB (its buffer, temporaries, 42 jobs); all of it is freed. */
@@ -422,10 +422,18 @@ static void test_slow_client_dropped(void **state) {
     }
     long ok_during = b.ok - ok0;
     assert_true(dropped);
+    /* The event, unless this subscriber lost events to the flood (the bystander's
+     * executions go on publishing, so a lost "dropped" shows as a gap soon after). */
     cJSON *ev = obs_events_next(ev_dropped, 5000);
-    assert_non_null(ev);
-    assert_string_equal(cJSON_GetObjectItemCaseSensitive(ev, "reason")->valuestring,
-                        "does not read its replies");
+    for (int i = 0; !ev && i < 250 && !obs_events_lost(ev_dropped); i++)
+        ev = obs_events_next(ev_dropped, 20);
+    if (ev)
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(ev, "reason")->valuestring,
+                            "does not read its replies");
+    else
+        print_message("# the dropped event was among %lu events this subscriber lost\n",
+                      obs_events_lost(ev_dropped));
+    assert_true(ev || obs_events_lost(ev_dropped) > 0);
     cJSON_Delete(ev);
     assert_int_equal(obs_status_num(d.state_dir, "connections_dropped"), 1);
     assert_int_equal(wait_in_file(log, "does not read its replies", 1), 1);

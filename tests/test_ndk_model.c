@@ -43,7 +43,8 @@ static void test_devices(void **state) {
     assert_true(strlen(version) > 0);
     assert_int_equal(ANeuralNetworksDevice_getFeatureLevel(d, NULL), NUL);
     assert_int_equal(ANeuralNetworksDevice_getFeatureLevel(d, &level), OK);
-    assert_int_equal(level, ANEURALNETWORKS_FEATURE_LEVEL_4);
+    assert_int_equal(level, ANEURALNETWORKS_FEATURE_LEVEL_7);
+    assert_int_equal(ANeuralNetworks_getRuntimeFeatureLevel(), ANEURALNETWORKS_FEATURE_LEVEL_7);
     assert_int_equal(ANeuralNetworksDevice_wait(NULL), NUL);
     assert_int_equal(ANeuralNetworksDevice_wait(d), OK);
     bool sup = true;

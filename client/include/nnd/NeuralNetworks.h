@@ -261,6 +261,7 @@ int ANeuralNetworksDevice_getExtensionSupport(const ANeuralNetworksDevice *devic
                                               bool *isExtensionSupported);
 uint64_t ANeuralNetworks_getDefaultLoopTimeout(void);
 uint64_t ANeuralNetworks_getMaximumLoopTimeout(void);
+int64_t ANeuralNetworks_getRuntimeFeatureLevel(void);
 
 /* ---- memory ---- */
 int ANeuralNetworksMemory_createFromFd(size_t size, int protect, int fd, size_t offset,
