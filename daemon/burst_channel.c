@@ -37,10 +37,10 @@ struct nnd_burst_channel {
     int bell_fd;    /* the doorbell eventfd, watched by bell */
     uv_poll_t bell; /* closed (asynchronously) with the channel */
     pthread_t thread;
-    int stop;        /* atomic: closed, the thread ends */
-    uint32_t armed;  /* atomic, a private futex: the thread is to poll req_seq */
-    uint32_t polled; /* the seq the armed thread polls away from */
-    uint32_t window_us;
+    int stop;           /* atomic: closed, the thread ends */
+    uint32_t arm_gen;   /* atomic, a private futex: moved on to have the thread poll */
+    uint32_t polled;    /* the seq the armed thread polls away from (set before arm_gen) */
+    uint32_t window_us; /* and for how long */
     /* Loop only. */
     nnd_chan_poll poll;   /* the window the thread polls for, adapted here */
     uint64_t answered_ns; /* when the last answer went out */
@@ -89,26 +89,31 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Armed by the loop after an answer, the thread polls req_seq for the window; it tells
- * the loop when a request came, or sets daemon_sleeping (the client rings from then on). */
+/* Armed by the loop after an answer (arm_gen moves on), the thread polls req_seq for the
+ * window; it tells the loop when a request came, or sets daemon_sleeping (the client rings
+ * from then on). A generation, not a flag: an arming made while the thread still polls
+ * for an older one is never lost. */
 static void *channel_thread(void *arg) {
     nnd_burst_channel *ch = arg;
     nnd_chan_hdr *h = ch->h;
+    uint32_t done = 0; /* the last generation polled for */
     while (!stopping(ch)) {
-        if (!__atomic_load_n(&ch->armed, __ATOMIC_ACQUIRE)) {
+        uint32_t gen = __atomic_load_n(&ch->arm_gen, __ATOMIC_ACQUIRE);
+        if (gen == done) {
             struct timespec ts = {0, 100000000};
-            syscall(SYS_futex, &ch->armed, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+            syscall(SYS_futex, &ch->arm_gen, FUTEX_WAIT_PRIVATE, done, &ts, NULL, 0);
             continue;
         }
-        nnd_chan_poll p = {.window_us = ch->window_us, .max_us = ch->window_us};
-        uint32_t old = ch->polled;
+        done = gen;
+        nnd_chan_poll p = {.window_us = __atomic_load_n(&ch->window_us, __ATOMIC_RELAXED)};
+        p.max_us = p.window_us;
+        uint32_t old = __atomic_load_n(&ch->polled, __ATOMIC_RELAXED);
         bool came = nnd_chan_spin(&p, &h->req_seq, old, &ch->stop);
         if (!came) {
             __atomic_store_n(&h->daemon_sleeping, 1, __ATOMIC_RELAXED);
             __atomic_thread_fence(__ATOMIC_SEQ_CST);
             came = __atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE) != old;
         }
-        __atomic_store_n(&ch->armed, 0, __ATOMIC_RELEASE);
         if (came) post(ch, false);
     }
     post(ch, true);
@@ -146,10 +151,10 @@ static void await_next(nnd_burst_channel *ch) {
     ch->answered_ns = now_ns();
     if (nnd_chan_should_poll(&ch->poll, __atomic_load_n(&h->client_cpu, __ATOMIC_RELAXED), me)) {
         __atomic_store_n(&h->daemon_sleeping, 0, __ATOMIC_RELAXED);
-        ch->polled = ch->taken;
-        ch->window_us = ch->poll.window_us;
-        __atomic_store_n(&ch->armed, 1, __ATOMIC_RELEASE);
-        syscall(SYS_futex, &ch->armed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        __atomic_store_n(&ch->polled, ch->taken, __ATOMIC_RELAXED);
+        __atomic_store_n(&ch->window_us, ch->poll.window_us, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&ch->arm_gen, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &ch->arm_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         return;
     }
     __atomic_store_n(&h->daemon_sleeping, 1, __ATOMIC_RELAXED);
@@ -450,7 +455,8 @@ void nnd_burst_channel_close(nnd_burst_channel *ch) {
     ch->s = NULL;
     ch->b = NULL;
     __atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &ch->armed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    __atomic_add_fetch(&ch->arm_gen, 1, __ATOMIC_RELEASE); /* a sleeping thread wakes at once */
+    syscall(SYS_futex, &ch->arm_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     uv_close((uv_handle_t *)&ch->bell, on_bell_closed);
 }
 
