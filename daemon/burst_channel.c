@@ -110,9 +110,7 @@ static void *channel_thread(void *arg) {
         uint32_t old = __atomic_load_n(&ch->polled, __ATOMIC_RELAXED);
         bool came = nnd_chan_spin(&p, &h->req_seq, old, &ch->stop);
         if (!came) {
-            __atomic_store_n(&h->daemon_sleeping, 1, __ATOMIC_RELAXED);
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
-            came = __atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE) != old;
+            came = nnd_chan_sleeping(&h->daemon_sleeping, &h->req_seq) != old;
         }
         if (came) post(ch, false);
     }
@@ -157,9 +155,7 @@ static void await_next(nnd_burst_channel *ch) {
         syscall(SYS_futex, &ch->arm_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         return;
     }
-    __atomic_store_n(&h->daemon_sleeping, 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE) != ch->taken) post(ch, false);
+    if (nnd_chan_sleeping(&h->daemon_sleeping, &h->req_seq) != ch->taken) post(ch, false);
 }
 
 static void answer_status(nnd_burst_channel *ch, uint64_t id, nnd_status st, const char *msg) {

@@ -12,12 +12,13 @@
  *   daemon answers a number out of order with INVALID_ARGUMENT and takes it as the new
  *   start; a result carries the seq it answers, so that a client never takes an old answer.
  * - Waking the daemon: while daemon_sleeping is set the client, after publishing req_seq
- *   and a full fence, writes 1 to the doorbell (the daemon's loop watches it: no loop ever
- *   waits on a futex). While it is clear a daemon thread is polling req_seq. The daemon
- *   sets it, fences and looks at req_seq once more before it stops polling.
- * - Waking the client: a client that waits sets client_sleeping, fences, rechecks res_seq
- *   and FUTEX_WAITs on it (a shared futex: the memfd's page is the key); the daemon, after
- *   publishing res_seq and a fence, FUTEX_WAKEs it when client_sleeping is set. Waits are
+ *   (sequentially consistent store, then load of the flag), writes 1 to the doorbell (the daemon's
+ * loop watches it: no loop ever waits on a futex). While it is clear a daemon thread is polling
+ * req_seq. The daemon sets it (the same way) and looks at req_seq once more before it stops
+ * polling.
+ * - Waking the client: a client that waits sets client_sleeping, rechecks res_seq and
+ *   FUTEX_WAITs on it (a shared futex: the memfd's page is the key); the daemon, after
+ *   publishing res_seq, FUTEX_WAKEs it when client_sleeping is set. Waits are
  *   bounded, so that a peer that scribbles over the words costs a wake-up, never a hang.
  * - Polling: before sleeping, a side polls for at most its window, and not at all when
  *   the machine has one CPU online or the peer's last published CPU (daemon_cpu,
@@ -75,7 +76,7 @@ void nnd_chan_poll_init(nnd_chan_poll *p);
 uint32_t nnd_chan_wait(nnd_chan_poll *p, uint32_t *word, uint32_t old, uint32_t *sleeping,
                        const int32_t *peer_cpu, int32_t *my_cpu, const int *stop,
                        uint64_t timeout_ns);
-/* Publishes seq in *word (release), fences, and tells whether the peer's sleeping flag is
+/* Publishes seq in *word (sequentially consistent), and tells whether the peer's sleeping flag is
  * set: then the caller wakes it (its futex, or the doorbell). */
 bool nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping);
 /* The polling window after a wait that took took_us: doubled (at least 1) when the peer
@@ -86,6 +87,9 @@ bool nnd_chan_should_poll(const nnd_chan_poll *p, int32_t peer_cpu, int32_t my_c
 /* Spins until *word != old, stop (may be NULL) is set or the window passes; whether it
  * changed. */
 bool nnd_chan_spin(const nnd_chan_poll *p, const uint32_t *word, uint32_t old, const int *stop);
+/* Sets *sleeping and returns *word as read after it: a side about to sleep compares that
+ * with what it waits to see change (the other half of nnd_chan_publish()). */
+uint32_t nnd_chan_sleeping(uint32_t *sleeping, const uint32_t *word);
 /* Wakes every waiter on word (a side stopping). */
 void nnd_chan_wake(uint32_t *word);
 /* The seq after seq (never 0). */
