@@ -1,11 +1,13 @@
 /* bench: `make bench`. Every row is a ratio of two timings taken in this one run (medians
  * over repeated trials), printed against its target. The last line counts the rows within
  * target. Rows:
- *   rtt  execute round trip of a tiny ADD model through a real daemon, over a raw
- *        SOCK_SEQPACKET 64-byte ping-pong between two processes (target <= 1.5)
- *   rtt_burst  the same execution in a burst (its memfd cached as a slot after the first
- *        trial, named by a key of ours as the NNAPI layer names memories), over the same
- *        ping-pong (target <= 1.2); the footnote adds the burst keyed by fstat identity
+ *   rtt_same, rtt_cross  execute round trip of a tiny ADD model through a real daemon,
+ *        over a raw SOCK_SEQPACKET 64-byte ping-pong between two processes in the same
+ *        placement: client and daemon pinned to one CPU / to two (targets <= 1.5, <= 1.5)
+ *   rtt_burst_same, rtt_burst_cross  the same execution in a burst (its memfd a slot after
+ *        the first trial, so that it goes through the burst's shared-memory channel), over
+ *        the same ping-pong (targets <= 1.5, <= 0.5); see rtt.h. A row that cannot be
+ *        measured (one CPU only) is printed as such, not counted.
  *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
@@ -14,11 +16,14 @@
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
- * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: rtt and
- * rtt_burst; kernels; cache; memory; qos; mobilenet; threads; prepare).
+ * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
+ * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
+ * threads; prepare).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
- * those this process was started on; the notes name them. */
+ * those this process was started on; the notes name them. The rtt rows pin further, each
+ * process to one of them (rtt.h), and their note names the CPUs. */
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,109 +43,10 @@
 #include "nnd/nnd.h"
 #include "prepare_rows.h"
 #include "qos.h"
+#include "rtt.h"
 #include "threads.h"
 #include "timing.h"
 #include "wire.h"
-
-#define TRIALS 4000
-
-/* Raw floor: a child process echoes 64-byte datagrams. */
-static double raw_pingpong_ns(void) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        char buf[64];
-        close(sv[0]);
-        for (;;) {
-            ssize_t n = recv(sv[1], buf, sizeof buf, 0);
-            if (n <= 0 || send(sv[1], buf, (size_t)n, 0) != n) _exit(0);
-        }
-    }
-    close(sv[1]);
-    static uint64_t t[TRIALS];
-    char buf[64] = {0};
-    for (int i = 0; i < TRIALS; i++) {
-        uint64_t t0 = bench_now_ns();
-        if (send(sv[0], buf, sizeof buf, 0) != sizeof buf || recv(sv[0], buf, sizeof buf, 0) <= 0)
-            return -1;
-        t[i] = bench_now_ns() - t0;
-    }
-    close(sv[0]);
-    waitpid(pid, NULL, 0);
-    return bench_median_u64(t, TRIALS);
-}
-
-enum { PLAIN, BURST_KEYED, BURST_FSTAT };
-
-/* Median round trip of the tiny model's execution: Execute, or BurstExecute in one burst
- * with the memfd named by a key of ours (as the NNAPI layer names memories) or by the
- * file identity libnnd reads with fstat(). */
-static double daemon_execute_ns(const nnd_test_daemon *d, int how) {
-    char err[256];
-    nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench", err, sizeof err);
-    if (!c) {
-        fprintf(stderr, "bench: connect: %s\n", err);
-        return -1;
-    }
-    wire_add_model m; /* [2] + [2] */
-    wire_add_model_init(&m, -1);
-    uint64_t handle = 0;
-    nnd_burst *b = NULL;
-    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0 ||
-        (how != PLAIN && nnd_client_burst_configure(c, handle, &b, err, sizeof err) != 0)) {
-        fprintf(stderr, "bench: prepare: %s\n", err);
-        nnd_client_close(c);
-        return -1;
-    }
-    void *map;
-    int fd = nnd_memfd_create("bench-io", 4096, &map);
-    float *io = map;
-    Nnd__DataLocation loc[3];
-    Nnd__RequestArgument args[3], *inp[2] = {&args[0], &args[1]}, *outp[1] = {&args[2]};
-    for (int i = 0; i < 3; i++) {
-        nnd__data_location__init(&loc[i]);
-        loc[i].offset = (uint64_t)i * 64;
-        loc[i].length = 8;
-        nnd__request_argument__init(&args[i]);
-        args[i].location = &loc[i];
-    }
-    Nnd__MemoryPool pool = NND__MEMORY_POOL__INIT, *poolp = &pool;
-    pool.size = 4096;
-    Nnd__ExecutionRequest req = NND__EXECUTION_REQUEST__INIT;
-    req.n_inputs = 2, req.inputs = inp, req.n_outputs = 1, req.outputs = outp;
-    req.n_pools = 1, req.pools = &poolp;
-    io[0] = 1, io[1] = 2, io[16] = 10, io[17] = 20;
-    static uint64_t t[TRIALS];
-    double result = -1;
-    for (int i = 0; i < TRIALS; i++) {
-        Nnd__Reply *r = NULL;
-        uint64_t t0 = bench_now_ns();
-        uint64_t key = 1;
-        int s = how == BURST_KEYED
-                    ? nnd_client_burst_execute_keyed(b, &req, &fd, &key, 1, NULL, &r, err, 256)
-                : how == BURST_FSTAT
-                    ? nnd_client_burst_execute(b, &req, &fd, 1, NULL, &r, err, sizeof err)
-                    : nnd_client_execute(c, handle, &req, &fd, 1, false, 0, &r, err, sizeof err);
-        t[i] = bench_now_ns() - t0;
-        if (r) nnd__reply__free_unpacked(r, NULL);
-        if (s != 0) {
-            fprintf(stderr, "bench: execute: %s\n", err);
-            goto out;
-        }
-    }
-    if (io[32] != 11 || io[33] != 22) {
-        fprintf(stderr, "bench: wrong ADD result %g %g\n", io[32], io[33]);
-        goto out;
-    }
-    result = bench_median_u64(t, TRIALS);
-out:
-    nnd_client_burst_free(b);
-    nnd_client_release(c, handle);
-    nnd_client_close(c);
-    close(fd);
-    return result;
-}
 
 /* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
  * the CPUs it has; names them in out. */
@@ -177,7 +83,7 @@ static int pin_cpus(char *out, size_t len) {
 typedef struct row {
     const char *group, *name, *what;
     double value, target; /* target < 0: no target, printed for the record, not counted */
-    bool lower_is_better;
+    bool lower_is_better; /* a NaN value: not measurable here, printed as such, not counted */
 } row;
 
 /* Rows or groups named on the command line; none named: every row. */
@@ -190,19 +96,31 @@ static bool is_named(const char *s) {
     return false;
 }
 
+/* A round trip over the raw ping-pong of its placement; NaN when it was not measured. */
+static double ratio(const bench_rtt_place *p, double ns) {
+    return p->measured ? ns / p->raw_ns : NAN;
+}
+
+/* A row is wanted by its group's name, its own, or a name it starts with before a '_'
+ * (rtt_burst: rtt_burst_same and rtt_burst_cross). */
 static bool want(const char *group, const char *row) {
-    return n_named == 0 || is_named(group) || is_named(row);
+    if (n_named == 0 || is_named(group) || is_named(row)) return true;
+    for (int i = 0; i < n_named; i++) {
+        size_t n = strlen(named[i]);
+        if (!strncmp(row, named[i], n) && row[n] == '_') return true;
+    }
+    return false;
 }
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     static const char *const names[] = {
-        "rtt",        "rtt_burst",     "inproc",        "conv_vs_xnnpack", "fc_vs_xnnpack",
-        "kernels",    "cache_load",    "cache_vs_cold", "content_vs_cold", "cache",
-        "memory",     "memfd_64m",     "qos",           "deadline_met",    "goodput",
-        "high_p99",   "mobilenet",     "mnet_f32_xnn",  "mnet_q8_xnn",     "mnet_f16_f32",
-        "mnet_s8_q8", "mnet_s8_xnn",   "threads",       "high_p90_thread", "threads_vs_procs",
-        "prepare",    "prep_cold_xnn", "prep_hit_xnn"};
+        "rtt", "rtt_burst", "rtt_same", "rtt_cross", "rtt_burst_same", "rtt_burst_cross",
+        "inproc", "conv_vs_xnnpack", "fc_vs_xnnpack", "kernels", "cache_load", "cache_vs_cold",
+        "content_vs_cold", "cache", "memory", "memfd_64m", "qos", "deadline_met", "goodput",
+        "high_p99", "mobilenet", "mnet_f32_xnn", "mnet_q8_xnn", "mnet_f16_f32", "mnet_s8_q8",
+        "mnet_s8_xnn", "threads", "high_p90_thread", "threads_vs_procs", "prepare",
+        "prep_cold_xnn", "prep_hit_xnn"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -215,7 +133,9 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    bool rtt = want("rtt", "rtt") || want("rtt", "rtt_burst");
+    bool rtt_exec = want("rtt", "rtt_same") || want("rtt", "rtt_cross");
+    bool rtt_burst = want("rtt", "rtt_burst_same") || want("rtt", "rtt_burst_cross");
+    bool rtt = rtt_exec || rtt_burst;
     bool kern = want("kernels", "inproc") || want("kernels", "conv_vs_xnnpack") ||
                 want("kernels", "fc_vs_xnnpack");
     bool caching = want("cache", "cache_load") || want("cache", "cache_vs_cold") ||
@@ -228,9 +148,11 @@ int main(int argc, char **argv) {
     bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
+    bench_rtt rt = {0};
+    int failed = rtt && bench_rtt_rows(&rt, rtt_exec, rtt_burst);
     /* First, while no kernel thread pool of this process competes for the cores. */
     bench_cache cache = {0};
-    int failed = caching && bench_cache_rows(&cache);
+    failed |= caching && bench_cache_rows(&cache);
     bench_qos qos = {0};
     failed |= qosing && bench_qos_rows(&qos);
     bool prio = want("threads", "high_p90_thread"), rates = want("threads", "threads_vs_procs");
@@ -243,11 +165,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench: cannot start the daemon\n");
         return 1;
     }
-    double raw = rtt ? raw_pingpong_ns() : 1;
-    double exec = want("rtt", "rtt") ? daemon_execute_ns(&d, PLAIN) : 1;
-    double burst = want("rtt", "rtt_burst") ? daemon_execute_ns(&d, BURST_KEYED) : 1;
-    double burst_fstat = want("rtt", "rtt_burst") ? daemon_execute_ns(&d, BURST_FSTAT) : 1;
-    failed |= raw <= 0 || exec <= 0 || burst <= 0 || burst_fstat <= 0;
     bench_pair inproc = {0}, conv = {0}, fc = {0};
     failed |= kern && (bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
                        bench_fc_vs_xnnpack(&d, &fc));
@@ -259,9 +176,14 @@ int main(int argc, char **argv) {
     if (failed) return 1;
 
     row rows[] = {
-        {"rtt", "rtt", "tiny execute round trip / raw seqpacket ping-pong", exec / raw, 1.5, true},
-        {"rtt", "rtt_burst", "tiny execute round trip in a burst / raw seqpacket ping-pong",
-         burst / raw, 1.2, true},
+        {"rtt", "rtt_same", "tiny execute round trip / raw ping-pong, both on one CPU",
+         ratio(&rt.same, rt.same.exec_ns), 1.5, true},
+        {"rtt", "rtt_cross", "tiny execute round trip / raw ping-pong, on two CPUs",
+         ratio(&rt.cross, rt.cross.exec_ns), 1.5, true},
+        {"rtt", "rtt_burst_same", "the same in a burst (channel) / raw ping-pong, on one CPU",
+         ratio(&rt.same, rt.same.burst_ns), 1.5, true},
+        {"rtt", "rtt_burst_cross", "the same in a burst (channel) / raw ping-pong, on two CPUs",
+         ratio(&rt.cross, rt.cross.burst_ns), 0.5, true},
         {"kernels", "inproc", "MobileNet-like execute through the daemon / in process",
          inproc.a_ns / inproc.b_ns, 1.1, true},
         {"kernels", "conv_vs_xnnpack", "CONV_2D GFLOP/s through the daemon / XNNPACK direct",
@@ -317,6 +239,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
         row *r = &rows[i];
         if (!want(r->group, r->name)) continue;
+        if (isnan(r->value)) {
+            printf("%-16s %8s %9s  %-7s %s\n", r->name, "-", "-", "n/a", r->what);
+            continue;
+        }
         if (r->target < 0) {
             printf("%-16s %8.3f %9s  %-7s %s\n", r->name, r->value, "-", "noted", r->what);
             continue;
@@ -327,12 +253,18 @@ int main(int argc, char **argv) {
         printf("%-16s %8.3f %s%7.2f  %-7s %s\n", r->name, r->value,
                r->lower_is_better ? "<=" : ">=", r->target, ok ? "ok" : "OUTSIDE", r->what);
     }
-    if (rtt)
-        printf("# medians of %d trials: raw ping-pong %.1f us, execute %.1f us, in a burst %.1f us "
-               "(memfd named by our key; by fstat identity %.1f us); 0 for a row not run\n",
-               TRIALS, raw / 1e3, want("rtt", "rtt") ? exec / 1e3 : 0,
-               want("rtt", "rtt_burst") ? burst / 1e3 : 0,
-               want("rtt", "rtt_burst") ? burst_fstat / 1e3 : 0);
+    const bench_rtt_place *places[2] = {&rt.same, &rt.cross};
+    for (int i = 0; rtt && i < 2; i++) {
+        const bench_rtt_place *p = places[i];
+        if (!p->measured) {
+            printf("# rtt %s: not measurable (one CPU only)\n", i ? "on two CPUs" : "on one CPU");
+            continue;
+        }
+        printf("# rtt %s: client on CPU %d, daemon on CPU %d; medians of %d trials: raw ping-pong "
+               "%.1f us, execute %.1f us, in a burst %.1f us; 0 for a row not run\n",
+               i ? "on two CPUs" : "on one CPU", p->client_cpu, p->daemon_cpu, BENCH_RTT_TRIALS,
+               p->raw_ns / 1e3, rtt_exec ? p->exec_ns / 1e3 : 0, rtt_burst ? p->burst_ns / 1e3 : 0);
+    }
     if (kern) {
         printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape,
                inproc.a_ns / 1e6, inproc.b_ns / 1e6);

@@ -97,10 +97,31 @@ int nnd_client_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, cha
  * or -errno; on NONE *out (may be NULL) is the reply to free, else err holds its message. */
 int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
                            Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen);
+/* The same, taking up to *n_reply_fds of the reply's fds into reply_fds (on any status;
+ * *n_reply_fds says how many, the caller closes them). */
+int nnd_client_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                               Nnd__Reply__ResultCase want, Nnd__Reply **out, int *reply_fds,
+                               size_t *n_reply_fds, char *err, size_t errlen);
 
 /* One call whose whole reply goes to *reply (may be NULL) whatever its status, as
  * nnd_client_execute() answers. Returns the status or -errno; err holds the message. */
 int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
                           Nnd__Reply **reply, char *err, size_t errlen);
+
+/* ---- nnd_burst_chan.c: burst channels (proto/burst_chan.h) -------------------------------
+ * nnd_burst_chan_attach() maps the channel memfd of a ConfigureBurst reply (closing fd),
+ * checks its layout and keeps bell, the doorbell: NULL when it is not a layout this build
+ * knows (both fds closed). nnd_burst_chan_call() sends
+ * req (a BurstExecute without fds; its id is set here) through the channel and waits for
+ * its Reply until bound_ns: 0 with *reply; -EBUSY when the channel cannot take it (another
+ * thread's call is in it, it is broken, req is too big): nothing was sent, use the socket;
+ * -ETIMEDOUT, -ENOTCONN or -EPROTO when it was sent and no proper answer came (err says
+ * which): the channel is broken from then on. */
+typedef struct nnd_burst_chan nnd_burst_chan;
+nnd_burst_chan *nnd_burst_chan_attach(int fd, int bell);
+void nnd_burst_chan_detach(nnd_burst_chan *ch);
+bool nnd_burst_chan_usable(nnd_burst_chan *ch);
+int nnd_burst_chan_call(nnd_burst_chan *ch, nnd_client *c, Nnd__Request *req, uint64_t bound_ns,
+                        Nnd__Reply **reply, char *err, size_t errlen);
 
 #endif

@@ -1,11 +1,13 @@
 /* nnd_burst.c: libnnd's bursts, which send each memory's fd once and its slot number after
- * that. See include/nnd/nnd.h, "bursts". */
+ * that, and executions that carry no fd through the burst's shared-memory channel when the
+ * daemon gave one (nnd_burst_chan.c). See include/nnd/nnd.h, "bursts". */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "client_internal.h"
 
@@ -26,7 +28,14 @@ struct nnd_burst {
     key keys[NND_BURST_CLIENT_SLOTS];
     size_t n_keys;
     uint64_t next_slot;
+    nnd_burst_chan *chan; /* NULL: every execution over the socket */
 };
+
+/* Whether to ask for a channel: unless $NND_BURST_CHANNEL is "0". */
+static bool want_channel(void) {
+    const char *v = getenv("NND_BURST_CHANNEL");
+    return !v || strcmp(v, "0") != 0;
+}
 
 /* Only this file's own failures; the daemon's come through nnd_client_*_call. */
 static int fail(char *err, size_t errlen, int rc, const char *what) {
@@ -41,11 +50,22 @@ int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst
     if (!b) return fail(err, errlen, -ENOMEM, "burst");
     Nnd__ConfigureBurst call = NND__CONFIGURE_BURST__INIT;
     call.prepared_model = prepared_model;
+    call.channel = want_channel();
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_CONFIGURE_BURST;
     req.configure_burst = &call;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, err, errlen);
+    int chan_fds[2];
+    size_t n_fds = 2;
+    int st = nnd_client_simple_call_fds(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, chan_fds,
+                                        &n_fds, err, errlen);
+    /* No channel (an older daemon, or none to be had): the socket carries everything. */
+    if (st == 0 && n_fds == 2 && r->burst->channel) {
+        b->chan = nnd_burst_chan_attach(chan_fds[0], chan_fds[1]);
+        n_fds = 0;
+    }
+    while (n_fds)
+        close(chan_fds[--n_fds]);
     if (st != 0) {
         free(b);
         return st;
@@ -148,7 +168,14 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
     r.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
     r.burst_execute = &call;
     pthread_mutex_unlock(&b->lock);
-    int st = nnd_client_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
+    int st = -EBUSY;
+    if (!nfds && nnd_burst_chan_usable(b->chan)) {
+        Nnd__Reply *got = NULL;
+        uint64_t bound = nnd_conn_bound(b->c, opts ? opts->deadline_ns : 0);
+        st = nnd_burst_chan_call(b->chan, b->c, &r, bound, &got, err, errlen);
+        if (st == 0) st = nnd_client_take_reply(got, true, reply, err, errlen);
+    }
+    if (st == -EBUSY) st = nnd_client_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
     /* Ran: the daemon holds what was sent. Anything else: send the fds again next time.
      * A key forgotten meanwhile is gone, and slot numbers are never reused. */
     bool ran = st == NND__ERROR_STATUS__NONE || st == NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE;
@@ -217,6 +244,7 @@ int nnd_client_burst_forget_key(nnd_burst *b, uint64_t key, size_t *forgotten, c
 int nnd_client_burst_free(nnd_burst *b) {
     if (!b) return 0;
     int st = nnd_client_release(b->c, b->handle);
+    nnd_burst_chan_detach(b->chan);
     pthread_mutex_destroy(&b->lock);
     free(b);
     return st;

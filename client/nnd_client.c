@@ -102,9 +102,15 @@ int nnd_client_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, cha
 int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
                            Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err,
                            size_t errlen) {
+    return nnd_client_simple_call_fds(c, req, fds, nfds, want, out, NULL, NULL, err, errlen);
+}
+
+int nnd_client_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                               Nnd__Reply__ResultCase want, Nnd__Reply **out, int *reply_fds,
+                               size_t *n_reply_fds, char *err, size_t errlen) {
     Nnd__Reply *r = NULL;
     if (out) *out = NULL;
-    int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
+    int rc = nnd_client_call(c, req, fds, nfds, &r, reply_fds, n_reply_fds, err, errlen);
     if (rc < 0) return rc;
     if (r->status == NND__ERROR_STATUS__NONE && want != NND__REPLY__RESULT__NOT_SET &&
         r->result_case != want) {

@@ -10,6 +10,7 @@
 
 #include "buffer.h"
 #include "burst.h"
+#include "burst_channel.h"
 #include "bus.h"
 #include "cache.h"
 #include "extensions.h"
@@ -94,6 +95,12 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         nnd_json_add_u64(bursts, "slots", bs.slots);
         nnd_json_add_u64(bursts, "slot_maps", bs.slot_maps);
         nnd_json_add_u64(bursts, "slot_hits", bs.slot_hits);
+        nnd_burst_channel_stats cs;
+        nnd_burst_channel_stats_get(&cs);
+        nnd_json_add_u64(bursts, "channels", cs.channels);
+        nnd_json_add_u64(bursts, "channel_executions", cs.executions);
+        nnd_json_add_u64(bursts, "channel_refused", cs.refused);
+        nnd_json_add_u64(bursts, "channels_not_set_up", cs.not_set_up);
         cJSON_AddNumberToObject(reply, "supported_operation_types",
                                 (double)nnd_supported_operation_count());
         cJSON_AddNumberToObject(reply, "pid", getpid());

@@ -1,6 +1,8 @@
 /* burst.c: bursts and their slot caches. See burst.h. */
 #include "burst.h"
 
+#include "burst_channel.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@ struct nnd_burst {
     uint64_t model;
     slot *slots;
     size_t n, cap;
+    struct nnd_burst_channel *channel; /* NULL: over the socket only */
 };
 
 static nnd_burst_stats stats;
@@ -49,8 +52,13 @@ static void drop(nnd_burst *b, slot *sl) {
     stats.slots--;
 }
 
+void nnd_burst_set_channel(nnd_burst *b, struct nnd_burst_channel *ch) {
+    b->channel = ch;
+}
+
 void nnd_burst_free(void *p) {
     nnd_burst *b = p;
+    nnd_burst_channel_close(b->channel);
     while (b->n)
         drop(b, &b->slots[b->n - 1]);
     free(b->slots);

@@ -30,6 +30,7 @@
  *   may forget slots it is not sure were cached. nnd_burst_free() (the session's free
  *   function) drops every slot. A dropped slot's mapping lives on while an execution
  *   using it runs, then is unmapped.
+ * - A burst may own a shared-memory channel (burst_channel.h), closed when it is freed.
  * - Loop thread only.
  */
 #ifndef NND_BURST_H
@@ -51,6 +52,9 @@ typedef struct nnd_burst nnd_burst;
 /* A burst of session s for the prepared model named `model`; NULL when out of memory. */
 nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model);
 void nnd_burst_free(void *burst);
+struct nnd_burst_channel;
+/* The burst owns ch from now on (closes it when freed). */
+void nnd_burst_set_channel(nnd_burst *b, struct nnd_burst_channel *ch);
 /* The handle of the prepared model the burst runs. */
 uint64_t nnd_burst_model(const nnd_burst *b);
 

@@ -8,12 +8,16 @@
 #include "reply.h"
 
 void nnd_call_reply(nnd_call *c) {
+    nnd_call_reply_fds(c, NULL, 0);
+}
+
+void nnd_call_reply_fds(nnd_call *c, const int *fds, size_t nfds) {
     nnd_close_unclaimed(c->in); /* the fds the call did not keep go first */
     if (c->reply.status != NND__ERROR_STATUS__NONE)
         nnd_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)c->s->serial, c->name,
                       (unsigned long long)c->req->id, nnd_wire_status_name(c->reply.status),
                       c->reply.message);
-    c->s->send(c->s->send_ctx, &c->reply.base, NULL, 0);
+    c->s->send(c->s->send_ctx, &c->reply.base, fds, nfds);
 }
 
 void nnd_call_fail(nnd_call *c, nnd_status st, const char *fmt, ...) {

@@ -5,6 +5,7 @@
  * - nnd_call_reply() sends c->reply as the handler set it, after closing the request's fds
  *   the handler did not keep: once answered, the daemon holds nothing of the request but
  *   what it was asked to keep. A failure is logged at debug level.
+ *   nnd_call_reply_fds() does the same with fds (borrowed: the caller closes them).
  * - nnd_call_fail() answers status st (reply.h maps it) with a formatted message and no
  *   result.
  * - nnd_call_room_for() tells whether the session may hold one more object of kind
@@ -35,6 +36,7 @@ typedef struct nnd_call {
 } nnd_call;
 
 void nnd_call_reply(nnd_call *c);
+void nnd_call_reply_fds(nnd_call *c, const int *fds, size_t nfds);
 void nnd_call_fail(nnd_call *c, nnd_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 bool nnd_call_room_for(nnd_call *c, nnd_obj_kind kind);

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buffer.h"
 #include "burst.h"
+#include "burst_channel.h"
 #include "call.h"
 #include "execution.h"
 #include "extension.h"
@@ -192,9 +194,31 @@ static void on_configure_burst(nnd_call *c) {
     }
     Nnd__BurstReply r = NND__BURST_REPLY__INIT;
     r.burst = handle;
+    int chan_fds[2];
+    r.channel = c->req->configure_burst->channel &&
+                nnd_burst_channel_open(c->d, c->s, b, handle, chan_fds) == 0;
     c->reply.result_case = NND__REPLY__RESULT_BURST;
     c->reply.burst = &r;
-    nnd_call_reply(c);
+    nnd_call_reply_fds(c, chan_fds, r.channel ? 2 : 0);
+    if (r.channel) close(chan_fds[0]); /* the doorbell, chan_fds[1], stays the channel's */
+}
+
+nnd_status nnd_dispatch_burst_model(nnd_daemon *d, nnd_session *s, uint64_t burst,
+                                    const nnd_burst *b, nnd_sched_model **out, char *err,
+                                    size_t errlen) {
+    uint64_t mh = nnd_burst_model(b);
+    nnd_model_obj *o = nnd_session_find(s, mh, NND_OBJ_PREPARED);
+    if (!o)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "burst 0x%016llx: its prepared model 0x%016llx has been released",
+                         (unsigned long long)burst, (unsigned long long)mh);
+    if (!o->sm) {
+        nnd_status st = nnd_execution_model(d, o->prepared, NND__PRIORITY__PRIORITY_UNSPECIFIED,
+                                            nnd_model_obj_destroy, o, &o->sm, err, errlen);
+        if (st != NND_OK) return st;
+    }
+    *out = o->sm;
+    return NND_OK;
 }
 
 /* The burst a request names, or NULL after failing the call. */
@@ -210,20 +234,13 @@ static void on_burst_execute(nnd_call *c) {
     uint64_t bh = c->req->burst_execute->burst;
     nnd_burst *b = find_burst(c, bh);
     if (!b) return;
-    uint64_t mh = nnd_burst_model(b);
-    nnd_model_obj *o = nnd_session_find(c->s, mh, NND_OBJ_PREPARED);
-    if (!o) {
-        nnd_call_fail(c, NND_INVALID_ARGUMENT,
-                      "burst 0x%016llx: its prepared model 0x%016llx has been released",
-                      (unsigned long long)bh, (unsigned long long)mh);
-        return;
-    }
-    nnd_status st = model_sched(c, o);
+    nnd_sched_model *m;
+    nnd_status st = nnd_dispatch_burst_model(c->d, c->s, bh, b, &m, c->err, sizeof c->err);
     if (st != NND_OK) {
         nnd_call_fail(c, st, "%s", c->err);
         return;
     }
-    nnd_execute_burst(c->d, c->s, c->in, c->req, o->sm, b);
+    nnd_execute_burst(c->d, c->s, c->in, c->req, m, b);
 }
 
 static void on_burst_forget(nnd_call *c) {

@@ -15,7 +15,12 @@
  *   with its slots. Prepared models get the scheduler's view
  *   (estimate seeded by the cost model) when prepared (prepare.h); one beyond the
  *   device's limits is RESOURCE_EXHAUSTED_PERSISTENT.
+ *   ConfigureBurst with channel = true also sets up the burst's shared-memory channel
+ *   (burst_channel.h) and sends its memfd with the reply (channel = true); when it cannot,
+ *   the burst works over the socket alone (channel = false).
  * - fds the handlers do not take stay in `in` for the caller to close.
+ * - nnd_dispatch_burst_model(): the scheduler's view of the model burst b (handle burst)
+ *   runs, as BurstExecute finds it; INVALID_ARGUMENT once the model is released.
  */
 #ifndef NND_DISPATCH_H
 #define NND_DISPATCH_H
@@ -28,5 +33,11 @@
 #include "session.h"
 
 void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in);
+
+struct nnd_burst;
+struct nnd_sched_model;
+nnd_status nnd_dispatch_burst_model(nnd_daemon *d, nnd_session *s, uint64_t burst,
+                                    const struct nnd_burst *b, struct nnd_sched_model **out,
+                                    char *err, size_t errlen);
 
 #endif

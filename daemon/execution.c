@@ -199,47 +199,63 @@ static void timing_of(const nnd_execution *x, nnd_status st, uint64_t since, Nnd
     t->time_in_driver_ns = x->j.end_ns - since;
 }
 
-static void reply_executed(nnd_execution *x, nnd_status st, const char *msg) {
-    nnd_session *s = x->s;
+void nnd_execution_reply(uint64_t id, nnd_status st, const char *msg,
+                         const nnd_output_shape *shapes, uint32_t n_out, const Nnd__Timing *timing,
+                         void (*out)(void *ctx, const Nnd__Reply *r), void *ctx) {
+    Nnd__Reply r = NND__REPLY__INIT;
+    r.id = id;
+    r.status = nnd_wire_status(st);
+    if (st != NND_OK) r.message = (char *)msg;
     if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
-        nnd_reply_error(s, x->request_id, kind_call[x->kind], st, msg);
+        out(ctx, &r);
         return;
     }
     /* Most models have a few outputs: their shapes go out from the stack. */
     Nnd__OutputShape ws_few[8], *wsp_few[8];
-    bool few = x->n_out <= 8;
-    Nnd__OutputShape *ws = few ? ws_few : calloc(x->n_out, sizeof *ws);
-    Nnd__OutputShape **wsp = few ? wsp_few : calloc(x->n_out, sizeof *wsp);
+    bool few = n_out <= 8;
+    Nnd__OutputShape *ws = few ? ws_few : calloc(n_out, sizeof *ws);
+    Nnd__OutputShape **wsp = few ? wsp_few : calloc(n_out, sizeof *wsp);
     if (!ws || !wsp) {
         free(ws);
         free(wsp);
-        nnd_reply_error(s, x->request_id, kind_call[x->kind], NND_GENERAL_FAILURE, "out of memory");
+        r.status = NND__ERROR_STATUS__GENERAL_FAILURE;
+        r.message = "out of memory";
+        out(ctx, &r);
         return;
     }
-    for (uint32_t i = 0; i < x->n_out; i++) {
+    for (uint32_t i = 0; i < n_out; i++) {
         nnd__output_shape__init(&ws[i]);
-        ws[i].n_dimensions = x->shapes[i].rank;
-        ws[i].dimensions = x->shapes[i].dims;
-        ws[i].is_sufficient = x->shapes[i].sufficient;
+        ws[i].n_dimensions = shapes[i].rank;
+        ws[i].dimensions = (uint32_t *)shapes[i].dims;
+        ws[i].is_sufficient = shapes[i].sufficient;
         wsp[i] = &ws[i];
     }
     Nnd__ExecuteReply er = NND__EXECUTE_REPLY__INIT;
-    er.n_output_shapes = x->n_out;
+    er.n_output_shapes = n_out;
     er.output_shapes = wsp;
-    Nnd__Timing timing;
-    timing_of(x, st, x->t0, &timing);
-    er.timing = &timing;
-    Nnd__Reply r = NND__REPLY__INIT;
-    r.id = x->request_id;
-    r.status = nnd_wire_status(st);
-    if (st != NND_OK) r.message = (char *)msg;
+    er.timing = (Nnd__Timing *)timing;
     r.result_case = NND__REPLY__RESULT_EXECUTED;
     r.executed = &er;
-    s->send(s->send_ctx, &r.base, NULL, 0);
+    out(ctx, &r);
     if (!few) {
         free(ws);
         free(wsp);
     }
+}
+
+static void send_reply(void *ctx, const Nnd__Reply *r) {
+    nnd_session *s = ctx;
+    s->send(s->send_ctx, &r->base, NULL, 0);
+}
+
+static void reply_executed(nnd_execution *x, nnd_status st, const char *msg) {
+    if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
+        nnd_reply_error(x->s, x->request_id, kind_call[x->kind], st, msg);
+        return;
+    }
+    Nnd__Timing timing;
+    timing_of(x, st, x->t0, &timing);
+    nnd_execution_reply(x->request_id, st, msg, x->shapes, x->n_out, &timing, send_reply, x->s);
 }
 
 /* ---- completion ------------------------------------------------------------------------ */
@@ -251,7 +267,10 @@ static void job_end(nnd_execution *x, nnd_status st, const char *msg) {
                            .status = st,
                            .msg = msg,
                            .end_ns = x->j.end_ns,
-                           .run_ns = x->j.run_ns};
+                           .run_ns = x->j.run_ns,
+                           .shapes = x->shapes,
+                           .n_out = x->n_out};
+    timing_of(x, st, x->t0, &e.timing);
     nnd_execution_end_fn end = x->end;
     x->end = NULL;
     end(x->end_ctx, &e);
@@ -477,6 +496,11 @@ void nnd_execution_discard(nnd_execution *x) {
 void nnd_execution_hold(nnd_execution *x, bool measure, nnd_prio prio, nnd_execution_end_fn end,
                         void *ctx) {
     job_hold(x, K_FENCED, measure, prio, end, ctx);
+}
+
+void nnd_execution_hold_burst(nnd_execution *x, bool measure, nnd_prio prio,
+                              nnd_execution_end_fn end, void *ctx) {
+    job_hold(x, K_BURST, measure, prio, end, ctx);
 }
 
 uint64_t nnd_execution_arrival(const nnd_execution *x) {

@@ -67,6 +67,13 @@ void nnd_execution_cancel(nnd_daemon *d, nnd_session *s, const Nnd__Request *req
 
 void nnd_executions_session_closed(nnd_daemon *d, nnd_session *s);
 
+/* The Reply of execution id ended with st, as Execute answers it (ExecuteReply with shapes
+ * and timing for NONE and OUTPUT_INSUFFICIENT_SIZE, status and message otherwise), handed
+ * to out(ctx, reply) and gone when out returns. */
+void nnd_execution_reply(uint64_t id, nnd_status st, const char *msg,
+                         const nnd_output_shape *shapes, uint32_t n_out, const Nnd__Timing *timing,
+                         void (*out)(void *ctx, const Nnd__Reply *r), void *ctx);
+
 /* The "scheduler" object of admin status. */
 cJSON *nnd_executions_status(nnd_daemon *d);
 
@@ -80,8 +87,11 @@ typedef struct nnd_execution_end {
     uint64_t request_id;
     nnd_status status;
     const char *msg;
-    uint64_t end_ns; /* when the run ended; 0 when it never ran */
-    uint64_t run_ns; /* time on a worker */
+    uint64_t end_ns;                /* when the run ended; 0 when it never ran */
+    uint64_t run_ns;                /* time on a worker */
+    const nnd_output_shape *shapes; /* the outputs' shapes, n_out of them */
+    uint32_t n_out;
+    Nnd__Timing timing; /* as Execute reports it (measured or not) */
 } nnd_execution_end;
 typedef void (*nnd_execution_end_fn)(void *ctx, const nnd_execution_end *end);
 
@@ -95,6 +105,9 @@ void nnd_execution_discard(nnd_execution *x);
 /* Puts x in flight, not yet submitted, at priority prio, to end through end(ctx, ...). */
 void nnd_execution_hold(nnd_execution *x, bool measure, nnd_prio prio, nnd_execution_end_fn end,
                         void *ctx);
+/* The same for a BurstExecute (events mark it a burst's). */
+void nnd_execution_hold_burst(nnd_execution *x, bool measure, nnd_prio prio,
+                              nnd_execution_end_fn end, void *ctx);
 /* When the request arrived (CLOCK_MONOTONIC ns). */
 uint64_t nnd_execution_arrival(const nnd_execution *x);
 /* x waits on something of the loop's (fences): cancelling it ends it at once. */

@@ -18,6 +18,7 @@
 
 #include "activation.h"
 #include "admin.h"
+#include "burst_channel.h"
 #include "bus.h"
 #include "cache.h"
 #include "config.h"
@@ -142,7 +143,8 @@ static void shutdown_daemon(nnd_daemon *d) {
     d->stopping = true;
     nnd_server_stop(d->server);
     d->server = NULL;
-    nnd_executions_stop(d); /* after the connections, which cancelled their work */
+    nnd_executions_stop(d);     /* after the connections, which cancelled their work */
+    nnd_burst_channels_stop(d); /* after the executions, which held channels */
     nnd_bus_close(d->bus);
     d->bus = NULL;
     uv_close((uv_handle_t *)&sig_int, NULL);

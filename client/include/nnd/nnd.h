@@ -260,7 +260,14 @@ int nnd_fence_wait(int fd, int timeout_ms);
  * - nnd_client_burst_handle(): the daemon's handle of the burst.
  * A burst may be shared by threads, and their executions are in flight at once: each
  * keeps the slot caching above (a key first used by two at once travels with its fd in
- * both). */
+ * both).
+ * Unless $NND_BURST_CHANNEL is "0", nnd_client_burst_configure() asks the daemon for the
+ * burst's shared-memory channel, and an execution that sends no fd goes through it
+ * instead of the socket (one at a time per burst: another thread's meanwhile takes the
+ * socket), with the same statuses and replies. The caller polls for the answer up to
+ * $NND_BURST_POLL_US microseconds (default 50, at most 1000; README "Bursts") before it
+ * sleeps. A channel whose answer does not come within the call's bound is given up and
+ * the socket used from then on. */
 #define NND_BURST_CLIENT_SLOTS 64
 
 typedef struct nnd_burst nnd_burst;

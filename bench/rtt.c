@@ -1,0 +1,136 @@
+/* rtt.c: round trips pinned in two placements. See rtt.h. */
+#include "rtt.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "nnd/nnd.h"
+#include "timing.h"
+#include "wire.h"
+
+static int pin_to(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* Raw floor: a child process pinned to echo_cpu echoes 64-byte datagrams. */
+static double raw_pingpong_ns(int echo_cpu) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char buf[64];
+        close(sv[0]);
+        if (pin_to(echo_cpu) != 0) _exit(1);
+        for (;;) {
+            ssize_t n = recv(sv[1], buf, sizeof buf, 0);
+            if (n <= 0 || send(sv[1], buf, (size_t)n, 0) != n) _exit(0);
+        }
+    }
+    close(sv[1]);
+    static uint64_t t[BENCH_RTT_TRIALS];
+    char buf[64] = {0};
+    double result = -1;
+    for (int i = 0; i < BENCH_RTT_TRIALS; i++) {
+        uint64_t t0 = bench_now_ns();
+        if (send(sv[0], buf, sizeof buf, 0) != sizeof buf || recv(sv[0], buf, sizeof buf, 0) <= 0)
+            goto out;
+        t[i] = bench_now_ns() - t0;
+    }
+    result = bench_median_u64(t, BENCH_RTT_TRIALS);
+out:
+    close(sv[0]);
+    waitpid(pid, NULL, 0);
+    return result;
+}
+
+/* Median round trip of the tiny model's execution: Execute, or BurstExecute in one burst
+ * with the memfd named by a key of ours (as the NNAPI layer names memories). */
+static double daemon_execute_ns(const nnd_test_daemon *d, bool burst) {
+    char err[256];
+    nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench", err, sizeof err);
+    if (!c) {
+        fprintf(stderr, "bench: connect: %s\n", err);
+        return -1;
+    }
+    wire_add_model m; /* [2] + [2] */
+    wire_add_model_init(&m, -1);
+    uint64_t handle = 0;
+    nnd_burst *b = NULL;
+    if (nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &handle, err, sizeof err) != 0 ||
+        (burst && nnd_client_burst_configure(c, handle, &b, err, sizeof err) != 0)) {
+        fprintf(stderr, "bench: prepare: %s\n", err);
+        nnd_client_close(c);
+        return -1;
+    }
+    void *map;
+    int fd = nnd_memfd_create("bench-io", 4096, &map);
+    float *io = map;
+    wire_exec e;
+    wire_exec_init(&e, handle, 2, 4096);
+    io[0] = 1, io[1] = 2, io[2] = 10, io[3] = 20;
+    static uint64_t t[BENCH_RTT_TRIALS];
+    double result = -1;
+    for (int i = 0; i < BENCH_RTT_TRIALS; i++) {
+        Nnd__Reply *r = NULL;
+        uint64_t key = 1;
+        uint64_t t0 = bench_now_ns();
+        int s =
+            burst
+                ? nnd_client_burst_execute_keyed(b, &e.req, &fd, &key, 1, NULL, &r, err, sizeof err)
+                : nnd_client_execute(c, handle, &e.req, &fd, 1, false, 0, &r, err, sizeof err);
+        t[i] = bench_now_ns() - t0;
+        if (r) nnd__reply__free_unpacked(r, NULL);
+        if (s != 0) {
+            fprintf(stderr, "bench: execute: %s\n", err);
+            goto out;
+        }
+    }
+    if (io[4] != 11 || io[5] != 22) {
+        fprintf(stderr, "bench: wrong ADD result %g %g\n", io[4], io[5]);
+        goto out;
+    }
+    result = bench_median_u64(t, BENCH_RTT_TRIALS);
+out:
+    nnd_client_burst_free(b);
+    nnd_client_release(c, handle);
+    nnd_client_close(c);
+    close(fd);
+    return result;
+}
+
+/* One placement: a daemon started on daemon_cpu, this process on client_cpu. */
+static int measure(bench_rtt_place *p, bool exec, bool burst) {
+    nnd_test_daemon d;
+    if (pin_to(p->daemon_cpu) != 0 || nnd_test_daemon_start(&d, NULL) != 0) {
+        fprintf(stderr, "bench: cannot start the daemon on CPU %d\n", p->daemon_cpu);
+        return -1;
+    }
+    int rc = pin_to(p->client_cpu);
+    p->raw_ns = rc ? -1 : raw_pingpong_ns(p->daemon_cpu);
+    p->exec_ns = exec && p->raw_ns > 0 ? daemon_execute_ns(&d, false) : 1;
+    p->burst_ns = burst && p->exec_ns > 0 ? daemon_execute_ns(&d, true) : 1;
+    nnd_test_daemon_stop(&d);
+    p->measured = true;
+    return p->raw_ns > 0 && p->exec_ns > 0 && p->burst_ns > 0 ? 0 : -1;
+}
+
+int bench_rtt_rows(bench_rtt *out, bool exec, bool burst) {
+    cpu_set_t mine;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) return -1;
+    int cpus[2] = {-1, -1}, n = 0;
+    for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+        if (CPU_ISSET(c, &mine)) cpus[n++] = c;
+    *out = (bench_rtt){.same = {.client_cpu = cpus[0], .daemon_cpu = cpus[0]},
+                       .cross = {.client_cpu = cpus[1], .daemon_cpu = cpus[0]}};
+    int rc = measure(&out->same, exec, burst);
+    if (rc == 0 && n == 2) rc = measure(&out->cross, exec, burst);
+    sched_setaffinity(0, sizeof mine, &mine);
+    return rc;
+}

@@ -1,0 +1,482 @@
+/* burst_channel.c: burst channels on the daemon's side: their threads, the hand-over to the
+ * loop, requests run through the scheduler, results written back. See burst_channel.h. */
+#include "burst_channel.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "burst.h"
+#include "burst_chan.h"
+#include "dispatch.h"
+#include "execution.h"
+#include "log.h"
+#include "pool.h"
+#include "quota.h"
+#include "reply.h"
+
+struct nnd_burst_channel {
+    nnd_daemon *d;
+    nnd_session *s; /* NULL once closed */
+    nnd_burst *b;   /* NULL once closed */
+    uint64_t handle;
+    nnd_pool pool; /* the mapping, the app's */
+    nnd_chan_hdr *h;
+    uint8_t *req_area, *res_area;
+    int bell_fd;    /* the doorbell eventfd, watched by bell */
+    uv_poll_t bell; /* closed (asynchronously) with the channel */
+    pthread_t thread;
+    int stop;           /* atomic: closed, the thread ends */
+    uint32_t arm_gen;   /* atomic, a private futex: moved on to have the thread poll */
+    uint32_t polled;    /* the seq the armed thread polls away from (set before arm_gen) */
+    uint32_t window_us; /* and for how long */
+    /* Loop only. */
+    nnd_chan_poll poll;   /* the window the thread polls for, adapted here */
+    uint64_t answered_ns; /* when the last answer went out */
+    uint32_t taken;       /* the seq of the last request taken */
+    uint32_t expected;    /* the next seq in order */
+    uint8_t *copy;        /* NND_CHAN_AREA bytes: the request copied out once */
+    bool inflight, exited, bell_closed;
+    bool posted_req, posted_exit, queued; /* under the hub's lock */
+    nnd_burst_channel *next_ready;        /* under the hub's lock */
+    nnd_burst_channel *prev, *next;       /* every channel, loop only */
+};
+
+static struct {
+    bool started;
+    uv_async_t async;
+    pthread_mutex_t lock;
+    nnd_burst_channel *ready; /* channels with something for the loop; under lock */
+    nnd_burst_channel *all;
+    nnd_burst_channel_stats stats;
+} hub = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- the thread ------------------------------------------------------------------------ */
+
+static void post(nnd_burst_channel *ch, bool exit) {
+    pthread_mutex_lock(&hub.lock);
+    if (exit)
+        ch->posted_exit = true;
+    else
+        ch->posted_req = true;
+    if (!ch->queued) {
+        ch->queued = true;
+        ch->next_ready = hub.ready;
+        hub.ready = ch;
+    }
+    pthread_mutex_unlock(&hub.lock);
+    uv_async_send(&hub.async);
+}
+
+static bool stopping(nnd_burst_channel *ch) {
+    return __atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Armed by the loop after an answer (arm_gen moves on), the thread polls req_seq for the
+ * window; it tells the loop when a request came, or sets daemon_sleeping (the client rings
+ * from then on). A generation, not a flag: an arming made while the thread still polls
+ * for an older one is never lost. */
+static void *channel_thread(void *arg) {
+    nnd_burst_channel *ch = arg;
+    nnd_chan_hdr *h = ch->h;
+    uint32_t done = 0; /* the last generation polled for */
+    while (!stopping(ch)) {
+        uint32_t gen = __atomic_load_n(&ch->arm_gen, __ATOMIC_ACQUIRE);
+        if (gen == done) {
+            struct timespec ts = {0, 100000000};
+            syscall(SYS_futex, &ch->arm_gen, FUTEX_WAIT_PRIVATE, done, &ts, NULL, 0);
+            continue;
+        }
+        done = gen;
+        nnd_chan_poll p = {.window_us = __atomic_load_n(&ch->window_us, __ATOMIC_RELAXED)};
+        p.max_us = p.window_us;
+        uint32_t old = __atomic_load_n(&ch->polled, __ATOMIC_RELAXED);
+        bool came = nnd_chan_spin(&p, &h->req_seq, old, &ch->stop);
+        if (!came) {
+            came = nnd_chan_sleeping(&h->daemon_sleeping, &h->req_seq) != old;
+        }
+        if (came) post(ch, false);
+    }
+    post(ch, true);
+    return NULL;
+}
+
+/* ---- results --------------------------------------------------------------------------- */
+
+static void write_result(void *ctx, const Nnd__Reply *r) {
+    nnd_burst_channel *ch = ctx;
+    size_t n = protobuf_c_message_get_packed_size(&r->base);
+    if (n > NND_CHAN_AREA) {
+        Nnd__Reply e = NND__REPLY__INIT;
+        char msg[96];
+        snprintf(msg, sizeof msg, "the result (%zu bytes) does not fit the burst channel (%u)", n,
+                 NND_CHAN_AREA);
+        e.id = r->id;
+        e.status = NND__ERROR_STATUS__GENERAL_FAILURE;
+        e.message = msg;
+        write_result(ch, &e);
+        return;
+    }
+    protobuf_c_message_pack(&r->base, ch->res_area);
+    __atomic_store_n(&ch->h->res_len, (uint32_t)n, __ATOMIC_RELAXED);
+    if (nnd_chan_publish(&ch->h->res_seq, ch->taken, &ch->h->client_sleeping))
+        nnd_chan_wake(&ch->h->res_seq);
+}
+
+/* After an answer: the thread polls for the next request when the client runs on another
+ * CPU, else the client is to ring. A request already there is served from the next turn. */
+static void await_next(nnd_burst_channel *ch) {
+    nnd_chan_hdr *h = ch->h;
+    int32_t me = sched_getcpu();
+    __atomic_store_n(&h->daemon_cpu, me, __ATOMIC_RELAXED);
+    ch->answered_ns = now_ns();
+    if (nnd_chan_should_poll(&ch->poll, __atomic_load_n(&h->client_cpu, __ATOMIC_RELAXED), me)) {
+        __atomic_store_n(&h->daemon_sleeping, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&ch->polled, ch->taken, __ATOMIC_RELAXED);
+        __atomic_store_n(&ch->window_us, ch->poll.window_us, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&ch->arm_gen, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &ch->arm_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        return;
+    }
+    if (nnd_chan_sleeping(&h->daemon_sleeping, &h->req_seq) != ch->taken) post(ch, false);
+}
+
+static void answer_status(nnd_burst_channel *ch, uint64_t id, nnd_status st, const char *msg) {
+    nnd_execution_reply(id, st, msg, NULL, 0, NULL, write_result, ch);
+}
+
+/* ---- freeing --------------------------------------------------------------------------- */
+
+static void channel_free(nnd_burst_channel *ch) {
+    if (ch->prev)
+        ch->prev->next = ch->next;
+    else
+        hub.all = ch->next;
+    if (ch->next) ch->next->prev = ch->prev;
+    nnd_pool_release(&ch->pool);
+    free(ch->copy);
+    free(ch);
+    hub.stats.channels--;
+}
+
+static void maybe_free(nnd_burst_channel *ch) {
+    if (!ch->s && ch->exited && !ch->inflight && ch->bell_closed) channel_free(ch);
+}
+
+static void on_bell_closed(uv_handle_t *hd) {
+    nnd_burst_channel *ch = hd->data;
+    close(ch->bell_fd);
+    ch->bell_closed = true;
+    maybe_free(ch);
+}
+
+/* ---- running requests (loop) ------------------------------------------------------------ */
+
+static void execution_ended(void *ctx, const nnd_execution_end *e) {
+    nnd_burst_channel *ch = ctx;
+    ch->inflight = false;
+    if (ch->s && e->s) {
+        nnd_execution_reply(e->request_id, e->status, e->msg, e->shapes, e->n_out, &e->timing,
+                            write_result, ch);
+        await_next(ch);
+    }
+    maybe_free(ch);
+}
+
+static nnd_status run(nnd_burst_channel *ch, const Nnd__Request *req, char *err, size_t errlen) {
+    if (req->call_case != NND__REQUEST__CALL_BURST_EXECUTE || !req->burst_execute)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "a burst channel carries BurstExecute only (this request's call is %d)",
+                         (int)req->call_case);
+    const Nnd__BurstExecute *x = req->burst_execute;
+    if (x->burst != ch->handle)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "the request names burst 0x%016llx; this channel is burst 0x%016llx's",
+                         (unsigned long long)x->burst, (unsigned long long)ch->handle);
+    if (!x->request)
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "BurstExecute names no request");
+    nnd_sched_model *m;
+    nnd_status st = nnd_dispatch_burst_model(ch->d, ch->s, ch->handle, ch->b, &m, err, errlen);
+    if (st != NND_OK) return st;
+    nnd_frame_in in;
+    memset(&in, 0, sizeof in); /* no fds: a pool that names one is refused by the binding */
+    nnd_execution *job;
+    st = nnd_execution_make(ch->d, ch->s, &in, req->id, nnd_burst_model(ch->b), m, ch->b,
+                            x->request, &job, err, errlen);
+    if (st != NND_OK) return st;
+    ch->inflight = true;
+    hub.stats.executions++;
+    /* A burst runs at its compilation's priority, as over the socket. */
+    nnd_execution_hold_burst(job, x->measure_timing, m->priority, execution_ended, ch);
+    nnd_execution_loop_timeout(job, x->loop_timeout_ns);
+    nnd_execution_submit(job, x->deadline_ns); /* a refusal ends it at once */
+    return NND_OK;
+}
+
+/* Takes the request in the channel, if a new one is there and none is in flight. */
+static void serve(nnd_burst_channel *ch) {
+    if (!ch->s || ch->inflight) return; /* in flight: looked at again once answered */
+    nnd_chan_hdr *h = ch->h;
+    uint32_t seq = __atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE);
+    if (seq == ch->taken) return; /* a spurious ring */
+    if (ch->answered_ns) nnd_chan_adapt(&ch->poll, (now_ns() - ch->answered_ns) / 1000u);
+    ch->taken = seq;
+    /* Read once: the client may change it, and the bytes, while we copy. */
+    uint32_t len = __atomic_load_n(&h->req_len, __ATOMIC_ACQUIRE);
+    if (len <= NND_CHAN_AREA) memcpy(ch->copy, ch->req_area, len);
+    char err[NND_ERR_LEN];
+    Nnd__Request *req = NULL;
+    nnd_status st;
+    if (len > NND_CHAN_AREA) {
+        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
+                       "a request of %u bytes is over the burst channel's %u", len, NND_CHAN_AREA);
+    } else if (seq != ch->expected) {
+        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
+                       "burst channel request number %u out of order (expected %u)", seq,
+                       ch->expected);
+    } else if (!(req = (Nnd__Request *)protobuf_c_message_unpack(&nnd__request__descriptor, NULL,
+                                                                 len, ch->copy))) {
+        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
+                       "a malformed request (%u bytes) in the burst channel", len);
+    } else {
+        nnd_pool_set_account(ch->s->app ? ch->s->app->maps : NULL);
+        st = run(ch, req, err, sizeof err);
+        nnd_pool_set_account(NULL);
+    }
+    ch->expected = nnd_chan_next(seq);
+    if (st != NND_OK) {
+        hub.stats.refused++;
+        nnd_log_debug("client %llu: burst channel request %u: %s: %s",
+                      (unsigned long long)ch->s->serial, seq, nnd_status_wire_name(st), err);
+        answer_status(ch, req ? req->id : 0, st, err);
+        await_next(ch);
+    }
+    if (req) protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+static void on_bell(uv_poll_t *p, int status, int events) {
+    (void)events;
+    nnd_burst_channel *ch = p->data;
+    uint64_t rings;
+    while (read(ch->bell_fd, &rings, sizeof rings) > 0) {
+    }
+    if (status == 0) serve(ch);
+}
+
+static void on_ready(uv_async_t *a) {
+    (void)a;
+    pthread_mutex_lock(&hub.lock);
+    nnd_burst_channel *list = hub.ready;
+    hub.ready = NULL;
+    pthread_mutex_unlock(&hub.lock);
+    while (list) {
+        nnd_burst_channel *ch = list;
+        pthread_mutex_lock(&hub.lock);
+        list = ch->next_ready;
+        bool req = ch->posted_req, exit = ch->posted_exit;
+        ch->posted_req = ch->posted_exit = ch->queued = false;
+        pthread_mutex_unlock(&hub.lock);
+        if (req && ch->s) serve(ch);
+        if (exit) {
+            pthread_join(ch->thread, NULL);
+            ch->exited = true;
+            maybe_free(ch);
+        }
+    }
+}
+
+/* ---- opening and closing ---------------------------------------------------------------- */
+
+static void link_channel(nnd_burst_channel *ch) {
+    ch->next = hub.all;
+    if (hub.all) hub.all->prev = ch;
+    hub.all = ch;
+}
+
+static int count_open(const nnd_session *s) {
+    int n = 0;
+    for (nnd_burst_channel *ch = hub.all; ch; ch = ch->next)
+        n += ch->s == s;
+    return n;
+}
+
+/* The sealed memfd with its header; -1 when it cannot be made. */
+static int make_memfd(void) {
+    int fd = memfd_create("nnd-burst-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, NND_CHAN_SIZE) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        close(fd);
+        return -1;
+    }
+    nnd_chan_hdr h;
+    nnd_chan_init(&h);
+    if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Maps fd as the app's client memory (pool.h). */
+static nnd_status map_channel(nnd_burst_channel *ch, int fd, char *err, size_t errlen) {
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "%s", strerror(errno));
+    nnd_frame_in in;
+    memset(&in, 0, sizeof in);
+    in.fds[0] = dup;
+    in.nfds = 1;
+    Nnd__MemoryPool mp = NND__MEMORY_POOL__INIT;
+    mp.kind = NND__POOL_KIND__POOL_MEMFD;
+    mp.size = NND_CHAN_SIZE;
+    nnd_status st = nnd_pool_map(&mp, 0, &in, false, NULL, &ch->pool, err, errlen);
+    nnd_frame_in_clear(&in);
+    return st;
+}
+
+static int start_thread(nnd_burst_channel *ch) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay the loop's */
+    int rc = pthread_create(&ch->thread, &attr, channel_thread, ch);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
+/* Undoes what open made of ch before its thread started. */
+static void undo(nnd_burst_channel *ch, int memfd) {
+    if (ch->pool.view.base) nnd_pool_release(&ch->pool);
+    if (ch->bell_fd >= 0) close(ch->bell_fd);
+    if (memfd >= 0) close(memfd);
+    free(ch->copy);
+    free(ch);
+}
+
+int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t handle,
+                           int fds[2]) {
+    char err[NND_ERR_LEN] = "";
+    nnd_burst_channel *ch = NULL;
+    int memfd = -1;
+    if (!hub.started) {
+        if (uv_async_init(d->loop, &hub.async, on_ready) < 0) goto refuse;
+        hub.started = true;
+    }
+    if (hub.stats.channels >= NND_MAX_BURST_CHANNELS) {
+        snprintf(err, sizeof err, "the daemon has %d burst channels, the most it runs",
+                 NND_MAX_BURST_CHANNELS);
+        goto refuse;
+    }
+    if (count_open(s) >= NND_SESSION_MAX_BURST_CHANNELS) {
+        snprintf(err, sizeof err, "this connection has %d burst channels, the most it may",
+                 NND_SESSION_MAX_BURST_CHANNELS);
+        goto refuse;
+    }
+    /* The doorbell is a descriptor held for the app as long as the channel lives. */
+    if (nnd_quota_take(s, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
+    if (!(ch = calloc(1, sizeof *ch))) goto oom;
+    ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (!(ch->copy = malloc(NND_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
+        goto oom;
+    if (map_channel(ch, memfd, err, sizeof err) != NND_OK) goto undo;
+    ch->d = d;
+    ch->s = s;
+    ch->b = b;
+    ch->handle = handle;
+    ch->expected = 1;
+    nnd_chan_poll_init(&ch->poll);
+    ch->h = (nnd_chan_hdr *)ch->pool.view.base;
+    ch->req_area = (uint8_t *)ch->pool.view.base + NND_CHAN_HEADER;
+    ch->res_area = ch->req_area + NND_CHAN_AREA;
+    if (uv_poll_init(d->loop, &ch->bell, ch->bell_fd) < 0) {
+        snprintf(err, sizeof err, "cannot watch its doorbell");
+        goto undo;
+    }
+    ch->bell.data = ch;
+    if (start_thread(ch) != 0) {
+        /* The handle must close before ch goes: it goes as a closed channel does. */
+        snprintf(err, sizeof err, "cannot start its thread");
+        nnd_log_debug("client %llu: burst 0x%016llx without a channel: %s",
+                      (unsigned long long)s->serial, (unsigned long long)handle, err);
+        hub.stats.not_set_up++;
+        hub.stats.channels++;
+        link_channel(ch);
+        ch->exited = true;
+        nnd_burst_channel_close(ch); /* gives the doorbell's descriptor back */
+        close(memfd);
+        return -1;
+    }
+    uv_poll_start(&ch->bell, UV_READABLE, on_bell);
+    link_channel(ch);
+    hub.stats.channels++;
+    nnd_burst_set_channel(b, ch);
+    fds[0] = memfd;
+    fds[1] = ch->bell_fd;
+    return 0;
+oom:
+    snprintf(err, sizeof err, "out of memory or descriptors");
+undo:
+    nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
+    if (ch) undo(ch, memfd);
+refuse:
+    hub.stats.not_set_up++;
+    nnd_log_debug("client %llu: burst 0x%016llx without a channel: %s",
+                  (unsigned long long)s->serial, (unsigned long long)handle, err);
+    return -1;
+}
+
+void nnd_burst_channel_close(nnd_burst_channel *ch) {
+    if (!ch || !ch->s) return;
+    nnd_quota_add(ch->s, NND_QUOTA_DESCRIPTORS, -1);
+    ch->s = NULL;
+    ch->b = NULL;
+    __atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&ch->arm_gen, 1, __ATOMIC_RELEASE); /* a sleeping thread wakes at once */
+    syscall(SYS_futex, &ch->arm_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    uv_close((uv_handle_t *)&ch->bell, on_bell_closed);
+}
+
+void nnd_burst_channels_stop(nnd_daemon *d) {
+    (void)d;
+    if (!hub.started) return;
+    on_ready(&hub.async); /* exits already posted */
+    for (nnd_burst_channel *ch = hub.all, *next; ch; ch = next) {
+        next = ch->next;
+        nnd_burst_channel_close(ch);
+        if (!ch->exited) {
+            pthread_join(ch->thread, NULL);
+            ch->exited = true;
+        }
+        ch->inflight = false; /* the executions have all ended by now */
+        maybe_free(ch);       /* or when its doorbell's handle has closed */
+    }
+    pthread_mutex_lock(&hub.lock);
+    hub.ready = NULL;
+    pthread_mutex_unlock(&hub.lock);
+    uv_close((uv_handle_t *)&hub.async, NULL);
+    hub.started = false;
+}
+
+void nnd_burst_channel_stats_get(nnd_burst_channel_stats *out) {
+    *out = hub.stats;
+}
