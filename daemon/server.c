@@ -2,6 +2,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -70,6 +71,7 @@ struct nnd_server {
     uv_timer_t retry; /* resumes accepting after running out of fds */
     int reserve_fd;   /* given up to accept, and refuse, a connection when out of fds */
     uv_timer_t sweep; /* closes refused connections that never asked anything */
+    uv_timer_t trim;  /* gives freed heap back to the system a moment after a client left */
     int open_handles;
     conn *head, *tail;
     size_t n_conns, n_refused;
@@ -226,6 +228,15 @@ static void on_conn_closed(uv_handle_t *h) {
         free(c);
 }
 
+/* What a departed client's models, buffers and requests used is free but still resident
+ * (the allocator keeps it in its arenas); trimming gives it back. Once a second at most,
+ * however fast clients come and go, since a trim walks every arena. */
+#define TRIM_DELAY_MS 1000
+static void on_trim(uv_timer_t *t) {
+    (void)t;
+    malloc_trim(0);
+}
+
 static void conn_close(conn *c) {
     if (c->closed) return;
     nnd_server *s = c->srv;
@@ -236,6 +247,8 @@ static void conn_close(conn *c) {
         nnd_log_client(NND_LOG_INFO, "client %llu disconnected (pid %d, %zu objects released)",
                        (unsigned long long)ss->serial, (int)ss->pid,
                        nnd_session_count(ss, NND_OBJ_ANY));
+        if (!uv_is_active((uv_handle_t *)&s->trim))
+            uv_timer_start(&s->trim, on_trim, TRIM_DELAY_MS, 0);
         cJSON *ev = nnd_bus_event(s->d->bus, "disconnect");
         if (ev) {
             nnd_json_add_client(ev, ss->serial, ss->pid, ss->uid);
@@ -600,8 +613,9 @@ static nnd_server *serve(nnd_server *s) {
     uv_poll_init(s->d->loop, &s->listen_poll, s->fd);
     uv_timer_init(s->d->loop, &s->retry);
     uv_timer_init(s->d->loop, &s->sweep);
-    s->listen_poll.data = s->retry.data = s->sweep.data = s;
-    s->open_handles = 3;
+    uv_timer_init(s->d->loop, &s->trim);
+    s->listen_poll.data = s->retry.data = s->sweep.data = s->trim.data = s;
+    s->open_handles = 4;
     uv_poll_start(&s->listen_poll, UV_READABLE, on_listen);
     return s;
 }
@@ -681,6 +695,7 @@ void nnd_server_stop(nnd_server *s) {
     uv_poll_stop(&s->listen_poll);
     uv_timer_stop(&s->retry);
     uv_timer_stop(&s->sweep);
+    uv_timer_stop(&s->trim);
     while (s->head)
         conn_close(s->head);
     struct stat st;
@@ -689,6 +704,7 @@ void nnd_server_stop(nnd_server *s) {
     uv_close((uv_handle_t *)&s->listen_poll, on_server_closed);
     uv_close((uv_handle_t *)&s->retry, on_server_closed);
     uv_close((uv_handle_t *)&s->sweep, on_server_closed);
+    uv_close((uv_handle_t *)&s->trim, on_server_closed);
 }
 
 size_t nnd_server_connections(const nnd_server *s) {
