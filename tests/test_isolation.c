@@ -348,6 +348,12 @@ static void run_attack(const expect *x) {
                   "%d memfd maps, %g pool maps, %.0f KiB allocated (before %.0f)\n",
                   x->attack, f.rss_kib, rss_less_cache(&f), rss_less_cache(&base), f.fds,
                   f.memfd_maps, f.pool_maps, held(&f) / 1024, held(&base) / 1024);
+    if (settled) { /* the resident set once the daemon has trimmed its heap (server.c) */
+        usleep(1500000);
+        measure(&d, &f);
+        print_message("# %s: 1.5 s later: RSS %ld KiB (%.0f less the content cache)\n", x->attack,
+                      f.rss_kib, rss_less_cache(&f));
+    }
     if (!settled)
         fail_msg("the daemon did not return to its baseline: fds %d/%d, memfd maps %d/%d, pool "
                  "maps %g/%g, held %.0f/%.0f KiB",
