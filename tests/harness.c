@@ -128,6 +128,45 @@ int nnd_test_copy_file(const char *from, const char *to) {
     return n == 0 ? 0 : -1;
 }
 
+uint8_t *nnd_test_read_file(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    off_t n = lseek(fd, 0, SEEK_END);
+    uint8_t *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (p && pread(fd, p, (size_t)n, 0) != n) {
+        free(p);
+        p = NULL;
+    }
+    close(fd);
+    if (p) *len = (size_t)n;
+    return p;
+}
+
+long nnd_test_flip_each_byte(const char *model_path, const char *data_path,
+                             void (*after)(void *ctx, int file, size_t at), void *ctx,
+                             size_t lens[2]) {
+    const char *paths[2] = {model_path, data_path};
+    uint8_t *good[2] = {nnd_test_read_file(model_path, &lens[0]),
+                        nnd_test_read_file(data_path, &lens[1])};
+    long flips = good[0] && good[1] ? 0 : -1;
+    for (int f = 0; f < 2 && flips >= 0; f++)
+        for (size_t i = 0; i < lens[f] && flips >= 0; i++, flips++) {
+            /* By path each time: the daemon replaces a refused file with a new one. */
+            int fd = open(paths[f], O_WRONLY | O_CLOEXEC);
+            uint8_t v = (uint8_t)(good[f][i] ^ (1u << (i % 8)));
+            bool written = fd >= 0 && pwrite(fd, &v, 1, (off_t)i) == 1;
+            if (fd >= 0) close(fd);
+            if (!written) {
+                flips = -1;
+                break;
+            }
+            after(ctx, f, i);
+        }
+    free(good[0]);
+    free(good[1]);
+    return flips;
+}
+
 int nnd_test_connect_raw(const nnd_test_daemon *d) {
     return try_connect(d->socket_path);
 }

@@ -15,6 +15,9 @@
 #ifndef NND_TEST_HARNESS_H
 #define NND_TEST_HARNESS_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
@@ -45,6 +48,16 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
 int nnd_test_daemon_stop(nnd_test_daemon *d);
 /* Copies file `from` to `to` (created 0755: plugins); 0, or -1. */
 int nnd_test_copy_file(const char *from, const char *to);
+/* Reads the whole file at path into a malloc()ed buffer (*len bytes), or NULL. */
+uint8_t *nnd_test_read_file(const char *path, size_t *len);
+/* Tampering with a pair of cache files, one byte at a time: for each byte of the model
+ * file, then of the data file, writes that byte with one bit flipped into the file (the
+ * rest as it is then: the daemon's fallback rewrites a refused file whole) and calls
+ * after(ctx, file, at) (file 0: model, 1: data). Returns the number of flips, with the
+ * files' sizes in lens, or -1 when a file cannot be read or written. */
+long nnd_test_flip_each_byte(const char *model_path, const char *data_path,
+                             void (*after)(void *ctx, int file, size_t at), void *ctx,
+                             size_t lens[2]);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
 cJSON *nnd_test_admin(const char *state_dir, const char *cmd);

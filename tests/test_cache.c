@@ -164,24 +164,6 @@ static off_t size_of(const char *path) {
     return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
-static uint8_t *slurp(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    off_t n = lseek(fd, 0, SEEK_END);
-    uint8_t *p = malloc((size_t)n + 1);
-    assert_int_equal(pread(fd, p, (size_t)n, 0), n);
-    close(fd);
-    *len = (size_t)n;
-    return p;
-}
-
-static void put_byte(const char *path, size_t at, uint8_t v) {
-    int fd = open(path, O_WRONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, &v, 1, (off_t)at), 1);
-    close(fd);
-}
-
 /* ---- client caches --------------------------------------------------------------------- */
 
 static void test_cold_then_warm(void **state) {
@@ -219,6 +201,19 @@ static void test_cold_then_warm(void **state) {
     nnd_client_close(c);
 }
 
+typedef struct flip_ctx {
+    nnd_client *c;
+    const cache_model *m;
+    const char *dir;
+    const uint8_t *token;
+} flip_ctx;
+
+static void refused_after_flip(void *ctx, int file, size_t at) {
+    flip_ctx *f = ctx;
+    if (prep_run(f->c, f->m, f->dir, f->token, NULL))
+        fail_msg("%s byte %zu flipped was accepted", file ? "data" : "model", at);
+}
+
 /* Every single-byte change of either file is refused, and the fallback (which rewrites the
  * files) gives the right outputs. */
 static void flip_every_byte(const nnd_test_daemon *d, const char *name, uint8_t t, float seed) {
@@ -231,32 +226,26 @@ static void flip_every_byte(const nnd_test_daemon *d, const char *name, uint8_t 
     cache_model m;
     assert_int_equal(cache_model_init(&m, N, seed), 0);
     assert_false(prep_run(c, &m, dir, token, NULL));
-    size_t mlen, dlen;
-    uint8_t *good_m = slurp(mpath, &mlen), *good_d = slurp(dpath, &dlen);
+    size_t mlen;
+    uint8_t *good_m = nnd_test_read_file(mpath, &mlen);
+    assert_non_null(good_m);
     double rejected = counter(d, "rejected");
-    size_t flips = 0;
-    for (int f = 0; f < 2; f++) {
-        const char *path = f ? dpath : mpath;
-        const uint8_t *good = f ? good_d : good_m;
-        size_t len = f ? dlen : mlen;
-        for (size_t i = 0; i < len; i++, flips++) {
-            put_byte(path, i, (uint8_t)(good[i] ^ (1u << (i % 8))));
-            if (prep_run(c, &m, dir, token, NULL))
-                fail_msg("%s byte %zu flipped was accepted", f ? "data" : "model", i);
-        }
-    }
+    flip_ctx fc = {c, &m, dir, token};
+    size_t lens[2];
+    long flips = nnd_test_flip_each_byte(mpath, dpath, refused_after_flip, &fc, lens);
+    assert_true(flips > 0);
     assert_int_equal(counter(d, "rejected"), rejected + (double)flips);
     /* The fallbacks rewrote the files as they were, and they load again. */
     size_t l2;
-    uint8_t *now = slurp(mpath, &l2);
+    uint8_t *now = nnd_test_read_file(mpath, &l2);
+    assert_non_null(now);
     assert_int_equal(l2, mlen);
     assert_memory_equal(now, good_m, mlen);
     free(now);
     assert_true(prep_run(c, &m, dir, token, NULL));
-    printf("# %s: %zu single-byte flips (%zu model, %zu data bytes) all refused\n", name, flips,
-           mlen, dlen);
+    printf("# %s: %ld single-byte flips (%zu model, %zu data bytes) all refused\n", name, flips,
+           lens[0], lens[1]);
     free(good_m);
-    free(good_d);
     cache_model_clear(&m);
     nnd_client_close(c);
 }

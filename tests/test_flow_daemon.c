@@ -305,22 +305,19 @@ static bool cached_run(nnd_client *c, Nnd__Model *m, const char *dir, const uint
     return hit;
 }
 
-static uint8_t *slurp(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    off_t n = lseek(fd, 0, SEEK_END);
-    uint8_t *p = malloc((size_t)n + 1);
-    assert_int_equal(pread(fd, p, (size_t)n, 0), n);
-    close(fd);
-    *len = (size_t)n;
-    return p;
-}
+typedef struct flip_ctx {
+    nnd_client *c;
+    Nnd__Model *m;
+    const char *dir;
+    const uint8_t *token;
+} flip_ctx;
 
-static void put_byte(const char *path, size_t at, uint8_t v) {
-    int fd = open(path, O_WRONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, &v, 1, (off_t)at), 1);
-    close(fd);
+static void refused_after_flip(void *ctx, int file, size_t at) {
+    flip_ctx *f = ctx;
+    float y;
+    if (cached_run(f->c, f->m, f->dir, f->token, 1, &y))
+        fail_msg("%s byte %zu flipped was accepted", file ? "data" : "model", at);
+    assert_true(y == 3.f); /* the fallback compiled it afresh, and rewrote the file */
 }
 
 static void test_cache_with_subgraphs(void **state) {
@@ -340,27 +337,14 @@ static void test_cache_with_subgraphs(void **state) {
     assert_true(cached_run(c, m, dir, token, 0, &warm[1]));
     assert_true(cold[0] == 3.f && cold[1] == 0.f);
     assert_memory_equal(cold, warm, sizeof cold);
-    size_t mlen, dlen;
-    uint8_t *good_m = slurp(mpath, &mlen), *good_d = slurp(dpath, &dlen);
-    size_t flips = 0;
-    for (int f = 0; f < 2; f++) {
-        const char *path = f ? dpath : mpath;
-        const uint8_t *good = f ? good_d : good_m;
-        size_t len = f ? dlen : mlen;
-        for (size_t i = 0; i < len; i++, flips++) {
-            float y;
-            put_byte(path, i, (uint8_t)(good[i] ^ (1u << (i % 8))));
-            if (cached_run(c, m, dir, token, 1, &y))
-                fail_msg("%s byte %zu flipped was accepted", f ? "data" : "model", i);
-            assert_true(y == 3.f); /* the fallback compiled it afresh, and rewrote the file */
-        }
-    }
+    flip_ctx fc = {c, m, dir, token};
+    size_t lens[2];
+    long flips = nnd_test_flip_each_byte(mpath, dpath, refused_after_flip, &fc, lens);
+    assert_true(flips > 0);
     assert_true(cached_run(c, m, dir, token, 1, &warm[0]));
-    print_message("# a model with subgraphs: %zu single-byte flips (%zu model, %zu data bytes) "
+    print_message("# a model with subgraphs: %ld single-byte flips (%zu model, %zu data bytes) "
                   "all refused\n",
-                  flips, mlen, dlen);
-    free(good_m);
-    free(good_d);
+                  flips, lens[0], lens[1]);
     nnd__model__free_unpacked(m, NULL);
     nnd_client_close(c);
 }
