@@ -7,6 +7,7 @@
  * that cannot be cached, a slot in a plain Execute, a malformed request (which caches
  * nothing), a slot whose memory shrank; forgetting unknown slots is not a refusal.
  * Releasing a burst or closing the connection unmaps its slots (the admin status counts). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "observe.h"
 #include "nnd/nnd.h"
 #include "wire.h"
 
@@ -47,13 +49,10 @@ typedef struct counts {
 static counts burst_counts(void) {
     cJSON *st = nnd_test_admin(dmn.state_dir, "status");
     assert_non_null(st);
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "bursts");
-    assert_non_null(b);
-    counts c = {cJSON_GetObjectItemCaseSensitive(b, "live")->valuedouble,
-                cJSON_GetObjectItemCaseSensitive(b, "slots")->valuedouble,
-                cJSON_GetObjectItemCaseSensitive(b, "slot_maps")->valuedouble,
-                cJSON_GetObjectItemCaseSensitive(b, "slot_hits")->valuedouble};
+    counts c = {obs_num(st, "bursts.live"), obs_num(st, "bursts.slots"),
+                obs_num(st, "bursts.slot_maps"), obs_num(st, "bursts.slot_hits")};
     cJSON_Delete(st);
+    assert_false(isnan(c.live) || isnan(c.slots) || isnan(c.maps) || isnan(c.hits));
     return c;
 }
 
