@@ -457,13 +457,6 @@ bool nnd_ext_get(uint32_t i, nnd_ext_info *out) {
     return ok;
 }
 
-uint32_t nnd_ext_refused_count(void) {
-    pthread_mutex_lock(&reg_lock);
-    uint32_t n = n_refused;
-    pthread_mutex_unlock(&reg_lock);
-    return n;
-}
-
 bool nnd_ext_refused(uint32_t i, const char **path, const char **reason) {
     pthread_mutex_lock(&reg_lock);
     bool ok = i < n_refused;

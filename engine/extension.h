@@ -71,8 +71,7 @@ typedef struct nnd_ext_info {
 } nnd_ext_info;
 uint32_t nnd_ext_count(void);
 bool nnd_ext_get(uint32_t i, nnd_ext_info *out);
-/* Plugins the last load refused: path and reason. */
-uint32_t nnd_ext_refused_count(void);
+/* Plugins the last load refused: path and reason of the i-th (false past the last). */
 bool nnd_ext_refused(uint32_t i, const char **path, const char **reason);
 /* Faults caught since startup. */
 uint64_t nnd_ext_faults(void);

@@ -77,18 +77,6 @@ const char *nnd_operation_name(int32_t type) {
     return def ? def->name : "UNKNOWN_OPERATION";
 }
 
-int32_t nnd_type_from_name(const char *name) {
-    for (size_t i = 0; i < N_TYPES; i++)
-        if (types[i].name && strcmp(types[i].name, name) == 0) return (int32_t)i;
-    return -1;
-}
-
-int32_t nnd_operation_from_name(const char *name) {
-    for (int32_t i = 0; i < NND_OP_COUNT; i++)
-        if (strcmp(op_names[i], name) == 0) return i;
-    return -1;
-}
-
 const char *nnd_status_name(nnd_status s) {
     switch (s) {
     case NND_OK: return "NONE";
