@@ -18,6 +18,7 @@
 #include "fenced.h"
 #include "log.h"
 #include "pool.h"
+#include "model_obj.h"
 #include "prepare.h"
 #include "quota.h"
 

@@ -10,28 +10,9 @@
 #include "execution.h"
 #include "extensions.h"
 #include "log.h"
+#include "model_obj.h"
 #include "pool.h"
 #include "prepare_off_loop.h"
-
-/* Frees what keeps the prepared model alive, and o. */
-void nnd_model_obj_destroy(void *p) {
-    nnd_model_obj *o = p;
-    if (o->ref)
-        nnd_cache_unref(o->ref, o->uid);
-    else
-        nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
-    free(o);
-}
-
-/* The session's free function. Queued or running executions hold references on o->sm,
- * whose last one destroys o. */
-void nnd_model_obj_free(void *p) {
-    nnd_model_obj *o = p;
-    if (o->sm)
-        nnd_sched_model_unref(o->sm);
-    else
-        nnd_model_obj_destroy(o);
-}
 
 static bool valid_priority(Nnd__Priority p) {
     return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||

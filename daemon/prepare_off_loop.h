@@ -21,7 +21,8 @@
 #include <stdint.h>
 
 #include "call.h"
-#include "prepare.h"
+#include "engine.h"
+#include "model_obj.h"
 
 #define NND_PREPARE_OFF_LOOP_BYTES (1u << 20)
 
