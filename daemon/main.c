@@ -33,36 +33,37 @@
 #include "server.h"
 
 static void usage(FILE *f, const char *extensions_dir) {
-    fprintf(f,
-            "usage: nnd [options]\n"
-            "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
-            "                      or /run/nnd/nnd.sock)\n"
-            "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
-            "  --log-level LEVEL   error, warn, info (default) or debug\n"
-            "  --cache-max-bytes N content cache cap, in bytes or with K, M, G (default 256M;\n"
-            "                      0 turns the content cache off)\n"
-            "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
-            "                      build's, " NND_DRIVER_BUILD_ID ")\n"
-            "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
-            "                      %s)\n"
-            "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
-            "                      user a line (default: nobody)\n"
-            "  --workers N         executions run at once (default 1: one at a time, for\n"
-            "                      predictable latency)\n"
-            "  --preempt MODE      preempted executions resume (default) or restart\n"
-            "  --app-queue N       queued executions per app (uid) (default 64)\n"
-            "  --app-memory N      execution memory per app, queued and running, bytes or\n"
-            "                      with K, M, G (default 1G)\n"
-            "  --device-memory N   most memory one execution may need (default 4G)\n"
-            "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 5)\n"
-            "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
-            "                      the options above with '_' for '-' (they win over the file)\n"
-            "                      and quota.app.* and quota.connection.* (see README)\n"
-            "  --version           print the version and exit\n"
-            "  --help              print this and exit\n"
-            "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
-            "given; --socket then only names it.\n",
-            extensions_dir);
+    fprintf(
+        f,
+        "usage: nnd [options]\n"
+        "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
+        "                      or /run/nnd/nnd.sock)\n"
+        "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
+        "  --log-level LEVEL   error, warn, info (default) or debug\n"
+        "  --cache-max-bytes N content cache cap, in bytes or with K, M, G (default 256M;\n"
+        "                      0 turns the content cache off)\n"
+        "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
+        "                      build's, " NND_DRIVER_BUILD_ID ")\n"
+        "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
+        "                      %s)\n"
+        "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
+        "                      user a line (default: nobody)\n"
+        "  --workers N         executions run at once (default 1: one at a time, for\n"
+        "                      predictable latency)\n"
+        "  --preempt MODE      preempted executions resume (default) or restart\n"
+        "  --app-queue N       queued executions per app (uid) (default 64)\n"
+        "  --app-memory N      execution memory per app, queued and running, bytes or\n"
+        "                      with K, M, G (default 1G)\n"
+        "  --device-memory N   most memory one execution may need (default 4G)\n"
+        "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 5)\n"
+        "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
+        "                      the options above with '_' for '-' (they win over the file)\n"
+        "                      and quota.app.* and quota.connection.* (see docs/configuration.md)\n"
+        "  --version           print the version and exit\n"
+        "  --help              print this and exit\n"
+        "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
+        "given; --socket then only names it.\n",
+        extensions_dir);
 }
 
 /* The plugins' default home: lib/nnd/extensions (NND_EXTENSIONS_FROM_BIN) beside the bin

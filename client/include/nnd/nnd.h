@@ -265,7 +265,7 @@ int nnd_fence_wait(int fd, int timeout_ms);
  * burst's shared-memory channel, and an execution that sends no fd goes through it
  * instead of the socket (one at a time per burst: another thread's meanwhile takes the
  * socket), with the same statuses and replies. The caller polls for the answer up to
- * $NND_BURST_POLL_US microseconds (default 50, at most 1000; README "Bursts") before it
+ * $NND_BURST_POLL_US microseconds (default 50, at most 1000; docs/memory-and-bursts.md) before it
  * sleeps. A channel whose answer does not come within the call's bound is given up and
  * the socket used from then on. */
 #define NND_BURST_CLIENT_SLOTS 64
