@@ -217,24 +217,24 @@ void nnd_on_prepare_model(nnd_call *c) {
          * loaded now (extension.h), which neither a cache file nor a reload keeps. */
         bool cached = !nnd_model_uses_extensions(m) &&
                       nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
-        Nnd__Model *copy =
-            cached && nnd_prepare_off_loop_wanted(c, &desc) ? nnd_prepare_model_copy(m) : NULL;
-        if (copy) {
-            /* The description borrows from the request, which goes when this call returns:
-             * made again from a copy the worker may read. Validated here; copied and
-             * hashed on a worker thread, answered from there. */
-            nnd_model_desc_clear(&desc);
-            st = nnd_model_from_proto_ext(copy, views, m->n_pools,
-                                          nnd_extensions_allowed(c->d, c->s), &desc, c->err,
-                                          sizeof c->err);
-            if (st == NND_OK) st = nnd_validate(&desc, c->err, sizeof c->err);
+        /* The description borrows from the request, which goes when this call returns: what
+         * it borrows is copied for the worker. Validated and planned here; copied and
+         * hashed on a worker thread, answered from there. */
+        void *owned = cached && nnd_prepare_off_loop_wanted(c, &desc)
+                          ? nnd_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
+                          : NULL;
+        if (owned) {
+            nnd_prepared *plan = NULL;
+            st = nnd_plan(&desc, &plan, c->err, sizeof c->err);
             if (st == NND_OK && nnd_pool_faults() == faults) {
-                nnd_prepare_off_loop(c, o, &desc, copy, views, m->n_pools, (uint32_t)pm->preference,
-                                     pm->priority, token, model_fd, data_fd, prepared_off_loop);
+                nnd_prepare_off_loop(c, o, &desc, owned, plan, views, m->n_pools,
+                                     (uint32_t)pm->preference, pm->priority, token, model_fd,
+                                     data_fd, prepared_off_loop);
                 return;
             }
+            nnd_prepared_free(plan);
             nnd_model_desc_clear(&desc);
-            nnd__model__free_unpacked(copy, NULL);
+            free(owned);
         } else if (cached) {
             st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
