@@ -26,6 +26,10 @@ void nnd_log_set_level(nnd_log_level level) {
     current = level;
 }
 
+int nnd_log_enabled(nnd_log_level level) {
+    return level <= current;
+}
+
 static void vlog(nnd_log_level level, const char *fmt, va_list ap);
 
 /* The client lines' budget: the second it counts, lines let through, lines held back. */
