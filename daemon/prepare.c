@@ -7,6 +7,7 @@
 
 #include "bus.h"
 #include "convert.h"
+#include "devices.h"
 #include "execution.h"
 #include "extensions.h"
 #include "log.h"
@@ -147,9 +148,12 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
         return;
     }
     uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
-    nnd_log_client(NND_LOG_INFO, "client %llu prepared model 0x%016llx%s: %u operations in %llu us",
-                   (unsigned long long)c->s->serial, (unsigned long long)handle,
-                   from_cache ? " from its cache" : "", n_ops, (unsigned long long)(t / 1000));
+    const nnd_device *device = nnd_device_of(o->prepared);
+    nnd_device_count_prepare(device);
+    nnd_log_client(
+        NND_LOG_INFO, "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us",
+        (unsigned long long)c->s->serial, (unsigned long long)handle,
+        from_cache ? " from its cache" : "", device->name, n_ops, (unsigned long long)(t / 1000));
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
@@ -189,6 +193,13 @@ void nnd_on_prepare_model(nnd_call *c) {
                       (int)pm->preference);
         return;
     }
+    const nnd_device *device;
+    nnd_status chosen =
+        nnd_device_choose(pm->devices, pm->n_devices, &device, c->err, sizeof c->err);
+    if (chosen != NND_OK) {
+        nnd_call_fail(c, chosen, "%s", c->err);
+        return;
+    }
     if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
 
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
@@ -208,6 +219,7 @@ void nnd_on_prepare_model(nnd_call *c) {
     if (st == NND_OK)
         st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);
+    desc.reference_only = device->reference_only;
     if (st == NND_OK) {
         /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
         int model_fd = -1, data_fd = -1;

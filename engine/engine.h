@@ -103,6 +103,7 @@ typedef struct nnd_model_desc {
     uint32_t n_pools;
     nnd_memory_view *pools;
     bool relaxed;          /* relaxComputationFloat32toFloat16 */
+    bool reference_only;   /* every step on its reference kernel (the nnd-reference device) */
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const nnd_subgraph_desc *referenced;
 } nnd_model_desc;
@@ -204,6 +205,8 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
 /* Whether an execution may run a WHILE loop, so that how long it takes depends on its
  * data (up to the loop timeout), not only on its shapes. */
 bool nnd_prepared_loops(const nnd_prepared *p);
+/* Whether p was prepared with nnd_model_desc.reference_only (no fast kernels). */
+bool nnd_prepared_reference_only(const nnd_prepared *p);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

@@ -208,6 +208,7 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     p->n_outputs = m->n_outputs;
     p->n_steps = m->n_operations;
     p->relaxed = m->relaxed;
+    p->reference_only = m->reference_only;
     size_t n_scales = 0, n_lists = 0;
     for (uint32_t i = 0; i < m->n_operands; i++)
         n_scales += m->operands[i].channel_quant.n_scales;
@@ -467,10 +468,12 @@ nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_pre
         return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
                          "the model changed between planning and preparation");
     }
-    claim_fast_kernels(p);
-    /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
-    for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass of a subgraph rests the workers */
-        claim_fast_kernels(p->subplans[i]);
+    if (!m->reference_only) {
+        claim_fast_kernels(p);
+        /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
+        for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass rests the workers */
+            claim_fast_kernels(p->subplans[i]);
+    }
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
     if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
         nnd_prepared_free(p);
@@ -573,6 +576,10 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
         }
     }
     return c;
+}
+
+bool nnd_prepared_reference_only(const nnd_prepared *p) {
+    return p->reference_only;
 }
 
 bool nnd_prepared_loops(const nnd_prepared *p) {

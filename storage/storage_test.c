@@ -255,7 +255,23 @@ static void test_serialize_round_trip(void **state) {
     run_model(&sm.desc, got);
     assert_memory_equal(want, got, sizeof want);
     assert_true(got[0] == 0.5f + 1 + 10);
+    assert_false(sm.desc.reference_only);
     nnd_ser_model_clear(&sm);
+
+    /* The device travels with the model: a reference-only compilation stays one. */
+    nnd_buf mr, dr;
+    t.desc.reference_only = true;
+    assert_int_equal(nnd_ser_encode(&t.desc, 2, "build-A", &mr, &dr, err, sizeof err), NND_OK);
+    t.desc.reference_only = false;
+    assert_int_equal(nnd_ser_decode(mr.p, mr.len, dr.p, dr.len, &sm, err, sizeof err), NND_OK);
+    assert_true(sm.desc.reference_only);
+    nnd_prepared *rp = NULL;
+    assert_int_equal(nnd_prepare(&sm.desc, &rp, err, sizeof err), NND_OK);
+    assert_true(nnd_prepared_reference_only(rp));
+    nnd_prepared_free(rp);
+    nnd_ser_model_clear(&sm);
+    nnd_buf_free(&mr);
+    nnd_buf_free(&dr);
 
     /* Hostile bytes: every truncation and every single-byte flip either decodes to
      * something nnd_prepare judges for itself, or is refused; nothing reads out of bounds. */
