@@ -11,8 +11,11 @@
  *   (BATCH_MATMUL, TANH, BATCH_MATMUL).
  * FLOAT32 agrees to 1e-4 relative over 1 for products and sums (XNNPACK adds in another
  * order), to the conformance vectors' float32 tolerance (1e-5 + 5.96e-7 |x|) for TANH and
- * SOFTMAX, bit for bit for SUB; 8-bit results within one step. */
+ * SOFTMAX, bit for bit for SUB; 8-bit results within one step. And one prepared
+ * BATCH_MATMUL with packed weights executed from two threads at once gives the single
+ * execution's result. */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -420,6 +423,65 @@ static void feed_forward_block_agrees(void **state) {
     free_model(m);
 }
 
+/* ---- one prepared model, executions from two threads ------------------------------------ */
+
+#define SHARED_RUNS 100
+
+typedef struct shared_run {
+    nnd_prepared *p;
+    const model *m;
+    const uint8_t *want;
+    size_t bytes;
+    int mismatches;
+} shared_run;
+
+static void *shared_worker(void *arg) {
+    shared_run *r = arg;
+    nnd_exec *e = nnd_exec_create(r->p);
+    uint8_t *got = malloc(r->bytes);
+    const nnd_operand_desc *x = &r->m->o[r->m->inputs[0]];
+    nnd_io in = {.data = r->m->input_data[0], .length = elems(x) * sizeof(float)};
+    for (int i = 0; e && got && i < SHARED_RUNS; i++) {
+        nnd_io out = {.data = got, .length = r->bytes};
+        char err[NND_ERR_LEN];
+        memset(got, 0xff, r->bytes);
+        if (nnd_exec_run(e, &in, &out, NULL, NULL, err, sizeof err) != NND_OK ||
+            memcmp(got, r->want, r->bytes))
+            r->mismatches++;
+    }
+    if (!e || !got) r->mismatches++;
+    free(got);
+    nnd_exec_free(e);
+    return NULL;
+}
+
+/* The packed operators of a constant input 1 hold their setup: executions of one
+ * prepared model on two threads at once still give the single execution's result. */
+static void concurrent_batch_matmuls_agree(void **state) {
+    (void)state;
+    srand(19);
+    model *m = new_model();
+    mm_model(m, &mm_shapes[3], NND_TENSOR_FLOAT32, false, false, true, 0, true);
+    const nnd_operand_desc *x = &m->o[m->inputs[0]], *o = &m->o[m->output];
+    size_t bytes = elems(o) * sizeof(float);
+    m->input_data[0] = malloc(elems(x) * sizeof(float));
+    uint8_t *want = malloc(bytes);
+    assert_true(m->input_data[0] && want);
+    fill(m->input_data[0], NND_TENSOR_FLOAT32, elems(x), 2.f);
+    run(m, false, want, bytes);
+    nnd_prepared *p = prepare(m, false);
+    shared_run runs[2] = {{p, m, want, bytes, 0}, {p, m, want, bytes, 0}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, shared_worker, &runs[i]), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(runs[0].mismatches + runs[1].mismatches, 0);
+    nnd_prepared_free(p);
+    free(want), free(m->input_data[0]);
+    free_model(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batch_matmul_agrees),
@@ -428,6 +490,7 @@ int main(void) {
         cmocka_unit_test(softmax_agrees),
         cmocka_unit_test(tanh_agrees),
         cmocka_unit_test(gelu_chain_agrees),
-        cmocka_unit_test(feed_forward_block_agrees)};
+        cmocka_unit_test(feed_forward_block_agrees),
+        cmocka_unit_test(concurrent_batch_matmuls_agree)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
