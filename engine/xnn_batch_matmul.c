@@ -156,6 +156,15 @@ static bool qs8_ok(const nnd_op_ctx *c, bmm_state *m) {
     return true;
 }
 
+/* XNNPACK pads each packed slice to whole tiles of columns (up to 16) and depth (up to
+ * 8), with a bias per column: narrow slices would grow many times over. Input 1 is
+ * packed only while that stays within twice its size and a mebibyte. */
+static bool packing_bounded(const bmm_state *m) {
+    size_t cols = (m->cols + 15) / 16 * 16, depth = (m->depth + 7) / 8 * 8 + 4;
+    size_t packed = m->batches * cols * depth * m->esize;
+    return packed / 2 <= m->batches * m->cols * m->depth * m->esize + ((size_t)1 << 20) / 2;
+}
+
 enum xnn_status xnn_claim_batch_matmul(nnd_op_ctx *c, xnn_step *s) {
     if (s->f16 || (s->dt != XD_F32 && s->dt != XD_QS8) || c->n_in != 4)
         return xnn_status_unsupported_parameter;
@@ -166,7 +175,7 @@ enum xnn_status xnn_claim_batch_matmul(nnd_op_ctx *c, xnn_step *s) {
     s->extra = m;
     m->esize = s->dt == XD_QS8 ? 1 : 4;
     m->flags = s->flags;
-    if (!geometry(c, m) || (s->dt == XD_QS8 && !qs8_ok(c, m)))
+    if (!geometry(c, m) || (s->dt == XD_QS8 && !qs8_ok(c, m)) || !packing_bounded(m))
         return xnn_status_unsupported_parameter;
     const uint8_t *w = c->in[1]->data;
     if (!w) return xnn_status_success; /* packed by each execution */
