@@ -3,7 +3,8 @@
  * and once without, and every step expected on the fast path must have taken it:
  * - BATCH_MATMUL, FLOAT32 and TENSOR_QUANT8_ASYMM_SIGNED, ranks 2 to 4, every pair of
  *   adj flags, input 1 constant (packed at prepare) or a model input (packed per run);
- *   a signed input 1 with a zero point other than 0 stays on the reference.
+ *   a signed input 1 with a zero point other than 0, and slices packing would swell,
+ *   stay on the reference.
  * - SUB with broadcasting, FLOAT32, TENSOR_QUANT8_ASYMM and signed, fused activations.
  * - SOFTMAX on the last axis: FLOAT32 (beta 1; another beta stays on the reference) and
  *   TENSOR_QUANT8_ASYMM (any beta).
@@ -293,6 +294,17 @@ static void signed_batch_matmul_with_zero_point_stays_reference(void **state) {
     }
 }
 
+/* Many one-column slices would grow sixteen times over when packed: they stay on the
+ * reference. */
+static void narrow_batch_matmul_stays_reference(void **state) {
+    (void)state;
+    static const mm_shape narrow = {3, {512, 1}, 2, 64, 1};
+    model *m = new_model();
+    mm_model(m, &narrow, NND_TENSOR_FLOAT32, false, false, true, 0, false);
+    check(m, "BATCH_MATMUL, 512 one-column slices", 2.f);
+    free_model(m);
+}
+
 /* ---- SUB, SOFTMAX, TANH ------------------------------------------------------------------ */
 
 static void sub_agrees(void **state) {
@@ -486,6 +498,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(batch_matmul_agrees),
         cmocka_unit_test(signed_batch_matmul_with_zero_point_stays_reference),
+        cmocka_unit_test(narrow_batch_matmul_stays_reference),
         cmocka_unit_test(sub_agrees),
         cmocka_unit_test(softmax_agrees),
         cmocka_unit_test(tanh_agrees),
