@@ -13,13 +13,19 @@
 #include "ndk_keys.h"
 #include "ndk_model.h"
 
-static int create(ANeuralNetworksModel *model, bool explicit_devices, uint32_t n_devices,
-                  ANeuralNetworksCompilation **out) {
+static int create(ANeuralNetworksModel *model, const ANeuralNetworksDevice *const *devices,
+                  uint32_t n_devices, ANeuralNetworksCompilation **out) {
     if (!model->finished || model->invalid) return ANEURALNETWORKS_BAD_STATE;
     ANeuralNetworksCompilation *c = calloc(1, sizeof *c);
     if (!c) return ANEURALNETWORKS_OUT_OF_MEMORY;
+    if (devices && !(c->devices = calloc(n_devices, sizeof *c->devices))) {
+        free(c);
+        return ANEURALNETWORKS_OUT_OF_MEMORY;
+    }
+    for (uint32_t i = 0; devices && i < n_devices; i++)
+        c->devices[i] = ndk_device_index(devices[i]);
     c->model = model;
-    c->explicit_devices = explicit_devices;
+    c->explicit_devices = devices != NULL;
     c->n_devices = n_devices;
     c->preference = ANEURALNETWORKS_PREFER_FAST_SINGLE_ANSWER;
     c->priority = ANEURALNETWORKS_PRIORITY_DEFAULT;
@@ -32,7 +38,7 @@ int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model,
                                       ANeuralNetworksCompilation **compilation) {
     if (!model || !compilation) return ANEURALNETWORKS_UNEXPECTED_NULL;
     *compilation = NULL;
-    return create(model, false, 1, compilation);
+    return create(model, NULL, 1, compilation);
 }
 
 int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
@@ -48,7 +54,7 @@ int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
         for (uint32_t j = i + 1; j < numDevices; j++)
             if (devices[i] == devices[j]) return ANEURALNETWORKS_BAD_DATA;
     }
-    return create(model, true, numDevices, compilation);
+    return create(model, devices, numDevices, compilation);
 }
 
 static void staging_unmap(ndk_staging *s) {
@@ -70,6 +76,7 @@ void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c) {
         staging_unmap(&c->staging[i]);
     pthread_mutex_destroy(&c->lock);
     free(c->cache_dir);
+    free(c->devices);
     free(c);
 }
 
@@ -134,6 +141,10 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c) {
         st = nnd_client_prepare_cached(c->session->client, w.model, w.fds, w.n_fds, pref,
                                        c->priority, deadline, c->cache_dir, c->token, &c->handle,
                                        NULL, why, sizeof why);
+    else if (c->explicit_devices) /* exactly the devices named */
+        st = nnd_client_prepare_on(c->session->client, c->devices, c->n_devices, w.model, w.fds,
+                                   w.n_fds, pref, c->priority, deadline, &c->handle, why,
+                                   sizeof why);
     else
         st = nnd_client_prepare(c->session->client, w.model, w.fds, w.n_fds, pref, c->priority,
                                 deadline, &c->handle, why, sizeof why);

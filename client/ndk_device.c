@@ -19,7 +19,7 @@ struct ANeuralNetworksDevice {
     const char *name;
 };
 
-static ANeuralNetworksDevice g_device = {"nnd"};
+static ANeuralNetworksDevice g_device = {NND_DEVICE_NAME}; /* libnnd's device 0 */
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards everything below */
 static ndk_session *g_session;                             /* the current connection */
@@ -37,6 +37,11 @@ uint64_t ndk_now_ns(void) {
 
 bool ndk_is_device(const ANeuralNetworksDevice *d) {
     return d == &g_device;
+}
+
+uint32_t ndk_device_index(const ANeuralNetworksDevice *d) {
+    (void)d; /* the one device */
+    return 0;
 }
 
 int ndk_status_code(int status) {

@@ -107,6 +107,8 @@ NDK_HIDDEN uint64_t ndk_now_ns(void);
 NDK_HIDDEN void ndk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True for the one device ANeuralNetworks_getDevice hands out. */
 NDK_HIDDEN bool ndk_is_device(const ANeuralNetworksDevice *d);
+/* Its index among libnnd's devices (nnd.h, "devices"); d must be a device. */
+NDK_HIDDEN uint32_t ndk_device_index(const ANeuralNetworksDevice *d);
 /* Extensions the daemon offers (name, operand types), fetched once per session. Returns
  * NO_ERROR with *out NULL when the daemon has none or cannot tell. */
 NDK_HIDDEN int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out);
@@ -212,6 +214,7 @@ struct ANeuralNetworksCompilation {
     ANeuralNetworksModel *model;
     bool explicit_devices; /* createForDevices */
     uint32_t n_devices;
+    uint32_t *devices; /* explicit_devices: their indexes (ndk_device_index) */
     int32_t preference;
     int32_t priority;
     uint64_t timeout_ns;

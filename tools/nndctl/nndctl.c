@@ -33,9 +33,11 @@ static void usage(FILE *f) {
         "                    ~/.local/state/nnd (here: %s)\n"
         "\n"
         "commands:\n"
-        "  info                                 version, device type, capabilities\n"
-        "  conformance [--jobs N] [--verbose] PATH...\n"
-        "                                       run conformance vectors (files or folders)\n"
+        "  info                                 version, devices, capabilities\n"
+        "  conformance [--jobs N] [--device NAME] [--verbose] PATH...\n"
+        "                                       run conformance vectors (files or folders,\n"
+        "                                       NND_RECORD recordings too); --device: on\n"
+        "                                       that device alone (names: see info)\n"
         "  status                               the daemon's status from the admin bus\n"
         "  metrics                              status in the Prometheus text format\n"
         "  events [--count N]                   print bus events as JSON lines\n"
@@ -172,6 +174,10 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
     printf("daemon: %s\n", nnd_client_daemon_version(c));
     printf("version: %s\n", version);
     printf("device type: %s\n", enum_name(&nnd__device_type__descriptor, type, "DEVICE_"));
+    printf("devices:");
+    for (size_t i = 0; i < nnd_client_device_count(c); i++)
+        printf("%s %s", i ? "," : "", nnd_client_device_name(c, i));
+    printf("\n");
     printf("capabilities:\n");
     print_perf("relaxed float32->float16 scalar:", caps->relaxed_float32_to_float16_scalar);
     print_perf("relaxed float32->float16 tensor:", caps->relaxed_float32_to_float16_tensor);

@@ -10,7 +10,9 @@
  * get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects failure passes when
  * the daemon answers GetSupportedOperations, PrepareModel or an Execute with an error status
  * (case_judge.h); a lost connection is never a pass. Cases run on --jobs threads, each with its own
- * connection; results print in case order. */
+ * connection; results print in case order. With --device NAME every model is prepared for
+ * that one device (nnd_client_prepare_on, as the NDK's createForDevices); a name the daemon
+ * does not have is refused before anything runs. */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -33,6 +35,8 @@ enum verdict { PENDING, PASS, FAIL, SKIP };
 
 typedef struct runner {
     const nndctl_opts *o;
+    bool on_device; /* prepare for `device` alone */
+    uint32_t device;
     const nnd_case *cases;
     size_t n;
     bool verbose;
@@ -259,24 +263,24 @@ static int pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd) {
     return *fd >= 0 ? 0 : -1;
 }
 
-static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *model, const int *fds,
-                         size_t n_fds, char *msg);
+static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
+                         const Nnd__Model *model, const int *fds, size_t n_fds, char *msg);
 
-static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
+static outcome run_case(const runner *r, nnd_client *cl, const nnd_case *c, char *msg) {
     Nnd__Model *pooled;
     int fd;
     outcome res;
     if (pool_constants(c, &pooled, &fd) < 0)
         res = fail(false, msg, "out of memory putting constants in a pool");
     else
-        res = run_model(cl, c, pooled ? pooled : c->model, &fd, fd >= 0, msg);
+        res = run_model(r, cl, c, pooled ? pooled : c->model, &fd, fd >= 0, msg);
     if (fd >= 0) close(fd);
     if (pooled) nnd__model__free_unpacked(pooled, NULL);
     return res;
 }
 
-static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *model, const int *fds,
-                         size_t n_fds, char *msg) {
+static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
+                         const Nnd__Model *model, const int *fds, size_t n_fds, char *msg) {
     const Nnd__Subgraph *g = model->main;
     size_t n_ops = g->n_operations;
     bool *supported = calloc(n_ops + 1, sizeof *supported);
@@ -299,9 +303,13 @@ static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *mo
     }
     free(supported);
     uint64_t handle;
-    st = nnd_client_prepare(cl, model, fds, n_fds,
-                            NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
-                            NND__PRIORITY__PRIORITY_MEDIUM, 0, &handle, err, sizeof err);
+    int pref = NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER;
+    int prio = NND__PRIORITY__PRIORITY_MEDIUM;
+    if (r->on_device)
+        st = nnd_client_prepare_on(cl, &r->device, 1, model, fds, n_fds, pref, prio, 0, &handle,
+                                   err, sizeof err);
+    else
+        st = nnd_client_prepare(cl, model, fds, n_fds, pref, prio, 0, &handle, err, sizeof err);
     if (st != 0) {
         outcome res = fail(st < 0, msg, "PrepareModel: %s", err);
         res.refusal = st > 0 ? st : 0;
@@ -380,7 +388,7 @@ static void *worker(void *arg) {
         if (!cl)
             res = (outcome){FAIL, false, 0};
         else
-            res = judge_expected_failure(&r->cases[i], run_case(cl, &r->cases[i], msg), msg);
+            res = judge_expected_failure(&r->cases[i], run_case(r, cl, &r->cases[i], msg), msg);
         if (res.broken) { /* the next case reconnects */
             nnd_client_close(cl);
             cl = NULL;
@@ -391,9 +399,29 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* The index of the device named name, asked of the daemon; -1 with a message when it has no
+ * such device (or cannot be reached). */
+static long find_device(const nndctl_opts *o, const char *name) {
+    char err[512];
+    nnd_client *cl = nnd_client_connect(o->socket_path, "nndctl-conformance", err, sizeof err);
+    if (!cl) {
+        fprintf(stderr, "nndctl conformance: %s\n", err);
+        return -1;
+    }
+    uint32_t index;
+    int rc = nnd_client_device_find(cl, name, &index, err, sizeof err);
+    nnd_client_close(cl);
+    if (rc < 0) {
+        fprintf(stderr, "nndctl conformance: --device: %s\n", err);
+        return -1;
+    }
+    return index;
+}
+
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     bool verbose = false;
+    const char *device = NULL;
     nnd_case *cases = NULL;
     size_t n = 0, npaths = 0, unreadable = 0;
     int rc = 2;
@@ -406,6 +434,8 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
                 fprintf(stderr, "nndctl conformance: bad --jobs %s\n", argv[i]);
                 goto out;
             }
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            device = argv[++i];
         } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
             verbose = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -421,12 +451,20 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
         }
     }
     if (!npaths) {
-        fprintf(stderr, "usage: nndctl conformance [--jobs N] [--verbose] PATH...\n");
+        fprintf(stderr,
+                "usage: nndctl conformance [--jobs N] [--device NAME] [--verbose] PATH...\n");
         goto out;
     }
+    long device_index = device ? find_device(o, device) : 0;
+    if (device_index < 0) goto out;
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n) jobs = n ? (long)n : 1;
-    runner r = {.o = o, .cases = cases, .n = n, .verbose = verbose};
+    runner r = {.o = o,
+                .on_device = device != NULL,
+                .device = (uint32_t)device_index,
+                .cases = cases,
+                .n = n,
+                .verbose = verbose};
     atomic_init(&r.next, 0);
     pthread_mutex_init(&r.lock, NULL);
     r.verdicts = calloc(n + 1, sizeof *r.verdicts);

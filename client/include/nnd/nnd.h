@@ -292,6 +292,25 @@ uint64_t nnd_client_burst_handle(const nnd_burst *b);
  * blocks and never reads from the socket, so it is safe beside a call in flight. */
 bool nnd_client_alive(nnd_client *c);
 
+/* ---- devices ---------------------------------------------------------------------------
+ * The devices a model can be prepared for, as the NNAPI lists them (ANeuralNetworks_
+ * getDevice) and a compilation names them (createForDevices). Today the daemon is one
+ * device, named NND_DEVICE_NAME, index 0. nnd_client_device_find() gives the index of the
+ * device named name: 0, or -ENODEV with err naming the devices there are.
+ * nnd_client_prepare_on() is nnd_client_prepare() for exactly the devices given by index:
+ * -EINVAL with err, nothing sent, when one names no device or n_devices is 0. */
+#define NND_DEVICE_NAME "nnd"
+
+size_t nnd_client_device_count(nnd_client *c);
+/* NULL when index names no device. */
+const char *nnd_client_device_name(nnd_client *c, size_t index);
+int nnd_client_device_find(nnd_client *c, const char *name, uint32_t *index, char *err,
+                           size_t errlen);
+int nnd_client_prepare_on(nnd_client *c, const uint32_t *devices, size_t n_devices,
+                          const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds,
+                          int preference, int priority, uint64_t deadline_ns, uint64_t *handle,
+                          char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
