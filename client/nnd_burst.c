@@ -25,7 +25,7 @@ typedef struct key {
 struct nnd_burst {
     nnd_client *c;
     uint64_t handle;
-    uint64_t prepared; /* the prepared model it runs */
+    uint64_t prepared;    /* the prepared model it runs */
     pthread_mutex_t lock; /* guards the keys; never held across a call */
     key keys[NND_BURST_CLIENT_SLOTS];
     size_t n_keys;

@@ -34,8 +34,8 @@ typedef struct rec_case {
     nnd_client *client;
     uint64_t handle;
     char name[96];
-    cJSON *head;  /* the case's fields but its model and examples */
-    char *model;  /* the "model" object, printed */
+    cJSON *head; /* the case's fields but its model and examples */
+    char *model; /* the "model" object, printed */
     char **examples;
     size_t n_examples, cap_examples, n_written;
     uint32_t n_in, n_out;
@@ -50,6 +50,7 @@ static struct {
     char program[32];
     unsigned long long cap;
     pthread_mutex_t lock; /* guards everything below */
+    bool started;         /* the directory is made and the first message said */
     bool stopped;
     unsigned long long committed; /* bytes the files will hold, written or not */
     unsigned seq;
@@ -73,9 +74,10 @@ static unsigned long long parse_cap(const char *v) {
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    int shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20
-                : *end == 'G' || *end == 'g'                                 ? 30
-                                                                              : 0;
+    int shift = *end == 'K' || *end == 'k'   ? 10
+                : *end == 'M' || *end == 'm' ? 20
+                : *end == 'G' || *end == 'g' ? 30
+                                             : 0;
     if (shift) end++;
     if (errno || end == v || *end || v[0] == '-' || n > (~0ull >> shift)) {
         say("NND_RECORD_MAX_BYTES=%s is not a byte count; the bound is %llu bytes", v,
@@ -163,8 +165,10 @@ static int write_case(rec_case *rc) {
     if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
     free(head);
     if (!e && rename(tmp, path) != 0) e = errno;
-    if (e) unlink(tmp);
-    else rc->n_written = rc->n_examples;
+    if (e)
+        unlink(tmp);
+    else
+        rc->n_written = rc->n_examples;
     return e;
 }
 
@@ -280,9 +284,14 @@ void nnd_record_prepared(nnd_client *c, uint64_t handle, const Nnd__Model *model
     if (!g.on || !model || !model->main || status < 0) return; /* < 0: no daemon answer */
     pthread_mutex_lock(&g.lock);
     if (g.stopped) goto out;
-    if (!g.seq) {
-        if (mkdir(g.dir, 0700) != 0 && errno != EEXIST)
-            say("cannot create %s: %s", g.dir, strerror(errno));
+    if (!g.started) {
+        g.started = true;
+        if (mkdir(g.dir, 0700) != 0 && errno != EEXIST) {
+            say("cannot write %s: %s; recording is off (the calls go on unrecorded)", g.dir,
+                strerror(errno));
+            stop_locked();
+            goto out;
+        }
         say("recording this program's models and executions into %s (at most %llu bytes, "
             "NND_RECORD_MAX_BYTES)",
             g.dir, g.cap);
@@ -356,8 +365,8 @@ static cJSON *argument_json(const Nnd__ExecutionRequest *req, const int *fds, si
         return NULL;
     }
     const Nnd__MemoryPool *p = req->pools[loc->pool_index];
-    bool has_fd = p->kind == NND__POOL_KIND__POOL_MEMFD || p->kind == NND__POOL_KIND__POOL_MMAP_FD ||
-                  p->kind == NND__POOL_KIND__POOL_DMABUF;
+    bool has_fd = p->kind == NND__POOL_KIND__POOL_MEMFD ||
+                  p->kind == NND__POOL_KIND__POOL_MMAP_FD || p->kind == NND__POOL_KIND__POOL_DMABUF;
     void *data = count ? malloc(count * es) : NULL;
     if (!has_fd || p->fd_index >= n_fds || (count && !data) ||
         (count && rec_read(fds[p->fd_index], p->offset + loc->offset, count * es, data) < 0)) {
@@ -380,7 +389,8 @@ static char *example_text(rec_case *rc, const Nnd__ExecutionRequest *req, const 
     const Nnd__ExecuteReply *x = reply ? reply->executed : NULL;
     bool shapes = x && x->n_output_shapes == rc->n_out;
     cJSON *ex = cJSON_CreateObject();
-    cJSON *ins = cJSON_AddArrayToObject(ex, "inputs"), *outs = cJSON_AddArrayToObject(ex, "outputs");
+    cJSON *ins = cJSON_AddArrayToObject(ex, "inputs"),
+          *outs = cJSON_AddArrayToObject(ex, "outputs");
     bool ok = ins && outs, nan = false;
     bool *out_nan = calloc(rc->n_out + 1, sizeof *out_nan);
     *why = "out of memory";
@@ -394,14 +404,14 @@ static char *example_text(rec_case *rc, const Nnd__ExecutionRequest *req, const 
     }
     for (uint32_t k = 0; ok && out_nan && k < rc->n_out; k++) {
         const Nnd__RequestArgument *a = req->outputs[k];
-        const uint32_t *dims = shapes                ? x->output_shapes[k]->dimensions
+        const uint32_t *dims = shapes            ? x->output_shapes[k]->dimensions
                                : a->n_dimensions ? a->dimensions
-                                                     : rc->out[k].dims;
+                                                 : rc->out[k].dims;
         size_t rank = shapes            ? x->output_shapes[k]->n_dimensions
                       : a->n_dimensions ? a->n_dimensions
                                         : rc->out[k].rank;
-        cJSON *t = argument_json(req, fds, n_fds, a, k, &rc->out[k], dims, rank, false,
-                                 &out_nan[k], why);
+        cJSON *t =
+            argument_json(req, fds, n_fds, a, k, &rc->out[k], dims, rank, false, &out_nan[k], why);
         ok = t && cJSON_AddItemToArray(outs, t);
     }
     char *text = ok && out_nan ? cJSON_PrintUnformatted(ex) : NULL;

@@ -54,9 +54,10 @@ __attribute__((visibility("hidden"))) void nnd_record_prepared(nnd_client *c, ui
                                                                const int *pool_fds, size_t n_fds,
                                                                int status, const char *message);
 /* An execution of handle ended with status; reply (may be NULL) is the daemon's. */
-__attribute__((visibility("hidden"))) void
-nnd_record_executed(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
-                    const int *pool_fds, size_t n_fds, int status, const Nnd__Reply *reply);
+__attribute__((visibility("hidden"))) void nnd_record_executed(nnd_client *c, uint64_t handle,
+                                                               const Nnd__ExecutionRequest *req,
+                                                               const int *pool_fds, size_t n_fds,
+                                                               int status, const Nnd__Reply *reply);
 __attribute__((visibility("hidden"))) void nnd_record_released(nnd_client *c, uint64_t handle);
 __attribute__((visibility("hidden"))) void nnd_record_closed(nnd_client *c);
 

@@ -82,13 +82,12 @@ typedef struct model_ctx {
 static int pooled_value(model_ctx *x, const Nnd__DataLocation *loc, uint64_t *at) {
     const Nnd__Model *m = x->m;
     if (loc->pool_index >= m->n_pools) {
-        snprintf(x->why, x->whylen, "a constant names pool %u of %zu", loc->pool_index,
-                 m->n_pools);
+        snprintf(x->why, x->whylen, "a constant names pool %u of %zu", loc->pool_index, m->n_pools);
         return -1;
     }
     const Nnd__MemoryPool *p = m->pools[loc->pool_index];
-    bool has_fd = p->kind == NND__POOL_KIND__POOL_MEMFD || p->kind == NND__POOL_KIND__POOL_MMAP_FD ||
-                  p->kind == NND__POOL_KIND__POOL_DMABUF;
+    bool has_fd = p->kind == NND__POOL_KIND__POOL_MEMFD ||
+                  p->kind == NND__POOL_KIND__POOL_MMAP_FD || p->kind == NND__POOL_KIND__POOL_DMABUF;
     if (!has_fd || p->fd_index >= x->n_fds || loc->offset > p->size ||
         loc->length > p->size - loc->offset) {
         snprintf(x->why, x->whylen, "a constant of pool %u cannot be read", loc->pool_index);
@@ -100,9 +99,8 @@ static int pooled_value(model_ctx *x, const Nnd__DataLocation *loc, uint64_t *at
         return -1;
     }
     memset(x->v.bytes + x->v.len, 0, start - x->v.len);
-    if (loc->length &&
-        rec_read(x->fds[p->fd_index], p->offset + loc->offset, loc->length, x->v.bytes + start) <
-            0) {
+    if (loc->length && rec_read(x->fds[p->fd_index], p->offset + loc->offset, loc->length,
+                                x->v.bytes + start) < 0) {
         snprintf(x->why, x->whylen, "a constant of pool %u cannot be read", loc->pool_index);
         return -1;
     }
@@ -146,13 +144,17 @@ static cJSON *operand_json(model_ctx *x, const Nnd__Operand *o, size_t consumers
     cJSON_AddNumberToObject(j, "scale", o->scale);
     cJSON_AddNumberToObject(j, "zeroPoint", o->zero_point);
     cJSON_AddStringToObject(j, "lifetime", pooled ? "CONSTANT_COPY" : life);
-    cJSON_AddNumberToObject(loc, "poolIndex", pooled ? 0 : o->location ? o->location->pool_index : 0);
+    cJSON_AddNumberToObject(loc, "poolIndex",
+                            pooled        ? 0
+                            : o->location ? o->location->pool_index
+                                          : 0);
     cJSON_AddNumberToObject(loc, "offset", (double)offset);
     cJSON_AddNumberToObject(loc, "length", (double)length);
     cJSON_AddItemToObject(j, "location", loc);
     if (pooled) cJSON_AddBoolToObject(j, "wasConstantReference", true);
     if (o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_CHANNEL_QUANT && o->channel_quant) {
-        cJSON *q = cJSON_AddObjectToObject(j, "channelQuant"), *s = cJSON_AddArrayToObject(q, "scales");
+        cJSON *q = cJSON_AddObjectToObject(j, "channelQuant"),
+              *s = cJSON_AddArrayToObject(q, "scales");
         for (size_t i = 0; s && i < o->channel_quant->n_scales; i++)
             cJSON_AddItemToArray(s, cJSON_CreateNumber(o->channel_quant->scales[i]));
         cJSON_AddNumberToObject(q, "channelDim", o->channel_quant->channel_dim);

@@ -31,9 +31,8 @@
 #include "nnd/nnd.h"
 
 __attribute__((visibility("hidden"))) int rec_read(int fd, uint64_t off, size_t len, void *dst);
-__attribute__((visibility("hidden"))) cJSON *rec_model_json(const Nnd__Model *m,
-                                                            const int *pool_fds, size_t n_fds,
-                                                            char *why, size_t whylen);
+__attribute__((visibility("hidden"))) cJSON *
+rec_model_json(const Nnd__Model *m, const int *pool_fds, size_t n_fds, char *why, size_t whylen);
 __attribute__((visibility("hidden"))) const char *rec_min_version(const Nnd__Model *m);
 __attribute__((visibility("hidden"))) cJSON *rec_tensor_json(uint32_t index, int32_t type,
                                                              const uint32_t *dims, size_t rank,
