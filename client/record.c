@@ -4,6 +4,7 @@
 #include "record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -146,9 +147,12 @@ static int write_case(rec_case *rc) {
     char *head = cJSON_PrintUnformatted(rc->head);
     cJSON_DeleteItemFromObjectCaseSensitive(rc->head, "ignored_outputs");
     if (!head) return ENOMEM;
-    FILE *f = fopen(tmp, "we");
+    /* 0600: a recording holds the program's weights and inputs. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         int e = errno;
+        if (fd >= 0) close(fd);
         free(head);
         return e;
     }
@@ -266,7 +270,11 @@ static rec_case *new_case(const Nnd__Model *m, cJSON *model, int status, const c
     cJSON_AddStringToObject(r, "program", g.program);
     cJSON_AddNumberToObject(r, "pid", (double)getpid());
     cJSON_AddStringToObject(r, "prepare", status ? nnd_status_name(status) : "NONE");
-    if (status && message) cJSON_AddStringToObject(r, "message", message);
+    if (status && message) {
+        char cut[300]; /* the head stays within HEAD_BYTES */
+        snprintf(cut, sizeof cut, "%s", message);
+        cJSON_AddStringToObject(r, "message", cut);
+    }
     rc->model = cJSON_PrintUnformatted(model);
     rc->ignored = calloc(rc->n_out + 1, sizeof *rc->ignored);
     if (!rc->model || !rc->ignored || !rc->head ||
