@@ -10,7 +10,9 @@
  *   the variable and the bound, and the files, complete, hold less than the bound;
  * - with a directory that cannot be made, the calls all succeed and one message says so;
  * - the nnd API records too: nndctl itself, run with NND_RECORD on vectors with control flow
- *   and per-channel quantization (through its pools), gives a recording that replays. */
+ *   and per-channel quantization (through its pools), gives a recording that replays;
+ * - a model the daemon refuses (prepared here with the nnd API) is recorded with the
+ *   refusal and no example, and its replay fails as the daemon refuses it again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +30,7 @@
 #include "harness.h"
 #include "record_client.h"
 #include "subprocess.h"
+#include "nnd/nnd.h"
 
 static nnd_test_daemon daemon_;
 static char out_[1 << 20];
@@ -303,12 +306,70 @@ static void test_nnd_api(void **state) {
     assert_int_equal(passed_count(), ran);
 }
 
+static void test_refused(void **state) {
+    (void)state;
+    char dir[512];
+    fresh_dir(dir, sizeof dir, "refused");
+    setenv("NND_RECORD", dir, 1); /* read at this process's first prepare */
+    /* ADD of operands 0 and 1 with activation operand 7, which does not exist. */
+    uint32_t dims[] = {2};
+    Nnd__Operand ops[3], *op_p[3];
+    for (int i = 0; i < 3; i++) {
+        nnd__operand__init(&ops[i]);
+        ops[i].type = 3; /* TENSOR_FLOAT32 */
+        ops[i].n_dimensions = 1;
+        ops[i].dimensions = dims;
+        ops[i].lifetime = i < 2 ? NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT
+                                : NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
+        op_p[i] = &ops[i];
+    }
+    uint32_t in[] = {0, 1, 7}, out[] = {2}, ins[] = {0, 1};
+    Nnd__Operation add = NND__OPERATION__INIT, *add_p = &add;
+    add.n_inputs = 3, add.inputs = in, add.n_outputs = 1, add.outputs = out;
+    Nnd__Subgraph g = NND__SUBGRAPH__INIT;
+    g.n_operands = 3, g.operands = op_p, g.n_operations = 1, g.operations = &add_p;
+    g.n_input_indexes = 2, g.input_indexes = ins, g.n_output_indexes = 1, g.output_indexes = out;
+    Nnd__Model m = NND__MODEL__INIT;
+    m.main = &g;
+    char err[256];
+    nnd_client *cl = nnd_client_connect(daemon_.socket_path, "test_record", err, sizeof err);
+    assert_non_null(cl);
+    uint64_t handle;
+    int st = nnd_client_prepare(cl, &m, NULL, 0, 0, 0, 0, &handle, err, sizeof err);
+    nnd_client_close(cl);
+    unsetenv("NND_RECORD");
+    assert_int_equal(st, NND__ERROR_STATUS__INVALID_ARGUMENT);
+    nnd_case *cases = NULL;
+    size_t n = 0;
+    char why[512];
+    assert_int_equal(nnd_cases_load(dir, &cases, &n, NULL, NULL, why, sizeof why), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(cases[0].n_examples, 0);
+    nnd_cases_free(cases, n);
+    size_t bytes;
+    assert_int_equal(files_in(dir, &bytes), 1);
+    char path[1024];
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d)) && e->d_name[0] == '.')
+        continue;
+    assert_non_null(e);
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    closedir(d);
+    size_t len;
+    char *text = (char *)nnd_test_read_file(path, &len);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"prepare\":\"INVALID_ARGUMENT\""));
+    free(text);
+    assert_int_equal(replay(dir, NULL, NULL), 1);
+    assert_non_null(strstr(out_, "conformance: 0 passed, 1 failed"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_record_and_replay),
-        cmocka_unit_test(test_bound),
-        cmocka_unit_test(test_unwritable),
-        cmocka_unit_test(test_nnd_api),
+        cmocka_unit_test(test_record_and_replay), cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_unwritable),        cmocka_unit_test(test_nnd_api),
+        cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
