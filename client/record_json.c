@@ -17,8 +17,9 @@
 
 int rec_read(int fd, uint64_t off, size_t len, void *dst) {
     size_t done = 0;
+    ssize_t n = 0;
     while (done < len) {
-        ssize_t n = pread(fd, (uint8_t *)dst + done, len - done, (off_t)(off + done));
+        n = pread(fd, (uint8_t *)dst + done, len - done, (off_t)(off + done));
         if (n > 0) {
             done += (size_t)n;
             continue;
@@ -27,6 +28,8 @@ int rec_read(int fd, uint64_t off, size_t len, void *dst) {
         break;
     }
     if (done == len) return 0;
+    /* The file ends before the range: a mapping would fault there. */
+    if (n == 0) return -1;
     /* Not readable with pread (a dma-buf): map the page-aligned range around it. */
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), base = off & ~(page - 1);
     size_t map_len = (size_t)(off - base) + len;
