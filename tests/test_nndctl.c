@@ -54,6 +54,7 @@ static void test_info(void **state) {
     print_message("%s", out);
     assert_non_null(strstr(out, "version: "));
     assert_non_null(strstr(out, "device type: "));
+    assert_non_null(strstr(out, "devices: " NND_DEVICE_NAME "\n"));
     assert_non_null(strstr(out, "supported operation types: "));
 }
 
