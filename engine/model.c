@@ -416,9 +416,33 @@ static nnd_status flow_placement(const nnd_model_desc *m, const graph_ctx *g, ui
     return NND_OK;
 }
 
+/* IF and WHILE as they are added: the subgraphs they name, as far as those are known. */
+static nnd_status validate_flow_operation(const nnd_operand_desc *operands, uint32_t n_operands,
+                                          const nnd_operation_desc *op,
+                                          const nnd_subgraph_desc *referenced,
+                                          uint32_t n_referenced, char *err, size_t errlen) {
+    for (uint32_t j = 0; j < op->n_inputs + op->n_outputs; j++) {
+        uint32_t i = j < op->n_inputs ? op->inputs[j] : op->outputs[j - op->n_inputs];
+        if (i >= n_operands)
+            return FAIL("%s: operand %u does not exist", nnd_operation_name(op->type), i);
+        if (operands[i].lifetime == NND_SUBGRAPH && operands[i].offset >= n_referenced)
+            return FAIL("%s: operand %u names no subgraph", nnd_operation_name(op->type), i);
+    }
+    nnd_model_desc m = {.n_operands = n_operands,
+                        .operands = operands,
+                        .n_operations = 1,
+                        .operations = op,
+                        .n_referenced = n_referenced,
+                        .referenced = referenced};
+    return nnd_flow_check_op(&m, 0, err, errlen);
+}
+
 nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_operands,
-                                  const nnd_operation_desc *op, bool relaxed, char *err,
-                                  size_t errlen) {
+                                  const nnd_operation_desc *op, const nnd_subgraph_desc *referenced,
+                                  uint32_t n_referenced, bool relaxed, char *err, size_t errlen) {
+    if (nnd_flow_is_op(op->type))
+        return validate_flow_operation(operands, n_operands, op, referenced, n_referenced, err,
+                                       errlen);
     const nnd_op_def *def =
         op->type >= 0 && op->type < NND_OP_COUNT ? nnd_op_lookup(op->type) : NULL;
     if (!def) return NND_UNSUPPORTED;
