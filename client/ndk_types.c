@@ -1,5 +1,5 @@
-/* ndk_types.c: operand type sizes, the NDK's argument checks on operand types and
- * operation signatures (operand counts), and shapes merged. See ndk_types.h. */
+/* ndk_types.c: operand type sizes, the NDK's argument checks on operand types, and shapes
+ * merged. See ndk_types.h. */
 #include "ndk_types.h"
 
 #include <math.h>
