@@ -2,7 +2,8 @@
  * runtime has (its TestValidation and TestUnspecifiedDimensions points; docs/nnapi-rules.md),
  * against a real daemon:
  * - an operand whose byte size overflows 32 bits is refused by addOperand;
- * - a timeout of UINT64_MAX saturates: the compilation and the computations succeed;
+ * - a timeout of UINT64_MAX saturates: the compilation and the computations (sync, burst,
+ *   async, fenced) succeed;
  * - a memory descriptor refuses a role whose per-channel scales differ from its first
  *   role's, and a scalar role once it has dimensions;
  * - ANeuralNetworksMemory_copy refuses a device memory never written, and any failed copy
@@ -63,15 +64,19 @@ static void test_timeout_maximum(void **state) {
     float a[N], b[N], out[N];
     fill(a, N, 1.f);
     fill(b, N, 10.f);
-    for (int mode = 0; mode < 3; mode++) { /* sync, async, fenced */
+    ANeuralNetworksBurst *burst;
+    assert_int_equal(ANeuralNetworksBurst_create(c, &burst), OK);
+    for (int mode = 0; mode < 4; mode++) { /* sync, burst, async, fenced */
         memset(out, 0, sizeof out);
         ANeuralNetworksExecution *e = add_execution(c, a, b, out);
         assert_int_equal(ANeuralNetworksExecution_setTimeout(e, UINT64_MAX), OK);
         ANeuralNetworksEvent *ev = NULL;
         if (mode == 0) {
             assert_int_equal(ANeuralNetworksExecution_compute(e), OK);
+        } else if (mode == 1) {
+            assert_int_equal(ANeuralNetworksExecution_burstCompute(e, burst), OK);
         } else {
-            if (mode == 1)
+            if (mode == 2)
                 assert_int_equal(ANeuralNetworksExecution_startCompute(e, &ev), OK);
             else
                 assert_int_equal(
@@ -82,6 +87,7 @@ static void test_timeout_maximum(void **state) {
         assert_sum(a, b, out, N);
         ANeuralNetworksExecution_free(e);
     }
+    ANeuralNetworksBurst_free(burst);
     ANeuralNetworksCompilation_free(c);
     ANeuralNetworksModel_free(m);
 }
