@@ -158,7 +158,8 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
     }
     f->e = e;
     f->fence = sync;
-    f->bound = deadline ? deadline + NND_DEADLINE_MARGIN_MS * 1000000ull : 0;
+    uint64_t margin = NND_DEADLINE_MARGIN_MS * 1000000ull;
+    f->bound = !deadline ? 0 : deadline > UINT64_MAX - margin ? UINT64_MAX : deadline + margin;
     ndk_execution_hold(e);
     ANeuralNetworksEvent *ev = pointers ? NULL : ndk_event_new_deferred(sync, finish, f);
     if (!ev) { /* pointer outputs (or no memory for an event): complete it now */
