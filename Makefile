@@ -79,9 +79,9 @@ deb:
 # The packages under systemd as PID 1 in a podman container: socket activation, the
 # hardened service running the V1_0 vectors, a restart with the cache kept, a clean purge
 # (scripts/systemd-test.sh; needs root; docs/systemd.md). Not part of `make test`.
-systemd-test: deb
+systemd-test: all deb
 	@./scripts/install-deps.sh --systemd
-	./scripts/systemd-test.sh --debs $(DEB_OUT)
+	./scripts/systemd-test.sh --debs $(DEB_OUT) --build-dir $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
