@@ -174,6 +174,13 @@ nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_o
  * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
                                     size_t errlen);
+/* As nnd_supported_operations(), and on_refused (may be NULL) is told, for each operation of
+ * the main graph answered false, its index and the sentence that says why (valid during the
+ * call only). A call that then fails has told of refusals all the same. */
+typedef void (*nnd_refused_fn)(void *ctx, uint32_t op_index, const char *reason);
+nnd_status nnd_supported_operations_why(const nnd_model_desc *m, bool *supported,
+                                        nnd_refused_fn on_refused, void *ctx, char *err,
+                                        size_t errlen);
 
 nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
 /* nnd_prepare() in two steps, so that one preparation validates and plans once:

@@ -368,8 +368,10 @@ nnd_status nnd_check_op(nnd_op_ctx *c) {
 
 /* What a graph's validation knows of the rest of the model. */
 typedef struct graph_ctx {
-    bool referenced;    /* a referenced subgraph, not the main graph */
-    const bool *sub_ok; /* per referenced subgraph: valid and every operation has a kernel */
+    bool referenced;           /* a referenced subgraph, not the main graph */
+    const bool *sub_ok;        /* per referenced subgraph: valid and every operation has a kernel */
+    nnd_refused_fn on_refused; /* main graph only; may be NULL */
+    void *refused_ctx;
 } graph_ctx;
 
 /* An IF or WHILE: its signature against the subgraphs it names, then whether they run.
@@ -534,6 +536,7 @@ static nnd_status check_operations(const nnd_model_desc *m, const graph_ctx *g, 
         }
         if (supported) {
             supported[k] = s == NND_OK;
+            if (s == NND_UNSUPPORTED && g->on_refused) g->on_refused(g->refused_ctx, k, err);
             if (s && s != NND_UNSUPPORTED) return s;
         } else if (s) {
             return s;
@@ -592,18 +595,30 @@ static nnd_status validate_referenced(const nnd_model_desc *m, bool *sub_ok, cha
     return s;
 }
 
-nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
+static nnd_status validate_model(const nnd_model_desc *m, bool *supported,
+                                 nnd_refused_fn on_refused, void *ctx, char *err, size_t errlen) {
     bool *sub_ok = calloc(m->n_referenced + 1, sizeof(bool));
     if (!sub_ok) return FAIL("out of memory validating model");
     /* The references are checked even without subgraphs: a main graph may name one. */
     nnd_status s = validate_referenced(m, sub_ok, err, errlen);
-    graph_ctx g = {.referenced = false, .sub_ok = sub_ok};
+    graph_ctx g = {
+        .referenced = false, .sub_ok = sub_ok, .on_refused = on_refused, .refused_ctx = ctx};
     if (!s) s = validate_graph(m, &g, supported, err, errlen);
     free(sub_ok);
     return s;
 }
 
+nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
+    return validate_model(m, supported, NULL, NULL, err, errlen);
+}
+
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
                                     size_t errlen) {
-    return nnd_validate_model(m, supported, err, errlen);
+    return validate_model(m, supported, NULL, NULL, err, errlen);
+}
+
+nnd_status nnd_supported_operations_why(const nnd_model_desc *m, bool *supported,
+                                        nnd_refused_fn on_refused, void *ctx, char *err,
+                                        size_t errlen) {
+    return validate_model(m, supported, on_refused, ctx, err, errlen);
 }
