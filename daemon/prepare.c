@@ -167,12 +167,15 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
         return;
     }
     uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
-    const nnd_device *device = nnd_device_of(o->prepared);
-    nnd_device_count_prepare(device);
-    nnd_log_client(
-        NND_LOG_INFO, "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us",
-        (unsigned long long)c->s->serial, (unsigned long long)handle,
-        from_cache ? " from its cache" : "", device->name, n_ops, (unsigned long long)(t / 1000));
+    nnd_device_count_prepare(o->prepared);
+    char on[256];
+    nnd_device_steps_text(o->prepared, on, sizeof on);
+    nnd_log_client(NND_LOG_INFO,
+                   "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us "
+                   "(steps: %s)",
+                   (unsigned long long)c->s->serial, (unsigned long long)handle,
+                   from_cache ? " from its cache" : "", nnd_device_of(o->prepared)->name, n_ops,
+                   (unsigned long long)(t / 1000), on[0] ? on : "none");
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
@@ -212,9 +215,9 @@ void nnd_on_prepare_model(nnd_call *c) {
                       (int)pm->preference);
         return;
     }
-    const nnd_device *device;
+    nnd_device_plan plan;
     nnd_status chosen =
-        nnd_device_choose(pm->devices, pm->n_devices, &device, c->err, sizeof c->err);
+        nnd_device_plan_for(pm->devices, pm->n_devices, &plan, c->err, sizeof c->err);
     if (chosen != NND_OK) {
         nnd_call_fail(c, chosen, "%s", c->err);
         return;
@@ -238,15 +241,16 @@ void nnd_on_prepare_model(nnd_call *c) {
     if (st == NND_OK)
         st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);
-    desc.reference_only = device->reference_only;
+    nnd_device_plan_apply(&plan, &desc);
     if (st == NND_OK) {
         /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
-         * loaded now (extension.h), which neither a cache file nor a reload keeps. */
-        bool cached = !nnd_model_uses_extensions(m) &&
+         * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
+         * models offered to drivers: a driver's prepared state lives in the driver. */
+        bool cached = !nnd_model_uses_extensions(m) && !plan.n_drivers &&
                       nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
         Nnd__Model *copy =
             cached && nnd_prepare_off_loop_wanted(c, &desc) ? nnd_prepare_model_copy(m) : NULL;
@@ -258,7 +262,7 @@ void nnd_on_prepare_model(nnd_call *c) {
             st = nnd_model_from_proto_ext(copy, views, m->n_pools,
                                           nnd_extensions_allowed(c->d, c->s), &desc, c->err,
                                           sizeof c->err);
-            desc.reference_only = device->reference_only;
+            nnd_device_plan_apply(&plan, &desc);
             if (st == NND_OK) st = nnd_validate(&desc, c->err, sizeof c->err);
             if (st == NND_OK && nnd_pool_faults() == faults) {
                 nnd_prepare_off_loop(c, o, &desc, copy, views, m->n_pools, (uint32_t)pm->preference,

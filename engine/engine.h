@@ -101,7 +101,13 @@ typedef struct nnd_model_desc {
     uint32_t n_pools;
     nnd_memory_view *pools;
     bool relaxed;          /* relaxComputationFloat32toFloat16 */
-    bool reference_only;   /* every step on its reference kernel (the nnd-reference device) */
+    bool reference_only;   /* no XNNPACK: the reference kernels (the nnd-reference device) */
+    /* Driver backends (driver.h) offered each step with known shapes before the CPU, in
+     * this order; drivers_only: no CPU device, so a step none of them claims fails the
+     * preparation (INVALID_ARGUMENT naming the operation). */
+    const struct nnd_backend *const *drivers;
+    uint32_t n_drivers;
+    bool drivers_only;
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const nnd_subgraph_desc *referenced;
 } nnd_model_desc;
@@ -194,6 +200,9 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
 bool nnd_prepared_loops(const nnd_prepared *p);
 /* Whether p was prepared with nnd_model_desc.reference_only (no fast kernels). */
 bool nnd_prepared_reference_only(const nnd_prepared *p);
+/* How many steps of p's main graph run on backend b (NULL: on the CPU, reference kernels
+ * or XNNPACK). */
+uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const struct nnd_backend *b);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

@@ -382,13 +382,15 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
     return NND_OK;
 }
 
-/* Offers every step whose tensors all have known shapes to the fast backend, last step
- * first (backend.h); steps it does not claim keep the reference kernel. Not done for
- * nnd_validate(): claims build operators and pack weights. */
-static void claim_fast_kernels(nnd_prepared *p) {
+/* Offers every step whose tensors all have known shapes to the model's driver backends in
+ * order, then to XNNPACK unless cpu_fast is false, last step first (backend.h); steps no
+ * backend claims keep the reference kernel. Control flow never goes to a driver, nor do
+ * subgraphs (drivers == NULL for them). Not done for nnd_validate(): claims build
+ * operators and pack weights. */
+static void claim_steps(nnd_prepared *p, const nnd_backend *const *drivers, uint32_t n_drivers,
+                        bool cpu_fast) {
     const char *env = getenv("NND_REFERENCE_KERNELS");
-    if (env && *env && strcmp(env, "0") != 0) return;
-    const nnd_backend *b = &nnd_backend_xnnpack;
+    if (env && *env && strcmp(env, "0") != 0) cpu_fast = false;
     nnd_tensor *in[512], *out[64];
     char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
     bool last = true;
@@ -402,22 +404,49 @@ static void claim_fast_kernels(nnd_prepared *p) {
         for (uint32_t j = 0; known && j < st->n_out; j++)
             known = (out[j] = &p->tensors[st->out[j]])->known;
         if (!known) continue;
-        nnd_op_ctx c = {.def = st->def,
-                        .index = st->index,
-                        .in = in,
-                        .n_in = st->n_in,
-                        .out = out,
-                        .n_out = st->n_out,
-                        .relaxed = p->relaxed,
-                        .err = err,
-                        .errlen = sizeof err};
-        void *state = b->claim(&c, last);
-        if (!state) continue;
-        st->run = b->run;
-        st->backend = b;
-        st->state = state;
-        last = false;
+        for (uint32_t b = 0; b <= n_drivers; b++) {
+            const nnd_backend *be = b < n_drivers ? drivers[b] : &nnd_backend_xnnpack;
+            if (b == n_drivers && !cpu_fast) break;
+            nnd_op_ctx c = {.def = st->def,
+                            .index = st->index,
+                            .in = in,
+                            .n_in = st->n_in,
+                            .out = out,
+                            .n_out = st->n_out,
+                            .relaxed = p->relaxed,
+                            .state = be->impl,
+                            .err = err,
+                            .errlen = sizeof err};
+            void *state = be->claim(&c, last);
+            if (!state) continue;
+            st->run = be->run;
+            st->backend = be;
+            st->state = state;
+            if (be == &nnd_backend_xnnpack) last = false;
+            break;
+        }
     }
+}
+
+/* With no CPU device, every step must have gone to a driver. */
+static nnd_status all_on_drivers(const nnd_prepared *p, char *err, size_t errlen) {
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_step *st = &p->steps[k];
+        if (st->backend && st->backend != &nnd_backend_xnnpack) continue;
+        return FAIL("%s #%u: none of the devices this compilation names runs it%s", st->def->name,
+                    st->index, st->sub[0] ? " (control flow runs on the CPU devices only)" : "");
+    }
+    return NND_OK;
+}
+
+uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_backend *on = p->steps[k].backend;
+        if (on == &nnd_backend_xnnpack) on = NULL;
+        n += on == b;
+    }
+    return n;
 }
 
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
@@ -431,11 +460,14 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     nnd_prepared *p = NULL;
     nnd_status s = build_plan(m, &p, err, errlen);
     if (s) return s;
-    if (!m->reference_only) {
-        claim_fast_kernels(p);
-        /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
-        for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass rests the workers */
-            claim_fast_kernels(p->subplans[i]);
+    bool cpu_fast = !m->reference_only && !m->drivers_only;
+    claim_steps(p, m->drivers, m->n_drivers, cpu_fast);
+    /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
+    for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
+        claim_steps(p->subplans[i], NULL, 0, true);
+    if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != NND_OK) {
+        nnd_prepared_free(p);
+        return s;
     }
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
     if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
