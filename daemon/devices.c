@@ -91,13 +91,13 @@ nnd_status nnd_device_plan_for(char *const *names, size_t n, nnd_device_plan *ou
         const nnd_device *d = find(names[i]);
         if (!d) {
             nnd_errf(err, errlen,
-                     "PrepareModel names device \"%s\", which this daemon does not have",
+                     "the request names device \"%s\", which this daemon does not have",
                      names[i] ? names[i] : "");
             return NND_INVALID_ARGUMENT;
         }
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[j], names[i])) {
-                nnd_errf(err, errlen, "PrepareModel names device \"%s\" twice", names[i]);
+                nnd_errf(err, errlen, "the request names device \"%s\" twice", names[i]);
                 return NND_INVALID_ARGUMENT;
             }
         set[m++] = d;

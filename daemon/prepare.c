@@ -81,6 +81,14 @@ void nnd_on_get_supported_operations(nnd_call *c) {
         nnd_call_fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
         return;
     }
+    nnd_device_plan plan;
+    const Nnd__GetSupportedOperations *gso = c->req->get_supported_operations;
+    nnd_status chosen =
+        nnd_device_plan_for(gso->devices, gso->n_devices, &plan, c->err, sizeof c->err);
+    if (chosen != NND_OK) {
+        nnd_call_fail(c, chosen, "%s", c->err);
+        return;
+    }
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     if (!views) {
         nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
@@ -103,7 +111,8 @@ void nnd_on_get_supported_operations(nnd_call *c) {
         }
     }
     uint64_t faults = nnd_pool_faults();
-    if (st == NND_OK) st = nnd_supported_operations(&desc, sup, c->err, sizeof c->err);
+    nnd_device_plan_apply(&plan, &desc);
+    if (st == NND_OK) st = nnd_supported_operations_on(&desc, sup, c->err, sizeof c->err);
     if (st == NND_OK && nnd_pool_faults() != faults) {
         st = NND_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "a model pool shrank while it was being read");

@@ -39,6 +39,9 @@ struct nnd_backend {
     void (*release)(void *state);
     bool (*float32_operand)(const void *state, bool output, uint32_t j);
     void *impl; /* the backend's own record, handed to claim() in c->state; may be NULL */
+    /* Whether claim() could take the step, without preparing it (GetSupportedOperations);
+     * c->state is impl. NULL: not asked. */
+    bool (*supports)(nnd_op_ctx *c);
 };
 
 extern const nnd_backend nnd_backend_xnnpack;

@@ -15,7 +15,7 @@
  *   step's tensors; release() calls release(). Every call into the driver runs under the
  *   fault guard: a fault fails the call, logs, and disables the driver (its later claims
  *   decline, its runs fail) until the daemon restarts.
- * - nnd_driver_supports(): supports() alone, for GetSupportedOperations.
+ * - backend.supports() asks supports() alone, for GetSupportedOperations.
  * - Drivers stay loaded until nnd_drivers_unload_all(), after every prepared model is gone.
  * - Loading and unloading from one thread; the rest from any.
  */
@@ -53,9 +53,6 @@ bool nnd_drivers_get(uint32_t i, nnd_driver_info_view *out);
 uint32_t nnd_drivers_refused_count(void);
 bool nnd_drivers_refused(uint32_t i, const char **path, const char **reason);
 
-/* Whether the driver behind b supports the step c describes (shapes known; data set for
- * constants only). */
-bool nnd_driver_supports(const nnd_backend *b, const nnd_op_ctx *c);
 
 /* ---- between driver.c and driver_step.c ---------------------------------------------------- */
 

@@ -97,8 +97,8 @@ static bool supports(nnd_driver_rec *r, const nnd_op_ctx *c) {
     return guarded(r, &v, c->def->name, c->index) == 1;
 }
 
-bool nnd_driver_supports(const nnd_backend *b, const nnd_op_ctx *c) {
-    return supports(b->impl, c);
+static bool driver_supports(nnd_op_ctx *c) {
+    return supports(c->state, c);
 }
 
 static void *driver_claim_step(nnd_op_ctx *c, bool last) {
@@ -164,6 +164,7 @@ void nnd_driver_backend_init(nnd_driver_rec *r) {
                                .run = driver_run,
                                .release = driver_release,
                                .float32_operand = NULL,
+                               .supports = driver_supports,
                                .impl = r};
     atomic_init(&r->faulted, false);
 }

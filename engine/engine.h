@@ -175,6 +175,10 @@ nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_o
  * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
                                     size_t errlen);
+/* The same for m's device set (drivers, drivers_only): with no CPU device, an operation is
+ * supported only when one of m->drivers supports it (shapes known at preparation). */
+nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported, char *err,
+                                       size_t errlen);
 
 nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
 void nnd_prepared_free(nnd_prepared *p);

@@ -449,6 +449,53 @@ uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
     return n;
 }
 
+/* Whether a driver of the list supports step st of p (known shapes only). */
+static bool some_driver_supports(const nnd_prepared *p, const nnd_step *st,
+                                 const nnd_backend *const *drivers, uint32_t n_drivers) {
+    nnd_tensor *in[512], *out[64];
+    char err[NND_ERR_LEN];
+    if (st->n_in > 512 || st->n_out > 64 || st->sub[0]) return false;
+    for (uint32_t j = 0; j < st->n_in; j++)
+        if (!(in[j] = &p->tensors[st->in[j]])->known && in[j]->lifetime != NND_NO_VALUE)
+            return false;
+    for (uint32_t j = 0; j < st->n_out; j++)
+        if (!(out[j] = &p->tensors[st->out[j]])->known) return false;
+    for (uint32_t b = 0; b < n_drivers; b++) {
+        nnd_op_ctx c = {.def = st->def,
+                        .index = st->index,
+                        .in = in,
+                        .n_in = st->n_in,
+                        .out = out,
+                        .n_out = st->n_out,
+                        .relaxed = p->relaxed,
+                        .state = drivers[b]->impl,
+                        .err = err,
+                        .errlen = sizeof err};
+        if (drivers[b]->supports && drivers[b]->supports(&c)) return true;
+    }
+    return false;
+}
+
+nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported, char *err,
+                                       size_t errlen) {
+    nnd_status s = nnd_supported_operations(m, supported, err, errlen);
+    if (s || !m->drivers_only) return s;
+    nnd_prepared *p = NULL;
+    char ignored[NND_ERR_LEN];
+    if (build_plan(m, &p, ignored, sizeof ignored) != NND_OK) {
+        /* Valid operations whose model cannot be planned (shapes) have no driver step. */
+        memset(supported, 0, sizeof(bool) * m->n_operations);
+        return NND_OK;
+    }
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_step *st = &p->steps[k];
+        if (supported[st->index])
+            supported[st->index] = some_driver_supports(p, st, m->drivers, m->n_drivers);
+    }
+    nnd_prepared_free(p);
+    return NND_OK;
+}
+
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
     nnd_prepared *p = NULL;
     nnd_status s = build_plan(m, &p, err, errlen);
