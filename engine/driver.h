@@ -53,7 +53,6 @@ bool nnd_drivers_get(uint32_t i, nnd_driver_info_view *out);
 uint32_t nnd_drivers_refused_count(void);
 bool nnd_drivers_refused(uint32_t i, const char **path, const char **reason);
 
-
 /* ---- between driver.c and driver_step.c ---------------------------------------------------- */
 
 typedef struct nnd_driver_rec {

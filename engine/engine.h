@@ -100,8 +100,8 @@ typedef struct nnd_model_desc {
     size_t operand_values_len;
     uint32_t n_pools;
     nnd_memory_view *pools;
-    bool relaxed;          /* relaxComputationFloat32toFloat16 */
-    bool reference_only;   /* no XNNPACK: the reference kernels (the nnd-reference device) */
+    bool relaxed;        /* relaxComputationFloat32toFloat16 */
+    bool reference_only; /* no XNNPACK: the reference kernels (the nnd-reference device) */
     /* Driver backends (driver.h) offered each step with known shapes before the CPU, in
      * this order; drivers_only: no CPU device, so a step none of them claims fails the
      * preparation (INVALID_ARGUMENT naming the operation). */

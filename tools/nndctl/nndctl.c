@@ -179,8 +179,8 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
             const Nnd__DeviceInfo *d = devices->devices[i];
             printf("  %-16s %s, %s, feature level %lld, exec_time %g%s\n", d->name,
                    enum_name(&nnd__device_type__descriptor, d->type, "DEVICE_"),
-                   d->version ? d->version : "?", (long long)d->feature_level,
-                   (double)d->exec_time, d->reference_only ? ", reference kernels only" : "");
+                   d->version ? d->version : "?", (long long)d->feature_level, (double)d->exec_time,
+                   d->reference_only ? ", reference kernels only" : "");
         }
         nnd__devices_reply__free_unpacked(devices, NULL);
     } else {
