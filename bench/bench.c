@@ -16,9 +16,10 @@
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
+ *   partition_cpu: see partition.h (reported)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare).
+ * threads; prepare; partition).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -41,6 +42,7 @@
 #include "memory.h"
 #include "mobilenet_rows.h"
 #include "nnd/nnd.h"
+#include "partition.h"
 #include "prepare_rows.h"
 #include "qos.h"
 #include "rtt.h"
@@ -114,13 +116,40 @@ static bool want(const char *group, const char *row) {
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
-    static const char *const names[] = {
-        "rtt", "rtt_burst", "rtt_same", "rtt_cross", "rtt_burst_same", "rtt_burst_cross",
-        "inproc", "conv_vs_xnnpack", "fc_vs_xnnpack", "kernels", "cache_load", "cache_vs_cold",
-        "content_vs_cold", "cache", "memory", "memfd_64m", "qos", "deadline_met", "goodput",
-        "high_p99", "mobilenet", "mnet_f32_xnn", "mnet_q8_xnn", "mnet_f16_f32", "mnet_s8_q8",
-        "mnet_s8_xnn", "threads", "high_p90_thread", "threads_vs_procs", "prepare",
-        "prep_cold_xnn", "prep_hit_xnn"};
+    static const char *const names[] = {"rtt",
+                                        "rtt_burst",
+                                        "rtt_same",
+                                        "rtt_cross",
+                                        "rtt_burst_same",
+                                        "rtt_burst_cross",
+                                        "inproc",
+                                        "conv_vs_xnnpack",
+                                        "fc_vs_xnnpack",
+                                        "kernels",
+                                        "cache_load",
+                                        "cache_vs_cold",
+                                        "content_vs_cold",
+                                        "cache",
+                                        "memory",
+                                        "memfd_64m",
+                                        "qos",
+                                        "deadline_met",
+                                        "goodput",
+                                        "high_p99",
+                                        "mobilenet",
+                                        "mnet_f32_xnn",
+                                        "mnet_q8_xnn",
+                                        "mnet_f16_f32",
+                                        "mnet_s8_q8",
+                                        "mnet_s8_xnn",
+                                        "threads",
+                                        "high_p90_thread",
+                                        "threads_vs_procs",
+                                        "prepare",
+                                        "prep_cold_xnn",
+                                        "prep_hit_xnn",
+                                        "partition",
+                                        "partition_cpu"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -129,7 +158,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads prepare)\n");
+                            "memory qos mobilenet threads prepare partition)\n");
             return 2;
         }
     }
@@ -160,6 +189,9 @@ int main(int argc, char **argv) {
     failed |= (prio || rates) && bench_threads_rows(&thr, prio, rates);
     bench_prepare pr = {0};
     failed |= prep && bench_prepare_rows(&pr);
+    bool part = want("partition", "partition_cpu");
+    bench_pair partition = {0};
+    failed |= part && bench_partition_rows(&partition);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -233,6 +265,9 @@ int main(int argc, char **argv) {
         {"prepare", "prep_hit_xnn",
          "MobileNet FLOAT32 compile from its cache files / XNNPACK creating it in process",
          pr.hit_xnn.a_ns / pr.hit_xnn.b_ns, -1, true},
+        {"partition", "partition_cpu",
+         "a model half on nnd-example, half on nnd-cpu / the same model on nnd-cpu alone",
+         partition.a_ns / partition.b_ns, -1, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
