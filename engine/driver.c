@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,10 @@ static int probe_in_child(const char *path, char *why, size_t whylen) {
     pid_t pid = fork();
     if (pid < 0) return snprintf(why, whylen, "fork: %s", strerror(errno)), -1;
     if (pid == 0) {
+        /* Die of a fault as a plain process does: no guard or sanitizer handler inherited. */
+        static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+        for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+            signal(faults[i], SIG_DFL);
         void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         const nnd_driver *d = dl ? dlsym(dl, NND_DRIVER_SYMBOL) : NULL;
         char ignored[8];
@@ -124,6 +129,11 @@ static int probe_in_child(const char *path, char *why, size_t whylen) {
     if (WIFSIGNALED(st)) {
         snprintf(why, whylen, "crashed while loading (%s in its constructor or descriptor)",
                  nnd_fault_signal_name(WTERMSIG(st)));
+        return -1;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) { /* exit() from a constructor, a sanitizer */
+        snprintf(why, whylen, "crashed while loading (exit status %d)",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return -1;
     }
     return 0; /* a failed check is found again, with its reason, in the daemon */
