@@ -1,7 +1,8 @@
 /* drv_test_driver: a misbehaving device driver for test_drivers, "nnd-test": float32 RELU
  * only, ranked before everything (exec_time 0.01). Its execute() fails when the first
  * input element is DRV_TEST_FAIL, and sleeps DRV_TEST_SLOW_MS before computing when it is
- * DRV_TEST_SLOW (a long device step for the deadline test). Built a second time with
+ * DRV_TEST_SLOW (a long device step for the deadline test), and faults (SIGSEGV) when it
+ * is DRV_TEST_FAULT. Built a second time with
  * DRV_TEST_CRASH, whose constructor dies of SIGSEGV at load. */
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #define DRV_TEST_FAIL    6666.0f
 #define DRV_TEST_SLOW    7777.0f
 #define DRV_TEST_SLOW_MS 60
+#define DRV_TEST_FAULT   5555.0f
 #define OP_RELU          19
 
 #ifdef DRV_TEST_CRASH
@@ -40,6 +42,7 @@ static int t_execute(void *state, nnd_driver_step *s) {
         snprintf(s->err, s->errlen, "the test driver fails on %g", (double)DRV_TEST_FAIL);
         return NND_EXT_FAILED;
     }
+    if (n && x[0] == DRV_TEST_FAULT) *(volatile int *)(uintptr_t)s->errlen = 0; /* a wild store */
     if (n && x[0] == DRV_TEST_SLOW) {
         struct timespec ts = {0, DRV_TEST_SLOW_MS * 1000000L};
         nanosleep(&ts, NULL);

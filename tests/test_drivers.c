@@ -9,7 +9,9 @@
  * With a directory of test drivers: one owned by another user, one writable by everyone
  * and one that crashes in its constructor are refused with log lines naming them while the
  * daemon serves; a driver whose execute fails fails that execution only; a deadline that
- * expires while a driver step runs stops the execution at the next step. */
+ * expires while a driver step runs stops the execution at the next step; a driver that
+ * faults in execute fails that execution, is disabled, and the daemon serves on with the
+ * CPU taking its steps. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -465,6 +467,33 @@ static void test_deadline_in_driver_step(void **state) {
     mb_free(&m);
 }
 
+/* Last: it disables nnd-test for the rest of the daemon's life. */
+static void test_faulting_driver(void **state) {
+    (void)state;
+    static mb m;
+    chain_model(&m, 3, 8, OP_SUB, OP_RELU);
+    nnd_client *c = connect_to(&g_test);
+    uint64_t h = prepare_on(c, NULL, 0, &m, 0);
+    pool p;
+    chain_pool(&p, 8, 5555.f, 0);
+    char err[512];
+    assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
+    assert_non_null(strstr(err, "faulted"));
+    assert_true(file_has(g_test_log, "driver nnd-test ("));
+    assert_true(file_has(g_test_log, "SIGSEGV in execute of RELU #1; the driver is disabled"));
+    /* The model that used it fails; a new compilation leaves it out; the daemon serves. */
+    pool_in(&p, 0)[0] = 1;
+    assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
+    assert_non_null(strstr(err, "disabled"));
+    uint64_t h2 = prepare_on(c, NULL, 0, &m, 0);
+    assert_true(file_has(g_test_log, "(steps: nnd-cpu 3)"));
+    assert_int_equal(execute(c, h2, &p, NULL, err, sizeof err), 0);
+    assert_true(pool_out(&p)[0] == 1 && pool_out(&p)[5] == 5);
+    pool_close(&p);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
 /* ---- daemons ------------------------------------------------------------------------------ */
 
 static int copy_as(const char *from, const char *name, mode_t mode, uid_t owner) {
@@ -524,6 +553,7 @@ int main(void) {
         cmocka_unit_test(test_refused_drivers),
         cmocka_unit_test(test_failing_execute),
         cmocka_unit_test(test_deadline_in_driver_step),
+        cmocka_unit_test(test_faulting_driver),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
