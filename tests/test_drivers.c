@@ -446,7 +446,7 @@ static void test_failing_execute(void **state) {
 static void test_deadline_in_driver_step(void **state) {
     (void)state;
     static mb m;           /* too large for the stack */
-    const uint32_t n = 40; /* 20 driver steps of 60 ms when slow: 1.2 s */
+    const uint32_t n = 80; /* 40 driver steps of 60 ms when slow: 2.4 s */
     chain_model(&m, n, 8, OP_SUB, OP_RELU);
     nnd_client *c = connect_to(&g_test);
     uint64_t h = prepare_on(c, NULL, 0, &m, 0);
@@ -457,9 +457,10 @@ static void test_deadline_in_driver_step(void **state) {
         assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), 0);
     double aborted = sched_count(&g_test, "aborted_for_deadline");
     pool_in(&p, 0)[0] = 7777; /* every driver step sleeps 60 ms */
-    nnd_exec_opts o = {.deadline_ns = now_ns() + 200 * MS};
+    /* Far enough for the execution to start on a busy machine, far from the whole run. */
+    nnd_exec_opts o = {.deadline_ns = now_ns() + 600 * MS};
     int st = execute(c, h, &p, &o, err, sizeof err);
-    print_message("# deadline 200 ms into 20 slow driver steps: %d (%s)\n", st, err);
+    print_message("# deadline 600 ms into 40 slow driver steps: %d (%s)\n", st, err);
     assert_int_equal(st, NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT);
     assert_int_equal(sched_count(&g_test, "aborted_for_deadline"), aborted + 1);
     pool_close(&p);
