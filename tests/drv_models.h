@@ -11,8 +11,8 @@
 
 #include "nnd.pb-c.h"
 
-#define MB_OPERANDS   1024
-#define MB_OPERATIONS 512
+#define MB_OPERANDS   2048
+#define MB_OPERATIONS 1536
 
 typedef struct mb {
     Nnd__Model model;

@@ -356,18 +356,18 @@ static void wait_running(const nnd_test_daemon *d) {
     fail_msg("nothing started running");
 }
 
-/* A LOW execution of 301 steps alternating nnd-example (ADD) and nnd-cpu (SUB); a HIGH one
+/* A LOW execution of 1201 steps alternating nnd-example (ADD) and nnd-cpu (SUB); a HIGH one
  * of the same app overtakes it at a checkpoint between two steps, and both are right. */
 static void test_preempted_across_devices(void **state) {
     (void)state;
-    const uint32_t n = 301, len = 262144;
+    const uint32_t n = 1201, len = 262144;
     static mb lng, tiny;
     chain_model(&lng, n, len, OP_ADD, OP_SUB);
     chain_model(&tiny, 1, 4, OP_ADD, OP_SUB);
     nnd_client *a = connect_to(&g_ex), *b = connect_to(&g_ex);
     uint64_t hl = prepare_on(a, NULL, 0, &lng, NND__PRIORITY__PRIORITY_LOW);
     uint64_t hh = prepare_on(b, NULL, 0, &tiny, NND__PRIORITY__PRIORITY_HIGH);
-    assert_true(file_has(g_ex_log, "(steps: nnd-example 151, nnd-cpu 150)"));
+    assert_true(file_has(g_ex_log, "(steps: nnd-example 601, nnd-cpu 600)"));
     pool pl, ph;
     chain_pool(&pl, len, 0, 1);
     chain_pool(&ph, 4, 0, 2);
@@ -388,7 +388,7 @@ static void test_preempted_across_devices(void **state) {
     assert_true(sched_count(&g_ex, "preempted") >= preempted + 1);
     assert_int_equal(nnd_client_execute_wait(a, ticket, 60000, NULL, err, sizeof err), 0);
     uint64_t low_ns = now_ns() - t0;
-    /* 151 ADDs and 150 SUBs of 1: a + 1, every step run once. */
+    /* 601 ADDs and 600 SUBs of 1: a + 1, every step run once. */
     for (uint32_t i = 0; i < len; i += 997)
         if (pool_out(&pl)[i] != pool_in(&pl, 0)[i] + 1)
             fail_msg("out[%u] = %g, want %g", i, pool_out(&pl)[i], pool_in(&pl, 0)[i] + 1);
