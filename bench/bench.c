@@ -17,9 +17,10 @@
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
  *   transformer_xnn: see transformer.h (target <= 1.2)
+ *   partition_cpu: see partition.h (reported)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare; transformer).
+ * threads; prepare; transformer; partition).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -42,6 +43,7 @@
 #include "memory.h"
 #include "mobilenet_rows.h"
 #include "nnd/nnd.h"
+#include "partition.h"
 #include "prepare_rows.h"
 #include "qos.h"
 #include "rtt.h"
@@ -149,7 +151,9 @@ int main(int argc, char **argv) {
                                         "prep_cold_xnn",
                                         "prep_hit_xnn",
                                         "transformer",
-                                        "transformer_xnn"};
+                                        "transformer_xnn",
+                                        "partition",
+                                        "partition_cpu"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -158,7 +162,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads prepare transformer)\n");
+                            "memory qos mobilenet threads prepare transformer partition)\n");
             return 2;
         }
     }
@@ -190,6 +194,9 @@ int main(int argc, char **argv) {
     failed |= (prio || rates) && bench_threads_rows(&thr, prio, rates);
     bench_prepare pr = {0};
     failed |= prep && bench_prepare_rows(&pr);
+    bool part = want("partition", "partition_cpu");
+    bench_pair partition = {0};
+    failed |= part && bench_partition_rows(&partition);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -268,6 +275,9 @@ int main(int argc, char **argv) {
         {"transformer", "transformer_xnn",
          "feed-forward block (BATCH_MATMUL, TANH) through the daemon / XNNPACK in process",
          tf.xnn.a_ns / tf.xnn.b_ns, 1.2, true},
+        {"partition", "partition_cpu",
+         "a model half on nnd-example, half on nnd-cpu / the same model on nnd-cpu alone",
+         partition.a_ns / partition.b_ns, -1, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");

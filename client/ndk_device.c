@@ -17,14 +17,15 @@
 
 struct ANeuralNetworksDevice {
     char name[64];
-    int32_t type; /* ANEURALNETWORKS_DEVICE_*: wire and NDK share the numbering */
+    int32_t type;     /* ANEURALNETWORKS_DEVICE_*: wire and NDK share the numbering */
+    char version[64]; /* a driver device's own; "": the daemon's version string */
 };
 
 /* The daemon's devices, asked for once per process; when it cannot be asked (not running
  * yet, or older than GetDevices) its built-in pair, which every daemon has. */
 static ANeuralNetworksDevice g_devices[NDK_MAX_DEVICES] = {
-    {"nnd-cpu", ANEURALNETWORKS_DEVICE_CPU},
-    {"nnd-reference", ANEURALNETWORKS_DEVICE_CPU},
+    {"nnd-cpu", ANEURALNETWORKS_DEVICE_CPU, ""},
+    {"nnd-reference", ANEURALNETWORKS_DEVICE_CPU, ""},
 };
 static uint32_t g_n_devices = 2;
 static pthread_once_t g_devices_once = PTHREAD_ONCE_INIT;
@@ -264,6 +265,10 @@ static void load_devices(void) {
             const Nnd__DeviceInfo *d = list->devices[i];
             if (!d->name || !*d->name || strlen(d->name) >= sizeof g_devices[n].name) continue;
             snprintf(g_devices[n].name, sizeof g_devices[n].name, "%s", d->name);
+            /* The built-in devices are the daemon: they keep its version string. */
+            bool builtin = !strcmp(d->name, "nnd-cpu") || !strcmp(d->name, "nnd-reference");
+            snprintf(g_devices[n].version, sizeof g_devices[n].version, "%s",
+                     !builtin && d->version ? d->version : "");
             int t = (int)d->type;
             g_devices[n].type =
                 t >= ANEURALNETWORKS_DEVICE_UNKNOWN && t <= ANEURALNETWORKS_DEVICE_ACCELERATOR
@@ -309,6 +314,10 @@ int ANeuralNetworksDevice_getType(const ANeuralNetworksDevice *device, int32_t *
 int ANeuralNetworksDevice_getVersion(const ANeuralNetworksDevice *device, const char **version) {
     if (!device || !version) return ANEURALNETWORKS_UNEXPECTED_NULL;
     if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
+    if (device->version[0]) {
+        *version = device->version;
+        return ANEURALNETWORKS_NO_ERROR;
+    }
     pthread_mutex_lock(&g_lock);
     bool have = g_version[0] != '\0';
     pthread_mutex_unlock(&g_lock);

@@ -509,9 +509,14 @@ int ANeuralNetworksModel_getSupportedOperationsForDevices(
     if (rc) return rc;
     ndk_wire w;
     rc = ndk_model_wire(m, &w);
+    const char *names[NDK_MAX_DEVICES];
+    for (uint32_t i = 0; i < numDevices && i < NDK_MAX_DEVICES; i++)
+        names[i] = ndk_device_name(devices[i]);
     if (rc == ANEURALNETWORKS_NO_ERROR) {
-        int st = nnd_client_supported_operations(s->client, w.model, w.fds, w.n_fds, supportedOps,
-                                                 m->n_ops, NULL, 0);
+        /* The daemon answers for exactly these devices. */
+        int st = nnd_client_supported_operations_on(
+            s->client, names, numDevices < NDK_MAX_DEVICES ? numDevices : NDK_MAX_DEVICES, w.model,
+            w.fds, w.n_fds, supportedOps, m->n_ops, NULL, 0);
         /* A finished model the daemon calls invalid uses what it does not support. */
         if (st == NND__ERROR_STATUS__INVALID_ARGUMENT)
             memset(supportedOps, 0, m->n_ops);

@@ -304,8 +304,18 @@ int nnd_client_get_type(nnd_client *c, int *type, char *err, size_t errlen) {
 int nnd_client_supported_operations(nnd_client *c, const Nnd__Model *model, const int *pool_fds,
                                     size_t n_pool_fds, bool *out, size_t n_ops, char *err,
                                     size_t errlen) {
+    return nnd_client_supported_operations_on(c, NULL, 0, model, pool_fds, n_pool_fds, out, n_ops,
+                                              err, errlen);
+}
+
+int nnd_client_supported_operations_on(nnd_client *c, const char *const *devices, size_t n_devices,
+                                       const Nnd__Model *model, const int *pool_fds,
+                                       size_t n_pool_fds, bool *out, size_t n_ops, char *err,
+                                       size_t errlen) {
     Nnd__GetSupportedOperations call = NND__GET_SUPPORTED_OPERATIONS__INIT;
     call.model = (Nnd__Model *)model; /* packing only reads it */
+    call.n_devices = n_devices;
+    call.devices = (char **)devices;
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS;
     req.get_supported_operations = &call;

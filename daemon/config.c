@@ -40,6 +40,7 @@ static const key keys[] = {
     {"driver_build_id", K_STRING, AT(build_id), 0, 0},
     {"extensions_dir", K_STRING, AT(extensions_dir), 0, 0},
     {"extensions_allowlist", K_STRING, AT(allowlist), 0, 0},
+    {"drivers_dir", K_STRING, AT(drivers_dir), 0, 0},
     {"workers", K_COUNT, AT(sched.workers), 1, 64},
     {"preempt", K_PREEMPT, AT(sched.restart), 0, 0},
     {"app_queue", K_COUNT, AT(sched.app_queue), 1, 1u << 20},
@@ -64,8 +65,9 @@ static const key keys[] = {
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
-void nnd_config_default(nnd_config *c, const char *extensions_dir) {
+void nnd_config_default(nnd_config *c, const char *extensions_dir, const char *drivers_dir) {
     memset(c, 0, sizeof *c);
+    c->drivers_dir = drivers_dir;
     c->build_id = NND_DRIVER_BUILD_ID;
     c->extensions_dir = extensions_dir;
     c->log_level = NND_LOG_INFO;

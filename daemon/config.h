@@ -33,6 +33,7 @@ typedef struct nnd_config {
     const char *build_id;       /* driver_build_id */
     const char *extensions_dir; /* extensions_dir */
     const char *allowlist;      /* extensions_allowlist; NULL: nobody */
+    const char *drivers_dir;    /* drivers_dir */
     nnd_log_level log_level;    /* log_level */
     uint64_t cache_max_bytes;   /* cache_max_bytes */
     nnd_sched_config sched;     /* workers, preempt, app_queue, app_memory, device_memory,
@@ -42,8 +43,8 @@ typedef struct nnd_config {
     size_t n_strings;
 } nnd_config;
 
-/* extensions_dir: the default plugin directory. */
-void nnd_config_default(nnd_config *c, const char *extensions_dir);
+/* The default plugin and driver directories. */
+void nnd_config_default(nnd_config *c, const char *extensions_dir, const char *drivers_dir);
 /* Frees the strings the file gave. */
 void nnd_config_clear(nnd_config *c);
 

@@ -3,17 +3,21 @@
  * createForDevices) or none, meaning all of them.
  *
  * Contract:
- * - Two built-in devices, in this order: "nnd-cpu" (the XNNPACK fast paths where they
- *   apply, the reference kernels elsewhere) and "nnd-reference" (the reference kernels
- *   only: deterministic, the device to compare against, as Android's nnapi-reference).
- *   Both support every operation the engine has.
- * - nnd_device_choose(): the device a compilation runs on, the fastest (lowest exec_time)
- *   of those named, or of all when none is named. A name that is no device, or a name
- *   given twice, is NND_INVALID_ARGUMENT with a message naming it.
- * - nnd_device_of(): the device a prepared model was prepared for.
- * - Counters: prepared models and executions per device, counted from any thread, read
- *   by nnd_devices_json() for `nndctl status` and `metrics`.
- * - The table is constant: any thread may read it.
+ * - Two built-in devices come first: "nnd-cpu" (the XNNPACK fast paths where they apply,
+ *   the reference kernels elsewhere) and "nnd-reference" (the reference kernels only:
+ *   deterministic, the device to compare against, as Android's nnapi-reference). Both
+ *   support every operation the engine has. Then one device per driver plugin loaded by
+ *   nnd_devices_load_drivers() (engine/driver.h), in the drivers directory's name order.
+ * - nnd_device_plan_for(): how a compilation naming n devices (n == 0: all) is partitioned,
+ *   as the Android runtime does: its devices from the lowest exec_time up; each step goes
+ *   to the first driver that takes it, and the first CPU device of the set takes the rest
+ *   (drivers ranked after it get nothing). nnd-cpu: XNNPACK where it applies; nnd-reference:
+ *   the reference kernels. With no CPU device named, a step no named driver takes fails
+ *   the preparation. A name that is no device, or a name given twice, is
+ *   NND_INVALID_ARGUMENT with a message naming it.
+ * - nnd_device_of(): the device that runs most of a prepared model's steps; the counters
+ *   count a prepared model and each of its executions on every device it has steps on.
+ * - The table is built at start, before clients, and constant after: any thread may read it.
  */
 #ifndef NND_DEVICES_H
 #define NND_DEVICES_H
@@ -32,24 +36,46 @@
 
 typedef struct nnd_device {
     const char *name;
-    const char *what;    /* one line for nndctl info */
-    bool reference_only; /* prepares with nnd_model_desc.reference_only set */
-    float exec_time;     /* relative cost of an operation; ranks devices */
+    const char *what;                  /* one line for nndctl info */
+    const char *version;               /* NULL: the daemon's */
+    int type;                          /* NNAPI device type: 2 CPU, 3 GPU, 4 accelerator, 1 other */
+    bool reference_only;               /* the CPU device of the reference kernels */
+    float exec_time;                   /* relative cost of an operation; ranks devices */
+    const struct nnd_backend *backend; /* a driver's; NULL for the built-in CPU devices */
 } nnd_device;
+
+/* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
+ * means none. Every refusal is logged and listed by nnd_devices_json(). Returns how many. */
+int nnd_devices_load_drivers(const char *dir);
+/* Unloads the drivers, after every prepared model is freed. */
+void nnd_devices_unload_drivers(void);
 
 /* The devices, and how many there are. */
 const nnd_device *nnd_devices(size_t *n);
 
-/* The device for a compilation that names n devices (n == 0: all of them). */
-nnd_status nnd_device_choose(char *const *names, size_t n, const nnd_device **out, char *err,
-                             size_t errlen);
+typedef struct nnd_device_plan {
+    const struct nnd_backend *drivers[NND_MAX_DEVICES]; /* offered each step in this order */
+    uint32_t n_drivers;
+    bool reference_only; /* the CPU steps on the reference kernels */
+    bool drivers_only;   /* no CPU device in the set */
+} nnd_device_plan;
+
+/* The partition plan for a compilation that names n devices (n == 0: all of them). */
+nnd_status nnd_device_plan_for(char *const *names, size_t n, nnd_device_plan *out, char *err,
+                               size_t errlen);
+/* Puts the plan into a model description for nnd_prepare(). */
+void nnd_device_plan_apply(const nnd_device_plan *plan, nnd_model_desc *desc);
 
 const nnd_device *nnd_device_of(const nnd_prepared *p);
+/* "nnd-example 4, nnd-cpu 3": steps of p per device, devices with none left out. */
+void nnd_device_steps_text(const nnd_prepared *p, char *buf, size_t len);
 
-void nnd_device_count_prepare(const nnd_device *d);
-void nnd_device_count_execution(const nnd_device *d);
+void nnd_device_count_prepare(const nnd_prepared *p);
+void nnd_device_count_execution(const nnd_prepared *p);
 
-/* [{"name", "what", "reference_only", "prepares", "executions"}, ...] */
+/* {"devices": [{"name", "what", "type", "reference_only", "exec_time", "driver", "prepares",
+ * "executions"}, ...]} goes in as the array; refused drivers as [{"path", "reason"}]. */
 cJSON *nnd_devices_json(void);
+cJSON *nnd_devices_refused_json(void);
 
 #endif

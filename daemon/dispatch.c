@@ -91,8 +91,8 @@ static void on_get_devices(nnd_call *c) {
     for (size_t i = 0; i < n && i < NND_MAX_DEVICES; i++) {
         nnd__device_info__init(&info[i]);
         info[i].name = (char *)dev[i].name;
-        info[i].type = NND__DEVICE_TYPE__DEVICE_CPU;
-        info[i].version = (char *)("nnd " NND_VERSION);
+        info[i].type = (Nnd__DeviceType)dev[i].type;
+        info[i].version = (char *)(dev[i].version ? dev[i].version : "nnd " NND_VERSION);
         info[i].feature_level = NND_DEVICE_FEATURE_LEVEL;
         info[i].reference_only = dev[i].reference_only;
         info[i].exec_time = dev[i].exec_time;

@@ -289,7 +289,7 @@ static void job_complete(nnd_executions *q, nnd_execution *x, nnd_status st, con
         event_rejected(q, x, st, j->refused, "dispatch");
     } else {
         const nnd_device *device = nnd_device_of(j->model->prepared);
-        nnd_device_count_execution(device);
+        nnd_device_count_execution(j->model->prepared);
         cJSON *ev = nnd_bus_event(q->d->bus, "executed");
         if (ev) {
             cJSON_AddStringToObject(ev, "device", device->name);

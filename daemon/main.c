@@ -23,6 +23,7 @@
 #include "cache.h"
 #include "config.h"
 #include "daemon.h"
+#include "devices.h"
 #include "extensions.h"
 #include "log.h"
 #include "paths.h"
@@ -32,7 +33,7 @@
 #include "trust.h"
 #include "server.h"
 
-static void usage(FILE *f, const char *extensions_dir) {
+static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) {
     fprintf(
         f,
         "usage: nnd [options]\n"
@@ -48,6 +49,8 @@ static void usage(FILE *f, const char *extensions_dir) {
         "                      %s)\n"
         "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
         "                      user a line (default: nobody)\n"
+        "  --drivers-dir DIR   device driver plugins, *.so (default\n"
+        "                      %s)\n"
         "  --workers N         executions run at once (default 1: one at a time, for\n"
         "                      predictable latency)\n"
         "  --preempt MODE      preempted executions resume (default) or restart\n"
@@ -63,7 +66,7 @@ static void usage(FILE *f, const char *extensions_dir) {
         "  --help              print this and exit\n"
         "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
         "given; --socket then only names it.\n",
-        extensions_dir);
+        extensions_dir, drivers_dir);
 }
 
 /* The plugins' default home: lib/nnd/extensions (NND_EXTENSIONS_FROM_BIN) beside the bin
@@ -77,6 +80,30 @@ static const char *default_extensions_dir(char *buf, size_t len) {
     if ((size_t)snprintf(buf, len, "%s/%s", exe, NND_EXTENSIONS_FROM_BIN) >= len)
         return NND_EXTENSIONS_FROM_BIN;
     char *real = realpath(buf, NULL); /* tidy when it exists */
+    if (real && strlen(real) < len) strcpy(buf, real);
+    free(real);
+    return buf;
+}
+
+/* The drivers' default home: this build tree's drivers folder when this executable is the
+ * build tree's (so that `make run` lists the example driver), else lib/nnd/drivers
+ * (NND_DRIVERS_FROM_BIN) beside the bin folder this executable is in. */
+static const char *default_drivers_dir(char *buf, size_t len) {
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (!slash) return NND_DRIVERS_FROM_BIN;
+    *slash = '\0';
+    char *build = realpath(NND_BUILD_DIR, NULL);
+    bool in_build = build && !strcmp(build, exe);
+    free(build);
+    if (in_build) {
+        snprintf(buf, len, "%s/drivers", NND_BUILD_DIR);
+        return buf;
+    }
+    if ((size_t)snprintf(buf, len, "%s/%s", exe, NND_DRIVERS_FROM_BIN) >= len)
+        return NND_DRIVERS_FROM_BIN;
+    char *real = realpath(buf, NULL);
     if (real && strlen(real) < len) strcpy(buf, real);
     free(real);
     return buf;
@@ -173,6 +200,7 @@ static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SET
                                      {"driver-build-id", required_argument, NULL, OPT_SETTING},
                                      {"extensions-dir", required_argument, NULL, OPT_SETTING},
                                      {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
+                                     {"drivers-dir", required_argument, NULL, OPT_SETTING},
                                      {"workers", required_argument, NULL, OPT_SETTING},
                                      {"preempt", required_argument, NULL, OPT_SETTING},
                                      {"app-queue", required_argument, NULL, OPT_SETTING},
@@ -190,14 +218,15 @@ typedef struct serve_paths {
     const char *socket_path, *state_dir;
 } serve_paths;
 
-static char socket_buf[4096], state_buf[4096], extensions_buf[4096];
+static char socket_buf[4096], state_buf[4096], extensions_buf[4096], drivers_buf[4096];
 static char activated_path[sizeof socket_buf];
 
 /* Reads the command line and the config file it names into cfg; the command line wins.
  * Returns -1 to go on, or the exit status (0 after --help or --version, 2 for a mistake). */
 static int parse(int argc, char **argv, nnd_config *cfg, const char **config_path) {
     const char *extensions_dir = default_extensions_dir(extensions_buf, sizeof extensions_buf);
-    nnd_config_default(cfg, extensions_dir);
+    const char *drivers_dir = default_drivers_dir(drivers_buf, sizeof drivers_buf);
+    nnd_config_default(cfg, extensions_dir, drivers_dir);
     int o, at;
     /* First pass: the file, --help, --version and mistakes; settings come second. */
     while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
@@ -205,13 +234,13 @@ static int parse(int argc, char **argv, nnd_config *cfg, const char **config_pat
         case OPT_SETTING: break;
         case OPT_CONFIG: *config_path = optarg; break;
         case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
-        case 'h': usage(stdout, extensions_dir); return 0;
-        default: usage(stderr, extensions_dir); return 2;
+        case 'h': usage(stdout, extensions_dir, drivers_dir); return 0;
+        default: usage(stderr, extensions_dir, drivers_dir); return 2;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "nnd: unexpected argument \"%s\"\n", argv[optind]);
-        usage(stderr, extensions_dir);
+        usage(stderr, extensions_dir, drivers_dir);
         return 2;
     }
     char err[512];
@@ -358,7 +387,8 @@ static void run(uv_loop_t *loop) {
 static void shut_down(nnd_daemon *d) {
     nnd_cache_close(d->cache); /* every session has released its models by now */
     d->cache = NULL;
-    nnd_extensions_close(d);  /* likewise the models that held plugins */
+    nnd_extensions_close(d); /* likewise the models that held plugins */
+    nnd_devices_unload_drivers();
     nnd_quota_free(d->quota); /* every connection has left its app */
     d->quota = NULL;
 }
@@ -389,6 +419,8 @@ int main(int argc, char **argv) {
         nnd_extensions_close(d);
         return 1;
     }
+    /* After the extensions: drivers share their fault guard and log sink. */
+    nnd_devices_load_drivers(cfg.drivers_dir);
     status = start(d, &cfg, config_path, &p);
     run(&loop);
     shut_down(d);

@@ -80,6 +80,14 @@ void nnd_on_get_supported_operations(nnd_call *c) {
         nnd_call_fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
         return;
     }
+    nnd_device_plan plan;
+    const Nnd__GetSupportedOperations *gso = c->req->get_supported_operations;
+    nnd_status chosen =
+        nnd_device_plan_for(gso->devices, gso->n_devices, &plan, c->err, sizeof c->err);
+    if (chosen != NND_OK) {
+        nnd_call_fail(c, chosen, "%s", c->err);
+        return;
+    }
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
     if (!views) {
         nnd_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
@@ -105,8 +113,9 @@ void nnd_on_get_supported_operations(nnd_call *c) {
     if (st == NND_OK && nnd_log_enabled(NND_LOG_DEBUG))
         why.reasons = calloc(desc.n_operations + 1, sizeof *why.reasons);
     uint64_t faults = nnd_pool_faults();
+    nnd_device_plan_apply(&plan, &desc);
     if (st == NND_OK)
-        st = nnd_supported_operations_why(&desc, sup, keep_refusal, &why, c->err, sizeof c->err);
+        st = nnd_supported_operations_on(&desc, sup, keep_refusal, &why, c->err, sizeof c->err);
     if (st == NND_OK && nnd_pool_faults() != faults) {
         st = NND_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "a model pool shrank while it was being read");
@@ -172,12 +181,15 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
         return;
     }
     uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
-    const nnd_device *device = nnd_device_of(o->prepared);
-    nnd_device_count_prepare(device);
-    nnd_log_client(
-        NND_LOG_INFO, "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us",
-        (unsigned long long)c->s->serial, (unsigned long long)handle,
-        from_cache ? " from its cache" : "", device->name, n_ops, (unsigned long long)(t / 1000));
+    nnd_device_count_prepare(o->prepared);
+    char on[256];
+    nnd_device_steps_text(o->prepared, on, sizeof on);
+    nnd_log_client(NND_LOG_INFO,
+                   "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us "
+                   "(steps: %s)",
+                   (unsigned long long)c->s->serial, (unsigned long long)handle,
+                   from_cache ? " from its cache" : "", nnd_device_of(o->prepared)->name, n_ops,
+                   (unsigned long long)(t / 1000), on[0] ? on : "none");
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
@@ -217,9 +229,9 @@ void nnd_on_prepare_model(nnd_call *c) {
                       (int)pm->preference);
         return;
     }
-    const nnd_device *device;
+    nnd_device_plan plan;
     nnd_status chosen =
-        nnd_device_choose(pm->devices, pm->n_devices, &device, c->err, sizeof c->err);
+        nnd_device_plan_for(pm->devices, pm->n_devices, &plan, c->err, sizeof c->err);
     if (chosen != NND_OK) {
         nnd_call_fail(c, chosen, "%s", c->err);
         return;
@@ -243,15 +255,16 @@ void nnd_on_prepare_model(nnd_call *c) {
     if (st == NND_OK)
         st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);
-    desc.reference_only = device->reference_only;
+    nnd_device_plan_apply(&plan, &desc);
     if (st == NND_OK) {
         /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
-         * loaded now (extension.h), which neither a cache file nor a reload keeps. */
-        bool cached = !nnd_model_uses_extensions(m) &&
+         * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
+         * models offered to drivers: a driver's prepared state lives in the driver. */
+        bool cached = !nnd_model_uses_extensions(m) && !plan.n_drivers &&
                       nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
@@ -260,15 +273,15 @@ void nnd_on_prepare_model(nnd_call *c) {
                           ? nnd_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
                           : NULL;
         if (owned) {
-            nnd_prepared *plan = NULL;
-            st = nnd_plan(&desc, &plan, c->err, sizeof c->err);
+            nnd_prepared *planned = NULL;
+            st = nnd_plan(&desc, &planned, c->err, sizeof c->err);
             if (st == NND_OK && nnd_pool_faults() == faults) {
-                nnd_prepare_off_loop(c, o, &desc, owned, plan, views, m->n_pools,
+                nnd_prepare_off_loop(c, o, &desc, owned, planned, views, m->n_pools,
                                      (uint32_t)pm->preference, pm->priority, token, model_fd,
                                      data_fd, prepared_off_loop);
                 return;
             }
-            nnd_prepared_free(plan);
+            nnd_prepared_free(planned);
             nnd_model_desc_clear(&desc);
             free(owned);
         } else if (cached) {

@@ -3,13 +3,17 @@
  * fast backend is then offered each step whose shapes are all known; when it claims one,
  * the step runs the backend's run() with the claim's state in c->state, and the
  * reference kernel stays the oracle it must agree with (the conformance vectors, run
- * both ways). One fast backend: XNNPACK (xnn.c and the files it names).
+ * both ways). One fast backend: XNNPACK (xnn.c and the files it names); and one backend
+ * per loaded device driver (driver.h), offered steps before XNNPACK as the compilation's
+ * device set says (nnd_model_desc.drivers).
  *
  * - claim(): at prepare, with the step's tensors as the plan holds them (shapes known,
  *   constants bound, other data NULL). Returns the step's state (operators built,
  *   weights packed), or NULL to leave the step on the reference kernel. Steps are offered
  *   from the plan's last to its first; `last` is true until one is claimed, so the
- *   backend knows after which step of an execution its worker threads may rest.
+ *   backend knows after which step of an execution its worker threads may rest. During
+ *   claim(), c->state is the backend's `impl` (which driver a driver backend stands for);
+ *   claim() returns the step's own state, which replaces it.
  * - run(): an operation kernel (op.h). It may fall back to the reference kernel for a
  *   call it cannot take.
  * - release(): frees a state, with the prepared model.
@@ -34,6 +38,10 @@ struct nnd_backend {
     nnd_op_fn run;
     void (*release)(void *state);
     bool (*float32_operand)(const void *state, bool output, uint32_t j);
+    void *impl; /* the backend's own record, handed to claim() in c->state; may be NULL */
+    /* Whether claim() could take the step, without preparing it (GetSupportedOperations);
+     * c->state is impl. NULL: not asked. */
+    bool (*supports)(nnd_op_ctx *c);
 };
 
 extern const nnd_backend nnd_backend_xnnpack;

@@ -102,8 +102,14 @@ typedef struct nnd_model_desc {
     size_t operand_values_len;
     uint32_t n_pools;
     nnd_memory_view *pools;
-    bool relaxed;          /* relaxComputationFloat32toFloat16 */
-    bool reference_only;   /* every step on its reference kernel (the nnd-reference device) */
+    bool relaxed;        /* relaxComputationFloat32toFloat16 */
+    bool reference_only; /* no XNNPACK: the reference kernels (the nnd-reference device) */
+    /* Driver backends (driver.h) offered each step with known shapes before the CPU, in
+     * this order; drivers_only: no CPU device, so a step none of them claims fails the
+     * preparation (INVALID_ARGUMENT naming the operation). */
+    const struct nnd_backend *const *drivers;
+    uint32_t n_drivers;
+    bool drivers_only;
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const nnd_subgraph_desc *referenced;
 } nnd_model_desc;
@@ -181,6 +187,12 @@ typedef void (*nnd_refused_fn)(void *ctx, uint32_t op_index, const char *reason)
 nnd_status nnd_supported_operations_why(const nnd_model_desc *m, bool *supported,
                                         nnd_refused_fn on_refused, void *ctx, char *err,
                                         size_t errlen);
+/* nnd_supported_operations_why() for m's device set (drivers, drivers_only): with no CPU
+ * device, an operation is supported only when one of m->drivers supports it (shapes known
+ * at preparation); on_refused hears of those too. */
+nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported,
+                                       nnd_refused_fn on_refused, void *ctx, char *err,
+                                       size_t errlen);
 
 nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
 /* nnd_prepare() in two steps, so that one preparation validates and plans once:
@@ -217,6 +229,9 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
 bool nnd_prepared_loops(const nnd_prepared *p);
 /* Whether p was prepared with nnd_model_desc.reference_only (no fast kernels). */
 bool nnd_prepared_reference_only(const nnd_prepared *p);
+/* How many steps of p's main graph run on backend b (NULL: on the CPU, reference kernels
+ * or XNNPACK). */
+uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const struct nnd_backend *b);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

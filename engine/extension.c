@@ -57,6 +57,10 @@ static void guard_install(void) {
     nnd_fault_guard_install(guard_failed);
 }
 
+void nnd_ext_guard_once(void) {
+    pthread_once(&guard_once, guard_install);
+}
+
 /* ---- plugin records ---------------------------------------------------------------------- */
 
 static void plugin_free(nnd_ext_plugin *p) {

@@ -1,6 +1,7 @@
 /* extension_plugin: the record of one loaded plugin, shared by the registry
  * (extension.c), which loads, publishes, references and frees it, and the operation
- * bridge (extension_op.c), which runs its operations. Nothing else includes this.
+ * bridge (extension_op.c), which runs its operations; driver.c borrows its log sink and
+ * fault guard set-up. Nothing else includes this.
  *
  * Contract: a record is immutable once published except for refs and faulted, which are
  * atomic. nnd_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
@@ -42,6 +43,8 @@ struct nnd_ext_plugin {
 
 /* The plugin whose id an engine code carries, or NULL. */
 nnd_ext_plugin *nnd_ext_plugin_of(int32_t code);
+/* Installs the fault guard's handlers, once per process. */
+void nnd_ext_guard_once(void);
 /* A line to the log sink of nnd_ext_set_log(), if any. */
 void nnd_ext_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

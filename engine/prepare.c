@@ -382,13 +382,15 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
     return NND_OK;
 }
 
-/* Offers every step whose tensors all have known shapes to the fast backend, last step
- * first (backend.h); steps it does not claim keep the reference kernel. Not done for
- * nnd_validate(): claims build operators and pack weights. */
-static void claim_fast_kernels(nnd_prepared *p) {
+/* Offers every step whose tensors all have known shapes to the model's driver backends in
+ * order, then to XNNPACK unless cpu_fast is false, last step first (backend.h); steps no
+ * backend claims keep the reference kernel. Control flow never goes to a driver, nor do
+ * subgraphs (drivers == NULL for them). Not done for nnd_validate(): claims build
+ * operators and pack weights. */
+static void claim_steps(nnd_prepared *p, const nnd_backend *const *drivers, uint32_t n_drivers,
+                        bool cpu_fast) {
     const char *env = getenv("NND_REFERENCE_KERNELS");
-    if (env && *env && strcmp(env, "0") != 0) return;
-    const nnd_backend *b = &nnd_backend_xnnpack;
+    if (env && *env && strcmp(env, "0") != 0) cpu_fast = false;
     nnd_tensor *in[512], *out[64];
     char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
     bool last = true;
@@ -402,6 +404,63 @@ static void claim_fast_kernels(nnd_prepared *p) {
         for (uint32_t j = 0; known && j < st->n_out; j++)
             known = (out[j] = &p->tensors[st->out[j]])->known;
         if (!known) continue;
+        for (uint32_t b = 0; b <= n_drivers; b++) {
+            const nnd_backend *be = b < n_drivers ? drivers[b] : &nnd_backend_xnnpack;
+            if (b == n_drivers && !cpu_fast) break;
+            nnd_op_ctx c = {.def = st->def,
+                            .index = st->index,
+                            .in = in,
+                            .n_in = st->n_in,
+                            .out = out,
+                            .n_out = st->n_out,
+                            .relaxed = p->relaxed,
+                            .state = be->impl,
+                            .err = err,
+                            .errlen = sizeof err};
+            void *state = be->claim(&c, last);
+            if (!state) continue;
+            st->run = be->run;
+            st->backend = be;
+            st->state = state;
+            if (be == &nnd_backend_xnnpack) last = false;
+            break;
+        }
+    }
+}
+
+/* With no CPU device, every step must have gone to a driver. */
+static nnd_status all_on_drivers(const nnd_prepared *p, char *err, size_t errlen) {
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_step *st = &p->steps[k];
+        if (st->backend && st->backend != &nnd_backend_xnnpack) continue;
+        return FAIL("%s #%u: none of the devices this compilation names runs it%s", st->def->name,
+                    st->index, st->sub[0] ? " (control flow runs on the CPU devices only)" : "");
+    }
+    return NND_OK;
+}
+
+uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_backend *on = p->steps[k].backend;
+        if (on == &nnd_backend_xnnpack) on = NULL;
+        n += on == b;
+    }
+    return n;
+}
+
+/* Whether a driver of the list supports step st of p (known shapes only). */
+static bool some_driver_supports(const nnd_prepared *p, const nnd_step *st,
+                                 const nnd_backend *const *drivers, uint32_t n_drivers) {
+    nnd_tensor *in[512], *out[64];
+    char err[NND_ERR_LEN];
+    if (st->n_in > 512 || st->n_out > 64 || st->sub[0]) return false;
+    for (uint32_t j = 0; j < st->n_in; j++)
+        if (!(in[j] = &p->tensors[st->in[j]])->known && in[j]->lifetime != NND_NO_VALUE)
+            return false;
+    for (uint32_t j = 0; j < st->n_out; j++)
+        if (!(out[j] = &p->tensors[st->out[j]])->known) return false;
+    for (uint32_t b = 0; b < n_drivers; b++) {
         nnd_op_ctx c = {.def = st->def,
                         .index = st->index,
                         .in = in,
@@ -409,15 +468,35 @@ static void claim_fast_kernels(nnd_prepared *p) {
                         .out = out,
                         .n_out = st->n_out,
                         .relaxed = p->relaxed,
+                        .state = drivers[b]->impl,
                         .err = err,
                         .errlen = sizeof err};
-        void *state = b->claim(&c, last);
-        if (!state) continue;
-        st->run = b->run;
-        st->backend = b;
-        st->state = state;
-        last = false;
+        if (drivers[b]->supports && drivers[b]->supports(&c)) return true;
     }
+    return false;
+}
+
+nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported,
+                                       nnd_refused_fn on_refused, void *ctx, char *err,
+                                       size_t errlen) {
+    nnd_status s = nnd_supported_operations_why(m, supported, on_refused, ctx, err, errlen);
+    if (s || !m->drivers_only) return s;
+    nnd_prepared *p = NULL;
+    char ignored[NND_ERR_LEN];
+    if (build_plan(m, &p, ignored, sizeof ignored) != NND_OK) {
+        /* Valid operations whose model cannot be planned (shapes) have no driver step. */
+        memset(supported, 0, sizeof(bool) * m->n_operations);
+        return NND_OK;
+    }
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        const nnd_step *st = &p->steps[k];
+        if (supported[st->index] &&
+            !(supported[st->index] = some_driver_supports(p, st, m->drivers, m->n_drivers)) &&
+            on_refused)
+            on_refused(ctx, st->index, "no device the request names runs it");
+    }
+    nnd_prepared_free(p);
+    return NND_OK;
 }
 
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
@@ -468,11 +547,14 @@ nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_pre
         return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
                          "the model changed between planning and preparation");
     }
-    if (!m->reference_only) {
-        claim_fast_kernels(p);
-        /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
-        for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass rests the workers */
-            claim_fast_kernels(p->subplans[i]);
+    bool cpu_fast = !m->reference_only && !m->drivers_only;
+    claim_steps(p, m->drivers, m->n_drivers, cpu_fast);
+    /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
+    for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
+        claim_steps(p->subplans[i], NULL, 0, true);
+    if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != NND_OK) {
+        nnd_prepared_free(p);
+        return s;
     }
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
     if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {

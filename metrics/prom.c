@@ -96,6 +96,8 @@ static const metric metrics[] = {
     {"extensions.loaded[]", "nnd_extensions_loaded", GAUGE, 0, "Extension plugins loaded"},
     {"extensions.refused[]", "nnd_extensions_refused", GAUGE, 0,
      "Extension plugins refused at the last load"},
+    {"drivers_refused[]", "nnd_drivers_refused", GAUGE, 0,
+     "Device driver plugins refused at start"},
     {"scheduler.workers", "nnd_scheduler_workers", GAUGE, 0, "Worker threads"},
     {"scheduler.running", "nnd_scheduler_running", GAUGE, 0, "Executions running now"},
     {"scheduler.queued.*", "nnd_scheduler_queued", GAUGE, 0, "Executions queued now"},
@@ -177,6 +179,9 @@ static const char *const not_exported[] = {
     "clients[].queued_executions",
     /* What a device is, not how it is used. */
     "devices[].reference_only",
+    "devices[].type",
+    "devices[].driver",
+    "devices[].exec_time",
 };
 
 /* Arrays whose elements are labelled by one of their string fields (the others by uid). */

@@ -215,6 +215,10 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
     argv[argc++] = d->socket_path;
     argv[argc++] = "--state-dir";
     argv[argc++] = d->state_dir;
+    /* No device drivers unless the test names a directory (a later option wins). */
+    snprintf(d->no_drivers, sizeof d->no_drivers, "%s/no-drivers", d->dir);
+    argv[argc++] = "--drivers-dir";
+    argv[argc++] = d->no_drivers;
     for (int i = 0; extra_args && extra_args[i] && argc < 71; i++)
         argv[argc++] = extra_args[i];
     argv[argc] = NULL;

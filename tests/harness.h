@@ -1,7 +1,8 @@
 /* harness: start and stop a real nnd for integration tests.
  * nnd_test_daemon_start() makes a fresh temporary directory, runs the built daemon
- * (NND_DAEMON_PATH, baked in by CMake) with --socket <dir>/nnd.sock and
- * --state-dir <dir>/state, and returns once the socket accepts connections (or fails the
+ * (NND_DAEMON_PATH, baked in by CMake) with --socket <dir>/nnd.sock,
+ * --state-dir <dir>/state and --drivers-dir <dir>/no-drivers (none: extra arguments may
+ * name another), and returns once the socket accepts connections (or fails the
  * test after 10 s). Extra arguments are appended to the daemon's command line.
  * nnd_test_daemon_stop() sends SIGTERM, waits, and returns the daemon's exit status
  * (0 for a clean shutdown); it also removes the directory. A daemon that exits with
@@ -39,6 +40,7 @@ typedef struct nnd_test_daemon {
     char dir[256];
     char socket_path[300];
     char state_dir[300];
+    char no_drivers[300];
 } nnd_test_daemon;
 
 int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args);

@@ -7,8 +7,10 @@
  * must report OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects
  * failure passes when a model, compilation or compute call refuses it with an error code
  * (case_judge.h). A third argument names the device every compilation is made for
- * (nnd-reference in `make test`). Referenced subgraphs become models of their own
- * (setOperandValueFromModel), constants the vectors mark wasConstantReference come from a
+ * (nnd-reference in `make test`), or several joined by '+' ("nnd-example+nnd-cpu": the
+ * example driver's operations on it, the rest falling back; a device other than the
+ * built-ins makes the daemon load this build's drivers). Referenced subgraphs become models of
+ * their own (setOperandValueFromModel), constants the vectors mark wasConstantReference come from a
  * memory (setOperandValueFromMemory), and an endless loop runs with a short loop timeout,
  * judged by its status and time. Cases run on two threads that share the library's one
  * connection.
@@ -338,29 +340,43 @@ static enum verdict pool_constants(const nnd_case *c, Nnd__Model **pooled, int *
     return *fd >= 0 ? PASS : fail(msg, "memfd: %d", *fd);
 }
 
-/* The device every compilation is made for (argv[3]); NULL: device 0, every other
- * compilation by createForDevices and the rest by create. */
-static const char *g_device_name;
+/* The devices every compilation is made for (argv[3], '+' between names); none: device 0,
+ * every other compilation by createForDevices and the rest by create. */
+#define MAX_NAMED 4
+static const char *g_device_names[MAX_NAMED];
+static uint32_t g_n_named;
 
-static int find_device(ANeuralNetworksDevice **dev) {
-    if (!g_device_name) return ANeuralNetworks_getDevice(0, dev);
+static int find_one(const char *want, const ANeuralNetworksDevice **dev) {
     uint32_t n = 0;
     int rc = ANeuralNetworks_getDeviceCount(&n);
     for (uint32_t i = 0; !rc && i < n; i++) {
         const char *name;
-        if ((rc = ANeuralNetworks_getDevice(i, dev)) ||
-            (rc = ANeuralNetworksDevice_getName(*dev, &name)))
+        ANeuralNetworksDevice *d;
+        if ((rc = ANeuralNetworks_getDevice(i, &d)) ||
+            (rc = ANeuralNetworksDevice_getName(d, &name)))
             break;
-        if (!strcmp(name, g_device_name)) return ANEURALNETWORKS_NO_ERROR;
+        *dev = d;
+        if (!strcmp(name, want)) return ANEURALNETWORKS_NO_ERROR;
     }
     return rc ? rc : ANEURALNETWORKS_BAD_DATA;
+}
+
+/* The devices to compile for into devs; how many in *n. */
+static int find_devices(const ANeuralNetworksDevice **devs, uint32_t *n) {
+    *n = g_n_named ? g_n_named : 1;
+    if (!g_n_named) return ANeuralNetworks_getDevice(0, (ANeuralNetworksDevice **)&devs[0]);
+    int rc = 0;
+    for (uint32_t i = 0; i < g_n_named && !rc; i++)
+        rc = find_one(g_device_names[i], &devs[i]);
+    return rc;
 }
 
 static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     built b = {0};
     ANeuralNetworksModel *m = NULL;
     ANeuralNetworksCompilation *comp = NULL;
-    ANeuralNetworksDevice *dev = NULL;
+    const ANeuralNetworksDevice *devs[MAX_NAMED] = {NULL};
+    uint32_t n_devs = 0;
     size_t n_ops = c->model->main->n_operations;
     bool *sup = calloc(n_ops + 1, sizeof *sup);
     Nnd__Model *pooled = NULL;
@@ -368,10 +384,9 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     enum verdict v = sup ? pool_constants(c, &pooled, &fd, msg) : fail(msg, "out of memory");
     if (v == PASS) v = build_model(pooled ? pooled : c->model, fd, &b, msg);
     m = b.models ? b.models[0] : NULL;
-    if (v == PASS && (rc = find_device(&dev))) v = fail(msg, "getDevice: %d", rc);
+    if (v == PASS && (rc = find_devices(devs, &n_devs))) v = fail(msg, "getDevice: %d", rc);
     if (v == PASS) {
-        const ANeuralNetworksDevice *devs[1] = {dev};
-        if ((rc = ANeuralNetworksModel_getSupportedOperationsForDevices(m, devs, 1, sup)))
+        if ((rc = ANeuralNetworksModel_getSupportedOperationsForDevices(m, devs, n_devs, sup)))
             v = refused(rc, msg, "getSupportedOperationsForDevices: %d", rc);
         for (size_t k = 0; k < n_ops && v == PASS; k++)
             if (!sup[k]) {
@@ -382,10 +397,9 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     }
     /* Alternate the two ways of making a compilation. */
     if (v == PASS) {
-        const ANeuralNetworksDevice *devs[1] = {dev};
-        rc = index % 2 && !g_device_name
+        rc = index % 2 && !g_n_named
                  ? ANeuralNetworksCompilation_create(m, &comp)
-                 : ANeuralNetworksCompilation_createForDevices(m, devs, 1, &comp);
+                 : ANeuralNetworksCompilation_createForDevices(m, devs, n_devs, &comp);
         if (rc) v = refused(rc, msg, "Compilation_create: %d", rc);
     }
     if (v == PASS && (rc = ANeuralNetworksCompilation_finish(comp)))
@@ -440,7 +454,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_ndk_conformance VECTORS[:VECTORS...] FLOOR [DEVICE]\n");
         return 2;
     }
-    g_device_name = argc == 4 ? argv[3] : NULL;
+    bool drivers = false;
+    for (char *list = argc == 4 ? argv[3] : NULL, *name;
+         list && g_n_named < MAX_NAMED && (name = strsep(&list, "+"));) {
+        g_device_names[g_n_named++] = name;
+        drivers |= strcmp(name, "nnd-cpu") && strcmp(name, "nnd-reference");
+    }
     long floor = strtol(argv[2], NULL, 10);
     nnd_case *cases = NULL;
     size_t n = 0;
@@ -455,7 +474,8 @@ int main(int argc, char **argv) {
         }
     }
     nnd_test_daemon d;
-    const char *const args[] = {"--log-level", "warn", NULL};
+    const char *const args[] = {"--log-level", "warn", "--drivers-dir",
+                                drivers ? NND_TEST_DRIVERS_DIR : "/nonexistent", NULL};
     if (nnd_test_daemon_start(&d, args) < 0) {
         nnd_cases_free(cases, n);
         return 2;

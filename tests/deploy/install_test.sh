@@ -1,7 +1,7 @@
 #!/bin/sh
 # `cmake --install` into a fresh prefix, then everything from there: the programs, the man
 # pages (man -l), the units (ExecStart under the prefix; systemd-analyze verify where it
-# exists), the daemon's default plugin folder under the prefix, a program built with
+# exists), the daemon's default plugin and driver folders under the prefix, a program built with
 # `pkg-config --cflags --libs nnd` that includes <android/NeuralNetworks.h> and runs
 # against the installed daemon, and libneuralnetworks.so loaded by name from the prefix.
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR [SANITIZE]
@@ -18,9 +18,9 @@ fail() {
 }
 cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/nnd bin/nndctl lib/libnnd.so lib/libnnd.a lib/libneuralnetworks.so \
-    include/nnd/NeuralNetworks.h include/nnd/nnd.h include/nnd/extension.h \
+    include/nnd/NeuralNetworks.h include/nnd/nnd.h include/nnd/extension.h include/nnd/driver.h \
     include/nnd/ndk/android/NeuralNetworks.h lib/pkgconfig/nnd.pc \
-    lib/nnd/extensions/libnnd_fibonacci.so share/man/man8/nnd.8 share/man/man1/nndctl.1 \
+    lib/nnd/extensions/libnnd_fibonacci.so lib/nnd/drivers-examples/libnnd_example.so share/man/man8/nnd.8 share/man/man1/nndctl.1 \
     lib/systemd/system/nnd.socket lib/systemd/system/nnd.service lib/sysusers.d/nnd.conf; do
     [ -e "$prefix/$f" ] || fail "$f not installed"
 done
@@ -47,6 +47,11 @@ else
     echo "install_test: no systemd-analyze here; units not verified"
 fi
 
+# The example driver is installed beside the drivers folder, not in it; enabled as an
+# integrator would, by a copy into the prefix's lib/nnd/drivers.
+[ -e "$prefix/lib/nnd/drivers/libnnd_example.so" ] && fail "the example driver is enabled by default"
+mkdir -p "$prefix/lib/nnd/drivers"
+cp "$prefix/lib/nnd/drivers-examples/libnnd_example.so" "$prefix/lib/nnd/drivers/"
 # The installed daemon, its plugins found under the prefix with no --extensions-dir.
 "$prefix/bin/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
 pid=$!
@@ -55,6 +60,10 @@ while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); do
 "$prefix/bin/nndctl" --socket "$dir/nnd.sock" reload >"$dir/reload" || fail "nndctl reload"
 grep -q "^loaded   com.example.fibonacci ($prefix/lib/nnd/extensions/libnnd_fibonacci.so)" \
     "$dir/reload" || { cat "$dir/reload"; fail "the default plugin folder is not under the prefix"; }
+# The installed driver is a device (drivers/example), from the prefix's drivers folder.
+"$prefix/bin/nndctl" --socket "$dir/nnd.sock" info >"$dir/info" || fail "nndctl info"
+grep -q "^  nnd-example .*ACCELERATOR" "$dir/info" ||
+    { cat "$dir/info"; fail "the installed daemon does not list the installed example driver"; }
 
 # An NNAPI program as it is written for Android, built against the prefix alone.
 flags=""

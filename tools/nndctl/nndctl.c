@@ -179,9 +179,9 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
         printf("devices:\n");
         for (size_t i = 0; i < devices->n_devices; i++) {
             const Nnd__DeviceInfo *d = devices->devices[i];
-            printf("  %-16s %s, feature level %lld%s\n", d->name,
+            printf("  %-16s %s, %s, feature level %lld, exec_time %g%s\n", d->name,
                    enum_name(&nnd__device_type__descriptor, d->type, "DEVICE_"),
-                   (long long)d->feature_level,
+                   d->version ? d->version : "?", (long long)d->feature_level, (double)d->exec_time,
                    d->reference_only ? ", reference kernels only" : "");
         }
         nnd__devices_reply__free_unpacked(devices, NULL);

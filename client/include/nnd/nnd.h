@@ -97,6 +97,12 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
  * limited to the n_devices devices named (n_devices 0: all of them); the daemon compiles
  * for the fastest of them, and refuses a name it does not have with INVALID_ARGUMENT. */
 int nnd_client_get_devices(nnd_client *c, Nnd__DevicesReply **devices, char *err, size_t errlen);
+/* nnd_client_supported_operations() for the n_devices devices named (0: all): an operation
+ * is supported when one of them runs it. */
+int nnd_client_supported_operations_on(nnd_client *c, const char *const *devices, size_t n_devices,
+                                       const Nnd__Model *model, const int *pool_fds,
+                                       size_t n_pool_fds, bool *out, size_t n_ops, char *err,
+                                       size_t errlen);
 int nnd_client_prepare_on(nnd_client *c, const char *const *devices, size_t n_devices,
                           const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds,
                           int preference, int priority, uint64_t deadline_ns, uint64_t *handle,

@@ -1,0 +1,70 @@
+/* drv_test_driver: a misbehaving device driver for test_drivers, "nnd-test": float32 RELU
+ * only, ranked before everything (exec_time 0.01). Its execute() fails when the first
+ * input element is DRV_TEST_FAIL, and sleeps DRV_TEST_SLOW_MS before computing when it is
+ * DRV_TEST_SLOW (a long device step for the deadline test), and faults (SIGSEGV) when it
+ * is DRV_TEST_FAULT. Built a second time with
+ * DRV_TEST_CRASH, whose constructor dies of SIGSEGV at load. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nnd/driver.h"
+
+#define DRV_TEST_FAIL    6666.0f
+#define DRV_TEST_SLOW    7777.0f
+#define DRV_TEST_SLOW_MS 60
+#define DRV_TEST_FAULT   5555.0f
+#define OP_RELU          19
+
+#ifdef DRV_TEST_CRASH
+__attribute__((constructor)) static void crash_at_load(void) {
+    raise(SIGSEGV);
+}
+#endif
+
+static bool t_supports(const nnd_driver_step *s) {
+    return s->operation == OP_RELU && s->n_inputs == 1 &&
+           s->inputs[0].type == NND_EXT_TENSOR_FLOAT32 && s->outputs[0].rank > 0;
+}
+
+static void *t_prepare(const nnd_driver_step *s) {
+    return t_supports(s) ? malloc(1) : NULL;
+}
+
+static int t_execute(void *state, nnd_driver_step *s) {
+    (void)state;
+    const float *x = s->inputs[0].data;
+    float *y = s->outputs[0].data;
+    size_t n = s->outputs[0].length / sizeof(float);
+    if (n && x[0] == DRV_TEST_FAIL) {
+        snprintf(s->err, s->errlen, "the test driver fails on %g", (double)DRV_TEST_FAIL);
+        return NND_EXT_FAILED;
+    }
+    if (n && x[0] == DRV_TEST_FAULT) *(volatile int *)(uintptr_t)s->errlen = 0; /* a wild store */
+    if (n && x[0] == DRV_TEST_SLOW) {
+        struct timespec ts = {0, DRV_TEST_SLOW_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i] > 0 ? x[i] : 0;
+    return 0;
+}
+
+static void t_release(void *state) {
+    free(state);
+}
+
+NND_DRIVER_EXPORT = {
+    .abi_version = NND_DRIVER_ABI_VERSION,
+    .struct_size = sizeof(nnd_driver),
+    .name = "nnd-test",
+    .version = "test",
+    .type = NND_DRIVER_TYPE_OTHER,
+    .exec_time = 0.01f,
+    .supports = t_supports,
+    .prepare = t_prepare,
+    .execute = t_execute,
+    .release = t_release,
+};

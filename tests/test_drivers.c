@@ -1,0 +1,560 @@
+/* test_drivers (integration): device driver plugins through real daemons.
+ * With this build's drivers (the example driver): the NDK lists three devices; a small CNN
+ * compiled for every device is partitioned between nnd-example and nnd-cpu (the prepared
+ * log line and the per-device counters say so), gives the nnd-reference compilation's
+ * results, and its execution request holds the client's one pool of inputs and outputs
+ * only; a model alternating example and CPU steps is preempted in the middle by a HIGH
+ * execution and still right; createForDevices([nnd-example]) of a model with an operation
+ * the example lacks fails at finish with BAD_DATA (INVALID_ARGUMENT naming it on the wire).
+ * With a directory of test drivers: one owned by another user, one writable by everyone
+ * and one that crashes in its constructor are refused with log lines naming them while the
+ * daemon serves; a driver whose execute fails fails that execution only; a deadline that
+ * expires while a driver step runs stops the execution at the next step; a driver that
+ * faults in execute fails that execution, is disabled, and the daemon serves on with the
+ * CPU taking its steps. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "drv_models.h"
+#include "harness.h"
+#include "nnd/NeuralNetworks.h"
+#include "nnd/nnd.h"
+
+#define MS           1000000ull
+#define OP_ADD       0
+#define OP_CONV_2D   3
+#define OP_DEPTHWISE 4
+#define OP_FC        9
+#define OP_MAX_POOL  17
+#define OP_RELU      19
+#define OP_RESHAPE   22
+#define OP_SOFTMAX   25
+#define OP_TANH      28
+#define OP_SUB       36
+
+static nnd_test_daemon g_ex;   /* this build's drivers */
+static nnd_test_daemon g_test; /* the test drivers' directory */
+static char g_ex_log[300], g_test_log[300], g_test_dir[300];
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static nnd_client *connect_to(const nnd_test_daemon *d) {
+    char err[256];
+    nnd_client *c = nnd_client_connect(d->socket_path, "test-drivers", err, sizeof err);
+    if (!c) fail_msg("connect: %s", err);
+    return c;
+}
+
+/* A device's counter from a fresh status; -1 when absent. */
+static double device_count(const nnd_test_daemon *d, const char *name, const char *field) {
+    cJSON *status = nnd_test_admin_status(d);
+    double v = -1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, field);
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name) && cJSON_IsNumber(f))
+            v = f->valuedouble;
+    }
+    cJSON_Delete(status);
+    return v;
+}
+
+static double sched_count(const nnd_test_daemon *d, const char *field) {
+    cJSON *status = nnd_test_admin_status(d);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(status, "scheduler"), field);
+    double n = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    cJSON_Delete(status);
+    return n;
+}
+
+static bool file_has(const char *path, const char *needle) {
+    size_t len = 0;
+    uint8_t *text = nnd_test_read_file(path, &len);
+    if (!text) return false;
+    char *s = realloc(text, len + 1);
+    if (!s) return free(text), false;
+    s[len] = '\0';
+    bool found = strstr(s, needle) != NULL;
+    free(s);
+    return found;
+}
+
+/* ---- one pool of inputs and outputs ------------------------------------------------------ */
+
+typedef struct pool {
+    mb_req r;
+    int fd;
+    uint8_t *map;
+} pool;
+
+static void pool_open(pool *p, uint32_t n_in, const size_t *in_bytes, size_t out_bytes) {
+    mb_req_init(&p->r, n_in, in_bytes, out_bytes);
+    void *map;
+    p->fd = nnd_memfd_create("test-drivers", p->r.size, &map);
+    assert_true(p->fd >= 0);
+    p->map = map;
+}
+
+static void pool_close(pool *p) {
+    munmap(p->map, p->r.size);
+    close(p->fd);
+}
+
+static float *pool_in(pool *p, uint32_t i) {
+    return (float *)(p->map + p->r.locs[i].offset);
+}
+static float *pool_out(pool *p) {
+    return (float *)(p->map + p->r.out_offset);
+}
+
+static int execute(nnd_client *c, uint64_t h, pool *p, const nnd_exec_opts *o, char *err,
+                   size_t errlen) {
+    return nnd_client_execute_opts(c, h, &p->r.req, &p->fd, 1, o, NULL, err, errlen);
+}
+
+static uint64_t prepare_on(nnd_client *c, const char *const *devs, size_t n, const mb *m,
+                           int priority) {
+    char err[512];
+    uint64_t h = 0;
+    int st =
+        nnd_client_prepare_on(c, devs, n, &m->model, NULL, 0, 0, priority, 0, &h, err, sizeof err);
+    if (st) fail_msg("prepare: %d %s", st, err);
+    return h;
+}
+
+/* ---- the small CNN ------------------------------------------------------------------------ */
+
+static const uint32_t in_dims[] = {1, 8, 8, 3};
+#define CNN_IN  (8 * 8 * 3)
+#define CNN_OUT 10
+
+static float wave(uint32_t i, float scale) {
+    return scale * (float)((int)(i * 7919u % 23u) - 11) / 11.f;
+}
+
+static void constant_tensor(mb *m, uint32_t rank, const uint32_t *dims, float scale, uint32_t *id) {
+    uint32_t n = 1;
+    for (uint32_t r = 0; r < rank; r++)
+        n *= dims[r];
+    float *v = malloc(sizeof(float) * n);
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = wave(i, scale);
+    *id = mb_constant(m, 3, rank, dims, v, sizeof(float) * n);
+    free(v);
+}
+
+/* input [1,8,8,3] -> CONV_2D 3x3x4 SAME -> RELU -> ADD bias [4] -> DEPTHWISE_CONV_2D 3x3
+ * VALID (the example has none) -> MAX_POOL 2x2/2 -> RESHAPE [1,36] -> FULLY_CONNECTED 10 ->
+ * SOFTMAX. Eight steps, seven the example runs. */
+static void cnn_model(mb *m) {
+    mb_init(m);
+    uint32_t x = mb_operand(m, 3, 4, in_dims, NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
+    uint32_t f, b, add_b, dw_f, dw_b, fc_w, fc_b;
+    constant_tensor(m, 4, (const uint32_t[]){4, 3, 3, 3}, 0.5f, &f);
+    constant_tensor(m, 1, (const uint32_t[]){4}, 0.1f, &b);
+    constant_tensor(m, 1, (const uint32_t[]){4}, 0.3f, &add_b);
+    constant_tensor(m, 4, (const uint32_t[]){1, 3, 3, 4}, 0.4f, &dw_f);
+    constant_tensor(m, 1, (const uint32_t[]){4}, 0.05f, &dw_b);
+    constant_tensor(m, 2, (const uint32_t[]){10, 36}, 0.2f, &fc_w);
+    constant_tensor(m, 1, (const uint32_t[]){10}, 0.1f, &fc_b);
+    uint32_t t1 = mb_temp(m, 4, (const uint32_t[]){1, 8, 8, 4});
+    mb_op(m, OP_CONV_2D, 7,
+          (const uint32_t[]){x, f, b, mb_i32(m, 1), mb_i32(m, 1), mb_i32(m, 1), mb_i32(m, 0)}, t1);
+    uint32_t t2 = mb_temp(m, 4, (const uint32_t[]){1, 8, 8, 4});
+    mb_op(m, OP_RELU, 1, (const uint32_t[]){t1}, t2);
+    uint32_t t3 = mb_temp(m, 4, (const uint32_t[]){1, 8, 8, 4});
+    mb_op(m, OP_ADD, 3, (const uint32_t[]){t2, add_b, mb_i32(m, 0)}, t3);
+    uint32_t t4 = mb_temp(m, 4, (const uint32_t[]){1, 6, 6, 4});
+    mb_op(m, OP_DEPTHWISE, 8,
+          (const uint32_t[]){t3, dw_f, dw_b, mb_i32(m, 2), mb_i32(m, 1), mb_i32(m, 1), mb_i32(m, 1),
+                             mb_i32(m, 0)},
+          t4);
+    uint32_t t5 = mb_temp(m, 4, (const uint32_t[]){1, 3, 3, 4});
+    mb_op(m, OP_MAX_POOL, 7,
+          (const uint32_t[]){t4, mb_i32(m, 2), mb_i32(m, 2), mb_i32(m, 2), mb_i32(m, 2),
+                             mb_i32(m, 2), mb_i32(m, 0)},
+          t5);
+    int32_t shape[2] = {1, 36};
+    uint32_t shape_id = mb_constant(m, 4, 1, (const uint32_t[]){2}, shape, sizeof shape);
+    uint32_t t6 = mb_temp(m, 2, (const uint32_t[]){1, 36});
+    mb_op(m, OP_RESHAPE, 2, (const uint32_t[]){t5, shape_id}, t6);
+    uint32_t t7 = mb_temp(m, 2, (const uint32_t[]){1, 10});
+    mb_op(m, OP_FC, 4, (const uint32_t[]){t6, fc_w, fc_b, mb_i32(m, 0)}, t7);
+    uint32_t y = mb_temp(m, 2, (const uint32_t[]){1, 10});
+    mb_op(m, OP_SOFTMAX, 2, (const uint32_t[]){t7, mb_f32(m, 1.0f)}, y);
+    mb_finish(m, 1, &x, y);
+}
+
+static void run_cnn(nnd_client *c, uint64_t h, float *out) {
+    pool p;
+    size_t in_bytes = sizeof(float) * CNN_IN;
+    pool_open(&p, 1, &in_bytes, sizeof(float) * CNN_OUT);
+    for (uint32_t i = 0; i < CNN_IN; i++)
+        pool_in(&p, 0)[i] = wave(i * 3 + 1, 1.0f);
+    char err[512];
+    int st = execute(c, h, &p, NULL, err, sizeof err);
+    if (st) fail_msg("execute: %d %s", st, err);
+    /* One pool, exactly the client's input and output: no temporary came this way. */
+    assert_int_equal(p.r.req.n_pools, 1);
+    assert_int_equal(p.r.size, in_bytes + sizeof(float) * CNN_OUT);
+    memcpy(out, pool_out(&p), sizeof(float) * CNN_OUT);
+    pool_close(&p);
+}
+
+static void test_device_list(void **state) {
+    (void)state;
+    uint32_t n = 0;
+    assert_int_equal(ANeuralNetworks_getDeviceCount(&n), ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(n, 3);
+    ANeuralNetworksDevice *d;
+    const char *name, *version;
+    int32_t type;
+    assert_int_equal(ANeuralNetworks_getDevice(2, &d), ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksDevice_getName(d, &name), ANEURALNETWORKS_NO_ERROR);
+    assert_string_equal(name, "nnd-example");
+    assert_int_equal(ANeuralNetworksDevice_getType(d, &type), ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(type, ANEURALNETWORKS_DEVICE_ACCELERATOR);
+    assert_int_equal(ANeuralNetworksDevice_getVersion(d, &version), ANEURALNETWORKS_NO_ERROR);
+    assert_string_equal(version, "example 1.0");
+}
+
+static void test_cnn_partitioned(void **state) {
+    (void)state;
+    static mb m; /* too large for the stack */
+    cnn_model(&m);
+    nnd_client *c = connect_to(&g_ex);
+    double ex0 = device_count(&g_ex, "nnd-example", "executions");
+    double cpu0 = device_count(&g_ex, "nnd-cpu", "executions");
+    uint64_t all = prepare_on(c, NULL, 0, &m, 0);
+    const char *ref_dev[] = {"nnd-reference"};
+    uint64_t ref = prepare_on(c, ref_dev, 1, &m, 0);
+    float got[CNN_OUT], want[CNN_OUT];
+    run_cnn(c, all, got);
+    run_cnn(c, ref, want);
+    float sum = 0;
+    for (int i = 0; i < CNN_OUT; i++) {
+        if (fabsf(got[i] - want[i]) > 1e-5f)
+            fail_msg("out[%d] %g, reference %g", i, got[i], want[i]);
+        sum += got[i];
+    }
+    assert_true(fabsf(sum - 1.f) < 1e-4f); /* a softmax, not zeros */
+    /* Seven steps on the example driver, the depthwise convolution on the CPU. */
+    assert_true(file_has(g_ex_log, "on nnd-example: 8 operations"));
+    assert_true(file_has(g_ex_log, "(steps: nnd-example 7, nnd-cpu 1)"));
+    assert_true(file_has(g_ex_log, "(steps: nnd-reference 8)"));
+    assert_int_equal(device_count(&g_ex, "nnd-example", "executions"), ex0 + 1);
+    assert_int_equal(device_count(&g_ex, "nnd-cpu", "executions"), cpu0 + 1);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* The model the example cannot cover, for exactly [nnd-example]: refused at finish. */
+static void test_named_device_must_cover(void **state) {
+    (void)state;
+    static mb m; /* too large for the stack */
+    cnn_model(&m);
+    nnd_client *c = connect_to(&g_ex);
+    const char *only[] = {"nnd-example"};
+    char err[512];
+    uint64_t h = 0;
+    assert_int_equal(
+        nnd_client_prepare_on(c, only, 1, &m.model, NULL, 0, 0, 0, 0, &h, err, sizeof err),
+        NND__ERROR_STATUS__INVALID_ARGUMENT);
+    assert_non_null(strstr(err, "DEPTHWISE_CONV_2D"));
+    nnd_client_close(c);
+    mb_free(&m);
+
+    /* Through the NDK: TANH on [4], which the example does not have. */
+    ANeuralNetworksModel *model;
+    ANeuralNetworksOperandType t = {.type = ANEURALNETWORKS_TENSOR_FLOAT32,
+                                    .dimensionCount = 1,
+                                    .dimensions = (const uint32_t[]){4}};
+    assert_int_equal(ANeuralNetworksModel_create(&model), ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksModel_addOperand(model, &t), ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksModel_addOperand(model, &t), ANEURALNETWORKS_NO_ERROR);
+    uint32_t in = 0, out = 1;
+    assert_int_equal(
+        ANeuralNetworksModel_addOperation(model, ANEURALNETWORKS_TANH, 1, &in, 1, &out),
+        ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksModel_identifyInputsAndOutputs(model, 1, &in, 1, &out),
+                     ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksModel_finish(model), ANEURALNETWORKS_NO_ERROR);
+    ANeuralNetworksDevice *ex;
+    assert_int_equal(ANeuralNetworks_getDevice(2, &ex), ANEURALNETWORKS_NO_ERROR);
+    const ANeuralNetworksDevice *devs[] = {ex};
+    bool sup[1] = {true};
+    assert_int_equal(ANeuralNetworksModel_getSupportedOperationsForDevices(model, devs, 1, sup),
+                     ANEURALNETWORKS_NO_ERROR);
+    assert_false(sup[0]);
+    ANeuralNetworksCompilation *comp;
+    assert_int_equal(ANeuralNetworksCompilation_createForDevices(model, devs, 1, &comp),
+                     ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksCompilation_finish(comp), ANEURALNETWORKS_BAD_DATA);
+    ANeuralNetworksCompilation_free(comp);
+    ANeuralNetworksModel_free(model);
+}
+
+/* ---- a chain alternating devices ------------------------------------------------------------ */
+
+/* n steps over [len]: even steps `even` (x, b, act), odd ones `odd` (RELU: x only, else
+ * x, b, act). Inputs a and b, output the last step's. */
+static void chain_model(mb *m, uint32_t n, uint32_t len, int32_t even, int32_t odd) {
+    mb_init(m);
+    uint32_t a = mb_temp(m, 1, &len), b = mb_temp(m, 1, &len), act = mb_i32(m, 0), x = a;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t y = mb_temp(m, 1, &len);
+        int32_t op = k % 2 ? odd : even;
+        if (op == OP_RELU)
+            mb_op(m, op, 1, &x, y);
+        else
+            mb_op(m, op, 3, (const uint32_t[]){x, b, act}, y);
+        x = y;
+    }
+    mb_finish(m, 2, (const uint32_t[]){a, b}, x);
+}
+
+static void chain_pool(pool *p, uint32_t len, float a0, float b) {
+    size_t bytes[2] = {sizeof(float) * len, sizeof(float) * len};
+    pool_open(p, 2, bytes, bytes[0]);
+    for (uint32_t i = 0; i < len; i++)
+        pool_in(p, 0)[i] = i ? (float)(i % 100) : a0, pool_in(p, 1)[i] = b;
+}
+
+static void wait_running(const nnd_test_daemon *d) {
+    cJSON *status;
+    for (int i = 0; i < 2000; i++) {
+        status = nnd_test_admin_status(d);
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(status, "scheduler"), "running");
+        bool running = cJSON_IsNumber(r) && r->valuedouble >= 1;
+        cJSON_Delete(status);
+        if (running) return;
+        sleep_ms(2);
+    }
+    fail_msg("nothing started running");
+}
+
+/* A LOW execution of 1201 steps alternating nnd-example (ADD) and nnd-cpu (SUB); a HIGH one
+ * of the same app overtakes it at a checkpoint between two steps, and both are right. */
+static void test_preempted_across_devices(void **state) {
+    (void)state;
+    const uint32_t n = 1201, len = 262144;
+    static mb lng, tiny;
+    chain_model(&lng, n, len, OP_ADD, OP_SUB);
+    chain_model(&tiny, 1, 4, OP_ADD, OP_SUB);
+    nnd_client *a = connect_to(&g_ex), *b = connect_to(&g_ex);
+    uint64_t hl = prepare_on(a, NULL, 0, &lng, NND__PRIORITY__PRIORITY_LOW);
+    uint64_t hh = prepare_on(b, NULL, 0, &tiny, NND__PRIORITY__PRIORITY_HIGH);
+    assert_true(file_has(g_ex_log, "(steps: nnd-example 601, nnd-cpu 600)"));
+    pool pl, ph;
+    chain_pool(&pl, len, 0, 1);
+    chain_pool(&ph, 4, 0, 2);
+    char err[512];
+    double preempted = sched_count(&g_ex, "preempted");
+    uint64_t ticket;
+    assert_int_equal(
+        nnd_client_execute_start(a, hl, &pl.r.req, &pl.fd, 1, NULL, &ticket, err, sizeof err), 0);
+    wait_running(&g_ex);
+    sleep_ms(20);
+    uint64_t t0 = now_ns();
+    int st = execute(b, hh, &ph, NULL, err, sizeof err);
+    uint64_t high_ns = now_ns() - t0;
+    if (st) fail_msg("HIGH: %d %s", st, err);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_true(pool_out(&ph)[i] == pool_in(&ph, 0)[i] + 2);
+    /* Overtaken: the LOW one is suspended or running again, not finished. */
+    assert_true(sched_count(&g_ex, "preempted") >= preempted + 1);
+    assert_int_equal(nnd_client_execute_wait(a, ticket, 60000, NULL, err, sizeof err), 0);
+    uint64_t low_ns = now_ns() - t0;
+    /* 601 ADDs and 600 SUBs of 1: a + 1, every step run once. */
+    for (uint32_t i = 0; i < len; i += 997)
+        if (pool_out(&pl)[i] != pool_in(&pl, 0)[i] + 1)
+            fail_msg("out[%u] = %g, want %g", i, pool_out(&pl)[i], pool_in(&pl, 0)[i] + 1);
+    print_message("# HIGH answered in %.2f ms while a LOW chain of %u steps ran (%.0f ms after)\n",
+                  (double)high_ns / 1e6, n, (double)low_ns / 1e6);
+    assert_true(high_ns < low_ns);
+    pool_close(&pl);
+    pool_close(&ph);
+    nnd_client_close(a);
+    nnd_client_close(b);
+    mb_free(&lng);
+    mb_free(&tiny);
+}
+
+/* ---- test drivers: refusals, a failing execute, a deadline inside a driver step --------- */
+
+static void test_refused_drivers(void **state) {
+    (void)state;
+    const char *names[] = {"foreign.so", "writable.so", "crash.so"};
+    for (int i = 0; i < 3; i++) {
+        char line[600];
+        snprintf(line, sizeof line, "driver %s/%s refused", g_test_dir, names[i]);
+        if (!file_has(g_test_log, line)) fail_msg("no log line \"%s\"", line);
+    }
+    assert_true(file_has(g_test_log, "crash.so refused: crashed while loading (SIGSEGV"));
+    cJSON *status = nnd_test_admin_status(&g_test);
+    assert_int_equal(
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "drivers_refused")), 3);
+    cJSON_Delete(status);
+    /* The good one is a device, and the daemon serves. */
+    assert_true(device_count(&g_test, "nnd-test", "prepares") == 0);
+}
+
+/* RELU steps (nnd-test) alternating with SUB steps (nnd-cpu). */
+static void test_failing_execute(void **state) {
+    (void)state;
+    static mb m; /* too large for the stack */
+    chain_model(&m, 5, 8, OP_SUB, OP_RELU);
+    nnd_client *c = connect_to(&g_test);
+    uint64_t h = prepare_on(c, NULL, 0, &m, 0);
+    assert_true(file_has(g_test_log, "(steps: nnd-test 2, nnd-cpu 3)"));
+    pool p;
+    chain_pool(&p, 8, 6666.f, 0);
+    char err[512];
+    assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
+    assert_non_null(strstr(err, "fails on 6666"));
+    pool_in(&p, 0)[0] = -5;
+    assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), 0);
+    assert_true(pool_out(&p)[0] == 0 && pool_out(&p)[3] == 3);
+    pool_close(&p);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+static void test_deadline_in_driver_step(void **state) {
+    (void)state;
+    static mb m;           /* too large for the stack */
+    const uint32_t n = 80; /* 40 driver steps of 60 ms when slow: 2.4 s */
+    chain_model(&m, n, 8, OP_SUB, OP_RELU);
+    nnd_client *c = connect_to(&g_test);
+    uint64_t h = prepare_on(c, NULL, 0, &m, 0);
+    pool p;
+    chain_pool(&p, 8, 1, 0);
+    char err[512];
+    for (int i = 0; i < 3; i++) /* the daemon learns what a run costs: little */
+        assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), 0);
+    double aborted = sched_count(&g_test, "aborted_for_deadline");
+    pool_in(&p, 0)[0] = 7777; /* every driver step sleeps 60 ms */
+    /* Far enough for the execution to start on a busy machine, far from the whole run. */
+    nnd_exec_opts o = {.deadline_ns = now_ns() + 600 * MS};
+    int st = execute(c, h, &p, &o, err, sizeof err);
+    print_message("# deadline 600 ms into 40 slow driver steps: %d (%s)\n", st, err);
+    assert_int_equal(st, NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT);
+    assert_int_equal(sched_count(&g_test, "aborted_for_deadline"), aborted + 1);
+    pool_close(&p);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* Last: it disables nnd-test for the rest of the daemon's life. */
+static void test_faulting_driver(void **state) {
+    (void)state;
+    static mb m;
+    chain_model(&m, 3, 8, OP_SUB, OP_RELU);
+    nnd_client *c = connect_to(&g_test);
+    uint64_t h = prepare_on(c, NULL, 0, &m, 0);
+    pool p;
+    chain_pool(&p, 8, 5555.f, 0);
+    char err[512];
+    assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
+    assert_non_null(strstr(err, "faulted"));
+    assert_true(file_has(g_test_log, "driver nnd-test ("));
+    assert_true(file_has(g_test_log, "SIGSEGV in execute of RELU #1; the driver is disabled"));
+    /* The model that used it fails; a new compilation leaves it out; the daemon serves. */
+    pool_in(&p, 0)[0] = 1;
+    assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
+    assert_non_null(strstr(err, "disabled"));
+    uint64_t h2 = prepare_on(c, NULL, 0, &m, 0);
+    assert_true(file_has(g_test_log, "(steps: nnd-cpu 3)"));
+    assert_int_equal(execute(c, h2, &p, NULL, err, sizeof err), 0);
+    assert_true(pool_out(&p)[0] == 1 && pool_out(&p)[5] == 5);
+    pool_close(&p);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* ---- daemons ------------------------------------------------------------------------------ */
+
+static int copy_as(const char *from, const char *name, mode_t mode, uid_t owner) {
+    char to[600];
+    snprintf(to, sizeof to, "%s/%s", g_test_dir, name);
+    if (nnd_test_copy_file(from, to) < 0 || chmod(to, mode) < 0) return -1;
+    return owner ? chown(to, owner, owner) : 0;
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(g_ex_log, sizeof g_ex_log, "/tmp/test-drivers-ex-%d.log", (int)getpid());
+    const char *ex_args[] = {"--drivers-dir", NND_BUILD_DRIVERS_DIR, NULL};
+    nnd_test_daemon_opts o = {.extra_args = ex_args, .log_path = g_ex_log};
+    if (nnd_test_daemon_start_opts(&g_ex, &o) < 0) return -1;
+    setenv("NND_SOCKET", g_ex.socket_path, 1); /* the NDK's one connection */
+
+    snprintf(g_test_dir, sizeof g_test_dir, "/tmp/test-drivers-%d", (int)getpid());
+    if (mkdir(g_test_dir, 0755) < 0) return -1;
+    /* nobody (65534) is no trusted owner; the test runs as root, which may give files away. */
+    if (copy_as(TEST_DRIVER_SO, "good.so", 0755, 0) < 0 ||
+        copy_as(TEST_DRIVER_SO, "writable.so", 0777, 0) < 0 ||
+        copy_as(CRASH_DRIVER_SO, "crash.so", 0755, 0) < 0 ||
+        (geteuid() == 0 && copy_as(TEST_DRIVER_SO, "foreign.so", 0755, 65534) < 0))
+        return -1;
+    snprintf(g_test_log, sizeof g_test_log, "/tmp/test-drivers-test-%d.log", (int)getpid());
+    const char *test_args[] = {"--drivers-dir", g_test_dir, NULL};
+    nnd_test_daemon_opts ot = {.extra_args = test_args, .log_path = g_test_log};
+    return nnd_test_daemon_start_opts(&g_test, &ot);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    int a = nnd_test_daemon_stop(&g_ex), b = nnd_test_daemon_stop(&g_test);
+    const char *names[] = {"good.so", "writable.so", "crash.so", "foreign.so"};
+    for (int i = 0; i < 4; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", g_test_dir, names[i]);
+        unlink(p);
+    }
+    rmdir(g_test_dir);
+    unlink(g_ex_log);
+    unlink(g_test_log);
+    return a == 0 && b == 0 ? 0 : -1;
+}
+
+int main(void) {
+    if (geteuid() != 0) {
+        printf("test_drivers: needs root (a driver file owned by another user)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_list),
+        cmocka_unit_test(test_cnn_partitioned),
+        cmocka_unit_test(test_named_device_must_cover),
+        cmocka_unit_test(test_preempted_across_devices),
+        cmocka_unit_test(test_refused_drivers),
+        cmocka_unit_test(test_failing_execute),
+        cmocka_unit_test(test_deadline_in_driver_step),
+        cmocka_unit_test(test_faulting_driver),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
