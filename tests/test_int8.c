@@ -1,8 +1,8 @@
 /* test_int8 (unit): TENSOR_QUANT8_ASYMM_SIGNED where it is not simply the unsigned type
  * shifted by 128, and where the HAL does not take it at all.
- * - Results that depend on the sign of stored values: MEAN truncates toward zero,
- *   AVERAGE_POOL_2D rounds half away from zero, REDUCE_MAX and ARGMAX see negative values
- *   as smaller, PAD and PAD_V2 pad with a negative zero point or value.
+ * - Results that depend on the sign of stored values: MEAN rounds ties up (TFLite's
+ *   requantization), AVERAGE_POOL_2D rounds half away from zero, REDUCE_MAX and ARGMAX see
+ *   negative values as smaller, PAD and PAD_V2 pad with a negative zero point or value.
  * - Operations the conformance vectors do not run on int8: SLICE, LESS_EQUAL and the
  *   identity CAST.
  * - GetSupportedOperations is honest: the operations HAL 1.3 gives no signed 8-bit form are
@@ -130,10 +130,14 @@ static void start(one_op *m, int32_t code) {
 
 /* ---- where the sign of stored values matters --------------------------------------- */
 
-static void mean_truncates_toward_zero(void **state) {
+/* TFLite's MEAN: the multiplier of 1.0 is (2^30, shift 1); 1/2 folds in as (2^30, shift 0),
+ * so each mean is SaturatingRoundingDoublingHighMul(sum, 2^30): -7 / 2 = -3.5 gives
+ * (-7 * 2^30 + 1 - 2^30) / 2^31 truncated, -3; 7 / 2 gives (7 * 2^30 + 2^30) / 2^31 = 4.
+ * Ties go up, not away from zero. */
+static void mean_rounds_ties_up(void **state) {
     (void)state;
     one_op m;
-    static const int8_t x[4] = {-3, -4, 3, 4}, want[2] = {-3, 3}; /* -3.5, 3.5 */
+    static const int8_t x[4] = {-3, -4, 3, 4}, want[2] = {-3, 4}; /* -3.5, 3.5 */
     start(&m, NND_OP_MEAN);
     in(&m, S8, 2, (uint32_t[]){2, 2}, 0.5f, 0, x);
     ints(&m, 1, (int32_t[]){1});
@@ -294,7 +298,7 @@ static void cast_converts_no_int8(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(mean_truncates_toward_zero),
+        cmocka_unit_test(mean_rounds_ties_up),
         cmocka_unit_test(average_pool_rounds_half_away_from_zero),
         cmocka_unit_test(reduce_max_of_negative_values),
         cmocka_unit_test(argmax_sees_negative_values_as_smaller),

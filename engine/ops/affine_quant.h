@@ -65,9 +65,14 @@ int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmi
 static inline float nnd_dequantize_value(int32_t q, float scale, int32_t zero_point) {
     return scale * (float)(q - zero_point);
 }
-/* The NNAPI 1.0 convolution multiplier: in_scale * filter_scale / out_scale, checked < 1
- * by the caller where required. */
-double nnd_conv_multiplier(float in_scale, float filter_scale, float out_scale);
+/* The real multiplier in_scale * filter_scale / out_scale of a convolution, fully connected
+ * layer or matrix product, as TensorFlow Lite derives it before quantizing it: the product
+ * of the two input scales is taken in float when float_product (8-bit unsigned
+ * convolutions, every FULLY_CONNECTED) and in double otherwise (signed convolutions, per
+ * channel or not); the quotient is always taken in double. The two differ in the last
+ * bit of the multiplier for some scales, which moves a result by one step. */
+double nnd_product_multiplier(float in_scale, float filter_scale, float out_scale,
+                              bool float_product);
 
 /* For quantized types: fails unless output o has input i's scale and zero point (the
  * operations that move stored values without requantizing). */

@@ -129,9 +129,9 @@ static void prelu_q8_setup(elem_job *j) {
     j->zp_in = in->zero_point;
     j->zp_alpha = alpha->zero_point;
     j->zp_out = j->out->zero_point;
-    /* As the reference: the identity ratio divides in float, the product in double. */
+    /* As TensorFlow Lite: both ratios are taken wholly in float. */
     float pos = in->scale / j->out->scale;
-    double neg = (double)(in->scale * alpha->scale) / j->out->scale;
+    float neg = in->scale * alpha->scale / j->out->scale;
     nnd_quantize_multiplier(pos, &j->mul_pos, &j->shift_pos);
     nnd_quantize_multiplier(neg, &j->mul_neg, &j->shift_neg);
 }
