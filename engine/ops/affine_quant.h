@@ -69,8 +69,9 @@ static inline float nnd_dequantize_value(int32_t q, float scale, int32_t zero_po
  * layer or matrix product, as TensorFlow Lite derives it before quantizing it: the product
  * of the two input scales is taken in float when float_product (8-bit unsigned
  * convolutions, every FULLY_CONNECTED) and in double otherwise (signed convolutions, per
- * channel or not); the quotient is always taken in double. The two differ in the last
- * bit of the multiplier for some scales, which moves a result by one step. */
+ * channel or not); the quotient is always taken in double. The float product keeps 24
+ * bits, so the two quantized multipliers are usually some units of 2^-31 apart, which
+ * now and then moves a result by one step. */
 double nnd_product_multiplier(float in_scale, float filter_scale, float out_scale,
                               bool float_product);
 
