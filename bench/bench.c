@@ -16,9 +16,10 @@
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
+ *   transformer_xnn: see transformer.h (target <= 1.2)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare).
+ * threads; prepare; transformer).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -46,6 +47,7 @@
 #include "rtt.h"
 #include "threads.h"
 #include "timing.h"
+#include "transformer.h"
 #include "wire.h"
 
 /* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
@@ -114,13 +116,40 @@ static bool want(const char *group, const char *row) {
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
-    static const char *const names[] = {
-        "rtt", "rtt_burst", "rtt_same", "rtt_cross", "rtt_burst_same", "rtt_burst_cross",
-        "inproc", "conv_vs_xnnpack", "fc_vs_xnnpack", "kernels", "cache_load", "cache_vs_cold",
-        "content_vs_cold", "cache", "memory", "memfd_64m", "qos", "deadline_met", "goodput",
-        "high_p99", "mobilenet", "mnet_f32_xnn", "mnet_q8_xnn", "mnet_f16_f32", "mnet_s8_q8",
-        "mnet_s8_xnn", "threads", "high_p90_thread", "threads_vs_procs", "prepare",
-        "prep_cold_xnn", "prep_hit_xnn"};
+    static const char *const names[] = {"rtt",
+                                        "rtt_burst",
+                                        "rtt_same",
+                                        "rtt_cross",
+                                        "rtt_burst_same",
+                                        "rtt_burst_cross",
+                                        "inproc",
+                                        "conv_vs_xnnpack",
+                                        "fc_vs_xnnpack",
+                                        "kernels",
+                                        "cache_load",
+                                        "cache_vs_cold",
+                                        "content_vs_cold",
+                                        "cache",
+                                        "memory",
+                                        "memfd_64m",
+                                        "qos",
+                                        "deadline_met",
+                                        "goodput",
+                                        "high_p99",
+                                        "mobilenet",
+                                        "mnet_f32_xnn",
+                                        "mnet_q8_xnn",
+                                        "mnet_f16_f32",
+                                        "mnet_s8_q8",
+                                        "mnet_s8_xnn",
+                                        "threads",
+                                        "high_p90_thread",
+                                        "threads_vs_procs",
+                                        "prepare",
+                                        "prep_cold_xnn",
+                                        "prep_hit_xnn",
+                                        "transformer",
+                                        "transformer_xnn"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -129,7 +158,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads prepare)\n");
+                            "memory qos mobilenet threads prepare transformer)\n");
             return 2;
         }
     }
@@ -146,6 +175,7 @@ int main(int argc, char **argv) {
                 want("mobilenet", "mnet_f16_f32") || want("mobilenet", "mnet_s8_q8") ||
                 want("mobilenet", "mnet_s8_xnn");
     bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
+    bool transformer = want("transformer", "transformer_xnn");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     bench_rtt rt = {0};
@@ -172,6 +202,8 @@ int main(int argc, char **argv) {
     failed |= memory && bench_memfd_rows(&d, &mem);
     bench_mobilenet mn = {0};
     failed |= mnet && bench_mobilenet_rows(&d, &mn);
+    bench_transformer tf = {0};
+    failed |= transformer && bench_transformer_rows(&d, &tf);
     nnd_test_daemon_stop(&d);
     if (failed) return 1;
 
@@ -233,6 +265,9 @@ int main(int argc, char **argv) {
         {"prepare", "prep_hit_xnn",
          "MobileNet FLOAT32 compile from its cache files / XNNPACK creating it in process",
          pr.hit_xnn.a_ns / pr.hit_xnn.b_ns, -1, true},
+        {"transformer", "transformer_xnn",
+         "feed-forward block (BATCH_MATMUL, TANH) through the daemon / XNNPACK in process",
+         tf.xnn.a_ns / tf.xnn.b_ns, 1.2, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -323,6 +358,11 @@ int main(int argc, char **argv) {
                mn.s8_q8.a_ns / 1e6, mn.s8_q8.b_ns / 1e6, mn.s8_xnn.b_ns / 1e6, mn.s8_xnn.a_ns / 1e6,
                mn.s8_diff);
     }
+    if (transformer)
+        printf("# transformer: %s; daemon %.2f ms (%.1f GFLOP/s), XNNPACK in process %.2f ms "
+               "(%.1f GFLOP/s); outputs differ by %.2g at most\n",
+               tf.xnn.shape, tf.xnn.a_ns / 1e6, tf.xnn.flops / tf.xnn.a_ns, tf.xnn.b_ns / 1e6,
+               tf.xnn.flops / tf.xnn.b_ns, tf.diff);
     printf("# pinned to CPUs %s (bench, its XNNPACK threads and the daemon)\n", cpus);
     if (prio)
         printf("# threads: HIGH p90 idle %.2f ms (median %.2f), under a LOW flood of another "
