@@ -1,16 +1,16 @@
 /* test_fastpath (unit): the XNNPACK fast paths against the reference kernels, the
- * oracle. Hundreds of one-operation models with random shapes, windows, strides,
+ * oracle. Thousands of one-operation models with random shapes, windows, strides,
  * dilations, paddings, broadcasts, activations and quantization, in TENSOR_FLOAT32,
  * TENSOR_QUANT8_ASYMM, TENSOR_FLOAT16 and TENSOR_QUANT8_ASYMM_SIGNED (per-tensor and
  * per-channel filters), run once with NND_REFERENCE_KERNELS=1 and once without; FLOAT32
  * results agree to 1e-4 (relative, over 1; HARD_SWISH and ELU to the conformance
- * vectors' own float32 tolerance), 8-bit results within one step, FLOAT16
- * results within the vectors' FP16 tolerance. Most cases of each type must actually take
- * the fast path. FP16 regions: the temporaries between fast FP16 steps become float, the
- * ones a reference step reads or writes stay FP16, and the chain agrees with the
- * reference.
- * Inputs end right at an inaccessible page, so an over-read past an input would crash.
- * And one prepared model executed from two threads at once gives the same results. Also
+ * vectors' own float32 tolerance), 8-bit results within one step (per operation and
+ * 8-bit type the largest difference is printed, and it must be 0 for the fast paths
+ * docs/numerics.md calls bit-exact), FLOAT16 results within the vectors' FP16 tolerance. Most cases
+ * of each type must actually take the fast path. FP16 regions: the temporaries between fast FP16
+ * steps become float, the ones a reference step reads or writes stay FP16, and the chain agrees
+ * with the reference. Inputs end right at an inaccessible page, so an over-read past an input would
+ * crash. And one prepared model executed from two threads at once gives the same results. Also
  * LOCAL_RESPONSE_NORMALIZATION's sliding sum for wide windows (the reference kernel's
  * one path that no conformance vector reaches) against sums taken afresh here. */
 #include <math.h>
@@ -30,7 +30,7 @@
 #include "ops/float16.h"
 
 #define MAX_OPERANDS 24
-#define CASES        600 /* a quarter of each type */
+#define CASES        4000 /* a quarter of each type */
 #define MAX_OPS      6
 
 typedef struct builder {
@@ -429,11 +429,51 @@ static bool agree(int32_t code, int32_t type, const void *want, const void *got,
     return fabsf(xf - yf) <= tol;
 }
 
+/* Per 8-bit type and operation, over the cases that took the fast path: the largest
+ * difference from the reference in steps, elements that differ, and elements compared. */
+typedef struct q8_diffs {
+    int max[2][NND_OP_COUNT];
+    size_t differ[2][NND_OP_COUNT], compared[2][NND_OP_COUNT];
+} q8_diffs;
+
+static int signed_index(int32_t t) {
+    return t == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+}
+
+static void q8_diffs_add(q8_diffs *d, int32_t code, int32_t type, const void *want, const void *got,
+                         size_t n) {
+    int s = signed_index(type);
+    for (size_t k = 0; k < n; k++) {
+        int diff = (int)fabs(value(type, want, k) - value(type, got, k));
+        if (diff > d->max[s][code]) d->max[s][code] = diff;
+        d->differ[s][code] += diff != 0;
+    }
+    d->compared[s][code] += n;
+}
+
+/* The fast paths docs/numerics.md calls bit-exact: they move or clamp stored values. */
+static bool claimed_exact(int32_t code) {
+    return code == NND_OP_MAX_POOL_2D || code == NND_OP_RELU || code == NND_OP_RELU1 ||
+           code == NND_OP_RELU6;
+}
+
+static void q8_diffs_check(const q8_diffs *d) {
+    for (int s = 0; s < 2; s++)
+        for (int32_t code = 0; code < NND_OP_COUNT; code++) {
+            if (!d->compared[s][code]) continue;
+            print_message("%s %s: max %d step, %zu of %zu elements differ\n", s ? "int8" : "uint8",
+                          nnd_operation_name(code), d->max[s][code], d->differ[s][code],
+                          d->compared[s][code]);
+            assert_true(d->max[s][code] <= (claimed_exact(code) ? 0 : 1));
+        }
+}
+
 static void fast_paths_agree_with_reference(void **state) {
     (void)state;
     srand(11);
     int fast[N_TYPES] = {0}, tried[N_TYPES] = {0}, fast_by_code[N_TYPES][NND_OP_COUNT] = {{0}};
     int per_channel_fast = 0;
+    static q8_diffs diffs;
     for (int i = 0; i < CASES; i++) {
         builder *b = malloc(sizeof *b);
         assert_non_null(b);
@@ -458,6 +498,7 @@ static void fast_paths_agree_with_reference(void **state) {
         fast[ti] += took, tried[ti]++;
         per_channel_fast += took && b->per_channel;
         fast_by_code[ti][b->code] += took;
+        if (took && quantized(o->type)) q8_diffs_add(&diffs, b->code, o->type, want, got, n);
         for (size_t k = 0; k < n; k++)
             if (!agree(b->code, o->type, want, got, k))
                 fail_msg("case %d %s %s: element %zu: reference %g, fast %g", i,
@@ -491,6 +532,7 @@ static void fast_paths_agree_with_reference(void **state) {
             fail_msg("no signed 8-bit %s took the fast path", nnd_operation_name(families[f]));
     print_message("%d per-channel convolutions took the fast path\n", per_channel_fast);
     assert_true(per_channel_fast >= 10);
+    q8_diffs_check(&diffs);
 }
 
 /* ---- one prepared model, executions from several threads --------------------------- */

@@ -1,16 +1,19 @@
 /* test_int8 (unit): TENSOR_QUANT8_ASYMM_SIGNED where it is not simply the unsigned type
  * shifted by 128, and where the HAL does not take it at all.
- * - Results that depend on the sign of stored values: MEAN truncates toward zero,
- *   AVERAGE_POOL_2D rounds half away from zero, REDUCE_MAX and ARGMAX see negative values
- *   as smaller, PAD and PAD_V2 pad with a negative zero point or value.
+ * - Results that depend on the sign of stored values: MEAN rounds ties up (TFLite's
+ *   requantization), AVERAGE_POOL_2D rounds half away from zero, REDUCE_MAX and ARGMAX see
+ *   negative values as smaller, PAD and PAD_V2 pad with a negative zero point or value.
  * - Operations the conformance vectors do not run on int8: SLICE, LESS_EQUAL and the
  *   identity CAST.
+ * - TensorFlow Lite's int8 arithmetic: RESIZE_BILINEAR in 1/1024ths and LOGISTIC's float
+ *   table, with values derived by hand.
  * - GetSupportedOperations is honest: the operations HAL 1.3 gives no signed 8-bit form are
  *   not supported on int8, while the same models on FLOAT32 are. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -130,10 +133,14 @@ static void start(one_op *m, int32_t code) {
 
 /* ---- where the sign of stored values matters --------------------------------------- */
 
-static void mean_truncates_toward_zero(void **state) {
+/* TFLite's MEAN: the multiplier of 1.0 is (2^30, shift 1); 1/2 folds in as (2^30, shift 0),
+ * so each mean is SaturatingRoundingDoublingHighMul(sum, 2^30): -7 / 2 = -3.5 gives
+ * (-7 * 2^30 + 1 - 2^30) / 2^31 truncated, -3; 7 / 2 gives (7 * 2^30 + 2^30) / 2^31 = 4.
+ * Ties go up, not away from zero. */
+static void mean_rounds_ties_up(void **state) {
     (void)state;
     one_op m;
-    static const int8_t x[4] = {-3, -4, 3, 4}, want[2] = {-3, 3}; /* -3.5, 3.5 */
+    static const int8_t x[4] = {-3, -4, 3, 4}, want[2] = {-3, 4}; /* -3.5, 3.5 */
     start(&m, NND_OP_MEAN);
     in(&m, S8, 2, (uint32_t[]){2, 2}, 0.5f, 0, x);
     ints(&m, 1, (int32_t[]){1});
@@ -154,6 +161,40 @@ static void average_pool_rounds_half_away_from_zero(void **state) {
     scalar_i32(&m, 0);                    /* no activation */
     out(&m, S8, 4, (uint32_t[]){1, 1, 2, 1}, 1.f, 0);
     expect_output(&m, want, sizeof want);
+}
+
+/* TFLite's int8 RESIZE_BILINEAR works in 1/1024ths: widths 2 -> 3 give a step of
+ * (2048 + 1) / 3 = 683. Output 1 sits at 683: weights 341 (of -3) and 683 (of 4), sum
+ * 1024 * 1709, plus 2^19, / 2^20 = 2.17 -> 2 (a float interpolation truncated gives 1).
+ * Output 2 sits at 1366: both neighbours are 4 (the right one clamped), 4.5 truncates to 4
+ * after the rounding term (the sum is exactly 4 * 2^20). Output 0 is -3 * 2^20, minus
+ * 2^19 for its sign, / 2^20 = -3. */
+static void resize_bilinear_in_1024ths(void **state) {
+    (void)state;
+    one_op m;
+    static const int8_t x[2] = {-3, 4}, want[3] = {-3, 2, 4};
+    start(&m, NND_OP_RESIZE_BILINEAR);
+    in(&m, S8, 4, (uint32_t[]){1, 1, 2, 1}, 0.5f, 0, x);
+    scalar_i32(&m, 3); /* width */
+    scalar_i32(&m, 1); /* height */
+    out(&m, S8, 4, (uint32_t[]){1, 1, 3, 1}, 0.5f, 0);
+    expect_output(&m, want, sizeof want);
+}
+
+/* LOGISTIC from TFLite's float table, on the reference kernels: input scale 1/16, so
+ * stored 16 is 1.0: 1 / (1 + e^-1) = 0.731059 * 256 = 187.15 -> 187, - 128 = 59; -16:
+ * 0.268941 * 256 = 68.85 -> 69 - 128 = -59; 0 -> 128 - 128 = 0; 127 (7.94): 255.91 ->
+ * 256 - 128 = 128, clamped to 127; -128 (-8): 0.0859 -> 0 - 128. */
+static void logistic_rounds_the_float_function(void **state) {
+    (void)state;
+    one_op m;
+    static const int8_t x[5] = {16, -16, 0, 127, -128}, want[5] = {59, -59, 0, 127, -128};
+    setenv("NND_REFERENCE_KERNELS", "1", 1);
+    start(&m, NND_OP_LOGISTIC);
+    in(&m, S8, 1, (uint32_t[]){5}, 1.f / 16, 0, x);
+    out(&m, S8, 1, (uint32_t[]){5}, 1.f / 256, -128);
+    expect_output(&m, want, sizeof want);
+    unsetenv("NND_REFERENCE_KERNELS");
 }
 
 static void reduce_max_of_negative_values(void **state) {
@@ -294,8 +335,10 @@ static void cast_converts_no_int8(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(mean_truncates_toward_zero),
+        cmocka_unit_test(mean_rounds_ties_up),
         cmocka_unit_test(average_pool_rounds_half_away_from_zero),
+        cmocka_unit_test(resize_bilinear_in_1024ths),
+        cmocka_unit_test(logistic_rounds_the_float_function),
         cmocka_unit_test(reduce_max_of_negative_values),
         cmocka_unit_test(argmax_sees_negative_values_as_smaller),
         cmocka_unit_test(pad_with_negative_zero_point_and_value),

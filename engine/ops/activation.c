@@ -2,23 +2,21 @@
  * one tensor.
  * - Float: computed in float32 (FLOAT16 through the type bridge, as the reference does).
  * - QUANT8 (unsigned, and signed from HAL 1.3): RELUx clamp the stored values to the
- *   quantized bounds; LOGISTIC and TANH follow the reference's fixed-point pipeline: the
- *   input difference is rescaled to Q4.27, the gemmlowp function gives Q0.31, which is
- *   rounded to the fixed output scale (1/256 for LOGISTIC, 1/128 for TANH). Every input
- *   value maps to one output value, so a 256-entry table is built once per run. */
+ *   quantized bounds; LOGISTIC and TANH compute the float function of each dequantized
+ *   input value and round it to the fixed output scale (1/256 for LOGISTIC, 1/128 for
+ *   TANH), as TensorFlow Lite's 8-bit kernels do (the older fixed-point pipeline the
+ *   Android runtime keeps is within one step of it). Every input value maps to one output
+ *   value, so a 256-entry table is built once per run. */
 #include <math.h>
 
 #include "affine_quant.h"
 #include "clamp.h"
-#include "fixedpoint.h"
 #include "fused_activation.h"
 #include "kernel_errors.h"
 #include "operand.h"
 #include "quant_table.h"
 #include "signature.h"
 #include "type_bridge.h"
-
-#define FX_INPUT_INTEGER_BITS 4 /* the reference rescales inputs to Q4.27 */
 
 static int32_t relu_fuse_code(int32_t op) {
     switch (op) {
@@ -98,26 +96,16 @@ static void build_q8_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint
             table[q - qmin] = (uint8_t)nnd_clampi(q, lo, hi);
         return;
     }
-    int32_t mult;
-    int shift;
-    nnd_quantize_multiplier((double)in->scale * (double)(1 << (31 - FX_INPUT_INTEGER_BITS)), &mult,
-                            &shift);
-    int32_t radius = nnd_input_radius(FX_INPUT_INTEGER_BITS, shift);
-    /* Q0.31 down to the output's 8 (LOGISTIC) or 7 (TANH, signed) fraction bits. */
-    int out_shift = code == NND_OP_LOGISTIC ? 23 : 24;
+    /* As TensorFlow Lite's kernels (reference and optimized alike) build their table: in
+     * float, the function of the dequantized input divided by the output scale (as a
+     * product with its float reciprocal), rounded half away from zero, plus the zero
+     * point, clamped to the type. */
+    float inverse_scale = 1.f / out->scale;
     for (int32_t q = qmin; q <= qmax; q++) {
-        int32_t d = q - in->zero_point, r;
-        if (d <= -radius) {
-            r = qmin;
-        } else if (d >= radius) {
-            r = qmax;
-        } else {
-            int32_t x = nnd_mul_by_quantized(d, mult, shift);
-            int32_t f = code == NND_OP_LOGISTIC ? nnd_fx_logistic(x, FX_INPUT_INTEGER_BITS)
-                                                : nnd_fx_tanh(x, FX_INPUT_INTEGER_BITS);
-            r = nnd_clampi(nnd_rounding_shift_right(f, out_shift) + out->zero_point, qmin, qmax);
-        }
-        table[q - qmin] = (uint8_t)r;
+        float x = in->scale * (float)(q - in->zero_point);
+        float y = code == NND_OP_LOGISTIC ? 1.f / (1.f + expf(-x)) : tanhf(x);
+        float r = roundf(y * inverse_scale) + (float)out->zero_point;
+        table[q - qmin] = (uint8_t)nnd_clampi((int32_t)r, qmin, qmax);
     }
 }
 

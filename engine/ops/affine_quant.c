@@ -5,6 +5,13 @@
 
 #include "kernel_errors.h"
 
+double nnd_product_multiplier(float in_scale, float filter_scale, float out_scale,
+                              bool float_product) {
+    double product =
+        float_product ? (double)(in_scale * filter_scale) : (double)in_scale * filter_scale;
+    return product / (double)out_scale;
+}
+
 int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax) {
     float v = roundf(x / scale) + (float)zero_point;
     if (!(v > (float)qmin)) return qmin; /* also catches NaN */

@@ -65,6 +65,15 @@ int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmi
 static inline float nnd_dequantize_value(int32_t q, float scale, int32_t zero_point) {
     return scale * (float)(q - zero_point);
 }
+/* The real multiplier in_scale * filter_scale / out_scale of a convolution, fully connected
+ * layer or matrix product, as TensorFlow Lite derives it before quantizing it: the product
+ * of the two input scales is taken in float when float_product (8-bit unsigned
+ * convolutions, every FULLY_CONNECTED) and in double otherwise (signed convolutions, per
+ * channel or not); the quotient is always taken in double. The float product keeps 24
+ * bits, so the two quantized multipliers are usually some units of 2^-31 apart, which
+ * now and then moves a result by one step. */
+double nnd_product_multiplier(float in_scale, float filter_scale, float out_scale,
+                              bool float_product);
 
 /* For quantized types: fails unless output o has input i's scale and zero point (the
  * operations that move stored values without requantizing). nnd_check_same_quant() is a

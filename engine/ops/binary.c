@@ -176,7 +176,9 @@ static nnd_status binary_q8(nnd_op_ctx *c) {
     j.negate_b = op == ARITH_SUB;
     nnd_act_range_q8(nnd_i32(c->in[2]), out, &j.lo, &j.hi);
     if (j.mul) {
-        nnd_quantize_multiplier((double)a->scale * b->scale / out->scale, &j.mo, &j.so);
+        /* TFLite takes this multiplier wholly in float (the add's below are in double). */
+        float real = a->scale * b->scale / out->scale;
+        nnd_quantize_multiplier((double)real, &j.mo, &j.so);
     } else {
         double twice_max = 2.0 * (a->scale > b->scale ? a->scale : b->scale);
         nnd_quantize_multiplier(a->scale / twice_max, &j.ma, &j.sa);

@@ -164,13 +164,16 @@ nnd_status nnd_conv_geometry(nnd_op_ctx *c, const nnd_conv_params *p, const nnd_
     return NND_OK;
 }
 
-void nnd_conv_requant(const nnd_tensor *in, const nnd_tensor *filter, const nnd_tensor *out,
-                      uint32_t n, int32_t *mult, int *shift) {
+void nnd_conv_requant(int32_t op, const nnd_tensor *in, const nnd_tensor *filter,
+                      const nnd_tensor *out, uint32_t n, int32_t *mult, int *shift) {
     bool per_channel = filter->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && filter->channel_quant;
+    /* TFLite keeps the uint8 kernels' float product (and FULLY_CONNECTED's, of both types);
+     * its signed convolutions take the product per channel in double. */
+    bool float_product = op == NND_OP_FULLY_CONNECTED || in->type == NND_TENSOR_QUANT8_ASYMM;
     for (uint32_t i = 0; i < n; i++) {
         float fs = per_channel ? filter->channel_quant->scales[i] : filter->scale;
-        float product = in->scale * fs; /* in float, as the reference */
-        nnd_quantize_multiplier((double)product / (double)out->scale, &mult[i], &shift[i]);
+        nnd_quantize_multiplier(nnd_product_multiplier(in->scale, fs, out->scale, float_product),
+                                &mult[i], &shift[i]);
     }
 }
 
@@ -369,7 +372,7 @@ static nnd_status conv_run_with(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd
         int *shift = nnd_scratch(c, sizeof(int) * g->out_c);
         if (!wq || !mult || !shift) return NND_GENERAL_FAILURE;
         conv_widen(&w, 0, 1, nf, wq, 0);
-        nnd_conv_requant(in, filter, out, g->out_c, mult, shift);
+        nnd_conv_requant(c->def->code, in, filter, out, g->out_c, mult, shift);
         nnd_act_range_q8(act, out, &j.qlo, &j.qhi);
         j.tap = conv_tap_q;
         j.emit = conv_emit_q8;

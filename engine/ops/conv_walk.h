@@ -68,9 +68,10 @@ typedef struct nnd_conv_geom {
 nnd_status nnd_conv_geometry(nnd_op_ctx *c, const nnd_conv_params *p, const nnd_tensor *in,
                              uint32_t filter_h, uint32_t filter_w, nnd_conv_geom *g);
 /* Output multipliers for n output channels: in * filter[channel] / out, per channel for
- * a QUANT8_SYMM_PER_CHANNEL filter, else the same for all. */
-void nnd_conv_requant(const nnd_tensor *in, const nnd_tensor *filter, const nnd_tensor *out,
-                      uint32_t n, int32_t *mult, int *shift);
+ * a QUANT8_SYMM_PER_CHANNEL filter, else the same for all; for op (an operation code) as
+ * TensorFlow Lite computes them (nnd_product_multiplier). */
+void nnd_conv_requant(int32_t op, const nnd_tensor *in, const nnd_tensor *filter,
+                      const nnd_tensor *out, uint32_t n, int32_t *mult, int *shift);
 /* Computes out (dims already set) for a FLOAT32 or 8-bit quantized input. */
 nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
                         const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,

@@ -12,7 +12,9 @@
  * doubles (exact for every FP32, FP16, INT32, 8-bit quantized and BOOL8 value), a
  * per-operation function of one element computes the result, and the result is stored in
  * the output's type. The element functions reproduce the reference's arithmetic: float
- * math for the float operations, quantized values compared as real values, quantized
+ * math for the float operations, quantized values compared as real values in TFLite's
+ * fixed point (each (q - zero point) * 2^8 times its scale as a multiplier and shift:
+ * values closer than that resolution compare equal), quantized
  * MAXIMUM/MINIMUM/SELECT requantized to the output in double, and PRELU's integer
  * pipeline. The 8-bit quantized types, unsigned and signed, are one case throughout: lanes
  * hold stored values and results saturate to the output type's range. */
@@ -31,7 +33,7 @@
 /* How an 8-bit quantized input enters its lane. */
 enum lane_load {
     LOAD_RAW,     /* stored integer (CAST, PRELU's integer pipeline) */
-    LOAD_REAL,    /* dequantized in float (comparisons) */
+    LOAD_SCALED,  /* the real value in 1/256ths, in TFLite's fixed point (comparisons) */
     LOAD_REQUANT, /* requantized to the output's scale and zero point */
 };
 
@@ -60,7 +62,12 @@ struct elem_job {
     int32_t zp_in, zp_alpha, zp_out, mul_pos, mul_neg;
     int32_t qmin, qmax; /* the output's range, for an 8-bit quantized output */
     int shift_pos, shift_neg;
+    /* LOAD_SCALED: each input's scale as a multiplier and shift */
+    int32_t scale_mult[2];
+    int scale_shift[2];
 };
+
+#define COMPARE_LEFT_SHIFT 8 /* TFLite compares real values in 1/256ths */
 
 #define TYPE_BIT(t) (1u << (t))
 #define FLOATS      (TYPE_BIT(NND_TENSOR_FLOAT32) | TYPE_BIT(NND_TENSOR_FLOAT16))
@@ -129,9 +136,9 @@ static void prelu_q8_setup(elem_job *j) {
     j->zp_in = in->zero_point;
     j->zp_alpha = alpha->zero_point;
     j->zp_out = j->out->zero_point;
-    /* As the reference: the identity ratio divides in float, the product in double. */
+    /* As TensorFlow Lite: both ratios are taken wholly in float. */
     float pos = in->scale / j->out->scale;
-    double neg = (double)(in->scale * alpha->scale) / j->out->scale;
+    float neg = in->scale * alpha->scale / j->out->scale;
     nnd_quantize_multiplier(pos, &j->mul_pos, &j->shift_pos);
     nnd_quantize_multiplier(neg, &j->mul_neg, &j->shift_neg);
 }
@@ -144,7 +151,7 @@ static void prelu_q8_setup(elem_job *j) {
     { .fn = lane_math, .math = (f), .types = FLOATS, .arity = 1 }
 #define BCAST(f, mask, ld, o)                                                                      \
     { .fn = (f), .types = (mask), .arity = 2, .load = (ld), .out = (o), .broadcast = true }
-#define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_REAL, OUT_BOOL)
+#define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_SCALED, OUT_BOOL)
 
 static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_ABS] = UNARY(lane_abs, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
@@ -264,6 +271,12 @@ static void lane_load(const elem_job *j, uint32_t i, size_t off, size_t step, si
     if (!nnd_is_quant8(t->type) || j->spec->load == LOAD_RAW) return;
     const nnd_tensor *o = j->out;
     for (size_t k = 0; k < n; k++) {
+        if (j->spec->load == LOAD_SCALED) { /* (q - zp) * 2^8, times the scale in fixed point */
+            int32_t d = (int32_t)dst[k][i] - t->zero_point;
+            dst[k][i] = nnd_mul_by_quantized(d * (1 << COMPARE_LEFT_SHIFT), j->scale_mult[i],
+                                             j->scale_shift[i]);
+            continue;
+        }
         /* the real value is computed in float, as the reference does */
         double x = nnd_dequantize_value((int32_t)dst[k][i], t->scale, t->zero_point);
         if (j->spec->load == LOAD_REQUANT) {
@@ -327,6 +340,9 @@ static nnd_status elem_run(nnd_op_ctx *c) {
                   .qmax = nnd_q8_max(out->type)};
     for (uint32_t i = 0; i < sp->arity; i++)
         j.in[i] = c->in[i];
+    if (sp->load == LOAD_SCALED)
+        for (uint32_t i = 0; i < 2; i++)
+            nnd_quantize_multiplier(c->in[i]->scale, &j.scale_mult[i], &j.scale_shift[i]);
     if (sp->fn_q8 && nnd_is_quant8(c->in[c->def->key_input]->type)) {
         j.fn = sp->fn_q8;
         sp->setup(&j);

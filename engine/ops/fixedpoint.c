@@ -17,6 +17,10 @@ void nnd_quantize_multiplier(double m, int32_t *q, int *shift) {
         r /= 2;
         ++*shift;
     }
+    if (*shift < -31) { /* below 2^-32: every product rounds to 0, as TFLite flushes it */
+        *shift = 0;
+        r = 0;
+    }
     *q = (int32_t)r;
 }
 
@@ -180,4 +184,38 @@ int16_t nnd_fx16_tanh(int16_t a, int integer_bits) {
 int32_t nnd_input_radius(int integer_bits, int left_shift) {
     double max_rescaled = ldexp((double)((1 << integer_bits) - 1), 31 - integer_bits - left_shift);
     return max_rescaled >= (double)INT32_MAX ? INT32_MAX : (int32_t)floor(max_rescaled);
+}
+
+static int32_t fx_wrap_sub(int32_t a, int32_t b) {
+    return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+void nnd_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) {
+    if (input <= 1) {
+        *mult = INT32_MAX;
+        *right_shift = 0;
+        return;
+    }
+    int shift = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        shift++;
+    }
+    int pairs = (__builtin_clz((uint32_t)input) - 1) / 2 - 1;
+    shift -= pairs;
+    input <<= 2 * pairs;
+    const int32_t three_halves = (1 << 28) + (1 << 27), half_sqrt2 = 1518500250;
+    int32_t half_input = nnd_fx_mul_pot(input >> 1, -1);
+    int32_t x = 1 << 28; /* 1.0 */
+    for (int i = 0; i < 5; i++) {
+        int32_t x3 = nnd_fx_mul_pot(nnd_srdhm(nnd_srdhm(x, x), x), 6);
+        x = nnd_fx_mul_pot(fx_wrap_sub(nnd_srdhm(three_halves, x), nnd_srdhm(half_input, x3)), 3);
+    }
+    x = nnd_srdhm(x, half_sqrt2);
+    if (shift < 0) {
+        x = (int32_t)((uint32_t)x << -shift);
+        shift = 0;
+    }
+    *mult = x;
+    *right_shift = shift;
 }

@@ -13,12 +13,20 @@
 #include <stdint.h>
 
 /* ---- requantization --------------------------------------------------------------------- */
-/* m == q * 2^(shift - 31) with q in [2^30, 2^31); shift > 0 is a left shift. */
+/* m == q * 2^(shift - 31) with q in [2^30, 2^31), q rounded half away from zero (a q that
+ * rounds up to 2^31 is halved and the shift raised); shift > 0 is a left shift. A
+ * multiplier below 2^-32 (shift < -31) becomes q = 0, shift 0, as TensorFlow Lite's. */
 void nnd_quantize_multiplier(double m, int32_t *q, int *shift);
 int32_t nnd_srdhm(int32_t a, int32_t b);            /* SaturatingRoundingDoublingHighMul */
 int32_t nnd_rounding_shift_right(int32_t x, int e); /* RoundingDivideByPOT */
 /* x * m for a multiplier from nnd_quantize_multiplier. */
 int32_t nnd_mul_by_quantized(int32_t x, int32_t q, int shift);
+
+/* 1 / sqrt(input) for input >= 0 as a multiplier and a right shift (TFLite's
+ * GetInvSqrtQuantizedMultiplierExp): Newton-Raphson in Q3.28 on the input normalized by
+ * powers of four. Inputs 0 and 1 take the largest multiplier and no shift, as TFLite does
+ * (its older form overflowed at 1). */
+void nnd_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift);
 
 /* ---- gemmlowp fixed-point functions (raw int32 values; Qm.n = m integer bits) ---------- */
 /* SaturatingRoundingMultiplyByPOT: x * 2^e, saturating for e > 0, rounding for e < 0. */

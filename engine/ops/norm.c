@@ -228,9 +228,6 @@ static void instance_slice(const norm_job *j, size_t first, size_t step, size_t 
 static int32_t wrap_add(int32_t a, int32_t b) {
     return (int32_t)((uint32_t)a + (uint32_t)b);
 }
-static int32_t wrap_sub(int32_t a, int32_t b) {
-    return (int32_t)((uint32_t)a - (uint32_t)b);
-}
 
 /* exp of a (negative) input difference in Q0.31, or -1 when it is below diff_min and
  * counts as zero. */
@@ -270,40 +267,6 @@ static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_
     }
 }
 
-/* 1 / sqrt(input) as a multiplier and right shift (TFLite's
- * GetInvSqrtQuantizedMultiplierExp): Newton-Raphson in Q3.28 on input normalized by
- * powers of four. Inputs 0 and 1 take the largest multiplier, as later TFLite does, to
- * avoid the overflow the original has at 1. */
-static void inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) {
-    if (input <= 1) {
-        *mult = INT32_MAX;
-        *right_shift = 0;
-        return;
-    }
-    int shift = 11;
-    while (input >= (1 << 29)) {
-        input /= 4;
-        shift++;
-    }
-    int pairs = (__builtin_clz((uint32_t)input) - 1) / 2 - 1;
-    shift -= pairs;
-    input <<= 2 * pairs;
-    const int32_t three_halves = (1 << 28) + (1 << 27), half_sqrt2 = 1518500250;
-    int32_t half_input = nnd_fx_mul_pot(input >> 1, -1);
-    int32_t x = 1 << 28; /* 1.0 */
-    for (int i = 0; i < 5; i++) {
-        int32_t x3 = nnd_fx_mul_pot(nnd_srdhm(nnd_srdhm(x, x), x), 6);
-        x = nnd_fx_mul_pot(wrap_sub(nnd_srdhm(three_halves, x), nnd_srdhm(half_input, x3)), 3);
-    }
-    x = nnd_srdhm(x, half_sqrt2);
-    if (shift < 0) {
-        x = (int32_t)((uint32_t)x << -shift);
-        shift = 0;
-    }
-    *mult = x;
-    *right_shift = shift;
-}
-
 static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t n) {
     int64_t sum = 0;
     for (size_t k = 0; k < n; k++) {
@@ -312,10 +275,13 @@ static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t
     }
     int32_t mult;
     int shift;
-    inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
+    nnd_inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
     for (size_t k = 0; k < n; k++) {
         int32_t d = slice_q8(j, first, step, k) - j->zp_in;
-        int32_t r = nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
+        /* Scaling by 128 (the output's 1/128 steps): TFLite's uint8 kernel multiplies before
+         * the rounding multiply and shift, its int8 kernel folds it into the shift. */
+        int32_t r = j->qmin < 0 ? nnd_mul_by_quantized(d, mult, 7 - shift)
+                                : nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
         nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }

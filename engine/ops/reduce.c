@@ -1,9 +1,12 @@
 /* reduce.c: reductions over axes — MEAN, REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN,
  * REDUCE_ALL, REDUCE_ANY, ARGMAX, ARGMIN — and TOPK_V2. One walker visits, for every output
  * element, the input offsets it reduces; the per-type rows fold them. As in the reference,
- * 8-bit quantized MAX/MIN work on stored values and MEAN is an integer mean of stored
- * values (input and output share scale and zero point), truncated toward zero. */
+ * 8-bit quantized MAX/MIN work on stored values. 8-bit MEAN requantizes the sum of the
+ * input differences from the zero point as TensorFlow Lite's reference does: the
+ * multiplier of in_scale / out_scale, divided by the element count, rounds the mean to
+ * nearest (the Android runtime's older kernel truncated, one step apart at most). */
 #include "affine_quant.h"
+#include "fixedpoint.h"
 #include "float16.h"
 #include "kernel_errors.h"
 #include "op_def.h"
@@ -183,6 +186,9 @@ typedef struct fold_job {
     void *out;
     int32_t type;
     enum red_op op;
+    int32_t zp_in, zp_out; /* 8-bit MEAN: quantization and requantization */
+    int32_t mult;
+    int shift;
 } fold_job;
 
 static float fold_f(enum red_op op, float acc, float x) {
@@ -223,8 +229,30 @@ static void reduce_row_int(void *ctx, size_t o, size_t base, const size_t *rel, 
         if (boolean) x = x != 0;
         acc = max ? (x > acc ? x : acc) : min ? (x < acc ? x : acc) : acc + x;
     }
-    if (j->op == RED_MEAN && n) acc /= (int32_t)n;
     nnd_q8_put(j->out, o, acc);
+}
+
+/* 8-bit MEAN: (sum of (x - zp_in)) * in_scale / (n * out_scale) + zp_out. The multiplier
+ * of in_scale / out_scale takes 1/n in: shifted up by floor(log2 n) (at most 32, and no
+ * further than a right shift of 31 allows) and divided by n, truncating. The int32 sum
+ * wraps as the reference's does. */
+static void reduce_row_mean_q8(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
+    const fold_job *j = ctx;
+    int32_t qmin = nnd_q8_min(j->type);
+    uint32_t sum = 0;
+    for (size_t k = 0; k < n; k++)
+        sum += (uint32_t)nnd_q8_get(j->in, base + rel[k], qmin);
+    int32_t r = j->zp_out;
+    if (n) {
+        int up = 63 - __builtin_clzll((unsigned long long)n);
+        if (up > 32) up = 32;
+        if (up > 31 + j->shift) up = 31 + j->shift;
+        int32_t mult = (int32_t)(((int64_t)j->mult << up) / (int64_t)n);
+        int32_t diff = (int32_t)(sum - (uint32_t)j->zp_in * (uint32_t)n);
+        r = nnd_q8_offset(nnd_mul_by_quantized(diff, mult, j->shift - up), j->zp_out, qmin,
+                          nnd_q8_max(j->type));
+    }
+    nnd_q8_put(j->out, o, r);
 }
 
 /* Folds input 0 over the reduced dimensions into output 0 with row(). */
@@ -234,7 +262,13 @@ static nnd_status fold_run(nnd_op_ctx *c, const bool *reduce, reduce_row_fn row,
     reduce_plan p;
     nnd_status s = reduce_plan_make(c, in, reduce, &p);
     if (s) return s;
-    fold_job j = {in->data, c->out[0]->data, in->type, op};
+    fold_job j = {.in = in->data, .out = c->out[0]->data, .type = in->type, .op = op};
+    if (op == RED_MEAN && nnd_is_quant8(in->type)) {
+        const nnd_tensor *out = c->out[0];
+        j.zp_in = in->zero_point;
+        j.zp_out = out->zero_point;
+        nnd_quantize_multiplier((double)in->scale / (double)out->scale, &j.mult, &j.shift);
+    }
     reduce_walk(&p, row, &j);
     return NND_OK;
 }
@@ -243,8 +277,10 @@ static nnd_status reduce_run(nnd_op_ctx *c) {
     bool reduce[NND_MAX_RANK];
     nnd_status s = reduce_axes(c, reduce);
     if (s) return s;
-    return fold_run(c, reduce, nnd_is_float(c->in[0]->type) ? reduce_row_float : reduce_row_int,
-                    red_op_of(c));
+    enum red_op op = red_op_of(c);
+    bool float_type = nnd_is_float(c->in[0]->type);
+    if (op == RED_MEAN && !float_type) return fold_run(c, reduce, reduce_row_mean_q8, op);
+    return fold_run(c, reduce, float_type ? reduce_row_float : reduce_row_int, op);
 }
 
 /* ---- ARGMAX / ARGMIN ---------------------------------------------------------------- */

@@ -5,9 +5,12 @@
  * half_pixel_centers flags.
  * Source coordinates follow TFLite's reference: scale = in / out (or (in - 1) / (out - 1)
  * with align_corners), sampled at i * scale or, with half-pixel centers, at
- * (i + 0.5) * scale - 0.5. BILINEAR interpolates in float32; QUANT8 interpolates the
- * stored values and truncates, as the reference's cast does. NEAREST_NEIGHBOR copies
- * elements, so one path serves every type. */
+ * (i + 0.5) * scale - 0.5. BILINEAR interpolates in float32. 8-bit data interpolates the
+ * stored values (input and output share their quantization) as TensorFlow Lite's
+ * reference kernels do: TENSOR_QUANT8_ASYMM in float32 with 0.5 added before the
+ * truncating cast (round half up); TENSOR_QUANT8_ASYMM_SIGNED in integers, with source
+ * positions and weights in 1/1024ths and the sum of the four products rounded half away
+ * from zero. NEAREST_NEIGHBOR copies elements, so one path serves every type. */
 #include <math.h>
 
 #include "affine_quant.h"
@@ -148,10 +151,9 @@ static nnd_status bilinear_run_f32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-/* FLOAT16 and QUANT8 interpolate in float32 and convert back: FLOAT16 rounds to nearest,
- * QUANT8 truncates toward zero as the reference's cast does. QUANT8 interpolates the
- * stored values themselves, input and output sharing their quantization. (The FLOAT16
- * scale scalars are only read by shape(), so the images alone are converted.) */
+/* FLOAT16 and TENSOR_QUANT8_ASYMM interpolate in float32 and convert back: FLOAT16 rounds
+ * to nearest, QUANT8 adds 0.5 and truncates. (The FLOAT16 scale scalars are only read by
+ * shape(), so the images alone are converted.) */
 static nnd_status bilinear_run_converted(nnd_op_ctx *c) {
     const nnd_tensor *in = c->in[IN_IMAGE], *out = c->out[0];
     size_t n_in = nnd_elems(in), n_out = nnd_elems(out);
@@ -170,9 +172,76 @@ static nnd_status bilinear_run_converted(nnd_op_ctx *c) {
         if (type == NND_TENSOR_FLOAT16)
             ((nnd_half *)out->data)[i] = (nnd_half)dst[i];
         else
-            nnd_q8_put(out->data, i, nnd_f2i_clamp(dst[i], qmin, qmax));
+            nnd_q8_put(out->data, i, nnd_f2i_clamp(dst[i] + 0.5f, qmin, qmax));
     }
     return NND_OK;
+}
+
+/* ---- bilinear on signed 8-bit values, in 1/1024ths ----------------------------------- */
+
+#define FRAC_BITS 10
+
+/* Source step per output step in 1/1024ths, rounded to nearest. */
+static int32_t axis_scale_fixed(uint32_t in, uint32_t out, const resize_opts *o) {
+    if (o->align_corners && out > 1)
+        return (int32_t)((((int64_t)in - 1) * (1 << FRAC_BITS) + (out - 1) / 2) / (out - 1));
+    return (int32_t)(((int64_t)in * (1 << FRAC_BITS) + out / 2) / out);
+}
+
+typedef struct lerp_fixed {
+    uint32_t lo, hi;
+    int64_t w_hi, w_lo; /* weights in 1/1024ths; w_lo + w_hi == 1024 */
+} lerp_fixed;
+
+static lerp_fixed lerp_fixed_at(uint32_t i, int32_t scale, uint32_t in, const resize_opts *o) {
+    int64_t v = (int64_t)i * scale;
+    if (o->half_pixel) v += scale / 2 - (1 << (FRAC_BITS - 1));
+    int64_t lo = v / (1 << FRAC_BITS), hi = (v + (1 << FRAC_BITS) - 1) / (1 << FRAC_BITS);
+    lerp_fixed l;
+    l.lo = lo < 0 ? 0 : (uint32_t)lo;
+    l.hi = hi > (int64_t)in - 1 ? in - 1 : (uint32_t)hi;
+    l.w_hi = v - ((int64_t)l.lo << FRAC_BITS);
+    l.w_lo = (1 << FRAC_BITS) - l.w_hi;
+    return l;
+}
+
+static nnd_status bilinear_run_s8(nnd_op_ctx *c) {
+    resize_opts o = read_opts(c);
+    const nnd_tensor *src = c->in[IN_IMAGE];
+    nnd_tensor *dst = c->out[0];
+    nnd_image in, out;
+    nnd_image_of(src, o.nchw, &in);
+    nnd_image_of(dst, o.nchw, &out);
+    int32_t sy = axis_scale_fixed(in.h, out.h, &o), sx = axis_scale_fixed(in.w, out.w, &o);
+    const int64_t half = (int64_t)1 << (2 * FRAC_BITS - 1), unit = half * 2;
+    for (uint32_t n = 0; n < out.n; n++)
+        for (uint32_t y = 0; y < out.h; y++) {
+            lerp_fixed ly = lerp_fixed_at(y, sy, in.h, &o);
+            for (uint32_t x = 0; x < out.w; x++) {
+                lerp_fixed lx = lerp_fixed_at(x, sx, in.w, &o);
+                size_t p00 = nnd_image_at(&in, n, ly.lo, lx.lo, 0);
+                size_t p10 = nnd_image_at(&in, n, ly.hi, lx.lo, 0);
+                size_t p01 = nnd_image_at(&in, n, ly.lo, lx.hi, 0);
+                size_t p11 = nnd_image_at(&in, n, ly.hi, lx.hi, 0);
+                size_t q = nnd_image_at(&out, n, y, x, 0);
+                for (uint32_t ch = 0; ch < out.c; ch++) {
+                    size_t i = ch * in.sc;
+                    int64_t sum = nnd_q8_get(src->data, p00 + i, INT8_MIN) * ly.w_lo * lx.w_lo +
+                                  nnd_q8_get(src->data, p10 + i, INT8_MIN) * ly.w_hi * lx.w_lo +
+                                  nnd_q8_get(src->data, p01 + i, INT8_MIN) * ly.w_lo * lx.w_hi +
+                                  nnd_q8_get(src->data, p11 + i, INT8_MIN) * ly.w_hi * lx.w_hi;
+                    int64_t r = (sum + (sum > 0 ? half : -half)) / unit;
+                    nnd_q8_put(dst->data, q + ch * out.sc,
+                               nnd_clampi((int32_t)r, INT8_MIN, INT8_MAX));
+                }
+            }
+        }
+    return NND_OK;
+}
+
+static nnd_status bilinear_run_q8(nnd_op_ctx *c) {
+    return c->in[IN_IMAGE]->type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? bilinear_run_s8(c)
+                                                                   : bilinear_run_converted(c);
 }
 
 /* ---- nearest neighbor --------------------------------------------------------------- */
@@ -220,6 +289,6 @@ static nnd_status nearest_run(nnd_op_ctx *c) {
     }
 
 RESIZE_OP(nnd_op_resize_bilinear, NND_OP_RESIZE_BILINEAR, "RESIZE_BILINEAR", bilinear_run_f32,
-          bilinear_run_converted, bilinear_run_converted);
+          bilinear_run_converted, bilinear_run_q8);
 RESIZE_OP(nnd_op_resize_nearest_neighbor, NND_OP_RESIZE_NEAREST_NEIGHBOR, "RESIZE_NEAREST_NEIGHBOR",
           nearest_run, nearest_run, nearest_run);

@@ -1,13 +1,20 @@
 /* rsqrt.c: RSQRT — 1 / sqrt(x) per element, any rank.
  * - Float (HAL 1.2): in float32 (FLOAT16 through the type bridge).
- * - 8-bit quantized, unsigned and signed (NNAPI feature level 7): as the reference, the
- *   stored value is dequantized in float, the function applied in float, and the result
- *   quantized to the output's scale and zero point, rounding half away from zero and
- *   saturating (a negative or zero input gives the top of the range: NaN and +inf
- *   saturate there). The function runs as a lookup table (quant_table.h). */
+ * - 8-bit quantized (NNAPI feature level 7), as a lookup table (quant_table.h):
+ *   - signed, as TensorFlow Lite's int8 kernel: for d = q - zero point > 0, 1 / sqrt(d) as
+ *     a fixed-point multiplier and shift (nnd_inv_sqrt_multiplier) applied to 1 with 20
+ *     bits of headroom, then multiplied by 1 / (sqrt(in_scale) * out_scale) (sqrt and
+ *     product in float, the quotient in double) and shifted back; d == 0 gives the top of
+ *     the range, and so does d < 0, which TensorFlow Lite refuses at run time;
+ *   - unsigned (which TensorFlow Lite has no kernel for), as the Android runtime: the
+ *     stored value dequantized in float, the function applied in float, and the result
+ *     quantized to the output's scale and zero point, rounding half away from zero and
+ *     saturating (a negative or zero input gives the top of the range: NaN and +inf
+ *     saturate there). */
 #include <math.h>
 
 #include "affine_quant.h"
+#include "fixedpoint.h"
 #include "op_def.h"
 #include "operand.h"
 #include "quant_table.h"
@@ -35,8 +42,33 @@ static nnd_status rsqrt_f16(nnd_op_ctx *c) {
     return nnd_run_f16_as_f32(c, rsqrt_f32);
 }
 
+#define RSQRT_HEADROOM_BITS 20 /* keeps 1 / sqrt(d) an integer before the output scale */
+
+static void rsqrt_table_s8(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
+    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    int32_t out_mult;
+    int out_shift;
+    nnd_quantize_multiplier(1. / (sqrtf(in->scale) * out->scale), &out_mult, &out_shift);
+    for (int32_t q = qmin; q <= qmax; q++) {
+        int32_t d = q - in->zero_point, r = qmax;
+        if (d > 0) {
+            int32_t m;
+            int right;
+            nnd_inv_sqrt_multiplier(d, &m, &right);
+            int32_t v = nnd_mul_by_quantized(1, m, RSQRT_HEADROOM_BITS - right);
+            r = nnd_q8_offset(nnd_mul_by_quantized(v, out_mult, out_shift - RSQRT_HEADROOM_BITS),
+                              out->zero_point, qmin, qmax);
+        }
+        table[q - qmin] = (uint8_t)r;
+    }
+}
+
 static void rsqrt_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
     const nnd_tensor *in = c->in[0], *out = c->out[0];
+    if (in->type == NND_TENSOR_QUANT8_ASYMM_SIGNED) {
+        rsqrt_table_s8(c, qmin, qmax, table);
+        return;
+    }
     for (int32_t q = qmin; q <= qmax; q++) {
         float r = 1.f / sqrtf(nnd_dequantize_value(q, in->scale, in->zero_point));
         /* min before max, NaN taking the top, as the reference orders them */
