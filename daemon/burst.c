@@ -1,8 +1,6 @@
 /* burst.c: bursts and their slot caches. See burst.h. */
 #include "burst.h"
 
-#include "burst_channel.h"
-
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,7 +19,8 @@ struct nnd_burst {
     uint64_t model;
     slot *slots;
     size_t n, cap;
-    struct nnd_burst_channel *channel; /* NULL: over the socket only */
+    void *attachment; /* its channel, or NULL: over the socket only */
+    void (*close_attachment)(void *attachment);
 };
 
 static nnd_burst_stats stats;
@@ -52,13 +51,14 @@ static void drop(nnd_burst *b, slot *sl) {
     stats.slots--;
 }
 
-void nnd_burst_set_channel(nnd_burst *b, struct nnd_burst_channel *ch) {
-    b->channel = ch;
+void nnd_burst_attach(nnd_burst *b, void *attachment, void (*close)(void *attachment)) {
+    b->attachment = attachment;
+    b->close_attachment = close;
 }
 
 void nnd_burst_free(void *p) {
     nnd_burst *b = p;
-    nnd_burst_channel_close(b->channel);
+    if (b->attachment) b->close_attachment(b->attachment);
     while (b->n)
         drop(b, &b->slots[b->n - 1]);
     free(b->slots);

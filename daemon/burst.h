@@ -30,7 +30,9 @@
  *   may forget slots it is not sure were cached. nnd_burst_free() (the session's free
  *   function) drops every slot. A dropped slot's mapping lives on while an execution
  *   using it runs, then is unmapped.
- * - A burst may own a shared-memory channel (burst_channel.h), closed when it is freed.
+ * - A burst may own one attachment (its shared-memory channel, burst_channel.h), which it
+ *   closes through the function given with it when it is freed: the burst calls down into
+ *   nothing that is built on it.
  * - Loop thread only.
  */
 #ifndef NND_BURST_H
@@ -52,9 +54,8 @@ typedef struct nnd_burst nnd_burst;
 /* A burst of session s for the prepared model named `model`; NULL when out of memory. */
 nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model);
 void nnd_burst_free(void *burst);
-struct nnd_burst_channel;
-/* The burst owns ch from now on (closes it when freed). */
-void nnd_burst_set_channel(nnd_burst *b, struct nnd_burst_channel *ch);
+/* The burst owns attachment from now on: close(attachment) when the burst is freed. */
+void nnd_burst_attach(nnd_burst *b, void *attachment, void (*close)(void *attachment));
 /* The handle of the prepared model the burst runs. */
 uint64_t nnd_burst_model(const nnd_burst *b);
 

@@ -19,7 +19,7 @@
 
 #include "burst.h"
 #include "burst_chan.h"
-#include "dispatch.h"
+#include "model_obj.h"
 #include "execution.h"
 #include "log.h"
 #include "pool.h"
@@ -213,7 +213,8 @@ static nnd_status run(nnd_burst_channel *ch, const Nnd__Request *req, char *err,
     if (!x->request)
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "BurstExecute names no request");
     nnd_sched_model *m;
-    nnd_status st = nnd_dispatch_burst_model(ch->d, ch->s, ch->handle, ch->b, &m, err, errlen);
+    nnd_status st =
+        nnd_model_obj_sched(ch->d, ch->s, nnd_burst_model(ch->b), ch->handle, &m, err, errlen);
     if (st != NND_OK) return st;
     nnd_frame_in in;
     memset(&in, 0, sizeof in); /* no fds: a pool that names one is refused by the binding */
@@ -269,6 +270,11 @@ static void serve(nnd_burst_channel *ch) {
         await_next(ch);
     }
     if (req) protobuf_c_message_free_unpacked(&req->base, NULL);
+}
+
+/* The burst's close hook (burst.h): the channel goes with its burst. */
+static void close_attached(void *ch) {
+    nnd_burst_channel_close(ch);
 }
 
 static void on_bell(uv_poll_t *p, int status, int events) {
@@ -429,7 +435,7 @@ int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t
     uv_poll_start(&ch->bell, UV_READABLE, on_bell);
     link_channel(ch);
     hub.stats.channels++;
-    nnd_burst_set_channel(b, ch);
+    nnd_burst_attach(b, ch, close_attached);
     fds[0] = memfd;
     fds[1] = ch->bell_fd;
     return 0;

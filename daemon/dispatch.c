@@ -227,24 +227,6 @@ static void on_configure_burst(nnd_call *c) {
     if (r.channel) close(chan_fds[0]); /* the doorbell, chan_fds[1], stays the channel's */
 }
 
-nnd_status nnd_dispatch_burst_model(nnd_daemon *d, nnd_session *s, uint64_t burst,
-                                    const nnd_burst *b, nnd_sched_model **out, char *err,
-                                    size_t errlen) {
-    uint64_t mh = nnd_burst_model(b);
-    nnd_model_obj *o = nnd_session_find(s, mh, NND_OBJ_PREPARED);
-    if (!o)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                         "burst 0x%016llx: its prepared model 0x%016llx has been released",
-                         (unsigned long long)burst, (unsigned long long)mh);
-    if (!o->sm) {
-        nnd_status st = nnd_execution_model(d, o->prepared, NND__PRIORITY__PRIORITY_UNSPECIFIED,
-                                            nnd_model_obj_destroy, o, &o->sm, err, errlen);
-        if (st != NND_OK) return st;
-    }
-    *out = o->sm;
-    return NND_OK;
-}
-
 /* The burst a request names, or NULL after failing the call. */
 static nnd_burst *find_burst(nnd_call *c, uint64_t handle) {
     nnd_burst *b = nnd_session_find(c->s, handle, NND_OBJ_BURST);
@@ -259,7 +241,8 @@ static void on_burst_execute(nnd_call *c) {
     nnd_burst *b = find_burst(c, bh);
     if (!b) return;
     nnd_sched_model *m;
-    nnd_status st = nnd_dispatch_burst_model(c->d, c->s, bh, b, &m, c->err, sizeof c->err);
+    nnd_status st =
+        nnd_model_obj_sched(c->d, c->s, nnd_burst_model(b), bh, &m, c->err, sizeof c->err);
     if (st != NND_OK) {
         nnd_call_fail(c, st, "%s", c->err);
         return;

@@ -20,8 +20,6 @@
  *   (burst_channel.h) and sends its memfd with the reply (channel = true); when it cannot,
  *   the burst works over the socket alone (channel = false).
  * - fds the handlers do not take stay in `in` for the caller to close.
- * - nnd_dispatch_burst_model(): the scheduler's view of the model burst b (handle burst)
- *   runs, as BurstExecute finds it; INVALID_ARGUMENT once the model is released.
  */
 #ifndef NND_DISPATCH_H
 #define NND_DISPATCH_H
@@ -34,11 +32,5 @@
 #include "session.h"
 
 void nnd_dispatch(nnd_daemon *d, nnd_session *s, nnd_frame_in *in);
-
-struct nnd_burst;
-struct nnd_sched_model;
-nnd_status nnd_dispatch_burst_model(nnd_daemon *d, nnd_session *s, uint64_t burst,
-                                    const struct nnd_burst *b, struct nnd_sched_model **out,
-                                    char *err, size_t errlen);
 
 #endif

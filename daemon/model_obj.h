@@ -7,6 +7,9 @@
  *   with a scheduler view, that drops the session's reference on the view, and the last
  *   reference (queued or running executions hold theirs) frees the model through
  *   nnd_model_obj_destroy(); without one, the model is destroyed at once.
+ * - nnd_model_obj_sched(): the scheduler's view of the prepared model `handle` of session
+ *   s, made on first use; INVALID_ARGUMENT naming `whose` (a burst's handle, for the
+ *   message) once the model has been released. Loop thread only.
  */
 #ifndef NND_MODEL_OBJ_H
 #define NND_MODEL_OBJ_H
@@ -14,8 +17,10 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "daemon.h"
 #include "engine.h"
 #include "scheduler.h"
+#include "session.h"
 
 typedef struct nnd_model_obj {
     nnd_prepared *prepared; /* borrowed from ref when ref is set */
@@ -26,5 +31,7 @@ typedef struct nnd_model_obj {
 
 void nnd_model_obj_free(void *o);
 void nnd_model_obj_destroy(void *o);
+nnd_status nnd_model_obj_sched(nnd_daemon *d, nnd_session *s, uint64_t handle, uint64_t whose,
+                               nnd_sched_model **out, char *err, size_t errlen);
 
 #endif
