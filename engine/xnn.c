@@ -34,24 +34,24 @@
 
 /* ---- process-wide state ---------------------------------------------------------------- */
 
-static pthread_once_t xnn_once = PTHREAD_ONCE_INIT;
-static bool xnn_ready;
-static pthreadpool_t xnn_pool; /* NULL: one CPU, operators run on the caller */
+static pthread_once_t xnnb_once = PTHREAD_ONCE_INIT;
+static bool xnnb_ready;
+static pthreadpool_t xnnb_pool; /* NULL: one CPU, operators run on the caller */
 
-static void xnn_init(void) {
+static void xnnb_init(void) {
     if (xnn_initialize(NULL) != xnn_status_success) return;
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    if (cpus > 1) xnn_pool = pthreadpool_create((size_t)cpus);
-    xnn_ready = true;
+    if (cpus > 1) xnnb_pool = pthreadpool_create((size_t)cpus);
+    xnnb_ready = true;
 }
 
 /* ---- per-step state ---------------------------------------------------------------- */
 
-static enum xnn_status setup(xnn_step *s, const void *a, const void *b, void *y) {
-    pthreadpool_t tp = xnn_pool;
+static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y) {
+    pthreadpool_t tp = xnnb_pool;
     if (s->kind == XK_COMPOSITE) return xnn_status_success; /* its run sets up */
-    if (s->dt == XD_QS8) return xnn_qs8_setup(s, a, b, y, tp);
+    if (s->dt == XD_QS8) return xnnb_qs8_setup(s, a, b, y, tp);
     bool q8 = s->dt == XD_QU8;
     switch (s->kind) {
     case XK_CONV:
@@ -99,8 +99,8 @@ static enum xnn_status setup(xnn_step *s, const void *a, const void *b, void *y)
     return xnn_status_invalid_parameter;
 }
 
-static void xnn_release(void *state) {
-    xnn_step *s = state;
+static void xnnb_release(void *state) {
+    xnnb_step *s = state;
     if (!s) return;
     if (s->op) xnn_delete_operator(s->op);
     if (s->composite) s->composite->release(s->extra);
@@ -114,7 +114,7 @@ static void xnn_release(void *state) {
  * ending closer to a page end (caller memory can end right there) are copied to scratch
  * with room to spare. NULL when out of scratch memory. */
 #define PAGE_MIN 4096u
-const void *xnn_overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
+const void *xnnb_overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
     uintptr_t last = (uintptr_t)p + n - 1;
     if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
     void *copy = nnd_scratch(c, n + XNN_EXTRA_BYTES);
@@ -125,19 +125,19 @@ const void *xnn_overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
 /* Where the operator reads input j from: the caller's or arena memory, a constant
  * converted at claim, or (an FP16 tensor of an f16 step) its float conversion in scratch.
  * NULL when out of scratch memory. */
-static const void *operator_input(nnd_op_ctx *c, const xnn_step *s, int j, const nnd_tensor *t) {
+static const void *operator_input(nnd_op_ctx *c, const xnnb_step *s, int j, const nnd_tensor *t) {
     size_t n = s->in_elems[j];
     if (s->wide[j]) return s->wide[j];
     if (t->type != NND_TENSOR_FLOAT16)
-        return xnn_overread_safe(c, t->data, n * nnd_type_size(t->type));
+        return xnnb_overread_safe(c, t->data, n * nnd_type_size(t->type));
     float *f = nnd_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
-    if (f) xnn_f16_to_f32(t->data, f, n);
+    if (f) xnnb_f16_to_f32(t->data, f, n);
     return f;
 }
 
 /* A call the operator cannot take: the reference kernel's, unless an FP16 region gave
  * some tensor of this step float storage the reference does not read. */
-static nnd_status not_taken(nnd_op_ctx *c, const xnn_step *s) {
+static nnd_status not_taken(nnd_op_ctx *c, const xnnb_step *s) {
     for (uint32_t j = 0; s->f16 && j < c->n_in + c->n_out; j++) {
         const nnd_tensor *t = j < c->n_in ? c->in[j] : c->out[j - c->n_in];
         if (t->type == NND_TENSOR_FLOAT32)
@@ -148,13 +148,13 @@ static nnd_status not_taken(nnd_op_ctx *c, const xnn_step *s) {
     return s->reference(c);
 }
 
-static bool binary_kind(enum xnn_kind k) {
+static bool binary_kind(enum xnnb_kind k) {
     return k == XK_ADD || k == XK_MUL || k == XK_SUB;
 }
 
-static nnd_status xnn_run(nnd_op_ctx *c) {
-    xnn_step *s = c->state;
-    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnn_pool);
+static nnd_status xnnb_run(nnd_op_ctx *c) {
+    xnnb_step *s = c->state;
+    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_pool);
     bool binary = binary_kind(s->kind);
     const nnd_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
     nnd_tensor *y = c->out[0];
@@ -168,16 +168,16 @@ static nnd_status xnn_run(nnd_op_ctx *c) {
     if (!ad || (b && !bd) || !yd) return not_taken(c, s);
     pthread_mutex_lock(&s->lock);
     enum xnn_status st = setup(s, ad, bd, yd);
-    if (st == xnn_status_success) st = xnn_run_operator(s->op, xnn_pool);
+    if (st == xnn_status_success) st = xnn_run_operator(s->op, xnnb_pool);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
         return (nnd_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
-    if (narrow_out) xnn_f32_to_f16(yd, y->data, s->out_elems);
+    if (narrow_out) xnnb_f32_to_f16(yd, y->data, s->out_elems);
     return NND_OK;
 }
 
-static bool xnn_float32_operand(const void *state, bool output, uint32_t j) {
-    const xnn_step *s = state;
+static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
+    const xnnb_step *s = state;
     bool binary = binary_kind(s->kind);
     return s->f16 && (output ? j == 0 : j == 0 || (binary && j == 1));
 }
@@ -193,40 +193,40 @@ static bool eight_bit(int32_t type) {
     return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
-bool xnn_zero_point_fits(const nnd_tensor *t) {
+bool xnnb_zero_point_fits(const nnd_tensor *t) {
     int32_t lo = storage_min(t->type);
     return !eight_bit(t->type) || (t->zero_point >= lo && t->zero_point <= lo + 255);
 }
 
-bool xnn_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
-                    int32_t *qhi) {
+bool xnnb_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
+                     int32_t *qhi) {
     nnd_act_range_f32(act, lo, hi);
     int32_t q0 = storage_min(y->type);
     nnd_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
     return !eight_bit(y->type) || *qlo < *qhi;
 }
 
-typedef enum xnn_status (*family_claim)(nnd_op_ctx *, xnn_step *);
+typedef enum xnn_status (*family_claim)(nnd_op_ctx *, xnnb_step *);
 
 static family_claim family_of(int32_t code) {
     switch (code) {
     case NND_OP_CONV_2D:
-    case NND_OP_DEPTHWISE_CONV_2D: return xnn_claim_conv;
-    case NND_OP_FULLY_CONNECTED: return xnn_claim_fc;
+    case NND_OP_DEPTHWISE_CONV_2D: return xnnb_claim_conv;
+    case NND_OP_FULLY_CONNECTED: return xnnb_claim_fc;
     case NND_OP_AVERAGE_POOL_2D:
-    case NND_OP_MAX_POOL_2D: return xnn_claim_pool;
+    case NND_OP_MAX_POOL_2D: return xnnb_claim_pool;
     case NND_OP_ADD:
-    case NND_OP_MUL: return xnn_claim_binary;
+    case NND_OP_MUL: return xnnb_claim_binary;
     case NND_OP_RELU:
     case NND_OP_RELU1:
     case NND_OP_RELU6:
     case NND_OP_LOGISTIC:
     case NND_OP_TANH:
     case NND_OP_HARD_SWISH:
-    case NND_OP_ELU: return xnn_claim_unary;
-    case NND_OP_BATCH_MATMUL: return xnn_claim_batch_matmul;
+    case NND_OP_ELU: return xnnb_claim_unary;
+    case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
     case NND_OP_SUB:
-    case NND_OP_SOFTMAX: return xnn_claim_transformer;
+    case NND_OP_SOFTMAX: return xnnb_claim_transformer;
     default: return NULL;
     }
 }
@@ -234,10 +234,10 @@ static family_claim family_of(int32_t code) {
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */
 static bool claimable(const nnd_op_ctx *c, family_claim claim) {
     const nnd_tensor *x = c->in[0], *y = c->out[0];
-    bool weighted = claim == xnn_claim_conv || claim == xnn_claim_fc;
+    bool weighted = claim == xnnb_claim_conv || claim == xnnb_claim_fc;
     if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
-        nnd_elems(x) == 0 || nnd_elems(y) == 0 || !xnn_zero_point_fits(x) ||
-        !xnn_zero_point_fits(y))
+        nnd_elems(x) == 0 || nnd_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
+        !xnnb_zero_point_fits(y))
         return false;
     if (!weighted) return true;
     /* Weights and bias must be constants of the input's kind; a per-channel filter only
@@ -245,32 +245,32 @@ static bool claimable(const nnd_op_ctx *c, family_claim claim) {
     const nnd_tensor *f = c->in[1], *bias = c->in[2];
     bool filter_kind = f->type == x->type || (x->type == NND_TENSOR_QUANT8_ASYMM_SIGNED &&
                                               f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
-    return c->n_in >= 4 && f->data && bias->data && filter_kind && xnn_zero_point_fits(f) &&
+    return c->n_in >= 4 && f->data && bias->data && filter_kind && xnnb_zero_point_fits(f) &&
            bias->type == (x->type == NND_TENSOR_FLOAT32 ? NND_TENSOR_FLOAT32 : NND_TENSOR_INT32);
 }
 
 /* Creates the operator and, with a first setup on stand-in pointers (never
  * dereferenced), its indirection buffers, so that executions only re-point them. */
-static bool create(nnd_op_ctx *c, xnn_step *s, family_claim claim) {
+static bool create(nnd_op_ctx *c, xnnb_step *s, family_claim claim) {
     static const uint8_t stand_in[64];
     uint8_t stand_out[64];
     return claim(c, s) == xnn_status_success &&
            setup(s, stand_in, stand_in, stand_out) == xnn_status_success;
 }
 
-static void *xnn_claim(nnd_op_ctx *c, bool last) {
+static void *xnnb_claim(nnd_op_ctx *c, bool last) {
     family_claim claim = family_of(c->def->code);
     if (!claim || c->n_in < 1 || c->n_out != 1) return NULL;
     /* An FP16 step runs the FLOAT32 operator on its tensors widened to float. */
     bool f16 = c->in[0]->type == NND_TENSOR_FLOAT16;
     nnd_op_ctx wide_c;
-    xnn_widened w = {0};
-    if (f16 && !xnn_widen(c, &wide_c, &w)) return NULL;
+    xnnb_widened w = {0};
+    if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
     nnd_op_ctx *cc = f16 ? &wide_c : c;
-    xnn_step *s = NULL;
+    xnnb_step *s = NULL;
     if (claimable(cc, claim)) {
-        pthread_once(&xnn_once, xnn_init);
-        s = xnn_ready ? calloc(1, sizeof *s) : NULL;
+        pthread_once(&xnnb_once, xnnb_init);
+        s = xnnb_ready ? calloc(1, sizeof *s) : NULL;
     }
     if (s) {
         int32_t t = c->in[0]->type;
@@ -286,21 +286,21 @@ static void *xnn_claim(nnd_op_ctx *c, bool last) {
         s->out_elems = nnd_elems(c->out[0]);
         pthread_mutex_init(&s->lock, NULL);
         if (!s->reference || !create(cc, s, claim)) {
-            xnn_release(s);
+            xnnb_release(s);
             s = NULL;
         }
     }
     /* Constant data inputs stay converted for the runs; weights are packed already. */
     for (int j = 0; s && f16 && j < 2 && (uint32_t)j < c->n_in; j++)
-        if (xnn_float32_operand(s, false, (uint32_t)j)) s->wide[j] = w.owned[j], w.owned[j] = NULL;
-    if (f16) xnn_widened_free(&w);
+        if (xnnb_float32_operand(s, false, (uint32_t)j)) s->wide[j] = w.owned[j], w.owned[j] = NULL;
+    if (f16) xnnb_widened_free(&w);
     return s;
 }
 
 const nnd_backend nnd_backend_xnnpack = {
     .name = "xnnpack",
-    .claim = xnn_claim,
-    .run = xnn_run,
-    .release = xnn_release,
-    .float32_operand = xnn_float32_operand,
+    .claim = xnnb_claim,
+    .run = xnnb_run,
+    .release = xnnb_release,
+    .float32_operand = xnnb_float32_operand,
 };

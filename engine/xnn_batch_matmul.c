@@ -84,7 +84,7 @@ static enum xnn_status one_batch(nnd_op_ctx *c, const bmm_state *m, size_t b, ui
     if (m->adj_x)
         transpose(x, tx, m->depth, m->rows, es);
     else
-        in = xnn_overread_safe(c, x, x_slice);
+        in = xnnb_overread_safe(c, x, x_slice);
     if (!in) return xnn_status_out_of_memory;
     uint8_t *out = (uint8_t *)c->out[0]->data + b * m->rows * m->cols * es;
     if (m->packed) {
@@ -100,7 +100,7 @@ static enum xnn_status one_batch(nnd_op_ctx *c, const bmm_state *m, size_t b, ui
     return st;
 }
 
-static nnd_status bmm_run(nnd_op_ctx *c, xnn_step *s, pthreadpool_t tp) {
+static nnd_status bmm_run(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     const bmm_state *m = s->extra;
     const nnd_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
     /* The shapes were fixed at prepare; anything else goes to the reference. */
@@ -122,7 +122,7 @@ static nnd_status bmm_run(nnd_op_ctx *c, xnn_step *s, pthreadpool_t tp) {
     return NND_OK;
 }
 
-static const xnn_composite bmm_composite = {.run = bmm_run, .release = bmm_release};
+static const xnnb_composite bmm_composite = {.run = bmm_run, .release = bmm_release};
 
 /* The product's geometry from the prepared shapes; false when XNNPACK cannot take it. */
 static bool geometry(const nnd_op_ctx *c, bmm_state *m) {
@@ -149,7 +149,7 @@ static bool geometry(const nnd_op_ctx *c, bmm_state *m) {
 static bool qs8_ok(const nnd_op_ctx *c, bmm_state *m) {
     const nnd_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
     if (y->type != NND_TENSOR_QUANT8_ASYMM_SIGNED || y->zero_point != 0 ||
-        !xnn_zero_point_fits(out) || !xnn_requant_ok(x, y, out))
+        !xnnb_zero_point_fits(out) || !xnnb_requant_ok(x, y, out))
         return false;
     m->zx = (int8_t)x->zero_point, m->zo = (int8_t)out->zero_point;
     m->sx = x->scale, m->sy = y->scale, m->so = out->scale;
@@ -165,7 +165,7 @@ static bool packing_bounded(const bmm_state *m) {
     return packed / 2 <= m->batches * m->cols * m->depth * m->esize + ((size_t)1 << 20) / 2;
 }
 
-enum xnn_status xnn_claim_batch_matmul(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_batch_matmul(nnd_op_ctx *c, xnnb_step *s) {
     if (s->f16 || (s->dt != XD_F32 && s->dt != XD_QS8) || c->n_in != 4)
         return xnn_status_unsupported_parameter;
     bmm_state *m = calloc(1, sizeof *m);

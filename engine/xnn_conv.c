@@ -20,8 +20,8 @@ static bool image_dims(const nnd_tensor *t, uint32_t *n, uint32_t *h, uint32_t *
 /* Paddings (top, right, bottom, left) per the explicit values or the implicit scheme, and
  * whether XNNPACK's output size (padded span - dilated window) / stride + 1 is the
  * output's. */
-static bool window_fits(xnn_window *wd, int32_t scheme, const int32_t *explicit_tlbr, uint32_t in_h,
-                        uint32_t in_w, uint32_t out_h, uint32_t out_w) {
+static bool window_fits(xnnb_window *wd, int32_t scheme, const int32_t *explicit_tlbr,
+                        uint32_t in_h, uint32_t in_w, uint32_t out_h, uint32_t out_w) {
     int32_t t = explicit_tlbr[0], l = explicit_tlbr[1], b = explicit_tlbr[2], r = explicit_tlbr[3];
     uint32_t unused;
     if (scheme) {
@@ -39,11 +39,11 @@ static bool window_fits(xnn_window *wd, int32_t scheme, const int32_t *explicit_
  * setup, that is at prepare: shapes come from the client, so past this bound a step stays
  * on the reference kernel instead of letting one prepare allocate without limit. */
 #define XNN_MAX_INDIRECTION_BYTES (256.0 * 1024 * 1024)
-static bool indirection_fits(uint32_t n, uint32_t oh, uint32_t ow, const xnn_window *wd) {
+static bool indirection_fits(uint32_t n, uint32_t oh, uint32_t ow, const xnnb_window *wd) {
     return (double)n * oh * ow * wd->fh * wd->fw * sizeof(void *) <= XNN_MAX_INDIRECTION_BYTES;
 }
 
-enum xnn_status xnn_claim_conv(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_conv(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *x = c->in[0], *f = c->in[1], *bias = c->in[2], *y = c->out[0];
     bool dw = c->def->code == NND_OP_DEPTHWISE_CONV_2D;
     nnd_conv_params p;
@@ -52,19 +52,19 @@ enum xnn_status xnn_claim_conv(nnd_op_ctx *c, xnn_step *s) {
     if (!image_dims(x, &n, &h, &w, &in_c) || !image_dims(y, &on, &oh, &ow, &out_c) ||
         f->rank != 4 || on != n)
         return xnn_status_unsupported_parameter;
-    xnn_window wd = {.fh = f->dims[1],
-                     .fw = f->dims[2],
-                     .sh = (uint32_t)p.stride_h,
-                     .sw = (uint32_t)p.stride_w,
-                     .dh = (uint32_t)p.dil_h,
-                     .dw = (uint32_t)p.dil_w,
-                     .groups = 1,
-                     .group_in = in_c,
-                     .group_out = out_c,
-                     .depthwise = dw};
+    xnnb_window wd = {.fh = f->dims[1],
+                      .fw = f->dims[2],
+                      .sh = (uint32_t)p.stride_h,
+                      .sw = (uint32_t)p.stride_w,
+                      .dh = (uint32_t)p.dil_h,
+                      .dw = (uint32_t)p.dil_w,
+                      .groups = 1,
+                      .group_in = in_c,
+                      .group_out = out_c,
+                      .depthwise = dw};
     int32_t tlbr[4] = {p.pad_top, p.pad_left, p.pad_bottom, p.pad_right};
     if (!window_fits(&wd, p.scheme, tlbr, h, w, oh, ow) || !indirection_fits(n, oh, ow, &wd) ||
-        (s->dt != XD_F32 && !xnn_requant_ok(x, f, y)))
+        (s->dt != XD_F32 && !xnnb_requant_ok(x, f, y)))
         return xnn_status_unsupported_parameter;
     if (dw) {
         if (f->dims[3] != out_c || p.extra <= 0 || (uint64_t)p.extra * in_c != out_c)
@@ -75,11 +75,11 @@ enum xnn_status xnn_claim_conv(nnd_op_ctx *c, xnn_step *s) {
     }
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnn_act_bounds(y, p.act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
+    if (!xnnb_act_bounds(y, p.act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
     uint32_t flags = s->flags | (dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
     s->kind = XK_CONV;
     s->batch = n, s->h = h, s->w = w;
-    if (s->dt == XD_QS8) return xnn_qs8_create_conv(&wd, x, f, bias, y, qlo, qhi, s);
+    if (s->dt == XD_QS8) return xnnb_qs8_create_conv(&wd, x, f, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
         return xnn_create_convolution2d_nhwc_qu8(
             wd.pad[0], wd.pad[1], wd.pad[2], wd.pad[3], wd.fh, wd.fw, wd.sh, wd.sw, wd.dh, wd.dw,
@@ -92,20 +92,20 @@ enum xnn_status xnn_claim_conv(nnd_op_ctx *c, xnn_step *s) {
                                              bias->data, lo, hi, flags, &s->op);
 }
 
-enum xnn_status xnn_claim_fc(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_fc(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *x = c->in[0], *wt = c->in[1], *bias = c->in[2], *y = c->out[0];
     if (wt->rank != 2 || !c->in[3]->data) return xnn_status_unsupported_parameter;
     size_t units = wt->dims[0], size = wt->dims[1];
     if (!units || !size || nnd_elems(x) % size || nnd_elems(y) != nnd_elems(x) / size * units ||
-        (s->dt != XD_F32 && !xnn_requant_ok(x, wt, y)))
+        (s->dt != XD_F32 && !xnnb_requant_ok(x, wt, y)))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnn_act_bounds(y, nnd_i32(c->in[3]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, nnd_i32(c->in[3]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     s->kind = XK_FC;
     s->batch = nnd_elems(x) / size;
-    if (s->dt == XD_QS8) return xnn_qs8_create_fc(size, units, x, wt, bias, y, qlo, qhi, s);
+    if (s->dt == XD_QS8) return xnnb_qs8_create_fc(size, units, x, wt, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
         return xnn_create_fully_connected_nc_qu8(
             size, units, size, units, (uint8_t)x->zero_point, x->scale, (uint8_t)wt->zero_point,
@@ -117,7 +117,7 @@ enum xnn_status xnn_claim_fc(nnd_op_ctx *c, xnn_step *s) {
 
 /* Pool operands: 0 input, then explicit padding (left, right, top, bottom) or a scheme,
  * stride w, stride h, filter w, filter h, activation, optional NCHW flag. */
-enum xnn_status xnn_claim_pool(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_pool(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *x = c->in[0], *y = c->out[0];
     bool explicit_pad = c->n_in >= 10;
     uint32_t at = explicit_pad ? 5 : 2;
@@ -131,12 +131,12 @@ enum xnn_status xnn_claim_pool(nnd_op_ctx *c, xnn_step *s) {
     int32_t v[4];
     for (int i = 0; i < 4; i++)
         if ((v[i] = nnd_i32(c->in[at + i])) <= 0) return xnn_status_unsupported_parameter;
-    xnn_window wd = {.sw = (uint32_t)v[0],
-                     .sh = (uint32_t)v[1],
-                     .fw = (uint32_t)v[2],
-                     .fh = (uint32_t)v[3],
-                     .dh = 1,
-                     .dw = 1};
+    xnnb_window wd = {.sw = (uint32_t)v[0],
+                      .sh = (uint32_t)v[1],
+                      .fw = (uint32_t)v[2],
+                      .fh = (uint32_t)v[3],
+                      .dh = 1,
+                      .dw = 1};
     int32_t tlbr[4] = {0};
     if (explicit_pad) {
         tlbr[0] = nnd_i32(c->in[3]), tlbr[1] = nnd_i32(c->in[1]);
@@ -148,7 +148,7 @@ enum xnn_status xnn_claim_pool(nnd_op_ctx *c, xnn_step *s) {
     bool padded = wd.pad[0] | wd.pad[1] | wd.pad[2] | wd.pad[3];
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnn_act_bounds(y, nnd_i32(c->in[at + 4]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, nnd_i32(c->in[at + 4]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     s->batch = n, s->h = h, s->w = w;
     if (c->def->code == NND_OP_MAX_POOL_2D) {

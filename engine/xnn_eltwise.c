@@ -14,14 +14,14 @@ static void shape_of(const nnd_tensor *t, size_t *rank, size_t *shape) {
         shape[i] = t->dims[i];
 }
 
-enum xnn_status xnn_claim_binary(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_binary(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     if (a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS || b->rank > XNN_MAX_TENSOR_DIMS ||
-        !c->in[2]->data || !xnn_zero_point_fits(b) || !xnn_zero_point_fits(y))
+        !c->in[2]->data || !xnnb_zero_point_fits(b) || !xnnb_zero_point_fits(y))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnn_act_bounds(y, nnd_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, nnd_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     shape_of(a, &s->a_rank, s->a_shape);
     shape_of(b, &s->b_rank, s->b_shape);
@@ -46,7 +46,7 @@ enum xnn_status xnn_claim_binary(nnd_op_ctx *c, xnn_step *s) {
                : xnn_create_multiply_nd_f32(lo, hi, s->flags, &s->op);
 }
 
-enum xnn_status xnn_claim_unary(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_unary(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *x = c->in[0], *y = c->out[0];
     size_t n = nnd_elems(x);
     s->batch = n;
@@ -70,7 +70,7 @@ enum xnn_status xnn_claim_unary(nnd_op_ctx *c, xnn_step *s) {
         if (qu8)
             return xnn_create_tanh_nc_qu8(n, n, n, (uint8_t)zx, x->scale, (uint8_t)zy, y->scale, 0,
                                           255, s->flags, &s->op);
-        return xnn_claim_transformer(c, s); /* FLOAT32: a composite */
+        return xnnb_claim_transformer(c, s); /* FLOAT32: a composite */
     case NND_OP_HARD_SWISH:
         s->kind = XK_HARD_SWISH;
         if (s->dt != XD_F32) return xnn_status_unsupported_parameter;
@@ -85,7 +85,7 @@ enum xnn_status xnn_claim_unary(nnd_op_ctx *c, xnn_step *s) {
     }
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnn_act_bounds(y, act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
+    if (!xnnb_act_bounds(y, act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
     s->kind = XK_CLAMP;
     if (qs8) return xnn_create_clamp_nc_s8(n, n, n, (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);
     if (qu8) return xnn_create_clamp_nc_u8(n, n, n, (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);

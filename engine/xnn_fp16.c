@@ -50,7 +50,7 @@ static bool has_f16c(void) {
 }
 #endif
 
-void xnn_f16_to_f32(const void *in, float *out, size_t n) {
+void xnnb_f16_to_f32(const void *in, float *out, size_t n) {
     size_t i = 0;
 #ifdef XNN_F16C
     if (has_f16c()) i = f16_to_f32_f16c(in, out, n);
@@ -60,7 +60,7 @@ void xnn_f16_to_f32(const void *in, float *out, size_t n) {
         out[i] = (float)h[i];
 }
 
-void xnn_f32_to_f16(const float *in, void *out, size_t n) {
+void xnnb_f32_to_f16(const float *in, void *out, size_t n) {
     size_t i = 0;
 #ifdef XNN_F16C
     if (has_f16c()) i = f32_to_f16_f16c(in, out, n);
@@ -76,14 +76,14 @@ static int32_t wide_type(int32_t type) {
                                       : type;
 }
 
-void xnn_widened_free(xnn_widened *w) {
+void xnnb_widened_free(xnnb_widened *w) {
     for (uint32_t j = 0; w->owned && j < w->n_in; j++)
         free(w->owned[j]);
     free(w->owned), free(w->in), free(w->out), free(w->in_p), free(w->out_p);
     memset(w, 0, sizeof *w);
 }
 
-bool xnn_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnn_widened *w) {
+bool xnnb_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnnb_widened *w) {
     memset(w, 0, sizeof *w);
     w->n_in = c->n_in, w->n_out = c->n_out;
     w->in = calloc(c->n_in + 1, sizeof *w->in);
@@ -91,7 +91,7 @@ bool xnn_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnn_widened *w) {
     w->in_p = calloc(c->n_in + 1, sizeof *w->in_p);
     w->out_p = calloc(c->n_out + 1, sizeof *w->out_p);
     w->owned = calloc(c->n_in + 1, sizeof *w->owned);
-    if (!w->in || !w->out || !w->in_p || !w->out_p || !w->owned) return xnn_widened_free(w), false;
+    if (!w->in || !w->out || !w->in_p || !w->out_p || !w->owned) return xnnb_widened_free(w), false;
     for (uint32_t j = 0; j < c->n_in; j++) {
         nnd_tensor *t = &w->in[j];
         *t = *c->in[j];
@@ -102,8 +102,8 @@ bool xnn_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnn_widened *w) {
         if (!t->data) continue;
         size_t n = nnd_elems(t);
         float *f = aligned_alloc(64, (n * sizeof(float) + XNN_EXTRA_BYTES + 63) & ~(size_t)63);
-        if (!f) return xnn_widened_free(w), false;
-        xnn_f16_to_f32(t->data, f, n);
+        if (!f) return xnnb_widened_free(w), false;
+        xnnb_f16_to_f32(t->data, f, n);
         w->owned[j] = f;
         t->data = f;
         t->bytes = n * sizeof(float);

@@ -9,7 +9,7 @@ static bool requant_scale_ok(float r) {
     return r >= 0x1.0p-32f && r < 256.0f;
 }
 
-bool xnn_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y) {
+bool xnnb_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y) {
     const nnd_channel_quant *cq =
         f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL ? f->channel_quant : NULL;
     if (!cq) return requant_scale_ok(x->scale * f->scale / y->scale); /* in float, as XNNPACK */
@@ -18,9 +18,9 @@ bool xnn_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *
     return cq->n_scales > 0;
 }
 
-enum xnn_status xnn_qs8_create_conv(const xnn_window *wd, const nnd_tensor *x, const nnd_tensor *f,
-                                    const nnd_tensor *bias, const nnd_tensor *y, int32_t qlo,
-                                    int32_t qhi, xnn_step *s) {
+enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const nnd_tensor *x,
+                                     const nnd_tensor *f, const nnd_tensor *bias,
+                                     const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
     uint32_t in_c = wd->groups * wd->group_in, out_c = wd->groups * wd->group_out;
     const nnd_channel_quant *cq = f->channel_quant;
     s->per_channel = f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL;
@@ -42,9 +42,9 @@ enum xnn_status xnn_qs8_create_conv(const xnn_window *wd, const nnd_tensor *x, c
         (int8_t)qhi, flags, &s->op);
 }
 
-enum xnn_status xnn_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x,
-                                  const nnd_tensor *wt, const nnd_tensor *bias, const nnd_tensor *y,
-                                  int32_t qlo, int32_t qhi, xnn_step *s) {
+enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x,
+                                   const nnd_tensor *wt, const nnd_tensor *bias,
+                                   const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
     if (wt->type != NND_TENSOR_QUANT8_ASYMM_SIGNED || wt->zero_point != 0)
         return xnn_status_unsupported_parameter;
     return xnn_create_fully_connected_nc_qs8(
@@ -52,8 +52,8 @@ enum xnn_status xnn_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x
         (int8_t)y->zero_point, y->scale, (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);
 }
 
-enum xnn_status xnn_qs8_setup(const xnn_step *s, const void *a, const void *b, void *y,
-                              pthreadpool_t tp) {
+enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                               pthreadpool_t tp) {
     switch (s->kind) {
     case XK_CONV:
         return s->per_channel

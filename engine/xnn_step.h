@@ -1,4 +1,4 @@
-/* xnn_step: what the pieces of the XNNPACK backend (backend.h) share. xnn.c is the
+/* xnnb_step: what the pieces of the XNNPACK backend (backend.h) share. xnn.c is the
  * backend itself (process-wide state, claim dispatch, run, release); the claims of the
  * operation families live in xnn_conv.c (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and
  * the pools) and xnn_eltwise.c (ADD, MUL and the unary operations); xnn_fp16.c lets an
@@ -21,7 +21,7 @@
 
 #include "op.h"
 
-enum xnn_kind {
+enum xnnb_kind {
     XK_CONV,
     XK_FC,
     XK_AVG_POOL,
@@ -40,16 +40,16 @@ enum xnn_kind {
 };
 
 /* The computing type of a step's operator. */
-enum xnn_dtype {
+enum xnnb_dtype {
     XD_F32, /* TENSOR_FLOAT32 (and TENSOR_FLOAT16, widened) */
     XD_QU8, /* TENSOR_QUANT8_ASYMM */
     XD_QS8  /* TENSOR_QUANT8_ASYMM_SIGNED: qs8, or qc8 with a per-channel filter */
 };
 
-typedef struct xnn_step {
+typedef struct xnnb_step {
     xnn_operator_t op;
-    enum xnn_kind kind;
-    enum xnn_dtype dt;
+    enum xnnb_kind kind;
+    enum xnnb_dtype dt;
     bool per_channel; /* XD_QS8 CONV: the qc8 operator */
     bool f16;         /* a TENSOR_FLOAT16 step computed by the FLOAT32 operator */
     uint32_t flags;   /* for every create: XNN_FLAG_YIELD_WORKERS on a plan's last step */
@@ -63,81 +63,81 @@ typedef struct xnn_step {
     nnd_op_fn reference;
     pthread_mutex_t lock;
     /* XK_COMPOSITE: several operators, or work around one (xnn_transformer.h). */
-    const struct xnn_composite *composite;
+    const struct xnnb_composite *composite;
     void *extra; /* the composite's own state, freed by its release */
-} xnn_step;
+} xnnb_step;
 
-enum xnn_status xnn_claim_conv(nnd_op_ctx *c, xnn_step *s);
-enum xnn_status xnn_claim_fc(nnd_op_ctx *c, xnn_step *s);
-enum xnn_status xnn_claim_pool(nnd_op_ctx *c, xnn_step *s);
-enum xnn_status xnn_claim_binary(nnd_op_ctx *c, xnn_step *s);
-enum xnn_status xnn_claim_unary(nnd_op_ctx *c, xnn_step *s);
+enum xnn_status xnnb_claim_conv(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_fc(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_pool(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_binary(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_unary(nnd_op_ctx *c, xnnb_step *s);
 /* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX, SUB and FLOAT32 TANH
  * (xnn_transformer.c). */
-enum xnn_status xnn_claim_batch_matmul(nnd_op_ctx *c, xnn_step *s);
-enum xnn_status xnn_claim_transformer(nnd_op_ctx *c, xnn_step *s);
+enum xnn_status xnnb_claim_batch_matmul(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_transformer(nnd_op_ctx *c, xnnb_step *s);
 
 /* A step the generic run cannot express: run() does the whole call (falling back to
  * s->reference itself), release() frees s->extra. */
-typedef struct xnn_composite {
-    nnd_status (*run)(nnd_op_ctx *c, xnn_step *s, pthreadpool_t tp);
+typedef struct xnnb_composite {
+    nnd_status (*run)(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp);
     void (*release)(void *extra);
-} xnn_composite;
+} xnnb_composite;
 
 /* p itself when XNNPACK may over-read XNN_EXTRA_BYTES past its n bytes within their last
  * page, else a scratch copy with room to spare; NULL when out of scratch memory. */
-const void *xnn_overread_safe(nnd_op_ctx *c, const void *p, size_t n);
+const void *xnnb_overread_safe(nnd_op_ctx *c, const void *p, size_t n);
 
 /* Output clamp for a fused activation: float bounds, or stored-value bounds in y's 8-bit
  * range. False when the quantized range collapses (XNNPACK wants min < max). */
-bool xnn_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
-                    int32_t *qhi);
+bool xnnb_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
+                     int32_t *qhi);
 /* Whether a tensor's zero point is a value of its 8-bit storage (true for other types). */
-bool xnn_zero_point_fits(const nnd_tensor *t);
+bool xnnb_zero_point_fits(const nnd_tensor *t);
 
 /* ---- signed 8-bit operators (xnn_qs8.c) --------------------------------------------- */
 
 /* A convolution's window and grouping as XNNPACK takes them. */
-typedef struct xnn_window {
+typedef struct xnnb_window {
     uint32_t pad[4]; /* top, right, bottom, left */
     uint32_t fh, fw, sh, sw, dh, dw;
     uint32_t groups, group_in, group_out;
     bool depthwise; /* filter [1, fh, fw, out]: XNN_FLAG_DEPTHWISE_CONVOLUTION */
-} xnn_window;
+} xnnb_window;
 
 /* XNNPACK asserts (an abort in Debian's build) that a quantized convolution's or fully
  * connected layer's requantization scale, input * filter / output, is in [2^-32, 256),
  * for every channel of a per-channel filter: scales are the client's, so any other leaves
  * the step to the reference kernel. */
-bool xnn_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y);
+bool xnnb_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y);
 /* CONV_2D and DEPTHWISE_CONV_2D: qc8 for a TENSOR_QUANT8_SYMM_PER_CHANNEL filter (its
  * channels the output's), else qs8 (filter zero point 0). */
-enum xnn_status xnn_qs8_create_conv(const xnn_window *wd, const nnd_tensor *x, const nnd_tensor *f,
-                                    const nnd_tensor *bias, const nnd_tensor *y, int32_t qlo,
-                                    int32_t qhi, xnn_step *s);
-enum xnn_status xnn_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x,
-                                  const nnd_tensor *wt, const nnd_tensor *bias, const nnd_tensor *y,
-                                  int32_t qlo, int32_t qhi, xnn_step *s);
-enum xnn_status xnn_qs8_setup(const xnn_step *s, const void *a, const void *b, void *y,
-                              pthreadpool_t tp);
+enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const nnd_tensor *x,
+                                     const nnd_tensor *f, const nnd_tensor *bias,
+                                     const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
+enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x,
+                                   const nnd_tensor *wt, const nnd_tensor *bias,
+                                   const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
+enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                               pthreadpool_t tp);
 
 /* ---- FP16 steps (xnn_fp16.c) ------------------------------------------------------- */
 
 /* The step's tensors as FLOAT32: FLOAT16 and TENSOR_FLOAT16 become FLOAT32 and
  * TENSOR_FLOAT32, constants converted into buffers owned by w (freed by
- * xnn_widened_free). False when out of memory. */
-typedef struct xnn_widened {
+ * xnnb_widened_free). False when out of memory. */
+typedef struct xnnb_widened {
     nnd_tensor *in, *out;       /* copies */
     nnd_tensor **in_p, **out_p; /* pointers to them, for the context */
     float **owned;              /* one converted buffer per input, or NULL */
     uint32_t n_in, n_out;
-} xnn_widened;
-bool xnn_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnn_widened *w);
+} xnnb_widened;
+bool xnnb_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnnb_widened *w);
 /* Frees w's buffers; the ones moved into a step (set to NULL) stay. */
-void xnn_widened_free(xnn_widened *w);
+void xnnb_widened_free(xnnb_widened *w);
 
 /* Element conversions, vectorized where the CPU converts halves (F16C). */
-void xnn_f16_to_f32(const void *in, float *out, size_t n);
-void xnn_f32_to_f16(const float *in, void *out, size_t n);
+void xnnb_f16_to_f32(const void *in, float *out, size_t n);
+void xnnb_f32_to_f16(const float *in, void *out, size_t n);
 
 #endif

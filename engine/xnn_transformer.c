@@ -23,14 +23,14 @@ static void shape_of(const nnd_tensor *t, size_t *rank, size_t *shape) {
         shape[i] = t->dims[i];
 }
 
-static enum xnn_status claim_sub(nnd_op_ctx *c, xnn_step *s) {
+static enum xnn_status claim_sub(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     if (c->n_in != 3 || a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS ||
-        b->rank > XNN_MAX_TENSOR_DIMS || !c->in[2]->data || !xnn_zero_point_fits(b))
+        b->rank > XNN_MAX_TENSOR_DIMS || !c->in[2]->data || !xnnb_zero_point_fits(b))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnn_act_bounds(y, nnd_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, nnd_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     shape_of(a, &s->a_rank, s->a_shape);
     shape_of(b, &s->b_rank, s->b_shape);
@@ -46,7 +46,7 @@ static enum xnn_status claim_sub(nnd_op_ctx *c, xnn_step *s) {
     return xnn_create_subtract_nd_f32(lo, hi, s->flags, &s->op);
 }
 
-static enum xnn_status claim_softmax(nnd_op_ctx *c, xnn_step *s) {
+static enum xnn_status claim_softmax(nnd_op_ctx *c, xnnb_step *s) {
     const nnd_tensor *x = c->in[0], *y = c->out[0];
     if (x->rank < 1 || !c->in[1]->data || (c->n_in > 2 && !c->in[2]->data))
         return xnn_status_unsupported_parameter;
@@ -67,7 +67,7 @@ static enum xnn_status claim_softmax(nnd_op_ctx *c, xnn_step *s) {
 
 /* ---- FLOAT32 TANH through the sigmoid ------------------------------------------------ */
 
-static nnd_status tanh_run(nnd_op_ctx *c, xnn_step *s, pthreadpool_t tp) {
+static nnd_status tanh_run(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     const nnd_tensor *x = c->in[0];
     nnd_tensor *y = c->out[0];
     size_t n = s->in_elems[0];
@@ -76,7 +76,7 @@ static nnd_status tanh_run(nnd_op_ctx *c, xnn_step *s, pthreadpool_t tp) {
     float *yd = y->data;
     /* 2x goes where the sigmoid reads it: the output, unless XNNPACK's over-read past it
      * could leave its page (then scratch). Doubling and halving are exact. */
-    float *twice = (float *)xnn_overread_safe(c, yd, n * sizeof *yd);
+    float *twice = (float *)xnnb_overread_safe(c, yd, n * sizeof *yd);
     if (!twice) return s->reference(c);
     for (size_t i = 0; i < n; i++)
         twice[i] = xd[i] + xd[i];
@@ -95,9 +95,9 @@ static void nothing_to_release(void *extra) {
     (void)extra;
 }
 
-static const xnn_composite tanh_composite = {.run = tanh_run, .release = nothing_to_release};
+static const xnnb_composite tanh_composite = {.run = tanh_run, .release = nothing_to_release};
 
-static enum xnn_status claim_tanh_f32(xnn_step *s) {
+static enum xnn_status claim_tanh_f32(xnnb_step *s) {
     if (s->f16) return xnn_status_unsupported_parameter;
     s->kind = XK_COMPOSITE;
     s->composite = &tanh_composite;
@@ -105,7 +105,7 @@ static enum xnn_status claim_tanh_f32(xnn_step *s) {
     return xnn_create_sigmoid_nc_f32(1, 1, 1, s->flags, &s->op);
 }
 
-enum xnn_status xnn_claim_transformer(nnd_op_ctx *c, xnn_step *s) {
+enum xnn_status xnnb_claim_transformer(nnd_op_ctx *c, xnnb_step *s) {
     switch (c->def->code) {
     case NND_OP_SUB: return claim_sub(c, s);
     case NND_OP_SOFTMAX: return claim_softmax(c, s);
