@@ -1,6 +1,6 @@
 /* local: a wire model prepared and executed by the engine library in this process, for
- * the inproc row. Kept apart from kernels.c because the client library's and the engine's
- * headers both declare nnd_status_name(). */
+ * the inproc row. Kept apart from kernels.c so that no file includes both the client
+ * library's header and the engine's. */
 #ifndef NND_BENCH_LOCAL_H
 #define NND_BENCH_LOCAL_H
 

@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* libnnd's copy of the engine has its nnd_status_name renamed (client/CMakeLists.txt), as
- * libnnd's API has one of its own. */
-#define nnd_status_name nnd_engine_status_name
 #include "engine.h"
-#undef nnd_status_name
 
 /* The engine's view of an operand as the model declares it: no value, no pool. */
 static void describe(const ndk_operand *o, nnd_operand_desc *d) {

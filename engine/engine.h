@@ -259,7 +259,7 @@ size_t nnd_type_size(int32_t type);
 bool nnd_type_is_tensor(int32_t type);
 const char *nnd_type_name(int32_t type);
 const char *nnd_operation_name(int32_t type);
-const char *nnd_status_name(nnd_status s);
+const char *nnd_engine_status_name(nnd_status s);
 /* Number of operation types with at least one kernel. */
 uint32_t nnd_supported_operation_count(void);
 

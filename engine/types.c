@@ -93,7 +93,7 @@ const char *nnd_operation_name(int32_t type) {
     return def ? def->name : "UNKNOWN_OPERATION";
 }
 
-const char *nnd_status_name(nnd_status s) {
+const char *nnd_engine_status_name(nnd_status s) {
     switch (s) {
     case NND_OK: return "NONE";
     case NND_DEVICE_UNAVAILABLE: return "DEVICE_UNAVAILABLE";

@@ -25,7 +25,7 @@ static nnd_prepared *prepare(Nnd__Model *w) {
     if (!s) s = nnd_prepare(&d, &p, err, sizeof err);
     nnd_model_desc_clear(&d);
     nnd__model__free_unpacked(w, NULL);
-    if (s) fail_msg("prepare: %s: %s", nnd_status_name(s), err);
+    if (s) fail_msg("prepare: %s: %s", nnd_engine_status_name(s), err);
     return p;
 }
 

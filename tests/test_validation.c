@@ -494,7 +494,7 @@ static bool refused(const nnd_model_desc *d, const char *name, const char *messa
     bool ok = s == NND_INVALID_ARGUMENT && v == NND_INVALID_ARGUMENT && !p && strstr(err, message);
     if (!ok)
         print_error("case \"%s\": prepare %s, validate %s, message \"%s\" (want \"%s\")\n", name,
-                    nnd_status_name(s), nnd_status_name(v), err, message);
+                    nnd_engine_status_name(s), nnd_engine_status_name(v), err, message);
     nnd_prepared_free(p);
     return ok;
 }

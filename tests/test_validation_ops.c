@@ -358,7 +358,7 @@ static void test_malformed_models(void **state) {
         nnd_status s = prepare_family(cases[i].build, cases[i].bad, err, sizeof err);
         if (s != NND_INVALID_ARGUMENT || !strstr(err, cases[i].message)) {
             print_error("case \"%s\": %s, message \"%s\" (want \"%s\")\n", cases[i].name,
-                        nnd_status_name(s), err, cases[i].message);
+                        nnd_engine_status_name(s), err, cases[i].message);
             failures++;
         }
     }

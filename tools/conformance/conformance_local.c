@@ -61,7 +61,7 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
     if (ok) {
         nnd_status s = *status = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         if (s) {
-            snprintf(why, whylen, "execute: %s: %s", nnd_status_name(s), err);
+            snprintf(why, whylen, "execute: %s: %s", nnd_engine_status_name(s), err);
             ok = false;
         }
     }
@@ -81,7 +81,7 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
         outs[t->index].length = saved;
         if (s != NND_OUTPUT_INSUFFICIENT_SIZE || shapes[t->index].sufficient) {
             snprintf(why, whylen, "output %u one element short: got %s, sufficient=%d", t->index,
-                     nnd_status_name(s), shapes[t->index].sufficient);
+                     nnd_engine_status_name(s), shapes[t->index].sufficient);
             ok = false;
         } else if (shapes[t->index].rank != t->rank ||
                    memcmp(shapes[t->index].dims, t->dims, sizeof(uint32_t) * t->rank)) {
@@ -104,7 +104,7 @@ static int refused(const nnd_case *c, const char *step, nnd_status s, const char
         if (verbose) printf("PASS %s:%s: refused at %s: %s\n", c->file, c->name, step, err);
         return 0;
     }
-    printf("FAIL %s:%s: %s: %s: %s%s%s\n", c->file, c->name, step, nnd_status_name(s), err,
+    printf("FAIL %s:%s: %s: %s: %s%s%s\n", c->file, c->name, step, nnd_engine_status_name(s), err,
            *why ? ": " : "", why);
     return 1;
 }
@@ -135,7 +135,7 @@ static int run_endless(const nnd_case *c, nnd_exec *e, const nnd_prepared *p) {
         bool missed = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
         ok = nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
     }
-    if (!ok) printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, nnd_status_name(s), err);
+    if (!ok) printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, nnd_engine_status_name(s), err);
     for (uint32_t i = 0; bufs && i < n_out; i++)
         free(bufs[i]);
     free(bufs), free(ins), free(outs);
