@@ -16,9 +16,10 @@
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
+ *   contention_high_p99: see contention.h (target <= 0.5)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare).
+ * threads; prepare; contention).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "contention.h"
 #include "harness.h"
 #include "kernels.h"
 #include "memory.h"
@@ -114,13 +116,40 @@ static bool want(const char *group, const char *row) {
 
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
-    static const char *const names[] = {
-        "rtt", "rtt_burst", "rtt_same", "rtt_cross", "rtt_burst_same", "rtt_burst_cross",
-        "inproc", "conv_vs_xnnpack", "fc_vs_xnnpack", "kernels", "cache_load", "cache_vs_cold",
-        "content_vs_cold", "cache", "memory", "memfd_64m", "qos", "deadline_met", "goodput",
-        "high_p99", "mobilenet", "mnet_f32_xnn", "mnet_q8_xnn", "mnet_f16_f32", "mnet_s8_q8",
-        "mnet_s8_xnn", "threads", "high_p90_thread", "threads_vs_procs", "prepare",
-        "prep_cold_xnn", "prep_hit_xnn"};
+    static const char *const names[] = {"rtt",
+                                        "rtt_burst",
+                                        "rtt_same",
+                                        "rtt_cross",
+                                        "rtt_burst_same",
+                                        "rtt_burst_cross",
+                                        "inproc",
+                                        "conv_vs_xnnpack",
+                                        "fc_vs_xnnpack",
+                                        "kernels",
+                                        "cache_load",
+                                        "cache_vs_cold",
+                                        "content_vs_cold",
+                                        "cache",
+                                        "memory",
+                                        "memfd_64m",
+                                        "qos",
+                                        "deadline_met",
+                                        "goodput",
+                                        "high_p99",
+                                        "mobilenet",
+                                        "mnet_f32_xnn",
+                                        "mnet_q8_xnn",
+                                        "mnet_f16_f32",
+                                        "mnet_s8_q8",
+                                        "mnet_s8_xnn",
+                                        "threads",
+                                        "high_p90_thread",
+                                        "threads_vs_procs",
+                                        "prepare",
+                                        "prep_cold_xnn",
+                                        "prep_hit_xnn",
+                                        "contention",
+                                        "contention_high_p99"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -129,7 +158,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads prepare)\n");
+                            "memory qos mobilenet threads prepare contention)\n");
             return 2;
         }
     }
@@ -146,6 +175,7 @@ int main(int argc, char **argv) {
                 want("mobilenet", "mnet_f16_f32") || want("mobilenet", "mnet_s8_q8") ||
                 want("mobilenet", "mnet_s8_xnn");
     bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
+    bool contend = want("contention", "contention_high_p99");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     bench_rtt rt = {0};
@@ -160,6 +190,8 @@ int main(int argc, char **argv) {
     failed |= (prio || rates) && bench_threads_rows(&thr, prio, rates);
     bench_prepare pr = {0};
     failed |= prep && bench_prepare_rows(&pr);
+    bench_contention ct = {0};
+    failed |= contend && bench_contention_rows(&ct);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -233,6 +265,10 @@ int main(int argc, char **argv) {
         {"prepare", "prep_hit_xnn",
          "MobileNet FLOAT32 compile from its cache files / XNNPACK creating it in process",
          pr.hit_xnn.a_ns / pr.hit_xnn.b_ns, -1, true},
+        {"contention", "contention_high_p99",
+         "MobileNet p99 of the HIGH one of 4 processes (3 LOW) through the daemon / of one of 4 "
+         "on XNNPACK in process",
+         ct.nnd.p99_ns / ct.inproc.p99_ns, 0.5, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -347,6 +383,15 @@ int main(int argc, char **argv) {
                pr.hit_cold_ns / 1e6, pr.read_hash_ns / 1e6,
                pr.hit_xnn.a_ns <= bound ? "within" : "OUTSIDE", bound / 1e6);
     }
+    if (contend)
+        printf("# contention: %d processes for %.0f s each side; through the daemon HIGH p99 %.1f "
+               "ms, median %.1f ms (%llu runs), the 3 LOW %llu runs; in process p99 %.1f ms, "
+               "median %.1f ms (%llu runs), the 3 others %llu runs\n",
+               BENCH_CONTENTION_PROCS, BENCH_CONTENTION_SECONDS, ct.nnd.p99_ns / 1e6,
+               ct.nnd.median_ns / 1e6, (unsigned long long)ct.nnd.samples,
+               (unsigned long long)ct.nnd.others_done, ct.inproc.p99_ns / 1e6,
+               ct.inproc.median_ns / 1e6, (unsigned long long)ct.inproc.samples,
+               (unsigned long long)ct.inproc.others_done);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }
