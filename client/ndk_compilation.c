@@ -13,14 +13,16 @@
 #include "ndk_keys.h"
 #include "ndk_model.h"
 
-static int create(ANeuralNetworksModel *model, bool explicit_devices, uint32_t n_devices,
-                  ANeuralNetworksCompilation **out) {
+static int create(ANeuralNetworksModel *model, const ANeuralNetworksDevice *const *devices,
+                  uint32_t n_devices, ANeuralNetworksCompilation **out) {
     if (!model->finished || model->invalid) return ANEURALNETWORKS_BAD_STATE;
     ANeuralNetworksCompilation *c = calloc(1, sizeof *c);
     if (!c) return ANEURALNETWORKS_OUT_OF_MEMORY;
     c->model = model;
-    c->explicit_devices = explicit_devices;
+    c->explicit_devices = devices != NULL;
     c->n_devices = n_devices;
+    for (uint32_t i = 0; devices && i < n_devices; i++)
+        c->device_names[i] = ndk_device_name(devices[i]);
     c->preference = ANEURALNETWORKS_PREFER_FAST_SINGLE_ANSWER;
     c->priority = ANEURALNETWORKS_PRIORITY_DEFAULT;
     pthread_mutex_init(&c->lock, NULL);
@@ -32,7 +34,7 @@ int ANeuralNetworksCompilation_create(ANeuralNetworksModel *model,
                                       ANeuralNetworksCompilation **compilation) {
     if (!model || !compilation) return ANEURALNETWORKS_UNEXPECTED_NULL;
     *compilation = NULL;
-    return create(model, false, 1, compilation);
+    return create(model, NULL, 1, compilation);
 }
 
 int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
@@ -41,14 +43,14 @@ int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
                                                 ANeuralNetworksCompilation **compilation) {
     if (!model || !devices || !compilation) return ANEURALNETWORKS_UNEXPECTED_NULL;
     *compilation = NULL;
-    if (!numDevices) return ANEURALNETWORKS_BAD_DATA;
+    if (!numDevices || numDevices > NDK_MAX_DEVICES) return ANEURALNETWORKS_BAD_DATA;
     for (uint32_t i = 0; i < numDevices; i++) {
         if (!devices[i]) return ANEURALNETWORKS_UNEXPECTED_NULL;
         if (!ndk_is_device(devices[i])) return ANEURALNETWORKS_BAD_DATA;
         for (uint32_t j = i + 1; j < numDevices; j++)
             if (devices[i] == devices[j]) return ANEURALNETWORKS_BAD_DATA;
     }
-    return create(model, true, numDevices, compilation);
+    return create(model, devices, numDevices, compilation);
 }
 
 static void staging_unmap(ndk_staging *s) {
@@ -130,13 +132,16 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c) {
      * directory and token, the files live there and the daemon reads or writes them. */
     int pref = c->preference + 1, st;
     char why[256] = "";
+    /* createForDevices names its devices; create() leaves the choice to the daemon. */
+    const char *const *devices = c->explicit_devices ? c->device_names : NULL;
+    size_t n_devices = c->explicit_devices ? c->n_devices : 0;
     if (c->caching)
-        st = nnd_client_prepare_cached(c->session->client, w.model, w.fds, w.n_fds, pref,
-                                       c->priority, deadline, c->cache_dir, c->token, &c->handle,
-                                       NULL, why, sizeof why);
+        st = nnd_client_prepare_cached_on(c->session->client, devices, n_devices, w.model, w.fds,
+                                          w.n_fds, pref, c->priority, deadline, c->cache_dir,
+                                          c->token, &c->handle, NULL, why, sizeof why);
     else
-        st = nnd_client_prepare(c->session->client, w.model, w.fds, w.n_fds, pref, c->priority,
-                                deadline, &c->handle, why, sizeof why);
+        st = nnd_client_prepare_on(c->session->client, devices, n_devices, w.model, w.fds, w.n_fds,
+                                   pref, c->priority, deadline, &c->handle, why, sizeof why);
     ndk_wire_free(&w);
     if (st) ndk_debug("ANeuralNetworksCompilation_finish: %s", why);
     if (st == NND__ERROR_STATUS__INVALID_ARGUMENT && !c->explicit_devices && c->model->supported) {

@@ -1,4 +1,4 @@
-/* ndk_device.c: the shared daemon connection, the one device, result-code mapping and the
+/* ndk_device.c: the shared daemon connection, the devices, result-code mapping and the
  * extension registry: the bottom of the NDK layer, what ndk_shared.h declares. */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,15 +16,22 @@
 #define MAX_EXTENSIONS 256
 
 struct ANeuralNetworksDevice {
-    const char *name;
+    char name[64];
+    int32_t type; /* ANEURALNETWORKS_DEVICE_*: wire and NDK share the numbering */
 };
 
-static ANeuralNetworksDevice g_device = {"nnd"};
+/* The daemon's devices, asked for once per process; when it cannot be asked (not running
+ * yet, or older than GetDevices) its built-in pair, which every daemon has. */
+static ANeuralNetworksDevice g_devices[NDK_MAX_DEVICES] = {
+    {"nnd-cpu", ANEURALNETWORKS_DEVICE_CPU},
+    {"nnd-reference", ANEURALNETWORKS_DEVICE_CPU},
+};
+static uint32_t g_n_devices = 2;
+static pthread_once_t g_devices_once = PTHREAD_ONCE_INIT;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards everything below */
 static ndk_session *g_session;                             /* the current connection */
 static bool g_ever_connected;
-static int32_t g_type = -1;      /* cached GetType */
 static char g_version[128] = ""; /* cached GetVersionString; lives as long as the process */
 static char *g_ext_names[MAX_EXTENSIONS]; /* prefix p names g_ext_names[p - 1] */
 static size_t g_n_ext;
@@ -36,7 +43,11 @@ uint64_t ndk_now_ns(void) {
 }
 
 bool ndk_is_device(const ANeuralNetworksDevice *d) {
-    return d == &g_device;
+    return d >= g_devices && d < g_devices + g_n_devices;
+}
+
+const char *ndk_device_name(const ANeuralNetworksDevice *d) {
+    return d->name;
 }
 
 int ndk_status_code(int status) {
@@ -237,16 +248,41 @@ bool ndk_extension_operand_info(int32_t type, bool *is_tensor, uint32_t *byte_si
 
 /* ---- devices -------------------------------------------------------------------------- */
 
+static void load_devices(void) {
+    ndk_session *s;
+    if (ndk_session_get(&s) != ANEURALNETWORKS_NO_ERROR) return;
+    Nnd__DevicesReply *list = NULL;
+    if (nnd_client_get_devices(s->client, &list, NULL, 0) == 0 && list->n_devices > 0) {
+        uint32_t n = 0;
+        for (size_t i = 0; i < list->n_devices && n < NDK_MAX_DEVICES; i++) {
+            const Nnd__DeviceInfo *d = list->devices[i];
+            if (!d->name || !*d->name || strlen(d->name) >= sizeof g_devices[n].name) continue;
+            snprintf(g_devices[n].name, sizeof g_devices[n].name, "%s", d->name);
+            int t = (int)d->type;
+            g_devices[n].type =
+                t >= ANEURALNETWORKS_DEVICE_UNKNOWN && t <= ANEURALNETWORKS_DEVICE_ACCELERATOR
+                    ? t
+                    : ANEURALNETWORKS_DEVICE_UNKNOWN;
+            n++;
+        }
+        if (n) g_n_devices = n;
+    }
+    if (list) nnd__devices_reply__free_unpacked(list, NULL);
+    ndk_session_put(s);
+}
+
 int ANeuralNetworks_getDeviceCount(uint32_t *numDevices) {
     if (!numDevices) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    *numDevices = 1; /* the daemon; whether it answers is known only when it is used */
+    pthread_once(&g_devices_once, load_devices);
+    *numDevices = g_n_devices;
     return ANEURALNETWORKS_NO_ERROR;
 }
 
 int ANeuralNetworks_getDevice(uint32_t devIndex, ANeuralNetworksDevice **device) {
     if (!device) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (devIndex >= 1) return ANEURALNETWORKS_BAD_DATA;
-    *device = &g_device;
+    pthread_once(&g_devices_once, load_devices);
+    if (devIndex >= g_n_devices) return ANEURALNETWORKS_BAD_DATA;
+    *device = &g_devices[devIndex];
     return ANEURALNETWORKS_NO_ERROR;
 }
 
@@ -260,24 +296,7 @@ int ANeuralNetworksDevice_getName(const ANeuralNetworksDevice *device, const cha
 int ANeuralNetworksDevice_getType(const ANeuralNetworksDevice *device, int32_t *type) {
     if (!device || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
     if (!ndk_is_device(device)) return ANEURALNETWORKS_BAD_DATA;
-    pthread_mutex_lock(&g_lock);
-    int32_t cached = g_type;
-    pthread_mutex_unlock(&g_lock);
-    if (cached < 0) {
-        ndk_session *s;
-        int rc = ndk_session_get(&s);
-        if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
-        int t = 0;
-        rc = ndk_session_code(s, nnd_client_get_type(s->client, &t, NULL, 0));
-        ndk_session_put(s);
-        if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
-        if (t < ANEURALNETWORKS_DEVICE_UNKNOWN || t > ANEURALNETWORKS_DEVICE_ACCELERATOR)
-            t = ANEURALNETWORKS_DEVICE_UNKNOWN; /* wire and NDK share the numbering */
-        pthread_mutex_lock(&g_lock);
-        g_type = cached = t;
-        pthread_mutex_unlock(&g_lock);
-    }
-    *type = cached;
+    *type = device->type;
     return ANEURALNETWORKS_NO_ERROR;
 }
 

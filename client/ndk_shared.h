@@ -105,8 +105,11 @@ NDK_HIDDEN uint64_t ndk_now_ns(void);
  * failure to reach the daemon makes one (libnnd's messages name its socket), and so does
  * every call refused for a reason the caller cannot see in the result code alone. */
 NDK_HIDDEN void ndk_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* True for the one device ANeuralNetworks_getDevice hands out. */
+/* At most this many devices are listed. */
+#define NDK_MAX_DEVICES 16
+/* True for a device ANeuralNetworks_getDevice hands out; its name, as PrepareModel takes it. */
 NDK_HIDDEN bool ndk_is_device(const ANeuralNetworksDevice *d);
+NDK_HIDDEN const char *ndk_device_name(const ANeuralNetworksDevice *d);
 /* Extensions the daemon offers (name, operand types), fetched once per session. Returns
  * NO_ERROR with *out NULL when the daemon has none or cannot tell. */
 NDK_HIDDEN int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out);
@@ -212,6 +215,7 @@ struct ANeuralNetworksCompilation {
     ANeuralNetworksModel *model;
     bool explicit_devices; /* createForDevices */
     uint32_t n_devices;
+    const char *device_names[NDK_MAX_DEVICES]; /* createForDevices' devices, by name */
     int32_t preference;
     int32_t priority;
     uint64_t timeout_ns;

@@ -167,16 +167,24 @@ int nnd_client_prepare_from_cache(nnd_client *c, const uint8_t token[NND_CACHE_T
     return 0;
 }
 
-static int prepare_saving(nnd_client *c, const Nnd__Model *model, const int *pool_fds,
-                          size_t n_pool_fds, int preference, int priority, uint64_t deadline_ns,
-                          const uint8_t token[NND_CACHE_TOKEN_BYTES], int model_fd, int data_fd,
-                          uint64_t *handle, char *err, size_t errlen) {
+/* The devices a compilation may use, as PrepareModel names them. */
+typedef struct device_set {
+    const char *const *names;
+    size_t n;
+} device_set;
+
+static int prepare_saving(nnd_client *c, device_set devices, const Nnd__Model *model,
+                          const int *pool_fds, size_t n_pool_fds, int preference, int priority,
+                          uint64_t deadline_ns, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                          int model_fd, int data_fd, uint64_t *handle, char *err, size_t errlen) {
     int fds[NND_FRAME_MAX_FDS];
     if (n_pool_fds) memcpy(fds, pool_fds, n_pool_fds * sizeof *fds);
     fds[n_pool_fds] = model_fd;
     fds[n_pool_fds + 1] = data_fd;
     uint32_t mi = (uint32_t)n_pool_fds, di = (uint32_t)n_pool_fds + 1;
     Nnd__PrepareModel p = NND__PREPARE_MODEL__INIT;
+    p.n_devices = devices.n;
+    p.devices = (char **)devices.names;
     p.model = (Nnd__Model *)model;
     p.preference = (Nnd__ExecutionPreference)preference;
     p.priority = (Nnd__Priority)priority;
@@ -211,10 +219,35 @@ int nnd_cache_paths(const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_B
     return a < 0 || b < 0 || (size_t)a >= len || (size_t)b >= len ? -ENAMETOOLONG : 0;
 }
 
+/* The folded token with the device names folded in as well (none named: unchanged, so
+ * the tokens of callers that name no devices stay what they were). */
+static void fold_devices(device_set devices, uint8_t token[NND_CACHE_TOKEN_BYTES]) {
+    if (!devices.n) return;
+    fp_state s;
+    fp_init(&s);
+    static const char tag[16] = "nnd-devices-v1";
+    fp_update(&s, tag, sizeof tag);
+    fp_update(&s, token, NND_CACHE_TOKEN_BYTES);
+    for (size_t i = 0; i < devices.n; i++)
+        fp_update(&s, devices.names[i], strlen(devices.names[i]) + 1);
+    fp_final(&s, token);
+}
+
 int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int *pool_fds,
                               size_t n_pool_fds, int preference, int priority, uint64_t deadline_ns,
                               const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
                               uint64_t *handle, bool *from_cache_out, char *err, size_t errlen) {
+    return nnd_client_prepare_cached_on(c, NULL, 0, model, pool_fds, n_pool_fds, preference,
+                                        priority, deadline_ns, cache_dir, token, handle,
+                                        from_cache_out, err, errlen);
+}
+
+int nnd_client_prepare_cached_on(nnd_client *c, const char *const *device_names, size_t n_devices,
+                                 const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds,
+                                 int preference, int priority, uint64_t deadline_ns,
+                                 const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                                 uint64_t *handle, bool *from_cache_out, char *err, size_t errlen) {
+    device_set devices = {device_names, device_names ? n_devices : 0};
     *handle = 0;
     if (from_cache_out) *from_cache_out = false;
     uint32_t n_model = 0, n_data = 0;
@@ -230,6 +263,7 @@ int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int 
         nnd_cache_paths(cache_dir, token, model_path, data_path, sizeof model_path) == 0 &&
         nnd_cache_token(model, pool_fds, n_pool_fds, preference, priority, token, folded) == 0;
     if (caching) {
+        fold_devices(devices, folded);
         model_fd = open(model_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         data_fd = open(data_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         caching = model_fd >= 0 && data_fd >= 0;
@@ -237,8 +271,8 @@ int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int 
     if (!caching) {
         if (model_fd >= 0) close(model_fd);
         if (data_fd >= 0) close(data_fd);
-        return nnd_client_prepare(c, model, pool_fds, n_pool_fds, preference, priority, deadline_ns,
-                                  handle, err, errlen);
+        return nnd_client_prepare_on(c, devices.names, devices.n, model, pool_fds, n_pool_fds,
+                                     preference, priority, deadline_ns, handle, err, errlen);
     }
     struct stat ms, ds;
     bool saved =
@@ -250,8 +284,8 @@ int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int 
         if (st == 0 && from_cache_out) *from_cache_out = true;
     }
     if (st > 0 || !saved) /* any refusal: compile, and let the daemon rewrite the files */
-        st = prepare_saving(c, model, pool_fds, n_pool_fds, preference, priority, deadline_ns,
-                            folded, model_fd, data_fd, handle, err, errlen);
+        st = prepare_saving(c, devices, model, pool_fds, n_pool_fds, preference, priority,
+                            deadline_ns, folded, model_fd, data_fd, handle, err, errlen);
     close(model_fd);
     close(data_fd);
     return st;

@@ -323,10 +323,36 @@ int nnd_client_supported_operations(nnd_client *c, const Nnd__Model *model, cons
     return st;
 }
 
+int nnd_client_get_devices(nnd_client *c, Nnd__DevicesReply **devices, char *err, size_t errlen) {
+    Nnd__GetDevices call = NND__GET_DEVICES__INIT;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_GET_DEVICES;
+    req.get_devices = &call;
+    Nnd__Reply *r;
+    *devices = NULL;
+    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_DEVICES, &r, err, errlen);
+    if (st != 0) return st;
+    *devices = r->devices; /* kept; the rest of the reply goes */
+    r->devices = NULL;
+    r->result_case = NND__REPLY__RESULT__NOT_SET;
+    nnd__reply__free_unpacked(r, NULL);
+    return 0;
+}
+
 int nnd_client_prepare(nnd_client *c, const Nnd__Model *model, const int *pool_fds,
                        size_t n_pool_fds, int preference, int priority, uint64_t deadline_ns,
                        uint64_t *handle, char *err, size_t errlen) {
+    return nnd_client_prepare_on(c, NULL, 0, model, pool_fds, n_pool_fds, preference, priority,
+                                 deadline_ns, handle, err, errlen);
+}
+
+int nnd_client_prepare_on(nnd_client *c, const char *const *devices, size_t n_devices,
+                          const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds,
+                          int preference, int priority, uint64_t deadline_ns, uint64_t *handle,
+                          char *err, size_t errlen) {
     Nnd__PrepareModel call = NND__PREPARE_MODEL__INIT;
+    call.n_devices = n_devices;
+    call.devices = (char **)devices;
     call.model = (Nnd__Model *)model;
     call.preference = (Nnd__ExecutionPreference)preference;
     call.priority = (Nnd__Priority)priority;

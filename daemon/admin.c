@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "devices.h"
 #include "burst.h"
 #include "burst_channel.h"
 #include "bus.h"
@@ -107,6 +108,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddStringToObject(reply, "socket", d->socket_path);
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);
         nnd_cache_status(d->cache, d->cache_off, reply);
+        cJSON_AddItemToObject(reply, "devices", nnd_devices_json());
         cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
         cJSON_AddItemToObject(reply, "scheduler", nnd_executions_status(d));
         cJSON_AddItemToObject(reply, "quotas", nnd_quota_status(d->quota));

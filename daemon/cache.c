@@ -404,14 +404,15 @@ void nnd_cache_encoded_free(nnd_cache_encoded *x) {
 }
 
 nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cache_encoded *x,
-                                     const uint8_t *token, int model_fd, int data_fd,
-                                     nnd_cache_ref **out, char *err, size_t errlen) {
+                                     nnd_prepared *plan, const uint8_t *token, int model_fd,
+                                     int data_fd, nnd_cache_ref **out, char *err, size_t errlen) {
     *out = NULL;
     const uint8_t *key = x->key;
     nnd_cache_ref *e = nnd_cache_lookup(c, key);
     nnd_status st;
     c->n.hashed_bytes += x->model.len + x->data.len;
     if (e) {
+        nnd_prepared_free(plan); /* the entry is the same model, prepared already */
         e->refs++;
         touch(c, e);
         store_use(c, e);
@@ -419,7 +420,7 @@ nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cac
         if (token) save_client_cache(c, s, token, key, &x->model, &x->data, model_fd, data_fd);
         nnd_cache_encoded_free(x);
     } else {
-        st = nnd_cache_make_entry(c, key, &x->model, &x->data, &e, err, errlen);
+        st = nnd_cache_make_entry(c, key, &x->model, &x->data, plan, &e, err, errlen);
         if (st != NND_OK) return st;
         if (token) save_client_cache(c, s, token, key, &e->model, e->data, model_fd, data_fd);
         content_event(c, s, e, false, NULL);
@@ -438,12 +439,16 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
                              uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
                              nnd_cache_ref **out, char *err, size_t errlen) {
     *out = NULL;
-    nnd_status st = nnd_validate(m, err, errlen);
+    nnd_prepared *plan = NULL;
+    nnd_status st = nnd_plan(m, &plan, err, errlen);
     if (st != NND_OK) return st;
     nnd_cache_encoded x;
     st = nnd_cache_encode(c, m, preference, &x, err, errlen);
-    if (st != NND_OK) return st;
-    return nnd_cache_prepare_encoded(c, s, &x, token, model_fd, data_fd, out, err, errlen);
+    if (st != NND_OK) {
+        nnd_prepared_free(plan);
+        return st;
+    }
+    return nnd_cache_prepare_encoded(c, s, &x, plan, token, model_fd, data_fd, out, err, errlen);
 }
 
 /* ---- load ------------------------------------------------------------------------------ */

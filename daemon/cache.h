@@ -90,11 +90,12 @@ bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m
 nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m,
                              uint32_t preference, const uint8_t *token, int model_fd, int data_fd,
                              nnd_cache_ref **out, char *err, size_t errlen);
-/* nnd_cache_prepare() in two steps, so that the copy and the hash (linear in the model's
- * bytes) can run off the loop: nnd_cache_encode() on any thread (it reads only the model
- * and c's build id; m validated already), then nnd_cache_prepare_encoded() on the loop,
- * which takes x's buffers whatever happens. nnd_cache_encoded_free() frees an x that
- * was not passed on. */
+/* nnd_cache_prepare() in steps, so that the copy and the hash (linear in the model's bytes)
+ * can run off the loop: nnd_plan() validates m and plans it (engine.h), nnd_cache_encode()
+ * runs on any thread (it reads only the model and c's build id), then
+ * nnd_cache_prepare_encoded() on the loop takes x's buffers and the plan whatever happens:
+ * a hit frees the plan, a miss finishes it on the daemon's own copy, so a model is
+ * validated and planned once. nnd_cache_encoded_free() frees an x that was not passed on. */
 typedef struct nnd_cache_encoded {
     nnd_buf model, data;
     uint8_t key[NND_HASH_LEN];
@@ -103,8 +104,8 @@ nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_
                             nnd_cache_encoded *out, char *err, size_t errlen);
 void nnd_cache_encoded_free(nnd_cache_encoded *x);
 nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cache_encoded *x,
-                                     const uint8_t *token, int model_fd, int data_fd,
-                                     nnd_cache_ref **out, char *err, size_t errlen);
+                                     nnd_prepared *plan, const uint8_t *token, int model_fd,
+                                     int data_fd, nnd_cache_ref **out, char *err, size_t errlen);
 nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
                                         const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
                                         int data_fd, nnd_cache_ref **out, char *err, size_t errlen);

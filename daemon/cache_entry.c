@@ -12,13 +12,16 @@ void nnd_cache_entry_free(nnd_cache_ref *e) {
 }
 
 /* Decodes and prepares model and *heap into a new entry (one reference, no key or model
- * bytes yet: entry_finish). On success the prepared model owns heap; on failure model and
- * heap stay the caller's. */
+ * bytes yet: entry_finish), finishing plan (the same model planned from the client's
+ * description: engine.h, nnd_plan) when there is one, else planning afresh. On success the
+ * prepared model owns heap; on failure model and heap stay the caller's. plan is consumed. */
 static nnd_status decode_prepare(nnd_cache *c, const nnd_buf *model, nnd_buf *heap,
-                                 nnd_cache_ref **out, char *err, size_t errlen) {
+                                 nnd_prepared *plan, nnd_cache_ref **out, char *err,
+                                 size_t errlen) {
     *out = NULL;
     nnd_cache_ref *e = calloc(1, sizeof *e);
     if (!e) {
+        nnd_prepared_free(plan);
         nnd_errf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }
@@ -31,8 +34,11 @@ static nnd_status decode_prepare(nnd_cache *c, const nnd_buf *model, nnd_buf *he
     if (st == NND_OK) {
         sm.pool.release = nnd_buf_release; /* on success the prepared model owns the bytes */
         sm.pool.ctx = heap;
-        st = nnd_prepare(&sm.desc, &e->prepared, err, errlen);
+        st = plan ? nnd_prepare_planned(plan, &sm.desc, &e->prepared, err, errlen)
+                  : nnd_prepare(&sm.desc, &e->prepared, err, errlen);
+        plan = NULL;
     }
+    nnd_prepared_free(plan); /* not reached: the bytes were refused */
     e->preference = sm.preference;
     nnd_ser_model_clear(&sm); /* the prepared model keeps its own copy of the plan */
     if (st != NND_OK) {
@@ -55,16 +61,18 @@ static void entry_finish(nnd_cache_ref *e, const uint8_t key[NND_HASH_LEN], nnd_
 }
 
 nnd_status nnd_cache_make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
-                                nnd_buf *data, nnd_cache_ref **out, char *err, size_t errlen) {
+                                nnd_buf *data, nnd_prepared *plan, nnd_cache_ref **out, char *err,
+                                size_t errlen) {
     *out = NULL;
     nnd_buf *heap = nnd_buf_detach(data);
     if (!heap) {
+        nnd_prepared_free(plan);
         nnd_buf_free(data);
         nnd_buf_free(model);
         nnd_errf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }
-    nnd_status st = decode_prepare(c, model, heap, out, err, errlen);
+    nnd_status st = decode_prepare(c, model, heap, plan, out, err, errlen);
     if (st != NND_OK) {
         nnd_buf_release(heap);
         nnd_buf_free(model);
@@ -94,7 +102,7 @@ int nnd_cache_prepare_while_hashing(nnd_cache *c, nnd_buf bufs[2], uint8_t key[N
         nnd_errf(why, whylen, "out of memory hashing the cache files");
         return -1;
     }
-    *made = decode_prepare(c, &bufs[0], heap, out, why, whylen);
+    *made = decode_prepare(c, &bufs[0], heap, NULL, out, why, whylen);
     uint8_t digest[2][NND_HASH_LEN];
     int rc = nnd_hash_join(t, digest); /* the bytes outlive the hash: freed only below */
     if (rc == 0) nnd_hash_combine(digest[0], digest[1], key);

@@ -67,8 +67,9 @@ struct nnd_cache {
 nnd_cache_ref *nnd_cache_lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]);
 
 /* cache_entry.c: entries made from serialized bytes (the model cache and the data cache).
- * nnd_cache_make_entry() decodes (as hostile input) and prepares; it takes *model and *data
- * whatever happens, and returns an unlisted entry with one reference.
+ * nnd_cache_make_entry() decodes (as hostile input) and prepares, finishing plan (the
+ * model's plan from its validation, engine.h nnd_plan) when not NULL; it takes *model,
+ * *data and plan whatever happens, and returns an unlisted entry with one reference.
  * nnd_cache_prepare_while_hashing() does the same for bytes read from client cache files
  * while another thread hashes them (this engine cannot take packed weights back, so a load
  * prepares anyway, and the two overlap): the digest lands in key, for the caller to decide
@@ -76,7 +77,8 @@ nnd_cache_ref *nnd_cache_lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]);
  * why not; -1 (why set, nothing made) when the hash could not run. It takes bufs.
  * nnd_cache_entry_free() frees an entry, listed no more and without references. */
 nnd_status nnd_cache_make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
-                                nnd_buf *data, nnd_cache_ref **out, char *err, size_t errlen);
+                                nnd_buf *data, nnd_prepared *plan, nnd_cache_ref **out, char *err,
+                                size_t errlen);
 int nnd_cache_prepare_while_hashing(nnd_cache *c, nnd_buf bufs[2], uint8_t key[NND_HASH_LEN],
                                     nnd_cache_ref **out, nnd_status *made, char *why,
                                     size_t whylen);

@@ -285,3 +285,64 @@ nnd_status nnd_request_from_proto(const Nnd__ExecutionRequest *r, const nnd_prep
     }
     return NND_OK;
 }
+
+/* ---- a description that outlives its message ------------------------------------------ */
+
+/* Where nnd_model_desc_own() copies to: measuring only while base is NULL. */
+typedef struct own_block {
+    uint8_t *base;
+    size_t at;
+} own_block;
+
+static const void *keep(own_block *b, const void *src, size_t n) {
+    if (!src || !n) return src;
+    size_t at = b->at;
+    b->at += (n + 7) & ~(size_t)7; /* every piece 8-aligned: scales are floats */
+    if (!b->base) return src;
+    memcpy(b->base + at, src, n);
+    return b->base + at;
+}
+
+static void own_graph(own_block *b, nnd_operand_desc *operands, uint32_t n_operands,
+                      nnd_operation_desc *operations, uint32_t n_operations,
+                      const uint32_t **inputs, uint32_t n_inputs, const uint32_t **outputs,
+                      uint32_t n_outputs) {
+    for (uint32_t i = 0; i < n_operands; i++) {
+        nnd_operand_desc *o = &operands[i];
+        o->channel_quant.scales =
+            keep(b, o->channel_quant.scales, sizeof(float) * o->channel_quant.n_scales);
+        o->extension_data = keep(b, o->extension_data, o->extension_len);
+    }
+    for (uint32_t k = 0; k < n_operations; k++) {
+        nnd_operation_desc *op = &operations[k];
+        op->inputs = keep(b, op->inputs, sizeof(uint32_t) * op->n_inputs);
+        op->outputs = keep(b, op->outputs, sizeof(uint32_t) * op->n_outputs);
+    }
+    *inputs = keep(b, *inputs, sizeof(uint32_t) * n_inputs);
+    *outputs = keep(b, *outputs, sizeof(uint32_t) * n_outputs);
+}
+
+/* One pass over everything d borrows: measures while b->base is NULL, else copies. */
+static void own_model(own_block *b, nnd_model_desc *d) {
+    own_graph(b, (nnd_operand_desc *)d->operands, d->n_operands,
+              (nnd_operation_desc *)d->operations, d->n_operations, &d->inputs, d->n_inputs,
+              &d->outputs, d->n_outputs);
+    for (uint32_t r = 0; r < d->n_referenced; r++) {
+        nnd_subgraph_desc *g = (nnd_subgraph_desc *)&d->referenced[r];
+        own_graph(b, (nnd_operand_desc *)g->operands, g->n_operands,
+                  (nnd_operation_desc *)g->operations, g->n_operations, &g->inputs, g->n_inputs,
+                  &g->outputs, g->n_outputs);
+    }
+    d->operand_values = keep(b, d->operand_values, d->operand_values_len);
+}
+
+void *nnd_model_desc_own(nnd_model_desc *d, size_t max_bytes) {
+    own_block b = {0};
+    own_model(&b, d);
+    if (b.at > max_bytes) return NULL;
+    b.base = malloc(b.at ? b.at : 1);
+    if (!b.base) return NULL;
+    b.at = 0;
+    own_model(&b, d);
+    return b.base;
+}

@@ -1,7 +1,8 @@
 /* convert: wire messages to engine descriptions, checking what the wire allows but the
  * engine's fixed-size structures do not (ranks, counts, offsets against pools).
  * - nnd_model_from_proto(): the description borrows from the message and the pool
- *   views; both must outlive it. nnd_model_desc_clear() frees what it allocated.
+ *   views; both must outlive it (or nnd_model_desc_own() copies what it borrows from the
+ *   message). nnd_model_desc_clear() frees what it allocated.
  * - nnd_request_from_proto(): binds each argument to memory inside its mapped pool,
  *   refusing any location that runs past the pool (INVALID_ARGUMENT naming it). */
 #ifndef NND_CONVERT_H
@@ -25,6 +26,12 @@ nnd_status nnd_model_from_proto_ext(const Nnd__Model *m, nnd_memory_view *pool_v
 /* Whether the model names extensions or uses OEM_OPERATION or the OEM types. */
 bool nnd_model_uses_extensions(const Nnd__Model *m);
 void nnd_model_desc_clear(nnd_model_desc *d);
+/* Copies into one block everything d borrows from its message (the operand lists of
+ * operations and graphs, channel scales, extension data, operand values) and points d at
+ * the copies, so that d outlives the message (not the pool views). Returns the block, to
+ * free after nnd_model_desc_clear(d), or NULL, d unchanged, when it would be over
+ * max_bytes or memory is short. */
+void *nnd_model_desc_own(nnd_model_desc *d, size_t max_bytes);
 
 nnd_status nnd_request_from_proto(const Nnd__ExecutionRequest *r, const nnd_prepared *p,
                                   const nnd_memory_view *pools, size_t n_pools, nnd_io *inputs,

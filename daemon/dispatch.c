@@ -12,12 +12,14 @@
 #include "burst.h"
 #include "burst_channel.h"
 #include "call.h"
+#include "devices.h"
 #include "execution.h"
 #include "extension.h"
 #include "extensions.h"
 #include "fenced.h"
 #include "log.h"
 #include "pool.h"
+#include "model_obj.h"
 #include "prepare.h"
 #include "quota.h"
 
@@ -79,6 +81,28 @@ static void on_get_type(nnd_call *c) {
     r.type = NND__DEVICE_TYPE__DEVICE_CPU;
     c->reply.result_case = NND__REPLY__RESULT_TYPE;
     c->reply.type = &r;
+    nnd_call_reply(c);
+}
+
+static void on_get_devices(nnd_call *c) {
+    size_t n;
+    const nnd_device *dev = nnd_devices(&n);
+    Nnd__DeviceInfo info[NND_MAX_DEVICES], *infop[NND_MAX_DEVICES];
+    for (size_t i = 0; i < n && i < NND_MAX_DEVICES; i++) {
+        nnd__device_info__init(&info[i]);
+        info[i].name = (char *)dev[i].name;
+        info[i].type = NND__DEVICE_TYPE__DEVICE_CPU;
+        info[i].version = (char *)("nnd " NND_VERSION);
+        info[i].feature_level = NND_DEVICE_FEATURE_LEVEL;
+        info[i].reference_only = dev[i].reference_only;
+        info[i].exec_time = dev[i].exec_time;
+        infop[i] = &info[i];
+    }
+    Nnd__DevicesReply r = NND__DEVICES_REPLY__INIT;
+    r.n_devices = n < NND_MAX_DEVICES ? n : NND_MAX_DEVICES;
+    r.devices = infop;
+    c->reply.result_case = NND__REPLY__RESULT_DEVICES;
+    c->reply.devices = &r;
     nnd_call_reply(c);
 }
 
@@ -401,6 +425,7 @@ static handler handler_for(Nnd__Request__CallCase cc) {
     case NND__REQUEST__CALL_GET_CAPABILITIES: return on_get_capabilities;
     case NND__REQUEST__CALL_GET_VERSION_STRING: return on_get_version_string;
     case NND__REQUEST__CALL_GET_TYPE: return on_get_type;
+    case NND__REQUEST__CALL_GET_DEVICES: return on_get_devices;
     case NND__REQUEST__CALL_GET_SUPPORTED_EXTENSIONS: return on_get_supported_extensions;
     case NND__REQUEST__CALL_GET_NUMBER_OF_CACHE_FILES_NEEDED:
         return on_get_number_of_cache_files_needed;

@@ -2,7 +2,8 @@
  *
  * Contract:
  * - One handler per call of Request.call; every reply echoes Request.id. A request
- *   with no call is INVALID_ARGUMENT; calls not built yet answer GENERAL_FAILURE
+ *   with no call is INVALID_ARGUMENT. Every call of the schema has a handler; a call case
+ *   the table lacks (a schema ahead of it) would answer GENERAL_FAILURE
  *   "<Call>: not implemented yet".
  * - Statuses go out as reply.h maps them.
  * - GetSupportedOperations, PrepareModel and PrepareModelFromCache are prepare.h's.

@@ -9,6 +9,7 @@
 #include "bind.h"
 #include "burst.h"
 #include "bus.h"
+#include "devices.h"
 #include "log.h"
 #include "pool.h"
 #include "reply.h"
@@ -287,8 +288,11 @@ static void job_complete(nnd_executions *q, nnd_execution *x, nnd_status st, con
     if (j->refused) {
         event_rejected(q, x, st, j->refused, "dispatch");
     } else {
+        const nnd_device *device = nnd_device_of(j->model->prepared);
+        nnd_device_count_execution(device);
         cJSON *ev = nnd_bus_event(q->d->bus, "executed");
         if (ev) {
+            cJSON_AddStringToObject(ev, "device", device->name);
             nnd_json_add_client(ev, x->client, x->pid, x->uid);
             nnd_json_add_handle(ev, "handle", x->model_handle);
             cJSON_AddStringToObject(ev, "status", nnd_status_wire_name(st));

@@ -11,7 +11,7 @@
  *                        connected, is this file (the entry goes through realpath() at
  *                        load, so a symlinked path matches its target)
  *     name or number     an app: a client running as this user (passwd name or uid, from
- *                        SO_PEERCRED). DESIGN.md: an app is a uid.
+ *                        SO_PEERCRED). docs/design.md: an app is a uid.
  *   Hello's client name is never used: the client chooses it.
  * - No allowlist file (the default): nobody may use extensions. A file that cannot be read,
  *   or that everyone may write, is an error at start and leaves nobody allowed on reload.

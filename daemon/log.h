@@ -24,6 +24,7 @@ typedef enum nnd_log_level {
 /* Parses "error", "warn", "info" or "debug"; returns 0, or -1 for anything else. */
 int nnd_log_parse_level(const char *s, nnd_log_level *out);
 void nnd_log_set_level(nnd_log_level level);
+/* Whether lines at level are written (to skip building what would be dropped). */
 int nnd_log_enabled(nnd_log_level level);
 void nnd_log(nnd_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line about one client, at level (warn or info), rate-limited as above. */

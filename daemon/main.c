@@ -33,36 +33,37 @@
 #include "server.h"
 
 static void usage(FILE *f, const char *extensions_dir) {
-    fprintf(f,
-            "usage: nnd [options]\n"
-            "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
-            "                      or /run/nnd/nnd.sock)\n"
-            "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
-            "  --log-level LEVEL   error, warn, info (default) or debug\n"
-            "  --cache-max-bytes N content cache cap, in bytes or with K, M, G (default 256M;\n"
-            "                      0 turns the content cache off)\n"
-            "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
-            "                      build's, " NND_DRIVER_BUILD_ID ")\n"
-            "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
-            "                      %s)\n"
-            "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
-            "                      user a line (default: nobody)\n"
-            "  --workers N         executions run at once (default 1: one at a time, for\n"
-            "                      predictable latency)\n"
-            "  --preempt MODE      preempted executions resume (default) or restart\n"
-            "  --app-queue N       queued executions per app (uid) (default 64)\n"
-            "  --app-memory N      execution memory per app, queued and running, bytes or\n"
-            "                      with K, M, G (default 1G)\n"
-            "  --device-memory N   most memory one execution may need (default 4G)\n"
-            "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 0)\n"
-            "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
-            "                      the options above with '_' for '-' (they win over the file)\n"
-            "                      and quota.app.* and quota.connection.* (see README)\n"
-            "  --version           print the version and exit\n"
-            "  --help              print this and exit\n"
-            "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
-            "given; --socket then only names it.\n",
-            extensions_dir);
+    fprintf(
+        f,
+        "usage: nnd [options]\n"
+        "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
+        "                      or /run/nnd/nnd.sock)\n"
+        "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
+        "  --log-level LEVEL   error, warn, info (default) or debug\n"
+        "  --cache-max-bytes N content cache cap, in bytes or with K, M, G (default 256M;\n"
+        "                      0 turns the content cache off)\n"
+        "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
+        "                      build's, " NND_DRIVER_BUILD_ID ")\n"
+        "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
+        "                      %s)\n"
+        "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
+        "                      user a line (default: nobody)\n"
+        "  --workers N         executions run at once (default 1: one at a time, for\n"
+        "                      predictable latency)\n"
+        "  --preempt MODE      preempted executions resume (default) or restart\n"
+        "  --app-queue N       queued executions per app (uid) (default 64)\n"
+        "  --app-memory N      execution memory per app, queued and running, bytes or\n"
+        "                      with K, M, G (default 1G)\n"
+        "  --device-memory N   most memory one execution may need (default 4G)\n"
+        "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 0)\n"
+        "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
+        "                      the options above with '_' for '-' (they win over the file)\n"
+        "                      and quota.app.* and quota.connection.* (see docs/configuration.md)\n"
+        "  --version           print the version and exit\n"
+        "  --help              print this and exit\n"
+        "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
+        "given; --socket then only names it.\n",
+        extensions_dir);
 }
 
 /* The plugins' default home: lib/nnd/extensions (NND_EXTENSIONS_FROM_BIN) beside the bin
@@ -163,38 +164,46 @@ static void close_any(uv_handle_t *h, void *arg) {
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
-int main(int argc, char **argv) {
-    /* Every option but config, version and help is a config key (config.h). */
-    enum { OPT_SETTING = 1000, OPT_CONFIG };
-    static const struct option opts[] = {
-        {"socket", required_argument, NULL, OPT_SETTING},
-        {"state-dir", required_argument, NULL, OPT_SETTING},
-        {"log-level", required_argument, NULL, OPT_SETTING},
-        {"cache-max-bytes", required_argument, NULL, OPT_SETTING},
-        {"driver-build-id", required_argument, NULL, OPT_SETTING},
-        {"extensions-dir", required_argument, NULL, OPT_SETTING},
-        {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
-        {"workers", required_argument, NULL, OPT_SETTING},
-        {"preempt", required_argument, NULL, OPT_SETTING},
-        {"app-queue", required_argument, NULL, OPT_SETTING},
-        {"app-memory", required_argument, NULL, OPT_SETTING},
-        {"device-memory", required_argument, NULL, OPT_SETTING},
-        {"worker-nice", required_argument, NULL, OPT_SETTING},
-        {"config", required_argument, NULL, OPT_CONFIG},
-        {"version", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    static char socket_buf[4096], state_buf[4096], extensions_buf[4096];
-    static nnd_config cfg;
+/* Every option but config, version and help is a config key (config.h). */
+enum { OPT_SETTING = 1000, OPT_CONFIG };
+static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SETTING},
+                                     {"state-dir", required_argument, NULL, OPT_SETTING},
+                                     {"log-level", required_argument, NULL, OPT_SETTING},
+                                     {"cache-max-bytes", required_argument, NULL, OPT_SETTING},
+                                     {"driver-build-id", required_argument, NULL, OPT_SETTING},
+                                     {"extensions-dir", required_argument, NULL, OPT_SETTING},
+                                     {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
+                                     {"workers", required_argument, NULL, OPT_SETTING},
+                                     {"preempt", required_argument, NULL, OPT_SETTING},
+                                     {"app-queue", required_argument, NULL, OPT_SETTING},
+                                     {"app-memory", required_argument, NULL, OPT_SETTING},
+                                     {"device-memory", required_argument, NULL, OPT_SETTING},
+                                     {"worker-nice", required_argument, NULL, OPT_SETTING},
+                                     {"config", required_argument, NULL, OPT_CONFIG},
+                                     {"version", no_argument, NULL, 'V'},
+                                     {"help", no_argument, NULL, 'h'},
+                                     {NULL, 0, NULL, 0}};
+
+/* Where the daemon serves: the socket (systemd's when activated) and the state directory. */
+typedef struct serve_paths {
+    int listen_fd; /* systemd's listening socket, or -1 */
+    const char *socket_path, *state_dir;
+} serve_paths;
+
+static char socket_buf[4096], state_buf[4096], extensions_buf[4096];
+static char activated_path[sizeof socket_buf];
+
+/* Reads the command line and the config file it names into cfg; the command line wins.
+ * Returns -1 to go on, or the exit status (0 after --help or --version, 2 for a mistake). */
+static int parse(int argc, char **argv, nnd_config *cfg, const char **config_path) {
     const char *extensions_dir = default_extensions_dir(extensions_buf, sizeof extensions_buf);
-    nnd_config_default(&cfg, extensions_dir);
-    const char *config_path = NULL;
+    nnd_config_default(cfg, extensions_dir);
     int o, at;
     /* First pass: the file, --help, --version and mistakes; settings come second. */
     while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
         switch (o) {
         case OPT_SETTING: break;
-        case OPT_CONFIG: config_path = optarg; break;
+        case OPT_CONFIG: *config_path = optarg; break;
         case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
         case 'h': usage(stdout, extensions_dir); return 0;
         default: usage(stderr, extensions_dir); return 2;
@@ -206,11 +215,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[512];
-    if (config_path && nnd_config_load(&cfg, config_path, err, sizeof err) < 0) {
+    if (*config_path && nnd_config_load(cfg, *config_path, err, sizeof err) < 0) {
         fprintf(stderr, "nnd: %s\n", err);
         return 2;
     }
-    /* The command line wins over the file: its settings go on top. */
     optind = 0; /* glibc: start over */
     while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
         if (o != OPT_SETTING) continue;
@@ -218,31 +226,42 @@ int main(int argc, char **argv) {
         snprintf(key, sizeof key, "%s", opts[at].name);
         for (char *p = key; *p; p++)
             if (*p == '-') *p = '_';
-        if (nnd_config_set(&cfg, key, optarg, err, sizeof err) < 0) {
+        if (nnd_config_set(cfg, key, optarg, err, sizeof err) < 0) {
             fprintf(stderr, "nnd: --%s: %s\n", opts[at].name, err);
             return 2;
         }
     }
-    const char *socket_path = cfg.socket_path, *state_dir = cfg.state_dir;
-    nnd_log_set_level(cfg.log_level);
-    static char activated_path[sizeof socket_buf];
-    int listen_fd = nnd_activation_socket(activated_path, sizeof activated_path, err, sizeof err);
-    if (listen_fd == -2) {
+    return -1;
+}
+
+/* The socket (systemd's, the configured one or the default) and the state directory.
+ * Returns 0, or the exit status. */
+static int resolve_paths(const nnd_config *cfg, serve_paths *p) {
+    char err[512];
+    p->socket_path = cfg->socket_path;
+    p->state_dir = cfg->state_dir;
+    p->listen_fd = nnd_activation_socket(activated_path, sizeof activated_path, err, sizeof err);
+    if (p->listen_fd == -2) {
         nnd_log_error("%s", err);
         return 1;
     }
-    if (listen_fd >= 0) {
-        if (socket_path && strcmp(socket_path, activated_path))
-            nnd_log_warn("serving systemd's socket %s, not %s", activated_path, socket_path);
-        socket_path = activated_path;
+    if (p->listen_fd >= 0) {
+        if (p->socket_path && strcmp(p->socket_path, activated_path))
+            nnd_log_warn("serving systemd's socket %s, not %s", activated_path, p->socket_path);
+        p->socket_path = activated_path;
     }
-    if (!socket_path) socket_path = nnd_default_socket_path(socket_buf, sizeof socket_buf);
-    if (!state_dir) state_dir = nnd_default_state_dir(state_buf, sizeof state_buf);
-    if (!socket_path || !state_dir) {
+    if (!p->socket_path) p->socket_path = nnd_default_socket_path(socket_buf, sizeof socket_buf);
+    if (!p->state_dir) p->state_dir = nnd_default_state_dir(state_buf, sizeof state_buf);
+    if (!p->socket_path || !p->state_dir) {
         nnd_log_error("default socket or state path too long");
         return 1;
     }
+    return 0;
+}
 
+/* The process's settings (signals, allocator, descriptors), the directories it needs and
+ * their trust, and the SIGBUS guard. Returns 0, or the exit status. */
+static int configure(const nnd_config *cfg, const serve_paths *p) {
     signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
     signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the write (EFBIG), not the daemon */
     /* What clients' objects held goes back to the system when they go: blocks of a MiB or
@@ -250,18 +269,19 @@ int main(int argc, char **argv) {
      * glibc's adaptive threshold, which would keep a freed buffer's size in the heap. */
     mallopt(M_MMAP_THRESHOLD, NND_MMAP_THRESHOLD);
     raise_fd_limit();
-    int rc = listen_fd >= 0 ? 0 : make_socket_dir(socket_path);
+    int rc = p->listen_fd >= 0 ? 0 : make_socket_dir(p->socket_path);
     if (rc < 0) {
-        nnd_log_error("cannot create the directory of %s: %s", socket_path, strerror(-rc));
+        nnd_log_error("cannot create the directory of %s: %s", p->socket_path, strerror(-rc));
         return 1;
     }
-    rc = mkdir_p(state_dir, 0700);
+    rc = mkdir_p(p->state_dir, 0700);
     if (rc < 0)
-        nnd_log_warn("cannot create state directory %s: %s; serving without it", state_dir,
+        nnd_log_warn("cannot create state directory %s: %s; serving without it", p->state_dir,
                      strerror(-rc));
     /* Paths another user could change are refused, as sshd's StrictModes does (trust.h). */
-    if (nnd_trust_daemon_paths(rc < 0 ? NULL : state_dir, socket_path, cfg.extensions_dir,
-                               cfg.allowlist, err, sizeof err) < 0) {
+    char err[512];
+    if (nnd_trust_daemon_paths(rc < 0 ? NULL : p->state_dir, p->socket_path, cfg->extensions_dir,
+                               cfg->allowlist, err, sizeof err) < 0) {
         nnd_log_error("%s", err);
         return 2;
     }
@@ -270,51 +290,40 @@ int main(int argc, char **argv) {
         nnd_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));
         return 1;
     }
+    return 0;
+}
 
-    uv_loop_t loop;
-    uv_loop_init(&loop);
-    nnd_daemon *d = &daemon_state;
-    d->loop = &loop;
-    d->socket_path = socket_path;
-    d->state_dir = state_dir;
-    d->start_ns = nnd_now_ns();
-    d->extensions_dir = cfg.extensions_dir;
-    d->allowlist_path = cfg.allowlist;
-    int status = 0;
-    /* After the pool guard: the extension fault guard chains to its SIGBUS handler. */
-    if (nnd_extensions_load(d, err, sizeof err) < 0) {
-        nnd_log_error("%s", err);
-        nnd_extensions_close(d);
-        return 1;
-    }
+/* Starts what serves clients on d's loop: the cache, quotas, the scheduler's workers, the
+ * server, the bus and the signal handlers. Returns 0, or the exit status once the loop has
+ * closed what was started. */
+static int start(nnd_daemon *d, const nnd_config *cfg, const char *config_path,
+                 const serve_paths *p) {
+    char err[512];
     /* A cache that cannot open costs speed, not service: run without it. */
     static char cache_off[sizeof err];
-    d->cache = nnd_cache_open(d, cfg.build_id, cfg.cache_max_bytes, cache_off, sizeof cache_off);
+    d->cache = nnd_cache_open(d, cfg->build_id, cfg->cache_max_bytes, cache_off, sizeof cache_off);
     if (!d->cache) {
         nnd_log_warn("compilation caching is off: %s", cache_off);
         d->cache_off = cache_off;
     }
-    d->quota = nnd_quota_new(&cfg.quota, d);
+    d->quota = nnd_quota_new(&cfg->quota, d);
     if (!d->quota) {
         nnd_log_error("out of memory");
-        status = 1;
-        goto out;
+        return 1;
     }
     if (config_path) nnd_log_info("settings from %s", config_path);
-    log_quotas(&cfg.quota);
-    if (nnd_executions_start(d, &cfg.sched, err, sizeof err) < 0) {
+    log_quotas(&cfg->quota);
+    if (nnd_executions_start(d, &cfg->sched, err, sizeof err) < 0) {
         nnd_log_error("%s", err);
-        status = 1;
-        goto out;
+        return 1;
     }
-    d->server = nnd_server_start(d, listen_fd, err, sizeof err);
+    d->server = nnd_server_start(d, p->listen_fd, err, sizeof err);
     if (!d->server) {
         nnd_log_error("%s", err);
         nnd_executions_stop(d);
-        status = 1;
-        goto out;
+        return 1;
     }
-    d->bus = nnd_bus_open(&loop, state_dir, nnd_admin_handle, d, err, sizeof err);
+    d->bus = nnd_bus_open(d->loop, p->state_dir, nnd_admin_handle, d, err, sizeof err);
     if (!d->bus && errno != EADDRINUSE) {
         /* An unwritable state directory: clients are served without admin and events. */
         nnd_log_warn("admin and event bus off: %s", err);
@@ -323,28 +332,66 @@ int main(int argc, char **argv) {
         nnd_server_stop(d->server);
         d->server = NULL;
         nnd_executions_stop(d);
-        status = 1;
-        goto out;
+        return 1;
     }
-    uv_signal_init(&loop, &sig_int);
-    uv_signal_init(&loop, &sig_term);
+    uv_signal_init(d->loop, &sig_int);
+    uv_signal_init(d->loop, &sig_term);
     sig_int.data = sig_term.data = d;
     uv_signal_start(&sig_int, on_signal, SIGINT);
     uv_signal_start(&sig_term, on_signal, SIGTERM);
-    nnd_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, socket_path,
-                 listen_fd >= 0 ? " (from systemd)" : "", state_dir, (int)getpid());
-out:
-    uv_run(&loop, UV_RUN_DEFAULT);
-    if (uv_loop_close(&loop) == UV_EBUSY) {
-        uv_walk(&loop, close_any, NULL);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
+    nnd_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, p->socket_path,
+                 p->listen_fd >= 0 ? " (from systemd)" : "", p->state_dir, (int)getpid());
+    return 0;
+}
+
+/* Runs the loop until a signal has stopped everything, then closes whatever is left. */
+static void run(uv_loop_t *loop) {
+    uv_run(loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(loop) == UV_EBUSY) {
+        uv_walk(loop, close_any, NULL);
+        uv_run(loop, UV_RUN_DEFAULT);
+        uv_loop_close(loop);
     }
+}
+
+/* Frees what outlived the loop, in the order its users went. */
+static void shut_down(nnd_daemon *d) {
     nnd_cache_close(d->cache); /* every session has released its models by now */
     d->cache = NULL;
     nnd_extensions_close(d);  /* likewise the models that held plugins */
     nnd_quota_free(d->quota); /* every connection has left its app */
     d->quota = NULL;
+}
+
+int main(int argc, char **argv) {
+    static nnd_config cfg;
+    const char *config_path = NULL;
+    int status = parse(argc, argv, &cfg, &config_path);
+    if (status >= 0) return status;
+    nnd_log_set_level(cfg.log_level);
+    serve_paths p;
+    if ((status = resolve_paths(&cfg, &p)) != 0 || (status = configure(&cfg, &p)) != 0)
+        return status;
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    nnd_daemon *d = &daemon_state;
+    d->loop = &loop;
+    d->socket_path = p.socket_path;
+    d->state_dir = p.state_dir;
+    d->start_ns = nnd_now_ns();
+    d->extensions_dir = cfg.extensions_dir;
+    d->allowlist_path = cfg.allowlist;
+    /* After the pool guard: the extension fault guard chains to its SIGBUS handler. */
+    char err[512];
+    if (nnd_extensions_load(d, err, sizeof err) < 0) {
+        nnd_log_error("%s", err);
+        nnd_extensions_close(d);
+        return 1;
+    }
+    status = start(d, &cfg, config_path, &p);
+    run(&loop);
+    shut_down(d);
     if (status == 0) nnd_log_info("stopped");
     nnd_config_clear(&cfg);
     return status;

@@ -7,31 +7,13 @@
 
 #include "bus.h"
 #include "convert.h"
+#include "devices.h"
 #include "execution.h"
 #include "extensions.h"
 #include "log.h"
+#include "model_obj.h"
 #include "pool.h"
 #include "prepare_off_loop.h"
-
-/* Frees what keeps the prepared model alive, and o. */
-void nnd_model_obj_destroy(void *p) {
-    nnd_model_obj *o = p;
-    if (o->ref)
-        nnd_cache_unref(o->ref, o->uid);
-    else
-        nnd_prepared_free(o->prepared); /* releases the constant pools it owns */
-    free(o);
-}
-
-/* The session's free function. Queued or running executions hold references on o->sm,
- * whose last one destroys o. */
-void nnd_model_obj_free(void *p) {
-    nnd_model_obj *o = p;
-    if (o->sm)
-        nnd_sched_model_unref(o->sm);
-    else
-        nnd_model_obj_destroy(o);
-}
 
 static bool valid_priority(Nnd__Priority p) {
     return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||
@@ -166,9 +148,12 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
         return;
     }
     uint32_t n_ops = nnd_prepared_num_operations(o->prepared);
-    nnd_log_client(NND_LOG_INFO, "client %llu prepared model 0x%016llx%s: %u operations in %llu us",
-                   (unsigned long long)c->s->serial, (unsigned long long)handle,
-                   from_cache ? " from its cache" : "", n_ops, (unsigned long long)(t / 1000));
+    const nnd_device *device = nnd_device_of(o->prepared);
+    nnd_device_count_prepare(device);
+    nnd_log_client(
+        NND_LOG_INFO, "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us",
+        (unsigned long long)c->s->serial, (unsigned long long)handle,
+        from_cache ? " from its cache" : "", device->name, n_ops, (unsigned long long)(t / 1000));
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
@@ -208,6 +193,13 @@ void nnd_on_prepare_model(nnd_call *c) {
                       (int)pm->preference);
         return;
     }
+    const nnd_device *device;
+    nnd_status chosen =
+        nnd_device_choose(pm->devices, pm->n_devices, &device, c->err, sizeof c->err);
+    if (chosen != NND_OK) {
+        nnd_call_fail(c, chosen, "%s", c->err);
+        return;
+    }
     if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
 
     nnd_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
@@ -227,6 +219,7 @@ void nnd_on_prepare_model(nnd_call *c) {
     if (st == NND_OK)
         st = nnd_model_from_proto_ext(m, views, m->n_pools, nnd_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);
+    desc.reference_only = device->reference_only;
     if (st == NND_OK) {
         /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
         int model_fd = -1, data_fd = -1;
@@ -236,24 +229,24 @@ void nnd_on_prepare_model(nnd_call *c) {
          * loaded now (extension.h), which neither a cache file nor a reload keeps. */
         bool cached = !nnd_model_uses_extensions(m) &&
                       nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
-        Nnd__Model *copy =
-            cached && nnd_prepare_off_loop_wanted(c, &desc) ? nnd_prepare_model_copy(m) : NULL;
-        if (copy) {
-            /* The description borrows from the request, which goes when this call returns:
-             * made again from a copy the worker may read. Validated here; copied and
-             * hashed on a worker thread, answered from there. */
-            nnd_model_desc_clear(&desc);
-            st = nnd_model_from_proto_ext(copy, views, m->n_pools,
-                                          nnd_extensions_allowed(c->d, c->s), &desc, c->err,
-                                          sizeof c->err);
-            if (st == NND_OK) st = nnd_validate(&desc, c->err, sizeof c->err);
+        /* The description borrows from the request, which goes when this call returns: what
+         * it borrows is copied for the worker. Validated and planned here; copied and
+         * hashed on a worker thread, answered from there. */
+        void *owned = cached && nnd_prepare_off_loop_wanted(c, &desc)
+                          ? nnd_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
+                          : NULL;
+        if (owned) {
+            nnd_prepared *plan = NULL;
+            st = nnd_plan(&desc, &plan, c->err, sizeof c->err);
             if (st == NND_OK && nnd_pool_faults() == faults) {
-                nnd_prepare_off_loop(c, o, &desc, copy, views, m->n_pools, (uint32_t)pm->preference,
-                                     pm->priority, token, model_fd, data_fd, prepared_off_loop);
+                nnd_prepare_off_loop(c, o, &desc, owned, plan, views, m->n_pools,
+                                     (uint32_t)pm->preference, pm->priority, token, model_fd,
+                                     data_fd, prepared_off_loop);
                 return;
             }
+            nnd_prepared_free(plan);
             nnd_model_desc_clear(&desc);
-            nnd__model__free_unpacked(copy, NULL);
+            free(owned);
         } else if (cached) {
             st = nnd_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);

@@ -13,32 +13,17 @@
  *   the daemon does not take prepare without caching. PrepareModelFromCache needs a
  *   32-byte token and one model and one data cache file (INVALID_ARGUMENT otherwise), and
  *   caching on (GENERAL_FAILURE otherwise).
- * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an nnd_model_obj with
- *   its scheduler view (execution.h), made when prepared: one beyond the device's limits
- *   is refused. The session frees it with nnd_model_obj_free(); executions hold
- *   references on the view, whose last one frees the model through
- *   nnd_model_obj_destroy().
+ * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an nnd_model_obj
+ *   (model_obj.h) with its scheduler view (execution.h), made when prepared: one beyond the
+ *   device's limits is refused.
  */
 #ifndef NND_PREPARE_H
 #define NND_PREPARE_H
 
-#include "cache.h"
 #include "call.h"
-#include "engine.h"
-#include "scheduler.h"
-
-typedef struct nnd_model_obj {
-    nnd_prepared *prepared; /* borrowed from ref when ref is set */
-    nnd_cache_ref *ref;     /* a model from the cache, maybe shared with other sessions */
-    nnd_sched_model *sm;    /* the scheduler's view: estimates, executions (execution.h) */
-    uint32_t uid;           /* whose reference ref is (cache_users.h) */
-} nnd_model_obj;
 
 void nnd_on_get_supported_operations(nnd_call *c);
 void nnd_on_prepare_model(nnd_call *c);
 void nnd_on_prepare_model_from_cache(nnd_call *c);
-
-void nnd_model_obj_free(void *o);
-void nnd_model_obj_destroy(void *o);
 
 #endif

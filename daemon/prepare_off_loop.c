@@ -19,7 +19,8 @@ typedef struct job {
     uint64_t id, t0;
     nnd_model_obj *o;
     nnd_model_desc desc;
-    Nnd__Model *msg; /* what desc borrows from */
+    void *owned;        /* what desc borrows (nnd_model_desc_own()) */
+    nnd_prepared *plan; /* desc's, from nnd_plan() */
     nnd_memory_view *views;
     size_t n_views;
     uint32_t preference;
@@ -37,17 +38,6 @@ bool nnd_prepare_off_loop_wanted(const nnd_call *c, const nnd_model_desc *m) {
     return c->s->hold && nnd_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES;
 }
 
-Nnd__Model *nnd_prepare_model_copy(const Nnd__Model *m) {
-    size_t n = protobuf_c_message_get_packed_size(&m->base);
-    if (n > NND_PREPARE_OFF_LOOP_COPY_MAX) return NULL;
-    uint8_t *buf = malloc(n ? n : 1);
-    if (!buf) return NULL;
-    protobuf_c_message_pack(&m->base, buf);
-    Nnd__Model *copy = nnd__model__unpack(NULL, n, buf);
-    free(buf);
-    return copy;
-}
-
 static void encode(uv_work_t *w) {
     job *j = w->data;
     j->st = nnd_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
@@ -59,14 +49,10 @@ static void finish(uv_work_t *w, int status) {
         j->st = NND_GENERAL_FAILURE;
         snprintf(j->err, sizeof j->err, "preparation cancelled");
     }
-    nnd_model_desc_clear(&j->desc);
-    nnd__model__free_unpacked(j->msg, NULL);
-    for (size_t i = 0; i < j->n_views; i++)
-        if (j->views[i].release) j->views[i].release(j->views[i].ctx);
-    free(j->views);
     nnd_session *s = j->s;
     if (s->closing) { /* nobody to answer */
         if (j->st == NND_OK) nnd_cache_encoded_free(&j->x);
+        nnd_prepared_free(j->plan);
         nnd_model_obj_free(j->o);
     } else {
         nnd_frame_in none = {0};
@@ -79,23 +65,31 @@ static void finish(uv_work_t *w, int status) {
         snprintf(c.err, sizeof c.err, "%s", j->err);
         nnd_status st = j->st;
         if (st == NND_OK) {
-            st =
-                nnd_cache_prepare_encoded(j->d->cache, s, &j->x, j->token ? j->token_bytes : NULL,
-                                          j->model_fd, j->data_fd, &j->o->ref, c.err, sizeof c.err);
+            /* Finishing the plan moves it onto the daemon's copy: before the views go. */
+            st = nnd_cache_prepare_encoded(j->d->cache, s, &j->x, j->plan,
+                                           j->token ? j->token_bytes : NULL, j->model_fd,
+                                           j->data_fd, &j->o->ref, c.err, sizeof c.err);
             if (st == NND_OK) j->o->prepared = (nnd_prepared *)nnd_cache_ref_prepared(j->o->ref);
+        } else {
+            nnd_prepared_free(j->plan);
         }
         j->done(&c, j->o, st, nnd_now_ns() - j->t0, j->priority);
     }
+    nnd_model_desc_clear(&j->desc);
+    free(j->owned);
+    for (size_t i = 0; i < j->n_views; i++)
+        if (j->views[i].release) j->views[i].release(j->views[i].ctx);
+    free(j->views);
     if (j->model_fd >= 0) close(j->model_fd);
     if (j->data_fd >= 0) close(j->data_fd);
     free(j);
     s->hold(s->send_ctx, false); /* last: it may free the session */
 }
 
-void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, Nnd__Model *msg,
-                          nnd_memory_view *views, size_t n_views, uint32_t preference, int priority,
-                          const uint8_t *token, int model_fd, int data_fd,
-                          nnd_prepare_done_fn done) {
+void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, void *owned,
+                          nnd_prepared *plan, nnd_memory_view *views, size_t n_views,
+                          uint32_t preference, int priority, const uint8_t *token, int model_fd,
+                          int data_fd, nnd_prepare_done_fn done) {
     job *j = calloc(1, sizeof *j);
     if (j && token) {
         j->model_fd = fcntl(model_fd, F_DUPFD_CLOEXEC, 0);
@@ -107,8 +101,9 @@ void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, N
         if (j && j->model_fd >= 0) close(j->model_fd);
         if (j && j->data_fd >= 0) close(j->data_fd);
         free(j);
+        nnd_prepared_free(plan);
         nnd_model_desc_clear(desc);
-        nnd__model__free_unpacked(msg, NULL);
+        free(owned);
         for (size_t i = 0; i < n_views; i++)
             if (views[i].release) views[i].release(views[i].ctx);
         free(views);
@@ -122,7 +117,8 @@ void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, N
                .t0 = nnd_now_ns(),
                .o = o,
                .desc = *desc,
-               .msg = msg,
+               .owned = owned,
+               .plan = plan,
                .views = views,
                .n_views = n_views,
                .preference = preference,

@@ -6,11 +6,13 @@
  * - nnd_prepare_off_loop_wanted(): whether a model this large should go off the loop (its
  *   serialized size at least NND_PREPARE_OFF_LOOP_BYTES, and a session that can answer
  *   later).
- * - nnd_prepare_off_loop(): takes the model (desc, already validated), its pool views and
- *   the model object; holds the session (session.h: its connection reads nothing more
- *   until the answer, so requests keep their order), runs nnd_cache_encode() on a worker
- *   thread, then on the loop nnd_cache_prepare_encoded() and the answer, as the
- *   synchronous path does (reply given by `done`), and releases what it took. The cache
+ * - nnd_prepare_off_loop(): takes the model (desc, made to outlive its request by
+ *   nnd_model_desc_own(), and its plan from nnd_plan(): validated once, on the loop), its
+ *   pool views and the model object; holds the session (session.h: its connection reads
+ *   nothing more until the answer, so requests keep their order), runs nnd_cache_encode()
+ *   on a worker thread, then on the loop nnd_cache_prepare_encoded() (which finishes the
+ *   plan) and the answer, as the synchronous path does (reply given by `done`), and
+ *   releases what it took. The cache
  *   fds are duplicated: the request's are closed when the call returns. A session closed
  *   meanwhile gets no answer; everything is freed.
  */
@@ -21,7 +23,8 @@
 #include <stdint.h>
 
 #include "call.h"
-#include "prepare.h"
+#include "engine.h"
+#include "model_obj.h"
 
 #define NND_PREPARE_OFF_LOOP_BYTES (1u << 20)
 
@@ -30,15 +33,14 @@ typedef void (*nnd_prepare_done_fn)(nnd_call *c, nnd_model_obj *o, nnd_status st
                                     int priority);
 
 bool nnd_prepare_off_loop_wanted(const nnd_call *c, const nnd_model_desc *m);
-/* A copy of the wire model that outlives the request (a model description borrows from
- * its message), or NULL when its message is over NND_PREPARE_OFF_LOOP_COPY_MAX bytes (its
- * constants inline: prepared on the loop) or memory is short. */
+/* The most a description may borrow from its message (nnd_model_desc_own()) to go off the
+ * loop: beyond it (constants inline), the model is prepared on the loop. */
 #define NND_PREPARE_OFF_LOOP_COPY_MAX (1u << 20)
-Nnd__Model *nnd_prepare_model_copy(const Nnd__Model *m);
-/* desc borrows from msg (a copy made above), which the preparation frees at its end. */
-void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, Nnd__Model *msg,
-                          nnd_memory_view *views, size_t n_views, uint32_t preference, int priority,
-                          const uint8_t *token, int model_fd, int data_fd,
-                          nnd_prepare_done_fn done);
+/* desc's borrowed parts live in owned (nnd_model_desc_own()); the preparation frees it,
+ * desc and plan at its end. */
+void nnd_prepare_off_loop(nnd_call *c, nnd_model_obj *o, nnd_model_desc *desc, void *owned,
+                          nnd_prepared *plan, nnd_memory_view *views, size_t n_views,
+                          uint32_t preference, int priority, const uint8_t *token, int model_fd,
+                          int data_fd, nnd_prepare_done_fn done);
 
 #endif

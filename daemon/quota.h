@@ -66,7 +66,7 @@ typedef struct nnd_quota_limits {
     uint64_t conn[NND_QUOTA_RES]; /* per connection; conn[NND_QUOTA_CONNECTIONS] unused */
 } nnd_quota_limits;
 
-/* The defaults: far above what a normal app holds (README, "Quotas"). */
+/* The defaults: far above what a normal app holds (docs/configuration.md, "Quotas"). */
 void nnd_quota_limits_default(nnd_quota_limits *l);
 
 struct nnd_daemon;

@@ -3,13 +3,18 @@
 
 #include <stddef.h>
 
-static const nnd_rate_limit limits[NND_RATE_KINDS] = {
+/* Per kind: tokens added a second, and the most a bucket holds. */
+typedef struct rate_limit {
+    double per_second, burst;
+} rate_limit;
+
+static const rate_limit limits[NND_RATE_KINDS] = {
     /* Copying and hashing 64 MiB costs tens of milliseconds of CPU (on a worker thread
      * for a large model, on the loop for a small one): at this rate one uid takes a few
      * percent of the machine at most. */
-    [NND_RATE_CACHE_COPY] = {"content-cache copies", 64.0 * 1048576, 128.0 * 1048576},
+    [NND_RATE_CACHE_COPY] = {64.0 * 1048576, 128.0 * 1048576},
     /* Each row is an fsync (1 to 10 ms); an app saves one per model it compiles. */
-    [NND_RATE_INDEX_WRITE] = {"token index writes", 8, 32},
+    [NND_RATE_INDEX_WRITE] = {8, 32},
 };
 
 typedef struct bucket {
@@ -20,10 +25,6 @@ typedef struct bucket {
 } bucket;
 
 static bucket table[NND_RATE_UIDS];
-
-const nnd_rate_limit *nnd_rate_limit_of(nnd_rate_kind k) {
-    return &limits[k];
-}
 
 static void refill(bucket *b, nnd_rate_kind k, uint64_t now_ns) {
     double t = b->tokens[k] + (double)(now_ns - b->at_ns[k]) / 1e9 * limits[k].per_second;

@@ -30,13 +30,6 @@ typedef enum nnd_rate_kind {
 
 #define NND_RATE_UIDS 256
 
-/* Per-kind limits: the defaults, and the names README uses. */
-typedef struct nnd_rate_limit {
-    const char *name;
-    double per_second, burst;
-} nnd_rate_limit;
-const nnd_rate_limit *nnd_rate_limit_of(nnd_rate_kind k);
-
 /* Whether uid may spend cost now (then it is spent). now_ns: CLOCK_MONOTONIC. */
 bool nnd_rate_take(uid_t uid, nnd_rate_kind k, double cost, uint64_t now_ns);
 

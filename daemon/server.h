@@ -8,8 +8,10 @@
  *   The socket file is mode 0666: every local user may connect (as every app may use a
  *   HAL); isolation is per connection. Given a listening socket instead (listen_fd >= 0,
  *   from systemd: activation.h), it serves that one as it is, and never removes its file.
- * - Each connection gets a session with the peer's identity. Frames are read until
- *   EAGAIN and handed to nnd_dispatch(). A malformed frame is answered with
+ * - Each connection gets a session with the peer's identity. One frame is read per
+ *   wake-up of its level-triggered poll (a client with more to say is woken again after
+ *   the other ready connections had their turn) and handed to nnd_dispatch(), or, for a
+ *   spilled request, decoded on a worker thread first. A malformed frame is answered with
  *   INVALID_ARGUMENT (id 0, the message says why) and the connection stays open:
  *   datagrams keep their boundaries, so one bad frame cannot desynchronize the stream.
  * - Replies go out with MSG_DONTWAIT; what the socket will not take waits in a

@@ -75,7 +75,7 @@ void nnd_sighting_of(const nnd_model_desc *m, uint8_t out[NND_SIGHTING_LEN]) {
     add_graph(&b, m, &main);
     for (uint32_t r = 0; r < m->n_referenced; r++)
         add_graph(&b, m, &m->referenced[r]);
-    uint8_t flags[2] = {m->relaxed, 0};
+    uint8_t flags[2] = {m->relaxed, m->reference_only};
     add(&b, flags, sizeof flags);
     blake2b_final(&b, out, NND_SIGHTING_LEN);
 }

@@ -2,8 +2,8 @@
  *
  * Contract:
  * - Trusted owners: root, the daemon's effective uid, and, for a daemon run as root by
- *   sudo, the invoking user (SUDO_UID): the README's development recipe runs a root daemon
- *   on that user's own build tree.
+ *   sudo, the invoking user (SUDO_UID): the development recipe in docs/configuration.md runs a root
+ * daemon on that user's own build tree.
  * - nnd_trust_path() resolves path (realpath) and checks it and every directory above it:
  *   each must be owned by a trusted owner; a directory above may be writable by group or
  *   others only with the sticky bit (/tmp); the path itself may not be writable by group

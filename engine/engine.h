@@ -6,9 +6,11 @@
  * - nnd_validate() checks everything a HAL driver checks, shapes included, and names the
  *   operand or operation at fault in err; it succeeds exactly when nnd_prepare() would
  *   (an operation without a kernel is refused too), without keeping the plan.
- * - On success nnd_prepare() takes ownership of every constant pool view (it calls each
- *   view's release when the prepared model is freed); on failure the caller keeps them.
- *   CONSTANT_COPY bytes are copied; CONSTANT_REFERENCE bytes are used in place.
+ *   nnd_plan() is the same check keeping the plan, for nnd_prepare_planned().
+ * - On success nnd_prepare() (and nnd_prepare_planned()) takes ownership of every constant
+ *   pool view (it calls each view's release when the prepared model is freed); on failure
+ *   the caller keeps them. CONSTANT_COPY bytes are copied; CONSTANT_REFERENCE bytes are
+ *   used in place.
  * - A prepared model is immutable and may be shared; each concurrent execution needs its
  *   own nnd_exec, which is reusable and allocates nothing in steady state for models
  *   whose shapes are known at prepare.
@@ -101,6 +103,7 @@ typedef struct nnd_model_desc {
     uint32_t n_pools;
     nnd_memory_view *pools;
     bool relaxed;          /* relaxComputationFloat32toFloat16 */
+    bool reference_only;   /* every step on its reference kernel (the nnd-reference device) */
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const nnd_subgraph_desc *referenced;
 } nnd_model_desc;
@@ -170,6 +173,17 @@ nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, ch
                                     size_t errlen);
 
 nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
+/* nnd_prepare() in two steps, so that one preparation validates and plans once:
+ * nnd_plan() validates m exactly as nnd_validate() does (same statuses and messages) and
+ * keeps the plan it built (it takes none of m's pools); nnd_prepare_planned() finishes a
+ * plan into a prepared model of m, or of a model equal to the planned one whose constants
+ * live elsewhere (the daemon's own serialized copy): constants held in place by m are then
+ * used from m, which gives its pools to the prepared model as nnd_prepare() does.
+ * nnd_prepare_planned() always consumes the plan; a plan not given to it is freed with
+ * nnd_prepared_free(). */
+nnd_status nnd_plan(const nnd_model_desc *m, nnd_prepared **plan, char *err, size_t errlen);
+nnd_status nnd_prepare_planned(nnd_prepared *plan, const nnd_model_desc *m, nnd_prepared **out,
+                               char *err, size_t errlen);
 void nnd_prepared_free(nnd_prepared *p);
 
 uint32_t nnd_prepared_num_inputs(const nnd_prepared *p);
@@ -191,6 +205,8 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
 /* Whether an execution may run a WHILE loop, so that how long it takes depends on its
  * data (up to the loop timeout), not only on its shapes. */
 bool nnd_prepared_loops(const nnd_prepared *p);
+/* Whether p was prepared with nnd_model_desc.reference_only (no fast kernels). */
+bool nnd_prepared_reference_only(const nnd_prepared *p);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);
@@ -218,9 +234,6 @@ size_t nnd_type_size(int32_t type);
 bool nnd_type_is_tensor(int32_t type);
 const char *nnd_type_name(int32_t type);
 const char *nnd_operation_name(int32_t type);
-/* Numeric code for a HAL type or operation name ("TENSOR_FLOAT32", "ADD"), or -1. */
-int32_t nnd_type_from_name(const char *name);
-int32_t nnd_operation_from_name(const char *name);
 const char *nnd_status_name(nnd_status s);
 /* Number of operation types with at least one kernel. */
 uint32_t nnd_supported_operation_count(void);

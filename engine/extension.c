@@ -63,6 +63,8 @@ static void plugin_free(nnd_ext_plugin *p) {
     if (!p) return;
     if (p->dl) dlclose(p->dl);
     free(p->types);
+    free(p->type_names);
+    free((void *)p->op_defs);
     free(p->info_types);
     free(p->ops);
     free(p->oem);
@@ -78,39 +80,14 @@ static void plugin_unref(nnd_ext_plugin *p) {
     if (atomic_fetch_sub(&p->refs, 1) != 1) return;
     /* Nobody can look this id up any more: only holders do, and there are none. */
     atomic_store(&slots[p->id], NULL);
+    nnd_types_install(p->id, NULL);
+    nnd_ops_install(p->id, NULL);
     plugin_free(p);
 }
 
 nnd_ext_plugin *nnd_ext_plugin_of(int32_t code) {
     uint32_t id = (uint32_t)code >> 16;
     return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
-}
-
-static const nnd_ext_type *find_type(const nnd_ext_plugin *p, uint16_t code) {
-    for (uint32_t i = 0; i < p->n_types; i++)
-        if (p->types[i].code == code) return &p->types[i];
-    return NULL;
-}
-
-bool nnd_ext_type_info(int32_t code, size_t *size, bool *tensor, const char **name) {
-    const nnd_ext_plugin *p = nnd_ext_plugin_of(code);
-    const nnd_ext_type *t = p ? find_type(p, (uint16_t)code) : NULL;
-    if (!t) return false;
-    if (size) *size = t->size;
-    if (tensor) *tensor = t->tensor;
-    if (name) *name = t->name;
-    return true;
-}
-
-const nnd_op_def *nnd_ext_op_def(int32_t code) {
-    if (code == NND_OP_OEM_OPERATION) {
-        const nnd_ext_plugin *p = atomic_load(&oem_owner);
-        return p && p->oem ? &p->oem->def : NULL;
-    }
-    const nnd_ext_plugin *p = nnd_ext_plugin_of(code);
-    for (uint32_t i = 0; p && i < p->n_ops; i++)
-        if (p->ops[i].op->code == (uint16_t)code) return &p->ops[i].def;
-    return NULL;
 }
 
 /* ---- loading ------------------------------------------------------------------------------ */
@@ -250,11 +227,14 @@ static nnd_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char 
     p->path = strdup(path);
     p->n_types = x->n_operand_types;
     p->types = calloc(p->n_types + 1, sizeof *p->types);
+    p->type_names = calloc(p->n_types + 1, sizeof *p->type_names);
     p->info_types = calloc(p->n_types + 1, sizeof *p->info_types);
     p->n_ops = x->n_operations;
     p->ops = calloc(p->n_ops + 1, sizeof *p->ops);
+    p->op_defs = calloc(p->n_ops + 1, sizeof *p->op_defs);
     if (x->oem_operation) p->oem = malloc(sizeof *p->oem);
-    if (!p->path || !p->types || !p->info_types || !p->ops || (x->oem_operation && !p->oem)) {
+    if (!p->path || !p->types || !p->type_names || !p->info_types || !p->ops || !p->op_defs ||
+        (x->oem_operation && !p->oem)) {
         p->dl = NULL; /* the caller closes it */
         plugin_free(p);
         return NULL;
@@ -273,14 +253,21 @@ static void plugin_publish(nnd_ext_plugin *p, uint16_t id) {
         p->types[i].code = t->code;
         p->types[i].tensor = t->is_tensor;
         p->types[i].size = t->byte_size;
-        snprintf(p->types[i].name, sizeof p->types[i].name, "%s:%s", p->name,
+        snprintf(p->type_names[i], sizeof p->type_names[i], "%s:%s", p->name,
                  t->name ? t->name : "?");
+        p->types[i].name = p->type_names[i];
         p->info_types[i] = *t;
     }
-    for (uint32_t i = 0; i < p->n_ops; i++)
+    for (uint32_t i = 0; i < p->n_ops; i++) {
         nnd_ext_op_init(&p->ops[i], p, &x->operations[i],
                         (int32_t)((uint32_t)id << 16 | x->operations[i].code));
+        p->op_defs[i] = &p->ops[i].def;
+    }
     if (p->oem) nnd_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
+    p->type_rows = (nnd_type_rows){p->n_types, p->types};
+    p->op_rows = (nnd_op_rows){p->n_ops, p->op_defs};
+    nnd_types_install(id, &p->type_rows);
+    nnd_ops_install(id, &p->op_rows);
     atomic_store(&slots[id], p);
 }
 
@@ -377,7 +364,10 @@ static void load_one(const char *path) {
     }
     plugin_publish(p, id);
     current[n_current++] = p;
-    if (p->oem) atomic_store(&oem_owner, p);
+    if (p->oem) {
+        atomic_store(&oem_owner, p);
+        nnd_ops_install_oem(&p->oem->def);
+    }
     nnd_ext_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
                  *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
                  p->oem ? ", claims OEM_OPERATION" : "");
@@ -386,6 +376,7 @@ static void load_one(const char *path) {
 /* Drops the current set and the refusals. Called with reg_lock held. */
 static void clear_locked(void) {
     atomic_store(&oem_owner, NULL);
+    nnd_ops_install_oem(NULL);
     for (uint32_t i = 0; i < n_current; i++)
         plugin_unref(current[i]);
     n_current = 0;
@@ -455,13 +446,6 @@ bool nnd_ext_get(uint32_t i, nnd_ext_info *out) {
     }
     pthread_mutex_unlock(&reg_lock);
     return ok;
-}
-
-uint32_t nnd_ext_refused_count(void) {
-    pthread_mutex_lock(&reg_lock);
-    uint32_t n = n_refused;
-    pthread_mutex_unlock(&reg_lock);
-    return n;
 }
 
 bool nnd_ext_refused(uint32_t i, const char **path, const char **reason) {

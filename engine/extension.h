@@ -14,9 +14,11 @@
  *   its types and operations are id << 16 | code. The daemon rewrites each model's own
  *   prefixes into ids (nnd_ext_resolve(), daemon/convert.c), so the engine never sees a
  *   model's prefixes. Ids are handed out round-robin, so a stale id is not soon reused.
- * - Engine side: nnd_type_size(), nnd_type_is_tensor(), nnd_type_name() and nnd_op_lookup()
- *   answer for extension codes through this registry. An extension operation's
- *   nnd_op_def runs the plugin's validate (check), prepare (shape) and execute (kernel)
+ * - Engine side: publishing a plugin installs its operand type and operation rows into the
+ *   engine's tables (op.h: nnd_types_install(), nnd_ops_install(), nnd_ops_install_oem()),
+ *   and freeing it removes them, so nnd_type_size(), nnd_type_is_tensor(), nnd_type_name()
+ *   and nnd_op_lookup() answer for extension codes without calling back here. An extension
+ * operation's nnd_op_def runs the plugin's validate (check), prepare (shape) and execute (kernel)
  *   under a fault guard: a SIGSEGV, SIGBUS, SIGFPE or SIGILL inside the plugin fails the
  *   call with NND_GENERAL_FAILURE, logs, and disables the plugin until it is loaded again.
  *   OEM_OPERATION resolves to the claiming plugin's handler, if any.
@@ -37,7 +39,6 @@
 #include "nnd/extension.h"
 #include "op.h"
 
-#define NND_EXT_MAX_ID     0x7fff /* keeps engine codes positive */
 #define NND_EXT_MAX_LOADED 256
 
 /* Log sink for load results and faults; level as daemon/log.h (0 error .. 3 debug). */
@@ -71,8 +72,7 @@ typedef struct nnd_ext_info {
 } nnd_ext_info;
 uint32_t nnd_ext_count(void);
 bool nnd_ext_get(uint32_t i, nnd_ext_info *out);
-/* Plugins the last load refused: path and reason. */
-uint32_t nnd_ext_refused_count(void);
+/* Plugins the last load refused: path and reason of the i-th (false past the last). */
 bool nnd_ext_refused(uint32_t i, const char **path, const char **reason);
 /* Faults caught since startup. */
 uint64_t nnd_ext_faults(void);
@@ -87,10 +87,6 @@ bool nnd_ext_oem_claimed(void);
 static inline bool nnd_ext_is_code(int32_t code) {
     return ((uint32_t)code >> 16) != 0;
 }
-/* Element size, tensor flag and name of an extension operand type; false when unknown. */
-bool nnd_ext_type_info(int32_t code, size_t *size, bool *tensor, const char **name);
-/* The definition of an extension operation (or of a claimed OEM_OPERATION), or NULL. */
-const nnd_op_def *nnd_ext_op_def(int32_t code);
 
 typedef struct nnd_ext_plugin nnd_ext_plugin;
 /* References every plugin the model's types and operations use: *held gets a malloc'd

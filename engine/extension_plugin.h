@@ -16,12 +16,8 @@
 #include "extension.h"
 #include "extension_op.h"
 
-typedef struct nnd_ext_type {
-    uint16_t code;
-    bool tensor;
-    uint32_t size;
-    char name[NND_EXT_MAX_NAME + 80];
-} nnd_ext_type;
+/* "com.example.fibonacci:TEST_VENDOR_TENSOR": the name of a type row. */
+typedef char nnd_ext_type_name[NND_EXT_MAX_NAME + 80];
 
 struct nnd_ext_plugin {
     atomic_int refs; /* the current set's, plus one per prepared model using it */
@@ -33,7 +29,11 @@ struct nnd_ext_plugin {
     char *path;
     atomic_bool faulted;
     uint32_t n_types;
-    nnd_ext_type *types;
+    nnd_type_row *types;           /* installed into the engine's type table */
+    nnd_ext_type_name *type_names; /* what the rows' names point to */
+    nnd_type_rows type_rows;
+    const nnd_op_def **op_defs; /* &ops[i].def, installed into the operation table */
+    nnd_op_rows op_rows;
     nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
     uint32_t n_ops;
     nnd_ext_op *ops;

@@ -46,6 +46,7 @@ struct nnd_prepared {
     nnd_memory_view *pools;
     bool dynamic; /* some shape is only known at execution */
     bool relaxed;
+    bool reference_only;              /* prepared for the reference kernels only */
     uint8_t *extension_blobs;         /* copies of operands' extension data */
     struct nnd_ext_plugin **ext_held; /* plugins this model uses (extension.h) */
     uint32_t n_ext_held;

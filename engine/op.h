@@ -83,6 +83,36 @@ typedef struct nnd_op_def {
 
 /* Registry: the definition for an operation code, or NULL. */
 const nnd_op_def *nnd_op_lookup(int32_t code);
+
+/* ---- rows installed by the extension loader -------------------------------------------------
+ * Engine codes with nonzero high bits, id << 16 | code, belong to the plugin the loader gave
+ * that id (extension.h). The loader installs a plugin's rows here when it publishes the
+ * plugin and removes them (rows NULL) before freeing it; the tables answer for those codes
+ * from the rows alone and never call the loader. Installed rows must stay unchanged until
+ * removed; lookups are lock-free. */
+#define NND_EXT_MAX_ID 0x7fff /* keeps engine codes positive */
+
+/* One extension operand type: code is the plugin's own (the low 16 bits). */
+typedef struct nnd_type_row {
+    uint16_t code;
+    bool tensor;
+    uint32_t size;
+    const char *name;
+} nnd_type_row;
+typedef struct nnd_type_rows {
+    uint32_t n;
+    const nnd_type_row *rows;
+} nnd_type_rows;
+void nnd_types_install(uint16_t id, const nnd_type_rows *rows); /* types.c */
+
+/* One plugin's operations: each def's code is its full engine code. */
+typedef struct nnd_op_rows {
+    uint32_t n;
+    const nnd_op_def *const *defs;
+} nnd_op_rows;
+void nnd_ops_install(uint16_t id, const nnd_op_rows *rows); /* ops/registry.c */
+/* The definition OEM_OPERATION resolves to (a plugin's claim), or NULL for none. */
+void nnd_ops_install_oem(const nnd_op_def *def);
 nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type);
 /* Bit j set: input j of the operation may be omitted (NO_VALUE). */
 uint64_t nnd_op_optional_inputs(int32_t code);

@@ -208,6 +208,7 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     p->n_outputs = m->n_outputs;
     p->n_steps = m->n_operations;
     p->relaxed = m->relaxed;
+    p->reference_only = m->reference_only;
     size_t n_scales = 0, n_lists = 0;
     for (uint32_t i = 0; i < m->n_operands; i++)
         n_scales += m->operands[i].channel_quant.n_scales;
@@ -426,14 +427,53 @@ nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
     return s;
 }
 
-nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen) {
-    nnd_prepared *p = NULL;
-    nnd_status s = build_plan(m, &p, err, errlen);
-    if (s) return s;
-    claim_fast_kernels(p);
-    /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
-    for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass of a subgraph rests the workers */
-        claim_fast_kernels(p->subplans[i]);
+nnd_status nnd_plan(const nnd_model_desc *m, nnd_prepared **plan, char *err, size_t errlen) {
+    return build_plan(m, plan, err, errlen);
+}
+
+/* Points one graph's plan at m's constants where m holds them in place (aligned
+ * CONSTANT_REFERENCE), as a plan built from m would; false when m is not the graph the plan
+ * was built from. The plan's own copies then unused are freed. */
+static bool rebind_constants(nnd_prepared *p, const nnd_model_desc *m) {
+    if (p->n_operands != m->n_operands || p->n_steps != m->n_operations) return false;
+    bool own_left = false;
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        const nnd_operand_desc *o = &m->operands[i];
+        nnd_operand_desc *po = &p->operands[i];
+        if (po->type != o->type || po->length != o->length) return false;
+        if (o->lifetime == NND_CONSTANT_REFERENCE && !needs_own_copy(m, o)) {
+            po->lifetime = o->lifetime, po->pool = o->pool, po->offset = o->offset;
+            p->tensors[i].lifetime = o->lifetime;
+            p->tensors[i].data = (void *)constant_bytes(m, o);
+        }
+        own_left |= po->lifetime == NND_CONSTANT_COPY;
+    }
+    if (!own_left) {
+        free(p->constants);
+        p->constants = NULL;
+    }
+    return true;
+}
+
+nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_prepared **out,
+                               char *err, size_t errlen) {
+    nnd_status s = NND_OK;
+    bool same = rebind_constants(p, m) && p->n_subplans == m->n_referenced;
+    for (uint32_t i = 0; same && i < p->n_subplans; i++) {
+        nnd_model_desc view = nnd_flow_graph(m, i);
+        same = rebind_constants(p->subplans[i], &view);
+    }
+    if (!same) {
+        nnd_prepared_free(p);
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                         "the model changed between planning and preparation");
+    }
+    if (!m->reference_only) {
+        claim_fast_kernels(p);
+        /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
+        for (uint32_t i = 0; i < p->n_subplans; i++) /* each pass rests the workers */
+            claim_fast_kernels(p->subplans[i]);
+    }
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
     if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
         nnd_prepared_free(p);
@@ -449,6 +489,12 @@ nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, s
     if (m->n_pools) memcpy(p->pools, m->pools, sizeof(nnd_memory_view) * m->n_pools);
     *out = p;
     return NND_OK;
+}
+
+nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen) {
+    nnd_prepared *p = NULL;
+    nnd_status s = build_plan(m, &p, err, errlen);
+    return s ? s : nnd_prepare_planned(p, m, out, err, errlen);
 }
 
 /* ---- cost ------------------------------------------------------------------------------ */
@@ -530,6 +576,10 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
         }
     }
     return c;
+}
+
+bool nnd_prepared_reference_only(const nnd_prepared *p) {
+    return p->reference_only;
 }
 
 bool nnd_prepared_loops(const nnd_prepared *p) {

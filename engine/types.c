@@ -2,8 +2,9 @@
 #include <string.h>
 
 #include "engine.h"
+#include <stdatomic.h>
+
 #include "internal.h"
-#include "extension.h"
 #include "op.h"
 
 typedef struct type_info {
@@ -11,6 +12,22 @@ typedef struct type_info {
     size_t size;
     bool tensor;
 } type_info;
+
+/* Plugins' operand types by plugin id, installed by the extension loader (op.h). */
+static _Atomic(const nnd_type_rows *) ext_types[NND_EXT_MAX_ID + 1];
+
+void nnd_types_install(uint16_t id, const nnd_type_rows *rows) {
+    if (id && id <= NND_EXT_MAX_ID) atomic_store(&ext_types[id], rows);
+}
+
+/* The installed row of an extension type code, or NULL. */
+static const nnd_type_row *ext_type(int32_t type) {
+    uint32_t id = (uint32_t)type >> 16;
+    const nnd_type_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_types[id]) : NULL;
+    for (uint32_t i = 0; r && i < r->n; i++)
+        if (r->rows[i].code == (uint16_t)type) return &r->rows[i];
+    return NULL;
+}
 
 static const type_info types[] = {
     [NND_FLOAT32] = {"FLOAT32", 4, false},
@@ -43,20 +60,20 @@ static const type_info *info(int32_t type) {
     return NULL;
 }
 
-/* Extension types (nonzero high bits) are answered by the plugin registry (extension.h). */
+/* Extension types (nonzero high bits) are answered from their installed rows. */
 size_t nnd_type_size(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->size;
-    size_t size;
-    if (nnd_ext_is_code(type) && nnd_ext_type_info(type, &size, NULL, NULL)) return size;
+    const nnd_type_row *x = ext_type(type);
+    if (x) return x->size;
     return type == NND_TENSOR_OEM_BYTE ? 1 : 0;
 }
 
 bool nnd_type_is_tensor(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->tensor;
-    bool tensor;
-    if (nnd_ext_is_code(type) && nnd_ext_type_info(type, NULL, &tensor, NULL)) return tensor;
+    const nnd_type_row *x = ext_type(type);
+    if (x) return x->tensor;
     return type == NND_TENSOR_OEM_BYTE;
 }
 
@@ -65,28 +82,15 @@ const char *nnd_type_name(int32_t type) {
     if (t) return t->name;
     if (type == NND_OEM_SCALAR) return "OEM";
     if (type == NND_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
-    const char *name;
-    if (nnd_ext_is_code(type) && nnd_ext_type_info(type, NULL, NULL, &name)) return name;
-    return "UNKNOWN_TYPE";
+    const nnd_type_row *x = ext_type(type);
+    return x ? x->name : "UNKNOWN_TYPE";
 }
 
 const char *nnd_operation_name(int32_t type) {
     if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
     if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
-    const nnd_op_def *def = nnd_ext_is_code(type) ? nnd_ext_op_def(type) : NULL;
+    const nnd_op_def *def = nnd_op_lookup(type);
     return def ? def->name : "UNKNOWN_OPERATION";
-}
-
-int32_t nnd_type_from_name(const char *name) {
-    for (size_t i = 0; i < N_TYPES; i++)
-        if (types[i].name && strcmp(types[i].name, name) == 0) return (int32_t)i;
-    return -1;
-}
-
-int32_t nnd_operation_from_name(const char *name) {
-    for (int32_t i = 0; i < NND_OP_COUNT; i++)
-        if (strcmp(op_names[i], name) == 0) return i;
-    return -1;
 }
 
 const char *nnd_status_name(nnd_status s) {

@@ -136,6 +136,9 @@ static const metric metrics[] = {
      "Requests refused over a quota, per app (uid)"},
     {"clients[].bursts", "nnd_app_bursts", GAUGE, 0, "Bursts held, per app (uid)"},
     {"clients[].burst_slots", "nnd_app_burst_slots", GAUGE, 0, "Burst slots held, per app (uid)"},
+    {"devices[].prepares", "nnd_device_prepares_total", COUNTER, 0, "Models prepared, per device"},
+    {"devices[].executions", "nnd_device_executions_total", COUNTER, 0,
+     "Executions finished, per device"},
 };
 #define N_METRICS (sizeof metrics / sizeof metrics[0])
 
@@ -169,7 +172,28 @@ static const char *const not_exported[] = {
     "clients[].buffers",
     "clients[].buffer_bytes",
     "clients[].queued_executions",
+    /* What a device is, not how it is used. */
+    "devices[].reference_only",
 };
+
+/* Arrays whose elements are labelled by one of their string fields (the others by uid). */
+static const struct {
+    const char *path, *key, *label;
+} named_arrays[] = {
+    {"devices[]", "name", "device"},
+};
+
+/* The label an element of array `sub` takes from its string field, if it takes one. */
+static bool named_label(const char *sub, const cJSON *e, const char **label, const char **value) {
+    for (size_t i = 0; i < sizeof named_arrays / sizeof named_arrays[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, named_arrays[i].key);
+        if (strcmp(named_arrays[i].path, sub) || !cJSON_IsString(v)) continue;
+        *label = named_arrays[i].label;
+        *value = v->valuestring;
+        return true;
+    }
+    return false;
+}
 
 /* String fields that are labels of nnd_info. */
 static const struct {
@@ -373,6 +397,16 @@ static void walk(render *r, const cJSON *node, const char *path, const char *lab
         const cJSON *uid = cJSON_GetObjectItemCaseSensitive(e, "uid");
         size_t m;
         if (!e && !find(sub, &m)) return; /* no app holds anything */
+        const char *label, *value;
+        if (cJSON_IsObject(e) && named_label(sub, e, &label, &value)) {
+            cJSON_ArrayForEach(e, node) { /* one label each, from the element's name */
+                char lab[512];
+                if (named_label(sub, e, &label, &value) &&
+                    with_label(lab, sizeof lab, labels, label, value))
+                    walk(r, e, sub, lab);
+            }
+            return;
+        }
         if (!cJSON_IsObject(e) || !cJSON_IsNumber(uid)) {
             leaf(r, sub, labels, (double)cJSON_GetArraySize(node)); /* a list: its length */
             return;

@@ -120,7 +120,7 @@ grep -q '^supported operation types: [0-9][0-9]*$' "$work/info" ||
 "$nndctl" --socket "$sock" conformance "$vectors" >"$work/conformance" ||
     { tail -n 20 "$work/conformance" >&2; fail "conformance"; }
 tail -n 1 "$work/conformance"
-grep -q '^conformance: 244 passed, 0 failed, 0 skipped$' "$work/conformance" ||
+grep -q '^conformance: [1-9][0-9]* passed, 0 failed, 0 skipped$' "$work/conformance" ||
     fail "conformance: not every V1_0 case passed"
 wait "$events_pid" || fail "nndctl events"
 events_pid=""

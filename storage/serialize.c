@@ -1,14 +1,12 @@
 /* serialize.c: model and data cache encoding and hostile decoding. See serialize.h.
  *
  * Model cache:  header | graph (the main graph) | graph per referenced subgraph
- *   header      magic "NNDMODL\0", u32 version, u32 flags (bit 0: relaxed), u32 preference,
- *               u32 build id length, 64 bytes build id (zero padded), u32 graphs,
- *               u64 data payload length
- *   graph       u32 operands, u32 operations, u32 inputs, u32 outputs, then the operands,
- *               the operations, the input list and the output list
- *   operand     i32 type, u32 rank, u32 dims[16], f32 scale, i32 zero point, u32 lifetime,
- *               u64 offset, u64 length, u32 channel dim, u32 scales, u32 extension
- *               length, then the scales (f32) and the extension bytes padded to 4; a
+ *   header      magic "NNDMODL\0", u32 version, u32 flags (bit 0: relaxed, bit 1: reference kernels
+ * only), u32 preference, u32 build id length, 64 bytes build id (zero padded), u32 graphs, u64 data
+ * payload length graph       u32 operands, u32 operations, u32 inputs, u32 outputs, then the
+ * operands, the operations, the input list and the output list operand     i32 type, u32 rank, u32
+ * dims[16], f32 scale, i32 zero point, u32 lifetime, u64 offset, u64 length, u32 channel dim, u32
+ * scales, u32 extension length, then the scales (f32) and the extension bytes padded to 4; a
  *               SUBGRAPH operand's offset is the index of the subgraph it names
  *   operation   i32 type, u32 inputs, u32 outputs, then both operand lists (u32)
  * Data cache:   magic "NNDDATA\0", u32 version, u32 0, u64 payload length, zeros to 64,
@@ -216,7 +214,7 @@ nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const ch
     memcpy(id, build_id, id_len);
     put(&w, MODEL_MAGIC, 8);
     put_u32(&w, NND_SER_VERSION);
-    put_u32(&w, m->relaxed ? 1u : 0u);
+    put_u32(&w, (m->relaxed ? 1u : 0u) | (m->reference_only ? 2u : 0u));
     put_u32(&w, preference);
     put_u32(&w, (uint32_t)id_len);
     put(&w, id, sizeof id);
@@ -427,7 +425,7 @@ nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t 
     get(&r, id, sizeof id);
     if (ver != NND_SER_VERSION)
         return BAD("model cache: format version %u, not %u", ver, NND_SER_VERSION);
-    if (flags & ~1u) return BAD("model cache: unknown flags 0x%x", flags);
+    if (flags & ~3u) return BAD("model cache: unknown flags 0x%x", flags);
     if (out->preference > 3) return BAD("model cache: preference %u", out->preference);
     if (id_len > NND_SER_BUILD_ID_MAX) return BAD("model cache: build id length %u", id_len);
     for (size_t i = id_len; i < sizeof id; i++)
@@ -467,5 +465,6 @@ nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t 
     d->n_pools = 1;
     d->pools = &out->pool;
     d->relaxed = flags & 1u;
+    d->reference_only = flags & 2u;
     return NND_OK;
 }

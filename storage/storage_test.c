@@ -170,17 +170,58 @@ static void test_model_init(test_model *t) {
                                .pools = &t->pool};
 }
 
-static void run_model(const nnd_model_desc *d, float out[4]) {
-    nnd_prepared *p = NULL;
+static void run_prepared(nnd_prepared *p, float out[4]) {
     char err[NND_ERR_LEN];
-    nnd_status st = nnd_prepare(d, &p, err, sizeof err);
-    if (st) fail_msg("prepare: %s", err);
     nnd_exec *e = nnd_exec_create(p);
     float in[4] = {0.5f, 0.5f, 0.5f, 0.5f};
     nnd_io i = {.data = in, .length = sizeof in}, o = {.data = out, .length = 16};
     assert_int_equal(nnd_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), NND_OK);
     nnd_exec_free(e);
     nnd_prepared_free(p);
+}
+
+static void run_model(const nnd_model_desc *d, float out[4]) {
+    nnd_prepared *p = NULL;
+    char err[NND_ERR_LEN];
+    nnd_status st = nnd_prepare(d, &p, err, sizeof err);
+    if (st) fail_msg("prepare: %s", err);
+    run_prepared(p, out);
+}
+
+/* The daemon's cache validates and plans a model once (engine.h, nnd_plan): the plan made
+ * from the client's description is finished on the decoded copy, and the prepared model
+ * then reads its constants from that copy alone, never from the client's memory. */
+static void test_plan_moves_onto_copy(void **state) {
+    (void)state;
+    test_model t;
+    test_model_init(&t);
+    char err[NND_ERR_LEN];
+    float want[4], got[4];
+    run_model(&t.desc, want);
+    nnd_prepared *plan = NULL;
+    if (nnd_plan(&t.desc, &plan, err, sizeof err)) fail_msg("plan: %s", err);
+    nnd_buf m, d;
+    assert_int_equal(nnd_ser_encode(&t.desc, 0, "b", &m, &d, err, sizeof err), NND_OK);
+    nnd_ser_model sm;
+    assert_int_equal(nnd_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
+    nnd_prepared *p = NULL;
+    if (nnd_prepare_planned(plan, &sm.desc, &p, err, sizeof err)) fail_msg("finish: %s", err);
+    nnd_ser_model_clear(&sm);
+    memset(t.values, 0xff, sizeof t.values); /* the client's constants: NaN from here on */
+    memset(t.pool_bytes, 0xff, sizeof t.pool_bytes);
+    run_prepared(p, got);
+    assert_memory_equal(want, got, sizeof want);
+
+    /* A plan is finished only on the model it was made from (it is freed otherwise). */
+    test_model_init(&t);
+    assert_int_equal(nnd_plan(&t.desc, &plan, err, sizeof err), NND_OK);
+    assert_int_equal(nnd_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
+    sm.desc.n_operands--;
+    assert_int_equal(nnd_prepare_planned(plan, &sm.desc, &p, err, sizeof err), NND_GENERAL_FAILURE);
+    assert_non_null(strstr(err, "changed"));
+    sm.desc.n_operands++;
+    nnd_ser_model_clear(&sm);
+    nnd_buf_free(&m), nnd_buf_free(&d);
 }
 
 static void test_serialize_round_trip(void **state) {
@@ -214,7 +255,23 @@ static void test_serialize_round_trip(void **state) {
     run_model(&sm.desc, got);
     assert_memory_equal(want, got, sizeof want);
     assert_true(got[0] == 0.5f + 1 + 10);
+    assert_false(sm.desc.reference_only);
     nnd_ser_model_clear(&sm);
+
+    /* The device travels with the model: a reference-only compilation stays one. */
+    nnd_buf mr, dr;
+    t.desc.reference_only = true;
+    assert_int_equal(nnd_ser_encode(&t.desc, 2, "build-A", &mr, &dr, err, sizeof err), NND_OK);
+    t.desc.reference_only = false;
+    assert_int_equal(nnd_ser_decode(mr.p, mr.len, dr.p, dr.len, &sm, err, sizeof err), NND_OK);
+    assert_true(sm.desc.reference_only);
+    nnd_prepared *rp = NULL;
+    assert_int_equal(nnd_prepare(&sm.desc, &rp, err, sizeof err), NND_OK);
+    assert_true(nnd_prepared_reference_only(rp));
+    nnd_prepared_free(rp);
+    nnd_ser_model_clear(&sm);
+    nnd_buf_free(&mr);
+    nnd_buf_free(&dr);
 
     /* Hostile bytes: every truncation and every single-byte flip either decodes to
      * something nnd_prepare judges for itself, or is refused; nothing reads out of bounds. */
@@ -442,6 +499,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hash_tree),
         cmocka_unit_test(test_serialize_round_trip),
+        cmocka_unit_test(test_plan_moves_onto_copy),
         cmocka_unit_test(test_index_tokens_and_builds),
         cmocka_unit_test(test_index_prunes_per_uid),
         cmocka_unit_test(test_index_migrates_v1),

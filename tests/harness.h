@@ -8,6 +8,12 @@
  * NND_TEST_SANITIZER_STATUS made a sanitizer report (a leak found at exit, say): stop then
  * ends the test process with status 1, so the report fails the test even where the caller
  * does not look at the status.
+ * nnd_test_group_setup() and nnd_test_group_teardown() are the cmocka group fixtures of a
+ * test program whose tests share one daemon, nnd_test_group_daemon: setup starts it with
+ * nnd_test_group_args (NULL: none); teardown stops it unless a test already did, and fails
+ * the group when it did not shut down cleanly.
+ * nnd_test_expect_reply() checks a reply's status and, when given, a piece of its message,
+ * failing the running cmocka test otherwise (also for no reply at all), and frees it.
  * nnd_test_admin() sends one command ({"cmd":cmd}) to the admin bus of the daemon with
  * that state directory and returns the parsed reply (the caller cJSON_Delete()s it), or
  * NULL (with a message on stderr) after 10 s without one. nnd_test_admin_status() asks
@@ -21,6 +27,8 @@
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
+
+#include "nnd.pb-c.h"
 
 /* The exit status scripts/leakcheck.sh (`make leakcheck`) gives every ASan, LSan and UBSan
  * report, told apart from the daemon's own statuses (0, 1, 2). */
@@ -60,6 +68,13 @@ long nnd_test_flip_each_byte(const char *model_path, const char *data_path,
                              size_t lens[2]);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int nnd_test_connect_raw(const nnd_test_daemon *d);
+extern nnd_test_daemon nnd_test_group_daemon;
+extern const char *const *nnd_test_group_args;
+int nnd_test_group_setup(void **state);
+int nnd_test_group_teardown(void **state);
+
+void nnd_test_expect_reply(Nnd__Reply *r, int status, const char *needle);
+
 cJSON *nnd_test_admin(const char *state_dir, const char *cmd);
 cJSON *nnd_test_admin_status(const nnd_test_daemon *d);
 

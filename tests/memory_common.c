@@ -11,24 +11,18 @@
 
 #include <cmocka.h>
 
-nnd_test_daemon dmn;
+nnd_test_daemon *const dmn = &nnd_test_group_daemon;
 
-int group_setup(void **state) {
-    (void)state;
+int memory_group_setup(void **state) {
     /* No content cache: constants are used in place, straight from the client's pages. */
-    const char *args[] = {"--cache-max-bytes", "0", NULL};
-    return nnd_test_daemon_start(&dmn, args) == 0 ? 0 : -1;
-}
-
-int group_teardown(void **state) {
-    (void)state;
-    if (dmn.pid > 0) nnd_test_daemon_stop(&dmn); /* a test above failed before the last */
-    return 0;
+    static const char *const no_cache[] = {"--cache-max-bytes", "0", NULL};
+    nnd_test_group_args = no_cache;
+    return nnd_test_group_setup(state);
 }
 
 nnd_client *connect_client(const char *name) {
     char err[256];
-    nnd_client *c = nnd_client_connect(dmn.socket_path, name, err, sizeof err);
+    nnd_client *c = nnd_client_connect(dmn->socket_path, name, err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
     return c;
 }
@@ -161,7 +155,7 @@ void expect_floats(int fd, uint64_t offset, uint32_t n, float base, float step) 
 /* ---- admin status ---------------------------------------------------------------------- */
 
 cJSON *status(void) {
-    return nnd_test_admin_status(&dmn);
+    return nnd_test_admin_status(dmn);
 }
 
 double status_number(const char *key) {
@@ -186,5 +180,5 @@ void wait_buffers(double count) {
  * cmocka does not fail the run when a group teardown fails. */
 void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&dmn), 0);
+    assert_int_equal(nnd_test_daemon_stop(dmn), 0);
 }

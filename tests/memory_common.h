@@ -19,11 +19,11 @@
 
 #define N 256 /* floats in the test tensors */
 
-extern nnd_test_daemon dmn;
+extern nnd_test_daemon *const dmn; /* harness.h's nnd_test_group_daemon */
 
-/* cmocka group setup and teardown: start the daemon, stop it if a test did not. */
-int group_setup(void **state);
-int group_teardown(void **state);
+/* cmocka group setup: nnd_test_group_setup() with the content cache off (teardown:
+ * nnd_test_group_teardown()). */
+int memory_group_setup(void **state);
 /* Last test of a program: the daemon stops cleanly. */
 void test_clean_stop(void **state);
 

@@ -42,17 +42,7 @@
 
 #define POOL_SIZE 4096
 
-static nnd_test_daemon dmn;
-
-static int group_setup(void **state) {
-    (void)state;
-    return nnd_test_daemon_start(&dmn, NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-    (void)state;
-    return dmn.pid > 0 && nnd_test_daemon_stop(&dmn) != 0 ? -1 : 0;
-}
+static nnd_test_daemon *const dmn = &nnd_test_group_daemon;
 
 /* ---- the daemon's counters --------------------------------------------------------------- */
 
@@ -61,7 +51,7 @@ typedef struct counts {
 } counts;
 
 static counts get_counts(void) {
-    cJSON *st = nnd_test_admin(dmn.state_dir, "status");
+    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
     assert_non_null(st);
     counts c = {obs_num(st, "bursts.live"), obs_num(st, "bursts.channels"),
                 obs_num(st, "bursts.channel_executions"), obs_num(st, "bursts.channel_refused")};
@@ -75,12 +65,12 @@ static counts get_counts(void) {
 static void wait_idle(int fds) {
     for (int i = 0; i < 1000; i++) {
         counts c = get_counts();
-        if (c.live == 0 && c.channels == 0 && (fds < 0 || wire_count_fds(dmn.pid) == fds)) return;
+        if (c.live == 0 && c.channels == 0 && (fds < 0 || wire_count_fds(dmn->pid) == fds)) return;
         usleep(10000);
     }
     counts c = get_counts();
     fail_msg("not idle: %g bursts, %g channels, %d fds (wanted %d)", c.live, c.channels,
-             wire_count_fds(dmn.pid), fds);
+             wire_count_fds(dmn->pid), fds);
 }
 
 /* ---- through libnnd ------------------------------------------------------------------------ */
@@ -97,7 +87,7 @@ typedef struct lib {
 
 static void lib_open(lib *l) {
     char err[512];
-    l->c = nnd_client_connect(dmn.socket_path, "test-burst-channel", err, sizeof err);
+    l->c = nnd_client_connect(dmn->socket_path, "test-burst-channel", err, sizeof err);
     assert_non_null(l->c);
     wire_add_model_init(&l->m, -1);
     assert_int_equal(
@@ -207,7 +197,7 @@ static void test_channel_priority(void **state) {
     assert_int_equal(nnd_client_burst_free(l.b), 0);
     assert_int_equal(nnd_client_burst_configure(l.c, high, &l.b, err, sizeof err), 0);
     lib_run(&l, 1); /* the memfd goes over the socket */
-    obs_events *ev = obs_events_start(&dmn, "executed");
+    obs_events *ev = obs_events_start(dmn, "executed");
     assert_non_null(ev);
     double before = get_counts().executions;
     lib_run(&l, 2);
@@ -224,7 +214,7 @@ static void test_channel_priority(void **state) {
 
 /* What our app (the only uid here) holds of a quota resource (admin status quotas.apps). */
 static double app_used(const char *what) {
-    cJSON *st = nnd_test_admin(dmn.state_dir, "status");
+    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
     assert_non_null(st);
     const cJSON *apps =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "quotas"), "apps");
@@ -235,7 +225,7 @@ static double app_used(const char *what) {
 }
 
 static double bursts_num(const char *what) {
-    cJSON *st = nnd_test_admin(dmn.state_dir, "status");
+    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
     assert_non_null(st);
     double v =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "bursts"), what)
@@ -310,7 +300,7 @@ static void raw_publish(rawc *g, uint32_t seq) {
 }
 
 static void raw_open(rawc *g) {
-    g->sock = nnd_test_connect_raw(&dmn);
+    g->sock = nnd_test_connect_raw(dmn);
     assert_true(g->sock >= 0);
     wire_add_model_init(&g->m, -1);
     g->model = wire_prepare(g->sock, &g->m.model, NULL, 0);
@@ -413,17 +403,10 @@ static Nnd__Reply *raw_exec(rawc *g, uint32_t seq, uint64_t burst) {
     return raw_request(g, seq, &req);
 }
 
-static void expect(Nnd__Reply *r, int status, const char *needle) {
-    const char *msg = r->message ? r->message : "";
-    if ((int)r->status != status) fail_msg("status %d (%s), wanted %d", r->status, msg, status);
-    if (needle && !strstr(msg, needle)) fail_msg("\"%s\" lacks \"%s\"", msg, needle);
-    nnd__reply__free_unpacked(r, NULL);
-}
-
 /* A correct execution as request seq, its sum checked. */
 static void raw_ok(rawc *g, uint32_t seq, float x) {
     g->io[0] = x, g->io[1] = 2 * x, g->io[2] = 10, g->io[3] = 20, g->io[4] = g->io[5] = -1;
-    expect(raw_exec(g, seq, g->burst), NND__ERROR_STATUS__NONE, NULL);
+    nnd_test_expect_reply(raw_exec(g, seq, g->burst), NND__ERROR_STATUS__NONE, NULL);
     if (g->io[4] != x + 10 || g->io[5] != 2 * x + 20)
         fail_msg("out {%g, %g} for x = %g", g->io[4], g->io[5], x);
 }
@@ -431,7 +414,7 @@ static void raw_ok(rawc *g, uint32_t seq, float x) {
 static void test_hostile_requests(void **state) {
     (void)state;
     wait_idle(-1);
-    int fds0 = wire_count_fds(dmn.pid);
+    int fds0 = wire_count_fds(dmn->pid);
     counts c0 = get_counts();
     lib other;
     lib_open(&other);
@@ -443,31 +426,35 @@ static void test_hostile_requests(void **state) {
     uint8_t junk[512];
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (uint8_t)(i * 37 + 11);
-    expect(raw_put(&g, 2, junk, sizeof junk), NND__ERROR_STATUS__INVALID_ARGUMENT, "malformed");
-    expect(raw_put(&g, 3, NULL, 0xffffffffu), NND__ERROR_STATUS__INVALID_ARGUMENT,
-           "over the burst channel");
-    expect(raw_put(&g, 4, NULL, NND_CHAN_AREA + 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
-           "over the burst channel");
+    nnd_test_expect_reply(raw_put(&g, 2, junk, sizeof junk), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                          "malformed");
+    nnd_test_expect_reply(raw_put(&g, 3, NULL, 0xffffffffu), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                          "over the burst channel");
+    nnd_test_expect_reply(raw_put(&g, 4, NULL, NND_CHAN_AREA + 1),
+                          NND__ERROR_STATUS__INVALID_ARGUMENT, "over the burst channel");
     lib_run(&other, 4);
     /* Out of order: refused, and the number taken as the new start. */
-    expect(raw_exec(&g, 0x7fffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
-           "out of order (expected 5)");
+    nnd_test_expect_reply(raw_exec(&g, 0x7fffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                          "out of order (expected 5)");
     raw_ok(&g, 0x80000000u, 2);
-    expect(raw_exec(&g, 0x80000000u + 7, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
-           "out of order");
+    nnd_test_expect_reply(raw_exec(&g, 0x80000000u + 7, g.burst),
+                          NND__ERROR_STATUS__INVALID_ARGUMENT, "out of order");
     /* Wrapping past the top skips 0. */
-    expect(raw_exec(&g, 0xffffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT, "out of order");
+    nnd_test_expect_reply(raw_exec(&g, 0xffffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                          "out of order");
     raw_ok(&g, 1, 3);
     /* Another call, another burst, an fd that cannot travel. */
     Nnd__Hello hello = NND__HELLO__INIT;
     Nnd__Request hr = NND__REQUEST__INIT;
     hr.call_case = NND__REQUEST__CALL_HELLO;
     hr.hello = &hello;
-    expect(raw_request(&g, 2, &hr), NND__ERROR_STATUS__INVALID_ARGUMENT, "BurstExecute only");
-    expect(raw_exec(&g, 3, g.burst ^ 1), NND__ERROR_STATUS__INVALID_ARGUMENT, "names burst");
+    nnd_test_expect_reply(raw_request(&g, 2, &hr), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                          "BurstExecute only");
+    nnd_test_expect_reply(raw_exec(&g, 3, g.burst ^ 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                          "names burst");
     g.e.pool.kind = NND__POOL_KIND__POOL_MEMFD;
     g.e.pool.fd_index = 0;
-    expect(raw_exec(&g, 4, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT, "fd");
+    nnd_test_expect_reply(raw_exec(&g, 4, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT, "fd");
     g.e.pool.kind = NND__POOL_KIND__POOL_BURST_SLOT;
     /* A scribbled header: the daemon reads nothing from it but the request words. */
     g.h->magic = 0, g.h->req_off = 12345, g.h->res_off = 1, g.h->area = 0xffffffffu;
@@ -513,11 +500,11 @@ static void killed_child(bool mid_request) {
 static void test_killed_clients(void **state) {
     (void)state;
     wait_idle(-1);
-    int fds0 = wire_count_fds(dmn.pid);
+    int fds0 = wire_count_fds(dmn->pid);
     lib other;
     lib_open(&other);
     lib_run(&other, 1);
-    int fds1 = wire_count_fds(dmn.pid);
+    int fds1 = wire_count_fds(dmn->pid);
     for (int i = 0; i < 10; i++) {
         killed_child(i % 2 == 0);
         lib_run(&other, (float)i);
@@ -529,7 +516,7 @@ static void test_killed_clients(void **state) {
     for (int i = 0; i < 1000 && (channels != 1 || fds != fds1); i++) {
         if (i) usleep(10000);
         channels = get_counts().channels;
-        fds = wire_count_fds(dmn.pid);
+        fds = wire_count_fds(dmn->pid);
     }
     assert_true(channels == 1);
     assert_int_equal(fds, fds1);
@@ -548,5 +535,5 @@ int main(void) {
         cmocka_unit_test(test_hostile_requests),
         cmocka_unit_test(test_killed_clients),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
 }

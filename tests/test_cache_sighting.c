@@ -25,17 +25,7 @@
 
 #define N (300u << 10) /* floats of weights: 1.2 MB, over the sighting threshold */
 
-static nnd_test_daemon dmn;
-
-static int group_setup(void **state) {
-    (void)state;
-    return nnd_test_daemon_start(&dmn, NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-    (void)state;
-    return dmn.pid > 0 && nnd_test_daemon_stop(&dmn) != 0 ? -1 : 0;
-}
+static nnd_test_daemon *const dmn = &nnd_test_group_daemon;
 
 typedef struct counts {
     double first, hashed, misses, hits;
@@ -44,7 +34,7 @@ typedef struct counts {
 static double cache_num(const char *name) {
     char path[64];
     snprintf(path, sizeof path, "cache.%s", name);
-    double v = obs_status_num(dmn.state_dir, path);
+    double v = obs_status_num(dmn->state_dir, path);
     if (isnan(v)) fail_msg("status has no %s", path);
     return v;
 }
@@ -57,7 +47,7 @@ static counts now(void) {
 
 static nnd_client *connect_to(void) {
     char err[256];
-    nnd_client *c = nnd_client_connect(dmn.socket_path, "test_cache_sighting", err, sizeof err);
+    nnd_client *c = nnd_client_connect(dmn->socket_path, "test_cache_sighting", err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
     return c;
 }
@@ -199,5 +189,5 @@ int main(void) {
         cmocka_unit_test(test_same_signature_other_bytes),
         cmocka_unit_test(test_save_records_sighting),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
 }

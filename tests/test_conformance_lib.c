@@ -329,16 +329,35 @@ static void test_newer_fields(void **state) {
     assert_int_equal(c->examples[0].outputs[0].dims[9], 3);
     nnd_cases_free(cases, n);
 
-    /* V1_0 files have none of the fields. */
+    /* The HAL 1.0 folder comes from the newer data and carries the fields too. */
     cases = NULL;
     n = 0;
     assert_int_equal(nnd_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, NULL, NULL,
                                     err, sizeof err),
                      0);
     assert_false(cases[0].expect_failure);
+    assert_string_equal(cases[0].folder, "V1_0");
+    assert_int_equal(cases[0].min_version, NND_CASE_VERSION_V1_0);
+    nnd_cases_free(cases, n);
+
+    /* A file in the older format, with none of the fields, loads with their defaults. */
+    char old_path[] = "/tmp/nnd-conf-old-XXXXXX";
+    int old_fd = mkstemp(old_path);
+    assert_true(old_fd >= 0);
+    FILE *old = fdopen(old_fd, "w");
+    fputs("{\"cases\":[{\"name\":\"x\",\"model\":{\"operands\":[],\"operations\":[]},"
+          "\"examples\":[]}]}",
+          old);
+    fclose(old);
+    cases = NULL;
+    n = 0;
+    assert_int_equal(nnd_cases_load(old_path, &cases, &n, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_false(cases[0].expect_failure);
     assert_string_equal(cases[0].folder, "");
     assert_int_equal(cases[0].min_version, NND_CASE_VERSION_UNKNOWN);
     nnd_cases_free(cases, n);
+    unlink(old_path);
 
     char path[] = "/tmp/nnd-conf-XXXXXX";
     int fd = mkstemp(path);

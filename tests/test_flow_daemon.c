@@ -284,7 +284,9 @@ static void test_deadline_stops_loop(void **state) {
     print_message("# endless loop, deadline in 300 ms: %s after %llu ms\n",
                   nnd_status_name(r.status), (unsigned long long)(r.ns / MS));
     assert_int_equal(r.status, NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT);
-    assert_true(r.ns < 400 * MS);
+    /* The deadline, not the 15 s loop timeout, ended it; how soon after 300 ms depends on
+     * how busy the machine is, so the bound is far from both. */
+    assert_true(r.ns < 5000 * MS);
     nnd_client_close(a);
 }
 

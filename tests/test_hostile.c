@@ -31,37 +31,26 @@
 #include "harness.h"
 #include "wire.h"
 
-static nnd_test_daemon daemon_under_test;
-
-static int group_setup(void **state) {
-    (void)state;
-    return nnd_test_daemon_start(&daemon_under_test, NULL) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state) {
-    (void)state;
-    if (daemon_under_test.pid > 0) nnd_test_daemon_stop(&daemon_under_test);
-    return 0;
-}
+static nnd_test_daemon *const daemon_under_test = &nnd_test_group_daemon;
 
 static int connect_ok(void) {
-    int s = nnd_test_connect_raw(&daemon_under_test);
+    int s = nnd_test_connect_raw(daemon_under_test);
     assert_true(s >= 0);
     return s;
 }
 
 static void assert_still_serving(void) {
-    assert_int_equal(wire_hello_fresh(&daemon_under_test), 0);
+    assert_int_equal(wire_hello_fresh(daemon_under_test), 0);
 }
 
 /* The daemon closes a frame's leftover fds just after replying: give it a moment. */
 /* The daemon's fd count once it holds still: a prepare queues a content-cache store
  * whose file stays open for as long as its fsync takes (seconds on a busy disk). */
 static int settled_daemon_fds(void) {
-    int n = wire_count_fds(daemon_under_test.pid);
+    int n = wire_count_fds(daemon_under_test->pid);
     for (int i = 0, same = 0; i < 1000 && same < 5; i++) {
         usleep(10000);
-        int m = wire_count_fds(daemon_under_test.pid);
+        int m = wire_count_fds(daemon_under_test->pid);
         same = m == n ? same + 1 : 0;
         n = m;
     }
@@ -71,7 +60,7 @@ static int settled_daemon_fds(void) {
 static void assert_daemon_fds(int expected) {
     int n = -1;
     for (int i = 0; i < 1000 && n != expected; i++) {
-        n = wire_count_fds(daemon_under_test.pid);
+        n = wire_count_fds(daemon_under_test->pid);
         if (n != expected) usleep(10000);
     }
     assert_int_equal(n, expected);
@@ -337,7 +326,7 @@ static void test_constant_pool_truncated_after_prepare(void **state) {
     (void)state;
     /* By default a small model is prepared from the daemon's own copy of its constants
      * (the content cache): the client's memory no longer matters. */
-    truncate_weights_after_prepare(&daemon_under_test, NND__ERROR_STATUS__NONE);
+    truncate_weights_after_prepare(daemon_under_test, NND__ERROR_STATUS__NONE);
     assert_still_serving();
     /* Without the content cache constants are used in place: a failure, not a crash. */
     nnd_test_daemon in_place;
@@ -444,8 +433,8 @@ static int wait_status(pid_t pid, int timeout_s) {
 static void test_second_daemon_refuses(void **state) {
     (void)state;
     char state_dir[400];
-    snprintf(state_dir, sizeof state_dir, "%s/second-state", daemon_under_test.dir);
-    pid_t pid = spawn_daemon(daemon_under_test.socket_path, state_dir);
+    snprintf(state_dir, sizeof state_dir, "%s/second-state", daemon_under_test->dir);
+    pid_t pid = spawn_daemon(daemon_under_test->socket_path, state_dir);
     int st = wait_status(pid, 10);
     assert_true(st > 0);
     /* The first one kept its socket. */
@@ -455,8 +444,8 @@ static void test_second_daemon_refuses(void **state) {
 static void test_stale_socket_replaced(void **state) {
     (void)state;
     char sock[300], state_dir[400];
-    snprintf(sock, sizeof sock, "%s/stale.sock", daemon_under_test.dir);
-    snprintf(state_dir, sizeof state_dir, "%s/stale-state", daemon_under_test.dir);
+    snprintf(sock, sizeof sock, "%s/stale.sock", daemon_under_test->dir);
+    snprintf(state_dir, sizeof state_dir, "%s/stale-state", daemon_under_test->dir);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     strcpy(sa.sun_path, sock);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -479,8 +468,8 @@ static void test_stale_socket_replaced(void **state) {
 static void test_not_a_socket_is_left_alone(void **state) {
     (void)state;
     char path[400], state_dir[400];
-    snprintf(path, sizeof path, "%s/file.sock", daemon_under_test.dir);
-    snprintf(state_dir, sizeof state_dir, "%s/file-state", daemon_under_test.dir);
+    snprintf(path, sizeof path, "%s/file.sock", daemon_under_test->dir);
+    snprintf(state_dir, sizeof state_dir, "%s/file-state", daemon_under_test->dir);
     int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
     assert_true(fd >= 0);
     close(fd);
@@ -498,15 +487,15 @@ static void test_clean_shutdown(void **state) {
     wire_add_model m;
     wire_add_model_init(&m, -1);
     assert_true(wire_prepare(s, &m.model, NULL, 0) != 0);
-    assert_int_equal(kill(daemon_under_test.pid, SIGTERM), 0);
-    assert_int_equal(wait_status(daemon_under_test.pid, 10), 0);
-    daemon_under_test.pid = 0;
-    assert_int_equal(access(daemon_under_test.socket_path, F_OK), -1);
+    assert_int_equal(kill(daemon_under_test->pid, SIGTERM), 0);
+    assert_int_equal(wait_status(daemon_under_test->pid, 10), 0);
+    daemon_under_test->pid = 0;
+    assert_int_equal(access(daemon_under_test->socket_path, F_OK), -1);
     /* The client sees the connection end. */
     char b;
     assert_int_equal(recv(s, &b, 1, 0), 0);
     close(s);
-    nnd_test_daemon_stop(&daemon_under_test); /* removes the directory */
+    nnd_test_daemon_stop(daemon_under_test); /* removes the directory */
 }
 
 int main(void) {
@@ -529,5 +518,5 @@ int main(void) {
         cmocka_unit_test(test_not_a_socket_is_left_alone),
         cmocka_unit_test(test_clean_shutdown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
 }

@@ -2,7 +2,7 @@
  * for another. Each test starts a daemon with default settings (as root), runs a bystander
  * client (root) that executes an ADD over and over and checks every result and its
  * latency, then runs one attack of attack.h as uid 65534 (setpriv) through the public
- * socket for NND_ATTACK_SECONDS (default 3; 60 for the figures of the README), and checks:
+ * socket for NND_ATTACK_SECONDS (default 3; longer runs give steadier figures), and checks:
  * - the bystander got every result right, none later than a second, and with
  *   NND_ATTACK_SECONDS >= 30 its p99 under attack below 10 times its idle p99 (shorter
  *   runs print both: a few seconds on a shared 2-core machine are not a fair sample);

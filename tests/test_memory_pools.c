@@ -195,5 +195,5 @@ int main(void) {
         cmocka_unit_test(test_dmabuf),
         cmocka_unit_test(test_clean_stop),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, memory_group_setup, nnd_test_group_teardown);
 }

@@ -6,7 +6,8 @@
  * also run with every output one element short (one byte for one-element outputs) and
  * must report OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects
  * failure passes when a model, compilation or compute call refuses it with an error code
- * (case_judge.h). Referenced subgraphs become models of their own
+ * (case_judge.h). A third argument names the device every compilation is made for
+ * (nnd-reference in `make test`). Referenced subgraphs become models of their own
  * (setOperandValueFromModel), constants the vectors mark wasConstantReference come from a
  * memory (setOperandValueFromMemory), and an endless loop runs with a short loop timeout,
  * judged by its status and time. Cases run on two threads that share the library's one
@@ -337,6 +338,24 @@ static enum verdict pool_constants(const nnd_case *c, Nnd__Model **pooled, int *
     return *fd >= 0 ? PASS : fail(msg, "memfd: %d", *fd);
 }
 
+/* The device every compilation is made for (argv[3]); NULL: device 0, every other
+ * compilation by createForDevices and the rest by create. */
+static const char *g_device_name;
+
+static int find_device(ANeuralNetworksDevice **dev) {
+    if (!g_device_name) return ANeuralNetworks_getDevice(0, dev);
+    uint32_t n = 0;
+    int rc = ANeuralNetworks_getDeviceCount(&n);
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        const char *name;
+        if ((rc = ANeuralNetworks_getDevice(i, dev)) ||
+            (rc = ANeuralNetworksDevice_getName(*dev, &name)))
+            break;
+        if (!strcmp(name, g_device_name)) return ANEURALNETWORKS_NO_ERROR;
+    }
+    return rc ? rc : ANEURALNETWORKS_BAD_DATA;
+}
+
 static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     built b = {0};
     ANeuralNetworksModel *m = NULL;
@@ -349,7 +368,7 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     enum verdict v = sup ? pool_constants(c, &pooled, &fd, msg) : fail(msg, "out of memory");
     if (v == PASS) v = build_model(pooled ? pooled : c->model, fd, &b, msg);
     m = b.models ? b.models[0] : NULL;
-    if (v == PASS && (rc = ANeuralNetworks_getDevice(0, &dev))) v = fail(msg, "getDevice: %d", rc);
+    if (v == PASS && (rc = find_device(&dev))) v = fail(msg, "getDevice: %d", rc);
     if (v == PASS) {
         const ANeuralNetworksDevice *devs[1] = {dev};
         if ((rc = ANeuralNetworksModel_getSupportedOperationsForDevices(m, devs, 1, sup)))
@@ -364,8 +383,9 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
     /* Alternate the two ways of making a compilation. */
     if (v == PASS) {
         const ANeuralNetworksDevice *devs[1] = {dev};
-        rc = index % 2 ? ANeuralNetworksCompilation_create(m, &comp)
-                       : ANeuralNetworksCompilation_createForDevices(m, devs, 1, &comp);
+        rc = index % 2 && !g_device_name
+                 ? ANeuralNetworksCompilation_create(m, &comp)
+                 : ANeuralNetworksCompilation_createForDevices(m, devs, 1, &comp);
         if (rc) v = refused(rc, msg, "Compilation_create: %d", rc);
     }
     if (v == PASS && (rc = ANeuralNetworksCompilation_finish(comp)))
@@ -416,10 +436,11 @@ static void note_skip(void *ctx, const char *file, const char *case_name, const 
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: test_ndk_conformance VECTORS[:VECTORS...] FLOOR\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: test_ndk_conformance VECTORS[:VECTORS...] FLOOR [DEVICE]\n");
         return 2;
     }
+    g_device_name = argc == 4 ? argv[3] : NULL;
     long floor = strtol(argv[2], NULL, 10);
     nnd_case *cases = NULL;
     size_t n = 0;

@@ -238,6 +238,56 @@ static void quantized_lstm(net *m, int bad) {
     quant(m, out(m, NND_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
 }
 
+/* MEAN over every axis without keep_dims: shape [1], not a scalar. */
+static void mean_all(net *m, int bad) {
+    static const int32_t axes[2] = {0, 1};
+    m->code = NND_OP_MEAN;
+    in(m, NND_TENSOR_FLOAT32, S(2, 2));
+    k_ints(m, S(2), axes);
+    k_i32(m, 0);
+    out(m, NND_TENSOR_FLOAT32, bad == 1 ? S(1, 1) : S(1));
+}
+
+static void argmax_1d(net *m, int bad) {
+    (void)bad;
+    m->code = NND_OP_ARGMAX;
+    in(m, NND_TENSOR_FLOAT32, S(3));
+    k_i32(m, 0);
+    out(m, NND_TENSOR_INT32, S(1));
+}
+
+static void squeeze_all(net *m, int bad) {
+    (void)bad;
+    m->code = NND_OP_SQUEEZE;
+    in(m, NND_TENSOR_FLOAT32, S(1, 1));
+    omitted(m, NND_TENSOR_INT32);
+    out(m, NND_TENSOR_FLOAT32, S(1));
+}
+
+/* Shrinking the only axis leaves [1]; shrinking with a negative stride is refused. */
+static void strided_slice(net *m, int bad) {
+    static const int32_t one[1] = {1}, two[1] = {2}, back[1] = {-1};
+    m->code = NND_OP_STRIDED_SLICE;
+    in(m, NND_TENSOR_FLOAT32, S(4));
+    k_ints(m, S(1), bad == 1 ? two : one);
+    k_ints(m, S(1), bad == 1 ? one : two);
+    k_ints(m, S(1), bad == 1 ? back : one);
+    k_i32(m, 0), k_i32(m, 0), k_i32(m, 1);
+    out(m, NND_TENSOR_FLOAT32, S(1));
+}
+
+/* A depthwise filter is [1, height, width, channels]. */
+static void depthwise(net *m, int bad) {
+    m->code = NND_OP_DEPTHWISE_CONV_2D;
+    in(m, NND_TENSOR_FLOAT32, S(1, 3, 3, 2));
+    in(m, NND_TENSOR_FLOAT32, bad == 1 ? S(2, 2, 2, 2) : S(1, 2, 2, 2));
+    in(m, NND_TENSOR_FLOAT32, S(2));
+    for (int k = 0; k < 6; k++) /* no padding, strides 1 */
+        k_i32(m, k < 4 ? 0 : 1);
+    k_i32(m, 1), k_i32(m, 0); /* depth multiplier, no activation */
+    out(m, NND_TENSOR_FLOAT32, S(1, 2, 2, 2));
+}
+
 typedef struct bad_case {
     const char *name;
     void (*build)(net *m, int bad);
@@ -266,11 +316,16 @@ static const bad_case cases[] = {
     {"QUANTIZED_LSTM without input-to-forget weights", quantized_lstm, 1,
      "input 2 is omitted, and it is not optional"},
     {"QUANTIZED_LSTM cell scale not a power of two", quantized_lstm, 2, "power of two"},
+    {"MEAN over every axis declared [1, 1]", mean_all, 1, "declared with other dimensions"},
+    {"STRIDED_SLICE shrinking with a negative stride", strided_slice, 1, "negative stride"},
+    {"DEPTHWISE_CONV_2D filter with first dimension 2", depthwise, 1,
+     "first dimension 2, must be 1"},
 };
 
 static void (*const families[])(net *, int) = {
-    fill, rank,       pack,      mirror_pad, batch_matmul,   reverse,
-    elu,  hard_swish, int32_add, cast,       quantized_lstm,
+    fill,      rank,        pack,          mirror_pad, batch_matmul,   reverse,
+    elu,       hard_swish,  int32_add,     cast,       quantized_lstm, mean_all,
+    argmax_1d, squeeze_all, strided_slice, depthwise,
 };
 
 static nnd_status prepare_family(void (*build)(net *, int), int bad, char *err, size_t errlen) {
@@ -375,11 +430,68 @@ static void test_refused_at_execution(void **state) {
     }
 }
 
+/* ---- results of the newer runtime's rules ---------------------------------------------- */
+
+/* MEAN over every axis of a model whose output dimension is unknown reports [1]. */
+static void test_all_axes_removed_report_one(void **state) {
+    (void)state;
+    net m;
+    memset(&m, 0, sizeof m);
+    mean_all(&m, 0);
+    m.o[m.outputs[0]].dims[0] = 0; /* unknown: the execution says */
+    nnd_operation_desc op;
+    nnd_model_desc d = desc(&m, &op);
+    char err[NND_ERR_LEN] = "";
+    nnd_prepared *p = NULL;
+    assert_int_equal(nnd_prepare(&d, &p, err, sizeof err), NND_OK);
+    nnd_exec *e = nnd_exec_create(p);
+    assert_non_null(e);
+    float x[4] = {1, 2, 3, 6}, y[4] = {0};
+    nnd_io ins[1] = {{.data = x, .length = sizeof x}}, outs[1] = {{.data = y, .length = sizeof y}};
+    nnd_output_shape shapes[1];
+    assert_int_equal(nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(shapes[0].rank, 1);
+    assert_int_equal(shapes[0].dims[0], 1);
+    assert_true(y[0] == 3.f);
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+}
+
+/* One channel of 1, 2, 3, 4: mean 2.5, variance 1.25, so (x - 2.5) / sqrt(1.25 + 0.01). The
+ * mean of the squares (7.5) would give values less than half as large. */
+static void test_instance_normalization_variance(void **state) {
+    (void)state;
+    net m;
+    memset(&m, 0, sizeof m);
+    m.code = NND_OP_INSTANCE_NORMALIZATION;
+    in(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
+    k_f32(&m, 1.f), k_f32(&m, 0.f), k_f32(&m, 0.01f), k_bool(&m, false);
+    out(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
+    nnd_operation_desc op;
+    nnd_model_desc d = desc(&m, &op);
+    char err[NND_ERR_LEN] = "";
+    nnd_prepared *p = NULL;
+    assert_int_equal(nnd_prepare(&d, &p, err, sizeof err), NND_OK);
+    nnd_exec *e = nnd_exec_create(p);
+    assert_non_null(e);
+    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    nnd_io ins[1] = {{.data = x, .length = sizeof x}}, outs[1] = {{.data = y, .length = sizeof y}};
+    nnd_output_shape shapes[1];
+    assert_int_equal(nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err), NND_OK);
+    const float want[4] = {-1.33630621f, -0.44543540f, 0.44543540f, 1.33630621f};
+    for (int k = 0; k < 4; k++)
+        assert_float_equal(y[k], want[k], 1e-5);
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_twins),
         cmocka_unit_test(test_malformed_models),
         cmocka_unit_test(test_refused_at_execution),
+        cmocka_unit_test(test_all_axes_removed_report_one),
+        cmocka_unit_test(test_instance_normalization_variance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,10 +5,6 @@
 
 #include "kernel_errors.h"
 
-double nnd_conv_multiplier(float in_scale, float filter_scale, float out_scale) {
-    return (double)in_scale * (double)filter_scale / (double)out_scale;
-}
-
 int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax) {
     float v = roundf(x / scale) + (float)zero_point;
     if (!(v > (float)qmin)) return qmin; /* also catches NaN */

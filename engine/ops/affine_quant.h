@@ -65,9 +65,6 @@ int32_t nnd_quantize_value(float x, float scale, int32_t zero_point, int32_t qmi
 static inline float nnd_dequantize_value(int32_t q, float scale, int32_t zero_point) {
     return scale * (float)(q - zero_point);
 }
-/* The NNAPI 1.0 convolution multiplier: in_scale * filter_scale / out_scale, checked < 1
- * by the caller where required. */
-double nnd_conv_multiplier(float in_scale, float filter_scale, float out_scale);
 
 /* For quantized types: fails unless output o has input i's scale and zero point (the
  * operations that move stored values without requantizing). */

@@ -48,6 +48,9 @@ static nnd_status windowed_geom(nnd_op_ctx *c, nnd_conv_params *p, nnd_conv_geom
                         p->stride_h, p->dil_w, p->dil_h);
     if ((s = nnd_conv_geometry(c, p, in, f->dims[1], f->dims[2], g))) return s;
     if (dw) {
+        if (f->dims[0] != 1)
+            return nnd_fail(c, "depthwise filter (input 1) has first dimension %u, must be 1",
+                            f->dims[0]);
         g->out_c = f->dims[3];
         g->groups = g->in_c;
         if ((int64_t)p->extra * g->in_c != g->out_c)

@@ -307,6 +307,7 @@ static nnd_status squeeze_shape(nnd_op_ctx *c) {
     uint32_t r = 0;
     for (uint32_t d = 0; d < in->rank; d++)
         if (!drop[d]) dims[r++] = in->dims[d];
+    if (r == 0) dims[r++] = 1; /* squeezing every dimension leaves [1] */
     return set_dims(c, 0, r, dims);
 }
 
@@ -407,6 +408,9 @@ static nnd_status strided_slice_plan(nnd_op_ctx *c, box *b, uint32_t *out_rank,
         b->step[d] = (int32_t)st;
         b->count[d] = (uint32_t)n;
         if (shrink & (1 << d)) {
+            if (!fwd)
+                return nnd_fail(c, "dimension %u is shrunk with a negative stride %lld", d,
+                                (long long)st);
             if (n != 1)
                 return nnd_fail(c, "shrunk dimension %u has %lld elements, not 1", d, (long long)n);
         } else {
@@ -421,6 +425,7 @@ static nnd_status strided_slice_shape(nnd_op_ctx *c) {
     uint32_t rank;
     uint64_t dims[NND_MAX_RANK];
     nnd_status s = strided_slice_plan(c, &b, &rank, dims);
+    if (!s && rank == 0) dims[rank++] = 1; /* every dimension shrunk leaves [1] */
     return s ? s : set_dims(c, 0, rank, dims);
 }
 

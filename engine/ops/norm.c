@@ -200,18 +200,22 @@ static void lrn_slice(const norm_job *j, size_t first, size_t step, size_t n) {
     }
 }
 
-/* (x - mean) * gamma / sqrt(m2 + epsilon) + beta over one channel of one image. As the
- * reference that produced the HAL 1.2 test data, m2 is the mean of the squares, not of
- * the squared deviations from the mean. */
+/* (x - mean) * gamma / sqrt(variance + epsilon) + beta over one channel of one image, the
+ * variance taken about the mean in a second pass (the Android 10 reference used the mean
+ * of the squares; later data and runtimes use the variance). */
 static void instance_slice(const norm_job *j, size_t first, size_t step, size_t n) {
     const float *x = (const float *)j->in + first;
     float *y = (float *)j->out + first;
-    float sum = 0.f, squares = 0.f;
-    for (size_t k = 0; k < n; k++) {
+    double sum = 0.0;
+    for (size_t k = 0; k < n; k++)
         sum += x[k * step];
-        squares += x[k * step] * x[k * step];
+    float mean = (float)(sum / (double)n);
+    double deviations = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        double d = (double)x[k * step] - mean;
+        deviations += d * d;
     }
-    float mean = sum / (float)n, denom = sqrtf(squares / (float)n + j->epsilon);
+    float denom = sqrtf((float)(deviations / (double)n) + j->epsilon);
     for (size_t k = 0; k < n; k++)
         y[k * step] = (x[k * step] - mean) * j->gamma / denom + j->beta;
 }

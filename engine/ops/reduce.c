@@ -162,6 +162,8 @@ static void set_reduced_shape(nnd_op_ctx *c, const bool *reduce, bool keep) {
     uint32_t dims[NND_MAX_RANK], r = 0;
     for (uint32_t d = 0; d < in->rank; d++)
         if (!reduce[d] || keep) dims[r++] = reduce[d] ? 1 : in->dims[d];
+    /* A result with no dimensions left is [1], as the Android runtime answers. */
+    if (r == 0) dims[r++] = 1;
     nnd_set_shape(c->out[0], r, dims);
 }
 

@@ -1,7 +1,8 @@
 /* registry.c: the operation table. Adding an operation is one kernel file defining its
  * nnd_op_def and one row here. */
+#include <stdatomic.h>
+
 #include "op.h"
-#include "extension.h"
 
 extern const nnd_op_def nnd_op_add, nnd_op_mul, nnd_op_sub, nnd_op_div;
 extern const nnd_op_def nnd_op_abs, nnd_op_exp, nnd_op_log, nnd_op_neg, nnd_op_rsqrt, nnd_op_sin,
@@ -145,9 +146,27 @@ static const nnd_op_def *const table[NND_OP_COUNT] = {
     [NND_OP_REVERSE] = &nnd_op_reverse,
 };
 
+/* Plugins' operations by plugin id, and a plugin's OEM_OPERATION, installed by the extension
+ * loader (op.h). */
+static _Atomic(const nnd_op_rows *) ext_ops[NND_EXT_MAX_ID + 1];
+static _Atomic(const nnd_op_def *) oem_op;
+
+void nnd_ops_install(uint16_t id, const nnd_op_rows *rows) {
+    if (id && id <= NND_EXT_MAX_ID) atomic_store(&ext_ops[id], rows);
+}
+
+void nnd_ops_install_oem(const nnd_op_def *def) {
+    atomic_store(&oem_op, def);
+}
+
 const nnd_op_def *nnd_op_lookup(int32_t code) {
     if (code >= 0 && code < NND_OP_COUNT) return table[code];
-    return nnd_ext_op_def(code); /* vendor extensions and a claimed OEM_OPERATION */
+    if (code == NND_OP_OEM_OPERATION) return atomic_load(&oem_op);
+    uint32_t id = (uint32_t)code >> 16;
+    const nnd_op_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_ops[id]) : NULL;
+    for (uint32_t i = 0; r && i < r->n; i++)
+        if (r->defs[i]->code == code) return r->defs[i];
+    return NULL;
 }
 
 nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type) {

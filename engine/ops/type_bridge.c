@@ -1,7 +1,6 @@
-/* type_bridge.c: float32 kernels for FLOAT16 and 8-bit quantized operands. See type_bridge.h. */
+/* type_bridge.c: float32 kernels for FLOAT16 operands. See type_bridge.h. */
 #include "type_bridge.h"
 
-#include "affine_quant.h"
 #include "float16.h"
 #include "kernel_errors.h"
 #include "operand.h"
@@ -24,21 +23,15 @@ static bool bridge_open(nnd_op_ctx *c, bridge *b) {
     return true;
 }
 
-/* Gives t a float32 copy of its elements in scratch, filled from its data when fill. */
+/* Gives t a float32 copy of its elements in scratch, filled from its FLOAT16 data when fill. */
 static bool to_f32(nnd_op_ctx *c, nnd_tensor *t, bool fill) {
     size_t n = nnd_elems(t);
     float *f = nnd_scratch(c, n * sizeof(float) + 1);
     if (!f) return false;
     if (fill && t->data) {
-        if (t->type == NND_TENSOR_FLOAT16 || t->type == NND_FLOAT16) {
-            const nnd_half *h = t->data;
-            for (size_t i = 0; i < n; i++)
-                f[i] = (float)h[i];
-        } else if (nnd_is_quant8(t->type)) {
-            int32_t qmin = nnd_q8_min(t->type);
-            for (size_t i = 0; i < n; i++)
-                f[i] = nnd_dequantize_value(nnd_q8_get(t->data, i, qmin), t->scale, t->zero_point);
-        }
+        const nnd_half *h = t->data;
+        for (size_t i = 0; i < n; i++)
+            f[i] = (float)h[i];
     }
     t->type = t->type == NND_FLOAT16 ? NND_FLOAT32 : NND_TENSOR_FLOAT32;
     t->data = t->data || !fill ? f : NULL;
@@ -46,49 +39,32 @@ static bool to_f32(nnd_op_ctx *c, nnd_tensor *t, bool fill) {
     return true;
 }
 
-/* Whether the bridge presents t as float32: FLOAT16 tensors and scalars, or 8-bit
- * quantized tensors of either signedness. */
-static bool bridged(int32_t type, bool quant) {
-    return quant ? nnd_is_quant8(type) : type == NND_TENSOR_FLOAT16 || type == NND_FLOAT16;
+/* Whether the bridge presents t as float32: FLOAT16 tensors and scalars. */
+static bool bridged(int32_t type) {
+    return type == NND_TENSOR_FLOAT16 || type == NND_FLOAT16;
 }
 
-static nnd_status bridge_run(nnd_op_ctx *c, nnd_op_fn f32, bool quant) {
+nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
     bridge *b = nnd_scratch(c, sizeof *b);
     if (!b || !bridge_open(c, b)) return nnd_fail(c, "too many operands for a type bridge");
     for (uint32_t i = 0; i < c->n_in; i++) {
         nnd_tensor *t = &b->in[i];
-        if (bridged(t->type, quant) && nnd_present(t) && !to_f32(c, t, true))
-            return NND_GENERAL_FAILURE;
+        if (bridged(t->type) && nnd_present(t) && !to_f32(c, t, true)) return NND_GENERAL_FAILURE;
     }
     for (uint32_t i = 0; i < c->n_out; i++) {
         nnd_tensor *t = &b->out[i];
-        if (bridged(t->type, quant) && t->type != NND_FLOAT16 && !to_f32(c, t, false))
+        if (bridged(t->type) && t->type != NND_FLOAT16 && !to_f32(c, t, false))
             return NND_GENERAL_FAILURE;
     }
     nnd_status s = f32(&b->ctx);
     if (s) return s;
     for (uint32_t i = 0; i < c->n_out; i++) {
         nnd_tensor *o = c->out[i];
-        if (!bridged(o->type, quant) || o->type == NND_FLOAT16) continue;
+        if (!bridged(o->type) || o->type == NND_FLOAT16) continue;
         const float *f = b->out[i].data;
-        size_t n = nnd_elems(o);
-        if (!quant) {
-            nnd_half *h = o->data;
-            for (size_t k = 0; k < n; k++)
-                h[k] = (nnd_half)f[k];
-            continue;
-        }
-        int32_t qmin = nnd_q8_min(o->type), qmax = nnd_q8_max(o->type);
-        for (size_t k = 0; k < n; k++)
-            nnd_q8_put(o->data, k, nnd_quantize_value(f[k], o->scale, o->zero_point, qmin, qmax));
+        nnd_half *h = o->data;
+        for (size_t k = 0, n = nnd_elems(o); k < n; k++)
+            h[k] = (nnd_half)f[k];
     }
     return NND_OK;
-}
-
-nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
-    return bridge_run(c, f32, false);
-}
-
-nnd_status nnd_run_quant8_as_f32(nnd_op_ctx *c, nnd_op_fn f32) {
-    return bridge_run(c, f32, true);
 }

@@ -1,12 +1,10 @@
-/* type_bridge: runs a FLOAT32 kernel for FLOAT16 or 8-bit quantized operands, for operations
- * whose reference semantics are float math followed by rounding to the stored type.
+/* type_bridge: runs a FLOAT32 kernel for FLOAT16 operands, for operations whose reference
+ * semantics are float math followed by rounding to the stored type.
  *
- * Contract: the bridge presents the kernel with FLOAT32 copies (in scratch) of every
- * operand of the bridged type, inputs converted and outputs converted back after a
- * successful run: FLOAT16 by casts, QUANT8_ASYMM and QUANT8_ASYMM_SIGNED dequantized and
- * requantized with rounding half away from zero, saturating to the type's range. Other operands
- * pass through untouched. It fails when an operation has more than 64 inputs or 16 outputs or
- * scratch runs out; the kernel's own failure is returned as is.
+ * Contract: the bridge presents the kernel with FLOAT32 copies (in scratch) of every FLOAT16
+ * operand, inputs converted and outputs converted back by casts after a successful run.
+ * Other operands pass through untouched. It fails when an operation has more than 64 inputs
+ * or 16 outputs or scratch runs out; the kernel's own failure is returned as is.
  */
 #ifndef NND_OPS_TYPE_BRIDGE_H
 #define NND_OPS_TYPE_BRIDGE_H
@@ -15,9 +13,6 @@
 
 /* Runs f32 with every FLOAT16 tensor/scalar (inputs and outputs) presented as FLOAT32. */
 nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32);
-/* Runs f32 with every 8-bit quantized input dequantized and every 8-bit quantized output
- * quantized back (round half away from zero, saturating). */
-nnd_status nnd_run_quant8_as_f32(nnd_op_ctx *c, nnd_op_fn f32);
 
 /* Defines `const nnd_op_def var` with float32 kernel f32 and FLOAT16 through the bridge. */
 #define NND_FLOAT_OP(var, CODE, NAME, check_fn, shape_fn, f32)                                     \

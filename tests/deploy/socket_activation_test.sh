@@ -25,7 +25,7 @@ i=0
 while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 "$build/nndctl" --socket "$sock" conformance "$vectors" >"$dir/conformance" || true
 tail -n 1 "$dir/conformance"
-grep -q '^conformance: 244 passed, 0 failed, 0 skipped$' "$dir/conformance" ||
+grep -q '^conformance: [1-9][0-9]* passed, 0 failed, 0 skipped$' "$dir/conformance" ||
     fail "conformance through the activated socket"
 grep -q "listening on $sock (from systemd)" "$dir/log" || fail "the daemon did not take systemd's socket"
 "$build/nndctl" --socket "$sock" status >"$dir/status" || fail "nndctl status"

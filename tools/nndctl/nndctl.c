@@ -33,7 +33,7 @@ static void usage(FILE *f) {
         "                    ~/.local/state/nnd (here: %s)\n"
         "\n"
         "commands:\n"
-        "  info                                 version, device type, capabilities\n"
+        "  info                                 version, devices, capabilities\n"
         "  conformance [--jobs N] [--verbose] PATH...\n"
         "                                       run conformance vectors (files or folders)\n"
         "  status                               the daemon's status from the admin bus\n"
@@ -172,6 +172,20 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
     printf("daemon: %s\n", nnd_client_daemon_version(c));
     printf("version: %s\n", version);
     printf("device type: %s\n", enum_name(&nnd__device_type__descriptor, type, "DEVICE_"));
+    Nnd__DevicesReply *devices = NULL;
+    if (nnd_client_get_devices(c, &devices, err, sizeof err) == 0) {
+        printf("devices:\n");
+        for (size_t i = 0; i < devices->n_devices; i++) {
+            const Nnd__DeviceInfo *d = devices->devices[i];
+            printf("  %-16s %s, feature level %lld%s\n", d->name,
+                   enum_name(&nnd__device_type__descriptor, d->type, "DEVICE_"),
+                   (long long)d->feature_level,
+                   d->reference_only ? ", reference kernels only" : "");
+        }
+        nnd__devices_reply__free_unpacked(devices, NULL);
+    } else {
+        printf("devices: unknown (%s)\n", err);
+    }
     printf("capabilities:\n");
     print_perf("relaxed float32->float16 scalar:", caps->relaxed_float32_to_float16_scalar);
     print_perf("relaxed float32->float16 tensor:", caps->relaxed_float32_to_float16_tensor);

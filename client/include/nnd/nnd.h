@@ -89,6 +89,19 @@ int nnd_client_prepare(nnd_client *c, const Nnd__Model *model, const int *pool_f
 int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
                        const int *pool_fds, size_t n_pool_fds, bool measure_timing,
                        uint64_t deadline_ns, Nnd__Reply **reply, char *err, size_t errlen);
+/* ---- devices --------------------------------------------------------------------------
+ * The daemon offers several devices: "nnd-cpu" (XNNPACK fast paths over the reference
+ * kernels) and "nnd-reference" (the reference kernels only, deterministic: the device to
+ * compare against). nnd_client_get_devices() lists them (free *devices with
+ * nnd__devices_reply__free_unpacked). nnd_client_prepare_on() is nnd_client_prepare()
+ * limited to the n_devices devices named (n_devices 0: all of them); the daemon compiles
+ * for the fastest of them, and refuses a name it does not have with INVALID_ARGUMENT. */
+int nnd_client_get_devices(nnd_client *c, Nnd__DevicesReply **devices, char *err, size_t errlen);
+int nnd_client_prepare_on(nnd_client *c, const char *const *devices, size_t n_devices,
+                          const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds,
+                          int preference, int priority, uint64_t deadline_ns, uint64_t *handle,
+                          char *err, size_t errlen);
+
 /* Releases a prepared model, buffer, burst or execution. */
 int nnd_client_release(nnd_client *c, uint64_t handle);
 
@@ -118,6 +131,14 @@ int nnd_client_prepare_cached(nnd_client *c, const Nnd__Model *model, const int 
                               size_t n_pool_fds, int preference, int priority, uint64_t deadline_ns,
                               const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
                               uint64_t *handle, bool *from_cache, char *err, size_t errlen);
+/* nnd_client_prepare_cached() for the devices named (see nnd_client_prepare_on()); the
+ * names are folded into the token the daemon sees, so one app token cached for two device
+ * sets never loads one's compilation for the other. */
+int nnd_client_prepare_cached_on(nnd_client *c, const char *const *devices, size_t n_devices,
+                                 const Nnd__Model *model, const int *pool_fds, size_t n_pool_fds,
+                                 int preference, int priority, uint64_t deadline_ns,
+                                 const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
+                                 uint64_t *handle, bool *from_cache, char *err, size_t errlen);
 /* PrepareModelFromCache with already open cache files and the (folded) token they were
  * saved under: *handle on success; returns like nnd_client_prepare(). */
 int nnd_client_prepare_from_cache(nnd_client *c, const uint8_t token[NND_CACHE_TOKEN_BYTES],
@@ -265,7 +286,7 @@ int nnd_fence_wait(int fd, int timeout_ms);
  * burst's shared-memory channel, and an execution that sends no fd goes through it
  * instead of the socket (one at a time per burst: another thread's meanwhile takes the
  * socket), with the same statuses and replies. The caller polls for the answer up to
- * $NND_BURST_POLL_US microseconds (default 50, at most 1000; README "Bursts") before it
+ * $NND_BURST_POLL_US microseconds (default 50, at most 1000; docs/memory-and-bursts.md) before it
  * sleeps. A channel whose answer does not come within the call's bound is given up and
  * the socket used from then on. */
 #define NND_BURST_CLIENT_SLOTS 64

@@ -30,7 +30,7 @@
  *   arrives exactly as the client gave it; validate() must check its size before use.
  * - Faults: a SIGSEGV, SIGBUS, SIGFPE or SIGILL inside a callback fails that request with
  *   GENERAL_FAILURE and disables the plugin until `nndctl reload`. This is damage
- *   control, not a sandbox: see the README's "Extensions" section for the limits.
+ *   control, not a sandbox: see docs/extensions.md for the limits.
  * - oem_operation (optional) claims OEM_OPERATION and the OEM operand types (OEM scalar,
  *   TENSOR_OEM_BYTE) for this plugin; at most one loaded plugin may claim them. The daemon
  *   knows no size for an OEM scalar (element_size 0): as an input its data is what the
