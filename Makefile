@@ -8,7 +8,8 @@ SANITIZE ?=
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNND_SANITIZE=$(SANITIZE) $(CMAKE_EXTRA)
 
-.PHONY: all deps configure run test leakcheck tsan soak bench fuzz format clean install container-test
+.PHONY: all deps configure run test leakcheck tsan soak bench fuzz format clean install container-test \
+	deb systemd-test
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -67,6 +68,20 @@ install: all
 container-test: all
 	@./scripts/install-deps.sh --container
 	./scripts/container-test.sh --build-dir $(BUILD)
+
+# Debian packages (debian/) with dpkg-buildpackage -us -uc -b, checked with lintian:
+# nnd, libnnd0 and libnnd-dev land in DEB_OUT (scripts/build-deb.sh; docs/packaging.md).
+DEB_OUT ?= build-deb
+deb:
+	@./scripts/install-deps.sh --deb
+	./scripts/build-deb.sh --out $(DEB_OUT)
+
+# The packages under systemd as PID 1 in a podman container: socket activation, the
+# hardened service running the V1_0 vectors, a restart with the cache kept, a clean purge
+# (scripts/systemd-test.sh; needs root; docs/systemd.md). Not part of `make test`.
+systemd-test: all deb
+	@./scripts/install-deps.sh --systemd
+	./scripts/systemd-test.sh --debs $(DEB_OUT) --build-dir $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -17,9 +17,10 @@
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
  *   contention_high_p99: see contention.h (target <= 0.5)
+ *   transformer_xnn: see transformer.h (target <= 1.2)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare; contention).
+ * threads; prepare; contention; transformer).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -48,6 +49,7 @@
 #include "rtt.h"
 #include "threads.h"
 #include "timing.h"
+#include "transformer.h"
 #include "wire.h"
 
 /* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
@@ -149,7 +151,9 @@ int main(int argc, char **argv) {
                                         "prep_cold_xnn",
                                         "prep_hit_xnn",
                                         "contention",
-                                        "contention_high_p99"};
+                                        "contention_high_p99",
+                                        "transformer",
+                                        "transformer_xnn"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -158,7 +162,7 @@ int main(int argc, char **argv) {
             known |= !strcmp(named[i], names[k]);
         if (!known) {
             fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads prepare contention)\n");
+                            "memory qos mobilenet threads prepare contention transformer)\n");
             return 2;
         }
     }
@@ -176,6 +180,7 @@ int main(int argc, char **argv) {
                 want("mobilenet", "mnet_s8_xnn");
     bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
     bool contend = want("contention", "contention_high_p99");
+    bool transformer = want("transformer", "transformer_xnn");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     bench_rtt rt = {0};
@@ -204,6 +209,8 @@ int main(int argc, char **argv) {
     failed |= memory && bench_memfd_rows(&d, &mem);
     bench_mobilenet mn = {0};
     failed |= mnet && bench_mobilenet_rows(&d, &mn);
+    bench_transformer tf = {0};
+    failed |= transformer && bench_transformer_rows(&d, &tf);
     nnd_test_daemon_stop(&d);
     if (failed) return 1;
 
@@ -269,6 +276,9 @@ int main(int argc, char **argv) {
          "MobileNet p99 of the HIGH one of 4 processes (3 LOW) through the daemon / of one of 4 "
          "on XNNPACK in process",
          ct.nnd.p99_ns / ct.inproc.p99_ns, 0.5, true},
+        {"transformer", "transformer_xnn",
+         "feed-forward block (BATCH_MATMUL, TANH) through the daemon / XNNPACK in process",
+         tf.xnn.a_ns / tf.xnn.b_ns, 1.2, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -359,6 +369,11 @@ int main(int argc, char **argv) {
                mn.s8_q8.a_ns / 1e6, mn.s8_q8.b_ns / 1e6, mn.s8_xnn.b_ns / 1e6, mn.s8_xnn.a_ns / 1e6,
                mn.s8_diff);
     }
+    if (transformer)
+        printf("# transformer: %s; daemon %.2f ms (%.1f GFLOP/s), XNNPACK in process %.2f ms "
+               "(%.1f GFLOP/s); outputs differ by %.2g at most\n",
+               tf.xnn.shape, tf.xnn.a_ns / 1e6, tf.xnn.flops / tf.xnn.a_ns, tf.xnn.b_ns / 1e6,
+               tf.xnn.flops / tf.xnn.b_ns, tf.diff);
     printf("# pinned to CPUs %s (bench, its XNNPACK threads and the daemon)\n", cpus);
     if (prio)
         printf("# threads: HIGH p90 idle %.2f ms (median %.2f), under a LOW flood of another "

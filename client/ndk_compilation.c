@@ -123,7 +123,7 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c) {
     if (!c) return ANEURALNETWORKS_UNEXPECTED_NULL;
     if (c->finished) return ANEURALNETWORKS_BAD_STATE;
     c->finished = true; /* even when it fails: a compilation is finished once */
-    uint64_t deadline = c->timeout_ns ? ndk_now_ns() + c->timeout_ns : 0;
+    uint64_t deadline = ndk_deadline_after(c->timeout_ns);
     int rc = ndk_session_get(&c->session);
     if (rc) return rc;
     ndk_wire w;

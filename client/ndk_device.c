@@ -42,6 +42,12 @@ uint64_t ndk_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t ndk_deadline_after(uint64_t timeout_ns) {
+    if (!timeout_ns) return 0;
+    uint64_t now = ndk_now_ns();
+    return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
+
 bool ndk_is_device(const ANeuralNetworksDevice *d) {
     return d >= g_devices && d < g_devices + g_n_devices;
 }

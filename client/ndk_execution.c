@@ -291,7 +291,7 @@ int ANeuralNetworksExecution_enableInputAndOutputPadding(ANeuralNetworksExecutio
 }
 
 uint64_t ndk_execution_deadline(const ANeuralNetworksExecution *e) {
-    return e->timeout_ns ? ndk_now_ns() + e->timeout_ns : 0;
+    return ndk_deadline_after(e->timeout_ns);
 }
 
 int ndk_execution_code(const ANeuralNetworksExecution *e, int rc, uint64_t deadline) {

@@ -20,6 +20,7 @@
 #include "ndk_execution.h"
 #include "ndk_model.h"
 #include "ndk_types.h"
+#include "record.h"
 
 #define TICK_MS 100 /* how often a wait on the daemon's fence looks at the connection */
 
@@ -60,6 +61,9 @@ static int finish(void *ctx) {
         int st =
             nnd_client_fenced_info(s->client, f->handle, &status, &launched, &at_fence, NULL, 0);
         rc = st ? ndk_execution_code(e, st, f->bound) : ndk_status_code(status);
+        if (!st && nnd_record_live()) /* its outputs are there now; no shapes: all known */
+            nnd_record_executed(s->client, e->c->handle, &f->j.r.req, f->j.r.fds, f->j.r.n_fds,
+                                status, NULL);
     }
     if (!atomic_load(&s->dead)) ndk_session_code(s, nnd_client_release(s->client, f->handle));
     Nnd__ExecuteReply x = NND__EXECUTE_REPLY__INIT; /* no shapes: they were all known */
@@ -154,7 +158,8 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
     }
     f->e = e;
     f->fence = sync;
-    f->bound = deadline ? deadline + NND_DEADLINE_MARGIN_MS * 1000000ull : 0;
+    uint64_t margin = NND_DEADLINE_MARGIN_MS * 1000000ull;
+    f->bound = !deadline ? 0 : deadline > UINT64_MAX - margin ? UINT64_MAX : deadline + margin;
     ndk_execution_hold(e);
     ANeuralNetworksEvent *ev = pointers ? NULL : ndk_event_new_deferred(sync, finish, f);
     if (!ev) { /* pointer outputs (or no memory for an event): complete it now */

@@ -179,8 +179,13 @@ static int copy_bytes(ANeuralNetworksMemory *s, ANeuralNetworksMemory *d, size_t
 
 int ANeuralNetworksMemory_copy(const ANeuralNetworksMemory *src, const ANeuralNetworksMemory *dst) {
     if (!src || !dst) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    if (src == dst) return ANEURALNETWORKS_NO_ERROR;
     ANeuralNetworksMemory *s = (ANeuralNetworksMemory *)src, *d = (ANeuralNetworksMemory *)dst;
+    if (src == dst) { /* a copy onto itself succeeds, and so initializes, as the runtime's */
+        pthread_mutex_lock(&d->lock);
+        if (d->from_desc) d->initialized = true;
+        pthread_mutex_unlock(&d->lock);
+        return ANEURALNETWORKS_NO_ERROR;
+    }
     pthread_mutex_lock(&s->lock);
     bool init = !s->from_desc || s->initialized;
     uint64_t size = ndk_memory_logical_size(s);
@@ -217,8 +222,10 @@ int ANeuralNetworksMemory_copy(const ANeuralNetworksMemory *src, const ANeuralNe
         rc = copy_bytes(s, d, (size_t)size, s->from_desc ? dims : d_dims,
                         s->from_desc ? rank : d_rank);
     pthread_mutex_lock(&d->lock);
-    if (d->from_desc && attempted) { /* a failed copy leaves the destination uninitialized */
-        d->initialized = rc == ANEURALNETWORKS_NO_ERROR;
+    /* Any failed copy, refused or not, leaves the destination uninitialized, as
+     * RuntimeMemory::copy (Memory.cpp) has it. */
+    if (d->from_desc) d->initialized = rc == ANEURALNETWORKS_NO_ERROR;
+    if (d->from_desc && attempted) {
         if (rc == ANEURALNETWORKS_NO_ERROR && d_rank) { /* dst takes the source's shape */
             free(d->dims);
             d->dims = d_dims;

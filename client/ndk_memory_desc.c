@@ -18,6 +18,13 @@ struct ANeuralNetworksMemoryDesc {
     int32_t type;
     float scale;
     int32_t zero_point;
+    /* The first role's extra parameters, which every role must share: per-channel
+     * quantization (channel_dim, n_scales scales) or extension data (ext_len bytes). */
+    bool has_channel_quant;
+    uint32_t channel_dim, n_scales;
+    float *scales;
+    uint8_t *ext_data;
+    size_t ext_len;
     uint32_t rank; /* 0: not known (or a scalar) */
     uint32_t *dims;
     size_t n_roles;
@@ -34,9 +41,45 @@ void ANeuralNetworksMemoryDesc_free(ANeuralNetworksMemoryDesc *desc) {
     if (!desc) return;
     free(desc->dims);
     free(desc->roles);
+    free(desc->scales);
+    free(desc->ext_data);
     free(desc);
 }
 
+/* Whether operand o has the descriptor's extra parameters (the runtime's extraParams). */
+static bool same_extra(const ANeuralNetworksMemoryDesc *desc, const ndk_operand *o) {
+    if (o->has_channel_quant != desc->has_channel_quant || o->ext_len != desc->ext_len)
+        return false;
+    if (o->ext_len && memcmp(o->ext_data, desc->ext_data, o->ext_len)) return false;
+    if (!o->has_channel_quant) return true;
+    return o->channel_dim == desc->channel_dim && o->n_scales == desc->n_scales &&
+           !memcmp(o->scales, desc->scales, sizeof *o->scales * o->n_scales);
+}
+
+/* Keeps the first role's extra parameters; false when out of memory. */
+static bool keep_extra(ANeuralNetworksMemoryDesc *desc, const ndk_operand *o) {
+    free(desc->scales); /* a role refused after this one was kept */
+    free(desc->ext_data);
+    desc->scales = NULL;
+    desc->ext_data = NULL;
+    if (o->has_channel_quant && o->n_scales) {
+        if (!(desc->scales = malloc(sizeof *desc->scales * o->n_scales))) return false;
+        memcpy(desc->scales, o->scales, sizeof *desc->scales * o->n_scales);
+    }
+    if (o->ext_len) {
+        if (!(desc->ext_data = malloc(o->ext_len))) return false;
+        memcpy(desc->ext_data, o->ext_data, o->ext_len);
+    }
+    desc->has_channel_quant = o->has_channel_quant;
+    desc->channel_dim = o->channel_dim;
+    desc->n_scales = o->n_scales;
+    desc->ext_len = o->ext_len;
+    return true;
+}
+
+/* As the runtime's MemoryBuilder::addRole (Memory.cpp): every role's operand has the same
+ * type, quantization and extra parameters; a scalar takes no dimensions; dimensions must
+ * agree. */
 static int add_role(ANeuralNetworksMemoryDesc *desc, const ANeuralNetworksCompilation *c,
                     bool output, uint32_t index, float frequency) {
     if (!desc || !c) return ANEURALNETWORKS_UNEXPECTED_NULL;
@@ -50,9 +93,14 @@ static int add_role(ANeuralNetworksMemoryDesc *desc, const ANeuralNetworksCompil
             return ANEURALNETWORKS_BAD_DATA;
     if (!(frequency > 0.f && frequency <= 1.f)) return ANEURALNETWORKS_BAD_DATA;
     const ndk_operand *o = output ? ndk_model_output(m, index) : ndk_model_input(m, index);
-    if (desc->have_operand &&
-        (o->type != desc->type || o->scale != desc->scale || o->zero_point != desc->zero_point))
+    if (desc->have_operand && (o->type != desc->type || o->scale != desc->scale ||
+                               o->zero_point != desc->zero_point || !same_extra(desc, o)))
         return ANEURALNETWORKS_BAD_DATA;
+    uint32_t size;
+    bool tensor;
+    if (ndk_type_info(o->type, &size, &tensor) && !tensor && desc->rank)
+        return ANEURALNETWORKS_BAD_DATA;
+    if (!desc->have_operand && !keep_extra(desc, o)) return ANEURALNETWORKS_OUT_OF_MEMORY;
     uint32_t rank = desc->rank, *dims = NULL;
     if (rank) {
         if (!(dims = malloc(sizeof *dims * rank))) return ANEURALNETWORKS_OUT_OF_MEMORY;

@@ -101,6 +101,9 @@ NDK_HIDDEN int ndk_session_code(ndk_session *s, int rc);
 /* Wire ErrorStatus to NDK result code. */
 NDK_HIDDEN int ndk_status_code(int status);
 NDK_HIDDEN uint64_t ndk_now_ns(void);
+/* The deadline a timeout sets: 0 for none (a timeout of 0), else now plus the timeout,
+ * saturating at UINT64_MAX as the runtime's makeDeadline does (LegacyUtils.cpp). */
+NDK_HIDDEN uint64_t ndk_deadline_after(uint64_t timeout_ns);
 /* With $NND_DEBUG set (and not "0"): one line on stderr, "libnnd: " and the message. Every
  * failure to reach the daemon makes one (libnnd's messages name its socket), and so does
  * every call refused for a reason the caller cannot see in the result code alone. */

@@ -29,6 +29,62 @@ static void describe(const ndk_operand *o, nnd_operand_desc *d) {
     d->extension_len = (uint32_t)o->ext_len;
 }
 
+/* What an IF or WHILE sees of the models its operands reference: per SUBGRAPH operand
+ * with a model, that model's inputs and outputs (its operands 0.. and then its outputs),
+ * numbered in `subgraphs` by the operand's offset. */
+typedef struct referenced {
+    nnd_subgraph_desc *subgraphs;
+    nnd_operand_desc *operands;
+    uint32_t *index;
+    uint32_t n;
+} referenced;
+
+static void referenced_free(referenced *r) {
+    free(r->subgraphs);
+    free(r->operands);
+    free(r->index);
+}
+
+/* Fills r for the operation's n operands d (described from ops), setting each subgraph
+ * operand's offset. Returns false when out of memory. */
+static bool describe_referenced(const ANeuralNetworksModel *m, const uint32_t *ops, uint32_t n,
+                                nnd_operand_desc *d, referenced *r) {
+    memset(r, 0, sizeof *r);
+    size_t n_sub = 0, n_ops = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        const ANeuralNetworksModel *g = m->operands[ops[j]].ref_model;
+        if (m->operands[ops[j]].lifetime != NDK_SUBGRAPH || !g) continue;
+        n_sub++;
+        n_ops += (size_t)g->n_inputs + g->n_outputs;
+    }
+    if (!n_sub) return true;
+    r->subgraphs = calloc(n_sub, sizeof *r->subgraphs);
+    r->operands = calloc(n_ops ? n_ops : 1, sizeof *r->operands);
+    r->index = malloc(sizeof *r->index * (n_ops ? n_ops : 1));
+    if (!r->subgraphs || !r->operands || !r->index) return false;
+    size_t at = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        const ANeuralNetworksModel *g = m->operands[ops[j]].ref_model;
+        if (m->operands[ops[j]].lifetime != NDK_SUBGRAPH || !g) continue;
+        nnd_subgraph_desc *s = &r->subgraphs[r->n];
+        uint32_t ni = g->n_inputs, no = g->n_outputs;
+        for (uint32_t k = 0; k < ni + no; k++) {
+            describe(&g->operands[k < ni ? g->inputs[k] : g->outputs[k - ni]],
+                     &r->operands[at + k]);
+            r->index[at + k] = k;
+        }
+        *s = (nnd_subgraph_desc){.n_operands = ni + no,
+                                 .operands = r->operands + at,
+                                 .n_inputs = ni,
+                                 .inputs = r->index + at,
+                                 .n_outputs = no,
+                                 .outputs = r->index + at + ni};
+        d[j].offset = r->n++;
+        at += ni + no;
+    }
+    return true;
+}
+
 int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_in,
                         const uint32_t *in, uint32_t n_out, const uint32_t *out, char *err,
                         size_t errlen) {
@@ -36,22 +92,30 @@ int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_
     /* The operation's own operands, numbered inputs first, then outputs. */
     uint32_t n = n_in + n_out;
     nnd_operand_desc *d = malloc(sizeof *d * (n ? n : 1));
-    uint32_t *idx = malloc(sizeof *idx * (n ? n : 1));
-    if (!d || !idx) {
-        free(d);
-        free(idx);
-        return ANEURALNETWORKS_OUT_OF_MEMORY;
-    }
-    for (uint32_t j = 0; j < n; j++) {
-        describe(&m->operands[j < n_in ? in[j] : out[j - n_in]], &d[j]);
+    uint32_t *idx = malloc(sizeof *idx * (n ? n : 1)), *ops = malloc(sizeof *ops * (n ? n : 1));
+    referenced r = {0};
+    bool ok = d && idx && ops;
+    for (uint32_t j = 0; ok && j < n; j++) {
+        ops[j] = j < n_in ? in[j] : out[j - n_in];
+        describe(&m->operands[ops[j]], &d[j]);
         idx[j] = j;
     }
-    nnd_operation_desc op = {
-        .type = type, .n_inputs = n_in, .inputs = idx, .n_outputs = n_out, .outputs = idx + n_in};
+    ok = ok && describe_referenced(m, ops, n, d, &r);
+    nnd_status s = NND_UNSUPPORTED;
     char msg[NND_ERR_LEN];
-    nnd_status s = nnd_validate_operation(d, n, &op, m->relaxed, msg, sizeof msg);
+    if (ok) {
+        nnd_operation_desc op = {.type = type,
+                                 .n_inputs = n_in,
+                                 .inputs = idx,
+                                 .n_outputs = n_out,
+                                 .outputs = idx + n_in};
+        s = nnd_validate_operation(d, n, &op, r.subgraphs, r.n, m->relaxed, msg, sizeof msg);
+    }
     free(d);
     free(idx);
+    free(ops);
+    referenced_free(&r);
+    if (!ok) return ANEURALNETWORKS_OUT_OF_MEMORY;
     if (s != NND_INVALID_ARGUMENT) return ANEURALNETWORKS_NO_ERROR;
     if (err && errlen) snprintf(err, errlen, "%s", msg);
     return ANEURALNETWORKS_BAD_DATA;

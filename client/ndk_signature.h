@@ -4,10 +4,13 @@
  *
  * Contract: ndk_signature_check() looks at the operation's operands as the model declares
  * them so far (types, quantization, dimensions; values are not looked at, as the NNAPI
- * runtime does not at this point) and returns BAD_DATA for a signature the engine calls
- * invalid, NO_ERROR otherwise: also for operations the engine does not judge (extensions,
- * OEM_OPERATION, codes without a registry row) and for valid ones it has no kernel for,
- * which the daemon reports unsupported later. On BAD_DATA, err (may be NULL) says why. */
+ * runtime does not at this point), and for IF and WHILE at the inputs and outputs of the
+ * models their SUBGRAPH operands reference. Only the model's rules apply: what a driver
+ * judges (quantization relations, constant values) waits for prepare (docs/nnapi-rules.md).
+ * Returns BAD_DATA for a signature the engine calls invalid, NO_ERROR otherwise: also for
+ * operations the engine does not judge (extensions, OEM_OPERATION, codes without a registry
+ * row) and for valid ones it has no kernel for, which the daemon reports unsupported later.
+ * On BAD_DATA, err (may be NULL) says why. */
 #ifndef NND_NDK_SIGNATURE_H
 #define NND_NDK_SIGNATURE_H
 

@@ -1,5 +1,5 @@
-/* ndk_types.c: operand type sizes, the NDK's argument checks on operand types and
- * operation signatures (operand counts), and shapes merged. See ndk_types.h. */
+/* ndk_types.c: operand type sizes, the NDK's argument checks on operand types, and shapes
+ * merged. See ndk_types.h. */
 #include "ndk_types.h"
 
 #include <math.h>
@@ -84,6 +84,12 @@ int ndk_check_operand_type(const ANeuralNetworksOperandType *t, bool allow_parti
         for (uint32_t i = 0; i < t->dimensionCount; i++)
             if (!t->dimensions[i]) return ANEURALNETWORKS_BAD_DATA;
     }
+    /* The bytes of the dimensions known so far must fit 32 bits, as the runtime's
+     * validateTensorDimensions has it. */
+    uint64_t bytes = size;
+    for (uint32_t i = 0; i < t->dimensionCount; i++)
+        if (t->dimensions[i] && (bytes *= t->dimensions[i]) > UINT32_MAX)
+            return ANEURALNETWORKS_BAD_DATA;
     bool ok;
     switch (t->type) {
     case ANEURALNETWORKS_TENSOR_QUANT8_ASYMM: ok = quant(t, 0, 255); break;

@@ -15,7 +15,8 @@ NDK_HIDDEN bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor
 /* Byte size of a value of this type and shape: 0 when a tensor's shape is not fully
  * known, UINT64_MAX when it overflows. */
 NDK_HIDDEN uint64_t ndk_type_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
-/* The NDK's checks of an ANeuralNetworksOperandType (dimensions, quantization). */
+/* The NDK's checks of an ANeuralNetworksOperandType (dimensions, quantization, and a byte
+ * size, over the dimensions known, within 32 bits). */
 NDK_HIDDEN int ndk_check_operand_type(const ANeuralNetworksOperandType *t, bool allow_partial);
 NDK_HIDDEN bool ndk_valid_operation_type(int32_t type);
 /* Merges dimensions b into a (rank 0: unknown; a dimension 0: unknown), a's array

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "record.h"
 
 /* A memory the daemon caches (or was asked to cache) as slot `slot`: a file range, the
  * file named by (dev, ino) or by the caller's key (by_key, ino = the key). */
@@ -24,6 +25,7 @@ typedef struct key {
 struct nnd_burst {
     nnd_client *c;
     uint64_t handle;
+    uint64_t prepared;    /* the prepared model it runs */
     pthread_mutex_t lock; /* guards the keys; never held across a call */
     key keys[NND_BURST_CLIENT_SLOTS];
     size_t n_keys;
@@ -72,6 +74,7 @@ int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst
     }
     b->c = c;
     b->handle = r->burst->burst;
+    b->prepared = prepared_model;
     b->next_slot = 1;
     pthread_mutex_init(&b->lock, NULL);
     nnd__reply__free_unpacked(r, NULL);
@@ -188,17 +191,33 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
     return st;
 }
 
+/* A burst execution, recorded (record.h) when recording is on. */
+static int burst_recorded(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
+                          size_t n_pool_fds, const uint64_t *keys, const nnd_exec_opts *opts,
+                          Nnd__Reply **reply, char *err, size_t errlen) {
+    if (!nnd_record_live())
+        return burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, reply, err, errlen);
+    Nnd__Reply *got = NULL;
+    int st = burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, &got, err, errlen);
+    nnd_record_executed(b->c, b->prepared, req, pool_fds, n_pool_fds, st, got);
+    if (reply)
+        *reply = got;
+    else if (got)
+        nnd__reply__free_unpacked(got, NULL);
+    return st;
+}
+
 int nnd_client_burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
                              size_t n_pool_fds, const nnd_exec_opts *opts, Nnd__Reply **reply,
                              char *err, size_t errlen) {
-    return burst_execute(b, req, pool_fds, n_pool_fds, NULL, opts, reply, err, errlen);
+    return burst_recorded(b, req, pool_fds, n_pool_fds, NULL, opts, reply, err, errlen);
 }
 
 int nnd_client_burst_execute_keyed(nnd_burst *b, const Nnd__ExecutionRequest *req,
                                    const int *pool_fds, const uint64_t *keys, size_t n_pool_fds,
                                    const nnd_exec_opts *opts, Nnd__Reply **reply, char *err,
                                    size_t errlen) {
-    return burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, reply, err, errlen);
+    return burst_recorded(b, req, pool_fds, n_pool_fds, keys, opts, reply, err, errlen);
 }
 
 /* Drops the keys that match (by_key, dev, ino), here and in the daemon. */

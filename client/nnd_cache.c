@@ -9,6 +9,7 @@
  * only needs to tell an app's own models apart, and the daemon checks the files' contents
  * with BLAKE2b itself. */
 #include "client_internal.h"
+#include "record.h"
 #include "nnd/nnd.h"
 
 #include <errno.h>
@@ -286,6 +287,7 @@ int nnd_client_prepare_cached_on(nnd_client *c, const char *const *device_names,
     if (st > 0 || !saved) /* any refusal: compile, and let the daemon rewrite the files */
         st = prepare_saving(c, devices, model, pool_fds, n_pool_fds, preference, priority,
                             deadline_ns, folded, model_fd, data_fd, handle, err, errlen);
+    nnd_record_prepared(c, *handle, model, pool_fds, n_pool_fds, st, err);
     close(model_fd);
     close(data_fd);
     return st;

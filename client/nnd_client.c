@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "record.h"
 #include "frame.h"
 #include "paths.h"
 
@@ -230,6 +231,7 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
 
 void nnd_client_close(nnd_client *c) {
     if (!c) return;
+    if (nnd_record_live()) nnd_record_closed(c);
     if (c->sock >= 0) close(c->sock);
     nnd_conn_free(c);
     pthread_mutex_destroy(&c->lock);
@@ -364,10 +366,12 @@ int nnd_client_prepare_on(nnd_client *c, const char *const *devices, size_t n_de
     *handle = 0;
     int st = nnd_client_simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r,
                                     err, errlen);
-    if (st != 0) return st;
-    *handle = r->prepared->handle;
-    nnd__reply__free_unpacked(r, NULL);
-    return 0;
+    if (st == 0) {
+        *handle = r->prepared->handle;
+        nnd__reply__free_unpacked(r, NULL);
+    }
+    nnd_record_prepared(c, *handle, model, pool_fds, n_pool_fds, st, err);
+    return st;
 }
 
 int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *request,
@@ -381,7 +385,14 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_EXECUTE;
     req.execute = &call;
-    return nnd_client_reply_call(c, &req, pool_fds, n_pool_fds, reply, err, errlen);
+    Nnd__Reply *got = NULL;
+    int st = nnd_client_reply_call(c, &req, pool_fds, n_pool_fds, &got, err, errlen);
+    if (nnd_record_live()) nnd_record_executed(c, handle, request, pool_fds, n_pool_fds, st, got);
+    if (reply)
+        *reply = got;
+    else if (got)
+        nnd__reply__free_unpacked(got, NULL);
+    return st;
 }
 
 int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
@@ -393,6 +404,7 @@ int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size
 }
 
 int nnd_client_release(nnd_client *c, uint64_t handle) {
+    if (nnd_record_live()) nnd_record_released(c, handle);
     Nnd__Release call = NND__RELEASE__INIT;
     call.handle = handle;
     Nnd__Request req = NND__REQUEST__INIT;

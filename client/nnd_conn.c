@@ -18,8 +18,11 @@ uint64_t nnd_conn_now_ns(void) {
 uint64_t nnd_conn_bound(nnd_client *c, uint64_t deadline_ns) {
     uint64_t now = nnd_conn_now_ns();
     /* A deadline already past is the daemon's to refuse: it gets the margin from now. */
-    if (deadline_ns)
-        return (deadline_ns > now ? deadline_ns : now) + NND_DEADLINE_MARGIN_MS * 1000000ull;
+    if (deadline_ns) { /* saturating: a deadline may be UINT64_MAX (the NDK's longest timeout) */
+        uint64_t from = deadline_ns > now ? deadline_ns : now,
+                 margin = NND_DEADLINE_MARGIN_MS * 1000000ull;
+        return from > UINT64_MAX - margin ? UINT64_MAX : from + margin;
+    }
     uint64_t ms = atomic_load(&c->call_timeout_ms);
     return ms ? now + ms * 1000000ull : 0;
 }

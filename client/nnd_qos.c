@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "client_internal.h"
+#include "record.h"
 
 static void fill_execute(Nnd__Execute *x, uint64_t handle, const Nnd__ExecutionRequest *req,
                          const nnd_exec_opts *o) {
@@ -64,7 +65,14 @@ int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__Execution
     Nnd__Request r = NND__REQUEST__INIT;
     r.call_case = NND__REQUEST__CALL_EXECUTE;
     r.execute = &x;
-    return nnd_client_reply_call(c, &r, pool_fds, n_pool_fds, reply, err, errlen);
+    Nnd__Reply *got = NULL;
+    int st = nnd_client_reply_call(c, &r, pool_fds, n_pool_fds, &got, err, errlen);
+    if (nnd_record_live()) nnd_record_executed(c, handle, req, pool_fds, n_pool_fds, st, got);
+    if (reply)
+        *reply = got;
+    else if (got)
+        nnd__reply__free_unpacked(got, NULL);
+    return st;
 }
 
 /* A call answered with Empty or an error; returns the status or -errno. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "execution.h"
 #include "quota.h"
+#include "refused.h"
 #include "server.h"
 #include "session.h"
 
@@ -104,6 +105,7 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         nnd_json_add_u64(bursts, "channels_not_set_up", cs.not_set_up);
         cJSON_AddNumberToObject(reply, "supported_operation_types",
                                 (double)nnd_supported_operation_count());
+        cJSON_AddItemToObject(reply, "refused_operations", nnd_refused_json());
         cJSON_AddNumberToObject(reply, "pid", getpid());
         cJSON_AddStringToObject(reply, "socket", d->socket_path);
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);

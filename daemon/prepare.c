@@ -14,6 +14,7 @@
 #include "model_obj.h"
 #include "pool.h"
 #include "prepare_off_loop.h"
+#include "refused.h"
 
 static bool valid_priority(Nnd__Priority p) {
     return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||
@@ -56,6 +57,23 @@ static void release_views(nnd_memory_view *views, size_t n) {
         if (views[i].release) views[i].release(views[i].ctx);
 }
 
+/* The engine's reason for each refused operation, kept for refused.h's debug lines. */
+typedef struct refusals {
+    char **reasons; /* one per operation; NULL when not logging at debug level */
+    uint32_t n;
+} refusals;
+
+static void keep_refusal(void *ctx, uint32_t k, const char *reason) {
+    refusals *r = ctx;
+    if (r->reasons && k < r->n && !r->reasons[k]) r->reasons[k] = strdup(reason);
+}
+
+static void refusals_free(refusals *r) {
+    for (uint32_t k = 0; r->reasons && k < r->n; k++)
+        free(r->reasons[k]);
+    free(r->reasons);
+}
+
 void nnd_on_get_supported_operations(nnd_call *c) {
     const Nnd__Model *m = c->req->get_supported_operations->model;
     if (!m) {
@@ -83,8 +101,12 @@ void nnd_on_get_supported_operations(nnd_call *c) {
             snprintf(c->err, sizeof c->err, "out of memory");
         }
     }
+    refusals why = {.n = desc.n_operations};
+    if (st == NND_OK && nnd_log_enabled(NND_LOG_DEBUG))
+        why.reasons = calloc(desc.n_operations + 1, sizeof *why.reasons);
     uint64_t faults = nnd_pool_faults();
-    if (st == NND_OK) st = nnd_supported_operations(&desc, sup, c->err, sizeof c->err);
+    if (st == NND_OK)
+        st = nnd_supported_operations_why(&desc, sup, keep_refusal, &why, c->err, sizeof c->err);
     if (st == NND_OK && nnd_pool_faults() != faults) {
         st = NND_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "a model pool shrank while it was being read");
@@ -92,6 +114,7 @@ void nnd_on_get_supported_operations(nnd_call *c) {
     if (st != NND_OK) {
         nnd_call_fail(c, st, "%s", c->err);
     } else {
+        nnd_refused_note(c->s->serial, &desc, sup, why.reasons);
         for (uint32_t i = 0; i < desc.n_operations; i++)
             wire[i] = sup[i];
         Nnd__SupportedOperationsReply r = NND__SUPPORTED_OPERATIONS_REPLY__INIT;
@@ -101,6 +124,7 @@ void nnd_on_get_supported_operations(nnd_call *c) {
         c->reply.supported_operations = &r;
         nnd_call_reply(c);
     }
+    refusals_free(&why);
     nnd_model_desc_clear(&desc);
     release_views(views, m->n_pools);
     free(views);

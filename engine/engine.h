@@ -159,18 +159,28 @@ nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, .
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
 
 /* One operation's signature as its operands are declared so far (types, quantization,
- * dimensions; no constant values): the check() of its registry row, the rule nnd_validate()
- * applies to it. For a client that validates as a model is built (the NNAPI layer's
- * addOperation). NND_OK, NND_INVALID_ARGUMENT with err naming what is wrong, or
- * NND_UNSUPPORTED for what this engine does not judge (no registry row, an extension). */
+ * dimensions; no constant values), by the model's rules only (what the NNAPI runtime
+ * checks as an operation is added; the driver's rules wait for prepare): the check() of
+ * its registry row, and for IF and WHILE the match against the subgraphs they name (an
+ * operand of lifetime NND_SUBGRAPH names referenced[offset]; only the subgraphs' operands,
+ * inputs and outputs are looked at). For a client that validates as a model is built (the
+ * NNAPI layer's addOperation). NND_OK, NND_INVALID_ARGUMENT with err naming what is wrong,
+ * or NND_UNSUPPORTED for what this engine does not judge (no registry row, an extension). */
 nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_operands,
-                                  const nnd_operation_desc *op, bool relaxed, char *err,
-                                  size_t errlen);
+                                  const nnd_operation_desc *op, const nnd_subgraph_desc *referenced,
+                                  uint32_t n_referenced, bool relaxed, char *err, size_t errlen);
 
 /* Fills supported[i] for each operation: true when it is valid and has a kernel for its
  * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
                                     size_t errlen);
+/* As nnd_supported_operations(), and on_refused (may be NULL) is told, for each operation of
+ * the main graph answered false, its index and the sentence that says why (valid during the
+ * call only). A call that then fails has told of refusals all the same. */
+typedef void (*nnd_refused_fn)(void *ctx, uint32_t op_index, const char *reason);
+nnd_status nnd_supported_operations_why(const nnd_model_desc *m, bool *supported,
+                                        nnd_refused_fn on_refused, void *ctx, char *err,
+                                        size_t errlen);
 
 nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
 /* nnd_prepare() in two steps, so that one preparation validates and plans once:

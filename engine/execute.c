@@ -279,6 +279,21 @@ nnd_status nnd_exec_size_operand(nnd_exec *e, uint32_t o, char *err, size_t errl
     return NND_OK;
 }
 
+/* A temporary's shape computed at execution must keep the dimensions the model declares
+ * for it (0: unknown), as the runtime's CPU executor requires: else the run fails. */
+static nnd_status check_declared(const nnd_prepared *p, const nnd_step *st, uint32_t j,
+                                 const nnd_tensor *t, char *err, size_t errlen) {
+    const nnd_operand_desc *d = &p->operands[st->out[j]];
+    bool agree = d->rank == 0 || d->rank == t->rank;
+    for (uint32_t r = 0; agree && r < d->rank; r++)
+        agree = d->dims[r] == 0 || d->dims[r] == t->dims[r];
+    if (agree) return NND_OK;
+    return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                     "%s #%u: output %u (operand %u) computes to other dimensions than the model "
+                     "declares for it",
+                     st->def->name, st->index, j, st->out[j]);
+}
+
 /* Runs steps from..n_steps-1 of a run whose bindings are in place, then reports shapes. */
 nnd_status nnd_exec_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
                           const nnd_checkpoint *cp, char *err, size_t errlen) {
@@ -330,7 +345,8 @@ nnd_status nnd_exec_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
                 if (s) break;
                 for (uint32_t j = 0; j < st->n_out && !s; j++) {
                     nnd_tensor *t = c.out[j];
-                    if (t->lifetime == NND_TEMPORARY)
+                    if (t->lifetime == NND_TEMPORARY &&
+                        !(s = check_declared(p, st, j, t, err, errlen)))
                         s = nnd_exec_size_operand(e, st->out[j], err, errlen);
                     else if (t->bytes < nnd_tensor_bytes(t))
                         e->insufficient = true;

@@ -368,13 +368,18 @@ nnd_status nnd_check_op(nnd_op_ctx *c) {
 
 /* What a graph's validation knows of the rest of the model. */
 typedef struct graph_ctx {
-    bool referenced;    /* a referenced subgraph, not the main graph */
-    const bool *sub_ok; /* per referenced subgraph: valid and every operation has a kernel */
+    bool referenced;           /* a referenced subgraph, not the main graph */
+    const bool *sub_ok;        /* per referenced subgraph: valid and every operation has a kernel */
+    nnd_refused_fn on_refused; /* main graph only; may be NULL */
+    void *refused_ctx;
 } graph_ctx;
 
-/* An IF or WHILE: its signature against the subgraphs it names, then whether they run. */
+/* An IF or WHILE: its signature against the subgraphs it names, then whether they run.
+ * An omitted input (an IF without its condition) is a driver rule: the NNAPI runtime
+ * finishes such a model and fails it later, so the model's rules let it pass. */
 static nnd_status check_flow_op(const nnd_model_desc *m, const graph_ctx *g, uint32_t k,
-                                nnd_tensor *const *in, char *err, size_t errlen) {
+                                nnd_tensor *const *in, bool model_rules_only, char *err,
+                                size_t errlen) {
     const nnd_operation_desc *op = &m->operations[k];
     nnd_status s = nnd_flow_check_op(m, k, err, errlen);
     if (s) return s;
@@ -384,7 +389,7 @@ static nnd_status check_flow_op(const nnd_model_desc *m, const graph_ctx *g, uin
                     .n_in = op->n_inputs,
                     .err = err,
                     .errlen = errlen};
-    if ((s = nnd_check_op(&c))) return s; /* an omitted input */
+    if (!model_rules_only && (s = nnd_check_op(&c))) return s; /* an omitted input */
     for (uint32_t j = 0; j < 2; j++) {
         uint32_t r = (uint32_t)m->operands[op->inputs[j + (op->type == NND_OP_IF)]].offset;
         if (!g->sub_ok[r])
@@ -413,9 +418,33 @@ static nnd_status flow_placement(const nnd_model_desc *m, const graph_ctx *g, ui
     return NND_OK;
 }
 
+/* IF and WHILE as they are added: the subgraphs they name, as far as those are known. */
+static nnd_status validate_flow_operation(const nnd_operand_desc *operands, uint32_t n_operands,
+                                          const nnd_operation_desc *op,
+                                          const nnd_subgraph_desc *referenced,
+                                          uint32_t n_referenced, char *err, size_t errlen) {
+    for (uint32_t j = 0; j < op->n_inputs + op->n_outputs; j++) {
+        uint32_t i = j < op->n_inputs ? op->inputs[j] : op->outputs[j - op->n_inputs];
+        if (i >= n_operands)
+            return FAIL("%s: operand %u does not exist", nnd_operation_name(op->type), i);
+        if (operands[i].lifetime == NND_SUBGRAPH && operands[i].offset >= n_referenced)
+            return FAIL("%s: operand %u names no subgraph", nnd_operation_name(op->type), i);
+    }
+    nnd_model_desc m = {.n_operands = n_operands,
+                        .operands = operands,
+                        .n_operations = 1,
+                        .operations = op,
+                        .n_referenced = n_referenced,
+                        .referenced = referenced};
+    return nnd_flow_check_op(&m, 0, err, errlen);
+}
+
 nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_operands,
-                                  const nnd_operation_desc *op, bool relaxed, char *err,
-                                  size_t errlen) {
+                                  const nnd_operation_desc *op, const nnd_subgraph_desc *referenced,
+                                  uint32_t n_referenced, bool relaxed, char *err, size_t errlen) {
+    if (nnd_flow_is_op(op->type))
+        return validate_flow_operation(operands, n_operands, op, referenced, n_referenced, err,
+                                       errlen);
     const nnd_op_def *def =
         op->type >= 0 && op->type < NND_OP_COUNT ? nnd_op_lookup(op->type) : NULL;
     if (!def) return NND_UNSUPPORTED;
@@ -441,6 +470,7 @@ nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_o
                         .out = ptr + op->n_inputs,
                         .n_out = op->n_outputs,
                         .relaxed = relaxed,
+                        .model_rules_only = true,
                         .err = err,
                         .errlen = errlen};
         s = def->check ? def->check(&c) : NND_OK;
@@ -491,10 +521,11 @@ static nnd_status check_operations(const nnd_model_desc *m, const graph_ctx *g, 
                             .out = ptr_out,
                             .n_out = op->n_outputs,
                             .relaxed = m->relaxed,
+                            .model_rules_only = supported != NULL,
                             .err = err,
                             .errlen = errlen};
             if (nnd_flow_is_op(op->type))
-                s = check_flow_op(m, g, k, ptr_in, err, errlen);
+                s = check_flow_op(m, g, k, ptr_in, c.model_rules_only, err, errlen);
             else
                 s = nnd_check_op(&c);
             if (!s && !nnd_flow_is_op(op->type) && op->n_inputs > def->key_input &&
@@ -505,6 +536,7 @@ static nnd_status check_operations(const nnd_model_desc *m, const graph_ctx *g, 
         }
         if (supported) {
             supported[k] = s == NND_OK;
+            if (s == NND_UNSUPPORTED && g->on_refused) g->on_refused(g->refused_ctx, k, err);
             if (s && s != NND_UNSUPPORTED) return s;
         } else if (s) {
             return s;
@@ -563,18 +595,30 @@ static nnd_status validate_referenced(const nnd_model_desc *m, bool *sub_ok, cha
     return s;
 }
 
-nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
+static nnd_status validate_model(const nnd_model_desc *m, bool *supported,
+                                 nnd_refused_fn on_refused, void *ctx, char *err, size_t errlen) {
     bool *sub_ok = calloc(m->n_referenced + 1, sizeof(bool));
     if (!sub_ok) return FAIL("out of memory validating model");
     /* The references are checked even without subgraphs: a main graph may name one. */
     nnd_status s = validate_referenced(m, sub_ok, err, errlen);
-    graph_ctx g = {.referenced = false, .sub_ok = sub_ok};
+    graph_ctx g = {
+        .referenced = false, .sub_ok = sub_ok, .on_refused = on_refused, .refused_ctx = ctx};
     if (!s) s = validate_graph(m, &g, supported, err, errlen);
     free(sub_ok);
     return s;
 }
 
+nnd_status nnd_validate_model(const nnd_model_desc *m, bool *supported, char *err, size_t errlen) {
+    return validate_model(m, supported, NULL, NULL, err, errlen);
+}
+
 nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
                                     size_t errlen) {
-    return nnd_validate_model(m, supported, err, errlen);
+    return validate_model(m, supported, NULL, NULL, err, errlen);
+}
+
+nnd_status nnd_supported_operations_why(const nnd_model_desc *m, bool *supported,
+                                        nnd_refused_fn on_refused, void *ctx, char *err,
+                                        size_t errlen) {
+    return validate_model(m, supported, on_refused, ctx, err, errlen);
 }

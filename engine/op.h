@@ -59,6 +59,12 @@ typedef struct nnd_op_ctx {
     nnd_tensor **out;
     uint32_t n_out;
     bool relaxed;
+    /* Set while a model is judged as it is built (addOperation) and finished (the
+     * supported-operations query): only what the NNAPI runtime checks there holds then
+     * (operand counts, types, ranks). What a driver finds only when it prepares or runs
+     * the model (constant scalar values such as a fused activation code, quantization
+     * relations between operands) waits for prepare: see nnd_driver_rules(). */
+    bool model_rules_only;
     nnd_scratch_pool *scratch;
     void *state; /* the step's prepared state from a fast backend (backend.h), else NULL */
     char *err;
@@ -116,6 +122,12 @@ void nnd_ops_install_oem(const nnd_op_def *def);
 nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type);
 /* Bit j set: input j of the operation may be omitted (NO_VALUE). */
 uint64_t nnd_op_optional_inputs(int32_t code);
+
+/* Whether check() judges the driver's rules too (prepare, execution), not only the model's
+ * (nnd_op_ctx.model_rules_only). */
+static inline bool nnd_driver_rules(const nnd_op_ctx *c) {
+    return !c->model_rules_only;
+}
 
 /* Scratch memory for one run() call, released when it returns; NULL when out of memory. */
 void *nnd_scratch(nnd_op_ctx *c, size_t bytes);

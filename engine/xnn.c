@@ -1,7 +1,9 @@
 /* xnn.c: the XNNPACK backend (backend.h). Claims CONV_2D, DEPTHWISE_CONV_2D,
- * FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD, MUL, RELU, RELU1, RELU6, LOGISTIC
- * and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED, and
- * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, when shapes and parameters are
+ * FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD, SUB, MUL, RELU, RELU1, RELU6,
+ * LOGISTIC and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED,
+ * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, BATCH_MATMUL on TENSOR_FLOAT32
+ * and TENSOR_QUANT8_ASYMM_SIGNED, SOFTMAX on the last axis on TENSOR_FLOAT32 and
+ * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), when shapes and parameters are
  * fixed at prepare and XNNPACK computes what the reference does (the families' claims:
  * xnn_conv.c, xnn_eltwise.c; signed operators: xnn_qs8.c):
  * - NHWC only; per-channel quantized filters (TENSOR_QUANT8_SYMM_PER_CHANNEL) only with
@@ -48,6 +50,7 @@ static void xnn_init(void) {
 
 static enum xnn_status setup(xnn_step *s, const void *a, const void *b, void *y) {
     pthreadpool_t tp = xnn_pool;
+    if (s->kind == XK_COMPOSITE) return xnn_status_success; /* its run sets up */
     if (s->dt == XD_QS8) return xnn_qs8_setup(s, a, b, y, tp);
     bool q8 = s->dt == XD_QU8;
     switch (s->kind) {
@@ -82,7 +85,16 @@ static enum xnn_status setup(xnn_step *s, const void *a, const void *b, void *y)
     case XK_TANH: return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
     case XK_HARD_SWISH: return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
     case XK_ELU: return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
-    case XK_GLOBAL_AVG: break; /* signed only */
+    case XK_SUB:
+        return q8 ? xnn_setup_subtract_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp)
+                  : xnn_setup_subtract_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp);
+    case XK_SOFTMAX:
+        return q8 ? xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp)
+                  : xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
+    case XK_GLOBAL_AVG: /* signed only */
+    case XK_COMPOSITE: break;
     }
     return xnn_status_invalid_parameter;
 }
@@ -91,6 +103,7 @@ static void xnn_release(void *state) {
     xnn_step *s = state;
     if (!s) return;
     if (s->op) xnn_delete_operator(s->op);
+    if (s->composite) s->composite->release(s->extra);
     free(s->wide[0]), free(s->wide[1]);
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -101,7 +114,7 @@ static void xnn_release(void *state) {
  * ending closer to a page end (caller memory can end right there) are copied to scratch
  * with room to spare. NULL when out of scratch memory. */
 #define PAGE_MIN 4096u
-static const void *overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
+const void *xnn_overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
     uintptr_t last = (uintptr_t)p + n - 1;
     if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
     void *copy = nnd_scratch(c, n + XNN_EXTRA_BYTES);
@@ -115,7 +128,8 @@ static const void *overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
 static const void *operator_input(nnd_op_ctx *c, const xnn_step *s, int j, const nnd_tensor *t) {
     size_t n = s->in_elems[j];
     if (s->wide[j]) return s->wide[j];
-    if (t->type != NND_TENSOR_FLOAT16) return overread_safe(c, t->data, n * nnd_type_size(t->type));
+    if (t->type != NND_TENSOR_FLOAT16)
+        return xnn_overread_safe(c, t->data, n * nnd_type_size(t->type));
     float *f = nnd_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
     if (f) xnn_f16_to_f32(t->data, f, n);
     return f;
@@ -134,9 +148,14 @@ static nnd_status not_taken(nnd_op_ctx *c, const xnn_step *s) {
     return s->reference(c);
 }
 
+static bool binary_kind(enum xnn_kind k) {
+    return k == XK_ADD || k == XK_MUL || k == XK_SUB;
+}
+
 static nnd_status xnn_run(nnd_op_ctx *c) {
     xnn_step *s = c->state;
-    bool binary = s->kind == XK_ADD || s->kind == XK_MUL;
+    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnn_pool);
+    bool binary = binary_kind(s->kind);
     const nnd_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
     nnd_tensor *y = c->out[0];
     /* The shapes were fixed at prepare; anything else goes to the reference. */
@@ -159,7 +178,7 @@ static nnd_status xnn_run(nnd_op_ctx *c) {
 
 static bool xnn_float32_operand(const void *state, bool output, uint32_t j) {
     const xnn_step *s = state;
-    bool binary = s->kind == XK_ADD || s->kind == XK_MUL;
+    bool binary = binary_kind(s->kind);
     return s->f16 && (output ? j == 0 : j == 0 || (binary && j == 1));
 }
 
@@ -205,6 +224,9 @@ static family_claim family_of(int32_t code) {
     case NND_OP_TANH:
     case NND_OP_HARD_SWISH:
     case NND_OP_ELU: return xnn_claim_unary;
+    case NND_OP_BATCH_MATMUL: return xnn_claim_batch_matmul;
+    case NND_OP_SUB:
+    case NND_OP_SOFTMAX: return xnn_claim_transformer;
     default: return NULL;
     }
 }

@@ -1,7 +1,7 @@
 /* xnn_eltwise.c: the XNNPACK backend's claims of the element-wise operations
  * (xnn_step.h): ADD and MUL with broadcasting, RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH
- * (8-bit only: no FLOAT32 operator in this version), HARD_SWISH and ELU (a constant
- * alpha; FLOAT32 only), each 8-bit one unsigned (qu8) or signed (qs8). */
+ * (FLOAT32, which has no operator in this version: xnn_transformer.c), HARD_SWISH and ELU (a
+ * constant alpha; FLOAT32 only), each 8-bit one unsigned (qu8) or signed (qs8). */
 #include "ops/fused_activation.h"
 #include "ops/operand.h"
 #include "xnn_step.h"
@@ -70,7 +70,7 @@ enum xnn_status xnn_claim_unary(nnd_op_ctx *c, xnn_step *s) {
         if (qu8)
             return xnn_create_tanh_nc_qu8(n, n, n, (uint8_t)zx, x->scale, (uint8_t)zy, y->scale, 0,
                                           255, s->flags, &s->op);
-        return xnn_status_unsupported_parameter;
+        return xnn_claim_transformer(c, s); /* FLOAT32: a composite */
     case NND_OP_HARD_SWISH:
         s->kind = XK_HARD_SWISH;
         if (s->dt != XD_F32) return xnn_status_unsupported_parameter;

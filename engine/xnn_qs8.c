@@ -66,6 +66,9 @@ enum xnn_status xnn_qs8_setup(const xnn_step *s, const void *a, const void *b, v
     case XK_ADD:
         return xnn_setup_add_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
                                     tp);
+    case XK_SUB:
+        return xnn_setup_subtract_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
     case XK_MUL:
         return xnn_setup_multiply_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
                                          y, tp);

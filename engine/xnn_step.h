@@ -33,7 +33,10 @@ enum xnn_kind {
     XK_TANH,
     XK_HARD_SWISH, /* FLOAT32 only */
     XK_ELU,        /* FLOAT32 only */
-    XK_GLOBAL_AVG  /* signed 8-bit AVERAGE_POOL_2D over the whole image */
+    XK_GLOBAL_AVG, /* signed 8-bit AVERAGE_POOL_2D over the whole image */
+    XK_SUB,
+    XK_SOFTMAX,  /* FLOAT32, along the last axis */
+    XK_COMPOSITE /* s->composite runs it (xnn_transformer.h) */
 };
 
 /* The computing type of a step's operator. */
@@ -59,6 +62,9 @@ typedef struct xnn_step {
     float *wide[2];
     nnd_op_fn reference;
     pthread_mutex_t lock;
+    /* XK_COMPOSITE: several operators, or work around one (xnn_transformer.h). */
+    const struct xnn_composite *composite;
+    void *extra; /* the composite's own state, freed by its release */
 } xnn_step;
 
 enum xnn_status xnn_claim_conv(nnd_op_ctx *c, xnn_step *s);
@@ -66,6 +72,21 @@ enum xnn_status xnn_claim_fc(nnd_op_ctx *c, xnn_step *s);
 enum xnn_status xnn_claim_pool(nnd_op_ctx *c, xnn_step *s);
 enum xnn_status xnn_claim_binary(nnd_op_ctx *c, xnn_step *s);
 enum xnn_status xnn_claim_unary(nnd_op_ctx *c, xnn_step *s);
+/* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX, SUB and FLOAT32 TANH
+ * (xnn_transformer.c). */
+enum xnn_status xnn_claim_batch_matmul(nnd_op_ctx *c, xnn_step *s);
+enum xnn_status xnn_claim_transformer(nnd_op_ctx *c, xnn_step *s);
+
+/* A step the generic run cannot express: run() does the whole call (falling back to
+ * s->reference itself), release() frees s->extra. */
+typedef struct xnn_composite {
+    nnd_status (*run)(nnd_op_ctx *c, xnn_step *s, pthreadpool_t tp);
+    void (*release)(void *extra);
+} xnn_composite;
+
+/* p itself when XNNPACK may over-read XNN_EXTRA_BYTES past its n bytes within their last
+ * page, else a scratch copy with room to spare; NULL when out of scratch memory. */
+const void *xnn_overread_safe(nnd_op_ctx *c, const void *p, size_t n);
 
 /* Output clamp for a fused activation: float bounds, or stored-value bounds in y's 8-bit
  * range. False when the quantized range collapses (XNNPACK wants min < max). */

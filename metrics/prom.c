@@ -46,6 +46,8 @@ static const metric metrics[] = {
      "Burst channels asked for that could not be set up (the burst uses the socket)"},
     {"supported_operation_types", "nnd_supported_operation_types", GAUGE, 0,
      "Operation types the daemon supports"},
+    {"refused_operations.*", "nnd_refused_operations_total", COUNTER, 0,
+     "Operations GetSupportedOperations answered as unsupported, by operation type"},
     {"cache.enabled", "nnd_cache_enabled", GAUGE, 0, "1 when compilation caching is on"},
     {"cache.disk", "nnd_cache_disk_enabled", GAUGE, 0, "1 when the cache writes to disk"},
     {"cache.hits", "nnd_cache_hits_total", COUNTER, 0, "Client cache files loaded"},
@@ -146,6 +148,7 @@ static const metric metrics[] = {
 static const struct {
     const char *path, *label, *except;
 } keyed[] = {
+    {"refused_operations", "operation", ""},
     {"scheduler.queued", "priority", ""},
     {"scheduler.latency_us", "priority", ""},
     {"scheduler.deadlines", "outcome", ""},

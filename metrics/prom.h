@@ -12,7 +12,8 @@
  *   tests require that to stay empty against a real daemon's status.
  * - Labels: uid for what each app holds (quota usage, refusals, connections, bursts of its
  *   clients, summed per uid), priority for the scheduler's queues and latencies, reason,
- *   quota, scope and outcome where status keys a counter by them. version, driver build
+ *   quota, scope and outcome where status keys a counter by them, operation for the
+ *   operations GetSupportedOperations refused. version, driver build
  *   and preemption mode are labels of nnd_info, whose value is 1.
  * - The scheduler's latency per priority is the histogram nnd_execution_latency_seconds
  *   (buckets from 25 us doubling to 13.1 s, exact: they are edges of the daemon's own

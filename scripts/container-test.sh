@@ -14,6 +14,7 @@
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/podman-env.sh"
 build_dir=build
 keep_base=0
 while [ $# -gt 0 ]; do
@@ -57,24 +58,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# This host's limits: crun refuses a mixed (hybrid) cgroup layout where runc works, and
-# podman's default open files and processes may exceed what root may set here.
-cat >"$work/containers.conf" <<'EOF'
-[containers]
-default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
-[engine]
-runtime = "runc"
-EOF
-export CONTAINERS_CONF="$work/containers.conf"
+podman_env_conf "$work"
 
 # Base images from the host's own apt sources, made only when missing.
-sources=/etc/apt/sources.list.d/debian.sources
-[ -f "$sources" ] || sources=/etc/apt/sources.list
 for base in debian:bookworm debian:bookworm-slim; do
     podman image exists "$base" && continue
     if [ ! -f "$work/base.tar" ]; then
-        echo "container-test: making $base with mmdebstrap from $sources"
-        mmdebstrap --quiet --variant=minbase bookworm "$work/base.tar" "$sources"
+        podman_env_rootfs "$work/base.tar"
     fi
     podman import --quiet "$work/base.tar" "$base" >/dev/null
     [ $keep_base -eq 1 ] || made_bases="$made_bases $base"

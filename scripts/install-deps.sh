@@ -1,12 +1,14 @@
 #!/bin/sh
 # Installs the Debian packages nnd needs, only when missing. Quiet and quick when
 # everything is present; runs apt-get update only before an install.
-# Usage: install-deps.sh [--build-only | --container]
+# Usage: install-deps.sh [--build-only | --container | --deb | --systemd]
 #   (none)        what `make`, `make test` and `make leakcheck` need
 #   --build-only  what building nnd, nndctl, libnnd and the man pages needs (the image's
 #                 build stage)
 #   --container   the above and what `make container-test` needs (podman, runc,
 #                 mmdebstrap for the base images)
+#   --deb         what building nnd and `make deb` need (debhelper, lintian)
+#   --systemd     what `make systemd-test` needs: --deb's and --container's together
 set -eu
 
 # Building: compiler, CMake, the libraries, protoc-c, scdoc for the man pages.
@@ -17,13 +19,18 @@ libxnnpack-dev libpthreadpool-dev scdoc"
 # systemd-analyze), man-db (man -l), prometheus (promtool check metrics).
 TEST="clang libclang-rt-14-dev systemd man-db prometheus"
 CONTAINER="podman runc uidmap mmdebstrap"
+# Packaging: dpkg-buildpackage with debhelper (dh-sequence-installsysusers is debhelper's),
+# and lintian to check the packages.
+DEB="debhelper dpkg-dev fakeroot lintian"
 
 case "${1:-}" in
 "") PACKAGES="$BUILD $TEST" ;;
 --build-only) PACKAGES="$BUILD" ;;
 --container) PACKAGES="$BUILD $TEST $CONTAINER" ;;
+--deb) PACKAGES="$BUILD $DEB" ;;
+--systemd) PACKAGES="$BUILD $TEST $CONTAINER $DEB" ;;
 *)
-    echo "usage: $0 [--build-only | --container]" >&2
+    echo "usage: $0 [--build-only | --container | --deb | --systemd]" >&2
     exit 2
     ;;
 esac

@@ -1,10 +1,10 @@
 #!/bin/sh
 # Runs `nndctl conformance` over a folder of vectors against a real daemon and fails if
 # the pass count drops below the committed floor (a ratchet raised as the engine grows).
-# Usage: conformance_floor.sh BUILD_DIR VECTORS_DIR FLOOR (VECTORS_DIR may list several
-# files or folders, separated by colons)
+# Usage: conformance_floor.sh BUILD_DIR VECTORS_DIR FLOOR [DEVICE] (VECTORS_DIR may list
+# several files or folders, separated by colons; DEVICE: every model prepared for it alone)
 set -eu
-build=$1 vectors=$2 floor=$3
+build=$1 vectors=$2 floor=$3 device=${4:-}
 dir=$(mktemp -d /tmp/nnd-floor.XXXXXX)
 "$build/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
 pid=$!
@@ -19,6 +19,7 @@ IFS=:
 # shellcheck disable=SC2086 # split on the colons on purpose
 set -- $vectors
 IFS=$old_ifs
+if [ -n "$device" ]; then set -- --device "$device" "$@"; fi
 out=$("$build/nndctl" --socket "$dir/nnd.sock" conformance "$@") || rc=$?
 echo "$out" | tail -n 40
 # nndctl exits 1 when a case failed, which the floor judges; any other status is an error

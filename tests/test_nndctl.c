@@ -54,6 +54,8 @@ static void test_info(void **state) {
     print_message("%s", out);
     assert_non_null(strstr(out, "version: "));
     assert_non_null(strstr(out, "device type: "));
+    assert_non_null(strstr(out, "devices:\n  nnd-cpu "));
+    assert_non_null(strstr(out, "\n  nnd-reference "));
     assert_non_null(strstr(out, "supported operation types: "));
 }
 

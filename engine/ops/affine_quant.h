@@ -67,15 +67,19 @@ static inline float nnd_dequantize_value(int32_t q, float scale, int32_t zero_po
 }
 
 /* For quantized types: fails unless output o has input i's scale and zero point (the
- * operations that move stored values without requantizing). */
+ * operations that move stored values without requantizing). nnd_check_same_quant() is a
+ * driver rule, judged from prepare on (nnd_driver_rules()); nnd_require_same_quant() is
+ * judged as the operation is added too, where the NNAPI runtime checks it (PACK,
+ * MIRROR_PAD, REVERSE). */
 nnd_status nnd_check_same_quant(nnd_op_ctx *c, uint32_t i, uint32_t o);
+nnd_status nnd_require_same_quant(nnd_op_ctx *c, uint32_t i, uint32_t o);
 
 /* The output quantization the HAL fixes for an 8-bit result in [0, 1) (LOGISTIC, SOFTMAX:
  * scale 1/256, zero point at the bottom of the range, qmin) or in [-1, 1] (TANH,
  * L2_NORMALIZATION: scale 1/128, zero point qmin + 128) for the given 8-bit type. */
 enum nnd_fixed_range { NND_FIXED_UNIT, NND_FIXED_SYMMETRIC };
 void nnd_fixed_quant(enum nnd_fixed_range r, int32_t type, float *scale, int32_t *zero_point);
-/* Fails unless 8-bit output o has that fixed quantization. */
+/* Fails unless 8-bit output o has that fixed quantization (a driver rule). */
 nnd_status nnd_check_fixed_quant(nnd_op_ctx *c, uint32_t o, enum nnd_fixed_range r);
 
 #endif

@@ -38,8 +38,9 @@ static nnd_status binary_check(nnd_op_ctx *c) {
         (s = nnd_check_rank(c, c->in[1], "input 1", 0, 4)))
         return s;
     if (nnd_is_quant8(a->type) && arith_of(c) == ARITH_DIV)
-        return nnd_unsupported(c, "DIV has no %s form", nnd_type_name(a->type));
-    if (a->type == NND_TENSOR_INT32 && c->in[2]->data && nnd_i32(c->in[2]) != NND_FUSED_NONE)
+        return nnd_fail(c, "DIV takes no %s", nnd_type_name(a->type));
+    if (a->type == NND_TENSOR_INT32 && c->in[2]->data && nnd_driver_rules(c) &&
+        nnd_i32(c->in[2]) != NND_FUSED_NONE)
         return nnd_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
                         nnd_i32(c->in[2]));
     if ((s = nnd_check_type(c, a, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,

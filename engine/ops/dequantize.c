@@ -18,7 +18,7 @@ static nnd_status dequantize_check(nnd_op_ctx *c) {
         return s;
     if (in->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && !in->channel_quant)
         return nnd_fail(c, "input 0 has no per-channel scales");
-    return nnd_check_rank(c, in, "input 0", 0, NND_MAX_RANK);
+    return nnd_check_rank(c, in, "input 0", 0, 4); /* as the NNAPI runtime's rules have it */
 }
 
 static nnd_status dequantize_shape(nnd_op_ctx *c) {

@@ -193,8 +193,8 @@ static nnd_status elem_check(nnd_op_ctx *c) {
     uint32_t key = c->def->key_input;
     int32_t type = c->in[key]->type;
     if (!type_in(type, sp->types))
-        return nnd_unsupported(c, "input %u has type %s, not supported here", key,
-                               nnd_type_name(type));
+        return nnd_fail(c, "input %u has type %s, which this operation does not take", key,
+                        nnd_type_name(type));
     for (uint32_t i = 0; i < sp->arity; i++) {
         int32_t want = i < key ? NND_TENSOR_BOOL8 : type; /* SELECT's condition */
         if (c->in[i]->type != want)
@@ -213,7 +213,8 @@ static nnd_status elem_check(nnd_op_ctx *c) {
     case OUT_CAST:
         if (type_in(type, CAST_IDENTITY)) break; /* to itself only */
         if (!type_in(out, CAST_CONVERTS))
-            return nnd_unsupported(c, "output has type %s, not supported here", nnd_type_name(out));
+            return nnd_fail(c, "output has type %s, which CAST does not produce",
+                            nnd_type_name(out));
         type = out;
         break;
     default: break;

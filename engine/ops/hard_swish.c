@@ -82,7 +82,7 @@ static nnd_status hswish_check(nnd_op_ctx *c) {
         (s = nnd_check_same_type(c, 0, 0)))
         return s;
     hswish_q p;
-    if (nnd_is_quant8(in->type) && !hswish_params(in, out, &p))
+    if (nnd_driver_rules(c) && nnd_is_quant8(in->type) && !hswish_params(in, out, &p))
         return nnd_fail(c, "output scale %g is below input scale / 128 (%g)", out->scale,
                         in->scale / 128.f);
     return NND_OK;

@@ -32,13 +32,14 @@ static nnd_status check_data(nnd_op_ctx *c, uint32_t min_in, uint32_t max_in, ui
     return nnd_check_rank(c, in, "input 0", min_rank, max_rank);
 }
 
-/* Input i is a TENSOR_INT32 of the given rank. */
+/* Input i is a TENSOR_INT32 of the given rank. The rank is a driver rule: the NNAPI
+ * runtime does not look at it as the operation is added. */
 static nnd_status check_ints(nnd_op_ctx *c, uint32_t i, uint32_t rank, const char *what) {
     const nnd_tensor *t = c->in[i];
     if (t->type != NND_TENSOR_INT32)
         return nnd_fail(c, "%s (input %u) must be TENSOR_INT32, is %s", what, i,
                         nnd_type_name(t->type));
-    return nnd_check_rank(c, t, what, rank, rank);
+    return nnd_driver_rules(c) ? nnd_check_rank(c, t, what, rank, rank) : NND_OK;
 }
 
 /* Optional trailing NCHW flag at input i. */

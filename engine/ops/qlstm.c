@@ -92,6 +92,9 @@ static nnd_status qlstm_check(nnd_op_ctx *c) {
         if (c->out[o]->type != outs[o])
             return nnd_fail(c, "output %u must be %s, is %s", o, nnd_type_name(outs[o]),
                             nnd_type_name(c->out[o]->type));
+    /* Ranks and the cell state's scale are driver rules: the NNAPI runtime checks types
+     * only as the operation is added. */
+    if (!nnd_driver_rules(c)) return NND_OK;
     if ((s = nnd_check_input_ranks(c, RANKS))) return s;
     int shift;
     if (!cell_shift_of(c->in[IN_C], &shift) || shift < -15 || shift > -9)

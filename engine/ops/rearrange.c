@@ -37,7 +37,8 @@ static nnd_status check_passthrough(nnd_op_ctx *c, uint32_t min_rank, uint32_t m
 
 static nnd_status reshape_check(nnd_op_ctx *c) {
     nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
-    if (s || (s = check_passthrough(c, 0, NND_MAX_RANK))) return s;
+    /* Input rank up to 4, as the NNAPI runtime's RESHAPE rules have it. */
+    if (s || (s = check_passthrough(c, 0, 4))) return s;
     if (c->in[1]->type != NND_TENSOR_INT32)
         return nnd_fail(c, "input 1 (shape) must be TENSOR_INT32, is %s",
                         nnd_type_name(c->in[1]->type));

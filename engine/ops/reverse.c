@@ -20,7 +20,10 @@ static nnd_status reverse_check(nnd_op_ctx *c) {
     if ((s = nnd_check_rank(c, axis, "the axis (input 1)", 1, 1))) return s;
     if (axis->known && axis->dims[0] != 1)
         return nnd_fail(c, "the axis (input 1) must have shape [1], has [%u]", axis->dims[0]);
-    return nnd_check_rank(c, c->in[0], "input 0", 1, REVERSE_MAX_RANK);
+    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    if (in->rank && out->rank && in->rank != out->rank)
+        return nnd_fail(c, "output 0 has rank %u, input 0 has %u", out->rank, in->rank);
+    return nnd_check_rank(c, in, "input 0", 1, REVERSE_MAX_RANK);
 }
 
 static nnd_status reverse_shape(nnd_op_ctx *c) {

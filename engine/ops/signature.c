@@ -30,7 +30,8 @@ nnd_status nnd_check_type(nnd_op_ctx *c, const nnd_tensor *t, const char *what, 
         if (va_arg(ap, int) == t->type) ok = true;
     va_end(ap);
     if (ok) return NND_OK;
-    return nnd_unsupported(c, "%s has type %s, not supported here", what, nnd_type_name(t->type));
+    return nnd_fail(c, "%s has type %s, which this operation does not take", what,
+                    nnd_type_name(t->type));
 }
 
 nnd_status nnd_check_rank(nnd_op_ctx *c, const nnd_tensor *t, const char *what, uint32_t min,
@@ -55,7 +56,7 @@ nnd_status nnd_check_activation(nnd_op_ctx *c, uint32_t i) {
     nnd_status s = nnd_check_scalar(c, i, NND_INT32);
     if (s) return s;
     const nnd_tensor *t = c->in[i];
-    if (t->data) {
+    if (t->data && nnd_driver_rules(c)) {
         int32_t a = nnd_i32(t);
         if (a < NND_FUSED_NONE || a > NND_FUSED_RELU6)
             return nnd_fail(c, "fused activation %d (input %u) is not 0..3", a, i);
@@ -80,7 +81,7 @@ nnd_status nnd_check_moved(nnd_op_ctx *c, uint32_t i, uint32_t o) {
     if (c->in[i]->type != c->out[o]->type)
         return nnd_fail(c, "output %u has type %s, input %u has %s", o,
                         nnd_type_name(c->out[o]->type), i, nnd_type_name(c->in[i]->type));
-    return nnd_check_same_quant(c, i, o);
+    return nnd_require_same_quant(c, i, o);
 }
 
 static int32_t kind_type(char k, int32_t t0) {

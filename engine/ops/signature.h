@@ -3,9 +3,10 @@
  *
  * Contract: each returns NND_OK, or fails through kernel_errors.h with a message naming
  * the operand and what it should have been: NND_INVALID_ARGUMENT for a wrong signature,
- * NND_UNSUPPORTED (nnd_check_type, nnd_check_float_signature) for a type this engine has
- * no kernel for. A rank that is not known yet (prepare with unknown shapes) passes the
- * rank checks; it is judged again at execution.
+ * a type included (an operation's types are the NNAPI runtime's for it: a type it does not
+ * take is invalid, not unsupported). A rank that is not known yet (prepare with unknown
+ * shapes) passes the rank checks; it is judged again at execution. nnd_check_activation
+ * judges a constant's value only with the driver's rules (nnd_driver_rules()).
  */
 #ifndef NND_OPS_SIGNATURE_H
 #define NND_OPS_SIGNATURE_H
@@ -30,8 +31,8 @@ nnd_status nnd_check_same_type(nnd_op_ctx *c, uint32_t i, uint32_t o);
 
 /* Input i holds data the operation only moves (the movement operations of HAL 1.3 and
  * later): TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_INT32, TENSOR_QUANT8_ASYMM or
- * TENSOR_QUANT8_ASYMM_SIGNED (else unsupported), and output o has its type, scale and
- * zero point. */
+ * TENSOR_QUANT8_ASYMM_SIGNED (else invalid), and output o has its type, scale and zero
+ * point (a model rule, as the runtime's PACK, MIRROR_PAD and REVERSE rules). */
 nnd_status nnd_check_moved(nnd_op_ctx *c, uint32_t i, uint32_t o);
 
 /* Checks input and output types against kind strings, one letter per operand relative to
@@ -39,7 +40,7 @@ nnd_status nnd_check_moved(nnd_op_ctx *c, uint32_t i, uint32_t o);
  * (FLOAT16 for TENSOR_FLOAT16, else FLOAT32), 'i' INT32, 'b' BOOL, 'I' TENSOR_INT32,
  * '*' any. Operands beyond a string's end are not checked. */
 nnd_status nnd_check_signature(nnd_op_ctx *c, const char *in_kinds, const char *out_kinds);
-/* Input 0 is TENSOR_FLOAT32 or TENSOR_FLOAT16 (else unsupported), then as above. */
+/* Input 0 is TENSOR_FLOAT32 or TENSOR_FLOAT16 (else invalid), then as above. */
 nnd_status nnd_check_float_signature(nnd_op_ctx *c, const char *in_kinds, const char *out_kinds);
 /* Each input i whose ranks[i] is a digit must have that rank (when known); other
  * characters skip the input. */

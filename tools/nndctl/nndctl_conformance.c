@@ -10,7 +10,9 @@
  * get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects failure passes when
  * the daemon answers GetSupportedOperations, PrepareModel or an Execute with an error status
  * (case_judge.h); a lost connection is never a pass. Cases run on --jobs threads, each with its own
- * connection; results print in case order. */
+ * connection; results print in case order. With --device NAME every model is prepared for
+ * that one device (nnd_client_prepare_on, as the NDK's createForDevices); a name the daemon
+ * does not have is refused before anything runs. */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@ enum verdict { PENDING, PASS, FAIL, SKIP };
 
 typedef struct runner {
     const nndctl_opts *o;
+    const char *device; /* NULL, or prepare for this device alone */
     const nnd_case *cases;
     size_t n;
     bool verbose;
@@ -259,24 +262,24 @@ static int pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd) {
     return *fd >= 0 ? 0 : -1;
 }
 
-static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *model, const int *fds,
-                         size_t n_fds, char *msg);
+static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
+                         const Nnd__Model *model, const int *fds, size_t n_fds, char *msg);
 
-static outcome run_case(nnd_client *cl, const nnd_case *c, char *msg) {
+static outcome run_case(const runner *r, nnd_client *cl, const nnd_case *c, char *msg) {
     Nnd__Model *pooled;
     int fd;
     outcome res;
     if (pool_constants(c, &pooled, &fd) < 0)
         res = fail(false, msg, "out of memory putting constants in a pool");
     else
-        res = run_model(cl, c, pooled ? pooled : c->model, &fd, fd >= 0, msg);
+        res = run_model(r, cl, c, pooled ? pooled : c->model, &fd, fd >= 0, msg);
     if (fd >= 0) close(fd);
     if (pooled) nnd__model__free_unpacked(pooled, NULL);
     return res;
 }
 
-static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *model, const int *fds,
-                         size_t n_fds, char *msg) {
+static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
+                         const Nnd__Model *model, const int *fds, size_t n_fds, char *msg) {
     const Nnd__Subgraph *g = model->main;
     size_t n_ops = g->n_operations;
     bool *supported = calloc(n_ops + 1, sizeof *supported);
@@ -299,9 +302,13 @@ static outcome run_model(nnd_client *cl, const nnd_case *c, const Nnd__Model *mo
     }
     free(supported);
     uint64_t handle;
-    st = nnd_client_prepare(cl, model, fds, n_fds,
-                            NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER,
-                            NND__PRIORITY__PRIORITY_MEDIUM, 0, &handle, err, sizeof err);
+    int pref = NND__EXECUTION_PREFERENCE__PREFER_FAST_SINGLE_ANSWER;
+    int prio = NND__PRIORITY__PRIORITY_MEDIUM;
+    if (r->device)
+        st = nnd_client_prepare_on(cl, &r->device, 1, model, fds, n_fds, pref, prio, 0, &handle,
+                                   err, sizeof err);
+    else
+        st = nnd_client_prepare(cl, model, fds, n_fds, pref, prio, 0, &handle, err, sizeof err);
     if (st != 0) {
         outcome res = fail(st < 0, msg, "PrepareModel: %s", err);
         res.refusal = st > 0 ? st : 0;
@@ -380,7 +387,7 @@ static void *worker(void *arg) {
         if (!cl)
             res = (outcome){FAIL, false, 0};
         else
-            res = judge_expected_failure(&r->cases[i], run_case(cl, &r->cases[i], msg), msg);
+            res = judge_expected_failure(&r->cases[i], run_case(r, cl, &r->cases[i], msg), msg);
         if (res.broken) { /* the next case reconnects */
             nnd_client_close(cl);
             cl = NULL;
@@ -391,9 +398,42 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Whether the daemon has a device named name; false with a message naming those it has
+ * when it has not (or cannot be reached). */
+static bool have_device(const nndctl_opts *o, const char *name) {
+    char err[512];
+    nnd_client *cl = nnd_client_connect(o->socket_path, "nndctl-conformance", err, sizeof err);
+    if (!cl) {
+        fprintf(stderr, "nndctl conformance: %s\n", err);
+        return false;
+    }
+    Nnd__DevicesReply *list = NULL;
+    bool found = false;
+    if (nnd_client_get_devices(cl, &list, err, sizeof err) != 0) {
+        fprintf(stderr, "nndctl conformance: --device: %s\n", err);
+    } else {
+        char names[512] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < list->n_devices; i++) {
+            found |= !strcmp(list->devices[i]->name, name);
+            int k = snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+                             list->devices[i]->name);
+            if (k > 0 && (size_t)k < sizeof names - at) at += (size_t)k;
+        }
+        if (!found)
+            fprintf(stderr,
+                    "nndctl conformance: --device: no device named \"%s\": the daemon has %s\n",
+                    name, names);
+        nnd__devices_reply__free_unpacked(list, NULL);
+    }
+    nnd_client_close(cl);
+    return found;
+}
+
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     bool verbose = false;
+    const char *device = NULL;
     nnd_case *cases = NULL;
     size_t n = 0, npaths = 0, unreadable = 0;
     int rc = 2;
@@ -406,6 +446,8 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
                 fprintf(stderr, "nndctl conformance: bad --jobs %s\n", argv[i]);
                 goto out;
             }
+        } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            device = argv[++i];
         } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
             verbose = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -421,12 +463,14 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
         }
     }
     if (!npaths) {
-        fprintf(stderr, "usage: nndctl conformance [--jobs N] [--verbose] PATH...\n");
+        fprintf(stderr,
+                "usage: nndctl conformance [--jobs N] [--device NAME] [--verbose] PATH...\n");
         goto out;
     }
+    if (device && !have_device(o, device)) goto out;
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n) jobs = n ? (long)n : 1;
-    runner r = {.o = o, .cases = cases, .n = n, .verbose = verbose};
+    runner r = {.o = o, .device = device, .cases = cases, .n = n, .verbose = verbose};
     atomic_init(&r.next, 0);
     pthread_mutex_init(&r.lock, NULL);
     r.verdicts = calloc(n + 1, sizeof *r.verdicts);

@@ -313,6 +313,7 @@ uint64_t nnd_client_burst_handle(const nnd_burst *b);
  * blocks and never reads from the socket, so it is safe beside a call in flight. */
 bool nnd_client_alive(nnd_client *c);
 
+
 #ifdef __cplusplus
 }
 #endif

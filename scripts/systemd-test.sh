@@ -1,0 +1,184 @@
+#!/bin/sh
+# The Debian packages under a real systemd: boots systemd as PID 1 in a podman container
+# (--systemd=always) whose image is a Debian bookworm root made with mmdebstrap (systemd
+# and the packages' dependencies in it), installs nnd and libnnd0 with apt, and checks from
+# inside:
+#   - the nnd user made, nnd.socket enabled and listening, nnd.service not yet started;
+#   - `nndctl conformance` over the V1_0 vectors (mounted read-only) through the socket:
+#     socket activation starts the hardened service, as user nnd, with its sandbox in
+#     force (no capabilities, seccomp, its own network and mount namespaces), and every
+#     case passes;
+#   - a client that prepares a model with a cache token (cache_client of the build tree);
+#     `systemctl stop`, a clean exit; the next connection starts the service again and
+#     the same token is a cache hit;
+#   - `apt purge`: no user or group nnd, no /var/lib/nnd or /run/nnd, no unit or enablement
+#     link, and no file the packages had (the file system as it was before the install).
+# The container gets CAP_SYS_ADMIN and CAP_NET_ADMIN so that systemd can set up the
+# service's namespaces (without them it skips PrivateNetwork, ProtectSystem and the
+# like, and the hardening would go untested). Then removes what it made.
+#
+# Needs root (rootful podman), podman, runc, mmdebstrap (`install-deps.sh --systemd`), the
+# packages (`make deb`) and BUILD_DIR/cache_client (`make`).
+# --keep-image keeps the image (tagged by what it holds) for the next run, which then
+# skips mmdebstrap.
+# Usage: systemd-test.sh [--debs DIR] [--build-dir DIR] [--keep-image]
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/podman-env.sh"
+debs=build-deb
+build_dir=build
+keep_image=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --debs) debs=$2; shift 2 ;;
+    --build-dir) build_dir=$2; shift 2 ;;
+    --keep-image) keep_image=1; shift ;;
+    *) echo "usage: $0 [--debs DIR] [--build-dir DIR] [--keep-image]" >&2; exit 2 ;;
+    esac
+done
+case $debs in /*) ;; *) debs=$root/$debs ;; esac
+case $build_dir in /*) ;; *) build_dir=$root/$build_dir ;; esac
+vectors=$root/../shared/conformance/V1_0
+cache_client=$build_dir/cache_client
+[ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (rootful podman)" >&2; exit 2; }
+ls "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb >/dev/null 2>&1 ||
+    { echo "systemd-test: no packages in $debs; run make deb first" >&2; exit 2; }
+[ -x "$cache_client" ] || { echo "systemd-test: no $cache_client; run make first" >&2; exit 2; }
+[ -d "$vectors" ] || { echo "systemd-test: no conformance vectors at $vectors" >&2; exit 2; }
+
+start=$(date +%s)
+work=$(mktemp -d /tmp/nnd-systemd.XXXXXX)
+ctr=nnd-systemd-test-$$
+tag=""
+fail() {
+    echo "systemd-test: FAILED: $*" >&2
+    exit 1
+}
+cleanup() {
+    status=$?
+    set +e # every step below runs, whatever failed
+    if podman container exists "$ctr" 2>/dev/null; then
+        if [ $status -ne 0 ]; then
+            echo "systemd-test: the container's journal, last lines:" >&2
+            podman exec "$ctr" journalctl --no-pager -n 40 >&2
+        fi
+        podman rm -f -t 0 "$ctr" >/dev/null 2>&1 || true
+    fi
+    [ $keep_image -eq 1 ] || [ -z "$tag" ] || podman rmi -f "$tag" >/dev/null 2>&1 || true
+    rm -rf "$work"
+    exit $status
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+in_ctr() { podman exec "$ctr" sh -c "$1"; }
+
+podman_env_conf "$work"
+
+# The image: systemd and what the packages depend on (their Depends, first alternatives),
+# so that apt installs the packages from /debs with no network.
+mkdir "$work/debs"
+cp "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb "$work/debs/"
+deps=$(for d in "$work"/debs/*.deb; do dpkg-deb -f "$d" Depends; done | tr ',' '\n' |
+    sed 's/|.*//; s/(.*)//; s/ //g' | grep -v '^libnnd0$' | grep . | sort -u | paste -sd, -)
+tag=localhost/nnd-systemd-test:$(echo "$deps" | sha256sum | cut -c1-12)
+t0=$(date +%s)
+if ! podman image exists "$tag"; then
+    podman_env_rootfs "$work/root.tar" "systemd,systemd-sysv,$deps"
+    podman import --quiet --change 'CMD=["/sbin/init"]' "$work/root.tar" "$tag" >/dev/null
+    rm -f "$work/root.tar"
+fi
+t1=$(date +%s)
+echo "systemd-test: image ready in $((t1 - t0)) s"
+
+podman run -d --name "$ctr" --pull=never --systemd=always --network=none \
+    --cap-add=SYS_ADMIN,NET_ADMIN \
+    -v "$work/debs:/debs:ro" -v "$vectors:/vectors/V1_0:ro" \
+    -v "$cache_client:/usr/local/bin/nnd-cache-client:ro" "$tag" >/dev/null
+# Until systemd has booted (its bus may not answer at first).
+i=0
+state=$(podman exec "$ctr" systemctl is-system-running --wait 2>/dev/null) || true
+while [ "$state" != running ] && [ "$state" != degraded ] && [ $i -lt 60 ]; do
+    sleep 1
+    i=$((i + 1))
+    state=$(podman exec "$ctr" systemctl is-system-running --wait 2>/dev/null) || true
+done
+[ "$state" = running ] || { podman exec "$ctr" systemctl --failed --no-pager >&2 || true
+    fail "systemd in the container is '$state', not running"; }
+
+# The file system before the packages, to compare with after the purge. Left out: what
+# changes on its own (journal, logs, apt and dpkg bookkeeping, caches, /proc and the like).
+snapshot() {
+    in_ctr 'find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run \
+        -o -path /var/log -o -path /var/cache -o -path /var/lib/dpkg -o -path /var/lib/apt \
+        -o -path /tmp -o -path /var/tmp -o -path /debs -o -path /vectors \) -prune \
+        -o -print | sort'
+}
+snapshot >"$work/before"
+
+in_ctr 'apt-get install -y -q /debs/nnd_*.deb /debs/libnnd0_*.deb' >"$work/apt.log" 2>&1 ||
+    { tail -n 30 "$work/apt.log" >&2; fail "apt-get install"; }
+in_ctr 'getent passwd nnd' >/dev/null || fail "no user nnd after the install"
+[ "$(in_ctr 'systemctl is-enabled nnd.socket')" = enabled ] || fail "nnd.socket is not enabled"
+[ "$(in_ctr 'systemctl is-active nnd.socket')" = active ] || fail "nnd.socket is not listening"
+[ "$(in_ctr 'systemctl is-active nnd.service' || true)" = inactive ] ||
+    fail "nnd.service runs before any client came"
+
+# The V1_0 vectors through the socket: socket activation starts the hardened service.
+in_ctr 'nndctl --socket /run/nnd/nnd.sock conformance /vectors/V1_0' >"$work/conformance" 2>&1 ||
+    { tail -n 20 "$work/conformance" >&2; fail "conformance"; }
+tail -n 1 "$work/conformance"
+grep -q '^conformance: [1-9][0-9]* passed, 0 failed, 0 skipped$' "$work/conformance" ||
+    fail "conformance: not every V1_0 case passed"
+pid=$(in_ctr 'systemctl show -p MainPID --value nnd.service')
+[ "$pid" -gt 0 ] || fail "nnd.service has no main process"
+in_ctr "grep -E '^(Uid|CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/$pid/status" >"$work/proc_status"
+grep -q "^Uid:[[:space:]]*$(in_ctr 'id -u nnd')[[:space:]]" "$work/proc_status" ||
+    fail "the daemon does not run as nnd"
+for want in 'CapEff:[[:space:]]*0000000000000000' 'CapBnd:[[:space:]]*0000000000000000' \
+    'NoNewPrivs:[[:space:]]*1' 'Seccomp:[[:space:]]*2'; do
+    grep -q "^$want\$" "$work/proc_status" || { cat "$work/proc_status" >&2; fail "not $want"; }
+done
+# PrivateNetwork: only a loopback interface. ProtectSystem=strict: / read-only.
+[ "$(in_ctr "tail -n +3 /proc/$pid/net/dev | cut -d: -f1 | tr -d ' '")" = lo ] ||
+    fail "the daemon sees more than a loopback interface"
+in_ctr "awk '\$5 == \"/\" { print \$6 }' /proc/$pid/mountinfo" | grep -q '^ro,' ||
+    fail "the daemon's root is not read-only"
+# The one resource call the filter lets through: the workers' nice (5 by default).
+in_ctr "cat /proc/$pid/task/*/stat" | awk '{ print $19 }' | grep -qx 5 ||
+    fail "no worker thread of the daemon is niced: setpriority was refused"
+# systemd says so when it cannot set up a namespace and runs the service without it.
+if in_ctr 'journalctl -u nnd.service --no-pager' | grep 'is configured, but\|ignoring namespace' >&2; then
+    fail "systemd left some of the hardening out"
+fi
+
+# The compilation cache across a stop: a cache token prepared, the service stopped (a
+# clean exit), started again by the next connection, and the token found.
+token=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
+in_ctr 'mkdir -p /tmp/nnd-client-cache' # the client's own cache files, not the package's
+cached() { in_ctr "nnd-cache-client /run/nnd/nnd.sock /tmp/nnd-client-cache $token 4096 1.5"; }
+[ "$(cached)" = from_cache=0 ] || fail "the first preparation with the token was not a miss"
+in_ctr 'systemctl stop nnd.service'
+[ "$(in_ctr 'systemctl is-active nnd.service' || true)" = inactive ] || fail "nnd.service did not stop"
+[ "$(in_ctr 'systemctl show -p Result --value nnd.service')" = success ] ||
+    fail "nnd.service did not exit cleanly"
+[ "$(in_ctr 'systemctl is-active nnd.socket')" = active ] || fail "nnd.socket stopped with the service"
+[ "$(cached)" = from_cache=1 ] || fail "the token was not a cache hit after the restart"
+[ "$(in_ctr 'systemctl is-active nnd.service')" = active ] || fail "the socket did not start nnd.service"
+in_ctr 'nndctl --state-dir /var/lib/nnd status' >"$work/status" || fail "nndctl status"
+grep -q '^  hits: [1-9]' "$work/status" || { cat "$work/status" >&2; fail "status counts no cache hit"; }
+
+# Purge: nothing of the packages left.
+in_ctr 'apt-get purge -y -q nnd libnnd0' >"$work/purge.log" 2>&1 ||
+    { tail -n 30 "$work/purge.log" >&2; fail "apt-get purge"; }
+! in_ctr 'getent passwd nnd' >/dev/null || fail "the user nnd outlived the purge"
+! in_ctr 'getent group nnd' >/dev/null || fail "the group nnd outlived the purge"
+for p in /var/lib/nnd /run/nnd /lib/systemd/system/nnd.service /lib/systemd/system/nnd.socket \
+    /etc/systemd/system/sockets.target.wants/nnd.socket; do
+    ! in_ctr "test -e $p -o -L $p" || fail "$p outlived the purge"
+done
+[ -z "$(in_ctr 'systemctl list-units --all --no-legend "nnd*"')" ] || fail "systemd still knows nnd units"
+snapshot >"$work/after"
+diff "$work/before" "$work/after" >"$work/diff" || { cat "$work/diff" >&2; fail "the purge left files behind"; }
+
+echo "systemd-test: passed in $(($(date +%s) - start)) s (image $((t1 - t0)) s)"
