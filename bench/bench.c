@@ -16,11 +16,12 @@
  *   deadline_met, goodput, high_p99: see qos.h (targets >= 0.999, >= 0.9, <= 1.5)
  *   high_p90_thread, threads_vs_procs: see threads.h (targets <= 1.5, >= 0.9)
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
+ *   contention_high_p99: see contention.h (target <= 0.5)
  *   transformer_xnn: see transformer.h (target <= 1.2)
  *   partition_cpu: see partition.h (reported)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare; transformer; partition).
+ * threads; prepare; contention; transformer; partition).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "contention.h"
 #include "harness.h"
 #include "kernels.h"
 #include "memory.h"
@@ -150,6 +152,8 @@ int main(int argc, char **argv) {
                                         "prepare",
                                         "prep_cold_xnn",
                                         "prep_hit_xnn",
+                                        "contention",
+                                        "contention_high_p99",
                                         "transformer",
                                         "transformer_xnn",
                                         "partition",
@@ -161,8 +165,9 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
             known |= !strcmp(named[i], names[k]);
         if (!known) {
-            fprintf(stderr, "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                            "memory qos mobilenet threads prepare transformer partition)\n");
+            fprintf(stderr,
+                    "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
+                    "memory qos mobilenet threads prepare contention transformer partition)\n");
             return 2;
         }
     }
@@ -179,6 +184,7 @@ int main(int argc, char **argv) {
                 want("mobilenet", "mnet_f16_f32") || want("mobilenet", "mnet_s8_q8") ||
                 want("mobilenet", "mnet_s8_xnn");
     bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
+    bool contend = want("contention", "contention_high_p99");
     bool transformer = want("transformer", "transformer_xnn");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
@@ -197,6 +203,8 @@ int main(int argc, char **argv) {
     bool part = want("partition", "partition_cpu");
     bench_pair partition = {0};
     failed |= part && bench_partition_rows(&partition);
+    bench_contention ct = {0};
+    failed |= contend && bench_contention_rows(&ct);
     nnd_test_daemon d;
     if (nnd_test_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -272,6 +280,10 @@ int main(int argc, char **argv) {
         {"prepare", "prep_hit_xnn",
          "MobileNet FLOAT32 compile from its cache files / XNNPACK creating it in process",
          pr.hit_xnn.a_ns / pr.hit_xnn.b_ns, -1, true},
+        {"contention", "contention_high_p99",
+         "MobileNet p99 of the HIGH one of 4 processes (3 LOW) through the daemon / of one of 4 "
+         "on XNNPACK in process",
+         ct.nnd.p99_ns / ct.inproc.p99_ns, 0.5, true},
         {"transformer", "transformer_xnn",
          "feed-forward block (BATCH_MATMUL, TANH) through the daemon / XNNPACK in process",
          tf.xnn.a_ns / tf.xnn.b_ns, 1.2, true},
@@ -397,6 +409,15 @@ int main(int argc, char **argv) {
                pr.hit_cold_ns / 1e6, pr.read_hash_ns / 1e6,
                pr.hit_xnn.a_ns <= bound ? "within" : "OUTSIDE", bound / 1e6);
     }
+    if (contend)
+        printf("# contention: %d processes for %.0f s each side; through the daemon HIGH p99 %.1f "
+               "ms, median %.1f ms (%llu runs), the 3 LOW %llu runs; in process p99 %.1f ms, "
+               "median %.1f ms (%llu runs), the 3 others %llu runs\n",
+               BENCH_CONTENTION_PROCS, BENCH_CONTENTION_SECONDS, ct.nnd.p99_ns / 1e6,
+               ct.nnd.median_ns / 1e6, (unsigned long long)ct.nnd.samples,
+               (unsigned long long)ct.nnd.others_done, ct.inproc.p99_ns / 1e6,
+               ct.inproc.median_ns / 1e6, (unsigned long long)ct.inproc.samples,
+               (unsigned long long)ct.inproc.others_done);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

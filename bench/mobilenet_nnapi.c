@@ -130,6 +130,10 @@ ANeuralNetworksModel *bench_nnapi_model(const bench_net *net) {
 }
 
 int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input) {
+    return bench_nnapi_open_at(r, net, input, ANEURALNETWORKS_PRIORITY_DEFAULT);
+}
+
+int bench_nnapi_open_at(bench_nnapi *r, const bench_net *net, const void *input, int priority) {
     memset(r, 0, sizeof *r);
     r->fd = -1;
     r->in_bytes = net->in_elems * net->elem_size;
@@ -147,6 +151,7 @@ int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input) {
     if (!rc)
         rc = ANeuralNetworksCompilation_setPreference(r->compilation,
                                                       ANEURALNETWORKS_PREFER_SUSTAINED_SPEED);
+    if (!rc) rc = ANeuralNetworksCompilation_setPriority(r->compilation, priority);
     if (!rc) rc = ANeuralNetworksCompilation_finish(r->compilation);
 out:
     if (rc)

@@ -28,6 +28,8 @@ struct ANeuralNetworksModel *bench_nnapi_model(const bench_net *net);
 double bench_nnapi_compile_ns(struct ANeuralNetworksModel *m, const char *cache_dir,
                               const uint8_t *token);
 int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input);
+/* The same, compiled at an ANEURALNETWORKS_PRIORITY_* (bench_nnapi_open: the default). */
+int bench_nnapi_open_at(bench_nnapi *r, const bench_net *net, const void *input, int priority);
 double bench_nnapi_run(void *r);
 /* The last execution's output. */
 const void *bench_nnapi_output(const bench_nnapi *r);

@@ -19,6 +19,7 @@
 
 #include "burst.h"
 #include "burst_chan.h"
+#include "burst_take.h"
 #include "model_obj.h"
 #include "execution.h"
 #include "log.h"
@@ -42,11 +43,9 @@ struct nnd_burst_channel {
     uint32_t polled;    /* the seq the armed thread polls away from (set before arm_gen) */
     uint32_t window_us; /* and for how long */
     /* Loop only. */
-    nnd_chan_poll poll;   /* the window the thread polls for, adapted here */
-    uint64_t answered_ns; /* when the last answer went out */
-    uint32_t taken;       /* the seq of the last request taken */
-    uint32_t expected;    /* the next seq in order */
-    uint8_t *copy;        /* NND_CHAN_AREA bytes: the request copied out once */
+    nnd_chan_poll poll;      /* the window the thread polls for, adapted here */
+    uint64_t answered_ns;    /* when the last answer went out */
+    nnd_burst_take_state rd; /* taking requests out of the shared memory */
     bool inflight, exited, bell_closed;
     bool posted_req, posted_exit, queued; /* under the hub's lock */
     nnd_burst_channel *next_ready;        /* under the hub's lock */
@@ -136,7 +135,7 @@ static void write_result(void *ctx, const Nnd__Reply *r) {
     }
     protobuf_c_message_pack(&r->base, ch->res_area);
     __atomic_store_n(&ch->h->res_len, (uint32_t)n, __ATOMIC_RELAXED);
-    if (nnd_chan_publish(&ch->h->res_seq, ch->taken, &ch->h->client_sleeping))
+    if (nnd_chan_publish(&ch->h->res_seq, ch->rd.taken, &ch->h->client_sleeping))
         nnd_chan_wake(&ch->h->res_seq);
 }
 
@@ -149,13 +148,13 @@ static void await_next(nnd_burst_channel *ch) {
     ch->answered_ns = now_ns();
     if (nnd_chan_should_poll(&ch->poll, __atomic_load_n(&h->client_cpu, __ATOMIC_RELAXED), me)) {
         __atomic_store_n(&h->daemon_sleeping, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&ch->polled, ch->taken, __ATOMIC_RELAXED);
+        __atomic_store_n(&ch->polled, ch->rd.taken, __ATOMIC_RELAXED);
         __atomic_store_n(&ch->window_us, ch->poll.window_us, __ATOMIC_RELAXED);
         __atomic_add_fetch(&ch->arm_gen, 1, __ATOMIC_RELEASE);
         syscall(SYS_futex, &ch->arm_gen, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         return;
     }
-    if (nnd_chan_sleeping(&h->daemon_sleeping, &h->req_seq) != ch->taken) post(ch, false);
+    if (nnd_chan_sleeping(&h->daemon_sleeping, &h->req_seq) != ch->rd.taken) post(ch, false);
 }
 
 static void answer_status(nnd_burst_channel *ch, uint64_t id, nnd_status st, const char *msg) {
@@ -171,7 +170,7 @@ static void channel_free(nnd_burst_channel *ch) {
         hub.all = ch->next;
     if (ch->next) ch->next->prev = ch->prev;
     nnd_pool_release(&ch->pool);
-    free(ch->copy);
+    free(ch->rd.copy);
     free(ch);
     hub.stats.channels--;
 }
@@ -200,18 +199,9 @@ static void execution_ended(void *ctx, const nnd_execution_end *e) {
     maybe_free(ch);
 }
 
+/* req has passed nnd_burst_take()'s checks: a BurstExecute of this burst. */
 static nnd_status run(nnd_burst_channel *ch, const Nnd__Request *req, char *err, size_t errlen) {
-    if (req->call_case != NND__REQUEST__CALL_BURST_EXECUTE || !req->burst_execute)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                         "a burst channel carries BurstExecute only (this request's call is %d)",
-                         (int)req->call_case);
     const Nnd__BurstExecute *x = req->burst_execute;
-    if (x->burst != ch->handle)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                         "the request names burst 0x%016llx; this channel is burst 0x%016llx's",
-                         (unsigned long long)x->burst, (unsigned long long)ch->handle);
-    if (!x->request)
-        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "BurstExecute names no request");
     nnd_sched_model *m;
     nnd_status st =
         nnd_model_obj_sched(ch->d, ch->s, nnd_burst_model(ch->b), ch->handle, &m, err, errlen);
@@ -234,34 +224,17 @@ static nnd_status run(nnd_burst_channel *ch, const Nnd__Request *req, char *err,
 /* Takes the request in the channel, if a new one is there and none is in flight. */
 static void serve(nnd_burst_channel *ch) {
     if (!ch->s || ch->inflight) return; /* in flight: looked at again once answered */
-    nnd_chan_hdr *h = ch->h;
-    uint32_t seq = __atomic_load_n(&h->req_seq, __ATOMIC_ACQUIRE);
-    if (seq == ch->taken) return; /* a spurious ring */
-    if (ch->answered_ns) nnd_chan_adapt(&ch->poll, (now_ns() - ch->answered_ns) / 1000u);
-    ch->taken = seq;
-    /* Read once: the client may change it, and the bytes, while we copy. */
-    uint32_t len = __atomic_load_n(&h->req_len, __ATOMIC_ACQUIRE);
-    if (len <= NND_CHAN_AREA) memcpy(ch->copy, ch->req_area, len);
     char err[NND_ERR_LEN];
-    Nnd__Request *req = NULL;
+    Nnd__Request *req;
     nnd_status st;
-    if (len > NND_CHAN_AREA) {
-        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
-                       "a request of %u bytes is over the burst channel's %u", len, NND_CHAN_AREA);
-    } else if (seq != ch->expected) {
-        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
-                       "burst channel request number %u out of order (expected %u)", seq,
-                       ch->expected);
-    } else if (!(req = (Nnd__Request *)protobuf_c_message_unpack(&nnd__request__descriptor, NULL,
-                                                                 len, ch->copy))) {
-        st = nnd_failf(err, sizeof err, NND_INVALID_ARGUMENT,
-                       "a malformed request (%u bytes) in the burst channel", len);
-    } else {
+    if (!nnd_burst_take(&ch->rd, &req, &st, err, sizeof err)) return; /* a spurious ring */
+    uint32_t seq = ch->rd.taken;
+    if (ch->answered_ns) nnd_chan_adapt(&ch->poll, (now_ns() - ch->answered_ns) / 1000u);
+    if (st == NND_OK) {
         nnd_pool_set_account(ch->s->app ? ch->s->app->maps : NULL);
         st = run(ch, req, err, sizeof err);
         nnd_pool_set_account(NULL);
     }
-    ch->expected = nnd_chan_next(seq);
     if (st != NND_OK) {
         hub.stats.refused++;
         nnd_log_debug("client %llu: burst channel request %u: %s: %s",
@@ -375,7 +348,7 @@ static void undo(nnd_burst_channel *ch, int memfd) {
     if (ch->pool.view.base) nnd_pool_release(&ch->pool);
     if (ch->bell_fd >= 0) close(ch->bell_fd);
     if (memfd >= 0) close(memfd);
-    free(ch->copy);
+    free(ch->rd.copy);
     free(ch);
 }
 
@@ -402,18 +375,21 @@ int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t
     if (nnd_quota_take(s, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
     if (!(ch = calloc(1, sizeof *ch))) goto oom;
     ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!(ch->copy = malloc(NND_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
+    if (!(ch->rd.copy = malloc(NND_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
         goto oom;
     if (map_channel(ch, memfd, err, sizeof err) != NND_OK) goto undo;
     ch->d = d;
     ch->s = s;
     ch->b = b;
     ch->handle = handle;
-    ch->expected = 1;
+    ch->rd.expected = 1;
+    ch->rd.handle = handle;
     nnd_chan_poll_init(&ch->poll);
     ch->h = (nnd_chan_hdr *)ch->pool.view.base;
     ch->req_area = (uint8_t *)ch->pool.view.base + NND_CHAN_HEADER;
     ch->res_area = ch->req_area + NND_CHAN_AREA;
+    ch->rd.h = ch->h;
+    ch->rd.req_area = ch->req_area;
     if (uv_poll_init(d->loop, &ch->bell, ch->bell_fd) < 0) {
         snprintf(err, sizeof err, "cannot watch its doorbell");
         goto undo;

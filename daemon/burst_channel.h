@@ -16,14 +16,14 @@
  *   CPU (burst_chan.h) and hands what it sees to the loop through one uv_async_t shared by
  *   every channel. One request at a time: one rung or polled while another is in flight
  *   is taken once that one is answered.
- * - On the loop a request is copied out of the shared memory once and checked (its
- *   length, its sequence number, that it unpacks, that it is a BurstExecute of this
- *   burst), then runs exactly as a socket BurstExecute does: nnd_execution_make() (quota,
- *   binding through the burst's slots), the compilation's priority, the request's deadline
- *   and loop timeout, the scheduler's admission. Its Reply (as the socket would carry it)
- *   goes to the result area. A request refused before it runs is answered there with its
- *   status and a message. fds cannot travel in the channel: a pool naming one is refused
- *   as the socket refuses a missing fd.
+ * - On the loop a request is copied out of the shared memory once and checked
+ *   (burst_take.h: its length, its sequence number, that it unpacks, that it is a
+ *   BurstExecute of this burst), then runs exactly as a socket BurstExecute does:
+ *   nnd_execution_make() (quota, binding through the burst's slots), the compilation's
+ *   priority, the request's deadline and loop timeout, the scheduler's admission. Its
+ *   Reply (as the socket would carry it) goes to the result area. A request refused
+ *   before it runs is answered there with its status and a message. fds cannot travel in
+ *   the channel: a pool naming one is refused as the socket refuses a missing fd.
  * - nnd_burst_channel_close() (loop; burst.c, when the burst is freed) stops the thread,
  *   gives back the doorbell's descriptor and lets the channel go once its thread has
  *   ended, its doorbell's handle closed and no execution holds it; no result is written

@@ -58,7 +58,7 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "  --app-memory N      execution memory per app, queued and running, bytes or\n"
         "                      with K, M, G (default 1G)\n"
         "  --device-memory N   most memory one execution may need (default 4G)\n"
-        "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 5)\n"
+        "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 0)\n"
         "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
         "                      the options above with '_' for '-' (they win over the file)\n"
         "                      and quota.app.* and quota.connection.* (see docs/configuration.md)\n"

@@ -1,5 +1,6 @@
 /* scheduler.c: admission, workers, checkpoints and figures. See scheduler.h. */
 #include "scheduler.h"
+#include "thread_sched.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -7,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,7 +34,8 @@ struct nnd_sched {
     pthread_cond_t work; /* workers wait here for jobs */
     pthread_t *threads;
     unsigned n_threads;
-    bool measured; /* the throughput is known (measured by the first worker) */
+    bool measured;    /* the throughput is known (measured by the first worker) */
+    bool owner_slice; /* the kernel took cfg.owner_slice_us for the owner's thread */
     bool stopping;
     unsigned busy; /* jobs running, on workers or inline */
     nnd_queue *q;
@@ -91,7 +92,8 @@ void nnd_sched_config_default(nnd_sched_config *c) {
     c->app_memory = 1ull << 30;
     c->device_memory = 4ull << 30;
     c->inline_ns = 100000;
-    c->worker_nice = 5;
+    c->worker_nice = 0;
+    c->owner_slice_us = 100;
 }
 
 /* ---- per-app memory ------------------------------------------------------------------ */
@@ -491,9 +493,9 @@ static void *worker(void *arg) {
     nnd_sched *s = arg;
     uint32_t prefer = 0;
     bool has_prefer = false;
-    /* Computation yields to the owner's thread, whose admissions and replies are short
-     * and late ones cost deadlines. Threads the engine starts from here inherit this. */
-    if (s->cfg.worker_nice) setpriority(PRIO_PROCESS, (id_t)gettid(), s->cfg.worker_nice);
+    /* At the process's nice value by default: computation keeps the share of the CPUs an
+     * in-process library would have. Threads the engine starts from here inherit it. */
+    nnd_thread_sched_nice(s->cfg.worker_nice);
     pthread_mutex_lock(&s->lock);
     if (!s->measured) {
         /* The first worker measures, so that the engine's kernel threads (started at its
@@ -552,6 +554,10 @@ nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
     while (s->n_threads && !s->measured)
         pthread_cond_wait(&s->work, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    /* The owner's turns are short (admissions, replies): a short slice lets it preempt a
+     * worker as soon as it wakes, at the same share of the CPU. Set once the workers are
+     * started, so that they keep the default slice. */
+    if (s->n_threads) s->owner_slice = nnd_thread_sched_slice(s->cfg.owner_slice_us);
     if (s->n_threads) return s;
     pthread_cond_destroy(&s->work);
     pthread_mutex_destroy(&s->lock);
@@ -719,6 +725,7 @@ void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *o) {
     pthread_mutex_lock(&s->lock);
     o->cfg = s->cfg;
     o->throughput = s->tp;
+    o->owner_slice = s->owner_slice;
     o->running = s->busy;
     for (unsigned p = 0; p < NND_PRIOS; p++) {
         o->queued[p] = nnd_queue_depth(s->q, p);

@@ -4,8 +4,11 @@
  * and the figures an operator watches.
  *
  * Contract:
- * - Threads: nnd_sched_new() starts cfg.workers threads, at cfg.worker_nice: computation
- *   yields the CPU to the owner's thread. Every other call is made from
+ * - Threads: nnd_sched_new() starts cfg.workers threads, at the process's nice value plus
+ *   cfg.worker_nice (default 0: computation keeps its share of the CPUs against other
+ *   programs, as an in-process library would), and asks the kernel to schedule the
+ *   calling thread, the owner's, in slices of cfg.owner_slice_us (thread_sched.h): the
+ *   owner then preempts a worker when it wakes. Every other call is made from
  *   one thread, the owner's (the daemon's event loop). Finished jobs are handed back to
  *   the owner: a worker calls wake() (from its own thread), and the owner then calls
  *   nnd_sched_drain(), which calls each finished job's done() on the owner's thread.
@@ -86,14 +89,15 @@ typedef enum nnd_refusal {
 const char *nnd_refusal_name(nnd_refusal r); /* "deadline_passed", ... */
 
 typedef struct nnd_sched_config {
-    unsigned workers;       /* threads running executions (default 1: one execution at a
-                               time, for predictable latency; kernels may use every core) */
-    unsigned app_queue;     /* queued executions per app (default 64) */
-    uint64_t app_memory;    /* execution memory per app, queued and running (1 GiB) */
-    uint64_t device_memory; /* most memory one execution may need (4 GiB) */
-    bool restart;           /* preempted work starts over instead of resuming */
-    uint64_t inline_ns;     /* see "Short work" (default 100 us; 0 turns it off) */
-    int worker_nice;        /* workers' nice value, relative to the owner's (default 5) */
+    unsigned workers;        /* threads running executions (default 1: one execution at a
+                                time, for predictable latency; kernels may use every core) */
+    unsigned app_queue;      /* queued executions per app (default 64) */
+    uint64_t app_memory;     /* execution memory per app, queued and running (1 GiB) */
+    uint64_t device_memory;  /* most memory one execution may need (4 GiB) */
+    bool restart;            /* preempted work starts over instead of resuming */
+    uint64_t inline_ns;      /* see "Short work" (default 100 us; 0 turns it off) */
+    int worker_nice;         /* workers' nice value, relative to the owner's (default 0) */
+    uint32_t owner_slice_us; /* the owner thread's slice (default 100 us; 0 leaves it) */
     /* A per-thread count of memory faults absorbed (the daemon's SIGBUS guard), sampled
      * around each run: a change fails the job. NULL: none. */
     uint64_t (*fault_count)(void);
@@ -200,6 +204,7 @@ void nnd_sched_note_refusal(nnd_sched *s, nnd_refusal why);
 typedef struct nnd_sched_stats {
     nnd_sched_config cfg;
     nnd_throughput throughput;
+    bool owner_slice; /* the kernel took cfg.owner_slice_us for the owner's thread */
     unsigned running;
     size_t queued[NND_PRIOS];
     uint64_t submitted, completed, failed, cancelled;

@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -n "$targets" ] || targets="frame model request cache"
+[ -n "$targets" ] || targets="frame model request cache burst"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 vectors=${NND_CONFORMANCE_DIR:-$root/../shared/conformance}
 

@@ -144,9 +144,10 @@ done
     fail "the daemon sees more than a loopback interface"
 in_ctr "awk '\$5 == \"/\" { print \$6 }' /proc/$pid/mountinfo" | grep -q '^ro,' ||
     fail "the daemon's root is not read-only"
-# The one resource call the filter lets through: the workers' nice (5 by default).
-in_ctr "cat /proc/$pid/task/*/stat" | awk '{ print $19 }' | grep -qx 5 ||
-    fail "no worker thread of the daemon is niced: setpriority was refused"
+# A resource call the filter lets through: the event loop's 100 us kernel slice
+# (sched_setattr; the workers keep the default slice).
+in_ctr "cat /proc/$pid/task/*/sched" | grep -q '^se.slice  *: *100000$' ||
+    fail "no thread of the daemon has the loop's 100 us slice: sched_setattr was refused"
 # systemd says so when it cannot set up a namespace and runs the service without it.
 if in_ctr 'journalctl -u nnd.service --no-pager' | grep 'is configured, but\|ignoring namespace' >&2; then
     fail "systemd left some of the hardening out"

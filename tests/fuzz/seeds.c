@@ -1,6 +1,6 @@
 /* nnd-fuzz-seeds: seed corpora for the fuzz targets from the conformance vectors.
  * Usage: nnd-fuzz-seeds [--per-file N] [--max-bytes B] CONFORMANCE_PATH... OUT_DIR
- * Writes OUT_DIR/{frame,model,request,cache}/ in each target's input format (see the
+ * Writes OUT_DIR/{frame,model,request,cache,burst}/ in each target's input format (see the
  * fuzz_*.c headers): the first N cases (default 3) of each vector file, first example,
  * seeds of at most B bytes (default 65536). Corpora are generated at fuzz time into the
  * build tree, never committed. */
@@ -17,8 +17,9 @@
 #include "serialize.h"
 
 static size_t max_bytes = 65536;
-static size_t written[4];
-static const char *const targets[4] = {"frame", "model", "request", "cache"};
+#define N_TARGETS 5
+static size_t written[N_TARGETS];
+static const char *const targets[N_TARGETS] = {"frame", "model", "request", "cache", "burst"};
 static const char *out_dir;
 
 static void save(int target, const char *name, const fz_buf *b) {
@@ -142,6 +143,54 @@ static void note_skip(void *ctx, const char *file, const char *case_name, const 
             case_name ? case_name : "", reason);
 }
 
+/* Burst channel seeds (fuzz_burst.c): r as a BurstExecute in the request area, its pool
+ * named as burst slot 1 holding the pool's bytes; one take, then the same with a racing
+ * writer rewriting the request's length and first bytes. */
+static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf *pool) {
+    Nnd__MemoryPool *mp = r->pools[0];
+    Nnd__PoolKind kind = mp->kind;
+    mp->kind = NND__POOL_KIND__POOL_BURST_SLOT;
+    mp->slot = 1;
+    Nnd__BurstExecute x = NND__BURST_EXECUTE__INIT;
+    x.burst = 0x6275727374000001ull; /* fuzz_burst.c's BURST_HANDLE */
+    x.request = r;
+    Nnd__Request rq = NND__REQUEST__INIT;
+    rq.id = 3;
+    rq.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
+    rq.burst_execute = &x;
+    size_t n = protobuf_c_message_get_packed_size(&rq.base);
+    uint8_t *packed = malloc(n + 1);
+    if (!packed) abort();
+    protobuf_c_message_pack(&rq.base, packed);
+    for (int racing = 0; racing < 2; racing++) {
+        fz_buf b = {0}, w = {0};
+        if (racing) { /* the length word, then the first bytes of the request area */
+            fz_put(&w, &(uint16_t){8 * 4 + 4}, 2);
+            fz_put_u8(&w, 4);
+            fz_put_u32(&w, (uint32_t)n / 2);
+            fz_put(&w, &(uint16_t){256}, 2);
+            fz_put_u8(&w, 2);
+            fz_put(&w, "\xff\x01", 2);
+        }
+        fz_put_u8(&b, (uint8_t)racing);
+        fz_put_section(&b, packed, n);
+        fz_put_section(&b, w.p, w.len);
+        fz_put_section(&b, pool->p, pool->len);
+        fz_put_u32(&b, 1);
+        fz_put_u32(&b, (uint32_t)n);
+        fz_put_u32(&b, 0);
+        fz_put_section(&b, NULL, 0);
+        char fname[600];
+        snprintf(fname, sizeof fname, "%s%s", name, racing ? "-racing" : "");
+        save(4, fname, &b);
+        free(b.p);
+        free(w.p);
+    }
+    free(packed);
+    mp->kind = kind;
+    mp->slot = 0;
+}
+
 static void seeds_of(const nnd_case *c, size_t n) {
     if (!c->n_examples) return;
     const nnd_case_example *ex = &c->examples[0];
@@ -198,6 +247,7 @@ static void seeds_of(const nnd_case *c, size_t n) {
         rq.execute = &exe;
         snprintf(fname, sizeof fname, "%s-execute", name);
         save_frame(fname, &rq.base, false, 1);
+        save_burst(name, r, &pool);
     }
     nnd__execution_request__free_unpacked(r, NULL);
     free(pool.p);
@@ -263,7 +313,7 @@ int main(int argc, char **argv) {
     }
     out_dir = argv[argc - 1];
     mkdir(out_dir, 0777);
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < N_TARGETS; t++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", out_dir, targets[t]);
         if (mkdir(path, 0777) < 0 && errno != EEXIST) {
@@ -287,7 +337,7 @@ int main(int argc, char **argv) {
         }
         nnd_cases_free(cases, n);
     }
-    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache seeds in %s\n", written[0],
-           written[1], written[2], written[3], out_dir);
+    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache, %zu burst seeds in %s\n",
+           written[0], written[1], written[2], written[3], written[4], out_dir);
     return 0;
 }
