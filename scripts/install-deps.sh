@@ -16,8 +16,9 @@ BUILD="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compile
 libnanomsg-dev libsqlite3-dev libb2-dev libxxhash-dev libcjson-dev libcmocka-dev \
 libxnnpack-dev libpthreadpool-dev scdoc"
 # Testing: clang and its runtimes (fuzz targets), systemd (systemd-socket-activate,
-# systemd-analyze), man-db (man -l), prometheus (promtool check metrics).
-TEST="clang libclang-rt-14-dev systemd man-db prometheus"
+# systemd-analyze), man-db (man -l), prometheus (promtool check metrics), python3 and git
+# (scripts/check-layout.py reads the tracked files).
+TEST="clang libclang-rt-14-dev systemd man-db prometheus python3 git"
 CONTAINER="podman runc uidmap mmdebstrap"
 # Packaging: dpkg-buildpackage with debhelper (dh-sequence-installsysusers is debhelper's),
 # and lintian to check the packages.
