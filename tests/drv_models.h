@@ -49,7 +49,7 @@ static inline uint32_t mb_operand(mb *m, int32_t type, uint32_t rank, const uint
     nnd__operand__init(o);
     o->type = type;
     o->n_dimensions = rank;
-    memcpy(m->dims[i], dims, sizeof(uint32_t) * rank);
+    if (rank) memcpy(m->dims[i], dims, sizeof(uint32_t) * rank);
     o->dimensions = m->dims[i];
     o->lifetime = life;
     m->opp[i] = o;

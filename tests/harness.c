@@ -141,7 +141,10 @@ uint8_t *nnd_test_read_file(const char *path, size_t *len) {
         p = NULL;
     }
     close(fd);
-    if (p) *len = (size_t)n;
+    if (p) {
+        p[n] = '\0'; /* a text file reads as a string */
+        *len = (size_t)n;
+    }
     return p;
 }
 

@@ -58,7 +58,7 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
 int nnd_test_daemon_stop(nnd_test_daemon *d);
 /* Copies file `from` to `to` (created 0755: plugins); 0, or -1. */
 int nnd_test_copy_file(const char *from, const char *to);
-/* Reads the whole file at path into a malloc()ed buffer (*len bytes), or NULL. */
+/* Reads the whole file at path into a malloc()ed buffer (*len bytes, then a NUL), or NULL. */
 uint8_t *nnd_test_read_file(const char *path, size_t *len);
 /* Tampering with a pair of cache files, one byte at a time: for each byte of the model
  * file, then of the data file, writes that byte with one bit flipped into the file (the

@@ -411,7 +411,7 @@ static int add_flow(ANeuralNetworksModel *m, const flow_row *r, const ANeuralNet
         .type = r->cond_type, .dimensionCount = 1, .dimensions = k_one};
     ANeuralNetworksOperandType out = {
         .type = r->out_type, .dimensionCount = 1, .dimensions = k_two};
-    uint32_t ins[8], n = 0, outs[2];
+    uint32_t ins[8], n = 0, outs[3]; /* up to WHILE's three outputs of k_flow */
     bool is_if = r->op == ANEURALNETWORKS_IF;
     if (is_if) {
         assert_int_equal(ANeuralNetworksModel_addOperand(m, &cond), OK);
