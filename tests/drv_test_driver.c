@@ -29,8 +29,13 @@ static bool t_supports(const nnd_driver_step *s) {
            s->inputs[0].type == NND_EXT_TENSOR_FLOAT32 && s->outputs[0].rank > 0;
 }
 
+/* Its steps keep no state of their own: one token stands for each. After the fault test
+ * the daemon never calls this driver again, release included (driver.h), so an allocated
+ * state would be left behind by design. */
+static char g_step_token;
+
 static void *t_prepare(const nnd_driver_step *s) {
-    return t_supports(s) ? malloc(1) : NULL;
+    return t_supports(s) ? &g_step_token : NULL;
 }
 
 static int t_execute(void *state, nnd_driver_step *s) {
@@ -53,7 +58,7 @@ static int t_execute(void *state, nnd_driver_step *s) {
 }
 
 static void t_release(void *state) {
-    free(state);
+    (void)state;
 }
 
 NND_DRIVER_EXPORT = {

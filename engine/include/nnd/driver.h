@@ -35,7 +35,8 @@
  * - Callbacks must not keep the operand pointers they get, nor call exit(), abort() or
  *   change signal dispositions. A SIGSEGV, SIGBUS, SIGFPE or SIGILL inside a callback (or
  *   in the driver's constructor or descriptor at load) fails that call and disables the
- *   driver until the daemon restarts: damage control, not a sandbox.
+ *   driver until the daemon restarts: damage control, not a sandbox. A disabled driver is
+ *   never called again, release() included: the states it made are left where they are.
  * - Deadlines, priorities, preemption and cancellation act between steps: a long
  *   execute() delays them by its own length.
  */
