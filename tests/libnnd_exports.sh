@@ -2,7 +2,7 @@
 # libnnd.so exports its API and nothing else (client/libnnd.map): the NNAPI calls, the
 # generated protobuf-c code (nnd__*) and the nnd_ calls the map names. The engine copy it
 # links for operation signatures, the connection internals and the framing stay hidden.
-# Usage: libnnd_exports.sh <libnnd.so> <libnnd.map>
+# Usage: libnnd_exports.sh <libnnd.so> <libnnd.map> [<debian symbols file>]
 set -eu
 lib=$1
 map=$2
@@ -22,5 +22,17 @@ for sym in $named ANeuralNetworksModel_addOperation ANeuralNetworksExecution_set
     nm -D --defined-only "$lib" | awk '{print $3}' | grep -qx "$sym" ||
         { echo "libnnd.so does not export $sym" >&2; bad=1; }
 done
+# The Debian symbols file (when given) lists exactly what the library exports, so that
+# `make deb` does not fail on an API change that forgot it.
+if [ -n "${3:-}" ]; then
+    tmp=$(mktemp -d)
+    sed -n 's/^ \([^@]*\)@Base .*/\1/p' "$3" | LC_ALL=C sort >"$tmp/listed"
+    nm -D --defined-only "$lib" | awk '{print $3}' | LC_ALL=C sort >"$tmp/exported"
+    if ! diff -u "$tmp/listed" "$tmp/exported" >&2; then
+        echo "$3 does not list what libnnd.so exports (diff above: + exported, not listed)" >&2
+        bad=1
+    fi
+    rm -rf "$tmp"
+fi
 [ $bad -eq 0 ] && echo "libnnd.so exports its API only"
 exit $bad
