@@ -9,6 +9,7 @@
  * NND_TEST_SANITIZER_STATUS made a sanitizer report (a leak found at exit, say): stop then
  * ends the test process with status 1, so the report fails the test even where the caller
  * does not look at the status.
+ * In harness_group.c (library nnd_test_group, which links cmocka; the rest does not):
  * nnd_test_group_setup() and nnd_test_group_teardown() are the cmocka group fixtures of a
  * test program whose tests share one daemon, nnd_test_group_daemon: setup starts it with
  * nnd_test_group_args (NULL: none); teardown stops it unless a test already did, and fails
