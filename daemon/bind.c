@@ -21,7 +21,7 @@ static nnd_status check_outputs_writable(const Nnd__ExecutionRequest *r, const n
     return NND_OK;
 }
 
-nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, nnd_burst *b,
+nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, nnd_burst_obj *b,
                     uint64_t model_handle, const nnd_prepared *p, const Nnd__ExecutionRequest *r,
                     char *err, size_t errlen) {
     nnd_status st;

@@ -38,7 +38,7 @@
 #include "pool.h"
 #include "session.h"
 
-struct nnd_burst;
+struct nnd_burst_obj;
 
 typedef struct nnd_binding {
     nnd_pool *pools;             /* the caller's storage */
@@ -49,7 +49,7 @@ typedef struct nnd_binding {
 } nnd_binding;
 
 /* b: the burst the request came through, or NULL; model_handle and p: its prepared model. */
-nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, struct nnd_burst *b,
+nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, struct nnd_burst_obj *b,
                     uint64_t model_handle, const nnd_prepared *p, const Nnd__ExecutionRequest *r,
                     char *err, size_t errlen);
 bool nnd_binding_regrow(nnd_binding *bd, const nnd_output_shape *shapes);

@@ -14,7 +14,7 @@ typedef struct slot {
     bool pending;          /* cached by the request being resolved, not yet committed */
 } slot;
 
-struct nnd_burst {
+struct nnd_burst_obj {
     nnd_session *s;
     uint64_t model;
     slot *slots;
@@ -25,8 +25,8 @@ struct nnd_burst {
 
 static nnd_burst_stats stats;
 
-nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model) {
-    nnd_burst *b = calloc(1, sizeof *b);
+nnd_burst_obj *nnd_burst_new(nnd_session *s, uint64_t model) {
+    nnd_burst_obj *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     b->s = s;
     b->model = model;
@@ -34,30 +34,30 @@ nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model) {
     return b;
 }
 
-uint64_t nnd_burst_model(const nnd_burst *b) {
+uint64_t nnd_burst_model(const nnd_burst_obj *b) {
     return b->model;
 }
 
-static slot *find(nnd_burst *b, uint64_t id) {
+static slot *find(nnd_burst_obj *b, uint64_t id) {
     for (size_t i = 0; i < b->n; i++)
         if (b->slots[i].id == id) return &b->slots[i];
     return NULL;
 }
 
-static void drop(nnd_burst *b, slot *sl) {
+static void drop(nnd_burst_obj *b, slot *sl) {
     nnd_pool_release(&sl->pool);
     *sl = b->slots[--b->n];
     b->s->burst_slots--;
     stats.slots--;
 }
 
-void nnd_burst_attach(nnd_burst *b, void *attachment, void (*close)(void *attachment)) {
+void nnd_burst_attach(nnd_burst_obj *b, void *attachment, void (*close)(void *attachment)) {
     b->attachment = attachment;
     b->close_attachment = close;
 }
 
 void nnd_burst_free(void *p) {
-    nnd_burst *b = p;
+    nnd_burst_obj *b = p;
     if (b->attachment) b->close_attachment(b->attachment);
     while (b->n)
         drop(b, &b->slots[b->n - 1]);
@@ -66,17 +66,17 @@ void nnd_burst_free(void *p) {
     stats.bursts--;
 }
 
-void nnd_burst_commit(nnd_burst *b) {
+void nnd_burst_commit(nnd_burst_obj *b) {
     for (size_t i = 0; i < b->n; i++)
         b->slots[i].pending = false;
 }
 
-void nnd_burst_rollback(nnd_burst *b) {
+void nnd_burst_rollback(nnd_burst_obj *b) {
     for (size_t i = b->n; i-- > 0;)
         if (b->slots[i].pending) drop(b, &b->slots[i]);
 }
 
-size_t nnd_burst_forget(nnd_burst *b, const uint64_t *ids, size_t n) {
+size_t nnd_burst_forget(nnd_burst_obj *b, const uint64_t *ids, size_t n) {
     size_t dropped = 0;
     for (size_t i = 0; i < n; i++) {
         slot *sl = find(b, ids[i]);
@@ -93,8 +93,8 @@ void nnd_burst_stats_get(nnd_burst_stats *out) {
 }
 
 /* A pool that names a cached slot. */
-static nnd_status use_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t index, nnd_pool *out,
-                           char *err, size_t errlen) {
+static nnd_status use_slot(nnd_burst_obj *b, const Nnd__MemoryPool *mp, uint32_t index,
+                           nnd_pool *out, char *err, size_t errlen) {
     unsigned long long id = (unsigned long long)mp->slot;
     if (!id)
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
@@ -117,7 +117,7 @@ static nnd_status use_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t ind
 }
 
 /* A pool that carries an fd to cache as slot mp->slot. */
-static nnd_status cache_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t index,
+static nnd_status cache_slot(nnd_burst_obj *b, const Nnd__MemoryPool *mp, uint32_t index,
                              nnd_frame_in *in, nnd_pool *out, char *err, size_t errlen) {
     unsigned long long id = (unsigned long long)mp->slot;
     if (mp->kind != NND__POOL_KIND__POOL_MEMFD && mp->kind != NND__POOL_KIND__POOL_MMAP_FD)
@@ -182,7 +182,7 @@ static nnd_status cache_slot(nnd_burst *b, const Nnd__MemoryPool *mp, uint32_t i
     return NND_OK;
 }
 
-nnd_status nnd_burst_map_pools(nnd_burst *b, const Nnd__ExecutionRequest *r, nnd_frame_in *in,
+nnd_status nnd_burst_map_pools(nnd_burst_obj *b, const Nnd__ExecutionRequest *r, nnd_frame_in *in,
                                nnd_pool *out, char *err, size_t errlen) {
     nnd_session *s = b->s;
     for (size_t i = 0; i < r->n_pools; i++) {

@@ -49,22 +49,22 @@
 #define NND_BURST_MAX_SLOTS         64
 #define NND_SESSION_MAX_BURST_SLOTS 1024
 
-typedef struct nnd_burst nnd_burst;
+typedef struct nnd_burst_obj nnd_burst_obj;
 
 /* A burst of session s for the prepared model named `model`; NULL when out of memory. */
-nnd_burst *nnd_burst_new(nnd_session *s, uint64_t model);
+nnd_burst_obj *nnd_burst_new(nnd_session *s, uint64_t model);
 void nnd_burst_free(void *burst);
 /* The burst owns attachment from now on: close(attachment) when the burst is freed. */
-void nnd_burst_attach(nnd_burst *b, void *attachment, void (*close)(void *attachment));
+void nnd_burst_attach(nnd_burst_obj *b, void *attachment, void (*close)(void *attachment));
 /* The handle of the prepared model the burst runs. */
-uint64_t nnd_burst_model(const nnd_burst *b);
+uint64_t nnd_burst_model(const nnd_burst_obj *b);
 
-nnd_status nnd_burst_map_pools(nnd_burst *b, const Nnd__ExecutionRequest *r, nnd_frame_in *in,
+nnd_status nnd_burst_map_pools(nnd_burst_obj *b, const Nnd__ExecutionRequest *r, nnd_frame_in *in,
                                nnd_pool *out, char *err, size_t errlen);
-void nnd_burst_commit(nnd_burst *b);
-void nnd_burst_rollback(nnd_burst *b);
+void nnd_burst_commit(nnd_burst_obj *b);
+void nnd_burst_rollback(nnd_burst_obj *b);
 /* Returns how many of the n slots were cached (and are dropped now). */
-size_t nnd_burst_forget(nnd_burst *b, const uint64_t *slots, size_t n);
+size_t nnd_burst_forget(nnd_burst_obj *b, const uint64_t *slots, size_t n);
 
 /* Daemon-wide: bursts and slots live now, slots mapped and slot uses resolved from the
  * cache since startup. */

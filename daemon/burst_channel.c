@@ -29,8 +29,8 @@
 
 struct nnd_burst_channel {
     nnd_daemon *d;
-    nnd_session *s; /* NULL once closed */
-    nnd_burst *b;   /* NULL once closed */
+    nnd_session *s;   /* NULL once closed */
+    nnd_burst_obj *b; /* NULL once closed */
     uint64_t handle;
     nnd_pool pool; /* the mapping, the app's */
     nnd_chan_hdr *h;
@@ -352,7 +352,7 @@ static void undo(nnd_burst_channel *ch, int memfd) {
     free(ch);
 }
 
-int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst *b, uint64_t handle,
+int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, nnd_burst_obj *b, uint64_t handle,
                            int fds[2]) {
     char err[NND_ERR_LEN] = "";
     nnd_burst_channel *ch = NULL;

@@ -45,10 +45,10 @@
 #define NND_SESSION_MAX_BURST_CHANNELS 16
 #define NND_MAX_BURST_CHANNELS         256
 
-struct nnd_burst;
+struct nnd_burst_obj;
 typedef struct nnd_burst_channel nnd_burst_channel;
 
-int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, struct nnd_burst *b, uint64_t handle,
+int nnd_burst_channel_open(nnd_daemon *d, nnd_session *s, struct nnd_burst_obj *b, uint64_t handle,
                            int fds[2]);
 void nnd_burst_channel_close(nnd_burst_channel *ch);
 void nnd_burst_channels_stop(nnd_daemon *d);

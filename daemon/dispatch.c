@@ -209,7 +209,7 @@ static void on_configure_burst(nnd_call *c) {
         return;
     }
     if (!exec_model(c, mh)) return;
-    nnd_burst *b = nnd_burst_new(c->s, mh);
+    nnd_burst_obj *b = nnd_burst_new(c->s, mh);
     uint64_t handle = 0;
     if (!b || nnd_session_add(c->s, NND_OBJ_BURST, b, nnd_burst_free, &handle) < 0) {
         if (b) nnd_burst_free(b);
@@ -228,8 +228,8 @@ static void on_configure_burst(nnd_call *c) {
 }
 
 /* The burst a request names, or NULL after failing the call. */
-static nnd_burst *find_burst(nnd_call *c, uint64_t handle) {
-    nnd_burst *b = nnd_session_find(c->s, handle, NND_OBJ_BURST);
+static nnd_burst_obj *find_burst(nnd_call *c, uint64_t handle) {
+    nnd_burst_obj *b = nnd_session_find(c->s, handle, NND_OBJ_BURST);
     if (!b)
         nnd_call_fail(c, NND_INVALID_ARGUMENT, "unknown burst handle 0x%016llx",
                       (unsigned long long)handle);
@@ -238,7 +238,7 @@ static nnd_burst *find_burst(nnd_call *c, uint64_t handle) {
 
 static void on_burst_execute(nnd_call *c) {
     uint64_t bh = c->req->burst_execute->burst;
-    nnd_burst *b = find_burst(c, bh);
+    nnd_burst_obj *b = find_burst(c, bh);
     if (!b) return;
     nnd_sched_model *m;
     nnd_status st =
@@ -252,7 +252,7 @@ static void on_burst_execute(nnd_call *c) {
 
 static void on_burst_forget(nnd_call *c) {
     const Nnd__BurstForget *x = c->req->burst_forget;
-    nnd_burst *b = find_burst(c, x->burst);
+    nnd_burst_obj *b = find_burst(c, x->burst);
     if (!b) return;
     size_t n = nnd_burst_forget(b, x->slots, x->n_slots);
     nnd_log_debug("client %llu: burst 0x%016llx forgot %zu of %zu slots",

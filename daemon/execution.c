@@ -139,7 +139,7 @@ static void job_done(nnd_job *j);
 /* A new job for request id (not linked, not submitted): its place in the quota, then the
  * request bound (bind.h). */
 static nnd_status job_make(nnd_executions *q, nnd_session *s, nnd_frame_in *in, uint64_t id,
-                           uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                           uint64_t model_handle, nnd_sched_model *m, nnd_burst_obj *b,
                            const Nnd__ExecutionRequest *r, nnd_execution **out, char *err,
                            size_t errlen) {
     *out = NULL;
@@ -437,7 +437,7 @@ nnd_status nnd_execution_model(nnd_daemon *d, const nnd_prepared *p, int wire_pr
 
 /* Execute and BurstExecute: bind, admit; the reply comes when the job is done. */
 static void execute(nnd_executions *q, nnd_session *s, nnd_frame_in *in, uint64_t id, int kind,
-                    uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                    uint64_t model_handle, nnd_sched_model *m, nnd_burst_obj *b,
                     const Nnd__ExecutionRequest *r, bool measure, int wire_priority,
                     uint64_t deadline_ns, uint64_t loop_timeout_ns) {
     char err[NND_ERR_LEN];
@@ -476,7 +476,7 @@ void nnd_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Req
 }
 
 void nnd_execute_burst(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
-                       nnd_sched_model *m, nnd_burst *b) {
+                       nnd_sched_model *m, nnd_burst_obj *b) {
     const Nnd__BurstExecute *x = req->burst_execute;
     /* A burst runs at its compilation's priority. */
     execute(d->exec, s, in, req->id, K_BURST, nnd_burst_model(b), m, b, x->request,
@@ -487,7 +487,7 @@ void nnd_execute_burst(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nn
 /* ---- executions answered otherwise (execution.h) ---------------------------------------- */
 
 nnd_status nnd_execution_make(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, uint64_t id,
-                              uint64_t model_handle, nnd_sched_model *m, nnd_burst *b,
+                              uint64_t model_handle, nnd_sched_model *m, nnd_burst_obj *b,
                               const Nnd__ExecutionRequest *r, nnd_execution **out, char *err,
                               size_t errlen) {
     return job_make(d->exec, s, in, id, model_handle, m, b, r, out, err, errlen);

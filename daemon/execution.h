@@ -45,7 +45,7 @@
 #include "session.h"
 
 typedef struct nnd_executions nnd_executions;
-struct nnd_burst;
+struct nnd_burst_obj;
 
 int nnd_executions_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, size_t errlen);
 void nnd_executions_stop(nnd_daemon *d);
@@ -62,7 +62,7 @@ void nnd_execute(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Req
 /* BurstExecute: as Execute (admission, deadline, timing, OUTPUT_INSUFFICIENT_SIZE, the
  * compilation's priority), its pools resolved through the burst's slots (burst.h). */
 void nnd_execute_burst(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, const Nnd__Request *req,
-                       nnd_sched_model *model, struct nnd_burst *b);
+                       nnd_sched_model *model, struct nnd_burst_obj *b);
 void nnd_execution_cancel(nnd_daemon *d, nnd_session *s, const Nnd__Request *req);
 
 void nnd_executions_session_closed(nnd_daemon *d, nnd_session *s);
@@ -98,7 +98,7 @@ typedef void (*nnd_execution_end_fn)(void *ctx, const nnd_execution_end *end);
 /* Makes the execution request id asks for (quota, then nnd_bind(); b may be NULL), not
  * yet in flight. The caller closes in's other fds. */
 nnd_status nnd_execution_make(nnd_daemon *d, nnd_session *s, nnd_frame_in *in, uint64_t id,
-                              uint64_t model_handle, nnd_sched_model *m, struct nnd_burst *b,
+                              uint64_t model_handle, nnd_sched_model *m, struct nnd_burst_obj *b,
                               const Nnd__ExecutionRequest *r, nnd_execution **out, char *err,
                               size_t errlen);
 void nnd_execution_discard(nnd_execution *x);

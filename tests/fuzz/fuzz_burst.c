@@ -40,7 +40,7 @@ static struct {
     uint8_t copy[NND_CHAN_AREA];
     uint8_t result[NND_CHAN_AREA];
     nnd_session session;
-    nnd_burst *burst;
+    nnd_burst_obj *burst;
     pthread_t writer;
     pthread_mutex_t lock;
     pthread_cond_t cond;
