@@ -432,6 +432,23 @@ static void test_refused_at_execution(void **state) {
 
 /* ---- results of the newer runtime's rules ---------------------------------------------- */
 
+/* Prepares m and runs it once on the four floats x, into y; the output's shape in *shape. */
+static void run_four(net *m, const float x[4], float y[4], nnd_output_shape *shape) {
+    nnd_operation_desc op;
+    nnd_model_desc d = desc(m, &op);
+    char err[NND_ERR_LEN] = "";
+    nnd_prepared *p = NULL;
+    if (nnd_prepare(&d, &p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
+    nnd_exec *e = nnd_exec_create(p);
+    assert_non_null(e);
+    nnd_io ins[1] = {{.data = (void *)x, .length = 4 * sizeof *x}},
+           outs[1] = {{.data = y, .length = 4 * sizeof *y}};
+    if (nnd_exec_run(e, ins, outs, shape, NULL, err, sizeof err) != NND_OK)
+        fail_msg("execute: %s", err);
+    nnd_exec_free(e);
+    nnd_prepared_free(p);
+}
+
 /* MEAN over every axis of a model whose output dimension is unknown reports [1]. */
 static void test_all_axes_removed_report_one(void **state) {
     (void)state;
@@ -439,22 +456,13 @@ static void test_all_axes_removed_report_one(void **state) {
     memset(&m, 0, sizeof m);
     mean_all(&m, 0);
     m.o[m.outputs[0]].dims[0] = 0; /* unknown: the execution says */
-    nnd_operation_desc op;
-    nnd_model_desc d = desc(&m, &op);
-    char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    assert_int_equal(nnd_prepare(&d, &p, err, sizeof err), NND_OK);
-    nnd_exec *e = nnd_exec_create(p);
-    assert_non_null(e);
-    float x[4] = {1, 2, 3, 6}, y[4] = {0};
-    nnd_io ins[1] = {{.data = x, .length = sizeof x}}, outs[1] = {{.data = y, .length = sizeof y}};
-    nnd_output_shape shapes[1];
-    assert_int_equal(nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err), NND_OK);
-    assert_int_equal(shapes[0].rank, 1);
-    assert_int_equal(shapes[0].dims[0], 1);
+    const float x[4] = {1, 2, 3, 6};
+    float y[4] = {0};
+    nnd_output_shape shape;
+    run_four(&m, x, y, &shape);
+    assert_int_equal(shape.rank, 1);
+    assert_int_equal(shape.dims[0], 1);
     assert_true(y[0] == 3.f);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
 }
 
 /* One channel of 1, 2, 3, 4: mean 2.5, variance 1.25, so (x - 2.5) / sqrt(1.25 + 0.01). The
@@ -467,22 +475,13 @@ static void test_instance_normalization_variance(void **state) {
     in(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
     k_f32(&m, 1.f), k_f32(&m, 0.f), k_f32(&m, 0.01f), k_bool(&m, false);
     out(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
-    nnd_operation_desc op;
-    nnd_model_desc d = desc(&m, &op);
-    char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    assert_int_equal(nnd_prepare(&d, &p, err, sizeof err), NND_OK);
-    nnd_exec *e = nnd_exec_create(p);
-    assert_non_null(e);
-    float x[4] = {1, 2, 3, 4}, y[4] = {0};
-    nnd_io ins[1] = {{.data = x, .length = sizeof x}}, outs[1] = {{.data = y, .length = sizeof y}};
-    nnd_output_shape shapes[1];
-    assert_int_equal(nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err), NND_OK);
+    const float x[4] = {1, 2, 3, 4};
+    float y[4] = {0};
+    nnd_output_shape shape;
+    run_four(&m, x, y, &shape);
     const float want[4] = {-1.33630621f, -0.44543540f, 0.44543540f, 1.33630621f};
     for (int k = 0; k < 4; k++)
         assert_float_equal(y[k], want[k], 1e-5);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
 }
 
 int main(void) {
