@@ -8,6 +8,9 @@
 #include "op.h"
 
 #define NND_ARENA_ALIGN 64
+/* Distinct backends one plan's steps may be counted on: the CPU and the drivers of a
+ * compilation (the daemon has at most 16 devices). */
+#define NND_PLAN_BACKENDS 24
 /* The largest tensor in bytes: sizes are computed without overflow below it. */
 #define NND_MAX_TENSOR_BYTES ((uint64_t)1 << 48)
 #define NND_NO_SLOT          SIZE_MAX
@@ -46,7 +49,14 @@ struct nnd_prepared {
     nnd_memory_view *pools;
     bool dynamic; /* some shape is only known at execution */
     bool relaxed;
-    bool reference_only;              /* prepared for the reference kernels only */
+    bool reference_only; /* prepared for the reference kernels only */
+    /* Steps per backend of the main graph once claimed (NULL: the CPU, XNNPACK or not),
+     * counted once at prepare for nnd_prepared_steps_on(), which every execution asks. */
+    struct {
+        const struct nnd_backend *backend;
+        uint32_t steps;
+    } on[NND_PLAN_BACKENDS];
+    uint32_t n_on;
     uint8_t *extension_blobs;         /* copies of operands' extension data */
     struct nnd_ext_plugin **ext_held; /* plugins this model uses (extension.h) */
     uint32_t n_ext_held;

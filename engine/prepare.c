@@ -439,14 +439,29 @@ static nnd_status all_on_drivers(const nnd_prepared *p, char *err, size_t errlen
     return NND_OK;
 }
 
-uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
-    uint32_t n = 0;
+/* The backend a step counts for: the CPU (NULL) for the reference kernels and XNNPACK. */
+static const nnd_backend *device_backend(const nnd_step *st) {
+    return st->backend == &nnd_backend_xnnpack ? NULL : st->backend;
+}
+
+/* Fills p->on once the claims are made. */
+static void count_steps_on(nnd_prepared *p) {
+    p->n_on = 0;
     for (uint32_t k = 0; k < p->n_steps; k++) {
-        const nnd_backend *on = p->steps[k].backend;
-        if (on == &nnd_backend_xnnpack) on = NULL;
-        n += on == b;
+        const nnd_backend *b = device_backend(&p->steps[k]);
+        uint32_t i = 0;
+        while (i < p->n_on && p->on[i].backend != b)
+            i++;
+        if (i == NND_PLAN_BACKENDS) continue; /* more backends than devices: not counted */
+        if (i == p->n_on) p->on[p->n_on++].backend = b, p->on[i].steps = 0;
+        p->on[i].steps++;
     }
-    return n;
+}
+
+uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
+    for (uint32_t i = 0; i < p->n_on; i++)
+        if (p->on[i].backend == b) return p->on[i].steps;
+    return 0;
 }
 
 /* Whether a driver of the list supports step st of p (known shapes only). */
@@ -556,6 +571,7 @@ nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_pre
         nnd_prepared_free(p);
         return s;
     }
+    count_steps_on(p);
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
     if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
         nnd_prepared_free(p);
