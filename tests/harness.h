@@ -77,6 +77,9 @@ int nnd_test_group_setup(void **state);
 int nnd_test_group_teardown(void **state);
 
 void nnd_test_expect_reply(Nnd__Reply *r, int status, const char *needle);
+/* `promtool check metrics` accepts the Prometheus text metrics; the test is skipped where
+ * promtool is missing. */
+void nnd_test_expect_promtool_ok(const char *metrics);
 
 cJSON *nnd_test_admin(const char *state_dir, const char *cmd);
 cJSON *nnd_test_admin_status(const nnd_test_daemon *d);

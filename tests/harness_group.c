@@ -5,8 +5,11 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -32,4 +35,21 @@ void nnd_test_expect_reply(Nnd__Reply *r, int status, const char *needle) {
     if ((int)r->status != status) fail_msg("status %d (%s), wanted %d", r->status, msg, status);
     if (needle && !strstr(msg, needle)) fail_msg("\"%s\" lacks \"%s\"", msg, needle);
     nnd__reply__free_unpacked(r, NULL);
+}
+
+void nnd_test_expect_promtool_ok(const char *metrics) {
+    if (system("command -v promtool >/dev/null") != 0) {
+        print_message("no promtool here: the text format is not checked\n");
+        skip();
+    }
+    char file[] = "/tmp/nnd-metrics-XXXXXX";
+    int fd = mkstemp(file);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, metrics, strlen(metrics)), (ssize_t)strlen(metrics));
+    close(fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "promtool check metrics < %s", file);
+    int rc = system(cmd);
+    unlink(file);
+    assert_int_equal(rc, 0);
 }
