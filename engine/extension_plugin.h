@@ -35,6 +35,8 @@ struct nnd_ext_plugin {
     nnd_type_rows type_rows;
     const nnd_op_def **op_defs; /* &ops[i].def, installed into the operation table */
     nnd_op_rows op_rows;
+    nnd_op_name_row *op_names; /* installed into the schema's name table (op_name.h) */
+    nnd_op_name_rows op_name_rows;
     nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
     uint32_t n_ops;
     nnd_ext_op *ops;
