@@ -77,6 +77,16 @@ static void plugin_free(nnd_ext_plugin *p) {
     free(p);
 }
 
+static atomic_uint_fast64_t n_faults;
+
+void nnd_ext_count_fault(void) {
+    atomic_fetch_add(&n_faults, 1);
+}
+
+uint64_t nnd_ext_faults(void) {
+    return atomic_load(&n_faults);
+}
+
 static void plugin_ref(nnd_ext_plugin *p) {
     atomic_fetch_add(&p->refs, 1);
 }
