@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Codes, operand types, operation names, status names and error messages are the
+ * schema's (schema/), which the engine builds on. */
 #include "codes.h"
 #include "op_name.h"
 #include "operand_type.h"
@@ -250,8 +252,6 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
 nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
                            const nnd_checkpoint *cp, char *err, size_t errlen);
 
-/* Operand types, operation names, status names and error messages are the schema's
- * (operand_type.h, op_name.h, status.h), included above. */
 /* Number of operation types with at least one kernel. */
 uint32_t nnd_supported_operation_count(void);
 
