@@ -1,48 +1,30 @@
-/* ndk_types.c: operand type sizes, the NDK's argument checks on operand types, and shapes
- * merged. See ndk_types.h. */
+/* ndk_types.c: operand type sizes (the schema's, operand_type.h), the NDK's argument checks on
+ * operand types, and shapes merged. See ndk_types.h. */
 #include "ndk_types.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct type_row {
-    uint8_t size; /* bytes per element; 0 for MODEL */
-    bool tensor;
-} type_row;
+#include "operand_type.h"
 
-static const type_row k_types[NDK_NUM_OPERAND_TYPES] = {
-    [ANEURALNETWORKS_FLOAT32] = {4, false},
-    [ANEURALNETWORKS_INT32] = {4, false},
-    [ANEURALNETWORKS_UINT32] = {4, false},
-    [ANEURALNETWORKS_TENSOR_FLOAT32] = {4, true},
-    [ANEURALNETWORKS_TENSOR_INT32] = {4, true},
-    [ANEURALNETWORKS_TENSOR_QUANT8_ASYMM] = {1, true},
-    [ANEURALNETWORKS_BOOL] = {1, false},
-    [ANEURALNETWORKS_TENSOR_QUANT16_SYMM] = {2, true},
-    [ANEURALNETWORKS_TENSOR_FLOAT16] = {2, true},
-    [ANEURALNETWORKS_TENSOR_BOOL8] = {1, true},
-    [ANEURALNETWORKS_FLOAT16] = {2, false},
-    [ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL] = {1, true},
-    [ANEURALNETWORKS_TENSOR_QUANT16_ASYMM] = {2, true},
-    [ANEURALNETWORKS_TENSOR_QUANT8_SYMM] = {1, true},
-    [ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED] = {1, true},
-    [ANEURALNETWORKS_MODEL] = {0, false},
-};
+_Static_assert(NDK_NUM_OPERAND_TYPES == (int)NND_SUBGRAPH_TYPE + 1 &&
+                   (int)ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ==
+                       (int)NND_TENSOR_QUANT8_ASYMM_SIGNED &&
+                   (int)NDK_OEM_SCALAR == (int)NND_OEM_SCALAR &&
+                   (int)NDK_TENSOR_OEM_BYTE == (int)NND_TENSOR_OEM_BYTE,
+               "the NDK's operand type codes are the schema's");
 
 bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor) {
-    if (type >= 0 && type < NDK_NUM_OPERAND_TYPES) {
-        *elem_size = k_types[type].size;
-        *is_tensor = k_types[type].tensor;
-        return true;
-    }
-    if (type == NDK_OEM_SCALAR || type == NDK_TENSOR_OEM_BYTE) { /* deprecated, still valid */
-        *elem_size = type == NDK_OEM_SCALAR ? 0 : 1;
-        *is_tensor = type == NDK_TENSOR_OEM_BYTE;
-        return true;
-    }
     if ((uint32_t)type >> 16) return ndk_extension_operand_info(type, is_tensor, elem_size);
-    return false;
+    /* The NDK's type codes are the schema's (codes.h): sizes and kinds are its table's.
+     * OEM types are deprecated, still valid. MODEL (SUBGRAPH) has no size. */
+    if ((type < 0 || type >= NDK_NUM_OPERAND_TYPES) && type != NDK_OEM_SCALAR &&
+        type != NDK_TENSOR_OEM_BYTE)
+        return false;
+    *elem_size = (uint32_t)nnd_type_size(type);
+    *is_tensor = nnd_type_is_tensor(type);
+    return true;
 }
 
 uint64_t ndk_type_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {

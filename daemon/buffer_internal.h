@@ -19,7 +19,16 @@
 #ifndef NND_BUFFER_INTERNAL_H
 #define NND_BUFFER_INTERNAL_H
 
-#include "buffer.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+/* The types of buffer.h, named here without including it: buffer.c, which includes this
+ * header, is buffer.h's own unit. */
+struct nnd_session;
+typedef struct nnd_buffer nnd_buffer;
 
 nnd_buffer *nnd_buffer_find(uint64_t token, const struct nnd_session *owner);
 /* Whether b was allocated for input or output `index` of the prepared model `model`. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "bus.h"
+#include "cache.h"
 #include "cache_internal.h"
 
 void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply) {

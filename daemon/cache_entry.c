@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "cache_internal.h"
 
 void nnd_cache_entry_free(nnd_cache_ref *e) {

@@ -7,14 +7,20 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cache.h"
 #include "cache_users.h"
+#include "daemon.h"
+#include "engine.h"
 #include "hash.h"
 #include "index.h"
 #include "serialize.h"
 #include "sighting.h"
 
 #define NND_CACHE_BUCKETS 1024
+
+/* cache.h's types, named here without including it: cache.c, which includes this header,
+ * is cache.h's own unit. */
+typedef struct nnd_cache nnd_cache;
+typedef struct nnd_cache_ref nnd_cache_ref;
 
 /* A prepared model made from serialized bytes, keyed by their digest. */
 struct nnd_cache_ref {

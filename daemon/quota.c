@@ -11,7 +11,6 @@
 #include "daemon.h"
 #include "log.h"
 #include "pool.h"
-#include "session.h"
 
 struct nnd_quota {
     nnd_quota_limits limits;
@@ -99,7 +98,7 @@ const nnd_quota_limits *nnd_quota_get_limits(const nnd_quota *q) {
 }
 
 /* Counts a refusal, tells the bus, and words it into err. */
-static nnd_status refuse(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r, bool per_conn,
+static nnd_status refuse(nnd_quota_app *a, const nnd_quota_conn *s, nnd_quota_res r, bool per_conn,
                          uint64_t limit, uint64_t held, uint64_t asked, char *err, size_t errlen) {
     nnd_quota *q = a->q;
     a->refused[r]++;
@@ -145,8 +144,8 @@ static bool within(uint64_t limit, uint64_t held, uint64_t asked) {
 
 /* Whether n more of r fit the daemon-wide budget; else the refusal, naming the app that
  * holds the most (counted against a, which asked). */
-static nnd_status check_budget(nnd_quota_app *a, const nnd_session *s, nnd_quota_res r, uint64_t n,
-                               char *err, size_t errlen) {
+static nnd_status check_budget(nnd_quota_app *a, const nnd_quota_conn *s, nnd_quota_res r,
+                               uint64_t n, char *err, size_t errlen) {
     nnd_quota *q = a->q;
     uint64_t total = 0;
     for (const nnd_quota_app *x = q->apps; x; x = x->next)
@@ -171,7 +170,8 @@ static nnd_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, cha
     return refuse(owner, NULL, NND_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
 }
 
-nnd_status nnd_quota_connect(nnd_quota *q, nnd_session *s, char *err, size_t errlen) {
+nnd_status nnd_quota_connect(nnd_quota *q, struct nnd_session *session, char *err, size_t errlen) {
+    nnd_quota_conn conn = nnd_session_quota_conn(session), *s = &conn;
     nnd_quota_app **at = &q->apps;
     while (*at && (*at)->uid < s->uid)
         at = &(*at)->next;
@@ -203,18 +203,19 @@ nnd_status nnd_quota_connect(nnd_quota *q, nnd_session *s, char *err, size_t err
         nnd_status st = check_budget(a, s, r, 1, err, errlen);
         if (st != NND_OK) return st;
     }
-    s->app = a;
-    nnd_quota_add(s, NND_QUOTA_CONNECTIONS, 1);
-    nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, 1);
+    *s->app = a;
+    nnd_quota_add(session, NND_QUOTA_CONNECTIONS, 1);
+    nnd_quota_add(session, NND_QUOTA_DESCRIPTORS, 1);
     return NND_OK;
 }
 
-void nnd_quota_disconnect(nnd_session *s) {
-    nnd_quota_app *a = s->app;
+void nnd_quota_disconnect(struct nnd_session *session) {
+    nnd_quota_conn s = nnd_session_quota_conn(session);
+    nnd_quota_app *a = *s.app;
     if (!a) return;
-    nnd_quota_add(s, NND_QUOTA_CONNECTIONS, -1);
-    nnd_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
-    s->app = NULL;
+    nnd_quota_add(session, NND_QUOTA_CONNECTIONS, -1);
+    nnd_quota_add(session, NND_QUOTA_DESCRIPTORS, -1);
+    *s.app = NULL;
     if (a->used[NND_QUOTA_CONNECTIONS]) return;
     /* Its last connection is gone, and with it everything the app held. */
     for (int r = 0; r < NND_QUOTA_RES; r++)
@@ -229,26 +230,30 @@ void nnd_quota_disconnect(nnd_session *s) {
     free(a);
 }
 
-nnd_status nnd_quota_check(nnd_session *s, nnd_quota_res r, uint64_t n, char *err, size_t errlen) {
-    nnd_quota_app *a = s->app;
+nnd_status nnd_quota_check(struct nnd_session *session, nnd_quota_res r, uint64_t n, char *err,
+                           size_t errlen) {
+    nnd_quota_conn conn = nnd_session_quota_conn(session), *s = &conn;
+    nnd_quota_app *a = *s->app;
     if (!a) return NND_OK;
     const nnd_quota_limits *l = &a->q->limits;
-    if (!nnd_quota_app_only(r) && !within(l->conn[r], s->quota_used[r], n))
-        return refuse(a, s, r, true, l->conn[r], s->quota_used[r], n, err, errlen);
+    if (!nnd_quota_app_only(r) && !within(l->conn[r], s->used[r], n))
+        return refuse(a, s, r, true, l->conn[r], s->used[r], n, err, errlen);
     if (!within(l->app[r], a->used[r], n))
         return refuse(a, s, r, false, l->app[r], a->used[r], n, err, errlen);
     return check_budget(a, s, r, n, err, errlen);
 }
 
-nnd_status nnd_quota_take(nnd_session *s, nnd_quota_res r, uint64_t n, char *err, size_t errlen) {
+nnd_status nnd_quota_take(struct nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
+                          size_t errlen) {
     nnd_status st = nnd_quota_check(s, r, n, err, errlen);
     if (st == NND_OK) nnd_quota_add(s, r, (int64_t)n);
     return st;
 }
 
-void nnd_quota_add(nnd_session *s, nnd_quota_res r, int64_t delta) {
-    s->quota_used[r] += (uint64_t)delta;
-    if (s->app) s->app->used[r] += (uint64_t)delta;
+void nnd_quota_add(struct nnd_session *session, nnd_quota_res r, int64_t delta) {
+    nnd_quota_conn s = nnd_session_quota_conn(session);
+    s.used[r] += (uint64_t)delta;
+    if (*s.app) (*s.app)->used[r] += (uint64_t)delta;
 }
 
 nnd_quota_app *nnd_quota_app_find(nnd_quota *q, uid_t uid) {
@@ -257,9 +262,10 @@ nnd_quota_app *nnd_quota_app_find(nnd_quota *q, uid_t uid) {
     return NULL;
 }
 
-nnd_status nnd_quota_app_check(const nnd_session *s, nnd_quota_res r, uint64_t n, char *err,
-                               size_t errlen) {
-    nnd_quota_app *a = s->app;
+nnd_status nnd_quota_app_check(const struct nnd_session *session, nnd_quota_res r, uint64_t n,
+                               char *err, size_t errlen) {
+    nnd_quota_conn conn = nnd_session_quota_conn(session), *s = &conn;
+    nnd_quota_app *a = *s->app;
     if (!a) return NND_OK;
     uint64_t limit = a->q->limits.app[r];
     if (!within(limit, a->used[r], n))
@@ -267,8 +273,9 @@ nnd_status nnd_quota_app_check(const nnd_session *s, nnd_quota_res r, uint64_t n
     return check_budget(a, s, r, n, err, errlen);
 }
 
-void nnd_quota_app_charge(const nnd_session *s, nnd_quota_res r, uint64_t n) {
-    if (s->app) s->app->used[r] += n;
+void nnd_quota_app_charge(const struct nnd_session *session, nnd_quota_res r, uint64_t n) {
+    nnd_quota_app *a = *nnd_session_quota_conn(session).app;
+    if (a) a->used[r] += n;
 }
 
 void nnd_quota_app_give(nnd_quota *q, uid_t uid, nnd_quota_res r, uint64_t n) {

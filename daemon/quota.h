@@ -85,6 +85,19 @@ typedef struct nnd_quota_app {
     struct nnd_quota_app *next; /* by uid */
 } nnd_quota_app;
 
+/* A connection as the quotas see it, given by its session (session.c,
+ * nnd_session_quota_conn()): who it is, for the app it joins and for messages, and where
+ * its share is kept. Quotas need nothing else of a session, so this module does not
+ * include session.h (which includes this). */
+typedef struct nnd_quota_conn {
+    uid_t uid;
+    pid_t pid;
+    uint64_t serial;
+    nnd_quota_app **app; /* the app it joined; *app is NULL outside any */
+    uint64_t *used;      /* its share of (*app)->used: NND_QUOTA_RES counters */
+} nnd_quota_conn;
+nnd_quota_conn nnd_session_quota_conn(const struct nnd_session *s);
+
 /* d: where refusals are published (d->bus, looked up at each refusal); may be NULL. */
 nnd_quota *nnd_quota_new(const nnd_quota_limits *l, struct nnd_daemon *d);
 void nnd_quota_free(nnd_quota *q);

@@ -149,3 +149,11 @@ void nnd_session_clear(nnd_session *s) {
     nnd_pool_cache_free(s->pool_cache);
     s->pool_cache = NULL;
 }
+
+nnd_quota_conn nnd_session_quota_conn(const nnd_session *s) {
+    /* The share is the quota module's to change, also through a session it was handed
+     * read-only (nnd_quota_app_charge()). */
+    nnd_session *w = (nnd_session *)s;
+    return (nnd_quota_conn){
+        .uid = s->uid, .pid = s->pid, .serial = s->serial, .app = &w->app, .used = w->quota_used};
+}

@@ -11,7 +11,8 @@
  * - Quotas (quota.h): storing a prepared model or a buffer counts one against the
  *   session's and its app's quota of that kind, freeing it gives it back. The caller
  *   checks the quota first (nnd_session_check_quota), as nothing else runs in between on
- *   the loop.
+ *   the loop. The quota module sees a session only through nnd_session_quota_conn()
+ *   (session.c, declared in quota.h): its identity, its app and its share.
  * - Replies go out through the send hook the server installs.
  */
 #ifndef NND_SESSION_H

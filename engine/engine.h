@@ -32,12 +32,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Codes, operand types, operation names, status names and error messages are the
+ * schema's (schema/), which the engine builds on. */
 #include "codes.h"
+#include "op_name.h"
+#include "operand_type.h"
+#include "status.h"
 
 #define NND_MAX_RANK       16 /* MIRROR_PAD and the movement operations take any rank */
 #define NND_MAX_OPERANDS   (1u << 20)
 #define NND_MAX_OPERATIONS (1u << 20)
-#define NND_ERR_LEN        256
 
 typedef struct nnd_channel_quant {
     const float *scales;
@@ -156,12 +160,6 @@ typedef struct nnd_checkpoint {
     uint64_t loop_timeout_ns;
 } nnd_checkpoint;
 
-/* Error messages, for every module that answers with a status and a sentence: err <- the
- * formatted message (nothing when err is NULL or errlen 0); nnd_failf() then returns st. */
-void nnd_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
 nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
 
 /* One operation's signature as its operands are declared so far (types, quantization,
@@ -254,12 +252,6 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
 nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
                            const nnd_checkpoint *cp, char *err, size_t errlen);
 
-/* Byte size of one element of a type (0 for unknown types); true for tensor types. */
-size_t nnd_type_size(int32_t type);
-bool nnd_type_is_tensor(int32_t type);
-const char *nnd_type_name(int32_t type);
-const char *nnd_operation_name(int32_t type);
-const char *nnd_engine_status_name(nnd_status s);
 /* Number of operation types with at least one kernel. */
 uint32_t nnd_supported_operation_count(void);
 

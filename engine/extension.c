@@ -69,11 +69,22 @@ static void plugin_free(nnd_ext_plugin *p) {
     free(p->types);
     free(p->type_names);
     free((void *)p->op_defs);
+    free(p->op_names);
     free(p->info_types);
     free(p->ops);
     free(p->oem);
     free(p->path);
     free(p);
+}
+
+static atomic_uint_fast64_t n_faults;
+
+void nnd_ext_count_fault(void) {
+    atomic_fetch_add(&n_faults, 1);
+}
+
+uint64_t nnd_ext_faults(void) {
+    return atomic_load(&n_faults);
 }
 
 static void plugin_ref(nnd_ext_plugin *p) {
@@ -85,6 +96,7 @@ static void plugin_unref(nnd_ext_plugin *p) {
     /* Nobody can look this id up any more: only holders do, and there are none. */
     atomic_store(&slots[p->id], NULL);
     nnd_types_install(p->id, NULL);
+    nnd_op_names_install(p->id, NULL);
     nnd_ops_install(p->id, NULL);
     plugin_free(p);
 }
@@ -236,9 +248,10 @@ static nnd_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char 
     p->n_ops = x->n_operations;
     p->ops = calloc(p->n_ops + 1, sizeof *p->ops);
     p->op_defs = calloc(p->n_ops + 1, sizeof *p->op_defs);
+    p->op_names = calloc(p->n_ops + 1, sizeof *p->op_names);
     if (x->oem_operation) p->oem = malloc(sizeof *p->oem);
     if (!p->path || !p->types || !p->type_names || !p->info_types || !p->ops || !p->op_defs ||
-        (x->oem_operation && !p->oem)) {
+        !p->op_names || (x->oem_operation && !p->oem)) {
         p->dl = NULL; /* the caller closes it */
         plugin_free(p);
         return NULL;
@@ -266,11 +279,14 @@ static void plugin_publish(nnd_ext_plugin *p, uint16_t id) {
         nnd_ext_op_init(&p->ops[i], p, &x->operations[i],
                         (int32_t)((uint32_t)id << 16 | x->operations[i].code));
         p->op_defs[i] = &p->ops[i].def;
+        p->op_names[i] = (nnd_op_name_row){p->ops[i].def.code, p->ops[i].def.name};
     }
     if (p->oem) nnd_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
     p->type_rows = (nnd_type_rows){p->n_types, p->types};
     p->op_rows = (nnd_op_rows){p->n_ops, p->op_defs};
+    p->op_name_rows = (nnd_op_name_rows){p->n_ops, p->op_names};
     nnd_types_install(id, &p->type_rows);
+    nnd_op_names_install(id, &p->op_name_rows);
     nnd_ops_install(id, &p->op_rows);
     atomic_store(&slots[id], p);
 }

@@ -15,11 +15,12 @@
  *   prefixes into ids (nnd_ext_resolve(), daemon/convert.c), so the engine never sees a
  *   model's prefixes. Ids are handed out round-robin, so a stale id is not soon reused.
  * - Engine side: publishing a plugin installs its operand type and operation rows into the
- *   engine's tables (op.h: nnd_types_install(), nnd_ops_install(), nnd_ops_install_oem()),
- *   and freeing it removes them, so nnd_type_size(), nnd_type_is_tensor(), nnd_type_name()
- *   and nnd_op_lookup() answer for extension codes without calling back here. An extension
- * operation's nnd_op_def runs the plugin's validate (check), prepare (shape) and execute (kernel)
- *   under a fault guard: a SIGSEGV, SIGBUS, SIGFPE or SIGILL inside the plugin fails the
+ *   schema's tables (operand_type.h nnd_types_install(), op_name.h nnd_op_names_install())
+ *   and the engine's operation table (op.h: nnd_ops_install(), nnd_ops_install_oem()),
+ *   and freeing it removes them, so nnd_type_size(), nnd_type_is_tensor(), nnd_type_name(),
+ *   nnd_operation_name() and nnd_op_lookup() answer for extension codes without calling
+ *   back here. An extension operation's nnd_op_def runs the plugin's validate (check),
+ *   prepare (shape) and execute (kernel) under a fault guard: a SIGSEGV, SIGBUS, SIGFPE or SIGILL inside the plugin fails the
  *   call with NND_GENERAL_FAILURE, logs, and disables the plugin until it is loaded again.
  *   OEM_OPERATION resolves to the claiming plugin's handler, if any.
  * - A prepared model holds a reference on every plugin whose types or operations it uses

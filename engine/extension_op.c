@@ -6,14 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extension_plugin.h"
 #include "fault_guard.h"
-
-static atomic_uint_fast64_t n_faults;
-
-uint64_t nnd_ext_faults(void) {
-    return atomic_load(&n_faults);
-}
 
 enum { STAGE_VALIDATE, STAGE_PREPARE, STAGE_EXECUTE };
 static const char *const stage_names[] = {"validate", "prepare", "execute"};
@@ -108,7 +101,7 @@ static nnd_status run_stage(nnd_op_ctx *c, int stage) {
     nnd_status s;
     if (sig) {
         atomic_store(&p->faulted, true);
-        atomic_fetch_add(&n_faults, 1);
+        nnd_ext_count_fault();
         nnd_ext_logf(0,
                      "extension %s (%s): %s in %s of %s #%u; the plugin is disabled until reload",
                      p->name, p->path, nnd_fault_signal_name(sig), stage_names[stage], x->def.name,

@@ -21,10 +21,8 @@
 
 #include <stdint.h>
 
-#include "extension.h"
+#include "extension_plugin.h"
 #include "op.h"
-
-#define NND_EXT_MAX_NAME 128 /* of an extension's reverse-domain name */
 
 /* One operation of a plugin, as the engine sees it. def comes first: the engine hands
  * &def to the stages as c->def, which they cast back. */

@@ -1,7 +1,8 @@
 /* extension_plugin: the record of one loaded plugin, shared by the registry
  * (extension.c), which loads, publishes, references and frees it, and the operation
  * bridge (extension_op.c), which runs its operations; driver.c borrows its log sink and
- * fault guard set-up. Nothing else includes this.
+ * fault guard set-up. Nothing else includes this. It is the bottom of the three: it
+ * includes neither extension.h nor extension_op.h, and its functions are the registry's.
  *
  * Contract: a record is immutable once published except for refs and faulted, which are
  * atomic. nnd_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
@@ -14,8 +15,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "extension.h"
-#include "extension_op.h"
+#include "nnd/extension.h"
+#include "op.h"
+
+#define NND_EXT_MAX_NAME 128 /* of an extension's reverse-domain name */
+
+typedef struct nnd_ext_plugin nnd_ext_plugin; /* as extension.h names it */
+struct nnd_ext_op;                            /* extension_op.h */
 
 /* "com.example.fibonacci:TEST_VENDOR_TENSOR": the name of a type row. */
 typedef char nnd_ext_type_name[NND_EXT_MAX_NAME + 80];
@@ -35,16 +41,20 @@ struct nnd_ext_plugin {
     nnd_type_rows type_rows;
     const nnd_op_def **op_defs; /* &ops[i].def, installed into the operation table */
     nnd_op_rows op_rows;
+    nnd_op_name_row *op_names; /* installed into the schema's name table (op_name.h) */
+    nnd_op_name_rows op_name_rows;
     nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
     uint32_t n_ops;
-    nnd_ext_op *ops;
-    nnd_ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
+    struct nnd_ext_op *ops;
+    struct nnd_ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
 };
 
 /* The plugin whose id an engine code carries, or NULL. */
 nnd_ext_plugin *nnd_ext_plugin_of(int32_t code);
 /* Installs the fault guard's handlers, once per process. */
 void nnd_ext_guard_once(void);
+/* Counts one fault caught inside a plugin (nnd_ext_faults()). */
+void nnd_ext_count_fault(void);
 /* A line to the log sink of nnd_ext_set_log(), if any. */
 void nnd_ext_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -11,9 +11,7 @@
 /* Distinct backends one plan's steps may be counted on: the CPU and the drivers of a
  * compilation (the daemon has at most 16 devices). */
 #define NND_PLAN_BACKENDS 24
-/* The largest tensor in bytes: sizes are computed without overflow below it. */
-#define NND_MAX_TENSOR_BYTES ((uint64_t)1 << 48)
-#define NND_NO_SLOT          SIZE_MAX
+#define NND_NO_SLOT       SIZE_MAX
 
 typedef struct nnd_backend nnd_backend;
 
@@ -103,9 +101,6 @@ struct nnd_exec {
     uint32_t stopped_at; /* the step a checkpoint stopped the last run at, or UINT32_MAX */
 };
 
-/* Bytes of a tensor of this type and shape, or UINT64_MAX past NND_MAX_TENSOR_BYTES
- * (dimensions from a client multiply past any integer width otherwise). */
-uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
 nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
                              const uint8_t *constants, char *err, size_t errlen);

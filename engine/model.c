@@ -1,31 +1,11 @@
 /* model.c: model validation, as a HAL driver validates: operands, quantization, lifetimes
  * and locations, input and output lists, graph order, and each operation's signature. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "extension.h"
 #include "flow.h"
 #include "internal.h"
-
-void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 #define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 

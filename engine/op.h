@@ -92,25 +92,10 @@ const nnd_op_def *nnd_op_lookup(int32_t code);
 
 /* ---- rows installed by the extension loader -------------------------------------------------
  * Engine codes with nonzero high bits, id << 16 | code, belong to the plugin the loader gave
- * that id (extension.h). The loader installs a plugin's rows here when it publishes the
- * plugin and removes them (rows NULL) before freeing it; the tables answer for those codes
- * from the rows alone and never call the loader. Installed rows must stay unchanged until
- * removed; lookups are lock-free. */
-#define NND_EXT_MAX_ID 0x7fff /* keeps engine codes positive */
-
-/* One extension operand type: code is the plugin's own (the low 16 bits). */
-typedef struct nnd_type_row {
-    uint16_t code;
-    bool tensor;
-    uint32_t size;
-    const char *name;
-} nnd_type_row;
-typedef struct nnd_type_rows {
-    uint32_t n;
-    const nnd_type_row *rows;
-} nnd_type_rows;
-void nnd_types_install(uint16_t id, const nnd_type_rows *rows); /* types.c */
-
+ * that id (extension.h; NND_EXT_MAX_ID in operand_type.h, which holds their type rows). The
+ * loader installs a plugin's rows here when it publishes the plugin and removes them (rows
+ * NULL) before freeing it; the table answers for those codes from the rows alone and never
+ * calls the loader. Installed rows must stay unchanged until removed; lookups are lock-free. */
 /* One plugin's operations: each def's code is its full engine code. */
 typedef struct nnd_op_rows {
     uint32_t n;

@@ -169,6 +169,13 @@ const nnd_op_def *nnd_op_lookup(int32_t code) {
     return NULL;
 }
 
+uint32_t nnd_supported_operation_count(void) {
+    uint32_t n = 0;
+    for (int32_t i = 0; i < NND_OP_COUNT; i++)
+        if (table[i]) n++;
+    return n;
+}
+
 nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type) {
     for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
         if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)

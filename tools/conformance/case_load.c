@@ -14,43 +14,6 @@
 #include "case_read.h"
 #include "case_tensor.h"
 
-static void free_example(nnd_case_example *ex) {
-    for (size_t i = 0; i < ex->n_inputs; i++)
-        free(ex->inputs[i].data);
-    for (size_t i = 0; i < ex->n_outputs; i++)
-        free(ex->outputs[i].data);
-    free(ex->inputs);
-    free(ex->outputs);
-}
-
-static void free_case(nnd_case *c) {
-    free(c->name);
-    free(c->file);
-    if (c->model) nnd__model__free_unpacked(c->model, NULL);
-    free(c->ignored_outputs);
-    for (size_t i = 0; i < c->n_examples; i++)
-        free_example(&c->examples[i]);
-    free(c->examples);
-    free(c->pooled);
-}
-
-void nnd_cases_free(nnd_case *cases, size_t n_cases) {
-    for (size_t i = 0; i < n_cases; i++)
-        free_case(&cases[i]);
-    free(cases);
-}
-
-static const char *const version_names[] = {
-    [NND_CASE_VERSION_UNKNOWN] = "UNKNOWN", [NND_CASE_VERSION_V1_0] = "V1_0",
-    [NND_CASE_VERSION_V1_1] = "V1_1",       [NND_CASE_VERSION_V1_2] = "V1_2",
-    [NND_CASE_VERSION_V1_3] = "V1_3",       [NND_CASE_VERSION_AIDL_V1] = "AIDL_V1",
-    [NND_CASE_VERSION_AIDL_V2] = "AIDL_V2", [NND_CASE_VERSION_AIDL_V3] = "AIDL_V3",
-};
-
-const char *nnd_case_version_name(nnd_case_version v) {
-    return (unsigned)v < sizeof version_names / sizeof *version_names ? version_names[v] : "?";
-}
-
 /* The newer folders' case fields; absent ones keep their defaults. */
 static int read_version_fields(const cJSON *j, nnd_case *c, char *why, size_t whylen) {
     c->expect_failure = case_json_flag(j, "expect_failure");
@@ -63,11 +26,7 @@ static int read_version_fields(const cJSON *j, nnd_case *c, char *why, size_t wh
     snprintf(c->folder, sizeof c->folder, "%s", folder ? folder : "");
     const char *v = case_json_str(j, "min_supported_version");
     if (!v) return 0;
-    for (size_t k = 0; k < sizeof version_names / sizeof *version_names; k++)
-        if (!strcmp(v, version_names[k])) {
-            c->min_version = (nnd_case_version)k;
-            return 0;
-        }
+    if (nnd_case_version_parse(v, &c->min_version)) return 0;
     snprintf(why, whylen, "unknown min_supported_version \"%.40s\"", v);
     return -1;
 }
@@ -114,7 +73,7 @@ static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, 
     return 0;
 fail:
     case_errf(err, errlen, "%s", why);
-    free_case(c);
+    nnd_case_clear(c);
     return -1;
 }
 

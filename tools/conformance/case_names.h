@@ -1,4 +1,4 @@
-/* case_names: the HAL spelling of operation and operand type codes (engine/codes.h), as
+/* case_names: the HAL spelling of operation and operand type codes (schema/codes.h), as
  * the conformance vectors name them, and the byte size of an operand type's element.
  *
  * Contract: lookups never fail loudly; an unknown code or name gives NULL, -1 or 0. */
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Name tables (HAL spelling) for the codes in engine/codes.h; NULL / -1 when unknown. */
+/* Name tables (HAL spelling) for the codes in schema/codes.h; NULL / -1 when unknown. */
 const char *nnd_case_operation_name(int32_t code);
 int32_t nnd_case_operation_code(const char *name);
 const char *nnd_case_operand_type_name(int32_t code);

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "case_load.h"
+#include "case_record.h"
 
 int case_pool_marks_from_json(const cJSON *model, nnd_case *c, char *err, size_t errlen);
 Nnd__Model *nnd_case_pooled_model(const nnd_case *c, uint8_t **pool, size_t *pool_len);

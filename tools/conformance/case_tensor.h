@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "case_load.h"
+#include "case_record.h"
 
 int case_tensors_from_json(const cJSON *a, const Nnd__Subgraph *g, bool is_input,
                            nnd_case_tensor **out, size_t *n, char *err, size_t errlen);

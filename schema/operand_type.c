@@ -1,11 +1,8 @@
-/* types.c: operand type and operation tables, names, status names. */
-#include <string.h>
+/* operand_type.c: the operand type table and plugins' installed types. See
+ * operand_type.h. */
+#include "operand_type.h"
 
-#include "engine.h"
 #include <stdatomic.h>
-
-#include "internal.h"
-#include "op.h"
 
 typedef struct type_info {
     const char *name;
@@ -13,7 +10,7 @@ typedef struct type_info {
     bool tensor;
 } type_info;
 
-/* Plugins' operand types by plugin id, installed by the extension loader (op.h). */
+/* Plugins' operand types by plugin id, installed by the extension loader. */
 static _Atomic(const nnd_type_rows *) ext_types[NND_EXT_MAX_ID + 1];
 
 void nnd_types_install(uint16_t id, const nnd_type_rows *rows) {
@@ -49,12 +46,6 @@ static const type_info types[] = {
 };
 #define N_TYPES (sizeof types / sizeof types[0])
 
-static const char *const op_names[NND_OP_COUNT] = {
-#define NND_OP_NAME(name, code) [code] = #name,
-    NND_OPERATIONS(NND_OP_NAME)
-#undef NND_OP_NAME
-};
-
 static const type_info *info(int32_t type) {
     if (type >= 0 && (size_t)type < N_TYPES && types[type].name) return &types[type];
     return NULL;
@@ -84,36 +75,6 @@ const char *nnd_type_name(int32_t type) {
     if (type == NND_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
     const nnd_type_row *x = ext_type(type);
     return x ? x->name : "UNKNOWN_TYPE";
-}
-
-const char *nnd_operation_name(int32_t type) {
-    if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
-    if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
-    const nnd_op_def *def = nnd_op_lookup(type);
-    return def ? def->name : "UNKNOWN_OPERATION";
-}
-
-const char *nnd_engine_status_name(nnd_status s) {
-    switch (s) {
-    case NND_OK: return "NONE";
-    case NND_DEVICE_UNAVAILABLE: return "DEVICE_UNAVAILABLE";
-    case NND_GENERAL_FAILURE: return "GENERAL_FAILURE";
-    case NND_OUTPUT_INSUFFICIENT_SIZE: return "OUTPUT_INSUFFICIENT_SIZE";
-    case NND_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case NND_MISSED_DEADLINE_TRANSIENT: return "MISSED_DEADLINE_TRANSIENT";
-    case NND_MISSED_DEADLINE_PERSISTENT: return "MISSED_DEADLINE_PERSISTENT";
-    case NND_RESOURCE_EXHAUSTED_TRANSIENT: return "RESOURCE_EXHAUSTED_TRANSIENT";
-    case NND_RESOURCE_EXHAUSTED_PERSISTENT: return "RESOURCE_EXHAUSTED_PERSISTENT";
-    case NND_UNSUPPORTED: return "UNSUPPORTED";
-    }
-    return "UNKNOWN_STATUS";
-}
-
-uint32_t nnd_supported_operation_count(void) {
-    uint32_t n = 0;
-    for (int32_t i = 0; i < NND_OP_COUNT; i++)
-        if (nnd_op_lookup(i)) n++;
-    return n;
 }
 
 uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {

@@ -1,0 +1,39 @@
+/* status.c: status names and error messages. See status.h. */
+#include "status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+const char *nnd_engine_status_name(nnd_status s) {
+    switch (s) {
+    case NND_OK: return "NONE";
+    case NND_DEVICE_UNAVAILABLE: return "DEVICE_UNAVAILABLE";
+    case NND_GENERAL_FAILURE: return "GENERAL_FAILURE";
+    case NND_OUTPUT_INSUFFICIENT_SIZE: return "OUTPUT_INSUFFICIENT_SIZE";
+    case NND_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case NND_MISSED_DEADLINE_TRANSIENT: return "MISSED_DEADLINE_TRANSIENT";
+    case NND_MISSED_DEADLINE_PERSISTENT: return "MISSED_DEADLINE_PERSISTENT";
+    case NND_RESOURCE_EXHAUSTED_TRANSIENT: return "RESOURCE_EXHAUSTED_TRANSIENT";
+    case NND_RESOURCE_EXHAUSTED_PERSISTENT: return "RESOURCE_EXHAUSTED_PERSISTENT";
+    case NND_UNSUPPORTED: return "UNSUPPORTED";
+    }
+    return "UNKNOWN_STATUS";
+}

@@ -1,0 +1,51 @@
+/* case_record.c: freeing cases, and the version names. See case_record.h. */
+#include "case_record.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void free_example(nnd_case_example *ex) {
+    for (size_t i = 0; i < ex->n_inputs; i++)
+        free(ex->inputs[i].data);
+    for (size_t i = 0; i < ex->n_outputs; i++)
+        free(ex->outputs[i].data);
+    free(ex->inputs);
+    free(ex->outputs);
+}
+
+void nnd_case_clear(nnd_case *c) {
+    free(c->name);
+    free(c->file);
+    if (c->model) nnd__model__free_unpacked(c->model, NULL);
+    free(c->ignored_outputs);
+    for (size_t i = 0; i < c->n_examples; i++)
+        free_example(&c->examples[i]);
+    free(c->examples);
+    free(c->pooled);
+}
+
+void nnd_cases_free(nnd_case *cases, size_t n_cases) {
+    for (size_t i = 0; i < n_cases; i++)
+        nnd_case_clear(&cases[i]);
+    free(cases);
+}
+
+static const char *const version_names[] = {
+    [NND_CASE_VERSION_UNKNOWN] = "UNKNOWN", [NND_CASE_VERSION_V1_0] = "V1_0",
+    [NND_CASE_VERSION_V1_1] = "V1_1",       [NND_CASE_VERSION_V1_2] = "V1_2",
+    [NND_CASE_VERSION_V1_3] = "V1_3",       [NND_CASE_VERSION_AIDL_V1] = "AIDL_V1",
+    [NND_CASE_VERSION_AIDL_V2] = "AIDL_V2", [NND_CASE_VERSION_AIDL_V3] = "AIDL_V3",
+};
+
+const char *nnd_case_version_name(nnd_case_version v) {
+    return (unsigned)v < sizeof version_names / sizeof *version_names ? version_names[v] : "?";
+}
+
+bool nnd_case_version_parse(const char *v, nnd_case_version *out) {
+    for (size_t k = 0; k < sizeof version_names / sizeof *version_names; k++)
+        if (!strcmp(v, version_names[k])) {
+            *out = (nnd_case_version)k;
+            return true;
+        }
+    return false;
+}
