@@ -16,6 +16,7 @@
  *   trims the allocator (after clients leave). nnd_engine_mapped_bytes() counts the live
  *   big blocks (the daemon's memory.allocated_bytes adds them), nnd_engine_kept_bytes()
  *   the kept ones (memory.engine_kept_bytes).
+ * - Built with AddressSanitizer, every block comes from the heap (LeakSanitizer sees it).
  * - Thread-safe: operators are created on the loop and on preparation workers. */
 #ifndef NND_ENGINE_XNN_ALLOC_H
 #define NND_ENGINE_XNN_ALLOC_H
