@@ -89,22 +89,32 @@ static void *take_kept(size_t *len_io) {
         *len_io = kept[best].map_len;
         live_bytes += kept[best].map_len - len;
         kept_bytes -= kept[best].map_len;
-        kept[best] = kept[--n_kept];
+        memmove(&kept[best], &kept[best + 1], (--n_kept - best) * sizeof *kept);
     }
     pthread_mutex_unlock(&keep_lock);
     return got;
 }
 
-/* Keeps a freed mapping when there is room, else unmaps it. */
+/* Keeps a freed mapping, making room by unmapping those kept longest (the keep is in the
+ * order blocks were freed); one larger than the whole keep is unmapped at once. */
 static void keep_or_unmap(void *base, size_t len) {
+    kept_block out[KEEP_SLOTS];
+    size_t n_out = 0;
     pthread_mutex_lock(&keep_lock);
     live_bytes -= len;
-    bool keep = n_kept < KEEP_SLOTS && kept_bytes + len <= NND_XNN_KEEP_BYTES;
+    bool keep = len <= NND_XNN_KEEP_BYTES;
+    while (keep && (n_kept == KEEP_SLOTS || kept_bytes + len > NND_XNN_KEEP_BYTES)) {
+        out[n_out++] = kept[0];
+        kept_bytes -= kept[0].map_len;
+        memmove(&kept[0], &kept[1], --n_kept * sizeof *kept);
+    }
     if (keep) {
         kept[n_kept++] = (kept_block){base, len};
         kept_bytes += len;
     }
     pthread_mutex_unlock(&keep_lock);
+    for (size_t i = 0; i < n_out; i++)
+        munmap(out[i].base, out[i].map_len);
     if (!keep) munmap(base, len);
 }
 

@@ -8,8 +8,9 @@
  * MobileNet that was more than the packing itself. So:
  * - Blocks of NND_XNN_BIG_BLOCK bytes or more are anonymous mappings advised for huge
  *   pages (madvise mode THP: one fault per 2 MiB); smaller ones come from posix_memalign.
- * - A freed big block is kept, up to NND_XNN_KEEP_BYTES in all, for the next operator
- *   that asks for a block of its size (between the size and a quarter more), so that
+ * - A freed big block is kept, up to NND_XNN_KEEP_BYTES in all (those kept longest are
+ *   unmapped to make room), for the next operator that asks for a block of its size
+ *   (between the size and a quarter more), so that
  *   preparing a model again, or one of the same shapes, touches no fresh page. Kept blocks
  *   are not counted as allocated (no live object owns them).
  * - nnd_engine_trim() (engine.h) unmaps every kept block; the daemon calls it where it
