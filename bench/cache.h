@@ -1,6 +1,8 @@
 /* cache: the compilation-cache rows of `make bench`, for a model with 10 MiB of weights
  * (tests/cache_model.h), on a daemon of its own started with the content cache off so
- * every prepare does its full work. Medians over trials that alternate between sides.
+ * every prepare does its full work, and with no limit on the models it saves to cache
+ * files (--cache-save-max-bytes 0; by default one this large is not saved, docs/caching.md),
+ * so that loads can be measured. Medians over trials that alternate between sides.
  *   cache_load       PrepareModelFromCache (the daemon reads both files into fresh
  *                    buffers while hashing them, checks the digest, decodes, prepares)
  *                    over the floor: this process reading the same two files into fresh

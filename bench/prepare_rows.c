@@ -1,14 +1,11 @@
 /* prepare_rows.c: see prepare_rows.h. */
 #include "prepare_rows.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "cache.h"
 #include "codes.h"
 #include "harness.h"
 #include "mobilenet.h"
@@ -21,14 +18,12 @@
 #define ROUNDS    12
 #define PER_ROUND 2
 
-/* The net every side uses; cold compiles change its weights before each trial. */
+/* The nets the sides use: cold compiles change net's weights before each trial; the
+ * compiles with the cache directory use fixed, whose weights never change. */
 typedef struct side {
-    bench_net net;
-    ANeuralNetworksModel *cached; /* the one model the hits load */
-    char dir[400];                /* its cache directory */
+    bench_net net, fixed;
+    char dir[400]; /* its cache directory */
     uint8_t token[ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN];
-    int mfd, dfd;
-    size_t msize, dsize;
 } side;
 
 /* Scales every weight by 1 + 2^-20: a model whose bytes no daemon has seen (most values
@@ -51,60 +46,57 @@ static double cold_run(void *ctx) {
     return t;
 }
 
+/* An app's next run: the same model built anew (not timed), as a cold compile's is, then
+ * compiled with its cache directory and token. */
 static double hit_run(void *ctx) {
     side *s = ctx;
-    return bench_nnapi_compile_ns(s->cached, s->dir, s->token);
+    ANeuralNetworksModel *m = bench_nnapi_model(&s->fixed);
+    double t = m ? bench_nnapi_compile_ns(m, s->dir, s->token) : -1;
+    ANeuralNetworksModel_free(m);
+    return t;
 }
 
 static double xnn_run(void *ctx) {
     return bench_xnn_create_ns(&((side *)ctx)->net);
 }
 
-static double read_hash_run(void *ctx) {
-    side *s = ctx;
-    uint64_t t0 = bench_now_ns();
-    if (bench_read_and_hash(s->mfd, s->dfd, s->msize, s->dsize) < 0) return -1;
-    return (double)(bench_now_ns() - t0);
-}
-
-/* Saves the cached model's files in a directory of the daemon's and opens them. */
-static int save_cached(side *s, const nnd_test_daemon *d) {
+/* Compiles the fixed model once with its cache directory, as an app's first run does;
+ * then notes whether the daemon saved cache files for it. */
+static int save_cached(side *s, const nnd_test_daemon *d, bench_prepare *out) {
     snprintf(s->dir, sizeof s->dir, "%s/ndk-cache", d->dir);
     mkdir(s->dir, 0700);
     memset(s->token, 7, sizeof s->token);
-    if (!(s->cached = bench_nnapi_model(&s->net))) return -1;
-    if (bench_nnapi_compile_ns(s->cached, s->dir, s->token) < 0) return -1;
+    if (hit_run(s) < 0) return -1;
+    /* The files are named by the app's token (the folded one is inside them). */
     char mpath[512], dpath[512];
     struct stat ms, ds;
     if (nnd_cache_paths(s->dir, s->token, mpath, dpath, sizeof mpath) < 0) return -1;
-    s->mfd = open(mpath, O_RDONLY | O_CLOEXEC);
-    s->dfd = open(dpath, O_RDONLY | O_CLOEXEC);
-    if (s->mfd < 0 || s->dfd < 0 || fstat(s->mfd, &ms) < 0 || fstat(s->dfd, &ds) < 0 ||
-        ms.st_size == 0 || ds.st_size == 0) {
-        fprintf(stderr, "bench: prepare: the compilation cache files were not written\n");
-        return -1;
-    }
-    s->msize = (size_t)ms.st_size, s->dsize = (size_t)ds.st_size;
+    out->files_saved =
+        stat(mpath, &ms) == 0 && stat(dpath, &ds) == 0 && ms.st_size > 0 && ds.st_size > 0;
+    out->file_bytes = out->files_saved ? (double)(ms.st_size + ds.st_size) : 0;
     return 0;
 }
 
-/* Hits, cold compiles, XNNPACK creation and the files' read and hash, in turns. */
+/* Compiles with the cache directory, cold compiles and XNNPACK creation, in turns; the
+ * first two swap places every other round, so that each follows XNNPACK's creation (whose
+ * threads may still spin) equally often. */
 static int hit_rounds(side *s, bench_prepare *out) {
-    bench_run_fn run[4] = {hit_run, cold_run, xnn_run, read_hash_run};
+    bench_run_fn run[3] = {hit_run, cold_run, xnn_run};
     size_t n = ROUNDS * PER_ROUND;
-    double *t = malloc(4 * n * sizeof *t);
+    double *t = malloc(3 * n * sizeof *t);
     int rc = t ? 0 : -1;
-    for (int k = 0; rc == 0 && k < 4; k++) /* warm-up */
+    for (int k = 0; rc == 0 && k < 3; k++) /* warm-up */
         rc = run[k](s) < 0 ? -1 : 0;
     for (size_t r = 0; rc == 0 && r < ROUNDS; r++)
-        for (int k = 0; rc == 0 && k < 4; k++)
+        for (int j = 0; rc == 0 && j < 3; j++) {
+            int k = j < 2 && r % 2 ? 1 - j : j;
             for (size_t i = 0; rc == 0 && i < PER_ROUND; i++)
                 if ((t[k * n + r * PER_ROUND + i] = run[k](s)) < 0) rc = -1;
+        }
     if (rc == 0) {
         out->hit_xnn.a_ns = bench_median(t, n);
         out->hit_cold_ns = bench_median(t + n, n);
         out->hit_xnn.b_ns = bench_median(t + 2 * n, n);
-        out->read_hash_ns = bench_median(t + 3 * n, n);
     }
     free(t);
     return rc;
@@ -112,8 +104,9 @@ static int hit_rounds(side *s, bench_prepare *out) {
 
 int bench_prepare_rows(bench_prepare *out) {
     memset(out, 0, sizeof *out);
-    side s = {.mfd = -1, .dfd = -1};
-    if (bench_net_init(&s.net, NND_TENSOR_FLOAT32)) {
+    side s = {0};
+    if (bench_net_init(&s.net, NND_TENSOR_FLOAT32) ||
+        bench_net_init(&s.fixed, NND_TENSOR_FLOAT32)) {
         fprintf(stderr, "bench: prepare: out of memory building the MobileNet\n");
         return -1;
     }
@@ -128,15 +121,12 @@ int bench_prepare_rows(bench_prepare *out) {
     const char *no_content_cache[] = {"--cache-max-bytes", "0", NULL};
     if (rc == 0 && (rc = nnd_test_daemon_start(&d, no_content_cache)) == 0) {
         setenv("NND_SOCKET", d.socket_path, 1);
-        rc = save_cached(&s, &d);
+        rc = save_cached(&s, &d, out);
         if (rc == 0) rc = hit_rounds(&s, out);
-        out->file_bytes = (double)(s.msize + s.dsize);
         nnd_test_daemon_stop(&d);
     }
     out->cold_xnn.shape = out->hit_xnn.shape = "MobileNet v1 1.0 224x224 FLOAT32 through NNAPI";
-    if (s.mfd >= 0) close(s.mfd);
-    if (s.dfd >= 0) close(s.dfd);
-    ANeuralNetworksModel_free(s.cached);
     bench_net_free(&s.net);
+    bench_net_free(&s.fixed);
     return rc;
 }

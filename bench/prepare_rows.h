@@ -6,15 +6,21 @@
  *                  every trial a model never seen before (all its weights scaled by a
  *                  trial's factor, as a retrained model differs), over XNNPACK's creation
  *                  (target <= 1.5);
- *   prep_hit_xnn   a compile served by the client's compilation cache (a token saved
- *                  before: the daemon reads and verifies both files, decodes and prepares
- *                  again, since XNNPACK cannot take packed weights back) on a daemon with the
- *                  content cache off (nothing held in memory), over XNNPACK's creation
+ *   prep_hit_xnn   a compile with the cache directory and token an earlier compile of the
+ *                  same model used (ANeuralNetworksCompilation_setCaching), the model built
+ *                  anew each trial as an app's next run builds it, on a daemon with
+ *                  the content cache off (nothing held in memory), over XNNPACK's creation
  *                  (reported); its own target, in the notes: at most a cold compile on that
- *                  daemon plus this process reading and hashing the same files.
+ *                  daemon, alternated with it. A load from cache files decodes and prepares
+ *                  again (XNNPACK cannot take packed weights back) after reading and hashing
+ *                  them, so the daemon saves none for a model over --cache-save-max-bytes
+ *                  (default 4 MiB; this one has 17 MB) and libnnd compiles such a model as
+ *                  without caching: files_saved says whether the daemon saved any.
  * Returns 0 and fills *out, or -1 with a message on stderr. */
 #ifndef NND_BENCH_PREPARE_ROWS_H
 #define NND_BENCH_PREPARE_ROWS_H
+
+#include <stdbool.h>
 
 #include "kernels.h"
 
@@ -22,8 +28,8 @@ typedef struct bench_prepare {
     bench_pair cold_xnn; /* a: cold compile, b: XNNPACK creation */
     bench_pair hit_xnn;  /* a: compile from the cache, b: XNNPACK creation */
     double hit_cold_ns;  /* cold compile on the cache-off daemon, alternated with the hits */
-    double read_hash_ns; /* this process reading and hashing the two cache files */
-    double file_bytes;   /* of the two cache files */
+    bool files_saved;    /* whether the first compile with the cache directory saved files */
+    double file_bytes;   /* of the two cache files, when saved */
 } bench_prepare;
 
 int bench_prepare_rows(bench_prepare *out);

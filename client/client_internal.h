@@ -56,6 +56,10 @@ struct nnd_client {
     char daemon_version[128];
     char *daemon_state_dir;          /* from Hello; "" when the daemon did not say */
     unsigned daemon_operation_types; /* from Hello; 0 when the daemon did not say */
+    /* GetNumberOfCacheFilesNeeded's answer, fixed for a daemon's life: asked once */
+    bool cache_files_known;
+    uint32_t cache_model_files, cache_data_files;
+    uint64_t cache_save_max_bytes; /* 0: no limit */
 };
 
 /* err <- the formatted message (nothing when err is NULL or errlen 0). */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "model_bytes.h"
 
 #ifdef NND_HAVE_XXHASH
 #define XXH_INLINE_ALL /* header-only: libnnd gains no runtime dependency */
@@ -128,8 +129,18 @@ int nnd_cache_token(const Nnd__Model *model, const int *pool_fds, size_t n_pool_
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
-int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t *data_files,
-                                  char *err, size_t errlen) {
+/* GetNumberOfCacheFilesNeeded with the daemon's save limit. With remembered, the answer
+ * a call on this connection got before, if any: it holds for the daemon's life, and a
+ * connection never outlives its daemon. Each answer asked for is remembered. */
+static int cache_files_answer(nnd_client *c, bool remembered, uint32_t *model_files,
+                              uint32_t *data_files, uint64_t *save_max_bytes, char *err,
+                              size_t errlen) {
+    pthread_mutex_lock(&c->lock);
+    bool known = remembered && c->cache_files_known;
+    *model_files = c->cache_model_files, *data_files = c->cache_data_files;
+    *save_max_bytes = c->cache_save_max_bytes;
+    pthread_mutex_unlock(&c->lock);
+    if (known) return 0;
     Nnd__GetNumberOfCacheFilesNeeded g = NND__GET_NUMBER_OF_CACHE_FILES_NEEDED__INIT;
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_GET_NUMBER_OF_CACHE_FILES_NEEDED;
@@ -141,8 +152,20 @@ int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t
     if (st != 0) return st;
     *model_files = r->cache_files->model_cache;
     *data_files = r->cache_files->data_cache;
+    *save_max_bytes = r->cache_files->save_max_bytes;
     nnd__reply__free_unpacked(r, NULL);
+    pthread_mutex_lock(&c->lock);
+    c->cache_model_files = *model_files, c->cache_data_files = *data_files;
+    c->cache_save_max_bytes = *save_max_bytes;
+    c->cache_files_known = true;
+    pthread_mutex_unlock(&c->lock);
     return 0;
+}
+
+int nnd_client_cache_files_needed(nnd_client *c, uint32_t *model_files, uint32_t *data_files,
+                                  char *err, size_t errlen) {
+    uint64_t save_max;
+    return cache_files_answer(c, false, model_files, data_files, &save_max, err, errlen);
 }
 
 int nnd_client_prepare_from_cache(nnd_client *c, const uint8_t token[NND_CACHE_TOKEN_BYTES],
@@ -252,15 +275,19 @@ int nnd_client_prepare_cached_on(nnd_client *c, const char *const *device_names,
     *handle = 0;
     if (from_cache_out) *from_cache_out = false;
     uint32_t n_model = 0, n_data = 0;
-    int st = nnd_client_cache_files_needed(c, &n_model, &n_data, err, errlen);
+    uint64_t save_max = 0;
+    int st = cache_files_answer(c, true, &n_model, &n_data, &save_max, err, errlen);
     if (st < 0) return st;
     char model_path[4096], data_path[4096];
     uint8_t folded[NND_CACHE_TOKEN_BYTES];
     int model_fd = -1, data_fd = -1;
     /* Whatever stands in the way of caching costs the cache, never the compilation. */
+    /* So does a model the daemon would not save (over its save_max_bytes): it compiles as
+     * without caching, its constants never read for a fingerprint. */
     bool caching =
         st == 0 && n_model == 1 && n_data == 1 && cache_dir && token &&
         n_pool_fds + 2 < NND_FRAME_MAX_FDS &&
+        (!save_max || nnd_wire_constant_bytes(model) <= save_max) &&
         nnd_cache_paths(cache_dir, token, model_path, data_path, sizeof model_path) == 0 &&
         nnd_cache_token(model, pool_fds, n_pool_fds, preference, priority, token, folded) == 0;
     if (caching) {

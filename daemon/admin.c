@@ -57,7 +57,9 @@ static cJSON *error(cJSON *reply, const char *msg) {
 static void add_memory(cJSON *reply) {
     cJSON *m = cJSON_AddObjectToObject(reply, "memory");
     struct mallinfo2 mi = mallinfo2();
-    nnd_json_add_u64(m, "allocated_bytes", (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd);
+    nnd_json_add_u64(m, "allocated_bytes",
+                     (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd + nnd_engine_mapped_bytes());
+    nnd_json_add_u64(m, "engine_kept_bytes", nnd_engine_kept_bytes());
     nnd_json_add_u64(m, "free_in_heap_bytes", (uint64_t)mi.fordblks);
     long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "re");

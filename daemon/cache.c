@@ -608,6 +608,26 @@ nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_byte
     return c;
 }
 
+void nnd_cache_set_save_max(nnd_cache *c, uint64_t bytes) {
+    if (c) c->save_max_bytes = bytes;
+}
+
+uint64_t nnd_cache_save_max(const nnd_cache *c) {
+    return c ? c->save_max_bytes : 0;
+}
+
+bool nnd_cache_save_pays(nnd_cache *c, const nnd_session *s, uint64_t constant_bytes) {
+    if (!c) return false;
+    if (!c->save_max_bytes || constant_bytes <= c->save_max_bytes) return true;
+    c->n.saves_over_limit++;
+    nnd_log_client(NND_LOG_DEBUG,
+                   "client %llu: cache files not saved: %llu bytes of constants, over "
+                   "--cache-save-max-bytes %llu (a load would cost more than a compile)",
+                   (unsigned long long)s->serial, (unsigned long long)constant_bytes,
+                   (unsigned long long)c->save_max_bytes);
+    return false;
+}
+
 bool nnd_cache_wants(nnd_cache *c, const nnd_session *s, const nnd_model_desc *m, bool token) {
     if (!c) return false;
     uint64_t size = nnd_ser_size(m);

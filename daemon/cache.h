@@ -66,10 +66,11 @@
 #include "hash.h"
 #include "session.h"
 
-#define NND_CACHE_DEFAULT_MAX_BYTES (256ull << 20)
-#define NND_CACHE_TOKEN_LEN         32
-#define NND_CACHE_LOCK_TIMEOUT_MS   200
-#define NND_CACHE_SIGHTING_BYTES    (1u << 20)
+#define NND_CACHE_DEFAULT_MAX_BYTES      (256ull << 20)
+#define NND_CACHE_TOKEN_LEN              32
+#define NND_CACHE_LOCK_TIMEOUT_MS        200
+#define NND_CACHE_SIGHTING_BYTES         (1u << 20)
+#define NND_CACHE_DEFAULT_SAVE_MAX_BYTES (4ull << 20)
 
 typedef struct nnd_cache nnd_cache;
 typedef struct nnd_cache_ref nnd_cache_ref; /* one user's reference to a prepared model */
@@ -77,6 +78,17 @@ typedef struct nnd_cache_ref nnd_cache_ref; /* one user's reference to a prepare
 nnd_cache *nnd_cache_open(nnd_daemon *d, const char *build_id, uint64_t max_bytes, char *err,
                           size_t errlen);
 void nnd_cache_close(nnd_cache *c);
+/* Client cache files pay only where a load beats a compile. On this daemon a load decodes
+ * and prepares again (no engine takes packed weights back) and first reads and hashes
+ * every byte, so it never does: for a small model the difference is a fraction of a
+ * millisecond, for a large one it is several. A model whose constants in pools
+ * (model_bytes.h) exceed save_max_bytes (--cache-save-max-bytes, default 4 MiB; 0: no limit)
+ * is therefore not saved: nnd_cache_save_pays() says false, counts it (saves_over_limit)
+ * and PrepareModel prepares as without a token, answering cache_save_skipped. Clients learn
+ * the limit from GetNumberOfCacheFilesNeeded. c may be NULL (false). */
+void nnd_cache_set_save_max(nnd_cache *c, uint64_t bytes);
+uint64_t nnd_cache_save_max(const nnd_cache *c);
+bool nnd_cache_save_pays(nnd_cache *c, const nnd_session *s, uint64_t constant_bytes);
 /* Whether PrepareModel should go through nnd_cache_prepare(): with a client token, or
  * when the content cache is on, the model fits in it and (when it is large) was sighted
  * before, and in both cases only when the app of s may take the copy's bytes

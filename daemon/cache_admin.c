@@ -26,6 +26,8 @@ void nnd_cache_status(nnd_cache *c, const char *off_reason, cJSON *reply) {
     nnd_json_add_u64(o, "stored", c->n.stored);
     nnd_json_add_u64(o, "store_errors", c->n.store_errors);
     nnd_json_add_u64(o, "saves_skipped", c->n.saves_skipped);
+    nnd_json_add_u64(o, "saves_over_limit", c->n.saves_over_limit);
+    nnd_json_add_u64(o, "save_max_bytes", c->save_max_bytes);
     nnd_json_add_u64(o, "quota_skipped", c->n.quota_skipped);
     nnd_json_add_u64(o, "tokens_pruned", c->n.tokens_pruned);
     nnd_json_add_u64(o, "rate_skipped", c->n.rate_skipped);

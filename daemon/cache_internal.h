@@ -44,11 +44,12 @@ typedef struct counters {
     uint64_t content_hits, content_misses;  /* the content cache */
     uint64_t evicted, stored, store_errors; /* stored: client cache files written */
     uint64_t saves_skipped;                 /* client cache saves skipped: disk off */
-    uint64_t quota_skipped;   /* models prepared in place: their app's cache_bytes was full */
-    uint64_t tokens_pruned;   /* token rows deleted past quota.app.cache_tokens */
-    uint64_t rate_skipped;    /* copies and saves not made: their uid over its rate (rate.h) */
-    uint64_t first_sightings; /* large models prepared in place, unhashed: seen first */
-    uint64_t hashed_bytes;    /* bytes copied from clients and hashed (content cache, saves) */
+    uint64_t saves_over_limit; /* client cache saves skipped: constants over save_max_bytes */
+    uint64_t quota_skipped;    /* models prepared in place: their app's cache_bytes was full */
+    uint64_t tokens_pruned;    /* token rows deleted past quota.app.cache_tokens */
+    uint64_t rate_skipped;     /* copies and saves not made: their uid over its rate (rate.h) */
+    uint64_t first_sightings;  /* large models prepared in place, unhashed: seen first */
+    uint64_t hashed_bytes;     /* bytes copied from clients and hashed (content cache, saves) */
     uint64_t invalidated_at_start;
 } counters;
 
@@ -58,7 +59,8 @@ struct nnd_cache {
     char build_id[NND_SER_BUILD_ID_MAX + 1];
     char store_dir[4096];
     uint64_t max_bytes;
-    size_t stall_at; /* test hook, see cache.h */
+    uint64_t save_max_bytes; /* see nnd_cache_save_pays() */
+    size_t stall_at;         /* test hook, see cache.h */
     nnd_cache_ref *buckets[NND_CACHE_BUCKETS];
     nnd_cache_ref *lru_head, *lru_tail;
     uint64_t memory_bytes; /* of listed entries */

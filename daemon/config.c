@@ -37,6 +37,7 @@ static const key keys[] = {
     {"state_dir", K_STRING, AT(state_dir), 0, 0},
     {"log_level", K_LEVEL, AT(log_level), 0, 0},
     {"cache_max_bytes", K_BYTES, AT(cache_max_bytes), 0, 0},
+    {"cache_save_max_bytes", K_BYTES, AT(cache_save_max_bytes), 0, 0},
     {"driver_build_id", K_STRING, AT(build_id), 0, 0},
     {"extensions_dir", K_STRING, AT(extensions_dir), 0, 0},
     {"extensions_allowlist", K_STRING, AT(allowlist), 0, 0},
@@ -72,6 +73,7 @@ void nnd_config_default(nnd_config *c, const char *extensions_dir, const char *d
     c->extensions_dir = extensions_dir;
     c->log_level = NND_LOG_INFO;
     c->cache_max_bytes = NND_CACHE_DEFAULT_MAX_BYTES;
+    c->cache_save_max_bytes = NND_CACHE_DEFAULT_SAVE_MAX_BYTES;
     nnd_sched_config_default(&c->sched);
     nnd_quota_limits_default(&c->quota);
 }

@@ -11,6 +11,7 @@
 #include "buffer.h"
 #include "burst.h"
 #include "burst_channel.h"
+#include "cache.h"
 #include "call.h"
 #include "devices.h"
 #include "execution.h"
@@ -156,6 +157,7 @@ static void on_get_supported_extensions(nnd_call *c) {
 static void on_get_number_of_cache_files_needed(nnd_call *c) {
     Nnd__CacheFilesReply r = NND__CACHE_FILES_REPLY__INIT; /* 0 and 0 when caching is off */
     if (c->d->cache) r.model_cache = r.data_cache = 1;
+    r.save_max_bytes = nnd_cache_save_max(c->d->cache);
     c->reply.result_case = NND__REPLY__RESULT_CACHE_FILES;
     c->reply.cache_files = &r;
     nnd_call_reply(c);

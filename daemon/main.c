@@ -43,6 +43,8 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "  --log-level LEVEL   error, warn, info (default) or debug\n"
         "  --cache-max-bytes N content cache cap, in bytes or with K, M, G (default 256M;\n"
         "                      0 turns the content cache off)\n"
+        "  --cache-save-max-bytes N  models with more constants are not saved to client\n"
+        "                      cache files (default 4M; 0: no limit)\n"
         "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
         "                      build's, " NND_DRIVER_BUILD_ID ")\n"
         "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
@@ -197,6 +199,7 @@ static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SET
                                      {"state-dir", required_argument, NULL, OPT_SETTING},
                                      {"log-level", required_argument, NULL, OPT_SETTING},
                                      {"cache-max-bytes", required_argument, NULL, OPT_SETTING},
+                                     {"cache-save-max-bytes", required_argument, NULL, OPT_SETTING},
                                      {"driver-build-id", required_argument, NULL, OPT_SETTING},
                                      {"extensions-dir", required_argument, NULL, OPT_SETTING},
                                      {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
@@ -331,6 +334,7 @@ static int start(nnd_daemon *d, const nnd_config *cfg, const char *config_path,
     /* A cache that cannot open costs speed, not service: run without it. */
     static char cache_off[sizeof err];
     d->cache = nnd_cache_open(d, cfg->build_id, cfg->cache_max_bytes, cache_off, sizeof cache_off);
+    nnd_cache_set_save_max(d->cache, cfg->cache_save_max_bytes);
     if (!d->cache) {
         nnd_log_warn("compilation caching is off: %s", cache_off);
         d->cache_off = cache_off;

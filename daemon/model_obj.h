@@ -23,10 +23,11 @@
 #include "session.h"
 
 typedef struct nnd_model_obj {
-    nnd_prepared *prepared; /* borrowed from ref when ref is set */
-    nnd_cache_ref *ref;     /* a model from the cache, maybe shared with other sessions */
-    nnd_sched_model *sm;    /* the scheduler's view: estimates, executions (execution.h) */
-    uint32_t uid;           /* whose reference ref is (cache_users.h) */
+    nnd_prepared *prepared;  /* borrowed from ref when ref is set */
+    nnd_cache_ref *ref;      /* a model from the cache, maybe shared with other sessions */
+    nnd_sched_model *sm;     /* the scheduler's view: estimates, executions (execution.h) */
+    uint32_t uid;            /* whose reference ref is (cache_users.h) */
+    bool cache_save_skipped; /* PrepareModel's answer: cache files given, not saved (cache.h) */
 } nnd_model_obj;
 
 void nnd_model_obj_free(void *o);

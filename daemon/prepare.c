@@ -11,6 +11,7 @@
 #include "execution.h"
 #include "extensions.h"
 #include "log.h"
+#include "model_bytes.h"
 #include "model_obj.h"
 #include "pool.h"
 #include "prepare_off_loop.h"
@@ -192,6 +193,7 @@ static void reply_prepared(nnd_call *c, nnd_model_obj *o, uint64_t t, bool from_
                    (unsigned long long)(t / 1000), on[0] ? on : "none");
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
+    r.cache_save_skipped = o->cache_save_skipped;
     c->reply.result_case = NND__REPLY__RESULT_PREPARED;
     c->reply.prepared = &r;
     nnd_call_reply(c);
@@ -264,8 +266,15 @@ void nnd_on_prepare_model(nnd_call *c) {
         /* Models using extensions are never cached: their engine codes name plugins
          * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
          * models offered to drivers: a driver's prepared state lives in the driver. */
-        bool cached = !nnd_model_uses_extensions(m) && !plan.n_drivers &&
-                      nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
+        bool cacheable = !nnd_model_uses_extensions(m) && !plan.n_drivers;
+        /* Nor saved to cache files when a load would cost more than this compile (cache.h):
+         * prepared as without a token, and the answer says so. */
+        if (token && cacheable &&
+            !nnd_cache_save_pays(c->d->cache, c->s, nnd_wire_constant_bytes(m))) {
+            token = NULL;
+            o->cache_save_skipped = true;
+        }
+        bool cached = cacheable && nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */

@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "bus.h"
 #include "dispatch.h"
+#include "engine.h"
 #include "log.h"
 #include "execution.h"
 #include "quota.h"
@@ -235,6 +236,7 @@ static void on_conn_closed(uv_handle_t *h) {
 static void on_trim(uv_timer_t *t) {
     (void)t;
     malloc_trim(0);
+    nnd_engine_trim();
 }
 
 static void conn_close(conn *c) {

@@ -193,6 +193,12 @@ nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported,
                                        size_t errlen);
 
 nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
+/* Memory the engine maps itself, outside the C allocator (XNNPACK's packed weights,
+ * xnn_alloc.h): live bytes, bytes of freed blocks kept for the next preparation, and the
+ * trim that unmaps those kept (where the daemon trims its allocator). */
+size_t nnd_engine_mapped_bytes(void);
+size_t nnd_engine_kept_bytes(void);
+void nnd_engine_trim(void);
 /* nnd_prepare() in two steps, so that one preparation validates and plans once:
  * nnd_plan() validates m exactly as nnd_validate() does (same statuses and messages) and
  * keeps the plan it built (it takes none of m's pools); nnd_prepare_planned() finishes a

@@ -19,7 +19,8 @@
  * with the execution's pointers, which allocates nothing, under a per-step lock because
  * an operator holds its setup. One pthreadpool, sized to the CPUs this process may use,
  * serves every operator; it is made with XNNPACK's initialization, once per process. Its
- * workers spin between the operators of an execution and sleep after its last. */
+ * workers spin between the operators of an execution and sleep after its last. Packed
+ * weights live in xnn_alloc.h's blocks, kept for reuse after their operator goes. */
 #include <pthread.h>
 #include <pthreadpool.h>
 #include <sched.h>
@@ -30,6 +31,7 @@
 #include "ops/fused_activation.h"
 #include "ops/kernel_errors.h"
 #include "ops/operand.h"
+#include "xnn_alloc.h"
 #include "xnn_step.h"
 
 /* ---- process-wide state ---------------------------------------------------------------- */
@@ -39,7 +41,7 @@ static bool xnnb_ready;
 static pthreadpool_t xnnb_pool; /* NULL: one CPU, operators run on the caller */
 
 static void xnnb_init(void) {
-    if (xnn_initialize(NULL) != xnn_status_success) return;
+    if (xnn_initialize(nnd_xnn_allocator()) != xnn_status_success) return;
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     if (cpus > 1) xnnb_pool = pthreadpool_create((size_t)cpus);

@@ -121,7 +121,9 @@ int nnd_memfd_create(const char *name, size_t size, void **map);
 /* ---- compilation caching ---------------------------------------------------------------
  * nnd_client_prepare_cached() is what ANeuralNetworksCompilation_setCaching(dir, token)
  * does in the NNAPI runtime. It asks the daemon how many cache files it wants (1 model,
- * 1 data; 0 and 0 means no caching: a plain prepare), derives the file names from the
+ * 1 data; 0 and 0 means no caching: a plain prepare) and up to what size of constants it
+ * saves them (once per connection); a model over that size is a plain prepare too, its
+ * files neither read nor written (docs/caching.md). Else it derives the file names from the
  * token in cache_dir (nnd-<hex token>.model and .data, created 0600 when missing), and
  * when both files hold something tries PrepareModelFromCache; on any refusal, or when
  * the files are new, it prepares with PrepareModel and the files, which the daemon
@@ -318,7 +320,6 @@ uint64_t nnd_client_burst_handle(const nnd_burst *b);
  * False once the connection has hung up (the daemon closed it or went away). Never
  * blocks and never reads from the socket, so it is safe beside a call in flight. */
 bool nnd_client_alive(nnd_client *c);
-
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,33 @@
+/* xnn_alloc: the allocator XNNPACK is initialized with (xnn.c), for the packed weights
+ * its operators hold.
+ *
+ * Why: creating an operator packs its weights into fresh memory, and a fresh block of a
+ * MiB or more is mapped anew (the daemon sets glibc's mmap threshold to 1 MiB so that
+ * what clients' objects held goes back to the system). Its first touch costs a page fault
+ * per 4 KiB and the kernel's zeroing, and its release an munmap: for the 17 MB of a
+ * MobileNet that was more than the packing itself. So:
+ * - Blocks of NND_XNN_BIG_BLOCK bytes or more are anonymous mappings advised for huge
+ *   pages (madvise mode THP: one fault per 2 MiB); smaller ones come from posix_memalign.
+ * - A freed big block is kept, up to NND_XNN_KEEP_BYTES in all (those kept longest are
+ *   unmapped to make room), for the next operator that asks for a block of its size
+ *   (between the size and a quarter more), so that
+ *   preparing a model again, or one of the same shapes, touches no fresh page. Kept blocks
+ *   are not counted as allocated (no live object owns them).
+ * - nnd_engine_trim() (engine.h) unmaps every kept block; the daemon calls it where it
+ *   trims the allocator (after clients leave). nnd_engine_mapped_bytes() counts the live
+ *   big blocks (the daemon's memory.allocated_bytes adds them), nnd_engine_kept_bytes()
+ *   the kept ones (memory.engine_kept_bytes).
+ * - Built with AddressSanitizer, every block comes from the heap (LeakSanitizer sees it).
+ * - Thread-safe: operators are created on the loop and on preparation workers. */
+#ifndef NND_ENGINE_XNN_ALLOC_H
+#define NND_ENGINE_XNN_ALLOC_H
+
+#include <stddef.h>
+
+#define NND_XNN_BIG_BLOCK  (256u << 10)
+#define NND_XNN_KEEP_BYTES (48ull << 20)
+
+struct xnn_allocator;
+const struct xnn_allocator *nnd_xnn_allocator(void);
+
+#endif
