@@ -138,6 +138,11 @@ typedef struct nnd_io {
     bool has_no_value;
     uint32_t rank; /* 0: the model's dimensions */
     uint32_t dims[NND_MAX_RANK];
+    /* Non-NULL: the bytes are in this device backend's memory (backend.h), under
+     * device_handle from offset 0, and data is NULL. Steps on that backend use them there;
+     * the run copies what other steps read or write (backend.h, "Device memory"). */
+    const struct nnd_backend *device;
+    uint64_t device_handle;
 } nnd_io;
 
 typedef struct nnd_output_shape {
