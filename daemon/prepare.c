@@ -263,13 +263,14 @@ void nnd_on_prepare_model(nnd_call *c) {
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
          * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
-         * models offered to drivers: a driver's prepared state lives in the driver. */
-        bool cached = !nnd_model_uses_extensions(m) && !plan.n_drivers &&
+         * models offered to a driver without cache blobs: its prepared state lives in the
+         * driver only (cache_devices.h). */
+        bool cached = !nnd_model_uses_extensions(m) && nnd_cache_devices_ok(&desc) &&
                       nnd_cache_wants(c->d->cache, c->s, &desc, token != NULL);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */
-        void *owned = cached && nnd_prepare_off_loop_wanted(c, &desc)
+        void *owned = cached && !plan.n_drivers && nnd_prepare_off_loop_wanted(c, &desc)
                           ? nnd_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
                           : NULL;
         if (owned) {

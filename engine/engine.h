@@ -112,7 +112,21 @@ typedef struct nnd_model_desc {
     bool drivers_only;
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const nnd_subgraph_desc *referenced;
+    /* from_blobs: a compilation restored from a cache. The steps blobs name are given to
+     * their drivers' claim_blob() (backend.h) with those bytes; no driver is offered any
+     * other step, nor is any driver's claim() called. */
+    bool from_blobs;
+    const struct nnd_step_blob *blobs;
+    uint32_t n_blobs;
 } nnd_model_desc;
+
+/* A driver step's prepared state as bytes (backend.h, "Cache blobs"). */
+typedef struct nnd_step_blob {
+    uint32_t operation; /* the step's operation index in the main graph */
+    uint32_t driver;    /* its backend: nnd_model_desc.drivers[driver] */
+    const uint8_t *data;
+    size_t len;
+} nnd_step_blob;
 
 /* The graph fields of m (operands, operations, inputs, outputs) set to g's. */
 void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g);
@@ -237,6 +251,13 @@ bool nnd_prepared_reference_only(const nnd_prepared *p);
 /* How many steps of p's main graph run on backend b (NULL: on the CPU, reference kernels
  * or XNNPACK). */
 uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const struct nnd_backend *b);
+/* The cache blobs of p's steps on drivers[0..n_drivers), in step order: *out (n_out
+ * entries, freed with nnd_step_blobs_free()). NND_UNSUPPORTED (err names the device) when
+ * such a step's backend keeps no blobs or declines; steps elsewhere have none. */
+nnd_status nnd_prepared_blobs(const nnd_prepared *p, const struct nnd_backend *const *drivers,
+                              uint32_t n_drivers, nnd_step_blob **out, uint32_t *n_out, char *err,
+                              size_t errlen);
+void nnd_step_blobs_free(nnd_step_blob *b, uint32_t n);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

@@ -103,6 +103,9 @@ struct nnd_exec {
     uint32_t stopped_at; /* the step a checkpoint stopped the last run at, or UINT32_MAX */
 };
 
+/* step_blobs.c: claims the steps m->blobs name through their drivers' claim_blob();
+ * GENERAL_FAILURE with err when a blob names no such step or a driver refuses it. */
+nnd_status nnd_claim_from_blobs(nnd_prepared *p, const nnd_model_desc *m, char *err, size_t errlen);
 /* Bytes of a tensor of this type and shape, or UINT64_MAX past NND_MAX_TENSOR_BYTES
  * (dimensions from a client multiply past any integer width otherwise). */
 uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims);

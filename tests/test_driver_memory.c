@@ -262,6 +262,155 @@ static void test_buffers_in_driver_memory(void **state) {
     mb_free(&m2);
 }
 
+/* ---- cache blobs ----------------------------------------------------------------------- */
+
+static const uint8_t g_token[NND_CACHE_TOKEN_BYTES] = {'d', 'r', 'v', 'm', 'e', 'm'};
+
+static uint64_t prepare_cached(nnd_client *c, const mb *m, bool *from_cache) {
+    char err[512];
+    uint64_t h = 0;
+    int st = nnd_client_prepare_cached_on(c, NULL, 0, &m->model, NULL, 0, 1, 0, 0, g_cache_dir,
+                                          g_token, &h, from_cache, err, sizeof err);
+    if (st != 0) fail_msg("prepare cached: %d %s", st, err);
+    return h;
+}
+
+/* m1 (y = RELU(a - b)) from the pool: right. */
+static void run_right(nnd_client *c, uint64_t h) {
+    void *map;
+    int fd = nnd_memfd_create("args", 3 * LEN * 4, &map);
+    float *v = map;
+    for (int i = 0; i < LEN; i++)
+        v[i] = (float)i - 3, v[LEN + i] = 1;
+    req q;
+    req_make(&q, (const uint64_t[]){0, 0, 0});
+    execute_ok(c, h, &q, fd);
+    for (int i = 0; i < LEN; i++)
+        assert_true(v[2 * LEN + i] == relu(v[i] - v[LEN + i]));
+    munmap(map, 3 * LEN * 4);
+    close(fd);
+}
+
+static double cache_count(const char *field) {
+    cJSON *st = nnd_test_admin_status(&g_d);
+    const cJSON *v =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "cache"), field);
+    double n = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    cJSON_Delete(st);
+    return n;
+}
+
+static void test_driver_compilation_cached(void **state) {
+    (void)state;
+    static mb m;
+    model(&m, true);
+    nnd_client *c = connect_to();
+    int prepares = calls("prepare"), serialized = calls("serialize");
+    bool from_cache = true;
+    uint64_t h = prepare_cached(c, &m, &from_cache);
+    assert_false(from_cache);
+    assert_int_equal(calls("prepare"), prepares + 1);
+    assert_int_equal(calls("serialize"), serialized + 1);
+    run_right(c, h);
+    /* Loaded from the files (no content cache): deserialize(), never prepare(). */
+    int deserialized = calls("deserialize"), executed = calls("execute");
+    uint64_t h2 = prepare_cached(c, &m, &from_cache);
+    assert_true(from_cache);
+    assert_int_equal(calls("prepare"), prepares + 1);
+    assert_int_equal(calls("deserialize"), deserialized + 1);
+    run_right(c, h2);
+    assert_int_equal(calls("execute"), executed + 1); /* its RELU ran on nnd-memtest */
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* Opens the cache files of g_token (read-write). */
+static void open_cache_files(int *model_fd, int *data_fd, size_t *model_len) {
+    char mp[4096], dp[4096];
+    assert_int_equal(nnd_cache_paths(g_cache_dir, g_token, mp, dp, sizeof mp), 0);
+    *model_fd = open(mp, O_RDWR | O_CLOEXEC);
+    *data_fd = open(dp, O_RDWR | O_CLOEXEC);
+    assert_true(*model_fd >= 0 && *data_fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(*model_fd, &st), 0);
+    *model_len = (size_t)st.st_size;
+}
+
+static void test_tampered_blob_refused(void **state) {
+    (void)state;
+    static mb m;
+    model(&m, true);
+    nnd_client *c = connect_to();
+    bool from_cache;
+    prepare_cached(c, &m, &from_cache); /* the files are there and right */
+    assert_true(from_cache);
+    int model_fd, data_fd;
+    size_t len;
+    open_cache_files(&model_fd, &data_fd, &len);
+    /* The model file ends with the blob (12 bytes), its section's length and magic. */
+    uint8_t byte;
+    off_t at = (off_t)len - 16 - 12;
+    assert_int_equal(pread(model_fd, &byte, 1, at), 1);
+    byte ^= 1;
+    assert_int_equal(pwrite(model_fd, &byte, 1, at), 1);
+    uint8_t folded[NND_CACHE_TOKEN_BYTES];
+    assert_int_equal(nnd_cache_token(&m.model, NULL, 0, 1, 0, g_token, folded), 0);
+    int deserialized = calls("deserialize");
+    double rejected = cache_count("rejected");
+    char err[512];
+    uint64_t h;
+    int st = nnd_client_prepare_from_cache(c, folded, model_fd, data_fd, 0, 0, &h, err, sizeof err);
+    assert_int_equal(st, NND__ERROR_STATUS__GENERAL_FAILURE);
+    if (!strstr(err, "cache files do not match what was saved")) fail_msg("message: %s", err);
+    assert_int_equal(calls("deserialize"), deserialized); /* the driver never saw it */
+    assert_true(cache_count("rejected") == rejected + 1);
+    /* The client's fallback compiles again and rewrites the files. */
+    byte ^= 1;
+    assert_int_equal(pwrite(model_fd, &byte, 1, at), 1);
+    close(model_fd);
+    close(data_fd);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* Last: it disables nnd-memtest for the rest of the daemon's life. */
+static void test_fault_in_deserialize(void **state) {
+    (void)state;
+    static mb m;
+    model(&m, true);
+    nnd_client *c = connect_to();
+    int model_fd, data_fd;
+    size_t len;
+    open_cache_files(&model_fd, &data_fd, &len);
+    char flag[400];
+    snprintf(flag, sizeof flag, "%s.fault", g_calls);
+    int fd = open(flag, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    uint8_t folded[NND_CACHE_TOKEN_BYTES];
+    assert_int_equal(nnd_cache_token(&m.model, NULL, 0, 1, 0, g_token, folded), 0);
+    char err[512];
+    uint64_t h;
+    int st = nnd_client_prepare_from_cache(c, folded, model_fd, data_fd, 0, 0, &h, err, sizeof err);
+    assert_int_equal(st, NND__ERROR_STATUS__GENERAL_FAILURE);
+    if (!strstr(err, "cache rejected")) fail_msg("message: %s", err);
+    size_t n = 0;
+    uint8_t *log = nnd_test_read_file(g_log, &n);
+    assert_non_null(log);
+    assert_non_null(
+        strstr((char *)log, "SIGSEGV in deserialize of RELU #1; the driver is disabled"));
+    free(log);
+    close(model_fd);
+    close(data_fd);
+    /* The daemon serves on: the same model compiles again, its RELU now on the CPU. */
+    bool from_cache = true;
+    uint64_t h2 = prepare_cached(c, &m, &from_cache);
+    assert_false(from_cache);
+    run_right(c, h2);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
 /* ---- the daemon --------------------------------------------------------------------------- */
 
 static int setup(void **state) {
@@ -293,7 +442,7 @@ static int teardown(void **state) {
     snprintf(p, sizeof p, "%s.fault", g_calls);
     unlink(p);
     unlink(g_calls);
-    unlink(g_log);
+    if (!getenv("KEEP_LOG")) unlink(g_log);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
     if (system(cmd) != 0) rc = -1;
@@ -303,6 +452,9 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buffers_in_driver_memory),
+        cmocka_unit_test(test_driver_compilation_cached),
+        cmocka_unit_test(test_tampered_blob_refused),
+        cmocka_unit_test(test_fault_in_deserialize),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
