@@ -16,7 +16,9 @@
  *   whose shapes are known at prepare.
  * - nnd_exec_run() calls the checkpoint between operations; a non-zero return stops the
  *   run with that status, and nnd_exec_resume() may continue it from there. Tensor bytes
- *   are read from and written to the caller's memory directly.
+ *   are read from and written to the caller's memory directly; an input or output in a
+ *   device's memory (nnd_io.device) is used there by that device's steps and copied for
+ *   the others (backend.h, "Device memory").
  * - Control flow (HAL 1.3): a model may reference subgraphs (nnd_model_desc.referenced),
  *   named by operands of type SUBGRAPH and lifetime SUBGRAPH whose offset is the
  *   subgraph's index; IF and WHILE run them. Every subgraph is validated and prepared
