@@ -13,6 +13,9 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "backend.h"
+#include "devices.h"
+
 typedef struct role {
     uint64_t model; /* prepared-model handle */
     uint32_t index;
@@ -36,6 +39,10 @@ struct nnd_buffer {
     size_t n_roles;
     role *roles;
     nnd_buffer_account acct; /* who pays for cap; cleared when dropped */
+    /* Non-NULL: the bytes are in this driver's device memory under handle (data stays
+     * NULL, cap is their size); a fixed buffer, so they are never replaced. */
+    const nnd_backend *device;
+    uint64_t handle;
 
     pthread_mutex_t lock; /* guards everything below */
     uint8_t *data;        /* cap bytes; replaced only under write access */
@@ -187,6 +194,7 @@ void nnd_buffer_unref(nnd_buffer *b) {
     if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
     atomic_fetch_sub(&live_count, 1);
     atomic_fetch_sub(&live_bytes, b->cap);
+    if (b->device) b->device->mem_free(b->device, b->handle);
     free(b->data);
     free(b->roles);
     pthread_mutex_destroy(&b->lock);
@@ -248,6 +256,9 @@ void nnd_buffer_end(nnd_buffer *b, bool write) {
  * makes valid. */
 static nnd_status reserve(nnd_buffer *b, size_t need, char *err, size_t errlen) {
     if (b->cap >= need) return NND_OK;
+    if (b->device)
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                         "a buffer in device memory cannot grow to %zu bytes", need);
     if (b->acct.charge) {
         nnd_status st = b->acct.charge(b->acct.ctx, need - b->cap, err, errlen);
         if (st != NND_OK) return st;
@@ -286,6 +297,31 @@ static bool same_quant(const nnd_operand_desc *a, const nnd_operand_desc *b) {
     const nnd_channel_quant *x = &a->channel_quant, *y = &b->channel_quant;
     if (x->n_scales != y->n_scales || x->channel_dim != y->channel_dim) return false;
     return !x->n_scales || memcmp(x->scales, y->scales, x->n_scales * sizeof *x->scales) == 0;
+}
+
+/* A fixed buffer of `bytes` in the device memory of the driver its models share
+ * (nnd_device_memory_for()), charged first; NULL when it stays in daemon memory: no such
+ * driver, the driver has no room (then daemon memory), or the charge was refused (*st). */
+static const nnd_backend *in_device_memory(nnd_buffer *b, const Nnd__Allocate *a,
+                                           const nnd_buffer_model *models, size_t bytes,
+                                           nnd_status *st, char *err, size_t errlen) {
+    const nnd_prepared *ps[64];
+    if (a->n_prepared_models > sizeof ps / sizeof ps[0]) return NULL;
+    for (size_t i = 0; i < a->n_prepared_models; i++)
+        ps[i] = models[i].prepared;
+    const nnd_backend *dev = nnd_device_memory_for(ps, a->n_prepared_models);
+    if (!dev) return NULL;
+    if (b->acct.charge && (*st = b->acct.charge(b->acct.ctx, bytes, err, errlen)) != NND_OK)
+        return NULL;
+    uint64_t h = dev->mem_alloc(dev, bytes ? bytes : 1);
+    if (!h) {
+        if (b->acct.refund) b->acct.refund(b->acct.ctx, bytes);
+        return NULL;
+    }
+    b->handle = h;
+    b->cap = bytes;
+    atomic_fetch_add(&live_bytes, bytes);
+    return dev;
 }
 
 nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Allocate *a,
@@ -420,7 +456,8 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
     pthread_mutex_init(&b->lock, NULL);
     if (acct) b->acct = *acct;
     atomic_fetch_add(&live_count, 1);
-    st = b->fixed ? reserve(b, bytes, err, errlen) : NND_OK;
+    if (b->fixed) b->device = in_device_memory(b, a, models, bytes, &st, err, errlen);
+    if (st == NND_OK && !b->device && b->fixed) st = reserve(b, bytes, err, errlen);
     if (st == NND_OK && reg_add(b) < 0)
         st = nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory registering a buffer");
     if (st != NND_OK) {
@@ -433,6 +470,41 @@ nnd_status nnd_buffer_allocate(const struct nnd_session *owner, const Nnd__Alloc
 }
 
 /* ---- copies -------------------------------------------------------------------------- */
+
+/* Client memory reaches a driver only through daemon memory: a pool that shrinks under a
+ * copy faults in the daemon's memcpy, which the pool guard handles, never in the driver. */
+static nnd_status copy_in_device(nnd_buffer *b, const nnd_pool *src, const shape *s, size_t need,
+                                 char *err, size_t errlen) {
+    uint8_t *tmp = malloc(need ? need : 1);
+    if (!tmp) {
+        end_write(b, false, s, 0);
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory copying to a buffer");
+    }
+    uint64_t faults = nnd_pool_faults();
+    memcpy(tmp, src->view.base, need);
+    nnd_status st = nnd_pool_faults() == faults
+                        ? NND_OK
+                        : nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                                    "the source memory shrank during the copy; the buffer is now "
+                                    "uninitialized");
+    if (st == NND_OK) st = b->device->mem_write(b->device, b->handle, 0, tmp, need, err, errlen);
+    free(tmp);
+    end_write(b, st == NND_OK, s, need);
+    return st;
+}
+
+static nnd_status copy_out_device(nnd_buffer *b, const nnd_pool *dst, char *err, size_t errlen) {
+    uint8_t *tmp = malloc(b->len ? b->len : 1);
+    if (!tmp) return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory copying a buffer");
+    nnd_status st = b->device->mem_read(b->device, b->handle, 0, tmp, b->len, err, errlen);
+    uint64_t faults = nnd_pool_faults();
+    if (st == NND_OK) memcpy((void *)dst->view.base, tmp, b->len);
+    if (st == NND_OK && nnd_pool_faults() != faults)
+        st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                       "the destination memory shrank during the copy");
+    free(tmp);
+    return st;
+}
 
 nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t *dims, size_t rank,
                               char *err, size_t errlen) {
@@ -464,6 +536,7 @@ nnd_status nnd_buffer_copy_in(nnd_buffer *b, const nnd_pool *src, const uint32_t
         nnd_buffer_end(b, true);
         return st;
     }
+    if (b->device) return copy_in_device(b, src, &s, need, err, errlen);
     uint64_t faults = nnd_pool_faults();
     memcpy(b->data, src->view.base, need);
     bool ok = nnd_pool_faults() == faults;
@@ -495,12 +568,16 @@ nnd_status nnd_buffer_copy_out(nnd_buffer *b, const nnd_pool *dst, const uint32_
         st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
                        "the destination holds %zu bytes, the buffer's contents %s are %zu",
                        dst->view.size, shape_str(&s, b->tensor, x, sizeof x), b->len);
-    if (st == NND_OK) {
+    if (st == NND_OK && b->device) {
+        st = copy_out_device(b, dst, err, errlen);
+    } else if (st == NND_OK) {
         uint64_t faults = nnd_pool_faults();
         memcpy((void *)dst->view.base, b->data, b->len);
         if (nnd_pool_faults() != faults)
             st = nnd_failf(err, errlen, NND_GENERAL_FAILURE,
                            "the destination memory shrank during the copy");
+    }
+    if (st == NND_OK) {
         out->rank = s.rank;
         memcpy(out->dims, s.dims, sizeof out->dims);
         out->sufficient = true;
@@ -532,6 +609,8 @@ nnd_status nnd_buffer_bind_input(nnd_buffer *b, uint32_t i, nnd_io *io, char *er
                        shape_str(&b->cur, b->tensor, y, sizeof y));
     } else {
         io->data = b->data;
+        io->device = b->device;
+        io->device_handle = b->handle;
         io->length = b->len;
         io->rank = b->cur.rank;
         memcpy(io->dims, b->cur.dims, sizeof io->dims);
@@ -560,6 +639,8 @@ nnd_status nnd_buffer_bind_output(nnd_buffer *b, const nnd_operand_desc *o, uint
     }
     pthread_mutex_lock(&b->lock);
     io->data = b->data;
+    io->device = b->device;
+    io->device_handle = b->handle;
     io->length = b->cap;
     pthread_mutex_unlock(&b->lock);
     return NND_OK;

@@ -13,6 +13,12 @@
  *   Allocate (zeroed, pages given lazily by the kernel). Otherwise flexible: capacity grows
  *   when a write needs more, and the shape is that of the last write (an output or
  *   BufferCopyTo). At most NND_BUFFER_MAX_BYTES each.
+ * - Where: a fixed buffer whose prepared models all run steps on one driver with device
+ *   memory (nnd_device_memory_for()) lives there, allocated at Allocate (charged first; a
+ *   driver out of room leaves it in daemon memory). Executions get its handle (nnd_io
+ *   device fields; the engine copies for the steps of other devices), the copies go
+ *   through a daemon buffer and the driver's read and write, and the driver frees it with
+ *   the last reference. Flexible buffers always live in daemon memory.
  * - Identity: the caller stores the buffer under a handle in its owner's session, with
  *   nnd_buffer_drop() as the free function. Its token is random, never 0 and unique among
  *   live buffers daemon-wide; it is found only for its owner, for anyone else it is as

@@ -395,6 +395,11 @@ nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_
         return NND_GENERAL_FAILURE;
     }
     nnd_hash_combine(digest[0], digest[1], out->key);
+    memcpy(out->data_digest, digest[1], NND_HASH_LEN);
+    memcpy(out->dev.drivers, m->drivers, sizeof(*m->drivers) * m->n_drivers);
+    out->dev.n_drivers = m->n_drivers;
+    out->dev.drivers_only = m->drivers_only;
+    nnd_cache_devices_fold(m, out->key);
     return NND_OK;
 }
 
@@ -417,12 +422,14 @@ nnd_status nnd_cache_prepare_encoded(nnd_cache *c, const nnd_session *s, nnd_cac
         touch(c, e);
         store_use(c, e);
         content_event(c, s, e, true, "memory");
-        if (token) save_client_cache(c, s, token, key, &x->model, &x->data, model_fd, data_fd);
+        if (token && !e->no_files)
+            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
         nnd_cache_encoded_free(x);
     } else {
-        st = nnd_cache_make_entry(c, key, &x->model, &x->data, plan, &e, err, errlen);
+        st = nnd_cache_make_entry(c, x, &x->model, &x->data, plan, &e, err, errlen);
         if (st != NND_OK) return st;
-        if (token) save_client_cache(c, s, token, key, &e->model, e->data, model_fd, data_fd);
+        if (token && !e->no_files)
+            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
         content_event(c, s, e, false, NULL);
         adopt(c, e);
     }
@@ -528,7 +535,8 @@ nnd_status nnd_cache_prepare_from_cache(nnd_cache *c, const nnd_session *s,
     if (held) {
         nnd_buf_free(&bufs[0]), nnd_buf_free(&bufs[1]);
         nnd_hash_combine(digest[0], digest[1], key);
-    } else if (nnd_cache_prepare_while_hashing(c, bufs, key, &e, &made, why, sizeof why) < 0) {
+    } else if (nnd_cache_prepare_while_hashing(c, bufs, row.hash, key, &e, &made, why, sizeof why) <
+               0) {
         return reject(c, s, why, why, err, errlen);
     }
     if (memcmp(key, row.hash, NND_HASH_LEN) != 0) {

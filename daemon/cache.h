@@ -20,6 +20,14 @@
  *   past max_bytes (0 turns the content cache off). Each entry is also written to the
  *   state directory (content/<digest>.model and .data, rows in the index) off the loop
  *   thread, so the store outlives restarts; store entries past max_bytes are evicted too.
+ * - Driver devices (cache_devices.h): a compilation whose device set includes drivers is
+ *   cached only when each of them keeps cache blobs. Its content key is folded with the
+ *   set's drivers; its model cache bytes (in memory, in the store, in the client's file)
+ *   end with the device section, blobs included, and the index row of a client cache
+ *   records the digest of those bytes with the data's. A load verifies that digest before
+ *   any driver sees a blob (not while preparing, as for other models), and then gives
+ *   each driver step its blob (deserialize()) instead of preparing it; a device missing,
+ *   of another version, or refusing its blob fails the load ("not a valid model").
  * - Client cache, save (nnd_cache_prepare with a token): prepare, store {uid, token,
  *   digest, build id, sizes, time} in the index (one transaction), then, holding
  *   exclusive flocks on both fds, truncate and write the files. Failing to write costs
@@ -61,6 +69,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cache_devices.h"
 #include "daemon.h"
 #include "engine.h"
 #include "hash.h"
@@ -111,6 +120,8 @@ nnd_status nnd_cache_prepare(nnd_cache *c, const nnd_session *s, const nnd_model
 typedef struct nnd_cache_encoded {
     nnd_buf model, data;
     uint8_t key[NND_HASH_LEN];
+    uint8_t data_digest[NND_HASH_LEN];
+    nnd_cache_devices dev; /* the driver devices of the set (no blobs yet) */
 } nnd_cache_encoded;
 nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_t preference,
                             nnd_cache_encoded *out, char *err, size_t errlen);

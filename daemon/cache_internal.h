@@ -26,6 +26,10 @@ typedef struct nnd_cache_ref nnd_cache_ref;
 struct nnd_cache_ref {
     nnd_cache *cache;
     uint8_t key[NND_HASH_LEN];
+    /* The digest client cache files of this entry have (model bytes with the device
+     * section, data); the key itself for models without drivers. */
+    uint8_t file_key[NND_HASH_LEN];
+    bool no_files; /* a driver gave no blob: not written to client cache files */
     nnd_prepared *prepared;
     nnd_buf model;       /* the model cache bytes, kept for the store write */
     const nnd_buf *data; /* the data cache bytes, owned by prepared (its pool 0) */
@@ -78,16 +82,20 @@ nnd_cache_ref *nnd_cache_lookup(nnd_cache *c, const uint8_t key[NND_HASH_LEN]);
  * nnd_cache_make_entry() decodes (as hostile input) and prepares, finishing plan (the
  * model's plan from its validation, engine.h nnd_plan) when not NULL; it takes *model,
  * *data and plan whatever happens, and returns an unlisted entry with one reference.
+ * make_entry takes its key, data digest and driver devices from x (the section with the
+ * blobs is appended to the entry's model bytes once prepared).
  * nnd_cache_prepare_while_hashing() does the same for bytes read from client cache files
  * while another thread hashes them (this engine cannot take packed weights back, so a load
  * prepares anyway, and the two overlap): the digest lands in key, for the caller to decide
  * whether the entry is kept; the entry in *out with *made NND_OK, or *made and why say
- * why not; -1 (why set, nothing made) when the hash could not run. It takes bufs.
- * nnd_cache_entry_free() frees an entry, listed no more and without references. */
-nnd_status nnd_cache_make_entry(nnd_cache *c, const uint8_t key[NND_HASH_LEN], nnd_buf *model,
+ * why not. Bytes with a device section are hashed first and prepared only when the digest
+ * is `expect` (cache_devices.h); -1 (why set, nothing made) when the hash could not run. It takes
+ * bufs. nnd_cache_entry_free() frees an entry, listed no more and without references. */
+nnd_status nnd_cache_make_entry(nnd_cache *c, const nnd_cache_encoded *x, nnd_buf *model,
                                 nnd_buf *data, nnd_prepared *plan, nnd_cache_ref **out, char *err,
                                 size_t errlen);
-int nnd_cache_prepare_while_hashing(nnd_cache *c, nnd_buf bufs[2], uint8_t key[NND_HASH_LEN],
+int nnd_cache_prepare_while_hashing(nnd_cache *c, nnd_buf bufs[2],
+                                    const uint8_t expect[NND_HASH_LEN], uint8_t key[NND_HASH_LEN],
                                     nnd_cache_ref **out, nnd_status *made, char *why,
                                     size_t whylen);
 void nnd_cache_entry_free(nnd_cache_ref *e);

@@ -141,6 +141,17 @@ static uint32_t steps_on(const nnd_prepared *p, size_t i) {
     return nnd_prepared_steps_on(p, NULL);
 }
 
+const struct nnd_backend *nnd_device_memory_for(const nnd_prepared *const *models, size_t n) {
+    for (size_t i = 0; i < n_devices; i++) {
+        const nnd_backend *b = g_devices[i].backend;
+        bool all = b && b->mem_alloc && n;
+        for (size_t k = 0; all && k < n; k++)
+            all = nnd_prepared_steps_on(models[k], b) > 0;
+        if (all) return b;
+    }
+    return NULL;
+}
+
 const nnd_device *nnd_device_of(const nnd_prepared *p) {
     size_t best = nnd_prepared_reference_only(p) ? 1 : 0;
     uint32_t most = steps_on(p, best);
@@ -188,6 +199,9 @@ cJSON *nnd_devices_json(void) {
         cJSON_AddNumberToObject(d, "type", g_devices[i].type);
         cJSON_AddBoolToObject(d, "reference_only", g_devices[i].reference_only);
         cJSON_AddBoolToObject(d, "driver", g_devices[i].backend != NULL);
+        const nnd_backend *b = g_devices[i].backend;
+        cJSON_AddBoolToObject(d, "device_memory", b && b->mem_alloc);
+        cJSON_AddBoolToObject(d, "cache_blobs", b && b->serialize);
         cJSON_AddNumberToObject(d, "exec_time", g_devices[i].exec_time);
         cJSON_AddNumberToObject(d, "prepares", (double)atomic_load(&g_prepares[i]));
         cJSON_AddNumberToObject(d, "executions", (double)atomic_load(&g_executions[i]));

@@ -70,11 +70,17 @@ const nnd_device *nnd_device_of(const nnd_prepared *p);
 /* "nnd-example 4, nnd-cpu 3": steps of p per device, devices with none left out. */
 void nnd_device_steps_text(const nnd_prepared *p, char *buf, size_t len);
 
+/* Device memory (nnd/driver.h): the first device, in table order, whose driver has device
+ * memory and on which each of the n prepared models runs at least one step; NULL when
+ * none (the buffer then lives in daemon memory). */
+const struct nnd_backend *nnd_device_memory_for(const nnd_prepared *const *models, size_t n);
+
 void nnd_device_count_prepare(const nnd_prepared *p);
 void nnd_device_count_execution(const nnd_prepared *p);
 
-/* {"devices": [{"name", "what", "type", "reference_only", "exec_time", "driver", "prepares",
- * "executions"}, ...]} goes in as the array; refused drivers as [{"path", "reason"}]. */
+/* {"devices": [{"name", "what", "type", "reference_only", "exec_time", "driver",
+ * "device_memory", "cache_blobs", "prepares", "executions"}, ...]} goes in as the array; refused
+ * drivers as [{"path", "reason"}]. */
 cJSON *nnd_devices_json(void);
 cJSON *nnd_devices_refused_json(void);
 

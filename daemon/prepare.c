@@ -265,8 +265,9 @@ void nnd_on_prepare_model(nnd_call *c) {
         t = nnd_now_ns();
         /* Models using extensions are never cached: their engine codes name plugins
          * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
-         * models offered to drivers: a driver's prepared state lives in the driver. */
-        bool cacheable = !nnd_model_uses_extensions(m) && !plan.n_drivers;
+         * models offered to a driver without cache blobs: its prepared state lives in the
+         * driver only (cache_devices.h). */
+        bool cacheable = !nnd_model_uses_extensions(m) && nnd_cache_devices_ok(&desc);
         /* Nor saved to cache files when a load would cost more than this compile (cache.h):
          * prepared as without a token, and the answer says so. */
         if (token && cacheable &&
@@ -278,7 +279,7 @@ void nnd_on_prepare_model(nnd_call *c) {
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */
-        void *owned = cached && nnd_prepare_off_loop_wanted(c, &desc)
+        void *owned = cached && !plan.n_drivers && nnd_prepare_off_loop_wanted(c, &desc)
                           ? nnd_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
                           : NULL;
         if (owned) {

@@ -22,6 +22,17 @@
  *   TENSOR_FLOAT32 tensor of the same shape, which run() then reads (writes) as float.
  *   Prepare gives such storage to the temporaries between such steps (fp16_region.h), so
  *   an FP16 region converts only at its boundaries. NULL: never.
+ * - Device memory (driver backends whose driver has it, driver.h; NULL otherwise):
+ *   mem_alloc() gives a handle (0: none) to zeroed bytes in the device's memory;
+ *   mem_read() and mem_write() copy out of and into it at an offset (NND_OK, or
+ *   GENERAL_FAILURE with err); mem_free() gives it back. A model input or output bound to
+ *   device memory (nnd_io.device) is used there by the steps of that backend (run() finds
+ *   it in the tensor's device fields); before any other step reads it, the run copies it
+ *   to a host copy (once per run), and what other steps write there is copied back to the
+ *   device when the run ends.
+ * - Cache blobs (NULL: the backend's states cannot be cached): serialize() makes a
+ *   malloc'd blob of a step's state; claim_blob() is claim() from such a blob (NULL:
+ *   refused, with err), used when a model is prepared with nnd_model_desc.blobs.
  * - A prepared model is shared: run() may be called on one state from several threads.
  * - NND_REFERENCE_KERNELS=1 in the environment keeps every step of the models prepared
  *   from then on on the reference kernels (CI runs the conformance vectors both ways).
@@ -42,6 +53,15 @@ struct nnd_backend {
     /* Whether claim() could take the step, without preparing it (GetSupportedOperations);
      * c->state is impl. NULL: not asked. */
     bool (*supports)(nnd_op_ctx *c);
+    uint64_t (*mem_alloc)(const nnd_backend *b, uint64_t bytes);
+    void (*mem_free)(const nnd_backend *b, uint64_t handle);
+    nnd_status (*mem_read)(const nnd_backend *b, uint64_t handle, uint64_t offset, void *dst,
+                           size_t bytes, char *err, size_t errlen);
+    nnd_status (*mem_write)(const nnd_backend *b, uint64_t handle, uint64_t offset, const void *src,
+                            size_t bytes, char *err, size_t errlen);
+    nnd_status (*serialize)(const void *state, uint8_t **blob, size_t *len, char *err,
+                            size_t errlen);
+    void *(*claim_blob)(nnd_op_ctx *c, const uint8_t *blob, size_t len);
 };
 
 extern const nnd_backend nnd_backend_xnnpack;

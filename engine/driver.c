@@ -81,9 +81,12 @@ static int check_descriptor(void *arg) {
                  d->abi_version, NND_DRIVER_ABI_VERSION);
         return -1;
     }
-    if (d->struct_size != sizeof(nnd_driver)) {
-        snprintf(a->why, a->whylen, "ABI mismatch: descriptor of %u bytes, ABI %u has %zu",
-                 d->struct_size, NND_DRIVER_ABI_VERSION, sizeof(nnd_driver));
+    if (d->struct_size != sizeof(nnd_driver) && d->struct_size != NND_DRIVER_SIZE_BASE) {
+        snprintf(a->why, a->whylen,
+                 "ABI mismatch: descriptor of %u bytes, ABI %u has %zu (or %zu without the "
+                 "optional callbacks)",
+                 d->struct_size, NND_DRIVER_ABI_VERSION, sizeof(nnd_driver),
+                 (size_t)NND_DRIVER_SIZE_BASE);
         return -1;
     }
     if (!d->name || !valid_name(d->name)) {
@@ -103,6 +106,17 @@ static int check_descriptor(void *arg) {
     if (!d->supports || !d->prepare || !d->execute || !d->release) {
         snprintf(a->why, a->whylen, "lacks supports, prepare, execute or release");
         return -1;
+    }
+    if (d->struct_size == sizeof(nnd_driver)) {
+        int memory = !!d->memory_allocate + !!d->memory_free + !!d->memory_read + !!d->memory_write;
+        if (memory != 0 && memory != 4) {
+            snprintf(a->why, a->whylen, "has %d of the 4 device memory callbacks", memory);
+            return -1;
+        }
+        if (!d->serialize != !d->deserialize) {
+            snprintf(a->why, a->whylen, "has one of serialize and deserialize");
+            return -1;
+        }
     }
     if (d->version) (void)strlen(d->version); /* a bad pointer faults here, not later */
     return 0;
@@ -208,6 +222,10 @@ static void load_one(const char *path, nnd_ext_file_check_fn check, const char *
     }
     r->d = d;
     r->dl = dl;
+    if (d->struct_size == sizeof(nnd_driver)) { /* else the optional callbacks stay NULL */
+        r->has_memory = d->memory_allocate != NULL;
+        r->has_blobs = d->serialize != NULL;
+    }
     snprintf(r->name, sizeof r->name, "%s", d->name);
     snprintf(r->version, sizeof r->version, "%s", d->version ? d->version : "");
     nnd_driver_backend_init(r);

@@ -16,6 +16,12 @@
  *   fault guard: a fault fails the call, logs, and disables the driver (its later claims
  *   decline, its runs fail) until the daemon restarts.
  * - backend.supports() asks supports() alone, for GetSupportedOperations.
+ * - Optional callbacks (nnd/driver.h): a driver with device memory gets the backend's
+ *   mem_* (allocate, free, read, write; a disabled driver allocates nothing and its reads
+ *   and writes fail); one with cache blobs gets serialize (a blob over NND_DRIVER_BLOB_MAX
+ *   or of size 0 is UNSUPPORTED: not cached) and claim_blob (deserialize()).
+ * - Execute: an operand in this driver's memory reaches execute() as its handle
+ *   (input_memory, output_memory) with data NULL, when execute.c holds that copy fresh.
  * - Drivers stay loaded until nnd_drivers_unload_all(), after every prepared model is gone.
  * - Loading and unloading from one thread; the rest from any.
  */
@@ -31,6 +37,8 @@
 #include "nnd/driver.h"
 
 #define NND_DRIVERS_MAX 8
+/* The largest cache blob a driver may make of one step's state. */
+#define NND_DRIVER_BLOB_MAX (1u << 30)
 
 typedef struct nnd_driver_info_view {
     const char *name;
@@ -63,6 +71,7 @@ typedef struct nnd_driver_rec {
     char version[64];
     nnd_backend backend; /* backend.impl == this record */
     _Atomic bool faulted;
+    bool has_memory, has_blobs; /* the optional callbacks (read only from a full descriptor) */
 } nnd_driver_rec;
 
 void nnd_driver_backend_init(nnd_driver_rec *r);

@@ -15,8 +15,10 @@ typedef struct driver_claim {
 } driver_claim;
 
 /* A step's operands as a driver sees them; false for what no driver is offered
- * (extension or per-channel operands, ranks beyond the view). */
-static bool describe(nnd_ext_operand *o, const nnd_tensor *t) {
+ * (extension or per-channel operands, ranks beyond the view). *handle: the device memory
+ * of r holding the operand for this step (execute.c keeps it fresh), or 0. */
+static bool describe(nnd_ext_operand *o, const nnd_tensor *t, const nnd_driver_rec *r, bool output,
+                     uint64_t *handle) {
     memset(o, 0, sizeof *o);
     if (nnd_ext_is_code(t->type) || t->channel_quant || t->rank > NND_EXT_MAX_RANK) return false;
     o->type = t->type;
@@ -30,18 +32,41 @@ static bool describe(nnd_ext_operand *o, const nnd_tensor *t) {
     o->length = t->bytes;
     o->is_constant = t->lifetime == NND_CONSTANT_COPY || t->lifetime == NND_CONSTANT_REFERENCE;
     o->omitted = t->lifetime == NND_NO_VALUE;
+    *handle = 0;
+    if (t->device == &r->backend &&
+        !(t->device_sync & (output ? NND_HOST_ONLY : NND_DEVICE_STALE))) {
+        *handle = t->device_handle;
+        o->data = NULL;
+    }
     return true;
 }
 
-enum { CALL_SUPPORTS, CALL_PREPARE, CALL_EXECUTE, CALL_RELEASE };
-static const char *const call_names[] = {"supports", "prepare", "execute", "release"};
+enum {
+    CALL_SUPPORTS,
+    CALL_PREPARE,
+    CALL_EXECUTE,
+    CALL_RELEASE,
+    CALL_ALLOCATE,
+    CALL_FREE,
+    CALL_READ,
+    CALL_WRITE,
+    CALL_SERIALIZE,
+    CALL_DESERIALIZE
+};
+static const char *const call_names[] = {
+    "supports",    "prepare",     "execute",      "release",   "memory_allocate",
+    "memory_free", "memory_read", "memory_write", "serialize", "deserialize"};
 
 typedef struct driver_call {
     const nnd_driver *d;
     int what;
     nnd_driver_step *step;
-    void *state;  /* execute, release */
-    void *result; /* prepare */
+    void *state;                    /* execute, release, serialize */
+    void *result;                   /* prepare, deserialize */
+    uint64_t handle, offset, bytes; /* memory_*: bytes is also allocate's size */
+    void *buf;                      /* memory_read, memory_write; serialize, deserialize */
+    size_t cap;                     /* serialize, deserialize */
+    size_t size;                    /* serialize's answer */
 } driver_call;
 
 static int invoke(void *arg) {
@@ -50,6 +75,12 @@ static int invoke(void *arg) {
     case CALL_SUPPORTS: return v->d->supports(v->step) ? 1 : 0;
     case CALL_PREPARE: v->result = v->d->prepare(v->step); return 0;
     case CALL_EXECUTE: return v->d->execute(v->state, v->step);
+    case CALL_ALLOCATE: v->handle = v->d->memory_allocate(v->bytes); return 0;
+    case CALL_FREE: v->d->memory_free(v->handle); return 0;
+    case CALL_READ: return v->d->memory_read(v->handle, v->offset, v->buf, (size_t)v->bytes);
+    case CALL_WRITE: return v->d->memory_write(v->handle, v->offset, v->buf, (size_t)v->bytes);
+    case CALL_SERIALIZE: v->size = v->d->serialize(v->state, v->buf, v->cap); return 0;
+    case CALL_DESERIALIZE: v->result = v->d->deserialize(v->step, v->buf, v->cap); return 0;
     default: v->d->release(v->state); return 0;
     }
 }
@@ -60,19 +91,24 @@ static int guarded(nnd_driver_rec *r, driver_call *v, const char *op_name, uint3
     int rc = nnd_fault_guarded(invoke, v, &sig);
     if (!sig) return rc;
     atomic_store(&r->faulted, true);
-    nnd_driver_logf(0, "driver %s (%s): %s in %s of %s #%u; the driver is disabled", r->name,
-                    r->path, nnd_fault_signal_name(sig), call_names[v->what], op_name, index);
+    if (op_name)
+        nnd_driver_logf(0, "driver %s (%s): %s in %s of %s #%u; the driver is disabled", r->name,
+                        r->path, nnd_fault_signal_name(sig), call_names[v->what], op_name, index);
+    else
+        nnd_driver_logf(0, "driver %s (%s): %s in %s; the driver is disabled", r->name, r->path,
+                        nnd_fault_signal_name(sig), call_names[v->what]);
     return -1;
 }
 
-/* Builds the step for c into ops (n_in + n_out entries); false when no driver may see it. */
-static bool make_step(const nnd_op_ctx *c, nnd_ext_operand *ops, nnd_driver_step *s, char *msg,
-                      size_t msglen) {
+/* Builds the step of r for c into ops and handles (n_in + n_out entries each); false when
+ * no driver may see it. */
+static bool make_step(const nnd_driver_rec *r, const nnd_op_ctx *c, nnd_ext_operand *ops,
+                      uint64_t *handles, nnd_driver_step *s, char *msg, size_t msglen) {
     if (nnd_ext_is_code(c->def->code)) return false;
     for (uint32_t j = 0; j < c->n_in; j++)
-        if (!describe(&ops[j], c->in[j])) return false;
+        if (!describe(&ops[j], c->in[j], r, false, &handles[j])) return false;
     for (uint32_t j = 0; j < c->n_out; j++)
-        if (!describe(&ops[c->n_in + j], c->out[j])) return false;
+        if (!describe(&ops[c->n_in + j], c->out[j], r, true, &handles[c->n_in + j])) return false;
     *s = (nnd_driver_step){.operation = c->def->code,
                            .index = c->index,
                            .n_inputs = c->n_in,
@@ -81,7 +117,9 @@ static bool make_step(const nnd_op_ctx *c, nnd_ext_operand *ops, nnd_driver_step
                            .outputs = ops + c->n_in,
                            .relaxed = c->relaxed,
                            .err = msg,
-                           .errlen = msglen};
+                           .errlen = msglen,
+                           .input_memory = handles,
+                           .output_memory = handles + c->n_in};
     return true;
 }
 
@@ -90,9 +128,10 @@ static bool make_step(const nnd_op_ctx *c, nnd_ext_operand *ops, nnd_driver_step
 static bool supports(nnd_driver_rec *r, const nnd_op_ctx *c) {
     if (atomic_load(&r->faulted) || c->n_in + c->n_out > SMALL) return false;
     nnd_ext_operand ops[SMALL];
+    uint64_t handles[SMALL];
     nnd_driver_step s;
     char msg[8];
-    if (!make_step(c, ops, &s, msg, sizeof msg)) return false;
+    if (!make_step(r, c, ops, handles, &s, msg, sizeof msg)) return false;
     driver_call v = {.d = r->d, .what = CALL_SUPPORTS, .step = &s};
     return guarded(r, &v, c->def->name, c->index) == 1;
 }
@@ -106,9 +145,10 @@ static void *driver_claim_step(nnd_op_ctx *c, bool last) {
     nnd_driver_rec *r = c->state;
     if (!supports(r, c)) return NULL;
     nnd_ext_operand ops[SMALL];
+    uint64_t handles[SMALL];
     nnd_driver_step s;
     char msg[8];
-    if (!make_step(c, ops, &s, msg, sizeof msg)) return NULL;
+    if (!make_step(r, c, ops, handles, &s, msg, sizeof msg)) return NULL;
     driver_claim *claim = malloc(sizeof *claim);
     if (!claim) return NULL;
     driver_call v = {.d = r->d, .what = CALL_PREPARE, .step = &s};
@@ -130,9 +170,10 @@ static nnd_status driver_run(nnd_op_ctx *c) {
         return NND_GENERAL_FAILURE;
     }
     nnd_ext_operand ops[SMALL];
+    uint64_t handles[SMALL];
     nnd_driver_step s;
     char msg[NND_ERR_LEN] = "";
-    if (!make_step(c, ops, &s, msg, sizeof msg)) { /* claimed steps always fit */
+    if (!make_step(r, c, ops, handles, &s, msg, sizeof msg)) { /* claimed steps always fit */
         nnd_errf(c->err, c->errlen, "%s #%u: not a step for driver %s", c->def->name, c->index,
                  r->name);
         return NND_GENERAL_FAILURE;
@@ -158,6 +199,112 @@ static void driver_release(void *state) {
     free(claim);
 }
 
+/* ---- device memory ---------------------------------------------------------------- */
+
+static nnd_driver_rec *rec_of(const nnd_backend *b) {
+    return b->impl;
+}
+
+static uint64_t driver_mem_alloc(const nnd_backend *b, uint64_t bytes) {
+    nnd_driver_rec *r = rec_of(b);
+    driver_call v = {.d = r->d, .what = CALL_ALLOCATE, .bytes = bytes};
+    if (atomic_load(&r->faulted) || guarded(r, &v, NULL, 0) < 0) return 0;
+    return v.handle;
+}
+
+static void driver_mem_free(const nnd_backend *b, uint64_t handle) {
+    nnd_driver_rec *r = rec_of(b);
+    driver_call v = {.d = r->d, .what = CALL_FREE, .handle = handle};
+    if (!atomic_load(&r->faulted)) guarded(r, &v, NULL, 0);
+}
+
+static nnd_status mem_copy(const nnd_backend *b, int what, uint64_t handle, uint64_t offset,
+                           void *buf, size_t bytes, char *err, size_t errlen) {
+    nnd_driver_rec *r = rec_of(b);
+    const char *verb = what == CALL_READ ? "reading" : "writing";
+    if (atomic_load(&r->faulted))
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                         "driver %s is disabled after a fault: its device memory is lost", r->name);
+    driver_call v = {
+        .d = r->d, .what = what, .handle = handle, .offset = offset, .bytes = bytes, .buf = buf};
+    int rc = guarded(r, &v, NULL, 0);
+    if (rc == 0) return NND_OK;
+    return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "driver %s %s %zu bytes of its memory: %s",
+                     r->name, verb, bytes, rc < 0 ? "faulted, the driver is disabled" : "failed");
+}
+
+static nnd_status driver_mem_read(const nnd_backend *b, uint64_t handle, uint64_t offset, void *dst,
+                                  size_t bytes, char *err, size_t errlen) {
+    return mem_copy(b, CALL_READ, handle, offset, dst, bytes, err, errlen);
+}
+
+static nnd_status driver_mem_write(const nnd_backend *b, uint64_t handle, uint64_t offset,
+                                   const void *src, size_t bytes, char *err, size_t errlen) {
+    return mem_copy(b, CALL_WRITE, handle, offset, (void *)src, bytes, err, errlen);
+}
+
+/* ---- cache blobs --------------------------------------------------------------------- */
+
+static nnd_status driver_serialize(const void *state, uint8_t **blob, size_t *len, char *err,
+                                   size_t errlen) {
+    const driver_claim *claim = state;
+    nnd_driver_rec *r = claim->rec;
+    *blob = NULL;
+    *len = 0;
+    driver_call v = {.d = r->d, .what = CALL_SERIALIZE, .state = claim->state};
+    if (atomic_load(&r->faulted) || guarded(r, &v, NULL, 0) < 0)
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "driver %s is disabled after a fault",
+                         r->name);
+    size_t need = v.size;
+    if (!need || need > NND_DRIVER_BLOB_MAX)
+        return nnd_failf(err, errlen, NND_UNSUPPORTED, "driver %s gave no blob of a step state",
+                         r->name);
+    uint8_t *b = malloc(need);
+    if (!b) return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    v.buf = b;
+    v.cap = need;
+    if (guarded(r, &v, NULL, 0) < 0 || v.size != need) {
+        free(b);
+        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
+                         "driver %s changed its mind about a blob's size", r->name);
+    }
+    *blob = b;
+    *len = need;
+    return NND_OK;
+}
+
+static void *driver_claim_blob(nnd_op_ctx *c, const uint8_t *blob, size_t len) {
+    nnd_driver_rec *r = c->state;
+    if (atomic_load(&r->faulted)) {
+        nnd_errf(c->err, c->errlen, "%s #%u: driver %s is disabled after a fault", c->def->name,
+                 c->index, r->name);
+        return NULL;
+    }
+    nnd_ext_operand ops[SMALL];
+    uint64_t handles[SMALL];
+    nnd_driver_step s;
+    char msg[8];
+    if (c->n_in + c->n_out > SMALL || !make_step(r, c, ops, handles, &s, msg, sizeof msg)) {
+        nnd_errf(c->err, c->errlen, "%s #%u: not a step for driver %s", c->def->name, c->index,
+                 r->name);
+        return NULL;
+    }
+    driver_claim *claim = malloc(sizeof *claim);
+    if (!claim) return NULL;
+    driver_call v = {
+        .d = r->d, .what = CALL_DESERIALIZE, .step = &s, .buf = (void *)blob, .cap = len};
+    int rc = guarded(r, &v, c->def->name, c->index);
+    if (rc < 0 || !v.result) {
+        free(claim);
+        nnd_errf(c->err, c->errlen, "%s #%u: driver %s %s its cache blob", c->def->name, c->index,
+                 r->name, rc < 0 ? "faulted (and is disabled) reading" : "refused");
+        return NULL;
+    }
+    claim->rec = r;
+    claim->state = v.result;
+    return claim;
+}
+
 void nnd_driver_backend_init(nnd_driver_rec *r) {
     r->backend = (nnd_backend){.name = r->name,
                                .claim = driver_claim_step,
@@ -166,5 +313,15 @@ void nnd_driver_backend_init(nnd_driver_rec *r) {
                                .float32_operand = NULL,
                                .supports = driver_supports,
                                .impl = r};
+    if (r->has_memory) {
+        r->backend.mem_alloc = driver_mem_alloc;
+        r->backend.mem_free = driver_mem_free;
+        r->backend.mem_read = driver_mem_read;
+        r->backend.mem_write = driver_mem_write;
+    }
+    if (r->has_blobs) {
+        r->backend.serialize = driver_serialize;
+        r->backend.claim_blob = driver_claim_blob;
+    }
     atomic_init(&r->faulted, false);
 }

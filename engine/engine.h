@@ -16,7 +16,9 @@
  *   whose shapes are known at prepare.
  * - nnd_exec_run() calls the checkpoint between operations; a non-zero return stops the
  *   run with that status, and nnd_exec_resume() may continue it from there. Tensor bytes
- *   are read from and written to the caller's memory directly.
+ *   are read from and written to the caller's memory directly; an input or output in a
+ *   device's memory (nnd_io.device) is used there by that device's steps and copied for
+ *   the others (backend.h, "Device memory").
  * - Control flow (HAL 1.3): a model may reference subgraphs (nnd_model_desc.referenced),
  *   named by operands of type SUBGRAPH and lifetime SUBGRAPH whose offset is the
  *   subgraph's index; IF and WHILE run them. Every subgraph is validated and prepared
@@ -116,7 +118,21 @@ typedef struct nnd_model_desc {
     bool drivers_only;
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const nnd_subgraph_desc *referenced;
+    /* from_blobs: a compilation restored from a cache. The steps blobs name are given to
+     * their drivers' claim_blob() (backend.h) with those bytes; no driver is offered any
+     * other step, nor is any driver's claim() called. */
+    bool from_blobs;
+    const struct nnd_step_blob *blobs;
+    uint32_t n_blobs;
 } nnd_model_desc;
+
+/* A driver step's prepared state as bytes (backend.h, "Cache blobs"). */
+typedef struct nnd_step_blob {
+    uint32_t operation; /* the step's operation index in the main graph */
+    uint32_t driver;    /* its backend: nnd_model_desc.drivers[driver] */
+    const uint8_t *data;
+    size_t len;
+} nnd_step_blob;
 
 /* The graph fields of m (operands, operations, inputs, outputs) set to g's. */
 void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g);
@@ -142,6 +158,11 @@ typedef struct nnd_io {
     bool has_no_value;
     uint32_t rank; /* 0: the model's dimensions */
     uint32_t dims[NND_MAX_RANK];
+    /* Non-NULL: the bytes are in this device backend's memory (backend.h), under
+     * device_handle from offset 0, and data is NULL. Steps on that backend use them there;
+     * the run copies what other steps read or write (backend.h, "Device memory"). */
+    const struct nnd_backend *device;
+    uint64_t device_handle;
 } nnd_io;
 
 typedef struct nnd_output_shape {
@@ -236,6 +257,13 @@ bool nnd_prepared_reference_only(const nnd_prepared *p);
 /* How many steps of p's main graph run on backend b (NULL: on the CPU, reference kernels
  * or XNNPACK). */
 uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const struct nnd_backend *b);
+/* The cache blobs of p's steps on drivers[0..n_drivers), in step order: *out (n_out
+ * entries, freed with nnd_step_blobs_free()). NND_UNSUPPORTED (err names the device) when
+ * such a step's backend keeps no blobs or declines; steps elsewhere have none. */
+nnd_status nnd_prepared_blobs(const nnd_prepared *p, const struct nnd_backend *const *drivers,
+                              uint32_t n_drivers, nnd_step_blob **out, uint32_t *n_out, char *err,
+                              size_t errlen);
+void nnd_step_blobs_free(nnd_step_blob *b, uint32_t n);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "flow.h"
 #include "internal.h"
 
@@ -158,9 +159,7 @@ size_t nnd_tensor_bytes(const nnd_tensor *t) {
  * run: the caller's memory, or when that is misaligned for the element type (a request
  * may place arguments at any offset) or `apart` asks for it, the aligned stand-in `slot`
  * of e. NULL: no memory. */
-static void *io_home(nnd_exec *e, size_t slot, int32_t type, void *data, size_t n, bool apart) {
-    size_t a = nnd_type_size(type);
-    if (!data || (!apart && (a <= 1 || (uintptr_t)data % a == 0))) return data;
+static void *io_slot(nnd_exec *e, size_t slot, size_t n) {
     if (!e->io_copy[slot] || e->io_copy_cap[slot] < n) {
         void *b = aligned_alloc(64, align64(n + 1));
         if (!b) return NULL;
@@ -169,6 +168,40 @@ static void *io_home(nnd_exec *e, size_t slot, int32_t type, void *data, size_t 
         e->io_copy_cap[slot] = align64(n + 1);
     }
     return e->io_copy[slot];
+}
+
+static void *io_home(nnd_exec *e, size_t slot, int32_t type, void *data, size_t n, bool apart) {
+    size_t a = nnd_type_size(type);
+    if (!data || (!apart && (a <= 1 || (uintptr_t)data % a == 0))) return data;
+    return io_slot(e, slot, n);
+}
+
+/* ---- device memory (backend.h): host copies of inputs and outputs bound to it ---------- */
+
+/* Before a step on runs_on (NULL: the CPU, or any step when all) reads its inputs. */
+static nnd_status inputs_to_host(nnd_tensor **in, uint32_t n, const nnd_backend *runs_on, bool all,
+                                 char *err, size_t errlen) {
+    for (uint32_t j = 0; j < n; j++) {
+        nnd_tensor *t = in[j];
+        if (!t->device || !(t->device_sync & NND_HOST_STALE) || (t->device == runs_on && !all))
+            continue;
+        nnd_status s = t->device->mem_read(t->device, t->device_handle, 0, t->data,
+                                           nnd_tensor_bytes(t), err, errlen);
+        if (s) return s;
+        t->device_sync &= (uint8_t)~NND_HOST_STALE;
+    }
+    return NND_OK;
+}
+
+/* After a step on runs_on wrote its outputs: which copy is now the newest. */
+static void outputs_written(nnd_tensor **out, uint32_t n, const nnd_backend *runs_on) {
+    for (uint32_t j = 0; j < n; j++) {
+        nnd_tensor *t = out[j];
+        if (!t->device) continue;
+        bool on_device = t->device == runs_on && !(t->device_sync & NND_HOST_ONLY);
+        t->device_sync = (uint8_t)((t->device_sync & NND_HOST_ONLY) |
+                                   (on_device ? NND_HOST_STALE : NND_DEVICE_STALE));
+    }
 }
 
 static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *err, size_t errlen) {
@@ -198,6 +231,16 @@ static nnd_status bind_input(nnd_exec *e, uint32_t i, const nnd_io *io, char *er
     if (io->length < need)
         return FAIL("input %u: %zu bytes given, its type and dimensions need %zu", i, io->length,
                     need);
+    if (io->device) { /* a host copy, filled when some step needs it */
+        t->device = io->device;
+        t->device_handle = io->device_handle;
+        t->device_sync = NND_HOST_STALE;
+        t->data = io_slot(e, i, need);
+        t->bytes = need;
+        if (!t->data)
+            return (nnd_errf(err, errlen, "out of memory for input %u", i), NND_GENERAL_FAILURE);
+        return NND_OK;
+    }
     if (!io->data && need) return FAIL("input %u has no memory", i);
     t->data = io_home(e, i, t->type, io->data, need, false);
     if (!t->data && need)
@@ -307,13 +350,17 @@ nnd_status nnd_exec_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
                 e->stopped_at = k;
                 break;
             }
+            nnd_tensor **ptrs = e->ptrs + e->step_ptr[k];
             if (st->sub[0]) {
                 /* IF, WHILE (flow.h): their inputs are stale once an output fell short. */
                 if (e->insufficient) break;
+                if ((s = inputs_to_host(ptrs, st->n_in, NULL, true, err, errlen)) != NND_OK) break;
                 if ((s = nnd_flow_run(e, k, cp, err, errlen)) != NND_OK) break;
+                outputs_written(ptrs + st->n_in, st->n_out, NULL);
                 continue;
             }
-            nnd_tensor **ptrs = e->ptrs + e->step_ptr[k];
+            /* Shapes of a dynamic model may read any input's bytes. */
+            if ((s = inputs_to_host(ptrs, st->n_in, st->backend, p->dynamic, err, errlen))) break;
             nnd_op_ctx c = {.def = st->def,
                             .index = st->index,
                             .in = ptrs,
@@ -357,11 +404,16 @@ nnd_status nnd_exec_steps(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
             s = st->run(&c);
             nnd_scratch_reset(&e->scratch);
             if (s) break;
+            outputs_written(c.out, st->n_out, st->backend);
         }
     }
     for (uint32_t i = 0; !s && !e->insufficient && i < p->n_outputs; i++) {
-        const nnd_tensor *t = &e->tensors[p->outputs[i]];
+        nnd_tensor *t = &e->tensors[p->outputs[i]];
         if (e->out_caller[i]) memcpy(e->out_caller[i], t->data, nnd_tensor_bytes(t));
+        if (t->device && (t->device_sync & NND_DEVICE_STALE) &&
+            !(s = t->device->mem_write(t->device, t->device_handle, 0, t->data, nnd_tensor_bytes(t),
+                                       err, errlen)))
+            t->device_sync &= (uint8_t)~NND_DEVICE_STALE;
     }
     if (!s && e->insufficient) {
         s = NND_OUTPUT_INSUFFICIENT_SIZE;
@@ -411,7 +463,25 @@ nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs
     e->insufficient = false;
     for (uint32_t i = 0; i < p->n_outputs; i++) {
         nnd_tensor *t = &e->tensors[p->outputs[i]];
-        t->bytes = outputs[i].data ? outputs[i].length : 0;
+        t->bytes = outputs[i].data || outputs[i].device ? outputs[i].length : 0;
+        if (outputs[i].device) {
+            t->device = outputs[i].device;
+            t->device_handle = outputs[i].device_handle;
+            t->device_sync = 0;
+            /* Computed at data when an input has the same device bytes: kernels assume
+             * their operands do not overlap. */
+            for (uint32_t j = 0; j < p->n_inputs; j++)
+                if (inputs[j].device == t->device && inputs[j].device_handle == t->device_handle)
+                    t->device_sync = NND_HOST_ONLY;
+            t->data = io_slot(e, p->n_inputs + i, t->bytes);
+            e->out_caller[i] = NULL;
+            if (!t->data) {
+                nnd_errf(err, errlen, "out of memory for output %u", i);
+                return NND_GENERAL_FAILURE;
+            }
+            if (t->known && t->bytes < nnd_tensor_bytes(t)) e->insufficient = true;
+            continue;
+        }
         /* An output sharing bytes with an input or another output is computed apart and
          * copied back: kernels assume their operands do not overlap (memcpy). */
         bool apart = false;

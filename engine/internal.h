@@ -101,6 +101,9 @@ struct nnd_exec {
     uint32_t stopped_at; /* the step a checkpoint stopped the last run at, or UINT32_MAX */
 };
 
+/* step_blobs.c: claims the steps m->blobs name through their drivers' claim_blob();
+ * GENERAL_FAILURE with err when a blob names no such step or a driver refuses it. */
+nnd_status nnd_claim_from_blobs(nnd_prepared *p, const nnd_model_desc *m, char *err, size_t errlen);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
 nnd_status nnd_model_tensors(const nnd_model_desc *m, nnd_tensor *tensors, nnd_channel_quant *cq,
                              const uint8_t *constants, char *err, size_t errlen);

@@ -47,7 +47,16 @@ typedef struct nnd_tensor {
     /* Extension operand types: the operand's extension blob, handed to the plugin. */
     const uint8_t *extension_data;
     uint32_t extension_len;
+    /* A model input or output bound to device memory (nnd_io.device): data is the run's
+     * host copy, device_sync says which side is stale (NND_*_STALE). NULL: host only. */
+    const struct nnd_backend *device;
+    uint64_t device_handle;
+    uint8_t device_sync;
 } nnd_tensor;
+
+#define NND_HOST_STALE   1 /* the device memory holds the newest bytes */
+#define NND_DEVICE_STALE 2 /* data holds the newest bytes */
+#define NND_HOST_ONLY    4 /* an output sharing its handle with an input: computed at data */
 
 typedef struct nnd_scratch_pool nnd_scratch_pool;
 

@@ -396,6 +396,7 @@ static void claim_steps(nnd_prepared *p, const nnd_backend *const *drivers, uint
     bool last = true;
     for (uint32_t k = p->n_steps; k-- > 0;) {
         nnd_step *st = &p->steps[k];
+        if (st->backend) continue; /* restored from a cache blob */
         bool known = st->n_in <= 512 && st->n_out <= 64 && !st->sub[0]; /* IF, WHILE: flow.h */
         for (uint32_t j = 0; known && j < st->n_in; j++) {
             in[j] = &p->tensors[st->in[j]];
@@ -563,7 +564,11 @@ nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_pre
                          "the model changed between planning and preparation");
     }
     bool cpu_fast = !m->reference_only && !m->drivers_only;
-    claim_steps(p, m->drivers, m->n_drivers, cpu_fast);
+    if (m->from_blobs && (s = nnd_claim_from_blobs(p, m, err, errlen)) != NND_OK) {
+        nnd_prepared_free(p);
+        return s;
+    }
+    claim_steps(p, m->from_blobs ? NULL : m->drivers, m->from_blobs ? 0 : m->n_drivers, cpu_fast);
     /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
     for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
         claim_steps(p->subplans[i], NULL, 0, true);

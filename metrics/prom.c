@@ -188,6 +188,8 @@ static const char *const not_exported[] = {
     "devices[].type",
     "devices[].driver",
     "devices[].exec_time",
+    "devices[].device_memory",
+    "devices[].cache_blobs",
 };
 
 /* Arrays whose elements are labelled by one of their string fields (the others by uid). */

@@ -3,15 +3,16 @@
  * compiled for every device is partitioned between nnd-example and nnd-cpu (the prepared
  * log line and the per-device counters say so), gives the nnd-reference compilation's
  * results, and its execution request holds the client's one pool of inputs and outputs
- * only; a model alternating example and CPU steps is preempted in the middle by a HIGH
- * execution and still right; createForDevices([nnd-example]) of a model with an operation
- * the example lacks fails at finish with BAD_DATA (INVALID_ARGUMENT naming it on the wire).
- * With a directory of test drivers: one owned by another user, one writable by everyone
- * and one that crashes in its constructor are refused with log lines naming them while the
- * daemon serves; a driver whose execute fails fails that execution only; a deadline that
- * expires while a driver step runs stops the execution at the next step; a driver that
- * faults in execute fails that execution, is disabled, and the daemon serves on with the
- * CPU taking its steps. */
+ * only; saved to cache files and loaded back (the example's blobs), and with its input in a
+ * buffer of the example's device memory, it gives those results still; a model alternating example
+ * and CPU steps is preempted in the middle by a HIGH execution and still right;
+ * createForDevices([nnd-example]) of a model with an operation the example lacks fails at finish
+ * with BAD_DATA (INVALID_ARGUMENT naming it on the wire). With a directory of test drivers: one
+ * owned by another user, one writable by everyone and one that crashes in its constructor are
+ * refused with log lines naming them while the daemon serves; a driver whose execute fails fails
+ * that execution only; a deadline that expires while a driver step runs stops the execution at the
+ * next step; a driver that faults in execute fails that execution, is disabled, and the daemon
+ * serves on with the CPU taking its steps. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -266,6 +267,78 @@ static void test_cnn_partitioned(void **state) {
     assert_true(file_has(g_ex_log, "(steps: nnd-reference 8)"));
     assert_int_equal(device_count(&g_ex, "nnd-example", "executions"), ex0 + 1);
     assert_int_equal(device_count(&g_ex, "nnd-cpu", "executions"), cpu0 + 1);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* The example's optional parts: the CNN's compilation is saved to cache files and loaded
+ * back (its seven steps from their blobs), and a buffer allocated for its input lives in
+ * the example's device memory; both give the reference's results. */
+static void test_example_cache_and_memory(void **state) {
+    (void)state;
+    static mb m; /* too large for the stack */
+    cnn_model(&m);
+    nnd_client *c = connect_to(&g_ex);
+    const char *ref_dev[] = {"nnd-reference"};
+    float want[CNN_OUT], got[CNN_OUT];
+    run_cnn(c, prepare_on(c, ref_dev, 1, &m, 0), want);
+    char dir[300], err[512];
+    snprintf(dir, sizeof dir, "/tmp/test-drivers-cache-%d", (int)getpid());
+    assert_int_equal(mkdir(dir, 0700), 0);
+    const uint8_t token[NND_CACHE_TOKEN_BYTES] = {'c', 'n', 'n'};
+    uint64_t h[2];
+    for (int i = 0; i < 2; i++) {
+        bool from_cache = false;
+        int st = nnd_client_prepare_cached_on(c, NULL, 0, &m.model, NULL, 0, 0, 0, 0, dir, token,
+                                              &h[i], &from_cache, err, sizeof err);
+        if (st) fail_msg("prepare cached: %d %s", st, err);
+        assert_true(from_cache == (i == 1));
+        run_cnn(c, h[i], got);
+        for (int k = 0; k < CNN_OUT; k++)
+            if (fabsf(got[k] - want[k]) > 1e-5f)
+                fail_msg("run %d out[%d] %g, want %g", i, k, got[k], want[k]);
+    }
+    assert_true(file_has(g_ex_log, "from its cache on nnd-example: 8 operations"));
+    char mp[600], dp[600];
+    assert_int_equal(nnd_cache_paths(dir, token, mp, dp, sizeof mp), 0);
+    unlink(mp), unlink(dp), rmdir(dir);
+
+    /* The input in a buffer of the example's memory. */
+    cJSON *status = nnd_test_admin_status(&g_ex);
+    bool device_memory = false;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, "nnd-example"))
+            device_memory = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "device_memory"));
+    }
+    cJSON_Delete(status);
+    assert_true(device_memory);
+    nnd_buffer_role role = {0, 0, 1.0f};
+    uint64_t buf, buf_token;
+    int st = nnd_client_allocate(c, in_dims, 4, &h[0], 1, &role, 1, NULL, 0, &buf, &buf_token, err,
+                                 sizeof err);
+    if (st) fail_msg("allocate: %d %s", st, err);
+    pool p;
+    size_t in_bytes = sizeof(float) * CNN_IN;
+    pool_open(&p, 1, &in_bytes, sizeof(float) * CNN_OUT);
+    for (uint32_t i = 0; i < CNN_IN; i++)
+        pool_in(&p, 0)[i] = wave(i * 3 + 1, 1.0f);
+    st = nnd_client_buffer_copy_to(c, buf, NND__POOL_KIND__POOL_MEMFD, p.fd, 0, in_bytes, NULL, 0,
+                                   err, sizeof err);
+    if (st) fail_msg("copy to: %d %s", st, err);
+    Nnd__MemoryPool bp, *pools[2] = {&p.r.pool, &bp};
+    nnd__memory_pool__init(&bp);
+    bp.kind = NND__POOL_KIND__POOL_DRIVER_BUFFER;
+    bp.token = buf_token;
+    p.r.req.n_pools = 2, p.r.req.pools = pools;
+    p.r.locs[0].pool_index = 1, p.r.locs[0].offset = 0, p.r.locs[0].length = 0;
+    memset(pool_out(&p), 0, sizeof(float) * CNN_OUT);
+    st = execute(c, h[0], &p, NULL, err, sizeof err);
+    if (st) fail_msg("execute: %d %s", st, err);
+    for (int k = 0; k < CNN_OUT; k++)
+        if (fabsf(pool_out(&p)[k] - want[k]) > 1e-5f) fail_msg("out[%d] %g", k, pool_out(&p)[k]);
+    pool_close(&p);
     nnd_client_close(c);
     mb_free(&m);
 }
@@ -549,6 +622,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_device_list),
         cmocka_unit_test(test_cnn_partitioned),
+        cmocka_unit_test(test_example_cache_and_memory),
         cmocka_unit_test(test_named_device_must_cover),
         cmocka_unit_test(test_preempted_across_devices),
         cmocka_unit_test(test_refused_drivers),

@@ -3,12 +3,16 @@
  * and SOFTMAX in NHWC: enough for a small CNN. The template for a driver
  * (docs/drivers.md): supports() says yes only to what execute() runs; prepare() reads the
  * step's constant parameters once and copies its constant tensors into the driver's own
- * memory (a real accelerator would upload them), which execute() then reads. */
+ * memory (a real accelerator would upload them), which execute() then reads. Both optional
+ * parts of the ABI are here too: device memory (memory.c; execute() finds operands there
+ * by handle) and cache blobs (serialize() writes a prepared state out, deserialize() reads
+ * it back instead of preparing). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
+#include "memory.h"
 #include "nnd/driver.h"
 
 /* NNAPI OperationCode values of the operations this driver runs. */
@@ -34,6 +38,7 @@ typedef struct ex_state {
     ex_window w; /* CONV_2D, pools; w.act is every operation's fused activation */
     float beta;  /* SOFTMAX */
     const float *constant[MAX_CONSTANTS]; /* the driver's copy of input j, or NULL */
+    uint64_t memory_bytes;                /* of memory[] */
     float memory[];
 } ex_state;
 
@@ -183,6 +188,7 @@ static void *ex_prepare(const nnd_driver_step *s) {
     ex_state *st = malloc(sizeof *st + bytes);
     if (!st) return NULL;
     *st = probe;
+    st->memory_bytes = bytes;
     float *at = st->memory;
     for (uint32_t j = 0; j < MAX_CONSTANTS && j < s->n_inputs; j++) {
         const nnd_ext_operand *o = in(s, j);
@@ -207,13 +213,23 @@ static uint64_t elements(const nnd_ext_operand *o) {
     return n;
 }
 
+/* Where operand o is: the daemon's memory (data), or ours (a handle, data NULL). */
+static void *bytes_of(const nnd_ext_operand *o, uint64_t handle) {
+    return handle ? ex_memory_at(handle, o->length) : o->data;
+}
+
 static int ex_execute(void *state, nnd_driver_step *s) {
     const ex_state *st = state;
     const float *data[MAX_CONSTANTS] = {NULL};
     for (uint32_t j = 0; j < MAX_CONSTANTS && j < s->n_inputs; j++)
-        data[j] = st->constant[j] ? st->constant[j] : (const float *)s->inputs[j].data;
+        data[j] = st->constant[j] ? st->constant[j]
+                                  : (const float *)bytes_of(&s->inputs[j], s->input_memory[j]);
     const nnd_ext_operand *x = &s->inputs[0], *y = &s->outputs[0];
-    float *out = y->data;
+    float *out = bytes_of(y, s->output_memory[0]);
+    if (!out || (!data[0] && x->length)) {
+        snprintf(s->err, s->errlen, "an operand's device memory is missing");
+        return NND_EXT_FAILED;
+    }
     switch (st->op) {
     case OP_ADD:
     case OP_MUL: {
@@ -251,6 +267,62 @@ static void ex_release(void *state) {
     free(state);
 }
 
+/* ---- cache blobs --------------------------------------------------------------------------
+ * A blob: a version, the state's parameters, and for each input j the offset of its
+ * constant copy in the memory that follows (or -1), then that memory. Offsets, never
+ * pointers: the blob is read back by another process, maybe after a restart. A blob
+ * of another version is refused, so the daemon's load fails and the client compiles
+ * again. */
+
+#define BLOB_VERSION 1
+
+typedef struct ex_blob {
+    uint32_t version;
+    int32_t op;
+    ex_window w;
+    float beta;
+    int64_t constant_at[MAX_CONSTANTS]; /* in floats from memory[0], or -1 */
+    uint64_t memory_bytes;
+} ex_blob;
+
+static size_t ex_serialize(const void *state, void *buf, size_t cap) {
+    const ex_state *st = state;
+    ex_blob b = {.version = BLOB_VERSION, .op = st->op, .w = st->w, .beta = st->beta};
+    for (uint32_t j = 0; j < MAX_CONSTANTS; j++)
+        b.constant_at[j] = st->constant[j] ? st->constant[j] - st->memory : -1;
+    b.memory_bytes = st->memory_bytes;
+    size_t need = sizeof b + b.memory_bytes;
+    if (cap >= need) {
+        memcpy(buf, &b, sizeof b);
+        memcpy((char *)buf + sizeof b, st->memory, b.memory_bytes);
+    }
+    return need;
+}
+
+static void *ex_deserialize(const nnd_driver_step *s, const void *blob, size_t size) {
+    ex_blob b;
+    ex_state probe;
+    if (size < sizeof b || !understand(s, &probe)) return NULL;
+    memcpy(&b, blob, sizeof b);
+    if (b.version != BLOB_VERSION || b.op != s->operation || b.memory_bytes != size - sizeof b)
+        return NULL;
+    ex_state *st = malloc(sizeof *st + b.memory_bytes);
+    if (!st) return NULL;
+    *st = probe;
+    st->w = b.w;
+    st->beta = b.beta;
+    st->memory_bytes = b.memory_bytes;
+    memcpy(st->memory, (const char *)blob + sizeof b, b.memory_bytes);
+    for (uint32_t j = 0; j < MAX_CONSTANTS; j++) {
+        const nnd_ext_operand *o = in(s, j);
+        bool fits = b.constant_at[j] >= 0 && o &&
+                    (uint64_t)b.constant_at[j] * sizeof(float) + o->length <= b.memory_bytes;
+        if (b.constant_at[j] >= 0 && !fits) return free(st), NULL;
+        st->constant[j] = fits ? st->memory + b.constant_at[j] : NULL;
+    }
+    return st;
+}
+
 NND_DRIVER_EXPORT = {
     .abi_version = NND_DRIVER_ABI_VERSION,
     .struct_size = sizeof(nnd_driver),
@@ -262,4 +334,10 @@ NND_DRIVER_EXPORT = {
     .prepare = ex_prepare,
     .execute = ex_execute,
     .release = ex_release,
+    .memory_allocate = ex_memory_allocate,
+    .memory_free = ex_memory_free,
+    .memory_read = ex_memory_read,
+    .memory_write = ex_memory_write,
+    .serialize = ex_serialize,
+    .deserialize = ex_deserialize,
 };

@@ -1,0 +1,68 @@
+/* memory.c: the example driver's device memory. See memory.h. */
+#include "memory.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nnd/driver.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    unsigned char *bytes; /* NULL: the slot is free */
+    uint64_t size;
+} blocks[EX_MAX_BLOCKS];
+
+uint64_t ex_memory_allocate(uint64_t bytes) {
+    unsigned char *p = calloc(1, bytes ? bytes : 1); /* zeroed, as the ABI asks */
+    uint64_t handle = 0;
+    pthread_mutex_lock(&lock);
+    for (uint64_t i = 0; p && !handle && i < EX_MAX_BLOCKS; i++)
+        if (!blocks[i].bytes) {
+            blocks[i].bytes = p;
+            blocks[i].size = bytes;
+            handle = i + 1;
+        }
+    pthread_mutex_unlock(&lock);
+    if (!handle) free(p); /* out of slots: the daemon keeps the buffer in its own memory */
+    return handle;
+}
+
+void ex_memory_free(uint64_t handle) {
+    pthread_mutex_lock(&lock);
+    if (handle >= 1 && handle <= EX_MAX_BLOCKS) {
+        free(blocks[handle - 1].bytes);
+        blocks[handle - 1].bytes = NULL;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* The bytes [offset, offset + n) of a handle, or NULL. A block's bytes stay put while the
+ * daemon uses its handle, so the pointer outlives the lock. */
+static unsigned char *range(uint64_t handle, uint64_t offset, size_t n) {
+    unsigned char *p = NULL;
+    pthread_mutex_lock(&lock);
+    if (handle >= 1 && handle <= EX_MAX_BLOCKS && blocks[handle - 1].bytes &&
+        offset <= blocks[handle - 1].size && n <= blocks[handle - 1].size - offset)
+        p = blocks[handle - 1].bytes + offset;
+    pthread_mutex_unlock(&lock);
+    return p;
+}
+
+int ex_memory_read(uint64_t handle, uint64_t offset, void *dst, size_t bytes) {
+    const unsigned char *p = range(handle, offset, bytes);
+    if (!p) return NND_EXT_FAILED;
+    memcpy(dst, p, bytes);
+    return 0;
+}
+
+int ex_memory_write(uint64_t handle, uint64_t offset, const void *src, size_t bytes) {
+    unsigned char *p = range(handle, offset, bytes);
+    if (!p) return NND_EXT_FAILED;
+    memcpy(p, src, bytes);
+    return 0;
+}
+
+void *ex_memory_at(uint64_t handle, size_t bytes) {
+    return range(handle, 0, bytes);
+}

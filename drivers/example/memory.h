@@ -1,0 +1,21 @@
+/* memory: the example driver's "device memory" (nnd/driver.h, device memory): blocks of
+ * its own, malloc'd, named by handles 1..EX_MAX_BLOCKS that are indexes, not addresses,
+ * as a real device's memory would be. A real driver would allocate on its device here,
+ * and copy over its bus in read and write. Safe from any thread. */
+#ifndef EXAMPLE_MEMORY_H
+#define EXAMPLE_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EX_MAX_BLOCKS 1024
+
+uint64_t ex_memory_allocate(uint64_t bytes);
+void ex_memory_free(uint64_t handle);
+int ex_memory_read(uint64_t handle, uint64_t offset, void *dst, size_t bytes);
+int ex_memory_write(uint64_t handle, uint64_t offset, const void *src, size_t bytes);
+/* Where execute() finds the bytes of a handle (this "device" is the host), or NULL when
+ * the handle holds fewer than `bytes`. */
+void *ex_memory_at(uint64_t handle, size_t bytes);
+
+#endif
