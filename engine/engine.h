@@ -232,6 +232,9 @@ bool nnd_prepared_reference_only(const nnd_prepared *p);
 /* How many steps of p's main graph run on backend b (NULL: on the CPU, reference kernels
  * or XNNPACK). */
 uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const struct nnd_backend *b);
+/* The driver backend that runs step k of p's main graph (the index a checkpoint gets), or
+ * NULL for the CPU (reference kernels or XNNPACK; control flow always). */
+const struct nnd_backend *nnd_prepared_step_backend(const nnd_prepared *p, uint32_t k);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);
