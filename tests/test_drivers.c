@@ -1,17 +1,22 @@
 /* test_drivers (integration): device driver plugins through real daemons.
  * With this build's drivers (the example driver): the NDK lists three devices; a small CNN
  * compiled for every device is partitioned between nnd-example and nnd-cpu (the prepared
- * log line and the per-device counters say so), gives the nnd-reference compilation's
- * results, and its execution request holds the client's one pool of inputs and outputs
- * only; a model alternating example and CPU steps is preempted in the middle by a HIGH
- * execution and still right; createForDevices([nnd-example]) of a model with an operation
- * the example lacks fails at finish with BAD_DATA (INVALID_ARGUMENT naming it on the wire).
+ * log line and the per-device counters say so, and the execution crosses each device's
+ * queue), gives the nnd-reference compilation's results, and its execution request holds
+ * the client's one pool of inputs and outputs only; a model alternating example and CPU
+ * steps is overtaken by a HIGH execution and still right; createForDevices([nnd-example])
+ * of a model with an operation the example lacks fails at finish with BAD_DATA
+ * (INVALID_ARGUMENT naming it on the wire).
  * With a directory of test drivers: one owned by another user, one writable by everyone
  * and one that crashes in its constructor are refused with log lines naming them while the
  * daemon serves; a driver whose execute fails fails that execution only; a deadline that
- * expires while a driver step runs stops the execution at the next step; a driver that
- * faults in execute fails that execution, is disabled, and the daemon serves on with the
- * CPU taking its steps. */
+ * expires while a driver step runs stops the execution at the next step; with nnd-test
+ * held in a step (DRV_TEST_HOLD) until the test releases it: nnd-cpu serves another
+ * execution meanwhile, a second one queues on nnd-test (`nndctl metrics` shows the depth),
+ * a HIGH execution preempts a LOW one of the same app at the boundary after the held step,
+ * and a deadline that passes during the held step stops the execution at that boundary; a
+ * driver that faults in execute fails that execution, is disabled, and the daemon serves
+ * on with the CPU taking its steps. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -248,6 +253,8 @@ static void test_cnn_partitioned(void **state) {
     nnd_client *c = connect_to(&g_ex);
     double ex0 = device_count(&g_ex, "nnd-example", "executions");
     double cpu0 = device_count(&g_ex, "nnd-cpu", "executions");
+    double ex_in = device_count(&g_ex, "nnd-example", "arrived");
+    double cpu_in = device_count(&g_ex, "nnd-cpu", "arrived");
     uint64_t all = prepare_on(c, NULL, 0, &m, 0);
     const char *ref_dev[] = {"nnd-reference"};
     uint64_t ref = prepare_on(c, ref_dev, 1, &m, 0);
@@ -267,6 +274,9 @@ static void test_cnn_partitioned(void **state) {
     assert_true(file_has(g_ex_log, "(steps: nnd-reference 8)"));
     assert_int_equal(device_count(&g_ex, "nnd-example", "executions"), ex0 + 1);
     assert_int_equal(device_count(&g_ex, "nnd-cpu", "executions"), cpu0 + 1);
+    /* It crossed to nnd-cpu's queue for the depthwise step and back: once each way. */
+    assert_int_equal(device_count(&g_ex, "nnd-cpu", "arrived"), cpu_in + 1);
+    assert_int_equal(device_count(&g_ex, "nnd-example", "arrived"), ex_in + 1);
     nnd_client_close(c);
     mb_free(&m);
 }
