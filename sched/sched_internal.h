@@ -13,11 +13,10 @@ typedef struct app_mem {
     uint64_t bytes;
 } app_mem;
 
-/* One device's waiting room and workers. */
+/* One device's waiting room, and how many of the workers may run its jobs at once. */
 typedef struct sched_lane {
     nnd_queue *q;
-    pthread_cond_t work; /* its workers wait here for jobs */
-    unsigned workers;
+    unsigned workers; /* its share of the threads */
     unsigned busy;    /* jobs running on it, on workers or inline */
     nnd_job *running; /* list */
     uint64_t segments, arrived;
@@ -29,13 +28,14 @@ struct nnd_sched {
     void (*wake)(void *ctx);
     void *wake_ctx;
     pthread_mutex_t lock;
+    pthread_cond_t work;          /* idle workers wait here for a lane with work */
     pthread_cond_t measured_cond; /* nnd_sched_new() waits here for the throughput */
     pthread_t *threads;
     unsigned n_threads;
-    struct worker_arg *args; /* one per thread */
-    bool measured;           /* the throughput is known (measured by a worker of lane 0) */
-    bool measuring;          /* a worker is measuring it */
-    bool owner_slice;        /* the kernel took cfg.owner_slice_us for the owner's thread */
+    unsigned next_lane; /* where workers start looking: lanes take turns */
+    bool measured;      /* the throughput is known (measured by the first worker) */
+    bool measuring;     /* a worker is measuring it */
+    bool owner_slice;   /* the kernel took cfg.owner_slice_us for the owner's thread */
     bool stopping;
     sched_lane lanes[NND_SCHED_LANES];
     nnd_job *fin_head, *fin_tail; /* finished, not yet drained */

@@ -19,11 +19,6 @@ enum { J_NEW, J_QUEUED, J_RUNNING, J_FINISHED, J_DRAINED };
 #define MIN_WAIT_NS 1000000 /* waits shorter than this say little about the queue's pace */
 #define MARGIN_NS   300000  /* the reply's way to the client, and timer noise */
 
-struct worker_arg {
-    nnd_sched *s;
-    unsigned lane;
-};
-
 #define now_ns nnd_sched_now_ns
 
 static nnd_job *job_of(nnd_qentry *e) {
@@ -297,8 +292,50 @@ static int enqueue(nnd_sched *s, nnd_job *j, unsigned to, bool preempted) {
                 victim = r;
         if (victim) atomic_store(&victim->yield, true);
     }
-    pthread_cond_signal(&l->work);
+    pthread_cond_signal(&s->work);
     return 0;
+}
+
+/* A lane with queued work and room for it (lock held), lanes taking turns; prefer first
+ * when it qualifies. NULL when none. */
+static sched_lane *ready_lane(nnd_sched *s, int prefer) {
+    if (prefer >= 0) {
+        sched_lane *l = &s->lanes[prefer];
+        if (nnd_queue_len(l->q) && l->busy < l->workers) return l;
+    }
+    for (unsigned k = 0; k < s->cfg.lanes; k++) {
+        unsigned i = (s->next_lane + k) % s->cfg.lanes;
+        sched_lane *l = &s->lanes[i];
+        if (nnd_queue_len(l->q) && l->busy < l->workers) {
+            s->next_lane = (i + 1) % s->cfg.lanes;
+            return l;
+        }
+    }
+    return NULL;
+}
+
+/* At a step boundary of j, running on a worker, whose next operation is lane `to`'s: when
+ * that lane has room and nothing queued, j goes on there on the same thread (no hand-off);
+ * the lane it leaves has room again, for a worker that is idle (see worker()). */
+static bool take_idle_lane(nnd_sched *s, nnd_job *j, unsigned to) {
+    pthread_mutex_lock(&s->lock);
+    sched_lane *from = &s->lanes[j->lane], *dst = &s->lanes[to];
+    bool ok = !s->stopping && dst->busy < dst->workers && !nnd_queue_len(dst->q);
+    if (ok) {
+        from->busy--;
+        list_del(&from->running, j);
+        dst->busy++;
+        dst->segments++;
+        dst->arrived++;
+        list_add(&dst->running, j);
+        j->lane = (uint8_t)to;
+        j->seg_ns = now_ns();
+        j->q.cost_ns = left_of(j, j->est_ns);
+        atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
+        if (nnd_queue_len(from->q)) pthread_cond_signal(&s->work);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok;
 }
 
 /* ---- running (no lock held) ----------------------------------------------------------- */
@@ -321,7 +358,8 @@ static nnd_status checkpoint(void *ctx, uint32_t next_op) {
     const uint8_t *lane = j->model->lane;
     if (lane && lane[next_op] != j->lane) {
         j->next_op = next_op;
-        return ST_MOVE;
+        /* The loop's thread never goes on into another device's work: it hands over. */
+        if (j->ran_inline || !take_idle_lane(j->model->s, j, lane[next_op])) return ST_MOVE;
     }
     if (atomic_load_explicit(&j->yield, memory_order_relaxed)) {
         j->next_op = next_op;
@@ -359,8 +397,9 @@ static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
     sched_lane *l = &s->lanes[j->lane];
     l->busy--;
     list_del(&l->running, j);
-    /* A job may have arrived from another lane while an inline run held the last worker. */
-    if (j->ran_inline && nnd_queue_len(l->q)) pthread_cond_signal(&l->work);
+    /* Room on l again: an idle worker may take what waits there (this one, unless inline,
+     * may take another lane's work first). */
+    if (nnd_queue_len(l->q)) pthread_cond_signal(&s->work);
     if ((st == ST_YIELD || st == ST_MOVE) && !s->stopping) {
         bool yielded = st == ST_YIELD;
         unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
@@ -392,19 +431,20 @@ static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
     return false;
 }
 
+/* Workers serve every lane: each lane runs at most its share at once, and there are as many
+ * workers as the shares add up to, so a lane with room always has an idle worker for it
+ * (a job borrowing a worker's thread, inline or on another lane, holds only one share). */
 static void *worker(void *arg) {
-    nnd_sched *s = ((struct worker_arg *)arg)->s;
-    unsigned lane = ((struct worker_arg *)arg)->lane;
-    sched_lane *l = &s->lanes[lane];
+    nnd_sched *s = arg;
     uint32_t prefer = 0;
-    bool has_prefer = false;
+    int prefer_lane = -1;
     /* At the process's nice value by default: computation keeps the share of the CPUs an
      * in-process library would have. Threads the engine starts from here inherit it. */
     nnd_thread_sched_nice(s->cfg.worker_nice);
     pthread_mutex_lock(&s->lock);
-    if (!s->measured && !s->measuring && lane == 0) {
-        /* A worker of lane 0 measures, so that the engine's kernel threads (started at
-         * its first use) run at the workers' priority. */
+    if (!s->measured && !s->measuring) {
+        /* The first worker measures, so that the engine's kernel threads (started at its
+         * first use) run at the workers' priority. */
         s->measuring = true;
         pthread_mutex_unlock(&s->lock);
         nnd_throughput tp;
@@ -415,20 +455,23 @@ static void *worker(void *arg) {
         pthread_cond_broadcast(&s->measured_cond);
     }
     for (;;) {
-        while (!s->stopping && (!nnd_queue_len(l->q) || l->busy >= l->workers))
-            pthread_cond_wait(&l->work, &s->lock);
+        sched_lane *l = NULL;
+        while (!s->stopping && !(l = ready_lane(s, prefer_lane)))
+            pthread_cond_wait(&s->work, &s->lock);
         if (s->stopping) break;
-        nnd_job *j = job_of(nnd_queue_pop(l->q, has_prefer ? &prefer : NULL));
-        has_prefer = false;
+        bool preferred = prefer_lane >= 0 && l == &s->lanes[prefer_lane];
+        nnd_job *j = job_of(nnd_queue_pop(l->q, preferred ? &prefer : NULL));
+        prefer_lane = -1;
         uint64_t now = now_ns();
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
+        if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
         pthread_mutex_unlock(&s->lock);
         nnd_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         if (after_run(s, j, st)) {
             prefer = j->app;
-            has_prefer = true;
+            prefer_lane = j->lane;
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -438,10 +481,8 @@ static void *worker(void *arg) {
 /* ---- the owner's calls ---------------------------------------------------------------- */
 
 static void free_lanes(nnd_sched *s) {
-    for (unsigned i = 0; i < s->cfg.lanes; i++) {
+    for (unsigned i = 0; i < s->cfg.lanes; i++)
         nnd_queue_free(s->lanes[i].q);
-        pthread_cond_destroy(&s->lanes[i].work);
-    }
 }
 
 nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
@@ -463,24 +504,17 @@ nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
         sched_lane *l = &s->lanes[i];
         l->workers = i ? s->cfg.lane_workers : s->cfg.workers;
         l->q = nnd_queue_new();
-        pthread_cond_init(&l->work, NULL);
         ok &= l->q != NULL;
     }
     s->threads = calloc(threads, sizeof *s->threads);
-    s->args = calloc(threads, sizeof *s->args);
     nnd_est_init(&s->inflation, 1000);
     nnd_est_init(&s->lag, 50000);
-    if (!ok || !s->threads || !s->args) goto fail;
+    if (!ok || !s->threads) goto fail;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->measured_cond, NULL);
-    /* Lane 0's workers first: one of them measures. */
-    for (unsigned i = 0; i < threads; i++)
-        s->args[i] = (struct worker_arg){
-            .s = s,
-            .lane = i < s->cfg.workers ? 0 : 1 + (i - s->cfg.workers) / s->cfg.lane_workers};
     for (; s->n_threads < threads; s->n_threads++)
-        if (pthread_create(&s->threads[s->n_threads], NULL, worker, &s->args[s->n_threads]) != 0)
-            break;
+        if (pthread_create(&s->threads[s->n_threads], NULL, worker, s) != 0) break;
     pthread_mutex_lock(&s->lock);
     while (s->n_threads == threads && !s->measured)
         pthread_cond_wait(&s->measured_cond, &s->lock);
@@ -495,17 +529,16 @@ nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
     /* Not every worker started: stop those that did. */
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
-    for (unsigned i = 0; i < s->cfg.lanes; i++)
-        pthread_cond_broadcast(&s->lanes[i].work);
+    pthread_cond_broadcast(&s->work);
     pthread_mutex_unlock(&s->lock);
     for (unsigned i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
+    pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
     pthread_mutex_destroy(&s->lock);
 fail:
     free_lanes(s);
     free(s->threads);
-    free(s->args);
     free(s);
     return NULL;
 }
@@ -527,11 +560,10 @@ void nnd_sched_free(nnd_sched *s) {
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
     cancel_queued(s);
-    for (unsigned i = 0; i < s->cfg.lanes; i++) {
+    for (unsigned i = 0; i < s->cfg.lanes; i++)
         for (nnd_job *j = s->lanes[i].running; j; j = j->next)
             atomic_store(&j->stop, true);
-        pthread_cond_broadcast(&s->lanes[i].work);
-    }
+    pthread_cond_broadcast(&s->work);
     pthread_mutex_unlock(&s->lock);
     for (unsigned i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
@@ -539,12 +571,12 @@ void nnd_sched_free(nnd_sched *s) {
     cancel_queued(s);
     pthread_mutex_unlock(&s->lock);
     nnd_sched_drain(s);
+    pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
     pthread_mutex_destroy(&s->lock);
     free_lanes(s);
     free(s->mem);
     free(s->threads);
-    free(s->args);
     free(s);
 }
 

@@ -5,16 +5,21 @@
  *
  * Contract:
  * - Lanes: cfg.lanes devices (small integers; what a lane stands for is the owner's
- *   business), each with its own queue and workers: lane 0 has cfg.workers, every other
- *   cfg.lane_workers. A model says which lane runs each of its operations
- *   (nnd_sched_model_set_lanes; by default all run on lane 0). A job queues on the lane of
- *   its next operation; when its next operation is on another lane, the checkpoint before
- *   it hands the job to that lane's queue (keeping its nnd_exec and so its temporaries, its
- *   priority, deadline and place in arrival order) and the worker takes other work. What
+ *   business), each with its own queue and its own share of the workers: lane 0 runs up to
+ *   cfg.workers jobs at once, every other lane up to cfg.lane_workers. There are as many
+ *   worker threads as the shares add up to, and an idle one serves any lane that has queued
+ *   work and room (lanes take turns), so a lane with room always finds a thread: a job
+ *   that occupies one lane never holds up another. A model says which lane runs each of
+ *   its operations (nnd_sched_model_set_lanes; by default all run on lane 0). A job queues
+ *   on the lane of its first operation; at the checkpoint before an operation of another
+ *   lane it moves there, keeping its nnd_exec (so its temporaries), its priority, deadline
+ *   and place in arrival order: on the same thread when that lane has room and nothing
+ *   queued (no hand-off; the lane it leaves has room again), else into that lane's queue,
+ *   its worker taking other work (a job run inline always goes through the queue). What
  *   follows holds per lane: priorities, preemption, "no worker idle", "work ahead"; while
  *   the deadline checks, the timing (start, end, run_ns over every segment on every lane)
  *   and cancellation are the whole job's.
- * - Threads: nnd_sched_new() starts the lanes' workers, at the process's nice value plus
+ * - Threads: nnd_sched_new() starts the workers, at the process's nice value plus
  *   cfg.worker_nice (default 0: computation keeps its share of the CPUs against other
  *   programs, as an in-process library would), and asks the kernel to schedule the
  *   calling thread, the owner's, in slices of cfg.owner_slice_us (thread_sched.h): the
