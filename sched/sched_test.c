@@ -700,7 +700,8 @@ static void test_lanes(void **state) {
     wait_done(s, &p);
     assert_int_equal(p.j.status, NND_OK);
     check_chain_result(&p, N);
-    assert_true(p.j.run_ns > 0 && p.j.end_ns > p.j.start_ns);
+    /* Time on device: its segments on both lanes, inside the whole run. */
+    assert_true(p.j.run_ns > 0 && p.j.run_ns <= p.j.end_ns - p.j.start_ns);
     nnd_sched_stats_get(s, &st);
     assert_int_equal(st.lane[0].arrived, 2);
     assert_int_equal(st.lane[1].arrived, 1);

@@ -12,11 +12,11 @@
  * daemon serves; a driver whose execute fails fails that execution only; a deadline that
  * expires while a driver step runs stops the execution at the next step; with nnd-test
  * held in a step (DRV_TEST_HOLD) until the test releases it: nnd-cpu serves another
- * execution meanwhile, a second one queues on nnd-test (`nndctl metrics` shows the depth),
- * a HIGH execution preempts a LOW one of the same app at the boundary after the held step,
- * and a deadline that passes during the held step stops the execution at that boundary; a
- * driver that faults in execute fails that execution, is disabled, and the daemon serves
- * on with the CPU taking its steps. */
+ * execution meanwhile, the held one's timing covers its steps on both devices, a second one queues
+ * on nnd-test (`nndctl metrics` shows the depth), a HIGH execution preempts a LOW one of the same
+ * app at the boundary after the held step, and a deadline that passes during the held step stops
+ * the execution at that boundary; a driver that faults in execute fails that execution, is
+ * disabled, and the daemon serves on with the CPU taking its steps. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -536,8 +536,10 @@ static void test_devices_independent(void **state) {
     chain_pool(&pa, 16, 8888.f, 0);
     chain_pool(&pb, 16, 1, 1);
     chain_pool(&pc, 16, 8888.f, 0);
-    uint64_t ta = start(a, ha, &pa, NULL);
+    nnd_exec_opts timed = {.measure_timing = true};
+    uint64_t ta = start(a, ha, &pa, &timed);
     wait_device("nnd-test", "running", 1);
+    uint64_t seen_ns = now_ns();
     char err[512];
     assert_int_equal(execute(b, hb, &pb, NULL, err, sizeof err), 0);
     for (uint32_t i = 0; i < 16; i++)
@@ -551,10 +553,19 @@ static void test_devices_independent(void **state) {
     assert_non_null(strstr(out, "\nnnd_device_queue_depth{device=\"nnd-test\"} 1\n"));
     assert_non_null(strstr(out, "\nnnd_device_running{device=\"nnd-test\"} 1\n"));
     assert_non_null(strstr(out, "\nnnd_device_queue_depth{device=\"nnd-cpu\"} 0\n"));
+    uint64_t held_ns = now_ns() - seen_ns;
     hold_release(true);
-    assert_int_equal(finish(a, ta, err, sizeof err), 0);
+    Nnd__Reply *r = NULL;
+    assert_int_equal(nnd_client_execute_wait(a, ta, 90000, &r, err, sizeof err), 0);
     assert_int_equal(finish(c, tc, err, sizeof err), 0);
     hold_release(false);
+    /* Timing is the whole execution's: on device, its steps on both devices, the held one
+     * included; in the driver, from its first step to its answer. */
+    assert_true(r && r->result_case == NND__REPLY__RESULT_EXECUTED && r->executed->timing);
+    const Nnd__Timing *t = r->executed->timing;
+    assert_true(t->time_on_device_ns != UINT64_MAX && t->time_on_device_ns >= held_ns);
+    assert_true(t->time_in_driver_ns >= t->time_on_device_ns);
+    nnd__reply__free_unpacked(r, NULL);
     for (uint32_t i = 0; i < 16; i++) /* b = 0: SUB and RELU keep a */
         assert_true(pool_out(&pa)[i] == pool_in(&pa, 0)[i] &&
                     pool_out(&pc)[i] == pool_in(&pc, 0)[i]);
