@@ -112,7 +112,9 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         cJSON_AddStringToObject(reply, "socket", d->socket_path);
         cJSON_AddStringToObject(reply, "state_dir", d->state_dir);
         nnd_cache_status(d->cache, d->cache_off, reply);
-        cJSON_AddItemToObject(reply, "devices", nnd_devices_json());
+        cJSON *devices = nnd_devices_json();
+        nnd_executions_devices_status(d, devices);
+        cJSON_AddItemToObject(reply, "devices", devices);
         cJSON_AddItemToObject(reply, "drivers_refused", nnd_devices_refused_json());
         cJSON_AddItemToObject(reply, "extensions", nnd_extensions_json(d));
         cJSON_AddItemToObject(reply, "scheduler", nnd_executions_status(d));

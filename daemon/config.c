@@ -43,6 +43,7 @@ static const key keys[] = {
     {"extensions_allowlist", K_STRING, AT(allowlist), 0, 0},
     {"drivers_dir", K_STRING, AT(drivers_dir), 0, 0},
     {"workers", K_COUNT, AT(sched.workers), 1, 64},
+    {"device_workers", K_COUNT, AT(sched.lane_workers), 1, 64},
     {"preempt", K_PREEMPT, AT(sched.restart), 0, 0},
     {"app_queue", K_COUNT, AT(sched.app_queue), 1, 1u << 20},
     {"app_memory", K_BYTES, AT(sched.app_memory), 0, 0},

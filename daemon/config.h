@@ -28,18 +28,18 @@
 #define NND_CONFIG_MAX_STRINGS 8
 
 typedef struct nnd_config {
-    const char *socket_path;       /* socket; NULL: the default path */
-    const char *state_dir;         /* state_dir; NULL: the default path */
-    const char *build_id;          /* driver_build_id */
-    const char *extensions_dir;    /* extensions_dir */
-    const char *allowlist;         /* extensions_allowlist; NULL: nobody */
-    const char *drivers_dir;       /* drivers_dir */
-    nnd_log_level log_level;       /* log_level */
-    uint64_t cache_max_bytes;      /* cache_max_bytes */
-    uint64_t cache_save_max_bytes; /* cache_save_max_bytes */
-    nnd_sched_config sched;        /* workers, preempt, app_queue, app_memory, device_memory,
-                                      worker_nice */
-    nnd_quota_limits quota;        /* quota.* */
+    const char *socket_path;               /* socket; NULL: the default path */
+    const char *state_dir;                 /* state_dir; NULL: the default path */
+    const char *build_id;                  /* driver_build_id */
+    const char *extensions_dir;            /* extensions_dir */
+    const char *allowlist;                 /* extensions_allowlist; NULL: nobody */
+    const char *drivers_dir;               /* drivers_dir */
+    nnd_log_level log_level;               /* log_level */
+    uint64_t cache_max_bytes;              /* cache_max_bytes */
+    uint64_t cache_save_max_bytes;         /* cache_save_max_bytes */
+    nnd_sched_config sched;                /* workers, device_workers, preempt, app_queue,
+                                              app_memory, device_memory, worker_nice */
+    nnd_quota_limits quota;                /* quota.* */
     char *strings[NND_CONFIG_MAX_STRINGS]; /* values read from the file, owned */
     size_t n_strings;
 } nnd_config;

@@ -162,6 +162,17 @@ const nnd_device *nnd_device_of(const nnd_prepared *p) {
     return &g_devices[best];
 }
 
+void nnd_device_step_lanes(const nnd_prepared *p, uint8_t *lanes) {
+    uint8_t cpu = nnd_prepared_reference_only(p) ? 1 : 0;
+    uint32_t n = nnd_prepared_num_operations(p);
+    for (uint32_t k = 0; k < n; k++) {
+        const struct nnd_backend *b = nnd_prepared_step_backend(p, k);
+        lanes[k] = cpu;
+        for (size_t i = N_BUILTIN; b && i < n_devices; i++)
+            if (g_devices[i].backend == b) lanes[k] = (uint8_t)i;
+    }
+}
+
 void nnd_device_steps_text(const nnd_prepared *p, char *buf, size_t len) {
     size_t at = 0;
     buf[0] = '\0';

@@ -67,6 +67,9 @@ nnd_status nnd_device_plan_for(char *const *names, size_t n, nnd_device_plan *ou
 void nnd_device_plan_apply(const nnd_device_plan *plan, nnd_model_desc *desc);
 
 const nnd_device *nnd_device_of(const nnd_prepared *p);
+/* lanes[k]: the index in the table of the device that runs step k of p (the scheduler's lane
+ * for it: each device has its own queue and workers); nnd_prepared_num_operations() entries. */
+void nnd_device_step_lanes(const nnd_prepared *p, uint8_t *lanes);
 /* "nnd-example 4, nnd-cpu 3": steps of p per device, devices with none left out. */
 void nnd_device_steps_text(const nnd_prepared *p, char *buf, size_t len);
 

@@ -367,6 +367,7 @@ static void wake(void *ctx) {
 }
 
 int nnd_executions_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, size_t errlen) {
+    size_t n_devices;
     nnd_executions *q = calloc(1, sizeof *q);
     if (!q) {
         snprintf(err, errlen, "out of memory");
@@ -375,11 +376,14 @@ int nnd_executions_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, 
     q->d = d;
     nnd_sched_config c = *cfg;
     c.fault_count = nnd_pool_faults;
+    nnd_devices(&n_devices);
+    c.lanes = (unsigned)n_devices; /* one per device, numbered as the device table */
     /* No job can finish before the handle exists: the scheduler may start first. Its
      * first worker measures the throughput. */
     q->sched = nnd_sched_new(&c, NULL, wake, q);
     if (!q->sched) {
-        snprintf(err, errlen, "cannot start %u worker threads", c.workers);
+        snprintf(err, errlen, "cannot start %u worker threads",
+                 c.workers + (c.lanes - 1) * c.lane_workers);
         free(q);
         return -1;
     }
@@ -392,10 +396,12 @@ int nnd_executions_start(nnd_daemon *d, const nnd_sched_config *cfg, char *err, 
     q->async.data = q;
     nnd_throughput tp;
     nnd_sched_throughput(q->sched, &tp);
-    nnd_log_info("scheduler: %u worker%s, preempted work %s; device %.1f GFLOP/s, %.1f GB/s, "
+    nnd_log_info("scheduler: %u worker%s on nnd-cpu, %u on each of the %u other devices, "
+                 "preempted work %s; device %.1f GFLOP/s, %.1f GB/s, "
                  "%.2f us per operation (measured in %.1f ms)",
-                 c.workers, c.workers == 1 ? "" : "s", c.restart ? "restarts" : "resumes",
-                 tp.flops_per_ns, tp.bytes_per_ns, tp.op_ns / 1000, (double)tp.took_ns / 1e6);
+                 c.workers, c.workers == 1 ? "" : "s", c.lane_workers, c.lanes - 1,
+                 c.restart ? "restarts" : "resumes", tp.flops_per_ns, tp.bytes_per_ns,
+                 tp.op_ns / 1000, (double)tp.took_ns / 1e6);
     d->exec = q;
     return 0;
 }
@@ -429,8 +435,19 @@ nnd_status nnd_execution_model(nnd_daemon *d, const nnd_prepared *p, int wire_pr
                                void (*release)(void *), void *ctx, nnd_sched_model **out, char *err,
                                size_t errlen) {
     int prio = nnd_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
-    return nnd_sched_model_new(d->exec->sched, p, prio < 0 ? NND_PRIO_MEDIUM : (nnd_prio)prio,
-                               release, ctx, out, err, errlen);
+    uint8_t *lanes = malloc(nnd_prepared_num_operations(p) + 1);
+    if (!lanes) return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    nnd_status st =
+        nnd_sched_model_new(d->exec->sched, p, prio < 0 ? NND_PRIO_MEDIUM : (nnd_prio)prio, release,
+                            ctx, out, err, errlen);
+    if (st == NND_OK) {
+        /* Each step queues on its device. Out of memory here leaves every step on nnd-cpu's
+         * queue: results the same, devices less independent. */
+        nnd_device_step_lanes(p, lanes);
+        (void)nnd_sched_model_set_lanes(*out, lanes);
+    }
+    free(lanes);
+    return st;
 }
 
 /* ---- handlers ---------------------------------------------------------------------------- */
@@ -579,6 +596,24 @@ void nnd_executions_session_closed(nnd_daemon *d, nnd_session *s) {
 }
 
 /* ---- status ------------------------------------------------------------------------------ */
+
+void nnd_executions_devices_status(nnd_daemon *d, cJSON *devices) {
+    nnd_executions *q = d->exec;
+    if (!q || !devices) return;
+    nnd_sched_stats st;
+    nnd_sched_stats_get(q->sched, &st);
+    unsigned i = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, devices) {
+        if (i >= st.cfg.lanes) break;
+        cJSON_AddNumberToObject(e, "workers", st.lane[i].workers);
+        cJSON_AddNumberToObject(e, "running", st.lane[i].running);
+        cJSON_AddNumberToObject(e, "queue_depth", (double)st.lane[i].queued);
+        nnd_json_add_u64(e, "run_segments", st.lane[i].segments);
+        nnd_json_add_u64(e, "arrived", st.lane[i].arrived);
+        i++;
+    }
+}
 
 cJSON *nnd_executions_status(nnd_daemon *d) {
     nnd_executions *q = d->exec;

@@ -76,6 +76,10 @@ void nnd_execution_reply(uint64_t id, nnd_status st, const char *msg,
 
 /* The "scheduler" object of admin status. */
 cJSON *nnd_executions_status(nnd_daemon *d);
+/* Adds each device's queue to its object of `devices` (nnd_devices_json(), in the table's
+ * order): workers, running, queue_depth, run_segments (runs of part of an execution started
+ * there) and arrived (executions that came to its queue from another device mid-run). */
+void nnd_executions_devices_status(nnd_daemon *d, cJSON *devices);
 
 /* ---- executions answered otherwise (fenced.h) ---- */
 

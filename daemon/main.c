@@ -53,8 +53,10 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "                      user a line (default: nobody)\n"
         "  --drivers-dir DIR   device driver plugins, *.so (default\n"
         "                      %s)\n"
-        "  --workers N         executions run at once (default 1: one at a time, for\n"
-        "                      predictable latency)\n"
+        "  --workers N         executions nnd-cpu runs at once (default 1: one at a time,\n"
+        "                      for predictable latency)\n"
+        "  --device-workers N  executions each other device (nnd-reference, each driver)\n"
+        "                      runs at once, each device its own queue (default 1)\n"
         "  --preempt MODE      preempted executions resume (default) or restart\n"
         "  --app-queue N       queued executions per app (uid) (default 64)\n"
         "  --app-memory N      execution memory per app, queued and running, bytes or\n"
@@ -205,6 +207,7 @@ static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SET
                                      {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
                                      {"drivers-dir", required_argument, NULL, OPT_SETTING},
                                      {"workers", required_argument, NULL, OPT_SETTING},
+                                     {"device-workers", required_argument, NULL, OPT_SETTING},
                                      {"preempt", required_argument, NULL, OPT_SETTING},
                                      {"app-queue", required_argument, NULL, OPT_SETTING},
                                      {"app-memory", required_argument, NULL, OPT_SETTING},

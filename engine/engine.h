@@ -264,6 +264,9 @@ nnd_status nnd_prepared_blobs(const nnd_prepared *p, const struct nnd_backend *c
                               uint32_t n_drivers, nnd_step_blob **out, uint32_t *n_out, char *err,
                               size_t errlen);
 void nnd_step_blobs_free(nnd_step_blob *b, uint32_t n);
+/* The driver backend that runs step k of p's main graph (the index a checkpoint gets), or
+ * NULL for the CPU (reference kernels or XNNPACK; control flow always). */
+const struct nnd_backend *nnd_prepared_step_backend(const nnd_prepared *p, uint32_t k);
 /* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t nnd_prepared_arena_bytes(const nnd_prepared *p);

@@ -465,6 +465,10 @@ uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
     return 0;
 }
 
+const nnd_backend *nnd_prepared_step_backend(const nnd_prepared *p, uint32_t k) {
+    return k < p->n_steps ? device_backend(&p->steps[k]) : NULL;
+}
+
 /* Whether a driver of the list supports step st of p (known shapes only). */
 static bool some_driver_supports(const nnd_prepared *p, const nnd_step *st,
                                  const nnd_backend *const *drivers, uint32_t n_drivers) {

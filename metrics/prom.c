@@ -149,6 +149,14 @@ static const metric metrics[] = {
     {"devices[].prepares", "nnd_device_prepares_total", COUNTER, 0, "Models prepared, per device"},
     {"devices[].executions", "nnd_device_executions_total", COUNTER, 0,
      "Executions finished, per device"},
+    {"devices[].workers", "nnd_device_workers", GAUGE, 0, "Worker threads, per device"},
+    {"devices[].running", "nnd_device_running", GAUGE, 0, "Executions running now, per device"},
+    {"devices[].queue_depth", "nnd_device_queue_depth", GAUGE, 0,
+     "Executions queued now, per device"},
+    {"devices[].run_segments", "nnd_device_run_segments_total", COUNTER, 0,
+     "Runs of (part of) an execution started, per device"},
+    {"devices[].arrived", "nnd_device_arrivals_total", COUNTER, 0,
+     "Executions that came to the device's queue from another device mid-run"},
 };
 #define N_METRICS (sizeof metrics / sizeof metrics[0])
 

@@ -604,6 +604,116 @@ static void test_cancel_and_deadline_abort(void **state) {
     nnd_sched_free(s);
 }
 
+/* A gate in the fault counter the workers call around each run: once armed, the next run
+ * to start waits there until the gate opens; every other run passes. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_armed, gate_held, gate_open;
+
+static uint64_t gated_faults(void) {
+    pthread_mutex_lock(&gate_lock);
+    if (gate_armed) {
+        gate_armed = false;
+        gate_held = true;
+        pthread_cond_broadcast(&gate_cond);
+        while (!gate_open)
+            pthread_cond_wait(&gate_cond, &gate_lock);
+    }
+    pthread_mutex_unlock(&gate_lock);
+    return 0;
+}
+
+/* Two lanes: while a job holds lane 0's only worker (at the gate), a job whose operations
+ * are all on lane 1 runs; one split between the lanes waits on lane 0 when it gets there,
+ * then ends right, having crossed lanes three times. */
+static void test_lanes(void **state) {
+    (void)state;
+    nnd_sched_config cfg;
+    nnd_sched_config_default(&cfg);
+    cfg.inline_ns = 0;
+    cfg.lanes = 2;
+    cfg.fault_count = gated_faults;
+    nnd_sched *s = new_sched(&cfg);
+    enum { N = 40, LEN = 1024 };
+    chain c0, c1, c2;
+    chain_make(&c0, N, LEN);
+    chain_make(&c1, N, LEN);
+    chain_make(&c2, N, LEN);
+    nnd_sched_model *on0, *on1, *split;
+    char err[NND_ERR_LEN];
+    assert_int_equal(
+        nnd_sched_model_new(s, c0.p, NND_PRIO_MEDIUM, chain_release, &c0, &on0, err, sizeof err),
+        NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, c1.p, NND_PRIO_MEDIUM, chain_release, &c1, &on1, err, sizeof err),
+        NND_OK);
+    assert_int_equal(
+        nnd_sched_model_new(s, c2.p, NND_PRIO_MEDIUM, chain_release, &c2, &split, err, sizeof err),
+        NND_OK);
+    uint8_t lanes[N];
+    memset(lanes, 1, sizeof lanes);
+    assert_int_equal(nnd_sched_model_set_lanes(on1, lanes), NND_OK);
+    for (uint32_t k = 0; k < N; k++)
+        lanes[k] = (k / 10) % 2 ? 0 : 1; /* 1, 0, 1, 0: ten operations each */
+    assert_int_equal(nnd_sched_model_set_lanes(split, lanes), NND_OK);
+
+    pthread_mutex_lock(&gate_lock);
+    gate_armed = true;
+    pthread_mutex_unlock(&gate_lock);
+    tjob g;
+    tjob_init(&g, on0, 9, NND_PRIO_MEDIUM, 0, LEN);
+    assert_int_equal(nnd_sched_submit(s, &g.j), NND_OK);
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_held)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    tjob t;
+    tjob_init(&t, on1, 1, NND_PRIO_MEDIUM, 0, LEN);
+    assert_int_equal(nnd_sched_submit(s, &t.j), NND_OK);
+    wait_done(s, &t);
+    assert_int_equal(t.j.status, NND_OK);
+    check_chain_result(&t, N);
+    assert_false(g.done); /* lane 0's job is still held */
+    tjob_free(&t);
+
+    tjob p;
+    tjob_init(&p, split, 1, NND_PRIO_MEDIUM, 0, LEN);
+    assert_int_equal(nnd_sched_submit(s, &p.j), NND_OK);
+    nnd_sched_stats st;
+    for (int i = 0;; i++) { /* it reaches operation 10 and queues on lane 0 */
+        nnd_sched_stats_get(s, &st);
+        if (st.lane[0].queued == 1) break;
+        if (i == 200000) fail_msg("the split job never queued on lane 0");
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    assert_false(p.done);
+    assert_int_equal(st.lane[0].arrived, 1);
+    pthread_mutex_lock(&gate_lock);
+    gate_open = true;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    wait_done(s, &g);
+    assert_int_equal(g.j.status, NND_OK);
+    check_chain_result(&g, N);
+    tjob_free(&g);
+    wait_done(s, &p);
+    assert_int_equal(p.j.status, NND_OK);
+    check_chain_result(&p, N);
+    /* Time on device: its segments on both lanes, inside the whole run. */
+    assert_true(p.j.run_ns > 0 && p.j.run_ns <= p.j.end_ns - p.j.start_ns);
+    nnd_sched_stats_get(s, &st);
+    assert_int_equal(st.lane[0].arrived, 2);
+    assert_int_equal(st.lane[1].arrived, 1);
+    assert_int_equal(st.lane[1].workers, 1);
+    assert_int_equal(st.lane[0].queued + st.lane[1].queued, 0);
+    tjob_free(&p);
+    nnd_sched_model_unref(on0);
+    nnd_sched_model_unref(on1);
+    nnd_sched_model_unref(split);
+    nnd_sched_free(s);
+}
+
 int main(void) {
     nnd_throughput_measure(&tp);
     fprintf(stderr, "flops/ns %.3f bytes/ns %.3f op_ns %.1f took %.2f ms\n", tp.flops_per_ns,
@@ -619,6 +729,7 @@ int main(void) {
         cmocka_unit_test(test_preempt_resume),
         cmocka_unit_test(test_preempt_restart),
         cmocka_unit_test(test_cancel_and_deadline_abort),
+        cmocka_unit_test(test_lanes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,99 +1,28 @@
-/* scheduler.c: admission, workers, checkpoints and figures. See scheduler.h. */
-#include "scheduler.h"
-#include "thread_sched.h"
-
-#include <pthread.h>
+/* scheduler.c: admission, lanes, workers and checkpoints. See scheduler.h. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "sched_internal.h"
+#include "thread_sched.h"
 
 enum { J_NEW, J_QUEUED, J_RUNNING, J_FINISHED, J_DRAINED };
 
 /* Checkpoint answers that never leave the scheduler. */
 #define ST_STOPPED ((nnd_status)210)
 #define ST_YIELD   ((nnd_status)211)
+#define ST_MOVE    ((nnd_status)212) /* the next operation is another lane's */
 
 #define MIN_WAIT_NS 1000000 /* waits shorter than this say little about the queue's pace */
 #define MARGIN_NS   300000  /* the reply's way to the client, and timer noise */
 
-typedef struct app_mem {
-    uint32_t app;
-    uint64_t bytes;
-} app_mem;
-
-struct nnd_sched {
-    nnd_sched_config cfg;
-    nnd_throughput tp;
-    void (*wake)(void *ctx);
-    void *wake_ctx;
-    pthread_mutex_t lock;
-    pthread_cond_t work; /* workers wait here for jobs */
-    pthread_t *threads;
-    unsigned n_threads;
-    bool measured;    /* the throughput is known (measured by the first worker) */
-    bool owner_slice; /* the kernel took cfg.owner_slice_us for the owner's thread */
-    bool stopping;
-    unsigned busy; /* jobs running, on workers or inline */
-    nnd_queue *q;
-    nnd_job *running;             /* list */
-    nnd_job *fin_head, *fin_tail; /* finished, not yet drained */
-    app_mem *mem;                 /* execution memory held per app */
-    size_t n_mem, cap_mem;
-    /* figures */
-    /* Feedback on the predictions, from what happened: how much longer than predicted
-     * queued jobs waited (x1000), and how long finished jobs waited for the owner's
-     * drain (the reply's way out). Admission uses both windows' tails. */
-    nnd_estimator inflation, lag;
-    uint64_t submitted, completed, failed, cancelled, preempted, aborted;
-    uint64_t met, missed, refused[NND_REFUSALS], refused_at_dispatch;
-    nnd_hist latency[NND_PRIOS];
-};
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define now_ns nnd_sched_now_ns
 
 static nnd_job *job_of(nnd_qentry *e) {
     return e ? (nnd_job *)((char *)e - offsetof(nnd_job, q)) : NULL;
-}
-
-int nnd_prio_from_wire(int wire, nnd_prio dflt) {
-    switch (wire) {
-    case 0: return (int)dflt;
-    case 90: return NND_PRIO_LOW;
-    case 100: return NND_PRIO_MEDIUM;
-    case 110: return NND_PRIO_HIGH;
-    default: return -1;
-    }
-}
-
-const char *nnd_prio_name(nnd_prio p) {
-    static const char *names[NND_PRIOS] = {"low", "medium", "high"};
-    return (unsigned)p < NND_PRIOS ? names[p] : "?";
-}
-
-const char *nnd_refusal_name(nnd_refusal r) {
-    static const char *names[NND_REFUSALS] = {
-        "none", "invalid_argument", "deadline_passed", "too_slow",
-        "busy", "queue_full",       "memory_quota",    "device_limit"};
-    return (unsigned)r < NND_REFUSALS ? names[r] : "?";
-}
-
-void nnd_sched_config_default(nnd_sched_config *c) {
-    memset(c, 0, sizeof *c);
-    c->workers = 1;
-    c->app_queue = 64;
-    c->app_memory = 1ull << 30;
-    c->device_memory = 4ull << 30;
-    c->inline_ns = 100000;
-    c->worker_nice = 0;
-    c->owner_slice_us = 100;
 }
 
 /* ---- per-app memory ------------------------------------------------------------------ */
@@ -132,75 +61,6 @@ static void mem_sub(nnd_sched *s, uint32_t app, uint64_t bytes) {
     if (!m) return;
     m->bytes -= bytes < m->bytes ? bytes : m->bytes;
     if (!m->bytes) *m = s->mem[--s->n_mem];
-}
-
-/* ---- models -------------------------------------------------------------------------- */
-
-nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio priority,
-                               void (*release)(void *), void *release_ctx, nnd_sched_model **out,
-                               char *err, size_t errlen) {
-    *out = NULL;
-    size_t bytes = nnd_prepared_arena_bytes(p);
-    if (bytes > s->cfg.device_memory) {
-        snprintf(err, errlen,
-                 "one execution of this model needs %zu bytes of temporaries; the device "
-                 "allows %llu",
-                 bytes, (unsigned long long)s->cfg.device_memory);
-        nnd_sched_note_refusal(s, NND_REFUSE_DEVICE_LIMIT);
-        return NND_RESOURCE_EXHAUSTED_PERSISTENT;
-    }
-    nnd_sched_model *m = calloc(1, sizeof *m);
-    uint32_t n = nnd_prepared_num_operations(p);
-    float *frac = malloc(sizeof(float) * (n + 1));
-    if (!m || !frac) {
-        free(m);
-        free(frac);
-        snprintf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
-    }
-    double total = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        frac[k] = (float)total; /* cumulative cost before k; normalized below */
-        total += nnd_cost_step_ns(&s->tp, p, k);
-    }
-    for (uint32_t k = 0; k < n; k++)
-        frac[k] = total > 0 ? (float)(frac[k] / total) : 0.0f;
-    frac[n] = 1.0f;
-    m->prepared = p;
-    m->loops = nnd_prepared_loops(p);
-    m->priority = priority;
-    m->exec_bytes = bytes;
-    m->seed_ns = (uint64_t)total + 1;
-    m->s = s;
-    m->done_frac = frac;
-    m->n_ops = n;
-    nnd_est_init(&m->est, m->seed_ns);
-    m->refs = 1;
-    m->release = release;
-    m->release_ctx = release_ctx;
-    *out = m;
-    return NND_OK;
-}
-
-void nnd_sched_model_ref(nnd_sched_model *m) {
-    m->refs++;
-}
-
-void nnd_sched_model_unref(nnd_sched_model *m) {
-    if (!m || --m->refs) return;
-    /* No job holds it, so no worker touches it any more. */
-    for (unsigned i = 0; i < m->n_spare; i++)
-        nnd_exec_free(m->spare[i]);
-    if (m->release) m->release(m->release_ctx);
-    free(m->done_frac);
-    free(m);
-}
-
-void nnd_sched_model_estimate(nnd_sched_model *m, uint64_t *typical, uint64_t *tail) {
-    pthread_mutex_lock(&m->s->lock);
-    *typical = nnd_est_typical(&m->est);
-    *tail = nnd_est_tail(&m->est);
-    pthread_mutex_unlock(&m->s->lock);
 }
 
 /* ---- job bookkeeping (lock held) ------------------------------------------------------ */
@@ -289,10 +149,10 @@ static nnd_status refusal_status(nnd_refusal why) {
     }
 }
 
-/* Work the running jobs have left, but for those j will preempt. */
-static uint64_t running_left(nnd_sched *s, const nnd_job *j, uint64_t now) {
+/* Work the jobs running on lane l have left, but for those j will preempt. */
+static uint64_t running_left(const sched_lane *l, const nnd_job *j, uint64_t now) {
     uint64_t sum = 0;
-    for (nnd_job *r = s->running; r; r = r->next) {
+    for (nnd_job *r = l->running; r; r = r->next) {
         if (r->app == j->app && r->prio < j->prio) continue;
         uint64_t ran = now - r->seg_ns, left = r->q.cost_ns;
         sum += left > ran ? left - ran : 0;
@@ -320,7 +180,9 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
                (unsigned long long)((j->deadline_ns - now) / 1000));
         return j->refused;
     }
-    size_t queued = nnd_queue_app_len(s->q, j->app);
+    size_t queued = 0;
+    for (unsigned l = 0; l < s->cfg.lanes; l++)
+        queued += nnd_queue_app_len(s->lanes[l].q, j->app);
     if (queued >= s->cfg.app_queue) {
         refuse(s, j, NND_REFUSE_QUEUE_FULL, "%zu executions of this app are queued already",
                queued);
@@ -336,8 +198,9 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
     }
     /* Predicted for every job, so that the feedback below learns from all of them. */
     nnd_qentry probe = {.app = j->app, .prio = (uint8_t)j->prio, .deadline = j->deadline_ns};
-    uint64_t ahead = nnd_queue_ahead(s->q, &probe) + running_left(s, j, now);
-    uint64_t wait = ahead / (s->cfg.workers ? s->cfg.workers : 1);
+    const sched_lane *l = &s->lanes[m->first_lane];
+    uint64_t ahead = nnd_queue_ahead(l->q, &probe) + running_left(l, j, now);
+    uint64_t wait = ahead / l->workers;
     j->pred_wait_ns = wait;
     /* Nothing ahead: the device is as idle as it gets, and the check above stands. (Also
      * what keeps the feedback alive: refusing on stale history alone would never learn
@@ -363,8 +226,8 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
     return NND_REFUSE_NONE;
 }
 
-/* When a worker takes j. A preempted job had been admitted and run: missing now is
- * transient. Returns false after finishing j. */
+/* When a worker takes j. A job that had run already (preempted, or come from another lane)
+ * had been admitted: missing now is transient. Returns false after finishing j. */
 static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
     if (atomic_load(&j->stop)) {
         j->cancelled = true;
@@ -374,7 +237,7 @@ static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
     }
     if (!j->deadline_ns) return true;
     uint64_t left = left_of(j, nnd_est_typical(&j->model->est));
-    bool fresh = j->preemptions == 0;
+    bool fresh = j->start_ns == 0;
     nnd_refusal why = NND_REFUSE_NONE;
     if (now >= j->deadline_ns)
         why = NND_REFUSE_DEADLINE_PASSED;
@@ -388,7 +251,8 @@ static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
         s->refused_at_dispatch++;
         finish(s, j, refusal_status(why));
     } else {
-        snprintf(j->err, sizeof j->err, "deadline missed while preempted");
+        snprintf(j->err, sizeof j->err, "deadline missed while %s",
+                 j->preemptions ? "preempted" : "waiting for the device of its next operation");
         finish(s, j, NND_MISSED_DEADLINE_TRANSIENT);
     }
     return false;
@@ -399,7 +263,9 @@ static void start(nnd_sched *s, nnd_job *j, uint64_t now) {
         uint64_t pred = j->pred_wait_ns > MIN_WAIT_NS ? j->pred_wait_ns : MIN_WAIT_NS;
         nnd_est_add(&s->inflation, (now - j->submit_ns) * 1000 / pred);
     }
-    s->busy++;
+    sched_lane *l = &s->lanes[j->lane];
+    l->busy++;
+    l->segments++;
     j->state = J_RUNNING;
     if (!j->start_ns) j->start_ns = now;
     j->seg_ns = now;
@@ -408,7 +274,68 @@ static void start(nnd_sched *s, nnd_job *j, uint64_t now) {
     atomic_store(&j->yield, false);
     nnd_sched_model *m = j->model;
     if (!j->exec && m->n_spare) j->exec = m->spare[--m->n_spare];
-    list_add(&s->running, j);
+    list_add(&l->running, j);
+}
+
+/* Queues j on lane `to` (lock held): a fresh job, one preempted there, or one arriving from
+ * another lane. Unless it was preempted there, the lowest-priority job of its app running on
+ * that lane yields to it when none of the lane's workers is idle. -1: out of memory. */
+static int enqueue(nnd_sched *s, nnd_job *j, unsigned to, bool preempted) {
+    sched_lane *l = &s->lanes[to];
+    j->lane = (uint8_t)to;
+    if (nnd_queue_push(l->q, &j->q) < 0) return -1; /* a requeued one keeps its place: seq */
+    j->state = J_QUEUED;
+    if (!preempted && l->busy >= l->workers) {
+        nnd_job *victim = NULL;
+        for (nnd_job *r = l->running; r; r = r->next)
+            if (r->app == j->app && r->prio < j->prio && (!victim || r->prio < victim->prio))
+                victim = r;
+        if (victim) atomic_store(&victim->yield, true);
+    }
+    pthread_cond_signal(&s->work);
+    return 0;
+}
+
+/* A lane with queued work and room for it (lock held), lanes taking turns; prefer first
+ * when it qualifies. NULL when none. */
+static sched_lane *ready_lane(nnd_sched *s, int prefer) {
+    if (prefer >= 0) {
+        sched_lane *l = &s->lanes[prefer];
+        if (nnd_queue_len(l->q) && l->busy < l->workers) return l;
+    }
+    for (unsigned k = 0; k < s->cfg.lanes; k++) {
+        unsigned i = (s->next_lane + k) % s->cfg.lanes;
+        sched_lane *l = &s->lanes[i];
+        if (nnd_queue_len(l->q) && l->busy < l->workers) {
+            s->next_lane = (i + 1) % s->cfg.lanes;
+            return l;
+        }
+    }
+    return NULL;
+}
+
+/* At a step boundary of j, running on a worker, whose next operation is lane `to`'s: when
+ * that lane has room and nothing queued, j goes on there on the same thread (no hand-off);
+ * the lane it leaves has room again, for a worker that is idle (see worker()). */
+static bool take_idle_lane(nnd_sched *s, nnd_job *j, unsigned to) {
+    pthread_mutex_lock(&s->lock);
+    sched_lane *from = &s->lanes[j->lane], *dst = &s->lanes[to];
+    bool ok = !s->stopping && dst->busy < dst->workers && !nnd_queue_len(dst->q);
+    if (ok) {
+        from->busy--;
+        list_del(&from->running, j);
+        dst->busy++;
+        dst->segments++;
+        dst->arrived++;
+        list_add(&dst->running, j);
+        j->lane = (uint8_t)to;
+        j->seg_ns = now_ns();
+        j->q.cost_ns = left_of(j, j->est_ns);
+        atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
+        if (nnd_queue_len(from->q)) pthread_cond_signal(&s->work);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok;
 }
 
 /* ---- running (no lock held) ----------------------------------------------------------- */
@@ -417,6 +344,7 @@ static nnd_status checkpoint(void *ctx, uint32_t next_op) {
     nnd_job *j = ctx;
     if (atomic_load_explicit(&j->stop, memory_order_relaxed)) return ST_STOPPED;
     if (j->deadline_ns) {
+        /* The whole run's estimate, whichever lanes its operations are on. */
         uint64_t now = now_ns();
         uint64_t left = (uint64_t)((1.0f - j->model->done_frac[next_op]) * (double)j->est_ns);
         if (now + left > j->deadline_ns) {
@@ -426,6 +354,12 @@ static nnd_status checkpoint(void *ctx, uint32_t next_op) {
                      next_op, j->model->n_ops, (unsigned long long)(left / 1000));
             return NND_MISSED_DEADLINE_TRANSIENT;
         }
+    }
+    const uint8_t *lane = j->model->lane;
+    if (lane && lane[next_op] != j->lane) {
+        j->next_op = next_op;
+        /* The loop's thread never goes on into another device's work: it hands over. */
+        if (j->ran_inline || !take_idle_lane(j->model->s, j, lane[next_op])) return ST_MOVE;
     }
     if (atomic_load_explicit(&j->yield, memory_order_relaxed)) {
         j->next_op = next_op;
@@ -440,11 +374,9 @@ static nnd_status run_segment(nnd_sched *s, nnd_job *j) {
         snprintf(j->err, sizeof j->err, "out of memory creating an execution");
         return NND_GENERAL_FAILURE;
     }
-    bool resume = j->next_op > 0 && !s->cfg.restart;
-    if (!resume) {
-        j->next_op = 0;
-        j->run_ns = 0; /* starting over: only this run counts */
-    }
+    /* next_op > 0: suspended or moved (a preempted job that restarts is back at 0). */
+    bool resume = j->next_op > 0;
+    if (!resume) j->run_ns = 0; /* starting over: only this run counts */
     nnd_checkpoint cp = {.check = checkpoint, .ctx = j, .loop_timeout_ns = j->loop_timeout_ns};
     uint64_t faults = s->cfg.fault_count ? s->cfg.fault_count() : 0;
     uint64_t t0 = now_ns();
@@ -462,21 +394,31 @@ static nnd_status run_segment(nnd_sched *s, nnd_job *j) {
 
 /* After a run segment, lock held. Returns true when j yielded to work of its app. */
 static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
-    s->busy--;
-    list_del(&s->running, j);
-    if (st == ST_YIELD && !s->stopping) {
-        j->preemptions++;
-        s->preempted++;
-        if (s->cfg.restart) j->next_op = 0;
+    sched_lane *l = &s->lanes[j->lane];
+    l->busy--;
+    list_del(&l->running, j);
+    /* Room on l again: an idle worker may take what waits there (this one, unless inline,
+     * may take another lane's work first). */
+    if (nnd_queue_len(l->q)) pthread_cond_signal(&s->work);
+    if ((st == ST_YIELD || st == ST_MOVE) && !s->stopping) {
+        bool yielded = st == ST_YIELD;
+        unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
+        if (yielded) {
+            j->preemptions++;
+            s->preempted++;
+            if (s->cfg.restart) j->next_op = 0, to = j->model->first_lane;
+        } else {
+            s->lanes[to].arrived++;
+            j->ran_inline = false; /* a worker finishes it: the owner needs the wake */
+        }
         j->q.cost_ns = left_of(j, nnd_est_typical(&j->model->est));
         atomic_store(&j->yield, false);
-        j->state = J_QUEUED;
-        if (nnd_queue_push(s->q, &j->q) == 0) return true; /* keeps its place: seq */
-        snprintf(j->err, sizeof j->err, "out of memory requeueing a preempted execution");
+        if (enqueue(s, j, to, yielded) == 0) return yielded;
+        snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
         finish(s, j, NND_GENERAL_FAILURE);
         return false;
     }
-    if (st == ST_YIELD || st == ST_STOPPED) {
+    if (st == ST_YIELD || st == ST_MOVE || st == ST_STOPPED) {
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
         st = NND_GENERAL_FAILURE;
@@ -489,40 +431,47 @@ static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
     return false;
 }
 
+/* Workers serve every lane: each lane runs at most its share at once, and there are as many
+ * workers as the shares add up to, so a lane with room always has an idle worker for it
+ * (a job borrowing a worker's thread, inline or on another lane, holds only one share). */
 static void *worker(void *arg) {
     nnd_sched *s = arg;
     uint32_t prefer = 0;
-    bool has_prefer = false;
+    int prefer_lane = -1;
     /* At the process's nice value by default: computation keeps the share of the CPUs an
      * in-process library would have. Threads the engine starts from here inherit it. */
     nnd_thread_sched_nice(s->cfg.worker_nice);
     pthread_mutex_lock(&s->lock);
-    if (!s->measured) {
+    if (!s->measured && !s->measuring) {
         /* The first worker measures, so that the engine's kernel threads (started at its
          * first use) run at the workers' priority. */
+        s->measuring = true;
         pthread_mutex_unlock(&s->lock);
         nnd_throughput tp;
         nnd_throughput_measure(&tp);
         pthread_mutex_lock(&s->lock);
         s->tp = tp;
         s->measured = true;
-        pthread_cond_broadcast(&s->work);
+        pthread_cond_broadcast(&s->measured_cond);
     }
     for (;;) {
-        while (!s->stopping && (!nnd_queue_len(s->q) || s->busy >= s->cfg.workers))
+        sched_lane *l = NULL;
+        while (!s->stopping && !(l = ready_lane(s, prefer_lane)))
             pthread_cond_wait(&s->work, &s->lock);
         if (s->stopping) break;
-        nnd_job *j = job_of(nnd_queue_pop(s->q, has_prefer ? &prefer : NULL));
-        has_prefer = false;
+        bool preferred = prefer_lane >= 0 && l == &s->lanes[prefer_lane];
+        nnd_job *j = job_of(nnd_queue_pop(l->q, preferred ? &prefer : NULL));
+        prefer_lane = -1;
         uint64_t now = now_ns();
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
+        if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
         pthread_mutex_unlock(&s->lock);
         nnd_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         if (after_run(s, j, st)) {
             prefer = j->app;
-            has_prefer = true;
+            prefer_lane = j->lane;
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -531,50 +480,78 @@ static void *worker(void *arg) {
 
 /* ---- the owner's calls ---------------------------------------------------------------- */
 
+static void free_lanes(nnd_sched *s) {
+    for (unsigned i = 0; i < s->cfg.lanes; i++)
+        nnd_queue_free(s->lanes[i].q);
+}
+
 nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
                          void (*wake)(void *ctx), void *wake_ctx) {
     nnd_sched *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->cfg = *cfg;
     if (!s->cfg.workers) s->cfg.workers = 1;
+    if (!s->cfg.lane_workers) s->cfg.lane_workers = 1;
+    if (!s->cfg.lanes) s->cfg.lanes = 1;
+    if (s->cfg.lanes > NND_SCHED_LANES) s->cfg.lanes = NND_SCHED_LANES;
     if (tp) s->tp = *tp;
     s->measured = tp != NULL;
     s->wake = wake;
     s->wake_ctx = wake_ctx;
-    s->q = nnd_queue_new();
-    s->threads = calloc(s->cfg.workers, sizeof *s->threads);
+    unsigned threads = s->cfg.workers + (s->cfg.lanes - 1) * s->cfg.lane_workers;
+    bool ok = true;
+    for (unsigned i = 0; i < s->cfg.lanes; i++) {
+        sched_lane *l = &s->lanes[i];
+        l->workers = i ? s->cfg.lane_workers : s->cfg.workers;
+        l->q = nnd_queue_new();
+        ok &= l->q != NULL;
+    }
+    s->threads = calloc(threads, sizeof *s->threads);
     nnd_est_init(&s->inflation, 1000);
     nnd_est_init(&s->lag, 50000);
-    if (!s->q || !s->threads) goto fail;
+    if (!ok || !s->threads) goto fail;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
-    for (; s->n_threads < s->cfg.workers; s->n_threads++)
+    pthread_cond_init(&s->measured_cond, NULL);
+    for (; s->n_threads < threads; s->n_threads++)
         if (pthread_create(&s->threads[s->n_threads], NULL, worker, s) != 0) break;
     pthread_mutex_lock(&s->lock);
-    while (s->n_threads && !s->measured)
-        pthread_cond_wait(&s->work, &s->lock);
+    while (s->n_threads == threads && !s->measured)
+        pthread_cond_wait(&s->measured_cond, &s->lock);
     pthread_mutex_unlock(&s->lock);
-    /* The owner's turns are short (admissions, replies): a short slice lets it preempt a
-     * worker as soon as it wakes, at the same share of the CPU. Set once the workers are
-     * started, so that they keep the default slice. */
-    if (s->n_threads) s->owner_slice = nnd_thread_sched_slice(s->cfg.owner_slice_us);
-    if (s->n_threads) return s;
+    if (s->n_threads == threads) {
+        /* The owner's turns are short (admissions, replies): a short slice lets it preempt
+         * a worker as soon as it wakes, at the same share of the CPU. Set once the workers
+         * are started, so that they keep the default slice. */
+        s->owner_slice = nnd_thread_sched_slice(s->cfg.owner_slice_us);
+        return s;
+    }
+    /* Not every worker started: stop those that did. */
+    pthread_mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->lock);
+    for (unsigned i = 0; i < s->n_threads; i++)
+        pthread_join(s->threads[i], NULL);
     pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->measured_cond);
     pthread_mutex_destroy(&s->lock);
 fail:
-    nnd_queue_free(s->q);
+    free_lanes(s);
     free(s->threads);
     free(s);
     return NULL;
 }
 
 static void cancel_queued(nnd_sched *s) {
-    nnd_qentry *e;
-    while ((e = nnd_queue_pop(s->q, NULL))) {
-        nnd_job *j = job_of(e);
-        j->cancelled = true;
-        snprintf(j->err, sizeof j->err, "cancelled: the daemon is stopping");
-        finish(s, j, NND_GENERAL_FAILURE);
+    for (unsigned i = 0; i < s->cfg.lanes; i++) {
+        nnd_qentry *e;
+        while ((e = nnd_queue_pop(s->lanes[i].q, NULL))) {
+            nnd_job *j = job_of(e);
+            j->cancelled = true;
+            snprintf(j->err, sizeof j->err, "cancelled: the daemon is stopping");
+            finish(s, j, NND_GENERAL_FAILURE);
+        }
     }
 }
 
@@ -583,8 +560,9 @@ void nnd_sched_free(nnd_sched *s) {
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
     cancel_queued(s);
-    for (nnd_job *j = s->running; j; j = j->next)
-        atomic_store(&j->stop, true);
+    for (unsigned i = 0; i < s->cfg.lanes; i++)
+        for (nnd_job *j = s->lanes[i].running; j; j = j->next)
+            atomic_store(&j->stop, true);
     pthread_cond_broadcast(&s->work);
     pthread_mutex_unlock(&s->lock);
     for (unsigned i = 0; i < s->n_threads; i++)
@@ -594,8 +572,9 @@ void nnd_sched_free(nnd_sched *s) {
     pthread_mutex_unlock(&s->lock);
     nnd_sched_drain(s);
     pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->measured_cond);
     pthread_mutex_destroy(&s->lock);
-    nnd_queue_free(s->q);
+    free_lanes(s);
     free(s->mem);
     free(s->threads);
     free(s);
@@ -611,6 +590,7 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     j->preemptions = 0;
     j->err[0] = '\0';
     j->next_op = 0;
+    j->lane = j->model->first_lane;
     j->pred_wait_ns = 0;
     j->ran_inline = false;
     j->exec = NULL;
@@ -643,8 +623,9 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     }
     nnd_sched_model_ref(j->model);
     s->submitted++;
-    if (typical < s->cfg.inline_ns && !j->model->loops && s->busy < s->cfg.workers &&
-        !nnd_queue_len(s->q)) {
+    sched_lane *l = &s->lanes[j->lane];
+    if (typical < s->cfg.inline_ns && !j->model->loops && l->busy < l->workers &&
+        !nnd_queue_len(l->q)) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
         j->ran_inline = true;
         start(s, j, now);
@@ -655,7 +636,7 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
         pthread_mutex_unlock(&s->lock);
         return NND_OK;
     }
-    if (nnd_queue_push(s->q, &j->q) < 0) {
+    if (enqueue(s, j, j->lane, false) < 0) {
         mem_sub(s, j->app, j->model->exec_bytes);
         s->submitted--;
         pthread_mutex_unlock(&s->lock);
@@ -663,16 +644,6 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
         snprintf(j->err, sizeof j->err, "out of memory queueing the execution");
         return NND_GENERAL_FAILURE;
     }
-    j->state = J_QUEUED;
-    if (s->busy >= s->cfg.workers) {
-        /* No worker is idle: the lowest-priority running job of this app yields. */
-        nnd_job *victim = NULL;
-        for (nnd_job *r = s->running; r; r = r->next)
-            if (r->app == j->app && r->prio < j->prio && (!victim || r->prio < victim->prio))
-                victim = r;
-        if (victim) atomic_store(&victim->yield, true);
-    }
-    pthread_cond_signal(&s->work);
     pthread_mutex_unlock(&s->lock);
     return NND_OK;
 }
@@ -680,7 +651,7 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
 void nnd_sched_cancel(nnd_sched *s, nnd_job *j) {
     pthread_mutex_lock(&s->lock);
     if (j->state == J_QUEUED) {
-        nnd_queue_remove(s->q, &j->q);
+        nnd_queue_remove(s->lanes[j->lane].q, &j->q);
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
         finish(s, j, NND_GENERAL_FAILURE);
@@ -711,47 +682,4 @@ void nnd_sched_drain(nnd_sched *s) {
             j = next;
         }
     }
-}
-
-void nnd_sched_note_refusal(nnd_sched *s, nnd_refusal why) {
-    if ((unsigned)why >= NND_REFUSALS) return;
-    pthread_mutex_lock(&s->lock);
-    s->refused[why]++;
-    pthread_mutex_unlock(&s->lock);
-}
-
-void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *o) {
-    memset(o, 0, sizeof *o);
-    pthread_mutex_lock(&s->lock);
-    o->cfg = s->cfg;
-    o->throughput = s->tp;
-    o->owner_slice = s->owner_slice;
-    o->running = s->busy;
-    for (unsigned p = 0; p < NND_PRIOS; p++) {
-        o->queued[p] = nnd_queue_depth(s->q, p);
-        o->latency_ns[p][0] = nnd_hist_quantile(&s->latency[p], 0.50);
-        o->latency_ns[p][1] = nnd_hist_quantile(&s->latency[p], 0.90);
-        o->latency_ns[p][2] = nnd_hist_quantile(&s->latency[p], 0.99);
-        o->latency_count[p] = s->latency[p].count;
-        o->latency_sum_ns[p] = s->latency[p].sum_ns;
-        for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++)
-            o->latency_below[p][i] = nnd_hist_count_below(&s->latency[p], NND_LATENCY_BOUND_NS(i));
-    }
-    o->submitted = s->submitted;
-    o->completed = s->completed;
-    o->failed = s->failed;
-    o->cancelled = s->cancelled;
-    o->preempted = s->preempted;
-    o->aborted_deadline = s->aborted;
-    o->deadline_met = s->met;
-    o->deadline_missed = s->missed;
-    memcpy(o->refused, s->refused, sizeof o->refused);
-    o->refused_at_dispatch = s->refused_at_dispatch;
-    pthread_mutex_unlock(&s->lock);
-}
-
-void nnd_sched_throughput(nnd_sched *s, nnd_throughput *out) {
-    pthread_mutex_lock(&s->lock);
-    *out = s->tp;
-    pthread_mutex_unlock(&s->lock);
 }

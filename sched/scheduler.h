@@ -1,10 +1,25 @@
-/* scheduler: quality of service for executions. Admission, the queues (queue.h), a pool of
+/* scheduler: quality of service for executions. Admission, the queues (queue.h), pools of
  * worker threads that run the engine, checkpoints between operations for deadlines,
  * cancellation and preemption, per-model execution-time estimates (estimate.h, cost.h),
  * and the figures an operator watches.
  *
  * Contract:
- * - Threads: nnd_sched_new() starts cfg.workers threads, at the process's nice value plus
+ * - Lanes: cfg.lanes devices (small integers; what a lane stands for is the owner's
+ *   business), each with its own queue and its own share of the workers: lane 0 runs up to
+ *   cfg.workers jobs at once, every other lane up to cfg.lane_workers. There are as many
+ *   worker threads as the shares add up to, and an idle one serves any lane that has queued
+ *   work and room (lanes take turns), so a lane with room always finds a thread: a job
+ *   that occupies one lane never holds up another. A model says which lane runs each of
+ *   its operations (nnd_sched_model_set_lanes; by default all run on lane 0). A job queues
+ *   on the lane of its first operation; at the checkpoint before an operation of another
+ *   lane it moves there, keeping its nnd_exec (so its temporaries), its priority, deadline
+ *   and place in arrival order: on the same thread when that lane has room and nothing
+ *   queued (no hand-off; the lane it leaves has room again), else into that lane's queue,
+ *   its worker taking other work (a job run inline always goes through the queue). What
+ *   follows holds per lane: priorities, preemption, "no worker idle", "work ahead"; while
+ *   the deadline checks, the timing (start, end, run_ns over every segment on every lane)
+ *   and cancellation are the whole job's.
+ * - Threads: nnd_sched_new() starts the workers, at the process's nice value plus
  *   cfg.worker_nice (default 0: computation keeps its share of the CPUs against other
  *   programs, as an in-process library would), and asks the kernel to schedule the
  *   calling thread, the owner's, in slices of cfg.owner_slice_us (thread_sched.h): the
@@ -21,37 +36,39 @@
  *       and running work) exhausted                 -> RESOURCE_EXHAUSTED_TRANSIENT
  *     one execution needs more memory than the device allows
  *                                                   -> RESOURCE_EXHAUSTED_PERSISTENT
- *   Work ahead is the queue's estimate (queue.h) plus what running jobs have left, over
- *   the number of workers, stretched by how much longer than predicted recent jobs
- *   actually waited (the 95th percentile of the last 32 waits' ratio to their prediction:
- *   a busy machine runs slower than its estimates), and doubled for stalls no
- *   history predicts; the job itself counts with the slowest of its model's last 32
- *   runs; then the largest of the last 32 delays between a job's end and its drain (the
- *   reply's way out), and a margin. Admission thus errs
- *   toward refusing: under overload a refusal costs little (the queue stays full), a
- *   miss costs a deadline. A job that is
- *   refused at submit is not queued and gets no done(); one refused when a worker takes
- *   it finishes with the status, `refused` saying why (PERSISTENT codes for a fresh
- *   job, MISSED_DEADLINE_TRANSIENT for a preempted one: it had been admitted and run).
+ *   Work ahead is the queue's estimate (queue.h) of the lane of the job's first operation
+ *   plus what the jobs running there have left, over that lane's workers, stretched by how much
+ * longer than predicted recent jobs actually waited (the 95th percentile of the last 32 waits'
+ * ratio to their prediction: a busy machine runs slower than its estimates), and doubled for stalls
+ * no history predicts; the job itself counts with the slowest of its model's last 32 runs; then the
+ * largest of the last 32 delays between a job's end and its drain (the reply's way out), and a
+ * margin. Admission thus errs toward refusing: under overload a refusal costs little (the queue
+ * stays full), a miss costs a deadline. A job that is refused at submit is not queued and gets no
+ * done(); one refused when a worker takes it finishes with the status, `refused` saying why
+ * (PERSISTENT codes for a fresh job, MISSED_DEADLINE_TRANSIENT for a preempted one: it had been
+ * admitted and run).
  * - Checkpoints, between operations of a running job:
  *     stopped (nnd_sched_cancel, or nnd_sched_free)  -> finishes with `cancelled` set
  *     now + typical estimate of what is left > deadline
  *                                                    -> MISSED_DEADLINE_TRANSIENT
- *     a job of the same app and higher priority was queued while no worker was idle
+ *     the next operation is on another lane          -> queued there (see Lanes)
+ *     a job of the same app and higher priority was queued on this lane (submitted, or
+ *       arriving from another lane) while none of its workers was idle
  *                                                    -> suspended and requeued ahead
  *       of its priority; the worker serves that app next. It resumes from the operation
  *       it stopped at with its temporaries (nnd_exec_resume), or, with cfg.restart,
- *       starts over.
+ *       starts over (on the lane of its first operation).
  * - A job holds a reference on its model and the memory its inputs and outputs point
  *   to must stay mapped until done(). Each running or suspended job owns an nnd_exec
  *   from its model's spares (made when none is spare).
  * - Short work: a job whose typical run is under cfg.inline_ns (and whose model runs no
  *   WHILE loop: its time is its data's) runs inside
- *   nnd_sched_submit() when a worker is idle and nothing waits, sparing two thread
+ *   nnd_sched_submit() when a worker of its lane is idle and nothing waits there (until
+ *   it moves to another lane, if it does), sparing two thread
  *   hand-offs; it still counts as the worker it borrows. done() comes with the next drain,
  *   which the owner calls itself: no wake() for it (a wake would cost the owner a loop turn
  *   and two syscalls for nothing).
- * - Stats are cumulative since nnd_sched_new(), except the queue depths.
+ * - Stats are cumulative since nnd_sched_new(), except the queue depths and running counts.
  */
 #ifndef NND_SCHED_H
 #define NND_SCHED_H
@@ -88,9 +105,13 @@ typedef enum nnd_refusal {
 } nnd_refusal;
 const char *nnd_refusal_name(nnd_refusal r); /* "deadline_passed", ... */
 
+#define NND_SCHED_LANES 16
+
 typedef struct nnd_sched_config {
-    unsigned workers;        /* threads running executions (default 1: one execution at a
-                                time, for predictable latency; kernels may use every core) */
+    unsigned workers;        /* lane 0's threads running executions (default 1: one execution
+                                at a time, for predictable latency; kernels may use every core) */
+    unsigned lanes;          /* lanes, 1..NND_SCHED_LANES (default 1) */
+    unsigned lane_workers;   /* threads of every lane but 0 (default 1) */
     unsigned app_queue;      /* queued executions per app (default 64) */
     uint64_t app_memory;     /* execution memory per app, queued and running (1 GiB) */
     uint64_t device_memory;  /* most memory one execution may need (4 GiB) */
@@ -117,6 +138,8 @@ typedef struct nnd_sched_model {
     nnd_sched *s;
     float *done_frac; /* n_ops + 1 entries: share of the estimate done before operation k */
     uint32_t n_ops;
+    uint8_t *lane;      /* lane of each operation; NULL: all on lane 0 */
+    uint8_t first_lane; /* where a run starts */
     nnd_estimator est;  /* under the scheduler's lock */
     nnd_exec *spare[2]; /* idle executions, under the lock */
     unsigned n_spare;
@@ -134,6 +157,9 @@ nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio pri
                                char *err, size_t errlen);
 void nnd_sched_model_ref(nnd_sched_model *m);
 void nnd_sched_model_unref(nnd_sched_model *m);
+/* lanes[k]: the lane that runs operation k (n_ops entries; a lane past cfg.lanes counts as
+ * 0). Called before m's first job. NND_GENERAL_FAILURE when out of memory. */
+nnd_status nnd_sched_model_set_lanes(nnd_sched_model *m, const uint8_t *lanes);
 /* The current typical and tail estimates, ns. */
 void nnd_sched_model_estimate(nnd_sched_model *m, uint64_t *typical, uint64_t *tail);
 
@@ -166,6 +192,7 @@ struct nnd_job {
     atomic_bool stop;      /* checkpoint: cancelled */
     atomic_bool yield;     /* checkpoint: higher-priority work of this app waits */
     uint32_t next_op;      /* where a suspended run continues */
+    uint8_t lane;          /* the lane it is queued or running on */
     uint64_t est_ns;       /* typical estimate of the whole run, taken at dispatch */
     uint64_t seg_ns;       /* start of the current run segment */
     uint64_t pred_wait_ns; /* admission's prediction of the queueing delay */
@@ -218,6 +245,13 @@ typedef struct nnd_sched_stats {
     uint64_t latency_sum_ns[NND_PRIOS];
     /* How many took less than NND_LATENCY_BOUND_NS(i): a histogram for export. */
     uint64_t latency_below[NND_PRIOS][NND_LATENCY_BOUNDS];
+    /* Per lane (cfg.lanes of them): its workers, jobs running and queued there now, run
+     * segments it started, and jobs that came to its queue from another lane mid-run. */
+    struct {
+        unsigned workers, running;
+        size_t queued;
+        uint64_t segments, arrived;
+    } lane[NND_SCHED_LANES];
 } nnd_sched_stats;
 void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *out);
 

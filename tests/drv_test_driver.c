@@ -2,7 +2,9 @@
  * only, ranked before everything (exec_time 0.01). Its execute() fails when the first
  * input element is DRV_TEST_FAIL, and sleeps DRV_TEST_SLOW_MS before computing when it is
  * DRV_TEST_SLOW (a long device step for the deadline test), and faults (SIGSEGV) when it
- * is DRV_TEST_FAULT. Built a second time with
+ * is DRV_TEST_FAULT. When it is DRV_TEST_HOLD, it waits before computing until the file
+ * /tmp/nnd-drv-test-release-PID exists (PID: the daemon's), the test's way to hold an
+ * execution on this device for as long as it likes (60 s at most). Built a second time with
  * DRV_TEST_CRASH, whose constructor dies of SIGSEGV at load. Its descriptor ends at release()
  * (NND_DRIVER_SIZE_BASE), as drivers built before the optional callbacks do. */
 #include <signal.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nnd/driver.h"
 
@@ -17,6 +20,7 @@
 #define DRV_TEST_SLOW    7777.0f
 #define DRV_TEST_SLOW_MS 60
 #define DRV_TEST_FAULT   5555.0f
+#define DRV_TEST_HOLD    8888.0f
 #define OP_RELU          19
 
 #ifdef DRV_TEST_CRASH
@@ -49,6 +53,13 @@ static int t_execute(void *state, nnd_driver_step *s) {
         return NND_EXT_FAILED;
     }
     if (n && x[0] == DRV_TEST_FAULT) *(volatile int *)(uintptr_t)s->errlen = 0; /* a wild store */
+    if (n && x[0] == DRV_TEST_HOLD) {
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/nnd-drv-test-release-%d", (int)getpid());
+        struct timespec ms = {0, 1000000L};
+        for (int i = 0; i < 60000 && access(path, F_OK) != 0; i++)
+            nanosleep(&ms, NULL);
+    }
     if (n && x[0] == DRV_TEST_SLOW) {
         struct timespec ts = {0, DRV_TEST_SLOW_MS * 1000000L};
         nanosleep(&ts, NULL);

@@ -1,18 +1,24 @@
 /* test_drivers (integration): device driver plugins through real daemons.
  * With this build's drivers (the example driver): the NDK lists three devices; a small CNN
  * compiled for every device is partitioned between nnd-example and nnd-cpu (the prepared
- * log line and the per-device counters say so), gives the nnd-reference compilation's
- * results, and its execution request holds the client's one pool of inputs and outputs
- * only; saved to cache files and loaded back (the example's blobs), and with its input in a
- * buffer of the example's device memory, it gives those results still; a model alternating example
- * and CPU steps is preempted in the middle by a HIGH execution and still right;
- * createForDevices([nnd-example]) of a model with an operation the example lacks fails at finish
- * with BAD_DATA (INVALID_ARGUMENT naming it on the wire). With a directory of test drivers: one
- * owned by another user, one writable by everyone and one that crashes in its constructor are
- * refused with log lines naming them while the daemon serves; a driver whose execute fails fails
- * that execution only; a deadline that expires while a driver step runs stops the execution at the
- * next step; a driver that faults in execute fails that execution, is disabled, and the daemon
- * serves on with the CPU taking its steps. */
+ * log line and the per-device counters say so, and the execution crosses each device's
+ * queue), gives the nnd-reference compilation's results, and its execution request holds
+ * the client's one pool of inputs and outputs only; saved to cache files and loaded back
+ * (the example's blobs), and with its input in a buffer of the example's device memory, it
+ * gives those results still; a model alternating example and CPU steps is overtaken by a
+ * HIGH execution and still right; createForDevices([nnd-example]) of a model with an
+ * operation the example lacks fails at finish with BAD_DATA (INVALID_ARGUMENT naming it on
+ * the wire).
+ * With a directory of test drivers: one owned by another user, one writable by everyone
+ * and one that crashes in its constructor are refused with log lines naming them while the
+ * daemon serves; a driver whose execute fails fails that execution only; a deadline that
+ * expires while a driver step runs stops the execution at the next step; with nnd-test
+ * held in a step (DRV_TEST_HOLD) until the test releases it: nnd-cpu serves another
+ * execution meanwhile, the held one's timing covers its steps on both devices, a second one queues
+ * on nnd-test (`nndctl metrics` shows the depth), a HIGH execution preempts a LOW one of the same
+ * app at the boundary after the held step, and a deadline that passes during the held step stops
+ * the execution at that boundary; a driver that faults in execute fails that execution, is
+ * disabled, and the daemon serves on with the CPU taking its steps. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +35,7 @@
 
 #include "drv_models.h"
 #include "harness.h"
+#include "subprocess.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
 
@@ -248,6 +255,8 @@ static void test_cnn_partitioned(void **state) {
     nnd_client *c = connect_to(&g_ex);
     double ex0 = device_count(&g_ex, "nnd-example", "executions");
     double cpu0 = device_count(&g_ex, "nnd-cpu", "executions");
+    double ex_in = device_count(&g_ex, "nnd-example", "arrived");
+    double cpu_in = device_count(&g_ex, "nnd-cpu", "arrived");
     uint64_t all = prepare_on(c, NULL, 0, &m, 0);
     const char *ref_dev[] = {"nnd-reference"};
     uint64_t ref = prepare_on(c, ref_dev, 1, &m, 0);
@@ -267,6 +276,9 @@ static void test_cnn_partitioned(void **state) {
     assert_true(file_has(g_ex_log, "(steps: nnd-reference 8)"));
     assert_int_equal(device_count(&g_ex, "nnd-example", "executions"), ex0 + 1);
     assert_int_equal(device_count(&g_ex, "nnd-cpu", "executions"), cpu0 + 1);
+    /* It crossed to nnd-cpu's queue for the depthwise step and back: once each way. */
+    assert_int_equal(device_count(&g_ex, "nnd-cpu", "arrived"), cpu_in + 1);
+    assert_int_equal(device_count(&g_ex, "nnd-example", "arrived"), ex_in + 1);
     nnd_client_close(c);
     mb_free(&m);
 }
@@ -391,14 +403,15 @@ static void test_named_device_must_cover(void **state) {
 
 /* ---- a chain alternating devices ------------------------------------------------------------ */
 
-/* n steps over [len]: even steps `even` (x, b, act), odd ones `odd` (RELU: x only, else
- * x, b, act). Inputs a and b, output the last step's. */
-static void chain_model(mb *m, uint32_t n, uint32_t len, int32_t even, int32_t odd) {
+/* n steps over [len], step k ops[k] if ops, else `even` for even k and `odd` for odd k
+ * (RELU: x only, else x, b, act). Inputs a and b, output the last step's. */
+static void ops_model(mb *m, uint32_t n, uint32_t len, const int32_t *ops, int32_t even,
+                      int32_t odd) {
     mb_init(m);
     uint32_t a = mb_temp(m, 1, &len), b = mb_temp(m, 1, &len), act = mb_i32(m, 0), x = a;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t y = mb_temp(m, 1, &len);
-        int32_t op = k % 2 ? odd : even;
+        int32_t op = ops ? ops[k] : k % 2 ? odd : even;
         if (op == OP_RELU)
             mb_op(m, op, 1, &x, y);
         else
@@ -406,6 +419,10 @@ static void chain_model(mb *m, uint32_t n, uint32_t len, int32_t even, int32_t o
         x = y;
     }
     mb_finish(m, 2, (const uint32_t[]){a, b}, x);
+}
+
+static void chain_model(mb *m, uint32_t n, uint32_t len, int32_t even, int32_t odd) {
+    ops_model(m, n, len, NULL, even, odd);
 }
 
 static void chain_pool(pool *p, uint32_t len, float a0, float b) {
@@ -430,7 +447,8 @@ static void wait_running(const nnd_test_daemon *d) {
 }
 
 /* A LOW execution of 1201 steps alternating nnd-example (ADD) and nnd-cpu (SUB); a HIGH one
- * of the same app overtakes it at a checkpoint between two steps, and both are right. */
+ * of the same app overtakes it (on nnd-example's queue, preempting it there when both want
+ * that device, or on its idle worker while the LOW one is on the CPU), and both are right. */
 static void test_preempted_across_devices(void **state) {
     (void)state;
     const uint32_t n = 1201, len = 262144;
@@ -445,7 +463,6 @@ static void test_preempted_across_devices(void **state) {
     chain_pool(&pl, len, 0, 1);
     chain_pool(&ph, 4, 0, 2);
     char err[512];
-    double preempted = sched_count(&g_ex, "preempted");
     uint64_t ticket;
     assert_int_equal(
         nnd_client_execute_start(a, hl, &pl.r.req, &pl.fd, 1, NULL, &ticket, err, sizeof err), 0);
@@ -457,8 +474,6 @@ static void test_preempted_across_devices(void **state) {
     if (st) fail_msg("HIGH: %d %s", st, err);
     for (uint32_t i = 0; i < 4; i++)
         assert_true(pool_out(&ph)[i] == pool_in(&ph, 0)[i] + 2);
-    /* Overtaken: the LOW one is suspended or running again, not finished. */
-    assert_true(sched_count(&g_ex, "preempted") >= preempted + 1);
     assert_int_equal(nnd_client_execute_wait(a, ticket, 60000, NULL, err, sizeof err), 0);
     uint64_t low_ns = now_ns() - t0;
     /* 601 ADDs and 600 SUBs of 1: a + 1, every step run once. */
@@ -535,6 +550,176 @@ static void test_deadline_in_driver_step(void **state) {
     int st = execute(c, h, &p, &o, err, sizeof err);
     print_message("# deadline 600 ms into 40 slow driver steps: %d (%s)\n", st, err);
     assert_int_equal(st, NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT);
+    assert_int_equal(sched_count(&g_test, "aborted_for_deadline"), aborted + 1);
+    pool_close(&p);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* ---- a device held by the test: queues and workers per device ------------------------------ */
+
+/* The test driver's hold (DRV_TEST_HOLD): released while the file exists. */
+static void hold_release(bool release) {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/nnd-drv-test-release-%d", (int)g_test.pid);
+    if (!release) {
+        unlink(path);
+        return;
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
+/* Waits until a device's status field reaches at least `want`. */
+static void wait_device(const char *name, const char *field, double want) {
+    for (int i = 0; i < 15000; i++) {
+        if (device_count(&g_test, name, field) >= want) return;
+        sleep_ms(2);
+    }
+    fail_msg("%s %s never reached %g", name, field, want);
+}
+
+static uint64_t start(nnd_client *c, uint64_t h, pool *p, const nnd_exec_opts *o) {
+    char err[512];
+    uint64_t ticket = 0;
+    if (nnd_client_execute_start(c, h, &p->r.req, &p->fd, 1, o, &ticket, err, sizeof err))
+        fail_msg("execute_start: %s", err);
+    return ticket;
+}
+
+static int finish(nnd_client *c, uint64_t ticket, char *err, size_t errlen) {
+    return nnd_client_execute_wait(c, ticket, 90000, NULL, err, errlen);
+}
+
+/* nnd-test held in an execution's middle step: an execution on nnd-cpu alone runs and
+ * answers meanwhile; another one of the held model queues on nnd-test after its CPU step,
+ * and `nndctl metrics` shows it there; released, both end right. */
+static void test_devices_independent(void **state) {
+    (void)state;
+    static mb held, cpu_only;
+    chain_model(&held, 3, 16, OP_SUB, OP_RELU); /* nnd-cpu, nnd-test, nnd-cpu */
+    chain_model(&cpu_only, 5, 16, OP_SUB, OP_SUB);
+    nnd_client *a = connect_to(&g_test), *b = connect_to(&g_test), *c = connect_to(&g_test);
+    uint64_t ha = prepare_on(a, NULL, 0, &held, 0), hc = prepare_on(c, NULL, 0, &held, 0);
+    const char *cpu[] = {"nnd-cpu"};
+    uint64_t hb = prepare_on(b, cpu, 1, &cpu_only, 0);
+    double test_in = device_count(&g_test, "nnd-test", "arrived");
+    double cpu_in = device_count(&g_test, "nnd-cpu", "arrived");
+    pool pa, pb, pc;
+    chain_pool(&pa, 16, 8888.f, 0);
+    chain_pool(&pb, 16, 1, 1);
+    chain_pool(&pc, 16, 8888.f, 0);
+    nnd_exec_opts timed = {.measure_timing = true};
+    uint64_t ta = start(a, ha, &pa, &timed);
+    wait_device("nnd-test", "running", 1);
+    uint64_t seen_ns = now_ns();
+    char err[512];
+    assert_int_equal(execute(b, hb, &pb, NULL, err, sizeof err), 0);
+    for (uint32_t i = 0; i < 16; i++)
+        assert_true(pool_out(&pb)[i] == pool_in(&pb, 0)[i] - 5);
+    assert_int_equal(device_count(&g_test, "nnd-test", "running"), 1); /* still held */
+    uint64_t tc = start(c, hc, &pc, NULL);
+    wait_device("nnd-test", "queue_depth", 1);
+    static char out[1 << 16];
+    const char *metrics[] = {"--state-dir", g_test.state_dir, "metrics", NULL};
+    assert_int_equal(nnd_test_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
+    assert_non_null(strstr(out, "\nnnd_device_queue_depth{device=\"nnd-test\"} 1\n"));
+    assert_non_null(strstr(out, "\nnnd_device_running{device=\"nnd-test\"} 1\n"));
+    assert_non_null(strstr(out, "\nnnd_device_queue_depth{device=\"nnd-cpu\"} 0\n"));
+    uint64_t held_ns = now_ns() - seen_ns;
+    hold_release(true);
+    Nnd__Reply *r = NULL;
+    assert_int_equal(nnd_client_execute_wait(a, ta, 90000, &r, err, sizeof err), 0);
+    assert_int_equal(finish(c, tc, err, sizeof err), 0);
+    hold_release(false);
+    /* Timing is the whole execution's: on device, its steps on both devices, the held one
+     * included; in the driver, from its first step to its answer. */
+    assert_true(r && r->result_case == NND__REPLY__RESULT_EXECUTED && r->executed->timing);
+    const Nnd__Timing *t = r->executed->timing;
+    assert_true(t->time_on_device_ns != UINT64_MAX && t->time_on_device_ns >= held_ns);
+    assert_true(t->time_in_driver_ns >= t->time_on_device_ns);
+    nnd__reply__free_unpacked(r, NULL);
+    for (uint32_t i = 0; i < 16; i++) /* b = 0: SUB and RELU keep a */
+        assert_true(pool_out(&pa)[i] == pool_in(&pa, 0)[i] &&
+                    pool_out(&pc)[i] == pool_in(&pc, 0)[i]);
+    /* Each went nnd-cpu -> nnd-test -> nnd-cpu. */
+    assert_true(device_count(&g_test, "nnd-test", "arrived") >= test_in + 2);
+    assert_true(device_count(&g_test, "nnd-cpu", "arrived") >= cpu_in + 2);
+    assert_int_equal(device_count(&g_test, "nnd-test", "workers"), 1);
+    pool_close(&pa);
+    pool_close(&pb);
+    pool_close(&pc);
+    nnd_client_close(a);
+    nnd_client_close(b);
+    nnd_client_close(c);
+    mb_free(&held);
+    mb_free(&cpu_only);
+}
+
+/* A LOW execution nnd-cpu, nnd-test (held), nnd-test, nnd-cpu; a HIGH one of the same app
+ * queues on nnd-test meanwhile: at the step boundary after the hold the LOW one yields to it
+ * on nnd-test, then resumes; both right. */
+static void test_preempted_in_middle_step(void **state) {
+    (void)state;
+    static mb x, y;
+    ops_model(&x, 4, 20, (const int32_t[]){OP_SUB, OP_RELU, OP_RELU, OP_SUB}, 0, 0);
+    ops_model(&y, 2, 20, (const int32_t[]){OP_RELU, OP_SUB}, 0, 0);
+    nnd_client *a = connect_to(&g_test), *b = connect_to(&g_test);
+    uint64_t hx = prepare_on(a, NULL, 0, &x, NND__PRIORITY__PRIORITY_LOW);
+    uint64_t hy = prepare_on(b, NULL, 0, &y, NND__PRIORITY__PRIORITY_HIGH);
+    pool px, py;
+    chain_pool(&px, 20, 8889.f, 1); /* 8888 after the SUB: held */
+    chain_pool(&py, 20, 3, 1);
+    double preempted = sched_count(&g_test, "preempted");
+    uint64_t tx = start(a, hx, &px, NULL);
+    wait_device("nnd-test", "running", 1);
+    uint64_t ty = start(b, hy, &py, NULL);
+    wait_device("nnd-test", "queue_depth", 1);
+    hold_release(true);
+    char err[512];
+    assert_int_equal(finish(b, ty, err, sizeof err), 0);
+    assert_int_equal(finish(a, tx, err, sizeof err), 0);
+    hold_release(false);
+    assert_int_equal(sched_count(&g_test, "preempted"), preempted + 1);
+    for (uint32_t i = 0; i < 20; i++) {
+        float a0 = pool_in(&px, 0)[i] - 1, want = a0 > 0 ? a0 - 1 : -1;
+        assert_true(pool_out(&px)[i] == want);
+        assert_true(pool_out(&py)[i] == pool_in(&py, 0)[i] - 1);
+    }
+    pool_close(&px);
+    pool_close(&py);
+    nnd_client_close(a);
+    nnd_client_close(b);
+    mb_free(&x);
+    mb_free(&y);
+}
+
+/* nnd-cpu, nnd-test (held past the deadline), nnd-cpu: stopped at the step boundary after
+ * the held step, on nnd-test's worker, with the whole execution's estimate. */
+static void test_deadline_in_middle_step(void **state) {
+    (void)state;
+    static mb m;
+    chain_model(&m, 3, 12, OP_SUB, OP_RELU);
+    nnd_client *c = connect_to(&g_test);
+    uint64_t h = prepare_on(c, NULL, 0, &m, 0);
+    pool p;
+    chain_pool(&p, 12, 8888.f, 0);
+    double aborted = sched_count(&g_test, "aborted_for_deadline");
+    /* Far enough for the execution to reach nnd-test on a busy machine. */
+    uint64_t deadline = now_ns() + 3000 * MS;
+    nnd_exec_opts o = {.deadline_ns = deadline};
+    uint64_t t = start(c, h, &p, &o);
+    wait_device("nnd-test", "running", 1);
+    while (now_ns() <= deadline + 20 * MS)
+        sleep_ms(10);
+    hold_release(true);
+    char err[512];
+    int st = finish(c, t, err, sizeof err);
+    hold_release(false);
+    print_message("# held past its deadline in the middle step: %d (%s)\n", st, err);
+    assert_int_equal(st, NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT);
+    assert_non_null(strstr(err, "before operation 2 of 3"));
     assert_int_equal(sched_count(&g_test, "aborted_for_deadline"), aborted + 1);
     pool_close(&p);
     nnd_client_close(c);
@@ -628,6 +813,9 @@ int main(void) {
         cmocka_unit_test(test_refused_drivers),
         cmocka_unit_test(test_failing_execute),
         cmocka_unit_test(test_deadline_in_driver_step),
+        cmocka_unit_test(test_devices_independent),
+        cmocka_unit_test(test_preempted_in_middle_step),
+        cmocka_unit_test(test_deadline_in_middle_step),
         cmocka_unit_test(test_faulting_driver),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
