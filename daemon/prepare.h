@@ -10,7 +10,8 @@
  *   PrepareModel goes through the daemon's cache when it wants the model (cache.h: always
  *   with a client token, otherwise when the content cache is on and the model fits; never
  *   a model using extensions) and prepares in place otherwise; cache arguments in a form
- *   the daemon does not take prepare without caching. PrepareModelFromCache needs a
+ *   the daemon does not take prepare without caching, and so does a token for a model
+ *   over the save limit (nnd_cache_save_pays), answered with cache_save_skipped. PrepareModelFromCache needs a
  *   32-byte token and one model and one data cache file (INVALID_ARGUMENT otherwise), and
  *   caching on (GENERAL_FAILURE otherwise).
  * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an nnd_model_obj
