@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -421,6 +422,45 @@ int nnd_client_release(nnd_client *c, uint64_t handle) {
     req.call_case = NND__REQUEST__CALL_RELEASE;
     req.release = &call;
     return nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, NULL, 0);
+}
+
+int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset, uint64_t size,
+                               uint64_t *token, char *err, size_t errlen) {
+    *token = 0;
+    if (size == 0) { /* to the end of the file */
+        struct stat sb;
+        if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size <= offset) {
+            nnd_client_set_err(err, errlen, "cannot register fd %d: %s", fd,
+                               errno ? strerror(errno) : "nothing past the offset");
+            return -EINVAL;
+        }
+        size = (uint64_t)sb.st_size - offset;
+    }
+    Nnd__MemoryPool pool = NND__MEMORY_POOL__INIT;
+    pool.kind = (Nnd__PoolKind)kind;
+    pool.offset = offset;
+    pool.size = size;
+    Nnd__RegisterMemory call = NND__REGISTER_MEMORY__INIT;
+    call.pool = &pool;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_REGISTER_MEMORY;
+    req.register_memory = &call;
+    Nnd__Reply *r;
+    int st = nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_MEMORY_REGISTERED, &r, err,
+                                    errlen);
+    if (st != 0) return st;
+    *token = r->memory_registered->token;
+    nnd__reply__free_unpacked(r, NULL);
+    return 0;
+}
+
+int nnd_client_unregister_memory(nnd_client *c, uint64_t token, char *err, size_t errlen) {
+    Nnd__UnregisterMemory call = NND__UNREGISTER_MEMORY__INIT;
+    call.token = token;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_UNREGISTER_MEMORY;
+    req.unregister_memory = &call;
+    return nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, err, errlen);
 }
 
 int nnd_memfd_create(const char *name, size_t size, void **map) {
