@@ -7,8 +7,15 @@ typedef struct registered {
     nnd_pool pool; /* the registration's own view of its mapping */
 } registered;
 
+static nnd_memreg_stats stats; /* loop thread only */
+
+void nnd_memreg_stats_get(nnd_memreg_stats *out) {
+    *out = stats;
+}
+
 static void registered_free(void *obj) {
     registered *r = obj;
+    stats.live--;
     nnd_pool_release(&r->pool);
     free(r);
 }
@@ -30,10 +37,12 @@ nnd_status nnd_memreg_register(nnd_session *s, const Nnd__MemoryPool *mp, nnd_fr
         free(r);
         return st;
     }
+    stats.live++;
     if (nnd_session_add(s, NND_OBJ_MEMORY, r, registered_free, token) < 0) {
         registered_free(r);
         return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory storing the memory");
     }
+    stats.registrations++;
     return NND_OK;
 }
 
@@ -67,6 +76,7 @@ nnd_status nnd_memreg_resolve(nnd_session *s, const Nnd__MemoryPool *mp, uint32_
                          "execution; unregister it and register it again",
                          index, (unsigned long long)mp->token);
     nnd_pool_share(&r->pool, out);
+    stats.uses++;
     out->view.base += mp->offset;
     out->view.size = mp->size ? (size_t)mp->size : whole - (size_t)mp->offset;
     return NND_OK;

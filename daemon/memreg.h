@@ -35,6 +35,13 @@
 nnd_status nnd_memreg_register(nnd_session *s, const Nnd__MemoryPool *mp, nnd_frame_in *in,
                                uint64_t *token, char *err, size_t errlen);
 nnd_status nnd_memreg_unregister(nnd_session *s, uint64_t token, char *err, size_t errlen);
+/* Daemon-wide: memories registered now, registrations since startup, pools resolved by
+ * token since startup (admin status registered_memory.*). */
+typedef struct nnd_memreg_stats {
+    uint64_t live, registrations, uses;
+} nnd_memreg_stats;
+void nnd_memreg_stats_get(nnd_memreg_stats *out);
+
 nnd_status nnd_memreg_resolve(nnd_session *s, const Nnd__MemoryPool *mp, uint32_t index,
                               nnd_pool *out, char *err, size_t errlen);
 
