@@ -432,9 +432,10 @@ int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset,
     *token = 0;
     if (size == 0) { /* to the end of the file */
         struct stat sb;
-        if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size <= offset) {
+        bool known = fstat(fd, &sb) == 0;
+        if (!known || (uint64_t)sb.st_size <= offset) {
             nnd_client_set_err(err, errlen, "cannot register fd %d: %s", fd,
-                               errno ? strerror(errno) : "nothing past the offset");
+                               known ? "nothing past the offset" : strerror(errno));
             return -EINVAL;
         }
         size = (uint64_t)sb.st_size - offset;
