@@ -28,6 +28,14 @@
 
 #define NND_CONN_TICK_MS 100
 
+/* A memory registered on the connection while recording ($NND_RECORD set): the recorder
+ * reads a registered pool's bytes through fd (a duplicate, the client's own). */
+typedef struct nnd_registered {
+    uint64_t token;
+    int fd;
+    uint64_t offset; /* where the registered memory starts in fd */
+} nnd_registered;
+
 /* One request in flight. */
 typedef struct nnd_pending {
     uint64_t id;
@@ -60,7 +68,13 @@ struct nnd_client {
     bool cache_files_known;
     uint32_t cache_model_files, cache_data_files;
     uint64_t cache_save_max_bytes; /* 0: no limit */
+    nnd_registered *registered;      /* kept while recording only; under lock */
+    size_t n_registered;
 };
+
+/* The fd (borrowed, -1 when unknown) and offset of registered memory token, known only when
+ * it was registered while recording. */
+int nnd_client_registered_fd(nnd_client *c, uint64_t token, uint64_t *offset);
 
 /* err <- the formatted message (nothing when err is NULL or errlen 0). */
 void nnd_client_set_err(char *err, size_t errlen, const char *fmt, ...)

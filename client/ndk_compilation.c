@@ -53,7 +53,8 @@ int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *model,
     return create(model, devices, numDevices, compilation);
 }
 
-static void staging_unmap(ndk_staging *s) {
+static void staging_unmap(ANeuralNetworksCompilation *c, ndk_staging *s) {
+    if (s->token) ndk_session_unregister(c->session, s->token);
     if (s->map) munmap(s->map, s->size);
     if (s->fd >= 0) {
         ndk_bursts_forget_key(s->key);
@@ -63,13 +64,13 @@ static void staging_unmap(ndk_staging *s) {
 
 void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c) {
     if (!c) return;
+    for (size_t i = 0; i < c->n_staging; i++) /* their tokens are the session's */
+        staging_unmap(c, &c->staging[i]);
     if (c->session) {
         if (c->valid && !c->fails_at_execution && !atomic_load(&c->session->dead))
             ndk_session_code(c->session, nnd_client_release(c->session->client, c->handle));
         ndk_session_put(c->session);
     }
-    for (size_t i = 0; i < c->n_staging; i++)
-        staging_unmap(&c->staging[i]);
     pthread_mutex_destroy(&c->lock);
     free(c->cache_dir);
     free(c);
@@ -222,5 +223,5 @@ void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s) {
         s = NULL;
     }
     pthread_mutex_unlock(&c->lock);
-    if (s) staging_unmap(s);
+    if (s) staging_unmap(c, s);
 }

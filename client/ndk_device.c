@@ -424,3 +424,22 @@ int ANeuralNetworksModel_getExtensionOperationType(ANeuralNetworksModel *model,
     if (!model || !extensionName || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
     return extension_type(extensionName, operationCodeWithinExtension, type);
 }
+
+uint64_t ndk_session_register(ndk_session *s, int kind, int fd, size_t offset, size_t size) {
+    if (!s || fd < 0 || atomic_load(&s->dead) || atomic_load(&s->no_register)) return 0;
+    char err[256];
+    uint64_t token = 0;
+    int rc = nnd_client_register_memory(s->client, kind, fd, offset, size, &token, err, sizeof err);
+    if (rc == 0) return token;
+    ndk_debug("memory not registered, its fd travels with each execution: %s", err);
+    if (rc < 0)
+        ndk_session_code(s, rc);
+    else if (rc == NND__ERROR_STATUS__GENERAL_FAILURE) /* a daemon without RegisterMemory */
+        atomic_store(&s->no_register, true);
+    return 0;
+}
+
+void ndk_session_unregister(ndk_session *s, uint64_t token) {
+    if (!s || !token || atomic_load(&s->dead)) return;
+    ndk_session_code(s, nnd_client_unregister_memory(s->client, token, NULL, 0));
+}

@@ -351,7 +351,10 @@ static int job_make(ANeuralNetworksExecution *e, ndk_job *j) {
         total = (total + a->length + NDK_IO_ALIGN - 1) & ~(size_t)(NDK_IO_ALIGN - 1);
     }
     int rc = total ? ndk_staging_get(e->c, total, &j->st) : ANEURALNETWORKS_NO_ERROR;
-    if (!rc) rc = ndk_request_build(e->in, e->n_in, e->out, e->n_out, &j->st, &j->r);
+    if (!rc && j->st.fd >= 0 && !j->st.token) /* once per staging memfd: later, no fd */
+        j->st.token = ndk_session_register(e->c->session, NND__POOL_KIND__POOL_MEMFD, j->st.fd, 0,
+                                           j->st.size);
+    if (!rc) rc = ndk_request_build(e->in, e->n_in, e->out, e->n_out, &j->st, e->c->session, &j->r);
     if (!rc && e->reusable) {
         e->kept = *j;
         e->has_kept = true;

@@ -27,6 +27,10 @@ void ndk_memory_unref(ANeuralNetworksMemory *m) {
             ndk_session_code(m->session, nnd_client_release(m->session->client, m->buffer));
         ndk_session_put(m->session);
     }
+    if (m->reg_session) {
+        ndk_session_unregister(m->reg_session, m->reg_token);
+        ndk_session_put(m->reg_session);
+    }
     if (m->map_base) munmap(m->map_base, m->map_len);
     if (m->fd >= 0) {
         ndk_bursts_forget_key(m->key); /* no burst keeps it mapped in the daemon */
@@ -36,6 +40,29 @@ void ndk_memory_unref(ANeuralNetworksMemory *m) {
     free(m->dims);
     free(m->roles);
     free(m);
+}
+
+uint64_t ndk_memory_token(const ANeuralNetworksMemory *cm, ndk_session *s) {
+    ANeuralNetworksMemory *m = (ANeuralNetworksMemory *)cm; /* the registration is no value */
+    if (m->driver || m->fd < 0 || !s) return 0;
+    pthread_mutex_lock(&m->lock);
+    if (m->reg_session && m->reg_session != s && atomic_load(&m->reg_session->dead)) {
+        ndk_session_put(m->reg_session); /* its connection is gone, and the token with it */
+        m->reg_session = NULL;
+        m->reg_token = 0;
+    }
+    if (!m->reg_session) {
+        int kind = m->memfd ? NND__POOL_KIND__POOL_MEMFD : NND__POOL_KIND__POOL_MMAP_FD;
+        uint64_t token = ndk_session_register(s, kind, m->fd, m->offset, m->size);
+        if (token) {
+            atomic_fetch_add(&s->refs, 1);
+            m->reg_session = s;
+            m->reg_token = token;
+        }
+    }
+    uint64_t token = m->reg_session == s ? m->reg_token : 0;
+    pthread_mutex_unlock(&m->lock);
+    return token;
 }
 
 ANeuralNetworksMemory *ndk_memory_new(void) {

@@ -4,8 +4,8 @@
  * Contract:
  * - Memories are reference counted: ndk_memory_ref() takes a reference,
  *   ndk_memory_unref() drops one (ANeuralNetworksMemory_free drops the caller's). The last
- *   one releases a daemon buffer, makes the bursts forget the memory's key (ndk_keys.h)
- *   and closes its fd.
+ *   one releases a daemon buffer, unregisters the memory, makes the bursts forget the
+ *   memory's key (ndk_keys.h) and closes its fd.
  * - ndk_memory_new() is an empty memory (no fd, one reference, a fresh key) for its maker
  *   to fill in.
  */
@@ -17,6 +17,10 @@
 NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_new(void);
 NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);
 NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
+/* The token of m's fd memory on s's connection, registering it there on first use; 0 when
+ * it has none (a daemon buffer, a refusal, registered with another connection that is
+ * still alive): its fd travels then. */
+NDK_HIDDEN uint64_t ndk_memory_token(const ANeuralNetworksMemory *m, ndk_session *s);
 /* The bytes a memory holds: its size, or for a descriptor memory what its type and
  * current dimensions hold (0: not known). */
 NDK_HIDDEN uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ndk_memory.h"
+
 void ndk_request_free(ndk_request *r) {
     free(r->args);
     free(r->in_p);
@@ -17,14 +19,18 @@ void ndk_request_free(ndk_request *r) {
     free(r->mems);
 }
 
-static uint32_t pool_of(ndk_request *r, const ANeuralNetworksMemory *m) {
+static uint32_t pool_of(ndk_request *r, const ANeuralNetworksMemory *m, ndk_session *s) {
     for (size_t i = 0; i < r->n_pools; i++)
         if (r->mems[i] == m) return (uint32_t)i;
     Nnd__MemoryPool *p = &r->pools[r->n_pools];
     nnd__memory_pool__init(p);
+    uint64_t token = m->driver ? 0 : ndk_memory_token(m, s);
     if (m->driver) {
         p->kind = NND__POOL_KIND__POOL_DRIVER_BUFFER;
         p->token = m->token;
+    } else if (token) {
+        p->kind = NND__POOL_KIND__POOL_REGISTERED; /* the whole memory, no fd */
+        p->token = token;
     } else {
         p->kind = m->memfd ? NND__POOL_KIND__POOL_MEMFD : NND__POOL_KIND__POOL_MMAP_FD;
         p->fd_index = (uint32_t)r->n_fds;
@@ -39,7 +45,7 @@ static uint32_t pool_of(ndk_request *r, const ANeuralNetworksMemory *m) {
 }
 
 int ndk_request_build(const ndk_arg *in, uint32_t n_in, const ndk_arg *out, uint32_t n_out,
-                      const ndk_staging *st, ndk_request *r) {
+                      const ndk_staging *st, ndk_session *s, ndk_request *r) {
     size_t n = (size_t)n_in + n_out;
     memset(r, 0, sizeof *r);
     r->args = calloc(n + 1, sizeof *r->args);
@@ -56,12 +62,18 @@ int ndk_request_build(const ndk_arg *in, uint32_t n_in, const ndk_arg *out, uint
         return ANEURALNETWORKS_OUT_OF_MEMORY;
     if (st->fd >= 0) { /* pool 0: the staging memfd, whole, so the daemon's mapping cache hits */
         nnd__memory_pool__init(&r->pools[0]);
-        r->pools[0].kind = NND__POOL_KIND__POOL_MEMFD;
-        r->pools[0].size = st->size;
         r->pool_p[0] = &r->pools[0];
-        r->fds[0] = st->fd;
-        r->keys[0] = st->key;
-        r->n_fds = r->n_pools = 1;
+        r->n_pools = 1;
+        if (st->token) {
+            r->pools[0].kind = NND__POOL_KIND__POOL_REGISTERED;
+            r->pools[0].token = st->token;
+        } else {
+            r->pools[0].kind = NND__POOL_KIND__POOL_MEMFD;
+            r->pools[0].size = st->size;
+            r->fds[0] = st->fd;
+            r->keys[0] = st->key;
+            r->n_fds = 1;
+        }
     }
     nnd__execution_request__init(&r->req);
     for (size_t k = 0; k < n; k++) {
@@ -80,7 +92,7 @@ int ndk_request_build(const ndk_arg *in, uint32_t n_in, const ndk_arg *out, uint
         if (a->state == ARG_POINTER) {
             l->offset = a->stage_off;
         } else {
-            l->pool_index = pool_of(r, a->mem);
+            l->pool_index = pool_of(r, a->mem, s);
             l->offset = a->offset;
         }
         if (a->has_dims) {

@@ -3,7 +3,9 @@
  *
  * Contract: ndk_request_build() lays out the request for n_in inputs and n_out outputs:
  * pool 0 is the staging memfd st (whole) when st->fd >= 0, and each memory argument's
- * memory is one further pool, once however many arguments use it. A pointer argument
+ * memory is one further pool, once however many arguments use it. A memory registered
+ * with s's connection (ndk_memory_token; the staging memfd by st->token) is a
+ * POOL_REGISTERED pool without fd. A pointer argument
  * points into the staging memfd at its stage_off; an omitted one has no value. fds and
  * keys list the pools' fds (daemon buffers have none) with the memory key behind each,
  * for bursts. The request borrows the arguments' dimensions and the fds; it is valid
@@ -49,7 +51,8 @@ typedef struct ndk_request {
 } ndk_request;
 
 NDK_HIDDEN int ndk_request_build(const ndk_arg *in, uint32_t n_in, const ndk_arg *out,
-                                 uint32_t n_out, const ndk_staging *st, ndk_request *r);
+                                 uint32_t n_out, const ndk_staging *st, ndk_session *s,
+                                 ndk_request *r);
 NDK_HIDDEN void ndk_request_free(ndk_request *r);
 
 #endif

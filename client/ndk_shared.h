@@ -34,6 +34,10 @@
  * - Memories are reference counted: models and executions that use a memory keep it
  *   alive past ANeuralNetworksMemory_free, so the fds they send stay valid. When the last
  *   reference goes, every burst that cached the memory forgets it (ndk_keys.h).
+ * - Execution memory (every memory an execution names, and the staging memfds) is
+ *   registered with the connection on first use and named by its token from then on, so
+ *   that executions of every kind carry no fd; it is unregistered when freed. A daemon
+ *   that does not register memory gets the fds, as before.
  * - A burst is a daemon burst on its compilation's connection; burstCompute builds the
  *   same request as compute and sends it through libnnd's burst calls. A memory from
  *   a descriptor is a daemon buffer when the daemon allocates one, else a memfd.
@@ -84,8 +88,9 @@ typedef struct ndk_session {
     nnd_client *client;
     char path[108]; /* the socket it connected to */
     atomic_int refs;
-    atomic_bool dead;     /* a call on it failed in transport; never cleared */
-    pthread_mutex_t lock; /* guards ext */
+    atomic_bool dead;        /* a call on it failed in transport; never cleared */
+    atomic_bool no_register; /* the daemon registers no memory (older): fds travel */
+    pthread_mutex_t lock;    /* guards ext */
     bool ext_fetched;
     Nnd__Reply *ext; /* GetSupportedExtensions reply, NULL when the daemon has none */
 } ndk_session;
@@ -95,6 +100,13 @@ typedef struct ndk_session {
  * gone now. */
 NDK_HIDDEN int ndk_session_get(ndk_session **out);
 NDK_HIDDEN void ndk_session_put(ndk_session *s);
+/* Registers [offset, offset + size) of fd (a POOL_MEMFD or POOL_MMAP_FD kind) with s's
+ * connection (nnd_client_register_memory): the token, or 0 when it cannot be (a dead
+ * session, a refusal, a daemon without registration), and the fd travels instead.
+ * ndk_session_unregister() ends one (nothing when the session is dead). */
+NDK_HIDDEN uint64_t ndk_session_register(ndk_session *s, int kind, int fd, size_t offset,
+                                         size_t size);
+NDK_HIDDEN void ndk_session_unregister(ndk_session *s, uint64_t token);
 /* The NDK code for a libnnd call's return: negative errno (transport: marks the session
  * dead, DEAD_OBJECT) or a wire ErrorStatus. */
 NDK_HIDDEN int ndk_session_code(ndk_session *s, int rc);
@@ -143,6 +155,10 @@ struct ANeuralNetworksMemory {
     uint8_t *map;         /* the memory's first byte once mapped (for copies) */
     void *map_base;       /* the page-aligned mapping behind map */
     size_t map_len;
+    /* Registered with reg_session's connection (one reference) as reg_token, on its first
+     * execution there (ndk_memory_token); executions name it by token, without its fd. */
+    ndk_session *reg_session;
+    uint64_t reg_token;
     /* Made by ANeuralNetworksMemory_createFromDesc: a driver buffer the daemon allocated
      * (no fd; named by token in requests), or else a memfd of the library's own. */
     bool from_desc;
@@ -206,7 +222,8 @@ struct ANeuralNetworksModel {
 
 /* A staging memfd for pointer arguments, kept by the compilation and reused. */
 typedef struct ndk_staging {
-    uint64_t key; /* ndk_memory_key() */
+    uint64_t key;   /* ndk_memory_key() */
+    uint64_t token; /* registered with the compilation's connection; 0: not (yet) */
     int fd;
     uint8_t *map;
     size_t size;

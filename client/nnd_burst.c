@@ -152,6 +152,7 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
             pools[i].fd_index = 0;
         } else if (pools[i].kind != NND__POOL_KIND__POOL_DRIVER_BUFFER &&
                    pools[i].kind != NND__POOL_KIND__POOL_BURST_SLOT &&
+                   pools[i].kind != NND__POOL_KIND__POOL_REGISTERED &&
                    pools[i].fd_index < n_pool_fds) {
             fds[nfds] = pool_fds[pools[i].fd_index];
             pools[i].fd_index = (uint32_t)nfds++;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -234,6 +235,9 @@ void nnd_client_close(nnd_client *c) {
     if (nnd_record_live()) nnd_record_closed(c);
     if (c->sock >= 0) close(c->sock);
     nnd_conn_free(c);
+    for (size_t i = 0; i < c->n_registered; i++)
+        close(c->registered[i].fd);
+    free(c->registered);
     pthread_mutex_destroy(&c->lock);
     free(c->daemon_state_dir);
     free(c->buf);
@@ -421,6 +425,90 @@ int nnd_client_release(nnd_client *c, uint64_t handle) {
     req.call_case = NND__REQUEST__CALL_RELEASE;
     req.release = &call;
     return nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, NULL, 0);
+}
+
+int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset, uint64_t size,
+                               uint64_t *token, char *err, size_t errlen) {
+    *token = 0;
+    if (size == 0) { /* to the end of the file */
+        struct stat sb;
+        bool known = fstat(fd, &sb) == 0;
+        if (!known || (uint64_t)sb.st_size <= offset) {
+            nnd_client_set_err(err, errlen, "cannot register fd %d: %s", fd,
+                               known ? "nothing past the offset" : strerror(errno));
+            return -EINVAL;
+        }
+        size = (uint64_t)sb.st_size - offset;
+    }
+    Nnd__MemoryPool pool = NND__MEMORY_POOL__INIT;
+    pool.kind = (Nnd__PoolKind)kind;
+    pool.offset = offset;
+    pool.size = size;
+    Nnd__RegisterMemory call = NND__REGISTER_MEMORY__INIT;
+    call.pool = &pool;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_REGISTER_MEMORY;
+    req.register_memory = &call;
+    Nnd__Reply *r;
+    int st = nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_MEMORY_REGISTERED, &r, err,
+                                    errlen);
+    if (st != 0) return st;
+    *token = r->memory_registered->token;
+    nnd__reply__free_unpacked(r, NULL);
+    const char *rec = getenv("NND_RECORD");
+    if (rec && *rec) { /* the recorder will want the bytes of executions naming it */
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        pthread_mutex_lock(&c->lock);
+        nnd_registered *grown =
+            dup >= 0 ? realloc(c->registered, (c->n_registered + 1) * sizeof *grown) : NULL;
+        if (grown) {
+            c->registered = grown;
+            c->registered[c->n_registered++] =
+                (nnd_registered){.token = *token, .fd = dup, .offset = offset};
+        } else if (dup >= 0) {
+            close(dup);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    return 0;
+}
+
+int nnd_client_registered_fd(nnd_client *c, uint64_t token, uint64_t *offset) {
+    int fd = -1;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n_registered; i++)
+        if (c->registered[i].token == token) {
+            fd = c->registered[i].fd;
+            *offset = c->registered[i].offset;
+        }
+    pthread_mutex_unlock(&c->lock);
+    return fd;
+}
+
+/* Forgets token's entry of the recording table (closing its fd). */
+static void forget_registered(nnd_client *c, uint64_t token) {
+    int fd = -1;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n_registered; i++)
+        if (c->registered[i].token == token) {
+            fd = c->registered[i].fd;
+            c->registered[i] = c->registered[--c->n_registered];
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
+    if (fd >= 0) close(fd);
+}
+
+int nnd_client_unregister_memory(nnd_client *c, uint64_t token, char *err, size_t errlen) {
+    Nnd__UnregisterMemory call = NND__UNREGISTER_MEMORY__INIT;
+    call.token = token;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.call_case = NND__REQUEST__CALL_UNREGISTER_MEMORY;
+    req.unregister_memory = &call;
+    int st =
+        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, err, errlen);
+    if (st == 0) forget_registered(c, token);
+    return st;
 }
 
 int nnd_memfd_create(const char *name, size_t size, void **map) {

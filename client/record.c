@@ -3,6 +3,8 @@
  * single order of events keeps each file's examples whole. */
 #include "record.h"
 
+#include "client_internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -352,10 +354,10 @@ static size_t elements(const uint32_t *dims, size_t rank, bool *known) {
 }
 
 /* One argument's tensor, read from its pool; NULL with why when it cannot be. */
-static cJSON *argument_json(const Nnd__ExecutionRequest *req, const int *fds, size_t n_fds,
-                            const Nnd__RequestArgument *a, uint32_t index, const rec_io *io,
-                            const uint32_t *dims, size_t rank, bool is_input, bool *has_nan,
-                            const char **why) {
+static cJSON *argument_json(nnd_client *c, const Nnd__ExecutionRequest *req, const int *fds,
+                            size_t n_fds, const Nnd__RequestArgument *a, uint32_t index,
+                            const rec_io *io, const uint32_t *dims, size_t rank, bool is_input,
+                            bool *has_nan, const char **why) {
     if (a->has_no_value) {
         if (is_input) return rec_tensor_json(index, io->type, io->dims, io->rank, NULL, 0, has_nan);
         *why = "an output without a buffer";
@@ -375,9 +377,16 @@ static cJSON *argument_json(const Nnd__ExecutionRequest *req, const int *fds, si
     const Nnd__MemoryPool *p = req->pools[loc->pool_index];
     bool has_fd = p->kind == NND__POOL_KIND__POOL_MEMFD ||
                   p->kind == NND__POOL_KIND__POOL_MMAP_FD || p->kind == NND__POOL_KIND__POOL_DMABUF;
+    int fd = has_fd && p->fd_index < n_fds ? fds[p->fd_index] : -1;
+    uint64_t base = p->offset;
+    if (p->kind == NND__POOL_KIND__POOL_REGISTERED) { /* through the client's own duplicate */
+        uint64_t start = 0;
+        fd = nnd_client_registered_fd(c, p->token, &start);
+        base = start + p->offset;
+    }
     void *data = count ? malloc(count * es) : NULL;
-    if (!has_fd || p->fd_index >= n_fds || (count && !data) ||
-        (count && rec_read(fds[p->fd_index], p->offset + loc->offset, count * es, data) < 0)) {
+    if (fd < 0 || (count && !data) ||
+        (count && rec_read(fd, base + loc->offset, count * es, data) < 0)) {
         free(data);
         *why = "an argument in memory the client cannot read (a driver buffer)";
         return NULL;
@@ -388,8 +397,8 @@ static cJSON *argument_json(const Nnd__ExecutionRequest *req, const int *fds, si
     return t;
 }
 
-static char *example_text(rec_case *rc, const Nnd__ExecutionRequest *req, const int *fds,
-                          size_t n_fds, const Nnd__Reply *reply, const char **why) {
+static char *example_text(nnd_client *c, rec_case *rc, const Nnd__ExecutionRequest *req,
+                          const int *fds, size_t n_fds, const Nnd__Reply *reply, const char **why) {
     if (req->n_inputs != rc->n_in || req->n_outputs != rc->n_out) {
         *why = "a request that does not match its model";
         return NULL;
@@ -406,7 +415,7 @@ static char *example_text(rec_case *rc, const Nnd__ExecutionRequest *req, const 
         const Nnd__RequestArgument *a = req->inputs[i];
         const uint32_t *dims = a->n_dimensions ? a->dimensions : rc->in[i].dims;
         size_t rank = a->n_dimensions ? a->n_dimensions : rc->in[i].rank;
-        cJSON *t = argument_json(req, fds, n_fds, a, i, &rc->in[i], dims, rank, true, &nan, why);
+        cJSON *t = argument_json(c, req, fds, n_fds, a, i, &rc->in[i], dims, rank, true, &nan, why);
         ok = t && cJSON_AddItemToArray(ins, t);
         if (nan) *why = "an input holds NaN, which the format cannot write", ok = false;
     }
@@ -418,8 +427,8 @@ static char *example_text(rec_case *rc, const Nnd__ExecutionRequest *req, const 
         size_t rank = shapes            ? x->output_shapes[k]->n_dimensions
                       : a->n_dimensions ? a->n_dimensions
                                         : rc->out[k].rank;
-        cJSON *t =
-            argument_json(req, fds, n_fds, a, k, &rc->out[k], dims, rank, false, &out_nan[k], why);
+        cJSON *t = argument_json(c, req, fds, n_fds, a, k, &rc->out[k], dims, rank, false,
+                                 &out_nan[k], why);
         ok = t && cJSON_AddItemToArray(outs, t);
     }
     char *text = ok && out_nan ? cJSON_PrintUnformatted(ex) : NULL;
@@ -438,7 +447,7 @@ void nnd_record_executed(nnd_client *c, uint64_t handle, const Nnd__ExecutionReq
     rec_case **p = g.stopped ? NULL : find(c, handle);
     rec_case *rc = p ? *p : NULL;
     const char *why = NULL;
-    char *text = rc ? example_text(rc, req, pool_fds, n_fds, reply, &why) : NULL;
+    char *text = rc ? example_text(c, rc, req, pool_fds, n_fds, reply, &why) : NULL;
     if (rc && !text && !g.told_example) {
         say("an execution is not recorded (and further ones are not reported): %s", why);
         g.told_example = true;

@@ -16,6 +16,7 @@
 #include "cache.h"
 #include "extensions.h"
 #include "log.h"
+#include "memreg.h"
 #include "execution.h"
 #include "quota.h"
 #include "refused.h"
@@ -42,6 +43,7 @@ static void add_client(nnd_session *s, void *ctx) {
     nnd_json_add_u64(c, "queued_executions", s->quota_used[NND_QUOTA_QUEUED_EXECUTIONS]);
     cJSON_AddNumberToObject(c, "bursts", (double)nnd_session_count(s, NND_OBJ_BURST));
     cJSON_AddNumberToObject(c, "burst_slots", (double)s->burst_slots);
+    cJSON_AddNumberToObject(c, "registered_memories", (double)nnd_session_count(s, NND_OBJ_MEMORY));
     cJSON_AddItemToArray(t->clients, c);
 }
 
@@ -92,6 +94,12 @@ cJSON *nnd_admin_handle(void *ctx, const cJSON *req) {
         nnd_buffer_stats(&buffers, &buffer_bytes);
         nnd_json_add_u64(reply, "buffers", buffers);
         nnd_json_add_u64(reply, "buffer_bytes", buffer_bytes);
+        nnd_memreg_stats ms;
+        nnd_memreg_stats_get(&ms);
+        cJSON *reg = cJSON_AddObjectToObject(reply, "registered_memory");
+        nnd_json_add_u64(reg, "live", ms.live);
+        nnd_json_add_u64(reg, "registrations", ms.registrations);
+        nnd_json_add_u64(reg, "uses", ms.uses);
         nnd_burst_stats bs;
         nnd_burst_stats_get(&bs);
         cJSON *bursts = cJSON_AddObjectToObject(reply, "bursts");

@@ -5,6 +5,30 @@
 
 #include "burst.h"
 #include "convert.h"
+#include "memreg.h"
+
+/* The pools of an execution without a burst: registered memories by token (no fd, no
+ * system call), others mapped through the session's cache. All or nothing. */
+static nnd_status map_pools(nnd_session *s, nnd_frame_in *in, const Nnd__ExecutionRequest *r,
+                            nnd_pool *out, char *err, size_t errlen) {
+    for (size_t i = 0; i < r->n_pools; i++) {
+        const Nnd__MemoryPool *mp = r->pools[i];
+        nnd_status st;
+        if (!mp) {
+            st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+        } else if (mp->kind == NND__POOL_KIND__POOL_REGISTERED) {
+            st = nnd_memreg_resolve(s, mp, (uint32_t)i, &out[i], err, errlen);
+        } else {
+            if (!s->pool_cache) s->pool_cache = nnd_pool_cache_create();
+            st = nnd_pool_map(mp, (uint32_t)i, in, false, s->pool_cache, &out[i], err, errlen);
+        }
+        if (st != NND_OK) {
+            nnd_pools_release(out, i);
+            return st;
+        }
+    }
+    return NND_OK;
+}
 
 /* Outputs must land in memory mapped writable. */
 static nnd_status check_outputs_writable(const Nnd__ExecutionRequest *r, const nnd_pool *pools,
@@ -30,8 +54,7 @@ nnd_status nnd_bind(nnd_binding *bd, nnd_session *s, nnd_frame_in *in, nnd_burst
     if (b) {
         st = nnd_burst_map_pools(b, r, in, bd->pools, err, errlen);
     } else {
-        if (!s->pool_cache) s->pool_cache = nnd_pool_cache_create();
-        st = nnd_pools_map(r->pools, r->n_pools, in, false, s->pool_cache, bd->pools, err, errlen);
+        st = map_pools(s, in, r, bd->pools, err, errlen);
     }
     if (st == NND_OK) bd->n_pools = r->n_pools;
     bool buffers = false; /* most requests name none: buffer.h is not asked */

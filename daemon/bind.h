@@ -4,6 +4,7 @@
  *
  * Contract:
  * - nnd_bind() resolves every pool of r:
+ *     registered         by token, a view of the connection's mapping (memreg.h);
  *     with a burst       through the burst's slots (burst.h);
  *     without            memfd, mmap_fd and dma-buf pools mapped through the session's
  *                        pool cache, made on first use (pool.h);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memreg.h"
+
 typedef struct slot {
     uint64_t id;
     nnd_pool pool;         /* the slot's own view of the mapping */
@@ -193,6 +195,8 @@ nnd_status nnd_burst_map_pools(nnd_burst_obj *b, const Nnd__ExecutionRequest *r,
             st = nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
         } else if (mp->kind == NND__POOL_KIND__POOL_BURST_SLOT) {
             st = use_slot(b, mp, index, &out[i], err, errlen);
+        } else if (mp->kind == NND__POOL_KIND__POOL_REGISTERED) {
+            st = nnd_memreg_resolve(s, mp, index, &out[i], err, errlen);
         } else if (mp->slot) {
             st = cache_slot(b, mp, index, in, &out[i], err, errlen);
         } else {

@@ -18,6 +18,7 @@
  *                                range (device, inode, offset, size) reuses that mapping
  *                                and another memory is refused (INVALID_ARGUMENT: forget
  *                                N first), unless N is damaged: the new memory replaces it.
+ *     POOL_REGISTERED            the connection's registered memory (memreg.h); no slot.
  *     any pool with slot 0       mapped as Execute maps it, for this execution only.
  *     other kinds with slot N    INVALID_ARGUMENT (a dma-buf brackets each use with CPU
  *                                access syncs; a driver buffer is named by its token).

@@ -19,6 +19,7 @@
 #include "extensions.h"
 #include "fenced.h"
 #include "log.h"
+#include "memreg.h"
 #include "pool.h"
 #include "model_obj.h"
 #include "prepare.h"
@@ -386,6 +387,36 @@ static void on_buffer_copy_from(nnd_call *c) {
     nnd_call_reply(c);
 }
 
+/* ---- registered memories (memreg.h) ----------------------------------------------------- */
+
+static void on_register_memory(nnd_call *c) {
+    uint64_t token = 0;
+    nnd_status st = nnd_memreg_register(c->s, c->req->register_memory->pool, c->in, &token, c->err,
+                                        sizeof c->err);
+    if (st != NND_OK) {
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    Nnd__MemoryRegisteredReply r = NND__MEMORY_REGISTERED_REPLY__INIT;
+    r.token = token;
+    c->reply.result_case = NND__REPLY__RESULT_MEMORY_REGISTERED;
+    c->reply.memory_registered = &r;
+    nnd_call_reply(c);
+}
+
+static void on_unregister_memory(nnd_call *c) {
+    nnd_status st =
+        nnd_memreg_unregister(c->s, c->req->unregister_memory->token, c->err, sizeof c->err);
+    if (st != NND_OK) {
+        nnd_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    Nnd__Empty done = NND__EMPTY__INIT;
+    c->reply.result_case = NND__REPLY__RESULT_DONE;
+    c->reply.done = &done;
+    nnd_call_reply(c);
+}
+
 /* ---- objects --------------------------------------------------------------------------- */
 
 static void on_release(nnd_call *c) {
@@ -428,6 +459,8 @@ static handler handler_for(Nnd__Request__CallCase cc) {
     case NND__REQUEST__CALL_BUFFER_COPY_TO: return on_buffer_copy_to;
     case NND__REQUEST__CALL_BUFFER_COPY_FROM: return on_buffer_copy_from;
     case NND__REQUEST__CALL_RELEASE: return on_release;
+    case NND__REQUEST__CALL_REGISTER_MEMORY: return on_register_memory;
+    case NND__REQUEST__CALL_UNREGISTER_MEMORY: return on_unregister_memory;
     default: return NULL;
     }
 }

@@ -400,6 +400,11 @@ nnd_status nnd_pool_map(const Nnd__MemoryPool *mp, uint32_t index, nnd_frame_in 
     case NND__POOL_KIND__POOL_BURST_SLOT:
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
                          "pool %u: a burst slot can only be named in BurstExecute", index);
+    case NND__POOL_KIND__POOL_REGISTERED:
+        return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
+                         "pool %u: a registered memory (token 0x%016llx) can only be named in an "
+                         "execution",
+                         index, (unsigned long long)mp->token);
     default:
         return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %u has unknown kind %d", index,
                          (int)mp->kind);

@@ -35,7 +35,8 @@
  *   with GENERAL_FAILURE instead of the daemon dying. Compare nnd_pool_faults() before
  *   and after touching pool memory. Such a mapping is damaged for good (its zero pages
  *   are not the file's): nnd_pool_damaged() tells, and the cache maps afresh instead.
- * - POOL_BURST_SLOT is INVALID_ARGUMENT here: only burst.h resolves slots.
+ * - POOL_BURST_SLOT and POOL_REGISTERED are INVALID_ARGUMENT here: only burst.h resolves
+ *   slots, and memreg.h registered memories (in executions only).
  * - nnd_pool_share() hands out another view of the same mapping (released on its own),
  *   for holders that outlive one request: a burst slot and the executions using it.
  * - Budgets: every mapping made counts against the daemon-wide budget (set by

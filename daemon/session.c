@@ -17,6 +17,7 @@
 static int quota_of(nnd_obj_kind kind) {
     if (kind == NND_OBJ_PREPARED) return NND_QUOTA_PREPARED_MODELS;
     if (kind == NND_OBJ_BUFFER) return NND_QUOTA_BUFFERS;
+    if (kind == NND_OBJ_MEMORY) return NND_QUOTA_DESCRIPTORS; /* keeps a file open */
     return -1;
 }
 

@@ -9,7 +9,8 @@
  * - nnd_session_release() frees one object; nnd_session_clear() frees them all (on
  *   disconnect). Each object is freed through the function it was added with.
  * - Quotas (quota.h): storing a prepared model or a buffer counts one against the
- *   session's and its app's quota of that kind, freeing it gives it back. The caller
+ *   session's and its app's quota of that kind, a registered memory one of the app's
+ *   descriptors; freeing it gives it back. The caller
  *   checks the quota first (nnd_session_check_quota), as nothing else runs in between on
  *   the loop. The quota module sees a session only through nnd_session_quota_conn()
  *   (session.c, declared in quota.h): its identity, its app and its share.
@@ -38,6 +39,7 @@ typedef enum nnd_obj_kind {
     NND_OBJ_BUFFER = 2,
     NND_OBJ_BURST = 3,
     NND_OBJ_EXECUTION = 4, /* a fenced execution (fenced.h) */
+    NND_OBJ_MEMORY = 5,    /* a registered memory (memreg.h) */
     NND_OBJ_KINDS
 } nnd_obj_kind;
 

@@ -93,9 +93,17 @@ int nnd_fault_guarded(int (*fn)(void *), void *arg, int *sig) {
     alt_stack_ensure();
     sigjmp_buf jb;
     sigjmp_buf *volatile outer = guard_jmp; /* not expected, but keep a caller's guard */
-    if (sigsetjmp(jb, 1) != 0) {
+    /* The signal mask is not saved: that is a system call on every guarded call (every
+     * driver step of every execution). A fault leaves only its own signal blocked (the
+     * handler's sa_mask is empty, and a fault with it blocked would have killed us), so
+     * unblocking that one restores the mask. */
+    if (sigsetjmp(jb, 0) != 0) {
         guard_jmp = outer;
         *sig = guard_sig;
+        sigset_t faulted;
+        sigemptyset(&faulted);
+        sigaddset(&faulted, guard_sig);
+        pthread_sigmask(SIG_UNBLOCK, &faulted, NULL);
         return -1;
     }
     guard_jmp = &jb;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,42 @@ static int spill_fd(nnd_frame_in *in, const Nnd__Spill *spill, char *err, size_t
     return fd;
 }
 
+/* Whether a datagram's top level has field 2 (Request.spill, Reply.spill) as a
+ * length-delimited value: only then is it a SpillFrame worth unpacking. Unpacking every
+ * datagram as a SpillFrame would copy the whole call into its unknown fields first.
+ * Malformed bytes answer false: the real unpack refuses them. */
+static bool has_spill_field(const uint8_t *p, size_t n) {
+    const uint8_t *end = p + n;
+    while (p < end) {
+        uint64_t tag = 0, v = 0;
+        for (int shift = 0;; shift += 7) {
+            if (p >= end || shift > 63) return false;
+            tag |= (uint64_t)(*p & 0x7f) << shift;
+            if (!(*p++ & 0x80)) break;
+        }
+        unsigned type = (unsigned)(tag & 7);
+        if (type == 0 || type == 2) {
+            for (int shift = 0;; shift += 7) {
+                if (p >= end || shift > 63) return false;
+                v |= (uint64_t)(*p & 0x7f) << shift;
+                if (!(*p++ & 0x80)) break;
+            }
+            if (type == 2) {
+                if (tag >> 3 == 2) return true;
+                if (v > (uint64_t)(end - p)) return false;
+                p += v;
+            }
+        } else if (type == 1 || type == 5) {
+            size_t skip = type == 1 ? 8 : 4;
+            if (skip > (size_t)(end - p)) return false;
+            p += skip;
+        } else {
+            return false;
+        }
+    }
+    return false;
+}
+
 static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                       nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *defer, char *err,
                       size_t errlen) {
@@ -258,14 +295,15 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         nnd_frame_in_clear(in);
         return -EPROTO;
     }
-    Nnd__SpillFrame *sf = nnd__spill_frame__unpack(alloc, (size_t)n, buf);
-    if (!sf) {
+    bool spilled = has_spill_field(buf, (size_t)n);
+    Nnd__SpillFrame *sf = spilled ? nnd__spill_frame__unpack(alloc, (size_t)n, buf) : NULL;
+    if (spilled && !sf) {
         set_err(err, errlen, "message is not valid protobuf (%zd bytes)", n);
         nnd_frame_in_clear(in);
         return -EPROTO;
     }
     int deferred = 0;
-    if (sf->spill) {
+    if (sf && sf->spill) {
         int fd = spill_fd(in, sf->spill, err, errlen);
         if (fd >= 0 && defer) {
             *defer = (nnd_frame_spill){.fd = fd, .size = sf->spill->size};
@@ -275,9 +313,11 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         }
     } else if (nnd_wire_budget_check(desc, buf, (size_t)n, err, errlen) == 0) {
         in->msg = protobuf_c_message_unpack(desc, alloc, (size_t)n, buf);
-        if (!in->msg) set_err(err, errlen, "message is not a valid %s", desc->short_name);
+        if (!in->msg)
+            set_err(err, errlen, "message is not valid protobuf (as a %s, %zd bytes)",
+                    desc->short_name, n);
     }
-    if (!arena) nnd__spill_frame__free_unpacked(sf, NULL); /* else freed with the arena */
+    if (sf && !arena) nnd__spill_frame__free_unpacked(sf, NULL); /* else with the arena */
     if (deferred) {
         /* The message will be unpacked elsewhere, with malloc: the arena is free again. */
         if (arena) nnd_arena_reset(arena);

@@ -32,22 +32,27 @@
 
 static nnd_test_daemon g_daemon;
 
-/* The daemon's live bursts and slots. */
-static void counts(double *bursts, double *slots) {
+/* The daemon's live bursts, and the client memories it keeps mapped for them: burst slots
+ * and registered memories (the NNAPI layer registers what its executions use). */
+static void counts(double *bursts, double *held) {
     cJSON *st = nnd_test_admin(g_daemon.state_dir, "status");
     assert_non_null(st);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "bursts");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(st, "registered_memory");
     assert_non_null(b);
+    assert_non_null(r);
     *bursts = cJSON_GetObjectItemCaseSensitive(b, "live")->valuedouble;
-    *slots = cJSON_GetObjectItemCaseSensitive(b, "slots")->valuedouble;
+    *held = cJSON_GetObjectItemCaseSensitive(b, "slots")->valuedouble +
+            cJSON_GetObjectItemCaseSensitive(r, "live")->valuedouble;
     cJSON_Delete(st);
 }
 
-static void expect_counts(double bursts, double slots) {
-    double b, s;
-    counts(&b, &s);
-    if (b != bursts || s != slots)
-        fail_msg("the daemon holds %g bursts and %g slots, wanted %g and %g", b, s, bursts, slots);
+static void expect_counts(double bursts, double held) {
+    double b, h;
+    counts(&b, &h);
+    if (b != bursts || h != held)
+        fail_msg("the daemon holds %g bursts and %g memories, wanted %g and %g", b, h, bursts,
+                 held);
 }
 
 /* out = a + b on [N] floats, both inputs given at execution. */
@@ -107,8 +112,9 @@ static void expect_sum(const float *a, const float *b, const float *out) {
             fail_msg("out[%d] = %g, wanted %g", i, (double)out[i], (double)(a[i] + b[i]));
 }
 
-/* Rounds over one memory and the compilation's staging memfd: two slots, each mapped once;
- * freeing the memory forgets its slot, freeing the burst the rest. */
+/* Rounds over one memory and the compilation's staging memfd: two memories, each mapped
+ * once (registered); freeing the memory unregisters it, freeing the compilation its
+ * staging memfd. */
 static void test_burst_slots(void **state) {
     (void)state;
     ANeuralNetworksModel *m;
@@ -167,8 +173,9 @@ static void test_burst_slots(void **state) {
     expect_counts(bursts0 + 1, slots0 + 1);
 
     ANeuralNetworksBurst_free(burst);
-    expect_counts(bursts0, slots0);
+    expect_counts(bursts0, slots0 + 1);
     ANeuralNetworksCompilation_free(c);
+    expect_counts(bursts0, slots0);
     ANeuralNetworksModel_free(m);
 }
 

@@ -1,7 +1,10 @@
 /* fuzz_burst: the daemon's reading of a burst channel (daemon/burst_take.h) while a hostile
  * client writes the shared memory, then the request's pools resolved through the burst's
  * slots (daemon/burst.h) whose memory the client keeps writing too, and the answer's
- * publication against the client's words (proto/burst_chan.h). The input is
+ * publication against the client's words (proto/burst_chan.h). The slot memory is also
+ * registered with the session (daemon/memreg.h); since tokens are random, a
+ * POOL_REGISTERED pool naming token 1 is given the real token before it is resolved, and
+ * any other token stays unknown. The input is
  *   u8 flags: bit 0 runs the racing writer during the takes; bits 1-2: takes - 1
  *   section: the request area's first bytes
  *   section: the racing writes, which a second thread applies over and over while the
@@ -27,6 +30,7 @@
 #include "burst_take.h"
 #include "fuzz_common.h"
 #include "fuzz_target.h"
+#include "memreg.h"
 
 #define BURST_HANDLE 0x6275727374000001ull
 #define SLOT_BYTES   (16u * 1024u)
@@ -41,6 +45,7 @@ static struct {
     uint8_t result[NND_CHAN_AREA];
     nnd_session session;
     nnd_burst_obj *burst;
+    uint64_t token; /* the slot memory, registered */
     pthread_t writer;
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -149,6 +154,23 @@ static void cache_slots(int slots_fd) {
     nnd_frame_in_clear(&in);
 }
 
+/* Registers the slot memory with the session, as RegisterMemory would. */
+static void register_slots(int slots_fd) {
+    Nnd__MemoryPool p = NND__MEMORY_POOL__INIT;
+    p.kind = NND__POOL_KIND__POOL_MEMFD;
+    p.size = SLOT_BYTES;
+    nnd_frame_in in;
+    memset(&in, 0, sizeof in);
+    in.fds[0] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
+    in.nfds = 1;
+    char err[NND_ERR_LEN];
+    if (nnd_memreg_register(&fz.session, &p, &in, &fz.token, err, sizeof err) != NND_OK) {
+        fprintf(stderr, "fuzz_burst: cannot register the slot memory: %s\n", err);
+        abort();
+    }
+    nnd_frame_in_clear(&in);
+}
+
 static void setup(void) {
     pthread_mutex_init(&fz.lock, NULL);
     pthread_cond_init(&fz.cond, NULL);
@@ -160,6 +182,7 @@ static void setup(void) {
     nnd_session_init(&fz.session, -1, 1);
     if (!(fz.burst = nnd_burst_new(&fz.session, 1))) abort();
     cache_slots(slots_fd);
+    register_slots(slots_fd);
     close(slots_fd);
     if (pthread_create(&fz.writer, NULL, writer_thread, NULL) != 0) abort();
     fz.ready = true;
@@ -168,6 +191,10 @@ static void setup(void) {
 /* Resolves the accepted request's pools through the burst and reads every byte of them, as
  * a kernel would while the client writes them. */
 static void resolve_pools(const Nnd__ExecutionRequest *r) {
+    for (size_t i = 0; i < r->n_pools; i++)
+        if (r->pools[i] && r->pools[i]->kind == NND__POOL_KIND__POOL_REGISTERED &&
+            r->pools[i]->token == 1)
+            r->pools[i]->token = fz.token;
     nnd_pool *views = calloc(r->n_pools + 1, sizeof *views);
     if (!views) return;
     nnd_frame_in in;

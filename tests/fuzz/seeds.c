@@ -144,13 +144,16 @@ static void note_skip(void *ctx, const char *file, const char *case_name, const 
 }
 
 /* Burst channel seeds (fuzz_burst.c): r as a BurstExecute in the request area, its pool
- * named as burst slot 1 holding the pool's bytes; one take, then the same with a racing
- * writer rewriting the request's length and first bytes. */
-static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf *pool) {
+ * named as burst slot 1 (or, registered, as the target's registered memory, token 1)
+ * holding the pool's bytes; one take, then the same with a racing writer rewriting the
+ * request's length and first bytes. */
+static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf *pool,
+                       bool registered) {
     Nnd__MemoryPool *mp = r->pools[0];
     Nnd__PoolKind kind = mp->kind;
-    mp->kind = NND__POOL_KIND__POOL_BURST_SLOT;
-    mp->slot = 1;
+    mp->kind = registered ? NND__POOL_KIND__POOL_REGISTERED : NND__POOL_KIND__POOL_BURST_SLOT;
+    mp->slot = registered ? 0 : 1;
+    mp->token = registered ? 1 : 0;
     Nnd__BurstExecute x = NND__BURST_EXECUTE__INIT;
     x.burst = 0x6275727374000001ull; /* fuzz_burst.c's BURST_HANDLE */
     x.request = r;
@@ -181,7 +184,8 @@ static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf 
         fz_put_u32(&b, 0);
         fz_put_section(&b, NULL, 0);
         char fname[600];
-        snprintf(fname, sizeof fname, "%s%s", name, racing ? "-racing" : "");
+        snprintf(fname, sizeof fname, "%s%s%s", name, registered ? "-registered" : "",
+                 racing ? "-racing" : "");
         save(4, fname, &b);
         free(b.p);
         free(w.p);
@@ -189,6 +193,7 @@ static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf 
     free(packed);
     mp->kind = kind;
     mp->slot = 0;
+    mp->token = 0;
 }
 
 static void seeds_of(const nnd_case *c, size_t n) {
@@ -247,7 +252,8 @@ static void seeds_of(const nnd_case *c, size_t n) {
         rq.execute = &exe;
         snprintf(fname, sizeof fname, "%s-execute", name);
         save_frame(fname, &rq.base, false, 1);
-        save_burst(name, r, &pool);
+        save_burst(name, r, &pool, false);
+        save_burst(name, r, &pool, true);
     }
     nnd__execution_request__free_unpacked(r, NULL);
     free(pool.p);

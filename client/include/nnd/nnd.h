@@ -163,6 +163,22 @@ int nnd_cache_token(const Nnd__Model *model, const int *pool_fds, size_t n_pool_
 int nnd_cache_paths(const char *cache_dir, const uint8_t token[NND_CACHE_TOKEN_BYTES],
                     char *model_path, char *data_path, size_t len);
 
+/* ---- registered memory -----------------------------------------------------------------
+ * nnd_client_register_memory() maps size bytes at offset of fd (kind POOL_MEMFD or
+ * POOL_MMAP_FD; size 0: to the end of the file) into the daemon once, for this connection:
+ * *token is what an ExecutionRequest of any kind (Execute, ExecuteFenced, BurstExecute)
+ * names in a MemoryPool of kind POOL_REGISTERED (no fd; offset and size there select a
+ * part of the memory, size 0: all of it). An execution naming only registered memories
+ * sends no fd, and the daemon maps nothing for it. The daemon keeps its own reference to
+ * the file: the caller may close fd. The memory must not shrink while registered.
+ * Registrations count against the app's mappings and descriptors quotas
+ * (docs/limits.md); only this connection can use the token.
+ * nnd_client_unregister_memory() ends it (an execution using it finishes first); closing
+ * the connection ends them all. Both return like nnd_client_prepare(). */
+int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset, uint64_t size,
+                               uint64_t *token, char *err, size_t errlen);
+int nnd_client_unregister_memory(nnd_client *c, uint64_t token, char *err, size_t errlen);
+
 /* ---- memory domains: driver-owned buffers ----------------------------------------------
  * nnd_client_allocate() (the HAL's IDevice::allocate) asks the daemon for a buffer usable
  * in the given roles: each names an input or output (io_index) of
