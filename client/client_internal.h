@@ -19,7 +19,8 @@
  * its own, a lane, that joined the client's session (Hello.join_session), so that the
  * kernel wakes the caller itself when its reply comes, as it would a process of its own.
  * - nnd_lane_for_thread() gives the calling thread its lane, opening it on first use (a
- *   connect and a Hello), or NULL: lanes are off (max_lanes 0, $NND_CLIENT_LANES), all
+ *   connect and a Hello), or NULL: the thread is the one that connected (a single-threaded
+ *   client keeps one connection), lanes are off (max_lanes 0, $NND_CLIENT_LANES), all
  *   taken (the first max_lanes threads to call keep theirs until close), refused once
  *   (quota, or a daemon that does not know sessions: then never again), or this process
  *   is a fork()ed child of the one that opened them. NULL means: use the shared socket.
@@ -84,6 +85,7 @@ struct nnd_client {
     unsigned daemon_operation_types; /* from Hello; 0 when the daemon did not say */
     uint64_t session_token;          /* from Hello; 0 when the daemon has no shared sessions */
     unsigned fork_generation;        /* lanes serve only the process that opened them */
+    pthread_t connecting_thread;     /* uses the first connection, never a lane */
     unsigned max_lanes;
     unsigned n_lanes; /* lanes[0..n_lanes) are taken, under lock */
     bool lanes_off;   /* a lane was refused: no more */

@@ -330,11 +330,14 @@ void nnd_lanes_init(nnd_client *c, unsigned max_lanes) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_fork_watch);
     c->fork_generation = atomic_load(&g_fork_generation);
+    c->connecting_thread = pthread_self();
     c->max_lanes = max_lanes < NND_CONN_LANES ? max_lanes : NND_CONN_LANES;
 }
 
 nnd_lane *nnd_lane_for_thread(nnd_client *c) {
-    if (!c->max_lanes || !c->session_token || atomic_load(&g_fork_generation) != c->fork_generation)
+    /* The thread that connected keeps the first connection: one thread, one connection. */
+    if (!c->max_lanes || !c->session_token || pthread_equal(pthread_self(), c->connecting_thread) ||
+        atomic_load(&g_fork_generation) != c->fork_generation)
         return NULL;
     bool open = false, tickets = false;
     pthread_mutex_lock(&c->lock);
