@@ -350,8 +350,6 @@ static void join(conn *c, uint64_t token) {
         c->next_member = o->members;
         o->members = c;
         c->session.token = token; /* its HelloReply says it joined */
-        nnd_log_debug("client %llu joins the session of client %llu",
-                      (unsigned long long)c->session.serial, (unsigned long long)o->session.serial);
         return;
     }
 }
@@ -417,13 +415,13 @@ static void decode_done(uv_work_t *w, int status) {
     set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
 }
 
-/* The session's hold hook. */
 /* After its owner's holds changed: a member reads again, or stops (set_events()). */
 static void members_events(conn *c) {
     for (conn *m = c->members; m; m = m->next_member)
         if (!m->dead) set_events(m, UV_READABLE | (m->head ? UV_WRITABLE : 0));
 }
 
+/* The session's hold hook. */
 static void conn_hold(void *ctx, bool on) {
     conn *c = ctx;
     if (on) {
