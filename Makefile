@@ -36,7 +36,7 @@ leakcheck: deps
 # ThreadSanitizer in build-tsan, against the daemon of build/ (not instrumented: its own
 # threads are not what these tests are about). A report fails the test that made it.
 # test_ndk_priority is left out: a latency bound, not a matter of thread safety.
-TSAN_TESTS ?= ^(test_client|test_client_threads|test_burst|test_burst_channel|test_qos|test_ndk_.*)$$
+TSAN_TESTS ?= ^(test_client|test_client_threads|test_burst|test_burst_channel|test_qos|test_shared_session|test_ndk_.*)$$
 TSAN_SKIP  ?= ^test_ndk_priority$$
 tsan: deps all
 	$(MAKE) --no-print-directory all SANITIZE=thread BUILD=build-tsan \

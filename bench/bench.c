@@ -8,7 +8,8 @@
  *        the first trial, so that it goes through the burst's shared-memory channel), over
  *        the same ping-pong (targets <= 1.5, <= 0.5); see rtt.h. A row that cannot be
  *        measured (one CPU only) is printed as such, not counted.
- *   inproc, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1, >= 0.9, >= 0.9)
+ *   inproc, inproc_loaded, conv_vs_xnnpack, fc_vs_xnnpack: see kernels.h (targets <= 1.1,
+ *        <= 1.3, >= 0.9, >= 0.9)
  *   cache_load, cache_vs_cold, content_vs_cold: see cache.h (target <= 1.3; reported)
  *   memfd_64m: see memory.h (target <= 1.1)
  *   mnet_f32_xnn, mnet_q8_xnn, mnet_f16_f32, mnet_s8_q8, mnet_s8_xnn: see mobilenet_rows.h
@@ -127,6 +128,7 @@ int main(int argc, char **argv) {
                                         "rtt_burst_same",
                                         "rtt_burst_cross",
                                         "inproc",
+                                        "inproc_loaded",
                                         "conv_vs_xnnpack",
                                         "fc_vs_xnnpack",
                                         "kernels",
@@ -176,6 +178,7 @@ int main(int argc, char **argv) {
     bool rtt = rtt_exec || rtt_burst;
     bool kern = want("kernels", "inproc") || want("kernels", "conv_vs_xnnpack") ||
                 want("kernels", "fc_vs_xnnpack");
+    bool loaded = want("kernels", "inproc_loaded");
     bool caching = want("cache", "cache_load") || want("cache", "cache_vs_cold") ||
                    want("cache", "content_vs_cold");
     bool memory = want("memory", "memfd_64m");
@@ -210,9 +213,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench: cannot start the daemon\n");
         return 1;
     }
-    bench_pair inproc = {0}, conv = {0}, fc = {0};
+    bench_pair inproc = {0}, conv = {0}, fc = {0}, inproc_loaded = {0};
     failed |= kern && (bench_inproc(&d, &inproc) || bench_conv_vs_xnnpack(&d, &conv) ||
                        bench_fc_vs_xnnpack(&d, &fc));
+    int hogs = 0;
+    failed |= loaded && bench_inproc_loaded(&d, &inproc_loaded, &hogs);
     bench_memfd mem = {0};
     failed |= memory && bench_memfd_rows(&d, &mem);
     bench_mobilenet mn = {0};
@@ -233,6 +238,9 @@ int main(int argc, char **argv) {
          ratio(&rt.cross, rt.cross.burst_ns), 0.5, true},
         {"kernels", "inproc", "MobileNet-like execute through the daemon / in process",
          inproc.a_ns / inproc.b_ns, 1.1, true},
+        {"kernels", "inproc_loaded",
+         "the same with 2 busy processes per CPU running: through the daemon / in process",
+         inproc_loaded.a_ns / inproc_loaded.b_ns, 1.3, true},
         {"kernels", "conv_vs_xnnpack", "CONV_2D GFLOP/s through the daemon / XNNPACK direct",
          conv.b_ns / conv.a_ns, 0.9, false},
         {"kernels", "fc_vs_xnnpack", "FULLY_CONNECTED GFLOP/s through the daemon / XNNPACK direct",
@@ -322,6 +330,10 @@ int main(int argc, char **argv) {
                i ? "on two CPUs" : "on one CPU", p->client_cpu, p->daemon_cpu, BENCH_RTT_TRIALS,
                p->raw_ns / 1e3, rtt_exec ? p->exec_ns / 1e3 : 0, rtt_burst ? p->burst_ns / 1e3 : 0);
     }
+    if (loaded)
+        printf("# inproc_loaded: %d busy processes at nice 0 on the same CPUs: daemon %.2f ms, in "
+               "process %.2f ms\n",
+               hogs, inproc_loaded.a_ns / 1e6, inproc_loaded.b_ns / 1e6);
     if (kern) {
         printf("# inproc: %s: daemon %.2f ms, in process %.2f ms\n", inproc.shape,
                inproc.a_ns / 1e6, inproc.b_ns / 1e6);

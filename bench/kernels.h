@@ -3,6 +3,9 @@
  *   inproc           a MobileNet-like FLOAT32 model (built here) executed through the
  *                    daemon, and the same model prepared and run in this process by the
  *                    engine library;
+ *   inproc_loaded    inproc again while 2 busy processes per CPU (nice 0, on the same
+ *                    CPUs) load the machine: the daemon's threads must keep the share of
+ *                    the CPU that the application's own threads get (docs/threads.md);
  *   conv_vs_xnnpack  one CONV_2D through the daemon, and XNNPACK's operator on the same
  *                    shapes and a pthreadpool of as many threads, called directly;
  *   fc_vs_xnnpack    the same for FULLY_CONNECTED.
@@ -27,6 +30,8 @@ int bench_alternate(bench_run_fn a, void *actx, bench_run_fn b, void *bctx, void
                     int rounds, int per_round, bench_pair *out);
 
 int bench_inproc(const nnd_test_daemon *d, bench_pair *out);
+/* *hogs: how many busy processes ran. */
+int bench_inproc_loaded(const nnd_test_daemon *d, bench_pair *out, int *hogs);
 int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
 int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
 

@@ -14,6 +14,22 @@
  *   its wait returns -ETIMEDOUT (the connection stays usable; a late reply is dropped).
  *   A reader looks at the clock at least every NND_CONN_TICK_MS.
  * - Messages name the daemon's socket path.
+ *
+ * Lanes (nnd_conn.c; docs/threads.md): a thread's synchronous calls go on a connection of
+ * its own, a lane, that joined the client's session (Hello.join_session), so that the
+ * kernel wakes the caller itself when its reply comes, as it would a process of its own.
+ * - nnd_lane_for_thread() gives the calling thread its lane, opening it on first use (a
+ *   connect and a Hello), or NULL: the thread is the one that connected (a single-threaded
+ *   client keeps one connection), lanes are off (max_lanes 0, $NND_CLIENT_LANES), all
+ *   taken (the first max_lanes threads to call keep theirs until close), refused once
+ *   (quota, or a daemon that does not know sessions: then never again), or this process
+ *   is a fork()ed child of the one that opened them. NULL means: use the shared socket.
+ * - A lane carries one call at a time, its thread's; replies of calls that gave up (and
+ *   of their Cancels) are dropped there. Tickets stay on the shared socket, and so do the
+ *   calls of a thread with a ticket not yet settled: requests of one thread reach the
+ *   daemon in the order it made them, whichever connection carries them.
+ * - A lane that fails (hang-up, bad frame) marks the whole client dead, as the shared
+ *   socket would. nnd_conn_free() closes the lanes with the rest.
  */
 #ifndef NND_CLIENT_INTERNAL_H
 #define NND_CLIENT_INTERNAL_H
@@ -27,6 +43,15 @@
 #include "nnd/nnd.h"
 
 #define NND_CONN_TICK_MS 100
+#define NND_CONN_LANES   16 /* the most a client opens; $NND_CLIENT_LANES may lower it */
+
+/* A thread's own connection, joined to the client's session. */
+typedef struct nnd_lane {
+    pthread_t thread;
+    int sock;         /* -1: opening, or refused */
+    uint8_t *buf;     /* NND_FRAME_RECV_BUF bytes, its thread's */
+    unsigned tickets; /* its thread's tickets not yet settled, under the client's lock */
+} nnd_lane;
 
 /* A memory registered on the connection while recording ($NND_RECORD set): the recorder
  * reads a registered pool's bytes through fd (a duplicate, the client's own). */
@@ -44,7 +69,8 @@ typedef struct nnd_pending {
     bool ticket;  /* an asynchronous ticket: stays registered until collected */
     bool waiting; /* a thread sleeps on cond */
     bool arrived;
-    nnd_frame_in in; /* the reply and its fds, once arrived */
+    nnd_frame_in in;       /* the reply and its fds, once arrived */
+    struct nnd_lane *lane; /* a ticket's: the lane of the thread that sent it, counted there */
     struct nnd_pending *prev, *next;
 } nnd_pending;
 
@@ -62,6 +88,7 @@ struct nnd_client {
     uint8_t *buf;         /* NND_FRAME_RECV_BUF bytes, the reader's */
     atomic_uint call_timeout_ms;
     char daemon_version[128];
+    char name[64];                   /* given at connect; its lanes say it too */
     char *daemon_state_dir;          /* from Hello; "" when the daemon did not say */
     unsigned daemon_operation_types; /* from Hello; 0 when the daemon did not say */
     /* GetNumberOfCacheFilesNeeded's answer, fixed for a daemon's life: asked once */
@@ -70,6 +97,13 @@ struct nnd_client {
     uint64_t cache_save_max_bytes; /* 0: no limit */
     nnd_registered *registered;      /* kept while recording only; under lock */
     size_t n_registered;
+    uint64_t session_token;          /* from Hello; 0 when the daemon has no shared sessions */
+    unsigned fork_generation;        /* lanes serve only the process that opened them */
+    pthread_t connecting_thread;     /* uses the first connection, never a lane */
+    unsigned max_lanes;
+    unsigned n_lanes; /* lanes[0..n_lanes) are taken, under lock */
+    bool lanes_off;   /* a lane was refused: no more */
+    nnd_lane lanes[NND_CONN_LANES];
 };
 
 /* The fd (borrowed, -1 when unknown) and offset of registered memory token, known only when
@@ -101,10 +135,27 @@ int nnd_conn_wait(nnd_client *c, nnd_pending *p, nnd_frame_in *in, char *err, si
  * for it. */
 int nnd_conn_wait_ticket(nnd_client *c, uint64_t id, uint64_t until_ns, nnd_frame_in *in, char *err,
                          size_t errlen);
-/* Frees every pending left (tickets nobody collected), at close. */
+/* Frees every pending left (tickets nobody collected) and closes the lanes, at close. */
 void nnd_conn_free(nnd_client *c);
 
+/* Lanes (see the contract above). nnd_lanes_init() at connect, before any call. */
+void nnd_lanes_init(nnd_client *c, unsigned max_lanes);
+nnd_lane *nnd_lane_for_thread(nnd_client *c);
+/* One call on lane l until bound_ns: 0 with its reply in *in, or -errno with err set. */
+int nnd_lane_call(nnd_client *c, nnd_lane *l, Nnd__Request *req, const int *fds, size_t nfds,
+                  uint64_t bound_ns, nnd_frame_in *in, char *err, size_t errlen);
+/* Sends req (its id set here) on l without waiting: its reply is dropped there later. */
+void nnd_lane_send(nnd_client *c, nnd_lane *l, Nnd__Request *req, uint64_t bound_ns);
+/* One exchange on sock (its receive buffer buf) that touches no state of c but the ids:
+ * 0 with the reply to req in *in, or -errno with msg set. For opening a lane. */
+int nnd_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
+                      size_t nfds, uint64_t bound_ns, nnd_frame_in *in, char *msg, size_t len);
+
 /* ---- nnd_client.c ---------------------------------------------------------------------- */
+
+/* Connects a lane to the daemon of c and joins c's session: its socket, with *buf its
+ * receive buffer; -1 when the daemon did not let it join. */
+int nnd_client_open_lane(nnd_client *c, uint8_t **buf);
 
 /* Settles a reply: its status, with err set to its message when not NONE; r goes to *out
  * (when out is not NULL) if the status is NONE or keep_failed, and is freed otherwise. */

@@ -52,7 +52,7 @@ static uint64_t request_deadline(const Nnd__Request *req) {
 
 /* An execution whose reply did not come in time is cancelled, so that the daemon does not
  * run it for nobody; the answer to the Cancel is dropped like the late reply. */
-static void cancel_late(nnd_client *c, const Nnd__Request *req) {
+static void cancel_late(nnd_client *c, nnd_lane *lane, const Nnd__Request *req) {
     if (req->call_case != NND__REQUEST__CALL_EXECUTE &&
         req->call_case != NND__REQUEST__CALL_BURST_EXECUTE)
         return;
@@ -61,7 +61,10 @@ static void cancel_late(nnd_client *c, const Nnd__Request *req) {
     Nnd__Request r = NND__REQUEST__INIT;
     r.call_case = NND__REQUEST__CALL_CANCEL;
     r.cancel = &call;
-    nnd_conn_send(c, &r, NULL, 0, NULL, nnd_conn_bound(c, 0), false, NULL, 0);
+    if (lane)
+        nnd_lane_send(c, lane, &r, nnd_conn_bound(c, 0));
+    else
+        nnd_conn_send(c, &r, NULL, 0, NULL, nnd_conn_bound(c, 0), false, NULL, 0);
 }
 
 int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
@@ -70,13 +73,19 @@ int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfd
     *reply = NULL;
     size_t cap = n_reply_fds ? *n_reply_fds : 0;
     if (n_reply_fds) *n_reply_fds = 0;
-    nnd_pending p;
-    int rc = nnd_conn_send(c, req, fds, nfds, &p, nnd_conn_bound(c, request_deadline(req)), false,
-                           err, errlen);
-    if (rc < 0) return rc;
+    uint64_t bound = nnd_conn_bound(c, request_deadline(req));
     nnd_frame_in in;
-    rc = nnd_conn_wait(c, &p, &in, err, errlen);
-    if (rc == -ETIMEDOUT) cancel_late(c, req);
+    int rc;
+    nnd_lane *lane = nnd_lane_for_thread(c);
+    if (lane) {
+        rc = nnd_lane_call(c, lane, req, fds, nfds, bound, &in, err, errlen);
+    } else {
+        nnd_pending p;
+        rc = nnd_conn_send(c, req, fds, nfds, &p, bound, false, err, errlen);
+        if (rc < 0) return rc;
+        rc = nnd_conn_wait(c, &p, &in, err, errlen);
+    }
+    if (rc == -ETIMEDOUT) cancel_late(c, lane, req);
     if (rc < 0) return rc;
     for (size_t i = 0; i < in.nfds && reply_fds && i < cap; i++)
         reply_fds[(*n_reply_fds)++] = nnd_frame_take_fd(&in, (uint32_t)i);
@@ -151,6 +160,48 @@ static int connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t boun
     return rc;
 }
 
+int nnd_client_open_lane(nnd_client *c, uint8_t **buf) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
+    uint64_t bound = nnd_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
+    *buf = malloc(NND_FRAME_RECV_BUF);
+    int sock = *buf ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
+    bool joined = false;
+    if (sock >= 0 && connect_bounded(sock, &sa, bound) == 0) {
+        Nnd__Hello hello = NND__HELLO__INIT;
+        hello.protocol_version = NND_PROTOCOL_VERSION;
+        hello.client_name = c->name;
+        hello.join_session = c->session_token;
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.call_case = NND__REQUEST__CALL_HELLO;
+        req.hello = &hello;
+        nnd_frame_in in;
+        char msg[256];
+        if (nnd_lane_exchange(c, sock, *buf, &req, NULL, 0, bound, &in, msg, sizeof msg) == 0) {
+            const Nnd__Reply *r = (const Nnd__Reply *)in.msg;
+            /* A daemon that did not let it join answers the lane's own session. */
+            joined = r->status == NND__ERROR_STATUS__NONE &&
+                     r->result_case == NND__REPLY__RESULT_HELLO &&
+                     r->hello->session_token == c->session_token;
+            nnd_frame_in_clear(&in);
+        }
+    }
+    if (joined) return sock;
+    if (sock >= 0) close(sock);
+    free(*buf);
+    *buf = NULL;
+    return -1;
+}
+
+/* $NND_CLIENT_LANES: how many lanes a client may open (0: none); NND_CONN_LANES at most. */
+static unsigned lanes_wanted(void) {
+    const char *v = getenv("NND_CLIENT_LANES");
+    if (!v || !*v) return NND_CONN_LANES;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    return *end || n > NND_CONN_LANES ? NND_CONN_LANES : (unsigned)n;
+}
+
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
                                size_t errlen) {
     char def[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -182,7 +233,8 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     }
     Nnd__Hello hello = NND__HELLO__INIT;
     hello.protocol_version = NND_PROTOCOL_VERSION;
-    hello.client_name = (char *)(client_name ? client_name : "libnnd");
+    snprintf(c->name, sizeof c->name, "%s", client_name ? client_name : "libnnd");
+    hello.client_name = c->name;
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_HELLO;
     req.hello = &hello;
@@ -221,6 +273,8 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
              r->hello->daemon_version ? r->hello->daemon_version : "");
     c->daemon_state_dir = strdup(r->hello->state_dir ? r->hello->state_dir : "");
     c->daemon_operation_types = r->hello->supported_operation_types;
+    c->session_token = r->hello->session_token;
+    nnd_lanes_init(c, lanes_wanted());
     nnd__reply__free_unpacked(r, NULL);
     if (!c->daemon_state_dir) {
         nnd_client_set_err(err, errlen, "out of memory");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client_internal.h"
 
@@ -29,6 +30,14 @@ uint64_t nnd_conn_bound(nnd_client *c, uint64_t deadline_ns) {
 
 /* Condition variables that time out on CLOCK_MONOTONIC, like every bound here. */
 static pthread_condattr_t g_cond_attr;
+
+/* With the lock held: the calling thread's lane (open or not), or NULL. */
+static nnd_lane *thread_lane(nnd_client *c) {
+    pthread_t self = pthread_self();
+    for (unsigned i = 0; i < c->n_lanes; i++)
+        if (pthread_equal(c->lanes[i].thread, self)) return &c->lanes[i];
+    return NULL;
+}
 static void init_cond_attr(void) {
     pthread_condattr_init(&g_cond_attr);
     pthread_condattr_setclock(&g_cond_attr, CLOCK_MONOTONIC);
@@ -75,12 +84,37 @@ static void dead_error(const nnd_client *c, char *err, size_t errlen) {
     nnd_client_set_err(err, errlen, "%s", c->dead_msg);
 }
 
+/* Sends req on sock until bound_ns: 0, or -errno with msg set (-EINVAL: nothing was sent,
+ * the connection is still good). */
+static int send_frame(nnd_client *c, int sock, Nnd__Request *req, const int *fds, size_t nfds,
+                      uint64_t bound_ns, char *msg, size_t len) {
+    static const int no_fds[1] = {-1};
+    if (!fds) fds = no_fds; /* frame.c memcpy()s fds even when nfds is 0 */
+    nnd_packed packed;
+    if (nnd_frame_pack(&req->base, fds, nfds, &packed, msg, len) < 0) return -EINVAL;
+    /* A datagram goes whole or not at all, so threads may send at once. The socket's send
+     * timeout is a tick: a full socket of a daemon that does not read is noticed. */
+    int rc;
+    while ((rc = nnd_frame_sendmsg(sock, &packed, 0)) == -EAGAIN || rc == -EINTR)
+        if (bound_ns && nnd_conn_now_ns() >= bound_ns) break;
+    nnd_packed_clear(&packed);
+    if (rc == -EAGAIN)
+        snprintf(msg, len, "the daemon at %s takes no requests (its socket is full)", c->path);
+    else if (rc < 0)
+        snprintf(msg, len, "sending to the daemon at %s failed: %s", c->path, strerror(-rc));
+    if (rc == -EAGAIN) rc = -ETIMEDOUT;
+    if (rc == -EPIPE || rc == -ECONNRESET) rc = -ENOTCONN;
+    return rc;
+}
+
 int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds, nnd_pending *p,
                   uint64_t bound_ns, bool ticket, char *err, size_t errlen) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_cond_attr);
-    static const int no_fds[1] = {-1};
-    if (!fds) fds = no_fds; /* frame.c memcpy()s fds even when nfds is 0 */
+    /* A ticket goes on this shared socket: the thread's later calls follow it there, not on
+     * its lane, until it is settled (so that the daemon reads them in the thread's order).
+     * Its lane is made now, if it can be, to count it on. */
+    if (ticket) nnd_lane_for_thread(c);
     pthread_mutex_lock(&c->lock);
     if (c->dead) {
         dead_error(c, err, errlen);
@@ -93,34 +127,18 @@ int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
         p->id = req->id;
         p->bound_ns = bound_ns;
         p->ticket = ticket;
+        if (ticket && (p->lane = thread_lane(c))) p->lane->tickets++;
         pthread_cond_init(&p->cond, &g_cond_attr);
         link_pending(c, p); /* before sending: the reply may come at once */
     }
     pthread_mutex_unlock(&c->lock);
-    nnd_packed packed;
     char msg[sizeof c->dead_msg] = "";
-    int rc = 0;
-    if (nnd_frame_pack(&req->base, fds, nfds, &packed, msg, sizeof msg) < 0) {
-        rc = -EINVAL; /* nothing was sent: the connection is still good */
-    } else {
-        /* A datagram goes whole or not at all, so threads may send at once. The socket's
-         * send timeout is a tick: a full socket of a daemon that does not read is noticed. */
-        while ((rc = nnd_frame_sendmsg(c->sock, &packed, 0)) == -EAGAIN || rc == -EINTR)
-            if (bound_ns && nnd_conn_now_ns() >= bound_ns) break;
-        nnd_packed_clear(&packed);
-        if (rc == -EAGAIN)
-            snprintf(msg, sizeof msg, "the daemon at %s takes no requests (its socket is full)",
-                     c->path);
-        else if (rc < 0)
-            snprintf(msg, sizeof msg, "sending to the daemon at %s failed: %s", c->path,
-                     strerror(-rc));
-        if (rc == -EAGAIN) rc = -ETIMEDOUT;
-        if (rc == -EPIPE || rc == -ECONNRESET) rc = -ENOTCONN;
-    }
+    int rc = send_frame(c, c->sock, req, fds, nfds, bound_ns, msg, sizeof msg);
     if (rc < 0) {
         nnd_client_set_err(err, errlen, "%s", msg);
         pthread_mutex_lock(&c->lock);
         if (p) {
+            if (p->lane) p->lane->tickets--;
             unlink_pending(c, p);
             pthread_cond_destroy(&p->cond);
         }
@@ -132,17 +150,29 @@ int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
 
 /* The reader's one receive, without the lock: a frame (1), nothing yet (-EAGAIN), EOF (0)
  * or an error. Waits at most a tick, or until `until` when that comes sooner. */
-static int read_one(nnd_client *c, uint64_t until, nnd_frame_in *in, char *ferr, size_t len) {
+static int read_one(int sock, uint8_t *buf, uint64_t until, nnd_frame_in *in, char *ferr,
+                    size_t len) {
     uint64_t now = nnd_conn_now_ns();
     if (!until || until > now + NND_CONN_TICK_MS * 1000000ull)
         /* Wait in recvmsg itself (up to SO_RCVTIMEO, a tick): no poll() per reply. */
-        return nnd_frame_recv_wait(c->sock, &nnd__reply__descriptor, c->buf, in, ferr, len);
-    struct pollfd pfd = {.fd = c->sock, .events = POLLIN};
+        return nnd_frame_recv_wait(sock, &nnd__reply__descriptor, buf, in, ferr, len);
+    struct pollfd pfd = {.fd = sock, .events = POLLIN};
     int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
     int n = poll(&pfd, 1, ms);
     if (n < 0) return errno == EINTR ? -EAGAIN : -errno;
     if (n == 0) return -EAGAIN;
-    return nnd_frame_recv(c->sock, &nnd__reply__descriptor, c->buf, in, ferr, len);
+    return nnd_frame_recv(sock, &nnd__reply__descriptor, buf, in, ferr, len);
+}
+
+/* A failed receive's message, and its error: -ENOTCONN for a connection that is gone. */
+static int recv_failure(const nnd_client *c, int rc, const char *ferr, char *msg, size_t len) {
+    if (rc == 0)
+        snprintf(msg, len, "the daemon at %s closed the connection", c->path);
+    else if (rc == -EPROTO)
+        snprintf(msg, len, "bad reply from the daemon at %s: %s", c->path, ferr);
+    else
+        snprintf(msg, len, "receiving from the daemon at %s failed: %s", c->path, strerror(-rc));
+    return rc == 0 || fatal_errno(-rc) ? -ENOTCONN : rc;
 }
 
 /* With the lock held: hands what the reader got to its pending, or marks the connection
@@ -151,14 +181,8 @@ static bool deliver(nnd_client *c, int rc, nnd_frame_in *in, const char *ferr) {
     if (rc == -EAGAIN || rc == -EINTR) return false;
     if (rc <= 0) {
         char msg[sizeof c->dead_msg];
-        if (rc == 0)
-            snprintf(msg, sizeof msg, "the daemon at %s closed the connection", c->path);
-        else if (rc == -EPROTO)
-            snprintf(msg, sizeof msg, "bad reply from the daemon at %s: %s", c->path, ferr);
-        else
-            snprintf(msg, sizeof msg, "receiving from the daemon at %s failed: %s", c->path,
-                     strerror(-rc));
-        mark_dead(c, rc == 0 || fatal_errno(-rc) ? -ENOTCONN : rc, msg);
+        int dead_rc = recv_failure(c, rc, ferr, msg, sizeof msg);
+        mark_dead(c, dead_rc, msg);
         return false;
     }
     nnd_pending *p = find(c, ((const Nnd__Reply *)in->msg)->id);
@@ -205,7 +229,7 @@ static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err,
             pthread_mutex_unlock(&c->lock);
             nnd_frame_in in;
             char ferr[256] = "";
-            int got = read_one(c, until, &in, ferr, sizeof ferr);
+            int got = read_one(c->sock, c->buf, until, &in, ferr, sizeof ferr);
             pthread_mutex_lock(&c->lock);
             c->reading = false;
             if (deliver(c, got, &in, ferr)) {
@@ -230,6 +254,7 @@ static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err,
 
 /* With the lock held: p leaves the table, its reply to *in when it came. */
 static void settle(nnd_client *c, nnd_pending *p, nnd_frame_in *in) {
+    if (p->lane) p->lane->tickets--;
     unlink_pending(c, p);
     if (p->arrived) *in = p->in;
     pthread_cond_destroy(&p->cond);
@@ -283,4 +308,110 @@ void nnd_conn_free(nnd_client *c) {
         free(p);
     }
     c->pending = NULL;
+    for (unsigned i = 0; i < c->n_lanes; i++) {
+        if (c->lanes[i].sock >= 0) close(c->lanes[i].sock);
+        free(c->lanes[i].buf);
+    }
+    c->n_lanes = 0;
+}
+
+/* ---- lanes: a connection per thread ------------------------------------------------------ */
+
+/* Bumped in a forked child: the lanes it inherited are its parent's connections. */
+static atomic_uint g_fork_generation;
+static void on_fork_child(void) {
+    atomic_fetch_add(&g_fork_generation, 1);
+}
+static void init_fork_watch(void) {
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+void nnd_lanes_init(nnd_client *c, unsigned max_lanes) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_fork_watch);
+    c->fork_generation = atomic_load(&g_fork_generation);
+    c->connecting_thread = pthread_self();
+    c->max_lanes = max_lanes < NND_CONN_LANES ? max_lanes : NND_CONN_LANES;
+}
+
+nnd_lane *nnd_lane_for_thread(nnd_client *c) {
+    /* The thread that connected keeps the first connection: one thread, one connection. */
+    if (!c->max_lanes || !c->session_token || pthread_equal(pthread_self(), c->connecting_thread) ||
+        atomic_load(&g_fork_generation) != c->fork_generation)
+        return NULL;
+    bool open = false, tickets = false;
+    pthread_mutex_lock(&c->lock);
+    nnd_lane *l = thread_lane(c);
+    if (!l && !c->lanes_off && !c->dead && c->n_lanes < c->max_lanes) {
+        l = &c->lanes[c->n_lanes++]; /* this thread's from now on, whatever the open gives */
+        *l = (nnd_lane){.thread = pthread_self(), .sock = -1};
+        open = true;
+    }
+    tickets = l && l->tickets;
+    pthread_mutex_unlock(&c->lock);
+    if (open) {
+        uint8_t *buf = NULL;
+        int sock = nnd_client_open_lane(c, &buf);
+        pthread_mutex_lock(&c->lock);
+        l->sock = sock;
+        l->buf = buf;
+        if (sock < 0) c->lanes_off = true; /* refused (quota, an older daemon): no more tries */
+        pthread_mutex_unlock(&c->lock);
+    }
+    return l && l->sock >= 0 && !tickets ? l : NULL;
+}
+
+int nnd_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
+                      size_t nfds, uint64_t bound_ns, nnd_frame_in *in, char *msg, size_t len) {
+    memset(in, 0, sizeof *in);
+    pthread_mutex_lock(&c->lock);
+    req->id = ++c->next_id; /* one numbering for the whole session */
+    pthread_mutex_unlock(&c->lock);
+    int rc = send_frame(c, sock, req, fds, nfds, bound_ns, msg, len);
+    uint64_t t0 = nnd_conn_now_ns();
+    while (rc == 0) {
+        char ferr[256] = "";
+        int got = read_one(sock, buf, bound_ns, in, ferr, sizeof ferr);
+        if (got == 1 && ((const Nnd__Reply *)in->msg)->id == req->id) return 0;
+        if (got == 1) { /* a late reply of a call that gave up, or a Cancel's */
+            nnd_frame_in_clear(in);
+            continue;
+        }
+        if (got != -EAGAIN && got != -EINTR) return recv_failure(c, got, ferr, msg, len);
+        uint64_t now = nnd_conn_now_ns();
+        if (bound_ns && now >= bound_ns) {
+            snprintf(msg, len, "no reply from the daemon at %s within %llu ms", c->path,
+                     (unsigned long long)((now - t0) / 1000000));
+            rc = -ETIMEDOUT;
+        }
+    }
+    return rc;
+}
+
+int nnd_lane_call(nnd_client *c, nnd_lane *l, Nnd__Request *req, const int *fds, size_t nfds,
+                  uint64_t bound_ns, nnd_frame_in *in, char *err, size_t errlen) {
+    pthread_mutex_lock(&c->lock);
+    bool dead = c->dead;
+    if (dead) dead_error(c, err, errlen);
+    pthread_mutex_unlock(&c->lock);
+    if (dead) return -ENOTCONN;
+    char msg[sizeof c->dead_msg] = "";
+    int rc = nnd_lane_exchange(c, l->sock, l->buf, req, fds, nfds, bound_ns, in, msg, sizeof msg);
+    if (rc < 0) {
+        nnd_client_set_err(err, errlen, "%s", msg);
+        if (rc == -ENOTCONN || fatal_errno(-rc)) { /* the daemon dropped the session */
+            pthread_mutex_lock(&c->lock);
+            mark_dead(c, -ENOTCONN, msg);
+            pthread_mutex_unlock(&c->lock);
+        }
+    }
+    return rc;
+}
+
+void nnd_lane_send(nnd_client *c, nnd_lane *l, Nnd__Request *req, uint64_t bound_ns) {
+    char msg[sizeof c->dead_msg];
+    pthread_mutex_lock(&c->lock);
+    req->id = ++c->next_id;
+    pthread_mutex_unlock(&c->lock);
+    send_frame(c, l->sock, req, NULL, 0, bound_ns, msg, sizeof msg);
 }

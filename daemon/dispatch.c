@@ -38,6 +38,7 @@ static void on_hello(nnd_call *c) {
     /* nndctl finds the daemon's bus through this, and counts its operations. */
     r.state_dir = (char *)c->d->state_dir;
     r.supported_operation_types = nnd_supported_operation_count();
+    r.session_token = c->s->token; /* the joined session's, for a connection that joined */
     c->reply.result_case = NND__REPLY__RESULT_HELLO;
     c->reply.hello = &r;
     nnd_call_reply(c);

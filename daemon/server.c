@@ -26,6 +26,7 @@
 #define BATCH            64 /* accepts per wakeup, so a connection storm cannot starve clients */
 #define ACCEPT_RETRY_MS  100
 #define REFUSED_GRACE_MS 1000 /* a refused connection that asks nothing is closed after this */
+#define MEMBER_ROUTES    64   /* a member's requests awaiting their reply */
 
 typedef struct outmsg {
     struct outmsg *next;
@@ -61,6 +62,13 @@ typedef struct conn {
     nnd_frame_spill spill;
     uint64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
     char decode_err[NND_ERR_LEN];
+    /* One session, several connections (server.h): a member's requests use its owner's
+     * session, and their replies come back on the member, found by request id. */
+    struct conn *owner;   /* the connection whose session this one joined, or NULL */
+    struct conn *members; /* an owner's members, linked through next_member */
+    struct conn *next_member;
+    uint64_t routes[MEMBER_ROUTES];
+    unsigned n_routes;
 } conn;
 
 struct nnd_server {
@@ -95,7 +103,8 @@ static void outmsg_free(outmsg *m) {
 }
 
 static void set_events(conn *c, int events) {
-    if (c->decoding || c->holds) events &= ~UV_READABLE;
+    /* An off-loop call holds the whole session: its members read nothing either. */
+    if (c->decoding || c->holds || (c->owner && c->owner->holds)) events &= ~UV_READABLE;
     if (c->closed || c->events == events) return;
     c->events = events;
     if (events)
@@ -184,9 +193,24 @@ static int enqueue(conn *c, nnd_packed *p, size_t nfds, size_t bytes) {
     return 0;
 }
 
+/* The member that sent request id to its owner's session, its route taken; or NULL. */
+static conn *route_take(conn *owner, uint64_t id) {
+    for (conn *m = owner->members; m; m = m->next_member)
+        for (unsigned i = 0; i < m->n_routes; i++)
+            if (m->routes[i] == id) {
+                m->routes[i] = m->routes[--m->n_routes];
+                return m;
+            }
+    return NULL;
+}
+
 /* The session's send hook. */
 static int conn_send(void *ctx, const ProtobufCMessage *msg, const int *fds, size_t nfds) {
     conn *c = ctx;
+    if (c->members && msg->descriptor == &nnd__reply__descriptor) {
+        conn *m = route_take(c, ((const Nnd__Reply *)msg)->id);
+        if (m) return m->dead ? -EPIPE : conn_send(m, msg, fds, nfds);
+    }
     if (c->dead) return -EPIPE;
     static const int no_fds[1] = {-1}; /* frame.c memcpy()s from fds even when nfds is 0 */
     char err[256];
@@ -259,6 +283,18 @@ static void conn_close(conn *c) {
         nnd_bus_publish(s->d->bus, ev);
     }
     c->dead = true;
+    if (c->owner) { /* a member leaves its owner; replies still due to it are dropped */
+        conn **p = &c->owner->members;
+        while (*p != c)
+            p = &(*p)->next_member;
+        *p = c->next_member;
+        c->owner = NULL;
+    }
+    for (conn *m = c->members; m; m = m->next_member) { /* they used what goes now */
+        m->owner = NULL;
+        mark_dead(m);
+    }
+    c->members = NULL;
     nnd_executions_session_closed(s->d, ss); /* its queued work goes, its running work stops */
     nnd_session_clear(ss); /* raises the stop flag, then releases everything owned */
     while (c->head) {
@@ -305,6 +341,39 @@ static void answer_refused(conn *c, int rc, nnd_frame_in *in) {
     if (!c->head) mark_dead(c); /* sent at once */
 }
 
+/* A Hello's join_session: c joins the session of that token, if it is another connection's
+ * of the same process (pid and uid) that joined none itself, and c has nothing of its own. */
+static void join(conn *c, uint64_t token) {
+    if (c->owner || c->members || nnd_session_count(&c->session, NND_OBJ_ANY)) return;
+    for (conn *o = c->srv->head; o; o = o->next) {
+        if (o == c || o->owner || o->refused || o->dead || o->session.token != token) continue;
+        if (o->session.pid != c->session.pid || o->session.uid != c->session.uid) return;
+        c->owner = o;
+        c->next_member = o->members;
+        o->members = c;
+        c->session.token = token; /* its HelloReply says it joined */
+        return;
+    }
+}
+
+/* A request goes to the session it uses: a member's to its owner's, with a route back. */
+static void dispatch(conn *c, nnd_frame_in *in) {
+    nnd_daemon *d = c->srv->d;
+    const Nnd__Request *req = (const Nnd__Request *)in->msg;
+    if (c->dead) return;
+    if (req->call_case == NND__REQUEST__CALL_HELLO && req->hello && req->hello->join_session)
+        join(c, req->hello->join_session);
+    if (!c->owner || req->call_case == NND__REQUEST__CALL_HELLO) {
+        nnd_dispatch(d, &c->session, in);
+    } else if (c->n_routes == MEMBER_ROUTES) {
+        nnd_reply_status(&c->session, req->id, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+                         "too many requests in flight on this connection of a shared session");
+    } else {
+        c->routes[c->n_routes++] = req->id;
+        nnd_dispatch(d, &c->owner->session, in);
+    }
+}
+
 /* ---- spilled requests, read off the loop ------------------------------------------------
  * A spill may be up to NND_FRAME_SPILL_MAX bytes: walking and unpacking it on the loop
  * would hold up every other client for as long. A worker thread of libuv's pool does it. */
@@ -332,7 +401,7 @@ static void decode_done(uv_work_t *w, int status) {
     if (c->refused) {
         answer_refused(c, c->pending.msg ? 1 : -EPROTO, &c->pending);
     } else if (c->pending.msg) {
-        nnd_dispatch(c->srv->d, &c->session, &c->pending);
+        dispatch(c, &c->pending);
     } else {
         nnd_log_warn("client %llu (pid %d, uid %d): bad frame: %s",
                      (unsigned long long)c->session.serial, (int)c->session.pid,
@@ -348,12 +417,19 @@ static void decode_done(uv_work_t *w, int status) {
     set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
 }
 
+/* After its owner's holds changed: a member reads again, or stops (set_events()). */
+static void members_events(conn *c) {
+    for (conn *m = c->members; m; m = m->next_member)
+        if (!m->dead) set_events(m, UV_READABLE | (m->head ? UV_WRITABLE : 0));
+}
+
 /* The session's hold hook. */
 static void conn_hold(void *ctx, bool on) {
     conn *c = ctx;
     if (on) {
         c->holds++;
         set_events(c, c->head ? UV_WRITABLE : 0);
+        members_events(c);
         return;
     }
     if (--c->holds) return;
@@ -362,6 +438,7 @@ static void conn_hold(void *ctx, bool on) {
         return;
     }
     set_events(c, UV_READABLE | (c->head ? UV_WRITABLE : 0));
+    members_events(c);
 }
 
 static void decode_start(conn *c) {
@@ -401,7 +478,7 @@ static void read_frame(conn *c) {
     } else if (c->refused && (rc >= 0 || rc == -EPROTO)) {
         answer_refused(c, rc, &in);
     } else if (rc == 1) {
-        nnd_dispatch(s->d, &c->session, &in);
+        dispatch(c, &in);
         nnd_frame_in_clear(&in);
     } else if (rc == 0) {
         if (peer_gone(c->fd))

@@ -24,6 +24,15 @@
  *   closed once that reply is sent, or after a second if it asks nothing. Refused
  *   connections are left out of the counts and of nnd_server_foreach().
  * - On disconnect the session is cleared: everything it owns is released. Then it leaves its app.
+ * - Shared sessions: a connection whose Hello carries join_session, the token of another
+ *   connection of the same process (pid and uid) that joined none itself, becomes its
+ *   member (when it holds no objects of its own). A member's requests after Hello are
+ *   dispatched to the owner's session (its objects, quotas, queues and priorities), and
+ *   their replies come back on the member, routed by request id (at most MEMBER_ROUTES
+ *   awaited at once, then RESOURCE_EXHAUSTED_TRANSIENT). A call that holds the owner's
+ *   session holds its members' reading too. When the owner goes, its objects go and its
+ *   members are closed; a member that goes takes nothing with it (replies still due to
+ *   it are dropped).
  * - nnd_server_stop() stops accepting, closes every connection, removes the socket file
  *   (if it is still ours); the server is freed once libuv has closed its handles.
  */

@@ -41,6 +41,8 @@ void nnd_session_init(nnd_session *s, int fd, uint64_t serial) {
         s->uid = cred.uid;
         s->gid = cred.gid;
     }
+    while (!s->token)
+        if (getrandom(&s->token, sizeof s->token, 0) != (ssize_t)sizeof s->token) s->token = serial;
     if (s->pid > 0) {
         char link[64];
         snprintf(link, sizeof link, "/proc/%d/exe", (int)s->pid);

@@ -15,6 +15,8 @@
  *   the loop. The quota module sees a session only through nnd_session_quota_conn()
  *   (session.c, declared in quota.h): its identity, its app and its share.
  * - Replies go out through the send hook the server installs.
+ * - token (random at init, never 0) names the session in HelloReply; other connections of
+ *   the same process join it with it (server.h), and then use this session's objects.
  */
 #ifndef NND_SESSION_H
 #define NND_SESSION_H
@@ -65,6 +67,7 @@ typedef struct nnd_session {
     gid_t gid;
     char exe[PATH_MAX];     /* "" when unreadable */
     char name[64];          /* from Hello, "" until then */
+    uint64_t token;         /* random; names the session to the connections that join it */
     volatile bool closing;  /* stop flag for running work: the connection is gone */
     nnd_handle_slot *slots; /* open addressing, linear probing, power-of-two capacity */
     size_t cap;
