@@ -396,7 +396,7 @@ nnd_status nnd_cache_encode(const nnd_cache *c, const nnd_model_desc *m, uint32_
     }
     nnd_hash_combine(digest[0], digest[1], out->key);
     memcpy(out->data_digest, digest[1], NND_HASH_LEN);
-    memcpy(out->dev.drivers, m->drivers, sizeof(*m->drivers) * m->n_drivers);
+    if (m->n_drivers) memcpy(out->dev.drivers, m->drivers, sizeof(*m->drivers) * m->n_drivers);
     out->dev.n_drivers = m->n_drivers;
     out->dev.drivers_only = m->drivers_only;
     nnd_cache_devices_fold(m, out->key);
