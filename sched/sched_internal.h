@@ -6,7 +6,13 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "scheduler.h"
+#include "cost.h"
+#include "estimate.h"
+#include "hist.h"
+#include "queue.h"
+#include "sched_config.h"
+
+typedef struct nnd_job nnd_job;
 
 typedef struct app_mem {
     uint32_t app;

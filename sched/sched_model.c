@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sched_internal.h"
+#include "scheduler.h"
 
 int nnd_prio_from_wire(int wire, nnd_prio dflt) {
     switch (wire) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "sched_internal.h"
+#include "scheduler.h"
 #include "thread_sched.h"
 
 enum { J_NEW, J_QUEUED, J_RUNNING, J_FINISHED, J_DRAINED };

@@ -84,46 +84,7 @@
 #include "hist.h"
 #include "queue.h"
 
-typedef enum nnd_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } nnd_prio;
-#define NND_PRIOS 3
-
-/* A wire Priority (LOW 90, MEDIUM 100, HIGH 110; 0 = unspecified gives dflt) as an
- * nnd_prio, or -1 for any other value. */
-int nnd_prio_from_wire(int wire, nnd_prio dflt);
-const char *nnd_prio_name(nnd_prio p); /* "low", "medium", "high" */
-
-typedef enum nnd_refusal {
-    NND_REFUSE_NONE = 0,
-    NND_REFUSE_INVALID,         /* INVALID_ARGUMENT: a priority or preference out of range */
-    NND_REFUSE_DEADLINE_PASSED, /* MISSED_DEADLINE_PERSISTENT */
-    NND_REFUSE_TOO_SLOW,        /* MISSED_DEADLINE_PERSISTENT: cannot fit even when idle */
-    NND_REFUSE_BUSY,            /* MISSED_DEADLINE_TRANSIENT: work ahead */
-    NND_REFUSE_QUEUE_FULL,      /* RESOURCE_EXHAUSTED_TRANSIENT */
-    NND_REFUSE_MEMORY,          /* RESOURCE_EXHAUSTED_TRANSIENT */
-    NND_REFUSE_DEVICE_LIMIT,    /* RESOURCE_EXHAUSTED_PERSISTENT */
-    NND_REFUSALS
-} nnd_refusal;
-const char *nnd_refusal_name(nnd_refusal r); /* "deadline_passed", ... */
-
-#define NND_SCHED_LANES 16
-
-typedef struct nnd_sched_config {
-    unsigned workers;        /* lane 0's threads running executions (default 1: one execution
-                                at a time, for predictable latency; kernels may use every core) */
-    unsigned lanes;          /* lanes, 1..NND_SCHED_LANES (default 1) */
-    unsigned lane_workers;   /* threads of every lane but 0 (default 1) */
-    unsigned app_queue;      /* queued executions per app (default 64) */
-    uint64_t app_memory;     /* execution memory per app, queued and running (1 GiB) */
-    uint64_t device_memory;  /* most memory one execution may need (4 GiB) */
-    bool restart;            /* preempted work starts over instead of resuming */
-    uint64_t inline_ns;      /* see "Short work" (default 100 us; 0 turns it off) */
-    int worker_nice;         /* workers' nice value, relative to the owner's (default 0) */
-    uint32_t owner_slice_us; /* the owner thread's slice (default 100 us; 0 leaves it) */
-    /* A per-thread count of memory faults absorbed (the daemon's SIGBUS guard), sampled
-     * around each run: a change fails the job. NULL: none. */
-    uint64_t (*fault_count)(void);
-} nnd_sched_config;
-void nnd_sched_config_default(nnd_sched_config *c);
+#include "sched_config.h"
 
 typedef struct nnd_sched nnd_sched;
 

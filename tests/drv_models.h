@@ -11,6 +11,18 @@
 
 #include "nnd.pb-c.h"
 
+/* NNAPI operation codes the tests use */
+#define OP_ADD       0
+#define OP_CONV_2D   3
+#define OP_DEPTHWISE 4
+#define OP_FC        9
+#define OP_MAX_POOL  17
+#define OP_RELU      19
+#define OP_RESHAPE   22
+#define OP_SOFTMAX   25
+#define OP_TANH      28
+#define OP_SUB       36
+
 #define MB_OPERANDS   2048
 #define MB_OPERATIONS 1536
 
@@ -143,6 +155,29 @@ static inline void mb_req_init(mb_req *r, uint32_t n_in, const size_t *in_bytes,
     r->req.n_inputs = n_in, r->req.inputs = r->in_p;
     r->req.n_outputs = 1, r->req.outputs = r->out_p;
     r->req.n_pools = 1, r->req.pools = r->pool_p;
+}
+
+/* A chain for tests of devices taking turns: */
+/* n steps over [len], step k ops[k] if ops, else `even` for even k and `odd` for odd k
+ * (RELU: x only, else x, b, act). Inputs a and b, output the last step's. */
+static inline void ops_model(mb *m, uint32_t n, uint32_t len, const int32_t *ops, int32_t even,
+                             int32_t odd) {
+    mb_init(m);
+    uint32_t a = mb_temp(m, 1, &len), b = mb_temp(m, 1, &len), act = mb_i32(m, 0), x = a;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t y = mb_temp(m, 1, &len);
+        int32_t op = ops ? ops[k] : k % 2 ? odd : even;
+        if (op == OP_RELU)
+            mb_op(m, op, 1, &x, y);
+        else
+            mb_op(m, op, 3, (const uint32_t[]){x, b, act}, y);
+        x = y;
+    }
+    mb_finish(m, 2, (const uint32_t[]){a, b}, x);
+}
+
+static inline void chain_model(mb *m, uint32_t n, uint32_t len, int32_t even, int32_t odd) {
+    ops_model(m, n, len, NULL, even, odd);
 }
 
 #endif

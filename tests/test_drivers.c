@@ -39,17 +39,7 @@
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
 
-#define MS           1000000ull
-#define OP_ADD       0
-#define OP_CONV_2D   3
-#define OP_DEPTHWISE 4
-#define OP_FC        9
-#define OP_MAX_POOL  17
-#define OP_RELU      19
-#define OP_RESHAPE   22
-#define OP_SOFTMAX   25
-#define OP_TANH      28
-#define OP_SUB       36
+#define MS 1000000ull
 
 static nnd_test_daemon g_ex;   /* this build's drivers */
 static nnd_test_daemon g_test; /* the test drivers' directory */
@@ -402,28 +392,6 @@ static void test_named_device_must_cover(void **state) {
 }
 
 /* ---- a chain alternating devices ------------------------------------------------------------ */
-
-/* n steps over [len], step k ops[k] if ops, else `even` for even k and `odd` for odd k
- * (RELU: x only, else x, b, act). Inputs a and b, output the last step's. */
-static void ops_model(mb *m, uint32_t n, uint32_t len, const int32_t *ops, int32_t even,
-                      int32_t odd) {
-    mb_init(m);
-    uint32_t a = mb_temp(m, 1, &len), b = mb_temp(m, 1, &len), act = mb_i32(m, 0), x = a;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t y = mb_temp(m, 1, &len);
-        int32_t op = ops ? ops[k] : k % 2 ? odd : even;
-        if (op == OP_RELU)
-            mb_op(m, op, 1, &x, y);
-        else
-            mb_op(m, op, 3, (const uint32_t[]){x, b, act}, y);
-        x = y;
-    }
-    mb_finish(m, 2, (const uint32_t[]){a, b}, x);
-}
-
-static void chain_model(mb *m, uint32_t n, uint32_t len, int32_t even, int32_t odd) {
-    ops_model(m, n, len, NULL, even, odd);
-}
 
 static void chain_pool(pool *p, uint32_t len, float a0, float b) {
     size_t bytes[2] = {sizeof(float) * len, sizeof(float) * len};
