@@ -39,21 +39,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "contention.h"
-#include "harness.h"
-#include "kernels.h"
-#include "memory.h"
-#include "mobilenet_rows.h"
+#include "bench/cache.h"
+#include "bench/contention.h"
+#include "tests/harness.h"
+#include "bench/kernels.h"
+#include "bench/memory.h"
+#include "bench/mobilenet_rows.h"
 #include "nnd/nnd.h"
-#include "partition.h"
-#include "prepare_rows.h"
-#include "qos.h"
-#include "rtt.h"
-#include "threads.h"
-#include "timing.h"
-#include "transformer.h"
-#include "wire.h"
+#include "bench/partition.h"
+#include "bench/prepare_rows.h"
+#include "bench/qos.h"
+#include "bench/rtt.h"
+#include "bench/threads.h"
+#include "tests/timing.h"
+#include "bench/transformer.h"
+#include "tests/wire.h"
 
 /* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
  * the CPUs it has; names them in out. */
@@ -208,8 +208,8 @@ int main(int argc, char **argv) {
     failed |= part && bench_partition_rows(&partition);
     bench_contention ct = {0};
     failed |= contend && bench_contention_rows(&ct);
-    nnd_test_daemon d;
-    if (nnd_test_daemon_start(&d, NULL) != 0) {
+    tst_daemon d;
+    if (tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
         return 1;
     }
@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
     failed |= mnet && bench_mobilenet_rows(&d, &mn);
     bench_transformer tf = {0};
     failed |= transformer && bench_transformer_rows(&d, &tf);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     if (failed) return 1;
 
     row rows[] = {

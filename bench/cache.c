@@ -1,5 +1,5 @@
 /* cache.c: the compilation-cache rows of `make bench`. See cache.h. */
-#include "cache.h"
+#include "bench/cache.h"
 
 #include <blake2.h>
 #include <fcntl.h>
@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache_model.h"
-#include "harness.h"
-#include "hash.h"
-#include "timing.h"
+#include "tests/cache_model.h"
+#include "tests/harness.h"
+#include "storage/hash.h"
+#include "tests/timing.h"
 
 #define WEIGHTS (10u << 20) /* bytes of constants */
 #define TRIALS  15
@@ -31,15 +31,15 @@ static uint64_t from_cache(nnd_client *c, const uint8_t *token, int mfd, int dfd
 int bench_read_and_hash(int mfd, int dfd, size_t msize, size_t dsize) {
     int fds[2] = {mfd, dfd};
     size_t sizes[2] = {msize, dsize};
-    nnd_buf bufs[2];
+    store_buf bufs[2];
     uint8_t digest[2][NND_HASH_LEN];
     char err[256];
-    if (nnd_hash_read(fds, sizes, 2, bufs, digest, err, sizeof err) < 0) {
+    if (store_hash_read(fds, sizes, 2, bufs, digest, err, sizeof err) < 0) {
         fprintf(stderr, "bench: %s\n", err);
         return -1;
     }
-    nnd_buf_free(&bufs[0]);
-    nnd_buf_free(&bufs[1]);
+    store_buf_free(&bufs[0]);
+    store_buf_free(&bufs[1]);
     return 0;
 }
 
@@ -56,8 +56,8 @@ static int plain_read_and_hash(int fd, size_t size) {
 
 /* Plain prepares on a daemon with the content cache on: the first fills it, the rest hit. */
 static int content_prepares(const cache_model *m, double *median_ns) {
-    nnd_test_daemon d;
-    if (nnd_test_daemon_start(&d, NULL) != 0) return -1;
+    tst_daemon d;
+    if (tst_daemon_start(&d, NULL) != 0) return -1;
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "nnd-bench-content", err, sizeof err);
     static uint64_t t[TRIALS + 1];
@@ -75,16 +75,16 @@ static int content_prepares(const cache_model *m, double *median_ns) {
     else
         *median_ns = bench_median_u64(t + 1, TRIALS);
     nnd_client_close(c);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     return rc;
 }
 
 int bench_cache_rows(bench_cache *out) {
     memset(out, 0, sizeof *out);
-    nnd_test_daemon d;
+    tst_daemon d;
     /* The loads themselves are measured: saved whatever the model's size. */
     const char *args[] = {"--cache-max-bytes", "0", "--cache-save-max-bytes", "0", NULL};
-    if (nnd_test_daemon_start(&d, args) != 0) return -1;
+    if (tst_daemon_start(&d, args) != 0) return -1;
     char dir[400], mpath[512], dpath[512], err[256];
     snprintf(dir, sizeof dir, "%s/cache", d.dir);
     mkdir(dir, 0700);
@@ -96,7 +96,7 @@ int bench_cache_rows(bench_cache *out) {
     if (!c || cache_model_init(&m, WEIGHTS / sizeof(float), 0.5f) < 0) {
         fprintf(stderr, "bench: cache: %s\n", c ? "cannot build the model" : err);
         if (c) nnd_client_close(c);
-        nnd_test_daemon_stop(&d);
+        tst_daemon_stop(&d);
         return -1;
     }
     uint64_t h;
@@ -172,6 +172,6 @@ out:
     if (dfd >= 0) close(dfd);
     cache_model_clear(&m);
     nnd_client_close(c);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* contention.c: the contention row of `make bench`. See contention.h. */
-#include "contention.h"
+#include "bench/contention.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -9,13 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "codes.h"
-#include "harness.h"
-#include "mobilenet.h"
-#include "mobilenet_nnapi.h"
-#include "mobilenet_xnn.h"
+#include "schema/codes.h"
+#include "tests/harness.h"
+#include "tests/mobilenet.h"
+#include "tests/mobilenet_nnapi.h"
+#include "bench/mobilenet_xnn.h"
 #include "nnd/NeuralNetworks.h"
-#include "timing.h"
+#include "tests/timing.h"
 
 #define MAX_SAMPLES 4096
 /* The others keep competing this long after the measured process's window. */
@@ -145,8 +145,8 @@ static int run_side(bool through_nnd, bench_contention_side *out) {
 int bench_contention_rows(bench_contention *out) {
     memset(out, 0, sizeof *out);
     if (run_side(false, &out->inproc)) return -1;
-    nnd_test_daemon d;
-    if (nnd_test_daemon_start(&d, NULL) != 0) {
+    tst_daemon d;
+    if (tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench contention: cannot start the daemon\n");
         return -1;
     }
@@ -154,7 +154,7 @@ int bench_contention_rows(bench_contention *out) {
     char *saved = getenv("NND_SOCKET") ? strdup(getenv("NND_SOCKET")) : NULL;
     setenv("NND_SOCKET", d.socket_path, 1);
     int rc = run_side(true, &out->nnd);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     if (saved)
         setenv("NND_SOCKET", saved, 1);
     else

@@ -1,5 +1,5 @@
 /* kernels.c: see kernels.h. */
-#include "kernels.h"
+#include "bench/kernels.h"
 
 #include <math.h>
 #include <pthreadpool.h>
@@ -12,11 +12,11 @@
 #include <unistd.h>
 #include <xnnpack.h>
 
-#include "codes.h"
-#include "local.h"
-#include "mobilenet.h"
+#include "schema/codes.h"
+#include "bench/local.h"
+#include "tests/mobilenet.h"
 #include "nnd/nnd.h"
-#include "timing.h"
+#include "tests/timing.h"
 
 #define ROUNDS 6 /* each round runs one side `per_round` times, then the other */
 
@@ -222,7 +222,7 @@ typedef struct remote {
     Nnd__ExecutionRequest req;
 } remote;
 
-static int remote_open(remote *r, const nnd_test_daemon *d, const pmodel *m, const void *input) {
+static int remote_open(remote *r, const tst_daemon *d, const pmodel *m, const void *input) {
     char err[256];
     memset(r, 0, sizeof *r);
     r->fd = -1;
@@ -342,7 +342,7 @@ static float *random_floats(size_t n, unsigned seed) {
 
 /* ---- rows ---------------------------------------------------------------------------- */
 
-int bench_inproc(const nnd_test_daemon *d, bench_pair *out) {
+int bench_inproc(const tst_daemon *d, bench_pair *out) {
     pmodel *m = malloc(sizeof *m);
     if (!m) return -1;
     mobilenet(m);
@@ -367,7 +367,7 @@ int bench_inproc(const nnd_test_daemon *d, bench_pair *out) {
     return rc;
 }
 
-int bench_inproc_loaded(const nnd_test_daemon *d, bench_pair *out, int *hogs) {
+int bench_inproc_loaded(const tst_daemon *d, bench_pair *out, int *hogs) {
     *hogs = 2 * cpus();
     pid_t pid[64];
     int started = 0;
@@ -390,7 +390,7 @@ int bench_inproc_loaded(const nnd_test_daemon *d, bench_pair *out, int *hogs) {
 
 /* One FLOAT32 operation through the daemon against XNNPACK's own operator (made by
  * create) on the same shapes. */
-static int one_op_vs_xnnpack(const nnd_test_daemon *d, pmodel *m, direct *x, const float *input,
+static int one_op_vs_xnnpack(const tst_daemon *d, pmodel *m, direct *x, const float *input,
                              int per_round, bench_pair *out) {
     remote r = {.fd = -1};
     int rc = remote_open(&r, d, m, input);
@@ -419,7 +419,7 @@ static const float *pm_data(const pmodel *m, uint32_t i) {
     return (const float *)(m->values + m->locations[i].offset);
 }
 
-int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
+int bench_conv_vs_xnnpack(const tst_daemon *d, bench_pair *out) {
     enum { N = 1, H = 56, W = 56, C = 256, K = 3 }; /* VGG-16 conv3 */
     pmodel *m = malloc(sizeof *m);
     if (!m) return -1;
@@ -449,7 +449,7 @@ int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
     return rc;
 }
 
-int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out) {
+int bench_fc_vs_xnnpack(const tst_daemon *d, bench_pair *out) {
     enum { B = 128, IN = 2048, UNITS = 2048 };
     pmodel *m = malloc(sizeof *m);
     if (!m) return -1;

@@ -15,7 +15,7 @@
 #ifndef NND_BENCH_KERNELS_H
 #define NND_BENCH_KERNELS_H
 
-#include "harness.h"
+#include "tests/harness.h"
 
 typedef struct bench_pair {
     double a_ns, b_ns, flops;
@@ -29,10 +29,10 @@ typedef double (*bench_run_fn)(void *ctx);
 int bench_alternate(bench_run_fn a, void *actx, bench_run_fn b, void *bctx, void (*b_rest)(void *),
                     int rounds, int per_round, bench_pair *out);
 
-int bench_inproc(const nnd_test_daemon *d, bench_pair *out);
+int bench_inproc(const tst_daemon *d, bench_pair *out);
 /* *hogs: how many busy processes ran. */
-int bench_inproc_loaded(const nnd_test_daemon *d, bench_pair *out, int *hogs);
-int bench_conv_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
-int bench_fc_vs_xnnpack(const nnd_test_daemon *d, bench_pair *out);
+int bench_inproc_loaded(const tst_daemon *d, bench_pair *out, int *hogs);
+int bench_conv_vs_xnnpack(const tst_daemon *d, bench_pair *out);
+int bench_fc_vs_xnnpack(const tst_daemon *d, bench_pair *out);
 
 #endif

@@ -1,46 +1,46 @@
 /* local.c: see local.h. */
-#include "local.h"
+#include "bench/local.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert.h"
-#include "engine.h"
-#include "timing.h"
+#include "daemon/wire/convert.h"
+#include "engine/engine.h"
+#include "tests/timing.h"
 
 struct bench_local {
-    nnd_prepared *p;
-    nnd_exec *e;
-    nnd_io in, out;
+    eng_prepared *p;
+    eng_exec *e;
+    eng_io in, out;
 };
 
 bench_local *bench_local_open(const Nnd__Model *m, const void *input, size_t in_bytes, void *output,
                               size_t out_bytes) {
     char err[NND_ERR_LEN] = "out of memory";
     bench_local *l = calloc(1, sizeof *l);
-    nnd_model_desc desc;
-    nnd_status s =
-        l ? nnd_model_from_proto(m, NULL, 0, &desc, err, sizeof err) : NND_GENERAL_FAILURE;
+    eng_model_desc desc;
+    schema_status s =
+        l ? srv_model_from_proto(m, NULL, 0, &desc, err, sizeof err) : NND_GENERAL_FAILURE;
     if (s == NND_OK) {
-        s = nnd_prepare(&desc, &l->p, err, sizeof err);
-        nnd_model_desc_clear(&desc);
+        s = eng_prepare(&desc, &l->p, err, sizeof err);
+        srv_model_desc_clear(&desc);
     }
-    if (s == NND_OK && !(l->e = nnd_exec_create(l->p))) s = NND_GENERAL_FAILURE;
+    if (s == NND_OK && !(l->e = eng_exec_create(l->p))) s = NND_GENERAL_FAILURE;
     if (s != NND_OK) {
         fprintf(stderr, "bench: in-process side: %s\n", err);
         bench_local_close(l);
         return NULL;
     }
-    l->in = (nnd_io){.data = (void *)input, .length = in_bytes};
-    l->out = (nnd_io){.data = output, .length = out_bytes};
+    l->in = (eng_io){.data = (void *)input, .length = in_bytes};
+    l->out = (eng_io){.data = output, .length = out_bytes};
     return l;
 }
 
 double bench_local_run(bench_local *l) {
     char err[NND_ERR_LEN];
     uint64_t t0 = bench_now_ns();
-    nnd_status s = nnd_exec_run(l->e, &l->in, &l->out, NULL, NULL, err, sizeof err);
+    schema_status s = eng_exec_run(l->e, &l->in, &l->out, NULL, NULL, err, sizeof err);
     double t = (double)(bench_now_ns() - t0);
     if (s != NND_OK) {
         fprintf(stderr, "bench: in-process execute: %s\n", err);
@@ -51,7 +51,7 @@ double bench_local_run(bench_local *l) {
 
 void bench_local_close(bench_local *l) {
     if (!l) return;
-    nnd_exec_free(l->e);
-    nnd_prepared_free(l->p);
+    eng_exec_free(l->e);
+    eng_prepared_free(l->p);
     free(l);
 }

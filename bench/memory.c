@@ -1,5 +1,5 @@
 /* memory.c: the memfd_64m row. See memory.h. */
-#include "memory.h"
+#include "bench/memory.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "local.h"
+#include "bench/local.h"
 #include "nnd/nnd.h"
-#include "timing.h"
+#include "tests/timing.h"
 
 #define TRIALS    2000
 #define WARMUP    50
@@ -153,7 +153,7 @@ static double side_execute(nnd_client *c, side *s) {
     return t;
 }
 
-int bench_memfd_rows(const nnd_test_daemon *d, bench_memfd *out) {
+int bench_memfd_rows(const tst_daemon *d, bench_memfd *out) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench-memfd", err, sizeof err);
     if (!c) {

@@ -10,13 +10,13 @@
 #ifndef NND_BENCH_MEMORY_H
 #define NND_BENCH_MEMORY_H
 
-#include "harness.h"
+#include "tests/harness.h"
 
 typedef struct bench_memfd {
     double big_ns, small_ns;             /* daemon execute round trips */
     double big_local_ns, small_local_ns; /* the same model run in process */
 } bench_memfd;
 
-int bench_memfd_rows(const nnd_test_daemon *d, bench_memfd *out);
+int bench_memfd_rows(const tst_daemon *d, bench_memfd *out);
 
 #endif

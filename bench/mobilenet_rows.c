@@ -1,14 +1,14 @@
 /* mobilenet_rows.c: see mobilenet_rows.h. */
-#include "mobilenet_rows.h"
+#include "bench/mobilenet_rows.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "codes.h"
-#include "mobilenet.h"
-#include "mobilenet_nnapi.h"
-#include "mobilenet_xnn.h"
+#include "schema/codes.h"
+#include "tests/mobilenet.h"
+#include "tests/mobilenet_nnapi.h"
+#include "bench/mobilenet_xnn.h"
 
 /* Short rounds, many of them: load from elsewhere on the machine falls on both sides. */
 #define ROUNDS    40
@@ -78,7 +78,7 @@ static int versus_xnn(side *s, bench_pair *pair, double *diff) {
     return rc;
 }
 
-int bench_mobilenet_rows(const nnd_test_daemon *d, bench_mobilenet *out) {
+int bench_mobilenet_rows(const tst_daemon *d, bench_mobilenet *out) {
     /* libnnd's NNAPI layer reaches the daemon that $NND_SOCKET names. */
     setenv("NND_SOCKET", d->socket_path, 1);
     side f32, q8, f16, s8;

@@ -13,8 +13,8 @@
 #ifndef NND_BENCH_MOBILENET_ROWS_H
 #define NND_BENCH_MOBILENET_ROWS_H
 
-#include "harness.h"
-#include "kernels.h"
+#include "tests/harness.h"
+#include "bench/kernels.h"
 
 typedef struct bench_mobilenet {
     bench_pair f32_xnn, q8_xnn, f16_f32, s8_q8, s8_xnn;
@@ -23,6 +23,6 @@ typedef struct bench_mobilenet {
     double f32_diff, q8_diff, f16_diff, s8_diff;
 } bench_mobilenet;
 
-int bench_mobilenet_rows(const nnd_test_daemon *d, bench_mobilenet *out);
+int bench_mobilenet_rows(const tst_daemon *d, bench_mobilenet *out);
 
 #endif

@@ -1,5 +1,5 @@
 /* mobilenet_xnn.c: see mobilenet_xnn.h. */
-#include "mobilenet_xnn.h"
+#include "bench/mobilenet_xnn.h"
 
 #include <math.h>
 #include <pthreadpool.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <xnnpack.h>
 
-#include "codes.h"
-#include "timing.h"
+#include "schema/codes.h"
+#include "tests/timing.h"
 
 struct bench_xnn {
     xnn_runtime_t runtime;

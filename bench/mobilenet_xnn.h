@@ -15,7 +15,7 @@
 #ifndef NND_BENCH_MOBILENET_XNN_H
 #define NND_BENCH_MOBILENET_XNN_H
 
-#include "mobilenet.h"
+#include "tests/mobilenet.h"
 
 typedef struct bench_xnn bench_xnn;
 

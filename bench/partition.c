@@ -1,14 +1,14 @@
 /* partition.c: the partitioned-model row. See partition.h. */
-#include "partition.h"
+#include "bench/partition.h"
 
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "qos_models.h"
-#include "timing.h"
+#include "tests/qos_models.h"
+#include "tests/timing.h"
 
 #define STEPS  64
 #define LEN    65536
@@ -25,9 +25,9 @@ static int run_once(nnd_client *c, uint64_t h, qos_req *r, int fd, uint64_t *ns)
 }
 
 int bench_partition_rows(bench_pair *out) {
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *args[] = {"--drivers-dir", NND_BENCH_DRIVERS_DIR, NULL};
-    if (nnd_test_daemon_start(&d, args) != 0) return -1;
+    if (tst_daemon_start(&d, args) != 0) return -1;
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "bench-partition", err, sizeof err);
     qos_chain chain;
@@ -64,6 +64,6 @@ int bench_partition_rows(bench_pair *out) {
     if (fd >= 0) close(fd);
     qos_chain_free(&chain);
     if (c) nnd_client_close(c);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     return rc;
 }

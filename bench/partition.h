@@ -10,7 +10,7 @@
 #ifndef NND_BENCH_PARTITION_H
 #define NND_BENCH_PARTITION_H
 
-#include "kernels.h"
+#include "bench/kernels.h"
 
 int bench_partition_rows(bench_pair *out);
 

@@ -1,19 +1,19 @@
 /* prepare_rows.c: see prepare_rows.h. */
-#include "prepare_rows.h"
+#include "bench/prepare_rows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "codes.h"
-#include "harness.h"
-#include "mobilenet.h"
-#include "mobilenet_nnapi.h"
-#include "mobilenet_xnn.h"
+#include "schema/codes.h"
+#include "tests/harness.h"
+#include "tests/mobilenet.h"
+#include "tests/mobilenet_nnapi.h"
+#include "bench/mobilenet_xnn.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
-#include "timing.h"
+#include "tests/timing.h"
 
 #define ROUNDS    12
 #define PER_ROUND 2
@@ -62,7 +62,7 @@ static double xnn_run(void *ctx) {
 
 /* Compiles the fixed model once with its cache directory, as an app's first run does;
  * then notes whether the daemon saved cache files for it. */
-static int save_cached(side *s, const nnd_test_daemon *d, bench_prepare *out) {
+static int save_cached(side *s, const tst_daemon *d, bench_prepare *out) {
     snprintf(s->dir, sizeof s->dir, "%s/ndk-cache", d->dir);
     mkdir(s->dir, 0700);
     memset(s->token, 7, sizeof s->token);
@@ -110,20 +110,20 @@ int bench_prepare_rows(bench_prepare *out) {
         fprintf(stderr, "bench: prepare: out of memory building the MobileNet\n");
         return -1;
     }
-    nnd_test_daemon d;
-    int rc = nnd_test_daemon_start(&d, NULL);
+    tst_daemon d;
+    int rc = tst_daemon_start(&d, NULL);
     if (rc == 0) {
         /* libnnd's NNAPI layer reaches the daemon that $NND_SOCKET names. */
         setenv("NND_SOCKET", d.socket_path, 1);
         rc = bench_alternate(cold_run, &s, xnn_run, &s, NULL, ROUNDS, PER_ROUND, &out->cold_xnn);
-        nnd_test_daemon_stop(&d);
+        tst_daemon_stop(&d);
     }
     const char *no_content_cache[] = {"--cache-max-bytes", "0", NULL};
-    if (rc == 0 && (rc = nnd_test_daemon_start(&d, no_content_cache)) == 0) {
+    if (rc == 0 && (rc = tst_daemon_start(&d, no_content_cache)) == 0) {
         setenv("NND_SOCKET", d.socket_path, 1);
         rc = save_cached(&s, &d, out);
         if (rc == 0) rc = hit_rounds(&s, out);
-        nnd_test_daemon_stop(&d);
+        tst_daemon_stop(&d);
     }
     out->cold_xnn.shape = out->hit_xnn.shape = "MobileNet v1 1.0 224x224 FLOAT32 through NNAPI";
     bench_net_free(&s.net);

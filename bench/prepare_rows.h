@@ -22,7 +22,7 @@
 
 #include <stdbool.h>
 
-#include "kernels.h"
+#include "bench/kernels.h"
 
 typedef struct bench_prepare {
     bench_pair cold_xnn; /* a: cold compile, b: XNNPACK creation */

@@ -1,5 +1,5 @@
 /* qos.c: the scheduler's rows of `make bench`. See qos.h. */
-#include "qos.h"
+#include "bench/qos.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -15,11 +15,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "frame.h"
-#include "harness.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "qos_models.h"
-#include "timing.h"
+#include "tests/qos_models.h"
+#include "tests/timing.h"
 
 #define OUT_SLOTS 64
 #define SEND_S    3 /* seconds of open-loop sending */
@@ -32,8 +32,8 @@ static void sleep_until(uint64_t t) {
 }
 
 /* scheduler.<key>[.<key2>] from the admin status, or -1. */
-static double sched_stat2(const nnd_test_daemon *d, const char *key, const char *key2) {
-    cJSON *j = nnd_test_admin(d->state_dir, "status");
+static double sched_stat2(const tst_daemon *d, const char *key, const char *key2) {
+    cJSON *j = tst_admin(d->state_dir, "status");
     const cJSON *x = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scheduler"), key);
     if (key2) x = cJSON_GetObjectItem(x, key2);
     double v = cJSON_IsNumber(x) ? x->valuedouble : -1;
@@ -41,7 +41,7 @@ static double sched_stat2(const nnd_test_daemon *d, const char *key, const char 
     return v;
 }
 
-static double sched_stat(const nnd_test_daemon *d, const char *key) {
+static double sched_stat(const tst_daemon *d, const char *key) {
     return sched_stat2(d, key, NULL);
 }
 
@@ -50,7 +50,7 @@ static double sched_stat(const nnd_test_daemon *d, const char *key) {
 static int raw_send(int sock, Nnd__Request *req, const int *fds, size_t nfds) {
     static const int none[1] = {-1};
     char err[256];
-    int rc = nnd_frame_send(sock, &req->base, nfds ? fds : none, nfds, err, sizeof err);
+    int rc = proto_frame_send(sock, &req->base, nfds ? fds : none, nfds, err, sizeof err);
     if (rc < 0) fprintf(stderr, "bench qos: send: %s\n", err);
     return rc;
 }
@@ -61,14 +61,14 @@ static Nnd__Reply *raw_recv(int sock, uint8_t *buf, int timeout_ms) {
         int n = poll(&p, 1, timeout_ms);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return NULL;
-        nnd_frame_in in;
+        proto_frame_in in;
         char err[256];
-        int rc = nnd_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
+        int rc = proto_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
         if (rc == -EAGAIN) continue;
         if (rc <= 0) return NULL;
         Nnd__Reply *r = (Nnd__Reply *)in.msg;
         in.msg = NULL;
-        nnd_frame_in_clear(&in);
+        proto_frame_in_clear(&in);
         return r;
     }
 }
@@ -128,7 +128,7 @@ static double capacity(flood *f) {
     return MEASURE / ((double)(bench_now_ns() - t0) / 1e9);
 }
 
-static int open_loop(const nnd_test_daemon *d, flood *f, bench_qos *out) {
+static int open_loop(const tst_daemon *d, flood *f, bench_qos *out) {
     out->service_ns = 1e9 / out->capacity;
     out->offered = 2 * out->capacity;
     f->period_ns = (uint64_t)(1e9 / out->offered);
@@ -174,10 +174,10 @@ static int open_loop(const nnd_test_daemon *d, flood *f, bench_qos *out) {
     return 0;
 }
 
-static int deadline_rows(const nnd_test_daemon *d, bench_qos *out) {
+static int deadline_rows(const tst_daemon *d, bench_qos *out) {
     flood f;
     memset(&f, 0, sizeof f);
-    f.sock = nnd_test_connect_raw(d);
+    f.sock = tst_connect_raw(d);
     f.buf = malloc(NND_FRAME_RECV_BUF);
     if (f.sock < 0 || !f.buf) return -1;
     enum { N = 800, LEN = 16384 }; /* about a millisecond and a half */
@@ -282,7 +282,7 @@ static double high_p99(nnd_client *c, uint64_t h, int fd, qos_req *req, double *
     return (double)t[HIGH_RUNS * 99 / 100];
 }
 
-static int priority_rows(const nnd_test_daemon *d, bench_qos *out) {
+static int priority_rows(const tst_daemon *d, bench_qos *out) {
     char err[256];
     nnd_client *hc = nnd_client_connect(d->socket_path, "bench-high", err, sizeof err);
     lowflood l = {.c = nnd_client_connect(d->socket_path, "bench-low", err, sizeof err)};
@@ -337,14 +337,14 @@ out:
 
 static int one_run(bench_qos *out) {
     memset(out, 0, sizeof *out);
-    nnd_test_daemon d;
-    if (nnd_test_daemon_start(&d, NULL) != 0) {
+    tst_daemon d;
+    if (tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench qos: cannot start the daemon\n");
         return -1;
     }
     int rc = deadline_rows(&d, out);
     if (rc == 0) rc = priority_rows(&d, out);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     return rc;
 }
 

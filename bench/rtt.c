@@ -1,5 +1,5 @@
 /* rtt.c: round trips pinned in two placements. See rtt.h. */
-#include "rtt.h"
+#include "bench/rtt.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -7,10 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "timing.h"
-#include "wire.h"
+#include "tests/timing.h"
+#include "tests/wire.h"
 
 static int pin_to(int cpu) {
     cpu_set_t set;
@@ -53,7 +53,7 @@ out:
 /* Median round trip of the tiny model's execution: Execute with the memfd registered with
  * the connection (named by its token, no fd: as the NNAPI layer sends its memories), or
  * BurstExecute in one burst with the memfd named by a key of ours. */
-static double daemon_execute_ns(const nnd_test_daemon *d, bool burst) {
+static double daemon_execute_ns(const tst_daemon *d, bool burst) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "nnd-bench", err, sizeof err);
     if (!c) {
@@ -120,8 +120,8 @@ out:
 
 /* One placement: a daemon started on daemon_cpu, this process on client_cpu. */
 static int measure(bench_rtt_place *p, bool exec, bool burst) {
-    nnd_test_daemon d;
-    if (pin_to(p->daemon_cpu) != 0 || nnd_test_daemon_start(&d, NULL) != 0) {
+    tst_daemon d;
+    if (pin_to(p->daemon_cpu) != 0 || tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon on CPU %d\n", p->daemon_cpu);
         return -1;
     }
@@ -129,7 +129,7 @@ static int measure(bench_rtt_place *p, bool exec, bool burst) {
     p->raw_ns = rc ? -1 : raw_pingpong_ns(p->daemon_cpu);
     p->exec_ns = exec && p->raw_ns > 0 ? daemon_execute_ns(&d, false) : 1;
     p->burst_ns = burst && p->exec_ns > 0 ? daemon_execute_ns(&d, true) : 1;
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     p->measured = true;
     return p->raw_ns > 0 && p->exec_ns > 0 && p->burst_ns > 0 ? 0 : -1;
 }

@@ -9,9 +9,9 @@
  *   stands where the daemon stands. With one CPU only, "cross" is not measured
  *   (measured = false) and its rows are reported as not measurable.
  * - Per placement: medians of BENCH_RTT_TRIALS round trips of a tiny ADD model through a
- *   fresh daemon: Execute with its memfd registered (a token, no fd), and BurstExecute in one burst with its memfd named by a key of
- *   ours (after the first trial it is a slot: libnnd sends it through the burst's
- *   shared-memory channel when the daemon gave one), and the raw ping-pong's.
+ *   fresh daemon: Execute with its memfd registered (a token, no fd), and BurstExecute in one burst
+ * with its memfd named by a key of ours (after the first trial it is a slot: libnnd sends it
+ * through the burst's shared-memory channel when the daemon gave one), and the raw ping-pong's.
  * - The process's own affinity is restored before returning. Returns 0, or -1 (with a
  *   message on stderr) when a measurement failed.
  */

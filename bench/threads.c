@@ -1,14 +1,14 @@
 /* threads.c: the rows of `make bench` for threads on one connection. See threads.h. */
-#include "threads.h"
+#include "bench/threads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "ndk_load.h"
-#include "timing.h"
+#include "tests/harness.h"
+#include "tests/ndk_load.h"
+#include "tests/timing.h"
 
 #define HIGH_SAMPLES 200
 #define RATE_SECONDS 2.0
@@ -57,8 +57,8 @@ static int rate_rows(bench_threads *out) {
 
 int bench_threads_rows(bench_threads *out, bool priority, bool rates) {
     memset(out, 0, sizeof *out);
-    nnd_test_daemon d;
-    if (nnd_test_daemon_start(&d, NULL) != 0) {
+    tst_daemon d;
+    if (tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench threads: cannot start the daemon\n");
         return -1;
     }
@@ -66,6 +66,6 @@ int bench_threads_rows(bench_threads *out, bool priority, bool rates) {
     setenv("NND_SOCKET", d.socket_path, 1);
     int rc = priority ? priority_rows(out) : 0;
     if (!rc && rates) rc = rate_rows(out);
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     return rc;
 }

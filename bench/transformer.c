@@ -1,5 +1,5 @@
 /* transformer.c: see transformer.h. */
-#include "transformer.h"
+#include "bench/transformer.h"
 
 #include <math.h>
 #include <pthreadpool.h>
@@ -13,7 +13,7 @@
 
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
-#include "timing.h"
+#include "tests/timing.h"
 
 #define ROUNDS    40
 #define PER_ROUND 2 /* 40 rounds of two: about 10 s on a loaded two-CPU machine */
@@ -208,7 +208,7 @@ static void xnn_close(xnn_side *s) {
     free(s->h), free(s->y);
 }
 
-int bench_transformer_rows(const nnd_test_daemon *d, bench_transformer *out) {
+int bench_transformer_rows(const tst_daemon *d, bench_transformer *out) {
     setenv("NND_SOCKET", d->socket_path, 1); /* libnnd's NNAPI layer reaches this daemon */
     block b = {0};
     nnapi_side n = {.fd = -1};

@@ -14,13 +14,13 @@
 #ifndef NND_BENCH_TRANSFORMER_H
 #define NND_BENCH_TRANSFORMER_H
 
-#include "kernels.h"
+#include "bench/kernels.h"
 
 typedef struct bench_transformer {
     bench_pair xnn;
     double diff; /* the largest difference of an output element between the two sides */
 } bench_transformer;
 
-int bench_transformer_rows(const nnd_test_daemon *d, bench_transformer *out);
+int bench_transformer_rows(const tst_daemon *d, bench_transformer *out);
 
 #endif

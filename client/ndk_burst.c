@@ -3,8 +3,8 @@
  * compute through it. Public API only: nothing else of libnnd calls in here. */
 #include <stdlib.h>
 
-#include "ndk_execution.h"
-#include "ndk_keys.h"
+#include "client/ndk_execution.h"
+#include "client/ndk_keys.h"
 
 struct ANeuralNetworksBurst {
     const ANeuralNetworksCompilation *compilation;

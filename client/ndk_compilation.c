@@ -2,7 +2,7 @@
  * or nnd_client_prepare_cached with a cache directory and token) and the staging memfds
  * its executions borrow for pointer arguments. Preference, priority and the timeout (as
  * a deadline) are carried to the daemon. See ndk_compilation.h. */
-#include "ndk_compilation.h"
+#include "client/ndk_compilation.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ndk_keys.h"
-#include "ndk_model.h"
+#include "client/ndk_keys.h"
+#include "client/ndk_model.h"
 
 static int create(ANeuralNetworksModel *model, const ANeuralNetworksDevice *const *devices,
                   uint32_t n_devices, ANeuralNetworksCompilation **out) {

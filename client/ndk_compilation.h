@@ -9,7 +9,7 @@
 #ifndef NND_NDK_COMPILATION_H
 #define NND_NDK_COMPILATION_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 NDK_HIDDEN int ndk_staging_get(ANeuralNetworksCompilation *c, size_t size, ndk_staging *out);
 NDK_HIDDEN void ndk_staging_put(ANeuralNetworksCompilation *c, ndk_staging *s);

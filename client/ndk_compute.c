@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "ndk_event.h"
-#include "ndk_execution.h"
+#include "client/ndk_event.h"
+#include "client/ndk_execution.h"
 
 /* The daemon burst of a reusable execution computed before, made on first need; NULL when
  * it is not reusable, is computed for the first time, or the daemon refused a burst. */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ndk_shared.h"
-#include "paths.h"
+#include "client/ndk_shared.h"
+#include "proto/paths.h"
 
 /* Device_wait gives up after this long without a live daemon. */
 #define WAIT_LIMIT_NS  (10ull * 1000000000ull)
@@ -138,7 +138,7 @@ int ndk_session_get(ndk_session **out) {
     *out = NULL;
     char path[sizeof g_session->path];
     /* $NND_SOCKET, else the daemon's default for clients, read afresh each time. */
-    if (!nnd_client_socket_path(path, sizeof path)) return ANEURALNETWORKS_UNAVAILABLE_DEVICE;
+    if (!proto_client_socket_path(path, sizeof path)) return ANEURALNETWORKS_UNAVAILABLE_DEVICE;
     pthread_mutex_lock(&g_lock);
     if (g_session && !atomic_load(&g_session->dead) && !nnd_client_alive(g_session->client))
         atomic_store(&g_session->dead, true); /* the daemon hung up since the last call */

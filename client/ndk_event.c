@@ -1,6 +1,6 @@
 /* ndk_event.c: ANeuralNetworksEvent: signalled by the execution that made it, or backed by
  * a sync fence fd. See ndk_event.h. */
-#include "ndk_event.h"
+#include "client/ndk_event.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 #ifndef NND_NDK_EVENT_H
 #define NND_NDK_EVENT_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 NDK_HIDDEN ANeuralNetworksEvent *ndk_event_new(int refs);
 NDK_HIDDEN void ndk_event_unref(ANeuralNetworksEvent *ev);

@@ -5,17 +5,17 @@
  * after: the daemon only reads and writes shared memory); memory arguments travel as their
  * own fds. A reusable execution keeps its request and staging memfd across computations.
  * See ndk_execution.h; the compute calls are in ndk_compute.c and ndk_fenced.c. */
-#include "ndk_execution.h"
+#include "client/ndk_execution.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ndk_compilation.h"
-#include "ndk_memory.h"
-#include "ndk_model.h"
-#include "ndk_types.h"
+#include "client/ndk_compilation.h"
+#include "client/ndk_memory.h"
+#include "client/ndk_model.h"
+#include "client/ndk_types.h"
 
 /* ---- creation and arguments ------------------------------------------------------------- */
 

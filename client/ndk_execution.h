@@ -25,8 +25,8 @@
 #ifndef NND_NDK_EXECUTION_H
 #define NND_NDK_EXECUTION_H
 
-#include "ndk_request.h"
-#include "ndk_shared.h"
+#include "client/ndk_request.h"
+#include "client/ndk_shared.h"
 
 enum { NDK_EXEC_PREPARATION, NDK_EXEC_COMPUTATION, NDK_EXEC_COMPLETED };
 

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "ndk_event.h"
-#include "ndk_execution.h"
-#include "ndk_model.h"
-#include "ndk_types.h"
-#include "record.h"
+#include "proto/frame.h"
+#include "client/ndk_event.h"
+#include "client/ndk_execution.h"
+#include "client/ndk_model.h"
+#include "client/ndk_types.h"
+#include "client/record.h"
 
 #define TICK_MS 100 /* how often a wait on the daemon's fence looks at the connection */
 
@@ -61,8 +61,8 @@ static int finish(void *ctx) {
         int st =
             nnd_client_fenced_info(s->client, f->handle, &status, &launched, &at_fence, NULL, 0);
         rc = st ? ndk_execution_code(e, st, f->bound) : ndk_status_code(status);
-        if (!st && nnd_record_live()) /* its outputs are there now; no shapes: all known */
-            nnd_record_executed(s->client, e->c->handle, &f->j.r.req, f->j.r.fds, f->j.r.n_fds,
+        if (!st && cli_record_live()) /* its outputs are there now; no shapes: all known */
+            cli_record_executed(s->client, e->c->handle, &f->j.r.req, f->j.r.fds, f->j.r.n_fds,
                                 status, NULL);
     }
     if (!atomic_load(&s->dead)) ndk_session_code(s, nnd_client_release(s->client, f->handle));

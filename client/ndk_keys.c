@@ -1,5 +1,5 @@
 /* ndk_keys.c: memory keys and the list of live bursts that forget them. See ndk_keys.h. */
-#include "ndk_keys.h"
+#include "client/ndk_keys.h"
 
 /* Every live burst, so that memory about to be closed can be forgotten by those that
  * cached it (ndk_bursts_forget_key). */

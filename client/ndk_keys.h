@@ -11,7 +11,7 @@
 #ifndef NND_NDK_KEYS_H
 #define NND_NDK_KEYS_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 /* A burst as the list sees it: the daemon burst and the connection it lives on. */
 typedef struct ndk_burst_link {

@@ -1,7 +1,7 @@
 /* ndk_memory.c: ANeuralNetworksMemory: from an fd, a memfd of the library's own, and the
  * copies between memories (through mappings, or through the daemon for its buffers).
  * Memories from a descriptor are made in ndk_memory_desc.c. See ndk_memory.h. */
-#include "ndk_memory.h"
+#include "client/ndk_memory.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ndk_keys.h"
-#include "ndk_types.h"
+#include "client/ndk_keys.h"
+#include "client/ndk_types.h"
 
 ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m) {
     ANeuralNetworksMemory *mm = (ANeuralNetworksMemory *)m; /* the count is not the value */

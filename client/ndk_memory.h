@@ -12,7 +12,7 @@
 #ifndef NND_NDK_MEMORY_H
 #define NND_NDK_MEMORY_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_new(void);
 NDK_HIDDEN ANeuralNetworksMemory *ndk_memory_ref(const ANeuralNetworksMemory *m);

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ndk_memory.h"
-#include "ndk_model.h"
-#include "ndk_types.h"
+#include "client/ndk_memory.h"
+#include "client/ndk_model.h"
+#include "client/ndk_types.h"
 
 struct ANeuralNetworksMemoryDesc {
     bool finished;

@@ -4,16 +4,16 @@
  * pool (CONSTANT_REFERENCE), as the NNAPI runtime does. finish() checks the graph locally
  * and, when the daemon is reachable, has it validate every operation's signature, so a
  * bad model fails at finish as on Android. See ndk_model.h. */
-#include "ndk_model.h"
+#include "client/ndk_model.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "ndk_memory.h"
-#include "ndk_signature.h"
-#include "ndk_types.h"
+#include "client/ndk_memory.h"
+#include "client/ndk_signature.h"
+#include "client/ndk_types.h"
 
 #define LARGE_ALIGN  64
 #define NO_POOL      UINT32_MAX /* a large value not yet copied into the pool */

@@ -12,7 +12,7 @@
 #ifndef NND_NDK_MODEL_H
 #define NND_NDK_MODEL_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 /* A model in wire form with its pool fds (borrowed from the memories). */
 typedef struct ndk_wire {

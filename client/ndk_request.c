@@ -1,11 +1,11 @@
 /* ndk_request.c: the wire request of an execution, built from its arguments. See
  * ndk_request.h. */
-#include "ndk_request.h"
+#include "client/ndk_request.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "ndk_memory.h"
+#include "client/ndk_memory.h"
 
 void ndk_request_free(ndk_request *r) {
     free(r->args);

@@ -14,7 +14,7 @@
 #ifndef NND_NDK_REQUEST_H
 #define NND_NDK_REQUEST_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 /* How an argument was given: not yet, as a pointer, as a memory, or omitted. */
 enum { ARG_UNSPECIFIED, ARG_POINTER, ARG_MEMORY, ARG_NO_VALUE };

@@ -1,15 +1,15 @@
 /* ndk_signature.c: operation signatures at addOperation, by the engine's rules. See
  * ndk_signature.h. */
-#include "ndk_signature.h"
+#include "client/ndk_signature.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 /* The engine's view of an operand as the model declares it: no value, no pool. */
-static void describe(const ndk_operand *o, nnd_operand_desc *d) {
+static void describe(const ndk_operand *o, eng_operand_desc *d) {
     memset(d, 0, sizeof *d);
     d->type = o->type;
     d->rank = o->rank <= NND_MAX_RANK ? o->rank : NND_MAX_RANK; /* finish refuses more */
@@ -19,7 +19,7 @@ static void describe(const ndk_operand *o, nnd_operand_desc *d) {
     /* A value set already makes no difference here: the signature is about types. */
     d->lifetime = o->lifetime == NDK_CONSTANT_REFERENCE ? NDK_CONSTANT_COPY : (uint32_t)o->lifetime;
     if (o->has_channel_quant)
-        d->channel_quant = (nnd_channel_quant){
+        d->channel_quant = (eng_channel_quant){
             .scales = o->scales, .n_scales = o->n_scales, .channel_dim = o->channel_dim};
     d->extension_data = o->ext_data;
     d->extension_len = (uint32_t)o->ext_len;
@@ -29,8 +29,8 @@ static void describe(const ndk_operand *o, nnd_operand_desc *d) {
  * with a model, that model's inputs and outputs (its operands 0.. and then its outputs),
  * numbered in `subgraphs` by the operand's offset. */
 typedef struct referenced {
-    nnd_subgraph_desc *subgraphs;
-    nnd_operand_desc *operands;
+    eng_subgraph_desc *subgraphs;
+    eng_operand_desc *operands;
     uint32_t *index;
     uint32_t n;
 } referenced;
@@ -44,7 +44,7 @@ static void referenced_free(referenced *r) {
 /* Fills r for the operation's n operands d (described from ops), setting each subgraph
  * operand's offset. Returns false when out of memory. */
 static bool describe_referenced(const ANeuralNetworksModel *m, const uint32_t *ops, uint32_t n,
-                                nnd_operand_desc *d, referenced *r) {
+                                eng_operand_desc *d, referenced *r) {
     memset(r, 0, sizeof *r);
     size_t n_sub = 0, n_ops = 0;
     for (uint32_t j = 0; j < n; j++) {
@@ -62,14 +62,14 @@ static bool describe_referenced(const ANeuralNetworksModel *m, const uint32_t *o
     for (uint32_t j = 0; j < n; j++) {
         const ANeuralNetworksModel *g = m->operands[ops[j]].ref_model;
         if (m->operands[ops[j]].lifetime != NDK_SUBGRAPH || !g) continue;
-        nnd_subgraph_desc *s = &r->subgraphs[r->n];
+        eng_subgraph_desc *s = &r->subgraphs[r->n];
         uint32_t ni = g->n_inputs, no = g->n_outputs;
         for (uint32_t k = 0; k < ni + no; k++) {
             describe(&g->operands[k < ni ? g->inputs[k] : g->outputs[k - ni]],
                      &r->operands[at + k]);
             r->index[at + k] = k;
         }
-        *s = (nnd_subgraph_desc){.n_operands = ni + no,
+        *s = (eng_subgraph_desc){.n_operands = ni + no,
                                  .operands = r->operands + at,
                                  .n_inputs = ni,
                                  .inputs = r->index + at,
@@ -87,7 +87,7 @@ int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_
     if ((uint32_t)type >> 16 || type == NDK_OEM_OPERATION) return ANEURALNETWORKS_NO_ERROR;
     /* The operation's own operands, numbered inputs first, then outputs. */
     uint32_t n = n_in + n_out;
-    nnd_operand_desc *d = malloc(sizeof *d * (n ? n : 1));
+    eng_operand_desc *d = malloc(sizeof *d * (n ? n : 1));
     uint32_t *idx = malloc(sizeof *idx * (n ? n : 1)), *ops = malloc(sizeof *ops * (n ? n : 1));
     referenced r = {0};
     bool ok = d && idx && ops;
@@ -97,15 +97,15 @@ int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_
         idx[j] = j;
     }
     ok = ok && describe_referenced(m, ops, n, d, &r);
-    nnd_status s = NND_UNSUPPORTED;
+    schema_status s = NND_UNSUPPORTED;
     char msg[NND_ERR_LEN];
     if (ok) {
-        nnd_operation_desc op = {.type = type,
+        eng_operation_desc op = {.type = type,
                                  .n_inputs = n_in,
                                  .inputs = idx,
                                  .n_outputs = n_out,
                                  .outputs = idx + n_in};
-        s = nnd_validate_operation(d, n, &op, r.subgraphs, r.n, m->relaxed, msg, sizeof msg);
+        s = eng_validate_operation(d, n, &op, r.subgraphs, r.n, m->relaxed, msg, sizeof msg);
     }
     free(d);
     free(idx);

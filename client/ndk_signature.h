@@ -1,5 +1,5 @@
 /* ndk_signature: an operation's signature judged as ANeuralNetworksModel_addOperation adds
- * it, by the engine's own rules (engine.h, nnd_validate_operation: the check() of the
+ * it, by the engine's own rules (engine.h, eng_validate_operation: the check() of the
  * operation's row in engine/ops/registry.c), not by a copy of them.
  *
  * Contract: ndk_signature_check() looks at the operation's operands as the model declares
@@ -14,7 +14,7 @@
 #ifndef NND_NDK_SIGNATURE_H
 #define NND_NDK_SIGNATURE_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 NDK_HIDDEN int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_in,
                                    const uint32_t *in, uint32_t n_out, const uint32_t *out,

@@ -1,12 +1,12 @@
 /* ndk_types.c: operand type sizes (the schema's, operand_type.h), the NDK's argument checks on
  * operand types, and shapes merged. See ndk_types.h. */
-#include "ndk_types.h"
+#include "client/ndk_types.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "operand_type.h"
+#include "schema/operand_type.h"
 
 _Static_assert(NDK_NUM_OPERAND_TYPES == (int)NND_SUBGRAPH_TYPE + 1 &&
                    (int)ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ==
@@ -22,8 +22,8 @@ bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor) {
     if ((type < 0 || type >= NDK_NUM_OPERAND_TYPES) && type != NDK_OEM_SCALAR &&
         type != NDK_TENSOR_OEM_BYTE)
         return false;
-    *elem_size = (uint32_t)nnd_type_size(type);
-    *is_tensor = nnd_type_is_tensor(type);
+    *elem_size = (uint32_t)schema_type_size(type);
+    *is_tensor = schema_type_is_tensor(type);
     return true;
 }
 

@@ -7,7 +7,7 @@
 #ifndef NND_NDK_TYPES_H
 #define NND_NDK_TYPES_H
 
-#include "ndk_shared.h"
+#include "client/ndk_shared.h"
 
 /* Bytes of one element (0: unknown type); *is_tensor tells tensors from scalars. Extension
  * types are looked up through the daemon's extension list. */

@@ -1,4 +1,4 @@
-/* nnd_buffer.c: libnnd's memory-domain calls: Allocate, BufferCopyTo, BufferCopyFrom.
+/* srv_buffer.c: libnnd's memory-domain calls: Allocate, BufferCopyTo, BufferCopyFrom.
  * See include/nnd/nnd.h. */
 #include <errno.h>
 #include <stdarg.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client_internal.h"
+#include "client/client_internal.h"
 #include "nnd/nnd.h"
 
 int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
@@ -21,7 +21,7 @@ int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
     if (!roles || !ptrs) {
         free(roles);
         free(ptrs);
-        nnd_client_set_err(err, errlen, "out of memory");
+        cli_set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
@@ -48,8 +48,7 @@ int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
     req.call_case = NND__REQUEST__CALL_ALLOCATE;
     req.allocate = &a;
     Nnd__Reply *r;
-    int st =
-        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_ALLOCATED, &r, err, errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_ALLOCATED, &r, err, errlen);
     free(roles);
     free(ptrs);
     if (st != 0) return st;
@@ -81,7 +80,7 @@ int nnd_client_buffer_copy_to(nnd_client *c, uint64_t buffer, int kind, int fd, 
     req.call_case = NND__REQUEST__CALL_BUFFER_COPY_TO;
     req.buffer_copy_to = &x;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_DONE, &r, err, errlen);
+    int st = cli_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_DONE, &r, err, errlen);
     if (st == 0) nnd__reply__free_unpacked(r, NULL);
     return st;
 }
@@ -99,12 +98,11 @@ int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd
     req.call_case = NND__REQUEST__CALL_BUFFER_COPY_FROM;
     req.buffer_copy_from = &x;
     Nnd__Reply *r;
-    int st =
-        nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_BUFFER_COPIED, &r, err, errlen);
+    int st = cli_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_BUFFER_COPIED, &r, err, errlen);
     if (st != 0) return st;
     size_t rank = r->buffer_copied->n_dimensions;
     if (rank > NND_BUFFER_MAX_RANK) {
-        nnd_client_set_err(err, errlen, "the daemon reported rank %zu", rank);
+        cli_set_err(err, errlen, "the daemon reported rank %zu", rank);
         nnd__reply__free_unpacked(r, NULL);
         return -EPROTO;
     }

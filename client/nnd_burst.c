@@ -1,6 +1,6 @@
 /* nnd_burst.c: libnnd's bursts, which send each memory's fd once and its slot number after
  * that, and executions that carry no fd through the burst's shared-memory channel when the
- * daemon gave one (nnd_burst_chan.c). See include/nnd/nnd.h, "bursts". */
+ * daemon gave one (cli_burst_chan.c). See include/nnd/nnd.h, "bursts". */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "client_internal.h"
-#include "record.h"
+#include "client/client_internal.h"
+#include "client/record.h"
 
 /* A memory the daemon caches (or was asked to cache) as slot `slot`: a file range, the
  * file named by (dev, ino) or by the caller's key (by_key, ino = the key). */
@@ -30,7 +30,7 @@ struct nnd_burst {
     key keys[NND_BURST_CLIENT_SLOTS];
     size_t n_keys;
     uint64_t next_slot;
-    nnd_burst_chan *chan; /* NULL: every execution over the socket */
+    cli_burst_chan *chan; /* NULL: every execution over the socket */
 };
 
 /* Whether to ask for a channel: unless $NND_BURST_CHANNEL is "0". */
@@ -59,11 +59,11 @@ int nnd_client_burst_configure(nnd_client *c, uint64_t prepared_model, nnd_burst
     Nnd__Reply *r;
     int chan_fds[2];
     size_t n_fds = 2;
-    int st = nnd_client_simple_call_fds(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, chan_fds,
-                                        &n_fds, err, errlen);
+    int st = cli_simple_call_fds(c, &req, NULL, 0, NND__REPLY__RESULT_BURST, &r, chan_fds, &n_fds,
+                                 err, errlen);
     /* No channel (an older daemon, or none to be had): the socket carries everything. */
     if (st == 0 && n_fds == 2 && r->burst->channel) {
-        b->chan = nnd_burst_chan_attach(chan_fds[0], chan_fds[1]);
+        b->chan = cli_burst_chan_attach(chan_fds[0], chan_fds[1]);
         n_fds = 0;
     }
     while (n_fds)
@@ -173,13 +173,13 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
     r.burst_execute = &call;
     pthread_mutex_unlock(&b->lock);
     int st = -EBUSY;
-    if (!nfds && nnd_burst_chan_usable(b->chan)) {
+    if (!nfds && cli_burst_chan_usable(b->chan)) {
         Nnd__Reply *got = NULL;
-        uint64_t bound = nnd_conn_bound(b->c, opts ? opts->deadline_ns : 0);
-        st = nnd_burst_chan_call(b->chan, b->c, &r, bound, &got, err, errlen);
-        if (st == 0) st = nnd_client_take_reply(got, true, reply, err, errlen);
+        uint64_t bound = cli_conn_bound(b->c, opts ? opts->deadline_ns : 0);
+        st = cli_burst_chan_call(b->chan, b->c, &r, bound, &got, err, errlen);
+        if (st == 0) st = cli_take_reply(got, true, reply, err, errlen);
     }
-    if (st == -EBUSY) st = nnd_client_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
+    if (st == -EBUSY) st = cli_reply_call(b->c, &r, fds, nfds, reply, err, errlen);
     /* Ran: the daemon holds what was sent. Anything else: send the fds again next time.
      * A key forgotten meanwhile is gone, and slot numbers are never reused. */
     bool ran = st == NND__ERROR_STATUS__NONE || st == NND__ERROR_STATUS__OUTPUT_INSUFFICIENT_SIZE;
@@ -196,11 +196,11 @@ static int burst_execute(nnd_burst *b, const Nnd__ExecutionRequest *req, const i
 static int burst_recorded(nnd_burst *b, const Nnd__ExecutionRequest *req, const int *pool_fds,
                           size_t n_pool_fds, const uint64_t *keys, const nnd_exec_opts *opts,
                           Nnd__Reply **reply, char *err, size_t errlen) {
-    if (!nnd_record_live())
+    if (!cli_record_live())
         return burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, reply, err, errlen);
     Nnd__Reply *got = NULL;
     int st = burst_execute(b, req, pool_fds, n_pool_fds, keys, opts, &got, err, errlen);
-    nnd_record_executed(b->c, b->prepared, req, pool_fds, n_pool_fds, st, got);
+    cli_record_executed(b->c, b->prepared, req, pool_fds, n_pool_fds, st, got);
     if (reply)
         *reply = got;
     else if (got)
@@ -243,7 +243,7 @@ static int forget(nnd_burst *b, bool by_key, uint64_t dev, uint64_t ino, size_t 
         Nnd__Request r = NND__REQUEST__INIT;
         r.call_case = NND__REQUEST__CALL_BURST_FORGET;
         r.burst_forget = &call;
-        st = nnd_client_simple_call(b->c, &r, NULL, 0, NND__REPLY__RESULT_DONE, NULL, err, errlen);
+        st = cli_simple_call(b->c, &r, NULL, 0, NND__REPLY__RESULT_DONE, NULL, err, errlen);
     }
     if (forgotten) *forgotten = n;
     return st;
@@ -264,7 +264,7 @@ int nnd_client_burst_forget_key(nnd_burst *b, uint64_t key, size_t *forgotten, c
 int nnd_client_burst_free(nnd_burst *b) {
     if (!b) return 0;
     int st = nnd_client_release(b->c, b->handle);
-    nnd_burst_chan_detach(b->chan);
+    cli_burst_chan_detach(b->chan);
     pthread_mutex_destroy(&b->lock);
     free(b);
     return st;

@@ -1,4 +1,4 @@
-/* nnd_cache.c: libnnd's compilation caching, as the NNAPI runtime does it for
+/* srv_cache.c: libnnd's compilation caching, as the NNAPI runtime does it for
  * ANeuralNetworksCompilation_setCaching. See include/nnd/nnd.h.
  *
  * The app's token names the files; the daemon sees a token folded from the app's token, a
@@ -8,8 +8,8 @@
  * lanes with different seeds) where libxxhash's header is available, else BLAKE2b: it
  * only needs to tell an app's own models apart, and the daemon checks the files' contents
  * with BLAKE2b itself. */
-#include "client_internal.h"
-#include "record.h"
+#include "client/client_internal.h"
+#include "client/record.h"
 #include "nnd/nnd.h"
 
 #include <errno.h>
@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "model_bytes.h"
+#include "proto/frame.h"
+#include "proto/model_bytes.h"
 
 #ifdef NND_HAVE_XXHASH
 #define XXH_INLINE_ALL /* header-only: libnnd gains no runtime dependency */
@@ -147,8 +147,7 @@ static int cache_files_answer(nnd_client *c, bool remembered, uint32_t *model_fi
     req.get_number_of_cache_files_needed = &g;
     Nnd__Reply *r;
     *model_files = *data_files = 0;
-    int st =
-        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CACHE_FILES, &r, err, errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CACHE_FILES, &r, err, errlen);
     if (st != 0) return st;
     *model_files = r->cache_files->model_cache;
     *data_files = r->cache_files->data_cache;
@@ -184,7 +183,7 @@ int nnd_client_prepare_from_cache(nnd_client *c, const uint8_t token[NND_CACHE_T
     req.prepare_model_from_cache = &p;
     int fds[2] = {model_fd, data_fd};
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, fds, 2, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
+    int st = cli_simple_call(c, &req, fds, 2, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
     if (st != 0) return st;
     *handle = r->prepared->handle;
     nnd__reply__free_unpacked(r, NULL);
@@ -221,8 +220,8 @@ static int prepare_saving(nnd_client *c, device_set devices, const Nnd__Model *m
     req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
     req.prepare_model = &p;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, fds, n_pool_fds + 2, NND__REPLY__RESULT_PREPARED, &r,
-                                    err, errlen);
+    int st =
+        cli_simple_call(c, &req, fds, n_pool_fds + 2, NND__REPLY__RESULT_PREPARED, &r, err, errlen);
     if (st != 0) return st;
     *handle = r->prepared->handle;
     nnd__reply__free_unpacked(r, NULL);
@@ -287,7 +286,7 @@ int nnd_client_prepare_cached_on(nnd_client *c, const char *const *device_names,
     bool caching =
         st == 0 && n_model == 1 && n_data == 1 && cache_dir && token &&
         n_pool_fds + 2 < NND_FRAME_MAX_FDS &&
-        (!save_max || nnd_wire_constant_bytes(model) <= save_max) &&
+        (!save_max || proto_wire_constant_bytes(model) <= save_max) &&
         nnd_cache_paths(cache_dir, token, model_path, data_path, sizeof model_path) == 0 &&
         nnd_cache_token(model, pool_fds, n_pool_fds, preference, priority, token, folded) == 0;
     if (caching) {
@@ -314,7 +313,7 @@ int nnd_client_prepare_cached_on(nnd_client *c, const char *const *device_names,
     if (st > 0 || !saved) /* any refusal: compile, and let the daemon rewrite the files */
         st = prepare_saving(c, devices, model, pool_fds, n_pool_fds, preference, priority,
                             deadline_ns, folded, model_fd, data_fd, handle, err, errlen);
-    nnd_record_prepared(c, *handle, model, pool_fds, n_pool_fds, st, err);
+    cli_record_prepared(c, *handle, model, pool_fds, n_pool_fds, st, err);
     close(model_fd);
     close(data_fd);
     return st;

@@ -17,12 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client_internal.h"
-#include "record.h"
-#include "frame.h"
-#include "paths.h"
+#include "client/client_internal.h"
+#include "client/record.h"
+#include "proto/frame.h"
+#include "proto/paths.h"
 
-void nnd_client_set_err(char *err, size_t errlen, const char *fmt, ...) {
+void cli_set_err(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || !errlen) return;
     va_list ap;
     va_start(ap, fmt);
@@ -52,7 +52,7 @@ static uint64_t request_deadline(const Nnd__Request *req) {
 
 /* An execution whose reply did not come in time is cancelled, so that the daemon does not
  * run it for nobody; the answer to the Cancel is dropped like the late reply. */
-static void cancel_late(nnd_client *c, nnd_lane *lane, const Nnd__Request *req) {
+static void cancel_late(nnd_client *c, cli_lane *lane, const Nnd__Request *req) {
     if (req->call_case != NND__REQUEST__CALL_EXECUTE &&
         req->call_case != NND__REQUEST__CALL_BURST_EXECUTE)
         return;
@@ -62,9 +62,9 @@ static void cancel_late(nnd_client *c, nnd_lane *lane, const Nnd__Request *req) 
     r.call_case = NND__REQUEST__CALL_CANCEL;
     r.cancel = &call;
     if (lane)
-        nnd_lane_send(c, lane, &r, nnd_conn_bound(c, 0));
+        cli_lane_send(c, lane, &r, cli_conn_bound(c, 0));
     else
-        nnd_conn_send(c, &r, NULL, 0, NULL, nnd_conn_bound(c, 0), false, NULL, 0);
+        cli_conn_send(c, &r, NULL, 0, NULL, cli_conn_bound(c, 0), false, NULL, 0);
 }
 
 int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
@@ -73,36 +73,35 @@ int nnd_client_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfd
     *reply = NULL;
     size_t cap = n_reply_fds ? *n_reply_fds : 0;
     if (n_reply_fds) *n_reply_fds = 0;
-    uint64_t bound = nnd_conn_bound(c, request_deadline(req));
-    nnd_frame_in in;
+    uint64_t bound = cli_conn_bound(c, request_deadline(req));
+    proto_frame_in in;
     int rc;
-    nnd_lane *lane = nnd_lane_for_thread(c);
+    cli_lane *lane = cli_lane_for_thread(c);
     if (lane) {
-        rc = nnd_lane_call(c, lane, req, fds, nfds, bound, &in, err, errlen);
+        rc = cli_lane_call(c, lane, req, fds, nfds, bound, &in, err, errlen);
     } else {
-        nnd_pending p;
-        rc = nnd_conn_send(c, req, fds, nfds, &p, bound, false, err, errlen);
+        cli_pending p;
+        rc = cli_conn_send(c, req, fds, nfds, &p, bound, false, err, errlen);
         if (rc < 0) return rc;
-        rc = nnd_conn_wait(c, &p, &in, err, errlen);
+        rc = cli_conn_wait(c, &p, &in, err, errlen);
     }
     if (rc == -ETIMEDOUT) cancel_late(c, lane, req);
     if (rc < 0) return rc;
     for (size_t i = 0; i < in.nfds && reply_fds && i < cap; i++)
-        reply_fds[(*n_reply_fds)++] = nnd_frame_take_fd(&in, (uint32_t)i);
+        reply_fds[(*n_reply_fds)++] = proto_frame_take_fd(&in, (uint32_t)i);
     *reply = (Nnd__Reply *)in.msg;
     in.msg = NULL; /* the reply is the caller's now; clear closes the fds not taken */
-    nnd_frame_in_clear(&in);
+    proto_frame_in_clear(&in);
     return 0;
 }
 
 /* One call whose reply must carry `want` on success. Returns the status or -errno; on
  * status NONE *out is the reply (free it), otherwise err holds the reply's message. */
-int nnd_client_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, char *err,
-                          size_t errlen) {
+int cli_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, char *err, size_t errlen) {
     int status = r->status;
     if (status != NND__ERROR_STATUS__NONE)
-        nnd_client_set_err(err, errlen, "%s: %s", nnd_status_name(status),
-                           r->message && *r->message ? r->message : "(no message)");
+        cli_set_err(err, errlen, "%s: %s", nnd_status_name(status),
+                    r->message && *r->message ? r->message : "(no message)");
     if (out && (status == NND__ERROR_STATUS__NONE || keep_failed))
         *out = r;
     else
@@ -110,27 +109,26 @@ int nnd_client_take_reply(Nnd__Reply *r, bool keep_failed, Nnd__Reply **out, cha
     return status;
 }
 
-int nnd_client_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                           Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err,
-                           size_t errlen) {
-    return nnd_client_simple_call_fds(c, req, fds, nfds, want, out, NULL, NULL, err, errlen);
+int cli_simple_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                    Nnd__Reply__ResultCase want, Nnd__Reply **out, char *err, size_t errlen) {
+    return cli_simple_call_fds(c, req, fds, nfds, want, out, NULL, NULL, err, errlen);
 }
 
-int nnd_client_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                               Nnd__Reply__ResultCase want, Nnd__Reply **out, int *reply_fds,
-                               size_t *n_reply_fds, char *err, size_t errlen) {
+int cli_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                        Nnd__Reply__ResultCase want, Nnd__Reply **out, int *reply_fds,
+                        size_t *n_reply_fds, char *err, size_t errlen) {
     Nnd__Reply *r = NULL;
     if (out) *out = NULL;
     int rc = nnd_client_call(c, req, fds, nfds, &r, reply_fds, n_reply_fds, err, errlen);
     if (rc < 0) return rc;
     if (r->status == NND__ERROR_STATUS__NONE && want != NND__REPLY__RESULT__NOT_SET &&
         r->result_case != want) {
-        nnd_client_set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
-                           (int)r->result_case, (int)want);
+        cli_set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
+                    (int)r->result_case, (int)want);
         nnd__reply__free_unpacked(r, NULL);
         return -EPROTO;
     }
-    return nnd_client_take_reply(r, false, out, err, errlen);
+    return cli_take_reply(r, false, out, err, errlen);
 }
 
 /* connect() without blocking past `bound`: a listener whose backlog is full (a daemon that
@@ -146,7 +144,7 @@ static int connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t boun
         }
         rc = -errno;
         if (rc == -EINTR) continue;
-        if (rc != -EAGAIN || nnd_conn_now_ns() >= bound) break;
+        if (rc != -EAGAIN || cli_conn_now_ns() >= bound) break;
         struct timespec pause = {0, 10 * 1000000};
         nanosleep(&pause, NULL);
     }
@@ -160,10 +158,10 @@ static int connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t boun
     return rc;
 }
 
-int nnd_client_open_lane(nnd_client *c, uint8_t **buf) {
+int cli_open_lane(nnd_client *c, uint8_t **buf) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
-    uint64_t bound = nnd_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
+    uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
     *buf = malloc(NND_FRAME_RECV_BUF);
     int sock = *buf ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
     bool joined = false;
@@ -175,15 +173,15 @@ int nnd_client_open_lane(nnd_client *c, uint8_t **buf) {
         Nnd__Request req = NND__REQUEST__INIT;
         req.call_case = NND__REQUEST__CALL_HELLO;
         req.hello = &hello;
-        nnd_frame_in in;
+        proto_frame_in in;
         char msg[256];
-        if (nnd_lane_exchange(c, sock, *buf, &req, NULL, 0, bound, &in, msg, sizeof msg) == 0) {
+        if (cli_lane_exchange(c, sock, *buf, &req, NULL, 0, bound, &in, msg, sizeof msg) == 0) {
             const Nnd__Reply *r = (const Nnd__Reply *)in.msg;
             /* A daemon that did not let it join answers the lane's own session. */
             joined = r->status == NND__ERROR_STATUS__NONE &&
                      r->result_case == NND__REPLY__RESULT_HELLO &&
                      r->hello->session_token == c->session_token;
-            nnd_frame_in_clear(&in);
+            proto_frame_in_clear(&in);
         }
     }
     if (joined) return sock;
@@ -205,29 +203,28 @@ static unsigned lanes_wanted(void) {
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
                                size_t errlen) {
     char def[sizeof(((struct sockaddr_un *)0)->sun_path)];
-    if (!socket_path) socket_path = nnd_client_socket_path(def, sizeof def);
+    if (!socket_path) socket_path = proto_client_socket_path(def, sizeof def);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (!socket_path || strlen(socket_path) >= sizeof sa.sun_path) {
-        nnd_client_set_err(err, errlen, "socket path %s too long",
-                           socket_path ? socket_path : "(none)");
+        cli_set_err(err, errlen, "socket path %s too long", socket_path ? socket_path : "(none)");
         return NULL;
     }
     strcpy(sa.sun_path, socket_path);
     nnd_client *c = calloc(1, sizeof *c);
     if (!c || !(c->buf = malloc(NND_FRAME_RECV_BUF))) {
         free(c);
-        nnd_client_set_err(err, errlen, "out of memory");
+        cli_set_err(err, errlen, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&c->lock, NULL);
     snprintf(c->path, sizeof c->path, "%s", socket_path);
     atomic_init(&c->call_timeout_ms, NND_CALL_TIMEOUT_MS);
-    uint64_t bound = nnd_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
+    uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
     c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     int rc = c->sock < 0 ? -errno : connect_bounded(c->sock, &sa, bound);
     if (rc < 0) {
-        nnd_client_set_err(err, errlen, "cannot connect to the daemon at %s: %s", socket_path,
-                           rc == -ETIMEDOUT ? "it accepts no connection" : strerror(-rc));
+        cli_set_err(err, errlen, "cannot connect to the daemon at %s: %s", socket_path,
+                    rc == -ETIMEDOUT ? "it accepts no connection" : strerror(-rc));
         nnd_client_close(c);
         return NULL;
     }
@@ -239,15 +236,15 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     req.call_case = NND__REQUEST__CALL_HELLO;
     req.hello = &hello;
     Nnd__Reply *r = NULL;
-    nnd_pending p;
+    cli_pending p;
     char msg[256] = "";
-    int status = nnd_conn_send(c, &req, NULL, 0, &p, bound, false, msg, sizeof msg);
-    nnd_frame_in in;
-    if (status == 0) status = nnd_conn_wait(c, &p, &in, msg, sizeof msg);
+    int status = cli_conn_send(c, &req, NULL, 0, &p, bound, false, msg, sizeof msg);
+    proto_frame_in in;
+    if (status == 0) status = cli_conn_wait(c, &p, &in, msg, sizeof msg);
     if (status == 0) {
         r = (Nnd__Reply *)in.msg;
         in.msg = NULL;
-        nnd_frame_in_clear(&in);
+        proto_frame_in_clear(&in);
         status = r->status;
         if (status == 0 && r->result_case != NND__REPLY__RESULT_HELLO) status = -EPROTO;
         if (status > 0)
@@ -257,12 +254,12 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
             snprintf(msg, sizeof msg, "its reply is no Hello");
     }
     if (status == 0 && r->hello->protocol_version != NND_PROTOCOL_VERSION) {
-        nnd_client_set_err(err, errlen, "the daemon at %s speaks protocol %u, this client %u",
-                           socket_path, r->hello->protocol_version, NND_PROTOCOL_VERSION);
+        cli_set_err(err, errlen, "the daemon at %s speaks protocol %u, this client %u", socket_path,
+                    r->hello->protocol_version, NND_PROTOCOL_VERSION);
         status = -EPROTO;
     } else if (status != 0) {
-        nnd_client_set_err(err, errlen, "the daemon at %s %s Hello: %s", socket_path,
-                           status > 0 ? "refused" : "did not answer", msg);
+        cli_set_err(err, errlen, "the daemon at %s %s Hello: %s", socket_path,
+                    status > 0 ? "refused" : "did not answer", msg);
     }
     if (status != 0) {
         if (r) nnd__reply__free_unpacked(r, NULL);
@@ -274,10 +271,10 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     c->daemon_state_dir = strdup(r->hello->state_dir ? r->hello->state_dir : "");
     c->daemon_operation_types = r->hello->supported_operation_types;
     c->session_token = r->hello->session_token;
-    nnd_lanes_init(c, lanes_wanted());
+    cli_lanes_init(c, lanes_wanted());
     nnd__reply__free_unpacked(r, NULL);
     if (!c->daemon_state_dir) {
-        nnd_client_set_err(err, errlen, "out of memory");
+        cli_set_err(err, errlen, "out of memory");
         nnd_client_close(c);
         return NULL;
     }
@@ -286,9 +283,9 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
 
 void nnd_client_close(nnd_client *c) {
     if (!c) return;
-    if (nnd_record_live()) nnd_record_closed(c);
+    if (cli_record_live()) cli_record_closed(c);
     if (c->sock >= 0) close(c->sock);
-    nnd_conn_free(c);
+    cli_conn_free(c);
     for (size_t i = 0; i < c->n_registered; i++)
         close(c->registered[i].fd);
     free(c->registered);
@@ -321,8 +318,7 @@ int nnd_client_get_capabilities(nnd_client *c, Nnd__Capabilities **caps, char *e
     req.get_capabilities = &call;
     Nnd__Reply *r;
     *caps = NULL;
-    int st =
-        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CAPABILITIES, &r, err, errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_CAPABILITIES, &r, err, errlen);
     if (st != 0) return st;
     /* protobuf-c allocates every sub-message on its own, so it can outlive its parent. */
     *caps = r->capabilities;
@@ -338,8 +334,7 @@ int nnd_client_version_string(nnd_client *c, char *buf, size_t len, char *err, s
     req.call_case = NND__REQUEST__CALL_GET_VERSION_STRING;
     req.get_version_string = &call;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_VERSION_STRING, &r, err,
-                                    errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_VERSION_STRING, &r, err, errlen);
     if (st != 0) return st;
     if (len) snprintf(buf, len, "%s", r->version_string->version ? r->version_string->version : "");
     nnd__reply__free_unpacked(r, NULL);
@@ -352,7 +347,7 @@ int nnd_client_get_type(nnd_client *c, int *type, char *err, size_t errlen) {
     req.call_case = NND__REQUEST__CALL_GET_TYPE;
     req.get_type = &call;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_TYPE, &r, err, errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_TYPE, &r, err, errlen);
     if (st != 0) return st;
     *type = (int)r->type->type;
     nnd__reply__free_unpacked(r, NULL);
@@ -378,12 +373,12 @@ int nnd_client_supported_operations_on(nnd_client *c, const char *const *devices
     req.call_case = NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS;
     req.get_supported_operations = &call;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, pool_fds, n_pool_fds,
-                                    NND__REPLY__RESULT_SUPPORTED_OPERATIONS, &r, err, errlen);
+    int st = cli_simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_SUPPORTED_OPERATIONS,
+                             &r, err, errlen);
     if (st != 0) return st;
     if (r->supported_operations->n_supported != n_ops) {
-        nnd_client_set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
-                           r->supported_operations->n_supported, n_ops);
+        cli_set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
+                    r->supported_operations->n_supported, n_ops);
         st = -EPROTO;
     } else {
         for (size_t i = 0; i < n_ops; i++)
@@ -400,7 +395,7 @@ int nnd_client_get_devices(nnd_client *c, Nnd__DevicesReply **devices, char *err
     req.get_devices = &call;
     Nnd__Reply *r;
     *devices = NULL;
-    int st = nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_DEVICES, &r, err, errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT_DEVICES, &r, err, errlen);
     if (st != 0) return st;
     *devices = r->devices; /* kept; the rest of the reply goes */
     r->devices = NULL;
@@ -432,13 +427,13 @@ int nnd_client_prepare_on(nnd_client *c, const char *const *devices, size_t n_de
     req.prepare_model = &call;
     Nnd__Reply *r;
     *handle = 0;
-    int st = nnd_client_simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r,
-                                    err, errlen);
+    int st = cli_simple_call(c, &req, pool_fds, n_pool_fds, NND__REPLY__RESULT_PREPARED, &r, err,
+                             errlen);
     if (st == 0) {
         *handle = r->prepared->handle;
         nnd__reply__free_unpacked(r, NULL);
     }
-    nnd_record_prepared(c, *handle, model, pool_fds, n_pool_fds, st, err);
+    cli_record_prepared(c, *handle, model, pool_fds, n_pool_fds, st, err);
     return st;
 }
 
@@ -454,8 +449,8 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
     req.call_case = NND__REQUEST__CALL_EXECUTE;
     req.execute = &call;
     Nnd__Reply *got = NULL;
-    int st = nnd_client_reply_call(c, &req, pool_fds, n_pool_fds, &got, err, errlen);
-    if (nnd_record_live()) nnd_record_executed(c, handle, request, pool_fds, n_pool_fds, st, got);
+    int st = cli_reply_call(c, &req, pool_fds, n_pool_fds, &got, err, errlen);
+    if (cli_record_live()) cli_record_executed(c, handle, request, pool_fds, n_pool_fds, st, got);
     if (reply)
         *reply = got;
     else if (got)
@@ -463,22 +458,22 @@ int nnd_client_execute(nnd_client *c, uint64_t handle, const Nnd__ExecutionReque
     return st;
 }
 
-int nnd_client_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
-                          Nnd__Reply **reply, char *err, size_t errlen) {
+int cli_reply_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
+                   Nnd__Reply **reply, char *err, size_t errlen) {
     Nnd__Reply *r = NULL;
     if (reply) *reply = NULL;
     int rc = nnd_client_call(c, req, fds, nfds, &r, NULL, NULL, err, errlen);
-    return rc < 0 ? rc : nnd_client_take_reply(r, true, reply, err, errlen);
+    return rc < 0 ? rc : cli_take_reply(r, true, reply, err, errlen);
 }
 
 int nnd_client_release(nnd_client *c, uint64_t handle) {
-    if (nnd_record_live()) nnd_record_released(c, handle);
+    if (cli_record_live()) cli_record_released(c, handle);
     Nnd__Release call = NND__RELEASE__INIT;
     call.handle = handle;
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_RELEASE;
     req.release = &call;
-    return nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, NULL, 0);
+    return cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, NULL, 0);
 }
 
 int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset, uint64_t size,
@@ -488,8 +483,8 @@ int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset,
         struct stat sb;
         bool known = fstat(fd, &sb) == 0;
         if (!known || (uint64_t)sb.st_size <= offset) {
-            nnd_client_set_err(err, errlen, "cannot register fd %d: %s", fd,
-                               known ? "nothing past the offset" : strerror(errno));
+            cli_set_err(err, errlen, "cannot register fd %d: %s", fd,
+                        known ? "nothing past the offset" : strerror(errno));
             return -EINVAL;
         }
         size = (uint64_t)sb.st_size - offset;
@@ -504,8 +499,8 @@ int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset,
     req.call_case = NND__REQUEST__CALL_REGISTER_MEMORY;
     req.register_memory = &call;
     Nnd__Reply *r;
-    int st = nnd_client_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_MEMORY_REGISTERED, &r, err,
-                                    errlen);
+    int st =
+        cli_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_MEMORY_REGISTERED, &r, err, errlen);
     if (st != 0) return st;
     *token = r->memory_registered->token;
     nnd__reply__free_unpacked(r, NULL);
@@ -513,12 +508,12 @@ int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset,
     if (rec && *rec) { /* the recorder will want the bytes of executions naming it */
         int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         pthread_mutex_lock(&c->lock);
-        nnd_registered *grown =
+        cli_registered *grown =
             dup >= 0 ? realloc(c->registered, (c->n_registered + 1) * sizeof *grown) : NULL;
         if (grown) {
             c->registered = grown;
             c->registered[c->n_registered++] =
-                (nnd_registered){.token = *token, .fd = dup, .offset = offset};
+                (cli_registered){.token = *token, .fd = dup, .offset = offset};
         } else if (dup >= 0) {
             close(dup);
         }
@@ -527,7 +522,7 @@ int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset,
     return 0;
 }
 
-int nnd_client_registered_fd(nnd_client *c, uint64_t token, uint64_t *offset) {
+int cli_registered_fd(nnd_client *c, uint64_t token, uint64_t *offset) {
     int fd = -1;
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->n_registered; i++)
@@ -559,8 +554,7 @@ int nnd_client_unregister_memory(nnd_client *c, uint64_t token, char *err, size_
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_UNREGISTER_MEMORY;
     req.unregister_memory = &call;
-    int st =
-        nnd_client_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, err, errlen);
+    int st = cli_simple_call(c, &req, NULL, 0, NND__REPLY__RESULT__NOT_SET, NULL, err, errlen);
     if (st == 0) forget_registered(c, token);
     return st;
 }

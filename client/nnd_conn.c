@@ -8,16 +8,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client_internal.h"
+#include "client/client_internal.h"
 
-uint64_t nnd_conn_now_ns(void) {
+uint64_t cli_conn_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t nnd_conn_bound(nnd_client *c, uint64_t deadline_ns) {
-    uint64_t now = nnd_conn_now_ns();
+uint64_t cli_conn_bound(nnd_client *c, uint64_t deadline_ns) {
+    uint64_t now = cli_conn_now_ns();
     /* A deadline already past is the daemon's to refuse: it gets the margin from now. */
     if (deadline_ns) { /* saturating: a deadline may be UINT64_MAX (the NDK's longest timeout) */
         uint64_t from = deadline_ns > now ? deadline_ns : now,
@@ -32,7 +32,7 @@ uint64_t nnd_conn_bound(nnd_client *c, uint64_t deadline_ns) {
 static pthread_condattr_t g_cond_attr;
 
 /* With the lock held: the calling thread's lane (open or not), or NULL. */
-static nnd_lane *thread_lane(nnd_client *c) {
+static cli_lane *thread_lane(nnd_client *c) {
     pthread_t self = pthread_self();
     for (unsigned i = 0; i < c->n_lanes; i++)
         if (pthread_equal(c->lanes[i].thread, self)) return &c->lanes[i];
@@ -43,14 +43,14 @@ static void init_cond_attr(void) {
     pthread_condattr_setclock(&g_cond_attr, CLOCK_MONOTONIC);
 }
 
-static void link_pending(nnd_client *c, nnd_pending *p) {
+static void link_pending(nnd_client *c, cli_pending *p) {
     p->prev = NULL;
     p->next = c->pending;
     if (c->pending) c->pending->prev = p;
     c->pending = p;
 }
 
-static void unlink_pending(nnd_client *c, nnd_pending *p) {
+static void unlink_pending(nnd_client *c, cli_pending *p) {
     if (p->prev)
         p->prev->next = p->next;
     else
@@ -59,8 +59,8 @@ static void unlink_pending(nnd_client *c, nnd_pending *p) {
     p->prev = p->next = NULL;
 }
 
-static nnd_pending *find(const nnd_client *c, uint64_t id) {
-    for (nnd_pending *p = c->pending; p; p = p->next)
+static cli_pending *find(const nnd_client *c, uint64_t id) {
+    for (cli_pending *p = c->pending; p; p = p->next)
         if (p->id == id) return p;
     return NULL;
 }
@@ -76,12 +76,12 @@ static void mark_dead(nnd_client *c, int rc, const char *msg) {
     c->dead = true;
     c->dead_rc = rc;
     snprintf(c->dead_msg, sizeof c->dead_msg, "%s", msg);
-    for (nnd_pending *p = c->pending; p; p = p->next)
+    for (cli_pending *p = c->pending; p; p = p->next)
         if (p->waiting) pthread_cond_signal(&p->cond);
 }
 
 static void dead_error(const nnd_client *c, char *err, size_t errlen) {
-    nnd_client_set_err(err, errlen, "%s", c->dead_msg);
+    cli_set_err(err, errlen, "%s", c->dead_msg);
 }
 
 /* Sends req on sock until bound_ns: 0, or -errno with msg set (-EINVAL: nothing was sent,
@@ -90,14 +90,14 @@ static int send_frame(nnd_client *c, int sock, Nnd__Request *req, const int *fds
                       uint64_t bound_ns, char *msg, size_t len) {
     static const int no_fds[1] = {-1};
     if (!fds) fds = no_fds; /* frame.c memcpy()s fds even when nfds is 0 */
-    nnd_packed packed;
-    if (nnd_frame_pack(&req->base, fds, nfds, &packed, msg, len) < 0) return -EINVAL;
+    proto_packed packed;
+    if (proto_frame_pack(&req->base, fds, nfds, &packed, msg, len) < 0) return -EINVAL;
     /* A datagram goes whole or not at all, so threads may send at once. The socket's send
      * timeout is a tick: a full socket of a daemon that does not read is noticed. */
     int rc;
-    while ((rc = nnd_frame_sendmsg(sock, &packed, 0)) == -EAGAIN || rc == -EINTR)
-        if (bound_ns && nnd_conn_now_ns() >= bound_ns) break;
-    nnd_packed_clear(&packed);
+    while ((rc = proto_frame_sendmsg(sock, &packed, 0)) == -EAGAIN || rc == -EINTR)
+        if (bound_ns && cli_conn_now_ns() >= bound_ns) break;
+    proto_packed_clear(&packed);
     if (rc == -EAGAIN)
         snprintf(msg, len, "the daemon at %s takes no requests (its socket is full)", c->path);
     else if (rc < 0)
@@ -107,14 +107,14 @@ static int send_frame(nnd_client *c, int sock, Nnd__Request *req, const int *fds
     return rc;
 }
 
-int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds, nnd_pending *p,
+int cli_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds, cli_pending *p,
                   uint64_t bound_ns, bool ticket, char *err, size_t errlen) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_cond_attr);
     /* A ticket goes on this shared socket: the thread's later calls follow it there, not on
      * its lane, until it is settled (so that the daemon reads them in the thread's order).
      * Its lane is made now, if it can be, to count it on. */
-    if (ticket) nnd_lane_for_thread(c);
+    if (ticket) cli_lane_for_thread(c);
     pthread_mutex_lock(&c->lock);
     if (c->dead) {
         dead_error(c, err, errlen);
@@ -135,7 +135,7 @@ int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
     char msg[sizeof c->dead_msg] = "";
     int rc = send_frame(c, c->sock, req, fds, nfds, bound_ns, msg, sizeof msg);
     if (rc < 0) {
-        nnd_client_set_err(err, errlen, "%s", msg);
+        cli_set_err(err, errlen, "%s", msg);
         pthread_mutex_lock(&c->lock);
         if (p) {
             if (p->lane) p->lane->tickets--;
@@ -150,18 +150,18 @@ int nnd_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
 
 /* The reader's one receive, without the lock: a frame (1), nothing yet (-EAGAIN), EOF (0)
  * or an error. Waits at most a tick, or until `until` when that comes sooner. */
-static int read_one(int sock, uint8_t *buf, uint64_t until, nnd_frame_in *in, char *ferr,
+static int read_one(int sock, uint8_t *buf, uint64_t until, proto_frame_in *in, char *ferr,
                     size_t len) {
-    uint64_t now = nnd_conn_now_ns();
+    uint64_t now = cli_conn_now_ns();
     if (!until || until > now + NND_CONN_TICK_MS * 1000000ull)
         /* Wait in recvmsg itself (up to SO_RCVTIMEO, a tick): no poll() per reply. */
-        return nnd_frame_recv_wait(sock, &nnd__reply__descriptor, buf, in, ferr, len);
+        return proto_frame_recv_wait(sock, &nnd__reply__descriptor, buf, in, ferr, len);
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
     int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
     int n = poll(&pfd, 1, ms);
     if (n < 0) return errno == EINTR ? -EAGAIN : -errno;
     if (n == 0) return -EAGAIN;
-    return nnd_frame_recv(sock, &nnd__reply__descriptor, buf, in, ferr, len);
+    return proto_frame_recv(sock, &nnd__reply__descriptor, buf, in, ferr, len);
 }
 
 /* A failed receive's message, and its error: -ENOTCONN for a connection that is gone. */
@@ -177,7 +177,7 @@ static int recv_failure(const nnd_client *c, int rc, const char *ferr, char *msg
 
 /* With the lock held: hands what the reader got to its pending, or marks the connection
  * dead. Returns a frame that nobody awaits, for the caller to clear without the lock. */
-static bool deliver(nnd_client *c, int rc, nnd_frame_in *in, const char *ferr) {
+static bool deliver(nnd_client *c, int rc, proto_frame_in *in, const char *ferr) {
     if (rc == -EAGAIN || rc == -EINTR) return false;
     if (rc <= 0) {
         char msg[sizeof c->dead_msg];
@@ -185,7 +185,7 @@ static bool deliver(nnd_client *c, int rc, nnd_frame_in *in, const char *ferr) {
         mark_dead(c, dead_rc, msg);
         return false;
     }
-    nnd_pending *p = find(c, ((const Nnd__Reply *)in->msg)->id);
+    cli_pending *p = find(c, ((const Nnd__Reply *)in->msg)->id);
     if (!p || p->arrived) return true; /* an abandoned call's, or a Cancel's */
     p->in = *in;
     p->arrived = true;
@@ -196,7 +196,7 @@ static bool deliver(nnd_client *c, int rc, nnd_frame_in *in, const char *ferr) {
 /* With the lock held, on leaving a wait: when nobody reads, one waiter takes the role. */
 static void pass_reader(nnd_client *c) {
     if (c->reading) return;
-    for (nnd_pending *p = c->pending; p; p = p->next)
+    for (cli_pending *p = c->pending; p; p = p->next)
         if (p->waiting && !p->arrived) {
             pthread_cond_signal(&p->cond);
             return;
@@ -205,9 +205,9 @@ static void pass_reader(nnd_client *c) {
 
 /* With the lock held: waits for p until `until` (0: no limit). 0 when p's reply arrived
  * (p stays registered), else -errno with err set. */
-static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err, size_t errlen) {
+static int wait_locked(nnd_client *c, cli_pending *p, uint64_t until, char *err, size_t errlen) {
     int rc = 0;
-    uint64_t t0 = nnd_conn_now_ns();
+    uint64_t t0 = cli_conn_now_ns();
     bool looked = false; /* read the socket at least once, even with no time left */
     for (;;) {
         if (p->arrived) break;
@@ -216,10 +216,10 @@ static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err,
             rc = c->dead_rc ? c->dead_rc : -ENOTCONN;
             break;
         }
-        uint64_t now = nnd_conn_now_ns();
+        uint64_t now = cli_conn_now_ns();
         if (until && now >= until && (looked || c->reading)) {
-            nnd_client_set_err(err, errlen, "no reply from the daemon at %s within %llu ms",
-                               c->path, (unsigned long long)((now - t0) / 1000000));
+            cli_set_err(err, errlen, "no reply from the daemon at %s within %llu ms", c->path,
+                        (unsigned long long)((now - t0) / 1000000));
             rc = -ETIMEDOUT;
             break;
         }
@@ -227,14 +227,14 @@ static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err,
             looked = true;
             c->reading = true;
             pthread_mutex_unlock(&c->lock);
-            nnd_frame_in in;
+            proto_frame_in in;
             char ferr[256] = "";
             int got = read_one(c->sock, c->buf, until, &in, ferr, sizeof ferr);
             pthread_mutex_lock(&c->lock);
             c->reading = false;
             if (deliver(c, got, &in, ferr)) {
                 pthread_mutex_unlock(&c->lock);
-                nnd_frame_in_clear(&in);
+                proto_frame_in_clear(&in);
                 pthread_mutex_lock(&c->lock);
             }
             continue;
@@ -253,14 +253,14 @@ static int wait_locked(nnd_client *c, nnd_pending *p, uint64_t until, char *err,
 }
 
 /* With the lock held: p leaves the table, its reply to *in when it came. */
-static void settle(nnd_client *c, nnd_pending *p, nnd_frame_in *in) {
+static void settle(nnd_client *c, cli_pending *p, proto_frame_in *in) {
     if (p->lane) p->lane->tickets--;
     unlink_pending(c, p);
     if (p->arrived) *in = p->in;
     pthread_cond_destroy(&p->cond);
 }
 
-int nnd_conn_wait(nnd_client *c, nnd_pending *p, nnd_frame_in *in, char *err, size_t errlen) {
+int cli_conn_wait(nnd_client *c, cli_pending *p, proto_frame_in *in, char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     pthread_mutex_lock(&c->lock);
     int rc = wait_locked(c, p, p->bound_ns, err, errlen);
@@ -269,19 +269,17 @@ int nnd_conn_wait(nnd_client *c, nnd_pending *p, nnd_frame_in *in, char *err, si
     return rc;
 }
 
-int nnd_conn_wait_ticket(nnd_client *c, uint64_t id, uint64_t until_ns, nnd_frame_in *in, char *err,
-                         size_t errlen) {
+int cli_conn_wait_ticket(nnd_client *c, uint64_t id, uint64_t until_ns, proto_frame_in *in,
+                         char *err, size_t errlen) {
     memset(in, 0, sizeof *in);
     pthread_mutex_lock(&c->lock);
-    nnd_pending *p = find(c, id);
+    cli_pending *p = find(c, id);
     int rc = 0;
     if (!p || !p->ticket) {
-        nnd_client_set_err(err, errlen, "no execution of ticket %llu is awaited",
-                           (unsigned long long)id);
+        cli_set_err(err, errlen, "no execution of ticket %llu is awaited", (unsigned long long)id);
         rc = -EINVAL;
     } else if (p->waiting) {
-        nnd_client_set_err(err, errlen, "another thread waits for ticket %llu",
-                           (unsigned long long)id);
+        cli_set_err(err, errlen, "another thread waits for ticket %llu", (unsigned long long)id);
         rc = -EBUSY;
     } else {
         uint64_t until =
@@ -297,13 +295,13 @@ int nnd_conn_wait_ticket(nnd_client *c, uint64_t id, uint64_t until_ns, nnd_fram
     return rc;
 }
 
-void nnd_conn_free(nnd_client *c) {
+void cli_conn_free(nnd_client *c) {
     /* Tickets nobody collected are the client's. A call's pending lives on its caller's
      * stack and is no call's here (after fork(), it is a copy of another thread's). */
-    for (nnd_pending *p = c->pending, *next; p; p = next) {
+    for (cli_pending *p = c->pending, *next; p; p = next) {
         next = p->next;
         if (!p->ticket) continue;
-        if (p->arrived) nnd_frame_in_clear(&p->in);
+        if (p->arrived) proto_frame_in_clear(&p->in);
         if (!p->waiting) pthread_cond_destroy(&p->cond);
         free(p);
     }
@@ -326,7 +324,7 @@ static void init_fork_watch(void) {
     pthread_atfork(NULL, NULL, on_fork_child);
 }
 
-void nnd_lanes_init(nnd_client *c, unsigned max_lanes) {
+void cli_lanes_init(nnd_client *c, unsigned max_lanes) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, init_fork_watch);
     c->fork_generation = atomic_load(&g_fork_generation);
@@ -334,24 +332,24 @@ void nnd_lanes_init(nnd_client *c, unsigned max_lanes) {
     c->max_lanes = max_lanes < NND_CONN_LANES ? max_lanes : NND_CONN_LANES;
 }
 
-nnd_lane *nnd_lane_for_thread(nnd_client *c) {
+cli_lane *cli_lane_for_thread(nnd_client *c) {
     /* The thread that connected keeps the first connection: one thread, one connection. */
     if (!c->max_lanes || !c->session_token || pthread_equal(pthread_self(), c->connecting_thread) ||
         atomic_load(&g_fork_generation) != c->fork_generation)
         return NULL;
     bool open = false, tickets = false;
     pthread_mutex_lock(&c->lock);
-    nnd_lane *l = thread_lane(c);
+    cli_lane *l = thread_lane(c);
     if (!l && !c->lanes_off && !c->dead && c->n_lanes < c->max_lanes) {
         l = &c->lanes[c->n_lanes++]; /* this thread's from now on, whatever the open gives */
-        *l = (nnd_lane){.thread = pthread_self(), .sock = -1};
+        *l = (cli_lane){.thread = pthread_self(), .sock = -1};
         open = true;
     }
     tickets = l && l->tickets;
     pthread_mutex_unlock(&c->lock);
     if (open) {
         uint8_t *buf = NULL;
-        int sock = nnd_client_open_lane(c, &buf);
+        int sock = cli_open_lane(c, &buf);
         pthread_mutex_lock(&c->lock);
         l->sock = sock;
         l->buf = buf;
@@ -361,24 +359,24 @@ nnd_lane *nnd_lane_for_thread(nnd_client *c) {
     return l && l->sock >= 0 && !tickets ? l : NULL;
 }
 
-int nnd_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
-                      size_t nfds, uint64_t bound_ns, nnd_frame_in *in, char *msg, size_t len) {
+int cli_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
+                      size_t nfds, uint64_t bound_ns, proto_frame_in *in, char *msg, size_t len) {
     memset(in, 0, sizeof *in);
     pthread_mutex_lock(&c->lock);
     req->id = ++c->next_id; /* one numbering for the whole session */
     pthread_mutex_unlock(&c->lock);
     int rc = send_frame(c, sock, req, fds, nfds, bound_ns, msg, len);
-    uint64_t t0 = nnd_conn_now_ns();
+    uint64_t t0 = cli_conn_now_ns();
     while (rc == 0) {
         char ferr[256] = "";
         int got = read_one(sock, buf, bound_ns, in, ferr, sizeof ferr);
         if (got == 1 && ((const Nnd__Reply *)in->msg)->id == req->id) return 0;
         if (got == 1) { /* a late reply of a call that gave up, or a Cancel's */
-            nnd_frame_in_clear(in);
+            proto_frame_in_clear(in);
             continue;
         }
         if (got != -EAGAIN && got != -EINTR) return recv_failure(c, got, ferr, msg, len);
-        uint64_t now = nnd_conn_now_ns();
+        uint64_t now = cli_conn_now_ns();
         if (bound_ns && now >= bound_ns) {
             snprintf(msg, len, "no reply from the daemon at %s within %llu ms", c->path,
                      (unsigned long long)((now - t0) / 1000000));
@@ -388,17 +386,17 @@ int nnd_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, 
     return rc;
 }
 
-int nnd_lane_call(nnd_client *c, nnd_lane *l, Nnd__Request *req, const int *fds, size_t nfds,
-                  uint64_t bound_ns, nnd_frame_in *in, char *err, size_t errlen) {
+int cli_lane_call(nnd_client *c, cli_lane *l, Nnd__Request *req, const int *fds, size_t nfds,
+                  uint64_t bound_ns, proto_frame_in *in, char *err, size_t errlen) {
     pthread_mutex_lock(&c->lock);
     bool dead = c->dead;
     if (dead) dead_error(c, err, errlen);
     pthread_mutex_unlock(&c->lock);
     if (dead) return -ENOTCONN;
     char msg[sizeof c->dead_msg] = "";
-    int rc = nnd_lane_exchange(c, l->sock, l->buf, req, fds, nfds, bound_ns, in, msg, sizeof msg);
+    int rc = cli_lane_exchange(c, l->sock, l->buf, req, fds, nfds, bound_ns, in, msg, sizeof msg);
     if (rc < 0) {
-        nnd_client_set_err(err, errlen, "%s", msg);
+        cli_set_err(err, errlen, "%s", msg);
         if (rc == -ENOTCONN || fatal_errno(-rc)) { /* the daemon dropped the session */
             pthread_mutex_lock(&c->lock);
             mark_dead(c, -ENOTCONN, msg);
@@ -408,7 +406,7 @@ int nnd_lane_call(nnd_client *c, nnd_lane *l, Nnd__Request *req, const int *fds,
     return rc;
 }
 
-void nnd_lane_send(nnd_client *c, nnd_lane *l, Nnd__Request *req, uint64_t bound_ns) {
+void cli_lane_send(nnd_client *c, cli_lane *l, Nnd__Request *req, uint64_t bound_ns) {
     char msg[sizeof c->dead_msg];
     pthread_mutex_lock(&c->lock);
     req->id = ++c->next_id;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "client_internal.h"
-#include "record.h"
+#include "client/client_internal.h"
+#include "client/record.h"
 
 static void fill_execute(Nnd__Execute *x, uint64_t handle, const Nnd__ExecutionRequest *req,
                          const nnd_exec_opts *o) {
@@ -29,12 +29,12 @@ int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__Executio
     r.call_case = NND__REQUEST__CALL_EXECUTE;
     r.execute = &x;
     *ticket = 0;
-    nnd_pending *p = malloc(sizeof *p);
+    cli_pending *p = malloc(sizeof *p);
     if (!p) {
-        nnd_client_set_err(err, errlen, "out of memory");
+        cli_set_err(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    int rc = nnd_conn_send(c, &r, pool_fds, n_pool_fds, p, nnd_conn_bound(c, x.deadline_ns), true,
+    int rc = cli_conn_send(c, &r, pool_fds, n_pool_fds, p, cli_conn_bound(c, x.deadline_ns), true,
                            err, errlen);
     if (rc < 0) {
         free(p);
@@ -47,14 +47,14 @@ int nnd_client_execute_start(nnd_client *c, uint64_t handle, const Nnd__Executio
 int nnd_client_execute_wait(nnd_client *c, uint64_t ticket, int timeout_ms, Nnd__Reply **reply,
                             char *err, size_t errlen) {
     if (reply) *reply = NULL;
-    uint64_t until = timeout_ms < 0 ? 0 : nnd_conn_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-    nnd_frame_in in;
-    int rc = nnd_conn_wait_ticket(c, ticket, until, &in, err, errlen);
+    uint64_t until = timeout_ms < 0 ? 0 : cli_conn_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    proto_frame_in in;
+    int rc = cli_conn_wait_ticket(c, ticket, until, &in, err, errlen);
     if (rc < 0) return rc;
     Nnd__Reply *r = (Nnd__Reply *)in.msg;
     in.msg = NULL;
-    nnd_frame_in_clear(&in); /* an Execute reply carries no fds */
-    return nnd_client_take_reply(r, true, reply, err, errlen);
+    proto_frame_in_clear(&in); /* an Execute reply carries no fds */
+    return cli_take_reply(r, true, reply, err, errlen);
 }
 
 int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
@@ -66,8 +66,8 @@ int nnd_client_execute_opts(nnd_client *c, uint64_t handle, const Nnd__Execution
     r.call_case = NND__REQUEST__CALL_EXECUTE;
     r.execute = &x;
     Nnd__Reply *got = NULL;
-    int st = nnd_client_reply_call(c, &r, pool_fds, n_pool_fds, &got, err, errlen);
-    if (nnd_record_live()) nnd_record_executed(c, handle, req, pool_fds, n_pool_fds, st, got);
+    int st = cli_reply_call(c, &r, pool_fds, n_pool_fds, &got, err, errlen);
+    if (cli_record_live()) cli_record_executed(c, handle, req, pool_fds, n_pool_fds, st, got);
     if (reply)
         *reply = got;
     else if (got)
@@ -81,7 +81,7 @@ static int status_call(nnd_client *c, Nnd__Request *req, const int *fds, size_t 
                        size_t errlen) {
     Nnd__Reply *r = NULL;
     int rc = nnd_client_call(c, req, fds, nfds, &r, reply_fds, n_reply_fds, err, errlen);
-    return rc < 0 ? rc : nnd_client_take_reply(r, false, out, err, errlen);
+    return rc < 0 ? rc : cli_take_reply(r, false, out, err, errlen);
 }
 
 int nnd_client_cancel(nnd_client *c, uint64_t ticket, char *err, size_t errlen) {
@@ -101,8 +101,8 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
     *execution = 0;
     *sync_fd = -1;
     if (n_pool_fds + n_wait_fds > NND_FRAME_MAX_FDS - 1) {
-        nnd_client_set_err(err, errlen, "%zu fds: at most %d travel with one request",
-                           n_pool_fds + n_wait_fds, NND_FRAME_MAX_FDS - 1);
+        cli_set_err(err, errlen, "%zu fds: at most %d travel with one request",
+                    n_pool_fds + n_wait_fds, NND_FRAME_MAX_FDS - 1);
         return -EINVAL;
     }
     int fds[NND_FRAME_MAX_FDS];
@@ -136,7 +136,7 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
         return st;
     }
     if (reply->result_case != NND__REPLY__RESULT_EXECUTE_FENCED || n_got != 1 || got[0] < 0) {
-        nnd_client_set_err(err, errlen, "the daemon's ExecuteFenced reply has no sync fence");
+        cli_set_err(err, errlen, "the daemon's ExecuteFenced reply has no sync fence");
         if (n_got && got[0] >= 0) close(got[0]);
         nnd__reply__free_unpacked(reply, NULL);
         return -EPROTO;
@@ -167,8 +167,8 @@ int nnd_client_fenced_info(nnd_client *c, uint64_t execution, int *status, Nnd__
     if (st != 0) return st;
     if (r->result_case != NND__REPLY__RESULT_FENCED_INFO) {
         nnd__reply__free_unpacked(r, NULL);
-        nnd_client_set_err(err, errlen,
-                           "the daemon answered GetFencedExecutionInfo with the wrong result");
+        cli_set_err(err, errlen,
+                    "the daemon answered GetFencedExecutionInfo with the wrong result");
         return -EPROTO;
     }
     const Nnd__FencedExecutionInfoReply *i = r->fenced_info;

@@ -1,9 +1,9 @@
 /* record.c: recording a client's models and executions as conformance case files. See
  * record.h. Everything here happens under one lock: recording is a diagnostic mode, and a
  * single order of events keeps each file's examples whole. */
-#include "record.h"
+#include "client/record.h"
 
-#include "client_internal.h"
+#include "client/client_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,13 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "case_names.h"
-#include "codes.h"
-#include "record_json.h"
+#include "tools/conformance/case_names.h"
+#include "schema/codes.h"
+#include "client/record_json.h"
 
 #define HEAD_BYTES 1024 /* what a file holds besides its model and examples, at most */
 
-atomic_uint nnd_record_n_live;
+atomic_uint cli_record_n_live;
 
 /* An input or output of a recorded model's main graph. */
 typedef struct rec_io {
@@ -187,7 +187,7 @@ static void stop_locked(void) {
         if (rc->n_written != rc->n_examples) write_case(rc);
         free_case(rc);
     }
-    atomic_store(&nnd_record_n_live, 0);
+    atomic_store(&cli_record_n_live, 0);
 }
 
 static void stop_at_bound(void) {
@@ -288,7 +288,7 @@ static rec_case *new_case(const Nnd__Model *m, cJSON *model, int status, const c
     return rc;
 }
 
-void nnd_record_prepared(nnd_client *c, uint64_t handle, const Nnd__Model *model,
+void cli_record_prepared(nnd_client *c, uint64_t handle, const Nnd__Model *model,
                          const int *pool_fds, size_t n_fds, int status, const char *message) {
     pthread_once(&g.once, init);
     if (!g.on || !model || !model->main || status < 0) return; /* < 0: no daemon answer */
@@ -330,7 +330,7 @@ void nnd_record_prepared(nnd_client *c, uint64_t handle, const Nnd__Model *model
     rc->handle = handle;
     rc->next = g.cases;
     g.cases = rc;
-    atomic_fetch_add(&nnd_record_n_live, 1);
+    atomic_fetch_add(&cli_record_n_live, 1);
 out:
     pthread_mutex_unlock(&g.lock);
 }
@@ -364,7 +364,7 @@ static cJSON *argument_json(nnd_client *c, const Nnd__ExecutionRequest *req, con
         return NULL;
     }
     bool known;
-    size_t count = elements(dims, rank, &known), es = nnd_case_element_size(io->type);
+    size_t count = elements(dims, rank, &known), es = tool_case_element_size(io->type);
     const Nnd__DataLocation *loc = a->location;
     if ((!rank && is_tensor(io->type)) || !es || (is_input && (!known || !count))) {
         *why = "a tensor of unknown or empty shape";
@@ -381,7 +381,7 @@ static cJSON *argument_json(nnd_client *c, const Nnd__ExecutionRequest *req, con
     uint64_t base = p->offset;
     if (p->kind == NND__POOL_KIND__POOL_REGISTERED) { /* through the client's own duplicate */
         uint64_t start = 0;
-        fd = nnd_client_registered_fd(c, p->token, &start);
+        fd = cli_registered_fd(c, p->token, &start);
         base = start + p->offset;
     }
     void *data = count ? malloc(count * es) : NULL;
@@ -440,7 +440,7 @@ static char *example_text(nnd_client *c, rec_case *rc, const Nnd__ExecutionReque
     return text;
 }
 
-void nnd_record_executed(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
+void cli_record_executed(nnd_client *c, uint64_t handle, const Nnd__ExecutionRequest *req,
                          const int *pool_fds, size_t n_fds, int status, const Nnd__Reply *reply) {
     if (status != NND__ERROR_STATUS__NONE || !req) return; /* failures have no results */
     pthread_mutex_lock(&g.lock);
@@ -475,19 +475,19 @@ out:
 static void finish(rec_case **p) {
     rec_case *rc = *p;
     *p = rc->next;
-    atomic_fetch_sub(&nnd_record_n_live, 1);
+    atomic_fetch_sub(&cli_record_n_live, 1);
     if (rc->n_written != rc->n_examples) write_or_stop(rc);
     free_case(rc);
 }
 
-void nnd_record_released(nnd_client *c, uint64_t handle) {
+void cli_record_released(nnd_client *c, uint64_t handle) {
     pthread_mutex_lock(&g.lock);
     rec_case **p = find(c, handle);
     if (p) finish(p);
     pthread_mutex_unlock(&g.lock);
 }
 
-void nnd_record_closed(nnd_client *c) {
+void cli_record_closed(nnd_client *c) {
     pthread_mutex_lock(&g.lock);
     for (rec_case **p = &g.cases; *p;)
         if ((*p)->client == c) {
@@ -501,7 +501,7 @@ void nnd_record_closed(nnd_client *c) {
 /* At exit or unload: what is recorded is written. A thread still inside a hook keeps the
  * lock; then its files stay as last written. */
 __attribute__((destructor)) static void record_at_exit(void) {
-    if (!nnd_record_live() || pthread_mutex_trylock(&g.lock) != 0) return;
+    if (!cli_record_live() || pthread_mutex_trylock(&g.lock) != 0) return;
     while (g.cases)
         finish(&g.cases);
     pthread_mutex_unlock(&g.lock);

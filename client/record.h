@@ -10,10 +10,10 @@
  *   output dimensions it reported. A model the daemon refused is written too, with no
  *   examples and the refusal under "recorded", so a replay shows the refusal.
  * - Who calls what: every prepare of a model (nnd_client_prepare, nnd_client_prepare_cached)
- *   calls nnd_record_prepared(); every synchronous execution (nnd_client_execute(_opts),
+ *   calls cli_record_prepared(); every synchronous execution (nnd_client_execute(_opts),
  *   the burst executions) and the NDK's fenced executions once their fence signalled call
- *   nnd_record_executed() before anything touches the outputs; nnd_client_release() calls
- *   nnd_record_released() and nnd_client_close() nnd_record_closed(), which write the files
+ *   cli_record_executed() before anything touches the outputs; nnd_client_release() calls
+ *   cli_record_released() and nnd_client_close() cli_record_closed(), which write the files
  *   of those handles final. Executions started with nnd_client_execute_start() and the
  *   nnd API's own fenced executions are not recorded; a model with extension operands or
  *   operations is not recorded (the format has none).
@@ -27,7 +27,7 @@
  *   names the variable and the bound. A directory that cannot be written stops recording
  *   the same way, with one message. Recording never changes what a call returns.
  * - Cost when $NND_RECORD is unset: the prepare hooks read a flag set once; the execution
- *   hooks are behind nnd_record_live(), one relaxed atomic load, false unless a recorded
+ *   hooks are behind cli_record_live(), one relaxed atomic load, false unless a recorded
  *   model is alive. */
 #ifndef NND_RECORD_H
 #define NND_RECORD_H
@@ -42,23 +42,23 @@
 #define NND_RECORD_DEFAULT_MAX_BYTES (256ull << 20)
 
 /* How many recorded prepared models are alive; the execution hooks' one check. */
-extern atomic_uint nnd_record_n_live __attribute__((visibility("hidden")));
+extern atomic_uint cli_record_n_live __attribute__((visibility("hidden")));
 
-static inline bool nnd_record_live(void) {
-    return atomic_load_explicit(&nnd_record_n_live, memory_order_relaxed) != 0;
+static inline bool cli_record_live(void) {
+    return atomic_load_explicit(&cli_record_n_live, memory_order_relaxed) != 0;
 }
 
 /* A prepare of model (with its pools' fds) ended with status (0: prepared as handle). */
-__attribute__((visibility("hidden"))) void nnd_record_prepared(nnd_client *c, uint64_t handle,
+__attribute__((visibility("hidden"))) void cli_record_prepared(nnd_client *c, uint64_t handle,
                                                                const Nnd__Model *model,
                                                                const int *pool_fds, size_t n_fds,
                                                                int status, const char *message);
 /* An execution of handle ended with status; reply (may be NULL) is the daemon's. */
-__attribute__((visibility("hidden"))) void nnd_record_executed(nnd_client *c, uint64_t handle,
+__attribute__((visibility("hidden"))) void cli_record_executed(nnd_client *c, uint64_t handle,
                                                                const Nnd__ExecutionRequest *req,
                                                                const int *pool_fds, size_t n_fds,
                                                                int status, const Nnd__Reply *reply);
-__attribute__((visibility("hidden"))) void nnd_record_released(nnd_client *c, uint64_t handle);
-__attribute__((visibility("hidden"))) void nnd_record_closed(nnd_client *c);
+__attribute__((visibility("hidden"))) void cli_record_released(nnd_client *c, uint64_t handle);
+__attribute__((visibility("hidden"))) void cli_record_closed(nnd_client *c);
 
 #endif

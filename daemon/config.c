@@ -1,5 +1,5 @@
 /* config.c: keys, values and the config file. See config.h. */
-#include "config.h"
+#include "daemon/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-#include "daemon.h"
-#include "session.h"
-#include "trust.h"
+#include "daemon/cache/cache.h"
+#include "daemon/base/daemon.h"
+#include "daemon/clients/session.h"
+#include "daemon/clients/trust.h"
 
 typedef enum kind {
     K_STRING,  /* a path or name */
@@ -24,11 +24,11 @@ typedef enum kind {
 typedef struct key {
     const char *name;
     kind k;
-    size_t off, size;  /* the field in nnd_config */
+    size_t off, size;  /* the field in srv_config */
     uint64_t min, max; /* K_COUNT */
 } key;
 
-#define AT(field) offsetof(nnd_config, field), sizeof(((nnd_config *)0)->field)
+#define AT(field) offsetof(srv_config, field), sizeof(((srv_config *)0)->field)
 #define APP(r)    AT(quota.app[r])
 #define CONN(r)   AT(quota.conn[r])
 
@@ -67,7 +67,7 @@ static const key keys[] = {
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
-void nnd_config_default(nnd_config *c, const char *extensions_dir, const char *drivers_dir) {
+void srv_config_default(srv_config *c, const char *extensions_dir, const char *drivers_dir) {
     memset(c, 0, sizeof *c);
     c->drivers_dir = drivers_dir;
     c->build_id = NND_DRIVER_BUILD_ID;
@@ -75,11 +75,11 @@ void nnd_config_default(nnd_config *c, const char *extensions_dir, const char *d
     c->log_level = NND_LOG_INFO;
     c->cache_max_bytes = NND_CACHE_DEFAULT_MAX_BYTES;
     c->cache_save_max_bytes = NND_CACHE_DEFAULT_SAVE_MAX_BYTES;
-    nnd_sched_config_default(&c->sched);
-    nnd_quota_limits_default(&c->quota);
+    qos_sched_config_default(&c->sched);
+    srv_quota_limits_default(&c->quota);
 }
 
-void nnd_config_clear(nnd_config *c) {
+void srv_config_clear(srv_config *c) {
     for (size_t i = 0; i < c->n_strings; i++)
         free(c->strings[i]);
     c->n_strings = 0;
@@ -125,7 +125,7 @@ static bool find_key_app(const char *res) {
     return find_key(name) != NULL;
 }
 
-int nnd_config_set(nnd_config *c, const char *name, const char *value, char *err, size_t errlen) {
+int srv_config_set(srv_config *c, const char *name, const char *value, char *err, size_t errlen) {
     const key *k = find_key(name);
     if (!k) {
         if (!strcmp(name, "quota.connection.connections"))
@@ -151,7 +151,7 @@ int nnd_config_set(nnd_config *c, const char *name, const char *value, char *err
         *(const char **)field = value;
         return 0;
     case K_LEVEL:
-        if (nnd_log_parse_level(value, field) < 0) {
+        if (srv_log_parse_level(value, field) < 0) {
             snprintf(err, errlen, "\"%s\" is not error, warn, info or debug", value);
             return -1;
         }
@@ -198,9 +198,9 @@ static char *trim(char *s) {
     return s;
 }
 
-int nnd_config_load(nnd_config *c, const char *path, char *err, size_t errlen) {
+int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen) {
     /* Settings name paths and plugins the daemon trusts: only its own users may write them. */
-    if (nnd_trust_path(path, "config file", NND_TRUST_FILE, err, errlen) < 0) return -1;
+    if (srv_trust_path(path, "config file", NND_TRUST_FILE, err, errlen) < 0) return -1;
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));
@@ -248,7 +248,7 @@ int nnd_config_load(nnd_config *c, const char *path, char *err, size_t errlen) {
             c->strings[c->n_strings++] = copy;
             value = copy;
         }
-        int set = nnd_config_set(c, name, value, why, sizeof why);
+        int set = srv_config_set(c, name, value, why, sizeof why);
         if (set == -2)
             snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
         else if (set < 0)

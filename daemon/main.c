@@ -16,22 +16,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "activation.h"
-#include "admin.h"
-#include "burst_channel.h"
-#include "bus.h"
-#include "cache.h"
-#include "config.h"
-#include "daemon.h"
-#include "devices.h"
-#include "extensions.h"
-#include "log.h"
-#include "paths.h"
-#include "pool.h"
-#include "execution.h"
-#include "quota.h"
-#include "trust.h"
-#include "server.h"
+#include "daemon/net/activation.h"
+#include "daemon/admin/admin.h"
+#include "daemon/calls/burst_channel.h"
+#include "daemon/base/bus.h"
+#include "daemon/cache/cache.h"
+#include "daemon/config.h"
+#include "daemon/base/daemon.h"
+#include "daemon/devices/devices.h"
+#include "daemon/devices/extensions.h"
+#include "daemon/base/log.h"
+#include "proto/paths.h"
+#include "daemon/clients/pool.h"
+#include "daemon/calls/execution.h"
+#include "daemon/clients/quota.h"
+#include "daemon/clients/trust.h"
+#include "daemon/net/server.h"
 
 static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) {
     fprintf(
@@ -150,43 +150,43 @@ static void raise_fd_limit(void) {
 }
 
 /* One line each for the app and the connection limits in force. */
-static void log_quotas(const nnd_quota_limits *l) {
+static void log_quotas(const srv_quota_limits *l) {
     for (int scope = 0; scope < 2; scope++) {
         const uint64_t *v = scope ? l->conn : l->app;
         char line[512] = "";
         size_t at = 0;
         for (int r = 0; r < NND_QUOTA_RES && at < sizeof line; r++) {
-            if (scope && nnd_quota_app_only((nnd_quota_res)r)) continue;
+            if (scope && srv_quota_app_only((srv_quota_res)r)) continue;
             char n[24];
             snprintf(n, sizeof n, "%llu", (unsigned long long)v[r]);
             at += (size_t)snprintf(line + at, sizeof line - at, "%s %s %s", at ? "," : "",
-                                   nnd_quota_res_name((nnd_quota_res)r), v[r] ? n : "unlimited");
+                                   srv_quota_res_name((srv_quota_res)r), v[r] ? n : "unlimited");
         }
-        nnd_log_info("quotas per %s:%s", scope ? "connection" : "app (uid)", line);
+        srv_log_info("quotas per %s:%s", scope ? "connection" : "app (uid)", line);
     }
 }
 
 #define NND_MMAP_THRESHOLD (1 << 20)
 
-static nnd_daemon daemon_state;
+static srv_daemon daemon_state;
 static uv_signal_t sig_int, sig_term;
 
-static void shutdown_daemon(nnd_daemon *d) {
+static void shutdown_daemon(srv_daemon *d) {
     d->stopping = true;
-    nnd_server_stop(d->server);
+    srv_server_stop(d->server);
     d->server = NULL;
-    nnd_executions_stop(d);     /* after the connections, which cancelled their work */
-    nnd_burst_channels_stop(d); /* after the executions, which held channels */
-    nnd_bus_close(d->bus);
+    srv_executions_stop(d);     /* after the connections, which cancelled their work */
+    srv_burst_channels_stop(d); /* after the executions, which held channels */
+    srv_bus_close(d->bus);
     d->bus = NULL;
     uv_close((uv_handle_t *)&sig_int, NULL);
     uv_close((uv_handle_t *)&sig_term, NULL);
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
-    nnd_daemon *d = h->data;
+    srv_daemon *d = h->data;
     if (d->stopping) return;
-    nnd_log_info("%s: shutting down", strsignal(signum));
+    srv_log_info("%s: shutting down", strsignal(signum));
     shutdown_daemon(d);
 }
 
@@ -229,10 +229,10 @@ static char activated_path[sizeof socket_buf];
 
 /* Reads the command line and the config file it names into cfg; the command line wins.
  * Returns -1 to go on, or the exit status (0 after --help or --version, 2 for a mistake). */
-static int parse(int argc, char **argv, nnd_config *cfg, const char **config_path) {
+static int parse(int argc, char **argv, srv_config *cfg, const char **config_path) {
     const char *extensions_dir = default_extensions_dir(extensions_buf, sizeof extensions_buf);
     const char *drivers_dir = default_drivers_dir(drivers_buf, sizeof drivers_buf);
-    nnd_config_default(cfg, extensions_dir, drivers_dir);
+    srv_config_default(cfg, extensions_dir, drivers_dir);
     int o, at;
     /* First pass: the file, --help, --version and mistakes; settings come second. */
     while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
@@ -250,7 +250,7 @@ static int parse(int argc, char **argv, nnd_config *cfg, const char **config_pat
         return 2;
     }
     char err[512];
-    if (*config_path && nnd_config_load(cfg, *config_path, err, sizeof err) < 0) {
+    if (*config_path && srv_config_load(cfg, *config_path, err, sizeof err) < 0) {
         fprintf(stderr, "nnd: %s\n", err);
         return 2;
     }
@@ -261,7 +261,7 @@ static int parse(int argc, char **argv, nnd_config *cfg, const char **config_pat
         snprintf(key, sizeof key, "%s", opts[at].name);
         for (char *p = key; *p; p++)
             if (*p == '-') *p = '_';
-        if (nnd_config_set(cfg, key, optarg, err, sizeof err) < 0) {
+        if (srv_config_set(cfg, key, optarg, err, sizeof err) < 0) {
             fprintf(stderr, "nnd: --%s: %s\n", opts[at].name, err);
             return 2;
         }
@@ -271,24 +271,24 @@ static int parse(int argc, char **argv, nnd_config *cfg, const char **config_pat
 
 /* The socket (systemd's, the configured one or the default) and the state directory.
  * Returns 0, or the exit status. */
-static int resolve_paths(const nnd_config *cfg, serve_paths *p) {
+static int resolve_paths(const srv_config *cfg, serve_paths *p) {
     char err[512];
     p->socket_path = cfg->socket_path;
     p->state_dir = cfg->state_dir;
-    p->listen_fd = nnd_activation_socket(activated_path, sizeof activated_path, err, sizeof err);
+    p->listen_fd = srv_activation_socket(activated_path, sizeof activated_path, err, sizeof err);
     if (p->listen_fd == -2) {
-        nnd_log_error("%s", err);
+        srv_log_error("%s", err);
         return 1;
     }
     if (p->listen_fd >= 0) {
         if (p->socket_path && strcmp(p->socket_path, activated_path))
-            nnd_log_warn("serving systemd's socket %s, not %s", activated_path, p->socket_path);
+            srv_log_warn("serving systemd's socket %s, not %s", activated_path, p->socket_path);
         p->socket_path = activated_path;
     }
     if (!p->socket_path) p->socket_path = nnd_default_socket_path(socket_buf, sizeof socket_buf);
-    if (!p->state_dir) p->state_dir = nnd_default_state_dir(state_buf, sizeof state_buf);
+    if (!p->state_dir) p->state_dir = proto_default_state_dir(state_buf, sizeof state_buf);
     if (!p->socket_path || !p->state_dir) {
-        nnd_log_error("default socket or state path too long");
+        srv_log_error("default socket or state path too long");
         return 1;
     }
     return 0;
@@ -296,7 +296,7 @@ static int resolve_paths(const nnd_config *cfg, serve_paths *p) {
 
 /* The process's settings (signals, allocator, descriptors), the directories it needs and
  * their trust, and the SIGBUS guard. Returns 0, or the exit status. */
-static int configure(const nnd_config *cfg, const serve_paths *p) {
+static int configure(const srv_config *cfg, const serve_paths *p) {
     signal(SIGPIPE, SIG_IGN); /* sends use MSG_NOSIGNAL; this covers everything else */
     signal(SIGXFSZ, SIG_IGN); /* a file size limit fails the write (EFBIG), not the daemon */
     /* What clients' objects held goes back to the system when they go: blocks of a MiB or
@@ -306,23 +306,23 @@ static int configure(const nnd_config *cfg, const serve_paths *p) {
     raise_fd_limit();
     int rc = p->listen_fd >= 0 ? 0 : make_socket_dir(p->socket_path);
     if (rc < 0) {
-        nnd_log_error("cannot create the directory of %s: %s", p->socket_path, strerror(-rc));
+        srv_log_error("cannot create the directory of %s: %s", p->socket_path, strerror(-rc));
         return 1;
     }
     rc = mkdir_p(p->state_dir, 0700);
     if (rc < 0)
-        nnd_log_warn("cannot create state directory %s: %s; serving without it", p->state_dir,
+        srv_log_warn("cannot create state directory %s: %s; serving without it", p->state_dir,
                      strerror(-rc));
     /* Paths another user could change are refused, as sshd's StrictModes does (trust.h). */
     char err[512];
-    if (nnd_trust_daemon_paths(rc < 0 ? NULL : p->state_dir, p->socket_path, cfg->extensions_dir,
+    if (srv_trust_daemon_paths(rc < 0 ? NULL : p->state_dir, p->socket_path, cfg->extensions_dir,
                                cfg->allowlist, err, sizeof err) < 0) {
-        nnd_log_error("%s", err);
+        srv_log_error("%s", err);
         return 2;
     }
-    rc = nnd_pool_guard_install();
+    rc = srv_pool_guard_install();
     if (rc < 0) {
-        nnd_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));
+        srv_log_error("cannot install the SIGBUS handler: %s", strerror(-rc));
         return 1;
     }
     return 0;
@@ -331,43 +331,43 @@ static int configure(const nnd_config *cfg, const serve_paths *p) {
 /* Starts what serves clients on d's loop: the cache, quotas, the scheduler's workers, the
  * server, the bus and the signal handlers. Returns 0, or the exit status once the loop has
  * closed what was started. */
-static int start(nnd_daemon *d, const nnd_config *cfg, const char *config_path,
+static int start(srv_daemon *d, const srv_config *cfg, const char *config_path,
                  const serve_paths *p) {
     char err[512];
     /* A cache that cannot open costs speed, not service: run without it. */
     static char cache_off[sizeof err];
-    d->cache = nnd_cache_open(d, cfg->build_id, cfg->cache_max_bytes, cache_off, sizeof cache_off);
-    nnd_cache_set_save_max(d->cache, cfg->cache_save_max_bytes);
+    d->cache = srv_cache_open(d, cfg->build_id, cfg->cache_max_bytes, cache_off, sizeof cache_off);
+    srv_cache_set_save_max(d->cache, cfg->cache_save_max_bytes);
     if (!d->cache) {
-        nnd_log_warn("compilation caching is off: %s", cache_off);
+        srv_log_warn("compilation caching is off: %s", cache_off);
         d->cache_off = cache_off;
     }
-    d->quota = nnd_quota_new(&cfg->quota, d);
+    d->quota = srv_quota_new(&cfg->quota, d);
     if (!d->quota) {
-        nnd_log_error("out of memory");
+        srv_log_error("out of memory");
         return 1;
     }
-    if (config_path) nnd_log_info("settings from %s", config_path);
+    if (config_path) srv_log_info("settings from %s", config_path);
     log_quotas(&cfg->quota);
-    if (nnd_executions_start(d, &cfg->sched, err, sizeof err) < 0) {
-        nnd_log_error("%s", err);
+    if (srv_executions_start(d, &cfg->sched, err, sizeof err) < 0) {
+        srv_log_error("%s", err);
         return 1;
     }
-    d->server = nnd_server_start(d, p->listen_fd, err, sizeof err);
+    d->server = srv_server_start(d, p->listen_fd, err, sizeof err);
     if (!d->server) {
-        nnd_log_error("%s", err);
-        nnd_executions_stop(d);
+        srv_log_error("%s", err);
+        srv_executions_stop(d);
         return 1;
     }
-    d->bus = nnd_bus_open(d->loop, p->state_dir, nnd_admin_handle, d, err, sizeof err);
+    d->bus = srv_bus_open(d->loop, p->state_dir, srv_admin_handle, d, err, sizeof err);
     if (!d->bus && errno != EADDRINUSE) {
         /* An unwritable state directory: clients are served without admin and events. */
-        nnd_log_warn("admin and event bus off: %s", err);
+        srv_log_warn("admin and event bus off: %s", err);
     } else if (!d->bus) {
-        nnd_log_error("%s (another daemon on this state directory?)", err);
-        nnd_server_stop(d->server);
+        srv_log_error("%s (another daemon on this state directory?)", err);
+        srv_server_stop(d->server);
         d->server = NULL;
-        nnd_executions_stop(d);
+        srv_executions_stop(d);
         return 1;
     }
     uv_signal_init(d->loop, &sig_int);
@@ -375,7 +375,7 @@ static int start(nnd_daemon *d, const nnd_config *cfg, const char *config_path,
     sig_int.data = sig_term.data = d;
     uv_signal_start(&sig_int, on_signal, SIGINT);
     uv_signal_start(&sig_term, on_signal, SIGTERM);
-    nnd_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, p->socket_path,
+    srv_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, p->socket_path,
                  p->listen_fd >= 0 ? " (from systemd)" : "", p->state_dir, (int)getpid());
     return 0;
 }
@@ -391,47 +391,47 @@ static void run(uv_loop_t *loop) {
 }
 
 /* Frees what outlived the loop, in the order its users went. */
-static void shut_down(nnd_daemon *d) {
-    nnd_cache_close(d->cache); /* every session has released its models by now */
+static void shut_down(srv_daemon *d) {
+    srv_cache_close(d->cache); /* every session has released its models by now */
     d->cache = NULL;
-    nnd_extensions_close(d); /* likewise the models that held plugins */
-    nnd_devices_unload_drivers();
-    nnd_quota_free(d->quota); /* every connection has left its app */
+    srv_extensions_close(d); /* likewise the models that held plugins */
+    srv_devices_unload_drivers();
+    srv_quota_free(d->quota); /* every connection has left its app */
     d->quota = NULL;
 }
 
 int main(int argc, char **argv) {
-    static nnd_config cfg;
+    static srv_config cfg;
     const char *config_path = NULL;
     int status = parse(argc, argv, &cfg, &config_path);
     if (status >= 0) return status;
-    nnd_log_set_level(cfg.log_level);
+    srv_log_set_level(cfg.log_level);
     serve_paths p;
     if ((status = resolve_paths(&cfg, &p)) != 0 || (status = configure(&cfg, &p)) != 0)
         return status;
 
     uv_loop_t loop;
     uv_loop_init(&loop);
-    nnd_daemon *d = &daemon_state;
+    srv_daemon *d = &daemon_state;
     d->loop = &loop;
     d->socket_path = p.socket_path;
     d->state_dir = p.state_dir;
-    d->start_ns = nnd_now_ns();
+    d->start_ns = srv_now_ns();
     d->extensions_dir = cfg.extensions_dir;
     d->allowlist_path = cfg.allowlist;
     /* After the pool guard: the extension fault guard chains to its SIGBUS handler. */
     char err[512];
-    if (nnd_extensions_load(d, err, sizeof err) < 0) {
-        nnd_log_error("%s", err);
-        nnd_extensions_close(d);
+    if (srv_extensions_load(d, err, sizeof err) < 0) {
+        srv_log_error("%s", err);
+        srv_extensions_close(d);
         return 1;
     }
     /* After the extensions: drivers share their fault guard and log sink. */
-    nnd_devices_load_drivers(cfg.drivers_dir);
+    srv_devices_load_drivers(cfg.drivers_dir);
     status = start(d, &cfg, config_path, &p);
     run(&loop);
     shut_down(d);
-    if (status == 0) nnd_log_info("stopped");
-    nnd_config_clear(&cfg);
+    if (status == 0) srv_log_info("stopped");
+    srv_config_clear(&cfg);
     return status;
 }

@@ -5,7 +5,7 @@
  * reference kernel stays the oracle it must agree with (the conformance vectors, run
  * both ways). One fast backend: XNNPACK (xnn.c and the files it names); and one backend
  * per loaded device driver (driver.h), offered steps before XNNPACK as the compilation's
- * device set says (nnd_model_desc.drivers).
+ * device set says (eng_model_desc.drivers).
  *
  * - claim(): at prepare, with the step's tensors as the plan holds them (shapes known,
  *   constants bound, other data NULL). Returns the step's state (operators built,
@@ -26,13 +26,13 @@
  *   mem_alloc() gives a handle (0: none) to zeroed bytes in the device's memory;
  *   mem_read() and mem_write() copy out of and into it at an offset (NND_OK, or
  *   GENERAL_FAILURE with err); mem_free() gives it back. A model input or output bound to
- *   device memory (nnd_io.device) is used there by the steps of that backend (run() finds
+ *   device memory (eng_io.device) is used there by the steps of that backend (run() finds
  *   it in the tensor's device fields); before any other step reads it, the run copies it
  *   to a host copy (once per run), and what other steps write there is copied back to the
  *   device when the run ends.
  * - Cache blobs (NULL: the backend's states cannot be cached): serialize() makes a
  *   malloc'd blob of a step's state; claim_blob() is claim() from such a blob (NULL:
- *   refused, with err), used when a model is prepared with nnd_model_desc.blobs.
+ *   refused, with err), used when a model is prepared with eng_model_desc.blobs.
  * - A prepared model is shared: run() may be called on one state from several threads.
  * - NND_REFERENCE_KERNELS=1 in the environment keeps every step of the models prepared
  *   from then on on the reference kernels (CI runs the conformance vectors both ways).
@@ -40,30 +40,30 @@
 #ifndef NND_BACKEND_H
 #define NND_BACKEND_H
 
-#include "op.h"
+#include "engine/op.h"
 
-typedef struct nnd_backend nnd_backend;
-struct nnd_backend {
+typedef struct eng_backend eng_backend;
+struct eng_backend {
     const char *name;
-    void *(*claim)(nnd_op_ctx *c, bool last);
-    nnd_op_fn run;
+    void *(*claim)(eng_op_ctx *c, bool last);
+    eng_op_fn run;
     void (*release)(void *state);
     bool (*float32_operand)(const void *state, bool output, uint32_t j);
     void *impl; /* the backend's own record, handed to claim() in c->state; may be NULL */
     /* Whether claim() could take the step, without preparing it (GetSupportedOperations);
      * c->state is impl. NULL: not asked. */
-    bool (*supports)(nnd_op_ctx *c);
-    uint64_t (*mem_alloc)(const nnd_backend *b, uint64_t bytes);
-    void (*mem_free)(const nnd_backend *b, uint64_t handle);
-    nnd_status (*mem_read)(const nnd_backend *b, uint64_t handle, uint64_t offset, void *dst,
-                           size_t bytes, char *err, size_t errlen);
-    nnd_status (*mem_write)(const nnd_backend *b, uint64_t handle, uint64_t offset, const void *src,
-                            size_t bytes, char *err, size_t errlen);
-    nnd_status (*serialize)(const void *state, uint8_t **blob, size_t *len, char *err,
-                            size_t errlen);
-    void *(*claim_blob)(nnd_op_ctx *c, const uint8_t *blob, size_t len);
+    bool (*supports)(eng_op_ctx *c);
+    uint64_t (*mem_alloc)(const eng_backend *b, uint64_t bytes);
+    void (*mem_free)(const eng_backend *b, uint64_t handle);
+    schema_status (*mem_read)(const eng_backend *b, uint64_t handle, uint64_t offset, void *dst,
+                              size_t bytes, char *err, size_t errlen);
+    schema_status (*mem_write)(const eng_backend *b, uint64_t handle, uint64_t offset,
+                               const void *src, size_t bytes, char *err, size_t errlen);
+    schema_status (*serialize)(const void *state, uint8_t **blob, size_t *len, char *err,
+                               size_t errlen);
+    void *(*claim_blob)(eng_op_ctx *c, const uint8_t *blob, size_t len);
 };
 
-extern const nnd_backend nnd_backend_xnnpack;
+extern const eng_backend eng_backend_xnnpack;
 
 #endif

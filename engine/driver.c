@@ -3,7 +3,7 @@
  * first in a forked child, so a driver that crashes at load is refused without leaving the
  * daemon's dynamic loader half way through an object (a fault guard around dlopen itself
  * would jump out of the loader with its lock held). */
-#include "driver.h"
+#include "engine/driver.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -19,21 +19,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "extension_plugin.h"
-#include "fault_guard.h"
+#include "engine/extension_plugin.h"
+#include "engine/fault_guard.h"
 
-static nnd_driver_rec *loaded[NND_DRIVERS_MAX];
+static eng_driver_rec *loaded[NND_DRIVERS_MAX];
 static uint32_t n_loaded;
 static char **refused; /* pairs: path, reason */
 static uint32_t n_refused;
 
-void nnd_driver_logf(int level, const char *fmt, ...) {
+void eng_driver_logf(int level, const char *fmt, ...) {
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    nnd_ext_logf(level, "%s", msg);
+    eng_ext_logf(level, "%s", msg);
 }
 
 static void refuse(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -43,7 +43,7 @@ static void refuse(const char *path, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    nnd_driver_logf(0, "driver %s refused: %s", path, why);
+    eng_driver_logf(0, "driver %s refused: %s", path, why);
     char **r = realloc(refused, sizeof *r * (2 * (size_t)n_refused + 2));
     if (!r) return;
     refused = r;
@@ -142,7 +142,7 @@ static int probe_in_child(const char *path, char *why, size_t whylen) {
         if (errno != EINTR) return snprintf(why, whylen, "waitpid: %s", strerror(errno)), -1;
     if (WIFSIGNALED(st)) {
         snprintf(why, whylen, "crashed while loading (%s in its constructor or descriptor)",
-                 nnd_fault_signal_name(WTERMSIG(st)));
+                 eng_fault_signal_name(WTERMSIG(st)));
         return -1;
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) { /* exit() from a constructor, a sanitizer */
@@ -171,7 +171,7 @@ static bool name_taken(const char *name, const char *const *reserved, size_t n_r
     return false;
 }
 
-static void load_one(const char *path, nnd_ext_file_check_fn check, const char *const *reserved,
+static void load_one(const char *path, eng_ext_file_check_fn check, const char *const *reserved,
                      size_t n_reserved) {
     /* Judged on an open descriptor, loaded by path, and the two must be one file. */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -201,10 +201,10 @@ static void load_one(const char *path, nnd_ext_file_check_fn check, const char *
     }
     check_args a = {.d = d, .why = why, .whylen = sizeof why};
     int sig = 0;
-    if (nnd_fault_guarded(check_descriptor, &a, &sig) != 0) {
+    if (eng_fault_guarded(check_descriptor, &a, &sig) != 0) {
         if (sig)
             snprintf(why, sizeof why, "%s while reading its descriptor",
-                     nnd_fault_signal_name(sig));
+                     eng_fault_signal_name(sig));
         dlclose(dl);
         return refuse(path, "%s", why);
     }
@@ -213,7 +213,7 @@ static void load_one(const char *path, nnd_ext_file_check_fn check, const char *
         dlclose(dl);
         return refuse(path, "device name %s is taken by %s", d->name, by);
     }
-    nnd_driver_rec *r = calloc(1, sizeof *r);
+    eng_driver_rec *r = calloc(1, sizeof *r);
     if (r) r->path = strdup(path);
     if (!r || !r->path) {
         free(r);
@@ -228,9 +228,9 @@ static void load_one(const char *path, nnd_ext_file_check_fn check, const char *
     }
     snprintf(r->name, sizeof r->name, "%s", d->name);
     snprintf(r->version, sizeof r->version, "%s", d->version ? d->version : "");
-    nnd_driver_backend_init(r);
+    eng_driver_backend_init(r);
     loaded[n_loaded++] = r;
-    nnd_driver_logf(2, "driver %s%s%s loaded from %s: device type %d, exec_time %g", r->name,
+    eng_driver_logf(2, "driver %s%s%s loaded from %s: device type %d, exec_time %g", r->name,
                     *r->version ? " " : "", r->version, path, d->type, (double)d->exec_time);
 }
 
@@ -239,13 +239,13 @@ static int so_file(const struct dirent *e) {
     return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
 }
 
-int nnd_drivers_load_dir(const char *dir, nnd_ext_file_check_fn check, const char *const *reserved,
+int eng_drivers_load_dir(const char *dir, eng_ext_file_check_fn check, const char *const *reserved,
                          size_t n_reserved, char *err, size_t errlen) {
-    nnd_ext_guard_once(); /* one set of handlers for extensions and drivers */
+    eng_ext_guard_once(); /* one set of handlers for extensions and drivers */
     struct dirent **names = NULL;
     int n = scandir(dir, &names, so_file, alphasort);
     if (n < 0) {
-        nnd_errf(err, errlen, "cannot read drivers directory %s: %s", dir, strerror(errno));
+        schema_errf(err, errlen, "cannot read drivers directory %s: %s", dir, strerror(errno));
         return -1;
     }
     for (int i = 0; i < n; i++) {
@@ -258,7 +258,7 @@ int nnd_drivers_load_dir(const char *dir, nnd_ext_file_check_fn check, const cha
     return (int)n_loaded;
 }
 
-void nnd_drivers_unload_all(void) {
+void eng_drivers_unload_all(void) {
     for (uint32_t i = 0; i < n_loaded; i++) {
         dlclose(loaded[i]->dl);
         free(loaded[i]->path);
@@ -272,14 +272,14 @@ void nnd_drivers_unload_all(void) {
     n_refused = 0;
 }
 
-uint32_t nnd_drivers_count(void) {
+uint32_t eng_drivers_count(void) {
     return n_loaded;
 }
 
-bool nnd_drivers_get(uint32_t i, nnd_driver_info_view *out) {
+bool eng_drivers_get(uint32_t i, eng_driver_info_view *out) {
     if (i >= n_loaded) return false;
-    const nnd_driver_rec *r = loaded[i];
-    *out = (nnd_driver_info_view){.name = r->name,
+    const eng_driver_rec *r = loaded[i];
+    *out = (eng_driver_info_view){.name = r->name,
                                   .version = r->version,
                                   .path = r->path,
                                   .type = r->d->type,
@@ -289,11 +289,11 @@ bool nnd_drivers_get(uint32_t i, nnd_driver_info_view *out) {
     return true;
 }
 
-uint32_t nnd_drivers_refused_count(void) {
+uint32_t eng_drivers_refused_count(void) {
     return n_refused;
 }
 
-bool nnd_drivers_refused(uint32_t i, const char **path, const char **reason) {
+bool eng_drivers_refused(uint32_t i, const char **path, const char **reason) {
     if (i >= n_refused) return false;
     *path = refused[2 * i];
     *reason = refused[2 * i + 1];

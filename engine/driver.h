@@ -2,15 +2,15 @@
  * Loading and the registry are driver.c; a driver's steps run through driver_step.c.
  *
  * Contract:
- * - nnd_drivers_load_dir() loads every *.so of a directory, in name order, once (at daemon
+ * - eng_drivers_load_dir() loads every *.so of a directory, in name order, once (at daemon
  *   start; drivers are not reloaded). A driver is refused, with a reason
- *   (nnd_drivers_refused()) and a log line naming its file, when the file check refuses it
+ *   (eng_drivers_refused()) and a log line naming its file, when the file check refuses it
  *   (the daemon's trust rule: owner, mode, directory), when loading it crashes (its
  *   constructors run first in a child process, so a fault there costs the child only), when
  *   it lacks NND_DRIVER_SYMBOL, has another ABI version or struct size, describes itself
  *   badly (name, type, exec_time, callbacks), or takes a name already taken (reserved
  *   names: the built-in devices). The descriptor is read under the fault guard.
- * - Each loaded driver is an nnd_backend (backend.h) whose `impl` is the driver record:
+ * - Each loaded driver is an eng_backend (backend.h) whose `impl` is the driver record:
  *   claim() offers the step to supports() then prepare(); run() calls execute() with the
  *   step's tensors; release() calls release(). Every call into the driver runs under the
  *   fault guard: a fault fails the call, logs, and disables the driver (its later claims
@@ -22,7 +22,7 @@
  *   or of size 0 is UNSUPPORTED: not cached) and claim_blob (deserialize()).
  * - Execute: an operand in this driver's memory reaches execute() as its handle
  *   (input_memory, output_memory) with data NULL, when execute.c holds that copy fresh.
- * - Drivers stay loaded until nnd_drivers_unload_all(), after every prepared model is gone.
+ * - Drivers stay loaded until eng_drivers_unload_all(), after every prepared model is gone.
  * - Loading and unloading from one thread; the rest from any.
  */
 #ifndef NND_DRIVER_H
@@ -32,50 +32,50 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
-#include "extension.h"
+#include "engine/backend.h"
+#include "engine/extension.h"
 #include "nnd/driver.h"
 
 #define NND_DRIVERS_MAX 8
 /* The largest cache blob a driver may make of one step's state. */
 #define NND_DRIVER_BLOB_MAX (1u << 30)
 
-typedef struct nnd_driver_info_view {
+typedef struct eng_driver_info_view {
     const char *name;
     const char *version; /* "" when the driver gives none */
     const char *path;
     int32_t type;
     float exec_time;
-    const nnd_backend *backend;
+    const eng_backend *backend;
     bool faulted;
-} nnd_driver_info_view;
+} eng_driver_info_view;
 
 /* Loads dir (refusing names in reserved[0..n_reserved)). Returns the number loaded, or -1
- * when dir cannot be read (err says why). check judges each file as nnd_ext_set_file_check()
+ * when dir cannot be read (err says why). check judges each file as eng_ext_set_file_check()
  * does; NULL: refuse only files writable by everyone. */
-int nnd_drivers_load_dir(const char *dir, nnd_ext_file_check_fn check, const char *const *reserved,
+int eng_drivers_load_dir(const char *dir, eng_ext_file_check_fn check, const char *const *reserved,
                          size_t n_reserved, char *err, size_t errlen);
-void nnd_drivers_unload_all(void);
-uint32_t nnd_drivers_count(void);
-bool nnd_drivers_get(uint32_t i, nnd_driver_info_view *out);
-uint32_t nnd_drivers_refused_count(void);
-bool nnd_drivers_refused(uint32_t i, const char **path, const char **reason);
+void eng_drivers_unload_all(void);
+uint32_t eng_drivers_count(void);
+bool eng_drivers_get(uint32_t i, eng_driver_info_view *out);
+uint32_t eng_drivers_refused_count(void);
+bool eng_drivers_refused(uint32_t i, const char **path, const char **reason);
 
 /* ---- between driver.c and driver_step.c ---------------------------------------------------- */
 
-typedef struct nnd_driver_rec {
+typedef struct eng_driver_rec {
     const nnd_driver *d;
     void *dl;
     char *path;
     char name[NND_DRIVER_MAX_NAME + 1];
     char version[64];
-    nnd_backend backend; /* backend.impl == this record */
+    eng_backend backend; /* backend.impl == this record */
     _Atomic bool faulted;
     bool has_memory, has_blobs; /* the optional callbacks (read only from a full descriptor) */
-} nnd_driver_rec;
+} eng_driver_rec;
 
-void nnd_driver_backend_init(nnd_driver_rec *r);
-/* A line to the extensions' log sink (nnd_ext_set_log()). */
-void nnd_driver_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void eng_driver_backend_init(eng_driver_rec *r);
+/* A line to the extensions' log sink (eng_ext_set_log()). */
+void eng_driver_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

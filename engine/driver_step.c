@@ -5,25 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
-#include "fault_guard.h"
+#include "engine/driver.h"
+#include "engine/fault_guard.h"
 
 /* What run() gets in c->state for a claimed step. */
 typedef struct driver_claim {
-    nnd_driver_rec *rec;
+    eng_driver_rec *rec;
     void *state; /* the driver's */
 } driver_claim;
 
 /* A step's operands as a driver sees them; false for what no driver is offered
  * (extension or per-channel operands, ranks beyond the view). *handle: the device memory
  * of r holding the operand for this step (execute.c keeps it fresh), or 0. */
-static bool describe(nnd_ext_operand *o, const nnd_tensor *t, const nnd_driver_rec *r, bool output,
+static bool describe(nnd_ext_operand *o, const eng_tensor *t, const eng_driver_rec *r, bool output,
                      uint64_t *handle) {
     memset(o, 0, sizeof *o);
-    if (nnd_ext_is_code(t->type) || t->channel_quant || t->rank > NND_EXT_MAX_RANK) return false;
+    if (eng_ext_is_code(t->type) || t->channel_quant || t->rank > NND_EXT_MAX_RANK) return false;
     o->type = t->type;
-    o->is_tensor = nnd_type_is_tensor(t->type);
-    o->element_size = (uint32_t)nnd_type_size(t->type);
+    o->is_tensor = schema_type_is_tensor(t->type);
+    o->element_size = (uint32_t)schema_type_size(t->type);
     o->rank = t->rank;
     memcpy(o->dims, t->dims, sizeof(uint32_t) * t->rank);
     o->scale = t->scale;
@@ -86,25 +86,25 @@ static int invoke(void *arg) {
 }
 
 /* Runs one call into r's driver; -1 after a fault (logged, driver disabled). */
-static int guarded(nnd_driver_rec *r, driver_call *v, const char *op_name, uint32_t index) {
+static int guarded(eng_driver_rec *r, driver_call *v, const char *op_name, uint32_t index) {
     int sig = 0;
-    int rc = nnd_fault_guarded(invoke, v, &sig);
+    int rc = eng_fault_guarded(invoke, v, &sig);
     if (!sig) return rc;
     atomic_store(&r->faulted, true);
     if (op_name)
-        nnd_driver_logf(0, "driver %s (%s): %s in %s of %s #%u; the driver is disabled", r->name,
-                        r->path, nnd_fault_signal_name(sig), call_names[v->what], op_name, index);
+        eng_driver_logf(0, "driver %s (%s): %s in %s of %s #%u; the driver is disabled", r->name,
+                        r->path, eng_fault_signal_name(sig), call_names[v->what], op_name, index);
     else
-        nnd_driver_logf(0, "driver %s (%s): %s in %s; the driver is disabled", r->name, r->path,
-                        nnd_fault_signal_name(sig), call_names[v->what]);
+        eng_driver_logf(0, "driver %s (%s): %s in %s; the driver is disabled", r->name, r->path,
+                        eng_fault_signal_name(sig), call_names[v->what]);
     return -1;
 }
 
 /* Builds the step of r for c into ops and handles (n_in + n_out entries each); false when
  * no driver may see it. */
-static bool make_step(const nnd_driver_rec *r, const nnd_op_ctx *c, nnd_ext_operand *ops,
+static bool make_step(const eng_driver_rec *r, const eng_op_ctx *c, nnd_ext_operand *ops,
                       uint64_t *handles, nnd_driver_step *s, char *msg, size_t msglen) {
-    if (nnd_ext_is_code(c->def->code)) return false;
+    if (eng_ext_is_code(c->def->code)) return false;
     for (uint32_t j = 0; j < c->n_in; j++)
         if (!describe(&ops[j], c->in[j], r, false, &handles[j])) return false;
     for (uint32_t j = 0; j < c->n_out; j++)
@@ -125,7 +125,7 @@ static bool make_step(const nnd_driver_rec *r, const nnd_op_ctx *c, nnd_ext_oper
 
 #define SMALL 16
 
-static bool supports(nnd_driver_rec *r, const nnd_op_ctx *c) {
+static bool supports(eng_driver_rec *r, const eng_op_ctx *c) {
     if (atomic_load(&r->faulted) || c->n_in + c->n_out > SMALL) return false;
     nnd_ext_operand ops[SMALL];
     uint64_t handles[SMALL];
@@ -136,13 +136,13 @@ static bool supports(nnd_driver_rec *r, const nnd_op_ctx *c) {
     return guarded(r, &v, c->def->name, c->index) == 1;
 }
 
-static bool driver_supports(nnd_op_ctx *c) {
+static bool driver_supports(eng_op_ctx *c) {
     return supports(c->state, c);
 }
 
-static void *driver_claim_step(nnd_op_ctx *c, bool last) {
+static void *driver_claim_step(eng_op_ctx *c, bool last) {
     (void)last;
-    nnd_driver_rec *r = c->state;
+    eng_driver_rec *r = c->state;
     if (!supports(r, c)) return NULL;
     nnd_ext_operand ops[SMALL];
     uint64_t handles[SMALL];
@@ -161,12 +161,12 @@ static void *driver_claim_step(nnd_op_ctx *c, bool last) {
     return claim;
 }
 
-static nnd_status driver_run(nnd_op_ctx *c) {
+static schema_status driver_run(eng_op_ctx *c) {
     driver_claim *claim = c->state;
-    nnd_driver_rec *r = claim->rec;
+    eng_driver_rec *r = claim->rec;
     if (atomic_load(&r->faulted)) {
-        nnd_errf(c->err, c->errlen, "%s #%u: driver %s is disabled after a fault", c->def->name,
-                 c->index, r->name);
+        schema_errf(c->err, c->errlen, "%s #%u: driver %s is disabled after a fault", c->def->name,
+                    c->index, r->name);
         return NND_GENERAL_FAILURE;
     }
     nnd_ext_operand ops[SMALL];
@@ -174,8 +174,8 @@ static nnd_status driver_run(nnd_op_ctx *c) {
     nnd_driver_step s;
     char msg[NND_ERR_LEN] = "";
     if (!make_step(r, c, ops, handles, &s, msg, sizeof msg)) { /* claimed steps always fit */
-        nnd_errf(c->err, c->errlen, "%s #%u: not a step for driver %s", c->def->name, c->index,
-                 r->name);
+        schema_errf(c->err, c->errlen, "%s #%u: not a step for driver %s", c->def->name, c->index,
+                    r->name);
         return NND_GENERAL_FAILURE;
     }
     driver_call v = {.d = r->d, .what = CALL_EXECUTE, .step = &s, .state = claim->state};
@@ -183,17 +183,17 @@ static nnd_status driver_run(nnd_op_ctx *c) {
     msg[sizeof msg - 1] = '\0';
     if (rc == 0) return NND_OK;
     if (rc < 0)
-        nnd_errf(c->err, c->errlen, "%s #%u: driver %s faulted and is disabled", c->def->name,
-                 c->index, r->name);
+        schema_errf(c->err, c->errlen, "%s #%u: driver %s faulted and is disabled", c->def->name,
+                    c->index, r->name);
     else
-        nnd_errf(c->err, c->errlen, "%s #%u on %s: %s", c->def->name, c->index, r->name,
-                 *msg ? msg : "the driver failed");
+        schema_errf(c->err, c->errlen, "%s #%u on %s: %s", c->def->name, c->index, r->name,
+                    *msg ? msg : "the driver failed");
     return NND_GENERAL_FAILURE;
 }
 
 static void driver_release(void *state) {
     driver_claim *claim = state;
-    nnd_driver_rec *r = claim->rec;
+    eng_driver_rec *r = claim->rec;
     driver_call v = {.d = r->d, .what = CALL_RELEASE, .state = claim->state};
     if (!atomic_load(&r->faulted)) guarded(r, &v, "a step", 0);
     free(claim);
@@ -201,83 +201,85 @@ static void driver_release(void *state) {
 
 /* ---- device memory ---------------------------------------------------------------- */
 
-static nnd_driver_rec *rec_of(const nnd_backend *b) {
+static eng_driver_rec *rec_of(const eng_backend *b) {
     return b->impl;
 }
 
-static uint64_t driver_mem_alloc(const nnd_backend *b, uint64_t bytes) {
-    nnd_driver_rec *r = rec_of(b);
+static uint64_t driver_mem_alloc(const eng_backend *b, uint64_t bytes) {
+    eng_driver_rec *r = rec_of(b);
     driver_call v = {.d = r->d, .what = CALL_ALLOCATE, .bytes = bytes};
     if (atomic_load(&r->faulted) || guarded(r, &v, NULL, 0) < 0) return 0;
     return v.handle;
 }
 
-static void driver_mem_free(const nnd_backend *b, uint64_t handle) {
-    nnd_driver_rec *r = rec_of(b);
+static void driver_mem_free(const eng_backend *b, uint64_t handle) {
+    eng_driver_rec *r = rec_of(b);
     driver_call v = {.d = r->d, .what = CALL_FREE, .handle = handle};
     if (!atomic_load(&r->faulted)) guarded(r, &v, NULL, 0);
 }
 
-static nnd_status mem_copy(const nnd_backend *b, int what, uint64_t handle, uint64_t offset,
-                           void *buf, size_t bytes, char *err, size_t errlen) {
-    nnd_driver_rec *r = rec_of(b);
+static schema_status mem_copy(const eng_backend *b, int what, uint64_t handle, uint64_t offset,
+                              void *buf, size_t bytes, char *err, size_t errlen) {
+    eng_driver_rec *r = rec_of(b);
     const char *verb = what == CALL_READ ? "reading" : "writing";
     if (atomic_load(&r->faulted))
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
-                         "driver %s is disabled after a fault: its device memory is lost", r->name);
+        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "driver %s is disabled after a fault: its device memory is lost",
+                            r->name);
     driver_call v = {
         .d = r->d, .what = what, .handle = handle, .offset = offset, .bytes = bytes, .buf = buf};
     int rc = guarded(r, &v, NULL, 0);
     if (rc == 0) return NND_OK;
-    return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "driver %s %s %zu bytes of its memory: %s",
-                     r->name, verb, bytes, rc < 0 ? "faulted, the driver is disabled" : "failed");
+    return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                        "driver %s %s %zu bytes of its memory: %s", r->name, verb, bytes,
+                        rc < 0 ? "faulted, the driver is disabled" : "failed");
 }
 
-static nnd_status driver_mem_read(const nnd_backend *b, uint64_t handle, uint64_t offset, void *dst,
-                                  size_t bytes, char *err, size_t errlen) {
+static schema_status driver_mem_read(const eng_backend *b, uint64_t handle, uint64_t offset,
+                                     void *dst, size_t bytes, char *err, size_t errlen) {
     return mem_copy(b, CALL_READ, handle, offset, dst, bytes, err, errlen);
 }
 
-static nnd_status driver_mem_write(const nnd_backend *b, uint64_t handle, uint64_t offset,
-                                   const void *src, size_t bytes, char *err, size_t errlen) {
+static schema_status driver_mem_write(const eng_backend *b, uint64_t handle, uint64_t offset,
+                                      const void *src, size_t bytes, char *err, size_t errlen) {
     return mem_copy(b, CALL_WRITE, handle, offset, (void *)src, bytes, err, errlen);
 }
 
 /* ---- cache blobs --------------------------------------------------------------------- */
 
-static nnd_status driver_serialize(const void *state, uint8_t **blob, size_t *len, char *err,
-                                   size_t errlen) {
+static schema_status driver_serialize(const void *state, uint8_t **blob, size_t *len, char *err,
+                                      size_t errlen) {
     const driver_claim *claim = state;
-    nnd_driver_rec *r = claim->rec;
+    eng_driver_rec *r = claim->rec;
     *blob = NULL;
     *len = 0;
     driver_call v = {.d = r->d, .what = CALL_SERIALIZE, .state = claim->state};
     if (atomic_load(&r->faulted) || guarded(r, &v, NULL, 0) < 0)
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "driver %s is disabled after a fault",
-                         r->name);
+        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "driver %s is disabled after a fault",
+                            r->name);
     size_t need = v.size;
     if (!need || need > NND_DRIVER_BLOB_MAX)
-        return nnd_failf(err, errlen, NND_UNSUPPORTED, "driver %s gave no blob of a step state",
-                         r->name);
+        return schema_failf(err, errlen, NND_UNSUPPORTED, "driver %s gave no blob of a step state",
+                            r->name);
     uint8_t *b = malloc(need);
-    if (!b) return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    if (!b) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
     v.buf = b;
     v.cap = need;
     if (guarded(r, &v, NULL, 0) < 0 || v.size != need) {
         free(b);
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
-                         "driver %s changed its mind about a blob's size", r->name);
+        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "driver %s changed its mind about a blob's size", r->name);
     }
     *blob = b;
     *len = need;
     return NND_OK;
 }
 
-static void *driver_claim_blob(nnd_op_ctx *c, const uint8_t *blob, size_t len) {
-    nnd_driver_rec *r = c->state;
+static void *driver_claim_blob(eng_op_ctx *c, const uint8_t *blob, size_t len) {
+    eng_driver_rec *r = c->state;
     if (atomic_load(&r->faulted)) {
-        nnd_errf(c->err, c->errlen, "%s #%u: driver %s is disabled after a fault", c->def->name,
-                 c->index, r->name);
+        schema_errf(c->err, c->errlen, "%s #%u: driver %s is disabled after a fault", c->def->name,
+                    c->index, r->name);
         return NULL;
     }
     nnd_ext_operand ops[SMALL];
@@ -285,8 +287,8 @@ static void *driver_claim_blob(nnd_op_ctx *c, const uint8_t *blob, size_t len) {
     nnd_driver_step s;
     char msg[8];
     if (c->n_in + c->n_out > SMALL || !make_step(r, c, ops, handles, &s, msg, sizeof msg)) {
-        nnd_errf(c->err, c->errlen, "%s #%u: not a step for driver %s", c->def->name, c->index,
-                 r->name);
+        schema_errf(c->err, c->errlen, "%s #%u: not a step for driver %s", c->def->name, c->index,
+                    r->name);
         return NULL;
     }
     driver_claim *claim = malloc(sizeof *claim);
@@ -296,8 +298,8 @@ static void *driver_claim_blob(nnd_op_ctx *c, const uint8_t *blob, size_t len) {
     int rc = guarded(r, &v, c->def->name, c->index);
     if (rc < 0 || !v.result) {
         free(claim);
-        nnd_errf(c->err, c->errlen, "%s #%u: driver %s %s its cache blob", c->def->name, c->index,
-                 r->name, rc < 0 ? "faulted (and is disabled) reading" : "refused");
+        schema_errf(c->err, c->errlen, "%s #%u: driver %s %s its cache blob", c->def->name,
+                    c->index, r->name, rc < 0 ? "faulted (and is disabled) reading" : "refused");
         return NULL;
     }
     claim->rec = r;
@@ -305,8 +307,8 @@ static void *driver_claim_blob(nnd_op_ctx *c, const uint8_t *blob, size_t len) {
     return claim;
 }
 
-void nnd_driver_backend_init(nnd_driver_rec *r) {
-    r->backend = (nnd_backend){.name = r->name,
+void eng_driver_backend_init(eng_driver_rec *r) {
+    r->backend = (eng_backend){.name = r->name,
                                .claim = driver_claim_step,
                                .run = driver_run,
                                .release = driver_release,

@@ -2,24 +2,24 @@
  * executes the plan against caller memory. Knows nothing about sockets or protobuf.
  *
  * Contract:
- * - A model is described by nnd_model_desc, borrowed for the duration of a call.
- * - nnd_validate() checks everything a HAL driver checks, shapes included, and names the
- *   operand or operation at fault in err; it succeeds exactly when nnd_prepare() would
+ * - A model is described by eng_model_desc, borrowed for the duration of a call.
+ * - eng_validate() checks everything a HAL driver checks, shapes included, and names the
+ *   operand or operation at fault in err; it succeeds exactly when eng_prepare() would
  *   (an operation without a kernel is refused too), without keeping the plan.
- *   nnd_plan() is the same check keeping the plan, for nnd_prepare_planned().
- * - On success nnd_prepare() (and nnd_prepare_planned()) takes ownership of every constant
+ *   eng_plan() is the same check keeping the plan, for eng_prepare_planned().
+ * - On success eng_prepare() (and eng_prepare_planned()) takes ownership of every constant
  *   pool view (it calls each view's release when the prepared model is freed); on failure
  *   the caller keeps them. CONSTANT_COPY bytes are copied; CONSTANT_REFERENCE bytes are
  *   used in place.
  * - A prepared model is immutable and may be shared; each concurrent execution needs its
- *   own nnd_exec, which is reusable and allocates nothing in steady state for models
+ *   own eng_exec, which is reusable and allocates nothing in steady state for models
  *   whose shapes are known at prepare.
- * - nnd_exec_run() calls the checkpoint between operations; a non-zero return stops the
- *   run with that status, and nnd_exec_resume() may continue it from there. Tensor bytes
+ * - eng_exec_run() calls the checkpoint between operations; a non-zero return stops the
+ *   run with that status, and eng_exec_resume() may continue it from there. Tensor bytes
  *   are read from and written to the caller's memory directly; an input or output in a
- *   device's memory (nnd_io.device) is used there by that device's steps and copied for
+ *   device's memory (eng_io.device) is used there by that device's steps and copied for
  *   the others (backend.h, "Device memory").
- * - Control flow (HAL 1.3): a model may reference subgraphs (nnd_model_desc.referenced),
+ * - Control flow (HAL 1.3): a model may reference subgraphs (eng_model_desc.referenced),
  *   named by operands of type SUBGRAPH and lifetime SUBGRAPH whose offset is the
  *   subgraph's index; IF and WHILE run them. Every subgraph is validated and prepared
  *   with the model. The checkpoint runs between the operations of branches and loop
@@ -36,70 +36,70 @@
 
 /* Codes, operand types, operation names, status names and error messages are the
  * schema's (schema/), which the engine builds on. */
-#include "codes.h"
-#include "op_name.h"
-#include "operand_type.h"
-#include "status.h"
+#include "schema/codes.h"
+#include "schema/op_name.h"
+#include "schema/operand_type.h"
+#include "schema/status.h"
 
 #define NND_MAX_RANK       16 /* MIRROR_PAD and the movement operations take any rank */
 #define NND_MAX_OPERANDS   (1u << 20)
 #define NND_MAX_OPERATIONS (1u << 20)
 
-typedef struct nnd_channel_quant {
+typedef struct eng_channel_quant {
     const float *scales;
     uint32_t n_scales;
     uint32_t channel_dim;
-} nnd_channel_quant;
+} eng_channel_quant;
 
-typedef struct nnd_operand_desc {
-    int32_t type;                /* enum nnd_operand_type, or an extension code */
+typedef struct eng_operand_desc {
+    int32_t type;                /* enum schema_operand_type, or an extension code */
     uint32_t rank;               /* a tensor of rank 0 has unknown rank */
     uint32_t dims[NND_MAX_RANK]; /* 0 = unknown */
     float scale;
     int32_t zero_point;
-    uint32_t lifetime; /* enum nnd_lifetime */
-    uint32_t pool;     /* CONSTANT_REFERENCE: index into nnd_model_desc.pools */
+    uint32_t lifetime; /* enum schema_lifetime */
+    uint32_t pool;     /* CONSTANT_REFERENCE: index into eng_model_desc.pools */
     uint64_t offset;   /* CONSTANT_COPY: into operand_values; CONSTANT_REFERENCE: into pool */
     uint64_t length;
-    nnd_channel_quant channel_quant; /* TENSOR_QUANT8_SYMM_PER_CHANNEL only */
+    eng_channel_quant channel_quant; /* TENSOR_QUANT8_SYMM_PER_CHANNEL only */
     const uint8_t *extension_data;
     uint32_t extension_len;
-} nnd_operand_desc;
+} eng_operand_desc;
 
-typedef struct nnd_operation_desc {
-    int32_t type; /* enum nnd_operation_type */
+typedef struct eng_operation_desc {
+    int32_t type; /* enum schema_operation_type */
     uint32_t n_inputs;
     const uint32_t *inputs;
     uint32_t n_outputs;
     const uint32_t *outputs;
-} nnd_operation_desc;
+} eng_operation_desc;
 
 /* A referenced subgraph: its own operands and operations; MODEL_INPUT and MODEL_OUTPUT
  * operands are its inputs and outputs. Constants point into the model's operand values
  * and pools, as the main graph's do. */
-typedef struct nnd_subgraph_desc {
+typedef struct eng_subgraph_desc {
     uint32_t n_operands;
-    const nnd_operand_desc *operands;
+    const eng_operand_desc *operands;
     uint32_t n_operations;
-    const nnd_operation_desc *operations;
+    const eng_operation_desc *operations;
     uint32_t n_inputs;
     const uint32_t *inputs;
     uint32_t n_outputs;
     const uint32_t *outputs;
-} nnd_subgraph_desc;
+} eng_subgraph_desc;
 
-typedef struct nnd_memory_view {
+typedef struct eng_memory_view {
     const uint8_t *base;
     size_t size;
     void (*release)(void *ctx); /* may be NULL */
     void *ctx;
-} nnd_memory_view;
+} eng_memory_view;
 
-typedef struct nnd_model_desc {
+typedef struct eng_model_desc {
     uint32_t n_operands;
-    const nnd_operand_desc *operands;
+    const eng_operand_desc *operands;
     uint32_t n_operations;
-    const nnd_operation_desc *operations;
+    const eng_operation_desc *operations;
     uint32_t n_inputs;
     const uint32_t *inputs;
     uint32_t n_outputs;
@@ -107,38 +107,38 @@ typedef struct nnd_model_desc {
     const uint8_t *operand_values;
     size_t operand_values_len;
     uint32_t n_pools;
-    nnd_memory_view *pools;
+    eng_memory_view *pools;
     bool relaxed;        /* relaxComputationFloat32toFloat16 */
     bool reference_only; /* no XNNPACK: the reference kernels (the nnd-reference device) */
     /* Driver backends (driver.h) offered each step with known shapes before the CPU, in
      * this order; drivers_only: no CPU device, so a step none of them claims fails the
      * preparation (INVALID_ARGUMENT naming the operation). */
-    const struct nnd_backend *const *drivers;
+    const struct eng_backend *const *drivers;
     uint32_t n_drivers;
     bool drivers_only;
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
-    const nnd_subgraph_desc *referenced;
+    const eng_subgraph_desc *referenced;
     /* from_blobs: a compilation restored from a cache. The steps blobs name are given to
      * their drivers' claim_blob() (backend.h) with those bytes; no driver is offered any
      * other step, nor is any driver's claim() called. */
     bool from_blobs;
-    const struct nnd_step_blob *blobs;
+    const struct eng_step_blob *blobs;
     uint32_t n_blobs;
-} nnd_model_desc;
+} eng_model_desc;
 
 /* A driver step's prepared state as bytes (backend.h, "Cache blobs"). */
-typedef struct nnd_step_blob {
+typedef struct eng_step_blob {
     uint32_t operation; /* the step's operation index in the main graph */
-    uint32_t driver;    /* its backend: nnd_model_desc.drivers[driver] */
+    uint32_t driver;    /* its backend: eng_model_desc.drivers[driver] */
     const uint8_t *data;
     size_t len;
-} nnd_step_blob;
+} eng_step_blob;
 
 /* The graph fields of m (operands, operations, inputs, outputs) set to g's. */
-void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g);
+void eng_model_set_graph(eng_model_desc *m, const eng_subgraph_desc *g);
 /* Referenced subgraph r of m as a model description of its own: its graph, with m's operand
  * values, pools, flags and referenced list. r must be below m->n_referenced. */
-nnd_model_desc nnd_model_referenced(const nnd_model_desc *m, uint32_t r);
+eng_model_desc eng_model_referenced(const eng_model_desc *m, uint32_t r);
 
 /* Referenced subgraphs: how many a model may have, and how deep they may nest (the main
  * graph running one is depth 1). */
@@ -148,11 +148,11 @@ nnd_model_desc nnd_model_referenced(const nnd_model_desc *m, uint32_t r);
 #define NND_LOOP_TIMEOUT_DEFAULT_NS 2000000000ull
 #define NND_LOOP_TIMEOUT_MAX_NS     15000000000ull
 
-typedef struct nnd_prepared nnd_prepared;
-typedef struct nnd_exec nnd_exec;
+typedef struct eng_prepared eng_prepared;
+typedef struct eng_exec eng_exec;
 
 /* One model input or output at execution time. */
-typedef struct nnd_io {
+typedef struct eng_io {
     void *data;    /* NULL only with has_no_value */
     size_t length; /* bytes available at data */
     bool has_no_value;
@@ -161,27 +161,27 @@ typedef struct nnd_io {
     /* Non-NULL: the bytes are in this device backend's memory (backend.h), under
      * device_handle from offset 0, and data is NULL. Steps on that backend use them there;
      * the run copies what other steps read or write (backend.h, "Device memory"). */
-    const struct nnd_backend *device;
+    const struct eng_backend *device;
     uint64_t device_handle;
-} nnd_io;
+} eng_io;
 
-typedef struct nnd_output_shape {
+typedef struct eng_output_shape {
     uint32_t rank;
     uint32_t dims[NND_MAX_RANK];
     bool sufficient;
-} nnd_output_shape;
+} eng_output_shape;
 
 /* Called between operations with the index of the next one; return NND_OK to go on.
  * Inside IF branches and WHILE loops next_op is the main graph operation running them. */
-typedef struct nnd_checkpoint {
-    nnd_status (*check)(void *ctx, uint32_t next_op);
+typedef struct eng_checkpoint {
+    schema_status (*check)(void *ctx, uint32_t next_op);
     void *ctx;
     /* How long one WHILE operation may loop: 0 means NND_LOOP_TIMEOUT_DEFAULT_NS; more
      * than NND_LOOP_TIMEOUT_MAX_NS counts as that. Without a checkpoint: the default. */
     uint64_t loop_timeout_ns;
-} nnd_checkpoint;
+} eng_checkpoint;
 
-nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
+schema_status eng_validate(const eng_model_desc *m, char *err, size_t errlen);
 
 /* One operation's signature as its operands are declared so far (types, quantization,
  * dimensions; no constant values), by the model's rules only (what the NNAPI runtime
@@ -191,105 +191,106 @@ nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen);
  * inputs and outputs are looked at). For a client that validates as a model is built (the
  * NNAPI layer's addOperation). NND_OK, NND_INVALID_ARGUMENT with err naming what is wrong,
  * or NND_UNSUPPORTED for what this engine does not judge (no registry row, an extension). */
-nnd_status nnd_validate_operation(const nnd_operand_desc *operands, uint32_t n_operands,
-                                  const nnd_operation_desc *op, const nnd_subgraph_desc *referenced,
-                                  uint32_t n_referenced, bool relaxed, char *err, size_t errlen);
+schema_status eng_validate_operation(const eng_operand_desc *operands, uint32_t n_operands,
+                                     const eng_operation_desc *op,
+                                     const eng_subgraph_desc *referenced, uint32_t n_referenced,
+                                     bool relaxed, char *err, size_t errlen);
 
 /* Fills supported[i] for each operation: true when it is valid and has a kernel for its
  * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
-nnd_status nnd_supported_operations(const nnd_model_desc *m, bool *supported, char *err,
-                                    size_t errlen);
-/* As nnd_supported_operations(), and on_refused (may be NULL) is told, for each operation of
+schema_status eng_supported_operations(const eng_model_desc *m, bool *supported, char *err,
+                                       size_t errlen);
+/* As eng_supported_operations(), and on_refused (may be NULL) is told, for each operation of
  * the main graph answered false, its index and the sentence that says why (valid during the
  * call only). A call that then fails has told of refusals all the same. */
-typedef void (*nnd_refused_fn)(void *ctx, uint32_t op_index, const char *reason);
-nnd_status nnd_supported_operations_why(const nnd_model_desc *m, bool *supported,
-                                        nnd_refused_fn on_refused, void *ctx, char *err,
-                                        size_t errlen);
-/* nnd_supported_operations_why() for m's device set (drivers, drivers_only): with no CPU
+typedef void (*eng_refused_fn)(void *ctx, uint32_t op_index, const char *reason);
+schema_status eng_supported_operations_why(const eng_model_desc *m, bool *supported,
+                                           eng_refused_fn on_refused, void *ctx, char *err,
+                                           size_t errlen);
+/* eng_supported_operations_why() for m's device set (drivers, drivers_only): with no CPU
  * device, an operation is supported only when one of m->drivers supports it (shapes known
  * at preparation); on_refused hears of those too. */
-nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported,
-                                       nnd_refused_fn on_refused, void *ctx, char *err,
-                                       size_t errlen);
+schema_status eng_supported_operations_on(const eng_model_desc *m, bool *supported,
+                                          eng_refused_fn on_refused, void *ctx, char *err,
+                                          size_t errlen);
 
-nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen);
+schema_status eng_prepare(const eng_model_desc *m, eng_prepared **out, char *err, size_t errlen);
 /* Memory the engine maps itself, outside the C allocator (XNNPACK's packed weights,
  * xnn_alloc.h): live bytes, bytes of freed blocks kept for the next preparation, and the
  * trim that unmaps those kept (where the daemon trims its allocator). */
-size_t nnd_engine_mapped_bytes(void);
-size_t nnd_engine_kept_bytes(void);
-void nnd_engine_trim(void);
-/* nnd_prepare() in two steps, so that one preparation validates and plans once:
- * nnd_plan() validates m exactly as nnd_validate() does (same statuses and messages) and
- * keeps the plan it built (it takes none of m's pools); nnd_prepare_planned() finishes a
+size_t eng_mapped_bytes(void);
+size_t eng_kept_bytes(void);
+void eng_trim(void);
+/* eng_prepare() in two steps, so that one preparation validates and plans once:
+ * eng_plan() validates m exactly as eng_validate() does (same statuses and messages) and
+ * keeps the plan it built (it takes none of m's pools); eng_prepare_planned() finishes a
  * plan into a prepared model of m, or of a model equal to the planned one whose constants
  * live elsewhere (the daemon's own serialized copy): constants held in place by m are then
- * used from m, which gives its pools to the prepared model as nnd_prepare() does.
- * nnd_prepare_planned() always consumes the plan; a plan not given to it is freed with
- * nnd_prepared_free(). */
-nnd_status nnd_plan(const nnd_model_desc *m, nnd_prepared **plan, char *err, size_t errlen);
-nnd_status nnd_prepare_planned(nnd_prepared *plan, const nnd_model_desc *m, nnd_prepared **out,
-                               char *err, size_t errlen);
-void nnd_prepared_free(nnd_prepared *p);
+ * used from m, which gives its pools to the prepared model as eng_prepare() does.
+ * eng_prepare_planned() always consumes the plan; a plan not given to it is freed with
+ * eng_prepared_free(). */
+schema_status eng_plan(const eng_model_desc *m, eng_prepared **plan, char *err, size_t errlen);
+schema_status eng_prepare_planned(eng_prepared *plan, const eng_model_desc *m, eng_prepared **out,
+                                  char *err, size_t errlen);
+void eng_prepared_free(eng_prepared *p);
 
-uint32_t nnd_prepared_num_inputs(const nnd_prepared *p);
-uint32_t nnd_prepared_num_outputs(const nnd_prepared *p);
+uint32_t eng_prepared_num_inputs(const eng_prepared *p);
+uint32_t eng_prepared_num_outputs(const eng_prepared *p);
 /* The operand behind model input or output i, with dimensions as far as known. */
-const nnd_operand_desc *nnd_prepared_input(const nnd_prepared *p, uint32_t i);
-const nnd_operand_desc *nnd_prepared_output(const nnd_prepared *p, uint32_t i);
-uint32_t nnd_prepared_num_operations(const nnd_prepared *p);
+const eng_operand_desc *eng_prepared_input(const eng_prepared *p, uint32_t i);
+const eng_operand_desc *eng_prepared_output(const eng_prepared *p, uint32_t i);
+uint32_t eng_prepared_num_operations(const eng_prepared *p);
 
 /* A cost model's inputs for operation k in execution order (the index a checkpoint gets):
  * arithmetic (multiply-adds count 2) and bytes read and written, from the shapes known at
  * prepare (an unknown dimension counts as 1; an IF counts its larger branch, a WHILE one
  * iteration). For schedulers' estimates, not exact. */
-typedef struct nnd_cost {
+typedef struct eng_cost {
     double flops;
     double bytes;
-} nnd_cost;
-nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k);
+} eng_cost;
+eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k);
 /* Whether an execution may run a WHILE loop, so that how long it takes depends on its
  * data (up to the loop timeout), not only on its shapes. */
-bool nnd_prepared_loops(const nnd_prepared *p);
-/* Whether p was prepared with nnd_model_desc.reference_only (no fast kernels). */
-bool nnd_prepared_reference_only(const nnd_prepared *p);
+bool eng_prepared_loops(const eng_prepared *p);
+/* Whether p was prepared with eng_model_desc.reference_only (no fast kernels). */
+bool eng_prepared_reference_only(const eng_prepared *p);
 /* How many steps of p's main graph run on backend b (NULL: on the CPU, reference kernels
  * or XNNPACK). */
-uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const struct nnd_backend *b);
+uint32_t eng_prepared_steps_on(const eng_prepared *p, const struct eng_backend *b);
 /* The cache blobs of p's steps on drivers[0..n_drivers), in step order: *out (n_out
- * entries, freed with nnd_step_blobs_free()). NND_UNSUPPORTED (err names the device) when
+ * entries, freed with eng_step_blobs_free()). NND_UNSUPPORTED (err names the device) when
  * such a step's backend keeps no blobs or declines; steps elsewhere have none. */
-nnd_status nnd_prepared_blobs(const nnd_prepared *p, const struct nnd_backend *const *drivers,
-                              uint32_t n_drivers, nnd_step_blob **out, uint32_t *n_out, char *err,
-                              size_t errlen);
-void nnd_step_blobs_free(nnd_step_blob *b, uint32_t n);
+schema_status eng_prepared_blobs(const eng_prepared *p, const struct eng_backend *const *drivers,
+                                 uint32_t n_drivers, eng_step_blob **out, uint32_t *n_out,
+                                 char *err, size_t errlen);
+void eng_step_blobs_free(eng_step_blob *b, uint32_t n);
 /* The driver backend that runs step k of p's main graph (the index a checkpoint gets), or
  * NULL for the CPU (reference kernels or XNNPACK; control flow always). */
-const struct nnd_backend *nnd_prepared_step_backend(const nnd_prepared *p, uint32_t k);
-/* Bytes of temporaries each nnd_exec of this model allocates (its subgraphs' included;
+const struct eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k);
+/* Bytes of temporaries each eng_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
-size_t nnd_prepared_arena_bytes(const nnd_prepared *p);
+size_t eng_prepared_arena_bytes(const eng_prepared *p);
 
-nnd_exec *nnd_exec_create(const nnd_prepared *p);
-void nnd_exec_free(nnd_exec *e);
+eng_exec *eng_exec_create(const eng_prepared *p);
+void eng_exec_free(eng_exec *e);
 
-/* Runs one execution. inputs/outputs have nnd_prepared_num_inputs/outputs entries; shapes
+/* Runs one execution. inputs/outputs have eng_prepared_num_inputs/outputs entries; shapes
  * (may be NULL) receives one entry per output. Returns NND_OK,
  * NND_OUTPUT_INSUFFICIENT_SIZE (shapes tell which), NND_INVALID_ARGUMENT for a bad
  * request, NND_GENERAL_FAILURE, or what the checkpoint returned. */
-nnd_status nnd_exec_run(nnd_exec *e, const nnd_io *inputs, const nnd_io *outputs,
-                        nnd_output_shape *shapes, const nnd_checkpoint *cp, char *err,
-                        size_t errlen);
+schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outputs,
+                           eng_output_shape *shapes, const eng_checkpoint *cp, char *err,
+                           size_t errlen);
 /* Continues a run that its checkpoint stopped before operation `from` (the index the
  * checkpoint was given): operations before it are not run again; temporaries and bindings
  * are the stopped run's, so the caller keeps the request's memory as it was and uses e for
- * nothing else in between. Returns as nnd_exec_run(). Lets a scheduler suspend work at a
+ * nothing else in between. Returns as eng_exec_run(). Lets a scheduler suspend work at a
  * checkpoint and resume it later instead of starting over. */
-nnd_status nnd_exec_resume(nnd_exec *e, uint32_t from, nnd_output_shape *shapes,
-                           const nnd_checkpoint *cp, char *err, size_t errlen);
+schema_status eng_exec_resume(eng_exec *e, uint32_t from, eng_output_shape *shapes,
+                              const eng_checkpoint *cp, char *err, size_t errlen);
 
 /* Number of operation types with at least one kernel. */
-uint32_t nnd_supported_operation_count(void);
+uint32_t eng_supported_operation_count(void);
 
 #endif

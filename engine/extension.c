@@ -1,7 +1,7 @@
 /* extension.c: the plugin registry: loading and checking plugins, the id table, the
  * current set and the references prepared models hold. See extension.h; a plugin's
  * operations run through extension_op.c. */
-#include "extension.h"
+#include "engine/extension.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,28 +16,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "extension_op.h"
-#include "extension_plugin.h"
-#include "fault_guard.h"
+#include "engine/extension_op.h"
+#include "engine/extension_plugin.h"
+#include "engine/fault_guard.h"
 
-static _Atomic(nnd_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
-static _Atomic(nnd_ext_plugin *) oem_owner;
+static _Atomic(eng_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
+static _Atomic(eng_ext_plugin *) oem_owner;
 
 /* The current set and the last load's refusals; guarded by reg_lock. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static nnd_ext_plugin *current[NND_EXT_MAX_LOADED];
+static eng_ext_plugin *current[NND_EXT_MAX_LOADED];
 static uint32_t n_current;
 static char **refused; /* pairs: path, reason */
 static uint32_t n_refused;
 static uint16_t next_id = 1;
 
-static nnd_ext_log_fn log_fn;
+static eng_ext_log_fn log_fn;
 
-void nnd_ext_set_log(nnd_ext_log_fn fn) {
+void eng_ext_set_log(eng_ext_log_fn fn) {
     log_fn = fn;
 }
 
-void nnd_ext_logf(int level, const char *fmt, ...) {
+void eng_ext_logf(int level, const char *fmt, ...) {
     if (!log_fn) return;
     char msg[768];
     va_list ap;
@@ -50,20 +50,20 @@ void nnd_ext_logf(int level, const char *fmt, ...) {
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 
 static void guard_failed(int sig, int err) {
-    nnd_ext_logf(0, "extensions: cannot guard signal %d: %s", sig, strerror(err));
+    eng_ext_logf(0, "extensions: cannot guard signal %d: %s", sig, strerror(err));
 }
 
 static void guard_install(void) {
-    nnd_fault_guard_install(guard_failed);
+    eng_fault_guard_install(guard_failed);
 }
 
-void nnd_ext_guard_once(void) {
+void eng_ext_guard_once(void) {
     pthread_once(&guard_once, guard_install);
 }
 
 /* ---- plugin records ---------------------------------------------------------------------- */
 
-static void plugin_free(nnd_ext_plugin *p) {
+static void plugin_free(eng_ext_plugin *p) {
     if (!p) return;
     if (p->dl) dlclose(p->dl);
     free(p->types);
@@ -79,29 +79,29 @@ static void plugin_free(nnd_ext_plugin *p) {
 
 static atomic_uint_fast64_t n_faults;
 
-void nnd_ext_count_fault(void) {
+void eng_ext_count_fault(void) {
     atomic_fetch_add(&n_faults, 1);
 }
 
-uint64_t nnd_ext_faults(void) {
+uint64_t eng_ext_faults(void) {
     return atomic_load(&n_faults);
 }
 
-static void plugin_ref(nnd_ext_plugin *p) {
+static void plugin_ref(eng_ext_plugin *p) {
     atomic_fetch_add(&p->refs, 1);
 }
 
-static void plugin_unref(nnd_ext_plugin *p) {
+static void plugin_unref(eng_ext_plugin *p) {
     if (atomic_fetch_sub(&p->refs, 1) != 1) return;
     /* Nobody can look this id up any more: only holders do, and there are none. */
     atomic_store(&slots[p->id], NULL);
-    nnd_types_install(p->id, NULL);
-    nnd_op_names_install(p->id, NULL);
-    nnd_ops_install(p->id, NULL);
+    schema_types_install(p->id, NULL);
+    schema_op_names_install(p->id, NULL);
+    eng_ops_install(p->id, NULL);
     plugin_free(p);
 }
 
-nnd_ext_plugin *nnd_ext_plugin_of(int32_t code) {
+eng_ext_plugin *eng_ext_plugin_of(int32_t code) {
     uint32_t id = (uint32_t)code >> 16;
     return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
 }
@@ -206,7 +206,7 @@ static void refuse(const char *path, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    nnd_ext_logf(0, "extension %s refused: %s", path, why);
+    eng_ext_logf(0, "extension %s refused: %s", path, why);
     char **r = realloc(refused, sizeof *r * (2 * (size_t)n_refused + 2));
     if (!r) return;
     refused = r;
@@ -233,8 +233,8 @@ static bool take_id(uint16_t *id) {
 }
 
 /* Builds the record for a checked descriptor; NULL when out of memory. */
-static nnd_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char *path) {
-    nnd_ext_plugin *p = calloc(1, sizeof *p);
+static eng_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char *path) {
+    eng_ext_plugin *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->dl = dl;
     p->x = x;
@@ -262,7 +262,7 @@ static nnd_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char 
 }
 
 /* Gives p its id and the engine codes of its operations, and publishes it. */
-static void plugin_publish(nnd_ext_plugin *p, uint16_t id) {
+static void plugin_publish(eng_ext_plugin *p, uint16_t id) {
     const nnd_extension *x = p->x;
     p->id = id;
     for (uint32_t i = 0; i < p->n_types; i++) {
@@ -276,24 +276,24 @@ static void plugin_publish(nnd_ext_plugin *p, uint16_t id) {
         p->info_types[i] = *t;
     }
     for (uint32_t i = 0; i < p->n_ops; i++) {
-        nnd_ext_op_init(&p->ops[i], p, &x->operations[i],
+        eng_ext_op_init(&p->ops[i], p, &x->operations[i],
                         (int32_t)((uint32_t)id << 16 | x->operations[i].code));
         p->op_defs[i] = &p->ops[i].def;
-        p->op_names[i] = (nnd_op_name_row){p->ops[i].def.code, p->ops[i].def.name};
+        p->op_names[i] = (schema_op_name_row){p->ops[i].def.code, p->ops[i].def.name};
     }
-    if (p->oem) nnd_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
-    p->type_rows = (nnd_type_rows){p->n_types, p->types};
-    p->op_rows = (nnd_op_rows){p->n_ops, p->op_defs};
-    p->op_name_rows = (nnd_op_name_rows){p->n_ops, p->op_names};
-    nnd_types_install(id, &p->type_rows);
-    nnd_op_names_install(id, &p->op_name_rows);
-    nnd_ops_install(id, &p->op_rows);
+    if (p->oem) eng_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
+    p->type_rows = (schema_type_rows){p->n_types, p->types};
+    p->op_rows = (eng_op_rows){p->n_ops, p->op_defs};
+    p->op_name_rows = (schema_op_name_rows){p->n_ops, p->op_names};
+    schema_types_install(id, &p->type_rows);
+    schema_op_names_install(id, &p->op_name_rows);
+    eng_ops_install(id, &p->op_rows);
     atomic_store(&slots[id], p);
 }
 
-static nnd_ext_file_check_fn file_check;
+static eng_ext_file_check_fn file_check;
 
-void nnd_ext_set_file_check(nnd_ext_file_check_fn fn) {
+void eng_ext_set_file_check(eng_ext_file_check_fn fn) {
     file_check = fn;
 }
 
@@ -347,11 +347,11 @@ static void load_one(const char *path) {
     char why[300] = "";
     check_args a = {.x = x, .why = why, .whylen = sizeof why};
     int sig = 0;
-    int rc = nnd_fault_guarded(check_descriptor, &a, &sig);
+    int rc = eng_fault_guarded(check_descriptor, &a, &sig);
     if (sig || rc) {
         if (sig)
             snprintf(why, sizeof why, "%s while reading its descriptor",
-                     nnd_fault_signal_name(sig));
+                     eng_fault_signal_name(sig));
         refuse(path, "%s", why);
         dlclose(dl);
         return;
@@ -376,7 +376,7 @@ static void load_one(const char *path) {
         dlclose(dl);
         return;
     }
-    nnd_ext_plugin *p = plugin_make(dl, x, path);
+    eng_ext_plugin *p = plugin_make(dl, x, path);
     if (!p) {
         refuse(path, "out of memory");
         dlclose(dl);
@@ -386,9 +386,9 @@ static void load_one(const char *path) {
     current[n_current++] = p;
     if (p->oem) {
         atomic_store(&oem_owner, p);
-        nnd_ops_install_oem(&p->oem->def);
+        eng_ops_install_oem(&p->oem->def);
     }
-    nnd_ext_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
+    eng_ext_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
                  *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
                  p->oem ? ", claims OEM_OPERATION" : "");
 }
@@ -396,7 +396,7 @@ static void load_one(const char *path) {
 /* Drops the current set and the refusals. Called with reg_lock held. */
 static void clear_locked(void) {
     atomic_store(&oem_owner, NULL);
-    nnd_ops_install_oem(NULL);
+    eng_ops_install_oem(NULL);
     for (uint32_t i = 0; i < n_current; i++)
         plugin_unref(current[i]);
     n_current = 0;
@@ -412,7 +412,7 @@ static int so_file(const struct dirent *e) {
     return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
 }
 
-int nnd_ext_load_dir(const char *dir, char *err, size_t errlen) {
+int eng_ext_load_dir(const char *dir, char *err, size_t errlen) {
     pthread_once(&guard_once, guard_install);
     pthread_mutex_lock(&reg_lock);
     /* The old set goes first: a plugin that no model holds is closed, so a file replaced
@@ -421,7 +421,7 @@ int nnd_ext_load_dir(const char *dir, char *err, size_t errlen) {
     struct dirent **names = NULL;
     int n = scandir(dir, &names, so_file, alphasort);
     if (n < 0) {
-        nnd_errf(err, errlen, "cannot read extensions directory %s: %s", dir, strerror(errno));
+        schema_errf(err, errlen, "cannot read extensions directory %s: %s", dir, strerror(errno));
         pthread_mutex_unlock(&reg_lock);
         return -1;
     }
@@ -437,24 +437,24 @@ int nnd_ext_load_dir(const char *dir, char *err, size_t errlen) {
     return loaded;
 }
 
-void nnd_ext_unload_all(void) {
+void eng_ext_unload_all(void) {
     pthread_mutex_lock(&reg_lock);
     clear_locked();
     pthread_mutex_unlock(&reg_lock);
 }
 
-uint32_t nnd_ext_count(void) {
+uint32_t eng_ext_count(void) {
     pthread_mutex_lock(&reg_lock);
     uint32_t n = n_current;
     pthread_mutex_unlock(&reg_lock);
     return n;
 }
 
-bool nnd_ext_get(uint32_t i, nnd_ext_info *out) {
+bool eng_ext_get(uint32_t i, eng_ext_info *out) {
     pthread_mutex_lock(&reg_lock);
     bool ok = i < n_current;
     if (ok) {
-        const nnd_ext_plugin *p = current[i];
+        const eng_ext_plugin *p = current[i];
         out->name = p->name;
         out->version = p->version;
         out->path = p->path;
@@ -468,7 +468,7 @@ bool nnd_ext_get(uint32_t i, nnd_ext_info *out) {
     return ok;
 }
 
-bool nnd_ext_refused(uint32_t i, const char **path, const char **reason) {
+bool eng_ext_refused(uint32_t i, const char **path, const char **reason) {
     pthread_mutex_lock(&reg_lock);
     bool ok = i < n_refused;
     if (ok) {
@@ -479,7 +479,7 @@ bool nnd_ext_refused(uint32_t i, const char **path, const char **reason) {
     return ok;
 }
 
-uint16_t nnd_ext_resolve(const char *name) {
+uint16_t eng_ext_resolve(const char *name) {
     pthread_mutex_lock(&reg_lock);
     uint16_t id = 0;
     for (uint32_t i = 0; i < n_current && !id; i++)
@@ -488,25 +488,25 @@ uint16_t nnd_ext_resolve(const char *name) {
     return id;
 }
 
-bool nnd_ext_oem_claimed(void) {
+bool eng_ext_oem_claimed(void) {
     return atomic_load(&oem_owner) != NULL;
 }
 
 /* ---- references from prepared models ---------------------------------------------------- */
 
-static nnd_status hold_code(int32_t code, nnd_ext_plugin **held, uint32_t *n, char *err,
-                            size_t errlen) {
-    nnd_ext_plugin *p;
+static schema_status hold_code(int32_t code, eng_ext_plugin **held, uint32_t *n, char *err,
+                               size_t errlen) {
+    eng_ext_plugin *p;
     if (code == NND_OP_OEM_OPERATION || code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE)
         p = atomic_load(&oem_owner);
-    else if (nnd_ext_is_code(code))
-        p = nnd_ext_plugin_of(code);
+    else if (eng_ext_is_code(code))
+        p = eng_ext_plugin_of(code);
     else
         return NND_OK;
     if (!p) {
         /* OEM types without a claimant are checked (and refused) elsewhere. */
-        if (!nnd_ext_is_code(code)) return NND_OK;
-        nnd_errf(err, errlen, "extension code 0x%08x names no loaded extension", (unsigned)code);
+        if (!eng_ext_is_code(code)) return NND_OK;
+        schema_errf(err, errlen, "extension code 0x%08x names no loaded extension", (unsigned)code);
         return NND_INVALID_ARGUMENT;
     }
     for (uint32_t i = 0; i < *n; i++)
@@ -516,25 +516,25 @@ static nnd_status hold_code(int32_t code, nnd_ext_plugin **held, uint32_t *n, ch
     return NND_OK;
 }
 
-nnd_status nnd_ext_hold_model(const nnd_model_desc *m, nnd_ext_plugin ***out, uint32_t *n_out,
-                              char *err, size_t errlen) {
+schema_status eng_ext_hold_model(const eng_model_desc *m, eng_ext_plugin ***out, uint32_t *n_out,
+                                 char *err, size_t errlen) {
     *out = NULL;
     *n_out = 0;
     /* At most one entry per loaded plugin; the current set bounds it. */
-    nnd_ext_plugin **held = NULL;
+    eng_ext_plugin **held = NULL;
     uint32_t n = 0, cap = 0;
-    nnd_status s = NND_OK;
+    schema_status s = NND_OK;
     for (uint32_t i = 0; i < m->n_operands + m->n_operations && !s; i++) {
         int32_t code =
             i < m->n_operands ? m->operands[i].type : m->operations[i - m->n_operands].type;
-        if (!nnd_ext_is_code(code) && code != NND_OP_OEM_OPERATION && code != NND_OEM_SCALAR &&
+        if (!eng_ext_is_code(code) && code != NND_OP_OEM_OPERATION && code != NND_OEM_SCALAR &&
             code != NND_TENSOR_OEM_BYTE)
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 4;
-            nnd_ext_plugin **h = realloc(held, sizeof *h * cap);
+            eng_ext_plugin **h = realloc(held, sizeof *h * cap);
             if (!h) {
-                nnd_errf(err, errlen, "out of memory");
+                schema_errf(err, errlen, "out of memory");
                 s = NND_GENERAL_FAILURE;
                 break;
             }
@@ -543,7 +543,7 @@ nnd_status nnd_ext_hold_model(const nnd_model_desc *m, nnd_ext_plugin ***out, ui
         s = hold_code(code, held, &n, err, errlen);
     }
     if (s || n == 0) {
-        nnd_ext_release(held, n);
+        eng_ext_release(held, n);
         return s;
     }
     *out = held;
@@ -551,7 +551,7 @@ nnd_status nnd_ext_hold_model(const nnd_model_desc *m, nnd_ext_plugin ***out, ui
     return NND_OK;
 }
 
-void nnd_ext_release(nnd_ext_plugin **held, uint32_t n) {
+void eng_ext_release(eng_ext_plugin **held, uint32_t n) {
     for (uint32_t i = 0; i < n; i++)
         plugin_unref(held[i]);
     free(held);

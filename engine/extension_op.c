@@ -1,12 +1,12 @@
 /* extension_op.c: a plugin's operations as engine operations. See extension_op.h. */
-#include "extension_op.h"
+#include "engine/extension_op.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fault_guard.h"
+#include "engine/fault_guard.h"
 
 enum { STAGE_VALIDATE, STAGE_PREPARE, STAGE_EXECUTE };
 static const char *const stage_names[] = {"validate", "prepare", "execute"};
@@ -26,13 +26,13 @@ static int invoke(void *arg) {
     }
 }
 
-static void describe(nnd_ext_operand *o, const nnd_tensor *t) {
+static void describe(nnd_ext_operand *o, const eng_tensor *t) {
     memset(o, 0, sizeof *o);
-    const nnd_ext_plugin *p = nnd_ext_plugin_of(t->type);
+    const eng_ext_plugin *p = eng_ext_plugin_of(t->type);
     o->extension = p ? p->name : NULL;
     o->type = p ? (int32_t)(uint16_t)t->type : t->type;
-    o->is_tensor = nnd_type_is_tensor(t->type);
-    o->element_size = (uint32_t)nnd_type_size(t->type);
+    o->is_tensor = schema_type_is_tensor(t->type);
+    o->element_size = (uint32_t)schema_type_size(t->type);
     o->rank = t->rank <= NND_EXT_MAX_RANK ? t->rank : NND_EXT_MAX_RANK;
     memcpy(o->dims, t->dims, sizeof(uint32_t) * o->rank);
     o->scale = t->scale;
@@ -59,25 +59,26 @@ static bool shape_ok(const nnd_ext_operand *o) {
 }
 
 /* Runs one stage of an extension operation for the engine context c. */
-static nnd_status run_stage(nnd_op_ctx *c, int stage) {
-    const nnd_ext_op *x = (const nnd_ext_op *)c->def;
-    nnd_ext_plugin *p = x->plugin;
+static schema_status run_stage(eng_op_ctx *c, int stage) {
+    const eng_ext_op *x = (const eng_ext_op *)c->def;
+    eng_ext_plugin *p = x->plugin;
     if (atomic_load(&p->faulted)) {
-        nnd_errf(c->err, c->errlen,
-                 "%s #%u: extension %s is disabled after a fault; `nndctl reload` loads it again",
-                 x->def.name, c->index, p->name);
+        schema_errf(
+            c->err, c->errlen,
+            "%s #%u: extension %s is disabled after a fault; `nndctl reload` loads it again",
+            x->def.name, c->index, p->name);
         return NND_GENERAL_FAILURE;
     }
     if (c->n_in == 0) {
-        nnd_errf(c->err, c->errlen, "%s #%u: extension operations need at least one input",
-                 x->def.name, c->index);
+        schema_errf(c->err, c->errlen, "%s #%u: extension operations need at least one input",
+                    x->def.name, c->index);
         return NND_INVALID_ARGUMENT;
     }
     uint32_t n = c->n_in + c->n_out;
     nnd_ext_operand small[16];
     nnd_ext_operand *ops = n <= 16 ? small : malloc(sizeof *ops * n);
     if (!ops) {
-        nnd_errf(c->err, c->errlen, "%s #%u: out of memory", x->def.name, c->index);
+        schema_errf(c->err, c->errlen, "%s #%u: out of memory", x->def.name, c->index);
         return NND_GENERAL_FAILURE;
     }
     for (uint32_t j = 0; j < c->n_in; j++)
@@ -96,19 +97,20 @@ static nnd_status run_stage(nnd_op_ctx *c, int stage) {
                          .errlen = sizeof msg};
     ext_invocation v = {.op = x->op, .stage = stage, .call = &call};
     int sig = 0;
-    int rc = nnd_fault_guarded(invoke, &v, &sig);
+    int rc = eng_fault_guarded(invoke, &v, &sig);
     msg[sizeof msg - 1] = '\0';
-    nnd_status s;
+    schema_status s;
     if (sig) {
         atomic_store(&p->faulted, true);
-        nnd_ext_count_fault();
-        nnd_ext_logf(0,
+        eng_ext_count_fault();
+        eng_ext_logf(0,
                      "extension %s (%s): %s in %s of %s #%u; the plugin is disabled until reload",
-                     p->name, p->path, nnd_fault_signal_name(sig), stage_names[stage], x->def.name,
+                     p->name, p->path, eng_fault_signal_name(sig), stage_names[stage], x->def.name,
                      c->index);
-        nnd_errf(c->err, c->errlen,
-                 "%s #%u: the extension faulted (%s in %s) and is disabled until `nndctl reload`",
-                 x->def.name, c->index, nnd_fault_signal_name(sig), stage_names[stage]);
+        schema_errf(
+            c->err, c->errlen,
+            "%s #%u: the extension faulted (%s in %s) and is disabled until `nndctl reload`",
+            x->def.name, c->index, eng_fault_signal_name(sig), stage_names[stage]);
         s = NND_GENERAL_FAILURE;
     } else if (rc == NND_EXT_OK) {
         s = NND_OK;
@@ -118,26 +120,26 @@ static nnd_status run_stage(nnd_op_ctx *c, int stage) {
         s = rc == NND_EXT_INVALID  ? NND_INVALID_ARGUMENT
             : rc == NND_EXT_FAILED ? NND_GENERAL_FAILURE
                                    : NND_UNSUPPORTED;
-        nnd_errf(c->err, c->errlen, "%s #%u: %s", x->def.name, c->index,
-                 *msg ? msg
-                      : (rc == NND_EXT_UNSUPPORTED ? "not supported by the extension"
-                                                   : "refused by the extension"));
+        schema_errf(c->err, c->errlen, "%s #%u: %s", x->def.name, c->index,
+                    *msg ? msg
+                         : (rc == NND_EXT_UNSUPPORTED ? "not supported by the extension"
+                                                      : "refused by the extension"));
     } else {
-        nnd_errf(c->err, c->errlen, "%s #%u: the extension's %s returned an unknown status %d",
-                 x->def.name, c->index, stage_names[stage], rc);
+        schema_errf(c->err, c->errlen, "%s #%u: the extension's %s returned an unknown status %d",
+                    x->def.name, c->index, stage_names[stage], rc);
         s = NND_GENERAL_FAILURE;
     }
     if (s == NND_OK && stage == STAGE_PREPARE) {
         for (uint32_t j = 0; j < c->n_out && s == NND_OK; j++) {
             const nnd_ext_operand *o = &ops[c->n_in + j];
             if (!shape_ok(o)) {
-                nnd_errf(c->err, c->errlen,
-                         "%s #%u: the extension gave output %u an invalid or too large shape",
-                         x->def.name, c->index, j);
+                schema_errf(c->err, c->errlen,
+                            "%s #%u: the extension gave output %u an invalid or too large shape",
+                            x->def.name, c->index, j);
                 s = NND_GENERAL_FAILURE;
                 break;
             }
-            nnd_tensor *t = c->out[j];
+            eng_tensor *t = c->out[j];
             memset(t->dims, 0, sizeof t->dims);
             t->rank = o->rank;
             memcpy(t->dims, o->dims, sizeof(uint32_t) * o->rank);
@@ -147,17 +149,17 @@ static nnd_status run_stage(nnd_op_ctx *c, int stage) {
     return s;
 }
 
-static nnd_status ext_check(nnd_op_ctx *c) {
+static schema_status ext_check(eng_op_ctx *c) {
     return run_stage(c, STAGE_VALIDATE);
 }
-static nnd_status ext_shape(nnd_op_ctx *c) {
+static schema_status ext_shape(eng_op_ctx *c) {
     return run_stage(c, STAGE_PREPARE);
 }
-static nnd_status ext_run(nnd_op_ctx *c) {
+static schema_status ext_run(eng_op_ctx *c) {
     return run_stage(c, STAGE_EXECUTE);
 }
 
-void nnd_ext_op_init(nnd_ext_op *x, nnd_ext_plugin *p, const nnd_ext_operation *op, int32_t code) {
+void eng_ext_op_init(eng_ext_op *x, eng_ext_plugin *p, const nnd_ext_operation *op, int32_t code) {
     memset(x, 0, sizeof *x);
     x->op = op;
     x->plugin = p;

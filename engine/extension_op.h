@@ -1,4 +1,4 @@
-/* extension_op: a plugin's operation as an engine operation. The nnd_op_def built here
+/* extension_op: a plugin's operation as an engine operation. The eng_op_def built here
  * runs the plugin's validate (as check), prepare (as shape) and execute (as the kernel,
  * for any input type).
  *
@@ -7,7 +7,7 @@
  *   extension types by the plugin's own codes, constants and omitted inputs marked, and
  *   data pointers into the engine's tensors, not copies.
  * - The call runs under the fault guard (fault_guard.h). A fault disables the plugin
- *   until it is loaded again, counts in nnd_ext_faults() and fails this and every later
+ *   until it is loaded again, counts in eng_ext_faults() and fails this and every later
  *   call with NND_GENERAL_FAILURE and a message saying so.
  * - The plugin's status maps to the engine's: OK, DEFER (prepare only), INVALID,
  *   UNSUPPORTED, FAILED; anything else is a failure naming the status. Its message, when
@@ -21,19 +21,19 @@
 
 #include <stdint.h>
 
-#include "extension_plugin.h"
-#include "op.h"
+#include "engine/extension_plugin.h"
+#include "engine/op.h"
 
 /* One operation of a plugin, as the engine sees it. def comes first: the engine hands
  * &def to the stages as c->def, which they cast back. */
-typedef struct nnd_ext_op {
-    nnd_op_def def;
+typedef struct eng_ext_op {
+    eng_op_def def;
     const nnd_ext_operation *op;
-    nnd_ext_plugin *plugin;
+    eng_ext_plugin *plugin;
     char name[NND_EXT_MAX_NAME + 80]; /* "com.example.fibonacci:TEST_VENDOR_FIBONACCI" */
-} nnd_ext_op;
+} eng_ext_op;
 
 /* Makes x the engine operation `code` for the plugin's operation op. */
-void nnd_ext_op_init(nnd_ext_op *x, nnd_ext_plugin *p, const nnd_ext_operation *op, int32_t code);
+void eng_ext_op_init(eng_ext_op *x, eng_ext_plugin *p, const nnd_ext_operation *op, int32_t code);
 
 #endif

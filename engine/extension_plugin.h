@@ -5,7 +5,7 @@
  * includes neither extension.h nor extension_op.h, and its functions are the registry's.
  *
  * Contract: a record is immutable once published except for refs and faulted, which are
- * atomic. nnd_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
+ * atomic. eng_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
  * reference on (a prepared model's, or the current set's under the registry lock).
  */
 #ifndef NND_EXTENSION_PLUGIN_H
@@ -16,17 +16,17 @@
 #include <stdint.h>
 
 #include "nnd/extension.h"
-#include "op.h"
+#include "engine/op.h"
 
 #define NND_EXT_MAX_NAME 128 /* of an extension's reverse-domain name */
 
-typedef struct nnd_ext_plugin nnd_ext_plugin; /* as extension.h names it */
-struct nnd_ext_op;                            /* extension_op.h */
+typedef struct eng_ext_plugin eng_ext_plugin; /* as extension.h names it */
+struct eng_ext_op;                            /* extension_op.h */
 
 /* "com.example.fibonacci:TEST_VENDOR_TENSOR": the name of a type row. */
-typedef char nnd_ext_type_name[NND_EXT_MAX_NAME + 80];
+typedef char eng_ext_type_name[NND_EXT_MAX_NAME + 80];
 
-struct nnd_ext_plugin {
+struct eng_ext_plugin {
     atomic_int refs; /* the current set's, plus one per prepared model using it */
     uint16_t id;
     void *dl;
@@ -36,26 +36,26 @@ struct nnd_ext_plugin {
     char *path;
     atomic_bool faulted;
     uint32_t n_types;
-    nnd_type_row *types;           /* installed into the engine's type table */
-    nnd_ext_type_name *type_names; /* what the rows' names point to */
-    nnd_type_rows type_rows;
-    const nnd_op_def **op_defs; /* &ops[i].def, installed into the operation table */
-    nnd_op_rows op_rows;
-    nnd_op_name_row *op_names; /* installed into the schema's name table (op_name.h) */
-    nnd_op_name_rows op_name_rows;
-    nnd_ext_operand_type *info_types; /* copies for nnd_ext_info */
+    schema_type_row *types;        /* installed into the engine's type table */
+    eng_ext_type_name *type_names; /* what the rows' names point to */
+    schema_type_rows type_rows;
+    const eng_op_def **op_defs; /* &ops[i].def, installed into the operation table */
+    eng_op_rows op_rows;
+    schema_op_name_row *op_names; /* installed into the schema's name table (op_name.h) */
+    schema_op_name_rows op_name_rows;
+    nnd_ext_operand_type *info_types; /* copies for eng_ext_info */
     uint32_t n_ops;
-    struct nnd_ext_op *ops;
-    struct nnd_ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
+    struct eng_ext_op *ops;
+    struct eng_ext_op *oem; /* NULL unless the plugin claims OEM_OPERATION */
 };
 
 /* The plugin whose id an engine code carries, or NULL. */
-nnd_ext_plugin *nnd_ext_plugin_of(int32_t code);
+eng_ext_plugin *eng_ext_plugin_of(int32_t code);
 /* Installs the fault guard's handlers, once per process. */
-void nnd_ext_guard_once(void);
-/* Counts one fault caught inside a plugin (nnd_ext_faults()). */
-void nnd_ext_count_fault(void);
-/* A line to the log sink of nnd_ext_set_log(), if any. */
-void nnd_ext_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void eng_ext_guard_once(void);
+/* Counts one fault caught inside a plugin (eng_ext_faults()). */
+void eng_ext_count_fault(void);
+/* A line to the log sink of eng_ext_set_log(), if any. */
+void eng_ext_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -5,7 +5,7 @@
  * to the handler that was installed before ours. Faults are synchronous, so the jump
  * lands on the thread that faulted. A per-thread alternate stack lets a stack overflow in
  * the called code be caught too. */
-#include "fault_guard.h"
+#include "engine/fault_guard.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -45,7 +45,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
     raise(sig);
 }
 
-void nnd_fault_guard_install(void (*report)(int sig, int err)) {
+void eng_fault_guard_install(void (*report)(int sig, int err)) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
@@ -89,7 +89,7 @@ static void alt_stack_ensure(void) {
     }
 }
 
-int nnd_fault_guarded(int (*fn)(void *), void *arg, int *sig) {
+int eng_fault_guarded(int (*fn)(void *), void *arg, int *sig) {
     alt_stack_ensure();
     sigjmp_buf jb;
     sigjmp_buf *volatile outer = guard_jmp; /* not expected, but keep a caller's guard */
@@ -113,7 +113,7 @@ int nnd_fault_guarded(int (*fn)(void *), void *arg, int *sig) {
     return rc;
 }
 
-const char *nnd_fault_signal_name(int sig) {
+const char *eng_fault_signal_name(int sig) {
     switch (sig) {
     case SIGSEGV: return "SIGSEGV";
     case SIGBUS: return "SIGBUS";

@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow.h"
+#include "engine/flow.h"
 
-#define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
-bool nnd_flow_is_op(int32_t code) {
+bool eng_flow_is_op(int32_t code) {
     return code == NND_OP_IF || code == NND_OP_WHILE;
 }
 
-void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g) {
+void eng_model_set_graph(eng_model_desc *m, const eng_subgraph_desc *g) {
     m->n_operands = g->n_operands;
     m->operands = g->operands;
     m->n_operations = g->n_operations;
@@ -23,28 +23,28 @@ void nnd_model_set_graph(nnd_model_desc *m, const nnd_subgraph_desc *g) {
     m->outputs = g->outputs;
 }
 
-nnd_model_desc nnd_model_referenced(const nnd_model_desc *m, uint32_t r) {
-    nnd_model_desc v = *m;
-    nnd_model_set_graph(&v, &m->referenced[r]);
+eng_model_desc eng_model_referenced(const eng_model_desc *m, uint32_t r) {
+    eng_model_desc v = *m;
+    eng_model_set_graph(&v, &m->referenced[r]);
     return v;
 }
 
-nnd_model_desc nnd_flow_graph(const nnd_model_desc *m, uint32_t g) {
-    return g < m->n_referenced ? nnd_model_referenced(m, g) : *m;
+eng_model_desc eng_flow_graph(const eng_model_desc *m, uint32_t g) {
+    return g < m->n_referenced ? eng_model_referenced(m, g) : *m;
 }
 
 /* "referenced subgraph 3" or "the main graph", for messages. */
-static const char *graph_name(const nnd_model_desc *m, uint32_t g, char *buf, size_t len) {
+static const char *graph_name(const eng_model_desc *m, uint32_t g, char *buf, size_t len) {
     if (g >= m->n_referenced) return "the main graph";
     snprintf(buf, len, "referenced subgraph %u", g);
     return buf;
 }
 
 /* One SUBGRAPH operand: its form, as HAL 1.3 gives it. */
-static nnd_status check_reference(const nnd_model_desc *m, uint32_t g, uint32_t i, char *err,
-                                  size_t errlen) {
-    nnd_model_desc v = nnd_flow_graph(m, g);
-    const nnd_operand_desc *o = &v.operands[i];
+static schema_status check_reference(const eng_model_desc *m, uint32_t g, uint32_t i, char *err,
+                                     size_t errlen) {
+    eng_model_desc v = eng_flow_graph(m, g);
+    const eng_operand_desc *o = &v.operands[i];
     char name[48];
     const char *gn = graph_name(m, g, name, sizeof name);
     if (o->type != NND_SUBGRAPH_TYPE || o->lifetime != NND_SUBGRAPH)
@@ -61,7 +61,7 @@ static nnd_status check_reference(const nnd_model_desc *m, uint32_t g, uint32_t 
     return NND_OK;
 }
 
-static bool is_reference(const nnd_operand_desc *o) {
+static bool is_reference(const eng_operand_desc *o) {
     return o->type == NND_SUBGRAPH_TYPE || o->lifetime == NND_SUBGRAPH;
 }
 
@@ -71,14 +71,14 @@ typedef struct walk {
     uint32_t graph, next_operand;
 } walk;
 
-static nnd_status visit(const nnd_model_desc *m, uint32_t root, uint8_t *state, walk *stack,
-                        uint32_t *order, uint32_t *n_order, char *err, size_t errlen) {
+static schema_status visit(const eng_model_desc *m, uint32_t root, uint8_t *state, walk *stack,
+                           uint32_t *order, uint32_t *n_order, char *err, size_t errlen) {
     uint32_t top = 0;
     stack[top++] = (walk){root, 0};
     state[root] = 1;
     while (top) {
         walk *w = &stack[top - 1];
-        const nnd_subgraph_desc *s = &m->referenced[w->graph];
+        const eng_subgraph_desc *s = &m->referenced[w->graph];
         if (w->next_operand == s->n_operands) {
             state[w->graph] = 2;
             order[(*n_order)++] = w->graph;
@@ -101,8 +101,8 @@ static nnd_status visit(const nnd_model_desc *m, uint32_t root, uint8_t *state, 
 }
 
 /* Nesting: 1 for a subgraph that runs no other, else 1 more than its deepest callee. */
-static uint32_t nesting(const nnd_model_desc *m, uint32_t g, const uint32_t *depth) {
-    nnd_model_desc v = nnd_flow_graph(m, g);
+static uint32_t nesting(const eng_model_desc *m, uint32_t g, const uint32_t *depth) {
+    eng_model_desc v = eng_flow_graph(m, g);
     uint32_t d = 0;
     for (uint32_t i = 0; i < v.n_operands; i++)
         if (is_reference(&v.operands[i]) && depth[v.operands[i].offset] > d)
@@ -110,8 +110,8 @@ static uint32_t nesting(const nnd_model_desc *m, uint32_t g, const uint32_t *dep
     return d + (g < m->n_referenced);
 }
 
-nnd_status nnd_flow_check_references(const nnd_model_desc *m, uint32_t *order, char *err,
-                                     size_t errlen) {
+schema_status eng_flow_check_references(const eng_model_desc *m, uint32_t *order, char *err,
+                                        size_t errlen) {
     uint32_t n = m->n_referenced;
     if (n > NND_MAX_SUBGRAPHS)
         return FAIL("%u referenced subgraphs, over the limit of %u", n, NND_MAX_SUBGRAPHS);
@@ -126,10 +126,10 @@ nnd_status nnd_flow_check_references(const nnd_model_desc *m, uint32_t *order, c
                     "the limit of %u each",
                     (unsigned long long)operands, (unsigned long long)operations, NND_MAX_OPERANDS);
     for (uint32_t g = 0; g <= n; g++) {
-        nnd_model_desc v = nnd_flow_graph(m, g);
+        eng_model_desc v = eng_flow_graph(m, g);
         for (uint32_t i = 0; i < v.n_operands; i++)
             if (is_reference(&v.operands[i])) {
-                nnd_status s = check_reference(m, g, i, err, errlen);
+                schema_status s = check_reference(m, g, i, err, errlen);
                 if (s) return s;
             }
     }
@@ -137,7 +137,7 @@ nnd_status nnd_flow_check_references(const nnd_model_desc *m, uint32_t *order, c
     uint8_t *state = calloc(n, 1);
     uint32_t *depth = calloc(n, sizeof(uint32_t));
     walk *stack = malloc(sizeof(walk) * n);
-    nnd_status s = NND_OK;
+    schema_status s = NND_OK;
     uint32_t n_order = 0;
     if (!state || !depth || !stack) s = FAIL("out of memory checking subgraph references");
     for (uint32_t g = 0; g < n && !s; g++)
@@ -160,10 +160,10 @@ nnd_status nnd_flow_check_references(const nnd_model_desc *m, uint32_t *order, c
 
 /* Whether two operands may stand for each other across a subgraph's boundary; why says
  * how they differ. */
-static bool compatible(const nnd_operand_desc *a, const nnd_operand_desc *b, char *why,
+static bool compatible(const eng_operand_desc *a, const eng_operand_desc *b, char *why,
                        size_t len) {
     if (a->type != b->type) {
-        snprintf(why, len, "types %s and %s", nnd_type_name(a->type), nnd_type_name(b->type));
+        snprintf(why, len, "types %s and %s", schema_type_name(a->type), schema_type_name(b->type));
         return false;
     }
     if (a->rank && b->rank) {
@@ -182,7 +182,7 @@ static bool compatible(const nnd_operand_desc *a, const nnd_operand_desc *b, cha
                  a->zero_point, b->zero_point);
         return false;
     }
-    const nnd_channel_quant *p = &a->channel_quant, *q = &b->channel_quant;
+    const eng_channel_quant *p = &a->channel_quant, *q = &b->channel_quant;
     if (p->n_scales != q->n_scales || p->channel_dim != q->channel_dim ||
         (p->n_scales && memcmp(p->scales, q->scales, sizeof(float) * p->n_scales))) {
         snprintf(why, len, "per-channel quantization differs");
@@ -198,21 +198,21 @@ static bool compatible(const nnd_operand_desc *a, const nnd_operand_desc *b, cha
 
 /* What one IF or WHILE check is about, for messages. */
 typedef struct flow_op {
-    const nnd_model_desc *m;
-    const nnd_operation_desc *op;
+    const eng_model_desc *m;
+    const eng_operation_desc *op;
     const char *name;
     uint32_t k;
 } flow_op;
 
-static const nnd_subgraph_desc *named_subgraph(const flow_op *f, uint32_t input, const char *role,
+static const eng_subgraph_desc *named_subgraph(const flow_op *f, uint32_t input, const char *role,
                                                uint32_t *index, char *err, size_t errlen) {
     uint32_t o = f->op->inputs[input];
-    const nnd_operand_desc *d = &f->m->operands[o];
+    const eng_operand_desc *d = &f->m->operands[o];
     if (d->type != NND_SUBGRAPH_TYPE || d->lifetime != NND_SUBGRAPH) {
-        nnd_errf(err, errlen,
-                 "%s #%u: input %u (operand %u), its %s, must be a subgraph reference (type and "
-                 "lifetime SUBGRAPH), not %s",
-                 f->name, f->k, input, o, role, nnd_type_name(d->type));
+        schema_errf(err, errlen,
+                    "%s #%u: input %u (operand %u), its %s, must be a subgraph reference (type and "
+                    "lifetime SUBGRAPH), not %s",
+                    f->name, f->k, input, o, role, schema_type_name(d->type));
         return NULL;
     }
     *index = (uint32_t)d->offset;
@@ -220,36 +220,36 @@ static const nnd_subgraph_desc *named_subgraph(const flow_op *f, uint32_t input,
 }
 
 /* Outer operand `outer` against the subgraph's operand `inner`. */
-static nnd_status match(const flow_op *f, const char *role, uint32_t r, const char *what,
-                        uint32_t pos, uint32_t outer, const nnd_subgraph_desc *s, uint32_t inner,
-                        char *err, size_t errlen) {
+static schema_status match(const flow_op *f, const char *role, uint32_t r, const char *what,
+                           uint32_t pos, uint32_t outer, const eng_subgraph_desc *s, uint32_t inner,
+                           char *err, size_t errlen) {
     char why[96];
     if (compatible(&f->m->operands[outer], &s->operands[inner], why, sizeof why)) return NND_OK;
     return FAIL("%s #%u: operand %u does not match %s %u (operand %u) of its %s, subgraph %u: %s",
                 f->name, f->k, outer, what, pos, inner, role, r, why);
 }
 
-static nnd_status check_condition(const nnd_operand_desc *d, const char *whose, uint32_t o,
-                                  char *err, size_t errlen) {
+static schema_status check_condition(const eng_operand_desc *d, const char *whose, uint32_t o,
+                                     char *err, size_t errlen) {
     if (d->type == NND_TENSOR_BOOL8 && d->rank == 1 && d->dims[0] == 1) return NND_OK;
     return FAIL("%s (operand %u) must be a TENSOR_BOOL8 of one element, not %s of rank %u", whose,
-                o, nnd_type_name(d->type), d->rank);
+                o, schema_type_name(d->type), d->rank);
 }
 
-static nnd_status check_if(const flow_op *f, char *err, size_t errlen) {
-    const nnd_operation_desc *op = f->op;
+static schema_status check_if(const flow_op *f, char *err, size_t errlen) {
+    const eng_operation_desc *op = f->op;
     if (op->n_inputs < 3)
         return FAIL("IF #%u has %u inputs; it takes a condition, two subgraphs, then the "
                     "branches' inputs",
                     f->k, op->n_inputs);
     char whose[48];
     snprintf(whose, sizeof whose, "IF #%u: the condition", f->k);
-    nnd_status s =
+    schema_status s =
         check_condition(&f->m->operands[op->inputs[0]], whose, op->inputs[0], err, errlen);
     for (uint32_t b = 1; b <= 2 && !s; b++) {
         const char *role = b == 1 ? "then branch" : "else branch";
         uint32_t r;
-        const nnd_subgraph_desc *g = named_subgraph(f, b, role, &r, err, errlen);
+        const eng_subgraph_desc *g = named_subgraph(f, b, role, &r, err, errlen);
         if (!g) return NND_INVALID_ARGUMENT;
         if (g->n_inputs != op->n_inputs - 3 || g->n_outputs != op->n_outputs)
             return FAIL("IF #%u: its %s, subgraph %u, has %u inputs and %u outputs; the IF passes "
@@ -266,15 +266,15 @@ static nnd_status check_if(const flow_op *f, char *err, size_t errlen) {
 /* A loop of m carried values, k state-only values and n input-only values: WHILE takes
  * 2 + m + k + n inputs and gives m outputs; the condition takes m + k + n inputs and gives
  * one; the body takes m + k + n and gives m + k, each of the same kind as its input. */
-static nnd_status check_while(const flow_op *f, char *err, size_t errlen) {
-    const nnd_operation_desc *op = f->op;
+static schema_status check_while(const flow_op *f, char *err, size_t errlen) {
+    const eng_operation_desc *op = f->op;
     if (op->n_inputs < 3)
         return FAIL("WHILE #%u has %u inputs; it takes two subgraphs, then the loop's inputs", f->k,
                     op->n_inputs);
     uint32_t rc, rb;
-    const nnd_subgraph_desc *c = named_subgraph(f, 0, "condition", &rc, err, errlen);
+    const eng_subgraph_desc *c = named_subgraph(f, 0, "condition", &rc, err, errlen);
     if (!c) return NND_INVALID_ARGUMENT;
-    const nnd_subgraph_desc *b = named_subgraph(f, 1, "body", &rb, err, errlen);
+    const eng_subgraph_desc *b = named_subgraph(f, 1, "body", &rb, err, errlen);
     if (!b) return NND_INVALID_ARGUMENT;
     uint32_t n_in = op->n_inputs - 2;
     if (c->n_inputs != n_in || c->n_outputs != 1)
@@ -287,7 +287,8 @@ static nnd_status check_while(const flow_op *f, char *err, size_t errlen) {
                     f->k, rb, b->n_inputs, b->n_outputs, n_in, op->n_outputs, n_in);
     char whose[64];
     snprintf(whose, sizeof whose, "WHILE #%u: the output of its condition, subgraph %u,", f->k, rc);
-    nnd_status s = check_condition(&c->operands[c->outputs[0]], whose, c->outputs[0], err, errlen);
+    schema_status s =
+        check_condition(&c->operands[c->outputs[0]], whose, c->outputs[0], err, errlen);
     for (uint32_t i = 0; i < n_in && !s; i++)
         s = match(f, "condition", rc, "input", i, op->inputs[2 + i], c, c->inputs[i], err, errlen);
     for (uint32_t i = 0; i < n_in && !s; i++)
@@ -303,8 +304,8 @@ static nnd_status check_while(const flow_op *f, char *err, size_t errlen) {
     return s;
 }
 
-nnd_status nnd_flow_check_op(const nnd_model_desc *g, uint32_t k, char *err, size_t errlen) {
-    const nnd_operation_desc *op = &g->operations[k];
-    flow_op f = {.m = g, .op = op, .name = nnd_operation_name(op->type), .k = k};
+schema_status eng_flow_check_op(const eng_model_desc *g, uint32_t k, char *err, size_t errlen) {
+    const eng_operation_desc *op = &g->operations[k];
+    flow_op f = {.m = g, .op = op, .name = schema_operation_name(op->type), .k = k};
     return op->type == NND_OP_IF ? check_if(&f, err, errlen) : check_while(&f, err, errlen);
 }

@@ -13,8 +13,8 @@
 #ifndef NND_FP16_REGION_H
 #define NND_FP16_REGION_H
 
-#include "internal.h"
+#include "engine/internal.h"
 
-uint32_t nnd_plan_fp16_regions(nnd_prepared *p);
+uint32_t eng_plan_fp16_regions(eng_prepared *p);
 
 #endif

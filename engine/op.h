@@ -1,19 +1,19 @@
 /* op: the contract between the engine and an operation. An operation is one table row
- * (ops/registry.c) pointing at an nnd_op_def defined in its kernel file.
+ * (ops/registry.c) pointing at an eng_op_def defined in its kernel file.
  *
  * - check(): signature validation, once per model: operand counts and types, and any
  *   constant scalar it can judge. Tensors carry type, quantization and dimensions as far
  *   as known (known == false: some dimension or the rank is unknown); data is set only
- *   for constants. Return NND_INVALID_ARGUMENT via nnd_fail(), or NND_UNSUPPORTED for a
+ *   for constants. Return NND_INVALID_ARGUMENT via eng_fail(), or NND_UNSUPPORTED for a
  *   valid combination this engine has no kernel for.
  * - shape(): output dimensions from input dimensions and parameters, with consistency
  *   checks. Called at prepare when every input's shape is known and every scalar input is
  *   constant, and at execution when the model has dynamic shapes. If it needs the bytes
  *   of a tensor that is not constant (data == NULL), it returns NND_DEFER.
  * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
- *   outputs (dims already set by shape()) and may use nnd_scratch() for temporaries.
+ *   outputs (dims already set by shape()) and may use eng_scratch() for temporaries.
  * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE. Which inputs
- *   an operation takes as optional is nnd_op_optional_inputs() (ops/registry.c); the
+ *   an operation takes as optional is eng_op_optional_inputs() (ops/registry.c); the
  *   engine refuses an omitted input anywhere else, so kernels never see one there.
  * - Reference kernels ignore c->state; it carries a fast backend's per-step state
  *   (backend.h) to that backend's run().
@@ -26,20 +26,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #define NND_DEFER       101 /* shape(): needs data that is only known at execution */
 #define NND_MAX_KERNELS 12
 /* A kernel row of this type runs for any key input type (extension operations). */
 #define NND_KERNEL_ANY_TYPE INT32_MIN
 
-typedef struct nnd_tensor {
+typedef struct eng_tensor {
     int32_t type;
     uint32_t rank;
     uint32_t dims[NND_MAX_RANK];
     float scale;
     int32_t zero_point;
-    const nnd_channel_quant *channel_quant;
+    const eng_channel_quant *channel_quant;
     void *data;   /* NULL: omitted, or not known yet (prepare) */
     size_t bytes; /* capacity at data */
     uint8_t lifetime;
@@ -47,57 +47,57 @@ typedef struct nnd_tensor {
     /* Extension operand types: the operand's extension blob, handed to the plugin. */
     const uint8_t *extension_data;
     uint32_t extension_len;
-    /* A model input or output bound to device memory (nnd_io.device): data is the run's
+    /* A model input or output bound to device memory (eng_io.device): data is the run's
      * host copy, device_sync says which side is stale (NND_*_STALE). NULL: host only. */
-    const struct nnd_backend *device;
+    const struct eng_backend *device;
     uint64_t device_handle;
     uint8_t device_sync;
-} nnd_tensor;
+} eng_tensor;
 
 #define NND_HOST_STALE   1 /* the device memory holds the newest bytes */
 #define NND_DEVICE_STALE 2 /* data holds the newest bytes */
 #define NND_HOST_ONLY    4 /* an output sharing its handle with an input: computed at data */
 
-typedef struct nnd_scratch_pool nnd_scratch_pool;
+typedef struct eng_scratch_pool eng_scratch_pool;
 
-typedef struct nnd_op_ctx {
-    const struct nnd_op_def *def;
+typedef struct eng_op_ctx {
+    const struct eng_op_def *def;
     uint32_t index; /* operation index in the model, for messages */
-    nnd_tensor **in;
+    eng_tensor **in;
     uint32_t n_in;
-    nnd_tensor **out;
+    eng_tensor **out;
     uint32_t n_out;
     bool relaxed;
     /* Set while a model is judged as it is built (addOperation) and finished (the
      * supported-operations query): only what the NNAPI runtime checks there holds then
      * (operand counts, types, ranks). What a driver finds only when it prepares or runs
      * the model (constant scalar values such as a fused activation code, quantization
-     * relations between operands) waits for prepare: see nnd_driver_rules(). */
+     * relations between operands) waits for prepare: see eng_driver_rules(). */
     bool model_rules_only;
-    nnd_scratch_pool *scratch;
+    eng_scratch_pool *scratch;
     void *state; /* the step's prepared state from a fast backend (backend.h), else NULL */
     char *err;
     size_t errlen;
-} nnd_op_ctx;
+} eng_op_ctx;
 
-typedef nnd_status (*nnd_op_fn)(nnd_op_ctx *c);
+typedef schema_status (*eng_op_fn)(eng_op_ctx *c);
 
-typedef struct nnd_kernel {
+typedef struct eng_kernel {
     int32_t type; /* of input key_input */
-    nnd_op_fn run;
-} nnd_kernel;
+    eng_op_fn run;
+} eng_kernel;
 
-typedef struct nnd_op_def {
+typedef struct eng_op_def {
     int32_t code;
     const char *name;
-    nnd_op_fn check;
-    nnd_op_fn shape;
-    nnd_kernel kernels[NND_MAX_KERNELS];
+    eng_op_fn check;
+    eng_op_fn shape;
+    eng_kernel kernels[NND_MAX_KERNELS];
     uint8_t key_input;
-} nnd_op_def;
+} eng_op_def;
 
 /* Registry: the definition for an operation code, or NULL. */
-const nnd_op_def *nnd_op_lookup(int32_t code);
+const eng_op_def *eng_op_lookup(int32_t code);
 
 /* ---- rows installed by the extension loader -------------------------------------------------
  * Engine codes with nonzero high bits, id << 16 | code, belong to the plugin the loader gave
@@ -106,24 +106,24 @@ const nnd_op_def *nnd_op_lookup(int32_t code);
  * NULL) before freeing it; the table answers for those codes from the rows alone and never
  * calls the loader. Installed rows must stay unchanged until removed; lookups are lock-free. */
 /* One plugin's operations: each def's code is its full engine code. */
-typedef struct nnd_op_rows {
+typedef struct eng_op_rows {
     uint32_t n;
-    const nnd_op_def *const *defs;
-} nnd_op_rows;
-void nnd_ops_install(uint16_t id, const nnd_op_rows *rows); /* ops/registry.c */
+    const eng_op_def *const *defs;
+} eng_op_rows;
+void eng_ops_install(uint16_t id, const eng_op_rows *rows); /* ops/registry.c */
 /* The definition OEM_OPERATION resolves to (a plugin's claim), or NULL for none. */
-void nnd_ops_install_oem(const nnd_op_def *def);
-nnd_op_fn nnd_op_kernel(const nnd_op_def *def, int32_t type);
+void eng_ops_install_oem(const eng_op_def *def);
+eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type);
 /* Bit j set: input j of the operation may be omitted (NO_VALUE). */
-uint64_t nnd_op_optional_inputs(int32_t code);
+uint64_t eng_op_optional_inputs(int32_t code);
 
 /* Whether check() judges the driver's rules too (prepare, execution), not only the model's
- * (nnd_op_ctx.model_rules_only). */
-static inline bool nnd_driver_rules(const nnd_op_ctx *c) {
+ * (eng_op_ctx.model_rules_only). */
+static inline bool eng_driver_rules(const eng_op_ctx *c) {
     return !c->model_rules_only;
 }
 
 /* Scratch memory for one run() call, released when it returns; NULL when out of memory. */
-void *nnd_scratch(nnd_op_ctx *c, size_t bytes);
+void *eng_scratch(eng_op_ctx *c, size_t bytes);
 
 #endif

@@ -4,15 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "extension.h"
-#include "flow.h"
-#include "fp16_region.h"
-#include "internal.h"
+#include "engine/backend.h"
+#include "engine/extension.h"
+#include "engine/flow.h"
+#include "engine/fp16_region.h"
+#include "engine/internal.h"
 
-#define FAIL(...) (nnd_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
-void nnd_prepared_free(nnd_prepared *p) {
+void eng_prepared_free(eng_prepared *p) {
     if (!p) return;
     for (uint32_t k = 0; p->steps && k < p->n_steps; k++)
         if (p->steps[k].backend) p->steps[k].backend->release(p->steps[k].state);
@@ -31,57 +31,57 @@ void nnd_prepared_free(nnd_prepared *p) {
     free(p->channel_quant);
     free(p->extension_blobs);
     for (uint32_t i = 0; p->subplans && i < p->n_subplans; i++)
-        nnd_prepared_free(p->subplans[i]);
+        eng_prepared_free(p->subplans[i]);
     free(p->subplans);
-    nnd_ext_release(p->ext_held, p->n_ext_held); /* last: step defs live in the plugins */
+    eng_ext_release(p->ext_held, p->n_ext_held); /* last: step defs live in the plugins */
     free(p);
 }
 
-uint32_t nnd_prepared_num_inputs(const nnd_prepared *p) {
+uint32_t eng_prepared_num_inputs(const eng_prepared *p) {
     return p->n_inputs;
 }
-uint32_t nnd_prepared_num_outputs(const nnd_prepared *p) {
+uint32_t eng_prepared_num_outputs(const eng_prepared *p) {
     return p->n_outputs;
 }
-uint32_t nnd_prepared_num_operations(const nnd_prepared *p) {
+uint32_t eng_prepared_num_operations(const eng_prepared *p) {
     return p->n_steps;
 }
-const nnd_operand_desc *nnd_prepared_input(const nnd_prepared *p, uint32_t i) {
+const eng_operand_desc *eng_prepared_input(const eng_prepared *p, uint32_t i) {
     return i < p->n_inputs ? &p->operands[p->inputs[i]] : NULL;
 }
-const nnd_operand_desc *nnd_prepared_output(const nnd_prepared *p, uint32_t i) {
+const eng_operand_desc *eng_prepared_output(const eng_prepared *p, uint32_t i) {
     return i < p->n_outputs ? &p->operands[p->outputs[i]] : NULL;
 }
 
-static bool scalars_constant(const nnd_prepared *p, const nnd_step *st) {
+static bool scalars_constant(const eng_prepared *p, const eng_step *st) {
     for (uint32_t j = 0; j < st->n_in; j++) {
-        const nnd_tensor *t = &p->tensors[st->in[j]];
+        const eng_tensor *t = &p->tensors[st->in[j]];
         if (t->lifetime == NND_NO_VALUE) continue;
         if (!t->known) return false;
-        if (!nnd_type_is_tensor(t->type) && !t->data) return false;
+        if (!schema_type_is_tensor(t->type) && !t->data) return false;
     }
     return true;
 }
 
 /* Infers output shapes where inputs allow; marks the plan dynamic otherwise. A shape the
  * model declares must agree with the inferred one. */
-static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t errlen) {
-    nnd_tensor *in[512], *out[64];
+static schema_status infer_shapes(eng_prepared *p, bool relaxed, char *err, size_t errlen) {
+    eng_tensor *in[512], *out[64];
     for (uint32_t k = 0; k < p->n_steps; k++) {
-        nnd_step *st = &p->steps[k];
+        eng_step *st = &p->steps[k];
         bool flow = st->sub[0] != NULL;
         if (!flow && (!scalars_constant(p, st) || !st->def->shape)) {
             p->dynamic = true;
             continue;
         }
-        nnd_tensor declared[64];
+        eng_tensor declared[64];
         for (uint32_t j = 0; j < st->n_in; j++)
             in[j] = &p->tensors[st->in[j]];
         for (uint32_t j = 0; j < st->n_out; j++) {
             out[j] = &p->tensors[st->out[j]];
             declared[j] = *out[j];
         }
-        nnd_op_ctx c = {.def = st->def,
+        eng_op_ctx c = {.def = st->def,
                         .index = st->index,
                         .in = in,
                         .n_in = st->n_in,
@@ -90,7 +90,7 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
                         .relaxed = relaxed,
                         .err = err,
                         .errlen = errlen};
-        nnd_status s = flow ? nnd_flow_shape(p, st, out) : st->def->shape(&c);
+        schema_status s = flow ? eng_flow_shape(p, st, out) : st->def->shape(&c);
         if (s == NND_DEFER) {
             for (uint32_t j = 0; j < st->n_out; j++)
                 *out[j] = declared[j];
@@ -99,7 +99,7 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
         }
         if (s) return s;
         for (uint32_t j = 0; j < st->n_out; j++) {
-            const nnd_tensor *d = &declared[j];
+            const eng_tensor *d = &declared[j];
             bool agree = d->rank == 0 || d->rank == out[j]->rank;
             for (uint32_t r = 0; agree && r < d->rank; r++)
                 agree = d->dims[r] == 0 || d->dims[r] == out[j]->dims[r];
@@ -108,7 +108,7 @@ static nnd_status infer_shapes(nnd_prepared *p, bool relaxed, char *err, size_t 
                             "the operation produces",
                             st->def->name, st->index, j, st->out[j]);
             out[j]->known = true;
-            nnd_operand_desc *od = &p->operands[st->out[j]];
+            eng_operand_desc *od = &p->operands[st->out[j]];
             od->rank = out[j]->rank;
             memcpy(od->dims, out[j]->dims, sizeof od->dims);
         }
@@ -122,7 +122,7 @@ static size_t align_up(size_t n) {
 
 /* Greedy by size: each temporary takes the lowest offset not used by a temporary whose
  * [first, last] step interval overlaps its own. */
-static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
+static schema_status plan_arena(eng_prepared *p, char *err, size_t errlen) {
     uint32_t n = p->n_operands;
     uint32_t *first = malloc(sizeof(uint32_t) * n), *last = malloc(sizeof(uint32_t) * n);
     uint32_t *temps = malloc(sizeof(uint32_t) * n);
@@ -134,7 +134,7 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
     for (uint32_t i = 0; i < n; i++)
         first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = NND_NO_SLOT;
     for (uint32_t k = 0; k < p->n_steps; k++) {
-        const nnd_step *st = &p->steps[k];
+        const eng_step *st = &p->steps[k];
         for (uint32_t j = 0; j < st->n_out; j++)
             if (first[st->out[j]] == UINT32_MAX) first[st->out[j]] = k;
         for (uint32_t j = 0; j < st->n_in; j++)
@@ -143,10 +143,10 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
     uint32_t nt = 0;
     uint64_t total = 0; /* bounds every offset below: none can overflow */
     for (uint32_t i = 0; i < n; i++) {
-        const nnd_tensor *t = &p->tensors[i];
+        const eng_tensor *t = &p->tensors[i];
         if (t->lifetime != NND_TEMPORARY || !t->known) continue;
         if (last[i] < first[i]) last[i] = first[i];
-        uint64_t bytes = nnd_shape_bytes(t->type, t->rank, t->dims);
+        uint64_t bytes = schema_shape_bytes(t->type, t->rank, t->dims);
         if (bytes == UINT64_MAX || (total += align_up((size_t)bytes)) > NND_MAX_TENSOR_BYTES) {
             free(first), free(last), free(temps), free(size);
             return FAIL("operand %u: temporaries larger than %llu bytes", i,
@@ -187,22 +187,22 @@ static nnd_status plan_arena(nnd_prepared *p, char *err, size_t errlen) {
     return NND_OK;
 }
 
-static const uint8_t *constant_bytes(const nnd_model_desc *m, const nnd_operand_desc *o) {
+static const uint8_t *constant_bytes(const eng_model_desc *m, const eng_operand_desc *o) {
     return (o->lifetime == NND_CONSTANT_COPY ? m->operand_values : m->pools[o->pool].base) +
            o->offset;
 }
 
 /* CONSTANT_COPY values are copied; CONSTANT_REFERENCE values are used in place unless
  * they are misaligned for their element type. */
-static bool needs_own_copy(const nnd_model_desc *m, const nnd_operand_desc *o) {
+static bool needs_own_copy(const eng_model_desc *m, const eng_operand_desc *o) {
     if (o->lifetime == NND_CONSTANT_COPY) return o->length > 0;
     if (o->lifetime != NND_CONSTANT_REFERENCE) return false;
-    size_t align = nnd_type_size(o->type);
+    size_t align = schema_type_size(o->type);
     return align > 1 && (uintptr_t)constant_bytes(m, o) % align != 0;
 }
 
-static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uint32_t *order,
-                             char *err, size_t errlen) {
+static schema_status copy_model(eng_prepared *p, const eng_model_desc *m, const uint32_t *order,
+                                char *err, size_t errlen) {
     p->n_operands = m->n_operands;
     p->n_inputs = m->n_inputs;
     p->n_outputs = m->n_outputs;
@@ -214,12 +214,12 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
         n_scales += m->operands[i].channel_quant.n_scales;
     for (uint32_t k = 0; k < m->n_operations; k++)
         n_lists += m->operations[k].n_inputs + m->operations[k].n_outputs;
-    p->operands = malloc(sizeof(nnd_operand_desc) * (m->n_operands + 1));
-    p->tensors = malloc(sizeof(nnd_tensor) * (m->n_operands + 1));
+    p->operands = malloc(sizeof(eng_operand_desc) * (m->n_operands + 1));
+    p->tensors = malloc(sizeof(eng_tensor) * (m->n_operands + 1));
     p->slot = malloc(sizeof(size_t) * (m->n_operands + 1));
-    p->channel_quant = calloc(m->n_operands + 1, sizeof(nnd_channel_quant));
+    p->channel_quant = calloc(m->n_operands + 1, sizeof(eng_channel_quant));
     p->channel_scales = malloc(sizeof(float) * (n_scales + 1));
-    p->steps = calloc(m->n_operations, sizeof(nnd_step));
+    p->steps = calloc(m->n_operations, sizeof(eng_step));
     p->operand_lists = malloc(sizeof(uint32_t) * (n_lists + 1));
     p->inputs = malloc(sizeof(uint32_t) * m->n_inputs);
     p->outputs = malloc(sizeof(uint32_t) * m->n_outputs);
@@ -234,13 +234,13 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
         !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants ||
         !p->extension_blobs)
         return FAIL("out of memory preparing model");
-    memcpy(p->operands, m->operands, sizeof(nnd_operand_desc) * m->n_operands);
+    memcpy(p->operands, m->operands, sizeof(eng_operand_desc) * m->n_operands);
     memcpy(p->inputs, m->inputs, sizeof(uint32_t) * m->n_inputs);
     memcpy(p->outputs, m->outputs, sizeof(uint32_t) * m->n_outputs);
     float *sc = p->channel_scales;
     size_t at = 0, blob_at = 0;
     for (uint32_t i = 0; i < m->n_operands; i++) {
-        nnd_operand_desc *o = &p->operands[i];
+        eng_operand_desc *o = &p->operands[i];
         if (needs_own_copy(m, o)) {
             /* Kernels may read constants as int32 or float: give each an aligned home. */
             memcpy(p->constants + at, constant_bytes(m, o), o->length);
@@ -264,9 +264,9 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
     }
     uint32_t *lists = p->operand_lists;
     for (uint32_t k = 0; k < m->n_operations; k++) {
-        const nnd_operation_desc *op = &m->operations[order[k]];
-        nnd_step *st = &p->steps[k];
-        st->def = nnd_op_lookup(op->type);
+        const eng_operation_desc *op = &m->operations[order[k]];
+        eng_step *st = &p->steps[k];
+        st->def = eng_op_lookup(op->type);
         st->index = order[k];
         st->n_in = op->n_inputs;
         st->n_out = op->n_outputs;
@@ -282,28 +282,28 @@ static nnd_status copy_model(nnd_prepared *p, const nnd_model_desc *m, const uin
 
 /* One graph's plan: steps in order, kernels, shapes and arena. subplans holds the plans
  * of the referenced subgraphs prepared so far, every one this graph runs among them. */
-static nnd_status plan_graph(const nnd_model_desc *m, nnd_prepared *const *subplans,
-                             nnd_prepared **out, char *err, size_t errlen) {
-    nnd_prepared *p = calloc(1, sizeof *p);
+static schema_status plan_graph(const eng_model_desc *m, eng_prepared *const *subplans,
+                                eng_prepared **out, char *err, size_t errlen) {
+    eng_prepared *p = calloc(1, sizeof *p);
     uint32_t *order = malloc(sizeof(uint32_t) * m->n_operations);
     if (!p || !order) {
         free(p), free(order);
         return FAIL("out of memory preparing model");
     }
-    nnd_status s = nnd_order_operations(m, order, err, errlen);
+    schema_status s = eng_order_operations(m, order, err, errlen);
     /* The plugins behind extension codes stay loaded as long as this plan. */
-    if (!s) s = nnd_ext_hold_model(m, &p->ext_held, &p->n_ext_held, err, errlen);
+    if (!s) s = eng_ext_hold_model(m, &p->ext_held, &p->n_ext_held, err, errlen);
     if (!s) s = copy_model(p, m, order, err, errlen);
     free(order);
     if (!s) {
         /* Tensors point at the plan's own copy of the operand descriptions and constants. */
-        nnd_model_desc own = *m;
+        eng_model_desc own = *m;
         own.operands = p->operands;
-        s = nnd_model_tensors(&own, p->tensors, p->channel_quant, p->constants, err, errlen);
+        s = eng_model_tensors(&own, p->tensors, p->channel_quant, p->constants, err, errlen);
     }
     for (uint32_t k = 0; !s && k < p->n_steps; k++) {
-        nnd_step *st = &p->steps[k];
-        if (nnd_flow_is_op(st->def->code)) {
+        eng_step *st = &p->steps[k];
+        if (eng_flow_is_op(st->def->code)) {
             /* IF: inputs 1 and 2 name the branches; WHILE: inputs 0 and 1. */
             uint32_t first = st->def->code == NND_OP_IF;
             for (uint32_t j = 0; j < 2; j++) {
@@ -313,18 +313,18 @@ static nnd_status plan_graph(const nnd_model_desc *m, nnd_prepared *const *subpl
             p->n_flow_steps++;
             continue;
         }
-        const nnd_tensor *key =
+        const eng_tensor *key =
             st->n_in > st->def->key_input ? &p->tensors[st->in[st->def->key_input]] : NULL;
-        st->run = key ? nnd_op_kernel(st->def, key->type) : NULL;
+        st->run = key ? eng_op_kernel(st->def, key->type) : NULL;
         if (!st->run)
-            s = (nnd_errf(err, errlen, "%s #%u: no kernel for these operand types", st->def->name,
-                          st->index),
+            s = (schema_errf(err, errlen, "%s #%u: no kernel for these operand types",
+                             st->def->name, st->index),
                  NND_UNSUPPORTED);
     }
     if (!s) s = infer_shapes(p, m->relaxed, err, errlen);
     if (!s) s = plan_arena(p, err, errlen);
     if (s) {
-        nnd_prepared_free(p); /* pools still belong to the caller: p->pools is NULL */
+        eng_prepared_free(p); /* pools still belong to the caller: p->pools is NULL */
         return s;
     }
     for (uint32_t i = 0; i < p->n_operands && !p->dynamic; i++)
@@ -336,45 +336,45 @@ static nnd_status plan_graph(const nnd_model_desc *m, nnd_prepared *const *subpl
 }
 
 /* The referenced subgraphs' plans, callees first, into subplans (n_referenced entries). */
-static nnd_status plan_subgraphs(const nnd_model_desc *m, nnd_prepared **subplans, char *err,
-                                 size_t errlen) {
+static schema_status plan_subgraphs(const eng_model_desc *m, eng_prepared **subplans, char *err,
+                                    size_t errlen) {
     uint32_t *order = malloc(sizeof(uint32_t) * (m->n_referenced + 1));
     if (!order) return FAIL("out of memory preparing subgraphs");
-    nnd_status s = nnd_flow_check_references(m, order, err, errlen);
+    schema_status s = eng_flow_check_references(m, order, err, errlen);
     char inner[NND_ERR_LEN];
     for (uint32_t i = 0; i < m->n_referenced && !s; i++) {
-        nnd_model_desc view = nnd_flow_graph(m, order[i]);
+        eng_model_desc view = eng_flow_graph(m, order[i]);
         inner[0] = 0;
         s = plan_graph(&view, subplans, &subplans[order[i]], inner, sizeof inner);
         if (s)
-            nnd_errf(err, errlen, "referenced subgraph %u: %s", order[i], inner);
+            schema_errf(err, errlen, "referenced subgraph %u: %s", order[i], inner);
         else
-            nnd_flow_pass_cost(subplans[order[i]]);
+            eng_flow_pass_cost(subplans[order[i]]);
     }
     free(order);
     return s;
 }
 
 /* Builds the plan without taking the caller's pools: shared by prepare and validate. */
-static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *err,
-                             size_t errlen) {
+static schema_status build_plan(const eng_model_desc *m, eng_prepared **out, char *err,
+                                size_t errlen) {
     *out = NULL;
-    nnd_status s = nnd_validate_model(m, NULL, err, errlen);
+    schema_status s = eng_validate_model(m, NULL, err, errlen);
     if (s) return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
-    nnd_prepared **subplans = calloc(m->n_referenced + 1, sizeof *subplans);
+    eng_prepared **subplans = calloc(m->n_referenced + 1, sizeof *subplans);
     if (!subplans) return FAIL("out of memory preparing model");
-    nnd_prepared *p = NULL;
+    eng_prepared *p = NULL;
     s = plan_subgraphs(m, subplans, err, errlen);
     if (!s) s = plan_graph(m, subplans, &p, err, errlen);
     if (s) {
         for (uint32_t i = 0; i < m->n_referenced; i++)
-            nnd_prepared_free(subplans[i]);
+            eng_prepared_free(subplans[i]);
         free(subplans);
         return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
     }
     p->subplans = subplans;
     p->n_subplans = m->n_referenced;
-    nnd_flow_pass_cost(p);
+    eng_flow_pass_cost(p);
     p->arena_total = p->arena_size;
     for (uint32_t i = 0; i < p->n_subplans; i++)
         p->arena_total += subplans[i]->arena_size;
@@ -385,17 +385,17 @@ static nnd_status build_plan(const nnd_model_desc *m, nnd_prepared **out, char *
 /* Offers every step whose tensors all have known shapes to the model's driver backends in
  * order, then to XNNPACK unless cpu_fast is false, last step first (backend.h); steps no
  * backend claims keep the reference kernel. Control flow never goes to a driver, nor do
- * subgraphs (drivers == NULL for them). Not done for nnd_validate(): claims build
+ * subgraphs (drivers == NULL for them). Not done for eng_validate(): claims build
  * operators and pack weights. */
-static void claim_steps(nnd_prepared *p, const nnd_backend *const *drivers, uint32_t n_drivers,
+static void claim_steps(eng_prepared *p, const eng_backend *const *drivers, uint32_t n_drivers,
                         bool cpu_fast) {
     const char *env = getenv("NND_REFERENCE_KERNELS");
     if (env && *env && strcmp(env, "0") != 0) cpu_fast = false;
-    nnd_tensor *in[512], *out[64];
+    eng_tensor *in[512], *out[64];
     char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
     bool last = true;
     for (uint32_t k = p->n_steps; k-- > 0;) {
-        nnd_step *st = &p->steps[k];
+        eng_step *st = &p->steps[k];
         if (st->backend) continue; /* restored from a cache blob */
         bool known = st->n_in <= 512 && st->n_out <= 64 && !st->sub[0]; /* IF, WHILE: flow.h */
         for (uint32_t j = 0; known && j < st->n_in; j++) {
@@ -406,9 +406,9 @@ static void claim_steps(nnd_prepared *p, const nnd_backend *const *drivers, uint
             known = (out[j] = &p->tensors[st->out[j]])->known;
         if (!known) continue;
         for (uint32_t b = 0; b <= n_drivers; b++) {
-            const nnd_backend *be = b < n_drivers ? drivers[b] : &nnd_backend_xnnpack;
+            const eng_backend *be = b < n_drivers ? drivers[b] : &eng_backend_xnnpack;
             if (b == n_drivers && !cpu_fast) break;
-            nnd_op_ctx c = {.def = st->def,
+            eng_op_ctx c = {.def = st->def,
                             .index = st->index,
                             .in = in,
                             .n_in = st->n_in,
@@ -423,17 +423,17 @@ static void claim_steps(nnd_prepared *p, const nnd_backend *const *drivers, uint
             st->run = be->run;
             st->backend = be;
             st->state = state;
-            if (be == &nnd_backend_xnnpack) last = false;
+            if (be == &eng_backend_xnnpack) last = false;
             break;
         }
     }
 }
 
 /* With no CPU device, every step must have gone to a driver. */
-static nnd_status all_on_drivers(const nnd_prepared *p, char *err, size_t errlen) {
+static schema_status all_on_drivers(const eng_prepared *p, char *err, size_t errlen) {
     for (uint32_t k = 0; k < p->n_steps; k++) {
-        const nnd_step *st = &p->steps[k];
-        if (st->backend && st->backend != &nnd_backend_xnnpack) continue;
+        const eng_step *st = &p->steps[k];
+        if (st->backend && st->backend != &eng_backend_xnnpack) continue;
         return FAIL("%s #%u: none of the devices this compilation names runs it%s", st->def->name,
                     st->index, st->sub[0] ? " (control flow runs on the CPU devices only)" : "");
     }
@@ -441,15 +441,15 @@ static nnd_status all_on_drivers(const nnd_prepared *p, char *err, size_t errlen
 }
 
 /* The backend a step counts for: the CPU (NULL) for the reference kernels and XNNPACK. */
-static const nnd_backend *device_backend(const nnd_step *st) {
-    return st->backend == &nnd_backend_xnnpack ? NULL : st->backend;
+static const eng_backend *device_backend(const eng_step *st) {
+    return st->backend == &eng_backend_xnnpack ? NULL : st->backend;
 }
 
 /* Fills p->on once the claims are made. */
-static void count_steps_on(nnd_prepared *p) {
+static void count_steps_on(eng_prepared *p) {
     p->n_on = 0;
     for (uint32_t k = 0; k < p->n_steps; k++) {
-        const nnd_backend *b = device_backend(&p->steps[k]);
+        const eng_backend *b = device_backend(&p->steps[k]);
         uint32_t i = 0;
         while (i < p->n_on && p->on[i].backend != b)
             i++;
@@ -459,20 +459,20 @@ static void count_steps_on(nnd_prepared *p) {
     }
 }
 
-uint32_t nnd_prepared_steps_on(const nnd_prepared *p, const nnd_backend *b) {
+uint32_t eng_prepared_steps_on(const eng_prepared *p, const eng_backend *b) {
     for (uint32_t i = 0; i < p->n_on; i++)
         if (p->on[i].backend == b) return p->on[i].steps;
     return 0;
 }
 
-const nnd_backend *nnd_prepared_step_backend(const nnd_prepared *p, uint32_t k) {
+const eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k) {
     return k < p->n_steps ? device_backend(&p->steps[k]) : NULL;
 }
 
 /* Whether a driver of the list supports step st of p (known shapes only). */
-static bool some_driver_supports(const nnd_prepared *p, const nnd_step *st,
-                                 const nnd_backend *const *drivers, uint32_t n_drivers) {
-    nnd_tensor *in[512], *out[64];
+static bool some_driver_supports(const eng_prepared *p, const eng_step *st,
+                                 const eng_backend *const *drivers, uint32_t n_drivers) {
+    eng_tensor *in[512], *out[64];
     char err[NND_ERR_LEN];
     if (st->n_in > 512 || st->n_out > 64 || st->sub[0]) return false;
     for (uint32_t j = 0; j < st->n_in; j++)
@@ -481,7 +481,7 @@ static bool some_driver_supports(const nnd_prepared *p, const nnd_step *st,
     for (uint32_t j = 0; j < st->n_out; j++)
         if (!(out[j] = &p->tensors[st->out[j]])->known) return false;
     for (uint32_t b = 0; b < n_drivers; b++) {
-        nnd_op_ctx c = {.def = st->def,
+        eng_op_ctx c = {.def = st->def,
                         .index = st->index,
                         .in = in,
                         .n_in = st->n_in,
@@ -496,12 +496,12 @@ static bool some_driver_supports(const nnd_prepared *p, const nnd_step *st,
     return false;
 }
 
-nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported,
-                                       nnd_refused_fn on_refused, void *ctx, char *err,
-                                       size_t errlen) {
-    nnd_status s = nnd_supported_operations_why(m, supported, on_refused, ctx, err, errlen);
+schema_status eng_supported_operations_on(const eng_model_desc *m, bool *supported,
+                                          eng_refused_fn on_refused, void *ctx, char *err,
+                                          size_t errlen) {
+    schema_status s = eng_supported_operations_why(m, supported, on_refused, ctx, err, errlen);
     if (s || !m->drivers_only) return s;
-    nnd_prepared *p = NULL;
+    eng_prepared *p = NULL;
     char ignored[NND_ERR_LEN];
     if (build_plan(m, &p, ignored, sizeof ignored) != NND_OK) {
         /* Valid operations whose model cannot be planned (shapes) have no driver step. */
@@ -509,36 +509,36 @@ nnd_status nnd_supported_operations_on(const nnd_model_desc *m, bool *supported,
         return NND_OK;
     }
     for (uint32_t k = 0; k < p->n_steps; k++) {
-        const nnd_step *st = &p->steps[k];
+        const eng_step *st = &p->steps[k];
         if (supported[st->index] &&
             !(supported[st->index] = some_driver_supports(p, st, m->drivers, m->n_drivers)) &&
             on_refused)
             on_refused(ctx, st->index, "no device the request names runs it");
     }
-    nnd_prepared_free(p);
+    eng_prepared_free(p);
     return NND_OK;
 }
 
-nnd_status nnd_validate(const nnd_model_desc *m, char *err, size_t errlen) {
-    nnd_prepared *p = NULL;
-    nnd_status s = build_plan(m, &p, err, errlen);
-    nnd_prepared_free(p);
+schema_status eng_validate(const eng_model_desc *m, char *err, size_t errlen) {
+    eng_prepared *p = NULL;
+    schema_status s = build_plan(m, &p, err, errlen);
+    eng_prepared_free(p);
     return s;
 }
 
-nnd_status nnd_plan(const nnd_model_desc *m, nnd_prepared **plan, char *err, size_t errlen) {
+schema_status eng_plan(const eng_model_desc *m, eng_prepared **plan, char *err, size_t errlen) {
     return build_plan(m, plan, err, errlen);
 }
 
 /* Points one graph's plan at m's constants where m holds them in place (aligned
  * CONSTANT_REFERENCE), as a plan built from m would; false when m is not the graph the plan
  * was built from. The plan's own copies then unused are freed. */
-static bool rebind_constants(nnd_prepared *p, const nnd_model_desc *m) {
+static bool rebind_constants(eng_prepared *p, const eng_model_desc *m) {
     if (p->n_operands != m->n_operands || p->n_steps != m->n_operations) return false;
     bool own_left = false;
     for (uint32_t i = 0; i < m->n_operands; i++) {
-        const nnd_operand_desc *o = &m->operands[i];
-        nnd_operand_desc *po = &p->operands[i];
+        const eng_operand_desc *o = &m->operands[i];
+        eng_operand_desc *po = &p->operands[i];
         if (po->type != o->type || po->length != o->length) return false;
         if (o->lifetime == NND_CONSTANT_REFERENCE && !needs_own_copy(m, o)) {
             po->lifetime = o->lifetime, po->pool = o->pool, po->offset = o->offset;
@@ -554,22 +554,22 @@ static bool rebind_constants(nnd_prepared *p, const nnd_model_desc *m) {
     return true;
 }
 
-nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_prepared **out,
-                               char *err, size_t errlen) {
-    nnd_status s = NND_OK;
+schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_prepared **out,
+                                  char *err, size_t errlen) {
+    schema_status s = NND_OK;
     bool same = rebind_constants(p, m) && p->n_subplans == m->n_referenced;
     for (uint32_t i = 0; same && i < p->n_subplans; i++) {
-        nnd_model_desc view = nnd_flow_graph(m, i);
+        eng_model_desc view = eng_flow_graph(m, i);
         same = rebind_constants(p->subplans[i], &view);
     }
     if (!same) {
-        nnd_prepared_free(p);
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE,
-                         "the model changed between planning and preparation");
+        eng_prepared_free(p);
+        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "the model changed between planning and preparation");
     }
     bool cpu_fast = !m->reference_only && !m->drivers_only;
-    if (m->from_blobs && (s = nnd_claim_from_blobs(p, m, err, errlen)) != NND_OK) {
-        nnd_prepared_free(p);
+    if (m->from_blobs && (s = eng_claim_from_blobs(p, m, err, errlen)) != NND_OK) {
+        eng_prepared_free(p);
         return s;
     }
     claim_steps(p, m->from_blobs ? NULL : m->drivers, m->from_blobs ? 0 : m->n_drivers, cpu_fast);
@@ -577,36 +577,36 @@ nnd_status nnd_prepare_planned(nnd_prepared *p, const nnd_model_desc *m, nnd_pre
     for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
         claim_steps(p->subplans[i], NULL, 0, true);
     if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != NND_OK) {
-        nnd_prepared_free(p);
+        eng_prepared_free(p);
         return s;
     }
     count_steps_on(p);
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
-    if (nnd_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
-        nnd_prepared_free(p);
+    if (eng_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
+        eng_prepared_free(p);
         return s;
     }
     /* Take ownership of the constant pools last, once nothing can fail. */
-    p->pools = malloc(sizeof(nnd_memory_view) * (m->n_pools + 1));
+    p->pools = malloc(sizeof(eng_memory_view) * (m->n_pools + 1));
     if (!p->pools) {
-        nnd_prepared_free(p);
+        eng_prepared_free(p);
         return FAIL("out of memory preparing model");
     }
     p->n_pools = m->n_pools;
-    if (m->n_pools) memcpy(p->pools, m->pools, sizeof(nnd_memory_view) * m->n_pools);
+    if (m->n_pools) memcpy(p->pools, m->pools, sizeof(eng_memory_view) * m->n_pools);
     *out = p;
     return NND_OK;
 }
 
-nnd_status nnd_prepare(const nnd_model_desc *m, nnd_prepared **out, char *err, size_t errlen) {
-    nnd_prepared *p = NULL;
-    nnd_status s = build_plan(m, &p, err, errlen);
-    return s ? s : nnd_prepare_planned(p, m, out, err, errlen);
+schema_status eng_prepare(const eng_model_desc *m, eng_prepared **out, char *err, size_t errlen) {
+    eng_prepared *p = NULL;
+    schema_status s = build_plan(m, &p, err, errlen);
+    return s ? s : eng_prepare_planned(p, m, out, err, errlen);
 }
 
 /* ---- cost ------------------------------------------------------------------------------ */
 
-static double elements(const nnd_tensor *t) {
+static double elements(const eng_tensor *t) {
     double n = 1;
     for (uint32_t r = 0; r < t->rank; r++)
         n *= t->dims[r] ? t->dims[r] : 1;
@@ -627,12 +627,12 @@ static bool recurrent(int32_t code) {
     }
 }
 
-nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
-    nnd_cost c = {0, 0};
+eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k) {
+    eng_cost c = {0, 0};
     if (k >= p->n_steps) return c;
-    const nnd_step *st = &p->steps[k];
+    const eng_step *st = &p->steps[k];
     if (st->sub[0]) { /* IF: the larger branch; WHILE: one iteration */
-        const nnd_prepared *a = st->sub[0], *b = st->sub[1];
+        const eng_prepared *a = st->sub[0], *b = st->sub[1];
         bool loop = st->def->code == NND_OP_WHILE;
         c.flops = loop ? a->pass_flops + b->pass_flops
                        : (a->pass_flops > b->pass_flops ? a->pass_flops : b->pass_flops);
@@ -642,21 +642,21 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
     }
     double in_max = 0, out = 0;
     for (uint32_t j = 0; j < st->n_in; j++) {
-        const nnd_tensor *t = &p->tensors[st->in[j]];
+        const eng_tensor *t = &p->tensors[st->in[j]];
         if (t->lifetime == NND_NO_VALUE) continue;
         double n = elements(t);
-        c.bytes += n * (double)nnd_type_size(t->type);
+        c.bytes += n * (double)schema_type_size(t->type);
         if (n > in_max) in_max = n;
     }
     for (uint32_t j = 0; j < st->n_out; j++) {
-        const nnd_tensor *t = &p->tensors[st->out[j]];
+        const eng_tensor *t = &p->tensors[st->out[j]];
         double n = elements(t);
-        c.bytes += n * (double)nnd_type_size(t->type);
+        c.bytes += n * (double)schema_type_size(t->type);
         out += n;
     }
     /* Element-wise work by default; multiply-adds per output for the filter operations. */
     c.flops = in_max > out ? in_max : out;
-    const nnd_tensor *w = st->n_in > 1 ? &p->tensors[st->in[1]] : NULL;
+    const eng_tensor *w = st->n_in > 1 ? &p->tensors[st->in[1]] : NULL;
     switch (st->def->code) {
     case NND_OP_CONV_2D:
     case NND_OP_GROUPED_CONV_2D:
@@ -674,30 +674,30 @@ nnd_cost nnd_prepared_step_cost(const nnd_prepared *p, uint32_t k) {
     default:
         if (!recurrent(st->def->code)) break;
         /* Every weight matrix is applied once per batch row and time step. */
-        const nnd_tensor *x = &p->tensors[st->in[0]];
+        const eng_tensor *x = &p->tensors[st->in[0]];
         double rows = x->rank >= 3 ? elements(x) / (x->dims[x->rank - 1] ? x->dims[x->rank - 1] : 1)
                                    : (x->rank ? (x->dims[0] ? x->dims[0] : 1) : 1);
         for (uint32_t j = 1; j < st->n_in; j++) {
-            const nnd_tensor *t = &p->tensors[st->in[j]];
+            const eng_tensor *t = &p->tensors[st->in[j]];
             if (t->rank == 2 && t->lifetime != NND_NO_VALUE) c.flops += 2.0 * rows * elements(t);
         }
     }
     return c;
 }
 
-bool nnd_prepared_reference_only(const nnd_prepared *p) {
+bool eng_prepared_reference_only(const eng_prepared *p) {
     return p->reference_only;
 }
 
-bool nnd_prepared_loops(const nnd_prepared *p) {
+bool eng_prepared_loops(const eng_prepared *p) {
     for (uint32_t i = 0; i <= p->n_subplans; i++) {
-        const nnd_prepared *g = i < p->n_subplans ? p->subplans[i] : p;
+        const eng_prepared *g = i < p->n_subplans ? p->subplans[i] : p;
         for (uint32_t k = 0; k < g->n_steps && g->n_flow_steps; k++)
             if (g->steps[k].def->code == NND_OP_WHILE) return true;
     }
     return false;
 }
 
-size_t nnd_prepared_arena_bytes(const nnd_prepared *p) {
+size_t eng_prepared_arena_bytes(const eng_prepared *p) {
     return p->arena_total;
 }

@@ -27,12 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "ops/fused_activation.h"
-#include "ops/kernel_errors.h"
-#include "ops/operand.h"
-#include "xnn_alloc.h"
-#include "xnn_step.h"
+#include "engine/backend.h"
+#include "engine/ops/fused_activation.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_alloc.h"
+#include "engine/xnn_step.h"
 
 /* ---- process-wide state ---------------------------------------------------------------- */
 
@@ -41,7 +41,7 @@ static bool xnnb_ready;
 static pthreadpool_t xnnb_pool; /* NULL: one CPU, operators run on the caller */
 
 static void xnnb_init(void) {
-    if (xnn_initialize(nnd_xnn_allocator()) != xnn_status_success) return;
+    if (xnn_initialize(eng_xnn_allocator()) != xnn_status_success) return;
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     if (cpus > 1) xnnb_pool = pthreadpool_create((size_t)cpus);
@@ -116,10 +116,10 @@ static void xnnb_release(void *state) {
  * ending closer to a page end (caller memory can end right there) are copied to scratch
  * with room to spare. NULL when out of scratch memory. */
 #define PAGE_MIN 4096u
-const void *xnnb_overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
+const void *xnnb_overread_safe(eng_op_ctx *c, const void *p, size_t n) {
     uintptr_t last = (uintptr_t)p + n - 1;
     if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
-    void *copy = nnd_scratch(c, n + XNN_EXTRA_BYTES);
+    void *copy = eng_scratch(c, n + XNN_EXTRA_BYTES);
     if (copy) memcpy(copy, p, n);
     return copy;
 }
@@ -127,23 +127,23 @@ const void *xnnb_overread_safe(nnd_op_ctx *c, const void *p, size_t n) {
 /* Where the operator reads input j from: the caller's or arena memory, a constant
  * converted at claim, or (an FP16 tensor of an f16 step) its float conversion in scratch.
  * NULL when out of scratch memory. */
-static const void *operator_input(nnd_op_ctx *c, const xnnb_step *s, int j, const nnd_tensor *t) {
+static const void *operator_input(eng_op_ctx *c, const xnnb_step *s, int j, const eng_tensor *t) {
     size_t n = s->in_elems[j];
     if (s->wide[j]) return s->wide[j];
     if (t->type != NND_TENSOR_FLOAT16)
-        return xnnb_overread_safe(c, t->data, n * nnd_type_size(t->type));
-    float *f = nnd_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
+        return xnnb_overread_safe(c, t->data, n * schema_type_size(t->type));
+    float *f = eng_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
     if (f) xnnb_f16_to_f32(t->data, f, n);
     return f;
 }
 
 /* A call the operator cannot take: the reference kernel's, unless an FP16 region gave
  * some tensor of this step float storage the reference does not read. */
-static nnd_status not_taken(nnd_op_ctx *c, const xnnb_step *s) {
+static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
     for (uint32_t j = 0; s->f16 && j < c->n_in + c->n_out; j++) {
-        const nnd_tensor *t = j < c->n_in ? c->in[j] : c->out[j - c->n_in];
+        const eng_tensor *t = j < c->n_in ? c->in[j] : c->out[j - c->n_in];
         if (t->type == NND_TENSOR_FLOAT32)
-            return (nnd_fail(c, "an FP16 step inside a float region cannot run its fast path "
+            return (eng_fail(c, "an FP16 step inside a float region cannot run its fast path "
                                 "(out of scratch memory, or shapes other than prepared)"),
                     NND_GENERAL_FAILURE);
     }
@@ -154,26 +154,26 @@ static bool binary_kind(enum xnnb_kind k) {
     return k == XK_ADD || k == XK_MUL || k == XK_SUB;
 }
 
-static nnd_status xnnb_run(nnd_op_ctx *c) {
+static schema_status xnnb_run(eng_op_ctx *c) {
     xnnb_step *s = c->state;
     if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_pool);
     bool binary = binary_kind(s->kind);
-    const nnd_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
-    nnd_tensor *y = c->out[0];
+    const eng_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
+    eng_tensor *y = c->out[0];
     /* The shapes were fixed at prepare; anything else goes to the reference. */
-    if (nnd_elems(a) != s->in_elems[0] || (b && nnd_elems(b) != s->in_elems[1]) ||
-        nnd_elems(y) != s->out_elems || !a->data || (b && !b->data) || !y->data)
+    if (eng_elems(a) != s->in_elems[0] || (b && eng_elems(b) != s->in_elems[1]) ||
+        eng_elems(y) != s->out_elems || !a->data || (b && !b->data) || !y->data)
         return not_taken(c, s);
     const void *ad = operator_input(c, s, 0, a), *bd = b ? operator_input(c, s, 1, b) : NULL;
     bool narrow_out = y->type == NND_TENSOR_FLOAT16;
-    void *yd = narrow_out ? nnd_scratch(c, s->out_elems * sizeof(float)) : y->data;
+    void *yd = narrow_out ? eng_scratch(c, s->out_elems * sizeof(float)) : y->data;
     if (!ad || (b && !bd) || !yd) return not_taken(c, s);
     pthread_mutex_lock(&s->lock);
     enum xnn_status st = setup(s, ad, bd, yd);
     if (st == xnn_status_success) st = xnn_run_operator(s->op, xnnb_pool);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
-        return (nnd_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
     if (narrow_out) xnnb_f32_to_f16(yd, y->data, s->out_elems);
     return NND_OK;
 }
@@ -195,20 +195,20 @@ static bool eight_bit(int32_t type) {
     return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
-bool xnnb_zero_point_fits(const nnd_tensor *t) {
+bool xnnb_zero_point_fits(const eng_tensor *t) {
     int32_t lo = storage_min(t->type);
     return !eight_bit(t->type) || (t->zero_point >= lo && t->zero_point <= lo + 255);
 }
 
-bool xnnb_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
+bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
                      int32_t *qhi) {
-    nnd_act_range_f32(act, lo, hi);
+    eng_act_range_f32(act, lo, hi);
     int32_t q0 = storage_min(y->type);
-    nnd_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
+    eng_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
     return !eight_bit(y->type) || *qlo < *qhi;
 }
 
-typedef enum xnn_status (*family_claim)(nnd_op_ctx *, xnnb_step *);
+typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
 
 static family_claim family_of(int32_t code) {
     switch (code) {
@@ -234,17 +234,17 @@ static family_claim family_of(int32_t code) {
 }
 
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */
-static bool claimable(const nnd_op_ctx *c, family_claim claim) {
-    const nnd_tensor *x = c->in[0], *y = c->out[0];
+static bool claimable(const eng_op_ctx *c, family_claim claim) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
     bool weighted = claim == xnnb_claim_conv || claim == xnnb_claim_fc;
     if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
-        nnd_elems(x) == 0 || nnd_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
+        eng_elems(x) == 0 || eng_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
         !xnnb_zero_point_fits(y))
         return false;
     if (!weighted) return true;
     /* Weights and bias must be constants of the input's kind; a per-channel filter only
      * with signed inputs (qc8). */
-    const nnd_tensor *f = c->in[1], *bias = c->in[2];
+    const eng_tensor *f = c->in[1], *bias = c->in[2];
     bool filter_kind = f->type == x->type || (x->type == NND_TENSOR_QUANT8_ASYMM_SIGNED &&
                                               f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
     return c->n_in >= 4 && f->data && bias->data && filter_kind && xnnb_zero_point_fits(f) &&
@@ -253,22 +253,22 @@ static bool claimable(const nnd_op_ctx *c, family_claim claim) {
 
 /* Creates the operator and, with a first setup on stand-in pointers (never
  * dereferenced), its indirection buffers, so that executions only re-point them. */
-static bool create(nnd_op_ctx *c, xnnb_step *s, family_claim claim) {
+static bool create(eng_op_ctx *c, xnnb_step *s, family_claim claim) {
     static const uint8_t stand_in[64];
     uint8_t stand_out[64];
     return claim(c, s) == xnn_status_success &&
            setup(s, stand_in, stand_in, stand_out) == xnn_status_success;
 }
 
-static void *xnnb_claim(nnd_op_ctx *c, bool last) {
+static void *xnnb_claim(eng_op_ctx *c, bool last) {
     family_claim claim = family_of(c->def->code);
     if (!claim || c->n_in < 1 || c->n_out != 1) return NULL;
     /* An FP16 step runs the FLOAT32 operator on its tensors widened to float. */
     bool f16 = c->in[0]->type == NND_TENSOR_FLOAT16;
-    nnd_op_ctx wide_c;
+    eng_op_ctx wide_c;
     xnnb_widened w = {0};
     if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
-    nnd_op_ctx *cc = f16 ? &wide_c : c;
+    eng_op_ctx *cc = f16 ? &wide_c : c;
     xnnb_step *s = NULL;
     if (claimable(cc, claim)) {
         pthread_once(&xnnb_once, xnnb_init);
@@ -283,9 +283,9 @@ static void *xnnb_claim(nnd_op_ctx *c, bool last) {
         /* pthreadpool workers spin for a while after each parallel region: right between
          * the operators of one execution, wasted after its last. */
         s->flags = last ? XNN_FLAG_YIELD_WORKERS : 0;
-        s->reference = nnd_op_kernel(c->def, c->in[0]->type);
-        s->in_elems[0] = nnd_elems(c->in[0]);
-        s->out_elems = nnd_elems(c->out[0]);
+        s->reference = eng_op_kernel(c->def, c->in[0]->type);
+        s->in_elems[0] = eng_elems(c->in[0]);
+        s->out_elems = eng_elems(c->out[0]);
         pthread_mutex_init(&s->lock, NULL);
         if (!s->reference || !create(cc, s, claim)) {
             xnnb_release(s);
@@ -299,7 +299,7 @@ static void *xnnb_claim(nnd_op_ctx *c, bool last) {
     return s;
 }
 
-const nnd_backend nnd_backend_xnnpack = {
+const eng_backend eng_backend_xnnpack = {
     .name = "xnnpack",
     .claim = xnnb_claim,
     .run = xnnb_run,

@@ -1,7 +1,7 @@
 /* xnn_alloc.c: see xnn_alloc.h. */
-#include "xnn_alloc.h"
+#include "engine/xnn_alloc.h"
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -177,11 +177,11 @@ static const struct xnn_allocator allocator = {
     .aligned_deallocate = aligned_deallocate,
 };
 
-const struct xnn_allocator *nnd_xnn_allocator(void) {
+const struct xnn_allocator *eng_xnn_allocator(void) {
     return &allocator;
 }
 
-void nnd_engine_trim(void) {
+void eng_trim(void) {
     kept_block out[KEEP_SLOTS];
     pthread_mutex_lock(&keep_lock);
     size_t n = n_kept;
@@ -192,14 +192,14 @@ void nnd_engine_trim(void) {
         munmap(out[i].base, out[i].map_len);
 }
 
-size_t nnd_engine_kept_bytes(void) {
+size_t eng_kept_bytes(void) {
     pthread_mutex_lock(&keep_lock);
     size_t n = kept_bytes;
     pthread_mutex_unlock(&keep_lock);
     return n;
 }
 
-size_t nnd_engine_mapped_bytes(void) {
+size_t eng_mapped_bytes(void) {
     pthread_mutex_lock(&keep_lock);
     size_t n = live_bytes;
     pthread_mutex_unlock(&keep_lock);

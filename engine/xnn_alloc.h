@@ -13,9 +13,9 @@
  *   (between the size and a quarter more), so that
  *   preparing a model again, or one of the same shapes, touches no fresh page. Kept blocks
  *   are not counted as allocated (no live object owns them).
- * - nnd_engine_trim() (engine.h) unmaps every kept block; the daemon calls it where it
- *   trims the allocator (after clients leave). nnd_engine_mapped_bytes() counts the live
- *   big blocks (the daemon's memory.allocated_bytes adds them), nnd_engine_kept_bytes()
+ * - eng_trim() (engine.h) unmaps every kept block; the daemon calls it where it
+ *   trims the allocator (after clients leave). eng_mapped_bytes() counts the live
+ *   big blocks (the daemon's memory.allocated_bytes adds them), eng_kept_bytes()
  *   the kept ones (memory.engine_kept_bytes).
  * - Built with AddressSanitizer, every block comes from the heap (LeakSanitizer sees it).
  * - Thread-safe: operators are created on the loop and on preparation workers. */
@@ -28,6 +28,6 @@
 #define NND_XNN_KEEP_BYTES (48ull << 20)
 
 struct xnn_allocator;
-const struct xnn_allocator *nnd_xnn_allocator(void);
+const struct xnn_allocator *eng_xnn_allocator(void);
 
 #endif

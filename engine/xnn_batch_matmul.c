@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/kernel_errors.h"
-#include "ops/operand.h"
-#include "xnn_step.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_step.h"
 
 typedef struct bmm_state {
     uint32_t rank, x_dims[NND_MAX_RANK], y_dims[NND_MAX_RANK];
@@ -71,12 +71,12 @@ static void transpose(const uint8_t *in, uint8_t *out, size_t r, size_t c, size_
                     memcpy(out + (j * r + i) * esize, in + (i * c + j) * esize, esize);
 }
 
-static bool same_dims(const nnd_tensor *t, uint32_t rank, const uint32_t *dims) {
+static bool same_dims(const eng_tensor *t, uint32_t rank, const uint32_t *dims) {
     return t->rank == rank && !memcmp(t->dims, dims, rank * sizeof *dims);
 }
 
 /* One batch: its rows of input 0 (transposed into tx for adj_x) by its weights. */
-static enum xnn_status one_batch(nnd_op_ctx *c, const bmm_state *m, size_t b, uint8_t *tx,
+static enum xnn_status one_batch(eng_op_ctx *c, const bmm_state *m, size_t b, uint8_t *tx,
                                  pthreadpool_t tp) {
     size_t es = m->esize, x_slice = m->rows * m->depth * es;
     const uint8_t *x = (const uint8_t *)c->in[0]->data + b * x_slice;
@@ -100,15 +100,15 @@ static enum xnn_status one_batch(nnd_op_ctx *c, const bmm_state *m, size_t b, ui
     return st;
 }
 
-static nnd_status bmm_run(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
+static schema_status bmm_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     const bmm_state *m = s->extra;
-    const nnd_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
+    const eng_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
     /* The shapes were fixed at prepare; anything else goes to the reference. */
     if (!same_dims(x, m->rank, m->x_dims) || !same_dims(y, m->rank, m->y_dims) ||
-        nnd_elems(out) != m->batches * m->rows * m->cols || !x->data || !y->data || !out->data)
+        eng_elems(out) != m->batches * m->rows * m->cols || !x->data || !y->data || !out->data)
         return s->reference(c);
     uint8_t *tx = NULL;
-    if (m->adj_x && !(tx = nnd_scratch(c, m->rows * m->depth * m->esize + XNN_EXTRA_BYTES)))
+    if (m->adj_x && !(tx = eng_scratch(c, m->rows * m->depth * m->esize + XNN_EXTRA_BYTES)))
         return s->reference(c);
     enum xnn_status st = xnn_status_success;
     /* Packed operators hold their setup: one execution at a time uses them. */
@@ -118,15 +118,15 @@ static nnd_status bmm_run(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     if (m->packed) pthread_mutex_unlock(&s->lock);
     if (st == xnn_status_out_of_memory) return s->reference(c);
     if (st != xnn_status_success)
-        return (nnd_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
     return NND_OK;
 }
 
 static const xnnb_composite bmm_composite = {.run = bmm_run, .release = bmm_release};
 
 /* The product's geometry from the prepared shapes; false when XNNPACK cannot take it. */
-static bool geometry(const nnd_op_ctx *c, bmm_state *m) {
-    const nnd_tensor *x = c->in[0], *y = c->in[1];
+static bool geometry(const eng_op_ctx *c, bmm_state *m) {
+    const eng_tensor *x = c->in[0], *y = c->in[1];
     uint32_t r = x->rank;
     if (r < 2 || r > 4 || y->rank != r || !c->in[2]->data || !c->in[3]->data) return false;
     m->rank = r;
@@ -137,7 +137,7 @@ static bool geometry(const nnd_op_ctx *c, bmm_state *m) {
         if (x->dims[d] != y->dims[d]) return false;
         m->batches *= x->dims[d];
     }
-    m->adj_x = nnd_bool(c->in[2]), m->adj_y = nnd_bool(c->in[3]);
+    m->adj_x = eng_bool(c->in[2]), m->adj_y = eng_bool(c->in[3]);
     size_t xr = x->dims[r - 2], xc = x->dims[r - 1], yr = y->dims[r - 2], yc = y->dims[r - 1];
     m->rows = m->adj_x ? xc : xr;
     m->depth = m->adj_x ? xr : xc;
@@ -146,8 +146,8 @@ static bool geometry(const nnd_op_ctx *c, bmm_state *m) {
 }
 
 /* Whether XNNPACK's qs8 operator takes the step's quantization. */
-static bool qs8_ok(const nnd_op_ctx *c, bmm_state *m) {
-    const nnd_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
+static bool qs8_ok(const eng_op_ctx *c, bmm_state *m) {
+    const eng_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
     if (y->type != NND_TENSOR_QUANT8_ASYMM_SIGNED || y->zero_point != 0 ||
         !xnnb_zero_point_fits(out) || !xnnb_requant_ok(x, y, out))
         return false;
@@ -165,7 +165,7 @@ static bool packing_bounded(const bmm_state *m) {
     return packed / 2 <= m->batches * m->cols * m->depth * m->esize + ((size_t)1 << 20) / 2;
 }
 
-enum xnn_status xnnb_claim_batch_matmul(nnd_op_ctx *c, xnnb_step *s) {
+enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s) {
     if (s->f16 || (s->dt != XD_F32 && s->dt != XD_QS8) || c->n_in != 4)
         return xnn_status_unsupported_parameter;
     bmm_state *m = calloc(1, sizeof *m);

@@ -6,12 +6,12 @@
  * padded pixels, the reference does not) and with the output's quantization equal to the
  * input's (the reference averages stored values); signed only over the whole image
  * (this version has a qs8 global average pool, no windowed one). */
-#include "ops/conv_walk.h"
-#include "ops/image_geometry.h"
-#include "ops/operand.h"
-#include "xnn_step.h"
+#include "engine/ops/conv_walk.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_step.h"
 
-static bool image_dims(const nnd_tensor *t, uint32_t *n, uint32_t *h, uint32_t *w, uint32_t *ch) {
+static bool image_dims(const eng_tensor *t, uint32_t *n, uint32_t *h, uint32_t *w, uint32_t *ch) {
     if (t->rank != 4) return false;
     *n = t->dims[0], *h = t->dims[1], *w = t->dims[2], *ch = t->dims[3];
     return true;
@@ -25,14 +25,14 @@ static bool window_fits(xnnb_window *wd, int32_t scheme, const int32_t *explicit
     int32_t t = explicit_tlbr[0], l = explicit_tlbr[1], b = explicit_tlbr[2], r = explicit_tlbr[3];
     uint32_t unused;
     if (scheme) {
-        nnd_implicit_padding(scheme, in_h, wd->sh, wd->fh, wd->dh, &unused, &t, &b);
-        nnd_implicit_padding(scheme, in_w, wd->sw, wd->fw, wd->dw, &unused, &l, &r);
+        eng_implicit_padding(scheme, in_h, wd->sh, wd->fh, wd->dh, &unused, &t, &b);
+        eng_implicit_padding(scheme, in_w, wd->sw, wd->fw, wd->dw, &unused, &l, &r);
     }
     if (t < 0 || l < 0 || b < 0 || r < 0) return false;
     wd->pad[0] = (uint32_t)t, wd->pad[1] = (uint32_t)r, wd->pad[2] = (uint32_t)b;
     wd->pad[3] = (uint32_t)l;
-    return out_h && out_w && nnd_window_out(in_h, wd->fh, wd->dh, wd->sh, t, b) == out_h &&
-           nnd_window_out(in_w, wd->fw, wd->dw, wd->sw, l, r) == out_w;
+    return out_h && out_w && eng_window_out(in_h, wd->fh, wd->dh, wd->sh, t, b) == out_h &&
+           eng_window_out(in_w, wd->fw, wd->dw, wd->sw, l, r) == out_w;
 }
 
 /* XNNPACK builds an indirection buffer of one pointer per output pixel and window tap at
@@ -43,11 +43,11 @@ static bool indirection_fits(uint32_t n, uint32_t oh, uint32_t ow, const xnnb_wi
     return (double)n * oh * ow * wd->fh * wd->fw * sizeof(void *) <= XNN_MAX_INDIRECTION_BYTES;
 }
 
-enum xnn_status xnnb_claim_conv(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *x = c->in[0], *f = c->in[1], *bias = c->in[2], *y = c->out[0];
+enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *f = c->in[1], *bias = c->in[2], *y = c->out[0];
     bool dw = c->def->code == NND_OP_DEPTHWISE_CONV_2D;
-    nnd_conv_params p;
-    if (nnd_conv_read_params(c, dw ? 1 : 0, &p) || p.nchw) return xnn_status_unsupported_parameter;
+    eng_conv_params p;
+    if (eng_conv_read_params(c, dw ? 1 : 0, &p) || p.nchw) return xnn_status_unsupported_parameter;
     uint32_t n, h, w, in_c, on, oh, ow, out_c;
     if (!image_dims(x, &n, &h, &w, &in_c) || !image_dims(y, &on, &oh, &ow, &out_c) ||
         f->rank != 4 || on != n)
@@ -92,19 +92,19 @@ enum xnn_status xnnb_claim_conv(nnd_op_ctx *c, xnnb_step *s) {
                                              bias->data, lo, hi, flags, &s->op);
 }
 
-enum xnn_status xnnb_claim_fc(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *x = c->in[0], *wt = c->in[1], *bias = c->in[2], *y = c->out[0];
+enum xnn_status xnnb_claim_fc(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *wt = c->in[1], *bias = c->in[2], *y = c->out[0];
     if (wt->rank != 2 || !c->in[3]->data) return xnn_status_unsupported_parameter;
     size_t units = wt->dims[0], size = wt->dims[1];
-    if (!units || !size || nnd_elems(x) % size || nnd_elems(y) != nnd_elems(x) / size * units ||
+    if (!units || !size || eng_elems(x) % size || eng_elems(y) != eng_elems(x) / size * units ||
         (s->dt != XD_F32 && !xnnb_requant_ok(x, wt, y)))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnnb_act_bounds(y, nnd_i32(c->in[3]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, eng_i32(c->in[3]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     s->kind = XK_FC;
-    s->batch = nnd_elems(x) / size;
+    s->batch = eng_elems(x) / size;
     if (s->dt == XD_QS8) return xnnb_qs8_create_fc(size, units, x, wt, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
         return xnn_create_fully_connected_nc_qu8(
@@ -117,20 +117,20 @@ enum xnn_status xnnb_claim_fc(nnd_op_ctx *c, xnnb_step *s) {
 
 /* Pool operands: 0 input, then explicit padding (left, right, top, bottom) or a scheme,
  * stride w, stride h, filter w, filter h, activation, optional NCHW flag. */
-enum xnn_status xnnb_claim_pool(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *x = c->in[0], *y = c->out[0];
+enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
     bool explicit_pad = c->n_in >= 10;
     uint32_t at = explicit_pad ? 5 : 2;
     for (uint32_t i = 1; i < c->n_in; i++)
         if (!c->in[i]->data) return xnn_status_unsupported_parameter;
-    if (c->n_in == at + 6 && nnd_bool(c->in[at + 5])) return xnn_status_unsupported_parameter;
+    if (c->n_in == at + 6 && eng_bool(c->in[at + 5])) return xnn_status_unsupported_parameter;
     uint32_t n, h, w, ch, on, oh, ow, oc;
     if (!image_dims(x, &n, &h, &w, &ch) || !image_dims(y, &on, &oh, &ow, &oc) || on != n ||
         oc != ch)
         return xnn_status_unsupported_parameter;
     int32_t v[4];
     for (int i = 0; i < 4; i++)
-        if ((v[i] = nnd_i32(c->in[at + i])) <= 0) return xnn_status_unsupported_parameter;
+        if ((v[i] = eng_i32(c->in[at + i])) <= 0) return xnn_status_unsupported_parameter;
     xnnb_window wd = {.sw = (uint32_t)v[0],
                       .sh = (uint32_t)v[1],
                       .fw = (uint32_t)v[2],
@@ -139,16 +139,16 @@ enum xnn_status xnnb_claim_pool(nnd_op_ctx *c, xnnb_step *s) {
                       .dw = 1};
     int32_t tlbr[4] = {0};
     if (explicit_pad) {
-        tlbr[0] = nnd_i32(c->in[3]), tlbr[1] = nnd_i32(c->in[1]);
-        tlbr[2] = nnd_i32(c->in[4]), tlbr[3] = nnd_i32(c->in[2]);
+        tlbr[0] = eng_i32(c->in[3]), tlbr[1] = eng_i32(c->in[1]);
+        tlbr[2] = eng_i32(c->in[4]), tlbr[3] = eng_i32(c->in[2]);
     }
-    int32_t scheme = explicit_pad ? 0 : nnd_i32(c->in[1]);
+    int32_t scheme = explicit_pad ? 0 : eng_i32(c->in[1]);
     if (!window_fits(&wd, scheme, tlbr, h, w, oh, ow) || !indirection_fits(n, oh, ow, &wd))
         return xnn_status_unsupported_parameter;
     bool padded = wd.pad[0] | wd.pad[1] | wd.pad[2] | wd.pad[3];
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnnb_act_bounds(y, nnd_i32(c->in[at + 4]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, eng_i32(c->in[at + 4]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     s->batch = n, s->h = h, s->w = w;
     if (c->def->code == NND_OP_MAX_POOL_2D) {

@@ -2,11 +2,11 @@
  * (xnn_step.h): ADD and MUL with broadcasting, RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH
  * (FLOAT32, which has no operator in this version: xnn_transformer.c), HARD_SWISH and ELU (a
  * constant alpha; FLOAT32 only), each 8-bit one unsigned (qu8) or signed (qs8). */
-#include "ops/fused_activation.h"
-#include "ops/operand.h"
-#include "xnn_step.h"
+#include "engine/ops/fused_activation.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_step.h"
 
-static void shape_of(const nnd_tensor *t, size_t *rank, size_t *shape) {
+static void shape_of(const eng_tensor *t, size_t *rank, size_t *shape) {
     /* A rank-0 tensor broadcasts like one element. */
     *rank = t->rank ? t->rank : 1;
     shape[0] = 1;
@@ -14,18 +14,18 @@ static void shape_of(const nnd_tensor *t, size_t *rank, size_t *shape) {
         shape[i] = t->dims[i];
 }
 
-enum xnn_status xnnb_claim_binary(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     if (a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS || b->rank > XNN_MAX_TENSOR_DIMS ||
         !c->in[2]->data || !xnnb_zero_point_fits(b) || !xnnb_zero_point_fits(y))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnnb_act_bounds(y, nnd_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, eng_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     shape_of(a, &s->a_rank, s->a_shape);
     shape_of(b, &s->b_rank, s->b_shape);
-    s->in_elems[1] = nnd_elems(b);
+    s->in_elems[1] = eng_elems(b);
     bool add = c->def->code == NND_OP_ADD;
     s->kind = add ? XK_ADD : XK_MUL;
     int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
@@ -46,9 +46,9 @@ enum xnn_status xnnb_claim_binary(nnd_op_ctx *c, xnnb_step *s) {
                : xnn_create_multiply_nd_f32(lo, hi, s->flags, &s->op);
 }
 
-enum xnn_status xnnb_claim_unary(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *x = c->in[0], *y = c->out[0];
-    size_t n = nnd_elems(x);
+enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
+    size_t n = eng_elems(x);
     s->batch = n;
     int32_t zx = x->zero_point, zy = y->zero_point, act;
     bool qs8 = s->dt == XD_QS8, qu8 = s->dt == XD_QU8;
@@ -78,7 +78,7 @@ enum xnn_status xnnb_claim_unary(nnd_op_ctx *c, xnnb_step *s) {
     case NND_OP_ELU:
         s->kind = XK_ELU;
         if (s->dt != XD_F32 || !c->in[1]->data) return xnn_status_unsupported_parameter;
-        return xnn_create_elu_nc_f32(n, n, n, nnd_f32(c->in[1]), s->flags, &s->op);
+        return xnn_create_elu_nc_f32(n, n, n, eng_f32(c->in[1]), s->flags, &s->op);
     case NND_OP_RELU1: act = NND_FUSED_RELU1; break;
     case NND_OP_RELU6: act = NND_FUSED_RELU6; break;
     default: act = NND_FUSED_RELU; break;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/float16.h"
-#include "ops/operand.h"
-#include "xnn_step.h"
+#include "engine/ops/float16.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_step.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -55,7 +55,7 @@ void xnnb_f16_to_f32(const void *in, float *out, size_t n) {
 #ifdef XNN_F16C
     if (has_f16c()) i = f16_to_f32_f16c(in, out, n);
 #endif
-    const nnd_half *h = in;
+    const eng_half *h = in;
     for (; i < n; i++)
         out[i] = (float)h[i];
 }
@@ -65,9 +65,9 @@ void xnnb_f32_to_f16(const float *in, void *out, size_t n) {
 #ifdef XNN_F16C
     if (has_f16c()) i = f32_to_f16_f16c(in, out, n);
 #endif
-    nnd_half *h = out;
+    eng_half *h = out;
     for (; i < n; i++)
-        h[i] = (nnd_half)in[i];
+        h[i] = (eng_half)in[i];
 }
 
 static int32_t wide_type(int32_t type) {
@@ -83,7 +83,7 @@ void xnnb_widened_free(xnnb_widened *w) {
     memset(w, 0, sizeof *w);
 }
 
-bool xnnb_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnnb_widened *w) {
+bool xnnb_widen(const eng_op_ctx *c, eng_op_ctx *wide_c, xnnb_widened *w) {
     memset(w, 0, sizeof *w);
     w->n_in = c->n_in, w->n_out = c->n_out;
     w->in = calloc(c->n_in + 1, sizeof *w->in);
@@ -93,14 +93,14 @@ bool xnnb_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnnb_widened *w) {
     w->owned = calloc(c->n_in + 1, sizeof *w->owned);
     if (!w->in || !w->out || !w->in_p || !w->out_p || !w->owned) return xnnb_widened_free(w), false;
     for (uint32_t j = 0; j < c->n_in; j++) {
-        nnd_tensor *t = &w->in[j];
+        eng_tensor *t = &w->in[j];
         *t = *c->in[j];
         w->in_p[j] = t;
         int32_t type = wide_type(t->type);
         if (type == t->type) continue;
         t->type = type;
         if (!t->data) continue;
-        size_t n = nnd_elems(t);
+        size_t n = eng_elems(t);
         float *f = aligned_alloc(64, (n * sizeof(float) + XNN_EXTRA_BYTES + 63) & ~(size_t)63);
         if (!f) return xnnb_widened_free(w), false;
         xnnb_f16_to_f32(t->data, f, n);

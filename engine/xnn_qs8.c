@@ -2,15 +2,15 @@
  * qs8 (filter zero point 0) or qc8 (per-channel filters), FULLY_CONNECTED on qs8, and the
  * setup of every signed step. XNNPACK requantizes in float (round to nearest even) where
  * the reference uses gemmlowp fixed point: results agree within one step, as on qu8. */
-#include "ops/operand.h"
-#include "xnn_step.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_step.h"
 
 static bool requant_scale_ok(float r) {
     return r >= 0x1.0p-32f && r < 256.0f;
 }
 
-bool xnnb_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y) {
-    const nnd_channel_quant *cq =
+bool xnnb_requant_ok(const eng_tensor *x, const eng_tensor *f, const eng_tensor *y) {
+    const eng_channel_quant *cq =
         f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL ? f->channel_quant : NULL;
     if (!cq) return requant_scale_ok(x->scale * f->scale / y->scale); /* in float, as XNNPACK */
     for (uint32_t i = 0; i < cq->n_scales; i++)
@@ -18,11 +18,11 @@ bool xnnb_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor 
     return cq->n_scales > 0;
 }
 
-enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const nnd_tensor *x,
-                                     const nnd_tensor *f, const nnd_tensor *bias,
-                                     const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
+enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const eng_tensor *x,
+                                     const eng_tensor *f, const eng_tensor *bias,
+                                     const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
     uint32_t in_c = wd->groups * wd->group_in, out_c = wd->groups * wd->group_out;
-    const nnd_channel_quant *cq = f->channel_quant;
+    const eng_channel_quant *cq = f->channel_quant;
     s->per_channel = f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL;
     bool dw = wd->depthwise;
     uint32_t flags = s->flags | (dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
@@ -42,9 +42,9 @@ enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const nnd_tensor *x,
         (int8_t)qhi, flags, &s->op);
 }
 
-enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x,
-                                   const nnd_tensor *wt, const nnd_tensor *bias,
-                                   const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
+enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *x,
+                                   const eng_tensor *wt, const eng_tensor *bias,
+                                   const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
     if (wt->type != NND_TENSOR_QUANT8_ASYMM_SIGNED || wt->zero_point != 0)
         return xnn_status_unsupported_parameter;
     return xnn_create_fully_connected_nc_qs8(

@@ -19,7 +19,7 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
-#include "op.h"
+#include "engine/op.h"
 
 enum xnnb_kind {
     XK_CONV,
@@ -60,40 +60,40 @@ typedef struct xnnb_step {
     /* f16: inputs 0 and 1 when constant, converted to float once at claim (XNNPACK may
      * read XNN_EXTRA_BYTES past their end); NULL otherwise. */
     float *wide[2];
-    nnd_op_fn reference;
+    eng_op_fn reference;
     pthread_mutex_t lock;
     /* XK_COMPOSITE: several operators, or work around one (xnn_transformer.h). */
     const struct xnnb_composite *composite;
     void *extra; /* the composite's own state, freed by its release */
 } xnnb_step;
 
-enum xnn_status xnnb_claim_conv(nnd_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_fc(nnd_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_pool(nnd_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_binary(nnd_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_unary(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_fc(eng_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s);
 /* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX, SUB and FLOAT32 TANH
  * (xnn_transformer.c). */
-enum xnn_status xnnb_claim_batch_matmul(nnd_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_transformer(nnd_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s);
+enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s);
 
 /* A step the generic run cannot express: run() does the whole call (falling back to
  * s->reference itself), release() frees s->extra. */
 typedef struct xnnb_composite {
-    nnd_status (*run)(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp);
+    schema_status (*run)(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp);
     void (*release)(void *extra);
 } xnnb_composite;
 
 /* p itself when XNNPACK may over-read XNN_EXTRA_BYTES past its n bytes within their last
  * page, else a scratch copy with room to spare; NULL when out of scratch memory. */
-const void *xnnb_overread_safe(nnd_op_ctx *c, const void *p, size_t n);
+const void *xnnb_overread_safe(eng_op_ctx *c, const void *p, size_t n);
 
 /* Output clamp for a fused activation: float bounds, or stored-value bounds in y's 8-bit
  * range. False when the quantized range collapses (XNNPACK wants min < max). */
-bool xnnb_act_bounds(const nnd_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
+bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
                      int32_t *qhi);
 /* Whether a tensor's zero point is a value of its 8-bit storage (true for other types). */
-bool xnnb_zero_point_fits(const nnd_tensor *t);
+bool xnnb_zero_point_fits(const eng_tensor *t);
 
 /* ---- signed 8-bit operators (xnn_qs8.c) --------------------------------------------- */
 
@@ -109,15 +109,15 @@ typedef struct xnnb_window {
  * connected layer's requantization scale, input * filter / output, is in [2^-32, 256),
  * for every channel of a per-channel filter: scales are the client's, so any other leaves
  * the step to the reference kernel. */
-bool xnnb_requant_ok(const nnd_tensor *x, const nnd_tensor *f, const nnd_tensor *y);
+bool xnnb_requant_ok(const eng_tensor *x, const eng_tensor *f, const eng_tensor *y);
 /* CONV_2D and DEPTHWISE_CONV_2D: qc8 for a TENSOR_QUANT8_SYMM_PER_CHANNEL filter (its
  * channels the output's), else qs8 (filter zero point 0). */
-enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const nnd_tensor *x,
-                                     const nnd_tensor *f, const nnd_tensor *bias,
-                                     const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
-enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const nnd_tensor *x,
-                                   const nnd_tensor *wt, const nnd_tensor *bias,
-                                   const nnd_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
+enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const eng_tensor *x,
+                                     const eng_tensor *f, const eng_tensor *bias,
+                                     const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
+enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *x,
+                                   const eng_tensor *wt, const eng_tensor *bias,
+                                   const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
 enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b, void *y,
                                pthreadpool_t tp);
 
@@ -127,12 +127,12 @@ enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b,
  * TENSOR_FLOAT32, constants converted into buffers owned by w (freed by
  * xnnb_widened_free). False when out of memory. */
 typedef struct xnnb_widened {
-    nnd_tensor *in, *out;       /* copies */
-    nnd_tensor **in_p, **out_p; /* pointers to them, for the context */
+    eng_tensor *in, *out;       /* copies */
+    eng_tensor **in_p, **out_p; /* pointers to them, for the context */
     float **owned;              /* one converted buffer per input, or NULL */
     uint32_t n_in, n_out;
 } xnnb_widened;
-bool xnnb_widen(const nnd_op_ctx *c, nnd_op_ctx *wide_c, xnnb_widened *w);
+bool xnnb_widen(const eng_op_ctx *c, eng_op_ctx *wide_c, xnnb_widened *w);
 /* Frees w's buffers; the ones moved into a step (set to NULL) stay. */
 void xnnb_widened_free(xnnb_widened *w);
 

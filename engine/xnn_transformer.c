@@ -12,29 +12,29 @@
  * FLOAT16 steps of these stay on the reference kernels. */
 #include <math.h>
 
-#include "ops/kernel_errors.h"
-#include "ops/operand.h"
-#include "xnn_step.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/xnn_step.h"
 
-static void shape_of(const nnd_tensor *t, size_t *rank, size_t *shape) {
+static void shape_of(const eng_tensor *t, size_t *rank, size_t *shape) {
     *rank = t->rank ? t->rank : 1; /* a rank-0 tensor broadcasts like one element */
     shape[0] = 1;
     for (uint32_t i = 0; i < t->rank; i++)
         shape[i] = t->dims[i];
 }
 
-static enum xnn_status claim_sub(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+static enum xnn_status claim_sub(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     if (c->n_in != 3 || a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS ||
         b->rank > XNN_MAX_TENSOR_DIMS || !c->in[2]->data || !xnnb_zero_point_fits(b))
         return xnn_status_unsupported_parameter;
     float lo, hi;
     int32_t qlo, qhi;
-    if (!xnnb_act_bounds(y, nnd_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
+    if (!xnnb_act_bounds(y, eng_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     shape_of(a, &s->a_rank, s->a_shape);
     shape_of(b, &s->b_rank, s->b_shape);
-    s->in_elems[1] = nnd_elems(b);
+    s->in_elems[1] = eng_elems(b);
     s->kind = XK_SUB;
     int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
     if (s->dt == XD_QS8)
@@ -46,18 +46,18 @@ static enum xnn_status claim_sub(nnd_op_ctx *c, xnnb_step *s) {
     return xnn_create_subtract_nd_f32(lo, hi, s->flags, &s->op);
 }
 
-static enum xnn_status claim_softmax(nnd_op_ctx *c, xnnb_step *s) {
-    const nnd_tensor *x = c->in[0], *y = c->out[0];
+static enum xnn_status claim_softmax(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
     if (x->rank < 1 || !c->in[1]->data || (c->n_in > 2 && !c->in[2]->data))
         return xnn_status_unsupported_parameter;
     if (c->n_in > 2) { /* the axis: the last one only */
-        int32_t axis = nnd_i32(c->in[2]);
+        int32_t axis = eng_i32(c->in[2]);
         if (axis != -1 && axis != (int32_t)x->rank - 1) return xnn_status_unsupported_parameter;
     }
     size_t channels = x->dims[x->rank - 1];
-    float beta = nnd_f32(c->in[1]);
+    float beta = eng_f32(c->in[1]);
     s->kind = XK_SOFTMAX;
-    s->batch = nnd_elems(x) / channels;
+    s->batch = eng_elems(x) / channels;
     if (s->dt == XD_QU8)
         return xnn_create_softmax_nc_qu8(channels, channels, channels, x->scale * beta,
                                          (uint8_t)y->zero_point, y->scale, s->flags, &s->op);
@@ -67,11 +67,11 @@ static enum xnn_status claim_softmax(nnd_op_ctx *c, xnnb_step *s) {
 
 /* ---- FLOAT32 TANH through the sigmoid ------------------------------------------------ */
 
-static nnd_status tanh_run(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
-    const nnd_tensor *x = c->in[0];
-    nnd_tensor *y = c->out[0];
+static schema_status tanh_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
+    const eng_tensor *x = c->in[0];
+    eng_tensor *y = c->out[0];
     size_t n = s->in_elems[0];
-    if (nnd_elems(x) != n || nnd_elems(y) != n || !x->data || !y->data) return s->reference(c);
+    if (eng_elems(x) != n || eng_elems(y) != n || !x->data || !y->data) return s->reference(c);
     const float *xd = x->data;
     float *yd = y->data;
     /* 2x goes where the sigmoid reads it: the output, unless XNNPACK's over-read past it
@@ -85,7 +85,7 @@ static nnd_status tanh_run(nnd_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
-        return (nnd_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
     for (size_t i = 0; i < n; i++)
         yd[i] = (yd[i] + yd[i]) - 1.f;
     return NND_OK;
@@ -105,7 +105,7 @@ static enum xnn_status claim_tanh_f32(xnnb_step *s) {
     return xnn_create_sigmoid_nc_f32(1, 1, 1, s->flags, &s->op);
 }
 
-enum xnn_status xnnb_claim_transformer(nnd_op_ctx *c, xnnb_step *s) {
+enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s) {
     switch (c->def->code) {
     case NND_OP_SUB: return claim_sub(c, s);
     case NND_OP_SOFTMAX: return claim_softmax(c, s);

@@ -4,7 +4,7 @@
  * joined by '.', "[]" for the elements of an array, and '*' for a key that becomes a label
  * (the objects keyed by priority, reason or quota). The path finds the metric in the
  * table; samples with the same labels add up (the clients of one uid). */
-#include "prom.h"
+#include "metrics/prom.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -460,7 +460,7 @@ static void print_family(FILE *out, const metric *d, const char *body, const fam
         fprintf(out, "%s%s %.15g\n", d->name, f->s[i].labels, f->s[i].value);
 }
 
-char *nnd_prom_render(const cJSON *status, char **unmapped) {
+char *met_prom_render(const cJSON *status, char **unmapped) {
     if (unmapped) *unmapped = NULL;
     if (!cJSON_IsObject(status)) return NULL;
     render *r = calloc(1, sizeof *r);

@@ -2,7 +2,7 @@
  * `nndctl metrics` and the daemon's --metrics-listen.
  *
  * Contract:
- * - nnd_prom_render() takes the admin "status" reply (the JSON object `nndctl status`
+ * - met_prom_render() takes the admin "status" reply (the JSON object `nndctl status`
  *   shows) and returns the text, malloc'd: per metric one "# HELP" and one "# TYPE" line,
  *   then its samples. Names start with nnd_; counters end in _total; bytes are bytes and
  *   times are seconds. Metrics with no sample (no client connected, say) are left out.
@@ -25,6 +25,6 @@
 
 #include <cjson/cJSON.h>
 
-char *nnd_prom_render(const cJSON *status, char **unmapped);
+char *met_prom_render(const cJSON *status, char **unmapped);
 
 #endif

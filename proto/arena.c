@@ -1,23 +1,23 @@
 /* arena.c: bump allocation for unpacked messages. See arena.h. */
-#include "arena.h"
+#include "proto/arena.h"
 
 #include <stdalign.h>
 #include <stdlib.h>
 
-struct nnd_arena_spill {
-    nnd_arena_spill *next;
+struct proto_arena_spill {
+    proto_arena_spill *next;
     alignas(max_align_t) unsigned char data[];
 };
 
 static void *arena_alloc(void *ctx, size_t size) {
-    nnd_arena *a = ctx;
+    proto_arena *a = ctx;
     size_t align = alignof(max_align_t);
     size_t at = (a->used + align - 1) & ~(align - 1);
     if (at <= a->cap && size <= a->cap - at) {
         a->used = at + size;
         return a->block + at;
     }
-    nnd_arena_spill *s = malloc(sizeof *s + size);
+    proto_arena_spill *s = malloc(sizeof *s + size);
     if (!s) return NULL;
     s->next = a->spills;
     a->spills = s;
@@ -29,7 +29,7 @@ static void arena_free(void *ctx, void *p) {
     (void)p; /* everything goes at the reset */
 }
 
-int nnd_arena_init(nnd_arena *a, size_t cap) {
+int proto_arena_init(proto_arena *a, size_t cap) {
     a->block = malloc(cap);
     a->cap = a->block ? cap : 0;
     a->used = 0;
@@ -38,17 +38,17 @@ int nnd_arena_init(nnd_arena *a, size_t cap) {
     return a->block ? 0 : -1;
 }
 
-void nnd_arena_reset(nnd_arena *a) {
+void proto_arena_reset(proto_arena *a) {
     while (a->spills) {
-        nnd_arena_spill *next = a->spills->next;
+        proto_arena_spill *next = a->spills->next;
         free(a->spills);
         a->spills = next;
     }
     a->used = 0;
 }
 
-void nnd_arena_free(nnd_arena *a) {
-    nnd_arena_reset(a);
+void proto_arena_free(proto_arena *a) {
+    proto_arena_reset(a);
     free(a->block);
     a->block = NULL;
     a->cap = 0;

@@ -1,5 +1,5 @@
 /* burst_chan.c: a burst channel's header, polling and futex waits. See burst_chan.h. */
-#include "burst_chan.h"
+#include "proto/burst_chan.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void nnd_chan_init(nnd_chan_hdr *h) {
+void proto_chan_init(proto_chan_hdr *h) {
     memset(h, 0, sizeof *h);
     h->magic = NND_CHAN_MAGIC;
     h->version = NND_CHAN_VERSION;
@@ -23,7 +23,7 @@ void nnd_chan_init(nnd_chan_hdr *h) {
     h->daemon_sleeping = 1; /* until a daemon thread polls: ring the doorbell */
 }
 
-bool nnd_chan_valid(const nnd_chan_hdr *h, uint64_t size) {
+bool proto_chan_valid(const proto_chan_hdr *h, uint64_t size) {
     return size >= NND_CHAN_SIZE && h->magic == NND_CHAN_MAGIC && h->version == NND_CHAN_VERSION &&
            h->size == NND_CHAN_SIZE && h->req_off == NND_CHAN_HEADER &&
            h->res_off == NND_CHAN_HEADER + NND_CHAN_AREA && h->area == NND_CHAN_AREA;
@@ -42,7 +42,7 @@ static void read_config(void) {
     }
 }
 
-void nnd_chan_poll_init(nnd_chan_poll *p) {
+void proto_chan_poll_init(proto_chan_poll *p) {
     pthread_once(&configured_once, read_config);
     p->max_us = p->window_us = configured_us;
     /* Pinned to one CPU is no reason not to poll: the peer may be pinned to another. */
@@ -71,11 +71,12 @@ static bool stopped(const int *stop) {
     return stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE);
 }
 
-bool nnd_chan_should_poll(const nnd_chan_poll *p, int32_t peer_cpu, int32_t my_cpu) {
+bool proto_chan_should_poll(const proto_chan_poll *p, int32_t peer_cpu, int32_t my_cpu) {
     return p->window_us && !p->one_cpu && peer_cpu != my_cpu;
 }
 
-bool nnd_chan_spin(const nnd_chan_poll *p, const uint32_t *word, uint32_t old, const int *stop) {
+bool proto_chan_spin(const proto_chan_poll *p, const uint32_t *word, uint32_t old,
+                     const int *stop) {
     uint64_t until = now_ns() + (uint64_t)p->window_us * 1000u;
     for (unsigned i = 1;; i++) {
         if (load(word) != old) return true;
@@ -84,7 +85,7 @@ bool nnd_chan_spin(const nnd_chan_poll *p, const uint32_t *word, uint32_t old, c
     }
 }
 
-void nnd_chan_adapt(nnd_chan_poll *p, uint64_t took_us) {
+void proto_chan_adapt(proto_chan_poll *p, uint64_t took_us) {
     if (took_us <= p->max_us) {
         uint32_t w = p->window_us ? p->window_us * 2 : 1;
         p->window_us = w > p->max_us ? p->max_us : w;
@@ -93,20 +94,20 @@ void nnd_chan_adapt(nnd_chan_poll *p, uint64_t took_us) {
     }
 }
 
-uint32_t nnd_chan_wait(nnd_chan_poll *p, uint32_t *word, uint32_t old, uint32_t *sleeping,
-                       const int32_t *peer_cpu, int32_t *my_cpu, const int *stop,
-                       uint64_t timeout_ns) {
+uint32_t proto_chan_wait(proto_chan_poll *p, uint32_t *word, uint32_t old, uint32_t *sleeping,
+                         const int32_t *peer_cpu, int32_t *my_cpu, const int *stop,
+                         uint64_t timeout_ns) {
     int32_t me = sched_getcpu();
     __atomic_store_n(my_cpu, me, __ATOMIC_RELAXED);
     uint64_t t0 = now_ns();
     uint64_t until = timeout_ns ? t0 + timeout_ns : UINT64_MAX;
     uint32_t v = old;
-    if (nnd_chan_should_poll(p, __atomic_load_n(peer_cpu, __ATOMIC_RELAXED), me) &&
-        nnd_chan_spin(p, word, old, stop)) {
+    if (proto_chan_should_poll(p, __atomic_load_n(peer_cpu, __ATOMIC_RELAXED), me) &&
+        proto_chan_spin(p, word, old, stop)) {
         v = load(word);
     } else {
         while (!stopped(stop)) {
-            if ((v = nnd_chan_sleeping(sleeping, word)) != old) break;
+            if ((v = proto_chan_sleeping(sleeping, word)) != old) break;
             uint64_t now = now_ns();
             if (now >= until) break;
             /* Bounded sleeps: a stop or a scribbled word costs at most this much. */
@@ -117,26 +118,26 @@ uint32_t nnd_chan_wait(nnd_chan_poll *p, uint32_t *word, uint32_t old, uint32_t 
         }
         __atomic_store_n(sleeping, 0, __ATOMIC_RELAXED);
     }
-    if (v != old || !stopped(stop)) nnd_chan_adapt(p, (now_ns() - t0) / 1000u);
+    if (v != old || !stopped(stop)) proto_chan_adapt(p, (now_ns() - t0) / 1000u);
     return v;
 }
 
 /* Both sides store, then load, sequentially consistent (no fences: ThreadSanitizer does
  * not take them): of a publisher and a sleeper, one sees the other's store. */
-bool nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping) {
+bool proto_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping) {
     __atomic_store_n(word, seq, __ATOMIC_SEQ_CST);
     return __atomic_load_n(peer_sleeping, __ATOMIC_SEQ_CST) != 0;
 }
 
-uint32_t nnd_chan_sleeping(uint32_t *sleeping, const uint32_t *word) {
+uint32_t proto_chan_sleeping(uint32_t *sleeping, const uint32_t *word) {
     __atomic_store_n(sleeping, 1, __ATOMIC_SEQ_CST);
     return __atomic_load_n(word, __ATOMIC_SEQ_CST);
 }
 
-void nnd_chan_wake(uint32_t *word) {
+void proto_chan_wake(uint32_t *word) {
     syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-uint32_t nnd_chan_next(uint32_t seq) {
+uint32_t proto_chan_next(uint32_t seq) {
     return seq + 1 ? seq + 1 : 1;
 }

@@ -1,5 +1,5 @@
 /* burst_chan: the layout and wait protocol of a burst's shared-memory channel, used by the
- * client (client/nnd_burst_chan.c) and the daemon (daemon/burst_chan.c).
+ * client (client/cli_burst_chan.c) and the daemon (daemon/burst_chan.c).
  *
  * Contract:
  * - The daemon creates the channel at ConfigureBurst (channel = true): a memfd of
@@ -44,7 +44,7 @@
 #define NND_CHAN_POLL_US_DEFAULT 50u
 #define NND_CHAN_POLL_US_MAX     1000u
 
-typedef struct nnd_chan_hdr {
+typedef struct proto_chan_hdr {
     /* Written by the daemon at setup. */
     uint32_t magic, version, size, req_off, res_off, area, pad0, pad1;
     /* Request side: the client's words, the daemon's sleeping flag and CPU. */
@@ -54,45 +54,45 @@ typedef struct nnd_chan_hdr {
     /* Result side: the daemon's words, the client's sleeping flag and CPU. */
     uint32_t res_seq, res_len, client_sleeping;
     int32_t client_cpu;
-} nnd_chan_hdr;
+} proto_chan_hdr;
 
 /* Fills a fresh channel's header. */
-void nnd_chan_init(nnd_chan_hdr *h);
+void proto_chan_init(proto_chan_hdr *h);
 /* Whether a mapped channel of size bytes has the layout this build knows. */
-bool nnd_chan_valid(const nnd_chan_hdr *h, uint64_t size);
+bool proto_chan_valid(const proto_chan_hdr *h, uint64_t size);
 
 /* One side's polling state. */
-typedef struct nnd_chan_poll {
+typedef struct proto_chan_poll {
     uint32_t window_us; /* now; adapts between 0 and max_us */
     uint32_t max_us;    /* configured */
     bool one_cpu;       /* the machine has one CPU online */
-} nnd_chan_poll;
-void nnd_chan_poll_init(nnd_chan_poll *p);
+} proto_chan_poll;
+void proto_chan_poll_init(proto_chan_poll *p);
 
 /* Waits until *word != old, or stop (may be NULL) becomes non-zero, or timeout_ns passes
  * (0: wait for good). Polls first as the contract says, then sleeps with sleeping set.
  * peer_cpu: the peer's published CPU word; my_cpu: where this side publishes its own.
  * Returns the word's new value; old when it timed out or was stopped. */
-uint32_t nnd_chan_wait(nnd_chan_poll *p, uint32_t *word, uint32_t old, uint32_t *sleeping,
-                       const int32_t *peer_cpu, int32_t *my_cpu, const int *stop,
-                       uint64_t timeout_ns);
+uint32_t proto_chan_wait(proto_chan_poll *p, uint32_t *word, uint32_t old, uint32_t *sleeping,
+                         const int32_t *peer_cpu, int32_t *my_cpu, const int *stop,
+                         uint64_t timeout_ns);
 /* Publishes seq in *word (sequentially consistent), and tells whether the peer's sleeping flag is
  * set: then the caller wakes it (its futex, or the doorbell). */
-bool nnd_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping);
+bool proto_chan_publish(uint32_t *word, uint32_t seq, const uint32_t *peer_sleeping);
 /* The polling window after a wait that took took_us: doubled (at least 1) when the peer
  * answered within the configured window, halved otherwise. */
-void nnd_chan_adapt(nnd_chan_poll *p, uint64_t took_us);
+void proto_chan_adapt(proto_chan_poll *p, uint64_t took_us);
 /* Whether to poll for a peer last seen on peer_cpu, running on my_cpu. */
-bool nnd_chan_should_poll(const nnd_chan_poll *p, int32_t peer_cpu, int32_t my_cpu);
+bool proto_chan_should_poll(const proto_chan_poll *p, int32_t peer_cpu, int32_t my_cpu);
 /* Spins until *word != old, stop (may be NULL) is set or the window passes; whether it
  * changed. */
-bool nnd_chan_spin(const nnd_chan_poll *p, const uint32_t *word, uint32_t old, const int *stop);
+bool proto_chan_spin(const proto_chan_poll *p, const uint32_t *word, uint32_t old, const int *stop);
 /* Sets *sleeping and returns *word as read after it: a side about to sleep compares that
- * with what it waits to see change (the other half of nnd_chan_publish()). */
-uint32_t nnd_chan_sleeping(uint32_t *sleeping, const uint32_t *word);
+ * with what it waits to see change (the other half of proto_chan_publish()). */
+uint32_t proto_chan_sleeping(uint32_t *sleeping, const uint32_t *word);
 /* Wakes every waiter on word (a side stopping). */
-void nnd_chan_wake(uint32_t *word);
+void proto_chan_wake(uint32_t *word);
 /* The seq after seq (never 0). */
-uint32_t nnd_chan_next(uint32_t seq);
+uint32_t proto_chan_next(uint32_t seq);
 
 #endif

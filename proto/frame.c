@@ -1,8 +1,8 @@
 /* frame.c: datagram framing with fd passing and memfd spill. See frame.h. */
-#include "frame.h"
+#include "proto/frame.h"
 
-#include "arena.h"
-#include "wire_budget.h"
+#include "proto/arena.h"
+#include "proto/wire_budget.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +31,7 @@ static void close_fds(int *fds, size_t n) {
         if (fds[i] >= 0) close(fds[i]);
 }
 
-void nnd_packed_clear(nnd_packed *p) {
+void proto_packed_clear(proto_packed *p) {
     free(p->heap);
     p->heap = NULL;
     if (p->spill_fd >= 0) close(p->spill_fd);
@@ -57,8 +57,8 @@ static uint64_t message_id(const ProtobufCMessage *msg) {
     return ((const Nnd__Reply *)msg)->id;
 }
 
-int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd_packed *out,
-                   char *err, size_t errlen) {
+int proto_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, proto_packed *out,
+                     char *err, size_t errlen) {
     out->heap = NULL; /* `small` is left as it is: a memset of it per message is waste */
     out->len = out->nfds = 0;
     out->spill_fd = -1;
@@ -104,8 +104,8 @@ int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd
     return 0;
 }
 
-ssize_t nnd_frame_send_bytes(int sock, const void *bytes, size_t len, const int *fds, size_t nfds,
-                             int flags) {
+ssize_t proto_frame_send_bytes(int sock, const void *bytes, size_t len, const int *fds, size_t nfds,
+                               int flags) {
     enum { MAX_FDS = 253 }; /* SCM_MAX_FD */
     if (nfds > MAX_FDS) return -EINVAL;
     struct iovec iov = {.iov_base = (void *)bytes, .iov_len = len};
@@ -132,31 +132,31 @@ ssize_t nnd_frame_send_bytes(int sock, const void *bytes, size_t len, const int 
     }
 }
 
-int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags) {
-    ssize_t n = nnd_frame_send_bytes(sock, nnd_packed_bytes(p), p->len, p->fds, p->nfds, flags);
+int proto_frame_sendmsg(int sock, const proto_packed *p, int flags) {
+    ssize_t n = proto_frame_send_bytes(sock, proto_packed_bytes(p), p->len, p->fds, p->nfds, flags);
     return n < 0 ? (int)n : 0;
 }
 
-int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,
-                   size_t errlen) {
-    nnd_packed p;
-    if (nnd_frame_pack(msg, fds, nfds, &p, err, errlen) < 0) return -EPROTO;
-    int rc = nnd_frame_sendmsg(sock, &p, 0);
+int proto_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,
+                     size_t errlen) {
+    proto_packed p;
+    if (proto_frame_pack(msg, fds, nfds, &p, err, errlen) < 0) return -EPROTO;
+    int rc = proto_frame_sendmsg(sock, &p, 0);
     if (rc < 0) set_err(err, errlen, "send failed: %s", strerror(-rc));
-    nnd_packed_clear(&p);
+    proto_packed_clear(&p);
     return rc;
 }
 
-int nnd_frame_take_fd(nnd_frame_in *in, uint32_t index) {
+int proto_frame_take_fd(proto_frame_in *in, uint32_t index) {
     if (index >= in->nfds) return -1;
     int fd = in->fds[index];
     in->fds[index] = -1;
     return fd;
 }
 
-void nnd_frame_in_clear(nnd_frame_in *in) {
+void proto_frame_in_clear(proto_frame_in *in) {
     if (in->arena)
-        nnd_arena_reset(in->arena);
+        proto_arena_reset(in->arena);
     else if (in->msg)
         protobuf_c_message_free_unpacked(in->msg, NULL);
     in->msg = NULL;
@@ -185,7 +185,7 @@ static ProtobufCMessage *unspill_fd(const ProtobufCMessageDescriptor *desc,
         if (p == MAP_FAILED) {
             set_err(err, errlen, "cannot map spill memfd: %s", strerror(errno));
         } else {
-            if (nnd_wire_budget_check(desc, p, size, err, errlen) == 0) {
+            if (proto_wire_budget_check(desc, p, size, err, errlen) == 0) {
                 msg = protobuf_c_message_unpack(desc, alloc, size, p);
                 if (!msg)
                     set_err(err, errlen, "spilled %s is not valid protobuf", desc->short_name);
@@ -197,16 +197,16 @@ static ProtobufCMessage *unspill_fd(const ProtobufCMessageDescriptor *desc,
     return msg;
 }
 
-ProtobufCMessage *nnd_frame_unspill(const ProtobufCMessageDescriptor *desc, nnd_frame_spill *spill,
-                                    char *err, size_t errlen) {
+ProtobufCMessage *proto_frame_unspill(const ProtobufCMessageDescriptor *desc,
+                                      proto_frame_spill *spill, char *err, size_t errlen) {
     int fd = spill->fd;
     spill->fd = -1;
     return unspill_fd(desc, NULL, fd, spill->size, err, errlen);
 }
 
 /* Takes the memfd a SpillFrame names, or -1 with err set. */
-static int spill_fd(nnd_frame_in *in, const Nnd__Spill *spill, char *err, size_t errlen) {
-    int fd = nnd_frame_take_fd(in, spill->fd_index);
+static int spill_fd(proto_frame_in *in, const Nnd__Spill *spill, char *err, size_t errlen) {
+    int fd = proto_frame_take_fd(in, spill->fd_index);
     if (fd < 0)
         set_err(err, errlen, "spill frame names fd %u but only %zu arrived", spill->fd_index,
                 in->nfds);
@@ -250,7 +250,7 @@ static bool has_spill_field(const uint8_t *p, size_t n) {
 }
 
 static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                      nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *defer, char *err,
+                      proto_arena *arena, proto_frame_in *in, proto_frame_spill *defer, char *err,
                       size_t errlen) {
     memset(in, 0, sizeof *in);
     in->arena = arena;
@@ -285,33 +285,33 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
                 "file descriptors lost in transit: more than %d in one message, or the "
                 "receiver is out of descriptors",
                 NND_FRAME_MAX_FDS);
-        nnd_frame_in_clear(in);
+        proto_frame_in_clear(in);
         return -EPROTO;
     }
     if (n == 0 && in->nfds == 0) return 0;
     if (mh.msg_flags & MSG_TRUNC) {
         set_err(err, errlen, "datagram larger than %d bytes: large messages must spill",
                 NND_FRAME_RECV_BUF);
-        nnd_frame_in_clear(in);
+        proto_frame_in_clear(in);
         return -EPROTO;
     }
     bool spilled = has_spill_field(buf, (size_t)n);
     Nnd__SpillFrame *sf = spilled ? nnd__spill_frame__unpack(alloc, (size_t)n, buf) : NULL;
     if (spilled && !sf) {
         set_err(err, errlen, "message is not valid protobuf (%zd bytes)", n);
-        nnd_frame_in_clear(in);
+        proto_frame_in_clear(in);
         return -EPROTO;
     }
     int deferred = 0;
     if (sf && sf->spill) {
         int fd = spill_fd(in, sf->spill, err, errlen);
         if (fd >= 0 && defer) {
-            *defer = (nnd_frame_spill){.fd = fd, .size = sf->spill->size};
+            *defer = (proto_frame_spill){.fd = fd, .size = sf->spill->size};
             deferred = 1;
         } else if (fd >= 0) {
             in->msg = unspill_fd(desc, alloc, fd, sf->spill->size, err, errlen);
         }
-    } else if (nnd_wire_budget_check(desc, buf, (size_t)n, err, errlen) == 0) {
+    } else if (proto_wire_budget_check(desc, buf, (size_t)n, err, errlen) == 0) {
         in->msg = protobuf_c_message_unpack(desc, alloc, (size_t)n, buf);
         if (!in->msg)
             set_err(err, errlen, "message is not valid protobuf (as a %s, %zd bytes)",
@@ -320,34 +320,34 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
     if (sf && !arena) nnd__spill_frame__free_unpacked(sf, NULL); /* else with the arena */
     if (deferred) {
         /* The message will be unpacked elsewhere, with malloc: the arena is free again. */
-        if (arena) nnd_arena_reset(arena);
+        if (arena) proto_arena_reset(arena);
         in->arena = NULL;
         return 2;
     }
     if (!in->msg) {
-        nnd_frame_in_clear(in);
+        proto_frame_in_clear(in);
         return -EPROTO;
     }
     return 1;
 }
 
-int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
-                   char *err, size_t errlen) {
+int proto_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                     proto_frame_in *in, char *err, size_t errlen) {
     return frame_recv(sock, MSG_DONTWAIT, desc, buf, NULL, in, NULL, err, errlen);
 }
 
-int nnd_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                         nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen) {
+int proto_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                           proto_arena *arena, proto_frame_in *in, char *err, size_t errlen) {
     return frame_recv(sock, MSG_DONTWAIT, desc, buf, arena, in, NULL, err, errlen);
 }
 
-int nnd_frame_recv_deferred(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                            nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *spill, char *err,
-                            size_t errlen) {
+int proto_frame_recv_deferred(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                              proto_arena *arena, proto_frame_in *in, proto_frame_spill *spill,
+                              char *err, size_t errlen) {
     return frame_recv(sock, MSG_DONTWAIT, desc, buf, arena, in, spill, err, errlen);
 }
 
-int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                        nnd_frame_in *in, char *err, size_t errlen) {
+int proto_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                          proto_frame_in *in, char *err, size_t errlen) {
     return frame_recv(sock, 0, desc, buf, NULL, in, NULL, err, errlen);
 }

@@ -1,13 +1,13 @@
 /* frame: one protobuf message per SOCK_SEQPACKET datagram, file descriptors as SCM_RIGHTS.
  *
  * Contract:
- * - nnd_frame_pack() serializes a Request or Reply; past NND_FRAME_INLINE_MAX bytes the
+ * - proto_frame_pack() serializes a Request or Reply; past NND_FRAME_INLINE_MAX bytes the
  *   message goes into a sealed memfd appended to the fds, and the datagram carries only a
  *   SpillFrame naming it. Caller fds are borrowed, never closed by pack or send.
- * - nnd_frame_recv() receives one datagram with MSG_CMSG_CLOEXEC, rejects truncated data or
+ * - proto_frame_recv() receives one datagram with MSG_CMSG_CLOEXEC, rejects truncated data or
  *   control messages (closing every fd that arrived), follows a spill, and returns the
  *   unpacked message with the fds it carried. The receiver owns those fds: take the ones it
- *   keeps with nnd_frame_take_fd(), and nnd_frame_in_clear() closes the rest.
+ *   keeps with proto_frame_take_fd(), and proto_frame_in_clear() closes the rest.
  * - Before unpacking, every message's wire bytes are walked once (wire_budget.h): one that
  *   would unpack into too much memory or too many allocations is refused as malformed,
  *   with the limit named, so decoding stays linear and bounded. Spills are at most
@@ -31,81 +31,81 @@
 
 #define NND_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
 
-typedef struct nnd_packed {
+typedef struct proto_packed {
     uint8_t *heap; /* the payload when it outgrew `small` (malloc'd); NULL: it is in `small` */
     size_t len;
     int fds[NND_FRAME_MAX_FDS]; /* borrowed caller fds, then the spill memfd if any */
     size_t nfds;
-    int spill_fd; /* owned: closed by nnd_packed_clear(); -1 when inline */
+    int spill_fd; /* owned: closed by proto_packed_clear(); -1 when inline */
     uint8_t small[NND_FRAME_SMALL];
-} nnd_packed;
+} proto_packed;
 
 /* The datagram payload (len bytes). The struct may be copied; only one copy is cleared. */
-static inline const uint8_t *nnd_packed_bytes(const nnd_packed *p) {
+static inline const uint8_t *proto_packed_bytes(const proto_packed *p) {
     return p->heap ? p->heap : p->small;
 }
 
-struct nnd_arena;
+struct proto_arena;
 
-typedef struct nnd_frame_in {
-    ProtobufCMessage *msg;   /* unpacked Request or Reply, NULL when nothing arrived */
-    struct nnd_arena *arena; /* where msg lives; NULL: malloc */
+typedef struct proto_frame_in {
+    ProtobufCMessage *msg;     /* unpacked Request or Reply, NULL when nothing arrived */
+    struct proto_arena *arena; /* where msg lives; NULL: malloc */
     int fds[NND_FRAME_MAX_FDS];
     size_t nfds;
-} nnd_frame_in;
+} proto_frame_in;
 
 /* Packs msg (an Nnd__Request or Nnd__Reply) with fds. Returns 0, or -1 with err set. */
-int nnd_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, nnd_packed *out,
-                   char *err, size_t errlen);
-void nnd_packed_clear(nnd_packed *p);
+int proto_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, proto_packed *out,
+                     char *err, size_t errlen);
+void proto_packed_clear(proto_packed *p);
 
 /* One sendmsg of a packed frame. Returns 0, or -errno (-EAGAIN on a full non-blocking
  * socket: nothing was sent, try again later). */
-int nnd_frame_sendmsg(int sock, const nnd_packed *p, int flags);
+int proto_frame_sendmsg(int sock, const proto_packed *p, int flags);
 /* One datagram of any bytes with nfds fds (at most 253, the kernel's limit): what
- * nnd_frame_sendmsg() sends, and what tests and fuzzers use for malformed frames. Returns
+ * proto_frame_sendmsg() sends, and what tests and fuzzers use for malformed frames. Returns
  * the bytes sent, or -errno (-EAGAIN when a non-blocking send would block). */
-ssize_t nnd_frame_send_bytes(int sock, const void *bytes, size_t len, const int *fds, size_t nfds,
-                             int flags);
+ssize_t proto_frame_send_bytes(int sock, const void *bytes, size_t len, const int *fds, size_t nfds,
+                               int flags);
 
 /* Pack and send in one step on a blocking socket. Returns 0 or -errno / -EPROTO. */
-int nnd_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,
-                   size_t errlen);
+int proto_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size_t nfds, char *err,
+                     size_t errlen);
 
 /* Receives one frame of type desc without waiting. Returns 1 with *in filled, 0 on
  * orderly EOF, -EAGAIN when nothing is there, -EPROTO on a malformed frame (err says why;
  * the connection should be dropped or answered), or another -errno. buf holds
  * NND_FRAME_RECV_BUF bytes. */
-int nnd_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf, nnd_frame_in *in,
-                   char *err, size_t errlen);
-/* The same, unpacking into arena (arena.h): nnd_frame_in_clear() then resets the arena
+int proto_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                     proto_frame_in *in, char *err, size_t errlen);
+/* The same, unpacking into arena (arena.h): proto_frame_in_clear() then resets the arena
  * instead of freeing the message field by field. */
-int nnd_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                         struct nnd_arena *arena, nnd_frame_in *in, char *err, size_t errlen);
-/* A spilled message received and not yet read (nnd_frame_recv_deferred()). */
-typedef struct nnd_frame_spill {
+int proto_frame_recv_arena(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                           struct proto_arena *arena, proto_frame_in *in, char *err, size_t errlen);
+/* A spilled message received and not yet read (proto_frame_recv_deferred()). */
+typedef struct proto_frame_spill {
     int fd; /* the sealed memfd, owned by the holder */
     uint64_t size;
-} nnd_frame_spill;
-/* As nnd_frame_recv_arena(), except that a spilled message is left unread: it returns 2
+} proto_frame_spill;
+/* As proto_frame_recv_arena(), except that a spilled message is left unread: it returns 2
  * with *spill holding its memfd, in->msg NULL and in->arena NULL (the arena is free again),
- * and in->fds the datagram's other fds. Read it with nnd_frame_unspill(), on any thread. */
-int nnd_frame_recv_deferred(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                            struct nnd_arena *arena, nnd_frame_in *in, nnd_frame_spill *spill,
-                            char *err, size_t errlen);
+ * and in->fds the datagram's other fds. Read it with proto_frame_unspill(), on any thread. */
+int proto_frame_recv_deferred(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                              struct proto_arena *arena, proto_frame_in *in,
+                              proto_frame_spill *spill, char *err, size_t errlen);
 /* Checks and unpacks (with malloc) a spilled message; closes spill->fd. NULL with err set
  * when it is malformed or over a limit. Touches no shared state. */
-ProtobufCMessage *nnd_frame_unspill(const ProtobufCMessageDescriptor *desc, nnd_frame_spill *spill,
-                                    char *err, size_t errlen);
-/* The same as nnd_frame_recv, but waits for a frame (up to the socket's SO_RCVTIMEO, then -EAGAIN):
- * one system call where poll() and a non-blocking receive would take two. */
-int nnd_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
-                        nnd_frame_in *in, char *err, size_t errlen);
+ProtobufCMessage *proto_frame_unspill(const ProtobufCMessageDescriptor *desc,
+                                      proto_frame_spill *spill, char *err, size_t errlen);
+/* The same as proto_frame_recv, but waits for a frame (up to the socket's SO_RCVTIMEO, then
+ * -EAGAIN): one system call where poll() and a non-blocking receive would take two. */
+int proto_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
+                          proto_frame_in *in, char *err, size_t errlen);
 
 /* Takes ownership of fds[index]; returns -1 when the index is out of range or taken. */
-int nnd_frame_take_fd(nnd_frame_in *in, uint32_t index);
+int proto_frame_take_fd(proto_frame_in *in, uint32_t index);
 
 /* Frees the message and closes every fd not taken. */
-void nnd_frame_in_clear(nnd_frame_in *in);
+void proto_frame_in_clear(proto_frame_in *in);
 
 #endif

@@ -1,5 +1,5 @@
 /* model_bytes.c: see model_bytes.h. */
-#include "model_bytes.h"
+#include "proto/model_bytes.h"
 
 static uint64_t add_sat(uint64_t a, uint64_t b) {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -15,7 +15,7 @@ static uint64_t graph_bytes(const Nnd__Subgraph *g) {
     return n;
 }
 
-uint64_t nnd_wire_constant_bytes(const Nnd__Model *m) {
+uint64_t proto_wire_constant_bytes(const Nnd__Model *m) {
     if (!m) return 0;
     uint64_t n = graph_bytes(m->main);
     for (size_t r = 0; r < m->n_referenced; r++)

@@ -12,6 +12,6 @@
 
 #include "nnd.pb-c.h"
 
-uint64_t nnd_wire_constant_bytes(const Nnd__Model *m);
+uint64_t proto_wire_constant_bytes(const Nnd__Model *m);
 
 #endif

@@ -1,5 +1,5 @@
 /* paths.c: default locations. See paths.h. */
-#include "paths.h"
+#include "proto/paths.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ char *nnd_default_socket_path(char *buf, size_t len) {
     return fit(buf, len, snprintf(buf, len, "/run/nnd/nnd.sock"));
 }
 
-char *nnd_client_socket_path(char *buf, size_t len) {
+char *proto_client_socket_path(char *buf, size_t len) {
     const char *v = env("NND_SOCKET");
     if (v) return fit(buf, len, snprintf(buf, len, "%s", v));
     v = env("XDG_RUNTIME_DIR");
@@ -34,7 +34,7 @@ char *nnd_client_socket_path(char *buf, size_t len) {
     return fit(buf, len, snprintf(buf, len, "/run/nnd/nnd.sock"));
 }
 
-char *nnd_default_state_dir(char *buf, size_t len) {
+char *proto_default_state_dir(char *buf, size_t len) {
     const char *v = env("NND_STATE_DIR");
     if (v) return fit(buf, len, snprintf(buf, len, "%s", v));
     if (geteuid() == 0) return fit(buf, len, snprintf(buf, len, "/var/lib/nnd"));
@@ -45,10 +45,10 @@ char *nnd_default_state_dir(char *buf, size_t len) {
     return fit(buf, len, snprintf(buf, len, "/tmp/nnd-%u", (unsigned)geteuid()));
 }
 
-char *nnd_admin_url(const char *state_dir, char *buf, size_t len) {
+char *proto_admin_url(const char *state_dir, char *buf, size_t len) {
     return fit(buf, len, snprintf(buf, len, "ipc://%s/admin.ipc", state_dir));
 }
 
-char *nnd_events_url(const char *state_dir, char *buf, size_t len) {
+char *proto_events_url(const char *state_dir, char *buf, size_t len) {
     return fit(buf, len, snprintf(buf, len, "ipc://%s/events.ipc", state_dir));
 }

@@ -13,9 +13,9 @@
 #include <stddef.h>
 
 char *nnd_default_socket_path(char *buf, size_t len);
-char *nnd_client_socket_path(char *buf, size_t len);
-char *nnd_default_state_dir(char *buf, size_t len);
-char *nnd_admin_url(const char *state_dir, char *buf, size_t len);
-char *nnd_events_url(const char *state_dir, char *buf, size_t len);
+char *proto_client_socket_path(char *buf, size_t len);
+char *proto_default_state_dir(char *buf, size_t len);
+char *proto_admin_url(const char *state_dir, char *buf, size_t len);
+char *proto_events_url(const char *state_dir, char *buf, size_t len);
 
 #endif

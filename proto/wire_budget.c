@@ -1,5 +1,5 @@
 /* wire_budget.c: the pre-unpack walk. See wire_budget.h. */
-#include "wire_budget.h"
+#include "proto/wire_budget.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -140,8 +140,8 @@ static int walk_message(walk *w, const ProtobufCMessageDescriptor *desc, const u
     return 0;
 }
 
-int nnd_wire_budget_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
-                          char *err, size_t errlen) {
+int proto_wire_budget_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                            char *err, size_t errlen) {
     walk w = {.err = err, .errlen = errlen};
     return walk_message(&w, desc, data, data + len, 0);
 }

@@ -2,7 +2,7 @@
  * before protobuf-c allocates anything.
  *
  * Contract:
- * - nnd_wire_budget_check() walks the encoded message once, field by field, following the
+ * - proto_wire_budget_check() walks the encoded message once, field by field, following the
  *   descriptors into nested messages, and adds up what protobuf-c's unpack would
  *   allocate: each message's struct, each repeated field's array, each string or bytes
  *   value, each unknown field kept. It refuses, with a message naming the limit, a
@@ -27,7 +27,7 @@
 #define NND_WIRE_MAX_DEPTH    32
 
 /* 0 when data (len bytes, a desc message) fits the limits; -1 with err naming the limit. */
-int nnd_wire_budget_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
-                          char *err, size_t errlen);
+int proto_wire_budget_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
+                            char *err, size_t errlen);
 
 #endif

@@ -1,5 +1,5 @@
 /* cost.c: throughput probes through the engine, and per-operation estimates. See cost.h. */
-#include "cost.h"
+#include "sched/cost.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +18,8 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static nnd_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
-    nnd_operand_desc o;
+static eng_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
+    eng_operand_desc o;
     memset(&o, 0, sizeof o);
     o.type = NND_TENSOR_FLOAT32;
     o.rank = d1 ? 2 : 1;
@@ -30,21 +30,21 @@ static nnd_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
 }
 
 /* Prepares m, runs it once to warm up, then reps times; the fastest run in ns, or 0. */
-static uint64_t time_model(const nnd_model_desc *m, float *in, size_t in_len, float *out,
-                           size_t out_len, int reps, nnd_cost *total) {
-    nnd_prepared *p = NULL;
+static uint64_t time_model(const eng_model_desc *m, float *in, size_t in_len, float *out,
+                           size_t out_len, int reps, eng_cost *total) {
+    eng_prepared *p = NULL;
     char err[NND_ERR_LEN];
-    if (nnd_prepare(m, &p, err, sizeof err) != NND_OK) return 0;
+    if (eng_prepare(m, &p, err, sizeof err) != NND_OK) return 0;
     memset(total, 0, sizeof *total);
-    for (uint32_t k = 0; k < nnd_prepared_num_operations(p); k++) {
-        nnd_cost c = nnd_prepared_step_cost(p, k);
+    for (uint32_t k = 0; k < eng_prepared_num_operations(p); k++) {
+        eng_cost c = eng_prepared_step_cost(p, k);
         total->flops += c.flops;
         total->bytes += c.bytes;
     }
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     uint64_t best = 0;
-    uint32_t ni = nnd_prepared_num_inputs(p);
-    nnd_io io_in[2], io_out[1];
+    uint32_t ni = eng_prepared_num_inputs(p);
+    eng_io io_in[2], io_out[1];
     memset(io_in, 0, sizeof io_in);
     memset(io_out, 0, sizeof io_out);
     for (uint32_t i = 0; i < ni; i++) {
@@ -55,23 +55,23 @@ static uint64_t time_model(const nnd_model_desc *m, float *in, size_t in_len, fl
     io_out[0].length = out_len * sizeof(float);
     for (int r = 0; e && r <= reps; r++) {
         uint64_t t0 = now_ns();
-        if (nnd_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err) != NND_OK) {
+        if (eng_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err) != NND_OK) {
             best = 0;
             break;
         }
         uint64_t t = now_ns() - t0;
         if (r > 0 && (!best || t < best)) best = t ? t : 1;
     }
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
     return best;
 }
 
 /* CHAIN ADDs of [4]: t0 = a + b, t1 = t0 + b, ..., out = t30 + b. */
-static uint64_t probe_chain(float *buf, nnd_cost *c) {
+static uint64_t probe_chain(float *buf, eng_cost *c) {
     enum { N = CHAIN + 3 };
-    nnd_operand_desc ops[N];
-    nnd_operation_desc opn[CHAIN];
+    eng_operand_desc ops[N];
+    eng_operation_desc opn[CHAIN];
     uint32_t in_lists[CHAIN][3], out_lists[CHAIN][1];
     int32_t act = 0;
     ops[0] = tensor(NND_MODEL_INPUT, 4, 0);
@@ -87,10 +87,10 @@ static uint64_t probe_chain(float *buf, nnd_cost *c) {
         in_lists[k][1] = 1;
         in_lists[k][2] = 2;
         out_lists[k][0] = out;
-        opn[k] = (nnd_operation_desc){NND_OP_ADD, 3, in_lists[k], 1, out_lists[k]};
+        opn[k] = (eng_operation_desc){NND_OP_ADD, 3, in_lists[k], 1, out_lists[k]};
     }
     uint32_t inputs[2] = {0, 1}, outputs[1] = {N - 1};
-    nnd_model_desc m = {.n_operands = N,
+    eng_model_desc m = {.n_operands = N,
                         .operands = ops,
                         .n_operations = CHAIN,
                         .operations = opn,
@@ -104,8 +104,8 @@ static uint64_t probe_chain(float *buf, nnd_cost *c) {
 }
 
 /* out = a + b over BIG floats. */
-static uint64_t probe_add(float *buf, nnd_cost *c) {
-    nnd_operand_desc ops[4] = {tensor(NND_MODEL_INPUT, BIG, 0),
+static uint64_t probe_add(float *buf, eng_cost *c) {
+    eng_operand_desc ops[4] = {tensor(NND_MODEL_INPUT, BIG, 0),
                                tensor(NND_MODEL_INPUT, BIG, 0),
                                {0},
                                tensor(NND_MODEL_OUTPUT, BIG, 0)};
@@ -114,8 +114,8 @@ static uint64_t probe_add(float *buf, nnd_cost *c) {
     ops[2].length = 4;
     int32_t act = 0;
     uint32_t in_list[3] = {0, 1, 2}, out_list[1] = {3}, inputs[2] = {0, 1}, outputs[1] = {3};
-    nnd_operation_desc op = {NND_OP_ADD, 3, in_list, 1, out_list};
-    nnd_model_desc m = {.n_operands = 4,
+    eng_operation_desc op = {NND_OP_ADD, 3, in_list, 1, out_list};
+    eng_model_desc m = {.n_operands = 4,
                         .operands = ops,
                         .n_operations = 1,
                         .operations = &op,
@@ -129,14 +129,14 @@ static uint64_t probe_add(float *buf, nnd_cost *c) {
 }
 
 /* out = FULLY_CONNECTED(x [FC_ROWS, FC_IN], w [FC_OUT, FC_IN], bias [FC_OUT]). */
-static uint64_t probe_fc(float *buf, nnd_cost *c) {
+static uint64_t probe_fc(float *buf, eng_cost *c) {
     size_t w_bytes = sizeof(float) * FC_OUT * FC_IN, b_bytes = sizeof(float) * FC_OUT;
     uint8_t *values = calloc(1, w_bytes + b_bytes + 4);
     if (!values) return 0;
     float *w = (float *)values;
     for (size_t i = 0; i < (size_t)FC_OUT * FC_IN; i++)
         w[i] = (float)(i % 7) * 0.01f;
-    nnd_operand_desc ops[5] = {tensor(NND_MODEL_INPUT, FC_ROWS, FC_IN),
+    eng_operand_desc ops[5] = {tensor(NND_MODEL_INPUT, FC_ROWS, FC_IN),
                                tensor(NND_CONSTANT_COPY, FC_OUT, FC_IN),
                                tensor(NND_CONSTANT_COPY, FC_OUT, 0),
                                {0},
@@ -149,8 +149,8 @@ static uint64_t probe_fc(float *buf, nnd_cost *c) {
     ops[3].offset = w_bytes + b_bytes;
     ops[3].length = 4;
     uint32_t in_list[4] = {0, 1, 2, 3}, out_list[1] = {4}, inputs[1] = {0}, outputs[1] = {4};
-    nnd_operation_desc op = {NND_OP_FULLY_CONNECTED, 4, in_list, 1, out_list};
-    nnd_model_desc m = {.n_operands = 5,
+    eng_operation_desc op = {NND_OP_FULLY_CONNECTED, 4, in_list, 1, out_list};
+    eng_model_desc m = {.n_operands = 5,
                         .operands = ops,
                         .n_operations = 1,
                         .operations = &op,
@@ -166,7 +166,7 @@ static uint64_t probe_fc(float *buf, nnd_cost *c) {
     return t;
 }
 
-void nnd_throughput_measure(nnd_throughput *t) {
+void qos_throughput_measure(qos_throughput *t) {
     /* Defaults: a slow machine, so that a failed probe errs toward refusing. */
     t->flops_per_ns = 0.5;
     t->bytes_per_ns = 2.0;
@@ -176,7 +176,7 @@ void nnd_throughput_measure(nnd_throughput *t) {
     if (buf) {
         for (size_t i = 0; i < 2 * BIG; i++)
             buf[i] = (float)(i % 13);
-        nnd_cost c;
+        eng_cost c;
         probe_chain(buf, &c); /* the engine's one-time start (kernel libraries) is not timed */
         uint64_t t0 = now_ns();
         uint64_t ns = probe_chain(buf, &c);
@@ -194,7 +194,7 @@ void nnd_throughput_measure(nnd_throughput *t) {
     }
 }
 
-double nnd_cost_step_ns(const nnd_throughput *t, const nnd_prepared *p, uint32_t k) {
-    nnd_cost c = nnd_prepared_step_cost(p, k);
+double qos_cost_step_ns(const qos_throughput *t, const eng_prepared *p, uint32_t k) {
+    eng_cost c = eng_prepared_step_cost(p, k);
     return t->op_ns + c.flops / t->flops_per_ns + c.bytes / t->bytes_per_ns;
 }

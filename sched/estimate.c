@@ -1,10 +1,10 @@
 /* estimate.c: a window of recent run times, trimmed mean and tail. See estimate.h. */
-#include "estimate.h"
+#include "sched/estimate.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void nnd_est_init(nnd_estimator *e, uint64_t seed_ns) {
+void qos_est_init(qos_estimator *e, uint64_t seed_ns) {
     memset(e, 0, sizeof *e);
     e->seed_ns = seed_ns ? seed_ns : 1;
     e->typical_ns = e->seed_ns;
@@ -24,7 +24,7 @@ static uint32_t lower_bound(const uint64_t *v, uint32_t n, uint64_t ns) {
     return lo;
 }
 
-void nnd_est_add(nnd_estimator *e, uint64_t ns) {
+void qos_est_add(qos_estimator *e, uint64_t ns) {
     if (!ns) ns = 1;
     uint64_t *v = e->sorted;
     if (e->n == NND_EST_WINDOW) { /* the oldest sample leaves the sorted copy */

@@ -9,7 +9,7 @@
  * - tail: the 95th percentile of the window (its maximum while it holds under 20 runs),
  *   never below typical; before any run, twice the seed (cost models are rough). Used
  *   where a late answer costs more than a refused one.
- * - nnd_est_add() costs a few dozen word moves (it runs on every execution's path).
+ * - qos_est_add() costs a few dozen word moves (it runs on every execution's path).
  * - Not thread-safe: the scheduler guards it with its lock.
  */
 #ifndef NND_SCHED_ESTIMATE_H
@@ -19,26 +19,26 @@
 
 #define NND_EST_WINDOW 32
 
-typedef struct nnd_estimator {
+typedef struct qos_estimator {
     uint64_t window[NND_EST_WINDOW]; /* the last runs, ns, in arrival order */
     uint64_t sorted[NND_EST_WINDOW]; /* the same, ascending: kept so, no sort per run */
     uint32_t n, next;                /* samples held, slot for the next */
     uint64_t runs;                   /* runs measured since the seed */
     uint64_t seed_ns;
-    uint64_t typical_ns, tail_ns, max_ns; /* kept current by nnd_est_add() */
-} nnd_estimator;
+    uint64_t typical_ns, tail_ns, max_ns; /* kept current by qos_est_add() */
+} qos_estimator;
 
-void nnd_est_init(nnd_estimator *e, uint64_t seed_ns);
-void nnd_est_add(nnd_estimator *e, uint64_t ns);
+void qos_est_init(qos_estimator *e, uint64_t seed_ns);
+void qos_est_add(qos_estimator *e, uint64_t ns);
 
-static inline uint64_t nnd_est_typical(const nnd_estimator *e) {
+static inline uint64_t qos_est_typical(const qos_estimator *e) {
     return e->typical_ns;
 }
-static inline uint64_t nnd_est_tail(const nnd_estimator *e) {
+static inline uint64_t qos_est_tail(const qos_estimator *e) {
     return e->tail_ns;
 }
 /* The window's largest sample (the tail's value before any). */
-static inline uint64_t nnd_est_max(const nnd_estimator *e) {
+static inline uint64_t qos_est_max(const qos_estimator *e) {
     return e->max_ns;
 }
 

@@ -1,5 +1,5 @@
 /* hist.c: log-linear buckets. See hist.h. */
-#include "hist.h"
+#include "sched/hist.h"
 
 static unsigned bucket(uint64_t ns) {
     uint64_t us = ns / 1000;
@@ -17,20 +17,20 @@ static uint64_t edge(unsigned b) {
     return (((uint64_t)(NND_HIST_SUB + sub + 1)) << (oct - 4)) * 1000;
 }
 
-void nnd_hist_add(nnd_hist *h, uint64_t ns) {
+void qos_hist_add(qos_hist *h, uint64_t ns) {
     h->b[bucket(ns)]++;
     h->count++;
     h->sum_ns += ns;
 }
 
-uint64_t nnd_hist_count_below(const nnd_hist *h, uint64_t bound_ns) {
+uint64_t qos_hist_count_below(const qos_hist *h, uint64_t bound_ns) {
     uint64_t n = 0;
     for (unsigned b = 0; b < NND_HIST_BUCKETS && edge(b) <= bound_ns; b++)
         n += h->b[b];
     return n;
 }
 
-uint64_t nnd_hist_quantile(const nnd_hist *h, double q) {
+uint64_t qos_hist_quantile(const qos_hist *h, double q) {
     if (!h->count) return 0;
     uint64_t want = (uint64_t)(q * (double)h->count + 0.999999);
     if (want < 1) want = 1;

@@ -17,16 +17,16 @@
 #define NND_HIST_OCTAVES 40
 #define NND_HIST_BUCKETS (NND_HIST_SUB * NND_HIST_OCTAVES)
 
-typedef struct nnd_hist {
+typedef struct qos_hist {
     uint64_t count;
     uint64_t sum_ns;
     uint64_t b[NND_HIST_BUCKETS];
-} nnd_hist;
+} qos_hist;
 
-void nnd_hist_add(nnd_hist *h, uint64_t ns);
+void qos_hist_add(qos_hist *h, uint64_t ns);
 /* The q-quantile (0 < q <= 1) in ns: the upper edge of the bucket that holds it; 0 when empty. */
-uint64_t nnd_hist_quantile(const nnd_hist *h, double q);
+uint64_t qos_hist_quantile(const qos_hist *h, double q);
 /* How many values were under bound_ns: the buckets whose upper edge is at most bound_ns. */
-uint64_t nnd_hist_count_below(const nnd_hist *h, uint64_t bound_ns);
+uint64_t qos_hist_count_below(const qos_hist *h, uint64_t bound_ns);
 
 #endif

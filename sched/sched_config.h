@@ -7,15 +7,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum nnd_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } nnd_prio;
+typedef enum qos_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } qos_prio;
 #define NND_PRIOS 3
 
 /* A wire Priority (LOW 90, MEDIUM 100, HIGH 110; 0 = unspecified gives dflt) as an
- * nnd_prio, or -1 for any other value. */
-int nnd_prio_from_wire(int wire, nnd_prio dflt);
-const char *nnd_prio_name(nnd_prio p); /* "low", "medium", "high" */
+ * qos_prio, or -1 for any other value. */
+int qos_prio_from_wire(int wire, qos_prio dflt);
+const char *qos_prio_name(qos_prio p); /* "low", "medium", "high" */
 
-typedef enum nnd_refusal {
+typedef enum qos_refusal {
     NND_REFUSE_NONE = 0,
     NND_REFUSE_INVALID,         /* INVALID_ARGUMENT: a priority or preference out of range */
     NND_REFUSE_DEADLINE_PASSED, /* MISSED_DEADLINE_PERSISTENT */
@@ -25,12 +25,12 @@ typedef enum nnd_refusal {
     NND_REFUSE_MEMORY,          /* RESOURCE_EXHAUSTED_TRANSIENT */
     NND_REFUSE_DEVICE_LIMIT,    /* RESOURCE_EXHAUSTED_PERSISTENT */
     NND_REFUSALS
-} nnd_refusal;
-const char *nnd_refusal_name(nnd_refusal r); /* "deadline_passed", ... */
+} qos_refusal;
+const char *qos_refusal_name(qos_refusal r); /* "deadline_passed", ... */
 
 #define NND_SCHED_LANES 16
 
-typedef struct nnd_sched_config {
+typedef struct qos_sched_config {
     unsigned workers;        /* lane 0's threads running executions (default 1: one execution
                                 at a time, for predictable latency; kernels may use every core) */
     unsigned lanes;          /* lanes, 1..NND_SCHED_LANES (default 1) */
@@ -45,7 +45,7 @@ typedef struct nnd_sched_config {
     /* A per-thread count of memory faults absorbed (the daemon's SIGBUS guard), sampled
      * around each run: a change fails the job. NULL: none. */
     uint64_t (*fault_count)(void);
-} nnd_sched_config;
-void nnd_sched_config_default(nnd_sched_config *c);
+} qos_sched_config;
+void qos_sched_config_default(qos_sched_config *c);
 
 #endif

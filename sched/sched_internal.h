@@ -6,13 +6,13 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "cost.h"
-#include "estimate.h"
-#include "hist.h"
-#include "queue.h"
-#include "sched_config.h"
+#include "sched/cost.h"
+#include "sched/estimate.h"
+#include "sched/hist.h"
+#include "sched/queue.h"
+#include "sched/sched_config.h"
 
-typedef struct nnd_job nnd_job;
+typedef struct qos_job qos_job;
 
 typedef struct app_mem {
     uint32_t app;
@@ -21,21 +21,21 @@ typedef struct app_mem {
 
 /* One device's waiting room, and how many of the workers may run its jobs at once. */
 typedef struct sched_lane {
-    nnd_queue *q;
+    qos_queue *q;
     unsigned workers; /* its share of the threads */
     unsigned busy;    /* jobs running on it, on workers or inline */
-    nnd_job *running; /* list */
+    qos_job *running; /* list */
     uint64_t segments, arrived;
 } sched_lane;
 
-struct nnd_sched {
-    nnd_sched_config cfg;
-    nnd_throughput tp;
+struct qos_sched {
+    qos_sched_config cfg;
+    qos_throughput tp;
     void (*wake)(void *ctx);
     void *wake_ctx;
     pthread_mutex_t lock;
     pthread_cond_t work;          /* idle workers wait here for a lane with work */
-    pthread_cond_t measured_cond; /* nnd_sched_new() waits here for the throughput */
+    pthread_cond_t measured_cond; /* qos_sched_new() waits here for the throughput */
     pthread_t *threads;
     unsigned n_threads;
     unsigned next_lane; /* where workers start looking: lanes take turns */
@@ -44,20 +44,20 @@ struct nnd_sched {
     bool owner_slice;   /* the kernel took cfg.owner_slice_us for the owner's thread */
     bool stopping;
     sched_lane lanes[NND_SCHED_LANES];
-    nnd_job *fin_head, *fin_tail; /* finished, not yet drained */
+    qos_job *fin_head, *fin_tail; /* finished, not yet drained */
     app_mem *mem;                 /* execution memory held per app */
     size_t n_mem, cap_mem;
     /* figures */
     /* Feedback on the predictions, from what happened: how much longer than predicted
      * queued jobs waited (x1000), and how long finished jobs waited for the owner's
      * drain (the reply's way out). Admission uses both windows' tails. */
-    nnd_estimator inflation, lag;
+    qos_estimator inflation, lag;
     uint64_t submitted, completed, failed, cancelled, preempted, aborted;
     uint64_t met, missed, refused[NND_REFUSALS], refused_at_dispatch;
-    nnd_hist latency[NND_PRIOS];
+    qos_hist latency[NND_PRIOS];
 };
 
-static inline uint64_t nnd_sched_now_ns(void) {
+static inline uint64_t qos_sched_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched_internal.h"
-#include "scheduler.h"
+#include "sched/sched_internal.h"
+#include "sched/scheduler.h"
 
-int nnd_prio_from_wire(int wire, nnd_prio dflt) {
+int qos_prio_from_wire(int wire, qos_prio dflt) {
     switch (wire) {
     case 0: return (int)dflt;
     case 90: return NND_PRIO_LOW;
@@ -16,19 +16,19 @@ int nnd_prio_from_wire(int wire, nnd_prio dflt) {
     }
 }
 
-const char *nnd_prio_name(nnd_prio p) {
+const char *qos_prio_name(qos_prio p) {
     static const char *names[NND_PRIOS] = {"low", "medium", "high"};
     return (unsigned)p < NND_PRIOS ? names[p] : "?";
 }
 
-const char *nnd_refusal_name(nnd_refusal r) {
+const char *qos_refusal_name(qos_refusal r) {
     static const char *names[NND_REFUSALS] = {
         "none", "invalid_argument", "deadline_passed", "too_slow",
         "busy", "queue_full",       "memory_quota",    "device_limit"};
     return (unsigned)r < NND_REFUSALS ? names[r] : "?";
 }
 
-void nnd_sched_config_default(nnd_sched_config *c) {
+void qos_sched_config_default(qos_sched_config *c) {
     memset(c, 0, sizeof *c);
     c->workers = 1;
     c->lanes = 1;
@@ -43,21 +43,21 @@ void nnd_sched_config_default(nnd_sched_config *c) {
 
 /* ---- models -------------------------------------------------------------------------- */
 
-nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio priority,
-                               void (*release)(void *), void *release_ctx, nnd_sched_model **out,
-                               char *err, size_t errlen) {
+schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio priority,
+                                  void (*release)(void *), void *release_ctx, qos_sched_model **out,
+                                  char *err, size_t errlen) {
     *out = NULL;
-    size_t bytes = nnd_prepared_arena_bytes(p);
+    size_t bytes = eng_prepared_arena_bytes(p);
     if (bytes > s->cfg.device_memory) {
         snprintf(err, errlen,
                  "one execution of this model needs %zu bytes of temporaries; the device "
                  "allows %llu",
                  bytes, (unsigned long long)s->cfg.device_memory);
-        nnd_sched_note_refusal(s, NND_REFUSE_DEVICE_LIMIT);
+        qos_sched_note_refusal(s, NND_REFUSE_DEVICE_LIMIT);
         return NND_RESOURCE_EXHAUSTED_PERSISTENT;
     }
-    nnd_sched_model *m = calloc(1, sizeof *m);
-    uint32_t n = nnd_prepared_num_operations(p);
+    qos_sched_model *m = calloc(1, sizeof *m);
+    uint32_t n = eng_prepared_num_operations(p);
     float *frac = malloc(sizeof(float) * (n + 1));
     if (!m || !frac) {
         free(m);
@@ -68,20 +68,20 @@ nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio pri
     double total = 0;
     for (uint32_t k = 0; k < n; k++) {
         frac[k] = (float)total; /* cumulative cost before k; normalized below */
-        total += nnd_cost_step_ns(&s->tp, p, k);
+        total += qos_cost_step_ns(&s->tp, p, k);
     }
     for (uint32_t k = 0; k < n; k++)
         frac[k] = total > 0 ? (float)(frac[k] / total) : 0.0f;
     frac[n] = 1.0f;
     m->prepared = p;
-    m->loops = nnd_prepared_loops(p);
+    m->loops = eng_prepared_loops(p);
     m->priority = priority;
     m->exec_bytes = bytes;
     m->seed_ns = (uint64_t)total + 1;
     m->s = s;
     m->done_frac = frac;
     m->n_ops = n;
-    nnd_est_init(&m->est, m->seed_ns);
+    qos_est_init(&m->est, m->seed_ns);
     m->refs = 1;
     m->release = release;
     m->release_ctx = release_ctx;
@@ -89,7 +89,7 @@ nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio pri
     return NND_OK;
 }
 
-nnd_status nnd_sched_model_set_lanes(nnd_sched_model *m, const uint8_t *lanes) {
+schema_status qos_sched_model_set_lanes(qos_sched_model *m, const uint8_t *lanes) {
     bool all_first = true;
     for (uint32_t k = 0; k < m->n_ops; k++)
         all_first &= lanes[k] == 0 || lanes[k] >= m->s->cfg.lanes;
@@ -107,38 +107,38 @@ nnd_status nnd_sched_model_set_lanes(nnd_sched_model *m, const uint8_t *lanes) {
     return NND_OK;
 }
 
-void nnd_sched_model_ref(nnd_sched_model *m) {
+void qos_sched_model_ref(qos_sched_model *m) {
     m->refs++;
 }
 
-void nnd_sched_model_unref(nnd_sched_model *m) {
+void qos_sched_model_unref(qos_sched_model *m) {
     if (!m || --m->refs) return;
     /* No job holds it, so no worker touches it any more. */
     for (unsigned i = 0; i < m->n_spare; i++)
-        nnd_exec_free(m->spare[i]);
+        eng_exec_free(m->spare[i]);
     if (m->release) m->release(m->release_ctx);
     free(m->done_frac);
     free(m->lane);
     free(m);
 }
 
-void nnd_sched_model_estimate(nnd_sched_model *m, uint64_t *typical, uint64_t *tail) {
+void qos_sched_model_estimate(qos_sched_model *m, uint64_t *typical, uint64_t *tail) {
     pthread_mutex_lock(&m->s->lock);
-    *typical = nnd_est_typical(&m->est);
-    *tail = nnd_est_tail(&m->est);
+    *typical = qos_est_typical(&m->est);
+    *tail = qos_est_tail(&m->est);
     pthread_mutex_unlock(&m->s->lock);
 }
 
 /* ---- figures --------------------------------------------------------------------------- */
 
-void nnd_sched_note_refusal(nnd_sched *s, nnd_refusal why) {
+void qos_sched_note_refusal(qos_sched *s, qos_refusal why) {
     if ((unsigned)why >= NND_REFUSALS) return;
     pthread_mutex_lock(&s->lock);
     s->refused[why]++;
     pthread_mutex_unlock(&s->lock);
 }
 
-void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *o) {
+void qos_sched_stats_get(qos_sched *s, qos_sched_stats *o) {
     memset(o, 0, sizeof *o);
     pthread_mutex_lock(&s->lock);
     o->cfg = s->cfg;
@@ -149,20 +149,20 @@ void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *o) {
         o->running += ln->busy;
         o->lane[l].workers = ln->workers;
         o->lane[l].running = ln->busy;
-        o->lane[l].queued = nnd_queue_len(ln->q);
+        o->lane[l].queued = qos_queue_len(ln->q);
         o->lane[l].segments = ln->segments;
         o->lane[l].arrived = ln->arrived;
         for (unsigned p = 0; p < NND_PRIOS; p++)
-            o->queued[p] += nnd_queue_depth(ln->q, p);
+            o->queued[p] += qos_queue_depth(ln->q, p);
     }
     for (unsigned p = 0; p < NND_PRIOS; p++) {
-        o->latency_ns[p][0] = nnd_hist_quantile(&s->latency[p], 0.50);
-        o->latency_ns[p][1] = nnd_hist_quantile(&s->latency[p], 0.90);
-        o->latency_ns[p][2] = nnd_hist_quantile(&s->latency[p], 0.99);
+        o->latency_ns[p][0] = qos_hist_quantile(&s->latency[p], 0.50);
+        o->latency_ns[p][1] = qos_hist_quantile(&s->latency[p], 0.90);
+        o->latency_ns[p][2] = qos_hist_quantile(&s->latency[p], 0.99);
         o->latency_count[p] = s->latency[p].count;
         o->latency_sum_ns[p] = s->latency[p].sum_ns;
         for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++)
-            o->latency_below[p][i] = nnd_hist_count_below(&s->latency[p], NND_LATENCY_BOUND_NS(i));
+            o->latency_below[p][i] = qos_hist_count_below(&s->latency[p], NND_LATENCY_BOUND_NS(i));
     }
     o->submitted = s->submitted;
     o->completed = s->completed;
@@ -177,7 +177,7 @@ void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *o) {
     pthread_mutex_unlock(&s->lock);
 }
 
-void nnd_sched_throughput(nnd_sched *s, nnd_throughput *out) {
+void qos_sched_throughput(qos_sched *s, qos_throughput *out) {
     pthread_mutex_lock(&s->lock);
     *out = s->tp;
     pthread_mutex_unlock(&s->lock);

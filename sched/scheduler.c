@@ -6,40 +6,40 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sched_internal.h"
-#include "scheduler.h"
-#include "thread_sched.h"
+#include "sched/sched_internal.h"
+#include "sched/scheduler.h"
+#include "sched/thread_sched.h"
 
 enum { J_NEW, J_QUEUED, J_RUNNING, J_FINISHED, J_DRAINED };
 
 /* Checkpoint answers that never leave the scheduler. */
-#define ST_STOPPED ((nnd_status)210)
-#define ST_YIELD   ((nnd_status)211)
-#define ST_MOVE    ((nnd_status)212) /* the next operation is another lane's */
+#define ST_STOPPED ((schema_status)210)
+#define ST_YIELD   ((schema_status)211)
+#define ST_MOVE    ((schema_status)212) /* the next operation is another lane's */
 
 #define MIN_WAIT_NS 1000000 /* waits shorter than this say little about the queue's pace */
 #define MARGIN_NS   300000  /* the reply's way to the client, and timer noise */
 
-#define now_ns nnd_sched_now_ns
+#define now_ns qos_sched_now_ns
 
-static nnd_job *job_of(nnd_qentry *e) {
-    return e ? (nnd_job *)((char *)e - offsetof(nnd_job, q)) : NULL;
+static qos_job *job_of(qos_qentry *e) {
+    return e ? (qos_job *)((char *)e - offsetof(qos_job, q)) : NULL;
 }
 
 /* ---- per-app memory ------------------------------------------------------------------ */
 
-static app_mem *mem_find(nnd_sched *s, uint32_t app) {
+static app_mem *mem_find(qos_sched *s, uint32_t app) {
     for (size_t i = 0; i < s->n_mem; i++)
         if (s->mem[i].app == app) return &s->mem[i];
     return NULL;
 }
 
-static uint64_t mem_of(nnd_sched *s, uint32_t app) {
+static uint64_t mem_of(qos_sched *s, uint32_t app) {
     app_mem *m = mem_find(s, app);
     return m ? m->bytes : 0;
 }
 
-static int mem_add(nnd_sched *s, uint32_t app, uint64_t bytes) {
+static int mem_add(qos_sched *s, uint32_t app, uint64_t bytes) {
     app_mem *m = mem_find(s, app);
     if (!m) {
         if (s->n_mem == s->cap_mem) {
@@ -57,7 +57,7 @@ static int mem_add(nnd_sched *s, uint32_t app, uint64_t bytes) {
     return 0;
 }
 
-static void mem_sub(nnd_sched *s, uint32_t app, uint64_t bytes) {
+static void mem_sub(qos_sched *s, uint32_t app, uint64_t bytes) {
     app_mem *m = mem_find(s, app);
     if (!m) return;
     m->bytes -= bytes < m->bytes ? bytes : m->bytes;
@@ -66,14 +66,14 @@ static void mem_sub(nnd_sched *s, uint32_t app, uint64_t bytes) {
 
 /* ---- job bookkeeping (lock held) ------------------------------------------------------ */
 
-static void list_add(nnd_job **head, nnd_job *j) {
+static void list_add(qos_job **head, qos_job *j) {
     j->prev = NULL;
     j->next = *head;
     if (*head) (*head)->prev = j;
     *head = j;
 }
 
-static void list_del(nnd_job **head, nnd_job *j) {
+static void list_del(qos_job **head, qos_job *j) {
     if (j->prev)
         j->prev->next = j->next;
     else
@@ -82,21 +82,21 @@ static void list_del(nnd_job **head, nnd_job *j) {
     j->prev = j->next = NULL;
 }
 
-static uint64_t left_of(const nnd_job *j, uint64_t typical) {
+static uint64_t left_of(const qos_job *j, uint64_t typical) {
     return (uint64_t)((1.0f - j->model->done_frac[j->next_op]) * (double)typical);
 }
 
 /* Every finished job passes here exactly once. */
-static void finish(nnd_sched *s, nnd_job *j, nnd_status st) {
+static void finish(qos_sched *s, qos_job *j, schema_status st) {
     uint64_t now = now_ns();
-    nnd_sched_model *m = j->model;
+    qos_sched_model *m = j->model;
     j->status = st;
     j->end_ns = now;
     if (j->exec) {
         if (m->n_spare < sizeof m->spare / sizeof m->spare[0])
             m->spare[m->n_spare++] = j->exec;
         else
-            nnd_exec_free(j->exec);
+            eng_exec_free(j->exec);
         j->exec = NULL;
     }
     mem_sub(s, j->app, m->exec_bytes);
@@ -107,7 +107,7 @@ static void finish(nnd_sched *s, nnd_job *j, nnd_status st) {
             s->completed++;
         else
             s->failed++;
-        nnd_hist_add(&s->latency[j->prio], now - j->submit_ns);
+        qos_hist_add(&s->latency[j->prio], now - j->submit_ns);
         if (j->deadline_ns) {
             j->deadline_met = st == NND_OK && now <= j->deadline_ns;
             if (j->deadline_met)
@@ -126,9 +126,9 @@ static void finish(nnd_sched *s, nnd_job *j, nnd_status st) {
     if (s->wake && !j->ran_inline) s->wake(s->wake_ctx);
 }
 
-static void refuse(nnd_sched *s, nnd_job *j, nnd_refusal why, const char *fmt, ...)
+static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-static void refuse(nnd_sched *s, nnd_job *j, nnd_refusal why, const char *fmt, ...) {
+static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(j->err, sizeof j->err, fmt, ap);
@@ -137,7 +137,7 @@ static void refuse(nnd_sched *s, nnd_job *j, nnd_refusal why, const char *fmt, .
     s->refused[why]++;
 }
 
-static nnd_status refusal_status(nnd_refusal why) {
+static schema_status refusal_status(qos_refusal why) {
     switch (why) {
     case NND_REFUSE_INVALID: return NND_INVALID_ARGUMENT;
     case NND_REFUSE_DEADLINE_PASSED:
@@ -151,9 +151,9 @@ static nnd_status refusal_status(nnd_refusal why) {
 }
 
 /* Work the jobs running on lane l have left, but for those j will preempt. */
-static uint64_t running_left(const sched_lane *l, const nnd_job *j, uint64_t now) {
+static uint64_t running_left(const sched_lane *l, const qos_job *j, uint64_t now) {
     uint64_t sum = 0;
-    for (nnd_job *r = l->running; r; r = r->next) {
+    for (qos_job *r = l->running; r; r = r->next) {
         if (r->app == j->app && r->prio < j->prio) continue;
         uint64_t ran = now - r->seg_ns, left = r->q.cost_ns;
         sum += left > ran ? left - ran : 0;
@@ -161,9 +161,9 @@ static uint64_t running_left(const sched_lane *l, const nnd_job *j, uint64_t now
     return sum;
 }
 
-static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
-    nnd_sched_model *m = j->model;
-    uint64_t typical = nnd_est_typical(&m->est);
+static qos_refusal admit_submit(qos_sched *s, qos_job *j, uint64_t now) {
+    qos_sched_model *m = j->model;
+    uint64_t typical = qos_est_typical(&m->est);
     if (m->exec_bytes > s->cfg.device_memory) {
         refuse(s, j, NND_REFUSE_DEVICE_LIMIT,
                "one execution needs %zu bytes of temporaries; the device allows %llu",
@@ -183,7 +183,7 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
     }
     size_t queued = 0;
     for (unsigned l = 0; l < s->cfg.lanes; l++)
-        queued += nnd_queue_app_len(s->lanes[l].q, j->app);
+        queued += qos_queue_app_len(s->lanes[l].q, j->app);
     if (queued >= s->cfg.app_queue) {
         refuse(s, j, NND_REFUSE_QUEUE_FULL, "%zu executions of this app are queued already",
                queued);
@@ -198,23 +198,23 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
         return j->refused;
     }
     /* Predicted for every job, so that the feedback below learns from all of them. */
-    nnd_qentry probe = {.app = j->app, .prio = (uint8_t)j->prio, .deadline = j->deadline_ns};
+    qos_qentry probe = {.app = j->app, .prio = (uint8_t)j->prio, .deadline = j->deadline_ns};
     const sched_lane *l = &s->lanes[m->first_lane];
-    uint64_t ahead = nnd_queue_ahead(l->q, &probe) + running_left(l, j, now);
+    uint64_t ahead = qos_queue_ahead(l->q, &probe) + running_left(l, j, now);
     uint64_t wait = ahead / l->workers;
     j->pred_wait_ns = wait;
     /* Nothing ahead: the device is as idle as it gets, and the check above stands. (Also
      * what keeps the feedback alive: refusing on stale history alone would never learn
      * that it is stale.) */
     if (j->deadline_ns && wait) {
-        uint64_t factor = nnd_est_tail(&s->inflation); /* x1000, at least 1000 */
+        uint64_t factor = qos_est_tail(&s->inflation); /* x1000, at least 1000 */
         if (factor < 1000) factor = 1000;
         /* The wait doubled for stalls no history predicts (another process
          * taking the CPU for milliseconds); the job's own run at the slowest of its
          * model's recent runs. */
-        uint64_t own = nnd_est_max(&m->est);
+        uint64_t own = qos_est_max(&m->est);
         uint64_t finish_at =
-            now + wait * factor / 1000 * 2 + own + own / 10 + nnd_est_max(&s->lag) + MARGIN_NS;
+            now + wait * factor / 1000 * 2 + own + own / 10 + qos_est_max(&s->lag) + MARGIN_NS;
         if (finish_at > j->deadline_ns) {
             refuse(s, j, NND_REFUSE_BUSY,
                    "about %llu us of work is ahead of this execution; it would finish %llu us "
@@ -229,7 +229,7 @@ static nnd_refusal admit_submit(nnd_sched *s, nnd_job *j, uint64_t now) {
 
 /* When a worker takes j. A job that had run already (preempted, or come from another lane)
  * had been admitted: missing now is transient. Returns false after finishing j. */
-static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
+static bool admit_dispatch(qos_sched *s, qos_job *j, uint64_t now) {
     if (atomic_load(&j->stop)) {
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
@@ -237,9 +237,9 @@ static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
         return false;
     }
     if (!j->deadline_ns) return true;
-    uint64_t left = left_of(j, nnd_est_typical(&j->model->est));
+    uint64_t left = left_of(j, qos_est_typical(&j->model->est));
     bool fresh = j->start_ns == 0;
-    nnd_refusal why = NND_REFUSE_NONE;
+    qos_refusal why = NND_REFUSE_NONE;
     if (now >= j->deadline_ns)
         why = NND_REFUSE_DEADLINE_PASSED;
     else if (now + left > j->deadline_ns)
@@ -259,10 +259,10 @@ static bool admit_dispatch(nnd_sched *s, nnd_job *j, uint64_t now) {
     return false;
 }
 
-static void start(nnd_sched *s, nnd_job *j, uint64_t now) {
+static void start(qos_sched *s, qos_job *j, uint64_t now) {
     if (!j->start_ns) {
         uint64_t pred = j->pred_wait_ns > MIN_WAIT_NS ? j->pred_wait_ns : MIN_WAIT_NS;
-        nnd_est_add(&s->inflation, (now - j->submit_ns) * 1000 / pred);
+        qos_est_add(&s->inflation, (now - j->submit_ns) * 1000 / pred);
     }
     sched_lane *l = &s->lanes[j->lane];
     l->busy++;
@@ -270,10 +270,10 @@ static void start(nnd_sched *s, nnd_job *j, uint64_t now) {
     j->state = J_RUNNING;
     if (!j->start_ns) j->start_ns = now;
     j->seg_ns = now;
-    j->est_ns = nnd_est_typical(&j->model->est);
+    j->est_ns = qos_est_typical(&j->model->est);
     j->q.cost_ns = left_of(j, j->est_ns); /* what running_left() counts down */
     atomic_store(&j->yield, false);
-    nnd_sched_model *m = j->model;
+    qos_sched_model *m = j->model;
     if (!j->exec && m->n_spare) j->exec = m->spare[--m->n_spare];
     list_add(&l->running, j);
 }
@@ -281,14 +281,14 @@ static void start(nnd_sched *s, nnd_job *j, uint64_t now) {
 /* Queues j on lane `to` (lock held): a fresh job, one preempted there, or one arriving from
  * another lane. Unless it was preempted there, the lowest-priority job of its app running on
  * that lane yields to it when none of the lane's workers is idle. -1: out of memory. */
-static int enqueue(nnd_sched *s, nnd_job *j, unsigned to, bool preempted) {
+static int enqueue(qos_sched *s, qos_job *j, unsigned to, bool preempted) {
     sched_lane *l = &s->lanes[to];
     j->lane = (uint8_t)to;
-    if (nnd_queue_push(l->q, &j->q) < 0) return -1; /* a requeued one keeps its place: seq */
+    if (qos_queue_push(l->q, &j->q) < 0) return -1; /* a requeued one keeps its place: seq */
     j->state = J_QUEUED;
     if (!preempted && l->busy >= l->workers) {
-        nnd_job *victim = NULL;
-        for (nnd_job *r = l->running; r; r = r->next)
+        qos_job *victim = NULL;
+        for (qos_job *r = l->running; r; r = r->next)
             if (r->app == j->app && r->prio < j->prio && (!victim || r->prio < victim->prio))
                 victim = r;
         if (victim) atomic_store(&victim->yield, true);
@@ -299,15 +299,15 @@ static int enqueue(nnd_sched *s, nnd_job *j, unsigned to, bool preempted) {
 
 /* A lane with queued work and room for it (lock held), lanes taking turns; prefer first
  * when it qualifies. NULL when none. */
-static sched_lane *ready_lane(nnd_sched *s, int prefer) {
+static sched_lane *ready_lane(qos_sched *s, int prefer) {
     if (prefer >= 0) {
         sched_lane *l = &s->lanes[prefer];
-        if (nnd_queue_len(l->q) && l->busy < l->workers) return l;
+        if (qos_queue_len(l->q) && l->busy < l->workers) return l;
     }
     for (unsigned k = 0; k < s->cfg.lanes; k++) {
         unsigned i = (s->next_lane + k) % s->cfg.lanes;
         sched_lane *l = &s->lanes[i];
-        if (nnd_queue_len(l->q) && l->busy < l->workers) {
+        if (qos_queue_len(l->q) && l->busy < l->workers) {
             s->next_lane = (i + 1) % s->cfg.lanes;
             return l;
         }
@@ -318,10 +318,10 @@ static sched_lane *ready_lane(nnd_sched *s, int prefer) {
 /* At a step boundary of j, running on a worker, whose next operation is lane `to`'s: when
  * that lane has room and nothing queued, j goes on there on the same thread (no hand-off);
  * the lane it leaves has room again, for a worker that is idle (see worker()). */
-static bool take_idle_lane(nnd_sched *s, nnd_job *j, unsigned to) {
+static bool take_idle_lane(qos_sched *s, qos_job *j, unsigned to) {
     pthread_mutex_lock(&s->lock);
     sched_lane *from = &s->lanes[j->lane], *dst = &s->lanes[to];
-    bool ok = !s->stopping && dst->busy < dst->workers && !nnd_queue_len(dst->q);
+    bool ok = !s->stopping && dst->busy < dst->workers && !qos_queue_len(dst->q);
     if (ok) {
         from->busy--;
         list_del(&from->running, j);
@@ -333,7 +333,7 @@ static bool take_idle_lane(nnd_sched *s, nnd_job *j, unsigned to) {
         j->seg_ns = now_ns();
         j->q.cost_ns = left_of(j, j->est_ns);
         atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
-        if (nnd_queue_len(from->q)) pthread_cond_signal(&s->work);
+        if (qos_queue_len(from->q)) pthread_cond_signal(&s->work);
     }
     pthread_mutex_unlock(&s->lock);
     return ok;
@@ -341,8 +341,8 @@ static bool take_idle_lane(nnd_sched *s, nnd_job *j, unsigned to) {
 
 /* ---- running (no lock held) ----------------------------------------------------------- */
 
-static nnd_status checkpoint(void *ctx, uint32_t next_op) {
-    nnd_job *j = ctx;
+static schema_status checkpoint(void *ctx, uint32_t next_op) {
+    qos_job *j = ctx;
     if (atomic_load_explicit(&j->stop, memory_order_relaxed)) return ST_STOPPED;
     if (j->deadline_ns) {
         /* The whole run's estimate, whichever lanes its operations are on. */
@@ -369,22 +369,22 @@ static nnd_status checkpoint(void *ctx, uint32_t next_op) {
     return NND_OK;
 }
 
-static nnd_status run_segment(nnd_sched *s, nnd_job *j) {
-    const nnd_prepared *p = j->model->prepared;
-    if (!j->exec && !(j->exec = nnd_exec_create(p))) {
+static schema_status run_segment(qos_sched *s, qos_job *j) {
+    const eng_prepared *p = j->model->prepared;
+    if (!j->exec && !(j->exec = eng_exec_create(p))) {
         snprintf(j->err, sizeof j->err, "out of memory creating an execution");
         return NND_GENERAL_FAILURE;
     }
     /* next_op > 0: suspended or moved (a preempted job that restarts is back at 0). */
     bool resume = j->next_op > 0;
     if (!resume) j->run_ns = 0; /* starting over: only this run counts */
-    nnd_checkpoint cp = {.check = checkpoint, .ctx = j, .loop_timeout_ns = j->loop_timeout_ns};
+    eng_checkpoint cp = {.check = checkpoint, .ctx = j, .loop_timeout_ns = j->loop_timeout_ns};
     uint64_t faults = s->cfg.fault_count ? s->cfg.fault_count() : 0;
     uint64_t t0 = now_ns();
-    nnd_status st =
+    schema_status st =
         resume
-            ? nnd_exec_resume(j->exec, j->next_op, j->shapes, &cp, j->err, sizeof j->err)
-            : nnd_exec_run(j->exec, j->inputs, j->outputs, j->shapes, &cp, j->err, sizeof j->err);
+            ? eng_exec_resume(j->exec, j->next_op, j->shapes, &cp, j->err, sizeof j->err)
+            : eng_exec_run(j->exec, j->inputs, j->outputs, j->shapes, &cp, j->err, sizeof j->err);
     j->run_ns += now_ns() - t0;
     if (s->cfg.fault_count && s->cfg.fault_count() != faults) {
         snprintf(j->err, sizeof j->err, "a memory pool shrank during the execution");
@@ -394,13 +394,13 @@ static nnd_status run_segment(nnd_sched *s, nnd_job *j) {
 }
 
 /* After a run segment, lock held. Returns true when j yielded to work of its app. */
-static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
+static bool after_run(qos_sched *s, qos_job *j, schema_status st) {
     sched_lane *l = &s->lanes[j->lane];
     l->busy--;
     list_del(&l->running, j);
     /* Room on l again: an idle worker may take what waits there (this one, unless inline,
      * may take another lane's work first). */
-    if (nnd_queue_len(l->q)) pthread_cond_signal(&s->work);
+    if (qos_queue_len(l->q)) pthread_cond_signal(&s->work);
     if ((st == ST_YIELD || st == ST_MOVE) && !s->stopping) {
         bool yielded = st == ST_YIELD;
         unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
@@ -412,7 +412,7 @@ static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
             s->lanes[to].arrived++;
             j->ran_inline = false; /* a worker finishes it: the owner needs the wake */
         }
-        j->q.cost_ns = left_of(j, nnd_est_typical(&j->model->est));
+        j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
         atomic_store(&j->yield, false);
         if (enqueue(s, j, to, yielded) == 0) return yielded;
         snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
@@ -424,7 +424,7 @@ static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
         snprintf(j->err, sizeof j->err, "cancelled");
         st = NND_GENERAL_FAILURE;
     } else if (st == NND_OK) {
-        nnd_est_add(&j->model->est, j->run_ns);
+        qos_est_add(&j->model->est, j->run_ns);
     } else if (st == NND_MISSED_DEADLINE_TRANSIENT) {
         s->aborted++;
     }
@@ -436,20 +436,20 @@ static bool after_run(nnd_sched *s, nnd_job *j, nnd_status st) {
  * workers as the shares add up to, so a lane with room always has an idle worker for it
  * (a job borrowing a worker's thread, inline or on another lane, holds only one share). */
 static void *worker(void *arg) {
-    nnd_sched *s = arg;
+    qos_sched *s = arg;
     uint32_t prefer = 0;
     int prefer_lane = -1;
     /* At the process's nice value by default: computation keeps the share of the CPUs an
      * in-process library would have. Threads the engine starts from here inherit it. */
-    nnd_thread_sched_nice(s->cfg.worker_nice);
+    qos_thread_sched_nice(s->cfg.worker_nice);
     pthread_mutex_lock(&s->lock);
     if (!s->measured && !s->measuring) {
         /* The first worker measures, so that the engine's kernel threads (started at its
          * first use) run at the workers' priority. */
         s->measuring = true;
         pthread_mutex_unlock(&s->lock);
-        nnd_throughput tp;
-        nnd_throughput_measure(&tp);
+        qos_throughput tp;
+        qos_throughput_measure(&tp);
         pthread_mutex_lock(&s->lock);
         s->tp = tp;
         s->measured = true;
@@ -461,14 +461,14 @@ static void *worker(void *arg) {
             pthread_cond_wait(&s->work, &s->lock);
         if (s->stopping) break;
         bool preferred = prefer_lane >= 0 && l == &s->lanes[prefer_lane];
-        nnd_job *j = job_of(nnd_queue_pop(l->q, preferred ? &prefer : NULL));
+        qos_job *j = job_of(qos_queue_pop(l->q, preferred ? &prefer : NULL));
         prefer_lane = -1;
         uint64_t now = now_ns();
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
         if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
         pthread_mutex_unlock(&s->lock);
-        nnd_status st = run_segment(s, j);
+        schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         if (after_run(s, j, st)) {
             prefer = j->app;
@@ -481,14 +481,14 @@ static void *worker(void *arg) {
 
 /* ---- the owner's calls ---------------------------------------------------------------- */
 
-static void free_lanes(nnd_sched *s) {
+static void free_lanes(qos_sched *s) {
     for (unsigned i = 0; i < s->cfg.lanes; i++)
-        nnd_queue_free(s->lanes[i].q);
+        qos_queue_free(s->lanes[i].q);
 }
 
-nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
+qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
                          void (*wake)(void *ctx), void *wake_ctx) {
-    nnd_sched *s = calloc(1, sizeof *s);
+    qos_sched *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->cfg = *cfg;
     if (!s->cfg.workers) s->cfg.workers = 1;
@@ -504,12 +504,12 @@ nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
     for (unsigned i = 0; i < s->cfg.lanes; i++) {
         sched_lane *l = &s->lanes[i];
         l->workers = i ? s->cfg.lane_workers : s->cfg.workers;
-        l->q = nnd_queue_new();
+        l->q = qos_queue_new();
         ok &= l->q != NULL;
     }
     s->threads = calloc(threads, sizeof *s->threads);
-    nnd_est_init(&s->inflation, 1000);
-    nnd_est_init(&s->lag, 50000);
+    qos_est_init(&s->inflation, 1000);
+    qos_est_init(&s->lag, 50000);
     if (!ok || !s->threads) goto fail;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
@@ -524,7 +524,7 @@ nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
         /* The owner's turns are short (admissions, replies): a short slice lets it preempt
          * a worker as soon as it wakes, at the same share of the CPU. Set once the workers
          * are started, so that they keep the default slice. */
-        s->owner_slice = nnd_thread_sched_slice(s->cfg.owner_slice_us);
+        s->owner_slice = qos_thread_sched_slice(s->cfg.owner_slice_us);
         return s;
     }
     /* Not every worker started: stop those that did. */
@@ -544,11 +544,11 @@ fail:
     return NULL;
 }
 
-static void cancel_queued(nnd_sched *s) {
+static void cancel_queued(qos_sched *s) {
     for (unsigned i = 0; i < s->cfg.lanes; i++) {
-        nnd_qentry *e;
-        while ((e = nnd_queue_pop(s->lanes[i].q, NULL))) {
-            nnd_job *j = job_of(e);
+        qos_qentry *e;
+        while ((e = qos_queue_pop(s->lanes[i].q, NULL))) {
+            qos_job *j = job_of(e);
             j->cancelled = true;
             snprintf(j->err, sizeof j->err, "cancelled: the daemon is stopping");
             finish(s, j, NND_GENERAL_FAILURE);
@@ -556,13 +556,13 @@ static void cancel_queued(nnd_sched *s) {
     }
 }
 
-void nnd_sched_free(nnd_sched *s) {
+void qos_sched_free(qos_sched *s) {
     if (!s) return;
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
     cancel_queued(s);
     for (unsigned i = 0; i < s->cfg.lanes; i++)
-        for (nnd_job *j = s->lanes[i].running; j; j = j->next)
+        for (qos_job *j = s->lanes[i].running; j; j = j->next)
             atomic_store(&j->stop, true);
     pthread_cond_broadcast(&s->work);
     pthread_mutex_unlock(&s->lock);
@@ -571,7 +571,7 @@ void nnd_sched_free(nnd_sched *s) {
     pthread_mutex_lock(&s->lock);
     cancel_queued(s);
     pthread_mutex_unlock(&s->lock);
-    nnd_sched_drain(s);
+    qos_sched_drain(s);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
     pthread_mutex_destroy(&s->lock);
@@ -581,7 +581,7 @@ void nnd_sched_free(nnd_sched *s) {
     free(s);
 }
 
-nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
+schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     uint64_t now = now_ns();
     j->submit_ns = now;
     j->start_ns = j->end_ns = j->run_ns = 0;
@@ -610,28 +610,28 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     j->q.deadline = j->deadline_ns;
 
     pthread_mutex_lock(&s->lock);
-    nnd_refusal why = admit_submit(s, j, now);
+    qos_refusal why = admit_submit(s, j, now);
     if (why) {
         pthread_mutex_unlock(&s->lock);
         return refusal_status(why);
     }
-    uint64_t typical = nnd_est_typical(&j->model->est);
+    uint64_t typical = qos_est_typical(&j->model->est);
     j->q.cost_ns = typical;
     if (s->stopping || mem_add(s, j->app, j->model->exec_bytes) < 0) {
         pthread_mutex_unlock(&s->lock);
         snprintf(j->err, sizeof j->err, s->stopping ? "the daemon is stopping" : "out of memory");
         return NND_GENERAL_FAILURE;
     }
-    nnd_sched_model_ref(j->model);
+    qos_sched_model_ref(j->model);
     s->submitted++;
     sched_lane *l = &s->lanes[j->lane];
     if (typical < s->cfg.inline_ns && !j->model->loops && l->busy < l->workers &&
-        !nnd_queue_len(l->q)) {
+        !qos_queue_len(l->q)) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
         j->ran_inline = true;
         start(s, j, now);
         pthread_mutex_unlock(&s->lock);
-        nnd_status st = run_segment(s, j);
+        schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         after_run(s, j, st); /* nobody could ask it to yield: submits come from this thread */
         pthread_mutex_unlock(&s->lock);
@@ -641,7 +641,7 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
         mem_sub(s, j->app, j->model->exec_bytes);
         s->submitted--;
         pthread_mutex_unlock(&s->lock);
-        nnd_sched_model_unref(j->model);
+        qos_sched_model_unref(j->model);
         snprintf(j->err, sizeof j->err, "out of memory queueing the execution");
         return NND_GENERAL_FAILURE;
     }
@@ -649,10 +649,10 @@ nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j) {
     return NND_OK;
 }
 
-void nnd_sched_cancel(nnd_sched *s, nnd_job *j) {
+void qos_sched_cancel(qos_sched *s, qos_job *j) {
     pthread_mutex_lock(&s->lock);
     if (j->state == J_QUEUED) {
-        nnd_queue_remove(s->lanes[j->lane].q, &j->q);
+        qos_queue_remove(s->lanes[j->lane].q, &j->q);
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
         finish(s, j, NND_GENERAL_FAILURE);
@@ -662,24 +662,24 @@ void nnd_sched_cancel(nnd_sched *s, nnd_job *j) {
     pthread_mutex_unlock(&s->lock);
 }
 
-void nnd_sched_drain(nnd_sched *s) {
+void qos_sched_drain(qos_sched *s) {
     /* Until nothing is left: a done() may submit again, and short work then finishes
      * inline, onto the list this drain already took. */
     for (;;) {
         uint64_t now = now_ns();
         pthread_mutex_lock(&s->lock);
-        nnd_job *j = s->fin_head;
+        qos_job *j = s->fin_head;
         s->fin_head = s->fin_tail = NULL;
-        for (nnd_job *x = j; x; x = x->next)
-            nnd_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
+        for (qos_job *x = j; x; x = x->next)
+            qos_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
         pthread_mutex_unlock(&s->lock);
         if (!j) return;
         while (j) {
-            nnd_job *next = j->next;
-            nnd_sched_model *m = j->model;
+            qos_job *next = j->next;
+            qos_sched_model *m = j->model;
             j->state = J_DRAINED;
             j->done(j); /* may free j */
-            nnd_sched_model_unref(m);
+            qos_sched_model_unref(m);
             j = next;
         }
     }

@@ -10,24 +10,24 @@
  *   worker threads as the shares add up to, and an idle one serves any lane that has queued
  *   work and room (lanes take turns), so a lane with room always finds a thread: a job
  *   that occupies one lane never holds up another. A model says which lane runs each of
- *   its operations (nnd_sched_model_set_lanes; by default all run on lane 0). A job queues
+ *   its operations (qos_sched_model_set_lanes; by default all run on lane 0). A job queues
  *   on the lane of its first operation; at the checkpoint before an operation of another
- *   lane it moves there, keeping its nnd_exec (so its temporaries), its priority, deadline
+ *   lane it moves there, keeping its eng_exec (so its temporaries), its priority, deadline
  *   and place in arrival order: on the same thread when that lane has room and nothing
  *   queued (no hand-off; the lane it leaves has room again), else into that lane's queue,
  *   its worker taking other work (a job run inline always goes through the queue). What
  *   follows holds per lane: priorities, preemption, "no worker idle", "work ahead"; while
  *   the deadline checks, the timing (start, end, run_ns over every segment on every lane)
  *   and cancellation are the whole job's.
- * - Threads: nnd_sched_new() starts the workers, at the process's nice value plus
+ * - Threads: qos_sched_new() starts the workers, at the process's nice value plus
  *   cfg.worker_nice (default 0: computation keeps its share of the CPUs against other
  *   programs, as an in-process library would), and asks the kernel to schedule the
  *   calling thread, the owner's, in slices of cfg.owner_slice_us (thread_sched.h): the
  *   owner then preempts a worker when it wakes. Every other call is made from
  *   one thread, the owner's (the daemon's event loop). Finished jobs are handed back to
  *   the owner: a worker calls wake() (from its own thread), and the owner then calls
- *   nnd_sched_drain(), which calls each finished job's done() on the owner's thread.
- * - Admission (nnd_sched_submit, on submit, and again when a worker takes the job):
+ *   qos_sched_drain(), which calls each finished job's done() on the owner's thread.
+ * - Admission (qos_sched_submit, on submit, and again when a worker takes the job):
  *     deadline already past, or the typical run longer than the time left even on an
  *       idle device                                 -> MISSED_DEADLINE_PERSISTENT
  *     would miss only because of work ahead of it   -> MISSED_DEADLINE_TRANSIENT
@@ -48,7 +48,7 @@
  * (PERSISTENT codes for a fresh job, MISSED_DEADLINE_TRANSIENT for a preempted one: it had been
  * admitted and run).
  * - Checkpoints, between operations of a running job:
- *     stopped (nnd_sched_cancel, or nnd_sched_free)  -> finishes with `cancelled` set
+ *     stopped (qos_sched_cancel, or qos_sched_free)  -> finishes with `cancelled` set
  *     now + typical estimate of what is left > deadline
  *                                                    -> MISSED_DEADLINE_TRANSIENT
  *     the next operation is on another lane          -> queued there (see Lanes)
@@ -56,19 +56,19 @@
  *       arriving from another lane) while none of its workers was idle
  *                                                    -> suspended and requeued ahead
  *       of its priority; the worker serves that app next. It resumes from the operation
- *       it stopped at with its temporaries (nnd_exec_resume), or, with cfg.restart,
+ *       it stopped at with its temporaries (eng_exec_resume), or, with cfg.restart,
  *       starts over (on the lane of its first operation).
  * - A job holds a reference on its model and the memory its inputs and outputs point
- *   to must stay mapped until done(). Each running or suspended job owns an nnd_exec
+ *   to must stay mapped until done(). Each running or suspended job owns an eng_exec
  *   from its model's spares (made when none is spare).
  * - Short work: a job whose typical run is under cfg.inline_ns (and whose model runs no
  *   WHILE loop: its time is its data's) runs inside
- *   nnd_sched_submit() when a worker of its lane is idle and nothing waits there (until
+ *   qos_sched_submit() when a worker of its lane is idle and nothing waits there (until
  *   it moves to another lane, if it does), sparing two thread
  *   hand-offs; it still counts as the worker it borrows. done() comes with the next drain,
  *   which the owner calls itself: no wake() for it (a wake would cost the owner a loop turn
  *   and two syscalls for nothing).
- * - Stats are cumulative since nnd_sched_new(), except the queue depths and running counts.
+ * - Stats are cumulative since qos_sched_new(), except the queue depths and running counts.
  */
 #ifndef NND_SCHED_H
 #define NND_SCHED_H
@@ -78,77 +78,77 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cost.h"
-#include "engine.h"
-#include "estimate.h"
-#include "hist.h"
-#include "queue.h"
+#include "sched/cost.h"
+#include "engine/engine.h"
+#include "sched/estimate.h"
+#include "sched/hist.h"
+#include "sched/queue.h"
 
-#include "sched_config.h"
+#include "sched/sched_config.h"
 
-typedef struct nnd_sched nnd_sched;
+typedef struct qos_sched qos_sched;
 
 /* A prepared model as the scheduler sees it. Made and released on the owner's thread. */
-typedef struct nnd_sched_model {
-    const nnd_prepared *prepared;
-    nnd_prio priority; /* the compilation's */
+typedef struct qos_sched_model {
+    const eng_prepared *prepared;
+    qos_prio priority; /* the compilation's */
     size_t exec_bytes; /* temporaries of one execution */
     uint64_t seed_ns;  /* the cost model's estimate */
     bool loops;        /* it may run WHILE loops: never short work, whatever its estimate */
     /* scheduler-private */
-    nnd_sched *s;
+    qos_sched *s;
     float *done_frac; /* n_ops + 1 entries: share of the estimate done before operation k */
     uint32_t n_ops;
     uint8_t *lane;      /* lane of each operation; NULL: all on lane 0 */
     uint8_t first_lane; /* where a run starts */
-    nnd_estimator est;  /* under the scheduler's lock */
-    nnd_exec *spare[2]; /* idle executions, under the lock */
+    qos_estimator est;  /* under the scheduler's lock */
+    eng_exec *spare[2]; /* idle executions, under the lock */
     unsigned n_spare;
     unsigned refs; /* owner's thread only */
     void (*release)(void *ctx);
     void *release_ctx;
-} nnd_sched_model;
+} qos_sched_model;
 
 /* Wraps p. RESOURCE_EXHAUSTED_PERSISTENT (err says why) when one execution would need
  * more than cfg.device_memory; GENERAL_FAILURE when out of memory. On success the model
  * holds one reference, and release(release_ctx) is called when the last one goes (it
  * frees what keeps p alive); on failure release is never called. */
-nnd_status nnd_sched_model_new(nnd_sched *s, const nnd_prepared *p, nnd_prio priority,
-                               void (*release)(void *), void *release_ctx, nnd_sched_model **out,
-                               char *err, size_t errlen);
-void nnd_sched_model_ref(nnd_sched_model *m);
-void nnd_sched_model_unref(nnd_sched_model *m);
+schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio priority,
+                                  void (*release)(void *), void *release_ctx, qos_sched_model **out,
+                                  char *err, size_t errlen);
+void qos_sched_model_ref(qos_sched_model *m);
+void qos_sched_model_unref(qos_sched_model *m);
 /* lanes[k]: the lane that runs operation k (n_ops entries; a lane past cfg.lanes counts as
  * 0). Called before m's first job. NND_GENERAL_FAILURE when out of memory. */
-nnd_status nnd_sched_model_set_lanes(nnd_sched_model *m, const uint8_t *lanes);
+schema_status qos_sched_model_set_lanes(qos_sched_model *m, const uint8_t *lanes);
 /* The current typical and tail estimates, ns. */
-void nnd_sched_model_estimate(nnd_sched_model *m, uint64_t *typical, uint64_t *tail);
+void qos_sched_model_estimate(qos_sched_model *m, uint64_t *typical, uint64_t *tail);
 
-typedef struct nnd_job nnd_job;
+typedef struct qos_job qos_job;
 
-struct nnd_job {
+struct qos_job {
     /* Set by the submitter. */
-    nnd_sched_model *model;
+    qos_sched_model *model;
     uint32_t app; /* a uid */
-    nnd_prio prio;
+    qos_prio prio;
     uint64_t deadline_ns; /* absolute CLOCK_MONOTONIC, 0 = none */
-    /* How long one WHILE loop may run (nnd_checkpoint.loop_timeout_ns): 0 = the default. */
+    /* How long one WHILE loop may run (eng_checkpoint.loop_timeout_ns): 0 = the default. */
     uint64_t loop_timeout_ns;
-    const nnd_io *inputs, *outputs;
-    nnd_output_shape *shapes; /* one per output, or NULL */
-    void (*done)(nnd_job *j);
+    const eng_io *inputs, *outputs;
+    eng_output_shape *shapes; /* one per output, or NULL */
+    void (*done)(qos_job *j);
     void *ctx;
     /* Results, valid in done(). */
-    nnd_status status;
-    nnd_refusal refused; /* refused when a worker took it */
-    bool cancelled;      /* stopped by nnd_sched_cancel() or nnd_sched_free() */
+    schema_status status;
+    qos_refusal refused; /* refused when a worker took it */
+    bool cancelled;      /* stopped by qos_sched_cancel() or qos_sched_free() */
     bool deadline_met;   /* with a deadline: finished NND_OK in time */
     uint32_t preemptions;
     uint64_t submit_ns, start_ns, end_ns; /* start: first time a worker took it */
     uint64_t run_ns;                      /* time on device over every run segment */
     char err[NND_ERR_LEN];
     /* Scheduler-private. */
-    nnd_qentry q;
+    qos_qentry q;
     int state;
     atomic_bool stop;      /* checkpoint: cancelled */
     atomic_bool yield;     /* checkpoint: higher-priority work of this app waits */
@@ -157,41 +157,41 @@ struct nnd_job {
     uint64_t est_ns;       /* typical estimate of the whole run, taken at dispatch */
     uint64_t seg_ns;       /* start of the current run segment */
     uint64_t pred_wait_ns; /* admission's prediction of the queueing delay */
-    bool ran_inline;       /* run by nnd_sched_submit(): the owner drains, no wake() */
-    nnd_exec *exec;
-    nnd_job *prev, *next; /* running list or finished list */
+    bool ran_inline;       /* run by qos_sched_submit(): the owner drains, no wake() */
+    eng_exec *exec;
+    qos_job *prev, *next; /* running list or finished list */
 };
 
-/* tp NULL: the first worker measures it (nnd_throughput_measure) before this returns. */
-nnd_sched *nnd_sched_new(const nnd_sched_config *cfg, const nnd_throughput *tp,
+/* tp NULL: the first worker measures it (qos_throughput_measure) before this returns. */
+qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
                          void (*wake)(void *ctx), void *wake_ctx);
 /* The throughput the cost model uses. */
-void nnd_sched_throughput(nnd_sched *s, nnd_throughput *out);
+void qos_sched_throughput(qos_sched *s, qos_throughput *out);
 /* Cancels what is queued, stops what runs at its next checkpoint, joins the workers,
  * then calls done() for every job not yet drained. Models outlive it only if referenced. */
-void nnd_sched_free(nnd_sched *s);
+void qos_sched_free(qos_sched *s);
 
 /* Admits and queues j (or runs it, see "Short work"). NND_OK: done() follows. Otherwise
  * the refusal's status, with j->refused and j->err set; j is untouched by the scheduler
  * from then on. */
-nnd_status nnd_sched_submit(nnd_sched *s, nnd_job *j);
+schema_status qos_sched_submit(qos_sched *s, qos_job *j);
 /* Queued: finishes it cancelled at the next drain. Running: stops it at its next
  * checkpoint. Finished: nothing. */
-void nnd_sched_cancel(nnd_sched *s, nnd_job *j);
+void qos_sched_cancel(qos_sched *s, qos_job *j);
 /* Calls done() of every finished job. */
-void nnd_sched_drain(nnd_sched *s);
+void qos_sched_drain(qos_sched *s);
 /* Counts a refusal decided outside the scheduler (an invalid priority, a model refused
  * at prepare), so that status shows every refusal. */
-void nnd_sched_note_refusal(nnd_sched *s, nnd_refusal why);
+void qos_sched_note_refusal(qos_sched *s, qos_refusal why);
 
 /* The exported latency histogram's bounds: 25 us doubling up to 13.1 s, each an exact
  * bucket edge of the latency histogram (hist.h). */
 #define NND_LATENCY_BOUNDS      20
 #define NND_LATENCY_BOUND_NS(i) (25000ull << (i))
 
-typedef struct nnd_sched_stats {
-    nnd_sched_config cfg;
-    nnd_throughput throughput;
+typedef struct qos_sched_stats {
+    qos_sched_config cfg;
+    qos_throughput throughput;
     bool owner_slice; /* the kernel took cfg.owner_slice_us for the owner's thread */
     unsigned running;
     size_t queued[NND_PRIOS];
@@ -213,7 +213,7 @@ typedef struct nnd_sched_stats {
         size_t queued;
         uint64_t segments, arrived;
     } lane[NND_SCHED_LANES];
-} nnd_sched_stats;
-void nnd_sched_stats_get(nnd_sched *s, nnd_sched_stats *out);
+} qos_sched_stats;
+void qos_sched_stats_get(qos_sched *s, qos_sched_stats *out);
 
 #endif

@@ -1,5 +1,5 @@
 /* thread_sched.c: nice values and slices of the calling thread. See thread_sched.h. */
-#include "thread_sched.h"
+#include "sched/thread_sched.h"
 
 #include <linux/sched.h>
 #include <linux/sched/types.h>
@@ -8,13 +8,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-void nnd_thread_sched_nice(int delta) {
+void qos_thread_sched_nice(int delta) {
     if (!delta) return;
     int now = getpriority(PRIO_PROCESS, (id_t)gettid());
     setpriority(PRIO_PROCESS, (id_t)gettid(), now + delta);
 }
 
-bool nnd_thread_sched_slice(uint32_t slice_us) {
+bool qos_thread_sched_slice(uint32_t slice_us) {
     if (!slice_us) return false;
     struct sched_attr a;
     memset(&a, 0, sizeof a);

@@ -5,9 +5,9 @@
  * - Both stay SCHED_OTHER at the process's nice value unless configured otherwise, so that
  *   computation keeps the share of the CPUs an in-process library would have against the
  *   machine's other programs.
- * - nnd_thread_sched_nice(): raises the calling thread's nice value by delta (0 leaves it);
+ * - qos_thread_sched_nice(): raises the calling thread's nice value by delta (0 leaves it);
  *   threads it starts later inherit it. Raising needs no privilege; lowering it back would.
- * - nnd_thread_sched_slice(): asks the kernel to schedule the calling thread in slices of
+ * - qos_thread_sched_slice(): asks the kernel to schedule the calling thread in slices of
  *   slice_us (sched_attr.sched_runtime of a SCHED_OTHER thread; 0 leaves it): the same
  *   weight, so the same share, but an earlier deadline each time it wakes, so that a
  *   thread whose turns are short preempts a busy one on waking instead of waiting out that
@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-void nnd_thread_sched_nice(int delta);
-bool nnd_thread_sched_slice(uint32_t slice_us);
+void qos_thread_sched_nice(int delta);
+bool qos_thread_sched_slice(uint32_t slice_us);
 
 #endif

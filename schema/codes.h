@@ -3,7 +3,7 @@
 #ifndef NND_CODES_H
 #define NND_CODES_H
 
-enum nnd_operand_type {
+enum schema_operand_type {
     NND_FLOAT32 = 0,
     NND_INT32 = 1,
     NND_UINT32 = 2,
@@ -136,7 +136,7 @@ enum nnd_operand_type {
     X(REVERSE, 105)
 // clang-format on
 
-enum nnd_operation_type {
+enum schema_operation_type {
 #define NND_OP_ENUM(name, code) NND_OP_##name = code,
     NND_OPERATIONS(NND_OP_ENUM)
 #undef NND_OP_ENUM
@@ -145,7 +145,7 @@ enum nnd_operation_type {
 };
 
 /* Operand lifetimes, numbered as in HAL 1.3. */
-enum nnd_lifetime {
+enum schema_lifetime {
     NND_TEMPORARY = 0,
     NND_MODEL_INPUT = 1,
     NND_MODEL_OUTPUT = 2,
@@ -156,7 +156,7 @@ enum nnd_lifetime {
 };
 
 /* Status codes, numbered as the HAL's ErrorStatus (and the wire's). */
-typedef enum nnd_status {
+typedef enum schema_status {
     NND_OK = 0,
     NND_DEVICE_UNAVAILABLE = 1,
     NND_GENERAL_FAILURE = 2,
@@ -169,7 +169,7 @@ typedef enum nnd_status {
     /* Engine-internal: a valid operation this engine has no kernel for. Reported to
      * clients as INVALID_ARGUMENT with an "unsupported" message. */
     NND_UNSUPPORTED = 100,
-} nnd_status;
+} schema_status;
 
 /* Fused activation codes. */
 enum { NND_FUSED_NONE = 0, NND_FUSED_RELU = 1, NND_FUSED_RELU1 = 2, NND_FUSED_RELU6 = 3 };

@@ -1,5 +1,5 @@
 /* op_name.c: the operation name table and plugins' installed names. See op_name.h. */
-#include "op_name.h"
+#include "schema/op_name.h"
 
 #include <stdatomic.h>
 
@@ -10,17 +10,17 @@ static const char *const op_names[NND_OP_COUNT] = {
 };
 
 /* Plugins' operation names by plugin id, installed by the extension loader. */
-static _Atomic(const nnd_op_name_rows *) ext_names[NND_EXT_MAX_ID + 1];
+static _Atomic(const schema_op_name_rows *) ext_names[NND_EXT_MAX_ID + 1];
 
-void nnd_op_names_install(uint16_t id, const nnd_op_name_rows *rows) {
+void schema_op_names_install(uint16_t id, const schema_op_name_rows *rows) {
     if (id && id <= NND_EXT_MAX_ID) atomic_store(&ext_names[id], rows);
 }
 
-const char *nnd_operation_name(int32_t type) {
+const char *schema_operation_name(int32_t type) {
     if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
     if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
     uint32_t id = (uint32_t)type >> 16;
-    const nnd_op_name_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_names[id]) : NULL;
+    const schema_op_name_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_names[id]) : NULL;
     for (uint32_t i = 0; r && i < r->n; i++)
         if (r->rows[i].code == type) return r->rows[i].name;
     return "UNKNOWN_OPERATION";

@@ -1,6 +1,6 @@
 /* operand_type.c: the operand type table and plugins' installed types. See
  * operand_type.h. */
-#include "operand_type.h"
+#include "schema/operand_type.h"
 
 #include <stdatomic.h>
 
@@ -11,16 +11,16 @@ typedef struct type_info {
 } type_info;
 
 /* Plugins' operand types by plugin id, installed by the extension loader. */
-static _Atomic(const nnd_type_rows *) ext_types[NND_EXT_MAX_ID + 1];
+static _Atomic(const schema_type_rows *) ext_types[NND_EXT_MAX_ID + 1];
 
-void nnd_types_install(uint16_t id, const nnd_type_rows *rows) {
+void schema_types_install(uint16_t id, const schema_type_rows *rows) {
     if (id && id <= NND_EXT_MAX_ID) atomic_store(&ext_types[id], rows);
 }
 
 /* The installed row of an extension type code, or NULL. */
-static const nnd_type_row *ext_type(int32_t type) {
+static const schema_type_row *ext_type(int32_t type) {
     uint32_t id = (uint32_t)type >> 16;
-    const nnd_type_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_types[id]) : NULL;
+    const schema_type_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_types[id]) : NULL;
     for (uint32_t i = 0; r && i < r->n; i++)
         if (r->rows[i].code == (uint16_t)type) return &r->rows[i];
     return NULL;
@@ -52,36 +52,36 @@ static const type_info *info(int32_t type) {
 }
 
 /* Extension types (nonzero high bits) are answered from their installed rows. */
-size_t nnd_type_size(int32_t type) {
+size_t schema_type_size(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->size;
-    const nnd_type_row *x = ext_type(type);
+    const schema_type_row *x = ext_type(type);
     if (x) return x->size;
     return type == NND_TENSOR_OEM_BYTE ? 1 : 0;
 }
 
-bool nnd_type_is_tensor(int32_t type) {
+bool schema_type_is_tensor(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->tensor;
-    const nnd_type_row *x = ext_type(type);
+    const schema_type_row *x = ext_type(type);
     if (x) return x->tensor;
     return type == NND_TENSOR_OEM_BYTE;
 }
 
-const char *nnd_type_name(int32_t type) {
+const char *schema_type_name(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->name;
     if (type == NND_OEM_SCALAR) return "OEM";
     if (type == NND_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
-    const nnd_type_row *x = ext_type(type);
+    const schema_type_row *x = ext_type(type);
     return x ? x->name : "UNKNOWN_TYPE";
 }
 
-uint64_t nnd_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {
+uint64_t schema_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {
     /* The product of the nonzero dimensions is bounded too: a tensor with one zero
      * dimension holds nothing, but kernels still step through the others, and steps
      * computed from dimensions that claim more than NND_MAX_TENSOR_BYTES would overflow. */
-    uint64_t n = nnd_type_size(type), claimed = n;
+    uint64_t n = schema_type_size(type), claimed = n;
     for (uint32_t i = 0; i < rank; i++) {
         if (!dims[i]) {
             n = 0;

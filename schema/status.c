@@ -1,10 +1,10 @@
 /* status.c: status names and error messages. See status.h. */
-#include "status.h"
+#include "schema/status.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
-void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
+void schema_errf(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || !errlen) return;
     va_list ap;
     va_start(ap, fmt);
@@ -12,7 +12,7 @@ void nnd_errf(char *err, size_t errlen, const char *fmt, ...) {
     va_end(ap);
 }
 
-nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...) {
+schema_status schema_failf(char *err, size_t errlen, schema_status st, const char *fmt, ...) {
     if (err && errlen) {
         va_list ap;
         va_start(ap, fmt);
@@ -22,7 +22,7 @@ nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, .
     return st;
 }
 
-const char *nnd_engine_status_name(nnd_status s) {
+const char *schema_engine_status_name(schema_status s) {
     switch (s) {
     case NND_OK: return "NONE";
     case NND_DEVICE_UNAVAILABLE: return "DEVICE_UNAVAILABLE";

@@ -1,24 +1,25 @@
 /* status: status names and error messages, for every module that answers with a status
  * and a sentence (the engine, the daemon, storage, libnnd).
  *
- * Contract: nnd_errf() writes the formatted message to err (nothing when err is NULL or
- * errlen 0); nnd_failf() does the same and returns st. Messages are cut to errlen; a
+ * Contract: schema_errf() writes the formatted message to err (nothing when err is NULL or
+ * errlen 0); schema_failf() does the same and returns st. Messages are cut to errlen; a
  * caller's buffer of NND_ERR_LEN holds every message the engine writes whole or cut.
- * nnd_engine_status_name() names a status as the HAL's ErrorStatus does ("NONE" for
+ * schema_engine_status_name() names a status as the HAL's ErrorStatus does ("NONE" for
  * NND_OK), "UNKNOWN_STATUS" for any other value. */
 #ifndef NND_STATUS_H
 #define NND_STATUS_H
 
 #include <stddef.h>
 
-#include "codes.h"
+#include "schema/codes.h"
 
 #define NND_ERR_LEN 256
 
-void nnd_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-nnd_status nnd_failf(char *err, size_t errlen, nnd_status st, const char *fmt, ...)
+void schema_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+schema_status schema_failf(char *err, size_t errlen, schema_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-const char *nnd_engine_status_name(nnd_status s);
+const char *schema_engine_status_name(schema_status s);
 
 #endif

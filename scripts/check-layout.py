@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""The tree's layout rules, checked from the sources: no hand-written C file over 800 lines,
-and no circle of #include "..." between files, inside a module (top-level folder) or across
-modules. A file and its header are one unit (burst.c with burst.h): a.c including b.h while
-b.c includes a.h is a circle of two.
+"""The tree's layout rules, checked from the sources: no hand-written C file over 800 lines;
+every #include "..." names its file from the source root ("daemon/net/server.h"), except the
+public headers ("nnd/nnd.h"), generated ones (*.pb-c.h) and a plugin's own headers; no
+circle of includes between modules, neither between files nor between the modules
+themselves. A module is a top-level folder; the daemon's subfolders (its layers along the
+request path, docs/design.md) are modules of their own.
+A file and its header are one unit (burst.c with burst.h): a.c including b.h while b.c
+includes a.h is a circle of two, inside a module as across modules.
 Prints the modules each module includes and every circle.
 Usage: check-layout.py [SOURCE_DIR]; exit status 1 when a rule is broken."""
 import os
@@ -20,7 +24,20 @@ for f in files:
 
 
 def module(path):
-    return path.split("/")[0]
+    parts = path.split("/")
+    if parts[0] == "daemon" and len(parts) > 2:
+        return "/".join(parts[:2])
+    return parts[0]
+
+
+PUBLIC = ("include/",)
+PLUGINS = ("drivers/", "extensions/")
+
+
+def names_its_folder(src, name):
+    if name in files or name.endswith(".pb-c.h") or any(p + name in files for p in PUBLIC):
+        return True
+    return src.startswith(PLUGINS) and os.path.join(os.path.dirname(src), name) in files
 
 
 def unit(path):
@@ -47,6 +64,9 @@ for f in files:
         print(f"layout: {f} has {lines} lines, more than {MAX_LINES}")
         broken = True
     for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+        if not names_its_folder(f, name):
+            print(f'layout: {f} includes "{name}": name its folder from the source root')
+            broken = True
         to = resolve(f, name)
         if to and unit(to) != unit(f):
             edges.setdefault(unit(f), set()).add(unit(to))
@@ -95,6 +115,25 @@ for f, tos in edges.items():
             uses.setdefault(module(f), set()).add(module(t))
 for m in sorted(uses):
     print(f"layout: {m} includes {' '.join(sorted(uses[m]))}")
+
+
+def reaches(start, goal):
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m == goal:
+            return True
+        if m not in seen:
+            seen.add(m)
+            todo.extend(uses.get(m, ()))
+    return False
+
+
+for m in sorted(uses):
+    for t in sorted(uses[m]):
+        if reaches(t, m):
+            print(f"layout: modules {m} and {t} include each other (through files)")
+            broken = True
 print("layout: " + ("BROKEN" if broken else f"ok: {len(files)} files, none over {MAX_LINES} lines, "
-                    "no include circle"))
+                    "every include names its folder, no include circle"))
 sys.exit(1 if broken else 0)

@@ -1,5 +1,5 @@
 /* cachefile.c: cache file locks, writes, and the content store folder. See cachefile.h. */
-#include "cachefile.h"
+#include "storage/cachefile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int nnd_cachefile_size(int fd, uint64_t *size) {
+int store_cachefile_size(int fd, uint64_t *size) {
     struct stat st;
     if (fstat(fd, &st) < 0) return -errno;
     if (!S_ISREG(st.st_mode)) return -EINVAL;
@@ -24,7 +24,7 @@ static void sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-int nnd_cachefile_lock(const int *fds, size_t n, bool exclusive, int timeout_ms) {
+int store_cachefile_lock(const int *fds, size_t n, bool exclusive, int timeout_ms) {
     int op = (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB;
     for (size_t i = 0; i < n; i++) {
         int waited = 0, rc;
@@ -35,14 +35,14 @@ int nnd_cachefile_lock(const int *fds, size_t n, bool exclusive, int timeout_ms)
         }
         if (rc < 0) {
             int e = errno;
-            nnd_cachefile_unlock(fds, i);
+            store_cachefile_unlock(fds, i);
             return -e;
         }
     }
     return 0;
 }
 
-void nnd_cachefile_unlock(const int *fds, size_t n) {
+void store_cachefile_unlock(const int *fds, size_t n) {
     for (size_t i = 0; i < n; i++)
         flock(fds[i], LOCK_UN);
 }
@@ -58,8 +58,8 @@ static int write_full(int fd, const uint8_t *p, size_t len, size_t off) {
     return 0;
 }
 
-int nnd_cachefile_write(int fd, const uint8_t *p, size_t len, size_t stall_at, char *err,
-                        size_t errlen) {
+int store_cachefile_write(int fd, const uint8_t *p, size_t len, size_t stall_at, char *err,
+                          size_t errlen) {
     if (ftruncate(fd, 0) < 0) {
         int e = errno;
         snprintf(err, errlen, "cannot truncate a cache file: %s", strerror(e));
@@ -82,7 +82,7 @@ int nnd_cachefile_write(int fd, const uint8_t *p, size_t len, size_t stall_at, c
 static int store_path(char *out, size_t len, const char *dir, const uint8_t hash[NND_HASH_LEN],
                       const char *suffix) {
     char hex[2 * NND_HASH_LEN + 1];
-    nnd_hex(hash, NND_HASH_LEN, hex);
+    store_hex(hash, NND_HASH_LEN, hex);
     return snprintf(out, len, "%s/%s%s", dir, hex, suffix) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
@@ -100,19 +100,18 @@ static int write_file(const char *dir, const uint8_t hash[NND_HASH_LEN], const c
     return rc;
 }
 
-int nnd_store_write(const char *dir, const uint8_t hash[NND_HASH_LEN], const uint8_t *model,
-                    size_t model_len, const uint8_t *data, size_t data_len, char *err,
-                    size_t errlen) {
+int store_write(const char *dir, const uint8_t hash[NND_HASH_LEN], const uint8_t *model,
+                size_t model_len, const uint8_t *data, size_t data_len, char *err, size_t errlen) {
     int rc = write_file(dir, hash, ".data", data, data_len);
     if (rc == 0) rc = write_file(dir, hash, ".model", model, model_len);
     if (rc < 0) {
-        nnd_store_remove(dir, hash);
+        store_remove(dir, hash);
         snprintf(err, errlen, "cannot write to the content store %s: %s", dir, strerror(-rc));
     }
     return rc;
 }
 
-void nnd_store_remove(const char *dir, const uint8_t hash[NND_HASH_LEN]) {
+void store_remove(const char *dir, const uint8_t hash[NND_HASH_LEN]) {
     char path[4096];
     if (store_path(path, sizeof path, dir, hash, ".model") == 0) unlink(path);
     if (store_path(path, sizeof path, dir, hash, ".data") == 0) unlink(path);
@@ -122,8 +121,8 @@ static int unhex(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int nnd_store_sweep(const char *dir, bool (*keep)(const uint8_t hash[NND_HASH_LEN], void *ctx),
-                    void *ctx) {
+int store_sweep(const char *dir, bool (*keep)(const uint8_t hash[NND_HASH_LEN], void *ctx),
+                void *ctx) {
     DIR *d = opendir(dir);
     if (!d) return 0;
     int removed = 0;

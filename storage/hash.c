@@ -1,5 +1,5 @@
 /* hash.c: leaf-parallel BLAKE2b over buffers and files, and huge-page buffers. See hash.h. */
-#include "hash.h"
+#include "storage/hash.h"
 
 #include <blake2.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #define HUGE_PAGE  (2u << 20)
 #define READ_PIECE (256u << 10) /* read this much, hash it while it is in cache */
 
-int nnd_buf_alloc(nnd_buf *b, size_t len) {
+int store_buf_alloc(store_buf *b, size_t len) {
     memset(b, 0, sizeof *b);
     if (len < BIG_BUF) {
         size_t rounded = (len + 64) & ~(size_t)63; /* aligned_alloc wants a multiple */
@@ -38,7 +38,7 @@ int nnd_buf_alloc(nnd_buf *b, size_t len) {
     return 0;
 }
 
-void nnd_buf_free(nnd_buf *b) {
+void store_buf_free(store_buf *b) {
     if (b->map)
         munmap(b->map, b->map_len);
     else
@@ -46,22 +46,22 @@ void nnd_buf_free(nnd_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
-nnd_buf *nnd_buf_detach(nnd_buf *b) {
-    nnd_buf *h = malloc(sizeof *h);
+store_buf *store_buf_detach(store_buf *b) {
+    store_buf *h = malloc(sizeof *h);
     if (!h) return NULL;
     *h = *b;
     memset(b, 0, sizeof *b);
     return h;
 }
 
-void nnd_buf_release(void *heap_buf) {
-    nnd_buf *b = heap_buf;
+void store_buf_release(void *heap_buf) {
+    store_buf *b = heap_buf;
     if (!b) return;
-    nnd_buf_free(b);
+    store_buf_free(b);
     free(b);
 }
 
-void nnd_hex(const uint8_t *bytes, size_t n, char *out) {
+void store_hex(const uint8_t *bytes, size_t n, char *out) {
     static const char digits[] = "0123456789abcdef";
     for (size_t i = 0; i < n; i++) {
         out[2 * i] = digits[bytes[i] >> 4];
@@ -200,8 +200,8 @@ static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
     return job_finish(&j, digest);
 }
 
-int nnd_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
-                  uint8_t (*digest)[NND_HASH_LEN]) {
+int store_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
+                    uint8_t (*digest)[NND_HASH_LEN]) {
     seg segs[8];
     if (n > 8) return -EINVAL;
     for (size_t i = 0; i < n; i++)
@@ -209,17 +209,17 @@ int nnd_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
     return -run_job(segs, n, digest);
 }
 
-int nnd_hash_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs,
-                  uint8_t (*digest)[NND_HASH_LEN], char *err, size_t errlen) {
+int store_hash_read(const int *fds, const size_t *sizes, size_t n, store_buf *bufs,
+                    uint8_t (*digest)[NND_HASH_LEN], char *err, size_t errlen) {
     seg segs[8];
     if (n > 8) {
         snprintf(err, errlen, "too many files to hash (%zu)", n);
         return -EINVAL;
     }
     for (size_t i = 0; i < n; i++) {
-        if (nnd_buf_alloc(&bufs[i], sizes[i]) < 0) {
+        if (store_buf_alloc(&bufs[i], sizes[i]) < 0) {
             for (size_t k = 0; k < i; k++)
-                nnd_buf_free(&bufs[k]);
+                store_buf_free(&bufs[k]);
             snprintf(err, errlen, "out of memory for %zu cache bytes", sizes[i]);
             return -ENOMEM;
         }
@@ -228,7 +228,7 @@ int nnd_hash_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs,
     int e = run_job(segs, n, digest);
     if (e) {
         for (size_t i = 0; i < n; i++)
-            nnd_buf_free(&bufs[i]);
+            store_buf_free(&bufs[i]);
         if (e == EIO)
             snprintf(err, errlen, "a cache file ended before its recorded size");
         else
@@ -238,14 +238,14 @@ int nnd_hash_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs,
     return 0;
 }
 
-int nnd_buf_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs, char *err,
-                 size_t errlen) {
+int store_buf_read(const int *fds, const size_t *sizes, size_t n, store_buf *bufs, char *err,
+                   size_t errlen) {
     for (size_t i = 0; i < n; i++) {
-        int e = nnd_buf_alloc(&bufs[i], sizes[i]) < 0 ? ENOMEM : 0;
+        int e = store_buf_alloc(&bufs[i], sizes[i]) < 0 ? ENOMEM : 0;
         if (!e) e = read_full(fds[i], bufs[i].p, sizes[i], 0);
         if (!e) continue;
         for (size_t k = 0; k <= i; k++)
-            nnd_buf_free(&bufs[k]);
+            store_buf_free(&bufs[k]);
         if (e == ENOMEM)
             snprintf(err, errlen, "out of memory for %zu cache bytes", sizes[i]);
         else if (e == EIO)
@@ -257,15 +257,15 @@ int nnd_buf_read(const int *fds, const size_t *sizes, size_t n, nnd_buf *bufs, c
     return 0;
 }
 
-struct nnd_hash_task {
+struct store_hash_task {
     seg segs[8];
     job j;
     pthread_t helper;
     bool helped;
 };
 
-nnd_hash_task *nnd_hash_start(const uint8_t *const *p, const size_t *len, size_t n) {
-    nnd_hash_task *t = n <= 8 ? calloc(1, sizeof *t) : NULL;
+store_hash_task *store_hash_start(const uint8_t *const *p, const size_t *len, size_t n) {
+    store_hash_task *t = n <= 8 ? calloc(1, sizeof *t) : NULL;
     if (!t) return NULL;
     for (size_t i = 0; i < n; i++)
         t->segs[i] = (seg){.fd = -1, .src = p[i], .len = len[i]};
@@ -277,7 +277,7 @@ nnd_hash_task *nnd_hash_start(const uint8_t *const *p, const size_t *len, size_t
     return t;
 }
 
-int nnd_hash_join(nnd_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]) {
+int store_hash_join(store_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]) {
     worker(&t->j); /* the leaves the helper has not taken yet */
     if (t->helped) pthread_join(t->helper, NULL);
     int e = job_finish(&t->j, digest);
@@ -285,8 +285,8 @@ int nnd_hash_join(nnd_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]) {
     return -e;
 }
 
-void nnd_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],
-                      uint8_t out[NND_HASH_LEN]) {
+void store_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],
+                        uint8_t out[NND_HASH_LEN]) {
     uint8_t in[16 + 2 * NND_HASH_LEN] = "nnd-cache-v1";
     memcpy(in + 16, model, NND_HASH_LEN);
     memcpy(in + 16 + NND_HASH_LEN, data, NND_HASH_LEN);

@@ -1,5 +1,5 @@
 /* index.c: the cache index in SQLite. See index.h. */
-#include "index.h"
+#include "storage/index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,19 +66,19 @@ static const char *const MIGRATIONS[NND_INDEX_SCHEMA_VERSION] = {
     "CREATE INDEX tokens_lru ON tokens (uid, last_used_ns);",
 };
 
-struct nnd_index {
+struct store_index {
     sqlite3 *db;
     char build_id[128];
     sqlite3_stmt *st[ST_COUNT];
 };
 
-static int db_fail(nnd_index *ix, sqlite3 *db, const char *what, char *err, size_t errlen) {
+static int db_fail(store_index *ix, sqlite3 *db, const char *what, char *err, size_t errlen) {
     (void)ix;
     snprintf(err, errlen, "cache index: %s: %s", what, db ? sqlite3_errmsg(db) : "no database");
     return -1;
 }
 
-static sqlite3_stmt *stmt(nnd_index *ix, int which, char *err, size_t errlen) {
+static sqlite3_stmt *stmt(store_index *ix, int which, char *err, size_t errlen) {
     if (!ix->st[which] &&
         sqlite3_prepare_v2(ix->db, SQL[which], -1, &ix->st[which], NULL) != SQLITE_OK) {
         db_fail(ix, ix->db, "prepare", err, errlen);
@@ -100,7 +100,7 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen) {
 }
 
 /* Runs a statement that returns no rows. */
-static int step_done(nnd_index *ix, sqlite3_stmt *s, char *err, size_t errlen) {
+static int step_done(store_index *ix, sqlite3_stmt *s, char *err, size_t errlen) {
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc != SQLITE_DONE) return db_fail(ix, ix->db, "write", err, errlen);
@@ -124,7 +124,7 @@ static int read_version(sqlite3 *db, int *version) {
 
 /* Opens, configures and migrates. Returns 0, -1 on an error, -2 when the file should be
  * moved aside (not a database, or a layout from the future). */
-static int open_db(nnd_index *ix, const char *path, char *err, size_t errlen) {
+static int open_db(store_index *ix, const char *path, char *err, size_t errlen) {
     /* The file is made, or re-moded, through a descriptor that never follows a symbolic
      * link, and SQLite opens no link either: a link planted in the state directory would
      * otherwise have the daemon write or chmod whatever it points at. */
@@ -189,7 +189,7 @@ static int open_db(nnd_index *ix, const char *path, char *err, size_t errlen) {
 }
 
 /* Drops every row of another build, then records this build. */
-static int invalidate(nnd_index *ix, uint64_t *invalidated, char *err, size_t errlen) {
+static int invalidate(store_index *ix, uint64_t *invalidated, char *err, size_t errlen) {
     *invalidated = 0;
     if (exec(ix->db, "BEGIN IMMEDIATE", err, errlen) < 0) return -1;
     const char *sql[] = {"DELETE FROM tokens WHERE build_id != ?1",
@@ -213,7 +213,7 @@ static int invalidate(nnd_index *ix, uint64_t *invalidated, char *err, size_t er
     return exec(ix->db, "COMMIT", err, errlen);
 }
 
-static void close_db(nnd_index *ix) {
+static void close_db(store_index *ix) {
     for (int i = 0; i < ST_COUNT; i++) {
         sqlite3_finalize(ix->st[i]);
         ix->st[i] = NULL;
@@ -232,9 +232,9 @@ static void move_aside(const char *path) {
     }
 }
 
-nnd_index *nnd_index_open(const char *path, const char *build_id, uint64_t *invalidated, char *err,
-                          size_t errlen) {
-    nnd_index *ix = calloc(1, sizeof *ix);
+store_index *store_index_open(const char *path, const char *build_id, uint64_t *invalidated,
+                              char *err, size_t errlen) {
+    store_index *ix = calloc(1, sizeof *ix);
     if (!ix) {
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -256,7 +256,7 @@ nnd_index *nnd_index_open(const char *path, const char *build_id, uint64_t *inva
     return ix;
 }
 
-void nnd_index_close(nnd_index *ix) {
+void store_index_close(store_index *ix) {
     if (!ix) return;
     close_db(ix);
     free(ix);
@@ -264,8 +264,8 @@ void nnd_index_close(nnd_index *ix) {
 
 /* ---- tokens ---------------------------------------------------------------------------- */
 
-int nnd_index_token_get(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
-                        nnd_token_row *row, char *err, size_t errlen) {
+int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                          store_token_row *row, char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_GET, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
@@ -292,13 +292,13 @@ int nnd_index_token_get(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOK
     return found;
 }
 
-int nnd_index_token_put(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
-                        const nnd_token_row *row, uint64_t max_rows, int *written, int64_t *pruned,
-                        char *err, size_t errlen) {
+int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                          const store_token_row *row, uint64_t max_rows, int *written,
+                          int64_t *pruned, char *err, size_t errlen) {
     *written = 0;
     *pruned = 0;
-    nnd_token_row old;
-    int have = nnd_index_token_get(ix, uid, token, &old, err, errlen);
+    store_token_row old;
+    int have = store_index_token_get(ix, uid, token, &old, err, errlen);
     if (have < 0) return -1;
     /* Rewriting damaged files for the same content needs no new row (nor an fsync). */
     if (have && !memcmp(old.hash, row->hash, NND_HASH_LEN) && old.model_size == row->model_size &&
@@ -337,8 +337,8 @@ int nnd_index_token_put(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOK
     return -1;
 }
 
-int nnd_index_token_touch(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
-                          int64_t now_ns, char *err, size_t errlen) {
+int store_index_token_touch(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                            int64_t now_ns, char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_TOUCH, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
@@ -347,8 +347,8 @@ int nnd_index_token_touch(nnd_index *ix, uint32_t uid, const uint8_t token[NND_T
     return step_done(ix, s, err, errlen);
 }
 
-int nnd_index_token_elsewhere(nnd_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
-                              char *err, size_t errlen) {
+int store_index_token_elsewhere(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+                                char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_ELSEWHERE, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
@@ -359,7 +359,7 @@ int nnd_index_token_elsewhere(nnd_index *ix, uint32_t uid, const uint8_t token[N
     return rc == SQLITE_DONE ? 0 : db_fail(ix, ix->db, "token lookup", err, errlen);
 }
 
-static int64_t count(nnd_index *ix, const char *sql) {
+static int64_t count(store_index *ix, const char *sql) {
     sqlite3_stmt *s = NULL;
     int64_t n = -1;
     if (sqlite3_prepare_v2(ix->db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
@@ -368,13 +368,14 @@ static int64_t count(nnd_index *ix, const char *sql) {
     return n;
 }
 
-int64_t nnd_index_token_count(nnd_index *ix) {
+int64_t store_index_token_count(store_index *ix) {
     return count(ix, "SELECT count(*) FROM tokens");
 }
 
 /* ---- content --------------------------------------------------------------------------- */
 
-int nnd_index_content_put(nnd_index *ix, const nnd_content_row *row, char *err, size_t errlen) {
+int store_index_content_put(store_index *ix, const store_content_row *row, char *err,
+                            size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_PUT, err, errlen);
     if (!s) return -1;
     sqlite3_bind_blob(s, 1, row->hash, NND_HASH_LEN, SQLITE_STATIC);
@@ -388,7 +389,7 @@ int nnd_index_content_put(nnd_index *ix, const nnd_content_row *row, char *err, 
     return step_done(ix, s, err, errlen);
 }
 
-static void read_content(sqlite3_stmt *s, int first, nnd_content_row *row) {
+static void read_content(sqlite3_stmt *s, int first, store_content_row *row) {
     row->preference = (uint32_t)sqlite3_column_int64(s, first);
     row->model_size = (uint64_t)sqlite3_column_int64(s, first + 1);
     row->data_size = (uint64_t)sqlite3_column_int64(s, first + 2);
@@ -397,8 +398,8 @@ static void read_content(sqlite3_stmt *s, int first, nnd_content_row *row) {
     row->hits = (uint64_t)sqlite3_column_int64(s, first + 5);
 }
 
-int nnd_index_content_get(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], nnd_content_row *row,
-                          char *err, size_t errlen) {
+int store_index_content_get(store_index *ix, const uint8_t hash[NND_HASH_LEN],
+                            store_content_row *row, char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_GET, err, errlen);
     if (!s) return -1;
     sqlite3_bind_blob(s, 1, hash, NND_HASH_LEN, SQLITE_STATIC);
@@ -415,8 +416,8 @@ int nnd_index_content_get(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], nnd_c
     return found;
 }
 
-int nnd_index_content_touch(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], int64_t now_ns,
-                            char *err, size_t errlen) {
+int store_index_content_touch(store_index *ix, const uint8_t hash[NND_HASH_LEN], int64_t now_ns,
+                              char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_TOUCH, err, errlen);
     if (!s) return -1;
     sqlite3_bind_blob(s, 1, hash, NND_HASH_LEN, SQLITE_STATIC);
@@ -424,16 +425,16 @@ int nnd_index_content_touch(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], int
     return step_done(ix, s, err, errlen);
 }
 
-int nnd_index_content_delete(nnd_index *ix, const uint8_t hash[NND_HASH_LEN], char *err,
-                             size_t errlen) {
+int store_index_content_delete(store_index *ix, const uint8_t hash[NND_HASH_LEN], char *err,
+                               size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_DELETE, err, errlen);
     if (!s) return -1;
     sqlite3_bind_blob(s, 1, hash, NND_HASH_LEN, SQLITE_STATIC);
     return step_done(ix, s, err, errlen);
 }
 
-int nnd_index_content_foreach(nnd_index *ix, int (*fn)(const nnd_content_row *, void *), void *ctx,
-                              char *err, size_t errlen) {
+int store_index_content_foreach(store_index *ix, int (*fn)(const store_content_row *, void *),
+                                void *ctx, char *err, size_t errlen) {
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(ix->db,
                            "SELECT hash, preference, model_size, data_size, created_ns, "
@@ -442,7 +443,7 @@ int nnd_index_content_foreach(nnd_index *ix, int (*fn)(const nnd_content_row *, 
         return db_fail(ix, ix->db, "listing", err, errlen);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        nnd_content_row row;
+        store_content_row row;
         const void *h = sqlite3_column_blob(s, 0);
         if (!h || sqlite3_column_bytes(s, 0) != NND_HASH_LEN) continue;
         memcpy(row.hash, h, NND_HASH_LEN);
@@ -456,13 +457,14 @@ int nnd_index_content_foreach(nnd_index *ix, int (*fn)(const nnd_content_row *, 
     return rc == SQLITE_DONE ? 0 : db_fail(ix, ix->db, "listing", err, errlen);
 }
 
-int nnd_index_content_totals(nnd_index *ix, int64_t *rows, int64_t *bytes) {
+int store_index_content_totals(store_index *ix, int64_t *rows, int64_t *bytes) {
     *rows = count(ix, "SELECT count(*) FROM content");
     *bytes = count(ix, "SELECT coalesce(sum(model_size + data_size), 0) FROM content");
     return *rows < 0 || *bytes < 0 ? -1 : 0;
 }
 
-int nnd_index_purge(nnd_index *ix, int64_t *tokens, int64_t *content, char *err, size_t errlen) {
+int store_index_purge(store_index *ix, int64_t *tokens, int64_t *content, char *err,
+                      size_t errlen) {
     *tokens = *content = 0;
     if (exec(ix->db, "BEGIN IMMEDIATE", err, errlen) < 0) return -1;
     if (exec(ix->db, "DELETE FROM tokens", err, errlen) < 0) goto fail;

@@ -11,7 +11,7 @@
  *   operation   i32 type, u32 inputs, u32 outputs, then both operand lists (u32)
  * Data cache:   magic "NNDDATA\0", u32 version, u32 0, u64 payload length, zeros to 64,
  *               payload */
-#include "serialize.h"
+#include "storage/serialize.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,8 +37,8 @@ static size_t pad4(size_t n) {
 }
 
 /* Graph g of m in cache order: 0 the main graph, then the referenced subgraphs. */
-static nnd_model_desc graph(const nnd_model_desc *m, uint32_t g) {
-    return g == 0 ? *m : nnd_model_referenced(m, g - 1);
+static eng_model_desc graph(const eng_model_desc *m, uint32_t g) {
+    return g == 0 ? *m : eng_model_referenced(m, g - 1);
 }
 
 /* ---- encode ----------------------------------------------------------------------------- */
@@ -59,13 +59,13 @@ static void put_u64(writer *w, uint64_t v) {
     put(w, &v, 8);
 }
 
-static bool is_constant(const nnd_operand_desc *o) {
+static bool is_constant(const eng_operand_desc *o) {
     return o->lifetime == NND_CONSTANT_COPY || o->lifetime == NND_CONSTANT_REFERENCE;
 }
 
 /* Where operand i's constant bytes are in the caller's memory, or NULL when its location
  * is outside its source. */
-static const uint8_t *constant_src(const nnd_model_desc *m, const nnd_operand_desc *o) {
+static const uint8_t *constant_src(const eng_model_desc *m, const eng_operand_desc *o) {
     const uint8_t *base;
     size_t size;
     if (o->lifetime == NND_CONSTANT_COPY) {
@@ -94,27 +94,27 @@ static size_t const_align(uint64_t len) {
 }
 
 /* Sizes of the model cache and the data payload, with every constant at its new offset. */
-static nnd_status measure(const nnd_model_desc *m, size_t *model_out, size_t *payload_out,
-                          char *err, size_t errlen) {
+static schema_status measure(const eng_model_desc *m, size_t *model_out, size_t *payload_out,
+                             char *err, size_t errlen) {
     size_t model_len = HEADER_LEN, payload = 0;
     for (uint32_t g = 0; g <= m->n_referenced; g++) {
-        nnd_model_desc v = graph(m, g);
+        eng_model_desc v = graph(m, g);
         model_len += GRAPH_LEN;
         for (uint32_t i = 0; i < v.n_operands; i++) {
-            const nnd_operand_desc *o = &v.operands[i];
+            const eng_operand_desc *o = &v.operands[i];
             model_len +=
                 OPERAND_LEN + 4 * (size_t)o->channel_quant.n_scales + pad4(o->extension_len);
             if (!is_constant(o)) continue;
             if (!constant_src(&v, o))
-                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT,
-                                 "graph %u, operand %u: constant location %llu+%llu is outside "
-                                 "its memory",
-                                 g, i, (unsigned long long)o->offset,
-                                 (unsigned long long)o->length);
+                return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                                    "graph %u, operand %u: constant location %llu+%llu is outside "
+                                    "its memory",
+                                    g, i, (unsigned long long)o->offset,
+                                    (unsigned long long)o->length);
             size_t a = const_align(o->length);
             payload = (payload + a - 1) & ~(a - 1);
             if (o->length > SIZE_MAX / 2 - payload)
-                return nnd_failf(err, errlen, NND_INVALID_ARGUMENT, "constants too large");
+                return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "constants too large");
             payload += o->length;
         }
         for (uint32_t k = 0; k < v.n_operations; k++)
@@ -127,7 +127,7 @@ static nnd_status measure(const nnd_model_desc *m, size_t *model_out, size_t *pa
     return NND_OK;
 }
 
-uint64_t nnd_ser_size(const nnd_model_desc *m) {
+uint64_t store_ser_size(const eng_model_desc *m) {
     size_t model_len, payload;
     if (measure(m, &model_len, &payload, NULL, 0) != NND_OK) return 0;
     return (uint64_t)model_len + NND_SER_DATA_HEADER + payload;
@@ -135,13 +135,13 @@ uint64_t nnd_ser_size(const nnd_model_desc *m) {
 
 /* One graph: its counts, operands (constants packed into the payload at *at), operations
  * and input and output lists. */
-static void put_graph(writer *w, uint8_t *payload, size_t *at, nnd_model_desc v) {
+static void put_graph(writer *w, uint8_t *payload, size_t *at, eng_model_desc v) {
     put_u32(w, v.n_operands);
     put_u32(w, v.n_operations);
     put_u32(w, v.n_inputs);
     put_u32(w, v.n_outputs);
     for (uint32_t i = 0; i < v.n_operands; i++) {
-        const nnd_operand_desc *o = &v.operands[i];
+        const eng_operand_desc *o = &v.operands[i];
         uint32_t lifetime = o->lifetime;
         uint64_t offset = 0, length = 0; /* non-constants have no location (NO_VALUE's is moot) */
         if (is_constant(o)) {
@@ -172,7 +172,7 @@ static void put_graph(writer *w, uint8_t *payload, size_t *at, nnd_model_desc v)
             w->p[w->at++] = 0;
     }
     for (uint32_t k = 0; k < v.n_operations; k++) {
-        const nnd_operation_desc *op = &v.operations[k];
+        const eng_operation_desc *op = &v.operations[k];
         put(w, &op->type, 4);
         put_u32(w, op->n_inputs);
         put_u32(w, op->n_outputs);
@@ -183,22 +183,23 @@ static void put_graph(writer *w, uint8_t *payload, size_t *at, nnd_model_desc v)
     put(w, v.outputs, 4 * (size_t)v.n_outputs);
 }
 
-nnd_status nnd_ser_encode(const nnd_model_desc *m, uint32_t preference, const char *build_id,
-                          nnd_buf *model, nnd_buf *data, char *err, size_t errlen) {
+schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, const char *build_id,
+                               store_buf *model, store_buf *data, char *err, size_t errlen) {
     memset(model, 0, sizeof *model);
     memset(data, 0, sizeof *data);
     size_t id_len = strlen(build_id);
     if (id_len > NND_SER_BUILD_ID_MAX)
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "driver build id longer than %d bytes",
-                         NND_SER_BUILD_ID_MAX);
+        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "driver build id longer than %d bytes", NND_SER_BUILD_ID_MAX);
     size_t model_len, payload;
-    nnd_status st = measure(m, &model_len, &payload, err, errlen);
+    schema_status st = measure(m, &model_len, &payload, err, errlen);
     if (st != NND_OK) return st;
-    if (nnd_buf_alloc(model, model_len) < 0 ||
-        nnd_buf_alloc(data, NND_SER_DATA_HEADER + payload) < 0) {
-        nnd_buf_free(model);
-        nnd_buf_free(data);
-        return nnd_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory serializing the model");
+    if (store_buf_alloc(model, model_len) < 0 ||
+        store_buf_alloc(data, NND_SER_DATA_HEADER + payload) < 0) {
+        store_buf_free(model);
+        store_buf_free(data);
+        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                            "out of memory serializing the model");
     }
 
     writer d = {.p = data->p};
@@ -252,7 +253,7 @@ static uint64_t get_u64(reader *r) {
     return v;
 }
 
-void nnd_ser_model_clear(nnd_ser_model *m) {
+void store_ser_model_clear(store_ser_model *m) {
     free(m->operands);
     free(m->operations);
     free(m->lists);
@@ -263,7 +264,7 @@ void nnd_ser_model_clear(nnd_ser_model *m) {
 }
 
 #define BAD(...)                                                                                   \
-    (nnd_failf(err, errlen, NND_GENERAL_FAILURE, __VA_ARGS__), nnd_ser_model_clear(out),           \
+    (schema_failf(err, errlen, NND_GENERAL_FAILURE, __VA_ARGS__), store_ser_model_clear(out),      \
      NND_GENERAL_FAILURE)
 
 /* Where the decoder puts what it reads: each array sized from the cache's length, so that
@@ -276,8 +277,8 @@ typedef struct sink {
 } sink;
 
 /* One graph, into the next entries of out's arrays; *g receives its description. */
-static nnd_status get_graph(reader *r, sink *k, nnd_ser_model *out, uint32_t gi,
-                            nnd_subgraph_desc *g, char *err, size_t errlen) {
+static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_t gi,
+                               eng_subgraph_desc *g, char *err, size_t errlen) {
     if (!has(r, GRAPH_LEN)) return BAD("model cache: graph %u is cut off", gi);
     uint32_t n_operands = get_u32(r), n_ops = get_u32(r);
     uint32_t n_in = get_u32(r), n_out = get_u32(r);
@@ -292,13 +293,13 @@ static nnd_status get_graph(reader *r, sink *k, nnd_ser_model *out, uint32_t gi,
     if (n_in > n_operands || n_out > n_operands)
         return BAD("model cache: graph %u: %u inputs and %u outputs for %u operands", gi, n_in,
                    n_out, n_operands);
-    nnd_operand_desc *ods = out->operands + k->n_operands;
-    nnd_operation_desc *ops = out->operations + k->n_operations;
+    eng_operand_desc *ods = out->operands + k->n_operands;
+    eng_operation_desc *ops = out->operations + k->n_operations;
     k->n_operands += n_operands;
     k->n_operations += n_ops;
     for (uint32_t i = 0; i < n_operands; i++) {
         if (!has(r, OPERAND_LEN)) return BAD("model cache: graph %u: operand %u is cut off", gi, i);
-        nnd_operand_desc *o = &ods[i];
+        eng_operand_desc *o = &ods[i];
         get(r, &o->type, 4);
         o->rank = get_u32(r);
         get(r, o->dims, 4 * NND_MAX_RANK);
@@ -360,7 +361,7 @@ static nnd_status get_graph(reader *r, sink *k, nnd_ser_model *out, uint32_t gi,
     }
     for (uint32_t q = 0; q < n_ops; q++) {
         if (!has(r, OP_LEN)) return BAD("model cache: graph %u: operation %u is cut off", gi, q);
-        nnd_operation_desc *op = &ops[q];
+        eng_operation_desc *op = &ops[q];
         get(r, &op->type, 4);
         uint32_t ni = get_u32(r), no = get_u32(r);
         if (ni > (r->len - r->at) / 4 || no > (r->len - r->at) / 4 - ni)
@@ -386,7 +387,7 @@ static nnd_status get_graph(reader *r, sink *k, nnd_ser_model *out, uint32_t gi,
             return BAD("model cache: graph %u: an input or output names operand %u of %u", gi,
                        io[j], n_operands);
     k->n_lists += (size_t)n_in + n_out;
-    *g = (nnd_subgraph_desc){.n_operands = n_operands,
+    *g = (eng_subgraph_desc){.n_operands = n_operands,
                              .operands = ods,
                              .n_operations = n_ops,
                              .operations = ops,
@@ -397,8 +398,8 @@ static nnd_status get_graph(reader *r, sink *k, nnd_ser_model *out, uint32_t gi,
     return NND_OK;
 }
 
-nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
-                          size_t data_len, nnd_ser_model *out, char *err, size_t errlen) {
+schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
+                               size_t data_len, store_ser_model *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     /* Data cache header. */
     if (data_len < NND_SER_DATA_HEADER || memcmp(data, DATA_MAGIC, 8) != 0)
@@ -450,16 +451,16 @@ nnd_status nnd_ser_decode(const uint8_t *model, size_t model_len, const uint8_t 
     if (!out->operands || !out->operations || !out->lists || !out->scales || !out->extension ||
         !out->referenced)
         return BAD("out of memory decoding the model cache");
-    nnd_subgraph_desc main;
-    nnd_status s = get_graph(&r, &k, out, 0, &main, err, errlen);
+    eng_subgraph_desc main;
+    schema_status s = get_graph(&r, &k, out, 0, &main, err, errlen);
     for (uint32_t g = 1; g < k.n_graphs && !s; g++)
         s = get_graph(&r, &k, out, g, &out->referenced[g - 1], err, errlen);
     if (s) return s; /* out was cleared */
     if (r.at != r.len) return BAD("model cache: %zu bytes past the end of the model", r.len - r.at);
 
-    out->pool = (nnd_memory_view){.base = data + NND_SER_DATA_HEADER, .size = payload};
-    nnd_model_desc *d = &out->desc;
-    nnd_model_set_graph(d, &main);
+    out->pool = (eng_memory_view){.base = data + NND_SER_DATA_HEADER, .size = payload};
+    eng_model_desc *d = &out->desc;
+    eng_model_set_graph(d, &main);
     d->n_referenced = k.n_graphs - 1;
     d->referenced = k.n_graphs > 1 ? out->referenced : NULL;
     d->n_pools = 1;

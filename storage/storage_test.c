@@ -18,11 +18,11 @@
 
 #include <cmocka.h>
 
-#include "cachefile.h"
-#include "engine.h"
-#include "hash.h"
-#include "index.h"
-#include "serialize.h"
+#include "storage/cachefile.h"
+#include "engine/engine.h"
+#include "storage/hash.h"
+#include "storage/index.h"
+#include "storage/serialize.h"
 
 static char tmpdir[256];
 
@@ -75,7 +75,7 @@ static void test_hash_tree(void **state) {
         reference_digest(big, sizes[k], want);
         const uint8_t *p[2] = {big, big};
         size_t len[2] = {sizes[k], 3};
-        assert_int_equal(nnd_hash_bufs(p, len, 2, got), 0);
+        assert_int_equal(store_hash_bufs(p, len, 2, got), 0);
         assert_memory_equal(got[0], want, NND_HASH_LEN);
         reference_digest(big, 3, want);
         assert_memory_equal(got[1], want, NND_HASH_LEN);
@@ -84,16 +84,16 @@ static void test_hash_tree(void **state) {
         int fd = memfd_create("h", MFD_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, big, sizes[k]), (ssize_t)sizes[k]);
-        nnd_buf b[1];
+        store_buf b[1];
         uint8_t d[1][NND_HASH_LEN];
         char err[256];
-        assert_int_equal(nnd_hash_read(&fd, &sizes[k], 1, b, d, err, sizeof err), 0);
+        assert_int_equal(store_hash_read(&fd, &sizes[k], 1, b, d, err, sizeof err), 0);
         assert_memory_equal(d[0], got[0], NND_HASH_LEN);
         assert_memory_equal(b[0].p, big, sizes[k]);
-        nnd_buf_free(&b[0]);
+        store_buf_free(&b[0]);
         /* Asking for more than the file holds is an error, and frees everything. */
         size_t more = sizes[k] + 1;
-        assert_int_equal(nnd_hash_read(&fd, &more, 1, b, d, err, sizeof err), -EIO);
+        assert_int_equal(store_hash_read(&fd, &more, 1, b, d, err, sizeof err), -EIO);
         close(fd);
     }
     free(big);
@@ -104,20 +104,20 @@ static void test_hash_tree(void **state) {
 /* out[4] = in0 + c1 (CONSTANT_COPY [4] floats) + c2 (CONSTANT_REFERENCE, pool 0) via two ADDs,
  * with an unused per-channel operand to carry scales. */
 typedef struct test_model {
-    nnd_operand_desc operands[8];
-    nnd_operation_desc ops[2];
+    eng_operand_desc operands[8];
+    eng_operation_desc ops[2];
     uint32_t add0_in[3], add0_out[1], add1_in[3], add1_out[1], inputs[1], outputs[1];
     uint8_t values[64];
     uint8_t pool_bytes[256];
-    nnd_memory_view pool;
+    eng_memory_view pool;
     float scales[3];
-    nnd_model_desc desc;
+    eng_model_desc desc;
 } test_model;
 
 static void test_model_init(test_model *t) {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < 4; i++) {
-        nnd_operand_desc *o = &t->operands[i == 3 ? 4 : i];
+        eng_operand_desc *o = &t->operands[i == 3 ? 4 : i];
         o->type = NND_TENSOR_FLOAT32;
         o->rank = 1;
         o->dims[0] = 4;
@@ -148,15 +148,15 @@ static void test_model_init(test_model *t) {
     t->operands[6].offset = 200;
     t->operands[6].length = 3;
     t->scales[0] = 0.5f, t->scales[1] = 0.25f, t->scales[2] = 1.0f;
-    t->operands[6].channel_quant = (nnd_channel_quant){.scales = t->scales, .n_scales = 3};
+    t->operands[6].channel_quant = (eng_channel_quant){.scales = t->scales, .n_scales = 3};
     t->operands[7] = t->operands[3]; /* an unused scalar constant */
     t->add0_in[0] = 0, t->add0_in[1] = 1, t->add0_in[2] = 3, t->add0_out[0] = 4;
     t->add1_in[0] = 4, t->add1_in[1] = 2, t->add1_in[2] = 3, t->add1_out[0] = 5;
-    t->ops[0] = (nnd_operation_desc){NND_OP_ADD, 3, t->add0_in, 1, t->add0_out};
-    t->ops[1] = (nnd_operation_desc){NND_OP_ADD, 3, t->add1_in, 1, t->add1_out};
+    t->ops[0] = (eng_operation_desc){NND_OP_ADD, 3, t->add0_in, 1, t->add0_out};
+    t->ops[1] = (eng_operation_desc){NND_OP_ADD, 3, t->add1_in, 1, t->add1_out};
     t->inputs[0] = 0, t->outputs[0] = 5;
-    t->pool = (nnd_memory_view){.base = t->pool_bytes, .size = sizeof t->pool_bytes};
-    t->desc = (nnd_model_desc){.n_operands = 8,
+    t->pool = (eng_memory_view){.base = t->pool_bytes, .size = sizeof t->pool_bytes};
+    t->desc = (eng_model_desc){.n_operands = 8,
                                .operands = t->operands,
                                .n_operations = 2,
                                .operations = t->ops,
@@ -170,25 +170,25 @@ static void test_model_init(test_model *t) {
                                .pools = &t->pool};
 }
 
-static void run_prepared(nnd_prepared *p, float out[4]) {
+static void run_prepared(eng_prepared *p, float out[4]) {
     char err[NND_ERR_LEN];
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     float in[4] = {0.5f, 0.5f, 0.5f, 0.5f};
-    nnd_io i = {.data = in, .length = sizeof in}, o = {.data = out, .length = 16};
-    assert_int_equal(nnd_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), NND_OK);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_io i = {.data = in, .length = sizeof in}, o = {.data = out, .length = 16};
+    assert_int_equal(eng_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), NND_OK);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
-static void run_model(const nnd_model_desc *d, float out[4]) {
-    nnd_prepared *p = NULL;
+static void run_model(const eng_model_desc *d, float out[4]) {
+    eng_prepared *p = NULL;
     char err[NND_ERR_LEN];
-    nnd_status st = nnd_prepare(d, &p, err, sizeof err);
+    schema_status st = eng_prepare(d, &p, err, sizeof err);
     if (st) fail_msg("prepare: %s", err);
     run_prepared(p, out);
 }
 
-/* The daemon's cache validates and plans a model once (engine.h, nnd_plan): the plan made
+/* The daemon's cache validates and plans a model once (engine.h, eng_plan): the plan made
  * from the client's description is finished on the decoded copy, and the prepared model
  * then reads its constants from that copy alone, never from the client's memory. */
 static void test_plan_moves_onto_copy(void **state) {
@@ -198,15 +198,15 @@ static void test_plan_moves_onto_copy(void **state) {
     char err[NND_ERR_LEN];
     float want[4], got[4];
     run_model(&t.desc, want);
-    nnd_prepared *plan = NULL;
-    if (nnd_plan(&t.desc, &plan, err, sizeof err)) fail_msg("plan: %s", err);
-    nnd_buf m, d;
-    assert_int_equal(nnd_ser_encode(&t.desc, 0, "b", &m, &d, err, sizeof err), NND_OK);
-    nnd_ser_model sm;
-    assert_int_equal(nnd_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
-    nnd_prepared *p = NULL;
-    if (nnd_prepare_planned(plan, &sm.desc, &p, err, sizeof err)) fail_msg("finish: %s", err);
-    nnd_ser_model_clear(&sm);
+    eng_prepared *plan = NULL;
+    if (eng_plan(&t.desc, &plan, err, sizeof err)) fail_msg("plan: %s", err);
+    store_buf m, d;
+    assert_int_equal(store_ser_encode(&t.desc, 0, "b", &m, &d, err, sizeof err), NND_OK);
+    store_ser_model sm;
+    assert_int_equal(store_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
+    eng_prepared *p = NULL;
+    if (eng_prepare_planned(plan, &sm.desc, &p, err, sizeof err)) fail_msg("finish: %s", err);
+    store_ser_model_clear(&sm);
     memset(t.values, 0xff, sizeof t.values); /* the client's constants: NaN from here on */
     memset(t.pool_bytes, 0xff, sizeof t.pool_bytes);
     run_prepared(p, got);
@@ -214,14 +214,14 @@ static void test_plan_moves_onto_copy(void **state) {
 
     /* A plan is finished only on the model it was made from (it is freed otherwise). */
     test_model_init(&t);
-    assert_int_equal(nnd_plan(&t.desc, &plan, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
+    assert_int_equal(eng_plan(&t.desc, &plan, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
     sm.desc.n_operands--;
-    assert_int_equal(nnd_prepare_planned(plan, &sm.desc, &p, err, sizeof err), NND_GENERAL_FAILURE);
+    assert_int_equal(eng_prepare_planned(plan, &sm.desc, &p, err, sizeof err), NND_GENERAL_FAILURE);
     assert_non_null(strstr(err, "changed"));
     sm.desc.n_operands++;
-    nnd_ser_model_clear(&sm);
-    nnd_buf_free(&m), nnd_buf_free(&d);
+    store_ser_model_clear(&sm);
+    store_buf_free(&m), store_buf_free(&d);
 }
 
 static void test_serialize_round_trip(void **state) {
@@ -229,17 +229,17 @@ static void test_serialize_round_trip(void **state) {
     test_model t;
     test_model_init(&t);
     char err[NND_ERR_LEN];
-    if (nnd_validate(&t.desc, err, sizeof err)) fail_msg("test model invalid: %s", err);
-    nnd_buf m1, d1, m2, d2;
-    assert_int_equal(nnd_ser_encode(&t.desc, 2, "build-A", &m1, &d1, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_ser_encode(&t.desc, 2, "build-A", &m2, &d2, err, sizeof err), NND_OK);
+    if (eng_validate(&t.desc, err, sizeof err)) fail_msg("test model invalid: %s", err);
+    store_buf m1, d1, m2, d2;
+    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m1, &d1, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m2, &d2, err, sizeof err), NND_OK);
     /* Deterministic bytes: equal models hash equal. */
     assert_int_equal(m1.len, m2.len);
     assert_int_equal(d1.len, d2.len);
     assert_memory_equal(m1.p, m2.p, m1.len);
     assert_memory_equal(d1.p, d2.p, d1.len);
-    nnd_ser_model sm;
-    assert_int_equal(nnd_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err), NND_OK);
+    store_ser_model sm;
+    assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err), NND_OK);
     assert_int_equal(sm.preference, 2);
     assert_string_equal(sm.build_id, "build-A");
     assert_int_equal(sm.desc.n_operands, 8);
@@ -256,54 +256,54 @@ static void test_serialize_round_trip(void **state) {
     assert_memory_equal(want, got, sizeof want);
     assert_true(got[0] == 0.5f + 1 + 10);
     assert_false(sm.desc.reference_only);
-    nnd_ser_model_clear(&sm);
+    store_ser_model_clear(&sm);
 
     /* The device travels with the model: a reference-only compilation stays one. */
-    nnd_buf mr, dr;
+    store_buf mr, dr;
     t.desc.reference_only = true;
-    assert_int_equal(nnd_ser_encode(&t.desc, 2, "build-A", &mr, &dr, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &mr, &dr, err, sizeof err), NND_OK);
     t.desc.reference_only = false;
-    assert_int_equal(nnd_ser_decode(mr.p, mr.len, dr.p, dr.len, &sm, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_decode(mr.p, mr.len, dr.p, dr.len, &sm, err, sizeof err), NND_OK);
     assert_true(sm.desc.reference_only);
-    nnd_prepared *rp = NULL;
-    assert_int_equal(nnd_prepare(&sm.desc, &rp, err, sizeof err), NND_OK);
-    assert_true(nnd_prepared_reference_only(rp));
-    nnd_prepared_free(rp);
-    nnd_ser_model_clear(&sm);
-    nnd_buf_free(&mr);
-    nnd_buf_free(&dr);
+    eng_prepared *rp = NULL;
+    assert_int_equal(eng_prepare(&sm.desc, &rp, err, sizeof err), NND_OK);
+    assert_true(eng_prepared_reference_only(rp));
+    eng_prepared_free(rp);
+    store_ser_model_clear(&sm);
+    store_buf_free(&mr);
+    store_buf_free(&dr);
 
     /* Hostile bytes: every truncation and every single-byte flip either decodes to
-     * something nnd_prepare judges for itself, or is refused; nothing reads out of bounds. */
+     * something eng_prepare judges for itself, or is refused; nothing reads out of bounds. */
     for (size_t n = 0; n < m1.len; n++)
-        assert_int_equal(nnd_ser_decode(m1.p, n, d1.p, d1.len, &sm, err, sizeof err),
+        assert_int_equal(store_ser_decode(m1.p, n, d1.p, d1.len, &sm, err, sizeof err),
                          NND_GENERAL_FAILURE);
     for (size_t n = 0; n < d1.len; n++)
-        assert_int_equal(nnd_ser_decode(m1.p, m1.len, d1.p, n, &sm, err, sizeof err),
+        assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, n, &sm, err, sizeof err),
                          NND_GENERAL_FAILURE);
     uint8_t *copy = malloc(m1.len);
     for (size_t i = 0; i < m1.len; i++)
         for (int bit = 0; bit < 8; bit += 3) {
             memcpy(copy, m1.p, m1.len);
             copy[i] ^= (uint8_t)(1u << bit);
-            if (nnd_ser_decode(copy, m1.len, d1.p, d1.len, &sm, err, sizeof err) == NND_OK) {
-                nnd_prepared *p = NULL;
-                if (nnd_prepare(&sm.desc, &p, err, sizeof err) == NND_OK) nnd_prepared_free(p);
-                nnd_ser_model_clear(&sm);
+            if (store_ser_decode(copy, m1.len, d1.p, d1.len, &sm, err, sizeof err) == NND_OK) {
+                eng_prepared *p = NULL;
+                if (eng_prepare(&sm.desc, &p, err, sizeof err) == NND_OK) eng_prepared_free(p);
+                store_ser_model_clear(&sm);
             }
         }
     free(copy);
     /* Counts that claim more than the bytes hold are refused before any allocation: the
      * main graph's operand count, right after the header. */
     memcpy(m1.p + 8 + 16 + NND_SER_BUILD_ID_MAX + 4 + 8, "\xff\xff\x0f\x00", 4);
-    assert_int_equal(nnd_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err),
+    assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err),
                      NND_GENERAL_FAILURE);
     assert_non_null(strstr(err, "operands do not fit"));
-    nnd_buf_free(&m1), nnd_buf_free(&d1), nnd_buf_free(&m2), nnd_buf_free(&d2);
+    store_buf_free(&m1), store_buf_free(&d1), store_buf_free(&m2), store_buf_free(&d2);
 
     /* A constant outside its memory is refused at encode. */
     t.operands[2].offset = 250;
-    assert_int_equal(nnd_ser_encode(&t.desc, 0, "b", &m1, &d1, err, sizeof err),
+    assert_int_equal(store_ser_encode(&t.desc, 0, "b", &m1, &d1, err, sizeof err),
                      NND_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "operand 2"));
 }
@@ -320,36 +320,36 @@ static void test_index_prunes_per_uid(void **state) {
     char path[512], err[512];
     path_in_tmp(path, sizeof path, "prune.db");
     uint64_t inval;
-    nnd_index *ix = nnd_index_open(path, "build-1", &inval, err, sizeof err);
+    store_index *ix = store_index_open(path, "build-1", &inval, err, sizeof err);
     if (!ix) fail_msg("%s", err);
     uint8_t token[5][32] = {{1}, {2}, {3}, {4}, {5}};
-    nnd_token_row row = {.model_size = 1, .data_size = 1};
+    store_token_row row = {.model_size = 1, .data_size = 1};
     int written;
     int64_t pruned;
     assert_int_equal(
-        nnd_index_token_put(ix, 7, token[0], &row, 0, &written, &pruned, err, sizeof err), 0);
+        store_index_token_put(ix, 7, token[0], &row, 0, &written, &pruned, err, sizeof err), 0);
     for (int i = 0; i < 3; i++) {
         row.created_ns = 10 + i;
         assert_int_equal(
-            nnd_index_token_put(ix, 1000, token[i], &row, 3, &written, &pruned, err, sizeof err),
+            store_index_token_put(ix, 1000, token[i], &row, 3, &written, &pruned, err, sizeof err),
             0);
         assert_int_equal(pruned, 0);
     }
     /* Token 0 is used again: token 1 is now the least recently used. */
-    assert_int_equal(nnd_index_token_touch(ix, 1000, token[0], 100, err, sizeof err), 0);
+    assert_int_equal(store_index_token_touch(ix, 1000, token[0], 100, err, sizeof err), 0);
     row.created_ns = 50;
     assert_int_equal(
-        nnd_index_token_put(ix, 1000, token[3], &row, 3, &written, &pruned, err, sizeof err), 0);
+        store_index_token_put(ix, 1000, token[3], &row, 3, &written, &pruned, err, sizeof err), 0);
     assert_int_equal(pruned, 1);
-    nnd_token_row got;
-    assert_int_equal(nnd_index_token_get(ix, 1000, token[1], &got, err, sizeof err), 0);
-    assert_int_equal(nnd_index_token_get(ix, 1000, token[0], &got, err, sizeof err), 1);
+    store_token_row got;
+    assert_int_equal(store_index_token_get(ix, 1000, token[1], &got, err, sizeof err), 0);
+    assert_int_equal(store_index_token_get(ix, 1000, token[0], &got, err, sizeof err), 1);
     assert_int_equal(got.last_used_ns, 100);
-    assert_int_equal(nnd_index_token_get(ix, 1000, token[2], &got, err, sizeof err), 1);
-    assert_int_equal(nnd_index_token_get(ix, 1000, token[3], &got, err, sizeof err), 1);
-    assert_int_equal(nnd_index_token_get(ix, 7, token[0], &got, err, sizeof err), 1);
-    assert_int_equal(nnd_index_token_count(ix), 4);
-    nnd_index_close(ix);
+    assert_int_equal(store_index_token_get(ix, 1000, token[2], &got, err, sizeof err), 1);
+    assert_int_equal(store_index_token_get(ix, 1000, token[3], &got, err, sizeof err), 1);
+    assert_int_equal(store_index_token_get(ix, 7, token[0], &got, err, sizeof err), 1);
+    assert_int_equal(store_index_token_count(ix), 4);
+    store_index_close(ix);
 }
 
 static void test_index_tokens_and_builds(void **state) {
@@ -357,49 +357,49 @@ static void test_index_tokens_and_builds(void **state) {
     char path[512], err[512];
     path_in_tmp(path, sizeof path, "a.db");
     uint64_t inval = 99;
-    nnd_index *ix = nnd_index_open(path, "build-1", &inval, err, sizeof err);
+    store_index *ix = store_index_open(path, "build-1", &inval, err, sizeof err);
     if (!ix) fail_msg("%s", err);
     assert_int_equal(inval, 0);
     uint8_t token[32] = {1, 2, 3}, other[32] = {9};
-    nnd_token_row row = {.model_size = 10, .data_size = 20, .created_ns = 5};
+    store_token_row row = {.model_size = 10, .data_size = 20, .created_ns = 5};
     memset(row.hash, 0xab, sizeof row.hash);
     int written;
     int64_t pruned;
     assert_int_equal(
-        nnd_index_token_put(ix, 1000, token, &row, 0, &written, &pruned, err, sizeof err), 0);
+        store_index_token_put(ix, 1000, token, &row, 0, &written, &pruned, err, sizeof err), 0);
     assert_int_equal(written, 1);
     assert_int_equal(
-        nnd_index_token_put(ix, 1000, token, &row, 0, &written, &pruned, err, sizeof err), 0);
+        store_index_token_put(ix, 1000, token, &row, 0, &written, &pruned, err, sizeof err), 0);
     assert_int_equal(written, 0); /* identical: nothing written */
-    nnd_token_row got;
-    assert_int_equal(nnd_index_token_get(ix, 1000, token, &got, err, sizeof err), 1);
+    store_token_row got;
+    assert_int_equal(store_index_token_get(ix, 1000, token, &got, err, sizeof err), 1);
     assert_memory_equal(got.hash, row.hash, NND_HASH_LEN);
     assert_int_equal(got.data_size, 20);
-    assert_int_equal(nnd_index_token_get(ix, 1001, token, &got, err, sizeof err), 0);
-    assert_int_equal(nnd_index_token_get(ix, 1000, other, &got, err, sizeof err), 0);
-    assert_int_equal(nnd_index_token_elsewhere(ix, 1001, token, err, sizeof err), 1);
-    assert_int_equal(nnd_index_token_elsewhere(ix, 1000, token, err, sizeof err), 0);
-    nnd_content_row c = {.preference = 1, .model_size = 3, .data_size = 4, .last_used_ns = 7};
+    assert_int_equal(store_index_token_get(ix, 1001, token, &got, err, sizeof err), 0);
+    assert_int_equal(store_index_token_get(ix, 1000, other, &got, err, sizeof err), 0);
+    assert_int_equal(store_index_token_elsewhere(ix, 1001, token, err, sizeof err), 1);
+    assert_int_equal(store_index_token_elsewhere(ix, 1000, token, err, sizeof err), 0);
+    store_content_row c = {.preference = 1, .model_size = 3, .data_size = 4, .last_used_ns = 7};
     memset(c.hash, 0xcd, sizeof c.hash);
-    assert_int_equal(nnd_index_content_put(ix, &c, err, sizeof err), 0);
-    nnd_index_close(ix);
+    assert_int_equal(store_index_content_put(ix, &c, err, sizeof err), 0);
+    store_index_close(ix);
 
     /* Same build: everything is still there. */
-    ix = nnd_index_open(path, "build-1", &inval, err, sizeof err);
+    ix = store_index_open(path, "build-1", &inval, err, sizeof err);
     assert_non_null(ix);
     assert_int_equal(inval, 0);
-    assert_int_equal(nnd_index_token_get(ix, 1000, token, &got, err, sizeof err), 1);
-    nnd_index_close(ix);
+    assert_int_equal(store_index_token_get(ix, 1000, token, &got, err, sizeof err), 1);
+    store_index_close(ix);
 
     /* A new build drops the old rows. */
-    ix = nnd_index_open(path, "build-2", &inval, err, sizeof err);
+    ix = store_index_open(path, "build-2", &inval, err, sizeof err);
     assert_non_null(ix);
     assert_int_equal(inval, 2);
-    assert_int_equal(nnd_index_token_get(ix, 1000, token, &got, err, sizeof err), 0);
+    assert_int_equal(store_index_token_get(ix, 1000, token, &got, err, sizeof err), 0);
     int64_t rows, bytes;
-    assert_int_equal(nnd_index_content_totals(ix, &rows, &bytes), 0);
+    assert_int_equal(store_index_content_totals(ix, &rows, &bytes), 0);
     assert_int_equal(rows, 0);
-    nnd_index_close(ix);
+    store_index_close(ix);
 }
 
 static void test_index_migrates_v1(void **state) {
@@ -420,16 +420,16 @@ static void test_index_migrates_v1(void **state) {
     assert_int_equal(sqlite3_exec(db, v1, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     uint64_t inval;
-    nnd_index *ix = nnd_index_open(path, "b", &inval, err, sizeof err);
+    store_index *ix = store_index_open(path, "b", &inval, err, sizeof err);
     if (!ix) fail_msg("%s", err);
     uint8_t token[32] = {0};
-    nnd_token_row got;
-    assert_int_equal(nnd_index_token_get(ix, 7, token, &got, err, sizeof err), 1);
+    store_token_row got;
+    assert_int_equal(store_index_token_get(ix, 7, token, &got, err, sizeof err), 1);
     assert_int_equal(got.model_size, 1);
     /* The v2 table exists now. */
-    nnd_content_row c = {.model_size = 1};
-    assert_int_equal(nnd_index_content_put(ix, &c, err, sizeof err), 0);
-    nnd_index_close(ix);
+    store_content_row c = {.model_size = 1};
+    assert_int_equal(store_index_content_put(ix, &c, err, sizeof err), 0);
+    store_index_close(ix);
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     sqlite3_stmt *s;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &s, NULL),
@@ -441,10 +441,10 @@ static void test_index_migrates_v1(void **state) {
     assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 99", NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
-    ix = nnd_index_open(path, "b", &inval, err, sizeof err);
+    ix = store_index_open(path, "b", &inval, err, sizeof err);
     if (!ix) fail_msg("%s", err);
-    assert_int_equal(nnd_index_token_get(ix, 7, token, &got, err, sizeof err), 0);
-    nnd_index_close(ix);
+    assert_int_equal(store_index_token_get(ix, 7, token, &got, err, sizeof err), 0);
+    store_index_close(ix);
     char bad[600];
     snprintf(bad, sizeof bad, "%s.bad", path);
     assert_int_equal(access(bad, F_OK), 0);
@@ -459,10 +459,10 @@ static void test_index_garbage_file(void **state) {
         fputs("this is not a database ", f);
     fclose(f);
     uint64_t inval;
-    nnd_index *ix = nnd_index_open(path, "b", &inval, err, sizeof err);
+    store_index *ix = store_index_open(path, "b", &inval, err, sizeof err);
     if (!ix) fail_msg("%s", err);
-    assert_int_equal(nnd_index_token_count(ix), 0);
-    nnd_index_close(ix);
+    assert_int_equal(store_index_token_count(ix), 0);
+    store_index_close(ix);
 }
 
 /* ---- store ----------------------------------------------------------------------------- */
@@ -478,20 +478,18 @@ static void test_store_sweep(void **state) {
     assert_int_equal(mkdir(dir, 0700), 0);
     uint8_t a[NND_HASH_LEN] = {1}, b[NND_HASH_LEN] = {2};
     assert_int_equal(
-        nnd_store_write(dir, a, (const uint8_t *)"m", 1, (const uint8_t *)"dd", 2, err, sizeof err),
-        0);
+        store_write(dir, a, (const uint8_t *)"m", 1, (const uint8_t *)"dd", 2, err, sizeof err), 0);
     assert_int_equal(
-        nnd_store_write(dir, b, (const uint8_t *)"m", 1, (const uint8_t *)"dd", 2, err, sizeof err),
-        0);
+        store_write(dir, b, (const uint8_t *)"m", 1, (const uint8_t *)"dd", 2, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/leftover.data.tmp", dir);
     close(open(path, O_CREAT | O_WRONLY, 0600));
     uint8_t keep = 1;
-    assert_int_equal(nnd_store_sweep(dir, keep_first, &keep), 3);
+    assert_int_equal(store_sweep(dir, keep_first, &keep), 3);
     char hex[2 * NND_HASH_LEN + 1];
-    nnd_hex(a, NND_HASH_LEN, hex);
+    store_hex(a, NND_HASH_LEN, hex);
     snprintf(path, sizeof path, "%s/%s.data", dir, hex);
     assert_int_equal(access(path, F_OK), 0);
-    nnd_store_remove(dir, a);
+    store_remove(dir, a);
     assert_int_equal(access(path, F_OK), -1);
 }
 

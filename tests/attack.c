@@ -1,5 +1,5 @@
 /* attack.c: the hostile clients of test_isolation. See attack.h. */
-#include "attack.h"
+#include "tests/attack.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "wire.h"
+#include "proto/frame.h"
+#include "tests/wire.h"
 
 typedef struct tally {
     const char *name;
@@ -246,7 +246,7 @@ static void send_spill(tally *t, int s, int fd) {
     f.spill = &sp;
     uint8_t buf[64];
     size_t len = nnd__spill_frame__pack(&f, buf);
-    if (nnd_frame_send_bytes(s, buf, len, &fd, 1, 0) < 0) return;
+    if (proto_frame_send_bytes(s, buf, len, &fd, 1, 0) < 0) return;
     note(t, wire_recv(s, WIRE_TIMEOUT_MS));
 }
 

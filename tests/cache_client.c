@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_model.h"
+#include "tests/cache_model.h"
 
 int main(int argc, char **argv) {
     if (argc != 6 || strlen(argv[3]) != 2 * NND_CACHE_TOKEN_BYTES) {

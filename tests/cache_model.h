@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "nnd/nnd.h"
-#include "wire.h"
+#include "tests/wire.h"
 
 typedef struct cache_model {
     wire_add_model add; /* add.model: one input, w the CONSTANT_REFERENCE in pool fd 0 */

@@ -1,10 +1,10 @@
 /* flow_models.c: wire models with control flow for the tests. See flow_models.h. */
-#include "flow_models.h"
+#include "tests/flow_models.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "codes.h"
+#include "schema/codes.h"
 
 static void *grow(void *p, size_t n, size_t size) {
     void *q = realloc(p, n * size);

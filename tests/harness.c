@@ -1,7 +1,7 @@
 /* harness.c: start and stop a real nnd for integration tests. See harness.h.
  * The daemon dies with the test: the child asks for SIGTERM when its parent exits
  * (PR_SET_PDEATHSIG), and an atexit hook kills and cleans up any daemon still running. */
-#include "harness.h"
+#include "tests/harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <nanomsg/nn.h>
 #include <nanomsg/reqrep.h>
 
-#include "paths.h"
+#include "proto/paths.h"
 
 #ifndef NND_DAEMON_PATH
 #error "NND_DAEMON_PATH must name the built daemon"
@@ -95,7 +95,7 @@ static void kill_all_live(void) {
     }
 }
 
-static void remember(const nnd_test_daemon *d) {
+static void remember(const tst_daemon *d) {
     if (!hook_installed) hook_installed = atexit(kill_all_live) == 0;
     for (int i = 0; i < MAX_LIVE; i++)
         if (live[i].pid == 0) {
@@ -118,7 +118,7 @@ static int try_connect(const char *path) {
     return fd;
 }
 
-int nnd_test_copy_file(const char *from, const char *to) {
+int tst_copy_file(const char *from, const char *to) {
     int in = open(from, O_RDONLY | O_CLOEXEC);
     int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
     char buf[65536];
@@ -130,7 +130,7 @@ int nnd_test_copy_file(const char *from, const char *to) {
     return n == 0 ? 0 : -1;
 }
 
-uint8_t *nnd_test_read_file(const char *path, size_t *len) {
+uint8_t *tst_read_file(const char *path, size_t *len) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     off_t n = lseek(fd, 0, SEEK_END);
@@ -147,12 +147,10 @@ uint8_t *nnd_test_read_file(const char *path, size_t *len) {
     return p;
 }
 
-long nnd_test_flip_each_byte(const char *model_path, const char *data_path,
-                             void (*after)(void *ctx, int file, size_t at), void *ctx,
-                             size_t lens[2]) {
+long tst_flip_each_byte(const char *model_path, const char *data_path,
+                        void (*after)(void *ctx, int file, size_t at), void *ctx, size_t lens[2]) {
     const char *paths[2] = {model_path, data_path};
-    uint8_t *good[2] = {nnd_test_read_file(model_path, &lens[0]),
-                        nnd_test_read_file(data_path, &lens[1])};
+    uint8_t *good[2] = {tst_read_file(model_path, &lens[0]), tst_read_file(data_path, &lens[1])};
     long flips = good[0] && good[1] ? 0 : -1;
     for (int f = 0; f < 2 && flips >= 0; f++)
         for (size_t i = 0; i < lens[f] && flips >= 0; i++, flips++) {
@@ -172,16 +170,16 @@ long nnd_test_flip_each_byte(const char *model_path, const char *data_path,
     return flips;
 }
 
-int nnd_test_connect_raw(const nnd_test_daemon *d) {
+int tst_connect_raw(const tst_daemon *d) {
     return try_connect(d->socket_path);
 }
 
-int nnd_test_daemon_start(nnd_test_daemon *d, const char *const *extra_args) {
-    nnd_test_daemon_opts o = {.extra_args = extra_args};
-    return nnd_test_daemon_start_opts(d, &o);
+int tst_daemon_start(tst_daemon *d, const char *const *extra_args) {
+    tst_daemon_opts o = {.extra_args = extra_args};
+    return tst_daemon_start_opts(d, &o);
 }
 
-int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o) {
+int tst_daemon_start_opts(tst_daemon *d, const tst_daemon_opts *o) {
     const char *const *extra_args = o->extra_args;
     memset(d, 0, sizeof *d);
     const char *tmp = getenv("TMPDIR");
@@ -199,7 +197,7 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
     int argc = 0;
     if (o->uid > 0) {
         /* setpriv changes credentials, which clears PR_SET_PDEATHSIG: the atexit hook and
-         * nnd_test_daemon_stop() still end it. */
+         * tst_daemon_stop() still end it. */
         if (chown(d->dir, (uid_t)o->uid, (gid_t)o->uid) < 0) {
             fprintf(stderr, "harness: chown %s: %s\n", d->dir, strerror(errno));
             rm_rf(d->dir);
@@ -282,7 +280,7 @@ int nnd_test_daemon_start_opts(nnd_test_daemon *d, const nnd_test_daemon_opts *o
     return -1;
 }
 
-int nnd_test_daemon_stop(nnd_test_daemon *d) {
+int tst_daemon_stop(tst_daemon *d) {
     int status = -1;
     if (d->pid > 0) {
         kill(d->pid, SIGTERM);
@@ -309,12 +307,12 @@ int nnd_test_daemon_stop(nnd_test_daemon *d) {
     return status;
 }
 
-cJSON *nnd_test_admin(const char *state_dir, const char *cmd) {
+cJSON *tst_admin(const char *state_dir, const char *cmd) {
     char url[600], req[160];
     char *buf = NULL;
     int sock = nn_socket(AF_SP, NN_REQ), timeout = 10000, n = -1;
     snprintf(req, sizeof req, "{\"cmd\":\"%s\"}", cmd);
-    if (sock >= 0 && nnd_admin_url(state_dir, url, sizeof url)) {
+    if (sock >= 0 && proto_admin_url(state_dir, url, sizeof url)) {
         nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
         nn_setsockopt(sock, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout, sizeof timeout);
         if (nn_connect(sock, url) >= 0 && nn_send(sock, req, strlen(req), 0) >= 0)
@@ -328,8 +326,8 @@ cJSON *nnd_test_admin(const char *state_dir, const char *cmd) {
     return root;
 }
 
-cJSON *nnd_test_admin_status(const nnd_test_daemon *d) {
-    cJSON *root = nnd_test_admin(d->state_dir, "status");
+cJSON *tst_admin_status(const tst_daemon *d) {
+    cJSON *root = tst_admin(d->state_dir, "status");
     if (!root) abort(); /* fails the test, whichever framework runs it */
     return root;
 }

@@ -13,23 +13,23 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 
-nnd_test_daemon nnd_test_group_daemon;
-const char *const *nnd_test_group_args;
+tst_daemon tst_group_daemon;
+const char *const *tst_group_args;
 
-int nnd_test_group_setup(void **state) {
+int tst_group_setup(void **state) {
     (void)state;
-    return nnd_test_daemon_start(&nnd_test_group_daemon, nnd_test_group_args) == 0 ? 0 : -1;
+    return tst_daemon_start(&tst_group_daemon, tst_group_args) == 0 ? 0 : -1;
 }
 
-int nnd_test_group_teardown(void **state) {
+int tst_group_teardown(void **state) {
     (void)state;
-    nnd_test_daemon *d = &nnd_test_group_daemon;
-    return d->pid > 0 && nnd_test_daemon_stop(d) != 0 ? -1 : 0;
+    tst_daemon *d = &tst_group_daemon;
+    return d->pid > 0 && tst_daemon_stop(d) != 0 ? -1 : 0;
 }
 
-void nnd_test_expect_reply(Nnd__Reply *r, int status, const char *needle) {
+void tst_expect_reply(Nnd__Reply *r, int status, const char *needle) {
     if (!r) fail_msg("no reply, wanted status %d", status);
     const char *msg = r->message ? r->message : "";
     if ((int)r->status != status) fail_msg("status %d (%s), wanted %d", r->status, msg, status);
@@ -37,7 +37,7 @@ void nnd_test_expect_reply(Nnd__Reply *r, int status, const char *needle) {
     nnd__reply__free_unpacked(r, NULL);
 }
 
-void nnd_test_expect_promtool_ok(const char *metrics) {
+void tst_expect_promtool_ok(const char *metrics) {
     if (system("command -v promtool >/dev/null") != 0) {
         print_message("no promtool here: the text format is not checked\n");
         skip();

@@ -1,6 +1,6 @@
 /* memory_common.c: the daemon, requests and expectations of the memory tests. See
  * memory_common.h. */
-#include "memory_common.h"
+#include "tests/memory_common.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,13 +11,13 @@
 
 #include <cmocka.h>
 
-nnd_test_daemon *const dmn = &nnd_test_group_daemon;
+tst_daemon *const dmn = &tst_group_daemon;
 
 int memory_group_setup(void **state) {
     /* No content cache: constants are used in place, straight from the client's pages. */
     static const char *const no_cache[] = {"--cache-max-bytes", "0", NULL};
-    nnd_test_group_args = no_cache;
-    return nnd_test_group_setup(state);
+    tst_group_args = no_cache;
+    return tst_group_setup(state);
 }
 
 nnd_client *connect_client(const char *name) {
@@ -155,7 +155,7 @@ void expect_floats(int fd, uint64_t offset, uint32_t n, float base, float step) 
 /* ---- admin status ---------------------------------------------------------------------- */
 
 cJSON *status(void) {
-    return nnd_test_admin_status(dmn);
+    return tst_admin_status(dmn);
 }
 
 double status_number(const char *key) {
@@ -180,5 +180,5 @@ void wait_buffers(double count) {
  * cmocka does not fail the run when a group teardown fails. */
 void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(dmn), 0);
+    assert_int_equal(tst_daemon_stop(dmn), 0);
 }

@@ -13,16 +13,16 @@
 
 #include <cjson/cJSON.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "wire.h"
+#include "tests/wire.h"
 
 #define N 256 /* floats in the test tensors */
 
-extern nnd_test_daemon *const dmn; /* harness.h's nnd_test_group_daemon */
+extern tst_daemon *const dmn; /* harness.h's tst_group_daemon */
 
-/* cmocka group setup: nnd_test_group_setup() with the content cache off (teardown:
- * nnd_test_group_teardown()). */
+/* cmocka group setup: tst_group_setup() with the content cache off (teardown:
+ * tst_group_teardown()). */
 int memory_group_setup(void **state);
 /* Last test of a program: the daemon stops cleanly. */
 void test_clean_stop(void **state);

@@ -7,9 +7,9 @@
 
 #include <stdlib.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
-nnd_test_daemon g_daemon;
+tst_daemon g_daemon;
 
 const uint32_t dims_n[] = {N}, dims_big[] = {BIG}, dims_unknown[] = {0};
 
@@ -85,19 +85,19 @@ void assert_sum(const float *a, const float *b, const float *out, size_t n) {
 int ndk_setup(void **state) {
     (void)state;
     const char *const quiet[] = {"--log-level", "warn", NULL};
-    if (nnd_test_daemon_start(&g_daemon, quiet) < 0) return -1;
+    if (tst_daemon_start(&g_daemon, quiet) < 0) return -1;
     setenv("NND_SOCKET", g_daemon.socket_path, 1);
     return 0;
 }
 
 int ndk_teardown(void **state) {
     (void)state;
-    if (g_daemon.pid > 0) nnd_test_daemon_stop(&g_daemon); /* a test failed before the last */
+    if (g_daemon.pid > 0) tst_daemon_stop(&g_daemon); /* a test failed before the last */
     return 0;
 }
 
 /* Last: the shared daemon shuts down cleanly (a test, as cmocka ignores a failed teardown). */
 void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&g_daemon), 0);
+    assert_int_equal(tst_daemon_stop(&g_daemon), 0);
 }

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
 
 #define OK        ANEURALNETWORKS_NO_ERROR
@@ -23,7 +23,7 @@
 #define N         4  /* elements of the small ADD model */
 #define BIG       64 /* elements of the large constant: 256 bytes, over the 128 limit */
 
-extern nnd_test_daemon g_daemon;
+extern tst_daemon g_daemon;
 extern const uint32_t dims_n[], dims_big[], dims_unknown[];
 extern const ANeuralNetworksOperandType k_int32;
 

@@ -1,5 +1,5 @@
 /* ndk_load.c: one process's load on the daemon through the NNAPI layer. See ndk_load.h. */
-#include "ndk_load.h"
+#include "tests/ndk_load.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -1,5 +1,5 @@
 /* observe.c: the admin bus, events and /proc figures of a daemon. See observe.h. */
-#include "observe.h"
+#include "tests/observe.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -15,7 +15,7 @@
 #include <nanomsg/pubsub.h>
 #include <nanomsg/reqrep.h>
 
-#include "paths.h"
+#include "proto/paths.h"
 
 double obs_num(const cJSON *status, const char *path) {
     char key[128];
@@ -32,16 +32,16 @@ double obs_num(const cJSON *status, const char *path) {
 }
 
 double obs_status_num(const char *state_dir, const char *path) {
-    cJSON *j = nnd_test_admin(state_dir, "status");
+    cJSON *j = tst_admin(state_dir, "status");
     double x = obs_num(j, path);
     cJSON_Delete(j);
     return x;
 }
 
 /* A subscriber that has already seen one event, so that none published later is lost. */
-static int subscribe(const nnd_test_daemon *d) {
+static int subscribe(const tst_daemon *d) {
     char url[600];
-    if (!nnd_events_url(d->state_dir, url, sizeof url)) return -1;
+    if (!proto_events_url(d->state_dir, url, sizeof url)) return -1;
     int sub = nn_socket(AF_SP, NN_SUB);
     if (sub < 0) return -1;
     nn_setsockopt(sub, NN_SUB, NN_SUB_SUBSCRIBE, "", 0);
@@ -52,7 +52,7 @@ static int subscribe(const nnd_test_daemon *d) {
         return -1;
     }
     for (int i = 0; i < 100; i++) {
-        int fd = nnd_test_connect_raw(d); /* a connect event */
+        int fd = tst_connect_raw(d); /* a connect event */
         if (fd >= 0) close(fd);
         char *buf = NULL;
         if (nn_recv(sub, &buf, NN_MSG, 0) >= 0) {
@@ -117,7 +117,7 @@ unsigned long obs_events_lost(obs_events *e) {
     return atomic_load(&e->lost);
 }
 
-obs_events *obs_events_start(const nnd_test_daemon *d, const char *name) {
+obs_events *obs_events_start(const tst_daemon *d, const char *name) {
     obs_events *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->plen = (size_t)snprintf(e->prefix, sizeof e->prefix, "{\"event\":\"%s\"", name);

@@ -1,5 +1,5 @@
 /* observe: watching a running daemon from outside, for the fault, load and guessing tests.
- * - The admin bus (nnd_test_admin() of harness.h for the reply itself): obs_num() reads a
+ * - The admin bus (tst_admin() of harness.h for the reply itself): obs_num() reads a
  *   number at a dotted path ("scheduler.queued.low") of a status reply, NAN when absent.
  * - Events: obs_events_start() subscribes (once the subscription provably works, so no
  *   event published afterwards is missed) and keeps, from a thread that reads all along
@@ -15,7 +15,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 
 /* Whether RSS tells leaks: not under AddressSanitizer, whose quarantine keeps freed memory
  * resident (the daemon is built as the tests are). */
@@ -30,7 +30,7 @@ double obs_num(const cJSON *status, const char *path);
 double obs_status_num(const char *state_dir, const char *path);
 
 typedef struct obs_events obs_events;
-obs_events *obs_events_start(const nnd_test_daemon *d, const char *name);
+obs_events *obs_events_start(const tst_daemon *d, const char *name);
 cJSON *obs_events_next(obs_events *e, int timeout_ms);
 /* Events of any name this subscriber missed so far: the gaps in their "seq" numbers. The
  * daemon drops events for a subscriber that does not keep up (nanomsg PUB), so a test may

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "nnd/nnd.h"
-#include "qos_models.h"
+#include "tests/qos_models.h"
 
 #define MAX_INFLIGHT 32
 

@@ -14,7 +14,7 @@
 
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
-#include "record_client.h"
+#include "tests/record_client.h"
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \

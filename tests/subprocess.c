@@ -1,5 +1,5 @@
 /* subprocess.c: see subprocess.h. */
-#include "subprocess.h"
+#include "tests/subprocess.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -11,10 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-nnd_test_child nnd_test_spawn(const char *path, const char *const *args, int uid,
-                              bool merge_stderr) {
+tst_child tst_spawn(const char *path, const char *const *args, int uid, bool merge_stderr) {
     int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) return (nnd_test_child){-1, -1};
+    if (pipe2(p, O_CLOEXEC) < 0) return (tst_child){-1, -1};
     pid_t pid = fork();
     if (pid == 0) {
         const char *argv[32] = {path};
@@ -30,12 +29,12 @@ nnd_test_child nnd_test_spawn(const char *path, const char *const *args, int uid
     close(p[1]);
     if (pid < 0) {
         close(p[0]);
-        return (nnd_test_child){-1, -1};
+        return (tst_child){-1, -1};
     }
-    return (nnd_test_child){pid, p[0]};
+    return (tst_child){pid, p[0]};
 }
 
-int nnd_test_finish(nnd_test_child ch, char *out, size_t outlen, int timeout_ms) {
+int tst_finish(tst_child ch, char *out, size_t outlen, int timeout_ms) {
     if (ch.pid < 0) return -1;
     size_t n = 0;
     struct timespec t0, t;
@@ -67,7 +66,7 @@ int nnd_test_finish(nnd_test_child ch, char *out, size_t outlen, int timeout_ms)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
-int nnd_test_run(const char *path, const char *const *args, int uid, bool merge_stderr, char *out,
-                 size_t outlen, int timeout_ms) {
-    return nnd_test_finish(nnd_test_spawn(path, args, uid, merge_stderr), out, outlen, timeout_ms);
+int tst_run(const char *path, const char *const *args, int uid, bool merge_stderr, char *out,
+            size_t outlen, int timeout_ms) {
+    return tst_finish(tst_spawn(path, args, uid, merge_stderr), out, outlen, timeout_ms);
 }

@@ -15,20 +15,20 @@
 
 #include <cmocka.h>
 
-#include "buffer.h"
-#include "convert.h"
-#include "wire.h"
+#include "daemon/binding/buffer.h"
+#include "daemon/wire/convert.h"
+#include "tests/wire.h"
 
 #define ITERATIONS 20000
 #define ELEMS      4096 /* floats per tensor: copies long enough to overlap */
 
 static int owner; /* stands for the owning session: compared, never read */
-#define OWNER ((const struct nnd_session *)&owner)
+#define OWNER ((const struct srv_session *)&owner)
 #define MODEL 42
 
 typedef struct shared {
-    nnd_prepared *p;
-    nnd_buffer *a, *b;
+    eng_prepared *p;
+    srv_buffer *a, *b;
     uint64_t ta, tb;
     atomic_uint ok, busy, gone;
     atomic_uint finished; /* threads that have run all their iterations */
@@ -49,9 +49,9 @@ static void *writer(void *arg) {
     for (int i = 0; i < ITERATIONS; i++) {
         for (int k = 0; k < ELEMS; k++)
             v[k] = (float)i;
-        nnd_pool src = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = false};
+        srv_pool src = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = false};
         char err[NND_ERR_LEN];
-        nnd_status st = nnd_buffer_copy_in(s->a, &src, NULL, 0, err, sizeof err);
+        schema_status st = srv_buffer_copy_in(s->a, &src, NULL, 0, err, sizeof err);
         if (st == NND_OK)
             atomic_fetch_add(&s->ok, 1);
         else if (st == NND_GENERAL_FAILURE && strstr(err, "busy"))
@@ -65,7 +65,7 @@ static void *writer(void *arg) {
 
 static void *executor(void *arg) {
     shared *s = arg;
-    nnd_exec *e = nnd_exec_create(s->p);
+    eng_exec *e = eng_exec_create(s->p);
     assert_non_null(e);
     Nnd__MemoryPool pools[2], *pp[2] = {&pools[0], &pools[1]};
     Nnd__DataLocation locs[3];
@@ -86,18 +86,18 @@ static void *executor(void *arg) {
     r.n_inputs = 2, r.inputs = in, r.n_outputs = 1, r.outputs = out, r.n_pools = 2, r.pools = pp;
     pthread_barrier_wait(&s->start);
     for (int i = 0; i < ITERATIONS; i++) {
-        nnd_io ios[3];
+        eng_io ios[3];
         memset(ios, 0, sizeof ios);
-        nnd_output_shape shapes[1];
+        eng_output_shape shapes[1];
         char err[NND_ERR_LEN];
-        nnd_buffer_binding *bb = NULL;
-        nnd_status st =
-            nnd_buffers_bind(OWNER, MODEL, s->p, &r, ios, ios + 2, &bb, err, sizeof err);
+        srv_buffer_binding *bb = NULL;
+        schema_status st =
+            srv_buffers_bind(OWNER, MODEL, s->p, &r, ios, ios + 2, &bb, err, sizeof err);
         if (st == NND_OK) {
             assert_true(uniform(ios[0].data));
-            st = nnd_exec_run(e, ios, ios + 2, shapes, NULL, err, sizeof err);
+            st = eng_exec_run(e, ios, ios + 2, shapes, NULL, err, sizeof err);
             assert_int_equal(st, NND_OK);
-            nnd_buffers_finish(bb, true, &st, shapes, err, sizeof err);
+            srv_buffers_finish(bb, true, &st, shapes, err, sizeof err);
             assert_int_equal(st, NND_OK);
             atomic_fetch_add(&s->ok, 1);
         } else if (st == NND_GENERAL_FAILURE &&
@@ -109,7 +109,7 @@ static void *executor(void *arg) {
             fail_msg("bind: %d %s", st, err);
         }
     }
-    nnd_exec_free(e);
+    eng_exec_free(e);
     atomic_fetch_add(&s->finished, 1);
     return NULL;
 }
@@ -120,10 +120,10 @@ static void *reader(void *arg) {
     pthread_barrier_wait(&s->start);
     for (int i = 0; i < ITERATIONS; i++) {
         v[0] = -1, v[ELEMS - 1] = -2;
-        nnd_pool dst = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = true};
-        nnd_output_shape shape;
+        srv_pool dst = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = true};
+        eng_output_shape shape;
         char err[NND_ERR_LEN];
-        nnd_status st = nnd_buffer_copy_out(s->b, &dst, NULL, 0, &shape, err, sizeof err);
+        schema_status st = srv_buffer_copy_out(s->b, &dst, NULL, 0, &shape, err, sizeof err);
         if (st == NND_OK) {
             assert_true(uniform(v)); /* 2 * a whole pattern */
             atomic_fetch_add(&s->ok, 1);
@@ -138,17 +138,17 @@ static void *reader(void *arg) {
     return NULL;
 }
 
-static nnd_buffer *allocate(nnd_prepared *p, Nnd__BufferRole **in, size_t n_in,
+static srv_buffer *allocate(eng_prepared *p, Nnd__BufferRole **in, size_t n_in,
                             Nnd__BufferRole **out, size_t n_out) {
     uint64_t model = MODEL;
     Nnd__Allocate a = NND__ALLOCATE__INIT;
     a.n_prepared_models = 1, a.prepared_models = &model;
     a.n_input_roles = n_in, a.input_roles = in;
     a.n_output_roles = n_out, a.output_roles = out;
-    nnd_buffer_model m = {.handle = MODEL, .prepared = p};
-    nnd_buffer *b = NULL;
+    srv_buffer_model m = {.handle = MODEL, .prepared = p};
+    srv_buffer *b = NULL;
     char err[NND_ERR_LEN];
-    nnd_status st = nnd_buffer_allocate(OWNER, &a, &m, NULL, &b, err, sizeof err);
+    schema_status st = srv_buffer_allocate(OWNER, &a, &m, NULL, &b, err, sizeof err);
     if (st != NND_OK) fail_msg("allocate: %s", err);
     return b;
 }
@@ -158,12 +158,12 @@ static void test_concurrent_readers_and_writers(void **state) {
     wire_add_model wm;
     wire_add_model_init(&wm, -1); /* out = a + b, TENSOR_FLOAT32 [ELEMS] */
     wm.dims[0] = ELEMS;
-    nnd_model_desc desc;
+    eng_model_desc desc;
     char err[NND_ERR_LEN];
     shared s = {0};
-    assert_int_equal(nnd_model_from_proto(&wm.model, NULL, 0, &desc, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_prepare(&desc, &s.p, err, sizeof err), NND_OK);
-    nnd_model_desc_clear(&desc);
+    assert_int_equal(srv_model_from_proto(&wm.model, NULL, 0, &desc, err, sizeof err), NND_OK);
+    assert_int_equal(eng_prepare(&desc, &s.p, err, sizeof err), NND_OK);
+    srv_model_desc_clear(&desc);
 
     Nnd__BufferRole r[2], *rp[2] = {&r[0], &r[1]};
     for (int i = 0; i < 2; i++) {
@@ -172,16 +172,16 @@ static void test_concurrent_readers_and_writers(void **state) {
     }
     s.a = allocate(s.p, rp, 2, NULL, 0); /* inputs 0 and 1 */
     s.b = allocate(s.p, NULL, 0, rp, 1); /* output 0 */
-    s.ta = nnd_buffer_token(s.a);
-    s.tb = nnd_buffer_token(s.b);
+    s.ta = srv_buffer_token(s.a);
+    s.tb = srv_buffer_token(s.b);
     uint64_t count, bytes;
-    nnd_buffer_stats(&count, &bytes);
+    srv_buffer_stats(&count, &bytes);
     assert_int_equal(count, 2);
     assert_int_equal(bytes, 2 * ELEMS * sizeof(float));
 
     /* The threads hold their own references, as executions in flight do. */
-    nnd_buffer_ref(s.a);
-    nnd_buffer_ref(s.b);
+    srv_buffer_ref(s.a);
+    srv_buffer_ref(s.b);
     pthread_t t[6];
     pthread_barrier_init(&s.start, NULL, 6);
     void *(*fn[6])(void *) = {writer, writer, executor, executor, reader, reader};
@@ -192,21 +192,21 @@ static void test_concurrent_readers_and_writers(void **state) {
      * once every thread is done, and yield rather than spin against the workers. */
     while (atomic_load(&s.ok) < ITERATIONS / 10 && atomic_load(&s.finished) < 6)
         sched_yield();
-    nnd_buffer_drop(s.a);
-    nnd_buffer_drop(s.b);
+    srv_buffer_drop(s.a);
+    srv_buffer_drop(s.b);
     for (int i = 0; i < 6; i++)
         pthread_join(t[i], NULL);
-    nnd_buffer_stats(&count, &bytes);
+    srv_buffer_stats(&count, &bytes);
     assert_int_equal(count, 2);
-    nnd_buffer_unref(s.a);
-    nnd_buffer_unref(s.b);
-    nnd_buffer_stats(&count, &bytes);
+    srv_buffer_unref(s.a);
+    srv_buffer_unref(s.b);
+    srv_buffer_stats(&count, &bytes);
     assert_int_equal(count, 0);
     assert_int_equal(bytes, 0);
     printf("# %u succeeded, %u refused as busy or unwritten, %u after the drop\n",
            atomic_load(&s.ok), atomic_load(&s.busy), atomic_load(&s.gone));
     assert_true(atomic_load(&s.ok) > 0);
-    nnd_prepared_free(s.p);
+    eng_prepared_free(s.p);
     pthread_barrier_destroy(&s.start);
 }
 

@@ -21,14 +21,14 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
-#include "observe.h"
+#include "tests/harness.h"
+#include "tests/observe.h"
 #include "nnd/nnd.h"
-#include "wire.h"
+#include "tests/wire.h"
 
 #define POOL_SIZE 4096
 
-static nnd_test_daemon *const dmn = &nnd_test_group_daemon;
+static tst_daemon *const dmn = &tst_group_daemon;
 
 /* ---- the daemon's burst counters --------------------------------------------------------- */
 
@@ -37,7 +37,7 @@ typedef struct counts {
 } counts;
 
 static counts burst_counts(void) {
-    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
+    cJSON *st = tst_admin(dmn->state_dir, "status");
     assert_non_null(st);
     counts c = {obs_num(st, "bursts.live"), obs_num(st, "bursts.slots"),
                 obs_num(st, "bursts.slot_maps"), obs_num(st, "bursts.slot_hits")};
@@ -163,7 +163,7 @@ typedef struct rig {
 } rig;
 
 static void rig_open(rig *g) {
-    g->sock = nnd_test_connect_raw(dmn);
+    g->sock = tst_connect_raw(dmn);
     assert_true(g->sock >= 0);
     wire_add_model_init(&g->m, -1);
     g->model = wire_prepare(g->sock, &g->m.model, NULL, 0);
@@ -327,8 +327,7 @@ static void test_slot_mapped_once(void **state) {
     rig g;
     rig_open(&g);
     fd_pool(&g.e, 7);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(g.io);
     close(g.fd); /* the memfd lives on in our mapping and the daemon's */
     g.fd = -1;
@@ -336,8 +335,7 @@ static void test_slot_mapped_once(void **state) {
     slot_pool(&g.e, 7);
     for (int round = 2; round < 6; round++) {
         g.io[0] = (float)round, g.io[3] = (float)-round;
-        nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE,
-                              NULL);
+        tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
         expect_sum(g.io);
     }
     assert_int_equal(wire_count_fds(dmn->pid), daemon_fds);
@@ -354,30 +352,29 @@ static void test_unknown_and_foreign_burst(void **state) {
     rig g;
     rig_open(&g);
     fd_pool(&g.e, 1);
-    nnd_test_expect_reply(burst_exec(g.sock, 0x1234567890abcdefull, &g.e, &g.fd, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown burst handle 0x1234567890abcdef");
+    tst_expect_reply(burst_exec(g.sock, 0x1234567890abcdefull, &g.e, &g.fd, 1),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown burst handle 0x1234567890abcdef");
     /* A prepared model's handle is no burst. */
-    nnd_test_expect_reply(burst_exec(g.sock, g.model, &g.e, &g.fd, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown burst handle");
+    tst_expect_reply(burst_exec(g.sock, g.model, &g.e, &g.fd, 1),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown burst handle");
     uint64_t slot = 1;
-    nnd_test_expect_reply(forget(g.sock, 0x42, &slot, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown burst handle");
+    tst_expect_reply(forget(g.sock, 0x42, &slot, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown burst handle");
     /* Another connection's burst is unknown there, for every call. */
-    int other = nnd_test_connect_raw(dmn);
+    int other = tst_connect_raw(dmn);
     assert_true(other >= 0);
-    nnd_test_expect_reply(burst_exec(other, g.burst, &g.e, &g.fd, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown burst handle");
-    nnd_test_expect_reply(forget(other, g.burst, &slot, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown burst handle");
-    nnd_test_expect_reply(release(other, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown handle");
-    nnd_test_expect_reply(configure_reply(other, g.model), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown prepared model handle");
+    tst_expect_reply(burst_exec(other, g.burst, &g.e, &g.fd, 1),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown burst handle");
+    tst_expect_reply(forget(other, g.burst, &slot, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown burst handle");
+    tst_expect_reply(release(other, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown handle");
+    tst_expect_reply(configure_reply(other, g.model), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown prepared model handle");
     close(other);
     /* Nothing of that touched it. */
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(g.io);
     rig_close(&g);
 }
@@ -387,27 +384,27 @@ static void test_slot_not_cached(void **state) {
     rig g;
     rig_open(&g);
     slot_pool(&g.e, 5);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "names burst slot 5, which this burst has not cached");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "names burst slot 5, which this burst has not cached");
     slot_pool(&g.e, 0);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "slots are numbered from 1");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, "slots are numbered from 1");
     Nnd__BurstExecute x = NND__BURST_EXECUTE__INIT; /* and no request at all */
     x.burst = g.burst;
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_BURST_EXECUTE;
     req.burst_execute = &x;
-    nnd_test_expect_reply(raw(g.sock, &req, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "BurstExecute names no request");
+    tst_expect_reply(raw(g.sock, &req, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "BurstExecute names no request");
     /* A slot of another burst of the same connection is not this one's. */
     uint64_t other = configure(g.sock, g.model);
     fd_pool(&g.e, 5);
-    nnd_test_expect_reply(burst_exec(g.sock, other, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, other, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     slot_pool(&g.e, 5);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "has not cached");
-    nnd_test_expect_reply(burst_exec(g.sock, other, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, "has not cached");
+    tst_expect_reply(burst_exec(g.sock, other, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
     rig_close(&g);
 }
 
@@ -422,24 +419,22 @@ static void test_slot_reused_for_other_memory(void **state) {
     int fa = io_memfd(&a, 1), fb = io_memfd(&b, 100);
     assert_int_equal(ftruncate(fa, 2 * POOL_SIZE), 0);
     fd_pool(&g.e, 3);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fa, 1), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fb, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "burst slot 3 already caches another memory");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fa, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fb, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "burst slot 3 already caches another memory");
     assert_true(b[4] == 0); /* never ran on b */
     g.e.pool.size = 2 * POOL_SIZE;
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fa, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "already caches another memory");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fa, 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "already caches another memory");
     g.e.pool.size = POOL_SIZE;
     int dup_a = dup(fa); /* the same file through another fd: the same memory */
     a[0] = 5;
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &dup_a, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &dup_a, 1), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(a);
     assert_true(burst_counts().maps == c0.maps + 1);
     uint64_t three = 3;
-    nnd_test_expect_reply(forget(g.sock, g.burst, &three, 1), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fb, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(forget(g.sock, g.burst, &three, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &fb, 1), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(b);
     munmap(a, POOL_SIZE);
     munmap(b, POOL_SIZE);
@@ -485,35 +480,34 @@ static void test_too_many_slots(void **state) {
     counts c0 = idle();
     rig g;
     rig_open(&g);
-    nnd_test_expect_reply(cache_slots(&g, g.burst, g.fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(cache_slots(&g, g.burst, g.fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(cache_slots(&g, g.burst, g.fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(cache_slots(&g, g.burst, g.fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(cache_slots(&g, g.burst, g.fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(cache_slots(&g, g.burst, g.fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
     assert_true(burst_counts().slots == c0.slots + 64);
-    nnd_test_expect_reply(cache_slots(&g, g.burst, g.fd, 65, 2),
-                          NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
-                          "this burst already caches 64 slots");
+    tst_expect_reply(cache_slots(&g, g.burst, g.fd, 65, 2),
+                     NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
+                     "this burst already caches 64 slots");
     assert_true(burst_counts().slots == c0.slots + 64);
     fd_pool(&g.e, 0);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     uint64_t one = 1;
-    nnd_test_expect_reply(forget(g.sock, g.burst, &one, 1), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(cache_slots(&g, g.burst, g.fd, 100, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(forget(g.sock, g.burst, &one, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(cache_slots(&g, g.burst, g.fd, 100, 1), NND__ERROR_STATUS__NONE, NULL);
 
     /* Fifteen more full bursts make 1024 slots on this connection: no more. */
     for (int k = 0; k < 15; k++) {
         uint64_t b = configure(g.sock, g.model);
-        nnd_test_expect_reply(cache_slots(&g, b, g.fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
-        nnd_test_expect_reply(cache_slots(&g, b, g.fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
-        nnd_test_expect_reply(cache_slots(&g, b, g.fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
+        tst_expect_reply(cache_slots(&g, b, g.fd, 1, 29), NND__ERROR_STATUS__NONE, NULL);
+        tst_expect_reply(cache_slots(&g, b, g.fd, 30, 29), NND__ERROR_STATUS__NONE, NULL);
+        tst_expect_reply(cache_slots(&g, b, g.fd, 59, 6), NND__ERROR_STATUS__NONE, NULL);
     }
     assert_true(burst_counts().slots == c0.slots + 1024);
     uint64_t last = configure(g.sock, g.model);
-    nnd_test_expect_reply(cache_slots(&g, last, g.fd, 1, 1),
-                          NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
-                          "this connection's bursts already cache 1024 slots");
+    tst_expect_reply(cache_slots(&g, last, g.fd, 1, 1),
+                     NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT,
+                     "this connection's bursts already cache 1024 slots");
     fd_pool(&g.e, 0);
-    nnd_test_expect_reply(burst_exec(g.sock, last, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, last, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(g.io);
     rig_close(&g); /* frees the 17 bursts and their 1024 slots */
     wait_counts(c0.live, c0.slots);
@@ -525,20 +519,19 @@ static void test_released_model(void **state) {
     rig g;
     rig_open(&g);
     fd_pool(&g.e, 1);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
-    nnd_test_expect_reply(release(g.sock, g.model), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(release(g.sock, g.model), NND__ERROR_STATUS__NONE, NULL);
     char want[128];
     snprintf(want, sizeof want, "its prepared model 0x%016llx has been released",
              (unsigned long long)g.model);
     slot_pool(&g.e, 1);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, want);
-    nnd_test_expect_reply(configure_reply(g.sock, g.model), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown prepared model handle");
-    nnd_test_expect_reply(release(g.sock, g.burst), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(release(g.sock, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "unknown handle");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, want);
+    tst_expect_reply(configure_reply(g.sock, g.model), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown prepared model handle");
+    tst_expect_reply(release(g.sock, g.burst), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(release(g.sock, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown handle");
     rig_close(&g);
 }
 
@@ -549,18 +542,17 @@ static void test_forget_unknown_slots(void **state) {
     rig g;
     rig_open(&g);
     fd_pool(&g.e, 2);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     uint64_t none[] = {999, 12345};
-    nnd_test_expect_reply(forget(g.sock, g.burst, none, 2), NND__ERROR_STATUS__NONE, NULL);
-    nnd_test_expect_reply(forget(g.sock, g.burst, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(forget(g.sock, g.burst, none, 2), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(forget(g.sock, g.burst, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
     assert_true(burst_counts().slots == c0.slots + 1);
     uint64_t mixed[] = {999, 2, 2};
-    nnd_test_expect_reply(forget(g.sock, g.burst, mixed, 3), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(forget(g.sock, g.burst, mixed, 3), NND__ERROR_STATUS__NONE, NULL);
     assert_true(burst_counts().slots == c0.slots);
     slot_pool(&g.e, 2);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "has not cached");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, "has not cached");
     rig_close(&g);
 }
 
@@ -572,26 +564,22 @@ static void test_shrunk_slot(void **state) {
     rig g;
     rig_open(&g);
     fd_pool(&g.e, 9);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     counts c0 = burst_counts();
     assert_int_equal(ftruncate(g.fd, 0), 0); /* g.io must not be touched until it grows back */
     slot_pool(&g.e, 9);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__GENERAL_FAILURE, "shrank");
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__GENERAL_FAILURE,
-                          "the memory of burst slot 9 shrank under an earlier execution");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__GENERAL_FAILURE,
+                     "shrank");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__GENERAL_FAILURE,
+                     "the memory of burst slot 9 shrank under an earlier execution");
     assert_int_equal(ftruncate(g.fd, POOL_SIZE), 0);
     g.io[0] = 3, g.io[1] = 4, g.io[2] = 5, g.io[3] = 6;
     fd_pool(&g.e, 9);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(g.io);
     g.io[0] = 30;
     slot_pool(&g.e, 9);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
     expect_sum(g.io);
     counts c1 = burst_counts();
     assert_true(c1.maps == c0.maps + 1 && c1.slots == c0.slots);
@@ -606,23 +594,22 @@ static void test_slot_kinds(void **state) {
     g.e.pool.kind = NND__POOL_KIND__POOL_DRIVER_BUFFER;
     g.e.pool.token = 1;
     g.e.pool.slot = 4;
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "only memfd and mmap_fd pools can be cached as burst slots");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "only memfd and mmap_fd pools can be cached as burst slots");
     g.e.pool.kind = NND__POOL_KIND__POOL_DMABUF;
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "only memfd and mmap_fd pools can be cached as burst slots");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "only memfd and mmap_fd pools can be cached as burst slots");
     g.e.pool.token = 0;
     fd_pool(&g.e, 4);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
     slot_pool(&g.e, 4);
     Nnd__Request req = NND__REQUEST__INIT;
     req.call_case = NND__REQUEST__CALL_EXECUTE;
     req.execute = &g.e.exec;
-    nnd_test_expect_reply(raw(g.sock, &req, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "pool 0: a burst slot can only be named in BurstExecute");
+    tst_expect_reply(raw(g.sock, &req, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "pool 0: a burst slot can only be named in BurstExecute");
     rig_close(&g);
 }
 
@@ -634,14 +621,14 @@ static void test_refused_request_caches_nothing(void **state) {
     rig_open(&g);
     fd_pool(&g.e, 11);
     g.e.locs[2].offset = POOL_SIZE; /* the output past the pool's end */
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, NULL);
     g.e.locs[2].offset = 16;
     counts c1 = burst_counts();
     assert_true(c1.slots == c0.slots);
     slot_pool(&g.e, 11);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "has not cached");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0),
+                     NND__ERROR_STATUS__INVALID_ARGUMENT, "has not cached");
     rig_close(&g);
 }
 
@@ -653,21 +640,18 @@ static void test_release_and_close_free_slots(void **state) {
     rig_open(&g);
     uint64_t second = configure(g.sock, g.model);
     fd_pool(&g.e, 1);
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
-    nnd_test_expect_reply(burst_exec(g.sock, second, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE,
-                          NULL);
-    nnd_test_expect_reply(cache_slots(&g, second, g.fd, 2, 3), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(burst_exec(g.sock, second, &g.e, &g.fd, 1), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(cache_slots(&g, second, g.fd, 2, 3), NND__ERROR_STATUS__NONE, NULL);
     counts c1 = burst_counts();
     assert_true(c1.live == c0.live + 2 && c1.slots == c0.slots + 5);
-    nnd_test_expect_reply(release(g.sock, second), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(release(g.sock, second), NND__ERROR_STATUS__NONE, NULL);
     c1 = burst_counts();
     assert_true(c1.live == c0.live + 1 && c1.slots == c0.slots + 1);
     slot_pool(&g.e, 1);
-    nnd_test_expect_reply(burst_exec(g.sock, second, &g.e, NULL, 0),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown burst handle");
-    nnd_test_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE,
-                          NULL);
+    tst_expect_reply(burst_exec(g.sock, second, &g.e, NULL, 0), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "unknown burst handle");
+    tst_expect_reply(burst_exec(g.sock, g.burst, &g.e, NULL, 0), NND__ERROR_STATUS__NONE, NULL);
     rig_close(&g);
     wait_counts(c0.live, c0.slots);
 }
@@ -688,5 +672,5 @@ int main(void) {
         cmocka_unit_test(test_refused_request_caches_nothing),
         cmocka_unit_test(test_release_and_close_free_slots),
     };
-    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, tst_group_setup, tst_group_teardown);
 }

@@ -1,5 +1,5 @@
 /* test_burst_channel (integration): burst executions through the shared-memory channel of
- * a real daemon (proto/burst_chan.h, daemon/burst_channel.h).
+ * a real daemon (proto/burst_chan.h, daemon/calls/burst_channel.h).
  * - Through libnnd: results right round after round, and they went through the channel
  *   (admin status bursts.channel_executions counts them, the socket path does not); a
  *   deadline already past is refused through the channel as over the socket (the
@@ -33,16 +33,16 @@
 
 #include <cmocka.h>
 
-#include "burst_chan.h"
-#include "frame.h"
-#include "harness.h"
+#include "proto/burst_chan.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "observe.h"
-#include "wire.h"
+#include "tests/observe.h"
+#include "tests/wire.h"
 
 #define POOL_SIZE 4096
 
-static nnd_test_daemon *const dmn = &nnd_test_group_daemon;
+static tst_daemon *const dmn = &tst_group_daemon;
 
 /* ---- the daemon's counters --------------------------------------------------------------- */
 
@@ -51,7 +51,7 @@ typedef struct counts {
 } counts;
 
 static counts get_counts(void) {
-    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
+    cJSON *st = tst_admin(dmn->state_dir, "status");
     assert_non_null(st);
     counts c = {obs_num(st, "bursts.live"), obs_num(st, "bursts.channels"),
                 obs_num(st, "bursts.channel_executions"), obs_num(st, "bursts.channel_refused")};
@@ -227,7 +227,7 @@ static void test_channel_priority(void **state) {
 
 /* What our app (the only uid here) holds of a quota resource (admin status quotas.apps). */
 static double app_used(const char *what) {
-    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
+    cJSON *st = tst_admin(dmn->state_dir, "status");
     assert_non_null(st);
     const cJSON *apps =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "quotas"), "apps");
@@ -238,7 +238,7 @@ static double app_used(const char *what) {
 }
 
 static double bursts_num(const char *what) {
-    cJSON *st = nnd_test_admin(dmn->state_dir, "status");
+    cJSON *st = tst_admin(dmn->state_dir, "status");
     assert_non_null(st);
     double v =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "bursts"), what)
@@ -298,7 +298,7 @@ typedef struct rawc {
     wire_exec e;
     float *io;
     int io_fd;
-    nnd_chan_hdr *h;
+    proto_chan_hdr *h;
     uint8_t *req, *res;
     int bell;
     uint32_t seq;
@@ -306,14 +306,14 @@ typedef struct rawc {
 
 /* Publishes seq as the client does: rings the doorbell while the daemon is not polling. */
 static void raw_publish(rawc *g, uint32_t seq) {
-    if (nnd_chan_publish(&g->h->req_seq, seq, &g->h->daemon_sleeping)) {
+    if (proto_chan_publish(&g->h->req_seq, seq, &g->h->daemon_sleeping)) {
         uint64_t one = 1;
         assert_int_equal(write(g->bell, &one, sizeof one), sizeof one);
     }
 }
 
 static void raw_open(rawc *g) {
-    g->sock = nnd_test_connect_raw(dmn);
+    g->sock = tst_connect_raw(dmn);
     assert_true(g->sock >= 0);
     wire_add_model_init(&g->m, -1);
     g->model = wire_prepare(g->sock, &g->m.model, NULL, 0);
@@ -327,23 +327,23 @@ static void raw_open(rawc *g) {
     req.configure_burst = &cb;
     assert_int_equal(wire_send(g->sock, &req, NULL, 0), 0);
     static uint8_t buf[NND_FRAME_RECV_BUF];
-    nnd_frame_in in;
+    proto_frame_in in;
     char err[256];
     struct pollfd pfd = {.fd = g->sock, .events = POLLIN};
     assert_int_equal(poll(&pfd, 1, WIRE_TIMEOUT_MS), 1);
-    assert_true(nnd_frame_recv(g->sock, &nnd__reply__descriptor, buf, &in, err, sizeof err) > 0);
+    assert_true(proto_frame_recv(g->sock, &nnd__reply__descriptor, buf, &in, err, sizeof err) > 0);
     Nnd__Reply *r = (Nnd__Reply *)in.msg;
     assert_int_equal(r->status, NND__ERROR_STATUS__NONE);
     assert_true(r->burst->channel);
     assert_int_equal(in.nfds, 2);
     g->burst = r->burst->burst;
-    int fd = nnd_frame_take_fd(&in, 0);
-    g->bell = nnd_frame_take_fd(&in, 1);
-    nnd_frame_in_clear(&in);
+    int fd = proto_frame_take_fd(&in, 0);
+    g->bell = proto_frame_take_fd(&in, 1);
+    proto_frame_in_clear(&in);
     void *p = mmap(NULL, NND_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     assert_true(p != MAP_FAILED);
-    assert_true(nnd_chan_valid(p, NND_CHAN_SIZE));
+    assert_true(proto_chan_valid(p, NND_CHAN_SIZE));
     g->h = p;
     g->req = (uint8_t *)p + NND_CHAN_HEADER;
     g->res = g->req + NND_CHAN_AREA;
@@ -384,10 +384,10 @@ static Nnd__Reply *raw_put(rawc *g, uint32_t seq, const void *bytes, uint32_t le
     __atomic_store_n(&g->h->req_len, len, __ATOMIC_RELAXED);
     raw_publish(g, seq);
     g->seq = seq;
-    nnd_chan_poll poll;
-    nnd_chan_poll_init(&poll);
-    uint32_t v = nnd_chan_wait(&poll, &g->h->res_seq, before, &g->h->client_sleeping,
-                               &g->h->daemon_cpu, &g->h->client_cpu, NULL, 10000000000ull);
+    proto_chan_poll poll;
+    proto_chan_poll_init(&poll);
+    uint32_t v = proto_chan_wait(&poll, &g->h->res_seq, before, &g->h->client_sleeping,
+                                 &g->h->daemon_cpu, &g->h->client_cpu, NULL, 10000000000ull);
     if (v != seq) fail_msg("no answer to request %u (result seq %u)", seq, v);
     uint32_t n = g->h->res_len;
     assert_true(n <= NND_CHAN_AREA);
@@ -419,7 +419,7 @@ static Nnd__Reply *raw_exec(rawc *g, uint32_t seq, uint64_t burst) {
 /* A correct execution as request seq, its sum checked. */
 static void raw_ok(rawc *g, uint32_t seq, float x) {
     g->io[0] = x, g->io[1] = 2 * x, g->io[2] = 10, g->io[3] = 20, g->io[4] = g->io[5] = -1;
-    nnd_test_expect_reply(raw_exec(g, seq, g->burst), NND__ERROR_STATUS__NONE, NULL);
+    tst_expect_reply(raw_exec(g, seq, g->burst), NND__ERROR_STATUS__NONE, NULL);
     if (g->io[4] != x + 10 || g->io[5] != 2 * x + 20)
         fail_msg("out {%g, %g} for x = %g", g->io[4], g->io[5], x);
 }
@@ -439,35 +439,35 @@ static void test_hostile_requests(void **state) {
     uint8_t junk[512];
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (uint8_t)(i * 37 + 11);
-    nnd_test_expect_reply(raw_put(&g, 2, junk, sizeof junk), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "malformed");
-    nnd_test_expect_reply(raw_put(&g, 3, NULL, 0xffffffffu), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "over the burst channel");
-    nnd_test_expect_reply(raw_put(&g, 4, NULL, NND_CHAN_AREA + 1),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "over the burst channel");
+    tst_expect_reply(raw_put(&g, 2, junk, sizeof junk), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "malformed");
+    tst_expect_reply(raw_put(&g, 3, NULL, 0xffffffffu), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "over the burst channel");
+    tst_expect_reply(raw_put(&g, 4, NULL, NND_CHAN_AREA + 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "over the burst channel");
     lib_run(&other, 4);
     /* Out of order: refused, and the number taken as the new start. */
-    nnd_test_expect_reply(raw_exec(&g, 0x7fffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "out of order (expected 5)");
+    tst_expect_reply(raw_exec(&g, 0x7fffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "out of order (expected 5)");
     raw_ok(&g, 0x80000000u, 2);
-    nnd_test_expect_reply(raw_exec(&g, 0x80000000u + 7, g.burst),
-                          NND__ERROR_STATUS__INVALID_ARGUMENT, "out of order");
+    tst_expect_reply(raw_exec(&g, 0x80000000u + 7, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "out of order");
     /* Wrapping past the top skips 0. */
-    nnd_test_expect_reply(raw_exec(&g, 0xffffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "out of order");
+    tst_expect_reply(raw_exec(&g, 0xffffffffu, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "out of order");
     raw_ok(&g, 1, 3);
     /* Another call, another burst, an fd that cannot travel. */
     Nnd__Hello hello = NND__HELLO__INIT;
     Nnd__Request hr = NND__REQUEST__INIT;
     hr.call_case = NND__REQUEST__CALL_HELLO;
     hr.hello = &hello;
-    nnd_test_expect_reply(raw_request(&g, 2, &hr), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "BurstExecute only");
-    nnd_test_expect_reply(raw_exec(&g, 3, g.burst ^ 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
-                          "names burst");
+    tst_expect_reply(raw_request(&g, 2, &hr), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "BurstExecute only");
+    tst_expect_reply(raw_exec(&g, 3, g.burst ^ 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+                     "names burst");
     g.e.pool.kind = NND__POOL_KIND__POOL_MEMFD;
     g.e.pool.fd_index = 0;
-    nnd_test_expect_reply(raw_exec(&g, 4, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT, "fd");
+    tst_expect_reply(raw_exec(&g, 4, g.burst), NND__ERROR_STATUS__INVALID_ARGUMENT, "fd");
     g.e.pool.kind = NND__POOL_KIND__POOL_BURST_SLOT;
     /* A scribbled header: the daemon reads nothing from it but the request words. */
     g.h->magic = 0, g.h->req_off = 12345, g.h->res_off = 1, g.h->area = 0xffffffffu;
@@ -548,5 +548,5 @@ int main(void) {
         cmocka_unit_test(test_hostile_requests),
         cmocka_unit_test(test_killed_clients),
     };
-    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, tst_group_setup, tst_group_teardown);
 }

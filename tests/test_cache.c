@@ -26,13 +26,13 @@
 #include <nanomsg/reqrep.h>
 #include <sqlite3.h>
 
-#include "cache_model.h"
-#include "harness.h"
-#include "paths.h"
+#include "tests/cache_model.h"
+#include "tests/harness.h"
+#include "proto/paths.h"
 
 #define N 256 /* floats of weights: 1 KiB, so flipping every byte stays quick */
 
-static nnd_test_daemon dmn;
+static tst_daemon dmn;
 static char work[256]; /* cache dirs and state dirs of extra daemons */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
@@ -46,12 +46,12 @@ static int group_setup(void **state) {
     snprintf(work, sizeof work, "/tmp/nnd-cache-test-XXXXXX");
     if (!mkdtemp(work)) return -1;
     chmod(work, 0755);
-    return nnd_test_daemon_start(&dmn, NULL) == 0 ? 0 : -1;
+    return tst_daemon_start(&dmn, NULL) == 0 ? 0 : -1;
 }
 
 static int group_teardown(void **state) {
     (void)state;
-    if (dmn.pid > 0) nnd_test_daemon_stop(&dmn);
+    if (dmn.pid > 0) tst_daemon_stop(&dmn);
     nftw(work, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return 0;
 }
@@ -68,13 +68,13 @@ static void token_of(uint8_t token[NND_CACHE_TOKEN_BYTES], uint8_t v) {
 
 /* ---- bus helpers ----------------------------------------------------------------------- */
 
-static cJSON *admin(const nnd_test_daemon *d, const char *cmd) {
-    cJSON *j = nnd_test_admin(d->state_dir, cmd);
+static cJSON *admin(const tst_daemon *d, const char *cmd) {
+    cJSON *j = tst_admin(d->state_dir, cmd);
     assert_non_null(j);
     return j;
 }
 
-static double counter(const nnd_test_daemon *d, const char *name) {
+static double counter(const tst_daemon *d, const char *name) {
     cJSON *j = admin(d, "status");
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "cache");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, name);
@@ -85,16 +85,16 @@ static double counter(const nnd_test_daemon *d, const char *name) {
 }
 
 /* A subscriber that has seen at least one event, so none after this is lost. */
-static int subscribe(const nnd_test_daemon *d) {
+static int subscribe(const tst_daemon *d) {
     char url[600];
-    assert_non_null(nnd_events_url(d->state_dir, url, sizeof url));
+    assert_non_null(proto_events_url(d->state_dir, url, sizeof url));
     int sub = nn_socket(AF_SP, NN_SUB);
     nn_setsockopt(sub, NN_SUB, NN_SUB_SUBSCRIBE, "", 0);
     int timeout = 100;
     nn_setsockopt(sub, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
     assert_true(nn_connect(sub, url) >= 0);
     for (int i = 0; i < 100; i++) {
-        close(nnd_test_connect_raw(d));
+        close(tst_connect_raw(d));
         char *buf = NULL;
         if (nn_recv(sub, &buf, NN_MSG, 0) >= 0) {
             nn_freemsg(buf);
@@ -133,7 +133,7 @@ static cJSON *expect_event(int sub, const char *name, const char *key, const cha
 
 /* ---- client helpers -------------------------------------------------------------------- */
 
-static nnd_client *connect_to(const nnd_test_daemon *d) {
+static nnd_client *connect_to(const tst_daemon *d) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "test_cache", err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
@@ -216,7 +216,7 @@ static void refused_after_flip(void *ctx, int file, size_t at) {
 
 /* Every single-byte change of either file is refused, and the fallback (which rewrites the
  * files) gives the right outputs. */
-static void flip_every_byte(const nnd_test_daemon *d, const char *name, uint8_t t, float seed) {
+static void flip_every_byte(const tst_daemon *d, const char *name, uint8_t t, float seed) {
     char dir[512], mpath[512], dpath[512];
     make_dir(dir, sizeof dir, name);
     uint8_t token[32];
@@ -227,17 +227,17 @@ static void flip_every_byte(const nnd_test_daemon *d, const char *name, uint8_t 
     assert_int_equal(cache_model_init(&m, N, seed), 0);
     assert_false(prep_run(c, &m, dir, token, NULL));
     size_t mlen;
-    uint8_t *good_m = nnd_test_read_file(mpath, &mlen);
+    uint8_t *good_m = tst_read_file(mpath, &mlen);
     assert_non_null(good_m);
     double rejected = counter(d, "rejected");
     flip_ctx fc = {c, &m, dir, token};
     size_t lens[2];
-    long flips = nnd_test_flip_each_byte(mpath, dpath, refused_after_flip, &fc, lens);
+    long flips = tst_flip_each_byte(mpath, dpath, refused_after_flip, &fc, lens);
     assert_true(flips > 0);
     assert_int_equal(counter(d, "rejected"), rejected + (double)flips);
     /* The fallbacks rewrote the files as they were, and they load again. */
     size_t l2;
-    uint8_t *now = nnd_test_read_file(mpath, &l2);
+    uint8_t *now = tst_read_file(mpath, &l2);
     assert_non_null(now);
     assert_int_equal(l2, mlen);
     assert_memory_equal(now, good_m, mlen);
@@ -256,12 +256,12 @@ static void flip_every_byte(const nnd_test_daemon *d, const char *name, uint8_t 
 static void test_every_byte_flip(void **state) {
     (void)state;
     flip_every_byte(&dmn, "flip", 2, 1.5f);
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *args[] = {"--cache-max-bytes", "0", NULL};
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     flip_every_byte(&d, "flip-uncached", 12, 1.75f);
     assert_int_equal(counter(&d, "memory_models"), 0);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 static void test_truncate_extend_swap(void **state) {
@@ -422,9 +422,9 @@ static void test_foreign_uid_refused(void **state) {
 }
 
 /* A daemon on a state directory that outlives it. */
-static void start_on(nnd_test_daemon *d, const char *state, const char *build) {
+static void start_on(tst_daemon *d, const char *state, const char *build) {
     const char *args[] = {"--state-dir", state, "--driver-build-id", build, NULL};
-    assert_int_equal(nnd_test_daemon_start(d, args), 0);
+    assert_int_equal(tst_daemon_start(d, args), 0);
     snprintf(d->state_dir, sizeof d->state_dir, "%.280s", state); /* for the bus helpers */
 }
 
@@ -437,20 +437,20 @@ static void test_restart_and_build_id(void **state) {
     token_of(token, 7);
     cache_model m;
     assert_int_equal(cache_model_init(&m, N, 6.0f), 0);
-    nnd_test_daemon d;
+    tst_daemon d;
 
     start_on(&d, st, "build-one");
     nnd_client *c = connect_to(&d);
     assert_false(prep_run(c, &m, dir, token, NULL));
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 
     start_on(&d, st, "build-one"); /* the index holds across a restart */
     c = connect_to(&d);
     assert_true(prep_run(c, &m, dir, token, NULL));
     assert_int_equal(counter(&d, "invalidated_at_start"), 0);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 
     start_on(&d, st, "build-two"); /* a new build drops every older entry */
     assert_true(counter(&d, "invalidated_at_start") >= 1);
@@ -461,12 +461,12 @@ static void test_restart_and_build_id(void **state) {
     assert_true(prep_run(c, &m, dir, token, NULL)); /* saved anew under build-two */
     nnd_client_close(c);
     nn_close(sub);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
     cache_model_clear(&m);
 }
 
 typedef struct bg_prepare {
-    const nnd_test_daemon *d;
+    const tst_daemon *d;
     const cache_model *m;
     const char *dir;
     const uint8_t *token;
@@ -539,7 +539,7 @@ static void test_kill_mid_write(void **state) {
     paths_of(dir, token, mpath, dpath);
     cache_model m;
     assert_int_equal(cache_model_init(&m, N, 7.0f), 0);
-    nnd_test_daemon d;
+    tst_daemon d;
     setenv("NND_TEST_CACHE_WRITE_STALL", "600", 1);
     start_on(&d, st, "build-k");
     unsetenv("NND_TEST_CACHE_WRITE_STALL");
@@ -558,7 +558,7 @@ static void test_kill_mid_write(void **state) {
     pthread_join(t, NULL);
     assert_true(b.status < 0); /* the daemon died under the call */
     assert_int_equal(size_of(dpath), 600);
-    nnd_test_daemon_stop(&d); /* removes its socket dir; the state dir is ours */
+    tst_daemon_stop(&d); /* removes its socket dir; the state dir is ours */
     check_index_after_crash(st, 600);
     char leftovers[3][700];
     plant_store_leftovers(st, leftovers);
@@ -582,7 +582,7 @@ static void test_kill_mid_write(void **state) {
     cJSON_Delete(expect_event(sub, "cache_rejected", "reason", "hash mismatch"));
     nnd_client_close(c);
     nn_close(sub);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
     cache_model_clear(&m);
 }
 
@@ -669,9 +669,9 @@ static void test_content_lru_and_restart(void **state) {
     (void)state;
     char st[512];
     make_dir(st, sizeof st, "state-lru");
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *args[] = {"--state-dir", st, "--cache-max-bytes", "8K", NULL};
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     snprintf(d.state_dir, sizeof d.state_dir, "%.280s", st);
     int sub = subscribe(&d);
     nnd_client *c = connect_to(&d);
@@ -699,10 +699,10 @@ static void test_content_lru_and_restart(void **state) {
     int n_before = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(before, "entries"));
     nnd_client_close(c);
     nn_close(sub);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 
     /* The store outlives the daemon. */
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     snprintf(d.state_dir, sizeof d.state_dir, "%.280s", st);
     cJSON *after = admin(&d, "cache list");
     const cJSON *entries = cJSON_GetObjectItemCaseSensitive(after, "entries"), *e;
@@ -714,13 +714,13 @@ static void test_content_lru_and_restart(void **state) {
     assert_true(stored_after >= 1 && stored_after <= n_before);
     cJSON_Delete(before);
     cJSON_Delete(after);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* Last: a clean stop (under ASan, also no leaks). */
 static void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&dmn), 0);
+    assert_int_equal(tst_daemon_stop(&dmn), 0);
 }
 
 int main(void) {

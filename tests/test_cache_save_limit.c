@@ -20,28 +20,28 @@
 
 #include <cmocka.h>
 
-#include "cache_model.h"
-#include "harness.h"
-#include "observe.h"
+#include "tests/cache_model.h"
+#include "tests/harness.h"
+#include "tests/observe.h"
 
 #define LIMIT "64K"
 #define SMALL 256u        /* floats: 1 KiB, under the limit */
 #define LARGE (32u << 10) /* floats: 128 KiB, over it */
 
-static nnd_test_daemon dmn;
+static tst_daemon dmn;
 static char dir[400]; /* the cache directory */
 
 static int setup(void **state) {
     (void)state;
     const char *args[] = {"--cache-save-max-bytes", LIMIT, NULL};
-    if (nnd_test_daemon_start(&dmn, args) != 0) return -1;
+    if (tst_daemon_start(&dmn, args) != 0) return -1;
     snprintf(dir, sizeof dir, "%s/app-cache", dmn.dir);
     return mkdir(dir, 0700);
 }
 
 static int teardown(void **state) {
     (void)state;
-    return nnd_test_daemon_stop(&dmn) == 0 ? 0 : -1;
+    return tst_daemon_stop(&dmn) == 0 ? 0 : -1;
 }
 
 static double cache_num(const char *name) {
@@ -142,7 +142,7 @@ static bool raw_prepare_saving(int sock, const cache_model *m, off_t *msize, off
 
 static void test_daemon_skips_and_says_so(void **state) {
     (void)state;
-    int sock = nnd_test_connect_raw(&dmn);
+    int sock = tst_connect_raw(&dmn);
     assert_true(sock >= 0);
     assert_int_equal(wire_hello(sock, 1), 0);
     cache_model small, large;

@@ -19,13 +19,13 @@
 
 #include <cmocka.h>
 
-#include "cache_model.h"
-#include "harness.h"
-#include "observe.h"
+#include "tests/cache_model.h"
+#include "tests/harness.h"
+#include "tests/observe.h"
 
 #define N (300u << 10) /* floats of weights: 1.2 MB, over the sighting threshold */
 
-static nnd_test_daemon *const dmn = &nnd_test_group_daemon;
+static tst_daemon *const dmn = &tst_group_daemon;
 
 typedef struct counts {
     double first, hashed, misses, hits;
@@ -189,5 +189,5 @@ int main(void) {
         cmocka_unit_test(test_same_signature_other_bytes),
         cmocka_unit_test(test_save_records_sighting),
     };
-    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, tst_group_setup, tst_group_teardown);
 }

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "harness.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
 
 #define CODE_TENSOR_FLOAT32 3
@@ -161,8 +161,8 @@ static void test_connect_refused(void **state) {
 
 static void test_prepare_execute_add(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[512], version[128];
     nnd_client *c = nnd_client_connect(d.socket_path, "test_client", err, sizeof err);
     assert_non_null(c);
@@ -204,14 +204,14 @@ static void test_prepare_execute_add(void **state) {
     assert_true(run_add(c, h, 4, a, b, out) > 0);
     add_model_clear(&m);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* A model of more than NND_FRAME_INLINE_MAX bytes travels as a spilled memfd. */
 static void test_large_model(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[512];
     nnd_client *c = nnd_client_connect(d.socket_path, "test_client", err, sizeof err);
     assert_non_null(c);
@@ -233,7 +233,7 @@ static void test_large_model(void **state) {
     free(b);
     free(out);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 typedef struct worker_arg {
@@ -270,8 +270,8 @@ static void *two_clients_worker(void *p) {
 
 static void test_two_clients(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     worker_arg w[2] = {{d.socket_path, 1000.0f, 0}, {d.socket_path, -5000.0f, 0}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
@@ -280,19 +280,19 @@ static void test_two_clients(void **state) {
         pthread_join(t[i], NULL);
     assert_int_equal(w[0].ok, 200);
     assert_int_equal(w[1].ok, 200);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* One raw call on a bare socket: send, then receive the reply. */
 static Nnd__Reply *raw_call(int sock, Nnd__Request *req, const int *fds, size_t nfds) {
     char err[256];
     static const int no_fds[1] = {-1};
-    assert_int_equal(nnd_frame_send(sock, &req->base, fds ? fds : no_fds, nfds, err, sizeof err),
+    assert_int_equal(proto_frame_send(sock, &req->base, fds ? fds : no_fds, nfds, err, sizeof err),
                      0);
     static uint8_t buf[NND_FRAME_RECV_BUF];
-    nnd_frame_in in;
+    proto_frame_in in;
     for (;;) {
-        int rc = nnd_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
+        int rc = proto_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
         if (rc == -EAGAIN) {
             usleep(1000);
             continue;
@@ -302,7 +302,7 @@ static Nnd__Reply *raw_call(int sock, Nnd__Request *req, const int *fds, size_t 
     }
     Nnd__Reply *r = (Nnd__Reply *)in.msg;
     in.msg = NULL;
-    nnd_frame_in_clear(&in);
+    proto_frame_in_clear(&in);
     return r;
 }
 
@@ -325,9 +325,9 @@ static int nndctl(const char *const *args) {
 
 static void test_disconnect_in_flight(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
-    int sock = nnd_test_connect_raw(&d);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
+    int sock = tst_connect_raw(&d);
     assert_true(sock >= 0);
     Nnd__Hello hello = NND__HELLO__INIT;
     hello.protocol_version = NND_PROTOCOL_VERSION;
@@ -379,7 +379,7 @@ static void test_disconnect_in_flight(void **state) {
     char err[256];
     for (int i = 0; i < 4; i++) {
         req.id = 10 + (uint64_t)i;
-        assert_int_equal(nnd_frame_send(sock, &req.base, &fd, 1, err, sizeof err), 0);
+        assert_int_equal(proto_frame_send(sock, &req.base, &fd, 1, err, sizeof err), 0);
     }
     close(sock);
     close(fd);
@@ -400,19 +400,19 @@ static void test_disconnect_in_flight(void **state) {
     nnd_client_close(c);
     const char *status_args[] = {"--state-dir", d.state_dir, "status", NULL};
     assert_int_equal(nndctl(status_args), 0);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 static void test_daemon_gone(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256], version[64];
     nnd_client *c = nnd_client_connect(d.socket_path, "orphan", err, sizeof err);
     assert_non_null(c);
     assert_int_equal(nnd_client_version_string(c, version, sizeof version, err, sizeof err), 0);
     /* A client still connected does not keep the daemon from a clean shutdown. */
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
     err[0] = 0;
     int rc = nnd_client_version_string(c, version, sizeof version, err, sizeof err);
     assert_true(rc < 0);

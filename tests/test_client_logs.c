@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
 
 #define CLIENTS 100
@@ -34,9 +34,9 @@ static tally flood(const char *level, double *seconds) {
     assert_true(fd >= 0);
     close(fd);
     const char *args[] = {"--log-level", level, NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .log_path = log};
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    tst_daemon_opts o = {.extra_args = args, .log_path = log};
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start_opts(&d, &o), 0);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < CLIENTS; i++) {
@@ -47,7 +47,7 @@ static tally flood(const char *level, double *seconds) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     *seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    assert_int_equal(nnd_test_daemon_stop(&d), 0); /* every disconnect is logged by now */
+    assert_int_equal(tst_daemon_stop(&d), 0); /* every disconnect is logged by now */
     FILE *f = fopen(log, "r");
     assert_non_null(f);
     tally t = {.ids_in_order = true};

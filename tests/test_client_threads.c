@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "qos_models.h"
-#include "wire.h"
+#include "tests/qos_models.h"
+#include "tests/wire.h"
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -130,8 +130,8 @@ static void *work(void *p) {
 
 static void test_sixteen_threads(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-threads", err, sizeof err);
     assert_non_null(c);
@@ -151,7 +151,7 @@ static void test_sixteen_threads(void **state) {
     nnd_client_release(c, ch.handle);
     qos_chain_free(&ch.m);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- one burst, many threads ------------------------------------------------------------ */
@@ -180,8 +180,8 @@ static void *burst_work(void *p) {
 }
 
 /* scheduler-independent burst figures of the daemon: slots held and slot mappings made. */
-static void burst_counts(const nnd_test_daemon *d, double *slots, double *maps) {
-    cJSON *st = nnd_test_admin(d->state_dir, "status");
+static void burst_counts(const tst_daemon *d, double *slots, double *maps) {
+    cJSON *st = tst_admin(d->state_dir, "status");
     assert_non_null(st);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "bursts");
     assert_non_null(b);
@@ -192,8 +192,8 @@ static void burst_counts(const nnd_test_daemon *d, double *slots, double *maps) 
 
 static void test_shared_burst(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-burst", err, sizeof err);
     assert_non_null(c);
@@ -220,7 +220,7 @@ static void test_shared_burst(void **state) {
     assert_int_equal(nnd_client_burst_free(b), 0);
     qos_chain_free(&ch.m);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- a long execution does not hold up short ones -------------------------------------- */
@@ -244,9 +244,9 @@ static void *run_long(void *p) {
 
 static void test_long_and_short(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *args[] = {"--workers", "2", NULL}; /* one can run the long work, one the rest */
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-long", err, sizeof err);
     assert_non_null(c);
@@ -293,7 +293,7 @@ static void test_long_and_short(void **state) {
     qos_chain_free(&big.m);
     qos_chain_free(&small.m);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- a dead connection wakes every waiter ----------------------------------------------- */
@@ -315,8 +315,8 @@ static void *wait_long(void *p) {
 
 static void test_dead_connection_wakes_all(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-dead", err, sizeof err);
     assert_non_null(c);
@@ -348,15 +348,15 @@ static void test_dead_connection_wakes_all(void **state) {
     io_free(&l.x);
     qos_chain_free(&big.m);
     nnd_client_close(c);
-    nnd_test_daemon_stop(&d); /* killed: its status is not a clean one */
+    tst_daemon_stop(&d); /* killed: its status is not a clean one */
 }
 
 /* ---- a daemon that stops answering ------------------------------------------------------ */
 
 static void test_stopped_daemon(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     int fds0 = wire_count_fds(0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-stopped", err, sizeof err);
@@ -417,7 +417,7 @@ static void test_stopped_daemon(void **state) {
     qos_chain_free(&ch.m);
     nnd_client_close(c);
     assert_int_equal(wire_count_fds(0), fds0);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* No daemon at all: the message names the path tried. */

@@ -13,24 +13,24 @@
 
 #include <cmocka.h>
 
-#include "convert.h"
-#include "engine.h"
-#include "flow_models.h"
+#include "daemon/wire/convert.h"
+#include "engine/engine.h"
+#include "tests/flow_models.h"
 
-static nnd_prepared *prepare(Nnd__Model *w) {
-    nnd_model_desc d;
+static eng_prepared *prepare(Nnd__Model *w) {
+    eng_model_desc d;
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    nnd_status s = nnd_model_from_proto(w, NULL, 0, &d, err, sizeof err);
-    if (!s) s = nnd_prepare(&d, &p, err, sizeof err);
-    nnd_model_desc_clear(&d);
+    eng_prepared *p = NULL;
+    schema_status s = srv_model_from_proto(w, NULL, 0, &d, err, sizeof err);
+    if (!s) s = eng_prepare(&d, &p, err, sizeof err);
+    srv_model_desc_clear(&d);
     nnd__model__free_unpacked(w, NULL);
-    if (s) fail_msg("prepare: %s: %s", nnd_engine_status_name(s), err);
+    if (s) fail_msg("prepare: %s: %s", schema_engine_status_name(s), err);
     return p;
 }
 
-static nnd_io io_of(void *data, size_t len, uint32_t rank, uint32_t dim0) {
-    nnd_io io = {.data = data, .length = len, .rank = rank};
+static eng_io io_of(void *data, size_t len, uint32_t rank, uint32_t dim0) {
+    eng_io io = {.data = data, .length = len, .rank = rank};
     io.dims[0] = dim0;
     return io;
 }
@@ -45,46 +45,46 @@ static uint64_t now_ns(void) {
 
 static void test_if_both_ways(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(flow_if_model(3));
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(flow_if_model(3));
+    eng_exec *e = eng_exec_create(p);
     float x[3] = {1, -2, 3}, y[3];
     char err[NND_ERR_LEN];
     for (int c = 0; c < 2; c++) {
         uint8_t cond = (uint8_t)c;
-        nnd_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
-        nnd_io out[1] = {io_of(y, sizeof y, 0, 0)};
-        assert_int_equal(nnd_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+        eng_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
+        eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
+        assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
         for (int i = 0; i < 3; i++)
             assert_true(y[i] == (c ? 2 * x[i] : 0.f));
     }
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* The branches' shapes come with the request: the output's shape is learned by running. */
 static void test_if_shape_at_execution(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(flow_if_model(0));
-    assert_int_equal(nnd_prepared_output(p, 0)->dims[0], 0);
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(flow_if_model(0));
+    assert_int_equal(eng_prepared_output(p, 0)->dims[0], 0);
+    eng_exec *e = eng_exec_create(p);
     float x[5] = {1, 2, 3, 4, 5}, y[5] = {0};
     uint8_t cond = 1;
     char err[NND_ERR_LEN];
-    nnd_output_shape shape;
-    nnd_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 1, 5)};
-    nnd_io out[1] = {io_of(y, sizeof y, 0, 0)};
-    assert_int_equal(nnd_exec_run(e, in, out, &shape, NULL, err, sizeof err), NND_OK);
+    eng_output_shape shape;
+    eng_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 1, 5)};
+    eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
+    assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err), NND_OK);
     assert_int_equal(shape.rank, 1);
     assert_int_equal(shape.dims[0], 5);
     assert_true(shape.sufficient);
     assert_true(y[4] == 10.f);
     out[0].length = 4 * sizeof(float);
-    assert_int_equal(nnd_exec_run(e, in, out, &shape, NULL, err, sizeof err),
+    assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err),
                      NND_OUTPUT_INSUFFICIENT_SIZE);
     assert_false(shape.sufficient);
     assert_int_equal(shape.dims[0], 5);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* ---- WHILE ------------------------------------------------------------------------------- */
@@ -92,52 +92,52 @@ static void test_if_shape_at_execution(void **state) {
 /* The inputs live here: a stopped run resumes on the memory it was started with. */
 static float counter_in[2];
 
-static nnd_status run_counter(nnd_exec *e, float x, float n, float *y, const nnd_checkpoint *cp,
-                              char *err) {
+static schema_status run_counter(eng_exec *e, float x, float n, float *y, const eng_checkpoint *cp,
+                                 char *err) {
     counter_in[0] = x, counter_in[1] = n;
-    nnd_io in[2] = {io_of(&counter_in[0], 4, 0, 0), io_of(&counter_in[1], 4, 0, 0)};
-    nnd_io out[1] = {io_of(y, 4, 0, 0)};
-    return nnd_exec_run(e, in, out, NULL, cp, err, NND_ERR_LEN);
+    eng_io in[2] = {io_of(&counter_in[0], 4, 0, 0), io_of(&counter_in[1], 4, 0, 0)};
+    eng_io out[1] = {io_of(y, 4, 0, 0)};
+    return eng_exec_run(e, in, out, NULL, cp, err, NND_ERR_LEN);
 }
 
 static void test_counter_loop(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(flow_counter_model(1.f));
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(flow_counter_model(1.f));
+    eng_exec *e = eng_exec_create(p);
     float y = 0;
     char err[NND_ERR_LEN];
     assert_int_equal(run_counter(e, 0, 1000, &y, NULL, err), NND_OK);
     assert_true(y == 1000.f);
     assert_int_equal(run_counter(e, 5, 1, &y, NULL, err), NND_OK); /* no iteration at all */
     assert_true(y == 5.f);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* A carried value whose length grows each iteration: y = [x, x + 1, ..., n]. */
 static void test_growing_loop(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(flow_growing_model());
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(flow_growing_model());
+    eng_exec *e = eng_exec_create(p);
     char err[NND_ERR_LEN];
     for (int round = 0; round < 2; round++) { /* the second reuses every buffer */
         float x = 5, n = 9, y[8] = {0};
-        nnd_output_shape shape;
-        nnd_io in[2] = {io_of(&x, 4, 0, 0), io_of(&n, 4, 0, 0)};
-        nnd_io out[1] = {io_of(y, 3 * sizeof(float), 0, 0)};
-        assert_int_equal(nnd_exec_run(e, in, out, &shape, NULL, err, sizeof err),
+        eng_output_shape shape;
+        eng_io in[2] = {io_of(&x, 4, 0, 0), io_of(&n, 4, 0, 0)};
+        eng_io out[1] = {io_of(y, 3 * sizeof(float), 0, 0)};
+        assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err),
                          NND_OUTPUT_INSUFFICIENT_SIZE);
         assert_int_equal(shape.dims[0], 5);
         assert_false(shape.sufficient);
         out[0].length = sizeof y;
-        assert_int_equal(nnd_exec_run(e, in, out, &shape, NULL, err, sizeof err), NND_OK);
+        assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err), NND_OK);
         assert_int_equal(shape.rank, 1);
         assert_int_equal(shape.dims[0], 5);
         for (int i = 0; i < 5; i++)
             assert_true(y[i] == x + (float)i);
     }
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* ---- the checkpoint inside loops ------------------------------------------------------------ */
@@ -147,7 +147,7 @@ typedef struct watch {
     bool other_index; /* called with an index other than the WHILE's (0) */
 } watch;
 
-static nnd_status watch_check(void *ctx, uint32_t next_op) {
+static schema_status watch_check(void *ctx, uint32_t next_op) {
     watch *w = ctx;
     w->other_index |= next_op != 0;
     if (w->every && ++w->calls % w->every == 0) {
@@ -160,13 +160,13 @@ static nnd_status watch_check(void *ctx, uint32_t next_op) {
 
 static void test_checkpoint_in_loop(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(flow_counter_model(1.f));
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(flow_counter_model(1.f));
+    eng_exec *e = eng_exec_create(p);
     float y = 0;
     char err[NND_ERR_LEN];
     /* Every operation of every iteration passes the checkpoint, with the WHILE's index. */
     watch w = {0};
-    nnd_checkpoint cp = {watch_check, &w, 0};
+    eng_checkpoint cp = {watch_check, &w, 0};
     assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), NND_OK);
     assert_true(y == 200.f);
     assert_false(w.other_index);
@@ -176,9 +176,9 @@ static void test_checkpoint_in_loop(void **state) {
      * no iteration runs twice (the counter would overshoot), none is skipped. */
     watch s = {.every = 7};
     cp.ctx = &s;
-    nnd_status st = run_counter(e, 0, 200, &y, &cp, err);
+    schema_status st = run_counter(e, 0, 200, &y, &cp, err);
     while (st == NND_MISSED_DEADLINE_TRANSIENT)
-        st = nnd_exec_resume(e, 0, NULL, &cp, err, sizeof err);
+        st = eng_exec_resume(e, 0, NULL, &cp, err, sizeof err);
     assert_int_equal(st, NND_OK);
     assert_true(y == 200.f);
     assert_true(s.stops >= w.calls / 7 - 1);
@@ -189,18 +189,18 @@ static void test_checkpoint_in_loop(void **state) {
     assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), NND_MISSED_DEADLINE_TRANSIENT);
     assert_int_equal(run_counter(e, 10, 20, &y, NULL, err), NND_OK);
     assert_true(y == 20.f);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* A loop that never ends stops once it has run longer than its timeout. */
 static void test_loop_timeout(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(flow_counter_model(1.f));
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(flow_counter_model(1.f));
+    eng_exec *e = eng_exec_create(p);
     float y = 0;
     char err[NND_ERR_LEN];
-    nnd_checkpoint cp = {NULL, NULL, 50000000ull};
+    eng_checkpoint cp = {NULL, NULL, 50000000ull};
     uint64_t t0 = now_ns();
     assert_int_equal(run_counter(e, 0, INFINITY, &y, &cp, err), NND_MISSED_DEADLINE_TRANSIENT);
     uint64_t ms = (now_ns() - t0) / 1000000;
@@ -211,8 +211,8 @@ static void test_loop_timeout(void **state) {
     /* The exec runs normally afterwards. */
     assert_int_equal(run_counter(e, 0, 3, &y, &cp, err), NND_OK);
     assert_true(y == 3.f);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* ---- nesting ------------------------------------------------------------------------------- */
@@ -247,24 +247,24 @@ static Nnd__Model *nested_ifs(uint32_t depth) {
 
 static void test_nesting_limit(void **state) {
     (void)state;
-    nnd_prepared *p = prepare(nested_ifs(NND_MAX_SUBGRAPH_DEPTH));
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = prepare(nested_ifs(NND_MAX_SUBGRAPH_DEPTH));
+    eng_exec *e = eng_exec_create(p);
     uint8_t c = 1;
     float x[2] = {1.5f, -2}, y[2] = {0};
     char err[NND_ERR_LEN];
-    nnd_io in[2] = {io_of(&c, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
-    nnd_io out[1] = {io_of(y, sizeof y, 0, 0)};
-    assert_int_equal(nnd_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+    eng_io in[2] = {io_of(&c, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
+    eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
+    assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
     assert_true(y[0] == 3.f && y[1] == -4.f);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 
     Nnd__Model *w = nested_ifs(NND_MAX_SUBGRAPH_DEPTH + 1);
-    nnd_model_desc d;
-    assert_int_equal(nnd_model_from_proto(w, NULL, 0, &d, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_validate(&d, err, sizeof err), NND_INVALID_ARGUMENT);
+    eng_model_desc d;
+    assert_int_equal(srv_model_from_proto(w, NULL, 0, &d, err, sizeof err), NND_OK);
+    assert_int_equal(eng_validate(&d, err, sizeof err), NND_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "nest"));
-    nnd_model_desc_clear(&d);
+    srv_model_desc_clear(&d);
     nnd__model__free_unpacked(w, NULL);
 }
 

@@ -18,12 +18,12 @@
 #include <nanomsg/pubsub.h>
 #include <nanomsg/reqrep.h>
 
-#include "frame.h"
-#include "harness.h"
-#include "paths.h"
-#include "wire.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
+#include "proto/paths.h"
+#include "tests/wire.h"
 
-static nnd_test_daemon *const dmn = &nnd_test_group_daemon;
+static tst_daemon *const dmn = &tst_group_daemon;
 
 static Nnd__Reply *call(int s, Nnd__Request *req) {
     Nnd__Reply *r = wire_call(s, req, NULL, 0);
@@ -34,7 +34,7 @@ static Nnd__Reply *call(int s, Nnd__Request *req) {
 
 static void test_device_queries(void **state) {
     (void)state;
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     assert_true(s >= 0);
     assert_int_equal(wire_hello(s, 1), 0);
 
@@ -82,7 +82,7 @@ static void test_device_queries(void **state) {
 
 static void test_supported_operations(void **state) {
     (void)state;
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     wire_add_model m;
     wire_add_model_init(&m, -1);
     Nnd__GetSupportedOperations g = NND__GET_SUPPORTED_OPERATIONS__INIT;
@@ -136,7 +136,7 @@ static void run_add(int s, wire_exec *e, int pool, bool timing) {
 
 static void test_prepare_execute_release(void **state) {
     (void)state;
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     wire_add_model m;
     wire_add_model_init(&m, -1);
     uint64_t h = wire_prepare(s, &m.model, NULL, 0);
@@ -205,7 +205,7 @@ static void test_prepare_execute_release(void **state) {
 
 static void test_big_model_spills(void **state) {
     (void)state;
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     wire_add_model m;
     wire_add_model_init(&m, -1);
     /* 1 MiB of padding in operand_values forces the request through a memfd. */
@@ -223,7 +223,7 @@ static void test_big_model_spills(void **state) {
 static void test_big_reply_spills(void **state) {
     (void)state;
     enum { N = 60000 };
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     wire_add_model base;
     wire_add_model_init(&base, -1);
     /* operands: 0 = in0, 1 = in1, 2 = activation, 3.. = t1..tN (tN is the output) */
@@ -283,14 +283,14 @@ static void test_big_reply_spills(void **state) {
 }
 
 static cJSON *admin(const char *cmd) {
-    cJSON *reply = nnd_test_admin(dmn->state_dir, cmd);
+    cJSON *reply = tst_admin(dmn->state_dir, cmd);
     assert_non_null(reply);
     return reply;
 }
 
 static void test_admin_status(void **state) {
     (void)state;
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     assert_int_equal(wire_hello(s, 1), 0);
     wire_add_model m;
     wire_add_model_init(&m, -1);
@@ -357,7 +357,7 @@ static cJSON *next_event(int sub, const char *name) {
 static void test_events(void **state) {
     (void)state;
     char url[512];
-    nnd_events_url(dmn->state_dir, url, sizeof url);
+    proto_events_url(dmn->state_dir, url, sizeof url);
     int sub = nn_socket(AF_SP, NN_SUB);
     assert_true(sub >= 0);
     nn_setsockopt(sub, NN_SUB, NN_SUB_SUBSCRIBE, "", 0);
@@ -368,7 +368,7 @@ static void test_events(void **state) {
      * connections until their events start arriving. */
     bool synced = false;
     for (int i = 0; i < 100 && !synced; i++) {
-        close(nnd_test_connect_raw(dmn));
+        close(tst_connect_raw(dmn));
         char *buf = NULL;
         int n = nn_recv(sub, &buf, NN_MSG, 0);
         if (n >= 0) {
@@ -380,7 +380,7 @@ static void test_events(void **state) {
     timeout = 10000;
     nn_setsockopt(sub, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout, sizeof timeout);
 
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     wire_add_model m;
     wire_add_model_init(&m, -1);
     uint64_t h = wire_prepare(s, &m.model, NULL, 0);
@@ -418,7 +418,7 @@ static void test_events(void **state) {
 /* Last: a clean stop (exit status 0; under ASan that also means no leaks). */
 static void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(dmn), 0);
+    assert_int_equal(tst_daemon_stop(dmn), 0);
 }
 
 int main(void) {
@@ -432,5 +432,5 @@ int main(void) {
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_clean_stop),
     };
-    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, tst_group_setup, tst_group_teardown);
 }

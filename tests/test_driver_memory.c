@@ -25,15 +25,15 @@
 
 #include <cmocka.h>
 
-#include "drv_models.h"
-#include "harness.h"
+#include "tests/drv_models.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
 
 #define OP_RELU 19
 #define OP_SUB  36
 #define LEN     8
 
-static nnd_test_daemon g_d;
+static tst_daemon g_d;
 static char g_dir[300], g_log[300], g_calls[300], g_cache_dir[300];
 
 static nnd_client *connect_to(void) {
@@ -46,7 +46,7 @@ static nnd_client *connect_to(void) {
 /* How many lines of the driver's call log are `what`. */
 static int calls(const char *what) {
     size_t len = 0;
-    uint8_t *text = nnd_test_read_file(g_calls, &len);
+    uint8_t *text = tst_read_file(g_calls, &len);
     if (!text) return 0;
     int n = 0;
     size_t w = strlen(what);
@@ -292,7 +292,7 @@ static void run_right(nnd_client *c, uint64_t h) {
 }
 
 static double cache_count(const char *field) {
-    cJSON *st = nnd_test_admin_status(&g_d);
+    cJSON *st = tst_admin_status(&g_d);
     const cJSON *v =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "cache"), field);
     double n = cJSON_IsNumber(v) ? v->valuedouble : -1;
@@ -395,7 +395,7 @@ static void test_fault_in_deserialize(void **state) {
     assert_int_equal(st, NND__ERROR_STATUS__GENERAL_FAILURE);
     if (!strstr(err, "cache rejected")) fail_msg("message: %s", err);
     size_t n = 0;
-    uint8_t *log = nnd_test_read_file(g_log, &n);
+    uint8_t *log = tst_read_file(g_log, &n);
     assert_non_null(log);
     assert_non_null(
         strstr((char *)log, "SIGSEGV in deserialize of RELU #1; the driver is disabled"));
@@ -423,18 +423,18 @@ static int setup(void **state) {
     char so[600];
     snprintf(so, sizeof so, "%s/memtest.so", g_dir);
     if (mkdir(g_dir, 0755) < 0 || mkdir(g_cache_dir, 0700) < 0 ||
-        nnd_test_copy_file(MEM_DRIVER_SO, so) < 0)
+        tst_copy_file(MEM_DRIVER_SO, so) < 0)
         return -1;
     setenv("NND_TEST_DRV_LOG", g_calls, 1); /* the daemon inherits it */
     /* No content cache: a cached compilation is loaded from its files. */
     const char *args[] = {"--drivers-dir", g_dir, "--cache-max-bytes", "0", NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .log_path = g_log};
-    return nnd_test_daemon_start_opts(&g_d, &o);
+    tst_daemon_opts o = {.extra_args = args, .log_path = g_log};
+    return tst_daemon_start_opts(&g_d, &o);
 }
 
 static int teardown(void **state) {
     (void)state;
-    int rc = nnd_test_daemon_stop(&g_d);
+    int rc = tst_daemon_stop(&g_d);
     char p[700];
     snprintf(p, sizeof p, "%s/memtest.so", g_dir);
     unlink(p);

@@ -33,16 +33,16 @@
 
 #include <cmocka.h>
 
-#include "drv_models.h"
-#include "harness.h"
-#include "subprocess.h"
+#include "tests/drv_models.h"
+#include "tests/harness.h"
+#include "tests/subprocess.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
 
 #define MS 1000000ull
 
-static nnd_test_daemon g_ex;   /* this build's drivers */
-static nnd_test_daemon g_test; /* the test drivers' directory */
+static tst_daemon g_ex;   /* this build's drivers */
+static tst_daemon g_test; /* the test drivers' directory */
 static char g_ex_log[300], g_test_log[300], g_test_dir[300];
 
 static uint64_t now_ns(void) {
@@ -56,7 +56,7 @@ static void sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-static nnd_client *connect_to(const nnd_test_daemon *d) {
+static nnd_client *connect_to(const tst_daemon *d) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "test-drivers", err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
@@ -64,8 +64,8 @@ static nnd_client *connect_to(const nnd_test_daemon *d) {
 }
 
 /* A device's counter from a fresh status; -1 when absent. */
-static double device_count(const nnd_test_daemon *d, const char *name, const char *field) {
-    cJSON *status = nnd_test_admin_status(d);
+static double device_count(const tst_daemon *d, const char *name, const char *field) {
+    cJSON *status = tst_admin_status(d);
     double v = -1;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
@@ -78,8 +78,8 @@ static double device_count(const nnd_test_daemon *d, const char *name, const cha
     return v;
 }
 
-static double sched_count(const nnd_test_daemon *d, const char *field) {
-    cJSON *status = nnd_test_admin_status(d);
+static double sched_count(const tst_daemon *d, const char *field) {
+    cJSON *status = tst_admin_status(d);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(status, "scheduler"), field);
     double n = cJSON_IsNumber(v) ? v->valuedouble : -1;
@@ -89,7 +89,7 @@ static double sched_count(const nnd_test_daemon *d, const char *field) {
 
 static bool file_has(const char *path, const char *needle) {
     size_t len = 0;
-    uint8_t *text = nnd_test_read_file(path, &len);
+    uint8_t *text = tst_read_file(path, &len);
     if (!text) return false;
     char *s = realloc(text, len + 1);
     if (!s) return free(text), false;
@@ -306,7 +306,7 @@ static void test_example_cache_and_memory(void **state) {
     unlink(mp), unlink(dp), rmdir(dir);
 
     /* The input in a buffer of the example's memory. */
-    cJSON *status = nnd_test_admin_status(&g_ex);
+    cJSON *status = tst_admin_status(&g_ex);
     bool device_memory = false;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
@@ -400,10 +400,10 @@ static void chain_pool(pool *p, uint32_t len, float a0, float b) {
         pool_in(p, 0)[i] = i ? (float)(i % 100) : a0, pool_in(p, 1)[i] = b;
 }
 
-static void wait_running(const nnd_test_daemon *d) {
+static void wait_running(const tst_daemon *d) {
     cJSON *status;
     for (int i = 0; i < 2000; i++) {
-        status = nnd_test_admin_status(d);
+        status = tst_admin_status(d);
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(status, "scheduler"), "running");
         bool running = cJSON_IsNumber(r) && r->valuedouble >= 1;
@@ -470,7 +470,7 @@ static void test_refused_drivers(void **state) {
         if (!file_has(g_test_log, line)) fail_msg("no log line \"%s\"", line);
     }
     assert_true(file_has(g_test_log, "crash.so refused: crashed while loading (SIGSEGV"));
-    cJSON *status = nnd_test_admin_status(&g_test);
+    cJSON *status = tst_admin_status(&g_test);
     assert_int_equal(
         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "drivers_refused")), 3);
     cJSON_Delete(status);
@@ -591,7 +591,7 @@ static void test_devices_independent(void **state) {
     wait_device("nnd-test", "queue_depth", 1);
     static char out[1 << 16];
     const char *metrics[] = {"--state-dir", g_test.state_dir, "metrics", NULL};
-    assert_int_equal(nnd_test_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
+    assert_int_equal(tst_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
     assert_non_null(strstr(out, "\nnnd_device_queue_depth{device=\"nnd-test\"} 1\n"));
     assert_non_null(strstr(out, "\nnnd_device_running{device=\"nnd-test\"} 1\n"));
     assert_non_null(strstr(out, "\nnnd_device_queue_depth{device=\"nnd-cpu\"} 0\n"));
@@ -726,7 +726,7 @@ static void test_faulting_driver(void **state) {
 static int copy_as(const char *from, const char *name, mode_t mode, uid_t owner) {
     char to[600];
     snprintf(to, sizeof to, "%s/%s", g_test_dir, name);
-    if (nnd_test_copy_file(from, to) < 0 || chmod(to, mode) < 0) return -1;
+    if (tst_copy_file(from, to) < 0 || chmod(to, mode) < 0) return -1;
     return owner ? chown(to, owner, owner) : 0;
 }
 
@@ -734,8 +734,8 @@ static int setup(void **state) {
     (void)state;
     snprintf(g_ex_log, sizeof g_ex_log, "/tmp/test-drivers-ex-%d.log", (int)getpid());
     const char *ex_args[] = {"--drivers-dir", NND_BUILD_DRIVERS_DIR, NULL};
-    nnd_test_daemon_opts o = {.extra_args = ex_args, .log_path = g_ex_log};
-    if (nnd_test_daemon_start_opts(&g_ex, &o) < 0) return -1;
+    tst_daemon_opts o = {.extra_args = ex_args, .log_path = g_ex_log};
+    if (tst_daemon_start_opts(&g_ex, &o) < 0) return -1;
     setenv("NND_SOCKET", g_ex.socket_path, 1); /* the NDK's one connection */
 
     snprintf(g_test_dir, sizeof g_test_dir, "/tmp/test-drivers-%d", (int)getpid());
@@ -748,13 +748,13 @@ static int setup(void **state) {
         return -1;
     snprintf(g_test_log, sizeof g_test_log, "/tmp/test-drivers-test-%d.log", (int)getpid());
     const char *test_args[] = {"--drivers-dir", g_test_dir, NULL};
-    nnd_test_daemon_opts ot = {.extra_args = test_args, .log_path = g_test_log};
-    return nnd_test_daemon_start_opts(&g_test, &ot);
+    tst_daemon_opts ot = {.extra_args = test_args, .log_path = g_test_log};
+    return tst_daemon_start_opts(&g_test, &ot);
 }
 
 static int teardown(void **state) {
     (void)state;
-    int a = nnd_test_daemon_stop(&g_ex), b = nnd_test_daemon_stop(&g_test);
+    int a = tst_daemon_stop(&g_ex), b = tst_daemon_stop(&g_test);
     const char *names[] = {"good.so", "writable.so", "crash.so", "foreign.so"};
     for (int i = 0; i < 4; i++) {
         char p[600];

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fibonacci.h"
-#include "harness.h"
+#include "extensions/fibonacci/fibonacci.h"
+#include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
 
@@ -36,7 +36,7 @@
 #define LT_CONST  NND__OPERAND_LIFE_TIME__CONSTANT_COPY
 
 static char ext_dir[256], allow_a[PATH_MAX], allow_b[PATH_MAX], log_a[PATH_MAX];
-static nnd_test_daemon da, db;
+static tst_daemon da, db;
 
 /* ---- a one-operation model builder ----------------------------------------------------- */
 
@@ -143,7 +143,7 @@ static void fib_model(mb *m, bool int64_n, bool quant_out, uint32_t prefix) {
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
-static nnd_client *connect_to(const nnd_test_daemon *d) {
+static nnd_client *connect_to(const tst_daemon *d) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "test_extensions", err, sizeof err);
     if (!c) print_message("connect: %s\n", err);
@@ -265,7 +265,7 @@ static void write_file(const char *path, const char *text) {
 }
 
 static void copy_file(const char *from, const char *to) {
-    assert_int_equal(nnd_test_copy_file(from, to), 0);
+    assert_int_equal(tst_copy_file(from, to), 0);
 }
 
 static int setup(void **state) {
@@ -299,12 +299,12 @@ static int setup(void **state) {
     int saved = dup(2), logfd = open(log_a, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (saved < 0 || logfd < 0) return -1;
     dup2(logfd, 2);
-    int rc = nnd_test_daemon_start(&da, args_a);
+    int rc = tst_daemon_start(&da, args_a);
     dup2(saved, 2);
     close(saved);
     close(logfd);
     if (rc < 0) return -1;
-    return nnd_test_daemon_start(&db, args_b);
+    return tst_daemon_start(&db, args_b);
 }
 
 static void rm(const char *fmt, const char *dir) {
@@ -316,8 +316,8 @@ static void rm(const char *fmt, const char *dir) {
 static int teardown(void **state) {
     (void)state;
     /* Still running only when a test failed before the last. */
-    if (da.pid > 0) nnd_test_daemon_stop(&da);
-    if (db.pid > 0) nnd_test_daemon_stop(&db);
+    if (da.pid > 0) tst_daemon_stop(&da);
+    if (db.pid > 0) tst_daemon_stop(&db);
     rm("%s/libnnd_fibonacci.so", ext_dir);
     rm("%s/libnnd_test_ext.so", ext_dir);
     rm("%s/libnnd_test_badabi.so", ext_dir);
@@ -507,7 +507,7 @@ static void test_oem_claimed(void **state) {
 }
 
 /* Sends an admin command with nndctl and returns its stdout (malloc'd). */
-static char *nndctl(const nnd_test_daemon *d, const char *command) {
+static char *nndctl(const tst_daemon *d, const char *command) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s --socket %s --state-dir %s %s", NNDCTL_PATH, d->socket_path,
              d->state_dir, command);
@@ -648,8 +648,8 @@ static void test_ndk_fibonacci(void **state) {
  * A test, because cmocka does not fail the run when a group teardown fails. */
 static void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&da), 0);
-    assert_int_equal(nnd_test_daemon_stop(&db), 0);
+    assert_int_equal(tst_daemon_stop(&da), 0);
+    assert_int_equal(tst_daemon_stop(&db), 0);
 }
 
 int main(void) {

@@ -26,21 +26,21 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
-#include "ops/float16.h"
+#include "engine/internal.h"
+#include "engine/ops/float16.h"
 
 #define MAX_OPERANDS 24
 #define CASES        4000 /* a quarter of each type */
 #define MAX_OPS      6
 
 typedef struct builder {
-    nnd_operand_desc operands[MAX_OPERANDS];
+    eng_operand_desc operands[MAX_OPERANDS];
     uint32_t n_operands;
     uint8_t values[1 << 16];
     size_t n_values;
     uint32_t op_in[MAX_OPERANDS], n_op_in, out;
     /* Operations of a chain (finish_op()); the one being built is code, op_in and out. */
-    nnd_operation_desc ops[MAX_OPS];
+    eng_operation_desc ops[MAX_OPS];
     uint32_t ops_in[MAX_OPS][MAX_OPERANDS], ops_out[MAX_OPS], n_ops;
     uint32_t inputs[2], n_inputs;
     float channel_scales[32]; /* of the filter, when per_channel */
@@ -56,7 +56,7 @@ static float frnd(float lo, float hi) {
     return lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
 }
 
-static size_t elems(const nnd_operand_desc *o) {
+static size_t elems(const eng_operand_desc *o) {
     size_t n = 1;
     for (uint32_t i = 0; i < o->rank; i++)
         n *= o->dims[i];
@@ -65,8 +65,8 @@ static size_t elems(const nnd_operand_desc *o) {
 
 static uint32_t operand(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                         int32_t zp, uint32_t lifetime) {
-    nnd_operand_desc *o = &b->operands[b->n_operands];
-    *o = (nnd_operand_desc){
+    eng_operand_desc *o = &b->operands[b->n_operands];
+    *o = (eng_operand_desc){
         .type = type, .rank = rank, .scale = scale, .zero_point = zp, .lifetime = lifetime};
     if (rank) memcpy(o->dims, dims, sizeof(uint32_t) * rank);
     return b->n_operands++;
@@ -79,7 +79,7 @@ static void fill(void *p, int32_t type, size_t n) {
         if (type == NND_TENSOR_FLOAT32)
             ((float *)p)[i] = frnd(-2.f, 2.f);
         else if (type == NND_TENSOR_FLOAT16)
-            ((nnd_half *)p)[i] = (nnd_half)frnd(-2.f, 2.f);
+            ((eng_half *)p)[i] = (eng_half)frnd(-2.f, 2.f);
         else if (type == NND_TENSOR_INT32)
             ((int32_t *)p)[i] = (int32_t)rnd(0, 4000) - 2000;
         else
@@ -90,8 +90,8 @@ static void fill(void *p, int32_t type, size_t n) {
 static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                          int32_t zp) {
     uint32_t i = operand(b, type, rank, dims, scale, zp, NND_CONSTANT_COPY);
-    nnd_operand_desc *o = &b->operands[i];
-    size_t bytes = elems(o) * nnd_type_size(type);
+    eng_operand_desc *o = &b->operands[i];
+    size_t bytes = elems(o) * schema_type_size(type);
     b->n_values = (b->n_values + 7) & ~(size_t)7;
     assert_true(b->n_values + bytes <= sizeof b->values);
     o->offset = b->n_values;
@@ -104,7 +104,7 @@ static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t
 /* A constant scalar of the given type. */
 static uint32_t scalar(builder *b, int32_t type, const void *v) {
     uint32_t i = operand(b, type, 0, NULL, 0, 0, NND_CONSTANT_COPY);
-    size_t size = nnd_type_size(type);
+    size_t size = schema_type_size(type);
     b->n_values = (b->n_values + 7) & ~(size_t)7;
     b->operands[i].offset = b->n_values;
     b->operands[i].length = size;
@@ -117,7 +117,7 @@ static uint32_t scalar_i32(builder *b, int32_t v) {
 }
 /* A float scalar of the kind a tensor of type t takes (FLOAT16 for TENSOR_FLOAT16). */
 static uint32_t scalar_float(builder *b, int32_t t, float v) {
-    nnd_half h = (nnd_half)v;
+    eng_half h = (eng_half)v;
     return t == NND_TENSOR_FLOAT16 ? scalar(b, NND_FLOAT16, &h) : scalar(b, NND_FLOAT32, &v);
 }
 
@@ -138,7 +138,7 @@ static void finish_op(builder *b) {
     uint32_t k = b->n_ops++;
     memcpy(b->ops_in[k], b->op_in, sizeof(uint32_t) * b->n_op_in);
     b->ops_out[k] = b->out;
-    b->ops[k] = (nnd_operation_desc){b->code, b->n_op_in, b->ops_in[k], 1, &b->ops_out[k]};
+    b->ops[k] = (eng_operation_desc){b->code, b->n_op_in, b->ops_in[k], 1, &b->ops_out[k]};
     b->operands[b->out].lifetime = NND_TEMPORARY;
     b->n_op_in = 0;
 }
@@ -177,7 +177,7 @@ static uint32_t filter(builder *b, int32_t t, const uint32_t *dims, uint32_t cha
     for (uint32_t i = 0; i < n; i++)
         b->channel_scales[i] = qscale();
     b->operands[f].channel_quant =
-        (nnd_channel_quant){.scales = b->channel_scales, .n_scales = n, .channel_dim = channel_dim};
+        (eng_channel_quant){.scales = b->channel_scales, .n_scales = n, .channel_dim = channel_dim};
     return f;
 }
 
@@ -356,16 +356,16 @@ static void *fenced_alloc(fenced *f, size_t bytes) {
     return f->map + body - bytes;
 }
 
-static nnd_prepared *prepare(builder *b, bool reference) {
+static eng_prepared *prepare(builder *b, bool reference) {
     if (reference)
         setenv("NND_REFERENCE_KERNELS", "1", 1);
     else
         unsetenv("NND_REFERENCE_KERNELS");
-    nnd_operation_desc ops[MAX_OPS + 1];
-    memcpy(ops, b->ops, sizeof(nnd_operation_desc) * b->n_ops);
-    ops[b->n_ops] = (nnd_operation_desc){b->code, b->n_op_in, b->op_in, 1, &b->out};
+    eng_operation_desc ops[MAX_OPS + 1];
+    memcpy(ops, b->ops, sizeof(eng_operation_desc) * b->n_ops);
+    ops[b->n_ops] = (eng_operation_desc){b->code, b->n_op_in, b->op_in, 1, &b->out};
     uint32_t outputs[1] = {b->out};
-    nnd_model_desc d = {.n_operands = b->n_operands,
+    eng_model_desc d = {.n_operands = b->n_operands,
                         .operands = b->operands,
                         .n_operations = b->n_ops + 1,
                         .operations = ops,
@@ -376,41 +376,41 @@ static nnd_prepared *prepare(builder *b, bool reference) {
                         .operand_values = b->values,
                         .operand_values_len = b->n_values};
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    if (nnd_prepare(&d, &p, err, sizeof err))
-        fail_msg("%s: prepare: %s", nnd_operation_name(b->code), err);
+    eng_prepared *p = NULL;
+    if (eng_prepare(&d, &p, err, sizeof err))
+        fail_msg("%s: prepare: %s", schema_operation_name(b->code), err);
     return p;
 }
 
 /* One execution on e; false on failure (no cmocka calls: also used from threads). */
-static bool execute(nnd_exec *e, const builder *b, void *output, size_t out_bytes) {
-    nnd_io in[2] = {{0}}, out = {.data = output, .length = out_bytes};
+static bool execute(eng_exec *e, const builder *b, void *output, size_t out_bytes) {
+    eng_io in[2] = {{0}}, out = {.data = output, .length = out_bytes};
     for (uint32_t i = 0; i < b->n_inputs; i++) {
-        const nnd_operand_desc *o = &b->operands[b->inputs[i]];
+        const eng_operand_desc *o = &b->operands[b->inputs[i]];
         in[i].data = b->input_data[i];
-        in[i].length = elems(o) * nnd_type_size(o->type);
+        in[i].length = elems(o) * schema_type_size(o->type);
     }
     char err[NND_ERR_LEN] = "";
-    return nnd_exec_run(e, in, &out, NULL, NULL, err, sizeof err) == NND_OK;
+    return eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) == NND_OK;
 }
 
 /* Runs the model once; returns whether its one step took the fast path. */
 static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
-    nnd_prepared *p = prepare(b, reference);
+    eng_prepared *p = prepare(b, reference);
     bool fast = p->steps[0].backend != NULL;
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
     if (!execute(e, b, output, out_bytes))
-        fail_msg("%s: execute failed", nnd_operation_name(b->code));
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+        fail_msg("%s: execute failed", schema_operation_name(b->code));
+    eng_exec_free(e);
+    eng_prepared_free(p);
     return fast;
 }
 
 static double value(int32_t type, const void *v, size_t k) {
     switch (type) {
     case NND_TENSOR_FLOAT32: return ((const float *)v)[k];
-    case NND_TENSOR_FLOAT16: return (double)((const nnd_half *)v)[k];
+    case NND_TENSOR_FLOAT16: return (double)((const eng_half *)v)[k];
     case NND_TENSOR_QUANT8_ASYMM_SIGNED: return ((const int8_t *)v)[k];
     default: return ((const uint8_t *)v)[k];
     }
@@ -462,7 +462,7 @@ static void q8_diffs_check(const q8_diffs *d) {
         for (int32_t code = 0; code < NND_OP_COUNT; code++) {
             if (!d->compared[s][code]) continue;
             print_message("%s %s: max %d step, %zu of %zu elements differ\n", s ? "int8" : "uint8",
-                          nnd_operation_name(code), d->max[s][code], d->differ[s][code],
+                          schema_operation_name(code), d->max[s][code], d->differ[s][code],
                           d->compared[s][code]);
             assert_true(d->max[s][code] <= (claimed_exact(code) ? 0 : 1));
         }
@@ -478,16 +478,16 @@ static void fast_paths_agree_with_reference(void **state) {
         builder *b = malloc(sizeof *b);
         assert_non_null(b);
         random_model(b, i / (int)N_TYPES, case_types[i % N_TYPES]);
-        const nnd_operand_desc *o = &b->operands[b->out];
-        size_t n = elems(o), esize = nnd_type_size(o->type);
+        const eng_operand_desc *o = &b->operands[b->out];
+        size_t n = elems(o), esize = schema_type_size(o->type);
         if (n == 0) { /* an empty window: the shapes say so, nothing to compare */
             free(b);
             continue;
         }
         fenced fin[2] = {{0}};
         for (uint32_t k = 0; k < b->n_inputs; k++) {
-            const nnd_operand_desc *x = &b->operands[b->inputs[k]];
-            b->input_data[k] = fenced_alloc(&fin[k], elems(x) * nnd_type_size(x->type));
+            const eng_operand_desc *x = &b->operands[b->inputs[k]];
+            b->input_data[k] = fenced_alloc(&fin[k], elems(x) * schema_type_size(x->type));
             fill(b->input_data[k], x->type, elems(x));
         }
         uint8_t *want = calloc(n, esize), *got = calloc(n, esize);
@@ -502,14 +502,14 @@ static void fast_paths_agree_with_reference(void **state) {
         for (size_t k = 0; k < n; k++)
             if (!agree(b->code, o->type, want, got, k))
                 fail_msg("case %d %s %s: element %zu: reference %g, fast %g", i,
-                         nnd_operation_name(b->code), nnd_type_name(o->type), k,
+                         schema_operation_name(b->code), schema_type_name(o->type), k,
                          value(o->type, want, k), value(o->type, got, k));
         for (uint32_t k = 0; k < b->n_inputs; k++)
             munmap(fin[k].map, fin[k].map_len);
         free(want), free(got), free(b);
     }
     for (size_t t = 0; t < N_TYPES; t++) {
-        print_message("%s: %d of %d cases took the fast path\n", nnd_type_name(case_types[t]),
+        print_message("%s: %d of %d cases took the fast path\n", schema_type_name(case_types[t]),
                       fast[t], tried[t]);
         assert_true(fast[t] * 10 >= tried[t] * 7);
     }
@@ -529,7 +529,7 @@ static void fast_paths_agree_with_reference(void **state) {
                                        NND_OP_TANH};
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         if (!fast_by_code[N_TYPES - 1][families[f]])
-            fail_msg("no signed 8-bit %s took the fast path", nnd_operation_name(families[f]));
+            fail_msg("no signed 8-bit %s took the fast path", schema_operation_name(families[f]));
     print_message("%d per-channel convolutions took the fast path\n", per_channel_fast);
     assert_true(per_channel_fast >= 10);
     q8_diffs_check(&diffs);
@@ -540,7 +540,7 @@ static void fast_paths_agree_with_reference(void **state) {
 #define SHARED_RUNS 500
 
 typedef struct shared_run {
-    nnd_prepared *p;
+    eng_prepared *p;
     const builder *b;
     const uint8_t *want;
     size_t bytes;
@@ -549,7 +549,7 @@ typedef struct shared_run {
 
 static void *shared_worker(void *arg) {
     shared_run *r = arg;
-    nnd_exec *e = nnd_exec_create(r->p);
+    eng_exec *e = eng_exec_create(r->p);
     uint8_t *got = malloc(r->bytes);
     for (int i = 0; e && got && i < SHARED_RUNS; i++) {
         memset(got, 0xff, r->bytes); /* a run that wrote elsewhere shows */
@@ -557,12 +557,12 @@ static void *shared_worker(void *arg) {
     }
     if (!e || !got) r->mismatches++;
     free(got);
-    nnd_exec_free(e);
+    eng_exec_free(e);
     return NULL;
 }
 
 /* A prepared model is shared: executions of it on two threads at once (each with its own
- * nnd_exec, as the daemon's scheduler runs them) give the single execution's result. */
+ * eng_exec, as the daemon's scheduler runs them) give the single execution's result. */
 static void concurrent_executions_agree(void **state) {
     (void)state;
     srand(5);
@@ -572,18 +572,18 @@ static void concurrent_executions_agree(void **state) {
         memset(b, 0, sizeof *b);
         conv_model(b, NND_TENSOR_FLOAT32, false);
     } while (elems(&b->operands[b->out]) < 64);
-    const nnd_operand_desc *x = &b->operands[b->inputs[0]], *o = &b->operands[b->out];
+    const eng_operand_desc *x = &b->operands[b->inputs[0]], *o = &b->operands[b->out];
     b->input_data[0] = malloc(elems(x) * sizeof(float));
     assert_non_null(b->input_data[0]);
     fill(b->input_data[0], x->type, elems(x));
     size_t bytes = elems(o) * sizeof(float);
     uint8_t *want = malloc(bytes);
     assert_non_null(want);
-    nnd_prepared *p = prepare(b, false);
+    eng_prepared *p = prepare(b, false);
     assert_non_null(p->steps[0].backend);
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     assert_true(e && execute(e, b, want, bytes));
-    nnd_exec_free(e);
+    eng_exec_free(e);
     shared_run runs[2] = {{p, b, want, bytes, 0}, {p, b, want, bytes, 0}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
@@ -591,7 +591,7 @@ static void concurrent_executions_agree(void **state) {
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     assert_int_equal(runs[0].mismatches + runs[1].mismatches, 0);
-    nnd_prepared_free(p);
+    eng_prepared_free(p);
     free(want), free(b->input_data[0]), free(b);
 }
 
@@ -641,12 +641,12 @@ static void fp16_region_stays_float_inside(void **state) {
     b->out = operand(b, t, 4, d_pool, 0, 0, NND_MODEL_OUTPUT);
     b->code = NND_OP_MAX_POOL_2D;
     size_t n_in = 9 * 9 * 3, n_out = 4 * 4 * 8;
-    b->input_data[0] = malloc(n_in * sizeof(nnd_half));
+    b->input_data[0] = malloc(n_in * sizeof(eng_half));
     assert_non_null(b->input_data[0]);
     fill(b->input_data[0], t, n_in);
-    nnd_half want[4 * 4 * 8], got[4 * 4 * 8];
+    eng_half want[4 * 4 * 8], got[4 * 4 * 8];
     run(b, true, want, sizeof want);
-    nnd_prepared *p = prepare(b, false);
+    eng_prepared *p = prepare(b, false);
     uint32_t fast_steps = 0;
     for (uint32_t k = 0; k < p->n_steps; k++)
         fast_steps += p->steps[k].backend != NULL;
@@ -656,13 +656,13 @@ static void fp16_region_stays_float_inside(void **state) {
     assert_int_equal(p->tensors[add_out].type, NND_TENSOR_FLOAT16);
     assert_int_equal(p->tensors[tanh_out].type, NND_TENSOR_FLOAT16);
     assert_int_equal(p->tensors[b->out].type, NND_TENSOR_FLOAT16);
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     assert_true(e && execute(e, b, got, sizeof got));
     for (size_t k = 0; k < n_out; k++)
         if (!agree(NND_OP_MAX_POOL_2D, t, want, got, k))
             fail_msg("element %zu: reference %g, fast %g", k, (double)want[k], (double)got[k]);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
     free(b->input_data[0]), free(b);
 }
 

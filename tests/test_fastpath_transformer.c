@@ -26,18 +26,18 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "engine/internal.h"
 
 #define MAX_OPERANDS 40
 #define MAX_OPS      12
 #define VALUES       (1u << 20)
 
 typedef struct model {
-    nnd_operand_desc o[MAX_OPERANDS];
+    eng_operand_desc o[MAX_OPERANDS];
     uint32_t n;
     uint8_t *values;
     size_t n_values;
-    nnd_operation_desc ops[MAX_OPS];
+    eng_operation_desc ops[MAX_OPS];
     uint32_t op_in[MAX_OPS][4], op_out[MAX_OPS], n_ops;
     uint32_t inputs[2], n_inputs, output;
     void *input_data[2];
@@ -50,7 +50,7 @@ static float frnd(float lo, float hi) {
     return lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
 }
 
-static size_t elems(const nnd_operand_desc *o) {
+static size_t elems(const eng_operand_desc *o) {
     size_t n = 1;
     for (uint32_t i = 0; i < o->rank; i++)
         n *= o->dims[i];
@@ -74,8 +74,8 @@ static void fill(void *p, int32_t type, size_t n, float range) {
 static uint32_t tensor(model *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                        int32_t zp, uint32_t lifetime) {
     assert_true(m->n < MAX_OPERANDS);
-    nnd_operand_desc *o = &m->o[m->n];
-    *o = (nnd_operand_desc){
+    eng_operand_desc *o = &m->o[m->n];
+    *o = (eng_operand_desc){
         .type = type, .rank = rank, .scale = scale, .zero_point = zp, .lifetime = lifetime};
     if (rank) memcpy(o->dims, dims, sizeof(uint32_t) * rank);
     return m->n++;
@@ -90,7 +90,7 @@ static uint32_t bytes_constant(model *m, int32_t type, uint32_t rank, const uint
     if (v)
         memcpy(m->values + m->n_values, v, bytes);
     else
-        fill(m->values + m->n_values, type, bytes / nnd_type_size(type), 1.f);
+        fill(m->values + m->n_values, type, bytes / schema_type_size(type), 1.f);
     m->n_values += bytes;
     return i;
 }
@@ -98,9 +98,9 @@ static uint32_t bytes_constant(model *m, int32_t type, uint32_t rank, const uint
 /* A constant tensor of random contents. */
 static uint32_t constant(model *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                          int32_t zp) {
-    nnd_operand_desc d = {.rank = rank};
+    eng_operand_desc d = {.rank = rank};
     memcpy(d.dims, dims, sizeof(uint32_t) * rank);
-    return bytes_constant(m, type, rank, dims, scale, zp, NULL, elems(&d) * nnd_type_size(type));
+    return bytes_constant(m, type, rank, dims, scale, zp, NULL, elems(&d) * schema_type_size(type));
 }
 
 static uint32_t scalar_i32(model *m, int32_t v) {
@@ -131,20 +131,20 @@ static uint32_t op(model *m, int32_t code, uint32_t n_in, const uint32_t *in, ui
     uint32_t k = m->n_ops++;
     memcpy(m->op_in[k], in, sizeof(uint32_t) * n_in);
     m->op_out[k] = out;
-    m->ops[k] = (nnd_operation_desc){code, n_in, m->op_in[k], 1, &m->op_out[k]};
+    m->ops[k] = (eng_operation_desc){code, n_in, m->op_in[k], 1, &m->op_out[k]};
     m->want_fast[k] = fast;
     m->o[out].lifetime = NND_TEMPORARY;
     m->output = out;
     return out;
 }
 
-static nnd_prepared *prepare(model *m, bool reference) {
+static eng_prepared *prepare(model *m, bool reference) {
     if (reference)
         setenv("NND_REFERENCE_KERNELS", "1", 1);
     else
         unsetenv("NND_REFERENCE_KERNELS");
     m->o[m->output].lifetime = NND_MODEL_OUTPUT;
-    nnd_model_desc d = {.n_operands = m->n,
+    eng_model_desc d = {.n_operands = m->n,
                         .operands = m->o,
                         .n_operations = m->n_ops,
                         .operations = m->ops,
@@ -155,34 +155,34 @@ static nnd_prepared *prepare(model *m, bool reference) {
                         .operand_values = m->values,
                         .operand_values_len = m->n_values};
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    if (nnd_prepare(&d, &p, err, sizeof err)) fail_msg("prepare: %s", err);
+    eng_prepared *p = NULL;
+    if (eng_prepare(&d, &p, err, sizeof err)) fail_msg("prepare: %s", err);
     return p;
 }
 
 /* Runs the model; checks which steps took the fast path when not `reference`. */
 static void run(model *m, bool reference, void *output, size_t out_bytes) {
-    nnd_prepared *p = prepare(m, reference);
+    eng_prepared *p = prepare(m, reference);
     assert_int_equal(p->n_steps, m->n_ops);
     for (uint32_t s = 0; s < p->n_steps; s++) {
         bool fast = p->steps[s].backend != NULL, want = !reference && m->want_fast[s];
         if (fast != want)
-            fail_msg("step %u (%s): %s the fast path", s, nnd_operation_name(m->ops[s].type),
+            fail_msg("step %u (%s): %s the fast path", s, schema_operation_name(m->ops[s].type),
                      fast ? "took" : "did not take");
     }
-    nnd_io in[2] = {{0}}, out = {.data = output, .length = out_bytes};
+    eng_io in[2] = {{0}}, out = {.data = output, .length = out_bytes};
     for (uint32_t i = 0; i < m->n_inputs; i++) {
-        const nnd_operand_desc *o = &m->o[m->inputs[i]];
+        const eng_operand_desc *o = &m->o[m->inputs[i]];
         in[i].data = m->input_data[i];
-        in[i].length = elems(o) * nnd_type_size(o->type);
+        in[i].length = elems(o) * schema_type_size(o->type);
     }
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
     char err[NND_ERR_LEN] = "";
-    if (nnd_exec_run(e, in, &out, NULL, NULL, err, sizeof err) != NND_OK)
+    if (eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) != NND_OK)
         fail_msg("execute: %s", err);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 static double value(int32_t type, const void *v, size_t k) {
@@ -195,11 +195,11 @@ static double value(int32_t type, const void *v, size_t k) {
 
 /* Fills the inputs (floats in [-range, range]), runs both ways, compares every element. */
 static void check(model *m, const char *what, float range) {
-    const nnd_operand_desc *o = &m->o[m->output];
-    size_t n = elems(o), esize = nnd_type_size(o->type);
+    const eng_operand_desc *o = &m->o[m->output];
+    size_t n = elems(o), esize = schema_type_size(o->type);
     for (uint32_t i = 0; i < m->n_inputs; i++) {
-        const nnd_operand_desc *x = &m->o[m->inputs[i]];
-        m->input_data[i] = malloc(elems(x) * nnd_type_size(x->type));
+        const eng_operand_desc *x = &m->o[m->inputs[i]];
+        m->input_data[i] = malloc(elems(x) * schema_type_size(x->type));
         assert_non_null(m->input_data[i]);
         fill(m->input_data[i], x->type, elems(x), range);
     }
@@ -277,7 +277,7 @@ static void batch_matmul_agrees(void **state) {
                 mm_model(m, &mm_shapes[i], types[t], ax, ay, y_const, 0, true);
                 char what[128];
                 snprintf(what, sizeof what, "BATCH_MATMUL %s shape %zu adj_x %d adj_y %d %s",
-                         nnd_type_name(types[t]), i, ax, ay, y_const ? "constant" : "input");
+                         schema_type_name(types[t]), i, ax, ay, y_const ? "constant" : "input");
                 check(m, what, 2.f);
                 free_model(m);
             }
@@ -333,8 +333,8 @@ static void sub_agrees(void **state) {
                 op(m, NND_OP_SUB, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
                 m->exact = !q;
                 char what[96];
-                snprintf(what, sizeof what, "SUB %s shapes %zu activation %d", nnd_type_name(ty), i,
-                         act);
+                snprintf(what, sizeof what, "SUB %s shapes %zu activation %d", schema_type_name(ty),
+                         i, act);
                 check(m, what, 2.f);
                 free_model(m);
             }
@@ -440,7 +440,7 @@ static void feed_forward_block_agrees(void **state) {
 #define SHARED_RUNS 100
 
 typedef struct shared_run {
-    nnd_prepared *p;
+    eng_prepared *p;
     const model *m;
     const uint8_t *want;
     size_t bytes;
@@ -449,21 +449,21 @@ typedef struct shared_run {
 
 static void *shared_worker(void *arg) {
     shared_run *r = arg;
-    nnd_exec *e = nnd_exec_create(r->p);
+    eng_exec *e = eng_exec_create(r->p);
     uint8_t *got = malloc(r->bytes);
-    const nnd_operand_desc *x = &r->m->o[r->m->inputs[0]];
-    nnd_io in = {.data = r->m->input_data[0], .length = elems(x) * sizeof(float)};
+    const eng_operand_desc *x = &r->m->o[r->m->inputs[0]];
+    eng_io in = {.data = r->m->input_data[0], .length = elems(x) * sizeof(float)};
     for (int i = 0; e && got && i < SHARED_RUNS; i++) {
-        nnd_io out = {.data = got, .length = r->bytes};
+        eng_io out = {.data = got, .length = r->bytes};
         char err[NND_ERR_LEN];
         memset(got, 0xff, r->bytes);
-        if (nnd_exec_run(e, &in, &out, NULL, NULL, err, sizeof err) != NND_OK ||
+        if (eng_exec_run(e, &in, &out, NULL, NULL, err, sizeof err) != NND_OK ||
             memcmp(got, r->want, r->bytes))
             r->mismatches++;
     }
     if (!e || !got) r->mismatches++;
     free(got);
-    nnd_exec_free(e);
+    eng_exec_free(e);
     return NULL;
 }
 
@@ -474,14 +474,14 @@ static void concurrent_batch_matmuls_agree(void **state) {
     srand(19);
     model *m = new_model();
     mm_model(m, &mm_shapes[3], NND_TENSOR_FLOAT32, false, false, true, 0, true);
-    const nnd_operand_desc *x = &m->o[m->inputs[0]], *o = &m->o[m->output];
+    const eng_operand_desc *x = &m->o[m->inputs[0]], *o = &m->o[m->output];
     size_t bytes = elems(o) * sizeof(float);
     m->input_data[0] = malloc(elems(x) * sizeof(float));
     uint8_t *want = malloc(bytes);
     assert_true(m->input_data[0] && want);
     fill(m->input_data[0], NND_TENSOR_FLOAT32, elems(x), 2.f);
     run(m, false, want, bytes);
-    nnd_prepared *p = prepare(m, false);
+    eng_prepared *p = prepare(m, false);
     shared_run runs[2] = {{p, m, want, bytes, 0}, {p, m, want, bytes, 0}};
     pthread_t t[2];
     for (int i = 0; i < 2; i++)
@@ -489,7 +489,7 @@ static void concurrent_batch_matmuls_agree(void **state) {
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     assert_int_equal(runs[0].mismatches + runs[1].mismatches, 0);
-    nnd_prepared_free(p);
+    eng_prepared_free(p);
     free(want), free(m->input_data[0]);
     free_model(m);
 }

@@ -35,20 +35,20 @@
 
 #include <cmocka.h>
 
-#include "cache_model.h"
-#include "frame.h"
-#include "harness.h"
+#include "tests/cache_model.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "observe.h"
-#include "qos_models.h"
-#include "wire.h"
+#include "tests/observe.h"
+#include "tests/qos_models.h"
+#include "tests/wire.h"
 
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-static nnd_client *connect_to(const nnd_test_daemon *d, const char *name) {
+static nnd_client *connect_to(const tst_daemon *d, const char *name) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, name, err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
@@ -56,7 +56,7 @@ static nnd_client *connect_to(const nnd_test_daemon *d, const char *name) {
 }
 
 /* Polls a status number until it equals want (10 s at most); returns the last value. */
-static double wait_status(const nnd_test_daemon *d, const char *path, double want) {
+static double wait_status(const tst_daemon *d, const char *path, double want) {
     double v = NAN;
     for (int i = 0; i < 1000; i++) {
         v = obs_status_num(d->state_dir, path);
@@ -69,7 +69,7 @@ static double wait_status(const nnd_test_daemon *d, const char *path, double wan
 /* ---- a bystander: another client executing all along, checking every result ---------- */
 
 typedef struct bystander {
-    const nnd_test_daemon *d;
+    const tst_daemon *d;
     atomic_bool stop;
     atomic_long ok, refused, bad; /* refused: RESOURCE_EXHAUSTED_TRANSIENT, try again */
     char why[320];
@@ -121,7 +121,7 @@ static void *bystander_main(void *arg) {
     return NULL;
 }
 
-static void bystander_start(bystander *b, const nnd_test_daemon *d) {
+static void bystander_start(bystander *b, const tst_daemon *d) {
     memset(b, 0, sizeof *b);
     b->d = d;
     assert_int_equal(pthread_create(&b->t, NULL, bystander_main, b), 0);
@@ -155,7 +155,7 @@ typedef struct figures {
  * leaks are judged on allocated bytes. */
 #define HELD_SLACK_BYTES (256.0 * 1024)
 
-static figures settle(const nnd_test_daemon *d, const figures *base) {
+static figures settle(const tst_daemon *d, const figures *base) {
     assert_int_equal(wait_status(d, "connections", 0), 0);
     assert_int_equal(wait_status(d, "prepared_models", 0), 0);
     assert_int_equal(wait_status(d, "buffers", 0), 0);
@@ -220,8 +220,8 @@ static int wait_in_file(const char *path, const char *needle, int want) {
 /* ---- client SIGKILL with work in flight ------------------------------------------------- */
 
 /* Executions submitted to the scheduler and not finished in any way. */
-static double in_flight(const nnd_test_daemon *d) {
-    cJSON *st = nnd_test_admin(d->state_dir, "status");
+static double in_flight(const tst_daemon *d) {
+    cJSON *st = tst_admin(d->state_dir, "status");
     double n = obs_num(st, "scheduler.submitted") - obs_num(st, "scheduler.completed") -
                obs_num(st, "scheduler.failed") - obs_num(st, "scheduler.cancelled");
     cJSON_Delete(st);
@@ -235,7 +235,7 @@ enum { BIG_LEN = 4 << 20 };                              /* a 16 MiB driver buff
  * fenced execution waiting for a fence nobody signals, and a 16 MiB driver buffer it filled.
  * Says 'R' on ready_fd, then waits to be killed. With ready_fd < 0 it runs one execution
  * and returns (the warm-up that sets the baseline). */
-static int victim(const nnd_test_daemon *d, int ready_fd) {
+static int victim(const tst_daemon *d, int ready_fd) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "faults-victim", err, sizeof err);
     if (!c) return 1;
@@ -289,9 +289,9 @@ static int victim(const nnd_test_daemon *d, int ready_fd) {
 
 static void test_client_killed(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *args[] = {"--app-queue", "256", NULL};
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     assert_int_equal(victim(&d, -1), 0); /* the same work once, finished: the baseline */
     figures before = settle(&d, NULL);
     double cancelled0 = obs_status_num(d.state_dir, "scheduler.cancelled");
@@ -318,7 +318,7 @@ static void test_client_killed(void **state) {
     cJSON *st = NULL;
     for (int i = 0; i < 500; i++) { /* the victim's work is in: one running, the rest queued */
         cJSON_Delete(st);
-        st = nnd_test_admin(d.state_dir, "status");
+        st = tst_admin(d.state_dir, "status");
         if (obs_num(st, "scheduler.queued.low") >= QUEUED - 1) break;
         sleep_ms(10);
     }
@@ -362,7 +362,7 @@ static void test_client_killed(void **state) {
     assert_int_equal(after.memfd_maps, before.memfd_maps);
     /* The victim cost over 16 MiB (its buffer, temporaries, 42 jobs); all of it is freed. */
     assert_true(!OBS_RSS_MEANINGFUL || after.allocated <= before.allocated + HELD_SLACK_BYTES);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- a client that never reads its replies --------------------------------------------- */
@@ -371,12 +371,12 @@ static void test_slow_client_dropped(void **state) {
     (void)state;
     char log[512];
     path_in_work(log, sizeof log, "slow-client.log");
-    nnd_test_daemon_opts o = {.log_path = log};
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    tst_daemon_opts o = {.log_path = log};
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start_opts(&d, &o), 0);
     obs_events *ev_dropped = obs_events_start(&d, "dropped");
     assert_non_null(ev_dropped);
-    int s = nnd_test_connect_raw(&d);
+    int s = tst_connect_raw(&d);
     assert_true(s >= 0);
     assert_int_equal(wire_hello(s, 1), 0);
     wire_add_model m;
@@ -406,7 +406,7 @@ static void test_slow_client_dropped(void **state) {
     char err[256];
     for (time_t end = time(NULL) + 30; !dropped && time(NULL) < end;) {
         req.id = 3 + (uint64_t)sent;
-        int rc = nnd_frame_send(s, &req.base, &pool, 1, err, sizeof err);
+        int rc = proto_frame_send(s, &req.base, &pool, 1, err, sizeof err);
         if (rc == 0) {
             if (++sent % 256 == 0) {
                 long rss = obs_rss_kib(d.pid);
@@ -451,7 +451,7 @@ static void test_slow_client_dropped(void **state) {
     close(s);
     close(pool);
     obs_events_stop(ev_dropped);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- the state directory full or read-only ---------------------------------------------- */
@@ -473,7 +473,7 @@ static bool cached_run(nnd_client *c, const cache_model *m, const char *dir, uin
 }
 
 /* A model of n floats prepared with caching and run, then a plain one: the service works. */
-static void still_serving(const nnd_test_daemon *d, const char *dir, uint32_t n, float seed) {
+static void still_serving(const tst_daemon *d, const char *dir, uint32_t n, float seed) {
     nnd_client *c = connect_to(d, "faults-cache");
     cache_model m;
     assert_int_equal(cache_model_init(&m, n, seed), 0);
@@ -488,26 +488,26 @@ static void still_serving(const nnd_test_daemon *d, const char *dir, uint32_t n,
 }
 
 /* Starts d with its warnings in <work>/<name>.log; <work>/<name> is a cache directory. */
-static void start_warning(nnd_test_daemon *d, const char *name, nnd_test_daemon_opts *o,
-                          char log[512], char dir[512]) {
+static void start_warning(tst_daemon *d, const char *name, tst_daemon_opts *o, char log[512],
+                          char dir[512]) {
     static const char *const args[] = {"--log-level", "warn", NULL};
     snprintf(log, 512, "%s/%s.log", work, name);
     snprintf(dir, 512, "%s/%s", work, name);
     assert_int_equal(mkdir(dir, 0755), 0);
     o->log_path = log;
     if (!o->extra_args) o->extra_args = args;
-    assert_int_equal(nnd_test_daemon_start_opts(d, o), 0);
+    assert_int_equal(tst_daemon_start_opts(d, o), 0);
 }
 
 static void test_state_dir_full_at_start(void **state) {
     (void)state;
     char log[512], dir[512];
     /* 16 KiB per file: the index cannot even write its tables. The log stays far smaller. */
-    nnd_test_daemon_opts o = {.max_file_bytes = 16384};
-    nnd_test_daemon d;
+    tst_daemon_opts o = {.max_file_bytes = 16384};
+    tst_daemon d;
     start_warning(&d, "full-start", &o, log, dir);
     assert_int_equal(wait_in_file(log, "compilation caching is off", 1), 1);
-    cJSON *st = nnd_test_admin(d.state_dir, "status");
+    cJSON *st = tst_admin(d.state_dir, "status");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(st, "cache");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cache, "enabled")));
     const cJSON *why = cJSON_GetObjectItemCaseSensitive(cache, "disabled_reason");
@@ -521,14 +521,14 @@ static void test_state_dir_full_at_start(void **state) {
     assert_true(nm == 0 && nd == 0); /* no caching offered */
     nnd_client_close(c);
     still_serving(&d, dir, 4096, 1.0f);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 static void test_state_dir_fills_later(void **state) {
     (void)state;
     char log[512], dir[512];
-    nnd_test_daemon_opts o = {0};
-    nnd_test_daemon d;
+    tst_daemon_opts o = {0};
+    tst_daemon d;
     start_warning(&d, "full-later", &o, log, dir);
     obs_events *ev_off = obs_events_start(&d, "cache_disabled");
     assert_non_null(ev_off);
@@ -557,7 +557,7 @@ static void test_state_dir_fills_later(void **state) {
             cJSON_Delete(ev);
         }
     }
-    cJSON *st = nnd_test_admin(d.state_dir, "status");
+    cJSON *st = tst_admin(d.state_dir, "status");
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(st, "cache");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cache, "enabled")));
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cache, "disk")));
@@ -572,7 +572,7 @@ static void test_state_dir_fills_later(void **state) {
     still_serving(&d, dir, 4096, 9.0f);
     assert_null(obs_events_next(ev_off, 200)); /* said once */
     obs_events_stop(ev_off);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 static void test_state_dir_read_only(void **state) {
@@ -585,15 +585,15 @@ static void test_state_dir_read_only(void **state) {
     path_in_work(ro, sizeof ro, "read-only-state");
     assert_int_equal(mkdir(ro, 0755), 0); /* root's: uid 65534 may read it, not write it */
     const char *args[] = {"--state-dir", ro, NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .uid = 65534};
-    nnd_test_daemon d;
+    tst_daemon_opts o = {.extra_args = args, .uid = 65534};
+    tst_daemon d;
     start_warning(&d, "read-only", &o, log, dir);
     assert_int_equal(wait_in_file(log, "compilation caching is off", 1), 1);
     assert_int_equal(wait_in_file(log, "admin and event bus off", 1), 1);
     still_serving(&d, dir, 4096, 3.0f);
     still_serving(&d, dir, 4096, 4.0f);
     assert_int_equal(count_in_file(log, "compilation caching is off"), 1);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(void) {

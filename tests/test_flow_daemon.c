@@ -25,14 +25,14 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "flow_models.h"
-#include "harness.h"
+#include "tests/flow_models.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "wire.h"
+#include "tests/wire.h"
 
 #define MS 1000000ull
 
-static nnd_test_daemon one_worker, two_workers;
+static tst_daemon one_worker, two_workers;
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -40,7 +40,7 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static nnd_client *connect_to(const nnd_test_daemon *d) {
+static nnd_client *connect_to(const tst_daemon *d) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "test_flow_daemon", err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
@@ -128,8 +128,8 @@ static void *execute_thread(void *arg) {
     return NULL;
 }
 
-static double scheduler_count(const nnd_test_daemon *d, const char *name) {
-    cJSON *j = nnd_test_admin_status(d);
+static double scheduler_count(const tst_daemon *d, const char *name) {
+    cJSON *j = tst_admin_status(d);
     const cJSON *v =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "scheduler"), name);
     double x = cJSON_IsNumber(v) ? v->valuedouble : -1;
@@ -344,7 +344,7 @@ static void test_cache_with_subgraphs(void **state) {
     assert_memory_equal(cold, warm, sizeof cold);
     flip_ctx fc = {c, m, dir, token};
     size_t lens[2];
-    long flips = nnd_test_flip_each_byte(mpath, dpath, refused_after_flip, &fc, lens);
+    long flips = tst_flip_each_byte(mpath, dpath, refused_after_flip, &fc, lens);
     assert_true(flips > 0);
     assert_true(cached_run(c, m, dir, token, 1, &warm[0]));
     print_message("# a model with subgraphs: %ld single-byte flips (%zu model, %zu data bytes) "
@@ -357,14 +357,14 @@ static void test_cache_with_subgraphs(void **state) {
 static int group_setup(void **state) {
     (void)state;
     const char *const two[] = {"--workers", "2", NULL};
-    if (nnd_test_daemon_start(&one_worker, NULL) != 0) return -1;
-    return nnd_test_daemon_start(&two_workers, two) == 0 ? 0 : -1;
+    if (tst_daemon_start(&one_worker, NULL) != 0) return -1;
+    return tst_daemon_start(&two_workers, two) == 0 ? 0 : -1;
 }
 
 static int group_teardown(void **state) {
     (void)state;
-    int a = one_worker.pid > 0 ? nnd_test_daemon_stop(&one_worker) : 0;
-    int b = two_workers.pid > 0 ? nnd_test_daemon_stop(&two_workers) : 0;
+    int a = one_worker.pid > 0 ? tst_daemon_stop(&one_worker) : 0;
+    int b = two_workers.pid > 0 ? tst_daemon_stop(&two_workers) : 0;
     return a || b ? -1 : 0;
 }
 

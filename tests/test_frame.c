@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "arena.h"
-#include "frame.h"
-#include "wire.h"
+#include "proto/arena.h"
+#include "proto/frame.h"
+#include "tests/wire.h"
 
 typedef struct pair {
     int a, b;
@@ -65,11 +65,11 @@ static void test_round_trip_with_fds(void **state) {
     hello_request(&req, &h, 42, "round-trip");
     int fds[2] = {memfd, pfd[1]};
     char err[256];
-    assert_int_equal(nnd_frame_send(p->a, &req.base, fds, 2, err, sizeof err), 0);
+    assert_int_equal(proto_frame_send(p->a, &req.base, fds, 2, err, sizeof err), 0);
 
-    nnd_frame_in in;
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
-                     1);
+    proto_frame_in in;
+    assert_int_equal(
+        proto_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 1);
     const Nnd__Request *got = (const Nnd__Request *)in.msg;
     assert_int_equal(got->id, 42);
     assert_int_equal(got->call_case, NND__REQUEST__CALL_HELLO);
@@ -86,11 +86,11 @@ static void test_round_trip_with_fds(void **state) {
     assert_int_equal(read(pfd[0], &x, 1), 1);
     assert_int_equal(x, 'x');
     /* A taken fd is ours; the rest close with the frame. */
-    int kept = nnd_frame_take_fd(&in, 0);
+    int kept = proto_frame_take_fd(&in, 0);
     assert_true(kept >= 0);
-    assert_int_equal(nnd_frame_take_fd(&in, 0), -1);
-    assert_int_equal(nnd_frame_take_fd(&in, 7), -1);
-    nnd_frame_in_clear(&in);
+    assert_int_equal(proto_frame_take_fd(&in, 0), -1);
+    assert_int_equal(proto_frame_take_fd(&in, 7), -1);
+    proto_frame_in_clear(&in);
     close(kept);
     close(memfd);
     close(pfd[0]);
@@ -100,7 +100,7 @@ static void test_round_trip_with_fds(void **state) {
 
 /* A 1 MiB message spills, and arrives whole; through an arena too small for it (its
  * bytes then come from malloc) twice, so the reset in between must leave it usable. */
-static void spill_over_one_mib(pair *p, nnd_arena *arena) {
+static void spill_over_one_mib(pair *p, proto_arena *arena) {
     int before = wire_count_fds(0);
     size_t len = (1u << 20) + 12345;
     uint8_t *big = malloc(len);
@@ -117,27 +117,27 @@ static void spill_over_one_mib(pair *p, nnd_arena *arena) {
     req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
     req.prepare_model = &pm;
 
-    nnd_packed pk;
+    proto_packed pk;
     char err[256];
     int no_fds[1] = {-1};
-    assert_int_equal(nnd_frame_pack(&req.base, no_fds, 0, &pk, err, sizeof err), 0);
+    assert_int_equal(proto_frame_pack(&req.base, no_fds, 0, &pk, err, sizeof err), 0);
     assert_true(pk.spill_fd >= 0);
     assert_true(pk.len < 64);
-    assert_int_equal(nnd_frame_sendmsg(p->a, &pk, 0), 0);
-    nnd_packed_clear(&pk);
+    assert_int_equal(proto_frame_sendmsg(p->a, &pk, 0), 0);
+    proto_packed_clear(&pk);
 
-    nnd_frame_in in;
+    proto_frame_in in;
     assert_int_equal(
-        arena ? nnd_frame_recv_arena(p->b, &nnd__request__descriptor, p->buf, arena, &in, err,
-                                     sizeof err)
-              : nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
+        arena ? proto_frame_recv_arena(p->b, &nnd__request__descriptor, p->buf, arena, &in, err,
+                                       sizeof err)
+              : proto_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
         1);
     const Nnd__Request *got = (const Nnd__Request *)in.msg;
     assert_int_equal(got->id, 7);
     assert_int_equal(got->call_case, NND__REQUEST__CALL_PREPARE_MODEL);
     assert_int_equal(got->prepare_model->model->operand_values.len, len);
     assert_memory_equal(got->prepare_model->model->operand_values.data, big, len);
-    nnd_frame_in_clear(&in);
+    proto_frame_in_clear(&in);
     if (arena) assert_int_equal(arena->used, 0);
     free(big);
     assert_int_equal(wire_count_fds(0), before);
@@ -148,22 +148,22 @@ static void test_spill_over_one_mib(void **state) {
 }
 
 static void test_spill_into_arena(void **state) {
-    nnd_arena arena;
-    assert_int_equal(nnd_arena_init(&arena, 4096), 0);
+    proto_arena arena;
+    assert_int_equal(proto_arena_init(&arena, 4096), 0);
     spill_over_one_mib(*state, &arena);
     spill_over_one_mib(*state, &arena);
-    nnd_arena_free(&arena);
+    proto_arena_free(&arena);
 }
 
 static void send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t nfds) {
-    assert_int_equal(nnd_frame_send_bytes(sock, bytes, len, fds, nfds, 0), (ssize_t)len);
+    assert_int_equal(proto_frame_send_bytes(sock, bytes, len, fds, nfds, 0), (ssize_t)len);
 }
 
 static void expect_eproto(pair *p, const char *needle) {
-    nnd_frame_in in;
+    proto_frame_in in;
     char err[256] = "";
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
-                     -EPROTO);
+    assert_int_equal(
+        proto_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), -EPROTO);
     assert_null(in.msg);
     assert_int_equal(in.nfds, 0);
     if (!strstr(err, needle)) fail_msg("error \"%s\" does not mention \"%s\"", err, needle);
@@ -258,12 +258,12 @@ static void test_spill_size_mismatch_rejected(void **state) {
     fd = packed_hello_memfd(&len, true);
     send_raw(p->a, frame, spill_frame(frame, len), &fd, 1);
     close(fd);
-    nnd_frame_in in;
+    proto_frame_in in;
     char err[256];
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
-                     1);
+    assert_int_equal(
+        proto_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 1);
     assert_string_equal(((Nnd__Request *)in.msg)->hello->client_name, "spilled");
-    nnd_frame_in_clear(&in);
+    proto_frame_in_clear(&in);
 }
 
 static void test_spill_fd_missing_rejected(void **state) {
@@ -275,14 +275,14 @@ static void test_spill_fd_missing_rejected(void **state) {
 
 static void test_eof_and_eagain(void **state) {
     pair *p = *state;
-    nnd_frame_in in;
+    proto_frame_in in;
     char err[256];
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
-                     -EAGAIN);
+    assert_int_equal(
+        proto_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), -EAGAIN);
     close(p->a);
     p->a = -1;
-    assert_int_equal(nnd_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err),
-                     0);
+    assert_int_equal(
+        proto_frame_recv(p->b, &nnd__request__descriptor, p->buf, &in, err, sizeof err), 0);
 }
 
 int main(void) {

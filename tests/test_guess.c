@@ -27,11 +27,11 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "observe.h"
-#include "qos_models.h"
-#include "wire.h"
+#include "tests/observe.h"
+#include "tests/qos_models.h"
+#include "tests/wire.h"
 
 #define N_MODELS  4096
 #define N_BUFFERS 256
@@ -41,7 +41,7 @@
 #define SLOW_OPS  8000 /* over a second: in flight while the guesses go on */
 #define SLOW_LEN  262144
 
-static nnd_test_daemon dmn;
+static tst_daemon dmn;
 static nnd_client *a; /* the first client, whose objects are guessed at */
 static qos_chain chain, slow;
 static uint64_t models[N_MODELS], buffers[N_BUFFERS], tokens[N_BUFFERS];
@@ -57,7 +57,7 @@ static int group_setup(void **state) {
     if (fd < 0 || write(fd, text, sizeof text - 1) != (ssize_t)sizeof text - 1) return -1;
     close(fd);
     const char *args[] = {"--config", config, NULL};
-    int rc = nnd_test_daemon_start(&dmn, args);
+    int rc = tst_daemon_start(&dmn, args);
     unlink(config);
     if (rc < 0) return -1;
     char err[256];
@@ -72,7 +72,7 @@ static int group_teardown(void **state) {
     nnd_client_close(a);
     qos_chain_free(&chain);
     qos_chain_free(&slow);
-    return nnd_test_daemon_stop(&dmn) == 0 ? 0 : -1;
+    return tst_daemon_stop(&dmn) == 0 ? 0 : -1;
 }
 
 static int cmp_u64(const void *x, const void *y) {
@@ -253,7 +253,7 @@ static void take_answer(guesser *q, uint64_t id) {
 
 static void guesser_init(guesser *q) {
     memset(q, 0, sizeof *q);
-    q->sock = nnd_test_connect_raw(&dmn);
+    q->sock = tst_connect_raw(&dmn);
     assert_true(q->sock >= 0);
     assert_int_equal(wire_hello(q->sock, 1), 0);
     q->own_model = wire_prepare(q->sock, &chain.model, NULL, 0);

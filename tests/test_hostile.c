@@ -27,14 +27,14 @@
 
 #include <cmocka.h>
 
-#include "frame.h"
-#include "harness.h"
-#include "wire.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
+#include "tests/wire.h"
 
-static nnd_test_daemon *const daemon_under_test = &nnd_test_group_daemon;
+static tst_daemon *const daemon_under_test = &tst_group_daemon;
 
 static int connect_ok(void) {
-    int s = nnd_test_connect_raw(daemon_under_test);
+    int s = tst_connect_raw(daemon_under_test);
     assert_true(s >= 0);
     return s;
 }
@@ -81,7 +81,7 @@ static void expect_reply(int sock, uint64_t id, Nnd__ErrorStatus st, const char 
 }
 
 static void send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t nfds) {
-    assert_int_equal(nnd_frame_send_bytes(sock, bytes, len, fds, nfds, 0), (ssize_t)len);
+    assert_int_equal(proto_frame_send_bytes(sock, bytes, len, fds, nfds, 0), (ssize_t)len);
 }
 
 static void test_garbage_bytes(void **state) {
@@ -289,8 +289,8 @@ static void test_pool_past_end_of_memfd(void **state) {
 
 /* Prepares the constant-pool ADD on d, runs it, shrinks the weights, runs it again and
  * expects `after` (with the right sums when NONE). */
-static void truncate_weights_after_prepare(const nnd_test_daemon *d, Nnd__ErrorStatus after) {
-    int s = nnd_test_connect_raw(d);
+static void truncate_weights_after_prepare(const tst_daemon *d, Nnd__ErrorStatus after) {
+    int s = tst_connect_raw(d);
     assert_true(s >= 0);
     float b[2] = {10.0f, 20.0f};
     int cpool = wire_memfd(b, sizeof b, sizeof b);
@@ -329,12 +329,12 @@ static void test_constant_pool_truncated_after_prepare(void **state) {
     truncate_weights_after_prepare(daemon_under_test, NND__ERROR_STATUS__NONE);
     assert_still_serving();
     /* Without the content cache constants are used in place: a failure, not a crash. */
-    nnd_test_daemon in_place;
+    tst_daemon in_place;
     const char *args[] = {"--cache-max-bytes", "0", NULL};
-    assert_int_equal(nnd_test_daemon_start(&in_place, args), 0);
+    assert_int_equal(tst_daemon_start(&in_place, args), 0);
     truncate_weights_after_prepare(&in_place, NND__ERROR_STATUS__GENERAL_FAILURE);
     assert_int_equal(wire_hello_fresh(&in_place), 0);
-    assert_int_equal(nnd_test_daemon_stop(&in_place), 0);
+    assert_int_equal(tst_daemon_stop(&in_place), 0);
 }
 
 /* An Allocate with nothing in it. */
@@ -452,7 +452,7 @@ static void test_stale_socket_replaced(void **state) {
     assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     close(fd); /* leaves the socket file behind, as a crash would */
     pid_t pid = spawn_daemon(sock, state_dir);
-    nnd_test_daemon other = {.pid = pid};
+    tst_daemon other = {.pid = pid};
     snprintf(other.socket_path, sizeof other.socket_path, "%s", sock);
     int ok = -1;
     for (int i = 0; i < 1000 && ok != 0; i++) {
@@ -495,7 +495,7 @@ static void test_clean_shutdown(void **state) {
     char b;
     assert_int_equal(recv(s, &b, 1, 0), 0);
     close(s);
-    nnd_test_daemon_stop(daemon_under_test); /* removes the directory */
+    tst_daemon_stop(daemon_under_test); /* removes the directory */
 }
 
 int main(void) {
@@ -518,5 +518,5 @@ int main(void) {
         cmocka_unit_test(test_not_a_socket_is_left_alone),
         cmocka_unit_test(test_clean_shutdown),
     };
-    return cmocka_run_group_tests(tests, nnd_test_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, tst_group_setup, tst_group_teardown);
 }

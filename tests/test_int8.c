@@ -18,14 +18,14 @@
 
 #include <cmocka.h>
 
-#include "internal.h" /* nnd_shape_bytes */
+#include "engine/internal.h" /* schema_shape_bytes */
 
 #define MAX_OPERANDS 12
 #define S8           NND_TENSOR_QUANT8_ASYMM_SIGNED
 
 /* A model of one operation, built operand by operand. */
 typedef struct one_op {
-    nnd_operand_desc operands[MAX_OPERANDS];
+    eng_operand_desc operands[MAX_OPERANDS];
     uint32_t n_operands;
     uint8_t values[256];
     size_t n_values;
@@ -38,8 +38,8 @@ typedef struct one_op {
 static uint32_t add(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                     int32_t zero_point, uint32_t lifetime) {
     assert_true(m->n_operands < MAX_OPERANDS);
-    nnd_operand_desc *o = &m->operands[m->n_operands];
-    *o = (nnd_operand_desc){
+    eng_operand_desc *o = &m->operands[m->n_operands];
+    *o = (eng_operand_desc){
         .type = type, .rank = rank, .scale = scale, .zero_point = zero_point, .lifetime = lifetime};
     if (rank) memcpy(o->dims, dims, rank * sizeof *dims);
     return m->n_operands++;
@@ -82,9 +82,9 @@ static void out(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, fl
     m->op_out[m->n_op_out++] = add(m, type, rank, dims, scale, zero_point, NND_MODEL_OUTPUT);
 }
 
-static nnd_model_desc desc(one_op *m, nnd_operation_desc *op) {
-    *op = (nnd_operation_desc){m->code, m->n_op_in, m->op_in, m->n_op_out, m->op_out};
-    return (nnd_model_desc){.n_operands = m->n_operands,
+static eng_model_desc desc(one_op *m, eng_operation_desc *op) {
+    *op = (eng_operation_desc){m->code, m->n_op_in, m->op_in, m->n_op_out, m->op_out};
+    return (eng_model_desc){.n_operands = m->n_operands,
                             .operands = m->operands,
                             .n_operations = 1,
                             .operations = op,
@@ -98,32 +98,33 @@ static nnd_model_desc desc(one_op *m, nnd_operation_desc *op) {
 
 /* Runs the model and checks output 0 against want (n bytes). */
 static void expect_output(one_op *m, const void *want, size_t n) {
-    nnd_operation_desc op;
-    nnd_model_desc d = desc(m, &op);
+    eng_operation_desc op;
+    eng_model_desc d = desc(m, &op);
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    if (nnd_prepare(&d, &p, err, sizeof err)) fail_msg("%s: %s", nnd_operation_name(m->code), err);
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = NULL;
+    if (eng_prepare(&d, &p, err, sizeof err))
+        fail_msg("%s: %s", schema_operation_name(m->code), err);
+    eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
-    nnd_io io_in[4] = {{0}}, io_out[2] = {{0}};
+    eng_io io_in[4] = {{0}}, io_out[2] = {{0}};
     uint8_t got[2][64];
     for (uint32_t i = 0; i < m->n_inputs; i++) {
-        const nnd_operand_desc *o = &m->operands[m->inputs[i]];
-        io_in[i] = (nnd_io){.data = (void *)m->input_data[i],
-                            .length = nnd_shape_bytes(o->type, o->rank, o->dims)};
+        const eng_operand_desc *o = &m->operands[m->inputs[i]];
+        io_in[i] = (eng_io){.data = (void *)m->input_data[i],
+                            .length = schema_shape_bytes(o->type, o->rank, o->dims)};
     }
     for (uint32_t i = 0; i < m->n_op_out; i++)
-        io_out[i] = (nnd_io){.data = got[i], .length = sizeof got[i]};
-    if (nnd_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err))
-        fail_msg("%s: %s", nnd_operation_name(m->code), err);
+        io_out[i] = (eng_io){.data = got[i], .length = sizeof got[i]};
+    if (eng_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err))
+        fail_msg("%s: %s", schema_operation_name(m->code), err);
     if (memcmp(got[0], want, n)) {
         char line[256] = "";
         for (size_t i = 0; i < n; i++)
             snprintf(line + strlen(line), sizeof line - strlen(line), " %d", (int8_t)got[0][i]);
-        fail_msg("%s: output 0 is%s", nnd_operation_name(m->code), line);
+        fail_msg("%s: output 0 is%s", schema_operation_name(m->code), line);
     }
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 static void start(one_op *m, int32_t code) {
@@ -301,11 +302,11 @@ static void signature_model(one_op *m, int32_t code, int32_t type) {
 }
 
 static bool is_supported(one_op *m) {
-    nnd_operation_desc op;
-    nnd_model_desc d = desc(m, &op);
+    eng_operation_desc op;
+    eng_model_desc d = desc(m, &op);
     bool supported = false;
     char err[NND_ERR_LEN] = "";
-    return nnd_supported_operations(&d, &supported, err, sizeof err) == NND_OK && supported;
+    return eng_supported_operations(&d, &supported, err, sizeof err) == NND_OK && supported;
 }
 
 static void no_int8_where_the_hal_has_none(void **state) {
@@ -317,9 +318,9 @@ static void no_int8_where_the_hal_has_none(void **state) {
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         one_op m;
         signature_model(&m, codes[i], NND_TENSOR_FLOAT32);
-        if (!is_supported(&m)) fail_msg("%s: the FLOAT32 model", nnd_operation_name(codes[i]));
+        if (!is_supported(&m)) fail_msg("%s: the FLOAT32 model", schema_operation_name(codes[i]));
         signature_model(&m, codes[i], S8);
-        if (is_supported(&m)) fail_msg("%s: supported on int8", nnd_operation_name(codes[i]));
+        if (is_supported(&m)) fail_msg("%s: supported on int8", schema_operation_name(codes[i]));
     }
 }
 

@@ -37,12 +37,12 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "attack.h"
-#include "frame.h"
-#include "harness.h"
-#include "subprocess.h"
-#include "observe.h"
-#include "wire.h"
+#include "tests/attack.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
+#include "tests/subprocess.h"
+#include "tests/observe.h"
+#include "tests/wire.h"
 
 #define ATTACKER_UID 65534
 #define MAX_SAMPLES  (1u << 22)
@@ -62,7 +62,7 @@ static double now_s(void) {
 /* ---- the bystander ------------------------------------------------------------------------ */
 
 typedef struct bystander {
-    const nnd_test_daemon *d;
+    const tst_daemon *d;
     pthread_t thread;
     atomic_bool stop;
     float *lat_ms; /* per execution */
@@ -74,7 +74,7 @@ typedef struct bystander {
 
 static void *bystander_main(void *p) {
     bystander *b = p;
-    int s = nnd_test_connect_raw(b->d);
+    int s = tst_connect_raw(b->d);
     uint64_t model = 0;
     if (s < 0 || wire_hello(s, 1) < 0) goto broken;
     wire_add_model m;
@@ -167,8 +167,8 @@ static long fd_limit(pid_t pid) {
     return v;
 }
 
-static void measure(const nnd_test_daemon *d, figures *f) {
-    cJSON *st = nnd_test_admin_status(d);
+static void measure(const tst_daemon *d, figures *f) {
+    cJSON *st = tst_admin_status(d);
     f->rss_kib = obs_rss_kib(d->pid);
     f->fds = wire_count_fds(d->pid);
     f->memfd_maps = obs_memfd_maps(d->pid);
@@ -192,8 +192,8 @@ static double rss_less_cache(const figures *f) {
 }
 
 /* An app's usage of one quota from status: -1 when the app is not there. */
-static double app_usage(const nnd_test_daemon *d, const char *what) {
-    cJSON *st = nnd_test_admin_status(d);
+static double app_usage(const tst_daemon *d, const char *what) {
+    cJSON *st = tst_admin_status(d);
     const cJSON *apps =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "quotas"), "apps");
     double v = -1;
@@ -212,20 +212,20 @@ typedef struct expect {
     const char *status; /* the refusal expected, or NULL */
     const char *text;   /* in its message */
     /* Checked in status while the attack runs, then after (both may be NULL). */
-    void (*during)(const nnd_test_daemon *d, double *worst);
-    void (*after)(const nnd_test_daemon *d, double worst);
+    void (*during)(const tst_daemon *d, double *worst);
+    void (*after)(const tst_daemon *d, double worst);
     const char *config; /* a config file's text for the daemon; NULL: defaults */
 } expect;
 
 /* Starts the attacker as uid 65534 through setpriv; its stdout comes through *out. */
-static pid_t start_attacker(const nnd_test_daemon *d, const char *name, double secs, int *out) {
+static pid_t start_attacker(const tst_daemon *d, const char *name, double secs, int *out) {
     char self[4096], seconds[32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     assert_true(n > 0);
     self[n] = '\0';
     snprintf(seconds, sizeof seconds, "%g", secs);
     const char *const args[] = {"--attack", name, d->socket_path, seconds, NULL};
-    nnd_test_child ch = nnd_test_spawn(self, args, ATTACKER_UID, false);
+    tst_child ch = tst_spawn(self, args, ATTACKER_UID, false);
     assert_true(ch.pid >= 0);
     *out = ch.out;
     return ch.pid;
@@ -251,7 +251,7 @@ static void run_attack(const expect *x) {
     const char *only = getenv("NND_ATTACK_ONLY"); /* e.g. "cache tokens" */
     if (only && !strstr(only, x->attack)) skip();
     double secs = attack_seconds();
-    static nnd_test_daemon d; /* static, as the bystander that uses it */
+    static tst_daemon d; /* static, as the bystander that uses it */
     char conf[] = "/tmp/nnd-isolation-XXXXXX";
     if (x->config) {
         int fd = mkstemp(conf);
@@ -260,7 +260,7 @@ static void run_attack(const expect *x) {
         close(fd);
     }
     const char *args[] = {"--config", conf, NULL};
-    assert_int_equal(nnd_test_daemon_start(&d, x->config ? args : NULL), 0);
+    assert_int_equal(tst_daemon_start(&d, x->config ? args : NULL), 0);
     if (x->config) unlink(conf);
     assert_int_equal(chmod(d.dir, 0755), 0); /* uid 65534 must reach the socket */
     static bystander b;
@@ -361,7 +361,7 @@ static void run_attack(const expect *x) {
                  held(&f) / 1024, held(&base) / 1024);
     stop_bystander(&b);
     assert_int_equal(atomic_load(&b.wrong), 0);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- the findings ------------------------------------------------------------------------- */
@@ -389,12 +389,12 @@ static void test_decode(void **state) {
 }
 
 /* The attacker's content-cache bytes never pass its quota; past it, models stay in place. */
-static void cache_during(const nnd_test_daemon *d, double *worst) {
+static void cache_during(const tst_daemon *d, double *worst) {
     double v = app_usage(d, "cache_bytes");
     if (v > *worst) *worst = v;
 }
 
-static void cache_after(const nnd_test_daemon *d, double worst) {
+static void cache_after(const tst_daemon *d, double worst) {
     double limit = obs_status_num(d->state_dir, "quotas.limits.app.cache_bytes");
     double quota = obs_status_num(d->state_dir, "cache.quota_skipped");
     double rate = obs_status_num(d->state_dir, "cache.rate_skipped");
@@ -415,7 +415,7 @@ static void test_cache(void **state) {
 }
 
 /* The index keeps at most quota.app.cache_tokens rows of the attacker. */
-static void tokens_after(const nnd_test_daemon *d, double worst) {
+static void tokens_after(const tst_daemon *d, double worst) {
     (void)worst;
     double rows = obs_status_num(d->state_dir, "cache.tokens");
     double limit = obs_status_num(d->state_dir, "quotas.limits.app.cache_tokens");
@@ -444,7 +444,7 @@ static void test_token_pruning(void **state) {
 
 /* Connections of uid (fork, setuid) until one is refused; writes its reply's status and
  * message to fd out. Holds them until the pipe `hold` closes. */
-static pid_t connect_until_refused(const nnd_test_daemon *d, int uid, int out, const int hold[2]) {
+static pid_t connect_until_refused(const tst_daemon *d, int uid, int out, const int hold[2]) {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid) return pid;
@@ -452,7 +452,7 @@ static pid_t connect_until_refused(const nnd_test_daemon *d, int uid, int out, c
     if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0) _exit(2);
     char line[512] = "none";
     for (int i = 0; i < 256; i++) {
-        int s = nnd_test_connect_raw(d);
+        int s = tst_connect_raw(d);
         if (s < 0) break;
         Nnd__Hello h = NND__HELLO__INIT;
         h.protocol_version = NND_PROTOCOL_VERSION;
@@ -485,9 +485,9 @@ static void test_out_of_descriptors(void **state) {
         print_message("# needs root to connect as three uids\n");
         skip();
     }
-    nnd_test_daemon d;
-    nnd_test_daemon_opts o = {.max_fds = 80};
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    tst_daemon d;
+    tst_daemon_opts o = {.max_fds = 80};
+    assert_int_equal(tst_daemon_start_opts(&d, &o), 0);
     assert_int_equal(chmod(d.dir, 0755), 0);
     assert_int_equal(obs_status_num(d.state_dir, "quotas.limits.app.descriptors"), 20);
     int res[2], hold[2];
@@ -521,7 +521,7 @@ static void test_out_of_descriptors(void **state) {
     for (int i = 0; i < 100 && wire_hello_fresh(&d) != 0; i++)
         usleep(50000);
     assert_int_equal(wire_hello_fresh(&d), 0);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* With a limit of 700 descriptors an app may hold 175 and all apps 444: the third uid is
@@ -533,9 +533,9 @@ static void test_descriptor_budget(void **state) {
         print_message("# needs root to connect as three uids\n");
         skip();
     }
-    nnd_test_daemon d;
-    nnd_test_daemon_opts o = {.max_fds = 700};
-    assert_int_equal(nnd_test_daemon_start_opts(&d, &o), 0);
+    tst_daemon d;
+    tst_daemon_opts o = {.max_fds = 700};
+    assert_int_equal(tst_daemon_start_opts(&d, &o), 0);
     assert_int_equal(chmod(d.dir, 0755), 0);
     assert_int_equal(obs_status_num(d.state_dir, "quotas.limits.daemon.descriptors"), 444);
     int res[2], hold[2];
@@ -559,7 +559,7 @@ static void test_descriptor_budget(void **state) {
         waitpid(pids[k], NULL, 0);
     close(res[0]);
     close(res[1]);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(int argc, char **argv) {

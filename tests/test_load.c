@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache_model.h"
-#include "harness.h"
-#include "observe.h"
-#include "qos_models.h"
-#include "wire.h"
+#include "tests/cache_model.h"
+#include "tests/harness.h"
+#include "tests/observe.h"
+#include "tests/qos_models.h"
+#include "tests/wire.h"
 
 #define WINDOW      4    /* executions in flight per client */
 #define MAX_LEN     4096 /* floats of the largest tensor */
@@ -54,7 +54,7 @@ static const Nnd__Priority PRIOS[3] = {NND__PRIORITY__PRIORITY_LOW, NND__PRIORIT
                                        NND__PRIORITY__PRIORITY_HIGH};
 
 typedef struct client {
-    const nnd_test_daemon *d;
+    const tst_daemon *d;
     int index;
     long executions;
     /* results */
@@ -140,7 +140,7 @@ static bool check(client *c, const float *slot_base, int model, uint32_t seed, f
 
 static void *client_main(void *arg) {
     client *c = arg;
-    int sock = nnd_test_connect_raw(c->d);
+    int sock = tst_connect_raw(c->d);
     if (sock < 0 || wire_hello(sock, 1) < 0) {
         fail_client(c, "%s %ld", "cannot connect", 0);
         return NULL;
@@ -237,7 +237,7 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 /* One round: n clients of m executions each. Returns the executions that went wrong. */
-static long round_of(const nnd_test_daemon *d, int n, long m, bool report) {
+static long round_of(const tst_daemon *d, int n, long m, bool report) {
     client *cs = calloc((size_t)n, sizeof *cs);
     uint32_t *lat = calloc((size_t)n * (size_t)m, sizeof *lat);
     if (!cs || !lat) return 1;
@@ -277,7 +277,7 @@ typedef struct figures {
 /* base: the figures to come back to (NULL: take the baseline). What the daemon closes a
  * moment later (the admin bus's connection of the status just asked) is not held; what is
  * still there after two seconds is. */
-static int settle(const nnd_test_daemon *d, figures *f, const figures *base) {
+static int settle(const tst_daemon *d, figures *f, const figures *base) {
     for (int i = 0; i < 1000 && obs_status_num(d->state_dir, "connections") != 0; i++)
         usleep(10000);
     if (obs_status_num(d->state_dir, "connections") != 0 ||
@@ -307,8 +307,8 @@ int main(int argc, char **argv) {
     char queue[32];
     snprintf(queue, sizeof queue, "%d", n * WINDOW + 16);
     const char *args[] = {"--app-queue", queue, NULL};
-    nnd_test_daemon d;
-    if (nnd_test_daemon_start(&d, args) < 0) return 1;
+    tst_daemon d;
+    if (tst_daemon_start(&d, args) < 0) return 1;
     int failed = 0;
     figures before, after;
     if (round_of(&d, n, WARMUP_EXEC, false) != 0 || settle(&d, &before, NULL) < 0) {
@@ -332,7 +332,7 @@ int main(int argc, char **argv) {
             failed = 1;
         }
     }
-    int st = nnd_test_daemon_stop(&d);
+    int st = tst_daemon_stop(&d);
     if (st != 0) {
         fprintf(stderr, "test_load: the daemon stopped with status %d\n", st);
         failed = 1;

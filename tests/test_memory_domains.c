@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "memory_common.h"
+#include "tests/memory_common.h"
 
 static void test_state_in_driver_buffers(void **state) {
     (void)state;
@@ -339,7 +339,7 @@ static void test_flexible_buffer(void **state) {
  * a reader overtakes the first writer), and the buffer ends with a whole result. */
 static void test_pipelined_users_of_one_buffer(void **state) {
     (void)state;
-    int s = nnd_test_connect_raw(dmn);
+    int s = tst_connect_raw(dmn);
     assert_int_equal(wire_hello(s, 1), 0);
     const uint32_t n = 1u << 20; /* runs long enough to overlap with the next requests */
     wire_add_model m;
@@ -470,5 +470,5 @@ int main(void) {
         cmocka_unit_test(test_client_dies_holding_buffers),
         cmocka_unit_test(test_clean_stop),
     };
-    return cmocka_run_group_tests(tests, memory_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, memory_group_setup, tst_group_teardown);
 }

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "memory_common.h"
+#include "tests/memory_common.h"
 
 static void test_weights_from_readonly_file(void **state) {
     (void)state;
@@ -195,5 +195,5 @@ int main(void) {
         cmocka_unit_test(test_dmabuf),
         cmocka_unit_test(test_clean_stop),
     };
-    return cmocka_run_group_tests(tests, memory_group_setup, nnd_test_group_teardown);
+    return cmocka_run_group_tests(tests, memory_group_setup, tst_group_teardown);
 }

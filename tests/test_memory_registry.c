@@ -28,17 +28,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "wire.h"
+#include "tests/wire.h"
 
 #define INVALID NND__ERROR_STATUS__INVALID_ARGUMENT
 #define RX      NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT
 
-static nnd_test_daemon g_daemon;
+static tst_daemon g_daemon;
 static char g_self[512];
 
-static nnd_client *connect_to(const nnd_test_daemon *d) {
+static nnd_client *connect_to(const tst_daemon *d) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "test_memory_registry", err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
@@ -84,7 +84,7 @@ static void token_request(wire_exec *e, uint64_t handle, uint64_t token) {
 }
 
 static double status_figure(const char *group, const char *key) {
-    cJSON *st = nnd_test_admin_status(&g_daemon);
+    cJSON *st = tst_admin_status(&g_daemon);
     assert_non_null(st);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(st, group);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(g, key);
@@ -95,7 +95,7 @@ static double status_figure(const char *group, const char *key) {
 }
 
 static double daemon_mappings(void) {
-    cJSON *st = nnd_test_admin_status(&g_daemon);
+    cJSON *st = tst_admin_status(&g_daemon);
     assert_non_null(st);
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(st, "quotas");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(q, "totals");
@@ -278,18 +278,18 @@ static void test_close_releases_everything(void **state) {
 }
 
 /* Small quotas: 4 descriptors (the connection holds one), 2 mappings for a second daemon. */
-static void start_with(nnd_test_daemon *d, const char *config) {
+static void start_with(tst_daemon *d, const char *config) {
     char path[] = "/tmp/nnd-registry-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, config, strlen(config)), (ssize_t)strlen(config));
     close(fd);
     const char *args[] = {"--config", path, NULL};
-    assert_int_equal(nnd_test_daemon_start(d, args), 0);
+    assert_int_equal(tst_daemon_start(d, args), 0);
     unlink(path);
 }
 
-static void fill_quota(const nnd_test_daemon *d, int fits, const char *quota) {
+static void fill_quota(const tst_daemon *d, int fits, const char *quota) {
     char err[256];
     nnd_client *c = connect_to(d);
     int fd = nnd_memfd_create("quota", 4096, NULL);
@@ -311,13 +311,13 @@ static void fill_quota(const nnd_test_daemon *d, int fits, const char *quota) {
 
 static void test_quotas(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     start_with(&d, "quota.app.descriptors = 4\n");
     fill_quota(&d, 3, "quota.app.descriptors (4)");
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
     start_with(&d, "quota.app.mappings = 2\n");
     fill_quota(&d, 2, "quota.app.mappings (2)");
-    nnd_test_daemon_stop(&d);
+    tst_daemon_stop(&d);
 }
 
 /* What uid 65534 runs: root's token, named in its own connection, must be refused. */
@@ -382,12 +382,12 @@ static void test_other_uid(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    return nnd_test_daemon_start(&g_daemon, NULL);
+    return tst_daemon_start(&g_daemon, NULL);
 }
 
 static int teardown(void **state) {
     (void)state;
-    return nnd_test_daemon_stop(&g_daemon);
+    return tst_daemon_stop(&g_daemon);
 }
 
 int main(int argc, char **argv) {

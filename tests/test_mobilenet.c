@@ -1,4 +1,4 @@
-/* test_mobilenet (integration): the bench's MobileNet v1 (bench/mobilenet.h) built through
+/* test_mobilenet (integration): the bench's MobileNet v1 (tests/mobilenet.h) built through
  * the NNAPI names in FLOAT32, FLOAT16, QUANT8 and INT8 (signed activations, per-channel
  * convolution weights) compiles and runs through a real daemon on the fast paths, and its
  * probabilities agree with a second daemon's that runs every step on the reference kernels
@@ -15,31 +15,31 @@
 
 #include <cmocka.h>
 
-#include "codes.h"
-#include "harness.h"
-#include "mobilenet.h"
-#include "mobilenet_nnapi.h"
+#include "schema/codes.h"
+#include "tests/harness.h"
+#include "tests/mobilenet.h"
+#include "tests/mobilenet_nnapi.h"
 
-static nnd_test_daemon fast, reference;
+static tst_daemon fast, reference;
 
 static int start(void **state) {
     (void)state;
     unsetenv("NND_REFERENCE_KERNELS");
-    if (nnd_test_daemon_start(&fast, NULL) != 0) return -1;
+    if (tst_daemon_start(&fast, NULL) != 0) return -1;
     setenv("NND_REFERENCE_KERNELS", "1", 1); /* inherited by this daemon only */
-    int rc = nnd_test_daemon_start(&reference, NULL);
+    int rc = tst_daemon_start(&reference, NULL);
     unsetenv("NND_REFERENCE_KERNELS");
     return rc;
 }
 
 static int stop(void **state) {
     (void)state;
-    int a = nnd_test_daemon_stop(&fast), b = nnd_test_daemon_stop(&reference);
+    int a = tst_daemon_stop(&fast), b = tst_daemon_stop(&reference);
     return a || b ? -1 : 0;
 }
 
 /* Runs net once through the daemon d; its output copied to out. */
-static void run_on(const nnd_test_daemon *d, const bench_net *net, const void *input, void *out) {
+static void run_on(const tst_daemon *d, const bench_net *net, const void *input, void *out) {
     setenv("NND_SOCKET", d->socket_path, 1); /* libnnd connects to the daemon it names */
     bench_nnapi r;
     assert_int_equal(bench_nnapi_open(&r, net, input), 0);

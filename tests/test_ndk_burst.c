@@ -20,7 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
 
 #define OK        ANEURALNETWORKS_NO_ERROR
@@ -30,12 +30,12 @@
 #define N         4 /* floats of each tensor */
 #define MEM_SIZE  4096
 
-static nnd_test_daemon g_daemon;
+static tst_daemon g_daemon;
 
 /* The daemon's live bursts, and the client memories it keeps mapped for them: burst slots
  * and registered memories (the NNAPI layer registers what its executions use). */
 static void counts(double *bursts, double *held) {
-    cJSON *st = nnd_test_admin(g_daemon.state_dir, "status");
+    cJSON *st = tst_admin(g_daemon.state_dir, "status");
     assert_non_null(st);
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "bursts");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(st, "registered_memory");
@@ -279,14 +279,14 @@ static void test_burst_one_compute_at_a_time(void **state) {
 static int setup(void **state) {
     (void)state;
     const char *const quiet[] = {"--log-level", "warn", NULL};
-    if (nnd_test_daemon_start(&g_daemon, quiet) < 0) return -1;
+    if (tst_daemon_start(&g_daemon, quiet) < 0) return -1;
     setenv("NND_SOCKET", g_daemon.socket_path, 1);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    return nnd_test_daemon_stop(&g_daemon) == 0 ? 0 : -1;
+    return tst_daemon_stop(&g_daemon) == 0 ? 0 : -1;
 }
 
 int main(void) {

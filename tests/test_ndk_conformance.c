@@ -2,7 +2,7 @@
  * the NNAPI NDK API of libnnd. Each case's wire model is rebuilt with
  * ANeuralNetworksModel_* calls, checked with getSupportedOperationsForDevices (any
  * unsupported operation: skipped, as nndctl does), compiled, and every example runs with
- * plain setInput/setOutput buffers and is judged with nnd_case_judge. Dynamic-shape cases
+ * plain setInput/setOutput buffers and is judged with tool_case_judge. Dynamic-shape cases
  * also run with every output one element short (one byte for one-element outputs) and
  * must report OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects
  * failure passes when a model, compilation or compute call refuses it with an error code
@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conformance.h"
-#include "harness.h"
+#include "tools/conformance/conformance.h"
+#include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
 
@@ -39,7 +39,7 @@
 enum verdict { PASS, FAIL, SKIP, REFUSED, REFUSED_DEADLINE };
 
 typedef struct runner {
-    const nnd_case *cases;
+    const tool_case *cases;
     size_t n;
     atomic_size_t next;
     enum verdict *verdicts;
@@ -67,7 +67,7 @@ static enum verdict refused(int rc, char *msg, const char *fmt, ...) {
     return deadline ? REFUSED_DEADLINE : REFUSED;
 }
 
-static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, uint32_t index) {
+static const tool_case_tensor *find_tensor(const tool_case_tensor *v, size_t n, uint32_t index) {
     for (size_t i = 0; i < n; i++)
         if (v[i].index == index) return &v[i];
     return NULL;
@@ -138,7 +138,7 @@ static enum verdict build_graph(const Nnd__Model *w, const Nnd__Subgraph *g, con
         if ((rc = ANeuralNetworksModel_addOperation(m, op->type, (uint32_t)op->n_inputs, op->inputs,
                                                     (uint32_t)op->n_outputs, op->outputs)))
             return refused(rc, msg, "addOperation %zu (%s): %d", k,
-                           nnd_case_operation_name(op->type), rc);
+                           tool_case_operation_name(op->type), rc);
     }
     static const uint32_t none[1];
     rc = ANeuralNetworksModel_identifyInputsAndOutputs(
@@ -188,20 +188,20 @@ static enum verdict build_model(const Nnd__Model *w, int pool_fd, built *b, char
 /* The buffer an output gets: its exact size (zero-sized outputs one element), or when
  * shrinking one element less; a one-element output loses a byte instead (the NDK takes
  * no empty buffer), and a one-byte output cannot shrink. */
-static size_t output_size(const nnd_case_tensor *t, bool shrink) {
-    size_t es = nnd_case_element_size(t->type);
+static size_t output_size(const tool_case_tensor *t, bool shrink) {
+    size_t es = tool_case_element_size(t->type);
     if (!t->bytes) return es;
     if (!shrink) return t->bytes;
     return t->bytes > es ? t->bytes - es : t->bytes > 1 ? t->bytes - 1 : t->bytes;
 }
 
-static bool shrinks(const nnd_case_tensor *t) {
+static bool shrinks(const tool_case_tensor *t) {
     return output_size(t, true) < t->bytes;
 }
 
-static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *comp, size_t exi,
+static enum verdict run_example(const tool_case *c, ANeuralNetworksCompilation *comp, size_t exi,
                                 bool shrink, char *msg) {
-    const nnd_case_example *ex = &c->examples[exi];
+    const tool_case_example *ex = &c->examples[exi];
     const Nnd__Subgraph *g = c->model->main;
     size_t nin = g->n_input_indexes, nout = g->n_output_indexes;
     const char *step = shrink ? " (outputs one element short)" : "";
@@ -215,7 +215,7 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
         goto out;
     }
     for (size_t i = 0; i < nin && v == PASS; i++) {
-        const nnd_case_tensor *t = find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i);
+        const tool_case_tensor *t = find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i);
         const Nnd__Operand *o = g->operands[g->input_indexes[i]];
         if (!t) {
             v = fail(msg, "example %zu has no input %zu", exi, i);
@@ -234,7 +234,7 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
         }
     }
     for (size_t k = 0; k < nout && v == PASS; k++) {
-        const nnd_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
+        const tool_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
         if (!t) {
             v = fail(msg, "example %zu has no output %zu", exi, k);
             break;
@@ -263,7 +263,7 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
                       (uint64_t)t0.tv_nsec;
         bool missed = rc == ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT ||
                       rc == ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT;
-        if (nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why))
+        if (tool_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why))
             v = refused(rc, msg, "example %zu: the loop timeout stopped it", exi);
         else
             v = fail(msg, "example %zu: compute returned %d: %s", exi, rc, why);
@@ -281,7 +281,7 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
     }
     if (c->expect_failure) goto out; /* its outputs mean nothing */
     for (size_t k = 0; k < nout; k++) {
-        const nnd_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
+        const tool_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
         uint32_t rank = 0, dims[16] = {0};
         int rr = ANeuralNetworksExecution_getOutputOperandRank(e, (int32_t)k, &rank);
         int rd = rank && rank <= 16
@@ -304,7 +304,7 @@ static enum verdict run_example(const nnd_case *c, ANeuralNetworksCompilation *c
             goto out;
         }
         char why[MSG_LEN - 64];
-        if (!nnd_case_judge(c, t, bufs[k], output_size(t, false), dims, rank, why, sizeof why)) {
+        if (!tool_case_judge(c, t, bufs[k], output_size(t, false), dims, rank, why, sizeof why)) {
             v = fail(msg, "example %zu: %s", exi, why);
             goto out;
         }
@@ -317,7 +317,7 @@ out:
     return v;
 }
 
-static bool any_shrinkable(const nnd_case_example *ex) {
+static bool any_shrinkable(const tool_case_example *ex) {
     for (size_t i = 0; i < ex->n_outputs; i++)
         if (shrinks(&ex->outputs[i])) return true;
     return false;
@@ -325,11 +325,11 @@ static bool any_shrinkable(const nnd_case_example *ex) {
 
 /* The constants the vectors mark wasConstantReference in a memfd, as an app's weights
  * file would be: *pooled (to free) is the model naming them, *fd the memfd (-1: none). */
-static enum verdict pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd, char *msg) {
+static enum verdict pool_constants(const tool_case *c, Nnd__Model **pooled, int *fd, char *msg) {
     uint8_t *bytes, *map;
     size_t len;
     *fd = -1;
-    if (!(*pooled = nnd_case_pooled_model(c, &bytes, &len)))
+    if (!(*pooled = tool_case_pooled_model(c, &bytes, &len)))
         return c->n_pooled ? fail(msg, "out of memory") : PASS;
     *fd = nnd_memfd_create("ndk-conformance-constants", len, (void **)&map);
     if (*fd >= 0) {
@@ -371,7 +371,7 @@ static int find_devices(const ANeuralNetworksDevice **devs, uint32_t *n) {
     return rc;
 }
 
-static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
+static enum verdict run_case(const tool_case *c, size_t index, char *msg) {
     built b = {0};
     ANeuralNetworksModel *m = NULL;
     ANeuralNetworksCompilation *comp = NULL;
@@ -390,7 +390,7 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
             v = refused(rc, msg, "getSupportedOperationsForDevices: %d", rc);
         for (size_t k = 0; k < n_ops && v == PASS; k++)
             if (!sup[k]) {
-                const char *name = nnd_case_operation_name(c->model->main->operations[k]->type);
+                const char *name = tool_case_operation_name(c->model->main->operations[k]->type);
                 snprintf(msg, MSG_LEN, "unsupported %s", name ? name : "operation");
                 v = SKIP;
             }
@@ -420,13 +420,13 @@ static enum verdict run_case(const nnd_case *c, size_t index, char *msg) {
 
 /* The verdict once a case ran: a refusal passes only where the case expects one, and a
  * case that expects one fails when everything succeeded. */
-static enum verdict judge_refusal(const nnd_case *c, enum verdict v, char *msg) {
+static enum verdict judge_refusal(const tool_case *c, enum verdict v, char *msg) {
     if (v == PASS && c->expect_failure)
         return fail(msg, "expected a refusal; compilation and %zu examples succeeded",
                     c->n_examples);
     if (v != REFUSED && v != REFUSED_DEADLINE) return v;
     char why[128];
-    if (nnd_case_refusal_passes(c, v == REFUSED_DEADLINE, why, sizeof why)) return PASS;
+    if (tool_case_refusal_passes(c, v == REFUSED_DEADLINE, why, sizeof why)) return PASS;
     size_t at = strlen(msg);
     snprintf(msg + at, MSG_LEN - at, " (%s)", why);
     return FAIL;
@@ -461,23 +461,23 @@ int main(int argc, char **argv) {
         drivers |= strcmp(name, "nnd-cpu") && strcmp(name, "nnd-reference");
     }
     long floor = strtol(argv[2], NULL, 10);
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0;
     char err[1024];
     /* Several files or folders may be given, separated by colons. */
     for (char *list = argv[1], *path; (path = strsep(&list, ":"));) {
         if (!*path) continue;
-        if (nnd_cases_load(path, &cases, &n, note_skip, NULL, err, sizeof err) < 0) {
+        if (tool_cases_load(path, &cases, &n, note_skip, NULL, err, sizeof err) < 0) {
             fprintf(stderr, "test_ndk_conformance: %s\n", err);
-            nnd_cases_free(cases, n);
+            tool_cases_free(cases, n);
             return 2;
         }
     }
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *const args[] = {"--log-level", "warn", "--drivers-dir",
                                 drivers ? NND_TEST_DRIVERS_DIR : "/nonexistent", NULL};
-    if (nnd_test_daemon_start(&d, args) < 0) {
-        nnd_cases_free(cases, n);
+    if (tst_daemon_start(&d, args) < 0) {
+        tool_cases_free(cases, n);
         return 2;
     }
     setenv("NND_SOCKET", d.socket_path, 1); /* before the library's first connection */
@@ -504,7 +504,7 @@ int main(int argc, char **argv) {
            skipped, floor);
     free(r.verdicts);
     free(r.messages);
-    nnd_cases_free(cases, n);
-    int status = nnd_test_daemon_stop(&d);
+    tool_cases_free(cases, n);
+    int status = tst_daemon_stop(&d);
     return failed || (long)passed < floor || status != 0 ? 1 : 0;
 }

@@ -14,12 +14,12 @@
 
 #include <cmocka.h>
 
-#include "ndk_fixture.h"
-#include "wire.h"
+#include "tests/ndk_fixture.h"
+#include "tests/wire.h"
 
 /* A device's counter ("prepares", "executions") from a fresh status; -1 when absent. */
 static double device_count(const char *name, const char *field) {
-    cJSON *status = nnd_test_admin_status(&g_daemon);
+    cJSON *status = tst_admin_status(&g_daemon);
     double v = -1;
     const cJSON *d;
     cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
@@ -135,7 +135,7 @@ static void test_cache_keeps_devices_apart(void **state) {
 }
 
 static void expect_refused(char **devices, size_t n, const char *fragment) {
-    int sock = nnd_test_connect_raw(&g_daemon);
+    int sock = tst_connect_raw(&g_daemon);
     assert_true(sock >= 0);
     assert_int_equal(wire_hello(sock, 1), 0);
     wire_add_model m;

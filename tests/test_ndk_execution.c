@@ -14,7 +14,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
 /* ---- compilations ---------------------------------------------------------------------- */
 

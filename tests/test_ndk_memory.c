@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
 /* ---- memory ---------------------------------------------------------------------------- */
 

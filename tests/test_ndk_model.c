@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
 /* ---- devices ------------------------------------------------------------------------- */
 

@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "ndk_fixture.h"
-#include "ndk_load.h"
+#include "tests/ndk_fixture.h"
+#include "tests/ndk_load.h"
 
 #define JUDGED   3
 #define ATTEMPTS 6

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
 /* After fork() the child must not talk over the parent's connection: its old compilations
  * are DEAD_OBJECT, new work gets a connection of its own, and the parent goes on. */
@@ -98,9 +98,9 @@ static int child_unreachable(void) {
  * compilation while no daemon answers; once one does, Device_wait returns and new work
  * succeeds (the old compilation stays dead). */
 static int child_daemon_gone(void) {
-    nnd_test_daemon d1, d2;
+    tst_daemon d1, d2;
     const char *const quiet[] = {"--log-level", "warn", NULL};
-    EXPECT(nnd_test_daemon_start(&d1, quiet) == 0);
+    EXPECT(tst_daemon_start(&d1, quiet) == 0);
     setenv("NND_SOCKET", d1.socket_path, 1);
     ANeuralNetworksModel *m = add_model(N, NULL, false);
     ANeuralNetworksCompilation *c = compile(m, false), *c2;
@@ -110,7 +110,7 @@ static int child_daemon_gone(void) {
     ANeuralNetworksExecution *e = add_execution(c, a, b, out);
     EXPECT(ANeuralNetworksExecution_compute(e) == OK);
     ANeuralNetworksExecution_free(e);
-    EXPECT(nnd_test_daemon_stop(&d1) == 0);
+    EXPECT(tst_daemon_stop(&d1) == 0);
     e = add_execution(c, a, b, out);
     EXPECT(ANeuralNetworksExecution_compute(e) == ANEURALNETWORKS_DEAD_OBJECT);
     uint32_t rank;
@@ -126,7 +126,7 @@ static int child_daemon_gone(void) {
     EXPECT(ANeuralNetworksCompilation_finish(c2) == ANEURALNETWORKS_DEAD_OBJECT);
     ANeuralNetworksCompilation_free(c2);
     /* A daemon again (at a new path, read afresh from $NND_SOCKET). */
-    EXPECT(nnd_test_daemon_start(&d2, quiet) == 0);
+    EXPECT(tst_daemon_start(&d2, quiet) == 0);
     setenv("NND_SOCKET", d2.socket_path, 1);
     c2 = compile(m, false); /* new work finds the new daemon by itself */
     EXPECT(ANeuralNetworksDevice_wait(device()) == OK);
@@ -139,7 +139,7 @@ static int child_daemon_gone(void) {
     ANeuralNetworksCompilation_free(c2);
     ANeuralNetworksCompilation_free(c);
     ANeuralNetworksModel_free(m);
-    EXPECT(nnd_test_daemon_stop(&d2) == 0);
+    EXPECT(tst_daemon_stop(&d2) == 0);
     return 0;
 }
 
@@ -159,11 +159,11 @@ static int child_extensions(void) {
     snprintf(list, sizeof list, "%s/allowlist", dir);
     FILE *f = fopen(list, "w");
     EXPECT(f && fprintf(f, "%s\n", exe) > 0 && fclose(f) == 0);
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *const args[] = {
         "--log-level", "warn", "--extensions-dir", NND_EXTENSIONS_DIR, "--extensions-allowlist",
         list,          NULL};
-    EXPECT(nnd_test_daemon_start(&d, args) == 0);
+    EXPECT(tst_daemon_start(&d, args) == 0);
     setenv("NND_SOCKET", d.socket_path, 1);
     const char *name = "com.example.fibonacci";
     bool sup = false;
@@ -198,7 +198,7 @@ static int child_extensions(void) {
     ANeuralNetworksExecution_free(e);
     ANeuralNetworksCompilation_free(c);
     ANeuralNetworksModel_free(m);
-    EXPECT(nnd_test_daemon_stop(&d) == 0);
+    EXPECT(tst_daemon_stop(&d) == 0);
     unlink(list);
     rmdir(dir);
     return 0;

@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 #include "nnd/nnd.h"
-#include "wire.h"
+#include "tests/wire.h"
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -35,7 +35,7 @@ static void sleep_ms(long ms) {
 }
 
 static double daemon_figure(const char *group, const char *key) {
-    cJSON *st = nnd_test_admin_status(&g_daemon);
+    cJSON *st = tst_admin_status(&g_daemon);
     const cJSON *g = group ? cJSON_GetObjectItemCaseSensitive(st, group) : st;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(g, key);
     assert_non_null(v);
@@ -379,9 +379,9 @@ static void finish_compilation(void *p) {
 
 static void test_stopped_daemon(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *const quiet[] = {"--log-level", "warn", NULL};
-    assert_int_equal(nnd_test_daemon_start(&d, quiet), 0);
+    assert_int_equal(tst_daemon_start(&d, quiet), 0);
     setenv("NND_SOCKET", d.socket_path, 1); /* new work goes there */
     setenv("NND_DEBUG", "1", 1);
     ANeuralNetworksModel *m = add_model(N, NULL, false);
@@ -420,7 +420,7 @@ static void test_stopped_daemon(void **state) {
     unsetenv("NND_DEBUG");
     setenv("NND_SOCKET", g_daemon.socket_path, 1);
     ANeuralNetworksModel_free(m);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(void) {

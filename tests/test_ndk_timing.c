@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
 #define F32  ANEURALNETWORKS_TENSOR_FLOAT32
 #define I32T ANEURALNETWORKS_TENSOR_INT32

@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ndk_fixture.h"
+#include "tests/ndk_fixture.h"
 
 #define OP_FAILED ANEURALNETWORKS_OP_FAILED
 

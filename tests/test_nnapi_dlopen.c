@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
 
 #define MAX_NAMES 256
@@ -88,8 +88,8 @@ static void every_declared_function_resolves(void **state) {
 
 static void add_model_runs_through_the_pointers(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     setenv("NND_SOCKET", d.socket_path, 1);
     RESOLVE(ANeuralNetworks_getDeviceCount);
     RESOLVE(ANeuralNetworksModel_create);
@@ -147,7 +147,7 @@ static void add_model_runs_through_the_pointers(void **state) {
     p_ANeuralNetworksExecution_free(e);
     p_ANeuralNetworksCompilation_free(c);
     p_ANeuralNetworksModel_free(m);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(int argc, char **argv) {

@@ -12,22 +12,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "subprocess.h"
+#include "tests/harness.h"
+#include "tests/subprocess.h"
 #include "nnd/nnd.h"
 
-static nnd_test_daemon daemon_;
+static tst_daemon daemon_;
 
-typedef nnd_test_child child;
+typedef tst_child child;
 
 static child spawn(const char *const *args) {
-    child ch = nnd_test_spawn(NNDCTL_PATH, args, 0, false);
+    child ch = tst_spawn(NNDCTL_PATH, args, 0, false);
     assert_true(ch.pid > 0);
     return ch;
 }
 
 static int finish(child ch, char *out, size_t outlen, int timeout_ms) {
-    return nnd_test_finish(ch, out, outlen, timeout_ms);
+    return tst_finish(ch, out, outlen, timeout_ms);
 }
 
 static int run(const char *const *args, char *out, size_t outlen) {
@@ -36,12 +36,12 @@ static int run(const char *const *args, char *out, size_t outlen) {
 
 static int setup(void **state) {
     (void)state;
-    return nnd_test_daemon_start(&daemon_, NULL);
+    return tst_daemon_start(&daemon_, NULL);
 }
 
 static int teardown(void **state) {
     (void)state;
-    if (daemon_.pid > 0) nnd_test_daemon_stop(&daemon_); /* a test failed before the last */
+    if (daemon_.pid > 0) tst_daemon_stop(&daemon_); /* a test failed before the last */
     return 0;
 }
 
@@ -143,7 +143,7 @@ static void test_events(void **state) {
 /* Last: the daemon shuts down cleanly (a test, as cmocka ignores a failed teardown). */
 static void test_clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&daemon_), 0);
+    assert_int_equal(tst_daemon_stop(&daemon_), 0);
 }
 
 int main(void) {

@@ -19,19 +19,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "paths.h"
-#include "prom.h"
-#include "subprocess.h"
+#include "proto/paths.h"
+#include "metrics/prom.h"
+#include "tests/subprocess.h"
 
 #define NOBODY 65534
 
-static nnd_test_daemon daemon_;
+static tst_daemon daemon_;
 static char out[4 << 20];
 
 static int nndctl(const char *const *args, int uid) {
-    return nnd_test_run(NNDCTL_PATH, args, uid, true, out, sizeof out, 30000);
+    return tst_run(NNDCTL_PATH, args, uid, true, out, sizeof out, 30000);
 }
 
 static int setup(void **state) {
@@ -40,12 +40,12 @@ static int setup(void **state) {
     unsetenv("NND_SOCKET");
     unsetenv("NND_STATE_DIR");
     setenv("XDG_STATE_HOME", "/nonexistent/state", 1);
-    return nnd_test_daemon_start(&daemon_, NULL);
+    return tst_daemon_start(&daemon_, NULL);
 }
 
 static int teardown(void **state) {
     (void)state;
-    if (daemon_.pid > 0) nnd_test_daemon_stop(&daemon_);
+    if (daemon_.pid > 0) tst_daemon_stop(&daemon_);
     return 0;
 }
 
@@ -63,7 +63,7 @@ static void version_and_defaults_in_help(void **state) {
     snprintf(here, sizeof here, "(here: %s)", daemon_.socket_path);
     assert_non_null(strstr(out, here));
     char dir[300];
-    assert_non_null(nnd_default_state_dir(dir, sizeof dir)); /* /var/lib/nnd for root */
+    assert_non_null(proto_default_state_dir(dir, sizeof dir)); /* /var/lib/nnd for root */
     snprintf(here, sizeof here, "(here: %s)", dir);
     assert_non_null(strstr(out, here));
     assert_non_null(strstr(out, "metrics"));
@@ -82,7 +82,7 @@ static void state_dir_through_the_daemon(void **state) {
     assert_non_null(strstr(out, "\nnnd_executions_total "));
     /* events: subscribed through the reported directory, it sees a client come. */
     const char *events[] = {"--socket", daemon_.socket_path, "events", "--count", "1", NULL};
-    nnd_test_child ch = nnd_test_spawn(NNDCTL_PATH, events, 0, false);
+    tst_child ch = tst_spawn(NNDCTL_PATH, events, 0, false);
     assert_true(ch.pid > 0);
     int rc = -1;
     for (int i = 0; i < 50 && rc < 0; i++) {
@@ -92,7 +92,7 @@ static void state_dir_through_the_daemon(void **state) {
         if (waitpid(ch.pid, NULL, WNOHANG) == ch.pid) rc = 0;
     }
     if (rc == 0) ch.pid = -1; /* reaped: only the output is left */
-    if (ch.pid > 0) rc = nnd_test_finish(ch, out, sizeof out, 100);
+    if (ch.pid > 0) rc = tst_finish(ch, out, sizeof out, 100);
     assert_int_equal(rc, 0);
 }
 
@@ -185,9 +185,9 @@ static void metrics_cover_status_and_pass_promtool(void **state) {
     nnd_client *c = nnd_client_connect(daemon_.socket_path, "held", err, sizeof err);
     assert_non_null(c);
 
-    cJSON *status = nnd_test_admin_status(&daemon_);
+    cJSON *status = tst_admin_status(&daemon_);
     char *unmapped = NULL;
-    char *text = nnd_prom_render(status, &unmapped);
+    char *text = met_prom_render(status, &unmapped);
     assert_non_null(text);
     if (unmapped) print_message("status fields without a metric: %s\n", unmapped);
     assert_null(unmapped);
@@ -195,7 +195,7 @@ static void metrics_cover_status_and_pass_promtool(void **state) {
 
     /* --state-dir: nndctl makes no connection of its own, so the counts are exact. */
     const char *metrics[] = {"--state-dir", daemon_.state_dir, "metrics", NULL};
-    assert_int_equal(nnd_test_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
+    assert_int_equal(tst_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
     char line[160];
     snprintf(line, sizeof line, "\nnnd_executions_total %.0f\n",
              status_number(status, "executions"));
@@ -211,12 +211,12 @@ static void metrics_cover_status_and_pass_promtool(void **state) {
     cJSON_Delete(status);
     nnd_client_close(c);
 
-    nnd_test_expect_promtool_ok(out);
+    tst_expect_promtool_ok(out);
 }
 
 static void clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&daemon_), 0);
+    assert_int_equal(tst_daemon_stop(&daemon_), 0);
 }
 
 int main(void) {

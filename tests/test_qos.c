@@ -24,11 +24,11 @@
 #include <nanomsg/nn.h>
 #include <nanomsg/reqrep.h>
 
-#include "harness.h"
-#include "subprocess.h"
+#include "tests/harness.h"
+#include "tests/subprocess.h"
 #include "nnd/nnd.h"
-#include "paths.h"
-#include "qos_models.h"
+#include "proto/paths.h"
+#include "tests/qos_models.h"
 
 #define LOW    NND__PRIORITY__PRIORITY_LOW
 #define MEDIUM NND__PRIORITY__PRIORITY_MEDIUM
@@ -46,15 +46,15 @@ static void sleep_ms(long ms) {
 }
 
 /* The daemon's "scheduler" status object (the caller deletes the returned root). */
-static cJSON *sched_status(const nnd_test_daemon *d, cJSON **root) {
-    *root = nnd_test_admin_status(d);
+static cJSON *sched_status(const tst_daemon *d, cJSON **root) {
+    *root = tst_admin_status(d);
     cJSON *s = cJSON_GetObjectItem(*root, "scheduler");
     assert_non_null(s);
     return s;
 }
 
 /* A number at a path of keys under the scheduler object. */
-static double sched_num(const nnd_test_daemon *d, const char *k1, const char *k2) {
+static double sched_num(const tst_daemon *d, const char *k1, const char *k2) {
     cJSON *root, *s = sched_status(d, &root);
     cJSON *v = cJSON_GetObjectItem(s, k1);
     if (k2) v = cJSON_GetObjectItem(v, k2);
@@ -66,7 +66,7 @@ static double sched_num(const nnd_test_daemon *d, const char *k1, const char *k2
 }
 
 /* Waits until the daemon runs something. */
-static void wait_running(const nnd_test_daemon *d) {
+static void wait_running(const tst_daemon *d) {
     for (int i = 0; i < 2000; i++) {
         if (sched_num(d, "running", NULL) >= 1) return;
         sleep_ms(2);
@@ -143,9 +143,9 @@ static int finish(nnd_client *c, uint64_t ticket, char *err, size_t errlen) {
 
 static void test_admission_outcomes(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     const char *args[] = {"--app-queue", "4", "--app-memory", "6M", "--device-memory", "64M", NULL};
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-qos", err, sizeof err);
     assert_non_null(c);
@@ -263,15 +263,15 @@ static void test_admission_outcomes(void **state) {
     model_close(c, &lng);
     model_close(c, &fat);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- preemption ------------------------------------------------------------------------ */
 
 static void test_high_overtakes_low(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     /* One app (this uid), two connections: its priorities apply across them. */
     nnd_client *a = nnd_client_connect(d.socket_path, "test-qos-low", err, sizeof err);
@@ -313,19 +313,19 @@ static void test_high_overtakes_low(void **state) {
     model_close(b, &hi);
     nnd_client_close(a);
     nnd_client_close(b);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- fairness ---------------------------------------------------------------------------- */
 
 /* Runs qos_flood (as uid when uid >= 0) and returns its pid; its stdout goes to *out_fd. */
-static pid_t flood(const nnd_test_daemon *d, int uid, uint64_t t0, uint64_t t1, int *out_fd) {
+static pid_t flood(const tst_daemon *d, int uid, uint64_t t0, uint64_t t1, int *out_fd) {
     char s0[32], s1[32];
     snprintf(s0, sizeof s0, "%llu", (unsigned long long)t0);
     snprintf(s1, sizeof s1, "%llu", (unsigned long long)t1);
     /* 4 in flight; a run of about a millisecond. */
     const char *const args[] = {d->socket_path, s0, s1, "4", "400", "16384", NULL};
-    nnd_test_child ch = nnd_test_spawn(QOS_FLOOD_PATH, args, uid, false);
+    tst_child ch = tst_spawn(QOS_FLOOD_PATH, args, uid, false);
     assert_true(ch.pid >= 0);
     *out_fd = ch.out;
     return ch.pid;
@@ -350,8 +350,8 @@ static void test_two_apps_fair(void **state) {
         print_message("# skipped: needs root and setpriv to run a second app\n");
         skip();
     }
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     /* uid 65534 must reach the socket in the test directory. */
     assert_int_equal(chmod(d.dir, 0755), 0);
     uint64_t t0 = now_ns() + 500000000ull, t1 = t0 + 2000000000ull;
@@ -365,15 +365,15 @@ static void test_two_apps_fair(void **state) {
                   (int)getuid(), na, nb, 100.0 * (double)labs(na - nb) / mean);
     assert_true(na + nb > 100);
     assert_true((double)labs(na - nb) <= 0.10 * mean);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- fenced ------------------------------------------------------------------------------ */
 
 static void test_fenced_chain(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-qos-fenced", err, sizeof err);
     assert_non_null(c);
@@ -487,15 +487,15 @@ static void test_fenced_chain(void **state) {
     close(fd);
     munmap(map, size);
     nnd_client_close(c);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- closing with work in flight ---------------------------------------------------------- */
 
 static void test_close_cancels(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-qos-leaver", err, sizeof err);
     model lng;
@@ -515,7 +515,7 @@ static void test_close_cancels(void **state) {
     print_message("# a closed connection's work stopped within %.1f ms\n",
                   (double)(now_ns() - t0) / 1e6);
     model_close(NULL, &lng);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(void) {

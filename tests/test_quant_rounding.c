@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "ops/affine_quant.h"
-#include "ops/conv_walk.h"
-#include "ops/fixedpoint.h"
-#include "ops/fused_activation.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/conv_walk.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/fused_activation.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -53,7 +53,7 @@ static void quantize_multiplier_table(void **state) {
     for (size_t i = 0; i < N(multipliers); i++) {
         int32_t q;
         int shift;
-        nnd_quantize_multiplier(multipliers[i].m, &q, &shift);
+        eng_quantize_multiplier(multipliers[i].m, &q, &shift);
         if (q != multipliers[i].q || shift != multipliers[i].shift)
             fail_msg("%a (%s): got (%d, %d), want (%d, %d)", multipliers[i].m, multipliers[i].why,
                      q, shift, multipliers[i].q, multipliers[i].shift);
@@ -80,7 +80,7 @@ static const struct {
 static void high_mul_table(void **state) {
     (void)state;
     for (size_t i = 0; i < N(high_muls); i++) {
-        int32_t got = nnd_srdhm(high_muls[i].a, high_muls[i].b);
+        int32_t got = eng_srdhm(high_muls[i].a, high_muls[i].b);
         if (got != high_muls[i].want)
             fail_msg("srdhm(%d, %d) (%s): got %d, want %d", high_muls[i].a, high_muls[i].b,
                      high_muls[i].why, got, high_muls[i].want);
@@ -112,7 +112,7 @@ static const struct {
 static void pot_div_table(void **state) {
     (void)state;
     for (size_t i = 0; i < N(pot_divs); i++) {
-        int32_t got = nnd_rounding_shift_right(pot_divs[i].x, pot_divs[i].e);
+        int32_t got = eng_rounding_shift_right(pot_divs[i].x, pot_divs[i].e);
         if (got != pot_divs[i].want)
             fail_msg("%d / 2^%d (%s): got %d, want %d", pot_divs[i].x, pot_divs[i].e,
                      pot_divs[i].why, got, pot_divs[i].want);
@@ -143,7 +143,7 @@ static const struct {
 static void requant_table(void **state) {
     (void)state;
     for (size_t i = 0; i < N(requants); i++) {
-        int32_t got = nnd_mul_by_quantized(requants[i].x, requants[i].q, requants[i].shift);
+        int32_t got = eng_mul_by_quantized(requants[i].x, requants[i].q, requants[i].shift);
         if (got != requants[i].want)
             fail_msg("%d x (%d, %d) (%s): got %d, want %d", requants[i].x, requants[i].q,
                      requants[i].shift, requants[i].why, got, requants[i].want);
@@ -165,13 +165,13 @@ static const int32_t want_double[2] = {1138317920, 2069669054};
 static const int32_t want_float[2] = {1138317903, 2069669089};
 
 static void requant_of(int32_t op, int32_t in_type, int32_t mult[2], int shift[2]) {
-    nnd_channel_quant cq = {.scales = channel_scales, .n_scales = 2, .channel_dim = 0};
-    nnd_tensor in = {.type = in_type, .scale = in_scale};
-    nnd_tensor out = {.type = in_type, .scale = out_scale};
-    nnd_tensor filter = {.type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, .channel_quant = &cq};
+    eng_channel_quant cq = {.scales = channel_scales, .n_scales = 2, .channel_dim = 0};
+    eng_tensor in = {.type = in_type, .scale = in_scale};
+    eng_tensor out = {.type = in_type, .scale = out_scale};
+    eng_tensor filter = {.type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, .channel_quant = &cq};
     if (in_type == NND_TENSOR_QUANT8_ASYMM) /* unsigned filters are per tensor */
-        filter = (nnd_tensor){.type = NND_TENSOR_QUANT8_ASYMM, .scale = channel_scales[0]};
-    nnd_conv_requant(op, &in, &filter, &out, 2, mult, shift);
+        filter = (eng_tensor){.type = NND_TENSOR_QUANT8_ASYMM, .scale = channel_scales[0]};
+    eng_conv_requant(op, &in, &filter, &out, 2, mult, shift);
 }
 
 static void signed_conv_takes_the_double_product(void **state) {
@@ -206,10 +206,10 @@ static void unsigned_conv_and_fully_connected_take_the_float_product(void **stat
  * 1183231, / 2^10 = 1155.499 -> 1155. (Found by a search over accumulators.) */
 static void one_step_apart(void **state) {
     (void)state;
-    assert_int_equal(nnd_mul_by_quantized(2232215, want_double[0], -10), 1156);
-    assert_int_equal(nnd_mul_by_quantized(2232215, want_float[0], -10), 1155);
-    assert_int_equal(nnd_mul_by_quantized(-2232215, want_double[0], -10), -1156);
-    assert_int_equal(nnd_mul_by_quantized(-2232215, want_float[0], -10), -1155);
+    assert_int_equal(eng_mul_by_quantized(2232215, want_double[0], -10), 1156);
+    assert_int_equal(eng_mul_by_quantized(2232215, want_float[0], -10), 1155);
+    assert_int_equal(eng_mul_by_quantized(-2232215, want_double[0], -10), -1156);
+    assert_int_equal(eng_mul_by_quantized(-2232215, want_float[0], -10), -1155);
 }
 
 /* ---- ADD: each input x 2^20, scaled by its scale / (2 max scale), summed, scaled by
@@ -220,12 +220,12 @@ static void one_step_apart(void **state) {
 static int32_t add_q(int32_t a, int32_t b) {
     int32_t ma, mb, mo;
     int sa, sb, so;
-    nnd_quantize_multiplier(0.5, &ma, &sa);
-    nnd_quantize_multiplier(0.25, &mb, &sb);
-    nnd_quantize_multiplier(0x1p-20, &mo, &so);
-    int32_t x = nnd_mul_by_quantized(a * (1 << 20), ma, sa);
-    int32_t y = nnd_mul_by_quantized(b * (1 << 20), mb, sb);
-    return nnd_mul_by_quantized(x + y, mo, so);
+    eng_quantize_multiplier(0.5, &ma, &sa);
+    eng_quantize_multiplier(0.25, &mb, &sb);
+    eng_quantize_multiplier(0x1p-20, &mo, &so);
+    int32_t x = eng_mul_by_quantized(a * (1 << 20), ma, sa);
+    int32_t y = eng_mul_by_quantized(b * (1 << 20), mb, sb);
+    return eng_mul_by_quantized(x + y, mo, so);
 }
 
 static void add_pipeline(void **state) {
@@ -263,7 +263,7 @@ static void activation_bounds_table(void **state) {
     (void)state;
     for (size_t i = 0; i < N(bounds); i++) {
         int32_t lo, hi;
-        nnd_act_range_quant(bounds[i].act, bounds[i].scale, bounds[i].zp, bounds[i].qmin,
+        eng_act_range_quant(bounds[i].act, bounds[i].scale, bounds[i].zp, bounds[i].qmin,
                             bounds[i].qmax, &lo, &hi);
         if (lo != bounds[i].lo || hi != bounds[i].hi)
             fail_msg("case %zu (%s): got [%d, %d], want [%d, %d]", i, bounds[i].why, lo, hi,

@@ -25,9 +25,9 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "qos_models.h"
+#include "tests/qos_models.h"
 
 #define RX NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT
 
@@ -61,14 +61,14 @@ static const char *write_config(const char *text) {
 }
 
 /* Starts a daemon with text as its config file and extra options after it. */
-static void start(nnd_test_daemon *d, const char *text, const char *opt, const char *val) {
+static void start(tst_daemon *d, const char *text, const char *opt, const char *val) {
     const char *path = write_config(text);
     const char *args[] = {"--config", path, opt, val, NULL};
-    assert_int_equal(nnd_test_daemon_start(d, args), 0);
+    assert_int_equal(tst_daemon_start(d, args), 0);
     unlink(path); /* read at startup only */
 }
 
-static nnd_client *connect_as(const nnd_test_daemon *d, const char *name) {
+static nnd_client *connect_as(const tst_daemon *d, const char *name) {
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, name, err, sizeof err);
     if (!c) fail_msg("connect: %s", err);
@@ -78,8 +78,8 @@ static nnd_client *connect_as(const nnd_test_daemon *d, const char *name) {
 /* ---- admin status ------------------------------------------------------------------------ */
 
 /* quotas.<k1>.<k2>[.<k3>] as a number; -1 when missing. */
-static double quota_num(const nnd_test_daemon *d, const char *k1, const char *k2, const char *k3) {
-    cJSON *root = nnd_test_admin_status(d);
+static double quota_num(const tst_daemon *d, const char *k1, const char *k2, const char *k3) {
+    cJSON *root = tst_admin_status(d);
     cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "quotas"), k1);
     v = cJSON_GetObjectItem(v, k2);
     if (k3) v = cJSON_GetObjectItem(v, k3);
@@ -90,8 +90,8 @@ static double quota_num(const nnd_test_daemon *d, const char *k1, const char *k2
 
 /* What the app of uid u holds of key (or, with refused, how often it was refused); -1
  * when the app is not in the table. */
-static double app_num(const nnd_test_daemon *d, int u, const char *key, bool refused) {
-    cJSON *root = nnd_test_admin_status(d);
+static double app_num(const tst_daemon *d, int u, const char *key, bool refused) {
+    cJSON *root = tst_admin_status(d);
     const cJSON *apps = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "quotas"), "apps");
     const cJSON *a;
     double x = -1;
@@ -105,9 +105,9 @@ static double app_num(const nnd_test_daemon *d, int u, const char *key, bool ref
 }
 
 /* Waits up to 5 s for the daemon to count n connections (closes are asynchronous). */
-static void wait_connections(const nnd_test_daemon *d, int n) {
+static void wait_connections(const tst_daemon *d, int n) {
     for (int i = 0; i < 500; i++) {
-        cJSON *root = nnd_test_admin_status(d);
+        cJSON *root = tst_admin_status(d);
         int have = cJSON_GetObjectItem(root, "connections")->valueint;
         cJSON_Delete(root);
         if (have == n) return;
@@ -181,7 +181,7 @@ static int from_cache(nnd_client *c, const qos_chain *m, const char *dir, const 
 }
 
 /* As uid 65534: prepares while the first app is full; exits 0 when its own quotas hold. */
-static void second_app(const nnd_test_daemon *d) {
+static void second_app(const tst_daemon *d) {
     if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0) _exit(10);
     char err[256];
     nnd_client *c = nnd_client_connect(d->socket_path, "other-app", err, sizeof err);
@@ -208,7 +208,7 @@ static void second_app(const nnd_test_daemon *d) {
 
 static void test_prepared_models(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     start(&d, small_limits, NULL, NULL);
     wait_connections(&d, 0); /* the harness's probe has gone */
     char err[256], dir[] = "/tmp/nnd-quota-cache-XXXXXX";
@@ -278,7 +278,7 @@ static void test_prepared_models(void **state) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(system(cmd), 0);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- buffers --------------------------------------------------------------------------- */
@@ -307,7 +307,7 @@ static uint64_t allocate_ok(nnd_client *c, uint64_t h, uint32_t len) {
 
 static void test_buffers(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     start(&d, small_limits, NULL, NULL);
     char err[256];
     nnd_client *a = connect_as(&d, "a"), *b = connect_as(&d, "b");
@@ -377,7 +377,7 @@ static void test_buffers(void **state) {
     assert_int_equal(app_num(&d, uid(), "buffer_bytes", false), 16384);
     allocate_ok(b, mb, 4096);
     /* The per-client view agrees. */
-    cJSON *root = nnd_test_admin_status(&d);
+    cJSON *root = tst_admin_status(&d);
     const cJSON *cl = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "clients"), 0);
     assert_int_equal(cJSON_GetObjectItem(cl, "buffers")->valueint, 2);
     assert_int_equal(cJSON_GetObjectItem(cl, "buffer_bytes")->valueint, 32768);
@@ -385,7 +385,7 @@ static void test_buffers(void **state) {
     (void)a1;
     close(fd);
     nnd_client_close(b);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- executions ------------------------------------------------------------------------ */
@@ -437,7 +437,7 @@ static void run_cancel(nnd_client *c, uint64_t t) {
 
 static void test_queued_executions(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     start(&d, small_limits, NULL, NULL);
     char err[256];
     nnd_client *a = connect_as(&d, "a"), *b = connect_as(&d, "b");
@@ -495,14 +495,14 @@ static void test_queued_executions(void **state) {
     longrun_close(&la);
     longrun_close(&lb);
     nnd_client_close(b);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- connections ------------------------------------------------------------------------ */
 
 static void test_connections(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     start(&d, small_limits, NULL, NULL);
     wait_connections(&d, 0);
     nnd_client *c[3];
@@ -516,7 +516,7 @@ static void test_connections(void **state) {
         !strstr(err, "quota.app.connections (3) reached for uid"))
         fail_msg("refusal: %s", err);
     /* One that says nothing is closed within about a second. */
-    int raw = nnd_test_connect_raw(&d);
+    int raw = tst_connect_raw(&d);
     assert_true(raw >= 0);
     struct pollfd p = {.fd = raw, .events = POLLIN};
     assert_int_equal(poll(&p, 1, 5000), 1);
@@ -535,14 +535,14 @@ static void test_connections(void **state) {
     wait_connections(&d, 0);
     assert_int_equal(app_num(&d, uid(), "connections", false), -1); /* forgotten */
     assert_int_equal(quota_num(&d, "totals", "refused", "connections"), 2);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- nndctl status ---------------------------------------------------------------------- */
 
 static void test_nndctl_status(void **state) {
     (void)state;
-    nnd_test_daemon d;
+    tst_daemon d;
     start(&d, small_limits, NULL, NULL);
     nnd_client *a = connect_as(&d, "a");
     for (int i = 0; i < 3; i++)
@@ -574,7 +574,7 @@ static void test_nndctl_status(void **state) {
     assert_int_equal(pclose(p), 0);
     assert_true(quotas && app_limit && conn_limit && usage && refused);
     nnd_client_close(a);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- the config file --------------------------------------------------------------------- */
@@ -631,23 +631,23 @@ static void test_command_line_wins(void **state) {
     (void)state;
     const char text[] = "app_queue = 3\nquota.app.buffers = 0 # unlimited\n"
                         "quota.connection.queued_executions = 7\n";
-    nnd_test_daemon d;
+    tst_daemon d;
     start(&d, text, NULL, NULL);
-    cJSON *root = nnd_test_admin_status(&d);
+    cJSON *root = tst_admin_status(&d);
     cJSON *lim = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "scheduler"), "limits");
     assert_int_equal(cJSON_GetObjectItem(lim, "app_queue")->valueint, 3);
     cJSON_Delete(root);
     assert_int_equal(quota_num(&d, "limits", "app", "buffers"), 0);
     assert_int_equal(quota_num(&d, "limits", "connection", "queued_executions"), 7);
     assert_int_equal(quota_num(&d, "limits", "app", "prepared_models"), 4096); /* default */
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 
     start(&d, text, "--app-queue", "5");
-    root = nnd_test_admin_status(&d);
+    root = tst_admin_status(&d);
     lim = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "scheduler"), "limits");
     assert_int_equal(cJSON_GetObjectItem(lim, "app_queue")->valueint, 5);
     cJSON_Delete(root);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(void) {

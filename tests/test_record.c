@@ -26,25 +26,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conformance.h"
-#include "harness.h"
-#include "record_client.h"
-#include "subprocess.h"
+#include "tools/conformance/conformance.h"
+#include "tests/harness.h"
+#include "tests/record_client.h"
+#include "tests/subprocess.h"
 #include "nnd/nnd.h"
 
-static nnd_test_daemon daemon_;
+static tst_daemon daemon_;
 static char out_[1 << 20];
 
 static int setup(void **state) {
     (void)state;
-    if (nnd_test_daemon_start(&daemon_, NULL) != 0) return -1;
+    if (tst_daemon_start(&daemon_, NULL) != 0) return -1;
     setenv("NND_SOCKET", daemon_.socket_path, 1);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    return daemon_.pid > 0 ? nnd_test_daemon_stop(&daemon_) : 0;
+    return daemon_.pid > 0 ? tst_daemon_stop(&daemon_) : 0;
 }
 
 /* A fresh directory under the daemon's test directory. */
@@ -62,7 +62,7 @@ static void record(const char *dir, const char *max_bytes) {
     else
         unsetenv("NND_RECORD_MAX_BYTES");
     const char *args[] = {NULL};
-    int rc = nnd_test_run(RECORD_CLIENT_PATH, args, 0, true, out_, sizeof out_, 60000);
+    int rc = tst_run(RECORD_CLIENT_PATH, args, 0, true, out_, sizeof out_, 60000);
     unsetenv("NND_RECORD");
     unsetenv("NND_RECORD_MAX_BYTES");
     print_message("%s", out_);
@@ -95,7 +95,7 @@ static size_t files_in(const char *dir, size_t *bytes) {
 /* nndctl [--socket S] conformance ARGS... with its output in out_; the exit status. */
 static int replay(const char *a, const char *b, const char *c) {
     const char *args[] = {"--socket", daemon_.socket_path, "conformance", a, b, c, NULL};
-    int rc = nnd_test_run(NNDCTL_PATH, args, 0, true, out_, sizeof out_, 120000);
+    int rc = tst_run(NNDCTL_PATH, args, 0, true, out_, sizeof out_, 120000);
     print_message("%s", out_);
     return rc;
 }
@@ -107,7 +107,7 @@ static size_t count(const char *hay, const char *needle) {
     return n;
 }
 
-static const nnd_case *case_with(const nnd_case *cases, size_t n, size_t n_operations) {
+static const tool_case *case_with(const tool_case *cases, size_t n, size_t n_operations) {
     for (size_t i = 0; i < n; i++)
         if (cases[i].model->main->n_operations == n_operations) return &cases[i];
     fail_msg("no recorded case with %zu operations", n_operations);
@@ -115,18 +115,18 @@ static const nnd_case *case_with(const nnd_case *cases, size_t n, size_t n_opera
 }
 
 static void check_recording(const char *dir) {
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(nnd_cases_load(dir, &cases, &n, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(tool_cases_load(dir, &cases, &n, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(n, 2);
-    const nnd_case *conv = case_with(cases, n, 2), *qadd = case_with(cases, n, 1);
+    const tool_case *conv = case_with(cases, n, 2), *qadd = case_with(cases, n, 1);
     /* conv: compute, burst, fenced, compute; the filter from the program's pool inline. */
     assert_int_equal(conv->n_examples, RC_CONV_RUNS);
     assert_true(conv->n_pooled >= 1);
     assert_false(conv->expect_failure);
     for (int r = 0; r < RC_CONV_RUNS; r++) {
-        const nnd_case_example *ex = &conv->examples[r];
+        const tool_case_example *ex = &conv->examples[r];
         assert_int_equal(ex->n_inputs, 2);
         assert_int_equal(ex->inputs[0].count, RC_CONV_IN);
         assert_int_equal(ex->inputs[1].count, RC_CONV_OUT);
@@ -143,7 +143,7 @@ static void check_recording(const char *dir) {
     /* qadd: the inputs given, the outputs the program checked. */
     assert_int_equal(qadd->n_examples, RC_QADD_RUNS);
     for (int r = 0; r < RC_QADD_RUNS; r++) {
-        const nnd_case_example *ex = &qadd->examples[r];
+        const tool_case_example *ex = &qadd->examples[r];
         const uint8_t *a = ex->inputs[0].data, *b = ex->inputs[1].data, *o = ex->outputs[0].data;
         assert_int_equal(ex->outputs[0].rank, 2);
         assert_int_equal(ex->outputs[0].dims[1], 3);
@@ -153,7 +153,7 @@ static void check_recording(const char *dir) {
             assert_int_equal(o[i], rc_qadd_expected(r, i));
         }
     }
-    nnd_cases_free(cases, n);
+    tool_cases_free(cases, n);
 }
 
 /* The qadd file of dir copied to into with its first expected output 3 steps off. */
@@ -167,7 +167,7 @@ static void tampered_copy(const char *dir, const char *into) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         size_t len;
-        uint8_t *text = nnd_test_read_file(path, &len);
+        uint8_t *text = tst_read_file(path, &len);
         assert_non_null(text);
         cJSON *root = cJSON_ParseWithLength((const char *)text, len);
         free(text);
@@ -236,15 +236,15 @@ static void test_bound(void **state) {
     size_t bytes;
     files_in(dir, &bytes);
     assert_true(bytes <= whole - 1);
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0, examples = 0;
     char err[512] = "";
     /* An empty directory is all right (nothing fitted); else every file is whole. */
-    if (bytes) assert_int_equal(nnd_cases_load(dir, &cases, &n, NULL, NULL, err, sizeof err), 0);
+    if (bytes) assert_int_equal(tool_cases_load(dir, &cases, &n, NULL, NULL, err, sizeof err), 0);
     for (size_t i = 0; i < n; i++)
         examples += cases[i].n_examples;
     assert_true(examples < RC_CONV_RUNS + RC_QADD_RUNS);
-    nnd_cases_free(cases, n);
+    tool_cases_free(cases, n);
     if (bytes) assert_int_equal(replay(dir, NULL, NULL), 0); /* what was kept replays */
 }
 
@@ -284,10 +284,10 @@ static void test_nnd_api(void **state) {
     assert_int_equal(rc, 0);
     unsigned ran = passed_count();
     assert_true(ran > 0);
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0, referenced = 0, per_channel = 0;
     char err[512];
-    assert_int_equal(nnd_cases_load(dir, &cases, &n, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(tool_cases_load(dir, &cases, &n, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(n, ran); /* one file a compilation, each case compiled once */
     for (size_t i = 0; i < n; i++) {
         assert_true(cases[i].n_examples >= 1);
@@ -299,7 +299,7 @@ static void test_nnd_api(void **state) {
                 break;
             }
     }
-    nnd_cases_free(cases, n);
+    tool_cases_free(cases, n);
     assert_true(referenced > 0);
     assert_true(per_channel > 0);
     assert_int_equal(replay(dir, NULL, NULL), 0);
@@ -339,13 +339,13 @@ static void test_refused(void **state) {
     nnd_client_close(cl);
     unsetenv("NND_RECORD");
     assert_int_equal(st, NND__ERROR_STATUS__INVALID_ARGUMENT);
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0;
     char why[512];
-    assert_int_equal(nnd_cases_load(dir, &cases, &n, NULL, NULL, why, sizeof why), 0);
+    assert_int_equal(tool_cases_load(dir, &cases, &n, NULL, NULL, why, sizeof why), 0);
     assert_int_equal(n, 1);
     assert_int_equal(cases[0].n_examples, 0);
-    nnd_cases_free(cases, n);
+    tool_cases_free(cases, n);
     size_t bytes;
     assert_int_equal(files_in(dir, &bytes), 1);
     char path[1024];
@@ -357,7 +357,7 @@ static void test_refused(void **state) {
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     closedir(d);
     size_t len;
-    char *text = (char *)nnd_test_read_file(path, &len);
+    char *text = (char *)tst_read_file(path, &len);
     assert_non_null(text);
     assert_non_null(strstr(text, "\"prepare\":\"INVALID_ARGUMENT\""));
     free(text);

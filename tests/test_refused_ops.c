@@ -16,14 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "subprocess.h"
-#include "wire.h"
+#include "tests/subprocess.h"
+#include "tests/wire.h"
 
 #define OEM_OPERATION 10000
 
-static nnd_test_daemon daemon_;
+static tst_daemon daemon_;
 static char log_path[] = "/tmp/nnd-refused-log-XXXXXX";
 static char out[1 << 20];
 
@@ -33,13 +33,13 @@ static int setup(void **state) {
     if (fd < 0) return -1;
     close(fd);
     const char *args[] = {"--log-level", "debug", NULL};
-    nnd_test_daemon_opts o = {.extra_args = args, .log_path = log_path};
-    return nnd_test_daemon_start_opts(&daemon_, &o);
+    tst_daemon_opts o = {.extra_args = args, .log_path = log_path};
+    return tst_daemon_start_opts(&daemon_, &o);
 }
 
 static int teardown(void **state) {
     (void)state;
-    if (daemon_.pid > 0) nnd_test_daemon_stop(&daemon_);
+    if (daemon_.pid > 0) tst_daemon_stop(&daemon_);
     unlink(log_path);
     return 0;
 }
@@ -67,7 +67,7 @@ static void refusals_are_counted_shown_and_logged(void **state) {
     assert_false(supported(c, &m));
     nnd_client_close(c);
 
-    cJSON *status = nnd_test_admin_status(&daemon_);
+    cJSON *status = tst_admin_status(&daemon_);
     const cJSON *refused = cJSON_GetObjectItemCaseSensitive(status, "refused_operations");
     assert_true(cJSON_IsObject(refused));
     const cJSON *oem = cJSON_GetObjectItemCaseSensitive(refused, "OEM_OPERATION");
@@ -77,16 +77,16 @@ static void refusals_are_counted_shown_and_logged(void **state) {
     cJSON_Delete(status);
 
     const char *st[] = {"--state-dir", daemon_.state_dir, "status", NULL};
-    assert_int_equal(nnd_test_run(NNDCTL_PATH, st, 0, false, out, sizeof out, 30000), 0);
+    assert_int_equal(tst_run(NNDCTL_PATH, st, 0, false, out, sizeof out, 30000), 0);
     assert_non_null(strstr(out, "\nrefused_operations:\n  OEM_OPERATION: 2\n"));
 
     const char *metrics[] = {"--state-dir", daemon_.state_dir, "metrics", NULL};
-    assert_int_equal(nnd_test_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
+    assert_int_equal(tst_run(NNDCTL_PATH, metrics, 0, false, out, sizeof out, 30000), 0);
     assert_non_null(strstr(out, "\n# TYPE nnd_refused_operations_total counter\n"
                                 "nnd_refused_operations_total{operation=\"OEM_OPERATION\"} 2\n"));
 
     size_t len = 0;
-    char *log = (char *)nnd_test_read_file(log_path, &len);
+    char *log = (char *)tst_read_file(log_path, &len);
     assert_non_null(log);
     const char *line = "GetSupportedOperations refused operation 0 OEM_OPERATION "
                        "(TENSOR_FLOAT32, TENSOR_FLOAT32, INT32 -> TENSOR_FLOAT32): "
@@ -97,12 +97,12 @@ static void refusals_are_counted_shown_and_logged(void **state) {
     assert_null(strstr(log, "refused operation 0 ADD"));
     free(log);
 
-    nnd_test_expect_promtool_ok(out);
+    tst_expect_promtool_ok(out);
 }
 
 static void clean_stop(void **state) {
     (void)state;
-    assert_int_equal(nnd_test_daemon_stop(&daemon_), 0);
+    assert_int_equal(tst_daemon_stop(&daemon_), 0);
 }
 
 int main(void) {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "session.h"
+#include "daemon/clients/session.h"
 
 #define N 5000
 
@@ -26,72 +26,72 @@ static void test_add_find_release_clear(void **state) {
     static int ids[N];
     static uint64_t handles[N];
     memset(freed, 0, sizeof freed);
-    nnd_session s;
+    srv_session s;
     memset(&s, 0, sizeof s);
     for (int i = 0; i < N; i++) {
         ids[i] = i;
-        nnd_obj_kind kind = i % 3 ? NND_OBJ_PREPARED : NND_OBJ_BUFFER;
-        assert_int_equal(nnd_session_add(&s, kind, &ids[i], free_obj, &handles[i]), 0);
+        srv_obj_kind kind = i % 3 ? NND_OBJ_PREPARED : NND_OBJ_BUFFER;
+        assert_int_equal(srv_session_add(&s, kind, &ids[i], free_obj, &handles[i]), 0);
         assert_true(handles[i] != 0);
     }
-    assert_int_equal(nnd_session_count(&s, NND_OBJ_ANY), N);
-    assert_int_equal(nnd_session_count(&s, NND_OBJ_BUFFER), (N + 2) / 3);
+    assert_int_equal(srv_session_count(&s, NND_OBJ_ANY), N);
+    assert_int_equal(srv_session_count(&s, NND_OBJ_BUFFER), (N + 2) / 3);
     for (int i = 0; i < N; i++) {
-        nnd_obj_kind kind = i % 3 ? NND_OBJ_PREPARED : NND_OBJ_BUFFER;
-        nnd_obj_kind other = i % 3 ? NND_OBJ_BUFFER : NND_OBJ_PREPARED;
-        assert_ptr_equal(nnd_session_find(&s, handles[i], kind), &ids[i]);
-        assert_ptr_equal(nnd_session_find(&s, handles[i], NND_OBJ_ANY), &ids[i]);
-        assert_null(nnd_session_find(&s, handles[i], other));
+        srv_obj_kind kind = i % 3 ? NND_OBJ_PREPARED : NND_OBJ_BUFFER;
+        srv_obj_kind other = i % 3 ? NND_OBJ_BUFFER : NND_OBJ_PREPARED;
+        assert_ptr_equal(srv_session_find(&s, handles[i], kind), &ids[i]);
+        assert_ptr_equal(srv_session_find(&s, handles[i], NND_OBJ_ANY), &ids[i]);
+        assert_null(srv_session_find(&s, handles[i], other));
     }
-    assert_null(nnd_session_find(&s, 0, NND_OBJ_ANY));
+    assert_null(srv_session_find(&s, 0, NND_OBJ_ANY));
     /* Release every other one; the rest must stay reachable. */
     for (int i = 0; i < N; i += 2)
-        assert_int_equal(nnd_session_release(&s, handles[i]), 0);
+        assert_int_equal(srv_session_release(&s, handles[i]), 0);
     for (int i = 0; i < N; i++) {
         assert_int_equal(freed[i], i % 2 == 0);
         if (i % 2)
-            assert_ptr_equal(nnd_session_find(&s, handles[i], NND_OBJ_ANY), &ids[i]);
+            assert_ptr_equal(srv_session_find(&s, handles[i], NND_OBJ_ANY), &ids[i]);
         else
-            assert_null(nnd_session_find(&s, handles[i], NND_OBJ_ANY));
+            assert_null(srv_session_find(&s, handles[i], NND_OBJ_ANY));
     }
-    assert_int_equal(nnd_session_release(&s, handles[0]), -1);
-    assert_int_equal(nnd_session_count(&s, NND_OBJ_ANY), N / 2);
-    nnd_session_clear(&s);
+    assert_int_equal(srv_session_release(&s, handles[0]), -1);
+    assert_int_equal(srv_session_count(&s, NND_OBJ_ANY), N / 2);
+    srv_session_clear(&s);
     for (int i = 0; i < N; i++)
         assert_int_equal(freed[i], 1);
     assert_true(s.closing);
-    assert_int_equal(nnd_session_count(&s, NND_OBJ_ANY), 0);
+    assert_int_equal(srv_session_count(&s, NND_OBJ_ANY), 0);
 }
 
 static void test_object_cap(void **state) {
     (void)state;
-    nnd_session s;
+    srv_session s;
     memset(&s, 0, sizeof s);
     uint64_t h;
     for (int i = 0; i < NND_SESSION_MAX_OBJECTS; i++)
-        assert_int_equal(nnd_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), 0);
-    assert_int_equal(nnd_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), -1);
-    nnd_session_clear(&s);
+        assert_int_equal(srv_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), 0);
+    assert_int_equal(srv_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), -1);
+    srv_session_clear(&s);
 }
 
 /* Two sessions of one app under small limits (quota.h). */
 static void test_quota_counts(void **state) {
     (void)state;
-    nnd_quota_limits l;
-    nnd_quota_limits_default(&l);
+    srv_quota_limits l;
+    srv_quota_limits_default(&l);
     l.app[NND_QUOTA_CONNECTIONS] = 2;
     l.app[NND_QUOTA_PREPARED_MODELS] = 3;
     l.conn[NND_QUOTA_PREPARED_MODELS] = 2;
-    nnd_quota *q = nnd_quota_new(&l, NULL);
+    srv_quota *q = srv_quota_new(&l, NULL);
     assert_non_null(q);
-    nnd_session a, b, c;
+    srv_session a, b, c;
     memset(&a, 0, sizeof a);
     a.uid = 1234;
     b = c = a;
     char err[256];
-    assert_int_equal(nnd_quota_connect(q, &a, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_quota_connect(q, &b, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_quota_connect(q, &c, err, sizeof err), NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_int_equal(srv_quota_connect(q, &a, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &b, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &c, err, sizeof err), NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.connections (2) reached for uid 1234");
     assert_null(c.app);
     assert_ptr_equal(a.app, b.app);
@@ -99,59 +99,59 @@ static void test_quota_counts(void **state) {
     uint64_t h[3];
     static int obj;
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(nnd_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
-        assert_int_equal(nnd_session_add(&a, NND_OBJ_PREPARED, &obj, NULL, &h[i]), 0);
+        assert_int_equal(srv_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
+        assert_int_equal(srv_session_add(&a, NND_OBJ_PREPARED, &obj, NULL, &h[i]), 0);
     }
-    assert_int_equal(nnd_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err),
+    assert_int_equal(srv_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.connection.prepared_models (2) reached on this connection "
                              "(uid 1234)");
     /* Other kinds are not limited by it. */
-    assert_int_equal(nnd_session_check_quota(&a, NND_OBJ_BURST, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_session_add(&b, NND_OBJ_PREPARED, &obj, NULL, &h[2]), 0);
-    assert_int_equal(nnd_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err),
+    assert_int_equal(srv_session_check_quota(&a, NND_OBJ_BURST, err, sizeof err), NND_OK);
+    assert_int_equal(srv_session_add(&b, NND_OBJ_PREPARED, &obj, NULL, &h[2]), 0);
+    assert_int_equal(srv_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.prepared_models (3) reached for uid 1234");
     assert_int_equal(a.app->used[NND_QUOTA_PREPARED_MODELS], 3);
     assert_int_equal(a.app->refused[NND_QUOTA_PREPARED_MODELS], 2);
     /* Released or cleared, the room comes back. */
-    assert_int_equal(nnd_session_release(&a, h[0]), 0);
-    assert_int_equal(nnd_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
-    nnd_session_clear(&a);
-    nnd_quota_disconnect(&a);
+    assert_int_equal(srv_session_release(&a, h[0]), 0);
+    assert_int_equal(srv_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
+    srv_session_clear(&a);
+    srv_quota_disconnect(&a);
     assert_int_equal(b.app->used[NND_QUOTA_PREPARED_MODELS], 1);
     assert_int_equal(b.app->used[NND_QUOTA_CONNECTIONS], 1);
-    nnd_session_clear(&b);
-    nnd_quota_disconnect(&b);
-    nnd_quota_free(q);
+    srv_session_clear(&b);
+    srv_quota_disconnect(&b);
+    srv_quota_free(q);
 }
 
 /* A byte quota refuses without taking anything, and never overflows. */
 static void test_quota_bytes(void **state) {
     (void)state;
-    nnd_quota_limits l;
-    nnd_quota_limits_default(&l);
+    srv_quota_limits l;
+    srv_quota_limits_default(&l);
     l.app[NND_QUOTA_BUFFER_BYTES] = 100;
     l.conn[NND_QUOTA_BUFFER_BYTES] = 0; /* unlimited */
-    nnd_quota *q = nnd_quota_new(&l, NULL);
-    nnd_session s;
+    srv_quota *q = srv_quota_new(&l, NULL);
+    srv_session s;
     memset(&s, 0, sizeof s);
     s.uid = 7;
     char err[256];
-    assert_int_equal(nnd_quota_connect(q, &s, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
-    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
+    assert_int_equal(srv_quota_connect(q, &s, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.buffer_bytes (100) reached for uid 7: 60 bytes held, 41 "
                              "more asked");
-    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
+    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT); /* no overflow */
     assert_int_equal(s.quota_used[NND_QUOTA_BUFFER_BYTES], 60);
-    assert_int_equal(nnd_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
-    nnd_quota_add(&s, NND_QUOTA_BUFFER_BYTES, -100);
+    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
+    srv_quota_add(&s, NND_QUOTA_BUFFER_BYTES, -100);
     assert_int_equal(s.app->used[NND_QUOTA_BUFFER_BYTES], 0);
-    nnd_quota_disconnect(&s);
-    nnd_quota_free(q);
+    srv_quota_disconnect(&s);
+    srv_quota_free(q);
 }
 
 int main(void) {

@@ -26,14 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "frame.h"
-#include "harness.h"
+#include "proto/frame.h"
+#include "tests/harness.h"
 #include "nnd/nnd.h"
-#include "qos_models.h"
-#include "wire.h"
+#include "tests/qos_models.h"
+#include "tests/wire.h"
 
-static double status_num(const nnd_test_daemon *d, const char *key) {
-    cJSON *st = nnd_test_admin_status(d);
+static double status_num(const tst_daemon *d, const char *key) {
+    cJSON *st = tst_admin_status(d);
     assert_non_null(st);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, key);
     assert_non_null(v);
@@ -43,7 +43,7 @@ static double status_num(const nnd_test_daemon *d, const char *key) {
 }
 
 /* Waits (10 s at most) for status key to read want; returns what it read last. */
-static double await_num(const nnd_test_daemon *d, const char *key, double want) {
+static double await_num(const tst_daemon *d, const char *key, double want) {
     double x = status_num(d, key);
     for (int i = 0; i < 1000 && x != want; i++) {
         struct timespec ts = {0, 10 * 1000000};
@@ -129,8 +129,8 @@ static int on_new_thread(nnd_client *c, step_kind kind, qos_chain *m, uint64_t *
 
 static void test_threads_share_objects(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-shared", err, sizeof err);
     assert_non_null(c);
@@ -160,7 +160,7 @@ static void test_threads_share_objects(void **state) {
     nnd_client_close(c);
     assert_int_equal((int)await_num(&d, "connections", 0), 0);
     qos_chain_free(&m);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- joining on the wire ----------------------------------------------------------------- */
@@ -201,16 +201,15 @@ static int release_status(int sock, uint64_t handle) {
 
 static void test_join_same_process_only(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
-    int owner = nnd_test_connect_raw(&d), member = nnd_test_connect_raw(&d),
-        other = nnd_test_connect_raw(&d);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
+    int owner = tst_connect_raw(&d), member = tst_connect_raw(&d), other = tst_connect_raw(&d);
     uint64_t token = hello(owner, 0);
     assert_int_equal(hello(member, token), token);
     assert_true(hello(other, 0) != token);
     pid_t pid = fork();
     if (pid == 0) { /* another process with the token: a session of its own */
-        int s = nnd_test_connect_raw(&d);
+        int s = tst_connect_raw(&d);
         _exit(s >= 0 && hello(s, token) != token ? 0 : 1);
     }
     int wst;
@@ -231,15 +230,15 @@ static void test_join_same_process_only(void **state) {
     assert_int_equal(recv(member, &b, 1, MSG_DONTWAIT), 0); /* EOF, not a timeout */
     close(member);
     close(other);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- a process that goes ---------------------------------------------------------------- */
 
 static void test_exit_frees_everything(void **state) {
     (void)state;
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, NULL), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, NULL), 0);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -268,7 +267,7 @@ static void test_exit_frees_everything(void **state) {
     assert_int_equal((int)await_num(&d, "prepared_models", 0), 0);
     close(ready[0]);
     close(ready[1]);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 /* ---- quotas -------------------------------------------------------------------------------- */
@@ -282,8 +281,8 @@ static void test_quotas_bind_the_session(void **state) {
     assert_int_equal(write(cfd, conf, sizeof conf - 1), (ssize_t)sizeof conf - 1);
     close(cfd);
     const char *args[] = {"--config", path, NULL};
-    nnd_test_daemon d;
-    assert_int_equal(nnd_test_daemon_start(&d, args), 0);
+    tst_daemon d;
+    assert_int_equal(tst_daemon_start(&d, args), 0);
     unlink(path);
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "test-quota", err, sizeof err);
@@ -311,7 +310,7 @@ static void test_quotas_bind_the_session(void **state) {
     assert_int_equal(nnd_client_release(c, h[1]), 0);
     nnd_client_close(c);
     qos_chain_free(&m);
-    assert_int_equal(nnd_test_daemon_stop(&d), 0);
+    assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
 int main(void) {

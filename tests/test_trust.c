@@ -1,5 +1,5 @@
 /* test_trust (integration): the daemon trusts only paths that no other user can change
- * (daemon/trust.h). Each case runs the real daemon on a prepared directory:
+ * (daemon/clients/trust.h). Each case runs the real daemon on a prepared directory:
  * - refused at start with exit status 2 and a message naming the path and why: a state
  *   directory owned by another uid (mode 0777, cache.db a link to a root file, whose mode
  *   must stay as it was), a group-writable state directory, a socket directory, an
@@ -28,7 +28,7 @@
 
 #include <cmocka.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 
 #define OTHER_UID 65534
 
@@ -245,7 +245,7 @@ static void test_plugin_of_another_user(void **state) {
     make_dir("ext", 0755);
     char to[512];
     path_of(to, sizeof to, "ext/libnnd_fibonacci.so");
-    assert_int_equal(nnd_test_copy_file(FIBONACCI_SO, to), 0);
+    assert_int_equal(tst_copy_file(FIBONACCI_SO, to), 0);
     give("ext/libnnd_fibonacci.so");
     const char *args[] = {"--state-dir", "state", "--extensions-dir", "ext", NULL};
     char log[16384];

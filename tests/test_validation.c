@@ -12,23 +12,23 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 enum { A, B, ACT, OUT, T0, N_BASE = 4, MAX_OPERANDS = 8, MAX_OPS = 3 };
 
 typedef struct model {
-    nnd_operand_desc operands[MAX_OPERANDS];
-    nnd_operation_desc ops[MAX_OPS];
+    eng_operand_desc operands[MAX_OPERANDS];
+    eng_operation_desc ops[MAX_OPS];
     uint32_t op_in[MAX_OPS][8], op_out[MAX_OPS][2];
     uint32_t inputs[4], outputs[2];
     uint8_t values[64];
     float scales[4];
-    nnd_memory_view pools[1];
-    nnd_model_desc d;
+    eng_memory_view pools[1];
+    eng_model_desc d;
 } model;
 
-static nnd_operand_desc tensor(int32_t type, uint32_t lifetime) {
-    nnd_operand_desc o = {.type = type, .rank = 1, .dims = {2}, .lifetime = lifetime};
+static eng_operand_desc tensor(int32_t type, uint32_t lifetime) {
+    eng_operand_desc o = {.type = type, .rank = 1, .dims = {2}, .lifetime = lifetime};
     return o;
 }
 
@@ -36,15 +36,15 @@ static void base(model *m) {
     memset(m, 0, sizeof *m);
     m->operands[A] = tensor(NND_TENSOR_FLOAT32, NND_MODEL_INPUT);
     m->operands[B] = tensor(NND_TENSOR_FLOAT32, NND_MODEL_INPUT);
-    m->operands[ACT] = (nnd_operand_desc){
+    m->operands[ACT] = (eng_operand_desc){
         .type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 0, .length = 4};
     m->operands[OUT] = tensor(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT);
     uint32_t in[3] = {A, B, ACT};
     memcpy(m->op_in[0], in, sizeof in);
     m->op_out[0][0] = OUT;
-    m->ops[0] = (nnd_operation_desc){NND_OP_ADD, 3, m->op_in[0], 1, m->op_out[0]};
+    m->ops[0] = (eng_operation_desc){NND_OP_ADD, 3, m->op_in[0], 1, m->op_out[0]};
     m->inputs[0] = A, m->inputs[1] = B, m->outputs[0] = OUT;
-    m->d = (nnd_model_desc){.n_operands = N_BASE,
+    m->d = (eng_model_desc){.n_operands = N_BASE,
                             .operands = m->operands,
                             .n_operations = 1,
                             .operations = m->ops,
@@ -64,7 +64,7 @@ static void with_temporary(model *m) {
     uint32_t in[3] = {A, B, ACT};
     memcpy(m->op_in[1], in, sizeof in);
     m->op_out[1][0] = T0;
-    m->ops[1] = (nnd_operation_desc){NND_OP_ADD, 3, m->op_in[1], 1, m->op_out[1]};
+    m->ops[1] = (eng_operation_desc){NND_OP_ADD, 3, m->op_in[1], 1, m->op_out[1]};
     m->op_in[0][1] = T0;
     m->d.n_operations = 2;
 }
@@ -173,11 +173,11 @@ static void no_inputs(model *m) {
     m->d.n_inputs = 0;
 }
 static void per_channel_scale_count(model *m) {
-    m->operands[T0] = (nnd_operand_desc){.type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL,
+    m->operands[T0] = (eng_operand_desc){.type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL,
                                          .rank = 2,
                                          .dims = {3, 2},
                                          .lifetime = NND_MODEL_INPUT};
-    m->operands[T0].channel_quant = (nnd_channel_quant){m->scales, 2, 0};
+    m->operands[T0].channel_quant = (eng_channel_quant){m->scales, 2, 0};
     m->scales[0] = m->scales[1] = 1.f;
     m->d.n_operands = T0 + 1;
     m->inputs[2] = T0;
@@ -185,14 +185,14 @@ static void per_channel_scale_count(model *m) {
 }
 static void per_channel_dim_out_of_range(model *m) {
     per_channel_scale_count(m);
-    m->operands[T0].channel_quant = (nnd_channel_quant){m->scales, 3, 5};
+    m->operands[T0].channel_quant = (eng_channel_quant){m->scales, 3, 5};
 }
 static void reference_pool_missing(model *m) {
     m->operands[ACT].lifetime = NND_CONSTANT_REFERENCE;
     m->operands[ACT].pool = 3;
 }
 static void no_value_with_length(model *m) {
-    m->operands[T0] = (nnd_operand_desc){.type = NND_INT32, .lifetime = NND_NO_VALUE, .length = 4};
+    m->operands[T0] = (eng_operand_desc){.type = NND_INT32, .lifetime = NND_NO_VALUE, .length = 4};
     m->d.n_operands = T0 + 1;
 }
 static void temporary_with_location(model *m) {
@@ -216,7 +216,7 @@ static void constant_unknown_dims(model *m) {
 
 /* ---- signed 8-bit ------------------------------------------------------------------- */
 
-static void set_quant(nnd_operand_desc *o, int32_t type, float scale, int32_t zero_point) {
+static void set_quant(eng_operand_desc *o, int32_t type, float scale, int32_t zero_point) {
     o->type = type, o->scale = scale, o->zero_point = zero_point;
 }
 
@@ -245,7 +245,7 @@ static void weighted_op(model *m, int32_t code, const uint32_t *in, uint32_t n, 
     m->inputs[2] = T0;
     m->d.n_inputs = 3;
     memcpy(m->op_in[0], in, n * sizeof *in);
-    m->ops[0] = (nnd_operation_desc){code, n, m->op_in[0], 1, m->op_out[0]};
+    m->ops[0] = (eng_operation_desc){code, n, m->op_in[0], 1, m->op_out[0]};
 }
 
 /* out = FULLY_CONNECTED(a [1, 2], weights b [1, 2], bias t0 [1], act) over signed 8-bit:
@@ -279,7 +279,7 @@ static void int8_scale_negative(model *m) {
 /* Weights b as int8 quantized per channel along dim (one scale of 0.25 per channel). */
 static void per_channel_weights(model *m, uint32_t dim) {
     set_quant(&m->operands[B], NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.f, 0);
-    m->operands[B].channel_quant = (nnd_channel_quant){m->scales, m->operands[B].dims[dim], dim};
+    m->operands[B].channel_quant = (eng_channel_quant){m->scales, m->operands[B].dims[dim], dim};
     for (uint32_t k = 0; k < m->operands[B].dims[dim]; k++)
         m->scales[k] = 0.25f;
 }
@@ -294,7 +294,7 @@ static void int8_conv(model *m) {
     memcpy(m->operands[B].dims, image, sizeof image);
     memcpy(m->operands[OUT].dims, one_pixel, sizeof one_pixel);
     per_channel_weights(m, 0);
-    m->operands[T0 + 1] = (nnd_operand_desc){
+    m->operands[T0 + 1] = (eng_operand_desc){
         .type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 4, .length = 4};
     m->values[4] = 1;
     m->d.n_operands = T0 + 2;
@@ -467,9 +467,9 @@ static void test_base_model_is_valid(void **state) {
         base(&m);
         if (i) starts[i - 1](&m);
         char err[NND_ERR_LEN] = "";
-        nnd_prepared *p = NULL;
-        if (nnd_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("start %zu: %s", i, err);
-        nnd_prepared_free(p);
+        eng_prepared *p = NULL;
+        if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("start %zu: %s", i, err);
+        eng_prepared_free(p);
     }
     static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1, NND_OP_RELU6, NND_OP_TRANSPOSE};
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
@@ -477,25 +477,25 @@ static void test_base_model_is_valid(void **state) {
         base(&m);
         int8_unary(&m, unary[i]);
         char err[NND_ERR_LEN] = "";
-        nnd_prepared *p = NULL;
-        if (nnd_prepare(&m.d, &p, err, sizeof err) != NND_OK)
-            fail_msg("%s over int8: %s", nnd_operation_name(unary[i]), err);
-        nnd_prepared_free(p);
+        eng_prepared *p = NULL;
+        if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK)
+            fail_msg("%s over int8: %s", schema_operation_name(unary[i]), err);
+        eng_prepared_free(p);
     }
 }
 
 /* Both prepare and validate refuse d with INVALID_ARGUMENT and a message holding `message`;
  * otherwise the case is printed and false returned. */
-static bool refused(const nnd_model_desc *d, const char *name, const char *message) {
+static bool refused(const eng_model_desc *d, const char *name, const char *message) {
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    nnd_status s = nnd_prepare(d, &p, err, sizeof err);
-    nnd_status v = nnd_validate(d, err, sizeof err);
+    eng_prepared *p = NULL;
+    schema_status s = eng_prepare(d, &p, err, sizeof err);
+    schema_status v = eng_validate(d, err, sizeof err);
     bool ok = s == NND_INVALID_ARGUMENT && v == NND_INVALID_ARGUMENT && !p && strstr(err, message);
     if (!ok)
         print_error("case \"%s\": prepare %s, validate %s, message \"%s\" (want \"%s\")\n", name,
-                    nnd_engine_status_name(s), nnd_engine_status_name(v), err, message);
-    nnd_prepared_free(p);
+                    schema_engine_status_name(s), schema_engine_status_name(v), err, message);
+    eng_prepared_free(p);
     return ok;
 }
 
@@ -520,31 +520,31 @@ enum { C, THEN, ELSE, X, Y, COND, BODY, W, Z, N_MAIN };
 enum { SA, SACT, SB, SK, N_SUB = 6, N_REFS = 5 }; /* subgraph operands: in, act, out, const */
 
 typedef struct flow_model {
-    nnd_operand_desc main[N_MAIN + 1];
-    nnd_operation_desc ops[2];
+    eng_operand_desc main[N_MAIN + 1];
+    eng_operation_desc ops[2];
     uint32_t if_in[5], if_out[1], while_in[3], while_out[1], inputs[3], outputs[2];
-    nnd_operand_desc sub[N_REFS][N_SUB];
-    nnd_operation_desc sub_op[N_REFS];
+    eng_operand_desc sub[N_REFS][N_SUB];
+    eng_operation_desc sub_op[N_REFS];
     uint32_t sub_in[N_REFS][3], sub_out[N_REFS][1], sub_inputs[N_REFS][1], sub_outputs[N_REFS][1];
-    nnd_subgraph_desc refs[N_REFS];
+    eng_subgraph_desc refs[N_REFS];
     uint8_t values[16];
-    nnd_model_desc d;
+    eng_model_desc d;
 } flow_model;
 
-static nnd_operand_desc ref_to(uint32_t r) {
-    return (nnd_operand_desc){.type = NND_SUBGRAPH_TYPE, .lifetime = NND_SUBGRAPH, .offset = r};
+static eng_operand_desc ref_to(uint32_t r) {
+    return (eng_operand_desc){.type = NND_SUBGRAPH_TYPE, .lifetime = NND_SUBGRAPH, .offset = r};
 }
 
-static nnd_operand_desc shaped(int32_t type, uint32_t lifetime, uint32_t n) {
-    return (nnd_operand_desc){.type = type, .rank = 1, .dims = {n}, .lifetime = lifetime};
+static eng_operand_desc shaped(int32_t type, uint32_t lifetime, uint32_t n) {
+    return (eng_operand_desc){.type = type, .rank = 1, .dims = {n}, .lifetime = lifetime};
 }
 
 /* Subgraph r: out = op(in, second, act) over [n] floats; second is the input itself, or a
  * constant at value offset k_at when k_at >= 0. A LESS takes no activation. */
 static void sub_graph(flow_model *m, uint32_t r, int32_t op, uint32_t n, int k_at) {
-    nnd_operand_desc *o = m->sub[r];
+    eng_operand_desc *o = m->sub[r];
     o[SA] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, n);
-    o[SACT] = (nnd_operand_desc){.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .length = 4};
+    o[SACT] = (eng_operand_desc){.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .length = 4};
     o[SB] = op == NND_OP_LESS ? shaped(NND_TENSOR_BOOL8, NND_MODEL_OUTPUT, 1)
                               : shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, n);
     o[SK] = shaped(NND_TENSOR_FLOAT32, NND_CONSTANT_COPY, 1);
@@ -555,9 +555,9 @@ static void sub_graph(flow_model *m, uint32_t r, int32_t op, uint32_t n, int k_a
     memcpy(m->sub_in[r], in, sizeof in);
     m->sub_out[r][0] = SB;
     m->sub_op[r] =
-        (nnd_operation_desc){op, op == NND_OP_LESS ? 2 : 3, m->sub_in[r], 1, m->sub_out[r]};
+        (eng_operation_desc){op, op == NND_OP_LESS ? 2 : 3, m->sub_in[r], 1, m->sub_out[r]};
     m->sub_inputs[r][0] = SA, m->sub_outputs[r][0] = SB;
-    m->refs[r] = (nnd_subgraph_desc){.n_operands = SK + 1,
+    m->refs[r] = (eng_subgraph_desc){.n_operands = SK + 1,
                                      .operands = o,
                                      .n_operations = 1,
                                      .operations = &m->sub_op[r],
@@ -577,7 +577,7 @@ static void flow_base(flow_model *m) {
     sub_graph(m, 2, NND_OP_LESS, 1, 4); /* cond: a < 10 */
     sub_graph(m, 3, NND_OP_ADD, 1, 8);  /* body: a + 1 */
     sub_graph(m, 4, NND_OP_ADD, 2, -1); /* spare, for the cases that need one */
-    nnd_operand_desc *o = m->main;
+    eng_operand_desc *o = m->main;
     o[C] = shaped(NND_TENSOR_BOOL8, NND_MODEL_INPUT, 1);
     o[THEN] = ref_to(0), o[ELSE] = ref_to(1), o[COND] = ref_to(2), o[BODY] = ref_to(3);
     o[X] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, 2);
@@ -588,11 +588,11 @@ static void flow_base(flow_model *m) {
     memcpy(m->if_in, if_in, sizeof if_in);
     memcpy(m->while_in, while_in, sizeof while_in);
     m->if_out[0] = Y, m->while_out[0] = Z;
-    m->ops[0] = (nnd_operation_desc){NND_OP_IF, 4, m->if_in, 1, m->if_out};
-    m->ops[1] = (nnd_operation_desc){NND_OP_WHILE, 3, m->while_in, 1, m->while_out};
+    m->ops[0] = (eng_operation_desc){NND_OP_IF, 4, m->if_in, 1, m->if_out};
+    m->ops[1] = (eng_operation_desc){NND_OP_WHILE, 3, m->while_in, 1, m->while_out};
     m->inputs[0] = C, m->inputs[1] = X, m->inputs[2] = W;
     m->outputs[0] = Y, m->outputs[1] = Z;
-    m->d = (nnd_model_desc){.n_operands = N_MAIN,
+    m->d = (eng_model_desc){.n_operands = N_MAIN,
                             .operands = o,
                             .n_operations = 2,
                             .operations = m->ops,
@@ -670,7 +670,7 @@ static void while_condition_inputs(flow_model *m) {
     m->main[W].type = NND_TENSOR_INT32; /* the condition takes a float */
 }
 static void plain_op_reads_reference(flow_model *m) {
-    m->ops[0] = (nnd_operation_desc){NND_OP_ADD, 3, m->if_in, 1, m->if_out};
+    m->ops[0] = (eng_operation_desc){NND_OP_ADD, 3, m->if_in, 1, m->if_out};
     m->if_in[0] = X, m->if_in[1] = THEN, m->if_in[2] = X;
 }
 static void subgraph_error_named(flow_model *m) {
@@ -719,17 +719,17 @@ static void test_flow_base_is_valid(void **state) {
     flow_model m;
     flow_base(&m);
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    if (nnd_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("base: %s", err);
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = NULL;
+    if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("base: %s", err);
+    eng_exec *e = eng_exec_create(p);
     uint8_t c = 1;
     float x[2] = {1, 2}, w = 0.5f, y[2], z;
-    nnd_io in[3] = {{.data = &c, .length = 1}, {.data = x, .length = 8}, {.data = &w, .length = 4}};
-    nnd_io out[2] = {{.data = y, .length = 8}, {.data = &z, .length = 4}};
-    assert_int_equal(nnd_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+    eng_io in[3] = {{.data = &c, .length = 1}, {.data = x, .length = 8}, {.data = &w, .length = 4}};
+    eng_io out[2] = {{.data = y, .length = 8}, {.data = &z, .length = 4}};
+    assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
     assert_true(y[0] == 2 && y[1] == 4 && z == 10.5f);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 static void test_malformed_flow_models(void **state) {

@@ -1,7 +1,7 @@
 /* test_validation_ops: a table of malformed one-operation models of the operations and
  * operand types HAL 1.3 and NNAPI feature levels 6 and 7 added (RANK, FILL, ELU,
  * HARD_SWISH, QUANTIZED_LSTM, BATCH_MATMUL, PACK, MIRROR_PAD, REVERSE, TENSOR_INT32
- * arithmetic, CAST), each refused by nnd_validate and nnd_prepare with INVALID_ARGUMENT and
+ * arithmetic, CAST), each refused by eng_validate and eng_prepare with INVALID_ARGUMENT and
  * a message naming what is wrong; and models that are valid until an execution's input
  * breaks a rule, refused by that execution the same way. Every case builds its model from
  * scratch with the small builder below; a valid twin of each family is checked too, so a
@@ -14,12 +14,12 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 enum { MAX_OPERANDS = 40, MAX_VALUES = 1024 };
 
 typedef struct net {
-    nnd_operand_desc o[MAX_OPERANDS];
+    eng_operand_desc o[MAX_OPERANDS];
     uint32_t n;
     uint32_t op_in[MAX_OPERANDS], n_op_in, op_out[4], n_op_out;
     uint32_t inputs[MAX_OPERANDS], n_inputs, outputs[4];
@@ -36,8 +36,8 @@ typedef struct shape {
 
 static uint32_t add(net *m, int32_t type, shape s, uint32_t lifetime) {
     assert_true(m->n < MAX_OPERANDS);
-    nnd_operand_desc *o = &m->o[m->n];
-    *o = (nnd_operand_desc){.type = type, .rank = s.rank, .lifetime = lifetime};
+    eng_operand_desc *o = &m->o[m->n];
+    *o = (eng_operand_desc){.type = type, .rank = s.rank, .lifetime = lifetime};
     memcpy(o->dims, s.dims, sizeof s.dims);
     return m->n++;
 }
@@ -94,9 +94,9 @@ static void quant(net *m, uint32_t i, float scale, int32_t zero_point) {
     m->o[i].scale = scale, m->o[i].zero_point = zero_point;
 }
 
-static nnd_model_desc desc(net *m, nnd_operation_desc *op) {
-    *op = (nnd_operation_desc){m->code, m->n_op_in, m->op_in, m->n_op_out, m->op_out};
-    return (nnd_model_desc){.n_operands = m->n,
+static eng_model_desc desc(net *m, eng_operation_desc *op) {
+    *op = (eng_operation_desc){m->code, m->n_op_in, m->op_in, m->n_op_out, m->op_out};
+    return (eng_model_desc){.n_operands = m->n,
                             .operands = m->o,
                             .n_operations = 1,
                             .operations = op,
@@ -328,16 +328,16 @@ static void (*const families[])(net *, int) = {
     argmax_1d, squeeze_all, strided_slice, depthwise,
 };
 
-static nnd_status prepare_family(void (*build)(net *, int), int bad, char *err, size_t errlen) {
+static schema_status prepare_family(void (*build)(net *, int), int bad, char *err, size_t errlen) {
     net m;
     memset(&m, 0, sizeof m);
     build(&m, bad);
-    nnd_operation_desc op;
-    nnd_model_desc d = desc(&m, &op);
-    nnd_prepared *p = NULL;
-    nnd_status v = nnd_validate(&d, err, errlen);
-    nnd_status s = nnd_prepare(&d, &p, err, errlen);
-    nnd_prepared_free(p);
+    eng_operation_desc op;
+    eng_model_desc d = desc(&m, &op);
+    eng_prepared *p = NULL;
+    schema_status v = eng_validate(&d, err, errlen);
+    schema_status s = eng_prepare(&d, &p, err, errlen);
+    eng_prepared_free(p);
     return v == s ? s : NND_GENERAL_FAILURE; /* they must agree */
 }
 
@@ -355,10 +355,10 @@ static void test_malformed_models(void **state) {
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[NND_ERR_LEN] = "";
-        nnd_status s = prepare_family(cases[i].build, cases[i].bad, err, sizeof err);
+        schema_status s = prepare_family(cases[i].build, cases[i].bad, err, sizeof err);
         if (s != NND_INVALID_ARGUMENT || !strstr(err, cases[i].message)) {
             print_error("case \"%s\": %s, message \"%s\" (want \"%s\")\n", cases[i].name,
-                        nnd_engine_status_name(s), err, cases[i].message);
+                        schema_engine_status_name(s), err, cases[i].message);
             failures++;
         }
     }
@@ -385,15 +385,15 @@ static void dynamic(net *m, int32_t code) {
     out(m, NND_TENSOR_FLOAT32, S(0, 0));
 }
 
-static nnd_status execute(nnd_exec *e, int32_t code, const int32_t *ints, size_t n_ints,
-                          char *err) {
+static schema_status execute(eng_exec *e, int32_t code, const int32_t *ints, size_t n_ints,
+                             char *err) {
     float x[6] = {1, 2, 3, 4, 5, 6}, y[64];
-    nnd_io ins[2] = {{0}}, outs[1] = {{.data = y, .length = sizeof y}};
-    nnd_io *shape_in = &ins[code == NND_OP_FILL ? 0 : 1];
-    ins[0] = (nnd_io){.data = x, .length = sizeof x};
-    *shape_in = (nnd_io){.data = (void *)ints, .length = n_ints * 4};
-    nnd_output_shape shapes[1];
-    return nnd_exec_run(e, ins, outs, shapes, NULL, err, NND_ERR_LEN);
+    eng_io ins[2] = {{0}}, outs[1] = {{.data = y, .length = sizeof y}};
+    eng_io *shape_in = &ins[code == NND_OP_FILL ? 0 : 1];
+    ins[0] = (eng_io){.data = x, .length = sizeof x};
+    *shape_in = (eng_io){.data = (void *)ints, .length = n_ints * 4};
+    eng_output_shape shapes[1];
+    return eng_exec_run(e, ins, outs, shapes, NULL, err, NND_ERR_LEN);
 }
 
 static void test_refused_at_execution(void **state) {
@@ -412,41 +412,41 @@ static void test_refused_at_execution(void **state) {
         net m;
         memset(&m, 0, sizeof m);
         dynamic(&m, runs[i].code);
-        nnd_operation_desc op;
-        nnd_model_desc d = desc(&m, &op);
+        eng_operation_desc op;
+        eng_model_desc d = desc(&m, &op);
         char err[NND_ERR_LEN] = "";
-        nnd_prepared *p = NULL;
-        assert_int_equal(nnd_prepare(&d, &p, err, sizeof err), NND_OK);
-        nnd_exec *e = nnd_exec_create(p);
+        eng_prepared *p = NULL;
+        assert_int_equal(eng_prepare(&d, &p, err, sizeof err), NND_OK);
+        eng_exec *e = eng_exec_create(p);
         assert_non_null(e);
         assert_int_equal(execute(e, runs[i].code, runs[i].bad, runs[i].n, err),
                          NND_INVALID_ARGUMENT);
         if (!strstr(err, runs[i].message))
-            fail_msg("%s: \"%s\" lacks \"%s\"", nnd_operation_name(runs[i].code), err,
+            fail_msg("%s: \"%s\" lacks \"%s\"", schema_operation_name(runs[i].code), err,
                      runs[i].message);
         assert_int_equal(execute(e, runs[i].code, runs[i].good, runs[i].n, err), NND_OK);
-        nnd_exec_free(e);
-        nnd_prepared_free(p);
+        eng_exec_free(e);
+        eng_prepared_free(p);
     }
 }
 
 /* ---- results of the newer runtime's rules ---------------------------------------------- */
 
 /* Prepares m and runs it once on the four floats x, into y; the output's shape in *shape. */
-static void run_four(net *m, const float x[4], float y[4], nnd_output_shape *shape) {
-    nnd_operation_desc op;
-    nnd_model_desc d = desc(m, &op);
+static void run_four(net *m, const float x[4], float y[4], eng_output_shape *shape) {
+    eng_operation_desc op;
+    eng_model_desc d = desc(m, &op);
     char err[NND_ERR_LEN] = "";
-    nnd_prepared *p = NULL;
-    if (nnd_prepare(&d, &p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
-    nnd_exec *e = nnd_exec_create(p);
+    eng_prepared *p = NULL;
+    if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
+    eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
-    nnd_io ins[1] = {{.data = (void *)x, .length = 4 * sizeof *x}},
+    eng_io ins[1] = {{.data = (void *)x, .length = 4 * sizeof *x}},
            outs[1] = {{.data = y, .length = 4 * sizeof *y}};
-    if (nnd_exec_run(e, ins, outs, shape, NULL, err, sizeof err) != NND_OK)
+    if (eng_exec_run(e, ins, outs, shape, NULL, err, sizeof err) != NND_OK)
         fail_msg("execute: %s", err);
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
 }
 
 /* MEAN over every axis of a model whose output dimension is unknown reports [1]. */
@@ -458,7 +458,7 @@ static void test_all_axes_removed_report_one(void **state) {
     m.o[m.outputs[0]].dims[0] = 0; /* unknown: the execution says */
     const float x[4] = {1, 2, 3, 6};
     float y[4] = {0};
-    nnd_output_shape shape;
+    eng_output_shape shape;
     run_four(&m, x, y, &shape);
     assert_int_equal(shape.rank, 1);
     assert_int_equal(shape.dims[0], 1);
@@ -477,7 +477,7 @@ static void test_instance_normalization_variance(void **state) {
     out(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
     const float x[4] = {1, 2, 3, 4};
     float y[4] = {0};
-    nnd_output_shape shape;
+    eng_output_shape shape;
     run_four(&m, x, y, &shape);
     const float want[4] = {-1.33630621f, -0.44543540f, 0.44543540f, 1.33630621f};
     for (int k = 0; k < 4; k++)

@@ -1,8 +1,8 @@
 /* test_xnn_alloc (unit): the allocator XNNPACK's packed weights come from
  * (engine/xnn_alloc.h). Blocks are aligned as asked; a big block is mapped and counted
- * live (nnd_engine_mapped_bytes), kept when freed (nnd_engine_kept_bytes) and handed back
+ * live (eng_mapped_bytes), kept when freed (eng_kept_bytes) and handed back
  * to the next request of its size; the keep never exceeds NND_XNN_KEEP_BYTES however many
- * blocks are freed, and nnd_engine_trim() empties it. Small blocks are never mapped. Built
+ * blocks are freed, and eng_trim() empties it. Small blocks are never mapped. Built
  * with AddressSanitizer every block comes from the heap: nothing is mapped or kept. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,8 +13,8 @@
 #include <cmocka.h>
 #include <xnnpack.h>
 
-#include "engine.h"
-#include "xnn_alloc.h"
+#include "engine/engine.h"
+#include "engine/xnn_alloc.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -32,7 +32,7 @@ static const bool mapped = true;
 #define MIB (1u << 20)
 
 static void *get(size_t alignment, size_t size) {
-    void *p = nnd_xnn_allocator()->aligned_allocate(NULL, alignment, size);
+    void *p = eng_xnn_allocator()->aligned_allocate(NULL, alignment, size);
     assert_non_null(p);
     assert_int_equal((uintptr_t)p % alignment, 0);
     memset(p, 0x5a, size); /* every byte is ours */
@@ -40,40 +40,40 @@ static void *get(size_t alignment, size_t size) {
 }
 
 static void put(void *p) {
-    nnd_xnn_allocator()->aligned_deallocate(NULL, p);
+    eng_xnn_allocator()->aligned_deallocate(NULL, p);
 }
 
 static void test_small_blocks_not_mapped(void **state) {
     (void)state;
-    size_t live = nnd_engine_mapped_bytes(), kept = nnd_engine_kept_bytes();
+    size_t live = eng_mapped_bytes(), kept = eng_kept_bytes();
     void *p = get(64, 1000), *q = get(4096, 100);
-    assert_int_equal(nnd_engine_mapped_bytes(), live);
+    assert_int_equal(eng_mapped_bytes(), live);
     put(p), put(q);
     put(NULL);
-    assert_int_equal(nnd_engine_kept_bytes(), kept);
+    assert_int_equal(eng_kept_bytes(), kept);
 }
 
 static void test_big_block_kept_and_reused(void **state) {
     (void)state;
-    nnd_engine_trim();
-    size_t live = nnd_engine_mapped_bytes();
+    eng_trim();
+    size_t live = eng_mapped_bytes();
     void *p = get(64, 3 * MIB);
-    assert_int_equal(nnd_engine_mapped_bytes(), live + (mapped ? 3 * MIB + 4096 : 0));
+    assert_int_equal(eng_mapped_bytes(), live + (mapped ? 3 * MIB + 4096 : 0));
     put(p);
-    assert_int_equal(nnd_engine_mapped_bytes(), live);
-    assert_int_equal(nnd_engine_kept_bytes(), mapped ? 3 * MIB + 4096 : 0);
+    assert_int_equal(eng_mapped_bytes(), live);
+    assert_int_equal(eng_kept_bytes(), mapped ? 3 * MIB + 4096 : 0);
     void *q = get(64, 3 * MIB - 100); /* within a quarter: the kept block serves it */
     if (mapped) assert_ptr_equal(q, p);
-    assert_int_equal(nnd_engine_kept_bytes(), 0);
+    assert_int_equal(eng_kept_bytes(), 0);
     void *r = get(64, 5 * MIB); /* too big for nothing kept: a fresh block */
     put(q), put(r);
     void *s = get(64, MIB); /* kept blocks of 3 and 5 MiB are more than a quarter over */
     assert_ptr_not_equal(s, q);
     assert_ptr_not_equal(s, r);
     put(s);
-    nnd_engine_trim();
-    assert_int_equal(nnd_engine_kept_bytes(), 0);
-    assert_int_equal(nnd_engine_mapped_bytes(), live);
+    eng_trim();
+    assert_int_equal(eng_kept_bytes(), 0);
+    assert_int_equal(eng_mapped_bytes(), live);
 }
 
 static void test_keep_bounded(void **state) {
@@ -84,9 +84,9 @@ static void test_keep_bounded(void **state) {
         p[i] = get(64, 8 * MIB);
     for (int i = 0; i < N; i++) {
         put(p[i]);
-        assert_true(nnd_engine_kept_bytes() <= NND_XNN_KEEP_BYTES);
+        assert_true(eng_kept_bytes() <= NND_XNN_KEEP_BYTES);
     }
-    if (mapped) assert_true(nnd_engine_kept_bytes() >= NND_XNN_KEEP_BYTES - 8 * MIB - 4096 * N);
+    if (mapped) assert_true(eng_kept_bytes() >= NND_XNN_KEEP_BYTES - 8 * MIB - 4096 * N);
     /* A kept block serves the next request of its size. */
     void *q = get(64, 8 * MIB);
     bool among = false;
@@ -94,8 +94,8 @@ static void test_keep_bounded(void **state) {
         among |= q == p[i];
     assert_true(among || !mapped);
     put(q);
-    nnd_engine_trim();
-    assert_int_equal(nnd_engine_kept_bytes(), 0);
+    eng_trim();
+    assert_int_equal(eng_kept_bytes(), 0);
 }
 
 int main(void) {

@@ -1,5 +1,5 @@
 /* wire.c: raw-protocol test helpers. See wire.h. */
-#include "wire.h"
+#include "tests/wire.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -10,12 +10,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "frame.h"
+#include "proto/frame.h"
 
 int wire_send(int sock, const Nnd__Request *req, const int *fds, size_t nfds) {
     static const int no_fds[1] = {-1}; /* frame.c memcpy()s from fds even when nfds is 0 */
     char err[256];
-    int rc = nnd_frame_send(sock, &req->base, nfds ? fds : no_fds, nfds, err, sizeof err);
+    int rc = proto_frame_send(sock, &req->base, nfds ? fds : no_fds, nfds, err, sizeof err);
     if (rc < 0) fprintf(stderr, "wire_send: %s\n", err);
     return rc;
 }
@@ -32,8 +32,8 @@ Nnd__Reply *wire_recv(int sock, int timeout_ms) {
     }
     static _Thread_local uint8_t buf[NND_FRAME_RECV_BUF]; /* threads may each have a socket */
     char err[256] = "";
-    nnd_frame_in in;
-    int rc = nnd_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
+    proto_frame_in in;
+    int rc = proto_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
     if (rc <= 0) {
         fprintf(stderr, "wire_recv: %s\n",
                 rc == 0         ? "connection closed"
@@ -43,7 +43,7 @@ Nnd__Reply *wire_recv(int sock, int timeout_ms) {
     }
     Nnd__Reply *r = (Nnd__Reply *)in.msg;
     in.msg = NULL;
-    nnd_frame_in_clear(&in);
+    proto_frame_in_clear(&in);
     return r;
 }
 
@@ -74,8 +74,8 @@ int wire_hello(int sock, uint64_t id) {
     return ok ? 0 : -1;
 }
 
-int wire_hello_fresh(const nnd_test_daemon *d) {
-    int sock = nnd_test_connect_raw(d);
+int wire_hello_fresh(const tst_daemon *d) {
+    int sock = tst_connect_raw(d);
     if (sock < 0) return -1;
     int rc = wire_hello(sock, 99);
     close(sock);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "harness.h"
+#include "tests/harness.h"
 #include "nnd.pb-c.h"
 
 #define WIRE_TIMEOUT_MS 10000
@@ -22,7 +22,7 @@ void wire_free(Nnd__Reply *r);
 /* Hello on sock; returns 0 when the daemon answered it correctly. */
 int wire_hello(int sock, uint64_t id);
 /* Hello on a fresh connection; returns 0 when the daemon answered it correctly. */
-int wire_hello_fresh(const nnd_test_daemon *d);
+int wire_hello_fresh(const tst_daemon *d);
 
 /* A memfd of size bytes starting with len bytes of data; -1 on failure. */
 int wire_memfd(const void *data, size_t len, size_t size);

@@ -9,14 +9,14 @@
  *   value, so a 256-entry table is built once per run. */
 #include <math.h>
 
-#include "affine_quant.h"
-#include "clamp.h"
-#include "fused_activation.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "quant_table.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fused_activation.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/quant_table.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 static int32_t relu_fuse_code(int32_t op) {
     switch (op) {
@@ -26,34 +26,34 @@ static int32_t relu_fuse_code(int32_t op) {
     }
 }
 
-static nnd_status act_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 1, 1, 1, 1);
+static schema_status act_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[0];
+    const eng_tensor *in = c->in[0];
     if (c->def->code == NND_OP_FLOOR)
-        s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+        s = eng_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
     else
-        s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+        s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
-    if (s || (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_rank(c, in, "input 0", 0, 4)))
+    if (s || (s = eng_check_same_type(c, 0, 0)) || (s = eng_check_rank(c, in, "input 0", 0, 4)))
         return s;
-    if (!nnd_is_quant8(in->type)) return NND_OK;
+    if (!eng_is_quant8(in->type)) return NND_OK;
     /* The HAL fixes the output quantization of LOGISTIC and TANH; the RELUs keep the
      * input's. */
-    if (c->def->code == NND_OP_LOGISTIC) return nnd_check_fixed_quant(c, 0, NND_FIXED_UNIT);
-    if (c->def->code == NND_OP_TANH) return nnd_check_fixed_quant(c, 0, NND_FIXED_SYMMETRIC);
-    return nnd_check_same_quant(c, 0, 0);
+    if (c->def->code == NND_OP_LOGISTIC) return eng_check_fixed_quant(c, 0, NND_FIXED_UNIT);
+    if (c->def->code == NND_OP_TANH) return eng_check_fixed_quant(c, 0, NND_FIXED_SYMMETRIC);
+    return eng_check_same_quant(c, 0, 0);
 }
 
-static nnd_status act_shape(nnd_op_ctx *c) {
-    nnd_copy_shape(c->out[0], c->in[0]);
+static schema_status act_shape(eng_op_ctx *c) {
+    eng_copy_shape(c->out[0], c->in[0]);
     return NND_OK;
 }
 
-static nnd_status act_f32(nnd_op_ctx *c) {
+static schema_status act_f32(eng_op_ctx *c) {
     const float *x = c->in[0]->data;
     float *y = c->out[0]->data;
-    size_t n = nnd_elems(c->out[0]);
+    size_t n = eng_elems(c->out[0]);
     switch (c->def->code) {
     case NND_OP_LOGISTIC:
         for (size_t i = 0; i < n; i++)
@@ -69,7 +69,7 @@ static nnd_status act_f32(nnd_op_ctx *c) {
         break;
     default: {
         float lo, hi;
-        nnd_act_range_f32(relu_fuse_code(c->def->code), &lo, &hi);
+        eng_act_range_f32(relu_fuse_code(c->def->code), &lo, &hi);
         /* max then min as the reference orders them: a NaN input gives the lower bound */
         for (size_t i = 0; i < n; i++) {
             float v = lo < x[i] ? x[i] : lo;
@@ -81,19 +81,19 @@ static nnd_status act_f32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-static nnd_status act_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, act_f32);
+static schema_status act_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, act_f32);
 }
 
 /* Fills table[q - qmin] with the output for every stored input value q. */
-static void build_q8_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static void build_q8_table(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     int32_t code = c->def->code;
     if (code != NND_OP_LOGISTIC && code != NND_OP_TANH) {
         int32_t lo, hi;
-        nnd_act_range_q8(relu_fuse_code(code), out, &lo, &hi);
+        eng_act_range_q8(relu_fuse_code(code), out, &lo, &hi);
         for (int32_t q = qmin; q <= qmax; q++)
-            table[q - qmin] = (uint8_t)nnd_clampi(q, lo, hi);
+            table[q - qmin] = (uint8_t)eng_clampi(q, lo, hi);
         return;
     }
     /* As TensorFlow Lite's kernels (reference and optimized alike) build their table: in
@@ -105,16 +105,16 @@ static void build_q8_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint
         float x = in->scale * (float)(q - in->zero_point);
         float y = code == NND_OP_LOGISTIC ? 1.f / (1.f + expf(-x)) : tanhf(x);
         float r = roundf(y * inverse_scale) + (float)out->zero_point;
-        table[q - qmin] = (uint8_t)nnd_clampi((int32_t)r, qmin, qmax);
+        table[q - qmin] = (uint8_t)eng_clampi((int32_t)r, qmin, qmax);
     }
 }
 
-static nnd_status act_q8(nnd_op_ctx *c) {
-    return nnd_q8_table_run(c, build_q8_table);
+static schema_status act_q8(eng_op_ctx *c) {
+    return eng_q8_table_run(c, build_q8_table);
 }
 
 #define ACT_OP(var, CODE, NAME)                                                                    \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = act_check,                                                                        \
@@ -125,9 +125,9 @@ static nnd_status act_q8(nnd_op_ctx *c) {
                     {NND_TENSOR_QUANT8_ASYMM_SIGNED, act_q8}},                                     \
     }
 
-ACT_OP(nnd_op_relu, NND_OP_RELU, "RELU");
-ACT_OP(nnd_op_relu1, NND_OP_RELU1, "RELU1");
-ACT_OP(nnd_op_relu6, NND_OP_RELU6, "RELU6");
-ACT_OP(nnd_op_logistic, NND_OP_LOGISTIC, "LOGISTIC");
-ACT_OP(nnd_op_tanh, NND_OP_TANH, "TANH");
-ACT_OP(nnd_op_floor, NND_OP_FLOOR, "FLOOR");
+ACT_OP(eng_op_relu, NND_OP_RELU, "RELU");
+ACT_OP(eng_op_relu1, NND_OP_RELU1, "RELU1");
+ACT_OP(eng_op_relu6, NND_OP_RELU6, "RELU6");
+ACT_OP(eng_op_logistic, NND_OP_LOGISTIC, "LOGISTIC");
+ACT_OP(eng_op_tanh, NND_OP_TANH, "TANH");
+ACT_OP(eng_op_floor, NND_OP_FLOOR, "FLOOR");

@@ -8,14 +8,14 @@
  *   * input 1 scale / output scale (the product in float, as the reference computes it)
  *   and saturated to the storage range.
  * The adj flags change strides only: no slice is transposed in memory. */
-#include "affine_quant.h"
-#include "clamp.h"
-#include "fixedpoint.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 /* One matrix product per batch: out[b][i][j] = sum_k x(b, i, k) * y(b, k, j), where each
  * operand element sits at batch * batch_step + row * row_step + col * col_step. */
@@ -25,34 +25,34 @@ typedef struct mm_geom {
     size_t y_batch, y_depth, y_col; /* input 1: depth k, column j */
 } mm_geom;
 
-static bool adj(const nnd_op_ctx *c, uint32_t i) {
-    return nnd_bool(c->in[i]);
+static bool adj(const eng_op_ctx *c, uint32_t i) {
+    return eng_bool(c->in[i]);
 }
 
-static nnd_status mm_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 4, 4, 1, 1);
+static schema_status mm_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 4, 4, 1, 1);
     if (s) return s;
-    const nnd_tensor *x = c->in[0], *y = c->in[1];
-    if ((s = nnd_check_type(c, x, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    const eng_tensor *x = c->in[0], *y = c->in[1];
+    if ((s = eng_check_type(c, x, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                             NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
-        (s = nnd_check_signature(c, "TTbb", "T")) || (s = nnd_check_rank(c, x, "input 0", 2, 4)) ||
-        (s = nnd_check_rank(c, y, "input 1", 2, 4)))
+        (s = eng_check_signature(c, "TTbb", "T")) || (s = eng_check_rank(c, x, "input 0", 2, 4)) ||
+        (s = eng_check_rank(c, y, "input 1", 2, 4)))
         return s;
     if ((x->known || x->rank) && (y->known || y->rank) && x->rank != y->rank)
-        return nnd_fail(c, "inputs 0 and 1 have ranks %u and %u, must be equal", x->rank, y->rank);
+        return eng_fail(c, "inputs 0 and 1 have ranks %u and %u, must be equal", x->rank, y->rank);
     return NND_OK;
 }
 
 /* The geometry of the product; fails when the shapes do not multiply. */
-static nnd_status mm_geometry(nnd_op_ctx *c, mm_geom *g) {
-    const nnd_tensor *x = c->in[0], *y = c->in[1];
+static schema_status mm_geometry(eng_op_ctx *c, mm_geom *g) {
+    const eng_tensor *x = c->in[0], *y = c->in[1];
     uint32_t r = x->rank;
     if (r < 2 || r > 4 || y->rank != r)
-        return nnd_fail(c, "inputs must have one rank from 2 to 4, have %u and %u", r, y->rank);
+        return eng_fail(c, "inputs must have one rank from 2 to 4, have %u and %u", r, y->rank);
     g->batches = 1;
     for (uint32_t d = 0; d + 2 < r; d++) {
         if (x->dims[d] != y->dims[d])
-            return nnd_fail(c, "batch dimension %u differs: %u and %u", d, x->dims[d], y->dims[d]);
+            return eng_fail(c, "batch dimension %u differs: %u and %u", d, x->dims[d], y->dims[d]);
         g->batches *= x->dims[d];
     }
     bool ax = adj(c, 2), ay = adj(c, 3);
@@ -62,7 +62,7 @@ static nnd_status mm_geometry(nnd_op_ctx *c, mm_geom *g) {
     g->cols = ay ? yr : yc;
     size_t y_depth = ay ? yc : yr;
     if (!xr || !xc || !yr || !yc || g->depth != y_depth)
-        return nnd_fail(c,
+        return eng_fail(c,
                         "cannot multiply [%zu, %zu]%s by [%zu, %zu]%s: %zu columns against %zu "
                         "rows",
                         xr, xc, ax ? " (adjoint)" : "", yr, yc, ay ? " (adjoint)" : "", g->depth,
@@ -73,16 +73,16 @@ static nnd_status mm_geometry(nnd_op_ctx *c, mm_geom *g) {
     return NND_OK;
 }
 
-static nnd_status mm_shape(nnd_op_ctx *c) {
+static schema_status mm_shape(eng_op_ctx *c) {
     mm_geom g;
-    nnd_status s = mm_geometry(c, &g);
+    schema_status s = mm_geometry(c, &g);
     if (s) return s;
-    const nnd_tensor *x = c->in[0];
+    const eng_tensor *x = c->in[0];
     uint32_t dims[4], r = x->rank;
     for (uint32_t d = 0; d + 2 < r; d++)
         dims[d] = x->dims[d];
     dims[r - 2] = (uint32_t)g.rows, dims[r - 1] = (uint32_t)g.cols;
-    nnd_set_shape(c->out[0], r, dims);
+    eng_set_shape(c->out[0], r, dims);
     return NND_OK;
 }
 
@@ -102,7 +102,7 @@ static nnd_status mm_shape(nnd_op_ctx *c) {
                 store;                                                                             \
             }
 
-static nnd_status mm_f32(nnd_op_ctx *c) {
+static schema_status mm_f32(eng_op_ctx *c) {
     mm_geom g;
     mm_geometry(c, &g);
     const float *x = c->in[0]->data, *y = c->in[1]->data;
@@ -111,11 +111,11 @@ static nnd_status mm_f32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-static nnd_status mm_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, mm_f32);
+static schema_status mm_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, mm_f32);
 }
 
-static nnd_status mm_i32(nnd_op_ctx *c) {
+static schema_status mm_i32(eng_op_ctx *c) {
     mm_geom g;
     mm_geometry(c, &g);
     const int32_t *x = c->in[0]->data, *y = c->in[1]->data;
@@ -125,18 +125,18 @@ static nnd_status mm_i32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-static nnd_status mm_q8_signed(nnd_op_ctx *c) {
+static schema_status mm_q8_signed(eng_op_ctx *c) {
     mm_geom g;
     mm_geometry(c, &g);
-    const nnd_tensor *xt = c->in[0], *yt = c->in[1], *ot = c->out[0];
+    const eng_tensor *xt = c->in[0], *yt = c->in[1], *ot = c->out[0];
     const int8_t *x = xt->data, *y = yt->data;
     int8_t *out = ot->data;
     int32_t zx = xt->zero_point, zy = yt->zero_point, zo = ot->zero_point, mult;
     int shift;
-    nnd_quantize_multiplier((double)(xt->scale * yt->scale) / ot->scale, &mult, &shift);
+    eng_quantize_multiplier((double)(xt->scale * yt->scale) / ot->scale, &mult, &shift);
     MM_LOOP(g, uint32_t sum = 0, sum += (uint32_t)((x[xk] - zx) * (y[yk] - zy)),
             out[o] =
-                (int8_t)nnd_clampi(nnd_mul_by_quantized((int32_t)sum, mult, shift) + zo, -128, 127))
+                (int8_t)eng_clampi(eng_mul_by_quantized((int32_t)sum, mult, shift) + zo, -128, 127))
     return NND_OK;
 }
 

@@ -4,19 +4,19 @@
  * values. TENSOR_INT32 (HAL 1.3) takes no fused activation, wraps around on overflow, and
  * DIV rounds toward negative infinity with x / 0 = 0 (the reference's choice for an
  * undefined result). */
-#include "affine_quant.h"
-#include "broadcast.h"
-#include "clamp.h"
-#include "fixedpoint.h"
-#include "fused_activation.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/broadcast.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/fused_activation.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 enum arith { ARITH_ADD, ARITH_MUL, ARITH_SUB, ARITH_DIV };
 
-static enum arith arith_of(const nnd_op_ctx *c) {
+static enum arith arith_of(const eng_op_ctx *c) {
     switch (c->def->code) {
     case NND_OP_MUL: return ARITH_MUL;
     case NND_OP_SUB: return ARITH_SUB;
@@ -25,38 +25,38 @@ static enum arith arith_of(const nnd_op_ctx *c) {
     }
 }
 
-static nnd_status binary_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
+static schema_status binary_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 3, 3, 1, 1);
     if (s) return s;
-    const nnd_tensor *a = c->in[0];
+    const eng_tensor *a = c->in[0];
     if (a->type != c->in[1]->type)
-        return nnd_fail(c, "inputs have different types (%s, %s)", nnd_type_name(a->type),
-                        nnd_type_name(c->in[1]->type));
-    if ((s = nnd_check_same_type(c, 0, 0))) return s;
-    if ((s = nnd_check_activation(c, 2))) return s;
-    if ((s = nnd_check_rank(c, a, "input 0", 0, 4)) ||
-        (s = nnd_check_rank(c, c->in[1], "input 1", 0, 4)))
+        return eng_fail(c, "inputs have different types (%s, %s)", schema_type_name(a->type),
+                        schema_type_name(c->in[1]->type));
+    if ((s = eng_check_same_type(c, 0, 0))) return s;
+    if ((s = eng_check_activation(c, 2))) return s;
+    if ((s = eng_check_rank(c, a, "input 0", 0, 4)) ||
+        (s = eng_check_rank(c, c->in[1], "input 1", 0, 4)))
         return s;
-    if (nnd_is_quant8(a->type) && arith_of(c) == ARITH_DIV)
-        return nnd_fail(c, "DIV takes no %s", nnd_type_name(a->type));
-    if (a->type == NND_TENSOR_INT32 && c->in[2]->data && nnd_driver_rules(c) &&
-        nnd_i32(c->in[2]) != NND_FUSED_NONE)
-        return nnd_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
-                        nnd_i32(c->in[2]));
-    if ((s = nnd_check_type(c, a, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    if (eng_is_quant8(a->type) && arith_of(c) == ARITH_DIV)
+        return eng_fail(c, "DIV takes no %s", schema_type_name(a->type));
+    if (a->type == NND_TENSOR_INT32 && c->in[2]->data && eng_driver_rules(c) &&
+        eng_i32(c->in[2]) != NND_FUSED_NONE)
+        return eng_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
+                        eng_i32(c->in[2]));
+    if ((s = eng_check_type(c, a, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                             NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED,
                             NND_TENSOR_INT32)))
         return s;
     /* As the reference validates: a quantized product must not reach the output's scale. */
-    const nnd_tensor *b = c->in[1], *out = c->out[0];
-    if (nnd_is_quant8(a->type) && arith_of(c) == ARITH_MUL && !(out->scale > a->scale * b->scale))
-        return nnd_fail(c, "output scale %g must exceed the product of the input scales (%g)",
+    const eng_tensor *b = c->in[1], *out = c->out[0];
+    if (eng_is_quant8(a->type) && arith_of(c) == ARITH_MUL && !(out->scale > a->scale * b->scale))
+        return eng_fail(c, "output scale %g must exceed the product of the input scales (%g)",
                         out->scale, a->scale * b->scale);
     return NND_OK;
 }
 
-static nnd_status binary_shape(nnd_op_ctx *c) {
-    return nnd_broadcast_shape(c, c->in[0], c->in[1], c->out[0]);
+static schema_status binary_shape(eng_op_ctx *c) {
+    return eng_broadcast_shape(c, c->in[0], c->in[1], c->out[0]);
 }
 
 typedef struct f32_job {
@@ -78,19 +78,19 @@ static void f32_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t
         case ARITH_SUB: r = x - y; break;
         default: r = x / y; break;
         }
-        out[k] = nnd_clampf(r, j->lo, j->hi);
+        out[k] = eng_clampf(r, j->lo, j->hi);
     }
 }
 
-static nnd_status binary_f32(nnd_op_ctx *c) {
+static schema_status binary_f32(eng_op_ctx *c) {
     f32_job j = {c->in[0]->data, c->in[1]->data, c->out[0]->data, 0, 0, arith_of(c)};
-    nnd_act_range_f32(nnd_i32(c->in[2]), &j.lo, &j.hi);
-    nnd_broadcast_walk(c->in[0], c->in[1], c->out[0], f32_row, &j);
+    eng_act_range_f32(eng_i32(c->in[2]), &j.lo, &j.hi);
+    eng_broadcast_walk(c->in[0], c->in[1], c->out[0], f32_row, &j);
     return NND_OK;
 }
 
-static nnd_status binary_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, binary_f32);
+static schema_status binary_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, binary_f32);
 }
 
 /* ---- TENSOR_INT32 ------------------------------------------------------------------- */
@@ -123,12 +123,12 @@ static void i32_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t
     }
 }
 
-static nnd_status binary_i32(nnd_op_ctx *c) {
-    if (nnd_i32(c->in[2]) != NND_FUSED_NONE)
-        return nnd_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
-                        nnd_i32(c->in[2]));
+static schema_status binary_i32(eng_op_ctx *c) {
+    if (eng_i32(c->in[2]) != NND_FUSED_NONE)
+        return eng_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
+                        eng_i32(c->in[2]));
     i32_job j = {c->in[0]->data, c->in[1]->data, c->out[0]->data, arith_of(c)};
-    nnd_broadcast_walk(c->in[0], c->in[1], c->out[0], i32_row, &j);
+    eng_broadcast_walk(c->in[0], c->in[1], c->out[0], i32_row, &j);
     return NND_OK;
 }
 
@@ -149,49 +149,49 @@ typedef struct q8_job {
 static void q8_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t sb, size_t n) {
     const q8_job *j = ctx;
     for (size_t k = 0; k < n; k++) {
-        int32_t x = nnd_q8_get(j->a, ia + k * sa, j->qmin) - j->za;
-        int32_t y = nnd_q8_get(j->b, ib + k * sb, j->qmin) - j->zb, r;
+        int32_t x = eng_q8_get(j->a, ia + k * sa, j->qmin) - j->za;
+        int32_t y = eng_q8_get(j->b, ib + k * sb, j->qmin) - j->zb, r;
         if (j->mul) {
-            r = nnd_mul_by_quantized(x * y, j->mo, j->so);
+            r = eng_mul_by_quantized(x * y, j->mo, j->so);
         } else {
-            int32_t sx = nnd_mul_by_quantized(x * (1 << ADD_LEFT_SHIFT), j->ma, j->sa);
-            int32_t sy = nnd_mul_by_quantized(y * (1 << ADD_LEFT_SHIFT), j->mb, j->sb);
-            r = nnd_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
+            int32_t sx = eng_mul_by_quantized(x * (1 << ADD_LEFT_SHIFT), j->ma, j->sa);
+            int32_t sy = eng_mul_by_quantized(y * (1 << ADD_LEFT_SHIFT), j->mb, j->sb);
+            r = eng_mul_by_quantized(j->negate_b ? sx - sy : sx + sy, j->mo, j->so);
         }
-        nnd_q8_put(j->out, o + k, nnd_q8_offset(r, j->zo, j->lo, j->hi));
+        eng_q8_put(j->out, o + k, eng_q8_offset(r, j->zo, j->lo, j->hi));
     }
 }
 
-static nnd_status binary_q8(nnd_op_ctx *c) {
-    const nnd_tensor *a = c->in[0], *b = c->in[1], *out = c->out[0];
+static schema_status binary_q8(eng_op_ctx *c) {
+    const eng_tensor *a = c->in[0], *b = c->in[1], *out = c->out[0];
     q8_job j = {.a = a->data,
                 .b = b->data,
                 .out = out->data,
-                .qmin = nnd_q8_min(out->type),
+                .qmin = eng_q8_min(out->type),
                 .za = a->zero_point,
                 .zb = b->zero_point,
                 .zo = out->zero_point};
     enum arith op = arith_of(c);
     j.mul = op == ARITH_MUL;
     j.negate_b = op == ARITH_SUB;
-    nnd_act_range_q8(nnd_i32(c->in[2]), out, &j.lo, &j.hi);
+    eng_act_range_q8(eng_i32(c->in[2]), out, &j.lo, &j.hi);
     if (j.mul) {
         /* TFLite takes this multiplier wholly in float (the add's below are in double). */
         float real = a->scale * b->scale / out->scale;
-        nnd_quantize_multiplier((double)real, &j.mo, &j.so);
+        eng_quantize_multiplier((double)real, &j.mo, &j.so);
     } else {
         double twice_max = 2.0 * (a->scale > b->scale ? a->scale : b->scale);
-        nnd_quantize_multiplier(a->scale / twice_max, &j.ma, &j.sa);
-        nnd_quantize_multiplier(b->scale / twice_max, &j.mb, &j.sb);
-        nnd_quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * (double)out->scale), &j.mo,
+        eng_quantize_multiplier(a->scale / twice_max, &j.ma, &j.sa);
+        eng_quantize_multiplier(b->scale / twice_max, &j.mb, &j.sb);
+        eng_quantize_multiplier(twice_max / ((1 << ADD_LEFT_SHIFT) * (double)out->scale), &j.mo,
                                 &j.so);
     }
-    nnd_broadcast_walk(a, b, out, q8_row, &j);
+    eng_broadcast_walk(a, b, out, q8_row, &j);
     return NND_OK;
 }
 
 #define BINARY_OP(var, CODE, NAME)                                                                 \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = binary_check,                                                                     \
@@ -203,7 +203,7 @@ static nnd_status binary_q8(nnd_op_ctx *c) {
                     {NND_TENSOR_INT32, binary_i32}},                                               \
     }
 
-BINARY_OP(nnd_op_add, NND_OP_ADD, "ADD");
-BINARY_OP(nnd_op_mul, NND_OP_MUL, "MUL");
-BINARY_OP(nnd_op_sub, NND_OP_SUB, "SUB");
-BINARY_OP(nnd_op_div, NND_OP_DIV, "DIV");
+BINARY_OP(eng_op_add, NND_OP_ADD, "ADD");
+BINARY_OP(eng_op_mul, NND_OP_MUL, "MUL");
+BINARY_OP(eng_op_sub, NND_OP_SUB, "SUB");
+BINARY_OP(eng_op_div, NND_OP_DIV, "DIV");

@@ -1,28 +1,28 @@
 /* broadcast.c: NumPy-style broadcasting. See broadcast.h. */
-#include "broadcast.h"
+#include "engine/ops/broadcast.h"
 
-#include "kernel_errors.h"
-#include "operand.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
 
-nnd_status nnd_broadcast_shape(nnd_op_ctx *c, const nnd_tensor *a, const nnd_tensor *b,
-                               nnd_tensor *out) {
+schema_status eng_broadcast_shape(eng_op_ctx *c, const eng_tensor *a, const eng_tensor *b,
+                                  eng_tensor *out) {
     uint32_t rank = a->rank > b->rank ? a->rank : b->rank;
     uint32_t dims[NND_MAX_RANK];
     for (uint32_t i = 0; i < rank; i++) {
         int ia = (int)a->rank - (int)rank + (int)i, ib = (int)b->rank - (int)rank + (int)i;
         uint32_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
         if (da != db && da != 1 && db != 1)
-            return nnd_fail(c, "shapes do not broadcast: dimension %u is %u and %u", i, da, db);
+            return eng_fail(c, "shapes do not broadcast: dimension %u is %u and %u", i, da, db);
         dims[i] = da == 1 ? db : da;
     }
-    nnd_set_shape(out, rank, dims);
+    eng_set_shape(out, rank, dims);
     return NND_OK;
 }
 
-void nnd_broadcast_walk(const nnd_tensor *a, const nnd_tensor *b, const nnd_tensor *out,
-                        nnd_bcast_row_fn row, void *ctx) {
+void eng_broadcast_walk(const eng_tensor *a, const eng_tensor *b, const eng_tensor *out,
+                        eng_bcast_row_fn row, void *ctx) {
     uint32_t rank = out->rank;
-    size_t total = nnd_elems(out);
+    size_t total = eng_elems(out);
     if (total == 0) return;
     if (rank == 0) {
         row(ctx, 0, 0, 0, 0, 0, 1);

@@ -1,7 +1,7 @@
 /* control_flow.c: IF and WHILE in the operation table. The engine runs them itself
  * (engine/flow.h): their signature is checked against the subgraphs they name, which an
  * operation's check() cannot see, and they have no kernel of their own. */
-#include "op.h"
+#include "engine/op.h"
 
-const nnd_op_def nnd_op_if = {.code = NND_OP_IF, .name = "IF"};
-const nnd_op_def nnd_op_while = {.code = NND_OP_WHILE, .name = "WHILE"};
+const eng_op_def eng_op_if = {.code = NND_OP_IF, .name = "IF"};
+const eng_op_def eng_op_while = {.code = NND_OP_WHILE, .name = "WHILE"};

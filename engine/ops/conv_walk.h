@@ -4,10 +4,10 @@
  *
  * Contract: every operation is a grouped convolution where in_c / groups input channels
  * feed out_c / groups outputs. Depthwise is groups == in_c (out_c / groups = depth
- * multiplier); FC is a 1x1 conv. A windowed operation checks (nnd_conv_check_params,
- * nnd_conv_check_tensors), reads its scalars (nnd_conv_read_params), resolves the
- * geometry (nnd_conv_geometry), sets out_c, groups and the filter strides and the output
- * shape, and runs (nnd_conv_run, or nnd_conv_transpose_run). The run computes
+ * multiplier); FC is a 1x1 conv. A windowed operation checks (eng_conv_check_params,
+ * eng_conv_check_tensors), reads its scalars (eng_conv_read_params), resolves the
+ * geometry (eng_conv_geometry), sets out_c, groups and the filter strides and the output
+ * shape, and runs (eng_conv_run, or eng_conv_transpose_run). The run computes
  * FLOAT32 with float accumulation and the 8-bit quantized types, QUANT8_ASYMM and
  * QUANT8_ASYMM_SIGNED (filter of the input's type or QUANT8_SYMM_PER_CHANNEL), with int32
  * accumulation on stored values and the reference's requantization;
@@ -26,32 +26,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "op.h"
+#include "engine/op.h"
 
-typedef struct nnd_conv_params {
+typedef struct eng_conv_params {
     int32_t scheme; /* NND_PADDING_SAME/VALID, or 0 for explicit padding */
     int32_t pad_left, pad_right, pad_top, pad_bottom;
     int32_t stride_w, stride_h, dil_w, dil_h;
     int32_t extra; /* the first operation-specific scalar, 0 if none */
     int32_t act;
     bool nchw;
-} nnd_conv_params;
+} eng_conv_params;
 
 enum {
     NND_CONV_DILATION = 1,       /* dilation factors may follow the layout flag */
     NND_CONV_LAYOUT_REQUIRED = 2 /* the layout flag is not optional */
 };
 /* Signature of the scalars: count, types, and values of the constant ones. */
-nnd_status nnd_conv_check_params(nnd_op_ctx *c, uint32_t n_extra, unsigned flags);
+schema_status eng_conv_check_params(eng_op_ctx *c, uint32_t n_extra, unsigned flags);
 /* Reads the scalars; NND_DEFER when one is not known yet. Padding stays as given. */
-nnd_status nnd_conv_read_params(const nnd_op_ctx *c, uint32_t n_extra, nnd_conv_params *p);
+schema_status eng_conv_read_params(const eng_op_ctx *c, uint32_t n_extra, eng_conv_params *p);
 /* Types of input 0, filter (input 1), bias (input 2) and output 0: FLOAT32, FLOAT16,
  * QUANT8_ASYMM or QUANT8_ASYMM_SIGNED throughout, with a TENSOR_INT32 bias for the
  * quantized types (scale input * filter), whose filter may instead be
  * QUANT8_SYMM_PER_CHANNEL along channel_dim (< 0: not accepted). */
-nnd_status nnd_conv_check_tensors(nnd_op_ctx *c, int channel_dim);
+schema_status eng_conv_check_tensors(eng_op_ctx *c, int channel_dim);
 
-typedef struct nnd_conv_geom {
+typedef struct eng_conv_geom {
     uint32_t batches, in_h, in_w, in_c;
     uint32_t out_h, out_w, out_c;
     uint32_t filter_h, filter_w, groups;
@@ -60,27 +60,27 @@ typedef struct nnd_conv_geom {
      * oc * filter_oc_stride + (ky * filter_w + kx) * filter_tap_stride + k. */
     size_t filter_oc_stride, filter_tap_stride;
     bool nchw; /* layout of input and output */
-} nnd_conv_geom;
+} eng_conv_geom;
 
 /* Fills the input sizes (per layout), padding (resolving an implicit scheme), strides,
  * dilation and output size for a filter_h x filter_w window; fails when a padding is
  * not smaller than the dilated filter. The caller sets out_c, groups, filter strides. */
-nnd_status nnd_conv_geometry(nnd_op_ctx *c, const nnd_conv_params *p, const nnd_tensor *in,
-                             uint32_t filter_h, uint32_t filter_w, nnd_conv_geom *g);
+schema_status eng_conv_geometry(eng_op_ctx *c, const eng_conv_params *p, const eng_tensor *in,
+                                uint32_t filter_h, uint32_t filter_w, eng_conv_geom *g);
 /* Output multipliers for n output channels: in * filter[channel] / out, per channel for
  * a QUANT8_SYMM_PER_CHANNEL filter, else the same for all; for op (an operation code) as
- * TensorFlow Lite computes them (nnd_product_multiplier). */
-void nnd_conv_requant(int32_t op, const nnd_tensor *in, const nnd_tensor *filter,
-                      const nnd_tensor *out, uint32_t n, int32_t *mult, int *shift);
+ * TensorFlow Lite computes them (eng_product_multiplier). */
+void eng_conv_requant(int32_t op, const eng_tensor *in, const eng_tensor *filter,
+                      const eng_tensor *out, uint32_t n, int32_t *mult, int *shift);
 /* Computes out (dims already set) for a FLOAT32 or 8-bit quantized input. */
-nnd_status nnd_conv_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
-                        const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
-                        int32_t act);
+schema_status eng_conv_run(eng_op_ctx *c, const eng_conv_geom *g, const eng_tensor *in,
+                           const eng_tensor *filter, const eng_tensor *bias, eng_tensor *out,
+                           int32_t act);
 /* The transposed convolution (groups == 1, no dilation) of the same operands: input pixel
  * i spreads over output pixels i * stride - pad + k; pad_top and pad_left must not be
  * negative. g->in_* are the input's sizes, g->out_* the output's. */
-nnd_status nnd_conv_transpose_run(nnd_op_ctx *c, const nnd_conv_geom *g, const nnd_tensor *in,
-                                  const nnd_tensor *filter, const nnd_tensor *bias, nnd_tensor *out,
-                                  int32_t act);
+schema_status eng_conv_transpose_run(eng_op_ctx *c, const eng_conv_geom *g, const eng_tensor *in,
+                                     const eng_tensor *filter, const eng_tensor *bias,
+                                     eng_tensor *out, int32_t act);
 
 #endif

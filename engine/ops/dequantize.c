@@ -2,63 +2,63 @@
  * as the reference does and stored as FLOAT32 or FLOAT16. Inputs: QUANT8_ASYMM; from HAL
  * 1.2 QUANT8_SYMM and QUANT8_SYMM_PER_CHANNEL (one scale per index of the channel
  * dimension); from HAL 1.3 QUANT8_ASYMM_SIGNED. */
-#include "affine_quant.h"
-#include "float16.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/float16.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
 
-static nnd_status dequantize_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 1, 1, 1, 1);
+static schema_status dequantize_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[0];
-    if ((s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_SYMM,
+    const eng_tensor *in = c->in[0];
+    if ((s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_SYMM,
                             NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
-        (s = nnd_check_type(c, c->out[0], "output 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16)))
+        (s = eng_check_type(c, c->out[0], "output 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16)))
         return s;
     if (in->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && !in->channel_quant)
-        return nnd_fail(c, "input 0 has no per-channel scales");
-    return nnd_check_rank(c, in, "input 0", 0, 4); /* as the NNAPI runtime's rules have it */
+        return eng_fail(c, "input 0 has no per-channel scales");
+    return eng_check_rank(c, in, "input 0", 0, 4); /* as the NNAPI runtime's rules have it */
 }
 
-static nnd_status dequantize_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
+static schema_status dequantize_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
     if (in->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
-        const nnd_channel_quant *q = in->channel_quant;
+        const eng_channel_quant *q = in->channel_quant;
         if (q->channel_dim >= in->rank || q->n_scales != in->dims[q->channel_dim])
-            return nnd_fail(c, "input 0 has %u channel scales for its channel dimension %u",
+            return eng_fail(c, "input 0 has %u channel scales for its channel dimension %u",
                             q->n_scales, q->channel_dim);
     }
-    nnd_copy_shape(c->out[0], in);
+    eng_copy_shape(c->out[0], in);
     return NND_OK;
 }
 
-static nnd_status dequantize_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
-    size_t n = nnd_elems(out);
+static schema_status dequantize_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
+    size_t n = eng_elems(out);
     /* Per-channel: the scale changes every `stride` elements and cycles over `channels`. */
     size_t stride = n ? n : 1, channels = 1;
     const float *scales = &in->scale;
     if (in->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
         uint32_t dim = in->channel_quant->channel_dim;
-        stride = nnd_dims_product(in, dim + 1, in->rank);
+        stride = eng_dims_product(in, dim + 1, in->rank);
         channels = in->dims[dim];
         scales = in->channel_quant->scales;
     }
     /* Every input type is one signed or unsigned byte per element. */
     int32_t qmin = in->type == NND_TENSOR_QUANT8_ASYMM ? 0 : INT8_MIN;
     for (size_t i = 0; i < n; i++) {
-        int32_t q = nnd_q8_get(in->data, i, qmin);
+        int32_t q = eng_q8_get(in->data, i, qmin);
         float v = scales[stride ? (i / stride) % channels : 0] * (float)(q - in->zero_point);
         if (out->type == NND_TENSOR_FLOAT16)
-            ((nnd_half *)out->data)[i] = (nnd_half)v;
+            ((eng_half *)out->data)[i] = (eng_half)v;
         else
             ((float *)out->data)[i] = v;
     }
     return NND_OK;
 }
 
-const nnd_op_def nnd_op_dequantize = {
+const eng_op_def eng_op_dequantize = {
     .code = NND_OP_DEQUANTIZE,
     .name = "DEQUANTIZE",
     .check = dequantize_check,

@@ -3,7 +3,7 @@
  *
  * The reference computes every form in float (FLOAT16 and the quantized box and score
  * encodings are converted around a float32 core), so one kernel per operation reads and
- * writes elements through nnd_real_at / nnd_set_real_at. Boxes copied unchanged from an
+ * writes elements through eng_real_at / eng_set_real_at. Boxes copied unchanged from an
  * input keep their stored encoding.
  *
  * BOX_WITH_NMS_LIMIT and GENERATE_PROPOSALS output as many boxes as survive selection:
@@ -13,36 +13,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "affine_quant.h"
-#include "boxes.h"
-#include "image_geometry.h"
-#include "index_sort.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "realvalue.h"
-#include "signature.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/boxes.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/index_sort.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/realvalue.h"
+#include "engine/ops/signature.h"
 
 /* True when inputs [from, to) all have their values (constants at prepare). */
-static bool inputs_known(const nnd_op_ctx *c, uint32_t from, uint32_t to) {
+static bool inputs_known(const eng_op_ctx *c, uint32_t from, uint32_t to) {
     for (uint32_t i = from; i < to && i < c->n_in; i++)
         if (!c->in[i]->data) return false;
     return true;
 }
 
 /* Workspace for shape() (heap) or run() (scratch); free with work_free. */
-static void *work_alloc(nnd_op_ctx *c, size_t bytes) {
-    return c->scratch ? nnd_scratch(c, bytes) : malloc(bytes ? bytes : 1);
+static void *work_alloc(eng_op_ctx *c, size_t bytes) {
+    return c->scratch ? eng_scratch(c, bytes) : malloc(bytes ? bytes : 1);
 }
-static void work_free(nnd_op_ctx *c, void *p) {
+static void work_free(eng_op_ctx *c, void *p) {
     if (!c->scratch) free(p);
 }
 
 /* Outputs 0..n-1 as 1-D [count] tensors, except `boxes_out` which is [count, 4]. */
-static void set_count_shapes(nnd_op_ctx *c, uint32_t count, uint32_t boxes_out) {
+static void set_count_shapes(eng_op_ctx *c, uint32_t count, uint32_t boxes_out) {
     for (uint32_t o = 0; o < c->n_out; o++) {
         uint32_t dims[2] = {count, 4};
-        nnd_set_shape(c->out[o], o == boxes_out ? 2 : 1, dims);
+        eng_set_shape(c->out[o], o == boxes_out ? 2 : 1, dims);
     }
 }
 
@@ -91,7 +91,7 @@ static uint32_t nms(const nms_params *p, float *scores, uint32_t *sel, uint32_t 
         swap_u32(&sel[kept], &sel[best]);
         const float *top = nms_box(p, sel[kept]);
         for (uint32_t i = kept + 1; i < end;) {
-            float iou = nnd_box_iou(nms_box(p, sel[i]), top);
+            float iou = eng_box_iou(nms_box(p, sel[i]), top);
             bool drop;
             if (p->kernel == NMS_DISCARD) {
                 drop = iou >= p->iou_threshold;
@@ -125,68 +125,68 @@ static uint32_t nms_per_class(const nms_params *p, float *scores, uint32_t n_ite
         }
         total += nms(p, scores, sel + total, n);
     }
-    nnd_sort_by_score(sel, total, scores, tmp);
+    eng_sort_by_score(sel, total, scores, tmp);
     return max_total >= 0 && total > (uint32_t)max_total ? (uint32_t)max_total : total;
 }
 
 /* ---- AXIS_ALIGNED_BBOX_TRANSFORM -------------------------------------------------------- */
 
-static nnd_status bbox_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 4, 4, 1, 1);
+static schema_status bbox_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 4, 4, 1, 1);
     if (s) return s;
-    const nnd_tensor *roi = c->in[0];
-    if ((s = nnd_check_type(c, roi, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    const eng_tensor *roi = c->in[0];
+    if ((s = eng_check_type(c, roi, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                             NND_TENSOR_QUANT16_ASYMM)))
         return s;
     /* Quantized: QUANT16_ASYMM boxes and image sizes, 8-bit deltas of either signedness. */
     bool quant = roi->type == NND_TENSOR_QUANT16_ASYMM;
-    if ((s = nnd_check_signature(c, quant ? "T*IT" : "TTIT", "T"))) return s;
-    if (quant && !nnd_is_quant8(c->in[1]->type))
-        return nnd_fail(c,
+    if ((s = eng_check_signature(c, quant ? "T*IT" : "TTIT", "T"))) return s;
+    if (quant && !eng_is_quant8(c->in[1]->type))
+        return eng_fail(c,
                         "input 1 must be TENSOR_QUANT8_ASYMM or TENSOR_QUANT8_ASYMM_SIGNED, is %s",
-                        nnd_type_name(c->in[1]->type));
-    if ((s = nnd_check_box_quant(c, roi, "input 0")) ||
-        (s = nnd_check_box_quant(c, c->in[3], "input 3")) ||
-        (s = nnd_check_box_quant(c, c->out[0], "output 0")))
+                        schema_type_name(c->in[1]->type));
+    if ((s = eng_check_box_quant(c, roi, "input 0")) ||
+        (s = eng_check_box_quant(c, c->in[3], "input 3")) ||
+        (s = eng_check_box_quant(c, c->out[0], "output 0")))
         return s;
-    return nnd_check_input_ranks(c, "2212");
+    return eng_check_input_ranks(c, "2212");
 }
 
-static nnd_status bbox_shape(nnd_op_ctx *c) {
-    const nnd_tensor *roi = c->in[0], *delta = c->in[1], *info = c->in[3];
+static schema_status bbox_shape(eng_op_ctx *c) {
+    const eng_tensor *roi = c->in[0], *delta = c->in[1], *info = c->in[3];
     uint32_t n = roi->dims[0];
-    if (roi->dims[1] != 4) return nnd_fail(c, "input 0 must be [num_rois, 4]");
+    if (roi->dims[1] != 4) return eng_fail(c, "input 0 must be [num_rois, 4]");
     if (delta->dims[0] != n || delta->dims[1] == 0 || delta->dims[1] % 4)
-        return nnd_fail(c, "input 1 must be [%u, num_classes * 4]", n);
-    if (c->in[2]->dims[0] != n) return nnd_fail(c, "input 2 must be [%u]", n);
+        return eng_fail(c, "input 1 must be [%u, num_classes * 4]", n);
+    if (c->in[2]->dims[0] != n) return eng_fail(c, "input 2 must be [%u]", n);
     if (info->dims[0] == 0 || info->dims[1] != 2)
-        return nnd_fail(c, "input 3 must be [batches > 0, 2]");
+        return eng_fail(c, "input 3 must be [batches > 0, 2]");
     uint32_t dims[2] = {n, delta->dims[1]};
-    nnd_set_shape(c->out[0], 2, dims);
+    eng_set_shape(c->out[0], 2, dims);
     return NND_OK;
 }
 
-static nnd_status bbox_run(nnd_op_ctx *c) {
-    const nnd_tensor *roi = c->in[0], *delta = c->in[1], *info = c->in[3];
+static schema_status bbox_run(eng_op_ctx *c) {
+    const eng_tensor *roi = c->in[0], *delta = c->in[1], *info = c->in[3];
     const int32_t *batch = c->in[2]->data;
     uint32_t n = roi->dims[0], per_roi = delta->dims[1], n_batches = info->dims[0];
     for (uint32_t r = 0; r < n; r++) {
         if (batch[r] < 0 || (uint32_t)batch[r] >= n_batches)
-            return nnd_fail(c, "box %u has batch index %d, not in [0, %u)", r, batch[r], n_batches);
+            return eng_fail(c, "box %u has batch index %d, not in [0, %u)", r, batch[r], n_batches);
         float box[4], d[4], out[4];
         for (int k = 0; k < 4; k++)
-            box[k] = nnd_real_at(roi, (size_t)r * 4 + k);
-        if (!nnd_box_valid(box)) return nnd_fail(c, "box %u has x2 < x1 or y2 < y1", r);
-        float height = nnd_real_at(info, (size_t)batch[r] * 2);
-        float width = nnd_real_at(info, (size_t)batch[r] * 2 + 1);
+            box[k] = eng_real_at(roi, (size_t)r * 4 + k);
+        if (!eng_box_valid(box)) return eng_fail(c, "box %u has x2 < x1 or y2 < y1", r);
+        float height = eng_real_at(info, (size_t)batch[r] * 2);
+        float width = eng_real_at(info, (size_t)batch[r] * 2 + 1);
         for (uint32_t j = 0; j < per_roi; j += 4) {
             size_t at = (size_t)r * per_roi + j;
             for (int k = 0; k < 4; k++)
-                d[k] = nnd_real_at(delta, at + k);
-            nnd_box_apply_delta(box, d, out);
-            nnd_box_clip(out, height, width);
+                d[k] = eng_real_at(delta, at + k);
+            eng_box_apply_delta(box, d, out);
+            eng_box_clip(out, height, width);
             for (int k = 0; k < 4; k++)
-                nnd_set_real_at(c->out[0], at + k, out[k]);
+                eng_set_real_at(c->out[0], at + k, out[k]);
         }
     }
     return NND_OK;
@@ -204,23 +204,23 @@ typedef struct limit_params {
     int32_t max_detections, kernel;
 } limit_params;
 
-static nnd_status limit_params_read(nnd_op_ctx *c, limit_params *p) {
-    p->score_threshold = nnd_f32(c->in[3]);
-    p->max_detections = nnd_i32(c->in[4]);
-    p->kernel = nnd_i32(c->in[5]);
-    p->iou_threshold = nnd_f32(c->in[6]);
-    p->sigma = nnd_f32(c->in[7]);
-    p->nms_score_threshold = nnd_f32(c->in[8]);
+static schema_status limit_params_read(eng_op_ctx *c, limit_params *p) {
+    p->score_threshold = eng_f32(c->in[3]);
+    p->max_detections = eng_i32(c->in[4]);
+    p->kernel = eng_i32(c->in[5]);
+    p->iou_threshold = eng_f32(c->in[6]);
+    p->sigma = eng_f32(c->in[7]);
+    p->nms_score_threshold = eng_f32(c->in[8]);
     if (p->kernel < NMS_HARD || p->kernel > NMS_GAUSSIAN)
-        return nnd_fail(c, "NMS kernel (input 5) is %d, not 0 (hard), 1 (linear) or 2 (gaussian)",
+        return eng_fail(c, "NMS kernel (input 5) is %d, not 0 (hard), 1 (linear) or 2 (gaussian)",
                         p->kernel);
     return NND_OK;
 }
 
-static nnd_status limit_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 9, 9, 4, 4);
-    if (s || (s = nnd_check_box_signature(c, "TBIfiifff", "TBII")) ||
-        (s = nnd_check_same_quant(c, 0, 0)) || (s = nnd_check_input_ranks(c, "221")))
+static schema_status limit_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 9, 9, 4, 4);
+    if (s || (s = eng_check_box_signature(c, "TBIfiifff", "TBII")) ||
+        (s = eng_check_same_quant(c, 0, 0)) || (s = eng_check_input_ranks(c, "221")))
         return s;
     limit_params p;
     return inputs_known(c, 3, 9) ? limit_params_read(c, &p) : NND_OK;
@@ -239,16 +239,16 @@ static bool class_before(const void *ctx, uint32_t a, uint32_t b) {
 
 /* Runs the selection; the survivors are w->sel[0..*count): per batch, by class, and by
  * descending (updated) score within a class. */
-static nnd_status limit_select(nnd_op_ctx *c, const limit_params *lp, limit_work *w,
-                               uint32_t *count) {
-    const nnd_tensor *score = c->in[0], *box = c->in[1];
+static schema_status limit_select(eng_op_ctx *c, const limit_params *lp, limit_work *w,
+                                  uint32_t *count) {
+    const eng_tensor *score = c->in[0], *box = c->in[1];
     const int32_t *batch = c->in[2]->data;
     uint32_t n_rois = score->dims[0], n_classes = score->dims[1];
     size_t n = (size_t)n_rois * n_classes;
     for (size_t i = 0; i < n; i++)
-        w->scores[i] = nnd_real_at(score, i);
+        w->scores[i] = eng_real_at(score, i);
     for (size_t i = 0; i < n * 4; i++)
-        w->boxes[i] = nnd_real_at(box, i);
+        w->boxes[i] = eng_real_at(box, i);
     nms_params p = {
         lp->kernel, lp->iou_threshold, lp->sigma, lp->nms_score_threshold, lp->max_detections, NULL,
         1};
@@ -261,14 +261,14 @@ static nnd_status limit_select(nnd_op_ctx *c, const limit_params *lp, limit_work
         size_t base = (size_t)first * n_classes;
         for (size_t i = base; i < (size_t)last * n_classes; i++)
             if (i % n_classes && w->scores[i] > lp->score_threshold &&
-                !nnd_box_valid(w->boxes + i * 4))
-                return nnd_fail(c, "box %zu of class %zu has x2 < x1 or y2 < y1", i / n_classes,
+                !eng_box_valid(w->boxes + i * 4))
+                return eng_fail(c, "box %zu of class %zu has x2 < x1 or y2 < y1", i / n_classes,
                                 i % n_classes);
         p.boxes = w->boxes + base * 4;
         uint32_t *sel = w->sel + total;
         uint32_t kept = nms_per_class(&p, w->scores + base, last - first, n_classes,
                                       lp->score_threshold, lp->max_detections, sel, w->tmp);
-        nnd_stable_sort(sel, kept, w->tmp, class_before, &n_classes);
+        eng_stable_sort(sel, kept, w->tmp, class_before, &n_classes);
         for (uint32_t i = 0; i < kept; i++)
             sel[i] += (uint32_t)base;
         total += kept;
@@ -277,8 +277,8 @@ static nnd_status limit_select(nnd_op_ctx *c, const limit_params *lp, limit_work
     return NND_OK;
 }
 
-static nnd_status limit_with_work(nnd_op_ctx *c, bool write) {
-    const nnd_tensor *score = c->in[0];
+static schema_status limit_with_work(eng_op_ctx *c, bool write) {
+    const eng_tensor *score = c->in[0];
     uint32_t count = 0;
     size_t n = (size_t)score->dims[0] * score->dims[1];
     if (n == 0) {
@@ -286,25 +286,25 @@ static nnd_status limit_with_work(nnd_op_ctx *c, bool write) {
         return NND_OK;
     }
     limit_params lp;
-    nnd_status s = limit_params_read(c, &lp);
+    schema_status s = limit_params_read(c, &lp);
     if (s) return s;
     char *mem = work_alloc(c, n * (sizeof(float) * 5 + sizeof(uint32_t) * 2));
-    if (!mem) return nnd_fail(c, "out of memory for %zu boxes", n);
+    if (!mem) return eng_fail(c, "out of memory for %zu boxes", n);
     limit_work w = {(float *)mem, (float *)mem + n, (uint32_t *)(mem + n * 5 * sizeof(float)),
                     (uint32_t *)(mem + n * 5 * sizeof(float)) + n};
     s = limit_select(c, &lp, &w, &count);
     if (!s && !write) set_count_shapes(c, count, 1);
     if (!s && write) {
         if (count != c->out[0]->dims[0]) {
-            s = nnd_fail(c, "selected %u boxes, output holds %u", count, c->out[0]->dims[0]);
+            s = eng_fail(c, "selected %u boxes, output holds %u", count, c->out[0]->dims[0]);
         } else {
-            const nnd_tensor *box = c->in[1];
+            const eng_tensor *box = c->in[1];
             const int32_t *batch = c->in[2]->data;
-            size_t esize = nnd_type_size(box->type);
+            size_t esize = schema_type_size(box->type);
             int32_t *cls = c->out[2]->data, *bat = c->out[3]->data;
             for (uint32_t i = 0; i < count; i++) {
                 uint32_t idx = w.sel[i];
-                nnd_set_real_at(c->out[0], i, w.scores[idx]);
+                eng_set_real_at(c->out[0], i, w.scores[idx]);
                 memcpy((char *)c->out[1]->data + (size_t)i * 4 * esize,
                        (const char *)box->data + (size_t)idx * 4 * esize, 4 * esize);
                 cls[i] = (int32_t)(idx % score->dims[1]);
@@ -316,18 +316,18 @@ static nnd_status limit_with_work(nnd_op_ctx *c, bool write) {
     return s;
 }
 
-static nnd_status limit_shape(nnd_op_ctx *c) {
-    const nnd_tensor *score = c->in[0], *box = c->in[1];
+static schema_status limit_shape(eng_op_ctx *c) {
+    const eng_tensor *score = c->in[0], *box = c->in[1];
     uint32_t n = score->dims[0], n_classes = score->dims[1];
-    if (n_classes < 2) return nnd_fail(c, "input 0 needs at least 2 classes, has %u", n_classes);
+    if (n_classes < 2) return eng_fail(c, "input 0 needs at least 2 classes, has %u", n_classes);
     if (box->dims[0] != n || box->dims[1] != n_classes * 4)
-        return nnd_fail(c, "input 1 must be [%u, %u]", n, n_classes * 4);
-    if (c->in[2]->dims[0] != n) return nnd_fail(c, "input 2 must be [%u]", n);
+        return eng_fail(c, "input 1 must be [%u, %u]", n, n_classes * 4);
+    if (c->in[2]->dims[0] != n) return eng_fail(c, "input 2 must be [%u]", n);
     if (n && !inputs_known(c, 0, 3)) return NND_DEFER;
     return limit_with_work(c, false);
 }
 
-static nnd_status limit_run(nnd_op_ctx *c) {
+static schema_status limit_run(eng_op_ctx *c) {
     return limit_with_work(c, true);
 }
 
@@ -343,37 +343,37 @@ typedef struct proposal_params {
     uint32_t batches, height, width, anchors;
 } proposal_params;
 
-static nnd_status proposal_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 11, 11, 3, 3);
-    if (s || (s = nnd_check_box_signature(c, "TT*Bffiiffb", "TBI")) ||
-        (s = nnd_check_same_quant(c, 0, 0)) || (s = nnd_check_input_ranks(c, "4422")))
+static schema_status proposal_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 11, 11, 3, 3);
+    if (s || (s = eng_check_box_signature(c, "TT*Bffiiffb", "TBI")) ||
+        (s = eng_check_same_quant(c, 0, 0)) || (s = eng_check_input_ranks(c, "4422")))
         return s;
     /* Anchors: QUANT16_SYMM with scale 0.125 for the quantized form. */
-    if (!nnd_is_quant8(c->in[0]->type)) return nnd_check_scalar(c, 2, c->in[0]->type);
-    if ((s = nnd_check_scalar(c, 2, NND_TENSOR_QUANT16_SYMM))) return s;
-    if (nnd_driver_rules(c) && c->in[2]->scale != 0.125f)
-        return nnd_fail(c, "input 2 must have scale 0.125, has %g", c->in[2]->scale);
+    if (!eng_is_quant8(c->in[0]->type)) return eng_check_scalar(c, 2, c->in[0]->type);
+    if ((s = eng_check_scalar(c, 2, NND_TENSOR_QUANT16_SYMM))) return s;
+    if (eng_driver_rules(c) && c->in[2]->scale != 0.125f)
+        return eng_fail(c, "input 2 must have scale 0.125, has %g", c->in[2]->scale);
     return NND_OK;
 }
 
-static nnd_status proposal_params_read(nnd_op_ctx *c, proposal_params *p) {
-    p->stride_h = nnd_f32(c->in[4]);
-    p->stride_w = nnd_f32(c->in[5]);
-    p->pre_nms = nnd_i32(c->in[6]);
-    p->post_nms = nnd_i32(c->in[7]);
-    p->iou_threshold = nnd_f32(c->in[8]);
-    p->min_size = nnd_f32(c->in[9]);
-    p->nchw = nnd_bool(c->in[10]);
-    nnd_image im;
-    nnd_image_of(c->in[0], p->nchw, &im);
+static schema_status proposal_params_read(eng_op_ctx *c, proposal_params *p) {
+    p->stride_h = eng_f32(c->in[4]);
+    p->stride_w = eng_f32(c->in[5]);
+    p->pre_nms = eng_i32(c->in[6]);
+    p->post_nms = eng_i32(c->in[7]);
+    p->iou_threshold = eng_f32(c->in[8]);
+    p->min_size = eng_f32(c->in[9]);
+    p->nchw = eng_bool(c->in[10]);
+    eng_image im;
+    eng_image_of(c->in[0], p->nchw, &im);
     p->batches = im.n, p->height = im.h, p->width = im.w, p->anchors = im.c;
-    nnd_image_of(c->in[1], p->nchw, &im);
+    eng_image_of(c->in[1], p->nchw, &im);
     if (im.n != p->batches || im.h != p->height || im.w != p->width || im.c != p->anchors * 4)
-        return nnd_fail(c, "input 1 must match input 0 with num_anchors * 4 channels");
+        return eng_fail(c, "input 1 must match input 0 with num_anchors * 4 channels");
     if (c->in[2]->dims[0] != p->anchors || c->in[2]->dims[1] != 4)
-        return nnd_fail(c, "input 2 must be [%u, 4]", p->anchors);
+        return eng_fail(c, "input 2 must be [%u, 4]", p->anchors);
     if (c->in[3]->dims[0] != p->batches || c->in[3]->dims[1] != 2)
-        return nnd_fail(c, "input 3 must be [%u, 2]", p->batches);
+        return eng_fail(c, "input 3 must be [%u, 2]", p->batches);
     return NND_OK;
 }
 
@@ -398,27 +398,27 @@ static uint32_t proposal_filter(const float *boxes, float min_size, float height
 }
 
 /* Selects the proposals of image b into w->sel; returns their count. */
-static uint32_t proposal_image(nnd_op_ctx *c, const proposal_params *p, proposal_work *w,
+static uint32_t proposal_image(eng_op_ctx *c, const proposal_params *p, proposal_work *w,
                                uint32_t b) {
-    const nnd_tensor *score = c->in[0], *delta = c->in[1], *info = c->in[3];
-    nnd_image si, di;
-    nnd_image_of(score, p->nchw, &si);
-    nnd_image_of(delta, p->nchw, &di);
-    float height = nnd_real_at(info, (size_t)b * 2), width = nnd_real_at(info, (size_t)b * 2 + 1);
+    const eng_tensor *score = c->in[0], *delta = c->in[1], *info = c->in[3];
+    eng_image si, di;
+    eng_image_of(score, p->nchw, &si);
+    eng_image_of(delta, p->nchw, &di);
+    float height = eng_real_at(info, (size_t)b * 2), width = eng_real_at(info, (size_t)b * 2 + 1);
     uint32_t n = 0;
     for (uint32_t y = 0; y < p->height; y++)
         for (uint32_t x = 0; x < p->width; x++)
             for (uint32_t a = 0; a < p->anchors; a++, n++) {
                 float d[4];
                 for (uint32_t k = 0; k < 4; k++)
-                    d[k] = nnd_real_at(delta, nnd_image_at(&di, b, y, x, a * 4 + k));
-                nnd_box_apply_delta(w->grid + (size_t)n * 4, d, w->boxes + (size_t)n * 4);
-                nnd_box_clip(w->boxes + (size_t)n * 4, height, width);
-                w->scores[n] = nnd_real_at(score, nnd_image_at(&si, b, y, x, a));
+                    d[k] = eng_real_at(delta, eng_image_at(&di, b, y, x, a * 4 + k));
+                eng_box_apply_delta(w->grid + (size_t)n * 4, d, w->boxes + (size_t)n * 4);
+                eng_box_clip(w->boxes + (size_t)n * 4, height, width);
+                w->scores[n] = eng_real_at(score, eng_image_at(&si, b, y, x, a));
                 w->sel[n] = n;
             }
     if (p->pre_nms > 0 && (uint32_t)p->pre_nms < n) {
-        nnd_sort_by_score(w->sel, n, w->scores, w->tmp);
+        eng_sort_by_score(w->sel, n, w->scores, w->tmp);
         n = (uint32_t)p->pre_nms;
     }
     n = proposal_filter(w->boxes, p->min_size, height, width, w->sel, n);
@@ -427,13 +427,13 @@ static uint32_t proposal_image(nnd_op_ctx *c, const proposal_params *p, proposal
     return nms(&np, w->scores, w->sel, n);
 }
 
-static nnd_status proposal_with_work(nnd_op_ctx *c, bool write) {
+static schema_status proposal_with_work(eng_op_ctx *c, bool write) {
     proposal_params p;
-    nnd_status s = proposal_params_read(c, &p);
+    schema_status s = proposal_params_read(c, &p);
     if (s) return s;
     size_t n = (size_t)p.height * p.width * p.anchors;
     char *mem = work_alloc(c, n * (sizeof(float) * 9 + sizeof(uint32_t) * 2));
-    if (!mem) return nnd_fail(c, "out of memory for %zu anchors", n);
+    if (!mem) return eng_fail(c, "out of memory for %zu anchors", n);
     float *f = (float *)mem;
     uint32_t *u = (uint32_t *)(f + n * 9);
     proposal_work w = {f, f + n * 4, f + n * 8, u, u + n};
@@ -443,34 +443,34 @@ static nnd_status proposal_with_work(nnd_op_ctx *c, bool write) {
         for (uint32_t x = 0; x < p.width; x++)
             for (uint32_t a = 0; a < p.anchors; a++)
                 for (uint32_t k = 0; k < 4; k++, at++)
-                    w.grid[at] = nnd_real_at(c->in[2], (size_t)a * 4 + k) +
+                    w.grid[at] = eng_real_at(c->in[2], (size_t)a * 4 + k) +
                                  (k % 2 ? (float)y * p.stride_h : (float)x * p.stride_w);
     uint32_t total = 0, cap = write ? c->out[0]->dims[0] : UINT32_MAX;
     for (uint32_t b = 0; n && b < p.batches && !s; b++) {
         uint32_t kept = proposal_image(c, &p, &w, b);
         if (write && kept > cap - total) {
-            s = nnd_fail(c, "more proposals than the output holds (%u)", cap);
+            s = eng_fail(c, "more proposals than the output holds (%u)", cap);
             break;
         }
         for (uint32_t i = 0; write && i < kept; i++) {
             uint32_t o = total + i, idx = w.sel[i];
-            nnd_set_real_at(c->out[0], o, w.scores[idx]);
+            eng_set_real_at(c->out[0], o, w.scores[idx]);
             for (uint32_t k = 0; k < 4; k++)
-                nnd_set_real_at(c->out[1], (size_t)o * 4 + k, w.boxes[(size_t)idx * 4 + k]);
+                eng_set_real_at(c->out[1], (size_t)o * 4 + k, w.boxes[(size_t)idx * 4 + k]);
             ((int32_t *)c->out[2]->data)[o] = (int32_t)b;
         }
         total += kept;
     }
     if (!s && write && total != cap)
-        s = nnd_fail(c, "selected %u proposals, output holds %u", total, cap);
+        s = eng_fail(c, "selected %u proposals, output holds %u", total, cap);
     if (!s && !write) set_count_shapes(c, total, 1);
     work_free(c, mem);
     return s;
 }
 
-static nnd_status proposal_shape(nnd_op_ctx *c) {
+static schema_status proposal_shape(eng_op_ctx *c) {
     proposal_params p;
-    nnd_status s = proposal_params_read(c, &p);
+    schema_status s = proposal_params_read(c, &p);
     if (s) return s;
     if (inputs_known(c, 0, 4)) return proposal_with_work(c, false);
     if ((size_t)p.batches * p.height * p.width * p.anchors != 0) return NND_DEFER;
@@ -478,7 +478,7 @@ static nnd_status proposal_shape(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-static nnd_status proposal_run(nnd_op_ctx *c) {
+static schema_status proposal_run(eng_op_ctx *c) {
     return proposal_with_work(c, true);
 }
 
@@ -493,39 +493,39 @@ typedef struct postproc_params {
     int32_t max_detections, max_classes_per_detection, max_per_class;
 } postproc_params;
 
-static nnd_status postproc_params_read(nnd_op_ctx *c, postproc_params *p) {
-    p->scale_y = nnd_f32(c->in[3]);
-    p->scale_x = nnd_f32(c->in[4]);
-    p->scale_h = nnd_f32(c->in[5]);
-    p->scale_w = nnd_f32(c->in[6]);
-    p->regular = nnd_bool(c->in[7]);
-    p->max_detections = nnd_i32(c->in[8]);
-    p->max_classes_per_detection = nnd_i32(c->in[9]);
-    p->max_per_class = nnd_i32(c->in[10]);
-    p->score_threshold = nnd_f32(c->in[11]);
-    p->iou_threshold = nnd_f32(c->in[12]);
-    p->background_label = nnd_bool(c->in[13]);
+static schema_status postproc_params_read(eng_op_ctx *c, postproc_params *p) {
+    p->scale_y = eng_f32(c->in[3]);
+    p->scale_x = eng_f32(c->in[4]);
+    p->scale_h = eng_f32(c->in[5]);
+    p->scale_w = eng_f32(c->in[6]);
+    p->regular = eng_bool(c->in[7]);
+    p->max_detections = eng_i32(c->in[8]);
+    p->max_classes_per_detection = eng_i32(c->in[9]);
+    p->max_per_class = eng_i32(c->in[10]);
+    p->score_threshold = eng_f32(c->in[11]);
+    p->iou_threshold = eng_f32(c->in[12]);
+    p->background_label = eng_bool(c->in[13]);
     if (!(p->scale_y > 0) || !(p->scale_x > 0) || !(p->scale_h > 0) || !(p->scale_w > 0))
-        return nnd_fail(c, "the delta scales (inputs 3..6) must be positive");
+        return eng_fail(c, "the delta scales (inputs 3..6) must be positive");
     if (!(p->score_threshold >= 0) || !(p->iou_threshold >= 0))
-        return nnd_fail(c, "the score and IoU thresholds (inputs 11, 12) must not be negative");
-    if (p->max_detections <= 0) return nnd_fail(c, "max_num_detections (input 8) must be positive");
+        return eng_fail(c, "the score and IoU thresholds (inputs 11, 12) must not be negative");
+    if (p->max_detections <= 0) return eng_fail(c, "max_num_detections (input 8) must be positive");
     if (p->regular && p->max_per_class <= 0)
-        return nnd_fail(c, "max detections per class (input 10) must be positive");
+        return eng_fail(c, "max detections per class (input 10) must be positive");
     if (!p->regular && p->max_classes_per_detection <= 0)
-        return nnd_fail(c, "max classes per detection (input 9) must be positive");
+        return eng_fail(c, "max classes per detection (input 9) must be positive");
     /* The output holds max_num_detections x max classes slots: the product must not wrap. */
     if (!p->regular &&
         (uint64_t)p->max_detections * (uint64_t)p->max_classes_per_detection > (uint64_t)INT32_MAX)
-        return nnd_fail(c, "max_num_detections (input 8) times max classes per detection "
+        return eng_fail(c, "max_num_detections (input 8) times max classes per detection "
                            "(input 9) is over 2^31");
     return NND_OK;
 }
 
-static nnd_status postproc_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 14, 14, 4, 4);
-    if (s || (s = nnd_check_float_signature(c, "TTTffffbiiiffb", "TTII")) ||
-        (s = nnd_check_input_ranks(c, "332")))
+static schema_status postproc_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 14, 14, 4, 4);
+    if (s || (s = eng_check_float_signature(c, "TTTffffbiiiffb", "TTII")) ||
+        (s = eng_check_input_ranks(c, "332")))
         return s;
     postproc_params p;
     return inputs_known(c, 3, 14) ? postproc_params_read(c, &p) : NND_OK;
@@ -537,27 +537,27 @@ static uint32_t postproc_slots(const postproc_params *p) {
     return (uint32_t)p->max_detections * (p->regular ? 1u : (uint32_t)p->max_classes_per_detection);
 }
 
-static nnd_status postproc_shape(nnd_op_ctx *c) {
-    const nnd_tensor *score = c->in[0], *delta = c->in[1], *anchor = c->in[2];
+static schema_status postproc_shape(eng_op_ctx *c) {
+    const eng_tensor *score = c->in[0], *delta = c->in[1], *anchor = c->in[2];
     postproc_params p;
-    nnd_status s = postproc_params_read(c, &p);
+    schema_status s = postproc_params_read(c, &p);
     if (s) return s;
     uint32_t batches = score->dims[0], n_anchors = score->dims[1];
-    if (score->dims[2] < 2) return nnd_fail(c, "input 0 needs at least 2 classes");
+    if (score->dims[2] < 2) return eng_fail(c, "input 0 needs at least 2 classes");
     if (delta->dims[0] != batches || delta->dims[1] != n_anchors || delta->dims[2] < 4)
-        return nnd_fail(c, "input 1 must be [%u, %u, >= 4]", batches, n_anchors);
+        return eng_fail(c, "input 1 must be [%u, %u, >= 4]", batches, n_anchors);
     if (anchor->dims[0] != n_anchors || anchor->dims[1] != 4)
-        return nnd_fail(c, "input 2 must be [%u, 4]", n_anchors);
+        return eng_fail(c, "input 2 must be [%u, 4]", n_anchors);
     uint32_t dims[3] = {batches, postproc_slots(&p), 4};
-    nnd_set_shape(c->out[0], 2, dims);
-    nnd_set_shape(c->out[1], 3, dims);
-    nnd_set_shape(c->out[2], 2, dims);
-    nnd_set_shape(c->out[3], 1, dims);
+    eng_set_shape(c->out[0], 2, dims);
+    eng_set_shape(c->out[1], 3, dims);
+    eng_set_shape(c->out[2], 2, dims);
+    eng_set_shape(c->out[3], 1, dims);
     return NND_OK;
 }
 
 typedef struct postproc_job {
-    nnd_op_ctx *c;
+    eng_op_ctx *c;
     const postproc_params *p;
     const float *boxes; /* of the current image */
     size_t base;        /* first output slot of the current image */
@@ -566,27 +566,27 @@ typedef struct postproc_job {
 static void postproc_emit(const postproc_job *j, uint32_t slot, float score, uint32_t anchor,
                           uint32_t cls) {
     size_t o = j->base + slot;
-    nnd_set_real_at(j->c->out[0], o, score);
+    eng_set_real_at(j->c->out[0], o, score);
     for (uint32_t k = 0; k < 4; k++)
-        nnd_set_real_at(j->c->out[1], o * 4 + k, j->boxes[(size_t)anchor * 4 + k]);
+        eng_set_real_at(j->c->out[1], o * 4 + k, j->boxes[(size_t)anchor * 4 + k]);
     ((int32_t *)j->c->out[2]->data)[o] = (int32_t)cls - (j->p->background_label ? 0 : 1);
 }
 
-static nnd_status postproc_run(nnd_op_ctx *c) {
-    const nnd_tensor *score = c->in[0], *delta = c->in[1], *anchor = c->in[2];
+static schema_status postproc_run(eng_op_ctx *c) {
+    const eng_tensor *score = c->in[0], *delta = c->in[1], *anchor = c->in[2];
     postproc_params p;
-    nnd_status s = postproc_params_read(c, &p);
+    schema_status s = postproc_params_read(c, &p);
     if (s) return s;
     uint32_t batches = score->dims[0], n_anchors = score->dims[1], n_classes = score->dims[2];
     uint32_t enc = delta->dims[2], slots = postproc_slots(&p);
     size_t n = (size_t)n_anchors * n_classes;
-    float *boxes = nnd_scratch(c, sizeof(float) * (n_anchors * 5 + n));
-    uint32_t *sel = nnd_scratch(c, sizeof(uint32_t) * (n * 2 + n_classes * 2));
-    if (!boxes || !sel) return nnd_fail(c, "out of memory");
+    float *boxes = eng_scratch(c, sizeof(float) * (n_anchors * 5 + n));
+    uint32_t *sel = eng_scratch(c, sizeof(uint32_t) * (n * 2 + n_classes * 2));
+    if (!boxes || !sel) return eng_fail(c, "out of memory");
     float *scores = boxes + (size_t)n_anchors * 4, *best = scores + n;
     uint32_t *tmp = sel + n, *order = tmp + n, *order_tmp = order + n_classes;
     for (uint32_t o = 0; o < 4; o++)
-        memset(c->out[o]->data, 0, nnd_elems(c->out[o]) * nnd_type_size(c->out[o]->type));
+        memset(c->out[o]->data, 0, eng_elems(c->out[o]) * schema_type_size(c->out[o]->type));
     postproc_job job = {c, &p, boxes, 0};
     nms_params np = {NMS_DISCARD, p.iou_threshold, 0, 0, 0, boxes, 1};
     for (uint32_t b = 0; b < batches; b++) {
@@ -595,15 +595,15 @@ static nnd_status postproc_run(nnd_op_ctx *c) {
         for (uint32_t a = 0; a < n_anchors; a++) {
             float an[4], d[4];
             for (uint32_t k = 0; k < 4; k++) {
-                an[k] = nnd_real_at(anchor, (size_t)a * 4 + k);
-                d[k] = nnd_real_at(delta, ((size_t)b * n_anchors + a) * enc + k);
+                an[k] = eng_real_at(anchor, (size_t)a * 4 + k);
+                d[k] = eng_real_at(delta, ((size_t)b * n_anchors + a) * enc + k);
             }
-            nnd_box_from_center(an[0] + an[2] * d[0] / p.scale_y, an[1] + an[3] * d[1] / p.scale_x,
+            eng_box_from_center(an[0] + an[2] * d[0] / p.scale_y, an[1] + an[3] * d[1] / p.scale_x,
                                 an[2] * expf(d[2] / p.scale_h), an[3] * expf(d[3] / p.scale_w),
                                 boxes + (size_t)a * 4);
         }
         for (size_t i = 0; i < n; i++)
-            scores[i] = nnd_real_at(score, (size_t)b * n + i);
+            scores[i] = eng_real_at(score, (size_t)b * n + i);
         uint32_t kept;
         if (p.regular) {
             np.box_div = n_classes;
@@ -632,7 +632,7 @@ static nnd_status postproc_run(nnd_op_ctx *c) {
                 const float *row = scores + (size_t)sel[i] * n_classes;
                 for (uint32_t k = 1; k < n_classes; k++)
                     order[k - 1] = k;
-                nnd_sort_by_score(order, n_classes - 1, row, order_tmp);
+                eng_sort_by_score(order, n_classes - 1, row, order_tmp);
                 for (uint32_t k = 0; k < per; k++)
                     postproc_emit(&job, i * per + k, row[order[k]], sel[i], order[k]);
             }

@@ -18,14 +18,14 @@
  * MAXIMUM/MINIMUM/SELECT requantized to the output in double, and PRELU's integer
  * pipeline. The 8-bit quantized types, unsigned and signed, are one case throughout: lanes
  * hold stored values and results saturate to the output type's range. */
-#include "affine_quant.h"
-#include "broadcast.h"
-#include "fixedpoint.h"
-#include "float16.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/broadcast.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/float16.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
 
 #include <math.h>
 #include <string.h>
@@ -56,8 +56,8 @@ typedef struct elem_spec {
 struct elem_job {
     const elem_spec *spec;
     lane_fn fn;
-    const nnd_tensor *in[3];
-    nnd_tensor *out;
+    const eng_tensor *in[3];
+    eng_tensor *out;
     /* PRELU quantized: zero points and the multipliers of both branches */
     int32_t zp_in, zp_alpha, zp_out, mul_pos, mul_neg;
     int32_t qmin, qmax; /* the output's range, for an 8-bit quantized output */
@@ -123,24 +123,24 @@ static double lane_quantize(const elem_job *j, const double *v) {
 static double lane_prelu_q8(const elem_job *j, const double *v) {
     int32_t x = (int32_t)v[0] - j->zp_in, r;
     if (x >= 0) {
-        r = nnd_mul_by_quantized(x, j->mul_pos, j->shift_pos);
+        r = eng_mul_by_quantized(x, j->mul_pos, j->shift_pos);
     } else {
         int32_t alpha = (int32_t)v[1] - j->zp_alpha;
-        r = nnd_mul_by_quantized(x * alpha, j->mul_neg, j->shift_neg);
+        r = eng_mul_by_quantized(x * alpha, j->mul_neg, j->shift_neg);
     }
-    return nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax);
+    return eng_q8_offset(r, j->zp_out, j->qmin, j->qmax);
 }
 
 static void prelu_q8_setup(elem_job *j) {
-    const nnd_tensor *in = j->in[0], *alpha = j->in[1];
+    const eng_tensor *in = j->in[0], *alpha = j->in[1];
     j->zp_in = in->zero_point;
     j->zp_alpha = alpha->zero_point;
     j->zp_out = j->out->zero_point;
     /* As TensorFlow Lite: both ratios are taken wholly in float. */
     float pos = in->scale / j->out->scale;
     float neg = in->scale * alpha->scale / j->out->scale;
-    nnd_quantize_multiplier(pos, &j->mul_pos, &j->shift_pos);
-    nnd_quantize_multiplier(neg, &j->mul_neg, &j->shift_neg);
+    eng_quantize_multiplier(pos, &j->mul_pos, &j->shift_pos);
+    eng_quantize_multiplier(neg, &j->mul_neg, &j->shift_neg);
 }
 
 /* ---- operation table ----------------------------------------------------------------- */
@@ -187,62 +187,62 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_SELECT] = {.fn = lane_select, .types = NUMERIC, .arity = 3, .load = LOAD_REQUANT},
 };
 
-static const elem_spec *spec_of(const nnd_op_ctx *c) {
+static const elem_spec *spec_of(const eng_op_ctx *c) {
     return &specs[c->def->code];
 }
 
 /* ---- check and shape ----------------------------------------------------------------- */
 
-static nnd_status elem_check(nnd_op_ctx *c) {
+static schema_status elem_check(eng_op_ctx *c) {
     const elem_spec *sp = spec_of(c);
-    nnd_status s = nnd_check_count(c, sp->arity, sp->arity, 1, 1);
+    schema_status s = eng_check_count(c, sp->arity, sp->arity, 1, 1);
     if (s) return s;
     uint32_t key = c->def->key_input;
     int32_t type = c->in[key]->type;
     if (!type_in(type, sp->types))
-        return nnd_fail(c, "input %u has type %s, which this operation does not take", key,
-                        nnd_type_name(type));
+        return eng_fail(c, "input %u has type %s, which this operation does not take", key,
+                        schema_type_name(type));
     for (uint32_t i = 0; i < sp->arity; i++) {
         int32_t want = i < key ? NND_TENSOR_BOOL8 : type; /* SELECT's condition */
         if (c->in[i]->type != want)
-            return nnd_fail(c, "input %u has type %s, expected %s", i,
-                            nnd_type_name(c->in[i]->type), nnd_type_name(want));
+            return eng_fail(c, "input %u has type %s, expected %s", i,
+                            schema_type_name(c->in[i]->type), schema_type_name(want));
     }
     int32_t out = c->out[0]->type;
     switch (sp->out) {
     case OUT_BOOL: type = NND_TENSOR_BOOL8; break;
     case OUT_QUANT8:
         if (!type_in(out, QUANT8))
-            return nnd_fail(c, "output 0 has type %s, expected an 8-bit quantized type",
-                            nnd_type_name(out));
+            return eng_fail(c, "output 0 has type %s, expected an 8-bit quantized type",
+                            schema_type_name(out));
         type = out;
         break;
     case OUT_CAST:
         if (type_in(type, CAST_IDENTITY)) break; /* to itself only */
         if (!type_in(out, CAST_CONVERTS))
-            return nnd_fail(c, "output has type %s, which CAST does not produce",
-                            nnd_type_name(out));
+            return eng_fail(c, "output has type %s, which CAST does not produce",
+                            schema_type_name(out));
         type = out;
         break;
     default: break;
     }
     if (out != type)
-        return nnd_fail(c, "output 0 has type %s, expected %s", nnd_type_name(out),
-                        nnd_type_name(type));
+        return eng_fail(c, "output 0 has type %s, expected %s", schema_type_name(out),
+                        schema_type_name(type));
     return NND_OK;
 }
 
-static bool same_dims(const nnd_tensor *a, const nnd_tensor *b) {
+static bool same_dims(const eng_tensor *a, const eng_tensor *b) {
     return a->rank == b->rank && memcmp(a->dims, b->dims, a->rank * sizeof a->dims[0]) == 0;
 }
 
-static nnd_status elem_shape(nnd_op_ctx *c) {
+static schema_status elem_shape(eng_op_ctx *c) {
     const elem_spec *sp = spec_of(c);
-    if (sp->broadcast) return nnd_broadcast_shape(c, c->in[0], c->in[1], c->out[0]);
+    if (sp->broadcast) return eng_broadcast_shape(c, c->in[0], c->in[1], c->out[0]);
     for (uint32_t i = 1; i < sp->arity; i++)
         if (!same_dims(c->in[0], c->in[i]))
-            return nnd_fail(c, "input %u does not have the shape of input 0", i);
-    nnd_copy_shape(c->out[0], c->in[0]);
+            return eng_fail(c, "input %u does not have the shape of input 0", i);
+    eng_copy_shape(c->out[0], c->in[0]);
     return NND_OK;
 }
 
@@ -260,25 +260,25 @@ static nnd_status elem_shape(nnd_op_ctx *c) {
 /* Fills column i of dst with n elements of input i from element off, stride step. */
 static void lane_load(const elem_job *j, uint32_t i, size_t off, size_t step, size_t n,
                       double (*dst)[3]) {
-    const nnd_tensor *t = j->in[i];
+    const eng_tensor *t = j->in[i];
     switch (t->type) {
     case NND_TENSOR_FLOAT32: GATHER(float); return;
-    case NND_TENSOR_FLOAT16: GATHER(nnd_half); return;
+    case NND_TENSOR_FLOAT16: GATHER(eng_half); return;
     case NND_TENSOR_INT32: GATHER(int32_t); return;
     case NND_TENSOR_QUANT8_ASYMM_SIGNED: GATHER(int8_t); break;
     default: GATHER(uint8_t); break; /* QUANT8_ASYMM and BOOL8 bytes */
     }
-    if (!nnd_is_quant8(t->type) || j->spec->load == LOAD_RAW) return;
-    const nnd_tensor *o = j->out;
+    if (!eng_is_quant8(t->type) || j->spec->load == LOAD_RAW) return;
+    const eng_tensor *o = j->out;
     for (size_t k = 0; k < n; k++) {
         if (j->spec->load == LOAD_SCALED) { /* (q - zp) * 2^8, times the scale in fixed point */
             int32_t d = (int32_t)dst[k][i] - t->zero_point;
-            dst[k][i] = nnd_mul_by_quantized(d * (1 << COMPARE_LEFT_SHIFT), j->scale_mult[i],
+            dst[k][i] = eng_mul_by_quantized(d * (1 << COMPARE_LEFT_SHIFT), j->scale_mult[i],
                                              j->scale_shift[i]);
             continue;
         }
         /* the real value is computed in float, as the reference does */
-        double x = nnd_dequantize_value((int32_t)dst[k][i], t->scale, t->zero_point);
+        double x = eng_dequantize_value((int32_t)dst[k][i], t->scale, t->zero_point);
         if (j->spec->load == LOAD_REQUANT) {
             x = x / o->scale + o->zero_point;
             x = x < j->qmin ? j->qmin : (x > j->qmax ? j->qmax : round(x));
@@ -290,13 +290,13 @@ static void lane_load(const elem_job *j, uint32_t i, size_t off, size_t step, si
 /* Writes n results at element off of t, converting as the reference's casts do: float
  * rounding, truncation toward zero for integers, saturation, NaN as 0 (8-bit quantized:
  * the low end of the range). */
-static void lane_store(nnd_tensor *t, size_t off, size_t n, const double *r) {
-    int32_t qmin = nnd_q8_min(t->type), qmax = nnd_q8_max(t->type);
+static void lane_store(eng_tensor *t, size_t off, size_t n, const double *r) {
+    int32_t qmin = eng_q8_min(t->type), qmax = eng_q8_max(t->type);
     for (size_t k = 0; k < n; k++) {
         double x = r[k];
         switch (t->type) {
         case NND_TENSOR_FLOAT32: ((float *)t->data)[off + k] = (float)x; break;
-        case NND_TENSOR_FLOAT16: ((nnd_half *)t->data)[off + k] = (nnd_half)x; break;
+        case NND_TENSOR_FLOAT16: ((eng_half *)t->data)[off + k] = (eng_half)x; break;
         case NND_TENSOR_INT32:
             x = x != x ? 0 : (x < INT32_MIN ? INT32_MIN : (x > INT32_MAX ? INT32_MAX : x));
             ((int32_t *)t->data)[off + k] = (int32_t)x;
@@ -304,7 +304,7 @@ static void lane_store(nnd_tensor *t, size_t off, size_t n, const double *r) {
         case NND_TENSOR_BOOL8: ((uint8_t *)t->data)[off + k] = x != 0; break;
         default: /* 8-bit quantized */
             x = x > qmin ? (x < qmax ? x : qmax) : qmin;
-            nnd_q8_put(t->data, off + k, (int32_t)x);
+            eng_q8_put(t->data, off + k, (int32_t)x);
             break;
         }
     }
@@ -330,41 +330,41 @@ static void bcast_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size
     run_span(ctx, o, in_off, step, n);
 }
 
-static nnd_status elem_run(nnd_op_ctx *c) {
+static schema_status elem_run(eng_op_ctx *c) {
     const elem_spec *sp = spec_of(c);
-    nnd_tensor *out = c->out[0];
+    eng_tensor *out = c->out[0];
     elem_job j = {.spec = sp,
                   .fn = sp->fn,
                   .out = out,
-                  .qmin = nnd_q8_min(out->type),
-                  .qmax = nnd_q8_max(out->type)};
+                  .qmin = eng_q8_min(out->type),
+                  .qmax = eng_q8_max(out->type)};
     for (uint32_t i = 0; i < sp->arity; i++)
         j.in[i] = c->in[i];
     if (sp->load == LOAD_SCALED)
         for (uint32_t i = 0; i < 2; i++)
-            nnd_quantize_multiplier(c->in[i]->scale, &j.scale_mult[i], &j.scale_shift[i]);
-    if (sp->fn_q8 && nnd_is_quant8(c->in[c->def->key_input]->type)) {
+            eng_quantize_multiplier(c->in[i]->scale, &j.scale_mult[i], &j.scale_shift[i]);
+    if (sp->fn_q8 && eng_is_quant8(c->in[c->def->key_input]->type)) {
         j.fn = sp->fn_q8;
         sp->setup(&j);
     }
     if (sp->broadcast) {
-        nnd_broadcast_walk(c->in[0], c->in[1], c->out[0], bcast_row, &j);
+        eng_broadcast_walk(c->in[0], c->in[1], c->out[0], bcast_row, &j);
     } else {
         size_t in_off[3] = {0, 0, 0}, step[3] = {1, 1, 1};
-        run_span(&j, 0, in_off, step, nnd_elems(c->out[0]));
+        run_span(&j, 0, in_off, step, eng_elems(c->out[0]));
     }
     return NND_OK;
 }
 
 /* CAST of a type to itself (CAST_IDENTITY): the stored bytes. */
-static nnd_status cast_copy(nnd_op_ctx *c) {
-    size_t n = nnd_elems(c->out[0]) * nnd_type_size(c->out[0]->type);
+static schema_status cast_copy(eng_op_ctx *c) {
+    size_t n = eng_elems(c->out[0]) * schema_type_size(c->out[0]->type);
     if (n) memcpy(c->out[0]->data, c->in[0]->data, n);
     return NND_OK;
 }
 
 #define ELEM_OP(var, CODE, NAME, KEY)                                                              \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = elem_check,                                                                       \
@@ -378,13 +378,13 @@ static nnd_status cast_copy(nnd_op_ctx *c) {
         .key_input = KEY,                                                                          \
     }
 
-ELEM_OP(nnd_op_abs, NND_OP_ABS, "ABS", 0);
-ELEM_OP(nnd_op_exp, NND_OP_EXP, "EXP", 0);
-ELEM_OP(nnd_op_log, NND_OP_LOG, "LOG", 0);
-ELEM_OP(nnd_op_neg, NND_OP_NEG, "NEG", 0);
-ELEM_OP(nnd_op_sin, NND_OP_SIN, "SIN", 0);
-ELEM_OP(nnd_op_sqrt, NND_OP_SQRT, "SQRT", 0);
-ELEM_OP(nnd_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
+ELEM_OP(eng_op_abs, NND_OP_ABS, "ABS", 0);
+ELEM_OP(eng_op_exp, NND_OP_EXP, "EXP", 0);
+ELEM_OP(eng_op_log, NND_OP_LOG, "LOG", 0);
+ELEM_OP(eng_op_neg, NND_OP_NEG, "NEG", 0);
+ELEM_OP(eng_op_sin, NND_OP_SIN, "SIN", 0);
+ELEM_OP(eng_op_sqrt, NND_OP_SQRT, "SQRT", 0);
+ELEM_OP(eng_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
 /* The numeric types convert; every other type check() lets through casts to itself. */
 NND_OP_DEF(cast, CAST, elem_check, elem_shape,
            {{NND_TENSOR_FLOAT32, elem_run},
@@ -392,17 +392,17 @@ NND_OP_DEF(cast, CAST, elem_check, elem_shape,
             {NND_TENSOR_INT32, elem_run},
             {NND_TENSOR_QUANT8_ASYMM, elem_run},
             {NND_KERNEL_ANY_TYPE, cast_copy}});
-ELEM_OP(nnd_op_quantize, NND_OP_QUANTIZE, "QUANTIZE", 0);
-ELEM_OP(nnd_op_equal, NND_OP_EQUAL, "EQUAL", 0);
-ELEM_OP(nnd_op_not_equal, NND_OP_NOT_EQUAL, "NOT_EQUAL", 0);
-ELEM_OP(nnd_op_greater, NND_OP_GREATER, "GREATER", 0);
-ELEM_OP(nnd_op_greater_equal, NND_OP_GREATER_EQUAL, "GREATER_EQUAL", 0);
-ELEM_OP(nnd_op_less, NND_OP_LESS, "LESS", 0);
-ELEM_OP(nnd_op_less_equal, NND_OP_LESS_EQUAL, "LESS_EQUAL", 0);
-ELEM_OP(nnd_op_logical_and, NND_OP_LOGICAL_AND, "LOGICAL_AND", 0);
-ELEM_OP(nnd_op_logical_or, NND_OP_LOGICAL_OR, "LOGICAL_OR", 0);
-ELEM_OP(nnd_op_maximum, NND_OP_MAXIMUM, "MAXIMUM", 0);
-ELEM_OP(nnd_op_minimum, NND_OP_MINIMUM, "MINIMUM", 0);
-ELEM_OP(nnd_op_pow, NND_OP_POW, "POW", 0);
-ELEM_OP(nnd_op_prelu, NND_OP_PRELU, "PRELU", 0);
-ELEM_OP(nnd_op_select, NND_OP_SELECT, "SELECT", 1);
+ELEM_OP(eng_op_quantize, NND_OP_QUANTIZE, "QUANTIZE", 0);
+ELEM_OP(eng_op_equal, NND_OP_EQUAL, "EQUAL", 0);
+ELEM_OP(eng_op_not_equal, NND_OP_NOT_EQUAL, "NOT_EQUAL", 0);
+ELEM_OP(eng_op_greater, NND_OP_GREATER, "GREATER", 0);
+ELEM_OP(eng_op_greater_equal, NND_OP_GREATER_EQUAL, "GREATER_EQUAL", 0);
+ELEM_OP(eng_op_less, NND_OP_LESS, "LESS", 0);
+ELEM_OP(eng_op_less_equal, NND_OP_LESS_EQUAL, "LESS_EQUAL", 0);
+ELEM_OP(eng_op_logical_and, NND_OP_LOGICAL_AND, "LOGICAL_AND", 0);
+ELEM_OP(eng_op_logical_or, NND_OP_LOGICAL_OR, "LOGICAL_OR", 0);
+ELEM_OP(eng_op_maximum, NND_OP_MAXIMUM, "MAXIMUM", 0);
+ELEM_OP(eng_op_minimum, NND_OP_MINIMUM, "MINIMUM", 0);
+ELEM_OP(eng_op_pow, NND_OP_POW, "POW", 0);
+ELEM_OP(eng_op_prelu, NND_OP_PRELU, "PRELU", 0);
+ELEM_OP(eng_op_select, NND_OP_SELECT, "SELECT", 1);

@@ -3,23 +3,23 @@
  * bridge). Any rank. */
 #include <math.h>
 
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
-static nnd_status elu_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
-    return s ? s : nnd_check_float_signature(c, "Tf", "T");
+static schema_status elu_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 2, 2, 1, 1);
+    return s ? s : eng_check_float_signature(c, "Tf", "T");
 }
 
-static nnd_status elu_f32(nnd_op_ctx *c) {
+static schema_status elu_f32(eng_op_ctx *c) {
     const float *x = c->in[0]->data;
-    float *y = c->out[0]->data, alpha = nnd_f32(c->in[1]);
-    size_t n = nnd_elems(c->out[0]);
+    float *y = c->out[0]->data, alpha = eng_f32(c->in[1]);
+    size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = fmaxf(0.f, x[i]) + fminf(0.f, alpha * (expf(x[i]) - 1.f));
     return NND_OK;
 }
 
-NND_FLOAT_OP(nnd_op_elu, NND_OP_ELU, "ELU", elu_check, nnd_shape_of_input0, elu_f32);
+NND_FLOAT_OP(eng_op_elu, NND_OP_ELU, "ELU", elu_check, eng_shape_of_input0, elu_f32);

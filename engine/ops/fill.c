@@ -2,11 +2,11 @@
  * element is the value scalar (FLOAT32, FLOAT16 or INT32, matching the output type).
  * A shape entry must not be negative; 0 gives a zero-sized output. The shape tensor is
  * usually not constant, so the output shape is mostly known at execution only. */
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 static int32_t value_type_of(int32_t tensor_type) {
     switch (tensor_type) {
@@ -18,55 +18,55 @@ static int32_t value_type_of(int32_t tensor_type) {
 }
 
 /* The output shape from the shape tensor's values (data present). */
-static nnd_status read_shape(nnd_op_ctx *c, uint32_t *rank, uint32_t *dims) {
-    const nnd_tensor *t = c->in[0];
-    if (t->rank != 1) return nnd_fail(c, "the shape (input 0) must be 1-D, has rank %u", t->rank);
+static schema_status read_shape(eng_op_ctx *c, uint32_t *rank, uint32_t *dims) {
+    const eng_tensor *t = c->in[0];
+    if (t->rank != 1) return eng_fail(c, "the shape (input 0) must be 1-D, has rank %u", t->rank);
     if (t->dims[0] > NND_MAX_RANK)
-        return nnd_fail(c, "the shape (input 0) asks for rank %u, over the limit of %u", t->dims[0],
+        return eng_fail(c, "the shape (input 0) asks for rank %u, over the limit of %u", t->dims[0],
                         NND_MAX_RANK);
     const int32_t *v = t->data;
     for (uint32_t d = 0; d < t->dims[0]; d++) {
-        if (v[d] < 0) return nnd_fail(c, "the shape (input 0) has dimension %u = %d", d, v[d]);
+        if (v[d] < 0) return eng_fail(c, "the shape (input 0) has dimension %u = %d", d, v[d]);
         dims[d] = (uint32_t)v[d];
     }
     *rank = t->dims[0];
     return NND_OK;
 }
 
-static nnd_status fill_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
+static schema_status fill_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 2, 2, 1, 1);
     if (s) return s;
-    const nnd_tensor *dims = c->in[0], *out = c->out[0];
+    const eng_tensor *dims = c->in[0], *out = c->out[0];
     int32_t value_type = value_type_of(out->type);
     if (value_type < 0)
-        return nnd_fail(c, "output 0 must be TENSOR_FLOAT32, TENSOR_FLOAT16 or TENSOR_INT32, is %s",
-                        nnd_type_name(out->type));
+        return eng_fail(c, "output 0 must be TENSOR_FLOAT32, TENSOR_FLOAT16 or TENSOR_INT32, is %s",
+                        schema_type_name(out->type));
     if (dims->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "the shape (input 0) must be TENSOR_INT32, is %s",
-                        nnd_type_name(dims->type));
-    if ((s = nnd_check_rank(c, dims, "the shape (input 0)", 1, 1)) ||
-        (s = nnd_check_scalar(c, 1, value_type)))
+        return eng_fail(c, "the shape (input 0) must be TENSOR_INT32, is %s",
+                        schema_type_name(dims->type));
+    if ((s = eng_check_rank(c, dims, "the shape (input 0)", 1, 1)) ||
+        (s = eng_check_scalar(c, 1, value_type)))
         return s;
     uint32_t rank, d[NND_MAX_RANK];
     return dims->data && dims->known ? read_shape(c, &rank, d) : NND_OK; /* a constant shape */
 }
 
-static nnd_status fill_shape(nnd_op_ctx *c) {
+static schema_status fill_shape(eng_op_ctx *c) {
     if (!c->in[0]->data) return NND_DEFER;
     uint32_t rank, dims[NND_MAX_RANK];
-    nnd_status s = read_shape(c, &rank, dims);
-    if (!s) nnd_set_shape(c->out[0], rank, dims);
+    schema_status s = read_shape(c, &rank, dims);
+    if (!s) eng_set_shape(c->out[0], rank, dims);
     return s;
 }
 
-static nnd_status fill_run(nnd_op_ctx *c) {
-    nnd_tensor *out = c->out[0];
-    nnd_fill_elems(out->data, c->in[1]->data, nnd_elems(out), nnd_type_size(out->type));
+static schema_status fill_run(eng_op_ctx *c) {
+    eng_tensor *out = c->out[0];
+    eng_fill_elems(out->data, c->in[1]->data, eng_elems(out), schema_type_size(out->type));
     return NND_OK;
 }
 
 /* Keyed by the value scalar (input 1), whose type fixes the output's. */
-const nnd_op_def nnd_op_fill = {
+const eng_op_def eng_op_fill = {
     .code = NND_OP_FILL,
     .name = "FILL",
     .check = fill_check,

@@ -1,11 +1,11 @@
 /* fixedpoint.c: reference fixed-point arithmetic. See fixedpoint.h. */
-#include "fixedpoint.h"
+#include "engine/ops/fixedpoint.h"
 
 #include <math.h>
 
-#include "clamp.h"
+#include "engine/ops/clamp.h"
 
-void nnd_quantize_multiplier(double m, int32_t *q, int *shift) {
+void eng_quantize_multiplier(double m, int32_t *q, int *shift) {
     if (m == 0.0) {
         *q = 0;
         *shift = 0;
@@ -24,14 +24,14 @@ void nnd_quantize_multiplier(double m, int32_t *q, int *shift) {
     *q = (int32_t)r;
 }
 
-int32_t nnd_srdhm(int32_t a, int32_t b) {
+int32_t eng_srdhm(int32_t a, int32_t b) {
     if (a == b && a == INT32_MIN) return INT32_MAX;
     int64_t ab = (int64_t)a * (int64_t)b;
     int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
     return (int32_t)((ab + nudge) / (1ll << 31));
 }
 
-int32_t nnd_rounding_shift_right(int32_t x, int e) {
+int32_t eng_rounding_shift_right(int32_t x, int e) {
     if (e <= 0) return x;
     if (e > 31) return 0; /* |x| / 2^32 < 1/2 rounds to 0; and no shift that wide is defined */
     int32_t mask = (int32_t)((1ll << e) - 1);
@@ -40,7 +40,7 @@ int32_t nnd_rounding_shift_right(int32_t x, int e) {
     return (x >> e) + (remainder > threshold ? 1 : 0);
 }
 
-int32_t nnd_mul_by_quantized(int32_t x, int32_t q, int shift) {
+int32_t eng_mul_by_quantized(int32_t x, int32_t q, int shift) {
     /* A left shift past 32 saturates any non-zero x just as 32 does (and past 62 would not
      * be defined): extreme scale ratios give such shifts. */
     int left = shift > 0 ? (shift > 32 ? 32 : shift) : 0;
@@ -48,7 +48,7 @@ int32_t nnd_mul_by_quantized(int32_t x, int32_t q, int shift) {
     int64_t shifted = (int64_t)x * ((int64_t)1 << left);
     if (shifted > INT32_MAX) shifted = INT32_MAX;
     if (shifted < INT32_MIN) shifted = INT32_MIN;
-    return nnd_rounding_shift_right(nnd_srdhm((int32_t)shifted, q), right);
+    return eng_rounding_shift_right(eng_srdhm((int32_t)shifted, q), right);
 }
 
 /* gemmlowp runs the same algorithms on int32 and int16 raw values; `bits` (32 or 16) is
@@ -70,18 +70,18 @@ static int32_t fxw_max(int bits) {
 }
 /* A 32-bit constant as the reference narrows it: rounded to the raw width. */
 static int32_t fxw_const(int32_t c, int bits) {
-    return bits == 32 ? c : nnd_rounding_shift_right(c, 32 - bits);
+    return bits == 32 ? c : eng_rounding_shift_right(c, 32 - bits);
 }
 
 static int32_t fxw_srdhm(int32_t a, int32_t b, int bits) {
-    if (bits == 32) return nnd_srdhm(a, b);
+    if (bits == 32) return eng_srdhm(a, b);
     if (a == b && a == INT16_MIN) return INT16_MAX;
     int32_t ab = a * b;
     return (ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14)))) / (1 << 15);
 }
 
 static int32_t fxw_mul_pot(int32_t x, int e, int bits) {
-    if (e < 0) return nnd_rounding_shift_right(x, -e);
+    if (e < 0) return eng_rounding_shift_right(x, -e);
     if (e == 0) return x;
     int32_t limit = (int32_t)((1ll << (bits - 1 - e)) - 1);
     if (x > limit) return fxw_max(bits);
@@ -100,7 +100,7 @@ static int32_t fxw_exp_quarter(int32_t a, int bits) {
         fxw_add(fxw_srdhm(fxw_add(x4_over_4, x3, bits), one_third, bits), x2, bits), -1, bits);
     int32_t tail = fxw_srdhm(exp_minus_eighth, fxw_add(x, poly, bits), bits);
     /* The 16-bit variant saturates this last add (the result can reach 1). */
-    if (bits == 16) return nnd_clampi(exp_minus_eighth + tail, INT16_MIN, INT16_MAX);
+    if (bits == 16) return eng_clampi(exp_minus_eighth + tail, INT16_MIN, INT16_MAX);
     return fxw_add(exp_minus_eighth, tail, bits);
 }
 
@@ -152,36 +152,36 @@ static int32_t fxw_tanh(int32_t a, int integer_bits, int bits) {
     return a < 0 ? fxw_sub(0, t, bits) : t;
 }
 
-int32_t nnd_fx_mul_pot(int32_t x, int e) {
+int32_t eng_fx_mul_pot(int32_t x, int e) {
     return fxw_mul_pot(x, e, 32);
 }
-int32_t nnd_fx_exp_neg(int32_t a, int integer_bits) {
+int32_t eng_fx_exp_neg(int32_t a, int integer_bits) {
     return fxw_exp_neg(a, integer_bits, 32);
 }
-int32_t nnd_fx_one_over_one_plus(int32_t a) {
+int32_t eng_fx_one_over_one_plus(int32_t a) {
     return fxw_mul_pot(fxw_half_reciprocal(a, 32), 1, 32);
 }
-int32_t nnd_fx_logistic(int32_t a, int integer_bits) {
+int32_t eng_fx_logistic(int32_t a, int integer_bits) {
     return fxw_logistic(a, integer_bits, 32);
 }
-int32_t nnd_fx_tanh(int32_t a, int integer_bits) {
+int32_t eng_fx_tanh(int32_t a, int integer_bits) {
     return fxw_tanh(a, integer_bits, 32);
 }
 
-int16_t nnd_fx16_srdhm(int16_t a, int16_t b) {
+int16_t eng_fx16_srdhm(int16_t a, int16_t b) {
     return (int16_t)fxw_srdhm(a, b, 16);
 }
-int16_t nnd_fx16_mul_pot(int16_t x, int e) {
+int16_t eng_fx16_mul_pot(int16_t x, int e) {
     return (int16_t)fxw_mul_pot(x, e, 16);
 }
-int16_t nnd_fx16_logistic(int16_t a, int integer_bits) {
+int16_t eng_fx16_logistic(int16_t a, int integer_bits) {
     return (int16_t)fxw_logistic(a, integer_bits, 16);
 }
-int16_t nnd_fx16_tanh(int16_t a, int integer_bits) {
+int16_t eng_fx16_tanh(int16_t a, int integer_bits) {
     return (int16_t)fxw_tanh(a, integer_bits, 16);
 }
 
-int32_t nnd_input_radius(int integer_bits, int left_shift) {
+int32_t eng_input_radius(int integer_bits, int left_shift) {
     double max_rescaled = ldexp((double)((1 << integer_bits) - 1), 31 - integer_bits - left_shift);
     return max_rescaled >= (double)INT32_MAX ? INT32_MAX : (int32_t)floor(max_rescaled);
 }
@@ -190,7 +190,7 @@ static int32_t fx_wrap_sub(int32_t a, int32_t b) {
     return (int32_t)((uint32_t)a - (uint32_t)b);
 }
 
-void nnd_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) {
+void eng_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) {
     if (input <= 1) {
         *mult = INT32_MAX;
         *right_shift = 0;
@@ -205,13 +205,13 @@ void nnd_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift) {
     shift -= pairs;
     input <<= 2 * pairs;
     const int32_t three_halves = (1 << 28) + (1 << 27), half_sqrt2 = 1518500250;
-    int32_t half_input = nnd_fx_mul_pot(input >> 1, -1);
+    int32_t half_input = eng_fx_mul_pot(input >> 1, -1);
     int32_t x = 1 << 28; /* 1.0 */
     for (int i = 0; i < 5; i++) {
-        int32_t x3 = nnd_fx_mul_pot(nnd_srdhm(nnd_srdhm(x, x), x), 6);
-        x = nnd_fx_mul_pot(fx_wrap_sub(nnd_srdhm(three_halves, x), nnd_srdhm(half_input, x3)), 3);
+        int32_t x3 = eng_fx_mul_pot(eng_srdhm(eng_srdhm(x, x), x), 6);
+        x = eng_fx_mul_pot(fx_wrap_sub(eng_srdhm(three_halves, x), eng_srdhm(half_input, x3)), 3);
     }
-    x = nnd_srdhm(x, half_sqrt2);
+    x = eng_srdhm(x, half_sqrt2);
     if (shift < 0) {
         x = (int32_t)((uint32_t)x << -shift);
         shift = 0;

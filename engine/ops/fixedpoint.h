@@ -16,36 +16,36 @@
 /* m == q * 2^(shift - 31) with q in [2^30, 2^31), q rounded half away from zero (a q that
  * rounds up to 2^31 is halved and the shift raised); shift > 0 is a left shift. A
  * multiplier below 2^-32 (shift < -31) becomes q = 0, shift 0, as TensorFlow Lite's. */
-void nnd_quantize_multiplier(double m, int32_t *q, int *shift);
-int32_t nnd_srdhm(int32_t a, int32_t b);            /* SaturatingRoundingDoublingHighMul */
-int32_t nnd_rounding_shift_right(int32_t x, int e); /* RoundingDivideByPOT */
-/* x * m for a multiplier from nnd_quantize_multiplier. */
-int32_t nnd_mul_by_quantized(int32_t x, int32_t q, int shift);
+void eng_quantize_multiplier(double m, int32_t *q, int *shift);
+int32_t eng_srdhm(int32_t a, int32_t b);            /* SaturatingRoundingDoublingHighMul */
+int32_t eng_rounding_shift_right(int32_t x, int e); /* RoundingDivideByPOT */
+/* x * m for a multiplier from eng_quantize_multiplier. */
+int32_t eng_mul_by_quantized(int32_t x, int32_t q, int shift);
 
 /* 1 / sqrt(input) for input >= 0 as a multiplier and a right shift (TFLite's
  * GetInvSqrtQuantizedMultiplierExp): Newton-Raphson in Q3.28 on the input normalized by
  * powers of four. Inputs 0 and 1 take the largest multiplier and no shift, as TFLite does
  * (its older form overflowed at 1). */
-void nnd_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift);
+void eng_inv_sqrt_multiplier(int32_t input, int32_t *mult, int *right_shift);
 
 /* ---- gemmlowp fixed-point functions (raw int32 values; Qm.n = m integer bits) ---------- */
 /* SaturatingRoundingMultiplyByPOT: x * 2^e, saturating for e > 0, rounding for e < 0. */
-int32_t nnd_fx_mul_pot(int32_t x, int e);
+int32_t eng_fx_mul_pot(int32_t x, int e);
 /* exp(a) for a <= 0 in Q(integer_bits); result Q0.31 (exp_on_negative_values). */
-int32_t nnd_fx_exp_neg(int32_t a, int integer_bits);
+int32_t eng_fx_exp_neg(int32_t a, int integer_bits);
 /* 1 / (1 + a) for a in [0, 1), Q0.31 in and out (one_over_one_plus_x_for_x_in_0_1). */
-int32_t nnd_fx_one_over_one_plus(int32_t a);
+int32_t eng_fx_one_over_one_plus(int32_t a);
 /* logistic(a) and tanh(a) for a in Q(integer_bits); results Q0.31. */
-int32_t nnd_fx_logistic(int32_t a, int integer_bits);
-int32_t nnd_fx_tanh(int32_t a, int integer_bits);
+int32_t eng_fx_logistic(int32_t a, int integer_bits);
+int32_t eng_fx_tanh(int32_t a, int integer_bits);
 /* Largest |input difference| whose rescaled value still fits integer_bits after a
  * left_shift (the reference's CalculateInputRadius). */
-int32_t nnd_input_radius(int integer_bits, int left_shift);
+int32_t eng_input_radius(int integer_bits, int left_shift);
 /* The same on int16 raw values (gemmlowp's 16-bit FixedPoint, Q0.15 results): the product
  * of two values (SaturatingRoundingDoublingHighMul), x * 2^e, logistic and tanh. */
-int16_t nnd_fx16_srdhm(int16_t a, int16_t b);
-int16_t nnd_fx16_mul_pot(int16_t x, int e);
-int16_t nnd_fx16_logistic(int16_t a, int integer_bits);
-int16_t nnd_fx16_tanh(int16_t a, int integer_bits);
+int16_t eng_fx16_srdhm(int16_t a, int16_t b);
+int16_t eng_fx16_mul_pot(int16_t x, int e);
+int16_t eng_fx16_logistic(int16_t a, int integer_bits);
+int16_t eng_fx16_tanh(int16_t a, int integer_bits);
 
 #endif

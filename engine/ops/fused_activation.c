@@ -1,11 +1,11 @@
 /* fused_activation.c: fused activation bounds. See fused_activation.h. */
-#include "fused_activation.h"
+#include "engine/ops/fused_activation.h"
 
 #include <math.h>
 
-#include "affine_quant.h"
+#include "engine/ops/affine_quant.h"
 
-void nnd_act_range_f32(int32_t act, float *lo, float *hi) {
+void eng_act_range_f32(int32_t act, float *lo, float *hi) {
     *lo = -INFINITY;
     *hi = INFINITY;
     if (act == NND_FUSED_RELU)
@@ -16,12 +16,12 @@ void nnd_act_range_f32(int32_t act, float *lo, float *hi) {
         *lo = 0.f, *hi = 6.f;
 }
 
-void nnd_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t qmin, int32_t qmax,
+void eng_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t qmin, int32_t qmax,
                          int32_t *lo, int32_t *hi) {
     /* As the reference: quantize the real bounds with round-to-nearest, then clamp. The
      * clamp comes before the conversion to int: a tiny scale (or none, for a float output)
      * gives a quotient no int32 holds. */
-#define Q(x) nnd_quantize_value((x), scale, zero_point, qmin, qmax)
+#define Q(x) eng_quantize_value((x), scale, zero_point, qmin, qmax)
     *lo = qmin;
     *hi = qmax;
     if (act == NND_FUSED_RELU) {
@@ -36,7 +36,7 @@ void nnd_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t q
 #undef Q
 }
 
-void nnd_act_range_q8(int32_t act, const nnd_tensor *out, int32_t *lo, int32_t *hi) {
-    nnd_act_range_quant(act, out->scale, out->zero_point, nnd_q8_min(out->type),
-                        nnd_q8_max(out->type), lo, hi);
+void eng_act_range_q8(int32_t act, const eng_tensor *out, int32_t *lo, int32_t *hi) {
+    eng_act_range_quant(act, out->scale, out->zero_point, eng_q8_min(out->type),
+                        eng_q8_max(out->type), lo, hi);
 }

@@ -9,15 +9,15 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "affine_quant.h"
-#include "clamp.h"
-#include "fixedpoint.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "quant_table.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/quant_table.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 typedef struct hswish_q {
     int32_t in_zero_point, out_zero_point;
@@ -47,14 +47,14 @@ static int16_t sat_doubling_high_mul16(int16_t x, int16_t y) {
 }
 
 /* The reference's parameters from the scales; false when the output scale is too small. */
-static bool hswish_params(const nnd_tensor *in, const nnd_tensor *out, hswish_q *p) {
+static bool hswish_params(const eng_tensor *in, const eng_tensor *out, hswish_q *p) {
     float hires_scale = in->scale / 128.f;
     int32_t m;
     p->in_zero_point = in->zero_point;
     p->out_zero_point = out->zero_point;
-    nnd_quantize_multiplier(hires_scale / out->scale, &m, &p->out_exp);
+    eng_quantize_multiplier(hires_scale / out->scale, &m, &p->out_exp);
     p->out_mult = mult_to_q15(m);
-    nnd_quantize_multiplier(hires_scale / (3.f / 32768.f), &m, &p->reluish_exp);
+    eng_quantize_multiplier(hires_scale / (3.f / 32768.f), &m, &p->reluish_exp);
     p->reluish_mult = mult_to_q15(m);
     return p->out_exp <= 0;
 }
@@ -62,57 +62,57 @@ static bool hswish_params(const nnd_tensor *in, const nnd_tensor *out, hswish_q 
 /* The output for stored input q, before the clamp to the storage range. */
 static int32_t hswish_value(const hswish_q *p, int32_t q) {
     int16_t hires = wrap16((q - p->in_zero_point) * 128);
-    int16_t preshift = nnd_fx16_srdhm(hires, p->out_mult);
+    int16_t preshift = eng_fx16_srdhm(hires, p->out_mult);
     int16_t reluish = hires;
     if (p->reluish_exp > 0) reluish = sat_shift_left16(reluish, p->reluish_exp - 1);
-    reluish = nnd_fx16_srdhm(reluish, p->reluish_mult);
+    reluish = eng_fx16_srdhm(reluish, p->reluish_mult);
     if (p->reluish_exp > 0) reluish = sat_shift_left16(reluish, 1);
-    if (p->reluish_exp < 0) reluish = (int16_t)nnd_rounding_shift_right(reluish, -p->reluish_exp);
+    if (p->reluish_exp < 0) reluish = (int16_t)eng_rounding_shift_right(reluish, -p->reluish_exp);
     reluish = (int16_t)((reluish + (1 << 15)) >> 1); /* [-1, 1] to [0, 1] */
     int16_t y = sat_doubling_high_mul16(reluish, preshift);
-    return (int16_t)nnd_rounding_shift_right(y, -p->out_exp) + p->out_zero_point;
+    return (int16_t)eng_rounding_shift_right(y, -p->out_exp) + p->out_zero_point;
 }
 
-static nnd_status hswish_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 1, 1, 1, 1);
+static schema_status hswish_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
-    if ((s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    const eng_tensor *in = c->in[0], *out = c->out[0];
+    if ((s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                             NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
-        (s = nnd_check_same_type(c, 0, 0)))
+        (s = eng_check_same_type(c, 0, 0)))
         return s;
     hswish_q p;
-    if (nnd_driver_rules(c) && nnd_is_quant8(in->type) && !hswish_params(in, out, &p))
-        return nnd_fail(c, "output scale %g is below input scale / 128 (%g)", out->scale,
+    if (eng_driver_rules(c) && eng_is_quant8(in->type) && !hswish_params(in, out, &p))
+        return eng_fail(c, "output scale %g is below input scale / 128 (%g)", out->scale,
                         in->scale / 128.f);
     return NND_OK;
 }
 
-static nnd_status hswish_f32(nnd_op_ctx *c) {
+static schema_status hswish_f32(eng_op_ctx *c) {
     const float *x = c->in[0]->data;
     float *y = c->out[0]->data;
-    size_t n = nnd_elems(c->out[0]);
+    size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = x[i] * fminf(6.f, fmaxf(0.f, x[i] + 3.f)) / 6.f;
     return NND_OK;
 }
 
-static nnd_status hswish_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, hswish_f32);
+static schema_status hswish_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, hswish_f32);
 }
 
-static void hswish_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
+static void hswish_table(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
     hswish_q p;
     hswish_params(c->in[0], c->out[0], &p);
     for (int32_t q = qmin; q <= qmax; q++)
-        table[q - qmin] = (uint8_t)nnd_clampi(hswish_value(&p, q), qmin, qmax);
+        table[q - qmin] = (uint8_t)eng_clampi(hswish_value(&p, q), qmin, qmax);
 }
 
-static nnd_status hswish_q8(nnd_op_ctx *c) {
-    return nnd_q8_table_run(c, hswish_table);
+static schema_status hswish_q8(eng_op_ctx *c) {
+    return eng_q8_table_run(c, hswish_table);
 }
 
-NND_OP_DEF(hard_swish, HARD_SWISH, hswish_check, nnd_shape_of_input0,
+NND_OP_DEF(hard_swish, HARD_SWISH, hswish_check, eng_shape_of_input0,
            {{NND_TENSOR_FLOAT32, hswish_f32},
             {NND_TENSOR_FLOAT16, hswish_f16},
             {NND_TENSOR_QUANT8_ASYMM, hswish_q8},

@@ -1,9 +1,9 @@
 /* image_geometry.c: image views and window sizes. See image_geometry.h. */
-#include "image_geometry.h"
+#include "engine/ops/image_geometry.h"
 
-#include "operand.h"
+#include "engine/ops/operand.h"
 
-void nnd_implicit_padding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t filter,
+void eng_implicit_padding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t filter,
                           uint32_t dilation, uint32_t *out, int32_t *pad_head, int32_t *pad_tail) {
     uint32_t eff = (filter - 1) * dilation + 1;
     *pad_head = *pad_tail = 0;
@@ -18,7 +18,7 @@ void nnd_implicit_padding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t
     }
 }
 
-uint32_t nnd_window_out(uint32_t in, uint32_t filter, uint32_t dilation, uint32_t stride,
+uint32_t eng_window_out(uint32_t in, uint32_t filter, uint32_t dilation, uint32_t stride,
                         int32_t pad_head, int32_t pad_tail) {
     int64_t eff = (int64_t)(filter - 1) * dilation + 1;
     int64_t span = (int64_t)in + pad_head + pad_tail - eff;
@@ -26,7 +26,7 @@ uint32_t nnd_window_out(uint32_t in, uint32_t filter, uint32_t dilation, uint32_
     return (uint32_t)(span / stride + 1);
 }
 
-void nnd_image_of(const nnd_tensor *t, bool nchw, nnd_image *im) {
+void eng_image_of(const eng_tensor *t, bool nchw, eng_image *im) {
     if (nchw) {
         im->n = t->dims[0], im->c = t->dims[1], im->h = t->dims[2], im->w = t->dims[3];
         im->sw = 1, im->sh = im->w, im->sc = (size_t)im->h * im->w, im->sn = im->sc * im->c;
@@ -36,8 +36,8 @@ void nnd_image_of(const nnd_tensor *t, bool nchw, nnd_image *im) {
     }
 }
 
-void nnd_set_image_shape(nnd_tensor *t, bool nchw, uint32_t n, uint32_t h, uint32_t w, uint32_t c) {
+void eng_set_image_shape(eng_tensor *t, bool nchw, uint32_t n, uint32_t h, uint32_t w, uint32_t c) {
     uint32_t d[4] = {n, h, w, c};
     if (nchw) d[1] = c, d[2] = h, d[3] = w;
-    nnd_set_shape(t, 4, d);
+    eng_set_shape(t, 4, d);
 }

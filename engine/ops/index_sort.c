@@ -1,9 +1,9 @@
 /* index_sort.c: stable index sorting. See index_sort.h. */
-#include "index_sort.h"
+#include "engine/ops/index_sort.h"
 
 #include <string.h>
 
-void nnd_stable_sort(uint32_t *idx, size_t n, uint32_t *tmp, nnd_before_fn before,
+void eng_stable_sort(uint32_t *idx, size_t n, uint32_t *tmp, eng_before_fn before,
                      const void *ctx) {
     /* Bottom-up merge sort, ping-ponging between idx and tmp. */
     uint32_t *src = idx, *dst = tmp;
@@ -31,6 +31,6 @@ static bool higher_score(const void *ctx, uint32_t a, uint32_t b) {
     return key[a] > key[b];
 }
 
-void nnd_sort_by_score(uint32_t *idx, size_t n, const float *key, uint32_t *tmp) {
-    nnd_stable_sort(idx, n, tmp, higher_score, key);
+void eng_sort_by_score(uint32_t *idx, size_t n, const float *key, uint32_t *tmp) {
+    eng_stable_sort(idx, n, tmp, higher_score, key);
 }

@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 /* true when index a must come before index b. */
-typedef bool (*nnd_before_fn)(const void *ctx, uint32_t a, uint32_t b);
+typedef bool (*eng_before_fn)(const void *ctx, uint32_t a, uint32_t b);
 /* Stable merge sort of n indices; tmp has room for n. */
-void nnd_stable_sort(uint32_t *idx, size_t n, uint32_t *tmp, nnd_before_fn before, const void *ctx);
+void eng_stable_sort(uint32_t *idx, size_t n, uint32_t *tmp, eng_before_fn before, const void *ctx);
 /* Stable sort by descending key[idx[i]]. */
-void nnd_sort_by_score(uint32_t *idx, size_t n, const float *key, uint32_t *tmp);
+void eng_sort_by_score(uint32_t *idx, size_t n, const float *key, uint32_t *tmp);
 
 #endif

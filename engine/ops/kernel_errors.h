@@ -2,17 +2,17 @@
  *
  * Contract: the message goes to c->err (at most c->errlen bytes, always terminated when
  * errlen > 0), prefixed "OPNAME #index: " so that it names the operation and where it
- * sits in the model; fmt is printf-style. nnd_fail() returns NND_INVALID_ARGUMENT (the
- * model or request is wrong), nnd_unsupported() NND_UNSUPPORTED (valid, but this engine
+ * sits in the model; fmt is printf-style. eng_fail() returns NND_INVALID_ARGUMENT (the
+ * model or request is wrong), eng_unsupported() NND_UNSUPPORTED (valid, but this engine
  * has no kernel for it). Neither allocates.
  */
 #ifndef NND_OPS_KERNEL_ERRORS_H
 #define NND_OPS_KERNEL_ERRORS_H
 
-#include "op.h"
+#include "engine/op.h"
 
-nnd_status nnd_fail(nnd_op_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-nnd_status nnd_unsupported(nnd_op_ctx *c, const char *fmt, ...)
+schema_status eng_fail(eng_op_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+schema_status eng_unsupported(eng_op_ctx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif

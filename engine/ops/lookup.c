@@ -1,50 +1,50 @@
 /* lookup.c: EMBEDDING_LOOKUP and HASHTABLE_LOOKUP — gather rows (slices along the first
  * dimension) of a values tensor, by index or through a sorted key table. Rows are moved
  * as bytes, so every value type shares one path. */
-#include "affine_quant.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static nnd_status check_values(nnd_op_ctx *c, uint32_t i, uint32_t min_rank) {
+static schema_status check_values(eng_op_ctx *c, uint32_t i, uint32_t min_rank) {
     char what[32];
     snprintf(what, sizeof what, "input %u (values)", i);
-    nnd_status s =
-        nnd_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    schema_status s =
+        eng_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                        NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
-    if (s || (s = nnd_check_rank(c, c->in[i], what, min_rank, NND_MAX_RANK))) return s;
+    if (s || (s = eng_check_rank(c, c->in[i], what, min_rank, NND_MAX_RANK))) return s;
     if (c->out[0]->type != c->in[i]->type)
-        return nnd_fail(c, "output 0 has type %s, the values %s", nnd_type_name(c->out[0]->type),
-                        nnd_type_name(c->in[i]->type));
-    return nnd_check_same_quant(c, i, 0);
+        return eng_fail(c, "output 0 has type %s, the values %s", schema_type_name(c->out[0]->type),
+                        schema_type_name(c->in[i]->type));
+    return eng_check_same_quant(c, i, 0);
 }
 
 /* A 1-D TENSOR_INT32 input. */
-static nnd_status check_index_vector(nnd_op_ctx *c, uint32_t i, const char *what) {
+static schema_status check_index_vector(eng_op_ctx *c, uint32_t i, const char *what) {
     if (c->in[i]->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "input %u (%s) must be TENSOR_INT32, is %s", i, what,
-                        nnd_type_name(c->in[i]->type));
-    return nnd_check_rank(c, c->in[i], what, 1, 1);
+        return eng_fail(c, "input %u (%s) must be TENSOR_INT32, is %s", i, what,
+                        schema_type_name(c->in[i]->type));
+    return eng_check_rank(c, c->in[i], what, 1, 1);
 }
 
 /* Output 0: the values' shape with the first dimension replaced by the lookup count. */
-static void set_gathered_shape(nnd_tensor *out, const nnd_tensor *lookups,
-                               const nnd_tensor *values) {
+static void set_gathered_shape(eng_tensor *out, const eng_tensor *lookups,
+                               const eng_tensor *values) {
     uint32_t dims[NND_MAX_RANK];
     memcpy(dims, values->dims, sizeof(uint32_t) * values->rank);
     dims[0] = lookups->dims[0];
-    nnd_set_shape(out, values->rank, dims);
+    eng_set_shape(out, values->rank, dims);
 }
 
-static size_t row_bytes(const nnd_tensor *values) {
-    return nnd_dims_product(values, 1, values->rank) * nnd_type_size(values->type);
+static size_t row_bytes(const eng_tensor *values) {
+    return eng_dims_product(values, 1, values->rank) * schema_type_size(values->type);
 }
 
-static int32_t load_i32(const nnd_tensor *t, size_t i) {
+static int32_t load_i32(const eng_tensor *t, size_t i) {
     int32_t v;
     memcpy(&v, (const int32_t *)t->data + i, sizeof v);
     return v;
@@ -52,26 +52,26 @@ static int32_t load_i32(const nnd_tensor *t, size_t i) {
 
 /* ---- EMBEDDING_LOOKUP: inputs lookups, values -------------------------------------- */
 
-static nnd_status embedding_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
+static schema_status embedding_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 2, 2, 1, 1);
     if (s || (s = check_index_vector(c, 0, "lookups"))) return s;
     return check_values(c, 1, 2);
 }
 
-static nnd_status embedding_shape(nnd_op_ctx *c) {
+static schema_status embedding_shape(eng_op_ctx *c) {
     set_gathered_shape(c->out[0], c->in[0], c->in[1]);
     return NND_OK;
 }
 
-static nnd_status embedding_run(nnd_op_ctx *c) {
-    const nnd_tensor *lookups = c->in[0], *values = c->in[1];
+static schema_status embedding_run(eng_op_ctx *c) {
+    const eng_tensor *lookups = c->in[0], *values = c->in[1];
     size_t row = row_bytes(values), rows = values->dims[0];
     uint8_t *dst = c->out[0]->data;
     for (uint32_t i = 0; i < lookups->dims[0]; i++) {
         int32_t idx = load_i32(lookups, i);
         if (idx < 0 || (size_t)idx >= rows)
-            return nnd_fail(c, "lookup %u is %d, outside the %zu rows", i, idx, rows);
-        nnd_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1, row,
+            return eng_fail(c, "lookup %u is %d, outside the %zu rows", i, idx, rows);
+        eng_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1, row,
                        1);
     }
     return NND_OK;
@@ -79,32 +79,32 @@ static nnd_status embedding_run(nnd_op_ctx *c) {
 
 /* ---- HASHTABLE_LOOKUP: inputs lookups, keys, values; outputs values, hits ---------- */
 
-static nnd_status hashtable_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 3, 3, 2, 2);
+static schema_status hashtable_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 3, 3, 2, 2);
     if (s || (s = check_index_vector(c, 0, "lookups")) || (s = check_index_vector(c, 1, "keys")) ||
         (s = check_values(c, 2, 1)))
         return s;
     /* Unlike EMBEDDING_LOOKUP's, these values are never FLOAT16 or signed 8-bit (HAL 1.3). */
-    if ((s = nnd_check_type(c, c->in[2], "input 2 (values)", 3, NND_TENSOR_FLOAT32,
+    if ((s = eng_check_type(c, c->in[2], "input 2 (values)", 3, NND_TENSOR_FLOAT32,
                             NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM)))
         return s;
     if (c->out[1]->type != NND_TENSOR_QUANT8_ASYMM)
-        return nnd_fail(c, "output 1 (hits) must be TENSOR_QUANT8_ASYMM, is %s",
-                        nnd_type_name(c->out[1]->type));
+        return eng_fail(c, "output 1 (hits) must be TENSOR_QUANT8_ASYMM, is %s",
+                        schema_type_name(c->out[1]->type));
     return NND_OK;
 }
 
-static nnd_status hashtable_shape(nnd_op_ctx *c) {
-    const nnd_tensor *lookups = c->in[0], *keys = c->in[1], *values = c->in[2];
+static schema_status hashtable_shape(eng_op_ctx *c) {
+    const eng_tensor *lookups = c->in[0], *keys = c->in[1], *values = c->in[2];
     if (keys->dims[0] != values->dims[0])
-        return nnd_fail(c, "%u keys for %u rows of values", keys->dims[0], values->dims[0]);
+        return eng_fail(c, "%u keys for %u rows of values", keys->dims[0], values->dims[0]);
     set_gathered_shape(c->out[0], lookups, values);
-    nnd_set_shape(c->out[1], 1, lookups->dims);
+    eng_set_shape(c->out[1], 1, lookups->dims);
     return NND_OK;
 }
 
 /* Index of key in the ascending keys, or -1. */
-static int64_t find_key(const nnd_tensor *keys, int32_t key) {
+static int64_t find_key(const eng_tensor *keys, int32_t key) {
     size_t lo = 0, hi = keys->dims[0];
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -118,8 +118,8 @@ static int64_t find_key(const nnd_tensor *keys, int32_t key) {
     return -1;
 }
 
-static nnd_status hashtable_run(nnd_op_ctx *c) {
-    const nnd_tensor *lookups = c->in[0], *keys = c->in[1], *values = c->in[2];
+static schema_status hashtable_run(eng_op_ctx *c) {
+    const eng_tensor *lookups = c->in[0], *keys = c->in[1], *values = c->in[2];
     size_t row = row_bytes(values);
     uint8_t *dst = c->out[0]->data, *hits = c->out[1]->data;
     for (uint32_t i = 0; i < lookups->dims[0]; i++) {
@@ -128,7 +128,7 @@ static nnd_status hashtable_run(nnd_op_ctx *c) {
         if (idx < 0 && row)
             memset(dst + i * row, 0, row);
         else if (idx >= 0)
-            nnd_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1,
+            eng_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1,
                            row, 1);
         hits[i] = idx >= 0;
     }
@@ -137,7 +137,7 @@ static nnd_status hashtable_run(nnd_op_ctx *c) {
 
 /* Rows move as bytes: one kernel for every value type (keyed on the values input). */
 #define LOOKUP_OP(var, CODE, NAME, prefix, values_input)                                           \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = prefix##_check,                                                                   \
@@ -150,5 +150,5 @@ static nnd_status hashtable_run(nnd_op_ctx *c) {
         .key_input = values_input,                                                                 \
     }
 
-LOOKUP_OP(nnd_op_embedding_lookup, NND_OP_EMBEDDING_LOOKUP, "EMBEDDING_LOOKUP", embedding, 1);
-LOOKUP_OP(nnd_op_hashtable_lookup, NND_OP_HASHTABLE_LOOKUP, "HASHTABLE_LOOKUP", hashtable, 2);
+LOOKUP_OP(eng_op_embedding_lookup, NND_OP_EMBEDDING_LOOKUP, "EMBEDDING_LOOKUP", embedding, 1);
+LOOKUP_OP(eng_op_hashtable_lookup, NND_OP_HASHTABLE_LOOKUP, "HASHTABLE_LOOKUP", hashtable, 2);

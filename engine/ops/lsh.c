@@ -8,10 +8,10 @@
  * the function index * 2^bits); dense writes one 0/1 per bit. */
 #include <string.h>
 
-#include "float16.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
+#include "engine/ops/float16.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
 
 enum { IN_HASH, IN_X, IN_WEIGHT, IN_TYPE };
 enum { LSH_SPARSE_DEPRECATED = 1, LSH_DENSE = 2, LSH_SPARSE = 3 };
@@ -129,63 +129,63 @@ static uint64_t fingerprint64(const uint8_t *s, size_t n) {
 
 /* ---- the operation ------------------------------------------------------------------- */
 
-static nnd_status lsh_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 4, 4, 1, 1);
+static schema_status lsh_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 4, 4, 1, 1);
     if (!s)
-        s = nnd_check_type(c, c->in[IN_HASH], "hash functions (input 0)", 2, NND_TENSOR_FLOAT32,
+        s = eng_check_type(c, c->in[IN_HASH], "hash functions (input 0)", 2, NND_TENSOR_FLOAT32,
                            NND_TENSOR_FLOAT16);
     if (!s)
-        s = nnd_check_type(c, c->in[IN_X], "input 1", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+        s = eng_check_type(c, c->in[IN_X], "input 1", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                            NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM);
-    if (!s) s = nnd_check_signature(c, "T*Ti", "I");
+    if (!s) s = eng_check_signature(c, "T*Ti", "I");
     if (s) return s;
     if (c->in[IN_TYPE]->data) {
-        int32_t type = nnd_i32(c->in[IN_TYPE]);
+        int32_t type = eng_i32(c->in[IN_TYPE]);
         if (type < LSH_SPARSE_DEPRECATED || type > LSH_SPARSE)
-            return nnd_fail(c, "projection type %d (input 3) is not 1, 2 or 3", type);
+            return eng_fail(c, "projection type %d (input 3) is not 1, 2 or 3", type);
     }
     return NND_OK;
 }
 
-static nnd_status lsh_shape(nnd_op_ctx *c) {
-    const nnd_tensor *hash = c->in[IN_HASH], *x = c->in[IN_X];
-    int32_t type = nnd_i32(c->in[IN_TYPE]);
+static schema_status lsh_shape(eng_op_ctx *c) {
+    const eng_tensor *hash = c->in[IN_HASH], *x = c->in[IN_X];
+    int32_t type = eng_i32(c->in[IN_TYPE]);
     if (type < LSH_SPARSE_DEPRECATED || type > LSH_SPARSE)
-        return nnd_fail(c, "projection type %d (input 3) is not 1, 2 or 3", type);
-    if (hash->rank != 2) return nnd_fail(c, "hash functions (input 0) must be 2-D");
+        return eng_fail(c, "projection type %d (input 3) is not 1, 2 or 3", type);
+    if (hash->rank != 2) return eng_fail(c, "hash functions (input 0) must be 2-D");
     uint32_t n_hash = hash->dims[0], n_bits = hash->dims[1];
-    if (n_bits > 32) return nnd_fail(c, "%u bits per hash function; at most 32", n_bits);
+    if (n_bits > 32) return eng_fail(c, "%u bits per hash function; at most 32", n_bits);
     if (type == LSH_SPARSE) { /* signatures plus the function offset must fit in int32 */
         uint32_t index_bits = 0;
         while (index_bits < 32 && (1ull << index_bits) < n_hash)
             index_bits++;
         if (n_bits + index_bits > 32)
-            return nnd_fail(c, "%u hash functions of %u bits overflow a sparse signature", n_hash,
+            return eng_fail(c, "%u hash functions of %u bits overflow a sparse signature", n_hash,
                             n_bits);
     }
-    if (x->rank < 1) return nnd_fail(c, "input 1 must have rank 1 or more");
-    if (nnd_has_input(c, IN_WEIGHT)) {
-        nnd_status s = nnd_expect_dims(c, IN_WEIGHT, "weight", 1, x->dims);
+    if (x->rank < 1) return eng_fail(c, "input 1 must have rank 1 or more");
+    if (eng_has_input(c, IN_WEIGHT)) {
+        schema_status s = eng_expect_dims(c, IN_WEIGHT, "weight", 1, x->dims);
         if (s) return s;
     }
     uint32_t n = type == LSH_DENSE ? n_hash * n_bits : n_hash;
-    nnd_set_shape(c->out[0], 1, &n);
+    eng_set_shape(c->out[0], 1, &n);
     return NND_OK;
 }
 
-static double element(const nnd_tensor *t, size_t i) {
-    if (t->type == NND_TENSOR_FLOAT16) return (double)((const nnd_half *)t->data)[i];
+static double element(const eng_tensor *t, size_t i) {
+    if (t->type == NND_TENSOR_FLOAT16) return (double)((const eng_half *)t->data)[i];
     return (double)((const float *)t->data)[i];
 }
 
-static nnd_status lsh_run(nnd_op_ctx *c) {
-    const nnd_tensor *hash = c->in[IN_HASH], *x = c->in[IN_X];
-    const nnd_tensor *weight = nnd_has_input(c, IN_WEIGHT) ? c->in[IN_WEIGHT] : NULL;
-    int32_t type = nnd_i32(c->in[IN_TYPE]);
+static schema_status lsh_run(eng_op_ctx *c) {
+    const eng_tensor *hash = c->in[IN_HASH], *x = c->in[IN_X];
+    const eng_tensor *weight = eng_has_input(c, IN_WEIGHT) ? c->in[IN_WEIGHT] : NULL;
+    int32_t type = eng_i32(c->in[IN_TYPE]);
     uint32_t n_hash = hash->dims[0], n_bits = hash->dims[1], n_items = x->dims[0];
-    size_t item = n_items ? nnd_elems(x) * nnd_type_size(x->type) / n_items : 0;
-    uint8_t *key = nnd_scratch(c, sizeof(float) + item);
-    if (!key) return nnd_fail(c, "out of scratch memory");
+    size_t item = n_items ? eng_elems(x) * schema_type_size(x->type) / n_items : 0;
+    uint8_t *key = eng_scratch(c, sizeof(float) + item);
+    if (!key) return eng_fail(c, "out of scratch memory");
     int32_t *out = c->out[0]->data;
     for (uint32_t i = 0; i < n_hash; i++) {
         uint32_t signature = 0;
@@ -208,7 +208,7 @@ static nnd_status lsh_run(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-const nnd_op_def nnd_op_lsh_projection = {
+const eng_op_def eng_op_lsh_projection = {
     .code = NND_OP_LSH_PROJECTION,
     .name = "LSH_PROJECTION",
     .check = lsh_check,

@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clamp.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "recurrent.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/recurrent.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 enum { GATE_I, GATE_F, GATE_C, GATE_O };
 static const char *const GATE[4] = {"input", "forget", "cell", "output"};
@@ -66,21 +66,21 @@ static const cell_layout BIDI_BW = {.wx = {18, 19, 20, 21}, .wh = {22, 23, 24, 2
 enum { UNI_TIME_MAJOR = 23 };
 enum { BIDI_AUX_INPUT = 39, BIDI_MERGE = 51, BIDI_TIME_MAJOR = 52 };
 
-static bool has(const nnd_op_ctx *c, int i) {
-    return i >= 0 && nnd_has_input(c, (uint32_t)i);
+static bool has(const eng_op_ctx *c, int i) {
+    return i >= 0 && eng_has_input(c, (uint32_t)i);
 }
 
-static const float *opt(const nnd_op_ctx *c, int i) {
+static const float *opt(const eng_op_ctx *c, int i) {
     return has(c, i) ? c->in[i]->data : NULL;
 }
 
 /* Whether an optional model input is omitted is only known at execution: the checks (and
  * LSTM's scratch shape) must wait until then. */
-static bool pending(const nnd_op_ctx *c, int i) {
-    return i >= 0 && nnd_input_pending(c, (uint32_t)i);
+static bool pending(const eng_op_ctx *c, int i) {
+    return i >= 0 && eng_input_pending(c, (uint32_t)i);
 }
 
-static bool layout_pending(const nnd_op_ctx *c, const cell_layout *l) {
+static bool layout_pending(const eng_op_ctx *c, const cell_layout *l) {
     const int opt_inputs[] = {l->wx[GATE_I], l->wh[GATE_I],   l->peep[0], l->peep[1],
                               l->peep[2],    l->bias[GATE_I], l->proj_w,  l->proj_b,
                               l->ln[0],      l->ln[1],        l->ln[2],   l->ln[3],
@@ -100,7 +100,7 @@ typedef struct lstm_cell {
     bool cifg, peephole, layer_norm;
 } lstm_cell;
 
-static void cell_bind(const nnd_op_ctx *c, const cell_layout *l, const nnd_seq_io *io,
+static void cell_bind(const eng_op_ctx *c, const cell_layout *l, const eng_seq_io *io,
                       lstm_cell *p) {
     memset(p, 0, sizeof *p);
     for (int g = 0; g < 4; g++) {
@@ -118,9 +118,9 @@ static void cell_bind(const nnd_op_ctx *c, const cell_layout *l, const nnd_seq_i
     p->n_aux = io->n_aux;
     p->n_cell = c->in[l->wx[GATE_O]]->dims[0];
     p->n_output = c->in[l->wh[GATE_O]]->dims[1];
-    p->act = nnd_i32(c->in[l->act]);
-    p->cell_clip = nnd_f32(c->in[l->cell_clip]);
-    p->proj_clip = nnd_f32(c->in[l->proj_clip]);
+    p->act = eng_i32(c->in[l->act]);
+    p->cell_clip = eng_f32(c->in[l->cell_clip]);
+    p->proj_clip = eng_f32(c->in[l->proj_clip]);
     p->cifg = !p->wx[GATE_I];
     p->peephole = p->peep[2] != NULL;
     p->layer_norm = p->ln[GATE_O] != NULL;
@@ -156,7 +156,7 @@ static void gate_finish(const lstm_cell *p, int gate, float *v, const float *cs,
         for (size_t i = 0; i < n; i++)
             v[i] = v[i] * p->ln[gate][i % nc] + p->bias[gate][i % nc];
     }
-    nnd_recurrent_act_vec(gate == GATE_C ? p->act : NND_ACT_SIGMOID, v, n);
+    eng_recurrent_act_vec(gate == GATE_C ? p->act : NND_ACT_SIGMOID, v, n);
 }
 
 /* One time step for n_batch rows. x rows are x_b elements apart (aux likewise); h
@@ -179,10 +179,10 @@ static void lstm_step(const lstm_cell *p, uint32_t n_batch, const float *x, size
         if (!v) continue;
         for (size_t i = 0; i < n; i++)
             v[i] = p->layer_norm ? 0.f : p->bias[k][i % nc];
-        nnd_matvec_acc(p->wx[k], p->n_cell, p->n_input, x, x_b, n_batch, v, nc, 1);
+        eng_matvec_acc(p->wx[k], p->n_cell, p->n_input, x, x_b, n_batch, v, nc, 1);
         if (aux && p->wa[k])
-            nnd_matvec_acc(p->wa[k], p->n_cell, p->n_aux, aux, aux_b, n_batch, v, nc, 1);
-        nnd_matvec_acc(p->wh[k], p->n_cell, p->n_output, h, p->n_output, n_batch, v, nc, 1);
+            eng_matvec_acc(p->wa[k], p->n_cell, p->n_aux, aux, aux_b, n_batch, v, nc, 1);
+        eng_matvec_acc(p->wh[k], p->n_cell, p->n_output, h, p->n_output, n_batch, v, nc, 1);
     }
     if (!p->cifg) gate_finish(p, GATE_I, g[GATE_I], cs, n_batch);
     gate_finish(p, GATE_F, g[GATE_F], cs, n_batch);
@@ -192,11 +192,11 @@ static void lstm_step(const lstm_cell *p, uint32_t n_batch, const float *x, size
         float in_gate = p->cifg ? 1.f - g[GATE_F][i] : g[GATE_I][i];
         cs[i] = g[GATE_F][i] * cs[i] + g[GATE_C][i] * in_gate;
         if (p->cifg) g[GATE_F][i] = in_gate;
-        if (p->cell_clip > 0.f) cs[i] = nnd_clampf(cs[i], -p->cell_clip, p->cell_clip);
+        if (p->cell_clip > 0.f) cs[i] = eng_clampf(cs[i], -p->cell_clip, p->cell_clip);
     }
     gate_finish(p, GATE_O, g[GATE_O], cs, n_batch); /* peephole sees the new cell state */
     for (size_t i = 0; i < n; i++) {
-        g[GATE_C][i] = nnd_recurrent_act(p->act, cs[i]);
+        g[GATE_C][i] = eng_recurrent_act(p->act, cs[i]);
         g[GATE_O][i] *= g[GATE_C][i];
     }
     if (!p->proj_w) {
@@ -206,15 +206,15 @@ static void lstm_step(const lstm_cell *p, uint32_t n_batch, const float *x, size
     size_t no = p->n_output, m = (size_t)n_batch * no;
     for (size_t i = 0; i < m; i++)
         h[i] = p->proj_b ? p->proj_b[i % no] : 0.f;
-    nnd_matvec_acc(p->proj_w, p->n_output, p->n_cell, g[GATE_O], nc, n_batch, h, no, 1);
+    eng_matvec_acc(p->proj_w, p->n_output, p->n_cell, g[GATE_O], nc, n_batch, h, no, 1);
     if (p->proj_clip > 0.f)
         for (size_t i = 0; i < m; i++)
-            h[i] = nnd_clampf(h[i], -p->proj_clip, p->proj_clip);
+            h[i] = eng_clampf(h[i], -p->proj_clip, p->proj_clip);
 }
 
 /* Runs the cell over the sequence (backwards when reverse) from states h0, c0; h and cs
  * receive the final states, each step's output state goes to io->out. */
-static void cell_sequence(const lstm_cell *p, const nnd_seq_io *io, bool reverse, const float *h0,
+static void cell_sequence(const lstm_cell *p, const eng_seq_io *io, bool reverse, const float *h0,
                           const float *c0, float *h, float *cs, float *gates) {
     memmove(h, h0, (size_t)io->n_batch * p->n_output * sizeof(float));
     memmove(cs, c0, (size_t)io->n_batch * p->n_cell * sizeof(float));
@@ -222,39 +222,39 @@ static void cell_sequence(const lstm_cell *p, const nnd_seq_io *io, bool reverse
         uint32_t t = reverse ? io->n_time - 1 - k : k;
         lstm_step(p, io->n_batch, io->x + t * io->x_t, io->x_b,
                   io->aux ? io->aux + t * io->aux_t : NULL, io->aux_b, h, cs, gates);
-        nnd_seq_store(io, t, h, p->n_output);
+        eng_seq_store(io, t, h, p->n_output);
     }
 }
 
 /* Runs one direction; the final states go to h and cs, or to scratch where NULL. */
-static nnd_status run_direction(nnd_op_ctx *c, const cell_layout *l, const nnd_seq_io *io,
-                                bool reverse, float *h, float *cs) {
+static schema_status run_direction(eng_op_ctx *c, const cell_layout *l, const eng_seq_io *io,
+                                   bool reverse, float *h, float *cs) {
     lstm_cell p;
     cell_bind(c, l, io, &p);
     size_t n = (size_t)io->n_batch * p.n_cell;
-    if (!h) h = nnd_scratch(c, (size_t)io->n_batch * p.n_output * sizeof(float));
-    if (!cs) cs = nnd_scratch(c, n * sizeof(float));
-    float *gates = nnd_scratch(c, 4 * n * sizeof(float));
-    if (!h || !cs || !gates) return nnd_fail(c, "out of scratch memory");
+    if (!h) h = eng_scratch(c, (size_t)io->n_batch * p.n_output * sizeof(float));
+    if (!cs) cs = eng_scratch(c, n * sizeof(float));
+    float *gates = eng_scratch(c, 4 * n * sizeof(float));
+    if (!h || !cs || !gates) return eng_fail(c, "out of scratch memory");
     cell_sequence(&p, io, reverse, c->in[l->h0]->data, c->in[l->c0]->data, h, cs, gates);
     return NND_OK;
 }
 
 /* ---- validation ---------------------------------------------------------------------- */
 
-static nnd_status need(nnd_op_ctx *c, int i, const char *dir, const char *what) {
+static schema_status need(eng_op_ctx *c, int i, const char *dir, const char *what) {
     if (has(c, i)) return NND_OK;
-    return nnd_fail(c, "%s%s (input %d) is required", dir, what, i);
+    return eng_fail(c, "%s%s (input %d) is required", dir, what, i);
 }
 
-static nnd_status dims_if_present(nnd_op_ctx *c, int i, const char *what, uint32_t rank,
-                                  uint32_t d0, uint32_t d1) {
+static schema_status dims_if_present(eng_op_ctx *c, int i, const char *what, uint32_t rank,
+                                     uint32_t d0, uint32_t d1) {
     if (!has(c, i)) return NND_OK;
-    return nnd_expect_dims(c, (uint32_t)i, what, rank, (const uint32_t[]){d0, d1});
+    return eng_expect_dims(c, (uint32_t)i, what, rank, (const uint32_t[]){d0, d1});
 }
 
 /* All of the listed optional inputs are given, or none. */
-static bool all_or_none(const nnd_op_ctx *c, const int *idx, int n) {
+static bool all_or_none(const eng_op_ctx *c, const int *idx, int n) {
     int given = 0;
     for (int k = 0; k < n; k++)
         given += has(c, idx[k]);
@@ -262,11 +262,11 @@ static bool all_or_none(const nnd_op_ctx *c, const int *idx, int n) {
 }
 
 /* Checks one cell's tensors against the reference's rules; n_aux == 0: no aux input. */
-static nnd_status cell_check(nnd_op_ctx *c, const cell_layout *l, const char *dir, uint32_t n_batch,
-                             uint32_t n_input, uint32_t n_aux, uint32_t *n_cell_out,
-                             uint32_t *n_output_out) {
+static schema_status cell_check(eng_op_ctx *c, const cell_layout *l, const char *dir,
+                                uint32_t n_batch, uint32_t n_input, uint32_t n_aux,
+                                uint32_t *n_cell_out, uint32_t *n_output_out) {
     char what[96];
-    nnd_status s;
+    schema_status s;
     for (int g = GATE_F; g <= GATE_O; g++) {
         snprintf(what, sizeof what, "input-to-%s weights", GATE[g]);
         if ((s = need(c, l->wx[g], dir, what))) return s;
@@ -277,13 +277,13 @@ static nnd_status cell_check(nnd_op_ctx *c, const cell_layout *l, const char *di
     }
     if ((s = need(c, l->h0, dir, "output state")) || (s = need(c, l->c0, dir, "cell state")))
         return s;
-    const nnd_tensor *xo = c->in[l->wx[GATE_O]], *ho = c->in[l->wh[GATE_O]];
+    const eng_tensor *xo = c->in[l->wx[GATE_O]], *ho = c->in[l->wh[GATE_O]];
     if (xo->rank != 2 || ho->rank != 2)
-        return nnd_fail(c, "%sinput-to-output and recurrent-to-output weights must be 2-D", dir);
+        return eng_fail(c, "%sinput-to-output and recurrent-to-output weights must be 2-D", dir);
     uint32_t n_cell = xo->dims[0], n_output = ho->dims[1];
     bool cifg = !has(c, l->wx[GATE_I]);
     if (has(c, l->wx[GATE_I]) != has(c, l->wh[GATE_I]))
-        return nnd_fail(c,
+        return eng_fail(c,
                         "%sinput-to-input and recurrent-to-input weights must be given "
                         "together or omitted together (CIFG)",
                         dir);
@@ -303,9 +303,9 @@ static nnd_status cell_check(nnd_op_ctx *c, const cell_layout *l, const char *di
     }
     bool peep_all = (has(c, l->peep[0]) || cifg) && has(c, l->peep[1]) && has(c, l->peep[2]);
     if (!peep_all && !all_or_none(c, l->peep, 3))
-        return nnd_fail(c, "%speephole weights must be all given or all omitted", dir);
+        return eng_fail(c, "%speephole weights must be all given or all omitted", dir);
     if (cifg && has(c, l->bias[GATE_I]))
-        return nnd_fail(c, "%sinput gate bias (input %d) must be omitted with CIFG", dir,
+        return eng_fail(c, "%sinput gate bias (input %d) must be omitted with CIFG", dir,
                         l->bias[GATE_I]);
     if (!cifg && (s = need(c, l->bias[GATE_I], dir, "input gate bias"))) return s;
     snprintf(what, sizeof what, "%sprojection weights", dir);
@@ -313,24 +313,24 @@ static nnd_status cell_check(nnd_op_ctx *c, const cell_layout *l, const char *di
     snprintf(what, sizeof what, "%sprojection bias", dir);
     if ((s = dims_if_present(c, l->proj_b, what, 1, n_output, 0))) return s;
     if (has(c, l->proj_b) && !has(c, l->proj_w))
-        return nnd_fail(c, "%sprojection bias given without projection weights", dir);
+        return eng_fail(c, "%sprojection bias given without projection weights", dir);
     if (!has(c, l->proj_w) && n_output != n_cell)
-        return nnd_fail(c, "%soutput size %u differs from %u cells without a projection", dir,
+        return eng_fail(c, "%soutput size %u differs from %u cells without a projection", dir,
                         n_output, n_cell);
     if (cifg && has(c, l->ln[GATE_I]))
-        return nnd_fail(c, "%sinput layer normalization weights must be omitted with CIFG", dir);
+        return eng_fail(c, "%sinput layer normalization weights must be omitted with CIFG", dir);
     if (!all_or_none(c, l->ln + (cifg ? 1 : 0), cifg ? 3 : 4))
-        return nnd_fail(c, "%slayer normalization weights must be all given or all omitted", dir);
+        return eng_fail(c, "%slayer normalization weights must be all given or all omitted", dir);
     snprintf(what, sizeof what, "%soutput state", dir);
-    if ((s = nnd_expect_dims(c, (uint32_t)l->h0, what, 2, (const uint32_t[]){n_batch, n_output})))
+    if ((s = eng_expect_dims(c, (uint32_t)l->h0, what, 2, (const uint32_t[]){n_batch, n_output})))
         return s;
     snprintf(what, sizeof what, "%scell state", dir);
-    if ((s = nnd_expect_dims(c, (uint32_t)l->c0, what, 2, (const uint32_t[]){n_batch, n_cell})))
+    if ((s = eng_expect_dims(c, (uint32_t)l->c0, what, 2, (const uint32_t[]){n_batch, n_cell})))
         return s;
     for (int g = 0; g < 4; g++) {
         snprintf(what, sizeof what, "%sauxiliary input-to-%s weights", dir, GATE[g]);
         if (n_aux == 0 && has(c, l->wa[g]))
-            return nnd_fail(c, "%s (input %d) given without an auxiliary input", what, l->wa[g]);
+            return eng_fail(c, "%s (input %d) given without an auxiliary input", what, l->wa[g]);
         if (n_aux && !(g == GATE_I && cifg) && (s = need(c, l->wa[g], "", what))) return s;
         if ((s = dims_if_present(c, l->wa[g], what, 2, n_cell, n_aux))) return s;
     }
@@ -340,16 +340,16 @@ static nnd_status cell_check(nnd_op_ctx *c, const cell_layout *l, const char *di
 }
 
 /* Activation code and clipping thresholds. */
-static nnd_status check_params(nnd_op_ctx *c, const cell_layout *l) {
+static schema_status check_params(eng_op_ctx *c, const cell_layout *l) {
     if (c->in[l->act]->data) {
-        int32_t a = nnd_i32(c->in[l->act]);
+        int32_t a = eng_i32(c->in[l->act]);
         if (a < 0 || a > NND_ACT_SIGMOID)
-            return nnd_fail(c, "activation %d (input %d) is not a valid code", a, l->act);
+            return eng_fail(c, "activation %d (input %d) is not a valid code", a, l->act);
     }
     const int clips[2] = {l->cell_clip, l->proj_clip};
     for (int k = 0; k < 2; k++)
-        if (c->in[clips[k]]->data && nnd_f32(c->in[clips[k]]) < 0.f)
-            return nnd_fail(c, "clipping threshold (input %d) is negative", clips[k]);
+        if (c->in[clips[k]]->data && eng_f32(c->in[clips[k]]) < 0.f)
+            return eng_fail(c, "clipping threshold (input %d) is negative", clips[k]);
     return NND_OK;
 }
 
@@ -368,48 +368,48 @@ static const char *kinds(char *buf, int n, const char *scalars, int m) {
 
 /* Counts, types (n_head tensors of input 0's type, the scalars, n_tail tensors) and the
  * values of constant parameters. */
-static nnd_status check_op(nnd_op_ctx *c, uint32_t n_in, uint32_t min_out, uint32_t max_out,
-                           int n_head, const char *scalars, int n_tail, const char *outs,
-                           const cell_layout *l) {
+static schema_status check_op(eng_op_ctx *c, uint32_t n_in, uint32_t min_out, uint32_t max_out,
+                              int n_head, const char *scalars, int n_tail, const char *outs,
+                              const cell_layout *l) {
     char k[80];
-    nnd_status s = nnd_check_count(c, n_in, n_in, min_out, max_out);
-    if (!s) s = nnd_check_float_signature(c, kinds(k, n_head, scalars, n_tail), outs);
+    schema_status s = eng_check_count(c, n_in, n_in, min_out, max_out);
+    if (!s) s = eng_check_float_signature(c, kinds(k, n_head, scalars, n_tail), outs);
     return s ? s : check_params(c, l);
 }
 
 /* ---- LSTM ---------------------------------------------------------------------------- */
 
-static const cell_layout *lstm_layout(const nnd_op_ctx *c) {
+static const cell_layout *lstm_layout(const eng_op_ctx *c) {
     return c->n_in == 27 ? &LSTM_V12 : &LSTM_V10;
 }
 
-static nnd_status lstm_check(nnd_op_ctx *c) {
+static schema_status lstm_check(eng_op_ctx *c) {
     if (c->n_in != 23 && c->n_in != 27)
-        return nnd_fail(c, "takes 23 or 27 inputs, got %u", c->n_in);
+        return eng_fail(c, "takes 23 or 27 inputs, got %u", c->n_in);
     return check_op(c, c->n_in, 4, 4, 20, "iff", (int)c->n_in - 23, "TTTT", lstm_layout(c));
 }
 
-static nnd_status lstm_shape(nnd_op_ctx *c) {
+static schema_status lstm_shape(eng_op_ctx *c) {
     const cell_layout *l = lstm_layout(c);
     if (layout_pending(c, l)) return NND_DEFER;
-    const nnd_tensor *x = c->in[0];
-    if (x->rank != 2) return nnd_fail(c, "input 0 must be 2-D, has rank %u", x->rank);
+    const eng_tensor *x = c->in[0];
+    if (x->rank != 2) return eng_fail(c, "input 0 must be 2-D, has rank %u", x->rank);
     uint32_t n_batch = x->dims[0], n_cell, n_output;
-    nnd_status s = check_params(c, l);
+    schema_status s = check_params(c, l);
     if (!s) s = cell_check(c, l, "", n_batch, x->dims[1], 0, &n_cell, &n_output);
     if (s) return s;
     uint32_t gates = has(c, l->wx[GATE_I]) ? 4 : 3;
-    nnd_set_shape(c->out[0], 2, (const uint32_t[]){n_batch, n_cell * gates});
-    nnd_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
-    nnd_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
-    nnd_set_shape(c->out[3], 2, (const uint32_t[]){n_batch, n_output});
+    eng_set_shape(c->out[0], 2, (const uint32_t[]){n_batch, n_cell * gates});
+    eng_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
+    eng_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
+    eng_set_shape(c->out[3], 2, (const uint32_t[]){n_batch, n_output});
     return NND_OK;
 }
 
-static nnd_status lstm_f32(nnd_op_ctx *c) {
+static schema_status lstm_f32(eng_op_ctx *c) {
     const cell_layout *l = lstm_layout(c);
-    nnd_seq_io io;
-    nnd_seq_io_init(&io, true, c->in[0], NULL, c->out[3]->data, c->out[3]->dims[1]);
+    eng_seq_io io;
+    eng_seq_io_init(&io, true, c->in[0], NULL, c->out[3]->data, c->out[3]->dims[1]);
     lstm_cell p;
     cell_bind(c, l, &io, &p);
     cell_sequence(&p, &io, false, c->in[l->h0]->data, c->in[l->c0]->data, c->out[1]->data,
@@ -417,51 +417,51 @@ static nnd_status lstm_f32(nnd_op_ctx *c) {
     return NND_OK;
 }
 
-NND_FLOAT_OP(nnd_op_lstm, NND_OP_LSTM, "LSTM", lstm_check, lstm_shape, lstm_f32);
+NND_FLOAT_OP(eng_op_lstm, NND_OP_LSTM, "LSTM", lstm_check, lstm_shape, lstm_f32);
 
 /* ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------- */
 
-static nnd_status uni_check(nnd_op_ctx *c) {
-    if (c->n_out == 2) return nnd_fail(c, "has 1 output, or 3 with the final states; got 2");
+static schema_status uni_check(eng_op_ctx *c) {
+    if (c->n_out == 2) return eng_fail(c, "has 1 output, or 3 with the final states; got 2");
     return check_op(c, 28, 1, 3, 20, "iffb", 4, "TTT", &UNI);
 }
 
-static nnd_status uni_shape(nnd_op_ctx *c) {
+static schema_status uni_shape(eng_op_ctx *c) {
     if (layout_pending(c, &UNI)) return NND_DEFER;
-    const nnd_tensor *x = c->in[0];
+    const eng_tensor *x = c->in[0];
     uint32_t n_time = 0, n_batch = 0, n_cell, n_output;
-    nnd_status s = nnd_seq_dims(c, nnd_bool(c->in[UNI_TIME_MAJOR]), &n_time, &n_batch);
+    schema_status s = eng_seq_dims(c, eng_bool(c->in[UNI_TIME_MAJOR]), &n_time, &n_batch);
     if (!s) s = check_params(c, &UNI);
     if (!s) s = cell_check(c, &UNI, "", n_batch, x->dims[2], 0, &n_cell, &n_output);
     if (s) return s;
-    nnd_set_shape(c->out[0], 3, (const uint32_t[]){x->dims[0], x->dims[1], n_output});
+    eng_set_shape(c->out[0], 3, (const uint32_t[]){x->dims[0], x->dims[1], n_output});
     if (c->n_out == 3) {
-        nnd_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
-        nnd_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
+        eng_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
+        eng_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
     }
     return NND_OK;
 }
 
-static nnd_status uni_f32(nnd_op_ctx *c) {
-    nnd_seq_io io;
-    nnd_seq_io_init(&io, nnd_bool(c->in[UNI_TIME_MAJOR]), c->in[0], NULL, c->out[0]->data,
+static schema_status uni_f32(eng_op_ctx *c) {
+    eng_seq_io io;
+    eng_seq_io_init(&io, eng_bool(c->in[UNI_TIME_MAJOR]), c->in[0], NULL, c->out[0]->data,
                     c->out[0]->dims[2]);
     bool states = c->n_out == 3;
     return run_direction(c, &UNI, &io, false, states ? c->out[1]->data : NULL,
                          states ? c->out[2]->data : NULL);
 }
 
-NND_FLOAT_OP(nnd_op_unidirectional_sequence_lstm, NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM,
+NND_FLOAT_OP(eng_op_unidirectional_sequence_lstm, NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM,
              "UNIDIRECTIONAL_SEQUENCE_LSTM", uni_check, uni_shape, uni_f32);
 
 /* ---- BIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------ */
 
-static nnd_status bidi_check(nnd_op_ctx *c) {
+static schema_status bidi_check(eng_op_ctx *c) {
     return check_op(c, 61, 1, 6, 48, "iffbb", 8, "TTTTTT", &BIDI_FW);
 }
 
 /* An auxiliary input without any auxiliary weights feeds the backward direction. */
-static bool parallel_linking(const nnd_op_ctx *c) {
+static bool parallel_linking(const eng_op_ctx *c) {
     if (!has(c, BIDI_AUX_INPUT)) return false;
     for (int g = 0; g < 4; g++)
         if (has(c, BIDI_FW.wa[g]) || has(c, BIDI_BW.wa[g])) return false;
@@ -469,40 +469,40 @@ static bool parallel_linking(const nnd_op_ctx *c) {
 }
 
 /* Final-state output k (forward output and cell state, then backward's), or NULL. */
-static float *bidi_state(const nnd_op_ctx *c, uint32_t k) {
-    nnd_tensor *t = nnd_seq_bidi_state(c, nnd_bool(c->in[BIDI_MERGE]), k);
+static float *bidi_state(const eng_op_ctx *c, uint32_t k) {
+    eng_tensor *t = eng_seq_bidi_state(c, eng_bool(c->in[BIDI_MERGE]), k);
     return t ? t->data : NULL;
 }
 
-static nnd_status bidi_shape(nnd_op_ctx *c) {
+static schema_status bidi_shape(eng_op_ctx *c) {
     if (layout_pending(c, &BIDI_FW) || layout_pending(c, &BIDI_BW) || pending(c, BIDI_AUX_INPUT))
         return NND_DEFER;
-    bool merge = nnd_bool(c->in[BIDI_MERGE]), parallel = parallel_linking(c);
+    bool merge = eng_bool(c->in[BIDI_MERGE]), parallel = parallel_linking(c);
     uint32_t n_input = c->in[0]->dims[2], n_batch = 0, n_aux = 0, fw_cell, fw, bw_cell, bw;
-    nnd_status s = nnd_seq_bidi_check(c, merge, nnd_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT, 4,
-                                      &n_batch, &n_aux);
+    schema_status s = eng_seq_bidi_check(c, merge, eng_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT,
+                                         4, &n_batch, &n_aux);
     uint32_t bw_input = parallel ? n_aux : n_input, cross_aux = parallel ? 0 : n_aux;
     if (!s) s = check_params(c, &BIDI_FW);
     if (!s) s = cell_check(c, &BIDI_FW, "forward ", n_batch, n_input, cross_aux, &fw_cell, &fw);
     if (!s) s = cell_check(c, &BIDI_BW, "backward ", n_batch, bw_input, cross_aux, &bw_cell, &bw);
     if (s) return s;
-    nnd_seq_bidi_set_shapes(c, merge, fw, bw);
+    eng_seq_bidi_set_shapes(c, merge, fw, bw);
     const uint32_t widths[4] = {fw, fw_cell, bw, bw_cell};
     for (uint32_t k = 0; k < 4; k++) {
-        nnd_tensor *state = nnd_seq_bidi_state(c, merge, k);
-        if (state) nnd_set_shape(state, 2, (const uint32_t[]){n_batch, widths[k]});
+        eng_tensor *state = eng_seq_bidi_state(c, merge, k);
+        if (state) eng_set_shape(state, 2, (const uint32_t[]){n_batch, widths[k]});
     }
     return NND_OK;
 }
 
-static nnd_status bidi_f32(nnd_op_ctx *c) {
-    nnd_seq_io fw, bw;
-    nnd_seq_bidi_io(c, nnd_bool(c->in[BIDI_MERGE]), nnd_bool(c->in[BIDI_TIME_MAJOR]),
+static schema_status bidi_f32(eng_op_ctx *c) {
+    eng_seq_io fw, bw;
+    eng_seq_bidi_io(c, eng_bool(c->in[BIDI_MERGE]), eng_bool(c->in[BIDI_TIME_MAJOR]),
                     BIDI_AUX_INPUT, parallel_linking(c), c->in[BIDI_FW.wh[GATE_O]]->dims[1], &fw,
                     &bw);
-    nnd_status s = run_direction(c, &BIDI_FW, &fw, false, bidi_state(c, 0), bidi_state(c, 1));
+    schema_status s = run_direction(c, &BIDI_FW, &fw, false, bidi_state(c, 0), bidi_state(c, 1));
     return s ? s : run_direction(c, &BIDI_BW, &bw, true, bidi_state(c, 2), bidi_state(c, 3));
 }
 
-NND_FLOAT_OP(nnd_op_bidirectional_sequence_lstm, NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM,
+NND_FLOAT_OP(eng_op_bidirectional_sequence_lstm, NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM,
              "BIDIRECTIONAL_SEQUENCE_LSTM", bidi_check, bidi_shape, bidi_f32);

@@ -8,63 +8,63 @@
  * every padded slice is copied from its mirror image in the output itself: by the time
  * dimension d is padded, the dimensions before it are padded in full, so each copy spans
  * them whole and the later dimensions' middle part only. Elements are opaque bytes. */
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 enum { MODE_REFLECT = 0, MODE_SYMMETRIC = 1 };
 
-static nnd_status mirror_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
-    if (s || (s = nnd_check_moved(c, 0, 0)) || (s = nnd_check_scalar(c, 2, NND_INT32))) return s;
-    const nnd_tensor *in = c->in[0], *pad = c->in[1], *out = c->out[0];
+static schema_status mirror_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 3, 3, 1, 1);
+    if (s || (s = eng_check_moved(c, 0, 0)) || (s = eng_check_scalar(c, 2, NND_INT32))) return s;
+    const eng_tensor *in = c->in[0], *pad = c->in[1], *out = c->out[0];
     if (pad->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "the paddings (input 1) must be TENSOR_INT32, is %s",
-                        nnd_type_name(pad->type));
-    if ((s = nnd_check_rank(c, pad, "the paddings (input 1)", 2, 2))) return s;
+        return eng_fail(c, "the paddings (input 1) must be TENSOR_INT32, is %s",
+                        schema_type_name(pad->type));
+    if ((s = eng_check_rank(c, pad, "the paddings (input 1)", 2, 2))) return s;
     if (pad->rank == 2 && pad->dims[1] && pad->dims[1] != 2)
-        return nnd_fail(c, "the paddings (input 1) must have 2 columns, have %u", pad->dims[1]);
+        return eng_fail(c, "the paddings (input 1) must have 2 columns, have %u", pad->dims[1]);
     bool in_rank = in->known || in->rank;
     if (in_rank && pad->rank == 2 && pad->dims[0] && pad->dims[0] != in->rank)
-        return nnd_fail(c, "the paddings (input 1) have %u rows for an input of rank %u",
+        return eng_fail(c, "the paddings (input 1) have %u rows for an input of rank %u",
                         pad->dims[0], in->rank);
     if (in_rank && (out->known || out->rank) && out->rank != in->rank)
-        return nnd_fail(c, "output 0 has rank %u, input 0 has %u", out->rank, in->rank);
+        return eng_fail(c, "output 0 has rank %u, input 0 has %u", out->rank, in->rank);
     if (c->in[2]->data) {
-        int32_t mode = nnd_i32(c->in[2]);
+        int32_t mode = eng_i32(c->in[2]);
         if (mode != MODE_REFLECT && mode != MODE_SYMMETRIC)
-            return nnd_fail(c, "mode %d is neither 0 (REFLECT) nor 1 (SYMMETRIC)", mode);
+            return eng_fail(c, "mode %d is neither 0 (REFLECT) nor 1 (SYMMETRIC)", mode);
     }
     return NND_OK;
 }
 
-static nnd_status mirror_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *pt = c->in[1];
-    if (in->rank < 1) return nnd_fail(c, "input 0 must have rank 1 or more");
+static schema_status mirror_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *pt = c->in[1];
+    if (in->rank < 1) return eng_fail(c, "input 0 must have rank 1 or more");
     if (pt->rank != 2 || pt->dims[0] != in->rank || pt->dims[1] != 2)
-        return nnd_fail(c, "the paddings (input 1) must have shape [%u, 2]", in->rank);
+        return eng_fail(c, "the paddings (input 1) must have shape [%u, 2]", in->rank);
     if (!pt->data) return NND_DEFER;
-    int32_t mode = nnd_i32(c->in[2]);
+    int32_t mode = eng_i32(c->in[2]);
     if (mode != MODE_REFLECT && mode != MODE_SYMMETRIC)
-        return nnd_fail(c, "mode %d is neither 0 (REFLECT) nor 1 (SYMMETRIC)", mode);
+        return eng_fail(c, "mode %d is neither 0 (REFLECT) nor 1 (SYMMETRIC)", mode);
     const int32_t *pad = pt->data;
     uint32_t dims[NND_MAX_RANK];
     for (uint32_t d = 0; d < in->rank; d++) {
         int64_t most = (int64_t)in->dims[d] - (mode == MODE_REFLECT);
         int32_t before = pad[2 * d], after = pad[2 * d + 1];
         if (before < 0 || after < 0 || before > most || after > most)
-            return nnd_fail(c,
+            return eng_fail(c,
                             "paddings (%d, %d) of dimension %u (size %u) must be in [0, %lld] "
                             "in %s mode",
                             before, after, d, in->dims[d], (long long)(most < 0 ? 0 : most),
                             mode == MODE_REFLECT ? "REFLECT" : "SYMMETRIC");
         uint64_t n = (uint64_t)before + in->dims[d] + (uint64_t)after;
-        if (n > UINT32_MAX) return nnd_fail(c, "output dimension %u is too large", d);
+        if (n > UINT32_MAX) return eng_fail(c, "output dimension %u is too large", d);
         dims[d] = (uint32_t)n;
     }
-    nnd_set_shape(c->out[0], in->rank, dims);
+    eng_set_shape(c->out[0], in->rank, dims);
     return NND_OK;
 }
 
@@ -76,24 +76,24 @@ static ptrdiff_t offset_of(const ptrdiff_t *steps, const uint32_t *idx, uint32_t
     return off;
 }
 
-static nnd_status mirror_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
-    nnd_tensor *out = c->out[0];
+static schema_status mirror_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
+    eng_tensor *out = c->out[0];
     const int32_t *pad = c->in[1]->data;
     uint32_t rank = in->rank;
-    int32_t edge = nnd_i32(c->in[2]) == MODE_REFLECT ? 1 : 0; /* REFLECT skips the edge */
-    size_t es = nnd_type_size(in->type);
-    if (nnd_elems(out) == 0) return NND_OK;
+    int32_t edge = eng_i32(c->in[2]) == MODE_REFLECT ? 1 : 0; /* REFLECT skips the edge */
+    size_t es = schema_type_size(in->type);
+    if (eng_elems(out) == 0) return NND_OK;
     uint8_t *base = out->data;
     ptrdiff_t os[NND_MAX_RANK], is[NND_MAX_RANK];
-    nnd_dense_steps(rank, out->dims, os);
-    nnd_dense_steps(rank, in->dims, is);
+    eng_dense_steps(rank, out->dims, os);
+    eng_dense_steps(rank, in->dims, is);
     /* The slab copied: dimensions before d whole, d one slice, after d the middle. */
     uint32_t start[NND_MAX_RANK], count[NND_MAX_RANK];
     for (uint32_t d = 0; d < rank; d++)
         start[d] = (uint32_t)pad[2 * d], count[d] = in->dims[d];
-    if (nnd_elems(in))
-        nnd_copy_nd(base + offset_of(os, start, rank) * (ptrdiff_t)es, os, in->data, is, in->dims,
+    if (eng_elems(in))
+        eng_copy_nd(base + offset_of(os, start, rank) * (ptrdiff_t)es, os, in->data, is, in->dims,
                     rank, es);
     for (uint32_t d = 0; d < rank; d++) {
         uint32_t before = (uint32_t)pad[2 * d], after = (uint32_t)pad[2 * d + 1], n = in->dims[d];
@@ -113,7 +113,7 @@ static nnd_status mirror_run(nnd_op_ctx *c) {
             ptrdiff_t dst = offset_of(os, start, rank);
             start[d] = from;
             ptrdiff_t src = offset_of(os, start, rank);
-            nnd_copy_nd(base + dst * (ptrdiff_t)es, os, base + src * (ptrdiff_t)es, os, count, rank,
+            eng_copy_nd(base + dst * (ptrdiff_t)es, os, base + src * (ptrdiff_t)es, os, count, rank,
                         es);
         }
         start[d] = 0, count[d] = out->dims[d]; /* padded: later slabs span it whole */

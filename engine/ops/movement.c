@@ -2,15 +2,15 @@
  * PAD, PAD_V2, SQUEEZE, EXPAND_DIMS, STRIDED_SLICE, SLICE, TRANSPOSE, TILE, GATHER, SPLIT
  * and CHANNEL_SHUFFLE. Kernels treat elements as opaque bytes of the input's element size,
  * so one run function serves every tensor type; each operation is expressed as N-d strided
- * copies (nnd_copy_nd) from the input into the output. */
-#include "affine_quant.h"
-#include "clamp.h"
-#include "image_geometry.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+ * copies (eng_copy_nd) from the input into the output. */
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 #include <string.h>
 
@@ -19,70 +19,70 @@
 /* Counts, input 0 of FLOAT32, FLOAT16, QUANT8_ASYMM, QUANT8_ASYMM_SIGNED (or also INT32
  * with ints) and rank in [min_rank, max_rank], and every output of the same type and, as
  * the HAL requires of these operations, the same scale and zero point. */
-static nnd_status check_data(nnd_op_ctx *c, uint32_t min_in, uint32_t max_in, uint32_t n_out,
-                             bool ints, uint32_t min_rank, uint32_t max_rank) {
-    nnd_status s = nnd_check_count(c, min_in, max_in, n_out, n_out);
+static schema_status check_data(eng_op_ctx *c, uint32_t min_in, uint32_t max_in, uint32_t n_out,
+                                bool ints, uint32_t min_rank, uint32_t max_rank) {
+    schema_status s = eng_check_count(c, min_in, max_in, n_out, n_out);
     if (s) return s;
-    const nnd_tensor *in = c->in[0];
-    s = nnd_check_type(c, in, "input 0", ints ? 5 : 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    const eng_tensor *in = c->in[0];
+    s = eng_check_type(c, in, "input 0", ints ? 5 : 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                        NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
     if (s) return s;
     for (uint32_t o = 0; o < c->n_out; o++)
-        if ((s = nnd_check_same_type(c, 0, o)) || (s = nnd_check_same_quant(c, 0, o))) return s;
-    return nnd_check_rank(c, in, "input 0", min_rank, max_rank);
+        if ((s = eng_check_same_type(c, 0, o)) || (s = eng_check_same_quant(c, 0, o))) return s;
+    return eng_check_rank(c, in, "input 0", min_rank, max_rank);
 }
 
 /* Input i is a TENSOR_INT32 of the given rank. The rank is a driver rule: the NNAPI
  * runtime does not look at it as the operation is added. */
-static nnd_status check_ints(nnd_op_ctx *c, uint32_t i, uint32_t rank, const char *what) {
-    const nnd_tensor *t = c->in[i];
+static schema_status check_ints(eng_op_ctx *c, uint32_t i, uint32_t rank, const char *what) {
+    const eng_tensor *t = c->in[i];
     if (t->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "%s (input %u) must be TENSOR_INT32, is %s", what, i,
-                        nnd_type_name(t->type));
-    return nnd_driver_rules(c) ? nnd_check_rank(c, t, what, rank, rank) : NND_OK;
+        return eng_fail(c, "%s (input %u) must be TENSOR_INT32, is %s", what, i,
+                        schema_type_name(t->type));
+    return eng_driver_rules(c) ? eng_check_rank(c, t, what, rank, rank) : NND_OK;
 }
 
 /* Optional trailing NCHW flag at input i. */
-static nnd_status check_layout(nnd_op_ctx *c, uint32_t i) {
-    return nnd_has_input(c, i) ? nnd_check_scalar(c, i, NND_BOOL) : NND_OK;
+static schema_status check_layout(eng_op_ctx *c, uint32_t i) {
+    return eng_has_input(c, i) ? eng_check_scalar(c, i, NND_BOOL) : NND_OK;
 }
 
-static bool layout_nchw(const nnd_op_ctx *c, uint32_t i) {
-    return nnd_has_input(c, i) && nnd_bool(c->in[i]);
+static bool layout_nchw(const eng_op_ctx *c, uint32_t i) {
+    return eng_has_input(c, i) && eng_bool(c->in[i]);
 }
 
 /* Input i is a 1-D INT32 tensor of exactly n elements. */
-static nnd_status expect_len(nnd_op_ctx *c, uint32_t i, uint32_t n, const char *what) {
-    const nnd_tensor *t = c->in[i];
+static schema_status expect_len(eng_op_ctx *c, uint32_t i, uint32_t n, const char *what) {
+    const eng_tensor *t = c->in[i];
     if (t->rank != 1 || t->dims[0] != n)
-        return nnd_fail(c, "%s (input %u) must have shape [%u]", what, i, n);
+        return eng_fail(c, "%s (input %u) must have shape [%u]", what, i, n);
     return NND_OK;
 }
 
-static size_t esize_of(const nnd_op_ctx *c) {
-    return nnd_type_size(c->in[0]->type);
+static size_t esize_of(const eng_op_ctx *c) {
+    return schema_type_size(c->in[0]->type);
 }
 
-static uint8_t *at(const nnd_tensor *t, ptrdiff_t elem, size_t esize) {
+static uint8_t *at(const eng_tensor *t, ptrdiff_t elem, size_t esize) {
     return (uint8_t *)t->data + elem * (ptrdiff_t)esize;
 }
 
-static nnd_status set_dims(nnd_op_ctx *c, uint32_t o, uint32_t rank, const uint64_t *dims) {
+static schema_status set_dims(eng_op_ctx *c, uint32_t o, uint32_t rank, const uint64_t *dims) {
     uint32_t d32[NND_MAX_RANK];
-    if (rank > NND_MAX_RANK) return nnd_fail(c, "output %u would have rank %u", o, rank);
+    if (rank > NND_MAX_RANK) return eng_fail(c, "output %u would have rank %u", o, rank);
     for (uint32_t d = 0; d < rank; d++) {
-        if (dims[d] > UINT32_MAX) return nnd_fail(c, "output %u dimension %u is too large", o, d);
+        if (dims[d] > UINT32_MAX) return eng_fail(c, "output %u dimension %u is too large", o, d);
         d32[d] = (uint32_t)dims[d];
     }
-    nnd_set_shape(c->out[o], rank, d32);
+    eng_set_shape(c->out[o], rank, d32);
     return NND_OK;
 }
 
 /* Copies all of input 0 into output 0 unchanged (the shape-only operations). */
-static nnd_status run_flat(nnd_op_ctx *c) {
+static schema_status run_flat(eng_op_ctx *c) {
     ptrdiff_t one = 1;
-    uint32_t n = (uint32_t)nnd_elems(c->in[0]);
-    nnd_copy_nd(c->out[0]->data, &one, c->in[0]->data, &one, &n, 1, esize_of(c));
+    uint32_t n = (uint32_t)eng_elems(c->in[0]);
+    eng_copy_nd(c->out[0]->data, &one, c->in[0]->data, &one, &n, 1, esize_of(c));
     return NND_OK;
 }
 
@@ -90,13 +90,13 @@ static nnd_status run_flat(nnd_op_ctx *c) {
 /* Inputs: 0 data (rank 4), 1 block sizes [2], then for SPACE_TO_BATCH_ND paddings [2, 2];
  * an optional NCHW flag last. */
 
-static bool is_s2b(const nnd_op_ctx *c) {
+static bool is_s2b(const eng_op_ctx *c) {
     return c->def->code == NND_OP_SPACE_TO_BATCH_ND;
 }
 
-static nnd_status batch_space_check(nnd_op_ctx *c) {
+static schema_status batch_space_check(eng_op_ctx *c) {
     uint32_t n_fixed = is_s2b(c) ? 3 : 2;
-    nnd_status s = check_data(c, n_fixed, n_fixed + 1, 1, false, 4, 4);
+    schema_status s = check_data(c, n_fixed, n_fixed + 1, 1, false, 4, 4);
     if (s || (s = check_ints(c, 1, 1, "block sizes"))) return s;
     if (is_s2b(c) && (s = check_ints(c, 2, 2, "paddings"))) return s;
     return check_layout(c, n_fixed);
@@ -104,57 +104,57 @@ static nnd_status batch_space_check(nnd_op_ctx *c) {
 
 typedef struct batch_space {
     int32_t bh, bw, pad_top, pad_left;
-    nnd_image in; /* input 0 in its layout */
+    eng_image in; /* input 0 in its layout */
 } batch_space;
 
 /* Validates the block (and paddings) and derives the output image size. */
-static nnd_status batch_space_plan(nnd_op_ctx *c, batch_space *p, uint32_t dims[4]) {
-    const nnd_tensor *in = c->in[0], *block = c->in[1];
+static schema_status batch_space_plan(eng_op_ctx *c, batch_space *p, uint32_t dims[4]) {
+    const eng_tensor *in = c->in[0], *block = c->in[1];
     bool s2b = is_s2b(c), nchw = layout_nchw(c, s2b ? 3 : 2);
     if (!block->data || (s2b && !c->in[2]->data)) return NND_DEFER;
-    nnd_status s = expect_len(c, 1, 2, "block sizes");
+    schema_status s = expect_len(c, 1, 2, "block sizes");
     if (s) return s;
     const int32_t *b = block->data;
-    if (b[0] < 1 || b[1] < 1) return nnd_fail(c, "block sizes %d, %d must be >= 1", b[0], b[1]);
+    if (b[0] < 1 || b[1] < 1) return eng_fail(c, "block sizes %d, %d must be >= 1", b[0], b[1]);
     p->bh = b[0], p->bw = b[1];
-    nnd_image im;
-    nnd_image_of(in, nchw, &im);
+    eng_image im;
+    eng_image_of(in, nchw, &im);
     int64_t h = im.h, w = im.w, bb = (int64_t)p->bh * p->bw;
     p->pad_top = p->pad_left = 0;
     if (s2b) {
-        const nnd_tensor *pt = c->in[2];
+        const eng_tensor *pt = c->in[2];
         if (pt->rank != 2 || pt->dims[0] != 2 || pt->dims[1] != 2)
-            return nnd_fail(c, "paddings (input 2) must have shape [2, 2]");
+            return eng_fail(c, "paddings (input 2) must have shape [2, 2]");
         const int32_t *pad = pt->data;
         for (int i = 0; i < 4; i++)
-            if (pad[i] < 0) return nnd_fail(c, "padding %d is negative (%d)", i, pad[i]);
+            if (pad[i] < 0) return eng_fail(c, "padding %d is negative (%d)", i, pad[i]);
         h += (int64_t)pad[0] + pad[1];
         w += (int64_t)pad[2] + pad[3];
         p->pad_top = pad[0], p->pad_left = pad[2];
         if (h % p->bh || w % p->bw)
-            return nnd_fail(c, "padded size %lldx%lld is not a multiple of the block %dx%d",
+            return eng_fail(c, "padded size %lldx%lld is not a multiple of the block %dx%d",
                             (long long)h, (long long)w, p->bh, p->bw);
         dims[0] = (uint32_t)(im.n * bb), dims[1] = (uint32_t)(h / p->bh);
         dims[2] = (uint32_t)(w / p->bw);
     } else {
         if (im.n % bb)
-            return nnd_fail(c, "batch %u is not a multiple of the block %dx%d", im.n, p->bh, p->bw);
+            return eng_fail(c, "batch %u is not a multiple of the block %dx%d", im.n, p->bh, p->bw);
         dims[0] = (uint32_t)(im.n / bb), dims[1] = (uint32_t)(h * p->bh);
         dims[2] = (uint32_t)(w * p->bw);
     }
     if (h * p->bh > UINT32_MAX || w * p->bw > UINT32_MAX || im.n * bb > UINT32_MAX)
-        return nnd_fail(c, "output too large");
+        return eng_fail(c, "output too large");
     dims[3] = im.c;
     p->in = im;
     return NND_OK;
 }
 
-static nnd_status batch_space_shape(nnd_op_ctx *c) {
+static schema_status batch_space_shape(eng_op_ctx *c) {
     batch_space p;
     uint32_t d[4];
-    nnd_status s = batch_space_plan(c, &p, d);
+    schema_status s = batch_space_plan(c, &p, d);
     if (s) return s;
-    nnd_set_image_shape(c->out[0], layout_nchw(c, is_s2b(c) ? 3 : 2), d[0], d[1], d[2], d[3]);
+    eng_set_image_shape(c->out[0], layout_nchw(c, is_s2b(c) ? 3 : 2), d[0], d[1], d[2], d[3]);
     return NND_OK;
 }
 
@@ -170,17 +170,17 @@ static void s2b_range(uint32_t out_size, uint32_t size, int32_t block, int32_t s
     *count = h > l ? (uint32_t)(h - l) : 0;
 }
 
-static nnd_status batch_space_run(nnd_op_ctx *c) {
+static schema_status batch_space_run(eng_op_ctx *c) {
     batch_space p;
     uint32_t d[4];
-    nnd_status s = batch_space_plan(c, &p, d);
-    if (s) return s == NND_DEFER ? nnd_fail(c, "block sizes unknown") : s;
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+    schema_status s = batch_space_plan(c, &p, d);
+    if (s) return s == NND_DEFER ? eng_fail(c, "block sizes unknown") : s;
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     size_t es = esize_of(c);
-    if (nnd_elems(out) == 0) return NND_OK;
-    nnd_image o;
-    nnd_image_of(out, layout_nchw(c, is_s2b(c) ? 3 : 2), &o);
-    const nnd_image *i = &p.in;
+    if (eng_elems(out) == 0) return NND_OK;
+    eng_image o;
+    eng_image_of(out, layout_nchw(c, is_s2b(c) ? 3 : 2), &o);
+    const eng_image *i = &p.in;
     if (!is_s2b(c)) {
         /* in[(by * bw + bx) * N + n, h, w, ch] -> out[n, h * bh + by, w * bw + bx, ch] */
         uint32_t cnt[6] = {(uint32_t)p.bh, (uint32_t)p.bw, o.n, i->h, i->w, i->c};
@@ -192,14 +192,14 @@ static nnd_status batch_space_run(nnd_op_ctx *c) {
                            (ptrdiff_t)i->sc};
         ptrdiff_t ds[6] = {(ptrdiff_t)o.sh,          (ptrdiff_t)o.sw,          (ptrdiff_t)o.sn,
                            (ptrdiff_t)(p.bh * o.sh), (ptrdiff_t)(p.bw * o.sw), (ptrdiff_t)o.sc};
-        nnd_copy_nd(out->data, ds, in->data, ss, cnt, 6, es);
+        eng_copy_nd(out->data, ds, in->data, ss, cnt, 6, es);
         return NND_OK;
     }
     /* Padding is the logical zero: the zero point for QUANT8, all-zero bytes otherwise. */
     uint8_t zero[4] = {0};
-    if (nnd_is_quant8(out->type)) nnd_q8_put(zero, 0, out->zero_point);
-    nnd_fill_elems(out->data, zero, nnd_elems(out), es);
-    if (nnd_elems(in) == 0) return NND_OK;
+    if (eng_is_quant8(out->type)) eng_q8_put(zero, 0, out->zero_point);
+    eng_fill_elems(out->data, zero, eng_elems(out), es);
+    if (eng_elems(in) == 0) return NND_OK;
     /* out[(by * bw + bx) * N + n, oh, ow, ch] = in[n, oh * bh + by - top, ow * bw + bx - left] */
     for (int32_t by = 0; by < p.bh; by++)
         for (int32_t bx = 0; bx < p.bw; bx++) {
@@ -211,10 +211,10 @@ static nnd_status batch_space_run(nnd_op_ctx *c) {
             ptrdiff_t ss[4] = {(ptrdiff_t)i->sn, (ptrdiff_t)(p.bh * i->sh),
                                (ptrdiff_t)(p.bw * i->sw), (ptrdiff_t)i->sc};
             ptrdiff_t ds[4] = {(ptrdiff_t)o.sn, (ptrdiff_t)o.sh, (ptrdiff_t)o.sw, (ptrdiff_t)o.sc};
-            size_t src = nnd_image_at(i, 0, (uint32_t)((int64_t)h0 * p.bh + by - p.pad_top),
+            size_t src = eng_image_at(i, 0, (uint32_t)((int64_t)h0 * p.bh + by - p.pad_top),
                                       (uint32_t)((int64_t)w0 * p.bw + bx - p.pad_left), 0);
-            size_t dst = nnd_image_at(&o, (uint32_t)(by * p.bw + bx) * i->n, h0, w0, 0);
-            nnd_copy_nd(at(out, (ptrdiff_t)dst, es), ds, at(in, (ptrdiff_t)src, es), ss, cnt, 4,
+            size_t dst = eng_image_at(&o, (uint32_t)(by * p.bw + bx) * i->n, h0, w0, 0);
+            eng_copy_nd(at(out, (ptrdiff_t)dst, es), ds, at(in, (ptrdiff_t)src, es), ss, cnt, 4,
                         es);
         }
     return NND_OK;
@@ -224,84 +224,84 @@ static nnd_status batch_space_run(nnd_op_ctx *c) {
 /* Inputs: 0 data, 1 paddings [rank, 2]; PAD_V2 adds 2 the pad value (FLOAT32, FLOAT16, or
  * for the 8-bit types an INT32 stored value, saturated to the type's range). */
 
-static nnd_status pad_check(nnd_op_ctx *c) {
+static schema_status pad_check(eng_op_ctx *c) {
     bool v2 = c->def->code == NND_OP_PAD_V2;
-    nnd_status s = check_data(c, v2 ? 3 : 2, v2 ? 3 : 2, 1, false, 1, 4);
+    schema_status s = check_data(c, v2 ? 3 : 2, v2 ? 3 : 2, 1, false, 1, 4);
     if (s || (s = check_ints(c, 1, 2, "paddings"))) return s;
     if (!v2) return NND_OK;
     int32_t t = c->in[0]->type;
-    return nnd_check_scalar(c, 2,
+    return eng_check_scalar(c, 2,
                             t == NND_TENSOR_FLOAT32   ? NND_FLOAT32
                             : t == NND_TENSOR_FLOAT16 ? NND_FLOAT16
                                                       : NND_INT32);
 }
 
-static nnd_status pad_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *pt = c->in[1];
+static schema_status pad_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *pt = c->in[1];
     if (!pt->data) return NND_DEFER;
     if (pt->rank != 2 || pt->dims[0] != in->rank || pt->dims[1] != 2)
-        return nnd_fail(c, "paddings (input 1) must have shape [%u, 2]", in->rank);
+        return eng_fail(c, "paddings (input 1) must have shape [%u, 2]", in->rank);
     const int32_t *pad = pt->data;
     uint64_t dims[NND_MAX_RANK];
     for (uint32_t d = 0; d < in->rank; d++) {
         if (pad[2 * d] < 0 || pad[2 * d + 1] < 0)
-            return nnd_fail(c, "paddings of dimension %u are negative (%d, %d)", d, pad[2 * d],
+            return eng_fail(c, "paddings of dimension %u are negative (%d, %d)", d, pad[2 * d],
                             pad[2 * d + 1]);
         dims[d] = (uint64_t)pad[2 * d] + in->dims[d] + (uint64_t)pad[2 * d + 1];
     }
     return set_dims(c, 0, in->rank, dims);
 }
 
-static nnd_status pad_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static schema_status pad_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     size_t es = esize_of(c);
     uint8_t value[4] = {0};
     if (c->def->code == NND_OP_PAD_V2) {
-        const nnd_tensor *v = c->in[2];
-        if (nnd_is_quant8(in->type))
-            nnd_q8_put(value, 0,
-                       nnd_clampi(nnd_i32(v), nnd_q8_min(in->type), nnd_q8_max(in->type)));
+        const eng_tensor *v = c->in[2];
+        if (eng_is_quant8(in->type))
+            eng_q8_put(value, 0,
+                       eng_clampi(eng_i32(v), eng_q8_min(in->type), eng_q8_max(in->type)));
         else
             memcpy(value, v->data, es);
-    } else if (nnd_is_quant8(in->type)) {
-        nnd_q8_put(value, 0, out->zero_point); /* the logical zero */
+    } else if (eng_is_quant8(in->type)) {
+        eng_q8_put(value, 0, out->zero_point); /* the logical zero */
     }
-    nnd_fill_elems(out->data, value, nnd_elems(out), es);
-    if (nnd_elems(in) == 0) return NND_OK;
+    eng_fill_elems(out->data, value, eng_elems(out), es);
+    if (eng_elems(in) == 0) return NND_OK;
     const int32_t *pad = c->in[1]->data;
     ptrdiff_t ss[NND_MAX_RANK], ds[NND_MAX_RANK], start = 0;
-    nnd_dense_steps(in->rank, in->dims, ss);
-    nnd_dense_steps(out->rank, out->dims, ds);
+    eng_dense_steps(in->rank, in->dims, ss);
+    eng_dense_steps(out->rank, out->dims, ds);
     for (uint32_t d = 0; d < in->rank; d++)
         start += pad[2 * d] * ds[d];
-    nnd_copy_nd(at(out, start, es), ds, in->data, ss, in->dims, in->rank, es);
+    eng_copy_nd(at(out, start, es), ds, in->data, ss, in->dims, in->rank, es);
     return NND_OK;
 }
 
 /* ---- SQUEEZE / EXPAND_DIMS ---------------------------------------------------------- */
 
-static nnd_status squeeze_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 1, 2, 1, false, 1, 4);
+static schema_status squeeze_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 1, 2, 1, false, 1, 4);
     if (s) return s;
-    return nnd_has_input(c, 1) ? check_ints(c, 1, 1, "squeeze dimensions") : NND_OK;
+    return eng_has_input(c, 1) ? check_ints(c, 1, 1, "squeeze dimensions") : NND_OK;
 }
 
-static nnd_status squeeze_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
+static schema_status squeeze_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
     bool drop[NND_MAX_RANK] = {false};
-    size_t n_axes = nnd_has_input(c, 1) ? nnd_elems(c->in[1]) : 0;
+    size_t n_axes = eng_has_input(c, 1) ? eng_elems(c->in[1]) : 0;
     if (n_axes && !c->in[1]->data) return NND_DEFER;
-    if (nnd_has_input(c, 1) && c->in[1]->rank != 1)
-        return nnd_fail(c, "squeeze dimensions (input 1) must be 1-D");
+    if (eng_has_input(c, 1) && c->in[1]->rank != 1)
+        return eng_fail(c, "squeeze dimensions (input 1) must be 1-D");
     for (uint32_t d = 0; d < in->rank && !n_axes; d++)
         drop[d] = in->dims[d] == 1;
     for (size_t k = 0; k < n_axes; k++) {
         int32_t a = ((const int32_t *)c->in[1]->data)[k];
         uint32_t d;
-        if (!nnd_resolve_axis(a, in->rank, &d))
-            return nnd_fail(c, "squeeze dimension %d is out of range for rank %u", a, in->rank);
+        if (!eng_resolve_axis(a, in->rank, &d))
+            return eng_fail(c, "squeeze dimension %d is out of range for rank %u", a, in->rank);
         if (in->dims[d] != 1)
-            return nnd_fail(c, "cannot squeeze dimension %u of size %u", d, in->dims[d]);
+            return eng_fail(c, "cannot squeeze dimension %u of size %u", d, in->dims[d]);
         drop[d] = true;
     }
     uint64_t dims[NND_MAX_RANK];
@@ -312,21 +312,21 @@ static nnd_status squeeze_shape(nnd_op_ctx *c) {
     return set_dims(c, 0, r, dims);
 }
 
-static nnd_status expand_dims_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 2, 2, 1, true, 1, NND_MAX_RANK - 1);
-    if (s || (s = nnd_check_scalar(c, 1, NND_INT32))) return s;
-    const nnd_tensor *in = c->in[0];
+static schema_status expand_dims_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 2, 2, 1, true, 1, NND_MAX_RANK - 1);
+    if (s || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
+    const eng_tensor *in = c->in[0];
     uint32_t d;
-    if (c->in[1]->data && in->known && !nnd_resolve_axis(nnd_i32(c->in[1]), in->rank + 1, &d))
-        return nnd_fail(c, "axis %d is out of range for rank %u", nnd_i32(c->in[1]), in->rank);
+    if (c->in[1]->data && in->known && !eng_resolve_axis(eng_i32(c->in[1]), in->rank + 1, &d))
+        return eng_fail(c, "axis %d is out of range for rank %u", eng_i32(c->in[1]), in->rank);
     return NND_OK;
 }
 
-static nnd_status expand_dims_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
+static schema_status expand_dims_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
     uint32_t axis;
-    if (!nnd_resolve_axis(nnd_i32(c->in[1]), in->rank + 1, &axis))
-        return nnd_fail(c, "axis %d is out of range for rank %u", nnd_i32(c->in[1]), in->rank);
+    if (!eng_resolve_axis(eng_i32(c->in[1]), in->rank + 1, &axis))
+        return eng_fail(c, "axis %d is out of range for rank %u", eng_i32(c->in[1]), in->rank);
     uint64_t dims[NND_MAX_RANK + 1];
     for (uint32_t d = 0, k = 0; d <= in->rank; d++)
         dims[d] = d == axis ? 1 : in->dims[k++];
@@ -343,28 +343,28 @@ typedef struct box {
 } box;
 
 /* Copies the box of input 0 into output 0 (densely, in index order). */
-static nnd_status run_box(nnd_op_ctx *c, const box *b) {
-    const nnd_tensor *in = c->in[0];
+static schema_status run_box(eng_op_ctx *c, const box *b) {
+    const eng_tensor *in = c->in[0];
     size_t es = esize_of(c);
     ptrdiff_t is[NND_MAX_RANK], ss[NND_MAX_RANK], ds[NND_MAX_RANK], start = 0;
-    nnd_dense_steps(in->rank, in->dims, is);
-    nnd_dense_steps(in->rank, b->count, ds);
+    eng_dense_steps(in->rank, in->dims, is);
+    eng_dense_steps(in->rank, b->count, ds);
     for (uint32_t d = 0; d < in->rank; d++) {
         if (b->count[d] == 0) return NND_OK;
         start += b->first[d] * is[d];
         ss[d] = b->step[d] * is[d];
     }
-    nnd_copy_nd(c->out[0]->data, ds, at(in, start, es), ss, b->count, in->rank, es);
+    eng_copy_nd(c->out[0]->data, ds, at(in, start, es), ss, b->count, in->rank, es);
     return NND_OK;
 }
 
-static nnd_status strided_slice_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 7, 7, 1, false, 1, 4);
+static schema_status strided_slice_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 7, 7, 1, false, 1, 4);
     if (s || (s = check_ints(c, 1, 1, "begin")) || (s = check_ints(c, 2, 1, "end")) ||
         (s = check_ints(c, 3, 1, "strides")))
         return s;
     for (uint32_t i = 4; i < 7; i++)
-        if ((s = nnd_check_scalar(c, i, NND_INT32))) return s;
+        if ((s = eng_check_scalar(c, i, NND_INT32))) return s;
     return NND_OK;
 }
 
@@ -382,21 +382,21 @@ static int64_t clamp_index(int64_t i, int64_t dim, bool forward) {
     return i < 0 ? i + dim : i;
 }
 
-static nnd_status strided_slice_plan(nnd_op_ctx *c, box *b, uint32_t *out_rank,
-                                     uint64_t *out_dims) {
-    const nnd_tensor *in = c->in[0];
+static schema_status strided_slice_plan(eng_op_ctx *c, box *b, uint32_t *out_rank,
+                                        uint64_t *out_dims) {
+    const eng_tensor *in = c->in[0];
     if (!c->in[1]->data || !c->in[2]->data || !c->in[3]->data) return NND_DEFER;
-    nnd_status s;
+    schema_status s;
     if ((s = expect_len(c, 1, in->rank, "begin")) || (s = expect_len(c, 2, in->rank, "end")) ||
         (s = expect_len(c, 3, in->rank, "strides")))
         return s;
     const int32_t *begin = c->in[1]->data, *end = c->in[2]->data, *stride = c->in[3]->data;
-    int32_t begin_mask = nnd_i32(c->in[4]), end_mask = nnd_i32(c->in[5]);
-    int32_t shrink = nnd_i32(c->in[6]);
+    int32_t begin_mask = eng_i32(c->in[4]), end_mask = eng_i32(c->in[5]);
+    int32_t shrink = eng_i32(c->in[6]);
     *out_rank = 0;
     for (uint32_t d = 0; d < in->rank; d++) {
         int64_t dim = in->dims[d], st = stride[d];
-        if (st == 0) return nnd_fail(c, "stride of dimension %u is 0", d);
+        if (st == 0) return eng_fail(c, "stride of dimension %u is 0", d);
         bool fwd = st > 0;
         int64_t lo = 0, hi = 0;
         if (dim > 0) {
@@ -410,10 +410,10 @@ static nnd_status strided_slice_plan(nnd_op_ctx *c, box *b, uint32_t *out_rank,
         b->count[d] = (uint32_t)n;
         if (shrink & (1 << d)) {
             if (!fwd)
-                return nnd_fail(c, "dimension %u is shrunk with a negative stride %lld", d,
+                return eng_fail(c, "dimension %u is shrunk with a negative stride %lld", d,
                                 (long long)st);
             if (n != 1)
-                return nnd_fail(c, "shrunk dimension %u has %lld elements, not 1", d, (long long)n);
+                return eng_fail(c, "shrunk dimension %u has %lld elements, not 1", d, (long long)n);
         } else {
             out_dims[(*out_rank)++] = (uint64_t)n;
         }
@@ -421,40 +421,40 @@ static nnd_status strided_slice_plan(nnd_op_ctx *c, box *b, uint32_t *out_rank,
     return NND_OK;
 }
 
-static nnd_status strided_slice_shape(nnd_op_ctx *c) {
+static schema_status strided_slice_shape(eng_op_ctx *c) {
     box b;
     uint32_t rank;
     uint64_t dims[NND_MAX_RANK];
-    nnd_status s = strided_slice_plan(c, &b, &rank, dims);
+    schema_status s = strided_slice_plan(c, &b, &rank, dims);
     if (!s && rank == 0) dims[rank++] = 1; /* every dimension shrunk leaves [1] */
     return s ? s : set_dims(c, 0, rank, dims);
 }
 
-static nnd_status strided_slice_run(nnd_op_ctx *c) {
+static schema_status strided_slice_run(eng_op_ctx *c) {
     box b;
     uint32_t rank;
     uint64_t dims[NND_MAX_RANK];
-    nnd_status s = strided_slice_plan(c, &b, &rank, dims);
+    schema_status s = strided_slice_plan(c, &b, &rank, dims);
     return s ? s : run_box(c, &b);
 }
 
-static nnd_status slice_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 3, 3, 1, true, 1, NND_MAX_RANK);
+static schema_status slice_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 3, 3, 1, true, 1, NND_MAX_RANK);
     if (s || (s = check_ints(c, 1, 1, "begin"))) return s;
     return check_ints(c, 2, 1, "size");
 }
 
-static nnd_status slice_plan(nnd_op_ctx *c, box *b) {
-    const nnd_tensor *in = c->in[0];
+static schema_status slice_plan(eng_op_ctx *c, box *b) {
+    const eng_tensor *in = c->in[0];
     if (!c->in[1]->data || !c->in[2]->data) return NND_DEFER;
-    nnd_status s;
+    schema_status s;
     if ((s = expect_len(c, 1, in->rank, "begin")) || (s = expect_len(c, 2, in->rank, "size")))
         return s;
     const int32_t *begin = c->in[1]->data, *size = c->in[2]->data;
     for (uint32_t d = 0; d < in->rank; d++) {
         int64_t dim = in->dims[d], first = begin[d], n = size[d] == -1 ? dim - first : size[d];
         if (first < 0 || n < 0 || first + n > dim)
-            return nnd_fail(c, "slice [%d, +%d) is outside dimension %u of size %u", begin[d],
+            return eng_fail(c, "slice [%d, +%d) is outside dimension %u of size %u", begin[d],
                             size[d], d, in->dims[d]);
         b->first[d] = first;
         b->step[d] = 1;
@@ -463,44 +463,44 @@ static nnd_status slice_plan(nnd_op_ctx *c, box *b) {
     return NND_OK;
 }
 
-static nnd_status slice_shape(nnd_op_ctx *c) {
+static schema_status slice_shape(eng_op_ctx *c) {
     box b;
-    nnd_status s = slice_plan(c, &b);
+    schema_status s = slice_plan(c, &b);
     if (s) return s;
-    nnd_set_shape(c->out[0], c->in[0]->rank, b.count);
+    eng_set_shape(c->out[0], c->in[0]->rank, b.count);
     return NND_OK;
 }
 
-static nnd_status slice_run(nnd_op_ctx *c) {
+static schema_status slice_run(eng_op_ctx *c) {
     box b;
-    nnd_status s = slice_plan(c, &b);
+    schema_status s = slice_plan(c, &b);
     return s ? s : run_box(c, &b);
 }
 
 /* ---- TRANSPOSE ---------------------------------------------------------------------- */
 /* Inputs: 0 data, 1 optional permutation (default: reversed dimensions). */
 
-static nnd_status transpose_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 1, 2, 1, false, 1, 4);
+static schema_status transpose_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 1, 2, 1, false, 1, 4);
     if (s) return s;
-    return nnd_has_input(c, 1) ? check_ints(c, 1, 1, "permutation") : NND_OK;
+    return eng_has_input(c, 1) ? check_ints(c, 1, 1, "permutation") : NND_OK;
 }
 
-static nnd_status transpose_perm(nnd_op_ctx *c, uint32_t *perm) {
-    const nnd_tensor *in = c->in[0];
-    if (!nnd_has_input(c, 1)) {
+static schema_status transpose_perm(eng_op_ctx *c, uint32_t *perm) {
+    const eng_tensor *in = c->in[0];
+    if (!eng_has_input(c, 1)) {
         for (uint32_t d = 0; d < in->rank; d++)
             perm[d] = in->rank - 1 - d;
         return NND_OK;
     }
     if (!c->in[1]->data) return NND_DEFER;
-    nnd_status s = expect_len(c, 1, in->rank, "permutation");
+    schema_status s = expect_len(c, 1, in->rank, "permutation");
     if (s) return s;
     const int32_t *p = c->in[1]->data;
     bool seen[NND_MAX_RANK] = {false};
     for (uint32_t d = 0; d < in->rank; d++) {
         if (p[d] < 0 || (uint32_t)p[d] >= in->rank || seen[p[d]])
-            return nnd_fail(c, "permutation entry %u (%d) is invalid for rank %u", d, p[d],
+            return eng_fail(c, "permutation entry %u (%d) is invalid for rank %u", d, p[d],
                             in->rank);
         seen[p[d]] = true;
         perm[d] = (uint32_t)p[d];
@@ -508,66 +508,66 @@ static nnd_status transpose_perm(nnd_op_ctx *c, uint32_t *perm) {
     return NND_OK;
 }
 
-static nnd_status transpose_shape(nnd_op_ctx *c) {
+static schema_status transpose_shape(eng_op_ctx *c) {
     uint32_t perm[NND_MAX_RANK], dims[NND_MAX_RANK];
-    nnd_status s = transpose_perm(c, perm);
+    schema_status s = transpose_perm(c, perm);
     if (s) return s;
     for (uint32_t d = 0; d < c->in[0]->rank; d++)
         dims[d] = c->in[0]->dims[perm[d]];
-    nnd_set_shape(c->out[0], c->in[0]->rank, dims);
+    eng_set_shape(c->out[0], c->in[0]->rank, dims);
     return NND_OK;
 }
 
-static nnd_status transpose_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static schema_status transpose_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     uint32_t perm[NND_MAX_RANK];
-    nnd_status s = transpose_perm(c, perm);
+    schema_status s = transpose_perm(c, perm);
     if (s) return s;
     ptrdiff_t is[NND_MAX_RANK], ss[NND_MAX_RANK], ds[NND_MAX_RANK];
-    nnd_dense_steps(in->rank, in->dims, is);
-    nnd_dense_steps(out->rank, out->dims, ds);
+    eng_dense_steps(in->rank, in->dims, is);
+    eng_dense_steps(out->rank, out->dims, ds);
     for (uint32_t d = 0; d < in->rank; d++)
         ss[d] = is[perm[d]];
-    nnd_copy_nd(out->data, ds, in->data, ss, out->dims, out->rank, esize_of(c));
+    eng_copy_nd(out->data, ds, in->data, ss, out->dims, out->rank, esize_of(c));
     return NND_OK;
 }
 
 /* ---- TILE --------------------------------------------------------------------------- */
 
-static nnd_status tile_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 2, 2, 1, true, 1, NND_MAX_RANK);
+static schema_status tile_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 2, 2, 1, true, 1, NND_MAX_RANK);
     return s ? s : check_ints(c, 1, 1, "multiples");
 }
 
-static nnd_status tile_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
+static schema_status tile_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
     if (!c->in[1]->data) return NND_DEFER;
-    nnd_status s = expect_len(c, 1, in->rank, "multiples");
+    schema_status s = expect_len(c, 1, in->rank, "multiples");
     if (s) return s;
     const int32_t *m = c->in[1]->data;
     uint64_t dims[NND_MAX_RANK];
     for (uint32_t d = 0; d < in->rank; d++) {
-        if (m[d] < 0) return nnd_fail(c, "multiple %d of dimension %u is negative", m[d], d);
+        if (m[d] < 0) return eng_fail(c, "multiple %d of dimension %u is negative", m[d], d);
         dims[d] = (uint64_t)in->dims[d] * (uint64_t)m[d];
     }
     return set_dims(c, 0, in->rank, dims);
 }
 
-static nnd_status tile_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static schema_status tile_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     const int32_t *m = c->in[1]->data;
     /* Each input dimension d becomes two: the copy index m < multiples[d] (source step 0)
      * and the element index within the input. */
     uint32_t cnt[2 * NND_MAX_RANK];
     ptrdiff_t is[NND_MAX_RANK], os[NND_MAX_RANK], ss[2 * NND_MAX_RANK], ds[2 * NND_MAX_RANK];
-    nnd_dense_steps(in->rank, in->dims, is);
-    nnd_dense_steps(out->rank, out->dims, os);
+    eng_dense_steps(in->rank, in->dims, is);
+    eng_dense_steps(out->rank, out->dims, os);
     for (uint32_t d = 0; d < in->rank; d++) {
         cnt[2 * d] = (uint32_t)m[d], cnt[2 * d + 1] = in->dims[d];
         ss[2 * d] = 0, ss[2 * d + 1] = is[d];
         ds[2 * d] = os[d] * (ptrdiff_t)in->dims[d], ds[2 * d + 1] = os[d];
     }
-    nnd_copy_nd(out->data, ds, in->data, ss, cnt, 2 * in->rank, esize_of(c));
+    eng_copy_nd(out->data, ds, in->data, ss, cnt, 2 * in->rank, esize_of(c));
     return NND_OK;
 }
 
@@ -579,13 +579,13 @@ typedef struct axis_view {
     size_t outer, size, inner;
 } axis_view;
 
-static nnd_status axis_view_of(nnd_op_ctx *c, int32_t axis, axis_view *v) {
-    const nnd_tensor *in = c->in[0];
-    if (!nnd_resolve_axis(axis, in->rank, &v->axis))
-        return nnd_fail(c, "axis %d is out of range for rank %u", axis, in->rank);
-    v->outer = nnd_dims_product(in, 0, v->axis);
+static schema_status axis_view_of(eng_op_ctx *c, int32_t axis, axis_view *v) {
+    const eng_tensor *in = c->in[0];
+    if (!eng_resolve_axis(axis, in->rank, &v->axis))
+        return eng_fail(c, "axis %d is out of range for rank %u", axis, in->rank);
+    v->outer = eng_dims_product(in, 0, v->axis);
     v->size = in->dims[v->axis];
-    v->inner = nnd_dims_product(in, v->axis + 1, in->rank);
+    v->inner = eng_dims_product(in, v->axis + 1, in->rank);
     return NND_OK;
 }
 
@@ -595,23 +595,23 @@ static void copy_rows(void *dst, size_t dst_row, const void *src, size_t src_row
                       size_t n, size_t es) {
     uint32_t cnt[2] = {(uint32_t)outer, (uint32_t)n};
     ptrdiff_t ds[2] = {(ptrdiff_t)dst_row, 1}, ss[2] = {(ptrdiff_t)src_row, 1};
-    nnd_copy_nd(dst, ds, src, ss, cnt, 2, es);
+    eng_copy_nd(dst, ds, src, ss, cnt, 2, es);
 }
 
 /* GATHER inputs: 0 data, 1 axis, 2 indices (any rank). */
-static nnd_status gather_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 3, 3, 1, true, 1, NND_MAX_RANK);
-    if (s || (s = nnd_check_scalar(c, 1, NND_INT32))) return s;
+static schema_status gather_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 3, 3, 1, true, 1, NND_MAX_RANK);
+    if (s || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
     if (c->in[2]->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "indices (input 2) must be TENSOR_INT32, is %s",
-                        nnd_type_name(c->in[2]->type));
+        return eng_fail(c, "indices (input 2) must be TENSOR_INT32, is %s",
+                        schema_type_name(c->in[2]->type));
     return NND_OK;
 }
 
-static nnd_status gather_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *idx = c->in[2];
+static schema_status gather_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *idx = c->in[2];
     axis_view v;
-    nnd_status s = axis_view_of(c, nnd_i32(c->in[1]), &v);
+    schema_status s = axis_view_of(c, eng_i32(c->in[1]), &v);
     if (s) return s;
     uint64_t dims[2 * NND_MAX_RANK];
     uint32_t r = 0;
@@ -624,17 +624,17 @@ static nnd_status gather_shape(nnd_op_ctx *c) {
     return set_dims(c, 0, r, dims);
 }
 
-static nnd_status gather_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static schema_status gather_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     axis_view v;
-    nnd_status s = axis_view_of(c, nnd_i32(c->in[1]), &v);
+    schema_status s = axis_view_of(c, eng_i32(c->in[1]), &v);
     if (s) return s;
-    size_t n = nnd_elems(c->in[2]), es = esize_of(c);
+    size_t n = eng_elems(c->in[2]), es = esize_of(c);
     const int32_t *idx = c->in[2]->data;
-    if (nnd_elems(out) == 0) return NND_OK;
+    if (eng_elems(out) == 0) return NND_OK;
     for (size_t j = 0; j < n; j++) {
         if (idx[j] < 0 || (size_t)idx[j] >= v.size)
-            return nnd_fail(c, "index %d is out of range for a dimension of size %zu", idx[j],
+            return eng_fail(c, "index %d is out of range for a dimension of size %zu", idx[j],
                             v.size);
         copy_rows(at(out, (ptrdiff_t)(j * v.inner), es), n * v.inner,
                   at(in, (ptrdiff_t)((size_t)idx[j] * v.inner), es), v.size * v.inner, v.outer,
@@ -644,34 +644,34 @@ static nnd_status gather_run(nnd_op_ctx *c) {
 }
 
 /* SPLIT inputs: 0 data, 1 axis, 2 number of outputs. */
-static nnd_status split_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 3, 3, 1, 64);
+static schema_status split_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 3, 3, 1, 64);
     if (s || (s = check_data(c, 3, 3, c->n_out, true, 1, NND_MAX_RANK))) return s;
-    if ((s = nnd_check_scalar(c, 1, NND_INT32)) || (s = nnd_check_scalar(c, 2, NND_INT32)))
+    if ((s = eng_check_scalar(c, 1, NND_INT32)) || (s = eng_check_scalar(c, 2, NND_INT32)))
         return s;
-    if (c->in[2]->data && nnd_i32(c->in[2]) != (int32_t)c->n_out)
-        return nnd_fail(c, "number of splits %d differs from the %u outputs", nnd_i32(c->in[2]),
+    if (c->in[2]->data && eng_i32(c->in[2]) != (int32_t)c->n_out)
+        return eng_fail(c, "number of splits %d differs from the %u outputs", eng_i32(c->in[2]),
                         c->n_out);
     return NND_OK;
 }
 
-static nnd_status split_shape(nnd_op_ctx *c) {
+static schema_status split_shape(eng_op_ctx *c) {
     axis_view v;
-    nnd_status s = axis_view_of(c, nnd_i32(c->in[1]), &v);
+    schema_status s = axis_view_of(c, eng_i32(c->in[1]), &v);
     if (s) return s;
     if (v.size % c->n_out)
-        return nnd_fail(c, "dimension %u of size %zu does not split into %u", v.axis, v.size,
+        return eng_fail(c, "dimension %u of size %zu does not split into %u", v.axis, v.size,
                         c->n_out);
     for (uint32_t o = 0; o < c->n_out; o++) {
-        nnd_copy_shape(c->out[o], c->in[0]);
+        eng_copy_shape(c->out[o], c->in[0]);
         c->out[o]->dims[v.axis] = (uint32_t)(v.size / c->n_out);
     }
     return NND_OK;
 }
 
-static nnd_status split_run(nnd_op_ctx *c) {
+static schema_status split_run(eng_op_ctx *c) {
     axis_view v;
-    nnd_status s = axis_view_of(c, nnd_i32(c->in[1]), &v);
+    schema_status s = axis_view_of(c, eng_i32(c->in[1]), &v);
     if (s) return s;
     size_t part = v.size / c->n_out * v.inner, es = esize_of(c);
     if (part == 0 || v.outer == 0) return NND_OK;
@@ -682,65 +682,65 @@ static nnd_status split_run(nnd_op_ctx *c) {
 }
 
 /* CHANNEL_SHUFFLE inputs: 0 data, 1 number of groups, 2 axis. */
-static nnd_status shuffle_check(nnd_op_ctx *c) {
-    nnd_status s = check_data(c, 3, 3, 1, false, 1, 4);
-    if (s || (s = nnd_check_scalar(c, 1, NND_INT32)) || (s = nnd_check_scalar(c, 2, NND_INT32)))
+static schema_status shuffle_check(eng_op_ctx *c) {
+    schema_status s = check_data(c, 3, 3, 1, false, 1, 4);
+    if (s || (s = eng_check_scalar(c, 1, NND_INT32)) || (s = eng_check_scalar(c, 2, NND_INT32)))
         return s;
-    if (c->in[1]->data && nnd_i32(c->in[1]) <= 0)
-        return nnd_fail(c, "number of groups %d must be positive", nnd_i32(c->in[1]));
+    if (c->in[1]->data && eng_i32(c->in[1]) <= 0)
+        return eng_fail(c, "number of groups %d must be positive", eng_i32(c->in[1]));
     return NND_OK;
 }
 
-static nnd_status shuffle_shape(nnd_op_ctx *c) {
+static schema_status shuffle_shape(eng_op_ctx *c) {
     axis_view v;
-    nnd_status s = axis_view_of(c, nnd_i32(c->in[2]), &v);
+    schema_status s = axis_view_of(c, eng_i32(c->in[2]), &v);
     if (s) return s;
-    int32_t g = nnd_i32(c->in[1]);
+    int32_t g = eng_i32(c->in[1]);
     if (g <= 0 || v.size % (size_t)g)
-        return nnd_fail(c, "dimension %u of size %zu does not divide into %d groups", v.axis,
+        return eng_fail(c, "dimension %u of size %zu does not divide into %d groups", v.axis,
                         v.size, g);
-    nnd_copy_shape(c->out[0], c->in[0]);
+    eng_copy_shape(c->out[0], c->in[0]);
     return NND_OK;
 }
 
-static nnd_status shuffle_run(nnd_op_ctx *c) {
+static schema_status shuffle_run(eng_op_ctx *c) {
     axis_view v;
-    nnd_status s = axis_view_of(c, nnd_i32(c->in[2]), &v);
+    schema_status s = axis_view_of(c, eng_i32(c->in[2]), &v);
     if (s) return s;
-    size_t g = (size_t)nnd_i32(c->in[1]), gs = v.size / g;
+    size_t g = (size_t)eng_i32(c->in[1]), gs = v.size / g;
     /* out[o, k * groups + j, i] = in[o, j * group_size + k, i] */
     uint32_t cnt[4] = {(uint32_t)v.outer, (uint32_t)gs, (uint32_t)g, (uint32_t)v.inner};
     ptrdiff_t ds[4] = {(ptrdiff_t)(v.size * v.inner), (ptrdiff_t)(g * v.inner), (ptrdiff_t)v.inner,
                        1};
     ptrdiff_t ss[4] = {(ptrdiff_t)(v.size * v.inner), (ptrdiff_t)v.inner, (ptrdiff_t)(gs * v.inner),
                        1};
-    nnd_copy_nd(c->out[0]->data, ds, c->in[0]->data, ss, cnt, 4, esize_of(c));
+    eng_copy_nd(c->out[0]->data, ds, c->in[0]->data, ss, cnt, 4, esize_of(c));
     return NND_OK;
 }
 
 /* ---- definitions -------------------------------------------------------------------- */
 
 #define MOVE_OP(var, CODE, NAME, chk, shp, ks)                                                     \
-    const nnd_op_def var = {.code = CODE, .name = NAME, .check = chk, .shape = shp, .kernels = ks}
+    const eng_op_def var = {.code = CODE, .name = NAME, .check = chk, .shape = shp, .kernels = ks}
 
-MOVE_OP(nnd_op_batch_to_space_nd, NND_OP_BATCH_TO_SPACE_ND, "BATCH_TO_SPACE_ND", batch_space_check,
+MOVE_OP(eng_op_batch_to_space_nd, NND_OP_BATCH_TO_SPACE_ND, "BATCH_TO_SPACE_ND", batch_space_check,
         batch_space_shape, NND_KERNELS_FQ(batch_space_run));
-MOVE_OP(nnd_op_space_to_batch_nd, NND_OP_SPACE_TO_BATCH_ND, "SPACE_TO_BATCH_ND", batch_space_check,
+MOVE_OP(eng_op_space_to_batch_nd, NND_OP_SPACE_TO_BATCH_ND, "SPACE_TO_BATCH_ND", batch_space_check,
         batch_space_shape, NND_KERNELS_FQ(batch_space_run));
-MOVE_OP(nnd_op_pad, NND_OP_PAD, "PAD", pad_check, pad_shape, NND_KERNELS_FQ(pad_run));
-MOVE_OP(nnd_op_pad_v2, NND_OP_PAD_V2, "PAD_V2", pad_check, pad_shape, NND_KERNELS_FQ(pad_run));
-MOVE_OP(nnd_op_squeeze, NND_OP_SQUEEZE, "SQUEEZE", squeeze_check, squeeze_shape,
+MOVE_OP(eng_op_pad, NND_OP_PAD, "PAD", pad_check, pad_shape, NND_KERNELS_FQ(pad_run));
+MOVE_OP(eng_op_pad_v2, NND_OP_PAD_V2, "PAD_V2", pad_check, pad_shape, NND_KERNELS_FQ(pad_run));
+MOVE_OP(eng_op_squeeze, NND_OP_SQUEEZE, "SQUEEZE", squeeze_check, squeeze_shape,
         NND_KERNELS_FQ(run_flat));
-MOVE_OP(nnd_op_expand_dims, NND_OP_EXPAND_DIMS, "EXPAND_DIMS", expand_dims_check, expand_dims_shape,
+MOVE_OP(eng_op_expand_dims, NND_OP_EXPAND_DIMS, "EXPAND_DIMS", expand_dims_check, expand_dims_shape,
         NND_KERNELS_FQI(run_flat));
-MOVE_OP(nnd_op_strided_slice, NND_OP_STRIDED_SLICE, "STRIDED_SLICE", strided_slice_check,
+MOVE_OP(eng_op_strided_slice, NND_OP_STRIDED_SLICE, "STRIDED_SLICE", strided_slice_check,
         strided_slice_shape, NND_KERNELS_FQ(strided_slice_run));
-MOVE_OP(nnd_op_slice, NND_OP_SLICE, "SLICE", slice_check, slice_shape, NND_KERNELS_FQI(slice_run));
-MOVE_OP(nnd_op_transpose, NND_OP_TRANSPOSE, "TRANSPOSE", transpose_check, transpose_shape,
+MOVE_OP(eng_op_slice, NND_OP_SLICE, "SLICE", slice_check, slice_shape, NND_KERNELS_FQI(slice_run));
+MOVE_OP(eng_op_transpose, NND_OP_TRANSPOSE, "TRANSPOSE", transpose_check, transpose_shape,
         NND_KERNELS_FQ(transpose_run));
-MOVE_OP(nnd_op_tile, NND_OP_TILE, "TILE", tile_check, tile_shape, NND_KERNELS_FQI(tile_run));
-MOVE_OP(nnd_op_gather, NND_OP_GATHER, "GATHER", gather_check, gather_shape,
+MOVE_OP(eng_op_tile, NND_OP_TILE, "TILE", tile_check, tile_shape, NND_KERNELS_FQI(tile_run));
+MOVE_OP(eng_op_gather, NND_OP_GATHER, "GATHER", gather_check, gather_shape,
         NND_KERNELS_FQI(gather_run));
-MOVE_OP(nnd_op_split, NND_OP_SPLIT, "SPLIT", split_check, split_shape, NND_KERNELS_FQI(split_run));
-MOVE_OP(nnd_op_channel_shuffle, NND_OP_CHANNEL_SHUFFLE, "CHANNEL_SHUFFLE", shuffle_check,
+MOVE_OP(eng_op_split, NND_OP_SPLIT, "SPLIT", split_check, split_shape, NND_KERNELS_FQI(split_run));
+MOVE_OP(eng_op_channel_shuffle, NND_OP_CHANNEL_SHUFFLE, "CHANNEL_SHUFFLE", shuffle_check,
         shuffle_shape, NND_KERNELS_FQ(shuffle_run));

@@ -8,13 +8,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "affine_quant.h"
-#include "fixedpoint.h"
-#include "image_geometry.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 /* ---- signatures --------------------------------------------------------------------- */
 
@@ -27,7 +27,7 @@ typedef struct norm_sig {
     bool quant8;
 } norm_sig;
 
-static const norm_sig *sig_of(const nnd_op_ctx *c) {
+static const norm_sig *sig_of(const eng_op_ctx *c) {
     static const norm_sig softmax = {"fa", 2, 1, 4, true},
                           log_softmax = {"fa", 3, 1, NND_MAX_RANK, false},
                           l2 = {"a", 1, 1, 4, true}, lrn = {"ifffa", 5, 1, 4, false},
@@ -42,59 +42,59 @@ static const norm_sig *sig_of(const nnd_op_ctx *c) {
 }
 
 /* Resolves the axis input (default -1) against the rank of input 0. */
-static nnd_status norm_axis(nnd_op_ctx *c, uint32_t *axis) {
+static schema_status norm_axis(eng_op_ctx *c, uint32_t *axis) {
     const char *a = strchr(sig_of(c)->scalars, 'a');
     uint32_t slot = a ? 1 + (uint32_t)(a - sig_of(c)->scalars) : 0;
-    int32_t v = slot && nnd_has_input(c, slot) ? nnd_i32(c->in[slot]) : -1;
+    int32_t v = slot && eng_has_input(c, slot) ? eng_i32(c->in[slot]) : -1;
     int32_t rank = (int32_t)c->in[0]->rank;
     if (v < -rank || v >= rank)
-        return nnd_fail(c, "axis (input %u) is %d, must be in [%d, %d)", slot, v, -rank, rank);
+        return eng_fail(c, "axis (input %u) is %d, must be in [%d, %d)", slot, v, -rank, rank);
     *axis = (uint32_t)(v < 0 ? v + rank : v);
     return NND_OK;
 }
 
-static nnd_status norm_check(nnd_op_ctx *c) {
+static schema_status norm_check(eng_op_ctx *c) {
     const norm_sig *sig = sig_of(c);
-    nnd_status s = nnd_check_count(c, sig->min_in, 1 + (uint32_t)strlen(sig->scalars), 1, 1);
+    schema_status s = eng_check_count(c, sig->min_in, 1 + (uint32_t)strlen(sig->scalars), 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[0];
+    const eng_tensor *in = c->in[0];
     if (sig->quant8)
-        s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+        s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
     else
-        s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
-    if (s || (s = nnd_check_same_type(c, 0, 0)) ||
-        (s = nnd_check_rank(c, in, "input 0", sig->min_rank, sig->max_rank)))
+        s = eng_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+    if (s || (s = eng_check_same_type(c, 0, 0)) ||
+        (s = eng_check_rank(c, in, "input 0", sig->min_rank, sig->max_rank)))
         return s;
     int32_t float_type = in->type == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
     for (uint32_t i = 1; i < c->n_in; i++) {
         char kind = sig->scalars[i - 1];
         int32_t type = kind == 'f' ? float_type : (kind == 'b' ? NND_BOOL : NND_INT32);
-        if ((s = nnd_check_scalar(c, i, type))) return s;
+        if ((s = eng_check_scalar(c, i, type))) return s;
         uint32_t axis;
         if (kind == 'a' && c->in[i]->data && in->rank > 0 && (s = norm_axis(c, &axis))) return s;
     }
-    if (c->def->code == NND_OP_SOFTMAX && c->in[1]->data && !(nnd_f32(c->in[1]) > 0.f))
-        return nnd_fail(c, "beta (input 1) is %g, must be positive", nnd_f32(c->in[1]));
+    if (c->def->code == NND_OP_SOFTMAX && c->in[1]->data && !(eng_f32(c->in[1]) > 0.f))
+        return eng_fail(c, "beta (input 1) is %g, must be positive", eng_f32(c->in[1]));
     /* The quantized results have a fixed scale: softmax in [0, 1), L2 in [-1, 1]. */
-    if (nnd_is_quant8(in->type))
-        return nnd_check_fixed_quant(
+    if (eng_is_quant8(in->type))
+        return eng_check_fixed_quant(
             c, 0, c->def->code == NND_OP_SOFTMAX ? NND_FIXED_UNIT : NND_FIXED_SYMMETRIC);
     return NND_OK;
 }
 
-static nnd_status norm_shape(nnd_op_ctx *c) {
+static schema_status norm_shape(eng_op_ctx *c) {
     const norm_sig *sig = sig_of(c);
-    const nnd_tensor *in = c->in[0];
+    const eng_tensor *in = c->in[0];
     if (in->rank < sig->min_rank || in->rank > sig->max_rank)
-        return nnd_fail(c, "input 0 must have rank %u to %u, has %u", sig->min_rank, sig->max_rank,
+        return eng_fail(c, "input 0 must have rank %u to %u, has %u", sig->min_rank, sig->max_rank,
                         in->rank);
     uint32_t axis;
-    nnd_status s = strchr(sig->scalars, 'a') ? norm_axis(c, &axis) : NND_OK;
+    schema_status s = strchr(sig->scalars, 'a') ? norm_axis(c, &axis) : NND_OK;
     if (s) return s;
-    if (c->def->code == NND_OP_SOFTMAX && !(nnd_f32(c->in[1]) > 0.f))
-        return nnd_fail(c, "beta (input 1) is %g, must be positive", nnd_f32(c->in[1]));
-    nnd_copy_shape(c->out[0], in);
+    if (c->def->code == NND_OP_SOFTMAX && !(eng_f32(c->in[1]) > 0.f))
+        return eng_fail(c, "beta (input 1) is %g, must be positive", eng_f32(c->in[1]));
+    eng_copy_shape(c->out[0], in);
     return NND_OK;
 }
 
@@ -122,14 +122,14 @@ static void slice_walk(size_t outer, size_t n, size_t inner, slice_fn fn, const 
             fn(j, o * n * inner + i, inner, n);
 }
 
-static nnd_status along_axis(nnd_op_ctx *c, slice_fn fn, norm_job *j) {
-    const nnd_tensor *t = c->in[0];
+static schema_status along_axis(eng_op_ctx *c, slice_fn fn, norm_job *j) {
+    const eng_tensor *t = c->in[0];
     uint32_t axis;
-    nnd_status s = norm_axis(c, &axis);
+    schema_status s = norm_axis(c, &axis);
     if (s) return s;
     j->in = t->data;
     j->out = c->out[0]->data;
-    slice_walk(nnd_dims_product(t, 0, axis), t->dims[axis], nnd_dims_product(t, axis + 1, t->rank),
+    slice_walk(eng_dims_product(t, 0, axis), t->dims[axis], eng_dims_product(t, axis + 1, t->rank),
                fn, j);
     return NND_OK;
 }
@@ -233,12 +233,12 @@ static int32_t wrap_add(int32_t a, int32_t b) {
  * counts as zero. */
 static int32_t softmax_q8_exp(const norm_job *j, int32_t diff) {
     if (diff < j->diff_min) return -1;
-    return nnd_fx_exp_neg(nnd_mul_by_quantized(diff, j->mult, j->shift), SOFTMAX_DIFF_BITS);
+    return eng_fx_exp_neg(eng_mul_by_quantized(diff, j->mult, j->shift), SOFTMAX_DIFF_BITS);
 }
 
 /* Stored value k of a slice. */
 static int32_t slice_q8(const norm_job *j, size_t first, size_t step, size_t k) {
-    return nnd_q8_get(j->in, first + k * step, j->qmin);
+    return eng_q8_get(j->in, first + k * step, j->qmin);
 }
 
 static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_t n) {
@@ -250,20 +250,20 @@ static void softmax_slice_q8(const norm_job *j, size_t first, size_t step, size_
     int32_t sum = 0; /* Q12.19 */
     for (size_t k = 0; k < n; k++) {
         int32_t e = softmax_q8_exp(j, slice_q8(j, first, step, k) - max);
-        if (e >= 0) sum = wrap_add(sum, nnd_fx_mul_pot(e, -SOFTMAX_ACCUM_BITS));
+        if (e >= 0) sum = wrap_add(sum, eng_fx_mul_pot(e, -SOFTMAX_ACCUM_BITS));
     }
     /* 1 / sum as a Q0.31 reciprocal of sum normalized into [1, 2), and the shift that
      * undoes the normalization. */
     uint32_t fixed = (uint32_t)sum;
     int headroom = fixed ? __builtin_clz(fixed) : 31;
     int bits_over_unit = SOFTMAX_ACCUM_BITS - headroom;
-    int32_t scale = nnd_fx_one_over_one_plus((int32_t)((fixed << headroom) - (1u << 31)));
+    int32_t scale = eng_fx_one_over_one_plus((int32_t)((fixed << headroom) - (1u << 31)));
     int out_shift = bits_over_unit + 31 - 8;
     if (out_shift > 31) out_shift = 31;
     for (size_t k = 0; k < n; k++) {
         int32_t e = softmax_q8_exp(j, slice_q8(j, first, step, k) - max);
-        int32_t r = e < 0 ? 0 : nnd_rounding_shift_right(nnd_srdhm(scale, e), out_shift);
-        nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
+        int32_t r = e < 0 ? 0 : eng_rounding_shift_right(eng_srdhm(scale, e), out_shift);
+        eng_q8_put(j->out, first + k * step, eng_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }
 
@@ -275,71 +275,71 @@ static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t
     }
     int32_t mult;
     int shift;
-    nnd_inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
+    eng_inv_sqrt_multiplier(sum > INT32_MAX ? INT32_MAX : (int32_t)sum, &mult, &shift);
     for (size_t k = 0; k < n; k++) {
         int32_t d = slice_q8(j, first, step, k) - j->zp_in;
         /* Scaling by 128 (the output's 1/128 steps): TFLite's uint8 kernel multiplies before
          * the rounding multiply and shift, its int8 kernel folds it into the shift. */
-        int32_t r = j->qmin < 0 ? nnd_mul_by_quantized(d, mult, 7 - shift)
-                                : nnd_rounding_shift_right(nnd_srdhm(d * 128, mult), shift);
-        nnd_q8_put(j->out, first + k * step, nnd_q8_offset(r, j->zp_out, j->qmin, j->qmax));
+        int32_t r = j->qmin < 0 ? eng_mul_by_quantized(d, mult, 7 - shift)
+                                : eng_rounding_shift_right(eng_srdhm(d * 128, mult), shift);
+        eng_q8_put(j->out, first + k * step, eng_q8_offset(r, j->zp_out, j->qmin, j->qmax));
     }
 }
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-static nnd_status softmax_f32(nnd_op_ctx *c) {
-    norm_job j = {.beta = nnd_f32(c->in[1]), .log = c->def->code == NND_OP_LOG_SOFTMAX};
+static schema_status softmax_f32(eng_op_ctx *c) {
+    norm_job j = {.beta = eng_f32(c->in[1]), .log = c->def->code == NND_OP_LOG_SOFTMAX};
     return along_axis(c, softmax_slice, &j);
 }
 
 /* The quantization a quantized slice kernel reads and writes. */
-static norm_job q8_job(const nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static norm_job q8_job(const eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     return (norm_job){.zp_in = in->zero_point,
                       .zp_out = out->zero_point,
-                      .qmin = nnd_q8_min(out->type),
-                      .qmax = nnd_q8_max(out->type)};
+                      .qmin = eng_q8_min(out->type),
+                      .qmax = eng_q8_max(out->type)};
 }
 
-static nnd_status softmax_q8(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
+static schema_status softmax_q8(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
     norm_job j = q8_job(c);
-    double real = 1.0 * nnd_f32(c->in[1]) * in->scale * (double)(1 << (31 - SOFTMAX_DIFF_BITS));
-    nnd_quantize_multiplier(fmin(real, (double)INT32_MAX), &j.mult, &j.shift);
+    double real = 1.0 * eng_f32(c->in[1]) * in->scale * (double)(1 << (31 - SOFTMAX_DIFF_BITS));
+    eng_quantize_multiplier(fmin(real, (double)INT32_MAX), &j.mult, &j.shift);
     /* Differences below -radius would overflow the rescaled input: their exp is 0. */
-    j.diff_min = -nnd_input_radius(SOFTMAX_DIFF_BITS, j.shift > 0 ? j.shift : 0);
+    j.diff_min = -eng_input_radius(SOFTMAX_DIFF_BITS, j.shift > 0 ? j.shift : 0);
     return along_axis(c, softmax_slice_q8, &j);
 }
 
-static nnd_status l2norm_f32(nnd_op_ctx *c) {
+static schema_status l2norm_f32(eng_op_ctx *c) {
     norm_job j = {0};
     return along_axis(c, l2norm_slice, &j);
 }
 
-static nnd_status l2norm_q8(nnd_op_ctx *c) {
+static schema_status l2norm_q8(eng_op_ctx *c) {
     norm_job j = q8_job(c);
     return along_axis(c, l2norm_slice_q8, &j);
 }
 
-static nnd_status lrn_f32(nnd_op_ctx *c) {
-    norm_job j = {.radius = nnd_i32(c->in[1]),
-                  .bias = nnd_f32(c->in[2]),
-                  .alpha = nnd_f32(c->in[3]),
-                  .beta = nnd_f32(c->in[4])};
+static schema_status lrn_f32(eng_op_ctx *c) {
+    norm_job j = {.radius = eng_i32(c->in[1]),
+                  .bias = eng_f32(c->in[2]),
+                  .alpha = eng_f32(c->in[3]),
+                  .beta = eng_f32(c->in[4])};
     return along_axis(c, lrn_slice, &j);
 }
 
-static nnd_status instance_f32(nnd_op_ctx *c) {
-    const nnd_tensor *t = c->in[0];
+static schema_status instance_f32(eng_op_ctx *c) {
+    const eng_tensor *t = c->in[0];
     norm_job j = {.in = t->data,
                   .out = c->out[0]->data,
-                  .gamma = nnd_f32(c->in[1]),
-                  .beta = nnd_f32(c->in[2]),
-                  .epsilon = nnd_f32(c->in[3])};
-    bool nchw = nnd_bool(c->in[4]);
-    nnd_image im;
-    nnd_image_of(t, nchw, &im);
+                  .gamma = eng_f32(c->in[1]),
+                  .beta = eng_f32(c->in[2]),
+                  .epsilon = eng_f32(c->in[3])};
+    bool nchw = eng_bool(c->in[4]);
+    eng_image im;
+    eng_image_of(t, nchw, &im);
     size_t pixels = (size_t)im.h * im.w;
     /* NCHW: each channel's pixels are contiguous; NHWC: c apart. */
     if (nchw)
@@ -350,14 +350,14 @@ static nnd_status instance_f32(nnd_op_ctx *c) {
 }
 
 /* FLOAT16: the operation's float32 kernel through the type bridge. */
-static nnd_status norm_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, nnd_op_kernel(c->def, NND_TENSOR_FLOAT32));
+static schema_status norm_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, eng_op_kernel(c->def, NND_TENSOR_FLOAT32));
 }
 
 /* Q8 is NULL for the operations without a quantized form (it ends the kernel list), else
  * it serves both 8-bit types. */
 #define NORM_OP(var, CODE, NAME, F32, Q8)                                                          \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = norm_check,                                                                       \
@@ -368,11 +368,11 @@ static nnd_status norm_f16(nnd_op_ctx *c) {
                     {NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8}},                                         \
     }
 
-NORM_OP(nnd_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_q8);
-NORM_OP(nnd_op_log_softmax, NND_OP_LOG_SOFTMAX, "LOG_SOFTMAX", softmax_f32, NULL);
-NORM_OP(nnd_op_l2_normalization, NND_OP_L2_NORMALIZATION, "L2_NORMALIZATION", l2norm_f32,
+NORM_OP(eng_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_q8);
+NORM_OP(eng_op_log_softmax, NND_OP_LOG_SOFTMAX, "LOG_SOFTMAX", softmax_f32, NULL);
+NORM_OP(eng_op_l2_normalization, NND_OP_L2_NORMALIZATION, "L2_NORMALIZATION", l2norm_f32,
         l2norm_q8);
-NORM_OP(nnd_op_local_response_normalization, NND_OP_LOCAL_RESPONSE_NORMALIZATION,
+NORM_OP(eng_op_local_response_normalization, NND_OP_LOCAL_RESPONSE_NORMALIZATION,
         "LOCAL_RESPONSE_NORMALIZATION", lrn_f32, NULL);
-NORM_OP(nnd_op_instance_normalization, NND_OP_INSTANCE_NORMALIZATION, "INSTANCE_NORMALIZATION",
+NORM_OP(eng_op_instance_normalization, NND_OP_INSTANCE_NORMALIZATION, "INSTANCE_NORMALIZATION",
         instance_f32, NULL);

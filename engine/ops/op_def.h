@@ -1,4 +1,4 @@
-/* op_def: shorthands for a kernel file's nnd_op_def (op.h), the value its row in
+/* op_def: shorthands for a kernel file's eng_op_def (op.h), the value its row in
  * registry.c points at.
  *
  * Contract: macros only; they expand to a plain designated initializer, so a definition
@@ -8,13 +8,13 @@
 #ifndef NND_OPS_OP_DEF_H
 #define NND_OPS_OP_DEF_H
 
-#include "op.h"
+#include "engine/op.h"
 
-/* Defines `const nnd_op_def nnd_op_<id>` for the HAL operation OP (code and name from
+/* Defines `const eng_op_def eng_op_<id>` for the HAL operation OP (code and name from
  * its spelling) with the given check, shape and kernel rows ({{type, run}, ...}). */
 // clang-format off
 #define NND_OP_DEF(id, OP, check_fn, shape_fn, ...) \
-    const nnd_op_def nnd_op_##id = {.code = NND_OP_##OP, .name = #OP, .check = check_fn, \
+    const eng_op_def eng_op_##id = {.code = NND_OP_##OP, .name = #OP, .check = check_fn, \
         .shape = shape_fn, .kernels = __VA_ARGS__}
 // clang-format on
 
@@ -28,7 +28,7 @@
 #define NND_KERNELS_FQI(run) \
     {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
      {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {NND_TENSOR_INT32, run}}
-/* The types nnd_check_moved() (signature.h) accepts: those of FQI. */
+/* The types eng_check_moved() (signature.h) accepts: those of FQI. */
 #define NND_KERNELS_MOVED(run) NND_KERNELS_FQI(run)
 // clang-format on
 

@@ -2,7 +2,7 @@
  *
  * Contract: the readers take a tensor whose data is present (a constant, or any operand
  * at execution) and of the type named; they do not check, the operation's check() has.
- * Shapes are plain dims; nnd_set_shape() marks the shape known. Nothing here allocates
+ * Shapes are plain dims; eng_set_shape() marks the shape known. Nothing here allocates
  * or fails.
  */
 #ifndef NND_OPS_OPERAND_H
@@ -12,40 +12,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "op.h"
+#include "engine/op.h"
 
 /* ---- presence and type classes -------------------------------------------------------- */
-static inline bool nnd_present(const nnd_tensor *t) {
+static inline bool eng_present(const eng_tensor *t) {
     return t->lifetime != NND_NO_VALUE;
 }
-static inline bool nnd_has_input(const nnd_op_ctx *c, uint32_t i) {
-    return i < c->n_in && nnd_present(c->in[i]);
+static inline bool eng_has_input(const eng_op_ctx *c, uint32_t i) {
+    return i < c->n_in && eng_present(c->in[i]);
 }
 /* An optional input that is a model input: at prepare it has no data yet, and whether the
  * request will omit it is only known at execution (shape() may want NND_DEFER). */
-static inline bool nnd_input_pending(const nnd_op_ctx *c, uint32_t i) {
-    return nnd_has_input(c, i) && c->in[i]->lifetime == NND_MODEL_INPUT && !c->in[i]->data;
+static inline bool eng_input_pending(const eng_op_ctx *c, uint32_t i) {
+    return eng_has_input(c, i) && c->in[i]->lifetime == NND_MODEL_INPUT && !c->in[i]->data;
 }
-static inline bool nnd_is_float(int32_t type) {
+static inline bool eng_is_float(int32_t type) {
     return type == NND_TENSOR_FLOAT32 || type == NND_TENSOR_FLOAT16;
 }
 
 /* ---- scalars -------------------------------------------------------------------------- */
-int32_t nnd_i32(const nnd_tensor *t); /* INT32 scalar, or element 0 of an INT32 tensor */
-float nnd_f32(const nnd_tensor *t);   /* FLOAT32 or FLOAT16 scalar */
-bool nnd_bool(const nnd_tensor *t);   /* BOOL scalar */
+int32_t eng_i32(const eng_tensor *t); /* INT32 scalar, or element 0 of an INT32 tensor */
+float eng_f32(const eng_tensor *t);   /* FLOAT32 or FLOAT16 scalar */
+bool eng_bool(const eng_tensor *t);   /* BOOL scalar */
 
 /* ---- shapes and axes ------------------------------------------------------------------ */
-size_t nnd_elems(const nnd_tensor *t); /* product of dims (1 for rank 0) */
+size_t eng_elems(const eng_tensor *t); /* product of dims (1 for rank 0) */
 /* Product of dims[from..to). */
-size_t nnd_dims_product(const nnd_tensor *t, uint32_t from, uint32_t to);
-void nnd_set_shape(nnd_tensor *t, uint32_t rank, const uint32_t *dims);
-static inline void nnd_copy_shape(nnd_tensor *dst, const nnd_tensor *src) {
-    nnd_set_shape(dst, src->rank, src->dims);
+size_t eng_dims_product(const eng_tensor *t, uint32_t from, uint32_t to);
+void eng_set_shape(eng_tensor *t, uint32_t rank, const uint32_t *dims);
+static inline void eng_copy_shape(eng_tensor *dst, const eng_tensor *src) {
+    eng_set_shape(dst, src->rank, src->dims);
 }
 /* A shape() (op.h) for the operations whose output 0 has input 0's shape. */
-nnd_status nnd_shape_of_input0(nnd_op_ctx *c);
+schema_status eng_shape_of_input0(eng_op_ctx *c);
 /* Resolves an axis in [-rank, rank) to [0, rank); false when out of range. */
-bool nnd_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out);
+bool eng_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out);
 
 #endif

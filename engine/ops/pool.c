@@ -6,18 +6,18 @@
 #include <float.h>
 #include <math.h>
 
-#include "affine_quant.h"
-#include "clamp.h"
-#include "fused_activation.h"
-#include "image_geometry.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fused_activation.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
 enum pool_kind { POOL_AVG, POOL_MAX, POOL_L2 };
 
-static enum pool_kind pool_kind_of(const nnd_op_ctx *c) {
+static enum pool_kind pool_kind_of(const eng_op_ctx *c) {
     switch (c->def->code) {
     case NND_OP_MAX_POOL_2D: return POOL_MAX;
     case NND_OP_L2_POOL_2D: return POOL_L2;
@@ -28,107 +28,107 @@ static enum pool_kind pool_kind_of(const nnd_op_ctx *c) {
 /* Operand layout: 0 input, then either explicit padding (1..4 left, right, top, bottom) or
  * an implicit scheme (1), then stride w, stride h, filter w, filter h, activation and an
  * optional NCHW flag. The reference tells the two forms apart by the input count. */
-static bool pool_explicit(const nnd_op_ctx *c) {
+static bool pool_explicit(const eng_op_ctx *c) {
     return c->n_in >= 10;
 }
-static uint32_t pool_stride_slot(const nnd_op_ctx *c) {
+static uint32_t pool_stride_slot(const eng_op_ctx *c) {
     return pool_explicit(c) ? 5 : 2;
 }
 
-static nnd_status pool_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 7, 11, 1, 1);
+static schema_status pool_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 7, 11, 1, 1);
     if (s) return s;
     if (c->n_in == 9)
-        return nnd_fail(c, "takes 7 or 8 (implicit) or 10 or 11 (explicit padding) inputs, got 9");
-    const nnd_tensor *in = c->in[0];
+        return eng_fail(c, "takes 7 or 8 (implicit) or 10 or 11 (explicit padding) inputs, got 9");
+    const eng_tensor *in = c->in[0];
     if (pool_kind_of(c) == POOL_L2)
-        s = nnd_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+        s = eng_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
     else
-        s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+        s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
-    if (s || (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_same_quant(c, 0, 0)) ||
-        (s = nnd_check_rank(c, in, "input 0", 4, 4)))
+    if (s || (s = eng_check_same_type(c, 0, 0)) || (s = eng_check_same_quant(c, 0, 0)) ||
+        (s = eng_check_rank(c, in, "input 0", 4, 4)))
         return s;
     uint32_t stride = pool_stride_slot(c), act = stride + 4, layout = act + 1;
     for (uint32_t i = 1; i < c->n_in; i++)
-        if ((s = nnd_check_scalar(c, i, i == layout ? NND_BOOL : NND_INT32))) return s;
+        if ((s = eng_check_scalar(c, i, i == layout ? NND_BOOL : NND_INT32))) return s;
     for (uint32_t i = 1; i < act; i++) {
         if (!c->in[i]->data) continue;
-        int32_t v = nnd_i32(c->in[i]);
+        int32_t v = eng_i32(c->in[i]);
         if (i >= stride && v <= 0)
-            return nnd_fail(c, "%s (input %u) is %d, must be positive",
+            return eng_fail(c, "%s (input %u) is %d, must be positive",
                             i < stride + 2 ? "stride" : "filter size", i, v);
         if (i < stride && pool_explicit(c) && v < 0)
-            return nnd_fail(c, "padding (input %u) is %d, must not be negative", i, v);
+            return eng_fail(c, "padding (input %u) is %d, must not be negative", i, v);
         if (i < stride && !pool_explicit(c) && v != NND_PADDING_SAME && v != NND_PADDING_VALID)
-            return nnd_fail(c, "padding scheme (input 1) is %d, not 1 (SAME) or 2 (VALID)", v);
+            return eng_fail(c, "padding scheme (input 1) is %d, not 1 (SAME) or 2 (VALID)", v);
     }
-    return nnd_check_activation(c, act);
+    return eng_check_activation(c, act);
 }
 
 typedef struct pool_geom {
-    nnd_image in;
+    eng_image in;
     uint32_t out_h, out_w;
     int32_t pad_top, pad_left, stride_h, stride_w, filter_h, filter_w, act;
     bool nchw;
 } pool_geom;
 
 /* Reads the scalars and derives the window geometry; fails on inconsistent values. */
-static nnd_status pool_geometry(nnd_op_ctx *c, pool_geom *g) {
+static schema_status pool_geometry(eng_op_ctx *c, pool_geom *g) {
     uint32_t st = pool_stride_slot(c);
     for (uint32_t i = 1; i < c->n_in; i++)
         if (!c->in[i]->data) return NND_DEFER;
-    g->nchw = c->n_in == st + 6 && nnd_bool(c->in[st + 5]);
-    nnd_image_of(c->in[0], g->nchw, &g->in);
-    g->stride_w = nnd_i32(c->in[st]);
-    g->stride_h = nnd_i32(c->in[st + 1]);
-    g->filter_w = nnd_i32(c->in[st + 2]);
-    g->filter_h = nnd_i32(c->in[st + 3]);
-    g->act = nnd_i32(c->in[st + 4]);
+    g->nchw = c->n_in == st + 6 && eng_bool(c->in[st + 5]);
+    eng_image_of(c->in[0], g->nchw, &g->in);
+    g->stride_w = eng_i32(c->in[st]);
+    g->stride_h = eng_i32(c->in[st + 1]);
+    g->filter_w = eng_i32(c->in[st + 2]);
+    g->filter_h = eng_i32(c->in[st + 3]);
+    g->act = eng_i32(c->in[st + 4]);
     if (g->stride_w <= 0 || g->stride_h <= 0 || g->filter_w <= 0 || g->filter_h <= 0)
-        return nnd_fail(c, "strides and filter sizes must be positive");
+        return eng_fail(c, "strides and filter sizes must be positive");
     int32_t left, right, top, bottom;
     uint32_t unused;
     if (pool_explicit(c)) {
-        left = nnd_i32(c->in[1]), right = nnd_i32(c->in[2]);
-        top = nnd_i32(c->in[3]), bottom = nnd_i32(c->in[4]);
+        left = eng_i32(c->in[1]), right = eng_i32(c->in[2]);
+        top = eng_i32(c->in[3]), bottom = eng_i32(c->in[4]);
     } else {
-        int32_t scheme = nnd_i32(c->in[1]);
+        int32_t scheme = eng_i32(c->in[1]);
         if (scheme != NND_PADDING_SAME && scheme != NND_PADDING_VALID)
-            return nnd_fail(c, "padding scheme (input 1) is %d, not 1 (SAME) or 2 (VALID)", scheme);
-        nnd_implicit_padding(scheme, g->in.w, (uint32_t)g->stride_w, (uint32_t)g->filter_w, 1,
+            return eng_fail(c, "padding scheme (input 1) is %d, not 1 (SAME) or 2 (VALID)", scheme);
+        eng_implicit_padding(scheme, g->in.w, (uint32_t)g->stride_w, (uint32_t)g->filter_w, 1,
                              &unused, &left, &right);
-        nnd_implicit_padding(scheme, g->in.h, (uint32_t)g->stride_h, (uint32_t)g->filter_h, 1,
+        eng_implicit_padding(scheme, g->in.h, (uint32_t)g->stride_h, (uint32_t)g->filter_h, 1,
                              &unused, &top, &bottom);
     }
     if (left < 0 || right < 0 || top < 0 || bottom < 0)
-        return nnd_fail(c, "padding must not be negative");
+        return eng_fail(c, "padding must not be negative");
     /* A padding as wide as the filter would give windows with no input at all. */
     if (left >= g->filter_w || right >= g->filter_w || top >= g->filter_h || bottom >= g->filter_h)
-        return nnd_fail(c, "padding (%d, %d, %d, %d) must be smaller than the %dx%d filter", left,
+        return eng_fail(c, "padding (%d, %d, %d, %d) must be smaller than the %dx%d filter", left,
                         right, top, bottom, g->filter_h, g->filter_w);
     if (g->act < NND_FUSED_NONE || g->act > NND_FUSED_RELU6)
-        return nnd_fail(c, "fused activation %d is not 0..3", g->act);
+        return eng_fail(c, "fused activation %d is not 0..3", g->act);
     g->pad_left = left;
     g->pad_top = top;
     g->out_w =
-        nnd_window_out(g->in.w, (uint32_t)g->filter_w, 1, (uint32_t)g->stride_w, left, right);
+        eng_window_out(g->in.w, (uint32_t)g->filter_w, 1, (uint32_t)g->stride_w, left, right);
     g->out_h =
-        nnd_window_out(g->in.h, (uint32_t)g->filter_h, 1, (uint32_t)g->stride_h, top, bottom);
+        eng_window_out(g->in.h, (uint32_t)g->filter_h, 1, (uint32_t)g->stride_h, top, bottom);
     return NND_OK;
 }
 
-static nnd_status pool_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
-    if (in->rank != 4) return nnd_fail(c, "input 0 must have rank 4, has %u", in->rank);
+static schema_status pool_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
+    if (in->rank != 4) return eng_fail(c, "input 0 must have rank 4, has %u", in->rank);
     pool_geom g;
-    nnd_status s = pool_geometry(c, &g);
+    schema_status s = pool_geometry(c, &g);
     if (s) return s;
     /* Only the batch may be empty. */
     if (!g.in.h || !g.in.w || !g.in.c)
-        return nnd_fail(c, "input 0 has an empty image (height %u, width %u, depth %u)", g.in.h,
+        return eng_fail(c, "input 0 has an empty image (height %u, width %u, depth %u)", g.in.h,
                         g.in.w, g.in.c);
-    nnd_set_image_shape(c->out[0], g.nchw, g.in.n, g.out_h, g.out_w, g.in.c);
+    eng_set_image_shape(c->out[0], g.nchw, g.in.n, g.out_h, g.out_w, g.in.c);
     return NND_OK;
 }
 
@@ -136,7 +136,7 @@ static nnd_status pool_shape(nnd_op_ctx *c) {
 
 typedef struct pool_job {
     pool_geom g;
-    nnd_image out;
+    eng_image out;
     enum pool_kind kind;
     bool q8;      /* 8-bit quantized data, else float32 */
     int32_t qmin; /* of the 8-bit type */
@@ -158,7 +158,7 @@ static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, si
         for (uint32_t k = 0; k < w; k++) {
             size_t at = in + y * sh + k * sw;
             double v =
-                j->q8 ? nnd_q8_get(j->in_data, at, j->qmin) : ((const float *)j->in_data)[at];
+                j->q8 ? eng_q8_get(j->in_data, at, j->qmin) : ((const float *)j->in_data)[at];
             if (j->kind == POOL_MAX)
                 acc = v > acc ? v : acc;
             else
@@ -173,12 +173,12 @@ static void pool_store(const pool_job *j, double acc, uint64_t count, size_t out
     if (j->q8) {
         int64_t r = (int64_t)acc, half = (int64_t)(count / 2);
         if (j->kind == POOL_AVG && count) r = (r >= 0 ? r + half : r - half) / (int64_t)count;
-        nnd_q8_put(j->out_data, out, nnd_clampi((int32_t)r, j->qlo, j->qhi));
+        eng_q8_put(j->out_data, out, eng_clampi((int32_t)r, j->qlo, j->qhi));
         return;
     }
     if (j->kind != POOL_MAX && count) acc /= (double)count;
     if (j->kind == POOL_L2) acc = sqrt(acc);
-    ((float *)j->out_data)[out] = nnd_clampf((float)acc, j->lo, j->hi);
+    ((float *)j->out_data)[out] = eng_clampf((float)acc, j->lo, j->hi);
 }
 
 static uint32_t clip(int64_t v, uint32_t hi) {
@@ -236,23 +236,23 @@ static void slide(const pool_job *j, const double *src, uint32_t len, int32_t st
     }
 }
 
-static nnd_status pool_walk_wide(nnd_op_ctx *c, const pool_job *j) {
+static schema_status pool_walk_wide(eng_op_ctx *c, const pool_job *j) {
     const pool_geom *g = &j->g;
-    const nnd_image *im = &g->in, *om = &j->out;
+    const eng_image *im = &g->in, *om = &j->out;
     uint64_t cols = (uint64_t)om->h * im->w, longest = im->h > im->w ? im->h : im->w;
-    if (cols > SIZE_MAX / sizeof(double) / 2) return nnd_fail(c, "pooling scratch too large");
-    double *colred = nnd_scratch(c, (size_t)cols * sizeof(double));
-    double *line = nnd_scratch(c, (size_t)longest * sizeof(double));
-    double *row = nnd_scratch(c, (size_t)om->w * sizeof(double));
-    uint32_t *queue = nnd_scratch(c, (size_t)longest * sizeof(uint32_t));
-    if (!colred || !line || !row || !queue) return nnd_fail(c, "out of scratch memory");
+    if (cols > SIZE_MAX / sizeof(double) / 2) return eng_fail(c, "pooling scratch too large");
+    double *colred = eng_scratch(c, (size_t)cols * sizeof(double));
+    double *line = eng_scratch(c, (size_t)longest * sizeof(double));
+    double *row = eng_scratch(c, (size_t)om->w * sizeof(double));
+    uint32_t *queue = eng_scratch(c, (size_t)longest * sizeof(uint32_t));
+    if (!colred || !line || !row || !queue) return eng_fail(c, "out of scratch memory");
     for (uint32_t n = 0; n < im->n; n++)
         for (uint32_t ch = 0; ch < im->c; ch++) {
             /* Columns: colred[oy][x] reduces input rows y0(oy)..y1(oy) of column x. */
             for (uint32_t x = 0; x < im->w; x++) {
                 for (uint32_t y = 0; y < im->h; y++) {
-                    size_t at = nnd_image_at(im, n, y, x, ch);
-                    double v = j->q8 ? nnd_q8_get(j->in_data, at, j->qmin)
+                    size_t at = eng_image_at(im, n, y, x, ch);
+                    double v = j->q8 ? eng_q8_get(j->in_data, at, j->qmin)
                                      : ((const float *)j->in_data)[at];
                     line[y] = j->kind == POOL_L2 ? v * v : v;
                 }
@@ -269,7 +269,7 @@ static nnd_status pool_walk_wide(nnd_op_ctx *c, const pool_job *j) {
                     uint32_t x0, x1;
                     window_of(ox, g->stride_w, g->pad_left, g->filter_w, im->w, &x0, &x1);
                     pool_store(j, row[ox], (uint64_t)(y1 - y0) * (x1 - x0),
-                               nnd_image_at(om, n, oy, ox, ch));
+                               eng_image_at(om, n, oy, ox, ch));
                 }
             }
         }
@@ -280,7 +280,7 @@ static nnd_status pool_walk_wide(nnd_op_ctx *c, const pool_job *j) {
  * counted. */
 static void pool_walk(const pool_job *j) {
     const pool_geom *g = &j->g;
-    const nnd_image *im = &g->in, *om = &j->out;
+    const eng_image *im = &g->in, *om = &j->out;
     for (uint32_t n = 0; n < im->n; n++)
         for (uint32_t oy = 0; oy < om->h; oy++) {
             int64_t ys = (int64_t)oy * g->stride_h - g->pad_top;
@@ -289,39 +289,39 @@ static void pool_walk(const pool_job *j) {
                 int64_t xs = (int64_t)ox * g->stride_w - g->pad_left;
                 uint32_t x0 = clip(xs, im->w), x1 = clip(xs + g->filter_w, im->w);
                 for (uint32_t ch = 0; ch < im->c; ch++)
-                    pool_reduce(j, nnd_image_at(im, n, y0, x0, ch), y1 - y0, x1 - x0,
-                                nnd_image_at(om, n, oy, ox, ch));
+                    pool_reduce(j, eng_image_at(im, n, y0, x0, ch), y1 - y0, x1 - x0,
+                                eng_image_at(om, n, oy, ox, ch));
             }
         }
 }
 
 /* FLOAT32 and the 8-bit quantized types. */
-static nnd_status pool_run(nnd_op_ctx *c) {
-    const nnd_tensor *out = c->out[0];
+static schema_status pool_run(eng_op_ctx *c) {
+    const eng_tensor *out = c->out[0];
     pool_job j = {.kind = pool_kind_of(c),
-                  .q8 = nnd_is_quant8(out->type),
-                  .qmin = nnd_q8_min(out->type),
+                  .q8 = eng_is_quant8(out->type),
+                  .qmin = eng_q8_min(out->type),
                   .in_data = c->in[0]->data,
                   .out_data = out->data};
-    nnd_status s = pool_geometry(c, &j.g);
+    schema_status s = pool_geometry(c, &j.g);
     if (s) return s == NND_DEFER ? NND_GENERAL_FAILURE : s;
-    if (nnd_elems(out) == 0) return NND_OK;
-    nnd_image_of(out, j.g.nchw, &j.out);
-    nnd_act_range_f32(j.g.act, &j.lo, &j.hi);
-    if (j.q8) nnd_act_range_q8(j.g.act, out, &j.qlo, &j.qhi);
+    if (eng_elems(out) == 0) return NND_OK;
+    eng_image_of(out, j.g.nchw, &j.out);
+    eng_act_range_f32(j.g.act, &j.lo, &j.hi);
+    if (j.q8) eng_act_range_q8(j.g.act, out, &j.qlo, &j.qhi);
     if ((uint64_t)j.g.filter_h * (uint64_t)j.g.filter_w > POOL_WIDE_WINDOW)
         return pool_walk_wide(c, &j);
     pool_walk(&j);
     return NND_OK;
 }
 
-static nnd_status pool_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, pool_run);
+static schema_status pool_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, pool_run);
 }
 
 /* L2 pooling has no quantized form: its row leaves the quantized kernels out. */
 #define POOL_OP(var, CODE, NAME, Q8)                                                               \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = pool_check,                                                                       \
@@ -332,6 +332,6 @@ static nnd_status pool_f16(nnd_op_ctx *c) {
                     {NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8}},                                         \
     }
 
-POOL_OP(nnd_op_average_pool_2d, NND_OP_AVERAGE_POOL_2D, "AVERAGE_POOL_2D", pool_run);
-POOL_OP(nnd_op_max_pool_2d, NND_OP_MAX_POOL_2D, "MAX_POOL_2D", pool_run);
-POOL_OP(nnd_op_l2_pool_2d, NND_OP_L2_POOL_2D, "L2_POOL_2D", NULL);
+POOL_OP(eng_op_average_pool_2d, NND_OP_AVERAGE_POOL_2D, "AVERAGE_POOL_2D", pool_run);
+POOL_OP(eng_op_max_pool_2d, NND_OP_MAX_POOL_2D, "MAX_POOL_2D", pool_run);
+POOL_OP(eng_op_l2_pool_2d, NND_OP_L2_POOL_2D, "L2_POOL_2D", NULL);

@@ -5,7 +5,7 @@
  * Contract: the input's storage type fixes the stored range [qmin, qmax]: [0, 255] for
  * TENSOR_QUANT8_ASYMM, [-128, 127] for TENSOR_QUANT8_ASYMM_SIGNED; the builder fills
  * table[q - qmin] for every q in that range with the output's stored bits (a signed value
- * as its two's complement byte). nnd_q8_table_run() runs on input 0 and output 0 of one
+ * as its two's complement byte). eng_q8_table_run() runs on input 0 and output 0 of one
  * storage type; it never allocates or fails.
  */
 #ifndef NND_OPS_QUANT_TABLE_H
@@ -13,11 +13,11 @@
 
 #include <stdint.h>
 
-#include "op.h"
+#include "engine/op.h"
 
-typedef void (*nnd_q8_table_fn)(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table);
+typedef void (*eng_q8_table_fn)(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table);
 
 /* Builds the table with build() and maps every element of input 0 into output 0. */
-nnd_status nnd_q8_table_run(nnd_op_ctx *c, nnd_q8_table_fn build);
+schema_status eng_q8_table_run(eng_op_ctx *c, eng_q8_table_fn build);
 
 #endif

@@ -2,13 +2,13 @@
  * projection) in the reference's integer pipeline: an 8-bit fully connected layer whose
  * int32 sums are rescaled to Q3.12 gate inputs, then 16-bit gemmlowp fixed point for the
  * gates (Q0.15) and a Q4.11 cell state. */
-#include "clamp.h"
-#include "fixedpoint.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,19 +28,19 @@ enum {
 /* Gate order of the operand lists (input, forget, cell, output). */
 enum { GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT, N_GATES };
 
-static nnd_status expect_quant(nnd_op_ctx *c, uint32_t i, const char *what, double scale,
-                               int32_t zero_point) {
-    const nnd_tensor *t = c->in[i];
-    if (!nnd_driver_rules(c)) return NND_OK;
+static schema_status expect_quant(eng_op_ctx *c, uint32_t i, const char *what, double scale,
+                                  int32_t zero_point) {
+    const eng_tensor *t = c->in[i];
+    if (!eng_driver_rules(c)) return NND_OK;
     if ((double)t->scale != scale || t->zero_point != zero_point)
-        return nnd_fail(c, "%s (input %u) must have scale %g and zero point %d, has (%g, %d)", what,
+        return eng_fail(c, "%s (input %u) must have scale %g and zero point %d, has (%g, %d)", what,
                         i, scale, zero_point, t->scale, t->zero_point);
     return NND_OK;
 }
 
-static nnd_status qlstm_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, N_IN, N_IN, 2, 2);
-    if (s || (s = nnd_check_type(c, c->in[IN_X], "input 0", 1, NND_TENSOR_QUANT8_ASYMM))) return s;
+static schema_status qlstm_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, N_IN, N_IN, 2, 2);
+    if (s || (s = eng_check_type(c, c->in[IN_X], "input 0", 1, NND_TENSOR_QUANT8_ASYMM))) return s;
     /* Q: QUANT8_ASYMM, I: TENSOR_INT32, S: QUANT16_SYMM; ranks alongside. */
     static const char kinds[N_IN + 1] = "QQQQQQQQQIIIISQ", ranks[N_IN + 1] = "222222222111122";
     for (uint32_t i = 0; i < N_IN; i++) {
@@ -48,50 +48,51 @@ static nnd_status qlstm_check(nnd_op_ctx *c) {
                        : kinds[i] == 'I' ? NND_TENSOR_INT32
                                          : NND_TENSOR_QUANT16_SYMM;
         if (c->in[i]->type != want)
-            return nnd_fail(c, "input %u must be %s, is %s", i, nnd_type_name(want),
-                            nnd_type_name(c->in[i]->type));
+            return eng_fail(c, "input %u must be %s, is %s", i, schema_type_name(want),
+                            schema_type_name(c->in[i]->type));
     }
-    if ((s = nnd_check_input_ranks(c, ranks))) return s;
+    if ((s = eng_check_input_ranks(c, ranks))) return s;
     if (c->out[OUT_CELL]->type != NND_TENSOR_QUANT16_SYMM ||
         c->out[OUT_H]->type != NND_TENSOR_QUANT8_ASYMM)
-        return nnd_fail(c, "outputs must be TENSOR_QUANT16_SYMM and TENSOR_QUANT8_ASYMM");
+        return eng_fail(c, "outputs must be TENSOR_QUANT16_SYMM and TENSOR_QUANT8_ASYMM");
     if ((s = expect_quant(c, IN_X, "input", 1.0 / 128, 128)) ||
         (s = expect_quant(c, IN_H, "previous output", 1.0 / 128, 128)))
         return s;
-    const nnd_tensor *w = c->in[IN_W_INPUT];
-    if (!nnd_driver_rules(c)) return NND_OK;
-    if (w->scale == 0.f) return nnd_fail(c, "weights (input 1) have scale 0");
+    const eng_tensor *w = c->in[IN_W_INPUT];
+    if (!eng_driver_rules(c)) return NND_OK;
+    if (w->scale == 0.f) return eng_fail(c, "weights (input 1) have scale 0");
     for (uint32_t i = IN_W_INPUT + 1; i < IN_BIAS; i++)
         if ((s = expect_quant(c, i, "weights", w->scale, w->zero_point))) return s;
     for (uint32_t i = IN_BIAS; i < IN_CELL; i++)
         if ((s = expect_quant(c, i, "bias", w->scale / 128.0, 0))) return s;
     /* The cell state is Q4.11: scale 2^-11 (the only state format the reference has). */
-    const nnd_tensor *cell = c->in[IN_CELL];
+    const eng_tensor *cell = c->in[IN_CELL];
     float log2_scale = logf(cell->scale) * (1.f / logf(2.f));
     if (cell->zero_point != 0 || !(fabsf(log2_scale - roundf(log2_scale)) < 1e-3f) ||
         roundf(log2_scale) != -11.f)
-        return nnd_fail(
+        return eng_fail(
             c, "cell state (input 13) must have scale 2^-11 and zero point 0, has (%g, %d)",
             cell->scale, cell->zero_point);
     return NND_OK;
 }
 
-static nnd_status qlstm_shape(nnd_op_ctx *c) {
-    const nnd_tensor *x = c->in[IN_X], *h = c->in[IN_H];
+static schema_status qlstm_shape(eng_op_ctx *c) {
+    const eng_tensor *x = c->in[IN_X], *h = c->in[IN_H];
     uint32_t batches = x->dims[0], in_size = x->dims[1], out_size = h->dims[1];
-    nnd_status s = nnd_expect_dims(c, IN_H, "previous output", 2, (uint32_t[]){batches, out_size});
-    if (s || (s = nnd_expect_dims(c, IN_CELL, "cell state", 2, (uint32_t[]){batches, out_size})))
+    schema_status s =
+        eng_expect_dims(c, IN_H, "previous output", 2, (uint32_t[]){batches, out_size});
+    if (s || (s = eng_expect_dims(c, IN_CELL, "cell state", 2, (uint32_t[]){batches, out_size})))
         return s;
     for (uint32_t g = 0; g < N_GATES; g++) {
-        if ((s = nnd_expect_dims(c, IN_W_INPUT + g, "input weights", 2,
+        if ((s = eng_expect_dims(c, IN_W_INPUT + g, "input weights", 2,
                                  (uint32_t[]){out_size, in_size})) ||
-            (s = nnd_expect_dims(c, IN_R_INPUT + g, "recurrent weights", 2,
+            (s = eng_expect_dims(c, IN_R_INPUT + g, "recurrent weights", 2,
                                  (uint32_t[]){out_size, out_size})) ||
-            (s = nnd_expect_dims(c, IN_BIAS + g, "bias", 1, (uint32_t[]){out_size})))
+            (s = eng_expect_dims(c, IN_BIAS + g, "bias", 1, (uint32_t[]){out_size})))
             return s;
     }
-    nnd_copy_shape(c->out[OUT_CELL], c->in[IN_CELL]);
-    nnd_copy_shape(c->out[OUT_H], h);
+    eng_copy_shape(c->out[OUT_CELL], c->in[IN_CELL]);
+    eng_copy_shape(c->out[OUT_H], h);
     return NND_OK;
 }
 
@@ -103,21 +104,21 @@ static int64_t dot_q8(const uint8_t *w, int32_t w_zero, const int16_t *x, uint32
     return acc;
 }
 
-static nnd_status qlstm_run(nnd_op_ctx *c) {
-    const nnd_tensor *x = c->in[IN_X], *h = c->in[IN_H];
+static schema_status qlstm_run(eng_op_ctx *c) {
+    const eng_tensor *x = c->in[IN_X], *h = c->in[IN_H];
     uint32_t batches = x->dims[0], in_size = x->dims[1], out_size = h->dims[1];
     int32_t w_zero = c->in[IN_W_INPUT]->zero_point;
     /* Gate inputs are Q3.12: the accumulator (scale input * weights = bias scale) times
      * bias scale * 2^12. */
     int32_t mult;
     int shift;
-    nnd_quantize_multiplier(4096.0 * c->in[IN_BIAS]->scale, &mult, &shift);
+    eng_quantize_multiplier(4096.0 * c->in[IN_BIAS]->scale, &mult, &shift);
     const int32_t *bias[N_GATES];
     for (uint32_t g = 0; g < N_GATES; g++)
-        if (!(bias[g] = nnd_aligned_data(c, c->in[IN_BIAS + g]))) return NND_GENERAL_FAILURE;
-    const int16_t *cell = nnd_aligned_data(c, c->in[IN_CELL]);
-    int16_t *xs = nnd_scratch(c, sizeof(int16_t) * ((size_t)in_size + out_size));
-    int16_t *gate = nnd_scratch(c, sizeof(int16_t) * N_GATES * (size_t)out_size);
+        if (!(bias[g] = eng_aligned_data(c, c->in[IN_BIAS + g]))) return NND_GENERAL_FAILURE;
+    const int16_t *cell = eng_aligned_data(c, c->in[IN_CELL]);
+    int16_t *xs = eng_scratch(c, sizeof(int16_t) * ((size_t)in_size + out_size));
+    int16_t *gate = eng_scratch(c, sizeof(int16_t) * N_GATES * (size_t)out_size);
     if (!cell || !xs || !gate) return NND_GENERAL_FAILURE;
     int16_t *cell_out = c->out[OUT_CELL]->data;
     uint8_t *h_out = c->out[OUT_H]->data;
@@ -143,24 +144,24 @@ static nnd_status qlstm_run(nnd_op_ctx *c) {
                 int32_t acc = sum > INT32_MAX   ? INT32_MAX
                               : sum < INT32_MIN ? INT32_MIN
                                                 : (int32_t)sum;
-                acc = nnd_mul_by_quantized(acc, mult, shift);
-                gate[g * out_size + r] = (int16_t)nnd_clampi(acc, INT16_MIN, INT16_MAX);
+                acc = eng_mul_by_quantized(acc, mult, shift);
+                gate[g * out_size + r] = (int16_t)eng_clampi(acc, INT16_MIN, INT16_MAX);
             }
         }
         for (uint32_t r = 0; r < out_size; r++) {
-            int16_t in_gate = nnd_fx16_logistic(gate[GATE_INPUT * out_size + r], 3);
-            int16_t forget = nnd_fx16_logistic(gate[GATE_FORGET * out_size + r], 3);
-            int16_t modulation = nnd_fx16_tanh(gate[GATE_CELL * out_size + r], 3);
-            int16_t out_gate = nnd_fx16_logistic(gate[GATE_OUTPUT * out_size + r], 3);
+            int16_t in_gate = eng_fx16_logistic(gate[GATE_INPUT * out_size + r], 3);
+            int16_t forget = eng_fx16_logistic(gate[GATE_FORGET * out_size + r], 3);
+            int16_t modulation = eng_fx16_tanh(gate[GATE_CELL * out_size + r], 3);
+            int16_t out_gate = eng_fx16_logistic(gate[GATE_OUTPUT * out_size + r], 3);
             size_t at = (size_t)b * out_size + r;
             /* Q0.15 * Q0.15 -> Q0.15, rescaled to Q4.11; Q0.15 * Q4.11 -> Q4.11. */
-            int16_t from_input = nnd_fx16_mul_pot(nnd_fx16_srdhm(in_gate, modulation), -4);
-            int16_t kept = nnd_fx16_srdhm(forget, cell[at]);
-            int16_t state = (int16_t)nnd_clampi(from_input + kept, INT16_MIN, INT16_MAX);
+            int16_t from_input = eng_fx16_mul_pot(eng_fx16_srdhm(in_gate, modulation), -4);
+            int16_t kept = eng_fx16_srdhm(forget, cell[at]);
+            int16_t state = (int16_t)eng_clampi(from_input + kept, INT16_MIN, INT16_MAX);
             cell_out[at] = state;
             /* tanh reads the state as Q3.12 (saturating), the output goes to 8 bits. */
-            int16_t act = nnd_fx16_srdhm(out_gate, nnd_fx16_tanh(nnd_fx16_mul_pot(state, 1), 3));
-            int32_t q = nnd_clampi(nnd_rounding_shift_right(act, 8), -128, 127);
+            int16_t act = eng_fx16_srdhm(out_gate, eng_fx16_tanh(eng_fx16_mul_pot(state, 1), 3));
+            int32_t q = eng_clampi(eng_rounding_shift_right(act, 8), -128, 127);
             h_out[at] = (uint8_t)(128 + q);
         }
     }

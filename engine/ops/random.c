@@ -4,28 +4,28 @@
 #include <float.h>
 #include <math.h>
 
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "realvalue.h"
-#include "signature.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/realvalue.h"
+#include "engine/ops/signature.h"
 
-static nnd_status multinomial_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
-    if (s || (s = nnd_check_float_signature(c, "TiI", "I")) ||
-        (s = nnd_check_input_ranks(c, "2.1")))
+static schema_status multinomial_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 3, 3, 1, 1);
+    if (s || (s = eng_check_float_signature(c, "TiI", "I")) ||
+        (s = eng_check_input_ranks(c, "2.1")))
         return s;
-    if (c->in[1]->data && nnd_i32(c->in[1]) < 0)
-        return nnd_fail(c, "sample count (input 1) is negative: %d", nnd_i32(c->in[1]));
+    if (c->in[1]->data && eng_i32(c->in[1]) < 0)
+        return eng_fail(c, "sample count (input 1) is negative: %d", eng_i32(c->in[1]));
     return NND_OK;
 }
 
-static nnd_status multinomial_shape(nnd_op_ctx *c) {
-    int32_t samples = nnd_i32(c->in[1]);
-    if (samples < 0) return nnd_fail(c, "sample count (input 1) is negative: %d", samples);
-    if (c->in[2]->dims[0] != 2) return nnd_fail(c, "input 2 must hold 2 seeds");
+static schema_status multinomial_shape(eng_op_ctx *c) {
+    int32_t samples = eng_i32(c->in[1]);
+    if (samples < 0) return eng_fail(c, "sample count (input 1) is negative: %d", samples);
+    if (c->in[2]->dims[0] != 2) return eng_fail(c, "input 2 must hold 2 seeds");
     uint32_t dims[2] = {c->in[0]->dims[0], (uint32_t)samples};
-    nnd_set_shape(c->out[0], 2, dims);
+    eng_set_shape(c->out[0], 2, dims);
     return NND_OK;
 }
 
@@ -42,27 +42,27 @@ static double next_unit(uint64_t *state) {
     return (double)(next_u64(state) >> 11) * 0x1p-53;
 }
 
-static nnd_status multinomial_run(nnd_op_ctx *c) {
-    const nnd_tensor *logits = c->in[0];
+static schema_status multinomial_run(eng_op_ctx *c) {
+    const eng_tensor *logits = c->in[0];
     const int32_t *seeds = c->in[2]->data;
     int32_t *out = c->out[0]->data;
     uint32_t batches = logits->dims[0], classes = logits->dims[1];
     uint32_t samples = c->out[0]->dims[1];
     if (batches == 0) return NND_OK; /* nothing to draw: classes alone may be anything */
-    double *cdf = nnd_scratch(c, sizeof(double) * (classes ? classes : 1));
-    if (!cdf) return nnd_fail(c, "out of memory");
+    double *cdf = eng_scratch(c, sizeof(double) * (classes ? classes : 1));
+    if (!cdf) return eng_fail(c, "out of memory");
     uint64_t state = (uint64_t)(uint32_t)seeds[0] << 32 | (uint32_t)seeds[1];
     for (uint32_t b = 0; b < batches; b++) {
         /* Shift by the largest finite logit so exp() cannot overflow; non-finite logits
          * get no mass. */
         float top = -FLT_MAX;
         for (uint32_t k = 0; k < classes; k++) {
-            float v = nnd_real_at(logits, (size_t)b * classes + k);
+            float v = eng_real_at(logits, (size_t)b * classes + k);
             if (isfinite(v) && v > top) top = v;
         }
         double total = 0;
         for (uint32_t k = 0; k < classes; k++) {
-            float v = nnd_real_at(logits, (size_t)b * classes + k);
+            float v = eng_real_at(logits, (size_t)b * classes + k);
             if (isfinite(v)) total += exp((double)v - (double)top);
             cdf[k] = total;
         }

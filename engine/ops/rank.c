@@ -1,29 +1,29 @@
 /* rank.c: RANK (HAL 1.3) — the number of dimensions of a tensor of any tensor type, as an
  * INT32 scalar. Only the input's shape is read, never its values. */
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
 
-static nnd_status rank_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 1, 1, 1, 1);
+static schema_status rank_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
     int32_t t = c->in[0]->type;
     /* Every HAL tensor type; OEM and extension tensors are not the reference's to rank. */
-    if (!nnd_type_is_tensor(t) || t == NND_TENSOR_OEM_BYTE || t > NND_TENSOR_QUANT8_ASYMM_SIGNED)
-        return nnd_fail(c, "input 0 must be a tensor of a HAL tensor type, is %s",
-                        nnd_type_name(t));
+    if (!schema_type_is_tensor(t) || t == NND_TENSOR_OEM_BYTE || t > NND_TENSOR_QUANT8_ASYMM_SIGNED)
+        return eng_fail(c, "input 0 must be a tensor of a HAL tensor type, is %s",
+                        schema_type_name(t));
     if (c->out[0]->type != NND_INT32)
-        return nnd_fail(c, "output 0 must be INT32, is %s", nnd_type_name(c->out[0]->type));
+        return eng_fail(c, "output 0 must be INT32, is %s", schema_type_name(c->out[0]->type));
     return NND_OK;
 }
 
-static nnd_status rank_shape(nnd_op_ctx *c) {
-    nnd_set_shape(c->out[0], 0, NULL);
+static schema_status rank_shape(eng_op_ctx *c) {
+    eng_set_shape(c->out[0], 0, NULL);
     return NND_OK;
 }
 
-static nnd_status rank_run(nnd_op_ctx *c) {
+static schema_status rank_run(eng_op_ctx *c) {
     *(int32_t *)c->out[0]->data = (int32_t)c->in[0]->rank;
     return NND_OK;
 }

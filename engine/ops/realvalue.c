@@ -1,43 +1,43 @@
 /* realvalue.c: real values of any numeric tensor. See realvalue.h. */
-#include "realvalue.h"
+#include "engine/ops/realvalue.h"
 
 #include <math.h>
 #include <stdint.h>
 
-#include "affine_quant.h"
-#include "float16.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/float16.h"
 
-float nnd_real_at(const nnd_tensor *t, size_t i) {
+float eng_real_at(const eng_tensor *t, size_t i) {
     switch (t->type) {
     case NND_TENSOR_FLOAT16:
-    case NND_FLOAT16: return (float)((const nnd_half *)t->data)[i];
+    case NND_FLOAT16: return (float)((const eng_half *)t->data)[i];
     case NND_TENSOR_INT32:
     case NND_INT32: return (float)((const int32_t *)t->data)[i];
     case NND_TENSOR_QUANT8_ASYMM:
     case NND_TENSOR_QUANT8_ASYMM_SIGNED:
-        return nnd_dequantize_value(nnd_q8_get(t->data, i, nnd_q8_min(t->type)), t->scale,
+        return eng_dequantize_value(eng_q8_get(t->data, i, eng_q8_min(t->type)), t->scale,
                                     t->zero_point);
     case NND_TENSOR_QUANT16_ASYMM:
-        return nnd_dequantize_value(((const uint16_t *)t->data)[i], t->scale, t->zero_point);
+        return eng_dequantize_value(((const uint16_t *)t->data)[i], t->scale, t->zero_point);
     case NND_TENSOR_QUANT16_SYMM:
-        return nnd_dequantize_value(((const int16_t *)t->data)[i], t->scale, t->zero_point);
+        return eng_dequantize_value(((const int16_t *)t->data)[i], t->scale, t->zero_point);
     default: return ((const float *)t->data)[i];
     }
 }
 
 /* round(x / scale + zero_point), saturated; NaN goes to lo. */
-static int32_t quantize_sat(float x, const nnd_tensor *t, int32_t lo, int32_t hi) {
+static int32_t quantize_sat(float x, const eng_tensor *t, int32_t lo, int32_t hi) {
     float v = roundf(x / t->scale + (float)t->zero_point);
     if (!(v > (float)lo)) return lo;
     return v > (float)hi ? hi : (int32_t)v;
 }
 
-void nnd_set_real_at(nnd_tensor *t, size_t i, float x) {
+void eng_set_real_at(eng_tensor *t, size_t i, float x) {
     switch (t->type) {
-    case NND_TENSOR_FLOAT16: ((nnd_half *)t->data)[i] = (nnd_half)x; break;
+    case NND_TENSOR_FLOAT16: ((eng_half *)t->data)[i] = (eng_half)x; break;
     case NND_TENSOR_QUANT8_ASYMM:
     case NND_TENSOR_QUANT8_ASYMM_SIGNED:
-        nnd_q8_put(t->data, i, quantize_sat(x, t, nnd_q8_min(t->type), nnd_q8_max(t->type)));
+        eng_q8_put(t->data, i, quantize_sat(x, t, eng_q8_min(t->type), eng_q8_max(t->type)));
         break;
     case NND_TENSOR_QUANT16_ASYMM:
         ((uint16_t *)t->data)[i] = (uint16_t)quantize_sat(x, t, 0, UINT16_MAX);

@@ -12,15 +12,15 @@
 
 #include <stddef.h>
 
-#include "op.h"
+#include "engine/op.h"
 
 /* Element i of a FLOAT32, FLOAT16, INT32, QUANT8_ASYMM(_SIGNED), QUANT16_ASYMM or
  * QUANT16_SYMM tensor as a real number (quantized values are dequantized with the tensor's
  * scale/zero point). */
-float nnd_real_at(const nnd_tensor *t, size_t i);
+float eng_real_at(const eng_tensor *t, size_t i);
 /* Stores x at element i of a FLOAT32, FLOAT16, QUANT8_ASYMM(_SIGNED), QUANT16_ASYMM or
  * QUANT16_SYMM tensor: quantized as round(x / scale + zero point) (half away from zero) saturated
  * to the type's range, as the reference does. */
-void nnd_set_real_at(nnd_tensor *t, size_t i, float x);
+void eng_set_real_at(eng_tensor *t, size_t i, float x);
 
 #endif

@@ -1,18 +1,18 @@
 /* recurrent.c: shared parts of the recurrent layers. See recurrent.h. */
-#include "recurrent.h"
+#include "engine/ops/recurrent.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "clamp.h"
-#include "kernel_errors.h"
-#include "operand.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
 
-float nnd_recurrent_act(int32_t act, float x) {
+float eng_recurrent_act(int32_t act, float x) {
     switch (act) {
     case NND_FUSED_RELU: return x > 0.f ? x : 0.f;
-    case NND_FUSED_RELU1: return nnd_clampf(x, -1.f, 1.f);
-    case NND_FUSED_RELU6: return nnd_clampf(x, 0.f, 6.f);
+    case NND_FUSED_RELU1: return eng_clampf(x, -1.f, 1.f);
+    case NND_FUSED_RELU6: return eng_clampf(x, 0.f, 6.f);
     case NND_ACT_TANH: return tanhf(x);
     case NND_ACT_SIGN_BIT: return signbit(x) ? 1.f : 0.f;
     case NND_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
@@ -20,13 +20,13 @@ float nnd_recurrent_act(int32_t act, float x) {
     }
 }
 
-void nnd_recurrent_act_vec(int32_t act, float *x, size_t n) {
+void eng_recurrent_act_vec(int32_t act, float *x, size_t n) {
     if (act == NND_FUSED_NONE) return;
     for (size_t i = 0; i < n; i++)
-        x[i] = nnd_recurrent_act(act, x[i]);
+        x[i] = eng_recurrent_act(act, x[i]);
 }
 
-void nnd_matvec_acc(const float *w, uint32_t rows, uint32_t cols, const float *x, size_t x_stride,
+void eng_matvec_acc(const float *w, uint32_t rows, uint32_t cols, const float *x, size_t x_stride,
                     uint32_t batch, float *out, size_t out_bstride, size_t out_rstride) {
     for (uint32_t b = 0; b < batch; b++) {
         const float *xb = x + b * x_stride;
@@ -40,7 +40,7 @@ void nnd_matvec_acc(const float *w, uint32_t rows, uint32_t cols, const float *x
     }
 }
 
-void nnd_seq_io_init(nnd_seq_io *io, bool time_major, const nnd_tensor *x, const nnd_tensor *aux,
+void eng_seq_io_init(eng_seq_io *io, bool time_major, const eng_tensor *x, const eng_tensor *aux,
                      float *out, size_t out_width) {
     bool seq = x->rank == 3;
     if (!seq) time_major = true; /* one step: [batch, input] */
@@ -56,34 +56,34 @@ void nnd_seq_io_init(nnd_seq_io *io, bool time_major, const nnd_tensor *x, const
     io->out_t = per_t * out_width, io->out_b = per_b * out_width;
 }
 
-void nnd_seq_store(const nnd_seq_io *io, uint32_t t, const float *rows, size_t width) {
+void eng_seq_store(const eng_seq_io *io, uint32_t t, const float *rows, size_t width) {
     float *o = io->out + t * io->out_t;
     for (uint32_t b = 0; b < io->n_batch; b++)
         memmove(o + b * io->out_b, rows + b * width, width * sizeof(float));
 }
 
-nnd_status nnd_seq_dims(nnd_op_ctx *c, bool time_major, uint32_t *n_time, uint32_t *n_batch) {
-    const nnd_tensor *x = c->in[0];
-    if (x->rank != 3) return nnd_fail(c, "input 0 must be 3-D, has rank %u", x->rank);
+schema_status eng_seq_dims(eng_op_ctx *c, bool time_major, uint32_t *n_time, uint32_t *n_batch) {
+    const eng_tensor *x = c->in[0];
+    if (x->rank != 3) return eng_fail(c, "input 0 must be 3-D, has rank %u", x->rank);
     *n_time = x->dims[time_major ? 0 : 1];
     *n_batch = x->dims[time_major ? 1 : 0];
     return NND_OK;
 }
 
-nnd_status nnd_seq_bidi_check(nnd_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
-                              uint32_t n_state, uint32_t *n_batch, uint32_t *n_aux) {
+schema_status eng_seq_bidi_check(eng_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
+                                 uint32_t n_state, uint32_t *n_batch, uint32_t *n_aux) {
     uint32_t base = merge ? 1 : 2;
     if (c->n_out != base && c->n_out != base + n_state)
-        return nnd_fail(c, "has %u outputs; %s outputs need %u, or %u with the final states",
+        return eng_fail(c, "has %u outputs; %s outputs need %u, or %u with the final states",
                         c->n_out, merge ? "merged" : "separate", base, base + n_state);
     uint32_t n_time;
-    nnd_status s = nnd_seq_dims(c, time_major, &n_time, n_batch);
+    schema_status s = eng_seq_dims(c, time_major, &n_time, n_batch);
     if (s) return s;
     *n_aux = 0;
-    if (!nnd_has_input(c, aux_i)) return NND_OK;
-    const nnd_tensor *x = c->in[0], *a = c->in[aux_i];
+    if (!eng_has_input(c, aux_i)) return NND_OK;
+    const eng_tensor *x = c->in[0], *a = c->in[aux_i];
     if (a->rank != 3 || a->dims[0] != x->dims[0] || a->dims[1] != x->dims[1] || !a->dims[2])
-        return nnd_fail(c,
+        return eng_fail(c,
                         "auxiliary input (input %u) must be 3-D with the input's first two "
                         "dimensions",
                         aux_i);
@@ -91,26 +91,26 @@ nnd_status nnd_seq_bidi_check(nnd_op_ctx *c, bool merge, bool time_major, uint32
     return NND_OK;
 }
 
-nnd_tensor *nnd_seq_bidi_state(const nnd_op_ctx *c, bool merge, uint32_t k) {
+eng_tensor *eng_seq_bidi_state(const eng_op_ctx *c, bool merge, uint32_t k) {
     uint32_t at = (merge ? 1 : 2) + k;
     return at < c->n_out ? c->out[at] : NULL;
 }
 
-void nnd_seq_bidi_set_shapes(nnd_op_ctx *c, bool merge, uint32_t fw_width, uint32_t bw_width) {
-    const nnd_tensor *x = c->in[0];
+void eng_seq_bidi_set_shapes(eng_op_ctx *c, bool merge, uint32_t fw_width, uint32_t bw_width) {
+    const eng_tensor *x = c->in[0];
     uint32_t d[3] = {x->dims[0], x->dims[1], merge ? fw_width + bw_width : fw_width};
-    nnd_set_shape(c->out[0], 3, d);
+    eng_set_shape(c->out[0], 3, d);
     d[2] = bw_width;
-    if (!merge) nnd_set_shape(c->out[1], 3, d);
+    if (!merge) eng_set_shape(c->out[1], 3, d);
 }
 
-void nnd_seq_bidi_io(const nnd_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
-                     bool parallel, uint32_t fw_width, nnd_seq_io *fw, nnd_seq_io *bw) {
-    const nnd_tensor *aux = nnd_has_input(c, aux_i) ? c->in[aux_i] : NULL;
-    const nnd_tensor *out_fw = c->out[0], *out_bw = c->out[merge ? 0 : 1];
+void eng_seq_bidi_io(const eng_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
+                     bool parallel, uint32_t fw_width, eng_seq_io *fw, eng_seq_io *bw) {
+    const eng_tensor *aux = eng_has_input(c, aux_i) ? c->in[aux_i] : NULL;
+    const eng_tensor *out_fw = c->out[0], *out_bw = c->out[merge ? 0 : 1];
     float *bw_base = (float *)out_bw->data + (merge ? fw_width : 0);
-    const nnd_tensor *bw_x = parallel ? aux : c->in[0];
+    const eng_tensor *bw_x = parallel ? aux : c->in[0];
     if (parallel) aux = NULL;
-    nnd_seq_io_init(fw, time_major, c->in[0], aux, out_fw->data, out_fw->dims[2]);
-    nnd_seq_io_init(bw, time_major, bw_x, aux, bw_base, out_bw->dims[2]);
+    eng_seq_io_init(fw, time_major, c->in[0], aux, out_fw->data, out_fw->dims[2]);
+    eng_seq_io_init(bw, time_major, bw_x, aux, bw_base, out_bw->dims[2]);
 }

@@ -5,14 +5,14 @@
  * input differences from the zero point as TensorFlow Lite's reference does: the
  * multiplier of in_scale / out_scale, divided by the element count, rounds the mean to
  * nearest (the Android runtime's older kernel truncated, one step apart at most). */
-#include "affine_quant.h"
-#include "fixedpoint.h"
-#include "float16.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/float16.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 #include <float.h>
 #include <string.h>
@@ -30,10 +30,10 @@ typedef struct reduce_plan {
 
 typedef void (*reduce_row_fn)(void *ctx, size_t out, size_t base, const size_t *rel, size_t n);
 
-static nnd_status reduce_plan_make(nnd_op_ctx *c, const nnd_tensor *in, const bool *reduce,
-                                   reduce_plan *p) {
+static schema_status reduce_plan_make(eng_op_ctx *c, const eng_tensor *in, const bool *reduce,
+                                      reduce_plan *p) {
     ptrdiff_t step[NND_MAX_RANK];
-    nnd_dense_steps(in->rank, in->dims, step);
+    eng_dense_steps(in->rank, in->dims, step);
     uint32_t red_dims[NND_MAX_RANK], n_red = 0;
     size_t red_step[NND_MAX_RANK];
     p->n_keep = 0, p->n_rel = 1, p->n_out = 1;
@@ -46,8 +46,8 @@ static nnd_status reduce_plan_make(nnd_op_ctx *c, const nnd_tensor *in, const bo
             p->n_out *= in->dims[d];
         }
     }
-    p->rel = nnd_scratch(c, p->n_rel * sizeof(size_t) + 1);
-    if (!p->rel) return nnd_fail(c, "out of scratch memory");
+    p->rel = eng_scratch(c, p->n_rel * sizeof(size_t) + 1);
+    if (!p->rel) return eng_fail(c, "out of scratch memory");
     /* Offsets of the reduced sub-box in increasing order, so each output folds its inputs
      * in the order the reference visits them. */
     uint32_t idx[NND_MAX_RANK] = {0};
@@ -82,9 +82,9 @@ static void reduce_walk(const reduce_plan *p, reduce_row_fn row, void *ctx) {
 static double load(const void *data, int32_t type, size_t i) {
     switch (type) {
     case NND_TENSOR_FLOAT32: return ((const float *)data)[i];
-    case NND_TENSOR_FLOAT16: return (double)((const nnd_half *)data)[i];
+    case NND_TENSOR_FLOAT16: return (double)((const eng_half *)data)[i];
     case NND_TENSOR_INT32: return ((const int32_t *)data)[i];
-    default: return nnd_q8_get(data, i, nnd_q8_min(type)); /* 8-bit quantized, BOOL8 */
+    default: return eng_q8_get(data, i, eng_q8_min(type)); /* 8-bit quantized, BOOL8 */
     }
 }
 
@@ -92,7 +92,7 @@ static double load(const void *data, int32_t type, size_t i) {
 
 enum red_op { RED_SUM, RED_PROD, RED_MAX, RED_MIN, RED_MEAN, RED_ALL, RED_ANY };
 
-static enum red_op red_op_of(const nnd_op_ctx *c) {
+static enum red_op red_op_of(const eng_op_ctx *c) {
     switch (c->def->code) {
     case NND_OP_REDUCE_PROD: return RED_PROD;
     case NND_OP_REDUCE_MAX: return RED_MAX;
@@ -106,76 +106,77 @@ static enum red_op red_op_of(const nnd_op_ctx *c) {
 
 /* ARGMAX, ARGMIN and TOPK_V2: input 0 of FLOAT32, FLOAT16, an 8-bit quantized type or
  * INT32, rank 1 or more. */
-static nnd_status check_input(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
-    nnd_status s =
-        nnd_check_type(c, in, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+static schema_status check_input(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
+    schema_status s =
+        eng_check_type(c, in, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                        NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
-    return s ? s : nnd_check_rank(c, in, "input 0", 1, NND_MAX_RANK);
+    return s ? s : eng_check_rank(c, in, "input 0", 1, NND_MAX_RANK);
 }
 
 /* ---- MEAN and REDUCE_* -------------------------------------------------------------- */
 /* Inputs: 0 data, 1 axes (1-D TENSOR_INT32), 2 keep_dims (INT32 > 0 for MEAN, BOOL for
  * the others). */
 
-static nnd_status reduce_check(nnd_op_ctx *c) {
+static schema_status reduce_check(eng_op_ctx *c) {
     enum red_op op = red_op_of(c);
-    nnd_status s = nnd_check_count(c, 3, 3, 1, 1);
+    schema_status s = eng_check_count(c, 3, 3, 1, 1);
     if (s) return s;
     /* SUM and PROD are float only, ALL and ANY take BOOL8, the others add the 8-bit
      * quantized types, whose output keeps the input's scale and zero point. */
-    const nnd_tensor *in = c->in[0];
+    const eng_tensor *in = c->in[0];
     if (op == RED_ALL || op == RED_ANY)
-        s = nnd_check_type(c, in, "input 0", 1, NND_TENSOR_BOOL8);
+        s = eng_check_type(c, in, "input 0", 1, NND_TENSOR_BOOL8);
     else
-        s = nnd_check_type(c, in, "input 0", op == RED_SUM || op == RED_PROD ? 2 : 4,
+        s = eng_check_type(c, in, "input 0", op == RED_SUM || op == RED_PROD ? 2 : 4,
                            NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM,
                            NND_TENSOR_QUANT8_ASYMM_SIGNED);
-    if (s || (s = nnd_check_rank(c, in, "input 0", 1, 4)) || (s = nnd_check_same_type(c, 0, 0)) ||
-        (s = nnd_check_same_quant(c, 0, 0)))
+    if (s || (s = eng_check_rank(c, in, "input 0", 1, 4)) || (s = eng_check_same_type(c, 0, 0)) ||
+        (s = eng_check_same_quant(c, 0, 0)))
         return s;
-    const nnd_tensor *axes = c->in[1];
+    const eng_tensor *axes = c->in[1];
     if (axes->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "axes (input 1) must be TENSOR_INT32, is %s", nnd_type_name(axes->type));
-    if ((s = nnd_check_rank(c, axes, "axes (input 1)", 1, 1))) return s;
-    return nnd_check_scalar(c, 2, op == RED_MEAN ? NND_INT32 : NND_BOOL);
+        return eng_fail(c, "axes (input 1) must be TENSOR_INT32, is %s",
+                        schema_type_name(axes->type));
+    if ((s = eng_check_rank(c, axes, "axes (input 1)", 1, 1))) return s;
+    return eng_check_scalar(c, 2, op == RED_MEAN ? NND_INT32 : NND_BOOL);
 }
 
 /* Marks the reduced dimensions; NND_DEFER when the axes are not known yet. */
-static nnd_status reduce_axes(nnd_op_ctx *c, bool *reduce) {
-    const nnd_tensor *in = c->in[0], *axes = c->in[1];
-    size_t n = nnd_elems(axes);
+static schema_status reduce_axes(eng_op_ctx *c, bool *reduce) {
+    const eng_tensor *in = c->in[0], *axes = c->in[1];
+    size_t n = eng_elems(axes);
     if (n && !axes->data) return NND_DEFER;
-    if (axes->rank != 1) return nnd_fail(c, "axes (input 1) must be 1-D");
+    if (axes->rank != 1) return eng_fail(c, "axes (input 1) must be 1-D");
     for (uint32_t d = 0; d < in->rank; d++)
         reduce[d] = false;
     for (size_t k = 0; k < n; k++) {
         int32_t a = ((const int32_t *)axes->data)[k];
         uint32_t d;
-        if (!nnd_resolve_axis(a, in->rank, &d))
-            return nnd_fail(c, "axis %d is out of range for rank %u", a, in->rank);
+        if (!eng_resolve_axis(a, in->rank, &d))
+            return eng_fail(c, "axis %d is out of range for rank %u", a, in->rank);
         reduce[d] = true;
     }
     return NND_OK;
 }
 
 /* Output 0 is input 0 without the reduced dimensions, or with them as 1 when keep. */
-static void set_reduced_shape(nnd_op_ctx *c, const bool *reduce, bool keep) {
-    const nnd_tensor *in = c->in[0];
+static void set_reduced_shape(eng_op_ctx *c, const bool *reduce, bool keep) {
+    const eng_tensor *in = c->in[0];
     uint32_t dims[NND_MAX_RANK], r = 0;
     for (uint32_t d = 0; d < in->rank; d++)
         if (!reduce[d] || keep) dims[r++] = reduce[d] ? 1 : in->dims[d];
     /* A result with no dimensions left is [1], as the Android runtime answers. */
     if (r == 0) dims[r++] = 1;
-    nnd_set_shape(c->out[0], r, dims);
+    eng_set_shape(c->out[0], r, dims);
 }
 
-static nnd_status reduce_shape(nnd_op_ctx *c) {
+static schema_status reduce_shape(eng_op_ctx *c) {
     bool reduce[NND_MAX_RANK];
-    nnd_status s = reduce_axes(c, reduce);
+    schema_status s = reduce_axes(c, reduce);
     if (s) return s;
     set_reduced_shape(c, reduce,
-                      red_op_of(c) == RED_MEAN ? nnd_i32(c->in[2]) > 0 : nnd_bool(c->in[2]));
+                      red_op_of(c) == RED_MEAN ? eng_i32(c->in[2]) > 0 : eng_bool(c->in[2]));
     return NND_OK;
 }
 
@@ -211,7 +212,7 @@ static void reduce_row_float(void *ctx, size_t o, size_t base, const size_t *rel
         acc = fold_f(j->op, acc, (float)load(j->in, j->type, base + rel[k]));
     if (j->op == RED_MEAN) acc /= (float)n;
     if (j->type == NND_TENSOR_FLOAT16)
-        ((nnd_half *)j->out)[o] = (nnd_half)acc;
+        ((eng_half *)j->out)[o] = (eng_half)acc;
     else
         ((float *)j->out)[o] = acc;
 }
@@ -222,14 +223,14 @@ static void reduce_row_int(void *ctx, size_t o, size_t base, const size_t *rel, 
     const fold_job *j = ctx;
     bool boolean = j->type == NND_TENSOR_BOOL8;
     bool max = j->op == RED_MAX || j->op == RED_ANY, min = j->op == RED_MIN || j->op == RED_ALL;
-    int32_t qmin = nnd_q8_min(j->type);
-    int32_t acc = min ? (boolean ? 1 : nnd_q8_max(j->type)) : max ? qmin : 0;
+    int32_t qmin = eng_q8_min(j->type);
+    int32_t acc = min ? (boolean ? 1 : eng_q8_max(j->type)) : max ? qmin : 0;
     for (size_t k = 0; k < n; k++) {
-        int32_t x = nnd_q8_get(j->in, base + rel[k], qmin);
+        int32_t x = eng_q8_get(j->in, base + rel[k], qmin);
         if (boolean) x = x != 0;
         acc = max ? (x > acc ? x : acc) : min ? (x < acc ? x : acc) : acc + x;
     }
-    nnd_q8_put(j->out, o, acc);
+    eng_q8_put(j->out, o, acc);
 }
 
 /* 8-bit MEAN: (sum of (x - zp_in)) * in_scale / (n * out_scale) + zp_out. The multiplier
@@ -238,10 +239,10 @@ static void reduce_row_int(void *ctx, size_t o, size_t base, const size_t *rel, 
  * wraps as the reference's does. */
 static void reduce_row_mean_q8(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
     const fold_job *j = ctx;
-    int32_t qmin = nnd_q8_min(j->type);
+    int32_t qmin = eng_q8_min(j->type);
     uint32_t sum = 0;
     for (size_t k = 0; k < n; k++)
-        sum += (uint32_t)nnd_q8_get(j->in, base + rel[k], qmin);
+        sum += (uint32_t)eng_q8_get(j->in, base + rel[k], qmin);
     int32_t r = j->zp_out;
     if (n) {
         int up = 63 - __builtin_clzll((unsigned long long)n);
@@ -249,36 +250,37 @@ static void reduce_row_mean_q8(void *ctx, size_t o, size_t base, const size_t *r
         if (up > 31 + j->shift) up = 31 + j->shift;
         int32_t mult = (int32_t)(((int64_t)j->mult << up) / (int64_t)n);
         int32_t diff = (int32_t)(sum - (uint32_t)j->zp_in * (uint32_t)n);
-        r = nnd_q8_offset(nnd_mul_by_quantized(diff, mult, j->shift - up), j->zp_out, qmin,
-                          nnd_q8_max(j->type));
+        r = eng_q8_offset(eng_mul_by_quantized(diff, mult, j->shift - up), j->zp_out, qmin,
+                          eng_q8_max(j->type));
     }
-    nnd_q8_put(j->out, o, r);
+    eng_q8_put(j->out, o, r);
 }
 
 /* Folds input 0 over the reduced dimensions into output 0 with row(). */
-static nnd_status fold_run(nnd_op_ctx *c, const bool *reduce, reduce_row_fn row, enum red_op op) {
-    const nnd_tensor *in = c->in[0];
-    if (nnd_elems(c->out[0]) == 0) return NND_OK;
+static schema_status fold_run(eng_op_ctx *c, const bool *reduce, reduce_row_fn row,
+                              enum red_op op) {
+    const eng_tensor *in = c->in[0];
+    if (eng_elems(c->out[0]) == 0) return NND_OK;
     reduce_plan p;
-    nnd_status s = reduce_plan_make(c, in, reduce, &p);
+    schema_status s = reduce_plan_make(c, in, reduce, &p);
     if (s) return s;
     fold_job j = {.in = in->data, .out = c->out[0]->data, .type = in->type, .op = op};
-    if (op == RED_MEAN && nnd_is_quant8(in->type)) {
-        const nnd_tensor *out = c->out[0];
+    if (op == RED_MEAN && eng_is_quant8(in->type)) {
+        const eng_tensor *out = c->out[0];
         j.zp_in = in->zero_point;
         j.zp_out = out->zero_point;
-        nnd_quantize_multiplier((double)in->scale / (double)out->scale, &j.mult, &j.shift);
+        eng_quantize_multiplier((double)in->scale / (double)out->scale, &j.mult, &j.shift);
     }
     reduce_walk(&p, row, &j);
     return NND_OK;
 }
 
-static nnd_status reduce_run(nnd_op_ctx *c) {
+static schema_status reduce_run(eng_op_ctx *c) {
     bool reduce[NND_MAX_RANK];
-    nnd_status s = reduce_axes(c, reduce);
+    schema_status s = reduce_axes(c, reduce);
     if (s) return s;
     enum red_op op = red_op_of(c);
-    bool float_type = nnd_is_float(c->in[0]->type);
+    bool float_type = eng_is_float(c->in[0]->type);
     if (op == RED_MEAN && !float_type) return fold_run(c, reduce, reduce_row_mean_q8, op);
     return fold_run(c, reduce, float_type ? reduce_row_float : reduce_row_int, op);
 }
@@ -286,34 +288,35 @@ static nnd_status reduce_run(nnd_op_ctx *c) {
 /* ---- ARGMAX / ARGMIN ---------------------------------------------------------------- */
 /* Inputs: 0 data, 1 axis (INT32). Output: TENSOR_INT32 without the axis. */
 
-static nnd_status arg_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 2, 2, 1, 1);
-    if (s || (s = check_input(c)) || (s = nnd_check_scalar(c, 1, NND_INT32))) return s;
+static schema_status arg_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 2, 2, 1, 1);
+    if (s || (s = check_input(c)) || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
     if (c->out[0]->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "output 0 must be TENSOR_INT32, is %s", nnd_type_name(c->out[0]->type));
+        return eng_fail(c, "output 0 must be TENSOR_INT32, is %s",
+                        schema_type_name(c->out[0]->type));
     return NND_OK;
 }
 
-static nnd_status arg_axis(nnd_op_ctx *c, uint32_t *axis) {
-    const nnd_tensor *in = c->in[0];
-    if (!nnd_resolve_axis(nnd_i32(c->in[1]), in->rank, axis))
-        return nnd_fail(c, "axis %d is out of range for rank %u", nnd_i32(c->in[1]), in->rank);
-    if (in->dims[*axis] == 0) return nnd_fail(c, "input 0 is empty along axis %u", *axis);
+static schema_status arg_axis(eng_op_ctx *c, uint32_t *axis) {
+    const eng_tensor *in = c->in[0];
+    if (!eng_resolve_axis(eng_i32(c->in[1]), in->rank, axis))
+        return eng_fail(c, "axis %d is out of range for rank %u", eng_i32(c->in[1]), in->rank);
+    if (in->dims[*axis] == 0) return eng_fail(c, "input 0 is empty along axis %u", *axis);
     return NND_OK;
 }
 
 /* The axis as a reduction mask. */
-static nnd_status arg_axis_mask(nnd_op_ctx *c, bool *reduce) {
+static schema_status arg_axis_mask(eng_op_ctx *c, bool *reduce) {
     uint32_t axis;
-    nnd_status s = arg_axis(c, &axis);
+    schema_status s = arg_axis(c, &axis);
     for (uint32_t d = 0; !s && d < c->in[0]->rank; d++)
         reduce[d] = d == axis;
     return s;
 }
 
-static nnd_status arg_shape(nnd_op_ctx *c) {
+static schema_status arg_shape(eng_op_ctx *c) {
     bool reduce[NND_MAX_RANK];
-    nnd_status s = arg_axis_mask(c, reduce);
+    schema_status s = arg_axis_mask(c, reduce);
     if (!s) set_reduced_shape(c, reduce, false);
     return s;
 }
@@ -331,9 +334,9 @@ static void arg_row(void *ctx, size_t o, size_t base, const size_t *rel, size_t 
     ((int32_t *)j->out)[o] = at;
 }
 
-static nnd_status arg_run(nnd_op_ctx *c) {
+static schema_status arg_run(eng_op_ctx *c) {
     bool reduce[NND_MAX_RANK];
-    nnd_status s = arg_axis_mask(c, reduce);
+    schema_status s = arg_axis_mask(c, reduce);
     if (s) return s;
     return fold_run(c, reduce, arg_row, c->def->code == NND_OP_ARGMIN ? RED_MIN : RED_MAX);
 }
@@ -342,26 +345,27 @@ static nnd_status arg_run(nnd_op_ctx *c) {
 /* Inputs: 0 data, 1 k (INT32). Outputs: 0 the k largest values of each last-dimension
  * row, descending (larger index first among equals), 1 their indices (TENSOR_INT32). */
 
-static nnd_status topk_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 2, 2, 2, 2);
-    if (s || (s = check_input(c)) || (s = nnd_check_same_type(c, 0, 0)) ||
-        (s = nnd_check_same_quant(c, 0, 0)) || (s = nnd_check_scalar(c, 1, NND_INT32)))
+static schema_status topk_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 2, 2, 2, 2);
+    if (s || (s = check_input(c)) || (s = eng_check_same_type(c, 0, 0)) ||
+        (s = eng_check_same_quant(c, 0, 0)) || (s = eng_check_scalar(c, 1, NND_INT32)))
         return s;
     if (c->out[1]->type != NND_TENSOR_INT32)
-        return nnd_fail(c, "output 1 must be TENSOR_INT32, is %s", nnd_type_name(c->out[1]->type));
-    if (c->in[1]->data && nnd_i32(c->in[1]) < 1)
-        return nnd_fail(c, "k (%d) must be positive", nnd_i32(c->in[1]));
+        return eng_fail(c, "output 1 must be TENSOR_INT32, is %s",
+                        schema_type_name(c->out[1]->type));
+    if (c->in[1]->data && eng_i32(c->in[1]) < 1)
+        return eng_fail(c, "k (%d) must be positive", eng_i32(c->in[1]));
     return NND_OK;
 }
 
-static nnd_status topk_shape(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
-    int32_t k = nnd_i32(c->in[1]);
-    if (in->rank == 0) return nnd_fail(c, "input 0 must have rank 1 or more");
+static schema_status topk_shape(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
+    int32_t k = eng_i32(c->in[1]);
+    if (in->rank == 0) return eng_fail(c, "input 0 must have rank 1 or more");
     if (k < 1 || (uint32_t)k > in->dims[in->rank - 1])
-        return nnd_fail(c, "k (%d) must be in [1, %u]", k, in->dims[in->rank - 1]);
+        return eng_fail(c, "k (%d) must be in [1, %u]", k, in->dims[in->rank - 1]);
     for (uint32_t o = 0; o < 2; o++) {
-        nnd_copy_shape(c->out[o], in);
+        eng_copy_shape(c->out[o], in);
         c->out[o]->dims[in->rank - 1] = (uint32_t)k;
     }
     return NND_OK;
@@ -402,12 +406,12 @@ static void topk_select(topk_item *h, size_t n, size_t k) {
     }
 }
 
-static nnd_status topk_run(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[0];
-    size_t row = in->dims[in->rank - 1], k = (size_t)nnd_i32(c->in[1]);
-    size_t rows = row ? nnd_elems(in) / row : 0, es = nnd_type_size(in->type);
-    topk_item *items = nnd_scratch(c, row * sizeof *items + 1);
-    if (!items) return nnd_fail(c, "out of scratch memory");
+static schema_status topk_run(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[0];
+    size_t row = in->dims[in->rank - 1], k = (size_t)eng_i32(c->in[1]);
+    size_t rows = row ? eng_elems(in) / row : 0, es = schema_type_size(in->type);
+    topk_item *items = eng_scratch(c, row * sizeof *items + 1);
+    if (!items) return eng_fail(c, "out of scratch memory");
     const uint8_t *src = in->data;
     uint8_t *values = c->out[0]->data;
     int32_t *indices = c->out[1]->data;
@@ -430,7 +434,7 @@ static nnd_status topk_run(nnd_op_ctx *c) {
 #define REDUCE_KERNELS {{NND_TENSOR_FLOAT32, reduce_run}, {NND_TENSOR_FLOAT16, reduce_run}, \
                         {NND_TENSOR_QUANT8_ASYMM, reduce_run}, \
                         {NND_TENSOR_QUANT8_ASYMM_SIGNED, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
-#define REDUCE_OP(var, CODE) const nnd_op_def nnd_op_##var = {.code = NND_OP_##CODE, \
+#define REDUCE_OP(var, CODE) const eng_op_def eng_op_##var = {.code = NND_OP_##CODE, \
         .name = #CODE, .check = reduce_check, .shape = reduce_shape, .kernels = REDUCE_KERNELS}
 // clang-format on
 
@@ -442,17 +446,17 @@ REDUCE_OP(reduce_min, REDUCE_MIN);
 REDUCE_OP(reduce_all, REDUCE_ALL);
 REDUCE_OP(reduce_any, REDUCE_ANY);
 
-const nnd_op_def nnd_op_argmax = {.code = NND_OP_ARGMAX,
+const eng_op_def eng_op_argmax = {.code = NND_OP_ARGMAX,
                                   .name = "ARGMAX",
                                   .check = arg_check,
                                   .shape = arg_shape,
                                   .kernels = NND_KERNELS_FQI(arg_run)};
-const nnd_op_def nnd_op_argmin = {.code = NND_OP_ARGMIN,
+const eng_op_def eng_op_argmin = {.code = NND_OP_ARGMIN,
                                   .name = "ARGMIN",
                                   .check = arg_check,
                                   .shape = arg_shape,
                                   .kernels = NND_KERNELS_FQI(arg_run)};
-const nnd_op_def nnd_op_topk_v2 = {.code = NND_OP_TOPK_V2,
+const eng_op_def eng_op_topk_v2 = {.code = NND_OP_TOPK_V2,
                                    .name = "TOPK_V2",
                                    .check = topk_check,
                                    .shape = topk_shape,

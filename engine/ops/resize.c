@@ -13,14 +13,14 @@
  * from zero. NEAREST_NEIGHBOR copies elements, so one path serves every type. */
 #include <math.h>
 
-#include "affine_quant.h"
-#include "clamp.h"
-#include "float16.h"
-#include "image_geometry.h"
-#include "kernel_errors.h"
-#include "operand.h"
-#include "signature.h"
-#include "tensor_copy.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/float16.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/tensor_copy.h"
 
 enum { IN_IMAGE, IN_WIDTH, IN_HEIGHT, IN_LAYOUT, IN_ALIGN_CORNERS, IN_HALF_PIXEL };
 
@@ -28,72 +28,72 @@ typedef struct resize_opts {
     bool nchw, align_corners, half_pixel;
 } resize_opts;
 
-static bool flag(const nnd_op_ctx *c, uint32_t i) {
-    return nnd_has_input(c, i) && c->in[i]->data && nnd_bool(c->in[i]);
+static bool flag(const eng_op_ctx *c, uint32_t i) {
+    return eng_has_input(c, i) && c->in[i]->data && eng_bool(c->in[i]);
 }
 
-static resize_opts read_opts(const nnd_op_ctx *c) {
+static resize_opts read_opts(const eng_op_ctx *c) {
     resize_opts o = {flag(c, IN_LAYOUT), flag(c, IN_ALIGN_CORNERS), flag(c, IN_HALF_PIXEL)};
     return o;
 }
 
-static nnd_status resize_check(nnd_op_ctx *c) {
+static schema_status resize_check(eng_op_ctx *c) {
     bool nearest = c->def->code == NND_OP_RESIZE_NEAREST_NEIGHBOR;
-    nnd_status s = nnd_check_count(c, nearest ? 4 : 3, 6, 1, 1);
+    schema_status s = eng_check_count(c, nearest ? 4 : 3, 6, 1, 1);
     if (s) return s;
-    const nnd_tensor *in = c->in[IN_IMAGE];
-    if ((s = nnd_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    const eng_tensor *in = c->in[IN_IMAGE];
+    if ((s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                             NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
-        (s = nnd_check_same_type(c, 0, 0)) || (s = nnd_check_same_quant(c, 0, 0)) ||
-        (s = nnd_check_rank(c, in, "input 0", 4, 4)))
+        (s = eng_check_same_type(c, 0, 0)) || (s = eng_check_same_quant(c, 0, 0)) ||
+        (s = eng_check_rank(c, in, "input 0", 4, 4)))
         return s;
     int32_t st = c->in[IN_WIDTH]->type;
     int32_t scale_type = in->type == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
     if (st != NND_INT32 && st != scale_type)
-        return nnd_fail(c, "input 1 must be INT32 (a size) or %s (a scale), is %s",
-                        nnd_type_name(scale_type), nnd_type_name(st));
-    if ((s = nnd_check_scalar(c, IN_HEIGHT, st))) return s;
+        return eng_fail(c, "input 1 must be INT32 (a size) or %s (a scale), is %s",
+                        schema_type_name(scale_type), schema_type_name(st));
+    if ((s = eng_check_scalar(c, IN_HEIGHT, st))) return s;
     for (uint32_t i = IN_LAYOUT; i < c->n_in; i++)
-        if (nnd_has_input(c, i) && (s = nnd_check_scalar(c, i, NND_BOOL))) return s;
+        if (eng_has_input(c, i) && (s = eng_check_scalar(c, i, NND_BOOL))) return s;
     for (uint32_t i = IN_WIDTH; i <= IN_HEIGHT; i++) {
-        const nnd_tensor *t = c->in[i];
+        const eng_tensor *t = c->in[i];
         if (!t->data) continue;
-        if (st == NND_INT32 ? nnd_i32(t) <= 0 : !(nnd_f32(t) > 0.f))
-            return nnd_fail(c, "output %s (input %u) must be positive",
+        if (st == NND_INT32 ? eng_i32(t) <= 0 : !(eng_f32(t) > 0.f))
+            return eng_fail(c, "output %s (input %u) must be positive",
                             i == IN_WIDTH ? "width" : "height", i);
     }
     resize_opts o = read_opts(c);
     if (o.align_corners && o.half_pixel)
-        return nnd_fail(c, "align_corners and half_pixel_centers cannot both be set");
+        return eng_fail(c, "align_corners and half_pixel_centers cannot both be set");
     return NND_OK;
 }
 
 /* Output size along one axis from input i (a size or a scale factor). */
-static nnd_status out_size(nnd_op_ctx *c, uint32_t i, uint32_t in_size, uint32_t *size) {
-    const nnd_tensor *t = c->in[i];
+static schema_status out_size(eng_op_ctx *c, uint32_t i, uint32_t in_size, uint32_t *size) {
+    const eng_tensor *t = c->in[i];
     double v;
     if (t->type == NND_INT32)
-        v = nnd_i32(t);
+        v = eng_i32(t);
     else
-        v = floorf((float)in_size * nnd_f32(t)); /* float product, as the reference */
+        v = floorf((float)in_size * eng_f32(t)); /* float product, as the reference */
     if (!(v >= 1.0 && v <= (double)INT32_MAX))
-        return nnd_fail(c, "output %s from input %u is %g", i == IN_WIDTH ? "width" : "height", i,
+        return eng_fail(c, "output %s from input %u is %g", i == IN_WIDTH ? "width" : "height", i,
                         v);
     *size = (uint32_t)v;
     return NND_OK;
 }
 
-static nnd_status resize_shape(nnd_op_ctx *c) {
+static schema_status resize_shape(eng_op_ctx *c) {
     resize_opts o = read_opts(c);
-    nnd_image im;
-    nnd_image_of(c->in[IN_IMAGE], o.nchw, &im);
+    eng_image im;
+    eng_image_of(c->in[IN_IMAGE], o.nchw, &im);
     if (!im.h || !im.w || !im.c)
-        return nnd_fail(c, "input 0 needs a non-zero height, width and depth (%u, %u, %u)", im.h,
+        return eng_fail(c, "input 0 needs a non-zero height, width and depth (%u, %u, %u)", im.h,
                         im.w, im.c);
     uint32_t h, w;
-    nnd_status s = out_size(c, IN_HEIGHT, im.h, &h);
+    schema_status s = out_size(c, IN_HEIGHT, im.h, &h);
     if (s || (s = out_size(c, IN_WIDTH, im.w, &w))) return s;
-    nnd_set_image_shape(c->out[0], o.nchw, im.n, h, w, im.c);
+    eng_set_image_shape(c->out[0], o.nchw, im.n, h, w, im.c);
     return NND_OK;
 }
 
@@ -121,22 +121,22 @@ static lerp lerp_at(uint32_t i, float scale, uint32_t in, const resize_opts *o) 
 }
 
 /* Interpolates float images src -> dst with the shapes of the op's input and output. */
-static void bilinear_f32(const nnd_op_ctx *c, const float *src, float *dst) {
+static void bilinear_f32(const eng_op_ctx *c, const float *src, float *dst) {
     resize_opts o = read_opts(c);
-    nnd_image in, out;
-    nnd_image_of(c->in[IN_IMAGE], o.nchw, &in);
-    nnd_image_of(c->out[0], o.nchw, &out);
+    eng_image in, out;
+    eng_image_of(c->in[IN_IMAGE], o.nchw, &in);
+    eng_image_of(c->out[0], o.nchw, &out);
     float sy = axis_scale(in.h, out.h, &o), sx = axis_scale(in.w, out.w, &o);
     for (uint32_t n = 0; n < out.n; n++)
         for (uint32_t y = 0; y < out.h; y++) {
             lerp ly = lerp_at(y, sy, in.h, &o);
             for (uint32_t x = 0; x < out.w; x++) {
                 lerp lx = lerp_at(x, sx, in.w, &o);
-                const float *p00 = src + nnd_image_at(&in, n, ly.lo, lx.lo, 0);
-                const float *p10 = src + nnd_image_at(&in, n, ly.hi, lx.lo, 0);
-                const float *p01 = src + nnd_image_at(&in, n, ly.lo, lx.hi, 0);
-                const float *p11 = src + nnd_image_at(&in, n, ly.hi, lx.hi, 0);
-                float *q = dst + nnd_image_at(&out, n, y, x, 0);
+                const float *p00 = src + eng_image_at(&in, n, ly.lo, lx.lo, 0);
+                const float *p10 = src + eng_image_at(&in, n, ly.hi, lx.lo, 0);
+                const float *p01 = src + eng_image_at(&in, n, ly.lo, lx.hi, 0);
+                const float *p11 = src + eng_image_at(&in, n, ly.hi, lx.hi, 0);
+                float *q = dst + eng_image_at(&out, n, y, x, 0);
                 for (uint32_t ch = 0; ch < out.c; ch++) {
                     size_t i = ch * in.sc;
                     q[ch * out.sc] = p00[i] * (1 - ly.t) * (1 - lx.t) + p10[i] * ly.t * (1 - lx.t) +
@@ -146,7 +146,7 @@ static void bilinear_f32(const nnd_op_ctx *c, const float *src, float *dst) {
         }
 }
 
-static nnd_status bilinear_run_f32(nnd_op_ctx *c) {
+static schema_status bilinear_run_f32(eng_op_ctx *c) {
     bilinear_f32(c, c->in[IN_IMAGE]->data, c->out[0]->data);
     return NND_OK;
 }
@@ -154,25 +154,25 @@ static nnd_status bilinear_run_f32(nnd_op_ctx *c) {
 /* FLOAT16 and TENSOR_QUANT8_ASYMM interpolate in float32 and convert back: FLOAT16 rounds
  * to nearest, QUANT8 adds 0.5 and truncates. (The FLOAT16 scale scalars are only read by
  * shape(), so the images alone are converted.) */
-static nnd_status bilinear_run_converted(nnd_op_ctx *c) {
-    const nnd_tensor *in = c->in[IN_IMAGE], *out = c->out[0];
-    size_t n_in = nnd_elems(in), n_out = nnd_elems(out);
-    float *src = nnd_scratch(c, (n_in + n_out) * sizeof(float) + 1);
+static schema_status bilinear_run_converted(eng_op_ctx *c) {
+    const eng_tensor *in = c->in[IN_IMAGE], *out = c->out[0];
+    size_t n_in = eng_elems(in), n_out = eng_elems(out);
+    float *src = eng_scratch(c, (n_in + n_out) * sizeof(float) + 1);
     if (!src) return NND_GENERAL_FAILURE;
     float *dst = src + n_in;
-    int32_t type = in->type, qmin = nnd_q8_min(type), qmax = nnd_q8_max(type);
+    int32_t type = in->type, qmin = eng_q8_min(type), qmax = eng_q8_max(type);
     for (size_t i = 0; i < n_in; i++) {
         if (type == NND_TENSOR_FLOAT16)
-            src[i] = (float)((const nnd_half *)in->data)[i];
+            src[i] = (float)((const eng_half *)in->data)[i];
         else
-            src[i] = (float)nnd_q8_get(in->data, i, qmin);
+            src[i] = (float)eng_q8_get(in->data, i, qmin);
     }
     bilinear_f32(c, src, dst);
     for (size_t i = 0; i < n_out; i++) {
         if (type == NND_TENSOR_FLOAT16)
-            ((nnd_half *)out->data)[i] = (nnd_half)dst[i];
+            ((eng_half *)out->data)[i] = (eng_half)dst[i];
         else
-            nnd_q8_put(out->data, i, nnd_f2i_clamp(dst[i] + 0.5f, qmin, qmax));
+            eng_q8_put(out->data, i, eng_f2i_clamp(dst[i] + 0.5f, qmin, qmax));
     }
     return NND_OK;
 }
@@ -205,13 +205,13 @@ static lerp_fixed lerp_fixed_at(uint32_t i, int32_t scale, uint32_t in, const re
     return l;
 }
 
-static nnd_status bilinear_run_s8(nnd_op_ctx *c) {
+static schema_status bilinear_run_s8(eng_op_ctx *c) {
     resize_opts o = read_opts(c);
-    const nnd_tensor *src = c->in[IN_IMAGE];
-    nnd_tensor *dst = c->out[0];
-    nnd_image in, out;
-    nnd_image_of(src, o.nchw, &in);
-    nnd_image_of(dst, o.nchw, &out);
+    const eng_tensor *src = c->in[IN_IMAGE];
+    eng_tensor *dst = c->out[0];
+    eng_image in, out;
+    eng_image_of(src, o.nchw, &in);
+    eng_image_of(dst, o.nchw, &out);
     int32_t sy = axis_scale_fixed(in.h, out.h, &o), sx = axis_scale_fixed(in.w, out.w, &o);
     const int64_t half = (int64_t)1 << (2 * FRAC_BITS - 1), unit = half * 2;
     for (uint32_t n = 0; n < out.n; n++)
@@ -219,27 +219,27 @@ static nnd_status bilinear_run_s8(nnd_op_ctx *c) {
             lerp_fixed ly = lerp_fixed_at(y, sy, in.h, &o);
             for (uint32_t x = 0; x < out.w; x++) {
                 lerp_fixed lx = lerp_fixed_at(x, sx, in.w, &o);
-                size_t p00 = nnd_image_at(&in, n, ly.lo, lx.lo, 0);
-                size_t p10 = nnd_image_at(&in, n, ly.hi, lx.lo, 0);
-                size_t p01 = nnd_image_at(&in, n, ly.lo, lx.hi, 0);
-                size_t p11 = nnd_image_at(&in, n, ly.hi, lx.hi, 0);
-                size_t q = nnd_image_at(&out, n, y, x, 0);
+                size_t p00 = eng_image_at(&in, n, ly.lo, lx.lo, 0);
+                size_t p10 = eng_image_at(&in, n, ly.hi, lx.lo, 0);
+                size_t p01 = eng_image_at(&in, n, ly.lo, lx.hi, 0);
+                size_t p11 = eng_image_at(&in, n, ly.hi, lx.hi, 0);
+                size_t q = eng_image_at(&out, n, y, x, 0);
                 for (uint32_t ch = 0; ch < out.c; ch++) {
                     size_t i = ch * in.sc;
-                    int64_t sum = nnd_q8_get(src->data, p00 + i, INT8_MIN) * ly.w_lo * lx.w_lo +
-                                  nnd_q8_get(src->data, p10 + i, INT8_MIN) * ly.w_hi * lx.w_lo +
-                                  nnd_q8_get(src->data, p01 + i, INT8_MIN) * ly.w_lo * lx.w_hi +
-                                  nnd_q8_get(src->data, p11 + i, INT8_MIN) * ly.w_hi * lx.w_hi;
+                    int64_t sum = eng_q8_get(src->data, p00 + i, INT8_MIN) * ly.w_lo * lx.w_lo +
+                                  eng_q8_get(src->data, p10 + i, INT8_MIN) * ly.w_hi * lx.w_lo +
+                                  eng_q8_get(src->data, p01 + i, INT8_MIN) * ly.w_lo * lx.w_hi +
+                                  eng_q8_get(src->data, p11 + i, INT8_MIN) * ly.w_hi * lx.w_hi;
                     int64_t r = (sum + (sum > 0 ? half : -half)) / unit;
-                    nnd_q8_put(dst->data, q + ch * out.sc,
-                               nnd_clampi((int32_t)r, INT8_MIN, INT8_MAX));
+                    eng_q8_put(dst->data, q + ch * out.sc,
+                               eng_clampi((int32_t)r, INT8_MIN, INT8_MAX));
                 }
             }
         }
     return NND_OK;
 }
 
-static nnd_status bilinear_run_q8(nnd_op_ctx *c) {
+static schema_status bilinear_run_q8(eng_op_ctx *c) {
     return c->in[IN_IMAGE]->type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? bilinear_run_s8(c)
                                                                    : bilinear_run_converted(c);
 }
@@ -253,15 +253,15 @@ static uint32_t nearest_at(uint32_t i, float scale, uint32_t in, const resize_op
     return r < 0.f ? 0 : (uint32_t)r;
 }
 
-static nnd_status nearest_run(nnd_op_ctx *c) {
+static schema_status nearest_run(eng_op_ctx *c) {
     resize_opts o = read_opts(c);
-    const nnd_tensor *src = c->in[IN_IMAGE];
-    nnd_tensor *dst = c->out[0];
-    nnd_image in, out;
-    nnd_image_of(src, o.nchw, &in);
-    nnd_image_of(dst, o.nchw, &out);
+    const eng_tensor *src = c->in[IN_IMAGE];
+    eng_tensor *dst = c->out[0];
+    eng_image in, out;
+    eng_image_of(src, o.nchw, &in);
+    eng_image_of(dst, o.nchw, &out);
     float sy = axis_scale(in.h, out.h, &o), sx = axis_scale(in.w, out.w, &o);
-    size_t es = nnd_type_size(src->type);
+    size_t es = schema_type_size(src->type);
     const uint8_t *from = src->data;
     uint8_t *to = dst->data;
     for (uint32_t n = 0; n < out.n; n++)
@@ -269,15 +269,15 @@ static nnd_status nearest_run(nnd_op_ctx *c) {
             uint32_t iy = nearest_at(y, sy, in.h, &o);
             for (uint32_t x = 0; x < out.w; x++) {
                 uint32_t ix = nearest_at(x, sx, in.w, &o);
-                nnd_copy_elems(to + nnd_image_at(&out, n, y, x, 0) * es, out.sc,
-                               from + nnd_image_at(&in, n, iy, ix, 0) * es, in.sc, out.c, es);
+                eng_copy_elems(to + eng_image_at(&out, n, y, x, 0) * es, out.sc,
+                               from + eng_image_at(&in, n, iy, ix, 0) * es, in.sc, out.c, es);
             }
         }
     return NND_OK;
 }
 
 #define RESIZE_OP(var, CODE, NAME, f32, f16, q8)                                                   \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = resize_check,                                                                     \
@@ -288,7 +288,7 @@ static nnd_status nearest_run(nnd_op_ctx *c) {
                     {NND_TENSOR_QUANT8_ASYMM_SIGNED, q8}},                                         \
     }
 
-RESIZE_OP(nnd_op_resize_bilinear, NND_OP_RESIZE_BILINEAR, "RESIZE_BILINEAR", bilinear_run_f32,
+RESIZE_OP(eng_op_resize_bilinear, NND_OP_RESIZE_BILINEAR, "RESIZE_BILINEAR", bilinear_run_f32,
           bilinear_run_converted, bilinear_run_q8);
-RESIZE_OP(nnd_op_resize_nearest_neighbor, NND_OP_RESIZE_NEAREST_NEIGHBOR, "RESIZE_NEAREST_NEIGHBOR",
+RESIZE_OP(eng_op_resize_nearest_neighbor, NND_OP_RESIZE_NEAREST_NEIGHBOR, "RESIZE_NEAREST_NEIGHBOR",
           nearest_run, nearest_run, nearest_run);

@@ -3,23 +3,23 @@
  *
  * Region boxes are [x1, y1, x2, y2] in image units (QUANT16_ASYMM with scale 0.125 for the
  * quantized forms); dividing by the stride maps them onto the feature map. Values are
- * read and written through nnd_real_at / nnd_set_real_at, except for quantized ROI_ALIGN,
+ * read and written through eng_real_at / eng_set_real_at, except for quantized ROI_ALIGN,
  * whose reference is an integer pipeline (sampling weights in 1/255 steps, one
  * fixed-point rescale per output) that is followed here so results agree. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
-#include "affine_quant.h"
-#include "boxes.h"
-#include "clamp.h"
-#include "fixedpoint.h"
-#include "image_geometry.h"
-#include "kernel_errors.h"
-#include "op_def.h"
-#include "operand.h"
-#include "realvalue.h"
-#include "signature.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/boxes.h"
+#include "engine/ops/clamp.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/image_geometry.h"
+#include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/realvalue.h"
+#include "engine/ops/signature.h"
 
 /* ---- shared by ROI_ALIGN and ROI_POOLING ---------------------------------------------- */
 
@@ -29,34 +29,34 @@ typedef struct roi_params {
     bool nchw;
 } roi_params;
 
-static bool is_align(const nnd_op_ctx *c) {
+static bool is_align(const eng_op_ctx *c) {
     return c->def->code == NND_OP_ROI_ALIGN;
 }
 
-static nnd_status roi_params_read(nnd_op_ctx *c, roi_params *p) {
-    p->out_h = nnd_i32(c->in[3]);
-    p->out_w = nnd_i32(c->in[4]);
-    p->stride_h = nnd_f32(c->in[5]);
-    p->stride_w = nnd_f32(c->in[6]);
-    p->ratio_h = is_align(c) ? nnd_i32(c->in[7]) : 0;
-    p->ratio_w = is_align(c) ? nnd_i32(c->in[8]) : 0;
-    p->nchw = nnd_bool(c->in[c->n_in - 1]);
+static schema_status roi_params_read(eng_op_ctx *c, roi_params *p) {
+    p->out_h = eng_i32(c->in[3]);
+    p->out_w = eng_i32(c->in[4]);
+    p->stride_h = eng_f32(c->in[5]);
+    p->stride_w = eng_f32(c->in[6]);
+    p->ratio_h = is_align(c) ? eng_i32(c->in[7]) : 0;
+    p->ratio_w = is_align(c) ? eng_i32(c->in[8]) : 0;
+    p->nchw = eng_bool(c->in[c->n_in - 1]);
     if (p->out_h <= 0 || p->out_w <= 0)
-        return nnd_fail(c, "output size (inputs 3, 4) must be positive, is %d x %d", p->out_h,
+        return eng_fail(c, "output size (inputs 3, 4) must be positive, is %d x %d", p->out_h,
                         p->out_w);
     if (!(p->stride_h > 0) || !(p->stride_w > 0))
-        return nnd_fail(c, "strides (inputs 5, 6) must be positive");
+        return eng_fail(c, "strides (inputs 5, 6) must be positive");
     if (p->ratio_h < 0 || p->ratio_w < 0)
-        return nnd_fail(c, "sampling ratios (inputs 7, 8) must not be negative");
+        return eng_fail(c, "sampling ratios (inputs 7, 8) must not be negative");
     return NND_OK;
 }
 
-static nnd_status roi_check(nnd_op_ctx *c) {
+static schema_status roi_check(eng_op_ctx *c) {
     bool align = is_align(c);
     uint32_t n_in = align ? 10 : 8;
-    nnd_status s = nnd_check_count(c, n_in, n_in, 1, 1);
-    if (s || (s = nnd_check_box_signature(c, align ? "TBIiiffiib" : "TBIiiffb", "T")) ||
-        (!align && (s = nnd_check_same_quant(c, 0, 0))) || (s = nnd_check_input_ranks(c, "421")))
+    schema_status s = eng_check_count(c, n_in, n_in, 1, 1);
+    if (s || (s = eng_check_box_signature(c, align ? "TBIiiffiib" : "TBIiiffb", "T")) ||
+        (!align && (s = eng_check_same_quant(c, 0, 0))) || (s = eng_check_input_ranks(c, "421")))
         return s;
     for (uint32_t i = 3; i < n_in; i++)
         if (!c->in[i]->data) return NND_OK;
@@ -64,18 +64,18 @@ static nnd_status roi_check(nnd_op_ctx *c) {
     return roi_params_read(c, &p);
 }
 
-static nnd_status roi_shape(nnd_op_ctx *c) {
+static schema_status roi_shape(eng_op_ctx *c) {
     roi_params p;
-    nnd_status s = roi_params_read(c, &p);
+    schema_status s = roi_params_read(c, &p);
     if (s) return s;
-    nnd_image im;
-    nnd_image_of(c->in[0], p.nchw, &im);
+    eng_image im;
+    eng_image_of(c->in[0], p.nchw, &im);
     uint32_t n = c->in[1]->dims[0];
     if (is_align(c) && (!im.n || !im.h || !im.w || !im.c))
-        return nnd_fail(c, "input 0 must not be empty");
-    if (c->in[1]->dims[1] != 4) return nnd_fail(c, "input 1 must be [num_rois, 4]");
-    if (c->in[2]->dims[0] != n) return nnd_fail(c, "input 2 must be [%u]", n);
-    nnd_set_image_shape(c->out[0], p.nchw, n, (uint32_t)p.out_h, (uint32_t)p.out_w, im.c);
+        return eng_fail(c, "input 0 must not be empty");
+    if (c->in[1]->dims[1] != 4) return eng_fail(c, "input 1 must be [num_rois, 4]");
+    if (c->in[2]->dims[0] != n) return eng_fail(c, "input 2 must be [%u]", n);
+    eng_set_image_shape(c->out[0], p.nchw, n, (uint32_t)p.out_h, (uint32_t)p.out_w, im.c);
     return NND_OK;
 }
 
@@ -84,13 +84,13 @@ static nnd_status roi_shape(nnd_op_ctx *c) {
  * output bin (y, x) of it for every channel. */
 typedef struct roi_job roi_job;
 struct roi_job {
-    nnd_op_ctx *c;
+    eng_op_ctx *c;
     roi_params p;
-    nnd_image im, om;
+    eng_image im, om;
     uint32_t r;   /* region */
     size_t base;  /* its image's first element in input 0 */
     float box[4]; /* on the feature map */
-    nnd_status (*setup)(roi_job *j);
+    schema_status (*setup)(roi_job *j);
     void (*region)(roi_job *j);
     void (*bin)(roi_job *j, uint32_t y, uint32_t x);
     /* ROI_ALIGN */
@@ -106,27 +106,27 @@ struct roi_job {
 
 /* Region r's box, scaled by 1 / stride onto the feature map, and its image; fails for a
  * bad batch index or a box that is inverted or leaves the map. */
-static nnd_status roi_region(roi_job *j) {
-    nnd_op_ctx *c = j->c;
+static schema_status roi_region(roi_job *j) {
+    eng_op_ctx *c = j->c;
     int32_t b = ((const int32_t *)c->in[2]->data)[j->r];
     if (b < 0 || (uint32_t)b >= j->im.n)
-        return nnd_fail(c, "region %u has batch index %d, not in [0, %u)", j->r, b, j->im.n);
+        return eng_fail(c, "region %u has batch index %d, not in [0, %u)", j->r, b, j->im.n);
     float scale_w = 1.f / j->p.stride_w, scale_h = 1.f / j->p.stride_h;
     float *box = j->box;
     for (uint32_t k = 0; k < 4; k++)
-        box[k] = nnd_real_at(c->in[1], (size_t)j->r * 4 + k) * (k % 2 ? scale_h : scale_w);
-    if (!nnd_box_valid(box) || box[0] < 0 || box[1] < 0 || box[2] > (float)j->im.w ||
+        box[k] = eng_real_at(c->in[1], (size_t)j->r * 4 + k) * (k % 2 ? scale_h : scale_w);
+    if (!eng_box_valid(box) || box[0] < 0 || box[1] < 0 || box[2] > (float)j->im.w ||
         box[3] > (float)j->im.h)
-        return nnd_fail(c, "region %u is inverted or outside the feature map", j->r);
+        return eng_fail(c, "region %u is inverted or outside the feature map", j->r);
     j->base = (size_t)b * j->im.sn;
     return NND_OK;
 }
 
-static nnd_status roi_walk(roi_job *j) {
-    nnd_status s = roi_params_read(j->c, &j->p);
+static schema_status roi_walk(roi_job *j) {
+    schema_status s = roi_params_read(j->c, &j->p);
     if (s) return s;
-    nnd_image_of(j->c->in[0], j->p.nchw, &j->im);
-    nnd_image_of(j->c->out[0], j->p.nchw, &j->om);
+    eng_image_of(j->c->in[0], j->p.nchw, &j->im);
+    eng_image_of(j->c->out[0], j->p.nchw, &j->om);
     if (j->setup && (s = j->setup(j))) return s;
     for (j->r = 0; j->r < j->om.n; j->r++) {
         if ((s = roi_region(j))) return s;
@@ -148,7 +148,7 @@ typedef struct sample {
     float w[4];
 } sample;
 
-static void align_sample(const nnd_image *im, float y, float x, sample *s) {
+static void align_sample(const eng_image *im, float y, float x, sample *s) {
     /* Clamped into the map first (NaN to 0): converting a float outside uint32 is undefined. */
     y = y > 0.f ? fminf(y, (float)im->h) : 0.f;
     x = x > 0.f ? fminf(x, (float)im->w) : 0.f;
@@ -174,7 +174,7 @@ static int32_t sat32(int64_t v) {
 }
 
 static bool align_quant(const roi_job *j) {
-    return nnd_is_quant8(j->c->in[0]->type);
+    return eng_is_quant8(j->c->in[0]->type);
 }
 
 static void align_region(roi_job *j) {
@@ -206,7 +206,7 @@ static void align_region(roi_job *j) {
     if (align_quant(j)) {
         float in_scale = j->c->in[0]->scale, out_scale = j->c->out[0]->scale;
         int shift;
-        nnd_quantize_multiplier(in_scale * WEIGHT_STEP / out_scale /
+        eng_quantize_multiplier(in_scale * WEIGHT_STEP / out_scale /
                                     (float)(j->ratio_w * j->ratio_h),
                                 &j->mult, &shift);
         j->shift = shift;
@@ -215,9 +215,9 @@ static void align_region(roi_job *j) {
 
 /* Average of the bin's sampling points, each interpolated bilinearly. */
 static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
-    const nnd_tensor *in = j->c->in[0];
-    nnd_tensor *out = j->c->out[0];
-    const nnd_image *im = &j->im;
+    const eng_tensor *in = j->c->in[0];
+    eng_tensor *out = j->c->out[0];
+    const eng_image *im = &j->im;
     bool quant = align_quant(j);
     float y_start = j->step_h * (float)y + j->box[1], x_start = j->step_w * (float)x + j->box[0];
     memset(j->acc, 0, sizeof(float) * im->c);
@@ -229,46 +229,46 @@ static void align_bin(roi_job *j, uint32_t y, uint32_t x) {
                          x_start + j->bin_w / 2 + j->bin_w * (float)xi, &sm);
             int32_t wq[4];
             for (int k = 0; k < 4; k++)
-                wq[k] = nnd_f2i_clamp(roundf(sm.w[k] / WEIGHT_STEP), -(1 << 20), 1 << 20);
+                wq[k] = eng_f2i_clamp(roundf(sm.w[k] / WEIGHT_STEP), -(1 << 20), 1 << 20);
             for (uint32_t ch = 0; ch < im->c; ch++) {
                 size_t at = j->base + ch * im->sc;
                 if (quant) {
-                    int32_t v = 0, qmin = nnd_q8_min(in->type);
+                    int32_t v = 0, qmin = eng_q8_min(in->type);
                     for (int k = 0; k < 4; k++)
-                        v += wq[k] * (nnd_q8_get(in->data, at + sm.at[k], qmin) - in->zero_point);
+                        v += wq[k] * (eng_q8_get(in->data, at + sm.at[k], qmin) - in->zero_point);
                     j->qacc[ch] += v;
                 } else {
                     float v = 0;
                     for (int k = 0; k < 4; k++)
-                        v += sm.w[k] * nnd_real_at(in, at + sm.at[k]);
+                        v += sm.w[k] * eng_real_at(in, at + sm.at[k]);
                     j->acc[ch] += v;
                 }
             }
         }
     for (uint32_t ch = 0; ch < im->c; ch++) {
-        size_t o = nnd_image_at(&j->om, j->r, y, x, ch);
+        size_t o = eng_image_at(&j->om, j->r, y, x, ch);
         if (quant)
-            nnd_q8_put(out->data, o,
-                       nnd_clampi(sat32((int64_t)nnd_mul_by_quantized(sat32(j->qacc[ch]), j->mult,
+            eng_q8_put(out->data, o,
+                       eng_clampi(sat32((int64_t)eng_mul_by_quantized(sat32(j->qacc[ch]), j->mult,
                                                                       j->shift) +
                                         out->zero_point),
-                                  nnd_q8_min(out->type), nnd_q8_max(out->type)));
+                                  eng_q8_min(out->type), eng_q8_max(out->type)));
         else
-            nnd_set_real_at(out, o, j->acc[ch] / (float)(j->ratio_w * j->ratio_h));
+            eng_set_real_at(out, o, j->acc[ch] / (float)(j->ratio_w * j->ratio_h));
     }
 }
 
 /* Per-channel sums of one bin. */
-static nnd_status align_setup(roi_job *j) {
+static schema_status align_setup(roi_job *j) {
     uint64_t values = (uint64_t)j->om.n * (uint64_t)j->p.out_h * (uint64_t)j->p.out_w * j->im.c;
     uint64_t budget = values ? WORK_BUDGET / values : MAX_SAMPLES;
     j->max_samples = budget >= MAX_SAMPLES ? MAX_SAMPLES : budget ? (uint32_t)budget : 1;
-    j->acc = nnd_scratch(j->c, sizeof(float) * j->im.c);
-    j->qacc = nnd_scratch(j->c, sizeof(int64_t) * j->im.c);
-    return j->acc && j->qacc ? NND_OK : nnd_fail(j->c, "out of memory");
+    j->acc = eng_scratch(j->c, sizeof(float) * j->im.c);
+    j->qacc = eng_scratch(j->c, sizeof(int64_t) * j->im.c);
+    return j->acc && j->qacc ? NND_OK : eng_fail(j->c, "out of memory");
 }
 
-static nnd_status align_run(nnd_op_ctx *c) {
+static schema_status align_run(eng_op_ctx *c) {
     roi_job j = {.c = c, .setup = align_setup, .region = align_region, .bin = align_bin};
     return roi_walk(&j);
 }
@@ -281,10 +281,10 @@ NND_OP_DEF(roi_align, ROI_ALIGN, roi_check, roi_shape, NND_KERNELS_FQ(align_run)
 static void pool_region(roi_job *j) {
     /* Boxes are client data: corners are clamped before any integer arithmetic. */
     const int32_t lim = 1 << 29;
-    j->x1 = nnd_f2i_clamp(roundf(j->box[0]), -lim, lim);
-    j->y1 = nnd_f2i_clamp(roundf(j->box[1]), -lim, lim);
-    int32_t w = nnd_f2i_clamp(roundf(j->box[2]), -lim, lim) - j->x1 + 1,
-            h = nnd_f2i_clamp(roundf(j->box[3]), -lim, lim) - j->y1 + 1;
+    j->x1 = eng_f2i_clamp(roundf(j->box[0]), -lim, lim);
+    j->y1 = eng_f2i_clamp(roundf(j->box[1]), -lim, lim);
+    int32_t w = eng_f2i_clamp(roundf(j->box[2]), -lim, lim) - j->x1 + 1,
+            h = eng_f2i_clamp(roundf(j->box[3]), -lim, lim) - j->y1 + 1;
     j->step_w = (float)(w > 1 ? w : 1) / (float)j->p.out_w;
     j->step_h = (float)(h > 1 ? h : 1) / (float)j->p.out_h;
 }
@@ -300,7 +300,7 @@ static void pool_span(float step, uint32_t k, int32_t origin, uint32_t size, uin
 
 /* Maximum over the bin's pixels; an empty bin gives 0. */
 static void pool_bin(roi_job *j, uint32_t y, uint32_t x) {
-    const nnd_tensor *in = j->c->in[0];
+    const eng_tensor *in = j->c->in[0];
     uint32_t h0, h1, w0, w1;
     pool_span(j->step_h, y, j->y1, j->im.h, &h0, &h1);
     pool_span(j->step_w, x, j->x1, j->im.w, &w0, &w1);
@@ -309,10 +309,10 @@ static void pool_bin(roi_job *j, uint32_t y, uint32_t x) {
         bool first = true;
         for (uint32_t py = h0; py < h1; py++)
             for (uint32_t px = w0; px < w1; px++) {
-                float v = nnd_real_at(in, j->base + py * j->im.sh + px * j->im.sw + ch * j->im.sc);
+                float v = eng_real_at(in, j->base + py * j->im.sh + px * j->im.sw + ch * j->im.sc);
                 if (first || v > best) best = v, first = false;
             }
-        nnd_set_real_at(j->c->out[0], nnd_image_at(&j->om, j->r, y, x, ch), best);
+        eng_set_real_at(j->c->out[0], eng_image_at(&j->om, j->r, y, x, ch), best);
     }
 }
 
@@ -340,16 +340,16 @@ static uint64_t pool_region_reads(const roi_job *j) {
 /* Every bin reads all its pixels (a maximum cannot be sampled), so the regions a client
  * gives set the work: past POOL_READ_BUDGET values the operation is refused before it
  * starts rather than holding a worker for minutes with no checkpoint. */
-static nnd_status pool_setup(roi_job *j) {
+static schema_status pool_setup(roi_job *j) {
     uint64_t reads = 0;
     for (j->r = 0; j->r < j->om.n; j->r++) {
-        nnd_status s = roi_region(j);
+        schema_status s = roi_region(j);
         if (s) return s;
         pool_region(j);
         uint64_t more = pool_region_reads(j);
         reads = more > POOL_READ_BUDGET ? more : reads + more;
         if (reads > POOL_READ_BUDGET)
-            return nnd_fail(j->c,
+            return eng_fail(j->c,
                             "its %u regions read more than %llu values of the feature map, the "
                             "most one operation may",
                             j->om.n, (unsigned long long)POOL_READ_BUDGET);
@@ -357,7 +357,7 @@ static nnd_status pool_setup(roi_job *j) {
     return NND_OK;
 }
 
-static nnd_status pool_run(nnd_op_ctx *c) {
+static schema_status pool_run(eng_op_ctx *c) {
     roi_job j = {.c = c, .setup = pool_setup, .region = pool_region, .bin = pool_bin};
     return roi_walk(&j);
 }
@@ -366,22 +366,22 @@ NND_OP_DEF(roi_pooling, ROI_POOLING, roi_check, roi_shape, NND_KERNELS_FQ(pool_r
 
 /* ---- HEATMAP_MAX_KEYPOINT ------------------------------------------------------------- */
 
-static nnd_status keypoint_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 3, 3, 2, 2);
-    if (s || (s = nnd_check_box_signature(c, "TBb", "TB"))) return s;
-    return nnd_check_input_ranks(c, "42");
+static schema_status keypoint_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 3, 3, 2, 2);
+    if (s || (s = eng_check_box_signature(c, "TBb", "TB"))) return s;
+    return eng_check_input_ranks(c, "42");
 }
 
-static nnd_status keypoint_shape(nnd_op_ctx *c) {
-    nnd_image im;
-    nnd_image_of(c->in[0], nnd_bool(c->in[2]), &im);
+static schema_status keypoint_shape(eng_op_ctx *c) {
+    eng_image im;
+    eng_image_of(c->in[0], eng_bool(c->in[2]), &im);
     if (im.h != im.w || im.h < 2)
-        return nnd_fail(c, "heatmaps must be square and at least 2 x 2, are %u x %u", im.h, im.w);
+        return eng_fail(c, "heatmaps must be square and at least 2 x 2, are %u x %u", im.h, im.w);
     if (c->in[1]->dims[0] != im.n || c->in[1]->dims[1] != 4)
-        return nnd_fail(c, "input 1 must be [%u, 4]", im.n);
+        return eng_fail(c, "input 1 must be [%u, 4]", im.n);
     uint32_t dims[3] = {im.n, im.c, 2};
-    nnd_set_shape(c->out[0], 2, dims);
-    nnd_set_shape(c->out[1], 3, dims);
+    eng_set_shape(c->out[0], 2, dims);
+    eng_set_shape(c->out[1], 3, dims);
     return NND_OK;
 }
 
@@ -410,24 +410,24 @@ static void keypoint_refine(const float g[3][3], float tol, float *delta, float 
                  2.f;
 }
 
-static nnd_status keypoint_run(nnd_op_ctx *c) {
-    const nnd_tensor *heat = c->in[0], *boxes = c->in[1];
-    nnd_image im;
-    nnd_image_of(heat, nnd_bool(c->in[2]), &im);
+static schema_status keypoint_run(eng_op_ctx *c) {
+    const eng_tensor *heat = c->in[0], *boxes = c->in[1];
+    eng_image im;
+    eng_image_of(heat, eng_bool(c->in[2]), &im);
     /* The reference's singularity tolerance is looser for FLOAT16. */
     float tol = heat->type == NND_TENSOR_FLOAT16 ? 1e-3f : 1e-5f;
     int32_t size = (int32_t)im.h;
     for (uint32_t n = 0; n < im.n; n++) {
         float box[4];
         for (uint32_t k = 0; k < 4; k++)
-            box[k] = nnd_real_at(boxes, (size_t)n * 4 + k);
-        if (!nnd_box_valid(box)) return nnd_fail(c, "box %u has x2 < x1 or y2 < y1", n);
+            box[k] = eng_real_at(boxes, (size_t)n * 4 + k);
+        if (!eng_box_valid(box)) return eng_fail(c, "box %u has x2 < x1 or y2 < y1", n);
         for (uint32_t kp = 0; kp < im.c; kp++) {
             uint32_t best_y = 0, best_x = 0;
             float best = -FLT_MAX;
             for (uint32_t y = 0; y < im.h; y++)
                 for (uint32_t x = 0; x < im.w; x++) {
-                    float v = nnd_real_at(heat, nnd_image_at(&im, n, y, x, kp));
+                    float v = eng_real_at(heat, eng_image_at(&im, n, y, x, kp));
                     if (best < v) best = v, best_y = y, best_x = x;
                 }
             /* 3x3 neighbourhood, mirrored at the borders. */
@@ -438,16 +438,16 @@ static nnd_status keypoint_run(nnd_op_ctx *c) {
                     y = y < 0 ? 1 : (y >= size ? size - 2 : y);
                     x = x < 0 ? 1 : (x >= size ? size - 2 : x);
                     g[dy + 1][dx + 1] =
-                        nnd_real_at(heat, nnd_image_at(&im, n, (uint32_t)y, (uint32_t)x, kp));
+                        eng_real_at(heat, eng_image_at(&im, n, (uint32_t)y, (uint32_t)x, kp));
                 }
             float delta[2] = {0, 0}, score = best;
             keypoint_refine(g, tol, delta, &score);
             size_t o = (size_t)n * im.c + kp;
-            nnd_set_real_at(c->out[0], o, score);
+            eng_set_real_at(c->out[0], o, score);
             float rel_x = ((float)best_x + delta[0] + 0.5f) / (float)size;
             float rel_y = ((float)best_y + delta[1] + 0.5f) / (float)size;
-            nnd_set_real_at(c->out[1], o * 2, rel_x * (box[2] - box[0]) + box[0]);
-            nnd_set_real_at(c->out[1], o * 2 + 1, rel_y * (box[3] - box[1]) + box[1]);
+            eng_set_real_at(c->out[1], o * 2, rel_x * (box[2] - box[0]) + box[0]);
+            eng_set_real_at(c->out[1], o * 2 + 1, rel_y * (box[3] - box[1]) + box[1]);
         }
     }
     return NND_OK;

@@ -2,7 +2,7 @@
  * - Float (HAL 1.2): in float32 (FLOAT16 through the type bridge).
  * - 8-bit quantized (NNAPI feature level 7), as a lookup table (quant_table.h):
  *   - signed, as TensorFlow Lite's int8 kernel: for d = q - zero point > 0, 1 / sqrt(d) as
- *     a fixed-point multiplier and shift (nnd_inv_sqrt_multiplier) applied to 1 with 20
+ *     a fixed-point multiplier and shift (eng_inv_sqrt_multiplier) applied to 1 with 20
  *     bits of headroom, then multiplied by 1 / (sqrt(in_scale) * out_scale) (sqrt and
  *     product in float, the quotient in double) and shifted back; d == 0 gives the top of
  *     the range, and so does d < 0, which TensorFlow Lite refuses at run time;
@@ -13,64 +13,64 @@
  *     saturate there). */
 #include <math.h>
 
-#include "affine_quant.h"
-#include "fixedpoint.h"
-#include "op_def.h"
-#include "operand.h"
-#include "quant_table.h"
-#include "signature.h"
-#include "type_bridge.h"
+#include "engine/ops/affine_quant.h"
+#include "engine/ops/fixedpoint.h"
+#include "engine/ops/op_def.h"
+#include "engine/ops/operand.h"
+#include "engine/ops/quant_table.h"
+#include "engine/ops/signature.h"
+#include "engine/ops/type_bridge.h"
 
-static nnd_status rsqrt_check(nnd_op_ctx *c) {
-    nnd_status s = nnd_check_count(c, 1, 1, 1, 1);
+static schema_status rsqrt_check(eng_op_ctx *c) {
+    schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
-    s = nnd_check_type(c, c->in[0], "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
+    s = eng_check_type(c, c->in[0], "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                        NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
-    return s ? s : nnd_check_same_type(c, 0, 0);
+    return s ? s : eng_check_same_type(c, 0, 0);
 }
 
-static nnd_status rsqrt_f32(nnd_op_ctx *c) {
+static schema_status rsqrt_f32(eng_op_ctx *c) {
     const float *x = c->in[0]->data;
     float *y = c->out[0]->data;
-    size_t n = nnd_elems(c->out[0]);
+    size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = 1.f / sqrtf(x[i]);
     return NND_OK;
 }
 
-static nnd_status rsqrt_f16(nnd_op_ctx *c) {
-    return nnd_run_f16_as_f32(c, rsqrt_f32);
+static schema_status rsqrt_f16(eng_op_ctx *c) {
+    return eng_run_f16_as_f32(c, rsqrt_f32);
 }
 
 #define RSQRT_HEADROOM_BITS 20 /* keeps 1 / sqrt(d) an integer before the output scale */
 
-static void rsqrt_table_s8(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static void rsqrt_table_s8(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     int32_t out_mult;
     int out_shift;
-    nnd_quantize_multiplier(1. / (sqrtf(in->scale) * out->scale), &out_mult, &out_shift);
+    eng_quantize_multiplier(1. / (sqrtf(in->scale) * out->scale), &out_mult, &out_shift);
     for (int32_t q = qmin; q <= qmax; q++) {
         int32_t d = q - in->zero_point, r = qmax;
         if (d > 0) {
             int32_t m;
             int right;
-            nnd_inv_sqrt_multiplier(d, &m, &right);
-            int32_t v = nnd_mul_by_quantized(1, m, RSQRT_HEADROOM_BITS - right);
-            r = nnd_q8_offset(nnd_mul_by_quantized(v, out_mult, out_shift - RSQRT_HEADROOM_BITS),
+            eng_inv_sqrt_multiplier(d, &m, &right);
+            int32_t v = eng_mul_by_quantized(1, m, RSQRT_HEADROOM_BITS - right);
+            r = eng_q8_offset(eng_mul_by_quantized(v, out_mult, out_shift - RSQRT_HEADROOM_BITS),
                               out->zero_point, qmin, qmax);
         }
         table[q - qmin] = (uint8_t)r;
     }
 }
 
-static void rsqrt_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
-    const nnd_tensor *in = c->in[0], *out = c->out[0];
+static void rsqrt_table(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
+    const eng_tensor *in = c->in[0], *out = c->out[0];
     if (in->type == NND_TENSOR_QUANT8_ASYMM_SIGNED) {
         rsqrt_table_s8(c, qmin, qmax, table);
         return;
     }
     for (int32_t q = qmin; q <= qmax; q++) {
-        float r = 1.f / sqrtf(nnd_dequantize_value(q, in->scale, in->zero_point));
+        float r = 1.f / sqrtf(eng_dequantize_value(q, in->scale, in->zero_point));
         /* min before max, NaN taking the top, as the reference orders them */
         float v = fminf((float)qmax, (float)out->zero_point + roundf(r / out->scale));
         v = fmaxf((float)qmin, v);
@@ -78,11 +78,11 @@ static void rsqrt_table(const nnd_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t
     }
 }
 
-static nnd_status rsqrt_q8(nnd_op_ctx *c) {
-    return nnd_q8_table_run(c, rsqrt_table);
+static schema_status rsqrt_q8(eng_op_ctx *c) {
+    return eng_q8_table_run(c, rsqrt_table);
 }
 
-NND_OP_DEF(rsqrt, RSQRT, rsqrt_check, nnd_shape_of_input0,
+NND_OP_DEF(rsqrt, RSQRT, rsqrt_check, eng_shape_of_input0,
            {{NND_TENSOR_FLOAT32, rsqrt_f32},
             {NND_TENSOR_FLOAT16, rsqrt_f16},
             {NND_TENSOR_QUANT8_ASYMM, rsqrt_q8},

@@ -1,12 +1,12 @@
 /* tensor_copy.c: element copies. See tensor_copy.h. */
-#include "tensor_copy.h"
+#include "engine/ops/tensor_copy.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "operand.h"
+#include "engine/ops/operand.h"
 
-void nnd_copy_elems(void *dst, size_t dst_step, const void *src, size_t src_step, size_t n,
+void eng_copy_elems(void *dst, size_t dst_step, const void *src, size_t src_step, size_t n,
                     size_t esize) {
     if (n == 0) return;
     if (dst_step == 1 && src_step == 1) {
@@ -20,7 +20,7 @@ void nnd_copy_elems(void *dst, size_t dst_step, const void *src, size_t src_step
         memcpy(d, s, esize);
 }
 
-void nnd_copy_nd(void *dst, const ptrdiff_t *dst_step, const void *src, const ptrdiff_t *src_step,
+void eng_copy_nd(void *dst, const ptrdiff_t *dst_step, const void *src, const ptrdiff_t *src_step,
                  const uint32_t *count, uint32_t rank, size_t esize) {
     /* Normalize: drop size-1 dimensions and merge a dimension into the next inner one when
      * both sides are contiguous across it, so common cases become a few long memcpys. */
@@ -74,7 +74,7 @@ void nnd_copy_nd(void *dst, const ptrdiff_t *dst_step, const void *src, const pt
     }
 }
 
-void nnd_dense_steps(uint32_t rank, const uint32_t *dims, ptrdiff_t *steps) {
+void eng_dense_steps(uint32_t rank, const uint32_t *dims, ptrdiff_t *steps) {
     ptrdiff_t acc = 1;
     for (uint32_t d = rank; d-- > 0;) {
         steps[d] = acc;
@@ -82,7 +82,7 @@ void nnd_dense_steps(uint32_t rank, const uint32_t *dims, ptrdiff_t *steps) {
     }
 }
 
-void nnd_fill_elems(void *dst, const void *value, size_t n, size_t esize) {
+void eng_fill_elems(void *dst, const void *value, size_t n, size_t esize) {
     uint8_t *d = dst;
     if (n == 0) return;
     memcpy(d, value, esize);
@@ -94,11 +94,11 @@ void nnd_fill_elems(void *dst, const void *value, size_t n, size_t esize) {
     }
 }
 
-const void *nnd_aligned_data(nnd_op_ctx *c, const nnd_tensor *t) {
-    size_t size = nnd_type_size(t->type);
+const void *eng_aligned_data(eng_op_ctx *c, const eng_tensor *t) {
+    size_t size = schema_type_size(t->type);
     if (!t->data || size <= 1 || (uintptr_t)t->data % size == 0) return t->data;
-    size_t bytes = nnd_elems(t) * size;
-    void *copy = nnd_scratch(c, bytes);
+    size_t bytes = eng_elems(t) * size;
+    void *copy = eng_scratch(c, bytes);
     if (copy) memcpy(copy, t->data, bytes);
     return copy;
 }

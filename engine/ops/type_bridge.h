@@ -9,17 +9,17 @@
 #ifndef NND_OPS_TYPE_BRIDGE_H
 #define NND_OPS_TYPE_BRIDGE_H
 
-#include "op.h"
+#include "engine/op.h"
 
 /* Runs f32 with every FLOAT16 tensor/scalar (inputs and outputs) presented as FLOAT32. */
-nnd_status nnd_run_f16_as_f32(nnd_op_ctx *c, nnd_op_fn f32);
+schema_status eng_run_f16_as_f32(eng_op_ctx *c, eng_op_fn f32);
 
-/* Defines `const nnd_op_def var` with float32 kernel f32 and FLOAT16 through the bridge. */
+/* Defines `const eng_op_def var` with float32 kernel f32 and FLOAT16 through the bridge. */
 #define NND_FLOAT_OP(var, CODE, NAME, check_fn, shape_fn, f32)                                     \
-    static nnd_status f32##_as_f16(nnd_op_ctx *c) {                                                \
-        return nnd_run_f16_as_f32(c, f32);                                                         \
+    static schema_status f32##_as_f16(eng_op_ctx *c) {                                             \
+        return eng_run_f16_as_f32(c, f32);                                                         \
     }                                                                                              \
-    const nnd_op_def var = {                                                                       \
+    const eng_op_def var = {                                                                       \
         .code = CODE,                                                                              \
         .name = NAME,                                                                              \
         .check = check_fn,                                                                         \

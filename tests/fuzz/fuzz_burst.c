@@ -1,8 +1,8 @@
-/* fuzz_burst: the daemon's reading of a burst channel (daemon/burst_take.h) while a hostile
+/* fuzz_burst: the daemon's reading of a burst channel (daemon/binding/burst_take.h) while a hostile
  * client writes the shared memory, then the request's pools resolved through the burst's
- * slots (daemon/burst.h) whose memory the client keeps writing too, and the answer's
+ * slots (daemon/binding/burst.h) whose memory the client keeps writing too, and the answer's
  * publication against the client's words (proto/burst_chan.h). The slot memory is also
- * registered with the session (daemon/memreg.h); since tokens are random, a
+ * registered with the session (daemon/binding/memreg.h); since tokens are random, a
  * POOL_REGISTERED pool naming token 1 is given the real token before it is resolved, and
  * any other token stays unknown. The input is
  *   u8 flags: bit 0 runs the racing writer during the takes; bits 1-2: takes - 1
@@ -26,11 +26,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "burst.h"
-#include "burst_take.h"
-#include "fuzz_common.h"
-#include "fuzz_target.h"
-#include "memreg.h"
+#include "daemon/binding/burst.h"
+#include "daemon/binding/burst_take.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/fuzz_target.h"
+#include "daemon/binding/memreg.h"
 
 #define BURST_HANDLE 0x6275727374000001ull
 #define SLOT_BYTES   (16u * 1024u)
@@ -43,8 +43,8 @@ static struct {
     uint8_t *daemon_chan;                /* the daemon's mapping of the channel */
     uint8_t copy[NND_CHAN_AREA];
     uint8_t result[NND_CHAN_AREA];
-    nnd_session session;
-    nnd_burst_obj *burst;
+    srv_session session;
+    srv_burst_obj *burst;
     uint64_t token; /* the slot memory, registered */
     pthread_t writer;
     pthread_mutex_t lock;
@@ -138,20 +138,20 @@ static void cache_slots(int slots_fd) {
     Nnd__ExecutionRequest r = NND__EXECUTION_REQUEST__INIT;
     r.n_pools = 2;
     r.pools = pools;
-    nnd_frame_in in;
+    proto_frame_in in;
     memset(&in, 0, sizeof in);
     in.fds[0] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
     in.fds[1] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
     in.nfds = 2;
-    nnd_pool views[2];
+    srv_pool views[2];
     char err[NND_ERR_LEN];
-    if (nnd_burst_map_pools(fz.burst, &r, &in, views, err, sizeof err) != NND_OK) {
+    if (srv_burst_map_pools(fz.burst, &r, &in, views, err, sizeof err) != NND_OK) {
         fprintf(stderr, "fuzz_burst: cannot cache the slots: %s\n", err);
         abort();
     }
-    nnd_burst_commit(fz.burst);
-    nnd_pools_release(views, 2);
-    nnd_frame_in_clear(&in);
+    srv_burst_commit(fz.burst);
+    srv_pools_release(views, 2);
+    proto_frame_in_clear(&in);
 }
 
 /* Registers the slot memory with the session, as RegisterMemory would. */
@@ -159,16 +159,16 @@ static void register_slots(int slots_fd) {
     Nnd__MemoryPool p = NND__MEMORY_POOL__INIT;
     p.kind = NND__POOL_KIND__POOL_MEMFD;
     p.size = SLOT_BYTES;
-    nnd_frame_in in;
+    proto_frame_in in;
     memset(&in, 0, sizeof in);
     in.fds[0] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
     in.nfds = 1;
     char err[NND_ERR_LEN];
-    if (nnd_memreg_register(&fz.session, &p, &in, &fz.token, err, sizeof err) != NND_OK) {
+    if (srv_memreg_register(&fz.session, &p, &in, &fz.token, err, sizeof err) != NND_OK) {
         fprintf(stderr, "fuzz_burst: cannot register the slot memory: %s\n", err);
         abort();
     }
-    nnd_frame_in_clear(&in);
+    proto_frame_in_clear(&in);
 }
 
 static void setup(void) {
@@ -179,8 +179,8 @@ static void setup(void) {
     fz.daemon_chan = map_shared(chan_fd, NND_CHAN_SIZE);
     fz.client_slots = map_shared(slots_fd, SLOT_BYTES);
     close(chan_fd);
-    nnd_session_init(&fz.session, -1, 1);
-    if (!(fz.burst = nnd_burst_new(&fz.session, 1))) abort();
+    srv_session_init(&fz.session, -1, 1);
+    if (!(fz.burst = srv_burst_new(&fz.session, 1))) abort();
     cache_slots(slots_fd);
     register_slots(slots_fd);
     close(slots_fd);
@@ -195,25 +195,26 @@ static void resolve_pools(const Nnd__ExecutionRequest *r) {
         if (r->pools[i] && r->pools[i]->kind == NND__POOL_KIND__POOL_REGISTERED &&
             r->pools[i]->token == 1)
             r->pools[i]->token = fz.token;
-    nnd_pool *views = calloc(r->n_pools + 1, sizeof *views);
+    srv_pool *views = calloc(r->n_pools + 1, sizeof *views);
     if (!views) return;
-    nnd_frame_in in;
+    proto_frame_in in;
     memset(&in, 0, sizeof in); /* fds cannot travel in the channel */
     char err[NND_ERR_LEN];
-    if (nnd_burst_map_pools(fz.burst, r, &in, views, err, sizeof err) == NND_OK) {
+    if (srv_burst_map_pools(fz.burst, r, &in, views, err, sizeof err) == NND_OK) {
         uint8_t sum = 0;
         for (size_t i = 0; i < r->n_pools; i++)
             for (size_t k = 0; k < views[i].view.size; k++)
                 sum += ((const uint8_t *)views[i].view.base)[k];
         __asm__ volatile("" : : "r"(sum)); /* the reads are kept */
-        nnd_burst_commit(fz.burst);
-        nnd_pools_release(views, r->n_pools);
+        srv_burst_commit(fz.burst);
+        srv_pools_release(views, r->n_pools);
     }
     free(views);
 }
 
 /* Packs an answer into the result area and publishes it, as write_result does. */
-static void answer(nnd_chan_hdr *h, uint32_t seq, uint64_t id, nnd_status st, const char *msg) {
+static void answer(proto_chan_hdr *h, uint32_t seq, uint64_t id, schema_status st,
+                   const char *msg) {
     Nnd__Reply rp = NND__REPLY__INIT;
     rp.id = id;
     rp.status = (Nnd__ErrorStatus)st;
@@ -221,7 +222,7 @@ static void answer(nnd_chan_hdr *h, uint32_t seq, uint64_t id, nnd_status st, co
     size_t n = protobuf_c_message_get_packed_size(&rp.base);
     if (n <= sizeof fz.result) protobuf_c_message_pack(&rp.base, fz.result);
     __atomic_store_n(&h->res_len, (uint32_t)n, __ATOMIC_RELAXED);
-    if (nnd_chan_publish(&h->res_seq, seq, &h->client_sleeping)) nnd_chan_wake(&h->res_seq);
+    if (proto_chan_publish(&h->res_seq, seq, &h->client_sleeping)) proto_chan_wake(&h->res_seq);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -230,14 +231,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t flags = fz_u8(&in);
     fz_in area = fz_section(&in), script = fz_section(&in), slots = fz_section(&in);
     memset(fz.client_chan, 0, NND_CHAN_SIZE);
-    nnd_chan_init((nnd_chan_hdr *)fz.client_chan);
+    proto_chan_init((proto_chan_hdr *)fz.client_chan);
     memcpy(fz.client_chan + NND_CHAN_HEADER, area.p,
            area.len < NND_CHAN_AREA ? area.len : NND_CHAN_AREA);
     memset(fz.client_slots, 0, SLOT_BYTES);
     memcpy(fz.client_slots, slots.p, slots.len < SLOT_BYTES ? slots.len : SLOT_BYTES);
 
-    nnd_chan_hdr *h = (nnd_chan_hdr *)fz.daemon_chan;
-    nnd_burst_take_state t = {.h = h,
+    proto_chan_hdr *h = (proto_chan_hdr *)fz.daemon_chan;
+    srv_burst_take_state t = {.h = h,
                               .req_area = fz.daemon_chan + NND_CHAN_HEADER,
                               .copy = fz.copy,
                               .handle = BURST_HANDLE,
@@ -246,16 +247,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (racing) writer_start(script);
     int takes = 1 + ((flags >> 1) & 3);
     for (int i = 0; i < takes && i < MAX_TAKES; i++) {
-        nnd_chan_hdr *ch = (nnd_chan_hdr *)fz.client_chan;
+        proto_chan_hdr *ch = (proto_chan_hdr *)fz.client_chan;
         uint32_t seq = fz_u32(&in), len = fz_u32(&in), sleeping = fz_u32(&in);
         __atomic_store_n(&ch->req_len, len, __ATOMIC_RELAXED);
         __atomic_store_n(&ch->client_sleeping, sleeping, __ATOMIC_RELAXED);
         __atomic_store_n(&ch->req_seq, seq, __ATOMIC_RELEASE);
         apply_all(fz_section(&in));
         Nnd__Request *req;
-        nnd_status st;
+        schema_status st;
         char err[NND_ERR_LEN];
-        if (!nnd_burst_take(&t, &req, &st, err, sizeof err)) continue;
+        if (!srv_burst_take(&t, &req, &st, err, sizeof err)) continue;
         if (st == NND_OK) {
             if (!req || req->call_case != NND__REQUEST__CALL_BURST_EXECUTE || !req->burst_execute ||
                 req->burst_execute->burst != BURST_HANDLE || !req->burst_execute->request) {

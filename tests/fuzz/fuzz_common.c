@@ -1,5 +1,5 @@
 /* fuzz_common.c: see fuzz_common.h. */
-#include "fuzz_common.h"
+#include "tests/fuzz/fuzz_common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,7 @@ void fz_bytes(fz_in *in, void *dst, size_t n) {
 
 /* Bytes of a tensor of this type and shape, or SIZE_MAX past max. */
 static size_t shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims, size_t max) {
-    size_t n = nnd_type_size(type);
+    size_t n = schema_type_size(type);
     for (uint32_t r = 0; r < rank; r++) {
         if (dims[r] && n > max / dims[r]) return SIZE_MAX;
         n *= dims[r];
@@ -43,19 +43,19 @@ static size_t shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims, siz
     return n > max ? SIZE_MAX : n;
 }
 
-static int dims_known(const nnd_operand_desc *d) {
-    if (!nnd_type_is_tensor(d->type)) return 1;
+static int dims_known(const eng_operand_desc *d) {
+    if (!schema_type_is_tensor(d->type)) return 1;
     if (d->rank == 0) return 0;
     for (uint32_t r = 0; r < d->rank; r++)
         if (!d->dims[r]) return 0;
     return 1;
 }
 
-int fz_exec_affordable(const nnd_prepared *p) {
-    if (nnd_prepared_arena_bytes(p) > FZ_MAX_ARENA) return 0;
+int fz_exec_affordable(const eng_prepared *p) {
+    if (eng_prepared_arena_bytes(p) > FZ_MAX_ARENA) return 0;
     double flops = 0;
-    for (uint32_t k = 0; k < nnd_prepared_num_operations(p); k++) {
-        nnd_cost c = nnd_prepared_step_cost(p, k);
+    for (uint32_t k = 0; k < eng_prepared_num_operations(p); k++) {
+        eng_cost c = eng_prepared_step_cost(p, k);
         flops += c.flops + c.bytes;
     }
     return flops <= FZ_MAX_FLOPS;
@@ -66,35 +66,35 @@ typedef struct stop_at {
     int fired;
 } stop_at;
 
-static nnd_status checkpoint(void *ctx, uint32_t next_op) {
+static schema_status checkpoint(void *ctx, uint32_t next_op) {
     stop_at *s = ctx;
     if (s->fired || next_op != s->step) return NND_OK;
     s->fired = 1;
     return NND_MISSED_DEADLINE_TRANSIENT;
 }
 
-void fz_exec_bound(const nnd_prepared *p, const nnd_io *inputs, const nnd_io *outputs) {
-    uint32_t n_out = nnd_prepared_num_outputs(p);
-    nnd_exec *e = nnd_exec_create(p);
-    nnd_io *outs = calloc(n_out + 1, sizeof *outs);
+void fz_exec_bound(const eng_prepared *p, const eng_io *inputs, const eng_io *outputs) {
+    uint32_t n_out = eng_prepared_num_outputs(p);
+    eng_exec *e = eng_exec_create(p);
+    eng_io *outs = calloc(n_out + 1, sizeof *outs);
     void **grown = calloc(n_out + 1, sizeof *grown);
-    nnd_output_shape *shapes = calloc(n_out + 1, sizeof *shapes);
+    eng_output_shape *shapes = calloc(n_out + 1, sizeof *shapes);
     if (!e || !outs || !grown || !shapes) goto out;
     memcpy(outs, outputs, sizeof *outs * n_out);
     char err[NND_ERR_LEN];
     /* First run: stopped by a checkpoint half way and resumed, as a scheduler does. */
-    stop_at stop = {nnd_prepared_num_operations(p) / 2, 0};
-    nnd_checkpoint cp = {checkpoint, &stop, FZ_LOOP_TIMEOUT_NS};
-    nnd_checkpoint loops = {NULL, NULL, FZ_LOOP_TIMEOUT_NS};
-    nnd_status s = nnd_exec_run(e, inputs, outs, shapes, &cp, err, sizeof err);
+    stop_at stop = {eng_prepared_num_operations(p) / 2, 0};
+    eng_checkpoint cp = {checkpoint, &stop, FZ_LOOP_TIMEOUT_NS};
+    eng_checkpoint loops = {NULL, NULL, FZ_LOOP_TIMEOUT_NS};
+    schema_status s = eng_exec_run(e, inputs, outs, shapes, &cp, err, sizeof err);
     if (s == NND_MISSED_DEADLINE_TRANSIENT && stop.fired)
-        s = nnd_exec_resume(e, stop.step, shapes, &loops, err, sizeof err);
+        s = eng_exec_resume(e, stop.step, shapes, &loops, err, sizeof err);
     if (s != NND_OUTPUT_INSUFFICIENT_SIZE) goto out;
     /* Second run with every short output grown to what the shapes say it needs. */
     size_t total = 0;
     for (uint32_t i = 0; i < n_out; i++) {
         if (shapes[i].sufficient) continue;
-        const nnd_operand_desc *d = nnd_prepared_output(p, i);
+        const eng_operand_desc *d = eng_prepared_output(p, i);
         size_t need = shape_bytes(d->type, shapes[i].rank, shapes[i].dims, FZ_MAX_IO_BYTES);
         if (need == SIZE_MAX || (total += need) > FZ_MAX_IO_BYTES) goto out;
         grown[i] = calloc(1, need ? need : 1);
@@ -102,26 +102,26 @@ void fz_exec_bound(const nnd_prepared *p, const nnd_io *inputs, const nnd_io *ou
         outs[i].data = grown[i];
         outs[i].length = need;
     }
-    nnd_exec_run(e, inputs, outs, shapes, &loops, err, sizeof err);
+    eng_exec_run(e, inputs, outs, shapes, &loops, err, sizeof err);
 out:
     for (uint32_t i = 0; grown && i < n_out; i++)
         free(grown[i]);
     free(grown);
     free(outs);
     free(shapes);
-    nnd_exec_free(e);
+    eng_exec_free(e);
 }
 
-void fz_exec_prepared(const nnd_prepared *p, fz_in *stream) {
+void fz_exec_prepared(const eng_prepared *p, fz_in *stream) {
     if (!fz_exec_affordable(p)) return;
-    uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
-    nnd_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
+    uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
+    eng_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
     void **bufs = calloc((size_t)n_in + n_out + 1, sizeof *bufs);
     if (!ins || !outs || !bufs) goto out;
     size_t total = 0;
     for (uint32_t i = 0; i < n_in; i++) {
-        const nnd_operand_desc *d = nnd_prepared_input(p, i);
-        nnd_io *io = &ins[i];
+        const eng_operand_desc *d = eng_prepared_input(p, i);
+        eng_io *io = &ins[i];
         uint8_t mode = fz_u8(stream);
         if (mode & 1) {
             io->has_no_value = true;
@@ -133,7 +133,7 @@ void fz_exec_prepared(const nnd_prepared *p, fz_in *stream) {
             for (uint32_t r = 0; r < rank; r++)
                 dims[r] = fz_u32(stream);
             io->rank = rank;
-        } else if (nnd_type_is_tensor(d->type)) {
+        } else if (schema_type_is_tensor(d->type)) {
             rank = d->rank ? d->rank : 1u + (mode >> 2) % 4u;
             for (uint32_t r = 0; r < rank; r++)
                 dims[r] = d->rank && d->dims[r] ? d->dims[r] : 1u + fz_u8(stream) % 8u;
@@ -150,7 +150,7 @@ void fz_exec_prepared(const nnd_prepared *p, fz_in *stream) {
     }
     total = 0;
     for (uint32_t i = 0; i < n_out; i++) {
-        const nnd_operand_desc *d = nnd_prepared_output(p, i);
+        const eng_operand_desc *d = eng_prepared_output(p, i);
         size_t bytes =
             dims_known(d) ? shape_bytes(d->type, d->rank, d->dims, FZ_MAX_IO_BYTES) : 256;
         if (bytes == SIZE_MAX || (total += bytes) > FZ_MAX_IO_BYTES) goto out;

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #define FZ_MAX_IO_BYTES (4u << 20)  /* all inputs or all outputs of one execution */
 #define FZ_MAX_ARENA    (64u << 20) /* temporaries of a prepared model */
@@ -41,11 +41,11 @@ uint32_t fz_u32(fz_in *in);
 void fz_bytes(fz_in *in, void *dst, size_t n);
 
 /* Runs p once (twice after OUTPUT_INSUFFICIENT_SIZE) with inputs from the stream. */
-void fz_exec_prepared(const nnd_prepared *p, fz_in *stream);
+void fz_exec_prepared(const eng_prepared *p, fz_in *stream);
 /* Runs p with caller-bound inputs and outputs. */
-void fz_exec_bound(const nnd_prepared *p, const nnd_io *inputs, const nnd_io *outputs);
+void fz_exec_bound(const eng_prepared *p, const eng_io *inputs, const eng_io *outputs);
 /* Whether p is cheap enough to execute (estimated work and temporaries). */
-int fz_exec_affordable(const nnd_prepared *p);
+int fz_exec_affordable(const eng_prepared *p);
 
 /* A growable byte buffer, for the seed generator. */
 typedef struct fz_buf {

@@ -1,4 +1,4 @@
-/* fuzz_frame: frame decoding, protobuf and file descriptors, through nnd_frame_recv() on a
+/* fuzz_frame: frame decoding, protobuf and file descriptors, through proto_frame_recv() on a
  * SOCK_SEQPACKET socketpair as the daemon and the client receive. The input is
  *   u8 flags: bit 0 decodes a Reply instead of a Request; bits 1-7 pick fds to take
  *   u8 fd count (% 41: past NND_FRAME_MAX_FDS the control data is truncated)
@@ -19,10 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "arena.h"
-#include "frame.h"
-#include "fuzz_common.h"
-#include "fuzz_target.h"
+#include "proto/arena.h"
+#include "proto/frame.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/fuzz_target.h"
 
 #define MAX_SEND_FDS 40
 #define FD_SET_MAX   4096
@@ -75,26 +75,27 @@ static int make_fd(uint8_t kind, fz_in *in) {
 }
 
 static int send_raw(const fz_in *dgram, const int *fds, size_t nfds) {
-    return nnd_frame_send_bytes(sv[0], dgram->p, dgram->len, fds, nfds, MSG_DONTWAIT) < 0 ? -1 : 0;
+    return proto_frame_send_bytes(sv[0], dgram->p, dgram->len, fds, nfds, MSG_DONTWAIT) < 0 ? -1
+                                                                                            : 0;
 }
 
 /* Packs msg, sends it with no fds, receives it back and compares the packed bytes. */
 static void round_trip(const ProtobufCMessage *msg) {
     char err[256];
-    nnd_packed a;
+    proto_packed a;
     /* An empty message packs to an empty datagram, which reads as end of file. */
     if (protobuf_c_message_get_packed_size(msg) == 0) return;
-    if (nnd_frame_pack(msg, NULL, 0, &a, err, sizeof err) < 0) return;
-    if (nnd_frame_sendmsg(sv[0], &a, MSG_DONTWAIT) < 0) {
-        nnd_packed_clear(&a);
+    if (proto_frame_pack(msg, NULL, 0, &a, err, sizeof err) < 0) return;
+    if (proto_frame_sendmsg(sv[0], &a, MSG_DONTWAIT) < 0) {
+        proto_packed_clear(&a);
         return; /* too large for the socket buffer: nothing was queued */
     }
-    nnd_frame_in back;
-    int rc = nnd_frame_recv(sv[1], msg->descriptor, rbuf, &back, err, sizeof err);
+    proto_frame_in back;
+    int rc = proto_frame_recv(sv[1], msg->descriptor, rbuf, &back, err, sizeof err);
     if (rc == -EPROTO) {
         /* protobuf-c keeps unknown fields it should have refused (field number 0 in a
          * multi-byte tag) and packs them canonically, which it then refuses: not ours. */
-        nnd_packed_clear(&a);
+        proto_packed_clear(&a);
         return;
     }
     if (rc != 1) {
@@ -114,8 +115,8 @@ static void round_trip(const ProtobufCMessage *msg) {
     }
     free(b1);
     free(b2);
-    nnd_frame_in_clear(&back);
-    nnd_packed_clear(&a);
+    proto_frame_in_clear(&back);
+    proto_packed_clear(&a);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -143,21 +144,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (sent == 0) {
         const ProtobufCMessageDescriptor *desc =
             flags & 1 ? &nnd__reply__descriptor : &nnd__request__descriptor;
-        nnd_frame_in f;
+        proto_frame_in f;
         char err[256];
         /* Requests as the daemon takes them (into an arena), replies as libnnd does. */
-        static nnd_arena arena;
-        if (!arena.block && nnd_arena_init(&arena, 4096) < 0) abort();
-        int rc = flags & 1 ? nnd_frame_recv(sv[1], desc, rbuf, &f, err, sizeof err)
-                           : nnd_frame_recv_arena(sv[1], desc, rbuf, &arena, &f, err, sizeof err);
+        static proto_arena arena;
+        if (!arena.block && proto_arena_init(&arena, 4096) < 0) abort();
+        int rc = flags & 1 ? proto_frame_recv(sv[1], desc, rbuf, &f, err, sizeof err)
+                           : proto_frame_recv_arena(sv[1], desc, rbuf, &arena, &f, err, sizeof err);
         if (rc == 1) {
             for (uint32_t i = 0; i < 7; i++)
                 if (flags & (2u << i)) {
-                    int fd = nnd_frame_take_fd(&f, i);
+                    int fd = proto_frame_take_fd(&f, i);
                     if (fd >= 0) close(fd);
                 }
             round_trip(f.msg);
-            nnd_frame_in_clear(&f);
+            proto_frame_in_clear(&f);
         } else if (f.msg || f.nfds) {
             fprintf(stderr, "fuzz_frame: a refused frame kept a message or fds\n");
             abort();

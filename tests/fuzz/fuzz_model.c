@@ -2,16 +2,16 @@
  *   u8 flags (bit 0: reference kernels only), section: a wire Nnd__Model,
  *   then the stream: one zero-padded pool per MemoryPool (its size, at most FZ_MAX_POOL),
  *   then the execution stream of fuzz_common.h.
- * The model goes through daemon/convert.c as the daemon's PrepareModel does, then
- * nnd_supported_operations(), nnd_prepare() and, when that succeeds, fz_exec_prepared().
+ * The model goes through daemon/wire/convert.c as the daemon's PrepareModel does, then
+ * eng_supported_operations(), eng_prepare() and, when that succeeds, fz_exec_prepared().
  * Referenced subgraphs (IF, WHILE) come with the model, as on the wire; a loop stops after
  * FZ_LOOP_TIMEOUT_NS. */
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "convert.h"
-#include "fuzz_common.h"
-#include "fuzz_target.h"
+#include "daemon/wire/convert.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/fuzz_target.h"
 
 #define MAX_POOLS 16
 
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_in ms = fz_section(&in);
     Nnd__Model *m = nnd__model__unpack(NULL, ms.len, ms.p);
     if (!m) return 0;
-    nnd_memory_view views[MAX_POOLS];
+    eng_memory_view views[MAX_POOLS];
     size_t n_views = 0;
     bool owned = false;
     if (m->n_pools > MAX_POOLS) goto out;
@@ -31,21 +31,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t *b = malloc(n ? n : 1);
         if (!b) goto out;
         fz_bytes(&in, b, n);
-        views[n_views] = (nnd_memory_view){b, n, free, b};
+        views[n_views] = (eng_memory_view){b, n, free, b};
     }
     char err[NND_ERR_LEN];
-    nnd_model_desc d;
-    if (nnd_model_from_proto(m, views, n_views, &d, err, sizeof err) != NND_OK) goto out;
+    eng_model_desc d;
+    if (srv_model_from_proto(m, views, n_views, &d, err, sizeof err) != NND_OK) goto out;
     bool *supported = calloc(d.n_operations + 1, sizeof *supported);
-    if (supported) nnd_supported_operations(&d, supported, err, sizeof err);
+    if (supported) eng_supported_operations(&d, supported, err, sizeof err);
     free(supported);
-    nnd_prepared *p = NULL;
-    if (nnd_prepare(&d, &p, err, sizeof err) == NND_OK) {
+    eng_prepared *p = NULL;
+    if (eng_prepare(&d, &p, err, sizeof err) == NND_OK) {
         owned = true; /* the prepared model releases the pools */
         fz_exec_prepared(p, &in);
-        nnd_prepared_free(p);
+        eng_prepared_free(p);
     }
-    nnd_model_desc_clear(&d);
+    srv_model_desc_clear(&d);
 out:
     for (size_t i = 0; !owned && i < n_views; i++)
         free(views[i].ctx);

@@ -2,27 +2,27 @@
  *   u8 flags (bit 0: reference kernels only), section: a wire Nnd__Model (no pools),
  *   section: a wire Nnd__ExecutionRequest, then the stream: the bytes of each request pool
  *   in order, each as large as its MemoryPool.size says (at most FZ_MAX_POOL).
- * A model that prepares is the target; the request goes through nnd_request_from_proto()
- * as the daemon's Execute does, and a request it accepts runs with nnd_exec_run(), inputs
+ * A model that prepares is the target; the request goes through srv_request_from_proto()
+ * as the daemon's Execute does, and a request it accepts runs with eng_exec_run(), inputs
  * and outputs in place inside the pools (they may overlap, as a client's may). */
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "convert.h"
-#include "fuzz_common.h"
-#include "fuzz_target.h"
+#include "daemon/wire/convert.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "tests/fuzz/fuzz_target.h"
 
 #define MAX_POOLS 16
 
-static nnd_prepared *prepare(fz_in ms) {
+static eng_prepared *prepare(fz_in ms) {
     Nnd__Model *m = nnd__model__unpack(NULL, ms.len, ms.p);
     if (!m) return NULL;
-    nnd_prepared *p = NULL;
-    nnd_model_desc d;
+    eng_prepared *p = NULL;
+    eng_model_desc d;
     char err[NND_ERR_LEN];
-    if (nnd_model_from_proto(m, NULL, 0, &d, err, sizeof err) == NND_OK) {
-        if (nnd_prepare(&d, &p, err, sizeof err) != NND_OK) p = NULL;
-        nnd_model_desc_clear(&d);
+    if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == NND_OK) {
+        if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) p = NULL;
+        srv_model_desc_clear(&d);
     }
     nnd__model__free_unpacked(m, NULL);
     return p;
@@ -32,13 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_in in = {data, size};
     fz_set_reference_kernels(fz_u8(&in) & 1);
     fz_in ms = fz_section(&in), rs = fz_section(&in);
-    nnd_prepared *p = prepare(ms);
+    eng_prepared *p = prepare(ms);
     if (!p) return 0;
     Nnd__ExecutionRequest *r = nnd__execution_request__unpack(NULL, rs.len, rs.p);
-    nnd_memory_view views[MAX_POOLS];
+    eng_memory_view views[MAX_POOLS];
     size_t n_views = 0;
-    uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
-    nnd_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
+    uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
+    eng_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
     if (!r || !ins || !outs || r->n_pools > MAX_POOLS) goto out;
     for (; n_views < r->n_pools; n_views++) {
         uint64_t n = r->pools[n_views]->size;
@@ -46,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t *b = malloc(n ? n : 1);
         if (!b) goto out;
         fz_bytes(&in, b, n);
-        views[n_views] = (nnd_memory_view){b, n, NULL, NULL};
+        views[n_views] = (eng_memory_view){b, n, NULL, NULL};
     }
     char err[NND_ERR_LEN];
-    if (nnd_request_from_proto(r, p, views, n_views, ins, outs, err, sizeof err) == NND_OK &&
+    if (srv_request_from_proto(r, p, views, n_views, ins, outs, err, sizeof err) == NND_OK &&
         fz_exec_affordable(p))
         fz_exec_bound(p, ins, outs);
 out:
@@ -58,6 +58,6 @@ out:
     free(ins);
     free(outs);
     if (r) nnd__execution_request__free_unpacked(r, NULL);
-    nnd_prepared_free(p);
+    eng_prepared_free(p);
     return 0;
 }

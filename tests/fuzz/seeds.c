@@ -10,11 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "conformance.h"
-#include "convert.h"
-#include "frame.h"
-#include "fuzz_common.h"
-#include "serialize.h"
+#include "tools/conformance/conformance.h"
+#include "daemon/wire/convert.h"
+#include "proto/frame.h"
+#include "tests/fuzz/fuzz_common.h"
+#include "storage/serialize.h"
 
 static size_t max_bytes = 65536;
 #define N_TARGETS 5
@@ -43,16 +43,16 @@ static void put_packed(fz_buf *b, const ProtobufCMessage *m) {
     free(p);
 }
 
-static const nnd_case_tensor *example_input(const nnd_case_example *ex, uint32_t i) {
+static const tool_case_tensor *example_input(const tool_case_example *ex, uint32_t i) {
     for (size_t k = 0; k < ex->n_inputs; k++)
         if (ex->inputs[k].index == i) return &ex->inputs[k];
     return NULL;
 }
 
 /* The execution stream of fuzz_common.h for the example's inputs. */
-static void put_stream(fz_buf *b, const nnd_case *c, const nnd_case_example *ex) {
+static void put_stream(fz_buf *b, const tool_case *c, const tool_case_example *ex) {
     for (uint32_t i = 0; i < c->model->main->n_input_indexes; i++) {
-        const nnd_case_tensor *t = example_input(ex, i);
+        const tool_case_tensor *t = example_input(ex, i);
         if (!t || (!t->data && t->count == 0)) {
             fz_put_u8(b, 1);
             continue;
@@ -66,7 +66,7 @@ static void put_stream(fz_buf *b, const nnd_case *c, const nnd_case_example *ex)
 }
 
 /* An ExecutionRequest with every input and output in pool 0; pool receives its bytes. */
-static Nnd__ExecutionRequest *make_request(const nnd_case *c, const nnd_case_example *ex,
+static Nnd__ExecutionRequest *make_request(const tool_case *c, const tool_case_example *ex,
                                            fz_buf *pool) {
     const Nnd__Subgraph *g = c->model->main;
     Nnd__ExecutionRequest *r = calloc(1, sizeof *r);
@@ -81,7 +81,7 @@ static Nnd__ExecutionRequest *make_request(const nnd_case *c, const nnd_case_exa
         Nnd__RequestArgument *a = calloc(1, sizeof *a);
         nnd__request_argument__init(a);
         (in ? r->inputs : r->outputs)[i] = a;
-        const nnd_case_tensor *t = NULL;
+        const tool_case_tensor *t = NULL;
         if (in) {
             t = example_input(ex, i);
         } else {
@@ -119,19 +119,19 @@ static Nnd__ExecutionRequest *make_request(const nnd_case *c, const nnd_case_exa
 static void save_frame(const char *name, const ProtobufCMessage *m, bool reply, size_t extra_fds) {
     fz_buf b = {0};
     char err[256];
-    nnd_packed p;
+    proto_packed p;
     int placeholders[4] = {0}; /* the extra fds come first; only their number matters */
-    if (nnd_frame_pack(m, placeholders, extra_fds, &p, err, sizeof err) < 0) return;
+    if (proto_frame_pack(m, placeholders, extra_fds, &p, err, sizeof err) < 0) return;
     bool spilled = p.spill_fd >= 0;
     fz_put_u8(&b, reply ? 1 : 0);
     fz_put_u8(&b, (uint8_t)(extra_fds + spilled));
     for (size_t i = 0; i < extra_fds + spilled; i++)
         fz_put_u8(&b, 0);
-    fz_put_section(&b, nnd_packed_bytes(&p), p.len);
+    fz_put_section(&b, proto_packed_bytes(&p), p.len);
     for (size_t i = 0; i < extra_fds; i++)
         fz_put_section(&b, "pool", 4);
     if (spilled) put_packed(&b, m);
-    nnd_packed_clear(&p);
+    proto_packed_clear(&p);
     save(0, name, &b);
     free(b.p);
 }
@@ -196,9 +196,9 @@ static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf 
     mp->token = 0;
 }
 
-static void seeds_of(const nnd_case *c, size_t n) {
+static void seeds_of(const tool_case *c, size_t n) {
     if (!c->n_examples) return;
-    const nnd_case_example *ex = &c->examples[0];
+    const tool_case_example *ex = &c->examples[0];
     const char *base = strrchr(c->file, '/') ? strrchr(c->file, '/') + 1 : c->file;
     char name[512];
     snprintf(name, sizeof name, "%.*s-%zu", (int)strcspn(base, "."), base, n);
@@ -218,21 +218,21 @@ static void seeds_of(const nnd_case *c, size_t n) {
     fz_put(&b, pool.p, pool.len);
     save(2, name, &b);
 
-    nnd_model_desc d;
+    eng_model_desc d;
     char err[NND_ERR_LEN];
-    if (nnd_model_from_proto(c->model, NULL, 0, &d, err, sizeof err) == NND_OK) {
-        nnd_buf mc, dc;
-        if (nnd_ser_encode(&d, 0, "fuzz", &mc, &dc, err, sizeof err) == NND_OK) {
+    if (srv_model_from_proto(c->model, NULL, 0, &d, err, sizeof err) == NND_OK) {
+        store_buf mc, dc;
+        if (store_ser_encode(&d, 0, "fuzz", &mc, &dc, err, sizeof err) == NND_OK) {
             b.len = 0;
             fz_put_u8(&b, 0);
             fz_put_section(&b, mc.p, mc.len);
             fz_put_section(&b, dc.p, dc.len);
             put_stream(&b, c, ex);
             save(3, name, &b);
-            nnd_buf_free(&mc);
-            nnd_buf_free(&dc);
+            store_buf_free(&mc);
+            store_buf_free(&dc);
         }
-        nnd_model_desc_clear(&d);
+        srv_model_desc_clear(&d);
     }
 
     if (n == 0) { /* frames: one PrepareModel and one Execute per vector file */
@@ -329,19 +329,19 @@ int main(int argc, char **argv) {
     }
     frame_basics();
     for (int a = first; a < argc - 1; a++) {
-        nnd_case *cases = NULL;
+        tool_case *cases = NULL;
         size_t n = 0;
         char err[512];
-        if (nnd_cases_load(argv[a], &cases, &n, note_skip, NULL, err, sizeof err) < 0) {
+        if (tool_cases_load(argv[a], &cases, &n, note_skip, NULL, err, sizeof err) < 0) {
             fprintf(stderr, "nnd-fuzz-seeds: %s\n", err);
-            nnd_cases_free(cases, n);
+            tool_cases_free(cases, n);
             return 1;
         }
         for (size_t i = 0, k = 0; i < n; i++) {
             k = i && strcmp(cases[i].file, cases[i - 1].file) == 0 ? k + 1 : 0;
             if (k < per_file) seeds_of(&cases[i], k);
         }
-        nnd_cases_free(cases, n);
+        tool_cases_free(cases, n);
     }
     printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache, %zu burst seeds in %s\n",
            written[0], written[1], written[2], written[3], written[4], out_dir);

@@ -1,14 +1,14 @@
 /* case_judge.c: outputs against the vectors' pass criteria. See case_judge.h. */
-#include "case_judge.h"
+#include "tools/conformance/case_judge.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "case_read.h"
-#include "case_tensor.h"
-#include "codes.h"
+#include "tools/conformance/case_read.h"
+#include "tools/conformance/case_tensor.h"
+#include "schema/codes.h"
 
 static void dims_str(char *buf, size_t len, const uint32_t *d, uint32_t rank) {
     size_t off = (size_t)snprintf(buf, len, "[");
@@ -17,15 +17,15 @@ static void dims_str(char *buf, size_t len, const uint32_t *d, uint32_t rank) {
     if (off < len) snprintf(buf + off, len - off, "]");
 }
 
-static const nnd_case_example *example_of(const nnd_case *c, const nnd_case_tensor *t) {
+static const tool_case_example *example_of(const tool_case *c, const tool_case_tensor *t) {
     for (size_t i = 0; i < c->n_examples; i++) {
-        const nnd_case_example *ex = &c->examples[i];
+        const tool_case_example *ex = &c->examples[i];
         if (t >= ex->outputs && t < ex->outputs + ex->n_outputs) return ex;
     }
     return NULL;
 }
 
-static bool has_operation(const nnd_case *c, int32_t code) {
+static bool has_operation(const tool_case *c, int32_t code) {
     const Nnd__Subgraph *g = c->model->main;
     for (size_t i = 0; i < g->n_operations; i++)
         if (g->operations[i]->type == code) return true;
@@ -34,9 +34,9 @@ static bool has_operation(const nnd_case *c, int32_t code) {
 
 /* RANDOM_MULTINOMIAL: each class's share of the samples must be within tol of its
  * probability, the softmax of the logits in the example's input 0. */
-static bool judge_multinomial(const nnd_case_example *ex, const nnd_case_tensor *e,
+static bool judge_multinomial(const tool_case_example *ex, const tool_case_tensor *e,
                               const void *actual, char *why, size_t whylen) {
-    const nnd_case_tensor *in = NULL;
+    const tool_case_tensor *in = NULL;
     for (size_t i = 0; i < ex->n_inputs; i++)
         if (ex->inputs[i].index == 0) in = &ex->inputs[i];
     if (!in || in->rank != 2 || e->rank != 2 || in->dims[0] != e->dims[0] || !in->count) {
@@ -83,9 +83,9 @@ static bool judge_multinomial(const nnd_case_example *ex, const nnd_case_tensor 
     return ok;
 }
 
-bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *e, const void *actual,
-                    size_t actual_bytes, const uint32_t *actual_dims, uint32_t actual_rank,
-                    char *why, size_t whylen) {
+bool tool_case_judge(const tool_case *c, const tool_case_tensor *e, const void *actual,
+                     size_t actual_bytes, const uint32_t *actual_dims, uint32_t actual_rank,
+                     char *why, size_t whylen) {
     if (actual_rank != e->rank ||
         (e->rank && memcmp(actual_dims, e->dims, e->rank * sizeof *e->dims))) {
         char want[96], got[96];
@@ -94,7 +94,7 @@ bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *e, const void *act
         case_errf(why, whylen, "output %u: dimensions %s, expected %s", e->index, got, want);
         return false;
     }
-    const nnd_case_example *ex = example_of(c, e);
+    const tool_case_example *ex = example_of(c, e);
     bool multinomial = ex && ex->multinomial_tolerance > 0 &&
                        has_operation(c, NND_OP_RANDOM_MULTINOMIAL) && e->count;
     if (multinomial && actual_bytes < e->bytes) {
@@ -156,7 +156,7 @@ bool nnd_case_judge(const nnd_case *c, const nnd_case_tensor *e, const void *act
     return true;
 }
 
-bool nnd_case_refusal_passes(const nnd_case *c, bool missed_deadline, char *why, size_t whylen) {
+bool tool_case_refusal_passes(const tool_case *c, bool missed_deadline, char *why, size_t whylen) {
     if (!c->expect_failure) {
         case_errf(why, whylen, "refused a valid model");
         return false;
@@ -168,8 +168,8 @@ bool nnd_case_refusal_passes(const nnd_case *c, bool missed_deadline, char *why,
     return true;
 }
 
-bool nnd_case_judge_endless(bool missed_deadline, uint64_t elapsed_ns, uint64_t timeout_ns,
-                            char *why, size_t whylen) {
+bool tool_case_judge_endless(bool missed_deadline, uint64_t elapsed_ns, uint64_t timeout_ns,
+                             char *why, size_t whylen) {
     unsigned long long ms = elapsed_ns / 1000000, limit = timeout_ns / 1000000;
     if (!missed_deadline)
         case_errf(why, whylen, "an endless loop must end with MISSED_DEADLINE, not another status");

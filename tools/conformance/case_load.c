@@ -1,5 +1,5 @@
 /* case_load.c: cases from vector files and folders. See case_load.h. */
-#include "case_load.h"
+#include "tools/conformance/case_load.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -9,13 +9,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "case_model.h"
-#include "case_pool.h"
-#include "case_read.h"
-#include "case_tensor.h"
+#include "tools/conformance/case_model.h"
+#include "tools/conformance/case_pool.h"
+#include "tools/conformance/case_read.h"
+#include "tools/conformance/case_tensor.h"
 
 /* The newer folders' case fields; absent ones keep their defaults. */
-static int read_version_fields(const cJSON *j, nnd_case *c, char *why, size_t whylen) {
+static int read_version_fields(const cJSON *j, tool_case *c, char *why, size_t whylen) {
     c->expect_failure = case_json_flag(j, "expect_failure");
     c->infinite_loop_timeout = case_json_flag(j, "infinite_loop_timeout");
     const char *folder = case_json_str(j, "folder");
@@ -26,12 +26,12 @@ static int read_version_fields(const cJSON *j, nnd_case *c, char *why, size_t wh
     snprintf(c->folder, sizeof c->folder, "%s", folder ? folder : "");
     const char *v = case_json_str(j, "min_supported_version");
     if (!v) return 0;
-    if (nnd_case_version_parse(v, &c->min_version)) return 0;
+    if (tool_case_version_parse(v, &c->min_version)) return 0;
     snprintf(why, whylen, "unknown min_supported_version \"%.40s\"", v);
     return -1;
 }
 
-static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, size_t errlen) {
+static int build_case(const cJSON *j, const char *file, tool_case *c, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     const char *name = case_json_str(j, "name");
     if (!name) {
@@ -59,7 +59,7 @@ static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, 
     if (k && !(c->examples = calloc(k, sizeof *c->examples))) goto fail;
     const cJSON *e;
     cJSON_ArrayForEach(e, exs) {
-        nnd_case_example *ex = &c->examples[c->n_examples++];
+        tool_case_example *ex = &c->examples[c->n_examples++];
         ex->multinomial_tolerance = case_json_num(e, "multinomial_tolerance", 0);
         char twhy[160] = "out of memory";
         if (case_tensors_from_json(cJSON_GetObjectItemCaseSensitive(e, "inputs"), c->model->main,
@@ -73,14 +73,14 @@ static int build_case(const cJSON *j, const char *file, nnd_case *c, char *err, 
     return 0;
 fail:
     case_errf(err, errlen, "%s", why);
-    nnd_case_clear(c);
+    tool_case_clear(c);
     return -1;
 }
 
 typedef struct loader {
-    nnd_case **cases;
+    tool_case **cases;
     size_t *n_cases;
-    nnd_case_skip_fn on_skip; /* NULL: strict */
+    tool_case_skip_fn on_skip; /* NULL: strict */
     void *ctx;
     char *err;
     size_t errlen;
@@ -112,7 +112,7 @@ static int load_file(loader *l, const char *path) {
         return skip(l, path, NULL, root ? "no \"cases\" array" : "not valid JSON");
     }
     size_t k = (size_t)cJSON_GetArraySize(arr);
-    nnd_case *grown = realloc(*l->cases, (*l->n_cases + k + 1) * sizeof **l->cases);
+    tool_case *grown = realloc(*l->cases, (*l->n_cases + k + 1) * sizeof **l->cases);
     if (!grown) {
         case_errf(l->err, l->errlen, "out of memory");
         cJSON_Delete(root);
@@ -190,8 +190,8 @@ static int walk(const char *dir, path_list *pl, char *err, size_t errlen) {
     return rc;
 }
 
-int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, nnd_case_skip_fn on_skip,
-                   void *ctx, char *err, size_t errlen) {
+int tool_cases_load(const char *path, tool_case **cases, size_t *n_cases, tool_case_skip_fn on_skip,
+                    void *ctx, char *err, size_t errlen) {
     loader l = {cases, n_cases, on_skip, ctx, err, errlen};
     struct stat st;
     if (stat(path, &st) < 0) {

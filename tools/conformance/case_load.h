@@ -2,7 +2,7 @@
  * cases (case_record.h): a wire model each, with its examples' tensors.
  *
  * Contract:
- * - nnd_cases_load() appends every case of a JSON file, or of every *.json below a folder
+ * - tool_cases_load() appends every case of a JSON file, or of every *.json below a folder
  *   (sorted by path), to *cases. A case it cannot read (an operation or operand type it does
  *   not know, a malformed field) or a whole file it cannot read (not JSON, no "cases") is
  *   handed to on_skip with the file, the case name (NULL for a whole file) and the reason,
@@ -10,7 +10,7 @@
  *   load instead. It returns -1 with err set when the path itself cannot be read (or, strict,
  *   at that first failure); cases loaded before stay appended.
  * - case.model is an Nnd__Model whose every part is malloc'd on its own, so
- *   nnd__model__free_unpacked(model, NULL) releases it (nnd_cases_free does). Operand and
+ *   nnd__model__free_unpacked(model, NULL) releases it (tool_cases_free does). Operand and
  *   operation names are mapped to their numeric codes; CONSTANT_COPY values ride inline in
  *   operand_values.
  * - Tensor data is encoded in the operand's own byte format: float32, _Float16 for FP16,
@@ -33,11 +33,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "case_record.h"
+#include "tools/conformance/case_record.h"
 
-typedef void (*nnd_case_skip_fn)(void *ctx, const char *file, const char *case_name,
-                                 const char *reason);
-int nnd_cases_load(const char *path, nnd_case **cases, size_t *n_cases, nnd_case_skip_fn on_skip,
-                   void *ctx, char *err, size_t errlen);
+typedef void (*tool_case_skip_fn)(void *ctx, const char *file, const char *case_name,
+                                  const char *reason);
+int tool_cases_load(const char *path, tool_case **cases, size_t *n_cases, tool_case_skip_fn on_skip,
+                    void *ctx, char *err, size_t errlen);
 
 #endif

@@ -1,11 +1,11 @@
 /* case_model.c: a case's "model" object into a wire model. See case_model.h. */
-#include "case_model.h"
+#include "tools/conformance/case_model.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "case_names.h"
-#include "case_read.h"
+#include "tools/conformance/case_names.h"
+#include "tools/conformance/case_read.h"
 
 static const struct {
     const char *name;
@@ -29,7 +29,7 @@ static Nnd__Operand *build_operand(const cJSON *j, char *err, size_t errlen) {
     if (!o) return NULL;
     nnd__operand__init(o);
     const char *type = case_json_str(j, "type"), *life = case_json_str(j, "lifetime");
-    int32_t code = type ? nnd_case_operand_type_code(type) : -1;
+    int32_t code = type ? tool_case_operand_type_code(type) : -1;
     if (code < 0) {
         case_errf(err, errlen, "unknown operand type %s", type ? type : "(none)");
         goto fail;
@@ -89,7 +89,7 @@ static Nnd__Operation *build_operation(const cJSON *j, char *err, size_t errlen)
     if (!op) return NULL;
     nnd__operation__init(op);
     const char *type = case_json_str(j, "type");
-    op->type = type ? nnd_case_operation_code(type) : -1;
+    op->type = type ? tool_case_operation_code(type) : -1;
     if (op->type < 0) {
         case_errf(err, errlen, "unknown operation type %s", type ? type : "(none)");
         goto fail;

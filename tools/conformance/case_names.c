@@ -1,9 +1,9 @@
 /* case_names.c: the HAL names of operations and operand types. See case_names.h. */
-#include "case_names.h"
+#include "tools/conformance/case_names.h"
 
 #include <string.h>
 
-#include "codes.h"
+#include "schema/codes.h"
 
 static const struct {
     const char *name;
@@ -39,31 +39,31 @@ static const struct {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *nnd_case_operation_name(int32_t code) {
+const char *tool_case_operation_name(int32_t code) {
     for (size_t i = 0; i < COUNT(operations); i++)
         if (operations[i].code == code) return operations[i].name;
     return NULL;
 }
 
-int32_t nnd_case_operation_code(const char *name) {
+int32_t tool_case_operation_code(const char *name) {
     for (size_t i = 0; i < COUNT(operations); i++)
         if (!strcmp(operations[i].name, name)) return operations[i].code;
     return -1;
 }
 
-const char *nnd_case_operand_type_name(int32_t code) {
+const char *tool_case_operand_type_name(int32_t code) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (operand_types[i].code == code) return operand_types[i].name;
     return NULL;
 }
 
-int32_t nnd_case_operand_type_code(const char *name) {
+int32_t tool_case_operand_type_code(const char *name) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (!strcmp(operand_types[i].name, name)) return operand_types[i].code;
     return -1;
 }
 
-size_t nnd_case_element_size(int32_t type) {
+size_t tool_case_element_size(int32_t type) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (operand_types[i].code == type) return operand_types[i].size;
     return 0;

@@ -9,11 +9,11 @@
 #include <stdint.h>
 
 /* Name tables (HAL spelling) for the codes in schema/codes.h; NULL / -1 when unknown. */
-const char *nnd_case_operation_name(int32_t code);
-int32_t nnd_case_operation_code(const char *name);
-const char *nnd_case_operand_type_name(int32_t code);
-int32_t nnd_case_operand_type_code(const char *name);
+const char *tool_case_operation_name(int32_t code);
+int32_t tool_case_operation_code(const char *name);
+const char *tool_case_operand_type_name(int32_t code);
+int32_t tool_case_operand_type_code(const char *name);
 /* Bytes of one element of an operand type, 0 when unknown. */
-size_t nnd_case_element_size(int32_t type);
+size_t tool_case_element_size(int32_t type);
 
 #endif

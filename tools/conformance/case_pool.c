@@ -1,10 +1,10 @@
 /* case_pool.c: marked constants into one memory pool. See case_pool.h. */
-#include "case_pool.h"
+#include "tools/conformance/case_pool.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "case_read.h"
+#include "tools/conformance/case_read.h"
 
 #define POOL_ALIGN 64
 
@@ -13,7 +13,7 @@ static const Nnd__Subgraph *graph_of(const Nnd__Model *m, uint32_t g) {
     return g == 0 ? m->main : g <= m->n_referenced ? m->referenced[g - 1] : NULL;
 }
 
-static int mark_graph(const cJSON *graph, uint32_t g, nnd_case *c, char *err, size_t errlen) {
+static int mark_graph(const cJSON *graph, uint32_t g, tool_case *c, char *err, size_t errlen) {
     const Nnd__Subgraph *w = graph_of(c->model, g);
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(graph, "operands"), *o;
     uint32_t i = 0;
@@ -22,18 +22,18 @@ static int mark_graph(const cJSON *graph, uint32_t g, nnd_case *c, char *err, si
         if (!case_json_flag(o, "wasConstantReference") || !w || at >= w->n_operands ||
             w->operands[at]->lifetime != NND__OPERAND_LIFE_TIME__CONSTANT_COPY)
             continue;
-        nnd_case_ref *grown = realloc(c->pooled, (c->n_pooled + 1) * sizeof *grown);
+        tool_case_ref *grown = realloc(c->pooled, (c->n_pooled + 1) * sizeof *grown);
         if (!grown) {
             case_errf(err, errlen, "out of memory");
             return -1;
         }
         c->pooled = grown;
-        c->pooled[c->n_pooled++] = (nnd_case_ref){.graph = g, .operand = at};
+        c->pooled[c->n_pooled++] = (tool_case_ref){.graph = g, .operand = at};
     }
     return 0;
 }
 
-int case_pool_marks_from_json(const cJSON *model, nnd_case *c, char *err, size_t errlen) {
+int case_pool_marks_from_json(const cJSON *model, tool_case *c, char *err, size_t errlen) {
     if (mark_graph(model, 0, c, err, errlen) < 0) return -1;
     const cJSON *refs = cJSON_GetObjectItemCaseSensitive(model, "referenced"), *r;
     uint32_t g = 1;
@@ -54,7 +54,7 @@ static Nnd__Model *copy_model(const Nnd__Model *m) {
     return copy;
 }
 
-Nnd__Model *nnd_case_pooled_model(const nnd_case *c, uint8_t **pool, size_t *pool_len) {
+Nnd__Model *tool_case_pooled_model(const tool_case *c, uint8_t **pool, size_t *pool_len) {
     *pool = NULL;
     *pool_len = 0;
     if (!c->n_pooled) return NULL;

@@ -8,7 +8,7 @@
  *   (its main graph and each of its "referenced" subgraphs) that carries
  *   "wasConstantReference": true and is CONSTANT_COPY in c->model. Returns 0, or -1 when
  *   out of memory (err says so).
- * - nnd_case_pooled_model() makes a copy of c->model in which every marked operand is a
+ * - tool_case_pooled_model() makes a copy of c->model in which every marked operand is a
  *   CONSTANT_REFERENCE of pool 0, at a 64-byte aligned offset of *pool (malloc'd, *pool_len
  *   bytes, holding those constants), and whose pool list is one POOL_MEMFD pool of
  *   *pool_len bytes with fd index 0, for the runner to back with memory holding *pool (a
@@ -23,9 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "case_record.h"
+#include "tools/conformance/case_record.h"
 
-int case_pool_marks_from_json(const cJSON *model, nnd_case *c, char *err, size_t errlen);
-Nnd__Model *nnd_case_pooled_model(const nnd_case *c, uint8_t **pool, size_t *pool_len);
+int case_pool_marks_from_json(const cJSON *model, tool_case *c, char *err, size_t errlen);
+Nnd__Model *tool_case_pooled_model(const tool_case *c, uint8_t **pool, size_t *pool_len);
 
 #endif

@@ -1,6 +1,6 @@
 /* case_read.c: reading vector files: whole files, base64, JSON fields, error text.
  * See case_read.h. */
-#include "case_read.h"
+#include "tools/conformance/case_read.h"
 
 #include <errno.h>
 #include <stdarg.h>

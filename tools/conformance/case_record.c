@@ -1,10 +1,10 @@
 /* case_record.c: freeing cases, and the version names. See case_record.h. */
-#include "case_record.h"
+#include "tools/conformance/case_record.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static void free_example(nnd_case_example *ex) {
+static void free_example(tool_case_example *ex) {
     for (size_t i = 0; i < ex->n_inputs; i++)
         free(ex->inputs[i].data);
     for (size_t i = 0; i < ex->n_outputs; i++)
@@ -13,7 +13,7 @@ static void free_example(nnd_case_example *ex) {
     free(ex->outputs);
 }
 
-void nnd_case_clear(nnd_case *c) {
+void tool_case_clear(tool_case *c) {
     free(c->name);
     free(c->file);
     if (c->model) nnd__model__free_unpacked(c->model, NULL);
@@ -24,9 +24,9 @@ void nnd_case_clear(nnd_case *c) {
     free(c->pooled);
 }
 
-void nnd_cases_free(nnd_case *cases, size_t n_cases) {
+void tool_cases_free(tool_case *cases, size_t n_cases) {
     for (size_t i = 0; i < n_cases; i++)
-        nnd_case_clear(&cases[i]);
+        tool_case_clear(&cases[i]);
     free(cases);
 }
 
@@ -37,14 +37,14 @@ static const char *const version_names[] = {
     [NND_CASE_VERSION_AIDL_V2] = "AIDL_V2", [NND_CASE_VERSION_AIDL_V3] = "AIDL_V3",
 };
 
-const char *nnd_case_version_name(nnd_case_version v) {
+const char *tool_case_version_name(tool_case_version v) {
     return (unsigned)v < sizeof version_names / sizeof *version_names ? version_names[v] : "?";
 }
 
-bool nnd_case_version_parse(const char *v, nnd_case_version *out) {
+bool tool_case_version_parse(const char *v, tool_case_version *out) {
     for (size_t k = 0; k < sizeof version_names / sizeof *version_names; k++)
         if (!strcmp(v, version_names[k])) {
-            *out = (nnd_case_version)k;
+            *out = (tool_case_version)k;
             return true;
         }
     return false;

@@ -2,8 +2,8 @@
  * the conformance library reads it: its model, examples and flags.
  *
  * Contract: a case owns everything it points to, each part malloc'd on its own (the
- * model: nnd__model__free_unpacked() frees it); nnd_case_clear() frees one case's parts
- * and nnd_cases_free() an array of cases and the array. The fields' meaning, as the
+ * model: nnd__model__free_unpacked() frees it); tool_case_clear() frees one case's parts
+ * and tool_cases_free() an array of cases and the array. The fields' meaning, as the
  * vectors give them: case_load.h.
  */
 #ifndef NND_CASE_RECORD_H
@@ -15,7 +15,7 @@
 
 #include "nnd.pb-c.h"
 
-typedef struct nnd_case_tensor {
+typedef struct tool_case_tensor {
     uint32_t index; /* position in inputIndexes / outputIndexes */
     int32_t type;   /* operand type code, copied from the model operand */
     uint32_t rank;
@@ -25,18 +25,18 @@ typedef struct nnd_case_tensor {
     size_t count;
     float scale;
     int32_t zero_point;
-} nnd_case_tensor;
+} tool_case_tensor;
 
-typedef struct nnd_case_example {
+typedef struct tool_case_example {
     size_t n_inputs;
-    nnd_case_tensor *inputs;
+    tool_case_tensor *inputs;
     size_t n_outputs;
-    nnd_case_tensor *outputs;
+    tool_case_tensor *outputs;
     double multinomial_tolerance; /* 0 unless RANDOM_MULTINOMIAL */
-} nnd_case_example;
+} tool_case_example;
 
 /* The oldest interface version that defines a case (its min_supported_version). */
-typedef enum nnd_case_version {
+typedef enum tool_case_version {
     NND_CASE_VERSION_UNKNOWN,
     NND_CASE_VERSION_V1_0,
     NND_CASE_VERSION_V1_1,
@@ -45,24 +45,24 @@ typedef enum nnd_case_version {
     NND_CASE_VERSION_AIDL_V1,
     NND_CASE_VERSION_AIDL_V2,
     NND_CASE_VERSION_AIDL_V3,
-} nnd_case_version;
+} tool_case_version;
 
 /* "V1_3", "AIDL_V2", ... as the vectors spell them ("?" for no version). */
-const char *nnd_case_version_name(nnd_case_version v);
+const char *tool_case_version_name(tool_case_version v);
 /* The version a vector spells v (NND_CASE_VERSION_UNKNOWN for "UNKNOWN"); false for a
  * spelling nobody defined. */
-bool nnd_case_version_parse(const char *v, nnd_case_version *out);
+bool tool_case_version_parse(const char *v, tool_case_version *out);
 
 /* An operand of a case's model: graph 0 is the main graph, r + 1 referenced subgraph r. */
-typedef struct nnd_case_ref {
+typedef struct tool_case_ref {
     uint32_t graph, operand;
-} nnd_case_ref;
+} tool_case_ref;
 
-typedef struct nnd_case {
+typedef struct tool_case {
     char *name;
     char *file;
     char folder[16]; /* the upstream folder ("V1_3", "AIDL_V2", ...); "" when not given */
-    nnd_case_version min_version;
+    tool_case_version min_version;
     bool expect_failure;        /* the model is invalid: the driver must refuse it */
     bool infinite_loop_timeout; /* a WHILE that never ends: the loop timeout must stop it */
     Nnd__Model *model;
@@ -71,14 +71,14 @@ typedef struct nnd_case {
     size_t n_ignored;
     uint32_t *ignored_outputs;
     size_t n_examples;
-    nnd_case_example *examples;
+    tool_case_example *examples;
     /* Constants the upstream test placed in memory ("wasConstantReference"), kept inline
-     * in model; nnd_case_pooled_model() (case_pool.h) moves them to a pool. */
+     * in model; tool_case_pooled_model() (case_pool.h) moves them to a pool. */
     size_t n_pooled;
-    nnd_case_ref *pooled;
-} nnd_case;
+    tool_case_ref *pooled;
+} tool_case;
 
-void nnd_case_clear(nnd_case *c);
-void nnd_cases_free(nnd_case *cases, size_t n_cases);
+void tool_case_clear(tool_case *c);
+void tool_cases_free(tool_case *cases, size_t n_cases);
 
 #endif

@@ -1,12 +1,12 @@
 /* case_tensor.c: example tensors in their operands' byte formats. See case_tensor.h. */
-#include "case_tensor.h"
+#include "tools/conformance/case_tensor.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "case_names.h"
-#include "case_read.h"
-#include "codes.h"
+#include "tools/conformance/case_names.h"
+#include "tools/conformance/case_read.h"
+#include "schema/codes.h"
 
 /* IEEE half precision. Clang before 15 has no _Float16 on x86: __fp16 stores the same bits
  * (the fuzz build links compiler-rt for its conversions). */
@@ -69,7 +69,7 @@ static int encode(int32_t type, const cJSON *v, uint8_t *dst) {
     return -1;
 }
 
-static int build_tensor(const cJSON *j, const Nnd__Subgraph *g, bool is_input, nnd_case_tensor *t,
+static int build_tensor(const cJSON *j, const Nnd__Subgraph *g, bool is_input, tool_case_tensor *t,
                         char *err, size_t errlen) {
     double idx = case_json_num(j, "index", -1);
     size_t nio = is_input ? g->n_input_indexes : g->n_output_indexes;
@@ -96,7 +96,7 @@ static int build_tensor(const cJSON *j, const Nnd__Subgraph *g, bool is_input, n
         t->dims[t->rank++] = (uint32_t)e->valuedouble;
         elems *= (uint32_t)e->valuedouble;
     }
-    size_t n = (size_t)cJSON_GetArraySize(data), esize = nnd_case_element_size(t->type);
+    size_t n = (size_t)cJSON_GetArraySize(data), esize = tool_case_element_size(t->type);
     /* Omitted inputs have no data; zero-sized outputs carry one placeholder element. */
     if (n == 0 || elems == 0) return 0;
     if (n != elems) {
@@ -122,7 +122,7 @@ static int build_tensor(const cJSON *j, const Nnd__Subgraph *g, bool is_input, n
 }
 
 int case_tensors_from_json(const cJSON *a, const Nnd__Subgraph *g, bool is_input,
-                           nnd_case_tensor **out, size_t *n, char *err, size_t errlen) {
+                           tool_case_tensor **out, size_t *n, char *err, size_t errlen) {
     if (!cJSON_IsArray(a)) {
         case_errf(err, errlen, "example without %s", is_input ? "inputs" : "outputs");
         return -1;
@@ -142,7 +142,7 @@ int case_tensors_from_json(const cJSON *a, const Nnd__Subgraph *g, bool is_input
 
 /* One element as a double, read from its byte format. */
 double case_element_value(int32_t type, const void *base, size_t i) {
-    const uint8_t *p = (const uint8_t *)base + i * nnd_case_element_size(type);
+    const uint8_t *p = (const uint8_t *)base + i * tool_case_element_size(type);
     switch (type) {
     case NND_FLOAT32:
     case NND_TENSOR_FLOAT32: {

@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "case_record.h"
+#include "tools/conformance/case_record.h"
 
 int case_tensors_from_json(const cJSON *a, const Nnd__Subgraph *g, bool is_input,
-                           nnd_case_tensor **out, size_t *n, char *err, size_t errlen);
+                           tool_case_tensor **out, size_t *n, char *err, size_t errlen);
 double case_element_value(int32_t type, const void *base, size_t i);
 
 #endif

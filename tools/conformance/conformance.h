@@ -9,10 +9,10 @@
 #ifndef NND_CONFORMANCE_H
 #define NND_CONFORMANCE_H
 
-#include "case_judge.h"
-#include "case_load.h"
-#include "case_names.h"
-#include "case_pool.h"
-#include "case_report.h"
+#include "tools/conformance/case_judge.h"
+#include "tools/conformance/case_load.h"
+#include "tools/conformance/case_names.h"
+#include "tools/conformance/case_pool.h"
+#include "tools/conformance/case_report.h"
 
 #endif

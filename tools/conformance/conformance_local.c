@@ -2,7 +2,7 @@
  * a daemon: the fast loop for kernel work, and the oracle the daemon path is compared to.
  * A case that expects failure passes when the engine refuses it at conversion, supported
  * operations, prepare or execution (case_judge.h); an endless loop when its loop timeout
- * stops it in time (nnd_case_judge_endless). Constants the vectors mark
+ * stops it in time (tool_case_judge_endless). Constants the vectors mark
  * wasConstantReference come from a memory pool (case_pool.h).
  * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
 #include <stdio.h>
@@ -10,23 +10,23 @@
 #include <string.h>
 #include <time.h>
 
-#include "conformance.h"
-#include "convert.h"
-#include "engine.h"
+#include "tools/conformance/conformance.h"
+#include "daemon/wire/convert.h"
+#include "engine/engine.h"
 
 static bool verbose;
 
-static const char *unsupported_op(const nnd_case *c, const bool *supported) {
+static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
-        if (!supported[k]) return nnd_operation_name(c->model->main->operations[k]->type);
+        if (!supported[k]) return schema_operation_name(c->model->main->operations[k]->type);
     return NULL;
 }
 
-static bool input_io(const nnd_case_example *ex, nnd_io *ins, size_t n_in) {
+static bool input_io(const tool_case_example *ex, eng_io *ins, size_t n_in) {
     for (size_t i = 0; i < ex->n_inputs; i++) {
-        const nnd_case_tensor *t = &ex->inputs[i];
+        const tool_case_tensor *t = &ex->inputs[i];
         if (t->index >= n_in) return false;
-        nnd_io *io = &ins[t->index];
+        eng_io *io = &ins[t->index];
         memset(io, 0, sizeof *io);
         if (!t->data && t->count == 0) {
             io->has_no_value = true;
@@ -42,16 +42,17 @@ static bool input_io(const nnd_case_example *ex, nnd_io *ins, size_t n_in) {
 
 /* Runs one example and judges its outputs (not for a case that expects failure); *status
  * is the execution's. */
-static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
-                        const nnd_case_example *ex, nnd_status *status, char *why, size_t whylen) {
-    uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
-    nnd_io *ins = calloc(n_in, sizeof *ins), *outs = calloc(n_out, sizeof *outs);
-    nnd_output_shape *shapes = calloc(n_out, sizeof *shapes);
+static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
+                        const tool_case_example *ex, schema_status *status, char *why,
+                        size_t whylen) {
+    uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
+    eng_io *ins = calloc(n_in, sizeof *ins), *outs = calloc(n_out, sizeof *outs);
+    eng_output_shape *shapes = calloc(n_out, sizeof *shapes);
     void **bufs = calloc(n_out, sizeof(void *));
     bool ok = ins && outs && shapes && bufs && input_io(ex, ins, n_in);
     if (!ok) snprintf(why, whylen, "bad example");
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
-        const nnd_case_tensor *t = &ex->outputs[i];
+        const tool_case_tensor *t = &ex->outputs[i];
         bufs[t->index] = calloc(1, t->bytes + 64);
         outs[t->index].data = bufs[t->index];
         outs[t->index].length = t->bytes;
@@ -59,29 +60,29 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
     char err[NND_ERR_LEN] = "";
     *status = NND_OK;
     if (ok) {
-        nnd_status s = *status = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
+        schema_status s = *status = eng_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         if (s) {
-            snprintf(why, whylen, "execute: %s: %s", nnd_engine_status_name(s), err);
+            snprintf(why, whylen, "execute: %s: %s", schema_engine_status_name(s), err);
             ok = false;
         }
     }
     if (c->expect_failure) ok = false; /* nothing to judge */
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
-        const nnd_case_tensor *t = &ex->outputs[i];
-        ok = nnd_case_judge(c, t, bufs[t->index], t->bytes, shapes[t->index].dims,
-                            shapes[t->index].rank, why, whylen);
+        const tool_case_tensor *t = &ex->outputs[i];
+        ok = tool_case_judge(c, t, bufs[t->index], t->bytes, shapes[t->index].dims,
+                             shapes[t->index].rank, why, whylen);
     }
     /* Dynamic shapes: a buffer one element short must give OUTPUT_INSUFFICIENT_SIZE. */
     for (size_t i = 0; ok && c->dynamic_output_shape && i < ex->n_outputs; i++) {
-        const nnd_case_tensor *t = &ex->outputs[i];
+        const tool_case_tensor *t = &ex->outputs[i];
         if (t->bytes == 0) continue;
         size_t saved = outs[t->index].length;
-        outs[t->index].length = t->bytes - nnd_case_element_size(t->type);
-        nnd_status s = nnd_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
+        outs[t->index].length = t->bytes - tool_case_element_size(t->type);
+        schema_status s = eng_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         outs[t->index].length = saved;
         if (s != NND_OUTPUT_INSUFFICIENT_SIZE || shapes[t->index].sufficient) {
             snprintf(why, whylen, "output %u one element short: got %s, sufficient=%d", t->index,
-                     nnd_engine_status_name(s), shapes[t->index].sufficient);
+                     schema_engine_status_name(s), shapes[t->index].sufficient);
             ok = false;
         } else if (shapes[t->index].rank != t->rank ||
                    memcmp(shapes[t->index].dims, t->dims, sizeof(uint32_t) * t->rank)) {
@@ -97,45 +98,47 @@ static bool run_example(const nnd_case *c, nnd_exec *e, const nnd_prepared *p,
 
 /* The engine refused the case at `step` with s: a pass only for a case that expects it.
  * Returns 0 pass, 1 fail. */
-static int refused(const nnd_case *c, const char *step, nnd_status s, const char *err) {
+static int refused(const tool_case *c, const char *step, schema_status s, const char *err) {
     char why[160] = "";
     bool deadline = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
-    if (c->expect_failure && nnd_case_refusal_passes(c, deadline, why, sizeof why)) {
+    if (c->expect_failure && tool_case_refusal_passes(c, deadline, why, sizeof why)) {
         if (verbose) printf("PASS %s:%s: refused at %s: %s\n", c->file, c->name, step, err);
         return 0;
     }
-    printf("FAIL %s:%s: %s: %s: %s%s%s\n", c->file, c->name, step, nnd_engine_status_name(s), err,
-           *why ? ": " : "", why);
+    printf("FAIL %s:%s: %s: %s: %s%s%s\n", c->file, c->name, step, schema_engine_status_name(s),
+           err, *why ? ": " : "", why);
     return 1;
 }
 
 /* An endless loop (infinite_loop_timeout): its first example under a short loop timeout,
  * judged by its status and the time it took. Returns 0 pass, 1 fail. */
-static int run_endless(const nnd_case *c, nnd_exec *e, const nnd_prepared *p) {
-    uint32_t n_in = nnd_prepared_num_inputs(p), n_out = nnd_prepared_num_outputs(p);
-    nnd_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
+static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
+    uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
+    eng_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
     void **bufs = calloc(n_out + 1, sizeof(void *));
-    const nnd_case_example *ex = &c->examples[0];
+    const tool_case_example *ex = &c->examples[0];
     char err[NND_ERR_LEN] = "", why[160] = "bad example";
     bool ok = ins && outs && bufs && input_io(ex, ins, n_in);
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
-        const nnd_case_tensor *t = &ex->outputs[i];
+        const tool_case_tensor *t = &ex->outputs[i];
         ok = t->index < n_out && (bufs[t->index] = calloc(1, t->bytes + 64));
-        if (ok) outs[t->index] = (nnd_io){.data = bufs[t->index], .length = t->bytes};
+        if (ok) outs[t->index] = (eng_io){.data = bufs[t->index], .length = t->bytes};
     }
-    nnd_status s = NND_OK;
+    schema_status s = NND_OK;
     if (ok) {
-        nnd_checkpoint cp = {NULL, NULL, NND_CASE_LOOP_TIMEOUT_NS};
+        eng_checkpoint cp = {NULL, NULL, NND_CASE_LOOP_TIMEOUT_NS};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        s = nnd_exec_run(e, ins, outs, NULL, &cp, err, sizeof err);
+        s = eng_exec_run(e, ins, outs, NULL, &cp, err, sizeof err);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
                       (uint64_t)t0.tv_nsec;
         bool missed = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
-        ok = nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
+        ok = tool_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
     }
-    if (!ok) printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, nnd_engine_status_name(s), err);
+    if (!ok)
+        printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, schema_engine_status_name(s),
+               err);
     for (uint32_t i = 0; bufs && i < n_out; i++)
         free(bufs[i]);
     free(bufs), free(ins), free(outs);
@@ -144,10 +147,10 @@ static int run_endless(const nnd_case *c, nnd_exec *e, const nnd_prepared *p) {
 
 /* A converted case: supported operations, prepare (which takes the pool views on success,
  * *owned then set), each example. Returns 0 pass, 1 fail, 2 skip. */
-static int run_desc(const nnd_case *c, nnd_model_desc *d, bool *owned) {
+static int run_desc(const tool_case *c, eng_model_desc *d, bool *owned) {
     char err[NND_ERR_LEN] = "", why[512] = "";
     bool *supported = calloc(d->n_operations + 1, sizeof(bool));
-    nnd_status s = nnd_supported_operations(d, supported, err, sizeof err);
+    schema_status s = eng_supported_operations(d, supported, err, sizeof err);
     const char *missing = s ? NULL : unsupported_op(c, supported);
     free(supported);
     if (s) return refused(c, "supported operations", s, err);
@@ -155,21 +158,21 @@ static int run_desc(const nnd_case *c, nnd_model_desc *d, bool *owned) {
         if (verbose) printf("SKIP %s:%s: unsupported %s\n", c->file, c->name, missing);
         return 2;
     }
-    nnd_prepared *p = NULL;
-    s = nnd_prepare(d, &p, err, sizeof err);
+    eng_prepared *p = NULL;
+    s = eng_prepare(d, &p, err, sizeof err);
     if (s) return refused(c, "prepare", s, err);
     *owned = true;
-    nnd_exec *e = nnd_exec_create(p);
+    eng_exec *e = eng_exec_create(p);
     if (c->infinite_loop_timeout && c->n_examples) {
         int rc = run_endless(c, e, p);
-        nnd_exec_free(e);
-        nnd_prepared_free(p);
+        eng_exec_free(e);
+        eng_prepared_free(p);
         return rc;
     }
     int rc = 0;
     bool refusal = false;
     for (size_t x = 0; x < c->n_examples && rc == 0 && !refusal; x++) {
-        nnd_status st;
+        schema_status st;
         bool ok = run_example(c, e, p, &c->examples[x], &st, why, sizeof why);
         if (c->expect_failure && st) {
             rc = refused(c, "execute", st, why);
@@ -184,35 +187,35 @@ static int run_desc(const nnd_case *c, nnd_model_desc *d, bool *owned) {
                c->name, c->n_examples);
         rc = 1;
     }
-    nnd_exec_free(e);
-    nnd_prepared_free(p);
+    eng_exec_free(e);
+    eng_prepared_free(p);
     return rc;
 }
 
 /* Returns 0 pass, 1 fail, 2 skip. */
-static int run_case(const nnd_case *c) {
+static int run_case(const tool_case *c) {
     char err[NND_ERR_LEN] = "";
     uint8_t *pool;
     size_t pool_len;
-    Nnd__Model *pooled = nnd_case_pooled_model(c, &pool, &pool_len);
+    Nnd__Model *pooled = tool_case_pooled_model(c, &pool, &pool_len);
     if (c->n_pooled && !pooled) {
         printf("FAIL %s:%s: out of memory\n", c->file, c->name);
         return 1;
     }
-    nnd_memory_view view = {pool, pool_len, free, pool};
-    nnd_model_desc d;
-    nnd_status s = nnd_model_from_proto(pooled ? pooled : c->model, pooled ? &view : NULL,
-                                        pooled ? 1 : 0, &d, err, sizeof err);
+    eng_memory_view view = {pool, pool_len, free, pool};
+    eng_model_desc d;
+    schema_status s = srv_model_from_proto(pooled ? pooled : c->model, pooled ? &view : NULL,
+                                           pooled ? 1 : 0, &d, err, sizeof err);
     bool owned = false; /* the prepared model frees the pool */
     int rc = s ? refused(c, "convert", s, err) : run_desc(c, &d, &owned);
-    nnd_model_desc_clear(&d);
+    srv_model_desc_clear(&d);
     if (!owned) free(pool);
     if (pooled) nnd__model__free_unpacked(pooled, NULL);
     return rc;
 }
 
 int main(int argc, char **argv) {
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0;
     char err[512];
     int paths = 0;
@@ -223,10 +226,10 @@ int main(int argc, char **argv) {
             continue;
         }
         paths++;
-        if (nnd_cases_load(argv[i], &cases, &n, nnd_case_report_unreadable, &counts[1], err,
-                           sizeof err) < 0) {
+        if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
+                            sizeof err) < 0) {
             fprintf(stderr, "conformance: %s\n", err);
-            nnd_cases_free(cases, n);
+            tool_cases_free(cases, n);
             return 2;
         }
     }
@@ -237,6 +240,6 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++)
         counts[run_case(&cases[i])]++;
     printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
-    nnd_cases_free(cases, n);
+    tool_cases_free(cases, n);
     return counts[1] ? 1 : 0;
 }

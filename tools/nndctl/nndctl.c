@@ -1,5 +1,5 @@
 /* nndctl.c: command dispatch and the info, status and events commands. See nndctl.h. */
-#include "nndctl.h"
+#include "tools/nndctl/nndctl.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conformance.h"
+#include "tools/conformance/conformance.h"
 #include "nnd/nnd.h"
-#include "paths.h"
-#include "prom.h"
+#include "proto/paths.h"
+#include "metrics/prom.h"
 
 static void usage(FILE *f) {
     char sock[512], dir[512];
@@ -44,8 +44,8 @@ static void usage(FILE *f) {
         "  cache list                           the daemon's content cache, one line per model\n"
         "  cache purge                          empty the content cache and the token index\n"
         "  reload                               load extension plugins and allowlist afresh\n",
-        nnd_client_socket_path(sock, sizeof sock) ? sock : "(too long)",
-        nnd_default_state_dir(dir, sizeof dir) ? dir : "(too long)");
+        proto_client_socket_path(sock, sizeof sock) ? sock : "(too long)",
+        proto_default_state_dir(dir, sizeof dir) ? dir : "(too long)");
 }
 
 /* --state-dir, else the directory the daemon names in its Hello (*from_daemon set), else
@@ -58,7 +58,7 @@ static const char *state_dir(const nndctl_opts *o, char *buf, size_t len, bool *
     const char *dir = c ? nnd_client_daemon_state_dir(c) : "";
     if (*dir && (size_t)snprintf(buf, len, "%s", dir) < len) *from_daemon = true;
     nnd_client_close(c);
-    return *from_daemon ? buf : nnd_default_state_dir(buf, len);
+    return *from_daemon ? buf : proto_default_state_dir(buf, len);
 }
 
 /* Whether the bus socket at an ipc:// url can be opened, and if not, why: err says so and
@@ -93,7 +93,7 @@ char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeou
     char buf[512], url[600];
     bool from_daemon;
     const char *dir = state_dir(o, buf, sizeof buf, &from_daemon);
-    if (!dir || !nnd_admin_url(dir, url, sizeof url)) {
+    if (!dir || !proto_admin_url(dir, url, sizeof url)) {
         snprintf(err, errlen, "state directory path too long");
         return NULL;
     }
@@ -197,7 +197,7 @@ int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
     printf("  operand performance (%zu types):\n", caps->n_operand_performance);
     for (size_t i = 0; i < caps->n_operand_performance; i++) {
         const Nnd__OperandPerformance *p = caps->operand_performance[i];
-        const char *name = nnd_case_operand_type_name(p->type);
+        const char *name = tool_case_operand_type_name(p->type);
         char label[64];
         if (name)
             snprintf(label, sizeof label, "%s:", name);
@@ -298,7 +298,7 @@ int nndctl_metrics(const nndctl_opts *o, int argc, char **argv) {
     if (!text) return 1;
     cJSON *j = cJSON_Parse(text);
     char *unmapped = NULL;
-    char *prom = nnd_prom_render(j, &unmapped);
+    char *prom = met_prom_render(j, &unmapped);
     int rc = 0;
     if (!prom) {
         fprintf(stderr, "nndctl: the daemon's status is not a JSON object: %.200s\n", text);
@@ -359,7 +359,7 @@ int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
     char buf[512], url[600], err[700];
     bool from_daemon;
     const char *dir = state_dir(o, buf, sizeof buf, &from_daemon);
-    if (!dir || !nnd_events_url(dir, url, sizeof url)) {
+    if (!dir || !proto_events_url(dir, url, sizeof url)) {
         fprintf(stderr, "nndctl: state directory path too long\n");
         return 2;
     }

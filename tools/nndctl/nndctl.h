@@ -8,7 +8,7 @@
 
 typedef struct nndctl_opts {
     const char *socket_path; /* NULL: nnd_default_socket_path() */
-    const char *state_dir;   /* NULL: the daemon's, from its Hello; else nnd_default_state_dir() */
+    const char *state_dir; /* NULL: the daemon's, from its Hello; else proto_default_state_dir() */
 } nndctl_opts;
 
 int nndctl_info(const nndctl_opts *o, int argc, char **argv);

@@ -3,9 +3,9 @@
  * Each case: GetSupportedOperations (any false: skipped), PrepareModel with the constants
  * inline, except those the vectors mark wasConstantReference, which go in a memfd pool
  * (case_pool.h); then per example one memfd pool holding every input and output at 64-byte
- * aligned offsets, Execute, and nnd_case_judge on every output with the dimensions the
+ * aligned offsets, Execute, and tool_case_judge on every output with the dimensions the
  * daemon reported. An endless loop (infinite_loop_timeout) runs with
- * NND_CASE_LOOP_TIMEOUT_NS as its loop timeout, its time judged by nnd_case_judge_endless.
+ * NND_CASE_LOOP_TIMEOUT_NS as its loop timeout, its time judged by tool_case_judge_endless.
  * Dynamic-output-shape cases also run each example with every output one element too small and must
  * get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects failure passes when
  * the daemon answers GetSupportedOperations, PrepareModel or an Execute with an error status
@@ -24,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conformance.h"
+#include "tools/conformance/conformance.h"
 #include "nnd/nnd.h"
-#include "nndctl.h"
+#include "tools/nndctl/nndctl.h"
 
 #define ALIGN   64
 #define MSG_LEN 512
@@ -36,7 +36,7 @@ enum verdict { PENDING, PASS, FAIL, SKIP };
 typedef struct runner {
     const nndctl_opts *o;
     const char *device; /* NULL, or prepare for this device alone */
-    const nnd_case *cases;
+    const tool_case *cases;
     size_t n;
     bool verbose;
     atomic_size_t next;   /* next case to claim */
@@ -69,7 +69,7 @@ static size_t align_up(size_t n) {
     return (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
 }
 
-static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, uint32_t index) {
+static const tool_case_tensor *find_tensor(const tool_case_tensor *v, size_t n, uint32_t index) {
     for (size_t i = 0; i < n; i++)
         if (v[i].index == index) return &v[i];
     return NULL;
@@ -77,17 +77,17 @@ static const nnd_case_tensor *find_tensor(const nnd_case_tensor *v, size_t n, ui
 
 /* The buffer an output gets: its exact size (zero-sized outputs get one element, as the
  * upstream harness gives them), or one element less when shrinking. */
-static size_t output_size(const nnd_case_tensor *t, bool shrink) {
-    size_t es = nnd_case_element_size(t->type);
+static size_t output_size(const tool_case_tensor *t, bool shrink) {
+    size_t es = tool_case_element_size(t->type);
     if (!t->bytes) return es;
     return shrink ? t->bytes - es : t->bytes;
 }
 
 /* Runs one example; with shrink, every non-empty output is one element short and the
  * daemon must say so. */
-static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, size_t exi,
+static outcome run_example(nnd_client *cl, const tool_case *c, uint64_t handle, size_t exi,
                            bool shrink, char *msg) {
-    const nnd_case_example *ex = &c->examples[exi];
+    const tool_case_example *ex = &c->examples[exi];
     const Nnd__Subgraph *g = c->model->main;
     size_t nin = g->n_input_indexes, nout = g->n_output_indexes;
     const char *step = shrink ? " (outputs one element short)" : "";
@@ -109,7 +109,7 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     }
     for (size_t i = 0; i < nin + nout; i++) {
         bool is_in = i < nin;
-        const nnd_case_tensor *t =
+        const tool_case_tensor *t =
             is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
                   : find_tensor(ex->outputs, ex->n_outputs, (uint32_t)(i - nin));
         if (!t) {
@@ -137,7 +137,7 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
     req.pools = pools;
     for (size_t i = 0; i < nin + nout; i++) {
         bool is_in = i < nin;
-        const nnd_case_tensor *t =
+        const tool_case_tensor *t =
             is_in ? find_tensor(ex->inputs, ex->n_inputs, (uint32_t)i)
                   : find_tensor(ex->outputs, ex->n_outputs, (uint32_t)(i - nin));
         Nnd__RequestArgument *a = &args[i];
@@ -178,7 +178,7 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
         bool missed = st == NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT ||
                       st == NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT;
         char why[MSG_LEN - 64];
-        bool ok = nnd_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
+        bool ok = tool_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
         res = fail(false, msg, "example %zu: %s", exi, ok ? err : why);
         res.refusal = ok ? st : 0; /* in time: a refusal for judge_expected_failure */
         goto out;
@@ -204,7 +204,7 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
         goto out;
     }
     for (size_t k = 0; k < nout; k++) {
-        const nnd_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
+        const tool_case_tensor *t = find_tensor(ex->outputs, ex->n_outputs, (uint32_t)k);
         const Nnd__OutputShape *s = shapes[k];
         if (shrink) {
             if (!t->bytes) continue; /* not shrunk */
@@ -220,8 +220,8 @@ static outcome run_example(nnd_client *cl, const nnd_case *c, uint64_t handle, s
             continue;
         }
         char why[MSG_LEN - 64];
-        if (!nnd_case_judge(c, t, map + off[nin + k], output_size(t, false), s->dimensions,
-                            (uint32_t)s->n_dimensions, why, sizeof why)) {
+        if (!tool_case_judge(c, t, map + off[nin + k], output_size(t, false), s->dimensions,
+                             (uint32_t)s->n_dimensions, why, sizeof why)) {
             res = fail(false, msg, "example %zu: %s", exi, why);
             goto out;
         }
@@ -238,7 +238,7 @@ out:
     return res;
 }
 
-static bool any_shrinkable(const nnd_case_example *ex) {
+static bool any_shrinkable(const tool_case_example *ex) {
     for (size_t i = 0; i < ex->n_outputs; i++)
         if (ex->outputs[i].bytes) return true;
     return false;
@@ -247,11 +247,11 @@ static bool any_shrinkable(const nnd_case_example *ex) {
 /* The constants the vectors mark wasConstantReference go in a memfd pool, as a client's
  * weights would: *pooled (to free) is the model naming them, *fd its pool or -1. Returns
  * -1 when out of memory. */
-static int pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd) {
+static int pool_constants(const tool_case *c, Nnd__Model **pooled, int *fd) {
     uint8_t *bytes, *map;
     size_t len;
     *fd = -1;
-    *pooled = nnd_case_pooled_model(c, &bytes, &len);
+    *pooled = tool_case_pooled_model(c, &bytes, &len);
     if (!*pooled) return c->n_pooled ? -1 : 0;
     *fd = nnd_memfd_create("nndctl-conformance-constants", len, (void **)&map);
     if (*fd >= 0) {
@@ -262,10 +262,10 @@ static int pool_constants(const nnd_case *c, Nnd__Model **pooled, int *fd) {
     return *fd >= 0 ? 0 : -1;
 }
 
-static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
+static outcome run_model(const runner *r, nnd_client *cl, const tool_case *c,
                          const Nnd__Model *model, const int *fds, size_t n_fds, char *msg);
 
-static outcome run_case(const runner *r, nnd_client *cl, const nnd_case *c, char *msg) {
+static outcome run_case(const runner *r, nnd_client *cl, const tool_case *c, char *msg) {
     Nnd__Model *pooled;
     int fd;
     outcome res;
@@ -278,7 +278,7 @@ static outcome run_case(const runner *r, nnd_client *cl, const nnd_case *c, char
     return res;
 }
 
-static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
+static outcome run_model(const runner *r, nnd_client *cl, const tool_case *c,
                          const Nnd__Model *model, const int *fds, size_t n_fds, char *msg) {
     const Nnd__Subgraph *g = model->main;
     size_t n_ops = g->n_operations;
@@ -295,7 +295,7 @@ static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
     }
     for (size_t i = 0; i < n_ops; i++) {
         if (supported[i]) continue;
-        const char *name = nnd_case_operation_name(g->operations[i]->type);
+        const char *name = tool_case_operation_name(g->operations[i]->type);
         snprintf(msg, MSG_LEN, "unsupported %s", name ? name : "operation");
         free(supported);
         return (outcome){SKIP, false, 0};
@@ -326,13 +326,13 @@ static outcome run_model(const runner *r, nnd_client *cl, const nnd_case *c,
 }
 
 /* A case that expects failure: a refusal is judged, a success fails. */
-static outcome judge_expected_failure(const nnd_case *c, outcome res, char *msg) {
+static outcome judge_expected_failure(const tool_case *c, outcome res, char *msg) {
     if (!c->expect_failure || res.v == SKIP) return res;
     if (res.refusal) {
         bool deadline = res.refusal == NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT ||
                         res.refusal == NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT;
         char why[128];
-        if (nnd_case_refusal_passes(c, deadline, why, sizeof why)) {
+        if (tool_case_refusal_passes(c, deadline, why, sizeof why)) {
             res.v = PASS;
             return res;
         }
@@ -353,7 +353,7 @@ static void report(runner *r, size_t i, enum verdict v, const char *msg) {
     snprintf(r->messages[i], MSG_LEN, "%s", msg);
     for (; r->printed < r->n && r->verdicts[r->printed] != PENDING; r->printed++) {
         size_t k = r->printed;
-        const nnd_case *c = &r->cases[k];
+        const tool_case *c = &r->cases[k];
         switch (r->verdicts[k]) {
         case PASS:
             r->passed++;
@@ -434,7 +434,7 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     bool verbose = false;
     const char *device = NULL;
-    nnd_case *cases = NULL;
+    tool_case *cases = NULL;
     size_t n = 0, npaths = 0, unreadable = 0;
     int rc = 2;
     char err[1024];
@@ -455,8 +455,8 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
             goto out;
         } else {
             npaths++;
-            if (nnd_cases_load(argv[i], &cases, &n, nnd_case_report_unreadable, &unreadable, err,
-                               sizeof err) < 0) {
+            if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &unreadable, err,
+                                sizeof err) < 0) {
                 fprintf(stderr, "nndctl conformance: %s\n", err);
                 goto out;
             }
@@ -495,6 +495,6 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
     free(r.messages);
     pthread_mutex_destroy(&r.lock);
 out:
-    nnd_cases_free(cases, n);
+    tool_cases_free(cases, n);
     return rc;
 }

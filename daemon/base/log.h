@@ -1,0 +1,39 @@
+/* log: one line per event on stderr, "2025-01-31T12:00:00.123Z info message".
+ * Lines above the configured level are dropped. Each line is one write(2), so lines from
+ * concurrent threads never interleave.
+ *
+ * Lines about one client (connected, disconnected, prepared a model, refused, dropped)
+ * go through srv_log_client(), always naming the client by the id that status and events
+ * show ("client N"). A busy daemon has thousands of them a second, so below the debug
+ * level they are rate-limited: at most NND_LOG_CLIENT_PER_S a second over all clients;
+ * the rest are counted, and the count is logged as one line before the next line that
+ * is let through (a client line in a later second, or any other line, so also at
+ * shutdown). At --log-level debug every one is logged. */
+#ifndef NND_LOG_H
+#define NND_LOG_H
+
+typedef enum srv_log_level {
+    NND_LOG_ERROR = 0,
+    NND_LOG_WARN = 1,
+    NND_LOG_INFO = 2,
+    NND_LOG_DEBUG = 3,
+} srv_log_level;
+
+#define NND_LOG_CLIENT_PER_S 20
+
+/* Parses "error", "warn", "info" or "debug"; returns 0, or -1 for anything else. */
+int srv_log_parse_level(const char *s, srv_log_level *out);
+void srv_log_set_level(srv_log_level level);
+/* Whether lines at level are written (to skip building what would be dropped). */
+int srv_log_enabled(srv_log_level level);
+void srv_log(srv_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line about one client, at level (warn or info), rate-limited as above. */
+void srv_log_client(srv_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#define srv_log_error(...) srv_log(NND_LOG_ERROR, __VA_ARGS__)
+#define srv_log_warn(...)  srv_log(NND_LOG_WARN, __VA_ARGS__)
+#define srv_log_info(...)  srv_log(NND_LOG_INFO, __VA_ARGS__)
+#define srv_log_debug(...) srv_log(NND_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,147 @@
+/* cache: the daemon's compilation caching. Clients' cache files (PrepareModel with cache
+ * fds and a token, PrepareModelFromCache) and the daemon's own content cache of prepared
+ * models, both built on storage/.
+ *
+ * Contract:
+ * - Every model this module prepares is first serialized into daemon-owned buffers
+ *   (storage/serialize.h) and prepared from those, never from client memory, so a
+ *   prepared model can be shared across clients and no client can change it afterwards.
+ *   Its key is the digest of those bytes (storage/hash.h), which cover the plan, the
+ *   constants, the preference and the driver build id.
+ * - Content cache: a plain PrepareModel of a model of NND_CACHE_SIGHTING_BYTES or more is
+ *   copied and hashed only from its second sighting on (sighting.h: a signature of its
+ *   graph and a sample of its constants): the first is prepared in place, uncopied and
+ *   unhashed (counted in first_sightings), so that a model prepared once costs no more
+ *   than without the cache. A save to client cache files always copies and hashes, and
+ *   records the sighting. hashed_bytes counts the bytes copied from clients and hashed.
+ * - Content cache: prepared models by key, shared by every connection that prepares the
+ *   same bytes (each app using one pays its bytes once against quota.app.cache_bytes,
+ *   cache_users.h), kept after their last user releases them, least recently used evicted
+ *   past max_bytes (0 turns the content cache off). Each entry is also written to the
+ *   state directory (content/<digest>.model and .data, rows in the index) off the loop
+ *   thread, so the store outlives restarts; store entries past max_bytes are evicted too.
+ * - Driver devices (cache_devices.h): a compilation whose device set includes drivers is
+ *   cached only when each of them keeps cache blobs. Its content key is folded with the
+ *   set's drivers; its model cache bytes (in memory, in the store, in the client's file)
+ *   end with the device section, blobs included, and the index row of a client cache
+ *   records the digest of those bytes with the data's. A load verifies that digest before
+ *   any driver sees a blob (not while preparing, as for other models), and then gives
+ *   each driver step its blob (deserialize()) instead of preparing it; a device missing,
+ *   of another version, or refusing its blob fails the load ("not a valid model").
+ * - Client cache, save (srv_cache_prepare with a token): prepare, store {uid, token,
+ *   digest, build id, sizes, time} in the index (one transaction), then, holding
+ *   exclusive flocks on both fds, truncate and write the files. Failing to write costs
+ *   the cache, never the prepared model.
+ * - Client cache, load (srv_cache_prepare_from_cache): look the token up for this uid;
+ *   check both fds are regular files of the recorded sizes; under shared flocks read them
+ *   into fresh buffers. When the content cache holds the recorded digest's model, hash the
+ *   buffers (while reading) and take that model if the digests match; else decode (as
+ *   hostile input) and prepare the buffers while another thread hashes them (this engine
+ *   cannot take packed weights back, so a load prepares anyway), and keep the result only
+ *   if the digests match (a mismatch is refused as such even when the bytes would not
+ *   decode). The bytes prepared are the bytes hashed: the files are not read again. Any
+ *   failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
+ *   err and a cache_rejected event naming the reason (the event also tells a foreign uid
+ *   from an unknown token; the client is told only "unknown token").
+ * - A full or read-only state directory costs the cache, never a prepare: the first
+ *   failed write to it (an index row, a store file) turns the disk side off until restart,
+ *   with one warning and a cache_disabled event. From then on nothing is written there (no
+ *   index rows, store files or client cache saves); the content cache goes on in memory and
+ *   client caches saved before still load. A client's own cache file that cannot be
+ *   written costs only that save (a warning each time), as in NNAPI.
+ * - Events: cache_hit, cache_miss (source "client" or "content"), cache_rejected
+ *   (reason), cache_evicted (tier "memory" or "store"), cache_disabled (reason).
+ *   srv_cache_status() adds counters to the admin status ("enabled", "disk" and, when
+ *   either is off, "disabled_reason"; off_reason says why c is NULL);
+ *   srv_cache_list() and srv_cache_purge() serve `nndctl cache`.
+ * - Loop thread only. srv_cache_close() after the loop has stopped and every session has
+ *   released its references.
+ * - Test hook: NND_TEST_CACHE_WRITE_STALL=<bytes> in the environment makes client cache
+ *   data writes stop after that many bytes and sleep, so a test can kill the daemon in
+ *   the middle of a cache write.
+ */
+#ifndef NND_CACHE_H
+#define NND_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "daemon/cache/cache_devices.h"
+#include "daemon/base/daemon.h"
+#include "engine/engine.h"
+#include "storage/hash.h"
+#include "daemon/clients/session.h"
+
+#define NND_CACHE_DEFAULT_MAX_BYTES      (256ull << 20)
+#define NND_CACHE_TOKEN_LEN              32
+#define NND_CACHE_LOCK_TIMEOUT_MS        200
+#define NND_CACHE_SIGHTING_BYTES         (1u << 20)
+#define NND_CACHE_DEFAULT_SAVE_MAX_BYTES (4ull << 20)
+
+typedef struct srv_cache srv_cache;
+typedef struct srv_cache_ref srv_cache_ref; /* one user's reference to a prepared model */
+
+srv_cache *srv_cache_open(srv_daemon *d, const char *build_id, uint64_t max_bytes, char *err,
+                          size_t errlen);
+void srv_cache_close(srv_cache *c);
+/* Client cache files pay only where a load beats a compile. On this daemon a load decodes
+ * and prepares again (no engine takes packed weights back) and first reads and hashes
+ * every byte, so it never does: for a small model the difference is a fraction of a
+ * millisecond, for a large one it is several. A model whose constants in pools
+ * (model_bytes.h) exceed save_max_bytes (--cache-save-max-bytes, default 4 MiB; 0: no limit)
+ * is therefore not saved: srv_cache_save_pays() says false, counts it (saves_over_limit)
+ * and PrepareModel prepares as without a token, answering cache_save_skipped. Clients learn
+ * the limit from GetNumberOfCacheFilesNeeded. c may be NULL (false). */
+void srv_cache_set_save_max(srv_cache *c, uint64_t bytes);
+uint64_t srv_cache_save_max(const srv_cache *c);
+bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_bytes);
+/* Whether PrepareModel should go through srv_cache_prepare(): with a client token, or
+ * when the content cache is on, the model fits in it and (when it is large) was sighted
+ * before, and in both cases only when the app of s may take the copy's bytes
+ * (quota.app.cache_bytes, see cache_users.h). Any other model is prepared in place, its constants
+ * used where the client put them, uncopied, and a token's client cache is not written (counted as
+ * quota_skipped). */
+bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token);
+
+/* Validates and prepares m through the content cache (m fits, or caching is off for it). With token
+ * non-NULL the client's cache files (model_fd, data_fd) are written too. */
+schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_model_desc *m,
+                                uint32_t preference, const uint8_t *token, int model_fd,
+                                int data_fd, srv_cache_ref **out, char *err, size_t errlen);
+/* srv_cache_prepare() in steps, so that the copy and the hash (linear in the model's bytes)
+ * can run off the loop: eng_plan() validates m and plans it (engine.h), srv_cache_encode()
+ * runs on any thread (it reads only the model and c's build id), then
+ * srv_cache_prepare_encoded() on the loop takes x's buffers and the plan whatever happens:
+ * a hit frees the plan, a miss finishes it on the daemon's own copy, so a model is
+ * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on. */
+typedef struct srv_cache_encoded {
+    store_buf model, data;
+    uint8_t key[NND_HASH_LEN];
+    uint8_t data_digest[NND_HASH_LEN];
+    srv_cache_devices dev; /* the driver devices of the set (no blobs yet) */
+} srv_cache_encoded;
+schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint32_t preference,
+                               srv_cache_encoded *out, char *err, size_t errlen);
+void srv_cache_encoded_free(srv_cache_encoded *x);
+schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                        eng_prepared *plan, const uint8_t *token, int model_fd,
+                                        int data_fd, srv_cache_ref **out, char *err, size_t errlen);
+schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
+                                           const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
+                                           int data_fd, srv_cache_ref **out, char *err,
+                                           size_t errlen);
+
+const eng_prepared *srv_cache_ref_prepared(const srv_cache_ref *r);
+/* Gives back a reference taken for a session of uid (cache_users.h). */
+#define NND_CACHE_NO_USER UINT32_MAX
+void srv_cache_unref(srv_cache_ref *r, uint32_t uid);
+
+/* Adds a "cache" object to an admin status reply. */
+void srv_cache_status(srv_cache *c, const char *off_reason, cJSON *reply);
+cJSON *srv_cache_list(srv_cache *c);
+cJSON *srv_cache_purge(srv_cache *c);
+
+#endif

@@ -1,0 +1,42 @@
+/* model_obj.c: the prepared model a session holds. See model_obj.h. */
+#include "daemon/calls/model_obj.h"
+
+#include <stdlib.h>
+
+#include "daemon/calls/execution.h"
+
+/* Frees what keeps the prepared model alive, and o. */
+void srv_model_obj_destroy(void *p) {
+    srv_model_obj *o = p;
+    if (o->ref)
+        srv_cache_unref(o->ref, o->uid);
+    else
+        eng_prepared_free(o->prepared); /* releases the constant pools it owns */
+    free(o);
+}
+
+/* The session's free function. Queued or running executions hold references on o->sm,
+ * whose last one destroys o. */
+void srv_model_obj_free(void *p) {
+    srv_model_obj *o = p;
+    if (o->sm)
+        qos_sched_model_unref(o->sm);
+    else
+        srv_model_obj_destroy(o);
+}
+
+schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle, uint64_t whose,
+                                  qos_sched_model **out, char *err, size_t errlen) {
+    srv_model_obj *o = srv_session_find(s, handle, NND_OBJ_PREPARED);
+    if (!o)
+        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                            "burst 0x%016llx: its prepared model 0x%016llx has been released",
+                            (unsigned long long)whose, (unsigned long long)handle);
+    if (!o->sm) {
+        schema_status st = srv_execution_model(d, o->prepared, NND__PRIORITY__PRIORITY_UNSPECIFIED,
+                                               srv_model_obj_destroy, o, &o->sm, err, errlen);
+        if (st != NND_OK) return st;
+    }
+    *out = o->sm;
+    return NND_OK;
+}

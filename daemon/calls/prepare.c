@@ -1,0 +1,363 @@
+/* prepare.c: preparing models, and the prepared model a session holds. See prepare.h. */
+#include "daemon/calls/prepare.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/base/bus.h"
+#include "daemon/wire/convert.h"
+#include "daemon/devices/devices.h"
+#include "daemon/calls/execution.h"
+#include "daemon/devices/extensions.h"
+#include "daemon/base/log.h"
+#include "proto/model_bytes.h"
+#include "daemon/calls/model_obj.h"
+#include "daemon/clients/pool.h"
+#include "daemon/calls/prepare_off_loop.h"
+#include "daemon/devices/refused.h"
+
+static bool valid_priority(Nnd__Priority p) {
+    return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||
+           p == NND__PRIORITY__PRIORITY_MEDIUM || p == NND__PRIORITY__PRIORITY_HIGH;
+}
+
+/* What PrepareModel and PrepareModelFromCache check first: a known priority, room in the
+ * quotas for one more prepared model, and a deadline not yet past (else answered here). */
+static bool prepare_admitted(srv_call *c, Nnd__Priority priority, uint64_t deadline_ns) {
+    if (!valid_priority(priority)) {
+        srv_call_fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)priority);
+        return false;
+    }
+    if (!srv_call_room_for(c, NND_OBJ_PREPARED)) return false;
+    if (deadline_ns && srv_now_ns() > deadline_ns) {
+        srv_call_fail(c, NND_MISSED_DEADLINE_PERSISTENT,
+                      "deadline passed before preparation began");
+        return false;
+    }
+    return true;
+}
+
+/* Maps a model's pools read-only into views[] (n_pools entries, caller-allocated). */
+static schema_status map_model_pools(srv_call *c, const Nnd__Model *m, eng_memory_view *views) {
+    srv_pool *pools = calloc(m->n_pools + 1, sizeof *pools);
+    if (!pools) {
+        snprintf(c->err, sizeof c->err, "out of memory mapping %zu pools", m->n_pools);
+        return NND_GENERAL_FAILURE;
+    }
+    schema_status st =
+        srv_pools_map(m->pools, m->n_pools, c->in, true, NULL, pools, c->err, sizeof c->err);
+    for (size_t i = 0; st == NND_OK && i < m->n_pools; i++)
+        views[i] = pools[i].view;
+    free(pools);
+    return st;
+}
+
+static void release_views(eng_memory_view *views, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (views[i].release) views[i].release(views[i].ctx);
+}
+
+/* The engine's reason for each refused operation, kept for refused.h's debug lines. */
+typedef struct refusals {
+    char **reasons; /* one per operation; NULL when not logging at debug level */
+    uint32_t n;
+} refusals;
+
+static void keep_refusal(void *ctx, uint32_t k, const char *reason) {
+    refusals *r = ctx;
+    if (r->reasons && k < r->n && !r->reasons[k]) r->reasons[k] = strdup(reason);
+}
+
+static void refusals_free(refusals *r) {
+    for (uint32_t k = 0; r->reasons && k < r->n; k++)
+        free(r->reasons[k]);
+    free(r->reasons);
+}
+
+void srv_on_get_supported_operations(srv_call *c) {
+    const Nnd__Model *m = c->req->get_supported_operations->model;
+    if (!m) {
+        srv_call_fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
+        return;
+    }
+    srv_device_plan plan;
+    const Nnd__GetSupportedOperations *gso = c->req->get_supported_operations;
+    schema_status chosen =
+        srv_device_plan_for(gso->devices, gso->n_devices, &plan, c->err, sizeof c->err);
+    if (chosen != NND_OK) {
+        srv_call_fail(c, chosen, "%s", c->err);
+        return;
+    }
+    eng_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
+    if (!views) {
+        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    eng_model_desc desc;
+    memset(&desc, 0, sizeof desc);
+    bool *sup = NULL;
+    protobuf_c_boolean *wire = NULL;
+    schema_status st = map_model_pools(c, m, views);
+    if (st == NND_OK)
+        st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
+                                      &desc, c->err, sizeof c->err);
+    if (st == NND_OK) {
+        sup = calloc(desc.n_operations + 1, sizeof *sup);
+        wire = calloc(desc.n_operations + 1, sizeof *wire);
+        if (!sup || !wire) {
+            st = NND_GENERAL_FAILURE;
+            snprintf(c->err, sizeof c->err, "out of memory");
+        }
+    }
+    refusals why = {.n = desc.n_operations};
+    if (st == NND_OK && srv_log_enabled(NND_LOG_DEBUG))
+        why.reasons = calloc(desc.n_operations + 1, sizeof *why.reasons);
+    uint64_t faults = srv_pool_faults();
+    srv_device_plan_apply(&plan, &desc);
+    if (st == NND_OK)
+        st = eng_supported_operations_on(&desc, sup, keep_refusal, &why, c->err, sizeof c->err);
+    if (st == NND_OK && srv_pool_faults() != faults) {
+        st = NND_GENERAL_FAILURE;
+        snprintf(c->err, sizeof c->err, "a model pool shrank while it was being read");
+    }
+    if (st != NND_OK) {
+        srv_call_fail(c, st, "%s", c->err);
+    } else {
+        srv_refused_note(c->s->serial, &desc, sup, why.reasons);
+        for (uint32_t i = 0; i < desc.n_operations; i++)
+            wire[i] = sup[i];
+        Nnd__SupportedOperationsReply r = NND__SUPPORTED_OPERATIONS_REPLY__INIT;
+        r.n_supported = desc.n_operations;
+        r.supported = wire;
+        c->reply.result_case = NND__REPLY__RESULT_SUPPORTED_OPERATIONS;
+        c->reply.supported_operations = &r;
+        srv_call_reply(c);
+    }
+    refusals_free(&why);
+    srv_model_desc_clear(&desc);
+    release_views(views, m->n_pools);
+    free(views);
+    free(sup);
+    free(wire);
+}
+
+/* The fd at a request's fd index, or -1 when the index is out of range or taken. */
+static int request_fd(const srv_call *c, uint32_t index) {
+    return index < c->in->nfds ? c->in->fds[index] : -1;
+}
+
+/* Whether PrepareModel asks for client caching in a form this daemon takes: one model and
+ * one data cache file and a 32-byte token. Anything else prepares without caching, as the
+ * HAL allows. */
+static bool cache_args(const srv_call *c, const Nnd__PrepareModel *pm, int *model_fd,
+                       int *data_fd) {
+    if (!pm->n_model_cache_fds && !pm->n_data_cache_fds) return false;
+    if (c->d->cache && pm->token.len == NND_CACHE_TOKEN_LEN && pm->n_model_cache_fds == 1 &&
+        pm->n_data_cache_fds == 1) {
+        *model_fd = request_fd(c, pm->model_cache_fds[0]);
+        *data_fd = request_fd(c, pm->data_cache_fds[0]);
+        if (*model_fd >= 0 && *data_fd >= 0 && *model_fd != *data_fd) return true;
+    }
+    srv_log_debug("client %llu: cache arguments not usable; preparing without caching",
+                  (unsigned long long)c->s->serial);
+    return false;
+}
+
+/* Stores a prepared model in the session and answers. */
+static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_cache,
+                           int priority) {
+    uint64_t handle = 0;
+    /* The cost model seeds its estimate; a model beyond the device is refused here. */
+    schema_status st = srv_execution_model(c->d, o->prepared, priority, srv_model_obj_destroy, o,
+                                           &o->sm, c->err, sizeof c->err);
+    if (st != NND_OK) {
+        srv_model_obj_free(o);
+        srv_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    if (srv_session_add(c->s, NND_OBJ_PREPARED, o, srv_model_obj_free, &handle) < 0) {
+        srv_model_obj_free(o);
+        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the prepared model");
+        return;
+    }
+    uint32_t n_ops = eng_prepared_num_operations(o->prepared);
+    srv_device_count_prepare(o->prepared);
+    char on[256];
+    srv_device_steps_text(o->prepared, on, sizeof on);
+    srv_log_client(NND_LOG_INFO,
+                   "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us "
+                   "(steps: %s)",
+                   (unsigned long long)c->s->serial, (unsigned long long)handle,
+                   from_cache ? " from its cache" : "", srv_device_of(o->prepared)->name, n_ops,
+                   (unsigned long long)(t / 1000), on[0] ? on : "none");
+    Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
+    r.handle = handle;
+    r.cache_save_skipped = o->cache_save_skipped;
+    c->reply.result_case = NND__REPLY__RESULT_PREPARED;
+    c->reply.prepared = &r;
+    srv_call_reply(c);
+    cJSON *ev = srv_bus_event(c->d->bus, "prepared");
+    if (ev) {
+        srv_json_add_client(ev, c->s->serial, c->s->pid, c->s->uid);
+        srv_json_add_handle(ev, "handle", handle);
+        cJSON_AddNumberToObject(ev, "operations", n_ops);
+        srv_json_add_u64(ev, "prepare_ns", t);
+        cJSON_AddBoolToObject(ev, "from_cache", from_cache);
+    }
+    srv_bus_publish(c->d->bus, ev);
+}
+
+/* The answer of a preparation made off the loop (prepare_off_loop.h). */
+static void prepared_off_loop(srv_call *c, srv_model_obj *o, schema_status st, uint64_t t,
+                              int priority) {
+    if (st != NND_OK) {
+        srv_model_obj_free(o);
+        srv_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    reply_prepared(c, o, t, false, priority);
+}
+
+void srv_on_prepare_model(srv_call *c) {
+    const Nnd__PrepareModel *pm = c->req->prepare_model;
+    const Nnd__Model *m = pm->model;
+    if (!m) {
+        srv_call_fail(c, NND_INVALID_ARGUMENT, "PrepareModel names no model");
+        return;
+    }
+    if ((int)pm->preference < 0 || (int)pm->preference > 3) {
+        srv_call_fail(c, NND_INVALID_ARGUMENT, "invalid execution preference %d",
+                      (int)pm->preference);
+        return;
+    }
+    srv_device_plan plan;
+    schema_status chosen =
+        srv_device_plan_for(pm->devices, pm->n_devices, &plan, c->err, sizeof c->err);
+    if (chosen != NND_OK) {
+        srv_call_fail(c, chosen, "%s", c->err);
+        return;
+    }
+    if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
+
+    eng_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
+    srv_model_obj *o = calloc(1, sizeof *o);
+    if (o) o->uid = (uint32_t)c->s->uid;
+    if (!views || !o) {
+        free(views);
+        free(o);
+        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    eng_model_desc desc;
+    memset(&desc, 0, sizeof desc);
+    bool views_owned = false; /* true once the prepared model owns the views */
+    uint64_t t = 0, faults = srv_pool_faults();
+    schema_status st = map_model_pools(c, m, views);
+    if (st == NND_OK)
+        st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
+                                      &desc, c->err, sizeof c->err);
+    srv_device_plan_apply(&plan, &desc);
+    if (st == NND_OK) {
+        /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
+        int model_fd = -1, data_fd = -1;
+        const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
+        t = srv_now_ns();
+        /* Models using extensions are never cached: their engine codes name plugins
+         * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
+         * models offered to a driver without cache blobs: its prepared state lives in the
+         * driver only (cache_devices.h). */
+        bool cacheable = !srv_model_uses_extensions(m) && srv_cache_devices_ok(&desc);
+        /* Nor saved to cache files when a load would cost more than this compile (cache.h):
+         * prepared as without a token, and the answer says so. */
+        if (token && cacheable &&
+            !srv_cache_save_pays(c->d->cache, c->s, proto_wire_constant_bytes(m))) {
+            token = NULL;
+            o->cache_save_skipped = true;
+        }
+        bool cached = cacheable && srv_cache_wants(c->d->cache, c->s, &desc, token != NULL);
+        /* The description borrows from the request, which goes when this call returns: what
+         * it borrows is copied for the worker. Validated and planned here; copied and
+         * hashed on a worker thread, answered from there. */
+        void *owned = cached && !plan.n_drivers && srv_prepare_off_loop_wanted(c, &desc)
+                          ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
+                          : NULL;
+        if (owned) {
+            eng_prepared *planned = NULL;
+            st = eng_plan(&desc, &planned, c->err, sizeof c->err);
+            if (st == NND_OK && srv_pool_faults() == faults) {
+                srv_prepare_off_loop(c, o, &desc, owned, planned, views, m->n_pools,
+                                     (uint32_t)pm->preference, pm->priority, token, model_fd,
+                                     data_fd, prepared_off_loop);
+                return;
+            }
+            eng_prepared_free(planned);
+            srv_model_desc_clear(&desc);
+            free(owned);
+        } else if (cached) {
+            st = srv_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
+                                   model_fd, data_fd, &o->ref, c->err, sizeof c->err);
+            if (st == NND_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
+        } else {
+            st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
+            views_owned = st == NND_OK;
+        }
+        t = srv_now_ns() - t;
+    }
+    if (st == NND_OK && srv_pool_faults() != faults) {
+        st = NND_GENERAL_FAILURE;
+        snprintf(c->err, sizeof c->err, "a model pool shrank while the model was prepared");
+    }
+    srv_model_desc_clear(&desc);
+    if (!views_owned) release_views(views, m->n_pools);
+    free(views);
+    if (st != NND_OK) {
+        srv_model_obj_free(o);
+        srv_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    reply_prepared(c, o, t, false, pm->priority);
+}
+
+void srv_on_prepare_model_from_cache(srv_call *c) {
+    const Nnd__PrepareModelFromCache *pm = c->req->prepare_model_from_cache;
+    if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
+    if (!c->d->cache) {
+        srv_call_fail(c, NND_GENERAL_FAILURE, "compilation caching is off in this daemon");
+        return;
+    }
+    if (pm->token.len != NND_CACHE_TOKEN_LEN || pm->n_model_cache_fds != 1 ||
+        pm->n_data_cache_fds != 1) {
+        srv_call_fail(
+            c, NND_INVALID_ARGUMENT,
+            "PrepareModelFromCache needs a %d-byte token, 1 model and 1 data cache file (got "
+            "%zu bytes, %zu and %zu)",
+            NND_CACHE_TOKEN_LEN, pm->token.len, pm->n_model_cache_fds, pm->n_data_cache_fds);
+        return;
+    }
+    int model_fd = request_fd(c, pm->model_cache_fds[0]);
+    int data_fd = request_fd(c, pm->data_cache_fds[0]);
+    if (model_fd < 0 || data_fd < 0 || model_fd == data_fd) {
+        srv_call_fail(c, NND_INVALID_ARGUMENT,
+                      "cache fd indexes %u and %u do not name two of the %zu fds",
+                      pm->model_cache_fds[0], pm->data_cache_fds[0], c->in->nfds);
+        return;
+    }
+    srv_model_obj *o = calloc(1, sizeof *o);
+    if (!o) {
+        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        return;
+    }
+    o->uid = (uint32_t)c->s->uid;
+    uint64_t t = srv_now_ns();
+    schema_status st = srv_cache_prepare_from_cache(c->d->cache, c->s, pm->token.data, model_fd,
+                                                    data_fd, &o->ref, c->err, sizeof c->err);
+    t = srv_now_ns() - t;
+    if (st != NND_OK) {
+        free(o);
+        srv_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
+    reply_prepared(c, o, t, true, pm->priority);
+}

@@ -1,0 +1,139 @@
+/* prepare_off_loop.c: the content cache's copy and hash on a worker thread. See
+ * prepare_off_loop.h. */
+#include "daemon/calls/prepare_off_loop.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/cache/cache.h"
+#include "daemon/wire/convert.h"
+#include "storage/serialize.h"
+
+typedef struct job {
+    uv_work_t work;
+    srv_daemon *d;
+    srv_session *s;
+    uint64_t id, t0;
+    srv_model_obj *o;
+    eng_model_desc desc;
+    void *owned;        /* what desc borrows (srv_model_desc_own()) */
+    eng_prepared *plan; /* desc's, from eng_plan() */
+    eng_memory_view *views;
+    size_t n_views;
+    uint32_t preference;
+    int priority;
+    bool token;
+    uint8_t token_bytes[NND_CACHE_TOKEN_LEN];
+    int model_fd, data_fd;
+    srv_prepare_done_fn done;
+    srv_cache_encoded x;
+    schema_status st;
+    char err[NND_ERR_LEN];
+} job;
+
+bool srv_prepare_off_loop_wanted(const srv_call *c, const eng_model_desc *m) {
+    return c->s->hold && store_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES;
+}
+
+static void encode(uv_work_t *w) {
+    job *j = w->data;
+    j->st = srv_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
+}
+
+static void finish(uv_work_t *w, int status) {
+    job *j = w->data;
+    if (status < 0 && j->st == NND_OK) { /* cancelled before it ran */
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "preparation cancelled");
+    }
+    srv_session *s = j->s;
+    if (s->closing) { /* nobody to answer */
+        if (j->st == NND_OK) srv_cache_encoded_free(&j->x);
+        eng_prepared_free(j->plan);
+        srv_model_obj_free(j->o);
+    } else {
+        proto_frame_in none = {0};
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.id = j->id;
+        srv_call c = {.d = j->d, .s = s, .in = &none, .req = &req, .name = "PrepareModel"};
+        nnd__reply__init(&c.reply);
+        c.reply.id = j->id;
+        c.t0 = j->t0;
+        snprintf(c.err, sizeof c.err, "%s", j->err);
+        schema_status st = j->st;
+        if (st == NND_OK) {
+            /* Finishing the plan moves it onto the daemon's copy: before the views go. */
+            st = srv_cache_prepare_encoded(j->d->cache, s, &j->x, j->plan,
+                                           j->token ? j->token_bytes : NULL, j->model_fd,
+                                           j->data_fd, &j->o->ref, c.err, sizeof c.err);
+            if (st == NND_OK) j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
+        } else {
+            eng_prepared_free(j->plan);
+        }
+        j->done(&c, j->o, st, srv_now_ns() - j->t0, j->priority);
+    }
+    srv_model_desc_clear(&j->desc);
+    free(j->owned);
+    for (size_t i = 0; i < j->n_views; i++)
+        if (j->views[i].release) j->views[i].release(j->views[i].ctx);
+    free(j->views);
+    if (j->model_fd >= 0) close(j->model_fd);
+    if (j->data_fd >= 0) close(j->data_fd);
+    free(j);
+    s->hold(s->send_ctx, false); /* last: it may free the session */
+}
+
+void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
+                          eng_prepared *plan, eng_memory_view *views, size_t n_views,
+                          uint32_t preference, int priority, const uint8_t *token, int model_fd,
+                          int data_fd, srv_prepare_done_fn done) {
+    job *j = calloc(1, sizeof *j);
+    if (j && token) {
+        j->model_fd = fcntl(model_fd, F_DUPFD_CLOEXEC, 0);
+        j->data_fd = fcntl(data_fd, F_DUPFD_CLOEXEC, 0);
+    } else if (j) {
+        j->model_fd = j->data_fd = -1;
+    }
+    if (!j || (token && (j->model_fd < 0 || j->data_fd < 0))) {
+        if (j && j->model_fd >= 0) close(j->model_fd);
+        if (j && j->data_fd >= 0) close(j->data_fd);
+        free(j);
+        eng_prepared_free(plan);
+        srv_model_desc_clear(desc);
+        free(owned);
+        for (size_t i = 0; i < n_views; i++)
+            if (views[i].release) views[i].release(views[i].ctx);
+        free(views);
+        snprintf(c->err, sizeof c->err, "out of memory or descriptors preparing the model");
+        done(c, o, NND_GENERAL_FAILURE, 0, priority);
+        return;
+    }
+    *j = (job){.d = c->d,
+               .s = c->s,
+               .id = c->req->id,
+               .t0 = srv_now_ns(),
+               .o = o,
+               .desc = *desc,
+               .owned = owned,
+               .plan = plan,
+               .views = views,
+               .n_views = n_views,
+               .preference = preference,
+               .priority = priority,
+               .token = token != NULL,
+               .model_fd = j->model_fd,
+               .data_fd = j->data_fd,
+               .done = done};
+    if (token) memcpy(j->token_bytes, token, NND_CACHE_TOKEN_LEN);
+    memset(desc, 0, sizeof *desc); /* the job's now */
+    j->work.data = j;
+    c->s->hold(c->s->send_ctx, true);
+    if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "cannot prepare the model now");
+        finish(&j->work, 0);
+    }
+}

@@ -1,0 +1,46 @@
+/* prepare_off_loop: PrepareModel of a large model through the content cache, with its
+ * copy and hash (linear in the model's bytes: a 60 MiB model costs tens of milliseconds,
+ * more on a busy machine) on libuv's worker threads, so that it holds up no other client.
+ *
+ * Contract:
+ * - srv_prepare_off_loop_wanted(): whether a model this large should go off the loop (its
+ *   serialized size at least NND_PREPARE_OFF_LOOP_BYTES, and a session that can answer
+ *   later).
+ * - srv_prepare_off_loop(): takes the model (desc, made to outlive its request by
+ *   srv_model_desc_own(), and its plan from eng_plan(): validated once, on the loop), its
+ *   pool views and the model object; holds the session (session.h: its connection reads
+ *   nothing more until the answer, so requests keep their order), runs srv_cache_encode()
+ *   on a worker thread, then on the loop srv_cache_prepare_encoded() (which finishes the
+ *   plan) and the answer, as the synchronous path does (reply given by `done`), and
+ *   releases what it took. The cache
+ *   fds are duplicated: the request's are closed when the call returns. A session closed
+ *   meanwhile gets no answer; everything is freed.
+ */
+#ifndef NND_PREPARE_OFF_LOOP_H
+#define NND_PREPARE_OFF_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/calls/call.h"
+#include "engine/engine.h"
+#include "daemon/calls/model_obj.h"
+
+#define NND_PREPARE_OFF_LOOP_BYTES (1u << 20)
+
+/* Answers the call once the model is prepared (st NND_OK, o holding it) or not. */
+typedef void (*srv_prepare_done_fn)(srv_call *c, srv_model_obj *o, schema_status st, uint64_t t_ns,
+                                    int priority);
+
+bool srv_prepare_off_loop_wanted(const srv_call *c, const eng_model_desc *m);
+/* The most a description may borrow from its message (srv_model_desc_own()) to go off the
+ * loop: beyond it (constants inline), the model is prepared on the loop. */
+#define NND_PREPARE_OFF_LOOP_COPY_MAX (1u << 20)
+/* desc's borrowed parts live in owned (srv_model_desc_own()); the preparation frees it,
+ * desc and plan at its end. */
+void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
+                          eng_prepared *plan, eng_memory_view *views, size_t n_views,
+                          uint32_t preference, int priority, const uint8_t *token, int model_fd,
+                          int data_fd, srv_prepare_done_fn done);
+
+#endif

@@ -1,0 +1,333 @@
+/* quota.c: the app table and the checks. See quota.h. */
+#include "daemon/clients/quota.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "daemon/base/bus.h"
+#include "daemon/base/daemon.h"
+#include "daemon/base/log.h"
+#include "daemon/clients/pool.h"
+
+struct srv_quota {
+    srv_quota_limits limits;
+    uint64_t budget[NND_QUOTA_RES]; /* daemon-wide, all apps together; 0: none */
+    srv_daemon *d;
+    srv_quota_app *apps;                   /* sorted by uid */
+    uint64_t refused_total[NND_QUOTA_RES]; /* since startup, apps forgotten or not */
+};
+
+static const char *const res_names[NND_QUOTA_RES] = {
+    "connections", "prepared_models", "buffers",     "buffer_bytes", "queued_executions",
+    "mappings",    "descriptors",     "cache_bytes", "cache_tokens"};
+
+const char *srv_quota_res_name(srv_quota_res r) {
+    return (unsigned)r < NND_QUOTA_RES ? res_names[r] : "?";
+}
+
+bool srv_quota_app_only(srv_quota_res r) {
+    return r == NND_QUOTA_CONNECTIONS || r >= NND_QUOTA_MAPPINGS;
+}
+
+static bool is_bytes(srv_quota_res r) {
+    return r == NND_QUOTA_BUFFER_BYTES || r == NND_QUOTA_CACHE_BYTES;
+}
+
+void srv_quota_limits_default(srv_quota_limits *l) {
+    static const srv_quota_limits dflt = {
+        .app = {[NND_QUOTA_CONNECTIONS] = 256,
+                [NND_QUOTA_PREPARED_MODELS] = 4096,
+                [NND_QUOTA_BUFFERS] = 4096,
+                [NND_QUOTA_BUFFER_BYTES] = 8ull << 30,
+                [NND_QUOTA_QUEUED_EXECUTIONS] = 1024,
+                [NND_QUOTA_MAPPINGS] = 4096,
+                [NND_QUOTA_DESCRIPTORS] = 4096,
+                [NND_QUOTA_CACHE_BYTES] = 512ull << 20,
+                [NND_QUOTA_CACHE_TOKENS] = 1024},
+        .conn = {[NND_QUOTA_PREPARED_MODELS] = 1024,
+                 [NND_QUOTA_BUFFERS] = 1024,
+                 [NND_QUOTA_BUFFER_BYTES] = 4ull << 30,
+                 [NND_QUOTA_QUEUED_EXECUTIONS] = 256},
+    };
+    *l = dflt;
+}
+
+srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
+    srv_quota *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->limits = *l;
+    q->d = d;
+    /* No app may hold more than a quarter of the daemon's descriptors. */
+    struct rlimit rl;
+    uint64_t *fds = &q->limits.app[NND_QUOTA_DESCRIPTORS];
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (!*fds || *fds > rl.rlim_cur / 4)) {
+        srv_log_warn("quota.app.descriptors lowered from %llu to %llu, a quarter of the "
+                     "descriptor limit (%llu)",
+                     (unsigned long long)*fds, (unsigned long long)(rl.rlim_cur / 4),
+                     (unsigned long long)rl.rlim_cur);
+        *fds = rl.rlim_cur / 4;
+    }
+    /* Daemon-wide budgets below what the machine and the kernel allow, whatever the apps:
+     * driver buffers half of the memory, content-cache copies a quarter, descriptors all
+     * but 256 kept for the daemon's own files and the fds of requests being read. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    q->budget[NND_QUOTA_BUFFER_BYTES] = mem / 2;
+    q->budget[NND_QUOTA_CACHE_BYTES] = mem / 4;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
+        q->budget[NND_QUOTA_DESCRIPTORS] = rl.rlim_cur - 256;
+    return q;
+}
+
+void srv_quota_free(srv_quota *q) {
+    if (!q) return;
+    for (srv_quota_app *a = q->apps, *next; a; a = next) {
+        next = a->next;
+        srv_map_account_detach(a->maps);
+        free(a);
+    }
+    free(q);
+}
+
+const srv_quota_limits *srv_quota_get_limits(const srv_quota *q) {
+    return &q->limits;
+}
+
+/* Counts a refusal, tells the bus, and words it into err. */
+static schema_status refuse(srv_quota_app *a, const srv_quota_conn *s, srv_quota_res r,
+                            bool per_conn, uint64_t limit, uint64_t held, uint64_t asked, char *err,
+                            size_t errlen) {
+    srv_quota *q = a->q;
+    a->refused[r]++;
+    q->refused_total[r]++;
+    const char *scope = per_conn ? "connection" : "app";
+    int n;
+    if (per_conn)
+        n = snprintf(err, errlen, "quota.connection.%s (%llu) reached on this connection (uid %u)",
+                     res_names[r], (unsigned long long)limit, (unsigned)a->uid);
+    else
+        n = snprintf(err, errlen, "quota.app.%s (%llu) reached for uid %u", res_names[r],
+                     (unsigned long long)limit, (unsigned)a->uid);
+    if (is_bytes(r) && n > 0 && (size_t)n < errlen)
+        snprintf(err + n, errlen - (size_t)n, ": %llu bytes held, %llu more asked",
+                 (unsigned long long)held, (unsigned long long)asked);
+    /* The first refusal of each quota an app meets is a warning; the rest, which an app
+     * hammering at its limit makes by the thousand, are debug lines (status counts them). */
+    int level = a->refused[r] == 1 ? NND_LOG_WARN : NND_LOG_DEBUG;
+    if (s)
+        srv_log(level, "client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
+    else
+        srv_log(level, "%s", err);
+    cJSON *ev = srv_bus_event(q->d ? q->d->bus : NULL, "quota_refused");
+    if (ev) {
+        if (s)
+            srv_json_add_client(ev, s->serial, s->pid, a->uid);
+        else
+            cJSON_AddNumberToObject(ev, "uid", a->uid);
+        cJSON_AddStringToObject(ev, "scope", scope);
+        cJSON_AddStringToObject(ev, "quota", res_names[r]);
+        srv_json_add_u64(ev, "limit", limit);
+        srv_json_add_u64(ev, "held", held);
+        srv_json_add_u64(ev, "asked", asked);
+    }
+    srv_bus_publish(q->d ? q->d->bus : NULL, ev);
+    return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+}
+
+/* Whether held + asked stays within limit (0: unlimited), without overflowing. */
+static bool within(uint64_t limit, uint64_t held, uint64_t asked) {
+    return !limit || (held <= limit && asked <= limit - held);
+}
+
+/* Whether n more of r fit the daemon-wide budget; else the refusal, naming the app that
+ * holds the most (counted against a, which asked). */
+static schema_status check_budget(srv_quota_app *a, const srv_quota_conn *s, srv_quota_res r,
+                                  uint64_t n, char *err, size_t errlen) {
+    srv_quota *q = a->q;
+    uint64_t total = 0;
+    for (const srv_quota_app *x = q->apps; x; x = x->next)
+        total += x->used[r];
+    if (within(q->budget[r], total, n)) return NND_OK;
+    const srv_quota_app *top = srv_quota_top_app(q, r);
+    a->refused[r]++;
+    q->refused_total[r]++;
+    snprintf(err, errlen,
+             "the daemon's budget of %s (%llu, for all apps) is used up: %llu held, %llu more "
+             "asked; uid %u holds the most (%llu)",
+             res_names[r], (unsigned long long)q->budget[r], (unsigned long long)total,
+             (unsigned long long)n, top ? (unsigned)top->uid : 0u,
+             top ? (unsigned long long)top->used[r] : 0ull);
+    srv_log_warn("uid %u (pid %d): %s", (unsigned)a->uid, s ? (int)s->pid : 0, err);
+    return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+}
+
+/* The map account's refusal (pool.h): the app's quota message, counted and published. */
+static schema_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, char *err,
+                                    size_t errlen) {
+    return refuse(owner, NULL, NND_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
+}
+
+schema_status srv_quota_connect(srv_quota *q, struct srv_session *session, char *err,
+                                size_t errlen) {
+    srv_quota_conn conn = srv_session_quota_conn(session), *s = &conn;
+    srv_quota_app **at = &q->apps;
+    while (*at && (*at)->uid < s->uid)
+        at = &(*at)->next;
+    srv_quota_app *a = *at;
+    if (!a || a->uid != s->uid) {
+        a = calloc(1, sizeof *a);
+        if (!a) {
+            snprintf(err, errlen, "out of memory");
+            return NND_GENERAL_FAILURE;
+        }
+        a->q = q;
+        a->uid = s->uid;
+        a->maps = srv_map_account_new(q->limits.app[NND_QUOTA_MAPPINGS], refuse_mapping, a);
+        if (!a->maps) {
+            free(a);
+            snprintf(err, errlen, "out of memory");
+            return NND_GENERAL_FAILURE;
+        }
+        a->next = *at;
+        *at = a;
+    }
+    /* A connection is also a descriptor the daemon holds for the app. */
+    static const srv_quota_res each[] = {NND_QUOTA_CONNECTIONS, NND_QUOTA_DESCRIPTORS};
+    for (size_t i = 0; i < sizeof each / sizeof *each; i++) {
+        srv_quota_res r = each[i];
+        uint64_t limit = q->limits.app[r];
+        if (!within(limit, a->used[r], 1))
+            return refuse(a, s, r, false, limit, a->used[r], 1, err, errlen);
+        schema_status st = check_budget(a, s, r, 1, err, errlen);
+        if (st != NND_OK) return st;
+    }
+    *s->app = a;
+    srv_quota_add(session, NND_QUOTA_CONNECTIONS, 1);
+    srv_quota_add(session, NND_QUOTA_DESCRIPTORS, 1);
+    return NND_OK;
+}
+
+void srv_quota_disconnect(struct srv_session *session) {
+    srv_quota_conn s = srv_session_quota_conn(session);
+    srv_quota_app *a = *s.app;
+    if (!a) return;
+    srv_quota_add(session, NND_QUOTA_CONNECTIONS, -1);
+    srv_quota_add(session, NND_QUOTA_DESCRIPTORS, -1);
+    *s.app = NULL;
+    if (a->used[NND_QUOTA_CONNECTIONS]) return;
+    /* Its last connection is gone, and with it everything the app held. */
+    for (int r = 0; r < NND_QUOTA_RES; r++)
+        if (a->used[r] && r != NND_QUOTA_CACHE_TOKENS)
+            srv_log_warn("uid %u left with %llu %s still counted", (unsigned)a->uid,
+                         (unsigned long long)a->used[r], res_names[r]);
+    srv_quota_app **at = &a->q->apps;
+    while (*at != a)
+        at = &(*at)->next;
+    *at = a->next;
+    srv_map_account_detach(a->maps);
+    free(a);
+}
+
+schema_status srv_quota_check(struct srv_session *session, srv_quota_res r, uint64_t n, char *err,
+                              size_t errlen) {
+    srv_quota_conn conn = srv_session_quota_conn(session), *s = &conn;
+    srv_quota_app *a = *s->app;
+    if (!a) return NND_OK;
+    const srv_quota_limits *l = &a->q->limits;
+    if (!srv_quota_app_only(r) && !within(l->conn[r], s->used[r], n))
+        return refuse(a, s, r, true, l->conn[r], s->used[r], n, err, errlen);
+    if (!within(l->app[r], a->used[r], n))
+        return refuse(a, s, r, false, l->app[r], a->used[r], n, err, errlen);
+    return check_budget(a, s, r, n, err, errlen);
+}
+
+schema_status srv_quota_take(struct srv_session *s, srv_quota_res r, uint64_t n, char *err,
+                             size_t errlen) {
+    schema_status st = srv_quota_check(s, r, n, err, errlen);
+    if (st == NND_OK) srv_quota_add(s, r, (int64_t)n);
+    return st;
+}
+
+void srv_quota_add(struct srv_session *session, srv_quota_res r, int64_t delta) {
+    srv_quota_conn s = srv_session_quota_conn(session);
+    s.used[r] += (uint64_t)delta;
+    if (*s.app) (*s.app)->used[r] += (uint64_t)delta;
+}
+
+srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid) {
+    for (srv_quota_app *a = q ? q->apps : NULL; a && a->uid <= uid; a = a->next)
+        if (a->uid == uid) return a;
+    return NULL;
+}
+
+schema_status srv_quota_app_check(const struct srv_session *session, srv_quota_res r, uint64_t n,
+                                  char *err, size_t errlen) {
+    srv_quota_conn conn = srv_session_quota_conn(session), *s = &conn;
+    srv_quota_app *a = *s->app;
+    if (!a) return NND_OK;
+    uint64_t limit = a->q->limits.app[r];
+    if (!within(limit, a->used[r], n))
+        return refuse(a, s, r, false, limit, a->used[r], n, err, errlen);
+    return check_budget(a, s, r, n, err, errlen);
+}
+
+void srv_quota_app_charge(const struct srv_session *session, srv_quota_res r, uint64_t n) {
+    srv_quota_app *a = *srv_session_quota_conn(session).app;
+    if (a) a->used[r] += n;
+}
+
+void srv_quota_app_give(srv_quota *q, uid_t uid, srv_quota_res r, uint64_t n) {
+    srv_quota_app *a = srv_quota_app_find(q, uid);
+    if (a) a->used[r] -= n < a->used[r] ? n : a->used[r];
+}
+
+uint64_t srv_quota_app_used(const srv_quota_app *a, srv_quota_res r) {
+    return r == NND_QUOTA_MAPPINGS ? srv_map_account_mapped(a->maps) : a->used[r];
+}
+
+const srv_quota_app *srv_quota_top_app(const srv_quota *q, srv_quota_res r) {
+    const srv_quota_app *top = NULL;
+    for (const srv_quota_app *a = q ? q->apps : NULL; a; a = a->next)
+        if (!top || srv_quota_app_used(a, r) > srv_quota_app_used(top, r)) top = a;
+    return top;
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+static void add_counts(cJSON *o, const uint64_t *v, bool per_app) {
+    for (int r = 0; r < NND_QUOTA_RES; r++)
+        if (per_app || !srv_quota_app_only((srv_quota_res)r))
+            srv_json_add_u64(o, res_names[r], v[r]);
+}
+
+cJSON *srv_quota_status(const srv_quota *q) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !q) return o;
+    cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+    add_counts(cJSON_AddObjectToObject(lim, "app"), q->limits.app, true);
+    add_counts(cJSON_AddObjectToObject(lim, "connection"), q->limits.conn, false);
+    uint64_t total[NND_QUOTA_RES] = {0};
+    cJSON *apps = cJSON_AddArrayToObject(o, "apps");
+    for (const srv_quota_app *a = q->apps; a; a = a->next) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        cJSON_AddNumberToObject(e, "uid", a->uid);
+        uint64_t used[NND_QUOTA_RES];
+        for (int r = 0; r < NND_QUOTA_RES; r++)
+            total[r] += used[r] = srv_quota_app_used(a, (srv_quota_res)r);
+        add_counts(e, used, true);
+        add_counts(cJSON_AddObjectToObject(e, "refused"), a->refused, true);
+        cJSON_AddItemToArray(apps, e);
+    }
+    add_counts(cJSON_AddObjectToObject(lim, "daemon"), q->budget, true);
+    cJSON *t = cJSON_AddObjectToObject(o, "totals");
+    srv_json_add_u64(t, "daemon_mappings", srv_pool_mapped());
+    srv_json_add_u64(t, "daemon_mapping_budget", srv_pool_map_budget());
+    add_counts(t, total, true);
+    add_counts(cJSON_AddObjectToObject(t, "refused"), q->refused_total, true);
+    return o;
+}

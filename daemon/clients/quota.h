@@ -1,0 +1,138 @@
+/* quota: limits on what each app (a uid) and each connection may hold at once.
+ *
+ * Contract:
+ * - Resources: connections (per app only), prepared models, driver buffers (by count and
+ *   by bytes), executions in flight (waiting on fences, queued or running), and per app
+ *   only: mappings of client memory (counted by pool.c in the app's map account, which
+ *   outlives the app while its mappings do), descriptors held for it, the content-cache
+ *   memory of the models it uses, and its token-index rows (pruned, least recently used
+ *   first, rather than refused). A limit of 0 means unlimited.
+ * - srv_quota_new() lowers quota.app.descriptors to a quarter of the daemon's descriptor
+ *   limit (RLIMIT_NOFILE) when set higher, so that no app can take the daemon's last
+ *   descriptors (logged).
+ * - Daemon-wide budgets, all apps together, set at srv_quota_new(): driver buffer bytes
+ *   half of the machine's memory, content-cache bytes a quarter, descriptors
+ *   RLIMIT_NOFILE less 256 (mappings have theirs in pool.h). Past one, a request is
+ *   refused with RESOURCE_EXHAUSTED_TRANSIENT naming the budget and the uid holding the
+ *   most, so that several apps at their quotas still leave the machine its memory and
+ *   the daemon its descriptors. Status shows them under limits.daemon.
+ * - The daemon owns one table of apps keyed by uid, touched only on the loop thread. A
+ *   connection joins its app at accept (srv_quota_connect), which is refused when the
+ *   app already has quota.app.connections; it leaves after its session is cleared
+ *   (srv_quota_disconnect), and an app with no connection left is forgotten.
+ * - Usage is counted twice, on the session and on its app, and only through
+ *   srv_quota_take() (srv_quota_check, then count) and srv_quota_add() (count; negative
+ *   to give back). The session does it by itself for the objects it stores (session.h); the
+ *   executions (execution.h) and the buffers' bytes (buffer.h) do it through these calls.
+ * - A refusal is RESOURCE_EXHAUSTED_TRANSIENT with a message naming the quota, its limit
+ *   and the uid ("quota.app.prepared_models (4) reached for uid 1000"); it takes nothing,
+ *   is counted per app and in total, and is published as a "quota_refused" event.
+ * - A session that never joined an app (unit tests) has no limits.
+ */
+#ifndef NND_QUOTA_H
+#define NND_QUOTA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "schema/codes.h"
+
+typedef enum srv_quota_res {
+    NND_QUOTA_CONNECTIONS = 0,
+    NND_QUOTA_PREPARED_MODELS,
+    NND_QUOTA_BUFFERS,
+    NND_QUOTA_BUFFER_BYTES,
+    NND_QUOTA_QUEUED_EXECUTIONS,
+    /* Per app only (srv_quota_app_only()): */
+    NND_QUOTA_MAPPINGS,     /* client memory mapped into the daemon (pool.h accounts) */
+    NND_QUOTA_DESCRIPTORS,  /* descriptors the daemon holds for it */
+    NND_QUOTA_CACHE_BYTES,  /* content-cache memory of the models it uses (cache_charge.h) */
+    NND_QUOTA_CACHE_TOKENS, /* its rows in the token index on disk (pruned, not refused) */
+    NND_QUOTA_RES
+} srv_quota_res;
+
+/* "connections", "prepared_models", "buffers", "buffer_bytes", "queued_executions",
+ * "mappings", "descriptors", "cache_bytes", "cache_tokens". */
+const char *srv_quota_res_name(srv_quota_res r);
+/* Whether r is counted per app only (no quota.connection.* key). */
+bool srv_quota_app_only(srv_quota_res r);
+
+typedef struct srv_quota_limits {
+    uint64_t app[NND_QUOTA_RES];  /* per uid; 0: unlimited */
+    uint64_t conn[NND_QUOTA_RES]; /* per connection; conn[NND_QUOTA_CONNECTIONS] unused */
+} srv_quota_limits;
+
+/* The defaults: far above what a normal app holds (docs/configuration.md, "Quotas"). */
+void srv_quota_limits_default(srv_quota_limits *l);
+
+struct srv_daemon;
+struct srv_session;
+typedef struct srv_quota srv_quota;
+
+struct srv_map_account;
+
+/* One app: what its connections hold together. */
+typedef struct srv_quota_app {
+    srv_quota *q;
+    uid_t uid;
+    struct srv_map_account *maps; /* its mappings, counted by pool.c (atomically) */
+    uint64_t used[NND_QUOTA_RES]; /* used[NND_QUOTA_CONNECTIONS]: its connections */
+    uint64_t refused[NND_QUOTA_RES];
+    struct srv_quota_app *next; /* by uid */
+} srv_quota_app;
+
+/* A connection as the quotas see it, given by its session (session.c,
+ * srv_session_quota_conn()): who it is, for the app it joins and for messages, and where
+ * its share is kept. Quotas need nothing else of a session, so this module does not
+ * include session.h (which includes this). */
+typedef struct srv_quota_conn {
+    uid_t uid;
+    pid_t pid;
+    uint64_t serial;
+    srv_quota_app **app; /* the app it joined; *app is NULL outside any */
+    uint64_t *used;      /* its share of (*app)->used: NND_QUOTA_RES counters */
+} srv_quota_conn;
+srv_quota_conn srv_session_quota_conn(const struct srv_session *s);
+
+/* d: where refusals are published (d->bus, looked up at each refusal); may be NULL. */
+srv_quota *srv_quota_new(const srv_quota_limits *l, struct srv_daemon *d);
+void srv_quota_free(srv_quota *q);
+const srv_quota_limits *srv_quota_get_limits(const srv_quota *q);
+
+/* Joins s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err says why;
+ * s stays outside any app), or GENERAL_FAILURE when out of memory. */
+schema_status srv_quota_connect(srv_quota *q, struct srv_session *s, char *err, size_t errlen);
+/* After srv_session_clear(): leaves the app. Nothing if s never joined. */
+void srv_quota_disconnect(struct srv_session *s);
+
+/* Whether s may take n more of r: NND_OK, or the refusal (counted and published). */
+schema_status srv_quota_check(struct srv_session *s, srv_quota_res r, uint64_t n, char *err,
+                              size_t errlen);
+/* srv_quota_check(), then counts them on s and its app. */
+schema_status srv_quota_take(struct srv_session *s, srv_quota_res r, uint64_t n, char *err,
+                             size_t errlen);
+/* Counts delta (negative: given back) on s and its app, without any check. */
+void srv_quota_add(struct srv_session *s, srv_quota_res r, int64_t delta);
+
+/* The app of uid, or NULL when it has no connection. */
+srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid);
+/* App-only counts (cache bytes): whether s's app may take n more of r (a refusal is
+ * counted and published as by srv_quota_check()); counting them unchecked; giving back
+ * (never below zero: an app may have come and gone since). */
+schema_status srv_quota_app_check(const struct srv_session *s, srv_quota_res r, uint64_t n,
+                                  char *err, size_t errlen);
+void srv_quota_app_charge(const struct srv_session *s, srv_quota_res r, uint64_t n);
+void srv_quota_app_give(srv_quota *q, uid_t uid, srv_quota_res r, uint64_t n);
+/* The app holding the most of r, or NULL: named when a daemon-wide budget runs out. */
+const srv_quota_app *srv_quota_top_app(const srv_quota *q, srv_quota_res r);
+/* What app a holds of r now (mappings read from its account). */
+uint64_t srv_quota_app_used(const srv_quota_app *a, srv_quota_res r);
+
+/* The "quotas" object of admin status: limits, usage and refusals per app, totals. */
+cJSON *srv_quota_status(const srv_quota *q);
+
+#endif

@@ -1,0 +1,243 @@
+/* devices.c: the device table (built-ins, then drivers) and partition plans. */
+#include "daemon/devices/devices.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/driver.h"
+#include "daemon/base/log.h"
+#include "daemon/clients/trust.h"
+
+static srv_device g_devices[NND_MAX_DEVICES] = {
+    {"nnd-cpu", "XNNPACK fast paths over the reference kernels", NULL, 2, false, 0.1f, NULL},
+    {"nnd-reference", "reference kernels only, deterministic", NULL, 2, true, 1.0f, NULL},
+};
+#define N_BUILTIN 2
+static size_t n_devices = N_BUILTIN;
+static char driver_what[NND_MAX_DEVICES][300];
+static char dir_refusal[600]; /* the drivers directory itself, when untrusted */
+
+static atomic_uint_fast64_t g_prepares[NND_MAX_DEVICES], g_executions[NND_MAX_DEVICES];
+
+static void driver_log(int level, const char *msg) {
+    srv_log((srv_log_level)level, "%s", msg);
+}
+
+int srv_devices_load_drivers(const char *dir) {
+    struct stat st;
+    if (!dir || stat(dir, &st) < 0) {
+        srv_log_info("no device drivers: %s %s", dir ? dir : "(no directory)",
+                     dir ? strerror(errno) : "");
+        return 0;
+    }
+    char err[512];
+    if (srv_trust_path(dir, "drivers directory", NND_TRUST_DIR, err, sizeof err) < 0) {
+        snprintf(dir_refusal, sizeof dir_refusal, "%s", err);
+        srv_log_error("no device drivers loaded: %s", err);
+        return 0;
+    }
+    eng_ext_set_log(driver_log);
+    const char *reserved[N_BUILTIN];
+    for (size_t i = 0; i < N_BUILTIN; i++)
+        reserved[i] = g_devices[i].name;
+    int n = eng_drivers_load_dir(dir, srv_trust_fd, reserved, N_BUILTIN, err, sizeof err);
+    if (n < 0) {
+        srv_log_error("no device drivers: %s", err);
+        return 0;
+    }
+    eng_driver_info_view v;
+    for (uint32_t i = 0; n_devices < NND_MAX_DEVICES && eng_drivers_get(i, &v); i++) {
+        size_t at = n_devices++;
+        snprintf(driver_what[at], sizeof driver_what[0], "driver %s", v.path);
+        g_devices[at] = (srv_device){.name = v.name,
+                                     .what = driver_what[at],
+                                     .version = *v.version ? v.version : NULL,
+                                     .type = v.type,
+                                     .reference_only = false,
+                                     .exec_time = v.exec_time,
+                                     .backend = v.backend};
+    }
+    if (n) srv_log_info("%d device driver%s loaded from %s", n, n == 1 ? "" : "s", dir);
+    return n;
+}
+
+void srv_devices_unload_drivers(void) {
+    n_devices = N_BUILTIN;
+    eng_drivers_unload_all();
+}
+
+const srv_device *srv_devices(size_t *n) {
+    *n = n_devices;
+    return g_devices;
+}
+
+static const srv_device *find(const char *name) {
+    for (size_t i = 0; i < n_devices; i++)
+        if (name && !strcmp(g_devices[i].name, name)) return &g_devices[i];
+    return NULL;
+}
+
+schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan *out, char *err,
+                                  size_t errlen) {
+    const srv_device *set[NND_MAX_DEVICES];
+    size_t m = 0;
+    if (n == 0)
+        for (size_t i = 0; i < n_devices; i++)
+            set[m++] = &g_devices[i];
+    for (size_t i = 0; i < n; i++) {
+        const srv_device *d = find(names[i]);
+        if (!d) {
+            schema_errf(err, errlen,
+                        "the request names device \"%s\", which this daemon does not have",
+                        names[i] ? names[i] : "");
+            return NND_INVALID_ARGUMENT;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(names[j], names[i])) {
+                schema_errf(err, errlen, "the request names device \"%s\" twice", names[i]);
+                return NND_INVALID_ARGUMENT;
+            }
+        set[m++] = d;
+    }
+    /* Fastest first; equal costs keep the table's order (built-ins before drivers). */
+    for (size_t a = 1; a < m; a++)
+        for (size_t b = a;
+             b > 0 && (set[b]->exec_time < set[b - 1]->exec_time ||
+                       (set[b]->exec_time == set[b - 1]->exec_time && set[b] < set[b - 1]));
+             b--) {
+            const srv_device *x = set[b];
+            set[b] = set[b - 1];
+            set[b - 1] = x;
+        }
+    memset(out, 0, sizeof *out);
+    out->drivers_only = true;
+    for (size_t i = 0; i < m; i++) {
+        if (set[i]->backend) {
+            out->drivers[out->n_drivers++] = set[i]->backend;
+            continue;
+        }
+        out->drivers_only = false;
+        out->reference_only = set[i]->reference_only;
+        break; /* a CPU device takes every step left */
+    }
+    return NND_OK;
+}
+
+void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc) {
+    desc->reference_only = plan->reference_only;
+    desc->drivers = plan->n_drivers ? plan->drivers : NULL;
+    desc->n_drivers = plan->n_drivers;
+    desc->drivers_only = plan->drivers_only;
+}
+
+/* Steps of p on device i. */
+static uint32_t steps_on(const eng_prepared *p, size_t i) {
+    const srv_device *d = &g_devices[i];
+    if (d->backend) return eng_prepared_steps_on(p, d->backend);
+    if (d->reference_only != eng_prepared_reference_only(p)) return 0;
+    return eng_prepared_steps_on(p, NULL);
+}
+
+const struct eng_backend *srv_device_memory_for(const eng_prepared *const *models, size_t n) {
+    for (size_t i = 0; i < n_devices; i++) {
+        const eng_backend *b = g_devices[i].backend;
+        bool all = b && b->mem_alloc && n;
+        for (size_t k = 0; all && k < n; k++)
+            all = eng_prepared_steps_on(models[k], b) > 0;
+        if (all) return b;
+    }
+    return NULL;
+}
+
+const srv_device *srv_device_of(const eng_prepared *p) {
+    size_t best = eng_prepared_reference_only(p) ? 1 : 0;
+    uint32_t most = steps_on(p, best);
+    for (size_t i = N_BUILTIN; i < n_devices; i++) {
+        uint32_t k = steps_on(p, i);
+        if (k > most) most = k, best = i;
+    }
+    return &g_devices[best];
+}
+
+void srv_device_step_lanes(const eng_prepared *p, uint8_t *lanes) {
+    uint8_t cpu = eng_prepared_reference_only(p) ? 1 : 0;
+    uint32_t n = eng_prepared_num_operations(p);
+    for (uint32_t k = 0; k < n; k++) {
+        const struct eng_backend *b = eng_prepared_step_backend(p, k);
+        lanes[k] = cpu;
+        for (size_t i = N_BUILTIN; b && i < n_devices; i++)
+            if (g_devices[i].backend == b) lanes[k] = (uint8_t)i;
+    }
+}
+
+void srv_device_steps_text(const eng_prepared *p, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < n_devices; k++) {
+        size_t i = (k + N_BUILTIN) % n_devices; /* drivers first, as the plan offers */
+        uint32_t n = steps_on(p, i);
+        if (!n || at >= len) continue;
+        int w = snprintf(buf + at, len - at, "%s%s %u", at ? ", " : "", g_devices[i].name, n);
+        if (w > 0) at += (size_t)w;
+    }
+}
+
+static void count(atomic_uint_fast64_t *counters, const eng_prepared *p) {
+    bool any = false;
+    for (size_t i = 0; i < n_devices; i++)
+        if (steps_on(p, i)) atomic_fetch_add(&counters[i], 1), any = true;
+    if (!any) atomic_fetch_add(&counters[srv_device_of(p) - g_devices], 1); /* no steps */
+}
+
+void srv_device_count_prepare(const eng_prepared *p) {
+    count(g_prepares, p);
+}
+
+void srv_device_count_execution(const eng_prepared *p) {
+    count(g_executions, p);
+}
+
+cJSON *srv_devices_json(void) {
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n_devices; i++) {
+        cJSON *d = cJSON_CreateObject();
+        if (!d) break;
+        cJSON_AddStringToObject(d, "name", g_devices[i].name);
+        cJSON_AddStringToObject(d, "what", g_devices[i].what);
+        cJSON_AddNumberToObject(d, "type", g_devices[i].type);
+        cJSON_AddBoolToObject(d, "reference_only", g_devices[i].reference_only);
+        cJSON_AddBoolToObject(d, "driver", g_devices[i].backend != NULL);
+        const eng_backend *b = g_devices[i].backend;
+        cJSON_AddBoolToObject(d, "device_memory", b && b->mem_alloc);
+        cJSON_AddBoolToObject(d, "cache_blobs", b && b->serialize);
+        cJSON_AddNumberToObject(d, "exec_time", g_devices[i].exec_time);
+        cJSON_AddNumberToObject(d, "prepares", (double)atomic_load(&g_prepares[i]));
+        cJSON_AddNumberToObject(d, "executions", (double)atomic_load(&g_executions[i]));
+        cJSON_AddItemToArray(a, d);
+    }
+    return a;
+}
+
+cJSON *srv_devices_refused_json(void) {
+    cJSON *a = cJSON_CreateArray();
+    const char *path, *why;
+    if (a && dir_refusal[0]) {
+        cJSON *e = cJSON_CreateObject();
+        if (e) {
+            cJSON_AddStringToObject(e, "path", "");
+            cJSON_AddStringToObject(e, "reason", dir_refusal);
+            cJSON_AddItemToArray(a, e);
+        }
+    }
+    for (uint32_t i = 0; a && eng_drivers_refused(i, &path, &why); i++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        cJSON_AddStringToObject(e, "path", path);
+        cJSON_AddStringToObject(e, "reason", why);
+        cJSON_AddItemToArray(a, e);
+    }
+    return a;
+}

@@ -1,0 +1,90 @@
+/* devices: the devices the daemon offers behind its one socket. A device is a way of
+ * compiling and running a model; a PrepareModel names the devices it may use (NNAPI's
+ * createForDevices) or none, meaning all of them.
+ *
+ * Contract:
+ * - Two built-in devices come first: "nnd-cpu" (the XNNPACK fast paths where they apply,
+ *   the reference kernels elsewhere) and "nnd-reference" (the reference kernels only:
+ *   deterministic, the device to compare against, as Android's nnapi-reference). Both
+ *   support every operation the engine has. Then one device per driver plugin loaded by
+ *   srv_devices_load_drivers() (engine/driver.h), in the drivers directory's name order.
+ * - srv_device_plan_for(): how a compilation naming n devices (n == 0: all) is partitioned,
+ *   as the Android runtime does: its devices from the lowest exec_time up; each step goes
+ *   to the first driver that takes it, and the first CPU device of the set takes the rest
+ *   (drivers ranked after it get nothing). nnd-cpu: XNNPACK where it applies; nnd-reference:
+ *   the reference kernels. With no CPU device named, a step no named driver takes fails
+ *   the preparation. A name that is no device, or a name given twice, is
+ *   NND_INVALID_ARGUMENT with a message naming it.
+ * - srv_device_of(): the device that runs most of a prepared model's steps; the counters
+ *   count a prepared model and each of its executions on every device it has steps on.
+ * - The table is built at start, before clients, and constant after: any thread may read it.
+ */
+#ifndef NND_DEVICES_H
+#define NND_DEVICES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "engine/engine.h"
+
+/* At most this many devices; each reports NNAPI feature level 7 (1000007). */
+#define NND_MAX_DEVICES          16
+#define NND_DEVICE_FEATURE_LEVEL 1000007
+
+typedef struct srv_device {
+    const char *name;
+    const char *what;                  /* one line for nndctl info */
+    const char *version;               /* NULL: the daemon's */
+    int type;                          /* NNAPI device type: 2 CPU, 3 GPU, 4 accelerator, 1 other */
+    bool reference_only;               /* the CPU device of the reference kernels */
+    float exec_time;                   /* relative cost of an operation; ranks devices */
+    const struct eng_backend *backend; /* a driver's; NULL for the built-in CPU devices */
+} srv_device;
+
+/* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
+ * means none. Every refusal is logged and listed by srv_devices_json(). Returns how many. */
+int srv_devices_load_drivers(const char *dir);
+/* Unloads the drivers, after every prepared model is freed. */
+void srv_devices_unload_drivers(void);
+
+/* The devices, and how many there are. */
+const srv_device *srv_devices(size_t *n);
+
+typedef struct srv_device_plan {
+    const struct eng_backend *drivers[NND_MAX_DEVICES]; /* offered each step in this order */
+    uint32_t n_drivers;
+    bool reference_only; /* the CPU steps on the reference kernels */
+    bool drivers_only;   /* no CPU device in the set */
+} srv_device_plan;
+
+/* The partition plan for a compilation that names n devices (n == 0: all of them). */
+schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan *out, char *err,
+                                  size_t errlen);
+/* Puts the plan into a model description for eng_prepare(). */
+void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc);
+
+const srv_device *srv_device_of(const eng_prepared *p);
+/* lanes[k]: the index in the table of the device that runs step k of p (the scheduler's lane
+ * for it: each device has its own queue and workers); eng_prepared_num_operations() entries. */
+void srv_device_step_lanes(const eng_prepared *p, uint8_t *lanes);
+/* "nnd-example 4, nnd-cpu 3": steps of p per device, devices with none left out. */
+void srv_device_steps_text(const eng_prepared *p, char *buf, size_t len);
+
+/* Device memory (nnd/driver.h): the first device, in table order, whose driver has device
+ * memory and on which each of the n prepared models runs at least one step; NULL when
+ * none (the buffer then lives in daemon memory). */
+const struct eng_backend *srv_device_memory_for(const eng_prepared *const *models, size_t n);
+
+void srv_device_count_prepare(const eng_prepared *p);
+void srv_device_count_execution(const eng_prepared *p);
+
+/* {"devices": [{"name", "what", "type", "reference_only", "exec_time", "driver",
+ * "device_memory", "cache_blobs", "prepares", "executions"}, ...]} goes in as the array; refused
+ * drivers as [{"path", "reason"}]. */
+cJSON *srv_devices_json(void);
+cJSON *srv_devices_refused_json(void);
+
+#endif

@@ -1,0 +1,40 @@
+/* convert: wire messages to engine descriptions, checking what the wire allows but the
+ * engine's fixed-size structures do not (ranks, counts, offsets against pools).
+ * - srv_model_from_proto(): the description borrows from the message and the pool
+ *   views; both must outlive it (or srv_model_desc_own() copies what it borrows from the
+ *   message). srv_model_desc_clear() frees what it allocated.
+ * - srv_request_from_proto(): binds each argument to memory inside its mapped pool,
+ *   refusing any location that runs past the pool (INVALID_ARGUMENT naming it). */
+#ifndef NND_CONVERT_H
+#define NND_CONVERT_H
+
+#include "engine/engine.h"
+#include "nnd.pb-c.h"
+
+schema_status srv_model_from_proto(const Nnd__Model *m, eng_memory_view *pool_views, size_t n_views,
+                                   eng_model_desc *out, char *err, size_t errlen);
+/* As srv_model_from_proto(), which is this with allow_extensions false. Vendor extensions
+ * (engine/extension.h): a client that may not use them (allow_extensions false) is
+ * refused any model with an extensionNameToPrefix entry, and, while a plugin claims OEM,
+ * any use of OEM_OPERATION or the OEM types. Otherwise extensionNameToPrefix must be a
+ * bijection between prefixes 1..65535 and names of loaded extensions, and every type and
+ * operation code's prefix must be in it; each prefix is then rewritten to its
+ * extension's engine id. Violations are INVALID_ARGUMENT naming the entry or operand. */
+schema_status srv_model_from_proto_ext(const Nnd__Model *m, eng_memory_view *pool_views,
+                                       size_t n_views, bool allow_extensions, eng_model_desc *out,
+                                       char *err, size_t errlen);
+/* Whether the model names extensions or uses OEM_OPERATION or the OEM types. */
+bool srv_model_uses_extensions(const Nnd__Model *m);
+void srv_model_desc_clear(eng_model_desc *d);
+/* Copies into one block everything d borrows from its message (the operand lists of
+ * operations and graphs, channel scales, extension data, operand values) and points d at
+ * the copies, so that d outlives the message (not the pool views). Returns the block, to
+ * free after srv_model_desc_clear(d), or NULL, d unchanged, when it would be over
+ * max_bytes or memory is short. */
+void *srv_model_desc_own(eng_model_desc *d, size_t max_bytes);
+
+schema_status srv_request_from_proto(const Nnd__ExecutionRequest *r, const eng_prepared *p,
+                                     const eng_memory_view *pools, size_t n_pools, eng_io *inputs,
+                                     eng_io *outputs, char *err, size_t errlen);
+
+#endif

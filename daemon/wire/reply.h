@@ -1,0 +1,37 @@
+/* reply: what every answer of the daemon shares: engine statuses on the wire, answers that
+ * carry only a status, and the request's fds let go before answering.
+ *
+ * Contract:
+ * - srv_wire_status(): engine statuses go out numerically equal to ErrorStatus, except
+ *   NND_UNSUPPORTED, which clients see as INVALID_ARGUMENT; a status out of range is
+ *   GENERAL_FAILURE. srv_wire_status_name() names a wire status ("INVALID_ARGUMENT"), "?"
+ *   when the schema has no such value; srv_status_wire_name() names an engine status by its
+ *   wire status.
+ * - srv_reply_status() sends a Reply carrying only id, status and message.
+ *   srv_reply_error() does the same after a debug log line
+ *   "client N: <call> id I: <STATUS>: <message>".
+ * - srv_close_unclaimed() closes every fd of the request that no handler took (in may be
+ *   NULL). Every answer is preceded by it: once answered, the daemon holds nothing of the
+ *   request but what it was asked to keep.
+ */
+#ifndef NND_REPLY_H
+#define NND_REPLY_H
+
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "proto/frame.h"
+#include "nnd.pb-c.h"
+#include "daemon/clients/session.h"
+
+Nnd__ErrorStatus srv_wire_status(schema_status st);
+const char *srv_wire_status_name(Nnd__ErrorStatus st);
+const char *srv_status_wire_name(schema_status st);
+
+void srv_reply_status(srv_session *s, uint64_t id, schema_status st, const char *message);
+void srv_reply_error(srv_session *s, uint64_t id, const char *call, schema_status st,
+                     const char *message);
+
+void srv_close_unclaimed(proto_frame_in *in);
+
+#endif
