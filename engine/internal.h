@@ -103,6 +103,17 @@ struct eng_exec {
 
 /* step_blobs.c: claims the steps m->blobs name through their drivers' claim_blob();
  * GENERAL_FAILURE with err when a blob names no such step or a driver refuses it. */
+/* A step offered to a backend (prepare.c): at most ENG_STEP_MAX_IN inputs and
+ * ENG_STEP_MAX_OUT outputs, and no subgraphs (IF, WHILE stay on the CPU). */
+#define ENG_STEP_MAX_IN  512
+#define ENG_STEP_MAX_OUT 64
+bool eng_step_offerable(const eng_step *st);
+/* Backend be's context for step st of p, with in and out (arrays of the maxima above)
+ * filled with the step's tensors; err and errlen take a declined claim's message. */
+eng_op_ctx eng_step_ctx(const eng_prepared *p, const eng_step *st, const eng_backend *be,
+                        eng_tensor **in, eng_tensor **out, char *err, size_t errlen);
+/* Step st runs on backend be with the state be's claim gave. */
+void eng_step_take(eng_step *st, const eng_backend *be, void *state);
 schema_status eng_claim_from_blobs(eng_prepared *p, const eng_model_desc *m, char *err,
                                    size_t errlen);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */

@@ -382,6 +382,43 @@ static schema_status build_plan(const eng_model_desc *m, eng_prepared **out, cha
     return NND_OK;
 }
 
+bool eng_step_offerable(const eng_step *st) {
+    return st->n_in <= ENG_STEP_MAX_IN && st->n_out <= ENG_STEP_MAX_OUT && !st->sub[0];
+}
+
+eng_op_ctx eng_step_ctx(const eng_prepared *p, const eng_step *st, const eng_backend *be,
+                        eng_tensor **in, eng_tensor **out, char *err, size_t errlen) {
+    for (uint32_t j = 0; j < st->n_in; j++)
+        in[j] = &p->tensors[st->in[j]];
+    for (uint32_t j = 0; j < st->n_out; j++)
+        out[j] = &p->tensors[st->out[j]];
+    return (eng_op_ctx){.def = st->def,
+                        .index = st->index,
+                        .in = in,
+                        .n_in = st->n_in,
+                        .out = out,
+                        .n_out = st->n_out,
+                        .relaxed = p->relaxed,
+                        .state = be->impl,
+                        .err = err,
+                        .errlen = errlen};
+}
+
+void eng_step_take(eng_step *st, const eng_backend *be, void *state) {
+    st->run = be->run;
+    st->backend = be;
+    st->state = state;
+}
+
+/* Whether every operand of the step has a known shape (an omitted input counts as known). */
+static bool shapes_known(const eng_op_ctx *c) {
+    for (uint32_t j = 0; j < c->n_in; j++)
+        if (!c->in[j]->known && c->in[j]->lifetime != NND_NO_VALUE) return false;
+    for (uint32_t j = 0; j < c->n_out; j++)
+        if (!c->out[j]->known) return false;
+    return true;
+}
+
 /* Offers every step whose tensors all have known shapes to the model's driver backends in
  * order, then to XNNPACK unless cpu_fast is false, last step first (backend.h); steps no
  * backend claims keep the reference kernel. Control flow never goes to a driver, nor do
@@ -391,38 +428,21 @@ static void claim_steps(eng_prepared *p, const eng_backend *const *drivers, uint
                         bool cpu_fast) {
     const char *env = getenv("NND_REFERENCE_KERNELS");
     if (env && *env && strcmp(env, "0") != 0) cpu_fast = false;
-    eng_tensor *in[512], *out[64];
+    eng_tensor *in[ENG_STEP_MAX_IN], *out[ENG_STEP_MAX_OUT];
     char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
     bool last = true;
     for (uint32_t k = p->n_steps; k-- > 0;) {
         eng_step *st = &p->steps[k];
         if (st->backend) continue; /* restored from a cache blob */
-        bool known = st->n_in <= 512 && st->n_out <= 64 && !st->sub[0]; /* IF, WHILE: flow.h */
-        for (uint32_t j = 0; known && j < st->n_in; j++) {
-            in[j] = &p->tensors[st->in[j]];
-            known = in[j]->known || in[j]->lifetime == NND_NO_VALUE;
-        }
-        for (uint32_t j = 0; known && j < st->n_out; j++)
-            known = (out[j] = &p->tensors[st->out[j]])->known;
-        if (!known) continue;
+        if (!eng_step_offerable(st)) continue;
         for (uint32_t b = 0; b <= n_drivers; b++) {
             const eng_backend *be = b < n_drivers ? drivers[b] : &eng_backend_xnnpack;
             if (b == n_drivers && !cpu_fast) break;
-            eng_op_ctx c = {.def = st->def,
-                            .index = st->index,
-                            .in = in,
-                            .n_in = st->n_in,
-                            .out = out,
-                            .n_out = st->n_out,
-                            .relaxed = p->relaxed,
-                            .state = be->impl,
-                            .err = err,
-                            .errlen = sizeof err};
+            eng_op_ctx c = eng_step_ctx(p, st, be, in, out, err, sizeof err);
+            if (!shapes_known(&c)) break;
             void *state = be->claim(&c, last);
             if (!state) continue;
-            st->run = be->run;
-            st->backend = be;
-            st->state = state;
+            eng_step_take(st, be, state);
             if (be == &eng_backend_xnnpack) last = false;
             break;
         }
@@ -472,25 +492,12 @@ const eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k) 
 /* Whether a driver of the list supports step st of p (known shapes only). */
 static bool some_driver_supports(const eng_prepared *p, const eng_step *st,
                                  const eng_backend *const *drivers, uint32_t n_drivers) {
-    eng_tensor *in[512], *out[64];
+    eng_tensor *in[ENG_STEP_MAX_IN], *out[ENG_STEP_MAX_OUT];
     char err[NND_ERR_LEN];
-    if (st->n_in > 512 || st->n_out > 64 || st->sub[0]) return false;
-    for (uint32_t j = 0; j < st->n_in; j++)
-        if (!(in[j] = &p->tensors[st->in[j]])->known && in[j]->lifetime != NND_NO_VALUE)
-            return false;
-    for (uint32_t j = 0; j < st->n_out; j++)
-        if (!(out[j] = &p->tensors[st->out[j]])->known) return false;
+    if (!eng_step_offerable(st)) return false;
     for (uint32_t b = 0; b < n_drivers; b++) {
-        eng_op_ctx c = {.def = st->def,
-                        .index = st->index,
-                        .in = in,
-                        .n_in = st->n_in,
-                        .out = out,
-                        .n_out = st->n_out,
-                        .relaxed = p->relaxed,
-                        .state = drivers[b]->impl,
-                        .err = err,
-                        .errlen = sizeof err};
+        eng_op_ctx c = eng_step_ctx(p, st, drivers[b], in, out, err, sizeof err);
+        if (!shapes_known(&c)) return false;
         if (drivers[b]->supports && drivers[b]->supports(&c)) return true;
     }
     return false;

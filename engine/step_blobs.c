@@ -45,37 +45,21 @@ schema_status eng_prepared_blobs(const eng_prepared *p, const eng_backend *const
 
 schema_status eng_claim_from_blobs(eng_prepared *p, const eng_model_desc *m, char *err,
                                    size_t errlen) {
-    eng_tensor *in[512], *out[64];
+    eng_tensor *in[ENG_STEP_MAX_IN], *out[ENG_STEP_MAX_OUT];
     for (uint32_t i = 0; i < m->n_blobs; i++) {
         const eng_step_blob *b = &m->blobs[i];
         eng_step *st = NULL;
         for (uint32_t k = 0; k < p->n_steps && !st; k++)
             if (p->steps[k].index == b->operation) st = &p->steps[k];
         const eng_backend *be = b->driver < m->n_drivers ? m->drivers[b->driver] : NULL;
-        if (!st || st->backend || st->sub[0] || st->n_in > 512 || st->n_out > 64 || !be ||
-            !be->claim_blob)
+        if (!st || st->backend || !eng_step_offerable(st) || !be || !be->claim_blob)
             return schema_failf(err, errlen, NND_GENERAL_FAILURE,
                                 "cache blob %u names no driver step (operation %u, device %u)", i,
                                 b->operation, b->driver);
-        for (uint32_t j = 0; j < st->n_in; j++)
-            in[j] = &p->tensors[st->in[j]];
-        for (uint32_t j = 0; j < st->n_out; j++)
-            out[j] = &p->tensors[st->out[j]];
-        eng_op_ctx c = {.def = st->def,
-                        .index = st->index,
-                        .in = in,
-                        .n_in = st->n_in,
-                        .out = out,
-                        .n_out = st->n_out,
-                        .relaxed = p->relaxed,
-                        .state = be->impl,
-                        .err = err,
-                        .errlen = errlen};
+        eng_op_ctx c = eng_step_ctx(p, st, be, in, out, err, errlen);
         void *state = be->claim_blob(&c, b->data, b->len);
         if (!state) return NND_GENERAL_FAILURE; /* claim_blob said why */
-        st->run = be->run;
-        st->backend = be;
-        st->state = state;
+        eng_step_take(st, be, state);
     }
     return NND_OK;
 }
