@@ -11,6 +11,17 @@ void srv_call_reply(srv_call *c) {
     srv_call_reply_fds(c, NULL, 0);
 }
 
+void srv_call_done(srv_call *c, schema_status st) {
+    if (st != NND_OK) {
+        srv_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    Nnd__Empty done = NND__EMPTY__INIT;
+    c->reply.result_case = NND__REPLY__RESULT_DONE;
+    c->reply.done = &done;
+    srv_call_reply(c);
+}
+
 void srv_call_reply_fds(srv_call *c, const int *fds, size_t nfds) {
     srv_close_unclaimed(c->in); /* the fds the call did not keep go first */
     if (c->reply.status != NND__ERROR_STATUS__NONE)

@@ -261,10 +261,7 @@ static void on_burst_forget(srv_call *c) {
     size_t n = srv_burst_forget(b, x->slots, x->n_slots);
     srv_log_debug("client %llu: burst 0x%016llx forgot %zu of %zu slots",
                   (unsigned long long)c->s->serial, (unsigned long long)x->burst, n, x->n_slots);
-    Nnd__Empty done = NND__EMPTY__INIT;
-    c->reply.result_case = NND__REPLY__RESULT_DONE;
-    c->reply.done = &done;
-    srv_call_reply(c);
+    srv_call_done(c, NND_OK);
 }
 
 static void on_get_fenced_execution_info(srv_call *c) {
@@ -354,14 +351,7 @@ static void on_buffer_copy_to(srv_call *c) {
         st = srv_buffer_copy_in(b, &src, x->dimensions, x->n_dimensions, c->err, sizeof c->err);
         srv_pool_release(&src);
     }
-    if (st != NND_OK) {
-        srv_call_fail(c, st, "%s", c->err);
-        return;
-    }
-    Nnd__Empty done = NND__EMPTY__INIT;
-    c->reply.result_case = NND__REPLY__RESULT_DONE;
-    c->reply.done = &done;
-    srv_call_reply(c);
+    srv_call_done(c, st);
 }
 
 static void on_buffer_copy_from(srv_call *c) {
@@ -408,14 +398,7 @@ static void on_register_memory(srv_call *c) {
 static void on_unregister_memory(srv_call *c) {
     schema_status st =
         srv_memreg_unregister(c->s, c->req->unregister_memory->token, c->err, sizeof c->err);
-    if (st != NND_OK) {
-        srv_call_fail(c, st, "%s", c->err);
-        return;
-    }
-    Nnd__Empty done = NND__EMPTY__INIT;
-    c->reply.result_case = NND__REPLY__RESULT_DONE;
-    c->reply.done = &done;
-    srv_call_reply(c);
+    srv_call_done(c, st);
 }
 
 /* ---- objects --------------------------------------------------------------------------- */
@@ -426,10 +409,7 @@ static void on_release(srv_call *c) {
         srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown handle 0x%016llx", (unsigned long long)h);
         return;
     }
-    Nnd__Empty done = NND__EMPTY__INIT;
-    c->reply.result_case = NND__REPLY__RESULT_DONE;
-    c->reply.done = &done;
-    srv_call_reply(c);
+    srv_call_done(c, NND_OK);
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
