@@ -3,6 +3,7 @@
  * first in a forked child, so a driver that crashes at load is refused without leaving the
  * daemon's dynamic loader half way through an object (a fault guard around dlopen itself
  * would jump out of the loader with its lock held). */
+#include "engine/refusals.h"
 #include "engine/driver.h"
 
 #include <dirent.h>
@@ -24,8 +25,7 @@
 
 static eng_driver_rec *loaded[NND_DRIVERS_MAX];
 static uint32_t n_loaded;
-static char **refused; /* pairs: path, reason */
-static uint32_t n_refused;
+static eng_refusals refused;
 
 void eng_driver_logf(int level, const char *fmt, ...) {
     char msg[768];
@@ -44,17 +44,7 @@ static void refuse(const char *path, const char *fmt, ...) {
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     eng_driver_logf(0, "driver %s refused: %s", path, why);
-    char **r = realloc(refused, sizeof *r * (2 * (size_t)n_refused + 2));
-    if (!r) return;
-    refused = r;
-    refused[2 * n_refused] = strdup(path);
-    refused[2 * n_refused + 1] = strdup(why);
-    if (refused[2 * n_refused] && refused[2 * n_refused + 1]) {
-        n_refused++;
-    } else {
-        free(refused[2 * n_refused]);
-        free(refused[2 * n_refused + 1]);
-    }
+    eng_refusals_add(&refused, path, why);
 }
 
 static bool valid_name(const char *s) {
@@ -265,11 +255,7 @@ void eng_drivers_unload_all(void) {
         free(loaded[i]);
     }
     n_loaded = 0;
-    for (uint32_t i = 0; i < 2 * n_refused; i++)
-        free(refused[i]);
-    free(refused);
-    refused = NULL;
-    n_refused = 0;
+    eng_refusals_clear(&refused);
 }
 
 uint32_t eng_drivers_count(void) {
@@ -290,12 +276,9 @@ bool eng_drivers_get(uint32_t i, eng_driver_info_view *out) {
 }
 
 uint32_t eng_drivers_refused_count(void) {
-    return n_refused;
+    return refused.n;
 }
 
 bool eng_drivers_refused(uint32_t i, const char **path, const char **reason) {
-    if (i >= n_refused) return false;
-    *path = refused[2 * i];
-    *reason = refused[2 * i + 1];
-    return true;
+    return eng_refusals_get(&refused, i, path, reason);
 }

@@ -1,6 +1,7 @@
 /* extension.c: the plugin registry: loading and checking plugins, the id table, the
  * current set and the references prepared models hold. See extension.h; a plugin's
  * operations run through extension_op.c. */
+#include "engine/refusals.h"
 #include "engine/extension.h"
 
 #include <dirent.h>
@@ -27,8 +28,7 @@ static _Atomic(eng_ext_plugin *) oem_owner;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static eng_ext_plugin *current[NND_EXT_MAX_LOADED];
 static uint32_t n_current;
-static char **refused; /* pairs: path, reason */
-static uint32_t n_refused;
+static eng_refusals refused;
 static uint16_t next_id = 1;
 
 static eng_ext_log_fn log_fn;
@@ -207,17 +207,7 @@ static void refuse(const char *path, const char *fmt, ...) {
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     eng_ext_logf(0, "extension %s refused: %s", path, why);
-    char **r = realloc(refused, sizeof *r * (2 * (size_t)n_refused + 2));
-    if (!r) return;
-    refused = r;
-    refused[2 * n_refused] = strdup(path);
-    refused[2 * n_refused + 1] = strdup(why);
-    if (refused[2 * n_refused] && refused[2 * n_refused + 1]) {
-        n_refused++;
-    } else {
-        free(refused[2 * n_refused]);
-        free(refused[2 * n_refused + 1]);
-    }
+    eng_refusals_add(&refused, path, why);
 }
 
 static bool take_id(uint16_t *id) {
@@ -400,11 +390,7 @@ static void clear_locked(void) {
     for (uint32_t i = 0; i < n_current; i++)
         plugin_unref(current[i]);
     n_current = 0;
-    for (uint32_t i = 0; i < 2 * n_refused; i++)
-        free(refused[i]);
-    free(refused);
-    refused = NULL;
-    n_refused = 0;
+    eng_refusals_clear(&refused);
 }
 
 static int so_file(const struct dirent *e) {
@@ -470,11 +456,7 @@ bool eng_ext_get(uint32_t i, eng_ext_info *out) {
 
 bool eng_ext_refused(uint32_t i, const char **path, const char **reason) {
     pthread_mutex_lock(&reg_lock);
-    bool ok = i < n_refused;
-    if (ok) {
-        *path = refused[2 * i];
-        *reason = refused[2 * i + 1];
-    }
+    bool ok = eng_refusals_get(&refused, i, path, reason);
     pthread_mutex_unlock(&reg_lock);
     return ok;
 }
