@@ -218,7 +218,8 @@ static family_claim family_of(int32_t code) {
     case NND_OP_AVERAGE_POOL_2D:
     case NND_OP_MAX_POOL_2D: return xnnb_claim_pool;
     case NND_OP_ADD:
-    case NND_OP_MUL: return xnnb_claim_binary;
+    case NND_OP_MUL:
+    case NND_OP_SUB: return xnnb_claim_binary;
     case NND_OP_RELU:
     case NND_OP_RELU1:
     case NND_OP_RELU6:
@@ -227,7 +228,6 @@ static family_claim family_of(int32_t code) {
     case NND_OP_HARD_SWISH:
     case NND_OP_ELU: return xnnb_claim_unary;
     case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
-    case NND_OP_SUB:
     case NND_OP_SOFTMAX: return xnnb_claim_transformer;
     default: return NULL;
     }

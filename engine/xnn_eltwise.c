@@ -1,5 +1,5 @@
 /* xnn_eltwise.c: the XNNPACK backend's claims of the element-wise operations
- * (xnn_step.h): ADD and MUL with broadcasting, RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH
+ * (xnn_step.h): ADD, MUL and SUB with broadcasting, RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH
  * (FLOAT32, which has no operator in this version: xnn_transformer.c), HARD_SWISH and ELU (a
  * constant alpha; FLOAT32 only), each 8-bit one unsigned (qu8) or signed (qs8). */
 #include "engine/ops/fused_activation.h"
@@ -26,24 +26,37 @@ enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
     shape_of(a, &s->a_rank, s->a_shape);
     shape_of(b, &s->b_rank, s->b_shape);
     s->in_elems[1] = eng_elems(b);
-    bool add = c->def->code == NND_OP_ADD;
-    s->kind = add ? XK_ADD : XK_MUL;
-    int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
-    /* ADD and MUL take the same arguments in each type. */
+    /* ADD, MUL and SUB take the same arguments in each type. */
     enum xnn_status (*qs8)(int8_t, float, int8_t, float, int8_t, float, int8_t, int8_t, uint32_t,
-                           xnn_operator_t *) =
-        add ? xnn_create_add_nd_qs8 : xnn_create_multiply_nd_qs8;
+                           xnn_operator_t *);
     enum xnn_status (*qu8)(uint8_t, float, uint8_t, float, uint8_t, float, uint8_t, uint8_t,
-                           uint32_t, xnn_operator_t *) =
-        add ? xnn_create_add_nd_qu8 : xnn_create_multiply_nd_qu8;
+                           uint32_t, xnn_operator_t *);
+    enum xnn_status (*f32)(float, float, uint32_t, xnn_operator_t *);
+    switch (c->def->code) {
+    case NND_OP_ADD:
+        s->kind = XK_ADD;
+        qs8 = xnn_create_add_nd_qs8, qu8 = xnn_create_add_nd_qu8, f32 = xnn_create_add_nd_f32;
+        break;
+    case NND_OP_MUL:
+        s->kind = XK_MUL;
+        qs8 = xnn_create_multiply_nd_qs8, qu8 = xnn_create_multiply_nd_qu8;
+        f32 = xnn_create_multiply_nd_f32;
+        break;
+    case NND_OP_SUB:
+        s->kind = XK_SUB;
+        qs8 = xnn_create_subtract_nd_qs8, qu8 = xnn_create_subtract_nd_qu8;
+        f32 = xnn_create_subtract_nd_f32;
+        break;
+    default: return xnn_status_unsupported_parameter;
+    }
+    int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
     if (s->dt == XD_QS8)
         return qs8((int8_t)za, a->scale, (int8_t)zb, b->scale, (int8_t)zy, y->scale, (int8_t)qlo,
                    (int8_t)qhi, s->flags, &s->op);
     if (s->dt == XD_QU8)
         return qu8((uint8_t)za, a->scale, (uint8_t)zb, b->scale, (uint8_t)zy, y->scale,
                    (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);
-    return add ? xnn_create_add_nd_f32(lo, hi, s->flags, &s->op)
-               : xnn_create_multiply_nd_f32(lo, hi, s->flags, &s->op);
+    return f32(lo, hi, s->flags, &s->op);
 }
 
 enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {

@@ -72,8 +72,7 @@ enum xnn_status xnnb_claim_fc(eng_op_ctx *c, xnnb_step *s);
 enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s);
 enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s);
 enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s);
-/* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX, SUB and FLOAT32 TANH
- * (xnn_transformer.c). */
+/* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX and FLOAT32 TANH (xnn_transformer.c). */
 enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s);
 enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s);
 

@@ -1,8 +1,6 @@
 /* xnn_transformer.c: the XNNPACK backend's claims of the other operations a transformer
  * block spends its time in (xnn_step.h), beside BATCH_MATMUL (xnn_batch_matmul.c) and
- * the ADD, MUL and LOGISTIC of xnn_eltwise.c:
- * - SUB with broadcasting, FLOAT32 (bit-exact) and 8-bit unsigned and signed (within one
- *   step: XNNPACK requantizes in fixed point of its own).
+ * the ADD, MUL, SUB and LOGISTIC of xnn_eltwise.c:
  * - SOFTMAX along the last axis: FLOAT32 with beta 1 (XNNPACK's exponential: within float
  *   rounding), TENSOR_QUANT8_ASYMM with any beta (beta folds into the input scale).
  * - TANH on FLOAT32, which this XNNPACK has no operator for: tanh(x) = 2 sigmoid(2x) - 1,
@@ -15,36 +13,6 @@
 #include "engine/ops/kernel_errors.h"
 #include "engine/ops/operand.h"
 #include "engine/xnn_step.h"
-
-static void shape_of(const eng_tensor *t, size_t *rank, size_t *shape) {
-    *rank = t->rank ? t->rank : 1; /* a rank-0 tensor broadcasts like one element */
-    shape[0] = 1;
-    for (uint32_t i = 0; i < t->rank; i++)
-        shape[i] = t->dims[i];
-}
-
-static enum xnn_status claim_sub(eng_op_ctx *c, xnnb_step *s) {
-    const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
-    if (c->n_in != 3 || a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS ||
-        b->rank > XNN_MAX_TENSOR_DIMS || !c->in[2]->data || !xnnb_zero_point_fits(b))
-        return xnn_status_unsupported_parameter;
-    float lo, hi;
-    int32_t qlo, qhi;
-    if (!xnnb_act_bounds(y, eng_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
-        return xnn_status_unsupported_parameter;
-    shape_of(a, &s->a_rank, s->a_shape);
-    shape_of(b, &s->b_rank, s->b_shape);
-    s->in_elems[1] = eng_elems(b);
-    s->kind = XK_SUB;
-    int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
-    if (s->dt == XD_QS8)
-        return xnn_create_subtract_nd_qs8((int8_t)za, a->scale, (int8_t)zb, b->scale, (int8_t)zy,
-                                          y->scale, (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);
-    if (s->dt == XD_QU8)
-        return xnn_create_subtract_nd_qu8((uint8_t)za, a->scale, (uint8_t)zb, b->scale, (uint8_t)zy,
-                                          y->scale, (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);
-    return xnn_create_subtract_nd_f32(lo, hi, s->flags, &s->op);
-}
 
 static enum xnn_status claim_softmax(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *y = c->out[0];
@@ -107,7 +75,6 @@ static enum xnn_status claim_tanh_f32(xnnb_step *s) {
 
 enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s) {
     switch (c->def->code) {
-    case NND_OP_SUB: return claim_sub(c, s);
     case NND_OP_SOFTMAX: return claim_softmax(c, s);
     case NND_OP_TANH: return s->dt == XD_F32 ? claim_tanh_f32(s) : xnn_status_invalid_parameter;
     default: return xnn_status_unsupported_parameter;
