@@ -19,7 +19,9 @@
  * with the execution's pointers, which allocates nothing, under a per-step lock because
  * an operator holds its setup. One pthreadpool, sized to the CPUs this process may use,
  * serves every operator; it is made with XNNPACK's initialization, once per process. Its
- * workers spin between the operators of an execution and sleep after its last. Packed
+ * workers spin between the operators of an execution and sleep after its last. While other
+ * threads fill the machine's CPUs an operator runs on the calling thread alone
+ * (cpu_crowd.h says why). Packed
  * weights live in xnn_alloc.h's blocks, kept for reuse after their operator goes. */
 #include <pthread.h>
 #include <pthreadpool.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "engine/backend.h"
+#include "engine/cpu_crowd.h"
 #include "engine/ops/fused_activation.h"
 #include "engine/ops/kernel_errors.h"
 #include "engine/ops/operand.h"
@@ -50,8 +53,15 @@ static void xnnb_init(void) {
 
 /* ---- per-step state ---------------------------------------------------------------- */
 
-static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y) {
-    pthreadpool_t tp = xnnb_pool;
+/* The pool, or NULL (the calling thread alone) while other threads fill the CPUs
+ * (cpu_crowd.h). An operator is set up and run with the same choice. */
+static pthreadpool_t xnnb_threads(void) {
+    if (!xnnb_pool || eng_cpus_crowded(pthreadpool_get_threads_count(xnnb_pool))) return NULL;
+    return xnnb_pool;
+}
+
+static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y,
+                             pthreadpool_t tp) {
     if (s->kind == XK_COMPOSITE) return xnn_status_success; /* its run sets up */
     if (s->dt == XD_QS8) return xnnb_qs8_setup(s, a, b, y, tp);
     bool q8 = s->dt == XD_QU8;
@@ -156,7 +166,7 @@ static bool binary_kind(enum xnnb_kind k) {
 
 static schema_status xnnb_run(eng_op_ctx *c) {
     xnnb_step *s = c->state;
-    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_pool);
+    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_threads());
     bool binary = binary_kind(s->kind);
     const eng_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
     eng_tensor *y = c->out[0];
@@ -168,9 +178,10 @@ static schema_status xnnb_run(eng_op_ctx *c) {
     bool narrow_out = y->type == NND_TENSOR_FLOAT16;
     void *yd = narrow_out ? eng_scratch(c, s->out_elems * sizeof(float)) : y->data;
     if (!ad || (b && !bd) || !yd) return not_taken(c, s);
+    pthreadpool_t tp = xnnb_threads();
     pthread_mutex_lock(&s->lock);
-    enum xnn_status st = setup(s, ad, bd, yd);
-    if (st == xnn_status_success) st = xnn_run_operator(s->op, xnnb_pool);
+    enum xnn_status st = setup(s, ad, bd, yd, tp);
+    if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
         return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
@@ -257,7 +268,7 @@ static bool create(eng_op_ctx *c, xnnb_step *s, family_claim claim) {
     static const uint8_t stand_in[64];
     uint8_t stand_out[64];
     return claim(c, s) == xnn_status_success &&
-           setup(s, stand_in, stand_in, stand_out) == xnn_status_success;
+           setup(s, stand_in, stand_in, stand_out, xnnb_pool) == xnn_status_success;
 }
 
 static void *xnnb_claim(eng_op_ctx *c, bool last) {

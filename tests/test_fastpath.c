@@ -10,9 +10,11 @@
  * of each type must actually take the fast path. FP16 regions: the temporaries between fast FP16
  * steps become float, the ones a reference step reads or writes stay FP16, and the chain agrees
  * with the reference. Inputs end right at an inaccessible page, so an over-read past an input would
- * crash. And one prepared model executed from two threads at once gives the same results. Also
- * LOCAL_RESPONSE_NORMALIZATION's sliding sum for wide windows (the reference kernel's
- * one path that no conformance vector reaches) against sums taken afresh here. */
+ * crash. Each fast case also runs with every operator on the calling thread alone (as on a
+ * crowded machine, engine/cpu_crowd.h) and must give the pool's bits. And one prepared model
+ * executed from two threads at once gives the same results. Also LOCAL_RESPONSE_NORMALIZATION's
+ * sliding sum for wide windows (the reference kernel's one path that no conformance vector reaches)
+ * against sums taken afresh here. */
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -26,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "engine/cpu_crowd.h"
 #include "engine/internal.h"
 #include "engine/ops/float16.h"
 
@@ -490,10 +493,18 @@ static void fast_paths_agree_with_reference(void **state) {
             b->input_data[k] = fenced_alloc(&fin[k], elems(x) * schema_type_size(x->type));
             fill(b->input_data[k], x->type, elems(x));
         }
-        uint8_t *want = calloc(n, esize), *got = calloc(n, esize);
-        assert_true(want && got);
+        uint8_t *want = calloc(n, esize), *got = calloc(n, esize), *alone = calloc(n, esize);
+        assert_true(want && got && alone);
         run(b, true, want, n * esize);
+        eng_cpus_crowd_mode(NND_CPU_CROWD_NEVER);
         bool took = run(b, false, got, n * esize);
+        /* On a crowded machine each operator runs on the calling thread: the same bits. */
+        eng_cpus_crowd_mode(NND_CPU_CROWD_ALWAYS);
+        run(b, false, alone, n * esize);
+        eng_cpus_crowd_mode(NND_CPU_CROWD_AUTO);
+        if (memcmp(got, alone, n * esize))
+            fail_msg("case %d %s %s: one thread computed other bits than the pool", i,
+                     schema_operation_name(b->code), schema_type_name(o->type));
         size_t ti = (size_t)i % N_TYPES;
         fast[ti] += took, tried[ti]++;
         per_channel_fast += took && b->per_channel;
@@ -506,7 +517,7 @@ static void fast_paths_agree_with_reference(void **state) {
                          value(o->type, want, k), value(o->type, got, k));
         for (uint32_t k = 0; k < b->n_inputs; k++)
             munmap(fin[k].map, fin[k].map_len);
-        free(want), free(got), free(b);
+        free(want), free(got), free(alone), free(b);
     }
     for (size_t t = 0; t < N_TYPES; t++) {
         print_message("%s: %d of %d cases took the fast path\n", schema_type_name(case_types[t]),
