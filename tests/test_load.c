@@ -10,8 +10,10 @@
  * missing, and none may come afterwards.
  * A first round of a few executions per client warms the daemon up (allocator arenas,
  * per-model state, thread stacks); its figures once every client has gone are the
- * baseline. After the measured round the daemon must be back at it: the same fds, the same
- * memfd mappings, and the memory it has allocated (admin status memory.allocated_bytes:
+ * baseline (the least of five looks: on a busy machine one look can catch the admin bus's
+ * connection of the status just asked before the daemon closed it). After the measured
+ * round the daemon must be back at it: no more fds and memfd mappings than then, and the
+ * memory it has allocated (admin status memory.allocated_bytes:
  * what the clients' objects still hold) within HELD_SLACK_BYTES (see there). The resident
  * set is printed, not judged: it also counts what the allocator keeps of freed memory and
  * the arenas of threads that happened to run, which vary with what else the machine does.
@@ -284,13 +286,22 @@ static int settle(const tst_daemon *d, figures *f, const figures *base) {
         obs_status_num(d->state_dir, "prepared_models") != 0 ||
         obs_status_num(d->state_dir, "scheduler.running") != 0)
         return -1;
+    /* The baseline is the least of five looks, apart from anything transient; afterwards
+     * the daemon has up to two seconds to come back to it. */
     for (int i = 0; i < 20; i++) {
         usleep(100000);
         double allocated = obs_status_num(d->state_dir, "memory.allocated_bytes");
-        *f = (figures){obs_rss_kib(d->pid), wire_count_fds(d->pid), obs_memfd_maps(d->pid),
+        figures now = {obs_rss_kib(d->pid), wire_count_fds(d->pid), obs_memfd_maps(d->pid),
                        allocated};
-        if (!base || (f->fds == base->fds && f->memfd_maps == base->memfd_maps &&
-                      f->allocated <= base->allocated + HELD_SLACK_BYTES))
+        if (!base && i > 0) {
+            if (now.fds > f->fds) now.fds = f->fds;
+            if (now.memfd_maps > f->memfd_maps) now.memfd_maps = f->memfd_maps;
+            if (now.allocated > f->allocated) now.allocated = f->allocated;
+        }
+        *f = now;
+        if (base ? (f->fds <= base->fds && f->memfd_maps <= base->memfd_maps &&
+                    f->allocated <= base->allocated + HELD_SLACK_BYTES)
+                 : i == 4)
             break;
     }
     return 0;
@@ -326,7 +337,7 @@ int main(int argc, char **argv) {
                "memfd maps\n",
                before.allocated, before.rss_kib, before.fds, before.memfd_maps, after.allocated,
                after.allocated - before.allocated, after.rss_kib, after.fds, after.memfd_maps);
-        if (after.fds != before.fds || after.memfd_maps != before.memfd_maps ||
+        if (after.fds > before.fds || after.memfd_maps > before.memfd_maps ||
             (OBS_RSS_MEANINGFUL && !(after.allocated <= before.allocated + HELD_SLACK_BYTES))) {
             fprintf(stderr, "test_load: the daemon did not return to its baseline\n");
             failed = 1;
