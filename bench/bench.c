@@ -4,6 +4,9 @@
  *   rtt_same, rtt_cross  execute round trip of a tiny ADD model through a real daemon,
  *        over a raw SOCK_SEQPACKET 64-byte ping-pong between two processes in the same
  *        placement: client and daemon pinned to one CPU / to two (targets <= 1.3, <= 1.3)
+ *   rtt_floor_same  the system calls an Execute makes on each side (epoll_wait, recvmsg
+ *        with room for descriptors, sendmsg) echoing with no work, over the same ping-pong on
+ *        one CPU (noted: what no encoding or scheduling change can go below)
  *   rtt_burst_same, rtt_burst_cross  the same execution in a burst (its memfd a slot after
  *        the first trial, so that it goes through the burst's shared-memory channel), over
  *        the same ping-pong (targets <= 1.5, <= 0.5); see rtt.h. A row that cannot be
@@ -124,6 +127,7 @@ int main(int argc, char **argv) {
     static const char *const names[] = {"rtt",
                                         "rtt_burst",
                                         "rtt_same",
+                                        "rtt_floor_same",
                                         "rtt_cross",
                                         "rtt_burst_same",
                                         "rtt_burst_cross",
@@ -173,7 +177,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    bool rtt_exec = want("rtt", "rtt_same") || want("rtt", "rtt_cross");
+    bool rtt_exec =
+        want("rtt", "rtt_same") || want("rtt", "rtt_cross") || want("rtt", "rtt_floor_same");
     bool rtt_burst = want("rtt", "rtt_burst_same") || want("rtt", "rtt_burst_cross");
     bool rtt = rtt_exec || rtt_burst;
     bool kern = want("kernels", "inproc") || want("kernels", "conv_vs_xnnpack") ||
@@ -232,6 +237,9 @@ int main(int argc, char **argv) {
          ratio(&rt.same, rt.same.exec_ns), 1.3, true},
         {"rtt", "rtt_cross", "tiny execute round trip / raw ping-pong, on two CPUs",
          ratio(&rt.cross, rt.cross.exec_ns), 1.3, true},
+        {"rtt", "rtt_floor_same",
+         "the event loop's system calls alone, echoing (no work) / raw ping-pong, one CPU",
+         ratio(&rt.same, rt.same.floor_ns), -1, true},
         {"rtt", "rtt_burst_same", "the same in a burst (channel) / raw ping-pong, on one CPU",
          ratio(&rt.same, rt.same.burst_ns), 1.5, true},
         {"rtt", "rtt_burst_cross", "the same in a burst (channel) / raw ping-pong, on two CPUs",
@@ -325,10 +333,13 @@ int main(int argc, char **argv) {
             printf("# rtt %s: not measurable (one CPU only)\n", i ? "on two CPUs" : "on one CPU");
             continue;
         }
-        printf("# rtt %s: client on CPU %d, daemon on CPU %d; medians of %d trials: raw ping-pong "
-               "%.1f us, execute %.1f us, in a burst %.1f us; 0 for a row not run\n",
-               i ? "on two CPUs" : "on one CPU", p->client_cpu, p->daemon_cpu, BENCH_RTT_TRIALS,
-               p->raw_ns / 1e3, rtt_exec ? p->exec_ns / 1e3 : 0, rtt_burst ? p->burst_ns / 1e3 : 0);
+        printf(
+            "# rtt %s: client on CPU %d, daemon on CPU %d; medians of %d trials: raw ping-pong "
+            "%.1f us, its system calls alone %.1f us, execute %.1f us, in a burst %.1f us; 0 for "
+            "a row not run\n",
+            i ? "on two CPUs" : "on one CPU", p->client_cpu, p->daemon_cpu, BENCH_RTT_TRIALS,
+            p->raw_ns / 1e3, rtt_exec ? p->floor_ns / 1e3 : 0, rtt_exec ? p->exec_ns / 1e3 : 0,
+            rtt_burst ? p->burst_ns / 1e3 : 0);
     }
     if (loaded)
         printf("# inproc_loaded: %d busy processes at nice 0 on the same CPUs: daemon %.2f ms, in "

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,28 +20,63 @@ static int pin_to(int cpu) {
     return sched_setaffinity(0, sizeof set, &set);
 }
 
-/* Raw floor: a child process pinned to echo_cpu echoes 64-byte datagrams. */
-static double raw_pingpong_ns(int echo_cpu) {
+/* A child process pinned to echo_cpu echoes 64-byte datagrams, and this one times the round
+ * trips. Raw: send and recv on both sides. With loop_calls, both sides make the system calls
+ * of an Execute instead, with no work between them: the client sendmsg and recvmsg with room
+ * for descriptors (as libnnd), the echo waiting in epoll_wait before each recvmsg with room
+ * for descriptors and answering with sendmsg (as the daemon's event loop). */
+static double pingpong_ns(int echo_cpu, bool loop_calls) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) < 0) return -1;
     pid_t pid = fork();
     if (pid == 0) {
-        char buf[64];
+        char buf[64], cbuf[CMSG_SPACE(16 * sizeof(int))];
         close(sv[0]);
-        if (pin_to(echo_cpu) != 0) _exit(1);
+        int ep = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = sv[1]};
+        if (pin_to(echo_cpu) != 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, sv[1], &ev) < 0)
+            _exit(1);
         for (;;) {
-            ssize_t n = recv(sv[1], buf, sizeof buf, 0);
-            if (n <= 0 || send(sv[1], buf, (size_t)n, 0) != n) _exit(0);
+            ssize_t n;
+            if (!loop_calls) {
+                n = recv(sv[1], buf, sizeof buf, 0);
+                if (n <= 0 || send(sv[1], buf, (size_t)n, 0) != n) _exit(0);
+                continue;
+            }
+            if (epoll_wait(ep, &ev, 1, -1) < 0) continue;
+            struct iovec in = {buf, sizeof buf}, out = {buf, 0};
+            struct msghdr m = {.msg_iov = &in,
+                               .msg_iovlen = 1,
+                               .msg_control = cbuf,
+                               .msg_controllen = sizeof cbuf};
+            n = recvmsg(sv[1], &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+            if (n <= 0) _exit(0);
+            out.iov_len = (size_t)n;
+            struct msghdr r = {.msg_iov = &out, .msg_iovlen = 1};
+            if (sendmsg(sv[1], &r, MSG_DONTWAIT | MSG_NOSIGNAL) != n) _exit(0);
         }
     }
     close(sv[1]);
     static uint64_t t[BENCH_RTT_TRIALS];
-    char buf[64] = {0};
+    char buf[64] = {0}, cbuf[CMSG_SPACE(16 * sizeof(int))];
     double result = -1;
     for (int i = 0; i < BENCH_RTT_TRIALS; i++) {
         uint64_t t0 = bench_now_ns();
-        if (send(sv[0], buf, sizeof buf, 0) != sizeof buf || recv(sv[0], buf, sizeof buf, 0) <= 0)
-            goto out;
+        if (!loop_calls) {
+            if (send(sv[0], buf, sizeof buf, 0) != sizeof buf ||
+                recv(sv[0], buf, sizeof buf, 0) <= 0)
+                goto out;
+        } else {
+            struct iovec out = {buf, sizeof buf}, in = {buf, sizeof buf};
+            struct msghdr s = {.msg_iov = &out, .msg_iovlen = 1};
+            struct msghdr m = {.msg_iov = &in,
+                               .msg_iovlen = 1,
+                               .msg_control = cbuf,
+                               .msg_controllen = sizeof cbuf};
+            if (sendmsg(sv[0], &s, MSG_NOSIGNAL) != sizeof buf ||
+                recvmsg(sv[0], &m, MSG_CMSG_CLOEXEC) <= 0)
+                goto out;
+        }
         t[i] = bench_now_ns() - t0;
     }
     result = bench_median_u64(t, BENCH_RTT_TRIALS);
@@ -126,12 +162,13 @@ static int measure(bench_rtt_place *p, bool exec, bool burst) {
         return -1;
     }
     int rc = pin_to(p->client_cpu);
-    p->raw_ns = rc ? -1 : raw_pingpong_ns(p->daemon_cpu);
+    p->raw_ns = rc ? -1 : pingpong_ns(p->daemon_cpu, false);
+    p->floor_ns = exec && p->raw_ns > 0 ? pingpong_ns(p->daemon_cpu, true) : 1;
     p->exec_ns = exec && p->raw_ns > 0 ? daemon_execute_ns(&d, false) : 1;
     p->burst_ns = burst && p->exec_ns > 0 ? daemon_execute_ns(&d, true) : 1;
     tst_daemon_stop(&d);
     p->measured = true;
-    return p->raw_ns > 0 && p->exec_ns > 0 && p->burst_ns > 0 ? 0 : -1;
+    return p->raw_ns > 0 && p->floor_ns > 0 && p->exec_ns > 0 && p->burst_ns > 0 ? 0 : -1;
 }
 
 int bench_rtt_rows(bench_rtt *out, bool exec, bool burst) {

@@ -12,6 +12,9 @@
  *   fresh daemon: Execute with its memfd registered (a token, no fd), and BurstExecute in one burst
  * with its memfd named by a key of ours (after the first trial it is a slot: libnnd sends it
  * through the burst's shared-memory channel when the daemon gave one), and the raw ping-pong's.
+ * With the Execute rows, also the floor: the same ping-pong making the system calls an
+ * Execute makes on each side (sendmsg and recvmsg with room for descriptors; the echo waits
+ * in epoll_wait as the daemon's loop does) with no work between them.
  * - The process's own affinity is restored before returning. Returns 0, or -1 (with a
  *   message on stderr) when a measurement failed.
  */
@@ -26,6 +29,7 @@ typedef struct bench_rtt_place {
     bool measured;
     int client_cpu, daemon_cpu;
     double raw_ns, exec_ns, burst_ns;
+    double floor_ns; /* the event loop's system calls alone, echoing (no work) */
 } bench_rtt_place;
 
 typedef struct bench_rtt {
