@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/base/wakeup.h"
 #include "daemon/binding/burst.h"
 #include "proto/burst_chan.h"
 #include "daemon/binding/burst_take.h"
@@ -54,7 +55,7 @@ struct srv_burst_channel {
 
 static struct {
     bool started;
-    uv_async_t async;
+    srv_wakeup wake; /* channel threads -> loop (wakeup.h) */
     pthread_mutex_t lock;
     srv_burst_channel *ready; /* channels with something for the loop; under lock */
     srv_burst_channel *all;
@@ -75,7 +76,7 @@ static void post(srv_burst_channel *ch, bool exit) {
         hub.ready = ch;
     }
     pthread_mutex_unlock(&hub.lock);
-    uv_async_send(&hub.async);
+    srv_wakeup_signal(&hub.wake);
 }
 
 static bool stopping(srv_burst_channel *ch) {
@@ -259,8 +260,8 @@ static void on_bell(uv_poll_t *p, int status, int events) {
     if (status == 0) serve(ch);
 }
 
-static void on_ready(uv_async_t *a) {
-    (void)a;
+static void on_ready(srv_wakeup *w) {
+    (void)w;
     pthread_mutex_lock(&hub.lock);
     srv_burst_channel *list = hub.ready;
     hub.ready = NULL;
@@ -358,7 +359,7 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
     srv_burst_channel *ch = NULL;
     int memfd = -1;
     if (!hub.started) {
-        if (uv_async_init(d->loop, &hub.async, on_ready) < 0) goto refuse;
+        if (srv_wakeup_init(&hub.wake, d->loop, on_ready, NULL) < 0) goto refuse;
         hub.started = true;
     }
     if (hub.stats.channels >= NND_MAX_BURST_CHANNELS) {
@@ -441,7 +442,7 @@ void srv_burst_channel_close(srv_burst_channel *ch) {
 void srv_burst_channels_stop(srv_daemon *d) {
     (void)d;
     if (!hub.started) return;
-    on_ready(&hub.async); /* exits already posted */
+    on_ready(&hub.wake); /* exits already posted */
     for (srv_burst_channel *ch = hub.all, *next; ch; ch = next) {
         next = ch->next;
         srv_burst_channel_close(ch);
@@ -455,7 +456,7 @@ void srv_burst_channels_stop(srv_daemon *d) {
     pthread_mutex_lock(&hub.lock);
     hub.ready = NULL;
     pthread_mutex_unlock(&hub.lock);
-    uv_close((uv_handle_t *)&hub.async, NULL);
+    srv_wakeup_close(&hub.wake, NULL);
     hub.started = false;
 }
 

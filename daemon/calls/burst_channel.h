@@ -13,8 +13,8 @@
  * - Requests reach the loop two ways, never through a wait of the loop's: the doorbell
  *   (watched by the loop) when the client rings it, and the channel's thread, which after
  *   each answer polls req_seq for the adaptive window when the client last ran on another
- *   CPU (burst_chan.h) and hands what it sees to the loop through one uv_async_t shared by
- *   every channel. One request at a time: one rung or polled while another is in flight
+ *   CPU (burst_chan.h) and hands what it sees to the loop through one wake-up handle
+ *   (wakeup.h) shared by every channel. One request at a time: one rung or polled while another is in flight
  *   is taken once that one is answered.
  * - On the loop a request is copied out of the shared memory once and checked
  *   (burst_take.h: its length, its sequence number, that it unpacks, that it is a

@@ -11,6 +11,7 @@
 #include "daemon/base/bus.h"
 #include "daemon/devices/devices.h"
 #include "daemon/base/log.h"
+#include "daemon/base/wakeup.h"
 #include "daemon/clients/pool.h"
 #include "daemon/wire/reply.h"
 
@@ -19,7 +20,7 @@
 struct srv_executions {
     srv_daemon *d;
     qos_sched *sched;
-    uv_async_t async;    /* workers -> loop: finished jobs to drain */
+    srv_wakeup wake;     /* workers -> loop: finished jobs to drain (wakeup.h says why) */
     srv_execution *jobs; /* every live job: waiting or in the scheduler */
     /* Blocks of finished jobs, kept for the next ones: in steady state an execution
      * allocates nothing. */
@@ -356,14 +357,16 @@ static void job_submit(srv_executions *q, srv_execution *x) {
 
 /* ---- the loop side of the workers ------------------------------------------------------- */
 
-static void on_async(uv_async_t *h) {
-    srv_executions *q = h->data;
-    qos_sched_drain(q->sched);
+static void wake_closed(srv_wakeup *w);
+
+static void on_wake(srv_wakeup *w) {
+    srv_executions *q = w->data;
+    if (q->sched) qos_sched_drain(q->sched);
 }
 
 static void wake(void *ctx) {
     srv_executions *q = ctx;
-    uv_async_send(&q->async);
+    srv_wakeup_signal(&q->wake);
 }
 
 int srv_executions_start(srv_daemon *d, const qos_sched_config *cfg, char *err, size_t errlen) {
@@ -378,22 +381,19 @@ int srv_executions_start(srv_daemon *d, const qos_sched_config *cfg, char *err, 
     c.fault_count = srv_pool_faults;
     srv_devices(&n_devices);
     c.lanes = (unsigned)n_devices; /* one per device, numbered as the device table */
-    /* No job can finish before the handle exists: the scheduler may start first. Its
-     * first worker measures the throughput. */
+    if (srv_wakeup_init(&q->wake, d->loop, on_wake, q) < 0) {
+        snprintf(err, errlen, "cannot create the workers' wakeup handle");
+        free(q);
+        return -1;
+    }
+    /* Its first worker measures the throughput. */
     q->sched = qos_sched_new(&c, NULL, wake, q);
     if (!q->sched) {
         snprintf(err, errlen, "cannot start %u worker threads",
                  c.workers + (c.lanes - 1) * c.lane_workers);
-        free(q);
+        srv_wakeup_close(&q->wake, wake_closed);
         return -1;
     }
-    if (uv_async_init(d->loop, &q->async, on_async) < 0) {
-        snprintf(err, errlen, "cannot create the workers' wakeup handle");
-        qos_sched_free(q->sched);
-        free(q);
-        return -1;
-    }
-    q->async.data = q;
     qos_throughput tp;
     qos_sched_throughput(q->sched, &tp);
     srv_log_info("scheduler: %u worker%s on nnd-cpu, %u on each of the %u other devices, "
@@ -406,8 +406,8 @@ int srv_executions_start(srv_daemon *d, const qos_sched_config *cfg, char *err, 
     return 0;
 }
 
-static void on_async_closed(uv_handle_t *h) {
-    srv_executions *q = h->data;
+static void wake_closed(srv_wakeup *w) {
+    srv_executions *q = w->data;
     while (q->n_spare)
         free(q->spare[--q->n_spare]);
     free(q);
@@ -428,7 +428,7 @@ void srv_executions_stop(srv_daemon *d) {
     qos_sched_free(q->sched);
     q->sched = NULL;
     d->exec = NULL;
-    uv_close((uv_handle_t *)&q->async, on_async_closed);
+    srv_wakeup_close(&q->wake, wake_closed);
 }
 
 schema_status srv_execution_model(srv_daemon *d, const eng_prepared *p, int wire_priority,

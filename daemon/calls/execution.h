@@ -4,8 +4,8 @@
  *
  * Contract:
  * - srv_executions_start() measures the device's throughput (a few ms, cost.h), starts the
- *   scheduler's workers and a uv_async_t through which they hand finished work back to
- *   the loop, where replies are sent. srv_executions_stop() cancels everything (after the
+ *   scheduler's workers and a wake-up handle (wakeup.h) through which they hand finished
+ *   work back to the loop, where replies are sent. srv_executions_stop() cancels everything (after the
  *   server has closed every connection), joins the workers and closes the handle.
  * - Execute (and BurstExecute): the handler binds the request on the loop (bind.h), closes
  *   the request's other fds, submits, and returns; the reply goes out when the job is
