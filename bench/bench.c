@@ -429,8 +429,9 @@ int main(int argc, char **argv) {
                "on that daemon, %.2f ms (%+.1f%%)\n",
                pr.cold_xnn.shape, pr.cold_xnn.a_ns / 1e6, pr.cold_xnn.b_ns / 1e6, files,
                pr.hit_xnn.a_ns / 1e6, pr.hit_xnn.b_ns / 1e6,
-               pr.hit_xnn.a_ns <= pr.hit_cold_ns ? "within" : "OUTSIDE", pr.hit_cold_ns / 1e6,
-               100 * (pr.hit_xnn.a_ns / pr.hit_cold_ns - 1));
+               pr.hit_xnn.a_ns <= pr.hit_cold_ns * (1 + BENCH_PREP_HIT_NOISE) ? "within"
+                                                                              : "OUTSIDE",
+               pr.hit_cold_ns / 1e6, 100 * (pr.hit_xnn.a_ns / pr.hit_cold_ns - 1));
     }
     if (contend)
         printf("# contention: %d processes for %.0f s each side; through the daemon HIGH p99 %.1f "
