@@ -12,7 +12,7 @@
  *                  the content cache off (nothing held in memory), over XNNPACK's creation
  *                  (reported); its own target, in the notes: at most a cold compile on that
  *                  daemon, alternated with it, within BENCH_PREP_HIT_NOISE (two medians of
- *                  the same cold compile on this machine differ by up to about 1.5%). A load from
+ *                  the same cold compile on this machine differed by up to 1.7%). A load from
  * cache files decodes and prepares again (XNNPACK cannot take packed weights back) after reading
  * and hashing them, so the daemon saves none for a model over --cache-save-max-bytes (default 4
  * MiB; this one has 17 MB) and libnnd compiles such a model as without caching: files_saved says
