@@ -12,19 +12,10 @@
 
 #include <xnnpack.h>
 
-/* Under AddressSanitizer every block comes from the heap, so that LeakSanitizer still
- * sees packed weights that are never freed. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifdef SANITIZED
-#define BIG_BLOCK SIZE_MAX
-#else
+#if NND_XNN_MAPS_BLOCKS
 #define BIG_BLOCK NND_XNN_BIG_BLOCK
+#else
+#define BIG_BLOCK SIZE_MAX /* every block from the heap (xnn_alloc.h) */
 #endif
 
 #define HUGE_PAGE  (2u << 20)

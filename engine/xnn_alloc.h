@@ -27,6 +27,19 @@
 #define NND_XNN_BIG_BLOCK  (256u << 10)
 #define NND_XNN_KEEP_BYTES (48ull << 20)
 
+/* NND_XNN_MAPS_BLOCKS: 1 when big blocks are mapped and kept, 0 under AddressSanitizer
+ * (every block from the heap, so that LeakSanitizer still sees packed weights never freed). */
+#if defined(__SANITIZE_ADDRESS__)
+#define NND_XNN_MAPS_BLOCKS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NND_XNN_MAPS_BLOCKS 0
+#endif
+#endif
+#ifndef NND_XNN_MAPS_BLOCKS
+#define NND_XNN_MAPS_BLOCKS 1
+#endif
+
 struct xnn_allocator;
 const struct xnn_allocator *eng_xnn_allocator(void);
 

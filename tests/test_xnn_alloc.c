@@ -16,18 +16,7 @@
 #include "engine/engine.h"
 #include "engine/xnn_alloc.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifdef SANITIZED
-static const bool mapped = false;
-#else
-static const bool mapped = true;
-#endif
+static const bool mapped = NND_XNN_MAPS_BLOCKS;
 
 #define MIB (1u << 20)
 
