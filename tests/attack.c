@@ -98,13 +98,7 @@ static uint64_t prepare_add(int s) {
 }
 
 static void release(int s, uint64_t handle) {
-    Nnd__Release rel = NND__RELEASE__INIT;
-    rel.handle = handle;
-    Nnd__Request req = NND__REQUEST__INIT;
-    req.id = 7;
-    req.call_case = NND__REQUEST__CALL_RELEASE;
-    req.release = &rel;
-    wire_free(wire_call(s, &req, NULL, 0));
+    wire_free(wire_release(s, 7, handle));
 }
 
 /* ---- 1: mappings ------------------------------------------------------------------------ */

@@ -185,13 +185,7 @@ static uint64_t hello(int sock, uint64_t join) {
 }
 
 static int release_status(int sock, uint64_t handle) {
-    Nnd__Release rel = NND__RELEASE__INIT;
-    rel.handle = handle;
-    Nnd__Request req = NND__REQUEST__INIT;
-    req.id = 7;
-    req.call_case = NND__REQUEST__CALL_RELEASE;
-    req.release = &rel;
-    Nnd__Reply *r = wire_call(sock, &req, NULL, 0);
+    Nnd__Reply *r = wire_release(sock, 7, handle);
     assert_non_null(r);
     assert_int_equal(r->id, 7);
     int st = r->status;

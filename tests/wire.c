@@ -185,6 +185,16 @@ uint64_t wire_prepare(int sock, const Nnd__Model *m, const int *fds, size_t nfds
     return h;
 }
 
+Nnd__Reply *wire_release(int sock, uint64_t id, uint64_t handle) {
+    Nnd__Release rel = NND__RELEASE__INIT;
+    rel.handle = handle;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = id;
+    req.call_case = NND__REQUEST__CALL_RELEASE;
+    req.release = &rel;
+    return wire_call(sock, &req, NULL, 0);
+}
+
 void wire_exec_init(wire_exec *e, uint64_t handle, int n_inputs, uint64_t pool_size) {
     memset(e, 0, sizeof *e);
     nnd__execute__init(&e->exec);

@@ -56,6 +56,8 @@ void wire_add_model_init_n(wire_add_model *m, uint32_t n, int const_b_pool);
 
 /* Prepares m on sock (fds as given); returns the handle, or 0 (and prints why). */
 uint64_t wire_prepare(int sock, const Nnd__Model *m, const int *fds, size_t nfds);
+/* Release(handle) as request id; the reply (free it with wire_free), NULL when none came. */
+Nnd__Reply *wire_release(int sock, uint64_t id, uint64_t handle);
 
 /* An ExecutionRequest over one memfd pool (fd index 0): inputs at 0, 8, outputs at 16,
  * each 8 bytes (two floats). n_inputs is 1 or 2. */
