@@ -155,6 +155,9 @@ typedef struct eng_exec eng_exec;
 typedef struct eng_io {
     void *data;    /* NULL only with has_no_value */
     size_t length; /* bytes available at data */
+    /* Bytes past data + length the engine may read, never write (the rest of the caller's
+     * mapping): kernels that read a little past an input then need no copy of it. */
+    size_t readable_past;
     bool has_no_value;
     uint32_t rank; /* 0: the model's dimensions */
     uint32_t dims[NND_MAX_RANK];

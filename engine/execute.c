@@ -207,6 +207,7 @@ static void outputs_written(eng_tensor **out, uint32_t n, const eng_backend *run
 static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char *err,
                                 size_t errlen) {
     eng_tensor *t = &e->tensors[e->p->inputs[i]];
+    t->readable_past = 0;
     if (io->has_no_value) {
         t->lifetime = NND_NO_VALUE;
         t->data = NULL;
@@ -248,6 +249,7 @@ static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char 
         return (schema_errf(err, errlen, "out of memory aligning input %u", i),
                 NND_GENERAL_FAILURE);
     t->bytes = io->length;
+    if (t->data == io->data) t->readable_past = io->readable_past;
     if (t->data != io->data) {
         memcpy(t->data, io->data, need);
         t->bytes = need;

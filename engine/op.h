@@ -40,8 +40,9 @@ typedef struct eng_tensor {
     float scale;
     int32_t zero_point;
     const eng_channel_quant *channel_quant;
-    void *data;   /* NULL: omitted, or not known yet (prepare) */
-    size_t bytes; /* capacity at data */
+    void *data;           /* NULL: omitted, or not known yet (prepare) */
+    size_t bytes;         /* capacity at data */
+    size_t readable_past; /* bytes past data + bytes that may be read (eng_io.readable_past) */
     uint8_t lifetime;
     bool known; /* rank and every dimension known */
     /* Extension operand types: the operand's extension blob, handed to the plugin. */

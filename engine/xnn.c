@@ -121,12 +121,15 @@ static void xnnb_release(void *state) {
     free(s);
 }
 
-/* XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input. That is harmless while
- * it stays in the page holding the input's last byte (pages are at least 4 KiB); inputs
- * ending closer to a page end (caller memory can end right there) are copied to scratch
- * with room to spare. NULL when out of scratch memory. */
+/* XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input. That is harmless where
+ * the tensor's memory goes on (the rest of a client's pool, say) or while it stays in the
+ * page holding the input's last byte (pages are at least 4 KiB); other inputs, ending
+ * closer to a page end of memory that may end there, are copied to scratch with room to
+ * spare. NULL when out of scratch memory. */
 #define PAGE_MIN 4096u
-const void *xnnb_overread_safe(eng_op_ctx *c, const void *p, size_t n) {
+const void *xnnb_overread_safe(eng_op_ctx *c, const eng_tensor *t, const void *p, size_t n) {
+    const uint8_t *end = (const uint8_t *)p + n, *mem_end = (const uint8_t *)t->data + t->bytes;
+    if (end <= mem_end && (size_t)(mem_end - end) + t->readable_past >= XNN_EXTRA_BYTES) return p;
     uintptr_t last = (uintptr_t)p + n - 1;
     if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
     void *copy = eng_scratch(c, n + XNN_EXTRA_BYTES);
@@ -141,7 +144,7 @@ static const void *operator_input(eng_op_ctx *c, const xnnb_step *s, int j, cons
     size_t n = s->in_elems[j];
     if (s->wide[j]) return s->wide[j];
     if (t->type != NND_TENSOR_FLOAT16)
-        return xnnb_overread_safe(c, t->data, n * schema_type_size(t->type));
+        return xnnb_overread_safe(c, t, t->data, n * schema_type_size(t->type));
     float *f = eng_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
     if (f) xnnb_f16_to_f32(t->data, f, n);
     return f;

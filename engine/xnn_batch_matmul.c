@@ -84,7 +84,7 @@ static enum xnn_status one_batch(eng_op_ctx *c, const bmm_state *m, size_t b, ui
     if (m->adj_x)
         transpose(x, tx, m->depth, m->rows, es);
     else
-        in = xnnb_overread_safe(c, x, x_slice);
+        in = xnnb_overread_safe(c, c->in[0], x, x_slice);
     if (!in) return xnn_status_out_of_memory;
     uint8_t *out = (uint8_t *)c->out[0]->data + b * m->rows * m->cols * es;
     if (m->packed) {

@@ -83,9 +83,11 @@ typedef struct xnnb_composite {
     void (*release)(void *extra);
 } xnnb_composite;
 
-/* p itself when XNNPACK may over-read XNN_EXTRA_BYTES past its n bytes within their last
- * page, else a scratch copy with room to spare; NULL when out of scratch memory. */
-const void *xnnb_overread_safe(eng_op_ctx *c, const void *p, size_t n);
+/* p (n bytes within t's memory) itself when XNNPACK may over-read XNN_EXTRA_BYTES past
+ * them: t's memory goes on that far (its capacity, then eng_tensor.readable_past), or the
+ * over-read stays within their last page; else a scratch copy with room to spare. NULL when
+ * out of scratch memory. */
+const void *xnnb_overread_safe(eng_op_ctx *c, const eng_tensor *t, const void *p, size_t n);
 
 /* Output clamp for a fused activation: float bounds, or stored-value bounds in y's 8-bit
  * range. False when the quantized range collapses (XNNPACK wants min < max). */

@@ -44,7 +44,7 @@ static schema_status tanh_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     float *yd = y->data;
     /* 2x goes where the sigmoid reads it: the output, unless XNNPACK's over-read past it
      * could leave its page (then scratch). Doubling and halving are exact. */
-    float *twice = (float *)xnnb_overread_safe(c, yd, n * sizeof *yd);
+    float *twice = (float *)xnnb_overread_safe(c, y, yd, n * sizeof *yd);
     if (!twice) return s->reference(c);
     for (size_t i = 0; i < n; i++)
         twice[i] = xd[i] + xd[i];

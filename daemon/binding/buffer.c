@@ -616,6 +616,7 @@ schema_status srv_buffer_bind_input(srv_buffer *b, uint32_t i, eng_io *io, char 
                           shape_str(&b->cur, b->tensor, y, sizeof y));
     } else {
         io->data = b->data;
+        io->readable_past = 0; /* the buffer's memory is its own, not the pool's */
         io->device = b->device;
         io->device_handle = b->handle;
         io->length = b->len;

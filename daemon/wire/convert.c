@@ -264,6 +264,7 @@ static schema_status bind(const Nnd__RequestArgument *a, const char *what, size_
                             l->pool_index, p->size);
     io->data = (void *)(p->base + l->offset);
     io->length = l->length;
+    io->readable_past = p->size - l->offset - l->length; /* the rest of the pool */
     return NND_OK;
 }
 
