@@ -357,6 +357,188 @@ static int attack_tokens(tally *t, const char *path) {
     return 0;
 }
 
+/* ---- 6: RESIZE_BILINEAR sampling past its input ----------------------------------------- */
+
+/* [1, 32, 1, 64] 8-bit input resized to [1, 65536, 1, 64]: the fixed-point step rounds
+ * 32/65536 up to 1/1024, which once sent source rows to about twice the input height. The
+ * input sits at the very end of a 4 KiB memfd (a read past it faults), or is followed by a
+ * marker byte that no input element holds (a read past it shows in the output). */
+enum { RZ_IN_H = 32, RZ_C = 64, RZ_OUT_H = 65536, RZ_MARK = 0x40 };
+
+typedef struct resize_model {
+    Nnd__Model model;
+    Nnd__Subgraph main;
+    Nnd__Operand operands[4];
+    Nnd__Operand *operand_ptrs[4];
+    Nnd__DataLocation locs[4];
+    Nnd__Operation op;
+    Nnd__Operation *op_ptr;
+    uint32_t in_dims[4], out_dims[4], op_inputs[3], op_outputs[1], inputs[1], outputs[1];
+    int32_t values[2];
+} resize_model;
+
+static void resize_model_init(resize_model *m, int32_t type) {
+    memset(m, 0, sizeof *m);
+    nnd__model__init(&m->model);
+    nnd__subgraph__init(&m->main);
+    nnd__operation__init(&m->op);
+    const uint32_t in_dims[4] = {1, RZ_IN_H, 1, RZ_C}, out_dims[4] = {1, RZ_OUT_H, 1, RZ_C};
+    memcpy(m->in_dims, in_dims, sizeof in_dims);
+    memcpy(m->out_dims, out_dims, sizeof out_dims);
+    for (int i = 0; i < 4; i++) {
+        nnd__operand__init(&m->operands[i]);
+        nnd__data_location__init(&m->locs[i]);
+        m->operand_ptrs[i] = &m->operands[i];
+    }
+    Nnd__Operand *o = m->operands;
+    o[0].type = o[3].type = type;
+    o[0].scale = o[3].scale = 0.5f;
+    o[0].n_dimensions = o[3].n_dimensions = 4;
+    o[0].dimensions = m->in_dims;
+    o[3].dimensions = m->out_dims;
+    o[0].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
+    o[3].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
+    m->values[0] = 1;        /* output width */
+    m->values[1] = RZ_OUT_H; /* output height */
+    for (int i = 1; i <= 2; i++) {
+        o[i].type = 1; /* INT32 */
+        o[i].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
+        o[i].location = &m->locs[i];
+        m->locs[i].offset = (uint64_t)(i - 1) * 4;
+        m->locs[i].length = 4;
+    }
+    m->op.type = 23; /* RESIZE_BILINEAR */
+    m->op_inputs[0] = 0, m->op_inputs[1] = 1, m->op_inputs[2] = 2;
+    m->op_outputs[0] = 3;
+    m->op.n_inputs = 3;
+    m->op.inputs = m->op_inputs;
+    m->op.n_outputs = 1;
+    m->op.outputs = m->op_outputs;
+    m->op_ptr = &m->op;
+    m->inputs[0] = 0;
+    m->outputs[0] = 3;
+    m->main.n_operands = 4;
+    m->main.operands = m->operand_ptrs;
+    m->main.n_operations = 1;
+    m->main.operations = &m->op_ptr;
+    m->main.n_input_indexes = 1;
+    m->main.input_indexes = m->inputs;
+    m->main.n_output_indexes = 1;
+    m->main.output_indexes = m->outputs;
+    m->model.main = &m->main;
+    m->model.operand_values.data = (uint8_t *)m->values;
+    m->model.operand_values.len = sizeof m->values;
+}
+
+/* One execution: input in pool 0 at in_off, output in pool 1. Returns the status, or -1. */
+static int resize_execute(tally *t, int s, uint64_t handle, const int fds[2], uint64_t in_off,
+                          uint64_t in_pool) {
+    const uint64_t n_in = (uint64_t)RZ_IN_H * RZ_C, n_out = (uint64_t)RZ_OUT_H * RZ_C;
+    Nnd__DataLocation locs[2];
+    Nnd__RequestArgument args[2], *in_ptr = &args[0], *out_ptr = &args[1];
+    Nnd__MemoryPool pools[2], *pool_ptrs[2] = {&pools[0], &pools[1]};
+    for (int i = 0; i < 2; i++) {
+        nnd__data_location__init(&locs[i]);
+        nnd__request_argument__init(&args[i]);
+        nnd__memory_pool__init(&pools[i]);
+        args[i].location = &locs[i];
+        pools[i].kind = NND__POOL_KIND__POOL_MEMFD;
+        pools[i].fd_index = (uint32_t)i;
+    }
+    locs[0].offset = in_off, locs[0].length = n_in;
+    locs[1].pool_index = 1, locs[1].length = n_out;
+    pools[0].size = in_pool, pools[1].size = n_out;
+    Nnd__ExecutionRequest er = NND__EXECUTION_REQUEST__INIT;
+    er.n_inputs = 1, er.inputs = &in_ptr;
+    er.n_outputs = 1, er.outputs = &out_ptr;
+    er.n_pools = 2, er.pools = pool_ptrs;
+    Nnd__Execute ex = NND__EXECUTE__INIT;
+    ex.prepared_model = handle;
+    ex.request = &er;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = 9;
+    req.call_case = NND__REQUEST__CALL_EXECUTE;
+    req.execute = &ex;
+    return note(t, wire_call(s, &req, fds, 2));
+}
+
+/* Prints "wrong ..." for an output byte outside its channel's range in the input (rows
+ * rise, so the first and last rows bound it); the marker (64, or -64 read as unsigned) is
+ * outside every channel's range. */
+static bool resize_output_ok(const int8_t *out, const int8_t *in) {
+    for (size_t r = 0; r < RZ_OUT_H; r++)
+        for (size_t c = 0; c < RZ_C; c++) {
+            int8_t v = out[r * RZ_C + c];
+            if (v < in[c] || v > in[(RZ_IN_H - 1) * RZ_C + c]) {
+                printf("wrong resize output row %zu channel %zu: %d\n", r, c, v);
+                return false;
+            }
+        }
+    return true;
+}
+
+static int attack_resize(tally *t, const char *path) {
+    const size_t n_in = (size_t)RZ_IN_H * RZ_C, n_out = (size_t)RZ_OUT_H * RZ_C;
+    const size_t page = 4096, in_pool = 2 * page;
+    int fds[2] = {wire_memfd(NULL, 0, in_pool), wire_memfd(NULL, 0, n_out)};
+    int8_t *in = fds[0] >= 0 ? mmap(NULL, in_pool, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0)
+                             : MAP_FAILED;
+    int8_t *out =
+        fds[1] >= 0 ? mmap(NULL, n_out, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0) : MAP_FAILED;
+    int s = open_session(t, path);
+    if (in == MAP_FAILED || out == MAP_FAILED || s < 0) return 1;
+    /* Values rise by one a row and by one every two channels: all in [-40, 22]. */
+    int8_t image[RZ_IN_H * RZ_C];
+    for (size_t r = 0; r < RZ_IN_H; r++)
+        for (size_t c = 0; c < RZ_C; c++) image[r * RZ_C + c] = (int8_t)((int)r + (int)c / 2 - 40);
+    static const char *const devices[] = {"nnd-cpu", "nnd-reference"};
+    static const int32_t types[] = {14 /* QUANT8_ASYMM_SIGNED */, 5 /* QUANT8_ASYMM */};
+    int rc = 0;
+    for (unsigned long k = 0; running(t) && !rc; k++) {
+        resize_model m;
+        resize_model_init(&m, types[k % 2]);
+        char *dev = (char *)devices[(k / 2) % 2];
+        Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
+        pm.model = &m.model;
+        pm.n_devices = 1;
+        pm.devices = &dev;
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.id = 6;
+        req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
+        req.prepare_model = &pm;
+        Nnd__Reply *r = wire_call(s, &req, NULL, 0);
+        uint64_t h = r && r->result_case == NND__REPLY__RESULT_PREPARED ? r->prepared->handle : 0;
+        if (note(t, r) != NND__ERROR_STATUS__NONE || !h) {
+            printf("resize: prepare on %s failed\n", dev);
+            rc = 1;
+            break;
+        }
+        /* At the end of the pool, then followed by marker bytes. Unsigned values are the
+         * signed ones plus 128 as stored bytes; the check reads them back the same way. */
+        uint8_t bias = types[k % 2] == 5 ? 0x80 : 0;
+        for (int at_end = 1; at_end >= 0 && !rc; at_end--) {
+            uint64_t off = at_end ? in_pool - n_in : page - n_in - 64;
+            memset(in, RZ_MARK, in_pool);
+            for (size_t i = 0; i < n_in; i++) in[off + i] = (int8_t)((uint8_t)image[i] ^ bias);
+            memset(out, RZ_MARK, n_out);
+            if (resize_execute(t, s, h, fds, off, in_pool) != NND__ERROR_STATUS__NONE) {
+                printf("resize: execute on %s failed\n", dev);
+                rc = 1;
+            }
+            if (bias)
+                for (size_t i = 0; i < n_out; i++) out[i] = (int8_t)((uint8_t)out[i] ^ bias);
+            if (!rc && !resize_output_ok(out, image)) rc = 1;
+        }
+        release(s, h);
+    }
+    close(s);
+    munmap(in, in_pool);
+    munmap(out, n_out);
+    close(fds[0]);
+    close(fds[1]);
+    return rc;
+}
+
 int attack_run(const char *name, const char *socket_path, double seconds) {
     static const struct {
         const char *name;
@@ -365,7 +547,8 @@ int attack_run(const char *name, const char *socket_path, double seconds) {
                    {"descriptors", attack_descriptors},
                    {"decode", attack_decode},
                    {"cache", attack_cache},
-                   {"tokens", attack_tokens}};
+                   {"tokens", attack_tokens},
+                   {"resize", attack_resize}};
     for (size_t i = 0; i < sizeof attacks / sizeof *attacks; i++) {
         if (strcmp(name, attacks[i].name)) continue;
         tally t = {.name = name, .end = now_s() + seconds};

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -215,6 +216,7 @@ typedef struct expect {
     void (*during)(const tst_daemon *d, double *worst);
     void (*after)(const tst_daemon *d, double worst);
     const char *config; /* a config file's text for the daemon; NULL: defaults */
+    bool must_finish;   /* the attacker must exit 0 having printed no "wrong" line */
 } expect;
 
 /* Starts the attacker as uid 65534 through setpriv; its stdout comes through *out. */
@@ -276,7 +278,8 @@ static void run_attack(const expect *x) {
     double t_attack = now_s();
     pid_t pid = start_attacker(&d, x->attack, secs, &out);
     double worst = 0;
-    while (waitpid(pid, NULL, WNOHANG) == 0) {
+    int attacker_status = 0;
+    while (waitpid(pid, &attacker_status, WNOHANG) == 0) {
         measure(&d, &f);
         if (f.rss_kib > peak.rss_kib) peak.rss_kib = f.rss_kib;
         if (f.fds > peak.fds) peak.fds = f.fds;
@@ -318,6 +321,10 @@ static void run_attack(const expect *x) {
         fail_msg("a bystander execution took %.0f ms under attack", max_att);
     if (secs >= 30 && p99_att >= 10 * p99_idle)
         fail_msg("bystander p99 %.3f ms under attack, %.3f ms idle", p99_att, p99_idle);
+    if (x->must_finish && (!WIFEXITED(attacker_status) || WEXITSTATUS(attacker_status) ||
+                           strstr(text, "wrong ") || !strstr(text, "attack ")))
+        fail_msg("the %s attacker failed (status 0x%x): %s", x->attack, attacker_status, text);
+    assert_true(kill(d.pid, 0) == 0);
     if (x->status) {
         char want[256];
         snprintf(want, sizeof want, "refused %s ", x->status);
@@ -437,6 +444,14 @@ static void test_token_pruning(void **state) {
     (void)state;
     expect x = {
         .attack = "tokens", .after = tokens_after, .config = "quota.app.cache_tokens = 8\n"};
+    run_attack(&x);
+}
+
+/* RESIZE_BILINEAR reads only its input on both kernel sets, whatever follows it in the
+ * client's memory (a read past it once returned those bytes, or killed the daemon). */
+static void test_resize_reads_inside_input(void **state) {
+    (void)state;
+    expect x = {.attack = "resize", .must_finish = true};
     run_attack(&x);
 }
 
@@ -572,6 +587,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cache),
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_token_pruning),
+        cmocka_unit_test(test_resize_reads_inside_input),
         cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_descriptor_budget),
     };

@@ -197,9 +197,12 @@ static lerp_fixed lerp_fixed_at(uint32_t i, int32_t scale, uint32_t in, const re
     int64_t v = (int64_t)i * scale;
     if (o->half_pixel) v += scale / 2 - (1 << (FRAC_BITS - 1));
     int64_t lo = v / (1 << FRAC_BITS), hi = (v + (1 << FRAC_BITS) - 1) / (1 << FRAC_BITS);
+    /* The scale is rounded to 1/1024ths, so v can run past the last row (up to about twice
+     * the input size when out is much larger than in): both ends are clamped into the
+     * input, as lerp_at does. With lo == hi the weights only scale one value. */
     lerp_fixed l;
-    l.lo = lo < 0 ? 0 : (uint32_t)lo;
-    l.hi = hi > (int64_t)in - 1 ? in - 1 : (uint32_t)hi;
+    l.lo = lo < 0 ? 0 : (lo > (int64_t)in - 1 ? in - 1 : (uint32_t)lo);
+    l.hi = hi < 0 ? 0 : (hi > (int64_t)in - 1 ? in - 1 : (uint32_t)hi);
     l.w_hi = v - ((int64_t)l.lo << FRAC_BITS);
     l.w_lo = (1 << FRAC_BITS) - l.w_hi;
     return l;
