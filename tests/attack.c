@@ -490,7 +490,8 @@ static int attack_resize(tally *t, const char *path) {
     /* Values rise by one a row and by one every two channels: all in [-40, 22]. */
     int8_t image[RZ_IN_H * RZ_C];
     for (size_t r = 0; r < RZ_IN_H; r++)
-        for (size_t c = 0; c < RZ_C; c++) image[r * RZ_C + c] = (int8_t)((int)r + (int)c / 2 - 40);
+        for (size_t c = 0; c < RZ_C; c++)
+            image[r * RZ_C + c] = (int8_t)((int)r + (int)c / 2 - 40);
     static const char *const devices[] = {"nnd-cpu", "nnd-reference"};
     static const int32_t types[] = {14 /* QUANT8_ASYMM_SIGNED */, 5 /* QUANT8_ASYMM */};
     int rc = 0;
@@ -519,14 +520,16 @@ static int attack_resize(tally *t, const char *path) {
         for (int at_end = 1; at_end >= 0 && !rc; at_end--) {
             uint64_t off = at_end ? in_pool - n_in : page - n_in - 64;
             memset(in, RZ_MARK, in_pool);
-            for (size_t i = 0; i < n_in; i++) in[off + i] = (int8_t)((uint8_t)image[i] ^ bias);
+            for (size_t i = 0; i < n_in; i++)
+                in[off + i] = (int8_t)((uint8_t)image[i] ^ bias);
             memset(out, RZ_MARK, n_out);
             if (resize_execute(t, s, h, fds, off, in_pool) != NND__ERROR_STATUS__NONE) {
                 printf("resize: execute on %s failed\n", dev);
                 rc = 1;
             }
             if (bias)
-                for (size_t i = 0; i < n_out; i++) out[i] = (int8_t)((uint8_t)out[i] ^ bias);
+                for (size_t i = 0; i < n_out; i++)
+                    out[i] = (int8_t)((uint8_t)out[i] ^ bias);
             if (!rc && !resize_output_ok(out, image)) rc = 1;
         }
         release(s, h);
@@ -543,12 +546,9 @@ int attack_run(const char *name, const char *socket_path, double seconds) {
     static const struct {
         const char *name;
         int (*run)(tally *, const char *);
-    } attacks[] = {{"mappings", attack_mappings},
-                   {"descriptors", attack_descriptors},
-                   {"decode", attack_decode},
-                   {"cache", attack_cache},
-                   {"tokens", attack_tokens},
-                   {"resize", attack_resize}};
+    } attacks[] = {{"mappings", attack_mappings}, {"descriptors", attack_descriptors},
+                   {"decode", attack_decode},     {"cache", attack_cache},
+                   {"tokens", attack_tokens},     {"resize", attack_resize}};
     for (size_t i = 0; i < sizeof attacks / sizeof *attacks; i++) {
         if (strcmp(name, attacks[i].name)) continue;
         tally t = {.name = name, .end = now_s() + seconds};
