@@ -1,6 +1,7 @@
 /* record: with $NND_RECORD=DIR in a client's environment, libnnd writes what the client runs
- * into DIR as conformance case files (the format of shared/conformance/README.md), so that
- * `nndctl conformance DIR` replays them. Internal to libnnd.
+ * into DIR as conformance case files (the format of the conformance vectors' README.md,
+ * tests/vectors/conformance.tar.xz), so that `nndctl conformance DIR` replays them. Internal to
+ * libnnd.
  *
  * Contract:
  * - One file per prepared model (a compilation): DIR/nnd-rec-<program>-<pid>-<n>.json, one

@@ -1,5 +1,6 @@
 /* record_json: the parts of a recorded case in the conformance vectors' JSON
- * (shared/conformance/README.md), built with cJSON. Internal to libnnd (record.c).
+ * (the conformance vectors' README.md, tests/vectors/conformance.tar.xz), built with cJSON.
+ * Internal to libnnd (record.c).
  *
  * Contract:
  * - rec_read() reads len bytes at offset off of fd: pread, or a read-only mapping for fds

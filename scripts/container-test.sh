@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 case $build_dir in /*) ;; *) build_dir=$root/$build_dir ;; esac
 nndctl=$build_dir/nndctl
-vectors=$root/../shared/conformance/V1_0
+vectors=$build_dir/vectors/conformance/V1_0
 [ "$(id -u)" -eq 0 ] || { echo "container-test: needs root (rootful podman)" >&2; exit 2; }
 [ -x "$nndctl" ] || { echo "container-test: no $nndctl; run make first" >&2; exit 2; }
 [ -d "$vectors" ] || { echo "container-test: no conformance vectors at $vectors" >&2; exit 2; }

@@ -7,7 +7,8 @@
 # Usage: scripts/fuzz.sh [--build-dir DIR] [--seconds N] [--per-file N] [--jobs N]
 #                        [--build-only | --run-only] [TARGET...]
 #   defaults: build-fuzz, 60 s per target, 3 seed cases per vector file, all targets.
-# Environment: NND_CONFORMANCE_DIR (default ../shared/conformance beside the repository),
+# Environment: NND_CONFORMANCE_DIR (default the build directory's vectors/conformance, unpacked
+# from tests/vectors/ by cmake),
 #   FUZZ_FLAGS (extra libFuzzer flags).
 set -eu
 
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$targets" ] || targets="frame model request cache burst"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
-vectors=${NND_CONFORMANCE_DIR:-$root/../shared/conformance}
+vectors=${NND_CONFORMANCE_DIR:-$build/vectors/conformance}
 
 if [ "$do_build" = 1 ]; then
     cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -19,7 +19,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build"))
 case = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else
-                       os.path.join(root, "..", "shared", "conformance", "V1_0", "add.json"))
+                       os.path.join(build, "vectors", "conformance", "V1_0", "add.json"))
 if not shutil.which("gdb"):
     sys.exit("request-path: gdb is not installed")
 if not os.path.exists(case):

@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
 done
 case $debs in /*) ;; *) debs=$root/$debs ;; esac
 case $build_dir in /*) ;; *) build_dir=$root/$build_dir ;; esac
-vectors=$root/../shared/conformance/V1_0
+vectors=$build_dir/vectors/conformance/V1_0
 cache_client=$build_dir/cache_client
 [ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (rootful podman)" >&2; exit 2; }
 ls "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb >/dev/null 2>&1 ||

@@ -14,7 +14,7 @@
 #include "tools/conformance/conformance.h"
 
 #ifndef NND_CONFORMANCE_DIR
-#error "NND_CONFORMANCE_DIR must name shared/conformance"
+#error "NND_CONFORMANCE_DIR must name the unpacked conformance vectors"
 #endif
 
 static const tool_case *find_case(const tool_case *cases, size_t n, const char *name) {

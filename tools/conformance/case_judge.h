@@ -1,5 +1,5 @@
 /* case_judge: one output of a case's example against the pass criteria of
- * shared/conformance/README.md.
+ * the conformance vectors' README.md, tests/vectors/conformance.tar.xz.
  *
  * Contract: tool_case_judge() checks the dimensions, then the values of one output, with
  * the README's tolerances (float32 absolute and relative, wider when the case relaxes

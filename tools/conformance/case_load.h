@@ -1,5 +1,6 @@
-/* case_load: loads the NN HAL conformance vectors (shared/conformance/README.md) into
- * cases (case_record.h): a wire model each, with its examples' tensors.
+/* case_load: loads the NN HAL conformance vectors (the conformance vectors' README.md,
+ * tests/vectors/conformance.tar.xz) into cases (case_record.h): a wire model each, with its
+ * examples' tensors.
  *
  * Contract:
  * - tool_cases_load() appends every case of a JSON file, or of every *.json below a folder
