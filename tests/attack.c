@@ -20,7 +20,11 @@
 
 typedef struct tally {
     const char *name;
-    double end;
+    double end, hard_end;
+    /* Progress an attack needs before it may stop at `end` (a busy machine makes each
+     * request slow): a refusal, and this many requests; past hard_end it stops anyway. */
+    bool want_refusal;
+    unsigned long want_requests;
     unsigned long requests, refused;
     unsigned printed[32]; /* refusals printed per status */
 } tally;
@@ -32,7 +36,9 @@ static double now_s(void) {
 }
 
 static bool running(const tally *t) {
-    return now_s() < t->end;
+    double now = now_s();
+    bool short_of_goal = (t->want_refusal && !t->refused) || t->requests < t->want_requests;
+    return now < t->end || (short_of_goal && now < t->hard_end);
 }
 
 static const char *status_name(int st) {
@@ -546,12 +552,22 @@ int attack_run(const char *name, const char *socket_path, double seconds) {
     static const struct {
         const char *name;
         int (*run)(tally *, const char *);
-    } attacks[] = {{"mappings", attack_mappings}, {"descriptors", attack_descriptors},
-                   {"decode", attack_decode},     {"cache", attack_cache},
-                   {"tokens", attack_tokens},     {"resize", attack_resize}};
+        bool want_refusal;           /* it is done once refused */
+        unsigned long want_requests; /* and once it made this many requests */
+    } attacks[] = {{"mappings", attack_mappings, true, 0},
+                   {"descriptors", attack_descriptors, true, 0},
+                   {"decode", attack_decode, true, 0},
+                   {"cache", attack_cache, false, 4},     /* two models copied by the cache */
+                   {"tokens", attack_tokens, false, 24},  /* past 8 rows at 8 a second */
+                   {"resize", attack_resize, false, 12}}; /* both devices, both types */
     for (size_t i = 0; i < sizeof attacks / sizeof *attacks; i++) {
         if (strcmp(name, attacks[i].name)) continue;
-        tally t = {.name = name, .end = now_s() + seconds};
+        double start = now_s();
+        tally t = {.name = name,
+                   .end = start + seconds,
+                   .hard_end = start + 10 * seconds,
+                   .want_refusal = attacks[i].want_refusal,
+                   .want_requests = attacks[i].want_requests};
         setvbuf(stdout, NULL, _IOLBF, 0);
         int rc = attacks[i].run(&t, socket_path);
         printf("attack %s: %lu requests, %lu refused\n", name, t.requests, t.refused);

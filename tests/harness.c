@@ -130,6 +130,16 @@ int tst_copy_file(const char *from, const char *to) {
     return n == 0 ? 0 : -1;
 }
 
+bool tst_machine_busy(void) {
+    double load = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1) load = 0;
+        fclose(f);
+    }
+    return load > (double)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 uint8_t *tst_read_file(const char *path, size_t *len) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;

@@ -68,6 +68,9 @@ uint8_t *tst_read_file(const char *path, size_t *len);
  * files' sizes in lens, or -1 when a file cannot be read or written. */
 long tst_flip_each_byte(const char *model_path, const char *data_path,
                         void (*after)(void *ctx, int file, size_t at), void *ctx, size_t lens[2]);
+/* More runnable work than CPUs in the 1-minute load average: a timing bound measured now
+ * says more about the machine than about nnd, so a test reports it instead of judging. */
+bool tst_machine_busy(void);
 /* A connected raw SOCK_SEQPACKET socket to the daemon, or -1. */
 int tst_connect_raw(const tst_daemon *d);
 extern tst_daemon tst_group_daemon;

@@ -250,6 +250,7 @@ static void test_high_preempts_looping_low(void **state) {
     in[1] = (float)(int)(20000.0 * (1000.0 * MS / (double)low.ns)) + 1;
     double preempted = scheduler_count(&one_worker, "preempted");
     pthread_t t;
+    bool busy = tst_machine_busy();
     assert_int_equal(pthread_create(&t, NULL, execute_thread, &low), 0);
     usleep(200000);
     float ab[2] = {2, 3}, s = 0;
@@ -263,7 +264,11 @@ static void test_high_preempts_looping_low(void **state) {
     assert_true(s == 5.f);
     assert_int_equal(low.status, 0);
     assert_true(y == in[1]); /* resumed inside its loop, no iteration lost or repeated */
-    assert_true(high.ns < 100 * MS);
+    /* The absolute bound is judged on a quiet machine only; the preemption itself (HIGH
+     * well inside LOW's run, the count) always. */
+    busy = busy || tst_machine_busy();
+    if (busy) print_message("# machine busy: the 100 ms bound not judged\n");
+    assert_true(busy || high.ns < 100 * MS);
     assert_true(high.ns < low.ns / 4);
     assert_true(scheduler_count(&one_worker, "preempted") >= preempted + 1);
     nnd_client_close(a);

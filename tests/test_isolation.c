@@ -2,8 +2,10 @@
  * for another. Each test starts a daemon with default settings (as root), runs a bystander
  * client (root) that executes an ADD over and over and checks every result and its
  * latency, then runs one attack of attack.h as uid 65534 (setpriv) through the public
- * socket for NND_ATTACK_SECONDS (default 3; longer runs give steadier figures), and checks:
- * - the bystander got every result right, none later than a second, and with
+ * socket for NND_ATTACK_SECONDS (default 3; longer runs give steadier figures; an attack
+ * that has not yet made the progress it exists for goes on, up to ten times that), and checks:
+ * - the bystander got every result right, none later than a second (on a machine that is
+ *   not busy), and with
  *   NND_ATTACK_SECONDS >= 30 its p99 under attack below 10 times its idle p99 (shorter
  *   runs print both: a few seconds on a shared 2-core machine are not a fair sample);
  * - the attacker was refused with the status and the limit expected (where the limit
@@ -316,8 +318,9 @@ static void run_attack(const expect *x) {
         fail_msg("bystander: %ld wrong: %s", atomic_load(&b.wrong), b.why);
     }
     assert_true(n_att > 0);
-    /* Timing means nothing under AddressSanitizer (the leak check runs this too). */
-    if (OBS_RSS_MEANINGFUL && max_att >= 1000)
+    /* Timing means nothing under AddressSanitizer (the leak check runs this too), nor on a
+     * machine with more runnable work than CPUs. */
+    if (OBS_RSS_MEANINGFUL && max_att >= 1000 && !tst_machine_busy())
         fail_msg("a bystander execution took %.0f ms under attack", max_att);
     if (secs >= 30 && p99_att >= 10 * p99_idle)
         fail_msg("bystander p99 %.3f ms under attack, %.3f ms idle", p99_att, p99_idle);

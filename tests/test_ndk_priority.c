@@ -28,17 +28,6 @@
 
 static bool g_skipped;
 
-/* The 1-minute load average against the CPUs: more runnable work than CPUs. */
-static bool machine_busy(void) {
-    double load = 0;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        if (fscanf(f, "%lf", &load) != 1) load = 0;
-        fclose(f);
-    }
-    return load > (double)sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 static void test_high_under_low_flood(void **state) {
     (void)state;
     ndk_fc_chain c;
@@ -47,11 +36,11 @@ static void test_high_under_low_flood(void **state) {
     int judged = 0;
     for (int k = 0; k < ATTEMPTS && judged < JUDGED && !(judged && best <= LIMIT); k++) {
         ndk_priority_result r;
-        bool busy = machine_busy();
+        bool busy = tst_machine_busy();
         assert_int_equal(ndk_priority_run(&c, 100, &r), 0);
         assert_true(r.low_done > 0);
         double ratio = r.flood_p90_ns / r.idle_p90_ns;
-        bool judge = !busy && !machine_busy() && r.idle_p90_ns <= NOISY * r.idle_median_ns;
+        bool judge = !busy && !tst_machine_busy() && r.idle_p90_ns <= NOISY * r.idle_median_ns;
         print_message("# HIGH p90 idle %.2f ms (median %.2f), under a LOW flood %.2f ms: ratio "
                       "%.3f%s\n",
                       r.idle_p90_ns / 1e6, r.idle_median_ns / 1e6, r.flood_p90_ns / 1e6, ratio,
