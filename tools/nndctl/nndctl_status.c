@@ -99,8 +99,9 @@ static void print_latency(const cJSON *sched) {
     cJSON_ArrayForEach(h, get(sched, "latency_us")) {
         if (!u64(h, "count")) continue;
         char p50[24], p90[24], p99[24];
-        printf("%-12s %-7s %llu executions: p50 %s, p90 %s, p99 %s\n", label, h->string,
-               u64(h, "count"), tool_fmt_ms(p50, sizeof p50, num(h, "p50")),
+        printf("%-12s %-7s %llu execution%s: p50 %s, p90 %s, p99 %s\n", label, h->string,
+               u64(h, "count"), plural(u64(h, "count")),
+               tool_fmt_ms(p50, sizeof p50, num(h, "p50")),
                tool_fmt_ms(p90, sizeof p90, num(h, "p90")),
                tool_fmt_ms(p99, sizeof p99, num(h, "p99")));
         label = "";
@@ -138,8 +139,8 @@ static void print_cache(const cJSON *c) {
         return;
     }
     char mem[32], store[32], max[32];
-    printf("cache        %llu models in memory (%s), ", u64(c, "memory_models"),
-           bytes(mem, sizeof mem, c, "memory_bytes"));
+    printf("cache        %llu model%s in memory (%s), ", u64(c, "memory_models"),
+           plural(u64(c, "memory_models")), bytes(mem, sizeof mem, c, "memory_bytes"));
     if (cJSON_IsTrue(get(c, "disk")))
         printf("%llu on disk (%s of %s)", u64(c, "store_entries"),
                bytes(store, sizeof store, c, "store_bytes"),
