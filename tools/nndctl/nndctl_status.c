@@ -175,10 +175,10 @@ static void print_clients(const cJSON *j) {
     if (total) printf("apps         %d\n", total);
     cJSON_ArrayForEach(e, apps) {
         if (n++ == MAX_LISTED) break;
-        printf("  uid %-8llu %llu connections, %llu prepared models, %llu queued, %llu mappings, "
+        printf("  uid %-8llu %llu connection%s, %llu prepared models, %llu queued, %llu mappings, "
                "%s in buffers\n",
-               u64(e, "uid"), u64(e, "connections"), u64(e, "prepared_models"),
-               u64(e, "queued_executions"), u64(e, "mappings"),
+               u64(e, "uid"), u64(e, "connections"), plural(u64(e, "connections")),
+               u64(e, "prepared_models"), u64(e, "queued_executions"), u64(e, "mappings"),
                bytes(b, sizeof b, e, "buffer_bytes"));
     }
     if (total > MAX_LISTED) printf("  and %d more (--json lists all)\n", total - MAX_LISTED);
@@ -188,9 +188,17 @@ static void print_clients(const cJSON *j) {
     if (total) printf("clients      %d\n", total);
     cJSON_ArrayForEach(e, clients) {
         if (n++ == MAX_LISTED) break;
-        printf("  client %-4llu pid %llu uid %llu %s (%s): %llu prepared models, %llu buffers\n",
-               u64(e, "client"), u64(e, "pid"), u64(e, "uid"), str(e, "name"), str(e, "exe"),
-               u64(e, "prepared_models"), u64(e, "buffers"));
+        /* A client outside the daemon's pid namespace, or another user's under the unit,
+         * has no executable path. */
+        const char *name = str(e, "name"), *exe = str(e, "exe");
+        printf("  client %-4llu pid %llu, uid %llu, %s%s%s%s: %llu prepared models, %llu "
+               "buffers\n",
+               u64(e, "client"), u64(e, "pid"), u64(e, "uid"), *name ? name : "",
+               *name && *exe ? " (" : "",
+               *exe    ? exe
+               : *name ? ""
+                       : "?",
+               *name && *exe ? ")" : "", u64(e, "prepared_models"), u64(e, "buffers"));
     }
     if (total > MAX_LISTED) printf("  and %d more (--json lists all)\n", total - MAX_LISTED);
 }
