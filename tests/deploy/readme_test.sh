@@ -20,7 +20,11 @@ commands='cc examples/classify.c -o classify $(PKG_CONFIG_PATH=build
 LD_LIBRARY_PATH=build ./classify
 build/nndctl info
 build/nndctl status
-build/nndctl status --json'
+build/nndctl status --json
+NND_RECORD=rec ./classify
+build/nndctl conformance rec
+build/nndctl conformance --device nnd-reference rec
+tar czf recording.tar.gz rec'
 
 mkdir "$dir/root"
 ln -s "$(cd "$build" && pwd)" "$dir/root/build"
@@ -48,4 +52,9 @@ echo "$commands" | while IFS= read -r prefix; do
     esac
 done
 grep -q '^classify: ok$' "$dir"/out.* || fail "the example did not say ok"
+# The recording replayed: one case, passed, on the default devices and on nnd-reference.
+[ "$(cat "$dir"/out.* | grep -c '^conformance: 1 passed, 0 failed, 0 skipped$')" -eq 2 ] ||
+    fail "the recording did not replay as one passing case, twice"
+tar tzf "$dir/root/recording.tar.gz" | grep -q '^rec/nnd-rec-classify-.*\.json$' ||
+    fail "recording.tar.gz holds no recorded case"
 echo "readme_test: passed"
