@@ -130,7 +130,7 @@ static void print_devices(const cJSON *j) {
         printf("  refused driver %s: %s\n", str(d, "path"), str(d, "reason"));
     char line[512] = "";
     if (nonzero(line, sizeof line, get(j, "refused_operations"), NULL))
-        printf("unsupported  %s (operations no device took)\n", line);
+        printf("unsupported  %s (operations GetSupportedOperations refused)\n", line);
 }
 
 static void print_cache(const cJSON *c) {
