@@ -41,7 +41,8 @@ while [ ! -S "$NND_SOCKET" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 n=0
 echo "$commands" | while IFS= read -r prefix; do
     n=$((n + 1))
-    line=$(awk -v p="    $prefix" 'index($0, p) == 1 { print substr($0, 5); exit }' "$src/README.md")
+    line=$(awk -v p="    $prefix" 'index($0, p) == 1 { print substr($0, 5); exit }' \
+        "$src/README.md")
     [ -n "$line" ] || fail "README.md has no command line starting with: $prefix"
     echo "\$ $line"
     (cd "$dir/root" && sh -c "$line") >"$dir/out.$n" 2>&1 ||
