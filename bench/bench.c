@@ -122,8 +122,39 @@ static bool want(const char *group, const char *row) {
     return false;
 }
 
+static void usage(FILE *f) {
+    fputs("usage: nnd-bench [ROW|GROUP]...\n"
+          "       nnd-bench -V|--version | -h|--help\n"
+          "\n"
+          "Measures nnd against baselines taken in the same run and prints each row as a\n"
+          "ratio beside its target; the last line counts the rows within target. With no\n"
+          "argument every row runs; otherwise the named rows and groups only.\n"
+          "\n"
+          "groups: rtt (rtt_same rtt_floor_same rtt_cross rtt_burst_same rtt_burst_cross),\n"
+          "  rtt_burst, kernels (inproc inproc_loaded conv_vs_xnnpack fc_vs_xnnpack),\n"
+          "  cache (cache_load cache_vs_cold content_vs_cold), memory (memfd_64m),\n"
+          "  qos (deadline_met goodput high_p99), mobilenet (mnet_f32_xnn mnet_q8_xnn\n"
+          "  mnet_f16_f32 mnet_s8_q8 mnet_s8_xnn), threads (high_p90_thread\n"
+          "  threads_vs_procs), prepare (prep_cold_xnn prep_hit_xnn), contention\n"
+          "  (contention_high_p99), transformer (transformer_xnn), partition (partition_cpu)\n"
+          "\n"
+          "environment: NND_BENCH_CPUS  the CPUs every process of the run is pinned to\n"
+          "  (as taskset -c takes them, e.g. 0-1); default: those nnd-bench started on\n",
+          f);
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+            printf("nnd-bench %s\n", NND_VERSION);
+            return 0;
+        }
+    }
     static const char *const names[] = {"rtt",
                                         "rtt_burst",
                                         "rtt_same",
@@ -171,9 +202,9 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
             known |= !strcmp(named[i], names[k]);
         if (!known) {
-            fprintf(stderr,
-                    "usage: nnd-bench [row or group ...] (groups: rtt kernels cache "
-                    "memory qos mobilenet threads prepare contention transformer partition)\n");
+            fprintf(stderr, "nnd-bench: unknown %s %s\n\n",
+                    named[i][0] == '-' ? "option" : "row or group", named[i]);
+            usage(stderr);
             return 2;
         }
     }

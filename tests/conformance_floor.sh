@@ -5,6 +5,15 @@
 # several files or folders, separated by colons; DEVICE: every model prepared for it alone)
 set -eu
 build=$1 vectors=$2 floor=$3 device=${4:-}
+old_ifs=$IFS
+IFS=:
+# shellcheck disable=SC2086 # split on the colons on purpose
+set -- $vectors
+IFS=$old_ifs
+for p in "$@"; do
+    [ -e "$p" ] || { echo "conformance_floor: no vectors at $p (cmake unpacks" \
+        "tests/vectors/conformance.tar.xz into the build tree when it configures)"; exit 1; }
+done
 dir=$(mktemp -d /tmp/nnd-floor.XXXXXX)
 "$build/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
 pid=$!
@@ -14,11 +23,6 @@ rm -rf "$dir"' EXIT
 i=0
 while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 rc=0
-old_ifs=$IFS
-IFS=:
-# shellcheck disable=SC2086 # split on the colons on purpose
-set -- $vectors
-IFS=$old_ifs
 if [ -n "$device" ]; then set -- --device "$device" "$@"; fi
 out=$("$build/nndctl" --socket "$dir/nnd.sock" conformance "$@") || rc=$?
 echo "$out" | tail -n 40

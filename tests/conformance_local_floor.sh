@@ -9,6 +9,10 @@ IFS=:
 # shellcheck disable=SC2086 # split on the colons on purpose
 set -- $vectors
 unset IFS
+for p in "$@"; do
+    [ -e "$p" ] || { echo "conformance_local_floor: no vectors at $p (cmake unpacks" \
+        "tests/vectors/conformance.tar.xz into the build tree when it configures)"; exit 1; }
+done
 rc=0
 out=$("$build/nnd-conformance-local" "$@") || rc=$?
 echo "$out" | tail -n 40

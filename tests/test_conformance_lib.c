@@ -17,6 +17,13 @@
 #error "NND_CONFORMANCE_DIR must name the unpacked conformance vectors"
 #endif
 
+/* Loads path strictly; a failure names the path and why (a missing vector file included). */
+static void load_ok(const char *path, tool_case **cases, size_t *n) {
+    char err[1024];
+    if (tool_cases_load(path, cases, n, NULL, NULL, err, sizeof err) != 0)
+        fail_msg("%s%s%s", strstr(err, path) ? "" : path, strstr(err, path) ? "" : ": ", err);
+}
+
 static const tool_case *find_case(const tool_case *cases, size_t n, const char *name) {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(cases[i].name, name)) return &cases[i];
@@ -27,10 +34,7 @@ static void test_load_add(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    char err[512];
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, NULL, NULL,
-                                     err, sizeof err),
-                     0);
+    load_ok(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
     const tool_case *c = find_case(cases, n, "add");
     assert_non_null(c);
     assert_non_null(strstr(c->file, "add.json"));
@@ -85,10 +89,8 @@ static void test_quant_and_relaxed(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    char err[512], why[256];
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n, NULL,
-                                     NULL, err, sizeof err),
-                     0);
+    char why[256];
+    load_ok(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n);
     const tool_case *q = &cases[0];
     const tool_case_tensor *out = &q->examples[0].outputs[0];
     assert_int_equal(out->type, NND_TENSOR_QUANT8_ASYMM);
@@ -103,9 +105,7 @@ static void test_quant_and_relaxed(void **state) {
 
     /* Loading appends: a second file adds its cases after the first's. */
     size_t before = n;
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n, NULL,
-                                     NULL, err, sizeof err),
-                     0);
+    load_ok(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n);
     assert_true(n > before);
     const tool_case *r = &cases[before];
     assert_true(r->relaxed);
@@ -124,10 +124,8 @@ static void test_float16_and_zero_sized(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    char err[512], why[256];
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n, NULL,
-                                     NULL, err, sizeof err),
-                     0);
+    char why[256];
+    load_ok(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n);
     const tool_case *h = find_case(cases, n, "add_v1_2");
     assert_non_null(h);
     const tool_case_tensor *ho = &h->examples[0].outputs[0];
@@ -156,10 +154,7 @@ static void test_omitted_inputs(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    char err[512];
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n, NULL, NULL,
-                                     err, sizeof err),
-                     0);
+    load_ok(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n);
     size_t omitted = 0;
     for (size_t i = 0; i < cases[0].examples[0].n_inputs; i++) {
         const tool_case_tensor *t = &cases[0].examples[0].inputs[i];
@@ -176,10 +171,8 @@ static void test_multinomial(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    char err[512], why[256];
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_2/random_multinomial_float16.json",
-                                     &cases, &n, NULL, NULL, err, sizeof err),
-                     0);
+    char why[256];
+    load_ok(NND_CONFORMANCE_DIR "/V1_2/random_multinomial_float16.json", &cases, &n);
     const tool_case *c = &cases[0];
     const tool_case_example *ex = &c->examples[0];
     const tool_case_tensor *out = &ex->outputs[0];
@@ -205,8 +198,7 @@ static void test_folder_and_errors(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    assert_int_equal(
-        tool_cases_load(NND_CONFORMANCE_DIR "/V1_0", &cases, &n, NULL, NULL, err, sizeof err), 0);
+    load_ok(NND_CONFORMANCE_DIR "/V1_0", &cases, &n);
     assert_true(n > 100);
     for (size_t i = 1; i < n; i++)
         assert_true(strcmp(cases[i - 1].file, cases[i].file) <= 0);
@@ -296,10 +288,7 @@ static void test_newer_fields(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char err[512], why[160];
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR
-                                     "/V1_3_cts_only/cast_mismatching_shapes.json",
-                                     &cases, &n, NULL, NULL, err, sizeof err),
-                     0);
+    load_ok(NND_CONFORMANCE_DIR "/V1_3_cts_only/cast_mismatching_shapes.json", &cases, &n);
     assert_int_equal(n, 1);
     assert_true(cases[0].expect_failure);
     assert_false(cases[0].infinite_loop_timeout);
@@ -317,9 +306,7 @@ static void test_newer_fields(void **state) {
 
     cases = NULL;
     n = 0;
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/AIDL_V3/mirror_pad.json", &cases, &n,
-                                     NULL, NULL, err, sizeof err),
-                     0);
+    load_ok(NND_CONFORMANCE_DIR "/AIDL_V3/mirror_pad.json", &cases, &n);
     const tool_case *c = find_case(cases, n, "mirror_pad_two_reflect");
     assert_non_null(c);
     assert_false(c->expect_failure);
@@ -332,9 +319,7 @@ static void test_newer_fields(void **state) {
     /* The HAL 1.0 folder comes from the newer data and carries the fields too. */
     cases = NULL;
     n = 0;
-    assert_int_equal(tool_cases_load(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n, NULL, NULL,
-                                     err, sizeof err),
-                     0);
+    load_ok(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
     assert_false(cases[0].expect_failure);
     assert_string_equal(cases[0].folder, "V1_0");
     assert_int_equal(cases[0].min_version, NND_CASE_VERSION_V1_0);
@@ -351,7 +336,7 @@ static void test_newer_fields(void **state) {
     fclose(old);
     cases = NULL;
     n = 0;
-    assert_int_equal(tool_cases_load(old_path, &cases, &n, NULL, NULL, err, sizeof err), 0);
+    load_ok(old_path, &cases, &n);
     assert_int_equal(n, 1);
     assert_false(cases[0].expect_failure);
     assert_string_equal(cases[0].folder, "");
@@ -388,6 +373,17 @@ static void test_names(void **state) {
     assert_int_equal(tool_case_element_size(NND_TENSOR_FLOAT16), 2);
 }
 
+/* Without the vectors every test would fail alike: say once where they were looked for. */
+static int vectors_present(void **state) {
+    (void)state;
+    if (access(NND_CONFORMANCE_DIR, R_OK) == 0) return 0;
+    fprintf(stderr,
+            "test_conformance_lib: no conformance vectors at %s (cmake unpacks them there from "
+            "tests/vectors/conformance.tar.xz when it configures the build)\n",
+            NND_CONFORMANCE_DIR);
+    return -1;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_add),
@@ -400,5 +396,5 @@ int main(void) {
         cmocka_unit_test(test_newer_fields),
         cmocka_unit_test(test_names),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, vectors_present, NULL);
 }

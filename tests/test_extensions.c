@@ -548,8 +548,8 @@ static void test_plugin_crash_reported(void **state) {
     assert_non_null(find_ext(r, TEST_VENDOR_FIBONACCI_EXTENSION_NAME));
     nnd__supported_extensions_reply__free_unpacked(r, NULL);
     check_fib(c, true, true, 5);
-    char *status = nndctl(&da, "status");
-    assert_non_null(strstr(status, "faulted"));
+    char *status = nndctl(&da, "status --json");
+    assert_non_null(strstr(status, "\"faulted\":true"));
     free(status);
     /* reload brings it back; the old prepared model keeps the faulted instance. */
     char *out_text = nndctl(&da, "reload");

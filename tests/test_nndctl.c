@@ -1,10 +1,13 @@
-/* test_nndctl: the nndctl command run as a subprocess against a real daemon: info, status,
- * conformance on the ADD and MUL vectors, a bad path, and events. */
+/* test_nndctl: the nndctl command run as a subprocess against a real daemon: info and
+ * status (summaries and --json), conformance on the ADD and MUL vectors, a bad path, and
+ * events. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,29 @@ static int teardown(void **state) {
     return 0;
 }
 
+/* The value at key of a JSON object, or fails naming the key. */
+static const cJSON *field(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) fail_msg("no \"%s\" in the JSON", key);
+    return v;
+}
+
+static const cJSON *device_named(const cJSON *devices, const char *name) {
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devices) if (!strcmp(field(d, "name")->valuestring, name)) return d;
+    fail_msg("no device %s", name);
+    return NULL;
+}
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* info: one line per device with its own type; --json the same as JSON, floats as the
+ * floats they are (exec_time 0.1, not 0.100000001490116). */
 static void test_info(void **state) {
     (void)state;
     static char out[1 << 16];
@@ -52,21 +78,76 @@ static void test_info(void **state) {
                           NULL};
     assert_int_equal(run(args, out, sizeof out), 0);
     print_message("%s", out);
-    assert_non_null(strstr(out, "version: "));
-    assert_non_null(strstr(out, "device type: "));
-    assert_non_null(strstr(out, "devices:\n  nnd-cpu "));
-    assert_non_null(strstr(out, "\n  nnd-reference "));
-    assert_non_null(strstr(out, "supported operation types: "));
+    assert_non_null(strstr(out, "daemon       nnd "));
+    assert_null(strstr(out, "device type"));
+    assert_non_null(strstr(out, "devices      2\n  nnd-cpu        CPU          feature level 7, "));
+    assert_non_null(strstr(out, "\n  nnd-reference  CPU          feature level 7, "));
+    assert_non_null(strstr(out, "exec time 0.1\n"));
+    assert_non_null(strstr(out, "operation types supported"));
+    assert_true(count_lines(out) < 12);
+
+    const char *json[] = {"--socket", daemon_.socket_path, "info", "--json", NULL};
+    assert_int_equal(run(json, out, sizeof out), 0);
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_true(field(j, "supported_operation_types")->valuedouble > 100);
+    const cJSON *cpu = device_named(field(j, "devices"), "nnd-cpu");
+    assert_string_equal(field(cpu, "type")->valuestring, "CPU");
+    assert_true(field(cpu, "exec_time")->valuedouble == 0.1);
+    assert_int_equal(field(cpu, "feature_level")->valueint, 7);
+    assert_int_equal(cJSON_GetArraySize(field(field(j, "capabilities"), "operand_performance")),
+                     15);
+    cJSON_Delete(j);
+    const char *extra[] = {"--socket", daemon_.socket_path, "info", "--yaml", NULL};
+    assert_int_equal(run(extra, out, sizeof out), 2);
+}
+
+/* status: a short summary with units and names; only histograms that counted something
+ * (busy: after the conformance runs); --json the daemon's reply, every field. */
+static void check_status(bool busy) {
+    static char out[1 << 16];
+    const char *args[] = {"--state-dir", daemon_.state_dir, "status", NULL};
+    assert_int_equal(run(args, out, sizeof out), 0);
+    print_message("%s", out);
+    char line[600];
+    snprintf(line, sizeof line, "\nsocket       %s\n", daemon_.socket_path);
+    assert_non_null(strstr(out, line));
+    assert_non_null(strstr(out, "\n  nnd-cpu        CPU          "));
+    assert_non_null(strstr(out, "\n  nnd-reference  CPU          "));
+    assert_non_null(strstr(out, " MiB resident"));
+    assert_null(strstr(out, "0000000"));             /* no float noise */
+    assert_null(strstr(out, "below"));               /* no raw histogram buckets */
+    assert_null(strstr(out, "\nlatency      high")); /* nothing ran at high priority */
+    assert_int_equal(strstr(out, "\nlatency      medium ") != NULL, busy);
+    assert_true(count_lines(out) < 30);
+
+    const char *json[] = {"--state-dir", daemon_.state_dir, "status", "--json", NULL};
+    assert_int_equal(run(json, out, sizeof out), 0);
+    cJSON *j = cJSON_Parse(out);
+    assert_non_null(j);
+    assert_string_equal(field(j, "socket")->valuestring, daemon_.socket_path);
+    const cJSON *cpu = device_named(field(j, "devices"), "nnd-cpu");
+    assert_int_equal(field(cpu, "type")->valueint, 2); /* ANEURALNETWORKS_DEVICE_CPU */
+    assert_true(field(cpu, "exec_time")->valuedouble == 0.1);
+    const cJSON *medium = field(field(field(j, "scheduler"), "latency_us"), "medium");
+    assert_int_equal(field(medium, "count")->valuedouble > 0, busy);
+    assert_non_null(field(medium, "below")); /* the whole histogram */
+    cJSON_Delete(j);
 }
 
 static void test_status(void **state) {
     (void)state;
-    static char out[1 << 16];
-    const char *args[] = {"--state-dir", daemon_.state_dir, "status", NULL};
-    assert_int_equal(run(args, out, sizeof out), 0);
-    assert_true(strlen(out) > 0);
+    check_status(false);
+    static char out[4096];
     const char *none[] = {"--state-dir", "/nonexistent", "status", NULL};
     assert_int_not_equal(run(none, out, sizeof out), 0);
+    const char *extra[] = {"--state-dir", daemon_.state_dir, "status", "--all", NULL};
+    assert_int_equal(run(extra, out, sizeof out), 2);
+}
+
+static void test_status_after_work(void **state) {
+    (void)state;
+    check_status(true);
 }
 
 /* Runs conformance on one vector file; expects exit 0 and "0 failed" in the closing line. */
@@ -153,6 +234,7 @@ int main(void) {
         cmocka_unit_test(test_conformance_add),
         cmocka_unit_test(test_conformance_mul),
         cmocka_unit_test(test_conformance_bad_path),
+        cmocka_unit_test(test_status_after_work),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_clean_stop),
     };

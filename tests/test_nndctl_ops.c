@@ -1,14 +1,16 @@
-/* test_nndctl_ops: nndctl as an operator meets it, against a real daemon: --version and
- * the defaults in --help; status, metrics and events finding the daemon's state directory
- * through the daemon itself; "permission denied" (not a wait, not "no socket") for a user
- * who may not open the bus; replies over nanomsg's default 1 MiB limit; and metrics:
- * every status field exported, the text accepted by promtool, the values those of status. */
+/* test_nndctl_ops: nndctl as an operator meets it, against a real daemon: -V/--version,
+ * -h/--help with its defaults, an unknown option; status, metrics and events finding the
+ * daemon's state directory through the daemon itself; "permission denied" (not a wait, not
+ * "no socket") for a user who may not open the bus; replies over nanomsg's default 1 MiB
+ * limit; and metrics: every status field exported, the text accepted by promtool, the
+ * values those of status. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <nanomsg/nn.h>
 #include <nanomsg/reqrep.h>
 #include <pthread.h>
@@ -51,9 +53,16 @@ static int teardown(void **state) {
 
 static void version_and_defaults_in_help(void **state) {
     (void)state;
-    const char *version[] = {"--version", NULL};
+    const char *version[] = {"--version", NULL}, *v[] = {"-V", NULL};
     assert_int_equal(nndctl(version, 0), 0);
     assert_true(!strncmp(out, "nndctl ", 7) && out[7] >= '0' && out[7] <= '9');
+    assert_int_equal(nndctl(v, 0), 0);
+    assert_true(!strncmp(out, "nndctl ", 7) && out[7] >= '0' && out[7] <= '9');
+    const char *h[] = {"-h", NULL}, *bad[] = {"-x", NULL};
+    assert_int_equal(nndctl(h, 0), 0);
+    assert_true(!strncmp(out, "usage: nndctl ", 14));
+    assert_int_equal(nndctl(bad, 0), 2);
+    assert_non_null(strstr(out, "unknown option -x"));
     setenv("NND_SOCKET", daemon_.socket_path, 1);
     const char *help[] = {"--help", NULL};
     int rc = nndctl(help, 0);
@@ -72,11 +81,13 @@ static void version_and_defaults_in_help(void **state) {
 /* Only --socket: the state directory comes from the daemon. */
 static void state_dir_through_the_daemon(void **state) {
     (void)state;
-    const char *status[] = {"--socket", daemon_.socket_path, "status", NULL};
+    const char *status[] = {"--socket", daemon_.socket_path, "status", "--json", NULL};
     assert_int_equal(nndctl(status, 0), 0);
-    char line[400];
-    snprintf(line, sizeof line, "\nstate_dir: %s\n", daemon_.state_dir);
-    assert_non_null(strstr(out, line));
+    cJSON *j = cJSON_Parse(out);
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(j, "state_dir");
+    assert_true(cJSON_IsString(dir));
+    assert_string_equal(dir->valuestring, daemon_.state_dir);
+    cJSON_Delete(j);
     const char *metrics[] = {"--socket", daemon_.socket_path, "metrics", NULL};
     assert_int_equal(nndctl(metrics, 0), 0);
     assert_non_null(strstr(out, "\nnnd_executions_total "));

@@ -249,14 +249,15 @@ static void test_admission_outcomes(void **state) {
     snprintf(cmd, sizeof cmd, "%s --state-dir %s status", NNDCTL_PATH, d.state_dir);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
-    bool sched = false, refused = false, queue_full = false;
+    bool queues = false, refused = false, latency = false;
     while (fgets(line, sizeof line, p)) {
-        sched |= strncmp(line, "scheduler:", 10) == 0;
-        refused |= strstr(line, "  refused:") != NULL;
-        queue_full |= strstr(line, "queue_full: 1") != NULL;
+        queues |= strncmp(line, "queues ", 7) == 0;
+        refused |= strncmp(line, "refused ", 8) == 0 && strstr(line, "queue_full 1") &&
+                   strstr(line, "device_limit 1");
+        latency |= strncmp(line, "latency      medium ", 20) == 0;
     }
     assert_int_equal(pclose(p), 0);
-    assert_true(sched && refused && queue_full);
+    assert_true(queues && refused && latency);
 
     model_close(c, &tiny);
     model_close(c, &med);

@@ -28,6 +28,7 @@
 #include "tests/harness.h"
 #include "nnd/nnd.h"
 #include "tests/qos_models.h"
+#include "tests/subprocess.h"
 
 #define RX NND__ERROR_STATUS__RESOURCE_EXHAUSTED_TRANSIENT
 
@@ -550,29 +551,31 @@ static void test_nndctl_status(void **state) {
     char err[256];
     uint64_t h;
     expect_quota(prepare(a, 4, &h, err, sizeof err), err, "quota.connection.prepared_models (3)");
-    char cmd[700], line[256];
-    snprintf(cmd, sizeof cmd, "%s --state-dir %s status", NNDCTL_PATH, d.state_dir);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    /* quotas: limits (app, connection), apps (uid, usage, refused), totals. */
-    int section = 0; /* 1: quotas.limits.app, 2: quotas.apps */
-    bool quotas = false, app_limit = false, usage = false, refused = false, conn_limit = false;
-    char uid_line[64];
-    snprintf(uid_line, sizeof uid_line, "uid: %d\n", uid());
-    while (fgets(line, sizeof line, p)) {
-        if (!strcmp(line, "quotas:\n")) quotas = true;
-        if (!quotas) continue;
-        if (strstr(line, "app:\n")) section = 1;
-        if (strstr(line, "connection:\n")) section = 3;
-        if (strstr(line, "apps:\n")) section = 2;
-        if (section == 1 && strstr(line, "prepared_models: 4\n")) app_limit = true;
-        if (section == 3 && strstr(line, "prepared_models: 3\n")) conn_limit = true;
-        if (section == 2 && strstr(line, uid_line)) usage = true;
-        if (section == 2 && usage && strstr(line, "prepared_models: 3\n")) section = 4;
-        if (section == 4 && strstr(line, "prepared_models: 1\n")) refused = true; /* refused */
-    }
-    assert_int_equal(pclose(p), 0);
-    assert_true(quotas && app_limit && conn_limit && usage && refused);
+    /* --json: limits (app, connection), apps (uid, usage, refused), totals. */
+    static char out[1 << 20];
+    const char *json[] = {"--state-dir", d.state_dir, "status", "--json", NULL};
+    assert_int_equal(tst_run(NNDCTL_PATH, json, 0, false, out, sizeof out, 30000), 0);
+    cJSON *root = cJSON_Parse(out);
+    const cJSON *quotas = cJSON_GetObjectItem(root, "quotas");
+    const cJSON *limits = cJSON_GetObjectItem(quotas, "limits");
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(limits, "app"), "prepared_models")->valueint, 4);
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(limits, "connection"), "prepared_models")->valueint,
+        3);
+    const cJSON *app = cJSON_GetArrayItem(cJSON_GetObjectItem(quotas, "apps"), 0);
+    assert_int_equal(cJSON_GetObjectItem(app, "uid")->valueint, uid());
+    assert_int_equal(cJSON_GetObjectItem(app, "prepared_models")->valueint, 3);
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(app, "refused"), "prepared_models")->valueint, 1);
+    cJSON_Delete(root);
+    /* The summary: the app's usage and the refusal. */
+    const char *summary[] = {"--state-dir", d.state_dir, "status", NULL};
+    assert_int_equal(tst_run(NNDCTL_PATH, summary, 0, false, out, sizeof out, 30000), 0);
+    char app_line[64];
+    snprintf(app_line, sizeof app_line, "\n  uid %-8d 1 connection, 3 prepared models,", uid());
+    assert_non_null(strstr(out, app_line));
+    assert_non_null(strstr(out, "quotas: prepared_models 1\n"));
     nnd_client_close(a);
     assert_int_equal(tst_daemon_stop(&d), 0);
 }

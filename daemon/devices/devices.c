@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -200,6 +201,13 @@ void srv_device_count_execution(const eng_prepared *p) {
     count(g_executions, p);
 }
 
+/* A float as the digits it carries (0.1, not 0.100000001490116 as a double prints it). */
+static double float_digits(float v) {
+    char s[32];
+    snprintf(s, sizeof s, "%.7g", (double)v);
+    return strtod(s, NULL);
+}
+
 cJSON *srv_devices_json(void) {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; a && i < n_devices; i++) {
@@ -213,7 +221,7 @@ cJSON *srv_devices_json(void) {
         const eng_backend *b = g_devices[i].backend;
         cJSON_AddBoolToObject(d, "device_memory", b && b->mem_alloc);
         cJSON_AddBoolToObject(d, "cache_blobs", b && b->serialize);
-        cJSON_AddNumberToObject(d, "exec_time", g_devices[i].exec_time);
+        cJSON_AddNumberToObject(d, "exec_time", float_digits(g_devices[i].exec_time));
         cJSON_AddNumberToObject(d, "prepares", (double)atomic_load(&g_prepares[i]));
         cJSON_AddNumberToObject(d, "executions", (double)atomic_load(&g_executions[i]));
         cJSON_AddItemToArray(a, d);

@@ -2,10 +2,15 @@
  *
  * Programs written against the NNAPI NDK compile against this header unchanged and link
  * with libnnd (`cc prog.c $(pkg-config --cflags --libs nnd)`). Names, types and numeric
- * values follow the NDK: the functions of feature level 4 (30) plus the extension calls and
- * the execution calls of feature level 5 (reusable executions, padding, preferred layout);
- * the operation and feature level constants through feature level 7. The one device is
- * the nnd daemon, found through $NND_SOCKET or the daemon's default socket path.
+ * values follow the NDK through feature level 7 (ANEURALNETWORKS_FEATURE_LEVEL_7, what
+ * ANeuralNetworks_getRuntimeFeatureLevel and every device's getFeatureLevel report): every
+ * NDK function of those levels except ANeuralNetworksMemory_createFromAHardwareBuffer
+ * (Android's hardware buffers), and every operation and operand type.
+ * The devices are the daemon's, asked for once per process over $NND_SOCKET or the
+ * daemon's default socket path: nnd-cpu and nnd-reference (type CPU) and one per driver
+ * plugin, each with its own type and version (a daemon that cannot be asked yet gives the
+ * built-in pair). ANeuralNetworksCompilation_create lets the daemon partition a model
+ * across them; createForDevices restricts it to the devices named.
  * Every call checks its arguments and returns the NDK's result codes; a daemon that is
  * gone gives ANEURALNETWORKS_DEAD_OBJECT (or UNAVAILABLE_DEVICE before any connection).
  */

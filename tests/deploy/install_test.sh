@@ -61,8 +61,10 @@ while [ ! -S "$dir/nnd.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); do
 grep -q "^loaded   com.example.fibonacci ($prefix/lib/nnd/extensions/libnnd_fibonacci.so)" \
     "$dir/reload" || { cat "$dir/reload"; fail "the default plugin folder is not under the prefix"; }
 # The installed driver is a device (drivers/example), from the prefix's drivers folder.
-"$prefix/bin/nndctl" --socket "$dir/nnd.sock" info >"$dir/info" || fail "nndctl info"
-grep -q "^  nnd-example .*ACCELERATOR" "$dir/info" ||
+"$prefix/bin/nndctl" --socket "$dir/nnd.sock" info --json >"$dir/info" || fail "nndctl info"
+python3 -c 'import json, sys
+sys.exit(not any(d["name"] == "nnd-example" and d["type"] == "ACCELERATOR"
+                 for d in json.load(sys.stdin)["devices"]))' <"$dir/info" ||
     { cat "$dir/info"; fail "the installed daemon does not list the installed example driver"; }
 
 # An NNAPI program as it is written for Android, built against the prefix alone.

@@ -28,8 +28,9 @@ tail -n 1 "$dir/conformance"
 grep -q '^conformance: [1-9][0-9]* passed, 0 failed, 0 skipped$' "$dir/conformance" ||
     fail "conformance through the activated socket"
 grep -q "listening on $sock (from systemd)" "$dir/log" || fail "the daemon did not take systemd's socket"
-"$build/nndctl" --socket "$sock" status >"$dir/status" || fail "nndctl status"
-grep -q "^socket: $sock\$" "$dir/status" || fail "status does not name the socket"
+"$build/nndctl" --socket "$sock" status --json >"$dir/status" || fail "nndctl status"
+[ "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["socket"])' <"$dir/status")" = "$sock" ] ||
+    fail "status does not name the socket"
 kill "$pid"
 status=0
 wait "$pid" || status=$?

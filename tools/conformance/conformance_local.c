@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
         paths++;
         if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
                             sizeof err) < 0) {
-            fprintf(stderr, "conformance: %s\n", err);
+            fprintf(stderr, "nnd-conformance-local: %s\n", err);
             tool_cases_free(cases, n);
             return 2;
         }

@@ -1,4 +1,5 @@
-/* nndctl.c: command dispatch and the info, status and events commands. See nndctl.h. */
+/* nndctl.c: command dispatch, the admin bus, and the metrics, events, cache and reload
+ * commands (info: nndctl_info.c, status: nndctl_status.c). See nndctl.h. */
 #include "tools/nndctl/nndctl.h"
 
 #include <cjson/cJSON.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/conformance/conformance.h"
 #include "nnd/nnd.h"
 #include "proto/paths.h"
 #include "metrics/prom.h"
@@ -22,7 +22,7 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "usage: nndctl [--socket PATH] [--state-dir DIR] COMMAND [ARGS]\n"
-        "       nndctl --version | --help\n"
+        "       nndctl -V|--version | -h|--help\n"
         "\n"
         "  --socket PATH     the daemon's socket; default $NND_SOCKET, else\n"
         "                    $XDG_RUNTIME_DIR/nnd.sock if it exists, else /run/nnd/nnd.sock\n"
@@ -33,12 +33,14 @@ static void usage(FILE *f) {
         "                    ~/.local/state/nnd (here: %s)\n"
         "\n"
         "commands:\n"
-        "  info                                 version, devices, capabilities\n"
+        "  info [--json]                        version, devices (one line each, with its\n"
+        "                                       type), capabilities\n"
         "  conformance [--jobs N] [--device NAME] [--verbose] PATH...\n"
         "                                       run conformance vectors (files or folders,\n"
         "                                       NND_RECORD recordings too); --device: on\n"
         "                                       that device alone (names: see info)\n"
-        "  status                               the daemon's status from the admin bus\n"
+        "  status [--json]                      the daemon's status from the admin bus: a\n"
+        "                                       summary, or with --json every field\n"
         "  metrics                              status in the Prometheus text format\n"
         "  events [--count N]                   print bus events as JSON lines\n"
         "  cache list                           the daemon's content cache, one line per model\n"
@@ -136,154 +138,6 @@ char *nndctl_admin_or_say(const nndctl_opts *o, const char *request, int timeout
     char *text = nndctl_admin_request(o, request, timeout_ms, err, sizeof err);
     if (!text) fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
     return text;
-}
-
-/* ---- info ----------------------------------------------------------------------------- */
-
-static const char *enum_name(const ProtobufCEnumDescriptor *d, int v, const char *prefix) {
-    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(d, v);
-    if (!e) return "UNKNOWN";
-    size_t k = strlen(prefix);
-    return strncmp(e->name, prefix, k) ? e->name : e->name + k;
-}
-
-static void print_perf(const char *what, const Nnd__PerformanceInfo *p) {
-    if (p) printf("  %-34s exec_time %g, power_usage %g\n", what, p->exec_time, p->power_usage);
-}
-
-int nndctl_info(const nndctl_opts *o, int argc, char **argv) {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "nndctl info: takes no arguments\n");
-        return 2;
-    }
-    char err[512], version[256];
-    nnd_client *c = nnd_client_connect(o->socket_path, "nndctl", err, sizeof err);
-    if (!c) {
-        fprintf(stderr, "nndctl: %s\n", err);
-        return 1;
-    }
-    int type = 0, rc = 1;
-    Nnd__Capabilities *caps = NULL;
-    if (nnd_client_version_string(c, version, sizeof version, err, sizeof err) != 0 ||
-        nnd_client_get_type(c, &type, err, sizeof err) != 0 ||
-        nnd_client_get_capabilities(c, &caps, err, sizeof err) != 0) {
-        fprintf(stderr, "nndctl: %s\n", err);
-        goto out;
-    }
-    printf("daemon: %s\n", nnd_client_daemon_version(c));
-    printf("version: %s\n", version);
-    printf("device type: %s\n", enum_name(&nnd__device_type__descriptor, type, "DEVICE_"));
-    Nnd__DevicesReply *devices = NULL;
-    if (nnd_client_get_devices(c, &devices, err, sizeof err) == 0) {
-        printf("devices:\n");
-        for (size_t i = 0; i < devices->n_devices; i++) {
-            const Nnd__DeviceInfo *d = devices->devices[i];
-            printf("  %-16s %s, %s, feature level %lld, exec_time %g%s\n", d->name,
-                   enum_name(&nnd__device_type__descriptor, d->type, "DEVICE_"),
-                   d->version ? d->version : "?", (long long)d->feature_level, (double)d->exec_time,
-                   d->reference_only ? ", reference kernels only" : "");
-        }
-        nnd__devices_reply__free_unpacked(devices, NULL);
-    } else {
-        printf("devices: unknown (%s)\n", err);
-    }
-    printf("capabilities:\n");
-    print_perf("relaxed float32->float16 scalar:", caps->relaxed_float32_to_float16_scalar);
-    print_perf("relaxed float32->float16 tensor:", caps->relaxed_float32_to_float16_tensor);
-    print_perf("if:", caps->if_performance);
-    print_perf("while:", caps->while_performance);
-    printf("  %-34s %s\n", "dma-buf:", caps->dma_buf_supported ? "yes" : "no");
-    printf("  operand performance (%zu types):\n", caps->n_operand_performance);
-    for (size_t i = 0; i < caps->n_operand_performance; i++) {
-        const Nnd__OperandPerformance *p = caps->operand_performance[i];
-        const char *name = tool_case_operand_type_name(p->type);
-        char label[64];
-        if (name)
-            snprintf(label, sizeof label, "%s:", name);
-        else
-            snprintf(label, sizeof label, "type %d:", p->type);
-        print_perf(label, p->info);
-    }
-    /* From the Hello reply: the socket is all it takes, wherever the daemon's state is. */
-    unsigned ops = nnd_client_daemon_operation_types(c);
-    if (ops)
-        printf("supported operation types: %u\n", ops);
-    else
-        printf("supported operation types: unknown (the daemon does not say)\n");
-    rc = 0;
-out:
-    if (caps) nnd__capabilities__free_unpacked(caps, NULL);
-    nnd_client_close(c);
-    return rc;
-}
-
-/* ---- status --------------------------------------------------------------------------- */
-
-static void print_value(const char *key, const cJSON *v, int indent);
-
-static bool all_scalars(const cJSON *a) {
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) if (cJSON_IsObject(e) || cJSON_IsArray(e)) return false;
-    return true;
-}
-
-static void print_scalar(const cJSON *v) {
-    if (cJSON_IsString(v))
-        fputs(v->valuestring, stdout);
-    else if (cJSON_IsNumber(v))
-        printf("%.15g", v->valuedouble);
-    else if (cJSON_IsBool(v))
-        fputs(cJSON_IsTrue(v) ? "true" : "false", stdout);
-    else
-        fputs("null", stdout);
-}
-
-static void print_value(const char *key, const cJSON *v, int indent) {
-    printf("%*s%s%s", indent, "", key ? key : "-", key ? ":" : "");
-    if (cJSON_IsObject(v)) {
-        putchar('\n');
-        const cJSON *e;
-        cJSON_ArrayForEach(e, v) print_value(e->string, e, indent + 2);
-    } else if (cJSON_IsArray(v) && all_scalars(v)) {
-        fputs(" [", stdout);
-        const cJSON *e;
-        cJSON_ArrayForEach(e, v) {
-            if (e != v->child) fputs(", ", stdout);
-            print_scalar(e);
-        }
-        fputs("]\n", stdout);
-    } else if (cJSON_IsArray(v)) {
-        putchar('\n');
-        const cJSON *e;
-        cJSON_ArrayForEach(e, v) print_value(NULL, e, indent + 2);
-    } else {
-        putchar(' ');
-        print_scalar(v);
-        putchar('\n');
-    }
-}
-
-int nndctl_status(const nndctl_opts *o, int argc, char **argv) {
-    (void)argv;
-    if (argc > 1) {
-        fprintf(stderr, "nndctl status: takes no arguments\n");
-        return 2;
-    }
-    char *text = nndctl_admin_or_say(o, "{\"cmd\":\"status\"}", 2000);
-    if (!text) return 1;
-    cJSON *j = cJSON_Parse(text);
-    int rc = 0;
-    if (!cJSON_IsObject(j)) {
-        printf("%s\n", text);
-    } else {
-        const cJSON *e;
-        cJSON_ArrayForEach(e, j) print_value(e->string, e, 0);
-        if (cJSON_GetObjectItemCaseSensitive(j, "error")) rc = 1;
-    }
-    cJSON_Delete(j);
-    free(text);
-    return rc;
 }
 
 /* ---- metrics -------------------------------------------------------------------------- */
@@ -518,7 +372,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--version")) {
+        } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
             printf("nndctl %s\n", NND_VERSION);
             return 0;
         } else if (!strcmp(a, "--socket") && i + 1 < argc) {

@@ -11,6 +11,7 @@ typedef struct nndctl_opts {
     const char *state_dir; /* NULL: the daemon's, from its Hello; else proto_default_state_dir() */
 } nndctl_opts;
 
+/* info [--json] and status [--json]: a short summary, or with --json the data for scripts. */
 int nndctl_info(const nndctl_opts *o, int argc, char **argv);
 int nndctl_status(const nndctl_opts *o, int argc, char **argv);
 /* metrics: status in the Prometheus text exposition format (metrics/prom.h). */
