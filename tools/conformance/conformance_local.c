@@ -4,7 +4,10 @@
  * operations, prepare or execution (case_judge.h); an endless loop when its loop timeout
  * stops it in time (tool_case_judge_endless). Constants the vectors mark
  * wasConstantReference come from a memory pool (case_pool.h).
- * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
+ * With --exact, 8-bit outputs must match to the bit (the vectors allow one step): for
+ * expected outputs that came from TensorFlow Lite's reference kernels.
+ * Usage: nnd-conformance-local [--verbose] [--exact] PATH...   Exit 0 only when nothing
+ * failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,7 @@
 #include "daemon/wire/convert.h"
 #include "engine/engine.h"
 
-static bool verbose;
+static bool verbose, exact;
 
 static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
@@ -225,6 +228,10 @@ int main(int argc, char **argv) {
             verbose = true;
             continue;
         }
+        if (strcmp(argv[i], "--exact") == 0) {
+            exact = true;
+            continue;
+        }
         paths++;
         if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
                             sizeof err) < 0) {
@@ -234,11 +241,13 @@ int main(int argc, char **argv) {
         }
     }
     if (!paths) {
-        fprintf(stderr, "usage: nnd-conformance-local [--verbose] PATH...\n");
+        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--exact] PATH...\n");
         return 2;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        cases[i].quant_exact = exact;
         counts[run_case(&cases[i])]++;
+    }
     printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
     tool_cases_free(cases, n);
     return counts[1] ? 1 : 0;
