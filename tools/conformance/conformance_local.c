@@ -6,18 +6,24 @@
  * wasConstantReference come from a memory pool (case_pool.h).
  * With --exact, 8-bit outputs must match to the bit (the vectors allow one step): for
  * expected outputs that came from TensorFlow Lite's reference kernels.
- * Usage: nnd-conformance-local [--verbose] [--exact] PATH...   Exit 0 only when nothing
- * failed. */
+ * With --compare, nothing is judged against the files' outputs: each case's model runs on
+ * the reference kernels and on the fast paths, whole and operation by operation
+ * (compare_local.h), and a case fails when an operation alone drifts past --max-steps
+ * (default 1) 8-bit steps.
+ * Usage: nnd-conformance-local [--verbose] [--exact | --compare [--max-steps N]] PATH...
+ * Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "tools/conformance/compare_local.h"
 #include "tools/conformance/conformance.h"
 #include "daemon/wire/convert.h"
 #include "engine/engine.h"
 
-static bool verbose, exact;
+static bool verbose, exact, compare;
+static double max_steps = 1;
 
 static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
@@ -232,6 +238,14 @@ int main(int argc, char **argv) {
             exact = true;
             continue;
         }
+        if (strcmp(argv[i], "--compare") == 0) {
+            compare = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--max-steps") == 0 && i + 1 < argc) {
+            max_steps = atof(argv[++i]);
+            continue;
+        }
         paths++;
         if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
                             sizeof err) < 0) {
@@ -241,12 +255,19 @@ int main(int argc, char **argv) {
         }
     }
     if (!paths) {
-        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--exact] PATH...\n");
+        fprintf(stderr,
+                "usage: nnd-conformance-local [--verbose] [--exact | --compare [--max-steps N]] "
+                "PATH...\n");
         return 2;
     }
     for (size_t i = 0; i < n; i++) {
         cases[i].quant_exact = exact;
-        counts[run_case(&cases[i])]++;
+        if (compare) {
+            int rc = tool_compare_local(&cases[i], max_steps, verbose);
+            counts[rc == 0 ? 0 : rc == 1 ? 1 : 2]++;
+        } else {
+            counts[run_case(&cases[i])]++;
+        }
     }
     printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
     tool_cases_free(cases, n);
