@@ -5,12 +5,14 @@
  * stops it in time (tool_case_judge_endless). Constants the vectors mark
  * wasConstantReference come from a memory pool (case_pool.h).
  * With --exact, 8-bit outputs must match to the bit (the vectors allow one step): for
- * expected outputs that came from TensorFlow Lite's reference kernels.
+ * expected outputs that came from TensorFlow Lite's reference kernels; --steps N allows N
+ * steps instead.
  * With --compare, nothing is judged against the files' outputs: each case's model runs on
  * the reference kernels and on the fast paths, whole and operation by operation
  * (compare_local.h), and a case fails when an operation alone drifts past --max-steps
  * (default 1) 8-bit steps.
- * Usage: nnd-conformance-local [--verbose] [--exact | --compare [--max-steps N]] PATH...
+ * Usage: nnd-conformance-local [--verbose] [--exact | --steps N | --compare [--max-steps N]]
+ *        PATH...
  * Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +24,8 @@
 #include "daemon/wire/convert.h"
 #include "engine/engine.h"
 
-static bool verbose, exact, compare;
-static double max_steps = 1;
+static bool verbose, compare, steps_set;
+static double max_steps = 1, steps;
 
 static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
@@ -235,7 +237,11 @@ int main(int argc, char **argv) {
             continue;
         }
         if (strcmp(argv[i], "--exact") == 0) {
-            exact = true;
+            steps_set = true, steps = 0;
+            continue;
+        }
+        if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+            steps_set = true, steps = atof(argv[++i]);
             continue;
         }
         if (strcmp(argv[i], "--compare") == 0) {
@@ -255,13 +261,14 @@ int main(int argc, char **argv) {
         }
     }
     if (!paths) {
-        fprintf(stderr,
-                "usage: nnd-conformance-local [--verbose] [--exact | --compare [--max-steps N]] "
-                "PATH...\n");
+        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--exact | --steps N | --compare "
+                        "[--max-steps N]] "
+                        "PATH...\n");
         return 2;
     }
     for (size_t i = 0; i < n; i++) {
-        cases[i].quant_exact = exact;
+        cases[i].quant_steps_set = steps_set;
+        cases[i].quant_steps = steps;
         if (compare) {
             int rc = tool_compare_local(&cases[i], max_steps, verbose);
             counts[rc == 0 ? 0 : rc == 1 ? 1 : 2]++;
