@@ -126,6 +126,12 @@ static void test_conformance_bisect(void **state) {
         "nnd-reference", "--device",          "nnd-reference", NND_MNV2_INT8, NULL};
     assert_int_equal(run(same, out, sizeof out), 0);
     assert_non_null(strstr(out, "every intermediate tensor agrees"));
+    /* The reference kernels through the daemon give TensorFlow Lite's reference bits. */
+    const char *exact[] = {"--socket", daemon_.socket_path, "conformance", "--exact",
+                           "--device", "nnd-reference",     NND_MNV2_INT8, NULL};
+    rc = run(exact, out, sizeof out);
+    print_message("%s", out);
+    assert_int_equal(rc, 0);
     const char *one[] = {"--socket", daemon_.socket_path, "conformance", "--bisect",
                          "--device", "nnd-cpu",           NND_MNV2_INT8, NULL};
     assert_int_equal(run(one, out, sizeof out), 2);
