@@ -33,7 +33,11 @@ static int run_model(const Nnd__Model *m, pool_ref pool, bool reference, void *c
     int rc = -1;
     schema_status s =
         srv_model_from_proto(m, pool.base ? &view : NULL, pool.base ? 1 : 0, &d, err, errlen);
-    if (s) return free(ins), free(os), -1;
+    if (s) {
+        free(ins), free(os);
+        unsetenv("NND_REFERENCE_KERNELS");
+        return -1;
+    }
     if (!ins || !os || eng_prepare(&d, &p, err, errlen) != NND_OK) goto done;
     for (size_t i = 0; i < g->n_input_indexes; i++)
         ins[i] = (eng_io){.data = in[i], .length = in_bytes[i]};
