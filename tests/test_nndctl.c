@@ -1,5 +1,5 @@
 /* test_nndctl: the nndctl command run as a subprocess against a real daemon: info, status,
- * conformance on the ADD and MUL vectors, a bad path, --bisect on a real model, and events. */
+ * conformance on the ADD and MUL vectors, a bad path, and events. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,36 +107,6 @@ static void test_conformance_bad_path(void **state) {
     assert_int_equal(run(usage, out, sizeof out), 2);
 }
 
-/* --bisect on the real MobileNet v2 int8 case: the fast paths and the reference kernels
- * part at the first CONV_2D (one step, XNNPACK's single rounding against TensorFlow Lite's
- * two), a difference that stays when it runs alone; the same device twice agrees. */
-static void test_conformance_bisect(void **state) {
-    (void)state;
-    static char out[1 << 16];
-    const char *args[] = {
-        "--socket",      daemon_.socket_path, "conformance", "--bisect",    "--device",
-        "nnd-reference", "--device",          "nnd-cpu",     NND_MNV2_INT8, NULL};
-    int rc = run(args, out, sizeof out);
-    print_message("%s", out);
-    assert_int_equal(rc, 1);
-    assert_non_null(strstr(out, "first: operation 2 (CONV_2D) differs: max 1 steps"));
-    assert_non_null(strstr(out, "alone, fed the same inputs: operation 2 (CONV_2D) differs"));
-    const char *same[] = {
-        "--socket",      daemon_.socket_path, "conformance",   "--bisect",    "--device",
-        "nnd-reference", "--device",          "nnd-reference", NND_MNV2_INT8, NULL};
-    assert_int_equal(run(same, out, sizeof out), 0);
-    assert_non_null(strstr(out, "every intermediate tensor agrees"));
-    /* The reference kernels through the daemon give TensorFlow Lite's reference bits. */
-    const char *exact[] = {"--socket", daemon_.socket_path, "conformance", "--exact",
-                           "--device", "nnd-reference",     NND_MNV2_INT8, NULL};
-    rc = run(exact, out, sizeof out);
-    print_message("%s", out);
-    assert_int_equal(rc, 0);
-    const char *one[] = {"--socket", daemon_.socket_path, "conformance", "--bisect",
-                         "--device", "nnd-cpu",           NND_MNV2_INT8, NULL};
-    assert_int_equal(run(one, out, sizeof out), 2);
-}
-
 /* A subscriber sees the connect event of a new client, as one JSON line. */
 static void test_events(void **state) {
     (void)state;
@@ -183,7 +153,6 @@ int main(void) {
         cmocka_unit_test(test_conformance_add),
         cmocka_unit_test(test_conformance_mul),
         cmocka_unit_test(test_conformance_bad_path),
-        cmocka_unit_test(test_conformance_bisect),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_clean_stop),
     };
