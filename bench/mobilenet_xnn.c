@@ -114,6 +114,7 @@ static uint32_t layer(graph *gr, bench_xnn *x, size_t li, uint32_t in, float in_
                                             XNN_FLAG_TENSORFLOW_RESHAPE_2D);
         break;
     case BL_SOFTMAX: gr->st = xnn_define_softmax(gr->g, in, out, 0); break;
+    case BL_ADD: gr->st = xnn_status_unsupported_parameter; break; /* v2: not built here */
     }
     return out;
 }

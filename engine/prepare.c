@@ -9,6 +9,7 @@
 #include "engine/flow.h"
 #include "engine/fp16_region.h"
 #include "engine/internal.h"
+#include "engine/requant_fold.h"
 
 #define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
@@ -331,6 +332,7 @@ static schema_status plan_graph(const eng_model_desc *m, eng_prepared *const *su
         if (!p->tensors[i].known && p->tensors[i].lifetime != NND_NO_VALUE &&
             p->tensors[i].lifetime != NND_SUBGRAPH)
             p->dynamic = true;
+    eng_fold_requantize(p);
     *out = p;
     return NND_OK;
 }

@@ -131,6 +131,7 @@ static bench_layer *add_layer(bench_net *net, enum bench_layer_kind kind, uint32
     case BL_AVG_POOL: l->out_scale = in_scale, l->out_zero = in_zero; break;
     case BL_FC: l->out_scale = 0.25f, l->out_zero = lo + 128; break;
     case BL_SOFTMAX: l->out_scale = 1.f / 256, l->out_zero = lo; break;
+    case BL_ADD: l->out_scale = 0.09f, l->out_zero = lo + 128; break;
     }
     if (!quantized(net->type)) l->out_scale = 0, l->out_zero = 0;
     net->n_layers++;
@@ -151,6 +152,62 @@ int bench_net_init(bench_net *net, int32_t type) {
         l = add_layer(net, BL_DEPTHWISE, l->out_c, 3, bench_net_blocks[i].stride);
         rc |= weighted(net, l, &seed, (l - 1)->out_scale);
         l = add_layer(net, BL_CONV, bench_net_blocks[i].out_c, 1, 1);
+        rc |= weighted(net, l, &seed, (l - 1)->out_scale);
+    }
+    if (rc) return bench_net_free(net), -1;
+    l = add_layer(net, BL_AVG_POOL, l->out_c, l->out_h, l->out_h);
+    l = add_layer(net, BL_FC, 1000, 1, 1);
+    if (weighted(net, l, &seed, (l - 1)->out_scale)) return bench_net_free(net), -1;
+    add_layer(net, BL_SOFTMAX, 1000, 1, 1);
+    net->in_elems = 224 * 224 * 3;
+    net->out_elems = 1000;
+    return 0;
+}
+
+/* MobileNet v2's inverted residual blocks: expansion, output channels, repeats, stride. */
+static const struct {
+    uint32_t t, c, n, s;
+} v2_blocks[] = {{1, 16, 1, 1}, {6, 24, 2, 2},  {6, 32, 3, 2}, {6, 64, 4, 2},
+                 {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
+
+/* A linear 1x1 projection: outputs around zero, in +-8. */
+static bench_layer *projection(bench_net *net, uint32_t out_c, unsigned *seed, int *rc) {
+    bench_layer *l = add_layer(net, BL_CONV, out_c, 1, 1);
+    l->linear = true;
+    if (net->type == NND_TENSOR_QUANT8_ASYMM || net->type == NND_TENSOR_QUANT8_ASYMM_SIGNED)
+        l->out_scale = 1.f / 16, l->out_zero = storage_min(net->type) + 128;
+    *rc |= weighted(net, l, seed, (l - 1)->out_scale);
+    return l;
+}
+
+int bench_net_init_v2(bench_net *net, int32_t type) {
+    memset(net, 0, sizeof *net);
+    if (type != NND_TENSOR_FLOAT32 && type != NND_TENSOR_FLOAT16 && !quantized(type)) return -1;
+    net->type = type;
+    net->elem_size = type == NND_TENSOR_FLOAT32 ? 4 : type == NND_TENSOR_FLOAT16 ? 2 : 1;
+    if (quantized(type)) net->in_scale = 1.f / 128, net->in_zero = storage_min(type) + 128;
+    unsigned seed = 13;
+    int rc = 0;
+    bench_layer *l = add_layer(net, BL_CONV, 32, 3, 2);
+    rc |= weighted(net, l, &seed, net->in_scale);
+    for (size_t b = 0; b < sizeof v2_blocks / sizeof v2_blocks[0] && !rc; b++)
+        for (uint32_t r = 0; r < v2_blocks[b].n && !rc; r++) {
+            uint32_t in_at = (uint32_t)net->n_layers - 1, in_c = l->out_c;
+            uint32_t stride = r ? 1 : v2_blocks[b].s;
+            if (v2_blocks[b].t != 1) {
+                l = add_layer(net, BL_CONV, in_c * v2_blocks[b].t, 1, 1);
+                rc |= weighted(net, l, &seed, (l - 1)->out_scale);
+            }
+            l = add_layer(net, BL_DEPTHWISE, l->out_c, 3, stride);
+            rc |= weighted(net, l, &seed, (l - 1)->out_scale);
+            l = projection(net, v2_blocks[b].c, &seed, &rc);
+            if (stride == 1 && in_c == v2_blocks[b].c) {
+                l = add_layer(net, BL_ADD, l->out_c, 1, 1);
+                l->skip = in_at;
+            }
+        }
+    if (!rc) {
+        l = add_layer(net, BL_CONV, 1280, 1, 1);
         rc |= weighted(net, l, &seed, (l - 1)->out_scale);
     }
     if (rc) return bench_net_free(net), -1;

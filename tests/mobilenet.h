@@ -1,7 +1,11 @@
 /* mobilenet: the one MobileNet v1 (width 1.0, 224x224) of the bench, built once per
  * element type from one layer plan: a 3x3 stride-2 CONV_2D, 13 depthwise-separable
  * blocks (3x3 DEPTHWISE_CONV_2D, 1x1 CONV_2D, each with a fused RELU6), a 7x7
- * AVERAGE_POOL_2D, a 1000-way FULLY_CONNECTED and SOFTMAX.
+ * AVERAGE_POOL_2D, a 1000-way FULLY_CONNECTED and SOFTMAX. And a MobileNet v2 (width 1.0,
+ * 224x224; bench_net_init_v2): a 3x3 stride-2 CONV_2D, 17 inverted residual blocks (1x1
+ * expansion CONV_2D with RELU6 but for the first, 3x3 DEPTHWISE_CONV_2D with RELU6, a
+ * linear 1x1 projection CONV_2D, and an ADD of the block's input where the shape allows),
+ * a 1x1 CONV_2D to 1280 channels, then the same pool, FULLY_CONNECTED and SOFTMAX.
  *
  * Contract: bench_net_init() makes the network's weights (fixed random, scaled by fan-in)
  * in the given activation type: TENSOR_FLOAT32, TENSOR_FLOAT16, TENSOR_QUANT8_ASYMM (8-bit
@@ -13,6 +17,7 @@
 #ifndef NND_BENCH_MOBILENET_H
 #define NND_BENCH_MOBILENET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,7 +25,7 @@
 /* Output channels and stride of each depthwise-separable block. */
 extern const struct bench_block { uint32_t out_c, stride; } bench_net_blocks[BENCH_NET_BLOCKS];
 
-enum bench_layer_kind { BL_CONV, BL_DEPTHWISE, BL_AVG_POOL, BL_FC, BL_SOFTMAX };
+enum bench_layer_kind { BL_CONV, BL_DEPTHWISE, BL_AVG_POOL, BL_FC, BL_SOFTMAX, BL_ADD };
 
 typedef struct bench_layer {
     enum bench_layer_kind kind;
@@ -34,9 +39,11 @@ typedef struct bench_layer {
     float *channel_scales; /* per output channel (signed convolutions), else NULL */
     float out_scale;       /* the output's quantization (quantized types) */
     int32_t out_zero;
+    bool linear;   /* convolutions: no fused RELU6 (v2's projections) */
+    uint32_t skip; /* BL_ADD: the layer whose output the previous one's is added to */
 } bench_layer;
 
-#define BENCH_NET_MAX_LAYERS (2 * BENCH_NET_BLOCKS + 4)
+#define BENCH_NET_MAX_LAYERS 72
 
 typedef struct bench_net {
     int32_t type; /* the activations' NNAPI operand type */
@@ -49,6 +56,9 @@ typedef struct bench_net {
 
 /* 0, or -1 when out of memory or for another type. */
 int bench_net_init(bench_net *net, int32_t type);
+/* MobileNet v2 in the same form (BL_ADD layers; XNNPACK's side of the bench builds v1
+ * only). */
+int bench_net_init_v2(bench_net *net, int32_t type);
 void bench_net_free(bench_net *net);
 /* A fixed random image in [-1, 1], in the net's input type; NULL when out of memory. */
 void *bench_net_input(const bench_net *net);

@@ -60,7 +60,7 @@ static uint32_t bias(builder *b, const bench_net *net, const bench_layer *l, flo
 }
 
 static uint32_t layer(builder *b, const bench_net *net, const bench_layer *l, uint32_t x,
-                      float in_scale) {
+                      float in_scale, uint32_t skipped) {
     uint32_t in[12], n = 0, code;
     uint32_t out_dims[4] = {1, l->out_h, l->out_w, l->out_c}, out_rank = 4;
     in[n++] = x;
@@ -74,10 +74,16 @@ static uint32_t layer(builder *b, const bench_net *net, const bench_layer *l, ui
         in[n++] = int_scalar(b, ANEURALNETWORKS_PADDING_SAME);
         in[n++] = int_scalar(b, (int32_t)l->stride), in[n++] = int_scalar(b, (int32_t)l->stride);
         if (dw) in[n++] = int_scalar(b, 1);
-        in[n++] = int_scalar(b, ANEURALNETWORKS_FUSED_RELU6);
+        in[n++] =
+            int_scalar(b, l->linear ? ANEURALNETWORKS_FUSED_NONE : ANEURALNETWORKS_FUSED_RELU6);
         code = dw ? ANEURALNETWORKS_DEPTHWISE_CONV_2D : ANEURALNETWORKS_CONV_2D;
         break;
     }
+    case BL_ADD:
+        in[n++] = skipped;
+        in[n++] = int_scalar(b, ANEURALNETWORKS_FUSED_NONE);
+        code = ANEURALNETWORKS_ADD;
+        break;
     case BL_AVG_POOL:
         in[n++] = int_scalar(b, ANEURALNETWORKS_PADDING_VALID);
         in[n++] = int_scalar(b, (int32_t)l->stride), in[n++] = int_scalar(b, (int32_t)l->stride);
@@ -112,11 +118,12 @@ ANeuralNetworksModel *bench_nnapi_model(const bench_net *net) {
     if (ANeuralNetworksModel_create(&b.m) != ANEURALNETWORKS_NO_ERROR) return NULL;
     uint32_t x =
         operand(&b, net->type, 4, (uint32_t[]){1, 224, 224, 3}, net->in_scale, net->in_zero);
-    uint32_t input = x;
+    uint32_t input = x, outs[BENCH_NET_MAX_LAYERS];
     float scale = net->in_scale;
     for (size_t i = 0; i < net->n_layers; i++) {
-        x = layer(&b, net, &net->layers[i], x, scale);
-        scale = net->layers[i].out_scale;
+        const bench_layer *l = &net->layers[i];
+        x = outs[i] = layer(&b, net, l, x, scale, l->kind == BL_ADD ? outs[l->skip] : 0);
+        scale = l->out_scale;
     }
     if (!b.rc) b.rc = ANeuralNetworksModel_identifyInputsAndOutputs(b.m, 1, &input, 1, &x);
     if (!b.rc) b.rc = ANeuralNetworksModel_finish(b.m);

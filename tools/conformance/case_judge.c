@@ -134,7 +134,7 @@ bool tool_case_judge(const tool_case *c, const tool_case_tensor *e, const void *
     case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL:
     case NND_TENSOR_QUANT8_ASYMM_SIGNED:
     case NND_TENSOR_QUANT16_SYMM:
-    case NND_TENSOR_QUANT16_ASYMM: atol = 1; break;
+    case NND_TENSOR_QUANT16_ASYMM: atol = c->quant_steps_set ? c->quant_steps : 1; break;
     default: break; /* INT32, BOOL8: exact */
     }
     for (size_t i = 0; i < e->count; i++) {

@@ -3,9 +3,10 @@
  *
  * Contract: tool_case_judge() checks the dimensions, then the values of one output, with
  * the README's tolerances (float32 absolute and relative, wider when the case relaxes
- * float32 to float16; float16; one step for quantized types; exact otherwise). Outputs in
- * ignored_outputs pass on dimensions alone, except RANDOM_MULTINOMIAL's, which are judged
- * by their class distribution against the softmax of the example's first input.
+ * float32 to float16; float16; one step for quantized types, or the case's quant_steps when it sets
+ * set; exact otherwise). Outputs in ignored_outputs pass on dimensions alone, except
+ * RANDOM_MULTINOMIAL's, which are judged by their class distribution against the softmax of the
+ * example's first input.
  *
  * A case with expect_failure has no outputs to judge: it passes when the driver refuses
  * it with an error status at any step (supported operations, prepare, execution), and

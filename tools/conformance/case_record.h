@@ -76,6 +76,10 @@ typedef struct tool_case {
      * in model; tool_case_pooled_model() (case_pool.h) moves them to a pool. */
     size_t n_pooled;
     tool_case_ref *pooled;
+    /* Set by a runner, not the file: with quant_steps_set, quantized outputs may differ by
+     * quant_steps steps instead of the vectors' one (nnd-conformance-local --exact, --steps). */
+    bool quant_steps_set;
+    double quant_steps;
 } tool_case;
 
 void tool_case_clear(tool_case *c);

@@ -4,17 +4,28 @@
  * operations, prepare or execution (case_judge.h); an endless loop when its loop timeout
  * stops it in time (tool_case_judge_endless). Constants the vectors mark
  * wasConstantReference come from a memory pool (case_pool.h).
- * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
+ * With --exact, 8-bit outputs must match to the bit (the vectors allow one step): for
+ * expected outputs that came from TensorFlow Lite's reference kernels; --steps N allows N
+ * steps instead.
+ * With --compare, nothing is judged against the files' outputs: each case's model runs on
+ * the reference kernels and on the fast paths, whole and operation by operation
+ * (compare_local.h), and a case fails when an operation alone drifts past --max-steps
+ * (default 1) 8-bit steps.
+ * Usage: nnd-conformance-local [--verbose] [--exact | --steps N | --compare [--max-steps N]]
+ *        PATH...
+ * Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "tools/conformance/compare_local.h"
 #include "tools/conformance/conformance.h"
 #include "daemon/wire/convert.h"
 #include "engine/engine.h"
 
-static bool verbose;
+static bool verbose, compare, steps_set;
+static double max_steps = 1, steps;
 
 static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
@@ -225,6 +236,22 @@ int main(int argc, char **argv) {
             verbose = true;
             continue;
         }
+        if (strcmp(argv[i], "--exact") == 0) {
+            steps_set = true, steps = 0;
+            continue;
+        }
+        if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+            steps_set = true, steps = atof(argv[++i]);
+            continue;
+        }
+        if (strcmp(argv[i], "--compare") == 0) {
+            compare = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--max-steps") == 0 && i + 1 < argc) {
+            max_steps = atof(argv[++i]);
+            continue;
+        }
         paths++;
         if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
                             sizeof err) < 0) {
@@ -234,11 +261,21 @@ int main(int argc, char **argv) {
         }
     }
     if (!paths) {
-        fprintf(stderr, "usage: nnd-conformance-local [--verbose] PATH...\n");
+        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--exact | --steps N | --compare "
+                        "[--max-steps N]] "
+                        "PATH...\n");
         return 2;
     }
-    for (size_t i = 0; i < n; i++)
-        counts[run_case(&cases[i])]++;
+    for (size_t i = 0; i < n; i++) {
+        cases[i].quant_steps_set = steps_set;
+        cases[i].quant_steps = steps;
+        if (compare) {
+            int rc = tool_compare_local(&cases[i], max_steps, verbose);
+            counts[rc == 0 ? 0 : rc == 1 ? 1 : 2]++;
+        } else {
+            counts[run_case(&cases[i])]++;
+        }
+    }
     printf("conformance: %zu passed, %zu failed, %zu skipped\n", counts[0], counts[1], counts[2]);
     tool_cases_free(cases, n);
     return counts[1] ? 1 : 0;

@@ -12,7 +12,9 @@
  * (case_judge.h); a lost connection is never a pass. Cases run on --jobs threads, each with its own
  * connection; results print in case order. With --device NAME every model is prepared for
  * that one device (nnd_client_prepare_on, as the NDK's createForDevices); a name the daemon
- * does not have is refused before anything runs. */
+ * does not have is refused before anything runs. --exact demands 8-bit outputs equal to the
+ * bit (the vectors allow one step). With --bisect and two --device names,
+ * nothing is judged: nndctl_bisect.h says where the two devices part on each case. */
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -27,6 +29,7 @@
 #include "tools/conformance/conformance.h"
 #include "nnd/nnd.h"
 #include "tools/nndctl/nndctl.h"
+#include "tools/nndctl/nndctl_bisect.h"
 
 #define ALIGN   64
 #define MSG_LEN 512
@@ -432,8 +435,8 @@ static bool have_device(const nndctl_opts *o, const char *name) {
 
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    bool verbose = false;
-    const char *device = NULL;
+    bool verbose = false, bisect = false, exact = false;
+    const char *device = NULL, *other = NULL;
     tool_case *cases = NULL;
     size_t n = 0, npaths = 0, unreadable = 0;
     int rc = 2;
@@ -447,7 +450,14 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
                 goto out;
             }
         } else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            device = argv[++i];
+            if (device)
+                other = argv[++i];
+            else
+                device = argv[++i];
+        } else if (!strcmp(argv[i], "--bisect")) {
+            bisect = true;
+        } else if (!strcmp(argv[i], "--exact")) {
+            exact = true;
         } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
             verbose = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -462,12 +472,22 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv) {
             }
         }
     }
-    if (!npaths) {
-        fprintf(stderr,
-                "usage: nndctl conformance [--jobs N] [--device NAME] [--verbose] PATH...\n");
+    if (!npaths || (bisect && !other) || (other && !bisect)) {
+        fprintf(
+            stderr,
+            "usage: nndctl conformance [--jobs N] [--device NAME] [--exact] [--verbose] PATH...\n"
+            "       nndctl conformance --bisect --device A --device B [--verbose] "
+            "PATH...\n");
         goto out;
     }
     if (device && !have_device(o, device)) goto out;
+    if (other && !have_device(o, other)) goto out;
+    if (bisect) {
+        rc = nndctl_bisect(o, device, other, cases, n, verbose);
+        goto out;
+    }
+    for (size_t i = 0; exact && i < n; i++)
+        cases[i].quant_steps_set = true, cases[i].quant_steps = 0;
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n) jobs = n ? (long)n : 1;
     runner r = {.o = o, .device = device, .cases = cases, .n = n, .verbose = verbose};
