@@ -4,7 +4,9 @@
  * with libnnd (`cc prog.c $(pkg-config --cflags --libs nnd)`). Names, types and numeric
  * values follow the NDK: the functions of feature level 4 (30) plus the extension calls and
  * the execution calls of feature level 5 (reusable executions, padding, preferred layout);
- * the operation and feature level constants through feature level 7. The one device is
+ * the operation and feature level constants through feature level 7, and the extension
+ * attributes of feature level 8 (Android 14's NNAPI, which adds no operation or operand
+ * type over level 7). The one device is
  * the nnd daemon, found through $NND_SOCKET or the daemon's default socket path.
  * Every call checks its arguments and returns the NDK's result codes; a daemon that is
  * gone gives ANEURALNETWORKS_DEAD_OBJECT (or UNAVAILABLE_DEVICE before any connection).
@@ -220,6 +222,7 @@ typedef enum {
     /* After level 5 the levels no longer follow Android API levels. */
     ANEURALNETWORKS_FEATURE_LEVEL_6 = 1000006,
     ANEURALNETWORKS_FEATURE_LEVEL_7 = 1000007,
+    ANEURALNETWORKS_FEATURE_LEVEL_8 = 1000008, /* adds the extension attributes below */
 } FeatureLevelCode;
 
 /* ---- opaque objects ---- */
@@ -337,6 +340,13 @@ int ANeuralNetworksCompilation_setTimeout(ANeuralNetworksCompilation *compilatio
 int ANeuralNetworksCompilation_setCaching(ANeuralNetworksCompilation *compilation,
                                           const char *cacheDir, const uint8_t *token);
 int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *compilation);
+/* Feature level 8: a vendor hint named by an extension the device supports and a code
+ * within it, once per attribute, before finish, on a compilation for exactly one device
+ * (createForDevices). nnd's devices read no attribute: they are checked, then ignored. */
+int ANeuralNetworksCompilation_addExtensionAttribute(ANeuralNetworksCompilation *compilation,
+                                                     const char *extensionName,
+                                                     uint16_t attributeCodeWithinExtension,
+                                                     const void *data, size_t length);
 int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput(
     const ANeuralNetworksCompilation *compilation, uint32_t index, uint32_t *alignment);
 int ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput(
@@ -384,6 +394,11 @@ int ANeuralNetworksExecution_getOutputOperandDimensions(ANeuralNetworksExecution
 int ANeuralNetworksExecution_setReusable(ANeuralNetworksExecution *execution, bool reusable);
 int ANeuralNetworksExecution_enableInputAndOutputPadding(ANeuralNetworksExecution *execution,
                                                          bool enable);
+/* Feature level 8: as the compilation's, before the execution's first computation. */
+int ANeuralNetworksExecution_addExtensionAttribute(ANeuralNetworksExecution *execution,
+                                                   const char *extensionName,
+                                                   uint16_t attributeCodeWithinExtension,
+                                                   const void *data, size_t length);
 
 /* ---- bursts ---- */
 int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,
