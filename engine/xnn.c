@@ -3,7 +3,8 @@
  * LOGISTIC and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED,
  * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, BATCH_MATMUL on TENSOR_FLOAT32
  * and TENSOR_QUANT8_ASYMM_SIGNED, SOFTMAX on the last axis on TENSOR_FLOAT32 and
- * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), when shapes and parameters are
+ * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), MEAN over axes in one run and
+ * RSQRT on TENSOR_FLOAT32 (xnn_norm.c), when shapes and parameters are
  * fixed at prepare and XNNPACK computes what the reference does (the families' claims:
  * xnn_conv.c, xnn_eltwise.c; signed operators: xnn_qs8.c):
  * - NHWC only; per-channel quantized filters (TENSOR_QUANT8_SYMM_PER_CHANNEL) only with
@@ -105,6 +106,7 @@ static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y
     case XK_SOFTMAX:
         return q8 ? xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp)
                   : xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
+    case XK_MEAN: return xnn_setup_global_average_pooling_nwc_f32(s->op, s->batch, s->w, a, y, tp);
     case XK_GLOBAL_AVG: /* signed only */
     case XK_COMPOSITE: break;
     }
@@ -243,6 +245,8 @@ static family_claim family_of(int32_t code) {
     case NND_OP_ELU: return xnnb_claim_unary;
     case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
     case NND_OP_SOFTMAX: return xnnb_claim_transformer;
+    case NND_OP_MEAN:
+    case NND_OP_RSQRT: return xnnb_claim_norm;
     default: return NULL;
     }
 }
