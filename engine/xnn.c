@@ -3,7 +3,7 @@
  * LOGISTIC and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED,
  * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, BATCH_MATMUL on TENSOR_FLOAT32
  * and TENSOR_QUANT8_ASYMM_SIGNED, SOFTMAX on the last axis on TENSOR_FLOAT32 and
- * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), MEAN over axes in one run and
+ * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), MEAN over the trailing axes and
  * RSQRT on TENSOR_FLOAT32 (xnn_norm.c), when shapes and parameters are
  * fixed at prepare and XNNPACK computes what the reference does (the families' claims:
  * xnn_conv.c, xnn_eltwise.c; signed operators: xnn_qs8.c):

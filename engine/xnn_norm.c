@@ -1,12 +1,13 @@
 /* xnn_norm.c: the XNNPACK backend's claims of the statistics of a layer normalization
  * (xnn_step.h), MEAN and RSQRT on TENSOR_FLOAT32:
- * - MEAN over axes that follow each other (after removing repeats and wrapping negative
- *   ones), the last axis of a layer norm or the spatial axes of an NHWC image: the input
- *   seen as [outer, reduced, inner] is XNNPACK's global average pooling of width
- *   `reduced` over `inner` channels, batch `outer`; keep_dims changes only the output's
- *   shape, which is the same bytes. XNNPACK sums in its own order and multiplies by
- *   1 / width where the reference sums in order and divides: float rounding, not bit for
- *   bit. Other axis sets (and 8-bit or FLOAT16 MEAN) stay on the reference kernel.
+ * - MEAN over the trailing axes (after removing repeats and wrapping negative ones), the
+ *   last axis of a layer norm: the input seen as [outer, reduced] is XNNPACK's global
+ *   average pooling of width `reduced` over one channel, batch `outer`; keep_dims changes
+ *   only the output's shape, which is the same bytes. XNNPACK sums in its own order and
+ *   multiplies by 1 / width where the reference sums in order and divides: float
+ *   rounding, not bit for bit. Other axis sets (an image's spatial axes among them, which
+ *   keeps the CNNs' float results as they were) and 8-bit or FLOAT16 MEAN stay on the
+ *   reference kernel.
  * - RSQRT: this XNNPACK has no reciprocal square root; its square root then its division
  *   of 1 by that, each correctly rounded as the reference's 1.f / sqrtf(x) is: bit-exact
  *   for positive normal numbers. XNNPACK's square root gives other results for negative
@@ -34,23 +35,22 @@ static enum xnn_status claim_mean(eng_op_ctx *c, xnnb_step *s) {
         if (k < 0 || k >= (int32_t)x->rank) return xnn_status_unsupported_parameter;
         reduced[k] = true;
     }
-    /* The reduced axes must form one run [first, last]. */
+    /* The reduced axes must be the trailing ones, [first, rank). */
     uint32_t first = 0, last = 0;
     while (first < x->rank && !reduced[first])
         first++;
     if (first == x->rank) return xnn_status_unsupported_parameter;
     for (last = first; last + 1 < x->rank && reduced[last + 1]; last++)
         ;
-    for (uint32_t k = last + 1; k < x->rank; k++)
-        if (reduced[k]) return xnn_status_unsupported_parameter;
-    size_t outer = 1, width = 1, inner = 1;
+    if (last + 1 != x->rank) return xnn_status_unsupported_parameter;
+    size_t outer = 1, width = 1;
     for (uint32_t k = 0; k < x->rank; k++)
-        *(k < first ? &outer : k <= last ? &width : &inner) *= x->dims[k];
-    if (outer * inner != eng_elems(c->out[0])) return xnn_status_unsupported_parameter;
+        *(k < first ? &outer : &width) *= x->dims[k];
+    if (outer != eng_elems(c->out[0])) return xnn_status_unsupported_parameter;
     s->kind = XK_MEAN;
     s->batch = outer, s->w = width;
-    return xnn_create_global_average_pooling_nwc_f32(inner, inner, inner, -INFINITY, INFINITY,
-                                                     s->flags, &s->op);
+    return xnn_create_global_average_pooling_nwc_f32(1, 1, 1, -INFINITY, INFINITY, s->flags,
+                                                     &s->op);
 }
 
 /* ---- RSQRT as square root, then 1 divided by it ------------------------------------- */

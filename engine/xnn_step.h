@@ -36,7 +36,7 @@ enum xnnb_kind {
     XK_GLOBAL_AVG, /* signed 8-bit AVERAGE_POOL_2D over the whole image */
     XK_SUB,
     XK_SOFTMAX,  /* FLOAT32, along the last axis */
-    XK_MEAN,     /* FLOAT32 MEAN over axes in one run: global average pooling */
+    XK_MEAN,     /* FLOAT32 MEAN over the trailing axes: global average pooling */
     XK_COMPOSITE /* s->composite runs it (xnn_transformer.h) */
 };
 
