@@ -1,5 +1,5 @@
 /* xnn_norm.c: the XNNPACK backend's claims of the statistics of a layer normalization
- * (xnn_step.h), MEAN and RSQRT on TENSOR_FLOAT32:
+ * (xnn_step.h), MEAN, RSQRT and SQRT on TENSOR_FLOAT32:
  * - MEAN over the trailing axes (after removing repeats and wrapping negative ones), the
  *   last axis of a layer norm: the input seen as [outer, reduced] is XNNPACK's global
  *   average pooling of width `reduced` over one channel, batch `outer`; keep_dims changes
@@ -13,7 +13,9 @@
  *   for positive normal numbers. XNNPACK's square root gives other results for negative
  *   numbers (-inf where sqrtf gives NaN), so elements outside [FLT_MIN, FLT_MAX] (zero,
  *   subnormal, negative, infinite, NaN) are computed as the reference does, in one pass
- *   after. The root goes where the result goes, and the division works in place. */
+ *   after. The root goes where the result goes, and the division works in place.
+ * - SQRT (a layer norm written with DIV): XNNPACK's square root, and the same pass for
+ *   the elements outside the positive normal range, computed by sqrtf: bit-exact. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -53,9 +55,10 @@ static enum xnn_status claim_mean(eng_op_ctx *c, xnnb_step *s) {
                                                      &s->op);
 }
 
-/* ---- RSQRT as square root, then 1 divided by it ------------------------------------- */
+/* ---- RSQRT as square root, then 1 divided by it; SQRT as the root alone ------------- */
 
-static schema_status rsqrt_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
+/* RSQRT's step keeps its divide operator in s->extra; SQRT's has none. */
+static schema_status root_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     const eng_tensor *x = c->in[0];
     eng_tensor *y = c->out[0];
     size_t n = s->in_elems[0];
@@ -70,32 +73,35 @@ static schema_status rsqrt_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     pthread_mutex_lock(&s->lock);
     enum xnn_status st = xnn_setup_square_root_nc_f32(s->op, n, xd, yd, tp);
     if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
-    if (st == xnn_status_success)
+    if (st == xnn_status_success && divide)
         st = xnn_setup_divide_nd_f32(divide, 1, ones, 1, shape, &one, yd, yd, tp);
-    if (st == xnn_status_success) st = xnn_run_operator(divide, tp);
+    if (st == xnn_status_success && divide) st = xnn_run_operator(divide, tp);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
         return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
     const float *xs = xd;
     for (size_t i = 0; i < n; i++)
-        if (!(xs[i] >= FLT_MIN && xs[i] <= FLT_MAX)) yd[i] = 1.f / sqrtf(xs[i]);
+        if (!(xs[i] >= FLT_MIN && xs[i] <= FLT_MAX))
+            yd[i] = divide ? 1.f / sqrtf(xs[i]) : sqrtf(xs[i]);
     if (yd != y->data) memcpy(y->data, yd, n * sizeof(float));
     return NND_OK;
 }
 
-static void rsqrt_release(void *extra) {
+static void root_release(void *extra) {
     if (extra) xnn_delete_operator(extra);
 }
 
-static const xnnb_composite rsqrt_composite = {.run = rsqrt_run, .release = rsqrt_release};
+static const xnnb_composite root_composite = {.run = root_run, .release = root_release};
 
-static enum xnn_status claim_rsqrt(xnnb_step *s) {
+static enum xnn_status claim_root(xnnb_step *s, bool reciprocal) {
     if (s->dt != XD_F32 || s->f16) return xnn_status_unsupported_parameter;
     xnn_operator_t divide = NULL;
-    enum xnn_status st = xnn_create_divide_nd_f32(-INFINITY, INFINITY, s->flags, &divide);
+    enum xnn_status st = reciprocal
+                             ? xnn_create_divide_nd_f32(-INFINITY, INFINITY, s->flags, &divide)
+                             : xnn_status_success;
     if (st != xnn_status_success) return st;
     s->kind = XK_COMPOSITE;
-    s->composite = &rsqrt_composite;
+    s->composite = &root_composite;
     s->extra = divide;
     /* One element per row: the setup at each run gives the count. */
     return xnn_create_square_root_nc_f32(1, 1, 1, s->flags, &s->op);
@@ -104,7 +110,8 @@ static enum xnn_status claim_rsqrt(xnnb_step *s) {
 enum xnn_status xnnb_claim_norm(eng_op_ctx *c, xnnb_step *s) {
     switch (c->def->code) {
     case NND_OP_MEAN: return claim_mean(c, s);
-    case NND_OP_RSQRT: return claim_rsqrt(s);
+    case NND_OP_RSQRT: return claim_root(s, true);
+    case NND_OP_SQRT: return claim_root(s, false);
     default: return xnn_status_unsupported_parameter;
     }
 }

@@ -37,6 +37,7 @@ enum xnnb_kind {
     XK_SUB,
     XK_SOFTMAX,  /* FLOAT32, along the last axis */
     XK_MEAN,     /* FLOAT32 MEAN over the trailing axes: global average pooling */
+    XK_DIV,      /* FLOAT32 DIV with broadcasting */
     XK_COMPOSITE /* s->composite runs it (xnn_transformer.h) */
 };
 
@@ -76,7 +77,7 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s);
 /* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX and FLOAT32 TANH (xnn_transformer.c). */
 enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s);
 enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s);
-/* MEAN and RSQRT on FLOAT32, a layer norm's statistics (xnn_norm.c). */
+/* MEAN, RSQRT and SQRT on FLOAT32, a layer norm's statistics (xnn_norm.c). */
 enum xnn_status xnnb_claim_norm(eng_op_ctx *c, xnnb_step *s);
 
 /* A step the generic run cannot express: run() does the whole call (falling back to

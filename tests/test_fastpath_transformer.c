@@ -5,14 +5,15 @@
  *   adj flags, input 1 constant (packed at prepare) or a model input (packed per run);
  *   a signed input 1 with a zero point other than 0, and slices packing would swell,
  *   stay on the reference.
- * - SUB with broadcasting, FLOAT32, TENSOR_QUANT8_ASYMM and signed, fused activations.
+ * - SUB with broadcasting, FLOAT32, TENSOR_QUANT8_ASYMM and signed, fused activations;
+ *   FLOAT32 DIV with the same shapes, bit for bit.
  * - SOFTMAX on the last axis: FLOAT32 (beta 1; another beta stays on the reference) and
  *   TENSOR_QUANT8_ASYMM (any beta).
  * - FLOAT32 TANH alone, in a GELU chain (MUL, ADD, TANH) and in a feed-forward block
  *   (BATCH_MATMUL, TANH, BATCH_MATMUL).
  * - FLOAT32 MEAN over the trailing axes (repeated and negative axes, keep_dims either way);
  *   other axis sets (spatial ones among them) and 8-bit MEAN stay on the reference.
- *   FLOAT32 RSQRT bit for bit (NaN and infinity included), a layer norm of MEAN, SUB,
+ *   FLOAT32 RSQRT and SQRT bit for bit (NaN and infinity included), a layer norm of MEAN, SUB,
  *   MUL, ADD, RSQRT, and a conformer convolution module (DEPTHWISE_CONV_2D 1 x 31 along a
  *   sequence, swish, FULLY_CONNECTED), every step fast.
  * FLOAT32 agrees to 1e-4 relative over 1 for products and sums (XNNPACK adds in another
@@ -219,7 +220,7 @@ static void check(model *m, const char *what, float range) {
                      : m->exact         ? 0
                      : m->loose         ? 1e-4 * fmax(1, fabs(x))
                                         : 1e-5 + 5.96e-7 * fabs(x);
-        if (!(fabs(x - y) <= tol) && !(m->exact && isnan(x) && isnan(y)))
+        if (x != y && !(fabs(x - y) <= tol) && !(m->exact && isnan(x) && isnan(y)))
             fail_msg("%s: element %zu of %zu: reference %.9g, fast %.9g", what, k, n, x, y);
     }
     for (uint32_t i = 0; i < m->n_inputs; i++)
@@ -341,6 +342,18 @@ static void sub_agrees(void **state) {
                 char what[96];
                 snprintf(what, sizeof what, "SUB %s shapes %zu activation %d", schema_type_name(ty),
                          i, act);
+                check(m, what, 2.f);
+                free_model(m);
+                if (q) continue;
+                /* DIV, FLOAT32 only: IEEE division, bit for bit (infinities and NaN of
+                 * tiny divisors included). */
+                m = new_model();
+                a = input(m, ty, shapes[i].ra, shapes[i].a, 0, 0);
+                b = input(m, ty, shapes[i].rb, shapes[i].b, 0, 0);
+                o = tensor(m, ty, shapes[i].ro, shapes[i].o, 0, 0, NND_TEMPORARY);
+                op(m, NND_OP_DIV, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
+                m->exact = true;
+                snprintf(what, sizeof what, "DIV shapes %zu activation %d", i, act);
                 check(m, what, 2.f);
                 free_model(m);
             }
@@ -486,8 +499,8 @@ static void mean_agrees(void **state) {
     }
 }
 
-/* Square root then division, each correctly rounded: the reference's bits over magnitudes
- * from subnormal to huge, NaN for the negative inputs included. */
+/* RSQRT (square root then division, each correctly rounded) and SQRT: the reference's
+ * bits over magnitudes from subnormal to huge, NaN for the negative inputs included. */
 static void rsqrt_agrees(void **state) {
     (void)state;
     srand(29);
@@ -500,6 +513,13 @@ static void rsqrt_agrees(void **state) {
            tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, NND_TEMPORARY), true);
         m->exact = true;
         check(m, "RSQRT", ranges[i]);
+        free_model(m);
+        m = new_model();
+        x = input(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
+        op(m, NND_OP_SQRT, 1, &x,
+           tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, NND_TEMPORARY), true);
+        m->exact = true;
+        check(m, "SQRT", ranges[i]);
         free_model(m);
     }
 }
