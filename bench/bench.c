@@ -22,6 +22,7 @@
  *   prep_cold_xnn, prep_hit_xnn: see prepare_rows.h (target <= 1.5; reported)
  *   contention_high_p99: see contention.h (target <= 0.5)
  *   transformer_xnn: see transformer.h (target <= 1.2)
+ *   conformer_like, attention_fc: see conformer.h (targets <= 1.2, <= 1.5)
  *   partition_cpu: see partition.h (reported)
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
@@ -55,6 +56,7 @@
 #include "bench/rtt.h"
 #include "bench/threads.h"
 #include "tests/timing.h"
+#include "bench/conformer.h"
 #include "bench/transformer.h"
 #include "tests/wire.h"
 
@@ -193,6 +195,8 @@ int main(int argc, char **argv) {
                                         "contention_high_p99",
                                         "transformer",
                                         "transformer_xnn",
+                                        "conformer_like",
+                                        "attention_fc",
                                         "partition",
                                         "partition_cpu"};
     n_named = argc - 1;
@@ -225,6 +229,8 @@ int main(int argc, char **argv) {
     bool prep = want("prepare", "prep_cold_xnn") || want("prepare", "prep_hit_xnn");
     bool contend = want("contention", "contention_high_p99");
     bool transformer = want("transformer", "transformer_xnn");
+    bool conformer = want("transformer", "conformer_like"),
+         attention = want("transformer", "attention_fc");
     char cpus[256];
     if (pin_cpus(cpus, sizeof cpus) != 0) return 2;
     bench_rtt rt = {0};
@@ -260,6 +266,8 @@ int main(int argc, char **argv) {
     failed |= mnet && bench_mobilenet_rows(&d, &mn);
     bench_transformer tf = {0};
     failed |= transformer && bench_transformer_rows(&d, &tf);
+    bench_conformer cf = {0};
+    failed |= (conformer || attention) && bench_conformer_rows(&d, conformer, attention, &cf);
     tst_daemon_stop(&d);
     if (failed) return 1;
 
@@ -334,6 +342,13 @@ int main(int argc, char **argv) {
         {"transformer", "transformer_xnn",
          "feed-forward block (BATCH_MATMUL, TANH) through the daemon / XNNPACK in process",
          tf.xnn.a_ns / tf.xnn.b_ns, 1.2, true},
+        {"transformer", "conformer_like",
+         "conformer-style block (norms, attention, depthwise conv) through the daemon / XNNPACK "
+         "in process",
+         cf.block.pair.a_ns / cf.block.pair.b_ns, 1.2, true},
+        {"transformer", "attention_fc",
+         "two FULLY_CONNECTED [64, 256] x [256, 256] through the daemon / XNNPACK in process",
+         cf.attention.pair.a_ns / cf.attention.pair.b_ns, 1.5, true},
         {"partition", "partition_cpu",
          "a model half on nnd-example, half on nnd-cpu / the same model on nnd-cpu alone",
          partition.a_ns / partition.b_ns, -1, true},
@@ -439,6 +454,8 @@ int main(int argc, char **argv) {
                "(%.1f GFLOP/s); outputs differ by %.2g at most\n",
                tf.xnn.shape, tf.xnn.a_ns / 1e6, tf.xnn.flops / tf.xnn.a_ns, tf.xnn.b_ns / 1e6,
                tf.xnn.flops / tf.xnn.b_ns, tf.diff);
+    if (conformer) bench_conformer_note("conformer_like", &cf.block, cf.block_diff);
+    if (attention) bench_conformer_note("attention_fc", &cf.attention, cf.attention_diff);
     printf("# pinned to CPUs %s (bench, its XNNPACK threads and the daemon)\n", cpus);
     if (prio)
         printf("# threads: HIGH p90 idle %.2f ms (median %.2f), under a LOW flood of another "

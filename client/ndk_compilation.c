@@ -72,6 +72,7 @@ void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c) {
         ndk_session_put(c->session);
     }
     pthread_mutex_destroy(&c->lock);
+    free(c->attributes.tokens);
     free(c->cache_dir);
     free(c);
 }

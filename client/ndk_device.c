@@ -393,8 +393,7 @@ uint64_t ANeuralNetworks_getMaximumLoopTimeout(void) {
     return NDK_MAX_LOOP_TIMEOUT_NS;
 }
 
-/* The extension type code: the extension must be one the daemon offers. */
-static int extension_type(const char *name, uint16_t code, int32_t *type) {
+int ndk_extension_type(const char *name, uint16_t code, int32_t *type) {
     ndk_session *s;
     int rc = ndk_session_get(&s);
     if (rc != ANEURALNETWORKS_NO_ERROR) return rc;
@@ -414,7 +413,7 @@ int ANeuralNetworksModel_getExtensionOperandType(ANeuralNetworksModel *model,
                                                  uint16_t operandCodeWithinExtension,
                                                  int32_t *type) {
     if (!model || !extensionName || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    return extension_type(extensionName, operandCodeWithinExtension, type);
+    return ndk_extension_type(extensionName, operandCodeWithinExtension, type);
 }
 
 int ANeuralNetworksModel_getExtensionOperationType(ANeuralNetworksModel *model,
@@ -422,7 +421,7 @@ int ANeuralNetworksModel_getExtensionOperationType(ANeuralNetworksModel *model,
                                                    uint16_t operationCodeWithinExtension,
                                                    ANeuralNetworksOperationType *type) {
     if (!model || !extensionName || !type) return ANEURALNETWORKS_UNEXPECTED_NULL;
-    return extension_type(extensionName, operationCodeWithinExtension, type);
+    return ndk_extension_type(extensionName, operationCodeWithinExtension, type);
 }
 
 uint64_t ndk_session_register(ndk_session *s, int kind, int fd, size_t offset, size_t size) {

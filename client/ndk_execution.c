@@ -66,6 +66,7 @@ static void execution_destroy(ANeuralNetworksExecution *e) {
     for (uint32_t i = 0; i < e->n_out; i++)
         arg_clear(&e->out[i]);
     pthread_mutex_destroy(&e->lock);
+    free(e->attributes.tokens);
     free(e->in);
     free(e->out);
     free(e);

@@ -58,7 +58,8 @@ struct ANeuralNetworksExecution {
     bool has_kept;
     ndk_job kept;
     nnd_burst *own_burst;
-    bool own_burst_failed; /* the daemon refused one: compute without */
+    bool own_burst_failed;     /* the daemon refused one: compute without */
+    ndk_attributes attributes; /* addExtensionAttribute's, before the first computation */
 };
 
 /* Starts a computation (see above). */

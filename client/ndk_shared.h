@@ -22,6 +22,8 @@
  *     ndk_compute      compute and startCompute (on execution, event)
  *     ndk_fenced       startComputeWithDependencies (on execution, event, model, types)
  *     ndk_burst        bursts (on execution, keys)
+ *     ndk_attribute    extension attributes of compilations and executions (on
+ *                      execution)
  * - One process-wide connection to the daemon (ndk_session), opened on first need from
  *   $NND_SOCKET or the default path, shared by every object and thread; the requests of
  *   all threads are in flight on it at once (libnnd, nnd.h). A transport
@@ -73,9 +75,10 @@ enum {
 #define NDK_OEM_OPERATION       10000
 #define NDK_NUM_OPERAND_TYPES   16  /* FLOAT32 .. MODEL */
 #define NDK_NUM_OPERATION_TYPES 106 /* ADD .. REVERSE */
-/* The device and the runtime implement every operation and call of feature level 7 (the
- * newest NeuralNetworks.h defines): HAL 1.3's language plus BATCH_MATMUL .. REVERSE. */
-#define NDK_FEATURE_LEVEL ANEURALNETWORKS_FEATURE_LEVEL_7
+/* The device and the runtime implement every operation and call of feature level 8 (the
+ * newest NeuralNetworks.h defines): HAL 1.3's language plus BATCH_MATMUL .. REVERSE (level
+ * 7) and the extension attributes (level 8, which adds no operation). */
+#define NDK_FEATURE_LEVEL ANEURALNETWORKS_FEATURE_LEVEL_8
 #define NDK_IO_ALIGN                                                                               \
     64 /* pointer arguments' boundary in the staging memfd, and                                    \
            the alignment and padding compilations prefer */
@@ -129,6 +132,9 @@ NDK_HIDDEN const char *ndk_device_name(const ANeuralNetworksDevice *d);
  * NO_ERROR with *out NULL when the daemon has none or cannot tell. */
 NDK_HIDDEN int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out);
 
+/* The type code (prefix << 16 | code) of code within extension name, which must be one the
+ * daemon offers (else BAD_DATA; the session's code when the daemon cannot be asked). */
+NDK_HIDDEN int ndk_extension_type(const char *name, uint16_t code, int32_t *type);
 /* Process-wide extension prefixes: name -> prefix (1..), assigned on first use. */
 NDK_HIDDEN int ndk_extension_prefix(const char *name, uint16_t *prefix);
 NDK_HIDDEN const char *ndk_extension_name(uint16_t prefix);
@@ -229,6 +235,13 @@ typedef struct ndk_staging {
     size_t size;
 } ndk_staging;
 
+/* The extension attributes a compilation or an execution holds (ndk_attribute.h): their
+ * tokens, prefix << 16 | code. */
+typedef struct ndk_attributes {
+    int32_t *tokens;
+    uint32_t n;
+} ndk_attributes;
+
 #define NDK_STAGING_CACHE 16 /* one per thread computing at once, as the daemon caches mappings */
 
 struct ANeuralNetworksCompilation {
@@ -242,6 +255,7 @@ struct ANeuralNetworksCompilation {
     bool caching;
     char *cache_dir;
     uint8_t token[ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN];
+    ndk_attributes attributes; /* addExtensionAttribute's, before finish */
     bool finished;
     bool valid; /* finished and prepared */
     /* The daemon refused to prepare the model (INVALID_ARGUMENT) although it runs every

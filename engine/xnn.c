@@ -3,7 +3,8 @@
  * LOGISTIC and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED,
  * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, BATCH_MATMUL on TENSOR_FLOAT32
  * and TENSOR_QUANT8_ASYMM_SIGNED, SOFTMAX on the last axis on TENSOR_FLOAT32 and
- * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), when shapes and parameters are
+ * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), DIV (xnn_eltwise.c), MEAN over the
+ * trailing axes, RSQRT and SQRT on TENSOR_FLOAT32 (xnn_norm.c), when shapes and parameters are
  * fixed at prepare and XNNPACK computes what the reference does (the families' claims:
  * xnn_conv.c, xnn_eltwise.c; signed operators: xnn_qs8.c):
  * - NHWC only; per-channel quantized filters (TENSOR_QUANT8_SYMM_PER_CHANNEL) only with
@@ -105,6 +106,10 @@ static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y
     case XK_SOFTMAX:
         return q8 ? xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp)
                   : xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
+    case XK_DIV:
+        return xnn_setup_divide_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                       tp);
+    case XK_MEAN: return xnn_setup_global_average_pooling_nwc_f32(s->op, s->batch, s->w, a, y, tp);
     case XK_GLOBAL_AVG: /* signed only */
     case XK_COMPOSITE: break;
     }
@@ -164,7 +169,7 @@ static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
 }
 
 static bool binary_kind(enum xnnb_kind k) {
-    return k == XK_ADD || k == XK_MUL || k == XK_SUB;
+    return k == XK_ADD || k == XK_MUL || k == XK_SUB || k == XK_DIV;
 }
 
 static schema_status xnnb_run(eng_op_ctx *c) {
@@ -233,7 +238,8 @@ static family_claim family_of(int32_t code) {
     case NND_OP_MAX_POOL_2D: return xnnb_claim_pool;
     case NND_OP_ADD:
     case NND_OP_MUL:
-    case NND_OP_SUB: return xnnb_claim_binary;
+    case NND_OP_SUB:
+    case NND_OP_DIV: return xnnb_claim_binary;
     case NND_OP_RELU:
     case NND_OP_RELU1:
     case NND_OP_RELU6:
@@ -243,6 +249,9 @@ static family_claim family_of(int32_t code) {
     case NND_OP_ELU: return xnnb_claim_unary;
     case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
     case NND_OP_SOFTMAX: return xnnb_claim_transformer;
+    case NND_OP_MEAN:
+    case NND_OP_RSQRT:
+    case NND_OP_SQRT: return xnnb_claim_norm;
     default: return NULL;
     }
 }

@@ -1,7 +1,9 @@
 /* xnn_eltwise.c: the XNNPACK backend's claims of the element-wise operations
- * (xnn_step.h): ADD, MUL and SUB with broadcasting, RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH
- * (FLOAT32, which has no operator in this version: xnn_transformer.c), HARD_SWISH and ELU (a
- * constant alpha; FLOAT32 only), each 8-bit one unsigned (qu8) or signed (qs8). */
+ * (xnn_step.h): ADD, MUL and SUB with broadcasting, and DIV on TENSOR_FLOAT32 only (IEEE
+ * division, bit-exact like the others' FLOAT32 forms; FLOAT16 DIV stays on the reference),
+ * RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH (FLOAT32, which has no operator in this
+ * version: xnn_transformer.c), HARD_SWISH and ELU (a constant alpha; FLOAT32 only), each
+ * 8-bit one unsigned (qu8) or signed (qs8). */
 #include "engine/ops/fused_activation.h"
 #include "engine/ops/operand.h"
 #include "engine/xnn_step.h"
@@ -47,13 +49,18 @@ enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
         qs8 = xnn_create_subtract_nd_qs8, qu8 = xnn_create_subtract_nd_qu8;
         f32 = xnn_create_subtract_nd_f32;
         break;
+    case NND_OP_DIV: /* FLOAT32 only (NNAPI has no 8-bit DIV) */
+        if (s->dt != XD_F32 || s->f16) return xnn_status_unsupported_parameter;
+        s->kind = XK_DIV;
+        qs8 = NULL, qu8 = NULL, f32 = xnn_create_divide_nd_f32;
+        break;
     default: return xnn_status_unsupported_parameter;
     }
     int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
-    if (s->dt == XD_QS8)
+    if (s->dt == XD_QS8 && qs8)
         return qs8((int8_t)za, a->scale, (int8_t)zb, b->scale, (int8_t)zy, y->scale, (int8_t)qlo,
                    (int8_t)qhi, s->flags, &s->op);
-    if (s->dt == XD_QU8)
+    if (s->dt == XD_QU8 && qu8)
         return qu8((uint8_t)za, a->scale, (uint8_t)zb, b->scale, (uint8_t)zy, y->scale,
                    (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);
     return f32(lo, hi, s->flags, &s->op);

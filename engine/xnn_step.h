@@ -36,6 +36,8 @@ enum xnnb_kind {
     XK_GLOBAL_AVG, /* signed 8-bit AVERAGE_POOL_2D over the whole image */
     XK_SUB,
     XK_SOFTMAX,  /* FLOAT32, along the last axis */
+    XK_MEAN,     /* FLOAT32 MEAN over the trailing axes: global average pooling */
+    XK_DIV,      /* FLOAT32 DIV with broadcasting */
     XK_COMPOSITE /* s->composite runs it (xnn_transformer.h) */
 };
 
@@ -75,6 +77,8 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s);
 /* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX and FLOAT32 TANH (xnn_transformer.c). */
 enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s);
 enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s);
+/* MEAN, RSQRT and SQRT on FLOAT32, a layer norm's statistics (xnn_norm.c). */
+enum xnn_status xnnb_claim_norm(eng_op_ctx *c, xnnb_step *s);
 
 /* A step the generic run cannot express: run() does the whole call (falling back to
  * s->reference itself), release() frees s->extra. */

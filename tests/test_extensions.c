@@ -626,10 +626,25 @@ static void test_ndk_fibonacci(void **state) {
                      ANEURALNETWORKS_NO_ERROR);
     assert_int_equal(ANeuralNetworksModel_finish(model), ANEURALNETWORKS_NO_ERROR);
     ANeuralNetworksCompilation *comp = NULL;
-    assert_int_equal(ANeuralNetworksCompilation_create(model, &comp), ANEURALNETWORKS_NO_ERROR);
+    const ANeuralNetworksDevice *devs[] = {dev};
+    assert_int_equal(ANeuralNetworksCompilation_createForDevices(model, devs, 1, &comp),
+                     ANEURALNETWORKS_NO_ERROR);
+    /* Feature level 8: attributes of an offered extension, each once; nnd reads none. */
+    const char *ext = TEST_VENDOR_FIBONACCI_EXTENSION_NAME;
+    uint32_t hint = 7;
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(comp, ext, 1, &hint, 4),
+                     ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(comp, ext, 2, NULL, 0),
+                     ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(comp, ext, 1, &hint, 4),
+                     ANEURALNETWORKS_BAD_DATA);
     assert_int_equal(ANeuralNetworksCompilation_finish(comp), ANEURALNETWORKS_NO_ERROR);
     ANeuralNetworksExecution *ex = NULL;
     assert_int_equal(ANeuralNetworksExecution_create(comp, &ex), ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(ex, ext, 1, &hint, 4),
+                     ANEURALNETWORKS_NO_ERROR);
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(ex, ext, 1, &hint, 4),
+                     ANEURALNETWORKS_BAD_DATA);
     int64_t n = 10;
     uint64_t out[10] = {0};
     assert_int_equal(ANeuralNetworksExecution_setInput(ex, 0, NULL, &n, sizeof n),
@@ -639,6 +654,8 @@ static void test_ndk_fibonacci(void **state) {
     assert_int_equal(ANeuralNetworksExecution_compute(ex), ANEURALNETWORKS_NO_ERROR);
     for (int i = 0; i < 10; i++)
         assert_true(out[i] == (uint64_t)(fib(i + 1) / 0.5 + 10));
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(ex, ext, 3, &hint, 4),
+                     ANEURALNETWORKS_BAD_STATE);
     ANeuralNetworksExecution_free(ex);
     ANeuralNetworksCompilation_free(comp);
     ANeuralNetworksModel_free(model);

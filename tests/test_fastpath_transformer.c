@@ -5,11 +5,17 @@
  *   adj flags, input 1 constant (packed at prepare) or a model input (packed per run);
  *   a signed input 1 with a zero point other than 0, and slices packing would swell,
  *   stay on the reference.
- * - SUB with broadcasting, FLOAT32, TENSOR_QUANT8_ASYMM and signed, fused activations.
+ * - SUB with broadcasting, FLOAT32, TENSOR_QUANT8_ASYMM and signed, fused activations;
+ *   FLOAT32 DIV with the same shapes, bit for bit.
  * - SOFTMAX on the last axis: FLOAT32 (beta 1; another beta stays on the reference) and
  *   TENSOR_QUANT8_ASYMM (any beta).
  * - FLOAT32 TANH alone, in a GELU chain (MUL, ADD, TANH) and in a feed-forward block
  *   (BATCH_MATMUL, TANH, BATCH_MATMUL).
+ * - FLOAT32 MEAN over the trailing axes (repeated and negative axes, keep_dims either way);
+ *   other axis sets (spatial ones among them) and 8-bit MEAN stay on the reference.
+ *   FLOAT32 RSQRT and SQRT bit for bit (NaN and infinity included), a layer norm of MEAN, SUB,
+ *   MUL, ADD, RSQRT, and a conformer convolution module (DEPTHWISE_CONV_2D 1 x 31 along a
+ *   sequence, swish, FULLY_CONNECTED), every step fast.
  * FLOAT32 agrees to 1e-4 relative over 1 for products and sums (XNNPACK adds in another
  * order), to the conformance vectors' float32 tolerance (1e-5 + 5.96e-7 |x|) for TANH and
  * SOFTMAX, bit for bit for SUB; 8-bit results within one step. And one prepared
@@ -28,8 +34,9 @@
 
 #include "engine/internal.h"
 
-#define MAX_OPERANDS 40
-#define MAX_OPS      12
+#define MAX_OPERANDS 64
+#define MAX_OPS      16
+#define MAX_OP_IN    11
 #define VALUES       (1u << 20)
 
 typedef struct model {
@@ -38,7 +45,7 @@ typedef struct model {
     uint8_t *values;
     size_t n_values;
     eng_operation_desc ops[MAX_OPS];
-    uint32_t op_in[MAX_OPS][4], op_out[MAX_OPS], n_ops;
+    uint32_t op_in[MAX_OPS][MAX_OP_IN], op_out[MAX_OPS], n_ops;
     uint32_t inputs[2], n_inputs, output;
     void *input_data[2];
     bool want_fast[MAX_OPS]; /* per operation: must take the fast path */
@@ -127,7 +134,7 @@ static uint32_t input(model *m, int32_t type, uint32_t rank, const uint32_t *dim
 /* Appends an operation writing `out`; the last one's output is the model's. */
 static uint32_t op(model *m, int32_t code, uint32_t n_in, const uint32_t *in, uint32_t out,
                    bool fast) {
-    assert_true(m->n_ops < MAX_OPS && n_in <= 4);
+    assert_true(m->n_ops < MAX_OPS && n_in <= MAX_OP_IN);
     uint32_t k = m->n_ops++;
     memcpy(m->op_in[k], in, sizeof(uint32_t) * n_in);
     m->op_out[k] = out;
@@ -213,7 +220,7 @@ static void check(model *m, const char *what, float range) {
                      : m->exact         ? 0
                      : m->loose         ? 1e-4 * fmax(1, fabs(x))
                                         : 1e-5 + 5.96e-7 * fabs(x);
-        if (!(fabs(x - y) <= tol) && !(m->exact && isnan(x) && isnan(y)))
+        if (x != y && !(fabs(x - y) <= tol) && !(m->exact && isnan(x) && isnan(y)))
             fail_msg("%s: element %zu of %zu: reference %.9g, fast %.9g", what, k, n, x, y);
     }
     for (uint32_t i = 0; i < m->n_inputs; i++)
@@ -337,6 +344,18 @@ static void sub_agrees(void **state) {
                          i, act);
                 check(m, what, 2.f);
                 free_model(m);
+                if (q) continue;
+                /* DIV, FLOAT32 only: IEEE division, bit for bit (infinities and NaN of
+                 * tiny divisors included). */
+                m = new_model();
+                a = input(m, ty, shapes[i].ra, shapes[i].a, 0, 0);
+                b = input(m, ty, shapes[i].rb, shapes[i].b, 0, 0);
+                o = tensor(m, ty, shapes[i].ro, shapes[i].o, 0, 0, NND_TEMPORARY);
+                op(m, NND_OP_DIV, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
+                m->exact = true;
+                snprintf(what, sizeof what, "DIV shapes %zu activation %d", i, act);
+                check(m, what, 2.f);
+                free_model(m);
             }
 }
 
@@ -435,6 +454,127 @@ static void feed_forward_block_agrees(void **state) {
     free_model(m);
 }
 
+/* ---- layer norm statistics and the convolution module --------------------------------- */
+
+static void mean_agrees(void **state) {
+    (void)state;
+    srand(23);
+    static const struct {
+        int32_t type;
+        uint32_t rank, dims[4], n_axes;
+        int32_t axes[3], keep;
+        bool fast;
+    } cases[] = {
+        {NND_TENSOR_FLOAT32, 2, {33, 144}, 1, {1}, 1, true},
+        {NND_TENSOR_FLOAT32, 2, {33, 144}, 1, {-1}, 0, true},
+        {NND_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 2, {3, 2}, 1, true},
+        {NND_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 3, {3, -2, 3}, 0, true},
+        {NND_TENSOR_FLOAT32, 3, {4, 6, 10}, 3, {0, 1, 2}, 1, true},
+        {NND_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 2, {1, 2}, 1, false}, /* spatial */
+        {NND_TENSOR_FLOAT32, 3, {4, 6, 10}, 2, {0, 2}, 1, false},    /* not one run */
+        {NND_TENSOR_QUANT8_ASYMM, 2, {8, 32}, 1, {1}, 1, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        model *m = new_model();
+        float scale = cases[i].type == NND_TENSOR_FLOAT32 ? 0.f : 0.05f;
+        int32_t zp = cases[i].type == NND_TENSOR_FLOAT32 ? 0 : 128;
+        uint32_t x = input(m, cases[i].type, cases[i].rank, cases[i].dims, scale, zp);
+        uint32_t axes = bytes_constant(m, NND_TENSOR_INT32, 1, (uint32_t[]){cases[i].n_axes}, 0, 0,
+                                       cases[i].axes, sizeof(int32_t) * cases[i].n_axes);
+        uint32_t dims[4], rank = 0;
+        for (uint32_t k = 0; k < cases[i].rank; k++) {
+            bool reduced = false;
+            for (uint32_t a = 0; a < cases[i].n_axes; a++)
+                reduced |= (uint32_t)((cases[i].axes[a] + (int32_t)cases[i].rank) %
+                                      (int32_t)cases[i].rank) == k;
+            if (!reduced || cases[i].keep) dims[rank++] = reduced ? 1 : cases[i].dims[k];
+        }
+        uint32_t y = tensor(m, cases[i].type, rank, dims, scale, zp, NND_TEMPORARY);
+        op(m, NND_OP_MEAN, 3, (uint32_t[]){x, axes, scalar_i32(m, cases[i].keep)}, y,
+           cases[i].fast);
+        char what[32];
+        snprintf(what, sizeof what, "MEAN case %zu", i);
+        check(m, what, 1.f);
+        free_model(m);
+    }
+}
+
+/* RSQRT (square root then division, each correctly rounded) and SQRT: the reference's
+ * bits over magnitudes from subnormal to huge, NaN for the negative inputs included. */
+static void rsqrt_agrees(void **state) {
+    (void)state;
+    srand(29);
+    uint32_t sizes[] = {1, 17, 64, 1000};
+    float ranges[] = {4.f, 1e-3f, 1e30f, 1e-39f};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        model *m = new_model();
+        uint32_t x = input(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
+        op(m, NND_OP_RSQRT, 1, &x,
+           tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, NND_TEMPORARY), true);
+        m->exact = true;
+        check(m, "RSQRT", ranges[i]);
+        free_model(m);
+        m = new_model();
+        x = input(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
+        op(m, NND_OP_SQRT, 1, &x,
+           tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, NND_TEMPORARY), true);
+        m->exact = true;
+        check(m, "SQRT", ranges[i]);
+        free_model(m);
+    }
+}
+
+/* (x - mean) / sqrt(var + eps) over the last axis of [64, 144]: every step fast. */
+static void layer_norm_agrees(void **state) {
+    (void)state;
+    srand(31);
+    model *m = new_model();
+    uint32_t dims[2] = {64, 144}, col[2] = {64, 1};
+    uint32_t x = input(m, NND_TENSOR_FLOAT32, 2, dims, 0, 0), none = scalar_i32(m, 0);
+    int32_t last = -1;
+    uint32_t axes = bytes_constant(m, NND_TENSOR_INT32, 1, (uint32_t[]){1}, 0, 0, &last, 4);
+    uint32_t keep = scalar_i32(m, 1);
+#define T(d) tensor(m, NND_TENSOR_FLOAT32, 2, d, 0, 0, NND_TEMPORARY)
+    uint32_t mean = op(m, NND_OP_MEAN, 3, (uint32_t[]){x, axes, keep}, T(col), true);
+    uint32_t c = op(m, NND_OP_SUB, 3, (uint32_t[]){x, mean, none}, T(dims), true);
+    uint32_t sq = op(m, NND_OP_MUL, 3, (uint32_t[]){c, c, none}, T(dims), true);
+    uint32_t var = op(m, NND_OP_MEAN, 3, (uint32_t[]){sq, axes, keep}, T(col), true);
+    uint32_t ve = op(m, NND_OP_ADD, 3, (uint32_t[]){var, f32_const(m, 1e-5f), none}, T(col), true);
+    uint32_t r = op(m, NND_OP_RSQRT, 1, &ve, T(col), true);
+    op(m, NND_OP_MUL, 3, (uint32_t[]){c, r, none}, T(dims), true);
+#undef T
+    m->loose = true;
+    check(m, "layer norm", 2.f);
+    free_model(m);
+}
+
+/* A conformer's convolution module past its GLU: DEPTHWISE_CONV_2D 1 x 31 along a sequence
+ * [1, 1, 64, 144] (padding 15 each side), swish (LOGISTIC, MUL), FULLY_CONNECTED. */
+static void convolution_module_agrees(void **state) {
+    (void)state;
+    srand(37);
+    model *m = new_model();
+    uint32_t seq[4] = {1, 1, 64, 144};
+    uint32_t x = input(m, NND_TENSOR_FLOAT32, 4, seq, 0, 0), none = scalar_i32(m, 0);
+    uint32_t filt = constant(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 1, 31, 144}, 0, 0);
+    uint32_t bias = constant(m, NND_TENSOR_FLOAT32, 1, (uint32_t[]){144}, 0, 0);
+    uint32_t pad = scalar_i32(m, 15), zero = scalar_i32(m, 0), one = scalar_i32(m, 1);
+#define T() tensor(m, NND_TENSOR_FLOAT32, 4, seq, 0, 0, NND_TEMPORARY)
+    uint32_t dw =
+        op(m, NND_OP_DEPTHWISE_CONV_2D, 11,
+           (uint32_t[]){x, filt, bias, pad, pad, zero, zero, one, one, one, none}, T(), true);
+    uint32_t g = op(m, NND_OP_LOGISTIC, 1, &dw, T(), true);
+    uint32_t sw = op(m, NND_OP_MUL, 3, (uint32_t[]){dw, g, none}, T(), true);
+#undef T
+    uint32_t w = constant(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){144, 144}, 0, 0);
+    uint32_t b = constant(m, NND_TENSOR_FLOAT32, 1, (uint32_t[]){144}, 0, 0);
+    op(m, NND_OP_FULLY_CONNECTED, 4, (uint32_t[]){sw, w, b, none},
+       tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){64, 144}, 0, 0, NND_TEMPORARY), true);
+    m->loose = true;
+    check(m, "convolution module", 1.f);
+    free_model(m);
+}
+
 /* ---- one prepared model, executions from two threads ------------------------------------ */
 
 #define SHARED_RUNS 100
@@ -504,6 +644,10 @@ int main(void) {
         cmocka_unit_test(tanh_agrees),
         cmocka_unit_test(gelu_chain_agrees),
         cmocka_unit_test(feed_forward_block_agrees),
+        cmocka_unit_test(mean_agrees),
+        cmocka_unit_test(rsqrt_agrees),
+        cmocka_unit_test(layer_norm_agrees),
+        cmocka_unit_test(convolution_module_agrees),
         cmocka_unit_test(concurrent_batch_matmuls_agree)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

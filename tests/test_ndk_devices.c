@@ -65,7 +65,7 @@ static void test_device_list(void **state) {
         assert_int_equal(ANeuralNetworksDevice_getType(d, &type), OK);
         assert_int_equal(type, ANEURALNETWORKS_DEVICE_CPU);
         assert_int_equal(ANeuralNetworksDevice_getFeatureLevel(d, &level), OK);
-        assert_int_equal(level, ANEURALNETWORKS_FEATURE_LEVEL_7);
+        assert_int_equal(level, ANEURALNETWORKS_FEATURE_LEVEL_8);
     }
     ANeuralNetworksDevice *d;
     assert_int_equal(ANeuralNetworks_getDevice(n, &d), BAD_DATA);

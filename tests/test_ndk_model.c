@@ -43,8 +43,8 @@ static void test_devices(void **state) {
     assert_true(strlen(version) > 0);
     assert_int_equal(ANeuralNetworksDevice_getFeatureLevel(d, NULL), NUL);
     assert_int_equal(ANeuralNetworksDevice_getFeatureLevel(d, &level), OK);
-    assert_int_equal(level, ANEURALNETWORKS_FEATURE_LEVEL_7);
-    assert_int_equal(ANeuralNetworks_getRuntimeFeatureLevel(), ANEURALNETWORKS_FEATURE_LEVEL_7);
+    assert_int_equal(level, ANEURALNETWORKS_FEATURE_LEVEL_8);
+    assert_int_equal(ANeuralNetworks_getRuntimeFeatureLevel(), ANEURALNETWORKS_FEATURE_LEVEL_8);
     assert_int_equal(ANeuralNetworksDevice_wait(NULL), NUL);
     assert_int_equal(ANeuralNetworksDevice_wait(d), OK);
     bool sup = true;
@@ -335,12 +335,53 @@ static void test_referenced_models(void **state) {
     ANeuralNetworksModel_free(body);
 }
 
+/* Feature level 8's extension attributes, on a daemon without extensions: every refusal
+ * Android's runtime makes, in its order (test_extensions adds them for a real extension). */
+static void test_extension_attributes(void **state) {
+    (void)state;
+    uint32_t n = 4;
+    float b[4] = {0};
+    ANeuralNetworksModel *m = add_model(n, b, false);
+    ANeuralNetworksCompilation *any = NULL, *one = NULL;
+    uint8_t v = 1;
+    const char *none = "com.example.none";
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(NULL, none, 1, &v, 1), NUL);
+    assert_int_equal(ANeuralNetworksCompilation_create(m, &any), OK);
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(any, NULL, 1, &v, 1), NUL);
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(any, none, 1, NULL, 1), NUL);
+    /* Only on a compilation for exactly one device. */
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(any, none, 1, &v, 1),
+                     BAD_DATA);
+    const ANeuralNetworksDevice *devs[] = {device()};
+    assert_int_equal(ANeuralNetworksCompilation_createForDevices(m, devs, 1, &one), OK);
+    /* An extension the daemon does not offer; NULL data of length 0 is no data. */
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(one, none, 1, NULL, 0),
+                     BAD_DATA);
+    assert_int_equal(ANeuralNetworksCompilation_finish(one), OK);
+    assert_int_equal(ANeuralNetworksCompilation_addExtensionAttribute(one, none, 1, &v, 1),
+                     BAD_STATE);
+    ANeuralNetworksExecution *e = NULL;
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(NULL, none, 1, &v, 1), NUL);
+    assert_int_equal(ANeuralNetworksExecution_create(one, &e), OK);
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(e, NULL, 1, &v, 1), NUL);
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(e, none, 1, &v, 1), BAD_DATA);
+    ANeuralNetworksExecution_free(e);
+    assert_int_equal(ANeuralNetworksCompilation_finish(any), OK);
+    assert_int_equal(ANeuralNetworksExecution_create(any, &e), OK);
+    assert_int_equal(ANeuralNetworksExecution_addExtensionAttribute(e, none, 1, &v, 1), BAD_DATA);
+    ANeuralNetworksExecution_free(e);
+    ANeuralNetworksCompilation_free(one);
+    ANeuralNetworksCompilation_free(any);
+    ANeuralNetworksModel_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_devices),           cmocka_unit_test(test_model_nulls_and_types),
         cmocka_unit_test(test_model_operations),  cmocka_unit_test(test_model_invalid_at_finish),
         cmocka_unit_test(test_per_channel),       cmocka_unit_test(test_large_constant),
-        cmocka_unit_test(test_referenced_models), cmocka_unit_test(test_clean_stop),
+        cmocka_unit_test(test_referenced_models), cmocka_unit_test(test_extension_attributes),
+        cmocka_unit_test(test_clean_stop),
     };
     return cmocka_run_group_tests(tests, ndk_setup, ndk_teardown);
 }

@@ -30,9 +30,9 @@
 
 #include "engine/engine.h"
 
-/* At most this many devices; each reports NNAPI feature level 7 (1000007). */
+/* At most this many devices; each reports NNAPI feature level 8 (1000008). */
 #define NND_MAX_DEVICES          16
-#define NND_DEVICE_FEATURE_LEVEL 1000007
+#define NND_DEVICE_FEATURE_LEVEL 1000008
 
 typedef struct srv_device {
     const char *name;

@@ -2,10 +2,11 @@
  *
  * Programs written against the NNAPI NDK compile against this header unchanged and link
  * with libnnd (`cc prog.c $(pkg-config --cflags --libs nnd)`). Names, types and numeric
- * values follow the NDK through feature level 7 (ANEURALNETWORKS_FEATURE_LEVEL_7, what
+ * values follow the NDK through feature level 8 (ANEURALNETWORKS_FEATURE_LEVEL_8, what
  * ANeuralNetworks_getRuntimeFeatureLevel and every device's getFeatureLevel report): every
  * NDK function of those levels except ANeuralNetworksMemory_createFromAHardwareBuffer
- * (Android's hardware buffers), and every operation and operand type.
+ * (Android's hardware buffers), and every operation and operand type; level 8 (Android
+ * 14) adds only the extension attributes, no operation or operand type.
  * The devices are the daemon's, asked for once per process over $NND_SOCKET or the
  * daemon's default socket path: nnd-cpu and nnd-reference (type CPU) and one per driver
  * plugin, each with its own type and version (a daemon that cannot be asked yet gives the
@@ -225,6 +226,7 @@ typedef enum {
     /* After level 5 the levels no longer follow Android API levels. */
     ANEURALNETWORKS_FEATURE_LEVEL_6 = 1000006,
     ANEURALNETWORKS_FEATURE_LEVEL_7 = 1000007,
+    ANEURALNETWORKS_FEATURE_LEVEL_8 = 1000008, /* adds the extension attributes below */
 } FeatureLevelCode;
 
 /* ---- opaque objects ---- */
@@ -342,6 +344,13 @@ int ANeuralNetworksCompilation_setTimeout(ANeuralNetworksCompilation *compilatio
 int ANeuralNetworksCompilation_setCaching(ANeuralNetworksCompilation *compilation,
                                           const char *cacheDir, const uint8_t *token);
 int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *compilation);
+/* Feature level 8: a vendor hint named by an extension the device supports and a code
+ * within it, once per attribute, before finish, on a compilation for exactly one device
+ * (createForDevices). nnd's devices read no attribute: they are checked, then ignored. */
+int ANeuralNetworksCompilation_addExtensionAttribute(ANeuralNetworksCompilation *compilation,
+                                                     const char *extensionName,
+                                                     uint16_t attributeCodeWithinExtension,
+                                                     const void *data, size_t length);
 int ANeuralNetworksCompilation_getPreferredMemoryAlignmentForInput(
     const ANeuralNetworksCompilation *compilation, uint32_t index, uint32_t *alignment);
 int ANeuralNetworksCompilation_getPreferredMemoryPaddingForInput(
@@ -389,6 +398,11 @@ int ANeuralNetworksExecution_getOutputOperandDimensions(ANeuralNetworksExecution
 int ANeuralNetworksExecution_setReusable(ANeuralNetworksExecution *execution, bool reusable);
 int ANeuralNetworksExecution_enableInputAndOutputPadding(ANeuralNetworksExecution *execution,
                                                          bool enable);
+/* Feature level 8: as the compilation's, before the execution's first computation. */
+int ANeuralNetworksExecution_addExtensionAttribute(ANeuralNetworksExecution *execution,
+                                                   const char *extensionName,
+                                                   uint16_t attributeCodeWithinExtension,
+                                                   const void *data, size_t length);
 
 /* ---- bursts ---- */
 int ANeuralNetworksBurst_create(ANeuralNetworksCompilation *compilation,

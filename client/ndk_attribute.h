@@ -1,0 +1,19 @@
+/* ndk_attribute.h: the extension attributes of feature level 8
+ * (ANeuralNetworksCompilation_addExtensionAttribute and
+ * ANeuralNetworksExecution_addExtensionAttribute): vendor hints a compilation or an
+ * execution made for exactly one device may carry, each named by an extension the
+ * daemon offers and a code within it, at most once per object. The NNAPI lets a driver
+ * ignore any attribute; no nnd device or extension reads one, so libnnd checks and counts
+ * them (the same refusals as Android's runtime) and sends none to the daemon. */
+#ifndef NND_NDK_ATTRIBUTE_H
+#define NND_NDK_ATTRIBUTE_H
+
+#include "client/ndk_shared.h"
+
+/* Adds one attribute after the caller's NULL and state checks: BAD_DATA when the
+ * extension is not one the daemon offers or the attribute is already there, the session's
+ * code when the daemon cannot be asked, OUT_OF_MEMORY; NO_ERROR otherwise. data (length
+ * bytes) is not kept: no device reads it. */
+NDK_HIDDEN int ndk_attributes_add(ndk_attributes *a, const char *extension, uint16_t code);
+
+#endif
