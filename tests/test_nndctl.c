@@ -80,8 +80,8 @@ static void test_info(void **state) {
     print_message("%s", out);
     assert_non_null(strstr(out, "daemon       nnd "));
     assert_null(strstr(out, "device type"));
-    assert_non_null(strstr(out, "devices      2\n  nnd-cpu        CPU          feature level 7, "));
-    assert_non_null(strstr(out, "\n  nnd-reference  CPU          feature level 7, "));
+    assert_non_null(strstr(out, "devices      2\n  nnd-cpu        CPU          feature level 8, "));
+    assert_non_null(strstr(out, "\n  nnd-reference  CPU          feature level 8, "));
     assert_non_null(strstr(out, "exec time 0.1\n"));
     assert_non_null(strstr(out, "operation types supported"));
     assert_true(count_lines(out) < 12);
