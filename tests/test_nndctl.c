@@ -94,7 +94,7 @@ static void test_info(void **state) {
     const cJSON *cpu = device_named(field(j, "devices"), "nnd-cpu");
     assert_string_equal(field(cpu, "type")->valuestring, "CPU");
     assert_true(field(cpu, "exec_time")->valuedouble == 0.1);
-    assert_int_equal(field(cpu, "feature_level")->valueint, 7);
+    assert_int_equal(field(cpu, "feature_level")->valueint, 8);
     assert_int_equal(cJSON_GetArraySize(field(field(j, "capabilities"), "operand_performance")),
                      15);
     cJSON_Delete(j);
