@@ -54,6 +54,7 @@ static const key keys[] = {
     {"quota.app.buffers", K_COUNT, APP(NND_QUOTA_BUFFERS), 0, UINT32_MAX},
     {"quota.app.buffer_bytes", K_BYTES, APP(NND_QUOTA_BUFFER_BYTES), 0, 0},
     {"quota.app.queued_executions", K_COUNT, APP(NND_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX},
+    {"quota.app.prepared_bytes", K_BYTES, APP(NND_QUOTA_PREPARED_BYTES), 0, 0},
     {"quota.app.mappings", K_COUNT, APP(NND_QUOTA_MAPPINGS), 0, UINT32_MAX},
     {"quota.app.descriptors", K_COUNT, APP(NND_QUOTA_DESCRIPTORS), 0, UINT32_MAX},
     {"quota.app.cache_bytes", K_BYTES, APP(NND_QUOTA_CACHE_BYTES), 0, 0},
@@ -62,6 +63,7 @@ static const key keys[] = {
      NND_SESSION_MAX_OBJECTS},
     {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, NND_SESSION_MAX_OBJECTS},
     {"quota.connection.buffer_bytes", K_BYTES, CONN(NND_QUOTA_BUFFER_BYTES), 0, 0},
+    {"quota.connection.prepared_bytes", K_BYTES, CONN(NND_QUOTA_PREPARED_BYTES), 0, 0},
     {"quota.connection.queued_executions", K_COUNT, CONN(NND_QUOTA_QUEUED_EXECUTIONS), 0,
      UINT32_MAX},
 };

@@ -7,12 +7,28 @@
 
 #include "engine/driver.h"
 #include "engine/fault_guard.h"
+#include "engine/footprint.h"
+#include "engine/internal.h"
 
 /* What run() gets in c->state for a claimed step. */
 typedef struct driver_claim {
     eng_driver_rec *rec;
     void *state; /* the driver's */
 } driver_claim;
+
+/* A claimed step's cost to the model's footprint (footprint.h): the claim, and its
+ * constant inputs, which a driver may keep a copy of (its own allocations are not seen). */
+static void count_claim(const eng_op_ctx *c, driver_claim *claim) {
+    eng_footprint_add_block(claim);
+    for (uint32_t j = 0; j < c->n_in; j++) {
+        const eng_tensor *t = c->in[j];
+        if (t->data &&
+            (t->lifetime == NND_CONSTANT_COPY || t->lifetime == NND_CONSTANT_REFERENCE)) {
+            size_t n = eng_tensor_bytes(t);
+            if (n != SIZE_MAX) eng_footprint_add((ssize_t)n);
+        }
+    }
+}
 
 /* A step's operands as a driver sees them; false for what no driver is offered
  * (extension or per-channel operands, ranks beyond the view). *handle: the device memory
@@ -158,6 +174,7 @@ static void *driver_claim_step(eng_op_ctx *c, bool last) {
     }
     claim->rec = r;
     claim->state = v.result;
+    count_claim(c, claim);
     return claim;
 }
 
@@ -304,6 +321,7 @@ static void *driver_claim_blob(eng_op_ctx *c, const uint8_t *blob, size_t len) {
     }
     claim->rec = r;
     claim->state = v.result;
+    count_claim(c, claim);
     return claim;
 }
 

@@ -271,6 +271,12 @@ void eng_step_blobs_free(eng_step_blob *b, uint32_t n);
 /* The driver backend that runs step k of p's main graph (the index a checkpoint gets), or
  * NULL for the CPU (reference kernels or XNNPACK; control flow always). */
 const struct eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k);
+/* What p holds in memory, its backends' operators and packed weights included, the
+ * client's pools used in place not (footprint.h): what the daemon's memory quotas charge. */
+size_t eng_prepared_bytes(const eng_prepared *p);
+/* Before preparing m: the bytes of constants its preparation will copy (a lower bound of
+ * eng_prepared_bytes() of the result), so that a quota can refuse it without the copy. */
+uint64_t eng_model_copy_bytes(const eng_model_desc *m);
 /* Bytes of temporaries each eng_exec of this model allocates (its subgraphs' included;
  * shapes known only at execution not counted). */
 size_t eng_prepared_arena_bytes(const eng_prepared *p);

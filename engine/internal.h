@@ -41,6 +41,7 @@ struct eng_prepared {
     uint32_t n_inputs, n_outputs;
     uint32_t *inputs, *outputs;
     uint8_t *constants;               /* CONSTANT_COPY bytes */
+    size_t constants_bytes;           /* what constants holds (footprint.h) */
     float *channel_scales;            /* storage for per-channel scales */
     eng_channel_quant *channel_quant; /* per operand */
     uint32_t n_pools;
@@ -67,6 +68,9 @@ struct eng_prepared {
     bool pass_known;
     double pass_flops, pass_bytes;
     size_t arena_total; /* main graph: arena_size of its plan and every subgraph's */
+    /* Main graph: what its backends allocated claiming steps, its subgraphs' too
+     * (footprint.h). */
+    size_t backend_bytes;
 };
 
 struct eng_scratch_pool {

@@ -7,6 +7,7 @@
 #include "engine/backend.h"
 #include "engine/extension.h"
 #include "engine/flow.h"
+#include "engine/footprint.h"
 #include "engine/fp16_region.h"
 #include "engine/internal.h"
 #include "engine/requant_fold.h"
@@ -230,7 +231,8 @@ static schema_status copy_model(eng_prepared *p, const eng_model_desc *m, const 
         blob_bytes += m->operands[i].extension_len;
     }
     p->extension_blobs = malloc(blob_bytes + 1);
-    p->constants = aligned_alloc(NND_ARENA_ALIGN, align_up(const_bytes + 1));
+    p->constants_bytes = align_up(const_bytes + 1);
+    p->constants = aligned_alloc(NND_ARENA_ALIGN, p->constants_bytes);
     if (!p->operands || !p->tensors || !p->slot || !p->channel_quant || !p->channel_scales ||
         !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants ||
         !p->extension_blobs)
@@ -559,6 +561,7 @@ static bool rebind_constants(eng_prepared *p, const eng_model_desc *m) {
     if (!own_left) {
         free(p->constants);
         p->constants = NULL;
+        p->constants_bytes = 0;
     }
     return true;
 }
@@ -577,7 +580,10 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
                             "the model changed between planning and preparation");
     }
     bool cpu_fast = !m->reference_only && !m->drivers_only;
+    /* What the backends allocate from here on is the model's (footprint.h). */
+    eng_footprint_begin(&p->backend_bytes);
     if (m->from_blobs && (s = eng_claim_from_blobs(p, m, err, errlen)) != NND_OK) {
+        eng_footprint_end();
         eng_prepared_free(p);
         return s;
     }
@@ -585,6 +591,7 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
     for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
         claim_steps(p->subplans[i], NULL, 0, true);
+    eng_footprint_end();
     if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != NND_OK) {
         eng_prepared_free(p);
         return s;

@@ -32,6 +32,7 @@
 
 #include "engine/backend.h"
 #include "engine/cpu_crowd.h"
+#include "engine/footprint.h"
 #include "engine/ops/fused_activation.h"
 #include "engine/ops/kernel_errors.h"
 #include "engine/ops/operand.h"
@@ -319,6 +320,13 @@ static void *xnnb_claim(eng_op_ctx *c, bool last) {
     for (int j = 0; s && f16 && j < 2 && (uint32_t)j < c->n_in; j++)
         if (xnnb_float32_operand(s, false, (uint32_t)j)) s->wide[j] = w.owned[j], w.owned[j] = NULL;
     if (f16) xnnb_widened_free(&w);
+    /* The operators and packed weights counted themselves (xnn_alloc.h); the step adds its
+     * own state and converted constants. */
+    if (s) {
+        eng_footprint_add_block(s);
+        eng_footprint_add_block(s->wide[0]);
+        eng_footprint_add_block(s->wide[1]);
+    }
     return s;
 }
 

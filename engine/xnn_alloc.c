@@ -2,7 +2,9 @@
 #include "engine/xnn_alloc.h"
 
 #include "engine/engine.h"
+#include "engine/footprint.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,7 +31,7 @@ typedef struct block_head {
     void *base;     /* what posix_memalign or mmap returned */
     size_t map_len; /* of the mapping; 0 for a heap block */
     uint64_t magic;
-    uint64_t unused; /* keeps the head 32 bytes */
+    uint64_t charged; /* what the block counts in a model's footprint (footprint.h) */
 } block_head;
 
 typedef struct kept_block {
@@ -129,7 +131,12 @@ static void *aligned_allocate(void *ctx, size_t alignment, size_t size) {
     }
     uint8_t *p = (uint8_t *)base + prefix;
     block_head *h = (block_head *)p - 1;
-    *h = (block_head){.base = base, .map_len = map_len, .magic = map_len ? MAGIC_MAP : MAGIC_HEAP};
+    size_t charged = map_len ? map_len : size + prefix;
+    *h = (block_head){.base = base,
+                      .map_len = map_len,
+                      .magic = map_len ? MAGIC_MAP : MAGIC_HEAP,
+                      .charged = charged};
+    eng_footprint_add((ssize_t)charged);
     return p;
 }
 
@@ -137,6 +144,7 @@ static void aligned_deallocate(void *ctx, void *p) {
     (void)ctx;
     if (!p) return;
     block_head h = *((block_head *)p - 1);
+    if (h.magic == MAGIC_MAP || h.magic == MAGIC_HEAP) eng_footprint_add(-(ssize_t)h.charged);
     if (h.magic == MAGIC_MAP)
         keep_or_unmap(h.base, h.map_len);
     else if (h.magic == MAGIC_HEAP)
@@ -147,16 +155,25 @@ static void aligned_deallocate(void *ctx, void *p) {
 
 static void *allocate(void *ctx, size_t size) {
     (void)ctx;
-    return malloc(size);
+    void *p = malloc(size);
+    eng_footprint_add_block(p);
+    return p;
 }
 
 static void *reallocate(void *ctx, void *p, size_t size) {
     (void)ctx;
-    return realloc(p, size);
+    size_t was = p ? malloc_usable_size(p) : 0;
+    void *q = realloc(p, size);
+    if (q) {
+        eng_footprint_add(-(ssize_t)was);
+        eng_footprint_add_block(q);
+    }
+    return q;
 }
 
 static void deallocate(void *ctx, void *p) {
     (void)ctx;
+    if (p) eng_footprint_add(-(ssize_t)malloc_usable_size(p));
     free(p);
 }
 

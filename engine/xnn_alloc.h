@@ -17,6 +17,8 @@
  *   trims the allocator (after clients leave). eng_mapped_bytes() counts the live
  *   big blocks (the daemon's memory.allocated_bytes adds them), eng_kept_bytes()
  *   the kept ones (memory.engine_kept_bytes).
+ * - Every block handed out or freed while a preparation counts its model's footprint on
+ *   this thread (footprint.h) adds or takes back its size there.
  * - Built with AddressSanitizer, every block comes from the heap (LeakSanitizer sees it).
  * - Thread-safe: operators are created on the loop and on preparation workers. */
 #ifndef NND_ENGINE_XNN_ALLOC_H

@@ -16,6 +16,11 @@
  *                held, then replaced one by one (finding 4); each model twice, since the
  *                content cache copies a large model from its second sighting on
  *   tokens       PrepareModel with cache files and a new token each time (finding 5)
+ *   held         40 PrepareModels of 64 MiB constants at offsets of one memfd (every other
+ *                one misaligned, so copied), all held: past quota.app.prepared_bytes they
+ *                are refused (issue 39, item 4)
+ *   graphs       chains of 12,000 ADDs, each prepared twice (cached from its second
+ *                sighting) and released (issue 39, item 3)
  */
 #ifndef NND_TEST_ATTACK_H
 #define NND_TEST_ATTACK_H

@@ -166,16 +166,26 @@ void obs_events_stop(obs_events *e) {
     free(e);
 }
 
-long obs_rss_kib(pid_t pid) {
-    char path[64], line[256];
+/* One "<field>: N kB" line of /proc/<pid>/status, or -1. */
+static long status_kib(pid_t pid, const char *field) {
+    char path[64], line[256], fmt[64];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    snprintf(fmt, sizeof fmt, "%s: %%ld kB", field);
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     long kib = -1;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+        if (sscanf(line, fmt, &kib) == 1) break;
     fclose(f);
     return kib;
+}
+
+long obs_rss_kib(pid_t pid) {
+    return status_kib(pid, "VmRSS");
+}
+
+long obs_rss_anon_kib(pid_t pid) {
+    return status_kib(pid, "RssAnon");
 }
 
 int obs_memfd_maps(pid_t pid) {

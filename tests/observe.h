@@ -39,6 +39,8 @@ unsigned long obs_events_lost(obs_events *e);
 void obs_events_stop(obs_events *e);
 
 long obs_rss_kib(pid_t pid);
+/* Its anonymous resident memory (RssAnon: heap, anonymous mappings; not shared memfds). */
+long obs_rss_anon_kib(pid_t pid);
 int obs_memfd_maps(pid_t pid);
 
 #endif

@@ -8,6 +8,7 @@
  *   not busy), and with
  *   NND_ATTACK_SECONDS >= 30 its p99 under attack below 10 times its idle p99 (shorter
  *   runs print both: a few seconds on a shared 2-core machine are not a fair sample);
+ *   latency is judged only when the machine is quiet (load below its cores; said when not);
  * - the attacker was refused with the status and the limit expected (where the limit
  *   refuses; the cache quotas prepare in place and prune instead, checked in status);
  * - the daemon's resident memory stayed under 1 GiB, its descriptors under its limit and
@@ -142,7 +143,7 @@ static void percentile(const bystander *b, double from, double to, double p, dou
 /* ---- watching the daemon ------------------------------------------------------------------ */
 
 typedef struct figures {
-    long rss_kib;
+    long rss_kib, anon_kib;
     int fds, memfd_maps, maps;
     double pool_maps, allocated, cache_idle, connections;
 } figures;
@@ -173,6 +174,7 @@ static long fd_limit(pid_t pid) {
 static void measure(const tst_daemon *d, figures *f) {
     cJSON *st = tst_admin_status(d);
     f->rss_kib = obs_rss_kib(d->pid);
+    f->anon_kib = obs_rss_anon_kib(d->pid);
     f->fds = wire_count_fds(d->pid);
     f->memfd_maps = obs_memfd_maps(d->pid);
     f->maps = count_maps(d->pid);
@@ -219,6 +221,7 @@ typedef struct expect {
     void (*after)(const tst_daemon *d, double worst);
     const char *config; /* a config file's text for the daemon; NULL: defaults */
     bool must_finish;   /* the attacker must exit 0 having printed no "wrong" line */
+    bool cache_stays;   /* models stay in the content cache: allocated may grow by its bytes */
 } expect;
 
 /* Starts the attacker as uid 65534 through setpriv; its stdout comes through *out. */
@@ -284,6 +287,7 @@ static void run_attack(const expect *x) {
     while (waitpid(pid, &attacker_status, WNOHANG) == 0) {
         measure(&d, &f);
         if (f.rss_kib > peak.rss_kib) peak.rss_kib = f.rss_kib;
+        if (f.anon_kib > peak.anon_kib) peak.anon_kib = f.anon_kib;
         if (f.fds > peak.fds) peak.fds = f.fds;
         if (f.maps > peak.maps) peak.maps = f.maps;
         if (f.pool_maps > peak.pool_maps) peak.pool_maps = f.pool_maps;
@@ -307,10 +311,10 @@ static void run_attack(const expect *x) {
     print_message("# %s: %.0f s; bystander: %zu idle, p99 %.3f ms; %zu under attack, p99 %.3f ms, "
                   "max %.1f ms\n",
                   x->attack, secs, n_idle, p99_idle, n_att, p99_att, max_att);
-    print_message("# %s: daemon before: RSS %ld KiB, %d fds, %d maps (%g pool); peak: RSS %ld "
-                  "KiB, %d fds, %d maps (%g pool)\n",
-                  x->attack, base.rss_kib, base.fds, base.maps, base.pool_maps, peak.rss_kib,
-                  peak.fds, peak.maps, peak.pool_maps);
+    print_message("# %s: daemon before: RSS %ld KiB (%ld anonymous), %d fds, %d maps (%g pool); "
+                  "peak: RSS %ld KiB (%ld anonymous), %d fds, %d maps (%g pool)\n",
+                  x->attack, base.rss_kib, base.anon_kib, base.fds, base.maps, base.pool_maps,
+                  peak.rss_kib, peak.anon_kib, peak.fds, peak.maps, peak.pool_maps);
     printf("%s", text);
 
     if (atomic_load(&b.wrong)) {
@@ -319,10 +323,13 @@ static void run_attack(const expect *x) {
     }
     assert_true(n_att > 0);
     /* Timing means nothing under AddressSanitizer (the leak check runs this too), nor on a
-     * machine with more runnable work than CPUs. */
-    if (OBS_RSS_MEANINGFUL && max_att >= 1000 && !tst_machine_busy())
+     * machine with more runnable work than CPUs (the attacks' preparations share its
+     * cores). */
+    bool quiet = !tst_machine_busy();
+    if (!quiet) print_message("# %s: latency not judged: the machine is busy\n", x->attack);
+    if (OBS_RSS_MEANINGFUL && quiet && max_att >= 1000)
         fail_msg("a bystander execution took %.0f ms under attack", max_att);
-    if (secs >= 30 && p99_att >= 10 * p99_idle)
+    if (quiet && secs >= 30 && p99_att >= 10 * p99_idle)
         fail_msg("bystander p99 %.3f ms under attack, %.3f ms idle", p99_att, p99_idle);
     if (x->must_finish && (!WIFEXITED(attacker_status) || WEXITSTATUS(attacker_status) ||
                            strstr(text, "wrong ") || !strstr(text, "attack ")))
@@ -351,7 +358,9 @@ static void run_attack(const expect *x) {
         settled = f.fds == base.fds && f.memfd_maps == base.memfd_maps &&
                   f.pool_maps == base.pool_maps && f.connections == base.connections &&
                   app_usage(&d, "connections") < 0 &&
-                  (!OBS_RSS_MEANINGFUL || fabs(held(&f) - held(&base)) <= 2 << 20);
+                  (!OBS_RSS_MEANINGFUL ||
+                   (x->cache_stays ? held(&f) - held(&base) <= f.cache_idle + (2 << 20)
+                                   : fabs(held(&f) - held(&base)) <= 2 << 20));
         if (!settled) usleep(100000);
     }
     print_message("# %s: after: RSS %ld KiB (%.0f less the content cache; before %.0f), %d fds, "
@@ -447,6 +456,67 @@ static void test_token_pruning(void **state) {
     (void)state;
     expect x = {
         .attack = "tokens", .after = tokens_after, .config = "quota.app.cache_tokens = 8\n"};
+    run_attack(&x);
+}
+
+/* Prepared models' memory counts against quota.app.prepared_bytes (set to 256 MiB here):
+ * 40 models of 64 MiB constants stop at it with a status naming it, and the daemon's
+ * anonymous memory stays below the quota plus 100 MiB. */
+#define HELD_QUOTA (256.0 * 1048576)
+static void anon_during(const tst_daemon *d, double *worst) {
+    double v = (double)obs_rss_anon_kib(d->pid) * 1024;
+    if (v > *worst) *worst = v;
+}
+
+static void held_after(const tst_daemon *d, double worst) {
+    (void)d;
+    print_message("# held: peak anonymous memory %.1f MiB (quota %.0f MiB)\n", worst / 1048576,
+                  HELD_QUOTA / 1048576);
+    if (OBS_RSS_MEANINGFUL && worst >= HELD_QUOTA + 100 * 1048576.0)
+        fail_msg("daemon anonymous memory %.1f MiB, past the quota plus 100 MiB", worst / 1048576);
+}
+
+static void test_prepared_bytes(void **state) {
+    (void)state;
+    expect x = {.attack = "held",
+                .status = "RESOURCE_EXHAUSTED_TRANSIENT",
+                .text = "quota.app.prepared_bytes (268435456) reached for uid 65534",
+                .during = anon_during,
+                .after = held_after,
+                .config = "quota.app.prepared_bytes = 256M\n"};
+    run_attack(&x);
+}
+
+/* The content cache counts what its models hold: four cached chains of 12,000 ADDs (some
+ * 36 MB of prepared model each, 1.7 MB on the wire) leave the daemon's resident memory
+ * within its cache limit (16 MiB here) plus 50 MiB once their client left. (Before, the
+ * cache counted their wire bytes only and kept all four: about 150 MB.) */
+#define GRAPHS_CACHE (16.0 * 1048576)
+static void graphs_after(const tst_daemon *d, double worst) {
+    (void)worst;
+    double bound = GRAPHS_CACHE + 50 * 1048576.0;
+    long rss = 0;
+    for (int i = 0; i < 50; i++) { /* the daemon trims its heap once clients left */
+        rss = obs_rss_kib(d->pid);
+        if ((double)rss * 1024 < bound) break;
+        usleep(100000);
+    }
+    print_message("# graphs: RSS %.1f MiB after the client left (cache %.1f MiB counted in %g "
+                  "models, limit %.0f MiB)\n",
+                  (double)rss / 1024, obs_status_num(d->state_dir, "cache.memory_bytes") / 1048576,
+                  obs_status_num(d->state_dir, "cache.memory_models"), GRAPHS_CACHE / 1048576);
+    assert_true(obs_status_num(d->state_dir, "cache.content_misses") >= 1);
+    if (OBS_RSS_MEANINGFUL && (double)rss * 1024 >= bound)
+        fail_msg("daemon RSS %.1f MiB with cached models, past the cache limit plus 50 MiB",
+                 (double)rss / 1024);
+}
+
+static void test_cached_graphs(void **state) {
+    (void)state;
+    expect x = {.attack = "graphs",
+                .after = graphs_after,
+                .cache_stays = true,
+                .config = "cache_max_bytes = 16M\n"};
     run_attack(&x);
 }
 
@@ -591,6 +661,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_token_pruning),
         cmocka_unit_test(test_resize_reads_inside_input),
+        cmocka_unit_test(test_prepared_bytes),
+        cmocka_unit_test(test_cached_graphs),
         cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_descriptor_budget),
     };

@@ -282,6 +282,69 @@ static void test_prepared_models(void **state) {
     assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
+/* ---- prepared models' memory ------------------------------------------------------------- */
+
+/* input + a constant of n floats held in the model (CONSTANT_COPY), which the engine copies:
+ * the model costs the daemon a little over n * 4 bytes. */
+static int prepare_constant(nnd_client *c, uint32_t n, uint64_t *h, char *err, size_t errlen) {
+    qos_chain m;
+    qos_chain_init(&m, 1, n);
+    uint8_t *values = calloc(1, 4 + (size_t)n * 4); /* activation NONE, then the floats */
+    Nnd__DataLocation loc = NND__DATA_LOCATION__INIT;
+    loc.offset = 4;
+    loc.length = (uint64_t)n * 4;
+    m.ops[1].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
+    m.ops[1].location = &loc;
+    m.main.n_input_indexes = 1;
+    m.model.operand_values.data = values;
+    m.model.operand_values.len = 4 + (size_t)n * 4;
+    int st = nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, h, err, errlen);
+    free(values);
+    qos_chain_free(&m);
+    return st;
+}
+
+/* Prepared models' memory counts against prepared_bytes, per connection and per app, and
+ * goes back on release and close (content cache off: every model is prepared in place). */
+static void test_prepared_bytes(void **state) {
+    (void)state;
+    tst_daemon d;
+    start(&d,
+          "cache_max_bytes = 0\n"
+          "quota.app.prepared_bytes = 2560K\n"
+          "quota.connection.prepared_bytes = 2M\n",
+          NULL, NULL);
+    wait_connections(&d, 0);
+    nnd_client *a = connect_as(&d, "a"), *b = connect_as(&d, "b");
+    char err[256];
+    uint64_t h1, h2, h;
+    enum { MIB_FLOATS = 1u << 18 };
+    assert_int_equal(prepare_constant(a, MIB_FLOATS, &h1, err, sizeof err), 0);
+    double one = app_num(&d, uid(), "prepared_bytes", false);
+    print_message("# a model of 1 MiB of constants counts %.0f bytes\n", one);
+    assert_true(one > 1048576 && one < 1048576 + 65536);
+    /* A second one would pass the connection's 2 MiB: refused before it is copied. */
+    expect_quota(prepare_constant(a, MIB_FLOATS, &h, err, sizeof err), err,
+                 "quota.connection.prepared_bytes (2097152) reached on this connection (uid %d)",
+                 uid());
+    /* b holds one, then meets the app's 2.5 MiB with half as much (its own 2 MiB fit). */
+    assert_int_equal(prepare_constant(b, MIB_FLOATS, &h2, err, sizeof err), 0);
+    expect_quota(prepare_constant(b, MIB_FLOATS / 2, &h, err, sizeof err), err,
+                 "quota.app.prepared_bytes (2621440) reached for uid %d", uid());
+    assert_int_equal(app_num(&d, uid(), "prepared_bytes", true), 2);
+    /* A small model still fits. */
+    assert_int_equal(prepare_constant(b, 16, &h, err, sizeof err), 0);
+    /* Release and close give the bytes back. */
+    assert_int_equal(nnd_client_release(a, h1), 0);
+    assert_int_equal(prepare_constant(b, MIB_FLOATS / 2, &h, err, sizeof err), 0);
+    nnd_client_close(b);
+    wait_connections(&d, 1);
+    assert_int_equal(app_num(&d, uid(), "prepared_bytes", false), 0);
+    assert_int_equal(quota_num(&d, "limits", "app", "prepared_bytes"), 2621440);
+    nnd_client_close(a);
+    assert_int_equal(tst_daemon_stop(&d), 0);
+}
+
 /* ---- buffers --------------------------------------------------------------------------- */
 
 /* A buffer for input 0 and output 0 of model h: [len] floats, or flexible with len 0. */
@@ -658,7 +721,7 @@ int main(void) {
         cmocka_unit_test(test_bad_config),        cmocka_unit_test(test_command_line_wins),
         cmocka_unit_test(test_prepared_models),   cmocka_unit_test(test_buffers),
         cmocka_unit_test(test_queued_executions), cmocka_unit_test(test_connections),
-        cmocka_unit_test(test_nndctl_status),
+        cmocka_unit_test(test_nndctl_status),     cmocka_unit_test(test_prepared_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,7 +250,7 @@ static void store_use(srv_cache *c, srv_cache_ref *e) {
             disk_failed(c, err);
         return;
     }
-    if (have < 0 || e->bytes > c->max_bytes) return;
+    if (have < 0 || e->model.len + e->data->len > c->max_bytes) return;
     store_job *j = calloc(1, sizeof *j);
     if (!j) return;
     j->req.data = j;

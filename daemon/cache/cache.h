@@ -17,7 +17,9 @@
  * - Content cache: prepared models by key, shared by every connection that prepares the
  *   same bytes (each app using one pays its bytes once against quota.app.cache_bytes,
  *   cache_users.h), kept after their last user releases them, least recently used evicted
- *   past max_bytes (0 turns the content cache off). Each entry is also written to the
+ *   past max_bytes (0 turns the content cache off). An entry counts what it holds in
+ *   memory: its model and data bytes and its prepared model (eng_prepared_bytes), so
+ *   max_bytes and the quota bound memory, not wire bytes. Each entry is also written to the
  *   state directory (content/<digest>.model and .data, rows in the index) off the loop
  *   thread, so the store outlives restarts; store entries past max_bytes are evicted too.
  * - Driver devices (cache_devices.h): a compilation whose device set includes drivers is

@@ -56,13 +56,19 @@ static schema_status decode_prepare(srv_cache *c, const store_buf *model, size_t
     return NND_OK;
 }
 
+/* What an entry holds in memory: its model and data bytes and the prepared model made from
+ * them (engine.h eng_prepared_bytes: plan, operators, packed weights). */
+static uint64_t entry_bytes(const srv_cache_ref *e) {
+    return e->model.len + e->data->len + eng_prepared_bytes(e->prepared);
+}
+
 /* Gives an entry from decode_prepare() its key and its model bytes (taken from *model). */
 static void entry_finish(srv_cache_ref *e, const uint8_t key[NND_HASH_LEN], store_buf *model) {
     memcpy(e->key, key, NND_HASH_LEN);
     memcpy(e->file_key, key, NND_HASH_LEN);
     e->model = *model;
     memset(model, 0, sizeof *model);
-    e->bytes = e->model.len + e->data->len;
+    e->bytes = entry_bytes(e);
 }
 
 /* A new entry of driver devices: its blobs go after its model bytes, and client cache files
@@ -81,7 +87,7 @@ static void add_device_section(srv_cache_ref *e, const srv_cache_encoded *x) {
         return;
     }
     store_hash_combine(digest[0], x->data_digest, e->file_key);
-    e->bytes = e->model.len + e->data->len;
+    e->bytes = entry_bytes(e);
 }
 
 schema_status srv_cache_make_entry(srv_cache *c, const srv_cache_encoded *x, store_buf *model,

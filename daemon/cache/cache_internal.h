@@ -34,7 +34,7 @@ struct srv_cache_ref {
     store_buf model;       /* the model cache bytes, kept for the store write */
     const store_buf *data; /* the data cache bytes, owned by prepared (its pool 0) */
     uint32_t preference;
-    uint64_t bytes;        /* model + data */
+    uint64_t bytes;        /* in memory: model + data + the prepared model (cache_entry.c) */
     uint32_t refs;         /* users plus a pending store write */
     srv_cache_users users; /* the uids among the users, each charged its bytes once */
     bool listed;           /* in the table and the LRU list */

@@ -30,6 +30,12 @@ static bool prepare_admitted(srv_call *c, Nnd__Priority priority, uint64_t deadl
         return false;
     }
     if (!srv_call_room_for(c, NND_OBJ_PREPARED)) return false;
+    /* An app at its prepared_bytes is refused before anything is prepared. */
+    schema_status st = srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
+    if (st != NND_OK) {
+        srv_call_fail(c, st, "%s", c->err);
+        return false;
+    }
     if (deadline_ns && srv_now_ns() > deadline_ns) {
         srv_call_fail(c, NND_MISSED_DEADLINE_PERSISTENT,
                       "deadline passed before preparation began");
@@ -164,19 +170,36 @@ static bool cache_args(const srv_call *c, const Nnd__PrepareModel *pm, int *mode
     return false;
 }
 
+/* What a prepared model costs the daemon, for quota.*.prepared_bytes: its own memory when
+ * prepared in place (a model from the content cache is counted there, cache_users.h), and
+ * the session's object with the scheduler's view (a fraction per operation). */
+static uint64_t prepared_bytes(const srv_model_obj *o) {
+    uint64_t n =
+        sizeof *o + sizeof(float) * ((uint64_t)eng_prepared_num_operations(o->prepared) + 1);
+    return n + (o->ref ? 0 : eng_prepared_bytes(o->prepared));
+}
+
 /* Stores a prepared model in the session and answers. */
 static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_cache,
                            int priority) {
-    uint64_t handle = 0;
-    /* The cost model seeds its estimate; a model beyond the device is refused here. */
-    schema_status st = srv_execution_model(c->d, o->prepared, priority, srv_model_obj_destroy, o,
-                                           &o->sm, c->err, sizeof c->err);
+    uint64_t handle = 0, bytes = prepared_bytes(o);
+    /* Its memory is known now that it exists: past the quota it goes again. */
+    schema_status st =
+        srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
-    if (srv_session_add(c->s, NND_OBJ_PREPARED, o, srv_model_obj_free, &handle) < 0) {
+    /* The cost model seeds its estimate; a model beyond the device is refused here. */
+    st = srv_execution_model(c->d, o->prepared, priority, srv_model_obj_destroy, o, &o->sm, c->err,
+                             sizeof c->err);
+    if (st != NND_OK) {
+        srv_model_obj_free(o);
+        srv_call_fail(c, st, "%s", c->err);
+        return;
+    }
+    if (srv_session_add_bytes(c->s, NND_OBJ_PREPARED, o, srv_model_obj_free, bytes, &handle) < 0) {
         srv_model_obj_free(o);
         srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the prepared model");
         return;
@@ -202,6 +225,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
         srv_json_add_client(ev, c->s->serial, c->s->pid, c->s->uid);
         srv_json_add_handle(ev, "handle", handle);
         cJSON_AddNumberToObject(ev, "operations", n_ops);
+        srv_json_add_u64(ev, "bytes", bytes);
         srv_json_add_u64(ev, "prepare_ns", t);
         cJSON_AddBoolToObject(ev, "from_cache", from_cache);
     }
@@ -276,6 +300,10 @@ void srv_on_prepare_model(srv_call *c) {
             o->cache_save_skipped = true;
         }
         bool cached = cacheable && srv_cache_wants(c->d->cache, c->s, &desc, token != NULL);
+        /* The constants it would copy must fit the app's prepared_bytes before the copy. */
+        if (!cached)
+            st = srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, eng_model_copy_bytes(&desc),
+                                 c->err, sizeof c->err);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */
@@ -298,7 +326,7 @@ void srv_on_prepare_model(srv_call *c) {
             st = srv_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
             if (st == NND_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
-        } else {
+        } else if (st == NND_OK) {
             st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
             views_owned = st == NND_OK;
         }

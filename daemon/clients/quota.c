@@ -21,8 +21,8 @@ struct srv_quota {
 };
 
 static const char *const res_names[NND_QUOTA_RES] = {
-    "connections", "prepared_models", "buffers",     "buffer_bytes", "queued_executions",
-    "mappings",    "descriptors",     "cache_bytes", "cache_tokens"};
+    "connections",    "prepared_models", "buffers",     "buffer_bytes", "queued_executions",
+    "prepared_bytes", "mappings",        "descriptors", "cache_bytes",  "cache_tokens"};
 
 const char *srv_quota_res_name(srv_quota_res r) {
     return (unsigned)r < NND_QUOTA_RES ? res_names[r] : "?";
@@ -33,7 +33,8 @@ bool srv_quota_app_only(srv_quota_res r) {
 }
 
 static bool is_bytes(srv_quota_res r) {
-    return r == NND_QUOTA_BUFFER_BYTES || r == NND_QUOTA_CACHE_BYTES;
+    return r == NND_QUOTA_BUFFER_BYTES || r == NND_QUOTA_CACHE_BYTES ||
+           r == NND_QUOTA_PREPARED_BYTES;
 }
 
 void srv_quota_limits_default(srv_quota_limits *l) {
@@ -43,6 +44,7 @@ void srv_quota_limits_default(srv_quota_limits *l) {
                 [NND_QUOTA_BUFFERS] = 4096,
                 [NND_QUOTA_BUFFER_BYTES] = 8ull << 30,
                 [NND_QUOTA_QUEUED_EXECUTIONS] = 1024,
+                [NND_QUOTA_PREPARED_BYTES] = 1ull << 30,
                 [NND_QUOTA_MAPPINGS] = 4096,
                 [NND_QUOTA_DESCRIPTORS] = 4096,
                 [NND_QUOTA_CACHE_BYTES] = 512ull << 20,
@@ -50,7 +52,8 @@ void srv_quota_limits_default(srv_quota_limits *l) {
         .conn = {[NND_QUOTA_PREPARED_MODELS] = 1024,
                  [NND_QUOTA_BUFFERS] = 1024,
                  [NND_QUOTA_BUFFER_BYTES] = 4ull << 30,
-                 [NND_QUOTA_QUEUED_EXECUTIONS] = 256},
+                 [NND_QUOTA_QUEUED_EXECUTIONS] = 256,
+                 [NND_QUOTA_PREPARED_BYTES] = 512ull << 20},
     };
     *l = dflt;
 }
@@ -72,11 +75,24 @@ srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
         *fds = rl.rlim_cur / 4;
     }
     /* Daemon-wide budgets below what the machine and the kernel allow, whatever the apps:
-     * driver buffers half of the memory, content-cache copies a quarter, descriptors all
-     * but 256 kept for the daemon's own files and the fds of requests being read. */
+     * driver buffers half of the memory, prepared models half, content-cache copies a
+     * quarter, descriptors all but 256 kept for the daemon's own files and the fds of
+     * requests being read. */
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    /* Nor may one app's prepared models take more than a quarter of the memory. */
+    for (int scope = 0; scope < 2 && mem; scope++) {
+        uint64_t *b = scope ? &q->limits.conn[NND_QUOTA_PREPARED_BYTES]
+                            : &q->limits.app[NND_QUOTA_PREPARED_BYTES];
+        if (*b && *b <= mem / 4) continue;
+        srv_log_warn("quota.%s.prepared_bytes lowered from %llu to %llu, a quarter of the "
+                     "machine's memory (%llu)",
+                     scope ? "connection" : "app", (unsigned long long)*b,
+                     (unsigned long long)(mem / 4), (unsigned long long)mem);
+        *b = mem / 4;
+    }
     q->budget[NND_QUOTA_BUFFER_BYTES] = mem / 2;
+    q->budget[NND_QUOTA_PREPARED_BYTES] = mem / 2;
     q->budget[NND_QUOTA_CACHE_BYTES] = mem / 4;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
         q->budget[NND_QUOTA_DESCRIPTORS] = rl.rlim_cur - 256;

@@ -1,17 +1,19 @@
 /* quota: limits on what each app (a uid) and each connection may hold at once.
  *
  * Contract:
- * - Resources: connections (per app only), prepared models, driver buffers (by count and
- *   by bytes), executions in flight (waiting on fences, queued or running), and per app
- *   only: mappings of client memory (counted by pool.c in the app's map account, which
+ * - Resources: connections (per app only), prepared models (by count, and by the memory
+ *   the daemon holds for those prepared in place: prepared_bytes, see prepare.h), driver
+ *   buffers (by count and by bytes), executions in flight (waiting on fences, queued or running),
+ * and per app only: mappings of client memory (counted by pool.c in the app's map account, which
  *   outlives the app while its mappings do), descriptors held for it, the content-cache
  *   memory of the models it uses, and its token-index rows (pruned, least recently used
  *   first, rather than refused). A limit of 0 means unlimited.
  * - srv_quota_new() lowers quota.app.descriptors to a quarter of the daemon's descriptor
  *   limit (RLIMIT_NOFILE) when set higher, so that no app can take the daemon's last
- *   descriptors (logged).
+ *   descriptors, and quota.app.prepared_bytes (and quota.connection.prepared_bytes) to a
+ *   quarter of the machine's memory, so that no app can take more of it (both logged).
  * - Daemon-wide budgets, all apps together, set at srv_quota_new(): driver buffer bytes
- *   half of the machine's memory, content-cache bytes a quarter, descriptors
+ *   half of the machine's memory, prepared bytes half, content-cache bytes a quarter, descriptors
  *   RLIMIT_NOFILE less 256 (mappings have theirs in pool.h). Past one, a request is
  *   refused with RESOURCE_EXHAUSTED_TRANSIENT naming the budget and the uid holding the
  *   most, so that several apps at their quotas still leave the machine its memory and
@@ -47,6 +49,7 @@ typedef enum srv_quota_res {
     NND_QUOTA_BUFFERS,
     NND_QUOTA_BUFFER_BYTES,
     NND_QUOTA_QUEUED_EXECUTIONS,
+    NND_QUOTA_PREPARED_BYTES, /* memory of the prepared models held (eng_prepared_bytes) */
     /* Per app only (srv_quota_app_only()): */
     NND_QUOTA_MAPPINGS,     /* client memory mapped into the daemon (pool.h accounts) */
     NND_QUOTA_DESCRIPTORS,  /* descriptors the daemon holds for it */
@@ -56,7 +59,7 @@ typedef enum srv_quota_res {
 } srv_quota_res;
 
 /* "connections", "prepared_models", "buffers", "buffer_bytes", "queued_executions",
- * "mappings", "descriptors", "cache_bytes", "cache_tokens". */
+ * "prepared_bytes", "mappings", "descriptors", "cache_bytes", "cache_tokens". */
 const char *srv_quota_res_name(srv_quota_res r);
 /* Whether r is counted per app only (no quota.connection.* key). */
 bool srv_quota_app_only(srv_quota_res r);

@@ -21,11 +21,14 @@ static int quota_of(srv_obj_kind kind) {
     return -1;
 }
 
-static void count(srv_session *s, srv_obj_kind kind, int64_t delta) {
+/* delta objects of kind, holding bytes (given back with delta < 0). */
+static void count(srv_session *s, srv_obj_kind kind, int64_t delta, uint64_t bytes) {
     s->count += (size_t)delta;
     s->per_kind[kind] += (size_t)delta;
     int r = quota_of(kind);
     if (r >= 0) srv_quota_add(s, (srv_quota_res)r, delta);
+    if (bytes)
+        srv_quota_add(s, NND_QUOTA_PREPARED_BYTES, delta < 0 ? -(int64_t)bytes : (int64_t)bytes);
 }
 
 void srv_session_init(srv_session *s, int fd, uint64_t serial) {
@@ -85,6 +88,11 @@ static int grow(srv_session *s) {
 
 int srv_session_add(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
                     uint64_t *handle) {
+    return srv_session_add_bytes(s, kind, obj, free_fn, 0, handle);
+}
+
+int srv_session_add_bytes(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
+                          uint64_t bytes, uint64_t *handle) {
     if (s->count >= NND_SESSION_MAX_OBJECTS) return -1;
     /* Keep the load factor under 1/2 so probes stay short. */
     if ((s->count + 1) * 2 > s->cap && grow(s) < 0) return -1;
@@ -94,9 +102,9 @@ int srv_session_add(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn
         if (n < 0 && errno == EINTR) continue;
         if (n != (ssize_t)sizeof h) return -1;
     }
-    srv_handle_slot e = {.handle = h, .kind = kind, .obj = obj, .free = free_fn};
+    srv_handle_slot e = {.handle = h, .kind = kind, .obj = obj, .free = free_fn, .bytes = bytes};
     insert(s->slots, s->cap, &e);
-    count(s, kind, 1);
+    count(s, kind, 1, bytes);
     *handle = h;
     return 0;
 }
@@ -119,7 +127,7 @@ int srv_session_release(srv_session *s, uint64_t handle) {
         s->slots[j].handle = 0;
         insert(s->slots, s->cap, &moved);
     }
-    count(s, gone.kind, -1);
+    count(s, gone.kind, -1, gone.bytes);
     if (gone.free) gone.free(gone.obj);
     return 0;
 }
@@ -142,7 +150,7 @@ void srv_session_clear(srv_session *s) {
     s->closing = true;
     for (size_t i = 0; i < s->cap; i++) {
         if (!s->slots[i].handle) continue;
-        count(s, s->slots[i].kind, -1);
+        count(s, s->slots[i].kind, -1, s->slots[i].bytes);
         if (s->slots[i].free) s->slots[i].free(s->slots[i].obj);
     }
     free(s->slots);

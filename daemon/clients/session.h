@@ -10,7 +10,8 @@
  *   disconnect). Each object is freed through the function it was added with.
  * - Quotas (quota.h): storing a prepared model or a buffer counts one against the
  *   session's and its app's quota of that kind, a registered memory one of the app's
- *   descriptors; freeing it gives it back. The caller
+ *   descriptors, and a prepared model its memory (srv_session_add_bytes) against
+ *   prepared_bytes; freeing it gives them back. The caller
  *   checks the quota first (srv_session_check_quota), as nothing else runs in between on
  *   the loop. The quota module sees a session only through srv_session_quota_conn()
  *   (session.c, declared in quota.h): its identity, its app and its share.
@@ -50,6 +51,7 @@ typedef struct srv_handle_slot {
     srv_obj_kind kind;
     void *obj;
     void (*free)(void *obj);
+    uint64_t bytes; /* counted against the kind's bytes quota (prepared_bytes) */
 } srv_handle_slot;
 
 /* Sends one packed reply with fds (borrowed); returns 0 or -errno. */
@@ -91,6 +93,11 @@ void srv_session_clear(srv_session *s);
  * when the session already holds NND_SESSION_MAX_OBJECTS. */
 int srv_session_add(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
                     uint64_t *handle);
+/* srv_session_add() of a prepared model (NND_OBJ_PREPARED) that also counts bytes of
+ * memory against quota.*.prepared_bytes until it is freed; the caller checked them
+ * (srv_quota_check) first. */
+int srv_session_add_bytes(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
+                          uint64_t bytes, uint64_t *handle);
 /* The object under handle if it has this kind (or any kind for NND_OBJ_ANY), else NULL. */
 void *srv_session_find(const srv_session *s, uint64_t handle, srv_obj_kind kind);
 /* Frees the object under handle; returns 0, or -1 when the handle is unknown. */
