@@ -78,6 +78,29 @@ NND_SOCKET=$dir/nnd.sock "$dir/classify" >"$dir/classify.out" ||
     { cat "$dir/classify.out"; fail "classify against the installed daemon"; }
 ldd "$dir/classify" | grep -q "$prefix/lib/libnnd.so" || fail "classify did not use the prefix's libnnd"
 
+# The same program linked with libnnd.a: what `pkg-config --static` names is all it needs
+# (libnnd's own code static, the libraries it uses shared, as Debian ships them).
+# shellcheck disable=SC2046
+cc $flags -o "$dir/classify-static" "$src/examples/classify.c" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --cflags --libs nnd |
+        sed 's/-lnnd /-Wl,-Bstatic -lnnd -Wl,-Bdynamic /') -lm ||
+    fail "classify.c does not link statically with pkg-config --static's flags"
+ldd "$dir/classify-static" | grep -q libnnd && fail "classify-static still loads libnnd.so"
+NND_SOCKET=$dir/nnd.sock "$dir/classify-static" >"$dir/classify.out" ||
+    { cat "$dir/classify.out"; fail "the static classify against the installed daemon"; }
+
+# The public nnd API stands alone: the wire format (generated nnd.pb-c.h, nnd_wire.h) is
+# not installed, and a program using nnd.h builds with pkg-config's flags.
+for f in include/nnd/nnd.pb-c.h include/nnd/nnd_wire.h; do
+    [ -e "$prefix/$f" ] && fail "$f is installed"
+done
+printf '#include <nnd/nnd.h>\n#include <stdio.h>\nint main(void) {\n    char e[256];\n    nnd_client *c = nnd_client_connect(NULL, "install_test", e, sizeof e);\n    if (!c) return 1;\n    puts(nnd_client_daemon_version(c));\n    nnd_client_close(c);\n    return 0;\n}\n' >"$dir/hello.c"
+# shellcheck disable=SC2046
+cc $flags -Wall -Werror -o "$dir/hello" "$dir/hello.c" \
+    $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs nnd) ||
+    fail "a program using <nnd/nnd.h> does not build"
+NND_SOCKET=$dir/nnd.sock "$dir/hello" >"$dir/hello.out" || fail "nnd_client_connect from <nnd/nnd.h>"
+
 # libneuralnetworks.so by name, from the prefix's lib folder only.
 LD_LIBRARY_PATH=$prefix/lib "$build/test_nnapi_dlopen" "$prefix/include/nnd/NeuralNetworks.h" \
     >"$dir/dlopen" 2>&1 || { cat "$dir/dlopen"; fail "dlopen libneuralnetworks.so from the prefix"; }

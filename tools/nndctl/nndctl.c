@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "tools/conformance/conformance.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "proto/paths.h"
 #include "metrics/prom.h"
 
