@@ -6,6 +6,7 @@
  * daemon's status as `nndctl metrics` renders it, read from the admin bus at each scrape
  * (http.h says what else it answers). Options: see usage(). */
 #include <errno.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,21 @@ static int passed_socket(void) {
     return 3;
 }
 
+/* The address bound (port 0 asks the kernel for a free one: the log line names it). */
+static void say_address(int fd) {
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
+        getnameinfo((struct sockaddr *)&ss, len, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV))
+        return;
+    fprintf(stderr,
+            ss.ss_family == AF_INET6 ? "nnd-exporter: serving http://[%s]:%s/metrics\n"
+                                     : "nnd-exporter: serving http://%s:%s/metrics\n",
+            host, port);
+}
+
 static char *page(void *ctx, char *err, size_t errlen) {
     return exp_scrape(ctx, err, errlen);
 }
@@ -111,7 +127,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "nnd-exporter: %s\n", err);
             return 1;
         }
-        fprintf(stderr, "nnd-exporter: serving http://%s/metrics\n", listen_addr);
+        say_address(fd);
     }
     int rc = exp_http_serve(fd, page, &t, &stop);
     if (rc < 0) fprintf(stderr, "nnd-exporter: accept: %s\n", strerror(-rc));

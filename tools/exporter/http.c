@@ -136,7 +136,8 @@ static void answer(int fd, exp_page_fn page, void *ctx) {
     if (!text) {
         char body[800];
         snprintf(body, sizeof body, "%s\n", err);
-        respond(fd, 503, "Service Unavailable", TEXT, body, !head, deadline);
+        respond(fd, 503, "Service Unavailable", TEXT, body, !head,
+                now_ms() + EXP_HTTP_TIMEOUT_MS); /* the scrape took its own time */
         return;
     }
     respond(fd, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", text, !head,
