@@ -11,6 +11,8 @@
 #   - a client that prepares a model with a cache token (cache_client of the build tree);
 #     `systemctl stop`, a clean exit; the next connection starts the service again and
 #     the same token is a cache hit;
+#   - nnd-exporter: its socket enabled, curl on 127.0.0.1:9464 starts it as user nnd, and
+#     the metrics pass promtool;
 #   - `apt purge`: no user or group nnd, no /var/lib/nnd or /run/nnd, no unit or enablement
 #     link, and no file the packages had (the file system as it was before the install).
 # The container gets CAP_SYS_ADMIN and CAP_NET_ADMIN so that systemd can set up the
@@ -81,6 +83,7 @@ mkdir "$work/debs"
 cp "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb "$work/debs/"
 deps=$(for d in "$work"/debs/*.deb; do dpkg-deb -f "$d" Depends; done | tr ',' '\n' |
     sed 's/|.*//; s/(.*)//; s/ //g' | grep -v '^libnnd0$' | grep . | sort -u | paste -sd, -)
+deps="$deps,curl" # the exporter's check scrapes with curl
 tag=localhost/nnd-systemd-test:$(echo "$deps" | sha256sum | cut -c1-12)
 t0=$(date +%s)
 if ! podman image exists "$tag"; then
@@ -169,13 +172,37 @@ in_ctr 'systemctl stop nnd.service'
 in_ctr 'nndctl --state-dir /var/lib/nnd status' >"$work/status" || fail "nndctl status"
 grep -q '^  hits: [1-9]' "$work/status" || { cat "$work/status" >&2; fail "status counts no cache hit"; }
 
+# The exporter: nnd-exporter.socket (enabled at the install) listens on 127.0.0.1:9464, the
+# first scrape starts nnd-exporter as user nnd, and what curl gets passes promtool (the
+# host's: scripts/install-deps.sh installs it), with the metrics of the clients above.
+[ "$(in_ctr 'systemctl is-enabled nnd-exporter.socket')" = enabled ] || fail "nnd-exporter.socket is not enabled"
+[ "$(in_ctr 'systemctl is-active nnd-exporter.socket')" = active ] || fail "nnd-exporter.socket is not listening"
+in_ctr 'curl -sf http://127.0.0.1:9464/metrics' >"$work/metrics" || fail "curl on the exporter's port"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$work/metrics" >&2 || fail "promtool check metrics on the exporter's text"
+else
+    echo "systemd-test: no promtool on this host: the exporter's text is not checked by it" >&2
+fi
+for m in '^process_cpu_seconds_total ' '^nnd_app_executions_total{uid="0"} [1-9]' \
+    '^nnd_prepare_duration_seconds_count [1-9]' '^nnd_device_execution_latency_seconds_count{device="nnd-cpu"} [1-9]'; do
+    grep -q "$m" "$work/metrics" || fail "the exporter's text has no $m"
+done
+epid=$(in_ctr 'systemctl show -p MainPID --value nnd-exporter.service')
+[ "$epid" -gt 0 ] || fail "the scrape did not start nnd-exporter.service"
+in_ctr "grep '^Uid:' /proc/$epid/status" | grep -q "^Uid:[[:space:]]*$(in_ctr 'id -u nnd')[[:space:]]" ||
+    fail "nnd-exporter does not run as nnd"
+[ "$(in_ctr 'curl -s -o /dev/null -w %{http_code} http://127.0.0.1:9464/')" = 404 ] ||
+    fail "the exporter answers another path than /metrics"
+echo "systemd-test: the exporter's $(wc -l <"$work/metrics") lines pass"
+
 # Purge: nothing of the packages left.
 in_ctr 'apt-get purge -y -q nnd libnnd0' >"$work/purge.log" 2>&1 ||
     { tail -n 30 "$work/purge.log" >&2; fail "apt-get purge"; }
 ! in_ctr 'getent passwd nnd' >/dev/null || fail "the user nnd outlived the purge"
 ! in_ctr 'getent group nnd' >/dev/null || fail "the group nnd outlived the purge"
 for p in /var/lib/nnd /run/nnd /lib/systemd/system/nnd.service /lib/systemd/system/nnd.socket \
-    /etc/systemd/system/sockets.target.wants/nnd.socket; do
+    /etc/systemd/system/sockets.target.wants/nnd.socket /lib/systemd/system/nnd-exporter.socket \
+    /lib/systemd/system/nnd-exporter.service /etc/systemd/system/sockets.target.wants/nnd-exporter.socket; do
     ! in_ctr "test -e $p -o -L $p" || fail "$p outlived the purge"
 done
 [ -z "$(in_ctr 'systemctl list-units --all --no-legend "nnd*"')" ] || fail "systemd still knows nnd units"

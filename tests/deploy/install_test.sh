@@ -20,7 +20,9 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/nnd bin/nndctl lib/libnnd.so lib/libnnd.a lib/libneuralnetworks.so \
     include/nnd/NeuralNetworks.h include/nnd/nnd.h include/nnd/extension.h include/nnd/driver.h \
     include/nnd/ndk/android/NeuralNetworks.h lib/pkgconfig/nnd.pc \
-    lib/nnd/extensions/libnnd_fibonacci.so lib/nnd/drivers-examples/libnnd_example.so share/man/man8/nnd.8 share/man/man1/nndctl.1 \
+    lib/nnd/extensions-examples/libnnd_fibonacci.so lib/nnd/drivers-examples/libnnd_example.so share/man/man8/nnd.8 share/man/man1/nndctl.1 \
+    bin/nnd-exporter share/man/man1/nnd-exporter.1 lib/systemd/system/nnd-exporter.socket \
+    lib/systemd/system/nnd-exporter.service \
     lib/systemd/system/nnd.socket lib/systemd/system/nnd.service lib/sysusers.d/nnd.conf; do
     [ -e "$prefix/$f" ] || fail "$f not installed"
 done
@@ -28,7 +30,7 @@ done
 "$prefix/bin/nndctl" --version | grep -q '^nndctl [0-9]' || fail "nndctl --version"
 
 # Man pages: rendered without a warning, and they are the pages they claim to be.
-for page in man8/nnd.8:"SOCKET ACTIVATION" man1/nndctl.1:"metrics"; do
+for page in man8/nnd.8:"SOCKET ACTIVATION" man1/nndctl.1:"metrics" man1/nnd-exporter.1:"METRICS"; do
     file=$prefix/share/man/${page%%:*}
     MANWIDTH=80 man --warnings -l "$file" >"$dir/page" 2>"$dir/page.err" || fail "man -l $file"
     [ ! -s "$dir/page.err" ] || { cat "$dir/page.err"; fail "man warns about $file"; }
@@ -38,10 +40,13 @@ done
 # Units: ExecStart under this prefix; systemd accepts both (output is warnings or errors).
 grep -q "^ExecStart=$prefix/bin/nnd " "$prefix/lib/systemd/system/nnd.service" ||
     fail "nnd.service does not start $prefix/bin/nnd"
+grep -q "^ExecStart=$prefix/bin/nnd-exporter " "$prefix/lib/systemd/system/nnd-exporter.service" ||
+    fail "nnd-exporter.service does not start $prefix/bin/nnd-exporter"
+"$prefix/bin/nnd-exporter" --version | grep -q '^nnd-exporter [0-9]' || fail "nnd-exporter --version"
 if command -v systemd-analyze >/dev/null; then
     (cd "$prefix/lib/systemd/system" &&
         MANPATH=$prefix/share/man SYSTEMD_LOG_LEVEL=notice systemd-analyze verify \
-            ./nnd.socket ./nnd.service) >"$dir/verify" 2>&1 || { cat "$dir/verify"; fail "systemd-analyze verify"; }
+            ./nnd.socket ./nnd.service ./nnd-exporter.socket ./nnd-exporter.service) >"$dir/verify" 2>&1 || { cat "$dir/verify"; fail "systemd-analyze verify"; }
     [ ! -s "$dir/verify" ] || { cat "$dir/verify"; fail "systemd-analyze verify warns"; }
 else
     echo "install_test: no systemd-analyze here; units not verified"
@@ -52,6 +57,10 @@ fi
 [ -e "$prefix/lib/nnd/drivers/libnnd_example.so" ] && fail "the example driver is enabled by default"
 mkdir -p "$prefix/lib/nnd/drivers"
 cp "$prefix/lib/nnd/drivers-examples/libnnd_example.so" "$prefix/lib/nnd/drivers/"
+# So is the example extension: parked beside lib/nnd/extensions, enabled by a copy.
+[ -e "$prefix/lib/nnd/extensions/libnnd_fibonacci.so" ] && fail "the example extension is enabled by default"
+mkdir -p "$prefix/lib/nnd/extensions"
+cp "$prefix/lib/nnd/extensions-examples/libnnd_fibonacci.so" "$prefix/lib/nnd/extensions/"
 # The installed daemon, its plugins found under the prefix with no --extensions-dir.
 "$prefix/bin/nnd" --socket "$dir/nnd.sock" --state-dir "$dir/state" --log-level warn &
 pid=$!
