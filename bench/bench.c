@@ -49,7 +49,7 @@
 #include "bench/kernels.h"
 #include "bench/memory.h"
 #include "bench/mobilenet_rows.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "bench/partition.h"
 #include "bench/prepare_rows.h"
 #include "bench/qos.h"

@@ -15,7 +15,7 @@
 #include "schema/codes.h"
 #include "bench/local.h"
 #include "tests/mobilenet.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/timing.h"
 
 #define ROUNDS 6 /* each round runs one side `per_round` times, then the other */

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bench/local.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/timing.h"
 
 #define TRIALS    2000

@@ -12,7 +12,7 @@
 #include "tests/mobilenet_nnapi.h"
 #include "bench/mobilenet_xnn.h"
 #include "nnd/NeuralNetworks.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/timing.h"
 
 #define ROUNDS    12

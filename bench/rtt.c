@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/timing.h"
 #include "tests/wire.h"
 

@@ -12,7 +12,7 @@
 #include <xnnpack.h>
 
 #include "nnd/NeuralNetworks.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/timing.h"
 
 #define ROUNDS    40

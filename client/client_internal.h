@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "proto/frame.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define NND_CONN_TICK_MS 100
 #define NND_CONN_LANES   16 /* the most a client opens; $NND_CLIENT_LANES may lower it */

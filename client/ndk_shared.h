@@ -55,7 +55,7 @@
 #include <stdint.h>
 
 #include "nnd/NeuralNetworks.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define NDK_HIDDEN __attribute__((visibility("hidden")))
 

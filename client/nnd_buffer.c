@@ -1,5 +1,5 @@
 /* srv_buffer.c: libnnd's memory-domain calls: Allocate, BufferCopyTo, BufferCopyFrom.
- * See include/nnd/nnd.h. */
+ * See include/nnd/nnd_wire.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
                         const uint64_t *prepared_models, size_t n_models,

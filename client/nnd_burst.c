@@ -1,6 +1,6 @@
 /* nnd_burst.c: libnnd's bursts, which send each memory's fd once and its slot number after
  * that, and executions that carry no fd through the burst's shared-memory channel when the
- * daemon gave one (cli_burst_chan.c). See include/nnd/nnd.h, "bursts". */
+ * daemon gave one (cli_burst_chan.c). See include/nnd/nnd_wire.h, "bursts". */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* srv_cache.c: libnnd's compilation caching, as the NNAPI runtime does it for
- * ANeuralNetworksCompilation_setCaching. See include/nnd/nnd.h.
+ * ANeuralNetworksCompilation_setCaching. See include/nnd/nnd_wire.h.
  *
  * The app's token names the files; the daemon sees a token folded from the app's token, a
  * fingerprint of the model (the packed wire model plus every constant it references in
@@ -10,7 +10,7 @@
  * with BLAKE2b itself. */
 #include "client/client_internal.h"
 #include "client/record.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* nnd_client.c: libnnd: connecting, the calls and their replies (the connection itself is
- * nnd_conn.c). See include/nnd/nnd.h. */
-#include "nnd/nnd.h"
+ * nnd_conn.c). See include/nnd/nnd.h and nnd_wire.h. */
+#include "nnd/nnd_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

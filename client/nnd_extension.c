@@ -1,8 +1,8 @@
-/* nnd_extension.c: libnnd's HAL-level GetSupportedExtensions. See include/nnd/nnd.h. */
+/* nnd_extension.c: libnnd's HAL-level GetSupportedExtensions. See include/nnd/nnd_wire.h. */
 #include <errno.h>
 #include <stdio.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 int nnd_client_get_supported_extensions(nnd_client *c, Nnd__SupportedExtensionsReply **out,
                                         char *err, size_t errlen) {

@@ -1,5 +1,5 @@
 /* nnd_qos.c: libnnd's executions with priorities and deadlines, asynchronous tickets,
- * Cancel, and fenced executions. See include/nnd/nnd.h, "quality of service". */
+ * Cancel, and fenced executions. See include/nnd/nnd_wire.h, "quality of service". */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define NND_RECORD_DEFAULT_MAX_BYTES (256ull << 20)
 

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 __attribute__((visibility("hidden"))) int rec_read(int fd, uint64_t off, size_t len, void *dst);
 __attribute__((visibility("hidden"))) cJSON *

@@ -113,7 +113,7 @@ static const metric metrics[] = {
     {"scheduler.workers", "nnd_scheduler_workers", GAUGE, 0, "Worker threads"},
     {"scheduler.running", "nnd_scheduler_running", GAUGE, 0, "Executions running now"},
     {"scheduler.queued.*", "nnd_scheduler_queued", GAUGE, 0, "Executions queued now"},
-    {"scheduler.latency_us", "nnd_execution_latency_seconds", HISTOGRAM, 0,
+    {"scheduler.latency_us.*", "nnd_execution_latency_seconds", HISTOGRAM, 0,
      "Executions from submission to completion"},
     {"scheduler.latency_us.*.p", "nnd_execution_latency_percentile_seconds", GAUGE, 1e-6,
      "Percentiles 50, 90 and 99 of the execution latency (upper bucket edges)"},
@@ -165,6 +165,28 @@ static const metric metrics[] = {
      "Runs of (part of) an execution started, per device"},
     {"devices[].arrived", "nnd_device_arrivals_total", COUNTER, 0,
      "Executions that came to the device's queue from another device mid-run"},
+    {"devices[].latency_us", "nnd_device_execution_latency_seconds", HISTOGRAM, 0,
+     "Executions from submission to completion, per device that ran them"},
+    {"prepare_time_us", "nnd_prepare_duration_seconds", HISTOGRAM, 0,
+     "Compile time of the models prepared (from a cache too)"},
+    {"app_totals[].executions", "nnd_app_executions_total", COUNTER, 0,
+     "Executions finished or refused, per app (uid), since the daemon started"},
+    {"app_totals[].failed", "nnd_app_executions_failed_total", COUNTER, 0,
+     "Executions that did not end with NONE, per app (uid), since the daemon started"},
+    {"app_totals_untracked.executions", "nnd_app_untracked_executions_total", COUNTER, 0,
+     "Executions of apps beyond the uids the daemon keeps counts for"},
+    {"app_totals_untracked.failed", "nnd_app_untracked_executions_failed_total", COUNTER, 0,
+     "Failed executions of apps beyond the uids the daemon keeps counts for"},
+    {"process.cpu_seconds", "process_cpu_seconds_total", COUNTER, 0,
+     "The daemon's user and system CPU time in seconds"},
+    {"process.resident_bytes", "process_resident_memory_bytes", GAUGE, 0,
+     "The daemon's resident memory size in bytes"},
+    {"process.virtual_bytes", "process_virtual_memory_bytes", GAUGE, 0,
+     "The daemon's virtual memory size in bytes"},
+    {"process.open_fds", "process_open_fds", GAUGE, 0, "The daemon's open file descriptors"},
+    {"process.max_fds", "process_max_fds", GAUGE, 0, "The daemon's limit of open file descriptors"},
+    {"process.start_time_seconds", "process_start_time_seconds", GAUGE, 0,
+     "The daemon's start time in seconds since the epoch"},
 };
 #define N_METRICS (sizeof metrics / sizeof metrics[0])
 
@@ -194,6 +216,7 @@ static const char *const not_exported[] = {
     "clients[].pid",
     "clients[].uid",
     "quotas.apps[].uid",
+    "app_totals[].uid",
     /* Held per uid already in nnd_app_quota_used (quota usage is counted per client). */
     "clients[].prepared_models",
     "clients[].buffers",
@@ -248,9 +271,9 @@ typedef struct family {
 
 typedef struct render {
     family fam[N_METRICS];
-    FILE *hist; /* the histogram's lines, built in priority order */
-    char *hist_text;
-    size_t hist_len;
+    FILE *hist[N_METRICS]; /* each histogram's lines, in the order of its label values */
+    char *hist_text[N_METRICS];
+    size_t hist_len[N_METRICS];
     FILE *info; /* nnd_info's labels */
     char *info_text;
     size_t info_len;
@@ -343,40 +366,43 @@ static char *with_label(char *buf, size_t len, const char *labels, const char *k
     return buf;
 }
 
-/* One priority of scheduler.latency_us: histogram lines and quantile gauges. */
-static void latency(render *r, const cJSON *o, const char *labels) {
+/* One histogram object ({count, sum_us, below: {bound_us: n}}, percentiles p50.. beside
+ * them where path.p is a metric): its lines under the labels. */
+static void histogram(render *r, size_t m, const cJSON *o, const char *path, const char *labels) {
     const cJSON *count = cJSON_GetObjectItemCaseSensitive(o, "count");
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(o, "sum_us");
     const cJSON *below = cJSON_GetObjectItemCaseSensitive(o, "below");
     const char *l = labels + (*labels == ',');
+    const char *name = metrics[m].name;
+    FILE *h = r->hist[m];
     const cJSON *e;
     cJSON_ArrayForEach(e, o) {
-        char path[160], lab[512];
+        char sub[160], lab[512];
         if (e == count || e == sum || e == below) continue;
-        if (cJSON_IsNumber(e) && e->string[0] == 'p') { /* p50, p90, p99 */
-            size_t m;
-            if (find("scheduler.latency_us.*.p", &m) &&
-                with_label(lab, sizeof lab, labels, "percentile", e->string + 1))
-                add_sample(r, m, lab, e->valuedouble * metrics[m].scale);
+        size_t pm;
+        snprintf(sub, sizeof sub, "%s.p", path);
+        if (cJSON_IsNumber(e) && e->string[0] == 'p' && find(sub, &pm)) { /* p50, p90, p99 */
+            if (with_label(lab, sizeof lab, labels, "percentile", e->string + 1))
+                add_sample(r, pm, lab, e->valuedouble * metrics[pm].scale);
             continue;
         }
-        snprintf(path, sizeof path, "scheduler.latency_us.*.%s", e->string);
-        note_unmapped(r, path);
+        snprintf(sub, sizeof sub, "%s.%s", path, e->string);
+        note_unmapped(r, sub);
     }
     if (!cJSON_IsNumber(count) || !cJSON_IsNumber(sum) || !cJSON_IsObject(below)) {
-        note_unmapped(r, "scheduler.latency_us.* (count, sum_us and below expected)");
+        char sub[200];
+        snprintf(sub, sizeof sub, "%s (count, sum_us and below expected)", path);
+        note_unmapped(r, sub);
         return;
     }
     cJSON_ArrayForEach(e, below) {
-        fprintf(r->hist, "nnd_execution_latency_seconds_bucket{%s%sle=\"%.9g\"} %.15g\n", l,
-                *l ? "," : "", atof(e->string) * 1e-6, e->valuedouble);
+        fprintf(h, "%s_bucket{%s%sle=\"%.9g\"} %.15g\n", name, l, *l ? "," : "",
+                atof(e->string) * 1e-6, e->valuedouble);
     }
-    fprintf(r->hist, "nnd_execution_latency_seconds_bucket{%s%sle=\"+Inf\"} %.15g\n", l,
-            *l ? "," : "", count->valuedouble);
-    fprintf(r->hist, "nnd_execution_latency_seconds_sum%s%s%s %.15g\n", *l ? "{" : "", l,
-            *l ? "}" : "", sum->valuedouble * 1e-6);
-    fprintf(r->hist, "nnd_execution_latency_seconds_count%s%s%s %.15g\n", *l ? "{" : "", l,
-            *l ? "}" : "", count->valuedouble);
+    fprintf(h, "%s_bucket{%s%sle=\"+Inf\"} %.15g\n", name, l, *l ? "," : "", count->valuedouble);
+    fprintf(h, "%s_sum%s%s%s %.15g\n", name, *l ? "{" : "", l, *l ? "}" : "",
+            sum->valuedouble * 1e-6);
+    fprintf(h, "%s_count%s%s%s %.15g\n", name, *l ? "{" : "", l, *l ? "}" : "", count->valuedouble);
 }
 
 static void walk(render *r, const cJSON *node, const char *path, const char *labels);
@@ -397,10 +423,7 @@ static void walk_object(render *r, const cJSON *o, const char *path, const char 
                 r->oom = true;
                 return;
             }
-            if (!strcmp(path, "scheduler.latency_us"))
-                latency(r, e, lab);
-            else
-                walk(r, e, sub, lab);
+            walk(r, e, sub, lab);
         } else {
             snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", e->string);
             walk(r, e, sub, labels);
@@ -421,7 +444,12 @@ static void walk(render *r, const cJSON *node, const char *path, const char *lab
                 fputc('"', r->info);
             }
     } else if (cJSON_IsObject(node)) {
-        walk_object(r, node, path, labels);
+        size_t m;
+        const metric *d = find(path, &m);
+        if (d && d->type == HISTOGRAM)
+            histogram(r, m, node, path, labels);
+        else
+            walk_object(r, node, path, labels);
     } else if (cJSON_IsArray(node)) {
         char sub[256];
         snprintf(sub, sizeof sub, "%s[]", path);
@@ -465,14 +493,19 @@ char *met_prom_render(const cJSON *status, char **unmapped) {
     if (!cJSON_IsObject(status)) return NULL;
     render *r = calloc(1, sizeof *r);
     if (!r) return NULL;
-    r->hist = open_memstream(&r->hist_text, &r->hist_len);
+    bool streams = true;
+    for (size_t i = 0; i < N_METRICS; i++)
+        if (metrics[i].type == HISTOGRAM &&
+            !(r->hist[i] = open_memstream(&r->hist_text[i], &r->hist_len[i])))
+            streams = false;
     r->info = open_memstream(&r->info_text, &r->info_len);
     r->unmapped = open_memstream(&r->unmapped_text, &r->unmapped_len);
     char *text = NULL;
     size_t len = 0;
-    FILE *out = r->hist && r->info && r->unmapped ? open_memstream(&text, &len) : NULL;
+    FILE *out = streams && r->info && r->unmapped ? open_memstream(&text, &len) : NULL;
     if (out) walk(r, status, "", "");
-    if (r->hist) fclose(r->hist);
+    for (size_t i = 0; i < N_METRICS; i++)
+        if (r->hist[i]) fclose(r->hist[i]);
     if (r->info) fclose(r->info);
     if (r->unmapped) fclose(r->unmapped);
     for (size_t i = 0; out && i < N_METRICS; i++) {
@@ -481,7 +514,7 @@ char *met_prom_render(const cJSON *status, char **unmapped) {
             fprintf(out, "# HELP %s %s.\n# TYPE %s gauge\n%s{%s} 1\n", d->name, d->help, d->name,
                     d->name, r->info_text ? r->info_text : "");
         } else if (d->type == HISTOGRAM) {
-            if (r->hist_len) print_family(out, d, r->hist_text, NULL);
+            if (r->hist_len[i]) print_family(out, d, r->hist_text[i], NULL);
         } else if (r->fam[i].n) {
             print_family(out, d, NULL, &r->fam[i]);
         }
@@ -500,7 +533,8 @@ char *met_prom_render(const cJSON *status, char **unmapped) {
         free(text);
         text = NULL;
     }
-    free(r->hist_text);
+    for (size_t i = 0; i < N_METRICS; i++)
+        free(r->hist_text[i]);
     free(r->info_text);
     free(r->unmapped_text);
     free(r);

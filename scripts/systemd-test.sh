@@ -11,8 +11,11 @@
 #   - a client that prepares a model with a cache token (cache_client of the build tree);
 #     `systemctl stop`, a clean exit; the next connection starts the service again and
 #     the same token is a cache hit;
+#   - nnd-exporter: its socket enabled, curl on 127.0.0.1:9464 starts it as user nnd, and
+#     the metrics pass promtool;
 #   - `apt purge`: no user or group nnd, no /var/lib/nnd or /run/nnd, no unit or enablement
 #     link, and no file the packages had (the file system as it was before the install).
+#   - libnnd-dev alone: examples/classify.c links with `pkg-config --static`, then purged;
 # The container gets CAP_SYS_ADMIN and CAP_NET_ADMIN so that systemd can set up the
 # service's namespaces (without them it skips PrivateNetwork, ProtectSystem and the
 # like, and the hardening would go untested). Then removes what it made.
@@ -42,7 +45,7 @@ case $build_dir in /*) ;; *) build_dir=$root/$build_dir ;; esac
 vectors=$build_dir/vectors/conformance/V1_0
 cache_client=$build_dir/cache_client
 [ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (rootful podman)" >&2; exit 2; }
-ls "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb >/dev/null 2>&1 ||
+ls "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb "$debs"/libnnd-dev_*.deb >/dev/null 2>&1 ||
     { echo "systemd-test: no packages in $debs; run make deb first" >&2; exit 2; }
 [ -x "$cache_client" ] || { echo "systemd-test: no $cache_client; run make first" >&2; exit 2; }
 [ -d "$vectors" ] || { echo "systemd-test: no conformance vectors at $vectors" >&2; exit 2; }
@@ -78,9 +81,12 @@ podman_env_conf "$work"
 # The image: systemd and what the packages depend on (their Depends, first alternatives),
 # so that apt installs the packages from /debs with no network.
 mkdir "$work/debs"
-cp "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb "$work/debs/"
+cp "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb "$debs"/libnnd-dev_*.deb "$work/debs/"
 deps=$(for d in "$work"/debs/*.deb; do dpkg-deb -f "$d" Depends; done | tr ',' '\n' |
     sed 's/|.*//; s/(.*)//; s/ //g' | grep -v '^libnnd0$' | grep . | sort -u | paste -sd, -)
+# curl for the exporter's check; a C compiler and pkg-config for the static link with
+# libnnd-dev (whose own Depends are in $deps).
+deps="$deps,curl,gcc,libc6-dev,pkg-config"
 tag=localhost/nnd-systemd-test:$(echo "$deps" | sha256sum | cut -c1-12)
 t0=$(date +%s)
 if ! podman image exists "$tag"; then
@@ -94,7 +100,8 @@ echo "systemd-test: image ready in $((t1 - t0)) s"
 podman run -d --name "$ctr" --pull=never --systemd=always --network=none \
     --cap-add=SYS_ADMIN,NET_ADMIN \
     -v "$work/debs:/debs:ro" -v "$vectors:/vectors/V1_0:ro" \
-    -v "$cache_client:/usr/local/bin/nnd-cache-client:ro" "$tag" >/dev/null
+    -v "$cache_client:/usr/local/bin/nnd-cache-client:ro" \
+    -v "$root/examples/classify.c:/src/classify.c:ro" "$tag" >/dev/null
 # Until systemd has booted (its bus may not answer at first).
 i=0
 state=$(podman exec "$ctr" systemctl is-system-running --wait 2>/dev/null) || true
@@ -170,17 +177,57 @@ in_ctr 'nndctl --state-dir /var/lib/nnd status --json' >"$work/status" || fail "
 python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["cache"]["hits"] < 1)' <"$work/status" ||
     { cat "$work/status" >&2; fail "status counts no cache hit"; }
 
+# The exporter: nnd-exporter.socket (enabled at the install) listens on 127.0.0.1:9464, the
+# first scrape starts nnd-exporter as user nnd, and what curl gets passes promtool (the
+# host's: scripts/install-deps.sh installs it), with the metrics of the clients above.
+[ "$(in_ctr 'systemctl is-enabled nnd-exporter.socket')" = enabled ] || fail "nnd-exporter.socket is not enabled"
+[ "$(in_ctr 'systemctl is-active nnd-exporter.socket')" = active ] || fail "nnd-exporter.socket is not listening"
+in_ctr 'curl -sf http://127.0.0.1:9464/metrics' >"$work/metrics" || fail "curl on the exporter's port"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$work/metrics" >&2 || fail "promtool check metrics on the exporter's text"
+else
+    echo "systemd-test: no promtool on this host: the exporter's text is not checked by it" >&2
+fi
+for m in '^process_cpu_seconds_total ' '^nnd_app_executions_total{uid="0"} [1-9]' \
+    '^nnd_prepare_duration_seconds_count [1-9]' '^nnd_device_execution_latency_seconds_count{device="nnd-cpu"} [1-9]'; do
+    grep -q "$m" "$work/metrics" || fail "the exporter's text has no $m"
+done
+epid=$(in_ctr 'systemctl show -p MainPID --value nnd-exporter.service')
+[ "$epid" -gt 0 ] || fail "the scrape did not start nnd-exporter.service"
+in_ctr "grep '^Uid:' /proc/$epid/status" | grep -q "^Uid:[[:space:]]*$(in_ctr 'id -u nnd')[[:space:]]" ||
+    fail "nnd-exporter does not run as nnd"
+[ "$(in_ctr 'curl -s -o /dev/null -w %{http_code} http://127.0.0.1:9464/')" = 404 ] ||
+    fail "the exporter answers another path than /metrics"
+echo "systemd-test: the exporter's $(wc -l <"$work/metrics") lines pass"
+
 # Purge: nothing of the packages left.
 in_ctr 'apt-get purge -y -q nnd libnnd0' >"$work/purge.log" 2>&1 ||
     { tail -n 30 "$work/purge.log" >&2; fail "apt-get purge"; }
 ! in_ctr 'getent passwd nnd' >/dev/null || fail "the user nnd outlived the purge"
 ! in_ctr 'getent group nnd' >/dev/null || fail "the group nnd outlived the purge"
 for p in /var/lib/nnd /run/nnd /lib/systemd/system/nnd.service /lib/systemd/system/nnd.socket \
-    /etc/systemd/system/sockets.target.wants/nnd.socket; do
+    /etc/systemd/system/sockets.target.wants/nnd.socket /lib/systemd/system/nnd-exporter.socket \
+    /lib/systemd/system/nnd-exporter.service /etc/systemd/system/sockets.target.wants/nnd-exporter.socket; do
     ! in_ctr "test -e $p -o -L $p" || fail "$p outlived the purge"
 done
 [ -z "$(in_ctr 'systemctl list-units --all --no-legend "nnd*"')" ] || fail "systemd still knows nnd units"
 snapshot >"$work/after"
 diff "$work/before" "$work/after" >"$work/diff" || { cat "$work/diff" >&2; fail "the purge left files behind"; }
+
+# The development package alone (with libnnd0, its dependency) in the clean system: an
+# NNAPI program links statically with what `pkg-config --static` names (libnnd's own code
+# static, the libraries Debian ships shared), then the purge leaves nothing.
+in_ctr 'apt-get install -y -q /debs/libnnd-dev_*.deb /debs/libnnd0_*.deb' >"$work/apt-dev.log" 2>&1 ||
+    { tail -n 30 "$work/apt-dev.log" >&2; fail "apt-get install libnnd-dev"; }
+in_ctr 'cc -o /tmp/classify /src/classify.c $(pkg-config --static --cflags --libs nnd |
+    sed "s/-lnnd /-Wl,-Bstatic -lnnd -Wl,-Bdynamic /") -lm' >&2 ||
+    fail "classify.c does not link statically with libnnd-dev and pkg-config --static"
+! in_ctr 'ldd /tmp/classify' | grep libnnd >&2 || fail "the static classify still loads libnnd"
+in_ctr 'test ! -e /usr/include/nnd/nnd.pb-c.h' || fail "libnnd-dev installs the generated nnd.pb-c.h"
+in_ctr 'rm -f /tmp/classify; apt-get purge -y -q libnnd-dev libnnd0' >"$work/purge-dev.log" 2>&1 ||
+    { tail -n 30 "$work/purge-dev.log" >&2; fail "apt-get purge libnnd-dev"; }
+snapshot >"$work/after-dev"
+diff "$work/before" "$work/after-dev" >"$work/diff" || { cat "$work/diff" >&2; fail "the purge of libnnd-dev left files behind"; }
+echo "systemd-test: classify.c links statically against libnnd-dev alone"
 
 echo "systemd-test: passed in $(($(date +%s) - start)) s (image $((t1 - t0)) s)"

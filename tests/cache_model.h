@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/wire.h"
 
 typedef struct cache_model {

@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/wire.h"
 
 #define N 256 /* floats in the test tensors */

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/qos_models.h"
 
 #define MAX_INFLIGHT 32

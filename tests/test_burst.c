@@ -23,7 +23,7 @@
 
 #include "tests/harness.h"
 #include "tests/observe.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/wire.h"
 
 #define POOL_SIZE 4096

@@ -36,7 +36,7 @@
 #include "proto/burst_chan.h"
 #include "proto/frame.h"
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/observe.h"
 #include "tests/wire.h"
 

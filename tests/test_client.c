@@ -20,7 +20,7 @@
 
 #include "proto/frame.h"
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define CODE_TENSOR_FLOAT32 3
 #define CODE_INT32          1

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/qos_models.h"
 #include "tests/wire.h"
 

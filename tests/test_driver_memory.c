@@ -27,7 +27,7 @@
 
 #include "tests/drv_models.h"
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define OP_RELU 19
 #define OP_SUB  36

@@ -37,7 +37,7 @@
 #include "tests/harness.h"
 #include "tests/subprocess.h"
 #include "nnd/NeuralNetworks.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define MS 1000000ull
 

@@ -22,7 +22,7 @@
 #include "extensions/fibonacci/fibonacci.h"
 #include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define T_INT32           1
 #define T_TENSOR_FLOAT32  3

@@ -38,7 +38,7 @@
 #include "tests/cache_model.h"
 #include "proto/frame.h"
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/observe.h"
 #include "tests/qos_models.h"
 #include "tests/wire.h"

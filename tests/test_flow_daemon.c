@@ -27,7 +27,7 @@
 
 #include "tests/flow_models.h"
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/wire.h"
 
 #define MS 1000000ull

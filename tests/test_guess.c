@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/observe.h"
 #include "tests/qos_models.h"
 #include "tests/wire.h"

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/wire.h"
 
 #define INVALID NND__ERROR_STATUS__INVALID_ARGUMENT

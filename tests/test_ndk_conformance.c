@@ -29,7 +29,7 @@
 #include "tools/conformance/conformance.h"
 #include "tests/harness.h"
 #include "nnd/NeuralNetworks.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 #define JOBS    2
 #define MSG_LEN 512

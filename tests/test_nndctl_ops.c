@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "proto/paths.h"
 #include "metrics/prom.h"
 #include "tests/subprocess.h"

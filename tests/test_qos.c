@@ -26,7 +26,7 @@
 
 #include "tests/harness.h"
 #include "tests/subprocess.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "proto/paths.h"
 #include "tests/qos_models.h"
 

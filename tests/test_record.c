@@ -30,7 +30,7 @@
 #include "tests/harness.h"
 #include "tests/record_client.h"
 #include "tests/subprocess.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 
 static tst_daemon daemon_;
 static char out_[1 << 20];

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "tests/harness.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/subprocess.h"
 #include "tests/wire.h"
 

@@ -22,6 +22,8 @@
 #include "daemon/devices/refused.h"
 #include "daemon/net/server.h"
 #include "daemon/clients/session.h"
+#include "daemon/stats/process.h"
+#include "daemon/stats/tally.h"
 
 typedef struct tally {
     cJSON *clients;
@@ -122,12 +124,15 @@ cJSON *srv_admin_handle(void *ctx, const cJSON *req) {
         srv_cache_status(d->cache, d->cache_off, reply);
         cJSON *devices = srv_devices_json();
         srv_executions_devices_status(d, devices);
+        srv_tally_devices_json(devices);
         cJSON_AddItemToObject(reply, "devices", devices);
         cJSON_AddItemToObject(reply, "drivers_refused", srv_devices_refused_json());
         cJSON_AddItemToObject(reply, "extensions", srv_extensions_json(d));
         cJSON_AddItemToObject(reply, "scheduler", srv_executions_status(d));
         cJSON_AddItemToObject(reply, "quotas", srv_quota_status(d->quota));
         add_memory(reply);
+        srv_process_json(reply);
+        srv_tally_json(reply);
         cJSON_AddItemToObject(reply, "clients", t.clients);
     } else if (strcmp(cmd->valuestring, "clients") == 0) {
         cJSON_AddBoolToObject(reply, "ok", 1);

@@ -10,6 +10,7 @@
 #include "daemon/binding/burst.h"
 #include "daemon/base/bus.h"
 #include "daemon/devices/devices.h"
+#include "daemon/stats/tally.h"
 #include "daemon/base/log.h"
 #include "daemon/base/wakeup.h"
 #include "daemon/clients/pool.h"
@@ -287,10 +288,13 @@ static void job_complete(srv_executions *q, srv_execution *x, schema_status st, 
         reply_executed(x, st, msg);
     }
     if (j->refused) {
+        srv_tally_execution((uint32_t)x->uid, NULL, 0, true);
         event_rejected(q, x, st, j->refused, "dispatch");
     } else {
         const srv_device *device = srv_device_of(j->model->prepared);
         srv_device_count_execution(j->model->prepared);
+        srv_tally_execution((uint32_t)x->uid, device->name,
+                            (j->end_ns ? j->end_ns : srv_now_ns()) - x->t0, st != NND_OK);
         cJSON *ev = srv_bus_event(q->d->bus, "executed");
         if (ev) {
             cJSON_AddStringToObject(ev, "device", device->name);

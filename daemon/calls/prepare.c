@@ -10,6 +10,7 @@
 #include "daemon/devices/devices.h"
 #include "daemon/calls/execution.h"
 #include "daemon/devices/extensions.h"
+#include "daemon/stats/tally.h"
 #include "daemon/base/log.h"
 #include "proto/model_bytes.h"
 #include "daemon/calls/model_obj.h"
@@ -206,6 +207,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     }
     uint32_t n_ops = eng_prepared_num_operations(o->prepared);
     srv_device_count_prepare(o->prepared);
+    srv_tally_prepare(t);
     char on[256];
     srv_device_steps_text(o->prepared, on, sizeof on);
     srv_log_client(NND_LOG_INFO,

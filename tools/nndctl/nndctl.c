@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nnd/nnd.h"
+#include "tools/conformance/conformance.h"
+#include "nnd/nnd_wire.h"
 #include "proto/paths.h"
 #include "metrics/prom.h"
 

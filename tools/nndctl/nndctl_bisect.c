@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tools/conformance/case_names.h"
 #include "tools/conformance/case_pool.h"
 #include "tools/conformance/case_probe.h"

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "tools/conformance/conformance.h"
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tools/nndctl/nndctl.h"
 #include "tools/nndctl/nndctl_bisect.h"
 

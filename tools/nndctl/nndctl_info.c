@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tools/conformance/conformance.h"
 #include "tools/nndctl/nndctl.h"
 #include "tools/nndctl/nndctl_units.h"
