@@ -190,7 +190,7 @@ in_ctr 'dpkg-query -W -f="\${Conffiles}" nnd' | grep -q '^ /etc/nnd/nnd.conf ' |
 # the quota goes up to 5 with `systemctl reload nnd`, and the same connection holds 5.
 in_ctr 'mkdir -p /etc/nnd/nnd.conf.d && echo "quota.connection.prepared_models = 2" >/etc/nnd/nnd.conf.d/test.conf'
 in_ctr 'systemctl reload nnd.service' || fail "systemctl reload nnd (2 models)"
-podman exec -d "$ctr" sh -c 'nnd-hold-client /run/nnd/nnd.sock /tmp/hold-go >/tmp/hold.out 2>/tmp/hold.err'
+podman exec -d "$ctr" sh -c 'nnd-hold-client /run/nnd/nnd.sock /tmp/hold-go >/tmp/hold.out 2>/tmp/hold.err' >/dev/null
 wait_for() { # wait_for SECONDS COMMAND: until COMMAND succeeds in the container
     n=0
     until in_ctr "$2" >/dev/null 2>&1; do
