@@ -293,7 +293,7 @@ static int parse(int argc, char **argv, srv_config *cfg) {
     }
     char err[512];
     if (srv_config_read(cfg, &source, err, sizeof err) < 0) {
-        fprintf(stderr, "nnd: %s\n", err);
+        fprintf(stderr, "%snnd: %s\n", srv_log_prefix(NND_LOG_ERROR), err);
         return 2;
     }
     return -1;

@@ -8,7 +8,8 @@
  *   READY=1 and a STATUS= line once serving, WATCHDOG=1 pings at the asked interval,
  *   RELOADING=1 then READY=1 around a reload, STOPPING=1 at shutdown.
  * - The journal's line format when stderr is the JOURNAL_STREAM: "<6>" info lines and
- *   "<3>" errors with no timestamp; a plain file gets timestamped lines. */
+ *   "<3>" errors with no timestamp, also for a bad config file at start; a plain file
+ *   gets timestamped lines. */
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -272,6 +273,19 @@ static void test_journal_format(void **state) {
     }
     free(text);
     stop(&f);
+
+    /* A bad file at start, stderr the journal: the message at priority err, exit status 2. */
+    write_file(f.config, "log_level = nonsense\n");
+    char cmd[512], out[1024];
+    snprintf(cmd, sizeof cmd,
+             ": >%s && JOURNAL_STREAM=$(stat -c %%d:%%i %s) %s --config %s 2>%s; echo $?; cat %s",
+             f.log, f.log, NND_PATH, f.config, f.log, f.log);
+    const char *sh_args[] = {"-c", cmd, NULL};
+    assert_int_equal(tst_run("/bin/sh", sh_args, 0, true, out, sizeof out, 10000), 0);
+    if (strncmp(out, "2\n<3>nnd: ", 10) || !strstr(out, ":1: log_level: \"nonsense\""))
+        fail_msg("a bad config file at start under the journal: %s", out);
+    unlink(f.config);
+    unlink(f.log);
 }
 
 int main(void) {

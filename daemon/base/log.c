@@ -30,6 +30,11 @@ void srv_log_init(void) {
                  (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
+const char *srv_log_prefix(srv_log_level level) {
+    static const char *const prefixes[] = {"<3>", "<4>", "<6>", "<7>"};
+    return to_journal && level >= NND_LOG_ERROR && level <= NND_LOG_DEBUG ? prefixes[level] : "";
+}
+
 const char *srv_log_level_name(srv_log_level level) {
     return level >= NND_LOG_ERROR && level <= NND_LOG_DEBUG ? names[level] : "?";
 }

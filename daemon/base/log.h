@@ -29,6 +29,9 @@ typedef enum srv_log_level {
 
 /* Picks the line format for stderr: the journal's or the terminal's. Call once at start. */
 void srv_log_init(void);
+/* "<3>" (the level's priority) when lines go to the journal, else "": for messages written
+ * to stderr before logging starts (a bad config file at start). */
+const char *srv_log_prefix(srv_log_level level);
 /* Parses "error", "warn", "info" or "debug"; returns 0, or -1 for anything else. */
 int srv_log_parse_level(const char *s, srv_log_level *out);
 void srv_log_set_level(srv_log_level level);
