@@ -16,7 +16,7 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libuv1 libprotobuf-c1 libnanomsg5 libsqlite3-0 libb2-1 libcjson1 \
-      libxnnpack0 libpthreadpool0 \
+      libxnnpack0 libpthreadpool0 libsystemd0 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/nnd /usr/local/bin/nndctl /usr/local/bin/
 COPY --from=build /usr/local/lib/ /usr/local/lib/

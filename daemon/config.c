@@ -2,11 +2,13 @@
 #include "daemon/config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/cache/cache.h"
 #include "daemon/base/daemon.h"
@@ -26,6 +28,9 @@ typedef struct key {
     kind k;
     size_t off, size;  /* the field in srv_config */
     uint64_t min, max; /* K_COUNT */
+    bool reload;       /* a reload applies it (reload.h); the others wait for a restart */
+    const char *about; /* the shipped file's comment (srv_config_print_template) */
+    const char *shown; /* the default as the shipped file shows it; NULL: the value */
 } key;
 
 #define AT(field) offsetof(srv_config, field), sizeof(((srv_config *)0)->field)
@@ -33,39 +38,74 @@ typedef struct key {
 #define CONN(r)   AT(quota.conn[r])
 
 static const key keys[] = {
-    {"socket", K_STRING, AT(socket_path), 0, 0},
-    {"state_dir", K_STRING, AT(state_dir), 0, 0},
-    {"log_level", K_LEVEL, AT(log_level), 0, 0},
-    {"cache_max_bytes", K_BYTES, AT(cache_max_bytes), 0, 0},
-    {"cache_save_max_bytes", K_BYTES, AT(cache_save_max_bytes), 0, 0},
-    {"driver_build_id", K_STRING, AT(build_id), 0, 0},
-    {"extensions_dir", K_STRING, AT(extensions_dir), 0, 0},
-    {"extensions_allowlist", K_STRING, AT(allowlist), 0, 0},
-    {"drivers_dir", K_STRING, AT(drivers_dir), 0, 0},
-    {"workers", K_COUNT, AT(sched.workers), 1, 64},
-    {"device_workers", K_COUNT, AT(sched.lane_workers), 1, 64},
-    {"preempt", K_PREEMPT, AT(sched.restart), 0, 0},
-    {"app_queue", K_COUNT, AT(sched.app_queue), 1, 1u << 20},
-    {"app_memory", K_BYTES, AT(sched.app_memory), 0, 0},
-    {"device_memory", K_BYTES, AT(sched.device_memory), 0, 0},
-    {"worker_nice", K_COUNT, AT(sched.worker_nice), 0, 19},
-    {"quota.app.connections", K_COUNT, APP(NND_QUOTA_CONNECTIONS), 0, UINT32_MAX},
-    {"quota.app.prepared_models", K_COUNT, APP(NND_QUOTA_PREPARED_MODELS), 0, UINT32_MAX},
-    {"quota.app.buffers", K_COUNT, APP(NND_QUOTA_BUFFERS), 0, UINT32_MAX},
-    {"quota.app.buffer_bytes", K_BYTES, APP(NND_QUOTA_BUFFER_BYTES), 0, 0},
-    {"quota.app.queued_executions", K_COUNT, APP(NND_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX},
-    {"quota.app.prepared_bytes", K_BYTES, APP(NND_QUOTA_PREPARED_BYTES), 0, 0},
-    {"quota.app.mappings", K_COUNT, APP(NND_QUOTA_MAPPINGS), 0, UINT32_MAX},
-    {"quota.app.descriptors", K_COUNT, APP(NND_QUOTA_DESCRIPTORS), 0, UINT32_MAX},
-    {"quota.app.cache_bytes", K_BYTES, APP(NND_QUOTA_CACHE_BYTES), 0, 0},
-    {"quota.app.cache_tokens", K_COUNT, APP(NND_QUOTA_CACHE_TOKENS), 0, UINT32_MAX},
+    {"socket", K_STRING, AT(socket_path), 0, 0, false,
+     "The client socket. Default: $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock, or the system\n"
+     "service's; under systemd, the socket nnd.socket passes (this only names it).",
+     "/run/nnd/nnd.sock"},
+    {"state_dir", K_STRING, AT(state_dir), 0, 0, false,
+     "Cache index and store, admin and event bus. Default: $NND_STATE_DIR, /var/lib/nnd\n"
+     "for root, else $XDG_STATE_HOME/nnd.",
+     "/var/lib/nnd"},
+    {"log_level", K_LEVEL, AT(log_level), 0, 0, true, "error, warn, info or debug.", NULL},
+    {"cache_max_bytes", K_BYTES, AT(cache_max_bytes), 0, 0, false,
+     "The content cache's cap (K, M, G; 0 turns the content cache off).", NULL},
+    {"cache_save_max_bytes", K_BYTES, AT(cache_save_max_bytes), 0, 0, false,
+     "Models with more bytes of constants are not saved to client cache files (0: no limit).",
+     NULL},
+    {"driver_build_id", K_STRING, AT(build_id), 0, 0, false,
+     "The build id that scopes cache entries. Default: this build's.", "ID"},
+    {"extensions_dir", K_STRING, AT(extensions_dir), 0, 0, false,
+     "Vendor extension plugins (*.so). Default: lib/nnd/extensions beside nnd's bin folder\n"
+     "(/usr/lib/<multiarch>/nnd/extensions for the Debian package).",
+     "DIR"},
+    {"extensions_allowlist", K_STRING, AT(allowlist), 0, 0, true,
+     "Who may use vendor extensions: a file with one executable path or user a line.\n"
+     "Default: none, nobody may.",
+     "FILE"},
+    {"drivers_dir", K_STRING, AT(drivers_dir), 0, 0, false,
+     "Device driver plugins (*.so), loaded at start. Default: lib/nnd/drivers beside nnd's\n"
+     "bin folder.",
+     "DIR"},
+    {"workers", K_COUNT, AT(sched.workers), 1, 64, false,
+     "Executions nnd-cpu runs at once (1: one at a time, for predictable latency).", NULL},
+    {"device_workers", K_COUNT, AT(sched.lane_workers), 1, 64, false,
+     "Executions each other device (nnd-reference, each driver) runs at once.", NULL},
+    {"preempt", K_PREEMPT, AT(sched.restart), 0, 0, false,
+     "Preempted executions resume, or restart from the start.", NULL},
+    {"app_queue", K_COUNT, AT(sched.app_queue), 1, 1u << 20, false,
+     "Queued executions per app (uid).", NULL},
+    {"app_memory", K_BYTES, AT(sched.app_memory), 0, 0, false,
+     "Execution memory per app, queued and running.", NULL},
+    {"device_memory", K_BYTES, AT(sched.device_memory), 0, 0, false,
+     "The most memory one execution may need.", NULL},
+    {"worker_nice", K_COUNT, AT(sched.worker_nice), 0, 19, false,
+     "The workers' nice value above the event loop's (0 to 19).", NULL},
+    {"quota.app.connections", K_COUNT, APP(NND_QUOTA_CONNECTIONS), 0, UINT32_MAX, true,
+     "Quotas per app (uid, all its connections together); 0: unlimited.", NULL},
+    {"quota.app.prepared_models", K_COUNT, APP(NND_QUOTA_PREPARED_MODELS), 0, UINT32_MAX, true,
+     NULL, NULL},
+    {"quota.app.buffers", K_COUNT, APP(NND_QUOTA_BUFFERS), 0, UINT32_MAX, true, NULL, NULL},
+    {"quota.app.buffer_bytes", K_BYTES, APP(NND_QUOTA_BUFFER_BYTES), 0, 0, true, NULL, NULL},
+    {"quota.app.queued_executions", K_COUNT, APP(NND_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX, true,
+     NULL, NULL},
+    {"quota.app.prepared_bytes", K_BYTES, APP(NND_QUOTA_PREPARED_BYTES), 0, 0, true,
+     "(the memory its prepared models hold: packed weights, copies, plans, arenas)", NULL},
+    {"quota.app.mappings", K_COUNT, APP(NND_QUOTA_MAPPINGS), 0, UINT32_MAX, true, NULL, NULL},
+    {"quota.app.descriptors", K_COUNT, APP(NND_QUOTA_DESCRIPTORS), 0, UINT32_MAX, true,
+     "(at most a quarter of the daemon's descriptor limit)", NULL},
+    {"quota.app.cache_bytes", K_BYTES, APP(NND_QUOTA_CACHE_BYTES), 0, 0, true, NULL, NULL},
+    {"quota.app.cache_tokens", K_COUNT, APP(NND_QUOTA_CACHE_TOKENS), 0, UINT32_MAX, true, NULL,
+     NULL},
     {"quota.connection.prepared_models", K_COUNT, CONN(NND_QUOTA_PREPARED_MODELS), 0,
-     NND_SESSION_MAX_OBJECTS},
-    {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, NND_SESSION_MAX_OBJECTS},
-    {"quota.connection.buffer_bytes", K_BYTES, CONN(NND_QUOTA_BUFFER_BYTES), 0, 0},
-    {"quota.connection.prepared_bytes", K_BYTES, CONN(NND_QUOTA_PREPARED_BYTES), 0, 0},
+     NND_SESSION_MAX_OBJECTS, true, "Quotas per connection; 0: unlimited.", NULL},
+    {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, NND_SESSION_MAX_OBJECTS, true,
+     NULL, NULL},
+    {"quota.connection.buffer_bytes", K_BYTES, CONN(NND_QUOTA_BUFFER_BYTES), 0, 0, true, NULL,
+     NULL},
+    {"quota.connection.prepared_bytes", K_BYTES, CONN(NND_QUOTA_PREPARED_BYTES), 0, 0, true,
+     NULL, NULL},
     {"quota.connection.queued_executions", K_COUNT, CONN(NND_QUOTA_QUEUED_EXECUTIONS), 0,
-     UINT32_MAX},
+     UINT32_MAX, true, NULL, NULL},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
@@ -85,6 +125,12 @@ void srv_config_clear(srv_config *c) {
     for (size_t i = 0; i < c->n_strings; i++)
         free(c->strings[i]);
     c->n_strings = 0;
+}
+
+void srv_config_move(srv_config *to, srv_config *from) {
+    srv_config_clear(to);
+    *to = *from;
+    from->n_strings = 0;
 }
 
 /* "256M", "1G", "4096": bytes with an optional binary suffix. Returns 0 or -1. */
@@ -243,7 +289,9 @@ int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen) {
             /* Strings must outlive the file's buffer. */
             char *copy = c->n_strings < NND_CONFIG_MAX_STRINGS ? strdup(value) : NULL;
             if (!copy) {
-                snprintf(err, errlen, "%s:%u: %s: out of memory", path, lineno, name);
+                snprintf(err, errlen, "%s:%u: %s: %s", path, lineno, name,
+                         c->n_strings < NND_CONFIG_MAX_STRINGS ? "out of memory"
+                                                               : "too many paths set in all");
                 rc = -1;
                 break;
             }
@@ -265,4 +313,148 @@ int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen) {
     free(line);
     fclose(f);
     return rc;
+}
+
+/* ---- values as text, the shipped file, differences ---------------------------------- */
+
+/* A byte size with the largest binary suffix that keeps it exact ("256M", "4096"). */
+static void format_bytes(uint64_t v, char *buf, size_t len) {
+    static const char suffix[] = "GMK";
+    for (int i = 0; i < 3; i++) {
+        int shift = 30 - 10 * i;
+        if (v && v % (1ull << shift) == 0) {
+            snprintf(buf, len, "%llu%c", (unsigned long long)(v >> shift), suffix[i]);
+            return;
+        }
+    }
+    snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+/* k's value in c as the file would give it; strings not set are "" (the default). */
+static void format_value(const key *k, const srv_config *c, char *buf, size_t len) {
+    const void *field = (const char *)c + k->off;
+    uint64_t v;
+    switch (k->k) {
+    case K_STRING: {
+        const char *s = *(const char *const *)field;
+        snprintf(buf, len, "%s", s ? s : "");
+        return;
+    }
+    case K_LEVEL:
+        snprintf(buf, len, "%s", srv_log_level_name(*(const srv_log_level *)field));
+        return;
+    case K_PREEMPT: snprintf(buf, len, "%s", *(const bool *)field ? "restart" : "resume"); return;
+    case K_BYTES: format_bytes(*(const uint64_t *)field, buf, len); return;
+    case K_COUNT:
+        v = k->size == sizeof(uint64_t) ? *(const uint64_t *)field : *(const unsigned *)field;
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+        return;
+    }
+}
+
+void srv_config_print_template(FILE *f) {
+    srv_config dflt;
+    srv_config_default(&dflt, NULL, NULL);
+    fprintf(f, "# /etc/nnd/nnd.conf: settings of the nnd daemon, see nnd.conf(5). Every key is\n"
+               "# here, commented out, with its default. Files /etc/nnd/nnd.conf.d/*.conf are\n"
+               "# read after this one, in name order, and win over it; options on nnd's command\n"
+               "# line win over both. `systemctl reload nnd` (or SIGHUP) applies log_level,\n"
+               "# extensions_allowlist and the quota.* keys; the others need a restart.\n"
+               "# Generated by `nnd --print-config-template`.\n");
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const key *k = &keys[i];
+        if (k->about) {
+            fprintf(f, "\n# ");
+            for (const char *p = k->about; *p; p++)
+                fputs(*p == '\n' ? "\n# " : (char[]){*p, 0}, f);
+            fputc('\n', f);
+        }
+        char v[64];
+        format_value(k, &dflt, v, sizeof v);
+        fprintf(f, "#%s = %s\n", k->name, k->shown ? k->shown : v);
+    }
+}
+
+void srv_config_diff(const srv_config *was, const srv_config *now, srv_config_change_fn fn,
+                     void *ctx) {
+    for (size_t i = 0; i < N_KEYS; i++) {
+        char a[512], b[512];
+        format_value(&keys[i], was, a, sizeof a);
+        format_value(&keys[i], now, b, sizeof b);
+        if (strcmp(a, b)) fn(keys[i].name, a, b, keys[i].reload, ctx);
+    }
+}
+
+void srv_config_keep(srv_config *c, const srv_config *from, bool reloadable) {
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (keys[i].reload == reloadable)
+            memcpy((char *)c + keys[i].off, (const char *)from + keys[i].off, keys[i].size);
+}
+
+/* ---- every source in order ------------------------------------------------------------- */
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads every *.conf of dir in name order; a missing dir is none. 0, or -1 with err. */
+static int load_dropins(srv_config *c, const char *dir, char *err, size_t errlen) {
+    DIR *dh = opendir(dir);
+    if (!dh) {
+        if (errno == ENOENT || errno == ENOTDIR) return 0;
+        snprintf(err, errlen, "cannot read %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    char *names[256];
+    size_t n = 0;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(dh));) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".conf")) continue;
+        if (n == sizeof names / sizeof *names || !(names[n] = strdup(e->d_name))) {
+            snprintf(err, errlen, "%s: too many files", dir);
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    closedir(dh);
+    qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        if (rc == 0 && (size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path) {
+            snprintf(err, errlen, "%s: a path too long", dir);
+            rc = -1;
+        }
+        if (rc == 0 && (rc = srv_config_load(c, path, err, errlen)) == 0) {
+            size_t at = strlen(c->files);
+            snprintf(c->files + at, sizeof c->files - at, ", %s", path);
+        }
+        free(names[i]);
+    }
+    return rc;
+}
+
+int srv_config_read(srv_config *c, const srv_config_source *src, char *err, size_t errlen) {
+    srv_config_default(c, src->extensions_dir, src->drivers_dir);
+    const char *path = src->path ? src->path : NND_CONFIG_DEFAULT_PATH;
+    /* The default file is optional; a file named on the command line is not. */
+    bool present = src->path || access(path, F_OK) == 0;
+    if (present && srv_config_load(c, path, err, errlen) < 0) return -1;
+    if (present) snprintf(c->files, sizeof c->files, "%s", path);
+    char dir[2048];
+    if ((size_t)snprintf(dir, sizeof dir, "%s.d", path) >= sizeof dir) {
+        snprintf(err, errlen, "%s: a path too long", path);
+        return -1;
+    }
+    if (load_dropins(c, dir, err, errlen) < 0) return -1;
+    if (c->files[0] == ',') memmove(c->files, c->files + 2, strlen(c->files + 2) + 1);
+    for (size_t i = 0; i < src->n_settings; i++) {
+        char why[256];
+        if (srv_config_set(c, src->keys[i], src->values[i], why, sizeof why) < 0) {
+            snprintf(err, errlen, "--%s: %s", src->options[i], why);
+            return -1;
+        }
+    }
+    return 0;
 }

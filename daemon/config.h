@@ -11,6 +11,13 @@
  * - The file is plain text: one "key = value" a line, blank lines, and comments from a
  *   '#' at the start of a line or after a blank to the end of the line. Byte sizes take
  *   K, M or G suffixes (binary). A key may appear once.
+ * - srv_config_read() takes every source in order: the defaults, the file (--config FILE,
+ *   or NND_CONFIG_DEFAULT_PATH when that exists: a missing default is no error, a missing
+ *   FILE is), every FILE.d/ *.conf in name order (a later file wins over an earlier one;
+ *   within one file a key may appear once), then the command line's settings.
+ * - Keys marked reloadable (log_level, extensions_allowlist, quota.*) are what a reload
+ *   applies to the running daemon (reload.h); srv_config_diff() names each key whose value
+ *   differs, with both values as text.
  * - Errors name what is wrong: srv_config_load() as "FILE:LINE: key: why" (or "FILE:LINE:
  *   unknown key ..."), srv_config_set() as "why" about the value alone, for the caller to
  *   place. Nothing is half-applied from a bad value.
@@ -18,14 +25,19 @@
 #ifndef NND_CONFIG_H
 #define NND_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "daemon/base/log.h"
 #include "daemon/clients/quota.h"
 #include "sched/scheduler.h"
 
-#define NND_CONFIG_MAX_STRINGS 8
+#define NND_CONFIG_MAX_STRINGS 64
+#ifndef NND_CONFIG_DEFAULT_PATH
+#define NND_CONFIG_DEFAULT_PATH "/etc/nnd/nnd.conf"
+#endif
 
 typedef struct srv_config {
     const char *socket_path;               /* socket; NULL: the default path */
@@ -42,12 +54,39 @@ typedef struct srv_config {
     srv_quota_limits quota;                /* quota.* */
     char *strings[NND_CONFIG_MAX_STRINGS]; /* values read from the file, owned */
     size_t n_strings;
+    char files[1024]; /* the files read, ", " between them; "" for none */
 } srv_config;
+
+/* Where srv_config_read() takes the settings from. */
+typedef struct srv_config_source {
+    const char *path;           /* --config FILE; NULL: NND_CONFIG_DEFAULT_PATH */
+    const char *extensions_dir; /* the defaults of the two plugin directories */
+    const char *drivers_dir;
+    const char *const *options, *const *keys, *const *values; /* the command line's settings:
+                                            option name, key, value (borrowed) */
+    size_t n_settings;
+} srv_config_source;
 
 /* The default plugin and driver directories. */
 void srv_config_default(srv_config *c, const char *extensions_dir, const char *drivers_dir);
 /* Frees the strings the file gave. */
 void srv_config_clear(srv_config *c);
+/* Clears to, then moves from into it (from keeps no strings). */
+void srv_config_move(srv_config *to, srv_config *from);
+
+/* Every source in order (above). 0, or -1 with err naming the file and line, or the option. */
+int srv_config_read(srv_config *c, const srv_config_source *src, char *err, size_t errlen);
+
+/* Calls fn for each key whose value differs between was and now, values as text. */
+typedef void (*srv_config_change_fn)(const char *key, const char *was, const char *now,
+                                     bool reloadable, void *ctx);
+void srv_config_diff(const srv_config *was, const srv_config *now, srv_config_change_fn fn,
+                     void *ctx);
+/* Copies into c from's values of the reloadable keys (reloadable) or of the others. The
+ * strings stay from's: from must outlive c's use of them. */
+void srv_config_keep(srv_config *c, const srv_config *from, bool reloadable);
+/* The shipped /etc/nnd/nnd.conf: every key commented out with its default. */
+void srv_config_print_template(FILE *f);
 
 /* Sets key from value (borrowed: it must outlive c, as argv does). 0, or -1 with err
  * saying what is wrong with the value, or -2 when the key is unknown. */

@@ -1,8 +1,10 @@
-/* main.c: the nnd daemon. Parses the command line, prepares directories, opens the client
- * socket and the bus, and runs the libuv loop until SIGINT or SIGTERM, then shuts down
- * cleanly: stop accepting, close every connection (releasing what it owns), remove the
- * socket file, close the bus, exit 0. Started by systemd with its socket (activation.h),
- * it serves that one and leaves it to systemd.
+/* main.c: the nnd daemon. Parses the command line and the config files, prepares
+ * directories, opens the client socket and the bus, and runs the libuv loop until SIGINT
+ * or SIGTERM, then shuts down cleanly: stop accepting, close every connection (releasing
+ * what it owns), remove the socket file, close the bus, exit 0. SIGHUP reads the
+ * configuration again (reload.h). Started by systemd with its socket (activation.h), it
+ * serves that one and leaves it to systemd, and tells systemd when it is ready, what it
+ * is doing and that its loop turns (service.h).
  * A state directory that is full, read-only or missing costs what lives there (the cache,
  * the admin and event bus), with a warning each, never the service to clients. */
 #include <errno.h>
@@ -32,11 +34,14 @@
 #include "daemon/clients/quota.h"
 #include "daemon/clients/trust.h"
 #include "daemon/net/server.h"
+#include "daemon/reload.h"
+#include "daemon/service.h"
 
 static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) {
     fprintf(
         f,
         "usage: nnd [options]\n"
+        "The neural-network accelerator service: serves libnnd clients on a socket.\n"
         "  --socket PATH       client socket (default $NND_SOCKET, $XDG_RUNTIME_DIR/nnd.sock,\n"
         "                      or /run/nnd/nnd.sock)\n"
         "  --state-dir DIR     state directory, created 0700 (default $NND_STATE_DIR, ...)\n"
@@ -63,13 +68,18 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "                      with K, M, G (default 1G)\n"
         "  --device-memory N   most memory one execution may need (default 4G)\n"
         "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 0)\n"
-        "  --config FILE       settings and quotas, one \"key = value\" a line; the keys are\n"
-        "                      the options above with '_' for '-' (they win over the file)\n"
-        "                      and quota.app.* and quota.connection.* (see docs/configuration.md)\n"
-        "  --version           print the version and exit\n"
-        "  --help              print this and exit\n"
-        "Started by systemd socket activation (LISTEN_FDS), nnd serves the socket it is\n"
-        "given; --socket then only names it.\n",
+        "  --config FILE       settings and quotas, one \"key = value\" a line (default\n"
+        "                      " NND_CONFIG_DEFAULT_PATH " when it exists), then FILE.d/*.conf in\n"
+        "                      name order; the keys are the options above with '_' for '-'\n"
+        "                      (options win over the files), quota.app.* and quota.connection.*\n"
+        "                      (see nnd.conf(5))\n"
+        "  --print-config-template  print every key with its default, commented out, and exit\n"
+        "  -V, --version       print the version and exit\n"
+        "  -h, --help          print this and exit\n"
+        "SIGHUP reads the config files again and applies log_level, extensions_allowlist\n"
+        "and the quotas; SIGINT and SIGTERM stop the daemon. Started by systemd socket\n"
+        "activation (LISTEN_FDS), nnd serves the socket it is given; --socket then only\n"
+        "names it.\n",
         extensions_dir, drivers_dir);
 }
 
@@ -169,10 +179,11 @@ static void log_quotas(const srv_quota_limits *l) {
 #define NND_MMAP_THRESHOLD (1 << 20)
 
 static srv_daemon daemon_state;
-static uv_signal_t sig_int, sig_term;
+static uv_signal_t sig_int, sig_term, sig_hup;
 
 static void shutdown_daemon(srv_daemon *d) {
     d->stopping = true;
+    srv_service_stop(d);
     srv_server_stop(d->server);
     d->server = NULL;
     srv_executions_stop(d);     /* after the connections, which cancelled their work */
@@ -181,6 +192,16 @@ static void shutdown_daemon(srv_daemon *d) {
     d->bus = NULL;
     uv_close((uv_handle_t *)&sig_int, NULL);
     uv_close((uv_handle_t *)&sig_term, NULL);
+    uv_close((uv_handle_t *)&sig_hup, NULL);
+}
+
+static void on_hangup(uv_signal_t *h, int signum) {
+    (void)signum;
+    srv_daemon *d = h->data;
+    if (d->stopping) return;
+    srv_log_info("SIGHUP: reloading the configuration");
+    char err[512];
+    d->reload(d, err, sizeof err); /* it logs what it did, or why not */
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -196,7 +217,7 @@ static void close_any(uv_handle_t *h, void *arg) {
 }
 
 /* Every option but config, version and help is a config key (config.h). */
-enum { OPT_SETTING = 1000, OPT_CONFIG };
+enum { OPT_SETTING = 1000, OPT_CONFIG, OPT_TEMPLATE };
 static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SETTING},
                                      {"state-dir", required_argument, NULL, OPT_SETTING},
                                      {"log-level", required_argument, NULL, OPT_SETTING},
@@ -214,6 +235,7 @@ static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SET
                                      {"device-memory", required_argument, NULL, OPT_SETTING},
                                      {"worker-nice", required_argument, NULL, OPT_SETTING},
                                      {"config", required_argument, NULL, OPT_CONFIG},
+                                     {"print-config-template", no_argument, NULL, OPT_TEMPLATE},
                                      {"version", no_argument, NULL, 'V'},
                                      {"help", no_argument, NULL, 'h'},
                                      {NULL, 0, NULL, 0}};
@@ -227,18 +249,38 @@ typedef struct serve_paths {
 static char socket_buf[4096], state_buf[4096], extensions_buf[4096], drivers_buf[4096];
 static char activated_path[sizeof socket_buf];
 
-/* Reads the command line and the config file it names into cfg; the command line wins.
+/* The command line's settings, read again at each reload with the files (config.h). */
+#define MAX_SETTINGS 64
+static const char *set_options[MAX_SETTINGS], *set_keys[MAX_SETTINGS], *set_values[MAX_SETTINGS];
+static char key_bufs[MAX_SETTINGS][32];
+static srv_config_source source = {.options = set_options, .keys = set_keys, .values = set_values};
+
+/* Reads the command line and the config files into cfg; the command line wins.
  * Returns -1 to go on, or the exit status (0 after --help or --version, 2 for a mistake). */
-static int parse(int argc, char **argv, srv_config *cfg, const char **config_path) {
+static int parse(int argc, char **argv, srv_config *cfg) {
     const char *extensions_dir = default_extensions_dir(extensions_buf, sizeof extensions_buf);
     const char *drivers_dir = default_drivers_dir(drivers_buf, sizeof drivers_buf);
-    srv_config_default(cfg, extensions_dir, drivers_dir);
+    source.extensions_dir = extensions_dir;
+    source.drivers_dir = drivers_dir;
     int o, at;
-    /* First pass: the file, --help, --version and mistakes; settings come second. */
-    while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
+    while ((o = getopt_long(argc, argv, "hV", opts, &at)) != -1) {
         switch (o) {
-        case OPT_SETTING: break;
-        case OPT_CONFIG: *config_path = optarg; break;
+        case OPT_SETTING:
+            if (source.n_settings == MAX_SETTINGS) {
+                fprintf(stderr, "nnd: more than %d options\n", MAX_SETTINGS);
+                return 2;
+            }
+            /* The key is the option's name with '_' for '-'. */
+            char *key = key_bufs[source.n_settings];
+            snprintf(key, sizeof key_bufs[0], "%s", opts[at].name);
+            for (char *p = key; *p; p++)
+                if (*p == '-') *p = '_';
+            set_options[source.n_settings] = opts[at].name;
+            set_keys[source.n_settings] = key;
+            set_values[source.n_settings++] = optarg;
+            break;
+        case OPT_CONFIG: source.path = optarg; break;
+        case OPT_TEMPLATE: srv_config_print_template(stdout); return 0;
         case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
         case 'h': usage(stdout, extensions_dir, drivers_dir); return 0;
         default: usage(stderr, extensions_dir, drivers_dir); return 2;
@@ -250,21 +292,9 @@ static int parse(int argc, char **argv, srv_config *cfg, const char **config_pat
         return 2;
     }
     char err[512];
-    if (*config_path && srv_config_load(cfg, *config_path, err, sizeof err) < 0) {
-        fprintf(stderr, "nnd: %s\n", err);
+    if (srv_config_read(cfg, &source, err, sizeof err) < 0) {
+        fprintf(stderr, "%snnd: %s\n", srv_log_prefix(NND_LOG_ERROR), err);
         return 2;
-    }
-    optind = 0; /* glibc: start over */
-    while ((o = getopt_long(argc, argv, "", opts, &at)) != -1) {
-        if (o != OPT_SETTING) continue;
-        char key[64];
-        snprintf(key, sizeof key, "%s", opts[at].name);
-        for (char *p = key; *p; p++)
-            if (*p == '-') *p = '_';
-        if (srv_config_set(cfg, key, optarg, err, sizeof err) < 0) {
-            fprintf(stderr, "nnd: --%s: %s\n", opts[at].name, err);
-            return 2;
-        }
     }
     return -1;
 }
@@ -331,8 +361,7 @@ static int configure(const srv_config *cfg, const serve_paths *p) {
 /* Starts what serves clients on d's loop: the cache, quotas, the scheduler's workers, the
  * server, the bus and the signal handlers. Returns 0, or the exit status once the loop has
  * closed what was started. */
-static int start(srv_daemon *d, const srv_config *cfg, const char *config_path,
-                 const serve_paths *p) {
+static int start(srv_daemon *d, const srv_config *cfg, const serve_paths *p) {
     char err[512];
     /* A cache that cannot open costs speed, not service: run without it. */
     static char cache_off[sizeof err];
@@ -347,8 +376,17 @@ static int start(srv_daemon *d, const srv_config *cfg, const char *config_path,
         srv_log_error("out of memory");
         return 1;
     }
-    if (config_path) srv_log_info("settings from %s", config_path);
+    if (cfg->files[0]) srv_log_info("settings from %s", cfg->files);
     log_quotas(&cfg->quota);
+    /* Before the socket accepts: whoever sees it serve may signal (a SIGHUP's default
+     * would end the daemon); the loop handles them once it runs. */
+    uv_signal_init(d->loop, &sig_int);
+    uv_signal_init(d->loop, &sig_term);
+    uv_signal_init(d->loop, &sig_hup);
+    sig_int.data = sig_term.data = sig_hup.data = d;
+    uv_signal_start(&sig_int, on_signal, SIGINT);
+    uv_signal_start(&sig_term, on_signal, SIGTERM);
+    uv_signal_start(&sig_hup, on_hangup, SIGHUP);
     if (srv_executions_start(d, &cfg->sched, err, sizeof err) < 0) {
         srv_log_error("%s", err);
         return 1;
@@ -370,13 +408,9 @@ static int start(srv_daemon *d, const srv_config *cfg, const char *config_path,
         srv_executions_stop(d);
         return 1;
     }
-    uv_signal_init(d->loop, &sig_int);
-    uv_signal_init(d->loop, &sig_term);
-    sig_int.data = sig_term.data = d;
-    uv_signal_start(&sig_int, on_signal, SIGINT);
-    uv_signal_start(&sig_term, on_signal, SIGTERM);
     srv_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, p->socket_path,
                  p->listen_fd >= 0 ? " (from systemd)" : "", p->state_dir, (int)getpid());
+    srv_service_start(d); /* READY=1: the socket serves */
     return 0;
 }
 
@@ -402,8 +436,8 @@ static void shut_down(srv_daemon *d) {
 
 int main(int argc, char **argv) {
     static srv_config cfg;
-    const char *config_path = NULL;
-    int status = parse(argc, argv, &cfg, &config_path);
+    srv_log_init(); /* the journal's line format when stderr is the journal */
+    int status = parse(argc, argv, &cfg);
     if (status >= 0) return status;
     srv_log_set_level(cfg.log_level);
     serve_paths p;
@@ -419,6 +453,7 @@ int main(int argc, char **argv) {
     d->start_ns = srv_now_ns();
     d->extensions_dir = cfg.extensions_dir;
     d->allowlist_path = cfg.allowlist;
+    d->reload = srv_reload;
     /* After the pool guard: the extension fault guard chains to its SIGBUS handler. */
     char err[512];
     if (srv_extensions_load(d, err, sizeof err) < 0) {
@@ -428,10 +463,12 @@ int main(int argc, char **argv) {
     }
     /* After the extensions: drivers share their fault guard and log sink. */
     srv_devices_load_drivers(cfg.drivers_dir);
-    status = start(d, &cfg, config_path, &p);
+    status = start(d, &cfg, &p);
+    if (status != 0) uv_walk(&loop, close_any, NULL); /* the signals, so that run() ends */
+    srv_reload_init(&cfg, &source); /* it owns the settings' strings from now on */
     run(&loop);
     shut_down(d);
     if (status == 0) srv_log_info("stopped");
-    srv_config_clear(&cfg);
+    srv_reload_free();
     return status;
 }

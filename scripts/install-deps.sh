@@ -14,7 +14,7 @@ set -eu
 # Building: compiler, CMake, the libraries, protoc-c, scdoc for the man pages.
 BUILD="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler \
 libnanomsg-dev libsqlite3-dev libb2-dev libxxhash-dev libcjson-dev libcmocka-dev \
-libxnnpack-dev libpthreadpool-dev scdoc"
+libxnnpack-dev libpthreadpool-dev libsystemd-dev scdoc"
 # Testing: clang and its runtimes (fuzz targets), systemd (systemd-socket-activate,
 # systemd-analyze), man-db (man -l), prometheus (promtool check metrics), python3 and git
 # (scripts/check-layout.py reads the tracked files).

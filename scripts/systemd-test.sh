@@ -13,6 +13,13 @@
 #     the same token is a cache hit;
 #   - nnd-exporter: its socket enabled, curl on 127.0.0.1:9464 starts it as user nnd, and
 #     the metrics pass promtool;
+#   - the daemon as a service: /etc/nnd/nnd.conf a conffile; `systemctl show -p
+#     StatusText` the daemon's status line (Type=notify); `systemctl reload nnd` with a
+#     quota changed in /etc/nnd/nnd.conf.d while a client (hold_client of the build tree)
+#     stays connected: the new limit holds for it; a bad file refused (the reload fails,
+#     the service runs on), and `journalctl -p err -u nnd` shows that error and no info
+#     line; the watchdog (WatchdogSec=2s in a drop-in) restarts a daemon stopped by
+#     SIGSTOP;
 #   - `apt purge`: no user or group nnd, no /var/lib/nnd or /run/nnd, no unit or enablement
 #     link, and no file the packages had (the file system as it was before the install).
 #   - libnnd-dev alone: examples/classify.c links with `pkg-config --static`, then purged;
@@ -21,7 +28,7 @@
 # like, and the hardening would go untested). Then removes what it made.
 #
 # Needs root (rootful podman), podman, runc, mmdebstrap (`install-deps.sh --systemd`), the
-# packages (`make deb`) and BUILD_DIR/cache_client (`make`).
+# packages (`make deb`) and BUILD_DIR/cache_client and hold_client (`make`).
 # --keep-image keeps the image (tagged by what it holds) for the next run, which then
 # skips mmdebstrap.
 # Usage: systemd-test.sh [--debs DIR] [--build-dir DIR] [--keep-image]
@@ -44,10 +51,13 @@ case $debs in /*) ;; *) debs=$root/$debs ;; esac
 case $build_dir in /*) ;; *) build_dir=$root/$build_dir ;; esac
 vectors=$build_dir/vectors/conformance/V1_0
 cache_client=$build_dir/cache_client
+hold_client=$build_dir/hold_client
 [ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (rootful podman)" >&2; exit 2; }
 ls "$debs"/nnd_*.deb "$debs"/libnnd0_*.deb "$debs"/libnnd-dev_*.deb >/dev/null 2>&1 ||
     { echo "systemd-test: no packages in $debs; run make deb first" >&2; exit 2; }
-[ -x "$cache_client" ] || { echo "systemd-test: no $cache_client; run make first" >&2; exit 2; }
+for f in "$cache_client" "$hold_client"; do
+    [ -x "$f" ] || { echo "systemd-test: no $f; run make first" >&2; exit 2; }
+done
 [ -d "$vectors" ] || { echo "systemd-test: no conformance vectors at $vectors" >&2; exit 2; }
 
 start=$(date +%s)
@@ -101,7 +111,8 @@ podman run -d --name "$ctr" --pull=never --systemd=always --network=none \
     --cap-add=SYS_ADMIN,NET_ADMIN \
     -v "$work/debs:/debs:ro" -v "$vectors:/vectors/V1_0:ro" \
     -v "$cache_client:/usr/local/bin/nnd-cache-client:ro" \
-    -v "$root/examples/classify.c:/src/classify.c:ro" "$tag" >/dev/null
+    -v "$root/examples/classify.c:/src/classify.c:ro" \
+    -v "$hold_client:/usr/local/bin/nnd-hold-client:ro" "$tag" >/dev/null
 # Until systemd has booted (its bus may not answer at first).
 i=0
 state=$(podman exec "$ctr" systemctl is-system-running --wait 2>/dev/null) || true
@@ -200,6 +211,73 @@ in_ctr "grep '^Uid:' /proc/$epid/status" | grep -q "^Uid:[[:space:]]*$(in_ctr 'i
     fail "the exporter answers another path than /metrics"
 echo "systemd-test: the exporter's $(wc -l <"$work/metrics") lines pass"
 
+# The settings file: shipped as a conffile, every key commented out.
+in_ctr 'dpkg-query -W -f="\${Conffiles}" nnd' | grep -q '^ /etc/nnd/nnd.conf ' ||
+    fail "/etc/nnd/nnd.conf is not a conffile of nnd"
+[ -z "$(in_ctr "grep -v '^#' /etc/nnd/nnd.conf | grep -v '^\$'")" ] ||
+    fail "/etc/nnd/nnd.conf sets something"
+
+# Reload: a client holds models up to quota.connection.prepared_models (2, from a drop-in),
+# the quota goes up to 5 with `systemctl reload nnd`, and the same connection holds 5.
+in_ctr 'mkdir -p /etc/nnd/nnd.conf.d && echo "quota.connection.prepared_models = 2" >/etc/nnd/nnd.conf.d/test.conf'
+in_ctr 'systemctl reload nnd.service' || fail "systemctl reload nnd (2 models)"
+podman exec -d "$ctr" sh -c 'nnd-hold-client /run/nnd/nnd.sock /tmp/hold-go >/tmp/hold.out 2>/tmp/hold.err' >/dev/null
+wait_for() { # wait_for SECONDS COMMAND: until COMMAND succeeds in the container
+    n=0
+    until in_ctr "$2" >/dev/null 2>&1; do
+        n=$((n + 1))
+        [ $n -lt $(($1 * 10)) ] || return 1
+        sleep 0.1
+    done
+}
+wait_for 20 'grep -qx "held 2" /tmp/hold.out' ||
+    { in_ctr 'cat /tmp/hold.out /tmp/hold.err' >&2; fail "the client did not hold 2 models"; }
+# Type=notify: the daemon's status line, kept current (every 2 s).
+wait_for 10 'systemctl show -p StatusText --value nnd.service | grep -q "^serving 1 client, 2 prepared models, "' ||
+    fail "StatusText is '$(in_ctr 'systemctl show -p StatusText --value nnd.service')'"
+pid=$(in_ctr 'systemctl show -p MainPID --value nnd.service')
+in_ctr 'echo "quota.connection.prepared_models = 5" >/etc/nnd/nnd.conf.d/test.conf'
+in_ctr 'systemctl reload nnd.service' || fail "systemctl reload nnd (5 models)"
+in_ctr 'touch /tmp/hold-go'
+wait_for 20 'grep -qx "held 5" /tmp/hold.out' ||
+    { in_ctr 'cat /tmp/hold.out /tmp/hold.err' >&2; fail "the connected client did not get the new quota"; }
+in_ctr 'nndctl --state-dir /var/lib/nnd metrics' |
+    grep -q '^nnd_quota_limit{scope="connection",quota="prepared_models"} 5$' ||
+    fail "nndctl metrics does not show the new limit"
+[ "$(in_ctr 'systemctl show -p MainPID --value nnd.service')" = "$pid" ] ||
+    fail "the reload restarted the daemon"
+in_ctr 'journalctl -u nnd.service --no-pager' |
+    grep -q 'reload: quota.connection.prepared_models: 2 -> 5' || fail "the reload logged no change"
+
+# A bad file: the reload fails, the daemon runs on with what it had, and the error is
+# the only line at priority err or above in the unit's journal.
+in_ctr 'echo "quota.connection.prepared_models = lots" >/etc/nnd/nnd.conf.d/test.conf'
+! in_ctr 'systemctl reload nnd.service' 2>/dev/null || fail "a reload with a bad file succeeded"
+[ "$(in_ctr 'systemctl is-active nnd.service')" = active ] || fail "a bad reload stopped nnd"
+in_ctr 'journalctl -p err -u nnd.service --no-pager -o cat' >"$work/errors"
+grep -q 'reload refused, the settings in force are kept: /etc/nnd/nnd.conf.d/test.conf:1: ' \
+    "$work/errors" || { cat "$work/errors" >&2; fail "journalctl -p err shows no reload error"; }
+! grep -q 'listening on\|reload: quota' "$work/errors" ||
+    { cat "$work/errors" >&2; fail "journalctl -p err shows info lines"; }
+in_ctr 'rm -rf /etc/nnd/nnd.conf.d'
+
+# The watchdog: with WatchdogSec=2s (a drop-in), a daemon whose loop is stopped (SIGSTOP)
+# misses its pings; systemd kills it and Restart= starts it again.
+in_ctr 'mkdir -p /etc/systemd/system/nnd.service.d && printf "[Service]\nWatchdogSec=2s\nLimitCORE=0\n" >/etc/systemd/system/nnd.service.d/watchdog.conf && systemctl daemon-reload && systemctl restart nnd.service'
+pid=$(in_ctr 'systemctl show -p MainPID --value nnd.service')
+[ "$pid" -gt 0 ] || fail "nnd.service did not restart with the watchdog drop-in"
+sleep 3 # pings every second: the daemon lives past WatchdogSec
+[ "$(in_ctr 'systemctl show -p MainPID --value nnd.service')" = "$pid" ] ||
+    fail "the watchdog killed a daemon that was pinging"
+in_ctr "kill -STOP $pid"
+wait_for 30 "systemctl show -p MainPID --value nnd.service | grep -qvx '0\|$pid' && systemctl is-active nnd.service" ||
+    fail "the watchdog did not restart a stopped daemon"
+in_ctr 'journalctl -u nnd.service --no-pager' | grep -q 'Watchdog timeout' ||
+    fail "systemd logged no watchdog timeout"
+in_ctr 'rm -rf /etc/systemd/system/nnd.service.d && systemctl daemon-reload'
+
+# (the exporter's check, curl and promtool on its port, goes here)
+
 # Purge: nothing of the packages left.
 in_ctr 'apt-get purge -y -q nnd libnnd0' >"$work/purge.log" 2>&1 ||
     { tail -n 30 "$work/purge.log" >&2; fail "apt-get purge"; }
@@ -207,7 +285,8 @@ in_ctr 'apt-get purge -y -q nnd libnnd0' >"$work/purge.log" 2>&1 ||
 ! in_ctr 'getent group nnd' >/dev/null || fail "the group nnd outlived the purge"
 for p in /var/lib/nnd /run/nnd /lib/systemd/system/nnd.service /lib/systemd/system/nnd.socket \
     /etc/systemd/system/sockets.target.wants/nnd.socket /lib/systemd/system/nnd-exporter.socket \
-    /lib/systemd/system/nnd-exporter.service /etc/systemd/system/sockets.target.wants/nnd-exporter.socket; do
+    /lib/systemd/system/nnd-exporter.service /etc/systemd/system/sockets.target.wants/nnd-exporter.socket \
+    /etc/nnd; do
     ! in_ctr "test -e $p -o -L $p" || fail "$p outlived the purge"
 done
 [ -z "$(in_ctr 'systemctl list-units --all --no-legend "nnd*"')" ] || fail "systemd still knows nnd units"

@@ -143,12 +143,14 @@ cJSON *srv_admin_handle(void *ctx, const cJSON *req) {
         cJSON_Delete(reply);
         return cmd->valuestring[6] == 'l' ? srv_cache_list(d->cache) : srv_cache_purge(d->cache);
     } else if (strcmp(cmd->valuestring, "reload") == 0) {
-        /* Plugins and allowlist afresh; models prepared before keep their plugins. */
+        /* The configuration, the plugins and the allowlist afresh (reload.h); models
+         * prepared before keep their plugins. */
         cJSON_Delete(t.clients);
-        srv_log_info("admin: reloading vendor extensions and the allowlist");
+        srv_log_info("admin: reloading the configuration, vendor extensions and the allowlist");
         char err[512];
-        int rc = srv_extensions_load(d, err, sizeof err);
-        if (rc < 0) srv_log_error("%s", err);
+        int rc =
+            d->reload ? d->reload(d, err, sizeof err) : srv_extensions_load(d, err, sizeof err);
+        if (rc < 0 && !d->reload) srv_log_error("%s", err); /* reload logs its own */
         cJSON_AddBoolToObject(reply, "ok", rc == 0);
         if (rc < 0) cJSON_AddStringToObject(reply, "error", err);
         cJSON_AddItemToObject(reply, "extensions", srv_extensions_json(d));

@@ -38,7 +38,10 @@ typedef struct srv_daemon {
     struct srv_executions *exec;     /* the scheduler, its workers, executions (execution.h) */
     struct srv_quota *quota;         /* per-app and per-connection limits (quota.h) */
     uint64_t executions;             /* executions run since startup */
-    bool stopping;                   /* shutdown has begun */
+    /* Reads the configuration afresh and applies what may change (reload.h): set by main(),
+     * called for SIGHUP and the admin "reload". 0, or -1 with err. */
+    int (*reload)(struct srv_daemon *d, char *err, size_t errlen);
+    bool stopping; /* shutdown has begun */
 } srv_daemon;
 
 static inline uint64_t srv_clock_ns(clockid_t clock) {

@@ -1,7 +1,10 @@
-/* log.c: timestamped lines on stderr. See log.h. */
+/* log.c: timestamped lines on stderr, or prioritized ones for the journal. See log.h. */
 #include "daemon/base/log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -11,7 +14,30 @@
 #include <unistd.h>
 
 static const char *const names[] = {"error", "warn", "info", "debug"};
-static srv_log_level current = NND_LOG_INFO;
+static _Atomic srv_log_level current = NND_LOG_INFO;
+static bool to_journal; /* set once by srv_log_init(), before any thread logs */
+
+/* syslog priorities (LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG) for the journal. */
+static const int priorities[] = {3, 4, 6, 7};
+
+void srv_log_init(void) {
+    /* JOURNAL_STREAM is "DEV:INODE" of the stream systemd connected; it is inherited, so
+     * it holds only when stderr is still that very stream (systemd.exec(5)). */
+    const char *js = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    struct stat st;
+    to_journal = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+                 (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+const char *srv_log_prefix(srv_log_level level) {
+    static const char *const prefixes[] = {"<3>", "<4>", "<6>", "<7>"};
+    return to_journal && level >= NND_LOG_ERROR && level <= NND_LOG_DEBUG ? prefixes[level] : "";
+}
+
+const char *srv_log_level_name(srv_log_level level) {
+    return level >= NND_LOG_ERROR && level <= NND_LOG_DEBUG ? names[level] : "?";
+}
 
 int srv_log_parse_level(const char *s, srv_log_level *out) {
     for (int i = 0; i < 4; i++)
@@ -24,6 +50,10 @@ int srv_log_parse_level(const char *s, srv_log_level *out) {
 
 void srv_log_set_level(srv_log_level level) {
     current = level;
+}
+
+srv_log_level srv_log_get_level(void) {
+    return current;
 }
 
 int srv_log_enabled(srv_log_level level) {
@@ -83,7 +113,7 @@ void srv_log_client(srv_log_level level, const char *fmt, ...) {
     if (level > current) return;
     bool pass = true;
     unsigned long long held = 0;
-    if (current < NND_LOG_DEBUG) {
+    if (srv_log_get_level() < NND_LOG_DEBUG) {
         pthread_mutex_lock(&budget_lock);
         held = roll_budget(now_second());
         pass = budget_used < NND_LOG_CLIENT_PER_S;
@@ -103,13 +133,18 @@ void srv_log_client(srv_log_level level, const char *fmt, ...) {
 
 static void vlog(srv_log_level level, const char *fmt, va_list ap) {
     char line[1024];
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    size_t n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ", ts.tv_nsec / 1000000,
-                          names[level]);
+    size_t n;
+    if (to_journal) {
+        n = (size_t)snprintf(line, sizeof line, "<%d>", priorities[level]);
+    } else {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+        n += (size_t)snprintf(line + n, sizeof line - n, ".%03ldZ %s ", ts.tv_nsec / 1000000,
+                              names[level]);
+    }
     int m = vsnprintf(line + n, sizeof line - n, fmt, ap);
     /* A message longer than the buffer is cut; the line still ends with a newline. */
     size_t end = m < 0 ? n : (n + (size_t)m < sizeof line - 1 ? n + (size_t)m : sizeof line - 2);

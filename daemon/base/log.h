@@ -1,6 +1,12 @@
 /* log: one line per event on stderr, "2025-01-31T12:00:00.123Z info message".
  * Lines above the configured level are dropped. Each line is one write(2), so lines from
- * concurrent threads never interleave.
+ * concurrent threads never interleave. The level may change while threads log (a reload).
+ *
+ * When stderr is the journal (systemd's JOURNAL_STREAM names stderr's device and inode),
+ * srv_log_init() switches to the journal's form: each line starts with its syslog
+ * priority ("<3>" error, "<4>" warning, "<6>" info, "<7>" debug, sd-daemon(3)) and has
+ * no timestamp or level word of its own, since journald records both; so
+ * `journalctl -p err -u nnd` shows the errors alone.
  *
  * Lines about one client (connected, disconnected, prepared a model, refused, dropped)
  * go through srv_log_client(), always naming the client by the id that status and events
@@ -21,9 +27,17 @@ typedef enum srv_log_level {
 
 #define NND_LOG_CLIENT_PER_S 20
 
+/* Picks the line format for stderr: the journal's or the terminal's. Call once at start. */
+void srv_log_init(void);
+/* "<3>" (the level's priority) when lines go to the journal, else "": for messages written
+ * to stderr before logging starts (a bad config file at start). */
+const char *srv_log_prefix(srv_log_level level);
 /* Parses "error", "warn", "info" or "debug"; returns 0, or -1 for anything else. */
 int srv_log_parse_level(const char *s, srv_log_level *out);
 void srv_log_set_level(srv_log_level level);
+srv_log_level srv_log_get_level(void);
+/* "error", "warn", "info" or "debug". */
+const char *srv_log_level_name(srv_log_level level);
 /* Whether lines at level are written (to skip building what would be dropped). */
 int srv_log_enabled(srv_log_level level);
 void srv_log(srv_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

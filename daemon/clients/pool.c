@@ -95,8 +95,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx) {
 
 struct srv_map_account {
     atomic_uint_fast64_t mapped;
-    atomic_uint refs; /* the owner's, plus one per mapping */
-    uint64_t limit;
+    atomic_uint refs;         /* the owner's, plus one per mapping */
+    _Atomic uint64_t limit;   /* changed by a reload while workers map */
     srv_map_refuse_fn refuse; /* NULL once the owner is gone */
     void *owner;
 };
@@ -109,7 +109,7 @@ srv_map_account *srv_map_account_new(uint64_t limit, srv_map_refuse_fn refuse, v
     srv_map_account *a = calloc(1, sizeof *a);
     if (!a) return NULL;
     atomic_init(&a->refs, 1);
-    a->limit = limit;
+    atomic_init(&a->limit, limit);
     a->refuse = refuse;
     a->owner = owner;
     return a;
@@ -125,6 +125,10 @@ void srv_map_account_detach(srv_map_account *a) {
     a->owner = NULL;
     if (current_account == a) current_account = NULL;
     account_unref(a);
+}
+
+void srv_map_account_set_limit(srv_map_account *a, uint64_t limit) {
+    if (a) atomic_store(&a->limit, limit);
 }
 
 uint64_t srv_map_account_mapped(const srv_map_account *a) {
@@ -353,13 +357,13 @@ static schema_status count_mapping(srv_pool_cache *cache, uint32_t index, srv_ma
     srv_map_account *a = current_account;
     for (;;) {
         bool over_budget = atomic_load(&mapped_total) >= map_budget;
-        bool over_quota = a && a->limit && atomic_load(&a->mapped) >= a->limit;
+        uint64_t limit = a ? atomic_load(&a->limit) : 0;
+        bool over_quota = limit && atomic_load(&a->mapped) >= limit;
         if (!over_budget && !over_quota) break;
         if (evict_idle(cache)) continue;
         if (over_quota && a->refuse) {
             char why[NND_ERR_LEN];
-            schema_status st =
-                a->refuse(a->owner, a->limit, atomic_load(&a->mapped), why, sizeof why);
+            schema_status st = a->refuse(a->owner, limit, atomic_load(&a->mapped), why, sizeof why);
             return schema_failf(err, errlen, st, "pool %u: %s", index, why);
         }
         if (over_quota) break; /* the owner is gone: nobody to refuse for */

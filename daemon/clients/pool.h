@@ -99,6 +99,8 @@ srv_map_account *srv_map_account_new(uint64_t limit, srv_map_refuse_fn refuse, v
 /* The owner is gone: no more refusals through it; the account lives while mappings do. */
 void srv_map_account_detach(srv_map_account *a);
 uint64_t srv_map_account_mapped(const srv_map_account *a);
+/* A new limit (a reload), seen by the next mapping counted. */
+void srv_map_account_set_limit(srv_map_account *a, uint64_t limit);
 /* Who pays for the mappings the calling thread makes from now on (NULL: nobody). */
 void srv_pool_set_account(srv_map_account *a);
 /* Mappings made by this module now, and the daemon-wide budget. */

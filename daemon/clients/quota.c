@@ -58,12 +58,9 @@ void srv_quota_limits_default(srv_quota_limits *l) {
     *l = dflt;
 }
 
-srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
-    srv_quota *q = calloc(1, sizeof *q);
-    if (!q) return NULL;
+/* Takes l, with no app allowed more than a quarter of the daemon's descriptors. */
+static void set_limits(srv_quota *q, const srv_quota_limits *l) {
     q->limits = *l;
-    q->d = d;
-    /* No app may hold more than a quarter of the daemon's descriptors. */
     struct rlimit rl;
     uint64_t *fds = &q->limits.app[NND_QUOTA_DESCRIPTORS];
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
@@ -74,6 +71,20 @@ srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
                      (unsigned long long)rl.rlim_cur);
         *fds = rl.rlim_cur / 4;
     }
+}
+
+void srv_quota_set_limits(srv_quota *q, const srv_quota_limits *l) {
+    set_limits(q, l);
+    for (srv_quota_app *a = q->apps; a; a = a->next)
+        srv_map_account_set_limit(a->maps, q->limits.app[NND_QUOTA_MAPPINGS]);
+}
+
+srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
+    srv_quota *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->d = d;
+    set_limits(q, l);
+    struct rlimit rl;
     /* Daemon-wide budgets below what the machine and the kernel allow, whatever the apps:
      * driver buffers half of the memory, prepared models half, content-cache copies a
      * quarter, descriptors all but 256 kept for the daemon's own files and the fds of

@@ -105,6 +105,9 @@ srv_quota_conn srv_session_quota_conn(const struct srv_session *s);
 srv_quota *srv_quota_new(const srv_quota_limits *l, struct srv_daemon *d);
 void srv_quota_free(srv_quota *q);
 const srv_quota_limits *srv_quota_get_limits(const srv_quota *q);
+/* New limits (a reload): every app and connection is held to them from its next request
+ * on; what one holds already stays, even above a lowered limit. */
+void srv_quota_set_limits(srv_quota *q, const srv_quota_limits *l);
 
 /* Joins s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err says why;
  * s stays outside any app), or GENERAL_FAILURE when out of memory. */

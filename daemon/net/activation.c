@@ -11,6 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
+
 static int sockopt(int fd, int opt) {
     int v = -1;
     socklen_t len = sizeof v;
@@ -18,19 +20,20 @@ static int sockopt(int fd, int opt) {
 }
 
 int srv_activation_socket(char *path, size_t pathlen, char *err, size_t errlen) {
-    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-    char *end;
-    long p = pid ? strtol(pid, &end, 10) : 0;
-    bool ours = pid && fds && *pid && !*end && p == (long)getpid();
-    long n = ours ? strtol(fds, &end, 10) : 0;
-    if (ours && (*end || !*fds)) n = -1;
-    unsetenv("LISTEN_PID");
-    unsetenv("LISTEN_FDS");
+    /* LISTEN_PID must name this process; the variables are removed either way. */
+    const char *fds = getenv("LISTEN_FDS");
+    char given[32];
+    snprintf(given, sizeof given, "%s", fds ? fds : "");
+    int n = sd_listen_fds(1);
     unsetenv("LISTEN_FDNAMES");
-    if (!ours || n == 0) return -1;
+    if (n == 0) return -1;
+    if (n < 0) {
+        snprintf(err, errlen, "socket activation: LISTEN_FDS=%s: %s", given, strerror(-n));
+        return -2;
+    }
     if (n != 1) {
         snprintf(err, errlen, "socket activation: LISTEN_FDS=%s; nnd takes exactly one socket",
-                 fds);
+                 given);
         return -2;
     }
     int fd = NND_ACTIVATION_FD;

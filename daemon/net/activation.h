@@ -1,5 +1,5 @@
-/* activation: the listening socket systemd passes (socket activation, sd_listen_fds(3)'s
- * protocol, done by hand: no libsystemd).
+/* activation: the listening socket systemd passes (socket activation, read with
+ * libsystemd's sd_listen_fds(3)).
  *
  * Contract:
  * - srv_activation_socket() looks at LISTEN_PID and LISTEN_FDS. When they name this

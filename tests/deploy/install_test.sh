@@ -23,6 +23,7 @@ for f in bin/nnd bin/nndctl lib/libnnd.so lib/libnnd.a lib/libneuralnetworks.so 
     lib/nnd/extensions-examples/libnnd_fibonacci.so lib/nnd/drivers-examples/libnnd_example.so share/man/man8/nnd.8 share/man/man1/nndctl.1 \
     bin/nnd-exporter share/man/man1/nnd-exporter.1 lib/systemd/system/nnd-exporter.socket \
     lib/systemd/system/nnd-exporter.service \
+    share/man/man5/nnd.conf.5 etc/nnd/nnd.conf share/doc/nnd/configuration.md share/doc/nnd/systemd.md \
     lib/systemd/system/nnd.socket lib/systemd/system/nnd.service lib/sysusers.d/nnd.conf; do
     [ -e "$prefix/$f" ] || fail "$f not installed"
 done
@@ -30,7 +31,7 @@ done
 "$prefix/bin/nndctl" --version | grep -q '^nndctl [0-9]' || fail "nndctl --version"
 
 # Man pages: rendered without a warning, and they are the pages they claim to be.
-for page in man8/nnd.8:"SOCKET ACTIVATION" man1/nndctl.1:"metrics" man1/nnd-exporter.1:"METRICS"; do
+for page in man8/nnd.8:"SOCKET ACTIVATION" man5/nnd.conf.5:"RELOADING" man1/nndctl.1:"metrics" man1/nnd-exporter.1:"METRICS"; do
     file=$prefix/share/man/${page%%:*}
     MANWIDTH=80 man --warnings -l "$file" >"$dir/page" 2>"$dir/page.err" || fail "man -l $file"
     [ ! -s "$dir/page.err" ] || { cat "$dir/page.err"; fail "man warns about $file"; }

@@ -49,7 +49,8 @@ static void usage(FILE *f) {
         "  events [--count N]                   print bus events as JSON lines\n"
         "  cache list                           the daemon's content cache, one line per model\n"
         "  cache purge                          empty the content cache and the token index\n"
-        "  reload                               load extension plugins and allowlist afresh\n",
+        "  reload                               reread the config files (as SIGHUP), reload\n"
+        "                                       extension plugins and the allowlist\n",
         proto_client_socket_path(sock, sizeof sock) ? sock : "(too long)",
         proto_default_state_dir(dir, sizeof dir) ? dir : "(too long)");
 }

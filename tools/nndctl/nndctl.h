@@ -20,8 +20,9 @@ int nndctl_events(const nndctl_opts *o, int argc, char **argv);
 /* cache list | cache purge: the daemon's content cache over the admin bus. */
 int nndctl_cache(const nndctl_opts *o, int argc, char **argv);
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
-/* reload: the daemon loads its extension plugins and allowlist afresh; prints what loaded
- * and what was refused. Exit 1 when the allowlist could not be read. */
+/* reload: the daemon reads its config files again (as for SIGHUP) and loads its extension
+ * plugins and allowlist afresh; prints what loaded and what was refused. Exit 1 when the
+ * daemon refused the files or could not read the allowlist. */
 int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
 
 /* Sends one JSON request on the admin bus and waits up to timeout_ms for the reply.
