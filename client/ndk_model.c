@@ -14,6 +14,7 @@
 #include "client/ndk_memory.h"
 #include "client/ndk_signature.h"
 #include "client/ndk_types.h"
+#include "engine/engine.h"
 
 #define LARGE_ALIGN  64
 #define NO_POOL      UINT32_MAX /* a large value not yet copied into the pool */
@@ -124,6 +125,11 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel *m, const ANeuralNetwor
     if (!m || !t) return ANEURALNETWORKS_UNEXPECTED_NULL;
     int rc = modifiable(m);
     if (rc) return rc;
+    if (t->dimensionCount > NND_MAX_RANK) { /* refused now rather than at finish */
+        ndk_debug("addOperand: operand %u has rank %u, over the limit of %u", m->n_operands,
+                  t->dimensionCount, NND_MAX_RANK);
+        return ANEURALNETWORKS_BAD_DATA;
+    }
     if ((rc = ndk_check_operand_type(t, true))) return rc;
     if (m->n_operands >= MAX_OPERANDS) return ANEURALNETWORKS_BAD_DATA;
     if (!grow((void **)&m->operands, &m->cap_operands, m->n_operands + 1, sizeof *m->operands))
