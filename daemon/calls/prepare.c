@@ -299,8 +299,23 @@ void srv_on_prepare_model(srv_call *c) {
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
             if (st == NND_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
         } else {
-            st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
-            views_owned = st == NND_OK;
+            /* A large model is prepared on a worker thread, holding up no other client. */
+            void *own = !plan.n_drivers && !srv_model_uses_extensions(m) &&
+                                srv_prepare_in_place_off_loop_wanted(c, &desc)
+                            ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_OWN_MAX)
+                            : NULL;
+            if (own && srv_pool_faults() == faults) {
+                srv_prepare_in_place_off_loop(c, o, &desc, own, views, m->n_pools, pm->priority,
+                                              prepared_off_loop);
+                return;
+            }
+            if (own) { /* a pool shrank while converting: answered below */
+                srv_model_desc_clear(&desc);
+                free(own);
+            } else {
+                st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
+                views_owned = st == NND_OK;
+            }
         }
         t = srv_now_ns() - t;
     }
