@@ -15,10 +15,12 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "nnd/nnd.h"
@@ -154,6 +156,40 @@ static void check_computes(ANeuralNetworksCompilation *c, uint32_t n) {
         assert_true(out[i] == in[i] + (float)n);
 }
 
+/* A client killed while the daemon prepares its large model off the loop: the daemon
+ * drops the preparation when it ends (no answer to send, nothing kept) and goes on
+ * serving. Runs first, before this process opens its own NNAPI connection. */
+static void test_killed_during_compile(void **state) {
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        double build, finish;
+        ANeuralNetworksModel *m = chain_model(20000, &build, &finish);
+        ANeuralNetworksCompilation *c;
+        if (ANeuralNetworksCompilation_create(m, &c) != OK) _exit(2);
+        if (write(ready[1], "x", 1) != 1) _exit(2);
+        ANeuralNetworksCompilation_finish(c);
+        _exit(0);
+    }
+    close(ready[1]);
+    char x;
+    assert_int_equal(read(ready[0], &x, 1), 1);
+    close(ready[0]);
+    usleep(30000); /* the PrepareModel is on its way or being prepared */
+    kill(pid, SIGKILL);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    /* The daemon still serves: another client prepares and computes. */
+    executor e;
+    executor_open(&e);
+    for (int i = 0; i < 20; i++)
+        execute_once(&e);
+    executor_close(&e);
+}
+
 static void test_chain_compiles_beside_executions(void **state) {
     (void)state;
     uint32_t n = chain_ops();
@@ -201,6 +237,7 @@ static void test_chain_compiles_beside_executions(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_killed_during_compile),
         cmocka_unit_test(test_chain_compiles_beside_executions),
         cmocka_unit_test(test_clean_stop),
     };
