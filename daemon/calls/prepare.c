@@ -356,6 +356,7 @@ void srv_on_prepare_model(srv_call *c) {
                             ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_OWN_MAX)
                             : NULL;
             if (own && srv_pool_faults() == faults) {
+                desc.drivers = NULL; /* none: the plan goes when this call returns */
                 srv_prepare_in_place_off_loop(c, o, &desc, own, views, m->n_pools, pm->priority,
                                               prepared_off_loop);
                 return;
