@@ -131,7 +131,7 @@ static int by_size_desc(const void *x, const void *y) {
 /* The lowest offset where size bytes fit between the found temporaries' blocks. */
 static size_t lowest_fit(planner *pl, size_t size) {
     sort_slots = pl->slot;
-    qsort(pl->found, pl->n_found, sizeof *pl->found, by_slot);
+    if (pl->n_found > 1) qsort(pl->found, pl->n_found, sizeof *pl->found, by_slot);
     size_t off = 0;
     for (uint32_t k = 0; k < pl->n_found; k++) {
         uint32_t j = pl->found[k];
