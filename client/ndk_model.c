@@ -14,6 +14,7 @@
 #include "client/ndk_memory.h"
 #include "client/ndk_signature.h"
 #include "client/ndk_types.h"
+#include "engine/engine.h"
 
 #define LARGE_ALIGN  64
 #define NO_POOL      UINT32_MAX /* a large value not yet copied into the pool */
@@ -124,6 +125,11 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel *m, const ANeuralNetwor
     if (!m || !t) return ANEURALNETWORKS_UNEXPECTED_NULL;
     int rc = modifiable(m);
     if (rc) return rc;
+    if (t->dimensionCount > NND_MAX_RANK) { /* refused now rather than at finish */
+        ndk_debug("addOperand: operand %u has rank %u, over the limit of %u", m->n_operands,
+                  t->dimensionCount, NND_MAX_RANK);
+        return ANEURALNETWORKS_BAD_DATA;
+    }
     if ((rc = ndk_check_operand_type(t, true))) return rc;
     if (m->n_operands >= MAX_OPERANDS) return ANEURALNETWORKS_BAD_DATA;
     if (!grow((void **)&m->operands, &m->cap_operands, m->n_operands + 1, sizeof *m->operands))
@@ -412,6 +418,8 @@ static int check_graph(const ANeuralNetworksModel *m) {
     uint32_t *writer = malloc(sizeof *writer * n);
     uint32_t *pending = calloc(m->n_ops ? m->n_ops : 1, sizeof *pending);
     uint32_t *queue = malloc(sizeof *queue * (m->n_ops ? m->n_ops : 1));
+    size_t *first_read = NULL; /* operand i's readers: readers[first_read[i] .. [i + 1]) */
+    uint32_t *readers = NULL;
     int rc = ANEURALNETWORKS_NO_ERROR;
     if (!writer || !pending || !queue) {
         rc = ANEURALNETWORKS_OUT_OF_MEMORY;
@@ -432,7 +440,29 @@ static int check_graph(const ANeuralNetworksModel *m) {
             rc = ANEURALNETWORKS_BAD_DATA;
     }
     if (rc) goto out;
-    /* Kahn: an operation is ready once every operation writing its inputs has run. */
+    /* Kahn: an operation is ready once every operation writing its inputs has run. Each
+     * operand's readers (one entry per input that names it) in one array, so that the
+     * sort is linear in the operations' inputs. */
+    size_t n_reads = 0;
+    for (uint32_t k = 0; k < m->n_ops; k++)
+        n_reads += m->ops[k].n_in;
+    first_read = calloc((size_t)n + 1, sizeof *first_read);
+    readers = malloc(sizeof *readers * (n_reads ? n_reads : 1));
+    if (!first_read || !readers) {
+        rc = ANEURALNETWORKS_OUT_OF_MEMORY;
+        goto out;
+    }
+    for (uint32_t k = 0; k < m->n_ops; k++)
+        for (uint32_t j = 0; j < m->ops[k].n_in; j++)
+            first_read[m->ops[k].in[j] + 1]++;
+    for (uint32_t i = 0; i < n; i++)
+        first_read[i + 1] += first_read[i];
+    for (uint32_t k = 0; k < m->n_ops; k++)
+        for (uint32_t j = 0; j < m->ops[k].n_in; j++)
+            readers[first_read[m->ops[k].in[j]]++] = k;
+    for (uint32_t i = n; i > 0; i--) /* the fill moved each start to the next one's */
+        first_read[i] = first_read[i - 1];
+    first_read[0] = 0;
     uint32_t head = 0, tail = 0;
     for (uint32_t k = 0; k < m->n_ops; k++) {
         for (uint32_t j = 0; j < m->ops[k].n_in; j++)
@@ -441,12 +471,16 @@ static int check_graph(const ANeuralNetworksModel *m) {
     }
     while (head < tail) {
         uint32_t k = queue[head++];
-        for (uint32_t r = 0; r < m->n_ops; r++) /* quadratic, but models are small */
-            for (uint32_t j = 0; j < m->ops[r].n_in; j++)
-                if (writer[m->ops[r].in[j]] == k && --pending[r] == 0) queue[tail++] = r;
+        for (uint32_t j = 0; j < m->ops[k].n_out; j++) {
+            uint32_t o = m->ops[k].out[j];
+            for (size_t r = first_read[o]; r < first_read[o + 1]; r++)
+                if (--pending[readers[r]] == 0) queue[tail++] = readers[r];
+        }
     }
     if (tail != m->n_ops) rc = ANEURALNETWORKS_BAD_DATA;
 out:
+    free(first_read);
+    free(readers);
     free(writer);
     free(pending);
     free(queue);

@@ -93,6 +93,9 @@ typedef struct eng_memory_view {
     size_t size;
     void (*release)(void *ctx); /* may be NULL */
     void *ctx;
+    /* May be NULL: whether the memory no longer shows what it held (its file shrank under
+     * it). A prepared model whose constant pool is lost refuses every later execution. */
+    bool (*lost)(void *ctx);
 } eng_memory_view;
 
 typedef struct eng_model_desc {

@@ -445,10 +445,25 @@ void eng_exec_reset(eng_exec *e) {
         }
 }
 
+/* A constant pool that lost its pages (engine.h: eng_memory_view.lost) reads as zeros:
+ * no execution of the model may compute from it again. */
+static schema_status constants_intact(const eng_prepared *p, char *err, size_t errlen) {
+    for (uint32_t i = 0; i < p->n_pools; i++)
+        if (p->pools[i].lost && p->pools[i].lost(p->pools[i].ctx))
+            return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                                "constant pool %u of this prepared model shrank after "
+                                "preparation: the prepared model is no longer usable, prepare "
+                                "the model again",
+                                i);
+    return NND_OK;
+}
+
 schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outputs,
                            eng_output_shape *shapes, const eng_checkpoint *cp, char *err,
                            size_t errlen) {
     const eng_prepared *p = e->p;
+    schema_status intact = constants_intact(p, err, errlen);
+    if (intact) return intact;
     e->started = false;
     /* A loop a checkpoint stopped in an earlier run is not continued by a fresh one. */
     eng_flow_reset(e);
@@ -513,5 +528,7 @@ schema_status eng_exec_resume(eng_exec *e, uint32_t from, eng_output_shape *shap
         schema_errf(err, errlen, "no stopped run to resume at operation %u", from);
         return NND_GENERAL_FAILURE;
     }
+    schema_status intact = constants_intact(e->p, err, errlen);
+    if (intact) return intact;
     return eng_exec_steps(e, from, shapes, cp, err, errlen);
 }

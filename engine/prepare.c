@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/arena.h"
 #include "engine/backend.h"
 #include "engine/extension.h"
 #include "engine/flow.h"
@@ -120,73 +121,6 @@ static schema_status infer_shapes(eng_prepared *p, bool relaxed, char *err, size
 
 static size_t align_up(size_t n) {
     return (n + NND_ARENA_ALIGN - 1) & ~(size_t)(NND_ARENA_ALIGN - 1);
-}
-
-/* Greedy by size: each temporary takes the lowest offset not used by a temporary whose
- * [first, last] step interval overlaps its own. */
-static schema_status plan_arena(eng_prepared *p, char *err, size_t errlen) {
-    uint32_t n = p->n_operands;
-    uint32_t *first = malloc(sizeof(uint32_t) * n), *last = malloc(sizeof(uint32_t) * n);
-    uint32_t *temps = malloc(sizeof(uint32_t) * n);
-    size_t *size = calloc(n, sizeof(size_t));
-    if (!first || !last || !temps || !size) {
-        free(first), free(last), free(temps), free(size);
-        return FAIL("out of memory planning the arena");
-    }
-    for (uint32_t i = 0; i < n; i++)
-        first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = NND_NO_SLOT;
-    for (uint32_t k = 0; k < p->n_steps; k++) {
-        const eng_step *st = &p->steps[k];
-        for (uint32_t j = 0; j < st->n_out; j++)
-            if (first[st->out[j]] == UINT32_MAX) first[st->out[j]] = k;
-        for (uint32_t j = 0; j < st->n_in; j++)
-            last[st->in[j]] = k;
-    }
-    uint32_t nt = 0;
-    uint64_t total = 0; /* bounds every offset below: none can overflow */
-    for (uint32_t i = 0; i < n; i++) {
-        const eng_tensor *t = &p->tensors[i];
-        if (t->lifetime != NND_TEMPORARY || !t->known) continue;
-        if (last[i] < first[i]) last[i] = first[i];
-        uint64_t bytes = schema_shape_bytes(t->type, t->rank, t->dims);
-        if (bytes == UINT64_MAX || (total += align_up((size_t)bytes)) > NND_MAX_TENSOR_BYTES) {
-            free(first), free(last), free(temps), free(size);
-            return FAIL("operand %u: temporaries larger than %llu bytes", i,
-                        (unsigned long long)NND_MAX_TENSOR_BYTES);
-        }
-        size[i] = align_up((size_t)bytes);
-        temps[nt++] = i;
-    }
-    /* Insertion sort by size, largest first (models are small enough). */
-    for (uint32_t a = 1; a < nt; a++)
-        for (uint32_t b = a; b > 0 && size[temps[b]] > size[temps[b - 1]]; b--) {
-            uint32_t x = temps[b];
-            temps[b] = temps[b - 1];
-            temps[b - 1] = x;
-        }
-    size_t arena = 0;
-    for (uint32_t a = 0; a < nt; a++) {
-        uint32_t i = temps[a];
-        size_t off = 0;
-        bool moved = true;
-        while (moved) {
-            moved = false;
-            for (uint32_t b = 0; b < a; b++) {
-                uint32_t j = temps[b];
-                bool overlap_time = !(last[j] < first[i] || last[i] < first[j]);
-                bool overlap_space = off < p->slot[j] + size[j] && p->slot[j] < off + size[i];
-                if (overlap_time && overlap_space) {
-                    off = p->slot[j] + size[j];
-                    moved = true;
-                }
-            }
-        }
-        p->slot[i] = off;
-        if (off + size[i] > arena) arena = off + size[i];
-    }
-    p->arena_size = arena;
-    free(first), free(last), free(temps), free(size);
-    return NND_OK;
 }
 
 static const uint8_t *constant_bytes(const eng_model_desc *m, const eng_operand_desc *o) {
@@ -325,7 +259,7 @@ static schema_status plan_graph(const eng_model_desc *m, eng_prepared *const *su
                  NND_UNSUPPORTED);
     }
     if (!s) s = infer_shapes(p, m->relaxed, err, errlen);
-    if (!s) s = plan_arena(p, err, errlen);
+    if (!s) s = eng_plan_arena(p, err, errlen);
     if (s) {
         eng_prepared_free(p); /* pools still belong to the caller: p->pools is NULL */
         return s;
@@ -598,7 +532,7 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     }
     count_steps_on(p);
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
-    if (eng_plan_fp16_regions(p) && (s = plan_arena(p, err, errlen)) != NND_OK) {
+    if (eng_plan_fp16_regions(p) && (s = eng_plan_arena(p, err, errlen)) != NND_OK) {
         eng_prepared_free(p);
         return s;
     }

@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tests/ndk_fixture.h"
 
@@ -100,4 +102,23 @@ int ndk_teardown(void **state) {
 void test_clean_stop(void **state) {
     (void)state;
     assert_int_equal(tst_daemon_stop(&g_daemon), 0);
+}
+
+const char *stderr_of(void (*f)(void *), void *arg) {
+    static char text[4096];
+    char path[] = "/tmp/nnd-test-stderr-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    f(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = 0;
+    close(fd);
+    return text;
 }

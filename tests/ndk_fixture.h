@@ -41,6 +41,8 @@ void fill(float *v, size_t n, float base);
 /* An execution of the two-input ADD model with a, b set and out bound. */
 ANeuralNetworksExecution *add_execution(ANeuralNetworksCompilation *c, const float *a,
                                         const float *b, float *out);
+/* What f(arg) wrote to stderr (up to 4 KiB; the text lives until the next call). */
+const char *stderr_of(void (*f)(void *), void *arg);
 void assert_sum(const float *a, const float *b, const float *out, size_t n);
 
 int ndk_setup(void **state);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -259,11 +260,67 @@ static void test_memory_flexible(void **state) {
     ANeuralNetworksModel_free(m);
 }
 
+/* A constant of 2 MiB set from memory (over the content cache's first-sighting size, so
+ * the daemon reads it in place from the client's memory), shrunk to one page after the
+ * compilation: no execution computes from the zero pages standing where it was, the
+ * first or any later one. */
+static void test_constant_memory_shrunk(void **state) {
+    (void)state;
+    enum { ELEMS = 512 * 1024 };
+    size_t size = ELEMS * sizeof(float);
+    int fd = memfd_with(size);
+    float *b = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(b != MAP_FAILED);
+    fill(b, ELEMS, 10.f);
+    munmap(b, size);
+    ANeuralNetworksMemory *mem = NULL;
+    assert_int_equal(ANeuralNetworksMemory_createFromFd(size, PROT_READ, fd, 0, &mem), OK);
+    ANeuralNetworksModel *m;
+    assert_int_equal(ANeuralNetworksModel_create(&m), OK);
+    const uint32_t dims[] = {ELEMS};
+    ANeuralNetworksOperandType t = tensor(dims);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(ANeuralNetworksModel_addOperand(m, &t), OK);
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &k_int32), OK);
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &t), OK);
+    assert_int_equal(ANeuralNetworksModel_setOperandValueFromMemory(m, 1, mem, 0, size), OK);
+    int32_t act = 0;
+    assert_int_equal(ANeuralNetworksModel_setOperandValue(m, 2, &act, sizeof act), OK);
+    const uint32_t in[] = {0, 1, 2}, outs[] = {3}, ins[] = {0};
+    assert_int_equal(ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_ADD, 3, in, 1, outs), OK);
+    assert_int_equal(ANeuralNetworksModel_identifyInputsAndOutputs(m, 1, ins, 1, outs), OK);
+    assert_int_equal(ANeuralNetworksModel_finish(m), OK);
+    ANeuralNetworksCompilation *c = compile(m, false);
+    float *a = calloc(ELEMS, sizeof(float)), *out = calloc(ELEMS, sizeof(float));
+    assert_true(a && out);
+    for (int k = 0; k < 6; k++) {
+        if (k == 1) assert_int_equal(ftruncate(fd, 4096), 0);
+        memset(out, 0, size);
+        ANeuralNetworksExecution *e;
+        assert_int_equal(ANeuralNetworksExecution_create(c, &e), OK);
+        assert_int_equal(ANeuralNetworksExecution_setInput(e, 0, NULL, a, size), OK);
+        assert_int_equal(ANeuralNetworksExecution_setOutput(e, 0, NULL, out, size), OK);
+        int rc = ANeuralNetworksExecution_compute(e);
+        ANeuralNetworksExecution_free(e);
+        if (k == 0) { /* before the shrink: 0 + b */
+            assert_int_equal(rc, OK);
+            assert_true(out[0] == 10.f && out[ELEMS - 1] == 10.f + (ELEMS - 1));
+        } else {
+            assert_int_equal(rc, ANEURALNETWORKS_OP_FAILED);
+        }
+    }
+    free(a);
+    free(out);
+    ANeuralNetworksMemory_free(mem);
+    close(fd);
+    ANeuralNetworksCompilation_free(c);
+    ANeuralNetworksModel_free(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_from_fd),
-        cmocka_unit_test(test_memory_from_desc),
-        cmocka_unit_test(test_memory_flexible),
+        cmocka_unit_test(test_memory_from_fd),  cmocka_unit_test(test_memory_from_desc),
+        cmocka_unit_test(test_memory_flexible), cmocka_unit_test(test_constant_memory_shrunk),
         cmocka_unit_test(test_clean_stop),
     };
     return cmocka_run_group_tests(tests, ndk_setup, ndk_teardown);

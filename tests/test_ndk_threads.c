@@ -336,25 +336,6 @@ static void test_padding_and_alignment(void **state) {
 /* ---- a daemon that stops answering ------------------------------------------------------- */
 
 /* Runs f with stderr going to a file; returns what was written there (static buffer). */
-static const char *stderr_of(void (*f)(void *), void *arg) {
-    static char text[4096];
-    char path[] = "/tmp/nnd-test-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    f(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    text[n > 0 ? n : 0] = 0;
-    close(fd);
-    return text;
-}
-
 typedef struct timed {
     ANeuralNetworksExecution *e;
     int rc;

@@ -17,10 +17,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "tests/ndk_fixture.h"
 
 #define OP_FAILED ANEURALNETWORKS_OP_FAILED
@@ -49,6 +52,43 @@ static void test_operand_byte_size(void **state) {
     /* Bytes, not elements: a one-byte type fits where a float does not. */
     assert_int_equal(add_tensor(ANEURALNETWORKS_TENSOR_BOOL8, 2, bytes), OK);
     assert_int_equal(add_tensor(ANEURALNETWORKS_TENSOR_FLOAT32, 2, bytes), BAD_DATA);
+}
+
+typedef struct ranked {
+    uint32_t rank;
+    int rc;
+} ranked;
+
+static void add_ranked(void *arg) {
+    ranked *r = arg;
+    uint32_t dims[NND_MAX_RANK + 2];
+    for (uint32_t i = 0; i < NND_MAX_RANK + 2; i++)
+        dims[i] = 1;
+    r->rc = add_tensor(ANEURALNETWORKS_TENSOR_FLOAT32, r->rank, dims);
+}
+
+/* A rank over the engine's limit is refused by addOperand itself, the limit named (with
+ * NND_DEBUG), not later at finish. */
+static void test_operand_rank_limit(void **state) {
+    (void)state;
+    ranked at = {.rank = NND_MAX_RANK}, over = {.rank = NND_MAX_RANK + 1};
+    add_ranked(&at);
+    assert_int_equal(at.rc, OK);
+    setenv("NND_DEBUG", "1", 1);
+    const char *note = stderr_of(add_ranked, &over);
+    unsetenv("NND_DEBUG");
+    assert_int_equal(over.rc, BAD_DATA);
+    char want[64];
+    snprintf(want, sizeof want, "rank %u, over the limit of %u", NND_MAX_RANK + 1, NND_MAX_RANK);
+    assert_non_null(strstr(note, want));
+    /* A huge rank is refused before its dimensions are read. */
+    ANeuralNetworksModel *m;
+    assert_int_equal(ANeuralNetworksModel_create(&m), OK);
+    uint32_t one = 1;
+    ANeuralNetworksOperandType t = {
+        .type = ANEURALNETWORKS_TENSOR_FLOAT32, .dimensionCount = 100000, .dimensions = &one};
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &t), BAD_DATA);
+    ANeuralNetworksModel_free(m);
 }
 
 /* ---- timeouts ------------------------------------------------------------------------------ */
@@ -346,6 +386,7 @@ static void test_temporary_contradicts_declared(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_operand_byte_size),
+        cmocka_unit_test(test_operand_rank_limit),
         cmocka_unit_test(test_timeout_maximum),
         cmocka_unit_test(test_desc_channel_scales),
         cmocka_unit_test(test_desc_scalar_with_dimensions),

@@ -15,6 +15,7 @@
 #include "proto/model_bytes.h"
 #include "daemon/calls/model_obj.h"
 #include "daemon/clients/pool.h"
+#include "daemon/calls/off_loop.h"
 #include "daemon/calls/prepare_off_loop.h"
 #include "daemon/devices/refused.h"
 
@@ -82,6 +83,68 @@ static void refusals_free(refusals *r) {
     free(r->reasons);
 }
 
+/* A GetSupportedOperations' model and verdict, answered on the loop or after a worker. */
+typedef struct supported_job {
+    eng_model_desc desc;
+    void *owned; /* what desc borrows, once it goes off the loop */
+    eng_memory_view *views;
+    size_t n_views;
+    bool *sup;
+    refusals why;
+    schema_status st;
+    char err[NND_ERR_LEN];
+} supported_job;
+
+static void supported_free(void *ctx) {
+    supported_job *j = ctx;
+    refusals_free(&j->why);
+    srv_model_desc_clear(&j->desc);
+    free(j->owned);
+    release_views(j->views, j->n_views);
+    free(j->views);
+    free(j->sup);
+    free(j);
+}
+
+static void supported_work(void *ctx) {
+    supported_job *j = ctx;
+    uint64_t faults = srv_pool_faults(); /* this thread's */
+    j->st =
+        eng_supported_operations_on(&j->desc, j->sup, keep_refusal, &j->why, j->err, sizeof j->err);
+    if (j->st == NND_OK && srv_pool_faults() != faults) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "a model pool shrank while it was being read");
+    }
+}
+
+static void supported_answer(srv_call *c, void *ctx, bool queued) {
+    supported_job *j = ctx;
+    uint32_t n = j->desc.n_operations;
+    protobuf_c_boolean *wire = queued ? calloc(n + 1, sizeof *wire) : NULL;
+    if (!queued) {
+        srv_call_fail(c, NND_GENERAL_FAILURE, "cannot check the model's operations now");
+    } else if (j->st != NND_OK) {
+        srv_call_fail(c, j->st, "%s", j->err);
+    } else if (!wire) {
+        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+    } else {
+        srv_refused_note(c->s->serial, &j->desc, j->sup, j->why.reasons);
+        for (uint32_t i = 0; i < n; i++)
+            wire[i] = j->sup[i];
+        Nnd__SupportedOperationsReply r = NND__SUPPORTED_OPERATIONS_REPLY__INIT;
+        r.n_supported = n;
+        r.supported = wire;
+        c->reply.result_case = NND__REPLY__RESULT_SUPPORTED_OPERATIONS;
+        c->reply.supported_operations = &r;
+        srv_call_reply(c);
+    }
+    free(wire);
+    supported_free(j);
+}
+
+static const srv_off_loop_fns supported_off_loop = {
+    .work = supported_work, .answer = supported_answer, .drop = supported_free};
+
 void srv_on_get_supported_operations(srv_call *c) {
     const Nnd__Model *m = c->req->get_supported_operations->model;
     if (!m) {
@@ -96,57 +159,45 @@ void srv_on_get_supported_operations(srv_call *c) {
         srv_call_fail(c, chosen, "%s", c->err);
         return;
     }
+    supported_job *j = calloc(1, sizeof *j);
     eng_memory_view *views = calloc(m->n_pools + 1, sizeof *views);
-    if (!views) {
+    if (!j || !views) {
+        free(j);
+        free(views);
         srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
         return;
     }
-    eng_model_desc desc;
-    memset(&desc, 0, sizeof desc);
-    bool *sup = NULL;
-    protobuf_c_boolean *wire = NULL;
-    schema_status st = map_model_pools(c, m, views);
-    if (st == NND_OK)
-        st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
-                                      &desc, c->err, sizeof c->err);
-    if (st == NND_OK) {
-        sup = calloc(desc.n_operations + 1, sizeof *sup);
-        wire = calloc(desc.n_operations + 1, sizeof *wire);
-        if (!sup || !wire) {
-            st = NND_GENERAL_FAILURE;
-            snprintf(c->err, sizeof c->err, "out of memory");
-        }
-    }
-    refusals why = {.n = desc.n_operations};
-    if (st == NND_OK && srv_log_enabled(NND_LOG_DEBUG))
-        why.reasons = calloc(desc.n_operations + 1, sizeof *why.reasons);
+    j->views = views;
+    j->n_views = m->n_pools;
     uint64_t faults = srv_pool_faults();
-    srv_device_plan_apply(&plan, &desc);
-    if (st == NND_OK)
-        st = eng_supported_operations_on(&desc, sup, keep_refusal, &why, c->err, sizeof c->err);
-    if (st == NND_OK && srv_pool_faults() != faults) {
-        st = NND_GENERAL_FAILURE;
-        snprintf(c->err, sizeof c->err, "a model pool shrank while it was being read");
+    j->st = map_model_pools(c, m, views);
+    if (j->st == NND_OK)
+        j->st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
+                                         &j->desc, j->err, sizeof j->err);
+    else
+        snprintf(j->err, sizeof j->err, "%s", c->err);
+    if (j->st == NND_OK && !(j->sup = calloc(j->desc.n_operations + 1, sizeof *j->sup))) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "out of memory");
     }
-    if (st != NND_OK) {
-        srv_call_fail(c, st, "%s", c->err);
-    } else {
-        srv_refused_note(c->s->serial, &desc, sup, why.reasons);
-        for (uint32_t i = 0; i < desc.n_operations; i++)
-            wire[i] = sup[i];
-        Nnd__SupportedOperationsReply r = NND__SUPPORTED_OPERATIONS_REPLY__INIT;
-        r.n_supported = desc.n_operations;
-        r.supported = wire;
-        c->reply.result_case = NND__REPLY__RESULT_SUPPORTED_OPERATIONS;
-        c->reply.supported_operations = &r;
-        srv_call_reply(c);
+    j->why.n = j->desc.n_operations;
+    if (j->st == NND_OK && srv_log_enabled(NND_LOG_DEBUG))
+        j->why.reasons = calloc(j->desc.n_operations + 1, sizeof *j->why.reasons);
+    srv_device_plan_apply(&plan, &j->desc);
+    /* A large model is checked on a worker thread, holding up no other client. */
+    if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
+        srv_pool_faults() == faults && srv_prepare_in_place_off_loop_wanted(c, &j->desc) &&
+        (j->owned = srv_model_desc_own(&j->desc, NND_PREPARE_OFF_LOOP_OWN_MAX))) {
+        j->desc.drivers = NULL; /* none: the plan goes when this call returns */
+        srv_off_loop_run(c, &supported_off_loop, j);
+        return;
     }
-    refusals_free(&why);
-    srv_model_desc_clear(&desc);
-    release_views(views, m->n_pools);
-    free(views);
-    free(sup);
-    free(wire);
+    if (j->st == NND_OK) supported_work(j);
+    if (j->st == NND_OK && srv_pool_faults() != faults) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "a model pool shrank while it was being read");
+    }
+    supported_answer(c, j, true);
 }
 
 /* The fd at a request's fd index, or -1 when the index is out of range or taken. */
@@ -329,8 +380,24 @@ void srv_on_prepare_model(srv_call *c) {
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
             if (st == NND_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
         } else if (st == NND_OK) {
-            st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
-            views_owned = st == NND_OK;
+            /* A large model is prepared on a worker thread, holding up no other client. */
+            void *own = !plan.n_drivers && !srv_model_uses_extensions(m) &&
+                                srv_prepare_in_place_off_loop_wanted(c, &desc)
+                            ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_OWN_MAX)
+                            : NULL;
+            if (own && srv_pool_faults() == faults) {
+                desc.drivers = NULL; /* none: the plan goes when this call returns */
+                srv_prepare_in_place_off_loop(c, o, &desc, own, views, m->n_pools, pm->priority,
+                                              prepared_off_loop);
+                return;
+            }
+            if (own) { /* a pool shrank while converting: answered below */
+                srv_model_desc_clear(&desc);
+                free(own);
+            } else {
+                st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
+                views_owned = st == NND_OK;
+            }
         }
         t = srv_now_ns() - t;
     }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "daemon/cache/cache.h"
+#include "daemon/clients/pool.h"
 #include "daemon/wire/convert.h"
 #include "storage/serialize.h"
 
@@ -29,6 +30,9 @@ typedef struct job {
     uint8_t token_bytes[NND_CACHE_TOKEN_LEN];
     int model_fd, data_fd;
     srv_prepare_done_fn done;
+    bool in_place;          /* eng_prepare() on the client's memory, no content cache */
+    eng_prepared *prepared; /* in place: the result, owning the views */
+    bool views_gone;        /* the views were taken by (or freed with) the prepared model */
     srv_cache_encoded x;
     schema_status st;
     char err[NND_ERR_LEN];
@@ -38,8 +42,26 @@ bool srv_prepare_off_loop_wanted(const srv_call *c, const eng_model_desc *m) {
     return c->s->hold && store_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES;
 }
 
+bool srv_prepare_in_place_off_loop_wanted(const srv_call *c, const eng_model_desc *m) {
+    return c->s->hold && (m->n_operations + (uint64_t)m->n_operands >= NND_PREPARE_OFF_LOOP_OPS ||
+                          store_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES);
+}
+
 static void encode(uv_work_t *w) {
     job *j = w->data;
+    if (j->in_place) {
+        uint64_t faults = srv_pool_faults(); /* this thread's: the client's pages read here */
+        j->st = eng_prepare(&j->desc, &j->prepared, j->err, sizeof j->err);
+        if (j->st == NND_OK && srv_pool_faults() != faults) {
+            eng_prepared_free(j->prepared); /* releases the views it took */
+            j->prepared = NULL;
+            j->views_gone = true;
+            j->st = NND_GENERAL_FAILURE;
+            snprintf(j->err, sizeof j->err, "a model pool shrank while the model was prepared");
+        }
+        if (j->st == NND_OK) j->views_gone = true;
+        return;
+    }
     j->st = srv_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
 }
 
@@ -51,9 +73,21 @@ static void finish(uv_work_t *w, int status) {
     }
     srv_session *s = j->s;
     if (s->closing) { /* nobody to answer */
-        if (j->st == NND_OK) srv_cache_encoded_free(&j->x);
+        if (j->st == NND_OK && !j->in_place) srv_cache_encoded_free(&j->x);
         eng_prepared_free(j->plan);
+        eng_prepared_free(j->prepared);
         srv_model_obj_free(j->o);
+    } else if (j->in_place) {
+        proto_frame_in none = {0};
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.id = j->id;
+        srv_call c = {.d = j->d, .s = s, .in = &none, .req = &req, .name = "PrepareModel"};
+        nnd__reply__init(&c.reply);
+        c.reply.id = j->id;
+        c.t0 = j->t0;
+        snprintf(c.err, sizeof c.err, "%s", j->err);
+        j->o->prepared = j->prepared;
+        j->done(&c, j->o, j->st, srv_now_ns() - j->t0, j->priority);
     } else {
         proto_frame_in none = {0};
         Nnd__Request req = NND__REQUEST__INIT;
@@ -77,7 +111,7 @@ static void finish(uv_work_t *w, int status) {
     }
     srv_model_desc_clear(&j->desc);
     free(j->owned);
-    for (size_t i = 0; i < j->n_views; i++)
+    for (size_t i = 0; !j->views_gone && i < j->n_views; i++)
         if (j->views[i].release) j->views[i].release(j->views[i].ctx);
     free(j->views);
     if (j->model_fd >= 0) close(j->model_fd);
@@ -128,6 +162,44 @@ void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, v
                .data_fd = j->data_fd,
                .done = done};
     if (token) memcpy(j->token_bytes, token, NND_CACHE_TOKEN_LEN);
+    memset(desc, 0, sizeof *desc); /* the job's now */
+    j->work.data = j;
+    c->s->hold(c->s->send_ctx, true);
+    if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "cannot prepare the model now");
+        finish(&j->work, 0);
+    }
+}
+
+void srv_prepare_in_place_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
+                                   eng_memory_view *views, size_t n_views, int priority,
+                                   srv_prepare_done_fn done) {
+    job *j = calloc(1, sizeof *j);
+    if (!j) {
+        srv_model_desc_clear(desc);
+        free(owned);
+        for (size_t i = 0; i < n_views; i++)
+            if (views[i].release) views[i].release(views[i].ctx);
+        free(views);
+        snprintf(c->err, sizeof c->err, "out of memory preparing the model");
+        done(c, o, NND_GENERAL_FAILURE, 0, priority);
+        return;
+    }
+    *j = (job){.d = c->d,
+               .s = c->s,
+               .id = c->req->id,
+               .t0 = srv_now_ns(),
+               .o = o,
+               .desc = *desc,
+               .owned = owned,
+               .views = views,
+               .n_views = n_views,
+               .priority = priority,
+               .model_fd = -1,
+               .data_fd = -1,
+               .done = done,
+               .in_place = true};
     memset(desc, 0, sizeof *desc); /* the job's now */
     j->work.data = j;
     c->s->hold(c->s->send_ctx, true);

@@ -43,4 +43,15 @@ void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, v
                           uint32_t preference, int priority, const uint8_t *token, int model_fd,
                           int data_fd, srv_prepare_done_fn done);
 
+/* In place (no content cache): a model of NND_PREPARE_OFF_LOOP_OPS operations and operands
+ * or more, or of NND_PREPARE_OFF_LOOP_BYTES, is validated, planned and prepared (eng_prepare)
+ * on a worker thread, the session held as above; the prepared model takes the views. A
+ * description may borrow up to NND_PREPARE_OFF_LOOP_OWN_MAX bytes from its message to go. */
+#define NND_PREPARE_OFF_LOOP_OPS     1024u
+#define NND_PREPARE_OFF_LOOP_OWN_MAX (64u << 20)
+bool srv_prepare_in_place_off_loop_wanted(const srv_call *c, const eng_model_desc *m);
+void srv_prepare_in_place_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
+                                   eng_memory_view *views, size_t n_views, int priority,
+                                   srv_prepare_done_fn done);
+
 #endif

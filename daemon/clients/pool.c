@@ -275,6 +275,10 @@ static bool mapping_damaged(const mapping *m) {
     return atomic_load(&guard[m->slot].damaged);
 }
 
+static bool mapping_lost(void *ctx) {
+    return mapping_damaged(ctx);
+}
+
 static cache_entry *cache_find(srv_pool_cache *c, const struct stat *sb, uint64_t off, size_t len,
                                bool writable) {
     for (int i = 0; c && i < NND_POOL_CACHE_SLOTS; i++) {
@@ -471,7 +475,8 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
         out->view = (eng_memory_view){.base = (const uint8_t *)hit->m->addr + delta,
                                       .size = (size_t)mp->size,
                                       .release = unmap,
-                                      .ctx = hit->m};
+                                      .ctx = hit->m,
+                                      .lost = mapping_lost};
         out->writable = writable;
         out->dev = (uint64_t)sb.st_dev;
         out->ino = (uint64_t)sb.st_ino;
@@ -528,7 +533,8 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
     out->view = (eng_memory_view){.base = (const uint8_t *)addr + delta,
                                   .size = (size_t)mp->size,
                                   .release = unmap,
-                                  .ctx = m};
+                                  .ctx = m,
+                                  .lost = mapping_lost};
     out->writable = writable;
     out->dev = (uint64_t)sb.st_dev;
     out->ino = (uint64_t)sb.st_ino;

@@ -34,7 +34,9 @@
  *   mappings only) with zero pages and counts the fault, so the work in progress can fail
  *   with GENERAL_FAILURE instead of the daemon dying. Compare srv_pool_faults() before
  *   and after touching pool memory. Such a mapping is damaged for good (its zero pages
- *   are not the file's): srv_pool_damaged() tells, and the cache maps afresh instead.
+ *   are not the file's): srv_pool_damaged() tells, and the cache maps afresh instead; a
+ *   view's `lost` tells the engine, which refuses every later execution of a prepared
+ *   model whose constants it held.
  * - POOL_BURST_SLOT and POOL_REGISTERED are INVALID_ARGUMENT here: only burst.h resolves
  *   slots, and memreg.h registered memories (in executions only).
  * - srv_pool_share() hands out another view of the same mapping (released on its own),

@@ -246,11 +246,14 @@ void srv_quota_disconnect(struct srv_session *session) {
     srv_quota_add(session, NND_QUOTA_DESCRIPTORS, -1);
     *s.app = NULL;
     if (a->used[NND_QUOTA_CONNECTIONS]) return;
-    /* Its last connection is gone, and with it everything the app held. */
+    /* Its last connection is gone, and with it the app's record. What is still in use
+     * (a model an execution or a cache write still holds) is freed when that work ends;
+     * its count goes with the record. */
     for (int r = 0; r < NND_QUOTA_RES; r++)
         if (a->used[r] && r != NND_QUOTA_CACHE_TOKENS)
-            srv_log_warn("uid %u left with %llu %s still counted", (unsigned)a->uid,
-                         (unsigned long long)a->used[r], res_names[r]);
+            srv_log_info("uid %u: last connection closed with %llu %s still in use by work "
+                         "not yet ended; freed when it ends, no longer counted for the uid",
+                         (unsigned)a->uid, (unsigned long long)a->used[r], res_names[r]);
     srv_quota_app **at = &a->q->apps;
     while (*at != a)
         at = &(*at)->next;

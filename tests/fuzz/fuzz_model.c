@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t *b = malloc(n ? n : 1);
         if (!b) goto out;
         fz_bytes(&in, b, n);
-        views[n_views] = (eng_memory_view){b, n, free, b};
+        views[n_views] = (eng_memory_view){.base = b, .size = n, .release = free, .ctx = b};
     }
     char err[NND_ERR_LEN];
     eng_model_desc d;

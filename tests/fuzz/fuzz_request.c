@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t *b = malloc(n ? n : 1);
         if (!b) goto out;
         fz_bytes(&in, b, n);
-        views[n_views] = (eng_memory_view){b, n, NULL, NULL};
+        views[n_views] = (eng_memory_view){.base = b, .size = n};
     }
     char err[NND_ERR_LEN];
     if (srv_request_from_proto(r, p, views, n_views, ins, outs, err, sizeof err) == NND_OK &&

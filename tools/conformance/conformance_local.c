@@ -213,7 +213,7 @@ static int run_case(const tool_case *c) {
         printf("FAIL %s:%s: out of memory\n", c->file, c->name);
         return 1;
     }
-    eng_memory_view view = {pool, pool_len, free, pool};
+    eng_memory_view view = {.base = pool, .size = pool_len, .release = free, .ctx = pool};
     eng_model_desc d;
     schema_status s = srv_model_from_proto(pooled ? pooled : c->model, pooled ? &view : NULL,
                                            pooled ? 1 : 0, &d, err, sizeof err);

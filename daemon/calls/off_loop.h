@@ -1,0 +1,24 @@
+/* off_loop: a call's work on libuv's worker threads, answered later from the loop.
+ *
+ * Contract: srv_off_loop_run() holds the call's session (session.h: its connections read
+ * nothing more until the answer, so its requests keep their order), runs work(ctx) on a
+ * worker thread, then on the loop answer(c, ctx) with a call standing for the original
+ * one (same request id, name and start time; no request fds). A session closed meanwhile
+ * gets no answer: drop(ctx) instead. Either frees ctx. When the work cannot be queued,
+ * answer() runs at once with *queued false. Returns nothing: every path answers or drops. */
+#ifndef NND_OFF_LOOP_H
+#define NND_OFF_LOOP_H
+
+#include <stdbool.h>
+
+#include "daemon/calls/call.h"
+
+typedef struct srv_off_loop_fns {
+    void (*work)(void *ctx);                             /* on a worker thread */
+    void (*answer)(srv_call *c, void *ctx, bool queued); /* on the loop */
+    void (*drop)(void *ctx);                             /* on the loop, session closed */
+} srv_off_loop_fns;
+
+void srv_off_loop_run(srv_call *c, const srv_off_loop_fns *fns, void *ctx);
+
+#endif
