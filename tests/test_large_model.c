@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nnd/nnd.h"
+#include "nnd/nnd_wire.h"
 #include "tests/ndk_fixture.h"
 #include "tests/timing.h"
 #include "tests/wire.h"

@@ -24,7 +24,7 @@ static int run_model(const Nnd__Model *m, pool_ref pool, bool reference, void *c
                      const size_t *in_bytes, void **outs, char *err, size_t errlen) {
     setenv("NND_REFERENCE_KERNELS", reference ? "1" : "0", 1);
     const Nnd__Subgraph *g = m->main;
-    eng_memory_view view = {pool.base, pool.len, NULL, NULL};
+    eng_memory_view view = {.base = pool.base, .size = pool.len};
     eng_model_desc d;
     eng_prepared *p = NULL;
     eng_exec *e = NULL;
