@@ -4,7 +4,11 @@
  * operations, prepare or execution (case_judge.h); an endless loop when its loop timeout
  * stops it in time (tool_case_judge_endless). Constants the vectors mark
  * wasConstantReference come from a memory pool (case_pool.h).
- * Usage: nnd-conformance-local [--verbose] PATH...   Exit 0 only when nothing failed. */
+ * --guard-pages: every input, constant and output ends where an inaccessible page begins,
+ * with nothing readable past it (eng_io.readable_past 0; case_guard.h), so that a kernel's
+ * read or write past a tensor faults instead of passing unseen.
+ * Usage: nnd-conformance-local [--verbose] [--guard-pages] PATH...
+ * Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,20 @@
 #include "engine/engine.h"
 
 static bool verbose;
+static bool guard_pages;
+
+/* Memory for a tensor of n bytes: at a guard page in --guard-pages mode, else with room to
+ * spare. Zeroed. */
+static void *tensor_alloc(size_t n) {
+    return guard_pages ? tool_guard_alloc(n) : calloc(1, n + 64);
+}
+
+static void tensor_free(void *p) {
+    if (guard_pages)
+        tool_guard_free(p);
+    else
+        free(p);
+}
 
 static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
@@ -22,7 +40,9 @@ static const char *unsupported_op(const tool_case *c, const bool *supported) {
     return NULL;
 }
 
-static bool input_io(const tool_case_example *ex, eng_io *ins, size_t n_in) {
+/* The example's inputs into ins; in --guard-pages mode copied to guarded memory, which
+ * copies[] (n_in entries) records for the caller to free with tensor_free(). */
+static bool input_io(const tool_case_example *ex, eng_io *ins, void **copies, size_t n_in) {
     for (size_t i = 0; i < ex->n_inputs; i++) {
         const tool_case_tensor *t = &ex->inputs[i];
         if (t->index >= n_in) return false;
@@ -33,6 +53,11 @@ static bool input_io(const tool_case_example *ex, eng_io *ins, size_t n_in) {
             continue;
         }
         io->data = t->data;
+        if (guard_pages) {
+            tensor_free(copies[t->index]);
+            if (!(copies[t->index] = io->data = tensor_alloc(t->bytes))) return false;
+            memcpy(io->data, t->data, t->bytes);
+        }
         io->length = t->bytes;
         io->rank = t->rank;
         memcpy(io->dims, t->dims, sizeof(uint32_t) * t->rank);
@@ -48,12 +73,12 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
     uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
     eng_io *ins = calloc(n_in, sizeof *ins), *outs = calloc(n_out, sizeof *outs);
     eng_output_shape *shapes = calloc(n_out, sizeof *shapes);
-    void **bufs = calloc(n_out, sizeof(void *));
-    bool ok = ins && outs && shapes && bufs && input_io(ex, ins, n_in);
+    void **bufs = calloc(n_out, sizeof(void *)), **copies = calloc(n_in + 1, sizeof(void *));
+    bool ok = ins && outs && shapes && bufs && copies && input_io(ex, ins, copies, n_in);
     if (!ok) snprintf(why, whylen, "bad example");
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
         const tool_case_tensor *t = &ex->outputs[i];
-        bufs[t->index] = calloc(1, t->bytes + 64);
+        bufs[t->index] = tensor_alloc(t->bytes);
         outs[t->index].data = bufs[t->index];
         outs[t->index].length = t->bytes;
     }
@@ -91,8 +116,10 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
         }
     }
     for (uint32_t i = 0; bufs && i < n_out; i++)
-        free(bufs[i]);
-    free(bufs), free(ins), free(outs), free(shapes);
+        tensor_free(bufs[i]);
+    for (uint32_t i = 0; copies && i < n_in; i++)
+        tensor_free(copies[i]);
+    free(bufs), free(copies), free(ins), free(outs), free(shapes);
     return ok;
 }
 
@@ -115,13 +142,13 @@ static int refused(const tool_case *c, const char *step, schema_status s, const 
 static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
     uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
     eng_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
-    void **bufs = calloc(n_out + 1, sizeof(void *));
+    void **bufs = calloc(n_out + 1, sizeof(void *)), **copies = calloc(n_in + 1, sizeof(void *));
     const tool_case_example *ex = &c->examples[0];
     char err[NND_ERR_LEN] = "", why[160] = "bad example";
-    bool ok = ins && outs && bufs && input_io(ex, ins, n_in);
+    bool ok = ins && outs && bufs && copies && input_io(ex, ins, copies, n_in);
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
         const tool_case_tensor *t = &ex->outputs[i];
-        ok = t->index < n_out && (bufs[t->index] = calloc(1, t->bytes + 64));
+        ok = t->index < n_out && (bufs[t->index] = tensor_alloc(t->bytes));
         if (ok) outs[t->index] = (eng_io){.data = bufs[t->index], .length = t->bytes};
     }
     schema_status s = NND_OK;
@@ -140,8 +167,10 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
         printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, schema_engine_status_name(s),
                err);
     for (uint32_t i = 0; bufs && i < n_out; i++)
-        free(bufs[i]);
-    free(bufs), free(ins), free(outs);
+        tensor_free(bufs[i]);
+    for (uint32_t i = 0; copies && i < n_in; i++)
+        tensor_free(copies[i]);
+    free(bufs), free(copies), free(ins), free(outs);
     return ok ? 0 : 1;
 }
 
@@ -192,8 +221,39 @@ static int run_desc(const tool_case *c, eng_model_desc *d, bool *owned) {
     return rc;
 }
 
+/* A case in --guard-pages mode: every constant in a guarded pool of its own. Returns 0
+ * pass, 1 fail, 2 skip. */
+static int run_case_guarded(const tool_case *c) {
+    char err[NND_ERR_LEN] = "";
+    uint8_t **regions;
+    size_t n;
+    Nnd__Model *m = tool_case_guarded_model(c, &regions, &n);
+    eng_memory_view *views = m ? calloc(n + 1, sizeof *views) : NULL;
+    if (!views) {
+        printf("FAIL %s:%s: out of memory\n", c->file, c->name);
+        for (size_t k = 0; k < n; k++)
+            tool_guard_free(regions[k]);
+        free(regions);
+        if (m) nnd__model__free_unpacked(m, NULL);
+        return 1;
+    }
+    for (size_t k = 0; k < n; k++)
+        views[k] = (eng_memory_view){regions[k], m->pools[k]->size, tool_guard_free, regions[k]};
+    eng_model_desc d;
+    schema_status s = srv_model_from_proto(m, views, n, &d, err, sizeof err);
+    bool owned = false; /* the prepared model frees the regions */
+    int rc = s ? refused(c, "convert", s, err) : run_desc(c, &d, &owned);
+    srv_model_desc_clear(&d);
+    for (size_t k = 0; !owned && k < n; k++)
+        tool_guard_free(regions[k]);
+    free(regions), free(views);
+    nnd__model__free_unpacked(m, NULL);
+    return rc;
+}
+
 /* Returns 0 pass, 1 fail, 2 skip. */
 static int run_case(const tool_case *c) {
+    if (guard_pages) return run_case_guarded(c);
     char err[NND_ERR_LEN] = "";
     uint8_t *pool;
     size_t pool_len;
@@ -221,10 +281,11 @@ int main(int argc, char **argv) {
     int paths = 0;
     size_t counts[3] = {0};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--verbose") == 0) {
-            verbose = true;
-            continue;
-        }
+        bool is_verbose = strcmp(argv[i], "--verbose") == 0;
+        bool is_guard = strcmp(argv[i], "--guard-pages") == 0;
+        verbose |= is_verbose;
+        guard_pages |= is_guard;
+        if (is_verbose || is_guard) continue;
         paths++;
         if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
                             sizeof err) < 0) {
@@ -234,7 +295,7 @@ int main(int argc, char **argv) {
         }
     }
     if (!paths) {
-        fprintf(stderr, "usage: nnd-conformance-local [--verbose] PATH...\n");
+        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--guard-pages] PATH...\n");
         return 2;
     }
     for (size_t i = 0; i < n; i++)
