@@ -8,7 +8,9 @@
  * - CONCATENATION of two [2^31] inputs: the output dimension added up in 32 bits was 0.
  * - BOX_WITH_NMS_LIMIT with 2^30 + 1 classes and boxes [1, 4]: n_classes * 4 wrapped to 4,
  *   and the boxes were read as if they held 4 per class.
- * - GENERATE_PROPOSALS with 2^30 + 1 anchors and 4 delta channels, likewise. */
+ * - GENERATE_PROPOSALS with 2^30 + 1 anchors and 4 delta channels, likewise.
+ * - LSH_PROJECTION (dense) with 2^27 hash functions of 32 bits: the output size wrapped to
+ *   0 and every bit was written past it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,12 +214,23 @@ static void proposals_anchors_wrap(void **state) {
     refused(&m, "input 1 must match input 0");
 }
 
+static void lsh_dense_outputs_wrap(void **state) {
+    (void)state;
+    model m = {.code = NND_OP_LSH_PROJECTION};
+    const uint32_t hash[2] = {1u << 27, 32}, x[2] = {1, 1}, any[1] = {0};
+    input(&m, NND_TENSOR_FLOAT32, 2, hash);
+    input(&m, NND_TENSOR_FLOAT32, 2, x);
+    m.op_in[m.n_op_in++] = operand(&m, NND_TENSOR_FLOAT32, 0, NULL, NND_NO_VALUE); /* weight */
+    i32(&m, 2);                                                                    /* dense */
+    output(&m, NND_TENSOR_INT32, 1, any);
+    refused(&m, "past 2^32");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(max_pool_output_read_back),
-        cmocka_unit_test(concat_dimension_wrap),
-        cmocka_unit_test(nms_limit_classes_wrap),
-        cmocka_unit_test(proposals_anchors_wrap),
+        cmocka_unit_test(max_pool_output_read_back), cmocka_unit_test(concat_dimension_wrap),
+        cmocka_unit_test(nms_limit_classes_wrap),    cmocka_unit_test(proposals_anchors_wrap),
+        cmocka_unit_test(lsh_dense_outputs_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
