@@ -10,7 +10,10 @@
  *   and the boxes were read as if they held 4 per class.
  * - GENERATE_PROPOSALS with 2^30 + 1 anchors and 4 delta channels, likewise.
  * - LSH_PROJECTION (dense) with 2^27 hash functions of 32 bits: the output size wrapped to
- *   0 and every bit was written past it. */
+ *   0 and every bit was written past it.
+ * - SVDF with 2^16 filters of memory 2^16: the state's row (memory x filters) wrapped to
+ *   0, so an empty state passed and was read and written past its end (here a [1, 1] state
+ *   is given, and the refusal must name the product). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -226,11 +229,27 @@ static void lsh_dense_outputs_wrap(void **state) {
     refused(&m, "past 2^32");
 }
 
+static void svdf_state_wrap(void **state) {
+    (void)state;
+    model m = {.code = NND_OP_SVDF};
+    const uint32_t x[2] = {1, 1}, feature[2] = {1u << 16, 1}, time[2] = {1u << 16, 1u << 16},
+                   st[2] = {1, 1}, any[2] = {0, 0};
+    input(&m, NND_TENSOR_FLOAT32, 2, x);
+    input(&m, NND_TENSOR_FLOAT32, 2, feature);
+    input(&m, NND_TENSOR_FLOAT32, 2, time);
+    m.op_in[m.n_op_in++] = operand(&m, NND_TENSOR_FLOAT32, 0, NULL, NND_NO_VALUE); /* bias */
+    input(&m, NND_TENSOR_FLOAT32, 2, st);
+    i32(&m, 1), i32(&m, NND_FUSED_NONE);
+    output(&m, NND_TENSOR_FLOAT32, 2, any);
+    output(&m, NND_TENSOR_FLOAT32, 2, any);
+    refused(&m, "past 2^32");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(max_pool_output_read_back), cmocka_unit_test(concat_dimension_wrap),
         cmocka_unit_test(nms_limit_classes_wrap),    cmocka_unit_test(proposals_anchors_wrap),
-        cmocka_unit_test(lsh_dense_outputs_wrap),
+        cmocka_unit_test(lsh_dense_outputs_wrap),    cmocka_unit_test(svdf_state_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
