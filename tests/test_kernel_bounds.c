@@ -8,6 +8,8 @@
  * - CONCATENATION of two [2^31] inputs: the output dimension added up in 32 bits was 0.
  * - BOX_WITH_NMS_LIMIT with 2^30 + 1 classes and boxes [1, 4]: n_classes * 4 wrapped to 4,
  *   and the boxes were read as if they held 4 per class.
+ * - BOX_WITH_NMS_LIMIT with 8 boxes of 2^30 - 1 classes and DETECTION_POSTPROCESSING with
+ *   2^16 anchors of 2^16 + 1 classes: more candidates than their 32-bit indexes hold.
  * - GENERATE_PROPOSALS with 2^30 + 1 anchors and 4 delta channels, likewise.
  * - LSH_PROJECTION (dense) with 2^27 hash functions of 32 bits: the output size wrapped to
  *   0 and every bit was written past it.
@@ -26,7 +28,7 @@
 #include "engine/engine.h"
 #include "tools/conformance/case_guard.h"
 
-#define MAX_OPERANDS 16
+#define MAX_OPERANDS 24
 
 typedef struct model {
     eng_operand_desc operands[MAX_OPERANDS];
@@ -40,6 +42,7 @@ typedef struct model {
 
 static uint32_t operand(model *m, int32_t type, uint32_t rank, const uint32_t *dims,
                         uint32_t lifetime) {
+    assert_true(m->n_operands < MAX_OPERANDS);
     eng_operand_desc *o = &m->operands[m->n_operands];
     *o = (eng_operand_desc){.type = type, .rank = rank, .lifetime = lifetime};
     if (type == NND_TENSOR_QUANT8_ASYMM) o->scale = 1.f;
@@ -199,6 +202,42 @@ static void nms_limit_classes_wrap(void **state) {
     refused(&m, "input 1 must be");
 }
 
+static void nms_limit_candidates_wrap(void **state) {
+    (void)state;
+    model m = {.code = NND_OP_BOX_WITH_NMS_LIMIT};
+    const uint32_t classes = (1u << 30) - 1, scores[2] = {8, classes}, boxes[2] = {8, classes * 4},
+                   batch[1] = {8}, any1[1] = {0}, any2[2] = {0, 0};
+    input(&m, NND_TENSOR_FLOAT32, 2, scores);
+    input(&m, NND_TENSOR_FLOAT32, 2, boxes);
+    input(&m, NND_TENSOR_INT32, 1, batch);
+    f32(&m, 0.f), i32(&m, -1), i32(&m, 0), f32(&m, 0.5f), f32(&m, 1.f), f32(&m, 0.f);
+    output(&m, NND_TENSOR_FLOAT32, 1, any1);
+    output(&m, NND_TENSOR_FLOAT32, 2, any2);
+    output(&m, NND_TENSOR_INT32, 1, any1);
+    output(&m, NND_TENSOR_INT32, 1, any1);
+    refused(&m, "past 2^32 candidates");
+}
+
+static void postprocessing_candidates_wrap(void **state) {
+    (void)state;
+    model m = {.code = NND_OP_DETECTION_POSTPROCESSING};
+    const uint32_t scores[3] = {1, 1u << 16, (1u << 16) + 1}, deltas[3] = {1, 1u << 16, 4},
+                   anchors[2] = {1u << 16, 4}, any1[1] = {0}, any2[2] = {0, 0}, any3[3] = {0, 0, 0};
+    input(&m, NND_TENSOR_FLOAT32, 3, scores);
+    input(&m, NND_TENSOR_FLOAT32, 3, deltas);
+    input(&m, NND_TENSOR_FLOAT32, 2, anchors);
+    f32(&m, 10.f), f32(&m, 10.f), f32(&m, 5.f), f32(&m, 5.f);
+    boolean(&m, true);
+    i32(&m, 10), i32(&m, 1), i32(&m, 10);
+    f32(&m, 0.f), f32(&m, 0.5f);
+    boolean(&m, false);
+    output(&m, NND_TENSOR_FLOAT32, 2, any2);
+    output(&m, NND_TENSOR_FLOAT32, 3, any3);
+    output(&m, NND_TENSOR_INT32, 2, any2);
+    output(&m, NND_TENSOR_INT32, 1, any1);
+    refused(&m, "past 2^32 candidates");
+}
+
 static void proposals_anchors_wrap(void **state) {
     (void)state;
     model m = {.code = NND_OP_GENERATE_PROPOSALS};
@@ -247,9 +286,14 @@ static void svdf_state_wrap(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(max_pool_output_read_back), cmocka_unit_test(concat_dimension_wrap),
-        cmocka_unit_test(nms_limit_classes_wrap),    cmocka_unit_test(proposals_anchors_wrap),
-        cmocka_unit_test(lsh_dense_outputs_wrap),    cmocka_unit_test(svdf_state_wrap),
+        cmocka_unit_test(max_pool_output_read_back),
+        cmocka_unit_test(concat_dimension_wrap),
+        cmocka_unit_test(nms_limit_classes_wrap),
+        cmocka_unit_test(nms_limit_candidates_wrap),
+        cmocka_unit_test(postprocessing_candidates_wrap),
+        cmocka_unit_test(proposals_anchors_wrap),
+        cmocka_unit_test(lsh_dense_outputs_wrap),
+        cmocka_unit_test(svdf_state_wrap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -320,6 +320,8 @@ static schema_status limit_shape(eng_op_ctx *c) {
     const eng_tensor *score = c->in[0], *box = c->in[1];
     uint32_t n = score->dims[0], n_classes = score->dims[1];
     if (n_classes < 2) return eng_fail(c, "input 0 needs at least 2 classes, has %u", n_classes);
+    if ((uint64_t)n * n_classes > UINT32_MAX) /* candidates are indexed in 32 bits */
+        return eng_fail(c, "%u boxes of %u classes is past 2^32 candidates", n, n_classes);
     /* In 64 bits: n_classes * 4 wraps 32 for 2^30 classes and more. */
     if (box->dims[0] != n || box->dims[1] != (uint64_t)n_classes * 4)
         return eng_fail(c, "input 1 must be [%u, %u]", n, n_classes * 4);
@@ -546,6 +548,9 @@ static schema_status postproc_shape(eng_op_ctx *c) {
     if (s) return s;
     uint32_t batches = score->dims[0], n_anchors = score->dims[1];
     if (score->dims[2] < 2) return eng_fail(c, "input 0 needs at least 2 classes");
+    if ((uint64_t)n_anchors * score->dims[2] > UINT32_MAX) /* indexed in 32 bits */
+        return eng_fail(c, "%u anchors of %u classes is past 2^32 candidates", n_anchors,
+                        score->dims[2]);
     if (delta->dims[0] != batches || delta->dims[1] != n_anchors || delta->dims[2] < 4)
         return eng_fail(c, "input 1 must be [%u, %u, >= 4]", batches, n_anchors);
     if (anchor->dims[0] != n_anchors || anchor->dims[1] != 4)
