@@ -46,7 +46,7 @@ static uint32_t operand(model *m, int32_t type, uint32_t rank, const uint32_t *d
     eng_operand_desc *o = &m->operands[m->n_operands];
     *o = (eng_operand_desc){.type = type, .rank = rank, .lifetime = lifetime};
     if (type == NND_TENSOR_QUANT8_ASYMM) o->scale = 1.f;
-    memcpy(o->dims, dims, sizeof(uint32_t) * rank);
+    if (rank) memcpy(o->dims, dims, sizeof(uint32_t) * rank);
     return m->n_operands++;
 }
 

@@ -102,6 +102,9 @@ out:
     free(ins), free(outs), free(shapes);
 }
 
+/* A driver-buffer pool's view, as pool.c gives it: no bytes, a base that is not NULL. */
+static const uint8_t driver_buffer_placeholder[1];
+
 static void execute_step(const srv_session *s, const eng_prepared *p, srv_buffer *b, fz_in *in) {
     fz_in rs = fz_section(in);
     Nnd__ExecutionRequest *r = nnd__execution_request__unpack(NULL, rs.len, rs.p);
@@ -113,7 +116,11 @@ static void execute_step(const srv_session *s, const eng_prepared *p, srv_buffer
         Nnd__MemoryPool *mp = r->pools[n];
         if (mp->kind == NND__POOL_KIND__POOL_DRIVER_BUFFER) {
             if (mp->token == 1) mp->token = srv_buffer_token(b);
-            pools[n] = (srv_pool){.driver_buffer = true, .writable = true};
+            pools[n] = (srv_pool){
+                .view = {driver_buffer_placeholder, 0, NULL, NULL},
+                .driver_buffer = true,
+                .writable = true,
+            };
             continue;
         }
         ok = mp->size <= FZ_MAX_POOL && make_pool(in, mp->size, true, &pools[n]);
