@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -n "$targets" ] || targets="frame model request cache burst"
+[ -n "$targets" ] || targets="frame model request cache burst buffer"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 vectors=${NND_CONFORMANCE_DIR:-$build/vectors/conformance}
 

@@ -320,7 +320,10 @@ static schema_status limit_shape(eng_op_ctx *c) {
     const eng_tensor *score = c->in[0], *box = c->in[1];
     uint32_t n = score->dims[0], n_classes = score->dims[1];
     if (n_classes < 2) return eng_fail(c, "input 0 needs at least 2 classes, has %u", n_classes);
-    if (box->dims[0] != n || box->dims[1] != n_classes * 4)
+    if ((uint64_t)n * n_classes > UINT32_MAX) /* candidates are indexed in 32 bits */
+        return eng_fail(c, "%u boxes of %u classes is past 2^32 candidates", n, n_classes);
+    /* In 64 bits: n_classes * 4 wraps 32 for 2^30 classes and more. */
+    if (box->dims[0] != n || box->dims[1] != (uint64_t)n_classes * 4)
         return eng_fail(c, "input 1 must be [%u, %u]", n, n_classes * 4);
     if (c->in[2]->dims[0] != n) return eng_fail(c, "input 2 must be [%u]", n);
     if (n && !inputs_known(c, 0, 3)) return NND_DEFER;
@@ -368,7 +371,8 @@ static schema_status proposal_params_read(eng_op_ctx *c, proposal_params *p) {
     eng_image_of(c->in[0], p->nchw, &im);
     p->batches = im.n, p->height = im.h, p->width = im.w, p->anchors = im.c;
     eng_image_of(c->in[1], p->nchw, &im);
-    if (im.n != p->batches || im.h != p->height || im.w != p->width || im.c != p->anchors * 4)
+    if (im.n != p->batches || im.h != p->height || im.w != p->width ||
+        im.c != (uint64_t)p->anchors * 4) /* in 64 bits, as it could wrap 32 */
         return eng_fail(c, "input 1 must match input 0 with num_anchors * 4 channels");
     if (c->in[2]->dims[0] != p->anchors || c->in[2]->dims[1] != 4)
         return eng_fail(c, "input 2 must be [%u, 4]", p->anchors);
@@ -544,6 +548,9 @@ static schema_status postproc_shape(eng_op_ctx *c) {
     if (s) return s;
     uint32_t batches = score->dims[0], n_anchors = score->dims[1];
     if (score->dims[2] < 2) return eng_fail(c, "input 0 needs at least 2 classes");
+    if ((uint64_t)n_anchors * score->dims[2] > UINT32_MAX) /* indexed in 32 bits */
+        return eng_fail(c, "%u anchors of %u classes is past 2^32 candidates", n_anchors,
+                        score->dims[2]);
     if (delta->dims[0] != batches || delta->dims[1] != n_anchors || delta->dims[2] < 4)
         return eng_fail(c, "input 1 must be [%u, %u, >= 4]", batches, n_anchors);
     if (anchor->dims[0] != n_anchors || anchor->dims[1] != 4)
@@ -580,7 +587,7 @@ static schema_status postproc_run(eng_op_ctx *c) {
     uint32_t batches = score->dims[0], n_anchors = score->dims[1], n_classes = score->dims[2];
     uint32_t enc = delta->dims[2], slots = postproc_slots(&p);
     size_t n = (size_t)n_anchors * n_classes;
-    float *boxes = eng_scratch(c, sizeof(float) * (n_anchors * 5 + n));
+    float *boxes = eng_scratch(c, sizeof(float) * ((size_t)n_anchors * 5 + n));
     uint32_t *sel = eng_scratch(c, sizeof(uint32_t) * (n * 2 + n_classes * 2));
     if (!boxes || !sel) return eng_fail(c, "out of memory");
     float *scores = boxes + (size_t)n_anchors * 4, *best = scores + n;

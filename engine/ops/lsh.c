@@ -168,8 +168,12 @@ static schema_status lsh_shape(eng_op_ctx *c) {
         schema_status s = eng_expect_dims(c, IN_WEIGHT, "weight", 1, x->dims);
         if (s) return s;
     }
-    uint32_t n = type == LSH_DENSE ? n_hash * n_bits : n_hash;
-    eng_set_shape(c->out[0], 1, &n);
+    uint64_t n = type == LSH_DENSE ? (uint64_t)n_hash * n_bits : n_hash; /* 64 bits: no wrap */
+    if (n > UINT32_MAX)
+        return eng_fail(c, "%u hash functions of %u bits make %llu outputs, past 2^32", n_hash,
+                        n_bits, (unsigned long long)n);
+    uint32_t n32 = (uint32_t)n;
+    eng_set_shape(c->out[0], 1, &n32);
     return NND_OK;
 }
 

@@ -399,6 +399,8 @@ static schema_status lstm_shape(eng_op_ctx *c) {
     if (!s) s = cell_check(c, l, "", n_batch, x->dims[1], 0, &n_cell, &n_output);
     if (s) return s;
     uint32_t gates = has(c, l->wx[GATE_I]) ? 4 : 3;
+    if ((uint64_t)n_cell * gates > UINT32_MAX) /* the scratch row must not wrap 32 bits */
+        return eng_fail(c, "%u cells times %u gates is past 2^32", n_cell, gates);
     eng_set_shape(c->out[0], 2, (const uint32_t[]){n_batch, n_cell * gates});
     eng_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
     eng_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});

@@ -193,18 +193,23 @@ static schema_status concat_shape(eng_op_ctx *c) {
         return eng_fail(c, "axis %d (input %u) is outside 0..%u", axis, n, first->rank - 1);
     uint32_t dims[NND_MAX_RANK];
     memcpy(dims, first->dims, sizeof(uint32_t) * first->rank);
+    uint64_t along = first->dims[axis]; /* in 64 bits: a 32-bit sum could wrap to a small output */
     for (uint32_t i = 1; i < n; i++) {
         const eng_tensor *t = c->in[i];
         if (t->rank != first->rank)
             return eng_fail(c, "input %u has rank %u, input 0 has %u", i, t->rank, first->rank);
         for (uint32_t d = 0; d < t->rank; d++) {
             if (d == (uint32_t)axis)
-                dims[d] += t->dims[d];
+                along += t->dims[d];
             else if (t->dims[d] != first->dims[d])
                 return eng_fail(c, "input %u has dimension %u = %u, input 0 has %u", i, d,
                                 t->dims[d], first->dims[d]);
         }
     }
+    if (along > UINT32_MAX)
+        return eng_fail(c, "the inputs' dimension %d adds up to %llu, past 2^32", axis,
+                        (unsigned long long)along);
+    dims[axis] = (uint32_t)along;
     eng_set_shape(c->out[0], first->rank, dims);
     return NND_OK;
 }

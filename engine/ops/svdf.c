@@ -39,6 +39,8 @@ static schema_status svdf_shape(eng_op_ctx *c) {
         return eng_fail(c, "%u filters are not a multiple of rank %d", filters, rank);
     uint32_t units = filters / (uint32_t)rank;
     if (memory == 0) return eng_fail(c, "weights_time (input %d) has no memory", IN_TIME);
+    if ((uint64_t)memory * filters > UINT32_MAX) /* the state's row: must not wrap 32 bits */
+        return eng_fail(c, "memory %u times %u filters is past 2^32", memory, filters);
     schema_status s = eng_expect_dims(c, IN_FEATURE, "weights_feature", 2,
                                       (const uint32_t[]){filters, x->dims[1]});
     if (!s) s = eng_expect_dims(c, IN_TIME, "weights_time", 2, (const uint32_t[]){filters, memory});

@@ -1,6 +1,6 @@
 /* nnd-fuzz-seeds: seed corpora for the fuzz targets from the conformance vectors.
  * Usage: nnd-fuzz-seeds [--per-file N] [--max-bytes B] CONFORMANCE_PATH... OUT_DIR
- * Writes OUT_DIR/{frame,model,request,cache,burst}/ in each target's input format (see the
+ * Writes OUT_DIR/{frame,model,request,cache,burst,buffer}/ in each target's input format (see the
  * fuzz_*.c headers): the first N cases (default 3) of each vector file, first example,
  * seeds of at most B bytes (default 65536). Corpora are generated at fuzz time into the
  * build tree, never committed. */
@@ -17,9 +17,10 @@
 #include "storage/serialize.h"
 
 static size_t max_bytes = 65536;
-#define N_TARGETS 5
+#define N_TARGETS 6
 static size_t written[N_TARGETS];
-static const char *const targets[N_TARGETS] = {"frame", "model", "request", "cache", "burst"};
+static const char *const targets[N_TARGETS] = {"frame", "model", "request",
+                                               "cache", "burst", "buffer"};
 static const char *out_dir;
 
 static void save(int target, const char *name, const fz_buf *b) {
@@ -196,6 +197,52 @@ static void save_burst(const char *name, Nnd__ExecutionRequest *r, const fz_buf 
     mp->token = 0;
 }
 
+/* A buffer seed (fuzz_buffer.c): a buffer for input 0's role, filled from the example
+ * (BufferCopyTo), an execution reading input 0 from it (its argument moved to a
+ * POOL_DRIVER_BUFFER pool with token 1), and a BufferCopyFrom of it. */
+static void save_buffer(const char *name, const tool_case *c, const tool_case_example *ex,
+                        Nnd__ExecutionRequest *r, const fz_buf *pool) {
+    const tool_case_tensor *t = example_input(ex, 0);
+    if (!t || !t->data || !r->n_inputs || !r->inputs[0]->location) return;
+    uint64_t model = 1;
+    Nnd__BufferRole role = NND__BUFFER_ROLE__INIT, *roles[1] = {&role};
+    Nnd__Allocate a = NND__ALLOCATE__INIT;
+    a.n_prepared_models = 1;
+    a.prepared_models = &model;
+    a.n_input_roles = 1;
+    a.input_roles = roles;
+    fz_buf b = {0};
+    fz_put_u8(&b, 0);
+    put_packed(&b, &c->model->base);
+    put_packed(&b, &a.base);
+    fz_put_u8(&b, 0); /* BufferCopyTo */
+    fz_put_u8(&b, (uint8_t)t->rank);
+    for (uint32_t k = 0; k < t->rank; k++)
+        fz_put_u32(&b, t->dims[k]);
+    fz_put_u32(&b, (uint32_t)t->bytes);
+    fz_put(&b, t->data, t->bytes);
+    fz_put_u8(&b, 2); /* Execute */
+    Nnd__MemoryPool buffer = NND__MEMORY_POOL__INIT, **pools = r->pools;
+    buffer.kind = NND__POOL_KIND__POOL_DRIVER_BUFFER;
+    buffer.token = 1;
+    Nnd__MemoryPool *two[2] = {pools[0], &buffer};
+    Nnd__DataLocation *loc = r->inputs[0]->location, none = NND__DATA_LOCATION__INIT;
+    none.pool_index = 1;
+    r->inputs[0]->location = &none;
+    r->pools = two;
+    r->n_pools = 2;
+    put_packed(&b, &r->base);
+    r->pools = pools;
+    r->n_pools = 1;
+    r->inputs[0]->location = loc;
+    fz_put(&b, pool->p, pool->len);
+    fz_put_u8(&b, 1); /* BufferCopyFrom */
+    fz_put_u8(&b, 0);
+    fz_put_u32(&b, (uint32_t)t->bytes);
+    save(5, name, &b);
+    free(b.p);
+}
+
 static void seeds_of(const tool_case *c, size_t n) {
     if (!c->n_examples) return;
     const tool_case_example *ex = &c->examples[0];
@@ -217,6 +264,7 @@ static void seeds_of(const tool_case *c, size_t n) {
     put_packed(&b, &r->base);
     fz_put(&b, pool.p, pool.len);
     save(2, name, &b);
+    save_buffer(name, c, ex, r, &pool);
 
     eng_model_desc d;
     char err[NND_ERR_LEN];
@@ -343,7 +391,8 @@ int main(int argc, char **argv) {
         }
         tool_cases_free(cases, n);
     }
-    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache, %zu burst seeds in %s\n",
-           written[0], written[1], written[2], written[3], written[4], out_dir);
+    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache, %zu burst, %zu buffer "
+           "seeds in %s\n",
+           written[0], written[1], written[2], written[3], written[4], written[5], out_dir);
     return 0;
 }

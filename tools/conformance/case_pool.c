@@ -43,8 +43,7 @@ int case_pool_marks_from_json(const cJSON *model, tool_case *c, char *err, size_
     return 0;
 }
 
-/* A deep copy through the wire form, every part malloc'd as the loader's are. */
-static Nnd__Model *copy_model(const Nnd__Model *m) {
+Nnd__Model *tool_case_model_copy(const Nnd__Model *m) {
     size_t n = nnd__model__get_packed_size(m);
     uint8_t *buf = malloc(n + 1);
     if (!buf) return NULL;
@@ -58,7 +57,7 @@ Nnd__Model *tool_case_pooled_model(const tool_case *c, uint8_t **pool, size_t *p
     *pool = NULL;
     *pool_len = 0;
     if (!c->n_pooled) return NULL;
-    Nnd__Model *m = copy_model(c->model);
+    Nnd__Model *m = tool_case_model_copy(c->model);
     size_t len = 0;
     for (size_t k = 0; m && k < c->n_pooled; k++) {
         const Nnd__Operand *o = graph_of(m, c->pooled[k].graph)->operands[c->pooled[k].operand];

@@ -15,6 +15,9 @@
  *   memfd for the daemon and the NDK; the bytes themselves in process). The copy is freed
  *   with nnd__model__free_unpacked(copy, NULL), *pool with free(). Returns the copy; NULL
  *   with *pool NULL when the case marks nothing, or when out of memory.
+ * - tool_case_model_copy() makes a deep copy of m through the wire form, every part
+ *   malloc'd as the loader's are (nnd__model__free_unpacked(copy, NULL) frees it); NULL
+ *   when out of memory.
  */
 #ifndef NND_CASE_POOL_H
 #define NND_CASE_POOL_H
@@ -26,6 +29,7 @@
 #include "tools/conformance/case_record.h"
 
 int case_pool_marks_from_json(const cJSON *model, tool_case *c, char *err, size_t errlen);
+Nnd__Model *tool_case_model_copy(const Nnd__Model *m);
 Nnd__Model *tool_case_pooled_model(const tool_case *c, uint8_t **pool, size_t *pool_len);
 
 #endif

@@ -3,12 +3,14 @@
  * - case_load.h: vectors into cases (wire models and example tensors);
  * - case_judge.h: an output against the pass criteria;
  * - case_names.h: HAL names of operation and operand type codes, element sizes;
+ * - case_guard.h: tensors that end at a guard page (nnd-conformance-local --guard-pages);
  * - case_pool.h: the constants the vectors mark wasConstantReference, in a memory pool;
  * - case_report.h: the lines the runners print alike.
  * Each header states its own contract. */
 #ifndef NND_CONFORMANCE_H
 #define NND_CONFORMANCE_H
 
+#include "tools/conformance/case_guard.h"
 #include "tools/conformance/case_judge.h"
 #include "tools/conformance/case_load.h"
 #include "tools/conformance/case_names.h"

@@ -11,8 +11,11 @@
  * the reference kernels and on the fast paths, whole and operation by operation
  * (compare_local.h), and a case fails when an operation alone drifts past --max-steps
  * (default 1) 8-bit steps.
- * Usage: nnd-conformance-local [--verbose] [--exact | --steps N | --compare [--max-steps N]]
- *        PATH...
+ * --guard-pages: every input, constant and output ends where an inaccessible page begins,
+ * with nothing readable past it (eng_io.readable_past 0; case_guard.h), so that a kernel's
+ * read or write past a tensor faults instead of passing unseen.
+ * Usage: nnd-conformance-local [--verbose] [--guard-pages] [--exact | --steps N | --compare
+ *        [--max-steps N]] PATH...
  * Exit 0 only when nothing failed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,20 @@
 
 static bool verbose, compare, steps_set;
 static double max_steps = 1, steps;
+static bool guard_pages;
+
+/* Memory for a tensor of n bytes: at a guard page in --guard-pages mode, else with room to
+ * spare. Zeroed. */
+static void *tensor_alloc(size_t n) {
+    return guard_pages ? tool_guard_alloc(n) : calloc(1, n + 64);
+}
+
+static void tensor_free(void *p) {
+    if (guard_pages)
+        tool_guard_free(p);
+    else
+        free(p);
+}
 
 static const char *unsupported_op(const tool_case *c, const bool *supported) {
     for (size_t k = 0; k < c->model->main->n_operations; k++)
@@ -33,7 +50,9 @@ static const char *unsupported_op(const tool_case *c, const bool *supported) {
     return NULL;
 }
 
-static bool input_io(const tool_case_example *ex, eng_io *ins, size_t n_in) {
+/* The example's inputs into ins; in --guard-pages mode copied to guarded memory, which
+ * copies[] (n_in entries) records for the caller to free with tensor_free(). */
+static bool input_io(const tool_case_example *ex, eng_io *ins, void **copies, size_t n_in) {
     for (size_t i = 0; i < ex->n_inputs; i++) {
         const tool_case_tensor *t = &ex->inputs[i];
         if (t->index >= n_in) return false;
@@ -44,6 +63,11 @@ static bool input_io(const tool_case_example *ex, eng_io *ins, size_t n_in) {
             continue;
         }
         io->data = t->data;
+        if (guard_pages) {
+            tensor_free(copies[t->index]);
+            if (!(copies[t->index] = io->data = tensor_alloc(t->bytes))) return false;
+            memcpy(io->data, t->data, t->bytes);
+        }
         io->length = t->bytes;
         io->rank = t->rank;
         memcpy(io->dims, t->dims, sizeof(uint32_t) * t->rank);
@@ -59,12 +83,12 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
     uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
     eng_io *ins = calloc(n_in, sizeof *ins), *outs = calloc(n_out, sizeof *outs);
     eng_output_shape *shapes = calloc(n_out, sizeof *shapes);
-    void **bufs = calloc(n_out, sizeof(void *));
-    bool ok = ins && outs && shapes && bufs && input_io(ex, ins, n_in);
+    void **bufs = calloc(n_out, sizeof(void *)), **copies = calloc(n_in + 1, sizeof(void *));
+    bool ok = ins && outs && shapes && bufs && copies && input_io(ex, ins, copies, n_in);
     if (!ok) snprintf(why, whylen, "bad example");
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
         const tool_case_tensor *t = &ex->outputs[i];
-        bufs[t->index] = calloc(1, t->bytes + 64);
+        bufs[t->index] = tensor_alloc(t->bytes);
         outs[t->index].data = bufs[t->index];
         outs[t->index].length = t->bytes;
     }
@@ -102,8 +126,10 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
         }
     }
     for (uint32_t i = 0; bufs && i < n_out; i++)
-        free(bufs[i]);
-    free(bufs), free(ins), free(outs), free(shapes);
+        tensor_free(bufs[i]);
+    for (uint32_t i = 0; copies && i < n_in; i++)
+        tensor_free(copies[i]);
+    free(bufs), free(copies), free(ins), free(outs), free(shapes);
     return ok;
 }
 
@@ -126,13 +152,13 @@ static int refused(const tool_case *c, const char *step, schema_status s, const 
 static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
     uint32_t n_in = eng_prepared_num_inputs(p), n_out = eng_prepared_num_outputs(p);
     eng_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
-    void **bufs = calloc(n_out + 1, sizeof(void *));
+    void **bufs = calloc(n_out + 1, sizeof(void *)), **copies = calloc(n_in + 1, sizeof(void *));
     const tool_case_example *ex = &c->examples[0];
     char err[NND_ERR_LEN] = "", why[160] = "bad example";
-    bool ok = ins && outs && bufs && input_io(ex, ins, n_in);
+    bool ok = ins && outs && bufs && copies && input_io(ex, ins, copies, n_in);
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
         const tool_case_tensor *t = &ex->outputs[i];
-        ok = t->index < n_out && (bufs[t->index] = calloc(1, t->bytes + 64));
+        ok = t->index < n_out && (bufs[t->index] = tensor_alloc(t->bytes));
         if (ok) outs[t->index] = (eng_io){.data = bufs[t->index], .length = t->bytes};
     }
     schema_status s = NND_OK;
@@ -151,8 +177,10 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
         printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, schema_engine_status_name(s),
                err);
     for (uint32_t i = 0; bufs && i < n_out; i++)
-        free(bufs[i]);
-    free(bufs), free(ins), free(outs);
+        tensor_free(bufs[i]);
+    for (uint32_t i = 0; copies && i < n_in; i++)
+        tensor_free(copies[i]);
+    free(bufs), free(copies), free(ins), free(outs);
     return ok ? 0 : 1;
 }
 
@@ -203,8 +231,42 @@ static int run_desc(const tool_case *c, eng_model_desc *d, bool *owned) {
     return rc;
 }
 
+/* A case in --guard-pages mode: every constant in a guarded pool of its own. Returns 0
+ * pass, 1 fail, 2 skip. */
+static int run_case_guarded(const tool_case *c) {
+    char err[NND_ERR_LEN] = "";
+    uint8_t **regions;
+    size_t n;
+    Nnd__Model *m = tool_case_guarded_model(c, &regions, &n);
+    eng_memory_view *views = m ? calloc(n + 1, sizeof *views) : NULL;
+    if (!views) {
+        printf("FAIL %s:%s: out of memory\n", c->file, c->name);
+        for (size_t k = 0; k < n; k++)
+            tool_guard_free(regions[k]);
+        free(regions);
+        if (m) nnd__model__free_unpacked(m, NULL);
+        return 1;
+    }
+    for (size_t k = 0; k < n; k++)
+        views[k] = (eng_memory_view){.base = regions[k],
+                                     .size = m->pools[k]->size,
+                                     .release = tool_guard_free,
+                                     .ctx = regions[k]};
+    eng_model_desc d;
+    schema_status s = srv_model_from_proto(m, views, n, &d, err, sizeof err);
+    bool owned = false; /* the prepared model frees the regions */
+    int rc = s ? refused(c, "convert", s, err) : run_desc(c, &d, &owned);
+    srv_model_desc_clear(&d);
+    for (size_t k = 0; !owned && k < n; k++)
+        tool_guard_free(regions[k]);
+    free(regions), free(views);
+    nnd__model__free_unpacked(m, NULL);
+    return rc;
+}
+
 /* Returns 0 pass, 1 fail, 2 skip. */
 static int run_case(const tool_case *c) {
+    if (guard_pages) return run_case_guarded(c);
     char err[NND_ERR_LEN] = "";
     uint8_t *pool;
     size_t pool_len;
@@ -252,6 +314,10 @@ int main(int argc, char **argv) {
             max_steps = atof(argv[++i]);
             continue;
         }
+        if (strcmp(argv[i], "--guard-pages") == 0) {
+            guard_pages = true;
+            continue;
+        }
         paths++;
         if (tool_cases_load(argv[i], &cases, &n, tool_case_report_unreadable, &counts[1], err,
                             sizeof err) < 0) {
@@ -261,9 +327,8 @@ int main(int argc, char **argv) {
         }
     }
     if (!paths) {
-        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--exact | --steps N | --compare "
-                        "[--max-steps N]] "
-                        "PATH...\n");
+        fprintf(stderr, "usage: nnd-conformance-local [--verbose] [--guard-pages] [--exact | "
+                        "--steps N | --compare [--max-steps N]] PATH...\n");
         return 2;
     }
     for (size_t i = 0; i < n; i++) {
