@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # nnd: multi-stage build. The build stage installs the build dependencies with the
 # project's own script and builds and installs the daemon, nndctl, libnnd and the
 # plugins (no tests) into /usr/local; the runtime stage carries those and their shared

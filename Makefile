@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper over CMake. `make run` and `make test` install what is missing first.
 ifeq ($(SANITIZE),)
 BUILD    ?= build

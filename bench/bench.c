@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench: `make bench`. Every row is a ratio of two timings taken in this one run (medians
  * over repeated trials), printed against its target. The last line counts the rows within
  * target. Rows:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache.c: the compilation-cache rows of `make bench`. See cache.h. */
 #include "bench/cache.h"
 

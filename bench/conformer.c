@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conformer.c: see conformer.h. */
 #include "bench/conformer.h"
 

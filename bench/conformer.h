@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conformer: the rows `conformer_like` and `attention_fc` of `make bench` (group
  * transformer). Each times one FLOAT32 block built through libnnd's NNAPI names and executed
  * through the daemon (input and output in one shared memfd) against the same block on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contention.c: the contention row of `make bench`. See contention.h. */
 #include "bench/contention.h"
 

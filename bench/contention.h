@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* contention: the row of `make bench` that shows what sharing one service buys over each
  * process running its own kernels:
  *   contention_high_p99  four processes run the FLOAT32 MobileNet (mobilenet.h) in a loop

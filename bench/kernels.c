@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.c: see kernels.h. */
 #include "bench/kernels.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels: the compute rows of `make bench`, each two timings taken in one run, as
  * medians over trials that alternate between the two sides in rounds.
  *   inproc           a MobileNet-like FLOAT32 model (built here) executed through the

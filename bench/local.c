@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* local.c: see local.h. */
 #include "bench/local.h"
 

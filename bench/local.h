@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* local: a wire model prepared and executed by the engine library in this process, for
  * the inproc row. Kept apart from kernels.c so that no file includes both the client
  * library's header and the engine's. */

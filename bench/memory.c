@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory.c: the memfd_64m row. See memory.h. */
 #include "bench/memory.h"
 

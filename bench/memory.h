@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory: the memfd_64m row of `make bench`. Execute with a 64 MiB input passed in a
  * memfd against the same with a 4 KiB input, compute subtracted:
  *   (daemon 64 MiB - in process 64 MiB) / (daemon 4 KiB - in process 4 KiB)   (<= 1.1)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet_rows.c: see mobilenet_rows.h. */
 #include "bench/mobilenet_rows.h"
 

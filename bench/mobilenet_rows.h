@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet_rows: the MobileNet rows of `make bench` (group mobilenet), each two timings
  * of the one MobileNet v1 (mobilenet.h) taken in one run, as medians over alternating
  * rounds (bench_alternate):

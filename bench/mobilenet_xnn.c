@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet_xnn.c: see mobilenet_xnn.h. */
 #include "bench/mobilenet_xnn.h"
 

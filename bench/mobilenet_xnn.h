@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet_xnn: a bench_net (mobilenet.h) on XNNPACK's own subgraph runtime in this
  * process (xnn_define_* and xnn_create_runtime_v2: what TFLite's XNNPACK delegate runs),
  * with a pthreadpool of as many threads as this process may use CPUs. FLOAT32, QUANT8

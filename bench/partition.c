@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* partition.c: the partitioned-model row. See partition.h. */
 #include "bench/partition.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* partition: the row of `make bench` for a model partitioned across devices (group
  * partition). A chain of 64 steps over [65536] floats alternating ADD (which the example
  * driver nnd-example takes) and SUB (which stays on nnd-cpu), on a daemon that loads this

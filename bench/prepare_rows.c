@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare_rows.c: see prepare_rows.h. */
 #include "bench/prepare_rows.h"
 

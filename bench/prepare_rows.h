@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare_rows: the preparation rows of `make bench` (group prepare), for the FP32 MobileNet
  * v1 of mobilenet.h (17 MB of weights) compiled through the NNAPI names, against XNNPACK
  * creating the same network's operators in this process (mobilenet_xnn.h: subgraph defined,

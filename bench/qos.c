@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qos.c: the scheduler's rows of `make bench`. See qos.h. */
 #include "bench/qos.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qos: the scheduler's rows of `make bench`, on a daemon of its own (default settings).
  *   deadline_met  offered load of twice the capacity, each execution with a deadline ten
  *                 service times after it is sent (open loop: a sender thread paces the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rtt.c: round trips pinned in two placements. See rtt.h. */
 #include "bench/rtt.h"
 

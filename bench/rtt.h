@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rtt: the round-trip rows of nnd-bench, each measured with client and daemon pinned, in
  * two placements, each against a raw SOCK_SEQPACKET ping-pong in the same placement.
  *

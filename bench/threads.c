@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threads.c: the rows of `make bench` for threads on one connection. See threads.h. */
 #include "bench/threads.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threads: the rows of `make bench` for the threads of one process sharing its one
  * connection, through the NNAPI layer as an application uses it (tests/ndk_load.h), on a
  * daemon of their own (default settings):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transformer.c: see transformer.h. */
 #include "bench/transformer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transformer: the transformer row of `make bench` (group transformer), two timings of one
  * feed-forward block taken in one run, as medians over alternating rounds
  * (bench_alternate):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client_internal: the libnnd connection, shared by the files of libnnd only.
  *
  * Contract (nnd_conn.c):

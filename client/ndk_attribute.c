@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_attribute.c: see ndk_attribute.h. The two NDK calls live here too, after the checks
  * Android's runtime makes in the same order (a NULL argument, the device list, the state,
  * the extension, a repeat). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_attribute.h: the extension attributes of feature level 8
  * (ANeuralNetworksCompilation_addExtensionAttribute and
  * ANeuralNetworksExecution_addExtensionAttribute): vendor hints a compilation or an

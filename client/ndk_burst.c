@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_burst.c: ANeuralNetworksBurst, a daemon burst through libnnd, which sends each
  * memory's fd once and its slot number after that. burstCompute runs an execution's
  * compute through it. Public API only: nothing else of libnnd calls in here. */

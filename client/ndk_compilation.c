@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_compilation.c: ANeuralNetworksCompilation (PrepareModel over the shared connection,
  * or nnd_client_prepare_cached with a cache directory and token) and the staging memfds
  * its executions borrow for pointer arguments. Preference, priority and the timeout (as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_compilation: what executions borrow from their ANeuralNetworksCompilation (struct in
  * ndk_shared.h): a staging memfd for pointer arguments.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_compute.c: ANeuralNetworksExecution_compute, startCompute, and burstCompute's
  * computation (ndk_burst.c): one Execute or BurstExecute on the compilation's connection,
  * which carries the requests of every thread at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_device.c: the shared daemon connection, the devices, result-code mapping and the
  * extension registry: the bottom of the NDK layer, what ndk_shared.h declares. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_event.c: ANeuralNetworksEvent: signalled by the execution that made it, or backed by
  * a sync fence fd. See ndk_event.h. */
 #include "client/ndk_event.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_event: ANeuralNetworksEvent as executions make and signal it.
  *
  * Contract: an event is reference counted (ndk_event_new(refs) starts with refs, e.g. the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_execution.c: ANeuralNetworksExecution: creation, arguments, the FL5 settings
  * (reusable, padding), the start and end of a computation, and the results.
  *

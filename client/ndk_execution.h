@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_execution: ANeuralNetworksExecution as its compute calls share it: the object, its
  * arguments and results (ndk_execution.c), and the steps of one computation that compute,
  * startCompute and burstCompute (ndk_compute.c) and the fenced startComputeWithDependencies

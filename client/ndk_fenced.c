@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_fenced.c: ANeuralNetworksExecution_startComputeWithDependencies. The execution goes
  * to the daemon's ExecuteFenced with the sync fences of its dependencies, which the daemon
  * waits for; the call returns at once with an event backed by the daemon's own sync fence

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_keys.c: memory keys and the list of live bursts that forget them. See ndk_keys.h. */
 #include "client/ndk_keys.h"
 

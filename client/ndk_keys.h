@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_keys: the keys that name memory to daemon bursts, and the live bursts that must
  * forget a key before its memory goes away.
  *

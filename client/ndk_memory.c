@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_memory.c: ANeuralNetworksMemory: from an fd, a memfd of the library's own, and the
  * copies between memories (through mappings, or through the daemon for its buffers).
  * Memories from a descriptor are made in ndk_memory_desc.c. See ndk_memory.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_memory: ANeuralNetworksMemory (struct in ndk_shared.h) as the rest of the NDK layer
  * uses it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_memory_desc.c: ANeuralNetworksMemoryDesc and ANeuralNetworksMemory_createFromDesc.
  * A memory from a descriptor is a buffer the daemon allocates for its roles (Allocate;
  * copies go through BufferCopyTo/From), or, when the daemon cannot, a memfd of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_model.c: ANeuralNetworksModel, built client-side with the NDK's argument checks, and
  * its wire form. Values up to 128 bytes are copied at once (CONSTANT_COPY, inline in the
  * message); larger ones are referenced until finish, which copies them into one memfd

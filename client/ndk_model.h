@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_model: ANeuralNetworksModel (struct in ndk_shared.h) as compilations, executions and
  * memory descriptors use it: its inputs and outputs, and its wire form.
  *

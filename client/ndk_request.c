@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_request.c: the wire request of an execution, built from its arguments. See
  * ndk_request.h. */
 #include "client/ndk_request.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_request: an execution's arguments (ndk_arg) and the wire ExecutionRequest built from
  * them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_shared: what every file of the NNAPI NDK layer of libnnd
  * (include/nnd/NeuralNetworks.h) shares: the object structs, the one connection to the
  * daemon and the helpers around it (ndk_device.c). Nothing here is exported from libnnd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_signature.c: operation signatures at addOperation, by the engine's rules. See
  * ndk_signature.h. */
 #include "client/ndk_signature.h"

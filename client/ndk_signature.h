@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_signature: an operation's signature judged as ANeuralNetworksModel_addOperation adds
  * it, by the engine's own rules (engine.h, eng_validate_operation: the check() of the
  * operation's row in engine/ops/registry.c), not by a copy of them.

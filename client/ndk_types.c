@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_types.c: operand type sizes (the schema's, operand_type.h), the NDK's argument checks on
  * operand types, and shapes merged. See ndk_types.h. */
 #include "client/ndk_types.h"

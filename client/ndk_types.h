@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_types: operand types of the NDK layer: element sizes, value sizes, the NDK's checks
  * of an ANeuralNetworksOperandType, valid operation codes, and shapes merged from two
  * sources (operation signatures are the engine's: ndk_signature.h).

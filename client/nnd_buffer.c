@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* srv_buffer.c: libnnd's memory-domain calls: Allocate, BufferCopyTo, BufferCopyFrom.
  * See include/nnd/nnd_wire.h. */
 #include <errno.h>

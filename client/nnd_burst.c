@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd_burst.c: libnnd's bursts, which send each memory's fd once and its slot number after
  * that, and executions that carry no fd through the burst's shared-memory channel when the
  * daemon gave one (cli_burst_chan.c). See include/nnd/nnd_wire.h, "bursts". */

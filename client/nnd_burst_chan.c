@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli_burst_chan.c: the client's side of a burst's shared-memory channel
  * (proto/burst_chan.h): one BurstExecute at a time written to the request area, its Reply
  * read from the result area. See client_internal.h, "burst channels". */

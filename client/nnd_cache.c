@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* srv_cache.c: libnnd's compilation caching, as the NNAPI runtime does it for
  * ANeuralNetworksCompilation_setCaching. See include/nnd/nnd_wire.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd_client.c: libnnd: connecting, the calls and their replies (the connection itself is
  * nnd_conn.c). See include/nnd/nnd.h and nnd_wire.h. */
 #include "nnd/nnd_wire.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd_conn.c: many requests in flight on one libnnd connection, each thread waiting only
  * for its own reply. See client_internal.h. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd_extension.c: libnnd's HAL-level GetSupportedExtensions. See include/nnd/nnd_wire.h. */
 #include <errno.h>
 #include <stdio.h>

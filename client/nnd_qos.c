@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd_qos.c: libnnd's executions with priorities and deadlines, asynchronous tickets,
  * Cancel, and fenced executions. See include/nnd/nnd_wire.h, "quality of service". */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record.c: recording a client's models and executions as conformance case files. See
  * record.h. Everything here happens under one lock: recording is a diagnostic mode, and a
  * single order of events keeps each file's examples whole. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record: with $NND_RECORD=DIR in a client's environment, libnnd writes what the client runs
  * into DIR as conformance case files (the format of the conformance vectors' README.md,
  * tests/vectors/conformance.tar.xz), so that `nndctl conformance DIR` replays them. Internal to

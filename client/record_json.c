@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record_json.c: wire models and tensors in the conformance vectors' JSON. See
  * record_json.h. */
 #include "client/record_json.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record_json: the parts of a recorded case in the conformance vectors' JSON
  * (the conformance vectors' README.md, tests/vectors/conformance.tar.xz), built with cJSON.
  * Internal to libnnd (record.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.c: keys, values and the config file. See config.h. */
 #include "daemon/config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config: the daemon's settings: defaults, then the --config file, then the command line.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c: the nnd daemon. Parses the command line and the config files, prepares
  * directories, opens the client socket and the bus, and runs the libuv loop until SIGINT
  * or SIGTERM, then shuts down cleanly: stop accepting, close every connection (releasing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reload.c: the configuration read afresh. See reload.h. */
 #include "daemon/reload.h"
 

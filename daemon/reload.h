@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reload: the configuration read afresh into the running daemon, on SIGHUP or
  * `nndctl reload` (systemd's ExecReload=).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* service.c: readiness, status and watchdog for systemd. See service.h. */
 #include "daemon/service.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* service: what the daemon tells systemd (sd_notify(3)), when systemd started it with a
  * notification socket (Type=notify); without NOTIFY_SOCKET every call does nothing.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena.c: the temporaries' arena, laid out by liveness. See arena.h.
  *
  * Greedy by size, largest first: each temporary takes the lowest offset that no placed

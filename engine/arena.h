@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena: one block of memory for a plan's temporaries, laid out by liveness.
  *
  * Contract: eng_plan_arena() gives every temporary of known shape of p an offset in

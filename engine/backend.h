@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backend: kernel backends behind one small interface. The reference backend is the
  * operation table (ops/registry.c): every step gets its reference kernel at prepare. A
  * fast backend is then offered each step whose shapes are all known; when it claims one,

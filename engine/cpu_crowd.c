@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cpu_crowd.c: the runnable-thread count against the CPUs. See cpu_crowd.h. */
 #include "engine/cpu_crowd.h"
 

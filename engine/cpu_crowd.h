@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cpu_crowd: whether other threads of the machine already fill its CPUs, for the XNNPACK
  * backend's choice between running an operator on its thread pool or on the calling
  * thread alone (xnn.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* driver.c: loading device driver plugins and the registry of loaded ones. See driver.h.
  * A driver's constructors run at dlopen, before any descriptor can be checked: they run
  * first in a forked child, so a driver that crashes at load is refused without leaving the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* driver: device driver plugins (ABI: include/nnd/driver.h) as engine backends.
  * Loading and the registry are driver.c; a driver's steps run through driver_step.c.
  *

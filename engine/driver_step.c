@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* driver_step.c: a loaded driver as an engine backend (backend.h): the step views a driver
  * gets, and every call into it under the fault guard. See driver.h. */
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine: the driver proper. Validates a model, prepares it into an immutable plan, and
  * executes the plan against caller memory. Knows nothing about sockets or protobuf.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* execute.c: runs a prepared plan against caller memory. Inputs and outputs are bound in
  * place (no copies); temporaries live in the exec's arena, or in per-operand buffers
  * that grow once and are reused when their size is only known at execution. */

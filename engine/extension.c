@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extension.c: the plugin registry: loading and checking plugins, the id table, the
  * current set and the references prepared models hold. See extension.h; a plugin's
  * operations run through extension_op.c. */

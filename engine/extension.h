@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extension: the registry of vendor extension plugins (ABI: include/nnd/extension.h) and
  * the engine's side of extension operand types and operations. The registry is
  * extension.c; a plugin's operations run through extension_op.h, under fault_guard.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extension_op.c: a plugin's operations as engine operations. See extension_op.h. */
 #include "engine/extension_op.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extension_op: a plugin's operation as an engine operation. The eng_op_def built here
  * runs the plugin's validate (as check), prepare (as shape) and execute (as the kernel,
  * for any input type).

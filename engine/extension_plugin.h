@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extension_plugin: the record of one loaded plugin, shared by the registry
  * (extension.c), which loads, publishes, references and frees it, and the operation
  * bridge (extension_op.c), which runs its operations; driver.c borrows its log sink and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fault_guard.c: catching a synchronous fault in called code. See fault_guard.h.
  *
  * A guarded call runs with guard_jmp pointing at a sigsetjmp buffer on the calling thread;

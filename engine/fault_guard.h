@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fault_guard: runs a call into untrusted code (a vendor plugin) so that a synchronous
  * fault inside it fails the call instead of killing the process.
  *

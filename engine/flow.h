@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flow: control flow, HAL 1.3's IF and WHILE over a model's referenced subgraphs.
  * Internal to engine/ (nothing outside it includes this).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flow_check.c: validation of control flow: the references between a model's graphs and
  * the signatures of IF and WHILE against the subgraphs they run. See flow.h. */
 #include <stdio.h>

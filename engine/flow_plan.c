@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flow_plan.c: what preparation knows of IF and WHILE: their output shapes where the
  * subgraphs fix them, and the cost of one pass of a plan. See flow.h. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flow_run.c: IF and WHILE at execution: subgraph runs bound to the outer tensors, the
  * loop's carried values, the loop timeout, and stopping and resuming inside. See flow.h. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* footprint.c: see footprint.h. */
 #include "engine/footprint.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* footprint: what a prepared model holds in the daemon's memory, for the quotas that
  * count memory (the daemon's quota.*.prepared_bytes and the content cache's limit).
  *

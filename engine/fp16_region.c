@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fp16_region.c: see fp16_region.h. */
 #include "engine/fp16_region.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fp16_region: FP16 regions of a prepared plan. Steps of TENSOR_FLOAT16 operands that a
  * fast backend computes in float (backend.h, float32_operand()) form regions through the
  * temporaries they pass each other; such a temporary is given TENSOR_FLOAT32 storage, so

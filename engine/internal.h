@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal: the prepared plan and execution state, shared by model.c, prepare.c,
  * execute.c and the control flow files (flow.h) only. Nothing outside engine/ includes
  * this. */

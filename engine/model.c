@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.c: model validation, as a HAL driver validates: operands, quantization, lifetimes
  * and locations, input and output lists, graph order, and each operation's signature. */
 #include <stdlib.h>

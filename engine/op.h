@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* op: the contract between the engine and an operation. An operation is one table row
  * (ops/registry.c) pointing at an eng_op_def defined in its kernel file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare.c: validated model -> immutable plan: execution order, shapes inferred as far
  * as they are known, a kernel per operation, and one arena for temporaries laid out by
  * liveness so that temporaries whose lifetimes do not overlap share bytes. */

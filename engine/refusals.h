@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refusals: the plugins a loader refused, each with why (the extension loader and the driver
  * loader keep one each, for status). Contract:
  * - eng_refusals_add() keeps copies of path and why; when memory runs out the entry is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* requant_fold.c: a MEAN and the ADD of 0 that requantizes it, rounded once. See
  * requant_fold.h. */
 #include "engine/requant_fold.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* requant_fold: one requantization a converter split in two, computed again as one.
  *
  * TensorFlow Lite's MEAN may give its 8-bit output another scale or zero point than its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* step_blobs.c: driver steps' prepared states as cache blobs (backend.h, "Cache blobs"):
  * taken out of a prepared model, and given back instead of preparing. See engine.h. */
 #include <stdlib.h>

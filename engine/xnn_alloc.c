@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_alloc.c: see xnn_alloc.h. */
 #include "engine/xnn_alloc.h"
 

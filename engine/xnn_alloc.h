@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_alloc: the allocator XNNPACK is initialized with (xnn.c), for the packed weights
  * its operators hold.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_batch_matmul.c: the XNNPACK backend's BATCH_MATMUL (xnn_step.h), on TENSOR_FLOAT32
  * and TENSOR_QUANT8_ASYMM_SIGNED, as one XNNPACK fully connected operator per batch: the
  * batch's slice of input 1 is the operator's weights, its slice of input 0 the operator's

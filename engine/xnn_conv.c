@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_conv.c: the XNNPACK backend's claims of the windowed and weighted operations
  * (xnn_step.h): CONV_2D, DEPTHWISE_CONV_2D (NHWC; unsigned 8-bit with per-tensor filters,
  * signed with per-tensor or per-channel ones), FULLY_CONNECTED, AVERAGE_POOL_2D and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_eltwise.c: the XNNPACK backend's claims of the element-wise operations
  * (xnn_step.h): ADD, MUL and SUB with broadcasting, and DIV on TENSOR_FLOAT32 only (IEEE
  * division, bit-exact like the others' FLOAT32 forms; FLOAT16 DIV stays on the reference),

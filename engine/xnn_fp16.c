@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_fp16.c: FP16 steps on the FLOAT32 operators (xnn_step.h). XNNPACK's own F16
  * operators in this version are slow on x86 (a 1x1 CONV_2D on 28x28x256 takes four to
  * seven times as long as the F32 one), so an FP16 step is widened: its constants

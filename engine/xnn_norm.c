@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_norm.c: the XNNPACK backend's claims of the statistics of a layer normalization
  * (xnn_step.h), MEAN, RSQRT and SQRT on TENSOR_FLOAT32:
  * - MEAN over the trailing axes (after removing repeats and wrapping negative ones), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_qs8.c: the XNNPACK backend's signed 8-bit operators (xnn_step.h): convolutions on
  * qs8 (filter zero point 0) or qc8 (per-channel filters), FULLY_CONNECTED on qs8, and the
  * setup of every signed step. XNNPACK requantizes in float (round to nearest even) where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnnb_step: what the pieces of the XNNPACK backend (backend.h) share. xnn.c is the
  * backend itself (process-wide state, claim dispatch, run, release); the claims of the
  * operation families live in xnn_conv.c (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_transformer.c: the XNNPACK backend's claims of the other operations a transformer
  * block spends its time in (xnn_step.h), beside BATCH_MATMUL (xnn_batch_matmul.c) and
  * the ADD, MUL, SUB and LOGISTIC of xnn_eltwise.c:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* classify: a tiny image classifier through the NNAPI NDK API of libnnd.
  *
  *   input [1,4,4,1] -> CONV_2D 3x3, 2 filters, SAME -> RELU -> FULLY_CONNECTED to 3 classes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs a program against a daemon of its own: starts DAEMON on a fresh socket, points
 # NND_SOCKET at it, runs PROGRAM [ARGS...] and exits with its status, or 1 when the daemon
 # does not then shut down with status 0.

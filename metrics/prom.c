@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prom.c: status JSON to Prometheus text. See prom.h.
  *
  * The status tree is walked once. Each number or boolean has a path: its object keys

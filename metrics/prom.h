@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prom: the daemon's status as Prometheus text exposition (format 0.0.4), for
  * `nndctl metrics` and nnd-exporter.
  *

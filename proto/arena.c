@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena.c: bump allocation for unpacked messages. See arena.h. */
 #include "proto/arena.h"
 

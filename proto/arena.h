@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* arena: a protobuf-c allocator that hands out memory from one reusable block.
  *
  * Contract:

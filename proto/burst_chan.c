@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst_chan.c: a burst channel's header, polling and futex waits. See burst_chan.h. */
 #include "proto/burst_chan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst_chan: the layout and wait protocol of a burst's shared-memory channel, used by the
  * client (client/cli_burst_chan.c) and the daemon (daemon/burst_chan.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* frame.c: datagram framing with fd passing and memfd spill. See frame.h. */
 #include "proto/frame.h"
 

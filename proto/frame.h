@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* frame: one protobuf message per SOCK_SEQPACKET datagram, file descriptors as SCM_RIGHTS.
  *
  * Contract:

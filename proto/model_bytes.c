@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_bytes.c: see model_bytes.h. */
 #include "proto/model_bytes.h"
 

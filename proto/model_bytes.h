@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_bytes: how many bytes of constants a wire model keeps in its pools, the measure
  * client and daemon both apply to CacheFilesReply.save_max_bytes, so that libnnd can tell
  * before fingerprinting a model whether the daemon would save it to cache files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* paths.c: default locations. See paths.h. */
 #include "proto/paths.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* paths: where the daemon's socket and state live by default, shared by the daemon and
  * every client so that both sides agree without configuration.
  * - socket: $NND_SOCKET, else $XDG_RUNTIME_DIR/nnd.sock, else /run/nnd/nnd.sock

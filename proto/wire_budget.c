@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire_budget.c: the pre-unpack walk. See wire_budget.h. */
 #include "proto/wire_budget.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire_budget: what unpacking a protobuf message would cost, judged on its wire bytes
  * before protobuf-c allocates anything.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cost.c: throughput probes through the engine, and per-operation estimates. See cost.h. */
 #include "sched/cost.h"
 

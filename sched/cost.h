@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cost: the cost model that seeds execution-time estimates before a model has run.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* estimate.c: a window of recent run times, trimmed mean and tail. See estimate.h. */
 #include "sched/estimate.h"
 

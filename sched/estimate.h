@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* estimate: how long one execution of a prepared model takes on this device.
  *
  * Contract:

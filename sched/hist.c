@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hist.c: log-linear buckets. See hist.h. */
 #include "sched/hist.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hist: latency histogram with bounded relative error, for percentiles in status.
  *
  * Contract:

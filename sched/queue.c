@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* queue.c: per-app binary heaps and a round-robin ring of apps. See queue.h. */
 #include "sched/queue.h"
 

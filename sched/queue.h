@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* queue: the waiting room of the scheduler. One queue per (app, priority).
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sched_config: the scheduler's vocabulary and settings, apart from its state so that its
  * files share them without a circle: priorities, the reasons admission refuses, the lanes
  * (a queue and workers per device) and the settings. The contract is scheduler.h's. */

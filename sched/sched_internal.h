@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sched_internal: the scheduler's state, shared by its files (scheduler.c: admission,
  * lanes and workers; sched_model.c: models, names and figures). Not for other modules. */
 #ifndef NND_SCHED_INTERNAL_H

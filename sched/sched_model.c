@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sched_model.c: the scheduler's models, names and figures. See scheduler.h. */
 #include <stdio.h>
 #include <stdlib.h>

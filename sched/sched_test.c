@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sched_test: the scheduler without a daemon. Queue order, estimates, percentiles, every
  * admission outcome, cancellation, and preemption with resume and with restart, running
  * real engine models on the worker threads. */

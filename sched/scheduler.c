@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scheduler.c: admission, lanes, workers and checkpoints. See scheduler.h. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scheduler: quality of service for executions. Admission, the queues (queue.h), pools of
  * worker threads that run the engine, checkpoints between operations for deadlines,
  * cancellation and preemption, per-model execution-time estimates (estimate.h, cost.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread_sched.c: nice values and slices of the calling thread. See thread_sched.h. */
 #include "sched/thread_sched.h"
 

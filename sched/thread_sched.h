@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread_sched: how the kernel schedules the scheduler's threads and its owner's (the
  * daemon's event loop). docs/threads.md says what each thread runs at and why.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* codes: NN HAL operand types, operation types, lifetimes and status codes, with the
  * numeric values of the NNAPI NDK and HAL (they are the wire values too). */
 #ifndef NND_CODES_H

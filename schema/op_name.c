@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* op_name.c: the operation name table and plugins' installed names. See op_name.h. */
 #include "schema/op_name.h"
 

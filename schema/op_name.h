@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* op_name: operation names, for messages, logs and metrics.
  *
  * Contract: schema_operation_name() names a HAL operation code as NeuralNetworks.h spells it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* operand_type.c: the operand type table and plugins' installed types. See
  * operand_type.h. */
 #include "schema/operand_type.h"

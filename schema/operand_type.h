@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* operand_type: the operand types a model may declare, their element sizes, whether they
  * are tensors, and their names; plugins' types beside the HAL's.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* schema_test (unit): the schema's tables on their own, linked with nothing of the engine:
  * operand types, sizes and names, plugins' rows installed and removed, operation names,
  * status names and error messages, and the bound on tensor sizes. */

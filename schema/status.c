@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status.c: status names and error messages. See status.h. */
 #include "schema/status.h"
 

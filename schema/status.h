@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status: status names and error messages, for every module that answers with a status
  * and a sentence (the engine, the daemon, storage, libnnd).
  *

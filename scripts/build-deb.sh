@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds nnd's Debian packages (debian/), source and binary, with dpkg-buildpackage -us -uc and checks them
 # with lintian. The source tree is copied first (the files git knows, committed or not, and
 # untracked ones it does not ignore) into OUT/nnd-VERSION, so the checkout gets no

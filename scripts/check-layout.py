@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""The tree's layout rules, checked from the sources: no hand-written C file over 800 lines;
+# SPDX-License-Identifier: Apache-2.0
+"""The tree's layout rules, checked from the sources: every C file starts with its licence
+line (SPDX-License-Identifier: Apache-2.0); no hand-written C file over 800 lines;
 every #include "..." names its file from the source root ("daemon/net/server.h"), except the
 public headers ("nnd/nnd.h"), generated ones (*.pb-c.h) and a plugin's own headers; no
 circle of includes between modules, neither between files nor between the modules
@@ -15,6 +17,7 @@ import subprocess
 import sys
 
 MAX_LINES = 800
+SPDX = "SPDX-License-Identifier: Apache-2.0"
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
 files = subprocess.run(["git", "-C", root, "ls-files", "*.c", "*.h"], capture_output=True,
                        text=True, check=True).stdout.split()
@@ -60,6 +63,9 @@ for f in files:
     with open(os.path.join(root, f), errors="replace") as fh:
         text = fh.read()
     lines = text.count("\n")
+    if SPDX not in "\n".join(text.split("\n", 3)[:3]):
+        print(f"layout: {f} does not start with the licence line ({SPDX})")
+        broken = True
     if lines > MAX_LINES:
         print(f"layout: {f} has {lines} lines, more than {MAX_LINES}")
         broken = True
@@ -135,5 +141,5 @@ for m in sorted(uses):
             print(f"layout: modules {m} and {t} include each other (through files)")
             broken = True
 print("layout: " + ("BROKEN" if broken else f"ok: {len(files)} files, none over {MAX_LINES} lines, "
-                    "every include names its folder, no include circle"))
+                    "each with its licence line, every include names its folder, no include circle"))
 sys.exit(1 if broken else 0)

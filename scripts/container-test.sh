@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The container, end to end: builds the Dockerfile with podman, starts the image with its
 # socket and state directories on host folders, and from the host runs `nndctl info`, the
 # V1_0 conformance vectors through that socket and `nndctl status`, `events` and `metrics`

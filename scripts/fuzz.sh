@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (tests/fuzz/) with clang, ASan and UBSan in their own build
 # directory, generates seed corpora from the conformance vectors there, and runs each target
 # for a set time, printing the executions per target. Exit status 1 when a target found a

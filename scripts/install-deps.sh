@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages nnd needs, only when missing. Quiet and quick when
 # everything is present; runs apt-get update only before an install.
 # Usage: install-deps.sh [--build-only | --container | --deb | --systemd]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the ctest suite of a sanitizer build (`make leakcheck`: build-sanitize, ASan and
 # UBSan) with LeakSanitizer on and strict in every process of the run: the tests, the
 # daemons they start and the clients those start (nndctl, cache_client, qos_flood, also

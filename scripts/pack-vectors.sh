@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Packs DIR/conformance and DIR/realmodels into tests/vectors/*.tar.xz, reproducibly (sorted
 # names, owner 0, one fixed time), so that an unchanged folder gives the same bytes.
 # Usage: scripts/pack-vectors.sh DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # podman-env.sh: what the container tests share, sourced by container-test.sh and
 # systemd-test.sh (POSIX sh; functions only, nothing runs when sourced).
 #

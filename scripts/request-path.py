@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """request-path.py: the daemon's source files that one PrepareModel and one Execute pass
 through, in the order each is first entered, read from a real daemon under gdb.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Debian packages under a real systemd: boots systemd as PID 1 in a podman container
 # (--systemd=always) whose image is a Debian bookworm root made with mmdebstrap (systemd
 # and the packages' dependencies in it), installs nnd and libnnd0 with apt, and checks from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cachefile.c: cache file locks, writes, and the content store folder. See cachefile.h. */
 #include "storage/cachefile.h"
 

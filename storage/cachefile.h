@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cachefile: the files behind cache entries. The clients' cache files come as fds; the
  * daemon's own content store is a folder of files named by digest.
  *

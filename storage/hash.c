@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hash.c: leaf-parallel BLAKE2b over buffers and files, and huge-page buffers. See hash.h. */
 #include "storage/hash.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hash: BLAKE2b (libb2) digests of cache bytes, computed on both cores, and the buffers
  * the bytes live in.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* index.c: the cache index in SQLite. See index.h. */
 #include "storage/index.h"
 

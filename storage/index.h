@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* index: the compilation cache's SQLite database in the state directory.
  *
  * Contract:

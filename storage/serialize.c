@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serialize.c: model and data cache encoding and hostile decoding. See serialize.h.
  *
  * Model cache:  header | graph (the main graph) | graph per referenced subgraph

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* serialize: a prepared model as two byte strings, the model cache (the plan: operands,
  * operations, input and output lists of the main graph and of every referenced subgraph,
  * flags, preference, driver build id) and the data cache (every constant value of every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* storage_test (unit): tree hashing, serialization against hostile bytes, the SQLite
  * index (migration, build invalidation, a damaged database) and the store folder. */
 #include <blake2.h>

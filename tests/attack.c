@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* attack.c: the hostile clients of test_isolation. See attack.h. */
 #include "tests/attack.h"
 

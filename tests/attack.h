@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* attack: what a hostile local user does to the daemon through its public socket, for
  * test_isolation. Each attack runs in its own process (test_isolation re-executes itself
  * as uid 65534 through setpriv) for a number of seconds and prints what it saw:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_client: a one-shot client for test_cache, run as another uid (setpriv). Prepares
  * the cache model with caching, runs it, checks the outputs, prints "from_cache=0|1".
  * usage: cache_client SOCKET CACHE_DIR TOKEN_HEX(64) N SEED

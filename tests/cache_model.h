@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_model: the model the caching tests and benchmark compile, and how to run it.
  * out[i] = in[i] + w[i] for n floats, with w a CONSTANT_REFERENCE in a memfd pool (as the
  * NNAPI runtime passes constants over 128 bytes) and w[i] = seed + i / 4. Header-only so

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The programs' own options, as a user tries them: -h/--help print the usage on stdout and
 # exit 0, -V/--version print "PROGRAM VERSION" and exit 0, an unknown option exits 2 with
 # a message naming it on stderr and nothing on stdout. nndctl(1) is checked against

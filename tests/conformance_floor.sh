@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs `nndctl conformance` over a folder of vectors against a real daemon and fails if
 # the pass count drops below the committed floor (a ratchet raised as the engine grows).
 # Usage: conformance_floor.sh BUILD_DIR VECTORS_DIR FLOOR [DEVICE] (VECTORS_DIR may list

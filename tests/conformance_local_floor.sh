@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs nnd-conformance-local (the engine in process, no daemon) over vectors and fails if
 # the pass count drops below the committed floor, or if the runner ended abnormally.
 # Usage: conformance_local_floor.sh BUILD_DIR VECTORS FLOOR [RUNNER_OPTION...] (VECTORS:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* drv_mem_driver: a device driver for test_driver_memory, "nnd-memtest": float32 RELU only,
  * ranked before everything (exec_time 0.01), with both optional parts of the ABI: device
  * memory (blocks of its own, handles 1, 2, ...) and cache blobs. Every call the test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* drv_models: a small builder of wire models for test_drivers (float32 tensors, int32 and
  * float32 constant scalars, constant tensors), and one-pool requests: every input and
  * output of an execution in one memfd, nothing else. Everything lives in the struct (too

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* drv_test_driver: a misbehaving device driver for test_drivers, "nnd-test": float32 RELU
  * only, ranked before everything (exec_time 0.01). Its execute() fails when the first
  * input element is DRV_TEST_FAIL, and sleeps DRV_TEST_SLOW_MS before computing when it is

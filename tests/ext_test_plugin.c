@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ext_test_plugin.c: com.example.test, a plugin that misbehaves on purpose, for
  * test_extensions. Built twice: libnnd_test_ext.so, and with NND_TEST_BAD_ABI as
  * libnnd_test_badabi.so, which claims an ABI version the daemon does not speak.

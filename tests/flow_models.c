@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flow_models.c: wire models with control flow for the tests. See flow_models.h. */
 #include "tests/flow_models.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flow_models: wire models with control flow (IF, WHILE over referenced subgraphs) for the
  * tests. Every part is malloc'd on its own, so nnd__model__free_unpacked(m, NULL) frees a
  * model; a builder that runs out of memory aborts (tests only).

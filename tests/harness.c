@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* harness.c: start and stop a real nnd for integration tests. See harness.h.
  * The daemon dies with the test: the child asks for SIGTERM when its parent exits
  * (PR_SET_PDEATHSIG), and an atexit hook kills and cleans up any daemon still running. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* harness: start and stop a real nnd for integration tests.
  * tst_daemon_start() makes a fresh temporary directory, runs the built daemon
  * (NND_DAEMON_PATH, baked in by CMake) with --socket <dir>/nnd.sock,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* harness_group.c: the cmocka side of the harness (harness.h): the group fixtures of a
  * program whose tests share one daemon, and the reply check. Kept out of harness.c so
  * that helpers built on the harness without cmocka (cache_client, run as another uid and

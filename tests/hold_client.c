@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hold_client: one connection that stays up across a reload of the daemon, for
  * scripts/systemd-test.sh. Prepares models on it until the daemon refuses one (a quota),
  * prints "held N", waits for GO_FILE to exist (at most 60 s), then prepares more on the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # libnnd.so exports its API and nothing else: the NNAPI calls and the nnd_ calls that
 # include/nnd/nnd.h declares (client/libnnd.map names the same ones). Nothing generated
 # (protobuf-c's nnd__*, protobuf_c_*), none of the wire-level calls of nnd_wire.h, nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory_common.c: the daemon, requests and expectations of the memory tests. See
  * memory_common.h. */
 #include "tests/memory_common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory_common: what test_memory_pools and test_memory_domains share. One daemon per test
  * program, started without content cache (constants are used in place, straight from the
  * client's pages); the add model (out = a + b on TENSOR_FLOAT32 [n], wire.h); execution

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet.c: see mobilenet.h. */
 #include "tests/mobilenet.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet: the one MobileNet v1 (width 1.0, 224x224) of the bench, built once per
  * element type from one layer plan: a 3x3 stride-2 CONV_2D, 13 depthwise-separable
  * blocks (3x3 DEPTHWISE_CONV_2D, 1x1 CONV_2D, each with a fused RELU6), a 7x7

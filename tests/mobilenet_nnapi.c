@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet_nnapi.c: see mobilenet_nnapi.h. */
 #include "tests/mobilenet_nnapi.h"
 

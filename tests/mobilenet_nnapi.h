@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mobilenet_nnapi: a bench_net (mobilenet.h) built through the NNAPI names of libnnd
  * (ANeuralNetworksModel_*), compiled, and executed through the daemon that $NND_SOCKET
  * names, as an application would. Input and output live in one memfd shared with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_fixture.c: what the test_ndk_* programs share. See ndk_fixture.h. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_fixture: what the test_ndk_* programs (the NNAPI NDK API of libnnd against a real
  * daemon) share: result-code shorthands, the small ADD model and its executions, and a
  * cmocka group fixture with one daemon for the whole group.

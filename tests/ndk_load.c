@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_load.c: one process's load on the daemon through the NNAPI layer. See ndk_load.h. */
 #include "tests/ndk_load.h"
 

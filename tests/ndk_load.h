@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_load: load that one process puts on the daemon through the NNAPI layer (one
  * connection, shared by its threads), as an application would; what test_ndk_priority and
  * `make bench` (bench/threads.c) measure. $NND_SOCKET names the daemon.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* observe.c: the admin bus, events and /proc figures of a daemon. See observe.h. */
 #include "tests/observe.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* observe: watching a running daemon from outside, for the fault, load and guessing tests.
  * - The admin bus (tst_admin() of harness.h for the reply itself): obs_num() reads a
  *   number at a dotted path ("scheduler.queued.low") of a status reply, NAN when absent.

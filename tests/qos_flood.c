@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qos_flood: one app flooding the daemon, for the fairness test and the benchmark.
  *   qos_flood SOCKET START_NS END_NS INFLIGHT N LEN [PRIORITY]
  * Prepares a chain of N ADDs over [LEN] floats (qos_models.h), waits for START_NS

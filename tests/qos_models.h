@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qos_models: wire models and requests for the scheduler's tests and benchmarks.
  * A chain is n ADDs over [len] floats: t0 = a + b, t1 = t0 + b, ..., out = a + n * b, so
  * its run time grows with n and len, its temporaries are two [len] tensors, and a wrong

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* record_client: an NNAPI program for test_record, run with $NND_RECORD in its environment.
  * It compiles two models and runs them through every kind of NDK computation:
  * - "conv": CONV_2D (float, filter in a memory pool of the program's own, bias inline)

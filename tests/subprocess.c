@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* subprocess.c: see subprocess.h. */
 #include "tests/subprocess.h"
 

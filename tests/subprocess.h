@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* subprocess: run a program the way an operator would, from a test: its output captured,
  * optionally as another user, never for longer than a timeout.
  * tst_spawn() starts path with args (argv[1..], NULL-terminated; argv[0] is path),

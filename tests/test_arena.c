@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_arena (unit): the engine's arena plan (engine/arena.h) on chains of ADDs, x_{k+1} =
  * x_k + x_0 over [16] floats: each temporary lives from the step that writes it to the
  * next, so the plan needs two temporaries' bytes whatever the length (neighbours overlap,

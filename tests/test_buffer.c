@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_buffer (unit): driver buffers under concurrency, in process. Writers copy uniform
  * patterns into buffer A, executions on other threads read A (both inputs of an ADD) and
  * write B, readers copy B out, and the owner drops A and B midway. Every read must see a

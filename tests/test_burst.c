@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_burst (integration): bursts through a real daemon. Burst executions give what plain
  * executions give, also with timing, deadlines and an output too small; a slot is mapped
  * once and then used with no fd at all (the client's fd closed); libnnd sends each memory's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_burst_channel (integration): burst executions through the shared-memory channel of
  * a real daemon (proto/burst_chan.h, daemon/calls/burst_channel.h).
  * - Through libnnd: results right round after round, and they went through the channel

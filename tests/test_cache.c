@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cache (integration): compilation caching through a real daemon. Client caches
  * (cold save, warm load, every damage refused with a correct fallback, uid scoping, restart,
  * build id, a crash in the middle of a write) and the daemon's content cache (sharing,

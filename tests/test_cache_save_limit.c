@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cache_save_limit (integration): client cache files are saved only for models of at
  * most --cache-save-max-bytes of constants, through a real daemon started with a 64 KiB
  * limit. A small model is saved and loads from its files; a larger one, compiled through

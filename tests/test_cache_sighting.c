@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cache_sighting (integration): the content cache copies and hashes a large model
  * (NND_CACHE_SIGHTING_BYTES or more) only from its second sighting on, through a real
  * daemon: the first plain prepare of a model is made in place and hashes nothing

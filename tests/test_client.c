@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_client: libnnd against a real daemon started by the harness: prepare and execute,
  * large (spilled) models, two clients at once, a client that leaves with a request in
  * flight, and calls after the daemon is gone. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_client_logs: the daemon's per-client log lines against a flood of connections. At
  * info they are rate-limited and every line held back is counted in a "suppressed" line,
  * so that lines shown plus lines counted is exactly what happened; at debug every line is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_client_threads: many threads on one libnnd connection against a real daemon:
  * sixteen threads computing at once with every result checked, one burst shared by eight
  * threads (one slot per memory, mapped once), short executions that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_conformance_lib: the conformance loader and judge, without a daemon. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_control_flow (unit): IF and WHILE in the engine, in process: both branches, shapes
  * known only at execution (a branch's, a loop-carried value that grows), outputs too
  * small, the checkpoint inside loops (its index, stopping and resuming mid-loop, a fresh

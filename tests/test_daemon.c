@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_daemon: the calls built so far against a real daemon, end to end over the raw
  * protocol, plus the admin and event sockets of the bus. */
 #include <errno.h>

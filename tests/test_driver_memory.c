@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_driver_memory (integration): the optional parts of the driver ABI through a real
  * daemon that loads drv_mem_driver.c ("nnd-memtest": RELU, device memory, cache blobs),
  * which logs every call into it to a file the test counts.

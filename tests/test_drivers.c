@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_drivers (integration): device driver plugins through real daemons.
  * With this build's drivers (the example driver): the NDK lists three devices; a small CNN
  * compiled for every device is partitioned between nnd-example and nnd-cpu (the prepared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_extensions: vendor extensions through a real daemon (harness.h) whose extensions
  * directory holds the Fibonacci plugin, the misbehaving test plugin (ext_test_plugin.c),
  * one with a foreign ABI version and a copy of Fibonacci under another file name.

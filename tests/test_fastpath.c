@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fastpath (unit): the XNNPACK fast paths against the reference kernels, the
  * oracle. Thousands of one-operation models with random shapes, windows, strides,
  * dilations, paddings, broadcasts, activations and quantization, in TENSOR_FLOAT32,

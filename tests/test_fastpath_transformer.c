@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_fastpath_transformer (unit): the XNNPACK fast paths of transformer blocks against
  * the reference kernels, the oracle. Each model runs once with NND_REFERENCE_KERNELS=1
  * and once without, and every step expected on the fast path must have taken it:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_faults (integration): faults around a real daemon.
  * - A client SIGKILLed with executions queued, one running, one waiting on a fence and a
  *   driver buffer: everything it had is freed (admin status, fds, memfd mappings, allocated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_flow_daemon (integration): control flow through a real daemon. A WHILE that never
  * ends stops with MISSED_DEADLINE at its loop timeout (100 ms, and the default 2 s), well
  * before any later timeout could have stopped it, and frees its worker, while the daemon keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_frame: datagram framing over a socketpair: fds ride along and stay usable, big
  * messages spill through a sealed memfd, and malformed frames are refused without
  * leaking a single fd. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_guess (integration): handles and tokens are unguessable, and guessing finds nothing.
  * - Randomness: 4096 prepared-model handles and 256 driver-buffer tokens of one client are
  *   all distinct and non-zero, and every one of their 64 bits is set in about half of them

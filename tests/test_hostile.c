@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hostile: a real daemon facing broken and malicious clients. After every attack the
  * daemon must still answer a well-behaved client, leak no fds, and at the end stop with
  * exit status 0 and remove its socket.

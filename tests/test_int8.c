@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_int8 (unit): TENSOR_QUANT8_ASYMM_SIGNED where it is not simply the unsigned type
  * shifted by 128, and where the HAL does not take it at all.
  * - Results that depend on the sign of stored values: MEAN rounds ties up (TFLite's

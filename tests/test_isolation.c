@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_isolation (integration): one local user cannot starve, stall or subvert the daemon
  * for another. Each test starts a daemon with default settings (as root), runs a bystander
  * client (root) that executes an ADD over and over and checks every result and its

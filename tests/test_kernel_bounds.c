@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_kernel_bounds (unit): kernels kept within their tensors under shapes and parameters
  * the conformance vectors do not reach. Each case is a one-operation model whose inputs and
  * outputs end at a guard page (tools/conformance/case_guard.h) with nothing readable past

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_large_model (integration): a 100,000-operation chain (x + 1, one ADD after another)
  * built through the NNAPI NDK API against a real daemon: finish and the compilation take
  * time linear in the model (under 0.5 s and 2 s on the 2-core machine this was built on),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_load (integration): many clients at once against one real daemon, every result
  * checked.
  *   test_load [CLIENTS [EXECUTIONS]]          (default 64 clients x 100 executions)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_memory_domains: memory domains through a real daemon and libnnd: a state tensor
  * kept in driver buffers across executions, tokens and roles refused where they do not
  * belong, flexible buffers, one buffer's pipelined users, and a client that dies holding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_memory_pools: pools by kind through a real daemon and libnnd: weights mapped from a
  * read-only file, arguments at odd offsets in one shared memfd, short and read-only pools,
  * dma-buf where the machine has it (memory_common.h: the daemon and the requests). */

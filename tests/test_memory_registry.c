@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_memory_registry (integration): memories registered with a connection
  * (RegisterMemory, POOL_REGISTERED pools) against a real daemon through libnnd.
  * - Executions of every kind (Execute, ExecuteFenced, BurstExecute) naming a registered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_mobilenet (integration): the bench's MobileNet v1 (tests/mobilenet.h) built through
  * the NNAPI names in FLOAT32, FLOAT16, QUANT8 and INT8 (signed activations, per-channel
  * convolution weights) compiles and runs through a real daemon on the fast paths, and its

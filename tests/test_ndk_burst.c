@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_burst (integration): ANeuralNetworksBurst_* of libnnd's NNAPI layer against a
  * real daemon, watched through the daemon's burst counters (admin status). Burst computes
  * over memories and plain buffers give the right sums and map each memory once; freeing a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_conformance (integration): the conformance vectors run a second way, through
  * the NNAPI NDK API of libnnd. Each case's wire model is rebuilt with
  * ANeuralNetworksModel_* calls, checked with getSupportedOperationsForDevices (any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_devices: the devices behind one daemon through the NNAPI layer and the wire.
  * getDeviceCount and getDevice list nnd-cpu and nnd-reference; createForDevices compiles
  * for exactly the devices named (the daemon's per-device counters say which ran it),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_execution (integration): the NNAPI NDK API of libnnd against a real daemon:
  * compilations and executions: documented misuse and result codes (reuse of an execution
  * BAD_STATE, ...), timing and timeouts, dynamic output shapes, asynchronous and dependent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_memory (integration): the NNAPI NDK API of libnnd against a real daemon:
  * memories from an fd and from a descriptor (daemon buffers, the memfd fallback, copies,
  * roles and shapes), with their documented misuse and result codes. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_model (integration): the NNAPI NDK API of libnnd against a real daemon: the
  * device queries, and models: every documented misuse returns its documented code (null
  * arguments UNEXPECTED_NULL, changes after finish BAD_STATE, bad indexes, types and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_priority (integration): one process, one connection (the NNAPI layer's): a
  * thread's HIGH executions keep their latency while another thread of the process floods
  * LOW executions of the same model. Their p90 under the flood is at most 1.5 times their

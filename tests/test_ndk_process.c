@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_process (integration): the NNAPI NDK API of libnnd across processes (threads
  * are test_ndk_threads'): a fork() child, and, in a fresh copy of this program (fork +
  * exec of itself, since the library keeps one connection per process), a library that

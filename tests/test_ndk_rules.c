@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_rules: two tables of what the NNAPI layer answers, as the Android runtime does,
  * against a real daemon.
  * - Signatures: ANeuralNetworksModel_addOperation judges each operation by the engine's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_threads: the NNAPI layer's one session under many threads, fenced executions
  * whose fences the daemon waits for, and the execution calls of feature level 5 (reusable
  * executions, padding, preferred alignment), against a real daemon; last, a daemon that

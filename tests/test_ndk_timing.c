@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_timing: which call of the NNAPI layer judges which operation rule, as the newer
  * Android runtime does (docs/nnapi-rules.md), against a real daemon.
  * - ANeuralNetworksModel_addOperation refuses with BAD_DATA what the runtime's operation

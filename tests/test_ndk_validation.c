@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ndk_validation: argument and state rules of the NNAPI layer that the newer Android
  * runtime has (its TestValidation and TestUnspecifiedDimensions points; docs/nnapi-rules.md),
  * against a real daemon:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_nnapi_dlopen: libnnd found the way NNAPI delegates find the Android runtime:
  * dlopen("libneuralnetworks.so") with nothing but the library path set (ctest sets
  * LD_LIBRARY_PATH; this program does not link libnnd), then one dlsym per function.

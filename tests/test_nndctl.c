@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_nndctl: the nndctl command run as a subprocess against a real daemon: info and
  * status (summaries and --json), conformance on the ADD and MUL vectors, a bad path, and
  * events. */

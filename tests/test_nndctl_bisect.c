@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_nndctl_bisect (integration): nndctl conformance on the MobileNet v2 int8 real-model
  * case through a real daemon. --exact on nnd-reference: TensorFlow Lite's reference bits.
  * --bisect between nnd-reference and nnd-cpu: the fast paths and the reference kernels

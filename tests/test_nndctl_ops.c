@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_nndctl_ops: nndctl as an operator meets it, against a real daemon: -V/--version,
  * -h/--help with its defaults, an unknown option; status, metrics and events finding the
  * daemon's state directory through the daemon itself; "permission denied" (not a wait, not

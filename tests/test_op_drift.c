@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_op_drift (integration): the bench's MobileNets, v1 and v2 in QUANT8 and INT8
  * (tests/mobilenet.h), operation by operation on both kernel sets. Each net is built
  * through the NNAPI names and run once through a daemon with NND_RECORD set, and the

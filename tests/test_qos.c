@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_qos (integration): the scheduler through a real daemon and libnnd. Every admission
  * outcome on purpose, with its HAL code; a long LOW execution overtaken by a HIGH one of
  * the same app and still right; two apps (uids) flooding get fair shares; fenced

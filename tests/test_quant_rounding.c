@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quant_rounding (unit): the integer arithmetic of the 8-bit reference kernels against
  * tables of cases worked out by hand from TensorFlow Lite's formulas (docs/numerics.md):
  * the multiplier and shift derived from a real multiplier (frexp, the mantissa times 2^31

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quota (integration): quotas per app (uid) and per connection through a real daemon
  * started with --config and small limits. Each quota is exceeded on purpose and answers
  * RESOURCE_EXHAUSTED_TRANSIENT with the quota's name, limit and uid; releasing and closing

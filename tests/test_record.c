@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_record: recording with NND_RECORD and replaying with `nndctl conformance`, against a
  * real daemon. record_client (an NNAPI program: a float CONV_2D + ADD model with its filter
  * in a memory pool, run synchronously, through a burst and fenced; a quantized ADD) runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_refused_ops (integration): what GetSupportedOperations refused, as an operator sees
  * it, from a real daemon at --log-level debug. A client asks about an ADD (supported) and
  * twice about an OEM_OPERATION with no plugin to claim it (refused); then status counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_reload (integration): the daemon as a Linux service, on a real daemon.
  * - SIGHUP with a changed quota in the config file: the new limit holds for a client that
  *   stays connected through the reload (admin status, which nndctl status prints, shows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_requant_fold (unit): a MEAN whose 8-bit output only an ADD of 0 requantizes (the
  * shape TensorFlow Lite's NNAPI delegate gives a MEAN with another output scale) rounds
  * once, into the ADD's output (engine/requant_fold.h), on both kernel sets; the look-alikes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_session (unit): the per-connection handle table. Handles are unique, non-zero and
  * only find objects of the kind asked for; release frees exactly once and keeps every
  * other handle findable; clearing the session frees the rest. Objects count against the

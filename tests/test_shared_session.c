@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_shared_session (integration): one session, several connections, against a real
  * daemon. The threads of a libnnd client each get a connection of their own (a lane)
  * joined to the client's session: a model prepared on one thread's is executed and

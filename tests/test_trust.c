@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_trust (integration): the daemon trusts only paths that no other user can change
  * (daemon/clients/trust.h). Each case runs the real daemon on a prepared directory:
  * - refused at start with exit status 2 and a message naming the path and why: a state

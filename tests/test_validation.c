@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_validation: a table of malformed models, each refused by the engine with
  * INVALID_ARGUMENT and a message naming what is wrong. Every case starts from one valid
  * model (out = ADD(a, b, act) over [2] floats) and breaks one thing. The signed 8-bit

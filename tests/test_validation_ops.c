@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_validation_ops: a table of malformed one-operation models of the operations and
  * operand types HAL 1.3 and NNAPI feature levels 6 and 7 added (RANK, FILL, ELU,
  * HARD_SWISH, QUANTIZED_LSTM, BATCH_MATMUL, PACK, MIRROR_PAD, REVERSE, TENSOR_INT32

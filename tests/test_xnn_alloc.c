@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xnn_alloc (unit): the allocator XNNPACK's packed weights come from
  * (engine/xnn_alloc.h). Blocks are aligned as asked; a big block is mapped and counted
  * live (eng_mapped_bytes), kept when freed (eng_kept_bytes) and handed back

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* timing: the clock and the medians every bench row uses (header only). */
 #ifndef NND_BENCH_TIMING_H
 #define NND_BENCH_TIMING_H

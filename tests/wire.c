@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire.c: raw-protocol test helpers. See wire.h. */
 #include "tests/wire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wire: raw-protocol helpers for tests that talk to the daemon without libnnd.
  * Calls block with a 10 s limit; a missing reply returns NULL. Messages built here live
  * in caller-provided structs, so nothing needs freeing but the replies. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admin.c: the admin commands. See admin.h. */
 #include "daemon/admin/admin.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* admin: answers nndctl's JSON commands arriving on the bus's REP socket.
  * Commands: {"cmd":"status"} (daemon counters, among them "buffers" and "buffer_bytes" for
  * the live driver buffers, the cache's counters under "cache", the clients array, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bus.c: nanomsg admin REP and event PUB sockets on the libuv loop. See bus.h. */
 #include "daemon/base/bus.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bus: the daemon's nanomsg side, driven by the libuv loop.
  *
  * Contract:

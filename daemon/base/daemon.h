@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon: the state every module of the daemon shares, owned by main().
  * Everything here is touched only from the libuv loop thread. */
 #ifndef NND_DAEMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.c: timestamped lines on stderr, or prioritized ones for the journal. See log.h. */
 #include "daemon/base/log.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log: one line per event on stderr, "2025-01-31T12:00:00.123Z info message".
  * Lines above the configured level are dropped. Each line is one write(2), so lines from
  * concurrent threads never interleave. The level may change while threads log (a reload).

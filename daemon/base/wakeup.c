@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wakeup.c: an eventfd the loop polls. See wakeup.h. */
 #include "daemon/base/wakeup.h"
 

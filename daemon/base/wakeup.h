@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wakeup: another thread's call to the event loop to come and look, without libuv's
  * uv_async_t.
  *

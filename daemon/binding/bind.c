@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bind.c: a request's pools, arguments and driver buffers bound in one step. See bind.h. */
 #include "daemon/binding/bind.h"
 

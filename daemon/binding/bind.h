@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bind: an execution request's memory, resolved in one step: its pools mapped, its
  * arguments bound inside them, its driver buffers taken, ready inputs and outputs handed
  * back; then held for the execution and let go at its end.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buffer.c: driver-owned buffers: tokens, lifetime, access, Allocate, the copies, and what
  * one execution argument does to its buffer. See buffer.h; buffer_binding.c binds a
  * request's arguments through the functions of buffer_internal.h. */

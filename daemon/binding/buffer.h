@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buffer: driver-owned buffers, the HAL's memory domains: Allocate, BufferCopyTo and
  * BufferCopyFrom, and POOL_DRIVER_BUFFER pools in execution requests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buffer_binding.c: a request's driver-buffer arguments bound for one execution, then
  * regrown and finished (buffer.h, "Executions"): which buffer each pool names, the roles
  * and conflicts of the arguments, access taken all or nothing. What each argument does to

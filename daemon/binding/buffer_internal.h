@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buffer_internal: what one driver buffer does for one argument of an execution, for
  * buffer_binding.c, which binds a whole request through these. Nothing else includes this
  * header; the contract of driver buffers is buffer.h's.

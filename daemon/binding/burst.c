@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst.c: bursts and their slot caches. See burst.h. */
 #include "daemon/binding/burst.h"
 

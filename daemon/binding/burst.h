@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst: ConfigureBurst's objects and the memory slots they cache for BurstExecute.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst_take.c: a request copied once out of a burst channel and checked. See
  * burst_take.h. */
 #include "daemon/binding/burst_take.h"

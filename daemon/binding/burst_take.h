@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst_take: one request taken out of a burst channel's shared memory, which the client
  * may be rewriting while the daemon reads it (burst_chan.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memreg.c: memories registered with a connection. See memreg.h. */
 #include "daemon/binding/memreg.h"
 

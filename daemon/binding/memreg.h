@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memreg: memories registered with a connection, mapped once and named by a token.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache.c: client cache files and the content cache. See cache.h. */
 #include "daemon/cache/cache.h"
 

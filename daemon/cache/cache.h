@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache: the daemon's compilation caching. Clients' cache files (PrepareModel with cache
  * fds and a token, PrepareModelFromCache) and the daemon's own content cache of prepared
  * models, both built on storage/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_admin.c: the compilation cache as the admin bus shows it (status, `nndctl cache
  * list`). See cache.h. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_devices.c: the device section of cached driver compilations. See cache_devices.h.
  * Layout (little-endian): u32 flags (bit 0: drivers_only), u32 n_drivers, per driver its
  * name and version (u32 length, bytes each); u32 n_blobs, per blob u32 operation, u32

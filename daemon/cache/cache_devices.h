@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_devices: the device section of a cached compilation that runs steps on drivers
  * (nnd/driver.h, "Cache blobs"): which driver devices the compilation was made for and the
  * blobs of its driver steps, appended to the model cache bytes (storage/serialize.h

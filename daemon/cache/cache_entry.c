@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_entry.c: prepared models made from serialized cache bytes. See cache_internal.h. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_internal: the compilation cache's state, shared by cache.c (preparing, the store,
  * client caches), cache_entry.c (entries from serialized bytes) and cache_admin.c (status
  * and listing) only. Loop thread only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_users.c: per-uid references to content-cache entries. See cache_users.h. */
 #include "daemon/cache/cache_users.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cache_users: which apps (uids) use a content-cache entry, and what it costs them.
  *
  * Contract:

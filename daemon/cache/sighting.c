@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sighting.c: model signatures and the table of those seen. See sighting.h. */
 #include "daemon/cache/sighting.h"
 

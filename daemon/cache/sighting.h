@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sighting: which large models the content cache has seen before, told by a cheap
  * signature instead of a full hash of their weights, so that a model prepared once is not
  * copied and hashed for nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst_channel.c: burst channels on the daemon's side: their threads, the hand-over to the
  * loop, requests run through the scheduler, results written back. See burst_channel.h. */
 #include "daemon/calls/burst_channel.h"

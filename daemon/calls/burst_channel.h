@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* burst_channel: the daemon's side of a burst's shared-memory channel (proto/burst_chan.h),
  * through which BurstExecute travels without the socket.
  *

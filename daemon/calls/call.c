@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* call.c: answering the request a handler has. See call.h. */
 #include "daemon/calls/call.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* call: one request being answered by its handler (dispatch.c, prepare.c): the request,
  * its session, the reply being built, and the ways to answer it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch.c: one handler per call; those preparing models are prepare.c's. See
  * dispatch.h. */
 #include "daemon/calls/dispatch.h"

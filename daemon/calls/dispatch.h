@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch: answers the calls of one Request, on the session it came from.
  *
  * Contract:

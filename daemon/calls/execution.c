@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* execution.c: executions from the request to the reply: made and bound, submitted to
  * the scheduler, answered on the loop when the workers are done; Cancel. See execution.h. */
 #include "daemon/calls/execution.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* execution: executions through the scheduler (sched/scheduler.h), from the request to its
  * answer: made (a place in the quota, then the request bound, bind.h), submitted, run by
  * the workers, answered back on the loop; Execute, BurstExecute and Cancel.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fenced.c: ExecuteFenced's fence waits on the loop, its eventfd and handle, and
  * GetFencedExecutionInfo. See fenced.h. */
 #include "daemon/calls/fenced.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fenced: ExecuteFenced and GetFencedExecutionInfo: executions that wait for sync fences
  * on the loop and signal their own when they end (execution.h runs them).
  *

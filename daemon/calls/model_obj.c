@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_obj.c: the prepared model a session holds. See model_obj.h. */
 #include "daemon/calls/model_obj.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model_obj: the prepared model as a session holds it.
  *
  * Contract:

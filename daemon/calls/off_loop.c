@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* off_loop.c: a call's work on libuv's worker threads. See off_loop.h. */
 #include "daemon/calls/off_loop.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* off_loop: a call's work on libuv's worker threads, answered later from the loop.
  *
  * Contract: srv_off_loop_run() holds the call's session (session.h: its connections read

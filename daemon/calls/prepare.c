@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare.c: preparing models, and the prepared model a session holds. See prepare.h. */
 #include "daemon/calls/prepare.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare: the calls that prepare models (GetSupportedOperations, PrepareModel,
  * PrepareModelFromCache), and the prepared model as a session holds it.
  *

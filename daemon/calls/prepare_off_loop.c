@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare_off_loop.c: the content cache's copy and hash on a worker thread. See
  * prepare_off_loop.h. */
 #include "daemon/calls/prepare_off_loop.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* prepare_off_loop: PrepareModel of a large model through the content cache, with its
  * copy and hash (linear in the model's bytes: a 60 MiB model costs tens of milliseconds,
  * more on a busy machine) on libuv's worker threads, so that it holds up no other client.

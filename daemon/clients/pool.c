@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pool.c: mapping client pools, and the SIGBUS guard over those mappings. See pool.h. */
 #include "daemon/clients/pool.h"
 

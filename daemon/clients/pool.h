@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pool: client memory pools mapped into the daemon, once per request or prepared model.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quota.c: the app table and the checks. See quota.h. */
 #include "daemon/clients/quota.h"
 

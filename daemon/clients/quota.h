@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quota: limits on what each app (a uid) and each connection may hold at once.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rate.c: token buckets per uid. See rate.h. */
 #include "daemon/clients/rate.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rate: how fast each app (uid) may make the daemon do work that costs other clients.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* session.c: client identity and the handle table. See session.h. */
 #include "daemon/clients/session.h"
 

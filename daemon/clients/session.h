@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* session: what the daemon knows about one client connection, and what it owns.
  *
  * Contract:

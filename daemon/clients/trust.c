@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trust.c: ownership and mode checks on the paths the daemon trusts. See trust.h. */
 #include "daemon/clients/trust.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trust: which paths the daemon may trust, checked as sshd's StrictModes and systemd do.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* devices.c: the device table (built-ins, then drivers) and partition plans. */
 #include "daemon/devices/devices.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* devices: the devices the daemon offers behind its one socket. A device is a way of
  * compiling and running a model; a PrepareModel names the devices it may use (NNAPI's
  * createForDevices) or none, meaning all of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extensions.c: plugin loading and the allowlist. See extensions.h. */
 #include "daemon/devices/extensions.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refused.c: counters and log lines of refused operations. See refused.h. */
 #include "daemon/devices/refused.h"
 

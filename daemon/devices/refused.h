@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* refused: the operations GetSupportedOperations answered false for, so that an operator
  * can tell why a model ran partly on the application's CPU (an NNAPI delegate hands the
  * daemon only what it supports).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* activation.c: the socket systemd passes. See activation.h. */
 #include "daemon/net/activation.h"
 

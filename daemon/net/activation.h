@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* activation: the listening socket systemd passes (socket activation, read with
  * libsystemd's sd_listen_fds(3)).
  *

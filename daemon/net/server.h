@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* server: the client socket. An AF_UNIX SOCK_SEQPACKET listener and its connections,
  * driven by uv_poll_t handles on the libuv loop (libuv pipes cannot pass memfds, so
  * frames go through recvmsg/sendmsg in frame.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process.c: /proc/self for the process_* metrics. See process.h. */
 #include "daemon/stats/process.h"
 

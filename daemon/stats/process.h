@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* process: the daemon's own process figures, from /proc/self, for the standard process_*
  * metrics (Prometheus' client libraries export the same set).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tally.c: the daemon's lifetime counts. See tally.h. */
 #include "daemon/stats/tally.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tally: counts the daemon keeps for its whole life, for status and metrics: execution
  * latency per device, compile time of prepared models, and executions and failures per app
  * (uid) that stay after the app disconnects.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* convert.c: wire Model and ExecutionRequest to engine descriptions. See convert.h. */
 #include "daemon/wire/convert.h"
 

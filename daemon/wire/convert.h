@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* convert: wire messages to engine descriptions, checking what the wire allows but the
  * engine's fixed-size structures do not (ranks, counts, offsets against pools).
  * - srv_model_from_proto(): the description borrows from the message and the pool

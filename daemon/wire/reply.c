@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reply.c: statuses on the wire and status-only answers. See reply.h. */
 #include "daemon/wire/reply.h"
 

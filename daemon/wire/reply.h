@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reply: what every answer of the daemon shares: engine statuses on the wire, answers that
  * carry only a status, and the request's fds let go before answering.
  *

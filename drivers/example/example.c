@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* example.c: nnd-example, a device driver with its own kernels (kernels.c) for float32
  * ADD, MUL, RELU, RELU6, CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, FULLY_CONNECTED, RESHAPE
  * and SOFTMAX in NHWC: enough for a small CNN. The template for a driver

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels.c: the example driver's kernels. See kernels.h. */
 #include "kernels.h"
 

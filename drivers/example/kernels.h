@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels: the example driver's own float32 kernels, NHWC. Each reads its inputs and
  * writes its outputs through plain pointers; shapes come from the caller. Nothing here
  * knows nnd. */

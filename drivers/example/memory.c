@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory.c: the example driver's device memory. See memory.h. */
 #include "memory.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* memory: the example driver's "device memory" (nnd/driver.h, device memory): blocks of
  * its own, malloc'd, named by handles 1..EX_MAX_BLOCKS that are indexes, not addresses,
  * as a real device's memory would be. A real driver would allocate on its device here,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* activation.c: RELU, RELU1, RELU6, LOGISTIC, TANH and FLOOR — elementwise functions of
  * one tensor.
  * - Float: computed in float32 (FLOAT16 through the type bridge, as the reference does).

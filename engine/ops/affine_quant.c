@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* affine_quant.c: affine quantization. See affine_quant.h. */
 #include "engine/ops/affine_quant.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* affine_quant: quantized tensor values, real = scale * (q - zero_point), with q held in
  * the tensor's storage type.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* batch_matmul.c: BATCH_MATMUL (NNAPI feature level 6) — for each batch (the leading
  * dimensions, equal in both inputs), the product of a [r_x, c_x] slice of input 0 and a
  * [r_y, c_y] slice of input 1, each transposed first when its adj flag (inputs 2 and 3,

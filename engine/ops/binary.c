@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* binary.c: ADD, MUL, SUB, DIV — broadcast elementwise arithmetic with a fused
  * activation. Float kernels share one walker; 8-bit quantized ADD/SUB and MUL (unsigned,
  * and signed from HAL 1.3) follow the NNAPI reference fixed-point pipelines on stored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxes.c: axis-aligned boxes. See boxes.h. */
 #include "engine/ops/boxes.h"
 

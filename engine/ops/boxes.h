@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* boxes: axis-aligned boxes of the detection and region operations (box regression,
  * clipping, intersection over union) and the signature rules of box operands.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* broadcast.c: NumPy-style broadcasting. See broadcast.h. */
 #include "engine/ops/broadcast.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* broadcast: NumPy-style broadcasting of two operands for elementwise operations.
  *
  * Contract: dimensions are aligned from the innermost; each pair must be equal or have a

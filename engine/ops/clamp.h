@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clamp: bounding a value to a range, and converting a float to an int without undefined
  * behaviour.
  *

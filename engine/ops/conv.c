@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conv.c: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and FULLY_CONNECTED. Each only
  * describes its operands as a grouped convolution (eng_conv_geom); the window walk, the
  * float and quantized (per-tensor or per-channel) arithmetic live once in conv_walk.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conv_walk.c: the convolution engine. See conv_walk.h. */
 #include "engine/ops/conv_walk.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conv_walk: one convolution engine for CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D,
  * FULLY_CONNECTED and TRANSPOSE_CONV_2D, from the scalars of their signature to the walk
  * over output pixels.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dequantize.c: DEQUANTIZE — output = scale * (input - zero_point), computed in float32
  * as the reference does and stored as FLOAT32 or FLOAT16. Inputs: QUANT8_ASYMM; from HAL
  * 1.2 QUANT8_SYMM and QUANT8_SYMM_PER_CHANNEL (one scale per index of the channel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* detect.c: the detection family — AXIS_ALIGNED_BBOX_TRANSFORM, BOX_WITH_NMS_LIMIT,
  * GENERATE_PROPOSALS and DETECTION_POSTPROCESSING.
  *

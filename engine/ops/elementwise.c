@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* elementwise.c: the HAL 1.2 elementwise operations.
  * - unary: ABS, EXP, LOG, NEG, SIN, SQRT, LOGICAL_NOT, CAST, QUANTIZE (RSQRT, which has
  *   8-bit forms since feature level 7, is rsqrt.c's); ABS also on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* elu.c: ELU (HAL 1.3) — max(0, x) + min(0, alpha * (exp(x) - 1)) per element, computed in
  * float32 as the reference does (FLOAT16 tensors and their FLOAT16 alpha through the type
  * bridge). Any rank. */

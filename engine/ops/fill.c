@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fill.c: FILL (HAL 1.3) — a tensor of the shape given by a 1-D TENSOR_INT32 whose every
  * element is the value scalar (FLOAT32, FLOAT16 or INT32, matching the output type).
  * A shape entry must not be negative; 0 gives a zero-sized output. The shape tensor is

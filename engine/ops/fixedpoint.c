@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fixedpoint.c: reference fixed-point arithmetic. See fixedpoint.h. */
 #include "engine/ops/fixedpoint.h"
 

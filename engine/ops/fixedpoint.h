@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fixedpoint: integer arithmetic of the quantized kernels, bit for bit as the NNAPI
  * reference (TFLite and gemmlowp) computes it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* float16: the storage type of FLOAT16 and TENSOR_FLOAT16 elements.
  *
  * Contract: eng_half is IEEE 754 binary16, two bytes, converting to and from float with

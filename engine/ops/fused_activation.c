@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_activation.c: fused activation bounds. See fused_activation.h. */
 #include "engine/ops/fused_activation.h"
 

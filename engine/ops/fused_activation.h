@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fused_activation: the output bounds of the fused activations NONE, RELU, RELU1 and
  * RELU6 (codes 0..3) that many operations apply to their result.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hard_swish.c: HARD_SWISH (HAL 1.3) — x * min(6, max(0, x + 3)) / 6 per element, any rank.
  * - Float: in float32 (FLOAT16 through the type bridge), in the reference's order.
  * - 8-bit quantized (unsigned, and signed, whose storage range is the only difference):

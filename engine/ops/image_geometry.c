@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* image_geometry.c: image views and window sizes. See image_geometry.h. */
 #include "engine/ops/image_geometry.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* image_geometry: rank-4 images in either layout (NHWC, or NCHW when an operation's layout
  * flag is set) and the sizes of a sliding window over them.
  *

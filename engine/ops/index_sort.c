@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* index_sort.c: stable index sorting. See index_sort.h. */
 #include "engine/ops/index_sort.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* index_sort: stable sorting of element indices, for the detection operations, whose
  * result order (by score, by class) the reference fixes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernel_errors.c: operation error messages. See kernel_errors.h. */
 #include "engine/ops/kernel_errors.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernel_errors: how a kernel's check(), shape() or run() reports what was wrong.
  *
  * Contract: the message goes to c->err (at most c->errlen bytes, always terminated when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lookup.c: EMBEDDING_LOOKUP and HASHTABLE_LOOKUP — gather rows (slices along the first
  * dimension) of a values tensor, by index or through a sorted key table. Rows are moved
  * as bytes, so every value type shares one path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lsh.c: LSH_PROJECTION — locality sensitive hashing of an input to a bit vector.
  *
  * Each (hash function, bit) seed s gives one bit: the sign of sum_i w_i * H(s, item_i),

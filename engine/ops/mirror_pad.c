@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mirror_pad.c: MIRROR_PAD (NNAPI feature level 7) — pads each dimension of input 0 (any
  * rank from 1) with its own values mirrored at the edges. Input 1 is a [rank, 2]
  * TENSOR_INT32 of (before, after) counts; input 2 the mode: 0 REFLECT (the edge element

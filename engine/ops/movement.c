@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* movement.c: operations that only move elements — BATCH_TO_SPACE_ND, SPACE_TO_BATCH_ND,
  * PAD, PAD_V2, SQUEEZE, EXPAND_DIMS, STRIDED_SLICE, SLICE, TRANSPOSE, TILE, GATHER, SPLIT
  * and CHANNEL_SHUFFLE. Kernels treat elements as opaque bytes of the input's element size,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* norm.c: SOFTMAX, LOG_SOFTMAX, L2_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION and
  * INSTANCE_NORMALIZATION. Each normalizes 1-D slices of its input independently: along
  * one axis for the first four, over the H*W pixels of each (batch, channel) for instance

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* op_def: shorthands for a kernel file's eng_op_def (op.h), the value its row in
  * registry.c points at.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* operand.c: operand readers and shapes. See operand.h. */
 #include "engine/ops/operand.h"
 

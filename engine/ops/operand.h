@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* operand: reading a kernel's operands and setting output shapes.
  *
  * Contract: the readers take a tensor whose data is present (a constant, or any operand

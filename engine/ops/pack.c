@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pack.c: PACK (NNAPI feature level 6) — N >= 1 tensors of one shape (rank R >= 1) stacked
  * along a new dimension `axis` in [0, R] (input 0, an INT32 scalar; no negative axes, as
  * the reference) into a tensor of rank R + 1 whose dimension `axis` is N. Quantized inputs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pool.c: AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D. One window walker clips each
  * output pixel's window to the image (padding contributes nothing and is not counted) and
  * hands it to one reducer for FLOAT32 and 8-bit quantized data (quantized averages round

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qlstm.c: QUANTIZED_LSTM (HAL 1.3) — one step of an LSTM cell on 8-bit signed activations
  * with 8-bit symmetric weights, a 16-bit cell state and optional CIFG, peephole, layer
  * normalization, projection and clipping, in the reference's integer pipeline

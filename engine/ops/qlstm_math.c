@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qlstm_math.c: QUANTIZED_LSTM integer kernels. See qlstm_math.h. */
 #include "engine/ops/qlstm_math.h"
 

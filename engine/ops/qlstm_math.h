@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* qlstm_math: the integer vector kernels of QUANTIZED_LSTM (HAL 1.3), bit for bit as the
  * reference computes them: 8-bit products accumulated in int32 and rescaled to 16-bit
  * gate values, layer normalization with an integer inverse square root, gemmlowp sigmoid

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quant_table.c: 8-bit lookup-table kernels. See quant_table.h. */
 #include "engine/ops/quant_table.h"
 

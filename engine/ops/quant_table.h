@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quant_table: 8-bit quantized elementwise functions of one input as lookup tables. Every
  * stored input value maps to one output value, so a kernel computes its function once
  * per possible input (256 values) and then maps each element through the table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quantized_lstm.c: QUANTIZED_16BIT_LSTM, one step of an LSTM cell (no peephole, no
  * projection) in the reference's integer pipeline: an 8-bit fully connected layer whose
  * int32 sums are rescaled to Q3.12 gate inputs, then 16-bit gemmlowp fixed point for the

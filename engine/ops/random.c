@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* random.c: RANDOM_MULTINOMIAL — draws class indices from the softmax of each row of
  * logits. The generator is seeded from input 2, so a seed reproduces its draws; only the
  * distribution is specified, not the reference's exact Philox stream. */

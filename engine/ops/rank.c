@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rank.c: RANK (HAL 1.3) — the number of dimensions of a tensor of any tensor type, as an
  * INT32 scalar. Only the input's shape is read, never its values. */
 #include "engine/ops/kernel_errors.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* realvalue.c: real values of any numeric tensor. See realvalue.h. */
 #include "engine/ops/realvalue.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* realvalue: element i of a numeric tensor of any type as a float, and back, for the
  * operations whose reference computes in float whatever the stored type.
  *

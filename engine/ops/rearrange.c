@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rearrange.c: RESHAPE, DEPTH_TO_SPACE, SPACE_TO_DEPTH and CONCATENATION — operations
  * that move stored elements without looking at them, so one byte-moving path serves every
  * element type (quantized values keep their scale and zero point). The exception is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recurrent.c: shared parts of the recurrent layers. See recurrent.h. */
 #include "engine/ops/recurrent.h"
 

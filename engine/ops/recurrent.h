@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recurrent: what RNN, LSTM, SVDF and their sequence and bidirectional forms share: their
  * activations, the matrix-vector product they accumulate, and the walk over a sequence's
  * time steps and batch rows.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reduce.c: reductions over axes — MEAN, REDUCE_SUM, REDUCE_PROD, REDUCE_MAX, REDUCE_MIN,
  * REDUCE_ALL, REDUCE_ANY, ARGMAX, ARGMIN — and TOPK_V2. One walker visits, for every output
  * element, the input offsets it reduces; the per-type rows fold them. As in the reference,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c: the operation table. Adding an operation is one kernel file defining its
  * eng_op_def and one row here. */
 #include <stdatomic.h>

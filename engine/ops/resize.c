@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resize.c: RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC or NCHW images.
  * Inputs: image; output width and height as INT32, or (HAL 1.2) as FLOAT32/FLOAT16 scale
  * factors (new size = floor(size * scale)); the layout flag (optional for BILINEAR in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reverse.c: REVERSE (NNAPI feature level 7) — input 0 (rank 1 to 8) with the order of
  * one dimension reversed; the dimension is the one element of the TENSOR_INT32 input 1,
  * in [0, rank) (no negative axes, as the reference). One strided copy that walks the

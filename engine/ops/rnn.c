@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rnn.c: RNN, UNIDIRECTIONAL_SEQUENCE_RNN and BIDIRECTIONAL_SEQUENCE_RNN.
  *
  * One float32 cell, state = act(W x + W_aux aux + R state + b), is stepped through time by

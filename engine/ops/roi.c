@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* roi.c: operations on regions of a feature map — ROI_ALIGN, ROI_POOLING and
  * HEATMAP_MAX_KEYPOINT, in NHWC or NCHW.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rsqrt.c: RSQRT — 1 / sqrt(x) per element, any rank.
  * - Float (HAL 1.2): in float32 (FLOAT16 through the type bridge).
  * - 8-bit quantized (NNAPI feature level 7), as a lookup table (quant_table.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* signature.c: signature checks. See signature.h. */
 #include "engine/ops/signature.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* signature: the checks an operation's check() and shape() make on operand counts, types,
  * ranks, constant scalars and dimensions.
  *

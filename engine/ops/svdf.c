@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* svdf.c: SVDF, a rank-constrained dense layer over a memory of past feature activations.
  *
  * Per batch row and filter f (num_filters = num_units * rank) the state holds memory_size

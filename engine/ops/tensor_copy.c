@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tensor_copy.c: element copies. See tensor_copy.h. */
 #include "engine/ops/tensor_copy.h"
 

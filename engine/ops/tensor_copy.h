@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tensor_copy: moving stored elements without looking at their values, for the
  * operations that rearrange data (concatenation, slicing, padding, transposition, ...).
  *

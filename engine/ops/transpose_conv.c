@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transpose_conv.c: TRANSPOSE_CONV_2D, the transpose (gradient) of CONV_2D. Operands and
  * arithmetic are those of the convolution engine in conv_walk.c (filter [out_c, fh, fw, in_c],
  * per-tensor or per-channel requantization); only the scalars and the output size differ,

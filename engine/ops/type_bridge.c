@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* type_bridge.c: float32 kernels for FLOAT16 operands. See type_bridge.h. */
 #include "engine/ops/type_bridge.h"
 

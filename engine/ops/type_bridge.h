@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* type_bridge: runs a FLOAT32 kernel for FLOAT16 operands, for operations whose reference
  * semantics are float math followed by rounding to the stored type.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fibonacci.c: the plugin of the example extension com.example.fibonacci (fibonacci.h),
  * built as build/extensions/libnnd_fibonacci.so. It shows the whole plugin ABI
  * (nnd/extension.h): own operand types, extension data, and a shape known only once the

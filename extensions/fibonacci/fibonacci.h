@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fibonacci.h: the definition of the example vendor extension com.example.fibonacci, for
  * the applications that use it (through ANeuralNetworksModel_getExtensionOperandType and
  * friends) and for its plugin, fibonacci.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* NeuralNetworks.h: the Android NNAPI NDK C API, on Linux, backed by the nnd daemon.
  *
  * Programs written against the NNAPI NDK compile against this header unchanged and link

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd/driver.h: the device driver plugin ABI. This header (with nnd/extension.h, for the
  * operand view) is all a driver needs; drivers/example/ is the template.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd/extension.h: the vendor extension plugin ABI. This header is all a plugin needs.
  *
  * A plugin is a shared object in the daemon's extensions directory (--extensions-dir) that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libnnd's own C API beside NNAPI: a connection to the nnd daemon and what can be asked of
  * it without the wire protocol's messages. Programs normally use the NNAPI NDK API
  * (<android/NeuralNetworks.h>), which libnnd carries on top of these calls.

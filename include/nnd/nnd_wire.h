@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd_wire: libnnd's calls at the level of the NN HAL, which take and return the wire
  * protocol's messages (the generated protobuf-c types of proto/nnd.proto). Internal to the
  * nnd source tree: libnnd's NNAPI layer, nndctl, the bench and the tests use them through

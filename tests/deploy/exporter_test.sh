@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # nnd-exporter as Prometheus sees it: a real daemon and the exporter on a free loopback
 # port, a client that prepares and runs models and disconnects, then a scrape over HTTP
 # (curl, else python3) that promtool accepts and that holds the latency histograms per

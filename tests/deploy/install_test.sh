@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` into a fresh prefix, then everything from there: the programs, the man
 # pages (man -l), the units (ExecStart under the prefix; systemd-analyze verify where it
 # exists), the daemon's default plugin and driver folders under the prefix, a program built with

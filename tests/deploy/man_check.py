@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The daemon's documents against the daemon itself, so that they cannot drift:
 - nnd(8) (deploy/man/nnd.8.scd) names exactly the options `nnd --help` lists, and says
   the same default for each option whose help gives one as a value;

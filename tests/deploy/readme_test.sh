@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The README's commands, run exactly as the README writes them: each line below is looked
 # up in README.md (an indented command line starting with it) and run from a folder that
 # looks like the source root (build/ is this build tree, examples/ the sources'), with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # nnd under systemd's socket-activation protocol (systemd-socket-activate, as nnd.socket
 # would start it): it serves the socket it is given, a client gets correct results (the
 # V1_0 conformance vectors), status names that socket, and at SIGTERM the daemon exits 0

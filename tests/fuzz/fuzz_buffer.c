@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_buffer: driver-owned buffers, the memory domains a client reaches with Allocate,
  * BufferCopyTo, BufferCopyFrom and executions whose pools name a buffer
  * (daemon/binding/buffer.h). The input is

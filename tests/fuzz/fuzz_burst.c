@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_burst: the daemon's reading of a burst channel (daemon/binding/burst_take.h) while a hostile
  * client writes the shared memory, then the request's pools resolved through the burst's
  * slots (daemon/binding/burst.h) whose memory the client keeps writing too, and the answer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_cache: compilation cache deserialization (storage/serialize.h), as the daemon's
  * PrepareModelFromCache and content cache load it. The input is
  *   u8 flags (bit 0: reference kernels only), section: the model cache bytes,

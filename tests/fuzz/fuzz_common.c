@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_common.c: see fuzz_common.h. */
 #include "tests/fuzz/fuzz_common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_common: what the fuzz targets (tests/fuzz/fuzz_*.c) share: a reader over the fuzz
  * input, the section container the seed generator writes, and one execution of a prepared
  * model with inputs taken from the fuzz input.

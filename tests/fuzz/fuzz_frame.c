@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_frame: frame decoding, protobuf and file descriptors, through proto_frame_recv() on a
  * SOCK_SEQPACKET socketpair as the daemon and the client receive. The input is
  *   u8 flags: bit 0 decodes a Reply instead of a Request; bits 1-7 pick fds to take

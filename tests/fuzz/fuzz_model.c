@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_model: model validation and preparation, then one execution. The input is
  *   u8 flags (bit 0: reference kernels only), section: a wire Nnd__Model,
  *   then the stream: one zero-padded pool per MemoryPool (its size, at most FZ_MAX_POOL),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_request: request validation against a prepared model. The input is
  *   u8 flags (bit 0: reference kernels only), section: a wire Nnd__Model (no pools),
  *   section: a wire Nnd__ExecutionRequest, then the stream: the bytes of each request pool

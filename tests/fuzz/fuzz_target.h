@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_target: the libFuzzer entry point every fuzz_*.c defines, and small helpers. Built
  * with -fsanitize=fuzzer it is driven by libFuzzer; without, replay_main.c feeds it the
  * regression inputs (regress/<target>/) so that `make test` replays them with any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_main: runs a fuzz target's LLVMFuzzerTestOneInput() over files and directories
  * (every regular file, sorted by name, README excepted), without libFuzzer. Used by the
  * fuzz_regress_* tests. Exit 0 when every input ran (a crash ends the process). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd-fuzz-seeds: seed corpora for the fuzz targets from the conformance vectors.
  * Usage: nnd-fuzz-seeds [--per-file N] [--max-bytes B] CONFORMANCE_PATH... OUT_DIR
  * Writes OUT_DIR/{frame,model,request,cache,burst,buffer}/ in each target's input format (see the

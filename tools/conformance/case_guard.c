@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_guard.c: tensors that end at a guard page. See case_guard.h. */
 #include "tools/conformance/case_guard.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_guard: memory that ends where an inaccessible page begins, for the guard-page mode
  * of nnd-conformance-local (--guard-pages): every input, constant and output of a case is
  * placed so that its last byte is the last readable one, and a kernel that reads or writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_judge.c: outputs against the vectors' pass criteria. See case_judge.h. */
 #include "tools/conformance/case_judge.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_judge: one output of a case's example against the pass criteria of
  * the conformance vectors' README.md, tests/vectors/conformance.tar.xz.
  *

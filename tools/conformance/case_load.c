@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_load.c: cases from vector files and folders. See case_load.h. */
 #include "tools/conformance/case_load.h"
 

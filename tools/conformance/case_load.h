@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_load: loads the NN HAL conformance vectors (the conformance vectors' README.md,
  * tests/vectors/conformance.tar.xz) into cases (case_record.h): a wire model each, with its
  * examples' tensors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_model.c: a case's "model" object into a wire model. See case_model.h. */
 #include "tools/conformance/case_model.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_model: a vector case's "model" object into a wire model. Internal to
  * tools/conformance.
  *

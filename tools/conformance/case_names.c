@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_names.c: the HAL names of operations and operand types. See case_names.h. */
 #include "tools/conformance/case_names.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_names: the HAL spelling of operation and operand type codes (schema/codes.h), as
  * the conformance vectors name them, and the byte size of an operand type's element.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_pool.c: marked constants into one memory pool. See case_pool.h. */
 #include "tools/conformance/case_pool.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_pool: constants in a memory pool, as the upstream tests placed some of them. The
  * vectors mark such operands "wasConstantReference"; the loader keeps them inline
  * (CONSTANT_COPY) and records the marks, and a runner that wants the pool path asks for

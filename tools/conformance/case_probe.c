@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_probe.c: intermediate tensors and single operations of a model. See case_probe.h. */
 #include "tools/conformance/case_probe.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_probe: a case's model taken apart to find where two kernel sets or two devices part:
  * the whole model with every intermediate tensor as an output, or one operation alone.
  *

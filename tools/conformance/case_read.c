@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_read.c: reading vector files: whole files, base64, JSON fields, error text.
  * See case_read.h. */
 #include "tools/conformance/case_read.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_read: the small readers the conformance loader is built from, and the error text
  * every step of loading and judging writes. Internal to tools/conformance.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_record.c: freeing cases, and the version names. See case_record.h. */
 #include "tools/conformance/case_record.h"
 

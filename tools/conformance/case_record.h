@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_record: a conformance case as the loader (case_load.h) makes it and every part of
  * the conformance library reads it: its model, examples and flags.
  *

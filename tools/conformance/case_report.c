@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_report.c: lines the conformance runners print alike. See case_report.h. */
 #include "tools/conformance/case_report.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_report: what the conformance runners (`nndctl conformance`, nnd-conformance-local)
  * print alike.
  *

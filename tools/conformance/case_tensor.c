@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_tensor.c: example tensors in their operands' byte formats. See case_tensor.h. */
 #include "tools/conformance/case_tensor.h"
 

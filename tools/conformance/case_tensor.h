@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* case_tensor: example tensors in their operands' own byte formats, both ways. Internal to
  * tools/conformance.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* compare_local.c: the reference kernels against the fast paths, operation by operation.
  * See compare_local.h. */
 #include "tools/conformance/compare_local.h"

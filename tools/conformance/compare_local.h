@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* compare_local: one case's model on the engine's two kernel sets in this process, the
  * reference kernels and the fast paths (NND_REFERENCE_KERNELS=1 and 0 at each prepare), to
  * find where they part (nnd-conformance-local --compare).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conformance: the conformance-vector library of tools/conformance, one include for its
  * users (nndctl, nnd-conformance-local, the tests, the fuzz seeds):
  * - case_load.h: vectors into cases (wire models and example tensors);

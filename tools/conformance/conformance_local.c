@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conformance_local: runs conformance cases through the engine in this process, without
  * a daemon: the fast loop for kernel work, and the oracle the daemon path is compared to.
  * A case that expects failure passes when the engine refuses it at conversion, supported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nnd-exporter: the daemon's metrics over HTTP for a Prometheus server to scrape, so that
  * the daemon itself keeps to AF_UNIX (no network, PrivateNetwork= in its unit).
  *

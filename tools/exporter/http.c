@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c: one request per connection, one connection at a time. See http.h. */
 #include "tools/exporter/http.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http: the exporter's HTTP side, as small as a scrape needs.
  *
  * Contract:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scrape.c: the admin bus's status as Prometheus text. See scrape.h. */
 #include "tools/exporter/scrape.h"
 

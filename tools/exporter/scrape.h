@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scrape: one scrape of the daemon, as `nndctl metrics` does it: the admin bus's status
  * reply rendered as Prometheus text (metrics/prom.h).
  *

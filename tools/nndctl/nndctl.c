@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl.c: command dispatch, the admin bus, and the metrics, events, cache and reload
  * commands (info: nndctl_info.c, status: nndctl_status.c). See nndctl.h. */
 #include "tools/nndctl/nndctl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl: the operator's command line. Each command is one function taking the global
  * options and its own arguments (argv[0] is the command name) and returning the process
  * exit status: 0 success, 1 failure, 2 usage error or bad path. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_bisect.c: where two devices part on a model. See nndctl_bisect.h. */
 #include "tools/nndctl/nndctl_bisect.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_bisect: `nndctl conformance --bisect --device A --device B PATH...`, where two
  * devices part on a model.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_conformance.c: `nndctl conformance`, the conformance vectors run through the daemon.
  *
  * Each case: GetSupportedOperations (any false: skipped), PrepareModel with the constants

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_info.c: `nndctl info [--json]`, what the daemon at the socket offers: its version,
  * one line per device with that device's own type, feature level and speed, and the
  * capabilities it reports. The JSON form holds the same data for scripts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_status.c: `nndctl status [--json]`. The daemon's status reply (its admin bus's
  * "status", a JSON object) printed as a short summary: units, device types by name, only
  * the latency histograms that counted something, one line per device, app and client. With

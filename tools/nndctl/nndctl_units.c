@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_units.c: numbers in words and units. See nndctl_units.h. */
 #include "tools/nndctl/nndctl_units.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_units: the words and units nndctl's summaries print numbers in.
  *
  * Contract: each tool_fmt_* writes a NUL-terminated string into buf (truncated to len) and
