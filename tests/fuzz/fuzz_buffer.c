@@ -51,7 +51,7 @@ static bool make_pool(fz_in *in, size_t n, bool from_stream, srv_pool *out) {
     uint8_t *b = calloc(1, n ? n : 1);
     if (!b) return false;
     if (from_stream) fz_bytes(in, b, n);
-    *out = (srv_pool){.view = {b, n, free, b}, .writable = true};
+    *out = (srv_pool){.view = {.base = b, .size = n, .release = free, .ctx = b}, .writable = true};
     return true;
 }
 
@@ -118,7 +118,7 @@ static void execute_step(const srv_session *s, const eng_prepared *p, srv_buffer
         if (mp->kind == NND__POOL_KIND__POOL_DRIVER_BUFFER) {
             if (mp->token == 1) mp->token = srv_buffer_token(b);
             pools[n] = (srv_pool){
-                .view = {driver_buffer_placeholder, 0, NULL, NULL},
+                .view = {.base = driver_buffer_placeholder},
                 .driver_buffer = true,
                 .writable = true,
             };
