@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/arena.h"
+#include "engine/arena_plan.h"
 #include "engine/backend.h"
 #include "engine/extension.h"
 #include "engine/flow.h"

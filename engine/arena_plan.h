@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* arena: one block of memory for a plan's temporaries, laid out by liveness.
+/* arena_plan: one block of memory for a plan's temporaries, laid out by liveness.
  *
  * Contract: eng_plan_arena() gives every temporary of known shape of p an offset in
  * p->slot (NND_NO_SLOT for the other operands) and sets p->arena_size, so that two

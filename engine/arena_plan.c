@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* arena.c: the temporaries' arena, laid out by liveness. See arena.h.
+/* arena_plan.c: the temporaries' arena, laid out by liveness. See arena_plan.h.
  *
  * Greedy by size, largest first: each temporary takes the lowest offset that no placed
  * temporary living at the same time covers. The placed temporaries whose [first, last]
@@ -7,7 +7,7 @@
  * interval stored at the O(log n) nodes that cover it exactly), which reports only
  * overlapping intervals: a chain of 100,000 operations places each temporary against its
  * two neighbours instead of against every temporary placed before it. */
-#include "engine/arena.h"
+#include "engine/arena_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
