@@ -121,6 +121,33 @@ static void finish(uv_work_t *w, int status) {
     s->hold(s->send_ctx, false); /* last: it may free the session */
 }
 
+/* No job could be made: everything the call handed over is freed, and it is answered. */
+static void give_up(srv_call *c, srv_model_obj *o, eng_prepared *plan, eng_model_desc *desc,
+                    void *owned, eng_memory_view *views, size_t n_views, int priority,
+                    srv_prepare_done_fn done, const char *why) {
+    eng_prepared_free(plan);
+    srv_model_desc_clear(desc);
+    free(owned);
+    for (size_t i = 0; i < n_views; i++)
+        if (views[i].release) views[i].release(views[i].ctx);
+    free(views);
+    snprintf(c->err, sizeof c->err, "%s", why);
+    done(c, o, NND_GENERAL_FAILURE, 0, priority);
+}
+
+/* j takes over desc and goes to libuv's pool; the connection reads nothing more until it
+ * is answered. */
+static void queue(srv_call *c, job *j, eng_model_desc *desc) {
+    memset(desc, 0, sizeof *desc); /* the job's now */
+    j->work.data = j;
+    c->s->hold(c->s->send_ctx, true);
+    if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "cannot prepare the model now");
+        finish(&j->work, 0);
+    }
+}
+
 void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
                           eng_prepared *plan, eng_memory_view *views, size_t n_views,
                           uint32_t preference, int priority, const uint8_t *token, int model_fd,
@@ -136,14 +163,8 @@ void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, v
         if (j && j->model_fd >= 0) close(j->model_fd);
         if (j && j->data_fd >= 0) close(j->data_fd);
         free(j);
-        eng_prepared_free(plan);
-        srv_model_desc_clear(desc);
-        free(owned);
-        for (size_t i = 0; i < n_views; i++)
-            if (views[i].release) views[i].release(views[i].ctx);
-        free(views);
-        snprintf(c->err, sizeof c->err, "out of memory or descriptors preparing the model");
-        done(c, o, NND_GENERAL_FAILURE, 0, priority);
+        give_up(c, o, plan, desc, owned, views, n_views, priority, done,
+                "out of memory or descriptors preparing the model");
         return;
     }
     *j = (job){.d = c->d,
@@ -163,14 +184,7 @@ void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, v
                .data_fd = j->data_fd,
                .done = done};
     if (token) memcpy(j->token_bytes, token, NND_CACHE_TOKEN_LEN);
-    memset(desc, 0, sizeof *desc); /* the job's now */
-    j->work.data = j;
-    c->s->hold(c->s->send_ctx, true);
-    if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
-        j->st = NND_GENERAL_FAILURE;
-        snprintf(j->err, sizeof j->err, "cannot prepare the model now");
-        finish(&j->work, 0);
-    }
+    queue(c, j, desc);
 }
 
 void srv_prepare_in_place_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
@@ -178,13 +192,8 @@ void srv_prepare_in_place_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc
                                    srv_prepare_done_fn done) {
     job *j = calloc(1, sizeof *j);
     if (!j) {
-        srv_model_desc_clear(desc);
-        free(owned);
-        for (size_t i = 0; i < n_views; i++)
-            if (views[i].release) views[i].release(views[i].ctx);
-        free(views);
-        snprintf(c->err, sizeof c->err, "out of memory preparing the model");
-        done(c, o, NND_GENERAL_FAILURE, 0, priority);
+        give_up(c, o, NULL, desc, owned, views, n_views, priority, done,
+                "out of memory preparing the model");
         return;
     }
     *j = (job){.d = c->d,
@@ -201,12 +210,5 @@ void srv_prepare_in_place_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc
                .data_fd = -1,
                .done = done,
                .in_place = true};
-    memset(desc, 0, sizeof *desc); /* the job's now */
-    j->work.data = j;
-    c->s->hold(c->s->send_ctx, true);
-    if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
-        j->st = NND_GENERAL_FAILURE;
-        snprintf(j->err, sizeof j->err, "cannot prepare the model now");
-        finish(&j->work, 0);
-    }
+    queue(c, j, desc);
 }
