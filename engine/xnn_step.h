@@ -127,6 +127,11 @@ enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *
 enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b, void *y,
                                pthreadpool_t tp);
 
+/* An 8-bit CONV_2D, DEPTHWISE_CONV_2D (wd, act: its window and fused activation) or
+ * FULLY_CONNECTED (wd 1x1) as qconv.h computes it, bit-exact with the reference, when qconv
+ * takes it (xnn_qconv.c): s becomes a composite step. False leaves s as it was. */
+bool xnnb_qconv_claim(eng_op_ctx *c, const xnnb_window *wd, int32_t act, xnnb_step *s);
+
 /* ---- FP16 steps (xnn_fp16.c) ------------------------------------------------------- */
 
 /* The step's tensors as FLOAT32: FLOAT16 and TENSOR_FLOAT16 become FLOAT32 and
