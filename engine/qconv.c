@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/qconv.h"
 #include "engine/qconv_kernels.h"
 
 #define QCONV_KP_MAX   65536u /* longest dot product taken (a row of scratch per pixel) */

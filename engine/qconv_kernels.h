@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/qconv.h"
+#include "engine/qconv_desc.h"
 
 #define QCONV_MR 8 /* rows of one GEMM tile */
 
