@@ -43,16 +43,15 @@ static bool describable(const eng_qconv_desc *d) {
 static void pack_gemm(eng_qconv *q, const eng_qconv_desc *d) {
     for (uint32_t n = 0; n < d->out_c; n++) {
         int64_t sum_w = 0; /* of w - zw over the real taps */
-        int8_t *blk = q->w + (size_t)(n / 16) * q->kp * 16 + (n % 16) * 4;
+        uint8_t *blk = q->w + (size_t)(n / 16) * q->kp * 16 + (n % 16) * 4;
         for (uint32_t k = 0; k < q->k; k++) {
             int32_t w = filter_value(d, (size_t)n * q->k + k);
             sum_w += w - d->filter_zero;
-            /* signed: as stored; unsigned: w - 128, row_factor adds 128 - zw back */
-            blk[(size_t)(k / 4) * 64 + k % 4] = (int8_t)(d->is_signed ? w : w - 128);
+            /* unsigned w - 128 as a signed byte, signed w + 128 as an unsigned one: w ^ 0x80 */
+            blk[(size_t)(k / 4) * 64 + k % 4] = (uint8_t)((uint8_t)w ^ 0x80);
         }
-        /* signed: x + 128 is multiplied, so (128 + zx) * sum w comes off */
-        int64_t c =
-            d->is_signed ? -(128 + (int64_t)d->in_zero) * sum_w : -(int64_t)d->in_zero * sum_w;
+        /* signed: the row term takes 128 * (sum x + 128 k) off where 128 * sum x was added */
+        int64_t c = -(int64_t)d->in_zero * sum_w + (d->is_signed ? 128 * 128 * (int64_t)q->k : 0);
         q->colconst[n] = (int32_t)(uint32_t)((uint64_t)(uint32_t)d->bias[n] + (uint64_t)c);
     }
 }
@@ -68,7 +67,6 @@ static void pack_depthwise(eng_qconv *q, const eng_qconv_desc *d) {
         q->colconst[n] = (int32_t)(uint32_t)((uint64_t)(uint32_t)d->bias[n] -
                                              (uint64_t)((int64_t)d->in_zero * sum_w));
     }
-    memset(q->zero_row, (uint8_t)d->in_zero, q->np + 64);
 }
 
 eng_qconv *eng_qconv_create(const eng_qconv_desc *d) {
@@ -89,12 +87,12 @@ eng_qconv *eng_qconv_create(const eng_qconv_desc *d) {
     q->k = k, q->kp = kp, q->np = np, q->taps = taps;
     q->direct = !d->depthwise && taps == 1 && d->sh == 1 && d->sw == 1 && !d->pad_top &&
                 !d->pad_left && d->out_h == d->in_h && d->out_w == d->in_w && k % 4 == 0;
-    q->row_factor = d->is_signed ? 0 : 128 - d->filter_zero;
+    q->row_factor = d->is_signed ? -128 : 128 - d->filter_zero;
     uint8_t *p = (uint8_t *)q + round_up(sizeof(eng_qconv), 64);
     if (d->depthwise)
         q->w32 = (int32_t *)p;
     else
-        q->w = (int8_t *)p;
+        q->w = p;
     p += round_up(w_bytes, 64);
     q->colconst = (int32_t *)p, p += (size_t)np * 4;
     q->mult = (int32_t *)p, p += (size_t)np * 4;
@@ -102,6 +100,7 @@ eng_qconv *eng_qconv_create(const eng_qconv_desc *d) {
     q->neg_fix = (int64_t *)p, p += (size_t)np * 8;
     q->total_shift = (int64_t *)p, p += (size_t)np * 8;
     q->zero_row = p;
+    memset(q->zero_row, (uint8_t)d->in_zero, np + 64);
     for (uint32_t n = 0; n < np; n++) /* padding channels: any valid shift */
         set_requant(q, n, n < d->out_c ? d->mult[n] : 0, n < d->out_c ? d->shift[n] : 0);
     if (d->depthwise)
@@ -137,11 +136,17 @@ static void im2col_row(const eng_qconv *q, const uint8_t *x, size_t m, uint8_t *
         for (uint32_t kx = 0; kx < d->fw; kx++, row += d->in_c) {
             int64_t iy = (int64_t)oy * d->sh - d->pad_top + (int64_t)ky * d->dh;
             int64_t ix = (int64_t)ox * d->sw - d->pad_left + (int64_t)kx * d->dw;
-            if (iy < 0 || ix < 0 || iy >= d->in_h || ix >= d->in_w)
+            const uint8_t *src =
+                iy < 0 || ix < 0 || iy >= d->in_h || ix >= d->in_w
+                    ? q->zero_row
+                    : x + ((b * d->in_h + (size_t)iy) * d->in_w + (size_t)ix) * d->in_c;
+            if (d->in_c <= 8) /* a first layer's few channels: no call per tap */
+                for (uint32_t k = 0; k < d->in_c; k++)
+                    row[k] = src[k];
+            else if (src == q->zero_row)
                 memset(row, (uint8_t)d->in_zero, d->in_c);
             else
-                memcpy(row, x + ((b * d->in_h + (size_t)iy) * d->in_w + (size_t)ix) * d->in_c,
-                       d->in_c);
+                memcpy(row, src, d->in_c);
         }
     memset(row, 0, q->kp - q->k);
 }
@@ -160,34 +165,43 @@ static void gemm_task(void *ctx, size_t m0, size_t n0, size_t mt, size_t nt) {
             if (i < mt) im2col_row(q, r->x, m, row);
             rows[i] = row;
         }
-        terms[i] = q->row_factor
-                       ? (int32_t)((uint32_t)q->row_factor * eng_qconv_sum_avx512(rows[i], q->k))
-                       : 0;
+        uint32_t sum = eng_qconv_sum_avx512(rows[i], q->k, q->d.is_signed);
+        terms[i] = (int32_t)((uint32_t)q->row_factor * sum);
     }
     uint8_t *y = r->y + m0 * q->d.out_c;
     for (size_t n = n0; n < n0 + nt; n += 32)
         eng_qconv_gemm_avx512(q, rows, terms, (uint32_t)mt, (uint32_t)n, y, q->d.out_c);
 }
 
+#define QCONV_DW_POINTERS 2048 /* tap pointers of one chunk of a row, on the stack */
+
 static void dw_task(void *ctx, size_t row) {
     const qconv_run *r = ctx;
     const eng_qconv *q = r->q;
     const eng_qconv_desc *d = &q->d;
-    const uint8_t *taps[QCONV_TAPS_MAX];
+    const uint8_t *taps[QCONV_DW_POINTERS];
+    uint32_t chunk = QCONV_DW_POINTERS / q->taps;
     size_t oy = row % d->out_h, b = row / d->out_h;
     uint8_t *y = r->y + row * d->out_w * d->out_c;
-    for (size_t ox = 0; ox < d->out_w; ox++, y += d->out_c) {
-        uint32_t t = 0;
-        for (uint32_t ky = 0; ky < d->fh; ky++)
-            for (uint32_t kx = 0; kx < d->fw; kx++, t++) {
-                int64_t iy = (int64_t)oy * d->sh - d->pad_top + (int64_t)ky * d->dh;
-                int64_t ix = (int64_t)ox * d->sw - d->pad_left + (int64_t)kx * d->dw;
-                taps[t] =
-                    iy < 0 || ix < 0 || iy >= d->in_h || ix >= d->in_w
-                        ? q->zero_row
-                        : r->x + ((b * d->in_h + (size_t)iy) * d->in_w + (size_t)ix) * d->in_c;
-            }
-        eng_qconv_dw_avx512(q, taps, y);
+    const uint8_t *rows[QCONV_TAPS_MAX]; /* per ky: the input row, NULL in the padding */
+    for (uint32_t ky = 0; ky < d->fh; ky++) {
+        int64_t iy = (int64_t)oy * d->sh - d->pad_top + (int64_t)ky * d->dh;
+        rows[ky] =
+            iy < 0 || iy >= d->in_h ? NULL : r->x + (b * d->in_h + (size_t)iy) * d->in_w * d->in_c;
+    }
+    for (uint32_t ox0 = 0; ox0 < d->out_w; ox0 += chunk) {
+        uint32_t pixels = d->out_w - ox0 < chunk ? d->out_w - ox0 : chunk, t = 0;
+        for (uint32_t ox = ox0; ox < ox0 + pixels; ox++) {
+            int64_t ix0 = (int64_t)ox * d->sw - d->pad_left;
+            for (uint32_t ky = 0; ky < d->fh; ky++)
+                for (uint32_t kx = 0; kx < d->fw; kx++, t++) {
+                    int64_t ix = ix0 + (int64_t)kx * d->dw;
+                    taps[t] = !rows[ky] || ix < 0 || ix >= d->in_w
+                                  ? q->zero_row
+                                  : rows[ky] + (size_t)ix * d->in_c;
+                }
+        }
+        eng_qconv_dw_avx512(q, taps, pixels, y + (size_t)ox0 * d->out_c);
     }
 }
 

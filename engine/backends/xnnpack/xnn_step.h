@@ -4,7 +4,8 @@
  * operation families live in xnn_conv.c (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and
  * the pools) and xnn_eltwise.c (ADD, MUL and the unary operations); xnn_fp16.c lets an
  * FP16 step take its FP32 operator; xnn_qs8.c holds the signed 8-bit operators (qs8, and
- * qc8 for per-channel filters).
+ * qc8 for per-channel filters); xnn_qconv.c puts 8-bit convolutions on qconv.h's exact
+ * kernels, and xnn_eltwise.c 8-bit ADD and SUB of one shape on qadd.h's.
  *
  * Contract of a family claim: it is given the step's context with tensors of one
  * computing type (s->dt: TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM or
