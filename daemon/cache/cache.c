@@ -638,19 +638,31 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
     return false;
 }
 
+void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out) {
+    out->size = store_ser_size(m);
+    out->signed_ = out->size >= NND_CACHE_SIGHTING_BYTES;
+    if (out->signed_) srv_sighting_of(m, out->sig);
+}
+
 bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token) {
     if (!c) return false;
-    uint64_t size = store_ser_size(m);
+    srv_cache_sighting g = {.size = store_ser_size(m)};
+    if (!token && !(c->max_bytes && g.size > 0 && g.size <= c->max_bytes)) return false;
+    g.signed_ = g.size >= NND_CACHE_SIGHTING_BYTES;
+    if (g.signed_) srv_sighting_of(m, g.sig);
+    return srv_cache_wants_sighted(c, s, &g, token);
+}
+
+bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache_sighting *g,
+                             bool token) {
+    if (!c) return false;
+    uint64_t size = g->size;
     if (!token && !(c->max_bytes && size > 0 && size <= c->max_bytes)) return false;
     /* A large model is worth copying and hashing once it comes again: its first sighting
      * is prepared in place. A save records the sighting too, for a plain prepare later. */
-    if (size >= NND_CACHE_SIGHTING_BYTES) {
-        uint8_t sig[NND_SIGHTING_LEN];
-        srv_sighting_of(m, sig);
-        if (!srv_sightings_seen(&c->sightings, sig) && !token) {
-            c->n.first_sightings++;
-            return false;
-        }
+    if (g->signed_ && !srv_sightings_seen(&c->sightings, g->sig) && !token) {
+        c->n.first_sightings++;
+        return false;
     }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[NND_ERR_LEN];

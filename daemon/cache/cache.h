@@ -73,6 +73,7 @@
 #include <cjson/cJSON.h>
 
 #include "daemon/cache/cache_devices.h"
+#include "daemon/cache/sighting.h"
 #include "daemon/base/daemon.h"
 #include "engine/engine.h"
 #include "storage/hash.h"
@@ -108,6 +109,18 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
  * used where the client put them, uncopied, and a token's client cache is not written (counted as
  * quota_skipped). */
 bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token);
+/* srv_cache_wants() in two steps, for a description made off the loop:
+ * srv_cache_sight() (any thread: it reads the model, a sample of its constants included)
+ * gives its serialized size and, for a model of NND_CACHE_SIGHTING_BYTES or more, its
+ * signature (sighting.h); srv_cache_wants_sighted() decides from them on the loop. */
+typedef struct srv_cache_sighting {
+    uint64_t size;
+    bool signed_; /* sig holds the signature */
+    uint8_t sig[NND_SIGHTING_LEN];
+} srv_cache_sighting;
+void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out);
+bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache_sighting *g,
+                             bool token);
 
 /* Validates and prepares m through the content cache (m fits, or caching is off for it). With token
  * non-NULL the client's cache files (model_fd, data_fd) are written too. */
