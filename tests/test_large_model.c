@@ -157,11 +157,40 @@ static void check_computes(ANeuralNetworksCompilation *c, uint32_t n) {
         assert_true(out[i] == in[i] + (float)n);
 }
 
+/* What this uid's app holds of key (admin status); -1 when it has no record. */
+static double app_num(const char *key) {
+    cJSON *root = tst_admin_status(&g_daemon);
+    const cJSON *apps = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "quotas"), "apps"), *a;
+    double x = -1;
+    cJSON_ArrayForEach(a, apps) {
+        const cJSON *v = cJSON_GetObjectItem(a, key);
+        if (cJSON_GetObjectItem(a, "uid")->valueint == (int)getuid() && cJSON_IsNumber(v))
+            x = v->valuedouble;
+    }
+    cJSON_Delete(root);
+    return x;
+}
+
+/* Waits up to 60 s for app_num(key) to meet want (above it when above, else equal). */
+static bool app_num_reaches(const char *key, double want, bool above) {
+    for (int i = 0; i < 6000; i++) {
+        double v = app_num(key);
+        if (above ? v > want : v == want) return true;
+        usleep(10000);
+    }
+    return false;
+}
+
 /* A client killed while the daemon prepares its large model off the loop: the daemon
- * drops the preparation when it ends (no answer to send, nothing kept) and goes on
- * serving. Runs first, before this process opens its own NNAPI connection. */
+ * drops the preparation when it ends (no answer to send, nothing kept), the request's
+ * bytes and descriptors it counted for the app while it held them come back, and it goes
+ * on serving. Runs first, before this process opens its own NNAPI connection; another
+ * connection of this uid (the executor) keeps the app's record meanwhile. */
 static void test_killed_during_compile(void **state) {
     (void)state;
+    executor e;
+    executor_open(&e);
+    double bytes = app_num("prepared_bytes"), fds = app_num("descriptors");
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
@@ -180,12 +209,13 @@ static void test_killed_during_compile(void **state) {
     char x;
     assert_int_equal(read(ready[0], &x, 1), 1);
     close(ready[0]);
-    usleep(30000); /* the PrepareModel is on its way or being prepared */
+    /* The PrepareModel is admitted: its request counts for the app while it is prepared. */
+    assert_true(app_num_reaches("prepared_bytes", bytes, true));
     kill(pid, SIGKILL);
     assert_int_equal(waitpid(pid, NULL, 0), pid);
-    /* The daemon still serves: another client prepares and computes. */
-    executor e;
-    executor_open(&e);
+    assert_true(app_num_reaches("prepared_bytes", bytes, false));
+    assert_true(app_num_reaches("descriptors", fds, false));
+    /* The daemon still serves: another client computes. */
     for (int i = 0; i < 20; i++)
         execute_once(&e);
     executor_close(&e);
