@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tests/cache_model.h"
-#include "tests/harness.h"
+#include "tests/support/cache_model.h"
+#include "tests/support/harness.h"
 
 #define N 64 /* floats of each model's constant: small models are cached at once */
 
