@@ -409,32 +409,22 @@ void srv_cache_encoded_free(srv_cache_encoded *x) {
     store_buf_free(&x->data);
 }
 
-schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
-                                        eng_prepared *plan, const uint8_t *token, int model_fd,
-                                        int data_fd, srv_cache_ref **out, char *err,
-                                        size_t errlen) {
-    *out = NULL;
-    const uint8_t *key = x->key;
-    srv_cache_ref *e = srv_cache_lookup(c, key);
-    schema_status st;
-    c->n.hashed_bytes += x->model.len + x->data.len;
-    if (e) {
-        eng_prepared_free(plan); /* the entry is the same model, prepared already */
-        e->refs++;
-        touch(c, e);
-        store_use(c, e);
-        content_event(c, s, e, true, "memory");
-        if (token && !e->no_files)
-            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
-        srv_cache_encoded_free(x);
-    } else {
-        st = srv_cache_make_entry(c, x, &x->model, &x->data, plan, &e, err, errlen);
-        if (st != NND_OK) return st;
-        if (token && !e->no_files)
-            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
-        content_event(c, s, e, false, NULL);
-        adopt(c, e);
-    }
+/* Answers from e, the listed entry of x's key: x is freed. */
+static void use_listed(srv_cache *c, const srv_session *s, srv_cache_ref *e, srv_cache_encoded *x,
+                       const uint8_t *token, int model_fd, int data_fd) {
+    e->refs++;
+    touch(c, e);
+    store_use(c, e);
+    content_event(c, s, e, true, "memory");
+    if (token && !e->no_files)
+        save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
+    srv_cache_encoded_free(x);
+}
+
+/* The client-cache miss counted, then s's reference on e. */
+static schema_status answer_entry(srv_cache *c, const srv_session *s, srv_cache_ref *e,
+                                  const uint8_t *key, const uint8_t *token, srv_cache_ref **out,
+                                  char *err, size_t errlen) {
     if (token) {
         c->n.misses++;
         cJSON *ev = event(c, "cache_miss", s, key);
@@ -442,6 +432,59 @@ schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_
         publish(c, ev);
     }
     return add_user(e, s, out, err, errlen);
+}
+
+bool srv_cache_encoded_hit(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                           eng_prepared *plan, const uint8_t *token, int model_fd, int data_fd,
+                           srv_cache_ref **out, schema_status *st, char *err, size_t errlen) {
+    *out = NULL;
+    c->n.hashed_bytes += x->model.len + x->data.len;
+    srv_cache_ref *e = srv_cache_lookup(c, x->key);
+    if (!e) return false;
+    eng_prepared_free(plan); /* the entry is the same model, prepared already */
+    use_listed(c, s, e, x, token, model_fd, data_fd);
+    *st = answer_entry(c, s, e, x->key, token, out, err, errlen);
+    return true;
+}
+
+schema_status srv_cache_entry_make(srv_cache *c, srv_cache_encoded *x, eng_prepared *plan,
+                                   srv_cache_ref **made, char *err, size_t errlen) {
+    return srv_cache_make_entry(c, x, &x->model, &x->data, plan, made, err, errlen);
+}
+
+void srv_cache_made_free(srv_cache_ref *made) {
+    if (made) srv_cache_entry_free(made);
+}
+
+schema_status srv_cache_entry_adopt(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                    srv_cache_ref *made, const uint8_t *token, int model_fd,
+                                    int data_fd, srv_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    srv_cache_ref *e = srv_cache_lookup(c, x->key);
+    if (e) { /* another preparation of the same model listed it meanwhile */
+        srv_cache_entry_free(made);
+        use_listed(c, s, e, x, token, model_fd, data_fd);
+    } else {
+        e = made;
+        if (token && !e->no_files)
+            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
+        content_event(c, s, e, false, NULL);
+        adopt(c, e);
+    }
+    return answer_entry(c, s, e, x->key, token, out, err, errlen);
+}
+
+schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                        eng_prepared *plan, const uint8_t *token, int model_fd,
+                                        int data_fd, srv_cache_ref **out, char *err,
+                                        size_t errlen) {
+    schema_status st;
+    if (srv_cache_encoded_hit(c, s, x, plan, token, model_fd, data_fd, out, &st, err, errlen))
+        return st;
+    srv_cache_ref *made;
+    st = srv_cache_entry_make(c, x, plan, &made, err, errlen);
+    if (st != NND_OK) return st;
+    return srv_cache_entry_adopt(c, s, x, made, token, model_fd, data_fd, out, err, errlen);
 }
 
 schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_model_desc *m,

@@ -145,6 +145,23 @@ void srv_cache_encoded_free(srv_cache_encoded *x);
 schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
                                         eng_prepared *plan, const uint8_t *token, int model_fd,
                                         int data_fd, srv_cache_ref **out, char *err, size_t errlen);
+/* srv_cache_prepare_encoded() with a miss's entry made off the loop:
+ * srv_cache_encoded_hit() (loop) answers from the entry of x's key when there is one
+ * (taking x and plan as srv_cache_prepare_encoded() does, *st its status) and returns
+ * true, else false with x and plan untouched; srv_cache_entry_make() (any thread: it
+ * decodes the copy and finishes plan on it) makes the entry, taking x's buffers and plan
+ * whatever happens; srv_cache_entry_adopt() (loop) lists it and answers, or, when another
+ * preparation listed one of that key meanwhile, frees it and answers from that one. */
+bool srv_cache_encoded_hit(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                           eng_prepared *plan, const uint8_t *token, int model_fd, int data_fd,
+                           srv_cache_ref **out, schema_status *st, char *err, size_t errlen);
+schema_status srv_cache_entry_make(srv_cache *c, srv_cache_encoded *x, eng_prepared *plan,
+                                   srv_cache_ref **made, char *err, size_t errlen);
+schema_status srv_cache_entry_adopt(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                    srv_cache_ref *made, const uint8_t *token, int model_fd,
+                                    int data_fd, srv_cache_ref **out, char *err, size_t errlen);
+/* Frees an entry srv_cache_entry_make() made that was never adopted. */
+void srv_cache_made_free(srv_cache_ref *made);
 schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
                                            const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
                                            int data_fd, srv_cache_ref **out, char *err,

@@ -16,7 +16,7 @@
 #include "proto/model_bytes.h"
 
 typedef struct job {
-    uv_work_t convert_work, prepare_work;
+    uv_work_t convert_work, prepare_work, make_work;
     srv_daemon *d;
     srv_session *s;
     uint64_t id, t0;
@@ -42,6 +42,7 @@ typedef struct job {
     eng_prepared *planned;  /* cached: eng_plan()'s, finished by srv_cache_prepare_encoded */
     bool encoded;           /* x holds srv_cache_encode()'s result */
     srv_cache_encoded x;    /* cached */
+    srv_cache_ref *made;    /* cached, a miss: the entry made off the loop until adopted */
     eng_prepared *prepared; /* in place: the result, owning the views */
     srv_prepare_done_fn done;
     schema_status st;
@@ -68,6 +69,7 @@ static void job_free(job *j) {
     drop_request(j);
     if (j->encoded) srv_cache_encoded_free(&j->x);
     eng_prepared_free(j->planned);
+    srv_cache_made_free(j->made);
     eng_prepared_free(j->prepared); /* releases the views it took */
     if (j->o) srv_model_obj_free(j->o);
     for (size_t i = 0; !j->views_gone && i < j->n_views; i++)
@@ -92,13 +94,7 @@ static void answer(job *j, schema_status st) {
     c.t0 = j->t0;
     snprintf(c.err, sizeof c.err, "%s", j->err);
     if (st == NND_OK && j->cached) {
-        /* Finishing the plan moves it onto the daemon's copy: before the views go. */
-        st = srv_cache_prepare_encoded(j->d->cache, j->s, &j->x, j->planned,
-                                       j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
-                                       &j->o->ref, c.err, sizeof c.err);
-        j->encoded = false;
-        j->planned = NULL;
-        if (st == NND_OK) j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
+        j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
     } else if (st == NND_OK) {
         j->o->prepared = j->prepared;
         j->prepared = NULL;
@@ -150,10 +146,55 @@ static void prepare(uv_work_t *w) {
         fail(j, NND_GENERAL_FAILURE, "a model pool shrank while the model was prepared");
 }
 
+/* ---- step 4, a worker: a content-cache miss's entry (decoded from the daemon's copy, the
+ * plan finished on it), made before the views go ---------------------------------------- */
+
+static void make(uv_work_t *w) {
+    job *j = w->data;
+    j->st = srv_cache_entry_make(j->d->cache, &j->x, j->planned, &j->made, j->err, sizeof j->err);
+    j->planned = NULL; /* taken, as x's buffers */
+}
+
+static void made(uv_work_t *w, int status) {
+    job *j = w->data;
+    if (status < 0 && j->st == NND_OK) fail(j, NND_GENERAL_FAILURE, "preparation cancelled");
+    if (j->s->closing) {
+        job_free(j);
+        return;
+    }
+    if (j->st == NND_OK) {
+        j->st = srv_cache_entry_adopt(j->d->cache, j->s, &j->x, j->made,
+                                      j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
+                                      &j->o->ref, j->err, sizeof j->err);
+        j->made = NULL;
+    }
+    answer(j, j->st);
+    job_free(j);
+}
+
 static void prepared(uv_work_t *w, int status) {
     job *j = w->data;
     if (status < 0 && j->st == NND_OK) fail(j, NND_GENERAL_FAILURE, "preparation cancelled");
-    if (!j->s->closing) answer(j, j->st);
+    if (j->s->closing) {
+        job_free(j);
+        return;
+    }
+    if (j->st == NND_OK && j->cached) {
+        schema_status st;
+        bool hit = srv_cache_encoded_hit(j->d->cache, j->s, &j->x, j->planned,
+                                         j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
+                                         &j->o->ref, &st, j->err, sizeof j->err);
+        if (hit) {
+            j->planned = NULL;
+            j->encoded = false;
+            j->st = st;
+        } else {
+            j->make_work.data = j;
+            if (uv_queue_work(j->d->loop, &j->make_work, make, made) == 0) return;
+            fail(j, NND_GENERAL_FAILURE, "cannot prepare the model now");
+        }
+    }
+    answer(j, j->st);
     job_free(j);
 }
 
