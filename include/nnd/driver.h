@@ -1,74 +1,81 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* nnd/driver.h: the device driver plugin ABI. This header (with nnd/extension.h, for the
- * operand view) is all a driver needs; drivers/example/ is the template.
+/* nnd/driver.h: the device driver plugin ABI, version 2. This header is all a driver needs;
+ * drivers/example/ is the template and docs/drivers.md the guide.
  *
- * A driver is a shared object in the daemon's drivers directory (--drivers-dir) that
- * exports one object, `nnd_driver_info` (NND_DRIVER_SYMBOL), of type nnd_driver. Export it
- * with NND_DRIVER_EXPORT. Each loaded driver is one device of the daemon, listed by
- * GetDevices (NNAPI's ANeuralNetworks_getDevice) under its name.
+ * It is a C rendering of the NN HAL's device interface (IDevice, IPreparedModel, IBuffer):
+ * a driver is offered a whole model, compiles the partitions it is given (submodels whose
+ * temporaries never leave it), and executes them synchronously or asynchronously.
  *
  * Contract:
- * - Versioning: abi_version must equal NND_DRIVER_ABI_VERSION and struct_size must be
- *   sizeof(nnd_driver) of this header or NND_DRIVER_SIZE_BASE (a descriptor that ends at
- *   release(), as the first drivers were built: no optional callbacks); anything else is
- *   refused at load with a log line. The optional callbacks come in groups, each all or
- *   none: device memory (memory_*) and cache blobs (serialize, deserialize).
- * - Identity: name is the device name, 1 to 31 characters of [a-z0-9-], unique among the
- *   daemon's devices (the built-in "nnd-cpu" and "nnd-reference" included). type is an
- *   NNAPI device type (NND_DRIVER_TYPE_*). exec_time is the relative cost of one operation
- *   on this device, a finite number > 0: nnd-cpu is 0.1, nnd-reference 1.0. A compilation
- *   offers each operation to its devices from the lowest exec_time up, so a driver only
- *   gets operations if it ranks before nnd-cpu, or when the client named it without nnd-cpu.
- * - Steps: the daemon partitions each model; a step is one operation of it, with every
- *   operand's type and shape known (nnd_ext_operand, base types only: extension == NULL).
- *   Operation codes are NNAPI's OperationCode. Control flow (IF, WHILE) and the subgraphs
- *   it runs are never offered to drivers, nor are steps whose shapes are only known at
- *   execution.
- * - supports(): whether the driver can run this step. data is set for constants only.
- *   Cheap, no side effects; it answers GetSupportedOperations too.
- * - prepare(): builds the step's state, once per compiled model, or returns NULL to decline
- *   (the step then goes to the next device). data is set for constants only, and is only
- *   valid during the call: copy (or pack) the weights into the driver's own memory. The
- *   state lives until release().
- * - execute(): computes the step's outputs from its inputs. Inputs are read-only, each
- *   output holds exactly the bytes its shape needs. An operand is either in daemon memory
- *   (data set) or, only for a driver with device memory, in this driver's memory: then
- *   data is NULL and input_memory[j] (output_memory[j]) is the handle memory_allocate()
- *   gave, the operand's bytes starting at offset 0. Temporaries between steps live in the
- *   daemon's memory, whichever device produced them. Return 0, or NND_EXT_FAILED with a
- *   message in err: that fails this one execution only. execute() may run concurrently
- *   on several threads, on the same state too.
- * - Device memory (optional): memory_allocate(bytes) returns a handle other than 0 to
- *   `bytes` bytes of the driver's memory, zeroed (0: cannot). The daemon puts a client's
- *   driver-managed buffer (NNAPI's ANeuralNetworksMemory_createFromDesc, the HAL's
- *   IDevice::allocate) there when its shape is fully known and every prepared model it was
- *   allocated for runs at least one step on this driver (the first such driver in device
- *   order); else in daemon memory. A step of this driver then gets the handle, no copy.
- *   Anything else that reads or writes the buffer (a step on the CPU or another driver,
- *   the client's copies) goes through memory_read() and memory_write(), which copy bytes
- *   out of and into [offset, offset + bytes) of a handle's memory (always in range) and
- *   return 0 or NND_EXT_FAILED. memory_free() frees a handle once no execution uses it.
- *   These calls may come from any thread, concurrently, for different handles or for
- *   reads of the same handle.
- * - Cache blobs (optional): serialize(state, buf, cap) writes the prepared state of a step
- *   into buf when it fits in cap bytes, and returns the blob's size in any case (0:
- *   cannot serialize this state). The daemon asks with cap 0 first. With them, a
- *   compilation whose steps run on this driver is cached like any other (the client's
- *   cache files and the daemon's own store; the blobs are hashed and checked with the rest,
- *   so a tampered blob is refused before the driver sees it). deserialize(step, blob,
- *   size) rebuilds the state from a blob this driver's serialize() made for a step of the
- *   same operation and operand shapes, instead of prepare() (step as prepare() gets it),
- *   or returns NULL to refuse it: the compilation then fails. Blobs outlive the daemon:
- *   put what the state needs in them (the constants copied, a format version), no
- *   pointers. A driver without these callbacks keeps its compilations out of the cache.
- * - release(): frees a state, when its compiled model goes.
- * - Callbacks must not keep the operand pointers they get, nor call exit(), abort() or
- *   change signal dispositions. A SIGSEGV, SIGBUS, SIGFPE or SIGILL inside a callback (or
- *   in the driver's constructor or descriptor at load) fails that call and disables the
- *   driver until the daemon restarts: damage control, not a sandbox. A disabled driver is
- *   never called again, release() included: the states it made are left where they are.
- * - Deadlines, priorities, preemption and cancellation act between steps: a long
- *   execute() delays them by its own length.
+ * - Loading: a driver is a shared object in the daemon's drivers directory (--drivers-dir)
+ *   exporting one object, `nnd_driver_info` (NND_DRIVER_SYMBOL), of type nnd_driver; export
+ *   it with NND_DRIVER_EXPORT. abi_version must be NND_DRIVER_ABI_VERSION and struct_size
+ *   sizeof(nnd_driver); a version 1 driver (abi_version 1) is refused with a log line that
+ *   says to rebuild it against this header. The daemon loads each driver in a driver host
+ *   process of its own (one per plugin; docs/drivers.md); every rule below holds there as
+ *   it would in the daemon, and a driver cannot tell the two apart.
+ * - Devices: open() is called once, before anything else, and fills up to `max` device
+ *   records (one per accelerator the driver drives; 0 is fine: nothing here). Each device
+ *   becomes one nnd device, listed by GetDevices (ANeuralNetworks_getDevice) under its
+ *   name: 1 to 31 characters of [a-z0-9-], unique among the daemon's devices (the built-in
+ *   "nnd-cpu" and "nnd-reference" included). `device` in the record is the driver's own
+ *   pointer, handed back to every per-device call. close() ends the driver.
+ * - Capabilities (the HAL's Capabilities): performance per operand type, for relaxed
+ *   FLOAT32 computed as FLOAT16 (scalar, tensor), and for IF and WHILE. Each figure is a
+ *   cost relative to nnd-reference (1.0; nnd-cpu states 0.1 for time and power on every
+ *   type), lower is better; 0 (or not finite) means "not stated" and ranks last. The
+ *   daemon gives an operation to the device with the lowest figure for the type of the
+ *   operation's first input (the relaxed figure for FLOAT32 in a relaxed model): the
+ *   execution time, or the power usage when the compilation prefers LOW_POWER. Ties go to
+ *   nnd-cpu, then to the device listed first. cache_blobs is how many blobs cache_save()
+ *   makes per prepared partition (0: its compilations are not cached).
+ * - supported_operations(): for a whole model (operands with the shapes known at
+ *   compilation, 0 for a dimension not known yet; constants' data set), set supported[i]
+ *   for each operation i. The driver may judge by context (what surrounds an operation,
+ *   fusion, shapes). Control flow (IF, WHILE) and the operations of their subgraphs stay
+ *   on the CPU and are marked unsupported before the call. No side effects; it also
+ *   answers GetSupportedOperations.
+ * - prepare(): compiles one partition: a submodel of operations the driver said it
+ *   supports, consecutive in the daemon's plan, with its operands, its inputs (tensors it
+ *   reads from outside) and its outputs (tensors others read). Constants' data stay valid
+ *   and unchanged for as long as the prepared partition lives (the daemon keeps the
+ *   client's memory mapped), so a driver copies only what it transforms. The compilation's
+ *   preference, priority and deadline come with it (a deadline passed: return
+ *   NND_DRIVER_MISSED_DEADLINE_TRANSIENT). It sets out->prepared and out->held_bytes, the
+ *   host memory it holds for the partition (counted against the client). NND_DRIVER_OK, or
+ *   a status with a message in err; a partition a driver declines (UNSUPPORTED) goes to
+ *   the CPU, any other failure fails the compilation.
+ * - execute(): runs a prepared partition, synchronously. start() (optional, with
+ *   cancel()) is the asynchronous form: it starts the work and returns
+ *   NND_DRIVER_STARTED, then calls x->complete(x, status) exactly once, from any thread,
+ *   when the work ends (or returns another status at once, without calling complete()).
+ *   A driver with start() is never called through execute() unless execute() is set too.
+ *   cancel() asks started work to end soon; complete() still comes, with any status.
+ *   Inputs are read-only; every input and output is host memory (data) or, only for a
+ *   driver with device memory, one of its own handles (data NULL, memory set). The
+ *   execution carries the priority, the deadline (a deadline passed inside the partition:
+ *   NND_DRIVER_MISSED_DEADLINE_TRANSIENT) and whether to measure (then set the two times,
+ *   else leave them at NND_DRIVER_NO_TIME). An output whose shape was not fully known
+ *   gets its shape from the driver (rank, dims); when its length is too small for that
+ *   shape, return NND_DRIVER_OUTPUT_INSUFFICIENT_SIZE with the shape set. Several
+ *   executions may run at once, on one prepared partition too.
+ * - Device memory (optional, all four or none; the HAL's IDevice::allocate and IBuffer):
+ *   allocate() makes a buffer for the descriptor's operand (type, shape, bytes) and the
+ *   roles it will play (which prepared partitions' inputs and outputs), zeroed, and gives
+ *   a handle other than 0. memory_read() and memory_write() copy [offset, offset + bytes)
+ *   of it (always in range) out and in; memory_free() frees it once no execution uses it.
+ * - Cache (optional, both or none, with caps.cache_blobs > 0): cache_save() writes blob i
+ *   of a prepared partition into buf when it fits in cap and returns its size in any case
+ *   (0: cannot save this one); the daemon asks with cap 0 first. cache_load() rebuilds a
+ *   prepared partition from the blobs cache_save() made for the same submodel, instead of
+ *   prepare(), or fails: the compilation then prepares again. Blobs outlive the daemon:
+ *   no pointers in them, put a format version in. The daemon hashes them with the rest of
+ *   the compilation, so a tampered blob is refused before the driver sees it.
+ * - release() frees a prepared partition, once no execution uses it.
+ * - Callbacks must not keep the pointers they get beyond the call (a prepared partition's
+ *   constants excepted, as above), nor call exit() or change signal dispositions. A fault,
+ *   a hang past the execution bound or memory past the host's limit costs the driver host
+ *   a restart, and fails only the work it held; a driver restarted too often is disabled.
  */
 #ifndef NND_DRIVER_ABI_H
 #define NND_DRIVER_ABI_H
@@ -77,59 +84,225 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nnd/extension.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define NND_DRIVER_ABI_VERSION      1
+#define NND_DRIVER_ABI_VERSION      2
 #define NND_DRIVER_SYMBOL           "nnd_driver_info"
 #define NND_DRIVER_MAX_NAME         31
+#define NND_DRIVER_MAX_RANK         16
+#define NND_DRIVER_MAX_DEVICES      8
 #define NND_DRIVER_TYPE_OTHER       1
 #define NND_DRIVER_TYPE_CPU         2
 #define NND_DRIVER_TYPE_GPU         3
 #define NND_DRIVER_TYPE_ACCELERATOR 4
 
-/* One step of a compiled model, as a driver sees it. */
-typedef struct nnd_driver_step {
-    int32_t operation; /* NNAPI OperationCode */
-    uint32_t index;    /* the operation's index in the model, for messages */
+/* Statuses: the HAL's ErrorStatus numbers, and two of the ABI's own. */
+enum {
+    NND_DRIVER_OK = 0,
+    NND_DRIVER_DEVICE_UNAVAILABLE = 1,
+    NND_DRIVER_GENERAL_FAILURE = 2,
+    NND_DRIVER_OUTPUT_INSUFFICIENT_SIZE = 3,
+    NND_DRIVER_INVALID_ARGUMENT = 4,
+    NND_DRIVER_MISSED_DEADLINE_TRANSIENT = 5,
+    NND_DRIVER_MISSED_DEADLINE_PERSISTENT = 6,
+    NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT = 7,
+    NND_DRIVER_RESOURCE_EXHAUSTED_PERSISTENT = 8,
+    NND_DRIVER_UNSUPPORTED = 100, /* prepare(): valid, but declined: the CPU takes it */
+    NND_DRIVER_STARTED = 101,     /* start(): complete() will follow */
+};
+
+/* Operand types, numbered as NNAPI's OperandCode (base types only). */
+enum {
+    NND_DRIVER_FLOAT32 = 0,
+    NND_DRIVER_INT32 = 1,
+    NND_DRIVER_UINT32 = 2,
+    NND_DRIVER_TENSOR_FLOAT32 = 3,
+    NND_DRIVER_TENSOR_INT32 = 4,
+    NND_DRIVER_TENSOR_QUANT8_ASYMM = 5,
+    NND_DRIVER_BOOL = 6,
+    NND_DRIVER_TENSOR_QUANT16_SYMM = 7,
+    NND_DRIVER_TENSOR_FLOAT16 = 8,
+    NND_DRIVER_TENSOR_BOOL8 = 9,
+    NND_DRIVER_FLOAT16 = 10,
+    NND_DRIVER_TENSOR_QUANT8_SYMM_PER_CHANNEL = 11,
+    NND_DRIVER_TENSOR_QUANT16_ASYMM = 12,
+    NND_DRIVER_TENSOR_QUANT8_SYMM = 13,
+    NND_DRIVER_TENSOR_QUANT8_ASYMM_SIGNED = 14,
+    NND_DRIVER_OPERAND_TYPES = 15, /* the size of the per-type performance table */
+};
+
+/* Where an operand of a (sub)model lives. */
+enum {
+    NND_DRIVER_TEMPORARY = 0, /* made and used inside the model: the driver's own */
+    NND_DRIVER_INPUT = 1,     /* one of the model's inputs */
+    NND_DRIVER_OUTPUT = 2,    /* one of the model's outputs */
+    NND_DRIVER_CONSTANT = 3,  /* data holds the value */
+    NND_DRIVER_OMITTED = 4,   /* an optional input left out */
+};
+
+/* NNAPI's execution preference (ANEURALNETWORKS_PREFER_*) and priority numbers. */
+enum {
+    NND_DRIVER_PREFER_LOW_POWER = 0,
+    NND_DRIVER_PREFER_FAST_SINGLE_ANSWER = 1,
+    NND_DRIVER_PREFER_SUSTAINED_SPEED = 2,
+};
+enum {
+    NND_DRIVER_PRIORITY_LOW = 90,
+    NND_DRIVER_PRIORITY_MEDIUM = 100,
+    NND_DRIVER_PRIORITY_HIGH = 110,
+};
+
+#define NND_DRIVER_NO_DEADLINE 0          /* deadline_ns when there is none */
+#define NND_DRIVER_NO_TIME     UINT64_MAX /* a time not measured */
+
+typedef struct nnd_driver_perf {
+    float exec_time;   /* relative execution time; lower is better */
+    float power_usage; /* relative power usage; lower is better */
+} nnd_driver_perf;
+
+typedef struct nnd_driver_capabilities {
+    nnd_driver_perf operand[NND_DRIVER_OPERAND_TYPES]; /* indexed by operand type */
+    nnd_driver_perf relaxed_scalar;                    /* FLOAT32 computed as FLOAT16 */
+    nnd_driver_perf relaxed_tensor;                    /* TENSOR_FLOAT32 computed as FLOAT16 */
+    nnd_driver_perf if_perf, while_perf;
+    uint32_t cache_blobs; /* blobs per prepared partition; 0: not cached */
+} nnd_driver_capabilities;
+
+typedef struct nnd_driver_device_info {
+    char name[NND_DRIVER_MAX_NAME + 1];
+    char version[64]; /* free text for GetDevices and logs */
+    int32_t type;     /* NND_DRIVER_TYPE_* */
+    nnd_driver_capabilities caps;
+    void *device; /* the driver's own, handed back to each per-device call */
+} nnd_driver_device_info;
+
+typedef struct nnd_driver_operand {
+    int32_t type;                       /* NND_DRIVER_* operand type */
+    uint32_t rank;                      /* 0: a scalar, or a tensor of rank not known yet */
+    uint32_t dims[NND_DRIVER_MAX_RANK]; /* 0: not known yet */
+    float scale;
+    int32_t zero_point;
+    /* TENSOR_QUANT8_SYMM_PER_CHANNEL: one scale per index of dimension channel_dim. */
+    uint32_t channel_dim;
+    uint32_t n_channel_scales;
+    const float *channel_scales;
+    int32_t lifetime; /* NND_DRIVER_TEMPORARY, ... */
+    const void *data; /* CONSTANT: the value */
+    size_t length;    /* CONSTANT: bytes at data */
+} nnd_driver_operand;
+
+typedef struct nnd_driver_operation {
+    int32_t type; /* NNAPI OperationCode */
     uint32_t n_inputs, n_outputs;
-    const nnd_ext_operand *inputs;
-    const nnd_ext_operand *outputs; /* execute(): data is where the results go */
-    bool relaxed;                   /* FLOAT32 may be computed with FLOAT16 range and precision */
-    char *err;                      /* a failure's message goes here (snprintf), errlen bytes */
+    const uint32_t *inputs; /* operand indices */
+    const uint32_t *outputs;
+    uint32_t index; /* the operation's index in the client's model, for messages */
+} nnd_driver_operation;
+
+/* A model (supported_operations) or a partition of one (prepare). Operations come in an
+ * order that runs them: each reads only inputs, constants and earlier outputs. */
+typedef struct nnd_driver_model {
+    uint32_t n_operands;
+    const nnd_driver_operand *operands;
+    uint32_t n_operations;
+    const nnd_driver_operation *operations;
+    uint32_t n_inputs, n_outputs;
+    const uint32_t *inputs; /* operand indices, in the order execute() gets them */
+    const uint32_t *outputs;
+    bool relaxed; /* FLOAT32 may be computed with FLOAT16 range and precision */
+} nnd_driver_model;
+
+typedef struct nnd_driver_prepare_args {
+    int32_t preference;   /* NND_DRIVER_PREFER_* */
+    int32_t priority;     /* NND_DRIVER_PRIORITY_* or a number between */
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; NND_DRIVER_NO_DEADLINE: none */
+} nnd_driver_prepare_args;
+
+typedef struct nnd_driver_prepared_info {
+    void *prepared;      /* the driver's own, handed to execute() and release() */
+    uint64_t held_bytes; /* host memory held for it */
+} nnd_driver_prepared_info;
+
+/* One input or output of an execution. */
+typedef struct nnd_driver_arg {
+    void *data;      /* host memory; NULL when it is in device memory */
+    size_t length;   /* bytes at data (or in the device buffer) */
+    uint64_t memory; /* a handle of allocate() when data is NULL */
+    uint32_t rank;   /* the shape: inputs as given; outputs as known, set by the driver */
+    uint32_t dims[NND_DRIVER_MAX_RANK];
+} nnd_driver_arg;
+
+typedef struct nnd_driver_execution nnd_driver_execution;
+struct nnd_driver_execution {
+    void *prepared;
+    uint32_t n_inputs, n_outputs;
+    const nnd_driver_arg *inputs;
+    nnd_driver_arg *outputs;
+    int32_t priority;
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; NND_DRIVER_NO_DEADLINE: none */
+    bool measure;
+    uint64_t time_on_device_ns; /* set when measure; else NND_DRIVER_NO_TIME */
+    uint64_t time_in_driver_ns;
+    char *err; /* a failure's message goes here (snprintf), errlen bytes */
     size_t errlen;
-    /* execute(): per input (output), the handle of the device memory holding it, or 0 when
-     * it is at data. Always 0 for a driver without device memory. */
-    const uint64_t *input_memory;
-    const uint64_t *output_memory;
-} nnd_driver_step;
+    /* start(): call once when the work ends, from any thread; x stays valid until then. */
+    void (*complete)(nnd_driver_execution *x, int status);
+    void *daemon_data; /* the daemon's own */
+    void *driver_data; /* the driver's own (e.g. for cancel()) */
+};
+
+/* A driver-managed buffer's descriptor (ANeuralNetworksMemoryDesc). */
+typedef struct nnd_driver_buffer_role {
+    void *prepared;  /* a prepared partition of this device */
+    bool is_output;  /* the role is an output (else an input) */
+    uint32_t index;  /* which of its inputs (outputs) */
+    float frequency; /* 0 < frequency <= 1 */
+} nnd_driver_buffer_role;
+
+typedef struct nnd_driver_buffer_desc {
+    nnd_driver_operand operand; /* type and shape (fully known) */
+    uint64_t bytes;
+    uint32_t n_roles;
+    const nnd_driver_buffer_role *roles;
+} nnd_driver_buffer_desc;
+
+typedef struct nnd_driver_blob {
+    const void *data;
+    size_t size;
+} nnd_driver_blob;
 
 typedef struct nnd_driver {
     uint32_t abi_version; /* NND_DRIVER_ABI_VERSION */
     uint32_t struct_size; /* sizeof(nnd_driver) */
-    const char *name;     /* the device name */
-    const char *version;  /* free text for GetDevices and logs; may be NULL */
-    int32_t type;         /* NND_DRIVER_TYPE_* */
-    float exec_time;      /* relative cost of one operation; lower wins */
-    bool (*supports)(const nnd_driver_step *s);
-    void *(*prepare)(const nnd_driver_step *s);
-    int (*execute)(void *state, nnd_driver_step *s);
-    void (*release)(void *state);
-    /* Optional (may be NULL; all four or none): device memory. */
-    uint64_t (*memory_allocate)(uint64_t bytes);
-    void (*memory_free)(uint64_t handle);
-    int (*memory_read)(uint64_t handle, uint64_t offset, void *dst, size_t bytes);
-    int (*memory_write)(uint64_t handle, uint64_t offset, const void *src, size_t bytes);
-    /* Optional (may be NULL; both or none): cache blobs. */
-    size_t (*serialize)(const void *state, void *buf, size_t cap);
-    void *(*deserialize)(const nnd_driver_step *s, const void *blob, size_t size);
+    const char *name;     /* the driver's name, for logs */
+    /* Required. */
+    int (*open)(nnd_driver_device_info *devices, uint32_t max, char *err, size_t errlen);
+    void (*close)(void);
+    int (*supported_operations)(void *device, const nnd_driver_model *model, bool *supported,
+                                char *err, size_t errlen);
+    int (*prepare)(void *device, const nnd_driver_model *partition,
+                   const nnd_driver_prepare_args *args, nnd_driver_prepared_info *out, char *err,
+                   size_t errlen);
+    void (*release)(void *prepared);
+    /* execute(), or start() with cancel(), or all three. */
+    int (*execute)(nnd_driver_execution *x);
+    int (*start)(nnd_driver_execution *x);
+    void (*cancel)(nnd_driver_execution *x);
+    /* Optional, all four or none: device memory. */
+    int (*allocate)(void *device, const nnd_driver_buffer_desc *desc, uint64_t *handle, char *err,
+                    size_t errlen);
+    void (*memory_free)(void *device, uint64_t handle);
+    int (*memory_read)(void *device, uint64_t handle, uint64_t offset, void *dst, size_t bytes);
+    int (*memory_write)(void *device, uint64_t handle, uint64_t offset, const void *src,
+                        size_t bytes);
+    /* Optional, both or none: cache blobs. */
+    size_t (*cache_save)(void *prepared, uint32_t blob, void *buf, size_t cap);
+    int (*cache_load)(void *device, const nnd_driver_model *partition,
+                      const nnd_driver_prepare_args *args, const nnd_driver_blob *blobs,
+                      uint32_t n_blobs, nnd_driver_prepared_info *out, char *err, size_t errlen);
 } nnd_driver;
-
-/* The size of a descriptor without the optional callbacks. */
-#define NND_DRIVER_SIZE_BASE offsetof(nnd_driver, memory_allocate)
 
 #define NND_DRIVER_EXPORT                                                                          \
     __attribute__((visibility("default"))) extern const nnd_driver nnd_driver_info;                \

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nnd/driver.h"
+#include "engine/backends/drivers/driver_abi1.h"
 
 #define OP_RELU    19
 #define MAX_BLOCKS 64

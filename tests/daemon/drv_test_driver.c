@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nnd/driver.h"
+#include "engine/backends/drivers/driver_abi1.h"
 
 #define DRV_TEST_FAIL    6666.0f
 #define DRV_TEST_SLOW    7777.0f

@@ -35,7 +35,7 @@
 
 #include "engine/backend.h"
 #include "engine/plugins/extension.h"
-#include "nnd/driver.h"
+#include "engine/backends/drivers/driver_abi1.h"
 
 #define NND_DRIVERS_MAX 8
 /* The largest cache blob a driver may make of one step's state. */
