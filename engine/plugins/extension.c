@@ -27,6 +27,14 @@ static uint32_t n_current;
 static eng_refusals refused;
 static uint16_t next_id = 1;
 
+void eng_ext_set_log(eng_ext_log_fn fn) {
+    eng_plugin_set_log(fn);
+}
+
+uint64_t eng_ext_faults(void) {
+    return eng_ext_fault_total();
+}
+
 /* ---- plugin records ---------------------------------------------------------------------- */
 
 static void plugin_free(eng_ext_plugin *p) {

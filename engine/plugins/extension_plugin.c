@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "engine/plugins/extension.h"
+#include "schema/operand_type.h"
 #include "engine/plugins/loader.h"
 
 static _Atomic(eng_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
@@ -30,12 +30,8 @@ void eng_ext_count_fault(void) {
     atomic_fetch_add(&n_faults, 1);
 }
 
-uint64_t eng_ext_faults(void) {
+uint64_t eng_ext_fault_total(void) {
     return atomic_load(&n_faults);
-}
-
-void eng_ext_set_log(eng_ext_log_fn fn) {
-    eng_plugin_set_log(fn);
 }
 
 /* The driver loader's names for the loader's log and guard, until it moves onto loader.h

@@ -57,8 +57,9 @@ eng_ext_plugin *eng_ext_plugin_of(int32_t code);
  * (p NULL: withdrawn); the registry publishes under its lock, readers need none. */
 eng_ext_plugin *eng_ext_slot_get(uint16_t id);
 void eng_ext_slot_set(uint16_t id, eng_ext_plugin *p);
-/* Counts one fault caught inside a plugin (eng_ext_faults()). */
+/* Counts one fault caught inside a plugin; the count so far (eng_ext_faults()). */
 void eng_ext_count_fault(void);
+uint64_t eng_ext_fault_total(void);
 /* The driver loader's names for eng_plugin_guard_once() and eng_plugin_logf() (loader.h),
  * until it moves onto loader.h. */
 void eng_ext_guard_once(void);
