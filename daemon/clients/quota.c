@@ -199,11 +199,7 @@ static schema_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, 
     return refuse(owner, NULL, NND_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
 }
 
-schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, uid_t uid, pid_t pid,
-                                uint64_t serial, char *err, size_t errlen) {
-    s->uid = uid;
-    s->pid = pid;
-    s->serial = serial;
+schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size_t errlen) {
     srv_quota_app **at = &q->apps;
     while (*at && (*at)->uid < s->uid)
         at = &(*at)->next;

@@ -89,9 +89,10 @@ typedef struct srv_quota_app {
     struct srv_quota_app *next; /* by uid */
 } srv_quota_app;
 
-/* A connection's share, kept in its session (session.h: srv_session.quota) and passed by
- * the caller: who it is (set by srv_quota_connect(), for messages), the app it joined, and
- * what it holds. Quotas need nothing else of a session and never call it. */
+/* A connection's share, kept in its session (session.h: srv_session.quota, whose
+ * identity srv_session_init() sets) and passed by the caller: who it is (for the app it
+ * joins and for messages), the app it joined, and what it holds. Quotas need nothing else of a
+ * session and never call it. */
 typedef struct srv_quota_conn {
     uid_t uid;
     pid_t pid;
@@ -108,11 +109,9 @@ const srv_quota_limits *srv_quota_get_limits(const srv_quota *q);
  * on; what one holds already stays, even above a lowered limit. */
 void srv_quota_set_limits(srv_quota *q, const srv_quota_limits *l);
 
-/* Joins connection s (uid, pid, serial) to the app of its uid. NND_OK, or
- * RESOURCE_EXHAUSTED_TRANSIENT (err says why; s stays outside any app), or GENERAL_FAILURE
- * when out of memory. */
-schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, uid_t uid, pid_t pid,
-                                uint64_t serial, char *err, size_t errlen);
+/* Joins connection s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err
+ * says why; s stays outside any app), or GENERAL_FAILURE when out of memory. */
+schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size_t errlen);
 /* After srv_session_clear(): leaves the app. Nothing if s never joined. */
 void srv_quota_disconnect(srv_quota_conn *s);
 

@@ -46,6 +46,7 @@ void srv_session_init(srv_session *s, int fd, uint64_t serial) {
         s->uid = cred.uid;
         s->gid = cred.gid;
     }
+    s->quota = (srv_quota_conn){.uid = s->uid, .pid = s->pid, .serial = serial};
     while (!s->token)
         if (getrandom(&s->token, sizeof s->token, 0) != (ssize_t)sizeof s->token) s->token = serial;
     if (s->pid > 0) {

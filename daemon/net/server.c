@@ -60,7 +60,7 @@ typedef struct conn {
     uv_work_t decode;
     proto_frame_in pending; /* the datagram's other fds; then the message */
     proto_frame_spill spill;
-    uint64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
+    int64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
     char decode_err[NND_ERR_LEN];
     /* One session, several connections (server.h): a member's requests use its owner's
      * session, and their replies come back on the member, found by request id. */
@@ -304,7 +304,7 @@ static void conn_close(conn *c) {
     }
     c->tail = NULL;
     if (c->decoding) { /* the pending request's descriptors: given back now, closed later */
-        srv_quota_add(&ss->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)c->pending_fds);
+        srv_quota_add(&ss->quota, NND_QUOTA_DESCRIPTORS, -c->pending_fds);
         c->pending_fds = 0;
     }
     srv_quota_disconnect(&ss->quota); /* after the release: the app's usage is down by now */
@@ -390,8 +390,7 @@ static void decode_done(uv_work_t *w, int status) {
     c->decoding = false;
     if (c->spill.fd >= 0) close(c->spill.fd); /* cancelled before it ran */
     c->spill.fd = -1;
-    if (!c->closed)
-        srv_quota_add(&c->session.quota, NND_QUOTA_DESCRIPTORS, -(int64_t)c->pending_fds);
+    if (!c->closed) srv_quota_add(&c->session.quota, NND_QUOTA_DESCRIPTORS, -c->pending_fds);
     c->pending_fds = 0;
     if (c->free_after_decode || c->closed) {
         proto_frame_in_clear(&c->pending);
@@ -557,8 +556,7 @@ static void conn_open(srv_server *s, int fd) {
     set_events(c, UV_READABLE);
     srv_session *ss = &c->session;
     char why[sizeof c->refusal];
-    if (s->d->quota && srv_quota_connect(s->d->quota, &ss->quota, ss->uid, ss->pid, ss->serial, why,
-                                         sizeof why) != NND_OK) {
+    if (s->d->quota && srv_quota_connect(s->d->quota, &ss->quota, why, sizeof why) != NND_OK) {
         refuse(c, why);
         return;
     }

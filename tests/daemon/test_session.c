@@ -87,14 +87,12 @@ static void test_quota_counts(void **state) {
     assert_non_null(q);
     srv_session a, b, c;
     memset(&a, 0, sizeof a);
-    a.uid = 1234;
+    a.uid = a.quota.uid = 1234;
     b = c = a;
     char err[256];
-    assert_int_equal(srv_quota_connect(q, &a.quota, a.uid, a.pid, a.serial, err, sizeof err),
-                     NND_OK);
-    assert_int_equal(srv_quota_connect(q, &b.quota, b.uid, b.pid, b.serial, err, sizeof err),
-                     NND_OK);
-    assert_int_equal(srv_quota_connect(q, &c.quota, c.uid, c.pid, c.serial, err, sizeof err),
+    assert_int_equal(srv_quota_connect(q, &a.quota, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &b.quota, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &c.quota, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.connections (2) reached for uid 1234");
     assert_null(c.quota.app);
@@ -140,10 +138,9 @@ static void test_quota_bytes(void **state) {
     srv_quota *q = srv_quota_new(&l, NULL);
     srv_session s;
     memset(&s, 0, sizeof s);
-    s.uid = 7;
+    s.uid = s.quota.uid = 7;
     char err[256];
-    assert_int_equal(srv_quota_connect(q, &s.quota, s.uid, s.pid, s.serial, err, sizeof err),
-                     NND_OK);
+    assert_int_equal(srv_quota_connect(q, &s.quota, err, sizeof err), NND_OK);
     assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
     assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
