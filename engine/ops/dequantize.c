@@ -6,6 +6,7 @@
 #include "engine/ops/affine_quant.h"
 #include "engine/ops/float16.h"
 #include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
 #include "engine/ops/operand.h"
 #include "engine/ops/signature.h"
 
@@ -59,13 +60,8 @@ static schema_status dequantize_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-const eng_op_def eng_op_dequantize = {
-    .code = NND_OP_DEQUANTIZE,
-    .name = "DEQUANTIZE",
-    .check = dequantize_check,
-    .shape = dequantize_shape,
-    .kernels = {{NND_TENSOR_QUANT8_ASYMM, dequantize_run},
-                {NND_TENSOR_QUANT8_SYMM, dequantize_run},
-                {NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, dequantize_run},
-                {NND_TENSOR_QUANT8_ASYMM_SIGNED, dequantize_run}},
-};
+NND_OP_DEF(DEQUANTIZE, dequantize_check, dequantize_shape, 0, 0,
+           {{NND_TENSOR_QUANT8_ASYMM, dequantize_run},
+            {NND_TENSOR_QUANT8_SYMM, dequantize_run},
+            {NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, dequantize_run},
+            {NND_TENSOR_QUANT8_ASYMM_SIGNED, dequantize_run}});

@@ -11,6 +11,7 @@
 
 #include "engine/ops/float16.h"
 #include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
 #include "engine/ops/operand.h"
 #include "engine/ops/signature.h"
 
@@ -213,10 +214,5 @@ static schema_status lsh_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-const eng_op_def eng_op_lsh_projection = {
-    .code = NND_OP_LSH_PROJECTION,
-    .name = "LSH_PROJECTION",
-    .check = lsh_check,
-    .shape = lsh_shape,
-    .kernels = {{NND_TENSOR_FLOAT32, lsh_run}, {NND_TENSOR_FLOAT16, lsh_run}},
-};
+NND_OP_DEF(LSH_PROJECTION, lsh_check, lsh_shape, NND_INPUT(2), 0,
+           {{NND_TENSOR_FLOAT32, lsh_run}, {NND_TENSOR_FLOAT16, lsh_run}});

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/ops/kernel_errors.h"
+#include "engine/ops/op_def.h"
 #include "engine/ops/operand.h"
 #include "engine/ops/recurrent.h"
 #include "engine/ops/signature.h"
@@ -92,4 +93,4 @@ static schema_status svdf_f32(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_FLOAT_OP(eng_op_svdf, NND_OP_SVDF, "SVDF", svdf_check, svdf_shape, svdf_f32);
+NND_FLOAT_OP(SVDF, svdf_check, svdf_shape, NND_INPUT(3), svdf_f32);
