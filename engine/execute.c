@@ -15,59 +15,6 @@ static size_t align64(size_t n) {
     return (n + 63) & ~(size_t)63;
 }
 
-/* Whether one allocation of an execution (a temporary sized at execution, or scratch) is
- * over the limit: such sizes follow shapes a request's data chooses, and memory that is
- * granted gets written. NND_EXEC_ALLOC_LIMIT_MB overrides the default of 4 GiB. */
-static bool over_alloc_limit(size_t bytes) {
-    if (bytes <= ((size_t)64 << 20)) return false;
-    const char *v = getenv("NND_EXEC_ALLOC_LIMIT_MB");
-    unsigned long long mb = v && *v ? strtoull(v, NULL, 10) : 4096;
-    return mb < (SIZE_MAX >> 20) && bytes > ((size_t)mb << 20);
-}
-
-void *eng_scratch(eng_op_ctx *c, size_t bytes) {
-    eng_scratch_pool *s = c->scratch;
-    if (!s || over_alloc_limit(bytes)) return NULL;
-    bytes = align64(bytes ? bytes : 1);
-    if (s->cap - s->used >= bytes) {
-        void *p = s->base + s->used;
-        s->used += bytes;
-        return p;
-    }
-    /* Overflow: a chunk for this run only; the next run gets one big enough base. */
-    void **extra = realloc(s->extra, sizeof(void *) * (s->n_extra + 1));
-    if (!extra) return NULL;
-    s->extra = extra;
-    void *p = aligned_alloc(64, bytes);
-    if (!p) return NULL;
-    s->extra[s->n_extra++] = p;
-    s->extra_bytes += bytes;
-    return p;
-}
-
-void eng_scratch_reset(eng_scratch_pool *s) {
-    s->used = 0;
-    if (!s->n_extra) return;
-    size_t want = align64(s->cap + s->extra_bytes + s->extra_bytes / 2);
-    for (size_t i = 0; i < s->n_extra; i++)
-        free(s->extra[i]);
-    s->n_extra = 0;
-    s->extra_bytes = 0;
-    uint8_t *base = aligned_alloc(64, want);
-    if (base) {
-        free(s->base);
-        s->base = base;
-        s->cap = want;
-    }
-}
-
-void eng_scratch_free(eng_scratch_pool *s) {
-    eng_scratch_reset(s);
-    free(s->base);
-    free(s->extra);
-    memset(s, 0, sizeof *s);
-}
-
 void eng_exec_free(eng_exec *e) {
     if (!e) return;
     if (e->owns_subs) {
@@ -311,7 +258,7 @@ schema_status eng_exec_size_operand(eng_exec *e, uint32_t o, char *err, size_t e
     size_t need = eng_tensor_bytes(t);
     if (e->p->slot[o] != NND_NO_SLOT && t->bytes >= need) return NND_OK;
     if (e->dyn_cap[o] < need) {
-        if (over_alloc_limit(need))
+        if (eng_alloc_over_limit(need))
             return (schema_errf(err, errlen, "operand %u would take %zu bytes, over the limit", o,
                                 need),
                     NND_GENERAL_FAILURE);

@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "engine/op.h"
+#include "engine/scratch.h"
 
 #define NND_ARENA_ALIGN 64
 /* Distinct backends one plan's steps may be counted on: the CPU and the drivers of a
@@ -74,13 +75,6 @@ struct eng_prepared {
     size_t backend_bytes;
 };
 
-struct eng_scratch_pool {
-    uint8_t *base;
-    size_t cap, used;
-    void **extra; /* overflow chunks of this run, merged into base afterwards */
-    size_t n_extra, extra_bytes;
-};
-
 struct eng_exec {
     const eng_prepared *p;
     eng_tensor *tensors;
@@ -141,7 +135,6 @@ schema_status eng_check_op(eng_op_ctx *c);
  * an operand read but never written. order receives n_operations indexes. */
 schema_status eng_order_operations(const eng_model_desc *m, uint32_t *order, char *err,
                                    size_t errlen);
-void eng_scratch_reset(eng_scratch_pool *s);
 /* Bytes of a tensor of its type and shape; SIZE_MAX when too large to exist. */
 size_t eng_tensor_bytes(const eng_tensor *t);
 /* Execution pieces the control flow files share (execute.c): eng_exec_reset() puts the
@@ -152,6 +145,5 @@ void eng_exec_reset(eng_exec *e);
 schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shapes,
                              const eng_checkpoint *cp, char *err, size_t errlen);
 schema_status eng_exec_size_operand(eng_exec *e, uint32_t o, char *err, size_t errlen);
-void eng_scratch_free(eng_scratch_pool *s);
 
 #endif

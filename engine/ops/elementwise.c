@@ -147,11 +147,14 @@ static void prelu_q8_setup(elem_job *j) {
 /* ---- operation table ----------------------------------------------------------------- */
 
 #define UNARY(f, mask)                                                                             \
-    { .fn = (f), .types = (mask), .arity = 1 }
+    { .fn = NND_KERNEL_ONLY(f), .types = (mask), .arity = 1 }
 #define MATH(f)                                                                                    \
-    { .fn = lane_math, .math = (f), .types = FLOATS, .arity = 1 }
+    { .fn = NND_KERNEL_ONLY(lane_math), .math = NND_KERNEL_ONLY(f), .types = FLOATS, .arity = 1 }
 #define BCAST(f, mask, ld, o)                                                                      \
-    { .fn = (f), .types = (mask), .arity = 2, .load = (ld), .out = (o), .broadcast = true }
+    {                                                                                              \
+        .fn = NND_KERNEL_ONLY(f), .types = (mask), .arity = 2, .load = (ld), .out = (o),           \
+        .broadcast = true                                                                          \
+    }
 #define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_SCALED, OUT_BOOL)
 
 static const elem_spec specs[NND_OP_COUNT] = {
@@ -162,11 +165,14 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_SQRT] = MATH(sqrtf),
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
-    [NND_OP_CAST] = {.fn = lane_copy,
+    [NND_OP_CAST] = {.fn = NND_KERNEL_ONLY(lane_copy),
                      .types = CAST_CONVERTS | CAST_IDENTITY,
                      .arity = 1,
                      .out = OUT_CAST},
-    [NND_OP_QUANTIZE] = {.fn = lane_quantize, .types = FLOATS, .arity = 1, .out = OUT_QUANT8},
+    [NND_OP_QUANTIZE] = {.fn = NND_KERNEL_ONLY(lane_quantize),
+                         .types = FLOATS,
+                         .arity = 1,
+                         .out = OUT_QUANT8},
     [NND_OP_EQUAL] = COMPARE(lane_equal),
     [NND_OP_NOT_EQUAL] = COMPARE(lane_not_equal),
     [NND_OP_GREATER] = COMPARE(lane_greater),
@@ -178,14 +184,17 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_MAXIMUM] = BCAST(lane_max, NUMERIC, LOAD_REQUANT, OUT_SAME),
     [NND_OP_MINIMUM] = BCAST(lane_min, NUMERIC, LOAD_REQUANT, OUT_SAME),
     [NND_OP_POW] = BCAST(lane_pow, FLOATS, LOAD_RAW, OUT_SAME),
-    [NND_OP_PRELU] = {.fn = lane_prelu,
-                      .fn_q8 = lane_prelu_q8,
-                      .setup = prelu_q8_setup,
+    [NND_OP_PRELU] = {.fn = NND_KERNEL_ONLY(lane_prelu),
+                      .fn_q8 = NND_KERNEL_ONLY(lane_prelu_q8),
+                      .setup = NND_KERNEL_ONLY(prelu_q8_setup),
                       .types = FLOATS | QUANT8,
                       .arity = 2,
                       .broadcast = true},
     /* Input 0 is the BOOL8 condition; input 1 carries the type. */
-    [NND_OP_SELECT] = {.fn = lane_select, .types = NUMERIC, .arity = 3, .load = LOAD_REQUANT},
+    [NND_OP_SELECT] = {.fn = NND_KERNEL_ONLY(lane_select),
+                       .types = NUMERIC,
+                       .arity = 3,
+                       .load = LOAD_REQUANT},
 };
 
 static const elem_spec *spec_of(const eng_op_ctx *c) {

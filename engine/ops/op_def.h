@@ -21,14 +21,17 @@
 /* Inputs first..last (last < 63). */
 #define NND_INPUT_RANGE(first, last) (NND_INPUT((last) + 1) - NND_INPUT(first))
 
+/* NND_KERNEL_ONLY(f): a kernel's helper named in an operation's own table beside what its
+ * check reads (elementwise.c's lanes), NULL in libnnd's copy like the row's kernels. */
+// clang-format off
 #ifdef NND_RULES_ONLY
-#define NND_OP_KERNELS(...)                                                                        \
-    {                                                                                              \
-        { 0, NULL }                                                                                \
-    }
+#define NND_OP_KERNELS(...) {{0, NULL}}
+#define NND_KERNEL_ONLY(f)  NULL
 #else
 #define NND_OP_KERNELS(...) __VA_ARGS__
+#define NND_KERNEL_ONLY(f)  (f)
 #endif
+// clang-format on
 
 /* Defines `const eng_op_def eng_op_<OP>` for the NNAPI operation OP: its check and shape
  * functions, its optional-input mask (NND_INPUT bits, 0 for none), the input whose type
