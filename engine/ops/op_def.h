@@ -8,13 +8,14 @@
  * schema's names and the conformance tools' names all come from the same spelling.
  * Compiled with NND_RULES_ONLY (the copy libnnd links: engine/CMakeLists.txt), a row keeps
  * its check and shape rule and drops its kernels, as AOSP builds its operation files for the
- * runtime. NND_FLOAT_OP, which adds a FLOAT16 kernel through the type bridge, is in
- * type_bridge.h.
+ * runtime. NND_FLOAT_OP writes a row whose FLOAT16 kernel is its FLOAT32 one through the
+ * type bridge (ops_common/type_bridge.h).
  */
 #ifndef NND_OPS_OP_DEF_H
 #define NND_OPS_OP_DEF_H
 
 #include "engine/op.h"
+#include "engine/ops_common/type_bridge.h"
 
 /* Bit j of an optional-input mask: input j may be omitted (NO_VALUE). */
 #define NND_INPUT(j) ((uint64_t)1 << (j))
@@ -56,5 +57,13 @@
 /* The types eng_check_moved() (signature.h) accepts: those of FQI. */
 #define NND_KERNELS_MOVED(run) NND_KERNELS_FQI(run)
 // clang-format on
+
+/* A row with FLOAT32 kernel f32 and its FLOAT16 kernel through the type bridge. */
+#define NND_FLOAT_OP(OP, check_fn, shape_fn, optional, f32)                                        \
+    static schema_status f32##_as_f16(eng_op_ctx *c) {                                             \
+        return eng_run_f16_as_f32(c, f32);                                                         \
+    }                                                                                              \
+    NND_OP_DEF(OP, check_fn, shape_fn, optional, 0,                                                \
+               {{NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f32##_as_f16}})
 
 #endif
