@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* scratch.c: the per-call scratch pool of an execution. See scratch.h. */
-#include "engine/base/scratch.h"
-
+/* scratch.c: the per-execution scratch pool kernels draw from (eng_scratch(), op.h). See
+ * scratch.h. */
 #include <stdlib.h>
 #include <string.h>
+
+#include "engine/base/scratch.h"
 
 static size_t align64(size_t n) {
     return (n + 63) & ~(size_t)63;

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* scratch: the memory a kernel or a shape rule borrows for one call (eng_scratch(), op.h),
- * from a pool an execution owns, and the limit on one allocation of an execution.
- *
- * Contract: eng_scratch() hands out 64-byte aligned blocks from the pool of c->scratch
- * (NULL without one, when out of memory, or past the limit); they stay valid until
- * eng_scratch_reset(), which also grows the pool's base to what the last run needed, so a
- * steady run allocates nothing. eng_scratch_free() releases the pool. The operations' rows
- * reach this file, so libnnd links it (nnd_engine_rules); it knows nothing of plans.
- */
-#ifndef NND_ENGINE_BASE_SCRATCH_H
-#define NND_ENGINE_BASE_SCRATCH_H
+/* scratch: an execution's scratch pool, the memory eng_scratch() (op.h) hands a kernel for
+ * one run() call. Contract:
+ * - eng_scratch() gives 64-byte aligned bytes from the pool's base; past its capacity a
+ *   chunk of its own for this run; NULL when out of memory or over the allocation limit.
+ * - eng_scratch_reset() after each step's run: the pool is empty again, and a run that
+ *   overflowed grows the base to what it needed, so the next run takes no chunk.
+ * - eng_scratch_free() gives everything back; the pool is zeroed.
+ * - eng_alloc_over_limit(): whether one allocation of an execution (a temporary sized at
+ *   execution, or scratch) is over the limit: such sizes follow shapes a request's data
+ *   chooses, and memory that is granted gets written. NND_EXEC_ALLOC_LIMIT_MB overrides
+ *   the default of 4 GiB.
+ * - One pool per execution, used by one thread at a time. */
+#ifndef NND_ENGINE_SCRATCH_H
+#define NND_ENGINE_SCRATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,9 +29,6 @@ struct eng_scratch_pool {
 
 void eng_scratch_reset(eng_scratch_pool *s);
 void eng_scratch_free(eng_scratch_pool *s);
-/* Whether one allocation of an execution (a temporary sized at execution, or scratch) is
- * over the limit: such sizes follow shapes a request's data chooses, and memory that is
- * granted gets written. NND_EXEC_ALLOC_LIMIT_MB overrides the default of 4 GiB. */
 bool eng_alloc_over_limit(size_t bytes);
 
 #endif

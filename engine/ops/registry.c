@@ -47,13 +47,6 @@ uint32_t eng_supported_operation_count(void) {
     return n;
 }
 
-eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type) {
-    for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
-        if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)
-            return def->kernels[i].run;
-    return NULL;
-}
-
 /* A base operation's optional inputs are its row's; the engine refuses NO_VALUE everywhere
  * else. Extension operations see omitted inputs themselves (nnd_ext_operand.omitted). */
 uint64_t eng_op_optional_inputs(int32_t code) {
