@@ -4,8 +4,8 @@
  *
  * Contract: an operation's row is one NND_OP_DEF in its kernel file; nothing else states its
  * code, name, check, shape rule, optional inputs, key input or kernels. The code and name
- * are those of the NNAPI operation OP (schema/codes.h spells both), so the registry, the
- * schema's names and the conformance tools' names all come from the same spelling.
+ * are those of the NNAPI operation OP (schema/codes.h spells both), so the registry and the
+ * schema's names (op_name.c, and hal_names.c, which looks them up) come from one spelling.
  * Compiled with NND_RULES_ONLY (the copy libnnd links: engine/CMakeLists.txt), a row keeps
  * its check and shape rule and drops its kernels, as AOSP builds its operation files for the
  * runtime. NND_FLOAT_OP writes a row whose FLOAT16 kernel is its FLOAT32 one through the
