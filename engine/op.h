@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* op: the contract between the engine and an operation. An operation is one table row
- * (ops/registry.c) pointing at an eng_op_def defined in its kernel file.
+/* op: the contract between the engine and an operation. An operation is one row, the
+ * eng_op_def its kernel file writes with NND_OP_DEF (ops/op_def.h); ops/registry.c finds it
+ * by the operation's code (schema/codes.h).
  *
  * - check(): signature validation, once per model: operand counts and types, and any
  *   constant scalar it can judge. Tensors carry type, quantization and dimensions as far
@@ -14,7 +15,7 @@
  * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
  *   outputs (dims already set by shape()) and may use eng_scratch() for temporaries.
  * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE. Which inputs
- *   an operation takes as optional is eng_op_optional_inputs() (ops/registry.c); the
+ *   an operation takes as optional is its row's optional_inputs (eng_op_optional_inputs()); the
  *   engine refuses an omitted input anywhere else, so kernels never see one there.
  * - Reference kernels ignore c->state; it carries a fast backend's per-step state
  *   (backend.h) to that backend's run().
@@ -94,8 +95,9 @@ typedef struct eng_op_def {
     const char *name;
     eng_op_fn check;
     eng_op_fn shape;
-    eng_kernel kernels[NND_MAX_KERNELS];
+    eng_kernel kernels[NND_MAX_KERNELS]; /* none in libnnd's copy (NND_RULES_ONLY) */
     uint8_t key_input;
+    uint64_t optional_inputs; /* bit j set: input j may be omitted (NO_VALUE) */
 } eng_op_def;
 
 /* Registry: the definition for an operation code, or NULL. */
@@ -115,7 +117,14 @@ typedef struct eng_op_rows {
 void eng_ops_install(uint16_t id, const eng_op_rows *rows); /* ops/registry.c */
 /* The definition OEM_OPERATION resolves to (a plugin's claim), or NULL for none. */
 void eng_ops_install_oem(const eng_op_def *def);
-eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type);
+/* The kernel of def for key input type `type`, or NULL (a pure reading of the row: kernels
+ * pick a sibling kernel with it without calling back into the table). */
+static inline eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type) {
+    for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
+        if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)
+            return def->kernels[i].run;
+    return NULL;
+}
 /* Bit j set: input j of the operation may be omitted (NO_VALUE). */
 uint64_t eng_op_optional_inputs(int32_t code);
 

@@ -2,9 +2,11 @@
 /* prepare.c: preparing models, and the prepared model a session holds. See prepare.h. */
 #include "daemon/calls/prepare.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/base/bus.h"
 #include "daemon/wire/convert.h"
@@ -18,6 +20,7 @@
 #include "daemon/clients/pool.h"
 #include "daemon/calls/off_loop.h"
 #include "daemon/calls/prepare_off_loop.h"
+#include "daemon/calls/prepare_request.h"
 #include "daemon/devices/refused.h"
 
 static bool valid_priority(Nnd__Priority p) {
@@ -34,7 +37,8 @@ static bool prepare_admitted(srv_call *c, Nnd__Priority priority, uint64_t deadl
     }
     if (!srv_call_room_for(c, NND_OBJ_PREPARED)) return false;
     /* An app at its prepared_bytes is refused before anything is prepared. */
-    schema_status st = srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
+    schema_status st =
+        srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return false;
@@ -238,7 +242,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     uint64_t handle = 0, bytes = prepared_bytes(o);
     /* Its memory is known now that it exists: past the quota it goes again. */
     schema_status st =
-        srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
+        srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
@@ -332,6 +336,24 @@ void srv_on_prepare_model(srv_call *c) {
     bool views_owned = false; /* true once the prepared model owns the views */
     uint64_t t = 0, faults = srv_pool_faults();
     schema_status st = map_model_pools(c, m, views);
+    /* A spilled request goes to worker threads whole: its conversion, the content cache's
+     * sighting and the preparation hold up no other client (prepare_request.h). */
+    if (st == NND_OK && !plan.n_drivers && srv_prepare_request_wanted(c) &&
+        !srv_model_uses_extensions(m) && srv_pool_faults() == faults) {
+        int model_fd = -1, data_fd = -1;
+        const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
+        model_fd = token ? fcntl(model_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        data_fd = token ? fcntl(data_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        if (!token || (model_fd >= 0 && data_fd >= 0)) {
+            srv_prepare_request(c, o, &plan, views, m->n_pools, token, model_fd, data_fd,
+                                prepared_off_loop);
+            return;
+        }
+        if (model_fd >= 0) close(model_fd);
+        if (data_fd >= 0) close(data_fd);
+        st = NND_GENERAL_FAILURE;
+        snprintf(c->err, sizeof c->err, "out of descriptors preparing the model");
+    }
     if (st == NND_OK)
         st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);
@@ -356,8 +378,8 @@ void srv_on_prepare_model(srv_call *c) {
         bool cached = cacheable && srv_cache_wants(c->d->cache, c->s, &desc, token != NULL);
         /* The constants it would copy must fit the app's prepared_bytes before the copy. */
         if (!cached)
-            st = srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, eng_model_copy_bytes(&desc),
-                                 c->err, sizeof c->err);
+            st = srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES,
+                                 eng_model_copy_bytes(&desc), c->err, sizeof c->err);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */

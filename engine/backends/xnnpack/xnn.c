@@ -65,59 +65,10 @@ static pthreadpool_t xnnb_threads(void) {
     return xnnb_pool;
 }
 
+/* Points the operator at this run's memory; a composite's run sets up itself. */
 static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y,
                              pthreadpool_t tp) {
-    if (s->kind == XK_COMPOSITE) return xnn_status_success; /* its run sets up */
-    if (s->dt == XD_QS8) return xnnb_qs8_setup(s, a, b, y, tp);
-    bool q8 = s->dt == XD_QU8;
-    switch (s->kind) {
-    case XK_CONV:
-        return q8 ? xnn_setup_convolution2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
-                  : xnn_setup_convolution2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_AVG_POOL:
-        return q8 ? xnn_setup_average_pooling2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
-                  : xnn_setup_average_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_MAX_POOL:
-        return q8 ? xnn_setup_max_pooling2d_nhwc_u8(s->op, s->batch, s->h, s->w, a, y, tp)
-                  : xnn_setup_max_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_FC:
-        return q8 ? xnn_setup_fully_connected_nc_qu8(s->op, s->batch, a, y, tp)
-                  : xnn_setup_fully_connected_nc_f32(s->op, s->batch, a, y, tp);
-    case XK_ADD:
-        return q8 ? xnn_setup_add_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
-                                         y, tp)
-                  : xnn_setup_add_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
-                                         y, tp);
-    case XK_MUL:
-        return q8 ? xnn_setup_multiply_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp)
-                  : xnn_setup_multiply_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp);
-    case XK_CLAMP:
-        return q8 ? xnn_setup_clamp_nc_u8(s->op, 1, a, y, tp)
-                  : xnn_setup_clamp_nc_f32(s->op, 1, a, y, tp);
-    case XK_SIGMOID:
-        return q8 ? xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp)
-                  : xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
-    case XK_TANH: return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
-    case XK_HARD_SWISH: return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
-    case XK_ELU: return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
-    case XK_SUB:
-        return q8 ? xnn_setup_subtract_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp)
-                  : xnn_setup_subtract_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp);
-    case XK_SOFTMAX:
-        return q8 ? xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp)
-                  : xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
-    case XK_DIV:
-        return xnn_setup_divide_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
-                                       tp);
-    case XK_MEAN: return xnn_setup_global_average_pooling_nwc_f32(s->op, s->batch, s->w, a, y, tp);
-    case XK_GLOBAL_AVG: /* signed only */
-    case XK_COMPOSITE: break;
-    }
-    return xnn_status_invalid_parameter;
+    return s->kind ? s->kind->setup(s, a, b, y, tp) : xnn_status_success;
 }
 
 static void xnnb_release(void *state) {
@@ -128,22 +79,6 @@ static void xnnb_release(void *state) {
     free(s->wide[0]), free(s->wide[1]);
     pthread_mutex_destroy(&s->lock);
     free(s);
-}
-
-/* XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input. That is harmless where
- * the tensor's memory goes on (the rest of a client's pool, say) or while it stays in the
- * page holding the input's last byte (pages are at least 4 KiB); other inputs, ending
- * closer to a page end of memory that may end there, are copied to scratch with room to
- * spare. NULL when out of scratch memory. */
-#define PAGE_MIN 4096u
-const void *xnnb_overread_safe(eng_op_ctx *c, const eng_tensor *t, const void *p, size_t n) {
-    const uint8_t *end = (const uint8_t *)p + n, *mem_end = (const uint8_t *)t->data + t->bytes;
-    if (end <= mem_end && (size_t)(mem_end - end) + t->readable_past >= XNN_EXTRA_BYTES) return p;
-    uintptr_t last = (uintptr_t)p + n - 1;
-    if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
-    void *copy = eng_scratch(c, n + XNN_EXTRA_BYTES);
-    if (copy) memcpy(copy, p, n);
-    return copy;
 }
 
 /* Where the operator reads input j from: the caller's or arena memory, a constant
@@ -172,14 +107,10 @@ static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
     return s->reference(c);
 }
 
-static bool binary_kind(enum xnnb_kind k) {
-    return k == XK_ADD || k == XK_MUL || k == XK_SUB || k == XK_DIV;
-}
-
 static schema_status xnnb_run(eng_op_ctx *c) {
     xnnb_step *s = c->state;
-    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_threads());
-    bool binary = binary_kind(s->kind);
+    if (!s->kind) return s->composite->run(c, s, xnnb_threads());
+    bool binary = s->kind->binary;
     const eng_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
     eng_tensor *y = c->out[0];
     /* The shapes were fixed at prepare; anything else goes to the reference. */
@@ -192,7 +123,7 @@ static schema_status xnnb_run(eng_op_ctx *c) {
     void *yd = narrow_out ? eng_scratch(c, s->out_elems * sizeof(float)) : y->data;
     /* Multi-pass max pooling (windows over 9 elements) reads its output back in whole
      * vectors, up to XNN_EXTRA_BYTES past its end: the inputs' rule, then a copy out. */
-    if (s->kind == XK_MAX_POOL && !narrow_out)
+    if (s->kind->reads_output && !narrow_out)
         yd = (void *)xnnb_overread_safe(c, y, y->data, out_bytes);
     if (!ad || (b && !bd) || !yd) return not_taken(c, s);
     pthreadpool_t tp = xnnb_threads();
@@ -211,67 +142,33 @@ static schema_status xnnb_run(eng_op_ctx *c) {
 
 static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
     const xnnb_step *s = state;
-    bool binary = binary_kind(s->kind);
+    bool binary = s->kind && s->kind->binary;
     return s->f16 && (output ? j == 0 : j == 0 || (binary && j == 1));
 }
 
 /* ---- claims ------------------------------------------------------------------------------ */
 
-/* The stored range of an 8-bit type: unsigned [0, 255], signed [-128, 127]. */
-static int32_t storage_min(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
+
+/* The claim of the operation's fast path (XNNB_FAST_PATHS), NULL for none; *weighted
+ * says whether the step takes a constant filter and bias. */
+static family_claim family_of(int32_t code, bool *weighted) {
+    switch (code) {
+#define XNNB_CASE(op, claim, w)                                                                    \
+    case NND_OP_##op: *weighted = (w); return claim;
+        XNNB_FAST_PATHS(XNNB_CASE)
+#undef XNNB_CASE
+    default: return NULL;
+    }
 }
 
 static bool eight_bit(int32_t type) {
     return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
-bool xnnb_zero_point_fits(const eng_tensor *t) {
-    int32_t lo = storage_min(t->type);
-    return !eight_bit(t->type) || (t->zero_point >= lo && t->zero_point <= lo + 255);
-}
-
-bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
-                     int32_t *qhi) {
-    eng_act_range_f32(act, lo, hi);
-    int32_t q0 = storage_min(y->type);
-    eng_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
-    return !eight_bit(y->type) || *qlo < *qhi;
-}
-
-typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
-
-static family_claim family_of(int32_t code) {
-    switch (code) {
-    case NND_OP_CONV_2D:
-    case NND_OP_DEPTHWISE_CONV_2D: return xnnb_claim_conv;
-    case NND_OP_FULLY_CONNECTED: return xnnb_claim_fc;
-    case NND_OP_AVERAGE_POOL_2D:
-    case NND_OP_MAX_POOL_2D: return xnnb_claim_pool;
-    case NND_OP_ADD:
-    case NND_OP_MUL:
-    case NND_OP_SUB:
-    case NND_OP_DIV: return xnnb_claim_binary;
-    case NND_OP_RELU:
-    case NND_OP_RELU1:
-    case NND_OP_RELU6:
-    case NND_OP_LOGISTIC:
-    case NND_OP_TANH:
-    case NND_OP_HARD_SWISH:
-    case NND_OP_ELU: return xnnb_claim_unary;
-    case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
-    case NND_OP_SOFTMAX: return xnnb_claim_transformer;
-    case NND_OP_MEAN:
-    case NND_OP_RSQRT:
-    case NND_OP_SQRT: return xnnb_claim_norm;
-    default: return NULL;
-    }
-}
-
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */
-static bool claimable(const eng_op_ctx *c, family_claim claim) {
+static bool claimable(const eng_op_ctx *c, bool weighted) {
     const eng_tensor *x = c->in[0], *y = c->out[0];
-    bool weighted = claim == xnnb_claim_conv || claim == xnnb_claim_fc;
     if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
         eng_elems(x) == 0 || eng_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
         !xnnb_zero_point_fits(y))
@@ -296,7 +193,8 @@ static bool create(eng_op_ctx *c, xnnb_step *s, family_claim claim) {
 }
 
 static void *xnnb_claim(eng_op_ctx *c, bool last) {
-    family_claim claim = family_of(c->def->code);
+    bool weighted = false;
+    family_claim claim = family_of(c->def->code, &weighted);
     if (!claim || c->n_in < 1 || c->n_out != 1) return NULL;
     /* An FP16 step runs the FLOAT32 operator on its tensors widened to float. */
     bool f16 = c->in[0]->type == NND_TENSOR_FLOAT16;
@@ -305,7 +203,7 @@ static void *xnnb_claim(eng_op_ctx *c, bool last) {
     if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
     eng_op_ctx *cc = f16 ? &wide_c : c;
     xnnb_step *s = NULL;
-    if (claimable(cc, claim)) {
+    if (claimable(cc, weighted)) {
         pthread_once(&xnnb_once, xnnb_init);
         s = xnnb_ready ? calloc(1, sizeof *s) : NULL;
     }

@@ -1,19 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* case_names.c: the HAL names of operations and operand types. See case_names.h. */
-#include "tools/conformance/case_names.h"
+/* hal_names.c: the HAL names of operations (op_name.c's) and operand types. See
+ * hal_names.h. */
+#include "schema/hal_names.h"
 
 #include <string.h>
 
 #include "schema/codes.h"
-
-static const struct {
-    const char *name;
-    int32_t code;
-} operations[] = {
-#define OP_ROW(n, c) {#n, c},
-    NND_OPERATIONS(OP_ROW)
-#undef OP_ROW
-};
+#include "schema/op_name.h"
 
 static const struct {
     const char *name;
@@ -40,31 +33,29 @@ static const struct {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *tool_case_operation_name(int32_t code) {
-    for (size_t i = 0; i < COUNT(operations); i++)
-        if (operations[i].code == code) return operations[i].name;
-    return NULL;
+/* Operations are named by op_name.c's table, itself generated from the codes; only the
+ * base operations have a HAL spelling here. */
+const char *schema_hal_operation_name(int32_t code) {
+    return code >= 0 && code < NND_OP_COUNT ? schema_operation_name(code) : NULL;
 }
 
-int32_t tool_case_operation_code(const char *name) {
-    for (size_t i = 0; i < COUNT(operations); i++)
-        if (!strcmp(operations[i].name, name)) return operations[i].code;
-    return -1;
+int32_t schema_hal_operation_code(const char *name) {
+    return schema_operation_code(name);
 }
 
-const char *tool_case_operand_type_name(int32_t code) {
+const char *schema_hal_type_name(int32_t code) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (operand_types[i].code == code) return operand_types[i].name;
     return NULL;
 }
 
-int32_t tool_case_operand_type_code(const char *name) {
+int32_t schema_hal_type_code(const char *name) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (!strcmp(operand_types[i].name, name)) return operand_types[i].code;
     return -1;
 }
 
-size_t tool_case_element_size(int32_t type) {
+size_t schema_hal_element_size(int32_t type) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (operand_types[i].code == type) return operand_types[i].size;
     return 0;
