@@ -145,7 +145,7 @@ static bool claim_qadd(eng_op_ctx *c, xnnb_step *s) {
     if (!q || !eng_qadd_init(q, a, b, y, eng_i32(c->in[2]), code == NND_OP_SUB))
         return free(q), false;
     eng_footprint_add_block(q);
-    s->kind = XK_COMPOSITE;
+    s->kind = NULL;
     s->composite = &qadd_composite;
     s->extra = q;
     return true;

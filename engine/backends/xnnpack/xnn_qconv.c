@@ -67,7 +67,7 @@ bool xnnb_qconv_claim(eng_op_ctx *c, const xnnb_window *wd, int32_t act, xnnb_st
     free(mult), free(shift);
     if (!q) return false;
     eng_footprint_add_block(q);
-    s->kind = XK_COMPOSITE;
+    s->kind = NULL;
     s->composite = &qconv_composite;
     s->extra = q;
     return true;
