@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* opencl_models.c: see opencl_models.h. */
-#include "tests/opencl_models.h"
+#include "tests/drivers/opencl_models.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #ifndef NND_TEST_OPENCL_CASES_H
 #define NND_TEST_OPENCL_CASES_H
 
-#include "tests/opencl_models.h"
+#include "tests/drivers/opencl_models.h"
 
 typedef struct oc_family {
     const char *name;

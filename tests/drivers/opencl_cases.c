@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* opencl_cases.c: see opencl_cases.h. */
-#include "tests/opencl_cases.h"
+#include "tests/drivers/opencl_cases.h"
 
 #include <string.h>
 

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/mobilenet.h"
-#include "tests/opencl_cases.h"
-#include "tests/opencl_models.h"
+#include "tests/support/mobilenet.h"
+#include "tests/drivers/opencl_cases.h"
+#include "tests/drivers/opencl_models.h"
 
 #define SKIP      77
 #define TOLERANCE 1e-4
