@@ -2,7 +2,8 @@
 /* kernels.cl: the nnd-opencl kernels (FLOAT32), OpenCL C 1.2. Shapes, strides and
  * parameters are kernel arguments: one program serves every partition of a device, so it
  * is built (or loaded from the program cache) once. Images are addressed through strides
- * (n, h, w, c), so one kernel serves NHWC and NCHW. Work-item dimension 0 runs along the
+ * (n, h, w, c), so one kernel serves NHWC and NCHW; the hot ones have an NHWC variant whose
+ * channel stride is the literal 1. Work-item dimension 0 runs along the
  * channels, whose weights are contiguous: a CPU device vectorises across it, a GPU
  * coalesces. Activation bounds lo and hi clamp every result (-INF, INF: none). */
 
@@ -11,9 +12,10 @@
 /* CONV_2D. Filter re-laid as [kh][kw][ic][oc]; each work-item makes PX pixels along x of
  * one output channel. gid: (oc, x block, n * oh + y). */
 #define PX 4
-__kernel void conv2d(__global const float *in, __global const float *w,
-                     __global const float *bias, __global float *out, int4 ishape, int4 istr,
-                     int4 oshape, int4 ostr, int4 win, int4 dil_pad, float lo, float hi) {
+inline void conv2d_body(__global const float *in, __global const float *w,
+                        __global const float *bias, __global float *out, int4 ishape,
+                        int4 istr, int4 oshape, int4 ostr, int4 win, int4 dil_pad, float lo,
+                        float hi, int isc, int osc) {
     /* ishape: h, w, c, -; oshape: h, w, c, n; win: kh, kw, sh, sw; dil_pad: dh, dw, pt, pl */
     int oc = get_global_id(0), xb = get_global_id(1) * PX, ny = get_global_id(2);
     if (oc >= oshape.z) return;
@@ -37,27 +39,42 @@ __kernel void conv2d(__global const float *in, __global const float *w,
             for (int ic = 0; ic < ishape.z; ic++) {
                 float wv = wp[ic * oshape.z];
                 for (int p = 0; p < PX; p++)
-                    if (ok[p]) acc[p] += ip[ix[p] * istr.z + ic * istr.w] * wv;
+                    if (ok[p]) acc[p] += ip[ix[p] * istr.z + ic * isc] * wv;
             }
         }
     }
     for (int p = 0; p < PX; p++)
         if (xb + p < oshape.y)
-            out[n * ostr.x + y * ostr.y + (xb + p) * ostr.z + oc * ostr.w] = CLAMP_ACT(acc[p]);
+            out[n * ostr.x + y * ostr.y + (xb + p) * ostr.z + oc * osc] = CLAMP_ACT(acc[p]);
+}
+
+/* The channel strides as arguments (NCHW), or as the literal 1 of NHWC: a compiler that
+ * vectorises across work-items then sees contiguous loads and stores. */
+__kernel void conv2d(__global const float *in, __global const float *w,
+                     __global const float *bias, __global float *out, int4 ishape, int4 istr,
+                     int4 oshape, int4 ostr, int4 win, int4 dil_pad, float lo, float hi) {
+    conv2d_body(in, w, bias, out, ishape, istr, oshape, ostr, win, dil_pad, lo, hi, istr.w,
+                ostr.w);
+}
+__kernel void conv2d_nhwc(__global const float *in, __global const float *w,
+                          __global const float *bias, __global float *out, int4 ishape,
+                          int4 istr, int4 oshape, int4 ostr, int4 win, int4 dil_pad, float lo,
+                          float hi) {
+    conv2d_body(in, w, bias, out, ishape, istr, oshape, ostr, win, dil_pad, lo, hi, 1, 1);
 }
 
 /* DEPTHWISE_CONV_2D. Filter [kh][kw][oc] as NNAPI lays it; output channel oc reads input
  * channel oc / multiplier. gid: (oc, x, n * oh + y). */
-__kernel void depthwise(__global const float *in, __global const float *w,
-                        __global const float *bias, __global float *out, int4 ishape, int4 istr,
-                        int4 oshape, int4 ostr, int4 win, int4 dil_pad, int mult, float lo,
-                        float hi) {
+inline void depthwise_body(__global const float *in, __global const float *w,
+                           __global const float *bias, __global float *out, int4 ishape,
+                           int4 istr, int4 oshape, int4 ostr, int4 win, int4 dil_pad, int mult,
+                           float lo, float hi, int isc, int osc) {
     int oc = get_global_id(0), x = get_global_id(1), ny = get_global_id(2);
     if (oc >= oshape.z) return;
     int n = ny / oshape.x, y = ny % oshape.x, ic = oc / mult;
     float acc = bias[oc];
     int iy0 = y * win.z - dil_pad.z, ix0 = x * win.w - dil_pad.w;
-    __global const float *ip = in + n * istr.x + ic * istr.w;
+    __global const float *ip = in + n * istr.x + ic * isc;
     for (int ky = 0; ky < win.x; ky++) {
         int iy = iy0 + ky * dil_pad.x;
         if (iy < 0 || iy >= ishape.x) continue;
@@ -67,16 +84,30 @@ __kernel void depthwise(__global const float *in, __global const float *w,
             acc += ip[iy * istr.y + ix * istr.z] * w[(ky * win.y + kx) * oshape.z + oc];
         }
     }
-    out[n * ostr.x + y * ostr.y + x * ostr.z + oc * ostr.w] = CLAMP_ACT(acc);
+    out[n * ostr.x + y * ostr.y + x * ostr.z + oc * osc] = CLAMP_ACT(acc);
+}
+__kernel void depthwise(__global const float *in, __global const float *w,
+                        __global const float *bias, __global float *out, int4 ishape, int4 istr,
+                        int4 oshape, int4 ostr, int4 win, int4 dil_pad, int mult, float lo,
+                        float hi) {
+    depthwise_body(in, w, bias, out, ishape, istr, oshape, ostr, win, dil_pad, mult, lo, hi,
+                   istr.w, ostr.w);
+}
+/* NHWC with multiplier 1: input channel oc, contiguous. */
+__kernel void depthwise_nhwc(__global const float *in, __global const float *w,
+                             __global const float *bias, __global float *out, int4 ishape,
+                             int4 istr, int4 oshape, int4 ostr, int4 win, int4 dil_pad,
+                             int mult, float lo, float hi) {
+    depthwise_body(in, w, bias, out, ishape, istr, oshape, ostr, win, dil_pad, 1, lo, hi, 1, 1);
 }
 
 /* C[b][m][n] = act(bias[n] + sum_k A[b][m][k] B[b][k][n]), A and B through strides.
  * Each work-item makes MR rows of one column. gid: (n, m block, b).
  * mnk: M, N, K, has_bias; sa: a's m, k and batch strides; sb: b's k, n and batch. */
 #define MR 4
-__kernel void gemm(__global const float *a, __global const float *b,
-                   __global const float *bias, __global float *c, int4 mnk, int4 sa, int4 sb,
-                   float lo, float hi) {
+inline void gemm_body(__global const float *a, __global const float *b,
+                      __global const float *bias, __global float *c, int4 mnk, int4 sa, int4 sb,
+                      float lo, float hi, int sbn) {
     int n = get_global_id(0), m0 = get_global_id(1) * MR, bt = get_global_id(2);
     if (n >= mnk.y) return;
     float acc[MR];
@@ -84,7 +115,7 @@ __kernel void gemm(__global const float *a, __global const float *b,
     for (int r = 0; r < MR; r++)
         acc[r] = b0;
     __global const float *ap = a + bt * sa.z + m0 * sa.x;
-    __global const float *bp = b + bt * sb.z + n * sb.y;
+    __global const float *bp = b + bt * sb.z + n * sbn;
     int rows = min(MR, mnk.x - m0);
     if (rows == MR) {
         for (int k = 0; k < mnk.z; k++) {
@@ -102,6 +133,57 @@ __kernel void gemm(__global const float *a, __global const float *b,
     __global float *cp = c + (bt * mnk.x + m0) * mnk.y + n;
     for (int r = 0; r < rows; r++)
         cp[r * mnk.y] = CLAMP_ACT(acc[r]);
+}
+__kernel void gemm(__global const float *a, __global const float *b,
+                   __global const float *bias, __global float *c, int4 mnk, int4 sa, int4 sb,
+                   float lo, float hi) {
+    gemm_body(a, b, bias, c, mnk, sa, sb, lo, hi, sb.y);
+}
+/* B's columns contiguous (n stride 1): FULLY_CONNECTED's re-laid weights. Each work-item
+ * makes MR rows of NV columns with vector arithmetic (a CPU device runs it on its vector
+ * units as written; it does not vectorise a k loop across work-items). gid: (n / NV, m
+ * block, b); a partial block at the right edge goes column by column. */
+#define NV 8
+__kernel void gemm_bn1(__global const float *a, __global const float *b,
+                       __global const float *bias, __global float *c, int4 mnk, int4 sa,
+                       int4 sb, float lo, float hi) {
+    int n0 = get_global_id(0) * NV, m0 = get_global_id(1) * MR, bt = get_global_id(2);
+    if (n0 >= mnk.y) return;
+    if (n0 + NV > mnk.y) {
+        for (int n = n0; n < mnk.y; n++) {
+            int rows = min(MR, mnk.x - m0);
+            for (int r = 0; r < rows; r++) {
+                float acc = mnk.w ? bias[n] : 0.f;
+                for (int k = 0; k < mnk.z; k++)
+                    acc += a[bt * sa.z + (m0 + r) * sa.x + k * sa.y] * b[bt * sb.z + k * sb.x + n];
+                c[(bt * mnk.x + m0 + r) * mnk.y + n] = CLAMP_ACT(acc);
+            }
+        }
+        return;
+    }
+    float8 b0 = mnk.w ? vload8(0, bias + n0) : (float8)(0.f);
+    float8 acc[MR];
+    for (int r = 0; r < MR; r++)
+        acc[r] = b0;
+    __global const float *ap = a + bt * sa.z + m0 * sa.x;
+    __global const float *bp = b + bt * sb.z + n0;
+    int rows = min(MR, mnk.x - m0);
+    if (rows == MR) {
+        for (int k = 0; k < mnk.z; k++) {
+            float8 bv = vload8(0, bp + k * sb.x);
+            for (int r = 0; r < MR; r++)
+                acc[r] = fma((float8)(ap[r * sa.x + k * sa.y]), bv, acc[r]);
+        }
+    } else {
+        for (int k = 0; k < mnk.z; k++) {
+            float8 bv = vload8(0, bp + k * sb.x);
+            for (int r = 0; r < rows; r++)
+                acc[r] = fma((float8)(ap[r * sa.x + k * sa.y]), bv, acc[r]);
+        }
+    }
+    __global float *cp = c + (bt * mnk.x + m0) * mnk.y + n0;
+    for (int r = 0; r < rows; r++)
+        vstore8(fmin(fmax(acc[r], (float8)(lo)), (float8)(hi)), 0, cp + r * mnk.y);
 }
 
 /* ADD (0), SUB (1), MUL (2), DIV (3) with broadcasting: out dims d (rank 4, leading 1s),
@@ -137,15 +219,16 @@ __kernel void unary(__global const float *in, __global float *out, int op, int c
 
 /* AVERAGE_POOL_2D (is_max 0: padding neither adds nor counts) and MAX_POOL_2D.
  * gid: (c, x, n * oh + y); win: fh, fw, sh, sw; pad: pt, pl. */
-__kernel void pool(__global const float *in, __global float *out, int4 ishape, int4 istr,
-                   int4 oshape, int4 ostr, int4 win, int2 pad, int is_max, float lo, float hi) {
+inline void pool_body(__global const float *in, __global float *out, int4 ishape, int4 istr,
+                      int4 oshape, int4 ostr, int4 win, int2 pad, int is_max, float lo,
+                      float hi, int isc, int osc) {
     int ch = get_global_id(0), x = get_global_id(1), ny = get_global_id(2);
     if (ch >= oshape.z) return;
     int n = ny / oshape.x, y = ny % oshape.x;
     int iy0 = y * win.z - pad.x, ix0 = x * win.w - pad.y;
     int y0 = max(iy0, 0), y1 = min(iy0 + win.x, ishape.x);
     int x0 = max(ix0, 0), x1 = min(ix0 + win.y, ishape.y);
-    __global const float *ip = in + n * istr.x + ch * istr.w;
+    __global const float *ip = in + n * istr.x + ch * isc;
     float acc = is_max ? -INFINITY : 0.f;
     for (int iy = y0; iy < y1; iy++)
         for (int ix = x0; ix < x1; ix++) {
@@ -157,7 +240,16 @@ __kernel void pool(__global const float *in, __global float *out, int4 ishape, i
         acc = 0.f;
     else if (!is_max)
         acc /= (float)count;
-    out[n * ostr.x + y * ostr.y + x * ostr.z + ch * ostr.w] = CLAMP_ACT(acc);
+    out[n * ostr.x + y * ostr.y + x * ostr.z + ch * osc] = CLAMP_ACT(acc);
+}
+__kernel void pool(__global const float *in, __global float *out, int4 ishape, int4 istr,
+                   int4 oshape, int4 ostr, int4 win, int2 pad, int is_max, float lo, float hi) {
+    pool_body(in, out, ishape, istr, oshape, ostr, win, pad, is_max, lo, hi, istr.w, ostr.w);
+}
+__kernel void pool_nhwc(__global const float *in, __global float *out, int4 ishape,
+                        int4 istr, int4 oshape, int4 ostr, int4 win, int2 pad, int is_max,
+                        float lo, float hi) {
+    pool_body(in, out, ishape, istr, oshape, ostr, win, pad, is_max, lo, hi, 1, 1);
 }
 
 /* SOFTMAX along an axis of `len` elements `inner` apart. gid: (inner index, outer index). */

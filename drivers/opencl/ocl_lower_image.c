@@ -144,10 +144,12 @@ bool ocl_lower_conv(ocl_plan *p, const nnd_driver_operation *op, bool depthwise)
     }
     if (!depthwise && f->lifetime != NND_DRIVER_CONSTANT)
         return ocl_fail(p, "the filter must be constant");
-    ocl_launch *l = depthwise ? ocl_plan_launch(p, OCL_K_DEPTHWISE, 3, (size_t)out.c, (size_t)out.w,
-                                                (size_t)out.n * out.h)
-                              : ocl_plan_launch(p, OCL_K_CONV2D, 3, (size_t)out.c,
-                                                ((size_t)out.w + 3) / 4, (size_t)out.n * out.h);
+    int dk = !w.nchw && w.mult == 1 ? OCL_K_DEPTHWISE_NHWC : OCL_K_DEPTHWISE;
+    int ck = w.nchw ? OCL_K_CONV2D : OCL_K_CONV2D_NHWC;
+    size_t rows = (size_t)out.n * out.h;
+    ocl_launch *l = depthwise
+                        ? ocl_plan_launch(p, dk, 3, (size_t)out.c, (size_t)out.w, rows)
+                        : ocl_plan_launch(p, ck, 3, (size_t)out.c, ((size_t)out.w + 3) / 4, rows);
     if (!l) return ocl_fail(p, "out of memory");
     ocl_arg_buf(l, ocl_plan_operand(p, op->inputs[0]));
     ocl_arg_buf(l, fbuf);
@@ -197,8 +199,8 @@ bool ocl_lower_pool(ocl_plan *p, const nnd_driver_operation *op, bool is_max) {
     image in = image_of(x, w.nchw), out = image_of(y, w.nchw);
     if (in.c != out.c) return ocl_fail(p, "input and output channels differ");
     if (!place_window(p, &w, pads, scheme, &in, &out)) return false;
-    ocl_launch *l =
-        ocl_plan_launch(p, OCL_K_POOL, 3, (size_t)out.c, (size_t)out.w, (size_t)out.n * out.h);
+    ocl_launch *l = ocl_plan_launch(p, w.nchw ? OCL_K_POOL : OCL_K_POOL_NHWC, 3, (size_t)out.c,
+                                    (size_t)out.w, (size_t)out.n * out.h);
     if (!l) return ocl_fail(p, "out of memory");
     ocl_arg_buf(l, ocl_plan_operand(p, op->inputs[0]));
     ocl_arg_buf(l, ocl_plan_operand(p, op->outputs[0]));

@@ -10,8 +10,10 @@
 static bool gemm_launch(ocl_plan *p, uint32_t a, uint32_t b, uint32_t bias, uint32_t c,
                         const int32_t mnkb[4], const int32_t sa[3], const int32_t sb[3],
                         int32_t batch, float lo, float hi) {
-    ocl_launch *l = ocl_plan_launch(p, OCL_K_GEMM, 3, (size_t)mnkb[1], ((size_t)mnkb[0] + 3) / 4,
-                                    (size_t)batch);
+    bool bn1 = sb[1] == 1; /* 8 columns a work-item */
+    size_t cols = bn1 ? ((size_t)mnkb[1] + 7) / 8 : (size_t)mnkb[1];
+    ocl_launch *l = ocl_plan_launch(p, bn1 ? OCL_K_GEMM_BN1 : OCL_K_GEMM, 3, cols,
+                                    ((size_t)mnkb[0] + 3) / 4, (size_t)batch);
     if (!l) return ocl_fail(p, "out of memory");
     ocl_arg_buf(l, a);
     ocl_arg_buf(l, b);

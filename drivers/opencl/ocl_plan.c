@@ -9,8 +9,22 @@
 #include <string.h>
 
 const char *const ocl_kernel_names[OCL_K_COUNT] = {
-    "conv2d",  "depthwise", "gemm",    "binary", "unary",          "pool",
-    "softmax", "copy_rows", "gather4", "mean",   "resize_bilinear"};
+    [OCL_K_CONV2D] = "conv2d",
+    [OCL_K_DEPTHWISE] = "depthwise",
+    [OCL_K_GEMM] = "gemm",
+    [OCL_K_BINARY] = "binary",
+    [OCL_K_UNARY] = "unary",
+    [OCL_K_POOL] = "pool",
+    [OCL_K_SOFTMAX] = "softmax",
+    [OCL_K_COPY_ROWS] = "copy_rows",
+    [OCL_K_GATHER4] = "gather4",
+    [OCL_K_MEAN] = "mean",
+    [OCL_K_RESIZE_BILINEAR] = "resize_bilinear",
+    [OCL_K_CONV2D_NHWC] = "conv2d_nhwc",
+    [OCL_K_DEPTHWISE_NHWC] = "depthwise_nhwc",
+    [OCL_K_GEMM_BN1] = "gemm_bn1",
+    [OCL_K_POOL_NHWC] = "pool_nhwc",
+};
 
 bool ocl_plan_init(ocl_plan *p, const nnd_driver_model *m, bool check_only) {
     memset(p, 0, sizeof *p);
