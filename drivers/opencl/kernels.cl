@@ -101,6 +101,70 @@ __kernel void depthwise_nhwc(__global const float *in, __global const float *w,
     depthwise_body(in, w, bias, out, ishape, istr, oshape, ostr, win, dil_pad, 1, lo, hi, 1, 1);
 }
 
+/* NHWC with output channels a multiple of 8: each work-item makes 8 channels of PX pixels
+ * with vector arithmetic. gid: (oc / 8, x block, n * oh + y). */
+#define CLAMP8(v) fmin(fmax((v), (float8)(lo)), (float8)(hi))
+__kernel void conv2d_nhwc8(__global const float *in, __global const float *w,
+                           __global const float *bias, __global float *out, int4 ishape,
+                           int4 istr, int4 oshape, int4 ostr, int4 win, int4 dil_pad, float lo,
+                           float hi) {
+    int oc = get_global_id(0) * 8, xb = get_global_id(1) * PX, ny = get_global_id(2);
+    if (oc >= oshape.z) return;
+    int n = ny / oshape.x, y = ny % oshape.x;
+    float8 acc[PX];
+    float8 b0 = vload8(0, bias + oc);
+    for (int p = 0; p < PX; p++)
+        acc[p] = b0;
+    int iy0 = y * win.z - dil_pad.z;
+    for (int ky = 0; ky < win.x; ky++) {
+        int iy = iy0 + ky * dil_pad.x;
+        if (iy < 0 || iy >= ishape.x) continue;
+        for (int kx = 0; kx < win.y; kx++) {
+            __global const float *wp = w + ((ky * win.y + kx) * ishape.z) * oshape.z + oc;
+            int ix[PX];
+            bool ok[PX];
+            for (int p = 0; p < PX; p++) {
+                ix[p] = (xb + p) * win.w - dil_pad.w + kx * dil_pad.y;
+                ok[p] = xb + p < oshape.y && ix[p] >= 0 && ix[p] < ishape.y;
+            }
+            __global const float *ip = in + n * istr.x + iy * istr.y;
+            for (int ic = 0; ic < ishape.z; ic++) {
+                float8 wv = vload8(0, wp + ic * oshape.z);
+                for (int p = 0; p < PX; p++)
+                    if (ok[p]) acc[p] = fma((float8)(ip[ix[p] * istr.z + ic]), wv, acc[p]);
+            }
+        }
+    }
+    for (int p = 0; p < PX; p++)
+        if (xb + p < oshape.y)
+            vstore8(CLAMP8(acc[p]), 0, out + n * ostr.x + y * ostr.y + (xb + p) * ostr.z + oc);
+}
+
+/* DEPTHWISE_CONV_2D, NHWC, multiplier 1, channels a multiple of 8: 8 channels a
+ * work-item. gid: (c / 8, x, n * oh + y). */
+__kernel void depthwise_nhwc8(__global const float *in, __global const float *w,
+                              __global const float *bias, __global float *out, int4 ishape,
+                              int4 istr, int4 oshape, int4 ostr, int4 win, int4 dil_pad,
+                              int mult, float lo, float hi) {
+    int oc = get_global_id(0) * 8, x = get_global_id(1), ny = get_global_id(2);
+    if (oc >= oshape.z) return;
+    int n = ny / oshape.x, y = ny % oshape.x;
+    float8 acc = vload8(0, bias + oc);
+    int iy0 = y * win.z - dil_pad.z, ix0 = x * win.w - dil_pad.w;
+    __global const float *ip = in + n * istr.x + oc;
+    for (int ky = 0; ky < win.x; ky++) {
+        int iy = iy0 + ky * dil_pad.x;
+        if (iy < 0 || iy >= ishape.x) continue;
+        for (int kx = 0; kx < win.y; kx++) {
+            int ix = ix0 + kx * dil_pad.y;
+            if (ix < 0 || ix >= ishape.y) continue;
+            acc = fma(vload8(0, ip + iy * istr.y + ix * istr.z),
+                      vload8(0, w + (ky * win.y + kx) * oshape.z + oc), acc);
+        }
+    }
+    vstore8(CLAMP8(acc), 0, out + n * ostr.x + y * ostr.y + x * ostr.z + oc);
+}
+
 /* C[b][m][n] = act(bias[n] + sum_k A[b][m][k] B[b][k][n]), A and B through strides.
  * Each work-item makes MR rows of one column. gid: (n, m block, b).
  * mnk: M, N, K, has_bias; sa: a's m, k and batch strides; sb: b's k, n and batch. */

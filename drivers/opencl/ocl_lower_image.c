@@ -144,12 +144,17 @@ bool ocl_lower_conv(ocl_plan *p, const nnd_driver_operation *op, bool depthwise)
     }
     if (!depthwise && f->lifetime != NND_DRIVER_CONSTANT)
         return ocl_fail(p, "the filter must be constant");
-    int dk = !w.nchw && w.mult == 1 ? OCL_K_DEPTHWISE_NHWC : OCL_K_DEPTHWISE;
-    int ck = w.nchw ? OCL_K_CONV2D : OCL_K_CONV2D_NHWC;
-    size_t rows = (size_t)out.n * out.h;
-    ocl_launch *l = depthwise
-                        ? ocl_plan_launch(p, dk, 3, (size_t)out.c, (size_t)out.w, rows)
-                        : ocl_plan_launch(p, ck, 3, (size_t)out.c, ((size_t)out.w + 3) / 4, rows);
+    /* The vector variants for NHWC with channels in eights, else one channel a work-item. */
+    bool by8 = !w.nchw && out.c % 8 == 0 && (!depthwise || w.mult == 1);
+    int k = depthwise ? (by8                      ? OCL_K_DEPTHWISE_NHWC8
+                         : !w.nchw && w.mult == 1 ? OCL_K_DEPTHWISE_NHWC
+                                                  : OCL_K_DEPTHWISE)
+                      : (by8      ? OCL_K_CONV2D_NHWC8
+                         : w.nchw ? OCL_K_CONV2D
+                                  : OCL_K_CONV2D_NHWC);
+    size_t chans = by8 ? (size_t)out.c / 8 : (size_t)out.c;
+    size_t cols = depthwise ? (size_t)out.w : ((size_t)out.w + 3) / 4;
+    ocl_launch *l = ocl_plan_launch(p, k, 3, chans, cols, (size_t)out.n * out.h);
     if (!l) return ocl_fail(p, "out of memory");
     ocl_arg_buf(l, ocl_plan_operand(p, op->inputs[0]));
     ocl_arg_buf(l, fbuf);

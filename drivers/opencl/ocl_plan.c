@@ -24,6 +24,8 @@ const char *const ocl_kernel_names[OCL_K_COUNT] = {
     [OCL_K_DEPTHWISE_NHWC] = "depthwise_nhwc",
     [OCL_K_GEMM_BN1] = "gemm_bn1",
     [OCL_K_POOL_NHWC] = "pool_nhwc",
+    [OCL_K_CONV2D_NHWC8] = "conv2d_nhwc8",
+    [OCL_K_DEPTHWISE_NHWC8] = "depthwise_nhwc8",
 };
 
 bool ocl_plan_init(ocl_plan *p, const nnd_driver_model *m, bool check_only) {

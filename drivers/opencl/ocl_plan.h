@@ -38,6 +38,8 @@ enum ocl_kernel_id {
     OCL_K_DEPTHWISE_NHWC,
     OCL_K_GEMM_BN1,
     OCL_K_POOL_NHWC,
+    OCL_K_CONV2D_NHWC8,
+    OCL_K_DEPTHWISE_NHWC8,
     OCL_K_COUNT,
 };
 /* The kernels' names in kernels.cl, indexed by ocl_kernel_id. */

@@ -63,7 +63,8 @@ static void conv_like(om_model *m, bool depthwise) {
         om_free(m);
         om_init(m, seed);
         n = R(1, 2), h = R(1, 12), w = R(1, 12), c = R(1, 8), kh = R(1, 3), kw = R(1, 3);
-        oc = depthwise ? c * mult : R(1, 8);
+        if (depthwise && R(0, 2) == 0) c = 8 * R(1, 2), mult = 1; /* the 8-channel kernels */
+        oc = depthwise ? c * mult : R(0, 2) == 0 ? 8 * R(1, 3) : R(1, 8);
         uint32_t d[4];
         k = 0;
         in[k++] = 0; /* the image, once its layout is known */
