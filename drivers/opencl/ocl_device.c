@@ -10,6 +10,7 @@
 #include <CL/cl_ext.h>
 
 #include "ocl_cache.h"
+#include "ocl_plan.h"
 
 #define BASE_OPTIONS "-cl-std=CL1.2"
 
@@ -143,6 +144,36 @@ static void to_cache(ocl_device *d, cl_program prog, const char *key) {
     (void)d;
 }
 
+/* Launches every kernel once with all-zero shapes (each returns at its bound check) and
+ * the driver's work-group sizes, so that a device compiling a kernel per work-group size
+ * at its first launch (PoCL) has done so before the binary is taken for the cache. */
+static void warm_up(ocl_device *d, cl_program prog) {
+    cl_int e;
+    cl_mem dummy = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 64, NULL, &e);
+    if (!dummy) return;
+    static const cl_int zeros[4] = {0, 0, 0, 0};
+    for (int k = 0; k < OCL_K_COUNT; k++) {
+        cl_kernel kern = clCreateKernel(prog, ocl_kernel_names[k], &e);
+        if (!kern) continue;
+        const char *sig = ocl_kernel_signatures[k];
+        cl_uint a = 0;
+        for (; sig[a] && sig[a] != ' ' && !e; a++) {
+            size_t size = sig[a] == 'B'                    ? sizeof(cl_mem)
+                          : sig[a] == '4'                  ? 16
+                          : sig[a] == '2' || sig[a] == 'F' ? 8
+                                                           : 4;
+            e = clSetKernelArg(kern, a, size, sig[a] == 'B' ? (const void *)&dummy : zeros);
+        }
+        cl_uint dims = (cl_uint)(sig[a + 1] - '0');
+        size_t local[3] = {ocl_local_size0(dims), 1, 1};
+        if (!e) clEnqueueNDRangeKernel(d->queue, kern, dims, NULL, local, local, 0, NULL, NULL);
+        clReleaseKernel(kern);
+        e = CL_SUCCESS;
+    }
+    clFinish(d->queue);
+    clReleaseMemObject(dummy);
+}
+
 static cl_program build(ocl_device *d) {
     const char *extra = getenv("NND_OPENCL_BUILD_OPTIONS");
     char opts[512];
@@ -170,6 +201,7 @@ static cl_program build(ocl_device *d) {
         clReleaseProgram(prog);
         return NULL;
     }
+    warm_up(d, prog);
     d->build_ms = now_ms() - t0;
     to_cache(d, prog, key);
     return prog;

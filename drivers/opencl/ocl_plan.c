@@ -28,6 +28,32 @@ const char *const ocl_kernel_names[OCL_K_COUNT] = {
     [OCL_K_DEPTHWISE_NHWC8] = "depthwise_nhwc8",
 };
 
+/* Argument kinds (B buffer, i int, 2 int2, 4 int4, f float, F float2), then after a space
+ * the work dimensions. */
+const char *const ocl_kernel_signatures[OCL_K_COUNT] = {
+    [OCL_K_CONV2D] = "BBBB444444ff 3",
+    [OCL_K_DEPTHWISE] = "BBBB444444iff 3",
+    [OCL_K_GEMM] = "BBBB444ff 3",
+    [OCL_K_BINARY] = "BBBi444ff 1",
+    [OCL_K_UNARY] = "BBii 1",
+    [OCL_K_POOL] = "BB444442iff 3",
+    [OCL_K_SOFTMAX] = "BBiif 2",
+    [OCL_K_COPY_ROWS] = "BBiii 2",
+    [OCL_K_GATHER4] = "BB4444f 1",
+    [OCL_K_MEAN] = "BB444f 1",
+    [OCL_K_RESIZE_BILINEAR] = "BB4444Fi 3",
+    [OCL_K_CONV2D_NHWC] = "BBBB444444ff 3",
+    [OCL_K_DEPTHWISE_NHWC] = "BBBB444444iff 3",
+    [OCL_K_GEMM_BN1] = "BBBB444ff 3",
+    [OCL_K_POOL_NHWC] = "BB444442iff 3",
+    [OCL_K_CONV2D_NHWC8] = "BBBB444444ff 3",
+    [OCL_K_DEPTHWISE_NHWC8] = "BBBB444444iff 3",
+};
+
+size_t ocl_local_size0(uint32_t work_dim) {
+    return work_dim == 1 ? 64 : 16;
+}
+
 bool ocl_plan_init(ocl_plan *p, const nnd_driver_model *m, bool check_only) {
     memset(p, 0, sizeof *p);
     p->m = m;
@@ -115,7 +141,7 @@ ocl_launch *ocl_plan_launch(ocl_plan *p, int kernel, uint32_t work_dim, size_t g
     /* One work-group shape per dimension count: PoCL compiles a kernel once per local size
      * (with LLVM), so sizes it would pick from each global size cost a compilation each.
      * Dimension 0 is rounded up; every kernel checks its bound there. */
-    size_t local0 = work_dim == 1 ? 64 : 16;
+    size_t local0 = ocl_local_size0(work_dim);
     l->local[0] = local0, l->local[1] = 1, l->local[2] = 1;
     l->global[0] = ((g0 ? g0 : 1) + local0 - 1) / local0 * local0;
     l->global[1] = g1 ? g1 : 1, l->global[2] = g2 ? g2 : 1;

@@ -44,6 +44,10 @@ enum ocl_kernel_id {
 };
 /* The kernels' names in kernels.cl, indexed by ocl_kernel_id. */
 extern const char *const ocl_kernel_names[OCL_K_COUNT];
+/* Their argument kinds and work dimensions (ocl_plan.c), for the warm-up launches. */
+extern const char *const ocl_kernel_signatures[OCL_K_COUNT];
+/* The work-group size along dimension 0 (1 along the others) of every launch. */
+size_t ocl_local_size0(uint32_t work_dim);
 
 typedef enum {
     OCL_ARG_BUF,
