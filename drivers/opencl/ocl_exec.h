@@ -5,9 +5,9 @@
  * - ocl_prepare() turns a plan into device state: constant buffers uploaded once (the
  *   re-laid weights among them), and one execution context made at once (each context
  *   holds the partition's temporaries, input and output buffers and its kernels with
- *   their arguments set, recorded into a command buffer where the device has
- *   cl_khr_command_buffer); up to OCL_MAX_IN_FLIGHT contexts are made as concurrent
- *   executions need them. It takes the plan's contents.
+ *   their arguments set, temporaries whose lives do not overlap in one buffer, recorded into a
+ * command buffer where the device has cl_khr_command_buffer); up to OCL_MAX_IN_FLIGHT contexts are
+ * made as concurrent executions need them. It takes the plan's contents.
  * - ocl_start() checks an execution's arguments (a wrong count, a size or shape that is not
  *   the partition's: INVALID_ARGUMENT or OUTPUT_INSUFFICIENT_SIZE at once, complete() not
  *   called), then queues it: the device's scheduler thread serves queued executions
@@ -41,6 +41,11 @@ typedef struct ocl_prepared {
     cl_mem *consts; /* per plan buffer: CONST ones' device copies */
     uint32_t n_in, n_out;
     ocl_io *in, *out;
+    /* Each context's device buffers: one per slot; temporaries whose uses do not overlap
+     * share one. slot_of: per plan buffer (UINT32_MAX: a constant, or unused). */
+    uint32_t *slot_of;
+    size_t *slot_bytes;
+    uint32_t n_slots;
     ocl_ctx *free_ctx; /* under the scheduler's lock */
     uint32_t n_ctx;
     uint64_t held_bytes, device_bytes;

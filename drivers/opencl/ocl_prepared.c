@@ -11,7 +11,8 @@
 struct ocl_ctx {
     ocl_ctx *next;
     ocl_prepared *p;
-    cl_mem *mems;       /* per plan buffer; CONST ones are p->consts' */
+    cl_mem *mems;       /* per plan buffer: p->consts' or one of slots */
+    cl_mem *slots;      /* per slot (ocl_prepared.slot_of) */
     cl_kernel *kernels; /* per launch, arguments set */
     cl_command_buffer_khr cmdbuf;
 };
@@ -80,8 +81,9 @@ void ocl_ctx_free(ocl_ctx *c) {
     if (c->cmdbuf && cmdbuf_fns_of(p->dev->platform, &f)) f.release(c->cmdbuf);
     for (uint32_t i = 0; c->kernels && i < p->plan.n_launches; i++)
         if (c->kernels[i]) clReleaseKernel(c->kernels[i]);
-    for (uint32_t i = 0; c->mems && i < p->plan.n_bufs; i++)
-        if (c->mems[i] && p->plan.bufs[i].kind != OCL_BUF_CONST) clReleaseMemObject(c->mems[i]);
+    for (uint32_t i = 0; c->slots && i < p->n_slots; i++)
+        if (c->slots[i]) clReleaseMemObject(c->slots[i]);
+    free(c->slots);
     free(c->kernels);
     free(c->mems);
     free(c);
@@ -115,19 +117,20 @@ ocl_ctx *ocl_ctx_make(ocl_prepared *p, char *err, size_t errlen) {
         c->p = p;
         c->mems = calloc(p->plan.n_bufs ? p->plan.n_bufs : 1, sizeof(cl_mem));
         c->kernels = calloc(p->plan.n_launches ? p->plan.n_launches : 1, sizeof(cl_kernel));
+        c->slots = calloc(p->n_slots + 1, sizeof(cl_mem));
     }
-    if (!c || !c->mems || !c->kernels) {
+    if (!c || !c->mems || !c->kernels || !c->slots) {
         ocl_ctx_free(c);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
     cl_int e = CL_SUCCESS;
-    for (uint32_t i = 0; i < p->plan.n_bufs && !e; i++) {
-        const ocl_buffer *b = &p->plan.bufs[i];
-        c->mems[i] = b->kind == OCL_BUF_CONST
-                         ? p->consts[i]
-                         : clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, b->bytes, NULL, &e);
-    }
+    for (uint32_t s = 0; s < p->n_slots && !e; s++)
+        c->slots[s] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, p->slot_bytes[s], NULL, &e);
+    for (uint32_t i = 0; i < p->plan.n_bufs && !e; i++)
+        c->mems[i] = p->plan.bufs[i].kind == OCL_BUF_CONST ? p->consts[i]
+                     : p->slot_of[i] != UINT32_MAX         ? c->slots[p->slot_of[i]]
+                                                           : NULL;
     if (e) {
         snprintf(err, errlen, "cannot allocate the partition's device buffers (%d)", e);
         ocl_ctx_free(c);
@@ -178,6 +181,51 @@ static bool io_of(ocl_prepared *p, const nnd_driver_model *m, bool output, uint3
     return o->type == NND_DRIVER_TENSOR_FLOAT32 && (!output || io->buf != UINT32_MAX);
 }
 
+/* Device buffers for the non-constant plan buffers: inputs and outputs one each; a
+ * temporary takes a slot of temporaries whose last use came before its first (launches
+ * run in order on one in-order queue), grown to its size when smaller. */
+static bool plan_slots(ocl_prepared *p) {
+    uint32_t n = p->plan.n_bufs;
+    uint32_t *last = malloc(sizeof(uint32_t) * (n + 1)), *free_after = NULL;
+    bool *temp_slot = NULL;
+    p->slot_of = malloc(sizeof(uint32_t) * (n + 1));
+    p->slot_bytes = malloc(sizeof(size_t) * (n + 1));
+    free_after = malloc(sizeof(uint32_t) * (n + 1));
+    temp_slot = malloc(sizeof(bool) * (n + 1));
+    bool ok = last && p->slot_of && p->slot_bytes && free_after && temp_slot;
+    for (uint32_t i = 0; ok && i < n; i++)
+        p->slot_of[i] = UINT32_MAX, last[i] = 0;
+    for (uint32_t l = 0; ok && l < p->plan.n_launches; l++)
+        for (uint32_t a = 0; a < p->plan.launches[l].n_args; a++)
+            if (p->plan.launches[l].args[a].kind == OCL_ARG_BUF)
+                last[p->plan.launches[l].args[a].buf] = l;
+    for (uint32_t l = 0; ok && l < p->plan.n_launches; l++)
+        for (uint32_t a = 0; a < p->plan.launches[l].n_args; a++) {
+            const ocl_arg *g = &p->plan.launches[l].args[a];
+            if (g->kind != OCL_ARG_BUF || p->slot_of[g->buf] != UINT32_MAX) continue;
+            const ocl_buffer *b = &p->plan.bufs[g->buf];
+            if (b->kind == OCL_BUF_CONST) continue;
+            bool temp = b->kind == OCL_BUF_TEMP;
+            uint32_t s = UINT32_MAX;
+            for (uint32_t k = 0; temp && k < p->n_slots; k++)
+                if (temp_slot[k] && free_after[k] < l &&
+                    (s == UINT32_MAX ||
+                     (p->slot_bytes[k] >= b->bytes) > (p->slot_bytes[s] >= b->bytes)))
+                    s = k;
+            if (s == UINT32_MAX) {
+                s = p->n_slots++;
+                p->slot_bytes[s] = 0, temp_slot[s] = temp;
+            }
+            if (p->slot_bytes[s] < b->bytes) p->slot_bytes[s] = b->bytes;
+            free_after[s] = temp ? last[g->buf] : UINT32_MAX;
+            p->slot_of[g->buf] = s;
+        }
+    free(last);
+    free(free_after);
+    free(temp_slot);
+    return ok;
+}
+
 int ocl_prepare(ocl_device *d, const nnd_driver_model *m, ocl_plan *plan, ocl_prepared **out,
                 char *err, size_t errlen) {
     ocl_prepared *p = calloc(1, sizeof *p);
@@ -210,10 +258,7 @@ int ocl_prepare(ocl_device *d, const nnd_driver_model *m, ocl_plan *plan, ocl_pr
         }
     for (uint32_t i = 0; i < p->plan.n_bufs; i++) {
         ocl_buffer *b = &p->plan.bufs[i];
-        if (b->kind != OCL_BUF_CONST) {
-            p->device_bytes += b->bytes * OCL_MAX_IN_FLIGHT;
-            continue;
-        }
+        if (b->kind != OCL_BUF_CONST) continue;
         cl_int e;
         p->consts[i] = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b->bytes,
                                       (void *)b->host, &e);
@@ -226,6 +271,12 @@ int ocl_prepare(ocl_device *d, const nnd_driver_model *m, ocl_plan *plan, ocl_pr
         free(b->owned); /* on the device now */
         b->owned = NULL, b->host = NULL;
     }
+    if (!plan_slots(p)) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (uint32_t s = 0; s < p->n_slots; s++)
+        p->device_bytes += p->slot_bytes[s] * OCL_MAX_IN_FLIGHT;
     p->held_bytes = sizeof *p + p->plan.n_launches * sizeof(ocl_launch) +
                     p->plan.n_bufs * (sizeof(ocl_buffer) + sizeof(cl_mem));
     if (d->is_cpu) p->held_bytes += p->device_bytes; /* its "device" memory is the host's */
@@ -249,6 +300,8 @@ void ocl_release(ocl_prepared *p) {
     for (uint32_t i = 0; p->consts && i < p->plan.n_bufs; i++)
         if (p->consts[i]) clReleaseMemObject(p->consts[i]);
     free(p->consts);
+    free(p->slot_of);
+    free(p->slot_bytes);
     free(p->in);
     free(p->out);
     ocl_plan_free(&p->plan);

@@ -67,10 +67,10 @@ static void drv_close(void) {
 
 static int drv_supported(void *device, const nnd_driver_model *m, bool *supported, char *err,
                          size_t errlen) {
-    ocl_device *d = device;
+    /* The program is built by the first prepare(), which may take long: not here. */
+    (void)device;
     for (uint32_t i = 0; i < m->n_operations; i++)
         supported[i] = false;
-    if (!ocl_device_program(d, err, errlen)) return NND_DRIVER_OK; /* nothing runs here */
     ocl_plan plan;
     if (!ocl_plan_init(&plan, m, true)) {
         snprintf(err, errlen, "out of memory");
