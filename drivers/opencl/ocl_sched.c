@@ -62,7 +62,7 @@ static void finish(ocl_job *j, int status, bool had_slot) {
         j->p->free_ctx = j->ctx;
     }
     if (had_slot) s->in_flight--;
-    pthread_cond_signal(&s->cv);
+    pthread_cond_broadcast(&s->cv);
     j->status = status;
     if (j->sync) {
         j->done = true;
@@ -210,9 +210,22 @@ void ocl_sched_stop(ocl_device *d) {
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
-    clFinish(d->queue);
-    for (int i = 0; i < 3; i++)
-        if (d->prio[i]) clFinish(d->prio[i]);
+    /* Executions still queued end now; those on the device end in their callbacks, which
+     * use s: wait for them. */
+    pthread_mutex_lock(&s->lock);
+    ocl_job *left = s->pending;
+    s->pending = NULL;
+    pthread_mutex_unlock(&s->lock);
+    while (left) {
+        ocl_job *j = left;
+        left = j->next;
+        fail_msg(j->x, "the OpenCL driver is closing");
+        finish(j, NND_DRIVER_DEVICE_UNAVAILABLE, false);
+    }
+    pthread_mutex_lock(&s->lock);
+    while (s->in_flight)
+        pthread_cond_wait(&s->cv, &s->lock);
+    pthread_mutex_unlock(&s->lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cv);
     free(s);
