@@ -129,11 +129,11 @@ bool ocl_lower_conv(ocl_plan *p, const nnd_driver_operation *op, bool depthwise)
         return ocl_fail(p, "the filter's shape does not match the input's channels");
     if (!place_window(p, &w, pads, scheme, &in, &out)) return false;
     uint32_t fbuf;
+    size_t taps = (size_t)w.kh * w.kw * in.c;
     if (depthwise || p->check_only) {
         fbuf = ocl_plan_operand(p, op->inputs[1]);
-    } else { /* [oc][kh][kw][ic] -> [kh][kw][ic][oc]: work-items along oc read in a row */
-        if (f->lifetime != NND_DRIVER_CONSTANT) return ocl_fail(p, "the filter must be constant");
-        size_t taps = (size_t)w.kh * w.kw * in.c;
+    } else if (f->lifetime == NND_DRIVER_CONSTANT) {
+        /* [oc][kh][kw][ic] -> [kh][kw][ic][oc]: work-items along oc read in a row */
         float *t = malloc(taps * oc * sizeof(float));
         if (!t) return ocl_fail(p, "out of memory");
         const float *src = f->data;
@@ -141,9 +141,19 @@ bool ocl_lower_conv(ocl_plan *p, const nnd_driver_operation *op, bool depthwise)
             for (size_t k = 0; k < taps; k++)
                 t[k * oc + o] = src[o * taps + k];
         fbuf = ocl_plan_owned(p, t, taps * oc * sizeof(float));
+    } else { /* a filter computed or given at execution: re-laid by a launch before */
+        fbuf = ocl_plan_temp(p, taps * oc * sizeof(float));
+        ocl_launch *g = ocl_plan_launch(p, OCL_K_GATHER4, 1, taps * oc, 1, 1);
+        if (!g) return ocl_fail(p, "out of memory");
+        /* out [taps][oc] as rank 4 [1, 1, taps, oc]: element (t, o) reads src[o * taps + t] */
+        ocl_arg_buf(g, ocl_plan_operand(p, op->inputs[1]));
+        ocl_arg_buf(g, fbuf);
+        ocl_arg_int4(g, 1, 1, (int32_t)taps, (int32_t)oc);
+        ocl_arg_int4(g, 0, 0, 1, (int32_t)taps);
+        ocl_arg_int4(g, 0, 0, 0, 0);
+        ocl_arg_int4(g, 1, 1, (int32_t)taps, (int32_t)oc);
+        ocl_arg_float(g, 0.f);
     }
-    if (!depthwise && f->lifetime != NND_DRIVER_CONSTANT)
-        return ocl_fail(p, "the filter must be constant");
     /* The vector variants for NHWC with channels in eights, else one channel a work-item. */
     bool by8 = !w.nchw && out.c % 8 == 0 && (!depthwise || w.mult == 1);
     int k = depthwise ? (by8                      ? OCL_K_DEPTHWISE_NHWC8

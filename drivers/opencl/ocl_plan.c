@@ -119,6 +119,10 @@ uint32_t ocl_plan_operand(ocl_plan *p, uint32_t operand) {
     return i;
 }
 
+uint32_t ocl_plan_temp(ocl_plan *p, size_t bytes) {
+    return add_buffer(p, (ocl_buffer){.kind = OCL_BUF_TEMP, .bytes = bytes});
+}
+
 uint32_t ocl_plan_owned(ocl_plan *p, void *data, size_t bytes) {
     ocl_buffer b = {.kind = OCL_BUF_CONST, .bytes = bytes, .host = data, .owned = data};
     uint32_t i = add_buffer(p, b);

@@ -107,6 +107,8 @@ bool ocl_lower(ocl_plan *p, const nnd_driver_operation *op);
 /* For the lowering files (ocl_lower*.c). */
 bool ocl_fail(ocl_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint32_t ocl_plan_operand(ocl_plan *p, uint32_t operand);
+/* A temporary of `bytes` no operand names (a launch's own scratch). */
+uint32_t ocl_plan_temp(ocl_plan *p, size_t bytes);
 /* A constant buffer holding `bytes` the plan owns from now on (NULL in check_only). */
 uint32_t ocl_plan_owned(ocl_plan *p, void *data, size_t bytes);
 ocl_launch *ocl_plan_launch(ocl_plan *p, int kernel, uint32_t work_dim, size_t g0, size_t g1,

@@ -178,7 +178,11 @@ static bool io_of(ocl_prepared *p, const nnd_driver_model *m, bool output, uint3
     io->bytes = ocl_elems(o) * sizeof(float);
     io->rank = o->rank;
     memcpy(io->dims, o->dims, sizeof io->dims);
-    return o->type == NND_DRIVER_TENSOR_FLOAT32 && (!output || io->buf != UINT32_MAX);
+    if (io->buf == UINT32_MAX) { /* an input no kernel reads (RESHAPE's shape): ignored */
+        io->bytes = 0;
+        return !output;
+    }
+    return o->type == NND_DRIVER_TENSOR_FLOAT32;
 }
 
 /* Device buffers for the non-constant plan buffers: inputs and outputs one each; a

@@ -233,7 +233,7 @@ void ocl_sched_stop(ocl_device *d) {
 }
 
 static bool same_dims(const nnd_driver_arg *a, const ocl_io *io) {
-    return a->rank == 0 ||
+    return a->rank == 0 || io->buf == UINT32_MAX ||
            (a->rank == io->rank && !memcmp(a->dims, io->dims, sizeof(uint32_t) * io->rank));
 }
 
@@ -249,7 +249,8 @@ static int check(nnd_driver_execution *x) {
     }
     for (uint32_t i = 0; i < p->n_in; i++) {
         const nnd_driver_arg *a = &x->inputs[i];
-        if (!a->data || a->length < p->in[i].bytes || !same_dims(a, &p->in[i])) {
+        if ((!a->data && p->in[i].bytes) || a->length < p->in[i].bytes ||
+            !same_dims(a, &p->in[i])) {
             snprintf(msg, sizeof msg,
                      "input %u must be %zu bytes in host memory with the shape the partition "
                      "was prepared for",
