@@ -10,7 +10,8 @@
  *   driver is there (ocl_cache.h); later calls return the same program. Extra build
  *   options come from NND_OPENCL_BUILD_OPTIONS. NULL with a message when it fails (that
  *   compilation fails; the next one tries to build again).
- * - ocl_device_close() frees one device, its scheduler stopped first (ocl_exec.h). */
+ * - ocl_device_close() frees one device, its scheduler stopped and its buffers freed first
+ *   (ocl_exec.h, ocl_memory.h). */
 #ifndef NND_OCL_DEVICE_H
 #define NND_OCL_DEVICE_H
 
@@ -20,6 +21,7 @@
 #include <stdint.h>
 
 struct ocl_sched;
+struct ocl_memory;
 
 typedef struct ocl_device {
     cl_platform_id platform;
@@ -35,6 +37,7 @@ typedef struct ocl_device {
     double build_ms; /* the program's build (or cache load) time */
     bool from_cache; /* the program came from the on-disk cache */
     struct ocl_sched *sched;
+    struct ocl_memory *memory; /* device buffers by handle (ocl_memory.h), or NULL */
 } ocl_device;
 
 int ocl_devices_open(ocl_device **devs, uint32_t max, uint32_t *n, char *err, size_t errlen);

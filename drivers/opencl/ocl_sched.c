@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ocl_exec.h"
+#include "ocl_memory.h"
 
 typedef struct ocl_job ocl_job;
 struct ocl_job {
@@ -105,15 +106,32 @@ static void submit(ocl_job *j) {
     cl_command_queue q = queue_for(p->dev, j->priority);
     cl_int e = CL_SUCCESS;
     j->t_enqueued = now_ns();
-    for (uint32_t i = 0; i < p->n_in && !e; i++)
-        if (p->in[i].buf != UINT32_MAX)
-            e = clEnqueueWriteBuffer(q, ocl_ctx_mem(j->ctx, p->in[i].buf), CL_FALSE, 0,
-                                     p->in[i].bytes, x->inputs[i].data, 0, NULL, NULL);
+    for (uint32_t i = 0; i < p->n_in && !e; i++) {
+        if (p->in[i].buf == UINT32_MAX) continue;
+        cl_mem dst = ocl_ctx_mem(j->ctx, p->in[i].buf), src;
+        size_t size;
+        if (x->inputs[i].data)
+            e = clEnqueueWriteBuffer(q, dst, CL_FALSE, 0, p->in[i].bytes, x->inputs[i].data, 0,
+                                     NULL, NULL);
+        else if ((src = ocl_memory_get(p->dev, x->inputs[i].memory, &size)))
+            e = clEnqueueCopyBuffer(q, src, dst, 0, 0, p->in[i].bytes, 0, NULL, NULL);
+        else
+            e = CL_INVALID_MEM_OBJECT;
+    }
     if (!e) e = ocl_ctx_enqueue(j->ctx, q);
     cl_event ev = NULL;
-    for (uint32_t i = 0; i < p->n_out && !e; i++)
-        e = clEnqueueReadBuffer(q, ocl_ctx_mem(j->ctx, p->out[i].buf), CL_FALSE, 0, p->out[i].bytes,
-                                x->outputs[i].data, 0, NULL, i + 1 == p->n_out ? &ev : NULL);
+    for (uint32_t i = 0; i < p->n_out && !e; i++) {
+        cl_mem src = ocl_ctx_mem(j->ctx, p->out[i].buf), dst;
+        cl_event *last = i + 1 == p->n_out ? &ev : NULL;
+        size_t size;
+        if (x->outputs[i].data)
+            e = clEnqueueReadBuffer(q, src, CL_FALSE, 0, p->out[i].bytes, x->outputs[i].data, 0,
+                                    NULL, last);
+        else if ((dst = ocl_memory_get(p->dev, x->outputs[i].memory, &size)))
+            e = clEnqueueCopyBuffer(q, src, dst, 0, 0, p->out[i].bytes, 0, NULL, last);
+        else
+            e = CL_INVALID_MEM_OBJECT;
+    }
     if (!e && !ev) e = clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
     if (!e) e = clSetEventCallback(ev, CL_COMPLETE, on_complete, j);
     if (e) {
@@ -249,11 +267,13 @@ static int check(nnd_driver_execution *x) {
     }
     for (uint32_t i = 0; i < p->n_in; i++) {
         const nnd_driver_arg *a = &x->inputs[i];
-        if ((!a->data && p->in[i].bytes) || a->length < p->in[i].bytes ||
-            !same_dims(a, &p->in[i])) {
+        size_t dev_bytes = 0;
+        bool in_device = !a->data && ocl_memory_get(p->dev, a->memory, &dev_bytes);
+        if ((!a->data && !in_device && p->in[i].bytes) ||
+            (in_device ? dev_bytes : a->length) < p->in[i].bytes || !same_dims(a, &p->in[i])) {
             snprintf(msg, sizeof msg,
-                     "input %u must be %zu bytes in host memory with the shape the partition "
-                     "was prepared for",
+                     "input %u must be %zu bytes (host memory or a buffer of this device) with "
+                     "the shape the partition was prepared for",
                      i, p->in[i].bytes);
             fail_msg(x, msg);
             return NND_DRIVER_INVALID_ARGUMENT;
@@ -264,12 +284,14 @@ static int check(nnd_driver_execution *x) {
         nnd_driver_arg *a = &x->outputs[i];
         a->rank = p->out[i].rank;
         memcpy(a->dims, p->out[i].dims, sizeof(uint32_t) * p->out[i].rank);
-        if (!a->data) {
-            snprintf(msg, sizeof msg, "output %u must be in host memory", i);
+        size_t dev_bytes = 0;
+        if (!a->data && !ocl_memory_get(p->dev, a->memory, &dev_bytes)) {
+            snprintf(msg, sizeof msg,
+                     "output %u is neither host memory nor a buffer of this device", i);
             fail_msg(x, msg);
             return NND_DRIVER_INVALID_ARGUMENT;
         }
-        if (a->length < p->out[i].bytes) {
+        if ((a->data ? a->length : dev_bytes) < p->out[i].bytes) {
             snprintf(msg, sizeof msg, "output %u needs %zu bytes, has %zu", i, p->out[i].bytes,
                      a->length);
             fail_msg(x, msg);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ocl_exec.h"
+#include "ocl_memory.h"
 #include "ocl_plan.h"
 
 static ocl_device *devices[NND_DRIVER_MAX_DEVICES];
@@ -59,6 +60,7 @@ static int drv_open(nnd_driver_device_info *info, uint32_t max, char *err, size_
 static void drv_close(void) {
     for (uint32_t i = 0; i < n_devices; i++) {
         ocl_sched_stop(devices[i]);
+        ocl_memory_close(devices[i]);
         ocl_device_close(devices[i]);
         devices[i] = NULL;
     }
@@ -131,4 +133,8 @@ NND_DRIVER_EXPORT = {
     .execute = ocl_execute,
     .start = ocl_start,
     .cancel = ocl_cancel,
+    .allocate = ocl_memory_allocate,
+    .memory_free = ocl_memory_free,
+    .memory_read = ocl_memory_read,
+    .memory_write = ocl_memory_write,
 };

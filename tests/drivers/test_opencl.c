@@ -11,6 +11,9 @@
  *   complete() exactly once per start().
  * - supported_operations() says no to what the kernels do not run (FLOAT16 without
  *   cl_khr_fp16, unknown shapes, a non-constant activation, a rank 5 ADD).
+ * - Device memory: buffers from allocate() as an execution's input and output, two
+ *   executions chained through them, read back; zeroed at allocation, reads past the end
+ *   refused.
  * - Priority: one HIGH execution started behind LOW ones completes before the last LOW.
  *   cancel() of a queued execution completes it once with a failure.
  * - The program cache: a second open loads the program from disk (timed against the cold
@@ -18,6 +21,7 @@
  *   failure (a bad option through NND_OPENCL_BUILD_OPTIONS) fails that preparation with a
  *   message and the next preparation works. */
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +400,62 @@ static void chains(void) {
     om_free(&model);
 }
 
+/* Device memory: an ADD's input and output in the driver's buffers, chained twice
+ * (output of the first as input of the second) without host copies between, read back. */
+static void device_memory(void) {
+    om_init(&model, 17);
+    uint32_t d[3] = {2, 3, 4}, four = 4;
+    uint32_t in[3] = {om_input(&model, 3, d), om_const_f32(&model, 1, &four, NULL, 1.f),
+                      om_i32(&model, 0)};
+    uint32_t y = om_tensor(&model, NND_TENSOR_FLOAT32, 3, d);
+    om_op(&model, NND_OP_ADD, 3, in, y);
+    om_output(&model, y);
+    void *p = prepare(&model, "device memory", NULL);
+    const float *c = (const float *)(model.values + model.operands[in[1]].offset);
+    nnd_driver_buffer_desc desc = {.bytes = 24 * sizeof(float)};
+    uint64_t a = 0, b = 0;
+    char err[200] = "";
+    CHECK(drv->allocate(dev.device, &desc, &a, err, sizeof err) == 0 && a, "allocate: %s", err);
+    CHECK(drv->allocate(dev.device, &desc, &b, err, sizeof err) == 0 && b && b != a, "allocate: %s",
+          err);
+    float got[24], zero[24];
+    CHECK(drv->memory_read(dev.device, b, 0, zero, sizeof zero) == 0, "read a new buffer");
+    for (int i = 0; i < 24; i++)
+        CHECK(zero[i] == 0.f, "a new buffer is zeroed");
+    CHECK(drv->memory_write(dev.device, a, 0, model.input_data[0], sizeof got) == 0, "write");
+    CHECK(drv->memory_read(dev.device, a, 4, got, sizeof got) != 0, "a read past the end fails");
+    for (int round = 0; round < 2 && p; round++) {
+        nnd_driver_arg ia = {.memory = round ? b : a, .length = sizeof got, .rank = 3};
+        nnd_driver_arg oa = {.memory = round ? a : b, .length = sizeof got};
+        memcpy(ia.dims, d, sizeof d);
+        job j;
+        memset(&j, 0, sizeof j);
+        j.x = (nnd_driver_execution){.prepared = p,
+                                     .n_inputs = 1,
+                                     .n_outputs = 1,
+                                     .inputs = &ia,
+                                     .outputs = &oa,
+                                     .priority = NND_DRIVER_PRIORITY_MEDIUM,
+                                     .err = j.err,
+                                     .errlen = sizeof j.err};
+        int s = drv->execute(&j.x);
+        CHECK(s == NND_DRIVER_OK, "execute on device buffers: %d %s", s, j.err);
+    }
+    CHECK(drv->memory_read(dev.device, a, 0, got, sizeof got) == 0, "read back");
+    double worst = 0;
+    for (int i = 0; i < 24; i++) {
+        double want = (double)model.input_data[0][i] + 2.0 * (double)c[i % 4];
+        double diff = fabs(got[i] - want);
+        worst = diff > worst ? diff : worst;
+    }
+    CHECK(worst < 1e-5, "chained on device buffers: off by %g", worst);
+    printf("device memory: two chained executions on device buffers, off by %.3g\n", worst);
+    drv->memory_free(dev.device, a);
+    drv->memory_free(dev.device, b);
+    if (p) drv->release(p);
+    om_free(&model);
+}
+
 #define FLOOD 6
 
 /* FLOOD LOW executions then one HIGH: the HIGH one must not finish last. Then FLOOD LOW
@@ -478,6 +538,7 @@ int main(int argc, char **argv) {
     declines();
     families();
     chains();
+    device_memory();
     priority_and_cancel();
     mobilenets();
     drv->close();
