@@ -28,6 +28,10 @@ typedef struct eng_step {
      * the model's referenced list (flow.h); NULL for every other operation. */
     const struct eng_prepared *sub[2];
     uint32_t sub_index[2];
+    /* A driver partition (partition.h): its first step runs it whole (part_len steps, state
+     * the partition); the others are members, never run (state NULL). */
+    uint32_t part_len;
+    bool part_member;
 } eng_step;
 
 struct eng_prepared {
@@ -54,8 +58,11 @@ struct eng_prepared {
      * counted once at prepare for eng_prepared_steps_on(), which every execution asks. */
     struct {
         const struct eng_backend *backend;
-        uint32_t steps;
+        uint32_t steps, partitions;
     } on[NND_PLAN_BACKENDS];
+    /* Per operand: a temporary inside a driver partition (no arena space, never seen by
+     * the daemon); NULL when the plan has no partition. */
+    bool *driver_owned;
     uint32_t n_on;
     uint8_t *extension_blobs;         /* copies of operands' extension data */
     struct eng_ext_plugin **ext_held; /* plugins this model uses (extension.h) */
@@ -103,8 +110,18 @@ struct eng_exec {
     eng_exec **subs;
     bool owns_subs;
     struct eng_flow_state *flow;
-    uint32_t stopped_at; /* the step a checkpoint stopped the last run at, or UINT32_MAX */
+    uint32_t stopped_at;       /* the step a checkpoint stopped the last run at, or UINT32_MAX */
+    struct eng_part_run *part; /* a driver partition's execution (partition.h); lazily made */
+    void (*notify)(void *ctx);
+    void *notify_ctx;
+    uint64_t device_ns, driver_ns; /* measured by drivers this run; UINT64_MAX: none */
 };
+
+/* execute.c, for partition_run.c: host copies of device-memory operands before a step on
+ * runs_on reads them (all: whatever the step's device), and their state after it wrote. */
+schema_status eng_exec_inputs_to_host(eng_tensor **in, uint32_t n, const eng_backend *runs_on,
+                                      bool all, char *err, size_t errlen);
+void eng_exec_outputs_written(eng_tensor **out, uint32_t n, const eng_backend *runs_on);
 
 /* step_blobs.c: claims the steps m->blobs name through their drivers' claim_blob();
  * GENERAL_FAILURE with err when a blob names no such step or a driver refuses it. */

@@ -30,7 +30,7 @@ static const char *version_of(const eng_backend *b) {
 
 bool srv_cache_devices_ok(const eng_model_desc *m) {
     for (uint32_t i = 0; i < m->n_drivers; i++)
-        if (!m->drivers[i]->serialize || !m->drivers[i]->claim_blob) return false;
+        if (!m->drivers[i]->cache_blobs) return false;
     return true;
 }
 
@@ -196,7 +196,7 @@ int srv_cache_devices_split(const uint8_t *bytes, size_t len, size_t *model_len,
             return snprintf(why, whylen, "made by %s version \"%s\", the loaded one is \"%s\"",
                             name, version, dev->version ? dev->version : ""),
                    -1;
-        if (!dev->backend->claim_blob)
+        if (!dev->backend->cache_blobs)
             return snprintf(why, whylen, "device %s keeps no cache blobs", name), -1;
         d->drivers[i] = dev->backend;
     }
