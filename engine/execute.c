@@ -487,6 +487,7 @@ schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outp
     if (intact) return intact;
     e->started = false;
     e->device_ns = e->driver_ns = UINT64_MAX;
+    eng_partition_run_reset(e->part);
     /* A loop a checkpoint stopped in an earlier run is not continued by a fresh one. */
     eng_flow_reset(e);
     for (uint32_t i = 0; i < p->n_subplans; i++)

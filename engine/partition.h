@@ -46,6 +46,8 @@ schema_status eng_partition_run(eng_exec *e, uint32_t k, const eng_checkpoint *c
                                 size_t errlen);
 schema_status eng_partition_finish(eng_exec *e, uint32_t k, char *err, size_t errlen);
 void eng_partition_run_free(struct eng_part_run *r);
+/* A fresh run: a completion left over from a run that did not go on is forgotten. */
+void eng_partition_run_reset(struct eng_part_run *r);
 /* Whether e's partition at step `from` was started and has completed (its notify came). */
 bool eng_partition_completed(const eng_exec *e, uint32_t from);
 

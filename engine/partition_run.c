@@ -232,6 +232,13 @@ void eng_exec_driver_times(const eng_exec *e, uint64_t *on_device_ns, uint64_t *
     *in_driver_ns = e->driver_ns;
 }
 
+void eng_partition_run_reset(struct eng_part_run *r) {
+    if (!r) return;
+    pthread_mutex_lock(&r->lock);
+    if (r->state == DONE) r->state = IDLE; /* a completion no run went on from */
+    pthread_mutex_unlock(&r->lock);
+}
+
 /* Whether e's partition at step `from` was started and has completed. */
 bool eng_partition_completed(const eng_exec *e, uint32_t from) {
     struct eng_part_run *r = e->part;

@@ -147,7 +147,7 @@ int eng_partition_prepare(eng_prepared *p, const eng_model_desc *m, eng_driver_d
         return -1;
     }
     eng_partition *part = calloc(1, sizeof *part);
-    uint32_t n_io = sub.m.n_inputs + sub.m.n_outputs;
+    uint32_t n_in = sub.m.n_inputs, n_out = sub.m.n_outputs, n_io = n_in + n_out;
     uint32_t *io = part ? malloc(sizeof(uint32_t) * (n_io + 1)) : NULL;
     if (!io) {
         free(part);
@@ -183,10 +183,10 @@ int eng_partition_prepare(eng_prepared *p, const eng_model_desc *m, eng_driver_d
                             .held_bytes = info.held_bytes,
                             .first = first,
                             .n_steps = n,
-                            .n_in = sub.m.n_inputs,
-                            .n_out = sub.m.n_outputs,
+                            .n_in = n_in,
+                            .n_out = n_out,
                             .in = io,
-                            .out = io + sub.m.n_inputs};
+                            .out = io + n_in};
     eng_footprint_add_block(part);
     eng_footprint_add((ssize_t)info.held_bytes);
     *out = part;
