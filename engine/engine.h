@@ -126,6 +126,9 @@ typedef struct eng_model_desc {
     const struct eng_backend *const *drivers;
     uint32_t n_drivers;
     bool drivers_only;
+    /* cpu_last: the CPU takes only what no driver of the set takes, whatever the figures
+     * (a device set the client named: the CPU device is its fallback). */
+    bool cpu_last;
     const struct nnd_driver_capabilities *cpu_caps;
     int32_t preference;    /* NND_DRIVER_PREFER_*; 0 is LOW_POWER, so callers set it */
     int32_t priority;      /* NND_DRIVER_PRIORITY_*; 0: medium */

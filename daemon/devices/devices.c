@@ -151,6 +151,7 @@ schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan 
             out->drivers[b] = out->drivers[b - 1];
             out->drivers[b - 1] = x;
         }
+    out->cpu_last = n > 0;
     if (cpu) {
         out->drivers_only = false;
         out->reference_only = cpu->reference_only;
@@ -165,6 +166,7 @@ void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc) {
     desc->n_drivers = plan->n_drivers;
     desc->drivers_only = plan->drivers_only;
     desc->cpu_caps = plan->cpu_caps;
+    desc->cpu_last = plan->cpu_last;
 }
 
 bool srv_device_disabled(const srv_device *d) {

@@ -16,7 +16,9 @@
  *   named, else nnd-reference) with that device's capabilities; the engine partitions the
  *   model among them (engine.h, eng_model_desc.drivers: each operation to the device with
  *   the lowest figure for its type and the compilation's preference, ties to the CPU).
- *   With no CPU device named, an operation no named driver takes fails the preparation.
+ *   A set the client named ranks its drivers only: the CPU device takes what none of
+ *   them takes (a driver named is used, even one slower than the CPU). With no CPU device
+ *   named, an operation no named driver takes fails the preparation.
  *   A name that is no device, or a name given twice, is NND_INVALID_ARGUMENT with a
  *   message naming it.
  * - srv_device_of(): the device that runs most of a prepared model's steps; the counters
@@ -64,6 +66,7 @@ typedef struct srv_device_plan {
     uint32_t n_drivers;
     bool reference_only; /* the CPU steps on the reference kernels */
     bool drivers_only;   /* no CPU device in the set */
+    bool cpu_last;       /* a named set: the CPU device is the fallback only */
     const nnd_driver_capabilities *cpu_caps;
 } srv_device_plan;
 

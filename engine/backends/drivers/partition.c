@@ -62,15 +62,16 @@ static schema_status assign(const eng_prepared *p, const eng_model_desc *m, int 
     bool low_power = m->preference == NND_DRIVER_PREFER_LOW_POWER;
     for (uint32_t k = 0; k < p->n_steps; k++) {
         int32_t type = key_type(p, &p->steps[k]);
-        float best = m->drivers_only ? INFINITY : cpu_figure(m, type, low_power);
+        bool cpu_out = m->drivers_only || m->cpu_last;
+        float best = cpu_out ? INFINITY : cpu_figure(m, type, low_power);
         owner[k] = -1;
         for (uint32_t d = 0; d < m->n_drivers; d++) {
             if (!sup[(size_t)d * p->n_steps + k]) continue;
             const eng_driver_dev *dev = m->drivers[d]->driver;
             float f = eng_drv_figure(&dev->info.caps, type, m->relaxed, low_power);
             /* Strictly better only: ties stay with the CPU, then the driver listed first;
-             * with no CPU, any driver that supports it beats none. */
-            if (f < best || (owner[k] < 0 && m->drivers_only)) best = f, owner[k] = (int)d;
+             * with the CPU out of the ranking, any driver that supports it beats none. */
+            if (f < best || (owner[k] < 0 && cpu_out)) best = f, owner[k] = (int)d;
         }
     }
     free(sup);
