@@ -238,7 +238,9 @@ static bool admit_dispatch(qos_sched *s, qos_job *j, uint64_t now) {
         finish(s, j, NND_GENERAL_FAILURE);
         return false;
     }
-    if (!j->deadline_ns) return true;
+    /* A device completed its partition: the run finishes that first (its status, a missed
+     * deadline the driver saw included); the next checkpoint judges the deadline. */
+    if (!j->deadline_ns || j->device_done) return true;
     uint64_t left = left_of(j, qos_est_typical(&j->model->est));
     bool fresh = j->start_ns == 0;
     qos_refusal why = NND_REFUSE_NONE;
