@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 typedef struct nndctl_opts {
     const char *socket_path; /* NULL: nnd_default_socket_path() */
     const char *state_dir; /* NULL: the daemon's, from its Hello; else proto_default_state_dir() */
@@ -25,6 +27,11 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
  * plugins and allowlist afresh; prints what loaded and what was refused. Exit 1 when the
  * daemon refused the files or could not read the allowlist. */
 int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
+
+/* A device's capabilities as status gives them ({"<TYPE>": {"exec_time", "power_usage"},
+ * ..., "relaxed_scalar", "relaxed_tensor", "if", "while"}): one line when every figure is
+ * the same, else one line per entry, each after `indent` spaces. Nothing for NULL. */
+void nndctl_print_caps(const cJSON *caps, int indent);
 
 /* Sends one JSON request on the admin bus and waits up to timeout_ms for the reply.
  * Returns the malloc'd reply text (NUL-terminated), or NULL with err set. */
