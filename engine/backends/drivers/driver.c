@@ -1,28 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* driver.c: loading device driver plugins, checking driver tables, and the registry of
- * their devices. See driver.h. A plugin's constructors run at dlopen, before any table can
- * be checked: they run first in a forked child, so a plugin that crashes at load is
- * refused without leaving the daemon's dynamic loader half way through an object (a fault
- * guard around dlopen itself would jump out of the loader with its lock held). */
+/* driver.c: loading device driver plugins (through the plugin loader, engine/plugins/
+ * loader.h: the trust check, the constructors and the table read first in a forked child,
+ * the symbol), checking driver tables, and the registry of their devices. See driver.h. */
 #include "engine/backends/drivers/driver.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "engine/backends/drivers/driver_backend.h"
 #include "engine/plugins/extension_plugin.h"
 #include "engine/plugins/fault_guard.h"
+#include "engine/plugins/loader.h"
 #include "engine/plugins/refusals.h"
 
 static eng_driver_lib *libs[NND_DRIVERS_MAX];
@@ -103,35 +95,15 @@ static int check_table(void *arg) {
     return 0;
 }
 
-/* Runs the driver's constructors and table check in a child: 0 when they pass. */
-static int probe_in_child(const char *path, char *why, size_t whylen) {
-    pid_t pid = fork();
-    if (pid < 0) return snprintf(why, whylen, "fork: %s", strerror(errno)), -1;
-    if (pid == 0) {
-        /* Die of a fault as a plain process does: no guard or sanitizer handler inherited. */
-        static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-        for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-            signal(faults[i], SIG_DFL);
-        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        const nnd_driver *d = dl ? dlsym(dl, NND_DRIVER_SYMBOL) : NULL;
-        char ignored[8];
-        check_args a = {.d = d, .why = ignored, .whylen = sizeof ignored};
-        _exit(d && check_table(&a) == 0 ? 0 : 1);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return snprintf(why, whylen, "waitpid: %s", strerror(errno)), -1;
-    if (WIFSIGNALED(st)) {
-        snprintf(why, whylen, "crashed while loading (%s in its constructor or descriptor)",
-                 eng_fault_signal_name(WTERMSIG(st)));
-        return -1;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) { /* exit() from a constructor, a sanitizer */
-        snprintf(why, whylen, "crashed while loading (exit status %d)",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        return -1;
-    }
-    return 0; /* a failed check is found again, with its reason, in the daemon */
+/* In the loader's probe child, after the plugin's constructors: reads the table the way
+ * the daemon will, so a table whose pointers fault refuses the plugin there. Its verdict
+ * is found again, with its reason, in the daemon. */
+static int probe_table(void *dl) {
+    const nnd_driver *d = dlsym(dl, NND_DRIVER_SYMBOL);
+    char ignored[8];
+    check_args a = {.d = d, .why = ignored, .whylen = sizeof ignored};
+    if (d) (void)check_table(&a);
+    return 0;
 }
 
 static bool name_taken(const char *name, const char *const *reserved, size_t n_reserved,
@@ -210,7 +182,7 @@ static int add_table(const nnd_driver *d, const char *path, void *dl, void (*unl
                      void *unload_ctx, const char *const *reserved, size_t n_reserved, char *why,
                      size_t whylen) {
     char buf[512];
-    eng_ext_guard_once(); /* one set of fault handlers for extensions and drivers */
+    eng_plugin_guard_once(); /* one set of fault handlers for extensions and drivers */
     check_args a = {.d = d, .why = buf, .whylen = sizeof buf};
     int sig = 0;
     if (!d) snprintf(buf, sizeof buf, "no driver table");
@@ -294,67 +266,32 @@ int eng_drivers_add_table(const nnd_driver *table, const char *path, void (*unlo
     return add_table(table, path, NULL, unload, unload_ctx, reserved, n_reserved, why, whylen);
 }
 
-static int default_check(int fd, const char *path, char *why, size_t whylen) {
-    (void)path;
-    struct stat st;
-    if (fstat(fd, &st) < 0) return snprintf(why, whylen, "%s", strerror(errno)), -1;
-    if (!S_ISREG(st.st_mode)) return snprintf(why, whylen, "not a regular file"), -1;
-    if (st.st_mode & S_IWOTH) return snprintf(why, whylen, "writable by everyone"), -1;
-    return 0;
-}
+typedef struct load_ctx {
+    eng_ext_file_check_fn check;
+    const char *const *reserved;
+    size_t n_reserved;
+} load_ctx;
 
-static void load_one(const char *path, eng_ext_file_check_fn check, const char *const *reserved,
-                     size_t n_reserved) {
-    /* Judged on an open descriptor, loaded by path, and the two must be one file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return refuse(path, "%s", strerror(errno));
+static void load_one(const char *path, void *arg) {
+    const load_ctx *c = arg;
     char why[512] = "";
-    struct stat judged, now;
-    if ((check ? check : default_check)(fd, path, why, sizeof why) < 0 || fstat(fd, &judged) < 0) {
-        close(fd);
-        return refuse(path, "%s", why[0] ? why : strerror(errno));
-    }
-    close(fd);
-    if (probe_in_child(path, why, sizeof why) < 0) return refuse(path, "%s", why);
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        const char *e = dlerror();
-        return refuse(path, "dlopen: %s", e ? e : "failed");
-    }
-    if (stat(path, &now) < 0 || now.st_dev != judged.st_dev || now.st_ino != judged.st_ino) {
-        dlclose(dl);
-        return refuse(path, "replaced while it was being loaded");
-    }
-    const nnd_driver *d = dlsym(dl, NND_DRIVER_SYMBOL);
+    void *dl = eng_plugin_open(path, c->check, probe_table, why, sizeof why);
+    if (!dl) return refuse(path, "%s", why);
+    const nnd_driver *d = eng_plugin_symbol(dl, NND_DRIVER_SYMBOL, why, sizeof why);
     if (!d) {
         dlclose(dl);
-        return refuse(path, "exports no %s", NND_DRIVER_SYMBOL);
+        return refuse(path, "%s", why);
     }
-    if (add_table(d, path, dl, NULL, NULL, reserved, n_reserved, why, sizeof why) < 0) dlclose(dl);
-}
-
-static int so_file(const struct dirent *e) {
-    size_t n = strlen(e->d_name);
-    return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
+    if (add_table(d, path, dl, NULL, NULL, c->reserved, c->n_reserved, why, sizeof why) < 0)
+        dlclose(dl);
 }
 
 int eng_drivers_load_dir(const char *dir, eng_ext_file_check_fn check, const char *const *reserved,
                          size_t n_reserved, char *err, size_t errlen) {
-    eng_ext_guard_once();
-    struct dirent **names = NULL;
-    int n = scandir(dir, &names, so_file, alphasort);
-    if (n < 0) {
-        schema_errf(err, errlen, "cannot read drivers directory %s: %s", dir, strerror(errno));
-        return -1;
-    }
+    eng_plugin_guard_once();
     uint32_t before = n_devs;
-    for (int i = 0; i < n; i++) {
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path)
-            load_one(path, check, reserved, n_reserved);
-        free(names[i]);
-    }
-    free(names);
+    load_ctx c = {.check = check, .reserved = reserved, .n_reserved = n_reserved};
+    if (eng_plugin_scan_dir(dir, "drivers", load_one, &c, err, errlen) < 0) return -1;
     return (int)(n_devs - before);
 }
 

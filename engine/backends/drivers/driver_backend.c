@@ -4,8 +4,6 @@
 
 #include <string.h>
 
-#include "engine/backends/drivers/partition.h"
-
 static eng_driver_dev *dev_of(const eng_backend *b) {
     return b->driver;
 }
@@ -64,11 +62,7 @@ static schema_status mem_write(const eng_backend *b, uint64_t handle, uint64_t o
 }
 
 void eng_driver_backend_init(eng_driver_dev *v) {
-    v->backend = (eng_backend){.name = v->info.name,
-                               .run = not_a_kernel,
-                               .release = eng_partition_release,
-                               .impl = v,
-                               .driver = v};
+    v->backend = (eng_backend){.name = v->info.name, .run = not_a_kernel, .impl = v, .driver = v};
     if (v->lib->has_memory) {
         v->backend.mem_alloc = mem_alloc;
         v->backend.mem_free = mem_free;

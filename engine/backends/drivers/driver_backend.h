@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* driver_backend: a driver's device as an engine backend (backend.h): its partitions'
- * release, and device memory through allocate(), memory_read(), memory_write() and
- * memory_free() when the driver has them (a disabled driver allocates nothing and its
- * copies fail). */
+/* driver_backend: a driver's device as an engine backend (backend.h; its partitions are the
+ * core's, engine/core/partition.h), with device memory through allocate(), memory_read(),
+ * memory_write() and memory_free() when the driver has them (a disabled driver allocates nothing
+ * and its copies fail). */
 #ifndef NND_DRIVER_BACKEND_H
 #define NND_DRIVER_BACKEND_H
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "engine/base/footprint.h"
-#include "engine/backends/drivers/partition.h"
+#include "engine/core/partition_sub.h"
 
 enum { READ = 1, WRITTEN = 2, READ_OUTSIDE = 4, LISTED = 8 };
 

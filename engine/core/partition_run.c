@@ -7,7 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/backends/drivers/partition.h"
+#include "engine/core/partition_run.h"
+#include "engine/core/partition_sub.h"
+#include "engine/core/device_sync.h"
 
 enum { IDLE, STARTED, DONE };
 

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/backends/drivers/partition.h"
+#include "engine/core/partition.h"
+#include "engine/core/partition_blobs.h"
+#include "engine/core/partition_sub.h"
 
 /* Base types only: what nnd/driver.h describes (no extension types, no subgraphs). */
 static bool driver_type(int32_t type) {

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/backends/drivers/partition.h"
+#include "engine/core/partition_blobs.h"
+#include "engine/core/partition_sub.h"
 
 /* The largest blob a driver may make of one partition. */
 #define BLOB_MAX (1ull << 30)
