@@ -471,16 +471,19 @@ static void test_preempted_across_devices(void **state) {
 
 static void test_refused_drivers(void **state) {
     (void)state;
-    const char *names[] = {"foreign.so", "writable.so", "crash.so"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"foreign.so", "writable.so", "crash.so", "abi1.so"};
+    for (int i = 0; i < 4; i++) {
         char line[600];
         snprintf(line, sizeof line, "driver %s/%s refused", g_test_dir, names[i]);
         if (!file_has(g_test_log, line)) fail_msg("no log line \"%s\"", line);
     }
     assert_true(file_has(g_test_log, "crash.so refused: crashed while loading (SIGSEGV"));
+    /* A version 1 table: refused with what to do about it. */
+    assert_true(file_has(g_test_log, "abi1.so refused: built for driver ABI 1, which this daemon "
+                                     "no longer loads: rebuild it against nnd/driver.h of ABI 2"));
     cJSON *status = tst_admin_status(&g_test);
     assert_int_equal(
-        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "drivers_refused")), 3);
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "drivers_refused")), 4);
     cJSON_Delete(status);
     /* The good one is a device, and the daemon serves. */
     assert_true(device_count(&g_test, "nnd-test", "prepares") == 0);
@@ -753,6 +756,7 @@ static int setup(void **state) {
     if (copy_as(TEST_DRIVER_SO, "good.so", 0755, 0) < 0 ||
         copy_as(TEST_DRIVER_SO, "writable.so", 0777, 0) < 0 ||
         copy_as(CRASH_DRIVER_SO, "crash.so", 0755, 0) < 0 ||
+        copy_as(ABI1_DRIVER_SO, "abi1.so", 0755, 0) < 0 ||
         (geteuid() == 0 && copy_as(TEST_DRIVER_SO, "foreign.so", 0755, 65534) < 0))
         return -1;
     snprintf(g_test_log, sizeof g_test_log, "/tmp/test-drivers-test-%d.log", (int)getpid());
@@ -764,8 +768,8 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     int a = tst_daemon_stop(&g_ex), b = tst_daemon_stop(&g_test);
-    const char *names[] = {"good.so", "writable.so", "crash.so", "foreign.so"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[] = {"good.so", "writable.so", "crash.so", "foreign.so", "abi1.so"};
+    for (int i = 0; i < 5; i++) {
         char p[600];
         snprintf(p, sizeof p, "%s/%s", g_test_dir, names[i]);
         unlink(p);
