@@ -248,8 +248,7 @@ static void test_cnn_partitioned(void **state) {
     double cpu0 = device_count(&g_ex, "nnd-cpu", "executions");
     double ex_in = device_count(&g_ex, "nnd-example", "arrived");
     double cpu_in = device_count(&g_ex, "nnd-cpu", "arrived");
-    /* Named: the example takes what it runs (it ranks after nnd-cpu, so named only). */
-    const char *ex_cpu[] = {"nnd-example", "nnd-cpu"};
+    const char *ex_cpu[] = {"nnd-example", "nnd-cpu"}; /* it ranks after nnd-cpu: named */
     uint64_t all = prepare_on(c, ex_cpu, 2, &m, 0);
     const char *ref_dev[] = {"nnd-reference"};
     uint64_t ref = prepare_on(c, ref_dev, 1, &m, 0);
@@ -267,8 +266,7 @@ static void test_cnn_partitioned(void **state) {
     assert_true(file_has(g_ex_log, "on nnd-example: 8 operations"));
     assert_true(file_has(g_ex_log, "(steps: nnd-example 7, nnd-cpu 1)"));
     assert_true(file_has(g_ex_log, "(steps: nnd-reference 8)"));
-    /* Named by nobody, a template never gets a model: all on nnd-cpu. */
-    prepare_on(c, NULL, 0, &m, 0);
+    prepare_on(c, NULL, 0, &m, 0); /* named by nobody, a template gets nothing */
     assert_true(file_has(g_ex_log, "(steps: nnd-cpu 8)"));
     assert_int_equal(device_count(&g_ex, "nnd-example", "executions"), ex0 + 1);
     assert_int_equal(device_count(&g_ex, "nnd-cpu", "executions"), cpu0 + 1);
@@ -478,7 +476,6 @@ static void test_refused_drivers(void **state) {
         if (!file_has(g_test_log, line)) fail_msg("no log line \"%s\"", line);
     }
     assert_true(file_has(g_test_log, "crash.so refused: crashed while loading (SIGSEGV"));
-    /* A version 1 table: refused with what to do about it. */
     assert_true(file_has(g_test_log, "abi1.so refused: built for driver ABI 1, which this daemon "
                                      "no longer loads: rebuild it against nnd/driver.h of ABI 2"));
     cJSON *status = tst_admin_status(&g_test);
