@@ -246,8 +246,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
         return;
     }
     /* The cost model seeds its estimate; a model beyond the device is refused here. */
-    st = srv_execution_model(c->d, o->prepared, priority, srv_model_obj_destroy, o, &o->sm, c->err,
-                             sizeof c->err);
+    st = srv_model_obj_view(c->d, o, priority, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);

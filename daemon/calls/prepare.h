@@ -16,7 +16,7 @@
  * PrepareModelFromCache needs a 32-byte token and one model and one data cache file
  * (INVALID_ARGUMENT otherwise), and caching on (GENERAL_FAILURE otherwise).
  * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an srv_model_obj
- *   (model_obj.h) with its scheduler view (execution.h), made when prepared: one beyond the
+ *   (model_obj.h) with its scheduler view (srv_model_obj_view), made when prepared: one beyond the
  *   device's limits is refused.
  */
 #ifndef NND_PREPARE_H
