@@ -8,7 +8,7 @@
 #include "daemon/devices/devices.h"
 
 /* Frees what keeps the prepared model alive, and o. */
-void srv_model_obj_destroy(void *p) {
+static void srv_model_obj_destroy(void *p) {
     srv_model_obj *o = p;
     if (o->ref)
         srv_cache_unref(o->ref, o->uid);

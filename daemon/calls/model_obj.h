@@ -37,7 +37,6 @@ typedef struct srv_model_obj {
 } srv_model_obj;
 
 void srv_model_obj_free(void *o);
-void srv_model_obj_destroy(void *o);
 schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_priority, char *err,
                                  size_t errlen);
 schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle, uint64_t whose,

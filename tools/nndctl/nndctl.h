@@ -17,15 +17,11 @@ typedef struct nndctl_opts {
 int nndctl_info(const nndctl_opts *o, int argc, char **argv);
 int nndctl_status(const nndctl_opts *o, int argc, char **argv);
 /* metrics: status in the Prometheus text exposition format (metrics/prom.h). */
-int nndctl_metrics(const nndctl_opts *o, int argc, char **argv);
-int nndctl_events(const nndctl_opts *o, int argc, char **argv);
 /* cache list | cache purge: the daemon's content cache over the admin bus. */
-int nndctl_cache(const nndctl_opts *o, int argc, char **argv);
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
 /* reload: the daemon reads its config files again (as for SIGHUP) and loads its extension
  * plugins and allowlist afresh; prints what loaded and what was refused. Exit 1 when the
  * daemon refused the files or could not read the allowlist. */
-int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
 
 /* nndctl_admin.c: the bus's state directory: --state-dir, else the one the daemon names in
  * its Hello (*from_daemon set), else the default; whether the bus socket at an ipc:// url
@@ -34,8 +30,6 @@ const char *nndctl_state_dir(const nndctl_opts *o, char *buf, size_t len, bool *
 int nndctl_ipc_check(const char *url, const char *what, bool from_daemon, char *err, size_t errlen);
 /* Sends one JSON request on the admin bus and waits up to timeout_ms for the reply.
  * Returns the malloc'd reply text (NUL-terminated), or NULL with err set. */
-char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
-                           size_t errlen);
 /* The same, saying "daemon unreachable: why" on stderr when there is no reply. */
 char *nndctl_admin_or_say(const nndctl_opts *o, const char *request, int timeout_ms);
 

@@ -56,8 +56,8 @@ int nndctl_ipc_check(const char *url, const char *what, bool from_daemon, char *
     return e;
 }
 
-char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
-                           size_t errlen) {
+static char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms,
+                                  char *err, size_t errlen) {
     char buf[512], url[600];
     bool from_daemon;
     const char *dir = nndctl_state_dir(o, buf, sizeof buf, &from_daemon);
