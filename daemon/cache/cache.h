@@ -76,6 +76,7 @@
 #include "daemon/cache/cache_encoded.h"
 #include "daemon/base/daemon.h"
 #include "engine/engine.h"
+#include "nnd.pb-c.h"
 #include "storage/hash.h"
 #include "daemon/clients/session.h"
 
@@ -110,6 +111,26 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
  * quota_skipped). */
 bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token);
 
+/* How PrepareModel prepares a model, decided in one place by the cache layer:
+ * srv_cache_route() answers for model m (its wire form and its description, the
+ * device set applied) asked by session s with the client's cache token (NULL: none):
+ * - cached: through the content cache (srv_cache_prepare() or its steps, cache.h): the
+ *   model copied and hashed, its constants read from the daemon's copy. Never for a model
+ *   using extensions (its engine codes name plugins loaded now, which neither a cache file
+ *   nor a reload keeps) nor for one offered to a driver without cache blobs (its prepared
+ *   state lives in the driver only, cache_devices.h); else as srv_cache_wants() says.
+ * - in place otherwise: its constants used where the client put them, uncopied.
+ * - token: the token to save client cache files under, or NULL: none asked, or the save
+ *   would cost more than a compile (srv_cache_save_pays(); save_skipped set, the answer
+ *   says so). c may be NULL (caching off). */
+typedef struct srv_prepare_route {
+    bool cached;
+    const uint8_t *token;
+    bool save_skipped;
+} srv_prepare_route;
+srv_prepare_route srv_cache_route(srv_cache *c, const srv_session *s, const Nnd__Model *wire,
+                                  const eng_model_desc *m, const uint8_t *token);
+
 /* Validates and prepares m through the content cache (m fits, or caching is off for it). With token
  * non-NULL the client's cache files (model_fd, data_fd) are written too. */
 schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_model_desc *m,
@@ -120,7 +141,8 @@ schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_mo
  * runs on any thread (it reads only the model and c's build id), then
  * srv_cache_prepare_encoded() on the loop takes x's buffers and the plan whatever happens:
  * a hit frees the plan, a miss finishes it on the daemon's own copy, so a model is
- * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on (x: cache_encoded.h). */
+ * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on (x:
+ * cache_encoded.h). */
 schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint32_t preference,
                                srv_cache_encoded *out, char *err, size_t errlen);
 void srv_cache_encoded_free(srv_cache_encoded *x);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "daemon/base/bus.h"
-#include "daemon/cache/cache_route.h"
+#include "daemon/cache/cache.h"
 #include "daemon/wire/convert.h"
 #include "daemon/devices/devices.h"
 #include "daemon/calls/execution.h"
@@ -341,7 +341,7 @@ void srv_on_prepare_model(srv_call *c) {
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
         t = srv_now_ns();
-        /* The cache layer says how (cache_route.h): through the content cache or in place,
+        /* The cache layer says how (cache.h): through the content cache or in place,
          * and whether client cache files are saved. */
         srv_prepare_route route = srv_cache_route(c->d->cache, c->s, m, &desc, token);
         token = route.token;

@@ -8,7 +8,7 @@
  *   shrinks while it is read fails the call with GENERAL_FAILURE.
  * - PrepareModel and PrepareModelFromCache first check the priority (INVALID_ARGUMENT),
  *   the quotas for one more prepared model and the deadline (MISSED_DEADLINE_PERSISTENT).
- *   PrepareModel goes the route the cache layer gives (srv_cache_route, cache_route.h):
+ *   PrepareModel goes the route the cache layer gives (srv_cache_route, cache.h):
  *   through the daemon's cache (always with a client token, otherwise when the content
  *   cache is on and the model fits; never a model using extensions) or in place; cache
  *   arguments in a form the daemon does not take prepare without caching, and so does a

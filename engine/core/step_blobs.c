@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* step_blobs.c: driver steps' prepared states as cache blobs (backend.h, "Cache blobs"):
- * taken out of a prepared model, and given back instead of preparing. See engine.h. */
+ * taken out of a prepared model, and given back instead of preparing; and a step as a
+ * backend is offered it (eng_step_ctx, eng_step_take), which prepare.c shares. See engine.h. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,4 +64,34 @@ schema_status eng_claim_from_blobs(eng_prepared *p, const eng_model_desc *m, cha
         eng_step_take(st, be, state);
     }
     return NND_OK;
+}
+
+/* ---- a step offered to a backend (internal.h), for prepare.c and the claims above ---- */
+
+bool eng_step_offerable(const eng_step *st) {
+    return st->n_in <= ENG_STEP_MAX_IN && st->n_out <= ENG_STEP_MAX_OUT && !st->sub[0];
+}
+
+eng_op_ctx eng_step_ctx(const eng_prepared *p, const eng_step *st, const eng_backend *be,
+                        eng_tensor **in, eng_tensor **out, char *err, size_t errlen) {
+    for (uint32_t j = 0; j < st->n_in; j++)
+        in[j] = &p->tensors[st->in[j]];
+    for (uint32_t j = 0; j < st->n_out; j++)
+        out[j] = &p->tensors[st->out[j]];
+    return (eng_op_ctx){.def = st->def,
+                        .index = st->index,
+                        .in = in,
+                        .n_in = st->n_in,
+                        .out = out,
+                        .n_out = st->n_out,
+                        .relaxed = p->relaxed,
+                        .state = be->impl,
+                        .err = err,
+                        .errlen = errlen};
+}
+
+void eng_step_take(eng_step *st, const eng_backend *be, void *state) {
+    st->run = be->run;
+    st->backend = be;
+    st->state = state;
 }
