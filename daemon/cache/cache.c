@@ -20,8 +20,6 @@
 #include "daemon/clients/rate.h"
 #include "storage/serialize.h"
 #include "daemon/cache/cache_devices.h"
-#include "daemon/wire/convert.h"
-#include "proto/model_bytes.h"
 
 #define NND_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
 
@@ -787,21 +785,4 @@ cJSON *srv_cache_purge(srv_cache *c) {
     srv_json_add_u64(reply, "store_files", (uint64_t)files);
     srv_json_add_u64(reply, "memory_models", models);
     return reply;
-}
-
-/* ---- PrepareModel's route (cache.h) --------------------------------------------------- */
-
-srv_prepare_route srv_cache_route(srv_cache *c, const srv_session *s, const Nnd__Model *wire,
-                                  const eng_model_desc *m, const uint8_t *token) {
-    srv_prepare_route r = {.token = token};
-    if (srv_model_uses_extensions(wire) || !srv_cache_devices_ok(m)) {
-        r.token = NULL; /* nothing cached, no client cache files */
-        return r;
-    }
-    if (token && !srv_cache_save_pays(c, s, proto_wire_constant_bytes(wire))) {
-        r.token = NULL;
-        r.save_skipped = true;
-    }
-    r.cached = srv_cache_wants(c, s, m, r.token != NULL);
-    return r;
 }
