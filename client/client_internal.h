@@ -147,14 +147,7 @@ int cli_lane_call(nnd_client *c, cli_lane *l, Nnd__Request *req, const int *fds,
                   uint64_t bound_ns, proto_frame_in *in, char *err, size_t errlen);
 /* Sends req (its id set here) on l without waiting: its reply is dropped there later. */
 void cli_lane_send(nnd_client *c, cli_lane *l, Nnd__Request *req, uint64_t bound_ns);
-/* One exchange on sock (its receive buffer buf) that touches no state of c but the ids:
- * 0 with the reply to req in *in, or -errno with msg set. For opening a lane. */
-int cli_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
-                      size_t nfds, uint64_t bound_ns, proto_frame_in *in, char *msg, size_t len);
 
-/* Connects a lane to the daemon of c and joins c's session: its socket, with *buf its
- * receive buffer; -1 when the daemon did not let it join. */
-int cli_open_lane(nnd_client *c, uint8_t **buf);
 /* connect() without blocking past `bound` (CLOCK_MONOTONIC ns): a listener whose backlog
  * is full (a daemon that stopped accepting) is retried until then. 0 or -errno. */
 struct sockaddr_un;

@@ -8,7 +8,11 @@
 
 #include "client/ndk_execution.h"
 
-int ndk_attributes_add(ndk_attributes *a, const char *extension, uint16_t code) {
+/* Adds one attribute after the caller's NULL and state checks: BAD_DATA when the
+ * extension is not one the daemon offers or the attribute is already there, the session's
+ * code when the daemon cannot be asked, OUT_OF_MEMORY; NO_ERROR otherwise. data (length
+ * bytes) is not kept: no device reads it. */
+static int ndk_attributes_add(ndk_attributes *a, const char *extension, uint16_t code) {
     int32_t token;
     int rc = ndk_extension_type(extension, code, &token);
     if (rc != ANEURALNETWORKS_NO_ERROR) {

@@ -174,7 +174,9 @@ int ndk_session_get(ndk_session **out) {
     return ANEURALNETWORKS_NO_ERROR;
 }
 
-int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out) {
+/* Extensions the daemon offers (name, operand types), fetched once per session. Returns
+ * NO_ERROR with *out NULL when the daemon has none or cannot tell. */
+static int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out) {
     *out = NULL;
     pthread_mutex_lock(&s->lock);
     int rc = ANEURALNETWORKS_NO_ERROR;
@@ -202,7 +204,8 @@ int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply *
     return rc;
 }
 
-int ndk_extension_prefix(const char *name, uint16_t *prefix) {
+/* Process-wide extension prefixes: name -> prefix (1..), assigned on first use. */
+static int ndk_extension_prefix(const char *name, uint16_t *prefix) {
     pthread_mutex_lock(&g_lock);
     int rc = ANEURALNETWORKS_NO_ERROR;
     size_t i = 0;

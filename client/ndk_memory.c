@@ -166,7 +166,9 @@ void ANeuralNetworksMemory_free(ANeuralNetworksMemory *memory) {
     ndk_memory_unref(memory);
 }
 
-uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m) {
+/* The bytes a memory holds: its size, or for a descriptor memory what its type and
+ * current dimensions hold (0: not known). */
+static uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m) {
     return m->from_desc ? ndk_type_bytes(m->type, m->rank, m->dims) : m->size;
 }
 

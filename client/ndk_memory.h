@@ -22,9 +22,6 @@ NDK_HIDDEN void ndk_memory_unref(ANeuralNetworksMemory *m);
  * it has none (a daemon buffer, a refusal, registered with another connection that is
  * still alive): its fd travels then. */
 NDK_HIDDEN uint64_t ndk_memory_token(const ANeuralNetworksMemory *m, ndk_session *s);
-/* The bytes a memory holds: its size, or for a descriptor memory what its type and
- * current dimensions hold (0: not known). */
-NDK_HIDDEN uint64_t ndk_memory_logical_size(const ANeuralNetworksMemory *m);
 /* A fresh memfd-backed memory of size bytes, mapped read-write at *map. */
 NDK_HIDDEN int ndk_memory_create_memfd(size_t size, ANeuralNetworksMemory **out, void **map);
 /* True when a descriptor memory was made for this role of compilation c. */

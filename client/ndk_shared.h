@@ -129,15 +129,10 @@ NDK_HIDDEN void ndk_debug(const char *fmt, ...) __attribute__((format(printf, 1,
 /* True for a device ANeuralNetworks_getDevice hands out; its name, as PrepareModel takes it. */
 NDK_HIDDEN bool ndk_is_device(const ANeuralNetworksDevice *d);
 NDK_HIDDEN const char *ndk_device_name(const ANeuralNetworksDevice *d);
-/* Extensions the daemon offers (name, operand types), fetched once per session. Returns
- * NO_ERROR with *out NULL when the daemon has none or cannot tell. */
-NDK_HIDDEN int ndk_session_extensions(ndk_session *s, const Nnd__SupportedExtensionsReply **out);
 
 /* The type code (prefix << 16 | code) of code within extension name, which must be one the
  * daemon offers (else BAD_DATA; the session's code when the daemon cannot be asked). */
 NDK_HIDDEN int ndk_extension_type(const char *name, uint16_t code, int32_t *type);
-/* Process-wide extension prefixes: name -> prefix (1..), assigned on first use. */
-NDK_HIDDEN int ndk_extension_prefix(const char *name, uint16_t *prefix);
 NDK_HIDDEN const char *ndk_extension_name(uint16_t prefix);
 /* Operand type information of an extension operand type code, from the daemon. */
 NDK_HIDDEN bool ndk_extension_operand_info(int32_t type, bool *is_tensor, uint32_t *byte_size);

@@ -20,6 +20,9 @@ uint64_t cli_conn_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Opening a lane (below, with the bounded connect). */
+static int cli_open_lane(nnd_client *c, uint8_t **buf);
+
 uint64_t cli_conn_bound(nnd_client *c, uint64_t deadline_ns) {
     uint64_t now = cli_conn_now_ns();
     /* A deadline already past is the daemon's to refuse: it gets the margin from now. */
@@ -363,8 +366,11 @@ cli_lane *cli_lane_for_thread(nnd_client *c) {
     return l && l->sock >= 0 && !tickets ? l : NULL;
 }
 
-int cli_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
-                      size_t nfds, uint64_t bound_ns, proto_frame_in *in, char *msg, size_t len) {
+/* One exchange on sock (its receive buffer buf) that touches no state of c but the ids:
+ * 0 with the reply to req in *in, or -errno with msg set. For opening a lane. */
+static int cli_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req,
+                             const int *fds, size_t nfds, uint64_t bound_ns, proto_frame_in *in,
+                             char *msg, size_t len) {
     memset(in, 0, sizeof *in);
     pthread_mutex_lock(&c->lock);
     req->id = ++c->next_id; /* one numbering for the whole session */
@@ -447,7 +453,9 @@ int cli_connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t bound) 
     return rc;
 }
 
-int cli_open_lane(nnd_client *c, uint8_t **buf) {
+/* Connects a lane to the daemon of c and joins c's session: its socket, with *buf its
+ * receive buffer; -1 when the daemon did not let it join. */
+static int cli_open_lane(nnd_client *c, uint8_t **buf) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
     uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;

@@ -103,14 +103,15 @@ static const key keys[] = {
      NULL, NULL},
     {"quota.connection.buffer_bytes", K_BYTES, CONN(NND_QUOTA_BUFFER_BYTES), 0, 0, true, NULL,
      NULL},
-    {"quota.connection.prepared_bytes", K_BYTES, CONN(NND_QUOTA_PREPARED_BYTES), 0, 0, true,
-     NULL, NULL},
+    {"quota.connection.prepared_bytes", K_BYTES, CONN(NND_QUOTA_PREPARED_BYTES), 0, 0, true, NULL,
+     NULL},
     {"quota.connection.queued_executions", K_COUNT, CONN(NND_QUOTA_QUEUED_EXECUTIONS), 0,
      UINT32_MAX, true, NULL, NULL},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
 
-void srv_config_default(srv_config *c, const char *extensions_dir, const char *drivers_dir) {
+/* The default plugin and driver directories. */
+static void srv_config_default(srv_config *c, const char *extensions_dir, const char *drivers_dir) {
     memset(c, 0, sizeof *c);
     c->drivers_dir = drivers_dir;
     c->build_id = NND_DRIVER_BUILD_ID;
@@ -174,7 +175,10 @@ static bool find_key_app(const char *res) {
     return find_key(name) != NULL;
 }
 
-int srv_config_set(srv_config *c, const char *name, const char *value, char *err, size_t errlen) {
+/* Sets key from value (borrowed: it must outlive c, as argv does). 0, or -1 with err
+ * saying what is wrong with the value, or -2 when the key is unknown. */
+static int srv_config_set(srv_config *c, const char *name, const char *value, char *err,
+                          size_t errlen) {
     const key *k = find_key(name);
     if (!k) {
         if (!strcmp(name, "quota.connection.connections"))
@@ -247,7 +251,8 @@ static char *trim(char *s) {
     return s;
 }
 
-int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen) {
+/* Reads a config file into c. 0, or -1 with err as "FILE:LINE: ...". */
+static int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen) {
     /* Settings name paths and plugins the daemon trusts: only its own users may write them. */
     if (srv_trust_path(path, "config file", NND_TRUST_FILE, err, errlen) < 0) return -1;
     FILE *f = fopen(path, "re");

@@ -68,8 +68,6 @@ typedef struct srv_config_source {
     size_t n_settings;
 } srv_config_source;
 
-/* The default plugin and driver directories. */
-void srv_config_default(srv_config *c, const char *extensions_dir, const char *drivers_dir);
 /* Frees the strings the file gave. */
 void srv_config_clear(srv_config *c);
 /* Clears to, then moves from into it (from keeps no strings). */
@@ -88,11 +86,5 @@ void srv_config_diff(const srv_config *was, const srv_config *now, srv_config_ch
 void srv_config_keep(srv_config *c, const srv_config *from, bool reloadable);
 /* The shipped /etc/nnd/nnd.conf: every key commented out with its default. */
 void srv_config_print_template(FILE *f);
-
-/* Sets key from value (borrowed: it must outlive c, as argv does). 0, or -1 with err
- * saying what is wrong with the value, or -2 when the key is unknown. */
-int srv_config_set(srv_config *c, const char *key, const char *value, char *err, size_t errlen);
-/* Reads a config file into c. 0, or -1 with err as "FILE:LINE: ...". */
-int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen);
 
 #endif

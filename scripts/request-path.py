@@ -43,7 +43,9 @@ current = None
 for line in out.splitlines():
     if line.startswith("File "):
         path = line[5:].rstrip(":")
-        rel = path[len(ROOT) + 1:] if path.startswith(ROOT + "/") else None
+        # Absolute, or relative to the object's build folder (a ccache base_dir build).
+        rel = (path[len(ROOT) + 1:] if path.startswith(ROOT + "/") else
+               re.sub(r"^(\.\./)+", "", path) if path.startswith("../") else None)
         current = rel if rel and rel.startswith(FOLDERS) and rel.endswith(".c") else None
         continue
     if current is None:

@@ -53,7 +53,7 @@ void srv_log_set_level(srv_log_level level) {
     current = level;
 }
 
-srv_log_level srv_log_get_level(void) {
+static srv_log_level srv_log_get_level(void) {
     return current;
 }
 

@@ -36,7 +36,6 @@ const char *srv_log_prefix(srv_log_level level);
 /* Parses "error", "warn", "info" or "debug"; returns 0, or -1 for anything else. */
 int srv_log_parse_level(const char *s, srv_log_level *out);
 void srv_log_set_level(srv_log_level level);
-srv_log_level srv_log_get_level(void);
 /* "error", "warn", "info" or "debug". */
 const char *srv_log_level_name(srv_log_level level);
 /* Whether lines at level are written (to skip building what would be dropped). */

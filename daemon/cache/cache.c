@@ -19,6 +19,7 @@
 #include "daemon/clients/pool.h"
 #include "daemon/clients/rate.h"
 #include "storage/serialize.h"
+#include "daemon/cache/cache_devices.h"
 
 #define NND_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
 

@@ -65,6 +65,9 @@ static struct {
 
 /* ---- the thread ------------------------------------------------------------------------ */
 
+/* Ends a channel (below: its thread, its memory, its descriptor count). */
+static void srv_burst_channel_close(srv_burst_channel *ch);
+
 static void post(srv_burst_channel *ch, bool exit) {
     pthread_mutex_lock(&hub.lock);
     if (exit)
@@ -429,7 +432,7 @@ refuse:
     return -1;
 }
 
-void srv_burst_channel_close(srv_burst_channel *ch) {
+static void srv_burst_channel_close(srv_burst_channel *ch) {
     if (!ch || !ch->s) return;
     srv_quota_add(&ch->s->quota, NND_QUOTA_DESCRIPTORS, -1);
     ch->s = NULL;

@@ -15,8 +15,8 @@
  *   (watched by the loop) when the client rings it, and the channel's thread, which after
  *   each answer polls req_seq for the adaptive window when the client last ran on another
  *   CPU (burst_chan.h) and hands what it sees to the loop through one wake-up handle
- *   (wakeup.h) shared by every channel. One request at a time: one rung or polled while another is in flight
- *   is taken once that one is answered.
+ *   (wakeup.h) shared by every channel. One request at a time: one rung or polled while another is
+ * in flight is taken once that one is answered.
  * - On the loop a request is copied out of the shared memory once and checked
  *   (burst_take.h: its length, its sequence number, that it unpacks, that it is a
  *   BurstExecute of this burst), then runs exactly as a socket BurstExecute does:
@@ -51,7 +51,6 @@ typedef struct srv_burst_channel srv_burst_channel;
 
 int srv_burst_channel_open(srv_daemon *d, srv_session *s, struct srv_burst_obj *b, uint64_t handle,
                            int fds[2]);
-void srv_burst_channel_close(srv_burst_channel *ch);
 void srv_burst_channels_stop(srv_daemon *d);
 
 typedef struct srv_burst_channel_stats {

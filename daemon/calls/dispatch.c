@@ -171,9 +171,7 @@ static void on_get_number_of_cache_files_needed(srv_call *c) {
 /* The scheduler's view of o, made when o was prepared (prepare.h); made here, at the
  * default priority, for a model that has none. */
 static schema_status model_sched(srv_call *c, srv_model_obj *o) {
-    if (o->sm) return NND_OK;
-    return srv_execution_model(c->d, o->prepared, NND__PRIORITY__PRIORITY_UNSPECIFIED,
-                               srv_model_obj_destroy, o, &o->sm, c->err, sizeof c->err);
+    return srv_model_obj_view(c->d, o, NND__PRIORITY__PRIORITY_UNSPECIFIED, c->err, sizeof c->err);
 }
 
 /* The prepared model a request names, ready for the scheduler; NULL after answering. */

@@ -438,23 +438,8 @@ void srv_executions_stop(srv_daemon *d) {
     srv_wakeup_close(&q->wake, wake_closed);
 }
 
-schema_status srv_execution_model(srv_daemon *d, const eng_prepared *p, int wire_priority,
-                                  void (*release)(void *), void *ctx, qos_sched_model **out,
-                                  char *err, size_t errlen) {
-    int prio = qos_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
-    uint8_t *lanes = malloc(eng_prepared_num_operations(p) + 1);
-    if (!lanes) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
-    schema_status st =
-        qos_sched_model_new(d->exec->sched, p, prio < 0 ? NND_PRIO_MEDIUM : (qos_prio)prio, release,
-                            ctx, out, err, errlen);
-    if (st == NND_OK) {
-        /* Each step queues on its device. Out of memory here leaves every step on nnd-cpu's
-         * queue: results the same, devices less independent. */
-        srv_device_step_lanes(p, lanes);
-        (void)qos_sched_model_set_lanes(*out, lanes);
-    }
-    free(lanes);
-    return st;
+qos_sched *srv_executions_sched(srv_daemon *d) {
+    return d->exec->sched;
 }
 
 /* ---- handlers ---------------------------------------------------------------------------- */

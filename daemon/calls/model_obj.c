@@ -5,9 +5,10 @@
 #include <stdlib.h>
 
 #include "daemon/calls/execution.h"
+#include "daemon/devices/devices.h"
 
 /* Frees what keeps the prepared model alive, and o. */
-void srv_model_obj_destroy(void *p) {
+static void srv_model_obj_destroy(void *p) {
     srv_model_obj *o = p;
     if (o->ref)
         srv_cache_unref(o->ref, o->uid);
@@ -26,6 +27,25 @@ void srv_model_obj_free(void *p) {
         srv_model_obj_destroy(o);
 }
 
+schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_priority, char *err,
+                                 size_t errlen) {
+    if (o->sm) return NND_OK;
+    int prio = qos_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
+    uint8_t *lanes = malloc(eng_prepared_num_operations(o->prepared) + 1);
+    if (!lanes) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    schema_status st = qos_sched_model_new(srv_executions_sched(d), o->prepared,
+                                           prio < 0 ? NND_PRIO_MEDIUM : (qos_prio)prio,
+                                           srv_model_obj_destroy, o, &o->sm, err, errlen);
+    if (st == NND_OK) {
+        /* Each step queues on its device. Out of memory here leaves every step on nnd-cpu's
+         * queue: results the same, devices less independent. */
+        srv_device_step_lanes(o->prepared, lanes);
+        (void)qos_sched_model_set_lanes(o->sm, lanes);
+    }
+    free(lanes);
+    return st;
+}
+
 schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle, uint64_t whose,
                                   qos_sched_model **out, char *err, size_t errlen) {
     srv_model_obj *o = srv_session_find(s, handle, NND_OBJ_PREPARED);
@@ -33,11 +53,8 @@ schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "burst 0x%016llx: its prepared model 0x%016llx has been released",
                             (unsigned long long)whose, (unsigned long long)handle);
-    if (!o->sm) {
-        schema_status st = srv_execution_model(d, o->prepared, NND__PRIORITY__PRIORITY_UNSPECIFIED,
-                                               srv_model_obj_destroy, o, &o->sm, err, errlen);
-        if (st != NND_OK) return st;
-    }
+    schema_status st = srv_model_obj_view(d, o, NND__PRIORITY__PRIORITY_UNSPECIFIED, err, errlen);
+    if (st != NND_OK) return st;
     *out = o->sm;
     return NND_OK;
 }

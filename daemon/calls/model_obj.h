@@ -8,6 +8,11 @@
  *   with a scheduler view, that drops the session's reference on the view, and the last
  *   reference (queued or running executions hold theirs) frees the model through
  *   srv_model_obj_destroy(); without one, the model is destroyed at once.
+ * - srv_model_obj_view(): makes o's scheduler view (o->sm) unless it has one, at the
+ *   wire priority given (UNSPECIFIED: the default): its cost seed and estimate, each step
+ *   on its device's queue; a model beyond the device is refused (qos_sched_model_new).
+ *   Every view is made here, with the model object: at PrepareModel with its priority, or
+ *   on first use for a model that has none.
  * - srv_model_obj_sched(): the scheduler's view of the prepared model `handle` of session
  *   s, made on first use; INVALID_ARGUMENT naming `whose` (a burst's handle, for the
  *   message) once the model has been released. Loop thread only.
@@ -32,7 +37,8 @@ typedef struct srv_model_obj {
 } srv_model_obj;
 
 void srv_model_obj_free(void *o);
-void srv_model_obj_destroy(void *o);
+schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_priority, char *err,
+                                 size_t errlen);
 schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle, uint64_t whose,
                                   qos_sched_model **out, char *err, size_t errlen);
 

@@ -9,13 +9,13 @@
 #include <unistd.h>
 
 #include "daemon/base/bus.h"
+#include "daemon/cache/cache.h"
 #include "daemon/wire/convert.h"
 #include "daemon/devices/devices.h"
 #include "daemon/calls/execution.h"
 #include "daemon/devices/extensions.h"
 #include "daemon/stats/tally.h"
 #include "daemon/base/log.h"
-#include "proto/model_bytes.h"
 #include "daemon/calls/model_obj.h"
 #include "daemon/clients/pool.h"
 #include "daemon/calls/off_loop.h"
@@ -249,8 +249,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
         return;
     }
     /* The cost model seeds its estimate; a model beyond the device is refused here. */
-    st = srv_execution_model(c->d, o->prepared, priority, srv_model_obj_destroy, o, &o->sm, c->err,
-                             sizeof c->err);
+    st = srv_model_obj_view(c->d, o, priority, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
@@ -369,19 +368,12 @@ void srv_on_prepare_model(srv_call *c) {
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
         t = srv_now_ns();
-        /* Models using extensions are never cached: their engine codes name plugins
-         * loaded now (extension.h), which neither a cache file nor a reload keeps. Nor are
-         * models offered to a driver without cache blobs: its prepared state lives in the
-         * driver only (cache_devices.h). */
-        bool cacheable = !srv_model_uses_extensions(m) && srv_cache_devices_ok(&desc);
-        /* Nor saved to cache files when a load would cost more than this compile (cache.h):
-         * prepared as without a token, and the answer says so. */
-        if (token && cacheable &&
-            !srv_cache_save_pays(c->d->cache, c->s, proto_wire_constant_bytes(m))) {
-            token = NULL;
-            o->cache_save_skipped = true;
-        }
-        bool cached = cacheable && srv_cache_wants(c->d->cache, c->s, &desc, token != NULL);
+        /* The cache layer says how (cache.h): through the content cache or in place,
+         * and whether client cache files are saved. */
+        srv_prepare_route route = srv_cache_route(c->d->cache, c->s, m, &desc, token);
+        token = route.token;
+        o->cache_save_skipped = route.save_skipped;
+        bool cached = route.cached;
         /* The constants it would copy must fit the app's prepared_bytes before the copy. */
         if (!cached)
             st = srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES,

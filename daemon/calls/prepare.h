@@ -8,15 +8,15 @@
  *   shrinks while it is read fails the call with GENERAL_FAILURE.
  * - PrepareModel and PrepareModelFromCache first check the priority (INVALID_ARGUMENT),
  *   the quotas for one more prepared model and the deadline (MISSED_DEADLINE_PERSISTENT).
- *   PrepareModel goes through the daemon's cache when it wants the model (cache.h: always
- *   with a client token, otherwise when the content cache is on and the model fits; never
- *   a model using extensions) and prepares in place otherwise; cache arguments in a form
- *   the daemon does not take prepare without caching, and so does a token for a model
- *   over the save limit (srv_cache_save_pays), answered with cache_save_skipped.
+ *   PrepareModel goes the route the cache layer gives (srv_cache_route, cache.h):
+ *   through the daemon's cache (always with a client token, otherwise when the content
+ *   cache is on and the model fits; never a model using extensions) or in place; cache
+ *   arguments in a form the daemon does not take prepare without caching, and so does a
+ *   token for a model over the save limit, answered with cache_save_skipped.
  * PrepareModelFromCache needs a 32-byte token and one model and one data cache file
  * (INVALID_ARGUMENT otherwise), and caching on (GENERAL_FAILURE otherwise).
  * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an srv_model_obj
- *   (model_obj.h) with its scheduler view (execution.h), made when prepared: one beyond the
+ *   (model_obj.h) with its scheduler view (srv_model_obj_view), made when prepared: one beyond the
  *   device's limits is refused.
  */
 #ifndef NND_PREPARE_H

@@ -284,7 +284,8 @@ void srv_quota_add(srv_quota_conn *s, srv_quota_res r, int64_t delta) {
     if (s->app) s->app->used[r] += (uint64_t)delta;
 }
 
-srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid) {
+/* The app of uid, or NULL when it has no connection. */
+static srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid) {
     for (srv_quota_app *a = q ? q->apps : NULL; a && a->uid <= uid; a = a->next)
         if (a->uid == uid) return a;
     return NULL;

@@ -124,8 +124,6 @@ schema_status srv_quota_take(srv_quota_conn *s, srv_quota_res r, uint64_t n, cha
 /* Counts delta (negative: given back) on s and its app, without any check. */
 void srv_quota_add(srv_quota_conn *s, srv_quota_res r, int64_t delta);
 
-/* The app of uid, or NULL when it has no connection. */
-srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid);
 /* App-only counts (cache bytes): whether s's app may take n more of r (a refusal is
  * counted and published as by srv_quota_check()); counting them unchecked; giving back
  * (never below zero: an app may have come and gone since). */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool srv_trust_owner(uid_t uid) {
+static bool srv_trust_owner(uid_t uid) {
     if (uid == 0 || uid == geteuid()) return true;
     const char *sudo = geteuid() == 0 ? getenv("SUDO_UID") : NULL;
     char *end;

@@ -26,7 +26,6 @@
 
 enum { NND_TRUST_DIR = 1, NND_TRUST_FILE = 2, NND_TRUST_STICKY = 4 };
 
-bool srv_trust_owner(uid_t uid);
 int srv_trust_path(const char *path, const char *what, int flags, char *err, size_t errlen);
 int srv_trust_fd(int fd, const char *path, char *err, size_t errlen);
 int srv_trust_daemon_paths(const char *state_dir, const char *socket_path,

@@ -170,8 +170,10 @@ static schema_status check_io_list(const eng_model_desc *m, const uint32_t *list
     return s;
 }
 
-schema_status eng_validate_structure(const eng_model_desc *m, bool referenced, char *err,
-                                     size_t errlen) {
+/* Validates structure (operands, lifetimes, locations, lists); op signatures excluded. A
+ * referenced subgraph (eng_flow_graph) may have no inputs. */
+static schema_status eng_validate_structure(const eng_model_desc *m, bool referenced, char *err,
+                                            size_t errlen) {
     if (m->n_operands > NND_MAX_OPERANDS) return FAIL("too many operands (%u)", m->n_operands);
     if (m->n_operations > NND_MAX_OPERATIONS)
         return FAIL("too many operations (%u)", m->n_operations);

@@ -35,7 +35,8 @@ schema_status eng_require_same_quant(eng_op_ctx *c, uint32_t i, uint32_t o) {
     return NND_OK;
 }
 
-void eng_fixed_quant(enum eng_fixed_range r, int32_t type, float *scale, int32_t *zero_point) {
+static void eng_fixed_quant(enum eng_fixed_range r, int32_t type, float *scale,
+                            int32_t *zero_point) {
     bool unit = r == NND_FIXED_UNIT;
     *scale = unit ? 1.f / 256 : 1.f / 128;
     *zero_point = eng_q8_min(type) + (unit ? 0 : 128);

@@ -162,12 +162,6 @@ int32_t eng_fx_exp_neg(int32_t a, int integer_bits) {
 int32_t eng_fx_one_over_one_plus(int32_t a) {
     return fxw_mul_pot(fxw_half_reciprocal(a, 32), 1, 32);
 }
-int32_t eng_fx_logistic(int32_t a, int integer_bits) {
-    return fxw_logistic(a, integer_bits, 32);
-}
-int32_t eng_fx_tanh(int32_t a, int integer_bits) {
-    return fxw_tanh(a, integer_bits, 32);
-}
 
 int16_t eng_fx16_srdhm(int16_t a, int16_t b) {
     return (int16_t)fxw_srdhm(a, b, 16);

@@ -36,9 +36,6 @@ int32_t eng_fx_mul_pot(int32_t x, int e);
 int32_t eng_fx_exp_neg(int32_t a, int integer_bits);
 /* 1 / (1 + a) for a in [0, 1), Q0.31 in and out (one_over_one_plus_x_for_x_in_0_1). */
 int32_t eng_fx_one_over_one_plus(int32_t a);
-/* logistic(a) and tanh(a) for a in Q(integer_bits); results Q0.31. */
-int32_t eng_fx_logistic(int32_t a, int integer_bits);
-int32_t eng_fx_tanh(int32_t a, int integer_bits);
 /* Largest |input difference| whose rescaled value still fits integer_bits after a
  * left_shift (the reference's CalculateInputRadius). */
 int32_t eng_input_radius(int integer_bits, int left_shift);

@@ -18,16 +18,7 @@ typedef struct nndctl_opts {
 /* info [--json] and status [--json]: a short summary, or with --json the data for scripts. */
 int nndctl_info(const nndctl_opts *o, int argc, char **argv);
 int nndctl_status(const nndctl_opts *o, int argc, char **argv);
-/* metrics: status in the Prometheus text exposition format (metrics/prom.h). */
-int nndctl_metrics(const nndctl_opts *o, int argc, char **argv);
-int nndctl_events(const nndctl_opts *o, int argc, char **argv);
-/* cache list | cache purge: the daemon's content cache over the admin bus. */
-int nndctl_cache(const nndctl_opts *o, int argc, char **argv);
 int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
-/* reload: the daemon reads its config files again (as for SIGHUP) and loads its extension
- * plugins and allowlist afresh; prints what loaded and what was refused. Exit 1 when the
- * daemon refused the files or could not read the allowlist. */
-int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
 
 /* A device's capabilities as status gives them ({"<TYPE>": {"exec_time", "power_usage"},
  * ..., "relaxed_scalar", "relaxed_tensor", "if", "while"}): one line when every figure is

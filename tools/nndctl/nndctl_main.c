@@ -59,7 +59,7 @@ static void usage(FILE *f) {
 
 /* ---- metrics -------------------------------------------------------------------------- */
 
-int nndctl_metrics(const nndctl_opts *o, int argc, char **argv) {
+static int nndctl_metrics(const nndctl_opts *o, int argc, char **argv) {
     (void)argv;
     if (argc > 1) {
         fprintf(stderr, "nndctl metrics: takes no arguments\n");
@@ -112,7 +112,7 @@ static void print_event(const char *buf, size_t len) {
     free(s);
 }
 
-int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
+static int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
     long count = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--count") && i + 1 < argc) {
@@ -179,7 +179,7 @@ static unsigned long long json_u64(const cJSON *o, const char *key) {
     return cJSON_IsNumber(v) ? (unsigned long long)v->valuedouble : 0;
 }
 
-int nndctl_cache(const nndctl_opts *o, int argc, char **argv) {
+static int nndctl_cache(const nndctl_opts *o, int argc, char **argv) {
     bool list = argc == 2 && !strcmp(argv[1], "list");
     bool purge = argc == 2 && !strcmp(argv[1], "purge");
     if (!list && !purge) {
@@ -247,7 +247,7 @@ static void print_extensions(const cJSON *x) {
            json_u64(x, "allowlist_entries"));
 }
 
-int nndctl_reload(const nndctl_opts *o, int argc, char **argv) {
+static int nndctl_reload(const nndctl_opts *o, int argc, char **argv) {
     (void)argv;
     if (argc != 1) {
         fprintf(stderr, "usage: nndctl reload\n");
