@@ -96,9 +96,13 @@ typedef struct drvhost_stats {
 void drvhost_get_stats(drvhost *h, drvhost_stats *out);
 
 /* ---- shared regions ---- */
-/* fd (dup'd: the caller keeps its own) mapped at base for length bytes from file_offset.
- * Returns the region id (> 0) or -errno. */
-int drvhost_register_region(int fd, uint64_t file_offset, const void *base, size_t length);
+/* fd (dup'd: the caller keeps its own) mapped at base for length bytes from file_offset;
+ * hosts map it writable only when writable and the fd allows. Returns the region id (> 0)
+ * or -errno. */
+int drvhost_register_region(int fd, uint64_t file_offset, const void *base, size_t length,
+                            bool writable);
 void drvhost_unregister_region(int id);
+/* Whether a host was ever started: the daemon registers its pools' mappings only then. */
+bool drvhost_active(void);
 
 #endif

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -24,6 +25,11 @@ extern char **environ;
 
 static pthread_mutex_t g_hosts_lock = PTHREAD_MUTEX_INITIALIZER;
 static drvhost *g_hosts[DRVHOST_MAX_HOSTS];
+static _Atomic bool g_active;
+
+bool drvhost_active(void) {
+    return atomic_load(&g_active);
+}
 
 uint64_t dhp_bound(uint32_t ms) {
     return dh_now_ns() + (uint64_t)ms * 1000000ull;
@@ -96,7 +102,7 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     close(child);
     if (rc != 0) {
         close(sv[0]);
-        snprintf(err, errlen, "cannot start %s: %s", h->host_path, strerror(rc));
+        snprintf(err, errlen, "cannot start %.160s: %s", h->host_path, strerror(rc));
         return -1;
     }
     int sock = sv[0];
@@ -286,10 +292,12 @@ static void on_reply(drvhost *h, dh_msg *m) {
     }
     if (c->status == NND_DRIVER_INVALID_ARGUMENT && strstr(c->err, "memory pool shrank"))
         h->stats.pool_shrinks++;
+    /* A waiting caller may return (its call on its stack) as soon as done is seen. */
+    void (*finish)(dhp_call *) = c->finish;
     c->done = true;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
-    if (c->finish) c->finish(c);
+    if (finish) finish(c);
 }
 
 static void *supervise(void *arg) {
@@ -567,6 +575,7 @@ const nnd_driver *drvhost_start(const char *plugin_path, const drvhost_limits *l
         return NULL;
     }
     dhp_table_init(h);
+    atomic_store(&g_active, true);
     *out = h;
     return &h->table;
 }

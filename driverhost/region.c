@@ -37,12 +37,13 @@ static size_t lower(uintptr_t p) {
     return lo;
 }
 
-int drvhost_register_region(int fd, uint64_t file_offset, const void *base, size_t length) {
+int drvhost_register_region(int fd, uint64_t file_offset, const void *base, size_t length,
+                            bool writable) {
     int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (dup < 0) return -errno;
     int mode = fcntl(fd, F_GETFL);
-    region r = {0,     dup, mode >= 0 && (mode & O_ACCMODE) == O_RDWR, file_offset, (uintptr_t)base,
-                length};
+    bool rw = writable && mode >= 0 && (mode & O_ACCMODE) == O_RDWR;
+    region r = {0, dup, rw, file_offset, (uintptr_t)base, length};
     pthread_rwlock_wrlock(&g_lock);
     if (g_n == g_cap) {
         size_t cap = g_cap ? g_cap * 2 : 64;

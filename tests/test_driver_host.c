@@ -118,7 +118,7 @@ static void test_runs_and_places_tensors(void **state) {
     int fd = memfd_create("pool", MFD_CLOEXEC);
     assert_int_equal(ftruncate(fd, 2 * N * sizeof(float)), 0);
     float *pool = mmap(NULL, 2 * N * sizeof(float), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int id = drvhost_register_region(fd, 0, pool, 2 * N * sizeof(float));
+    int id = drvhost_register_region(fd, 0, pool, 2 * N * sizeof(float), true);
     assert_true(id > 0);
     fill(pool, 2.0f);
     memset(pool + N, 0, N * sizeof(float));
@@ -236,7 +236,7 @@ static void test_shrunk_pool_is_client_error(void **state) {
     int fd = memfd_create("pool", MFD_CLOEXEC);
     assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
     float *pool = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int id = drvhost_register_region(fd, 0, pool, bytes);
+    int id = drvhost_register_region(fd, 0, pool, bytes, true);
     float *out = calloc(N, sizeof(float));
     drvhost_stats st;
     drvhost_get_stats(f.h, &st);
@@ -372,7 +372,7 @@ static void test_round_trip(void **state) {
     int fd = memfd_create("pool", MFD_CLOEXEC);
     assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
     float *pool = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    int id = drvhost_register_region(fd, 0, pool, bytes);
+    int id = drvhost_register_region(fd, 0, pool, bytes, true);
     fill(pool, 1.0f);
     char err[256];
     enum { WARM = 200, CALLS = 2000 };
