@@ -46,7 +46,7 @@
 
 #include "bench/cache.h"
 #include "bench/contention.h"
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 #include "bench/kernels.h"
 #include "bench/memory.h"
 #include "bench/mobilenet_rows.h"
@@ -56,10 +56,10 @@
 #include "bench/qos.h"
 #include "bench/rtt.h"
 #include "bench/threads.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 #include "bench/conformer.h"
 #include "bench/transformer.h"
-#include "tests/wire.h"
+#include "tests/support/wire.h"
 
 /* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
  * the CPUs it has; names them in out. */

@@ -11,10 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/cache_model.h"
-#include "tests/harness.h"
+#include "tests/support/cache_model.h"
+#include "tests/support/harness.h"
 #include "storage/hash.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define WEIGHTS (10u << 20) /* bytes of constants */
 #define TRIALS  15

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cache: the compilation-cache rows of `make bench`, for a model with 10 MiB of weights
- * (tests/cache_model.h), on a daemon of its own started with the content cache off so
+ * (tests/support/cache_model.h), on a daemon of its own started with the content cache off so
  * every prepare does its full work, and with no limit on the models it saves to cache
  * files (--cache-save-max-bytes 0; by default one this large is not saved, docs/caching.md),
  * so that loads can be measured. Medians over trials that alternate between sides.

@@ -14,7 +14,7 @@
 
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define ROUNDS    30
 #define PER_ROUND 4

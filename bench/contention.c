@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "schema/codes.h"
-#include "tests/harness.h"
-#include "tests/mobilenet.h"
-#include "tests/mobilenet_nnapi.h"
+#include "tests/support/harness.h"
+#include "tests/support/mobilenet.h"
+#include "tests/support/mobilenet_nnapi.h"
 #include "bench/mobilenet_xnn.h"
 #include "nnd/NeuralNetworks.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define MAX_SAMPLES 4096
 /* The others keep competing this long after the measured process's window. */

@@ -15,9 +15,9 @@
 
 #include "schema/codes.h"
 #include "bench/local.h"
-#include "tests/mobilenet.h"
+#include "tests/support/mobilenet.h"
 #include "nnd/nnd_wire.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define ROUNDS 6 /* each round runs one side `per_round` times, then the other */
 

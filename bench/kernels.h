@@ -16,7 +16,7 @@
 #ifndef NND_BENCH_KERNELS_H
 #define NND_BENCH_KERNELS_H
 
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 
 typedef struct bench_pair {
     double a_ns, b_ns, flops;

@@ -8,7 +8,7 @@
 
 #include "daemon/wire/convert.h"
 #include "engine/engine.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 struct bench_local {
     eng_prepared *p;

@@ -11,7 +11,7 @@
 
 #include "bench/local.h"
 #include "nnd/nnd_wire.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define TRIALS    2000
 #define WARMUP    50

@@ -11,7 +11,7 @@
 #ifndef NND_BENCH_MEMORY_H
 #define NND_BENCH_MEMORY_H
 
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 
 typedef struct bench_memfd {
     double big_ns, small_ns;             /* daemon execute round trips */

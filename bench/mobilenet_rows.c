@@ -7,8 +7,8 @@
 #include <stdlib.h>
 
 #include "schema/codes.h"
-#include "tests/mobilenet.h"
-#include "tests/mobilenet_nnapi.h"
+#include "tests/support/mobilenet.h"
+#include "tests/support/mobilenet_nnapi.h"
 #include "bench/mobilenet_xnn.h"
 
 /* Short rounds, many of them: load from elsewhere on the machine falls on both sides. */

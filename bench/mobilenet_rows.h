@@ -14,7 +14,7 @@
 #ifndef NND_BENCH_MOBILENET_ROWS_H
 #define NND_BENCH_MOBILENET_ROWS_H
 
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 #include "bench/kernels.h"
 
 typedef struct bench_mobilenet {

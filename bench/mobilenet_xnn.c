@@ -11,7 +11,7 @@
 #include <xnnpack.h>
 
 #include "schema/codes.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 struct bench_xnn {
     xnn_runtime_t runtime;

@@ -16,7 +16,7 @@
 #ifndef NND_BENCH_MOBILENET_XNN_H
 #define NND_BENCH_MOBILENET_XNN_H
 
-#include "tests/mobilenet.h"
+#include "tests/support/mobilenet.h"
 
 typedef struct bench_xnn bench_xnn;
 

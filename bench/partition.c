@@ -6,10 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 #include "nnd/nnd_wire.h"
-#include "tests/qos_models.h"
-#include "tests/timing.h"
+#include "tests/support/qos_models.h"
+#include "tests/support/timing.h"
 
 #define STEPS  64
 #define LEN    65536

@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 
 #include "schema/codes.h"
-#include "tests/harness.h"
-#include "tests/mobilenet.h"
-#include "tests/mobilenet_nnapi.h"
+#include "tests/support/harness.h"
+#include "tests/support/mobilenet.h"
+#include "tests/support/mobilenet_nnapi.h"
 #include "bench/mobilenet_xnn.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd_wire.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define ROUNDS    12
 #define PER_ROUND 2

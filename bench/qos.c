@@ -17,10 +17,10 @@
 #include <cjson/cJSON.h>
 
 #include "proto/frame.h"
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 #include "nnd/nnd_wire.h"
-#include "tests/qos_models.h"
-#include "tests/timing.h"
+#include "tests/support/qos_models.h"
+#include "tests/support/timing.h"
 
 #define OUT_SLOTS 64
 #define SEND_S    3 /* seconds of open-loop sending */

@@ -10,7 +10,7 @@
  *                 LOW executions (four in flight), over its p99 on an idle daemon
  *                 (target <= 1.5).
  * Capacity is the completion rate of the same model back to back (four in flight, no
- * deadlines). Models are chains of ADDs (tests/qos_models.h). The whole measurement runs
+ * deadlines). Models are chains of ADDs (tests/support/qos_models.h). The whole measurement runs
  * BENCH_QOS_REPEATS times, each on a fresh daemon; each row is the median run's (its
  * details come from that run). Returns 0 and fills *out; -1 on failure (message on
  * stderr). */

@@ -9,10 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tests/harness.h"
+#include "tests/support/harness.h"
 #include "nnd/nnd_wire.h"
-#include "tests/timing.h"
-#include "tests/wire.h"
+#include "tests/support/timing.h"
+#include "tests/support/wire.h"
 
 static int pin_to(int cpu) {
     cpu_set_t set;

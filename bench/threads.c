@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tests/harness.h"
-#include "tests/ndk_load.h"
-#include "tests/timing.h"
+#include "tests/support/harness.h"
+#include "tests/ndk/ndk_load.h"
+#include "tests/support/timing.h"
 
 #define HIGH_SAMPLES 200
 #define RATE_SECONDS 2.0

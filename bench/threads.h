@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* threads: the rows of `make bench` for the threads of one process sharing its one
- * connection, through the NNAPI layer as an application uses it (tests/ndk_load.h), on a
+ * connection, through the NNAPI layer as an application uses it (tests/ndk/ndk_load.h), on a
  * daemon of their own (default settings):
  *   high_p90_thread   p90 latency of HIGH executions of a 12-layer FULLY_CONNECTED chain
  *                     ([32, 1024] floats) from one thread while another thread of the same

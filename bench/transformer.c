@@ -14,7 +14,7 @@
 
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd_wire.h"
-#include "tests/timing.h"
+#include "tests/support/timing.h"
 
 #define ROUNDS    40
 #define PER_ROUND 2 /* 40 rounds of two: about 10 s on a loaded two-CPU machine */

@@ -7,7 +7,7 @@
  *   TENSOR_OEM_BYTE), schema_type_is_tensor() whether the type has dimensions,
  *   schema_type_name() its name ("UNKNOWN_TYPE" for a type nobody defined).
  * - Codes with nonzero high bits, id << 16 | code, are the types of the plugin the
- *   extension loader gave that id (engine/extension.h). The loader installs a plugin's
+ *   extension loader gave that id (engine/plugins/extension.h). The loader installs a plugin's
  *   rows with schema_types_install() when it publishes the plugin and removes them (rows
  *   NULL) before freeing it; the functions above answer for those codes from the rows
  *   alone and never call the loader. Installed rows stay unchanged until removed;

@@ -7,7 +7,8 @@ A breakpoint that never stops sits on every function of the daemon's own sources
 (daemon/, sched/, engine/, proto/, storage/, metrics/); `nndctl conformance` then runs one
 case (a tiny model: one PrepareModel, one Execute) against that daemon. Each request starts
 where the daemon receives a frame; it is named by the call-table handler it reaches.
-The operation kernels (engine/ops/) count as one entry.
+The operation kernels and their shared helpers (engine/ops/, engine/ops_common/) count as one
+entry.
 Usage: scripts/request-path.py [BUILD_DIR] [CASE_JSON]   (needs gdb)"""
 import os
 import shutil
@@ -100,7 +101,8 @@ for n, s in enumerate(starts):
     seg = entries[s - 1 if s > 0 else s:starts[n + 1] - 1 if n + 1 < len(starts) else len(entries)]
     name = next((f.split("on_", 1)[1] for p, f in seg if p.startswith("daemon/") and "on_" in f),
                 None)
-    files = ["engine/ops/*" if p.startswith("engine/ops/") else p for p, _ in seg]
+    files = ["engine/ops/*" if p.startswith(("engine/ops/", "engine/ops_common/")) else p
+             for p, _ in seg]
     order = list(dict.fromkeys(files))
     visits = {p: 0 for p in order}
     for k, p in enumerate(files):

@@ -16,7 +16,7 @@
 #include "daemon/calls/call.h"
 #include "daemon/devices/devices.h"
 #include "daemon/calls/execution.h"
-#include "engine/extension.h"
+#include "engine/plugins/extension.h"
 #include "daemon/devices/extensions.h"
 #include "daemon/calls/fenced.h"
 #include "daemon/base/log.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/driver.h"
+#include "engine/backends/drivers/driver.h"
 #include "daemon/base/log.h"
 #include "daemon/clients/trust.h"
 

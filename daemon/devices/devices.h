@@ -8,7 +8,8 @@
  *   the reference kernels elsewhere) and "nnd-reference" (the reference kernels only:
  *   deterministic, the device to compare against, as Android's nnapi-reference). Both
  *   support every operation the engine has. Then one device per driver plugin loaded by
- *   srv_devices_load_drivers() (engine/driver.h), in the drivers directory's name order.
+ *   srv_devices_load_drivers() (engine/backends/drivers/driver.h), in the drivers directory's name
+ * order.
  * - srv_device_plan_for(): how a compilation naming n devices (n == 0: all) is partitioned,
  *   as the Android runtime does: its devices from the lowest exec_time up; each step goes
  *   to the first driver that takes it, and the first CPU device of the set takes the rest

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "daemon/base/bus.h"
-#include "engine/extension.h"
+#include "engine/plugins/extension.h"
 #include "daemon/base/log.h"
 #include "daemon/clients/trust.h"
 

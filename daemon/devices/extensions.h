@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extensions: the daemon's side of vendor extensions. Loads the plugins
- * (engine/extension.h) and the allowlist at start and on the admin command `reload`, and
+ * (engine/plugins/extension.h) and the allowlist at start and on the admin command `reload`, and
  * says which clients may see and use them.
  *
  * Contract:

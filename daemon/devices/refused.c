@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "engine/extension.h"
+#include "engine/plugins/extension.h"
 #include "daemon/base/log.h"
 
 /* Standard types first, then OEM_OPERATION, then every extension operation. */

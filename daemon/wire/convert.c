@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/extension.h"
+#include "engine/plugins/extension.h"
 
 void srv_model_desc_clear(eng_model_desc *d) {
     free((void *)d->operands);

@@ -15,7 +15,7 @@
 schema_status srv_model_from_proto(const Nnd__Model *m, eng_memory_view *pool_views, size_t n_views,
                                    eng_model_desc *out, char *err, size_t errlen);
 /* As srv_model_from_proto(), which is this with allow_extensions false. Vendor extensions
- * (engine/extension.h): a client that may not use them (allow_extensions false) is
+ * (engine/plugins/extension.h): a client that may not use them (allow_extensions false) is
  * refused any model with an extensionNameToPrefix entry, and, while a plugin claims OEM,
  * any use of OEM_OPERATION or the OEM types. Otherwise extensionNameToPrefix must be a
  * bijection between prefixes 1..65535 and names of loaded extensions, and every type and

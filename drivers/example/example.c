@@ -14,7 +14,7 @@
 
 #include "kernels.h"
 #include "memory.h"
-#include "engine/driver_abi1.h"
+#include "engine/backends/drivers/driver_abi1.h"
 
 /* NNAPI OperationCode values of the operations this driver runs. */
 enum {

@@ -10,14 +10,14 @@
  *   value, so a 256-entry table is built once per run. */
 #include <math.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/fused_activation.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/quant_table.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fused_activation.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/quant_table.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 static int32_t relu_fuse_code(int32_t op) {
     switch (op) {

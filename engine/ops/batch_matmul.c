@@ -9,14 +9,14 @@
  *   * input 1 scale / output scale (the product in float, as the reference computes it)
  *   and saturated to the storage range.
  * The adj flags change strides only: no slice is transposed in memory. */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 /* One matrix product per batch: out[b][i][j] = sum_k x(b, i, k) * y(b, k, j), where each
  * operand element sits at batch * batch_step + row * row_step + col * col_step. */

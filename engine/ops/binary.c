@@ -5,15 +5,15 @@
  * values. TENSOR_INT32 (HAL 1.3) takes no fused activation, wraps around on overflow, and
  * DIV rounds toward negative infinity with x / 0 = 0 (the reference's choice for an
  * undefined result). */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/broadcast.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/fused_activation.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/broadcast.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/fused_activation.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 enum arith { ARITH_ADD, ARITH_MUL, ARITH_SUB, ARITH_DIV };
 

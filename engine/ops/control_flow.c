@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* control_flow.c: IF and WHILE in the operation table. The engine runs them itself
- * (engine/flow.h): their signature is checked against the subgraphs they name, which an
+ * (engine/core/flow.h): their signature is checked against the subgraphs they name, which an
  * operation's check() cannot see, and they have no kernel of their own. */
 #include "engine/op.h"
 

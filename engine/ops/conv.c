@@ -2,12 +2,12 @@
 /* conv.c: CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and FULLY_CONNECTED. Each only
  * describes its operands as a grouped convolution (eng_conv_geom); the window walk, the
  * float and quantized (per-tensor or per-channel) arithmetic live once in conv_walk.c. */
-#include "engine/ops/conv_walk.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/conv_walk.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 static bool is_depthwise(const eng_op_ctx *c) {
     return c->def->code == NND_OP_DEPTHWISE_CONV_2D;

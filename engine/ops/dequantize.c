@@ -3,11 +3,11 @@
  * as the reference does and stored as FLOAT32 or FLOAT16. Inputs: QUANT8_ASYMM; from HAL
  * 1.2 QUANT8_SYMM and QUANT8_SYMM_PER_CHANNEL (one scale per index of the channel
  * dimension); from HAL 1.3 QUANT8_ASYMM_SIGNED. */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/float16.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/float16.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
 
 static schema_status dequantize_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);

@@ -14,15 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/boxes.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/index_sort.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/boxes.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/index_sort.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/realvalue.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/realvalue.h"
+#include "engine/ops_common/signature.h"
 
 /* True when inputs [from, to) all have their values (constants at prepare). */
 static bool inputs_known(const eng_op_ctx *c, uint32_t from, uint32_t to) {

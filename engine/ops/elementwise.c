@@ -19,14 +19,14 @@
  * MAXIMUM/MINIMUM/SELECT requantized to the output in double, and PRELU's integer
  * pipeline. The 8-bit quantized types, unsigned and signed, are one case throughout: lanes
  * hold stored values and results saturate to the output type's range. */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/broadcast.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/float16.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/broadcast.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/float16.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
 
 #include <math.h>
 #include <string.h>

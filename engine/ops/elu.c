@@ -5,9 +5,9 @@
 #include <math.h>
 
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 static schema_status elu_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, 2, 1, 1);

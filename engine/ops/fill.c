@@ -3,11 +3,11 @@
  * element is the value scalar (FLOAT32, FLOAT16 or INT32, matching the output type).
  * A shape entry must not be negative; 0 gives a zero-sized output. The shape tensor is
  * usually not constant, so the output shape is mostly known at execution only. */
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 static int32_t value_type_of(int32_t tensor_type) {
     switch (tensor_type) {

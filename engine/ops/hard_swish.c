@@ -10,15 +10,15 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/quant_table.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/quant_table.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 typedef struct hswish_q {
     int32_t in_zero_point, out_zero_point;

@@ -2,11 +2,11 @@
 /* lookup.c: EMBEDDING_LOOKUP and HASHTABLE_LOOKUP — gather rows (slices along the first
  * dimension) of a values tensor, by index or through a sorted key table. Rows are moved
  * as bytes, so every value type shares one path. */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,10 +9,10 @@
  * the function index * 2^bits); dense writes one 0/1 per bit. */
 #include <string.h>
 
-#include "engine/ops/float16.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/float16.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
 
 enum { IN_HASH, IN_X, IN_WEIGHT, IN_TYPE };
 enum { LSH_SPARSE_DEPRECATED = 1, LSH_DENSE = 2, LSH_SPARSE = 3 };

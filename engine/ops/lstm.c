@@ -13,12 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/ops/clamp.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/recurrent.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/recurrent.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 enum { GATE_I, GATE_F, GATE_C, GATE_O };
 static const char *const GATE[4] = {"input", "forget", "cell", "output"};

@@ -9,11 +9,11 @@
  * every padded slice is copied from its mirror image in the output itself: by the time
  * dimension d is padded, the dimensions before it are padded in full, so each copy spans
  * them whole and the later dimensions' middle part only. Elements are opaque bytes. */
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 enum { MODE_REFLECT = 0, MODE_SYMMETRIC = 1 };
 

@@ -4,14 +4,14 @@
  * and CHANNEL_SHUFFLE. Kernels treat elements as opaque bytes of the input's element size,
  * so one run function serves every tensor type; each operation is expressed as N-d strided
  * copies (eng_copy_nd) from the input into the output. */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 #include <string.h>
 

@@ -9,13 +9,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 /* ---- signatures --------------------------------------------------------------------- */
 

@@ -4,11 +4,11 @@
  * the reference) into a tensor of rank R + 1 whose dimension `axis` is N. Quantized inputs
  * all carry the output's scale and zero point. Each input is one strided copy into its
  * slot of the output; elements are moved as opaque bytes. */
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 static schema_status pack_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, UINT32_MAX, 1, 1);

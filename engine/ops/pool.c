@@ -7,14 +7,14 @@
 #include <float.h>
 #include <math.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/fused_activation.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fused_activation.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 enum pool_kind { POOL_AVG, POOL_MAX, POOL_L2 };
 

@@ -19,13 +19,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/qlstm_math.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/qlstm_math.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 enum {
     IN_X = 0,

@@ -3,13 +3,13 @@
  * projection) in the reference's integer pipeline: an 8-bit fully connected layer whose
  * int32 sums are rescaled to Q3.12 gate inputs, then 16-bit gemmlowp fixed point for the
  * gates (Q0.15) and a Q4.11 cell state. */
-#include "engine/ops/clamp.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 #include <math.h>
 #include <string.h>

@@ -5,11 +5,11 @@
 #include <float.h>
 #include <math.h>
 
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/realvalue.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/realvalue.h"
+#include "engine/ops_common/signature.h"
 
 static schema_status multinomial_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 3, 3, 1, 1);

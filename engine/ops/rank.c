@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* rank.c: RANK (HAL 1.3) — the number of dimensions of a tensor of any tensor type, as an
  * INT32 scalar. Only the input's shape is read, never its values. */
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
 
 static schema_status rank_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);

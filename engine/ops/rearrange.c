@@ -4,13 +4,13 @@
  * element type (quantized values keep their scale and zero point). The exception is
  * CONCATENATION of QUANT8 inputs whose quantization differs from the output's (allowed
  * from HAL 1.2): those are requantized in float as the reference does. */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,14 +6,14 @@
  * input differences from the zero point as TensorFlow Lite's reference does: the
  * multiplier of in_scale / out_scale, divided by the element count, rounds the mean to
  * nearest (the Android runtime's older kernel truncated, one step apart at most). */
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/float16.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/float16.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 #include <float.h>
 #include <string.h>

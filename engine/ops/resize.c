@@ -14,14 +14,14 @@
  * from zero. NEAREST_NEIGHBOR copies elements, so one path serves every type. */
 #include <math.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/float16.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/float16.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 enum { IN_IMAGE, IN_WIDTH, IN_HEIGHT, IN_LAYOUT, IN_ALIGN_CORNERS, IN_HALF_PIXEL };
 

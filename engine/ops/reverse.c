@@ -3,11 +3,11 @@
  * one dimension reversed; the dimension is the one element of the TENSOR_INT32 input 1,
  * in [0, rank) (no negative axes, as the reference). One strided copy that walks the
  * reversed dimension backwards; elements are moved as opaque bytes. */
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/tensor_copy.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/tensor_copy.h"
 
 #define REVERSE_MAX_RANK 8
 

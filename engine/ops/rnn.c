@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/recurrent.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/recurrent.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 /* Where one cell's tensors sit in an operation's inputs; -1: none. */
 typedef struct rnn_layout {

@@ -11,16 +11,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/boxes.h"
-#include "engine/ops/clamp.h"
-#include "engine/ops/fixedpoint.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/boxes.h"
+#include "engine/ops_common/clamp.h"
+#include "engine/ops_common/fixedpoint.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/realvalue.h"
-#include "engine/ops/signature.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/realvalue.h"
+#include "engine/ops_common/signature.h"
 
 /* ---- shared by ROI_ALIGN and ROI_POOLING ---------------------------------------------- */
 

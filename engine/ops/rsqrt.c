@@ -14,13 +14,13 @@
  *     saturate there). */
 #include <math.h>
 
-#include "engine/ops/affine_quant.h"
-#include "engine/ops/fixedpoint.h"
+#include "engine/ops_common/affine_quant.h"
+#include "engine/ops_common/fixedpoint.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/quant_table.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/quant_table.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 static schema_status rsqrt_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);

@@ -9,11 +9,11 @@
  * num_filters], as the reference lays them out. FLOAT16 runs through the float32 bridge. */
 #include <string.h>
 
-#include "engine/ops/kernel_errors.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/recurrent.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/recurrent.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 enum { IN_X, IN_FEATURE, IN_TIME, IN_BIAS, IN_STATE, IN_RANK, IN_ACT };
 enum { OUT_STATE, OUT_Y };

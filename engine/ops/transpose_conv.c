@@ -3,13 +3,13 @@
  * arithmetic are those of the convolution engine in conv_walk.c (filter [out_c, fh, fw, in_c],
  * per-tensor or per-channel requantization); only the scalars and the output size differ,
  * and the walk scatters each input pixel over a window of the output. */
-#include "engine/ops/conv_walk.h"
-#include "engine/ops/image_geometry.h"
-#include "engine/ops/kernel_errors.h"
+#include "engine/ops_common/conv_walk.h"
+#include "engine/ops_common/image_geometry.h"
+#include "engine/ops_common/kernel_errors.h"
 #include "engine/ops/op_def.h"
-#include "engine/ops/operand.h"
-#include "engine/ops/signature.h"
-#include "engine/ops/type_bridge.h"
+#include "engine/ops_common/operand.h"
+#include "engine/ops_common/signature.h"
+#include "engine/ops_common/type_bridge.h"
 
 #include <string.h>
 

@@ -13,7 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* NND_REFERENCE_KERNELS for the models prepared next (engine/backend.h); and a limit on
- * what one execution may allocate (engine/execute.c) that libFuzzer's memory limits leave
+ * what one execution may allocate (engine/core/execute.c) that libFuzzer's memory limits leave
  * room for. */
 static inline void fz_set_reference_kernels(int on) {
     setenv("NND_EXEC_ALLOC_LIMIT_MB", "256", 0);

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xnn.c: the XNNPACK backend (backend.h). Claims CONV_2D, DEPTHWISE_CONV_2D,
+ * FULLY_CONNECTED, AVERAGE_POOL_2D, MAX_POOL_2D, ADD, SUB, MUL, RELU, RELU1, RELU6,
+ * LOGISTIC and TANH on TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED,
+ * HARD_SWISH and ELU (a constant alpha) on TENSOR_FLOAT32, BATCH_MATMUL on TENSOR_FLOAT32
+ * and TENSOR_QUANT8_ASYMM_SIGNED, SOFTMAX on the last axis on TENSOR_FLOAT32 and
+ * TENSOR_QUANT8_ASYMM (xnn_batch_matmul.c, xnn_transformer.c), DIV (xnn_eltwise.c), MEAN over the
+ * trailing axes, RSQRT and SQRT on TENSOR_FLOAT32 (xnn_norm.c), when shapes and parameters are
+ * fixed at prepare and XNNPACK computes what the reference does (the families' claims:
+ * xnn_conv.c, xnn_eltwise.c; signed operators: xnn_qs8.c):
+ * - NHWC only; per-channel quantized filters (TENSOR_QUANT8_SYMM_PER_CHANNEL) only with
+ *   signed inputs (XNNPACK's qc8); signed per-tensor filters only with zero point 0.
+ * - XNNPACK's 8-bit arithmetic requantizes in float (round to nearest even) where the
+ *   reference uses gemmlowp fixed point: results agree within one step, the conformance
+ *   tolerance. XNNPACK refuses some scale ratios at create; those steps stay reference.
+ * - TENSOR_FLOAT16: every operation above with a FLOAT32 operator takes it (xnn_fp16.c):
+ *   constants converted to float once here, FP16 activations converted where they meet
+ *   the operator, and none between steps of an FP16 region (float32_operand()).
+ * Operators are created (weights packed) at claim and set up once there, so the
+ * indirection buffers exist before the first execution; each run sets up the same shapes
+ * with the execution's pointers, which allocates nothing, under a per-step lock because
+ * an operator holds its setup. One pthreadpool, sized to the CPUs this process may use,
+ * serves every operator; it is made with XNNPACK's initialization, once per process. Its
+ * workers spin between the operators of an execution and sleep after its last. While other
+ * threads fill the machine's CPUs an operator runs on the calling thread alone
+ * (cpu_crowd.h says why). Packed
+ * weights live in xnn_alloc.h's blocks, kept for reuse after their operator goes. */
+#include <pthread.h>
+#include <pthreadpool.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/backend.h"
+#include "engine/backends/xnnpack/cpu_crowd.h"
+#include "engine/base/footprint.h"
+#include "engine/ops_common/fused_activation.h"
+#include "engine/ops_common/kernel_errors.h"
+#include "engine/ops_common/operand.h"
+#include "engine/backends/xnnpack/xnn_alloc.h"
+#include "engine/backends/xnnpack/xnn_step.h"
+
+/* ---- process-wide state ---------------------------------------------------------------- */
+
+static pthread_once_t xnnb_once = PTHREAD_ONCE_INIT;
+static bool xnnb_ready;
+static pthreadpool_t xnnb_pool; /* NULL: one CPU, operators run on the caller */
+
+static void xnnb_init(void) {
+    if (xnn_initialize(eng_xnn_allocator()) != xnn_status_success) return;
+    cpu_set_t set;
+    long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    if (cpus > 1) xnnb_pool = pthreadpool_create((size_t)cpus);
+    xnnb_ready = true;
+}
+
+/* ---- per-step state ---------------------------------------------------------------- */
+
+/* The pool, or NULL (the calling thread alone) while other threads fill the CPUs
+ * (cpu_crowd.h). An operator is set up and run with the same choice. */
+static pthreadpool_t xnnb_threads(void) {
+    if (!xnnb_pool || eng_cpus_crowded(pthreadpool_get_threads_count(xnnb_pool))) return NULL;
+    return xnnb_pool;
+}
+
+static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y,
+                             pthreadpool_t tp) {
+    if (s->kind == XK_COMPOSITE) return xnn_status_success; /* its run sets up */
+    if (s->dt == XD_QS8) return xnnb_qs8_setup(s, a, b, y, tp);
+    bool q8 = s->dt == XD_QU8;
+    switch (s->kind) {
+    case XK_CONV:
+        return q8 ? xnn_setup_convolution2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
+                  : xnn_setup_convolution2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+    case XK_AVG_POOL:
+        return q8 ? xnn_setup_average_pooling2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
+                  : xnn_setup_average_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+    case XK_MAX_POOL:
+        return q8 ? xnn_setup_max_pooling2d_nhwc_u8(s->op, s->batch, s->h, s->w, a, y, tp)
+                  : xnn_setup_max_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+    case XK_FC:
+        return q8 ? xnn_setup_fully_connected_nc_qu8(s->op, s->batch, a, y, tp)
+                  : xnn_setup_fully_connected_nc_f32(s->op, s->batch, a, y, tp);
+    case XK_ADD:
+        return q8 ? xnn_setup_add_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp)
+                  : xnn_setup_add_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
+    case XK_MUL:
+        return q8 ? xnn_setup_multiply_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp)
+                  : xnn_setup_multiply_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp);
+    case XK_CLAMP:
+        return q8 ? xnn_setup_clamp_nc_u8(s->op, 1, a, y, tp)
+                  : xnn_setup_clamp_nc_f32(s->op, 1, a, y, tp);
+    case XK_SIGMOID:
+        return q8 ? xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp)
+                  : xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
+    case XK_TANH: return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
+    case XK_HARD_SWISH: return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
+    case XK_ELU: return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
+    case XK_SUB:
+        return q8 ? xnn_setup_subtract_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp)
+                  : xnn_setup_subtract_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
+                                              a, b, y, tp);
+    case XK_SOFTMAX:
+        return q8 ? xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp)
+                  : xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
+    case XK_DIV:
+        return xnn_setup_divide_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                       tp);
+    case XK_MEAN: return xnn_setup_global_average_pooling_nwc_f32(s->op, s->batch, s->w, a, y, tp);
+    case XK_GLOBAL_AVG: /* signed only */
+    case XK_COMPOSITE: break;
+    }
+    return xnn_status_invalid_parameter;
+}
+
+static void xnnb_release(void *state) {
+    xnnb_step *s = state;
+    if (!s) return;
+    if (s->op) xnn_delete_operator(s->op);
+    if (s->composite) s->composite->release(s->extra);
+    free(s->wide[0]), free(s->wide[1]);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+/* XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input. That is harmless where
+ * the tensor's memory goes on (the rest of a client's pool, say) or while it stays in the
+ * page holding the input's last byte (pages are at least 4 KiB); other inputs, ending
+ * closer to a page end of memory that may end there, are copied to scratch with room to
+ * spare. NULL when out of scratch memory. */
+#define PAGE_MIN 4096u
+const void *xnnb_overread_safe(eng_op_ctx *c, const eng_tensor *t, const void *p, size_t n) {
+    const uint8_t *end = (const uint8_t *)p + n, *mem_end = (const uint8_t *)t->data + t->bytes;
+    if (end <= mem_end && (size_t)(mem_end - end) + t->readable_past >= XNN_EXTRA_BYTES) return p;
+    uintptr_t last = (uintptr_t)p + n - 1;
+    if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
+    void *copy = eng_scratch(c, n + XNN_EXTRA_BYTES);
+    if (copy) memcpy(copy, p, n);
+    return copy;
+}
+
+/* Where the operator reads input j from: the caller's or arena memory, a constant
+ * converted at claim, or (an FP16 tensor of an f16 step) its float conversion in scratch.
+ * NULL when out of scratch memory. */
+static const void *operator_input(eng_op_ctx *c, const xnnb_step *s, int j, const eng_tensor *t) {
+    size_t n = s->in_elems[j];
+    if (s->wide[j]) return s->wide[j];
+    if (t->type != NND_TENSOR_FLOAT16)
+        return xnnb_overread_safe(c, t, t->data, n * schema_type_size(t->type));
+    float *f = eng_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
+    if (f) xnnb_f16_to_f32(t->data, f, n);
+    return f;
+}
+
+/* A call the operator cannot take: the reference kernel's, unless an FP16 region gave
+ * some tensor of this step float storage the reference does not read. */
+static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
+    for (uint32_t j = 0; s->f16 && j < c->n_in + c->n_out; j++) {
+        const eng_tensor *t = j < c->n_in ? c->in[j] : c->out[j - c->n_in];
+        if (t->type == NND_TENSOR_FLOAT32)
+            return (eng_fail(c, "an FP16 step inside a float region cannot run its fast path "
+                                "(out of scratch memory, or shapes other than prepared)"),
+                    NND_GENERAL_FAILURE);
+    }
+    return s->reference(c);
+}
+
+static bool binary_kind(enum xnnb_kind k) {
+    return k == XK_ADD || k == XK_MUL || k == XK_SUB || k == XK_DIV;
+}
+
+static schema_status xnnb_run(eng_op_ctx *c) {
+    xnnb_step *s = c->state;
+    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_threads());
+    bool binary = binary_kind(s->kind);
+    const eng_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
+    eng_tensor *y = c->out[0];
+    /* The shapes were fixed at prepare; anything else goes to the reference. */
+    if (eng_elems(a) != s->in_elems[0] || (b && eng_elems(b) != s->in_elems[1]) ||
+        eng_elems(y) != s->out_elems || !a->data || (b && !b->data) || !y->data)
+        return not_taken(c, s);
+    const void *ad = operator_input(c, s, 0, a), *bd = b ? operator_input(c, s, 1, b) : NULL;
+    bool narrow_out = y->type == NND_TENSOR_FLOAT16;
+    size_t out_bytes = s->out_elems * schema_type_size(y->type);
+    void *yd = narrow_out ? eng_scratch(c, s->out_elems * sizeof(float)) : y->data;
+    /* Multi-pass max pooling (windows over 9 elements) reads its output back in whole
+     * vectors, up to XNN_EXTRA_BYTES past its end: the inputs' rule, then a copy out. */
+    if (s->kind == XK_MAX_POOL && !narrow_out)
+        yd = (void *)xnnb_overread_safe(c, y, y->data, out_bytes);
+    if (!ad || (b && !bd) || !yd) return not_taken(c, s);
+    pthreadpool_t tp = xnnb_threads();
+    pthread_mutex_lock(&s->lock);
+    enum xnn_status st = setup(s, ad, bd, yd, tp);
+    if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
+    pthread_mutex_unlock(&s->lock);
+    if (st != xnn_status_success)
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+    if (narrow_out)
+        xnnb_f32_to_f16(yd, y->data, s->out_elems);
+    else if (yd != y->data)
+        memcpy(y->data, yd, out_bytes);
+    return NND_OK;
+}
+
+static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
+    const xnnb_step *s = state;
+    bool binary = binary_kind(s->kind);
+    return s->f16 && (output ? j == 0 : j == 0 || (binary && j == 1));
+}
+
+/* ---- claims ------------------------------------------------------------------------------ */
+
+/* The stored range of an 8-bit type: unsigned [0, 255], signed [-128, 127]. */
+static int32_t storage_min(int32_t type) {
+    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+}
+
+static bool eight_bit(int32_t type) {
+    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+}
+
+bool xnnb_zero_point_fits(const eng_tensor *t) {
+    int32_t lo = storage_min(t->type);
+    return !eight_bit(t->type) || (t->zero_point >= lo && t->zero_point <= lo + 255);
+}
+
+bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
+                     int32_t *qhi) {
+    eng_act_range_f32(act, lo, hi);
+    int32_t q0 = storage_min(y->type);
+    eng_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
+    return !eight_bit(y->type) || *qlo < *qhi;
+}
+
+typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
+
+static family_claim family_of(int32_t code) {
+    switch (code) {
+    case NND_OP_CONV_2D:
+    case NND_OP_DEPTHWISE_CONV_2D: return xnnb_claim_conv;
+    case NND_OP_FULLY_CONNECTED: return xnnb_claim_fc;
+    case NND_OP_AVERAGE_POOL_2D:
+    case NND_OP_MAX_POOL_2D: return xnnb_claim_pool;
+    case NND_OP_ADD:
+    case NND_OP_MUL:
+    case NND_OP_SUB:
+    case NND_OP_DIV: return xnnb_claim_binary;
+    case NND_OP_RELU:
+    case NND_OP_RELU1:
+    case NND_OP_RELU6:
+    case NND_OP_LOGISTIC:
+    case NND_OP_TANH:
+    case NND_OP_HARD_SWISH:
+    case NND_OP_ELU: return xnnb_claim_unary;
+    case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
+    case NND_OP_SOFTMAX: return xnnb_claim_transformer;
+    case NND_OP_MEAN:
+    case NND_OP_RSQRT:
+    case NND_OP_SQRT: return xnnb_claim_norm;
+    default: return NULL;
+    }
+}
+
+/* Whether the step's tensors (of one computing type) are of a kind the families take. */
+static bool claimable(const eng_op_ctx *c, family_claim claim) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
+    bool weighted = claim == xnnb_claim_conv || claim == xnnb_claim_fc;
+    if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
+        eng_elems(x) == 0 || eng_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
+        !xnnb_zero_point_fits(y))
+        return false;
+    if (!weighted) return true;
+    /* Weights and bias must be constants of the input's kind; a per-channel filter only
+     * with signed inputs (qc8). */
+    const eng_tensor *f = c->in[1], *bias = c->in[2];
+    bool filter_kind = f->type == x->type || (x->type == NND_TENSOR_QUANT8_ASYMM_SIGNED &&
+                                              f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
+    return c->n_in >= 4 && f->data && bias->data && filter_kind && xnnb_zero_point_fits(f) &&
+           bias->type == (x->type == NND_TENSOR_FLOAT32 ? NND_TENSOR_FLOAT32 : NND_TENSOR_INT32);
+}
+
+/* Creates the operator and, with a first setup on stand-in pointers (never
+ * dereferenced), its indirection buffers, so that executions only re-point them. */
+static bool create(eng_op_ctx *c, xnnb_step *s, family_claim claim) {
+    static const uint8_t stand_in[64];
+    uint8_t stand_out[64];
+    return claim(c, s) == xnn_status_success &&
+           setup(s, stand_in, stand_in, stand_out, xnnb_pool) == xnn_status_success;
+}
+
+static void *xnnb_claim(eng_op_ctx *c, bool last) {
+    family_claim claim = family_of(c->def->code);
+    if (!claim || c->n_in < 1 || c->n_out != 1) return NULL;
+    /* An FP16 step runs the FLOAT32 operator on its tensors widened to float. */
+    bool f16 = c->in[0]->type == NND_TENSOR_FLOAT16;
+    eng_op_ctx wide_c;
+    xnnb_widened w = {0};
+    if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
+    eng_op_ctx *cc = f16 ? &wide_c : c;
+    xnnb_step *s = NULL;
+    if (claimable(cc, claim)) {
+        pthread_once(&xnnb_once, xnnb_init);
+        s = xnnb_ready ? calloc(1, sizeof *s) : NULL;
+    }
+    if (s) {
+        int32_t t = c->in[0]->type;
+        s->dt = t == NND_TENSOR_QUANT8_ASYMM          ? XD_QU8
+                : t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? XD_QS8
+                                                      : XD_F32;
+        s->f16 = f16;
+        /* pthreadpool workers spin for a while after each parallel region: right between
+         * the operators of one execution, wasted after its last. */
+        s->flags = last ? XNN_FLAG_YIELD_WORKERS : 0;
+        s->reference = eng_op_kernel(c->def, c->in[0]->type);
+        s->in_elems[0] = eng_elems(c->in[0]);
+        s->out_elems = eng_elems(c->out[0]);
+        pthread_mutex_init(&s->lock, NULL);
+        if (!s->reference || !create(cc, s, claim)) {
+            xnnb_release(s);
+            s = NULL;
+        }
+    }
+    /* Constant data inputs stay converted for the runs; weights are packed already. */
+    for (int j = 0; s && f16 && j < 2 && (uint32_t)j < c->n_in; j++)
+        if (xnnb_float32_operand(s, false, (uint32_t)j)) s->wide[j] = w.owned[j], w.owned[j] = NULL;
+    if (f16) xnnb_widened_free(&w);
+    /* The operators and packed weights counted themselves (xnn_alloc.h); the step adds its
+     * own state and converted constants. */
+    if (s) {
+        eng_footprint_add_block(s);
+        eng_footprint_add_block(s->wide[0]);
+        eng_footprint_add_block(s->wide[1]);
+    }
+    return s;
+}
+
+const eng_backend eng_backend_xnnpack = {
+    .name = "xnnpack",
+    .claim = xnnb_claim,
+    .run = xnnb_run,
+    .release = xnnb_release,
+    .float32_operand = xnnb_float32_operand,
+};

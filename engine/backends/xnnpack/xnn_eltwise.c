@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* xnn_eltwise.c: the XNNPACK backend's claims of the element-wise operations
+ * (xnn_step.h): ADD, MUL and SUB with broadcasting, and DIV on TENSOR_FLOAT32 only (IEEE
+ * division, bit-exact like the others' FLOAT32 forms; FLOAT16 DIV stays on the reference),
+ * RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH (FLOAT32, which has no operator in this
+ * version: xnn_transformer.c), HARD_SWISH and ELU (a constant alpha; FLOAT32 only), each
+ * 8-bit one unsigned (qu8) or signed (qs8). */
+#include "engine/ops_common/fused_activation.h"
+#include "engine/ops_common/operand.h"
+#include "engine/backends/xnnpack/xnn_step.h"
+
+static void shape_of(const eng_tensor *t, size_t *rank, size_t *shape) {
+    /* A rank-0 tensor broadcasts like one element. */
+    *rank = t->rank ? t->rank : 1;
+    shape[0] = 1;
+    for (uint32_t i = 0; i < t->rank; i++)
+        shape[i] = t->dims[i];
+}
+
+enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    if (a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS || b->rank > XNN_MAX_TENSOR_DIMS ||
+        !c->in[2]->data || !xnnb_zero_point_fits(b) || !xnnb_zero_point_fits(y))
+        return xnn_status_unsupported_parameter;
+    float lo, hi;
+    int32_t qlo, qhi;
+    if (!xnnb_act_bounds(y, eng_i32(c->in[2]), &lo, &hi, &qlo, &qhi))
+        return xnn_status_unsupported_parameter;
+    shape_of(a, &s->a_rank, s->a_shape);
+    shape_of(b, &s->b_rank, s->b_shape);
+    s->in_elems[1] = eng_elems(b);
+    /* ADD, MUL and SUB take the same arguments in each type. */
+    enum xnn_status (*qs8)(int8_t, float, int8_t, float, int8_t, float, int8_t, int8_t, uint32_t,
+                           xnn_operator_t *);
+    enum xnn_status (*qu8)(uint8_t, float, uint8_t, float, uint8_t, float, uint8_t, uint8_t,
+                           uint32_t, xnn_operator_t *);
+    enum xnn_status (*f32)(float, float, uint32_t, xnn_operator_t *);
+    switch (c->def->code) {
+    case NND_OP_ADD:
+        s->kind = XK_ADD;
+        qs8 = xnn_create_add_nd_qs8, qu8 = xnn_create_add_nd_qu8, f32 = xnn_create_add_nd_f32;
+        break;
+    case NND_OP_MUL:
+        s->kind = XK_MUL;
+        qs8 = xnn_create_multiply_nd_qs8, qu8 = xnn_create_multiply_nd_qu8;
+        f32 = xnn_create_multiply_nd_f32;
+        break;
+    case NND_OP_SUB:
+        s->kind = XK_SUB;
+        qs8 = xnn_create_subtract_nd_qs8, qu8 = xnn_create_subtract_nd_qu8;
+        f32 = xnn_create_subtract_nd_f32;
+        break;
+    case NND_OP_DIV: /* FLOAT32 only (NNAPI has no 8-bit DIV) */
+        if (s->dt != XD_F32 || s->f16) return xnn_status_unsupported_parameter;
+        s->kind = XK_DIV;
+        qs8 = NULL, qu8 = NULL, f32 = xnn_create_divide_nd_f32;
+        break;
+    default: return xnn_status_unsupported_parameter;
+    }
+    int32_t za = a->zero_point, zb = b->zero_point, zy = y->zero_point;
+    if (s->dt == XD_QS8 && qs8)
+        return qs8((int8_t)za, a->scale, (int8_t)zb, b->scale, (int8_t)zy, y->scale, (int8_t)qlo,
+                   (int8_t)qhi, s->flags, &s->op);
+    if (s->dt == XD_QU8 && qu8)
+        return qu8((uint8_t)za, a->scale, (uint8_t)zb, b->scale, (uint8_t)zy, y->scale,
+                   (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);
+    return f32(lo, hi, s->flags, &s->op);
+}
+
+enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
+    size_t n = eng_elems(x);
+    s->batch = n;
+    int32_t zx = x->zero_point, zy = y->zero_point, act;
+    bool qs8 = s->dt == XD_QS8, qu8 = s->dt == XD_QU8;
+    switch (c->def->code) {
+    case NND_OP_LOGISTIC:
+        s->kind = XK_SIGMOID;
+        if (qs8)
+            return xnn_create_sigmoid_nc_qs8(n, n, n, (int8_t)zx, x->scale, (int8_t)zy, y->scale,
+                                             -128, 127, s->flags, &s->op);
+        if (qu8)
+            return xnn_create_sigmoid_nc_qu8(n, n, n, (uint8_t)zx, x->scale, (uint8_t)zy, y->scale,
+                                             0, 255, s->flags, &s->op);
+        return xnn_create_sigmoid_nc_f32(n, n, n, s->flags, &s->op);
+    case NND_OP_TANH:
+        s->kind = XK_TANH;
+        if (qs8)
+            return xnn_create_tanh_nc_qs8(n, n, n, (int8_t)zx, x->scale, (int8_t)zy, y->scale, -128,
+                                          127, s->flags, &s->op);
+        if (qu8)
+            return xnn_create_tanh_nc_qu8(n, n, n, (uint8_t)zx, x->scale, (uint8_t)zy, y->scale, 0,
+                                          255, s->flags, &s->op);
+        return xnnb_claim_transformer(c, s); /* FLOAT32: a composite */
+    case NND_OP_HARD_SWISH:
+        s->kind = XK_HARD_SWISH;
+        if (s->dt != XD_F32) return xnn_status_unsupported_parameter;
+        return xnn_create_hardswish_nc_f32(n, n, n, s->flags, &s->op);
+    case NND_OP_ELU:
+        s->kind = XK_ELU;
+        if (s->dt != XD_F32 || !c->in[1]->data) return xnn_status_unsupported_parameter;
+        return xnn_create_elu_nc_f32(n, n, n, eng_f32(c->in[1]), s->flags, &s->op);
+    case NND_OP_RELU1: act = NND_FUSED_RELU1; break;
+    case NND_OP_RELU6: act = NND_FUSED_RELU6; break;
+    default: act = NND_FUSED_RELU; break;
+    }
+    float lo, hi;
+    int32_t qlo, qhi;
+    if (!xnnb_act_bounds(y, act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
+    s->kind = XK_CLAMP;
+    if (qs8) return xnn_create_clamp_nc_s8(n, n, n, (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);
+    if (qu8) return xnn_create_clamp_nc_u8(n, n, n, (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);
+    return xnn_create_clamp_nc_f32(n, n, n, lo, hi, s->flags, &s->op);
+}

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* extension.c: the plugin registry: loading and checking plugins, the id table, the
+ * current set and the references prepared models hold. See extension.h; a plugin's
+ * operations run through extension_op.c. */
+#include "engine/plugins/refusals.h"
+#include "engine/plugins/extension.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "engine/plugins/extension_op.h"
+#include "engine/plugins/extension_plugin.h"
+#include "engine/plugins/fault_guard.h"
+
+static _Atomic(eng_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
+static _Atomic(eng_ext_plugin *) oem_owner;
+
+/* The current set and the last load's refusals; guarded by reg_lock. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static eng_ext_plugin *current[NND_EXT_MAX_LOADED];
+static uint32_t n_current;
+static eng_refusals refused;
+static uint16_t next_id = 1;
+
+static eng_ext_log_fn log_fn;
+
+void eng_ext_set_log(eng_ext_log_fn fn) {
+    log_fn = fn;
+}
+
+void eng_ext_logf(int level, const char *fmt, ...) {
+    if (!log_fn) return;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_fn(level, msg);
+}
+
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void guard_failed(int sig, int err) {
+    eng_ext_logf(0, "extensions: cannot guard signal %d: %s", sig, strerror(err));
+}
+
+static void guard_install(void) {
+    eng_fault_guard_install(guard_failed);
+}
+
+void eng_ext_guard_once(void) {
+    pthread_once(&guard_once, guard_install);
+}
+
+/* ---- plugin records ---------------------------------------------------------------------- */
+
+static void plugin_free(eng_ext_plugin *p) {
+    if (!p) return;
+    if (p->dl) dlclose(p->dl);
+    free(p->types);
+    free(p->type_names);
+    free((void *)p->op_defs);
+    free(p->op_names);
+    free(p->info_types);
+    free(p->ops);
+    free(p->oem);
+    free(p->path);
+    free(p);
+}
+
+static atomic_uint_fast64_t n_faults;
+
+void eng_ext_count_fault(void) {
+    atomic_fetch_add(&n_faults, 1);
+}
+
+uint64_t eng_ext_faults(void) {
+    return atomic_load(&n_faults);
+}
+
+static void plugin_ref(eng_ext_plugin *p) {
+    atomic_fetch_add(&p->refs, 1);
+}
+
+static void plugin_unref(eng_ext_plugin *p) {
+    if (atomic_fetch_sub(&p->refs, 1) != 1) return;
+    /* Nobody can look this id up any more: only holders do, and there are none. */
+    atomic_store(&slots[p->id], NULL);
+    schema_types_install(p->id, NULL);
+    schema_op_names_install(p->id, NULL);
+    eng_ops_install(p->id, NULL);
+    plugin_free(p);
+}
+
+eng_ext_plugin *eng_ext_plugin_of(int32_t code) {
+    uint32_t id = (uint32_t)code >> 16;
+    return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+/* Reverse domain: two or more labels of [a-z0-9_-], joined by single dots. */
+static bool valid_name(const char *s) {
+    size_t n = strnlen(s, NND_EXT_MAX_NAME + 1);
+    if (n == 0 || n > NND_EXT_MAX_NAME || s[0] == '.' || s[n - 1] == '.') return false;
+    int dots = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '.') {
+            if (s[i + 1] == '.') return false;
+            dots++;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                     ch == '-')) {
+            return false;
+        }
+    }
+    return dots >= 1;
+}
+
+static bool valid_op(const nnd_ext_operation *op) {
+    return op->validate && op->prepare && op->execute;
+}
+
+typedef struct check_args {
+    const nnd_extension *x;
+    char *why;
+    size_t whylen;
+} check_args;
+
+/* Checks the descriptor a plugin exports. Runs under the guard: a plugin with wild
+ * pointers in it is refused rather than taking the daemon down. */
+static int check_descriptor(void *arg) {
+    check_args *a = arg;
+    const nnd_extension *x = a->x;
+    if (x->abi_version != NND_EXTENSION_ABI_VERSION) {
+        snprintf(a->why, a->whylen, "built for extension ABI %u, this daemon speaks ABI %u",
+                 x->abi_version, NND_EXTENSION_ABI_VERSION);
+        return -1;
+    }
+    if (x->struct_size != sizeof(nnd_extension)) {
+        snprintf(a->why, a->whylen, "ABI mismatch: descriptor of %u bytes, ABI %u has %zu",
+                 x->struct_size, NND_EXTENSION_ABI_VERSION, sizeof(nnd_extension));
+        return -1;
+    }
+    if (!x->name || !valid_name(x->name)) {
+        snprintf(a->why, a->whylen, "bad extension name \"%.*s\" (want a reverse domain name)",
+                 NND_EXT_MAX_NAME, x->name ? x->name : "");
+        return -1;
+    }
+    if ((x->n_operand_types && !x->operand_types) || (x->n_operations && !x->operations) ||
+        x->n_operand_types > 0x10000 || x->n_operations > 0x10000) {
+        snprintf(a->why, a->whylen, "operand type or operation table missing or too long");
+        return -1;
+    }
+    for (uint32_t i = 0; i < x->n_operand_types; i++) {
+        const nnd_ext_operand_type *t = &x->operand_types[i];
+        if (t->byte_size == 0) {
+            snprintf(a->why, a->whylen, "operand type %u has byte size 0", t->code);
+            return -1;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (x->operand_types[k].code == t->code) {
+                snprintf(a->why, a->whylen, "operand type code %u appears twice", t->code);
+                return -1;
+            }
+    }
+    for (uint32_t i = 0; i < x->n_operations; i++) {
+        const nnd_ext_operation *op = &x->operations[i];
+        if (!valid_op(op)) {
+            snprintf(a->why, a->whylen, "operation %u lacks validate, prepare or execute",
+                     op->code);
+            return -1;
+        }
+        for (uint32_t k = 0; k < i; k++)
+            if (x->operations[k].code == op->code) {
+                snprintf(a->why, a->whylen, "operation code %u appears twice", op->code);
+                return -1;
+            }
+    }
+    if (x->oem_operation && !valid_op(x->oem_operation)) {
+        snprintf(a->why, a->whylen, "its OEM operation lacks validate, prepare or execute");
+        return -1;
+    }
+    /* Touch every name now, so that a bad pointer faults here rather than later. */
+    for (uint32_t i = 0; i < x->n_operand_types; i++)
+        if (x->operand_types[i].name) (void)strlen(x->operand_types[i].name);
+    for (uint32_t i = 0; i < x->n_operations; i++)
+        if (x->operations[i].name) (void)strlen(x->operations[i].name);
+    if (x->version) (void)strlen(x->version);
+    return 0;
+}
+
+static void refuse(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(const char *path, const char *fmt, ...) {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    eng_ext_logf(0, "extension %s refused: %s", path, why);
+    eng_refusals_add(&refused, path, why);
+}
+
+static bool take_id(uint16_t *id) {
+    for (uint32_t k = 0; k < NND_EXT_MAX_ID; k++) {
+        uint16_t i = next_id;
+        next_id = next_id == NND_EXT_MAX_ID ? 1 : next_id + 1;
+        if (!atomic_load(&slots[i])) {
+            *id = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Builds the record for a checked descriptor; NULL when out of memory. */
+static eng_ext_plugin *plugin_make(void *dl, const nnd_extension *x, const char *path) {
+    eng_ext_plugin *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->dl = dl;
+    p->x = x;
+    snprintf(p->name, sizeof p->name, "%s", x->name);
+    snprintf(p->version, sizeof p->version, "%s", x->version ? x->version : "");
+    p->path = strdup(path);
+    p->n_types = x->n_operand_types;
+    p->types = calloc(p->n_types + 1, sizeof *p->types);
+    p->type_names = calloc(p->n_types + 1, sizeof *p->type_names);
+    p->info_types = calloc(p->n_types + 1, sizeof *p->info_types);
+    p->n_ops = x->n_operations;
+    p->ops = calloc(p->n_ops + 1, sizeof *p->ops);
+    p->op_defs = calloc(p->n_ops + 1, sizeof *p->op_defs);
+    p->op_names = calloc(p->n_ops + 1, sizeof *p->op_names);
+    if (x->oem_operation) p->oem = malloc(sizeof *p->oem);
+    if (!p->path || !p->types || !p->type_names || !p->info_types || !p->ops || !p->op_defs ||
+        !p->op_names || (x->oem_operation && !p->oem)) {
+        p->dl = NULL; /* the caller closes it */
+        plugin_free(p);
+        return NULL;
+    }
+    atomic_init(&p->refs, 1);
+    atomic_init(&p->faulted, false);
+    return p;
+}
+
+/* Gives p its id and the engine codes of its operations, and publishes it. */
+static void plugin_publish(eng_ext_plugin *p, uint16_t id) {
+    const nnd_extension *x = p->x;
+    p->id = id;
+    for (uint32_t i = 0; i < p->n_types; i++) {
+        const nnd_ext_operand_type *t = &x->operand_types[i];
+        p->types[i].code = t->code;
+        p->types[i].tensor = t->is_tensor;
+        p->types[i].size = t->byte_size;
+        snprintf(p->type_names[i], sizeof p->type_names[i], "%s:%s", p->name,
+                 t->name ? t->name : "?");
+        p->types[i].name = p->type_names[i];
+        p->info_types[i] = *t;
+    }
+    for (uint32_t i = 0; i < p->n_ops; i++) {
+        eng_ext_op_init(&p->ops[i], p, &x->operations[i],
+                        (int32_t)((uint32_t)id << 16 | x->operations[i].code));
+        p->op_defs[i] = &p->ops[i].def;
+        p->op_names[i] = (schema_op_name_row){p->ops[i].def.code, p->ops[i].def.name};
+    }
+    if (p->oem) eng_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
+    p->type_rows = (schema_type_rows){p->n_types, p->types};
+    p->op_rows = (eng_op_rows){p->n_ops, p->op_defs};
+    p->op_name_rows = (schema_op_name_rows){p->n_ops, p->op_names};
+    schema_types_install(id, &p->type_rows);
+    schema_op_names_install(id, &p->op_name_rows);
+    eng_ops_install(id, &p->op_rows);
+    atomic_store(&slots[id], p);
+}
+
+static eng_ext_file_check_fn file_check;
+
+void eng_ext_set_file_check(eng_ext_file_check_fn fn) {
+    file_check = fn;
+}
+
+/* The rule without a daemon's: regular files that not everyone may edit. */
+static int default_check(int fd, const char *path, char *why, size_t whylen) {
+    (void)path;
+    struct stat st;
+    if (fstat(fd, &st) < 0) return snprintf(why, whylen, "%s", strerror(errno)), -1;
+    if (!S_ISREG(st.st_mode)) return snprintf(why, whylen, "not a regular file"), -1;
+    if (st.st_mode & S_IWOTH) return snprintf(why, whylen, "writable by everyone"), -1;
+    return 0;
+}
+
+static void load_one(const char *path) {
+    /* Whatever is in the directory runs inside the daemon: judge the file on an open
+     * descriptor, then load it by path and check that the same file was loaded. (dlopen
+     * through /proc/self/fd would do, but glibc tells objects apart by that name, and fd
+     * numbers are reused.) Only the directory's owners could swap it in between. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        refuse(path, "%s", strerror(errno));
+        return;
+    }
+    char why_file[300] = "";
+    struct stat judged, loaded;
+    if ((file_check ? file_check : default_check)(fd, path, why_file, sizeof why_file) < 0 ||
+        fstat(fd, &judged) < 0) {
+        close(fd);
+        refuse(path, "%s", why_file[0] ? why_file : strerror(errno));
+        return;
+    }
+    close(fd);
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (dl && (stat(path, &loaded) < 0 || loaded.st_dev != judged.st_dev ||
+               loaded.st_ino != judged.st_ino)) {
+        dlclose(dl);
+        refuse(path, "replaced while it was being loaded");
+        return;
+    }
+    if (!dl) {
+        const char *e = dlerror();
+        refuse(path, "dlopen: %s", e ? e : "failed");
+        return;
+    }
+    const nnd_extension *x = dlsym(dl, NND_EXTENSION_SYMBOL);
+    if (!x) {
+        refuse(path, "exports no %s", NND_EXTENSION_SYMBOL);
+        dlclose(dl);
+        return;
+    }
+    char why[300] = "";
+    check_args a = {.x = x, .why = why, .whylen = sizeof why};
+    int sig = 0;
+    int rc = eng_fault_guarded(check_descriptor, &a, &sig);
+    if (sig || rc) {
+        if (sig)
+            snprintf(why, sizeof why, "%s while reading its descriptor",
+                     eng_fault_signal_name(sig));
+        refuse(path, "%s", why);
+        dlclose(dl);
+        return;
+    }
+    for (uint32_t i = 0; i < n_current; i++)
+        if (!strcmp(current[i]->name, x->name)) {
+            refuse(path, "duplicate extension name %s (already loaded from %s)", x->name,
+                   current[i]->path);
+            dlclose(dl);
+            return;
+        }
+    if (x->oem_operation)
+        for (uint32_t i = 0; i < n_current; i++)
+            if (current[i]->oem) {
+                refuse(path, "claims OEM_OPERATION, already claimed by %s", current[i]->name);
+                dlclose(dl);
+                return;
+            }
+    uint16_t id;
+    if (n_current == NND_EXT_MAX_LOADED || !take_id(&id)) {
+        refuse(path, "too many extensions loaded");
+        dlclose(dl);
+        return;
+    }
+    eng_ext_plugin *p = plugin_make(dl, x, path);
+    if (!p) {
+        refuse(path, "out of memory");
+        dlclose(dl);
+        return;
+    }
+    plugin_publish(p, id);
+    current[n_current++] = p;
+    if (p->oem) {
+        atomic_store(&oem_owner, p);
+        eng_ops_install_oem(&p->oem->def);
+    }
+    eng_ext_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
+                 *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
+                 p->oem ? ", claims OEM_OPERATION" : "");
+}
+
+/* Drops the current set and the refusals. Called with reg_lock held. */
+static void clear_locked(void) {
+    atomic_store(&oem_owner, NULL);
+    eng_ops_install_oem(NULL);
+    for (uint32_t i = 0; i < n_current; i++)
+        plugin_unref(current[i]);
+    n_current = 0;
+    eng_refusals_clear(&refused);
+}
+
+static int so_file(const struct dirent *e) {
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
+}
+
+int eng_ext_load_dir(const char *dir, char *err, size_t errlen) {
+    pthread_once(&guard_once, guard_install);
+    pthread_mutex_lock(&reg_lock);
+    /* The old set goes first: a plugin that no model holds is closed, so a file replaced
+     * on disk is opened afresh (dlopen hands back an object still open by path). */
+    clear_locked();
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, so_file, alphasort);
+    if (n < 0) {
+        schema_errf(err, errlen, "cannot read extensions directory %s: %s", dir, strerror(errno));
+        pthread_mutex_unlock(&reg_lock);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path)
+            load_one(path);
+        free(names[i]);
+    }
+    free(names);
+    int loaded = (int)n_current;
+    pthread_mutex_unlock(&reg_lock);
+    return loaded;
+}
+
+void eng_ext_unload_all(void) {
+    pthread_mutex_lock(&reg_lock);
+    clear_locked();
+    pthread_mutex_unlock(&reg_lock);
+}
+
+uint32_t eng_ext_count(void) {
+    pthread_mutex_lock(&reg_lock);
+    uint32_t n = n_current;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
+bool eng_ext_get(uint32_t i, eng_ext_info *out) {
+    pthread_mutex_lock(&reg_lock);
+    bool ok = i < n_current;
+    if (ok) {
+        const eng_ext_plugin *p = current[i];
+        out->name = p->name;
+        out->version = p->version;
+        out->path = p->path;
+        out->n_operand_types = p->n_types;
+        out->operand_types = p->info_types;
+        out->n_operations = p->n_ops;
+        out->oem = p->oem != NULL;
+        out->faulted = atomic_load(&p->faulted);
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return ok;
+}
+
+bool eng_ext_refused(uint32_t i, const char **path, const char **reason) {
+    pthread_mutex_lock(&reg_lock);
+    bool ok = eng_refusals_get(&refused, i, path, reason);
+    pthread_mutex_unlock(&reg_lock);
+    return ok;
+}
+
+uint16_t eng_ext_resolve(const char *name) {
+    pthread_mutex_lock(&reg_lock);
+    uint16_t id = 0;
+    for (uint32_t i = 0; i < n_current && !id; i++)
+        if (!strcmp(current[i]->name, name)) id = current[i]->id;
+    pthread_mutex_unlock(&reg_lock);
+    return id;
+}
+
+bool eng_ext_oem_claimed(void) {
+    return atomic_load(&oem_owner) != NULL;
+}
+
+/* ---- references from prepared models ---------------------------------------------------- */
+
+static schema_status hold_code(int32_t code, eng_ext_plugin **held, uint32_t *n, char *err,
+                               size_t errlen) {
+    eng_ext_plugin *p;
+    if (code == NND_OP_OEM_OPERATION || code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE)
+        p = atomic_load(&oem_owner);
+    else if (eng_ext_is_code(code))
+        p = eng_ext_plugin_of(code);
+    else
+        return NND_OK;
+    if (!p) {
+        /* OEM types without a claimant are checked (and refused) elsewhere. */
+        if (!eng_ext_is_code(code)) return NND_OK;
+        schema_errf(err, errlen, "extension code 0x%08x names no loaded extension", (unsigned)code);
+        return NND_INVALID_ARGUMENT;
+    }
+    for (uint32_t i = 0; i < *n; i++)
+        if (held[i] == p) return NND_OK;
+    plugin_ref(p);
+    held[(*n)++] = p;
+    return NND_OK;
+}
+
+schema_status eng_ext_hold_model(const eng_model_desc *m, eng_ext_plugin ***out, uint32_t *n_out,
+                                 char *err, size_t errlen) {
+    *out = NULL;
+    *n_out = 0;
+    /* At most one entry per loaded plugin; the current set bounds it. */
+    eng_ext_plugin **held = NULL;
+    uint32_t n = 0, cap = 0;
+    schema_status s = NND_OK;
+    for (uint32_t i = 0; i < m->n_operands + m->n_operations && !s; i++) {
+        int32_t code =
+            i < m->n_operands ? m->operands[i].type : m->operations[i - m->n_operands].type;
+        if (!eng_ext_is_code(code) && code != NND_OP_OEM_OPERATION && code != NND_OEM_SCALAR &&
+            code != NND_TENSOR_OEM_BYTE)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 4;
+            eng_ext_plugin **h = realloc(held, sizeof *h * cap);
+            if (!h) {
+                schema_errf(err, errlen, "out of memory");
+                s = NND_GENERAL_FAILURE;
+                break;
+            }
+            held = h;
+        }
+        s = hold_code(code, held, &n, err, errlen);
+    }
+    if (s || n == 0) {
+        eng_ext_release(held, n);
+        return s;
+    }
+    *out = held;
+    *n_out = n;
+    return NND_OK;
+}
+
+void eng_ext_release(eng_ext_plugin **held, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        plugin_unref(held[i]);
+    free(held);
+}
