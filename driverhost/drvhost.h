@@ -49,7 +49,10 @@
 #include "nnd/driver.h"
 
 typedef struct drvhost_limits {
-    const char *host_path;       /* NULL: nnd-driver-host beside this program, else installed */
+    const char *host_path; /* NULL: nnd-driver-host beside this program, else installed */
+    /* > 0: the plugin as an open file the caller checked (ownership, mode): the host loads
+     * this very file, not whatever plugin_path names by then. The caller keeps it open. */
+    int plugin_fd;
     uint32_t call_timeout_ms;    /* 0: DRVHOST_CALL_TIMEOUT_MS */
     uint32_t prepare_timeout_ms; /* 0: DRVHOST_PREPARE_TIMEOUT_MS */
     uint32_t deadline_grace_ms;  /* 0: DRVHOST_DEADLINE_GRACE_MS */

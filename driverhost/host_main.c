@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nnd-driver-host: one driver plugin in a process of its own (host.h, drvhost.h).
  * Usage: nnd-driver-host --plugin PATH --fd N --parent PID [--data-limit BYTES]
+ *        [--plugin-fd M] (load the open file M, which the daemon checked; PATH names it)
  * The daemon's proxy starts it with the control socket as fd N; it exits when that socket
  * ends or when the daemon dies. */
 #include <dlfcn.h>
@@ -35,7 +36,7 @@ void dhh_reply(dhh_host *h, uint32_t call, int status, const char *err, const dh
 
 /* The daemon's sandbox or tighter: no privilege gained by exec, no capability, no core
  * dump, not traceable by others of the uid, only the control socket and stdio open. */
-static void sandbox(int ctl, uint64_t data_limit) {
+static void sandbox(int ctl, int plugin_fd, uint64_t data_limit) {
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     struct rlimit core = {0, 0};
@@ -46,7 +47,7 @@ static void sandbox(int ctl, uint64_t data_limit) {
     }
     long max = sysconf(_SC_OPEN_MAX);
     for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-        if (fd != ctl) close(fd);
+        if (fd != ctl && fd != plugin_fd) close(fd);
     struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
     struct __user_cap_data_struct data[2];
     if (syscall(SYS_capget, &hdr, data) == 0 &&
@@ -57,10 +58,13 @@ static void sandbox(int ctl, uint64_t data_limit) {
 }
 
 /* Loads the plugin and says hello: open()'s devices, or why it cannot serve. */
-static int load(dhh_host *h, const char *path) {
+static int load(dhh_host *h, const char *path, int plugin_fd) {
     char err[DH_ERR_MAX] = "";
     int status = NND_DRIVER_GENERAL_FAILURE;
-    void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    char by_fd[32];
+    snprintf(by_fd, sizeof by_fd, "/proc/self/fd/%d", plugin_fd);
+    void *so = dlopen(plugin_fd >= 0 ? by_fd : path, RTLD_NOW | RTLD_LOCAL);
+    if (plugin_fd >= 0) close(plugin_fd); /* loaded: the mapping keeps the file */
     const nnd_driver *d = so ? dlsym(so, NND_DRIVER_SYMBOL) : NULL;
     if (!so)
         snprintf(err, sizeof err, "%s", dlerror());
@@ -282,7 +286,7 @@ static void serve(dhh_host *h) {
 
 int main(int argc, char **argv) {
     const char *plugin = NULL;
-    int fd = -1;
+    int fd = -1, plugin_fd = -1;
     long parent = 0;
     unsigned long long data_limit = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -290,6 +294,8 @@ int main(int argc, char **argv) {
             plugin = argv[i + 1];
         else if (!strcmp(argv[i], "--fd"))
             fd = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--plugin-fd"))
+            plugin_fd = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--parent"))
             parent = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--data-limit"))
@@ -303,11 +309,11 @@ int main(int argc, char **argv) {
     /* Die with the daemon, even if it is killed. */
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
     if (parent && getppid() != parent) return 1;
-    sandbox(fd, data_limit);
+    sandbox(fd, plugin_fd, data_limit);
     signal(SIGPIPE, SIG_IGN);
     dhh_guard_install();
     dhh_host h = {.sock = fd};
-    if (load(&h, plugin) != NND_DRIVER_OK) return 1;
+    if (load(&h, plugin, plugin_fd) != NND_DRIVER_OK) return 1;
     serve(&h);
     h.drv->close();
     return 0;

@@ -75,6 +75,15 @@ static void host_path(drvhost *h) {
     snprintf(h->host_path, sizeof h->host_path, "%s", NND_DRIVER_HOST_INSTALLED);
 }
 
+static void describe_exit(int ws, char *out, size_t cap) {
+    if (WIFSIGNALED(ws))
+        snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+    else if (WIFEXITED(ws))
+        snprintf(out, cap, "exited with status %d", WEXITSTATUS(ws));
+    else
+        snprintf(out, cap, "ended");
+}
+
 /* Starts a host and reads its hello; 0, or -1 with err set (nothing left running). */
 static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     int sv[2];
@@ -83,7 +92,7 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
         return -1;
     }
     int child = sv[1];
-    if (child == 3) { /* dup2 onto itself would keep close-on-exec */
+    if (child == 3 || child == 4) { /* onto itself keeps close-on-exec; 4 is the plugin's */
         child = fcntl(sv[1], F_DUPFD_CLOEXEC, 10);
         close(sv[1]);
     }
@@ -91,15 +100,22 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     snprintf(fd_s, sizeof fd_s, "3");
     snprintf(parent_s, sizeof parent_s, "%ld", (long)getpid());
     snprintf(data_s, sizeof data_s, "%llu", (unsigned long long)h->lim.memory_limit_bytes * 2);
-    char *argv[] = {h->host_path, "--plugin", h->plugin,      "--fd", fd_s,
-                    "--parent",   parent_s,   "--data-limit", data_s, NULL};
+    char *argv[] = {h->host_path, "--plugin",     h->plugin, "--fd", fd_s, "--parent",
+                    parent_s,     "--data-limit", data_s,    NULL,   NULL, NULL};
+    /* The checked plugin file goes as fd 4: moved out of the way of fd 3 first. */
+    int plugin = h->lim.plugin_fd > 0 ? fcntl(h->lim.plugin_fd, F_DUPFD_CLOEXEC, 10) : -1;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, child, 3);
+    if (plugin >= 0) {
+        posix_spawn_file_actions_adddup2(&fa, plugin, 4);
+        argv[9] = "--plugin-fd", argv[10] = "4";
+    }
     pid_t pid;
     int rc = posix_spawn(&pid, h->host_path, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(child);
+    if (plugin >= 0) close(plugin);
     if (rc != 0) {
         close(sv[0]);
         snprintf(err, errlen, "cannot start %.160s: %s", h->host_path, strerror(rc));
@@ -122,9 +138,20 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     if (rc == 0)
         snprintf(err, errlen, "%s: open() did not finish within %u ms", h->plugin,
                  DRVHOST_OPEN_TIMEOUT_MS);
-    else if (status < 0 || r.bad)
-        snprintf(err, errlen, "%s: the driver host ended before it said hello", h->plugin);
-    else if (status != NND_DRIVER_OK)
+    else if (status < 0 || r.bad) {
+        /* Died loading the plugin (a constructor's fault, say): say of what. */
+        int ws = 0;
+        char how[96] = "ended";
+        for (int i = 0; i < 100; i++) {
+            if (waitpid(pid, &ws, WNOHANG) == pid) {
+                describe_exit(ws, how, sizeof how);
+                pid = 0;
+                break;
+            }
+            usleep(10000);
+        }
+        snprintf(err, errlen, "%s: the driver host %s before it said hello", h->plugin, how);
+    } else if (status != NND_DRIVER_OK)
         snprintf(err, errlen, "%s", msg);
     else if (!first && (n != h->n_devices || has != h->has))
         snprintf(err, errlen, "%s: its devices changed across a restart", h->plugin);
@@ -133,8 +160,10 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
             snprintf(err, errlen, "%s: its devices changed across a restart", h->plugin);
     dh_msg_free(&m);
     if (err[0]) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        if (pid) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
         close(sock);
         return -1;
     }
@@ -157,15 +186,6 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
 }
 
 /* ---- faults ---- */
-
-static void describe_exit(int ws, char *out, size_t cap) {
-    if (WIFSIGNALED(ws))
-        snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(ws), strsignal(WTERMSIG(ws)));
-    else if (WIFEXITED(ws))
-        snprintf(out, cap, "exited with status %d", WEXITSTATUS(ws));
-    else
-        snprintf(out, cap, "ended");
-}
 
 /* Counts a restart (h->mu held); true when that disables the driver. */
 static bool note_restart(drvhost *h, const char *reason) {

@@ -5,9 +5,11 @@
  * fails only that call, later calls work, and repeated crashes disable the driver; a leak
  * costs a restart at the memory limit; a pool its client shrinks while the host reads it
  * is the client's error (no restart). Plus the tensors' path (shared region or staging),
- * asynchronous start(), device memory, cache blobs, a plugin of the wrong ABI refused, and
+ * asynchronous start(), device memory, cache blobs, plugins refused (the wrong ABI, a crash
+ * at load), a plugin loaded from the fd its caller checked, and
  * the round trip of a tiny execute through the host against the same call in process. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -361,6 +363,21 @@ static void test_wrong_abi_refused(void **state) {
     assert_non_null(strstr(err, "driver ABI version 1"));
     assert_null(drvhost_start("/nonexistent/driver.so", NULL, &h, err, sizeof err));
     assert_non_null(strstr(err, "/nonexistent/driver.so"));
+    /* A constructor that crashes at load: refused, with the signal named. */
+    assert_null(drvhost_start(CRASH_LOAD_SO, NULL, &h, err, sizeof err));
+    assert_non_null(strstr(err, "signal 11"));
+    /* The file the caller checked is the one loaded, whatever its path names. */
+    int fd = open(FAULT_DRIVER_SO, O_RDONLY | O_CLOEXEC);
+    assert_true(fd > 0);
+    drvhost_limits lim = {.plugin_fd = fd};
+    const nnd_driver *d = drvhost_start("/nonexistent/by-fd.so", &lim, &h, err, sizeof err);
+    close(fd);
+    if (!d) fail_msg("by fd: %s", err);
+    nnd_driver_device_info dev;
+    assert_int_equal(d->open(&dev, 1, err, sizeof err), 1);
+    assert_string_equal(dev.name, "nnd-fault");
+    d->close();
+    drvhost_stop(h);
 }
 
 /* The per-call cost: a tiny execute through the host and the same call in process. */
