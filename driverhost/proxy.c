@@ -432,6 +432,13 @@ int dhp_wait_up(drvhost *h, uint64_t bound_ns, char *err, size_t errlen) {
     return rc;
 }
 
+int dhp_host_ready(drvhost *h, uint32_t gen) {
+    pthread_mutex_lock(&h->mu);
+    int r = h->state == DHP_UP ? (h->gen == gen ? 1 : 0) : h->state == DHP_DOWN ? 0 : -1;
+    pthread_mutex_unlock(&h->mu);
+    return r;
+}
+
 uint32_t dhp_next_call_id(drvhost *h) {
     pthread_mutex_lock(&h->mu);
     uint32_t id = ++h->next_call ? h->next_call : ++h->next_call;

@@ -166,6 +166,14 @@ int dhp_prepared_remote(void *prepared, uint64_t *remote, uint32_t *gen, char *e
     return status;
 }
 
+int dhp_start_ready(void *prepared) {
+    dhp_prepared *p = prepared;
+    if (pthread_mutex_trylock(&p->mu) != 0) return 0; /* being prepared again */
+    uint32_t gen = p->gen;
+    pthread_mutex_unlock(&p->mu);
+    return dhp_host_ready(p->h, gen);
+}
+
 static void t_release(void *prepared) {
     dhp_prepared *p = prepared;
     dh_wbuf w = {0};

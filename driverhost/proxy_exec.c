@@ -3,6 +3,7 @@
  * start() returns and the supervisor thread completes it; tensors placed in shared regions,
  * or staged through a memfd when they lie in none. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,7 +197,7 @@ static void finish_started(dhp_call *call) {
     x->complete(x, status);
 }
 
-int dhp_start(nnd_driver_execution *x) {
+static int start_now(nnd_driver_execution *x) {
     exec_ctx *c = calloc(1, sizeof *c);
     if (!c) {
         set_err(x, "out of memory for a driver call");
@@ -222,6 +223,26 @@ int dhp_start(nnd_driver_execution *x) {
     }
     dh_wbuf_free(&w);
     return status;
+}
+
+/* A start that must wait (a host restarting, a partition to prepare again) waits on a
+ * thread of its own: start() never holds its caller, which may be the daemon's loop. */
+static void *start_later(void *arg) {
+    nnd_driver_execution *x = arg;
+    int status = start_now(x);
+    if (status != NND_DRIVER_STARTED) x->complete(x, status);
+    return NULL;
+}
+
+int dhp_start(nnd_driver_execution *x) {
+    if (dhp_start_ready(x->prepared) != 0) return start_now(x);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &a, start_later, x);
+    pthread_attr_destroy(&a);
+    return rc == 0 ? NND_DRIVER_STARTED : start_now(x);
 }
 
 void dhp_cancel(nnd_driver_execution *x) {

@@ -111,6 +111,11 @@ bool dhp_known(drvhost *h, uint32_t id);
 void dhp_known_add(drvhost *h, uint32_t id);
 void dhp_known_remove(drvhost *h, uint32_t id);
 
+/* 1: up, and gen is its generation; 0: a wait is needed (restarting, or a partition of
+ * an earlier host); -1: disabled or closed (a call fails at once). */
+int dhp_host_ready(drvhost *h, uint32_t gen);
+/* proxy_calls.c: dhp_host_ready() for a prepared partition (0 while it is prepared again). */
+int dhp_start_ready(void *prepared);
 /* A call id chosen before the call is made (dhp_call_run keeps a c->id set). */
 uint32_t dhp_next_call_id(drvhost *h);
 /* Whether call id is still in flight. */
