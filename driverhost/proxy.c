@@ -610,7 +610,15 @@ const nnd_driver *drvhost_start(const char *plugin_path, const drvhost_limits *l
 /* Ends the host: the driver's close() when it still answers, SIGKILL after a second. */
 static void end_host(drvhost *h) {
     pthread_mutex_lock(&h->mu);
-    h->stopping = true;
+    bool again = h->ended;
+    h->ended = h->stopping = true;
+    pthread_mutex_unlock(&h->mu);
+    if (again) return;
+    /* The supervisor goes first: nothing reads the socket while it is closed below. */
+    wake(h);
+    if (h->sup) pthread_join(h->sup, NULL);
+    h->sup = 0;
+    pthread_mutex_lock(&h->mu);
     if (h->state == DHP_UP) {
         pthread_mutex_lock(&h->send_mu);
         shutdown(h->sock, SHUT_WR); /* EOF: the host calls close() and exits */
@@ -629,7 +637,6 @@ static void end_host(drvhost *h) {
     h->state = DHP_STOPPED;
     pthread_cond_broadcast(&h->cv);
     pthread_mutex_unlock(&h->mu);
-    wake(h);
 }
 
 void dhp_table_close(drvhost *h) {
@@ -639,7 +646,6 @@ void dhp_table_close(drvhost *h) {
 void drvhost_stop(drvhost *h) {
     if (!h) return;
     end_host(h);
-    if (h->sup) pthread_join(h->sup, NULL);
     pthread_mutex_lock(&g_hosts_lock);
     if (h->slot >= 0) g_hosts[h->slot] = NULL;
     pthread_mutex_unlock(&g_hosts_lock);

@@ -57,7 +57,7 @@ struct drvhost {
     pthread_cond_t cv;
     pthread_mutex_t send_mu;
     int state;
-    bool stopping, first_done;
+    bool stopping, ended, first_done;
     char first_err[DH_ERR_MAX];
     pid_t pid;
     int sock;
