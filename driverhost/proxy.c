@@ -133,8 +133,11 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     uint32_t has = dh_get_u32(&r), n = dh_get_u32(&r);
     nnd_driver_device_info devs[NND_DRIVER_MAX_DEVICES];
     if (n > NND_DRIVER_MAX_DEVICES) r.bad = true;
-    for (uint32_t i = 0; i < n && !r.bad; i++)
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
         dh_get(&r, &devs[i], sizeof devs[i]);
+        devs[i].name[NND_DRIVER_MAX_NAME] = '\0'; /* the host is not trusted */
+        devs[i].version[sizeof devs[i].version - 1] = '\0';
+    }
     if (rc == 0)
         snprintf(err, errlen, "%s: open() did not finish within %u ms", h->plugin,
                  DRVHOST_OPEN_TIMEOUT_MS);
@@ -171,8 +174,6 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     if (first) {
         h->has = has, h->n_devices = n;
         for (uint32_t i = 0; i < n; i++) {
-            devs[i].name[NND_DRIVER_MAX_NAME] = '\0';
-            devs[i].version[sizeof devs[i].version - 1] = '\0';
             h->devices[i] = devs[i];
             h->dev[i] = (dhp_device){h, i};
             h->devices[i].device = &h->dev[i];
