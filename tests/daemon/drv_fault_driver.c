@@ -5,8 +5,11 @@
  * DRV_FAULT_SLOW_READ reads its input's first element, waits 300 ms, then reads the whole
  * input (the test shrinks the input's file meanwhile); anything else computes RELU. Built a
  * second time with DRV_FAULT_CRASH3 ("nnd-crash3"), whose every third execute() in a
- * process dies of SIGSEGV. It offers device memory (blocks of its own) and cache blobs
+ * process dies of SIGSEGV, and a third time with DRV_FAULT_ASYNC ("nnd-async"), which has
+ * start() and cancel() (each execution on a thread of its own). DRV_FAULT_SLEEP waits
+ * 100 ms, then computes. It offers device memory (blocks of its own) and cache blobs
  * (one, naming the partition's size), so the proxy's paths for both are exercised. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #define DRV_FAULT_HANG      7001.0f
 #define DRV_FAULT_LEAK      7003.0f
 #define DRV_FAULT_SLOW_READ 7002.0f
+#define DRV_FAULT_SLEEP     7004.0f
 #define OP_RELU             19
 #define MAX_BLOCKS          16
 
@@ -26,8 +30,10 @@ static int f_open(nnd_driver_device_info *devices, uint32_t max, char *err, size
     (void)err, (void)errlen;
     if (max < 1) return 0;
     memset(&devices[0], 0, sizeof devices[0]);
-#ifdef DRV_FAULT_CRASH3
+#if defined(DRV_FAULT_CRASH3)
     snprintf(devices[0].name, sizeof devices[0].name, "nnd-crash3");
+#elif defined(DRV_FAULT_ASYNC)
+    snprintf(devices[0].name, sizeof devices[0].name, "nnd-async");
 #else
     snprintf(devices[0].name, sizeof devices[0].name, "nnd-fault");
 #endif
@@ -99,6 +105,10 @@ static int f_execute(nnd_driver_execution *x) {
         if (!leak) return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
         memset(leak, 1, 1u << 20);
     }
+    if (n && src[0] == DRV_FAULT_SLEEP) {
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (n && src[0] == DRV_FAULT_SLOW_READ) {
         volatile float first = src[0];
         (void)first;
@@ -113,6 +123,25 @@ static int f_execute(nnd_driver_execution *x) {
     if (x->measure) x->time_on_device_ns = 1000, x->time_in_driver_ns = 2000;
     return NND_DRIVER_OK;
 }
+
+#ifdef DRV_FAULT_ASYNC
+static void *work(void *arg) {
+    nnd_driver_execution *x = arg;
+    x->complete(x, f_execute(x));
+    return NULL;
+}
+
+static int f_start(nnd_driver_execution *x) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, work, x) != 0) return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
+    pthread_detach(t);
+    return NND_DRIVER_STARTED;
+}
+
+static void f_cancel(nnd_driver_execution *x) {
+    (void)x;
+}
+#endif
 
 static int f_allocate(void *device, const nnd_driver_buffer_desc *desc, uint64_t *handle, char *err,
                       size_t errlen) {
@@ -180,6 +209,10 @@ NND_DRIVER_EXPORT = {
     .prepare = f_prepare,
     .release = f_release,
     .execute = f_execute,
+#ifdef DRV_FAULT_ASYNC
+    .start = f_start,
+    .cancel = f_cancel,
+#endif
     .allocate = f_allocate,
     .memory_free = f_memory_free,
     .memory_read = f_memory_read,

@@ -5,7 +5,8 @@
  * fails only that call, later calls work, and repeated crashes disable the driver; a leak
  * costs a restart at the memory limit; a pool its client shrinks while the host reads it
  * is the client's error (no restart). Plus the tensors' path (shared region or staging),
- * asynchronous start(), device memory, cache blobs, plugins refused (the wrong ABI, a crash
+ * asynchronous start(), a driver with start() of its own overlapping four executions in
+ * its host, device memory, cache blobs, plugins refused (the wrong ABI, a crash
  * at load), a plugin loaded from the fd its caller checked, and
  * the round trip of a tiny execute through the host against the same call in process. */
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 #include <cmocka.h>
 
 #include "driverhost/drvhost.h"
+#include "tests/support/harness.h"
 
 #define OP_RELU 19
 #define N       1024
@@ -359,6 +361,64 @@ static void test_async_memory_cache(void **state) {
     stop_host(&f);
 }
 
+/* A driver with start(): executions overlap in its host. */
+typedef struct many {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done, ok;
+} many;
+static many g_many = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+static void many_complete(nnd_driver_execution *x, int status) {
+    (void)x;
+    pthread_mutex_lock(&g_many.mu);
+    g_many.done++;
+    g_many.ok += status == NND_DRIVER_OK;
+    pthread_cond_signal(&g_many.cv);
+    pthread_mutex_unlock(&g_many.mu);
+}
+
+static void test_async_driver_overlaps(void **state) {
+    (void)state;
+    fixture f;
+    start_host(&f, ASYNC_DRIVER_SO, NULL);
+    enum { K = 4 };
+    static float in[K][N], out[K][N];
+    static char errs[K][256];
+    nnd_driver_arg a[K], b[K];
+    nnd_driver_execution x[K];
+    g_many.done = g_many.ok = 0;
+    uint64_t t0 = now_ns();
+    for (int k = 0; k < K; k++) {
+        fill(in[k], 7004.0f); /* each waits 100 ms in the driver */
+        in[k][1] = (float)k;
+        a[k] = (nnd_driver_arg){.data = in[k], .length = sizeof in[k], .rank = 1, .dims = {N}};
+        b[k] = (nnd_driver_arg){.data = out[k], .length = sizeof out[k], .rank = 1, .dims = {N}};
+        x[k] = (nnd_driver_execution){.prepared = f.prepared,
+                                      .n_inputs = 1,
+                                      .n_outputs = 1,
+                                      .inputs = &a[k],
+                                      .outputs = &b[k],
+                                      .err = errs[k],
+                                      .errlen = sizeof errs[k],
+                                      .complete = many_complete};
+        assert_int_equal(f.d->start(&x[k]), NND_DRIVER_STARTED);
+    }
+    pthread_mutex_lock(&g_many.mu);
+    while (g_many.done < K)
+        pthread_cond_wait(&g_many.cv, &g_many.mu);
+    pthread_mutex_unlock(&g_many.mu);
+    double ms = (double)(now_ns() - t0) / 1e6;
+    assert_int_equal(g_many.ok, K);
+    for (int k = 0; k < K; k++)
+        check_relu(in[k], out[k]);
+    /* 4 x 100 ms, overlapped: judged only on a quiet machine. */
+    if (!tst_machine_busy()) assert_true(ms < 350.0);
+    printf("async: %d executions of 100 ms each through the host in %.0f ms%s\n", K, ms,
+           tst_machine_busy() ? " (machine busy: not judged)" : "");
+    stop_host(&f);
+}
+
 static void test_wrong_abi_refused(void **state) {
     (void)state;
     char err[256] = "";
@@ -441,6 +501,7 @@ int main(void) {
         cmocka_unit_test(test_leak_costs_restart),
         cmocka_unit_test(test_shrunk_pool_is_client_error),
         cmocka_unit_test(test_async_memory_cache),
+        cmocka_unit_test(test_async_driver_overlaps),
         cmocka_unit_test(test_wrong_abi_refused),
         cmocka_unit_test(test_round_trip),
     };
