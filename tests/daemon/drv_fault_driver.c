@@ -6,9 +6,10 @@
  * input (the test shrinks the input's file meanwhile); anything else computes RELU. Built a
  * second time with DRV_FAULT_CRASH3 ("nnd-crash3"), whose every third execute() in a
  * process dies of SIGSEGV, and a third time with DRV_FAULT_ASYNC ("nnd-async"), which has
- * start() and cancel() (each execution on a thread of its own). DRV_FAULT_SLEEP waits
- * 100 ms, then computes. It offers device memory (blocks of its own) and cache blobs
- * (one, naming the partition's size), so the proxy's paths for both are exercised. */
+ * start() and cancel() (each execution on a thread of its own); DRV_FAULT_ABI1 states ABI
+ * version 1 and DRV_FAULT_CRASH_LOAD dies of SIGSEGV in its constructor (both refused).
+ * DRV_FAULT_SLEEP waits 100 ms, then computes. It offers device memory (blocks of its own) and
+ * cache blobs (one, naming the partition's size), so the proxy's paths for both are exercised. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,12 @@
 #define DRV_FAULT_SLEEP     7004.0f
 #define OP_RELU             19
 #define MAX_BLOCKS          16
+
+#ifdef DRV_FAULT_CRASH_LOAD
+__attribute__((constructor)) static void crash_at_load(void) {
+    raise(SIGSEGV);
+}
+#endif
 
 static int f_open(nnd_driver_device_info *devices, uint32_t max, char *err, size_t errlen) {
     (void)err, (void)errlen;
@@ -200,7 +207,11 @@ static int f_cache_load(void *device, const nnd_driver_model *m, const nnd_drive
 }
 
 NND_DRIVER_EXPORT = {
+#ifdef DRV_FAULT_ABI1
+    .abi_version = 1,
+#else
     .abi_version = NND_DRIVER_ABI_VERSION,
+#endif
     .struct_size = sizeof(nnd_driver),
     .name = "nnd-fault",
     .open = f_open,
