@@ -356,6 +356,7 @@ static void *supervise(void *arg) {
         }
         struct pollfd p[2] = {{.fd = h->wake[0], .events = POLLIN},
                               {.fd = h->state == DHP_UP ? h->sock : -1, .events = POLLIN}};
+        h->sup_wakes_ns = timeout < 0 ? UINT64_MAX : now + (uint64_t)timeout * 1000000ull;
         pthread_mutex_unlock(&h->mu);
         poll(p, 2, timeout);
         if (p[0].revents & POLLIN) {
@@ -484,8 +485,11 @@ int dhp_call_run(drvhost *h, uint32_t type, const dh_wbuf *body, const dhp_regio
     c->done = false;
     c->next = h->pending, h->pending = c;
     h->stats.calls++;
+    /* The supervisor is woken only when this bound comes before its next look: a wake-up
+     * per call would cost a context switch on every round trip. */
+    bool sooner = c->bound_ns < h->sup_wakes_ns;
     pthread_mutex_unlock(&h->mu);
-    wake(h); /* its bound may be the nearest now */
+    if (sooner) wake(h);
 
     pthread_mutex_lock(&h->send_mu);
     int sent = -EPIPE;

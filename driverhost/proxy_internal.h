@@ -74,6 +74,7 @@ struct drvhost {
     uint64_t restart_ns[DHP_RESTART_RING];
     uint32_t n_restart_ns;
     uint64_t last_mem_check_ns;
+    uint64_t sup_wakes_ns; /* when the supervisor looks next at the latest (h->mu) */
     drvhost_stats stats;
 };
 
