@@ -13,12 +13,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -445,6 +447,55 @@ static void test_wrong_abi_refused(void **state) {
     drvhost_stop(h);
 }
 
+/* A host dies with its daemon, even a killed one while the host hangs in its driver
+ * (PR_SET_PDEATHSIG; a host that answers ends anyway, at EOF on its socket). */
+static bool gone_or_zombie(pid_t pid) {
+    char path[64], stat[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return true;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+static void test_host_dies_with_daemon(void **state) {
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        /* The host hangs in a driver call, so no EOF on its socket would end it. */
+        fixture f;
+        drvhost_limits lim = {.call_timeout_ms = 60000};
+        start_host(&f, FAULT_DRIVER_SO, &lim);
+        drvhost_stats st;
+        drvhost_get_stats(f.h, &st);
+        if (write(p[1], &st.pid, sizeof st.pid) != sizeof st.pid) _exit(1);
+        char err[256];
+        float in[N], out[N];
+        fill(in, HANG);
+        run(&f, in, out, 0, err, sizeof err);
+        _exit(1);
+    }
+    pid_t host = 0;
+    assert_int_equal(read(p[0], &host, sizeof host), sizeof host);
+    close(p[0]), close(p[1]);
+    assert_true(host > 0 && !gone_or_zombie(host));
+    usleep(200000); /* the hang under way */
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; i++) {
+        gone = gone_or_zombie(host);
+        if (!gone) usleep(10000);
+    }
+    assert_true(gone);
+}
+
 /* The per-call cost: a tiny execute through the host and the same call in process. */
 static void test_round_trip(void **state) {
     (void)state;
@@ -503,6 +554,7 @@ int main(void) {
         cmocka_unit_test(test_async_memory_cache),
         cmocka_unit_test(test_async_driver_overlaps),
         cmocka_unit_test(test_wrong_abi_refused),
+        cmocka_unit_test(test_host_dies_with_daemon),
         cmocka_unit_test(test_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
