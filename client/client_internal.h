@@ -152,11 +152,15 @@ void cli_lane_send(nnd_client *c, cli_lane *l, Nnd__Request *req, uint64_t bound
 int cli_lane_exchange(nnd_client *c, int sock, uint8_t *buf, Nnd__Request *req, const int *fds,
                       size_t nfds, uint64_t bound_ns, proto_frame_in *in, char *msg, size_t len);
 
-/* ---- nnd_client.c ---------------------------------------------------------------------- */
-
 /* Connects a lane to the daemon of c and joins c's session: its socket, with *buf its
  * receive buffer; -1 when the daemon did not let it join. */
 int cli_open_lane(nnd_client *c, uint8_t **buf);
+/* connect() without blocking past `bound` (CLOCK_MONOTONIC ns): a listener whose backlog
+ * is full (a daemon that stopped accepting) is retried until then. 0 or -errno. */
+struct sockaddr_un;
+int cli_connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t bound);
+
+/* ---- nnd_client.c ---------------------------------------------------------------------- */
 
 /* Settles a reply: its status, with err set to its message when not NONE; r goes to *out
  * (when out is not NULL) if the status is NONE or keep_failed, and is freed otherwise. */

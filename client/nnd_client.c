@@ -23,20 +23,6 @@
 #include "proto/frame.h"
 #include "proto/paths.h"
 
-void cli_set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-const char *nnd_status_name(int status) {
-    const ProtobufCEnumValue *v =
-        protobuf_c_enum_descriptor_get_value(&nnd__error_status__descriptor, status);
-    return v ? v->name : "UNKNOWN";
-}
-
 /* The deadline a request carries, 0 for none: its reply may take that long. */
 static uint64_t request_deadline(const Nnd__Request *req) {
     switch (req->call_case) {
@@ -132,66 +118,6 @@ int cli_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t
     return cli_take_reply(r, false, out, err, errlen);
 }
 
-/* connect() without blocking past `bound`: a listener whose backlog is full (a daemon that
- * stopped accepting) is retried until then. Returns 0 or -errno. */
-static int connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t bound) {
-    int flags = fcntl(sock, F_GETFL);
-    if (flags < 0 || fcntl(sock, F_SETFL, flags | O_NONBLOCK) < 0) return -errno;
-    int rc;
-    for (;;) {
-        if (connect(sock, (const struct sockaddr *)sa, sizeof *sa) == 0) {
-            rc = 0;
-            break;
-        }
-        rc = -errno;
-        if (rc == -EINTR) continue;
-        if (rc != -EAGAIN || cli_conn_now_ns() >= bound) break;
-        struct timespec pause = {0, 10 * 1000000};
-        nanosleep(&pause, NULL);
-    }
-    if (rc == -EAGAIN) rc = -ETIMEDOUT;
-    if (rc == 0 && fcntl(sock, F_SETFL, flags) < 0) rc = -errno;
-    /* Waits in recvmsg and sendmsg end after a tick, so that bounds are looked at. */
-    struct timeval tick = {0, NND_CONN_TICK_MS * 1000};
-    if (rc == 0 && (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0 ||
-                    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tick, sizeof tick) < 0))
-        rc = -errno;
-    return rc;
-}
-
-int cli_open_lane(nnd_client *c, uint8_t **buf) {
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
-    uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
-    *buf = malloc(NND_FRAME_RECV_BUF);
-    int sock = *buf ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
-    bool joined = false;
-    if (sock >= 0 && connect_bounded(sock, &sa, bound) == 0) {
-        Nnd__Hello hello = NND__HELLO__INIT;
-        hello.protocol_version = NND_PROTOCOL_VERSION;
-        hello.client_name = c->name;
-        hello.join_session = c->session_token;
-        Nnd__Request req = NND__REQUEST__INIT;
-        req.call_case = NND__REQUEST__CALL_HELLO;
-        req.hello = &hello;
-        proto_frame_in in;
-        char msg[256];
-        if (cli_lane_exchange(c, sock, *buf, &req, NULL, 0, bound, &in, msg, sizeof msg) == 0) {
-            const Nnd__Reply *r = (const Nnd__Reply *)in.msg;
-            /* A daemon that did not let it join answers the lane's own session. */
-            joined = r->status == NND__ERROR_STATUS__NONE &&
-                     r->result_case == NND__REPLY__RESULT_HELLO &&
-                     r->hello->session_token == c->session_token;
-            proto_frame_in_clear(&in);
-        }
-    }
-    if (joined) return sock;
-    if (sock >= 0) close(sock);
-    free(*buf);
-    *buf = NULL;
-    return -1;
-}
-
 /* $NND_CLIENT_LANES: how many lanes a client may open (0: none); NND_CONN_LANES at most. */
 static unsigned lanes_wanted(void) {
     const char *v = getenv("NND_CLIENT_LANES");
@@ -222,7 +148,7 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     atomic_init(&c->call_timeout_ms, NND_CALL_TIMEOUT_MS);
     uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
     c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    int rc = c->sock < 0 ? -errno : connect_bounded(c->sock, &sa, bound);
+    int rc = c->sock < 0 ? -errno : cli_connect_bounded(c->sock, &sa, bound);
     if (rc < 0) {
         cli_set_err(err, errlen, "cannot connect to the daemon at %s: %s", socket_path,
                     rc == -ETIMEDOUT ? "it accepts no connection" : strerror(-rc));
@@ -521,18 +447,6 @@ int nnd_client_register_memory(nnd_client *c, int kind, int fd, uint64_t offset,
         pthread_mutex_unlock(&c->lock);
     }
     return 0;
-}
-
-int cli_registered_fd(nnd_client *c, uint64_t token, uint64_t *offset) {
-    int fd = -1;
-    pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->n_registered; i++)
-        if (c->registered[i].token == token) {
-            fd = c->registered[i].fd;
-            *offset = c->registered[i].offset;
-        }
-    pthread_mutex_unlock(&c->lock);
-    return fd;
 }
 
 /* Forgets token's entry of the recording table (closing its fd). */

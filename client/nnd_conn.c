@@ -2,6 +2,9 @@
 /* nnd_conn.c: many requests in flight on one libnnd connection, each thread waiting only
  * for its own reply. See client_internal.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,4 +416,78 @@ void cli_lane_send(nnd_client *c, cli_lane *l, Nnd__Request *req, uint64_t bound
     req->id = ++c->next_id;
     pthread_mutex_unlock(&c->lock);
     send_frame(c, l->sock, req, NULL, 0, bound_ns, msg, sizeof msg);
+}
+
+/* ---- opening a connection and its lanes ---------------------------------------------- */
+
+/* connect() without blocking past `bound`: a listener whose backlog is full (a daemon that
+ * stopped accepting) is retried until then. Returns 0 or -errno. */
+int cli_connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t bound) {
+    int flags = fcntl(sock, F_GETFL);
+    if (flags < 0 || fcntl(sock, F_SETFL, flags | O_NONBLOCK) < 0) return -errno;
+    int rc;
+    for (;;) {
+        if (connect(sock, (const struct sockaddr *)sa, sizeof *sa) == 0) {
+            rc = 0;
+            break;
+        }
+        rc = -errno;
+        if (rc == -EINTR) continue;
+        if (rc != -EAGAIN || cli_conn_now_ns() >= bound) break;
+        struct timespec pause = {0, 10 * 1000000};
+        nanosleep(&pause, NULL);
+    }
+    if (rc == -EAGAIN) rc = -ETIMEDOUT;
+    if (rc == 0 && fcntl(sock, F_SETFL, flags) < 0) rc = -errno;
+    /* Waits in recvmsg and sendmsg end after a tick, so that bounds are looked at. */
+    struct timeval tick = {0, NND_CONN_TICK_MS * 1000};
+    if (rc == 0 && (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0 ||
+                    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tick, sizeof tick) < 0))
+        rc = -errno;
+    return rc;
+}
+
+int cli_open_lane(nnd_client *c, uint8_t **buf) {
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
+    uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
+    *buf = malloc(NND_FRAME_RECV_BUF);
+    int sock = *buf ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
+    bool joined = false;
+    if (sock >= 0 && cli_connect_bounded(sock, &sa, bound) == 0) {
+        Nnd__Hello hello = NND__HELLO__INIT;
+        hello.protocol_version = NND_PROTOCOL_VERSION;
+        hello.client_name = c->name;
+        hello.join_session = c->session_token;
+        Nnd__Request req = NND__REQUEST__INIT;
+        req.call_case = NND__REQUEST__CALL_HELLO;
+        req.hello = &hello;
+        proto_frame_in in;
+        char msg[256];
+        if (cli_lane_exchange(c, sock, *buf, &req, NULL, 0, bound, &in, msg, sizeof msg) == 0) {
+            const Nnd__Reply *r = (const Nnd__Reply *)in.msg;
+            /* A daemon that did not let it join answers the lane's own session. */
+            joined = r->status == NND__ERROR_STATUS__NONE &&
+                     r->result_case == NND__REPLY__RESULT_HELLO &&
+                     r->hello->session_token == c->session_token;
+            proto_frame_in_clear(&in);
+        }
+    }
+    if (joined) return sock;
+    if (sock >= 0) close(sock);
+    free(*buf);
+    *buf = NULL;
+    return -1;
+}
+
+int cli_registered_fd(nnd_client *c, uint64_t token, uint64_t *offset) {
+    int fd = -1;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->n_registered; i++)
+        if (c->registered[i].token == token) {
+            fd = c->registered[i].fd;
+            *offset = c->registered[i].offset;
+        }
+    pthread_mutex_unlock(&c->lock);
+    return fd;
 }

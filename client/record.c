@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "schema/codes.h"
 #include "client/record_json.h"
 
@@ -365,7 +365,7 @@ static cJSON *argument_json(nnd_client *c, const Nnd__ExecutionRequest *req, con
         return NULL;
     }
     bool known;
-    size_t count = elements(dims, rank, &known), es = tool_case_element_size(io->type);
+    size_t count = elements(dims, rank, &known), es = schema_hal_element_size(io->type);
     const Nnd__DataLocation *loc = a->location;
     if ((!rank && is_tensor(io->type)) || !es || (is_input && (!known || !count))) {
         *why = "a tensor of unknown or empty shape";

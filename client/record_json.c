@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "schema/codes.h"
 
 #define VALUE_ALIGN 8
@@ -124,7 +124,7 @@ static cJSON *u32_array(const uint32_t *v, size_t n) {
 }
 
 static cJSON *operand_json(model_ctx *x, const Nnd__Operand *o, size_t consumers) {
-    const char *type = tool_case_operand_type_name(o->type), *life = lifetime_name(o->lifetime);
+    const char *type = schema_hal_type_name(o->type), *life = lifetime_name(o->lifetime);
     if (!type || !life || o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_EXTENSION) {
         snprintf(x->why, x->whylen, "operand type %d is an extension's", o->type);
         return NULL;
@@ -177,7 +177,7 @@ static cJSON *graph_json(model_ctx *x, const Nnd__Subgraph *g) {
     }
     for (size_t i = 0; i < g->n_operations; i++) {
         const Nnd__Operation *op = g->operations[i];
-        const char *name = tool_case_operation_name(op->type);
+        const char *name = schema_hal_operation_name(op->type);
         if (!name) {
             snprintf(x->why, x->whylen, "operation type %d is an extension's", op->type);
             goto fail;
@@ -363,7 +363,7 @@ static int put_element(char *p, size_t room, int32_t type, const uint8_t *e, boo
 
 /* The data array as raw JSON text: one cJSON node, not one per element. */
 static cJSON *data_json(int32_t type, const void *data, size_t count, bool *has_nan) {
-    size_t es = tool_case_element_size(type);
+    size_t es = schema_hal_element_size(type);
     char *text = malloc(count * ELEMENT_CHARS + 3);
     if (!text || !es) {
         free(text);

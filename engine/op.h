@@ -115,7 +115,14 @@ typedef struct eng_op_rows {
 void eng_ops_install(uint16_t id, const eng_op_rows *rows); /* ops/registry.c */
 /* The definition OEM_OPERATION resolves to (a plugin's claim), or NULL for none. */
 void eng_ops_install_oem(const eng_op_def *def);
-eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type);
+/* The kernel of def for key input type `type`, or NULL (a pure reading of the row: kernels
+ * pick a sibling kernel with it without calling back into the table). */
+static inline eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type) {
+    for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
+        if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)
+            return def->kernels[i].run;
+    return NULL;
+}
 /* Bit j set: input j of the operation may be omitted (NO_VALUE). */
 uint64_t eng_op_optional_inputs(int32_t code);
 

@@ -108,21 +108,6 @@ schema_status qos_sched_model_set_lanes(qos_sched_model *m, const uint8_t *lanes
     return NND_OK;
 }
 
-void qos_sched_model_ref(qos_sched_model *m) {
-    m->refs++;
-}
-
-void qos_sched_model_unref(qos_sched_model *m) {
-    if (!m || --m->refs) return;
-    /* No job holds it, so no worker touches it any more. */
-    for (unsigned i = 0; i < m->n_spare; i++)
-        eng_exec_free(m->spare[i]);
-    if (m->release) m->release(m->release_ctx);
-    free(m->done_frac);
-    free(m->lane);
-    free(m);
-}
-
 void qos_sched_model_estimate(qos_sched_model *m, uint64_t *typical, uint64_t *tail) {
     pthread_mutex_lock(&m->s->lock);
     *typical = qos_est_typical(&m->est);

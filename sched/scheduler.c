@@ -685,3 +685,19 @@ void qos_sched_drain(qos_sched *s) {
         }
     }
 }
+
+/* A model's life: held by its owner and by each job of it (scheduler.h). */
+void qos_sched_model_ref(qos_sched_model *m) {
+    m->refs++;
+}
+
+void qos_sched_model_unref(qos_sched_model *m) {
+    if (!m || --m->refs) return;
+    /* No job holds it, so no worker touches it any more. */
+    for (unsigned i = 0; i < m->n_spare; i++)
+        eng_exec_free(m->spare[i]);
+    if (m->release) m->release(m->release_ctx);
+    free(m->done_frac);
+    free(m->lane);
+    free(m);
+}

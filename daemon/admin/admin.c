@@ -42,8 +42,8 @@ static void add_client(srv_session *s, void *ctx) {
     cJSON_AddStringToObject(c, "name", s->name);
     cJSON_AddNumberToObject(c, "prepared_models", (double)prepared);
     cJSON_AddNumberToObject(c, "buffers", (double)srv_session_count(s, NND_OBJ_BUFFER));
-    srv_json_add_u64(c, "buffer_bytes", s->quota_used[NND_QUOTA_BUFFER_BYTES]);
-    srv_json_add_u64(c, "queued_executions", s->quota_used[NND_QUOTA_QUEUED_EXECUTIONS]);
+    srv_json_add_u64(c, "buffer_bytes", s->quota.used[NND_QUOTA_BUFFER_BYTES]);
+    srv_json_add_u64(c, "queued_executions", s->quota.used[NND_QUOTA_QUEUED_EXECUTIONS]);
     cJSON_AddNumberToObject(c, "bursts", (double)srv_session_count(s, NND_OBJ_BURST));
     cJSON_AddNumberToObject(c, "burst_slots", (double)s->burst_slots);
     cJSON_AddNumberToObject(c, "registered_memories", (double)srv_session_count(s, NND_OBJ_MEMORY));

@@ -518,7 +518,8 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
         store_index_token_touch(c->index, (uint32_t)s->uid, token, now, why, sizeof why) < 0)
         disk_failed(c, why);
     /* Reading them makes a copy in daemon memory, which the app pays for. */
-    if (srv_quota_app_check(s, NND_QUOTA_CACHE_BYTES, msize + dsize, why, sizeof why) != NND_OK)
+    if (srv_quota_app_check(&s->quota, NND_QUOTA_CACHE_BYTES, msize + dsize, why, sizeof why) !=
+        NND_OK)
         return reject(c, s, why, "cache_bytes quota", err, errlen);
     int fds[2] = {model_fd, data_fd};
     int rc = store_cachefile_lock(fds, 2, false, NND_CACHE_LOCK_TIMEOUT_MS);
@@ -654,7 +655,7 @@ bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m
     }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[NND_ERR_LEN];
-    if (srv_quota_app_check(s, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
+    if (srv_quota_app_check(&s->quota, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
         c->n.quota_skipped++;
         srv_log_debug("client %llu: model prepared in place, uncached: %s",
                       (unsigned long long)s->serial, why);

@@ -73,6 +73,7 @@
 #include <cjson/cJSON.h>
 
 #include "daemon/cache/cache_devices.h"
+#include "daemon/cache/cache_encoded.h"
 #include "daemon/base/daemon.h"
 #include "engine/engine.h"
 #include "storage/hash.h"
@@ -119,13 +120,7 @@ schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_mo
  * runs on any thread (it reads only the model and c's build id), then
  * srv_cache_prepare_encoded() on the loop takes x's buffers and the plan whatever happens:
  * a hit frees the plan, a miss finishes it on the daemon's own copy, so a model is
- * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on. */
-typedef struct srv_cache_encoded {
-    store_buf model, data;
-    uint8_t key[NND_HASH_LEN];
-    uint8_t data_digest[NND_HASH_LEN];
-    srv_cache_devices dev; /* the driver devices of the set (no blobs yet) */
-} srv_cache_encoded;
+ * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on (x: cache_encoded.h). */
 schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint32_t preference,
                                srv_cache_encoded *out, char *err, size_t errlen);
 void srv_cache_encoded_free(srv_cache_encoded *x);

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/cache/cache.h"
+#include "daemon/cache/cache_encoded.h"
 #include "daemon/cache/cache_internal.h"
 
 void srv_cache_entry_free(srv_cache_ref *e) {

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "daemon/cache/cache_encoded.h"
 #include "daemon/cache/cache_users.h"
 #include "daemon/base/daemon.h"
 #include "engine/engine.h"

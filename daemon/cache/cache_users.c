@@ -24,7 +24,7 @@ int srv_cache_users_add(srv_cache_users *u, const srv_session *s, uint64_t bytes
         u->cap = cap;
     }
     u->v[u->n++] = (srv_cache_user){.uid = (uint32_t)s->uid, .refs = 1};
-    srv_quota_app_charge(s, NND_QUOTA_CACHE_BYTES, bytes);
+    srv_quota_app_charge(&s->quota, NND_QUOTA_CACHE_BYTES, bytes);
     return 0;
 }
 

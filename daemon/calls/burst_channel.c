@@ -233,7 +233,7 @@ static void serve(srv_burst_channel *ch) {
     uint32_t seq = ch->rd.taken;
     if (ch->answered_ns) proto_chan_adapt(&ch->poll, (now_ns() - ch->answered_ns) / 1000u);
     if (st == NND_OK) {
-        srv_pool_set_account(ch->s->app ? ch->s->app->maps : NULL);
+        srv_pool_set_account(ch->s->quota.app ? ch->s->quota.app->maps : NULL);
         st = run(ch, req, err, sizeof err);
         srv_pool_set_account(NULL);
     }
@@ -374,7 +374,7 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
         goto refuse;
     }
     /* The doorbell is a descriptor held for the app as long as the channel lives. */
-    if (srv_quota_take(s, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
+    if (srv_quota_take(&s->quota, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
     if (!(ch = calloc(1, sizeof *ch))) goto oom;
     ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (!(ch->rd.copy = malloc(NND_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
@@ -420,7 +420,7 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
 oom:
     snprintf(err, sizeof err, "out of memory or descriptors");
 undo:
-    srv_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
+    srv_quota_add(&s->quota, NND_QUOTA_DESCRIPTORS, -1);
     if (ch) undo(ch, memfd);
 refuse:
     hub.stats.not_set_up++;
@@ -431,7 +431,7 @@ refuse:
 
 void srv_burst_channel_close(srv_burst_channel *ch) {
     if (!ch || !ch->s) return;
-    srv_quota_add(ch->s, NND_QUOTA_DESCRIPTORS, -1);
+    srv_quota_add(&ch->s->quota, NND_QUOTA_DESCRIPTORS, -1);
     ch->s = NULL;
     ch->b = NULL;
     __atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);

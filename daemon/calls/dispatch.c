@@ -277,11 +277,11 @@ static void on_cancel(srv_call *c) {
 
 /* A buffer's bytes count against its session's quotas (quota.h). */
 static schema_status charge_bytes(void *s, uint64_t bytes, char *err, size_t errlen) {
-    return srv_quota_take(s, NND_QUOTA_BUFFER_BYTES, bytes, err, errlen);
+    return srv_quota_take(&((srv_session *)s)->quota, NND_QUOTA_BUFFER_BYTES, bytes, err, errlen);
 }
 
 static void refund_bytes(void *s, uint64_t bytes) {
-    srv_quota_add(s, NND_QUOTA_BUFFER_BYTES, -(int64_t)bytes);
+    srv_quota_add(&((srv_session *)s)->quota, NND_QUOTA_BUFFER_BYTES, -(int64_t)bytes);
 }
 
 static void on_allocate(srv_call *c) {
@@ -471,7 +471,7 @@ void srv_dispatch(srv_daemon *d, srv_session *s, proto_frame_in *in) {
         return;
     }
     /* Client memory mapped while the call is handled is the app's to pay for (pool.h). */
-    srv_pool_set_account(s->app ? s->app->maps : NULL);
+    srv_pool_set_account(s->quota.app ? s->quota.app->maps : NULL);
     h(&c);
     srv_pool_set_account(NULL);
 }

@@ -83,7 +83,7 @@ static void job_link(srv_executions *q, srv_execution *x) {
 
 /* Gives back x's place in its session's execution quota. */
 static void job_uncharge(srv_execution *x) {
-    if (x->charged && x->s) srv_quota_add(x->s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+    if (x->charged && x->s) srv_quota_add(&x->s->quota, NND_QUOTA_QUEUED_EXECUTIONS, -1);
     x->charged = false;
 }
 
@@ -149,11 +149,11 @@ static schema_status job_make(srv_executions *q, srv_session *s, proto_frame_in 
     const eng_prepared *p = m->prepared;
     uint32_t ni = eng_prepared_num_inputs(p), no = eng_prepared_num_outputs(p);
     /* Refused before any mapping, so a flood of refusals costs little. */
-    schema_status st = srv_quota_take(s, NND_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
+    schema_status st = srv_quota_take(&s->quota, NND_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
     if (st != NND_OK) return st;
     srv_execution *x = job_alloc(q, r->n_pools, ni, no);
     if (!x) {
-        srv_quota_add(s, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+        srv_quota_add(&s->quota, NND_QUOTA_QUEUED_EXECUTIONS, -1);
         snprintf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }

@@ -127,7 +127,7 @@ static void fenced_end(void *ctx, const srv_execution_end *e) {
 static void fenced_release(void *p) {
     fenced *f = p;
     f->released = true;
-    srv_quota_add(f->s, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
+    srv_quota_add(&f->s->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
     f->descriptors = 0;
     if (!f->s->closing)
         for (size_t i = 0; i < f->n_waiters; i++)
@@ -190,7 +190,7 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
         st = NND_MISSED_DEADLINE_PERSISTENT;
         snprintf(err, sizeof err, "deadline passed before the execution was launched");
         srv_executions_note_refusal(d, NND_REFUSE_DEADLINE_PASSED);
-    } else if ((st = srv_quota_take(s, NND_QUOTA_DESCRIPTORS, 1 + x->n_wait_for_fds, err,
+    } else if ((st = srv_quota_take(&s->quota, NND_QUOTA_DESCRIPTORS, 1 + x->n_wait_for_fds, err,
                                     sizeof err)) == NND_OK) {
         /* Its eventfd and the fences it waits on, held until the handle is released. */
         f->descriptors = 1 + x->n_wait_for_fds;
@@ -236,7 +236,7 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
     }
     if (st != NND_OK) {
         if (job) srv_execution_discard(job);
-        if (f) srv_quota_add(s, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
+        if (f) srv_quota_add(&s->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
         if (f) fenced_free(f);
         srv_reply_error(s, req->id, "ExecuteFenced", st, err);
         return;

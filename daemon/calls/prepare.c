@@ -34,7 +34,8 @@ static bool prepare_admitted(srv_call *c, Nnd__Priority priority, uint64_t deadl
     }
     if (!srv_call_room_for(c, NND_OBJ_PREPARED)) return false;
     /* An app at its prepared_bytes is refused before anything is prepared. */
-    schema_status st = srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
+    schema_status st =
+        srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return false;
@@ -238,7 +239,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     uint64_t handle = 0, bytes = prepared_bytes(o);
     /* Its memory is known now that it exists: past the quota it goes again. */
     schema_status st =
-        srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
+        srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
@@ -356,8 +357,8 @@ void srv_on_prepare_model(srv_call *c) {
         bool cached = cacheable && srv_cache_wants(c->d->cache, c->s, &desc, token != NULL);
         /* The constants it would copy must fit the app's prepared_bytes before the copy. */
         if (!cached)
-            st = srv_quota_check(c->s, NND_QUOTA_PREPARED_BYTES, eng_model_copy_bytes(&desc),
-                                 c->err, sizeof c->err);
+            st = srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES,
+                                 eng_model_copy_bytes(&desc), c->err, sizeof c->err);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */

@@ -199,9 +199,7 @@ static schema_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, 
     return refuse(owner, NULL, NND_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
 }
 
-schema_status srv_quota_connect(srv_quota *q, struct srv_session *session, char *err,
-                                size_t errlen) {
-    srv_quota_conn conn = srv_session_quota_conn(session), *s = &conn;
+schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size_t errlen) {
     srv_quota_app **at = &q->apps;
     while (*at && (*at)->uid < s->uid)
         at = &(*at)->next;
@@ -233,19 +231,18 @@ schema_status srv_quota_connect(srv_quota *q, struct srv_session *session, char 
         schema_status st = check_budget(a, s, r, 1, err, errlen);
         if (st != NND_OK) return st;
     }
-    *s->app = a;
-    srv_quota_add(session, NND_QUOTA_CONNECTIONS, 1);
-    srv_quota_add(session, NND_QUOTA_DESCRIPTORS, 1);
+    s->app = a;
+    srv_quota_add(s, NND_QUOTA_CONNECTIONS, 1);
+    srv_quota_add(s, NND_QUOTA_DESCRIPTORS, 1);
     return NND_OK;
 }
 
-void srv_quota_disconnect(struct srv_session *session) {
-    srv_quota_conn s = srv_session_quota_conn(session);
-    srv_quota_app *a = *s.app;
+void srv_quota_disconnect(srv_quota_conn *s) {
+    srv_quota_app *a = s->app;
     if (!a) return;
-    srv_quota_add(session, NND_QUOTA_CONNECTIONS, -1);
-    srv_quota_add(session, NND_QUOTA_DESCRIPTORS, -1);
-    *s.app = NULL;
+    srv_quota_add(s, NND_QUOTA_CONNECTIONS, -1);
+    srv_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
+    s->app = NULL;
     if (a->used[NND_QUOTA_CONNECTIONS]) return;
     /* Its last connection is gone, and with it the app's record. What is still in use
      * (a model an execution or a cache write still holds) is freed when that work ends;
@@ -263,10 +260,9 @@ void srv_quota_disconnect(struct srv_session *session) {
     free(a);
 }
 
-schema_status srv_quota_check(struct srv_session *session, srv_quota_res r, uint64_t n, char *err,
+schema_status srv_quota_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                               size_t errlen) {
-    srv_quota_conn conn = srv_session_quota_conn(session), *s = &conn;
-    srv_quota_app *a = *s->app;
+    srv_quota_app *a = s->app;
     if (!a) return NND_OK;
     const srv_quota_limits *l = &a->q->limits;
     if (!srv_quota_app_only(r) && !within(l->conn[r], s->used[r], n))
@@ -276,17 +272,16 @@ schema_status srv_quota_check(struct srv_session *session, srv_quota_res r, uint
     return check_budget(a, s, r, n, err, errlen);
 }
 
-schema_status srv_quota_take(struct srv_session *s, srv_quota_res r, uint64_t n, char *err,
+schema_status srv_quota_take(srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                              size_t errlen) {
     schema_status st = srv_quota_check(s, r, n, err, errlen);
     if (st == NND_OK) srv_quota_add(s, r, (int64_t)n);
     return st;
 }
 
-void srv_quota_add(struct srv_session *session, srv_quota_res r, int64_t delta) {
-    srv_quota_conn s = srv_session_quota_conn(session);
-    s.used[r] += (uint64_t)delta;
-    if (*s.app) (*s.app)->used[r] += (uint64_t)delta;
+void srv_quota_add(srv_quota_conn *s, srv_quota_res r, int64_t delta) {
+    s->used[r] += (uint64_t)delta;
+    if (s->app) s->app->used[r] += (uint64_t)delta;
 }
 
 srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid) {
@@ -295,10 +290,9 @@ srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid) {
     return NULL;
 }
 
-schema_status srv_quota_app_check(const struct srv_session *session, srv_quota_res r, uint64_t n,
-                                  char *err, size_t errlen) {
-    srv_quota_conn conn = srv_session_quota_conn(session), *s = &conn;
-    srv_quota_app *a = *s->app;
+schema_status srv_quota_app_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
+                                  size_t errlen) {
+    srv_quota_app *a = s->app;
     if (!a) return NND_OK;
     uint64_t limit = a->q->limits.app[r];
     if (!within(limit, a->used[r], n))
@@ -306,8 +300,8 @@ schema_status srv_quota_app_check(const struct srv_session *session, srv_quota_r
     return check_budget(a, s, r, n, err, errlen);
 }
 
-void srv_quota_app_charge(const struct srv_session *session, srv_quota_res r, uint64_t n) {
-    srv_quota_app *a = *srv_session_quota_conn(session).app;
+void srv_quota_app_charge(const srv_quota_conn *s, srv_quota_res r, uint64_t n) {
+    srv_quota_app *a = s->app;
     if (a) a->used[r] += n;
 }
 

@@ -89,18 +89,17 @@ typedef struct srv_quota_app {
     struct srv_quota_app *next; /* by uid */
 } srv_quota_app;
 
-/* A connection as the quotas see it, given by its session (session.c,
- * srv_session_quota_conn()): who it is, for the app it joins and for messages, and where
- * its share is kept. Quotas need nothing else of a session, so this module does not
- * include session.h (which includes this). */
+/* A connection's share, kept in its session (session.h: srv_session.quota, whose
+ * identity srv_session_init() sets) and passed by the caller: who it is (for the app it
+ * joins and for messages), the app it joined, and what it holds. Quotas need nothing else of a
+ * session and never call it. */
 typedef struct srv_quota_conn {
     uid_t uid;
     pid_t pid;
     uint64_t serial;
-    srv_quota_app **app; /* the app it joined; *app is NULL outside any */
-    uint64_t *used;      /* its share of (*app)->used: NND_QUOTA_RES counters */
+    srv_quota_app *app;           /* NULL: outside any app, no limits */
+    uint64_t used[NND_QUOTA_RES]; /* its share of app->used */
 } srv_quota_conn;
-srv_quota_conn srv_session_quota_conn(const struct srv_session *s);
 
 /* d: where refusals are published (d->bus, looked up at each refusal); may be NULL. */
 srv_quota *srv_quota_new(const srv_quota_limits *l, struct srv_daemon *d);
@@ -110,29 +109,29 @@ const srv_quota_limits *srv_quota_get_limits(const srv_quota *q);
  * on; what one holds already stays, even above a lowered limit. */
 void srv_quota_set_limits(srv_quota *q, const srv_quota_limits *l);
 
-/* Joins s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err says why;
- * s stays outside any app), or GENERAL_FAILURE when out of memory. */
-schema_status srv_quota_connect(srv_quota *q, struct srv_session *s, char *err, size_t errlen);
+/* Joins connection s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err
+ * says why; s stays outside any app), or GENERAL_FAILURE when out of memory. */
+schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size_t errlen);
 /* After srv_session_clear(): leaves the app. Nothing if s never joined. */
-void srv_quota_disconnect(struct srv_session *s);
+void srv_quota_disconnect(srv_quota_conn *s);
 
 /* Whether s may take n more of r: NND_OK, or the refusal (counted and published). */
-schema_status srv_quota_check(struct srv_session *s, srv_quota_res r, uint64_t n, char *err,
+schema_status srv_quota_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                               size_t errlen);
 /* srv_quota_check(), then counts them on s and its app. */
-schema_status srv_quota_take(struct srv_session *s, srv_quota_res r, uint64_t n, char *err,
+schema_status srv_quota_take(srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                              size_t errlen);
 /* Counts delta (negative: given back) on s and its app, without any check. */
-void srv_quota_add(struct srv_session *s, srv_quota_res r, int64_t delta);
+void srv_quota_add(srv_quota_conn *s, srv_quota_res r, int64_t delta);
 
 /* The app of uid, or NULL when it has no connection. */
 srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid);
 /* App-only counts (cache bytes): whether s's app may take n more of r (a refusal is
  * counted and published as by srv_quota_check()); counting them unchecked; giving back
  * (never below zero: an app may have come and gone since). */
-schema_status srv_quota_app_check(const struct srv_session *s, srv_quota_res r, uint64_t n,
-                                  char *err, size_t errlen);
-void srv_quota_app_charge(const struct srv_session *s, srv_quota_res r, uint64_t n);
+schema_status srv_quota_app_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
+                                  size_t errlen);
+void srv_quota_app_charge(const srv_quota_conn *s, srv_quota_res r, uint64_t n);
 void srv_quota_app_give(srv_quota *q, uid_t uid, srv_quota_res r, uint64_t n);
 /* The app holding the most of r, or NULL: named when a daemon-wide budget runs out. */
 const srv_quota_app *srv_quota_top_app(const srv_quota *q, srv_quota_res r);

@@ -27,9 +27,10 @@ static void count(srv_session *s, srv_obj_kind kind, int64_t delta, uint64_t byt
     s->count += (size_t)delta;
     s->per_kind[kind] += (size_t)delta;
     int r = quota_of(kind);
-    if (r >= 0) srv_quota_add(s, (srv_quota_res)r, delta);
+    if (r >= 0) srv_quota_add(&s->quota, (srv_quota_res)r, delta);
     if (bytes)
-        srv_quota_add(s, NND_QUOTA_PREPARED_BYTES, delta < 0 ? -(int64_t)bytes : (int64_t)bytes);
+        srv_quota_add(&s->quota, NND_QUOTA_PREPARED_BYTES,
+                      delta < 0 ? -(int64_t)bytes : (int64_t)bytes);
 }
 
 void srv_session_init(srv_session *s, int fd, uint64_t serial) {
@@ -45,6 +46,7 @@ void srv_session_init(srv_session *s, int fd, uint64_t serial) {
         s->uid = cred.uid;
         s->gid = cred.gid;
     }
+    s->quota = (srv_quota_conn){.uid = s->uid, .pid = s->pid, .serial = serial};
     while (!s->token)
         if (getrandom(&s->token, sizeof s->token, 0) != (ssize_t)sizeof s->token) s->token = serial;
     if (s->pid > 0) {
@@ -144,7 +146,7 @@ schema_status srv_session_check_quota(srv_session *s, srv_obj_kind kind, char *e
         return NND_RESOURCE_EXHAUSTED_TRANSIENT;
     }
     int r = quota_of(kind);
-    return r < 0 ? NND_OK : srv_quota_check(s, (srv_quota_res)r, 1, err, errlen);
+    return r < 0 ? NND_OK : srv_quota_check(&s->quota, (srv_quota_res)r, 1, err, errlen);
 }
 
 void srv_session_clear(srv_session *s) {
@@ -160,12 +162,4 @@ void srv_session_clear(srv_session *s) {
     memset(s->per_kind, 0, sizeof s->per_kind);
     srv_pool_cache_free(s->pool_cache);
     s->pool_cache = NULL;
-}
-
-srv_quota_conn srv_session_quota_conn(const srv_session *s) {
-    /* The share is the quota module's to change, also through a session it was handed
-     * read-only (srv_quota_app_charge()). */
-    srv_session *w = (srv_session *)s;
-    return (srv_quota_conn){
-        .uid = s->uid, .pid = s->pid, .serial = s->serial, .app = &w->app, .used = w->quota_used};
 }

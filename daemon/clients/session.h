@@ -14,8 +14,8 @@
  *   descriptors, and a prepared model its memory (srv_session_add_bytes) against
  *   prepared_bytes; freeing it gives them back. The caller
  *   checks the quota first (srv_session_check_quota), as nothing else runs in between on
- *   the loop. The quota module sees a session only through srv_session_quota_conn()
- *   (session.c, declared in quota.h): its identity, its app and its share.
+ *   the loop. The quota module sees a session only through its share (srv_session.quota),
+ *   which the caller passes.
  * - Replies go out through the send hook the server installs.
  * - token (random at init, never 0) names the session in HelloReply; other connections of
  *   the same process join it with it (server.h), and then use this session's objects.
@@ -77,12 +77,11 @@ typedef struct srv_session {
     size_t count;
     size_t per_kind[NND_OBJ_KINDS];
     srv_send_fn send;
-    void *send_ctx;                     /* also the hold hook's */
-    srv_hold_fn hold;                   /* NULL: the session cannot answer later (unit tests) */
-    struct srv_pool_cache *pool_cache;  /* recent execution pool mappings (pool.h) */
-    srv_quota_app *app;                 /* NULL: outside any app, no limits (quota.h) */
-    uint64_t quota_used[NND_QUOTA_RES]; /* this connection's share of app->used */
-    size_t burst_slots;                 /* slots its bursts cache (burst.h) */
+    void *send_ctx;                    /* also the hold hook's */
+    srv_hold_fn hold;                  /* NULL: the session cannot answer later (unit tests) */
+    struct srv_pool_cache *pool_cache; /* recent execution pool mappings (pool.h) */
+    srv_quota_conn quota; /* this connection's share (quota.h), passed to the quota calls */
+    size_t burst_slots;   /* slots its bursts cache (burst.h) */
 } srv_session;
 
 /* Reads the peer's identity from a connected AF_UNIX socket. */

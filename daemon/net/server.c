@@ -60,7 +60,7 @@ typedef struct conn {
     uv_work_t decode;
     proto_frame_in pending; /* the datagram's other fds; then the message */
     proto_frame_spill spill;
-    uint64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
+    int64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
     char decode_err[NND_ERR_LEN];
     /* One session, several connections (server.h): a member's requests use its owner's
      * session, and their replies come back on the member, found by request id. */
@@ -95,7 +95,7 @@ static void on_conn(uv_poll_t *h, int status, int events);
 /* ---- outbox ---------------------------------------------------------------------------- */
 
 static void outmsg_free(outmsg *m) {
-    srv_quota_add(m->owner, NND_QUOTA_DESCRIPTORS, -(int64_t)m->n_dups);
+    srv_quota_add(&m->owner->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)m->n_dups);
     for (size_t i = 0; i < m->n_dups; i++)
         close(m->p.fds[i]);
     proto_packed_clear(&m->p);
@@ -181,7 +181,7 @@ static int enqueue(conn *c, proto_packed *p, size_t nfds, size_t bytes) {
     }
     /* Counted, never refused: the reply answers a request the quotas admitted. */
     m->owner = &c->session;
-    srv_quota_add(m->owner, NND_QUOTA_DESCRIPTORS, (int64_t)m->n_dups);
+    srv_quota_add(&m->owner->quota, NND_QUOTA_DESCRIPTORS, (int64_t)m->n_dups);
     if (c->tail)
         c->tail->next = m;
     else
@@ -304,10 +304,10 @@ static void conn_close(conn *c) {
     }
     c->tail = NULL;
     if (c->decoding) { /* the pending request's descriptors: given back now, closed later */
-        srv_quota_add(ss, NND_QUOTA_DESCRIPTORS, -(int64_t)c->pending_fds);
+        srv_quota_add(&ss->quota, NND_QUOTA_DESCRIPTORS, -c->pending_fds);
         c->pending_fds = 0;
     }
-    srv_quota_disconnect(ss); /* after the release: the app's usage is down by now */
+    srv_quota_disconnect(&ss->quota); /* after the release: the app's usage is down by now */
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -390,7 +390,7 @@ static void decode_done(uv_work_t *w, int status) {
     c->decoding = false;
     if (c->spill.fd >= 0) close(c->spill.fd); /* cancelled before it ran */
     c->spill.fd = -1;
-    if (!c->closed) srv_quota_add(&c->session, NND_QUOTA_DESCRIPTORS, -(int64_t)c->pending_fds);
+    if (!c->closed) srv_quota_add(&c->session.quota, NND_QUOTA_DESCRIPTORS, -c->pending_fds);
     c->pending_fds = 0;
     if (c->free_after_decode || c->closed) {
         proto_frame_in_clear(&c->pending);
@@ -445,7 +445,7 @@ static void decode_start(conn *c) {
     /* Until it is read, the request's descriptors are held for its app. */
     uint64_t n = c->pending.nfds + 1;
     char err[NND_ERR_LEN];
-    if (srv_quota_take(&c->session, NND_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
+    if (srv_quota_take(&c->session.quota, NND_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
         close(c->spill.fd);
         c->spill.fd = -1;
         proto_frame_in_clear(&c->pending);
@@ -556,7 +556,7 @@ static void conn_open(srv_server *s, int fd) {
     set_events(c, UV_READABLE);
     srv_session *ss = &c->session;
     char why[sizeof c->refusal];
-    if (s->d->quota && srv_quota_connect(s->d->quota, ss, why, sizeof why) != NND_OK) {
+    if (s->d->quota && srv_quota_connect(s->d->quota, &ss->quota, why, sizeof why) != NND_OK) {
         refuse(c, why);
         return;
     }

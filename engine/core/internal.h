@@ -6,7 +6,9 @@
 #define NND_ENGINE_INTERNAL_H
 
 #include "engine/engine.h"
+#include "engine/base/scratch.h"
 #include "engine/op.h"
+#include "engine/ops_common/operand.h"
 
 #define NND_ARENA_ALIGN 64
 /* Distinct backends one plan's steps may be counted on: the CPU and the drivers of a
@@ -74,13 +76,6 @@ struct eng_prepared {
     size_t backend_bytes;
 };
 
-struct eng_scratch_pool {
-    uint8_t *base;
-    size_t cap, used;
-    void **extra; /* overflow chunks of this run, merged into base afterwards */
-    size_t n_extra, extra_bytes;
-};
-
 struct eng_exec {
     const eng_prepared *p;
     eng_tensor *tensors;
@@ -104,6 +99,11 @@ struct eng_exec {
     bool owns_subs;
     struct eng_flow_state *flow;
     uint32_t stopped_at; /* the step a checkpoint stopped the last run at, or UINT32_MAX */
+    /* Runs IF or WHILE step k (eng_flow_run, flow.h): given by execute.c, so that the step
+     * loop (exec_steps.c) and the control flow runner, which runs subgraphs through that
+     * loop, do not call each other by name. */
+    schema_status (*run_flow)(eng_exec *e, uint32_t k, const eng_checkpoint *cp, char *err,
+                              size_t errlen);
 };
 
 /* step_blobs.c: claims the steps m->blobs name through their drivers' claim_blob();
@@ -141,10 +141,7 @@ schema_status eng_check_op(eng_op_ctx *c);
  * an operand read but never written. order receives n_operations indexes. */
 schema_status eng_order_operations(const eng_model_desc *m, uint32_t *order, char *err,
                                    size_t errlen);
-void eng_scratch_reset(eng_scratch_pool *s);
-/* Bytes of a tensor of its type and shape; SIZE_MAX when too large to exist. */
-size_t eng_tensor_bytes(const eng_tensor *t);
-/* Execution pieces the control flow files share (execute.c): eng_exec_reset() puts the
+/* Execution pieces the control flow files share (exec_steps.c): eng_exec_reset() puts the
  * plan's tensors in place (temporaries in the arena); eng_exec_steps() runs steps from..
  * of a bound run (as eng_exec_resume); eng_exec_size_operand() gives operand o a buffer
  * of e's own for its current shape. */
@@ -152,6 +149,5 @@ void eng_exec_reset(eng_exec *e);
 schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shapes,
                              const eng_checkpoint *cp, char *err, size_t errlen);
 schema_status eng_exec_size_operand(eng_exec *e, uint32_t o, char *err, size_t errlen);
-void eng_scratch_free(eng_scratch_pool *s);
 
 #endif

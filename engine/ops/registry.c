@@ -177,13 +177,6 @@ uint32_t eng_supported_operation_count(void) {
     return n;
 }
 
-eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type) {
-    for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
-        if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)
-            return def->kernels[i].run;
-    return NULL;
-}
-
 #define BIT(j)        ((uint64_t)1 << (j))
 #define CELL_OPTIONAL (BIT(1) | BIT(5) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(16) | BIT(17))
 

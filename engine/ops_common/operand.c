@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/ops_common/float16.h"
+#include "schema/operand_type.h"
 
 int32_t eng_i32(const eng_tensor *t) {
     int32_t v;
@@ -55,4 +56,9 @@ bool eng_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out) {
     if (a < -r || a >= r) return false;
     *out = (uint32_t)(a < 0 ? a + r : a);
     return true;
+}
+
+size_t eng_tensor_bytes(const eng_tensor *t) {
+    uint64_t n = schema_shape_bytes(t->type, t->rank, t->dims);
+    return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
 }

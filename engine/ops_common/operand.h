@@ -46,6 +46,8 @@ static inline void eng_copy_shape(eng_tensor *dst, const eng_tensor *src) {
 }
 /* A shape() (op.h) for the operations whose output 0 has input 0's shape. */
 schema_status eng_shape_of_input0(eng_op_ctx *c);
+/* Bytes of a tensor of its type and shape; SIZE_MAX when too large to exist. */
+size_t eng_tensor_bytes(const eng_tensor *t);
 /* Resolves an axis in [-rank, rank) to [0, rank); false when out of range. */
 bool eng_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out);
 

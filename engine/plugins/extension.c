@@ -1,28 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extension.c: the plugin registry: loading and checking plugins, the id table, the
- * current set and the references prepared models hold. See extension.h; a plugin's
- * operations run through extension_op.c. */
+/* extension.c: the plugin registry: checking extension plugins (opened through the loader,
+ * loader.h), publishing them in the id table (extension_plugin.c), the current set and the
+ * references prepared models hold. See extension.h; a plugin's operations run through
+ * extension_op.c. */
 #include "engine/plugins/refusals.h"
 #include "engine/plugins/extension.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "engine/plugins/extension_op.h"
 #include "engine/plugins/extension_plugin.h"
-#include "engine/plugins/fault_guard.h"
+#include "engine/plugins/loader.h"
 
-static _Atomic(eng_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
 static _Atomic(eng_ext_plugin *) oem_owner;
 
 /* The current set and the last load's refusals; guarded by reg_lock. */
@@ -32,34 +27,12 @@ static uint32_t n_current;
 static eng_refusals refused;
 static uint16_t next_id = 1;
 
-static eng_ext_log_fn log_fn;
-
 void eng_ext_set_log(eng_ext_log_fn fn) {
-    log_fn = fn;
+    eng_plugin_set_log(fn);
 }
 
-void eng_ext_logf(int level, const char *fmt, ...) {
-    if (!log_fn) return;
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    log_fn(level, msg);
-}
-
-static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
-
-static void guard_failed(int sig, int err) {
-    eng_ext_logf(0, "extensions: cannot guard signal %d: %s", sig, strerror(err));
-}
-
-static void guard_install(void) {
-    eng_fault_guard_install(guard_failed);
-}
-
-void eng_ext_guard_once(void) {
-    pthread_once(&guard_once, guard_install);
+uint64_t eng_ext_faults(void) {
+    return eng_ext_fault_total();
 }
 
 /* ---- plugin records ---------------------------------------------------------------------- */
@@ -78,16 +51,6 @@ static void plugin_free(eng_ext_plugin *p) {
     free(p);
 }
 
-static atomic_uint_fast64_t n_faults;
-
-void eng_ext_count_fault(void) {
-    atomic_fetch_add(&n_faults, 1);
-}
-
-uint64_t eng_ext_faults(void) {
-    return atomic_load(&n_faults);
-}
-
 static void plugin_ref(eng_ext_plugin *p) {
     atomic_fetch_add(&p->refs, 1);
 }
@@ -95,16 +58,11 @@ static void plugin_ref(eng_ext_plugin *p) {
 static void plugin_unref(eng_ext_plugin *p) {
     if (atomic_fetch_sub(&p->refs, 1) != 1) return;
     /* Nobody can look this id up any more: only holders do, and there are none. */
-    atomic_store(&slots[p->id], NULL);
+    eng_ext_slot_set(p->id, NULL);
     schema_types_install(p->id, NULL);
     schema_op_names_install(p->id, NULL);
     eng_ops_install(p->id, NULL);
     plugin_free(p);
-}
-
-eng_ext_plugin *eng_ext_plugin_of(int32_t code) {
-    uint32_t id = (uint32_t)code >> 16;
-    return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
 }
 
 /* ---- loading ------------------------------------------------------------------------------ */
@@ -207,7 +165,7 @@ static void refuse(const char *path, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    eng_ext_logf(0, "extension %s refused: %s", path, why);
+    eng_plugin_logf(0, "extension %s refused: %s", path, why);
     eng_refusals_add(&refused, path, why);
 }
 
@@ -215,7 +173,7 @@ static bool take_id(uint16_t *id) {
     for (uint32_t k = 0; k < NND_EXT_MAX_ID; k++) {
         uint16_t i = next_id;
         next_id = next_id == NND_EXT_MAX_ID ? 1 : next_id + 1;
-        if (!atomic_load(&slots[i])) {
+        if (!eng_ext_slot_get(i)) {
             *id = i;
             return true;
         }
@@ -279,7 +237,7 @@ static void plugin_publish(eng_ext_plugin *p, uint16_t id) {
     schema_types_install(id, &p->type_rows);
     schema_op_names_install(id, &p->op_name_rows);
     eng_ops_install(id, &p->op_rows);
-    atomic_store(&slots[id], p);
+    eng_ext_slot_set(id, p);
 }
 
 static eng_ext_file_check_fn file_check;
@@ -288,61 +246,21 @@ void eng_ext_set_file_check(eng_ext_file_check_fn fn) {
     file_check = fn;
 }
 
-/* The rule without a daemon's: regular files that not everyone may edit. */
-static int default_check(int fd, const char *path, char *why, size_t whylen) {
-    (void)path;
-    struct stat st;
-    if (fstat(fd, &st) < 0) return snprintf(why, whylen, "%s", strerror(errno)), -1;
-    if (!S_ISREG(st.st_mode)) return snprintf(why, whylen, "not a regular file"), -1;
-    if (st.st_mode & S_IWOTH) return snprintf(why, whylen, "writable by everyone"), -1;
-    return 0;
-}
-
 static void load_one(const char *path) {
-    /* Whatever is in the directory runs inside the daemon: judge the file on an open
-     * descriptor, then load it by path and check that the same file was loaded. (dlopen
-     * through /proc/self/fd would do, but glibc tells objects apart by that name, and fd
-     * numbers are reused.) Only the directory's owners could swap it in between. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        refuse(path, "%s", strerror(errno));
-        return;
-    }
-    char why_file[300] = "";
-    struct stat judged, loaded;
-    if ((file_check ? file_check : default_check)(fd, path, why_file, sizeof why_file) < 0 ||
-        fstat(fd, &judged) < 0) {
-        close(fd);
-        refuse(path, "%s", why_file[0] ? why_file : strerror(errno));
-        return;
-    }
-    close(fd);
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (dl && (stat(path, &loaded) < 0 || loaded.st_dev != judged.st_dev ||
-               loaded.st_ino != judged.st_ino)) {
-        dlclose(dl);
-        refuse(path, "replaced while it was being loaded");
-        return;
-    }
-    if (!dl) {
-        const char *e = dlerror();
-        refuse(path, "dlopen: %s", e ? e : "failed");
-        return;
-    }
-    const nnd_extension *x = dlsym(dl, NND_EXTENSION_SYMBOL);
-    if (!x) {
-        refuse(path, "exports no %s", NND_EXTENSION_SYMBOL);
-        dlclose(dl);
-        return;
-    }
     char why[300] = "";
+    void *dl = eng_plugin_open(path, file_check, NULL, why, sizeof why);
+    if (!dl) {
+        refuse(path, "%s", why);
+        return;
+    }
+    const nnd_extension *x = eng_plugin_symbol(dl, NND_EXTENSION_SYMBOL, why, sizeof why);
+    if (!x) {
+        refuse(path, "%s", why);
+        dlclose(dl);
+        return;
+    }
     check_args a = {.x = x, .why = why, .whylen = sizeof why};
-    int sig = 0;
-    int rc = eng_fault_guarded(check_descriptor, &a, &sig);
-    if (sig || rc) {
-        if (sig)
-            snprintf(why, sizeof why, "%s while reading its descriptor",
-                     eng_fault_signal_name(sig));
+    if (eng_plugin_guarded(check_descriptor, &a, "reading its descriptor", why, sizeof why)) {
         refuse(path, "%s", why);
         dlclose(dl);
         return;
@@ -379,9 +297,9 @@ static void load_one(const char *path) {
         atomic_store(&oem_owner, p);
         eng_ops_install_oem(&p->oem->def);
     }
-    eng_ext_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s", p->name,
-                 *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
-                 p->oem ? ", claims OEM_OPERATION" : "");
+    eng_plugin_logf(2, "extension %s%s%s loaded from %s: %u operand types, %u operations%s",
+                    p->name, *p->version ? " " : "", p->version, path, p->n_types, p->n_ops,
+                    p->oem ? ", claims OEM_OPERATION" : "");
 }
 
 /* Drops the current set and the refusals. Called with reg_lock held. */
@@ -394,32 +312,19 @@ static void clear_locked(void) {
     eng_refusals_clear(&refused);
 }
 
-static int so_file(const struct dirent *e) {
-    size_t n = strlen(e->d_name);
-    return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
+static void load_each(const char *path, void *ctx) {
+    (void)ctx;
+    load_one(path);
 }
 
 int eng_ext_load_dir(const char *dir, char *err, size_t errlen) {
-    pthread_once(&guard_once, guard_install);
+    eng_plugin_guard_once();
     pthread_mutex_lock(&reg_lock);
     /* The old set goes first: a plugin that no model holds is closed, so a file replaced
      * on disk is opened afresh (dlopen hands back an object still open by path). */
     clear_locked();
-    struct dirent **names = NULL;
-    int n = scandir(dir, &names, so_file, alphasort);
-    if (n < 0) {
-        schema_errf(err, errlen, "cannot read extensions directory %s: %s", dir, strerror(errno));
-        pthread_mutex_unlock(&reg_lock);
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path)
-            load_one(path);
-        free(names[i]);
-    }
-    free(names);
-    int loaded = (int)n_current;
+    int n = eng_plugin_scan_dir(dir, "extensions", load_each, NULL, err, errlen);
+    int loaded = n < 0 ? -1 : (int)n_current;
     pthread_mutex_unlock(&reg_lock);
     return loaded;
 }

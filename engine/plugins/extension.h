@@ -40,17 +40,18 @@
 
 #include "nnd/extension.h"
 #include "engine/op.h"
+#include "engine/plugins/loader.h"
 
 #define NND_EXT_MAX_LOADED 256
 
 /* Log sink for load results and faults; level as daemon/base/log.h (0 error .. 3 debug). */
-typedef void (*eng_ext_log_fn)(int level, const char *msg);
+typedef eng_plugin_log_fn eng_ext_log_fn;
 void eng_ext_set_log(eng_ext_log_fn fn);
 
 /* Judges a plugin file before it is loaded: 0 to load it, or -1 with why filled. The
  * daemon sets its ownership and mode rule (daemon/clients/trust.h); without one, only files
  * writable by everyone are refused. */
-typedef int (*eng_ext_file_check_fn)(int fd, const char *path, char *why, size_t whylen);
+typedef eng_plugin_file_check_fn eng_ext_file_check_fn;
 void eng_ext_set_file_check(eng_ext_file_check_fn fn);
 
 /* Loads dir as the current set. Each plugin is judged on an open descriptor, then loaded by

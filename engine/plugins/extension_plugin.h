@@ -3,7 +3,8 @@
  * (extension.c), which loads, publishes, references and frees it, and the operation
  * bridge (extension_op.c), which runs its operations; driver.c borrows its log sink and
  * fault guard set-up. Nothing else includes this. It is the bottom of the three: it
- * includes neither extension.h nor extension_op.h, and its functions are the registry's.
+ * includes neither extension.h nor extension_op.h, and its functions (extension_plugin.c:
+ * the id table, the fault count) call neither of them.
  *
  * Contract: a record is immutable once published except for refs and faulted, which are
  * atomic. eng_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
@@ -52,11 +53,16 @@ struct eng_ext_plugin {
 
 /* The plugin whose id an engine code carries, or NULL. */
 eng_ext_plugin *eng_ext_plugin_of(int32_t code);
-/* Installs the fault guard's handlers, once per process. */
-void eng_ext_guard_once(void);
-/* Counts one fault caught inside a plugin (eng_ext_faults()). */
+/* The published plugin of an id (0 and ids over NND_EXT_MAX_ID: none), and publishing one
+ * (p NULL: withdrawn); the registry publishes under its lock, readers need none. */
+eng_ext_plugin *eng_ext_slot_get(uint16_t id);
+void eng_ext_slot_set(uint16_t id, eng_ext_plugin *p);
+/* Counts one fault caught inside a plugin; the count so far (eng_ext_faults()). */
 void eng_ext_count_fault(void);
-/* A line to the log sink of eng_ext_set_log(), if any. */
+uint64_t eng_ext_fault_total(void);
+/* The driver loader's names for eng_plugin_guard_once() and eng_plugin_logf() (loader.h),
+ * until it moves onto loader.h. */
+void eng_ext_guard_once(void);
 void eng_ext_logf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -87,15 +87,16 @@ static void test_quota_counts(void **state) {
     assert_non_null(q);
     srv_session a, b, c;
     memset(&a, 0, sizeof a);
-    a.uid = 1234;
+    a.uid = a.quota.uid = 1234;
     b = c = a;
     char err[256];
-    assert_int_equal(srv_quota_connect(q, &a, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_connect(q, &b, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_connect(q, &c, err, sizeof err), NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_int_equal(srv_quota_connect(q, &a.quota, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &b.quota, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &c.quota, err, sizeof err),
+                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.connections (2) reached for uid 1234");
-    assert_null(c.app);
-    assert_ptr_equal(a.app, b.app);
+    assert_null(c.quota.app);
+    assert_ptr_equal(a.quota.app, b.quota.app);
 
     uint64_t h[3];
     static int obj;
@@ -113,17 +114,17 @@ static void test_quota_counts(void **state) {
     assert_int_equal(srv_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.prepared_models (3) reached for uid 1234");
-    assert_int_equal(a.app->used[NND_QUOTA_PREPARED_MODELS], 3);
-    assert_int_equal(a.app->refused[NND_QUOTA_PREPARED_MODELS], 2);
+    assert_int_equal(a.quota.app->used[NND_QUOTA_PREPARED_MODELS], 3);
+    assert_int_equal(a.quota.app->refused[NND_QUOTA_PREPARED_MODELS], 2);
     /* Released or cleared, the room comes back. */
     assert_int_equal(srv_session_release(&a, h[0]), 0);
     assert_int_equal(srv_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
     srv_session_clear(&a);
-    srv_quota_disconnect(&a);
-    assert_int_equal(b.app->used[NND_QUOTA_PREPARED_MODELS], 1);
-    assert_int_equal(b.app->used[NND_QUOTA_CONNECTIONS], 1);
+    srv_quota_disconnect(&a.quota);
+    assert_int_equal(b.quota.app->used[NND_QUOTA_PREPARED_MODELS], 1);
+    assert_int_equal(b.quota.app->used[NND_QUOTA_CONNECTIONS], 1);
     srv_session_clear(&b);
-    srv_quota_disconnect(&b);
+    srv_quota_disconnect(&b.quota);
     srv_quota_free(q);
 }
 
@@ -137,21 +138,21 @@ static void test_quota_bytes(void **state) {
     srv_quota *q = srv_quota_new(&l, NULL);
     srv_session s;
     memset(&s, 0, sizeof s);
-    s.uid = 7;
+    s.uid = s.quota.uid = 7;
     char err[256];
-    assert_int_equal(srv_quota_connect(q, &s, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
+    assert_int_equal(srv_quota_connect(q, &s.quota, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.buffer_bytes (100) reached for uid 7: 60 bytes held, 41 "
                              "more asked");
-    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
+    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT); /* no overflow */
-    assert_int_equal(s.quota_used[NND_QUOTA_BUFFER_BYTES], 60);
-    assert_int_equal(srv_quota_take(&s, NND_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
-    srv_quota_add(&s, NND_QUOTA_BUFFER_BYTES, -100);
-    assert_int_equal(s.app->used[NND_QUOTA_BUFFER_BYTES], 0);
-    srv_quota_disconnect(&s);
+    assert_int_equal(s.quota.used[NND_QUOTA_BUFFER_BYTES], 60);
+    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
+    srv_quota_add(&s.quota, NND_QUOTA_BUFFER_BYTES, -100);
+    assert_int_equal(s.quota.app->used[NND_QUOTA_BUFFER_BYTES], 0);
+    srv_quota_disconnect(&s.quota);
     srv_quota_free(q);
 }
 

@@ -139,7 +139,7 @@ static enum verdict build_graph(const Nnd__Model *w, const Nnd__Subgraph *g, con
         if ((rc = ANeuralNetworksModel_addOperation(m, op->type, (uint32_t)op->n_inputs, op->inputs,
                                                     (uint32_t)op->n_outputs, op->outputs)))
             return refused(rc, msg, "addOperation %zu (%s): %d", k,
-                           tool_case_operation_name(op->type), rc);
+                           schema_hal_operation_name(op->type), rc);
     }
     static const uint32_t none[1];
     rc = ANeuralNetworksModel_identifyInputsAndOutputs(
@@ -190,7 +190,7 @@ static enum verdict build_model(const Nnd__Model *w, int pool_fd, built *b, char
  * shrinking one element less; a one-element output loses a byte instead (the NDK takes
  * no empty buffer), and a one-byte output cannot shrink. */
 static size_t output_size(const tool_case_tensor *t, bool shrink) {
-    size_t es = tool_case_element_size(t->type);
+    size_t es = schema_hal_element_size(t->type);
     if (!t->bytes) return es;
     if (!shrink) return t->bytes;
     return t->bytes > es ? t->bytes - es : t->bytes > 1 ? t->bytes - 1 : t->bytes;
@@ -391,7 +391,7 @@ static enum verdict run_case(const tool_case *c, size_t index, char *msg) {
             v = refused(rc, msg, "getSupportedOperationsForDevices: %d", rc);
         for (size_t k = 0; k < n_ops && v == PASS; k++)
             if (!sup[k]) {
-                const char *name = tool_case_operation_name(c->model->main->operations[k]->type);
+                const char *name = schema_hal_operation_name(c->model->main->operations[k]->type);
                 snprintf(msg, MSG_LEN, "unsupported %s", name ? name : "operation");
                 v = SKIP;
             }

@@ -364,14 +364,14 @@ static void test_newer_fields(void **state) {
 
 static void test_names(void **state) {
     (void)state;
-    assert_string_equal(tool_case_operation_name(NND_OP_RESIZE_NEAREST_NEIGHBOR),
+    assert_string_equal(schema_hal_operation_name(NND_OP_RESIZE_NEAREST_NEIGHBOR),
                         "RESIZE_NEAREST_NEIGHBOR");
-    assert_int_equal(tool_case_operation_code("MUL"), NND_OP_MUL);
-    assert_int_equal(tool_case_operation_code("NOPE"), -1);
-    assert_int_equal(tool_case_operand_type_code("TENSOR_QUANT8_SYMM_PER_CHANNEL"),
+    assert_int_equal(schema_hal_operation_code("MUL"), NND_OP_MUL);
+    assert_int_equal(schema_hal_operation_code("NOPE"), -1);
+    assert_int_equal(schema_hal_type_code("TENSOR_QUANT8_SYMM_PER_CHANNEL"),
                      NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
-    assert_string_equal(tool_case_operand_type_name(NND_TENSOR_BOOL8), "TENSOR_BOOL8");
-    assert_int_equal(tool_case_element_size(NND_TENSOR_FLOAT16), 2);
+    assert_string_equal(schema_hal_type_name(NND_TENSOR_BOOL8), "TENSOR_BOOL8");
+    assert_int_equal(schema_hal_element_size(NND_TENSOR_FLOAT16), 2);
 }
 
 /* Without the vectors every test would fail alike: say once where they were looked for. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "tools/conformance/case_read.h"
 
 static const struct {
@@ -30,7 +30,7 @@ static Nnd__Operand *build_operand(const cJSON *j, char *err, size_t errlen) {
     if (!o) return NULL;
     nnd__operand__init(o);
     const char *type = case_json_str(j, "type"), *life = case_json_str(j, "lifetime");
-    int32_t code = type ? tool_case_operand_type_code(type) : -1;
+    int32_t code = type ? schema_hal_type_code(type) : -1;
     if (code < 0) {
         case_errf(err, errlen, "unknown operand type %s", type ? type : "(none)");
         goto fail;
@@ -90,7 +90,7 @@ static Nnd__Operation *build_operation(const cJSON *j, char *err, size_t errlen)
     if (!op) return NULL;
     nnd__operation__init(op);
     const char *type = case_json_str(j, "type");
-    op->type = type ? tool_case_operation_code(type) : -1;
+    op->type = type ? schema_hal_operation_code(type) : -1;
     if (op->type < 0) {
         case_errf(err, errlen, "unknown operation type %s", type ? type : "(none)");
         goto fail;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "schema/codes.h"
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "tools/conformance/case_tensor.h"
 
 /* A deep copy, every part malloc'd on its own. */
@@ -151,7 +151,7 @@ oom:
 }
 
 size_t tool_probe_bytes(const Nnd__Operand *o) {
-    size_t n = tool_case_element_size(o->type);
+    size_t n = schema_hal_element_size(o->type);
     for (size_t i = 0; i < o->n_dimensions; i++) {
         if (!o->dimensions[i]) return 0;
         n *= o->dimensions[i];

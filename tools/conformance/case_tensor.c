@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "tools/conformance/case_read.h"
 #include "schema/codes.h"
 
@@ -97,7 +97,7 @@ static int build_tensor(const cJSON *j, const Nnd__Subgraph *g, bool is_input, t
         t->dims[t->rank++] = (uint32_t)e->valuedouble;
         elems *= (uint32_t)e->valuedouble;
     }
-    size_t n = (size_t)cJSON_GetArraySize(data), esize = tool_case_element_size(t->type);
+    size_t n = (size_t)cJSON_GetArraySize(data), esize = schema_hal_element_size(t->type);
     /* Omitted inputs have no data; zero-sized outputs carry one placeholder element. */
     if (n == 0 || elems == 0) return 0;
     if (n != elems) {
@@ -143,7 +143,7 @@ int case_tensors_from_json(const cJSON *a, const Nnd__Subgraph *g, bool is_input
 
 /* One element as a double, read from its byte format. */
 double case_element_value(int32_t type, const void *base, size_t i) {
-    const uint8_t *p = (const uint8_t *)base + i * tool_case_element_size(type);
+    const uint8_t *p = (const uint8_t *)base + i * schema_hal_element_size(type);
     switch (type) {
     case NND_FLOAT32:
     case NND_TENSOR_FLOAT32: {

@@ -10,7 +10,7 @@
 
 #include "daemon/wire/convert.h"
 #include "engine/engine.h"
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "tools/conformance/case_pool.h"
 #include "tools/conformance/case_probe.h"
 
@@ -76,7 +76,7 @@ static void print_diff(const char *what, size_t k, const Nnd__Operation *op, con
                        const tool_probe_diff *d) {
     printf("  %s operation %zu (%s): max %g %s at element %zu (reference %g, fast %g), %zu of "
            "%zu elements differ\n",
-           what, k, tool_case_operation_name(op->type), d->max,
+           what, k, schema_hal_operation_name(op->type), d->max,
            tool_probe_is_quant(o) ? "steps" : "absolute", d->at, d->a, d->b, d->differ, d->count);
 }
 
@@ -99,7 +99,7 @@ static int chain(const Nnd__Model *probe, const uint32_t *writer, pool_ref pool,
             const Nnd__Operand *o = g->operands[g->output_indexes[j]];
             tool_probe_diff d;
             tool_probe_compare(o, ref[j], fast[j],
-                               tool_probe_bytes(o) / tool_case_element_size(o->type), &d);
+                               tool_probe_bytes(o) / schema_hal_element_size(o->type), &d);
             if (d.differ && (first || verbose))
                 print_diff(first ? "whole model: first difference at" : "whole model:", k,
                            g->operations[k], o, &d);
@@ -147,14 +147,14 @@ static int one_op(const tool_case *c, const Nnd__Model *m, const Nnd__Model *pro
     if (!a || !b || run_model(one, pool, true, in, in_bytes, a, err, sizeof err) ||
         run_model(one, pool, false, in, in_bytes, b, err, sizeof err)) {
         printf("  operation %zu (%s): cannot run alone: %s\n", k,
-               tool_case_operation_name(g->operations[0]->type), err);
+               schema_hal_operation_name(g->operations[0]->type), err);
         goto done;
     }
     rc = 0;
     for (size_t j = 0; j < n_out; j++) {
         const Nnd__Operand *o = g->operands[g->output_indexes[j]];
         tool_probe_diff d;
-        tool_probe_compare(o, a[j], b[j], tool_probe_bytes(o) / tool_case_element_size(o->type),
+        tool_probe_compare(o, a[j], b[j], tool_probe_bytes(o) / schema_hal_element_size(o->type),
                            &d);
         if (tool_probe_is_quant(o) && d.max > *worst) *worst = d.max;
         bool bad = past_bound(o, &d, max_steps);

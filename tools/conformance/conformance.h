@@ -3,7 +3,7 @@
  * users (nndctl, nnd-conformance-local, the tests, the fuzz seeds):
  * - case_load.h: vectors into cases (wire models and example tensors);
  * - case_judge.h: an output against the pass criteria;
- * - case_names.h: HAL names of operation and operand type codes, element sizes;
+ * - schema/hal_names.h: HAL names of operation and operand type codes, element sizes;
  * - case_guard.h: tensors that end at a guard page (nnd-conformance-local --guard-pages);
  * - case_pool.h: the constants the vectors mark wasConstantReference, in a memory pool;
  * - case_report.h: the lines the runners print alike.
@@ -14,7 +14,7 @@
 #include "tools/conformance/case_guard.h"
 #include "tools/conformance/case_judge.h"
 #include "tools/conformance/case_load.h"
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "tools/conformance/case_pool.h"
 #include "tools/conformance/case_report.h"
 

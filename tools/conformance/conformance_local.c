@@ -113,7 +113,7 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
         const tool_case_tensor *t = &ex->outputs[i];
         if (t->bytes == 0) continue;
         size_t saved = outs[t->index].length;
-        outs[t->index].length = t->bytes - tool_case_element_size(t->type);
+        outs[t->index].length = t->bytes - schema_hal_element_size(t->type);
         schema_status s = eng_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         outs[t->index].length = saved;
         if (s != NND_OUTPUT_INSUFFICIENT_SIZE || shapes[t->index].sufficient) {

@@ -5,6 +5,7 @@
 #ifndef NNDCTL_H
 #define NNDCTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct nndctl_opts {
@@ -26,6 +27,11 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
  * daemon refused the files or could not read the allowlist. */
 int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
 
+/* nndctl_admin.c: the bus's state directory: --state-dir, else the one the daemon names in
+ * its Hello (*from_daemon set), else the default; whether the bus socket at an ipc:// url
+ * can be opened (0), else the errno with err saying why (what: "admin", "event"). */
+const char *nndctl_state_dir(const nndctl_opts *o, char *buf, size_t len, bool *from_daemon);
+int nndctl_ipc_check(const char *url, const char *what, bool from_daemon, char *err, size_t errlen);
 /* Sends one JSON request on the admin bus and waits up to timeout_ms for the reply.
  * Returns the malloc'd reply text (NUL-terminated), or NULL with err set. */
 char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,

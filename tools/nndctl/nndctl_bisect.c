@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "nnd/nnd_wire.h"
-#include "tools/conformance/case_names.h"
+#include "schema/hal_names.h"
 #include "tools/conformance/case_pool.h"
 #include "tools/conformance/case_probe.h"
 
@@ -103,7 +103,7 @@ static void free_all(void **v, size_t n) {
 
 static void print_diff(const char *lead, size_t k, int32_t type, const Nnd__Operand *o,
                        const tool_probe_diff *d, const char *a, const char *b) {
-    const char *name = tool_case_operation_name(type);
+    const char *name = schema_hal_operation_name(type);
     printf("  %soperation %zu (%s) differs: max %g %s at element %zu (%s %g, %s %g), %zu of %zu "
            "elements differ\n",
            lead, k, name ? name : "?", d->max, tool_probe_is_quant(o) ? "steps" : "absolute", d->at,
@@ -140,7 +140,7 @@ static void alone(nnd_client *cl, const tool_case *c, const Nnd__Model *m, const
     for (size_t j = 0; ok && j < nout; j++) {
         const Nnd__Operand *o = g->operands[g->output_indexes[j]];
         tool_probe_diff d;
-        tool_probe_compare(o, oa[j], ob[j], tool_probe_bytes(o) / tool_case_element_size(o->type),
+        tool_probe_compare(o, oa[j], ob[j], tool_probe_bytes(o) / schema_hal_element_size(o->type),
                            &d);
         if (d.differ)
             print_diff("alone, fed the same inputs: ", k, g->operations[0]->type, o, &d, a, b);
@@ -205,7 +205,7 @@ static int bisect_case(nnd_client *cl, const tool_case *c, const char *a, const 
             const Nnd__Operand *o = g->operands[g->output_indexes[j]];
             tool_probe_diff d;
             tool_probe_compare(o, ra[j], rb[j],
-                               tool_probe_bytes(o) / tool_case_element_size(o->type), &d);
+                               tool_probe_bytes(o) / schema_hal_element_size(o->type), &d);
             if (!d.differ || (first != SIZE_MAX && !verbose)) continue;
             print_diff(first == SIZE_MAX ? "first: " : "", k, g->operations[k]->type, o, &d, a, b);
             if (first == SIZE_MAX) first = k;

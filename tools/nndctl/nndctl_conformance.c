@@ -82,7 +82,7 @@ static const tool_case_tensor *find_tensor(const tool_case_tensor *v, size_t n, 
 /* The buffer an output gets: its exact size (zero-sized outputs get one element, as the
  * upstream harness gives them), or one element less when shrinking. */
 static size_t output_size(const tool_case_tensor *t, bool shrink) {
-    size_t es = tool_case_element_size(t->type);
+    size_t es = schema_hal_element_size(t->type);
     if (!t->bytes) return es;
     return shrink ? t->bytes - es : t->bytes;
 }
@@ -299,7 +299,7 @@ static outcome run_model(const runner *r, nnd_client *cl, const tool_case *c,
     }
     for (size_t i = 0; i < n_ops; i++) {
         if (supported[i]) continue;
-        const char *name = tool_case_operation_name(g->operations[i]->type);
+        const char *name = schema_hal_operation_name(g->operations[i]->type);
         snprintf(msg, MSG_LEN, "unsupported %s", name ? name : "operation");
         free(supported);
         return (outcome){SKIP, false, 0};

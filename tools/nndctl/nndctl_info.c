@@ -47,7 +47,7 @@ static cJSON *capabilities_json(const Nnd__Capabilities *caps) {
     cJSON *ops = cJSON_AddArrayToObject(o, "operand_performance");
     for (size_t i = 0; i < caps->n_operand_performance; i++) {
         const Nnd__OperandPerformance *p = caps->operand_performance[i];
-        const char *name = tool_case_operand_type_name(p->type);
+        const char *name = schema_hal_type_name(p->type);
         char label[32];
         snprintf(label, sizeof label, "type %d", p->type);
         cJSON *e = cJSON_CreateObject();

@@ -9,7 +9,7 @@
 #include "engine/backends/drivers/driver.h"
 #include "engine/plugins/fault_guard.h"
 #include "engine/base/footprint.h"
-#include "engine/core/internal.h"
+#include "engine/ops_common/operand.h"
 
 /* What run() gets in c->state for a claimed step. */
 typedef struct driver_claim {

@@ -128,22 +128,6 @@ static void xnnb_release(void *state) {
     free(s);
 }
 
-/* XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input. That is harmless where
- * the tensor's memory goes on (the rest of a client's pool, say) or while it stays in the
- * page holding the input's last byte (pages are at least 4 KiB); other inputs, ending
- * closer to a page end of memory that may end there, are copied to scratch with room to
- * spare. NULL when out of scratch memory. */
-#define PAGE_MIN 4096u
-const void *xnnb_overread_safe(eng_op_ctx *c, const eng_tensor *t, const void *p, size_t n) {
-    const uint8_t *end = (const uint8_t *)p + n, *mem_end = (const uint8_t *)t->data + t->bytes;
-    if (end <= mem_end && (size_t)(mem_end - end) + t->readable_past >= XNN_EXTRA_BYTES) return p;
-    uintptr_t last = (uintptr_t)p + n - 1;
-    if ((last & (PAGE_MIN - 1)) + XNN_EXTRA_BYTES < PAGE_MIN) return p;
-    void *copy = eng_scratch(c, n + XNN_EXTRA_BYTES);
-    if (copy) memcpy(copy, p, n);
-    return copy;
-}
-
 /* Where the operator reads input j from: the caller's or arena memory, a constant
  * converted at claim, or (an FP16 tensor of an f16 step) its float conversion in scratch.
  * NULL when out of scratch memory. */
@@ -215,28 +199,6 @@ static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
 
 /* ---- claims ------------------------------------------------------------------------------ */
 
-/* The stored range of an 8-bit type: unsigned [0, 255], signed [-128, 127]. */
-static int32_t storage_min(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
-}
-
-static bool eight_bit(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
-}
-
-bool xnnb_zero_point_fits(const eng_tensor *t) {
-    int32_t lo = storage_min(t->type);
-    return !eight_bit(t->type) || (t->zero_point >= lo && t->zero_point <= lo + 255);
-}
-
-bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int32_t *qlo,
-                     int32_t *qhi) {
-    eng_act_range_f32(act, lo, hi);
-    int32_t q0 = storage_min(y->type);
-    eng_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
-    return !eight_bit(y->type) || *qlo < *qhi;
-}
-
 typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
 
 static family_claim family_of(int32_t code) {
@@ -264,6 +226,10 @@ static family_claim family_of(int32_t code) {
     case NND_OP_SQRT: return xnnb_claim_norm;
     default: return NULL;
     }
+}
+
+static bool eight_bit(int32_t type) {
+    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */

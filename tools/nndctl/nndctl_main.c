@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* nndctl.c: command dispatch, the admin bus, and the metrics, events, cache and reload
- * commands (info: nndctl_info.c, status: nndctl_status.c). See nndctl.h. */
+/* nndctl_main.c: command dispatch and the metrics, events, cache and reload
+ * commands (info: nndctl_info.c, status: nndctl_status.c; the buses: nndctl_admin.c). See nndctl.h.
+ */
 #include "tools/nndctl/nndctl.h"
 
 #include <cjson/cJSON.h>
@@ -54,96 +55,6 @@ static void usage(FILE *f) {
         "                                       extension plugins and the allowlist\n",
         proto_client_socket_path(sock, sizeof sock) ? sock : "(too long)",
         proto_default_state_dir(dir, sizeof dir) ? dir : "(too long)");
-}
-
-/* --state-dir, else the directory the daemon names in its Hello (*from_daemon set), else
- * the default. */
-static const char *state_dir(const nndctl_opts *o, char *buf, size_t len, bool *from_daemon) {
-    *from_daemon = false;
-    if (o->state_dir) return o->state_dir;
-    char err[256];
-    nnd_client *c = nnd_client_connect(o->socket_path, "nndctl", err, sizeof err);
-    const char *dir = c ? nnd_client_daemon_state_dir(c) : "";
-    if (*dir && (size_t)snprintf(buf, len, "%s", dir) < len) *from_daemon = true;
-    nnd_client_close(c);
-    return *from_daemon ? buf : proto_default_state_dir(buf, len);
-}
-
-/* Whether the bus socket at an ipc:// url can be opened, and if not, why: err says so and
- * the errno is returned (ENOENT: not there; EACCES: not this user's to open). */
-static int ipc_check(const char *url, const char *what, bool from_daemon, char *err,
-                     size_t errlen) {
-    const char *path = url + 6;
-    struct stat st;
-    int e = stat(path, &st) < 0 ? errno : access(path, R_OK | W_OK) < 0 ? errno : 0;
-    if (e == EACCES || e == EPERM)
-        snprintf(err, errlen,
-                 "permission denied: %s (the daemon's %s bus is its user's alone; run as "
-                 "that user or root)",
-                 path, what);
-    else if (e == ENOENT && from_daemon)
-        snprintf(err, errlen,
-                 "no %s socket at %s, the daemon's state directory (its bus is off: see its "
-                 "log; a daemon in a container names its own path: give --state-dir)",
-                 what, path);
-    else if (e == ENOENT)
-        snprintf(err, errlen,
-                 "no %s socket at %s (no daemon answered on its socket; give "
-                 "--socket or --state-dir)",
-                 what, path);
-    else if (e)
-        snprintf(err, errlen, "cannot use %s: %s", path, strerror(e));
-    return e;
-}
-
-char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeout_ms, char *err,
-                           size_t errlen) {
-    char buf[512], url[600];
-    bool from_daemon;
-    const char *dir = state_dir(o, buf, sizeof buf, &from_daemon);
-    if (!dir || !proto_admin_url(dir, url, sizeof url)) {
-        snprintf(err, errlen, "state directory path too long");
-        return NULL;
-    }
-    if (ipc_check(url, "admin", from_daemon, err, errlen)) return NULL;
-    int s = nn_socket(AF_SP, NN_REQ);
-    if (s < 0) {
-        snprintf(err, errlen, "nn_socket: %s", nn_strerror(nn_errno()));
-        return NULL;
-    }
-    char *out = NULL;
-    void *msg = NULL;
-    /* Replies of any size: nanomsg's default receive limit is 1 MiB, which a status with
-     * thousands of clients or a large cache list passes. */
-    int unlimited = -1;
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVMAXSIZE, &unlimited, sizeof unlimited);
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
-    int n;
-    if (nn_connect(s, url) < 0) {
-        snprintf(err, errlen, "cannot connect to %s: %s", url, nn_strerror(nn_errno()));
-    } else if (nn_send(s, request, strlen(request), 0) < 0) {
-        snprintf(err, errlen, "cannot send to %s: %s", url, nn_strerror(nn_errno()));
-    } else if ((n = nn_recv(s, &msg, NN_MSG, 0)) < 0) {
-        int e = nn_errno();
-        snprintf(err, errlen, "no answer from %s: %s", url,
-                 e == ETIMEDOUT ? "timed out" : nn_strerror(e));
-    } else if ((out = malloc((size_t)n + 1))) {
-        memcpy(out, msg, (size_t)n);
-        out[n] = 0;
-    } else {
-        snprintf(err, errlen, "out of memory");
-    }
-    if (msg) nn_freemsg(msg);
-    nn_close(s);
-    return out;
-}
-
-char *nndctl_admin_or_say(const nndctl_opts *o, const char *request, int timeout_ms) {
-    char err[700];
-    char *text = nndctl_admin_request(o, request, timeout_ms, err, sizeof err);
-    if (!text) fprintf(stderr, "nndctl: daemon unreachable: %s\n", err);
-    return text;
 }
 
 /* ---- metrics -------------------------------------------------------------------------- */
@@ -218,14 +129,14 @@ int nndctl_events(const nndctl_opts *o, int argc, char **argv) {
     }
     char buf[512], url[600], err[700];
     bool from_daemon;
-    const char *dir = state_dir(o, buf, sizeof buf, &from_daemon);
+    const char *dir = nndctl_state_dir(o, buf, sizeof buf, &from_daemon);
     if (!dir || !proto_events_url(dir, url, sizeof url)) {
         fprintf(stderr, "nndctl: state directory path too long\n");
         return 2;
     }
     /* Waiting makes sense only for a daemon not started yet at a known place; a bus this
      * user may not open, or one the running daemon does not have, never appears. */
-    int e = ipc_check(url, "event", from_daemon, err, sizeof err);
+    int e = nndctl_ipc_check(url, "event", from_daemon, err, sizeof err);
     if (e == ENOENT && !from_daemon) {
         fprintf(stderr, "nndctl: waiting for %s to appear\n", url + 6);
     } else if (e) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* case_names.c: the HAL names of operations and operand types. See case_names.h. */
-#include "tools/conformance/case_names.h"
+/* hal_names.c: the HAL names of operations and operand types. See hal_names.h. */
+#include "schema/hal_names.h"
 
 #include <string.h>
 
@@ -40,31 +40,31 @@ static const struct {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *tool_case_operation_name(int32_t code) {
+const char *schema_hal_operation_name(int32_t code) {
     for (size_t i = 0; i < COUNT(operations); i++)
         if (operations[i].code == code) return operations[i].name;
     return NULL;
 }
 
-int32_t tool_case_operation_code(const char *name) {
+int32_t schema_hal_operation_code(const char *name) {
     for (size_t i = 0; i < COUNT(operations); i++)
         if (!strcmp(operations[i].name, name)) return operations[i].code;
     return -1;
 }
 
-const char *tool_case_operand_type_name(int32_t code) {
+const char *schema_hal_type_name(int32_t code) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (operand_types[i].code == code) return operand_types[i].name;
     return NULL;
 }
 
-int32_t tool_case_operand_type_code(const char *name) {
+int32_t schema_hal_type_code(const char *name) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (!strcmp(operand_types[i].name, name)) return operand_types[i].code;
     return -1;
 }
 
-size_t tool_case_element_size(int32_t type) {
+size_t schema_hal_element_size(int32_t type) {
     for (size_t i = 0; i < COUNT(operand_types); i++)
         if (operand_types[i].code == type) return operand_types[i].size;
     return 0;
