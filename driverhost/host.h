@@ -12,7 +12,8 @@
  *   the whole mapping for zero pages and counts a fault on the region, so the call ends as
  *   the client's error ("memory pool shrank"), never as the driver's. Any other SIGBUS or
  *   SIGSEGV kills the host, which the proxy restarts.
- * - host_exec.c: executions (execute() or start()/cancel()) and the device-memory copies.
+ * - host_exec.c: executions (execute() or start()/cancel()) and the device-memory copies;
+ *   host_reply.c: the replies (dhh_reply), for both.
  */
 #ifndef NND_DRIVERHOST_HOST_H
 #define NND_DRIVERHOST_HOST_H

@@ -19,8 +19,6 @@
 
 #include "driverhost/host.h"
 
-static pthread_mutex_t g_send_lock = PTHREAD_MUTEX_INITIALIZER;
-
 #if defined(__SANITIZE_ADDRESS__)
 /* A driver's fault is the host's death by its signal, which the proxy reads and restarts
  * it for: under AddressSanitizer too, not a report and an exit status. */
@@ -29,19 +27,6 @@ __attribute__((visibility("default"))) const char *__asan_default_options(void) 
     return "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0";
 }
 #endif
-
-void dhh_reply(dhh_host *h, uint32_t call, int status, const char *err, const dh_wbuf *extra) {
-    dh_wbuf w = {0};
-    dh_put_u32(&w, (uint32_t)status);
-    dh_put_str(&w, err ? err : "");
-    if (extra) dh_put(&w, extra->p, extra->len);
-    dh_msg_header hd = {.type = DH_MSG_REPLY, .call = call};
-    pthread_mutex_lock(&g_send_lock);
-    /* A failed send means the proxy is gone: the next receive ends the host. */
-    if (!w.oom) dh_send(h->sock, &hd, w.p, w.len, NULL, 0, -1, 0);
-    pthread_mutex_unlock(&g_send_lock);
-    dh_wbuf_free(&w);
-}
 
 /* The daemon's sandbox or tighter: no privilege gained by exec, no capability, no core
  * dump, not traceable by others of the uid, only the control socket and stdio open. */

@@ -31,6 +31,19 @@ bool drvhost_active(void) {
     return atomic_load(&g_active);
 }
 
+/* The bound of a call: its deadline (plus the grace) when it has one, else ms from now. */
+void dhp_bound_for(drvhost *h, dhp_call *c, uint64_t deadline_ns, uint32_t ms) {
+    if (deadline_ns != NND_DRIVER_NO_DEADLINE) {
+        uint64_t now = dh_now_ns();
+        c->bound_ns = deadline_ns + (uint64_t)h->lim.deadline_grace_ms * 1000000ull;
+        c->bound_ms = c->bound_ns > now ? (uint32_t)((c->bound_ns - now) / 1000000u) : 0;
+        c->timeout_status = NND_DRIVER_MISSED_DEADLINE_TRANSIENT;
+    } else {
+        c->bound_ns = dhp_bound(ms), c->bound_ms = ms;
+        c->timeout_status = NND_DRIVER_GENERAL_FAILURE;
+    }
+}
+
 uint64_t dhp_bound(uint32_t ms) {
     return dh_now_ns() + (uint64_t)ms * 1000000ull;
 }
@@ -555,9 +568,8 @@ void dhp_send_oneway(drvhost *h, uint32_t type, const dh_wbuf *body, uint32_t ge
 
 /* ---- start and stop ---- */
 
-const nnd_driver *drvhost_start(const char *plugin_path, const drvhost_limits *limits,
-                                drvhost **out, char *err, size_t errlen) {
-    *out = NULL;
+drvhost *dhp_host_start(const char *plugin_path, const drvhost_limits *limits, char *err,
+                        size_t errlen) {
     drvhost *h = calloc(1, sizeof *h);
     if (!h || !(h->plugin = strdup(plugin_path)) || pipe2(h->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
         snprintf(err, errlen, "out of memory starting a driver host");
@@ -606,10 +618,9 @@ const nnd_driver *drvhost_start(const char *plugin_path, const drvhost_limits *l
         drvhost_stop(h);
         return NULL;
     }
-    dhp_table_init(h);
+    dhp_regions_on_forget(dhp_hosts_forget_region);
     atomic_store(&g_active, true);
-    *out = h;
-    return &h->table;
+    return h;
 }
 
 /* Ends the host: the driver's close() when it still answers, SIGKILL after a second. */

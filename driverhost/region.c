@@ -23,6 +23,11 @@ static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static region *g_regions;
 static size_t g_n, g_cap;
 static uint32_t g_next_id;
+static void (*g_forget)(uint32_t id); /* the proxy's: hosts that mapped a region forget it */
+
+void dhp_regions_on_forget(void (*fn)(uint32_t id)) {
+    g_forget = fn;
+}
 
 /* The first region whose end is past p. */
 static size_t lower(uintptr_t p) {
@@ -78,7 +83,7 @@ void drvhost_unregister_region(int id) {
     pthread_rwlock_unlock(&g_lock);
     if (fd < 0) return;
     close(fd);
-    dhp_hosts_forget_region((uint32_t)id);
+    if (g_forget) g_forget((uint32_t)id);
 }
 
 bool dhp_region_find(const void *p, size_t len, uint32_t *id, uint64_t *offset) {
