@@ -101,6 +101,7 @@ int ndk_session_code(ndk_session *s, int rc) {
         if (s) atomic_store(&s->dead, true);
         return ANEURALNETWORKS_DEAD_OBJECT;
     case ETIMEDOUT: return ANEURALNETWORKS_UNAVAILABLE_DEVICE; /* it does not answer */
+    case EBADMSG: return ANEURALNETWORKS_OP_FAILED; /* a reply it cannot use: only this call */
     case ENOMEM: return ANEURALNETWORKS_OUT_OF_MEMORY;
     default: return ANEURALNETWORKS_OP_FAILED; /* nothing was sent, e.g. too many fds */
     }

@@ -190,9 +190,9 @@ static int copy_bytes(ANeuralNetworksMemory *s, ANeuralNetworksMemory *d, size_t
         (d->driver && atomic_load(&d->session->dead)))
         return ANEURALNETWORKS_DEAD_OBJECT;
     if (!d->driver)
-        return ndk_session_code(
-            s->session, nnd_client_buffer_copy_from(s->session->client, s->buffer, pool_kind(d),
-                                                    d->fd, d->offset, size, NULL, NULL, NULL, 0));
+        return ndk_session_code(s->session, nnd_client_buffer_copy_from(
+                                                s->session->client, s->buffer, pool_kind(d), d->fd,
+                                                d->offset, size, NULL, 0, NULL, NULL, 0));
     if (!s->driver)
         return ndk_session_code(
             d->session, nnd_client_buffer_copy_to(d->session->client, d->buffer, pool_kind(s),

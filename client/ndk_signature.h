@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ndk_signature: an operation's signature judged as ANeuralNetworksModel_addOperation adds
  * it, by the engine's own rules (engine.h, eng_validate_operation: the check() of the
- * operation's row in engine/ops/registry.c), not by a copy of them.
+ * operation's row, engine/ops/op_def.h, linked without its kernels), not by a copy of them.
  *
  * Contract: ndk_signature_check() looks at the operation's operands as the model declares
  * them so far (types, quantization, dimensions; values are not looked at, as the NNAPI

@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "client/client_internal.h"
+#include "engine/engine.h"
 #include "nnd/nnd_wire.h"
+
+_Static_assert(NND_BUFFER_MAX_RANK == NND_MAX_RANK, "a buffer takes any rank the engine takes");
 
 int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
                         const uint64_t *prepared_models, size_t n_models,
@@ -87,8 +90,8 @@ int nnd_client_buffer_copy_to(nnd_client *c, uint64_t buffer, int kind, int fd, 
 }
 
 int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd, uint64_t offset,
-                                uint64_t size, uint32_t *dims_out, size_t *rank_out, char *err,
-                                size_t errlen) {
+                                uint64_t size, uint32_t *dims_out, size_t dims_cap,
+                                size_t *rank_out, char *err, size_t errlen) {
     if (rank_out) *rank_out = 0;
     Nnd__MemoryPool dst;
     memory_pool(&dst, kind, offset, size);
@@ -102,10 +105,13 @@ int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd
     int st = cli_simple_call(c, &req, &fd, 1, NND__REPLY__RESULT_BUFFER_COPIED, &r, err, errlen);
     if (st != 0) return st;
     size_t rank = r->buffer_copied->n_dimensions;
-    if (rank > NND_BUFFER_MAX_RANK) {
-        cli_set_err(err, errlen, "the daemon reported rank %zu", rank);
+    if (dims_out && rank > dims_cap) { /* the bytes were copied; only the shape cannot go */
+        cli_set_err(err, errlen,
+                    "buffer %llu holds a tensor of rank %zu, more than the %zu dimensions the "
+                    "caller can take",
+                    (unsigned long long)buffer, rank, dims_cap);
         nnd__reply__free_unpacked(r, NULL);
-        return -EPROTO;
+        return -EBADMSG;
     }
     if (dims_out && rank) memcpy(dims_out, r->buffer_copied->dimensions, rank * sizeof *dims_out);
     if (rank_out) *rank_out = rank;

@@ -113,7 +113,7 @@ int cli_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t
         cli_set_err(err, errlen, "the daemon answered with the wrong result (%d, wanted %d)",
                     (int)r->result_case, (int)want);
         nnd__reply__free_unpacked(r, NULL);
-        return -EPROTO;
+        return -EBADMSG;
     }
     return cli_take_reply(r, false, out, err, errlen);
 }
@@ -306,7 +306,7 @@ int nnd_client_supported_operations_on(nnd_client *c, const char *const *devices
     if (r->supported_operations->n_supported != n_ops) {
         cli_set_err(err, errlen, "the daemon judged %zu operations, the model has %zu",
                     r->supported_operations->n_supported, n_ops);
-        st = -EPROTO;
+        st = -EBADMSG;
     } else {
         for (size_t i = 0; i < n_ops; i++)
             out[i] = r->supported_operations->supported[i];

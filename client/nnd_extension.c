@@ -22,7 +22,7 @@ int nnd_client_get_supported_extensions(nnd_client *c, Nnd__SupportedExtensionsR
                      r->message && *r->message ? r->message : "(no message)");
     } else if (r->result_case != NND__REPLY__RESULT_SUPPORTED_EXTENSIONS) {
         if (err && errlen) snprintf(err, errlen, "the daemon answered with the wrong result");
-        status = -EPROTO;
+        status = -EBADMSG;
     } else {
         /* protobuf-c allocates every sub-message on its own, so it can outlive its parent. */
         *out = r->supported_extensions;

@@ -140,7 +140,7 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
         cli_set_err(err, errlen, "the daemon's ExecuteFenced reply has no sync fence");
         if (n_got && got[0] >= 0) close(got[0]);
         nnd__reply__free_unpacked(reply, NULL);
-        return -EPROTO;
+        return -EBADMSG;
     }
     *execution = reply->execute_fenced->execution;
     *sync_fd = got[0];
@@ -170,7 +170,7 @@ int nnd_client_fenced_info(nnd_client *c, uint64_t execution, int *status, Nnd__
         nnd__reply__free_unpacked(r, NULL);
         cli_set_err(err, errlen,
                     "the daemon answered GetFencedExecutionInfo with the wrong result");
-        return -EPROTO;
+        return -EBADMSG;
     }
     const Nnd__FencedExecutionInfoReply *i = r->fenced_info;
     *status = i->status;

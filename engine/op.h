@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* op: the contract between the engine and an operation. An operation is one table row
- * (ops/registry.c) pointing at an eng_op_def defined in its kernel file.
+/* op: the contract between the engine and an operation. An operation is one row, the
+ * eng_op_def its kernel file writes with NND_OP_DEF (ops/op_def.h); ops/registry.c finds it
+ * by the operation's code (schema/codes.h).
  *
  * - check(): signature validation, once per model: operand counts and types, and any
  *   constant scalar it can judge. Tensors carry type, quantization and dimensions as far
@@ -14,7 +15,7 @@
  * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
  *   outputs (dims already set by shape()) and may use eng_scratch() for temporaries.
  * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE. Which inputs
- *   an operation takes as optional is eng_op_optional_inputs() (ops/registry.c); the
+ *   an operation takes as optional is its row's optional_inputs (eng_op_optional_inputs()); the
  *   engine refuses an omitted input anywhere else, so kernels never see one there.
  * - Reference kernels ignore c->state; it carries a fast backend's per-step state
  *   (backend.h) to that backend's run().
@@ -94,8 +95,9 @@ typedef struct eng_op_def {
     const char *name;
     eng_op_fn check;
     eng_op_fn shape;
-    eng_kernel kernels[NND_MAX_KERNELS];
+    eng_kernel kernels[NND_MAX_KERNELS]; /* none in libnnd's copy (NND_RULES_ONLY) */
     uint8_t key_input;
+    uint64_t optional_inputs; /* bit j set: input j may be omitted (NO_VALUE) */
 } eng_op_def;
 
 /* Registry: the definition for an operation code, or NULL. */

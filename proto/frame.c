@@ -155,6 +155,13 @@ int proto_frame_take_fd(proto_frame_in *in, uint32_t index) {
     return fd;
 }
 
+ProtobufCMessage *proto_frame_take_msg(proto_frame_in *in) {
+    if (in->arena) return NULL; /* it goes with the arena's next reset */
+    ProtobufCMessage *msg = in->msg;
+    in->msg = NULL;
+    return msg;
+}
+
 void proto_frame_in_clear(proto_frame_in *in) {
     if (in->arena)
         proto_arena_reset(in->arena);
@@ -318,6 +325,7 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
             set_err(err, errlen, "message is not valid protobuf (as a %s, %zd bytes)",
                     desc->short_name, n);
     }
+    in->bytes = sf && sf->spill ? sf->spill->size : (uint64_t)n;
     if (sf && !arena) nnd__spill_frame__free_unpacked(sf, NULL); /* else with the arena */
     if (deferred) {
         /* The message will be unpacked elsewhere, with malloc: the arena is free again. */

@@ -53,6 +53,7 @@ typedef struct proto_frame_in {
     struct proto_arena *arena; /* where msg lives; NULL: malloc */
     int fds[NND_FRAME_MAX_FDS];
     size_t nfds;
+    uint64_t bytes; /* msg's packed size (a spilled message's spill size) */
 } proto_frame_in;
 
 /* Packs msg (an Nnd__Request or Nnd__Reply) with fds. Returns 0, or -1 with err set. */
@@ -105,6 +106,11 @@ int proto_frame_recv_wait(int sock, const ProtobufCMessageDescriptor *desc, uint
 
 /* Takes ownership of fds[index]; returns -1 when the index is out of range or taken. */
 int proto_frame_take_fd(proto_frame_in *in, uint32_t index);
+
+/* Hands a malloc'd message (from proto_frame_recv() or proto_frame_unspill(), not an
+ * arena's: NULL then) to the caller, who frees it with protobuf_c_message_free_unpacked();
+ * in keeps its fds. */
+ProtobufCMessage *proto_frame_take_msg(proto_frame_in *in);
 
 /* Frees the message and closes every fd not taken. */
 void proto_frame_in_clear(proto_frame_in *in);

@@ -137,11 +137,15 @@ enum schema_operand_type {
     X(REVERSE, 105)
 // clang-format on
 
+/* The codes run from 0 without a gap, so the rows' count is one past the last code (the
+ * engine's table, indexed by code, fails to compile otherwise). */
 enum schema_operation_type {
 #define NND_OP_ENUM(name, code) NND_OP_##name = code,
     NND_OPERATIONS(NND_OP_ENUM)
 #undef NND_OP_ENUM
-        NND_OP_COUNT = 106,
+#define NND_OP_ONE(name, code) +1
+        NND_OP_COUNT = 0 NND_OPERATIONS(NND_OP_ONE),
+#undef NND_OP_ONE
     NND_OP_OEM_OPERATION = 10000,
 };
 

@@ -1,19 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hal_names.c: the HAL names of operations and operand types. See hal_names.h. */
+/* hal_names.c: the HAL names of operations (op_name.c's) and operand types. See
+ * hal_names.h. */
 #include "schema/hal_names.h"
 
 #include <string.h>
 
 #include "schema/codes.h"
-
-static const struct {
-    const char *name;
-    int32_t code;
-} operations[] = {
-#define OP_ROW(n, c) {#n, c},
-    NND_OPERATIONS(OP_ROW)
-#undef OP_ROW
-};
+#include "schema/op_name.h"
 
 static const struct {
     const char *name;
@@ -40,16 +33,14 @@ static const struct {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Operations are named by op_name.c's table, itself generated from the codes; only the
+ * base operations have a HAL spelling here. */
 const char *schema_hal_operation_name(int32_t code) {
-    for (size_t i = 0; i < COUNT(operations); i++)
-        if (operations[i].code == code) return operations[i].name;
-    return NULL;
+    return code >= 0 && code < NND_OP_COUNT ? schema_operation_name(code) : NULL;
 }
 
 int32_t schema_hal_operation_code(const char *name) {
-    for (size_t i = 0; i < COUNT(operations); i++)
-        if (!strcmp(operations[i].name, name)) return operations[i].code;
-    return -1;
+    return schema_operation_code(name);
 }
 
 const char *schema_hal_type_name(int32_t code) {

@@ -3,12 +3,19 @@
 #include "schema/op_name.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 static const char *const op_names[NND_OP_COUNT] = {
 #define NND_OP_NAME(name, code) [code] = #name,
     NND_OPERATIONS(NND_OP_NAME)
 #undef NND_OP_NAME
 };
+
+int32_t schema_operation_code(const char *name) {
+    for (int32_t code = 0; name && code < NND_OP_COUNT; code++)
+        if (!strcmp(op_names[code], name)) return code;
+    return -1;
+}
 
 /* Plugins' operation names by plugin id, installed by the extension loader. */
 static _Atomic(const schema_op_name_rows *) ext_names[NND_EXT_MAX_ID + 1];

@@ -15,6 +15,9 @@
 #include "schema/operand_type.h"
 
 const char *schema_operation_name(int32_t type);
+/* The code of a base operation from its NeuralNetworks.h spelling ("CONV_2D"), -1 when none
+ * is spelled so. */
+int32_t schema_operation_code(const char *name);
 
 /* One plugin's operation names: code is the full extension code. */
 typedef struct schema_op_name_row {

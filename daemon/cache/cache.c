@@ -409,32 +409,22 @@ void srv_cache_encoded_free(srv_cache_encoded *x) {
     store_buf_free(&x->data);
 }
 
-schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
-                                        eng_prepared *plan, const uint8_t *token, int model_fd,
-                                        int data_fd, srv_cache_ref **out, char *err,
-                                        size_t errlen) {
-    *out = NULL;
-    const uint8_t *key = x->key;
-    srv_cache_ref *e = srv_cache_lookup(c, key);
-    schema_status st;
-    c->n.hashed_bytes += x->model.len + x->data.len;
-    if (e) {
-        eng_prepared_free(plan); /* the entry is the same model, prepared already */
-        e->refs++;
-        touch(c, e);
-        store_use(c, e);
-        content_event(c, s, e, true, "memory");
-        if (token && !e->no_files)
-            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
-        srv_cache_encoded_free(x);
-    } else {
-        st = srv_cache_make_entry(c, x, &x->model, &x->data, plan, &e, err, errlen);
-        if (st != NND_OK) return st;
-        if (token && !e->no_files)
-            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
-        content_event(c, s, e, false, NULL);
-        adopt(c, e);
-    }
+/* Answers from e, the listed entry of x's key: x is freed. */
+static void use_listed(srv_cache *c, const srv_session *s, srv_cache_ref *e, srv_cache_encoded *x,
+                       const uint8_t *token, int model_fd, int data_fd) {
+    e->refs++;
+    touch(c, e);
+    store_use(c, e);
+    content_event(c, s, e, true, "memory");
+    if (token && !e->no_files)
+        save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
+    srv_cache_encoded_free(x);
+}
+
+/* The client-cache miss counted, then s's reference on e. */
+static schema_status answer_entry(srv_cache *c, const srv_session *s, srv_cache_ref *e,
+                                  const uint8_t *key, const uint8_t *token, srv_cache_ref **out,
+                                  char *err, size_t errlen) {
     if (token) {
         c->n.misses++;
         cJSON *ev = event(c, "cache_miss", s, key);
@@ -442,6 +432,59 @@ schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_
         publish(c, ev);
     }
     return add_user(e, s, out, err, errlen);
+}
+
+bool srv_cache_encoded_hit(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                           eng_prepared *plan, const uint8_t *token, int model_fd, int data_fd,
+                           srv_cache_ref **out, schema_status *st, char *err, size_t errlen) {
+    *out = NULL;
+    c->n.hashed_bytes += x->model.len + x->data.len;
+    srv_cache_ref *e = srv_cache_lookup(c, x->key);
+    if (!e) return false;
+    eng_prepared_free(plan); /* the entry is the same model, prepared already */
+    use_listed(c, s, e, x, token, model_fd, data_fd);
+    *st = answer_entry(c, s, e, x->key, token, out, err, errlen);
+    return true;
+}
+
+schema_status srv_cache_entry_make(srv_cache *c, srv_cache_encoded *x, eng_prepared *plan,
+                                   srv_cache_ref **made, char *err, size_t errlen) {
+    return srv_cache_make_entry(c, x, &x->model, &x->data, plan, made, err, errlen);
+}
+
+void srv_cache_made_free(srv_cache_ref *made) {
+    if (made) srv_cache_entry_free(made);
+}
+
+schema_status srv_cache_entry_adopt(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                    srv_cache_ref *made, const uint8_t *token, int model_fd,
+                                    int data_fd, srv_cache_ref **out, char *err, size_t errlen) {
+    *out = NULL;
+    srv_cache_ref *e = srv_cache_lookup(c, x->key);
+    if (e) { /* another preparation of the same model listed it meanwhile */
+        srv_cache_entry_free(made);
+        use_listed(c, s, e, x, token, model_fd, data_fd);
+    } else {
+        e = made;
+        if (token && !e->no_files)
+            save_client_cache(c, s, token, e->file_key, &e->model, e->data, model_fd, data_fd);
+        content_event(c, s, e, false, NULL);
+        adopt(c, e);
+    }
+    return answer_entry(c, s, e, x->key, token, out, err, errlen);
+}
+
+schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                        eng_prepared *plan, const uint8_t *token, int model_fd,
+                                        int data_fd, srv_cache_ref **out, char *err,
+                                        size_t errlen) {
+    schema_status st;
+    if (srv_cache_encoded_hit(c, s, x, plan, token, model_fd, data_fd, out, &st, err, errlen))
+        return st;
+    srv_cache_ref *made;
+    st = srv_cache_entry_make(c, x, plan, &made, err, errlen);
+    if (st != NND_OK) return st;
+    return srv_cache_entry_adopt(c, s, x, made, token, model_fd, data_fd, out, err, errlen);
 }
 
 schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_model_desc *m,
@@ -639,19 +682,31 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
     return false;
 }
 
+void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out) {
+    out->size = store_ser_size(m);
+    out->signed_ = out->size >= NND_CACHE_SIGHTING_BYTES;
+    if (out->signed_) srv_sighting_of(m, out->sig);
+}
+
 bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token) {
     if (!c) return false;
-    uint64_t size = store_ser_size(m);
+    srv_cache_sighting g = {.size = store_ser_size(m)};
+    if (!token && !(c->max_bytes && g.size > 0 && g.size <= c->max_bytes)) return false;
+    g.signed_ = g.size >= NND_CACHE_SIGHTING_BYTES;
+    if (g.signed_) srv_sighting_of(m, g.sig);
+    return srv_cache_wants_sighted(c, s, &g, token);
+}
+
+bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache_sighting *g,
+                             bool token) {
+    if (!c) return false;
+    uint64_t size = g->size;
     if (!token && !(c->max_bytes && size > 0 && size <= c->max_bytes)) return false;
     /* A large model is worth copying and hashing once it comes again: its first sighting
      * is prepared in place. A save records the sighting too, for a plain prepare later. */
-    if (size >= NND_CACHE_SIGHTING_BYTES) {
-        uint8_t sig[NND_SIGHTING_LEN];
-        srv_sighting_of(m, sig);
-        if (!srv_sightings_seen(&c->sightings, sig) && !token) {
-            c->n.first_sightings++;
-            return false;
-        }
+    if (g->signed_ && !srv_sightings_seen(&c->sightings, g->sig) && !token) {
+        c->n.first_sightings++;
+        return false;
     }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[NND_ERR_LEN];

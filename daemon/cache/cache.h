@@ -74,6 +74,7 @@
 
 #include "daemon/cache/cache_devices.h"
 #include "daemon/cache/cache_encoded.h"
+#include "daemon/cache/sighting.h"
 #include "daemon/base/daemon.h"
 #include "engine/engine.h"
 #include "storage/hash.h"
@@ -109,6 +110,18 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
  * used where the client put them, uncopied, and a token's client cache is not written (counted as
  * quota_skipped). */
 bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token);
+/* srv_cache_wants() in two steps, for a description made off the loop:
+ * srv_cache_sight() (any thread: it reads the model, a sample of its constants included)
+ * gives its serialized size and, for a model of NND_CACHE_SIGHTING_BYTES or more, its
+ * signature (sighting.h); srv_cache_wants_sighted() decides from them on the loop. */
+typedef struct srv_cache_sighting {
+    uint64_t size;
+    bool signed_; /* sig holds the signature */
+    uint8_t sig[NND_SIGHTING_LEN];
+} srv_cache_sighting;
+void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out);
+bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache_sighting *g,
+                             bool token);
 
 /* Validates and prepares m through the content cache (m fits, or caching is off for it). With token
  * non-NULL the client's cache files (model_fd, data_fd) are written too. */
@@ -127,6 +140,23 @@ void srv_cache_encoded_free(srv_cache_encoded *x);
 schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
                                         eng_prepared *plan, const uint8_t *token, int model_fd,
                                         int data_fd, srv_cache_ref **out, char *err, size_t errlen);
+/* srv_cache_prepare_encoded() with a miss's entry made off the loop:
+ * srv_cache_encoded_hit() (loop) answers from the entry of x's key when there is one
+ * (taking x and plan as srv_cache_prepare_encoded() does, *st its status) and returns
+ * true, else false with x and plan untouched; srv_cache_entry_make() (any thread: it
+ * decodes the copy and finishes plan on it) makes the entry, taking x's buffers and plan
+ * whatever happens; srv_cache_entry_adopt() (loop) lists it and answers, or, when another
+ * preparation listed one of that key meanwhile, frees it and answers from that one. */
+bool srv_cache_encoded_hit(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                           eng_prepared *plan, const uint8_t *token, int model_fd, int data_fd,
+                           srv_cache_ref **out, schema_status *st, char *err, size_t errlen);
+schema_status srv_cache_entry_make(srv_cache *c, srv_cache_encoded *x, eng_prepared *plan,
+                                   srv_cache_ref **made, char *err, size_t errlen);
+schema_status srv_cache_entry_adopt(srv_cache *c, const srv_session *s, srv_cache_encoded *x,
+                                    srv_cache_ref *made, const uint8_t *token, int model_fd,
+                                    int data_fd, srv_cache_ref **out, char *err, size_t errlen);
+/* Frees an entry srv_cache_entry_make() made that was never adopted. */
+void srv_cache_made_free(srv_cache_ref *made);
 schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
                                            const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
                                            int data_fd, srv_cache_ref **out, char *err,

@@ -2,9 +2,11 @@
 /* prepare.c: preparing models, and the prepared model a session holds. See prepare.h. */
 #include "daemon/calls/prepare.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/base/bus.h"
 #include "daemon/wire/convert.h"
@@ -18,6 +20,7 @@
 #include "daemon/clients/pool.h"
 #include "daemon/calls/off_loop.h"
 #include "daemon/calls/prepare_off_loop.h"
+#include "daemon/calls/prepare_request.h"
 #include "daemon/devices/refused.h"
 
 static bool valid_priority(Nnd__Priority p) {
@@ -333,6 +336,24 @@ void srv_on_prepare_model(srv_call *c) {
     bool views_owned = false; /* true once the prepared model owns the views */
     uint64_t t = 0, faults = srv_pool_faults();
     schema_status st = map_model_pools(c, m, views);
+    /* A spilled request goes to worker threads whole: its conversion, the content cache's
+     * sighting and the preparation hold up no other client (prepare_request.h). */
+    if (st == NND_OK && !plan.n_drivers && srv_prepare_request_wanted(c) &&
+        !srv_model_uses_extensions(m) && srv_pool_faults() == faults) {
+        int model_fd = -1, data_fd = -1;
+        const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
+        model_fd = token ? fcntl(model_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        data_fd = token ? fcntl(data_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        if (!token || (model_fd >= 0 && data_fd >= 0)) {
+            srv_prepare_request(c, o, &plan, views, m->n_pools, token, model_fd, data_fd,
+                                prepared_off_loop);
+            return;
+        }
+        if (model_fd >= 0) close(model_fd);
+        if (data_fd >= 0) close(data_fd);
+        st = NND_GENERAL_FAILURE;
+        snprintf(c->err, sizeof c->err, "out of descriptors preparing the model");
+    }
     if (st == NND_OK)
         st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);

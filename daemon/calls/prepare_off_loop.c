@@ -15,7 +15,7 @@
 #include "storage/serialize.h"
 
 typedef struct job {
-    uv_work_t work;
+    uv_work_t work, make_work;
     srv_daemon *d;
     srv_session *s;
     uint64_t id, t0;
@@ -35,6 +35,7 @@ typedef struct job {
     eng_prepared *prepared; /* in place: the result, owning the views */
     bool views_gone;        /* the views were taken by (or freed with) the prepared model */
     srv_cache_encoded x;
+    srv_cache_ref *made; /* a content-cache miss's entry, made off the loop until adopted */
     schema_status st;
     char err[NND_ERR_LEN];
 } job;
@@ -66,6 +67,14 @@ static void encode(uv_work_t *w) {
     j->st = srv_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
 }
 
+static void make(uv_work_t *w) {
+    job *j = w->data;
+    j->st = srv_cache_entry_make(j->d->cache, &j->x, j->plan, &j->made, j->err, sizeof j->err);
+    j->plan = NULL; /* taken, as x's buffers */
+}
+
+static void made(uv_work_t *w, int status);
+
 static void finish(uv_work_t *w, int status) {
     job *j = w->data;
     if (status < 0 && j->st == NND_OK) { /* cancelled before it ran */
@@ -75,6 +84,7 @@ static void finish(uv_work_t *w, int status) {
     srv_session *s = j->s;
     if (s->closing) { /* nobody to answer */
         if (j->st == NND_OK && !j->in_place) srv_cache_encoded_free(&j->x);
+        srv_cache_made_free(j->made);
         eng_prepared_free(j->plan);
         eng_prepared_free(j->prepared);
         srv_model_obj_free(j->o);
@@ -99,15 +109,27 @@ static void finish(uv_work_t *w, int status) {
         c.t0 = j->t0;
         snprintf(c.err, sizeof c.err, "%s", j->err);
         schema_status st = j->st;
-        if (st == NND_OK) {
-            /* Finishing the plan moves it onto the daemon's copy: before the views go. */
-            st = srv_cache_prepare_encoded(j->d->cache, s, &j->x, j->plan,
-                                           j->token ? j->token_bytes : NULL, j->model_fd,
-                                           j->data_fd, &j->o->ref, c.err, sizeof c.err);
-            if (st == NND_OK) j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
+        if (st == NND_OK && !j->made) {
+            /* A hit answers now; a miss's entry is made on a worker (made() answers). */
+            if (!srv_cache_encoded_hit(j->d->cache, s, &j->x, j->plan,
+                                       j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
+                                       &j->o->ref, &st, c.err, sizeof c.err)) {
+                j->make_work.data = j;
+                if (uv_queue_work(j->d->loop, &j->make_work, make, made) == 0) return;
+                srv_cache_encoded_free(&j->x);
+                eng_prepared_free(j->plan);
+                st = NND_GENERAL_FAILURE;
+                snprintf(c.err, sizeof c.err, "cannot prepare the model now");
+            }
+        } else if (st == NND_OK) {
+            st = srv_cache_entry_adopt(j->d->cache, s, &j->x, j->made,
+                                       j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
+                                       &j->o->ref, c.err, sizeof c.err);
         } else {
             eng_prepared_free(j->plan);
         }
+        j->made = NULL;
+        if (st == NND_OK) j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
         j->done(&c, j->o, st, srv_now_ns() - j->t0, j->priority);
     }
     srv_model_desc_clear(&j->desc);
@@ -119,6 +141,11 @@ static void finish(uv_work_t *w, int status) {
     if (j->data_fd >= 0) close(j->data_fd);
     free(j);
     s->hold(s->send_ctx, false); /* last: it may free the session */
+}
+
+/* The entry of a content-cache miss is made: finish() adopts it and answers. */
+static void made(uv_work_t *w, int status) {
+    finish(w, status);
 }
 
 /* No job could be made: everything the call handed over is freed, and it is answered. */

@@ -11,9 +11,10 @@
  *   srv_model_desc_own(), and its plan from eng_plan(): validated once, on the loop), its
  *   pool views and the model object; holds the session (session.h: its connection reads
  *   nothing more until the answer, so requests keep their order), runs srv_cache_encode()
- *   on a worker thread, then on the loop srv_cache_prepare_encoded() (which finishes the
- *   plan) and the answer, as the synchronous path does (reply given by `done`), and
- *   releases what it took. The cache
+ *   on a worker thread, then on the loop the content cache's lookup: a hit answers; a
+ *   miss's entry (its plan finished on the daemon's copy) is made on a worker too, and
+ *   adopted and answered on the loop (cache.h srv_cache_encoded_hit and after), as the
+ *   synchronous path does (reply given by `done`); it releases what it took. The cache
  *   fds are duplicated: the request's are closed when the call returns. A session closed
  *   meanwhile gets no answer; everything is freed.
  */

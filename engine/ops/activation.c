@@ -18,6 +18,7 @@
 #include "engine/ops_common/quant_table.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 static int32_t relu_fuse_code(int32_t op) {
     switch (op) {
@@ -114,21 +115,17 @@ static schema_status act_q8(eng_op_ctx *c) {
     return eng_q8_table_run(c, build_q8_table);
 }
 
-#define ACT_OP(var, CODE, NAME)                                                                    \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = act_check,                                                                        \
-        .shape = act_shape,                                                                        \
-        .kernels = {{NND_TENSOR_FLOAT32, act_f32},                                                 \
-                    {NND_TENSOR_FLOAT16, act_f16},                                                 \
-                    {NND_TENSOR_QUANT8_ASYMM, act_q8},                                             \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, act_q8}},                                     \
+#define ACT_KERNELS                                                                                \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, act_f32}, {NND_TENSOR_FLOAT16, act_f16},                              \
+            {NND_TENSOR_QUANT8_ASYMM, act_q8}, {                                                   \
+            NND_TENSOR_QUANT8_ASYMM_SIGNED, act_q8                                                 \
+        }                                                                                          \
     }
 
-ACT_OP(eng_op_relu, NND_OP_RELU, "RELU");
-ACT_OP(eng_op_relu1, NND_OP_RELU1, "RELU1");
-ACT_OP(eng_op_relu6, NND_OP_RELU6, "RELU6");
-ACT_OP(eng_op_logistic, NND_OP_LOGISTIC, "LOGISTIC");
-ACT_OP(eng_op_tanh, NND_OP_TANH, "TANH");
-ACT_OP(eng_op_floor, NND_OP_FLOOR, "FLOOR");
+NND_OP_DEF(RELU, act_check, act_shape, 0, 0, ACT_KERNELS);
+NND_OP_DEF(RELU1, act_check, act_shape, 0, 0, ACT_KERNELS);
+NND_OP_DEF(RELU6, act_check, act_shape, 0, 0, ACT_KERNELS);
+NND_OP_DEF(LOGISTIC, act_check, act_shape, 0, 0, ACT_KERNELS);
+NND_OP_DEF(TANH, act_check, act_shape, 0, 0, ACT_KERNELS);
+NND_OP_DEF(FLOOR, act_check, act_shape, 0, 0, ACT_KERNELS);

@@ -14,6 +14,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 enum arith { ARITH_ADD, ARITH_MUL, ARITH_SUB, ARITH_DIV };
 
@@ -191,20 +192,15 @@ static schema_status binary_q8(eng_op_ctx *c) {
     return NND_OK;
 }
 
-#define BINARY_OP(var, CODE, NAME)                                                                 \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = binary_check,                                                                     \
-        .shape = binary_shape,                                                                     \
-        .kernels = {{NND_TENSOR_FLOAT32, binary_f32},                                              \
-                    {NND_TENSOR_FLOAT16, binary_f16},                                              \
-                    {NND_TENSOR_QUANT8_ASYMM, binary_q8},                                          \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8},                                   \
-                    {NND_TENSOR_INT32, binary_i32}},                                               \
+#define BINARY_KERNELS                                                                             \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, binary_f32}, {NND_TENSOR_FLOAT16, binary_f16},                        \
+            {NND_TENSOR_QUANT8_ASYMM, binary_q8}, {NND_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8}, {   \
+            NND_TENSOR_INT32, binary_i32                                                           \
+        }                                                                                          \
     }
 
-BINARY_OP(eng_op_add, NND_OP_ADD, "ADD");
-BINARY_OP(eng_op_mul, NND_OP_MUL, "MUL");
-BINARY_OP(eng_op_sub, NND_OP_SUB, "SUB");
-BINARY_OP(eng_op_div, NND_OP_DIV, "DIV");
+NND_OP_DEF(ADD, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+NND_OP_DEF(MUL, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+NND_OP_DEF(SUB, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+NND_OP_DEF(DIV, binary_check, binary_shape, 0, 0, BINARY_KERNELS);

@@ -8,6 +8,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 static bool is_depthwise(const eng_op_ctx *c) {
     return c->def->code == NND_OP_DEPTHWISE_CONV_2D;
@@ -167,19 +168,15 @@ static schema_status conv_f16(eng_op_ctx *c) {
     return eng_run_f16_as_f32(c, conv_run);
 }
 
-#define CONV_OP(var, CODE, NAME, CHECK)                                                            \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = CHECK,                                                                            \
-        .shape = conv_shape,                                                                       \
-        .kernels = {{NND_TENSOR_FLOAT32, conv_run},                                                \
-                    {NND_TENSOR_FLOAT16, conv_f16},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM, conv_run},                                           \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, conv_run}},                                   \
+#define CONV_KERNELS                                                                               \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, conv_run}, {NND_TENSOR_FLOAT16, conv_f16},                            \
+            {NND_TENSOR_QUANT8_ASYMM, conv_run}, {                                                 \
+            NND_TENSOR_QUANT8_ASYMM_SIGNED, conv_run                                               \
+        }                                                                                          \
     }
 
-CONV_OP(eng_op_conv_2d, NND_OP_CONV_2D, "CONV_2D", windowed_check);
-CONV_OP(eng_op_depthwise_conv_2d, NND_OP_DEPTHWISE_CONV_2D, "DEPTHWISE_CONV_2D", windowed_check);
-CONV_OP(eng_op_grouped_conv_2d, NND_OP_GROUPED_CONV_2D, "GROUPED_CONV_2D", windowed_check);
-CONV_OP(eng_op_fully_connected, NND_OP_FULLY_CONNECTED, "FULLY_CONNECTED", fc_check);
+NND_OP_DEF(CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
+NND_OP_DEF(DEPTHWISE_CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
+NND_OP_DEF(GROUPED_CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
+NND_OP_DEF(FULLY_CONNECTED, fc_check, conv_shape, 0, 0, CONV_KERNELS);

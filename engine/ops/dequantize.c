@@ -8,6 +8,7 @@
 #include "engine/ops_common/kernel_errors.h"
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
+#include "engine/ops/op_def.h"
 
 static schema_status dequantize_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);
@@ -59,13 +60,8 @@ static schema_status dequantize_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-const eng_op_def eng_op_dequantize = {
-    .code = NND_OP_DEQUANTIZE,
-    .name = "DEQUANTIZE",
-    .check = dequantize_check,
-    .shape = dequantize_shape,
-    .kernels = {{NND_TENSOR_QUANT8_ASYMM, dequantize_run},
-                {NND_TENSOR_QUANT8_SYMM, dequantize_run},
-                {NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, dequantize_run},
-                {NND_TENSOR_QUANT8_ASYMM_SIGNED, dequantize_run}},
-};
+NND_OP_DEF(DEQUANTIZE, dequantize_check, dequantize_shape, 0, 0,
+           {{NND_TENSOR_QUANT8_ASYMM, dequantize_run},
+            {NND_TENSOR_QUANT8_SYMM, dequantize_run},
+            {NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, dequantize_run},
+            {NND_TENSOR_QUANT8_ASYMM_SIGNED, dequantize_run}});

@@ -193,7 +193,7 @@ static schema_status bbox_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(axis_aligned_bbox_transform, AXIS_ALIGNED_BBOX_TRANSFORM, bbox_check, bbox_shape,
+NND_OP_DEF(AXIS_ALIGNED_BBOX_TRANSFORM, bbox_check, bbox_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, bbox_run},
             {NND_TENSOR_FLOAT16, bbox_run},
             {NND_TENSOR_QUANT16_ASYMM, bbox_run}});
@@ -335,8 +335,7 @@ static schema_status limit_run(eng_op_ctx *c) {
     return limit_with_work(c, true);
 }
 
-NND_OP_DEF(box_with_nms_limit, BOX_WITH_NMS_LIMIT, limit_check, limit_shape,
-           NND_KERNELS_FQ(limit_run));
+NND_OP_DEF(BOX_WITH_NMS_LIMIT, limit_check, limit_shape, 0, 0, NND_KERNELS_FQ(limit_run));
 
 /* ---- GENERATE_PROPOSALS ------------------------------------------------------------------ */
 
@@ -487,8 +486,7 @@ static schema_status proposal_run(eng_op_ctx *c) {
     return proposal_with_work(c, true);
 }
 
-NND_OP_DEF(generate_proposals, GENERATE_PROPOSALS, proposal_check, proposal_shape,
-           NND_KERNELS_FQ(proposal_run));
+NND_OP_DEF(GENERATE_PROPOSALS, proposal_check, proposal_shape, 0, 0, NND_KERNELS_FQ(proposal_run));
 
 /* ---- DETECTION_POSTPROCESSING ------------------------------------------------------------- */
 
@@ -651,5 +649,5 @@ static schema_status postproc_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(detection_postprocessing, DETECTION_POSTPROCESSING, postproc_check, postproc_shape,
+NND_OP_DEF(DETECTION_POSTPROCESSING, postproc_check, postproc_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, postproc_run}, {NND_TENSOR_FLOAT16, postproc_run}});

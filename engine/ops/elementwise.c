@@ -147,11 +147,14 @@ static void prelu_q8_setup(elem_job *j) {
 /* ---- operation table ----------------------------------------------------------------- */
 
 #define UNARY(f, mask)                                                                             \
-    { .fn = (f), .types = (mask), .arity = 1 }
+    { .fn = NND_KERNEL_ONLY(f), .types = (mask), .arity = 1 }
 #define MATH(f)                                                                                    \
-    { .fn = lane_math, .math = (f), .types = FLOATS, .arity = 1 }
+    { .fn = NND_KERNEL_ONLY(lane_math), .math = NND_KERNEL_ONLY(f), .types = FLOATS, .arity = 1 }
 #define BCAST(f, mask, ld, o)                                                                      \
-    { .fn = (f), .types = (mask), .arity = 2, .load = (ld), .out = (o), .broadcast = true }
+    {                                                                                              \
+        .fn = NND_KERNEL_ONLY(f), .types = (mask), .arity = 2, .load = (ld), .out = (o),           \
+        .broadcast = true                                                                          \
+    }
 #define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_SCALED, OUT_BOOL)
 
 static const elem_spec specs[NND_OP_COUNT] = {
@@ -162,11 +165,14 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_SQRT] = MATH(sqrtf),
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
-    [NND_OP_CAST] = {.fn = lane_copy,
+    [NND_OP_CAST] = {.fn = NND_KERNEL_ONLY(lane_copy),
                      .types = CAST_CONVERTS | CAST_IDENTITY,
                      .arity = 1,
                      .out = OUT_CAST},
-    [NND_OP_QUANTIZE] = {.fn = lane_quantize, .types = FLOATS, .arity = 1, .out = OUT_QUANT8},
+    [NND_OP_QUANTIZE] = {.fn = NND_KERNEL_ONLY(lane_quantize),
+                         .types = FLOATS,
+                         .arity = 1,
+                         .out = OUT_QUANT8},
     [NND_OP_EQUAL] = COMPARE(lane_equal),
     [NND_OP_NOT_EQUAL] = COMPARE(lane_not_equal),
     [NND_OP_GREATER] = COMPARE(lane_greater),
@@ -178,14 +184,17 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_MAXIMUM] = BCAST(lane_max, NUMERIC, LOAD_REQUANT, OUT_SAME),
     [NND_OP_MINIMUM] = BCAST(lane_min, NUMERIC, LOAD_REQUANT, OUT_SAME),
     [NND_OP_POW] = BCAST(lane_pow, FLOATS, LOAD_RAW, OUT_SAME),
-    [NND_OP_PRELU] = {.fn = lane_prelu,
-                      .fn_q8 = lane_prelu_q8,
-                      .setup = prelu_q8_setup,
+    [NND_OP_PRELU] = {.fn = NND_KERNEL_ONLY(lane_prelu),
+                      .fn_q8 = NND_KERNEL_ONLY(lane_prelu_q8),
+                      .setup = NND_KERNEL_ONLY(prelu_q8_setup),
                       .types = FLOATS | QUANT8,
                       .arity = 2,
                       .broadcast = true},
     /* Input 0 is the BOOL8 condition; input 1 carries the type. */
-    [NND_OP_SELECT] = {.fn = lane_select, .types = NUMERIC, .arity = 3, .load = LOAD_REQUANT},
+    [NND_OP_SELECT] = {.fn = NND_KERNEL_ONLY(lane_select),
+                       .types = NUMERIC,
+                       .arity = 3,
+                       .load = LOAD_REQUANT},
 };
 
 static const elem_spec *spec_of(const eng_op_ctx *c) {
@@ -364,46 +373,40 @@ static schema_status cast_copy(eng_op_ctx *c) {
     return NND_OK;
 }
 
-#define ELEM_OP(var, CODE, NAME, KEY)                                                              \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = elem_check,                                                                       \
-        .shape = elem_shape,                                                                       \
-        .kernels = {{NND_TENSOR_FLOAT32, elem_run},                                                \
-                    {NND_TENSOR_FLOAT16, elem_run},                                                \
-                    {NND_TENSOR_INT32, elem_run},                                                  \
-                    {NND_TENSOR_QUANT8_ASYMM, elem_run},                                           \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, elem_run},                                    \
-                    {NND_TENSOR_BOOL8, elem_run}},                                                 \
-        .key_input = KEY,                                                                          \
+#define ELEM_KERNELS                                                                               \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, elem_run}, {NND_TENSOR_FLOAT16, elem_run},                            \
+            {NND_TENSOR_INT32, elem_run}, {NND_TENSOR_QUANT8_ASYMM, elem_run},                     \
+            {NND_TENSOR_QUANT8_ASYMM_SIGNED, elem_run}, {                                          \
+            NND_TENSOR_BOOL8, elem_run                                                             \
+        }                                                                                          \
     }
 
-ELEM_OP(eng_op_abs, NND_OP_ABS, "ABS", 0);
-ELEM_OP(eng_op_exp, NND_OP_EXP, "EXP", 0);
-ELEM_OP(eng_op_log, NND_OP_LOG, "LOG", 0);
-ELEM_OP(eng_op_neg, NND_OP_NEG, "NEG", 0);
-ELEM_OP(eng_op_sin, NND_OP_SIN, "SIN", 0);
-ELEM_OP(eng_op_sqrt, NND_OP_SQRT, "SQRT", 0);
-ELEM_OP(eng_op_logical_not, NND_OP_LOGICAL_NOT, "LOGICAL_NOT", 0);
+NND_OP_DEF(ABS, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(EXP, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(LOG, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(NEG, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(SIN, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(SQRT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(LOGICAL_NOT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
 /* The numeric types convert; every other type check() lets through casts to itself. */
-NND_OP_DEF(cast, CAST, elem_check, elem_shape,
+NND_OP_DEF(CAST, elem_check, elem_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, elem_run},
             {NND_TENSOR_FLOAT16, elem_run},
             {NND_TENSOR_INT32, elem_run},
             {NND_TENSOR_QUANT8_ASYMM, elem_run},
             {NND_KERNEL_ANY_TYPE, cast_copy}});
-ELEM_OP(eng_op_quantize, NND_OP_QUANTIZE, "QUANTIZE", 0);
-ELEM_OP(eng_op_equal, NND_OP_EQUAL, "EQUAL", 0);
-ELEM_OP(eng_op_not_equal, NND_OP_NOT_EQUAL, "NOT_EQUAL", 0);
-ELEM_OP(eng_op_greater, NND_OP_GREATER, "GREATER", 0);
-ELEM_OP(eng_op_greater_equal, NND_OP_GREATER_EQUAL, "GREATER_EQUAL", 0);
-ELEM_OP(eng_op_less, NND_OP_LESS, "LESS", 0);
-ELEM_OP(eng_op_less_equal, NND_OP_LESS_EQUAL, "LESS_EQUAL", 0);
-ELEM_OP(eng_op_logical_and, NND_OP_LOGICAL_AND, "LOGICAL_AND", 0);
-ELEM_OP(eng_op_logical_or, NND_OP_LOGICAL_OR, "LOGICAL_OR", 0);
-ELEM_OP(eng_op_maximum, NND_OP_MAXIMUM, "MAXIMUM", 0);
-ELEM_OP(eng_op_minimum, NND_OP_MINIMUM, "MINIMUM", 0);
-ELEM_OP(eng_op_pow, NND_OP_POW, "POW", 0);
-ELEM_OP(eng_op_prelu, NND_OP_PRELU, "PRELU", 0);
-ELEM_OP(eng_op_select, NND_OP_SELECT, "SELECT", 1);
+NND_OP_DEF(QUANTIZE, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(NOT_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(GREATER, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(GREATER_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(LESS, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(LESS_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(LOGICAL_AND, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(LOGICAL_OR, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(MAXIMUM, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(MINIMUM, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(POW, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(PRELU, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+NND_OP_DEF(SELECT, elem_check, elem_shape, 0, 1, ELEM_KERNELS);

@@ -67,11 +67,5 @@ static schema_status fill_run(eng_op_ctx *c) {
 }
 
 /* Keyed by the value scalar (input 1), whose type fixes the output's. */
-const eng_op_def eng_op_fill = {
-    .code = NND_OP_FILL,
-    .name = "FILL",
-    .check = fill_check,
-    .shape = fill_shape,
-    .kernels = {{NND_FLOAT32, fill_run}, {NND_FLOAT16, fill_run}, {NND_INT32, fill_run}},
-    .key_input = 1,
-};
+NND_OP_DEF(FILL, fill_check, fill_shape, 0, 1,
+           {{NND_FLOAT32, fill_run}, {NND_FLOAT16, fill_run}, {NND_INT32, fill_run}});

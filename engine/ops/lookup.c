@@ -7,6 +7,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/tensor_copy.h"
+#include "engine/ops/op_def.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -137,19 +138,13 @@ static schema_status hashtable_run(eng_op_ctx *c) {
 }
 
 /* Rows move as bytes: one kernel for every value type (keyed on the values input). */
-#define LOOKUP_OP(var, CODE, NAME, prefix, values_input)                                           \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = prefix##_check,                                                                   \
-        .shape = prefix##_shape,                                                                   \
-        .kernels = {{NND_TENSOR_FLOAT32, prefix##_run},                                            \
-                    {NND_TENSOR_FLOAT16, prefix##_run},                                            \
-                    {NND_TENSOR_INT32, prefix##_run},                                              \
-                    {NND_TENSOR_QUANT8_ASYMM, prefix##_run},                                       \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, prefix##_run}},                               \
-        .key_input = values_input,                                                                 \
+#define LOOKUP_KERNELS(run)                                                                        \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_INT32, run},             \
+            {NND_TENSOR_QUANT8_ASYMM, run}, {                                                      \
+            NND_TENSOR_QUANT8_ASYMM_SIGNED, run                                                    \
+        }                                                                                          \
     }
 
-LOOKUP_OP(eng_op_embedding_lookup, NND_OP_EMBEDDING_LOOKUP, "EMBEDDING_LOOKUP", embedding, 1);
-LOOKUP_OP(eng_op_hashtable_lookup, NND_OP_HASHTABLE_LOOKUP, "HASHTABLE_LOOKUP", hashtable, 2);
+NND_OP_DEF(EMBEDDING_LOOKUP, embedding_check, embedding_shape, 0, 1, LOOKUP_KERNELS(embedding_run));
+NND_OP_DEF(HASHTABLE_LOOKUP, hashtable_check, hashtable_shape, 0, 2, LOOKUP_KERNELS(hashtable_run));

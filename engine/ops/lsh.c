@@ -13,6 +13,7 @@
 #include "engine/ops_common/kernel_errors.h"
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
+#include "engine/ops/op_def.h"
 
 enum { IN_HASH, IN_X, IN_WEIGHT, IN_TYPE };
 enum { LSH_SPARSE_DEPRECATED = 1, LSH_DENSE = 2, LSH_SPARSE = 3 };
@@ -213,10 +214,5 @@ static schema_status lsh_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-const eng_op_def eng_op_lsh_projection = {
-    .code = NND_OP_LSH_PROJECTION,
-    .name = "LSH_PROJECTION",
-    .check = lsh_check,
-    .shape = lsh_shape,
-    .kernels = {{NND_TENSOR_FLOAT32, lsh_run}, {NND_TENSOR_FLOAT16, lsh_run}},
-};
+NND_OP_DEF(LSH_PROJECTION, lsh_check, lsh_shape, NND_INPUT(2), 0,
+           {{NND_TENSOR_FLOAT32, lsh_run}, {NND_TENSOR_FLOAT16, lsh_run}});

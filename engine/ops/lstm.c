@@ -19,6 +19,7 @@
 #include "engine/ops_common/recurrent.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 enum { GATE_I, GATE_F, GATE_C, GATE_O };
 static const char *const GATE[4] = {"input", "forget", "cell", "output"};
@@ -420,7 +421,14 @@ static schema_status lstm_f32(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_FLOAT_OP(eng_op_lstm, NND_OP_LSTM, "LSTM", lstm_check, lstm_shape, lstm_f32);
+/* The inputs a cell may go without, as the kernels take them: CIFG (no input gate),
+ * no peephole, no projection; layer normalization (HAL 1.2) is optional after them. */
+#define CELL_OPTIONAL                                                                              \
+    (NND_INPUT(1) | NND_INPUT(5) | NND_INPUT(9) | NND_INPUT(10) | NND_INPUT(11) | NND_INPUT(12) |  \
+     NND_INPUT(16) | NND_INPUT(17))
+NND_FLOAT_OP(LSTM, lstm_check, lstm_shape,
+             CELL_OPTIONAL | NND_INPUT(23) | NND_INPUT(24) | NND_INPUT(25) | NND_INPUT(26),
+             lstm_f32);
 
 /* ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------- */
 
@@ -454,8 +462,9 @@ static schema_status uni_f32(eng_op_ctx *c) {
                          states ? c->out[2]->data : NULL);
 }
 
-NND_FLOAT_OP(eng_op_unidirectional_sequence_lstm, NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM,
-             "UNIDIRECTIONAL_SEQUENCE_LSTM", uni_check, uni_shape, uni_f32);
+NND_FLOAT_OP(UNIDIRECTIONAL_SEQUENCE_LSTM, uni_check, uni_shape,
+             CELL_OPTIONAL | NND_INPUT(24) | NND_INPUT(25) | NND_INPUT(26) | NND_INPUT(27),
+             uni_f32);
 
 /* ---- BIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------ */
 
@@ -507,5 +516,8 @@ static schema_status bidi_f32(eng_op_ctx *c) {
     return s ? s : run_direction(c, &BIDI_BW, &bw, true, bidi_state(c, 2), bidi_state(c, 3));
 }
 
-NND_FLOAT_OP(eng_op_bidirectional_sequence_lstm, NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM,
-             "BIDIRECTIONAL_SEQUENCE_LSTM", bidi_check, bidi_shape, bidi_f32);
+/* Each direction's cell (the backward one 17 inputs later), the auxiliary input and its
+ * weights (39 to 47), layer normalization (53 to 60). */
+#define BIDI_OPTIONAL                                                                              \
+    (CELL_OPTIONAL | CELL_OPTIONAL << 17 | NND_INPUT_RANGE(39, 47) | NND_INPUT_RANGE(53, 60))
+NND_FLOAT_OP(BIDIRECTIONAL_SEQUENCE_LSTM, bidi_check, bidi_shape, BIDI_OPTIONAL, bidi_f32);

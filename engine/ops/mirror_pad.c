@@ -122,4 +122,4 @@ static schema_status mirror_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(mirror_pad, MIRROR_PAD, mirror_check, mirror_shape, NND_KERNELS_MOVED(mirror_run));
+NND_OP_DEF(MIRROR_PAD, mirror_check, mirror_shape, 0, 0, NND_KERNELS_MOVED(mirror_run));

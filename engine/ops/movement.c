@@ -721,27 +721,20 @@ static schema_status shuffle_run(eng_op_ctx *c) {
 
 /* ---- definitions -------------------------------------------------------------------- */
 
-#define MOVE_OP(var, CODE, NAME, chk, shp, ks)                                                     \
-    const eng_op_def var = {.code = CODE, .name = NAME, .check = chk, .shape = shp, .kernels = ks}
-
-MOVE_OP(eng_op_batch_to_space_nd, NND_OP_BATCH_TO_SPACE_ND, "BATCH_TO_SPACE_ND", batch_space_check,
-        batch_space_shape, NND_KERNELS_FQ(batch_space_run));
-MOVE_OP(eng_op_space_to_batch_nd, NND_OP_SPACE_TO_BATCH_ND, "SPACE_TO_BATCH_ND", batch_space_check,
-        batch_space_shape, NND_KERNELS_FQ(batch_space_run));
-MOVE_OP(eng_op_pad, NND_OP_PAD, "PAD", pad_check, pad_shape, NND_KERNELS_FQ(pad_run));
-MOVE_OP(eng_op_pad_v2, NND_OP_PAD_V2, "PAD_V2", pad_check, pad_shape, NND_KERNELS_FQ(pad_run));
-MOVE_OP(eng_op_squeeze, NND_OP_SQUEEZE, "SQUEEZE", squeeze_check, squeeze_shape,
-        NND_KERNELS_FQ(run_flat));
-MOVE_OP(eng_op_expand_dims, NND_OP_EXPAND_DIMS, "EXPAND_DIMS", expand_dims_check, expand_dims_shape,
-        NND_KERNELS_FQI(run_flat));
-MOVE_OP(eng_op_strided_slice, NND_OP_STRIDED_SLICE, "STRIDED_SLICE", strided_slice_check,
-        strided_slice_shape, NND_KERNELS_FQ(strided_slice_run));
-MOVE_OP(eng_op_slice, NND_OP_SLICE, "SLICE", slice_check, slice_shape, NND_KERNELS_FQI(slice_run));
-MOVE_OP(eng_op_transpose, NND_OP_TRANSPOSE, "TRANSPOSE", transpose_check, transpose_shape,
-        NND_KERNELS_FQ(transpose_run));
-MOVE_OP(eng_op_tile, NND_OP_TILE, "TILE", tile_check, tile_shape, NND_KERNELS_FQI(tile_run));
-MOVE_OP(eng_op_gather, NND_OP_GATHER, "GATHER", gather_check, gather_shape,
-        NND_KERNELS_FQI(gather_run));
-MOVE_OP(eng_op_split, NND_OP_SPLIT, "SPLIT", split_check, split_shape, NND_KERNELS_FQI(split_run));
-MOVE_OP(eng_op_channel_shuffle, NND_OP_CHANNEL_SHUFFLE, "CHANNEL_SHUFFLE", shuffle_check,
-        shuffle_shape, NND_KERNELS_FQ(shuffle_run));
+NND_OP_DEF(BATCH_TO_SPACE_ND, batch_space_check, batch_space_shape, NND_INPUT(2), 0,
+           NND_KERNELS_FQ(batch_space_run));
+NND_OP_DEF(SPACE_TO_BATCH_ND, batch_space_check, batch_space_shape, NND_INPUT(3), 0,
+           NND_KERNELS_FQ(batch_space_run));
+NND_OP_DEF(PAD, pad_check, pad_shape, 0, 0, NND_KERNELS_FQ(pad_run));
+NND_OP_DEF(PAD_V2, pad_check, pad_shape, 0, 0, NND_KERNELS_FQ(pad_run));
+NND_OP_DEF(SQUEEZE, squeeze_check, squeeze_shape, NND_INPUT(1), 0, NND_KERNELS_FQ(run_flat));
+NND_OP_DEF(EXPAND_DIMS, expand_dims_check, expand_dims_shape, 0, 0, NND_KERNELS_FQI(run_flat));
+NND_OP_DEF(STRIDED_SLICE, strided_slice_check, strided_slice_shape, 0, 0,
+           NND_KERNELS_FQ(strided_slice_run));
+NND_OP_DEF(SLICE, slice_check, slice_shape, 0, 0, NND_KERNELS_FQI(slice_run));
+NND_OP_DEF(TRANSPOSE, transpose_check, transpose_shape, NND_INPUT(1), 0,
+           NND_KERNELS_FQ(transpose_run));
+NND_OP_DEF(TILE, tile_check, tile_shape, 0, 0, NND_KERNELS_FQI(tile_run));
+NND_OP_DEF(GATHER, gather_check, gather_shape, 0, 0, NND_KERNELS_FQI(gather_run));
+NND_OP_DEF(SPLIT, split_check, split_shape, 0, 0, NND_KERNELS_FQI(split_run));
+NND_OP_DEF(CHANNEL_SHUFFLE, shuffle_check, shuffle_shape, 0, 0, NND_KERNELS_FQ(shuffle_run));

@@ -16,6 +16,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 /* ---- signatures --------------------------------------------------------------------- */
 
@@ -357,23 +358,18 @@ static schema_status norm_f16(eng_op_ctx *c) {
 
 /* Q8 is NULL for the operations without a quantized form (it ends the kernel list), else
  * it serves both 8-bit types. */
-#define NORM_OP(var, CODE, NAME, F32, Q8)                                                          \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = norm_check,                                                                       \
-        .shape = norm_shape,                                                                       \
-        .kernels = {{NND_TENSOR_FLOAT32, F32},                                                     \
-                    {NND_TENSOR_FLOAT16, norm_f16},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM, Q8},                                                 \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8}},                                         \
+#define NORM_KERNELS(F32, Q8)                                                                      \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, F32}, {NND_TENSOR_FLOAT16, norm_f16}, {NND_TENSOR_QUANT8_ASYMM, Q8},  \
+        {                                                                                          \
+            NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8                                                     \
+        }                                                                                          \
     }
 
-NORM_OP(eng_op_softmax, NND_OP_SOFTMAX, "SOFTMAX", softmax_f32, softmax_q8);
-NORM_OP(eng_op_log_softmax, NND_OP_LOG_SOFTMAX, "LOG_SOFTMAX", softmax_f32, NULL);
-NORM_OP(eng_op_l2_normalization, NND_OP_L2_NORMALIZATION, "L2_NORMALIZATION", l2norm_f32,
-        l2norm_q8);
-NORM_OP(eng_op_local_response_normalization, NND_OP_LOCAL_RESPONSE_NORMALIZATION,
-        "LOCAL_RESPONSE_NORMALIZATION", lrn_f32, NULL);
-NORM_OP(eng_op_instance_normalization, NND_OP_INSTANCE_NORMALIZATION, "INSTANCE_NORMALIZATION",
-        instance_f32, NULL);
+NND_OP_DEF(SOFTMAX, norm_check, norm_shape, NND_INPUT(2), 0, NORM_KERNELS(softmax_f32, softmax_q8));
+NND_OP_DEF(LOG_SOFTMAX, norm_check, norm_shape, 0, 0, NORM_KERNELS(softmax_f32, NULL));
+NND_OP_DEF(L2_NORMALIZATION, norm_check, norm_shape, NND_INPUT(1), 0,
+           NORM_KERNELS(l2norm_f32, l2norm_q8));
+NND_OP_DEF(LOCAL_RESPONSE_NORMALIZATION, norm_check, norm_shape, NND_INPUT(5), 0,
+           NORM_KERNELS(lrn_f32, NULL));
+NND_OP_DEF(INSTANCE_NORMALIZATION, norm_check, norm_shape, 0, 0, NORM_KERNELS(instance_f32, NULL));

@@ -70,11 +70,4 @@ static schema_status pack_run(eng_op_ctx *c) {
 }
 
 /* Keyed by input 1, the first packed tensor. */
-const eng_op_def eng_op_pack = {
-    .code = NND_OP_PACK,
-    .name = "PACK",
-    .check = pack_check,
-    .shape = pack_shape,
-    .kernels = NND_KERNELS_MOVED(pack_run),
-    .key_input = 1,
-};
+NND_OP_DEF(PACK, pack_check, pack_shape, 0, 1, NND_KERNELS_MOVED(pack_run));

@@ -15,6 +15,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 enum pool_kind { POOL_AVG, POOL_MAX, POOL_L2 };
 
@@ -321,18 +322,14 @@ static schema_status pool_f16(eng_op_ctx *c) {
 }
 
 /* L2 pooling has no quantized form: its row leaves the quantized kernels out. */
-#define POOL_OP(var, CODE, NAME, Q8)                                                               \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = pool_check,                                                                       \
-        .shape = pool_shape,                                                                       \
-        .kernels = {{NND_TENSOR_FLOAT32, pool_run},                                                \
-                    {NND_TENSOR_FLOAT16, pool_f16},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM, Q8},                                                 \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8}},                                         \
+#define POOL_KERNELS(Q8)                                                                           \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, pool_run}, {NND_TENSOR_FLOAT16, pool_f16},                            \
+            {NND_TENSOR_QUANT8_ASYMM, Q8}, {                                                       \
+            NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8                                                     \
+        }                                                                                          \
     }
 
-POOL_OP(eng_op_average_pool_2d, NND_OP_AVERAGE_POOL_2D, "AVERAGE_POOL_2D", pool_run);
-POOL_OP(eng_op_max_pool_2d, NND_OP_MAX_POOL_2D, "MAX_POOL_2D", pool_run);
-POOL_OP(eng_op_l2_pool_2d, NND_OP_L2_POOL_2D, "L2_POOL_2D", NULL);
+NND_OP_DEF(AVERAGE_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(pool_run));
+NND_OP_DEF(MAX_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(pool_run));
+NND_OP_DEF(L2_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(NULL));

@@ -333,5 +333,9 @@ static schema_status qlstm_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(quantized_lstm, QUANTIZED_LSTM, qlstm_check, qlstm_shape,
-           {{NND_TENSOR_QUANT8_ASYMM_SIGNED, qlstm_run}});
+/* CIFG, peephole, input bias, projection and layer normalization inputs may be omitted. */
+NND_OP_DEF(QUANTIZED_LSTM, qlstm_check, qlstm_shape,
+           NND_INPUT(1) | NND_INPUT(5) | NND_INPUT(9) | NND_INPUT(10) | NND_INPUT(11) |
+               NND_INPUT(12) | NND_INPUT(16) | NND_INPUT(17) | NND_INPUT(20) | NND_INPUT(21) |
+               NND_INPUT(22) | NND_INPUT(23),
+           0, {{NND_TENSOR_QUANT8_ASYMM_SIGNED, qlstm_run}});

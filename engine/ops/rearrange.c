@@ -11,6 +11,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/tensor_copy.h"
+#include "engine/ops/op_def.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -251,20 +252,15 @@ static schema_status concat_run(eng_op_ctx *c) {
 }
 
 /* Every element type moves the same way: one kernel for all of them. */
-#define MOVE_OP(var, CODE, NAME, prefix, run)                                                      \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = prefix##_check,                                                                   \
-        .shape = prefix##_shape,                                                                   \
-        .kernels = {{NND_TENSOR_FLOAT32, run},                                                     \
-                    {NND_TENSOR_FLOAT16, run},                                                     \
-                    {NND_TENSOR_QUANT8_ASYMM, run},                                                \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, run},                                         \
-                    {NND_TENSOR_INT32, run}},                                                      \
+#define MOVE_KERNELS(run)                                                                          \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run},      \
+            {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {                                               \
+            NND_TENSOR_INT32, run                                                                  \
+        }                                                                                          \
     }
 
-MOVE_OP(eng_op_reshape, NND_OP_RESHAPE, "RESHAPE", reshape, reshape_run);
-MOVE_OP(eng_op_depth_to_space, NND_OP_DEPTH_TO_SPACE, "DEPTH_TO_SPACE", block, block_run);
-MOVE_OP(eng_op_space_to_depth, NND_OP_SPACE_TO_DEPTH, "SPACE_TO_DEPTH", block, block_run);
-MOVE_OP(eng_op_concatenation, NND_OP_CONCATENATION, "CONCATENATION", concat, concat_run);
+NND_OP_DEF(RESHAPE, reshape_check, reshape_shape, 0, 0, MOVE_KERNELS(reshape_run));
+NND_OP_DEF(DEPTH_TO_SPACE, block_check, block_shape, NND_INPUT(2), 0, MOVE_KERNELS(block_run));
+NND_OP_DEF(SPACE_TO_DEPTH, block_check, block_shape, NND_INPUT(2), 0, MOVE_KERNELS(block_run));
+NND_OP_DEF(CONCATENATION, concat_check, concat_shape, 0, 0, MOVE_KERNELS(concat_run));

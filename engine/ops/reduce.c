@@ -435,30 +435,16 @@ static schema_status topk_run(eng_op_ctx *c) {
 #define REDUCE_KERNELS {{NND_TENSOR_FLOAT32, reduce_run}, {NND_TENSOR_FLOAT16, reduce_run}, \
                         {NND_TENSOR_QUANT8_ASYMM, reduce_run}, \
                         {NND_TENSOR_QUANT8_ASYMM_SIGNED, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
-#define REDUCE_OP(var, CODE) const eng_op_def eng_op_##var = {.code = NND_OP_##CODE, \
-        .name = #CODE, .check = reduce_check, .shape = reduce_shape, .kernels = REDUCE_KERNELS}
 // clang-format on
 
-REDUCE_OP(mean, MEAN);
-REDUCE_OP(reduce_sum, REDUCE_SUM);
-REDUCE_OP(reduce_prod, REDUCE_PROD);
-REDUCE_OP(reduce_max, REDUCE_MAX);
-REDUCE_OP(reduce_min, REDUCE_MIN);
-REDUCE_OP(reduce_all, REDUCE_ALL);
-REDUCE_OP(reduce_any, REDUCE_ANY);
+NND_OP_DEF(MEAN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+NND_OP_DEF(REDUCE_SUM, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+NND_OP_DEF(REDUCE_PROD, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+NND_OP_DEF(REDUCE_MAX, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+NND_OP_DEF(REDUCE_MIN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+NND_OP_DEF(REDUCE_ALL, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+NND_OP_DEF(REDUCE_ANY, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
 
-const eng_op_def eng_op_argmax = {.code = NND_OP_ARGMAX,
-                                  .name = "ARGMAX",
-                                  .check = arg_check,
-                                  .shape = arg_shape,
-                                  .kernels = NND_KERNELS_FQI(arg_run)};
-const eng_op_def eng_op_argmin = {.code = NND_OP_ARGMIN,
-                                  .name = "ARGMIN",
-                                  .check = arg_check,
-                                  .shape = arg_shape,
-                                  .kernels = NND_KERNELS_FQI(arg_run)};
-const eng_op_def eng_op_topk_v2 = {.code = NND_OP_TOPK_V2,
-                                   .name = "TOPK_V2",
-                                   .check = topk_check,
-                                   .shape = topk_shape,
-                                   .kernels = NND_KERNELS_FQI(topk_run)};
+NND_OP_DEF(ARGMAX, arg_check, arg_shape, 0, 0, NND_KERNELS_FQI(arg_run));
+NND_OP_DEF(ARGMIN, arg_check, arg_shape, 0, 0, NND_KERNELS_FQI(arg_run));
+NND_OP_DEF(TOPK_V2, topk_check, topk_shape, 0, 0, NND_KERNELS_FQI(topk_run));

@@ -22,6 +22,7 @@
 #include "engine/ops_common/operand.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/tensor_copy.h"
+#include "engine/ops/op_def.h"
 
 enum { IN_IMAGE, IN_WIDTH, IN_HEIGHT, IN_LAYOUT, IN_ALIGN_CORNERS, IN_HALF_PIXEL };
 
@@ -280,19 +281,15 @@ static schema_status nearest_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-#define RESIZE_OP(var, CODE, NAME, f32, f16, q8)                                                   \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = resize_check,                                                                     \
-        .shape = resize_shape,                                                                     \
-        .kernels = {{NND_TENSOR_FLOAT32, f32},                                                     \
-                    {NND_TENSOR_FLOAT16, f16},                                                     \
-                    {NND_TENSOR_QUANT8_ASYMM, q8},                                                 \
-                    {NND_TENSOR_QUANT8_ASYMM_SIGNED, q8}},                                         \
+#define RESIZE_KERNELS(f32, f16, q8)                                                               \
+    {                                                                                              \
+        {NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f16}, {NND_TENSOR_QUANT8_ASYMM, q8}, {     \
+            NND_TENSOR_QUANT8_ASYMM_SIGNED, q8                                                     \
+        }                                                                                          \
     }
 
-RESIZE_OP(eng_op_resize_bilinear, NND_OP_RESIZE_BILINEAR, "RESIZE_BILINEAR", bilinear_run_f32,
-          bilinear_run_converted, bilinear_run_q8);
-RESIZE_OP(eng_op_resize_nearest_neighbor, NND_OP_RESIZE_NEAREST_NEIGHBOR, "RESIZE_NEAREST_NEIGHBOR",
-          nearest_run, nearest_run, nearest_run);
+NND_OP_DEF(RESIZE_BILINEAR, resize_check, resize_shape, NND_INPUT(3) | NND_INPUT(4) | NND_INPUT(5),
+           0, RESIZE_KERNELS(bilinear_run_f32, bilinear_run_converted, bilinear_run_q8));
+NND_OP_DEF(RESIZE_NEAREST_NEIGHBOR, resize_check, resize_shape,
+           NND_INPUT(3) | NND_INPUT(4) | NND_INPUT(5), 0,
+           RESIZE_KERNELS(nearest_run, nearest_run, nearest_run));

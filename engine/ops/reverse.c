@@ -57,4 +57,4 @@ static schema_status reverse_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(reverse, REVERSE, reverse_check, reverse_shape, NND_KERNELS_MOVED(reverse_run));
+NND_OP_DEF(REVERSE, reverse_check, reverse_shape, 0, 0, NND_KERNELS_MOVED(reverse_run));

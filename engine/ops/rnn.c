@@ -15,6 +15,7 @@
 #include "engine/ops_common/recurrent.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 /* Where one cell's tensors sit in an operation's inputs; -1: none. */
 typedef struct rnn_layout {
@@ -146,7 +147,7 @@ static schema_status rnn_f32(eng_op_ctx *c) {
     return run_direction(c, &RNN_CELL, RNN_ACT, &io, false, c->out[0]->data);
 }
 
-NND_FLOAT_OP(eng_op_rnn, NND_OP_RNN, "RNN", rnn_check, rnn_shape, rnn_f32);
+NND_FLOAT_OP(RNN, rnn_check, rnn_shape, 0, rnn_f32);
 
 /* ---- UNIDIRECTIONAL_SEQUENCE_RNN ------------------------------------------------------ */
 
@@ -182,8 +183,7 @@ static schema_status uni_f32(eng_op_ctx *c) {
     return run_direction(c, &RNN_CELL, UNI_ACT, &io, false, c->n_out == 2 ? c->out[1]->data : NULL);
 }
 
-NND_FLOAT_OP(eng_op_unidirectional_sequence_rnn, NND_OP_UNIDIRECTIONAL_SEQUENCE_RNN,
-             "UNIDIRECTIONAL_SEQUENCE_RNN", uni_check, uni_shape, uni_f32);
+NND_FLOAT_OP(UNIDIRECTIONAL_SEQUENCE_RNN, uni_check, uni_shape, 0, uni_f32);
 
 /* ---- BIDIRECTIONAL_SEQUENCE_RNN ------------------------------------------------------- */
 
@@ -230,5 +230,5 @@ static schema_status bidi_f32(eng_op_ctx *c) {
     return s ? s : run_direction(c, &BIDI_BW, BIDI_ACT, &bw, true, bidi_state(c, 1));
 }
 
-NND_FLOAT_OP(eng_op_bidirectional_sequence_rnn, NND_OP_BIDIRECTIONAL_SEQUENCE_RNN,
-             "BIDIRECTIONAL_SEQUENCE_RNN", bidi_check, bidi_shape, bidi_f32);
+NND_FLOAT_OP(BIDIRECTIONAL_SEQUENCE_RNN, bidi_check, bidi_shape,
+             NND_INPUT(9) | NND_INPUT(10) | NND_INPUT(11), bidi_f32);

@@ -14,6 +14,7 @@
 #include "engine/ops_common/recurrent.h"
 #include "engine/ops_common/signature.h"
 #include "engine/ops_common/type_bridge.h"
+#include "engine/ops/op_def.h"
 
 enum { IN_X, IN_FEATURE, IN_TIME, IN_BIAS, IN_STATE, IN_RANK, IN_ACT };
 enum { OUT_STATE, OUT_Y };
@@ -92,4 +93,4 @@ static schema_status svdf_f32(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_FLOAT_OP(eng_op_svdf, NND_OP_SVDF, "SVDF", svdf_check, svdf_shape, svdf_f32);
+NND_FLOAT_OP(SVDF, svdf_check, svdf_shape, NND_INPUT(3), svdf_f32);

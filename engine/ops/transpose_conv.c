@@ -175,7 +175,7 @@ static schema_status tconv_f16(eng_op_ctx *c) {
     return eng_run_f16_as_f32(c, tconv_run);
 }
 
-NND_OP_DEF(transpose_conv_2d, TRANSPOSE_CONV_2D, tconv_check, tconv_shape,
+NND_OP_DEF(TRANSPOSE_CONV_2D, tconv_check, tconv_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, tconv_run},
             {NND_TENSOR_FLOAT16, tconv_f16},
             {NND_TENSOR_QUANT8_ASYMM, tconv_run},

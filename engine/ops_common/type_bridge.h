@@ -15,16 +15,4 @@
 /* Runs f32 with every FLOAT16 tensor/scalar (inputs and outputs) presented as FLOAT32. */
 schema_status eng_run_f16_as_f32(eng_op_ctx *c, eng_op_fn f32);
 
-/* Defines `const eng_op_def var` with float32 kernel f32 and FLOAT16 through the bridge. */
-#define NND_FLOAT_OP(var, CODE, NAME, check_fn, shape_fn, f32)                                     \
-    static schema_status f32##_as_f16(eng_op_ctx *c) {                                             \
-        return eng_run_f16_as_f32(c, f32);                                                         \
-    }                                                                                              \
-    const eng_op_def var = {                                                                       \
-        .code = CODE,                                                                              \
-        .name = NAME,                                                                              \
-        .check = check_fn,                                                                         \
-        .shape = shape_fn,                                                                         \
-        .kernels = {{NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f32##_as_f16}}}
-
 #endif

@@ -15,7 +15,10 @@
  *   stays usable and the late reply is dropped (an execution that timed out is also
  *   cancelled in the daemon).
  * - The convenience wrappers return the reply's ErrorStatus (>= 0, NND__ERROR_STATUS__NONE
- *   on success) and copy the reply's message into err when it is not NONE.
+ *   on success) and copy the reply's message into err when it is not NONE. A well-formed
+ *   reply they cannot use (a result of the wrong kind, counts or a rank they cannot take)
+ *   fails that call with -EBADMSG and a message; the connection stays usable. -EPROTO is
+ *   kept for a frame that could not be read, after which the connection is dead.
  * - fd_index values inside a Model or ExecutionRequest refer to positions in the fds array
  *   passed alongside it. File descriptors passed in are borrowed, never closed.
  * - Anything returned to the caller is freed with the matching
@@ -157,9 +160,13 @@ int nnd_client_unregister_memory(nnd_client *c, uint64_t token, char *err, size_
  * (IBuffer::copyFrom; dims/rank: the data's shape, needed where the buffer's is not fully
  * known; size must equal its bytes), nnd_client_buffer_copy_from() out of it
  * (IBuffer::copyTo; size must equal the contents' bytes; the fd must be writable; the
- * contents' shape goes to dims_out, NND_BUFFER_MAX_RANK entries, when not NULL). A buffer
- * never written is GENERAL_FAILURE to read. All return like nnd_client_prepare(). */
-#define NND_BUFFER_MAX_RANK 8
+ * contents' shape goes to dims_out, which holds dims_cap entries, when not NULL). A buffer
+ * never written is GENERAL_FAILURE to read. All return like nnd_client_prepare().
+ * A reply this library cannot use (a contents' rank over dims_cap, a result of the wrong
+ * kind) fails that call with -EBADMSG and a message in err; the connection stays usable.
+ * NND_BUFFER_MAX_RANK is the engine's rank limit (NND_MAX_RANK): a dims_out of that many
+ * entries takes any buffer this daemon version makes. */
+#define NND_BUFFER_MAX_RANK 16
 
 typedef struct nnd_buffer_role {
     uint32_t model_index; /* position in prepared_models */
@@ -176,8 +183,8 @@ int nnd_client_buffer_copy_to(nnd_client *c, uint64_t buffer, int kind, int fd, 
                               uint64_t size, const uint32_t *dims, size_t rank, char *err,
                               size_t errlen);
 int nnd_client_buffer_copy_from(nnd_client *c, uint64_t buffer, int kind, int fd, uint64_t offset,
-                                uint64_t size, uint32_t *dims_out, size_t *rank_out, char *err,
-                                size_t errlen);
+                                uint64_t size, uint32_t *dims_out, size_t dims_cap,
+                                size_t *rank_out, char *err, size_t errlen);
 
 /* ---- vendor extensions -----------------------------------------------------------------
  * GetSupportedExtensions: the extensions this client may use (none unless the daemon's

@@ -3,6 +3,7 @@
  * kept in driver buffers across executions, tokens and roles refused where they do not
  * belong, flexible buffers, one buffer's pipelined users, and a client that dies holding
  * buffers (memory_common.h: the daemon and the requests). */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -40,8 +41,8 @@ static void test_state_in_driver_buffers(void **state) {
     expect_status(st, err, 0, NULL, "copy to");
     /* Round trip: what went in comes out, with the buffer's shape. */
     int out = nnd_memfd_create("out", N * 4, NULL);
-    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, dims, &rank,
-                                     err, sizeof err);
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, dims,
+                                     NND_BUFFER_MAX_RANK, &rank, err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from");
     assert_int_equal(rank, 1);
     assert_int_equal(dims[0], N);
@@ -58,18 +59,18 @@ static void test_state_in_driver_buffers(void **state) {
         q.pools[pb].token = i % 2 ? ta : tb;
         assert_int_equal(execute_expect(c, h, &q, NULL, 0, 0, NULL), N);
     }
-    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, 0, NULL,
                                      err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from a");
     expect_floats(out, 0, N, 10.0f, 1.0f);
-    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, 0, NULL,
                                      err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from b");
     expect_floats(out, 0, N, 9.0f, 1.0f);
     /* In place: a is input and output of one run. */
     q.pools[pa].token = q.pools[pb].token = ta;
     execute_expect(c, h, &q, NULL, 0, 0, NULL);
-    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, 0, NULL,
                                      err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from a");
     expect_floats(out, 0, N, 11.0f, 1.0f);
@@ -87,7 +88,7 @@ static void test_state_in_driver_buffers(void **state) {
     q.pools[pa].token = tc;
     q.pools[pb].token = tb;
     execute_expect(c, h, &q, NULL, 0, NND__ERROR_STATUS__GENERAL_FAILURE, "never been written");
-    st = nnd_client_buffer_copy_from(c, never, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL,
+    st = nnd_client_buffer_copy_from(c, never, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, 0,
                                      NULL, err, sizeof err);
     expect_status(st, err, NND__ERROR_STATUS__GENERAL_FAILURE, "never been written", "copy never");
     /* Sizes must match exactly; a location in a buffer pool must be 0, 0. */
@@ -108,7 +109,7 @@ static void test_state_in_driver_buffers(void **state) {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", out);
     int ro = open(path, O_RDONLY | O_CLOEXEC);
-    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, ro, 0, N * 4, NULL, NULL,
+    st = nnd_client_buffer_copy_from(c, a, NND__POOL_KIND__POOL_MEMFD, ro, 0, N * 4, NULL, 0, NULL,
                                      err, sizeof err);
     expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "read-only", "copy to ro");
     close(ro);
@@ -120,7 +121,7 @@ static void test_state_in_driver_buffers(void **state) {
     /* Released: the token is dead at once. */
     assert_int_equal(nnd_client_release(c, b), 0);
     execute_expect(c, h, &q, NULL, 0, NND__ERROR_STATUS__INVALID_ARGUMENT, "no buffer");
-    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, NULL,
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, 0, NULL,
                                      err, sizeof err);
     expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown buffer", "released");
     assert_int_equal(status_number("buffers"), 2);
@@ -161,7 +162,7 @@ static void test_foreign_token_refused(void **state) {
     req_arg(&q2, false, p2, 0, N * 4, NULL, 0);
     req_arg(&q2, true, req_buffer(&q2, token), 0, 0, NULL, 0);
     execute_expect(thief, th, &q2, &init, 1, NND__ERROR_STATUS__INVALID_ARGUMENT, "no buffer");
-    st = nnd_client_buffer_copy_from(thief, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL,
+    st = nnd_client_buffer_copy_from(thief, b, NND__POOL_KIND__POOL_MEMFD, out, 0, N * 4, NULL, 0,
                                      NULL, err, sizeof err);
     expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "unknown buffer", "thief copy");
     st = nnd_client_buffer_copy_to(thief, b, NND__POOL_KIND__POOL_MEMFD, init, 0, N * 4, NULL, 0,
@@ -290,8 +291,8 @@ static void test_flexible_buffer(void **state) {
     uint32_t dims[NND_BUFFER_MAX_RANK];
     size_t rank;
     int out = nnd_memfd_create("out", 20, NULL);
-    int st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 12, dims, &rank,
-                                         err, sizeof err);
+    int st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 12, dims,
+                                         NND_BUFFER_MAX_RANK, &rank, err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from [3]");
     assert_true(rank == 1 && dims[0] == 3);
     expect_floats(out, 0, 3, 1.0f + (float)N + 1.0f, 2.0f); /* (1 + i) + (N + 1 + i) */
@@ -299,11 +300,11 @@ static void test_flexible_buffer(void **state) {
     q.args[0].dimensions = q.args[1].dimensions = d5;
     q.locs[0].length = q.locs[1].length = 20;
     assert_int_equal(execute_expect(c, h, &q, &in, 1, 0, NULL), 5);
-    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 12, NULL, NULL, err,
-                                     sizeof err);
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 12, NULL, 0, NULL,
+                                     err, sizeof err);
     expect_status(st, err, NND__ERROR_STATUS__INVALID_ARGUMENT, "20", "copy from short");
-    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 20, dims, &rank, err,
-                                     sizeof err);
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 20, dims,
+                                     NND_BUFFER_MAX_RANK, &rank, err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from [5]");
     assert_true(rank == 1 && dims[0] == 5);
     /* As an input, it brings its shape along. */
@@ -324,8 +325,8 @@ static void test_flexible_buffer(void **state) {
     st = nnd_client_buffer_copy_to(c, b, NND__POOL_KIND__POOL_MEMFD, in, 0, 8, d2, 1, err,
                                    sizeof err);
     expect_status(st, err, 0, NULL, "copy to [2]");
-    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 8, dims, &rank, err,
-                                     sizeof err);
+    st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, out, 0, 8, dims,
+                                     NND_BUFFER_MAX_RANK, &rank, err, sizeof err);
     expect_status(st, err, 0, NULL, "copy from [2]");
     assert_true(rank == 1 && dims[0] == 2);
     expect_floats(out, 0, 2, 1.0f, 1.0f);
@@ -460,6 +461,132 @@ static void test_client_dies_holding_buffers(void **state) {
     assert_int_equal(status_number("buffer_bytes"), 0);
 }
 
+/* ---- rank 10: MIRROR_PAD of a [2,1,...,1,3] tensor to [2,1,...,1,5] (REFLECT, the last
+ * dimension padded by one on each side), as AOSP's rank-10 mirror_pad_two models ------- */
+enum { R10 = 10, R10_IN = 6, R10_OUT = 10 };
+
+typedef struct pad_model {
+    Nnd__Model model;
+    Nnd__Subgraph main;
+    Nnd__Operand operands[4], *operand_ptrs[4];
+    Nnd__DataLocation locs[4];
+    Nnd__Operation op, *op_ptr;
+    uint32_t in_dims[R10], out_dims[R10], pad_dims[2], op_in[3], op_out[1], ins[1], outs[1];
+    int32_t values[2 * R10 + 1]; /* the paddings, then the mode */
+} pad_model;
+
+static void pad_model_init(pad_model *m) {
+    memset(m, 0, sizeof *m);
+    nnd__model__init(&m->model);
+    nnd__subgraph__init(&m->main);
+    nnd__operation__init(&m->op);
+    for (int d = 0; d < R10; d++)
+        m->in_dims[d] = m->out_dims[d] = 1;
+    m->in_dims[0] = m->out_dims[0] = 2;
+    m->in_dims[R10 - 1] = 3;
+    m->out_dims[R10 - 1] = 5;
+    m->values[2 * (R10 - 1)] = m->values[2 * (R10 - 1) + 1] = 1;
+    m->pad_dims[0] = R10, m->pad_dims[1] = 2;
+    const struct {
+        int type, life;
+        uint32_t rank, *dims;
+    } o[4] = {{3, NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT, R10, m->in_dims},
+              {4, NND__OPERAND_LIFE_TIME__CONSTANT_COPY, 2, m->pad_dims},
+              {1, NND__OPERAND_LIFE_TIME__CONSTANT_COPY, 0, NULL},
+              {3, NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT, R10, m->out_dims}};
+    for (int i = 0; i < 4; i++) {
+        nnd__operand__init(&m->operands[i]);
+        nnd__data_location__init(&m->locs[i]);
+        m->operand_ptrs[i] = &m->operands[i];
+        m->operands[i].type = o[i].type;
+        m->operands[i].lifetime = o[i].life;
+        m->operands[i].n_dimensions = o[i].rank;
+        m->operands[i].dimensions = o[i].dims;
+    }
+    m->operands[1].location = &m->locs[1];
+    m->locs[1].length = 2 * R10 * 4;
+    m->operands[2].location = &m->locs[2];
+    m->locs[2].offset = 2 * R10 * 4;
+    m->locs[2].length = 4; /* mode 0: REFLECT */
+    m->op.type = 104;      /* MIRROR_PAD */
+    m->op_in[0] = 0, m->op_in[1] = 1, m->op_in[2] = 2;
+    m->op_out[0] = 3;
+    m->op.n_inputs = 3, m->op.inputs = m->op_in;
+    m->op.n_outputs = 1, m->op.outputs = m->op_out;
+    m->op_ptr = &m->op;
+    m->ins[0] = 0, m->outs[0] = 3;
+    m->main.n_operands = 4, m->main.operands = m->operand_ptrs;
+    m->main.n_operations = 1, m->main.operations = &m->op_ptr;
+    m->main.n_input_indexes = 1, m->main.input_indexes = m->ins;
+    m->main.n_output_indexes = 1, m->main.output_indexes = m->outs;
+    m->model.main = &m->main;
+    m->model.operand_values.data = (uint8_t *)m->values;
+    m->model.operand_values.len = sizeof m->values;
+}
+
+/* Row r of the input is 3r, 3r+1, 3r+2: REFLECT makes it x1 x0 x1 x2 x1. */
+static void expect_reflected(int fd) {
+    float got[R10_OUT];
+    assert_int_equal(pread(fd, got, sizeof got, 0), (ssize_t)sizeof got);
+    static const int from[5] = {1, 0, 1, 2, 1};
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 5; k++)
+            assert_true(got[5 * r + k] == (float)(3 * r + from[k]));
+}
+
+/* Driver buffers of rank 10 are copied in, taken and written by an execution, copied out
+ * with their shape; a caller that cannot take the shape fails that copy only. */
+static void test_rank_10_buffers(void **state) {
+    (void)state;
+    nnd_client *c = connect_client("rank10");
+    pad_model m;
+    pad_model_init(&m);
+    char err[512];
+    uint64_t h = 0;
+    int st = nnd_client_prepare(c, &m.model, NULL, 0, 0, 0, 0, &h, err, sizeof err);
+    expect_status(st, err, 0, NULL, "prepare MIRROR_PAD rank 10");
+    nnd_buffer_role role = {0, 0, 1.0f};
+    uint64_t ti, to, bi = 0, bo = 0;
+    st =
+        nnd_client_allocate(c, m.in_dims, R10, &h, 1, &role, 1, NULL, 0, &bi, &ti, err, sizeof err);
+    expect_status(st, err, 0, NULL, "allocate the rank-10 input");
+    st = nnd_client_allocate(c, m.out_dims, R10, &h, 1, NULL, 0, &role, 1, &bo, &to, err,
+                             sizeof err);
+    expect_status(st, err, 0, NULL, "allocate the rank-10 output");
+    int in = float_memfd(R10_IN, 0.0f, 1.0f);
+    st = nnd_client_buffer_copy_to(c, bi, NND__POOL_KIND__POOL_MEMFD, in, 0, R10_IN * 4, m.in_dims,
+                                   R10, err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy into the rank-10 input");
+    req q;
+    req_init(&q);
+    req_arg(&q, false, req_buffer(&q, ti), 0, 0, NULL, 0);
+    req_arg(&q, true, req_buffer(&q, to), 0, 0, NULL, 0);
+    assert_int_equal(execute_expect(c, h, &q, NULL, 0, 0, NULL), 2);
+
+    uint32_t dims[NND_BUFFER_MAX_RANK];
+    size_t rank = 0;
+    int out = nnd_memfd_create("out", R10_OUT * 4, NULL);
+    st = nnd_client_buffer_copy_from(c, bo, NND__POOL_KIND__POOL_MEMFD, out, 0, R10_OUT * 4, dims,
+                                     NND_BUFFER_MAX_RANK, &rank, err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy out of the rank-10 output");
+    assert_int_equal(rank, R10);
+    assert_memory_equal(dims, m.out_dims, sizeof m.out_dims);
+    expect_reflected(out);
+    /* Room for 4 dimensions only: that call fails, saying why; the connection goes on. */
+    st = nnd_client_buffer_copy_from(c, bo, NND__POOL_KIND__POOL_MEMFD, out, 0, R10_OUT * 4, dims,
+                                     4, &rank, err, sizeof err);
+    expect_status(st, err, -EBADMSG, "rank 10, more than the 4 dimensions", "copy out, 4 dims");
+    assert_true(nnd_client_alive(c));
+    assert_int_equal(execute_expect(c, h, &q, NULL, 0, 0, NULL), 2);
+    st = nnd_client_buffer_copy_from(c, bo, NND__POOL_KIND__POOL_MEMFD, out, 0, R10_OUT * 4, NULL,
+                                     0, NULL, err, sizeof err);
+    expect_status(st, err, 0, NULL, "copy out after the refused one");
+    expect_reflected(out);
+    close(in);
+    close(out);
+    nnd_client_close(c);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
@@ -469,6 +596,7 @@ int main(void) {
         cmocka_unit_test(test_flexible_buffer),
         cmocka_unit_test(test_pipelined_users_of_one_buffer),
         cmocka_unit_test(test_client_dies_holding_buffers),
+        cmocka_unit_test(test_rank_10_buffers),
         cmocka_unit_test(test_clean_stop),
     };
     return cmocka_run_group_tests(tests, memory_group_setup, tst_group_teardown);

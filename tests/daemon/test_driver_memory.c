@@ -161,7 +161,7 @@ static void copy_from(nnd_client *c, uint64_t b, float *v) {
     void *map;
     int fd = nnd_memfd_create("out", LEN * 4, &map);
     char err[512];
-    int st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, fd, 0, LEN * 4, NULL,
+    int st = nnd_client_buffer_copy_from(c, b, NND__POOL_KIND__POOL_MEMFD, fd, 0, LEN * 4, NULL, 0,
                                          NULL, err, sizeof err);
     if (st != 0) fail_msg("copy from: %d %s", st, err);
     memcpy(v, map, LEN * 4);

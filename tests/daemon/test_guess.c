@@ -389,7 +389,7 @@ static void test_guessing_finds_nothing(void **state) {
     }
     memset(io, 0, bytes);
     assert_int_equal(nnd_client_buffer_copy_from(a, buffers[0], NND__POOL_KIND__POOL_MEMFD, fd, 0,
-                                                 bytes, NULL, NULL, err, sizeof err),
+                                                 bytes, NULL, 0, NULL, err, sizeof err),
                      0);
     for (int j = 0; j < LEN; j++)
         assert_true(io[j] == (float)j);

@@ -416,8 +416,8 @@ static void test_buffers(void **state) {
     /* The refused write left the contents as they were. */
     uint32_t dims[NND_BUFFER_MAX_RANK];
     size_t rank = 0;
-    st = nnd_client_buffer_copy_from(a, flex, NND__POOL_KIND__POOL_MEMFD, fd, 0, 8192, dims, &rank,
-                                     err, sizeof err);
+    st = nnd_client_buffer_copy_from(a, flex, NND__POOL_KIND__POOL_MEMFD, fd, 0, 8192, dims,
+                                     NND_BUFFER_MAX_RANK, &rank, err, sizeof err);
     if (st != 0) fail_msg("copy from: %s", err);
     assert_true(rank == 1 && dims[0] == 2048);
     /* As an execution's output it would grow to 32 KiB after the run: refused as well. */

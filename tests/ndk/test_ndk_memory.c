@@ -261,6 +261,84 @@ static void test_memory_flexible(void **state) {
     ANeuralNetworksModel_free(m);
 }
 
+/* Rank 10, as AOSP's DeviceMemoryTest on the mirror_pad_two models: MIRROR_PAD (REFLECT)
+ * of a [2,1,...,1,3] tensor to [2,1,...,1,5], input and output in descriptor memories
+ * (daemon buffers), copied in and out; the connection stays good throughout. */
+static void test_memory_rank_10(void **state) {
+    (void)state;
+    enum { R = 10 };
+    uint32_t in_dims[R], out_dims[R], pad_dims[2] = {R, 2};
+    for (int d = 0; d < R; d++)
+        in_dims[d] = out_dims[d] = 1;
+    in_dims[0] = out_dims[0] = 2;
+    in_dims[R - 1] = 3;
+    out_dims[R - 1] = 5;
+    int32_t pads[2 * R] = {0}, mode = 0;
+    pads[2 * R - 2] = pads[2 * R - 1] = 1;
+    ANeuralNetworksOperandType tin = {ANEURALNETWORKS_TENSOR_FLOAT32, R, in_dims, 0.f, 0},
+                               tout = {ANEURALNETWORKS_TENSOR_FLOAT32, R, out_dims, 0.f, 0},
+                               tpad = {ANEURALNETWORKS_TENSOR_INT32, 2, pad_dims, 0.f, 0};
+    ANeuralNetworksModel *m;
+    assert_int_equal(ANeuralNetworksModel_create(&m), OK);
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &tin), OK);
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &tpad), OK);
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &k_int32), OK);
+    assert_int_equal(ANeuralNetworksModel_addOperand(m, &tout), OK);
+    assert_int_equal(ANeuralNetworksModel_setOperandValue(m, 1, pads, sizeof pads), OK);
+    assert_int_equal(ANeuralNetworksModel_setOperandValue(m, 2, &mode, sizeof mode), OK);
+    const uint32_t op_in[] = {0, 1, 2}, ins[] = {0}, outs[] = {3};
+    assert_int_equal(
+        ANeuralNetworksModel_addOperation(m, ANEURALNETWORKS_MIRROR_PAD, 3, op_in, 1, outs), OK);
+    assert_int_equal(ANeuralNetworksModel_identifyInputsAndOutputs(m, 1, ins, 1, outs), OK);
+    assert_int_equal(ANeuralNetworksModel_finish(m), OK);
+    ANeuralNetworksCompilation *c = compile(m, true);
+    ANeuralNetworksMemory *min, *mout, *plain;
+    for (int io = 0; io < 2; io++) {
+        ANeuralNetworksMemoryDesc *desc;
+        assert_int_equal(ANeuralNetworksMemoryDesc_create(&desc), OK);
+        if (io)
+            assert_int_equal(ANeuralNetworksMemoryDesc_addOutputRole(desc, c, 0, 1.f), OK);
+        else
+            assert_int_equal(ANeuralNetworksMemoryDesc_addInputRole(desc, c, 0, 1.f), OK);
+        assert_int_equal(ANeuralNetworksMemoryDesc_finish(desc), OK);
+        assert_int_equal(ANeuralNetworksMemory_createFromDesc(desc, io ? &mout : &min), OK);
+        ANeuralNetworksMemoryDesc_free(desc);
+    }
+    int fd = memfd_with(10 * sizeof(float));
+    assert_int_equal(ANeuralNetworksMemory_createFromFd(40, PROT_READ | PROT_WRITE, fd, 0, &plain),
+                     OK);
+    ANeuralNetworksMemory *plain_in;
+    float x[6];
+    fill(x, 6, 0.f);
+    assert_int_equal(pwrite(fd, x, sizeof x, 0), (ssize_t)sizeof x);
+    assert_int_equal(
+        ANeuralNetworksMemory_createFromFd(sizeof x, PROT_READ | PROT_WRITE, fd, 0, &plain_in), OK);
+    assert_int_equal(ANeuralNetworksMemory_copy(plain_in, min), OK); /* copied in */
+    for (int run = 0; run < 2; run++) {
+        ANeuralNetworksExecution *e;
+        assert_int_equal(ANeuralNetworksExecution_create(c, &e), OK);
+        assert_int_equal(ANeuralNetworksExecution_setInputFromMemory(e, 0, NULL, min, 0, 0), OK);
+        assert_int_equal(ANeuralNetworksExecution_setOutputFromMemory(e, 0, NULL, mout, 0, 0), OK);
+        assert_int_equal(ANeuralNetworksExecution_compute(e), OK);
+        ANeuralNetworksExecution_free(e);
+        assert_int_equal(ANeuralNetworksMemory_copy(mout, plain), OK); /* copied out */
+        float got[10];
+        assert_int_equal(pread(fd, got, sizeof got, 0), (ssize_t)sizeof got);
+        static const int from[5] = {1, 0, 1, 2, 1}; /* REFLECT: x1 x0 x1 x2 x1 */
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 5; k++)
+                assert_true(got[5 * r + k] == (float)(3 * r + from[k]));
+        assert_int_equal(pwrite(fd, x, sizeof x, 0), (ssize_t)sizeof x); /* the input again */
+    }
+    ANeuralNetworksMemory_free(plain_in);
+    ANeuralNetworksMemory_free(plain);
+    ANeuralNetworksMemory_free(mout);
+    ANeuralNetworksMemory_free(min);
+    close(fd);
+    ANeuralNetworksCompilation_free(c);
+    ANeuralNetworksModel_free(m);
+}
+
 /* A constant of 2 MiB set from memory (over the content cache's first-sighting size, so
  * the daemon reads it in place from the client's memory), shrunk to one page after the
  * compilation: no execution computes from the zero pages standing where it was, the
@@ -320,9 +398,9 @@ static void test_constant_memory_shrunk(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_memory_from_fd),  cmocka_unit_test(test_memory_from_desc),
-        cmocka_unit_test(test_memory_flexible), cmocka_unit_test(test_constant_memory_shrunk),
-        cmocka_unit_test(test_clean_stop),
+        cmocka_unit_test(test_memory_from_fd),         cmocka_unit_test(test_memory_from_desc),
+        cmocka_unit_test(test_memory_flexible),        cmocka_unit_test(test_memory_rank_10),
+        cmocka_unit_test(test_constant_memory_shrunk), cmocka_unit_test(test_clean_stop),
     };
     return cmocka_run_group_tests(tests, ndk_setup, ndk_teardown);
 }

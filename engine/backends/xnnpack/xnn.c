@@ -63,59 +63,10 @@ static pthreadpool_t xnnb_threads(void) {
     return xnnb_pool;
 }
 
+/* Points the operator at this run's memory; a composite's run sets up itself. */
 static enum xnn_status setup(xnnb_step *s, const void *a, const void *b, void *y,
                              pthreadpool_t tp) {
-    if (s->kind == XK_COMPOSITE) return xnn_status_success; /* its run sets up */
-    if (s->dt == XD_QS8) return xnnb_qs8_setup(s, a, b, y, tp);
-    bool q8 = s->dt == XD_QU8;
-    switch (s->kind) {
-    case XK_CONV:
-        return q8 ? xnn_setup_convolution2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
-                  : xnn_setup_convolution2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_AVG_POOL:
-        return q8 ? xnn_setup_average_pooling2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp)
-                  : xnn_setup_average_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_MAX_POOL:
-        return q8 ? xnn_setup_max_pooling2d_nhwc_u8(s->op, s->batch, s->h, s->w, a, y, tp)
-                  : xnn_setup_max_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_FC:
-        return q8 ? xnn_setup_fully_connected_nc_qu8(s->op, s->batch, a, y, tp)
-                  : xnn_setup_fully_connected_nc_f32(s->op, s->batch, a, y, tp);
-    case XK_ADD:
-        return q8 ? xnn_setup_add_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
-                                         y, tp)
-                  : xnn_setup_add_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
-                                         y, tp);
-    case XK_MUL:
-        return q8 ? xnn_setup_multiply_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp)
-                  : xnn_setup_multiply_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp);
-    case XK_CLAMP:
-        return q8 ? xnn_setup_clamp_nc_u8(s->op, 1, a, y, tp)
-                  : xnn_setup_clamp_nc_f32(s->op, 1, a, y, tp);
-    case XK_SIGMOID:
-        return q8 ? xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp)
-                  : xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
-    case XK_TANH: return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
-    case XK_HARD_SWISH: return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
-    case XK_ELU: return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
-    case XK_SUB:
-        return q8 ? xnn_setup_subtract_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp)
-                  : xnn_setup_subtract_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape,
-                                              a, b, y, tp);
-    case XK_SOFTMAX:
-        return q8 ? xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp)
-                  : xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
-    case XK_DIV:
-        return xnn_setup_divide_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
-                                       tp);
-    case XK_MEAN: return xnn_setup_global_average_pooling_nwc_f32(s->op, s->batch, s->w, a, y, tp);
-    case XK_GLOBAL_AVG: /* signed only */
-    case XK_COMPOSITE: break;
-    }
-    return xnn_status_invalid_parameter;
+    return s->kind ? s->kind->setup(s, a, b, y, tp) : xnn_status_success;
 }
 
 static void xnnb_release(void *state) {
@@ -154,14 +105,10 @@ static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
     return s->reference(c);
 }
 
-static bool binary_kind(enum xnnb_kind k) {
-    return k == XK_ADD || k == XK_MUL || k == XK_SUB || k == XK_DIV;
-}
-
 static schema_status xnnb_run(eng_op_ctx *c) {
     xnnb_step *s = c->state;
-    if (s->kind == XK_COMPOSITE) return s->composite->run(c, s, xnnb_threads());
-    bool binary = binary_kind(s->kind);
+    if (!s->kind) return s->composite->run(c, s, xnnb_threads());
+    bool binary = s->kind->binary;
     const eng_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
     eng_tensor *y = c->out[0];
     /* The shapes were fixed at prepare; anything else goes to the reference. */
@@ -174,7 +121,7 @@ static schema_status xnnb_run(eng_op_ctx *c) {
     void *yd = narrow_out ? eng_scratch(c, s->out_elems * sizeof(float)) : y->data;
     /* Multi-pass max pooling (windows over 9 elements) reads its output back in whole
      * vectors, up to XNN_EXTRA_BYTES past its end: the inputs' rule, then a copy out. */
-    if (s->kind == XK_MAX_POOL && !narrow_out)
+    if (s->kind->reads_output && !narrow_out)
         yd = (void *)xnnb_overread_safe(c, y, y->data, out_bytes);
     if (!ad || (b && !bd) || !yd) return not_taken(c, s);
     pthreadpool_t tp = xnnb_threads();
@@ -193,7 +140,7 @@ static schema_status xnnb_run(eng_op_ctx *c) {
 
 static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
     const xnnb_step *s = state;
-    bool binary = binary_kind(s->kind);
+    bool binary = s->kind && s->kind->binary;
     return s->f16 && (output ? j == 0 : j == 0 || (binary && j == 1));
 }
 
@@ -201,29 +148,14 @@ static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
 
 typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
 
-static family_claim family_of(int32_t code) {
+/* The claim of the operation's fast path (XNNB_FAST_PATHS), NULL for none; *weighted
+ * says whether the step takes a constant filter and bias. */
+static family_claim family_of(int32_t code, bool *weighted) {
     switch (code) {
-    case NND_OP_CONV_2D:
-    case NND_OP_DEPTHWISE_CONV_2D: return xnnb_claim_conv;
-    case NND_OP_FULLY_CONNECTED: return xnnb_claim_fc;
-    case NND_OP_AVERAGE_POOL_2D:
-    case NND_OP_MAX_POOL_2D: return xnnb_claim_pool;
-    case NND_OP_ADD:
-    case NND_OP_MUL:
-    case NND_OP_SUB:
-    case NND_OP_DIV: return xnnb_claim_binary;
-    case NND_OP_RELU:
-    case NND_OP_RELU1:
-    case NND_OP_RELU6:
-    case NND_OP_LOGISTIC:
-    case NND_OP_TANH:
-    case NND_OP_HARD_SWISH:
-    case NND_OP_ELU: return xnnb_claim_unary;
-    case NND_OP_BATCH_MATMUL: return xnnb_claim_batch_matmul;
-    case NND_OP_SOFTMAX: return xnnb_claim_transformer;
-    case NND_OP_MEAN:
-    case NND_OP_RSQRT:
-    case NND_OP_SQRT: return xnnb_claim_norm;
+#define XNNB_CASE(op, claim, w)                                                                    \
+    case NND_OP_##op: *weighted = (w); return claim;
+        XNNB_FAST_PATHS(XNNB_CASE)
+#undef XNNB_CASE
     default: return NULL;
     }
 }
@@ -233,9 +165,8 @@ static bool eight_bit(int32_t type) {
 }
 
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */
-static bool claimable(const eng_op_ctx *c, family_claim claim) {
+static bool claimable(const eng_op_ctx *c, bool weighted) {
     const eng_tensor *x = c->in[0], *y = c->out[0];
-    bool weighted = claim == xnnb_claim_conv || claim == xnnb_claim_fc;
     if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
         eng_elems(x) == 0 || eng_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
         !xnnb_zero_point_fits(y))
@@ -260,7 +191,8 @@ static bool create(eng_op_ctx *c, xnnb_step *s, family_claim claim) {
 }
 
 static void *xnnb_claim(eng_op_ctx *c, bool last) {
-    family_claim claim = family_of(c->def->code);
+    bool weighted = false;
+    family_claim claim = family_of(c->def->code, &weighted);
     if (!claim || c->n_in < 1 || c->n_out != 1) return NULL;
     /* An FP16 step runs the FLOAT32 operator on its tensors widened to float. */
     bool f16 = c->in[0]->type == NND_TENSOR_FLOAT16;
@@ -269,7 +201,7 @@ static void *xnnb_claim(eng_op_ctx *c, bool last) {
     if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
     eng_op_ctx *cc = f16 ? &wide_c : c;
     xnnb_step *s = NULL;
-    if (claimable(cc, claim)) {
+    if (claimable(cc, weighted)) {
         pthread_once(&xnnb_once, xnnb_init);
         s = xnnb_ready ? calloc(1, sizeof *s) : NULL;
     }

@@ -171,7 +171,7 @@ enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s) {
         return xnn_status_unsupported_parameter;
     bmm_state *m = calloc(1, sizeof *m);
     if (!m) return xnn_status_out_of_memory;
-    s->kind = XK_COMPOSITE;
+    s->kind = NULL; /* the composite runs it */
     s->composite = &bmm_composite;
     s->extra = m;
     m->esize = s->dt == XD_QS8 ? 1 : 4;

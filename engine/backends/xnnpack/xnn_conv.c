@@ -12,6 +12,61 @@
 #include "engine/ops_common/operand.h"
 #include "engine/backends/xnnpack/xnn_step.h"
 
+/* ---- kinds of step: how each operator is set up for a run ------------------------------ */
+
+static enum xnn_status conv_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                  pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QS8)
+        return s->per_channel
+                   ? xnn_setup_convolution2d_nhwc_qc8(s->op, s->batch, s->h, s->w, a, y, tp)
+                   : xnn_setup_convolution2d_nhwc_qs8(s->op, s->batch, s->h, s->w, a, y, tp);
+    if (s->dt == XD_QU8)
+        return xnn_setup_convolution2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp);
+    return xnn_setup_convolution2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+}
+
+static enum xnn_status fc_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QS8) return xnn_setup_fully_connected_nc_qs8(s->op, s->batch, a, y, tp);
+    if (s->dt == XD_QU8) return xnn_setup_fully_connected_nc_qu8(s->op, s->batch, a, y, tp);
+    return xnn_setup_fully_connected_nc_f32(s->op, s->batch, a, y, tp);
+}
+
+static enum xnn_status max_pool_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                      pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QS8)
+        return xnn_setup_max_pooling2d_nhwc_s8(s->op, s->batch, s->h, s->w, a, y, tp);
+    if (s->dt == XD_QU8)
+        return xnn_setup_max_pooling2d_nhwc_u8(s->op, s->batch, s->h, s->w, a, y, tp);
+    return xnn_setup_max_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+}
+
+/* Unsigned 8-bit and FLOAT32 (signed: global_avg_setup). */
+static enum xnn_status avg_pool_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                      pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QU8)
+        return xnn_setup_average_pooling2d_nhwc_qu8(s->op, s->batch, s->h, s->w, a, y, tp);
+    return xnn_setup_average_pooling2d_nhwc_f32(s->op, s->batch, s->h, s->w, a, y, tp);
+}
+
+/* Signed 8-bit AVERAGE_POOL_2D over the whole image. */
+static enum xnn_status global_avg_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                        pthreadpool_t tp) {
+    (void)b;
+    return xnn_setup_global_average_pooling_nwc_qs8(s->op, s->batch, s->h * s->w, a, y, tp);
+}
+
+static const xnnb_kind conv_kind = {.setup = conv_setup};
+static const xnnb_kind fc_kind = {.setup = fc_setup};
+/* Multi-pass max pooling (windows over 9 elements) reads its output back. */
+static const xnnb_kind max_pool_kind = {.setup = max_pool_setup, .reads_output = true};
+static const xnnb_kind avg_pool_kind = {.setup = avg_pool_setup};
+static const xnnb_kind global_avg_kind = {.setup = global_avg_setup};
+
 static bool image_dims(const eng_tensor *t, uint32_t *n, uint32_t *h, uint32_t *w, uint32_t *ch) {
     if (t->rank != 4) return false;
     *n = t->dims[0], *h = t->dims[1], *w = t->dims[2], *ch = t->dims[3];
@@ -78,7 +133,7 @@ enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s) {
     int32_t qlo, qhi;
     if (!xnnb_act_bounds(y, p.act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
     uint32_t flags = s->flags | (dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
-    s->kind = XK_CONV;
+    s->kind = &conv_kind;
     s->batch = n, s->h = h, s->w = w;
     if (s->dt == XD_QS8) return xnnb_qs8_create_conv(&wd, x, f, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
@@ -104,7 +159,7 @@ enum xnn_status xnnb_claim_fc(eng_op_ctx *c, xnnb_step *s) {
     int32_t qlo, qhi;
     if (!xnnb_act_bounds(y, eng_i32(c->in[3]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
-    s->kind = XK_FC;
+    s->kind = &fc_kind;
     s->batch = eng_elems(x) / size;
     if (s->dt == XD_QS8) return xnnb_qs8_create_fc(size, units, x, wt, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
@@ -153,7 +208,7 @@ enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s) {
         return xnn_status_unsupported_parameter;
     s->batch = n, s->h = h, s->w = w;
     if (c->def->code == NND_OP_MAX_POOL_2D) {
-        s->kind = XK_MAX_POOL;
+        s->kind = &max_pool_kind;
         if (s->dt == XD_QS8)
             return xnn_create_max_pooling2d_nhwc_s8(wd.pad[0], wd.pad[1], wd.pad[2], wd.pad[3],
                                                     wd.fh, wd.fw, wd.sh, wd.sw, 1, 1, ch, ch, ch,
@@ -166,12 +221,12 @@ enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s) {
                                                  wd.fw, wd.sh, wd.sw, 1, 1, ch, ch, ch, lo, hi,
                                                  s->flags, &s->op);
     }
-    s->kind = XK_AVG_POOL;
+    s->kind = &avg_pool_kind;
     if (s->dt != XD_F32 && (padded || x->scale != y->scale || x->zero_point != y->zero_point))
         return xnn_status_unsupported_parameter;
     if (s->dt == XD_QS8) {
         if (wd.fh != h || wd.fw != w) return xnn_status_unsupported_parameter;
-        s->kind = XK_GLOBAL_AVG;
+        s->kind = &global_avg_kind;
         return xnn_create_global_average_pooling_nwc_qs8(
             ch, ch, ch, (int8_t)x->zero_point, x->scale, (int8_t)y->zero_point, y->scale,
             (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);

@@ -9,6 +9,96 @@
 #include "engine/ops_common/operand.h"
 #include "engine/backends/xnnpack/xnn_step.h"
 
+/* ---- kinds of step: how each operator is set up for a run ------------------------------ */
+
+static enum xnn_status add_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                 pthreadpool_t tp) {
+    if (s->dt == XD_QS8)
+        return xnn_setup_add_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                    tp);
+    if (s->dt == XD_QU8)
+        return xnn_setup_add_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                    tp);
+    return xnn_setup_add_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y, tp);
+}
+
+static enum xnn_status multiply_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                      pthreadpool_t tp) {
+    if (s->dt == XD_QS8)
+        return xnn_setup_multiply_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
+    if (s->dt == XD_QU8)
+        return xnn_setup_multiply_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
+    return xnn_setup_multiply_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                     tp);
+}
+
+static enum xnn_status subtract_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                      pthreadpool_t tp) {
+    if (s->dt == XD_QS8)
+        return xnn_setup_subtract_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
+    if (s->dt == XD_QU8)
+        return xnn_setup_subtract_nd_qu8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
+                                         y, tp);
+    return xnn_setup_subtract_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                     tp);
+}
+
+/* FLOAT32 only. */
+static enum xnn_status divide_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                    pthreadpool_t tp) {
+    return xnn_setup_divide_nd_f32(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
+                                   tp);
+}
+
+static enum xnn_status sigmoid_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                     pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QS8) return xnn_setup_sigmoid_nc_qs8(s->op, 1, a, y, tp);
+    if (s->dt == XD_QU8) return xnn_setup_sigmoid_nc_qu8(s->op, 1, a, y, tp);
+    return xnn_setup_sigmoid_nc_f32(s->op, 1, a, y, tp);
+}
+
+/* 8-bit only (FLOAT32 TANH is a composite, xnn_transformer.c). */
+static enum xnn_status tanh_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                  pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QS8) return xnn_setup_tanh_nc_qs8(s->op, 1, a, y, tp);
+    return xnn_setup_tanh_nc_qu8(s->op, 1, a, y, tp);
+}
+
+static enum xnn_status hard_swish_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                        pthreadpool_t tp) {
+    (void)b;
+    return xnn_setup_hardswish_nc_f32(s->op, 1, a, y, tp);
+}
+
+static enum xnn_status elu_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                 pthreadpool_t tp) {
+    (void)b;
+    return xnn_setup_elu_nc_f32(s->op, 1, a, y, tp);
+}
+
+static enum xnn_status clamp_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                   pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QS8) return xnn_setup_clamp_nc_s8(s->op, 1, a, y, tp);
+    if (s->dt == XD_QU8) return xnn_setup_clamp_nc_u8(s->op, 1, a, y, tp);
+    return xnn_setup_clamp_nc_f32(s->op, 1, a, y, tp);
+}
+
+static const xnnb_kind add_kind = {.setup = add_setup, .binary = true};
+static const xnnb_kind mul_kind = {.setup = multiply_setup, .binary = true};
+static const xnnb_kind sub_kind = {.setup = subtract_setup, .binary = true};
+static const xnnb_kind div_kind = {.setup = divide_setup, .binary = true};
+static const xnnb_kind sigmoid_kind = {.setup = sigmoid_setup};
+static const xnnb_kind tanh_kind = {.setup = tanh_setup};
+static const xnnb_kind hard_swish_kind = {.setup = hard_swish_setup};
+static const xnnb_kind elu_kind = {.setup = elu_setup};
+static const xnnb_kind clamp_kind = {.setup = clamp_setup};
+
 static void shape_of(const eng_tensor *t, size_t *rank, size_t *shape) {
     /* A rank-0 tensor broadcasts like one element. */
     *rank = t->rank ? t->rank : 1;
@@ -37,22 +127,22 @@ enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
     enum xnn_status (*f32)(float, float, uint32_t, xnn_operator_t *);
     switch (c->def->code) {
     case NND_OP_ADD:
-        s->kind = XK_ADD;
+        s->kind = &add_kind;
         qs8 = xnn_create_add_nd_qs8, qu8 = xnn_create_add_nd_qu8, f32 = xnn_create_add_nd_f32;
         break;
     case NND_OP_MUL:
-        s->kind = XK_MUL;
+        s->kind = &mul_kind;
         qs8 = xnn_create_multiply_nd_qs8, qu8 = xnn_create_multiply_nd_qu8;
         f32 = xnn_create_multiply_nd_f32;
         break;
     case NND_OP_SUB:
-        s->kind = XK_SUB;
+        s->kind = &sub_kind;
         qs8 = xnn_create_subtract_nd_qs8, qu8 = xnn_create_subtract_nd_qu8;
         f32 = xnn_create_subtract_nd_f32;
         break;
     case NND_OP_DIV: /* FLOAT32 only (NNAPI has no 8-bit DIV) */
         if (s->dt != XD_F32 || s->f16) return xnn_status_unsupported_parameter;
-        s->kind = XK_DIV;
+        s->kind = &div_kind;
         qs8 = NULL, qu8 = NULL, f32 = xnn_create_divide_nd_f32;
         break;
     default: return xnn_status_unsupported_parameter;
@@ -75,7 +165,7 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
     bool qs8 = s->dt == XD_QS8, qu8 = s->dt == XD_QU8;
     switch (c->def->code) {
     case NND_OP_LOGISTIC:
-        s->kind = XK_SIGMOID;
+        s->kind = &sigmoid_kind;
         if (qs8)
             return xnn_create_sigmoid_nc_qs8(n, n, n, (int8_t)zx, x->scale, (int8_t)zy, y->scale,
                                              -128, 127, s->flags, &s->op);
@@ -84,7 +174,7 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
                                              0, 255, s->flags, &s->op);
         return xnn_create_sigmoid_nc_f32(n, n, n, s->flags, &s->op);
     case NND_OP_TANH:
-        s->kind = XK_TANH;
+        s->kind = &tanh_kind;
         if (qs8)
             return xnn_create_tanh_nc_qs8(n, n, n, (int8_t)zx, x->scale, (int8_t)zy, y->scale, -128,
                                           127, s->flags, &s->op);
@@ -93,11 +183,11 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
                                           255, s->flags, &s->op);
         return xnnb_claim_transformer(c, s); /* FLOAT32: a composite */
     case NND_OP_HARD_SWISH:
-        s->kind = XK_HARD_SWISH;
+        s->kind = &hard_swish_kind;
         if (s->dt != XD_F32) return xnn_status_unsupported_parameter;
         return xnn_create_hardswish_nc_f32(n, n, n, s->flags, &s->op);
     case NND_OP_ELU:
-        s->kind = XK_ELU;
+        s->kind = &elu_kind;
         if (s->dt != XD_F32 || !c->in[1]->data) return xnn_status_unsupported_parameter;
         return xnn_create_elu_nc_f32(n, n, n, eng_f32(c->in[1]), s->flags, &s->op);
     case NND_OP_RELU1: act = NND_FUSED_RELU1; break;
@@ -107,7 +197,7 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
     float lo, hi;
     int32_t qlo, qhi;
     if (!xnnb_act_bounds(y, act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
-    s->kind = XK_CLAMP;
+    s->kind = &clamp_kind;
     if (qs8) return xnn_create_clamp_nc_s8(n, n, n, (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);
     if (qu8) return xnn_create_clamp_nc_u8(n, n, n, (uint8_t)qlo, (uint8_t)qhi, s->flags, &s->op);
     return xnn_create_clamp_nc_f32(n, n, n, lo, hi, s->flags, &s->op);

@@ -26,6 +26,15 @@
 #include "engine/ops_common/operand.h"
 #include "engine/backends/xnnpack/xnn_step.h"
 
+/* FLOAT32 MEAN over the trailing axes: global average pooling. */
+static enum xnn_status mean_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                  pthreadpool_t tp) {
+    (void)b;
+    return xnn_setup_global_average_pooling_nwc_f32(s->op, s->batch, s->w, a, y, tp);
+}
+
+static const xnnb_kind mean_kind = {.setup = mean_setup};
+
 static enum xnn_status claim_mean(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *axes = c->in[1];
     if (s->dt != XD_F32 || s->f16 || !axes->data || axes->type != NND_TENSOR_INT32 || x->rank < 1)
@@ -50,7 +59,7 @@ static enum xnn_status claim_mean(eng_op_ctx *c, xnnb_step *s) {
     for (uint32_t k = 0; k < x->rank; k++)
         *(k < first ? &outer : &width) *= x->dims[k];
     if (outer != eng_elems(c->out[0])) return xnn_status_unsupported_parameter;
-    s->kind = XK_MEAN;
+    s->kind = &mean_kind;
     s->batch = outer, s->w = width;
     return xnn_create_global_average_pooling_nwc_f32(1, 1, 1, -INFINITY, INFINITY, s->flags,
                                                      &s->op);
@@ -101,7 +110,7 @@ static enum xnn_status claim_root(xnnb_step *s, bool reciprocal) {
                              ? xnn_create_divide_nd_f32(-INFINITY, INFINITY, s->flags, &divide)
                              : xnn_status_success;
     if (st != xnn_status_success) return st;
-    s->kind = XK_COMPOSITE;
+    s->kind = NULL; /* the composite runs it */
     s->composite = &root_composite;
     s->extra = divide;
     /* One element per row: the setup at each run gives the count. */

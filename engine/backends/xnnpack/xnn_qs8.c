@@ -52,30 +52,3 @@ enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *
         size, units, size, units, (int8_t)x->zero_point, x->scale, wt->scale, wt->data, bias->data,
         (int8_t)y->zero_point, y->scale, (int8_t)qlo, (int8_t)qhi, s->flags, &s->op);
 }
-
-enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b, void *y,
-                               pthreadpool_t tp) {
-    switch (s->kind) {
-    case XK_CONV:
-        return s->per_channel
-                   ? xnn_setup_convolution2d_nhwc_qc8(s->op, s->batch, s->h, s->w, a, y, tp)
-                   : xnn_setup_convolution2d_nhwc_qs8(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_FC: return xnn_setup_fully_connected_nc_qs8(s->op, s->batch, a, y, tp);
-    case XK_GLOBAL_AVG:
-        return xnn_setup_global_average_pooling_nwc_qs8(s->op, s->batch, s->h * s->w, a, y, tp);
-    case XK_MAX_POOL: return xnn_setup_max_pooling2d_nhwc_s8(s->op, s->batch, s->h, s->w, a, y, tp);
-    case XK_ADD:
-        return xnn_setup_add_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b, y,
-                                    tp);
-    case XK_SUB:
-        return xnn_setup_subtract_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
-                                         y, tp);
-    case XK_MUL:
-        return xnn_setup_multiply_nd_qs8(s->op, s->a_rank, s->a_shape, s->b_rank, s->b_shape, a, b,
-                                         y, tp);
-    case XK_CLAMP: return xnn_setup_clamp_nc_s8(s->op, 1, a, y, tp);
-    case XK_SIGMOID: return xnn_setup_sigmoid_nc_qs8(s->op, 1, a, y, tp);
-    case XK_TANH: return xnn_setup_tanh_nc_qs8(s->op, 1, a, y, tp);
-    default: return xnn_status_unsupported_parameter;
-    }
-}

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* xnnb_step: what the pieces of the XNNPACK backend (backend.h) share. xnn.c is the
- * backend itself (process-wide state, claim dispatch, run, release); the claims of the
- * operation families live in xnn_conv.c (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and
- * the pools) and xnn_eltwise.c (ADD, MUL and the unary operations); xnn_fp16.c lets an
+ * backend itself (process-wide state, claim dispatch from the rows of XNNB_FAST_PATHS, run,
+ * release); each family's claim and the kinds of step it makes (setup included) live in its
+ * own file: xnn_conv.c (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and the pools),
+ * xnn_eltwise.c (ADD, MUL and the unary operations), xnn_norm.c, xnn_transformer.c,
+ * xnn_batch_matmul.c; xnn_fp16.c lets an
  * FP16 step take its FP32 operator; xnn_qs8.c holds the signed 8-bit operators (qs8, and
  * qc8 for per-channel filters).
  *
  * Contract of a family claim: it is given the step's context with tensors of one
  * computing type (s->dt: TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM or
  * TENSOR_QUANT8_ASYMM_SIGNED, filters possibly per channel), constants bound;
- * it sets s->kind and the setup arguments and creates s->op with s->flags (weights
- * packed), or returns a status other than success to leave the step to the reference.
- * It checks every parameter XNNPACK would assert on: the client chooses them all.
+ * it sets s->kind (its family's xnnb_kind, or NULL and s->composite) and the setup
+ * arguments and creates s->op with s->flags (weights packed), or returns a status other than
+ * success to leave the step to the reference. It checks every parameter XNNPACK would assert on:
+ * the client chooses them all.
  */
 #ifndef NND_XNN_STEP_H
 #define NND_XNN_STEP_H
@@ -22,26 +25,6 @@
 
 #include "engine/op.h"
 
-enum xnnb_kind {
-    XK_CONV,
-    XK_FC,
-    XK_AVG_POOL,
-    XK_MAX_POOL,
-    XK_ADD,
-    XK_MUL,
-    XK_CLAMP,
-    XK_SIGMOID,
-    XK_TANH,
-    XK_HARD_SWISH, /* FLOAT32 only */
-    XK_ELU,        /* FLOAT32 only */
-    XK_GLOBAL_AVG, /* signed 8-bit AVERAGE_POOL_2D over the whole image */
-    XK_SUB,
-    XK_SOFTMAX,  /* FLOAT32, along the last axis */
-    XK_MEAN,     /* FLOAT32 MEAN over the trailing axes: global average pooling */
-    XK_DIV,      /* FLOAT32 DIV with broadcasting */
-    XK_COMPOSITE /* s->composite runs it (xnn_transformer.h) */
-};
-
 /* The computing type of a step's operator. */
 enum xnnb_dtype {
     XD_F32, /* TENSOR_FLOAT32 (and TENSOR_FLOAT16, widened) */
@@ -49,9 +32,11 @@ enum xnnb_dtype {
     XD_QS8  /* TENSOR_QUANT8_ASYMM_SIGNED: qs8, or qc8 with a per-channel filter */
 };
 
+struct xnnb_kind;
+
 typedef struct xnnb_step {
     xnn_operator_t op;
-    enum xnnb_kind kind;
+    const struct xnnb_kind *kind; /* NULL: s->composite runs the step */
     enum xnnb_dtype dt;
     bool per_channel; /* XD_QS8 CONV: the qc8 operator */
     bool f16;         /* a TENSOR_FLOAT16 step computed by the FLOAT32 operator */
@@ -65,21 +50,52 @@ typedef struct xnnb_step {
     float *wide[2];
     eng_op_fn reference;
     pthread_mutex_t lock;
-    /* XK_COMPOSITE: several operators, or work around one (xnn_transformer.h). */
+    /* kind NULL: several operators, or work around one (xnn_transformer.h). */
     const struct xnnb_composite *composite;
     void *extra; /* the composite's own state, freed by its release */
 } xnnb_step;
 
-enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_fc(eng_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s);
-/* BATCH_MATMUL (xnn_batch_matmul.c); SOFTMAX and FLOAT32 TANH (xnn_transformer.c). */
-enum xnn_status xnnb_claim_batch_matmul(eng_op_ctx *c, xnnb_step *s);
-enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s);
-/* MEAN, RSQRT and SQRT on FLOAT32, a layer norm's statistics (xnn_norm.c). */
-enum xnn_status xnnb_claim_norm(eng_op_ctx *c, xnnb_step *s);
+/* What a family's claim picks for its step besides the operator: how the operator is set
+ * up for one run (input a, input b when binary, output y), and what the generic run must
+ * know of it. Each family file defines its own. */
+typedef struct xnnb_kind {
+    enum xnn_status (*setup)(const xnnb_step *s, const void *a, const void *b, void *y,
+                             pthreadpool_t tp);
+    bool binary;       /* input 1 is a second tensor the operator reads */
+    bool reads_output; /* reads its output back past its end (multi-pass max pooling) */
+} xnnb_kind;
+
+/* The fast paths, one row each: the operation, the claim of its family (defined in that
+ * family's file, xnn_<family>.c) and whether the step is weighted (input 1 a constant
+ * filter of the input's kind, input 2 its bias: xnn.c checks them before the claim).
+ * Adding a fast path is its claim file and its row here. */
+// clang-format off
+#define XNNB_FAST_PATHS(X) \
+    X(CONV_2D, xnnb_claim_conv, true) \
+    X(DEPTHWISE_CONV_2D, xnnb_claim_conv, true) \
+    X(FULLY_CONNECTED, xnnb_claim_fc, true) \
+    X(AVERAGE_POOL_2D, xnnb_claim_pool, false) \
+    X(MAX_POOL_2D, xnnb_claim_pool, false) \
+    X(ADD, xnnb_claim_binary, false) \
+    X(MUL, xnnb_claim_binary, false) \
+    X(SUB, xnnb_claim_binary, false) \
+    X(DIV, xnnb_claim_binary, false) \
+    X(RELU, xnnb_claim_unary, false) \
+    X(RELU1, xnnb_claim_unary, false) \
+    X(RELU6, xnnb_claim_unary, false) \
+    X(LOGISTIC, xnnb_claim_unary, false) \
+    X(TANH, xnnb_claim_unary, false) \
+    X(HARD_SWISH, xnnb_claim_unary, false) \
+    X(ELU, xnnb_claim_unary, false) \
+    X(BATCH_MATMUL, xnnb_claim_batch_matmul, false) \
+    X(SOFTMAX, xnnb_claim_transformer, false) \
+    X(MEAN, xnnb_claim_norm, false) \
+    X(RSQRT, xnnb_claim_norm, false) \
+    X(SQRT, xnnb_claim_norm, false)
+// clang-format on
+#define XNNB_CLAIM_DECLARE(op, claim, weighted) enum xnn_status claim(eng_op_ctx *c, xnnb_step *s);
+XNNB_FAST_PATHS(XNNB_CLAIM_DECLARE)
+#undef XNNB_CLAIM_DECLARE
 
 /* A step the generic run cannot express: run() does the whole call (falling back to
  * s->reference itself), release() frees s->extra. */
@@ -124,8 +140,6 @@ enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const eng_tensor *x,
 enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *x,
                                    const eng_tensor *wt, const eng_tensor *bias,
                                    const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
-enum xnn_status xnnb_qs8_setup(const xnnb_step *s, const void *a, const void *b, void *y,
-                               pthreadpool_t tp);
 
 /* ---- FP16 steps (xnn_fp16.c) ------------------------------------------------------- */
 

@@ -15,6 +15,16 @@
 #include "engine/ops_common/operand.h"
 #include "engine/backends/xnnpack/xnn_step.h"
 
+/* FLOAT32 along the last axis, or unsigned 8-bit. */
+static enum xnn_status softmax_setup(const xnnb_step *s, const void *a, const void *b, void *y,
+                                     pthreadpool_t tp) {
+    (void)b;
+    if (s->dt == XD_QU8) return xnn_setup_softmax_nc_qu8(s->op, s->batch, a, y, tp);
+    return xnn_setup_softmax_nc_f32(s->op, s->batch, a, y, tp);
+}
+
+static const xnnb_kind softmax_kind = {.setup = softmax_setup};
+
 static enum xnn_status claim_softmax(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *y = c->out[0];
     if (x->rank < 1 || !c->in[1]->data || (c->n_in > 2 && !c->in[2]->data))
@@ -25,7 +35,7 @@ static enum xnn_status claim_softmax(eng_op_ctx *c, xnnb_step *s) {
     }
     size_t channels = x->dims[x->rank - 1];
     float beta = eng_f32(c->in[1]);
-    s->kind = XK_SOFTMAX;
+    s->kind = &softmax_kind;
     s->batch = eng_elems(x) / channels;
     if (s->dt == XD_QU8)
         return xnn_create_softmax_nc_qu8(channels, channels, channels, x->scale * beta,
@@ -68,7 +78,7 @@ static const xnnb_composite tanh_composite = {.run = tanh_run, .release = nothin
 
 static enum xnn_status claim_tanh_f32(xnnb_step *s) {
     if (s->f16) return xnn_status_unsupported_parameter;
-    s->kind = XK_COMPOSITE;
+    s->kind = NULL; /* the composite runs it */
     s->composite = &tanh_composite;
     /* One element per row: the setup at each run gives the count. */
     return xnn_create_sigmoid_nc_f32(1, 1, 1, s->flags, &s->op);
