@@ -133,7 +133,8 @@ schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_mo
  * runs on any thread (it reads only the model and c's build id), then
  * srv_cache_prepare_encoded() on the loop takes x's buffers and the plan whatever happens:
  * a hit frees the plan, a miss finishes it on the daemon's own copy, so a model is
- * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on (x: cache_encoded.h). */
+ * validated and planned once. srv_cache_encoded_free() frees an x that was not passed on (x:
+ * cache_encoded.h). */
 schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint32_t preference,
                                srv_cache_encoded *out, char *err, size_t errlen);
 void srv_cache_encoded_free(srv_cache_encoded *x);
