@@ -12,14 +12,16 @@
 #   --systemd     what `make systemd-test` needs: --deb's and --container's together
 set -eu
 
-# Building: compiler, CMake, the libraries, protoc-c, scdoc for the man pages.
+# Building: compiler, CMake, the libraries, protoc-c, scdoc for the man pages, the OpenCL
+# headers and ICD loader (nnd-opencl is built only with them).
 BUILD="cmake make gcc pkg-config libuv1-dev libprotobuf-c-dev protobuf-c-compiler \
 libnanomsg-dev libsqlite3-dev libb2-dev libxxhash-dev libcjson-dev libcmocka-dev \
-libxnnpack-dev libpthreadpool-dev libsystemd-dev scdoc"
+libxnnpack-dev libpthreadpool-dev libsystemd-dev scdoc ocl-icd-opencl-dev opencl-c-headers"
 # Testing: clang and its runtimes (fuzz targets), systemd (systemd-socket-activate,
 # systemd-analyze), man-db (man -l), prometheus (promtool check metrics), python3 and git
-# (scripts/check-layout.py reads the tracked files).
-TEST="clang libclang-rt-14-dev systemd man-db prometheus python3 git"
+# (scripts/check-layout.py reads the tracked files), PoCL (an OpenCL CPU device for the
+# nnd-opencl tests) and clinfo (the bench's and docs' device listing).
+TEST="clang libclang-rt-14-dev systemd man-db prometheus python3 git pocl-opencl-icd clinfo"
 CONTAINER="podman runc uidmap mmdebstrap"
 # Packaging: dpkg-buildpackage with debhelper (dh-sequence-installsysusers is debhelper's),
 # and lintian to check the packages.

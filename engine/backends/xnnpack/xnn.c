@@ -13,6 +13,8 @@
  * - XNNPACK's 8-bit arithmetic requantizes in float (round to nearest even) where the
  *   reference uses gemmlowp fixed point: results agree within one step, the conformance
  *   tolerance. XNNPACK refuses some scale ratios at create; those steps stay reference.
+ *   Where the CPU has AVX-512 (VNNI), 8-bit convolutions and ADD/SUB of one shape take the
+ *   engine's own kernels instead, bit-exact with the reference (xnn_qconv.c, qadd.h).
  * - TENSOR_FLOAT16: every operation above with a FLOAT32 operator takes it (xnn_fp16.c):
  *   constants converted to float once here, FP16 activations converted where they meet
  *   the operator, and none between steps of an FP16 region (float32_operand()).

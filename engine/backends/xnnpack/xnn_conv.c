@@ -135,6 +135,7 @@ enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s) {
     uint32_t flags = s->flags | (dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
     s->kind = &conv_kind;
     s->batch = n, s->h = h, s->w = w;
+    if (s->dt != XD_F32 && xnnb_qconv_claim(c, &wd, p.act, s)) return xnn_status_success;
     if (s->dt == XD_QS8) return xnnb_qs8_create_conv(&wd, x, f, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
         return xnn_create_convolution2d_nhwc_qu8(
@@ -161,6 +162,9 @@ enum xnn_status xnnb_claim_fc(eng_op_ctx *c, xnnb_step *s) {
         return xnn_status_unsupported_parameter;
     s->kind = &fc_kind;
     s->batch = eng_elems(x) / size;
+    xnnb_window one = {.fh = 1, .fw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1};
+    if (s->dt != XD_F32 && xnnb_qconv_claim(c, &one, eng_i32(c->in[3]), s))
+        return xnn_status_success;
     if (s->dt == XD_QS8) return xnnb_qs8_create_fc(size, units, x, wt, bias, y, qlo, qhi, s);
     if (s->dt == XD_QU8)
         return xnn_create_fully_connected_nc_qu8(

@@ -5,9 +5,13 @@
  * RELU, RELU1, RELU6 (clamps), LOGISTIC, TANH (FLOAT32, which has no operator in this
  * version: xnn_transformer.c), HARD_SWISH and ELU (a constant alpha; FLOAT32 only), each
  * 8-bit one unsigned (qu8) or signed (qs8). */
+#include <stdlib.h>
+
+#include "engine/backends/xnnpack/qadd.h"
+#include "engine/backends/xnnpack/xnn_step.h"
+#include "engine/base/footprint.h"
 #include "engine/ops_common/fused_activation.h"
 #include "engine/ops_common/operand.h"
-#include "engine/backends/xnnpack/xnn_step.h"
 
 /* ---- kinds of step: how each operator is set up for a run ------------------------------ */
 
@@ -107,6 +111,46 @@ static void shape_of(const eng_tensor *t, size_t *rank, size_t *shape) {
         shape[i] = t->dims[i];
 }
 
+/* ---- 8-bit ADD and SUB of one shape: qadd.h, bit-exact ------------------------------- */
+
+static schema_status qadd_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
+    const eng_tensor *a = c->in[0], *b = c->in[1];
+    eng_tensor *y = c->out[0];
+    size_t n = s->out_elems;
+    if (eng_elems(a) != n || eng_elems(b) != n || eng_elems(y) != n || !a->data || !b->data ||
+        !y->data)
+        return s->reference(c);
+    uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
+    eng_qadd_run(s->extra, a->data, b->data, y->data, n, tp, flags);
+    return NND_OK;
+}
+
+static const xnnb_composite qadd_composite = {.run = qadd_step_run, .release = free};
+
+static bool same_shape(const eng_tensor *a, const eng_tensor *b) {
+    if (a->rank != b->rank) return false;
+    for (uint32_t i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* An 8-bit ADD or SUB without broadcasting as qadd computes it; false leaves s as it was. */
+static bool claim_qadd(eng_op_ctx *c, xnnb_step *s) {
+    const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    int32_t code = c->def->code;
+    if (s->dt == XD_F32 || (code != NND_OP_ADD && code != NND_OP_SUB) || !same_shape(a, b) ||
+        !same_shape(a, y))
+        return false;
+    eng_qadd *q = malloc(sizeof *q);
+    if (!q || !eng_qadd_init(q, a, b, y, eng_i32(c->in[2]), code == NND_OP_SUB))
+        return free(q), false;
+    eng_footprint_add_block(q);
+    s->kind = NULL;
+    s->composite = &qadd_composite;
+    s->extra = q;
+    return true;
+}
+
 enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     if (a->type != b->type || a->rank > XNN_MAX_TENSOR_DIMS || b->rank > XNN_MAX_TENSOR_DIMS ||
@@ -119,6 +163,7 @@ enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
     shape_of(a, &s->a_rank, s->a_shape);
     shape_of(b, &s->b_rank, s->b_shape);
     s->in_elems[1] = eng_elems(b);
+    if (claim_qadd(c, s)) return xnn_status_success;
     /* ADD, MUL and SUB take the same arguments in each type. */
     enum xnn_status (*qs8)(int8_t, float, int8_t, float, int8_t, float, int8_t, int8_t, uint32_t,
                            xnn_operator_t *);

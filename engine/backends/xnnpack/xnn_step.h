@@ -6,7 +6,8 @@
  * xnn_eltwise.c (ADD, MUL and the unary operations), xnn_norm.c, xnn_transformer.c,
  * xnn_batch_matmul.c; xnn_fp16.c lets an
  * FP16 step take its FP32 operator; xnn_qs8.c holds the signed 8-bit operators (qs8, and
- * qc8 for per-channel filters).
+ * qc8 for per-channel filters); xnn_qconv.c puts 8-bit convolutions on qconv.h's exact
+ * kernels, and xnn_eltwise.c 8-bit ADD and SUB of one shape on qadd.h's.
  *
  * Contract of a family claim: it is given the step's context with tensors of one
  * computing type (s->dt: TENSOR_FLOAT32, TENSOR_QUANT8_ASYMM or
@@ -140,6 +141,11 @@ enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const eng_tensor *x,
 enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *x,
                                    const eng_tensor *wt, const eng_tensor *bias,
                                    const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s);
+
+/* An 8-bit CONV_2D, DEPTHWISE_CONV_2D (wd, act: its window and fused activation) or
+ * FULLY_CONNECTED (wd 1x1) as qconv.h computes it, bit-exact with the reference, when qconv
+ * takes it (xnn_qconv.c): s becomes a composite step. False leaves s as it was. */
+bool xnnb_qconv_claim(eng_op_ctx *c, const xnnb_window *wd, int32_t act, xnnb_step *s);
 
 /* ---- FP16 steps (xnn_fp16.c) ------------------------------------------------------- */
 

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* opencl_models.c: see opencl_models.h. */
+#include "tests/drivers/opencl_models.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void om_init(om_model *m, unsigned seed) {
+    memset(m, 0, sizeof *m);
+    m->seed = seed;
+}
+
+void om_free(om_model *m) {
+    for (uint32_t i = 0; i < m->n_inputs; i++)
+        free(m->input_data[i]);
+    free(m->values);
+    memset(m, 0, sizeof *m);
+}
+
+uint32_t om_rand(om_model *m, uint32_t lo, uint32_t hi) {
+    return lo + (uint32_t)rand_r(&m->seed) % (hi - lo + 1);
+}
+
+static float frand(om_model *m, float lim) {
+    return lim * (2.f * (float)rand_r(&m->seed) / (float)RAND_MAX - 1.f);
+}
+
+size_t om_elems(const om_model *m, uint32_t operand) {
+    const eng_operand_desc *o = &m->operands[operand];
+    size_t n = 1;
+    for (uint32_t i = 0; i < o->rank; i++)
+        n *= o->dims[i];
+    return n;
+}
+
+static uint32_t add(om_model *m, int32_t type, uint32_t rank, const uint32_t *dims,
+                    uint32_t lifetime) {
+    if (m->n_operands >= OM_MAX_OPERANDS) abort();
+    eng_operand_desc *o = &m->operands[m->n_operands];
+    *o = (eng_operand_desc){.type = type, .rank = rank, .lifetime = lifetime};
+    if (rank) memcpy(o->dims, dims, sizeof(uint32_t) * rank);
+    return m->n_operands++;
+}
+
+static void *value_space(om_model *m, uint32_t operand, size_t bytes) {
+    size_t at = (m->n_values + 15) & ~(size_t)15;
+    if (at + bytes > m->cap_values) {
+        size_t cap = m->cap_values ? m->cap_values : 4096;
+        while (cap < at + bytes)
+            cap *= 2;
+        uint8_t *v = realloc(m->values, cap);
+        if (!v) abort();
+        m->values = v, m->cap_values = cap;
+    }
+    m->operands[operand].offset = at;
+    m->operands[operand].length = bytes;
+    m->n_values = at + bytes;
+    return m->values + at;
+}
+
+uint32_t om_input(om_model *m, uint32_t rank, const uint32_t *dims) {
+    uint32_t i = add(m, NND_TENSOR_FLOAT32, rank, dims, NND_MODEL_INPUT);
+    size_t n = om_elems(m, i);
+    float *v = malloc(n * sizeof(float) + 1);
+    if (!v) abort();
+    for (size_t k = 0; k < n; k++)
+        v[k] = frand(m, 2.f);
+    m->input_data[m->n_inputs] = v;
+    m->inputs[m->n_inputs++] = i;
+    return i;
+}
+
+uint32_t om_tensor(om_model *m, int32_t type, uint32_t rank, const uint32_t *dims) {
+    return add(m, type, rank, dims, NND_TEMPORARY);
+}
+
+void om_output(om_model *m, uint32_t operand) {
+    m->operands[operand].lifetime = NND_MODEL_OUTPUT;
+    m->outputs[m->n_outputs++] = operand;
+}
+
+uint32_t om_const_f32(om_model *m, uint32_t rank, const uint32_t *dims, const float *data,
+                      float lim) {
+    uint32_t i = add(m, NND_TENSOR_FLOAT32, rank, dims, NND_CONSTANT_COPY);
+    size_t n = om_elems(m, i);
+    float *v = value_space(m, i, n * sizeof(float));
+    for (size_t k = 0; k < n; k++)
+        v[k] = data ? data[k] : frand(m, lim);
+    return i;
+}
+
+uint32_t om_const_i32s(om_model *m, uint32_t rank, const uint32_t *dims, const int32_t *data) {
+    uint32_t i = add(m, NND_TENSOR_INT32, rank, dims, NND_CONSTANT_COPY);
+    memcpy(value_space(m, i, om_elems(m, i) * sizeof(int32_t)), data,
+           om_elems(m, i) * sizeof(int32_t));
+    return i;
+}
+
+static uint32_t scalar(om_model *m, int32_t type, const void *v, size_t size) {
+    uint32_t i = add(m, type, 0, NULL, NND_CONSTANT_COPY);
+    memcpy(value_space(m, i, size), v, size);
+    return i;
+}
+uint32_t om_i32(om_model *m, int32_t v) {
+    return scalar(m, NND_INT32, &v, sizeof v);
+}
+uint32_t om_f32(om_model *m, float v) {
+    return scalar(m, NND_FLOAT32, &v, sizeof v);
+}
+uint32_t om_bool(om_model *m, bool v) {
+    uint8_t b = v;
+    return scalar(m, NND_BOOL, &b, 1);
+}
+uint32_t om_omitted(om_model *m, int32_t type) {
+    return add(m, type, 0, NULL, NND_NO_VALUE);
+}
+
+void om_op(om_model *m, int32_t code, uint32_t n_in, const uint32_t *in, uint32_t out) {
+    uint32_t k = m->n_ops++;
+    if (k >= OM_MAX_OPS || n_in > OM_MAX_OP_IN) abort();
+    memcpy(m->op_in[k], in, sizeof(uint32_t) * n_in);
+    m->op_out[k] = out;
+    m->ops[k] = (eng_operation_desc){code, n_in, m->op_in[k], 1, &m->op_out[k]};
+}
+
+bool om_reference(om_model *m, float **outs, char *err, size_t errlen) {
+    eng_model_desc d = {.n_operands = m->n_operands,
+                        .operands = m->operands,
+                        .n_operations = m->n_ops,
+                        .operations = m->ops,
+                        .n_inputs = m->n_inputs,
+                        .inputs = m->inputs,
+                        .n_outputs = m->n_outputs,
+                        .outputs = m->outputs,
+                        .operand_values = m->values,
+                        .operand_values_len = m->n_values,
+                        .reference_only = true};
+    eng_prepared *p = NULL;
+    if (eng_prepare(&d, &p, err, errlen)) return false;
+    eng_exec *e = eng_exec_create(p);
+    eng_io in[OM_MAX_IO] = {{0}}, out[OM_MAX_IO] = {{0}};
+    for (uint32_t i = 0; i < m->n_inputs; i++)
+        in[i].data = m->input_data[i], in[i].length = om_elems(m, m->inputs[i]) * sizeof(float);
+    for (uint32_t i = 0; i < m->n_outputs; i++)
+        out[i].data = outs[i], out[i].length = om_elems(m, m->outputs[i]) * sizeof(float);
+    bool ok = e && eng_exec_run(e, in, out, NULL, NULL, err, errlen) == NND_OK;
+    eng_exec_free(e);
+    eng_prepared_free(p);
+    return ok;
+}
+
+void om_driver_model(om_model *m, nnd_driver_model *d) {
+    for (uint32_t i = 0; i < m->n_operands; i++) {
+        const eng_operand_desc *o = &m->operands[i];
+        nnd_driver_operand *t = &m->d_operands[i];
+        *t = (nnd_driver_operand){.type = o->type, .rank = o->rank};
+        memcpy(t->dims, o->dims, sizeof(uint32_t) * o->rank);
+        switch (o->lifetime) {
+        case NND_MODEL_INPUT: t->lifetime = NND_DRIVER_INPUT; break;
+        case NND_MODEL_OUTPUT: t->lifetime = NND_DRIVER_OUTPUT; break;
+        case NND_CONSTANT_COPY:
+            t->lifetime = NND_DRIVER_CONSTANT;
+            t->data = m->values + o->offset;
+            t->length = o->length;
+            break;
+        case NND_NO_VALUE: t->lifetime = NND_DRIVER_OMITTED; break;
+        default: t->lifetime = NND_DRIVER_TEMPORARY;
+        }
+    }
+    for (uint32_t k = 0; k < m->n_ops; k++)
+        m->d_ops[k] = (nnd_driver_operation){.type = m->ops[k].type,
+                                             .n_inputs = m->ops[k].n_inputs,
+                                             .n_outputs = 1,
+                                             .inputs = m->op_in[k],
+                                             .outputs = &m->op_out[k],
+                                             .index = k};
+    *d = (nnd_driver_model){.n_operands = m->n_operands,
+                            .operands = m->d_operands,
+                            .n_operations = m->n_ops,
+                            .operations = m->d_ops,
+                            .n_inputs = m->n_inputs,
+                            .n_outputs = m->n_outputs,
+                            .inputs = m->inputs,
+                            .outputs = m->outputs};
+}
+
+double om_compare(const float *got, const float *want, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]) / fmax(1.0, fabs((double)want[i]));
+        if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
+    }
+    return worst;
+}
