@@ -36,13 +36,16 @@ int bench_partition_rows(bench_pair *out) {
     for (uint32_t k = 1; k < STEPS; k += 2)
         chain.opn[k].type = OP_SUB;
     const char *cpu[] = {"nnd-cpu"};
+    /* Named: the example ranks after nnd-cpu, so only a named set gives it the ADDs. */
+    const char *both[] = {"nnd-example", "nnd-cpu"};
     uint64_t hp = 0, hc = 0;
-    int rc = !c ? -1
-             : nnd_client_prepare(c, &chain.model, NULL, 0, 0, 0, 0, &hp, err, sizeof err) ||
-                     nnd_client_prepare_on(c, cpu, 1, &chain.model, NULL, 0, 0, 0, 0, &hc, err,
-                                           sizeof err)
-                 ? -1
-                 : 0;
+    int rc =
+        !c ? -1
+        : nnd_client_prepare_on(c, both, 2, &chain.model, NULL, 0, 0, 0, 0, &hp, err, sizeof err) ||
+                nnd_client_prepare_on(c, cpu, 1, &chain.model, NULL, 0, 0, 0, 0, &hc, err,
+                                      sizeof err)
+            ? -1
+            : 0;
     if (rc) fprintf(stderr, "bench partition: %s\n", err);
     size_t bytes = (size_t)LEN * sizeof(float), size = 3 * bytes;
     void *map = NULL;

@@ -23,17 +23,21 @@
  *   TENSOR_FLOAT32 tensor of the same shape, which run() then reads (writes) as float.
  *   Prepare gives such storage to the temporaries between such steps (fp16_region.h), so
  *   an FP16 region converts only at its boundaries. NULL: never.
+ * - Driver backends (driver.h): `driver` is the device record (driver_call.h); the
+ *   engine partitions a model among them (partition.h) instead of offering them steps:
+ *   claim() and supports() are NULL, run() runs a whole partition from its first step.
  * - Device memory (driver backends whose driver has it, driver.h; NULL otherwise):
- *   mem_alloc() gives a handle (0: none) to zeroed bytes in the device's memory;
+ *   mem_alloc() gives a handle (0: none) to zeroed bytes in the device's memory for an
+ *   operand of that type and shape (operand may be NULL: bytes only);
  *   mem_read() and mem_write() copy out of and into it at an offset (NND_OK, or
  *   GENERAL_FAILURE with err); mem_free() gives it back. A model input or output bound to
  *   device memory (eng_io.device) is used there by the steps of that backend (run() finds
  *   it in the tensor's device fields); before any other step reads it, the run copies it
  *   to a host copy (once per run), and what other steps write there is copied back to the
  *   device when the run ends.
- * - Cache blobs (NULL: the backend's states cannot be cached): serialize() makes a
- *   malloc'd blob of a step's state; claim_blob() is claim() from such a blob (NULL:
- *   refused, with err), used when a model is prepared with eng_model_desc.blobs.
+ * - Cache blobs: a driver backend's partitions are cached as its driver's blobs
+ *   (partition.h, engine.h eng_prepared_blobs()); cache_blobs is how many per partition
+ *   (0: its compilations are not cached).
  * - A prepared model is shared: run() may be called on one state from several threads.
  * - NND_REFERENCE_KERNELS=1 in the environment keeps every step of the models prepared
  *   from then on on the reference kernels (CI runs the conformance vectors both ways).
@@ -54,15 +58,14 @@ struct eng_backend {
     /* Whether claim() could take the step, without preparing it (GetSupportedOperations);
      * c->state is impl. NULL: not asked. */
     bool (*supports)(eng_op_ctx *c);
-    uint64_t (*mem_alloc)(const eng_backend *b, uint64_t bytes);
+    uint64_t (*mem_alloc)(const eng_backend *b, const eng_operand_desc *operand, uint64_t bytes);
     void (*mem_free)(const eng_backend *b, uint64_t handle);
     schema_status (*mem_read)(const eng_backend *b, uint64_t handle, uint64_t offset, void *dst,
                               size_t bytes, char *err, size_t errlen);
     schema_status (*mem_write)(const eng_backend *b, uint64_t handle, uint64_t offset,
                                const void *src, size_t bytes, char *err, size_t errlen);
-    schema_status (*serialize)(const void *state, uint8_t **blob, size_t *len, char *err,
-                               size_t errlen);
-    void *(*claim_blob)(eng_op_ctx *c, const uint8_t *blob, size_t len);
+    uint32_t cache_blobs;
+    struct eng_driver_dev *driver; /* a driver backend's device; NULL for the CPU's */
 };
 
 extern const eng_backend eng_backend_xnnpack;

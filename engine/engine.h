@@ -114,25 +114,39 @@ typedef struct eng_model_desc {
     eng_memory_view *pools;
     bool relaxed;        /* relaxComputationFloat32toFloat16 */
     bool reference_only; /* no XNNPACK: the reference kernels (the nnd-reference device) */
-    /* Driver backends (driver.h) offered each step with known shapes before the CPU, in
-     * this order; drivers_only: no CPU device, so a step none of them claims fails the
-     * preparation (INVALID_ARGUMENT naming the operation). */
+    /* Driver backends (driver.h) the model is partitioned among (partition.h): each driver
+     * is offered the whole main graph once; each operation goes to the device with the
+     * lowest figure for the type of its first input (capabilities: exec_time, or
+     * power_usage when preference is NND_DRIVER_PREFER_LOW_POWER), ties to the CPU, then
+     * to the driver listed first; consecutive operations of one driver form one
+     * partition, prepared with preference, priority and deadline_ns. cpu_caps: the CPU
+     * device's figures (NULL: 0.1 for each type, 1.0 with reference_only). drivers_only:
+     * no CPU device, so an operation no driver takes fails the preparation
+     * (INVALID_ARGUMENT naming the operation). */
     const struct eng_backend *const *drivers;
     uint32_t n_drivers;
     bool drivers_only;
+    /* cpu_last: the CPU takes only what no driver of the set takes, whatever the figures
+     * (a device set the client named: the CPU device is its fallback). */
+    bool cpu_last;
+    const struct nnd_driver_capabilities *cpu_caps;
+    int32_t preference;    /* NND_DRIVER_PREFER_*; 0 is LOW_POWER, so callers set it */
+    int32_t priority;      /* NND_DRIVER_PRIORITY_*; 0: medium */
+    uint64_t deadline_ns;  /* of the preparation, CLOCK_MONOTONIC; 0: none */
     uint32_t n_referenced; /* subgraphs IF and WHILE operations run */
     const eng_subgraph_desc *referenced;
-    /* from_blobs: a compilation restored from a cache. The steps blobs name are given to
-     * their drivers' claim_blob() (backend.h) with those bytes; no driver is offered any
-     * other step, nor is any driver's claim() called. */
+    /* from_blobs: a compilation restored from a cache. The partitions blobs name are
+     * rebuilt by their drivers' cache_load() from those bytes (prepare() when it fails);
+     * no driver is offered any other operation. */
     bool from_blobs;
     const struct eng_step_blob *blobs;
     uint32_t n_blobs;
 } eng_model_desc;
 
-/* A driver step's prepared state as bytes (backend.h, "Cache blobs"). */
+/* A driver partition's prepared state as bytes (partition.h): its driver's blobs with the
+ * partition's extent, in the engine's format. */
 typedef struct eng_step_blob {
-    uint32_t operation; /* the step's operation index in the main graph */
+    uint32_t operation; /* the partition's first operation, its index in the main graph */
     uint32_t driver;    /* its backend: eng_model_desc.drivers[driver] */
     const uint8_t *data;
     size_t len;
@@ -186,7 +200,21 @@ typedef struct eng_checkpoint {
     /* How long one WHILE operation may loop: 0 means NND_LOOP_TIMEOUT_DEFAULT_NS; more
      * than NND_LOOP_TIMEOUT_MAX_NS counts as that. Without a checkpoint: the default. */
     uint64_t loop_timeout_ns;
+    /* What a driver partition's execution gets (nnd/driver.h): the execution's priority
+     * (NND_DRIVER_PRIORITY_*, 0: medium), deadline (0: none) and whether to measure. */
+    int32_t priority;
+    uint64_t deadline_ns;
+    bool measure;
+    /* The caller can leave a run whose partition a driver works on asynchronously
+     * (ENG_ON_DEVICE); else the engine waits for it. */
+    bool can_suspend;
 } eng_checkpoint;
+
+/* eng_exec_run() and eng_exec_resume(): a driver partition was started asynchronously at
+ * step eng_exec_stopped_at(); no thread is needed until the function given to
+ * eng_exec_set_notify() is called (from any thread, also before the run returned), then
+ * eng_exec_resume(e, eng_exec_stopped_at(e), ...) finishes that partition and goes on. */
+#define ENG_ON_DEVICE ((schema_status)230)
 
 schema_status eng_validate(const eng_model_desc *m, char *err, size_t errlen);
 
@@ -302,6 +330,18 @@ schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outp
  * checkpoint and resume it later instead of starting over. */
 schema_status eng_exec_resume(eng_exec *e, uint32_t from, eng_output_shape *shapes,
                               const eng_checkpoint *cp, char *err, size_t errlen);
+
+/* The step a run stopped at (a checkpoint's stop, or ENG_ON_DEVICE); UINT32_MAX if none. */
+uint32_t eng_exec_stopped_at(const eng_exec *e);
+/* fn(ctx) is called once when a partition started on a device completes (ENG_ON_DEVICE). */
+void eng_exec_set_notify(eng_exec *e, void (*fn)(void *ctx), void *ctx);
+/* Asks the driver to end the work started on a device soon (its notify still comes). */
+void eng_exec_cancel_device(eng_exec *e);
+/* The times drivers measured in e's last run (eng_checkpoint.measure), summed over its
+ * partitions: on the device and in the driver; UINT64_MAX when none was measured. */
+void eng_exec_driver_times(const eng_exec *e, uint64_t *on_device_ns, uint64_t *in_driver_ns);
+/* How many driver partitions of p run on backend b. */
+uint32_t eng_prepared_partitions_on(const eng_prepared *p, const struct eng_backend *b);
 
 /* Number of operation types with at least one kernel. */
 uint32_t eng_supported_operation_count(void);

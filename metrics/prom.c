@@ -158,6 +158,10 @@ static const metric metrics[] = {
     {"devices[].prepares", "nnd_device_prepares_total", COUNTER, 0, "Models prepared, per device"},
     {"devices[].executions", "nnd_device_executions_total", COUNTER, 0,
      "Executions finished, per device"},
+    {"devices[].partitions", "nnd_device_partitions_total", COUNTER, 0,
+     "Driver partitions of the models prepared, per device"},
+    {"devices[].disabled", "nnd_device_disabled", GAUGE, 0,
+     "1 for a driver's device disabled after a fault"},
     {"devices[].workers", "nnd_device_workers", GAUGE, 0, "Worker threads, per device"},
     {"devices[].running", "nnd_device_running", GAUGE, 0, "Executions running now, per device"},
     {"devices[].queue_depth", "nnd_device_queue_depth", GAUGE, 0,
@@ -344,6 +348,8 @@ static void add_sample(render *r, size_t m, const char *labels, double v) {
 static void leaf(render *r, const char *path, const char *labels, double v) {
     for (size_t i = 0; i < sizeof not_exported / sizeof not_exported[0]; i++)
         if (!strcmp(path, not_exported[i])) return;
+    /* A device's capabilities: what it is, not how it is used. */
+    if (!strncmp(path, "devices[].capabilities.", 23)) return;
     size_t m;
     const metric *d = find(path, &m);
     if (!d || d->type == HISTOGRAM) {

@@ -44,6 +44,8 @@ struct qos_sched {
     bool measuring;     /* a worker is measuring it */
     bool owner_slice;   /* the kernel took cfg.owner_slice_us for the owner's thread */
     bool stopping;
+    pthread_cond_t device_cond; /* qos_sched_free() waits here for work on devices */
+    qos_job *on_device;         /* jobs whose partition a device works on: no worker */
     sched_lane lanes[NND_SCHED_LANES];
     qos_job *fin_head, *fin_tail; /* finished, not yet drained */
     app_mem *mem;                 /* execution memory held per app */

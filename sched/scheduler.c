@@ -10,8 +10,9 @@
 #include "sched/sched_internal.h"
 #include "sched/scheduler.h"
 #include "sched/thread_sched.h"
+#include "nnd/driver.h"
 
-enum { J_NEW, J_QUEUED, J_RUNNING, J_FINISHED, J_DRAINED };
+enum { J_NEW, J_QUEUED, J_RUNNING, J_ON_DEVICE, J_FINISHED, J_DRAINED };
 
 /* Checkpoint answers that never leave the scheduler. */
 #define ST_STOPPED ((schema_status)210)
@@ -237,7 +238,9 @@ static bool admit_dispatch(qos_sched *s, qos_job *j, uint64_t now) {
         finish(s, j, NND_GENERAL_FAILURE);
         return false;
     }
-    if (!j->deadline_ns) return true;
+    /* A device completed its partition: the run finishes that first (its status, a missed
+     * deadline the driver saw included); the next checkpoint judges the deadline. */
+    if (!j->deadline_ns || j->device_done) return true;
     uint64_t left = left_of(j, qos_est_typical(&j->model->est));
     bool fresh = j->start_ns == 0;
     qos_refusal why = NND_REFUSE_NONE;
@@ -370,6 +373,14 @@ static schema_status checkpoint(void *ctx, uint32_t next_op) {
     return NND_OK;
 }
 
+static void device_completed(void *ctx);
+
+static int32_t driver_priority(qos_prio p) {
+    return p == NND_PRIO_LOW    ? NND_DRIVER_PRIORITY_LOW
+           : p == NND_PRIO_HIGH ? NND_DRIVER_PRIORITY_HIGH
+                                : NND_DRIVER_PRIORITY_MEDIUM;
+}
+
 static schema_status run_segment(qos_sched *s, qos_job *j) {
     const eng_prepared *p = j->model->prepared;
     if (!j->exec && !(j->exec = eng_exec_create(p))) {
@@ -377,9 +388,17 @@ static schema_status run_segment(qos_sched *s, qos_job *j) {
         return NND_GENERAL_FAILURE;
     }
     /* next_op > 0: suspended or moved (a preempted job that restarts is back at 0). */
-    bool resume = j->next_op > 0;
+    bool resume = j->next_op > 0 || j->device_done;
     if (!resume) j->run_ns = 0; /* starting over: only this run counts */
-    eng_checkpoint cp = {.check = checkpoint, .ctx = j, .loop_timeout_ns = j->loop_timeout_ns};
+    j->device_done = false;
+    eng_exec_set_notify(j->exec, device_completed, j);
+    eng_checkpoint cp = {.check = checkpoint,
+                         .ctx = j,
+                         .loop_timeout_ns = j->loop_timeout_ns,
+                         .priority = driver_priority(j->prio),
+                         .deadline_ns = j->deadline_ns,
+                         .measure = j->measure,
+                         .can_suspend = true};
     uint64_t faults = s->cfg.fault_count ? s->cfg.fault_count() : 0;
     uint64_t t0 = now_ns();
     schema_status st =
@@ -387,11 +406,49 @@ static schema_status run_segment(qos_sched *s, qos_job *j) {
             ? eng_exec_resume(j->exec, j->next_op, j->shapes, &cp, j->err, sizeof j->err)
             : eng_exec_run(j->exec, j->inputs, j->outputs, j->shapes, &cp, j->err, sizeof j->err);
     j->run_ns += now_ns() - t0;
+    if (st == ENG_ON_DEVICE) {
+        j->next_op = eng_exec_stopped_at(j->exec);
+        return st;
+    }
+    eng_exec_driver_times(j->exec, &j->device_ns, &j->driver_ns);
     if (s->cfg.fault_count && s->cfg.fault_count() != faults) {
         snprintf(j->err, sizeof j->err, "a memory pool shrank during the execution");
         st = NND_GENERAL_FAILURE;
     }
     return st;
+}
+
+/* Queues j, whose device completed, on the lane of the operation it stopped at (lock
+ * held); when the scheduler is stopping it finishes cancelled. */
+static void device_requeue(qos_sched *s, qos_job *j) {
+    if (s->stopping) {
+        j->cancelled = true;
+        snprintf(j->err, sizeof j->err, "cancelled: the daemon is stopping");
+        finish(s, j, NND_GENERAL_FAILURE);
+        return;
+    }
+    unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
+    j->device_done = true; /* run_segment() resumes it */
+    s->lanes[to].arrived++;
+    j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
+    if (enqueue(s, j, to, true) == 0) return;
+    snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
+    finish(s, j, NND_GENERAL_FAILURE);
+}
+
+/* The engine's notify: j's device completed its partition (any thread). */
+static void device_completed(void *ctx) {
+    qos_job *j = ctx;
+    qos_sched *s = j->model->s;
+    pthread_mutex_lock(&s->lock);
+    if (j->state == J_ON_DEVICE) {
+        list_del(&s->on_device, j);
+        device_requeue(s, j);
+        pthread_cond_broadcast(&s->device_cond);
+    } else {
+        j->device_done = true; /* its worker has not let it go yet: after_run() requeues */
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* After a run segment, lock held. Returns true when j yielded to work of its app. */
@@ -402,6 +459,16 @@ static bool after_run(qos_sched *s, qos_job *j, schema_status st) {
     /* Room on l again: an idle worker may take what waits there (this one, unless inline,
      * may take another lane's work first). */
     if (qos_queue_len(l->q)) pthread_cond_signal(&s->work);
+    if (st == ENG_ON_DEVICE) {
+        j->ran_inline = false; /* a worker finishes it: the owner needs the wake */
+        if (j->device_done) {
+            device_requeue(s, j);
+        } else {
+            j->state = J_ON_DEVICE;
+            list_add(&s->on_device, j);
+        }
+        return false;
+    }
     if ((st == ST_YIELD || st == ST_MOVE) && !s->stopping) {
         bool yielded = st == ST_YIELD;
         unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
@@ -515,6 +582,7 @@ qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->measured_cond, NULL);
+    pthread_cond_init(&s->device_cond, NULL);
     for (; s->n_threads < threads; s->n_threads++)
         if (pthread_create(&s->threads[s->n_threads], NULL, worker, s) != 0) break;
     pthread_mutex_lock(&s->lock);
@@ -537,6 +605,7 @@ qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
         pthread_join(s->threads[i], NULL);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
+    pthread_cond_destroy(&s->device_cond);
     pthread_mutex_destroy(&s->lock);
 fail:
     free_lanes(s);
@@ -571,10 +640,16 @@ void qos_sched_free(qos_sched *s) {
         pthread_join(s->threads[i], NULL);
     pthread_mutex_lock(&s->lock);
     cancel_queued(s);
+    /* Work on devices: asked to stop, and waited for (each finishes cancelled). */
+    for (qos_job *j = s->on_device; j; j = j->next)
+        eng_exec_cancel_device(j->exec);
+    while (s->on_device)
+        pthread_cond_wait(&s->device_cond, &s->lock);
     pthread_mutex_unlock(&s->lock);
     qos_sched_drain(s);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
+    pthread_cond_destroy(&s->device_cond);
     pthread_mutex_destroy(&s->lock);
     free_lanes(s);
     free(s->mem);
@@ -596,6 +671,8 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     j->pred_wait_ns = 0;
     j->ran_inline = false;
     j->exec = NULL;
+    j->device_done = false;
+    j->device_ns = j->driver_ns = UINT64_MAX;
     j->state = J_NEW;
     atomic_store(&j->stop, false);
     atomic_store(&j->yield, false);
@@ -659,6 +736,10 @@ void qos_sched_cancel(qos_sched *s, qos_job *j) {
         finish(s, j, NND_GENERAL_FAILURE);
     } else if (j->state == J_RUNNING) {
         atomic_store(&j->stop, true);
+    } else if (j->state == J_ON_DEVICE) {
+        /* Finishes cancelled once the device completed (admit_dispatch sees stop). */
+        atomic_store(&j->stop, true);
+        eng_exec_cancel_device(j->exec);
     }
     pthread_mutex_unlock(&s->lock);
 }

@@ -59,6 +59,15 @@
  *       of its priority; the worker serves that app next. It resumes from the operation
  *       it stopped at with its temporaries (eng_exec_resume), or, with cfg.restart,
  *       starts over (on the lane of its first operation).
+ * - Devices working asynchronously (a driver partition started, engine.h ENG_ON_DEVICE):
+ *   the job leaves its worker and its lane (the worker takes other work); when the
+ *   device completes (the engine's notify, from any thread) it is queued again on the
+ *   lane of the operation it stopped at, keeping its place in arrival order, and goes on
+ *   from there. qos_sched_cancel() of such a job asks the device to stop (the engine's
+ *   eng_exec_cancel_device()); it finishes cancelled once the device has completed.
+ *   qos_sched_free() waits for every device to complete. Each run passes the job's
+ *   priority, deadline and `measure` to the drivers (eng_checkpoint), and their measured
+ *   times come back in device_ns and driver_ns.
  * - A job holds a reference on its model and the memory its inputs and outputs point
  *   to must stay mapped until done(). Each running or suspended job owns an eng_exec
  *   from its model's spares (made when none is spare).
@@ -137,6 +146,7 @@ struct qos_job {
     uint64_t loop_timeout_ns;
     const eng_io *inputs, *outputs;
     eng_output_shape *shapes; /* one per output, or NULL */
+    bool measure;             /* drivers measure their times (device_ns, driver_ns) */
     void (*done)(qos_job *j);
     void *ctx;
     /* Results, valid in done(). */
@@ -147,6 +157,7 @@ struct qos_job {
     uint32_t preemptions;
     uint64_t submit_ns, start_ns, end_ns; /* start: first time a worker took it */
     uint64_t run_ns;                      /* time on device over every run segment */
+    uint64_t device_ns, driver_ns;        /* drivers' measured times; UINT64_MAX: none */
     char err[NND_ERR_LEN];
     /* Scheduler-private. */
     qos_qentry q;
@@ -160,7 +171,8 @@ struct qos_job {
     uint64_t pred_wait_ns; /* admission's prediction of the queueing delay */
     bool ran_inline;       /* run by qos_sched_submit(): the owner drains, no wake() */
     eng_exec *exec;
-    qos_job *prev, *next; /* running list or finished list */
+    bool device_done;     /* the device completed before the worker let the job go */
+    qos_job *prev, *next; /* running list, on-device list or finished list */
 };
 
 /* tp NULL: the first worker measures it (qos_throughput_measure) before this returns. */

@@ -305,7 +305,8 @@ static bool same_quant(const eng_operand_desc *a, const eng_operand_desc *b) {
  * (srv_device_memory_for()), charged first; NULL when it stays in daemon memory: no such
  * driver, the driver has no room (then daemon memory), or the charge was refused (*st). */
 static const eng_backend *in_device_memory(srv_buffer *b, const Nnd__Allocate *a,
-                                           const srv_buffer_model *models, size_t bytes,
+                                           const srv_buffer_model *models,
+                                           const eng_operand_desc *operand, size_t bytes,
                                            schema_status *st, char *err, size_t errlen) {
     const eng_prepared *ps[64];
     if (a->n_prepared_models > sizeof ps / sizeof ps[0]) return NULL;
@@ -315,7 +316,11 @@ static const eng_backend *in_device_memory(srv_buffer *b, const Nnd__Allocate *a
     if (!dev) return NULL;
     if (b->acct.charge && (*st = b->acct.charge(b->acct.ctx, bytes, err, errlen)) != NND_OK)
         return NULL;
-    uint64_t h = dev->mem_alloc(dev, bytes ? bytes : 1);
+    /* The driver sees the buffer's operand: its type and its shape as the roles fix it. */
+    eng_operand_desc od = *operand;
+    od.rank = b->declared.rank;
+    memcpy(od.dims, b->declared.dims, sizeof(uint32_t) * od.rank);
+    uint64_t h = dev->mem_alloc(dev, &od, bytes ? bytes : 1);
     if (!h) {
         if (b->acct.refund) b->acct.refund(b->acct.ctx, bytes);
         return NULL;
@@ -459,7 +464,7 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
     pthread_mutex_init(&b->lock, NULL);
     if (acct) b->acct = *acct;
     atomic_fetch_add(&live_count, 1);
-    if (b->fixed) b->device = in_device_memory(b, a, models, bytes, &st, err, errlen);
+    if (b->fixed) b->device = in_device_memory(b, a, models, first, bytes, &st, err, errlen);
     if (st == NND_OK && !b->device && b->fixed) st = reserve(b, bytes, err, errlen);
     if (st == NND_OK && reg_add(b) < 0)
         st = schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory registering a buffer");

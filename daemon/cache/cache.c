@@ -400,6 +400,7 @@ schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint
     if (m->n_drivers) memcpy(out->dev.drivers, m->drivers, sizeof(*m->drivers) * m->n_drivers);
     out->dev.n_drivers = m->n_drivers;
     out->dev.drivers_only = m->drivers_only;
+    out->dev.cpu_last = m->cpu_last;
     srv_cache_devices_fold(m, out->key);
     return NND_OK;
 }

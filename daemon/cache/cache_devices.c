@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cache_devices.c: the device section of cached driver compilations. See cache_devices.h.
- * Layout (little-endian): u32 flags (bit 0: drivers_only), u32 n_drivers, per driver its
+ * Layout (little-endian): u32 flags (bit 0: drivers_only, bit 1: cpu_last), u32 n_drivers, per driver its
  * name and version (u32 length, bytes each); u32 n_blobs, per blob u32 operation, u32
  * driver, u64 length, bytes; then the trailer: u64 length of all before it, "NNDDEVS1". */
 #include "daemon/cache/cache_devices.h"
@@ -30,7 +30,7 @@ static const char *version_of(const eng_backend *b) {
 
 bool srv_cache_devices_ok(const eng_model_desc *m) {
     for (uint32_t i = 0; i < m->n_drivers; i++)
-        if (!m->drivers[i]->serialize || !m->drivers[i]->claim_blob) return false;
+        if (!m->drivers[i]->cache_blobs) return false;
     return true;
 }
 
@@ -70,7 +70,7 @@ static void put_str(wbuf *w, const char *s) {
 
 /* The devices part: what the content key is folded with. */
 static void put_devices(wbuf *w, const eng_model_desc *m) {
-    put_u32(w, m->drivers_only ? 1u : 0u);
+    put_u32(w, (m->drivers_only ? 1u : 0u) | (m->cpu_last ? 2u : 0u));
     put_u32(w, m->n_drivers);
     for (uint32_t i = 0; i < m->n_drivers; i++) {
         put_str(w, m->drivers[i]->name);
@@ -182,8 +182,9 @@ int srv_cache_devices_split(const uint8_t *bytes, size_t len, size_t *model_len,
     *model_len = len - TRAILER_LEN - (size_t)section;
     uint32_t flags = get_u32(&r);
     d->drivers_only = flags & 1u;
+    d->cpu_last = flags & 2u;
     d->n_drivers = get_u32(&r);
-    if (!r.ok || flags > 1 || d->n_drivers == 0 || d->n_drivers > NND_MAX_DEVICES)
+    if (!r.ok || flags > 3 || d->n_drivers == 0 || d->n_drivers > NND_MAX_DEVICES)
         return snprintf(why, whylen, "bad device list in the device section"), -1;
     for (uint32_t i = 0; i < d->n_drivers; i++) {
         char name[64], version[128];
@@ -196,7 +197,11 @@ int srv_cache_devices_split(const uint8_t *bytes, size_t len, size_t *model_len,
             return snprintf(why, whylen, "made by %s version \"%s\", the loaded one is \"%s\"",
                             name, version, dev->version ? dev->version : ""),
                    -1;
-        if (!dev->backend->claim_blob)
+        if (srv_device_disabled(dev))
+            return snprintf(why, whylen, "made for device %s, which is disabled after a fault",
+                            name),
+                   -1;
+        if (!dev->backend->cache_blobs)
             return snprintf(why, whylen, "device %s keeps no cache blobs", name), -1;
         d->drivers[i] = dev->backend;
     }
@@ -226,6 +231,7 @@ void srv_cache_devices_apply(const srv_cache_devices *d, eng_model_desc *m) {
     m->drivers = d->n_drivers ? d->drivers : NULL;
     m->n_drivers = d->n_drivers;
     m->drivers_only = d->drivers_only;
+    m->cpu_last = d->cpu_last;
     m->from_blobs = d->blobs != NULL;
     m->blobs = d->blobs;
     m->n_blobs = d->n_blobs;

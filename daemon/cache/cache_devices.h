@@ -36,6 +36,7 @@ typedef struct srv_cache_devices {
     const struct eng_backend *drivers[NND_MAX_DEVICES];
     uint32_t n_drivers;
     bool drivers_only;
+    bool cpu_last; /* a set the client named (eng_model_desc.cpu_last) */
     eng_step_blob *blobs;
     uint32_t n_blobs;
 } srv_cache_devices;

@@ -189,6 +189,7 @@ static void job_hold(srv_execution *x, int kind, bool measure, qos_prio prio,
                      srv_execution_end_fn end, void *ctx) {
     x->kind = kind;
     x->measure = measure;
+    x->j.measure = measure;
     x->j.prio = prio;
     x->end = end;
     x->end_ctx = ctx;
@@ -199,7 +200,8 @@ static void timing_of(const srv_execution *x, schema_status st, uint64_t since, 
     nnd__timing__init(t);
     t->time_on_device_ns = t->time_in_driver_ns = UINT64_MAX;
     if (!x->measure || st != NND_OK || !since) return;
-    t->time_on_device_ns = x->j.run_ns;
+    /* The CPU's share, and what drivers measured of their partitions on their devices. */
+    t->time_on_device_ns = x->j.run_ns + (x->j.device_ns == UINT64_MAX ? 0 : x->j.device_ns);
     t->time_in_driver_ns = x->j.end_ns - since;
 }
 

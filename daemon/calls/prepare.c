@@ -358,6 +358,12 @@ void srv_on_prepare_model(srv_call *c) {
         st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
                                       &desc, c->err, sizeof c->err);
     srv_device_plan_apply(&plan, &desc);
+    /* What the drivers' prepare() gets (nnd/driver.h numbers: the wire's preference is
+     * NNAPI's, one above, with 0 for the default, FAST_SINGLE_ANSWER). */
+    desc.preference =
+        pm->preference ? (int32_t)pm->preference - 1 : NND_DRIVER_PREFER_FAST_SINGLE_ANSWER;
+    desc.priority = pm->priority ? (int32_t)pm->priority : NND_DRIVER_PRIORITY_MEDIUM;
+    desc.deadline_ns = pm->deadline_ns;
     if (st == NND_OK) {
         /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
         int model_fd = -1, data_fd = -1;

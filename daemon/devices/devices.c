@@ -14,8 +14,15 @@
 #include "daemon/clients/trust.h"
 
 static srv_device g_devices[NND_MAX_DEVICES] = {
-    {"nnd-cpu", "XNNPACK fast paths over the reference kernels", NULL, 2, false, 0.1f, NULL},
-    {"nnd-reference", "reference kernels only, deterministic", NULL, 2, true, 1.0f, NULL},
+    {.name = "nnd-cpu",
+     .what = "XNNPACK fast paths over the reference kernels",
+     .type = 2,
+     .exec_time = 0.1f},
+    {.name = "nnd-reference",
+     .what = "reference kernels only, deterministic",
+     .type = 2,
+     .reference_only = true,
+     .exec_time = 1.0f},
 };
 #define N_BUILTIN 2
 static size_t n_devices = N_BUILTIN;
@@ -23,12 +30,30 @@ static char driver_what[NND_MAX_DEVICES][300];
 static char dir_refusal[600]; /* the drivers directory itself, when untrusted */
 
 static atomic_uint_fast64_t g_prepares[NND_MAX_DEVICES], g_executions[NND_MAX_DEVICES];
+static atomic_uint_fast64_t g_partitions[NND_MAX_DEVICES];
+
+static void uniform_caps(nnd_driver_capabilities *c, float v) {
+    nnd_driver_perf p = {v, v};
+    for (int t = 0; t < NND_DRIVER_OPERAND_TYPES; t++)
+        c->operand[t] = p;
+    c->relaxed_scalar = c->relaxed_tensor = c->if_perf = c->while_perf = p;
+}
+
+/* The built-ins' capabilities: nnd-cpu 0.1 and nnd-reference 1.0 for every type. */
+static void builtin_caps(void) {
+    static bool done;
+    if (done) return;
+    uniform_caps(&g_devices[0].caps, 0.1f);
+    uniform_caps(&g_devices[1].caps, 1.0f);
+    done = true;
+}
 
 static void driver_log(int level, const char *msg) {
     srv_log((srv_log_level)level, "%s", msg);
 }
 
 int srv_devices_load_drivers(const char *dir) {
+    builtin_caps();
     struct stat st;
     if (!dir || stat(dir, &st) < 0) {
         srv_log_info("no device drivers: %s %s", dir ? dir : "(no directory)",
@@ -54,13 +79,15 @@ int srv_devices_load_drivers(const char *dir) {
     for (uint32_t i = 0; n_devices < NND_MAX_DEVICES && eng_drivers_get(i, &v); i++) {
         size_t at = n_devices++;
         snprintf(driver_what[at], sizeof driver_what[0], "driver %s", v.path);
-        g_devices[at] = (srv_device){.name = v.name,
-                                     .what = driver_what[at],
-                                     .version = *v.version ? v.version : NULL,
-                                     .type = v.type,
-                                     .reference_only = false,
-                                     .exec_time = v.exec_time,
-                                     .backend = v.backend};
+        g_devices[at] =
+            (srv_device){.name = v.name,
+                         .what = driver_what[at],
+                         .version = *v.version ? v.version : NULL,
+                         .type = v.type,
+                         .reference_only = false,
+                         .exec_time = v.caps->operand[NND_DRIVER_TENSOR_FLOAT32].exec_time,
+                         .backend = v.backend,
+                         .caps = *v.caps};
     }
     if (n) srv_log_info("%d device driver%s loaded from %s", n, n == 1 ? "" : "s", dir);
     return n;
@@ -72,6 +99,7 @@ void srv_devices_unload_drivers(void) {
 }
 
 const srv_device *srv_devices(size_t *n) {
+    builtin_caps();
     *n = n_devices;
     return g_devices;
 }
@@ -86,9 +114,11 @@ schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan 
                                   size_t errlen) {
     const srv_device *set[NND_MAX_DEVICES];
     size_t m = 0;
-    if (n == 0)
+    builtin_caps();
+    if (n == 0) /* all: but drivers disabled after a fault */
         for (size_t i = 0; i < n_devices; i++)
-            set[m++] = &g_devices[i];
+            if (!g_devices[i].backend || !srv_device_disabled(&g_devices[i]))
+                set[m++] = &g_devices[i];
     for (size_t i = 0; i < n; i++) {
         const srv_device *d = find(names[i]);
         if (!d) {
@@ -104,26 +134,28 @@ schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan 
             }
         set[m++] = d;
     }
-    /* Fastest first; equal costs keep the table's order (built-ins before drivers). */
-    for (size_t a = 1; a < m; a++)
-        for (size_t b = a;
-             b > 0 && (set[b]->exec_time < set[b - 1]->exec_time ||
-                       (set[b]->exec_time == set[b - 1]->exec_time && set[b] < set[b - 1]));
-             b--) {
-            const srv_device *x = set[b];
-            set[b] = set[b - 1];
-            set[b - 1] = x;
-        }
     memset(out, 0, sizeof *out);
     out->drivers_only = true;
+    const srv_device *cpu = NULL;
     for (size_t i = 0; i < m; i++) {
         if (set[i]->backend) {
             out->drivers[out->n_drivers++] = set[i]->backend;
-            continue;
+        } else if (!cpu || !set[i]->reference_only) {
+            cpu = set[i]; /* nnd-cpu over nnd-reference when both are named */
         }
+    }
+    /* Drivers in table order: ties between them go to the one listed first. */
+    for (uint32_t a = 1; a < out->n_drivers; a++)
+        for (uint32_t b = a; b > 0 && out->drivers[b] < out->drivers[b - 1]; b--) {
+            const struct eng_backend *x = out->drivers[b];
+            out->drivers[b] = out->drivers[b - 1];
+            out->drivers[b - 1] = x;
+        }
+    out->cpu_last = n > 0;
+    if (cpu) {
         out->drivers_only = false;
-        out->reference_only = set[i]->reference_only;
-        break; /* a CPU device takes every step left */
+        out->reference_only = cpu->reference_only;
+        out->cpu_caps = &cpu->caps;
     }
     return NND_OK;
 }
@@ -133,6 +165,16 @@ void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc) {
     desc->drivers = plan->n_drivers ? plan->drivers : NULL;
     desc->n_drivers = plan->n_drivers;
     desc->drivers_only = plan->drivers_only;
+    desc->cpu_caps = plan->cpu_caps;
+    desc->cpu_last = plan->cpu_last;
+}
+
+bool srv_device_disabled(const srv_device *d) {
+    for (uint32_t i = 0; d->backend && i < eng_drivers_count(); i++) {
+        eng_driver_info_view v;
+        if (eng_drivers_get(i, &v) && v.backend == d->backend) return v.faulted;
+    }
+    return false;
 }
 
 /* Steps of p on device i. */
@@ -196,6 +238,8 @@ static void count(atomic_uint_fast64_t *counters, const eng_prepared *p) {
 
 void srv_device_count_prepare(const eng_prepared *p) {
     count(g_prepares, p);
+    for (size_t i = N_BUILTIN; i < n_devices; i++)
+        atomic_fetch_add(&g_partitions[i], eng_prepared_partitions_on(p, g_devices[i].backend));
 }
 
 void srv_device_count_execution(const eng_prepared *p) {
@@ -209,7 +253,28 @@ static double float_digits(float v) {
     return strtod(s, NULL);
 }
 
+static cJSON *perf_json(const nnd_driver_perf *p) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    cJSON_AddNumberToObject(o, "exec_time", float_digits(p->exec_time));
+    cJSON_AddNumberToObject(o, "power_usage", float_digits(p->power_usage));
+    return o;
+}
+
+static cJSON *caps_json(const nnd_driver_capabilities *c) {
+    cJSON *o = cJSON_CreateObject();
+    for (int t = 0; o && t < NND_DRIVER_OPERAND_TYPES; t++)
+        cJSON_AddItemToObject(o, schema_type_name(t), perf_json(&c->operand[t]));
+    if (!o) return NULL;
+    cJSON_AddItemToObject(o, "relaxed_scalar", perf_json(&c->relaxed_scalar));
+    cJSON_AddItemToObject(o, "relaxed_tensor", perf_json(&c->relaxed_tensor));
+    cJSON_AddItemToObject(o, "if", perf_json(&c->if_perf));
+    cJSON_AddItemToObject(o, "while", perf_json(&c->while_perf));
+    return o;
+}
+
 cJSON *srv_devices_json(void) {
+    builtin_caps();
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; a && i < n_devices; i++) {
         cJSON *d = cJSON_CreateObject();
@@ -221,9 +286,12 @@ cJSON *srv_devices_json(void) {
         cJSON_AddBoolToObject(d, "driver", g_devices[i].backend != NULL);
         const eng_backend *b = g_devices[i].backend;
         cJSON_AddBoolToObject(d, "device_memory", b && b->mem_alloc);
-        cJSON_AddBoolToObject(d, "cache_blobs", b && b->serialize);
+        cJSON_AddNumberToObject(d, "cache_blobs", b ? b->cache_blobs : 0);
+        cJSON_AddBoolToObject(d, "disabled", b && srv_device_disabled(&g_devices[i]));
         cJSON_AddNumberToObject(d, "exec_time", float_digits(g_devices[i].exec_time));
+        cJSON_AddItemToObject(d, "capabilities", caps_json(&g_devices[i].caps));
         cJSON_AddNumberToObject(d, "prepares", (double)atomic_load(&g_prepares[i]));
+        cJSON_AddNumberToObject(d, "partitions", (double)atomic_load(&g_partitions[i]));
         cJSON_AddNumberToObject(d, "executions", (double)atomic_load(&g_executions[i]));
         cJSON_AddItemToArray(a, d);
     }

@@ -8,15 +8,19 @@
  *   the reference kernels elsewhere) and "nnd-reference" (the reference kernels only:
  *   deterministic, the device to compare against, as Android's nnapi-reference). Both
  *   support every operation the engine has. Then one device per driver plugin loaded by
- *   srv_devices_load_drivers() (engine/backends/drivers/driver.h), in the drivers directory's name
- * order.
- * - srv_device_plan_for(): how a compilation naming n devices (n == 0: all) is partitioned,
- *   as the Android runtime does: its devices from the lowest exec_time up; each step goes
- *   to the first driver that takes it, and the first CPU device of the set takes the rest
- *   (drivers ranked after it get nothing). nnd-cpu: XNNPACK where it applies; nnd-reference:
- *   the reference kernels. With no CPU device named, a step no named driver takes fails
- *   the preparation. A name that is no device, or a name given twice, is
- *   NND_INVALID_ARGUMENT with a message naming it.
+ *   srv_devices_load_drivers() (engine/driver.h), in the drivers directory's name order.
+ * - Capabilities (nnd/driver.h): performance per operand type; nnd-cpu states 0.1 for time
+ *   and power on every type, nnd-reference 1.0, a driver's devices what their driver says.
+ * - srv_device_plan_for(): the device set of a compilation naming n devices (n == 0: all
+ *   but disabled drivers): its drivers in table order, and its CPU device (nnd-cpu when
+ *   named, else nnd-reference) with that device's capabilities; the engine partitions the
+ *   model among them (engine.h, eng_model_desc.drivers: each operation to the device with
+ *   the lowest figure for its type and the compilation's preference, ties to the CPU).
+ *   A set the client named ranks its drivers only: the CPU device takes what none of
+ *   them takes (a driver named is used, even one slower than the CPU). With no CPU device
+ *   named, an operation no named driver takes fails the preparation.
+ *   A name that is no device, or a name given twice, is NND_INVALID_ARGUMENT with a
+ *   message naming it.
  * - srv_device_of(): the device that runs most of a prepared model's steps; the counters
  *   count a prepared model and each of its executions on every device it has steps on.
  * - The table is built at start, before clients, and constant after: any thread may read it.
@@ -31,6 +35,7 @@
 #include <cjson/cJSON.h>
 
 #include "engine/engine.h"
+#include "nnd/driver.h"
 
 /* At most this many devices; each reports NNAPI feature level 8 (1000008). */
 #define NND_MAX_DEVICES          16
@@ -42,8 +47,9 @@ typedef struct srv_device {
     const char *version;               /* NULL: the daemon's */
     int type;                          /* NNAPI device type: 2 CPU, 3 GPU, 4 accelerator, 1 other */
     bool reference_only;               /* the CPU device of the reference kernels */
-    float exec_time;                   /* relative cost of an operation; ranks devices */
+    float exec_time;                   /* TENSOR_FLOAT32's figure, for GetDevices */
     const struct eng_backend *backend; /* a driver's; NULL for the built-in CPU devices */
+    nnd_driver_capabilities caps;
 } srv_device;
 
 /* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
@@ -60,11 +66,15 @@ typedef struct srv_device_plan {
     uint32_t n_drivers;
     bool reference_only; /* the CPU steps on the reference kernels */
     bool drivers_only;   /* no CPU device in the set */
+    bool cpu_last;       /* a named set: the CPU device is the fallback only */
+    const nnd_driver_capabilities *cpu_caps;
 } srv_device_plan;
 
 /* The partition plan for a compilation that names n devices (n == 0: all of them). */
 schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan *out, char *err,
                                   size_t errlen);
+/* Whether d is a driver's device disabled after a fault (never for the built-ins). */
+bool srv_device_disabled(const srv_device *d);
 /* Puts the plan into a model description for eng_prepare(). */
 void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc);
 
@@ -84,8 +94,10 @@ void srv_device_count_prepare(const eng_prepared *p);
 void srv_device_count_execution(const eng_prepared *p);
 
 /* {"devices": [{"name", "what", "type", "reference_only", "exec_time", "driver",
- * "device_memory", "cache_blobs", "prepares", "executions"}, ...]} goes in as the array; refused
- * drivers as [{"path", "reason"}]. */
+ * "device_memory", "cache_blobs", "disabled", "capabilities": {"<TYPE>": {"exec_time",
+ * "power_usage"}, ..., "relaxed_scalar", "relaxed_tensor", "if", "while"}, "prepares",
+ * "partitions", "executions"}, ...]} goes in as the array (partitions: driver partitions
+ * of the models prepared on it); refused drivers as [{"path", "reason"}]. */
 cJSON *srv_devices_json(void);
 cJSON *srv_devices_refused_json(void);
 

@@ -1,20 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* example.c: nnd-example, a device driver with its own kernels (kernels.c) for float32
  * ADD, MUL, RELU, RELU6, CONV_2D, MAX_POOL_2D, AVERAGE_POOL_2D, FULLY_CONNECTED, RESHAPE
- * and SOFTMAX in NHWC: enough for a small CNN. The template for a driver
- * (docs/drivers.md): supports() says yes only to what execute() runs; prepare() reads the
- * step's constant parameters once and copies its constant tensors into the driver's own
- * memory (a real accelerator would upload them), which execute() then reads. Both optional
- * parts of the ABI are here too: device memory (memory.c; execute() finds operands there
- * by handle) and cache blobs (serialize() writes a prepared state out, deserialize() reads
- * it back instead of preparing). */
+ * and SOFTMAX in NHWC: enough for a small CNN. The template for a driver of ABI 2
+ * (include/nnd/driver.h, docs/drivers.md):
+ * - open() reports one device, with capabilities that rank it after nnd-cpu for every
+ *   type (plain C loops are slower than XNNPACK): a compilation that names no device
+ *   never lands here; one that names nnd-example does.
+ * - supported_operations() says yes only to what execute() runs; prepare() compiles a
+ *   partition (a submodel: several operations whose temporaries stay here) into a list of
+ *   nodes with their parameters read once, and the bytes the temporaries need. Constants
+ *   are used in place: the daemon keeps them valid while the partition lives.
+ * - execute() runs the nodes in order, temporaries in memory of its own.
+ * - Both optional parts of the ABI are here too: device memory (memory.c; execute() finds
+ *   inputs and outputs there by handle) and cache blobs (cache_save() writes the nodes'
+ *   parameters, cache_load() reads them back instead of preparing). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kernels.h"
 #include "memory.h"
-#include "engine/backends/drivers/driver_abi1.h"
+#include "nnd/driver.h"
 
 /* NNAPI OperationCode values of the operations this driver runs. */
 enum {
@@ -30,55 +36,60 @@ enum {
     OP_SOFTMAX = 25,
 };
 
-#define MAX_CONSTANTS 3
+#define MAX_INPUTS 16
 
-/* One prepared step. The copies of its constant tensor inputs follow it in memory: the
- * driver's "device memory" for this step. */
+/* One operation of a submodel, its operands looked up. */
+typedef struct ex_step {
+    int32_t operation;
+    uint32_t n_inputs;
+    const nnd_driver_operand *inputs[MAX_INPUTS];
+    const nnd_driver_operand *outputs[1];
+} ex_step;
+
+/* What preparing one operation found: its parameters. */
 typedef struct ex_state {
     int32_t op;
     ex_window w; /* CONV_2D, pools; w.act is every operation's fused activation */
     float beta;  /* SOFTMAX */
-    const float *constant[MAX_CONSTANTS]; /* the driver's copy of input j, or NULL */
-    uint64_t memory_bytes;                /* of memory[] */
-    float memory[];
 } ex_state;
 
-static const nnd_ext_operand *in(const nnd_driver_step *s, uint32_t j) {
-    return j < s->n_inputs ? &s->inputs[j] : NULL;
+static const nnd_driver_operand *in(const ex_step *s, uint32_t j) {
+    return j < s->n_inputs ? s->inputs[j] : NULL;
 }
 
-static bool is_float_tensor(const nnd_ext_operand *o, uint32_t min_rank, uint32_t max_rank) {
-    return o && !o->extension && o->type == NND_EXT_TENSOR_FLOAT32 && !o->omitted &&
+static bool is_float_tensor(const nnd_driver_operand *o, uint32_t min_rank, uint32_t max_rank) {
+    return o && o->type == NND_DRIVER_TENSOR_FLOAT32 && o->lifetime != NND_DRIVER_OMITTED &&
            o->rank >= min_rank && o->rank <= max_rank;
 }
 
 /* A constant scalar parameter of the given type. */
-static bool is_param(const nnd_ext_operand *o, int32_t type) {
-    return o && !o->extension && o->type == type && o->data && !o->omitted;
+static bool is_param(const nnd_driver_operand *o, int32_t type) {
+    return o && o->type == type && o->lifetime == NND_DRIVER_CONSTANT && o->data &&
+           o->length >= (type == NND_DRIVER_BOOL ? 1u : 4u);
 }
 
-static int32_t int_param(const nnd_driver_step *s, uint32_t j) {
+static int32_t int_param(const ex_step *s, uint32_t j) {
     int32_t v;
     memcpy(&v, in(s, j)->data, sizeof v);
     return v;
 }
 
-static bool ints_from(const nnd_driver_step *s, uint32_t first, uint32_t n) {
+static bool ints_from(const ex_step *s, uint32_t first, uint32_t n) {
     for (uint32_t j = first; j < first + n; j++)
-        if (!is_param(in(s, j), NND_EXT_INT32) || int_param(s, j) < 0) return false;
+        if (!is_param(in(s, j), NND_DRIVER_INT32) || int_param(s, j) < 0) return false;
     return true;
 }
 
-static bool valid_act(const nnd_driver_step *s, uint32_t j) {
-    return is_param(in(s, j), NND_EXT_INT32) && int_param(s, j) >= 0 && int_param(s, j) <= 3;
+static bool valid_act(const ex_step *s, uint32_t j) {
+    return is_param(in(s, j), NND_DRIVER_INT32) && int_param(s, j) >= 0 && int_param(s, j) <= 3;
 }
 
 /* CONV_2D and the pools: explicit padding, or a padding scheme (implicit)? Their layouts
  * differ from `explicit_at` inputs on; an NCHW flag or a dilation makes us decline. */
-static bool read_window(const nnd_driver_step *s, uint32_t first, bool conv, ex_window *w) {
-    const nnd_ext_operand *x = in(s, 0), *y = &s->outputs[0];
-    bool expl = s->n_inputs > first + 6 && in(s, first + 6)->type == NND_EXT_INT32 &&
-                !(conv && s->n_inputs == first + 7 && in(s, first + 4)->type == NND_EXT_BOOL);
+static bool read_window(const ex_step *s, uint32_t first, bool conv, ex_window *w) {
+    const nnd_driver_operand *x = in(s, 0), *y = s->outputs[0];
+    bool expl = s->n_inputs > first + 6 && in(s, first + 6)->type == NND_DRIVER_INT32 &&
+                !(conv && s->n_inputs == first + 7 && in(s, first + 4)->type == NND_DRIVER_BOOL);
     uint32_t pads = expl ? 4 : 1, strides = first + pads, after;
     if (!ints_from(s, first, pads + 2)) return false;
     w->stride_w = (uint32_t)int_param(s, strides);
@@ -94,10 +105,12 @@ static bool read_window(const nnd_driver_step *s, uint32_t first, bool conv, ex_
     w->act = int_param(s, after);
     uint32_t rest = after + 1; /* layout, then (CONV_2D) dilation w, h */
     if (s->n_inputs > rest) {
-        if (!is_param(in(s, rest), NND_EXT_BOOL) || *(const uint8_t *)in(s, rest)->data)
+        if (!is_param(in(s, rest), NND_DRIVER_BOOL) ||
+            (in(s, rest)->length < 1 || *(const uint8_t *)in(s, rest)->data))
             return false;
         for (uint32_t j = rest + 1; j < s->n_inputs; j++)
-            if (!conv || !is_param(in(s, j), NND_EXT_INT32) || int_param(s, j) != 1) return false;
+            if (!conv || !is_param(in(s, j), NND_DRIVER_INT32) || int_param(s, j) != 1)
+                return false;
     }
     if (w->stride_w == 0 || w->stride_h == 0 || w->kw == 0 || w->kh == 0) return false;
     if (expl) {
@@ -114,8 +127,8 @@ static bool read_window(const nnd_driver_step *s, uint32_t first, bool conv, ex_
     return true;
 }
 
-static bool broadcastable(const nnd_ext_operand *a, const nnd_ext_operand *b,
-                          const nnd_ext_operand *out) {
+static bool broadcastable(const nnd_driver_operand *a, const nnd_driver_operand *b,
+                          const nnd_driver_operand *out) {
     for (uint32_t k = 1; k <= out->rank; k++) {
         uint32_t da = k <= a->rank ? a->dims[a->rank - k] : 1;
         uint32_t db = k <= b->rank ? b->dims[b->rank - k] : 1;
@@ -125,11 +138,13 @@ static bool broadcastable(const nnd_ext_operand *a, const nnd_ext_operand *b,
 }
 
 /* Checks the step and fills st's parameters (st may be a scratch copy). */
-static bool understand(const nnd_driver_step *s, ex_state *st) {
-    if (s->n_outputs != 1 || !is_float_tensor(&s->outputs[0], 1, 4)) return false;
-    const nnd_ext_operand *x = in(s, 0), *y = &s->outputs[0];
+static bool understand(const ex_step *s, ex_state *st) {
+    if (!is_float_tensor(s->outputs[0], 1, 4)) return false;
+    const nnd_driver_operand *x = in(s, 0), *y = s->outputs[0];
     memset(st, 0, sizeof *st);
     st->op = s->operation;
+    for (uint32_t j = 0; j < s->n_inputs; j++)
+        if (!s->inputs[j]) return false;
     switch (s->operation) {
     case OP_ADD:
     case OP_MUL:
@@ -162,11 +177,11 @@ static bool understand(const nnd_driver_step *s, ex_state *st) {
     case OP_RESHAPE: return s->n_inputs == 2 && is_float_tensor(x, 1, 4);
     case OP_SOFTMAX:
         if (s->n_inputs < 2 || s->n_inputs > 3 || !is_float_tensor(x, 1, 4) ||
-            !is_param(in(s, 1), NND_EXT_FLOAT32))
+            !is_param(in(s, 1), NND_DRIVER_FLOAT32))
             return false;
         memcpy(&st->beta, in(s, 1)->data, sizeof st->beta);
         if (s->n_inputs == 3) {
-            if (!is_param(in(s, 2), NND_EXT_INT32)) return false;
+            if (!is_param(in(s, 2), NND_DRIVER_INT32)) return false;
             int32_t axis = int_param(s, 2);
             if (axis != -1 && axis != (int32_t)x->rank - 1) return false;
         }
@@ -175,170 +190,307 @@ static bool understand(const nnd_driver_step *s, ex_state *st) {
     }
 }
 
-static bool ex_supports(const nnd_driver_step *s) {
-    ex_state st;
-    return understand(s, &st);
+/* The view of operation i of m; false when it does not fit one (too many operands). */
+static bool view(const nnd_driver_model *m, uint32_t i, ex_step *s) {
+    const nnd_driver_operation *op = &m->operations[i];
+    if (op->n_inputs > MAX_INPUTS || op->n_outputs != 1) return false;
+    s->operation = op->type;
+    s->n_inputs = op->n_inputs;
+    for (uint32_t j = 0; j < op->n_inputs; j++)
+        s->inputs[j] = op->inputs[j] < m->n_operands ? &m->operands[op->inputs[j]] : NULL;
+    s->outputs[0] = op->outputs[0] < m->n_operands ? &m->operands[op->outputs[0]] : NULL;
+    return s->outputs[0] != NULL;
 }
 
-static void *ex_prepare(const nnd_driver_step *s) {
-    ex_state probe;
-    if (!understand(s, &probe)) return NULL;
-    size_t bytes = 0;
-    for (uint32_t j = 0; j < MAX_CONSTANTS && j < s->n_inputs; j++)
-        if (in(s, j)->is_constant && in(s, j)->is_tensor) bytes += in(s, j)->length;
-    ex_state *st = malloc(sizeof *st + bytes);
-    if (!st) return NULL;
-    *st = probe;
-    st->memory_bytes = bytes;
-    float *at = st->memory;
-    for (uint32_t j = 0; j < MAX_CONSTANTS && j < s->n_inputs; j++) {
-        const nnd_ext_operand *o = in(s, j);
-        if (!o->is_constant || !o->is_tensor) continue;
-        memcpy(at, o->data, o->length);
-        st->constant[j] = at;
-        at += o->length / sizeof(float);
+static int ex_supported(void *device, const nnd_driver_model *m, bool *supported, char *err,
+                        size_t errlen) {
+    (void)device, (void)err, (void)errlen;
+    for (uint32_t i = 0; i < m->n_operations; i++) {
+        ex_step s;
+        ex_state st;
+        supported[i] = !m->relaxed && view(m, i, &s) && understand(&s, &st);
     }
-    return st;
+    return NND_DRIVER_OK;
 }
 
-static ex_shape shape_of(const nnd_ext_operand *o) {
+/* ---- prepared partitions ------------------------------------------------------------------ */
+
+/* Where an operand's bytes are during an execution. */
+enum { AT_INPUT, AT_OUTPUT, AT_CONSTANT, AT_TEMP, AT_NONE };
+
+typedef struct ex_place {
+    int kind;
+    uint64_t at;      /* input or output index, byte offset of a temporary */
+    const void *data; /* a constant's, valid while the partition lives */
+    nnd_driver_operand shape;
+} ex_place;
+
+typedef struct ex_node {
+    ex_state st;
+    uint32_t n_inputs;
+    uint32_t in[MAX_INPUTS], out;
+} ex_node;
+
+typedef struct ex_prepared {
+    uint32_t n_nodes, n_operands;
+    ex_node *nodes;
+    ex_place *places;
+    uint64_t temp_bytes; /* temporaries, one after another */
+} ex_prepared;
+
+static void ex_release(void *prepared) {
+    ex_prepared *p = prepared;
+    if (!p) return;
+    free(p->nodes);
+    free(p->places);
+    free(p);
+}
+
+static uint64_t bytes_of_shape(const nnd_driver_operand *o) {
+    uint64_t n = sizeof(float);
+    for (uint32_t r = 0; r < o->rank; r++)
+        n *= o->dims[r];
+    return n;
+}
+
+/* Builds a prepared partition; with blob (cache_load) the nodes' parameters come from it. */
+static int build(const nnd_driver_model *m, const ex_state *from_blob,
+                 nnd_driver_prepared_info *out, char *err, size_t errlen) {
+    ex_prepared *p = calloc(1, sizeof *p);
+    if (p) p->nodes = calloc(m->n_operations + 1, sizeof *p->nodes);
+    if (p) p->places = calloc(m->n_operands + 1, sizeof *p->places);
+    if (!p || !p->nodes || !p->places) {
+        ex_release(p);
+        snprintf(err, errlen, "out of memory");
+        return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
+    }
+    p->n_nodes = m->n_operations;
+    p->n_operands = m->n_operands;
+    for (uint32_t o = 0; o < m->n_operands; o++) {
+        ex_place *pl = &p->places[o];
+        pl->shape = m->operands[o];
+        pl->kind = AT_NONE;
+        if (m->operands[o].lifetime == NND_DRIVER_CONSTANT) {
+            pl->kind = AT_CONSTANT;
+            pl->data = m->operands[o].data;
+        } else if (m->operands[o].lifetime == NND_DRIVER_TEMPORARY) {
+            pl->kind = AT_TEMP;
+            pl->at = p->temp_bytes;
+            p->temp_bytes += (bytes_of_shape(&m->operands[o]) + 63) & ~63ull;
+        }
+    }
+    for (uint32_t i = 0; i < m->n_inputs; i++)
+        p->places[m->inputs[i]].kind = AT_INPUT, p->places[m->inputs[i]].at = i;
+    for (uint32_t i = 0; i < m->n_outputs; i++)
+        p->places[m->outputs[i]].kind = AT_OUTPUT, p->places[m->outputs[i]].at = i;
+    for (uint32_t i = 0; i < m->n_operations; i++) {
+        ex_step s;
+        ex_node *n = &p->nodes[i];
+        if (!view(m, i, &s) || !understand(&s, &n->st) ||
+            (from_blob && from_blob[i].op != n->st.op)) {
+            ex_release(p);
+            snprintf(err, errlen, "operation #%u is not one this driver runs",
+                     m->operations[i].index);
+            return from_blob ? NND_DRIVER_GENERAL_FAILURE : NND_DRIVER_UNSUPPORTED;
+        }
+        if (from_blob) n->st = from_blob[i];
+        n->n_inputs = s.n_inputs;
+        memcpy(n->in, m->operations[i].inputs, sizeof(uint32_t) * s.n_inputs);
+        n->out = m->operations[i].outputs[0];
+    }
+    out->prepared = p;
+    out->held_bytes = sizeof *p + sizeof(ex_node) * p->n_nodes + sizeof(ex_place) * p->n_operands;
+    return NND_DRIVER_OK;
+}
+
+static int ex_prepare(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
+                      nnd_driver_prepared_info *out, char *err, size_t errlen) {
+    (void)device, (void)a; /* one speed here: preference, priority and deadline change nothing */
+    return build(m, NULL, out, err, errlen);
+}
+
+/* ---- execution ---------------------------------------------------------------------------- */
+
+static ex_shape shape_of(const nnd_driver_operand *o) {
     ex_shape s = {.rank = o->rank};
     memcpy(s.dims, o->dims, sizeof(uint32_t) * o->rank);
     return s;
 }
 
-static uint64_t elements(const nnd_ext_operand *o) {
+static uint64_t elements(const nnd_driver_operand *o) {
     uint64_t n = 1;
     for (uint32_t r = 0; r < o->rank; r++)
         n *= o->dims[r];
     return n;
 }
 
-/* Where operand o is: the daemon's memory (data), or ours (a handle, data NULL). */
-static void *bytes_of(const nnd_ext_operand *o, uint64_t handle) {
-    return handle ? ex_memory_at(handle, o->length) : o->data;
+/* Where an execution's argument is: the daemon's memory (data), or ours (a handle). */
+static void *arg_bytes(const nnd_driver_arg *a) {
+    return a->data ? a->data : ex_memory_at(a->memory, a->length);
 }
 
-static int ex_execute(void *state, nnd_driver_step *s) {
-    const ex_state *st = state;
-    const float *data[MAX_CONSTANTS] = {NULL};
-    for (uint32_t j = 0; j < MAX_CONSTANTS && j < s->n_inputs; j++)
-        data[j] = st->constant[j] ? st->constant[j]
-                                  : (const float *)bytes_of(&s->inputs[j], s->input_memory[j]);
-    const nnd_ext_operand *x = &s->inputs[0], *y = &s->outputs[0];
-    float *out = bytes_of(y, s->output_memory[0]);
-    if (!out || (!data[0] && x->length)) {
-        snprintf(s->err, s->errlen, "an operand's device memory is missing");
-        return NND_EXT_FAILED;
+static void *place_bytes(const ex_prepared *p, uint32_t o, nnd_driver_execution *x, char *temps) {
+    const ex_place *pl = &p->places[o];
+    switch (pl->kind) {
+    case AT_INPUT: return arg_bytes(&x->inputs[pl->at]);
+    case AT_OUTPUT: return arg_bytes(&x->outputs[pl->at]);
+    case AT_CONSTANT: return (void *)pl->data;
+    case AT_TEMP: return temps + pl->at;
+    default: return NULL;
     }
+}
+
+static int run_node(const ex_prepared *p, const ex_node *n, nnd_driver_execution *x, char *temps) {
+    const float *data[3] = {NULL};
+    for (uint32_t j = 0; j < 3 && j < n->n_inputs; j++)
+        data[j] = place_bytes(p, n->in[j], x, temps);
+    const nnd_driver_operand *xs = &p->places[n->in[0]].shape, *y = &p->places[n->out].shape;
+    float *out = place_bytes(p, n->out, x, temps);
+    if (!out || !data[0]) {
+        snprintf(x->err, x->errlen, "an operand's memory is missing");
+        return NND_DRIVER_GENERAL_FAILURE;
+    }
+    const ex_state *st = &n->st;
     switch (st->op) {
     case OP_ADD:
     case OP_MUL: {
-        ex_shape sa = shape_of(x), sb = shape_of(&s->inputs[1]), so = shape_of(y);
+        ex_shape sa = shape_of(xs), sb = shape_of(&p->places[n->in[1]].shape), so = shape_of(y);
         ex_binary(st->op == OP_MUL, data[0], &sa, data[1], &sb, out, &so, st->w.act);
-        return 0;
+        break;
     }
-    case OP_RELU: ex_clamp(data[0], out, elements(y), 0, 3.4e38f); return 0;
-    case OP_RELU6: ex_clamp(data[0], out, elements(y), 0, 6); return 0;
+    case OP_RELU: ex_clamp(data[0], out, elements(y), 0, 3.4e38f); break;
+    case OP_RELU6: ex_clamp(data[0], out, elements(y), 0, 6); break;
     case OP_CONV_2D:
-        ex_conv2d(data[0], x->dims, data[1], data[2], y->dims[3], out, y->dims, &st->w);
-        return 0;
+        ex_conv2d(data[0], xs->dims, data[1], data[2], y->dims[3], out, y->dims, &st->w);
+        break;
     case OP_MAX_POOL_2D:
     case OP_AVERAGE_POOL_2D:
-        ex_pool2d(st->op == OP_MAX_POOL_2D, data[0], x->dims, out, y->dims, &st->w);
-        return 0;
+        ex_pool2d(st->op == OP_MAX_POOL_2D, data[0], xs->dims, out, y->dims, &st->w);
+        break;
     case OP_FULLY_CONNECTED: {
-        uint32_t size = s->inputs[1].dims[1];
-        ex_fully_connected(data[0], (uint32_t)(elements(x) / size), size, data[1], data[2],
+        uint32_t size = p->places[n->in[1]].shape.dims[1];
+        ex_fully_connected(data[0], (uint32_t)(elements(xs) / size), size, data[1], data[2],
                            y->dims[1], out, st->w.act);
-        return 0;
+        break;
     }
-    case OP_RESHAPE: memcpy(out, data[0], y->length); return 0;
+    case OP_RESHAPE: memmove(out, data[0], bytes_of_shape(y)); break;
     case OP_SOFTMAX: {
-        uint32_t depth = x->dims[x->rank - 1];
-        ex_softmax(data[0], depth ? elements(x) / depth : 0, depth, st->beta, out);
-        return 0;
+        uint32_t depth = xs->dims[xs->rank - 1];
+        ex_softmax(data[0], depth ? elements(xs) / depth : 0, depth, st->beta, out);
+        break;
     }
-    default: snprintf(s->err, s->errlen, "operation %d was never prepared", st->op);
+    default:
+        snprintf(x->err, x->errlen, "operation %d was never prepared", st->op);
+        return NND_DRIVER_GENERAL_FAILURE;
     }
-    return NND_EXT_FAILED;
+    return NND_DRIVER_OK;
 }
 
-static void ex_release(void *state) {
-    free(state);
+static int ex_execute(nnd_driver_execution *x) {
+    const ex_prepared *p = x->prepared;
+    /* Every output's shape is known at prepare here; a buffer too small is the caller's. */
+    bool short_of_room = false;
+    for (uint32_t i = 0; i < x->n_outputs; i++)
+        for (uint32_t o = 0; o < p->n_operands; o++)
+            if (p->places[o].kind == AT_OUTPUT && p->places[o].at == i) {
+                nnd_driver_arg *a = &x->outputs[i];
+                a->rank = p->places[o].shape.rank;
+                memcpy(a->dims, p->places[o].shape.dims, sizeof(uint32_t) * a->rank);
+                short_of_room |= a->length < bytes_of_shape(&p->places[o].shape);
+            }
+    if (short_of_room) return NND_DRIVER_OUTPUT_INSUFFICIENT_SIZE;
+    char *temps = malloc(p->temp_bytes + 64);
+    if (!temps) {
+        snprintf(x->err, x->errlen, "out of memory for %llu bytes of temporaries",
+                 (unsigned long long)p->temp_bytes);
+        return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
+    }
+    int rc = NND_DRIVER_OK;
+    for (uint32_t i = 0; i < p->n_nodes && rc == NND_DRIVER_OK; i++)
+        rc = run_node(p, &p->nodes[i], x, temps);
+    free(temps);
+    return rc; /* x->measure: the times stay NND_DRIVER_NO_TIME, which is allowed */
 }
 
 /* ---- cache blobs --------------------------------------------------------------------------
- * A blob: a version, the state's parameters, and for each input j the offset of its
- * constant copy in the memory that follows (or -1), then that memory. Offsets, never
- * pointers: the blob is read back by another process, maybe after a restart. A blob
- * of another version is refused, so the daemon's load fails and the client compiles
- * again. */
+ * One blob per partition: a version, the node count, then each node's parameters. No
+ * pointers: the blob is read back by another process, maybe after a restart. A blob of
+ * another version is refused, and the daemon prepares the partition again. */
 
-#define BLOB_VERSION 1
+#define BLOB_VERSION 2
 
-typedef struct ex_blob {
-    uint32_t version;
-    int32_t op;
-    ex_window w;
-    float beta;
-    int64_t constant_at[MAX_CONSTANTS]; /* in floats from memory[0], or -1 */
-    uint64_t memory_bytes;
-} ex_blob;
-
-static size_t ex_serialize(const void *state, void *buf, size_t cap) {
-    const ex_state *st = state;
-    ex_blob b = {.version = BLOB_VERSION, .op = st->op, .w = st->w, .beta = st->beta};
-    for (uint32_t j = 0; j < MAX_CONSTANTS; j++)
-        b.constant_at[j] = st->constant[j] ? st->constant[j] - st->memory : -1;
-    b.memory_bytes = st->memory_bytes;
-    size_t need = sizeof b + b.memory_bytes;
+static size_t ex_cache_save(void *prepared, uint32_t blob, void *buf, size_t cap) {
+    const ex_prepared *p = prepared;
+    size_t need = 8 + sizeof(ex_state) * p->n_nodes;
+    if (blob != 0) return 0;
     if (cap >= need) {
-        memcpy(buf, &b, sizeof b);
-        memcpy((char *)buf + sizeof b, st->memory, b.memory_bytes);
+        uint32_t head[2] = {BLOB_VERSION, p->n_nodes};
+        memcpy(buf, head, sizeof head);
+        for (uint32_t i = 0; i < p->n_nodes; i++)
+            memcpy((char *)buf + 8 + sizeof(ex_state) * i, &p->nodes[i].st, sizeof(ex_state));
     }
     return need;
 }
 
-static void *ex_deserialize(const nnd_driver_step *s, const void *blob, size_t size) {
-    ex_blob b;
-    ex_state probe;
-    if (size < sizeof b || !understand(s, &probe)) return NULL;
-    memcpy(&b, blob, sizeof b);
-    if (b.version != BLOB_VERSION || b.op != s->operation || b.memory_bytes != size - sizeof b)
-        return NULL;
-    ex_state *st = malloc(sizeof *st + b.memory_bytes);
-    if (!st) return NULL;
-    *st = probe;
-    st->w = b.w;
-    st->beta = b.beta;
-    st->memory_bytes = b.memory_bytes;
-    memcpy(st->memory, (const char *)blob + sizeof b, b.memory_bytes);
-    for (uint32_t j = 0; j < MAX_CONSTANTS; j++) {
-        const nnd_ext_operand *o = in(s, j);
-        bool fits = b.constant_at[j] >= 0 && o &&
-                    (uint64_t)b.constant_at[j] * sizeof(float) + o->length <= b.memory_bytes;
-        if (b.constant_at[j] >= 0 && !fits) return free(st), NULL;
-        st->constant[j] = fits ? st->memory + b.constant_at[j] : NULL;
+static int ex_cache_load(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
+                         const nnd_driver_blob *blobs, uint32_t n_blobs,
+                         nnd_driver_prepared_info *out, char *err, size_t errlen) {
+    (void)device, (void)a;
+    uint32_t head[2];
+    if (n_blobs != 1 || blobs[0].size < sizeof head) {
+        snprintf(err, errlen, "not a blob of this driver");
+        return NND_DRIVER_GENERAL_FAILURE;
     }
-    return st;
+    memcpy(head, blobs[0].data, sizeof head);
+    if (head[0] != BLOB_VERSION || head[1] != m->n_operations ||
+        blobs[0].size != 8 + sizeof(ex_state) * head[1]) {
+        snprintf(err, errlen, "a blob of another version or partition");
+        return NND_DRIVER_GENERAL_FAILURE;
+    }
+    ex_state *st = malloc(sizeof *st * (head[1] + 1));
+    if (!st) return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
+    memcpy(st, (const char *)blobs[0].data + 8, sizeof *st * head[1]);
+    int rc = build(m, st, out, err, errlen);
+    free(st);
+    return rc;
 }
+
+/* ---- the device ----------------------------------------------------------------------------- */
+
+static int ex_open(nnd_driver_device_info *devices, uint32_t max, char *err, size_t errlen) {
+    (void)err, (void)errlen;
+    if (max < 1) return 0;
+    nnd_driver_device_info *d = &devices[0];
+    snprintf(d->name, sizeof d->name, "nnd-example");
+    snprintf(d->version, sizeof d->version, "example 2.0");
+    d->type = NND_DRIVER_TYPE_ACCELERATOR;
+    /* After nnd-cpu (0.1) for every type, power too: a template, not a fast device. */
+    nnd_driver_perf slow = {.exec_time = 0.5f, .power_usage = 0.5f};
+    for (int t = 0; t < NND_DRIVER_OPERAND_TYPES; t++)
+        d->caps.operand[t] = slow;
+    d->caps.relaxed_scalar = d->caps.relaxed_tensor = slow;
+    d->caps.if_perf = d->caps.while_perf = slow;
+    d->caps.cache_blobs = 1;
+    d->device = NULL; /* one device: nothing to tell apart */
+    return 1;
+}
+
+static void ex_close(void) {}
 
 NND_DRIVER_EXPORT = {
     .abi_version = NND_DRIVER_ABI_VERSION,
     .struct_size = sizeof(nnd_driver),
-    .name = "nnd-example",
-    .version = "example 1.0",
-    .type = NND_DRIVER_TYPE_ACCELERATOR,
-    .exec_time = 0.05f,
-    .supports = ex_supports,
+    .name = "example",
+    .open = ex_open,
+    .close = ex_close,
+    .supported_operations = ex_supported,
     .prepare = ex_prepare,
-    .execute = ex_execute,
     .release = ex_release,
-    .memory_allocate = ex_memory_allocate,
+    .execute = ex_execute,
+    .allocate = ex_memory_allocate,
     .memory_free = ex_memory_free,
     .memory_read = ex_memory_read,
     .memory_write = ex_memory_write,
-    .serialize = ex_serialize,
-    .deserialize = ex_deserialize,
+    .cache_save = ex_cache_save,
+    .cache_load = ex_cache_load,
 };

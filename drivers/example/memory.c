@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/backends/drivers/driver_abi1.h"
+#include "nnd/driver.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -14,7 +14,10 @@ static struct {
     uint64_t size;
 } blocks[EX_MAX_BLOCKS];
 
-uint64_t ex_memory_allocate(uint64_t bytes) {
+int ex_memory_allocate(void *device, const nnd_driver_buffer_desc *desc, uint64_t *out, char *err,
+                       size_t errlen) {
+    (void)device, (void)err, (void)errlen; /* the type, shape and roles do not matter here */
+    uint64_t bytes = desc->bytes;
     unsigned char *p = calloc(1, bytes ? bytes : 1); /* zeroed, as the ABI asks */
     uint64_t handle = 0;
     pthread_mutex_lock(&lock);
@@ -26,10 +29,12 @@ uint64_t ex_memory_allocate(uint64_t bytes) {
         }
     pthread_mutex_unlock(&lock);
     if (!handle) free(p); /* out of slots: the daemon keeps the buffer in its own memory */
-    return handle;
+    *out = handle;
+    return handle ? NND_DRIVER_OK : NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
 }
 
-void ex_memory_free(uint64_t handle) {
+void ex_memory_free(void *device, uint64_t handle) {
+    (void)device;
     pthread_mutex_lock(&lock);
     if (handle >= 1 && handle <= EX_MAX_BLOCKS) {
         free(blocks[handle - 1].bytes);
@@ -50,16 +55,18 @@ static unsigned char *range(uint64_t handle, uint64_t offset, size_t n) {
     return p;
 }
 
-int ex_memory_read(uint64_t handle, uint64_t offset, void *dst, size_t bytes) {
+int ex_memory_read(void *device, uint64_t handle, uint64_t offset, void *dst, size_t bytes) {
+    (void)device;
     const unsigned char *p = range(handle, offset, bytes);
-    if (!p) return NND_EXT_FAILED;
+    if (!p) return NND_DRIVER_GENERAL_FAILURE;
     memcpy(dst, p, bytes);
     return 0;
 }
 
-int ex_memory_write(uint64_t handle, uint64_t offset, const void *src, size_t bytes) {
+int ex_memory_write(void *device, uint64_t handle, uint64_t offset, const void *src, size_t bytes) {
+    (void)device;
     unsigned char *p = range(handle, offset, bytes);
-    if (!p) return NND_EXT_FAILED;
+    if (!p) return NND_DRIVER_GENERAL_FAILURE;
     memcpy(p, src, bytes);
     return 0;
 }

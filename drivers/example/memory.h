@@ -9,12 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nnd/driver.h"
+
 #define EX_MAX_BLOCKS 1024
 
-uint64_t ex_memory_allocate(uint64_t bytes);
-void ex_memory_free(uint64_t handle);
-int ex_memory_read(uint64_t handle, uint64_t offset, void *dst, size_t bytes);
-int ex_memory_write(uint64_t handle, uint64_t offset, const void *src, size_t bytes);
+int ex_memory_allocate(void *device, const nnd_driver_buffer_desc *desc, uint64_t *handle,
+                       char *err, size_t errlen);
+void ex_memory_free(void *device, uint64_t handle);
+int ex_memory_read(void *device, uint64_t handle, uint64_t offset, void *dst, size_t bytes);
+int ex_memory_write(void *device, uint64_t handle, uint64_t offset, const void *src, size_t bytes);
 /* Where execute() finds the bytes of a handle (this "device" is the host), or NULL when
  * the handle holds fewer than `bytes`. */
 void *ex_memory_at(uint64_t handle, size_t bytes);

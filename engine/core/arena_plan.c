@@ -187,6 +187,7 @@ schema_status eng_plan_arena(eng_prepared *p, char *err, size_t errlen) {
     for (uint32_t i = 0; i < n; i++) {
         const eng_tensor *t = &p->tensors[i];
         if (t->lifetime != NND_TEMPORARY || !t->known) continue;
+        if (p->driver_owned && p->driver_owned[i]) continue; /* never leaves its driver */
         if (first[i] == UINT32_MAX) first[i] = 0; /* written by no step: validation refuses */
         if (last[i] < first[i]) last[i] = first[i];
         uint64_t bytes = schema_shape_bytes(t->type, t->rank, t->dims);

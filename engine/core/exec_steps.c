@@ -8,35 +8,9 @@
 
 #include "engine/backend.h"
 #include "engine/base/scratch.h"
+#include "engine/core/device_sync.h"
 #include "engine/core/internal.h"
-
-/* ---- device memory (backend.h): host copies of inputs and outputs bound to it ---------- */
-
-/* Before a step on runs_on (NULL: the CPU, or any step when all) reads its inputs. */
-static schema_status inputs_to_host(eng_tensor **in, uint32_t n, const eng_backend *runs_on,
-                                    bool all, char *err, size_t errlen) {
-    for (uint32_t j = 0; j < n; j++) {
-        eng_tensor *t = in[j];
-        if (!t->device || !(t->device_sync & NND_HOST_STALE) || (t->device == runs_on && !all))
-            continue;
-        schema_status s = t->device->mem_read(t->device, t->device_handle, 0, t->data,
-                                              eng_tensor_bytes(t), err, errlen);
-        if (s) return s;
-        t->device_sync &= (uint8_t)~NND_HOST_STALE;
-    }
-    return NND_OK;
-}
-
-/* After a step on runs_on wrote its outputs: which copy is now the newest. */
-static void outputs_written(eng_tensor **out, uint32_t n, const eng_backend *runs_on) {
-    for (uint32_t j = 0; j < n; j++) {
-        eng_tensor *t = out[j];
-        if (!t->device) continue;
-        bool on_device = t->device == runs_on && !(t->device_sync & NND_HOST_ONLY);
-        t->device_sync = (uint8_t)((t->device_sync & NND_HOST_ONLY) |
-                                   (on_device ? NND_HOST_STALE : NND_DEVICE_STALE));
-    }
-}
+#include "engine/core/partition_run.h"
 
 /* Gives a temporary whose size is only known now a buffer that is reused next time. */
 schema_status eng_exec_size_operand(eng_exec *e, uint32_t o, char *err, size_t errlen) {
@@ -82,24 +56,41 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
     const eng_prepared *p = e->p;
     schema_status s = NND_OK;
     e->stopped_at = UINT32_MAX;
-    if (!e->insufficient || p->dynamic) {
+    /* A partition that a device completed since the run left its thread. */
+    if (from < p->n_steps && p->steps[from].part_len && eng_partition_completed(e, from)) {
+        s = eng_partition_finish(e, from, err, errlen);
+        from += p->steps[from].part_len;
+    }
+    if (!s && (!e->insufficient || p->dynamic)) {
         for (uint32_t k = from; k < p->n_steps; k++) {
             const eng_step *st = &p->steps[k];
+            if (st->part_member) continue; /* run with its partition's first step */
             if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) {
                 e->stopped_at = k;
                 break;
+            }
+            if (st->part_len) {
+                /* Shapes inside a partition are known at prepare: the driver's business. */
+                if (e->insufficient) continue;
+                s = eng_partition_run(e, k, cp, err, errlen);
+                if (s == ENG_ON_DEVICE) e->stopped_at = k;
+                if (s) break;
+                continue;
             }
             eng_tensor **ptrs = e->ptrs + e->step_ptr[k];
             if (st->sub[0]) {
                 /* IF, WHILE (flow.h): their inputs are stale once an output fell short. */
                 if (e->insufficient) break;
-                if ((s = inputs_to_host(ptrs, st->n_in, NULL, true, err, errlen)) != NND_OK) break;
+                if ((s = eng_exec_inputs_to_host(ptrs, st->n_in, NULL, true, err, errlen)) !=
+                    NND_OK)
+                    break;
                 if ((s = e->run_flow(e, k, cp, err, errlen)) != NND_OK) break;
-                outputs_written(ptrs + st->n_in, st->n_out, NULL);
+                eng_exec_outputs_written(ptrs + st->n_in, st->n_out, NULL);
                 continue;
             }
             /* Shapes of a dynamic model may read any input's bytes. */
-            if ((s = inputs_to_host(ptrs, st->n_in, st->backend, p->dynamic, err, errlen))) break;
+            if ((s = eng_exec_inputs_to_host(ptrs, st->n_in, st->backend, p->dynamic, err, errlen)))
+                break;
             eng_op_ctx c = {.def = st->def,
                             .index = st->index,
                             .in = ptrs,
@@ -143,9 +134,10 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
             s = st->run(&c);
             eng_scratch_reset(&e->scratch);
             if (s) break;
-            outputs_written(c.out, st->n_out, st->backend);
+            eng_exec_outputs_written(c.out, st->n_out, st->backend);
         }
     }
+    if (s == ENG_ON_DEVICE) return s; /* the rest when the partition completes */
     for (uint32_t i = 0; !s && !e->insufficient && i < p->n_outputs; i++) {
         eng_tensor *t = &e->tensors[p->outputs[i]];
         if (e->out_caller[i]) memcpy(e->out_caller[i], t->data, eng_tensor_bytes(t));

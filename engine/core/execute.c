@@ -9,6 +9,7 @@
 #include "engine/base/scratch.h"
 #include "engine/core/flow.h"
 #include "engine/core/internal.h"
+#include "engine/core/partition_run.h"
 
 #define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
@@ -24,6 +25,7 @@ void eng_exec_free(eng_exec *e) {
         free(e->subs);
     }
     eng_flow_exec_free(e);
+    eng_partition_run_free(e->part);
     if (e->dyn)
         for (uint32_t i = 0; i < e->p->n_operands; i++)
             free(e->dyn[i]);
@@ -241,6 +243,8 @@ schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outp
     schema_status intact = constants_intact(p, err, errlen);
     if (intact) return intact;
     e->started = false;
+    e->device_ns = e->driver_ns = UINT64_MAX;
+    eng_partition_run_reset(e->part);
     /* A loop a checkpoint stopped in an earlier run is not continued by a fresh one. */
     eng_flow_reset(e);
     for (uint32_t i = 0; i < p->n_subplans; i++)

@@ -30,6 +30,10 @@ typedef struct eng_step {
      * the model's referenced list (flow.h); NULL for every other operation. */
     const struct eng_prepared *sub[2];
     uint32_t sub_index[2];
+    /* A driver partition (partition.h): its first step runs it whole (part_len steps, state
+     * the partition); the others are members, never run (state NULL). */
+    uint32_t part_len;
+    bool part_member;
 } eng_step;
 
 struct eng_prepared {
@@ -56,8 +60,11 @@ struct eng_prepared {
      * counted once at prepare for eng_prepared_steps_on(), which every execution asks. */
     struct {
         const struct eng_backend *backend;
-        uint32_t steps;
+        uint32_t steps, partitions;
     } on[NND_PLAN_BACKENDS];
+    /* Per operand: a temporary inside a driver partition (no arena space, never seen by
+     * the daemon); NULL when the plan has no partition. */
+    bool *driver_owned;
     uint32_t n_on;
     uint8_t *extension_blobs;         /* copies of operands' extension data */
     struct eng_ext_plugin **ext_held; /* plugins this model uses (extension.h) */
@@ -104,10 +111,12 @@ struct eng_exec {
      * loop, do not call each other by name. */
     schema_status (*run_flow)(eng_exec *e, uint32_t k, const eng_checkpoint *cp, char *err,
                               size_t errlen);
+    struct eng_part_run *part; /* a driver partition's execution (partition.h); lazily made */
+    void (*notify)(void *ctx);
+    void *notify_ctx;
+    uint64_t device_ns, driver_ns; /* measured by drivers this run; UINT64_MAX: none */
 };
 
-/* step_blobs.c: claims the steps m->blobs name through their drivers' claim_blob();
- * GENERAL_FAILURE with err when a blob names no such step or a driver refuses it. */
 /* A step offered to a backend (prepare.c): at most ENG_STEP_MAX_IN inputs and
  * ENG_STEP_MAX_OUT outputs, and no subgraphs (IF, WHILE stay on the CPU). */
 #define ENG_STEP_MAX_IN  512
@@ -119,8 +128,6 @@ eng_op_ctx eng_step_ctx(const eng_prepared *p, const eng_step *st, const eng_bac
                         eng_tensor **in, eng_tensor **out, char *err, size_t errlen);
 /* Step st runs on backend be with the state be's claim gave. */
 void eng_step_take(eng_step *st, const eng_backend *be, void *state);
-schema_status eng_claim_from_blobs(eng_prepared *p, const eng_model_desc *m, char *err,
-                                   size_t errlen);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
 schema_status eng_model_tensors(const eng_model_desc *m, eng_tensor *tensors, eng_channel_quant *cq,
                                 const uint8_t *constants, char *err, size_t errlen);

@@ -13,19 +13,25 @@
 #include "engine/core/fp16_region.h"
 #include "engine/core/internal.h"
 #include "engine/core/requant_fold.h"
+#include "engine/core/partition.h"
+#include "engine/core/partition_sub.h"
 
 #define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
 void eng_prepared_free(eng_prepared *p) {
     if (!p) return;
     for (uint32_t k = 0; p->steps && k < p->n_steps; k++)
-        if (p->steps[k].backend) p->steps[k].backend->release(p->steps[k].state);
+        if (p->steps[k].part_len)
+            eng_partition_release(p->steps[k].state); /* a driver partition's first step */
+        else if (p->steps[k].backend && !p->steps[k].part_member)
+            p->steps[k].backend->release(p->steps[k].state);
     for (uint32_t i = 0; i < p->n_pools; i++)
         if (p->pools[i].release) p->pools[i].release(p->pools[i].ctx);
     free(p->pools);
     free(p->operands);
     free(p->tensors);
     free(p->slot);
+    free(p->driver_owned);
     free(p->steps);
     free(p->operand_lists);
     free(p->inputs);
@@ -330,33 +336,27 @@ static bool shapes_known(const eng_op_ctx *c) {
     return true;
 }
 
-/* Offers every step whose tensors all have known shapes to the model's driver backends in
- * order, then to XNNPACK unless cpu_fast is false, last step first (backend.h); steps no
- * backend claims keep the reference kernel. Control flow never goes to a driver, nor do
- * subgraphs (drivers == NULL for them). Not done for eng_validate(): claims build
- * operators and pack weights. */
-static void claim_steps(eng_prepared *p, const eng_backend *const *drivers, uint32_t n_drivers,
-                        bool cpu_fast) {
+/* Offers every step whose tensors all have known shapes and that no driver partition took
+ * to XNNPACK unless cpu_fast is false, last step first (backend.h); steps it does not claim
+ * keep the reference kernel. Not done for eng_validate(): claims build operators and pack
+ * weights. */
+static void claim_steps(eng_prepared *p, bool cpu_fast) {
     const char *env = getenv("NND_REFERENCE_KERNELS");
     if (env && *env && strcmp(env, "0") != 0) cpu_fast = false;
+    if (!cpu_fast) return;
     eng_tensor *in[ENG_STEP_MAX_IN], *out[ENG_STEP_MAX_OUT];
     char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
     bool last = true;
+    const eng_backend *be = &eng_backend_xnnpack;
     for (uint32_t k = p->n_steps; k-- > 0;) {
         eng_step *st = &p->steps[k];
-        if (st->backend) continue; /* restored from a cache blob */
-        if (!eng_step_offerable(st)) continue;
-        for (uint32_t b = 0; b <= n_drivers; b++) {
-            const eng_backend *be = b < n_drivers ? drivers[b] : &eng_backend_xnnpack;
-            if (b == n_drivers && !cpu_fast) break;
-            eng_op_ctx c = eng_step_ctx(p, st, be, in, out, err, sizeof err);
-            if (!shapes_known(&c)) break;
-            void *state = be->claim(&c, last);
-            if (!state) continue;
-            eng_step_take(st, be, state);
-            if (be == &eng_backend_xnnpack) last = false;
-            break;
-        }
+        if (st->backend || !eng_step_offerable(st)) continue; /* a driver's partition */
+        eng_op_ctx c = eng_step_ctx(p, st, be, in, out, err, sizeof err);
+        if (!shapes_known(&c)) continue;
+        void *state = be->claim(&c, last);
+        if (!state) continue;
+        eng_step_take(st, be, state);
+        last = false;
     }
 }
 
@@ -385,8 +385,9 @@ static void count_steps_on(eng_prepared *p) {
         while (i < p->n_on && p->on[i].backend != b)
             i++;
         if (i == NND_PLAN_BACKENDS) continue; /* more backends than devices: not counted */
-        if (i == p->n_on) p->on[p->n_on++].backend = b, p->on[i].steps = 0;
+        if (i == p->n_on) p->on[p->n_on++].backend = b, p->on[i].steps = p->on[i].partitions = 0;
         p->on[i].steps++;
+        if (p->steps[k].part_len) p->on[i].partitions++;
     }
 }
 
@@ -396,22 +397,14 @@ uint32_t eng_prepared_steps_on(const eng_prepared *p, const eng_backend *b) {
     return 0;
 }
 
-const eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k) {
-    return k < p->n_steps ? device_backend(&p->steps[k]) : NULL;
+uint32_t eng_prepared_partitions_on(const eng_prepared *p, const eng_backend *b) {
+    for (uint32_t i = 0; i < p->n_on; i++)
+        if (p->on[i].backend == b) return p->on[i].partitions;
+    return 0;
 }
 
-/* Whether a driver of the list supports step st of p (known shapes only). */
-static bool some_driver_supports(const eng_prepared *p, const eng_step *st,
-                                 const eng_backend *const *drivers, uint32_t n_drivers) {
-    eng_tensor *in[ENG_STEP_MAX_IN], *out[ENG_STEP_MAX_OUT];
-    char err[NND_ERR_LEN];
-    if (!eng_step_offerable(st)) return false;
-    for (uint32_t b = 0; b < n_drivers; b++) {
-        eng_op_ctx c = eng_step_ctx(p, st, drivers[b], in, out, err, sizeof err);
-        if (!shapes_known(&c)) return false;
-        if (drivers[b]->supports && drivers[b]->supports(&c)) return true;
-    }
-    return false;
+const eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k) {
+    return k < p->n_steps ? device_backend(&p->steps[k]) : NULL;
 }
 
 schema_status eng_supported_operations_on(const eng_model_desc *m, bool *supported,
@@ -426,13 +419,22 @@ schema_status eng_supported_operations_on(const eng_model_desc *m, bool *support
         memset(supported, 0, sizeof(bool) * m->n_operations);
         return NND_OK;
     }
+    /* Each driver answers for the whole graph once (partition.h). */
+    bool *any = calloc(p->n_steps + 1, sizeof(bool)),
+         *one = malloc(sizeof(bool) * (p->n_steps + 1));
+    for (uint32_t d = 0; any && one && d < m->n_drivers; d++) {
+        if (!m->drivers[d]->driver) continue;
+        eng_partition_supported(p, m->drivers[d]->driver, one);
+        for (uint32_t k = 0; k < p->n_steps; k++)
+            any[k] |= one[k];
+    }
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const eng_step *st = &p->steps[k];
-        if (supported[st->index] &&
-            !(supported[st->index] = some_driver_supports(p, st, m->drivers, m->n_drivers)) &&
-            on_refused)
+        if (supported[st->index] && !(supported[st->index] = any && any[k]) && on_refused)
             on_refused(ctx, st->index, "no device the request names runs it");
     }
+    free(any);
+    free(one);
     eng_prepared_free(p);
     return NND_OK;
 }
@@ -489,15 +491,15 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     bool cpu_fast = !m->reference_only && !m->drivers_only;
     /* What the backends allocate from here on is the model's (footprint.h). */
     eng_footprint_begin(&p->backend_bytes);
-    if (m->from_blobs && (s = eng_claim_from_blobs(p, m, err, errlen)) != NND_OK) {
+    if ((s = eng_partition_model(p, m, err, errlen)) != NND_OK) {
         eng_footprint_end();
         eng_prepared_free(p);
         return s;
     }
-    claim_steps(p, m->from_blobs ? NULL : m->drivers, m->from_blobs ? 0 : m->n_drivers, cpu_fast);
+    claim_steps(p, cpu_fast);
     /* Subgraphs' FP16 steps convert at each fast step; only the main plan gets regions. */
     for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
-        claim_steps(p->subplans[i], NULL, 0, true);
+        claim_steps(p->subplans[i], true);
     eng_footprint_end();
     if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != NND_OK) {
         eng_prepared_free(p);
@@ -505,7 +507,9 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     }
     count_steps_on(p);
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
-    if (eng_plan_fp16_regions(p) && (s = eng_plan_arena(p, err, errlen)) != NND_OK) {
+    /* Temporaries inside driver partitions get none. */
+    bool widened = eng_plan_fp16_regions(p);
+    if ((widened || p->driver_owned) && (s = eng_plan_arena(p, err, errlen)) != NND_OK) {
         eng_prepared_free(p);
         return s;
     }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* step_offer.c: a plan's step as a backend sees it when it is offered the step (internal.h:
  * eng_step_offerable, eng_step_ctx, eng_step_take), shared by preparation (prepare.c) and
- * the claims from cache blobs (step_blobs.c). */
+ * driver partitions (backends/drivers/partition.h). */
 #include "engine/backend.h"
 #include "engine/core/internal.h"
 

@@ -14,8 +14,9 @@
  *   says to rebuild it against this header. The daemon loads each driver in a driver host
  *   process of its own (one per plugin; docs/drivers.md); every rule below holds there as
  *   it would in the daemon, and a driver cannot tell the two apart.
- * - Devices: open() is called once, before anything else, and fills up to `max` device
- *   records (one per accelerator the driver drives; 0 is fine: nothing here). Each device
+ * - Devices: open() is called once, before anything else, fills up to `max` device records
+ *   (one per accelerator the driver drives) and returns how many it filled (0 is fine:
+ *   nothing here), or -1 with a message in err (the driver is refused). Each device
  *   becomes one nnd device, listed by GetDevices (ANeuralNetworks_getDevice) under its
  *   name: 1 to 31 characters of [a-z0-9-], unique among the daemon's devices (the built-in
  *   "nnd-cpu" and "nnd-reference" included). `device` in the record is the driver's own
@@ -49,8 +50,10 @@
  *   cancel()) is the asynchronous form: it starts the work and returns
  *   NND_DRIVER_STARTED, then calls x->complete(x, status) exactly once, from any thread,
  *   when the work ends (or returns another status at once, without calling complete()).
- *   A driver with start() is never called through execute() unless execute() is set too.
- *   cancel() asks started work to end soon; complete() still comes, with any status.
+ *   A driver with start() is never called through execute() unless execute() is set too;
+ *   with both, the daemon starts what its scheduler can leave running and executes the
+ *   rest. cancel() asks started work to end soon (it may come while complete() is being
+ *   called); complete() still comes, with any status.
  *   Inputs are read-only; every input and output is host memory (data) or, only for a
  *   driver with device memory, one of its own handles (data NULL, memory set). The
  *   execution carries the priority, the deadline (a deadline passed inside the partition:
@@ -61,8 +64,8 @@
  *   executions may run at once, on one prepared partition too.
  * - Device memory (optional, all four or none; the HAL's IDevice::allocate and IBuffer):
  *   allocate() makes a buffer for the descriptor's operand (type, shape, bytes) and the
- *   roles it will play (which prepared partitions' inputs and outputs), zeroed, and gives
- *   a handle other than 0. memory_read() and memory_write() copy [offset, offset + bytes)
+ *   roles it will play (which prepared partitions' inputs and outputs; n_roles 0 when the
+ *   daemon does not tell them), zeroed, and gives a handle other than 0. memory_read() and memory_write() copy [offset, offset + bytes)
  *   of it (always in range) out and in; memory_free() frees it once no execution uses it.
  * - Cache (optional, both or none, with caps.cache_blobs > 0): cache_save() writes blob i
  *   of a prepared partition into buf when it fits in cap and returns its size in any case

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* drv_mem_driver: a device driver for test_driver_memory, "nnd-memtest": float32 RELU only,
- * ranked before everything (exec_time 0.01), with both optional parts of the ABI: device
- * memory (blocks of its own, handles 1, 2, ...) and cache blobs. Every call the test
- * counts appends one line to the file named by NND_TEST_DRV_LOG: "prepare", "serialize",
- * "deserialize", "allocate", "free", "read", "write", "execute", "in-handle" and
- * "out-handle" (an operand execute() got in device memory). deserialize() faults (SIGSEGV)
+/* drv_mem_driver: a device driver for test_driver_memory, "nnd-memtest": RELU only
+ * (drv_relu.h), ranked before everything (0.01 for every type), with both optional parts
+ * of the ABI: device memory (blocks of its own, handles 1, 2, ...) and cache blobs (one
+ * per partition). Every call the test counts appends one line to the file named by
+ * NND_TEST_DRV_LOG: "prepare", "serialize" (cache_save writing), "deserialize"
+ * (cache_load), "allocate", "free", "read", "write", "execute", "in-handle" and
+ * "out-handle" (an argument execute() got in device memory). cache_load() faults (SIGSEGV)
  * while the file NND_TEST_DRV_LOG.fault exists. */
 #include <fcntl.h>
 #include <pthread.h>
@@ -13,22 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/backends/drivers/driver_abi1.h"
+#include "tests/daemon/drv_relu.h"
 
 #define OP_RELU    19
 #define MAX_BLOCKS 64
 #define BLOB_MAGIC 0x4d454d54u /* "MEMT" */
 
 static void note(const char *what) {
-    const char *path = getenv("NND_TEST_DRV_LOG");
-    if (!path) return;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return;
-    char line[32];
-    int n = snprintf(line, sizeof line, "%s\n", what);
-    if (write(fd, line, (size_t)n) != n) { /* the test then counts one short */
-    }
-    close(fd);
+    drv_note("%s", what);
 }
 
 /* ---- device memory --------------------------------------------------------------------- */
@@ -48,8 +41,16 @@ static unsigned char *block(uint64_t h, uint64_t off, size_t n) {
     return p;
 }
 
-static uint64_t m_allocate(uint64_t bytes) {
+/* execute(): an argument in device memory, noted. */
+static void *mem_at(uint64_t h, size_t n) {
+    return block(h, 0, n);
+}
+
+static int m_allocate(void *device, const nnd_driver_buffer_desc *desc, uint64_t *out, char *err,
+                      size_t errlen) {
+    (void)device, (void)err, (void)errlen;
     note("allocate");
+    uint64_t bytes = desc->bytes;
     unsigned char *p = calloc(1, bytes);
     uint64_t h = 0;
     pthread_mutex_lock(&g_lock);
@@ -57,10 +58,12 @@ static uint64_t m_allocate(uint64_t bytes) {
         if (!g_blocks[i].bytes) g_blocks[i].bytes = p, g_blocks[i].size = bytes, h = i + 1;
     pthread_mutex_unlock(&g_lock);
     if (!h) free(p);
-    return h;
+    *out = h;
+    return h ? NND_DRIVER_OK : NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
 }
 
-static void m_free(uint64_t h) {
+static void m_free(void *device, uint64_t h) {
+    (void)device;
     note("free");
     pthread_mutex_lock(&g_lock);
     if (h >= 1 && h <= MAX_BLOCKS) {
@@ -70,106 +73,114 @@ static void m_free(uint64_t h) {
     pthread_mutex_unlock(&g_lock);
 }
 
-static int m_read(uint64_t h, uint64_t off, void *dst, size_t n) {
+static int m_read(void *device, uint64_t h, uint64_t off, void *dst, size_t n) {
+    (void)device;
     note("read");
     const unsigned char *p = block(h, off, n);
-    if (!p) return NND_EXT_FAILED;
+    if (!p) return NND_DRIVER_GENERAL_FAILURE;
     memcpy(dst, p, n);
     return 0;
 }
 
-static int m_write(uint64_t h, uint64_t off, const void *src, size_t n) {
+static int m_write(void *device, uint64_t h, uint64_t off, const void *src, size_t n) {
+    (void)device;
     note("write");
     unsigned char *p = block(h, off, n);
-    if (!p) return NND_EXT_FAILED;
+    if (!p) return NND_DRIVER_GENERAL_FAILURE;
     memcpy(p, src, n);
     return 0;
 }
 
-/* ---- steps ------------------------------------------------------------------------------ */
+/* ---- partitions ------------------------------------------------------------------------- */
 
-static bool t_supports(const nnd_driver_step *s) {
-    return s->operation == OP_RELU && s->n_inputs == 1 &&
-           s->inputs[0].type == NND_EXT_TENSOR_FLOAT32 && s->outputs[0].rank > 0;
+static int t_open(nnd_driver_device_info *d, uint32_t max, char *err, size_t errlen) {
+    (void)err, (void)errlen;
+    if (max < 1) return 0;
+    snprintf(d->name, sizeof d->name, "nnd-memtest");
+    snprintf(d->version, sizeof d->version, "memtest 2");
+    d->type = NND_DRIVER_TYPE_ACCELERATOR;
+    nnd_driver_perf fast = {0.01f, 0.01f};
+    for (int t = 0; t < NND_DRIVER_OPERAND_TYPES; t++)
+        d->caps.operand[t] = fast;
+    d->caps.cache_blobs = 1;
+    return 1;
 }
 
-static uint64_t elements(const nnd_driver_step *s) {
-    uint64_t n = 1;
-    for (uint32_t r = 0; r < s->outputs[0].rank; r++)
-        n *= s->outputs[0].dims[r];
-    return n;
+static void t_close(void) {}
+
+static int t_supported(void *device, const nnd_driver_model *m, bool *supported, char *err,
+                       size_t errlen) {
+    (void)device, (void)err, (void)errlen;
+    for (uint32_t i = 0; i < m->n_operations; i++)
+        supported[i] = drv_relu_supported(m, i);
+    return NND_DRIVER_OK;
 }
 
-/* A state is the operation's element count: all execute() needs. */
-static void *t_prepare(const nnd_driver_step *s) {
-    if (!t_supports(s)) return NULL;
+static int t_prepare(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
+                     nnd_driver_prepared_info *out, char *err, size_t errlen) {
+    (void)device, (void)a;
     note("prepare");
-    uint64_t *n = malloc(sizeof *n);
-    if (n) *n = elements(s);
-    return n;
+    drv_relu *p;
+    int rc = drv_relu_prepare(m, &p, err, errlen);
+    out->prepared = p;
+    return rc;
 }
 
-static int t_execute(void *state, nnd_driver_step *s) {
+static void t_release(void *prepared) {
+    drv_relu_free(prepared);
+}
+
+static int t_execute(nnd_driver_execution *x) {
     note("execute");
-    size_t n = (size_t) * (const uint64_t *)state;
-    const float *x = s->inputs[0].data;
-    float *y = s->outputs[0].data;
-    if (s->input_memory[0])
-        note("in-handle"), x = (const float *)block(s->input_memory[0], 0, 4 * n);
-    if (s->output_memory[0]) note("out-handle"), y = (float *)block(s->output_memory[0], 0, 4 * n);
-    if (!x || !y) {
-        snprintf(s->err, s->errlen, "no such device memory");
-        return NND_EXT_FAILED;
-    }
-    for (size_t i = 0; i < n; i++)
-        y[i] = x[i] > 0 ? x[i] : 0;
-    return 0;
+    for (uint32_t i = 0; i < x->n_inputs; i++)
+        if (!x->inputs[i].data) note("in-handle");
+    for (uint32_t i = 0; i < x->n_outputs; i++)
+        if (!x->outputs[i].data) note("out-handle");
+    return drv_relu_run(x->prepared, x, mem_at);
 }
 
-static void t_release(void *state) {
-    free(state);
-}
+/* ---- cache blobs: magic, operation count ------------------------------------------------- */
 
-/* ---- cache blobs: magic, element count ---------------------------------------------------- */
-
-static size_t t_serialize(const void *state, void *buf, size_t cap) {
-    uint32_t blob[3] = {BLOB_MAGIC};
-    memcpy(&blob[1], state, sizeof(uint64_t));
+static size_t t_cache_save(void *prepared, uint32_t i, void *buf, size_t cap) {
+    uint32_t blob[2] = {BLOB_MAGIC, drv_relu_ops(prepared)};
+    if (i != 0) return 0;
     if (cap >= sizeof blob) note("serialize"), memcpy(buf, blob, sizeof blob);
     return sizeof blob;
 }
 
-static void *t_deserialize(const nnd_driver_step *s, const void *blob, size_t size) {
+static int t_cache_load(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
+                        const nnd_driver_blob *blobs, uint32_t n_blobs,
+                        nnd_driver_prepared_info *out, char *err, size_t errlen) {
+    (void)device, (void)a;
     note("deserialize");
     char flag[600];
     snprintf(flag, sizeof flag, "%s.fault",
              getenv("NND_TEST_DRV_LOG") ? getenv("NND_TEST_DRV_LOG") : "");
-    if (access(flag, F_OK) == 0) *(volatile int *)(uintptr_t)s->errlen = 0; /* a wild store */
-    uint32_t b[3];
-    if (size != sizeof b) return NULL;
-    memcpy(b, blob, sizeof b);
-    uint64_t *n = malloc(sizeof *n);
-    if (!n || b[0] != BLOB_MAGIC) return free(n), NULL;
-    memcpy(n, &b[1], sizeof *n);
-    if (*n != elements(s)) return free(n), NULL;
-    return n;
+    if (access(flag, F_OK) == 0) *(volatile int *)(uintptr_t)errlen = 0; /* a wild store */
+    uint32_t b[2];
+    if (n_blobs != 1 || blobs[0].size != sizeof b) return NND_DRIVER_GENERAL_FAILURE;
+    memcpy(b, blobs[0].data, sizeof b);
+    if (b[0] != BLOB_MAGIC || b[1] != m->n_operations) return NND_DRIVER_GENERAL_FAILURE;
+    drv_relu *p;
+    int rc = drv_relu_prepare(m, &p, err, errlen);
+    out->prepared = p;
+    return rc;
 }
 
 NND_DRIVER_EXPORT = {
     .abi_version = NND_DRIVER_ABI_VERSION,
     .struct_size = sizeof(nnd_driver),
     .name = "nnd-memtest",
-    .version = "memtest 1",
-    .type = NND_DRIVER_TYPE_ACCELERATOR,
-    .exec_time = 0.01f,
-    .supports = t_supports,
+    .open = t_open,
+    .close = t_close,
+    .supported_operations = t_supported,
     .prepare = t_prepare,
-    .execute = t_execute,
     .release = t_release,
-    .memory_allocate = m_allocate,
+    .execute = t_execute,
+    .allocate = m_allocate,
     .memory_free = m_free,
     .memory_read = m_read,
     .memory_write = m_write,
-    .serialize = t_serialize,
-    .deserialize = t_deserialize,
+    .cache_save = t_cache_save,
+    .cache_load = t_cache_load,
 };

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* drv_test_driver: a misbehaving device driver for test_drivers, "nnd-test": float32 RELU
- * only, ranked before everything (exec_time 0.01). Its execute() fails when the first
- * input element is DRV_TEST_FAIL, and sleeps DRV_TEST_SLOW_MS before computing when it is
- * DRV_TEST_SLOW (a long device step for the deadline test), and faults (SIGSEGV) when it
+/* drv_test_driver: a misbehaving device driver for test_drivers, "nnd-test": RELU only
+ * (drv_relu.h), ranked before everything (0.01 for every type). A partition's execute()
+ * fails when its first input element is DRV_TEST_FAIL, and sleeps DRV_TEST_SLOW_MS before computing
+ * when it is DRV_TEST_SLOW (a long device step for the deadline test), and faults (SIGSEGV) when it
  * is DRV_TEST_FAULT. When it is DRV_TEST_HOLD, it waits before computing until the file
  * /tmp/nnd-drv-test-release-PID exists (PID: the daemon's), the test's way to hold an
  * execution on this device for as long as it likes (60 s at most). Built a second time with
- * DRV_TEST_CRASH, whose constructor dies of SIGSEGV at load. Its descriptor ends at release()
- * (NND_DRIVER_SIZE_BASE), as drivers built before the optional callbacks do. */
+ * DRV_TEST_CRASH, whose constructor dies of SIGSEGV at load, and with DRV_TEST_ABI1, a
+ * table that says ABI version 1 (refused with a line saying to rebuild). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/backends/drivers/driver_abi1.h"
+#include "tests/daemon/drv_relu.h"
 
 #define DRV_TEST_FAIL    6666.0f
 #define DRV_TEST_SLOW    7777.0f
@@ -30,59 +30,75 @@ __attribute__((constructor)) static void crash_at_load(void) {
 }
 #endif
 
-static bool t_supports(const nnd_driver_step *s) {
-    return s->operation == OP_RELU && s->n_inputs == 1 &&
-           s->inputs[0].type == NND_EXT_TENSOR_FLOAT32 && s->outputs[0].rank > 0;
+static int t_open(nnd_driver_device_info *d, uint32_t max, char *err, size_t errlen) {
+    (void)err, (void)errlen;
+    if (max < 1) return 0;
+    snprintf(d->name, sizeof d->name, "nnd-test");
+    snprintf(d->version, sizeof d->version, "test");
+    d->type = NND_DRIVER_TYPE_OTHER;
+    nnd_driver_perf fast = {0.01f, 0.01f};
+    for (int t = 0; t < NND_DRIVER_OPERAND_TYPES; t++)
+        d->caps.operand[t] = fast;
+    d->caps.relaxed_scalar = d->caps.relaxed_tensor = fast;
+    return 1;
 }
 
-/* Its steps keep no state of their own: one token stands for each. After the fault test
- * the daemon never calls this driver again, release included (driver.h), so an allocated
- * state would be left behind by design. */
-static char g_step_token;
+static void t_close(void) {}
 
-static void *t_prepare(const nnd_driver_step *s) {
-    return t_supports(s) ? &g_step_token : NULL;
+static int t_supported(void *device, const nnd_driver_model *m, bool *supported, char *err,
+                       size_t errlen) {
+    (void)device, (void)err, (void)errlen;
+    for (uint32_t i = 0; i < m->n_operations; i++)
+        supported[i] = drv_relu_supported(m, i);
+    return NND_DRIVER_OK;
 }
 
-static int t_execute(void *state, nnd_driver_step *s) {
-    (void)state;
-    const float *x = s->inputs[0].data;
-    float *y = s->outputs[0].data;
-    size_t n = s->outputs[0].length / sizeof(float);
-    if (n && x[0] == DRV_TEST_FAIL) {
-        snprintf(s->err, s->errlen, "the test driver fails on %g", (double)DRV_TEST_FAIL);
-        return NND_EXT_FAILED;
+static int t_prepare(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
+                     nnd_driver_prepared_info *out, char *err, size_t errlen) {
+    (void)device, (void)a;
+    drv_relu *p;
+    int rc = drv_relu_prepare(m, &p, err, errlen);
+    out->prepared = p;
+    return rc;
+}
+
+static void t_release(void *prepared) {
+    drv_relu_free(prepared);
+}
+
+static int t_execute(nnd_driver_execution *x) {
+    float x0 = drv_relu_first(x->prepared, x, NULL);
+    if (x0 == DRV_TEST_FAIL) {
+        snprintf(x->err, x->errlen, "the test driver fails on %g", (double)DRV_TEST_FAIL);
+        return NND_DRIVER_GENERAL_FAILURE;
     }
-    if (n && x[0] == DRV_TEST_FAULT) *(volatile int *)(uintptr_t)s->errlen = 0; /* a wild store */
-    if (n && x[0] == DRV_TEST_HOLD) {
+    if (x0 == DRV_TEST_FAULT) *(volatile int *)(uintptr_t)x->errlen = 0; /* a wild store */
+    if (x0 == DRV_TEST_HOLD) {
         char path[64];
         snprintf(path, sizeof path, "/tmp/nnd-drv-test-release-%d", (int)getpid());
         struct timespec ms = {0, 1000000L};
         for (int i = 0; i < 60000 && access(path, F_OK) != 0; i++)
             nanosleep(&ms, NULL);
     }
-    if (n && x[0] == DRV_TEST_SLOW) {
+    if (x0 == DRV_TEST_SLOW) {
         struct timespec ts = {0, DRV_TEST_SLOW_MS * 1000000L};
         nanosleep(&ts, NULL);
     }
-    for (size_t i = 0; i < n; i++)
-        y[i] = x[i] > 0 ? x[i] : 0;
-    return 0;
-}
-
-static void t_release(void *state) {
-    (void)state;
+    return drv_relu_run(x->prepared, x, NULL);
 }
 
 NND_DRIVER_EXPORT = {
+#ifdef DRV_TEST_ABI1
+    .abi_version = 1,
+#else
     .abi_version = NND_DRIVER_ABI_VERSION,
-    .struct_size = NND_DRIVER_SIZE_BASE, /* built as the first drivers were: no optional parts */
+#endif
+    .struct_size = sizeof(nnd_driver),
     .name = "nnd-test",
-    .version = "test",
-    .type = NND_DRIVER_TYPE_OTHER,
-    .exec_time = 0.01f,
-    .supports = t_supports,
+    .open = t_open,
+    .close = t_close,
+    .supported_operations = t_supported,
     .prepare = t_prepare,
-    .execute = t_execute,
     .release = t_release,
+    .execute = t_execute,
 };

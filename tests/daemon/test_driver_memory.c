@@ -9,10 +9,10 @@
  * a CPU step's output buffer is written back once; results are right. A buffer for a
  * CPU-only compilation stays in daemon memory.
  * Cache blobs: a compilation with an nnd-memtest step is saved to client cache files and
- * loaded (content cache off) without prepare() on the driver (deserialize() instead), and
+ * loaded (content cache off) without prepare() on the driver (cache_load() instead), and
  * runs right; a flipped byte in the driver's blob is refused as a hash mismatch before the
- * driver sees it; a driver that faults in deserialize() fails that load only, and the
- * daemon serves on. */
+ * driver sees it; a driver that faults in cache_load() is disabled and its partition goes
+ * to the CPU (the load still serves), and the daemon serves on. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -392,14 +392,14 @@ static void test_fault_in_deserialize(void **state) {
     assert_int_equal(nnd_cache_token(&m.model, NULL, 0, 1, 0, g_token, folded), 0);
     char err[512];
     uint64_t h;
+    /* The partition the driver cannot rebuild goes to the CPU: the load still serves. */
     int st = nnd_client_prepare_from_cache(c, folded, model_fd, data_fd, 0, 0, &h, err, sizeof err);
-    assert_int_equal(st, NND__ERROR_STATUS__GENERAL_FAILURE);
-    if (!strstr(err, "cache rejected")) fail_msg("message: %s", err);
+    if (st) fail_msg("load: %d %s", st, err);
+    run_right(c, h);
     size_t n = 0;
     uint8_t *log = tst_read_file(g_log, &n);
     assert_non_null(log);
-    assert_non_null(
-        strstr((char *)log, "SIGSEGV in deserialize of RELU #1; the driver is disabled"));
+    assert_non_null(strstr((char *)log, "SIGSEGV in cache_load; the driver is disabled"));
     free(log);
     close(model_fd);
     close(data_fd);

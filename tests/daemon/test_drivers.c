@@ -236,7 +236,7 @@ static void test_device_list(void **state) {
     assert_int_equal(ANeuralNetworksDevice_getType(d, &type), ANEURALNETWORKS_NO_ERROR);
     assert_int_equal(type, ANEURALNETWORKS_DEVICE_ACCELERATOR);
     assert_int_equal(ANeuralNetworksDevice_getVersion(d, &version), ANEURALNETWORKS_NO_ERROR);
-    assert_string_equal(version, "example 1.0");
+    assert_string_equal(version, "example 2.0");
 }
 
 static void test_cnn_partitioned(void **state) {
@@ -248,7 +248,8 @@ static void test_cnn_partitioned(void **state) {
     double cpu0 = device_count(&g_ex, "nnd-cpu", "executions");
     double ex_in = device_count(&g_ex, "nnd-example", "arrived");
     double cpu_in = device_count(&g_ex, "nnd-cpu", "arrived");
-    uint64_t all = prepare_on(c, NULL, 0, &m, 0);
+    const char *ex_cpu[] = {"nnd-example", "nnd-cpu"}; /* it ranks after nnd-cpu: named */
+    uint64_t all = prepare_on(c, ex_cpu, 2, &m, 0);
     const char *ref_dev[] = {"nnd-reference"};
     uint64_t ref = prepare_on(c, ref_dev, 1, &m, 0);
     float got[CNN_OUT], want[CNN_OUT];
@@ -265,6 +266,8 @@ static void test_cnn_partitioned(void **state) {
     assert_true(file_has(g_ex_log, "on nnd-example: 8 operations"));
     assert_true(file_has(g_ex_log, "(steps: nnd-example 7, nnd-cpu 1)"));
     assert_true(file_has(g_ex_log, "(steps: nnd-reference 8)"));
+    prepare_on(c, NULL, 0, &m, 0); /* named by nobody, a template gets nothing */
+    assert_true(file_has(g_ex_log, "(steps: nnd-cpu 8)"));
     assert_int_equal(device_count(&g_ex, "nnd-example", "executions"), ex0 + 1);
     assert_int_equal(device_count(&g_ex, "nnd-cpu", "executions"), cpu0 + 1);
     /* It crossed to nnd-cpu's queue for the depthwise step and back: once each way. */
@@ -292,7 +295,8 @@ static void test_example_cache_and_memory(void **state) {
     uint64_t h[2];
     for (int i = 0; i < 2; i++) {
         bool from_cache = false;
-        int st = nnd_client_prepare_cached_on(c, NULL, 0, &m.model, NULL, 0, 0, 0, 0, dir, token,
+        const char *ex_cpu[] = {"nnd-example", "nnd-cpu"};
+        int st = nnd_client_prepare_cached_on(c, ex_cpu, 2, &m.model, NULL, 0, 0, 0, 0, dir, token,
                                               &h[i], &from_cache, err, sizeof err);
         if (st) fail_msg("prepare cached: %d %s", st, err);
         assert_true(from_cache == (i == 1));
@@ -425,8 +429,9 @@ static void test_preempted_across_devices(void **state) {
     chain_model(&lng, n, len, OP_ADD, OP_SUB);
     chain_model(&tiny, 1, 4, OP_ADD, OP_SUB);
     nnd_client *a = connect_to(&g_ex), *b = connect_to(&g_ex);
-    uint64_t hl = prepare_on(a, NULL, 0, &lng, NND__PRIORITY__PRIORITY_LOW);
-    uint64_t hh = prepare_on(b, NULL, 0, &tiny, NND__PRIORITY__PRIORITY_HIGH);
+    const char *ex_cpu[] = {"nnd-example", "nnd-cpu"};
+    uint64_t hl = prepare_on(a, ex_cpu, 2, &lng, NND__PRIORITY__PRIORITY_LOW);
+    uint64_t hh = prepare_on(b, ex_cpu, 2, &tiny, NND__PRIORITY__PRIORITY_HIGH);
     assert_true(file_has(g_ex_log, "(steps: nnd-example 601, nnd-cpu 600)"));
     pool pl, ph;
     chain_pool(&pl, len, 0, 1);
@@ -464,16 +469,18 @@ static void test_preempted_across_devices(void **state) {
 
 static void test_refused_drivers(void **state) {
     (void)state;
-    const char *names[] = {"foreign.so", "writable.so", "crash.so"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"foreign.so", "writable.so", "crash.so", "abi1.so"};
+    for (int i = 0; i < 4; i++) {
         char line[600];
         snprintf(line, sizeof line, "driver %s/%s refused", g_test_dir, names[i]);
         if (!file_has(g_test_log, line)) fail_msg("no log line \"%s\"", line);
     }
     assert_true(file_has(g_test_log, "crash.so refused: crashed while loading (SIGSEGV"));
+    assert_true(file_has(g_test_log, "abi1.so refused: built for driver ABI 1, which this daemon "
+                                     "no longer loads: rebuild it against nnd/driver.h of ABI 2"));
     cJSON *status = tst_admin_status(&g_test);
     assert_int_equal(
-        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "drivers_refused")), 3);
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "drivers_refused")), 4);
     cJSON_Delete(status);
     /* The good one is a device, and the daemon serves. */
     assert_true(device_count(&g_test, "nnd-test", "prepares") == 0);
@@ -626,9 +633,10 @@ static void test_devices_independent(void **state) {
     mb_free(&cpu_only);
 }
 
-/* A LOW execution nnd-cpu, nnd-test (held), nnd-test, nnd-cpu; a HIGH one of the same app
- * queues on nnd-test meanwhile: at the step boundary after the hold the LOW one yields to it
- * on nnd-test, then resumes; both right. */
+/* A LOW execution nnd-cpu, nnd-test (held), nnd-test, nnd-cpu: the two RELUs are one
+ * partition, one execute(); a HIGH one of the same app queues on nnd-test meanwhile and
+ * gets the device when the LOW one's partition ends and it moves on to the CPU: nobody
+ * has to yield; both right. */
 static void test_preempted_in_middle_step(void **state) {
     (void)state;
     static mb x, y;
@@ -650,7 +658,7 @@ static void test_preempted_in_middle_step(void **state) {
     assert_int_equal(finish(b, ty, err, sizeof err), 0);
     assert_int_equal(finish(a, tx, err, sizeof err), 0);
     hold_release(false);
-    assert_int_equal(sched_count(&g_test, "preempted"), preempted + 1);
+    (void)preempted; /* a yield may or may not come at the CPU's lane: not judged here */
     for (uint32_t i = 0; i < 20; i++) {
         float a0 = pool_in(&px, 0)[i] - 1, want = a0 > 0 ? a0 - 1 : -1;
         assert_true(pool_out(&px)[i] == want);
@@ -708,7 +716,7 @@ static void test_faulting_driver(void **state) {
     assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
     assert_non_null(strstr(err, "faulted"));
     assert_true(file_has(g_test_log, "driver nnd-test ("));
-    assert_true(file_has(g_test_log, "SIGSEGV in execute of RELU #1; the driver is disabled"));
+    assert_true(file_has(g_test_log, "SIGSEGV in execute; the driver is disabled"));
     /* The model that used it fails; a new compilation leaves it out; the daemon serves. */
     pool_in(&p, 0)[0] = 1;
     assert_int_equal(execute(c, h, &p, NULL, err, sizeof err), NND__ERROR_STATUS__GENERAL_FAILURE);
@@ -745,6 +753,7 @@ static int setup(void **state) {
     if (copy_as(TEST_DRIVER_SO, "good.so", 0755, 0) < 0 ||
         copy_as(TEST_DRIVER_SO, "writable.so", 0777, 0) < 0 ||
         copy_as(CRASH_DRIVER_SO, "crash.so", 0755, 0) < 0 ||
+        copy_as(ABI1_DRIVER_SO, "abi1.so", 0755, 0) < 0 ||
         (geteuid() == 0 && copy_as(TEST_DRIVER_SO, "foreign.so", 0755, 65534) < 0))
         return -1;
     snprintf(g_test_log, sizeof g_test_log, "/tmp/test-drivers-test-%d.log", (int)getpid());
@@ -756,15 +765,15 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     int a = tst_daemon_stop(&g_ex), b = tst_daemon_stop(&g_test);
-    const char *names[] = {"good.so", "writable.so", "crash.so", "foreign.so"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[] = {"good.so", "writable.so", "crash.so", "foreign.so", "abi1.so"};
+    for (int i = 0; i < 5; i++) {
         char p[600];
         snprintf(p, sizeof p, "%s/%s", g_test_dir, names[i]);
         unlink(p);
     }
     rmdir(g_test_dir);
-    unlink(g_ex_log);
-    unlink(g_test_log);
+    if (!getenv("NND_TEST_KEEP_LOGS")) unlink(g_ex_log);
+    if (!getenv("NND_TEST_KEEP_LOGS")) unlink(g_test_log);
     return a == 0 && b == 0 ? 0 : -1;
 }
 

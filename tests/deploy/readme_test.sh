@@ -59,6 +59,13 @@ echo "$commands" | while IFS= read -r prefix; do
     esac
 done
 grep -q '^classify: ok$' "$dir"/out.* || fail "the example did not say ok"
+# The template driver (build/drivers) ranks after nnd-cpu: the README's program ran there.
+python3 - "$dir/out.5" <<'PY' || fail "the README's program did not run on nnd-cpu alone"
+import json, sys
+d = {x["name"]: x for x in json.load(open(sys.argv[1]))["devices"]}
+assert d["nnd-cpu"]["prepares"] >= 1, d["nnd-cpu"]
+assert d.get("nnd-example", {"prepares": 0})["prepares"] == 0, d["nnd-example"]
+PY
 # The recording replayed: one case, passed, on the default devices and on nnd-reference.
 [ "$(cat "$dir"/out.* | grep -c '^conformance: 1 passed, 0 failed, 0 skipped$')" -eq 2 ] ||
     fail "the recording did not replay as one passing case, twice"

@@ -167,7 +167,7 @@ static void test_checkpoint_in_loop(void **state) {
     char err[NND_ERR_LEN];
     /* Every operation of every iteration passes the checkpoint, with the WHILE's index. */
     watch w = {0};
-    eng_checkpoint cp = {watch_check, &w, 0};
+    eng_checkpoint cp = {.check = watch_check, .ctx = &w};
     assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), NND_OK);
     assert_true(y == 200.f);
     assert_false(w.other_index);
@@ -201,7 +201,7 @@ static void test_loop_timeout(void **state) {
     eng_exec *e = eng_exec_create(p);
     float y = 0;
     char err[NND_ERR_LEN];
-    eng_checkpoint cp = {NULL, NULL, 50000000ull};
+    eng_checkpoint cp = {.loop_timeout_ns = 50000000ull};
     uint64_t t0 = now_ns();
     assert_int_equal(run_counter(e, 0, INFINITY, &y, &cp, err), NND_MISSED_DEADLINE_TRANSIENT);
     uint64_t ms = (now_ns() - t0) / 1000000;

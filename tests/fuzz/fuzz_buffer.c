@@ -91,7 +91,7 @@ static void run_bound(const srv_session *s, const eng_prepared *p, const Nnd__Ex
     bool ran = false;
     eng_exec *e = fz_exec_affordable(p) ? eng_exec_create(p) : NULL;
     if (e) {
-        eng_checkpoint loops = {NULL, NULL, FZ_LOOP_TIMEOUT_NS};
+        eng_checkpoint loops = {.loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
         st = eng_exec_run(e, ins, outs, shapes, &loops, err, sizeof err);
         if (st == NND_OUTPUT_INSUFFICIENT_SIZE && srv_buffers_regrow(bb, shapes, outs))
             st = eng_exec_run(e, ins, outs, shapes, &loops, err, sizeof err);

@@ -85,8 +85,8 @@ void fz_exec_bound(const eng_prepared *p, const eng_io *inputs, const eng_io *ou
     char err[NND_ERR_LEN];
     /* First run: stopped by a checkpoint half way and resumed, as a scheduler does. */
     stop_at stop = {eng_prepared_num_operations(p) / 2, 0};
-    eng_checkpoint cp = {checkpoint, &stop, FZ_LOOP_TIMEOUT_NS};
-    eng_checkpoint loops = {NULL, NULL, FZ_LOOP_TIMEOUT_NS};
+    eng_checkpoint cp = {.check = checkpoint, .ctx = &stop, .loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
+    eng_checkpoint loops = {.loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
     schema_status s = eng_exec_run(e, inputs, outs, shapes, &cp, err, sizeof err);
     if (s == NND_MISSED_DEADLINE_TRANSIENT && stop.fired)
         s = eng_exec_resume(e, stop.step, shapes, &loops, err, sizeof err);

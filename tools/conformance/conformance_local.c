@@ -164,7 +164,7 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
     }
     schema_status s = NND_OK;
     if (ok) {
-        eng_checkpoint cp = {NULL, NULL, NND_CASE_LOOP_TIMEOUT_NS};
+        eng_checkpoint cp = {.loop_timeout_ns = NND_CASE_LOOP_TIMEOUT_NS};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         s = eng_exec_run(e, ins, outs, NULL, &cp, err, sizeof err);

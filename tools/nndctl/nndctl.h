@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 typedef struct nndctl_opts {
     const char *socket_path; /* NULL: nnd_default_socket_path() */
     const char *state_dir; /* NULL: the daemon's, from its Hello; else proto_default_state_dir() */
@@ -26,6 +28,11 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
  * plugins and allowlist afresh; prints what loaded and what was refused. Exit 1 when the
  * daemon refused the files or could not read the allowlist. */
 int nndctl_reload(const nndctl_opts *o, int argc, char **argv);
+
+/* A device's capabilities as status gives them ({"<TYPE>": {"exec_time", "power_usage"},
+ * ..., "relaxed_scalar", "relaxed_tensor", "if", "while"}): one line when every figure is
+ * the same, else one line per entry, each after `indent` spaces. Nothing for NULL. */
+void nndctl_print_caps(const cJSON *caps, int indent);
 
 /* nndctl_admin.c: the bus's state directory: --state-dir, else the one the daemon names in
  * its Hello (*from_daemon set), else the default; whether the bus socket at an ipc:// url

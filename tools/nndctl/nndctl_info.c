@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nnd/nnd_wire.h"
@@ -58,6 +59,32 @@ static cJSON *capabilities_json(const Nnd__Capabilities *caps) {
     return o;
 }
 
+/* Each device's own capabilities and driver partitions, from the daemon's status when its
+ * admin bus answers (GetCapabilities speaks for the daemon as a whole). */
+static void add_device_capabilities(const nndctl_opts *o, cJSON *devices) {
+    char err[256];
+    char *text =
+        devices ? nndctl_admin_request(o, "{\"cmd\":\"status\"}", 2000, err, sizeof err) : NULL;
+    cJSON *status = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *s;
+    cJSON *d;
+    cJSON_ArrayForEach(d, devices) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+            const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "name");
+            if (!cJSON_IsString(n) || !cJSON_IsString(name) ||
+                strcmp(n->valuestring, name->valuestring))
+                continue;
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "capabilities");
+            if (c) cJSON_AddItemToObject(d, "capabilities", cJSON_Duplicate(c, true));
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(s, "partitions");
+            if (cJSON_IsNumber(p)) cJSON_AddNumberToObject(d, "partitions", p->valuedouble);
+        }
+    }
+    cJSON_Delete(status);
+}
+
 /* What the daemon says about itself, as one JSON object; NULL with err set when it cannot
  * be asked. */
 static cJSON *gather(const nndctl_opts *o, char *err, size_t errlen) {
@@ -84,6 +111,7 @@ static cJSON *gather(const nndctl_opts *o, char *err, size_t errlen) {
         cJSON_AddStringToObject(j, "devices_error", derr);
     }
     cJSON_AddItemToObject(j, "capabilities", capabilities_json(caps));
+    add_device_capabilities(o, cJSON_GetObjectItemCaseSensitive(j, "devices"));
 out:
     if (caps) nnd__capabilities__free_unpacked(caps, NULL);
     nnd_client_close(c);
@@ -114,6 +142,7 @@ static void print_devices(const cJSON *devices) {
                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d, "reference_only"))
                    ? ", reference kernels only"
                    : "");
+        nndctl_print_caps(cJSON_GetObjectItemCaseSensitive(d, "capabilities"), 4);
     }
 }
 

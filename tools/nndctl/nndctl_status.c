@@ -109,6 +109,26 @@ static void print_latency(const cJSON *sched) {
     }
 }
 
+void nndctl_print_caps(const cJSON *caps, int indent) {
+    const cJSON *e, *first = NULL;
+    bool same = true;
+    cJSON_ArrayForEach(e, caps) {
+        if (!first) first = e;
+        same &= num(e, "exec_time") == num(first, "exec_time") &&
+                num(e, "power_usage") == num(first, "power_usage");
+    }
+    if (!first) return;
+    if (same) {
+        printf("%*scapabilities: exec time %g, power usage %g for every operand type, relaxed "
+               "float16, IF and WHILE\n",
+               indent, "", num(first, "exec_time"), num(first, "power_usage"));
+        return;
+    }
+    printf("%*scapabilities (exec time, power usage):\n", indent, "");
+    cJSON_ArrayForEach(e, caps) printf("%*s  %-30s %g, %g\n", indent, "", e->string,
+                                       num(e, "exec_time"), num(e, "power_usage"));
+}
+
 static void print_devices(const cJSON *j) {
     const cJSON *devices = get(j, "devices"), *d;
     int width = 0;
@@ -119,13 +139,15 @@ static void print_devices(const cJSON *j) {
     printf("devices      %d\n", cJSON_GetArraySize(devices));
     cJSON_ArrayForEach(d, devices) {
         char type[32];
-        printf("  %-*s  %-11s  %llu prepared, %llu executions, %llu running, %llu queued on %llu "
-               "worker%s%s%s\n",
+        printf("  %-*s  %-11s  %llu prepared (%llu driver partitions), %llu executions, %llu "
+               "running, %llu queued on %llu worker%s%s%s%s\n",
                width, str(d, "name"), tool_device_type_name(type, sizeof type, (int)num(d, "type")),
-               u64(d, "prepares"), u64(d, "executions"), u64(d, "running"), u64(d, "queue_depth"),
-               u64(d, "workers"), plural(u64(d, "workers")),
+               u64(d, "prepares"), u64(d, "partitions"), u64(d, "executions"), u64(d, "running"),
+               u64(d, "queue_depth"), u64(d, "workers"), plural(u64(d, "workers")),
                cJSON_IsTrue(get(d, "driver")) ? ", driver" : "",
+               cJSON_IsTrue(get(d, "disabled")) ? ", disabled after a fault" : "",
                cJSON_IsTrue(get(d, "reference_only")) ? ", reference kernels only" : "");
+        nndctl_print_caps(get(d, "capabilities"), 4);
     }
     cJSON_ArrayForEach(d, get(j, "drivers_refused"))
         printf("  refused driver %s: %s\n", str(d, "path"), str(d, "reason"));

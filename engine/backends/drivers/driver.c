@@ -1,41 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* driver.c: loading device driver plugins and the registry of loaded ones. See driver.h.
- * A driver's constructors run at dlopen, before any descriptor can be checked: they run
- * first in a forked child, so a driver that crashes at load is refused without leaving the
- * daemon's dynamic loader half way through an object (a fault guard around dlopen itself
- * would jump out of the loader with its lock held). */
-#include "engine/plugins/refusals.h"
+/* driver.c: loading device driver plugins (through the plugin loader, engine/plugins/
+ * loader.h: the trust check, the constructors and the table read first in a forked child,
+ * the symbol), checking driver tables, and the registry of their devices. See driver.h. */
 #include "engine/backends/drivers/driver.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "engine/backends/drivers/driver_backend.h"
 #include "engine/plugins/extension_plugin.h"
 #include "engine/plugins/fault_guard.h"
+#include "engine/plugins/loader.h"
+#include "engine/plugins/refusals.h"
 
-static eng_driver_rec *loaded[NND_DRIVERS_MAX];
-static uint32_t n_loaded;
+static eng_driver_lib *libs[NND_DRIVERS_MAX];
+static uint32_t n_libs;
+static eng_driver_dev *devs[NND_DRIVER_DEVICES_MAX];
+static uint32_t n_devs;
 static eng_refusals refused;
-
-void eng_driver_logf(int level, const char *fmt, ...) {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    eng_ext_logf(level, "%s", msg);
-}
 
 static void refuse(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void refuse(const char *path, const char *fmt, ...) {
@@ -63,93 +49,60 @@ typedef struct check_args {
     size_t whylen;
 } check_args;
 
-/* Checks the descriptor; runs under the fault guard (wild pointers refuse the driver). */
-static int check_descriptor(void *arg) {
+/* Checks the table; runs under the fault guard (wild pointers refuse the driver). */
+static int check_table(void *arg) {
     check_args *a = arg;
     const nnd_driver *d = a->d;
+    if (d->abi_version == 1) {
+        snprintf(a->why, a->whylen,
+                 "built for driver ABI 1, which this daemon no longer loads: rebuild it against "
+                 "nnd/driver.h of ABI %d (docs/drivers.md)",
+                 NND_DRIVER_ABI_VERSION);
+        return -1;
+    }
     if (d->abi_version != NND_DRIVER_ABI_VERSION) {
         snprintf(a->why, a->whylen, "built for driver ABI %u, this daemon speaks ABI %u",
                  d->abi_version, NND_DRIVER_ABI_VERSION);
         return -1;
     }
-    if (d->struct_size != sizeof(nnd_driver) && d->struct_size != NND_DRIVER_SIZE_BASE) {
-        snprintf(a->why, a->whylen,
-                 "ABI mismatch: descriptor of %u bytes, ABI %u has %zu (or %zu without the "
-                 "optional callbacks)",
-                 d->struct_size, NND_DRIVER_ABI_VERSION, sizeof(nnd_driver),
-                 (size_t)NND_DRIVER_SIZE_BASE);
+    if (d->struct_size != sizeof(nnd_driver)) {
+        snprintf(a->why, a->whylen, "ABI mismatch: table of %u bytes, ABI %u has %zu",
+                 d->struct_size, NND_DRIVER_ABI_VERSION, sizeof(nnd_driver));
         return -1;
     }
-    if (!d->name || !valid_name(d->name)) {
-        snprintf(a->why, a->whylen, "bad device name \"%.*s\" (want 1 to %d of [a-z0-9-])",
-                 NND_DRIVER_MAX_NAME, d->name ? d->name : "", NND_DRIVER_MAX_NAME);
+    if (!d->open || !d->close || !d->supported_operations || !d->prepare || !d->release) {
+        snprintf(a->why, a->whylen, "lacks open, close, supported_operations, prepare or release");
         return -1;
     }
-    if (d->type < NND_DRIVER_TYPE_OTHER || d->type > NND_DRIVER_TYPE_ACCELERATOR) {
-        snprintf(a->why, a->whylen, "unknown device type %d", d->type);
+    if (!d->execute && !d->start) {
+        snprintf(a->why, a->whylen, "has neither execute nor start");
         return -1;
     }
-    if (!isfinite(d->exec_time) || d->exec_time <= 0) {
-        snprintf(a->why, a->whylen, "exec_time %g is not a finite number above 0",
-                 (double)d->exec_time);
+    if (!d->start != !d->cancel) {
+        snprintf(a->why, a->whylen, "has one of start and cancel");
         return -1;
     }
-    if (!d->supports || !d->prepare || !d->execute || !d->release) {
-        snprintf(a->why, a->whylen, "lacks supports, prepare, execute or release");
+    int memory = !!d->allocate + !!d->memory_free + !!d->memory_read + !!d->memory_write;
+    if (memory != 0 && memory != 4) {
+        snprintf(a->why, a->whylen, "has %d of the 4 device memory callbacks", memory);
         return -1;
     }
-    if (d->struct_size == sizeof(nnd_driver)) {
-        int memory = !!d->memory_allocate + !!d->memory_free + !!d->memory_read + !!d->memory_write;
-        if (memory != 0 && memory != 4) {
-            snprintf(a->why, a->whylen, "has %d of the 4 device memory callbacks", memory);
-            return -1;
-        }
-        if (!d->serialize != !d->deserialize) {
-            snprintf(a->why, a->whylen, "has one of serialize and deserialize");
-            return -1;
-        }
+    if (!d->cache_save != !d->cache_load) {
+        snprintf(a->why, a->whylen, "has one of cache_save and cache_load");
+        return -1;
     }
-    if (d->version) (void)strlen(d->version); /* a bad pointer faults here, not later */
+    if (d->name) (void)strlen(d->name); /* a bad pointer faults here, not later */
     return 0;
 }
 
-/* Runs the driver's constructors and descriptor check in a child: 0 when they pass. */
-static int probe_in_child(const char *path, char *why, size_t whylen) {
-    pid_t pid = fork();
-    if (pid < 0) return snprintf(why, whylen, "fork: %s", strerror(errno)), -1;
-    if (pid == 0) {
-        /* Die of a fault as a plain process does: no guard or sanitizer handler inherited. */
-        static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-        for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-            signal(faults[i], SIG_DFL);
-        void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        const nnd_driver *d = dl ? dlsym(dl, NND_DRIVER_SYMBOL) : NULL;
-        char ignored[8];
-        check_args a = {.d = d, .why = ignored, .whylen = sizeof ignored};
-        _exit(d && check_descriptor(&a) == 0 ? 0 : 1);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return snprintf(why, whylen, "waitpid: %s", strerror(errno)), -1;
-    if (WIFSIGNALED(st)) {
-        snprintf(why, whylen, "crashed while loading (%s in its constructor or descriptor)",
-                 eng_fault_signal_name(WTERMSIG(st)));
-        return -1;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) > 1) { /* exit() from a constructor, a sanitizer */
-        snprintf(why, whylen, "crashed while loading (exit status %d)",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-        return -1;
-    }
-    return 0; /* a failed check is found again, with its reason, in the daemon */
-}
-
-static int default_check(int fd, const char *path, char *why, size_t whylen) {
-    (void)path;
-    struct stat st;
-    if (fstat(fd, &st) < 0) return snprintf(why, whylen, "%s", strerror(errno)), -1;
-    if (!S_ISREG(st.st_mode)) return snprintf(why, whylen, "not a regular file"), -1;
-    if (st.st_mode & S_IWOTH) return snprintf(why, whylen, "writable by everyone"), -1;
+/* In the loader's probe child, after the plugin's constructors: reads the table the way
+ * the daemon will, so a table whose pointers fault refuses the plugin there. Its verdict
+ * is found again, with its reason, in the daemon. */
+static int probe_table(void *dl) {
+    const nnd_driver *d = dlsym(dl, NND_DRIVER_SYMBOL);
+    char ignored[8];
+    check_args a = {.d = d, .why = ignored, .whylen = sizeof ignored};
+    if (d) (void)check_table(&a);
     return 0;
 }
 
@@ -157,122 +110,215 @@ static bool name_taken(const char *name, const char *const *reserved, size_t n_r
                        const char **by) {
     for (size_t i = 0; i < n_reserved; i++)
         if (!strcmp(reserved[i], name)) return *by = "a built-in device", true;
-    for (uint32_t i = 0; i < n_loaded; i++)
-        if (!strcmp(loaded[i]->name, name)) return *by = loaded[i]->path, true;
+    for (uint32_t i = 0; i < n_devs; i++)
+        if (!strcmp(devs[i]->info.name, name)) return *by = devs[i]->lib->path, true;
     return false;
 }
 
-static void load_one(const char *path, eng_ext_file_check_fn check, const char *const *reserved,
-                     size_t n_reserved) {
-    /* Judged on an open descriptor, loaded by path, and the two must be one file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return refuse(path, "%s", strerror(errno));
-    char why[300] = "";
-    struct stat judged, now;
-    if ((check ? check : default_check)(fd, path, why, sizeof why) < 0 || fstat(fd, &judged) < 0) {
-        close(fd);
-        return refuse(path, "%s", why[0] ? why : strerror(errno));
+typedef struct open_args {
+    const nnd_driver *d;
+    nnd_driver_device_info *devices;
+    char *err;
+    size_t errlen;
+    int n;
+} open_args;
+
+static int call_open(void *arg) {
+    open_args *a = arg;
+    a->n = a->d->open(a->devices, NND_DRIVER_MAX_DEVICES, a->err, a->errlen);
+    return 0;
+}
+
+static int call_close(void *arg) {
+    ((const nnd_driver *)arg)->close();
+    return 0;
+}
+
+static bool perf_ok(const nnd_driver_perf *p) {
+    return isfinite(p->exec_time) && p->exec_time >= 0 && isfinite(p->power_usage) &&
+           p->power_usage >= 0;
+}
+
+/* Why device i of a table cannot be one of the daemon's, or NULL. */
+static const char *device_fault(const nnd_driver_device_info *v, const char *const *reserved,
+                                size_t n_reserved, char *why, size_t whylen) {
+    const char *by;
+    if (!valid_name(v->name)) {
+        snprintf(why, whylen, "bad device name \"%.*s\" (want 1 to %d of [a-z0-9-])",
+                 NND_DRIVER_MAX_NAME, v->name, NND_DRIVER_MAX_NAME);
+        return why;
     }
-    close(fd);
-    if (n_loaded == NND_DRIVERS_MAX) return refuse(path, "too many drivers loaded");
-    if (probe_in_child(path, why, sizeof why) < 0) return refuse(path, "%s", why);
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!dl) {
-        const char *e = dlerror();
-        return refuse(path, "dlopen: %s", e ? e : "failed");
+    if (name_taken(v->name, reserved, n_reserved, &by)) {
+        snprintf(why, whylen, "device name %s is taken by %s", v->name, by);
+        return why;
     }
-    if (stat(path, &now) < 0 || now.st_dev != judged.st_dev || now.st_ino != judged.st_ino) {
-        dlclose(dl);
-        return refuse(path, "replaced while it was being loaded");
+    if (v->type < NND_DRIVER_TYPE_OTHER || v->type > NND_DRIVER_TYPE_ACCELERATOR) {
+        snprintf(why, whylen, "device %s: unknown device type %d", v->name, v->type);
+        return why;
     }
-    const nnd_driver *d = dlsym(dl, NND_DRIVER_SYMBOL);
-    if (!d) {
-        dlclose(dl);
-        return refuse(path, "exports no %s", NND_DRIVER_SYMBOL);
+    const nnd_driver_capabilities *c = &v->caps;
+    bool ok = perf_ok(&c->relaxed_scalar) && perf_ok(&c->relaxed_tensor) && perf_ok(&c->if_perf) &&
+              perf_ok(&c->while_perf);
+    for (int t = 0; t < NND_DRIVER_OPERAND_TYPES; t++)
+        ok = ok && perf_ok(&c->operand[t]);
+    if (!ok) {
+        snprintf(why, whylen, "device %s: a performance figure is negative or not finite", v->name);
+        return why;
     }
-    check_args a = {.d = d, .why = why, .whylen = sizeof why};
+    return NULL;
+}
+
+static void unload_lib(eng_driver_lib *lib, bool opened) {
     int sig = 0;
-    if (eng_fault_guarded(check_descriptor, &a, &sig) != 0) {
+    if (opened && !atomic_load(&lib->faulted)) eng_fault_guarded(call_close, (void *)lib->d, &sig);
+    if (lib->unload) lib->unload(lib->unload_ctx);
+    if (lib->dl) dlclose(lib->dl);
+    free(lib->path);
+    free(lib);
+}
+
+/* add_table with the plugin's dlopen handle (NULL for a table from elsewhere). */
+static int add_table(const nnd_driver *d, const char *path, void *dl, void (*unload)(void *),
+                     void *unload_ctx, const char *const *reserved, size_t n_reserved, char *why,
+                     size_t whylen) {
+    char buf[512];
+    eng_plugin_guard_once(); /* one set of fault handlers for extensions and drivers */
+    check_args a = {.d = d, .why = buf, .whylen = sizeof buf};
+    int sig = 0;
+    if (!d) snprintf(buf, sizeof buf, "no driver table");
+    if (!d || eng_fault_guarded(check_table, &a, &sig) != 0) {
         if (sig)
-            snprintf(why, sizeof why, "%s while reading its descriptor",
-                     eng_fault_signal_name(sig));
+            snprintf(buf, sizeof buf, "%s while reading its table", eng_fault_signal_name(sig));
+        goto refused;
+    }
+    if (n_libs == NND_DRIVERS_MAX) {
+        snprintf(buf, sizeof buf, "too many drivers loaded (%d)", NND_DRIVERS_MAX);
+        goto refused;
+    }
+    eng_driver_lib *lib = calloc(1, sizeof *lib);
+    if (lib) lib->path = strdup(path ? path : "(unnamed)");
+    if (!lib || !lib->path) {
+        free(lib);
+        snprintf(buf, sizeof buf, "out of memory");
+        goto refused;
+    }
+    lib->d = d;
+    lib->dl = dl;
+    lib->unload = unload;
+    lib->unload_ctx = unload_ctx;
+    lib->has_memory = d->allocate != NULL;
+    lib->has_cache = d->cache_save != NULL;
+    atomic_init(&lib->faulted, false);
+    nnd_driver_device_info info[NND_DRIVER_MAX_DEVICES];
+    memset(info, 0, sizeof info);
+    char err[256] = "";
+    open_args o = {.d = d, .devices = info, .err = err, .errlen = sizeof err};
+    if (eng_fault_guarded(call_open, &o, &sig) != 0 || sig) {
+        snprintf(buf, sizeof buf, "%s in open()", eng_fault_signal_name(sig));
+        lib->unload = NULL; /* the caller keeps what it gave on a refusal */
+        lib->dl = NULL;
+        unload_lib(lib, false);
+        goto refused;
+    }
+    if (o.n < 0 || o.n > NND_DRIVER_MAX_DEVICES) {
+        err[sizeof err - 1] = '\0';
+        snprintf(buf, sizeof buf, "open() failed: %s",
+                 o.n < 0 && err[0] ? err : "bad device count");
+        lib->unload = NULL;
+        lib->dl = NULL;
+        unload_lib(lib, o.n > NND_DRIVER_MAX_DEVICES);
+        goto refused;
+    }
+    int added = 0;
+    for (int i = 0; i < o.n; i++) {
+        info[i].name[NND_DRIVER_MAX_NAME] = '\0';
+        info[i].version[sizeof info[i].version - 1] = '\0';
+        if (device_fault(&info[i], reserved, n_reserved, buf, sizeof buf) ||
+            n_devs == NND_DRIVER_DEVICES_MAX) {
+            if (n_devs == NND_DRIVER_DEVICES_MAX) snprintf(buf, sizeof buf, "too many devices");
+            refuse(lib->path, "%s", buf);
+            continue;
+        }
+        eng_driver_dev *v = calloc(1, sizeof *v);
+        if (!v) break;
+        v->lib = lib;
+        v->info = info[i];
+        if (!lib->has_cache) v->info.caps.cache_blobs = 0;
+        eng_driver_backend_init(v);
+        devs[n_devs++] = v;
+        lib->n_devices++;
+        added++;
+        eng_driver_logf(2, "driver %s: device %s%s%s (type %d) from %s", d->name ? d->name : "",
+                        v->info.name, v->info.version[0] ? " " : "", v->info.version, v->info.type,
+                        lib->path);
+    }
+    libs[n_libs++] = lib; /* kept even with no device: close() comes at unload */
+    return added;
+refused:
+    snprintf(why, whylen, "%s", buf);
+    refuse(path ? path : "(unnamed)", "%s", buf);
+    return -1;
+}
+
+int eng_drivers_add_table(const nnd_driver *table, const char *path, void (*unload)(void *ctx),
+                          void *unload_ctx, const char *const *reserved, size_t n_reserved,
+                          char *why, size_t whylen) {
+    return add_table(table, path, NULL, unload, unload_ctx, reserved, n_reserved, why, whylen);
+}
+
+typedef struct load_ctx {
+    eng_ext_file_check_fn check;
+    const char *const *reserved;
+    size_t n_reserved;
+} load_ctx;
+
+static void load_one(const char *path, void *arg) {
+    const load_ctx *c = arg;
+    char why[512] = "";
+    void *dl = eng_plugin_open(path, c->check, probe_table, why, sizeof why);
+    if (!dl) return refuse(path, "%s", why);
+    const nnd_driver *d = eng_plugin_symbol(dl, NND_DRIVER_SYMBOL, why, sizeof why);
+    if (!d) {
         dlclose(dl);
         return refuse(path, "%s", why);
     }
-    const char *by;
-    if (name_taken(d->name, reserved, n_reserved, &by)) {
+    if (add_table(d, path, dl, NULL, NULL, c->reserved, c->n_reserved, why, sizeof why) < 0)
         dlclose(dl);
-        return refuse(path, "device name %s is taken by %s", d->name, by);
-    }
-    eng_driver_rec *r = calloc(1, sizeof *r);
-    if (r) r->path = strdup(path);
-    if (!r || !r->path) {
-        free(r);
-        dlclose(dl);
-        return refuse(path, "out of memory");
-    }
-    r->d = d;
-    r->dl = dl;
-    if (d->struct_size == sizeof(nnd_driver)) { /* else the optional callbacks stay NULL */
-        r->has_memory = d->memory_allocate != NULL;
-        r->has_blobs = d->serialize != NULL;
-    }
-    snprintf(r->name, sizeof r->name, "%s", d->name);
-    snprintf(r->version, sizeof r->version, "%s", d->version ? d->version : "");
-    eng_driver_backend_init(r);
-    loaded[n_loaded++] = r;
-    eng_driver_logf(2, "driver %s%s%s loaded from %s: device type %d, exec_time %g", r->name,
-                    *r->version ? " " : "", r->version, path, d->type, (double)d->exec_time);
-}
-
-static int so_file(const struct dirent *e) {
-    size_t n = strlen(e->d_name);
-    return e->d_name[0] != '.' && n > 3 && !strcmp(e->d_name + n - 3, ".so");
 }
 
 int eng_drivers_load_dir(const char *dir, eng_ext_file_check_fn check, const char *const *reserved,
                          size_t n_reserved, char *err, size_t errlen) {
-    eng_ext_guard_once(); /* one set of handlers for extensions and drivers */
-    struct dirent **names = NULL;
-    int n = scandir(dir, &names, so_file, alphasort);
-    if (n < 0) {
-        schema_errf(err, errlen, "cannot read drivers directory %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name) < (int)sizeof path)
-            load_one(path, check, reserved, n_reserved);
-        free(names[i]);
-    }
-    free(names);
-    return (int)n_loaded;
+    eng_plugin_guard_once();
+    uint32_t before = n_devs;
+    load_ctx c = {.check = check, .reserved = reserved, .n_reserved = n_reserved};
+    if (eng_plugin_scan_dir(dir, "drivers", load_one, &c, err, errlen) < 0) return -1;
+    return (int)(n_devs - before);
 }
 
 void eng_drivers_unload_all(void) {
-    for (uint32_t i = 0; i < n_loaded; i++) {
-        dlclose(loaded[i]->dl);
-        free(loaded[i]->path);
-        free(loaded[i]);
-    }
-    n_loaded = 0;
+    for (uint32_t i = 0; i < n_devs; i++)
+        free(devs[i]);
+    n_devs = 0;
+    for (uint32_t i = 0; i < n_libs; i++)
+        unload_lib(libs[i], true);
+    n_libs = 0;
     eng_refusals_clear(&refused);
 }
 
 uint32_t eng_drivers_count(void) {
-    return n_loaded;
+    return n_devs;
 }
 
 bool eng_drivers_get(uint32_t i, eng_driver_info_view *out) {
-    if (i >= n_loaded) return false;
-    const eng_driver_rec *r = loaded[i];
-    *out = (eng_driver_info_view){.name = r->name,
-                                  .version = r->version,
-                                  .path = r->path,
-                                  .type = r->d->type,
-                                  .exec_time = r->d->exec_time,
-                                  .backend = &r->backend,
-                                  .faulted = r->faulted};
+    if (i >= n_devs) return false;
+    const eng_driver_dev *v = devs[i];
+    *out = (eng_driver_info_view){.name = v->info.name,
+                                  .version = v->info.version,
+                                  .path = v->lib->path,
+                                  .type = v->info.type,
+                                  .caps = &v->info.caps,
+                                  .backend = &v->backend,
+                                  .faulted = atomic_load(&v->lib->faulted)};
     return true;
 }
 
