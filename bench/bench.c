@@ -58,6 +58,7 @@
 #include "bench/threads.h"
 #include "tests/support/timing.h"
 #include "bench/conformer.h"
+#include "bench/driver_rtt.h"
 #include "bench/transformer.h"
 #include "tests/support/wire.h"
 
@@ -139,7 +140,8 @@ static void usage(FILE *f) {
           "  qos (deadline_met goodput high_p99), mobilenet (mnet_f32_xnn mnet_q8_xnn\n"
           "  mnet_f16_f32 mnet_s8_q8 mnet_s8_xnn), threads (high_p90_thread\n"
           "  threads_vs_procs), prepare (prep_cold_xnn prep_hit_xnn), contention\n"
-          "  (contention_high_p99), transformer (transformer_xnn), partition (partition_cpu)\n"
+          "  (contention_high_p99), transformer (transformer_xnn), partition (partition_cpu),\n"
+          "  driver (driver_rtt)\n"
           "\n"
           "environment: NND_BENCH_CPUS  the CPUs every process of the run is pinned to\n"
           "  (as taskset -c takes them, e.g. 0-1); default: those nnd-bench started on\n",
@@ -199,7 +201,9 @@ int main(int argc, char **argv) {
                                         "conformer_like",
                                         "attention_fc",
                                         "partition",
-                                        "partition_cpu"};
+                                        "partition_cpu",
+                                        "driver",
+                                        "driver_rtt"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -251,6 +255,9 @@ int main(int argc, char **argv) {
     failed |= part && bench_partition_rows(&partition);
     bench_contention ct = {0};
     failed |= contend && bench_contention_rows(&ct);
+    bool drv = want("driver", "driver_rtt");
+    bench_pair drv_rtt = {0};
+    failed |= drv && bench_driver_rtt_rows(&drv_rtt);
     tst_daemon d;
     if (tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -353,6 +360,9 @@ int main(int argc, char **argv) {
         {"partition", "partition_cpu",
          "a model half on nnd-example, half on nnd-cpu / the same model on nnd-cpu alone",
          partition.a_ns / partition.b_ns, -1, true},
+        {"driver", "driver_rtt",
+         "tiny execute on a driver through its driver host / the same driver in process",
+         drv_rtt.a_ns / drv_rtt.b_ns, -1, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -388,6 +398,9 @@ int main(int argc, char **argv) {
             p->raw_ns / 1e3, rtt_exec ? p->floor_ns / 1e3 : 0, rtt_exec ? p->exec_ns / 1e3 : 0,
             rtt_burst ? p->burst_ns / 1e3 : 0);
     }
+    if (drv)
+        printf("# driver_rtt: %s: through the driver host %.1f us, in process %.2f us\n",
+               drv_rtt.shape, drv_rtt.a_ns / 1e3, drv_rtt.b_ns / 1e3);
     if (loaded)
         printf("# inproc_loaded: %d busy processes at nice 0 on the same CPUs: daemon %.2f ms, in "
                "process %.2f ms\n",

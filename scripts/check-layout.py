@@ -47,6 +47,7 @@ LAYERS = (
     "sched",                    # the scheduler
     "storage",                  # the compilation cache's files and index
     "metrics",                  # the admin status as Prometheus text
+    "driverhost",               # driver plugins in processes of their own: host and proxy
     "daemon/base",
     "daemon/clients",
     "daemon/wire",

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "daemon/base/log.h"
+#include "driverhost/drvhost.h"
 
 #ifndef DMA_BUF_MAGIC
 #define DMA_BUF_MAGIC 0x444d4142 /* statfs f_type of a dma-buf fd */
@@ -210,6 +211,7 @@ typedef struct mapping {
     unsigned refs;            /* views handed out and not yet released */
     bool in_cache;            /* a cache entry holds it too */
     srv_map_account *account; /* who pays for it; may be NULL */
+    int region;               /* its id for the driver hosts (drvhost.h); 0: none */
 } mapping;
 
 /* Gives back what counting m took. */
@@ -228,6 +230,7 @@ static void unmap_now(mapping *m) {
         }
         close(m->dmabuf_fd);
     }
+    if (m->region > 0) drvhost_unregister_region(m->region);
     guard_remove(m->slot);
     munmap(m->addr, m->len);
     uncount(m);
@@ -513,6 +516,9 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
     }
     *m = (mapping){
         .addr = addr, .len = len, .slot = slot, .refs = 1, .dmabuf_fd = -1, .account = account};
+    /* Drivers in hosts read and write it in place: the host maps the same file. */
+    if (drvhost_active())
+        m->region = drvhost_register_region(fd, mp->offset - delta, addr, len, writable);
     if (dmabuf) {
         /* Bracket our CPU access so caches are coherent with devices sharing the buffer. */
         m->sync_flags = writable ? DMA_BUF_SYNC_RW : DMA_BUF_SYNC_READ;
