@@ -47,6 +47,7 @@ typedef struct srv_config {
     const char *extensions_dir;            /* extensions_dir */
     const char *allowlist;                 /* extensions_allowlist; NULL: nobody */
     const char *drivers_dir;               /* drivers_dir */
+    unsigned drivers_in_process;           /* drivers_in_process: 1 loads them in the daemon */
     srv_log_level log_level;               /* log_level */
     uint64_t cache_max_bytes;              /* cache_max_bytes */
     uint64_t cache_save_max_bytes;         /* cache_save_max_bytes */

@@ -228,6 +228,7 @@ static const struct option opts[] = {{"socket", required_argument, NULL, OPT_SET
                                      {"extensions-dir", required_argument, NULL, OPT_SETTING},
                                      {"extensions-allowlist", required_argument, NULL, OPT_SETTING},
                                      {"drivers-dir", required_argument, NULL, OPT_SETTING},
+                                     {"drivers-in-process", required_argument, NULL, OPT_SETTING},
                                      {"workers", required_argument, NULL, OPT_SETTING},
                                      {"device-workers", required_argument, NULL, OPT_SETTING},
                                      {"preempt", required_argument, NULL, OPT_SETTING},
@@ -463,7 +464,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     /* After the extensions: drivers share their fault guard and log sink. */
-    srv_devices_load_drivers(cfg.drivers_dir);
+    srv_devices_load_drivers(cfg.drivers_dir, cfg.drivers_in_process != 0);
     status = start(d, &cfg, &p);
     if (status != 0) uv_walk(&loop, close_any, NULL); /* the signals, so that run() ends */
     srv_reload_init(&cfg, &source); /* it owns the settings' strings from now on */

@@ -100,6 +100,11 @@ static int place_arg(exec_ctx *c, uint32_t i, const dh_arg *a) {
     memcpy(d->dims, a->dims, sizeof d->dims);
     c->regions[i] = a->region;
     if (a->region == DH_REGION_NONE) return 0;
+    if (a->length == 0) { /* a zero-sized tensor: no bytes to map, but data must not be NULL */
+        static uint8_t no_bytes[1];
+        d->data = no_bytes;
+        return 0;
+    }
     uint64_t size = 0;
     if (a->region != DH_REGION_STAGING &&
         !dhh_region_covers(a->region, a->offset, a->length, &size)) {

@@ -106,18 +106,24 @@ static int load(dhh_host *h, const char *path, int plugin_fd) {
     return status;
 }
 
-static void *device_of(dhh_host *h, dh_rbuf *r) {
+/* The device a call names; false for an index open() did not give (a driver's own device
+ * pointer may well be NULL). */
+static bool device_of(dhh_host *h, dh_rbuf *r, void **device) {
     uint32_t dev = dh_get_u32(r);
-    return !r->bad && dev < h->n_devices ? h->devices[dev].device : NULL;
+    if (r->bad || dev >= h->n_devices) return false;
+    *device = h->devices[dev].device;
+    return true;
 }
 
 static void supported(dhh_host *h, dh_msg *m) {
     char err[DH_ERR_MAX] = "";
     dh_rbuf r = {m->body, m->body_len, 0, false};
-    void *dev = device_of(h, &r);
+    void *dev = NULL;
+    bool dev_ok = device_of(h, &r, &dev);
     nnd_driver_model model;
     void *block = NULL;
-    if (!dev || dh_get_model(&r, &model, &block, dhh_region_resolve, NULL, err, sizeof err) < 0) {
+    if (!dev_ok ||
+        dh_get_model(&r, &model, &block, dhh_region_resolve, NULL, err, sizeof err) < 0) {
         dhh_reply(h, m->h.call, NND_DRIVER_GENERAL_FAILURE, err[0] ? err : "bad device", NULL);
         return;
     }
@@ -140,7 +146,8 @@ static void supported(dhh_host *h, dh_msg *m) {
 static void prepare(dhh_host *h, dh_msg *m) {
     char err[DH_ERR_MAX] = "";
     dh_rbuf r = {m->body, m->body_len, 0, false};
-    void *dev = device_of(h, &r);
+    void *dev = NULL;
+    bool dev_ok = device_of(h, &r, &dev);
     nnd_driver_prepare_args args;
     dh_get(&r, &args, sizeof args);
     bool load = m->h.type == DH_MSG_CACHE_LOAD;
@@ -158,7 +165,7 @@ static void prepare(dhh_host *h, dh_msg *m) {
     if (!p) {
         status = NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
         snprintf(err, sizeof err, "driver host out of memory");
-    } else if (!dev || r.bad) {
+    } else if (!dev_ok || r.bad) {
         snprintf(err, sizeof err, "malformed prepare message");
     } else if (dh_get_model(&r, &model, &p->model_block, dhh_region_resolve, NULL, err,
                             sizeof err) == 0) {
@@ -202,7 +209,8 @@ static void release(dhh_host *h, dh_msg *m) {
 static void allocate(dhh_host *h, dh_msg *m) {
     char err[DH_ERR_MAX] = "";
     dh_rbuf r = {m->body, m->body_len, 0, false};
-    void *dev = device_of(h, &r);
+    void *dev = NULL;
+    bool dev_ok = device_of(h, &r, &dev);
     nnd_driver_buffer_desc desc = {0};
     dh_get(&r, &desc.operand.type, 4);
     desc.operand.rank = dh_get_u32(&r);
@@ -222,7 +230,7 @@ static void allocate(dhh_host *h, dh_msg *m) {
     desc.roles = roles;
     uint64_t handle = 0;
     int status = NND_DRIVER_GENERAL_FAILURE;
-    if (!dev || !roles || r.bad || desc.operand.rank > NND_DRIVER_MAX_RANK || !h->drv->allocate)
+    if (!dev_ok || !roles || r.bad || desc.operand.rank > NND_DRIVER_MAX_RANK || !h->drv->allocate)
         snprintf(err, sizeof err, "malformed allocate message");
     else
         status = h->drv->allocate(dev, &desc, &handle, err, sizeof err);
@@ -235,9 +243,10 @@ static void allocate(dhh_host *h, dh_msg *m) {
 
 static void memory_free(dhh_host *h, dh_msg *m) {
     dh_rbuf r = {m->body, m->body_len, 0, false};
-    void *dev = device_of(h, &r);
+    void *dev = NULL;
+    bool dev_ok = device_of(h, &r, &dev);
     uint64_t handle = dh_get_u64(&r);
-    if (dev && !r.bad && h->drv->memory_free) h->drv->memory_free(dev, handle);
+    if (dev_ok && !r.bad && h->drv->memory_free) h->drv->memory_free(dev, handle);
 }
 
 static void regions(dh_msg *m) {

@@ -50,7 +50,7 @@ int dhp_supported(void *dev, const nnd_driver_model *model, bool *supported, cha
     dhp_bound_for(d->h, &c, NND_DRIVER_NO_DEADLINE, d->h->lim.prepare_timeout_ms);
     int status = dhp_call_run(d->h, DH_MSG_SUPPORTED, &w, &regs, -1, &c);
     dh_wbuf_free(&w);
-    if (status == NND_DRIVER_OK || c.reply.body) {
+    if (status == NND_DRIVER_OK) {
         uint32_t n = dh_get_u32(&c.rest);
         const uint8_t *b = dh_take(&c.rest, n);
         if (!b || n != model->n_operations) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* devices.c: the device table (built-ins, then drivers) and partition plans. */
 #include "daemon/devices/devices.h"
+#include "daemon/devices/driver_hosts.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -52,7 +53,7 @@ static void driver_log(int level, const char *msg) {
     srv_log((srv_log_level)level, "%s", msg);
 }
 
-int srv_devices_load_drivers(const char *dir) {
+int srv_devices_load_drivers(const char *dir, bool in_process) {
     builtin_caps();
     struct stat st;
     if (!dir || stat(dir, &st) < 0) {
@@ -70,7 +71,10 @@ int srv_devices_load_drivers(const char *dir) {
     const char *reserved[N_BUILTIN];
     for (size_t i = 0; i < N_BUILTIN; i++)
         reserved[i] = g_devices[i].name;
-    int n = eng_drivers_load_dir(dir, srv_trust_fd, reserved, N_BUILTIN, err, sizeof err);
+    drvhost_limits limits = {0}; /* the defaults: docs/driver-host.md */
+    int n = in_process
+                ? eng_drivers_load_dir(dir, srv_trust_fd, reserved, N_BUILTIN, err, sizeof err)
+                : srv_driver_hosts_load_dir(dir, &limits, reserved, N_BUILTIN, err, sizeof err);
     if (n < 0) {
         srv_log_error("no device drivers: %s", err);
         return 0;
@@ -96,6 +100,7 @@ int srv_devices_load_drivers(const char *dir) {
 void srv_devices_unload_drivers(void) {
     n_devices = N_BUILTIN;
     eng_drivers_unload_all();
+    drvhost_stop_all();
 }
 
 const srv_device *srv_devices(size_t *n) {
@@ -172,7 +177,8 @@ void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc) {
 bool srv_device_disabled(const srv_device *d) {
     for (uint32_t i = 0; d->backend && i < eng_drivers_count(); i++) {
         eng_driver_info_view v;
-        if (eng_drivers_get(i, &v) && v.backend == d->backend) return v.faulted;
+        if (eng_drivers_get(i, &v) && v.backend == d->backend)
+            return v.faulted || srv_driver_hosts_disabled(v.backend);
     }
     return false;
 }

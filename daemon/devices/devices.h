@@ -8,7 +8,10 @@
  *   the reference kernels elsewhere) and "nnd-reference" (the reference kernels only:
  *   deterministic, the device to compare against, as Android's nnapi-reference). Both
  *   support every operation the engine has. Then one device per driver plugin loaded by
- *   srv_devices_load_drivers() (engine/driver.h), in the drivers directory's name order.
+ *   srv_devices_load_drivers(), in the drivers directory's name order: each plugin in a
+ *   driver host process of its own (driver_hosts.h), or, with in_process (the
+ *   drivers_in_process key), loaded into the daemon (engine/backends/drivers/driver.h).
+ *   A device whose host's restarts disabled it is out of every device set.
  * - Capabilities (nnd/driver.h): performance per operand type; nnd-cpu states 0.1 for time
  *   and power on every type, nnd-reference 1.0, a driver's devices what their driver says.
  * - srv_device_plan_for(): the device set of a compilation naming n devices (n == 0: all
@@ -54,7 +57,7 @@ typedef struct srv_device {
 
 /* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
  * means none. Every refusal is logged and listed by srv_devices_json(). Returns how many. */
-int srv_devices_load_drivers(const char *dir);
+int srv_devices_load_drivers(const char *dir, bool in_process);
 /* Unloads the drivers, after every prepared model is freed. */
 void srv_devices_unload_drivers(void);
 

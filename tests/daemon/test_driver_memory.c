@@ -428,7 +428,8 @@ static int setup(void **state) {
         return -1;
     setenv("NND_TEST_DRV_LOG", g_calls, 1); /* the daemon inherits it */
     /* No content cache: a cached compilation is loaded from its files. */
-    const char *args[] = {"--drivers-dir", g_dir, "--cache-max-bytes", "0", NULL};
+    const char *args[] = {
+        "--drivers-dir", g_dir, "--drivers-in-process", "1", "--cache-max-bytes", "0", NULL};
     tst_daemon_opts o = {.extra_args = args, .log_path = g_log};
     return tst_daemon_start_opts(&g_d, &o);
 }

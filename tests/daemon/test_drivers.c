@@ -730,8 +730,7 @@ static void test_faulting_driver(void **state) {
     mb_free(&m);
 }
 
-/* ---- daemons ------------------------------------------------------------------------------ */
-
+/* ---- daemons (in process: driver hosts are test_partitions' and test_driver_host's) ------ */
 static int copy_as(const char *from, const char *name, mode_t mode, uid_t owner) {
     char to[600];
     snprintf(to, sizeof to, "%s/%s", g_test_dir, name);
@@ -742,7 +741,8 @@ static int copy_as(const char *from, const char *name, mode_t mode, uid_t owner)
 static int setup(void **state) {
     (void)state;
     snprintf(g_ex_log, sizeof g_ex_log, "/tmp/test-drivers-ex-%d.log", (int)getpid());
-    const char *ex_args[] = {"--drivers-dir", NND_BUILD_DRIVERS_DIR, NULL};
+    const char *ex_args[] = {"--drivers-dir", NND_BUILD_DRIVERS_DIR, "--drivers-in-process", "1",
+                             NULL};
     tst_daemon_opts o = {.extra_args = ex_args, .log_path = g_ex_log};
     if (tst_daemon_start_opts(&g_ex, &o) < 0) return -1;
     setenv("NND_SOCKET", g_ex.socket_path, 1); /* the NDK's one connection */
@@ -757,7 +757,7 @@ static int setup(void **state) {
         (geteuid() == 0 && copy_as(TEST_DRIVER_SO, "foreign.so", 0755, 65534) < 0))
         return -1;
     snprintf(g_test_log, sizeof g_test_log, "/tmp/test-drivers-test-%d.log", (int)getpid());
-    const char *test_args[] = {"--drivers-dir", g_test_dir, NULL};
+    const char *test_args[] = {"--drivers-dir", g_test_dir, "--drivers-in-process", "1", NULL};
     tst_daemon_opts ot = {.extra_args = test_args, .log_path = g_test_log};
     return tst_daemon_start_opts(&g_test, &ot);
 }
