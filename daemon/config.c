@@ -69,8 +69,8 @@ static const key keys[] = {
      "DIR"},
     {"drivers_in_process", K_COUNT, AT(drivers_in_process), 0, 1, false,
      "1: driver plugins load into the daemon itself (trusted drivers, debugging); 0: each in a\n"
-     "driver host process of its own (docs/driver-host.md). Default: 0.",
-     "0|1"},
+     "driver host process of its own (docs/driver-host.md).",
+     NULL},
     {"workers", K_COUNT, AT(sched.workers), 1, 64, false,
      "Executions nnd-cpu runs at once (1: one at a time, for predictable latency).", NULL},
     {"device_workers", K_COUNT, AT(sched.lane_workers), 1, 64, false,

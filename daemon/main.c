@@ -59,6 +59,8 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "                      user a line (default: nobody)\n"
         "  --drivers-dir DIR   device driver plugins, *.so (default\n"
         "                      %s)\n"
+        "  --drivers-in-process N  1: load the driver plugins into the daemon, not each\n"
+        "                      into a driver host process of its own (default 0)\n"
         "  --workers N         executions nnd-cpu runs at once (default 1: one at a time,\n"
         "                      for predictable latency)\n"
         "  --device-workers N  executions each other device (nnd-reference, each driver)\n"

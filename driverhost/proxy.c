@@ -80,7 +80,12 @@ static void host_path(drvhost *h) {
         self[n] = '\0';
         char *slash = strrchr(self, '/');
         if (slash) {
-            snprintf(h->host_path, sizeof h->host_path, "%.*s/nnd-driver-host", (int)(slash - self),
+            int dir = (int)(slash - self);
+            /* A build tree keeps it beside the daemon; an install under a prefix keeps it in
+             * the prefix's libexec/nnd/, beside bin/. */
+            snprintf(h->host_path, sizeof h->host_path, "%.*s/nnd-driver-host", dir, self);
+            if (access(h->host_path, X_OK) == 0) return;
+            snprintf(h->host_path, sizeof h->host_path, "%.*s/../libexec/nnd/nnd-driver-host", dir,
                      self);
             if (access(h->host_path, X_OK) == 0) return;
         }
