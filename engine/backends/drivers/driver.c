@@ -149,11 +149,13 @@ static const char *device_fault(const nnd_driver_device_info *v, const char *con
         return why;
     }
     if (name_taken(v->name, reserved, n_reserved, &by)) {
-        snprintf(why, whylen, "device name %s is taken by %s", v->name, by);
+        snprintf(why, whylen, "device name %.*s is taken by %.200s", NND_DRIVER_MAX_NAME, v->name,
+                 by);
         return why;
     }
     if (v->type < NND_DRIVER_TYPE_OTHER || v->type > NND_DRIVER_TYPE_ACCELERATOR) {
-        snprintf(why, whylen, "device %s: unknown device type %d", v->name, v->type);
+        snprintf(why, whylen, "device %.*s: unknown device type %d", NND_DRIVER_MAX_NAME, v->name,
+                 v->type);
         return why;
     }
     const nnd_driver_capabilities *c = &v->caps;
@@ -162,7 +164,8 @@ static const char *device_fault(const nnd_driver_device_info *v, const char *con
     for (int t = 0; t < NND_DRIVER_OPERAND_TYPES; t++)
         ok = ok && perf_ok(&c->operand[t]);
     if (!ok) {
-        snprintf(why, whylen, "device %s: a performance figure is negative or not finite", v->name);
+        snprintf(why, whylen, "device %.*s: a performance figure is negative or not finite",
+                 NND_DRIVER_MAX_NAME, v->name);
         return why;
     }
     return NULL;
