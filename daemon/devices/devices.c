@@ -178,7 +178,7 @@ bool srv_device_disabled(const srv_device *d) {
     for (uint32_t i = 0; d->backend && i < eng_drivers_count(); i++) {
         eng_driver_info_view v;
         if (eng_drivers_get(i, &v) && v.backend == d->backend)
-            return v.faulted || srv_driver_hosts_disabled(v.backend);
+            return v.faulted || drvhost_device_disabled(v.device);
     }
     return false;
 }

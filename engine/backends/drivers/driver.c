@@ -321,6 +321,7 @@ bool eng_drivers_get(uint32_t i, eng_driver_info_view *out) {
                                   .type = v->info.type,
                                   .caps = &v->info.caps,
                                   .backend = &v->backend,
+                                  .device = v->info.device,
                                   .faulted = atomic_load(&v->lib->faulted)};
     return true;
 }

@@ -44,6 +44,7 @@ typedef struct eng_driver_info_view {
     int32_t type;
     const nnd_driver_capabilities *caps;
     const eng_backend *backend;
+    const void *device; /* the record's own pointer from the table's open() */
     bool faulted;
 } eng_driver_info_view;
 
