@@ -100,16 +100,9 @@ typedef struct check_args {
 static int check_descriptor(void *arg) {
     check_args *a = arg;
     const nnd_extension *x = a->x;
-    if (x->abi_version != NND_EXTENSION_ABI_VERSION) {
-        snprintf(a->why, a->whylen, "built for extension ABI %u, this daemon speaks ABI %u",
-                 x->abi_version, NND_EXTENSION_ABI_VERSION);
+    if (eng_plugin_check_abi(x, "extension", NND_EXTENSION_ABI_VERSION, sizeof(nnd_extension),
+                             a->why, a->whylen) < 0)
         return -1;
-    }
-    if (x->struct_size != sizeof(nnd_extension)) {
-        snprintf(a->why, a->whylen, "ABI mismatch: descriptor of %u bytes, ABI %u has %zu",
-                 x->struct_size, NND_EXTENSION_ABI_VERSION, sizeof(nnd_extension));
-        return -1;
-    }
     if (!x->name || !valid_name(x->name)) {
         snprintf(a->why, a->whylen, "bad extension name \"%.*s\" (want a reverse domain name)",
                  NND_EXT_MAX_NAME, x->name ? x->name : "");

@@ -81,6 +81,23 @@ int eng_plugin_scan_dir(const char *dir, const char *what,
     return n;
 }
 
+int eng_plugin_check_abi(const void *descriptor, const char *abi, uint32_t version, size_t size,
+                         char *why, size_t whylen) {
+    uint32_t head[2]; /* abi_version, struct_size: the first two words of every descriptor */
+    memcpy(head, descriptor, sizeof head);
+    if (head[0] != version) {
+        snprintf(why, whylen, "built for %s ABI %u, this daemon speaks ABI %u", abi, head[0],
+                 version);
+        return -1;
+    }
+    if (head[1] != size) {
+        snprintf(why, whylen, "ABI mismatch: descriptor of %u bytes, %s ABI %u has %zu", head[1],
+                 abi, version, size);
+        return -1;
+    }
+    return 0;
+}
+
 int eng_plugin_default_check(int fd, const char *path, char *why, size_t whylen) {
     (void)path;
     struct stat st;

@@ -16,6 +16,9 @@
  *   way through it (a fault guard around dlopen would jump out with the loader's lock
  *   held); probe returns 0 when the plugin passes. NULL with why on refusal.
  * - eng_plugin_symbol(): the plugin's descriptor, or NULL with why ("exports no ...").
+ * - eng_plugin_check_abi(): a descriptor's first two words (abi_version, struct_size, as
+ *   every plugin ABI starts) against the ABI's version and size; 0, or -1 with why. Call
+ *   it under the guard: the descriptor is the plugin's memory.
  * - eng_plugin_default_check(): the rule without a daemon's: a regular file that not
  *   everyone may edit. */
 #ifndef NND_ENGINE_PLUGIN_LOADER_H
@@ -40,6 +43,8 @@ int eng_plugin_scan_dir(const char *dir, const char *what,
 void *eng_plugin_open(const char *path, eng_plugin_file_check_fn check, int (*probe)(void *dl),
                       char *why, size_t whylen);
 const void *eng_plugin_symbol(void *dl, const char *symbol, char *why, size_t whylen);
+int eng_plugin_check_abi(const void *descriptor, const char *abi, uint32_t version, size_t size,
+                         char *why, size_t whylen);
 int eng_plugin_default_check(int fd, const char *path, char *why, size_t whylen);
 
 #endif

@@ -60,16 +60,9 @@ static int check_table(void *arg) {
                  NND_DRIVER_ABI_VERSION);
         return -1;
     }
-    if (d->abi_version != NND_DRIVER_ABI_VERSION) {
-        snprintf(a->why, a->whylen, "built for driver ABI %u, this daemon speaks ABI %u",
-                 d->abi_version, NND_DRIVER_ABI_VERSION);
+    if (eng_plugin_check_abi(d, "driver", NND_DRIVER_ABI_VERSION, sizeof(nnd_driver), a->why,
+                             a->whylen) < 0)
         return -1;
-    }
-    if (d->struct_size != sizeof(nnd_driver)) {
-        snprintf(a->why, a->whylen, "ABI mismatch: table of %u bytes, ABI %u has %zu",
-                 d->struct_size, NND_DRIVER_ABI_VERSION, sizeof(nnd_driver));
-        return -1;
-    }
     if (!d->open || !d->close || !d->supported_operations || !d->prepare || !d->release) {
         snprintf(a->why, a->whylen, "lacks open, close, supported_operations, prepare or release");
         return -1;
