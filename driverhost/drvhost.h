@@ -97,6 +97,9 @@ typedef struct drvhost_stats {
     char last_fault[160];  /* why the host last restarted; "" when never */
 } drvhost_stats;
 void drvhost_get_stats(drvhost *h, drvhost_stats *out);
+/* The stats of the host serving a device pointer of a proxy table's open(); false for any
+ * other pointer. */
+bool drvhost_device_stats(const void *device, drvhost_stats *out);
 
 /* ---- shared regions ---- */
 /* fd (dup'd: the caller keeps its own) mapped at base for length bytes from file_offset;

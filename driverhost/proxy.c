@@ -697,17 +697,25 @@ bool drvhost_disabled(const drvhost *h) {
     return d;
 }
 
-bool drvhost_device_disabled(const void *device) {
-    bool d = false;
+bool drvhost_device_stats(const void *device, drvhost_stats *out) {
+    bool found = false;
     pthread_mutex_lock(&g_hosts_lock);
-    for (uint32_t i = 0; i < DRVHOST_MAX_HOSTS; i++) {
+    for (uint32_t i = 0; i < DRVHOST_MAX_HOSTS && !found; i++) {
         drvhost *h = g_hosts[i];
         if (h && (const char *)device >= (const char *)h->dev &&
-            (const char *)device < (const char *)(h->dev + NND_DRIVER_MAX_DEVICES))
-            d = drvhost_disabled(h);
+            (const char *)device < (const char *)(h->dev + NND_DRIVER_MAX_DEVICES)) {
+            drvhost_get_stats(h, out);
+            out->disabled = drvhost_disabled(h);
+            found = true;
+        }
     }
     pthread_mutex_unlock(&g_hosts_lock);
-    return d;
+    return found;
+}
+
+bool drvhost_device_disabled(const void *device) {
+    drvhost_stats st;
+    return drvhost_device_stats(device, &st) && st.disabled;
 }
 
 void drvhost_get_stats(drvhost *h, drvhost_stats *out) {

@@ -316,6 +316,17 @@ size_t eng_prepared_arena_bytes(const eng_prepared *p);
 eng_exec *eng_exec_create(const eng_prepared *p);
 void eng_exec_free(eng_exec *e);
 
+/* Where the execs of models with driver partitions keep their arenas, which hold the
+ * tensors crossing partitions: alloc(bytes) gives 64-byte aligned memory (NULL: none),
+ * release(mem, bytes) gives it back. The daemon gives memory its driver hosts map once, so
+ * crossings reach a driver without a copy. NULL (the default): the heap like every other
+ * exec. Set once before any exec is made. */
+typedef struct eng_arena_allocator {
+    void *(*alloc)(size_t bytes);
+    void (*release)(void *mem, size_t bytes);
+} eng_arena_allocator;
+void eng_set_partition_arena_allocator(const eng_arena_allocator *a);
+
 /* Runs one execution. inputs/outputs have eng_prepared_num_inputs/outputs entries; shapes
  * (may be NULL) receives one entry per output. Returns NND_OK,
  * NND_OUTPUT_INSUFFICIENT_SIZE (shapes tell which), NND_INVALID_ARGUMENT for a bad

@@ -162,6 +162,16 @@ static const metric metrics[] = {
      "Driver partitions of the models prepared, per device"},
     {"devices[].disabled", "nnd_device_disabled", GAUGE, 0,
      "1 for a driver's device disabled after a fault"},
+    {"devices[].host.restarts", "nnd_driver_host_restarts_total", COUNTER, 0,
+     "Restarts of the driver host serving the device"},
+    {"devices[].host.calls", "nnd_driver_host_calls_total", COUNTER, 0,
+     "Calls sent to the driver host serving the device"},
+    {"devices[].host.staged_calls", "nnd_driver_host_staged_calls_total", COUNTER, 0,
+     "Calls to the driver host with a tensor copied through staging memory"},
+    {"devices[].host.staged_bytes", "nnd_driver_host_staged_bytes_total", COUNTER, 0,
+     "Bytes copied through staging memory to and from the driver host"},
+    {"devices[].host.pool_shrinks", "nnd_driver_host_pool_shrinks_total", COUNTER, 0,
+     "Calls failed because a client shrank a pool the driver host read"},
     {"devices[].workers", "nnd_device_workers", GAUGE, 0, "Worker threads, per device"},
     {"devices[].running", "nnd_device_running", GAUGE, 0, "Executions running now, per device"},
     {"devices[].queue_depth", "nnd_device_queue_depth", GAUGE, 0,
@@ -217,23 +227,13 @@ static const char *const not_exported[] = {
     "ok",  /* the reply's own flag */
     "pid", /* the daemon's process id */
     /* Who a client is: its id, pid and uid (the uid is the label of what it holds). */
-    "clients[].client",
-    "clients[].pid",
-    "clients[].uid",
-    "quotas.apps[].uid",
-    "app_totals[].uid",
+    "clients[].client", "clients[].pid", "clients[].uid", "quotas.apps[].uid", "app_totals[].uid",
     /* Held per uid already in nnd_app_quota_used (quota usage is counted per client). */
-    "clients[].prepared_models",
-    "clients[].buffers",
-    "clients[].buffer_bytes",
+    "clients[].prepared_models", "clients[].buffers", "clients[].buffer_bytes",
     "clients[].queued_executions",
     /* What a device is, not how it is used. */
-    "devices[].reference_only",
-    "devices[].type",
-    "devices[].driver",
-    "devices[].exec_time",
-    "devices[].device_memory",
-    "devices[].cache_blobs",
+    "devices[].reference_only", "devices[].type", "devices[].driver", "devices[].exec_time",
+    "devices[].device_memory", "devices[].cache_blobs", "devices[].host.pid", /* a process id */
 };
 
 /* Arrays whose elements are labelled by one of their string fields (the others by uid). */

@@ -174,13 +174,16 @@ void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc) {
     desc->cpu_last = plan->cpu_last;
 }
 
-bool srv_device_disabled(const srv_device *d) {
-    for (uint32_t i = 0; d->backend && i < eng_drivers_count(); i++) {
-        eng_driver_info_view v;
-        if (eng_drivers_get(i, &v) && v.backend == d->backend)
-            return v.faulted || drvhost_device_disabled(v.device);
-    }
+/* The engine's view of a driver's device; false for the built-in devices. */
+static bool driver_view(const srv_device *d, eng_driver_info_view *out) {
+    for (uint32_t i = 0; d->backend && i < eng_drivers_count(); i++)
+        if (eng_drivers_get(i, out) && out->backend == d->backend) return true;
     return false;
+}
+
+bool srv_device_disabled(const srv_device *d) {
+    eng_driver_info_view v;
+    return driver_view(d, &v) && (v.faulted || drvhost_device_disabled(v.device));
 }
 
 /* Steps of p on device i. */
@@ -279,6 +282,20 @@ static cJSON *caps_json(const nnd_driver_capabilities *c) {
     return o;
 }
 
+/* A driver host's figures (drvhost.h) for the device it serves. */
+static cJSON *host_json(const drvhost_stats *st) {
+    cJSON *h = cJSON_CreateObject();
+    if (!h) return NULL;
+    cJSON_AddNumberToObject(h, "pid", st->pid);
+    cJSON_AddNumberToObject(h, "restarts", st->restarts);
+    cJSON_AddNumberToObject(h, "calls", (double)st->calls);
+    cJSON_AddNumberToObject(h, "staged_calls", (double)st->staged_calls);
+    cJSON_AddNumberToObject(h, "staged_bytes", (double)st->staged_bytes);
+    cJSON_AddNumberToObject(h, "pool_shrinks", (double)st->pool_shrinks);
+    cJSON_AddStringToObject(h, "last_fault", st->last_fault);
+    return h;
+}
+
 cJSON *srv_devices_json(void) {
     builtin_caps();
     cJSON *a = cJSON_CreateArray();
@@ -299,6 +316,10 @@ cJSON *srv_devices_json(void) {
         cJSON_AddNumberToObject(d, "prepares", (double)atomic_load(&g_prepares[i]));
         cJSON_AddNumberToObject(d, "partitions", (double)atomic_load(&g_partitions[i]));
         cJSON_AddNumberToObject(d, "executions", (double)atomic_load(&g_executions[i]));
+        eng_driver_info_view v;
+        drvhost_stats st;
+        if (driver_view(&g_devices[i], &v) && drvhost_device_stats(v.device, &st))
+            cJSON_AddItemToObject(d, "host", host_json(&st));
         cJSON_AddItemToArray(a, d);
     }
     return a;

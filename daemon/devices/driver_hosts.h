@@ -12,6 +12,9 @@
  *   unloads the table. A refusal (the trust rule, a plugin its host cannot load or open, a
  *   table the engine refuses) is logged with its reason and the daemon serves on. Returns
  *   the devices added, or -1 with err when dir cannot be read.
+ * - Once a host serves a device, the execs of models with driver partitions keep their
+ *   arenas (the tensors crossing partitions) in memfds registered as shared regions
+ *   (eng_set_partition_arena_allocator), which each host maps once: no copy per call.
  * - Whether a host's restarts disabled its devices is drvhost_device_disabled() of the
  *   device's pointer (devices.c asks it for every driver device).
  */

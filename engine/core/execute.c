@@ -17,6 +17,12 @@ static size_t align64(size_t n) {
     return (n + 63) & ~(size_t)63;
 }
 
+static const eng_arena_allocator *g_partition_arena;
+
+void eng_set_partition_arena_allocator(const eng_arena_allocator *a) {
+    g_partition_arena = a;
+}
+
 void eng_exec_free(eng_exec *e) {
     if (!e) return;
     if (e->owns_subs) {
@@ -40,7 +46,10 @@ void eng_exec_free(eng_exec *e) {
     free(e->tensors);
     free(e->ptrs);
     free(e->step_ptr);
-    free(e->arena);
+    if (e->arena_from)
+        e->arena_from->release(e->arena, e->arena_bytes);
+    else
+        free(e->arena);
     eng_scratch_free(&e->scratch);
     free(e);
 }
@@ -59,7 +68,13 @@ static eng_exec *exec_new(const eng_prepared *p, eng_exec **subs) {
     e->tensors = malloc(sizeof(eng_tensor) * (p->n_operands + 1));
     e->ptrs = malloc(sizeof(eng_tensor *) * (n_ptrs + 1));
     e->step_ptr = malloc(sizeof(size_t) * (p->n_steps + 1));
-    e->arena = aligned_alloc(64, align64(p->arena_size + 1));
+    e->arena_bytes = align64(p->arena_size + 1);
+    if (p->driver_owned && g_partition_arena) { /* crossings: memory the drivers reach */
+        e->arena_from = g_partition_arena;
+        e->arena = g_partition_arena->alloc(e->arena_bytes);
+    } else {
+        e->arena = aligned_alloc(64, e->arena_bytes);
+    }
     e->dyn = calloc(p->n_operands + 1, sizeof(void *));
     e->dyn_cap = calloc(p->n_operands + 1, sizeof(size_t));
     size_t n_io = (size_t)p->n_inputs + p->n_outputs + 1;

@@ -89,6 +89,8 @@ struct eng_exec {
     eng_tensor **ptrs; /* per step: input then output tensor pointers */
     size_t *step_ptr;  /* offset of each step's pointers in ptrs */
     uint8_t *arena;
+    const struct eng_arena_allocator *arena_from; /* NULL: the heap */
+    size_t arena_bytes;
     void **dyn; /* per operand: buffer for temporaries sized at execution */
     size_t *dyn_cap;
     eng_scratch_pool scratch;

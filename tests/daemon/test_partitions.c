@@ -94,6 +94,23 @@ static int first_line(const daemon_env *e, const char *prefix, int nth) {
     return at;
 }
 
+/* A figure of the driver host serving device `rec` (admin status, devices[].host); -1
+ * when the status has none. */
+static double host_figure(const daemon_env *e, const char *field) {
+    cJSON *status = tst_admin_status(&e->d);
+    double v = -1;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *f =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "host"), field);
+        if (cJSON_IsString(name) && !strcmp(name->valuestring, "rec") && cJSON_IsNumber(f))
+            v = f->valuedouble;
+    }
+    cJSON_Delete(status);
+    return v;
+}
+
 static uint64_t prepare(nnd_client *c, const mb *m, int preference, int priority) {
     char err[512];
     uint64_t h = 0;
@@ -206,8 +223,14 @@ static void test_alternating_three_partitions(void **state) {
     int prepares = calls(&g_rec, "prepare rec ops=1 "), executes = calls(&g_rec, "execute rec");
     uint64_t h = prepare(c, &m, 0, 0);
     assert_int_equal(calls(&g_rec, "prepare rec ops=1 "), prepares + 2);
+    double staged = host_figure(&g_rec, "staged_calls"), sent = host_figure(&g_rec, "calls");
     run_chain_right(c, h, 3, ops);
     assert_int_equal(calls(&g_rec, "execute rec"), executes + 2);
+    /* Through the driver host, and no tensor copied: the client's pool and the crossings'
+     * arena are memory the host maps. */
+    assert_true(host_figure(&g_rec, "calls") >= sent + 2);
+    assert_true(staged >= 0);
+    assert_true(host_figure(&g_rec, "staged_calls") == staged);
     nnd_client_close(c);
     mb_free(&m);
 }
