@@ -225,6 +225,16 @@ void dh_wbuf_free(dh_wbuf *w) {
     memset(w, 0, sizeof *w);
 }
 
+void dh_put_align(dh_wbuf *w) {
+    static const uint8_t zeros[DH_DATA_ALIGN];
+    dh_put(w, zeros, (DH_DATA_ALIGN - w->len % DH_DATA_ALIGN) % DH_DATA_ALIGN);
+}
+
+const void *dh_take_aligned(dh_rbuf *r, size_t n) {
+    size_t pad = (DH_DATA_ALIGN - r->pos % DH_DATA_ALIGN) % DH_DATA_ALIGN;
+    return dh_take(r, pad) || !pad ? dh_take(r, n) : NULL;
+}
+
 const void *dh_take(dh_rbuf *r, size_t n) {
     if (r->bad || n > r->len - r->pos) {
         r->bad = true;

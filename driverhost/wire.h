@@ -111,6 +111,10 @@ typedef struct dh_wbuf {
     bool oom;
 } dh_wbuf;
 void dh_put(dh_wbuf *w, const void *src, size_t n);
+/* Zero bytes up to the next multiple of DH_DATA_ALIGN of the body: tensor data put after
+ * it lies as aligned in the receiver's body (which starts aligned) as any element needs. */
+#define DH_DATA_ALIGN 16u
+void dh_put_align(dh_wbuf *w);
 void dh_put_u32(dh_wbuf *w, uint32_t v);
 void dh_put_u64(dh_wbuf *w, uint64_t v);
 void dh_put_str(dh_wbuf *w, const char *s); /* length, then bytes (no NUL) */
@@ -122,6 +126,8 @@ typedef struct dh_rbuf {
     bool bad;
 } dh_rbuf;
 const void *dh_take(dh_rbuf *r, size_t n); /* NULL (and bad) when short */
+/* dh_take() of data the sender put after dh_put_align(). */
+const void *dh_take_aligned(dh_rbuf *r, size_t n);
 void dh_get(dh_rbuf *r, void *dst, size_t n);
 uint32_t dh_get_u32(dh_rbuf *r);
 uint64_t dh_get_u64(dh_rbuf *r);

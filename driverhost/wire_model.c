@@ -33,7 +33,10 @@ void dh_put_model(dh_wbuf *w, const nnd_driver_model *m, dh_place_fn place, void
             region = DH_REGION_INLINE;
         dh_put_u32(w, region);
         dh_put_u64(w, offset);
-        if (region == DH_REGION_INLINE) dh_put(w, o->data, o->length);
+        if (region == DH_REGION_INLINE) {
+            dh_put_align(w); /* a constant stays aligned for its element type */
+            dh_put(w, o->data, o->length);
+        }
     }
     dh_put_u32(w, m->n_operations);
     for (uint32_t i = 0; i < m->n_operations; i++) {
@@ -110,7 +113,7 @@ int dh_get_model(dh_rbuf *r, nnd_driver_model *m, void **block, dh_resolve_fn re
         uint64_t offset = dh_get_u64(r);
         if (r->bad || o->rank > NND_DRIVER_MAX_RANK) break;
         if (region == DH_REGION_INLINE)
-            o->data = dh_take(r, o->length);
+            o->data = dh_take_aligned(r, o->length);
         else if (region != DH_REGION_NONE)
             o->data = resolve ? resolve(ctx, region, offset, o->length) : NULL;
         if (region != DH_REGION_NONE && !o->data && !r->bad) {

@@ -17,13 +17,6 @@ float ex_activate(float v, int32_t act) {
 }
 
 /* The element of an input broadcast to output position idx (by output coordinates). */
-/* Element i of a tensor that a client's pool may place at any byte offset. */
-static float load(const float *p, uint64_t i) {
-    float v;
-    memcpy(&v, (const char *)p + i * sizeof v, sizeof v);
-    return v;
-}
-
 static uint64_t broadcast_index(const ex_shape *s, const ex_shape *so, const uint32_t *coord) {
     uint64_t at = 0;
     for (uint32_t r = 0; r < s->rank; r++) {
@@ -44,13 +37,12 @@ void ex_binary(int mul, const float *a, const ex_shape *sa, const float *b, cons
                 !memcmp(sb->dims, so->dims, sizeof(uint32_t) * so->rank);
     if (same) { /* the common case: no index arithmetic */
         for (uint64_t i = 0; i < n; i++)
-            out[i] = ex_activate(mul ? load(a, i) * load(b, i) : load(a, i) + load(b, i), act);
+            out[i] = ex_activate(mul ? a[i] * b[i] : a[i] + b[i], act);
         return;
     }
     uint32_t coord[8] = {0};
     for (uint64_t i = 0; i < n; i++) {
-        float x = load(a, broadcast_index(sa, so, coord)),
-              y = load(b, broadcast_index(sb, so, coord));
+        float x = a[broadcast_index(sa, so, coord)], y = b[broadcast_index(sb, so, coord)];
         out[i] = ex_activate(mul ? x * y : x + y, act);
         for (uint32_t r = so->rank; r-- > 0;) { /* next coordinate, last dimension fastest */
             if (++coord[r] < so->dims[r]) break;

@@ -55,18 +55,20 @@
  *   rest. cancel() asks started work to end soon (it may come while complete() is being
  *   called); complete() still comes, with any status.
  *   Inputs are read-only; every input and output is host memory (data) or, only for a
- *   driver with device memory, one of its own handles (data NULL, memory set). The
- *   execution carries the priority, the deadline (a deadline passed inside the partition:
- *   NND_DRIVER_MISSED_DEADLINE_TRANSIENT) and whether to measure (then set the two times,
- *   else leave them at NND_DRIVER_NO_TIME). An output whose shape was not fully known
- *   gets its shape from the driver (rank, dims); when its length is too small for that
- *   shape, return NND_DRIVER_OUTPUT_INSUFFICIENT_SIZE with the shape set. Several
- *   executions may run at once, on one prepared partition too.
+ *   driver with device memory, one of its own handles (data NULL, memory set). Host data,
+ *   a constant's as an argument's, is aligned for its element type (the daemon copies what
+ *   a client placed otherwise). The execution carries the priority, the deadline (a deadline passed
+ * inside the partition: NND_DRIVER_MISSED_DEADLINE_TRANSIENT) and whether to measure (then set the
+ * two times, else leave them at NND_DRIVER_NO_TIME). An output whose shape was not fully known gets
+ * its shape from the driver (rank, dims); when its length is too small for that shape, return
+ * NND_DRIVER_OUTPUT_INSUFFICIENT_SIZE with the shape set. Several executions may run at once, on
+ * one prepared partition too.
  * - Device memory (optional, all four or none; the HAL's IDevice::allocate and IBuffer):
  *   allocate() makes a buffer for the descriptor's operand (type, shape, bytes) and the
  *   roles it will play (which prepared partitions' inputs and outputs; n_roles 0 when the
- *   daemon does not tell them), zeroed, and gives a handle other than 0. memory_read() and memory_write() copy [offset, offset + bytes)
- *   of it (always in range) out and in; memory_free() frees it once no execution uses it.
+ *   daemon does not tell them), zeroed, and gives a handle other than 0. memory_read() and
+ * memory_write() copy [offset, offset + bytes) of it (always in range) out and in; memory_free()
+ * frees it once no execution uses it.
  * - Cache (optional, both or none, with caps.cache_blobs > 0): cache_save() writes blob i
  *   of a prepared partition into buf when it fits in cap and returns its size in any case
  *   (0: cannot save this one); the daemon asks with cap 0 first. cache_load() rebuilds a
