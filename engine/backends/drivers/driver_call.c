@@ -3,8 +3,10 @@
 #include "engine/backends/drivers/driver_call.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "engine/plugins/extension_plugin.h"
 #include "engine/plugins/fault_guard.h"
@@ -149,9 +151,31 @@ size_t eng_drv_cache_save(eng_driver_dev *v, void *prepared, uint32_t blob, void
     return guarded(v, &c) < 0 ? 0 : c.size;
 }
 
+/* Prepared partitions of drivers disabled after a fault: never released (the driver is
+ * not called again), so kept here, still referenced, for the life of the process. */
+static struct {
+    pthread_mutex_t lock;
+    void **states;
+    size_t n, cap;
+} abandoned = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void abandon(void *prepared) {
+    pthread_mutex_lock(&abandoned.lock);
+    if (abandoned.n == abandoned.cap) {
+        size_t cap = abandoned.cap ? 2 * abandoned.cap : 16;
+        void **s = realloc(abandoned.states, cap * sizeof *s);
+        if (s) abandoned.states = s, abandoned.cap = cap;
+    }
+    if (abandoned.n < abandoned.cap) abandoned.states[abandoned.n++] = prepared;
+    pthread_mutex_unlock(&abandoned.lock);
+}
+
 void eng_drv_release(eng_driver_dev *v, void *prepared) {
     call c = {.what = C_RELEASE, .prepared = prepared};
-    if (!eng_drv_disabled(v)) guarded(v, &c);
+    if (eng_drv_disabled(v))
+        abandon(prepared);
+    else
+        guarded(v, &c);
 }
 
 int eng_drv_execute(eng_driver_dev *v, nnd_driver_execution *x) {
