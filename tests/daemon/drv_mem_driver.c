@@ -108,14 +108,6 @@ static int t_open(nnd_driver_device_info *d, uint32_t max, char *err, size_t err
 
 static void t_close(void) {}
 
-static int t_supported(void *device, const nnd_driver_model *m, bool *supported, char *err,
-                       size_t errlen) {
-    (void)device, (void)err, (void)errlen;
-    for (uint32_t i = 0; i < m->n_operations; i++)
-        supported[i] = drv_relu_supported(m, i);
-    return NND_DRIVER_OK;
-}
-
 static int t_prepare(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
                      nnd_driver_prepared_info *out, char *err, size_t errlen) {
     (void)device, (void)a;
@@ -173,7 +165,7 @@ NND_DRIVER_EXPORT = {
     .name = "nnd-memtest",
     .open = t_open,
     .close = t_close,
-    .supported_operations = t_supported,
+    .supported_operations = drv_relu_supported_operations,
     .prepare = t_prepare,
     .release = t_release,
     .execute = t_execute,

@@ -49,14 +49,6 @@ static int r_open(nnd_driver_device_info *d, uint32_t max, char *err, size_t err
 
 static void r_close(void) {}
 
-static int r_supported(void *device, const nnd_driver_model *m, bool *supported, char *err,
-                       size_t errlen) {
-    (void)device, (void)err, (void)errlen;
-    for (uint32_t i = 0; i < m->n_operations; i++)
-        supported[i] = drv_relu_supported(m, i);
-    return NND_DRIVER_OK;
-}
-
 static int r_prepare(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
                      nnd_driver_prepared_info *out, char *err, size_t errlen) {
     (void)device;
@@ -181,7 +173,7 @@ NND_DRIVER_EXPORT = {
     .name = "rec",
     .open = r_open,
     .close = r_close,
-    .supported_operations = r_supported,
+    .supported_operations = drv_relu_supported_operations,
     .prepare = r_prepare,
     .release = r_release,
 #ifdef REC_ASYNC

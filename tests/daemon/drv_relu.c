@@ -52,6 +52,14 @@ void drv_relu_free(drv_relu *p) {
     free(p);
 }
 
+int drv_relu_supported_operations(void *device, const nnd_driver_model *m, bool *supported,
+                                  char *err, size_t errlen) {
+    (void)device, (void)err, (void)errlen;
+    for (uint32_t i = 0; i < m->n_operations; i++)
+        supported[i] = drv_relu_supported(m, i);
+    return NND_DRIVER_OK;
+}
+
 int drv_relu_prepare(const nnd_driver_model *m, drv_relu **out, char *err, size_t errlen) {
     *out = NULL;
     for (uint32_t i = 0; i < m->n_operations; i++)
