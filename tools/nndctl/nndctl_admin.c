@@ -3,8 +3,6 @@
  * commands; apart from nndctl_main.c, which dispatches to them, so that no command calls
  * its dispatcher. */
 #include <errno.h>
-#include <nanomsg/nn.h>
-#include <nanomsg/reqrep.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +13,7 @@
 #include "nnd/nnd_wire.h"
 #include "proto/paths.h"
 #include "tools/nndctl/nndctl.h"
+#include "tools/common/admin_call.h"
 
 /* --state-dir, else the directory the daemon names in its Hello (*from_daemon set), else
  * the default. */
@@ -66,37 +65,7 @@ char *nndctl_admin_request(const nndctl_opts *o, const char *request, int timeou
         return NULL;
     }
     if (nndctl_ipc_check(url, "admin", from_daemon, err, errlen)) return NULL;
-    int s = nn_socket(AF_SP, NN_REQ);
-    if (s < 0) {
-        snprintf(err, errlen, "nn_socket: %s", nn_strerror(nn_errno()));
-        return NULL;
-    }
-    char *out = NULL;
-    void *msg = NULL;
-    /* Replies of any size: nanomsg's default receive limit is 1 MiB, which a status with
-     * thousands of clients or a large cache list passes. */
-    int unlimited = -1;
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVMAXSIZE, &unlimited, sizeof unlimited);
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
-    nn_setsockopt(s, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
-    int n;
-    if (nn_connect(s, url) < 0) {
-        snprintf(err, errlen, "cannot connect to %s: %s", url, nn_strerror(nn_errno()));
-    } else if (nn_send(s, request, strlen(request), 0) < 0) {
-        snprintf(err, errlen, "cannot send to %s: %s", url, nn_strerror(nn_errno()));
-    } else if ((n = nn_recv(s, &msg, NN_MSG, 0)) < 0) {
-        int e = nn_errno();
-        snprintf(err, errlen, "no answer from %s: %s", url,
-                 e == ETIMEDOUT ? "timed out" : nn_strerror(e));
-    } else if ((out = malloc((size_t)n + 1))) {
-        memcpy(out, msg, (size_t)n);
-        out[n] = 0;
-    } else {
-        snprintf(err, errlen, "out of memory");
-    }
-    if (msg) nn_freemsg(msg);
-    nn_close(s);
-    return out;
+    return tool_admin_call(url, request, timeout_ms, err, errlen);
 }
 
 char *nndctl_admin_or_say(const nndctl_opts *o, const char *request, int timeout_ms) {
