@@ -99,7 +99,7 @@ static void on_get_devices(srv_call *c) {
         info[i].version = (char *)(dev[i].version ? dev[i].version : "nnd " NND_VERSION);
         info[i].feature_level = NND_DEVICE_FEATURE_LEVEL;
         info[i].reference_only = dev[i].reference_only;
-        info[i].exec_time = dev[i].exec_time;
+        info[i].exec_time = srv_device_exec_time(&dev[i]);
         infop[i] = &info[i];
     }
     Nnd__DevicesReply r = NND__DEVICES_REPLY__INIT;

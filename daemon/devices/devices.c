@@ -15,15 +15,11 @@
 #include "daemon/clients/trust.h"
 
 static srv_device g_devices[NND_MAX_DEVICES] = {
-    {.name = "nnd-cpu",
-     .what = "XNNPACK fast paths over the reference kernels",
-     .type = 2,
-     .exec_time = 0.1f},
+    {.name = "nnd-cpu", .what = "XNNPACK fast paths over the reference kernels", .type = 2},
     {.name = "nnd-reference",
      .what = "reference kernels only, deterministic",
      .type = 2,
-     .reference_only = true,
-     .exec_time = 1.0f},
+     .reference_only = true},
 };
 #define N_BUILTIN 2
 static size_t n_devices = N_BUILTIN;
@@ -83,15 +79,13 @@ int srv_devices_load_drivers(const char *dir, bool in_process) {
     for (uint32_t i = 0; n_devices < NND_MAX_DEVICES && eng_drivers_get(i, &v); i++) {
         size_t at = n_devices++;
         snprintf(driver_what[at], sizeof driver_what[0], "driver %s", v.path);
-        g_devices[at] =
-            (srv_device){.name = v.name,
-                         .what = driver_what[at],
-                         .version = *v.version ? v.version : NULL,
-                         .type = v.type,
-                         .reference_only = false,
-                         .exec_time = v.caps->operand[NND_DRIVER_TENSOR_FLOAT32].exec_time,
-                         .backend = v.backend,
-                         .caps = *v.caps};
+        g_devices[at] = (srv_device){.name = v.name,
+                                     .what = driver_what[at],
+                                     .version = *v.version ? v.version : NULL,
+                                     .type = v.type,
+                                     .reference_only = false,
+                                     .backend = v.backend,
+                                     .caps = *v.caps};
     }
     if (n) srv_log_info("%d device driver%s loaded from %s", n, n == 1 ? "" : "s", dir);
     return n;
@@ -311,7 +305,7 @@ cJSON *srv_devices_json(void) {
         cJSON_AddBoolToObject(d, "device_memory", b && b->mem_alloc);
         cJSON_AddNumberToObject(d, "cache_blobs", b ? b->cache_blobs : 0);
         cJSON_AddBoolToObject(d, "disabled", b && srv_device_disabled(&g_devices[i]));
-        cJSON_AddNumberToObject(d, "exec_time", float_digits(g_devices[i].exec_time));
+        cJSON_AddNumberToObject(d, "exec_time", float_digits(srv_device_exec_time(&g_devices[i])));
         cJSON_AddItemToObject(d, "capabilities", caps_json(&g_devices[i].caps));
         cJSON_AddNumberToObject(d, "prepares", (double)atomic_load(&g_prepares[i]));
         cJSON_AddNumberToObject(d, "partitions", (double)atomic_load(&g_partitions[i]));

@@ -50,10 +50,14 @@ typedef struct srv_device {
     const char *version;               /* NULL: the daemon's */
     int type;                          /* NNAPI device type: 2 CPU, 3 GPU, 4 accelerator, 1 other */
     bool reference_only;               /* the CPU device of the reference kernels */
-    float exec_time;                   /* TENSOR_FLOAT32's figure, for GetDevices */
     const struct eng_backend *backend; /* a driver's; NULL for the built-in CPU devices */
     nnd_driver_capabilities caps;
 } srv_device;
+
+/* A device's one figure for GetDevices: its TENSOR_FLOAT32 execution time. */
+static inline float srv_device_exec_time(const srv_device *d) {
+    return d->caps.operand[NND_DRIVER_TENSOR_FLOAT32].exec_time;
+}
 
 /* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
  * means none. Every refusal is logged and listed by srv_devices_json(). Returns how many. */
