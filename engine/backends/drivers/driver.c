@@ -319,10 +319,6 @@ bool eng_drivers_get(uint32_t i, eng_driver_info_view *out) {
     return true;
 }
 
-uint32_t eng_drivers_refused_count(void) {
-    return refused.n;
-}
-
 bool eng_drivers_refused(uint32_t i, const char **path, const char **reason) {
     return eng_refusals_get(&refused, i, path, reason);
 }

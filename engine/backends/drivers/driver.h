@@ -60,7 +60,6 @@ void eng_drivers_unload_all(void);
 /* The devices, in the order they were added. */
 uint32_t eng_drivers_count(void);
 bool eng_drivers_get(uint32_t i, eng_driver_info_view *out);
-uint32_t eng_drivers_refused_count(void);
 bool eng_drivers_refused(uint32_t i, const char **path, const char **reason);
 
 #endif
