@@ -37,6 +37,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "driverhost/drvhost.h"
 #include "engine/engine.h"
 #include "nnd/driver.h"
 
@@ -60,8 +61,9 @@ static inline float srv_device_exec_time(const srv_device *d) {
 }
 
 /* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
- * means none. Every refusal is logged and listed by srv_devices_json(). Returns how many. */
-int srv_devices_load_drivers(const char *dir, bool in_process);
+ * means none. Every refusal is logged and listed by srv_devices_json(). limits (NULL: the
+ * defaults) bound their driver hosts. Returns how many. */
+int srv_devices_load_drivers(const char *dir, bool in_process, const drvhost_limits *limits);
 /* Unloads the drivers, after every prepared model is freed. */
 void srv_devices_unload_drivers(void);
 
