@@ -181,6 +181,13 @@ bool srv_device_disabled(const srv_device *d) {
     return driver_view(d, &v) && (v.faulted || drvhost_device_disabled(v.device));
 }
 
+bool srv_device_runs_disabled(const eng_prepared *p) {
+    for (size_t i = N_BUILTIN; p && i < n_devices; i++)
+        if (eng_prepared_steps_on(p, g_devices[i].backend) && srv_device_disabled(&g_devices[i]))
+            return true;
+    return false;
+}
+
 /* Steps of p on device i. */
 static uint32_t steps_on(const eng_prepared *p, size_t i) {
     const srv_device *d = &g_devices[i];
