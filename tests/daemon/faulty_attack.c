@@ -185,7 +185,7 @@ static int attack_shrink(nnd_client *c) {
     shrink_run s = {c, h, &p};
     pthread_t t;
     if (pthread_create(&t, NULL, slow_read, &s) != 0) return 1;
-    usleep(120 * 1000); /* inside the driver's 300 ms wait */
+    usleep(150 * 1000); /* inside the driver's 300 ms wait */
     int cut = ftruncate(p.fd, 0);
     pthread_join(t, NULL);
     if (cut < 0 || ftruncate(p.fd, (off_t)p.r.size) < 0) return 1;

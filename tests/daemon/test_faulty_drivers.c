@@ -19,8 +19,9 @@
  *   fail from then on; a compilation naming it alone fails, whether the content cache
  *   listed it before (same model) or not; named with nnd-cpu it runs right on nnd-cpu.
  * - leak (nnd-fault leaking 1 MiB a call, driver_memory_limit 40M): 64 calls restart the
- *   host at its limit (last_fault "over its limit of 40 MiB"), every call right, and the daemon's
- * own resident memory grows by less than LEAK_SLACK_KIB.
+ *   host at its limit (last_fault "over its limit of 40 MiB"), every call right but those
+ *   the host held when killed (DEVICE_UNAVAILABLE naming the limit, at most one a restart),
+ *   and the daemon's own resident memory grows by less than LEAK_SLACK_KIB.
  * - shrink (nnd-fault reading a pool its client truncates meanwhile): that call fails with
  *   INVALID_ARGUMENT "... shrank ...", the same client's next call on the grown-back file is
  *   right; no restart, the driver stays enabled, and another client's loop on nnd-fault
@@ -425,18 +426,25 @@ static void test_leak(void **state) {
     env_attack(e, "leak");
     long rss1 = obs_rss_kib(e->d.pid);
     char label[32];
+    int lost = 0; /* calls the host held when it was killed at its limit: they fail with it */
     for (int i = 0; i < 64; i++) {
         snprintf(label, sizeof label, "leak-%d", i);
-        expect_right(e, label);
+        result r = line_of(e, "exec", label);
+        if (r.st == 0 && r.right) continue;
+        if (r.st != NND__ERROR_STATUS__DEVICE_UNAVAILABLE || !strstr(r.msg, "over its limit"))
+            fail_msg("%s: status %d, right %d: %s", label, r.st, r.right, r.msg);
+        lost++;
     }
     expect_right(e, "leak-after");
     char fault[200];
     assert_false(device_disabled(e, fault, sizeof fault));
     double restarts = device_num(e, "host.restarts");
-    print_message("# 64 MiB leaked in 64 calls: %g restarts (%s); daemon RSS %ld -> %ld KiB\n",
-                  restarts, fault, rss0, rss1);
+    print_message("# 64 MiB leaked in 64 calls (%d failed with a restart): %g restarts (%s); "
+                  "daemon RSS %ld -> %ld KiB\n",
+                  lost, restarts, fault, rss0, rss1);
     if (OBS_RSS_MEANINGFUL) assert_true(rss1 - rss0 < LEAK_SLACK_KIB);
     assert_true(restarts >= 1);
+    assert_true(lost <= restarts);
     assert_non_null(strstr(fault, "over its limit of 40 MiB"));
     env_finish(e);
 }
@@ -454,12 +462,17 @@ static void test_shrink(void **state) {
     result r = line_of(e, "exec", "shrunk");
     print_message("# pool shrunk under the driver: status %d: %s\n", r.st, r.msg);
     assert_int_equal(r.st, NND__ERROR_STATUS__INVALID_ARGUMENT);
-    assert_non_null(strstr(r.msg, "shrank"));
+    /* Cut while the driver read it (the host's SIGBUS guard, or its check before the call);
+     * on a machine too loaded to reach the driver within 150 ms, the daemon's own check of
+     * the pool refuses the request, the client's error as well. */
+    bool in_host = strstr(r.msg, "shrank") != NULL;
+    if (!in_host) print_message("# the pool was cut before the request reached the host\n");
+    assert_true(in_host || strstr(r.msg, "runs past the end of fd"));
     expect_right(e, "shrink-grown-back");
     char fault[200];
     assert_false(device_disabled(e, fault, sizeof fault));
     assert_true(device_num(e, "host.restarts") == 0);
-    assert_true(device_num(e, "host.pool_shrinks") >= 1);
+    assert_true(device_num(e, "host.pool_shrinks") >= in_host);
     size_t before = atomic_load(&e->other.n);
     usleep(200 * 1000);
     assert_true(atomic_load(&e->other.n) > before); /* the other client still runs on it */
