@@ -465,6 +465,9 @@ int main(int argc, char **argv) {
         srv_extensions_close(d);
         return 1;
     }
+    /* Drivers (their hosts inherit the environment) keep what they cache across restarts
+     * under the daemon's own state directory: nnd-opencl its program binaries. */
+    setenv("NND_STATE_DIR", p.state_dir, 1);
     /* After the extensions: drivers share their fault guard and log sink. */
     srv_devices_load_drivers(cfg.drivers_dir, cfg.drivers_in_process != 0);
     status = start(d, &cfg, &p);
