@@ -5,7 +5,8 @@
  * device. Each client runs in a process of its own (one libnnd connection per daemon).
  * - MobileNet v1 FLOAT32 compiled for nnd-opencl is one partition there (the daemon's
  *   status: one prepare, one partition) and its probabilities are within 1e-4 of the same
- *   network compiled for nnd-reference. Compiled with caching, it saves its blob.
+ *   network compiled for nnd-reference. Compiled with caching, it saves its blob. The
+ *   driver's program binary is kept in the daemon's state directory (opencl/).
  * - A second daemon with the driver's program cache off loads that compilation from its
  *   blob: the driver says it took the program from a cache blob and built none from source,
  *   and the results are right.
@@ -271,7 +272,10 @@ static int log_lines(const char *needle) {
 static int start(tst_daemon *d, const char *program_cache, const char *version,
                  const char *fail_builds) {
     unlink(g_log);
-    if (program_cache) setenv("NND_OPENCL_CACHE_DIR", program_cache, 1);
+    if (program_cache)
+        setenv("NND_OPENCL_CACHE_DIR", program_cache, 1);
+    else
+        unsetenv("NND_OPENCL_CACHE_DIR"); /* the daemon's state directory keeps it */
     if (version) setenv("NND_OPENCL_TEST_DRIVER_VERSION", version, 1);
     if (fail_builds) setenv("NND_OPENCL_TEST_FAIL_BUILDS", fail_builds, 1);
     /* MobileNet's weights and the program binary are over the default save limit. */
@@ -319,6 +323,7 @@ static int kill_mid_execution(tst_daemon *d) {
     waitpid(pid, &st, 0);
     printf("client killed after %g executions on nnd-opencl had started\n", execs);
     CHECK(WIFSIGNALED(st), "the victim ended by itself (%d)", st);
+    CHECK(execs >= 1, "no execution had started on nnd-opencl");
     CHECK(in_child(d, phase4) == 0, "after the kill");
     CHECK(device_figure(d, "nnd-opencl", "disabled") != 1, "status");
     return 0;
@@ -331,6 +336,9 @@ static int phases(void) {
     int rc = in_child(&d, phase1);
     show_log();
     CHECK(!tst_daemon_stop(&d) && rc == 0, "one partition (%d)", rc);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls %s/opencl/*.bin >/dev/null 2>&1", g_state);
+    CHECK(system(cmd) == 0, "no program binary in the daemon's state directory");
     printf("# one partition: %.1f s\n", now_s() - t0);
 
     t0 = now_s();
