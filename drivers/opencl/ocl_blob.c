@@ -2,6 +2,7 @@
 /* ocl_blob.c: a prepared partition's cache blob (ocl_blob.h). */
 #include "ocl_blob.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +65,19 @@ int ocl_blob_adopt(ocl_device *d, const void *blob, size_t len, char *err, size_
         return -1;
     }
     head_of(d, &want);
-    if (strcmp(got.key, want.key) || strcmp(got.platform, want.platform) ||
-        strcmp(got.device, want.device) || strcmp(got.driver, want.driver)) {
+    bool same_names = !strcmp(got.platform, want.platform) && !strcmp(got.device, want.device) &&
+                      !strcmp(got.driver, want.driver);
+    if (!same_names) {
         snprintf(err, errlen,
-                 "cache blob made for \"%.40s\" \"%.48s\" driver \"%.32s\" (or other kernels or "
-                 "build options), not for this device, \"%.40s\" \"%.48s\" driver \"%.32s\"",
+                 "cache blob made for \"%.40s\" \"%.48s\" driver \"%.32s\", not for this device, "
+                 "\"%.40s\" \"%.48s\" driver \"%.32s\"",
                  got.platform, got.device, got.driver, want.platform, want.device, want.driver);
+        return -1;
+    }
+    if (strcmp(got.key, want.key)) {
+        snprintf(err, errlen,
+                 "cache blob made for this device with other kernels or build options (another "
+                 "nnd-opencl build, or NND_OPENCL_BUILD_OPTIONS)");
         return -1;
     }
     return ocl_device_adopt_binary(d, (const unsigned char *)blob + HEAD_LEN, (size_t)size, err,

@@ -9,7 +9,8 @@
  *   driver's program binary is kept in the daemon's state directory (opencl/).
  * - A second daemon with the driver's program cache off loads that compilation from its
  *   blob: the driver says it took the program from a cache blob and built none from source,
- *   and the results are right.
+ *   and the results are right. One whose driver builds with other options refuses the blob
+ *   (the driver's own check: the daemon's device version matches) and prepares afresh.
  * - A third daemon whose driver reports another driver version
  *   (NND_OPENCL_TEST_DRIVER_VERSION) and whose first program build fails through a bad
  *   build option (NND_OPENCL_TEST_FAIL_BUILDS=1): the first compilation fails with
@@ -349,6 +350,22 @@ static int phases(void) {
     CHECK(log_lines("program from a cache blob") == 1, "the program did not come from the blob");
     CHECK(log_lines("built from source") == 0, "a program was built from source");
     printf("# from the blob: %.1f s\n", now_s() - t0);
+
+    /* Other build options: the daemon's version check passes, the driver refuses the blob
+     * (its key differs) and the daemon prepares afresh. */
+    t0 = now_s();
+    setenv("NND_OPENCL_BUILD_OPTIONS", "-DNND_TEST_OTHER_BUILD=1", 1);
+    rc = start(&d, "off", NULL, NULL);
+    unsetenv("NND_OPENCL_BUILD_OPTIONS");
+    CHECK(!rc, "daemon 2b");
+    rc = in_child(&d, phase2);
+    show_log();
+    CHECK(!tst_daemon_stop(&d) && rc == 0, "blob refused by the driver (%d)", rc);
+    CHECK(log_lines("cache blob made for this device with other kernels or build options") == 1,
+          "the driver's refusal is not in the log");
+    CHECK(log_lines("program from a cache blob") == 0, "a blob of other options was taken");
+    CHECK(log_lines("built from source") == 1, "not prepared afresh");
+    printf("# blob refused by the driver: %.1f s\n", now_s() - t0);
 
     t0 = now_s();
     CHECK(!start(&d, "off", "another-release", "1"), "daemon 3");
