@@ -470,6 +470,9 @@ int main(int argc, char **argv) {
         srv_extensions_close(d);
         return 1;
     }
+    /* Drivers (their hosts inherit the environment) keep what they cache across restarts
+     * under the daemon's own state directory: nnd-opencl its program binaries. */
+    setenv("NND_STATE_DIR", p.state_dir, 1);
     /* After the extensions: drivers share their fault guard and log sink. */
     drvhost_limits host_limits = {.call_timeout_ms = cfg.drivers.call_timeout_ms,
                                   .memory_limit_bytes = cfg.drivers.memory_limit_bytes,

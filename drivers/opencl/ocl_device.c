@@ -48,6 +48,8 @@ static int open_one(ocl_device *d, cl_platform_id pf, cl_device_id id) {
     clGetPlatformInfo(pf, CL_PLATFORM_NAME, sizeof d->platform_name - 1, d->platform_name, NULL);
     clGetDeviceInfo(id, CL_DEVICE_NAME, sizeof d->device_name - 1, d->device_name, NULL);
     clGetDeviceInfo(id, CL_DRIVER_VERSION, sizeof d->driver_version - 1, d->driver_version, NULL);
+    const char *as = getenv("NND_OPENCL_TEST_DRIVER_VERSION"); /* a test hook: another driver */
+    if (as && *as) snprintf(d->driver_version, sizeof d->driver_version, "%s", as);
     d->has_fp16 = has_ext(id, "cl_khr_fp16");
     d->has_cmdbuf = has_ext(id, "cl_khr_command_buffer");
     d->has_priority = has_ext(id, "cl_khr_priority_hints");
@@ -174,19 +176,42 @@ static void warm_up(ocl_device *d, cl_program prog) {
     clReleaseMemObject(dummy);
 }
 
-static cl_program build(ocl_device *d) {
+/* The build options: the base, NND_OPENCL_BUILD_OPTIONS, and while the test hook
+ * NND_OPENCL_TEST_FAIL_BUILDS=N has builds left to fail, an option no compiler knows. */
+static void build_options(char *opts, size_t cap, bool count_failure) {
+    static unsigned failed;
     const char *extra = getenv("NND_OPENCL_BUILD_OPTIONS");
-    char opts[512];
-    snprintf(opts, sizeof opts, "%s %s", BASE_OPTIONS, extra ? extra : "");
+    const char *fail = getenv("NND_OPENCL_TEST_FAIL_BUILDS");
+    bool bad = fail && failed < (unsigned)strtoul(fail, NULL, 10);
+    if (bad && count_failure) failed++;
+    snprintf(opts, cap, "%s %s%s", BASE_OPTIONS, extra ? extra : "",
+             bad ? " -cl-nnd-test-invalid-option" : "");
+}
+
+static void key_for(ocl_device *d, const char *opts, char key[OCL_CACHE_KEY_HEX]) {
     const char *parts[] = {ocl_kernels_source, opts, d->platform_name, d->device_name,
                            d->driver_version};
-    char key[OCL_CACHE_KEY_HEX];
     ocl_cache_key(parts, sizeof parts / sizeof parts[0], key);
+}
+
+void ocl_device_key(ocl_device *d, char key[OCL_CACHE_KEY_HEX]) {
+    char opts[512];
+    build_options(opts, sizeof opts, false);
+    key_for(d, opts, key);
+}
+
+static cl_program build(ocl_device *d) {
+    char opts[512];
+    build_options(opts, sizeof opts, true);
+    char key[OCL_CACHE_KEY_HEX];
+    key_for(d, opts, key);
     double t0 = now_ms();
     cl_program prog = from_cache(d, key, opts);
     if (prog) {
         d->from_cache = true;
         d->build_ms = now_ms() - t0;
+        fprintf(stderr, "nnd-opencl: %s: program from the program cache in %.0f ms\n",
+                d->device_name, d->build_ms);
         return prog;
     }
     cl_int e;
@@ -199,10 +224,13 @@ static cl_program build(ocl_device *d) {
     if ((e = clBuildProgram(prog, 1, &d->id, opts, NULL, NULL)) != CL_SUCCESS) {
         build_log(d, prog, e);
         clReleaseProgram(prog);
+        fprintf(stderr, "nnd-opencl: %s: %s\n", d->device_name, d->build_err);
         return NULL;
     }
     warm_up(d, prog);
     d->build_ms = now_ms() - t0;
+    fprintf(stderr, "nnd-opencl: %s: program built from source in %.0f ms\n", d->device_name,
+            d->build_ms);
     to_cache(d, prog, key);
     return prog;
 }
@@ -214,6 +242,49 @@ cl_program ocl_device_program(ocl_device *d, char *err, size_t errlen) {
     if (!p) snprintf(err, errlen, "%s", d->build_err);
     pthread_mutex_unlock(&d->build_lock);
     return p;
+}
+
+int ocl_device_adopt_binary(ocl_device *d, const unsigned char *bin, size_t size, char *err,
+                            size_t errlen) {
+    pthread_mutex_lock(&d->build_lock);
+    int rc = 0;
+    if (!d->program) {
+        char opts[512];
+        build_options(opts, sizeof opts, false);
+        double t0 = now_ms();
+        cl_int e = CL_SUCCESS, st = CL_SUCCESS;
+        cl_program prog = clCreateProgramWithBinary(d->ctx, 1, &d->id, &size, &bin, &st, &e);
+        /* A binary is only linked for the device (OpenCL asks for the call); no compiler. */
+        if (prog && !e && !st) e = clBuildProgram(prog, 1, &d->id, opts, NULL, NULL);
+        if (!prog || e || st) {
+            snprintf(err, errlen, "the cache blob's program does not load on %s (%d, %d)",
+                     d->device_name, e, st);
+            if (prog) clReleaseProgram(prog);
+            rc = -1;
+        } else {
+            d->program = prog;
+            d->build_ms = now_ms() - t0;
+            fprintf(stderr, "nnd-opencl: %s: program from a cache blob in %.0f ms\n",
+                    d->device_name, d->build_ms);
+        }
+    }
+    pthread_mutex_unlock(&d->build_lock);
+    return rc;
+}
+
+unsigned char *ocl_device_binary(ocl_device *d, size_t *size) {
+    pthread_mutex_lock(&d->build_lock);
+    unsigned char *bin = NULL;
+    *size = 0;
+    if (d->program &&
+        !clGetProgramInfo(d->program, CL_PROGRAM_BINARY_SIZES, sizeof *size, size, NULL) && *size &&
+        (bin = malloc(*size))) {
+        unsigned char *bins[1] = {bin};
+        if (clGetProgramInfo(d->program, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL))
+            free(bin), bin = NULL;
+    }
+    pthread_mutex_unlock(&d->build_lock);
+    return bin;
 }
 
 void ocl_device_close(ocl_device *d) {

@@ -4,12 +4,21 @@
  * Contract:
  * - ocl_devices_open() finds the GPUs and accelerators of every platform the ICD loader
  *   lists, and CPU devices too when NND_OPENCL_CPU=1, up to max; each gets a context and
- *   an in-order queue (three, LOW, MEDIUM and HIGH, with cl_khr_priority_hints).
+ *   an in-order queue (three, LOW, MEDIUM and HIGH, with cl_khr_priority_hints). A test
+ *   hook, NND_OPENCL_TEST_DRIVER_VERSION, stands for the OpenCL driver's version string
+ *   (as another driver release would report).
  * - ocl_device_program() builds the kernels (kernels.cl) once per device, on first use,
  *   from the on-disk cache when a binary for this source, options, platform, device and
  *   driver is there (ocl_cache.h); later calls return the same program. Extra build
  *   options come from NND_OPENCL_BUILD_OPTIONS. NULL with a message when it fails (that
- *   compilation fails; the next one tries to build again).
+ *   compilation fails; the next one tries to build again). A test hook,
+ *   NND_OPENCL_TEST_FAIL_BUILDS=N, makes the process's first N builds from source fail
+ *   (an option no compiler knows is added). Each program build, cache load or failure is
+ *   one line on stderr (the daemon's log, through the driver host).
+ * - ocl_device_key() is the program's cache key for the current options (ocl_cache.h).
+ *   ocl_device_binary() returns the device's program binary (malloc'd; NULL when none is
+ *   built). ocl_device_adopt_binary() makes a binary the device's program when it has none
+ *   yet (no compilation: the binary is only linked); 0, or -1 with a message.
  * - ocl_device_close() frees one device, its scheduler stopped and its buffers freed first
  *   (ocl_exec.h, ocl_memory.h). */
 #ifndef NND_OCL_DEVICE_H
@@ -42,6 +51,10 @@ typedef struct ocl_device {
 
 int ocl_devices_open(ocl_device **devs, uint32_t max, uint32_t *n, char *err, size_t errlen);
 cl_program ocl_device_program(ocl_device *d, char *err, size_t errlen);
+void ocl_device_key(ocl_device *d, char key[65]);
+unsigned char *ocl_device_binary(ocl_device *d, size_t *size);
+int ocl_device_adopt_binary(ocl_device *d, const unsigned char *bin, size_t size, char *err,
+                            size_t errlen);
 void ocl_device_close(ocl_device *d);
 /* The kernel source (generated from kernels.cl). */
 extern const char ocl_kernels_source[];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ocl_blob.h"
 #include "ocl_exec.h"
 #include "ocl_memory.h"
 #include "ocl_plan.h"
@@ -26,6 +27,7 @@ static nnd_driver_capabilities caps_for(const ocl_device *d) {
     c.operand[NND_DRIVER_TENSOR_FLOAT32] = f;
     c.relaxed_scalar = f; /* relaxed FLOAT32 is computed in FLOAT32 */
     c.relaxed_tensor = f;
+    c.cache_blobs = 1; /* the program binary (ocl_blob.h) */
     return c;
 }
 
@@ -117,6 +119,26 @@ static int drv_prepare(void *device, const nnd_driver_model *m, const nnd_driver
     return NND_DRIVER_OK;
 }
 
+/* A cached compilation: the program comes from the blob when the device has none built
+ * yet; the partition is then lowered and its weights uploaded as prepare() does. */
+static size_t drv_cache_save(void *prepared, uint32_t blob, void *buf, size_t cap) {
+    const ocl_prepared *p = prepared;
+    return blob == 0 ? ocl_blob_save(p->dev, buf, cap) : 0;
+}
+
+static int drv_cache_load(void *device, const nnd_driver_model *m,
+                          const nnd_driver_prepare_args *args, const nnd_driver_blob *blobs,
+                          uint32_t n_blobs, nnd_driver_prepared_info *out, char *err,
+                          size_t errlen) {
+    if (n_blobs != 1) {
+        snprintf(err, errlen, "%u cache blobs, nnd-opencl makes 1", n_blobs);
+        return NND_DRIVER_GENERAL_FAILURE;
+    }
+    if (ocl_blob_adopt(device, blobs[0].data, blobs[0].size, err, errlen))
+        return NND_DRIVER_GENERAL_FAILURE;
+    return drv_prepare(device, m, args, out, err, errlen);
+}
+
 static void drv_release(void *prepared) {
     ocl_release(prepared);
 }
@@ -137,4 +159,6 @@ NND_DRIVER_EXPORT = {
     .memory_free = ocl_memory_free,
     .memory_read = ocl_memory_read,
     .memory_write = ocl_memory_write,
+    .cache_save = drv_cache_save,
+    .cache_load = drv_cache_load,
 };

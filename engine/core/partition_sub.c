@@ -166,8 +166,8 @@ int eng_partition_prepare(eng_prepared *p, const eng_model_desc *m, eng_driver_d
     if (blobs && rc != NND_DRIVER_OK && !eng_drv_disabled(dev))
         eng_driver_logf(1,
                         "driver %s refused the cache blobs of a partition (operations from "
-                        "#%u): preparing it again",
-                        dev->info.name, p->steps[first].index);
+                        "#%u): %s; preparing it again",
+                        dev->info.name, p->steps[first].index, err);
     if (rc != NND_DRIVER_OK) {
         info = (nnd_driver_prepared_info){0};
         rc = eng_drv_prepare(dev, &sub.m, &args, &info, err, errlen);

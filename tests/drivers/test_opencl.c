@@ -19,7 +19,10 @@
  * - The program cache: a second open loads the program from disk (timed against the cold
  *   build); a corrupt cached binary is refused and the program built again; a build
  *   failure (a bad option through NND_OPENCL_BUILD_OPTIONS) fails that preparation with a
- *   message and the next preparation works. */
+ *   message and the next preparation works.
+ * - Cache blobs: a partition's one blob (cache_save) loads through cache_load on its own
+ *   device; with its device or driver version name changed, or cut short, it is refused
+ *   with a message saying what it was made for. */
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
@@ -346,6 +349,52 @@ static void cache_checks(const char *dir) {
     CHECK(s == NND_DRIVER_OK, "prepare after a failed build: %s", err);
 }
 
+/* Where the blob names its device and driver version (ocl_blob.h: magic, key, platform). */
+#define BLOB_DEVICE_AT (8 + 65 + 96)
+#define BLOB_DRIVER_AT (BLOB_DEVICE_AT + 96)
+
+static int load_blob(nnd_driver_model *d, const uint8_t *blob, size_t size, char *err,
+                     size_t errlen) {
+    nnd_driver_prepare_args args = {.priority = NND_DRIVER_PRIORITY_MEDIUM};
+    nnd_driver_prepared_info info = {0};
+    nnd_driver_blob b = {.data = blob, .size = size};
+    int s = drv->cache_load(dev.device, d, &args, &b, 1, &info, err, errlen);
+    if (s == NND_DRIVER_OK) drv->release(info.prepared);
+    return s;
+}
+
+/* A partition's cache blob loads on its own device; one naming another device or driver
+ * version, or cut short, is refused with a message. */
+static void blob_checks(void) {
+    om_init(&model, 3);
+    oc_families[0].build(&model);
+    nnd_driver_model d;
+    om_driver_model(&model, &d);
+    void *p = prepare(&model, "blob", NULL);
+    size_t size = p ? drv->cache_save(p, 0, NULL, 0) : 0;
+    uint8_t *blob = size ? malloc(size) : NULL;
+    CHECK(dev.caps.cache_blobs == 1 && blob && drv->cache_save(p, 0, blob, size) == size &&
+              drv->cache_save(p, 1, NULL, 0) == 0,
+          "one cache blob of %zu bytes", size);
+    if (p) drv->release(p);
+    char err[256] = "";
+    if (blob) {
+        CHECK(load_blob(&d, blob, size, err, sizeof err) == NND_DRIVER_OK, "blob loads: %s", err);
+        const size_t at[2] = {BLOB_DEVICE_AT, BLOB_DRIVER_AT};
+        for (int i = 0; i < 2; i++) {
+            blob[at[i]] ^= 1;
+            err[0] = 0;
+            int s = load_blob(&d, blob, size, err, sizeof err);
+            printf("blob with its %s name changed: %d, %s\n", i ? "driver" : "device", s, err);
+            CHECK(s != NND_DRIVER_OK && strstr(err, "made for"), "a tampered blob is refused");
+            blob[at[i]] ^= 1;
+        }
+        CHECK(load_blob(&d, blob, 40, err, sizeof err) != NND_DRIVER_OK, "a short blob loads");
+    }
+    free(blob);
+    om_free(&model);
+}
+
 static void remove_cache(const char *dir) {
     char path[600];
     while (cached_binary(dir, path, sizeof path) > 0)
@@ -535,6 +584,7 @@ int main(int argc, char **argv) {
     printf("device %s (%s): %d device(s)\n", dev.name, dev.version, n);
     CHECK(!strcmp(dev.name, "nnd-opencl") && dev.type == NND_DRIVER_TYPE_GPU, "device record");
     cache_checks(cache); /* first: it times the cold build */
+    blob_checks();
     declines();
     families();
     chains();

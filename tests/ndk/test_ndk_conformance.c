@@ -10,7 +10,10 @@
  * (case_judge.h). A third argument names the device every compilation is made for
  * (nnd-reference in `make test`), or several joined by '+' ("nnd-example+nnd-cpu": the
  * example driver's operations on it, the rest falling back; a device other than the
- * built-ins makes the daemon load this build's drivers). Referenced subgraphs become models of
+ * built-ins makes the daemon load this build's drivers: NND_TEST_DRIVERS_DIR in the environment
+ * names another directory, as build/drivers-opencl for "nnd-opencl+nnd-cpu", and
+ * NND_TEST_DRIVER_PROBE a plugin whose devices are asked first: none on this machine (no
+ * OpenCL platform) skips the test, 77). Referenced subgraphs become models of
  * their own (setOperandValueFromModel), constants the vectors mark wasConstantReference come from a
  * memory (setOperandValueFromMemory), and an endless loop runs with a short loop timeout,
  * judged by its status and time. Cases run on two threads that share the library's one
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "tools/conformance/conformance.h"
+#include "tests/support/driver_probe.h"
 #include "tests/support/harness.h"
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd_wire.h"
@@ -450,6 +454,24 @@ static void note_skip(void *ctx, const char *file, const char *case_name, const 
            case_name ? case_name : "", reason);
 }
 
+/* What each device did, from the daemon's status: how many compilations it prepared work
+ * of, and how many partitions. */
+static void print_device_work(const tst_daemon *d) {
+    cJSON *status = tst_admin_status(d), *dev;
+    cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(dev, "name");
+        const cJSON *prepares = cJSON_GetObjectItemCaseSensitive(dev, "prepares");
+        const cJSON *parts = cJSON_GetObjectItemCaseSensitive(dev, "partitions");
+        const cJSON *execs = cJSON_GetObjectItemCaseSensitive(dev, "executions");
+        if (cJSON_IsString(name) && cJSON_IsNumber(prepares) && cJSON_IsNumber(parts) &&
+            cJSON_IsNumber(execs))
+            printf("device %s: %.0f compilations, %.0f partitions, %.0f executions\n",
+                   name->valuestring, prepares->valuedouble, parts->valuedouble,
+                   execs->valuedouble);
+    }
+    cJSON_Delete(status);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3 && argc != 4) {
         fprintf(stderr, "usage: test_ndk_conformance VECTORS[:VECTORS...] FLOOR [DEVICE]\n");
@@ -460,6 +482,12 @@ int main(int argc, char **argv) {
          list && g_n_named < MAX_NAMED && (name = strsep(&list, "+"));) {
         g_device_names[g_n_named++] = name;
         drivers |= strcmp(name, "nnd-cpu") && strcmp(name, "nnd-reference");
+    }
+    const char *probe = getenv("NND_TEST_DRIVER_PROBE"), *dir = getenv("NND_TEST_DRIVERS_DIR");
+    int found = probe ? tst_driver_probe(probe) : 1;
+    if (found <= 0) {
+        printf("%s: %s\n", probe, found ? "cannot be probed" : "no device here: skipped");
+        return found ? 1 : 77;
     }
     long floor = strtol(argv[2], NULL, 10);
     tool_case *cases = NULL;
@@ -476,7 +504,8 @@ int main(int argc, char **argv) {
     }
     tst_daemon d;
     const char *const args[] = {"--log-level", "warn", "--drivers-dir",
-                                drivers ? NND_TEST_DRIVERS_DIR : "/nonexistent", NULL};
+                                drivers ? dir && *dir ? dir : NND_TEST_DRIVERS_DIR : "/nonexistent",
+                                NULL};
     if (tst_daemon_start(&d, args) < 0) {
         tool_cases_free(cases, n);
         return 2;
@@ -503,6 +532,7 @@ int main(int argc, char **argv) {
     }
     printf("ndk conformance: %zu passed, %zu failed, %zu skipped (floor %ld)\n", passed, failed,
            skipped, floor);
+    if (drivers) print_device_work(&d);
     free(r.verdicts);
     free(r.messages);
     tool_cases_free(cases, n);
