@@ -8,7 +8,7 @@
 
 #include <CL/cl_ext.h>
 
-#include "ocl_plan.h"
+#include "drivers/opencl/ocl_plan.h"
 #include "tests/support/timing.h"
 
 struct bench_ocl_plain {

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ocl_device.h"
+#include "drivers/opencl/ocl_device.h"
 #include "tests/drivers/opencl_models.h"
 
 typedef struct bench_ocl_plain bench_ocl_plain;

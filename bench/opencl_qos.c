@@ -18,15 +18,20 @@
 
 #define PROCS     4
 #define PAUSE_US  3000   /* between two HIGH executions */
-#define SETTLE_US 300000 /* the flood runs this long before the HIGH one starts again */
+#define SETTLE_US 100000 /* the flood runs this long before the HIGH one starts again */
+#define WINDOWS   6      /* alone and flooded windows, alternating */
 #define LAYERS    4
 #define WAIT_S    600 /* a child not ready or done by then: the run failed */
 
 enum phase { WAITING, ALONE, FLOOD, STOP };
 
-/* Shared by the bench and its four children (MAP_SHARED). */
+/* Shared by the bench and its four children (MAP_SHARED). The HIGH child drives the
+ * windows: it sets ALONE, waits until no LOW child is in an execution (each says busy
+ * before it looks at the phase, so one of the two sees the other), runs its share alone,
+ * sets FLOOD, lets the flood settle and runs its share again; machine noise then falls on
+ * both sides alike. */
 typedef struct shared {
-    atomic_int ready, failed, phase, alone_done, flood_done;
+    atomic_int ready, failed, phase, done, busy[PROCS];
     atomic_ullong low_done;
     double alone[BENCH_OCL_QOS_SAMPLES], flood[BENCH_OCL_QOS_SAMPLES];
 } shared;
@@ -72,19 +77,31 @@ static void child(shared *sh, int index) {
     if (!ok) _exit(1);
     if (index == 0) {
         ok = wait_for(&sh->phase, ALONE);
-        for (int i = 0; ok && i < BENCH_OCL_QOS_SAMPLES; i++, usleep(PAUSE_US))
-            ok = (sh->alone[i] = bench_om_nnapi_run(&r)) > 0;
-        atomic_store(&sh->alone_done, 1);
-        ok = ok && wait_for(&sh->phase, FLOOD);
-        usleep(SETTLE_US);
-        for (int i = 0; ok && i < BENCH_OCL_QOS_SAMPLES; i++, usleep(PAUSE_US))
-            ok = (sh->flood[i] = bench_om_nnapi_run(&r)) > 0;
-        atomic_store(&sh->flood_done, 1);
+        int per = BENCH_OCL_QOS_SAMPLES / WINDOWS;
+        for (int w = 0; ok && w < WINDOWS; w++) {
+            atomic_store(&sh->phase, ALONE);
+            for (int k = 1; k < PROCS; k++)
+                while (atomic_load(&sh->busy[k]))
+                    usleep(200);
+            for (int i = 0; ok && i < per; i++, usleep(PAUSE_US))
+                ok = (sh->alone[w * per + i] = bench_om_nnapi_run(&r)) > 0;
+            atomic_store(&sh->phase, FLOOD);
+            usleep(SETTLE_US);
+            for (int i = 0; ok && i < per; i++, usleep(PAUSE_US))
+                ok = (sh->flood[w * per + i] = bench_om_nnapi_run(&r)) > 0;
+        }
+        atomic_store(&sh->done, 1);
     } else {
-        ok = wait_for(&sh->phase, FLOOD);
-        while (ok && atomic_load(&sh->phase) == FLOOD) {
-            ok = bench_om_nnapi_run(&r) > 0;
-            atomic_fetch_add(&sh->low_done, 1);
+        while (ok && atomic_load(&sh->phase) != STOP) {
+            atomic_store(&sh->busy[index], 1);
+            if (atomic_load(&sh->phase) == FLOOD) {
+                ok = bench_om_nnapi_run(&r) > 0;
+                atomic_fetch_add(&sh->low_done, 1);
+                atomic_store(&sh->busy[index], 0);
+            } else {
+                atomic_store(&sh->busy[index], 0);
+                usleep(500);
+            }
         }
     }
     if (!ok) atomic_store(&sh->failed, 1);
@@ -111,9 +128,7 @@ static int one_run(bench_ocl_qos *run) {
     }
     bool ok = forked == PROCS && wait_for(&sh->ready, PROCS) && !atomic_load(&sh->failed);
     atomic_store(&sh->phase, ok ? ALONE : STOP);
-    ok = ok && wait_for(&sh->alone_done, 1);
-    atomic_store(&sh->phase, ok ? FLOOD : STOP);
-    ok = ok && wait_for(&sh->flood_done, 1);
+    ok = ok && wait_for(&sh->done, 1);
     atomic_store(&sh->phase, STOP);
     for (int i = 0; i < forked; i++)
         waitpid(pids[i], NULL, 0);
@@ -121,8 +136,10 @@ static int one_run(bench_ocl_qos *run) {
     if (ok) {
         run->alone_p99_ns = p99(sh->alone, BENCH_OCL_QOS_SAMPLES);
         run->alone_median_ns = sh->alone[BENCH_OCL_QOS_SAMPLES / 2];
+        run->alone_p90_ns = sh->alone[BENCH_OCL_QOS_SAMPLES * 9 / 10];
         run->flood_p99_ns = p99(sh->flood, BENCH_OCL_QOS_SAMPLES);
         run->flood_median_ns = sh->flood[BENCH_OCL_QOS_SAMPLES / 2];
+        run->flood_p90_ns = sh->flood[BENCH_OCL_QOS_SAMPLES * 9 / 10];
         run->low_done = atomic_load(&sh->low_done);
         run->ratio = run->flood_p99_ns / run->alone_p99_ns;
     } else {
