@@ -145,21 +145,18 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     rc = poll(&p, 1, DRVHOST_OPEN_TIMEOUT_MS);
     int got = rc > 0 ? dh_recv(sock, &m) : 0;
     dh_rbuf r = {m.body, m.body_len, 0, false};
-    int status = got > 0 && m.h.type == DH_MSG_REPLY ? (int)dh_get_u32(&r) : -1;
+    int status = -1;
     char msg[DH_ERR_MAX] = "";
-    dh_get_str(&r, msg, sizeof msg);
-    uint32_t has = dh_get_u32(&r), n = dh_get_u32(&r);
-    nnd_driver_device_info devs[NND_DRIVER_MAX_DEVICES];
-    if (n > NND_DRIVER_MAX_DEVICES) r.bad = true;
-    for (uint32_t i = 0; i < n && !r.bad; i++) {
-        dh_get(&r, &devs[i], sizeof devs[i]);
-        devs[i].name[NND_DRIVER_MAX_NAME] = '\0'; /* the host is not trusted */
-        devs[i].version[sizeof devs[i].version - 1] = '\0';
-    }
+    dh_hello hello = {0}; /* the host is not trusted: wire_reply.c reads it */
+    bool bad = got <= 0 || m.h.type != DH_MSG_REPLY ||
+               dh_reply_head_get(&r, &status, msg, sizeof msg) < 0 || dh_hello_get(&r, &hello) < 0;
+    if (bad) status = -1;
+    uint32_t has = hello.has, n = hello.n_devices;
+    const nnd_driver_device_info *devs = hello.devices;
     if (rc == 0)
         snprintf(err, errlen, "%s: open() did not finish within %u ms", h->plugin,
                  DRVHOST_OPEN_TIMEOUT_MS);
-    else if (status < 0 || r.bad) {
+    else if (status < 0) {
         /* Died loading the plugin (a constructor's fault, say): say of what. */
         int ws = 0;
         char how[96] = "ended";
@@ -323,9 +320,7 @@ static void on_reply(drvhost *h, dh_msg *m) {
     }
     c->reply = *m;
     c->rest = (dh_rbuf){c->reply.body, c->reply.body_len, 0, false};
-    c->status = (int)dh_get_u32(&c->rest);
-    dh_get_str(&c->rest, c->err, sizeof c->err);
-    if (c->rest.bad) {
+    if (dh_reply_head_get(&c->rest, &c->status, c->err, sizeof c->err) < 0) {
         c->status = NND_DRIVER_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "%s: malformed reply from the driver host", h->plugin);
     }
