@@ -578,6 +578,16 @@ drvhost *dhp_host_start(const char *plugin_path, const drvhost_limits *limits, c
         return NULL;
     }
     if (limits) h->lim = *limits;
+    /* Every restart loads the checked file again: the proxy keeps a descriptor of its own. */
+    if (h->lim.plugin_fd > 0 &&
+        (h->lim.plugin_fd = fcntl(h->lim.plugin_fd, F_DUPFD_CLOEXEC, 10)) < 0) {
+        snprintf(err, errlen, "%s: keeping the plugin file open: %s", plugin_path, strerror(errno));
+        close(h->wake[0]);
+        close(h->wake[1]);
+        free(h->plugin);
+        free(h);
+        return NULL;
+    }
     if (!h->lim.call_timeout_ms) h->lim.call_timeout_ms = DRVHOST_CALL_TIMEOUT_MS;
     if (!h->lim.prepare_timeout_ms) h->lim.prepare_timeout_ms = DRVHOST_PREPARE_TIMEOUT_MS;
     if (!h->lim.deadline_grace_ms) h->lim.deadline_grace_ms = DRVHOST_DEADLINE_GRACE_MS;
@@ -667,6 +677,7 @@ void drvhost_stop(drvhost *h) {
     pthread_mutex_unlock(&g_hosts_lock);
     close(h->wake[0]);
     close(h->wake[1]);
+    if (h->lim.plugin_fd > 0) close(h->lim.plugin_fd);
     free(h->known);
     free(h->plugin);
     pthread_mutex_destroy(&h->mu);

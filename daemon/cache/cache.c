@@ -68,12 +68,6 @@ static size_t bucket_of(const uint8_t key[NND_HASH_LEN]) {
     return b % NND_CACHE_BUCKETS;
 }
 
-srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[NND_HASH_LEN]) {
-    for (srv_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket)
-        if (!memcmp(e->key, key, NND_HASH_LEN)) return e;
-    return NULL;
-}
-
 static void lru_unlink(srv_cache *c, srv_cache_ref *e) {
     if (e->lru_prev)
         e->lru_prev->lru_next = e->lru_next;
@@ -110,6 +104,22 @@ static void unlist(srv_cache *c, srv_cache_ref *e) {
     e->listed = false;
     c->memory_bytes -= e->bytes;
     c->memory_models--;
+}
+
+srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[NND_HASH_LEN]) {
+    for (srv_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket) {
+        if (memcmp(e->key, key, NND_HASH_LEN)) continue;
+        /* A disabled driver is out of every device set, this cache's too: a compilation
+         * with steps on one leaves the table (its users keep it until they release it),
+         * and the caller prepares the model again, for the devices left. */
+        if (srv_device_runs_disabled(e->prepared)) {
+            unlist(c, e);
+            if (e->refs == 0) srv_cache_entry_free(e);
+            return NULL;
+        }
+        return e;
+    }
+    return NULL;
 }
 
 /* Frees idle models, least recently used first, until the cap holds. */

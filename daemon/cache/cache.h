@@ -30,7 +30,11 @@
  *   records the digest of those bytes with the data's. A load verifies that digest before
  *   any driver sees a blob (not while preparing, as for other models), and then gives
  *   each driver step its blob (deserialize()) instead of preparing it; a device missing,
- *   of another version, or refusing its blob fails the load ("not a valid model").
+ *   of another version, or refusing its blob fails the load ("not a valid model"). A
+ *   driver disabled after a fault is out of every device set, this cache's included: an
+ *   entry with a step on one leaves the table when next looked up (its users keep it), so
+ *   the model is prepared again for the devices left, whether named by content or by a
+ *   client cache's token.
  * - Client cache, save (srv_cache_prepare with a token): prepare, store {uid, token,
  *   digest, build id, sizes, time} in the index (one transaction), then, holding
  *   exclusive flocks on both fds, truncate and write the files. Failing to write costs
