@@ -25,9 +25,12 @@
  *   transformer_xnn: see transformer.h (target <= 1.2)
  *   conformer_like, attention_fc: see conformer.h (targets <= 1.2, <= 1.5)
  *   partition_cpu: see partition.h (reported)
+ *   mnet_f32_opencl, mnet_opencl_cpu, fc_opencl, opencl_cache, opencl_high_p99: see
+ *        opencl_rows.h (targets <= 1.1, noted, >= 0.9, <= 0.2, <= 1.5); n/a, with the
+ *        reason, without an OpenCL device
  * `nnd-bench NAME...` measures and prints only the named rows and groups (rtt: the four
  * rtt rows, rtt_burst: the two burst ones; kernels; cache; memory; qos; mobilenet;
- * threads; prepare; contention; transformer; partition).
+ * threads; prepare; contention; transformer; partition; driver; opencl).
  * Every process of a run (this one, its XNNPACK threads, the daemon it starts) is pinned
  * to the same CPUs: $NND_BENCH_CPUS (a list as taskset -c takes it, e.g. "0-1"), else
  * those this process was started on; the notes name them. The rtt rows pin further, each
@@ -60,6 +63,7 @@
 #include "bench/conformer.h"
 #include "bench/driver_rtt.h"
 #include "bench/transformer.h"
+#include "bench/opencl_rows.h"
 #include "tests/support/wire.h"
 
 /* Pins this process, and so the daemon and threads it starts, to $NND_BENCH_CPUS or to
@@ -141,11 +145,56 @@ static void usage(FILE *f) {
           "  mnet_f16_f32 mnet_s8_q8 mnet_s8_xnn), threads (high_p90_thread\n"
           "  threads_vs_procs), prepare (prep_cold_xnn prep_hit_xnn), contention\n"
           "  (contention_high_p99), transformer (transformer_xnn), partition (partition_cpu),\n"
-          "  driver (driver_rtt)\n"
+          "  driver (driver_rtt), opencl (mnet_f32_opencl mnet_opencl_cpu fc_opencl\n"
+          "  opencl_cache opencl_high_p99)\n"
           "\n"
           "environment: NND_BENCH_CPUS  the CPUs every process of the run is pinned to\n"
           "  (as taskset -c takes them, e.g. 0-1); default: those nnd-bench started on\n",
           f);
+}
+
+/* The notes under the table for the opencl rows. */
+static void opencl_note(const bench_opencl *o, bool mnet, bool fc, bool cache, bool qos) {
+    if (o->skip[0]) {
+        printf("# opencl: not measured: %s\n", o->skip);
+        return;
+    }
+    printf("# opencl: %s; the driver %s command buffers\n", o->device,
+           o->cmdbuf ? "records" : "does not record");
+    if (mnet) {
+        printf("# mnet_f32_opencl: %s; daemon %.2f ms against the plain program %s %.2f ms",
+               o->mnet.shape, o->mnet_same.a_ns / 1e6,
+               o->cmdbuf ? "with a command buffer" : "with plain enqueues",
+               o->mnet_same.b_ns / 1e6);
+        if (o->mnet_other.b_ns > 0)
+            printf("; daemon %.2f ms against it %s %.2f ms", o->mnet_other.a_ns / 1e6,
+                   o->cmdbuf ? "with plain enqueues" : "with a command buffer",
+                   o->mnet_other.b_ns / 1e6);
+        printf("; outputs differ by %.2g at most\n", o->mnet_diff);
+        printf("# mnet_opencl_cpu: nnd-opencl %.2f ms, nnd-cpu %.2f ms\n", o->mnet_cpu.a_ns / 1e6,
+               o->mnet_cpu.b_ns / 1e6);
+    }
+    if (fc && o->fc_skip[0]) printf("# fc_opencl: not measured: %s\n", o->fc_skip);
+    if (fc && !o->fc_skip[0])
+        printf("# fc_opencl: %s; daemon %.2f GFLOP/s (%.1f ms), CLBlast %.2f GFLOP/s (%.1f ms), "
+               "both with the input written and the output read; outputs differ by %.2g\n",
+               o->fc.shape, o->fc.flops / o->fc.a_ns, o->fc.a_ns / 1e6, o->fc.flops / o->fc.b_ns,
+               o->fc.b_ns / 1e6, o->fc_diff);
+    if (cache)
+        printf("# opencl_cache: MobileNet compile + first run, empty PoCL cache each time: cold "
+               "%.0f ms; from the cache %.0f ms (median of %.0f, %.0f, %.0f)\n",
+               o->cache_cold_ns / 1e6, o->cache_hit_ns / 1e6, o->cache_hit_runs[0] / 1e6,
+               o->cache_hit_runs[1] / 1e6, o->cache_hit_runs[2] / 1e6);
+    if (qos)
+        printf(
+            "# opencl_high_p99: %d HIGH executions alone: p99 %.1f ms, p90 %.1f ms, median %.1f "
+            "ms; with 3 LOW clients flooding: p99 %.1f ms, p90 %.1f ms, median %.1f ms (%llu LOW "
+            "done); ratios of %d runs: %.3f %.3f %.3f\n",
+            BENCH_OCL_QOS_SAMPLES, o->qos.alone_p99_ns / 1e6, o->qos.alone_p90_ns / 1e6,
+            o->qos.alone_median_ns / 1e6, o->qos.flood_p99_ns / 1e6, o->qos.flood_p90_ns / 1e6,
+            o->qos.flood_median_ns / 1e6, (unsigned long long)o->qos.low_done,
+            BENCH_OCL_QOS_REPEATS, o->qos.ratio_runs[0], o->qos.ratio_runs[1],
+            o->qos.ratio_runs[2]);
 }
 
 int main(int argc, char **argv) {
@@ -203,7 +252,13 @@ int main(int argc, char **argv) {
                                         "partition",
                                         "partition_cpu",
                                         "driver",
-                                        "driver_rtt"};
+                                        "driver_rtt",
+                                        "opencl",
+                                        "mnet_f32_opencl",
+                                        "mnet_opencl_cpu",
+                                        "fc_opencl",
+                                        "opencl_cache",
+                                        "opencl_high_p99"};
     n_named = argc - 1;
     named = argv + 1;
     for (int i = 0; i < n_named; i++) {
@@ -258,6 +313,17 @@ int main(int argc, char **argv) {
     bool drv = want("driver", "driver_rtt");
     bench_pair drv_rtt = {0};
     failed |= drv && bench_driver_rtt_rows(&drv_rtt);
+    bool ocl_mnet = want("opencl", "mnet_f32_opencl") || want("opencl", "mnet_opencl_cpu"),
+         ocl_fc = want("opencl", "fc_opencl"), ocl_cache = want("opencl", "opencl_cache"),
+         ocl_qos = want("opencl", "opencl_high_p99");
+    bool ocl = ocl_mnet || ocl_fc || ocl_cache || ocl_qos;
+    bench_opencl oc = {0};
+#ifdef NND_BENCH_HAVE_OPENCL
+    failed |= ocl && bench_opencl_rows(&oc, ocl_mnet, ocl_fc, ocl_cache, ocl_qos);
+#else
+    snprintf(oc.skip, sizeof oc.skip, "nnd-opencl was not built (no OpenCL headers or loader)");
+#endif
+    double nan = NAN, ocl_ok = oc.skip[0] ? NAN : 1;
     tst_daemon d;
     if (tst_daemon_start(&d, NULL) != 0) {
         fprintf(stderr, "bench: cannot start the daemon\n");
@@ -363,6 +429,21 @@ int main(int argc, char **argv) {
         {"driver", "driver_rtt",
          "tiny execute on a driver through its driver host / the same driver in process",
          drv_rtt.a_ns / drv_rtt.b_ns, -1, true},
+        {"opencl", "mnet_f32_opencl",
+         "MobileNet FLOAT32 through the daemon on nnd-opencl / the same kernels from a plain "
+         "OpenCL program",
+         ocl_ok * oc.mnet.a_ns / oc.mnet.b_ns, 1.1, true},
+        {"opencl", "mnet_opencl_cpu", "MobileNet FLOAT32 through the daemon, nnd-opencl / nnd-cpu",
+         ocl_ok * oc.mnet_cpu.a_ns / oc.mnet_cpu.b_ns, -1, true},
+        {"opencl", "fc_opencl",
+         "FULLY_CONNECTED GFLOP/s through the daemon on nnd-opencl / CLBlast SGEMM direct",
+         oc.fc_skip[0] ? nan : ocl_ok * oc.fc.b_ns / oc.fc.a_ns, 0.9, false},
+        {"opencl", "opencl_cache",
+         "MobileNet compile and first run on nnd-opencl from the cache / cold",
+         ocl_ok * oc.cache_hit_ns / oc.cache_cold_ns, 0.2, true},
+        {"opencl", "opencl_high_p99",
+         "HIGH p99 on nnd-opencl with 3 LOW clients flooding it / HIGH p99 alone",
+         ocl_ok * oc.qos.ratio, 1.5, true},
     };
     size_t n = sizeof rows / sizeof rows[0], within = 0, counted = 0;
     printf("%-16s %8s %8s  %-7s %s\n", "row", "ratio", "target", "status", "what");
@@ -504,6 +585,7 @@ int main(int argc, char **argv) {
                (unsigned long long)ct.nnd.others_done, ct.inproc.p99_ns / 1e6,
                ct.inproc.median_ns / 1e6, (unsigned long long)ct.inproc.samples,
                (unsigned long long)ct.inproc.others_done);
+    if (ocl) opencl_note(&oc, ocl_mnet, ocl_fc, ocl_cache, ocl_qos);
     printf("bench: %zu within target, %zu outside\n", within, counted - within);
     return 0;
 }

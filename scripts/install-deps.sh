@@ -20,8 +20,10 @@ libxnnpack-dev libpthreadpool-dev libsystemd-dev scdoc ocl-icd-opencl-dev opencl
 # Testing: clang and its runtimes (fuzz targets), systemd (systemd-socket-activate,
 # systemd-analyze), man-db (man -l), prometheus (promtool check metrics), python3 and git
 # (scripts/check-layout.py reads the tracked files), PoCL (an OpenCL CPU device for the
-# nnd-opencl tests) and clinfo (the bench's and docs' device listing).
-TEST="clang libclang-rt-14-dev systemd man-db prometheus python3 git pocl-opencl-icd clinfo"
+# nnd-opencl tests), clinfo (the bench's and docs' device listing) and CLBlast (the bench's
+# fc_opencl baseline; the row is not measured without it).
+TEST="clang libclang-rt-14-dev systemd man-db prometheus python3 git pocl-opencl-icd clinfo \
+libclblast-dev"
 CONTAINER="podman runc uidmap mmdebstrap"
 # Packaging: dpkg-buildpackage with debhelper (dh-sequence-installsysusers is debhelper's),
 # and lintian to check the packages.

@@ -16,6 +16,11 @@
  *   event callback calls complete() exactly once. ocl_execute() does the same and waits.
  *   ocl_cancel() drops an execution not yet on the device (complete() with
  *   GENERAL_FAILURE); one already there runs to its end.
+ * - Yielding: an execution whose priority is below the highest queued on the device in the
+ *   last OCL_YIELD_WINDOW_NS yields to it. It goes to the device in OCL_YIELD_PIECES pieces
+ *   of its launches (plain enqueues, no command buffer), back in the queue between two, and
+ *   at most one yielding execution is on the device at once; so a HIGH execution arriving
+ *   under a LOW flood waits for one piece of one LOW execution, not for whole ones.
  * - ocl_release() frees a prepared partition no execution uses. */
 #ifndef NND_OCL_EXEC_H
 #define NND_OCL_EXEC_H
@@ -24,7 +29,9 @@
 #include "ocl_device.h"
 #include "ocl_plan.h"
 
-#define OCL_MAX_IN_FLIGHT 2
+#define OCL_MAX_IN_FLIGHT   2
+#define OCL_YIELD_PIECES    8
+#define OCL_YIELD_WINDOW_NS 2000000000ull
 
 typedef struct ocl_ctx ocl_ctx;
 
@@ -58,6 +65,8 @@ void ocl_release(ocl_prepared *p);
 ocl_ctx *ocl_ctx_make(ocl_prepared *p, char *err, size_t errlen);
 /* Enqueues the context's launches on q (after the input writes, before the reads). */
 cl_int ocl_ctx_enqueue(ocl_ctx *c, cl_command_queue q);
+/* Launches [from, to) alone, each its own enqueue (a yielding execution's piece). */
+cl_int ocl_ctx_enqueue_range(ocl_ctx *c, cl_command_queue q, uint32_t from, uint32_t to);
 cl_mem ocl_ctx_mem(ocl_ctx *c, uint32_t buf);
 void ocl_ctx_free(ocl_ctx *c);
 /* The free list link of a context. */

@@ -155,8 +155,13 @@ cl_int ocl_ctx_enqueue(ocl_ctx *c, cl_command_queue q) {
     cmdbuf_fns f;
     if (c->cmdbuf && q == p->dev->queue && cmdbuf_fns_of(p->dev->platform, &f))
         return f.enqueue(0, NULL, c->cmdbuf, 0, NULL, NULL);
+    return ocl_ctx_enqueue_range(c, q, 0, p->plan.n_launches);
+}
+
+cl_int ocl_ctx_enqueue_range(ocl_ctx *c, cl_command_queue q, uint32_t from, uint32_t to) {
+    ocl_prepared *p = c->p;
     cl_int e = CL_SUCCESS;
-    for (uint32_t i = 0; i < p->plan.n_launches && !e; i++) {
+    for (uint32_t i = from; i < to && i < p->plan.n_launches && !e; i++) {
         const ocl_launch *l = &p->plan.launches[i];
         e = clEnqueueNDRangeKernel(q, c->kernels[i], l->work_dim, NULL, l->global, l->local, 0,
                                    NULL, NULL);

@@ -18,6 +18,8 @@ struct ocl_job {
     struct ocl_sched *s;
     int32_t priority;
     uint64_t t_start, t_enqueued;
+    uint32_t next_launch; /* a yielding execution's next piece starts here */
+    bool yield_slot;      /* holds the device's one yielding slot */
     bool sync, done;
     int status;
     pthread_cond_t cv; /* sync: done */
@@ -31,6 +33,9 @@ struct ocl_sched {
     bool stop;
     ocl_job *pending; /* highest priority first, FIFO within one */
     uint32_t in_flight;
+    bool yield_busy;      /* a yielding execution's piece is on the device */
+    int32_t top_priority; /* the highest priority queued ... */
+    uint64_t top_seen_ns; /* ... last seen then (yielding, ocl_exec.h) */
 };
 
 /* Every running scheduler, for cancel(), which must not read the execution it is given. */
@@ -63,6 +68,7 @@ static void finish(ocl_job *j, int status, bool had_slot) {
         j->p->free_ctx = j->ctx;
     }
     if (had_slot) s->in_flight--;
+    if (j->yield_slot) s->yield_busy = false, j->yield_slot = false;
     pthread_cond_broadcast(&s->cv);
     j->status = status;
     if (j->sync) {
@@ -87,6 +93,41 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int st, void *data) {
     finish(j, st == CL_COMPLETE ? NND_DRIVER_OK : NND_DRIVER_GENERAL_FAILURE, true);
 }
 
+/* Back in the queue, first of its priority: the pieces of one execution keep their order. */
+static void requeue_locked(struct ocl_sched *s, ocl_job *j) {
+    ocl_job **pp = &s->pending;
+    while (*pp && (*pp)->priority > j->priority)
+        pp = &(*pp)->next;
+    j->next = *pp;
+    *pp = j;
+}
+
+/* A yielding execution's piece is done: it goes back in the queue, holding its context. */
+static void CL_CALLBACK on_piece(cl_event ev, cl_int st, void *data) {
+    ocl_job *j = data;
+    clReleaseEvent(ev);
+    if (st != CL_COMPLETE) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "the OpenCL device failed the execution (%d)", st);
+        fail_msg(j->x, msg);
+        finish(j, NND_DRIVER_GENERAL_FAILURE, true);
+        return;
+    }
+    struct ocl_sched *s = j->s;
+    pthread_mutex_lock(&s->lock);
+    s->in_flight--;
+    if (j->yield_slot) s->yield_busy = false, j->yield_slot = false;
+    requeue_locked(s, j);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether a job of this priority yields now: something higher was queued lately. Under the
+ * scheduler's lock. */
+static bool yields_locked(const struct ocl_sched *s, int32_t priority) {
+    return priority < s->top_priority && now_ns() - s->top_seen_ns < OCL_YIELD_WINDOW_NS;
+}
+
 static cl_command_queue queue_for(const ocl_device *d, int32_t priority) {
     if (!d->has_priority) return d->queue;
     return priority >= NND_DRIVER_PRIORITY_HIGH  ? d->prio[2]
@@ -94,19 +135,22 @@ static cl_command_queue queue_for(const ocl_device *d, int32_t priority) {
                                                  : d->prio[1];
 }
 
-/* Enqueues a job holding a context: writes, launches, reads, the callback. */
+/* Enqueues a job holding a context: writes, launches, reads, the callback; a yielding job
+ * (one holding the yielding slot) only its next piece of launches, and a marker whose
+ * callback queues it again. */
 static void submit(ocl_job *j) {
     nnd_driver_execution *x = j->x;
     ocl_prepared *p = j->p;
-    if (x->deadline_ns != NND_DRIVER_NO_DEADLINE && now_ns() >= x->deadline_ns) {
+    bool first = j->next_launch == 0;
+    if (first && x->deadline_ns != NND_DRIVER_NO_DEADLINE && now_ns() >= x->deadline_ns) {
         fail_msg(x, "the deadline passed before the execution reached the device");
         finish(j, NND_DRIVER_MISSED_DEADLINE_TRANSIENT, true);
         return;
     }
     cl_command_queue q = queue_for(p->dev, j->priority);
     cl_int e = CL_SUCCESS;
-    j->t_enqueued = now_ns();
-    for (uint32_t i = 0; i < p->n_in && !e; i++) {
+    if (first) j->t_enqueued = now_ns();
+    for (uint32_t i = 0; first && i < p->n_in && !e; i++) {
         if (p->in[i].buf == UINT32_MAX) continue;
         cl_mem dst = ocl_ctx_mem(j->ctx, p->in[i].buf), src;
         size_t size;
@@ -118,9 +162,18 @@ static void submit(ocl_job *j) {
         else
             e = CL_INVALID_MEM_OBJECT;
     }
-    if (!e) e = ocl_ctx_enqueue(j->ctx, q);
+    uint32_t n = p->plan.n_launches, end = n;
+    if (j->yield_slot) {
+        uint32_t piece = (n + OCL_YIELD_PIECES - 1) / OCL_YIELD_PIECES;
+        end = j->next_launch + piece < n ? j->next_launch + piece : n;
+    }
+    if (!e && first && end == n)
+        e = ocl_ctx_enqueue(j->ctx, q);
+    else if (!e)
+        e = ocl_ctx_enqueue_range(j->ctx, q, j->next_launch, end);
+    j->next_launch = end;
     cl_event ev = NULL;
-    for (uint32_t i = 0; i < p->n_out && !e; i++) {
+    for (uint32_t i = 0; end == n && i < p->n_out && !e; i++) {
         cl_mem src = ocl_ctx_mem(j->ctx, p->out[i].buf), dst;
         cl_event *last = i + 1 == p->n_out ? &ev : NULL;
         size_t size;
@@ -133,7 +186,7 @@ static void submit(ocl_job *j) {
             e = CL_INVALID_MEM_OBJECT;
     }
     if (!e && !ev) e = clEnqueueMarkerWithWaitList(q, 0, NULL, &ev);
-    if (!e) e = clSetEventCallback(ev, CL_COMPLETE, on_complete, j);
+    if (!e) e = clSetEventCallback(ev, CL_COMPLETE, end == n ? on_complete : on_piece, j);
     if (e) {
         /* What was enqueued may still run: wait for it before the context is reused. */
         clFinish(q);
@@ -152,10 +205,15 @@ static ocl_job *pick(struct ocl_sched *s, bool *make) {
     if (s->in_flight >= OCL_MAX_IN_FLIGHT) return NULL;
     for (ocl_job **pp = &s->pending; *pp; pp = &(*pp)->next) {
         ocl_job *j = *pp;
-        if (!j->p->free_ctx && j->p->n_ctx >= OCL_MAX_IN_FLIGHT) continue;
+        bool yields = yields_locked(s, j->priority);
+        if (yields && s->yield_busy) continue;
+        if (!j->ctx && !j->p->free_ctx && j->p->n_ctx >= OCL_MAX_IN_FLIGHT) continue;
         *pp = j->next;
-        *make = !j->p->free_ctx;
-        if (*make) {
+        if (yields) s->yield_busy = j->yield_slot = true;
+        *make = !j->ctx && !j->p->free_ctx;
+        if (j->ctx) {
+            /* a yielding execution's next piece: it kept its context */
+        } else if (*make) {
             j->p->n_ctx++;
         } else {
             j->ctx = j->p->free_ctx;
@@ -308,6 +366,9 @@ static int check(nnd_driver_execution *x) {
 
 static void queue_job(struct ocl_sched *s, ocl_job *j) {
     pthread_mutex_lock(&s->lock);
+    uint64_t now = now_ns();
+    if (j->priority >= s->top_priority || now - s->top_seen_ns >= OCL_YIELD_WINDOW_NS)
+        s->top_priority = j->priority, s->top_seen_ns = now;
     ocl_job **pp = &s->pending;
     while (*pp && (*pp)->priority >= j->priority)
         pp = &(*pp)->next;

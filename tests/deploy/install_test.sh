@@ -28,6 +28,12 @@ for f in bin/nnd bin/nndctl lib/libnnd.so lib/libnnd.a lib/libneuralnetworks.so 
     lib/systemd/system/nnd.socket lib/systemd/system/nnd.service lib/sysusers.d/nnd.conf; do
     [ -e "$prefix/$f" ] || fail "$f not installed"
 done
+# The driver host every driver runs in, and nnd-opencl where it was built (its package,
+# nnd-driver-opencl, installs it into the drivers directory).
+[ -x "$prefix/libexec/nnd/nnd-driver-host" ] || fail "libexec/nnd/nnd-driver-host not installed"
+if [ -e "$build/drivers-opencl/libnnd_opencl.so" ]; then
+    [ -e "$prefix/lib/nnd/drivers/libnnd_opencl.so" ] || fail "lib/nnd/drivers/libnnd_opencl.so not installed"
+fi
 "$prefix/bin/nnd" --version | grep -q '^nnd ' || fail "nnd --version"
 "$prefix/bin/nndctl" --version | grep -q '^nndctl [0-9]' || fail "nndctl --version"
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/codes.h"
+
 void om_init(om_model *m, unsigned seed) {
     memset(m, 0, sizeof *m);
     m->seed = seed;
@@ -193,4 +195,56 @@ double om_compare(const float *got, const float *want, size_t n) {
         if (!(d <= worst)) worst = isnan(d) ? INFINITY : d;
     }
     return worst;
+}
+
+/* The bench's MobileNet as a model of ours: each layer one operation. */
+void om_mobilenet(om_model *m, const bench_net *net) {
+    uint32_t x = om_input(m, 4, (uint32_t[]){1, 224, 224, 3}), outs[BENCH_NET_MAX_LAYERS];
+    float *img = bench_net_input(net);
+    memcpy(m->input_data[0], img, net->in_elems * sizeof(float));
+    free(img);
+    for (size_t i = 0; i < net->n_layers; i++) {
+        const bench_layer *l = &net->layers[i];
+        uint32_t in[12], n = 0, dims[4] = {1, l->out_h, l->out_w, l->out_c}, rank = 4, code;
+        in[n++] = x;
+        switch (l->kind) {
+        case BL_CONV:
+        case BL_DEPTHWISE: {
+            bool dw = l->kind == BL_DEPTHWISE;
+            uint32_t wd[4] = {dw ? 1 : l->out_c, l->k, l->k, dw ? l->out_c : l->in_c};
+            in[n++] = om_const_f32(m, 4, wd, l->weights, 0);
+            in[n++] = om_const_f32(m, 1, &l->out_c, l->bias, 0);
+            in[n++] = om_i32(m, 1), in[n++] = om_i32(m, (int32_t)l->stride);
+            in[n++] = om_i32(m, (int32_t)l->stride);
+            if (dw) in[n++] = om_i32(m, 1);
+            in[n++] = om_i32(m, l->linear ? 0 : 3);
+            code = dw ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D;
+            break;
+        }
+        case BL_ADD:
+            in[n++] = outs[l->skip], in[n++] = om_i32(m, 0);
+            code = NND_OP_ADD;
+            break;
+        case BL_AVG_POOL:
+            in[n++] = om_i32(m, 2), in[n++] = om_i32(m, (int32_t)l->stride);
+            in[n++] = om_i32(m, (int32_t)l->stride), in[n++] = om_i32(m, (int32_t)l->k);
+            in[n++] = om_i32(m, (int32_t)l->k), in[n++] = om_i32(m, 0);
+            code = NND_OP_AVERAGE_POOL_2D;
+            break;
+        case BL_FC:
+            in[n++] = om_const_f32(m, 2, (uint32_t[]){l->out_c, l->in_c}, l->weights, 0);
+            in[n++] = om_const_f32(m, 1, &l->out_c, l->bias, 0);
+            in[n++] = om_i32(m, 0);
+            dims[1] = l->out_c, rank = 2;
+            code = NND_OP_FULLY_CONNECTED;
+            break;
+        default:
+            in[n++] = om_f32(m, 1.f);
+            dims[1] = l->out_c, rank = 2;
+            code = NND_OP_SOFTMAX;
+        }
+        x = outs[i] = om_tensor(m, NND_TENSOR_FLOAT32, rank, dims);
+        om_op(m, (int32_t)code, n, in, x);
+    }
+    om_output(m, x);
 }

@@ -17,6 +17,7 @@
 
 #include "engine/engine.h"
 #include "nnd/driver.h"
+#include "tests/support/mobilenet.h"
 
 #define OM_MAX_OPERANDS 1024
 #define OM_MAX_OPS      128
@@ -64,5 +65,8 @@ void om_op(om_model *m, int32_t code, uint32_t n_in, const uint32_t *in, uint32_
 bool om_reference(om_model *m, float **outs, char *err, size_t errlen);
 void om_driver_model(om_model *m, nnd_driver_model *d);
 double om_compare(const float *got, const float *want, size_t n);
+/* The bench's MobileNet (mobilenet.h) as a model of ours, each layer one operation, the
+ * net's input image as the model's input. */
+void om_mobilenet(om_model *m, const bench_net *net);
 
 #endif

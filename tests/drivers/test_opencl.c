@@ -15,6 +15,8 @@
  *   executions chained through them, read back; zeroed at allocation, reads past the end
  *   refused.
  * - Priority: one HIGH execution started behind LOW ones completes before the last LOW.
+ *   LOW executions of a 6-launch chain started just after a HIGH one yield (run in pieces,
+ *   ocl_exec.h) and give the reference's results.
  *   cancel() of a queued execution completes it once with a failure.
  * - The program cache: a second open loads the program from disk (timed against the cold
  *   build); a corrupt cached binary is refused and the program built again; a build
@@ -203,65 +205,13 @@ static void families(void) {
     }
 }
 
-/* The bench's MobileNet as a model of ours: each layer one operation. */
-static void mobilenet(om_model *m, const bench_net *net) {
-    uint32_t x = om_input(m, 4, (uint32_t[]){1, 224, 224, 3}), outs[BENCH_NET_MAX_LAYERS];
-    float *img = bench_net_input(net);
-    memcpy(m->input_data[0], img, net->in_elems * sizeof(float));
-    free(img);
-    for (size_t i = 0; i < net->n_layers; i++) {
-        const bench_layer *l = &net->layers[i];
-        uint32_t in[12], n = 0, dims[4] = {1, l->out_h, l->out_w, l->out_c}, rank = 4, code;
-        in[n++] = x;
-        switch (l->kind) {
-        case BL_CONV:
-        case BL_DEPTHWISE: {
-            bool dw = l->kind == BL_DEPTHWISE;
-            uint32_t wd[4] = {dw ? 1 : l->out_c, l->k, l->k, dw ? l->out_c : l->in_c};
-            in[n++] = om_const_f32(m, 4, wd, l->weights, 0);
-            in[n++] = om_const_f32(m, 1, &l->out_c, l->bias, 0);
-            in[n++] = om_i32(m, 1), in[n++] = om_i32(m, (int32_t)l->stride);
-            in[n++] = om_i32(m, (int32_t)l->stride);
-            if (dw) in[n++] = om_i32(m, 1);
-            in[n++] = om_i32(m, l->linear ? 0 : 3);
-            code = dw ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D;
-            break;
-        }
-        case BL_ADD:
-            in[n++] = outs[l->skip], in[n++] = om_i32(m, 0);
-            code = NND_OP_ADD;
-            break;
-        case BL_AVG_POOL:
-            in[n++] = om_i32(m, 2), in[n++] = om_i32(m, (int32_t)l->stride);
-            in[n++] = om_i32(m, (int32_t)l->stride), in[n++] = om_i32(m, (int32_t)l->k);
-            in[n++] = om_i32(m, (int32_t)l->k), in[n++] = om_i32(m, 0);
-            code = NND_OP_AVERAGE_POOL_2D;
-            break;
-        case BL_FC:
-            in[n++] = om_const_f32(m, 2, (uint32_t[]){l->out_c, l->in_c}, l->weights, 0);
-            in[n++] = om_const_f32(m, 1, &l->out_c, l->bias, 0);
-            in[n++] = om_i32(m, 0);
-            dims[1] = l->out_c, rank = 2;
-            code = NND_OP_FULLY_CONNECTED;
-            break;
-        default:
-            in[n++] = om_f32(m, 1.f);
-            dims[1] = l->out_c, rank = 2;
-            code = NND_OP_SOFTMAX;
-        }
-        x = outs[i] = om_tensor(m, NND_TENSOR_FLOAT32, rank, dims);
-        om_op(m, (int32_t)code, n, in, x);
-    }
-    om_output(m, x);
-}
-
 static void mobilenets(void) {
     for (int v = 1; v <= 2; v++) {
         bench_net net;
         CHECK((v == 1 ? bench_net_init : bench_net_init_v2)(&net, NND_TENSOR_FLOAT32) == 0,
               "MobileNet v%d", v);
         om_init(&model, 7);
-        mobilenet(&model, &net);
+        om_mobilenet(&model, &net);
         char what[32];
         snprintf(what, sizeof what, "MobileNet v%d FLOAT32", v);
         double t0 = now_ms();
@@ -559,6 +509,70 @@ static void priority_and_cancel(void) {
     om_free(&model);
 }
 
+#define YIELDERS 4
+
+/* LOW executions of a 6-launch chain started right after a HIGH one: they yield, each run
+ * in pieces with its context kept between them, and still give the reference's results.
+ * Inputs alternate between two, so a context's buffers left from another execution
+ * cannot pass for a result. */
+static void yielding(void) {
+    om_init(&model, 17);
+    uint32_t dims[4] = {1, 24, 24, 16}, x = om_input(&model, 4, dims);
+    for (int l = 0; l < 6; l++) {
+        uint32_t in[7] = {x,
+                          om_const_f32(&model, 4, (uint32_t[]){16, 3, 3, 16}, NULL, 0.1f),
+                          om_const_f32(&model, 1, (uint32_t[]){16}, NULL, 0.1f),
+                          om_i32(&model, 1),
+                          om_i32(&model, 1),
+                          om_i32(&model, 1),
+                          om_i32(&model, 1)};
+        uint32_t y = om_tensor(&model, NND_TENSOR_FLOAT32, 4, dims);
+        om_op(&model, NND_OP_CONV_2D, 7, in, y);
+        x = y;
+    }
+    om_output(&model, x);
+    size_t n = om_elems(&model, x), n_in = om_elems(&model, model.inputs[0]);
+    float *want[2] = {malloc(n * sizeof(float)), malloc(n * sizeof(float))}, *outs[YIELDERS + 1];
+    float *inputs[2] = {model.input_data[0], malloc(n_in * sizeof(float))};
+    char err[256] = "";
+    CHECK(want[0] && om_reference(&model, &want[0], err, sizeof err), "yielding: reference: %s",
+          err);
+    for (size_t k = 0; k < n_in; k++)
+        inputs[1][k] = 0.5f - inputs[0][k];
+    model.input_data[0] = inputs[1];
+    CHECK(want[1] && om_reference(&model, &want[1], err, sizeof err), "yielding: reference: %s",
+          err);
+    model.input_data[0] = inputs[0];
+    void *p = prepare(&model, "yielding", NULL);
+    static job jobs[YIELDERS + 1];
+    static nnd_driver_arg args_in[YIELDERS + 1][1], args_out[YIELDERS + 1][1];
+    int base = w.completions;
+    for (int i = 0; p && i <= YIELDERS; i++) {
+        outs[i] = calloc(n, sizeof(float));
+        setup(&jobs[i], p, &model, args_in[i], args_out[i], &outs[i],
+              i == 0 ? NND_DRIVER_PRIORITY_HIGH : NND_DRIVER_PRIORITY_LOW);
+        args_in[i][0].data = inputs[i % 2];
+        CHECK(drv->start(&jobs[i].x) == NND_DRIVER_STARTED, "yielding: start %d", i);
+    }
+    if (p) wait_completions(base + YIELDERS + 1);
+    double worst = 0;
+    for (int i = 0; p && i <= YIELDERS; i++) {
+        CHECK(jobs[i].completions == 1 && jobs[i].status == NND_DRIVER_OK,
+              "yielding: execution %d completed %d times, status %d (%s)", i, jobs[i].completions,
+              jobs[i].status, jobs[i].err);
+        double d = om_compare(outs[i], want[i % 2], n);
+        worst = d > worst ? d : worst;
+        free(outs[i]);
+    }
+    CHECK(worst <= TOLERANCE, "yielding: a LOW execution run in pieces differs by %g", worst);
+    if (p)
+        printf("yielding: %d LOW executions in pieces behind a HIGH one, largest difference %.3g\n",
+               YIELDERS, worst);
+    if (p) drv->release(p);
+    free(want[0]), free(want[1]), free(inputs[1]);
+    om_free(&model);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_opencl PATH/libnnd_opencl.so\n");
@@ -590,6 +604,7 @@ int main(int argc, char **argv) {
     chains();
     device_memory();
     priority_and_cancel();
+    yielding();
     mobilenets();
     drv->close();
     remove_cache(cache);
