@@ -13,7 +13,8 @@
  *   the device, four executions are all started before the first completes and (on a
  *   quiet machine) finish in about 100 ms, not 400; nnd-cpu answers another client
  *   meanwhile; a deadline that passes on the device ends the execution with
- *   MISSED_DEADLINE_TRANSIENT; a connection closed with work on the device cancels it. */
+ *   MISSED_DEADLINE_TRANSIENT; a connection closed with work on the device cancels it; an
+ *   execution going on at rec-async after complete() is no new arrival there (`arrived`). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,6 +106,21 @@ static double host_figure(const daemon_env *e, const char *field) {
         const cJSON *f =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "host"), field);
         if (cJSON_IsString(name) && !strcmp(name->valuestring, "rec") && cJSON_IsNumber(f))
+            v = f->valuedouble;
+    }
+    cJSON_Delete(status);
+    return v;
+}
+
+/* A figure of device `name` (admin status, devices[]); -1 when the status has none. */
+static double device_figure(const daemon_env *e, const char *name, const char *field) {
+    cJSON *status = tst_admin_status(&e->d);
+    double v = -1;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(d, field);
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name) && cJSON_IsNumber(f))
             v = f->valuedouble;
     }
     cJSON_Delete(status);
@@ -389,6 +405,28 @@ static void test_async_four_at_once(void **state) {
     mb_free(&cpu);
 }
 
+/* SUB, RELU (rec-async), SUB: the execution arrives at rec-async once (from nnd-cpu) and
+ * at nnd-cpu once (back from rec-async); going on at rec-async after complete() is no
+ * arrival. */
+static void test_async_resume_not_arrival(void **state) {
+    (void)state;
+    static mb m;
+    const int32_t ops[3] = {OP_SUB, OP_RELU, OP_SUB};
+    chain(&m, 3, ops);
+    nnd_client *c = connect_to(&g_async);
+    uint64_t h = prepare(c, &m, 0, 0);
+    double dev = device_figure(&g_async, "rec-async", "arrived");
+    double cpu = device_figure(&g_async, "nnd-cpu", "arrived");
+    int completes = calls(&g_async, "complete 0");
+    assert_true(dev >= 0 && cpu >= 0);
+    run_chain_right(c, h, 3, ops);
+    assert_int_equal(calls(&g_async, "complete 0"), completes + 1); /* it went to the device */
+    assert_true(device_figure(&g_async, "rec-async", "arrived") == dev + 1);
+    assert_true(device_figure(&g_async, "nnd-cpu", "arrived") == cpu + 1);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
 static void test_async_deadline_on_device(void **state) {
     (void)state;
     static mb m;
@@ -493,6 +531,7 @@ int main(void) {
         cmocka_unit_test(test_cached_partitions),
         cmocka_unit_test(test_types_and_preference),
         cmocka_unit_test(test_async_four_at_once),
+        cmocka_unit_test(test_async_resume_not_arrival),
         cmocka_unit_test(test_async_deadline_on_device),
         cmocka_unit_test(test_async_cancel_on_close),
     };
