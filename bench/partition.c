@@ -33,7 +33,8 @@ int bench_partition_rows(bench_pair *out) {
     nnd_client *c = nnd_client_connect(d.socket_path, "bench-partition", err, sizeof err);
     qos_chain chain;
     qos_chain_init(&chain, STEPS, LEN);
-    for (uint32_t k = 1; k < STEPS; k += 2)
+    /* Whole partitions: the first half on the driver, the second on nnd-cpu. */
+    for (uint32_t k = STEPS / 2; k < STEPS; k++)
         chain.opn[k].type = OP_SUB;
     const char *cpu[] = {"nnd-cpu"};
     /* Named: the example ranks after nnd-cpu, so only a named set gives it the ADDs. */
@@ -62,7 +63,7 @@ int bench_partition_rows(bench_pair *out) {
     if (!rc) {
         out->a_ns = bench_median_u64(a, ROUNDS);
         out->b_ns = bench_median_u64(b, ROUNDS);
-        out->shape = "64 steps over [65536] floats, ADD on nnd-example and SUB on nnd-cpu";
+        out->shape = "64 steps over [65536] floats: 32 ADD on nnd-example, then 32 SUB on nnd-cpu";
     }
     if (map) munmap(map, size);
     if (fd >= 0) close(fd);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* partition: the row of `make bench` for a model partitioned across devices (group
- * partition). A chain of 64 steps over [65536] floats alternating ADD (which the example
- * driver nnd-example takes) and SUB (which stays on nnd-cpu), on a daemon that loads this
- * build's drivers, compiled for every device (32 steps on each) and for nnd-cpu alone.
+ * partition). A chain of 64 steps over [65536] floats, 32 ADD (which the example driver
+ * nnd-example takes, as one partition) then 32 SUB (which stay on nnd-cpu), on a daemon that
+ * loads this build's drivers, compiled for every device and for nnd-cpu alone.
  * Medians over alternating rounds of executions.
  *   partition_cpu  partitioned execution / the same model on nnd-cpu alone (reported: it
  *                  measures the example's plain C kernels against XNNPACK as much as the

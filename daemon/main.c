@@ -180,6 +180,7 @@ static void log_quotas(const srv_quota_limits *l) {
 }
 
 #define NND_MMAP_THRESHOLD (1 << 20)
+#define NND_TRIM_THRESHOLD (4 << 20)
 
 static srv_daemon daemon_state;
 static uv_signal_t sig_int, sig_term, sig_hup;
@@ -337,6 +338,10 @@ static int configure(const srv_config *cfg, const serve_paths *p) {
      * more (buffers, tensors, serialized models) are mapped and unmapped, never kept by
      * glibc's adaptive threshold, which would keep a freed buffer's size in the heap. */
     mallopt(M_MMAP_THRESHOLD, NND_MMAP_THRESHOLD);
+    /* A heap's free top goes back in pieces of 4 MiB or more: at glibc's 128 KiB, freeing a
+     * large prepared model (thousands of small blocks, last allocated first freed) made one
+     * madvise and one TLB shootdown per block, all on the thread that freed it. */
+    mallopt(M_TRIM_THRESHOLD, NND_TRIM_THRESHOLD);
     raise_fd_limit();
     int rc = p->listen_fd >= 0 ? 0 : make_socket_dir(p->socket_path);
     if (rc < 0) {

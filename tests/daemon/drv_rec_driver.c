@@ -70,11 +70,20 @@ static void note_execute(const nnd_driver_execution *x) {
              x->deadline_ns != NND_DRIVER_NO_DEADLINE, x->n_inputs, x->n_outputs);
 }
 
+/* The blob: REC_BLOB_MAGIC, then the partition's operation count (a test finds it in the
+ * cache files by the magic). */
+#define REC_BLOB_MAGIC "rec-blob"
+#define REC_BLOB_BYTES (sizeof REC_BLOB_MAGIC - 1 + sizeof(uint32_t))
+
 static size_t r_cache_save(void *prepared, uint32_t i, void *buf, size_t cap) {
     uint32_t ops = drv_relu_ops(prepared);
     if (i != 0) return 0;
-    if (cap >= sizeof ops) drv_note("cache_save"), memcpy(buf, &ops, sizeof ops);
-    return sizeof ops;
+    if (cap >= REC_BLOB_BYTES) {
+        drv_note("cache_save");
+        memcpy(buf, REC_BLOB_MAGIC, sizeof REC_BLOB_MAGIC - 1);
+        memcpy((char *)buf + sizeof REC_BLOB_MAGIC - 1, &ops, sizeof ops);
+    }
+    return REC_BLOB_BYTES;
 }
 
 static int r_cache_load(void *device, const nnd_driver_model *m, const nnd_driver_prepare_args *a,
@@ -83,8 +92,10 @@ static int r_cache_load(void *device, const nnd_driver_model *m, const nnd_drive
     (void)device, (void)a;
     drv_note("cache_load");
     uint32_t ops;
-    if (n_blobs != 1 || blobs[0].size != sizeof ops) return NND_DRIVER_GENERAL_FAILURE;
-    memcpy(&ops, blobs[0].data, sizeof ops);
+    if (n_blobs != 1 || blobs[0].size != REC_BLOB_BYTES ||
+        memcmp(blobs[0].data, REC_BLOB_MAGIC, sizeof REC_BLOB_MAGIC - 1))
+        return NND_DRIVER_GENERAL_FAILURE;
+    memcpy(&ops, (const char *)blobs[0].data + sizeof REC_BLOB_MAGIC - 1, sizeof ops);
     if (ops != m->n_operations) return NND_DRIVER_GENERAL_FAILURE;
     drv_relu *p;
     int rc = drv_relu_prepare(m, &p, err, errlen);

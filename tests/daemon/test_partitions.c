@@ -8,7 +8,8 @@
  *   after a compile, and none once the compilation is released.
  * - The driver sees the compilation's priority and each execution's deadline.
  * - A cached compilation with a driver partition loads from its blobs: cache_load(), no
- *   prepare(), right results.
+ *   prepare(), right results; with a byte of its blob changed in the cache file, the
+ *   compilation is prepared afresh and the driver never gets the blob.
  * - "rec-f16" (fast for FLOAT16, slow for FLOAT32, FLOAT32 power cheap): of a mixed model
  *   it takes the FLOAT16 RELU and not the FLOAT32 one; with LOW_POWER, both.
  * - "rec-async" (completes 100 ms after start, from its own thread): with one worker for
@@ -352,6 +353,34 @@ static void test_priority_and_deadline_seen(void **state) {
     mb_free(&m);
 }
 
+/* Adds one to the operation count after the recording driver's blob magic in the files of
+ * dir; whether a blob was found. */
+static bool tamper_blob(const char *dir) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "grep -rl rec-blob %s", dir);
+    FILE *list = popen(cmd, "r");
+    assert_non_null(list);
+    char path[512];
+    bool found = false;
+    while (fgets(path, sizeof path, list)) {
+        path[strcspn(path, "\n")] = 0;
+        FILE *f = fopen(path, "r+b");
+        if (!f) continue;
+        static uint8_t bytes[1 << 20];
+        size_t n = fread(bytes, 1, sizeof bytes, f);
+        for (size_t k = 0; k + 12 <= n; k++)
+            if (!memcmp(bytes + k, "rec-blob", 8)) {
+                fseek(f, (long)(k + 8), SEEK_SET);
+                fputc(bytes[k + 8] + 1, f);
+                found = true;
+                break;
+            }
+        fclose(f);
+    }
+    pclose(list);
+    return found;
+}
+
 static void test_cached_partitions(void **state) {
     (void)state;
     static mb m;
@@ -374,6 +403,19 @@ static void test_cached_partitions(void **state) {
         if (i == 0) assert_int_equal(calls(&g_rec, "cache_save"), 1);
         run_chain_right(c, h, 3, ops);
     }
+    /* The blob's operation count, changed in the cache file: refused by the cache's hash
+     * before cache_load(); prepared afresh. */
+    assert_true(tamper_blob(g_cache_dir));
+    int prepares = calls(&g_rec, "prepare rec"), loads = calls(&g_rec, "cache_load");
+    bool from_cache = true;
+    uint64_t h;
+    int st = nnd_client_prepare_cached_on(c, NULL, 0, &m.model, NULL, 0, 0, 0, 0, g_cache_dir,
+                                          token, &h, &from_cache, err, sizeof err);
+    if (st) fail_msg("prepare cached, tampered: %d %s", st, err);
+    assert_false(from_cache);
+    assert_int_equal(calls(&g_rec, "cache_load"), loads);
+    assert_int_equal(calls(&g_rec, "prepare rec"), prepares + 1);
+    run_chain_right(c, h, 3, ops);
     nnd_client_close(c);
     mb_free(&m);
 }
