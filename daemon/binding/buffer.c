@@ -301,7 +301,8 @@ static bool same_quant(const eng_operand_desc *a, const eng_operand_desc *b) {
     return !x->n_scales || memcmp(x->scales, y->scales, x->n_scales * sizeof *x->scales) == 0;
 }
 
-/* The Allocate's roles as the engine takes them (eng_buffer_role), into *out (free()). */
+/* The Allocate's roles as the engine takes them (eng_buffer_role), *n of them, to free();
+ * NULL when out of memory (the buffer then stays in daemon memory). */
 static eng_buffer_role *engine_roles(const Nnd__Allocate *a, const srv_buffer_model *models,
                                      size_t *n) {
     size_t n_in = a->n_input_roles;
