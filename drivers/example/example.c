@@ -484,7 +484,9 @@ static int ex_open(nnd_driver_device_info *devices, uint32_t max, char *err, siz
     return 1;
 }
 
-static void ex_close(void) {}
+static void ex_close(void) {
+    ex_partitions_clear();
+}
 
 NND_DRIVER_EXPORT = {
     .abi_version = NND_DRIVER_ABI_VERSION,

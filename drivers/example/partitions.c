@@ -44,3 +44,11 @@ bool ex_partitions_has_io(const void *prepared, bool output, uint32_t index) {
     pthread_mutex_unlock(&lock);
     return ok;
 }
+
+void ex_partitions_clear(void) {
+    pthread_mutex_lock(&lock);
+    free(live);
+    live = NULL;
+    n_live = 0;
+    pthread_mutex_unlock(&lock);
+}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* partitions: the example driver's live prepared partitions, so that allocate() (memory.c)
  * can check the roles it gets (nnd/driver.h, device memory): prepare() and cache_load()
- * add each one with its number of inputs and outputs, release() drops it. Safe from any
- * thread. */
+ * add each one with its number of inputs and outputs, release() drops it, close() clears
+ * the list. Safe from any thread. */
 #ifndef EXAMPLE_PARTITIONS_H
 #define EXAMPLE_PARTITIONS_H
 
@@ -14,5 +14,7 @@ bool ex_partitions_add(const void *prepared, uint32_t n_inputs, uint32_t n_outpu
 void ex_partitions_drop(const void *prepared);
 /* Whether prepared is a live partition of this driver with input (output) index. */
 bool ex_partitions_has_io(const void *prepared, bool output, uint32_t index);
+/* Forgets them all (close()). */
+void ex_partitions_clear(void);
 
 #endif
