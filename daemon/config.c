@@ -15,6 +15,7 @@
 #include "daemon/base/daemon.h"
 #include "daemon/clients/session.h"
 #include "daemon/clients/trust.h"
+#include "driverhost/drvhost.h"
 
 typedef enum kind {
     K_STRING,  /* a path or name */
@@ -71,6 +72,18 @@ static const key keys[] = {
      "1: driver plugins load into the daemon itself (trusted drivers, debugging); 0: each in a\n"
      "driver host process of its own (docs/driver-host.md).",
      NULL},
+    {"driver_call_timeout_ms", K_COUNT, AT(drivers.call_timeout_ms), 10, 3600000, false,
+     "Driver hosts: an execution (without a deadline) or another call that the driver does\n"
+     "not answer within this many milliseconds kills and restarts its host.",
+     NULL},
+    {"driver_memory_limit", K_BYTES, AT(drivers.memory_limit_bytes), 0, 0, false,
+     "Driver hosts: a host whose anonymous resident memory passes this is restarted.", NULL},
+    {"driver_max_restarts", K_COUNT, AT(drivers.max_restarts), 1, 1000, false,
+     "Driver hosts: a driver restarted more often than this within driver_restart_window_ms\n"
+     "is disabled until the daemon restarts.",
+     NULL},
+    {"driver_restart_window_ms", K_COUNT, AT(drivers.restart_window_ms), 1000, 86400000, false,
+     NULL, NULL},
     {"workers", K_COUNT, AT(sched.workers), 1, 64, false,
      "Executions nnd-cpu runs at once (1: one at a time, for predictable latency).", NULL},
     {"device_workers", K_COUNT, AT(sched.lane_workers), 1, 64, false,
@@ -123,6 +136,8 @@ static void srv_config_default(srv_config *c, const char *extensions_dir, const 
     c->log_level = NND_LOG_INFO;
     c->cache_max_bytes = NND_CACHE_DEFAULT_MAX_BYTES;
     c->cache_save_max_bytes = NND_CACHE_DEFAULT_SAVE_MAX_BYTES;
+    c->drivers = (srv_driver_limits){DRVHOST_CALL_TIMEOUT_MS, DRVHOST_MEMORY_LIMIT,
+                                     DRVHOST_MAX_RESTARTS, DRVHOST_RESTART_WINDOW_MS};
     qos_sched_config_default(&c->sched);
     srv_quota_limits_default(&c->quota);
 }

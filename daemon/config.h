@@ -40,6 +40,14 @@
 #define NND_CONFIG_DEFAULT_PATH "/etc/nnd/nnd.conf"
 #endif
 
+/* The driver hosts' limits the configuration sets (driverhost/drvhost.h has the others). */
+typedef struct srv_driver_limits {
+    unsigned call_timeout_ms;    /* driver_call_timeout_ms */
+    uint64_t memory_limit_bytes; /* driver_memory_limit */
+    unsigned max_restarts;       /* driver_max_restarts */
+    unsigned restart_window_ms;  /* driver_restart_window_ms */
+} srv_driver_limits;
+
 typedef struct srv_config {
     const char *socket_path;               /* socket; NULL: the default path */
     const char *state_dir;                 /* state_dir; NULL: the default path */
@@ -48,6 +56,7 @@ typedef struct srv_config {
     const char *allowlist;                 /* extensions_allowlist; NULL: nobody */
     const char *drivers_dir;               /* drivers_dir */
     unsigned drivers_in_process;           /* drivers_in_process: 1 loads them in the daemon */
+    srv_driver_limits drivers;             /* driver_* */
     srv_log_level log_level;               /* log_level */
     uint64_t cache_max_bytes;              /* cache_max_bytes */
     uint64_t cache_save_max_bytes;         /* cache_save_max_bytes */

@@ -471,7 +471,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     /* After the extensions: drivers share their fault guard and log sink. */
-    srv_devices_load_drivers(cfg.drivers_dir, cfg.drivers_in_process != 0);
+    drvhost_limits host_limits = {.call_timeout_ms = cfg.drivers.call_timeout_ms,
+                                  .memory_limit_bytes = cfg.drivers.memory_limit_bytes,
+                                  .max_restarts = cfg.drivers.max_restarts,
+                                  .restart_window_ms = cfg.drivers.restart_window_ms};
+    srv_devices_load_drivers(cfg.drivers_dir, cfg.drivers_in_process != 0, &host_limits);
     status = start(d, &cfg, &p);
     if (status != 0) uv_walk(&loop, close_any, NULL); /* the signals, so that run() ends */
     srv_reload_init(&cfg, &source); /* it owns the settings' strings from now on */

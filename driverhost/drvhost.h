@@ -51,7 +51,9 @@
 typedef struct drvhost_limits {
     const char *host_path; /* NULL: nnd-driver-host beside this program, else installed */
     /* > 0: the plugin as an open file the caller checked (ownership, mode): the host loads
-     * this very file, not whatever plugin_path names by then. The caller keeps it open. */
+     * this very file, not whatever plugin_path names by then, at start and at every
+     * restart. The proxy keeps a duplicate: the caller may close its own once
+     * drvhost_start() returns. */
     int plugin_fd;
     uint32_t call_timeout_ms;    /* 0: DRVHOST_CALL_TIMEOUT_MS */
     uint32_t prepare_timeout_ms; /* 0: DRVHOST_PREPARE_TIMEOUT_MS */

@@ -22,6 +22,8 @@
 #include <stdint.h>
 
 #include "driverhost/wire.h"
+#include "driverhost/wire_reply.h"
+#include "driverhost/wire_request.h"
 #include "nnd/driver.h"
 
 typedef struct dhh_host {

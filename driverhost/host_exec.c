@@ -65,13 +65,8 @@ static int shrink_status(exec_ctx *c, int status) {
 static void finish(exec_ctx *c, int status) {
     status = shrink_status(c, status);
     dh_wbuf w = {0};
-    dh_put_u64(&w, c->x.time_on_device_ns);
-    dh_put_u64(&w, c->x.time_in_driver_ns);
-    for (uint32_t i = 0; i < c->x.n_outputs; i++) {
-        const nnd_driver_arg *o = &c->x.outputs[i];
-        dh_put_u32(&w, o->rank > NND_DRIVER_MAX_RANK ? NND_DRIVER_MAX_RANK : o->rank);
-        dh_put(&w, o->dims, sizeof o->dims);
-    }
+    dh_exec_reply_put(&w, c->x.time_on_device_ns, c->x.time_in_driver_ns, c->x.outputs,
+                      c->x.n_outputs);
     dhh_reply(c->h, c->call, status, status == NND_DRIVER_OK ? NULL : c->err, &w);
     dh_wbuf_free(&w);
     dhh_staging_unmap(&c->staging);
@@ -129,12 +124,11 @@ void dhh_execute(dhh_host *h, dh_msg *m) {
     pthread_once(&g_once, init_lock);
     dh_rbuf r = {m->body, m->body_len, 0, false};
     dh_exec_head head;
-    dh_get(&r, &head, sizeof head);
-    uint64_t n = (uint64_t)head.n_inputs + head.n_outputs;
-    if (r.bad || n * sizeof(dh_arg) != r.len - r.pos) {
+    if (dh_exec_req_get(&r, &head) < 0) {
         dhh_reply(h, m->h.call, NND_DRIVER_GENERAL_FAILURE, "malformed execution message", NULL);
         return;
     }
+    uint64_t n = (uint64_t)head.n_inputs + head.n_outputs;
     size_t bytes = sizeof(exec_ctx) + n * (sizeof(nnd_driver_arg) + 2 * sizeof(uint32_t));
     exec_ctx *c = calloc(1, bytes);
     if (!c) {
@@ -216,11 +210,11 @@ static void *copy_buffer(dhh_host *h, dh_msg *m, const dh_arg *a, dhh_staging *s
 
 void dhh_memory_copy(dhh_host *h, dh_msg *m) {
     dh_rbuf r = {m->body, m->body_len, 0, false};
-    uint32_t dev = dh_get_u32(&r);
-    uint64_t handle = dh_get_u64(&r), offset = dh_get_u64(&r);
+    uint32_t dev = 0;
+    uint64_t handle = 0, offset = 0;
     dh_arg a;
-    dh_get(&r, &a, sizeof a);
-    if (r.bad || dev >= h->n_devices || !h->drv->memory_read) {
+    if (dh_copy_req_get(&r, &dev, &handle, &offset, &a) < 0 || dev >= h->n_devices ||
+        !h->drv->memory_read) {
         dhh_reply(h, m->h.call, NND_DRIVER_GENERAL_FAILURE, "malformed memory copy", NULL);
         return;
     }
@@ -243,12 +237,12 @@ void dhh_memory_copy(dhh_host *h, dh_msg *m) {
 
 void dhh_cache_save(dhh_host *h, dh_msg *m) {
     dh_rbuf r = {m->body, m->body_len, 0, false};
-    dhh_prepared *p = (dhh_prepared *)(uintptr_t)dh_get_u64(&r);
-    uint32_t blob = dh_get_u32(&r);
-    uint64_t cap = dh_get_u64(&r);
+    uint64_t remote = 0, cap = 0;
+    uint32_t blob = 0;
     dh_arg a;
-    dh_get(&r, &a, sizeof a);
-    if (r.bad || !h->drv->cache_save) {
+    int rc = dh_save_req_get(&r, &remote, &blob, &cap, &a);
+    dhh_prepared *p = (dhh_prepared *)(uintptr_t)remote;
+    if (rc < 0 || !p || !h->drv->cache_save) {
         dhh_reply(h, m->h.call, NND_DRIVER_GENERAL_FAILURE, "malformed cache_save", NULL);
         return;
     }
@@ -261,7 +255,7 @@ void dhh_cache_save(dhh_host *h, dh_msg *m) {
     }
     size_t size = h->drv->cache_save(p->prepared, blob, buf, buf ? (size_t)cap : 0);
     dh_wbuf w = {0};
-    dh_put_u64(&w, size);
+    dh_saved_put(&w, size);
     dhh_reply(h, m->h.call, NND_DRIVER_OK, NULL, &w);
     dh_wbuf_free(&w);
     dhh_staging_unmap(&st);

@@ -93,26 +93,29 @@ static int load(dhh_host *h, const char *path, int plugin_fd) {
             h->n_devices = (uint32_t)n, h->drv = d, status = NND_DRIVER_OK;
     }
     dh_wbuf w = {0};
-    uint32_t has = 0;
+    dh_hello hello = {0};
     if (h->drv)
-        has = (d->execute ? DH_HAS_EXECUTE : 0) | (d->start ? DH_HAS_START : 0) |
-              (d->allocate ? DH_HAS_MEMORY : 0) | (d->cache_save ? DH_HAS_CACHE : 0);
-    dh_put_u32(&w, has);
-    dh_put_u32(&w, h->n_devices);
-    for (uint32_t i = 0; i < h->n_devices; i++)
-        dh_put(&w, &h->devices[i], sizeof h->devices[i]);
+        hello.has = (d->execute ? DH_HAS_EXECUTE : 0) | (d->start ? DH_HAS_START : 0) |
+                    (d->allocate ? DH_HAS_MEMORY : 0) | (d->cache_save ? DH_HAS_CACHE : 0);
+    hello.n_devices = h->n_devices;
+    memcpy(hello.devices, h->devices, sizeof hello.devices);
+    dh_hello_put(&w, &hello);
     dhh_reply(h, 0, status, err, &w);
     dh_wbuf_free(&w);
     return status;
+}
+
+static bool device_at(dhh_host *h, uint32_t dev, void **device) {
+    if (dev >= h->n_devices) return false;
+    *device = h->devices[dev].device;
+    return true;
 }
 
 /* The device a call names; false for an index open() did not give (a driver's own device
  * pointer may well be NULL). */
 static bool device_of(dhh_host *h, dh_rbuf *r, void **device) {
     uint32_t dev = dh_get_u32(r);
-    if (r->bad || dev >= h->n_devices) return false;
-    *device = h->devices[dev].device;
-    return true;
+    return !r->bad && device_at(h, dev, device);
 }
 
 static void supported(dhh_host *h, dh_msg *m) {
@@ -131,11 +134,7 @@ static void supported(dhh_host *h, dh_msg *m) {
     int status = sup ? h->drv->supported_operations(dev, &model, sup, err, sizeof err)
                      : NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
     dh_wbuf w = {0};
-    dh_put_u32(&w, model.n_operations);
-    for (uint32_t i = 0; sup && i < model.n_operations; i++) {
-        uint8_t b = sup[i] ? 1 : 0;
-        dh_put(&w, &b, 1);
-    }
+    dh_supported_put(&w, sup, sup ? model.n_operations : 0);
     dhh_reply(h, m->h.call, status, err, &w);
     dh_wbuf_free(&w);
     free(sup);
@@ -147,17 +146,12 @@ static void prepare(dhh_host *h, dh_msg *m) {
     char err[DH_ERR_MAX] = "";
     dh_rbuf r = {m->body, m->body_len, 0, false};
     void *dev = NULL;
-    bool dev_ok = device_of(h, &r, &dev);
     nnd_driver_prepare_args args;
-    dh_get(&r, &args, sizeof args);
     bool load = m->h.type == DH_MSG_CACHE_LOAD;
-    uint32_t n_blobs = load ? dh_get_u32(&r) : 0;
-    nnd_driver_blob blobs[16];
-    if (n_blobs > 16) r.bad = true;
-    for (uint32_t i = 0; i < n_blobs && !r.bad; i++) {
-        blobs[i].size = (size_t)dh_get_u64(&r);
-        blobs[i].data = dh_take(&r, blobs[i].size);
-    }
+    uint32_t dev_index = 0, n_blobs = 0;
+    nnd_driver_blob blobs[DH_MAX_BLOBS];
+    bool dev_ok = dh_prepare_req_get(&r, load, &dev_index, &args, blobs, &n_blobs) == 0 &&
+                  device_at(h, dev_index, &dev);
     nnd_driver_model model;
     nnd_driver_prepared_info out = {0};
     int status = NND_DRIVER_GENERAL_FAILURE;
@@ -190,8 +184,7 @@ static void prepare(dhh_host *h, dh_msg *m) {
         free(p);
         p = NULL;
     }
-    dh_put_u64(&w, (uint64_t)(uintptr_t)p);
-    dh_put_u64(&w, out.held_bytes);
+    dh_prepared_put(&w, (uint64_t)(uintptr_t)p, out.held_bytes);
     dhh_reply(h, m->h.call, status, err, &w);
     dh_wbuf_free(&w);
 }
@@ -210,35 +203,28 @@ static void allocate(dhh_host *h, dh_msg *m) {
     char err[DH_ERR_MAX] = "";
     dh_rbuf r = {m->body, m->body_len, 0, false};
     void *dev = NULL;
-    bool dev_ok = device_of(h, &r, &dev);
-    nnd_driver_buffer_desc desc = {0};
-    dh_get(&r, &desc.operand.type, 4);
-    desc.operand.rank = dh_get_u32(&r);
-    dh_get(&r, desc.operand.dims, sizeof desc.operand.dims);
-    dh_get(&r, &desc.operand.scale, 4);
-    dh_get(&r, &desc.operand.zero_point, 4);
-    desc.bytes = dh_get_u64(&r);
-    desc.n_roles = dh_get_u32(&r);
-    nnd_driver_buffer_role *roles = calloc(desc.n_roles + 1u, sizeof *roles);
-    for (uint32_t i = 0; roles && i < desc.n_roles && !r.bad; i++) {
-        dhh_prepared *p = (dhh_prepared *)(uintptr_t)dh_get_u64(&r);
+    uint32_t dev_index = 0;
+    nnd_driver_buffer_desc desc;
+    uint64_t *remotes = NULL;
+    bool ok =
+        dh_allocate_req_get(&r, &dev_index, &desc, &remotes) == 0 && device_at(h, dev_index, &dev);
+    nnd_driver_buffer_role *roles = (nnd_driver_buffer_role *)desc.roles;
+    for (uint32_t i = 0; ok && i < desc.n_roles; i++) {
+        dhh_prepared *p = (dhh_prepared *)(uintptr_t)remotes[i];
         roles[i].prepared = p ? p->prepared : NULL;
-        roles[i].is_output = dh_get_u32(&r) != 0;
-        roles[i].index = dh_get_u32(&r);
-        dh_get(&r, &roles[i].frequency, 4);
     }
-    desc.roles = roles;
     uint64_t handle = 0;
     int status = NND_DRIVER_GENERAL_FAILURE;
-    if (!dev_ok || !roles || r.bad || desc.operand.rank > NND_DRIVER_MAX_RANK || !h->drv->allocate)
+    if (!ok || !h->drv->allocate)
         snprintf(err, sizeof err, "malformed allocate message");
     else
         status = h->drv->allocate(dev, &desc, &handle, err, sizeof err);
     dh_wbuf w = {0};
-    dh_put_u64(&w, handle);
+    dh_allocated_put(&w, handle);
     dhh_reply(h, m->h.call, status, err, &w);
     dh_wbuf_free(&w);
     free(roles);
+    free(remotes);
 }
 
 static void memory_free(dhh_host *h, dh_msg *m) {

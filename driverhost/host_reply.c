@@ -9,8 +9,7 @@ static pthread_mutex_t g_send_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void dhh_reply(dhh_host *h, uint32_t call, int status, const char *err, const dh_wbuf *extra) {
     dh_wbuf w = {0};
-    dh_put_u32(&w, (uint32_t)status);
-    dh_put_str(&w, err ? err : "");
+    dh_reply_head_put(&w, status, err);
     if (extra) dh_put(&w, extra->p, extra->len);
     dh_msg_header hd = {.type = DH_MSG_REPLY, .call = call};
     pthread_mutex_lock(&g_send_lock);

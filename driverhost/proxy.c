@@ -145,21 +145,18 @@ static int spawn(drvhost *h, bool first, char *err, size_t errlen) {
     rc = poll(&p, 1, DRVHOST_OPEN_TIMEOUT_MS);
     int got = rc > 0 ? dh_recv(sock, &m) : 0;
     dh_rbuf r = {m.body, m.body_len, 0, false};
-    int status = got > 0 && m.h.type == DH_MSG_REPLY ? (int)dh_get_u32(&r) : -1;
+    int status = -1;
     char msg[DH_ERR_MAX] = "";
-    dh_get_str(&r, msg, sizeof msg);
-    uint32_t has = dh_get_u32(&r), n = dh_get_u32(&r);
-    nnd_driver_device_info devs[NND_DRIVER_MAX_DEVICES];
-    if (n > NND_DRIVER_MAX_DEVICES) r.bad = true;
-    for (uint32_t i = 0; i < n && !r.bad; i++) {
-        dh_get(&r, &devs[i], sizeof devs[i]);
-        devs[i].name[NND_DRIVER_MAX_NAME] = '\0'; /* the host is not trusted */
-        devs[i].version[sizeof devs[i].version - 1] = '\0';
-    }
+    dh_hello hello = {0}; /* the host is not trusted: wire_reply.c reads it */
+    bool bad = got <= 0 || m.h.type != DH_MSG_REPLY ||
+               dh_reply_head_get(&r, &status, msg, sizeof msg) < 0 || dh_hello_get(&r, &hello) < 0;
+    if (bad) status = -1;
+    uint32_t has = hello.has, n = hello.n_devices;
+    const nnd_driver_device_info *devs = hello.devices;
     if (rc == 0)
         snprintf(err, errlen, "%s: open() did not finish within %u ms", h->plugin,
                  DRVHOST_OPEN_TIMEOUT_MS);
-    else if (status < 0 || r.bad) {
+    else if (status < 0) {
         /* Died loading the plugin (a constructor's fault, say): say of what. */
         int ws = 0;
         char how[96] = "ended";
@@ -323,9 +320,7 @@ static void on_reply(drvhost *h, dh_msg *m) {
     }
     c->reply = *m;
     c->rest = (dh_rbuf){c->reply.body, c->reply.body_len, 0, false};
-    c->status = (int)dh_get_u32(&c->rest);
-    dh_get_str(&c->rest, c->err, sizeof c->err);
-    if (c->rest.bad) {
+    if (dh_reply_head_get(&c->rest, &c->status, c->err, sizeof c->err) < 0) {
         c->status = NND_DRIVER_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "%s: malformed reply from the driver host", h->plugin);
     }
@@ -583,6 +578,16 @@ drvhost *dhp_host_start(const char *plugin_path, const drvhost_limits *limits, c
         return NULL;
     }
     if (limits) h->lim = *limits;
+    /* Every restart loads the checked file again: the proxy keeps a descriptor of its own. */
+    if (h->lim.plugin_fd > 0 &&
+        (h->lim.plugin_fd = fcntl(h->lim.plugin_fd, F_DUPFD_CLOEXEC, 10)) < 0) {
+        snprintf(err, errlen, "%s: keeping the plugin file open: %s", plugin_path, strerror(errno));
+        close(h->wake[0]);
+        close(h->wake[1]);
+        free(h->plugin);
+        free(h);
+        return NULL;
+    }
     if (!h->lim.call_timeout_ms) h->lim.call_timeout_ms = DRVHOST_CALL_TIMEOUT_MS;
     if (!h->lim.prepare_timeout_ms) h->lim.prepare_timeout_ms = DRVHOST_PREPARE_TIMEOUT_MS;
     if (!h->lim.deadline_grace_ms) h->lim.deadline_grace_ms = DRVHOST_DEADLINE_GRACE_MS;
@@ -672,6 +677,7 @@ void drvhost_stop(drvhost *h) {
     pthread_mutex_unlock(&g_hosts_lock);
     close(h->wake[0]);
     close(h->wake[1]);
+    if (h->lim.plugin_fd > 0) close(h->lim.plugin_fd);
     free(h->known);
     free(h->plugin);
     pthread_mutex_destroy(&h->mu);

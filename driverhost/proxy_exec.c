@@ -107,18 +107,10 @@ static int land(exec_ctx *c) {
     nnd_driver_execution *x = c->x;
     int status = c->call.status;
     if (c->call.reply.body) {
-        dh_rbuf *r = &c->call.rest;
-        uint64_t dev = dh_get_u64(r), drv = dh_get_u64(r);
+        uint64_t dev = 0, drv = 0;
+        int rc = dh_exec_reply_get(&c->call.rest, &dev, &drv, x->outputs, x->n_outputs);
         if (x->measure) x->time_on_device_ns = dev, x->time_in_driver_ns = drv;
-        for (uint32_t i = 0; i < x->n_outputs; i++) {
-            uint32_t rank = dh_get_u32(r);
-            uint32_t dims[NND_DRIVER_MAX_RANK];
-            dh_get(r, dims, sizeof dims);
-            if (r->bad || rank > NND_DRIVER_MAX_RANK) break;
-            x->outputs[i].rank = rank;
-            memcpy(x->outputs[i].dims, dims, sizeof dims);
-        }
-        if (r->bad && status == NND_DRIVER_OK) {
+        if (rc < 0 && status == NND_DRIVER_OK) {
             status = NND_DRIVER_GENERAL_FAILURE;
             snprintf(c->call.err, sizeof c->call.err, "malformed reply from the driver host");
         }

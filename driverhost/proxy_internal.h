@@ -14,6 +14,8 @@
 
 #include "driverhost/drvhost.h"
 #include "driverhost/wire.h"
+#include "driverhost/wire_reply.h"
+#include "driverhost/wire_request.h"
 
 enum { DHP_DOWN, DHP_UP, DHP_DISABLED, DHP_STOPPED };
 

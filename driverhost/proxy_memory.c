@@ -53,37 +53,31 @@ int dhp_allocate(void *dev, const nnd_driver_buffer_desc *desc, uint64_t *handle
                  size_t errlen) {
     dhp_device *d = device(dev);
     dh_wbuf w = {0};
-    const nnd_driver_operand *o = &desc->operand;
-    dh_put_u32(&w, d->index);
-    dh_put(&w, &o->type, 4);
-    dh_put_u32(&w, o->rank);
-    dh_put(&w, o->dims, sizeof o->dims);
-    dh_put(&w, &o->scale, 4);
-    dh_put(&w, &o->zero_point, 4);
-    dh_put_u64(&w, desc->bytes);
-    dh_put_u32(&w, desc->n_roles);
     dhp_call c = {0};
     int status = NND_DRIVER_OK;
+    uint64_t *remotes = calloc(desc->n_roles + 1u, sizeof *remotes);
+    if (!remotes) {
+        snprintf(err, errlen, "out of memory allocating for %s", d->h->plugin);
+        return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
+    }
     for (uint32_t i = 0; i < desc->n_roles && !status; i++) {
-        uint64_t remote = 0;
         uint32_t gen = 0;
-        status = dhp_prepared_remote(desc->roles[i].prepared, &remote, &gen, c.err, sizeof c.err);
+        status =
+            dhp_prepared_remote(desc->roles[i].prepared, &remotes[i], &gen, c.err, sizeof c.err);
         if (c.gen && gen != c.gen) {
             status = NND_DRIVER_DEVICE_UNAVAILABLE;
             snprintf(c.err, sizeof c.err, "driver %s: its host restarted", d->h->plugin);
         }
         c.gen = gen;
-        dh_put_u64(&w, remote);
-        dh_put_u32(&w, desc->roles[i].is_output ? 1u : 0u);
-        dh_put_u32(&w, desc->roles[i].index);
-        dh_put(&w, &desc->roles[i].frequency, 4);
     }
+    dh_allocate_req_put(&w, d->index, desc, remotes);
+    free(remotes);
     dhp_bound_for(d->h, &c, NND_DRIVER_NO_DEADLINE, d->h->lim.call_timeout_ms);
     if (!status) status = dhp_call_run(d->h, DH_MSG_ALLOCATE, &w, NULL, -1, &c);
     dh_wbuf_free(&w);
     if (status == NND_DRIVER_OK) {
-        uint64_t remote = dh_get_u64(&c.rest);
-        *handle = remote && !c.rest.bad ? mem_add(d->h, c.gen, remote) : 0;
+        uint64_t remote = 0;
+        *handle = dh_allocated_get(&c.rest, &remote) == 0 ? mem_add(d->h, c.gen, remote) : 0;
         if (!*handle) {
             status = NND_DRIVER_GENERAL_FAILURE;
             snprintf(c.err, sizeof c.err, "no handle for the allocated buffer");
@@ -128,10 +122,7 @@ static int copy(void *dev, uint32_t type, uint64_t handle, uint64_t offset, void
     if (st.base && type == DH_MSG_MEM_WRITE) memcpy(st.base + a.offset, buf, bytes);
     if (staging_len) dhp_count_staged(d->h, staging_len);
     dh_wbuf w = {0};
-    dh_put_u32(&w, d->index);
-    dh_put_u64(&w, remote);
-    dh_put_u64(&w, offset);
-    dh_put(&w, &a, sizeof a);
+    dh_copy_req_put(&w, d->index, remote, offset, &a);
     dhp_bound_for(d->h, &c, NND_DRIVER_NO_DEADLINE, d->h->lim.call_timeout_ms);
     int status = dhp_call_run(d->h, type, &w, &regs, st.fd, &c);
     if (status == NND_DRIVER_OK && st.base && type == DH_MSG_MEM_READ)

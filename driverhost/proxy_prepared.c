@@ -51,14 +51,9 @@ int dhp_supported(void *dev, const nnd_driver_model *model, bool *supported, cha
     int status = dhp_call_run(d->h, DH_MSG_SUPPORTED, &w, &regs, -1, &c);
     dh_wbuf_free(&w);
     if (status == NND_DRIVER_OK) {
-        uint32_t n = dh_get_u32(&c.rest);
-        const uint8_t *b = dh_take(&c.rest, n);
-        if (!b || n != model->n_operations) {
+        if (dh_supported_get(&c.rest, model->n_operations, supported) < 0) {
             status = NND_DRIVER_GENERAL_FAILURE;
             snprintf(c.err, sizeof c.err, "malformed supported_operations reply");
-        } else {
-            for (uint32_t i = 0; i < n; i++)
-                supported[i] = b[i] != 0;
         }
     }
     dhp_call_free(&c);
@@ -71,11 +66,11 @@ static int make_remote(dhp_prepared *p, uint64_t *held, char *err, size_t errlen
     dhp_bound_for(p->h, &c, p->deadline_ns, p->h->lim.prepare_timeout_ms);
     int status = dhp_call_run(p->h, p->type, &p->body, &p->regions, -1, &c);
     if (status == NND_DRIVER_OK) {
-        p->remote = dh_get_u64(&c.rest);
-        uint64_t bytes = dh_get_u64(&c.rest);
+        uint64_t bytes = 0;
+        int rc = dh_prepared_get(&c.rest, &p->remote, &bytes);
         if (held) *held = bytes;
         p->gen = c.gen;
-        if (c.rest.bad || !p->remote) {
+        if (rc < 0) {
             status = NND_DRIVER_GENERAL_FAILURE;
             snprintf(c.err, sizeof c.err, "malformed prepare reply");
             p->gen = 0;
@@ -96,15 +91,7 @@ static int prepare_like(void *dev, uint32_t type, const nnd_driver_model *model,
     }
     p->h = d->h, p->dev = d->index, p->type = type;
     pthread_mutex_init(&p->mu, NULL);
-    dh_put_u32(&p->body, d->index);
-    dh_put(&p->body, args, sizeof *args);
-    if (type == DH_MSG_CACHE_LOAD) {
-        dh_put_u32(&p->body, n_blobs);
-        for (uint32_t i = 0; i < n_blobs; i++) {
-            dh_put_u64(&p->body, blobs[i].size);
-            dh_put(&p->body, blobs[i].data, blobs[i].size);
-        }
-    }
+    dh_prepare_req_put(&p->body, d->index, args, type == DH_MSG_CACHE_LOAD, blobs, n_blobs);
     dh_put_model(&p->body, model, place_constant, &p->regions);
     /* Preparing again after a restart is bound by the prepare limit, not a passed deadline. */
     p->deadline_ns = args->deadline_ns;
@@ -185,15 +172,12 @@ size_t dhp_cache_save(void *prepared, uint32_t blob, void *buf, size_t cap) {
     dhp_staging st = {.fd = -1};
     if (staging_len && dhp_staging_make(&st, staging_len) < 0) return 0;
     dh_wbuf w = {0};
-    dh_put_u64(&w, remote);
-    dh_put_u32(&w, blob);
-    dh_put_u64(&w, buf ? cap : 0);
-    dh_put(&w, &a, sizeof a);
+    dh_save_req_put(&w, remote, blob, buf ? cap : 0, &a);
     dhp_bound_for(p->h, &c, NND_DRIVER_NO_DEADLINE, p->h->lim.call_timeout_ms);
     size_t size = 0;
     if (dhp_call_run(p->h, DH_MSG_CACHE_SAVE, &w, &regs, st.fd, &c) == NND_DRIVER_OK) {
-        size = (size_t)dh_get_u64(&c.rest);
-        if (c.rest.bad) size = 0;
+        uint64_t saved = 0;
+        size = dh_saved_get(&c.rest, &saved) < 0 || saved > SIZE_MAX ? 0 : (size_t)saved;
         if (st.base && size <= cap) memcpy(buf, st.base + a.offset, size);
     }
     dh_wbuf_free(&w);

@@ -145,15 +145,21 @@ int dh_recv(int sock, dh_msg *out) {
     do
         n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
     while (n < 0 && errno == EINTR);
-    if (n <= 0) {
+    if (n < 0) {
         free(buf);
-        return n == 0 ? 0 : -errno;
+        return -errno;
     }
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
         uint32_t k = (uint32_t)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
         for (uint32_t i = 0; i < k && out->n_fds < DH_MAX_FDS; i++)
             memcpy(&out->fds[out->n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+    }
+    if (n == 0) { /* the end, or an empty datagram: fds sent with it are not kept open */
+        free(buf);
+        close_fds(out->fds, out->n_fds);
+        out->n_fds = 0;
+        return 0;
     }
     int rc = -EPROTO;
     if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n < sizeof(dh_msg_header)) goto bad;

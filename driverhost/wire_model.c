@@ -111,7 +111,9 @@ int dh_get_model(dh_rbuf *r, nnd_driver_model *m, void **block, dh_resolve_fn re
         o->length = (size_t)dh_get_u64(r);
         uint32_t region = dh_get_u32(r);
         uint64_t offset = dh_get_u64(r);
-        if (r->bad || o->rank > NND_DRIVER_MAX_RANK) break;
+        /* A rank past the limit is malformed: kept, a driver would index dims past it. */
+        if (o->rank > NND_DRIVER_MAX_RANK) r->bad = true;
+        if (r->bad) break;
         if (region == DH_REGION_INLINE)
             o->data = dh_take_aligned(r, o->length);
         else if (region != DH_REGION_NONE)

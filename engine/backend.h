@@ -21,7 +21,7 @@
  * - float32_operand(): for a step of TENSOR_FLOAT16 operands that the backend computes in
  *   float: whether its input j (output j when `output`) may instead be bound to a
  *   TENSOR_FLOAT32 tensor of the same shape, which run() then reads (writes) as float.
- *   Prepare gives such storage to the temporaries between such steps (fp16_region.h), so
+ *   Prepare gives such storage to the temporaries between such steps (engine/core/rewrites.h), so
  *   an FP16 region converts only at its boundaries. NULL: never.
  * - Driver backends (driver.h): `driver` is the device record (driver_call.h); the
  *   engine partitions a model among them (partition.h) instead of offering them steps:

@@ -9,10 +9,20 @@
  *   control messages (closing every fd that arrived), follows a spill, and returns the
  *   unpacked message with the fds it carried. The receiver owns those fds: take the ones it
  *   keeps with proto_frame_take_fd(), and proto_frame_in_clear() closes the rest.
- * - Before unpacking, every message's wire bytes are walked once (wire_budget.h): one that
- *   would unpack into too much memory or too many allocations is refused as malformed,
- *   with the limit named, so decoding stays linear and bounded. Spills are at most
- *   NND_FRAME_SPILL_MAX bytes.
+ * - Before unpacking, every message's wire bytes are walked once (the wire budget, below):
+ *   one that would unpack into too much memory or too many allocations is refused as
+ *   malformed, with the limit named, so decoding stays linear and bounded. Spills are at
+ *   most NND_FRAME_SPILL_MAX bytes.
+ * - The wire budget, judged on the wire bytes before protobuf-c allocates anything: the walk
+ *   follows the descriptors into nested messages, field by field, and adds up what
+ *   protobuf-c's unpack would allocate: each message's struct, each repeated field's array,
+ *   each string or bytes value, each unknown field kept. It refuses, with a message naming
+ *   the limit, a message that would allocate more than NND_WIRE_MAX_DECODED bytes, hold more
+ *   than NND_WIRE_MAX_MESSAGES nested messages, strings and bytes values (every one is an
+ *   allocation and a pass of its own), or nest deeper than NND_WIRE_MAX_DEPTH. It is linear
+ *   in the bytes it reads and stops at the first limit crossed, so a hostile message costs
+ *   at most a pass over its first NND_WIRE_MAX_MESSAGES fields; malformed wire data is left
+ *   for protobuf-c to refuse (the walk only stops early). No state, no allocation.
  * - Every error fills `err` with a sentence naming what was wrong.
  */
 #ifndef NND_FRAME_H
@@ -29,6 +39,10 @@
 #define NND_FRAME_MAX_FDS    32            /* fds in one datagram, spill memfd included */
 #define NND_FRAME_SPILL_MAX  (64ull << 20) /* largest spilled message accepted */
 #define NND_FRAME_RECV_BUF   (NND_FRAME_INLINE_MAX + 1024)
+
+#define NND_WIRE_MAX_DECODED  (128ull << 20) /* bytes an unpacked message may take */
+#define NND_WIRE_MAX_MESSAGES (1u << 18)     /* nested messages, strings and bytes values */
+#define NND_WIRE_MAX_DEPTH    32
 
 #define NND_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
 
@@ -111,6 +125,10 @@ int proto_frame_take_fd(proto_frame_in *in, uint32_t index);
  * arena's: NULL then) to the caller, who frees it with protobuf_c_message_free_unpacked();
  * in keeps its fds. */
 ProtobufCMessage *proto_frame_take_msg(proto_frame_in *in);
+
+/* Closes every fd not taken now, the message kept (in may be NULL): a receiver that answers
+ * before it clears the frame holds nothing of it then but what it took. */
+void proto_frame_close_untaken(proto_frame_in *in);
 
 /* Frees the message and closes every fd not taken. */
 void proto_frame_in_clear(proto_frame_in *in);

@@ -11,9 +11,6 @@
 typedef enum qos_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } qos_prio;
 #define NND_PRIOS 3
 
-/* A wire Priority (LOW 90, MEDIUM 100, HIGH 110; 0 = unspecified gives dflt) as an
- * qos_prio, or -1 for any other value. */
-int qos_prio_from_wire(int wire, qos_prio dflt);
 const char *qos_prio_name(qos_prio p); /* "low", "medium", "high" */
 
 typedef enum qos_refusal {

@@ -7,9 +7,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "sched/cost.h"
 #include "sched/estimate.h"
-#include "sched/hist.h"
 #include "sched/queue.h"
 #include "sched/sched_config.h"
 

@@ -7,16 +7,6 @@
 #include "sched/sched_internal.h"
 #include "sched/scheduler.h"
 
-int qos_prio_from_wire(int wire, qos_prio dflt) {
-    switch (wire) {
-    case 0: return (int)dflt;
-    case 90: return NND_PRIO_LOW;
-    case 100: return NND_PRIO_MEDIUM;
-    case 110: return NND_PRIO_HIGH;
-    default: return -1;
-    }
-}
-
 const char *qos_prio_name(qos_prio p) {
     static const char *names[NND_PRIOS] = {"low", "medium", "high"};
     return (unsigned)p < NND_PRIOS ? names[p] : "?";

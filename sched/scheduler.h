@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* scheduler: quality of service for executions. Admission, the queues (queue.h), pools of
  * worker threads that run the engine, checkpoints between operations for deadlines,
- * cancellation and preemption, per-model execution-time estimates (estimate.h, cost.h),
+ * cancellation and preemption, per-model execution-time estimates (estimate.h),
  * and the figures an operator watches.
  *
  * Contract:
@@ -88,10 +88,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sched/cost.h"
 #include "engine/engine.h"
 #include "sched/estimate.h"
-#include "sched/hist.h"
 #include "sched/queue.h"
 
 #include "sched/sched_config.h"
@@ -198,7 +196,7 @@ void qos_sched_drain(qos_sched *s);
 void qos_sched_note_refusal(qos_sched *s, qos_refusal why);
 
 /* The exported latency histogram's bounds: 25 us doubling up to 13.1 s, each an exact
- * bucket edge of the latency histogram (hist.h). */
+ * bucket edge of the latency histogram (estimate.h). */
 #define NND_LATENCY_BOUNDS      20
 #define NND_LATENCY_BOUND_NS(i) (25000ull << (i))
 

@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -n "$targets" ] || targets="frame model request cache burst buffer"
+[ -n "$targets" ] || targets="frame model request cache burst buffer host"
 case "$build" in /*) ;; *) build="$root/$build" ;; esac
 vectors=${NND_CONFORMANCE_DIR:-$build/vectors/conformance}
 

@@ -37,8 +37,9 @@ typedef struct srv_daemon {
     const char *allowlist_path;      /* --extensions-allowlist; NULL: nobody allowed */
     struct srv_allowlist *allowlist; /* parsed allowlist; NULL: nobody allowed */
     struct srv_executions *exec;     /* the scheduler, its workers, executions (execution.h) */
-    struct srv_quota *quota;         /* per-app and per-connection limits (quota.h) */
-    uint64_t executions;             /* executions run since startup */
+    struct qos_sched *sched; /* exec's scheduler, for the views of prepared models (model_obj.h) */
+    struct srv_quota *quota; /* per-app and per-connection limits (quota.h) */
+    uint64_t executions;     /* executions run since startup */
     /* Reads the configuration afresh and applies what may change (reload.h): set by main(),
      * called for SIGHUP and the admin "reload". 0, or -1 with err. */
     int (*reload)(struct srv_daemon *d, char *err, size_t errlen);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const char *const names[] = {"error", "warn", "info", "debug"};
-static _Atomic srv_log_level current = NND_LOG_INFO;
+_Atomic srv_log_level srv_log_threshold = NND_LOG_INFO;
 static bool to_journal; /* set once by srv_log_init(), before any thread logs */
 
 /* syslog priorities (LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG) for the journal. */
@@ -50,15 +50,15 @@ int srv_log_parse_level(const char *s, srv_log_level *out) {
 }
 
 void srv_log_set_level(srv_log_level level) {
-    current = level;
+    srv_log_threshold = level;
 }
 
 static srv_log_level srv_log_get_level(void) {
-    return current;
+    return srv_log_threshold;
 }
 
 int srv_log_enabled(srv_log_level level) {
-    return level <= current;
+    return level <= srv_log_threshold;
 }
 
 static void vlog(srv_log_level level, const char *fmt, va_list ap);
@@ -96,7 +96,7 @@ static void say_suppressed(unsigned long long held) {
 }
 
 void srv_log(srv_log_level level, const char *fmt, ...) {
-    if (level > current) return;
+    if (level > srv_log_threshold) return;
     /* Any other line says first how many client lines were held back (the second's budget
      * stays spent), so that the count is never lost, also at shutdown. */
     pthread_mutex_lock(&budget_lock);
@@ -111,7 +111,7 @@ void srv_log(srv_log_level level, const char *fmt, ...) {
 }
 
 void srv_log_client(srv_log_level level, const char *fmt, ...) {
-    if (level > current) return;
+    if (level > srv_log_threshold) return;
     bool pass = true;
     unsigned long long held = 0;
     if (srv_log_get_level() < NND_LOG_DEBUG) {

@@ -68,12 +68,6 @@ static size_t bucket_of(const uint8_t key[NND_HASH_LEN]) {
     return b % NND_CACHE_BUCKETS;
 }
 
-srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[NND_HASH_LEN]) {
-    for (srv_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket)
-        if (!memcmp(e->key, key, NND_HASH_LEN)) return e;
-    return NULL;
-}
-
 static void lru_unlink(srv_cache *c, srv_cache_ref *e) {
     if (e->lru_prev)
         e->lru_prev->lru_next = e->lru_next;
@@ -110,6 +104,22 @@ static void unlist(srv_cache *c, srv_cache_ref *e) {
     e->listed = false;
     c->memory_bytes -= e->bytes;
     c->memory_models--;
+}
+
+srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[NND_HASH_LEN]) {
+    for (srv_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket) {
+        if (memcmp(e->key, key, NND_HASH_LEN)) continue;
+        /* A disabled driver is out of every device set, this cache's too: a compilation
+         * with steps on one leaves the table (its users keep it until they release it),
+         * and the caller prepares the model again, for the devices left. */
+        if (srv_device_runs_disabled(e->prepared)) {
+            unlist(c, e);
+            if (e->refs == 0) srv_cache_entry_free(e);
+            return NULL;
+        }
+        return e;
+    }
+    return NULL;
 }
 
 /* Frees idle models, least recently used first, until the cap holds. */
@@ -670,63 +680,6 @@ void srv_cache_set_save_max(srv_cache *c, uint64_t bytes) {
 
 uint64_t srv_cache_save_max(const srv_cache *c) {
     return c ? c->save_max_bytes : 0;
-}
-
-bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_bytes) {
-    if (!c) return false;
-    if (!c->save_max_bytes || constant_bytes <= c->save_max_bytes) return true;
-    c->n.saves_over_limit++;
-    srv_log_client(NND_LOG_DEBUG,
-                   "client %llu: cache files not saved: %llu bytes of constants, over "
-                   "--cache-save-max-bytes %llu (a load would cost more than a compile)",
-                   (unsigned long long)s->serial, (unsigned long long)constant_bytes,
-                   (unsigned long long)c->save_max_bytes);
-    return false;
-}
-
-void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out) {
-    out->size = store_ser_size(m);
-    out->signed_ = out->size >= NND_CACHE_SIGHTING_BYTES;
-    if (out->signed_) srv_sighting_of(m, out->sig);
-}
-
-bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token) {
-    if (!c) return false;
-    srv_cache_sighting g = {.size = store_ser_size(m)};
-    if (!token && !(c->max_bytes && g.size > 0 && g.size <= c->max_bytes)) return false;
-    g.signed_ = g.size >= NND_CACHE_SIGHTING_BYTES;
-    if (g.signed_) srv_sighting_of(m, g.sig);
-    return srv_cache_wants_sighted(c, s, &g, token);
-}
-
-bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache_sighting *g,
-                             bool token) {
-    if (!c) return false;
-    uint64_t size = g->size;
-    if (!token && !(c->max_bytes && size > 0 && size <= c->max_bytes)) return false;
-    /* A large model is worth copying and hashing once it comes again: its first sighting
-     * is prepared in place. A save records the sighting too, for a plain prepare later. */
-    if (g->signed_ && !srv_sightings_seen(&c->sightings, g->sig) && !token) {
-        c->n.first_sightings++;
-        return false;
-    }
-    /* The copy is the app's to pay for: past its quota the model stays in client memory. */
-    char why[NND_ERR_LEN];
-    if (srv_quota_app_check(&s->quota, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
-        c->n.quota_skipped++;
-        srv_log_debug("client %llu: model prepared in place, uncached: %s",
-                      (unsigned long long)s->serial, why);
-        return false;
-    }
-    /* Copying and hashing run on the loop: no app may keep it at that (rate.h). */
-    if (!srv_rate_take(s->uid, NND_RATE_CACHE_COPY, (double)size, srv_now_ns())) {
-        c->n.rate_skipped++;
-        srv_log_debug("client %llu: model prepared in place, uncached: uid %u over its rate of "
-                      "content-cache copies",
-                      (unsigned long long)s->serial, (unsigned)s->uid);
-        return false;
-    }
-    return true;
 }
 
 void srv_cache_close(srv_cache *c) {

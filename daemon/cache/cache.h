@@ -30,7 +30,11 @@
  *   records the digest of those bytes with the data's. A load verifies that digest before
  *   any driver sees a blob (not while preparing, as for other models), and then gives
  *   each driver step its blob (deserialize()) instead of preparing it; a device missing,
- *   of another version, or refusing its blob fails the load ("not a valid model").
+ *   of another version, or refusing its blob fails the load ("not a valid model"). A
+ *   driver disabled after a fault is out of every device set, this cache's included: an
+ *   entry with a step on one leaves the table when next looked up (its users keep it), so
+ *   the model is prepared again for the devices left, whether named by content or by a
+ *   client cache's token.
  * - Client cache, save (srv_cache_prepare with a token): prepare, store {uid, token,
  *   digest, build id, sizes, time} in the index (one transaction), then, holding
  *   exclusive flocks on both fds, truncate and write the files. Failing to write costs
@@ -104,17 +108,15 @@ void srv_cache_close(srv_cache *c);
 void srv_cache_set_save_max(srv_cache *c, uint64_t bytes);
 uint64_t srv_cache_save_max(const srv_cache *c);
 bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_bytes);
-/* Whether PrepareModel should go through srv_cache_prepare(): with a client token, or
- * when the content cache is on, the model fits in it and (when it is large) was sighted
- * before, and in both cases only when the app of s may take the copy's bytes
- * (quota.app.cache_bytes, see cache_users.h). Any other model is prepared in place, its constants
- * used where the client put them, uncopied, and a token's client cache is not written (counted as
- * quota_skipped). */
-bool srv_cache_wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, bool token);
-/* srv_cache_wants() in two steps, for a description made off the loop:
- * srv_cache_sight() (any thread: it reads the model, a sample of its constants included)
- * gives its serialized size and, for a model of NND_CACHE_SIGHTING_BYTES or more, its
- * signature (sighting.h); srv_cache_wants_sighted() decides from them on the loop. */
+/* Whether PrepareModel should go through srv_cache_prepare(), for a description made off
+ * the loop, in two steps: srv_cache_sight() (any thread: it reads the model, a sample of its
+ * constants included) gives its serialized size and, for a model of
+ * NND_CACHE_SIGHTING_BYTES or more, its signature (sighting.h); srv_cache_wants_sighted()
+ * decides from them on the loop: with a client token, or when the content cache is on, the
+ * model fits in it and (when it is large) was sighted before, and in both cases only when
+ * the app of s may take the copy's bytes (quota.app.cache_bytes, see cache_users.h). Any
+ * other model is prepared in place, its constants used where the client put them, uncopied,
+ * and a token's client cache is not written (counted as quota_skipped). */
 typedef struct srv_cache_sighting {
     uint64_t size;
     bool signed_; /* sig holds the signature */
@@ -131,16 +133,23 @@ bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache
  *   model copied and hashed, its constants read from the daemon's copy. Never for a model
  *   using extensions (its engine codes name plugins loaded now, which neither a cache file
  *   nor a reload keeps) nor for one offered to a driver without cache blobs (its prepared
- *   state lives in the driver only, cache_devices.h); else as srv_cache_wants() says.
+ *   state lives in the driver only, cache_devices.h); else as srv_cache_wants_sighted()
+ *   says of the model measured here.
  * - in place otherwise: its constants used where the client put them, uncopied.
  * - token: the token to save client cache files under, or NULL: none asked, or the save
  *   would cost more than a compile (srv_cache_save_pays(); save_skipped set, the answer
- *   says so). c may be NULL (caching off). */
+ *   says so). c may be NULL (caching off).
+ * - size: the model's serialized size (store_ser_size()), measured once for the route and
+ *   for the caller's choice of thread (prepare_off_loop.h). */
 typedef struct srv_prepare_route {
     bool cached;
     const uint8_t *token;
     bool save_skipped;
+    uint64_t size;
 } srv_prepare_route;
+/* Whether a compilation for m's device set may be cached: no driver in the set, or every
+ * driver keeps cache blobs (cache_devices.h). Any other stays uncached. */
+bool srv_cache_devices_ok(const eng_model_desc *m);
 srv_prepare_route srv_cache_route(srv_cache *c, const srv_session *s, const Nnd__Model *wire,
                                   const eng_model_desc *m, const uint8_t *token);
 

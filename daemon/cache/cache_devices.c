@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cache_devices.c: the device section of cached driver compilations. See cache_devices.h.
- * Layout (little-endian): u32 flags (bit 0: drivers_only, bit 1: cpu_last), u32 n_drivers, per driver its
- * name and version (u32 length, bytes each); u32 n_blobs, per blob u32 operation, u32
+ * Layout (little-endian): u32 flags (bit 0: drivers_only, bit 1: cpu_last), u32 n_drivers, per
+ * driver its name and version (u32 length, bytes each); u32 n_blobs, per blob u32 operation, u32
  * driver, u64 length, bytes; then the trailer: u64 length of all before it, "NNDDEVS1". */
 #include "daemon/cache/cache_devices.h"
 
@@ -26,12 +26,6 @@ static const srv_device *device_of(const eng_backend *b) {
 static const char *version_of(const eng_backend *b) {
     const srv_device *d = device_of(b);
     return d && d->version ? d->version : "";
-}
-
-bool srv_cache_devices_ok(const eng_model_desc *m) {
-    for (uint32_t i = 0; i < m->n_drivers; i++)
-        if (!m->drivers[i]->cache_blobs) return false;
-    return true;
 }
 
 /* A growing byte string; a failed growth leaves ok false. */

@@ -5,8 +5,8 @@
  * knows nothing of it).
  *
  * Contract:
- * - srv_cache_devices_ok(): whether a compilation for m's device set may be cached: no
- *   driver in the set, or every driver keeps cache blobs. Any other stays uncached.
+ * - Whether a compilation for m's device set may be cached at all is the route's question
+ *   (srv_cache_devices_ok(), cache.h): no driver in the set, or every driver keeps blobs.
  * - srv_cache_devices_fold(): the content key of a compilation with drivers is the key of
  *   its serialized model and data folded with the names and versions of its drivers (in
  *   the set's order) and drivers_only, so entries stay per device set.
@@ -41,7 +41,6 @@ typedef struct srv_cache_devices {
     uint32_t n_blobs;
 } srv_cache_devices;
 
-bool srv_cache_devices_ok(const eng_model_desc *m);
 void srv_cache_devices_fold(const eng_model_desc *m, uint8_t key[NND_HASH_LEN]);
 schema_status srv_cache_devices_append(const eng_model_desc *m, const eng_prepared *p,
                                        store_buf *model, char *err, size_t errlen);

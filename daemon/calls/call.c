@@ -24,7 +24,7 @@ void srv_call_done(srv_call *c, schema_status st) {
 }
 
 void srv_call_reply_fds(srv_call *c, const int *fds, size_t nfds) {
-    srv_close_unclaimed(c->in); /* the fds the call did not keep go first */
+    proto_frame_close_untaken(c->in); /* the fds the call did not keep go first */
     if (c->reply.status != NND__ERROR_STATUS__NONE)
         srv_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)c->s->serial, c->name,
                       (unsigned long long)c->req->id, srv_wire_status_name(c->reply.status),

@@ -15,6 +15,7 @@
 #include "daemon/base/log.h"
 #include "daemon/base/wakeup.h"
 #include "daemon/clients/pool.h"
+#include "daemon/wire/convert.h"
 #include "daemon/wire/reply.h"
 
 #define JOB_SPARES 32
@@ -410,6 +411,7 @@ int srv_executions_start(srv_daemon *d, const qos_sched_config *cfg, char *err, 
                  c.restart ? "restarts" : "resumes", tp.flops_per_ns, tp.bytes_per_ns,
                  tp.op_ns / 1000, (double)tp.took_ns / 1e6);
     d->exec = q;
+    d->sched = q->sched;
     return 0;
 }
 
@@ -434,12 +436,9 @@ void srv_executions_stop(srv_daemon *d) {
     }
     qos_sched_free(q->sched);
     q->sched = NULL;
+    d->sched = NULL;
     d->exec = NULL;
     srv_wakeup_close(&q->wake, wake_closed);
-}
-
-qos_sched *srv_executions_sched(srv_daemon *d) {
-    return d->exec->sched;
 }
 
 /* ---- handlers ---------------------------------------------------------------------------- */
@@ -450,23 +449,23 @@ static void execute(srv_executions *q, srv_session *s, proto_frame_in *in, uint6
                     const Nnd__ExecutionRequest *r, bool measure, int wire_priority,
                     uint64_t deadline_ns, uint64_t loop_timeout_ns) {
     char err[NND_ERR_LEN];
-    int prio = qos_prio_from_wire(wire_priority, m->priority);
+    int prio = srv_prio_from_wire(wire_priority, m->priority);
     if (prio < 0) {
-        srv_close_unclaimed(in);
+        proto_frame_close_untaken(in);
         qos_sched_note_refusal(q->sched, NND_REFUSE_INVALID);
         snprintf(err, sizeof err, "invalid priority %d", wire_priority);
         srv_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
     }
     if (!r) {
-        srv_close_unclaimed(in);
+        proto_frame_close_untaken(in);
         snprintf(err, sizeof err, "%s names no request", kind_call[kind]);
         srv_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
     }
     srv_execution *job;
     schema_status st = job_make(q, s, in, id, model_handle, m, b, r, &job, err, sizeof err);
-    srv_close_unclaimed(in);
+    proto_frame_close_untaken(in);
     if (st != NND_OK) {
         srv_reply_error(s, id, kind_call[kind], st, err);
         return;

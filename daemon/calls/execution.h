@@ -4,10 +4,10 @@
  * the workers, answered back on the loop; Execute, BurstExecute and Cancel.
  *
  * Contract:
- * - srv_executions_start() measures the device's throughput (a few ms, cost.h), starts the
- *   scheduler's workers and a wake-up handle (wakeup.h) through which they hand finished
- *   work back to the loop, where replies are sent. srv_executions_stop() cancels everything (after
- * the server has closed every connection), joins the workers and closes the handle.
+ * - srv_executions_start() measures the device's throughput (a few ms, sched/estimate.h), starts
+ * the scheduler's workers and a wake-up handle (wakeup.h) through which they hand finished work
+ * back to the loop, where replies are sent. srv_executions_stop() cancels everything (after the
+ * server has closed every connection), joins the workers and closes the handle.
  * - Execute (and BurstExecute): the handler binds the request on the loop (bind.h), closes
  *   the request's other fds, submits, and returns; the reply goes out when the job is
  *   done. Admission refusals are answered at once with the HAL's code; Execute.priority
@@ -50,9 +50,6 @@ struct srv_burst_obj;
 
 int srv_executions_start(srv_daemon *d, const qos_sched_config *cfg, char *err, size_t errlen);
 void srv_executions_stop(srv_daemon *d);
-
-/* The daemon's scheduler, for the views of prepared models (model_obj.h). */
-qos_sched *srv_executions_sched(srv_daemon *d);
 
 /* The handlers; each answers req on s, now or later. model is the request's prepared
  * model, found in s by the caller. */

@@ -224,7 +224,7 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
     if (st == NND_OK)
         st = srv_execution_make(d, s, in, req->id, x->prepared_model, m, NULL, x->request, &job,
                                 err, sizeof err);
-    srv_close_unclaimed(in);
+    proto_frame_close_untaken(in);
     uint64_t handle = 0;
     if (st == NND_OK && (f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         st = NND_GENERAL_FAILURE;

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "daemon/calls/execution.h"
+#include "daemon/wire/convert.h"
 #include "daemon/devices/devices.h"
 
 /* Frees what keeps the prepared model alive, and o. */
@@ -30,12 +30,12 @@ void srv_model_obj_free(void *p) {
 schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_priority, char *err,
                                  size_t errlen) {
     if (o->sm) return NND_OK;
-    int prio = qos_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
+    int prio = srv_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
     uint8_t *lanes = malloc(eng_prepared_num_operations(o->prepared) + 1);
     if (!lanes) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
-    schema_status st = qos_sched_model_new(srv_executions_sched(d), o->prepared,
-                                           prio < 0 ? NND_PRIO_MEDIUM : (qos_prio)prio,
-                                           srv_model_obj_destroy, o, &o->sm, err, errlen);
+    schema_status st =
+        qos_sched_model_new(d->sched, o->prepared, prio < 0 ? NND_PRIO_MEDIUM : (qos_prio)prio,
+                            srv_model_obj_destroy, o, &o->sm, err, errlen);
     if (st == NND_OK) {
         /* Each step queues on its device. Out of memory here leaves every step on nnd-cpu's
          * queue: results the same, devices less independent. */

@@ -22,6 +22,7 @@
 #include "daemon/calls/prepare_off_loop.h"
 #include "daemon/calls/prepare_request.h"
 #include "daemon/devices/refused.h"
+#include "storage/serialize.h"
 
 static bool valid_priority(Nnd__Priority p) {
     return p == NND__PRIORITY__PRIORITY_UNSPECIFIED || p == NND__PRIORITY__PRIORITY_LOW ||
@@ -150,6 +151,24 @@ static void supported_answer(srv_call *c, void *ctx, bool queued) {
 static const srv_off_loop_fns supported_off_loop = {
     .work = supported_work, .answer = supported_answer, .drop = supported_free};
 
+/* Where PrepareModel's work runs (prepare_off_loop.h, prepare_request.h): on libuv's worker
+ * threads, holding up no other client, when the session can answer later and the work
+ * grows with the model. size is the model's serialized size (store_ser_size()). */
+static bool off_loop_wanted(const srv_call *c, uint64_t size) {
+    return c->s->hold && size >= NND_PREPARE_OFF_LOOP_BYTES;
+}
+
+/* Prepared in place, validation and planning grow with the operations too. */
+static bool in_place_off_loop_wanted(const srv_call *c, const eng_model_desc *m, uint64_t size) {
+    return c->s->hold && (m->n_operations + (uint64_t)m->n_operands >= NND_PREPARE_OFF_LOOP_OPS ||
+                          size >= NND_PREPARE_OFF_LOOP_BYTES);
+}
+
+/* A spilled request (its message malloc'd, proto_frame_take_msg()) goes whole. */
+static bool request_off_loop_wanted(const srv_call *c) {
+    return c->s->hold && c->in->msg && !c->in->arena;
+}
+
 void srv_on_get_supported_operations(srv_call *c) {
     const Nnd__Model *m = c->req->get_supported_operations->model;
     if (!m) {
@@ -191,7 +210,8 @@ void srv_on_get_supported_operations(srv_call *c) {
     srv_device_plan_apply(&plan, &j->desc);
     /* A large model is checked on a worker thread, holding up no other client. */
     if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
-        srv_pool_faults() == faults && srv_prepare_in_place_off_loop_wanted(c, &j->desc) &&
+        srv_pool_faults() == faults &&
+        in_place_off_loop_wanted(c, &j->desc, store_ser_size(&j->desc)) &&
         (j->owned = srv_model_desc_own(&j->desc, NND_PREPARE_OFF_LOOP_OWN_MAX))) {
         j->desc.drivers = NULL; /* none: the plan goes when this call returns */
         srv_off_loop_run(c, &supported_off_loop, j);
@@ -263,14 +283,16 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     uint32_t n_ops = eng_prepared_num_operations(o->prepared);
     srv_device_count_prepare(o->prepared);
     srv_tally_prepare(t);
-    char on[256];
-    srv_device_steps_text(o->prepared, on, sizeof on);
-    srv_log_client(NND_LOG_INFO,
-                   "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us "
-                   "(steps: %s)",
-                   (unsigned long long)c->s->serial, (unsigned long long)handle,
-                   from_cache ? " from its cache" : "", srv_device_of(o->prepared)->name, n_ops,
-                   (unsigned long long)(t / 1000), on[0] ? on : "none");
+    if (srv_log_threshold >= NND_LOG_INFO) {
+        char on[256];
+        srv_device_steps_text(o->prepared, on, sizeof on);
+        srv_log_client(NND_LOG_INFO,
+                       "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us "
+                       "(steps: %s)",
+                       (unsigned long long)c->s->serial, (unsigned long long)handle,
+                       from_cache ? " from its cache" : "", srv_device_of(o->prepared)->name, n_ops,
+                       (unsigned long long)(t / 1000), on[0] ? on : "none");
+    }
     Nnd__PreparedReply r = NND__PREPARED_REPLY__INIT;
     r.handle = handle;
     r.cache_save_skipped = o->cache_save_skipped;
@@ -335,10 +357,11 @@ void srv_on_prepare_model(srv_call *c) {
     bool views_owned = false; /* true once the prepared model owns the views */
     uint64_t t = 0, faults = srv_pool_faults();
     schema_status st = map_model_pools(c, m, views);
+    bool extensions = srv_model_uses_extensions(m);
     /* A spilled request goes to worker threads whole: its conversion, the content cache's
      * sighting and the preparation hold up no other client (prepare_request.h). */
-    if (st == NND_OK && !plan.n_drivers && srv_prepare_request_wanted(c) &&
-        !srv_model_uses_extensions(m) && srv_pool_faults() == faults) {
+    if (st == NND_OK && !plan.n_drivers && request_off_loop_wanted(c) && !extensions &&
+        srv_pool_faults() == faults) {
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
         model_fd = token ? fcntl(model_fd, F_DUPFD_CLOEXEC, 0) : -1;
@@ -353,9 +376,11 @@ void srv_on_prepare_model(srv_call *c) {
         st = NND_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "out of descriptors preparing the model");
     }
+    /* The extensions allowlist matters only to a model that uses extensions. */
     if (st == NND_OK)
-        st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
-                                      &desc, c->err, sizeof c->err);
+        st = srv_model_from_proto_ext(m, views, m->n_pools,
+                                      extensions && srv_extensions_allowed(c->d, c->s), &desc,
+                                      c->err, sizeof c->err);
     srv_device_plan_apply(&plan, &desc);
     /* What the drivers' prepare() gets (nnd/driver.h numbers: the wire's preference is
      * NNAPI's, one above, with 0 for the default, FAST_SINGLE_ANSWER). */
@@ -381,7 +406,7 @@ void srv_on_prepare_model(srv_call *c) {
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */
-        void *owned = cached && !plan.n_drivers && srv_prepare_off_loop_wanted(c, &desc)
+        void *owned = cached && !plan.n_drivers && off_loop_wanted(c, route.size)
                           ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
                           : NULL;
         if (owned) {
@@ -402,10 +427,10 @@ void srv_on_prepare_model(srv_call *c) {
             if (st == NND_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
         } else if (st == NND_OK) {
             /* A large model is prepared on a worker thread, holding up no other client. */
-            void *own = !plan.n_drivers && !srv_model_uses_extensions(m) &&
-                                srv_prepare_in_place_off_loop_wanted(c, &desc)
-                            ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_OWN_MAX)
-                            : NULL;
+            void *own =
+                !plan.n_drivers && !extensions && in_place_off_loop_wanted(c, &desc, route.size)
+                    ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_OWN_MAX)
+                    : NULL;
             if (own && srv_pool_faults() == faults) {
                 desc.drivers = NULL; /* none: the plan goes when this call returns */
                 srv_prepare_in_place_off_loop(c, o, &desc, own, views, m->n_pools, pm->priority,

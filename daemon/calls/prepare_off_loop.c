@@ -12,7 +12,6 @@
 #include "daemon/cache/cache.h"
 #include "daemon/clients/pool.h"
 #include "daemon/wire/convert.h"
-#include "storage/serialize.h"
 
 typedef struct job {
     uv_work_t work, make_work;
@@ -39,15 +38,6 @@ typedef struct job {
     schema_status st;
     char err[NND_ERR_LEN];
 } job;
-
-bool srv_prepare_off_loop_wanted(const srv_call *c, const eng_model_desc *m) {
-    return c->s->hold && store_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES;
-}
-
-bool srv_prepare_in_place_off_loop_wanted(const srv_call *c, const eng_model_desc *m) {
-    return c->s->hold && (m->n_operations + (uint64_t)m->n_operands >= NND_PREPARE_OFF_LOOP_OPS ||
-                          store_ser_size(m) >= NND_PREPARE_OFF_LOOP_BYTES);
-}
 
 static void encode(uv_work_t *w) {
     job *j = w->data;

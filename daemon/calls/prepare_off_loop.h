@@ -4,9 +4,8 @@
  * more on a busy machine) on libuv's worker threads, so that it holds up no other client.
  *
  * Contract:
- * - srv_prepare_off_loop_wanted(): whether a model this large should go off the loop (its
- *   serialized size at least NND_PREPARE_OFF_LOOP_BYTES, and a session that can answer
- *   later).
+ * - PrepareModel (prepare.c) sends a model this way when it is this large (its serialized
+ *   size at least NND_PREPARE_OFF_LOOP_BYTES) and the session can answer later.
  * - srv_prepare_off_loop(): takes the model (desc, made to outlive its request by
  *   srv_model_desc_own(), and its plan from eng_plan(): validated once, on the loop), its
  *   pool views and the model object; holds the session (session.h: its connection reads
@@ -34,7 +33,6 @@
 typedef void (*srv_prepare_done_fn)(srv_call *c, srv_model_obj *o, schema_status st, uint64_t t_ns,
                                     int priority);
 
-bool srv_prepare_off_loop_wanted(const srv_call *c, const eng_model_desc *m);
 /* The most a description may borrow from its message (srv_model_desc_own()) to go off the
  * loop: beyond it (constants inline), the model is prepared on the loop. */
 #define NND_PREPARE_OFF_LOOP_COPY_MAX (1u << 20)
@@ -51,7 +49,6 @@ void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, v
  * description may borrow up to NND_PREPARE_OFF_LOOP_OWN_MAX bytes from its message to go. */
 #define NND_PREPARE_OFF_LOOP_OPS     1024u
 #define NND_PREPARE_OFF_LOOP_OWN_MAX (64u << 20)
-bool srv_prepare_in_place_off_loop_wanted(const srv_call *c, const eng_model_desc *m);
 void srv_prepare_in_place_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, void *owned,
                                    eng_memory_view *views, size_t n_views, int priority,
                                    srv_prepare_done_fn done);

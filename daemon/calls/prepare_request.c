@@ -49,10 +49,6 @@ typedef struct job {
     char err[NND_ERR_LEN];
 } job;
 
-bool srv_prepare_request_wanted(const srv_call *c) {
-    return c->s->hold && c->in->msg && !c->in->arena;
-}
-
 /* Gives back the request's bytes and frees it; the description borrowing from it goes
  * first. */
 static void drop_request(job *j) {

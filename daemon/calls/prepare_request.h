@@ -8,8 +8,8 @@
  * srv_cache_encode, or eng_prepare), and the loop answers.
  *
  * Contract:
- * - srv_prepare_request_wanted(): whether c's request can go this way: its message is
- *   malloc'd (a spilled request, proto_frame_take_msg()) and the session can answer later.
+ * - PrepareModel (prepare.c) sends a request this way when its message is malloc'd (a
+ *   spilled request, proto_frame_take_msg()) and the session can answer later.
  * - srv_prepare_request(): takes the request's message from c->in (c->req is not to be
  *   used after), o, the mapped pool views (n_views) and, when token is not NULL, a
  *   duplicate of each cache fd. While the job holds the message its bytes (the request's
@@ -30,7 +30,6 @@
 #include "daemon/devices/devices.h"
 #include "engine/engine.h"
 
-bool srv_prepare_request_wanted(const srv_call *c);
 void srv_prepare_request(srv_call *c, srv_model_obj *o, const srv_device_plan *plan,
                          eng_memory_view *views, size_t n_views, const uint8_t *token, int model_fd,
                          int data_fd, srv_prepare_done_fn done);

@@ -49,7 +49,7 @@ static void driver_log(int level, const char *msg) {
     srv_log((srv_log_level)level, "%s", msg);
 }
 
-int srv_devices_load_drivers(const char *dir, bool in_process) {
+int srv_devices_load_drivers(const char *dir, bool in_process, const drvhost_limits *limits) {
     builtin_caps();
     struct stat st;
     if (!dir || stat(dir, &st) < 0) {
@@ -67,10 +67,11 @@ int srv_devices_load_drivers(const char *dir, bool in_process) {
     const char *reserved[N_BUILTIN];
     for (size_t i = 0; i < N_BUILTIN; i++)
         reserved[i] = g_devices[i].name;
-    drvhost_limits limits = {0}; /* the defaults: docs/driver-host.md */
+    drvhost_limits dflt = {0}; /* the defaults: docs/driver-host.md */
     int n = in_process
                 ? eng_drivers_load_dir(dir, srv_trust_fd, reserved, N_BUILTIN, err, sizeof err)
-                : srv_driver_hosts_load_dir(dir, &limits, reserved, N_BUILTIN, err, sizeof err);
+                : srv_driver_hosts_load_dir(dir, limits ? limits : &dflt, reserved, N_BUILTIN, err,
+                                            sizeof err);
     if (n < 0) {
         srv_log_error("no device drivers: %s", err);
         return 0;
@@ -178,6 +179,13 @@ static bool driver_view(const srv_device *d, eng_driver_info_view *out) {
 bool srv_device_disabled(const srv_device *d) {
     eng_driver_info_view v;
     return driver_view(d, &v) && (v.faulted || drvhost_device_disabled(v.device));
+}
+
+bool srv_device_runs_disabled(const eng_prepared *p) {
+    for (size_t i = N_BUILTIN; p && i < n_devices; i++)
+        if (eng_prepared_steps_on(p, g_devices[i].backend) && srv_device_disabled(&g_devices[i]))
+            return true;
+    return false;
 }
 
 /* Steps of p on device i. */

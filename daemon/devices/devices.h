@@ -11,7 +11,9 @@
  *   srv_devices_load_drivers(), in the drivers directory's name order: each plugin in a
  *   driver host process of its own (driver_hosts.h), or, with in_process (the
  *   drivers_in_process key), loaded into the daemon (engine/backends/drivers/driver.h).
- *   A device whose host's restarts disabled it is out of every device set.
+ *   A device whose host's restarts disabled it is out of every device set, the content
+ *   cache's included (srv_device_runs_disabled(): the cache hands out no compilation
+ *   with a step on one).
  * - Capabilities (nnd/driver.h): performance per operand type; nnd-cpu states 0.1 for time
  *   and power on every type, nnd-reference 1.0, a driver's devices what their driver says.
  * - srv_device_plan_for(): the device set of a compilation naming n devices (n == 0: all
@@ -37,6 +39,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "driverhost/drvhost.h"
 #include "engine/engine.h"
 #include "nnd/driver.h"
 
@@ -60,8 +63,9 @@ static inline float srv_device_exec_time(const srv_device *d) {
 }
 
 /* Loads the drivers of dir as devices after the built-ins (once, at start); a missing dir
- * means none. Every refusal is logged and listed by srv_devices_json(). Returns how many. */
-int srv_devices_load_drivers(const char *dir, bool in_process);
+ * means none. Every refusal is logged and listed by srv_devices_json(). limits (NULL: the
+ * defaults) bound their driver hosts. Returns how many. */
+int srv_devices_load_drivers(const char *dir, bool in_process, const drvhost_limits *limits);
 /* Unloads the drivers, after every prepared model is freed. */
 void srv_devices_unload_drivers(void);
 
@@ -82,6 +86,8 @@ schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan 
                                   size_t errlen);
 /* Whether d is a driver's device disabled after a fault (never for the built-ins). */
 bool srv_device_disabled(const srv_device *d);
+/* Whether p has a step on a driver's device disabled after a fault. */
+bool srv_device_runs_disabled(const eng_prepared *p);
 /* Puts the plan into a model description for eng_prepare(). */
 void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "daemon/base/bus.h"
-#include "sched/hist.h"
+#include "sched/estimate.h"
 #include "sched/scheduler.h"
 
 typedef struct app_count {

@@ -41,6 +41,16 @@ bool srv_model_uses_extensions(const Nnd__Model *m) {
     return false;
 }
 
+int srv_prio_from_wire(int wire, qos_prio dflt) {
+    switch (wire) {
+    case 0: return (int)dflt;
+    case 90: return NND_PRIO_LOW;
+    case 100: return NND_PRIO_MEDIUM;
+    case 110: return NND_PRIO_HIGH;
+    default: return -1;
+    }
+}
+
 /* A model's extensionNameToPrefix, checked and resolved: prefix[i] is rewritten to id[i]. */
 typedef struct ext_map {
     size_t n;

@@ -5,12 +5,14 @@
  *   views; both must outlive it (or srv_model_desc_own() copies what it borrows from the
  *   message). srv_model_desc_clear() frees what it allocated.
  * - srv_request_from_proto(): binds each argument to memory inside its mapped pool,
- *   refusing any location that runs past the pool (INVALID_ARGUMENT naming it). */
+ *   refusing any location that runs past the pool (INVALID_ARGUMENT naming it).
+ * - srv_prio_from_wire(): a wire Priority as the scheduler's. */
 #ifndef NND_CONVERT_H
 #define NND_CONVERT_H
 
 #include "engine/engine.h"
 #include "nnd.pb-c.h"
+#include "sched/sched_config.h"
 
 schema_status srv_model_from_proto(const Nnd__Model *m, eng_memory_view *pool_views, size_t n_views,
                                    eng_model_desc *out, char *err, size_t errlen);
@@ -26,6 +28,9 @@ schema_status srv_model_from_proto_ext(const Nnd__Model *m, eng_memory_view *poo
                                        char *err, size_t errlen);
 /* Whether the model names extensions or uses OEM_OPERATION or the OEM types. */
 bool srv_model_uses_extensions(const Nnd__Model *m);
+/* A wire Priority (LOW 90, MEDIUM 100, HIGH 110; 0 = unspecified gives dflt) as a qos_prio,
+ * or -1 for any other value. */
+int srv_prio_from_wire(int wire, qos_prio dflt);
 void srv_model_desc_clear(eng_model_desc *d);
 /* Copies into one block everything d borrows from its message (the operand lists of
  * operations and graphs, channel scales, extension data, operand values) and points d at

@@ -2,8 +2,6 @@
 /* reply.c: statuses on the wire and status-only answers. See reply.h. */
 #include "daemon/wire/reply.h"
 
-#include <unistd.h>
-
 #include "daemon/base/log.h"
 
 Nnd__ErrorStatus srv_wire_status(schema_status st) {
@@ -36,11 +34,4 @@ void srv_reply_error(srv_session *s, uint64_t id, const char *call, schema_statu
     srv_log_debug("client %llu: %s id %llu: %s: %s", (unsigned long long)s->serial, call,
                   (unsigned long long)id, srv_status_wire_name(st), message);
     srv_reply_status(s, id, st, message);
-}
-
-void srv_close_unclaimed(proto_frame_in *in) {
-    for (size_t i = 0; in && i < in->nfds; i++) {
-        if (in->fds[i] >= 0) close(in->fds[i]);
-        in->fds[i] = -1;
-    }
 }

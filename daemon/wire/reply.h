@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reply: what every answer of the daemon shares: engine statuses on the wire, answers that
- * carry only a status, and the request's fds let go before answering.
+/* reply: what every answer of the daemon shares: engine statuses on the wire and answers
+ * that carry only a status.
  *
  * Contract:
  * - srv_wire_status(): engine statuses go out numerically equal to ErrorStatus, except
@@ -11,9 +11,8 @@
  * - srv_reply_status() sends a Reply carrying only id, status and message.
  *   srv_reply_error() does the same after a debug log line
  *   "client N: <call> id I: <STATUS>: <message>".
- * - srv_close_unclaimed() closes every fd of the request that no handler took (in may be
- *   NULL). Every answer is preceded by it: once answered, the daemon holds nothing of the
- *   request but what it was asked to keep.
+ * - Every answer is preceded by proto_frame_close_untaken() (proto/frame.h): once answered,
+ *   the daemon holds nothing of the request but what it was asked to keep.
  */
 #ifndef NND_REPLY_H
 #define NND_REPLY_H
@@ -32,7 +31,5 @@ const char *srv_status_wire_name(schema_status st);
 void srv_reply_status(srv_session *s, uint64_t id, schema_status st, const char *message);
 void srv_reply_error(srv_session *s, uint64_t id, const char *call, schema_status st,
                      const char *message);
-
-void srv_close_unclaimed(proto_frame_in *in);
 
 #endif

@@ -20,11 +20,11 @@
  *   extension data equal; rank and dimensions equal where both are known). Messages name
  *   the operation, the subgraph and the operands.
  *
- * Preparation (flow_plan.c): eng_flow_shape() infers an IF's or WHILE's output shapes from
- * the prepared subgraphs where they are fixed (both branches agree; a loop's body keeps
- * its carried shapes), else NND_DEFER: the shapes become known at execution.
- * eng_flow_pass_cost() totals one pass of a plan (an IF counts its larger branch, a WHILE
- * one iteration), memoized per plan so that shared subgraphs cost nothing more.
+ * Preparation: prepare.c infers an IF's or WHILE's output shapes from the prepared
+ * subgraphs where they are fixed, else NND_DEFER: the shapes become known at execution.
+ * eng_flow_pass_cost() (step.c) totals one pass of a plan (an IF counts its larger
+ * branch, a WHILE one iteration), memoized per plan so that shared subgraphs cost nothing
+ * more.
  *
  * Execution (flow_run.c): every exec of a main graph makes one exec per referenced
  * subgraph, shared by the whole tree (a subgraph is never running twice at once: no graph
@@ -56,7 +56,6 @@ schema_status eng_flow_check_references(const eng_model_desc *m, uint32_t *order
                                         size_t errlen);
 schema_status eng_flow_check_op(const eng_model_desc *g, uint32_t k, char *err, size_t errlen);
 
-schema_status eng_flow_shape(const eng_prepared *p, const eng_step *st, eng_tensor **out);
 void eng_flow_pass_cost(eng_prepared *p);
 
 schema_status eng_flow_exec_init(eng_exec *e);

@@ -443,6 +443,21 @@ static void test_wrong_abi_refused(void **state) {
     nnd_driver_device_info dev;
     assert_int_equal(d->open(&dev, 1, err, sizeof err), 1);
     assert_string_equal(dev.name, "nnd-fault");
+    /* A restart loads it again from the proxy's own descriptor: ours is closed. */
+    drvhost_stats st;
+    drvhost_get_stats(h, &st);
+    assert_int_equal(kill(st.pid, SIGKILL), 0);
+    for (int i = 0; i < 500 && st.restarts == 0; i++) {
+        usleep(10000);
+        drvhost_get_stats(h, &st);
+    }
+    bool sup = false;
+    assert_int_equal(d->supported_operations(dev.device, &g_model, &sup, err, sizeof err),
+                     NND_DRIVER_OK);
+    assert_true(sup);
+    drvhost_get_stats(h, &st);
+    assert_int_equal(st.restarts, 1);
+    assert_false(st.disabled);
     d->close();
     drvhost_stop(h);
 }

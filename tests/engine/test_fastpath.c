@@ -715,10 +715,71 @@ static void lrn_wide_windows_match_direct_sums(void **state) {
     }
 }
 
+/* ---- tiny steps ---------------------------------------------------------------------- */
+
+/* Three ADDs of a constant one over [n] floats: with n = 4 the first two stay on the
+ * reference kernel (an operator costs more than the loop) and the last keeps its operator
+ * (its run rests the pool's workers); with n = 16 all three take the fast path. */
+static void tiny_steps_stay_on_reference(void **state) {
+    (void)state;
+    const uint32_t sizes[2] = {4, 16};
+    for (int k = 0; k < 2; k++) {
+        uint32_t n = sizes[k];
+        builder *b = calloc(1, sizeof *b);
+        assert_non_null(b);
+        int32_t none = 0;
+        uint32_t x = operand(b, NND_TENSOR_FLOAT32, 1, &n, 0, 0, NND_MODEL_INPUT);
+        uint32_t one = constant(b, NND_TENSOR_FLOAT32, 1, &n, 0, 0);
+        for (uint32_t i = 0; i < n; i++)
+            ((float *)(b->values + b->operands[one].offset))[i] = 1.f;
+        uint32_t act = scalar(b, NND_INT32, &none);
+        uint32_t t[3], ins[3][3];
+        eng_operation_desc ops[3];
+        for (uint32_t j = 0; j < 3; j++) {
+            t[j] = operand(b, NND_TENSOR_FLOAT32, 1, &n, 0, 0,
+                           j == 2 ? NND_MODEL_OUTPUT : NND_TEMPORARY);
+            ins[j][0] = j ? t[j - 1] : x, ins[j][1] = one, ins[j][2] = act;
+            ops[j] = (eng_operation_desc){NND_OP_ADD, 3, ins[j], 1, &t[j]};
+        }
+        eng_model_desc d = {.n_operands = b->n_operands,
+                            .operands = b->operands,
+                            .n_operations = 3,
+                            .operations = ops,
+                            .n_inputs = 1,
+                            .inputs = &x,
+                            .n_outputs = 1,
+                            .outputs = &t[2],
+                            .operand_values = b->values,
+                            .operand_values_len = b->n_values};
+        unsetenv("NND_REFERENCE_KERNELS");
+        char err[NND_ERR_LEN] = "";
+        eng_prepared *p = NULL;
+        if (eng_prepare(&d, &p, err, sizeof err)) fail_msg("prepare: %s", err);
+        assert_int_equal(p->n_steps, 3);
+        for (uint32_t j = 0; j < 3; j++)
+            if ((p->steps[j].backend != NULL) != (n >= 16 || j == 2))
+                fail_msg("[%u] ADD %u: %s", n, j, p->steps[j].backend ? "fast" : "reference");
+        float in[16], out[16];
+        for (uint32_t i = 0; i < n; i++)
+            in[i] = (float)i;
+        eng_exec *e = eng_exec_create(p);
+        assert_non_null(e);
+        eng_io io_in = {.data = in, .length = n * sizeof(float)};
+        eng_io io_out = {.data = out, .length = n * sizeof(float)};
+        assert_int_equal(eng_exec_run(e, &io_in, &io_out, NULL, NULL, err, sizeof err), NND_OK);
+        for (uint32_t i = 0; i < n; i++)
+            assert_true(out[i] == (float)i + 3.f);
+        eng_exec_free(e);
+        eng_prepared_free(p);
+        free(b);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(fast_paths_agree_with_reference),
                                        cmocka_unit_test(concurrent_executions_agree),
                                        cmocka_unit_test(fp16_region_stays_float_inside),
-                                       cmocka_unit_test(lrn_wide_windows_match_direct_sums)};
+                                       cmocka_unit_test(lrn_wide_windows_match_direct_sums),
+                                       cmocka_unit_test(tiny_steps_stay_on_reference)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_requant_fold (unit): a MEAN whose 8-bit output only an ADD of 0 requantizes (the
  * shape TensorFlow Lite's NNAPI delegate gives a MEAN with another output scale) rounds
- * once, into the ADD's output (engine/core/requant_fold.h), on both kernel sets; the look-alikes
+ * once, into the ADD's output (engine/core/rewrites.h), on both kernel sets; the look-alikes
  * that are not that shape keep both roundings.
  *
  * The model: x [1, 2, 2, 1] int8 at scale 1 -> MEAN over height and width into a temporary

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nnd-fuzz-seeds: seed corpora for the fuzz targets from the conformance vectors.
  * Usage: nnd-fuzz-seeds [--per-file N] [--max-bytes B] CONFORMANCE_PATH... OUT_DIR
- * Writes OUT_DIR/{frame,model,request,cache,burst,buffer}/ in each target's input format (see the
- * fuzz_*.c headers): the first N cases (default 3) of each vector file, first example,
- * seeds of at most B bytes (default 65536). Corpora are generated at fuzz time into the
- * build tree, never committed. */
+ * Writes OUT_DIR/{frame,model,request,cache,burst,buffer,host}/ in each target's input format (see
+ * the fuzz_*.c headers): the first N cases (default 3) of each vector file, first example, seeds of
+ * at most B bytes (default 65536). Corpora are generated at fuzz time into the build tree, never
+ * committed. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,16 +12,19 @@
 #include <sys/stat.h>
 
 #include "tools/conformance/conformance.h"
+#include "driverhost/wire_reply.h"
+#include "driverhost/wire_request.h"
 #include "daemon/wire/convert.h"
 #include "proto/frame.h"
 #include "tests/fuzz/fuzz_common.h"
 #include "storage/serialize.h"
 
 static size_t max_bytes = 65536;
-#define N_TARGETS 6
+#define N_TARGETS 7
+#define T_HOST    6
 static size_t written[N_TARGETS];
-static const char *const targets[N_TARGETS] = {"frame", "model", "request",
-                                               "cache", "burst", "buffer"};
+static const char *const targets[N_TARGETS] = {"frame", "model",  "request", "cache",
+                                               "burst", "buffer", "host"};
 static const char *out_dir;
 
 static void save(int target, const char *name, const fz_buf *b) {
@@ -309,6 +312,220 @@ static void seeds_of(const tool_case *c, size_t n) {
     free(b.p);
 }
 
+/* ---- driver host protocol seeds (fuzz_host.c): one valid message of each kind ---- */
+
+/* fuzz_host.c's kinds. */
+enum {
+    H_HELLO,
+    H_SUPPORTED,
+    H_PREPARED,
+    H_EXECUTE,
+    H_ALLOCATE,
+    H_SAVED,
+    H_COPY,
+    H_MODEL,
+    H_DATAGRAM,
+    H_REGIONS,
+    H_PREPARE_REQ,
+    H_ALLOCATE_REQ,
+    H_EXEC_REQ,
+    H_COPY_REQ,
+    H_SAVE_REQ
+};
+
+static void save_host(const char *name, uint8_t kind, const void *pre, size_t n_pre,
+                      const dh_wbuf *w) {
+    fz_buf b = {0};
+    fz_put_u8(&b, kind);
+    fz_put(&b, pre, n_pre);
+    fz_put(&b, w->p, w->len);
+    save(T_HOST, name, &b);
+    free(b.p);
+}
+
+/* A reply: status and message, then what put_part writes. */
+static void host_reply_seed(const char *name, uint8_t kind, const void *pre, size_t n_pre,
+                            int status, const char *err, const dh_wbuf *part) {
+    dh_wbuf w = {0};
+    dh_reply_head_put(&w, status, err);
+    if (part) dh_put(&w, part->p, part->len);
+    save_host(name, kind, pre, n_pre, &w);
+    dh_wbuf_free(&w);
+}
+
+/* A partition with its constants inline: ADD of an input and a constant, and a per-channel
+ * quantized constant. */
+static void host_model(dh_wbuf *w) {
+    static const float scales[2] = {0.5f, 0.25f};
+    static const int8_t inline_data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    static const float addend[4] = {1.0f, -2.0f, 0.5f, 4.0f};
+    nnd_driver_operand o[4];
+    memset(o, 0, sizeof o);
+    for (int i = 0; i < 4; i++)
+        o[i].type = 3 /* TENSOR_FLOAT32 */, o[i].rank = 2, o[i].dims[0] = 2, o[i].dims[1] = 2;
+    o[1].lifetime = 2 /* CONSTANT_COPY */, o[1].length = 16;
+    o[1].data = addend;
+    o[3].type = 11, o[3].lifetime = 2, o[3].data = inline_data, o[3].length = sizeof inline_data;
+    o[3].n_channel_scales = 2, o[3].channel_scales = scales;
+    uint32_t ins[3] = {0, 1, 3}, outs[1] = {2}, model_in[1] = {0};
+    nnd_driver_operation op = {
+        .type = 0 /* ADD */, .n_inputs = 3, .n_outputs = 1, .inputs = ins, .outputs = outs};
+    nnd_driver_model m = {.n_operands = 4,
+                          .operands = o,
+                          .n_operations = 1,
+                          .operations = &op,
+                          .n_inputs = 1,
+                          .inputs = model_in,
+                          .n_outputs = 1,
+                          .outputs = outs};
+    dh_put_model(w, &m, NULL, NULL);
+}
+
+static bool put_place(void *ctx, const void *data, size_t length, uint32_t *region,
+                      uint64_t *offset) {
+    (void)ctx, (void)length;
+    if ((uintptr_t)data != 0x1000) return false;
+    *region = 1, *offset = 64;
+    return true;
+}
+
+static void host_seeds(void) {
+    dh_wbuf part = {0};
+    static dh_hello hello;
+    hello.has = DH_HAS_EXECUTE | DH_HAS_MEMORY | DH_HAS_CACHE, hello.n_devices = 2;
+    snprintf(hello.devices[0].name, sizeof hello.devices[0].name, "fuzz-npu");
+    snprintf(hello.devices[1].name, sizeof hello.devices[1].name, "fuzz-dsp");
+    snprintf(hello.devices[0].version, sizeof hello.devices[0].version, "1.0");
+    dh_hello_put(&part, &hello);
+    host_reply_seed("hello", H_HELLO, NULL, 0, 0, "", &part);
+    host_reply_seed("hello-refused", H_HELLO, NULL, 0, 4, "no device found", NULL);
+    dh_wbuf_free(&part);
+    bool sup[5] = {true, false, true, true, false};
+    dh_supported_put(&part, sup, 5);
+    uint8_t n_ops[2] = {5, 0};
+    host_reply_seed("supported", H_SUPPORTED, n_ops, 2, 0, "", &part);
+    dh_wbuf_free(&part);
+    dh_prepared_put(&part, 0x7f0012345670ull, 1u << 20);
+    host_reply_seed("prepared", H_PREPARED, NULL, 0, 0, "", &part);
+    dh_wbuf_free(&part);
+    nnd_driver_arg outs[2] = {{.rank = 2, .dims = {1, 4}}, {.rank = 4, .dims = {1, 8, 8, 3}}};
+    dh_exec_reply_put(&part, 1200, 3400, outs, 2);
+    uint8_t n_out = 2;
+    host_reply_seed("executed", H_EXECUTE, &n_out, 1, 0, "", &part);
+    host_reply_seed("execute-short", H_EXECUTE, &n_out, 1, 7 /* OUTPUT_INSUFFICIENT_SIZE */,
+                    "output 1 too small", &part);
+    dh_wbuf_free(&part);
+    dh_allocated_put(&part, 3);
+    host_reply_seed("allocated", H_ALLOCATE, NULL, 0, 0, "", &part);
+    dh_wbuf_free(&part);
+    dh_saved_put(&part, 4096);
+    host_reply_seed("saved", H_SAVED, NULL, 0, 0, "", &part);
+    dh_wbuf_free(&part);
+    host_reply_seed("copied", H_COPY, NULL, 0, 0, "", NULL);
+    host_model(&part);
+    save_host("model-inline", H_MODEL, NULL, 0, &part);
+    dh_wbuf_free(&part);
+    /* A partition with a constant in region 1 (fuzz_host.c's regions, at offset 64). */
+    {
+        dh_wbuf w = {0};
+        static const float scales[2] = {0.5f, 0.25f};
+        nnd_driver_operand o[2];
+        memset(o, 0, sizeof o);
+        o[0].type = 3, o[0].rank = 1, o[0].dims[0] = 4;
+        o[1] = o[0];
+        o[1].lifetime = 2, o[1].data = (const void *)(uintptr_t)0x1000, o[1].length = 16;
+        o[1].n_channel_scales = 2, o[1].channel_scales = scales;
+        uint32_t ins[2] = {0, 1}, outs[1] = {0};
+        nnd_driver_operation op = {.n_inputs = 2, .n_outputs = 1, .inputs = ins, .outputs = outs};
+        nnd_driver_model m = {.n_operands = 2,
+                              .operands = o,
+                              .n_operations = 1,
+                              .operations = &op,
+                              .n_inputs = 1,
+                              .inputs = ins,
+                              .n_outputs = 1,
+                              .outputs = outs,
+                              .relaxed = true};
+        dh_put_model(&w, &m, put_place, NULL);
+        save_host("model-region", H_MODEL, NULL, 0, &w);
+        dh_wbuf_free(&w);
+    }
+    /* A datagram: header and inline body (a copy's reply), then with a staging memfd. */
+    {
+        dh_wbuf body = {0};
+        dh_reply_head_put(&body, 0, "");
+        dh_msg_header hd = {.type = DH_MSG_REPLY, .call = 5, .body_len = body.len};
+        dh_wbuf w = {0};
+        dh_put(&w, &hd, sizeof hd);
+        dh_put(&w, body.p, body.len);
+        uint8_t pre[3] = {0, 0, 0};
+        save_host("datagram", H_DATAGRAM, pre, 3, &w);
+        ((dh_msg_header *)w.p)->flags = DH_FLAG_STAGING;
+        pre[0] = 1, pre[2] = 16; /* one memfd of 4 KiB */
+        save_host("datagram-staging", H_DATAGRAM, pre, 3, &w);
+        hd.flags = DH_FLAG_BODY_FD, hd.body_len = 64;
+        dh_wbuf_free(&w);
+        dh_put(&w, &hd, sizeof hd);
+        save_host("datagram-body-fd", H_DATAGRAM, pre, 3, &w);
+        dh_wbuf_free(&w);
+        dh_wbuf_free(&body);
+    }
+    /* The proxy's calls: a prepare and a cache_load with their partition, an allocate,
+     * an execution with an argument in region 1, one staged, one in device memory, a
+     * copy and a cache_save. */
+    {
+        nnd_driver_prepare_args args = {.deadline_ns = NND_DRIVER_NO_DEADLINE};
+        static const uint8_t blob[32] = {1, 2, 3};
+        nnd_driver_blob blobs[2] = {{blob, sizeof blob}, {blob, 7}};
+        for (uint8_t load = 0; load < 2; load++) {
+            dh_wbuf w = {0};
+            dh_prepare_req_put(&w, 0, &args, load, blobs, 2);
+            host_model(&w);
+            save_host(load ? "cache-load-req" : "prepare-req", H_PREPARE_REQ, &load, 1, &w);
+            dh_wbuf_free(&w);
+        }
+        nnd_driver_buffer_role roles[2] = {{.index = 0, .frequency = 1.0f},
+                                           {.is_output = true, .index = 1, .frequency = 0.5f}};
+        nnd_driver_buffer_desc desc = {.operand = {.type = 3, .rank = 2, .dims = {4, 4}},
+                                       .bytes = 64,
+                                       .n_roles = 2,
+                                       .roles = roles};
+        uint64_t remotes[2] = {0x7f0012345670ull, 0x7f0012345670ull};
+        dh_wbuf w = {0};
+        dh_allocate_req_put(&w, 1, &desc, remotes);
+        save_host("allocate-req", H_ALLOCATE_REQ, NULL, 0, &w);
+        dh_wbuf_free(&w);
+        dh_exec_head head = {.prepared = 0x7f0012345670ull,
+                             .n_inputs = 2,
+                             .n_outputs = 1,
+                             .measure = 1,
+                             .deadline_ns = NND_DRIVER_NO_DEADLINE};
+        dh_arg a[3] = {
+            {.region = 1, .rank = 2, .offset = 128, .length = 64, .dims = {4, 4}},
+            {.region = DH_REGION_STAGING, .rank = 1, .offset = 0, .length = 16, .dims = {4}},
+            {.region = DH_REGION_NONE, .rank = 2, .length = 64, .memory = 3, .dims = {4, 4}}};
+        dh_put(&w, &head, sizeof head);
+        dh_put(&w, a, sizeof a);
+        save_host("execute-req", H_EXEC_REQ, NULL, 0, &w);
+        dh_wbuf_free(&w);
+        dh_copy_req_put(&w, 0, 3, 16, &a[1]);
+        save_host("copy-req", H_COPY_REQ, NULL, 0, &w);
+        dh_wbuf_free(&w);
+        dh_save_req_put(&w, 0x7f0012345670ull, 0, 4096, &a[0]);
+        save_host("cache-save-req", H_SAVE_REQ, NULL, 0, &w);
+        dh_wbuf_free(&w);
+    }
+    /* Two region introductions. */
+    {
+        dh_region_intro in[2] = {{.id = 7, .writable = 1, .file_offset = 0, .length = 4096},
+                                 {.id = 8, .writable = 0, .file_offset = 4096 + 8, .length = 100}};
+        dh_wbuf w = {0};
+        dh_put(&w, in, sizeof in);
+        save_host("regions", H_REGIONS, NULL, 0, &w);
+        dh_wbuf_free(&w);
+    }
+}
+
 static void frame_basics(void) {
     Nnd__Hello hello = NND__HELLO__INIT;
     hello.protocol_version = NND_PROTOCOL_VERSION;
@@ -377,6 +594,7 @@ int main(int argc, char **argv) {
         }
     }
     frame_basics();
+    host_seeds();
     for (int a = first; a < argc - 1; a++) {
         tool_case *cases = NULL;
         size_t n = 0;
@@ -392,8 +610,9 @@ int main(int argc, char **argv) {
         }
         tool_cases_free(cases, n);
     }
-    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache, %zu burst, %zu buffer "
-           "seeds in %s\n",
-           written[0], written[1], written[2], written[3], written[4], written[5], out_dir);
+    printf("nnd-fuzz-seeds: %zu frame, %zu model, %zu request, %zu cache, %zu burst, %zu buffer, "
+           "%zu host seeds in %s\n",
+           written[0], written[1], written[2], written[3], written[4], written[5], written[6],
+           out_dir);
     return 0;
 }

@@ -8,7 +8,7 @@
  *   in operation order, that are not outputs already. (*writer)[j] is the operation that
  *   writes output j (malloc'd, n_output_indexes entries; UINT32_MAX for an output that is
  *   also a model input). NULL when out of memory or when m has no operations. A fold
- *   that needs a temporary (engine/core/requant_fold.h) does not happen in such a copy, on
+ *   that needs a temporary (engine/core/rewrites.h) does not happen in such a copy, on
  *   any device alike: its last bits may differ from the model's own run there.
  * - tool_probe_op() builds a model of operation k of m alone: its operands are k's inputs
  *   then its outputs, each once; an input another operation or the caller writes (not a

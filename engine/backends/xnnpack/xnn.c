@@ -166,14 +166,22 @@ static bool eight_bit(int32_t type) {
     return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
+/* Below this many input and output elements a step without weights stays on the reference
+ * kernel: an XNNPACK operator is kilobytes of state to create and hold and a setup per run,
+ * more than such a loop costs (a 100,000-step chain of [4] ADDs compiled 3 to 5 times faster
+ * without them). The model's last step keeps its operator, whose run lets the pool's
+ * workers rest (XNN_FLAG_YIELD_WORKERS). */
+#define XNNB_MIN_ELEMENTS 16
+
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */
-static bool claimable(const eng_op_ctx *c, bool weighted) {
+static bool claimable(const eng_op_ctx *c, bool weighted, bool last) {
     const eng_tensor *x = c->in[0], *y = c->out[0];
     if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
         eng_elems(x) == 0 || eng_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
         !xnnb_zero_point_fits(y))
         return false;
-    if (!weighted) return true;
+    if (!weighted)
+        return last || eng_elems(x) >= XNNB_MIN_ELEMENTS || eng_elems(y) >= XNNB_MIN_ELEMENTS;
     /* Weights and bias must be constants of the input's kind; a per-channel filter only
      * with signed inputs (qc8). */
     const eng_tensor *f = c->in[1], *bias = c->in[2];
@@ -203,7 +211,7 @@ static void *xnnb_claim(eng_op_ctx *c, bool last) {
     if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
     eng_op_ctx *cc = f16 ? &wide_c : c;
     xnnb_step *s = NULL;
-    if (claimable(cc, weighted)) {
+    if (claimable(cc, weighted, last)) {
         pthread_once(&xnnb_once, xnnb_init);
         s = xnnb_ready ? calloc(1, sizeof *s) : NULL;
     }

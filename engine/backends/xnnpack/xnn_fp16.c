@@ -3,7 +3,7 @@
  * operators in this version are slow on x86 (a 1x1 CONV_2D on 28x28x256 takes four to
  * seven times as long as the F32 one), so an FP16 step is widened: its constants
  * are converted to float once at claim and its FP16 activations at run, where they meet
- * the FP32 operator; inside an FP16 region (fp16_region.h) they are float already. */
+ * the FP32 operator; inside an FP16 region (engine/core/rewrites.h) they are float already. */
 #include <stdlib.h>
 #include <string.h>
 

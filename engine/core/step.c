@@ -1,9 +1,44 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* step_cost.c: one step's cost seed, its floating-point operations and bytes moved
- * (eng_prepared_step_cost, engine.h), for the scheduler's first estimate and for a control
- * flow pass (flow_plan.c). */
+/* step.c: a plan's step as a backend sees it when it is offered the step (internal.h:
+ * eng_step_offerable, eng_step_ctx, eng_step_take, shared by preparation and driver
+ * partitions), and what a step costs: its cost seed, floating-point operations and bytes
+ * moved (eng_prepared_step_cost, engine.h), for the scheduler's first estimate, and the cost
+ * of one pass of a plan (eng_flow_pass_cost, flow.h), which control flow steps count. */
+#include "engine/backend.h"
 #include "engine/core/flow.h"
 #include "engine/core/internal.h"
+
+/* ---- a step offered to a backend ---- */
+
+bool eng_step_offerable(const eng_step *st) {
+    return st->n_in <= ENG_STEP_MAX_IN && st->n_out <= ENG_STEP_MAX_OUT && !st->sub[0];
+}
+
+eng_op_ctx eng_step_ctx(const eng_prepared *p, const eng_step *st, const eng_backend *be,
+                        eng_tensor **in, eng_tensor **out, char *err, size_t errlen) {
+    for (uint32_t j = 0; j < st->n_in; j++)
+        in[j] = &p->tensors[st->in[j]];
+    for (uint32_t j = 0; j < st->n_out; j++)
+        out[j] = &p->tensors[st->out[j]];
+    return (eng_op_ctx){.def = st->def,
+                        .index = st->index,
+                        .in = in,
+                        .n_in = st->n_in,
+                        .out = out,
+                        .n_out = st->n_out,
+                        .relaxed = p->relaxed,
+                        .state = be->impl,
+                        .err = err,
+                        .errlen = errlen};
+}
+
+void eng_step_take(eng_step *st, const eng_backend *be, void *state) {
+    st->run = be->run;
+    st->backend = be;
+    st->state = state;
+}
+
+/* ---- what a step costs ---- */
 
 static double elements(const eng_tensor *t) {
     double n = 1;
@@ -82,4 +117,17 @@ eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k) {
         }
     }
     return c;
+}
+
+void eng_flow_pass_cost(eng_prepared *p) {
+    if (p->pass_known) return;
+    double flops = 0, bytes = 0;
+    for (uint32_t k = 0; k < p->n_steps; k++) {
+        eng_cost c = eng_prepared_step_cost(p, k);
+        flops += c.flops;
+        bytes += c.bytes;
+    }
+    p->pass_flops = flops;
+    p->pass_bytes = bytes;
+    p->pass_known = true;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* requant_fold: one requantization a converter split in two, computed again as one.
+/* rewrites: the passes of preparation that change a prepared plan's operands after its
+ * steps are claimed, without changing what the model computes. One header, two passes:
+ *
+ * 1. eng_fold_requantize(): one requantization a converter split in two, computed again as one.
  *
  * TensorFlow Lite's MEAN may give its 8-bit output another scale or zero point than its
  * input; NNAPI's MEAN may not. TensorFlow Lite's NNAPI delegate therefore hands such a
@@ -16,13 +19,27 @@
  * the ADD passes the values through unchanged (a sum with real 0 at the same scale).
  * Nothing else changes: steps, operands and shapes stay as the model gave them. Returns
  * the number of MEANs so folded. Not for plans with dynamic shapes, whose execution
- * checks operations again (a MEAN must keep its input's quantization there). */
-#ifndef NND_ENGINE_REQUANT_FOLD_H
-#define NND_ENGINE_REQUANT_FOLD_H
+ * checks operations again (a MEAN must keep its input's quantization there).
+ *
+ * 2. eng_plan_fp16_regions(): FP16 regions of a prepared plan. Steps of TENSOR_FLOAT16 operands
+ * that a fast backend computes in float (backend.h, float32_operand()) form regions through the
+ * temporaries they pass each other; such a temporary is given TENSOR_FLOAT32 storage, so
+ * that values cross a region's boundary (model inputs and outputs, constants, and steps on
+ * the reference kernels, all FP16) converted once, and stay float inside it.
+ *
+ * Contract: only temporaries change type, and only when every step writing or reading
+ * them accepts float there; the operand descriptions (the model's view) keep FP16. Not
+ * for plans with dynamic shapes, whose checks and shape functions run again at execution
+ * on the declared types. Returns how many temporaries changed: the arena must then be
+ * laid out again (their sizes doubled).
+ */
+#ifndef NND_ENGINE_REWRITES_H
+#define NND_ENGINE_REWRITES_H
 
 #include <stdint.h>
 
 struct eng_prepared;
 uint32_t eng_fold_requantize(struct eng_prepared *p);
+uint32_t eng_plan_fp16_regions(struct eng_prepared *p);
 
 #endif
