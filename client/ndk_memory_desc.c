@@ -117,7 +117,7 @@ static int add_role(ANeuralNetworksMemoryDesc *desc, const ANeuralNetworksCompil
         return ANEURALNETWORKS_OUT_OF_MEMORY;
     }
     desc->roles = roles;
-    roles[desc->n_roles++] = (ndk_role){c, output, index};
+    roles[desc->n_roles++] = (ndk_role){c, output, index, frequency};
     free(desc->dims);
     desc->dims = dims;
     desc->rank = rank;
@@ -187,7 +187,8 @@ static int allocate_buffer(const ANeuralNetworksMemoryDesc *desc, ANeuralNetwork
         while (k < n_models && models[k] != r->compilation->handle)
             k++;
         if (k == n_models) models[n_models++] = r->compilation->handle;
-        nnd_buffer_role b = {.model_index = (uint32_t)k, .io_index = r->index, .probability = 1.f};
+        nnd_buffer_role b = {
+            .model_index = (uint32_t)k, .io_index = r->index, .probability = r->frequency};
         if (r->output)
             out[n_out++] = b;
         else

@@ -143,6 +143,7 @@ typedef struct ndk_role {
     const ANeuralNetworksCompilation *compilation;
     bool output;
     uint32_t index;
+    float frequency; /* (0, 1]: passed on to the driver that owns the buffer */
 } ndk_role;
 
 struct ANeuralNetworksMemory {

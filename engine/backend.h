@@ -28,7 +28,8 @@
  *   claim() and supports() are NULL, run() runs a whole partition from its first step.
  * - Device memory (driver backends whose driver has it, driver.h; NULL otherwise):
  *   mem_alloc() gives a handle (0: none) to zeroed bytes in the device's memory for an
- *   operand of that type and shape (operand may be NULL: bytes only);
+ *   operand of that type and shape (operand may be NULL: bytes only) and the roles its
+ *   partitions will use it in (nnd/driver.h; engine.h eng_buffer_alloc() finds them);
  *   mem_read() and mem_write() copy out of and into it at an offset (NND_OK, or
  *   GENERAL_FAILURE with err); mem_free() gives it back. A model input or output bound to
  *   device memory (eng_io.device) is used there by the steps of that backend (run() finds
@@ -47,6 +48,8 @@
 
 #include "engine/op.h"
 
+struct nnd_driver_buffer_role;
+
 typedef struct eng_backend eng_backend;
 struct eng_backend {
     const char *name;
@@ -58,7 +61,8 @@ struct eng_backend {
     /* Whether claim() could take the step, without preparing it (GetSupportedOperations);
      * c->state is impl. NULL: not asked. */
     bool (*supports)(eng_op_ctx *c);
-    uint64_t (*mem_alloc)(const eng_backend *b, const eng_operand_desc *operand, uint64_t bytes);
+    uint64_t (*mem_alloc)(const eng_backend *b, const eng_operand_desc *operand, uint64_t bytes,
+                          const struct nnd_driver_buffer_role *roles, uint32_t n_roles);
     void (*mem_free)(const eng_backend *b, uint64_t handle);
     schema_status (*mem_read)(const eng_backend *b, uint64_t handle, uint64_t offset, void *dst,
                               size_t bytes, char *err, size_t errlen);

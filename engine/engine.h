@@ -353,6 +353,34 @@ void eng_exec_cancel_device(eng_exec *e);
 void eng_exec_driver_times(const eng_exec *e, uint64_t *on_device_ns, uint64_t *in_driver_ns);
 /* How many driver partitions of p run on backend b. */
 uint32_t eng_prepared_partitions_on(const eng_prepared *p, const struct eng_backend *b);
+/* One driver partition of a prepared model, as status lists it. */
+typedef struct eng_partition_view {
+    const struct eng_backend *backend; /* its device's */
+    uint32_t first_op;                 /* the client's index of its first operation */
+    uint32_t operations;
+    uint64_t held_bytes; /* what its driver said it holds for it */
+} eng_partition_view;
+/* Calls fn for each driver partition of p (main graph), in step order. */
+void eng_prepared_each_partition(const eng_prepared *p,
+                                 void (*fn)(const eng_partition_view *v, void *ctx), void *ctx);
+
+/* Device memory for a client's buffer (memory domains, the HAL's IDevice::allocate): one of
+ * the buffer's roles, as the client's Allocate names it. */
+typedef struct eng_buffer_role {
+    const eng_prepared *p;
+    bool output;     /* an output of p (else an input) */
+    uint32_t io;     /* which of p's inputs (outputs) */
+    float frequency; /* (0, 1]; anything else counts as 1 */
+} eng_buffer_role;
+/* Whether driver backend b (with device memory) can own such a buffer: each role's tensor
+ * is an input or output of at least one of its model's partitions on b. */
+bool eng_buffer_roles_on(const struct eng_backend *b, const eng_buffer_role *roles, size_t n);
+/* The buffer (zeroed) in b's memory: a handle, or 0 when the roles are not all on b or the
+ * driver refused. The driver gets the operand, bytes and the roles as its partitions play
+ * them: for each role, every partition of b that reads the tensor (an input, by its index
+ * among that partition's inputs) or writes it (an output, likewise), with the frequency. */
+uint64_t eng_buffer_alloc(const struct eng_backend *b, const eng_operand_desc *operand,
+                          uint64_t bytes, const eng_buffer_role *roles, size_t n);
 
 /* Number of operation types with at least one kernel. */
 uint32_t eng_supported_operation_count(void);

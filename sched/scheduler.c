@@ -429,7 +429,9 @@ static void device_requeue(qos_sched *s, qos_job *j) {
     }
     unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
     j->device_done = true; /* run_segment() resumes it */
-    s->lanes[to].arrived++;
+    /* It goes back to the lane that started the partition, to finish it there: a resume,
+     * not an execution arriving from another device. */
+    if (to != j->lane) s->lanes[to].arrived++;
     j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
     if (enqueue(s, j, to, true) == 0) return;
     snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* admin.c: the admin commands. See admin.h. */
 #include "daemon/admin/admin.h"
+#include "daemon/admin/partitions.h"
 
 #include "engine/engine.h"
 
@@ -126,6 +127,7 @@ cJSON *srv_admin_handle(void *ctx, const cJSON *req) {
         cJSON *devices = srv_devices_json();
         srv_executions_devices_status(d, devices);
         srv_tally_devices_json(devices);
+        srv_admin_partitions(d, devices);
         cJSON_AddItemToObject(reply, "devices", devices);
         cJSON_AddItemToObject(reply, "drivers_refused", srv_devices_refused_json());
         cJSON_AddItemToObject(reply, "extensions", srv_extensions_json(d));

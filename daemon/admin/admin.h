@@ -2,7 +2,8 @@
 /* admin: answers nndctl's JSON commands arriving on the bus's REP socket.
  * Commands: {"cmd":"status"} (daemon counters, among them "buffers" and "buffer_bytes" for
  * the live driver buffers, the cache's counters under "cache", the clients array, each
- * with its "buffers", "buffer_bytes" and "queued_executions", and "quotas": the limits,
+ * with its "buffers", "buffer_bytes" and "queued_executions", the devices, each with the
+ * driver partitions it holds now ("held_partitions", partitions.h), and "quotas": the limits,
  * each app's usage and refusals, and totals, see quota.h), {"cmd":"clients"},
  * {"cmd":"cache list"} (the content cache's entries) and {"cmd":"cache purge"} (empties
  * the content cache and the token index), and {"cmd":"reload"} (loads the extension

@@ -301,26 +301,46 @@ static bool same_quant(const eng_operand_desc *a, const eng_operand_desc *b) {
     return !x->n_scales || memcmp(x->scales, y->scales, x->n_scales * sizeof *x->scales) == 0;
 }
 
-/* A fixed buffer of `bytes` in the device memory of the driver its models share
- * (srv_device_memory_for()), charged first; NULL when it stays in daemon memory: no such
- * driver, the driver has no room (then daemon memory), or the charge was refused (*st). */
+/* The Allocate's roles as the engine takes them (eng_buffer_role), *n of them, to free();
+ * NULL when out of memory (the buffer then stays in daemon memory). */
+static eng_buffer_role *engine_roles(const Nnd__Allocate *a, const srv_buffer_model *models,
+                                     size_t *n) {
+    size_t n_in = a->n_input_roles;
+    *n = n_in + a->n_output_roles;
+    eng_buffer_role *r = calloc(*n + 1, sizeof *r);
+    for (size_t k = 0; r && k < *n; k++) {
+        bool output = k >= n_in;
+        const Nnd__BufferRole *x = output ? a->output_roles[k - n_in] : a->input_roles[k];
+        r[k] = (eng_buffer_role){.p = models[x->model_index].prepared,
+                                 .output = output,
+                                 .io = x->io_index,
+                                 .frequency = x->probability};
+    }
+    return r;
+}
+
+/* A fixed buffer of `bytes` in the device memory of the driver whose partitions use it in
+ * every role (srv_device_memory_for()), charged first; NULL when it stays in daemon memory:
+ * no such driver (a role's tensor is no input or output of that driver's partitions), the
+ * driver refused or has no room (then daemon memory), or the charge was refused (*st). */
 static const eng_backend *in_device_memory(srv_buffer *b, const Nnd__Allocate *a,
                                            const srv_buffer_model *models,
                                            const eng_operand_desc *operand, size_t bytes,
                                            schema_status *st, char *err, size_t errlen) {
-    const eng_prepared *ps[64];
-    if (a->n_prepared_models > sizeof ps / sizeof ps[0]) return NULL;
-    for (size_t i = 0; i < a->n_prepared_models; i++)
-        ps[i] = models[i].prepared;
-    const eng_backend *dev = srv_device_memory_for(ps, a->n_prepared_models);
-    if (!dev) return NULL;
-    if (b->acct.charge && (*st = b->acct.charge(b->acct.ctx, bytes, err, errlen)) != NND_OK)
+    size_t n = 0;
+    eng_buffer_role *roles = engine_roles(a, models, &n);
+    const eng_backend *dev = roles ? srv_device_memory_for(roles, n) : NULL;
+    if (!dev ||
+        (b->acct.charge && (*st = b->acct.charge(b->acct.ctx, bytes, err, errlen)) != NND_OK)) {
+        free(roles);
         return NULL;
+    }
     /* The driver sees the buffer's operand: its type and its shape as the roles fix it. */
     eng_operand_desc od = *operand;
     od.rank = b->declared.rank;
     memcpy(od.dims, b->declared.dims, sizeof(uint32_t) * od.rank);
-    uint64_t h = dev->mem_alloc(dev, &od, bytes ? bytes : 1);
+    uint64_t h = eng_buffer_alloc(dev, &od, bytes ? bytes : 1, roles, n);
+    free(roles);
     if (!h) {
         if (b->acct.refund) b->acct.refund(b->acct.ctx, bytes);
         return NULL;

@@ -14,9 +14,11 @@
  *   Allocate (zeroed, pages given lazily by the kernel). Otherwise flexible: capacity grows
  *   when a write needs more, and the shape is that of the last write (an output or
  *   BufferCopyTo). At most NND_BUFFER_MAX_BYTES each.
- * - Where: a fixed buffer whose prepared models all run steps on one driver with device
- *   memory (srv_device_memory_for()) lives there, allocated at Allocate (charged first; a
- *   driver out of room leaves it in daemon memory). Executions get its handle (eng_io
+ * - Where: a fixed buffer whose every role is an input or output of a partition of one
+ *   driver with device memory (srv_device_memory_for()) lives there, allocated at Allocate
+ *   with those roles as its partitions play them (eng_buffer_alloc(); charged first; a
+ *   driver that refuses or is out of room leaves it in daemon memory, as does a role that
+ *   only CPU steps or another device touch). Executions get its handle (eng_io
  *   device fields; the engine copies for the steps of other devices), the copies go
  *   through a daemon buffer and the driver's read and write, and the driver frees it with
  *   the last reference. Flexible buffers always live in daemon memory.

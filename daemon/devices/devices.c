@@ -196,13 +196,10 @@ static uint32_t steps_on(const eng_prepared *p, size_t i) {
     return eng_prepared_steps_on(p, NULL);
 }
 
-const struct eng_backend *srv_device_memory_for(const eng_prepared *const *models, size_t n) {
+const struct eng_backend *srv_device_memory_for(const eng_buffer_role *roles, size_t n) {
     for (size_t i = 0; i < n_devices; i++) {
         const eng_backend *b = g_devices[i].backend;
-        bool all = b && b->mem_alloc && n;
-        for (size_t k = 0; all && k < n; k++)
-            all = eng_prepared_steps_on(models[k], b) > 0;
-        if (all) return b;
+        if (b && eng_buffer_roles_on(b, roles, n)) return b;
     }
     return NULL;
 }

@@ -99,9 +99,10 @@ void srv_device_step_lanes(const eng_prepared *p, uint8_t *lanes);
 void srv_device_steps_text(const eng_prepared *p, char *buf, size_t len);
 
 /* Device memory (nnd/driver.h): the first device, in table order, whose driver has device
- * memory and on which each of the n prepared models runs at least one step; NULL when
- * none (the buffer then lives in daemon memory). */
-const struct eng_backend *srv_device_memory_for(const eng_prepared *const *models, size_t n);
+ * memory and whose partitions use a client buffer in each of its n roles (each role's
+ * tensor an input or output of one of them, eng_buffer_roles_on()); NULL when none (the
+ * buffer then lives in daemon memory). */
+const struct eng_backend *srv_device_memory_for(const eng_buffer_role *roles, size_t n);
 
 void srv_device_count_prepare(const eng_prepared *p);
 void srv_device_count_execution(const eng_prepared *p);

@@ -12,7 +12,8 @@
  *   are used in place: the daemon keeps them valid while the partition lives.
  * - execute() runs the nodes in order, temporaries in memory of its own.
  * - Both optional parts of the ABI are here too: device memory (memory.c; execute() finds
- *   inputs and outputs there by handle) and cache blobs (cache_save() writes the nodes'
+ *   inputs and outputs there by handle; allocate() checks each role against the live
+ *   partitions, partitions.c) and cache blobs (cache_save() writes the nodes'
  *   parameters, cache_load() reads them back instead of preparing). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "kernels.h"
 #include "memory.h"
+#include "partitions.h"
 #include "nnd/driver.h"
 
 /* NNAPI OperationCode values of the operations this driver runs. */
@@ -241,6 +243,7 @@ typedef struct ex_prepared {
 static void ex_release(void *prepared) {
     ex_prepared *p = prepared;
     if (!p) return;
+    ex_partitions_drop(p);
     free(p->nodes);
     free(p->places);
     free(p);
@@ -297,6 +300,12 @@ static int build(const nnd_driver_model *m, const ex_state *from_blob,
         n->n_inputs = s.n_inputs;
         memcpy(n->in, m->operations[i].inputs, sizeof(uint32_t) * s.n_inputs);
         n->out = m->operations[i].outputs[0];
+    }
+    /* Known by allocate(), which checks the roles it gets against it (partitions.h). */
+    if (!ex_partitions_add(p, m->n_inputs, m->n_outputs)) {
+        ex_release(p);
+        snprintf(err, errlen, "out of memory");
+        return NND_DRIVER_RESOURCE_EXHAUSTED_TRANSIENT;
     }
     out->prepared = p;
     out->held_bytes = sizeof *p + sizeof(ex_node) * p->n_nodes + sizeof(ex_place) * p->n_operands;
@@ -475,7 +484,9 @@ static int ex_open(nnd_driver_device_info *devices, uint32_t max, char *err, siz
     return 1;
 }
 
-static void ex_close(void) {}
+static void ex_close(void) {
+    ex_partitions_clear();
+}
 
 NND_DRIVER_EXPORT = {
     .abi_version = NND_DRIVER_ABI_VERSION,

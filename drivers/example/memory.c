@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* memory.c: the example driver's device memory. See memory.h. */
 #include "memory.h"
+#include "partitions.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +18,18 @@ static struct {
 
 int ex_memory_allocate(void *device, const nnd_driver_buffer_desc *desc, uint64_t *out, char *err,
                        size_t errlen) {
-    (void)device, (void)err, (void)errlen; /* the type, shape and roles do not matter here */
+    (void)device; /* the type and shape do not matter here; the roles are checked */
+    /* Each role names a partition of ours: a real driver would place the buffer where those
+     * partitions read or write it (and might lay it out as they want it). */
+    for (uint32_t i = 0; i < desc->n_roles; i++) {
+        const nnd_driver_buffer_role *r = &desc->roles[i];
+        if (!ex_partitions_has_io(r->prepared, r->is_output, r->index) ||
+            !(r->frequency > 0.0f && r->frequency <= 1.0f)) {
+            snprintf(err, errlen, "role %u is no %s %u of a partition of this driver", i,
+                     r->is_output ? "output" : "input", r->index);
+            return NND_DRIVER_INVALID_ARGUMENT;
+        }
+    }
     uint64_t bytes = desc->bytes;
     unsigned char *p = calloc(1, bytes ? bytes : 1); /* zeroed, as the ABI asks */
     uint64_t handle = 0;

@@ -65,8 +65,12 @@
  * one prepared partition too.
  * - Device memory (optional, all four or none; the HAL's IDevice::allocate and IBuffer):
  *   allocate() makes a buffer for the descriptor's operand (type, shape, bytes) and the
- *   roles it will play (which prepared partitions' inputs and outputs; n_roles 0 when the
- *   daemon does not tell them), zeroed, and gives a handle other than 0. memory_read() and
+ *   roles it will play (the HAL's BufferRole, at least one): each a prepared partition of
+ *   this device that reads it (an input, by its index among that partition's inputs) or
+ *   writes it (an output, likewise), and how often (0 < frequency <= 1). A client's
+ *   buffer whose every role touches a partition of the device comes here; one partition
+ *   may appear in several roles. Zeroed, with a handle other than 0; any other status
+ *   (with err) leaves the buffer in the daemon's memory. memory_read() and
  * memory_write() copy [offset, offset + bytes) of it (always in range) out and in; memory_free()
  * frees it once no execution uses it.
  * - Cache (optional, both or none, with caps.cache_blobs > 0): cache_save() writes blob i
@@ -258,11 +262,11 @@ struct nnd_driver_execution {
     void *driver_data; /* the driver's own (e.g. for cancel()) */
 };
 
-/* A driver-managed buffer's descriptor (ANeuralNetworksMemoryDesc). */
+/* A driver-managed buffer's descriptor (ANeuralNetworksMemoryDesc) and its roles. */
 typedef struct nnd_driver_buffer_role {
-    void *prepared;  /* a prepared partition of this device */
+    void *prepared;  /* a prepared partition of this device (its prepare()'s out->prepared) */
     bool is_output;  /* the role is an output (else an input) */
-    uint32_t index;  /* which of its inputs (outputs) */
+    uint32_t index;  /* which of the partition's inputs (outputs): not the client model's */
     float frequency; /* 0 < frequency <= 1 */
 } nnd_driver_buffer_role;
 

@@ -5,8 +5,11 @@
  * per partition). Every call the test counts appends one line to the file named by
  * NND_TEST_DRV_LOG: "prepare", "serialize" (cache_save writing), "deserialize"
  * (cache_load), "allocate", "free", "read", "write", "execute", "in-handle" and
- * "out-handle" (an argument execute() got in device memory). cache_load() faults (SIGSEGV)
- * while the file NND_TEST_DRV_LOG.fault exists. */
+ * "out-handle" (an argument execute() got in device memory), and per role allocate() gets
+ * "role first=<f> ops=<n> <in|out> <index> <frequency>" (the role's prepared partition by
+ * its first operation's index in the client's model and its operation count; first=-1:
+ * not a live partition of this driver). cache_load() faults (SIGSEGV) while the file
+ * NND_TEST_DRV_LOG.fault exists. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +44,44 @@ static unsigned char *block(uint64_t h, uint64_t off, size_t n) {
     return p;
 }
 
+/* The live prepared partitions: which client operation each starts at, how many it has. */
+#define MAX_PARTS 64
+static struct {
+    const void *prepared;
+    uint32_t first, ops;
+} g_parts[MAX_PARTS];
+
+static void part_add(const void *prepared, const nnd_driver_model *m) {
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_PARTS; i++)
+        if (!g_parts[i].prepared) {
+            g_parts[i].prepared = prepared;
+            g_parts[i].first = m->operations[0].index;
+            g_parts[i].ops = m->n_operations;
+            break;
+        }
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void part_drop(const void *prepared) {
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_PARTS; i++)
+        if (g_parts[i].prepared == prepared) g_parts[i].prepared = NULL;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void note_role(const nnd_driver_buffer_role *r) {
+    int first = -1;
+    uint32_t ops = 0;
+    pthread_mutex_lock(&g_lock);
+    for (int i = 0; i < MAX_PARTS; i++)
+        if (r->prepared && g_parts[i].prepared == r->prepared)
+            first = (int)g_parts[i].first, ops = g_parts[i].ops;
+    pthread_mutex_unlock(&g_lock);
+    drv_note("role first=%d ops=%u %s %u %g", first, ops, r->is_output ? "out" : "in", r->index,
+             (double)r->frequency);
+}
+
 /* execute(): an argument in device memory, noted. */
 static void *mem_at(uint64_t h, size_t n) {
     return block(h, 0, n);
@@ -50,6 +91,8 @@ static int m_allocate(void *device, const nnd_driver_buffer_desc *desc, uint64_t
                       size_t errlen) {
     (void)device, (void)err, (void)errlen;
     note("allocate");
+    for (uint32_t i = 0; i < desc->n_roles; i++)
+        note_role(&desc->roles[i]);
     uint64_t bytes = desc->bytes;
     unsigned char *p = calloc(1, bytes);
     uint64_t h = 0;
@@ -115,10 +158,12 @@ static int t_prepare(void *device, const nnd_driver_model *m, const nnd_driver_p
     drv_relu *p;
     int rc = drv_relu_prepare(m, &p, err, errlen);
     out->prepared = p;
+    if (rc == NND_DRIVER_OK) part_add(p, m);
     return rc;
 }
 
 static void t_release(void *prepared) {
+    part_drop(prepared);
     drv_relu_free(prepared);
 }
 
@@ -156,6 +201,7 @@ static int t_cache_load(void *device, const nnd_driver_model *m, const nnd_drive
     drv_relu *p;
     int rc = drv_relu_prepare(m, &p, err, errlen);
     out->prepared = p;
+    if (rc == NND_DRIVER_OK) part_add(p, m);
     return rc;
 }
 

@@ -2,12 +2,15 @@
 /* test_driver_memory (integration): the optional parts of the driver ABI through a real
  * daemon that loads drv_mem_driver.c ("nnd-memtest": RELU, device memory, cache blobs),
  * which logs every call into it to a file the test counts.
- * Device memory: a driver-managed buffer allocated for compilations that run steps on
- * nnd-memtest lives in its memory (one allocate, no daemon bytes' worth of copies): the
- * client's copies go through the driver's read and write; a RELU step gets the buffer's
- * handle (no copy) and a CPU step (SUB) in the same execution reads it through one read;
- * a CPU step's output buffer is written back once; results are right. A buffer for a
- * CPU-only compilation stays in daemon memory.
+ * Device memory: a driver-managed buffer whose every role is an input or output of an
+ * nnd-memtest partition lives in its memory (one allocate, no daemon bytes' worth of
+ * copies): the client's copies go through the driver's read and write; a RELU partition
+ * gets the buffer's handle (no copy) and a CPU step (SUB) reading the same input in the
+ * same execution reads it through one read; results are right. A buffer with a role only
+ * a CPU step plays, or for a CPU-only compilation, stays in daemon memory.
+ * Roles: allocate() gets each role as the partition plays it (which partition, input or
+ * output, the index among the partition's inputs or outputs, not the model's, and the
+ * frequency), in the daemon and through a driver host (a second daemon).
  * Cache blobs: a compilation with an nnd-memtest step is saved to client cache files and
  * loaded (content cache off) without prepare() on the driver (cache_load() instead), and
  * runs right; a flipped byte in the driver's blob is refused as a hash mismatch before the
@@ -36,6 +39,7 @@
 
 static tst_daemon g_d;
 static char g_dir[300], g_log[300], g_calls[300], g_cache_dir[300];
+static const char *g_calls_path = g_calls; /* the call log calls() counts */
 
 static nnd_client *connect_to(void) {
     char err[256];
@@ -47,7 +51,7 @@ static nnd_client *connect_to(void) {
 /* How many lines of the driver's call log are `what`. */
 static int calls(const char *what) {
     size_t len = 0;
-    uint8_t *text = tst_read_file(g_calls, &len);
+    uint8_t *text = tst_read_file(g_calls_path, &len);
     if (!text) return 0;
     int n = 0;
     size_t w = strlen(what);
@@ -60,19 +64,28 @@ static int calls(const char *what) {
     return n;
 }
 
-/* sub_first: y = RELU(a - b) (SUB on the CPU, then RELU on nnd-memtest); else
- * y = RELU(a) - b. Inputs a, b; output y; all [LEN]. */
-static void model(mb *m, bool sub_first) {
+/* The models, all over [LEN], inputs a and b, output y:
+ * M_SUB_RELU: y = RELU(a - b) (SUB on the CPU, then RELU on nnd-memtest);
+ * M_RELU_SUB: y = RELU(a) - b (RELU, then SUB);
+ * M_BOTH: y = RELU(a) - (a - b) (a read by the RELU and by a CPU step). */
+enum { M_SUB_RELU, M_RELU_SUB, M_BOTH };
+
+static void model(mb *m, int which) {
     mb_init(m);
     uint32_t len = LEN;
     uint32_t a = mb_temp(m, 1, &len), b = mb_temp(m, 1, &len), t = mb_temp(m, 1, &len);
     uint32_t y = mb_temp(m, 1, &len), act = mb_i32(m, 0);
-    if (sub_first) {
+    if (which == M_SUB_RELU) {
         mb_op(m, OP_SUB, 3, (const uint32_t[]){a, b, act}, t);
         mb_op(m, OP_RELU, 1, &t, y);
-    } else {
+    } else if (which == M_RELU_SUB) {
         mb_op(m, OP_RELU, 1, &a, t);
         mb_op(m, OP_SUB, 3, (const uint32_t[]){t, b, act}, y);
+    } else {
+        uint32_t u = mb_temp(m, 1, &len);
+        mb_op(m, OP_RELU, 1, &a, t);
+        mb_op(m, OP_SUB, 3, (const uint32_t[]){a, b, act}, u);
+        mb_op(m, OP_SUB, 3, (const uint32_t[]){t, u, act}, y);
     }
     mb_finish(m, 2, (const uint32_t[]){a, b}, y);
 }
@@ -175,19 +188,22 @@ static float relu(float x) {
 
 static void test_buffers_in_driver_memory(void **state) {
     (void)state;
-    static mb m1, m2; /* too large for the stack */
-    model(&m1, true);
-    model(&m2, false);
+    static mb m1, m2, m3; /* too large for the stack */
+    model(&m1, M_SUB_RELU);
+    model(&m2, M_RELU_SUB);
+    model(&m3, M_BOTH);
     nnd_client *c = connect_to();
-    uint64_t h[2] = {prepare_on(c, NULL, &m1), prepare_on(c, NULL, &m2)};
-    /* x: input a of both models and the output of m1; z: the output of m2. */
+    uint64_t h[3] = {prepare_on(c, NULL, &m1), prepare_on(c, NULL, &m2), prepare_on(c, NULL, &m3)};
+    /* x: input a of m2 and m3 (their RELUs read it) and the output of m1 (its RELU writes
+     * it): in nnd-memtest's memory. z: the output of m2, which a CPU step writes: in daemon
+     * memory, whatever else the model runs on the driver. */
     int allocated = calls("allocate");
     uint64_t tx, tz;
-    const nnd_buffer_role a_of_both[2] = {{0, 0, 1.0f}, {1, 0, 1.0f}};
+    const nnd_buffer_role a_of_2_3[2] = {{1, 0, 1.0f}, {2, 0, 1.0f}};
     nnd_buffer_role y_of_1 = {0, 0, 1.0f}, y_of_2 = {1, 0, 1.0f};
-    uint64_t x = allocate(c, h, 2, a_of_both, 2, y_of_1, &tx);
-    uint64_t z = allocate(c, h, 2, NULL, 0, y_of_2, &tz);
-    assert_int_equal(calls("allocate"), allocated + 2);
+    uint64_t x = allocate(c, h, 3, a_of_2_3, 2, y_of_1, &tx);
+    uint64_t z = allocate(c, h, 3, NULL, 0, y_of_2, &tz);
+    assert_int_equal(calls("allocate"), allocated + 1);
 
     float a[LEN], b[LEN], got[LEN];
     for (int i = 0; i < LEN; i++)
@@ -199,44 +215,40 @@ static void test_buffers_in_driver_memory(void **state) {
     void *map;
     int fd = nnd_memfd_create("args", 3 * LEN * 4, &map);
     memcpy((float *)map + LEN, b, sizeof b);
-    /* m2: RELU (nnd-memtest) reads x by its handle; SUB (CPU) writes z, written back once. */
+    /* m2: RELU (nnd-memtest) reads x by its handle; SUB (CPU) writes z in daemon memory. */
     req q;
     req_make(&q, (const uint64_t[]){tx, 0, tz});
     int in_handles = calls("in-handle");
     execute_ok(c, h[1], &q, fd);
     assert_int_equal(calls("in-handle"), in_handles + 1);
-    assert_int_equal(calls("read"), reads);
-    assert_int_equal(calls("write"), writes + 2);
     copy_from(c, z, got);
-    assert_int_equal(calls("read"), reads + 1);
+    assert_int_equal(calls("read") + calls("write"), reads + writes + 1);
     for (int i = 0; i < LEN; i++)
         if (got[i] != relu(a[i]) - b[i])
             fail_msg("z[%d] = %g, want %g", i, (double)got[i], (double)(relu(a[i]) - b[i]));
 
-    /* m1 with x as its input a and its output: SUB (CPU) reads x through one read; RELU
-     * (nnd-memtest) computes apart (its output shares x's memory) and x is written back. */
-    req_make(&q, (const uint64_t[]){tx, 0, tx});
+    /* m3 with x as its input a: RELU reads it by its handle, a SUB (CPU) through one read. */
+    req_make(&q, (const uint64_t[]){tx, 0, 0});
+    in_handles = calls("in-handle");
     reads = calls("read");
     writes = calls("write");
-    execute_ok(c, h[0], &q, fd);
+    execute_ok(c, h[2], &q, fd);
+    assert_int_equal(calls("in-handle"), in_handles + 1);
     assert_int_equal(calls("read"), reads + 1);
-    assert_int_equal(calls("write"), writes + 1);
-    copy_from(c, x, got);
+    assert_int_equal(calls("write"), writes);
     for (int i = 0; i < LEN; i++)
-        assert_true(got[i] == relu(a[i] - b[i]));
+        assert_true(((float *)map)[2 * LEN + i] == relu(a[i]) - (a[i] - b[i]));
 
-    /* m1 from the pool into z: RELU writes z by its handle, no copy. */
+    /* m1 from the pool into x: RELU writes x by its handle, no copy. */
     memcpy(map, a, sizeof a);
     int out_handles = calls("out-handle");
     reads = calls("read");
     writes = calls("write");
-    uint64_t tw;
-    uint64_t w = allocate(c, h, 1, NULL, 0, y_of_1, &tw);
-    req_make(&q, (const uint64_t[]){0, 0, tw});
+    req_make(&q, (const uint64_t[]){0, 0, tx});
     execute_ok(c, h[0], &q, fd);
     assert_int_equal(calls("out-handle"), out_handles + 1);
     assert_int_equal(calls("read") + calls("write"), reads + writes);
-    copy_from(c, w, got);
+    copy_from(c, x, got);
     for (int i = 0; i < LEN; i++)
         assert_true(got[i] == relu(a[i] - b[i]));
 
@@ -252,15 +264,96 @@ static void test_buffers_in_driver_memory(void **state) {
     uint32_t nm, nd;
     assert_int_equal(nnd_client_release(c, x), 0);
     assert_int_equal(nnd_client_release(c, z), 0);
-    assert_int_equal(nnd_client_release(c, w), 0);
     /* A round trip on the same connection: the releases before it are done. */
     assert_int_equal(nnd_client_cache_files_needed(c, &nm, &nd, err, sizeof err), 0);
-    assert_int_equal(calls("free"), freed + 3);
+    assert_int_equal(calls("free"), freed + 1);
     munmap(map, 3 * LEN * 4);
     close(fd);
     nnd_client_close(c);
     mb_free(&m1);
     mb_free(&m2);
+    mb_free(&m3);
+}
+
+/* ---- roles -------------------------------------------------------------------------------- */
+
+/* Lines of the call log at path that are `what`. */
+static int calls_in(const char *path, const char *what) {
+    const char *keep = g_calls_path;
+    g_calls_path = path;
+    int n = calls(what);
+    g_calls_path = keep;
+    return n;
+}
+
+/* Inputs (b, a), outputs (y, z): t = RELU(a), y = RELU(t) (one nnd-memtest partition:
+ * input a, outputs t and y, in that order), z = t - b (the CPU). */
+static void roles_model(mb *m) {
+    mb_init(m);
+    uint32_t len = LEN;
+    uint32_t b = mb_temp(m, 1, &len), a = mb_temp(m, 1, &len), t = mb_temp(m, 1, &len);
+    uint32_t y = mb_temp(m, 1, &len), z = mb_temp(m, 1, &len), act = mb_i32(m, 0);
+    mb_op(m, OP_RELU, 1, &a, t);
+    mb_op(m, OP_RELU, 1, &t, y);
+    mb_op(m, OP_SUB, 3, (const uint32_t[]){t, b, act}, z);
+    mb_finish(m, 2, (const uint32_t[]){b, a}, y);
+    m->outs[1] = z;
+    m->ops[z].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
+    m->main.n_output_indexes = 2;
+}
+
+/* The driver at socket gets each role as its partition plays it: the model's input 1 (a)
+ * is the partition's input 0, the model's output 0 (y) its output 1; each with the
+ * client's frequency. A buffer for output 1 (z, a CPU step's) never reaches it. */
+static void roles_seen(const char *socket, const char *log) {
+    static mb m;
+    roles_model(&m);
+    char err[512];
+    nnd_client *c = nnd_client_connect(socket, "test-driver-roles", err, sizeof err);
+    if (!c) fail_msg("connect: %s", err);
+    uint64_t h = prepare_on(c, NULL, &m), b1, t1, b2, t2;
+    int allocated = calls_in(log, "allocate");
+    int in_role = calls_in(log, "role first=0 ops=2 in 0 0.25");
+    int out_role = calls_in(log, "role first=0 ops=2 out 1 0.75");
+    nnd_buffer_role a_role = {0, 1, 0.25f}, y_role = {0, 0, 0.75f}, z_role = {0, 1, 0.5f};
+    uint32_t dims[1] = {LEN};
+    int st =
+        nnd_client_allocate(c, dims, 1, &h, 1, &a_role, 1, &y_role, 1, &b1, &t1, err, sizeof err);
+    if (st) fail_msg("allocate: %d %s", st, err);
+    assert_int_equal(calls_in(log, "allocate"), allocated + 1);
+    assert_int_equal(calls_in(log, "role first=0 ops=2 in 0 0.25"), in_role + 1);
+    assert_int_equal(calls_in(log, "role first=0 ops=2 out 1 0.75"), out_role + 1);
+    st = nnd_client_allocate(c, dims, 1, &h, 1, NULL, 0, &z_role, 1, &b2, &t2, err, sizeof err);
+    if (st) fail_msg("allocate: %d %s", st, err);
+    assert_int_equal(calls_in(log, "allocate"), allocated + 1); /* z: daemon memory */
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+static void test_roles_reach_driver(void **state) {
+    (void)state;
+    roles_seen(g_d.socket_path, g_calls); /* the driver in the daemon */
+    /* The same through a driver host: a daemon of its own, the driver in its host. */
+    char dir[300], log[300], calls_path[300], so[600];
+    int pid = (int)getpid();
+    snprintf(dir, sizeof dir, "/tmp/test-drvmem-host-%d", pid);
+    snprintf(log, sizeof log, "/tmp/test-drvmem-host-%d.log", pid);
+    snprintf(calls_path, sizeof calls_path, "/tmp/test-drvmem-host-%d.calls", pid);
+    snprintf(so, sizeof so, "%s/memtest.so", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(tst_copy_file(MEM_DRIVER_SO, so), 0);
+    setenv("NND_TEST_DRV_LOG", calls_path, 1); /* that daemon and its host inherit it */
+    const char *args[] = {"--drivers-dir", dir, NULL};
+    tst_daemon_opts o = {.extra_args = args, .log_path = log};
+    tst_daemon host;
+    assert_int_equal(tst_daemon_start_opts(&host, &o), 0);
+    setenv("NND_TEST_DRV_LOG", g_calls, 1);
+    roles_seen(host.socket_path, calls_path);
+    assert_int_equal(tst_daemon_stop(&host), 0);
+    unlink(so);
+    rmdir(dir);
+    unlink(calls_path);
+    unlink(log);
 }
 
 /* ---- cache blobs ----------------------------------------------------------------------- */
@@ -304,7 +397,7 @@ static double cache_count(const char *field) {
 static void test_driver_compilation_cached(void **state) {
     (void)state;
     static mb m;
-    model(&m, true);
+    model(&m, M_SUB_RELU);
     nnd_client *c = connect_to();
     int prepares = calls("prepare"), serialized = calls("serialize");
     bool from_cache = true;
@@ -340,7 +433,7 @@ static void open_cache_files(int *model_fd, int *data_fd, size_t *model_len) {
 static void test_tampered_blob_refused(void **state) {
     (void)state;
     static mb m;
-    model(&m, true);
+    model(&m, M_SUB_RELU);
     nnd_client *c = connect_to();
     bool from_cache;
     prepare_cached(c, &m, &from_cache); /* the files are there and right */
@@ -378,7 +471,7 @@ static void test_tampered_blob_refused(void **state) {
 static void test_fault_in_deserialize(void **state) {
     (void)state;
     static mb m;
-    model(&m, true);
+    model(&m, M_SUB_RELU);
     nnd_client *c = connect_to();
     int model_fd, data_fd;
     size_t len;
@@ -454,6 +547,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buffers_in_driver_memory),
+        cmocka_unit_test(test_roles_reach_driver),
         cmocka_unit_test(test_driver_compilation_cached),
         cmocka_unit_test(test_tampered_blob_refused),
         cmocka_unit_test(test_fault_in_deserialize),

@@ -4,6 +4,8 @@
  * - A ten-RELU chain on "rec" is one partition: one prepare, one execute per execution
  *   with the chain's one input and one output (nothing between its operations leaves the
  *   driver); RELU, SUB (nnd-cpu), RELU gives three partitions, two on the driver, right.
+ * - Status lists the partitions rec holds (client, compilation, operations, held bytes)
+ *   after a compile, and none once the compilation is released.
  * - The driver sees the compilation's priority and each execution's deadline.
  * - A cached compilation with a driver partition loads from its blobs: cache_load(), no
  *   prepare(), right results; with a byte of its blob changed in the cache file, the
@@ -14,7 +16,8 @@
  *   the device, four executions are all started before the first completes and (on a
  *   quiet machine) finish in about 100 ms, not 400; nnd-cpu answers another client
  *   meanwhile; a deadline that passes on the device ends the execution with
- *   MISSED_DEADLINE_TRANSIENT; a connection closed with work on the device cancels it. */
+ *   MISSED_DEADLINE_TRANSIENT; a connection closed with work on the device cancels it; an
+ *   execution going on at rec-async after complete() is no new arrival there (`arrived`). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +33,7 @@
 
 #include "tests/daemon/drv_models.h"
 #include "tests/support/harness.h"
+#include "tests/support/subprocess.h"
 #include "nnd/nnd_wire.h"
 
 #define MS      1000000ull
@@ -106,6 +110,21 @@ static double host_figure(const daemon_env *e, const char *field) {
         const cJSON *f =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "host"), field);
         if (cJSON_IsString(name) && !strcmp(name->valuestring, "rec") && cJSON_IsNumber(f))
+            v = f->valuedouble;
+    }
+    cJSON_Delete(status);
+    return v;
+}
+
+/* A figure of device `name` (admin status, devices[]); -1 when the status has none. */
+static double device_figure(const daemon_env *e, const char *name, const char *field) {
+    cJSON *status = tst_admin_status(&e->d);
+    double v = -1;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(d, field);
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name) && cJSON_IsNumber(f))
             v = f->valuedouble;
     }
     cJSON_Delete(status);
@@ -232,6 +251,84 @@ static void test_alternating_three_partitions(void **state) {
     assert_true(host_figure(&g_rec, "calls") >= sent + 2);
     assert_true(staged >= 0);
     assert_true(host_figure(&g_rec, "staged_calls") == staged);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
+/* The entries of device rec's held_partitions in the admin status that name compilation
+ * `handle` (an array: cJSON_Delete() it); NULL when the status has no such list. */
+static cJSON *held_partitions(const char *handle) {
+    cJSON *status = tst_admin_status(&g_rec.d), *list = NULL;
+    const cJSON *d, *e;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *held = cJSON_GetObjectItemCaseSensitive(d, "held_partitions");
+        if (!cJSON_IsString(n) || strcmp(n->valuestring, "rec") || !cJSON_IsArray(held)) continue;
+        list = cJSON_CreateArray();
+        cJSON_ArrayForEach(e, held) {
+            const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e, "compilation");
+            if (cJSON_IsString(comp) && !strcmp(comp->valuestring, handle))
+                cJSON_AddItemToArray(list, cJSON_Duplicate(e, true));
+        }
+    }
+    cJSON_Delete(status);
+    return list;
+}
+
+static double field(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* Status lists the partitions rec holds: RELU, SUB, RELU, RELU gives two (operations #0,
+ * and #2..#3) of that compilation and client, 4096 bytes each as the driver said; gone once
+ * the compilation is released. */
+static void test_status_lists_partitions(void **state) {
+    (void)state;
+    static mb m;
+    const int32_t ops[4] = {OP_RELU, OP_SUB, OP_RELU, OP_RELU};
+    chain(&m, 4, ops);
+    nnd_client *c = connect_to(&g_rec);
+    uint64_t h = prepare(c, &m, 0, 0);
+    char handle[24];
+    snprintf(handle, sizeof handle, "0x%016llx", (unsigned long long)h);
+    cJSON *list = held_partitions(handle);
+    assert_non_null(list);
+    assert_int_equal(cJSON_GetArraySize(list), 2);
+    const cJSON *e;
+    int k = 0;
+    cJSON_ArrayForEach(e, list) {
+        const cJSON *comp = cJSON_GetObjectItemCaseSensitive(e, "compilation");
+        const cJSON *app = cJSON_GetObjectItemCaseSensitive(e, "app");
+        assert_true(cJSON_IsString(comp) && !strcmp(comp->valuestring, handle));
+        assert_true(cJSON_IsString(app) && !strcmp(app->valuestring, "test-partitions"));
+        assert_true(field(e, "pid") == (double)getpid());
+        assert_true(field(e, "first_operation") == (k ? 2 : 0));
+        assert_true(field(e, "operations") == (k ? 2 : 1));
+        assert_true(field(e, "held_bytes") == 4096);
+        k++;
+    }
+    cJSON_Delete(list);
+    /* nndctl info and status print them under the device. */
+    char want[160];
+    snprintf(want, sizeof want, "partition: operations #2..#3 (2) of compilation %s, ", handle);
+    for (int i = 0; i < 2; i++) {
+        static char out[1 << 16];
+        const char *args[] = {"--socket",        g_rec.d.socket_path,   "--state-dir",
+                              g_rec.d.state_dir, i ? "status" : "info", NULL};
+        assert_int_equal(tst_run(NNDCTL_PATH, args, 0, false, out, sizeof out, 30000), 0);
+        char *line = strstr(out, want);
+        if (!line) fail_msg("nndctl %s says:\n%s", args[4], out);
+        print_message("# nndctl %s: %.*s\n", args[4], (int)strcspn(line, "\n"), line);
+    }
+    assert_int_equal(nnd_client_release(c, h), 0);
+    char err[256];
+    uint32_t nm, nd; /* a round trip: the release before it is done */
+    assert_int_equal(nnd_client_cache_files_needed(c, &nm, &nd, err, sizeof err), 0);
+    list = held_partitions(handle);
+    assert_non_null(list);
+    assert_int_equal(cJSON_GetArraySize(list), 0);
+    cJSON_Delete(list);
     nnd_client_close(c);
     mb_free(&m);
 }
@@ -431,6 +528,28 @@ static void test_async_four_at_once(void **state) {
     mb_free(&cpu);
 }
 
+/* SUB, RELU (rec-async), SUB: the execution arrives at rec-async once (from nnd-cpu) and
+ * at nnd-cpu once (back from rec-async); going on at rec-async after complete() is no
+ * arrival. */
+static void test_async_resume_not_arrival(void **state) {
+    (void)state;
+    static mb m;
+    const int32_t ops[3] = {OP_SUB, OP_RELU, OP_SUB};
+    chain(&m, 3, ops);
+    nnd_client *c = connect_to(&g_async);
+    uint64_t h = prepare(c, &m, 0, 0);
+    double dev = device_figure(&g_async, "rec-async", "arrived");
+    double cpu = device_figure(&g_async, "nnd-cpu", "arrived");
+    int completes = calls(&g_async, "complete 0");
+    assert_true(dev >= 0 && cpu >= 0);
+    run_chain_right(c, h, 3, ops);
+    assert_int_equal(calls(&g_async, "complete 0"), completes + 1); /* it went to the device */
+    assert_true(device_figure(&g_async, "rec-async", "arrived") == dev + 1);
+    assert_true(device_figure(&g_async, "nnd-cpu", "arrived") == cpu + 1);
+    nnd_client_close(c);
+    mb_free(&m);
+}
+
 static void test_async_deadline_on_device(void **state) {
     (void)state;
     static mb m;
@@ -531,10 +650,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_one_partition),
         cmocka_unit_test(test_alternating_three_partitions),
+        cmocka_unit_test(test_status_lists_partitions),
         cmocka_unit_test(test_priority_and_deadline_seen),
         cmocka_unit_test(test_cached_partitions),
         cmocka_unit_test(test_types_and_preference),
         cmocka_unit_test(test_async_four_at_once),
+        cmocka_unit_test(test_async_resume_not_arrival),
         cmocka_unit_test(test_async_deadline_on_device),
         cmocka_unit_test(test_async_cancel_on_close),
     };

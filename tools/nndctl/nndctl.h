@@ -24,6 +24,10 @@ int nndctl_conformance(const nndctl_opts *o, int argc, char **argv);
  * ..., "relaxed_scalar", "relaxed_tensor", "if", "while"}): one line when every figure is
  * the same, else one line per entry, each after `indent` spaces. Nothing for NULL. */
 void nndctl_print_caps(const cJSON *caps, int indent);
+/* A device's held_partitions as status gives them: one line each ("partition: operations
+ * #F..#L (N) of compilation H, B held, for APP (client C, pid P, uid U)"), after `indent`
+ * spaces. Nothing for NULL or an empty list. */
+void nndctl_print_held_partitions(const cJSON *list, int indent);
 
 /* nndctl_admin.c: the bus's state directory: --state-dir, else the one the daemon names in
  * its Hello (*from_daemon set), else the default; whether the bus socket at an ipc:// url

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* nndctl_info.c: `nndctl info [--json]`, what the daemon at the socket offers: its version,
- * one line per device with that device's own type, feature level and speed, and the
- * capabilities it reports. The JSON form holds the same data for scripts. */
+ * one line per device with that device's own type, feature level and speed, its
+ * capabilities per operand type and the driver partitions it holds now (from the admin
+ * status), and the capabilities the daemon reports. The JSON form holds the same data for scripts.
+ */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -80,6 +82,8 @@ static void add_device_capabilities(const nndctl_opts *o, cJSON *devices) {
             if (c) cJSON_AddItemToObject(d, "capabilities", cJSON_Duplicate(c, true));
             const cJSON *p = cJSON_GetObjectItemCaseSensitive(s, "partitions");
             if (cJSON_IsNumber(p)) cJSON_AddNumberToObject(d, "partitions", p->valuedouble);
+            const cJSON *held = cJSON_GetObjectItemCaseSensitive(s, "held_partitions");
+            if (held) cJSON_AddItemToObject(d, "held_partitions", cJSON_Duplicate(held, true));
         }
     }
     cJSON_Delete(status);
@@ -143,6 +147,7 @@ static void print_devices(const cJSON *devices) {
                    ? ", reference kernels only"
                    : "");
         nndctl_print_caps(cJSON_GetObjectItemCaseSensitive(d, "capabilities"), 4);
+        nndctl_print_held_partitions(cJSON_GetObjectItemCaseSensitive(d, "held_partitions"), 4);
     }
 }
 

@@ -129,6 +129,19 @@ void nndctl_print_caps(const cJSON *caps, int indent) {
                                        num(e, "exec_time"), num(e, "power_usage"));
 }
 
+void nndctl_print_held_partitions(const cJSON *list, int indent) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, list) {
+        char held[32];
+        unsigned long long first = u64(e, "first_operation"), n = u64(e, "operations");
+        printf("%*spartition: operations #%llu..#%llu (%llu) of compilation %s, %s held, for %s "
+               "(client %llu, pid %llu, uid %llu)\n",
+               indent, "", first, first + (n ? n - 1 : 0), n, str(e, "compilation"),
+               bytes(held, sizeof held, e, "held_bytes"), str(e, "app"), u64(e, "client"),
+               u64(e, "pid"), u64(e, "uid"));
+    }
+}
+
 static void print_devices(const cJSON *j) {
     const cJSON *devices = get(j, "devices"), *d;
     int width = 0;
@@ -148,6 +161,7 @@ static void print_devices(const cJSON *j) {
                cJSON_IsTrue(get(d, "disabled")) ? ", disabled after a fault" : "",
                cJSON_IsTrue(get(d, "reference_only")) ? ", reference kernels only" : "");
         nndctl_print_caps(get(d, "capabilities"), 4);
+        nndctl_print_held_partitions(get(d, "held_partitions"), 4);
     }
     cJSON_ArrayForEach(d, get(j, "drivers_refused"))
         printf("  refused driver %s: %s\n", str(d, "path"), str(d, "reason"));

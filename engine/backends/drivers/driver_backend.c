@@ -14,9 +14,10 @@ static schema_status not_a_kernel(eng_op_ctx *c) {
                         c->index);
 }
 
-static uint64_t mem_alloc(const eng_backend *b, const eng_operand_desc *operand, uint64_t bytes) {
+static uint64_t mem_alloc(const eng_backend *b, const eng_operand_desc *operand, uint64_t bytes,
+                          const nnd_driver_buffer_role *roles, uint32_t n_roles) {
     eng_driver_dev *v = dev_of(b);
-    nnd_driver_buffer_desc desc = {.bytes = bytes};
+    nnd_driver_buffer_desc desc = {.bytes = bytes, .n_roles = n_roles, .roles = roles};
     desc.operand.lifetime = NND_DRIVER_TEMPORARY;
     if (operand && operand->rank <= NND_DRIVER_MAX_RANK) {
         desc.operand.type = operand->type;
