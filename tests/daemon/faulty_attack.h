@@ -31,7 +31,7 @@
 #define FA_SLOW_READ 7002.0f /* reads, waits 300 ms, reads the whole input again */
 #define FA_LEAK      7003.0f /* leaks 1 MiB */
 #define FA_SMALL     1024u
-#define FA_LARGE     (4u << 20)
+#define FA_LARGE     (1u << 20)
 
 typedef struct fa_pool {
     mb_req r;
