@@ -167,9 +167,11 @@ static void test_admission_outcomes(void **state) {
 
     model tiny, med, lng, fat;
     model_open(c, &tiny, 1, 2, 0);
-    model_open(c, &med, 2000, 65536, 0);  /* tens of ms */
-    model_open(c, &lng, 2000, 262144, 0); /* a few 100 ms, 2 MB of temporaries */
-    model_open(c, &fat, 3, 400000, 0);    /* two temporaries: 3.2 MB */
+    model_open(c, &med, 2000, 65536, 0); /* tens of ms */
+    /* About a second, 2 MB of temporaries: it must outlast the admissions below even from
+     * a client slowed down by ThreadSanitizer on a busy machine. */
+    model_open(c, &lng, 8000, 262144, 0);
+    model_open(c, &fat, 3, 400000, 0); /* two temporaries: 3.2 MB */
 
     /* At execute: an invalid priority, a deadline in the past. */
     nnd_exec_opts o = {.priority = 42};
