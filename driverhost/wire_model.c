@@ -7,8 +7,10 @@
 
 #include "driverhost/wire.h"
 
-/* The fewest body bytes an operand and an operation take: bounds the counts read. */
-#define OPERAND_MIN   (4u * 8u + 4u * NND_DRIVER_MAX_RANK + 8u + 12u)
+/* The fewest body bytes an operand and an operation take: bounds the counts read. An
+ * operand is seven u32 (type, rank, scale, zero point, channel dim, scale count, lifetime),
+ * its dims, the u64 length, the u32 region and the u64 offset. */
+#define OPERAND_MIN   (7u * 4u + 4u * NND_DRIVER_MAX_RANK + 8u + 4u + 8u)
 #define OPERATION_MIN 16u
 
 void dh_put_model(dh_wbuf *w, const nnd_driver_model *m, dh_place_fn place, void *ctx) {
