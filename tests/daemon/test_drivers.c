@@ -67,14 +67,7 @@ static nnd_client *connect_to(const tst_daemon *d) {
 /* A device's counter from a fresh status; -1 when absent. */
 static double device_count(const tst_daemon *d, const char *name, const char *field) {
     cJSON *status = tst_admin_status(d);
-    double v = -1;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, field);
-        if (cJSON_IsString(n) && !strcmp(n->valuestring, name) && cJSON_IsNumber(f))
-            v = f->valuedouble;
-    }
+    double v = tst_status_device_figure(status, name, field);
     cJSON_Delete(status);
     return v;
 }

@@ -119,14 +119,7 @@ static double host_figure(const daemon_env *e, const char *field) {
 /* A figure of device `name` (admin status, devices[]); -1 when the status has none. */
 static double device_figure(const daemon_env *e, const char *name, const char *field) {
     cJSON *status = tst_admin_status(&e->d);
-    double v = -1;
-    const cJSON *d;
-    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "name");
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(d, field);
-        if (cJSON_IsString(n) && !strcmp(n->valuestring, name) && cJSON_IsNumber(f))
-            v = f->valuedouble;
-    }
+    double v = tst_status_device_figure(status, name, field);
     cJSON_Delete(status);
     return v;
 }

@@ -132,14 +132,8 @@ static int opencl_right(ANeuralNetworksModel *m, bool cached, const char *what) 
 /* A device's counter in the daemon's status; -1 when missing. */
 static double device_figure(const tst_daemon *d, const char *device, const char *field) {
     (void)d; /* its state directory is g_state */
-    cJSON *status = tst_admin(g_state, "status"), *dev;
-    double v = -1;
-    cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(dev, "name");
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(dev, field);
-        if (cJSON_IsString(name) && !strcmp(name->valuestring, device) && cJSON_IsNumber(f))
-            v = f->valuedouble;
-    }
+    cJSON *status = tst_admin(g_state, "status");
+    double v = tst_status_device_figure(status, device, field);
     cJSON_Delete(status);
     return v;
 }

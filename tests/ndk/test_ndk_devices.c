@@ -21,14 +21,7 @@
 /* A device's counter ("prepares", "executions") from a fresh status; -1 when absent. */
 static double device_count(const char *name, const char *field) {
     cJSON *status = tst_admin_status(&g_daemon);
-    double v = -1;
-    const cJSON *d;
-    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "name");
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(d, field);
-        if (cJSON_IsString(n) && !strcmp(n->valuestring, name) && cJSON_IsNumber(f))
-            v = f->valuedouble;
-    }
+    double v = tst_status_device_figure(status, name, field);
     cJSON_Delete(status);
     return v;
 }

@@ -342,3 +342,14 @@ cJSON *tst_admin_status(const tst_daemon *d) {
     if (!root) abort(); /* fails the test, whichever framework runs it */
     return root;
 }
+
+double tst_status_device_figure(const cJSON *status, const char *device, const char *field) {
+    const cJSON *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(status, "devices")) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(d, field);
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, device) && cJSON_IsNumber(f))
+            return f->valuedouble;
+    }
+    return -1;
+}

@@ -86,5 +86,8 @@ void tst_expect_promtool_ok(const char *metrics);
 
 cJSON *tst_admin(const char *state_dir, const char *cmd);
 cJSON *tst_admin_status(const tst_daemon *d);
+/* Number `field` of the device called `device` in a status reply's devices[]; -1 when the
+ * device or the number is missing. */
+double tst_status_device_figure(const cJSON *status, const char *device, const char *field);
 
 #endif
