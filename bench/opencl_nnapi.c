@@ -10,6 +10,7 @@
 #include "nnd/NeuralNetworks.h"
 #include "nnd/nnd.h"
 #include "schema/codes.h"
+#include "tests/support/mobilenet_nnapi.h"
 #include "tests/support/timing.h"
 
 ANeuralNetworksModel *bench_om_nnapi_model(const om_model *m) {
@@ -104,19 +105,8 @@ int bench_om_nnapi_open(bench_om_nnapi *r, const om_model *m, const char *device
 
 double bench_om_nnapi_run(void *ctx) {
     bench_om_nnapi *r = ctx;
-    ANeuralNetworksExecution *e = NULL;
-    uint64_t t0 = bench_now_ns();
-    int rc = ANeuralNetworksExecution_create(r->compilation, &e);
-    if (!rc)
-        rc = ANeuralNetworksExecution_setInputFromMemory(e, 0, NULL, r->memory, 0, r->in_bytes);
-    if (!rc)
-        rc = ANeuralNetworksExecution_setOutputFromMemory(e, 0, NULL, r->memory, r->out_at,
-                                                          r->out_bytes);
-    if (!rc) rc = ANeuralNetworksExecution_compute(e);
-    ANeuralNetworksExecution_free(e);
-    double t = (double)(bench_now_ns() - t0);
-    if (rc) fprintf(stderr, "bench: an execution through NNAPI: result code %d\n", rc);
-    return rc ? -1 : t;
+    return bench_nnapi_execute(r->compilation, r->memory, r->in_bytes, r->out_at, r->out_bytes,
+                               "an execution");
 }
 
 const float *bench_om_nnapi_output(const bench_om_nnapi *r) {

@@ -164,6 +164,21 @@ static int fc_row(ocl_device *dev, bench_opencl *out) {
 
 /* ---- opencl_cache ------------------------------------------------------------------- */
 
+/* A variable's value to put back with env_restore() (NULL: it was unset). */
+static char *env_save(const char *name) {
+    const char *v = getenv(name);
+    return v ? strdup(v) : NULL;
+}
+
+/* Puts name back as env_save() found it, and frees what it kept. */
+static void env_restore(const char *name, char *saved) {
+    if (saved)
+        setenv(name, saved, 1);
+    else
+        unsetenv(name);
+    free(saved);
+}
+
 /* A fresh daemon with an empty PoCL kernel cache (its own POCL_CACHE_DIR) compiles MobileNet
  * for nnd-opencl with the cache directory scratch/nnapi and runs it once; how long the
  * compilation and that first run took, or -1. The nnd-opencl program cache is
@@ -172,7 +187,7 @@ static double cache_trial(const om_model *m, const char *scratch, int trial) {
     char pocl[512], nnapi[512];
     snprintf(pocl, sizeof pocl, "%s/pocl-%d", scratch, trial);
     snprintf(nnapi, sizeof nnapi, "%s/nnapi", scratch);
-    char *saved = getenv("POCL_CACHE_DIR") ? strdup(getenv("POCL_CACHE_DIR")) : NULL;
+    char *saved = env_save("POCL_CACHE_DIR");
     setenv("POCL_CACHE_DIR", pocl, 1);
     tst_daemon d;
     double t = -1;
@@ -187,11 +202,7 @@ static double cache_trial(const om_model *m, const char *scratch, int trial) {
         bench_om_nnapi_close(&r);
         tst_daemon_stop(&d);
     }
-    if (saved)
-        setenv("POCL_CACHE_DIR", saved, 1);
-    else
-        unsetenv("POCL_CACHE_DIR");
-    free(saved);
+    env_restore("POCL_CACHE_DIR", saved);
     return t;
 }
 
@@ -237,7 +248,7 @@ int bench_opencl_rows(bench_opencl *out, bool mnet, bool fc, bool cache, bool qo
         return -1;
     }
     snprintf(program, sizeof program, "%s/program", scratch);
-    char *saved = getenv("NND_OPENCL_CACHE_DIR") ? strdup(getenv("NND_OPENCL_CACHE_DIR")) : NULL;
+    char *saved = env_save("NND_OPENCL_CACHE_DIR");
     setenv("NND_OPENCL_CACHE_DIR", program, 1);
     int rc = cache ? cache_row(scratch, out) : 0;
     tst_daemon d;
@@ -252,11 +263,7 @@ int bench_opencl_rows(bench_opencl *out, bool mnet, bool fc, bool cache, bool qo
 #endif
         tst_daemon_stop(&d);
     }
-    if (saved)
-        setenv("NND_OPENCL_CACHE_DIR", saved, 1);
-    else
-        unsetenv("NND_OPENCL_CACHE_DIR");
-    free(saved);
+    env_restore("NND_OPENCL_CACHE_DIR", saved);
     remove_tree(scratch);
     bench_ocl_device_close(dev);
     return rc;

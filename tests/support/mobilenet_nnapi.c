@@ -183,21 +183,25 @@ double bench_nnapi_compile_ns(ANeuralNetworksModel *m, const char *cache_dir,
     return rc ? -1 : t;
 }
 
-double bench_nnapi_run(void *ctx) {
-    bench_nnapi *r = ctx;
+double bench_nnapi_execute(ANeuralNetworksCompilation *c, ANeuralNetworksMemory *memory,
+                           size_t in_bytes, size_t out_at, size_t out_bytes, const char *what) {
     ANeuralNetworksExecution *e = NULL;
     uint64_t t0 = bench_now_ns();
-    int rc = ANeuralNetworksExecution_create(r->compilation, &e);
+    int rc = ANeuralNetworksExecution_create(c, &e);
+    if (!rc) rc = ANeuralNetworksExecution_setInputFromMemory(e, 0, NULL, memory, 0, in_bytes);
     if (!rc)
-        rc = ANeuralNetworksExecution_setInputFromMemory(e, 0, NULL, r->memory, 0, r->in_bytes);
-    if (!rc)
-        rc = ANeuralNetworksExecution_setOutputFromMemory(e, 0, NULL, r->memory, r->out_at,
-                                                          r->out_bytes);
+        rc = ANeuralNetworksExecution_setOutputFromMemory(e, 0, NULL, memory, out_at, out_bytes);
     if (!rc) rc = ANeuralNetworksExecution_compute(e);
     ANeuralNetworksExecution_free(e);
     double t = (double)(bench_now_ns() - t0);
-    if (rc) fprintf(stderr, "bench: MobileNet execution through NNAPI: result code %d\n", rc);
+    if (rc) fprintf(stderr, "bench: %s through NNAPI: result code %d\n", what, rc);
     return rc ? -1 : t;
+}
+
+double bench_nnapi_run(void *ctx) {
+    bench_nnapi *r = ctx;
+    return bench_nnapi_execute(r->compilation, r->memory, r->in_bytes, r->out_at, r->out_bytes,
+                               "MobileNet execution");
 }
 
 const void *bench_nnapi_output(const bench_nnapi *r) {

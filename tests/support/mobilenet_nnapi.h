@@ -32,6 +32,11 @@ int bench_nnapi_open(bench_nnapi *r, const bench_net *net, const void *input);
 /* The same, compiled at an ANEURALNETWORKS_PRIORITY_* (bench_nnapi_open: the default). */
 int bench_nnapi_open_at(bench_nnapi *r, const bench_net *net, const void *input, int priority);
 double bench_nnapi_run(void *r);
+/* One execution of c whose input is memory's first in_bytes and whose output goes at
+ * out_at: its nanoseconds, or -1 with `what` named on stderr. */
+double bench_nnapi_execute(struct ANeuralNetworksCompilation *c,
+                           struct ANeuralNetworksMemory *memory, size_t in_bytes, size_t out_at,
+                           size_t out_bytes, const char *what);
 /* The last execution's output. */
 const void *bench_nnapi_output(const bench_nnapi *r);
 void bench_nnapi_close(bench_nnapi *r);
