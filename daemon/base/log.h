@@ -40,18 +40,20 @@ void srv_log_set_level(srv_log_level level);
 const char *srv_log_level_name(srv_log_level level);
 /* Whether lines at level are written (to skip building what would be dropped). */
 int srv_log_enabled(srv_log_level level);
-/* The level lines are written at and below (srv_log_set_level()). A line on every request's
- * path (a call's debug line, a prepared model's info line) tests it first, so that a
- * level that is off costs one load, not a call. */
+/* The level lines are written at and below (srv_log_set_level()). The srv_log_<level>()
+ * macros test it first, so that a line of a level that is off costs one load, not a call
+ * nor its arguments. */
 extern _Atomic srv_log_level srv_log_threshold;
 void srv_log(srv_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A line about one client, at level (warn or info), rate-limited as above. */
 void srv_log_client(srv_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-#define srv_log_error(...) srv_log(NND_LOG_ERROR, __VA_ARGS__)
-#define srv_log_warn(...)  srv_log(NND_LOG_WARN, __VA_ARGS__)
-#define srv_log_info(...)  srv_log(NND_LOG_INFO, __VA_ARGS__)
-#define srv_log_debug(...) srv_log(NND_LOG_DEBUG, __VA_ARGS__)
+#define srv_log_at(level, ...)                                                                     \
+    ((level) <= srv_log_threshold ? srv_log((level), __VA_ARGS__) : (void)0)
+#define srv_log_error(...) srv_log_at(NND_LOG_ERROR, __VA_ARGS__)
+#define srv_log_warn(...)  srv_log_at(NND_LOG_WARN, __VA_ARGS__)
+#define srv_log_info(...)  srv_log_at(NND_LOG_INFO, __VA_ARGS__)
+#define srv_log_debug(...) srv_log_at(NND_LOG_DEBUG, __VA_ARGS__)
 
 #endif

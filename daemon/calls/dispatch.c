@@ -461,9 +461,8 @@ void srv_dispatch(srv_daemon *d, srv_session *s, proto_frame_in *in) {
         protobuf_c_message_descriptor_get_field(&nnd__request__descriptor, (unsigned)cc);
     if (f && f->descriptor)
         c.name = ((const ProtobufCMessageDescriptor *)f->descriptor)->short_name;
-    if (srv_log_threshold >= NND_LOG_DEBUG)
-        srv_log_debug("client %llu: %s id %llu", (unsigned long long)s->serial, c.name,
-                      (unsigned long long)c.req->id);
+    srv_log_debug("client %llu: %s id %llu", (unsigned long long)s->serial, c.name,
+                  (unsigned long long)c.req->id);
     handler h = handler_for(cc);
     if (!h) {
         srv_call_fail(&c, NND_GENERAL_FAILURE, "%s: not implemented yet", c.name);
