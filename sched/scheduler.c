@@ -125,7 +125,16 @@ static void finish(qos_sched *s, qos_job *j, schema_status st) {
     else
         s->fin_head = j;
     s->fin_tail = j;
-    if (s->wake && !j->ran_inline) s->wake(s->wake_ctx);
+    if (s->wake && !j->ran_inline) s->wake_due = true; /* unlock() wakes the owner */
+}
+
+/* Lets go of the lock, then wakes the owner if a job finished: woken under the lock, it
+ * would wait for it, a second wake-up. Not on a device's thread (s is read after). */
+static void unlock(qos_sched *s) {
+    bool due = s->wake_due;
+    s->wake_due = false;
+    pthread_mutex_unlock(&s->lock);
+    if (due) s->wake(s->wake_ctx);
 }
 
 static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, ...)
@@ -284,7 +293,8 @@ static void start(qos_sched *s, qos_job *j, uint64_t now) {
 
 /* Queues j on lane `to` (lock held): a fresh job, one preempted there, or one arriving from
  * another lane. Unless it was preempted there, the lowest-priority job of its app running on
- * that lane yields to it when none of the lane's workers is idle. -1: out of memory. */
+ * that lane yields to it when none of the lane's workers is idle (the caller signals
+ * s->work). -1: out of memory. */
 static int enqueue(qos_sched *s, qos_job *j, unsigned to, bool preempted) {
     sched_lane *l = &s->lanes[to];
     j->lane = (uint8_t)to;
@@ -297,7 +307,6 @@ static int enqueue(qos_sched *s, qos_job *j, unsigned to, bool preempted) {
                 victim = r;
         if (victim) atomic_store(&victim->yield, true);
     }
-    pthread_cond_signal(&s->work);
     return 0;
 }
 
@@ -339,7 +348,7 @@ static bool take_idle_lane(qos_sched *s, qos_job *j, unsigned to) {
         atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
         if (qos_queue_len(from->q)) pthread_cond_signal(&s->work);
     }
-    pthread_mutex_unlock(&s->lock);
+    unlock(s);
     return ok;
 }
 
@@ -433,7 +442,7 @@ static void device_requeue(qos_sched *s, qos_job *j) {
      * not an execution arriving from another device. */
     if (to != j->lane) s->lanes[to].arrived++;
     j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
-    if (enqueue(s, j, to, true) == 0) return;
+    if (enqueue(s, j, to, true) == 0) return (void)pthread_cond_signal(&s->work);
     snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
     finish(s, j, NND_GENERAL_FAILURE);
 }
@@ -450,6 +459,8 @@ static void device_completed(void *ctx) {
     } else {
         j->device_done = true; /* its worker has not let it go yet: after_run() requeues */
     }
+    if (s->wake_due) s->wake(s->wake_ctx); /* under the lock: s may go once it is let go */
+    s->wake_due = false;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -484,7 +495,7 @@ static bool after_run(qos_sched *s, qos_job *j, schema_status st) {
         }
         j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
         atomic_store(&j->yield, false);
-        if (enqueue(s, j, to, yielded) == 0) return yielded;
+        if (enqueue(s, j, to, yielded) == 0) return pthread_cond_signal(&s->work), yielded;
         snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
         finish(s, j, NND_GENERAL_FAILURE);
         return false;
@@ -527,6 +538,7 @@ static void *worker(void *arg) {
     }
     for (;;) {
         sched_lane *l = NULL;
+        if (s->wake_due) unlock(s), pthread_mutex_lock(&s->lock); /* what it finished */
         while (!s->stopping && !(l = ready_lane(s, prefer_lane)))
             pthread_cond_wait(&s->work, &s->lock);
         if (s->stopping) break;
@@ -537,7 +549,7 @@ static void *worker(void *arg) {
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
         if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         if (after_run(s, j, st)) {
@@ -545,7 +557,7 @@ static void *worker(void *arg) {
             prefer_lane = j->lane;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    unlock(s);
     return NULL;
 }
 
@@ -637,7 +649,7 @@ void qos_sched_free(qos_sched *s) {
         for (qos_job *j = s->lanes[i].running; j; j = j->next)
             atomic_store(&j->stop, true);
     pthread_cond_broadcast(&s->work);
-    pthread_mutex_unlock(&s->lock);
+    unlock(s);
     for (unsigned i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
     pthread_mutex_lock(&s->lock);
@@ -647,7 +659,7 @@ void qos_sched_free(qos_sched *s) {
         eng_exec_cancel_device(j->exec);
     while (s->on_device)
         pthread_cond_wait(&s->device_cond, &s->lock);
-    pthread_mutex_unlock(&s->lock);
+    unlock(s);
     qos_sched_drain(s);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
@@ -681,7 +693,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     if ((unsigned)j->prio >= NND_PRIOS) {
         pthread_mutex_lock(&s->lock);
         refuse(s, j, NND_REFUSE_INVALID, "invalid priority");
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         return NND_INVALID_ARGUMENT;
     }
     memset(&j->q, 0, sizeof j->q);
@@ -692,13 +704,13 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     pthread_mutex_lock(&s->lock);
     qos_refusal why = admit_submit(s, j, now);
     if (why) {
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         return refusal_status(why);
     }
     uint64_t typical = qos_est_typical(&j->model->est);
     j->q.cost_ns = typical;
     if (s->stopping || mem_add(s, j->app, j->model->exec_bytes) < 0) {
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         snprintf(j->err, sizeof j->err, s->stopping ? "the daemon is stopping" : "out of memory");
         return NND_GENERAL_FAILURE;
     }
@@ -710,22 +722,24 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
         j->ran_inline = true;
         start(s, j, now);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         after_run(s, j, st); /* nobody could ask it to yield: submits come from this thread */
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         return NND_OK;
     }
     if (enqueue(s, j, j->lane, false) < 0) {
         mem_sub(s, j->app, j->model->exec_bytes);
         s->submitted--;
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         qos_sched_model_unref(j->model);
         snprintf(j->err, sizeof j->err, "out of memory queueing the execution");
         return NND_GENERAL_FAILURE;
     }
-    pthread_mutex_unlock(&s->lock);
+    unlock(s);
+    /* After the unlock: a worker woken under the lock would first wait for it. */
+    pthread_cond_signal(&s->work);
     return NND_OK;
 }
 
@@ -743,7 +757,7 @@ void qos_sched_cancel(qos_sched *s, qos_job *j) {
         atomic_store(&j->stop, true);
         eng_exec_cancel_device(j->exec);
     }
-    pthread_mutex_unlock(&s->lock);
+    unlock(s);
 }
 
 void qos_sched_drain(qos_sched *s) {
@@ -756,7 +770,7 @@ void qos_sched_drain(qos_sched *s) {
         s->fin_head = s->fin_tail = NULL;
         for (qos_job *x = j; x; x = x->next)
             qos_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         if (!j) return;
         while (j) {
             qos_job *next = j->next;
