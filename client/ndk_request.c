@@ -9,15 +9,11 @@
 #include "client/ndk_memory.h"
 
 void ndk_request_free(ndk_request *r) {
-    free(r->args);
-    free(r->in_p);
-    free(r->out_p);
-    free(r->locs);
-    free(r->pools);
-    free(r->pool_p);
-    free(r->fds);
-    free(r->keys);
-    free(r->mems);
+    free(r->args); /* the block every array is carved from (ndk_request_build) */
+}
+
+static size_t round16(size_t n) {
+    return (n + 15) & ~(size_t)15;
 }
 
 static uint32_t pool_of(ndk_request *r, const ANeuralNetworksMemory *m, ndk_session *s) {
@@ -49,18 +45,26 @@ int ndk_request_build(const ndk_arg *in, uint32_t n_in, const ndk_arg *out, uint
                       const ndk_staging *st, ndk_session *s, ndk_request *r) {
     size_t n = (size_t)n_in + n_out;
     memset(r, 0, sizeof *r);
-    r->args = calloc(n + 1, sizeof *r->args);
-    r->in_p = calloc(n_in + 1, sizeof *r->in_p);
-    r->out_p = calloc(n_out + 1, sizeof *r->out_p);
-    r->locs = calloc(n + 1, sizeof *r->locs);
-    r->pools = calloc(n + 2, sizeof *r->pools);
-    r->pool_p = calloc(n + 2, sizeof *r->pool_p);
-    r->fds = calloc(n + 2, sizeof *r->fds);
-    r->keys = calloc(n + 2, sizeof *r->keys);
-    r->mems = calloc(n + 2, sizeof *r->mems);
-    if (!r->args || !r->in_p || !r->out_p || !r->locs || !r->pools || !r->pool_p || !r->fds ||
-        !r->keys || !r->mems)
-        return ANEURALNETWORKS_OUT_OF_MEMORY;
+    /* Every array in one zeroed block: one allocation per execution, not nine. */
+    size_t at_in = round16((n + 1) * sizeof *r->args);
+    size_t at_out = at_in + round16((n_in + 1) * sizeof *r->in_p);
+    size_t at_locs = at_out + round16((n_out + 1) * sizeof *r->out_p);
+    size_t at_pools = at_locs + round16((n + 1) * sizeof *r->locs);
+    size_t at_pool_p = at_pools + round16((n + 2) * sizeof *r->pools);
+    size_t at_fds = at_pool_p + round16((n + 2) * sizeof *r->pool_p);
+    size_t at_keys = at_fds + round16((n + 2) * sizeof *r->fds);
+    size_t at_mems = at_keys + round16((n + 2) * sizeof *r->keys);
+    char *b = calloc(1, at_mems + (n + 2) * sizeof *r->mems);
+    if (!b) return ANEURALNETWORKS_OUT_OF_MEMORY;
+    r->args = (Nnd__RequestArgument *)b;
+    r->in_p = (Nnd__RequestArgument **)(b + at_in);
+    r->out_p = (Nnd__RequestArgument **)(b + at_out);
+    r->locs = (Nnd__DataLocation *)(b + at_locs);
+    r->pools = (Nnd__MemoryPool *)(b + at_pools);
+    r->pool_p = (Nnd__MemoryPool **)(b + at_pool_p);
+    r->fds = (int *)(b + at_fds);
+    r->keys = (uint64_t *)(b + at_keys);
+    r->mems = (const ANeuralNetworksMemory **)(b + at_mems);
     if (st->fd >= 0) { /* pool 0: the staging memfd, whole, so the daemon's mapping cache hits */
         nnd__memory_pool__init(&r->pools[0]);
         r->pool_p[0] = &r->pools[0];
