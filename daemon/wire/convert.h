@@ -7,8 +7,8 @@
  * - srv_request_from_proto(): binds each argument to memory inside its mapped pool,
  *   refusing any location that runs past the pool (INVALID_ARGUMENT naming it).
  * - srv_prio_from_wire(): a wire Priority as the scheduler's. */
-#ifndef NND_CONVERT_H
-#define NND_CONVERT_H
+#ifndef SRV_WIRE_CONVERT_H
+#define SRV_WIRE_CONVERT_H
 
 #include "engine/engine.h"
 #include "nnd.pb-c.h"
