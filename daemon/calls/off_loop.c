@@ -62,3 +62,31 @@ void srv_off_loop_run(srv_call *c, const srv_off_loop_fns *fns, void *ctx) {
         c->s->hold(c->s->send_ctx, false);
     }
 }
+
+typedef struct free_job {
+    uv_work_t work;
+    ProtobufCMessage *msg;
+} free_job;
+
+static void free_work(uv_work_t *w) {
+    free_job *f = w->data;
+    protobuf_c_message_free_unpacked(f->msg, NULL);
+}
+
+static void free_done(uv_work_t *w, int status) {
+    free_job *f = w->data;
+    if (status < 0) protobuf_c_message_free_unpacked(f->msg, NULL); /* cancelled at shutdown */
+    free(f);
+}
+
+void srv_off_loop_free_msg(uv_loop_t *loop, ProtobufCMessage *msg) {
+    if (!msg) return;
+    free_job *f = malloc(sizeof *f);
+    if (f) {
+        *f = (free_job){.msg = msg};
+        f->work.data = f;
+        if (uv_queue_work(loop, &f->work, free_work, free_done) == 0) return;
+        free(f);
+    }
+    protobuf_c_message_free_unpacked(msg, NULL);
+}

@@ -22,4 +22,9 @@ typedef struct srv_off_loop_fns {
 
 void srv_off_loop_run(srv_call *c, const srv_off_loop_fns *fns, void *ctx);
 
+/* Frees an unpacked (malloc'd) message on a worker thread: a spilled request of a large
+ * model is hundreds of thousands of blocks, tens of milliseconds to free, that the loop
+ * would owe every other client. Freed at once when no work can be queued; NULL is a no-op. */
+void srv_off_loop_free_msg(uv_loop_t *loop, ProtobufCMessage *msg);
+
 #endif

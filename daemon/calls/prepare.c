@@ -93,6 +93,14 @@ static void refusals_free(refusals *r) {
 typedef struct supported_job {
     eng_model_desc desc;
     void *owned; /* what desc borrows, once it goes off the loop */
+    /* A spilled request goes whole (request_off_loop_wanted): its message, converted on the
+     * worker, and its bytes counted against the session's prepared_bytes while held. */
+    ProtobufCMessage *msg;
+    const Nnd__Model *model; /* in msg */
+    srv_device_plan plan;
+    srv_session *s;
+    uv_loop_t *loop;
+    uint64_t msg_bytes;
     eng_memory_view *views;
     size_t n_views;
     bool *sup;
@@ -106,15 +114,35 @@ static void supported_free(void *ctx) {
     refusals_free(&j->why);
     srv_model_desc_clear(&j->desc);
     free(j->owned);
+    srv_off_loop_free_msg(j->loop, j->msg);
+    if (j->s) srv_quota_add(&j->s->quota, NND_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
     release_views(j->views, j->n_views);
     free(j->views);
     free(j->sup);
     free(j);
 }
 
+/* The description of the model (its message and mapped pools) and room for the verdict;
+ * on the loop, or on a worker for a spilled request. */
+static void supported_describe(supported_job *j, const Nnd__Model *m, bool extensions_allowed,
+                               const srv_device_plan *plan) {
+    j->st = srv_model_from_proto_ext(m, j->views, j->n_views, extensions_allowed, &j->desc, j->err,
+                                     sizeof j->err);
+    if (j->st == NND_OK && !(j->sup = calloc(j->desc.n_operations + 1, sizeof *j->sup))) {
+        j->st = NND_GENERAL_FAILURE;
+        snprintf(j->err, sizeof j->err, "out of memory");
+    }
+    j->why.n = j->desc.n_operations;
+    if (j->st == NND_OK && srv_log_enabled(NND_LOG_DEBUG))
+        j->why.reasons = calloc(j->desc.n_operations + 1, sizeof *j->why.reasons);
+    srv_device_plan_apply(plan, &j->desc);
+}
+
 static void supported_work(void *ctx) {
     supported_job *j = ctx;
     uint64_t faults = srv_pool_faults(); /* this thread's */
+    if (j->msg) supported_describe(j, j->model, false, &j->plan);
+    if (j->msg && j->st != NND_OK) return;
     j->st =
         eng_supported_operations_on(&j->desc, j->sup, keep_refusal, &j->why, j->err, sizeof j->err);
     if (j->st == NND_OK && srv_pool_faults() != faults) {
@@ -195,19 +223,21 @@ void srv_on_get_supported_operations(srv_call *c) {
     j->n_views = m->n_pools;
     uint64_t faults = srv_pool_faults();
     j->st = map_model_pools(c, m, views);
-    if (j->st == NND_OK)
-        j->st = srv_model_from_proto_ext(m, views, m->n_pools, srv_extensions_allowed(c->d, c->s),
-                                         &j->desc, j->err, sizeof j->err);
-    else
-        snprintf(j->err, sizeof j->err, "%s", c->err);
-    if (j->st == NND_OK && !(j->sup = calloc(j->desc.n_operations + 1, sizeof *j->sup))) {
-        j->st = NND_GENERAL_FAILURE;
-        snprintf(j->err, sizeof j->err, "out of memory");
+    if (j->st != NND_OK) snprintf(j->err, sizeof j->err, "%s", c->err);
+    /* A spilled request goes to a worker whole: its conversion grows with the model too. */
+    if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
+        request_off_loop_wanted(c) && srv_pool_faults() == faults) {
+        j->model = m;
+        j->plan = plan;
+        j->s = c->s;
+        j->loop = c->d->loop;
+        j->msg_bytes = c->in->bytes;
+        j->msg = proto_frame_take_msg(c->in); /* c->req points into it: unused from here */
+        srv_quota_add(&c->s->quota, NND_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
+        srv_off_loop_run(c, &supported_off_loop, j);
+        return;
     }
-    j->why.n = j->desc.n_operations;
-    if (j->st == NND_OK && srv_log_enabled(NND_LOG_DEBUG))
-        j->why.reasons = calloc(j->desc.n_operations + 1, sizeof *j->why.reasons);
-    srv_device_plan_apply(&plan, &j->desc);
+    if (j->st == NND_OK) supported_describe(j, m, srv_extensions_allowed(c->d, c->s), &plan);
     /* A large model is checked on a worker thread, holding up no other client. */
     if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
         srv_pool_faults() == faults &&

@@ -11,6 +11,7 @@
 #include "daemon/cache/cache.h"
 #include "daemon/clients/pool.h"
 #include "daemon/clients/quota.h"
+#include "daemon/calls/off_loop.h"
 #include "daemon/devices/extensions.h"
 #include "daemon/wire/convert.h"
 #include "proto/model_bytes.h"
@@ -53,7 +54,7 @@ typedef struct job {
  * first. */
 static void drop_request(job *j) {
     srv_model_desc_clear(&j->desc);
-    if (j->msg) protobuf_c_message_free_unpacked(j->msg, NULL);
+    srv_off_loop_free_msg(j->d->loop, j->msg);
     j->msg = NULL;
     srv_quota_add(&j->s->quota, NND_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
     j->msg_bytes = 0;
