@@ -323,6 +323,7 @@ void proto_frame_in_clear(proto_frame_in *in) {
     else if (in->msg)
         protobuf_c_message_free_unpacked(in->msg, NULL);
     in->msg = NULL;
+    in->noted = 0;
     close_fds(in->fds, in->nfds);
     in->nfds = 0;
 }

@@ -68,6 +68,7 @@ typedef struct proto_frame_in {
     int fds[PROTO_FRAME_MAX_FDS];
     size_t nfds;
     uint64_t bytes; /* msg's packed size (a spilled message's spill size) */
+    uint32_t noted; /* what the receiver noted of msg where it unpacked it; 0 when nothing */
 } proto_frame_in;
 
 /* Packs msg (an Nnd__Request or Nnd__Reply) with fds. Returns 0, or -1 with err set. */

@@ -225,7 +225,7 @@ void srv_on_get_supported_operations(srv_call *c) {
     j->st = map_model_pools(c, m, views);
     if (j->st != NND_OK) snprintf(j->err, sizeof j->err, "%s", c->err);
     /* A spilled request goes to a worker whole: its conversion grows with the model too. */
-    if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
+    if (j->st == NND_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
         request_off_loop_wanted(c) && srv_pool_faults() == faults) {
         j->model = m;
         j->plan = plan;
@@ -239,7 +239,7 @@ void srv_on_get_supported_operations(srv_call *c) {
     }
     if (j->st == NND_OK) supported_describe(j, m, srv_extensions_allowed(c->d, c->s), &plan);
     /* A large model is checked on a worker thread, holding up no other client. */
-    if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
+    if (j->st == NND_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
         srv_pool_faults() == faults &&
         in_place_off_loop_wanted(c, &j->desc, store_ser_size(&j->desc)) &&
         (j->owned = srv_model_desc_own(&j->desc, SRV_PREPARE_OFF_LOOP_OWN_MAX))) {
@@ -387,7 +387,7 @@ void srv_on_prepare_model(srv_call *c) {
     bool views_owned = false; /* true once the prepared model owns the views */
     uint64_t t = 0, faults = srv_pool_faults();
     schema_status st = map_model_pools(c, m, views);
-    bool extensions = srv_model_uses_extensions(m);
+    bool extensions = srv_request_uses_extensions(c->in, m);
     /* A spilled request goes to worker threads whole: its conversion, the content cache's
      * sighting and the preparation hold up no other client (prepare_request.h). */
     if (st == NND_OK && !plan.n_drivers && request_off_loop_wanted(c) && !extensions &&

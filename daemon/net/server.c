@@ -21,6 +21,7 @@
 #include "daemon/base/log.h"
 #include "daemon/calls/execution.h"
 #include "daemon/clients/quota.h"
+#include "daemon/wire/convert.h"
 #include "daemon/wire/reply.h"
 
 #define BATCH            64 /* accepts per wakeup, so a connection storm cannot starve clients */
@@ -374,14 +375,14 @@ static void dispatch(conn *c, proto_frame_in *in) {
     }
 }
 
-/* ---- spilled requests, read off the loop ------------------------------------------------
- * A spill may be up to PROTO_FRAME_SPILL_MAX bytes: walking and unpacking it on the loop
- * would hold up every other client for as long. A worker thread of libuv's pool does it. */
+/* ---- spilled requests (up to PROTO_FRAME_SPILL_MAX bytes), unpacked and noted (convert.h)
+ * on a worker thread of libuv's pool: on the loop they would hold up every other client. */
 
 static void decode_work(uv_work_t *w) {
     conn *c = w->data;
     c->pending.msg = proto_frame_unspill(&nnd__request__descriptor, &c->spill, c->decode_err,
                                          sizeof c->decode_err);
+    if (c->pending.msg) c->pending.noted = srv_request_noted((Nnd__Request *)c->pending.msg);
 }
 
 static void decode_done(uv_work_t *w, int status) {
@@ -584,9 +585,8 @@ static int open_reserve(void) {
     return open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Out of descriptors: the reserve one takes the waiting connection, which is told why (in
- * reply to its first request if it is there already) and closed, instead of left hanging
- * in the backlog. */
+/* Out of descriptors: the reserve one takes the waiting connection, told why (in reply to
+ * its first request if it is there) and closed, instead of left hanging in the backlog. */
 static void refuse_out_of_fds(srv_server *s, int accept_errno) {
     char why[256];
     struct rlimit rl = {0};

@@ -41,6 +41,23 @@ bool srv_model_uses_extensions(const Nnd__Model *m) {
     return false;
 }
 
+uint32_t srv_request_noted(const Nnd__Request *req) {
+    const Nnd__Model *m = NULL;
+    if (req->call_case == NND__REQUEST__CALL_PREPARE_MODEL && req->prepare_model)
+        m = req->prepare_model->model;
+    else if (req->call_case == NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS &&
+             req->get_supported_operations)
+        m = req->get_supported_operations->model;
+    if (!m) return 0;
+    return SRV_NOTED_EXTENSIONS_CHECKED |
+           (srv_model_uses_extensions(m) ? SRV_NOTED_USES_EXTENSIONS : 0);
+}
+
+bool srv_request_uses_extensions(const proto_frame_in *in, const Nnd__Model *m) {
+    if (in->noted & SRV_NOTED_EXTENSIONS_CHECKED) return in->noted & SRV_NOTED_USES_EXTENSIONS;
+    return srv_model_uses_extensions(m);
+}
+
 int srv_prio_from_wire(int wire, qos_prio dflt) {
     switch (wire) {
     case 0: return (int)dflt;
