@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
-            printf("nnd-bench %s\n", NND_VERSION);
+            printf("nnd-bench %s\n", BENCH_VERSION);
             return 0;
         }
     }
@@ -318,7 +318,7 @@ int main(int argc, char **argv) {
          ocl_qos = want("opencl", "opencl_high_p99");
     bool ocl = ocl_mnet || ocl_fc || ocl_cache || ocl_qos;
     bench_opencl oc = {0};
-#ifdef NND_BENCH_HAVE_OPENCL
+#ifdef BENCH_HAVE_OPENCL
     failed |= ocl && bench_opencl_rows(&oc, ocl_mnet, ocl_fc, ocl_cache, ocl_qos);
 #else
     snprintf(oc.skip, sizeof oc.skip, "nnd-opencl was not built (no OpenCL headers or loader)");

@@ -33,7 +33,7 @@ int bench_read_and_hash(int mfd, int dfd, size_t msize, size_t dsize) {
     int fds[2] = {mfd, dfd};
     size_t sizes[2] = {msize, dsize};
     store_buf bufs[2];
-    uint8_t digest[2][NND_HASH_LEN];
+    uint8_t digest[2][STORE_HASH_LEN];
     char err[256];
     if (store_hash_read(fds, sizes, 2, bufs, digest, err, sizeof err) < 0) {
         fprintf(stderr, "bench: %s\n", err);

@@ -15,8 +15,8 @@
  *                    default settings: the model is copied and hashed to find it) over
  *                    the cold PrepareModel (reported: the price of content addressing).
  * Returns 0 and fills *out; -1 on failure (message on stderr). */
-#ifndef NND_BENCH_CACHE_H
-#define NND_BENCH_CACHE_H
+#ifndef BENCH_CACHE_H
+#define BENCH_CACHE_H
 
 #include <stddef.h>
 

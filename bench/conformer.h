@@ -21,8 +21,8 @@
  *   attention_fc    x [64, 256] through two FULLY_CONNECTED 256 -> 256 with bias (an
  *                   attention block's projection pair). Target <= 1.5.
  * Returns 0, or -1 with a message on stderr. */
-#ifndef NND_BENCH_CONFORMER_H
-#define NND_BENCH_CONFORMER_H
+#ifndef BENCH_CONFORMER_H
+#define BENCH_CONFORMER_H
 
 #include "bench/kernels.h"
 

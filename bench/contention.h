@@ -13,8 +13,8 @@
  * BENCH_CONTENTION_SECONDS, the three others until it is done and a little after, so that
  * every measured execution had them competing. The sides alternate, the in-process one
  * first. Returns 0 and fills *out; -1 on failure (message on stderr). */
-#ifndef NND_BENCH_CONTENTION_H
-#define NND_BENCH_CONTENTION_H
+#ifndef BENCH_CONTENTION_H
+#define BENCH_CONTENTION_H
 
 #include <stdint.h>
 

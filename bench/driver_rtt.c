@@ -84,8 +84,8 @@ int bench_driver_rtt_rows(bench_pair *out) {
     int region = drvhost_register_region(fd, 0, pool, bytes, true);
     char err[256] = "";
     drvhost *h = NULL;
-    const nnd_driver *remote = drvhost_start(NND_BENCH_FAULT_DRIVER, NULL, &h, err, sizeof err);
-    void *so = dlopen(NND_BENCH_FAULT_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    const nnd_driver *remote = drvhost_start(BENCH_FAULT_DRIVER, NULL, &h, err, sizeof err);
+    void *so = dlopen(BENCH_FAULT_DRIVER, RTLD_NOW | RTLD_LOCAL);
     const nnd_driver *local = so ? dlsym(so, NND_DRIVER_SYMBOL) : NULL;
     side a = {0}, b = {0};
     int rc = -1;

@@ -8,8 +8,8 @@
  *               so the ratio is the boundary's cost in units of a tiny kernel; the note
  *               gives both times).
  * Returns 0 and fills *out (a: through the host, b: in process), or -1 with a message. */
-#ifndef NND_BENCH_DRIVER_RTT_H
-#define NND_BENCH_DRIVER_RTT_H
+#ifndef BENCH_DRIVER_RTT_H
+#define BENCH_DRIVER_RTT_H
 
 #include "bench/kernels.h"
 

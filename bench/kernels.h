@@ -13,8 +13,8 @@
  * Each returns 0 and fills *a (daemon) and *b (the other side) in nanoseconds, and
  * *flops with the work of one execution (0 for inproc); -1 on failure (message on
  * stderr). */
-#ifndef NND_BENCH_KERNELS_H
-#define NND_BENCH_KERNELS_H
+#ifndef BENCH_KERNELS_H
+#define BENCH_KERNELS_H
 
 #include "tests/support/harness.h"
 

@@ -18,7 +18,7 @@ struct bench_local {
 
 bench_local *bench_local_open(const Nnd__Model *m, const void *input, size_t in_bytes, void *output,
                               size_t out_bytes) {
-    char err[NND_ERR_LEN] = "out of memory";
+    char err[SCHEMA_ERR_LEN] = "out of memory";
     bench_local *l = calloc(1, sizeof *l);
     eng_model_desc desc;
     schema_status s =
@@ -39,7 +39,7 @@ bench_local *bench_local_open(const Nnd__Model *m, const void *input, size_t in_
 }
 
 double bench_local_run(bench_local *l) {
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     uint64_t t0 = bench_now_ns();
     schema_status s = eng_exec_run(l->e, &l->in, &l->out, NULL, NULL, err, sizeof err);
     double t = (double)(bench_now_ns() - t0);

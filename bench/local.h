@@ -2,8 +2,8 @@
 /* local: a wire model prepared and executed by the engine library in this process, for
  * the inproc row. Kept apart from kernels.c so that no file includes both the client
  * library's header and the engine's. */
-#ifndef NND_BENCH_LOCAL_H
-#define NND_BENCH_LOCAL_H
+#ifndef BENCH_LOCAL_H
+#define BENCH_LOCAL_H
 
 #include <stddef.h>
 

@@ -8,8 +8,8 @@
  * mapping), which zero-copy pools and the per-connection mapping cache keep independent
  * of its size. Medians over interleaved trials, after a warm-up. Returns 0 with *out
  * filled, or -1 (message on stderr). */
-#ifndef NND_BENCH_MEMORY_H
-#define NND_BENCH_MEMORY_H
+#ifndef BENCH_MEMORY_H
+#define BENCH_MEMORY_H
 
 #include "tests/support/harness.h"
 

@@ -11,8 +11,8 @@
  *   mnet_s8_xnn   XNNPACK's qs8/qc8 operators on the same INT8 net (its subgraph runtime,
  *                 up to the logits) / the daemon's INT8 execution (>= 0.9)
  * Returns 0, or -1 with a message on stderr. */
-#ifndef NND_BENCH_MOBILENET_ROWS_H
-#define NND_BENCH_MOBILENET_ROWS_H
+#ifndef BENCH_MOBILENET_ROWS_H
+#define BENCH_MOBILENET_ROWS_H
 
 #include "tests/support/harness.h"
 #include "bench/kernels.h"

@@ -13,8 +13,8 @@
  * bench_xnn_create_ns(net) defines the net on a fresh subgraph and creates its runtime
  * (XNNPACK's operators, weights packed), timed, then deletes both: returns the time in
  * nanoseconds, or -1 with a message on stderr. */
-#ifndef NND_BENCH_MOBILENET_XNN_H
-#define NND_BENCH_MOBILENET_XNN_H
+#ifndef BENCH_MOBILENET_XNN_H
+#define BENCH_MOBILENET_XNN_H
 
 #include "tests/support/mobilenet.h"
 

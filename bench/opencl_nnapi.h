@@ -12,8 +12,8 @@
  * does both (the compilation timed alone, into compile_ns) and maps the memory;
  * bench_om_nnapi_run() is one execution (create, bind, compute, free) and returns its duration in
  * nanoseconds, or -1. */
-#ifndef NND_BENCH_OPENCL_NNAPI_H
-#define NND_BENCH_OPENCL_NNAPI_H
+#ifndef BENCH_OPENCL_NNAPI_H
+#define BENCH_OPENCL_NNAPI_H
 
 #include "tests/drivers/opencl_models.h"
 

@@ -17,8 +17,8 @@
  *   launches into a command buffer (NULL when the device has none: see has_cmdbuf).
  * - bench_ocl_plain_run() is one run of the input given at open into the output given at
  *   open, and returns its duration in nanoseconds, or -1. */
-#ifndef NND_BENCH_OPENCL_PLAIN_H
-#define NND_BENCH_OPENCL_PLAIN_H
+#ifndef BENCH_OPENCL_PLAIN_H
+#define BENCH_OPENCL_PLAIN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,8 +9,8 @@
  *        <= 1.5), the median of BENCH_OCL_QOS_REPEATS such runs (each with fresh processes).
  * bench_opencl_qos() returns 0 and fills *out, or -1 with a message on stderr. The caller
  * has set NND_SOCKET to the daemon and made the rest of the environment (NND_OPENCL_*). */
-#ifndef NND_BENCH_OPENCL_QOS_H
-#define NND_BENCH_OPENCL_QOS_H
+#ifndef BENCH_OPENCL_QOS_H
+#define BENCH_OPENCL_QOS_H
 
 #include <stdint.h>
 

@@ -14,7 +14,7 @@
 #include "schema/codes.h"
 #include "tests/support/harness.h"
 #include "tests/support/timing.h"
-#ifdef NND_BENCH_HAVE_CLBLAST
+#ifdef BENCH_HAVE_CLBLAST
 #include <clblast_c.h>
 #endif
 
@@ -26,7 +26,7 @@
 #define FC_UNITS   2048
 
 int bench_opencl_daemon(tst_daemon *d) {
-    const char *args[] = {"--drivers-dir", NND_BENCH_OPENCL_DRIVERS_DIR, NULL};
+    const char *args[] = {"--drivers-dir", BENCH_OPENCL_DRIVERS_DIR, NULL};
     setenv("NND_OPENCL_CPU", "1", 1);
     if (tst_daemon_start(d, args) != 0) {
         fprintf(stderr, "bench: opencl: cannot start the daemon\n");
@@ -94,7 +94,7 @@ static int mnet_rows(ocl_device *dev, bench_opencl *out) {
 
 /* ---- fc_opencl ---------------------------------------------------------------------- */
 
-#ifdef NND_BENCH_HAVE_CLBLAST
+#ifdef BENCH_HAVE_CLBLAST
 typedef struct clblast_side {
     ocl_device *dev;
     cl_mem a, b, c;
@@ -231,7 +231,7 @@ static void remove_tree(const char *dir) {
 
 int bench_opencl_rows(bench_opencl *out, bool mnet, bool fc, bool cache, bool qos) {
     memset(out, 0, sizeof *out);
-    if (access(NND_BENCH_OPENCL_DRIVERS_DIR "/libnnd_opencl.so", R_OK) != 0) {
+    if (access(BENCH_OPENCL_DRIVERS_DIR "/libnnd_opencl.so", R_OK) != 0) {
         snprintf(out->skip, sizeof out->skip, "nnd-opencl was not built");
         return 0;
     }
@@ -256,7 +256,7 @@ int bench_opencl_rows(bench_opencl *out, bool mnet, bool fc, bool cache, bool qo
         rc = bench_opencl_daemon(&d);
         if (!rc && qos) rc = bench_opencl_qos(&out->qos);
         if (!rc && mnet) rc = mnet_rows(dev, out);
-#ifdef NND_BENCH_HAVE_CLBLAST
+#ifdef BENCH_HAVE_CLBLAST
         if (!rc && fc) rc = fc_row(dev, out);
 #else
         snprintf(out->fc_skip, sizeof out->fc_skip, "the bench was built without CLBlast");

@@ -24,8 +24,8 @@
  * Medians over alternating rounds (bench_alternate). With no OpenCL platform or device,
  * or no nnd-opencl built, the rows are not measured and `skip` says why (the caller
  * prints them as n/a). Returns 0, or -1 on a failure (message on stderr). */
-#ifndef NND_BENCH_OPENCL_ROWS_H
-#define NND_BENCH_OPENCL_ROWS_H
+#ifndef BENCH_OPENCL_ROWS_H
+#define BENCH_OPENCL_ROWS_H
 
 #include <stdbool.h>
 

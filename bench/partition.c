@@ -27,7 +27,7 @@ static int run_once(nnd_client *c, uint64_t h, qos_req *r, int fd, uint64_t *ns)
 
 int bench_partition_rows(bench_pair *out) {
     tst_daemon d;
-    const char *args[] = {"--drivers-dir", NND_BENCH_DRIVERS_DIR, NULL};
+    const char *args[] = {"--drivers-dir", BENCH_DRIVERS_DIR, NULL};
     if (tst_daemon_start(&d, args) != 0) return -1;
     char err[256];
     nnd_client *c = nnd_client_connect(d.socket_path, "bench-partition", err, sizeof err);

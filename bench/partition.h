@@ -8,8 +8,8 @@
  *                  measures the example's plain C kernels against XNNPACK as much as the
  *                  hand-over between devices, which costs nothing but a step boundary).
  * Returns 0 and fills *out (a: partitioned, b: nnd-cpu), or -1 with a message on stderr. */
-#ifndef NND_BENCH_PARTITION_H
-#define NND_BENCH_PARTITION_H
+#ifndef BENCH_PARTITION_H
+#define BENCH_PARTITION_H
 
 #include "bench/kernels.h"
 

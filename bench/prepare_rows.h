@@ -18,8 +18,8 @@
  * and hashing them, so the daemon saves none for a model over --cache-save-max-bytes (default 4
  * MiB; this one has 17 MB) and libnnd compiles such a model as without caching: files_saved says
  * whether the daemon saved any. Returns 0 and fills *out, or -1 with a message on stderr. */
-#ifndef NND_BENCH_PREPARE_ROWS_H
-#define NND_BENCH_PREPARE_ROWS_H
+#ifndef BENCH_PREPARE_ROWS_H
+#define BENCH_PREPARE_ROWS_H
 
 #include <stdbool.h>
 

@@ -179,7 +179,7 @@ static int deadline_rows(const tst_daemon *d, bench_qos *out) {
     flood f;
     memset(&f, 0, sizeof f);
     f.sock = tst_connect_raw(d);
-    f.buf = malloc(NND_FRAME_RECV_BUF);
+    f.buf = malloc(PROTO_FRAME_RECV_BUF);
     if (f.sock < 0 || !f.buf) return -1;
     enum { N = 800, LEN = 16384 }; /* about a millisecond and a half */
     qos_chain m;

@@ -14,8 +14,8 @@
  * BENCH_QOS_REPEATS times, each on a fresh daemon; each row is the median run's (its
  * details come from that run). Returns 0 and fills *out; -1 on failure (message on
  * stderr). */
-#ifndef NND_BENCH_QOS_H
-#define NND_BENCH_QOS_H
+#ifndef BENCH_QOS_H
+#define BENCH_QOS_H
 
 #include <stdint.h>
 

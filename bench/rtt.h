@@ -19,8 +19,8 @@
  * - The process's own affinity is restored before returning. Returns 0, or -1 (with a
  *   message on stderr) when a measurement failed.
  */
-#ifndef NND_BENCH_RTT_H
-#define NND_BENCH_RTT_H
+#ifndef BENCH_RTT_H
+#define BENCH_RTT_H
 
 #include <stdbool.h>
 

@@ -11,8 +11,8 @@
  *                     doing the same; both sides pinned to the same CPU (target >= 0.9).
  * Each row is the median of BENCH_THREADS_REPEATS measurements, alternating the sides.
  * Returns 0 and fills *out; -1 on failure (message on stderr). */
-#ifndef NND_BENCH_THREADS_H
-#define NND_BENCH_THREADS_H
+#ifndef BENCH_THREADS_H
+#define BENCH_THREADS_H
 
 #include <stdbool.h>
 #include <stdint.h>

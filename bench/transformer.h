@@ -12,8 +12,8 @@
  *                    process may use CPUs (target <= 1.2).
  * Both sides run on the CPUs the bench pinned itself (and so the daemon) to.
  * Returns 0, or -1 with a message on stderr. */
-#ifndef NND_BENCH_TRANSFORMER_H
-#define NND_BENCH_TRANSFORMER_H
+#ifndef BENCH_TRANSFORMER_H
+#define BENCH_TRANSFORMER_H
 
 #include "bench/kernels.h"
 

@@ -13,7 +13,7 @@
  *   and wakes every waiter with that error; later calls fail at once with -ENOTCONN.
  * - Every wait is bounded: a pending carries the absolute CLOCK_MONOTONIC time past which
  *   its wait returns -ETIMEDOUT (the connection stays usable; a late reply is dropped).
- *   A reader looks at the clock at least every NND_CONN_TICK_MS.
+ *   A reader looks at the clock at least every CLI_CONN_TICK_MS.
  * - Messages name the daemon's socket path.
  *
  * Lanes (nnd_conn.c; docs/threads.md): a thread's synchronous calls go on a connection of
@@ -32,8 +32,8 @@
  * - A lane that fails (hang-up, bad frame) marks the whole client dead, as the shared
  *   socket would. cli_conn_free() closes the lanes with the rest.
  */
-#ifndef NND_CLIENT_INTERNAL_H
-#define NND_CLIENT_INTERNAL_H
+#ifndef CLI_CLIENT_INTERNAL_H
+#define CLI_CLIENT_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,14 +43,14 @@
 #include "proto/frame.h"
 #include "nnd/nnd_wire.h"
 
-#define NND_CONN_TICK_MS 100
-#define NND_CONN_LANES   16 /* the most a client opens; $NND_CLIENT_LANES may lower it */
+#define CLI_CONN_TICK_MS 100
+#define CLI_CONN_LANES   16 /* the most a client opens; $NND_CLIENT_LANES may lower it */
 
 /* A thread's own connection, joined to the client's session. */
 typedef struct cli_lane {
     pthread_t thread;
     int sock;         /* -1: opening, or refused */
-    uint8_t *buf;     /* NND_FRAME_RECV_BUF bytes, its thread's */
+    uint8_t *buf;     /* PROTO_FRAME_RECV_BUF bytes, its thread's */
     unsigned tickets; /* its thread's tickets not yet settled, under the client's lock */
 } cli_lane;
 
@@ -86,7 +86,7 @@ struct nnd_client {
     char dead_msg[224];
     bool reading;         /* a thread holds the reader role */
     cli_pending *pending; /* requests in flight */
-    uint8_t *buf;         /* NND_FRAME_RECV_BUF bytes, the reader's */
+    uint8_t *buf;         /* PROTO_FRAME_RECV_BUF bytes, the reader's */
     atomic_uint call_timeout_ms;
     char daemon_version[128];
     char name[64];                   /* given at connect; its lanes say it too */
@@ -104,7 +104,7 @@ struct nnd_client {
     unsigned max_lanes;
     unsigned n_lanes; /* lanes[0..n_lanes) are taken, under lock */
     bool lanes_off;   /* a lane was refused: no more */
-    cli_lane lanes[NND_CONN_LANES];
+    cli_lane lanes[CLI_CONN_LANES];
 };
 
 /* The fd (borrowed, -1 when unknown) and offset of registered memory token, known only when

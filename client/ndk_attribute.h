@@ -6,8 +6,8 @@
  * daemon offers and a code within it, at most once per object. The NNAPI lets a driver
  * ignore any attribute; no nnd device or extension reads one, so libnnd checks and counts
  * them (the same refusals as Android's runtime) and sends none to the daemon. */
-#ifndef NND_NDK_ATTRIBUTE_H
-#define NND_NDK_ATTRIBUTE_H
+#ifndef CLI_NDK_ATTRIBUTE_H
+#define CLI_NDK_ATTRIBUTE_H
 
 #include "client/ndk_shared.h"
 

@@ -7,8 +7,8 @@
  * to whole pages. ndk_staging_put() gives it back; the compilation keeps up to
  * NDK_STAGING_CACHE for its next executions and closes the rest (the bursts forget them
  * first) and, when freed, all it kept. Thread-safe. */
-#ifndef NND_NDK_COMPILATION_H
-#define NND_NDK_COMPILATION_H
+#ifndef CLI_NDK_COMPILATION_H
+#define CLI_NDK_COMPILATION_H
 
 #include "client/ndk_shared.h"
 

@@ -9,8 +9,8 @@
  * owns a sync fence and completes on its first wait, whoever waits: finish(ctx) runs once
  * and its NDK code is the event's status; ANeuralNetworksEvent_free waits for it too.
  * ndk_event_fence() is an event's sync fence (borrowed), -1 for none. */
-#ifndef NND_NDK_EVENT_H
-#define NND_NDK_EVENT_H
+#ifndef CLI_NDK_EVENT_H
+#define CLI_NDK_EVENT_H
 
 #include "client/ndk_shared.h"
 

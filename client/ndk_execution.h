@@ -23,8 +23,8 @@
  *   ndk_execution_hold() marks the execution owned by it; ANeuralNetworksExecution_free()
  *   then leaves the freeing to ndk_execution_unhold(), which the owner calls last.
  */
-#ifndef NND_NDK_EXECUTION_H
-#define NND_NDK_EXECUTION_H
+#ifndef CLI_NDK_EXECUTION_H
+#define CLI_NDK_EXECUTION_H
 
 #include "client/ndk_request.h"
 #include "client/ndk_shared.h"

@@ -138,8 +138,8 @@ int ANeuralNetworksExecution_startComputeWithDependencies(
         free(f);
         return rc;
     }
-    /* One request carries NND_FRAME_MAX_FDS fds, a spill memfd among them. */
-    size_t max = NND_FRAME_MAX_FDS - 1, room = f->j.r.n_fds < max ? max - f->j.r.n_fds : 0;
+    /* One request carries PROTO_FRAME_MAX_FDS fds, a spill memfd among them. */
+    size_t max = PROTO_FRAME_MAX_FDS - 1, room = f->j.r.n_fds < max ? max - f->j.r.n_fds : 0;
     while (n_fences > room)
         wait_here(fences[--n_fences]);
     ANeuralNetworksCompilation *c = e->c;

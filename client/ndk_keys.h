@@ -9,8 +9,8 @@
  *   ndk_bursts_forget_key() makes every listed burst whose connection is alive forget the
  *   key, in the daemon too; call it before memory an execution may have sent is closed,
  *   so that the daemon never keeps freed memory mapped. Thread-safe. */
-#ifndef NND_NDK_KEYS_H
-#define NND_NDK_KEYS_H
+#ifndef CLI_NDK_KEYS_H
+#define CLI_NDK_KEYS_H
 
 #include "client/ndk_shared.h"
 

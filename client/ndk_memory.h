@@ -10,8 +10,8 @@
  * - ndk_memory_new() is an empty memory (no fd, one reference, a fresh key) for its maker
  *   to fill in.
  */
-#ifndef NND_NDK_MEMORY_H
-#define NND_NDK_MEMORY_H
+#ifndef CLI_NDK_MEMORY_H
+#define CLI_NDK_MEMORY_H
 
 #include "client/ndk_shared.h"
 

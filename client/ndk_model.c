@@ -126,9 +126,9 @@ int ANeuralNetworksModel_addOperand(ANeuralNetworksModel *m, const ANeuralNetwor
     if (!m || !t) return ANEURALNETWORKS_UNEXPECTED_NULL;
     int rc = modifiable(m);
     if (rc) return rc;
-    if (t->dimensionCount > NND_MAX_RANK) { /* refused now rather than at finish */
+    if (t->dimensionCount > ENG_MAX_RANK) { /* refused now rather than at finish */
         ndk_debug("addOperand: operand %u has rank %u, over the limit of %u", m->n_operands,
-                  t->dimensionCount, NND_MAX_RANK);
+                  t->dimensionCount, ENG_MAX_RANK);
         return ANEURALNETWORKS_BAD_DATA;
     }
     if ((rc = ndk_check_operand_type(t, true))) return rc;

@@ -10,8 +10,8 @@
  *   memories, which the models keep alive). Returns an NDK code; everything it allocates
  *   is freed by ndk_wire_free(), on failure already.
  */
-#ifndef NND_NDK_MODEL_H
-#define NND_NDK_MODEL_H
+#ifndef CLI_NDK_MODEL_H
+#define CLI_NDK_MODEL_H
 
 #include "client/ndk_shared.h"
 

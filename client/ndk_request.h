@@ -12,8 +12,8 @@
  * for bursts. The request borrows the arguments' dimensions and the fds; it is valid
  * while they are, and ndk_request_free() frees what it allocated (also after a failed
  * build). Returns NO_ERROR or OUT_OF_MEMORY. */
-#ifndef NND_NDK_REQUEST_H
-#define NND_NDK_REQUEST_H
+#ifndef CLI_NDK_REQUEST_H
+#define CLI_NDK_REQUEST_H
 
 #include "client/ndk_shared.h"
 

@@ -46,8 +46,8 @@
  *   a descriptor is a daemon buffer when the daemon allocates one, else a memfd.
  * - Result codes are the NDK's ANEURALNETWORKS_* values throughout.
  */
-#ifndef NND_NDK_SHARED_H
-#define NND_NDK_SHARED_H
+#ifndef CLI_NDK_SHARED_H
+#define CLI_NDK_SHARED_H
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -13,7 +13,7 @@
 static void describe(const ndk_operand *o, eng_operand_desc *d) {
     memset(d, 0, sizeof *d);
     d->type = o->type;
-    d->rank = o->rank <= NND_MAX_RANK ? o->rank : NND_MAX_RANK; /* finish refuses more */
+    d->rank = o->rank <= ENG_MAX_RANK ? o->rank : ENG_MAX_RANK; /* finish refuses more */
     if (d->rank) memcpy(d->dims, o->dims, sizeof *d->dims * d->rank);
     d->scale = o->scale;
     d->zero_point = o->zero_point;
@@ -99,7 +99,7 @@ int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_
     }
     ok = ok && describe_referenced(m, ops, n, d, &r);
     schema_status s = NND_UNSUPPORTED;
-    char msg[NND_ERR_LEN];
+    char msg[SCHEMA_ERR_LEN];
     if (ok) {
         eng_operation_desc op = {.type = type,
                                  .n_inputs = n_in,

@@ -12,8 +12,8 @@
  * operations the engine does not judge (extensions, OEM_OPERATION, codes without a registry
  * row) and for valid ones it has no kernel for, which the daemon reports unsupported later.
  * On BAD_DATA, err (may be NULL) says why. */
-#ifndef NND_NDK_SIGNATURE_H
-#define NND_NDK_SIGNATURE_H
+#ifndef CLI_NDK_SIGNATURE_H
+#define CLI_NDK_SIGNATURE_H
 
 #include "client/ndk_shared.h"
 

@@ -5,8 +5,8 @@
  *
  * Contract: pure functions of their arguments, except that an extension operand type is
  * looked up in the daemon's extension list (ndk_shared.h). */
-#ifndef NND_NDK_TYPES_H
-#define NND_NDK_TYPES_H
+#ifndef CLI_NDK_TYPES_H
+#define CLI_NDK_TYPES_H
 
 #include "client/ndk_shared.h"
 

@@ -11,7 +11,7 @@
 #include "engine/engine.h"
 #include "nnd/nnd_wire.h"
 
-_Static_assert(NND_BUFFER_MAX_RANK == NND_MAX_RANK, "a buffer takes any rank the engine takes");
+_Static_assert(NND_BUFFER_MAX_RANK == ENG_MAX_RANK, "a buffer takes any rank the engine takes");
 
 int nnd_client_allocate(nnd_client *c, const uint32_t *dims, size_t rank,
                         const uint64_t *prepared_models, size_t n_models,

@@ -31,18 +31,19 @@ struct cli_burst_chan {
 cli_burst_chan *cli_burst_chan_attach(int fd, int bell) {
     struct stat sb;
     cli_burst_chan *ch = NULL;
-    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == NND_CHAN_SIZE) {
-        void *p = mmap(NULL, NND_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p != MAP_FAILED && proto_chan_valid(p, NND_CHAN_SIZE) && (ch = calloc(1, sizeof *ch))) {
+    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size == PROTO_CHAN_SIZE) {
+        void *p = mmap(NULL, PROTO_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED && proto_chan_valid(p, PROTO_CHAN_SIZE) &&
+            (ch = calloc(1, sizeof *ch))) {
             ch->h = p;
             ch->bell = bell;
             bell = -1;
-            ch->req_area = (uint8_t *)p + NND_CHAN_HEADER;
-            ch->res_area = ch->req_area + NND_CHAN_AREA;
+            ch->req_area = (uint8_t *)p + PROTO_CHAN_HEADER;
+            ch->res_area = ch->req_area + PROTO_CHAN_AREA;
             pthread_mutex_init(&ch->lock, NULL);
             proto_chan_poll_init(&ch->poll);
         } else if (p != MAP_FAILED) {
-            munmap(p, NND_CHAN_SIZE);
+            munmap(p, PROTO_CHAN_SIZE);
         }
     }
     close(fd);
@@ -52,7 +53,7 @@ cli_burst_chan *cli_burst_chan_attach(int fd, int bell) {
 
 void cli_burst_chan_detach(cli_burst_chan *ch) {
     if (!ch) return;
-    munmap(ch->h, NND_CHAN_SIZE);
+    munmap(ch->h, PROTO_CHAN_SIZE);
     close(ch->bell);
     pthread_mutex_destroy(&ch->lock);
     free(ch);
@@ -84,7 +85,7 @@ static Nnd__Reply *await(cli_burst_chan *ch, nnd_client *c, uint32_t seq, uint32
         }
     }
     uint32_t len = __atomic_load_n(&h->res_len, __ATOMIC_ACQUIRE);
-    Nnd__Reply *r = len <= NND_CHAN_AREA ? nnd__reply__unpack(NULL, len, ch->res_area) : NULL;
+    Nnd__Reply *r = len <= PROTO_CHAN_AREA ? nnd__reply__unpack(NULL, len, ch->res_area) : NULL;
     if (!r || r->id != (CHANNEL_ID_BIT | seq)) {
         if (r) nnd__reply__free_unpacked(r, NULL);
         *rc = -EPROTO;
@@ -104,7 +105,7 @@ int cli_burst_chan_call(cli_burst_chan *ch, nnd_client *c, Nnd__Request *req, ui
     uint32_t seq = proto_chan_next(ch->seq);
     req->id = CHANNEL_ID_BIT | seq;
     size_t n = protobuf_c_message_get_packed_size(&req->base);
-    if (n > NND_CHAN_AREA) {
+    if (n > PROTO_CHAN_AREA) {
         pthread_mutex_unlock(&ch->lock);
         return -EBUSY; /* too big for the channel: the socket carries it */
     }

@@ -25,7 +25,7 @@
 #include "proto/frame.h"
 #include "proto/model_bytes.h"
 
-#ifdef NND_HAVE_XXHASH
+#ifdef CLI_HAVE_XXHASH
 #define XXH_INLINE_ALL /* header-only: libnnd gains no runtime dependency */
 #include <xxhash.h>
 typedef struct fp_state {
@@ -201,7 +201,7 @@ static int prepare_saving(nnd_client *c, device_set devices, const Nnd__Model *m
                           const int *pool_fds, size_t n_pool_fds, int preference, int priority,
                           uint64_t deadline_ns, const uint8_t token[NND_CACHE_TOKEN_BYTES],
                           int model_fd, int data_fd, uint64_t *handle, char *err, size_t errlen) {
-    int fds[NND_FRAME_MAX_FDS];
+    int fds[PROTO_FRAME_MAX_FDS];
     if (n_pool_fds) memcpy(fds, pool_fds, n_pool_fds * sizeof *fds);
     fds[n_pool_fds] = model_fd;
     fds[n_pool_fds + 1] = data_fd;
@@ -286,7 +286,7 @@ int nnd_client_prepare_cached_on(nnd_client *c, const char *const *device_names,
      * without caching, its constants never read for a fingerprint. */
     bool caching =
         st == 0 && n_model == 1 && n_data == 1 && cache_dir && token &&
-        n_pool_fds + 2 < NND_FRAME_MAX_FDS &&
+        n_pool_fds + 2 < PROTO_FRAME_MAX_FDS &&
         (!save_max || proto_wire_constant_bytes(model) <= save_max) &&
         nnd_cache_paths(cache_dir, token, model_path, data_path, sizeof model_path) == 0 &&
         nnd_cache_token(model, pool_fds, n_pool_fds, preference, priority, token, folded) == 0;

@@ -118,13 +118,13 @@ int cli_simple_call_fds(nnd_client *c, Nnd__Request *req, const int *fds, size_t
     return cli_take_reply(r, false, out, err, errlen);
 }
 
-/* $NND_CLIENT_LANES: how many lanes a client may open (0: none); NND_CONN_LANES at most. */
+/* $NND_CLIENT_LANES: how many lanes a client may open (0: none); CLI_CONN_LANES at most. */
 static unsigned lanes_wanted(void) {
     const char *v = getenv("NND_CLIENT_LANES");
-    if (!v || !*v) return NND_CONN_LANES;
+    if (!v || !*v) return CLI_CONN_LANES;
     char *end;
     unsigned long n = strtoul(v, &end, 10);
-    return *end || n > NND_CONN_LANES ? NND_CONN_LANES : (unsigned)n;
+    return *end || n > CLI_CONN_LANES ? CLI_CONN_LANES : (unsigned)n;
 }
 
 nnd_client *nnd_client_connect(const char *socket_path, const char *client_name, char *err,
@@ -138,7 +138,7 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
     }
     strcpy(sa.sun_path, socket_path);
     nnd_client *c = calloc(1, sizeof *c);
-    if (!c || !(c->buf = malloc(NND_FRAME_RECV_BUF))) {
+    if (!c || !(c->buf = malloc(PROTO_FRAME_RECV_BUF))) {
         free(c);
         cli_set_err(err, errlen, "out of memory");
         return NULL;
@@ -156,7 +156,7 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
         return NULL;
     }
     Nnd__Hello hello = NND__HELLO__INIT;
-    hello.protocol_version = NND_PROTOCOL_VERSION;
+    hello.protocol_version = PROTO_PROTOCOL_VERSION;
     snprintf(c->name, sizeof c->name, "%s", client_name ? client_name : "libnnd");
     hello.client_name = c->name;
     Nnd__Request req = NND__REQUEST__INIT;
@@ -180,9 +180,9 @@ nnd_client *nnd_client_connect(const char *socket_path, const char *client_name,
         else if (status < 0)
             snprintf(msg, sizeof msg, "its reply is no Hello");
     }
-    if (status == 0 && r->hello->protocol_version != NND_PROTOCOL_VERSION) {
+    if (status == 0 && r->hello->protocol_version != PROTO_PROTOCOL_VERSION) {
         cli_set_err(err, errlen, "the daemon at %s speaks protocol %u, this client %u", socket_path,
-                    r->hello->protocol_version, NND_PROTOCOL_VERSION);
+                    r->hello->protocol_version, PROTO_PROTOCOL_VERSION);
         status = -EPROTO;
     } else if (status != 0) {
         cli_set_err(err, errlen, "the daemon at %s %s Hello: %s", socket_path,

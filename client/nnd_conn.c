@@ -160,7 +160,7 @@ int cli_conn_send(nnd_client *c, Nnd__Request *req, const int *fds, size_t nfds,
 static int read_one(int sock, uint8_t *buf, uint64_t until, proto_frame_in *in, char *ferr,
                     size_t len) {
     uint64_t now = cli_conn_now_ns();
-    if (!until || until > now + NND_CONN_TICK_MS * 1000000ull)
+    if (!until || until > now + CLI_CONN_TICK_MS * 1000000ull)
         /* Wait in recvmsg itself (up to SO_RCVTIMEO, a tick): no poll() per reply. */
         return proto_frame_recv_wait(sock, &nnd__reply__descriptor, buf, in, ferr, len);
     struct pollfd pfd = {.fd = sock, .events = POLLIN};
@@ -336,7 +336,7 @@ void cli_lanes_init(nnd_client *c, unsigned max_lanes) {
     pthread_once(&once, init_fork_watch);
     c->fork_generation = atomic_load(&g_fork_generation);
     c->connecting_thread = pthread_self();
-    c->max_lanes = max_lanes < NND_CONN_LANES ? max_lanes : NND_CONN_LANES;
+    c->max_lanes = max_lanes < CLI_CONN_LANES ? max_lanes : CLI_CONN_LANES;
 }
 
 cli_lane *cli_lane_for_thread(nnd_client *c) {
@@ -446,7 +446,7 @@ int cli_connect_bounded(int sock, const struct sockaddr_un *sa, uint64_t bound) 
     if (rc == -EAGAIN) rc = -ETIMEDOUT;
     if (rc == 0 && fcntl(sock, F_SETFL, flags) < 0) rc = -errno;
     /* Waits in recvmsg and sendmsg end after a tick, so that bounds are looked at. */
-    struct timeval tick = {0, NND_CONN_TICK_MS * 1000};
+    struct timeval tick = {0, CLI_CONN_TICK_MS * 1000};
     if (rc == 0 && (setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof tick) < 0 ||
                     setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tick, sizeof tick) < 0))
         rc = -errno;
@@ -459,12 +459,12 @@ static int cli_open_lane(nnd_client *c, uint8_t **buf) {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", c->path);
     uint64_t bound = cli_conn_now_ns() + NND_CONNECT_TIMEOUT_MS * 1000000ull;
-    *buf = malloc(NND_FRAME_RECV_BUF);
+    *buf = malloc(PROTO_FRAME_RECV_BUF);
     int sock = *buf ? socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0) : -1;
     bool joined = false;
     if (sock >= 0 && cli_connect_bounded(sock, &sa, bound) == 0) {
         Nnd__Hello hello = NND__HELLO__INIT;
-        hello.protocol_version = NND_PROTOCOL_VERSION;
+        hello.protocol_version = PROTO_PROTOCOL_VERSION;
         hello.client_name = c->name;
         hello.join_session = c->session_token;
         Nnd__Request req = NND__REQUEST__INIT;

@@ -101,13 +101,13 @@ int nnd_client_execute_fenced(nnd_client *c, uint64_t handle, const Nnd__Executi
                               char *err, size_t errlen) {
     *execution = 0;
     *sync_fd = -1;
-    if (n_pool_fds + n_wait_fds > NND_FRAME_MAX_FDS - 1) {
+    if (n_pool_fds + n_wait_fds > PROTO_FRAME_MAX_FDS - 1) {
         cli_set_err(err, errlen, "%zu fds: at most %d travel with one request",
-                    n_pool_fds + n_wait_fds, NND_FRAME_MAX_FDS - 1);
+                    n_pool_fds + n_wait_fds, PROTO_FRAME_MAX_FDS - 1);
         return -EINVAL;
     }
-    int fds[NND_FRAME_MAX_FDS];
-    uint32_t idx[NND_FRAME_MAX_FDS];
+    int fds[PROTO_FRAME_MAX_FDS];
+    uint32_t idx[PROTO_FRAME_MAX_FDS];
     for (size_t i = 0; i < n_pool_fds; i++)
         fds[i] = pool_fds[i];
     for (size_t i = 0; i < n_wait_fds; i++) {

@@ -74,7 +74,7 @@ static void say(const char *fmt, ...) {
 
 /* NND_RECORD_MAX_BYTES: a byte count, with an optional K, M or G (binary) suffix. */
 static unsigned long long parse_cap(const char *v) {
-    if (!v || !*v) return NND_RECORD_DEFAULT_MAX_BYTES;
+    if (!v || !*v) return CLI_RECORD_DEFAULT_MAX_BYTES;
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
@@ -85,8 +85,8 @@ static unsigned long long parse_cap(const char *v) {
     if (shift) end++;
     if (errno || end == v || *end || v[0] == '-' || n > (~0ull >> shift)) {
         say("NND_RECORD_MAX_BYTES=%s is not a byte count; the bound is %llu bytes", v,
-            (unsigned long long)NND_RECORD_DEFAULT_MAX_BYTES);
-        return NND_RECORD_DEFAULT_MAX_BYTES;
+            (unsigned long long)CLI_RECORD_DEFAULT_MAX_BYTES);
+        return CLI_RECORD_DEFAULT_MAX_BYTES;
     }
     return n << shift;
 }

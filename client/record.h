@@ -24,15 +24,15 @@
  *   the process exits or unloads libnnd. A crash thus leaves complete files only (the
  *   examples since the last write are lost).
  * - Bounded: the files together may hold NND_RECORD_MAX_BYTES bytes (default
- *   NND_RECORD_DEFAULT_MAX_BYTES). The example or model that would pass the bound stops all
+ *   CLI_RECORD_DEFAULT_MAX_BYTES). The example or model that would pass the bound stops all
  *   recording in the process: what was recorded is written, and one message on stderr
  *   names the variable and the bound. A directory that cannot be written stops recording
  *   the same way, with one message. Recording never changes what a call returns.
  * - Cost when $NND_RECORD is unset: the prepare hooks read a flag set once; the execution
  *   hooks are behind cli_record_live(), one relaxed atomic load, false unless a recorded
  *   model is alive. */
-#ifndef NND_RECORD_H
-#define NND_RECORD_H
+#ifndef CLI_RECORD_H
+#define CLI_RECORD_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -41,7 +41,7 @@
 
 #include "nnd/nnd_wire.h"
 
-#define NND_RECORD_DEFAULT_MAX_BYTES (256ull << 20)
+#define CLI_RECORD_DEFAULT_MAX_BYTES (256ull << 20)
 
 /* How many recorded prepared models are alive; the execution hooks' one check. */
 extern atomic_uint cli_record_n_live __attribute__((visibility("hidden")));

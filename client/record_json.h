@@ -22,8 +22,8 @@
  *   set, for the caller to leave that output uncompared. NULL when out of memory or the type
  *   has no element size.
  */
-#ifndef NND_RECORD_JSON_H
-#define NND_RECORD_JSON_H
+#ifndef CLI_RECORD_JSON_H
+#define CLI_RECORD_JSON_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -115,8 +115,8 @@ static const key keys[] = {
     {"quota.app.cache_tokens", K_COUNT, APP(NND_QUOTA_CACHE_TOKENS), 0, UINT32_MAX, true, NULL,
      NULL},
     {"quota.connection.prepared_models", K_COUNT, CONN(NND_QUOTA_PREPARED_MODELS), 0,
-     NND_SESSION_MAX_OBJECTS, true, "Quotas per connection; 0: unlimited.", NULL},
-    {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, NND_SESSION_MAX_OBJECTS, true,
+     SRV_SESSION_MAX_OBJECTS, true, "Quotas per connection; 0: unlimited.", NULL},
+    {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, SRV_SESSION_MAX_OBJECTS, true,
      NULL, NULL},
     {"quota.connection.buffer_bytes", K_BYTES, CONN(NND_QUOTA_BUFFER_BYTES), 0, 0, true, NULL,
      NULL},
@@ -131,11 +131,11 @@ static const key keys[] = {
 static void srv_config_default(srv_config *c, const char *extensions_dir, const char *drivers_dir) {
     memset(c, 0, sizeof *c);
     c->drivers_dir = drivers_dir;
-    c->build_id = NND_DRIVER_BUILD_ID;
+    c->build_id = SRV_DRIVER_BUILD_ID;
     c->extensions_dir = extensions_dir;
     c->log_level = NND_LOG_INFO;
-    c->cache_max_bytes = NND_CACHE_DEFAULT_MAX_BYTES;
-    c->cache_save_max_bytes = NND_CACHE_DEFAULT_SAVE_MAX_BYTES;
+    c->cache_max_bytes = SRV_CACHE_DEFAULT_MAX_BYTES;
+    c->cache_save_max_bytes = SRV_CACHE_DEFAULT_SAVE_MAX_BYTES;
     c->drivers = (srv_driver_limits){DRVHOST_CALL_TIMEOUT_MS, DRVHOST_MEMORY_LIMIT,
                                      DRVHOST_MAX_RESTARTS, DRVHOST_RESTART_WINDOW_MS};
     qos_sched_config_default(&c->sched);
@@ -312,10 +312,10 @@ static int srv_config_load(srv_config *c, const char *path, char *err, size_t er
         }
         if (k && k->k == K_STRING && *value) {
             /* Strings must outlive the file's buffer. */
-            char *copy = c->n_strings < NND_CONFIG_MAX_STRINGS ? strdup(value) : NULL;
+            char *copy = c->n_strings < SRV_CONFIG_MAX_STRINGS ? strdup(value) : NULL;
             if (!copy) {
                 snprintf(err, errlen, "%s:%u: %s: %s", path, lineno, name,
-                         c->n_strings < NND_CONFIG_MAX_STRINGS ? "out of memory"
+                         c->n_strings < SRV_CONFIG_MAX_STRINGS ? "out of memory"
                                                                : "too many paths set in all");
                 rc = -1;
                 break;
@@ -462,7 +462,7 @@ static int load_dropins(srv_config *c, const char *dir, char *err, size_t errlen
 
 int srv_config_read(srv_config *c, const srv_config_source *src, char *err, size_t errlen) {
     srv_config_default(c, src->extensions_dir, src->drivers_dir);
-    const char *path = src->path ? src->path : NND_CONFIG_DEFAULT_PATH;
+    const char *path = src->path ? src->path : SRV_CONFIG_DEFAULT_PATH;
     /* The default file is optional; a file named on the command line is not. */
     bool present = src->path || access(path, F_OK) == 0;
     if (present && srv_config_load(c, path, err, errlen) < 0) return -1;

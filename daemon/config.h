@@ -7,13 +7,13 @@
  *   wins over the file simply by being set after it. The quotas (quota.h) are
  *   quota.app.{connections,prepared_models,buffers,buffer_bytes,queued_executions} and
  *   quota.connection.{prepared_models,buffers,buffer_bytes,queued_executions}; 0 is
- *   unlimited; a per-connection count above NND_SESSION_MAX_OBJECTS is refused, since
+ *   unlimited; a per-connection count above SRV_SESSION_MAX_OBJECTS is refused, since
  *   one connection can never hold more objects than that.
  * - The file is plain text: one "key = value" a line, blank lines, and comments from a
  *   '#' at the start of a line or after a blank to the end of the line. Byte sizes take
  *   K, M or G suffixes (binary). A key may appear once.
  * - srv_config_read() takes every source in order: the defaults, the file (--config FILE,
- *   or NND_CONFIG_DEFAULT_PATH when that exists: a missing default is no error, a missing
+ *   or SRV_CONFIG_DEFAULT_PATH when that exists: a missing default is no error, a missing
  *   FILE is), every FILE.d/ *.conf in name order (a later file wins over an earlier one;
  *   within one file a key may appear once), then the command line's settings.
  * - Keys marked reloadable (log_level, extensions_allowlist, quota.*) are what a reload
@@ -23,8 +23,8 @@
  *   unknown key ..."), srv_config_set() as "why" about the value alone, for the caller to
  *   place. Nothing is half-applied from a bad value.
  */
-#ifndef NND_CONFIG_H
-#define NND_CONFIG_H
+#ifndef SRV_CONFIG_H
+#define SRV_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,9 +35,9 @@
 #include "daemon/clients/quota.h"
 #include "sched/scheduler.h"
 
-#define NND_CONFIG_MAX_STRINGS 64
-#ifndef NND_CONFIG_DEFAULT_PATH
-#define NND_CONFIG_DEFAULT_PATH "/etc/nnd/nnd.conf"
+#define SRV_CONFIG_MAX_STRINGS 64
+#ifndef SRV_CONFIG_DEFAULT_PATH
+#define SRV_CONFIG_DEFAULT_PATH "/etc/nnd/nnd.conf"
 #endif
 
 /* The driver hosts' limits the configuration sets (driverhost/drvhost.h has the others). */
@@ -63,14 +63,14 @@ typedef struct srv_config {
     qos_sched_config sched;                /* workers, device_workers, preempt, app_queue,
                                               app_memory, device_memory, worker_nice */
     srv_quota_limits quota;                /* quota.* */
-    char *strings[NND_CONFIG_MAX_STRINGS]; /* values read from the file, owned */
+    char *strings[SRV_CONFIG_MAX_STRINGS]; /* values read from the file, owned */
     size_t n_strings;
     char files[1024]; /* the files read, ", " between them; "" for none */
 } srv_config;
 
 /* Where srv_config_read() takes the settings from. */
 typedef struct srv_config_source {
-    const char *path;           /* --config FILE; NULL: NND_CONFIG_DEFAULT_PATH */
+    const char *path;           /* --config FILE; NULL: SRV_CONFIG_DEFAULT_PATH */
     const char *extensions_dir; /* the defaults of the two plugin directories */
     const char *drivers_dir;
     const char *const *options, *const *keys, *const *values; /* the command line's settings:

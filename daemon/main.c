@@ -52,7 +52,7 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "  --cache-save-max-bytes N  models with more constants are not saved to client\n"
         "                      cache files (default 4M; 0: no limit)\n"
         "  --driver-build-id ID  the build id that scopes cache entries (default: this\n"
-        "                      build's, " NND_DRIVER_BUILD_ID ")\n"
+        "                      build's, " SRV_DRIVER_BUILD_ID ")\n"
         "  --extensions-dir DIR  vendor extension plugins, *.so (default\n"
         "                      %s)\n"
         "  --extensions-allowlist FILE  who may use extensions: one executable path or\n"
@@ -72,7 +72,7 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         "  --device-memory N   most memory one execution may need (default 4G)\n"
         "  --worker-nice N     workers' nice value above the loop's, 0..19 (default 0)\n"
         "  --config FILE       settings and quotas, one \"key = value\" a line (default\n"
-        "                      " NND_CONFIG_DEFAULT_PATH " when it exists), then FILE.d/*.conf in\n"
+        "                      " SRV_CONFIG_DEFAULT_PATH " when it exists), then FILE.d/*.conf in\n"
         "                      name order; the keys are the options above with '_' for '-'\n"
         "                      (options win over the files), quota.app.* and quota.connection.*\n"
         "                      (see nnd.conf(5))\n"
@@ -86,16 +86,16 @@ static void usage(FILE *f, const char *extensions_dir, const char *drivers_dir) 
         extensions_dir, drivers_dir);
 }
 
-/* The plugins' default home: lib/nnd/extensions (NND_EXTENSIONS_FROM_BIN) beside the bin
+/* The plugins' default home: lib/nnd/extensions (SRV_EXTENSIONS_FROM_BIN) beside the bin
  * folder this executable is in, so that it follows the prefix given at install time. */
 static const char *default_extensions_dir(char *buf, size_t len) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
-    if (!slash) return NND_EXTENSIONS_FROM_BIN; /* relative to the working directory */
+    if (!slash) return SRV_EXTENSIONS_FROM_BIN; /* relative to the working directory */
     *slash = '\0';
-    if ((size_t)snprintf(buf, len, "%s/%s", exe, NND_EXTENSIONS_FROM_BIN) >= len)
-        return NND_EXTENSIONS_FROM_BIN;
+    if ((size_t)snprintf(buf, len, "%s/%s", exe, SRV_EXTENSIONS_FROM_BIN) >= len)
+        return SRV_EXTENSIONS_FROM_BIN;
     char *real = realpath(buf, NULL); /* tidy when it exists */
     if (real && strlen(real) < len) strcpy(buf, real);
     free(real);
@@ -104,22 +104,22 @@ static const char *default_extensions_dir(char *buf, size_t len) {
 
 /* The drivers' default home: this build tree's drivers folder when this executable is the
  * build tree's (so that `make run` lists the example driver), else lib/nnd/drivers
- * (NND_DRIVERS_FROM_BIN) beside the bin folder this executable is in. */
+ * (SRV_DRIVERS_FROM_BIN) beside the bin folder this executable is in. */
 static const char *default_drivers_dir(char *buf, size_t len) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
-    if (!slash) return NND_DRIVERS_FROM_BIN;
+    if (!slash) return SRV_DRIVERS_FROM_BIN;
     *slash = '\0';
-    char *build = realpath(NND_BUILD_DIR, NULL);
+    char *build = realpath(SRV_BUILD_DIR, NULL);
     bool in_build = build && !strcmp(build, exe);
     free(build);
     if (in_build) {
-        snprintf(buf, len, "%s/drivers", NND_BUILD_DIR);
+        snprintf(buf, len, "%s/drivers", SRV_BUILD_DIR);
         return buf;
     }
-    if ((size_t)snprintf(buf, len, "%s/%s", exe, NND_DRIVERS_FROM_BIN) >= len)
-        return NND_DRIVERS_FROM_BIN;
+    if ((size_t)snprintf(buf, len, "%s/%s", exe, SRV_DRIVERS_FROM_BIN) >= len)
+        return SRV_DRIVERS_FROM_BIN;
     char *real = realpath(buf, NULL);
     if (real && strlen(real) < len) strcpy(buf, real);
     free(real);
@@ -179,8 +179,8 @@ static void log_quotas(const srv_quota_limits *l) {
     }
 }
 
-#define NND_MMAP_THRESHOLD (1 << 20)
-#define NND_TRIM_THRESHOLD (4 << 20)
+#define SRV_MMAP_THRESHOLD (1 << 20)
+#define SRV_TRIM_THRESHOLD (4 << 20)
 
 static srv_daemon daemon_state;
 static uv_signal_t sig_int, sig_term, sig_hup;
@@ -286,7 +286,7 @@ static int parse(int argc, char **argv, srv_config *cfg) {
             break;
         case OPT_CONFIG: source.path = optarg; break;
         case OPT_TEMPLATE: srv_config_print_template(stdout); return 0;
-        case 'V': printf("nnd %s (driver build %s)\n", NND_VERSION, NND_DRIVER_BUILD_ID); return 0;
+        case 'V': printf("nnd %s (driver build %s)\n", SRV_VERSION, SRV_DRIVER_BUILD_ID); return 0;
         case 'h': usage(stdout, extensions_dir, drivers_dir); return 0;
         default: usage(stderr, extensions_dir, drivers_dir); return 2;
         }
@@ -337,11 +337,11 @@ static int configure(const srv_config *cfg, const serve_paths *p) {
     /* What clients' objects held goes back to the system when they go: blocks of a MiB or
      * more (buffers, tensors, serialized models) are mapped and unmapped, never kept by
      * glibc's adaptive threshold, which would keep a freed buffer's size in the heap. */
-    mallopt(M_MMAP_THRESHOLD, NND_MMAP_THRESHOLD);
+    mallopt(M_MMAP_THRESHOLD, SRV_MMAP_THRESHOLD);
     /* A heap's free top goes back in pieces of 4 MiB or more: at glibc's 128 KiB, freeing a
      * large prepared model (thousands of small blocks, last allocated first freed) made one
      * madvise and one TLB shootdown per block, all on the thread that freed it. */
-    mallopt(M_TRIM_THRESHOLD, NND_TRIM_THRESHOLD);
+    mallopt(M_TRIM_THRESHOLD, SRV_TRIM_THRESHOLD);
     raise_fd_limit();
     int rc = p->listen_fd >= 0 ? 0 : make_socket_dir(p->socket_path);
     if (rc < 0) {
@@ -417,7 +417,7 @@ static int start(srv_daemon *d, const srv_config *cfg, const serve_paths *p) {
         srv_executions_stop(d);
         return 1;
     }
-    srv_log_info("nnd %s listening on %s%s (state %s, pid %d)", NND_VERSION, p->socket_path,
+    srv_log_info("nnd %s listening on %s%s (state %s, pid %d)", SRV_VERSION, p->socket_path,
                  p->listen_fd >= 0 ? " (from systemd)" : "", p->state_dir, (int)getpid());
     srv_service_start(d); /* READY=1: the socket serves */
     return 0;

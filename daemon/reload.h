@@ -18,8 +18,8 @@
  *   queues) is logged as a warning naming it, and keeps its running value.
  * - systemd is told RELOADING=1 before and READY=1 after (service.h). Loop thread only.
  */
-#ifndef NND_RELOAD_H
-#define NND_RELOAD_H
+#ifndef SRV_RELOAD_H
+#define SRV_RELOAD_H
 
 #include <stddef.h>
 

@@ -51,7 +51,7 @@ void srv_service_start(srv_daemon *d) {
     send_status(d, true);
     uv_timer_init(d->loop, &status_timer);
     status_timer.data = d;
-    uv_timer_start(&status_timer, on_status, NND_SERVICE_STATUS_MS, NND_SERVICE_STATUS_MS);
+    uv_timer_start(&status_timer, on_status, SRV_SERVICE_STATUS_MS, SRV_SERVICE_STATUS_MS);
     status_on = true;
     uint64_t usec = 0;
     if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {

@@ -5,7 +5,7 @@
  * Contract:
  * - srv_service_start(), once the client socket serves: READY=1 and a STATUS= line
  *   ("serving N clients, M prepared models, E executions run"), kept current every
- *   NND_SERVICE_STATUS_MS while it changes; and when systemd asks for a watchdog
+ *   SRV_SERVICE_STATUS_MS while it changes; and when systemd asks for a watchdog
  *   (WatchdogSec=, sd_watchdog_enabled(3)), WATCHDOG=1 from a timer of the event loop
  *   every half of that interval, so that a loop that no longer turns (hung, stopped)
  *   misses its pings and systemd restarts the daemon.
@@ -14,12 +14,12 @@
  * - srv_service_stop(), as shutdown begins: STOPPING=1; the timers are closed.
  * Loop thread only.
  */
-#ifndef NND_SERVICE_H
-#define NND_SERVICE_H
+#ifndef SRV_SERVICE_H
+#define SRV_SERVICE_H
 
 #include "daemon/base/daemon.h"
 
-#define NND_SERVICE_STATUS_MS 2000
+#define SRV_SERVICE_STATUS_MS 2000
 
 void srv_service_start(srv_daemon *d);
 void srv_service_reloading(srv_daemon *d);

@@ -38,8 +38,8 @@
  * - drvhost_stop() ends the host (close() in the driver, SIGKILL after a second), reaps
  *   it and frees everything; drvhost_stop_all() does it for every host (daemon exit).
  */
-#ifndef NND_DRVHOST_H
-#define NND_DRVHOST_H
+#ifndef DRVHOST_H
+#define DRVHOST_H
 
 #include <stdbool.h>
 #include <stddef.h>

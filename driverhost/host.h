@@ -15,8 +15,8 @@
  * - host_exec.c: executions (execute() or start()/cancel()) and the device-memory copies;
  *   host_reply.c: the replies (dhh_reply), for both.
  */
-#ifndef NND_DRIVERHOST_HOST_H
-#define NND_DRIVERHOST_HOST_H
+#ifndef DHH_HOST_H
+#define DHH_HOST_H
 
 #include <stdbool.h>
 #include <stdint.h>

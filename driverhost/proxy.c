@@ -17,8 +17,8 @@
 
 #include "driverhost/proxy_internal.h"
 
-#ifndef NND_DRIVER_HOST_INSTALLED
-#define NND_DRIVER_HOST_INSTALLED "/usr/libexec/nnd/nnd-driver-host"
+#ifndef DHP_DRIVER_HOST_INSTALLED
+#define DHP_DRIVER_HOST_INSTALLED "/usr/libexec/nnd/nnd-driver-host"
 #endif
 
 extern char **environ;
@@ -90,7 +90,7 @@ static void host_path(drvhost *h) {
             if (access(h->host_path, X_OK) == 0) return;
         }
     }
-    snprintf(h->host_path, sizeof h->host_path, "%s", NND_DRIVER_HOST_INSTALLED);
+    snprintf(h->host_path, sizeof h->host_path, "%s", DHP_DRIVER_HOST_INSTALLED);
 }
 
 static void describe_exit(int ws, char *out, size_t cap) {

@@ -6,8 +6,8 @@
  * memory), proxy_exec.c (executions), proxy_table.c (the table and drvhost_start()).
  * Locks: drvhost.mu (state, calls in flight), then drvhost.send_mu (the socket, the
  * regions this host knows); never the other way round. */
-#ifndef NND_DRIVERHOST_PROXY_INTERNAL_H
-#define NND_DRIVERHOST_PROXY_INTERNAL_H
+#ifndef DHP_PROXY_INTERNAL_H
+#define DHP_PROXY_INTERNAL_H
 
 #include <limits.h>
 #include <pthread.h>

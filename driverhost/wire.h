@@ -19,8 +19,8 @@
  *   by the sender's callback (in a region: region id and offset; else copied inline) and
  *   resolved by the receiver's; the model read points into the body, which must outlive it.
  */
-#ifndef NND_DRIVERHOST_WIRE_H
-#define NND_DRIVERHOST_WIRE_H
+#ifndef DH_WIRE_H
+#define DH_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -19,8 +19,8 @@
  * - What a reader accepts, its writer writes back to the same bytes' meaning: decoding
  *   what the writer made of a decoded value gives that value again (tests/fuzz/fuzz_host.c).
  */
-#ifndef NND_DRIVERHOST_WIRE_REPLY_H
-#define NND_DRIVERHOST_WIRE_REPLY_H
+#ifndef DH_WIRE_REPLY_H
+#define DH_WIRE_REPLY_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -17,8 +17,8 @@
  *   NND_DRIVER_MAX_RANK), -ENOMEM. Prepared ids come back as the writer gave them (the host
  *   checks them); bytes after a head are the caller's (the partition).
  */
-#ifndef NND_DRIVERHOST_WIRE_REQUEST_H
-#define NND_DRIVERHOST_WIRE_REQUEST_H
+#ifndef DH_WIRE_REQUEST_H
+#define DH_WIRE_REQUEST_H
 
 #include <stdbool.h>
 #include <stdint.h>

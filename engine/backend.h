@@ -43,8 +43,8 @@
  * - NND_REFERENCE_KERNELS=1 in the environment keeps every step of the models prepared
  *   from then on on the reference kernels (CI runs the conformance vectors both ways).
  */
-#ifndef NND_BACKEND_H
-#define NND_BACKEND_H
+#ifndef ENG_BACKEND_H
+#define ENG_BACKEND_H
 
 #include "engine/op.h"
 

@@ -28,8 +28,8 @@
  *   a run stopped inside a loop resumes there. A WHILE whose condition still holds after
  *   the checkpoint's loop timeout stops the run with NND_MISSED_DEADLINE_TRANSIENT.
  */
-#ifndef NND_ENGINE_H
-#define NND_ENGINE_H
+#ifndef ENG_ENGINE_H
+#define ENG_ENGINE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,9 +42,9 @@
 #include "schema/operand_type.h"
 #include "schema/status.h"
 
-#define NND_MAX_RANK       16 /* MIRROR_PAD and the movement operations take any rank */
-#define NND_MAX_OPERANDS   (1u << 20)
-#define NND_MAX_OPERATIONS (1u << 20)
+#define ENG_MAX_RANK       16 /* MIRROR_PAD and the movement operations take any rank */
+#define ENG_MAX_OPERANDS   (1u << 20)
+#define ENG_MAX_OPERATIONS (1u << 20)
 
 typedef struct eng_channel_quant {
     const float *scales;
@@ -55,7 +55,7 @@ typedef struct eng_channel_quant {
 typedef struct eng_operand_desc {
     int32_t type;                /* enum schema_operand_type, or an extension code */
     uint32_t rank;               /* a tensor of rank 0 has unknown rank */
-    uint32_t dims[NND_MAX_RANK]; /* 0 = unknown */
+    uint32_t dims[ENG_MAX_RANK]; /* 0 = unknown */
     float scale;
     int32_t zero_point;
     uint32_t lifetime; /* enum schema_lifetime */
@@ -160,11 +160,11 @@ eng_model_desc eng_model_referenced(const eng_model_desc *m, uint32_t r);
 
 /* Referenced subgraphs: how many a model may have, and how deep they may nest (the main
  * graph running one is depth 1). */
-#define NND_MAX_SUBGRAPHS      4096
-#define NND_MAX_SUBGRAPH_DEPTH 32
+#define ENG_MAX_SUBGRAPHS      4096
+#define ENG_MAX_SUBGRAPH_DEPTH 32
 /* WHILE loop timeouts, as NNAPI's: the default and the largest a request may ask for. */
-#define NND_LOOP_TIMEOUT_DEFAULT_NS 2000000000ull
-#define NND_LOOP_TIMEOUT_MAX_NS     15000000000ull
+#define ENG_LOOP_TIMEOUT_DEFAULT_NS 2000000000ull
+#define ENG_LOOP_TIMEOUT_MAX_NS     15000000000ull
 
 typedef struct eng_prepared eng_prepared;
 typedef struct eng_exec eng_exec;
@@ -178,7 +178,7 @@ typedef struct eng_io {
     size_t readable_past;
     bool has_no_value;
     uint32_t rank; /* 0: the model's dimensions */
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     /* Non-NULL: the bytes are in this device backend's memory (backend.h), under
      * device_handle from offset 0, and data is NULL. Steps on that backend use them there;
      * the run copies what other steps read or write (backend.h, "Device memory"). */
@@ -188,7 +188,7 @@ typedef struct eng_io {
 
 typedef struct eng_output_shape {
     uint32_t rank;
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     bool sufficient;
 } eng_output_shape;
 
@@ -197,8 +197,8 @@ typedef struct eng_output_shape {
 typedef struct eng_checkpoint {
     schema_status (*check)(void *ctx, uint32_t next_op);
     void *ctx;
-    /* How long one WHILE operation may loop: 0 means NND_LOOP_TIMEOUT_DEFAULT_NS; more
-     * than NND_LOOP_TIMEOUT_MAX_NS counts as that. Without a checkpoint: the default. */
+    /* How long one WHILE operation may loop: 0 means ENG_LOOP_TIMEOUT_DEFAULT_NS; more
+     * than ENG_LOOP_TIMEOUT_MAX_NS counts as that. Without a checkpoint: the default. */
     uint64_t loop_timeout_ns;
     /* What a driver partition's execution gets (nnd/driver.h): the execution's priority
      * (NND_DRIVER_PRIORITY_*, 0: medium), deadline (0: none) and whether to measure. */

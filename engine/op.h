@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* op: the contract between the engine and an operation. An operation is one row, the
- * eng_op_def its kernel file writes with NND_OP_DEF (ops/op_def.h); ops/registry.c finds it
+ * eng_op_def its kernel file writes with ENG_OP_DEF (ops/op_def.h); ops/registry.c finds it
  * by the operation's code (schema/codes.h).
  *
  * - check(): signature validation, once per model: operand counts and types, and any
@@ -11,7 +11,7 @@
  * - shape(): output dimensions from input dimensions and parameters, with consistency
  *   checks. Called at prepare when every input's shape is known and every scalar input is
  *   constant, and at execution when the model has dynamic shapes. If it needs the bytes
- *   of a tensor that is not constant (data == NULL), it returns NND_DEFER.
+ *   of a tensor that is not constant (data == NULL), it returns ENG_DEFER.
  * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
  *   outputs (dims already set by shape()) and may use eng_scratch() for temporaries.
  * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE. Which inputs
@@ -20,8 +20,8 @@
  * - Reference kernels ignore c->state; it carries a fast backend's per-step state
  *   (backend.h) to that backend's run().
  */
-#ifndef NND_OP_H
-#define NND_OP_H
+#ifndef ENG_OP_H
+#define ENG_OP_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -30,15 +30,15 @@
 
 #include "engine/engine.h"
 
-#define NND_DEFER       101 /* shape(): needs data that is only known at execution */
-#define NND_MAX_KERNELS 12
+#define ENG_DEFER       101 /* shape(): needs data that is only known at execution */
+#define ENG_MAX_KERNELS 12
 /* A kernel row of this type runs for any key input type (extension operations). */
-#define NND_KERNEL_ANY_TYPE INT32_MIN
+#define ENG_KERNEL_ANY_TYPE INT32_MIN
 
 typedef struct eng_tensor {
     int32_t type;
     uint32_t rank;
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     float scale;
     int32_t zero_point;
     const eng_channel_quant *channel_quant;
@@ -57,9 +57,9 @@ typedef struct eng_tensor {
     uint8_t device_sync;
 } eng_tensor;
 
-#define NND_HOST_STALE   1 /* the device memory holds the newest bytes */
-#define NND_DEVICE_STALE 2 /* data holds the newest bytes */
-#define NND_HOST_ONLY    4 /* an output sharing its handle with an input: computed at data */
+#define ENG_HOST_STALE   1 /* the device memory holds the newest bytes */
+#define ENG_DEVICE_STALE 2 /* data holds the newest bytes */
+#define ENG_HOST_ONLY    4 /* an output sharing its handle with an input: computed at data */
 
 typedef struct eng_scratch_pool eng_scratch_pool;
 
@@ -95,7 +95,7 @@ typedef struct eng_op_def {
     const char *name;
     eng_op_fn check;
     eng_op_fn shape;
-    eng_kernel kernels[NND_MAX_KERNELS]; /* none in libnnd's copy (NND_RULES_ONLY) */
+    eng_kernel kernels[ENG_MAX_KERNELS]; /* none in libnnd's copy (ENG_RULES_ONLY) */
     uint8_t key_input;
     uint64_t optional_inputs; /* bit j set: input j may be omitted (NO_VALUE) */
 } eng_op_def;
@@ -105,7 +105,7 @@ const eng_op_def *eng_op_lookup(int32_t code);
 
 /* ---- rows installed by the extension loader -------------------------------------------------
  * Engine codes with nonzero high bits, id << 16 | code, belong to the plugin the loader gave
- * that id (extension.h; NND_EXT_MAX_ID in operand_type.h, which holds their type rows). The
+ * that id (extension.h; SCHEMA_EXT_MAX_ID in operand_type.h, which holds their type rows). The
  * loader installs a plugin's rows here when it publishes the plugin and removes them (rows
  * NULL) before freeing it; the table answers for those codes from the rows alone and never
  * calls the loader. Installed rows must stay unchanged until removed; lookups are lock-free. */
@@ -120,8 +120,8 @@ void eng_ops_install_oem(const eng_op_def *def);
 /* The kernel of def for key input type `type`, or NULL (a pure reading of the row: kernels
  * pick a sibling kernel with it without calling back into the table). */
 static inline eng_op_fn eng_op_kernel(const eng_op_def *def, int32_t type) {
-    for (int i = 0; i < NND_MAX_KERNELS && def->kernels[i].run; i++)
-        if (def->kernels[i].type == type || def->kernels[i].type == NND_KERNEL_ANY_TYPE)
+    for (int i = 0; i < ENG_MAX_KERNELS && def->kernels[i].run; i++)
+        if (def->kernels[i].type == type || def->kernels[i].type == ENG_KERNEL_ANY_TYPE)
             return def->kernels[i].run;
     return NULL;
 }

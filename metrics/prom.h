@@ -27,8 +27,8 @@
  *   after the app disconnects): nnd_app_executions_total, nnd_app_executions_failed_total.
  * - NULL when status is not an object or memory runs out.
  */
-#ifndef NND_METRICS_PROM_H
-#define NND_METRICS_PROM_H
+#ifndef MET_PROM_H
+#define MET_PROM_H
 
 #include <cjson/cJSON.h>
 

@@ -11,8 +11,8 @@
  * - pb.free is a no-op: memory lives until proto_arena_reset(). One user at a time, and
  *   nothing unpacked into an arena may be kept past the reset.
  */
-#ifndef NND_ARENA_H
-#define NND_ARENA_H
+#ifndef PROTO_ARENA_H
+#define PROTO_ARENA_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,32 +14,34 @@
 
 void proto_chan_init(proto_chan_hdr *h) {
     memset(h, 0, sizeof *h);
-    h->magic = NND_CHAN_MAGIC;
-    h->version = NND_CHAN_VERSION;
-    h->size = NND_CHAN_SIZE;
-    h->req_off = NND_CHAN_HEADER;
-    h->res_off = NND_CHAN_HEADER + NND_CHAN_AREA;
-    h->area = NND_CHAN_AREA;
+    h->magic = PROTO_CHAN_MAGIC;
+    h->version = PROTO_CHAN_VERSION;
+    h->size = PROTO_CHAN_SIZE;
+    h->req_off = PROTO_CHAN_HEADER;
+    h->res_off = PROTO_CHAN_HEADER + PROTO_CHAN_AREA;
+    h->area = PROTO_CHAN_AREA;
     h->daemon_cpu = h->client_cpu = -1;
     h->daemon_sleeping = 1; /* until a daemon thread polls: ring the doorbell */
 }
 
 bool proto_chan_valid(const proto_chan_hdr *h, uint64_t size) {
-    return size >= NND_CHAN_SIZE && h->magic == NND_CHAN_MAGIC && h->version == NND_CHAN_VERSION &&
-           h->size == NND_CHAN_SIZE && h->req_off == NND_CHAN_HEADER &&
-           h->res_off == NND_CHAN_HEADER + NND_CHAN_AREA && h->area == NND_CHAN_AREA;
+    return size >= PROTO_CHAN_SIZE && h->magic == PROTO_CHAN_MAGIC &&
+           h->version == PROTO_CHAN_VERSION && h->size == PROTO_CHAN_SIZE &&
+           h->req_off == PROTO_CHAN_HEADER && h->res_off == PROTO_CHAN_HEADER + PROTO_CHAN_AREA &&
+           h->area == PROTO_CHAN_AREA;
 }
 
 static uint32_t configured_us;
 static pthread_once_t configured_once = PTHREAD_ONCE_INIT;
 
 static void read_config(void) {
-    configured_us = NND_CHAN_POLL_US_DEFAULT;
+    configured_us = PROTO_CHAN_POLL_US_DEFAULT;
     const char *v = getenv("NND_BURST_POLL_US");
     if (v && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
-        if (!*end) configured_us = n > NND_CHAN_POLL_US_MAX ? NND_CHAN_POLL_US_MAX : (uint32_t)n;
+        if (!*end)
+            configured_us = n > PROTO_CHAN_POLL_US_MAX ? PROTO_CHAN_POLL_US_MAX : (uint32_t)n;
     }
 }
 

@@ -4,7 +4,7 @@
  *
  * Contract:
  * - The daemon creates the channel at ConfigureBurst (channel = true): a memfd of
- *   NND_CHAN_SIZE bytes, sealed against shrinking and growing, its header filled in, and a
+ *   PROTO_CHAN_SIZE bytes, sealed against shrinking and growing, its header filled in, and a
  *   doorbell eventfd, both sent with the reply. One request at a time: the client writes
  *   a packed Nnd__Request (BurstExecute, no fds) into the request area, then req_len, then
  *   req_seq (release); the daemon copies req_len bytes out once, answers with a packed
@@ -26,24 +26,24 @@
  *   client_cpu) is the one this side runs on (polling would only delay the peer). The
  *   window adapts: it halves after a wait that the peer took longer than the configured
  *   window to end, and doubles (up to the configured window) after one it ended within
- *   it. The configured window is $NND_BURST_POLL_US (default NND_CHAN_POLL_US_DEFAULT, at
- *   most NND_CHAN_POLL_US_MAX; 0 turns polling off), read once per process.
+ *   it. The configured window is $NND_BURST_POLL_US (default PROTO_CHAN_POLL_US_DEFAULT, at
+ *   most PROTO_CHAN_POLL_US_MAX; 0 turns polling off), read once per process.
  * - Everything in the header may be written by the client: the daemon reads each word it
  *   needs once, checks it before any use, and never reads the layout words back.
  */
-#ifndef NND_BURST_CHAN_H
-#define NND_BURST_CHAN_H
+#ifndef PROTO_BURST_CHAN_H
+#define PROTO_BURST_CHAN_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define NND_CHAN_MAGIC           0x6e6e6463u /* "nndc" */
-#define NND_CHAN_VERSION         1u
-#define NND_CHAN_SIZE            (64u * 1024u)
-#define NND_CHAN_HEADER          256u
-#define NND_CHAN_AREA            ((NND_CHAN_SIZE - NND_CHAN_HEADER) / 2u)
-#define NND_CHAN_POLL_US_DEFAULT 50u
-#define NND_CHAN_POLL_US_MAX     1000u
+#define PROTO_CHAN_MAGIC           0x6e6e6463u /* "nndc" */
+#define PROTO_CHAN_VERSION         1u
+#define PROTO_CHAN_SIZE            (64u * 1024u)
+#define PROTO_CHAN_HEADER          256u
+#define PROTO_CHAN_AREA            ((PROTO_CHAN_SIZE - PROTO_CHAN_HEADER) / 2u)
+#define PROTO_CHAN_POLL_US_DEFAULT 50u
+#define PROTO_CHAN_POLL_US_MAX     1000u
 
 typedef struct proto_chan_hdr {
     /* Written by the daemon at setup. */

@@ -63,14 +63,14 @@ static int over(walk *w, const char *fmt, ...) {
 static int charge(walk *w, uint64_t bytes, uint64_t messages) {
     w->decoded += bytes;
     w->messages += messages;
-    if (w->decoded > NND_WIRE_MAX_DECODED)
+    if (w->decoded > PROTO_WIRE_MAX_DECODED)
         return over(w, "message would take more than %llu bytes unpacked (frame limit)",
-                    (unsigned long long)NND_WIRE_MAX_DECODED);
-    if (w->messages > NND_WIRE_MAX_MESSAGES)
+                    (unsigned long long)PROTO_WIRE_MAX_DECODED);
+    if (w->messages > PROTO_WIRE_MAX_MESSAGES)
         return over(w,
                     "message holds more than %u nested messages, strings and bytes values "
                     "(frame limit)",
-                    NND_WIRE_MAX_MESSAGES);
+                    PROTO_WIRE_MAX_MESSAGES);
     return 0;
 }
 
@@ -110,8 +110,8 @@ static uint64_t packed_count(const ProtobufCFieldDescriptor *f, const uint8_t *p
 
 static int walk_message(walk *w, const ProtobufCMessageDescriptor *desc, const uint8_t *p,
                         const uint8_t *end, unsigned depth) {
-    if (depth > NND_WIRE_MAX_DEPTH)
-        return over(w, "message nests deeper than %d levels (frame limit)", NND_WIRE_MAX_DEPTH);
+    if (depth > PROTO_WIRE_MAX_DEPTH)
+        return over(w, "message nests deeper than %d levels (frame limit)", PROTO_WIRE_MAX_DEPTH);
     if (charge(w, desc->sizeof_message, 1)) return -1;
     while (p < end) {
         uint64_t tag, v;
@@ -211,9 +211,9 @@ int proto_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, p
     out->heap = NULL; /* `small` is left as it is: a memset of it per message is waste */
     out->len = out->nfds = 0;
     out->spill_fd = -1;
-    if (nfds + 1 > NND_FRAME_MAX_FDS) {
+    if (nfds + 1 > PROTO_FRAME_MAX_FDS) {
         set_err(err, errlen, "too many file descriptors in one message (%zu, limit %d)", nfds,
-                NND_FRAME_MAX_FDS - 1);
+                PROTO_FRAME_MAX_FDS - 1);
         return -1;
     }
     if (nfds) memcpy(out->fds, fds, nfds * sizeof(int));
@@ -225,7 +225,7 @@ int proto_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, p
         return -1;
     }
     protobuf_c_message_pack(msg, bytes);
-    if (len <= NND_FRAME_INLINE_MAX) {
+    if (len <= PROTO_FRAME_INLINE_MAX) {
         if (bytes != out->small) out->heap = bytes;
         out->len = len;
         return 0;
@@ -233,7 +233,7 @@ int proto_frame_pack(const ProtobufCMessage *msg, const int *fds, size_t nfds, p
     /* Spill: write the whole message into a sealed memfd, send a SpillFrame naming it. */
     int mfd = memfd_create("nnd-spill", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     int rc = mfd < 0 ? -errno : write_all(mfd, bytes, len);
-    free(bytes); /* never `small`: len is over NND_FRAME_INLINE_MAX */
+    free(bytes); /* never `small`: len is over PROTO_FRAME_INLINE_MAX */
     if (rc == 0 && fcntl(mfd, F_ADD_SEALS, SPILL_SEALS) < 0) rc = -errno;
     if (rc < 0) {
         if (mfd >= 0) close(mfd);
@@ -323,6 +323,7 @@ void proto_frame_in_clear(proto_frame_in *in) {
     else if (in->msg)
         protobuf_c_message_free_unpacked(in->msg, NULL);
     in->msg = NULL;
+    in->noted = 0;
     close_fds(in->fds, in->nfds);
     in->nfds = 0;
 }
@@ -340,9 +341,9 @@ static ProtobufCMessage *unspill_fd(const ProtobufCMessageDescriptor *desc,
     } else if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != size) {
         set_err(err, errlen, "spill memfd holds %lld bytes, frame says %llu", (long long)st.st_size,
                 (unsigned long long)size);
-    } else if (size == 0 || size > NND_FRAME_SPILL_MAX) {
+    } else if (size == 0 || size > PROTO_FRAME_SPILL_MAX) {
         set_err(err, errlen, "spill size %llu out of range (frame limit %llu bytes)",
-                (unsigned long long)size, (unsigned long long)NND_FRAME_SPILL_MAX);
+                (unsigned long long)size, (unsigned long long)PROTO_FRAME_SPILL_MAX);
     } else {
         void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
@@ -419,10 +420,10 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
     in->arena = arena;
     ProtobufCAllocator *alloc = arena ? &arena->pb : NULL;
     union {
-        char buf[CMSG_SPACE(sizeof(int) * NND_FRAME_MAX_FDS)];
+        char buf[CMSG_SPACE(sizeof(int) * PROTO_FRAME_MAX_FDS)];
         struct cmsghdr align;
     } ctl;
-    struct iovec iov = {.iov_base = buf, .iov_len = NND_FRAME_RECV_BUF};
+    struct iovec iov = {.iov_base = buf, .iov_len = PROTO_FRAME_RECV_BUF};
     struct msghdr mh = {
         .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl};
     ssize_t n;
@@ -437,7 +438,7 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
         int *cfds = (int *)CMSG_DATA(c);
         for (size_t i = 0; i < k; i++) {
-            if (in->nfds < NND_FRAME_MAX_FDS)
+            if (in->nfds < PROTO_FRAME_MAX_FDS)
                 in->fds[in->nfds++] = cfds[i];
             else
                 close(cfds[i]);
@@ -447,14 +448,14 @@ static int frame_recv(int sock, int flags, const ProtobufCMessageDescriptor *des
         set_err(err, errlen,
                 "file descriptors lost in transit: more than %d in one message, or the "
                 "receiver is out of descriptors",
-                NND_FRAME_MAX_FDS);
+                PROTO_FRAME_MAX_FDS);
         proto_frame_in_clear(in);
         return -EPROTO;
     }
     if (n == 0 && in->nfds == 0) return 0;
     if (mh.msg_flags & MSG_TRUNC) {
         set_err(err, errlen, "datagram larger than %d bytes: large messages must spill",
-                NND_FRAME_RECV_BUF);
+                PROTO_FRAME_RECV_BUF);
         proto_frame_in_clear(in);
         return -EPROTO;
     }

@@ -2,7 +2,7 @@
 /* frame: one protobuf message per SOCK_SEQPACKET datagram, file descriptors as SCM_RIGHTS.
  *
  * Contract:
- * - proto_frame_pack() serializes a Request or Reply; past NND_FRAME_INLINE_MAX bytes the
+ * - proto_frame_pack() serializes a Request or Reply; past PROTO_FRAME_INLINE_MAX bytes the
  *   message goes into a sealed memfd appended to the fds, and the datagram carries only a
  *   SpillFrame naming it. Caller fds are borrowed, never closed by pack or send.
  * - proto_frame_recv() receives one datagram with MSG_CMSG_CLOEXEC, rejects truncated data or
@@ -12,21 +12,21 @@
  * - Before unpacking, every message's wire bytes are walked once (the wire budget, below):
  *   one that would unpack into too much memory or too many allocations is refused as
  *   malformed, with the limit named, so decoding stays linear and bounded. Spills are at
- *   most NND_FRAME_SPILL_MAX bytes.
+ *   most PROTO_FRAME_SPILL_MAX bytes.
  * - The wire budget, judged on the wire bytes before protobuf-c allocates anything: the walk
  *   follows the descriptors into nested messages, field by field, and adds up what
  *   protobuf-c's unpack would allocate: each message's struct, each repeated field's array,
  *   each string or bytes value, each unknown field kept. It refuses, with a message naming
- *   the limit, a message that would allocate more than NND_WIRE_MAX_DECODED bytes, hold more
- *   than NND_WIRE_MAX_MESSAGES nested messages, strings and bytes values (every one is an
- *   allocation and a pass of its own), or nest deeper than NND_WIRE_MAX_DEPTH. It is linear
+ *   the limit, a message that would allocate more than PROTO_WIRE_MAX_DECODED bytes, hold more
+ *   than PROTO_WIRE_MAX_MESSAGES nested messages, strings and bytes values (every one is an
+ *   allocation and a pass of its own), or nest deeper than PROTO_WIRE_MAX_DEPTH. It is linear
  *   in the bytes it reads and stops at the first limit crossed, so a hostile message costs
- *   at most a pass over its first NND_WIRE_MAX_MESSAGES fields; malformed wire data is left
+ *   at most a pass over its first PROTO_WIRE_MAX_MESSAGES fields; malformed wire data is left
  *   for protobuf-c to refuse (the walk only stops early). No state, no allocation.
  * - Every error fills `err` with a sentence naming what was wrong.
  */
-#ifndef NND_FRAME_H
-#define NND_FRAME_H
+#ifndef PROTO_FRAME_H
+#define PROTO_FRAME_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -34,25 +34,25 @@
 
 #include "nnd.pb-c.h"
 
-#define NND_PROTOCOL_VERSION 1
-#define NND_FRAME_INLINE_MAX (48 * 1024)   /* bytes of protobuf sent inline */
-#define NND_FRAME_MAX_FDS    32            /* fds in one datagram, spill memfd included */
-#define NND_FRAME_SPILL_MAX  (64ull << 20) /* largest spilled message accepted */
-#define NND_FRAME_RECV_BUF   (NND_FRAME_INLINE_MAX + 1024)
+#define PROTO_PROTOCOL_VERSION 1
+#define PROTO_FRAME_INLINE_MAX (48 * 1024)   /* bytes of protobuf sent inline */
+#define PROTO_FRAME_MAX_FDS    32            /* fds in one datagram, spill memfd included */
+#define PROTO_FRAME_SPILL_MAX  (64ull << 20) /* largest spilled message accepted */
+#define PROTO_FRAME_RECV_BUF   (PROTO_FRAME_INLINE_MAX + 1024)
 
-#define NND_WIRE_MAX_DECODED  (128ull << 20) /* bytes an unpacked message may take */
-#define NND_WIRE_MAX_MESSAGES (1u << 18)     /* nested messages, strings and bytes values */
-#define NND_WIRE_MAX_DEPTH    32
+#define PROTO_WIRE_MAX_DECODED  (128ull << 20) /* bytes an unpacked message may take */
+#define PROTO_WIRE_MAX_MESSAGES (1u << 18)     /* nested messages, strings and bytes values */
+#define PROTO_WIRE_MAX_DEPTH    32
 
-#define NND_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
+#define PROTO_FRAME_SMALL 512 /* packed messages up to this size need no allocation */
 
 typedef struct proto_packed {
     uint8_t *heap; /* the payload when it outgrew `small` (malloc'd); NULL: it is in `small` */
     size_t len;
-    int fds[NND_FRAME_MAX_FDS]; /* borrowed caller fds, then the spill memfd if any */
+    int fds[PROTO_FRAME_MAX_FDS]; /* borrowed caller fds, then the spill memfd if any */
     size_t nfds;
     int spill_fd; /* owned: closed by proto_packed_clear(); -1 when inline */
-    uint8_t small[NND_FRAME_SMALL];
+    uint8_t small[PROTO_FRAME_SMALL];
 } proto_packed;
 
 /* The datagram payload (len bytes). The struct may be copied; only one copy is cleared. */
@@ -65,9 +65,10 @@ struct proto_arena;
 typedef struct proto_frame_in {
     ProtobufCMessage *msg;     /* unpacked Request or Reply, NULL when nothing arrived */
     struct proto_arena *arena; /* where msg lives; NULL: malloc */
-    int fds[NND_FRAME_MAX_FDS];
+    int fds[PROTO_FRAME_MAX_FDS];
     size_t nfds;
     uint64_t bytes; /* msg's packed size (a spilled message's spill size) */
+    uint32_t noted; /* what the receiver noted of msg where it unpacked it; 0 when nothing */
 } proto_frame_in;
 
 /* Packs msg (an Nnd__Request or Nnd__Reply) with fds. Returns 0, or -1 with err set. */
@@ -91,7 +92,7 @@ int proto_frame_send(int sock, const ProtobufCMessage *msg, const int *fds, size
 /* Receives one frame of type desc without waiting. Returns 1 with *in filled, 0 on
  * orderly EOF, -EAGAIN when nothing is there, -EPROTO on a malformed frame (err says why;
  * the connection should be dropped or answered), or another -errno. buf holds
- * NND_FRAME_RECV_BUF bytes. */
+ * PROTO_FRAME_RECV_BUF bytes. */
 int proto_frame_recv(int sock, const ProtobufCMessageDescriptor *desc, uint8_t *buf,
                      proto_frame_in *in, char *err, size_t errlen);
 /* The same, unpacking into arena (arena.h): proto_frame_in_clear() then resets the arena

@@ -6,8 +6,8 @@
  * Contract: the sum of the lengths of every CONSTANT_REFERENCE operand of the main graph
  * and of each referenced subgraph, saturating at UINT64_MAX; operands without a location
  * count 0. Reads only the message (no pool is touched); any model, even an invalid one. */
-#ifndef NND_PROTO_MODEL_BYTES_H
-#define NND_PROTO_MODEL_BYTES_H
+#ifndef PROTO_MODEL_BYTES_H
+#define PROTO_MODEL_BYTES_H
 
 #include <stdint.h>
 

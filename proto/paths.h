@@ -8,8 +8,8 @@
  *           $XDG_STATE_HOME/nnd or ~/.local/state/nnd
  * - bus:    ipc://<state>/admin.ipc (REQ/REP, JSON) and ipc://<state>/events.ipc (PUB)
  * Each function writes into buf and returns it, or NULL when the path does not fit. */
-#ifndef NND_PATHS_H
-#define NND_PATHS_H
+#ifndef PROTO_PATHS_H
+#define PROTO_PATHS_H
 
 #include <stddef.h>
 

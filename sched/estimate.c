@@ -37,7 +37,7 @@ static eng_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
 static uint64_t time_model(const eng_model_desc *m, float *in, size_t in_len, float *out,
                            size_t out_len, int reps, eng_cost *total) {
     eng_prepared *p = NULL;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (eng_prepare(m, &p, err, sizeof err) != NND_OK) return 0;
     memset(total, 0, sizeof *total);
     for (uint32_t k = 0; k < eng_prepared_num_operations(p); k++) {
@@ -228,7 +228,7 @@ static uint32_t lower_bound(const uint64_t *v, uint32_t n, uint64_t ns) {
 void qos_est_add(qos_estimator *e, uint64_t ns) {
     if (!ns) ns = 1;
     uint64_t *v = e->sorted;
-    if (e->n == NND_EST_WINDOW) { /* the oldest sample leaves the sorted copy */
+    if (e->n == QOS_EST_WINDOW) { /* the oldest sample leaves the sorted copy */
         uint32_t at = lower_bound(v, e->n, e->window[e->next]);
         memmove(&v[at], &v[at + 1], sizeof v[0] * (e->n - at - 1));
         e->n--;
@@ -238,7 +238,7 @@ void qos_est_add(qos_estimator *e, uint64_t ns) {
     v[at] = ns;
     e->n++;
     e->window[e->next] = ns;
-    e->next = (e->next + 1) % NND_EST_WINDOW;
+    e->next = (e->next + 1) % QOS_EST_WINDOW;
     e->runs++;
     uint32_t keep = e->n - e->n / 10;
     uint64_t sum = 0;
@@ -254,18 +254,18 @@ void qos_est_add(qos_estimator *e, uint64_t ns) {
 
 static unsigned bucket(uint64_t ns) {
     uint64_t us = ns / 1000;
-    if (us < NND_HIST_SUB) return (unsigned)us;        /* the first octaves are exact */
+    if (us < QOS_HIST_SUB) return (unsigned)us;        /* the first octaves are exact */
     unsigned oct = 63 - (unsigned)__builtin_clzll(us); /* us in [2^oct, 2^(oct+1)) */
-    unsigned sub = (unsigned)((us >> (oct - 4)) & (NND_HIST_SUB - 1));
-    unsigned b = (oct - 3) * NND_HIST_SUB + sub;
-    return b < NND_HIST_BUCKETS ? b : NND_HIST_BUCKETS - 1;
+    unsigned sub = (unsigned)((us >> (oct - 4)) & (QOS_HIST_SUB - 1));
+    unsigned b = (oct - 3) * QOS_HIST_SUB + sub;
+    return b < QOS_HIST_BUCKETS ? b : QOS_HIST_BUCKETS - 1;
 }
 
 /* Upper edge of bucket b, in ns. */
 static uint64_t edge(unsigned b) {
-    if (b < NND_HIST_SUB) return (uint64_t)(b + 1) * 1000;
-    unsigned oct = b / NND_HIST_SUB + 3, sub = b % NND_HIST_SUB;
-    return (((uint64_t)(NND_HIST_SUB + sub + 1)) << (oct - 4)) * 1000;
+    if (b < QOS_HIST_SUB) return (uint64_t)(b + 1) * 1000;
+    unsigned oct = b / QOS_HIST_SUB + 3, sub = b % QOS_HIST_SUB;
+    return (((uint64_t)(QOS_HIST_SUB + sub + 1)) << (oct - 4)) * 1000;
 }
 
 void qos_hist_add(qos_hist *h, uint64_t ns) {
@@ -276,7 +276,7 @@ void qos_hist_add(qos_hist *h, uint64_t ns) {
 
 uint64_t qos_hist_count_below(const qos_hist *h, uint64_t bound_ns) {
     uint64_t n = 0;
-    for (unsigned b = 0; b < NND_HIST_BUCKETS && edge(b) <= bound_ns; b++)
+    for (unsigned b = 0; b < QOS_HIST_BUCKETS && edge(b) <= bound_ns; b++)
         n += h->b[b];
     return n;
 }
@@ -286,9 +286,9 @@ uint64_t qos_hist_quantile(const qos_hist *h, double q) {
     uint64_t want = (uint64_t)(q * (double)h->count + 0.999999);
     if (want < 1) want = 1;
     uint64_t seen = 0;
-    for (unsigned b = 0; b < NND_HIST_BUCKETS; b++) {
+    for (unsigned b = 0; b < QOS_HIST_BUCKETS; b++) {
         seen += h->b[b];
         if (seen >= want) return edge(b);
     }
-    return edge(NND_HIST_BUCKETS - 1);
+    return edge(QOS_HIST_BUCKETS - 1);
 }

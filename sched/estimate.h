@@ -21,7 +21,7 @@
  * Contract:
  * - Seeded with the cost model's figure (part 1) when the model is prepared; every
  *   measured run (time on device, complete runs only) refines it.
- * - typical: the mean of the last NND_EST_WINDOW runs after dropping their slowest tenth,
+ * - typical: the mean of the last QOS_EST_WINDOW runs after dropping their slowest tenth,
  *   so one run that a page fault or a busy machine slowed does not move it, while a
  *   lasting change does within a window. Sums of typical estimates stand for queued work.
  * - tail: the 95th percentile of the window (its maximum while it holds under 20 runs),
@@ -40,8 +40,8 @@
  *   below a bound, exact when the bound is a bucket edge (k * 2^e us with 16 <= k <= 32,
  *   or a whole number of us up to 16; 25 * 2^e us are edges, for e >= 0).
  */
-#ifndef NND_SCHED_ESTIMATE_H
-#define NND_SCHED_ESTIMATE_H
+#ifndef QOS_ESTIMATE_H
+#define QOS_ESTIMATE_H
 
 #include <stdint.h>
 
@@ -61,11 +61,11 @@ double qos_cost_step_ns(const qos_throughput *t, const eng_prepared *p, uint32_t
 
 /* ---- the estimate ---- */
 
-#define NND_EST_WINDOW 32
+#define QOS_EST_WINDOW 32
 
 typedef struct qos_estimator {
-    uint64_t window[NND_EST_WINDOW]; /* the last runs, ns, in arrival order */
-    uint64_t sorted[NND_EST_WINDOW]; /* the same, ascending: kept so, no sort per run */
+    uint64_t window[QOS_EST_WINDOW]; /* the last runs, ns, in arrival order */
+    uint64_t sorted[QOS_EST_WINDOW]; /* the same, ascending: kept so, no sort per run */
     uint32_t n, next;                /* samples held, slot for the next */
     uint64_t runs;                   /* runs measured since the seed */
     uint64_t seed_ns;
@@ -88,14 +88,14 @@ static inline uint64_t qos_est_max(const qos_estimator *e) {
 
 /* ---- latency histograms ---- */
 
-#define NND_HIST_SUB     16
-#define NND_HIST_OCTAVES 40
-#define NND_HIST_BUCKETS (NND_HIST_SUB * NND_HIST_OCTAVES)
+#define QOS_HIST_SUB     16
+#define QOS_HIST_OCTAVES 40
+#define QOS_HIST_BUCKETS (QOS_HIST_SUB * QOS_HIST_OCTAVES)
 
 typedef struct qos_hist {
     uint64_t count;
     uint64_t sum_ns;
-    uint64_t b[NND_HIST_BUCKETS];
+    uint64_t b[QOS_HIST_BUCKETS];
 } qos_hist;
 
 void qos_hist_add(qos_hist *h, uint64_t ns);

@@ -13,7 +13,7 @@ typedef struct heap {
 
 typedef struct qos_qapp {
     uint32_t app;
-    heap h[NND_QUEUE_PRIOS];
+    heap h[QOS_QUEUE_PRIOS];
     size_t n;      /* entries over all priorities */
     uint64_t cost; /* sum of their cost_ns */
 } qos_qapp;
@@ -23,7 +23,7 @@ struct qos_queue {
     size_t n_apps, cap_apps;
     size_t cursor; /* index of the app whose turn is next */
     size_t len;
-    size_t depth[NND_QUEUE_PRIOS];
+    size_t depth[QOS_QUEUE_PRIOS];
     uint64_t seq;
 };
 
@@ -82,7 +82,7 @@ qos_queue *qos_queue_new(void) {
 }
 
 static void app_free(qos_qapp *a) {
-    for (int p = 0; p < NND_QUEUE_PRIOS; p++)
+    for (int p = 0; p < QOS_QUEUE_PRIOS; p++)
         free(a->h[p].v);
     free(a);
 }
@@ -118,7 +118,7 @@ int qos_queue_push(qos_queue *q, qos_qentry *e) {
     } else {
         a = q->apps[i];
     }
-    if (e->prio >= NND_QUEUE_PRIOS) e->prio = NND_QUEUE_PRIOS - 1;
+    if (e->prio >= QOS_QUEUE_PRIOS) e->prio = QOS_QUEUE_PRIOS - 1;
     heap *h = &a->h[e->prio];
     if (h->n == h->cap) {
         uint32_t cap = h->cap ? 2 * h->cap : 8;
@@ -170,7 +170,7 @@ qos_qentry *qos_queue_pop(qos_queue *q, const uint32_t *prefer) {
     if (turn) i = q->cursor % q->n_apps;
     qos_qapp *a = q->apps[i];
     qos_qentry *e = NULL;
-    for (int p = NND_QUEUE_PRIOS - 1; p >= 0 && !e; p--)
+    for (int p = QOS_QUEUE_PRIOS - 1; p >= 0 && !e; p--)
         if (a->h[p].n) e = a->h[p].v[0];
     take(q, e);
     if (turn) q->cursor = i + 1;
@@ -195,7 +195,7 @@ size_t qos_queue_len(const qos_queue *q) {
 }
 
 size_t qos_queue_depth(const qos_queue *q, unsigned prio) {
-    return prio < NND_QUEUE_PRIOS ? q->depth[prio] : 0;
+    return prio < QOS_QUEUE_PRIOS ? q->depth[prio] : 0;
 }
 
 size_t qos_queue_app_len(const qos_queue *q, uint32_t app) {
@@ -216,7 +216,7 @@ static uint64_t first_cost(const qos_qapp *a, size_t k) {
     qos_qentry **v = malloc(a->n * sizeof *v);
     if (!v) return a->cost; /* overestimating is the safe side */
     size_t n = 0;
-    for (int p = 0; p < NND_QUEUE_PRIOS; p++)
+    for (int p = 0; p < QOS_QUEUE_PRIOS; p++)
         for (uint32_t j = 0; j < a->h[p].n; j++)
             v[n++] = a->h[p].v[j];
     qsort(v, n, sizeof *v, cmp_service);
@@ -232,7 +232,7 @@ uint64_t qos_queue_ahead(const qos_queue *q, const qos_qentry *e) {
     uint64_t sum = 0;
     if (self != SIZE_MAX) {
         const qos_qapp *a = q->apps[self];
-        for (int p = 0; p < NND_QUEUE_PRIOS; p++)
+        for (int p = 0; p < QOS_QUEUE_PRIOS; p++)
             for (uint32_t j = 0; j < a->h[p].n; j++) {
                 const qos_qentry *x = a->h[p].v[j];
                 if (x->prio > e->prio || (x->prio == e->prio && before(x, e))) {

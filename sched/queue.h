@@ -14,13 +14,13 @@
  *   not queued yet, were it pushed now, with one server: the app's own entries ahead of
  *   it, plus, from every other app, as many entries as the app's turns before it.
  */
-#ifndef NND_SCHED_QUEUE_H
-#define NND_SCHED_QUEUE_H
+#ifndef QOS_QUEUE_H
+#define QOS_QUEUE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define NND_QUEUE_PRIOS 3 /* 0 LOW, 1 MEDIUM, 2 HIGH */
+#define QOS_QUEUE_PRIOS 3 /* 0 LOW, 1 MEDIUM, 2 HIGH */
 
 typedef struct qos_qentry {
     uint32_t app;      /* a uid */

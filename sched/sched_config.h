@@ -2,14 +2,14 @@
 /* sched_config: the scheduler's vocabulary and settings, apart from its state so that its
  * files share them without a circle: priorities, the reasons admission refuses, the lanes
  * (a queue and workers per device) and the settings. The contract is scheduler.h's. */
-#ifndef NND_SCHED_CONFIG_H
-#define NND_SCHED_CONFIG_H
+#ifndef QOS_SCHED_CONFIG_H
+#define QOS_SCHED_CONFIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef enum qos_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } qos_prio;
-#define NND_PRIOS 3
+#define QOS_PRIOS 3
 
 const char *qos_prio_name(qos_prio p); /* "low", "medium", "high" */
 
@@ -26,12 +26,12 @@ typedef enum qos_refusal {
 } qos_refusal;
 const char *qos_refusal_name(qos_refusal r); /* "deadline_passed", ... */
 
-#define NND_SCHED_LANES 16
+#define QOS_SCHED_LANES 16
 
 typedef struct qos_sched_config {
     unsigned workers;        /* lane 0's threads running executions (default 1: one execution
                                 at a time, for predictable latency; kernels may use every core) */
-    unsigned lanes;          /* lanes, 1..NND_SCHED_LANES (default 1) */
+    unsigned lanes;          /* lanes, 1..QOS_SCHED_LANES (default 1) */
     unsigned lane_workers;   /* threads of every lane but 0 (default 1) */
     unsigned app_queue;      /* queued executions per app (default 64) */
     uint64_t app_memory;     /* execution memory per app, queued and running (1 GiB) */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sched_internal: the scheduler's state, shared by its files (scheduler.c: admission,
  * lanes and workers; sched_model.c: models, names and figures). Not for other modules. */
-#ifndef NND_SCHED_INTERNAL_H
-#define NND_SCHED_INTERNAL_H
+#ifndef QOS_SCHED_INTERNAL_H
+#define QOS_SCHED_INTERNAL_H
 
 #include <pthread.h>
 #include <time.h>
@@ -45,7 +45,7 @@ struct qos_sched {
     bool wake_due;              /* a job finished for the owner: wake() once the lock is let go */
     pthread_cond_t device_cond; /* qos_sched_free() waits here for work on devices */
     qos_job *on_device;         /* jobs whose partition a device works on: no worker */
-    sched_lane lanes[NND_SCHED_LANES];
+    sched_lane lanes[QOS_SCHED_LANES];
     qos_job *fin_head, *fin_tail; /* finished, not yet drained */
     app_mem *mem;                 /* execution memory held per app */
     size_t n_mem, cap_mem;
@@ -56,7 +56,7 @@ struct qos_sched {
     qos_estimator inflation, lag;
     uint64_t submitted, completed, failed, cancelled, preempted, aborted;
     uint64_t met, missed, refused[NND_REFUSALS], refused_at_dispatch;
-    qos_hist latency[NND_PRIOS];
+    qos_hist latency[QOS_PRIOS];
 };
 
 static inline uint64_t qos_sched_now_ns(void) {

@@ -8,8 +8,8 @@
 #include "sched/scheduler.h"
 
 const char *qos_prio_name(qos_prio p) {
-    static const char *names[NND_PRIOS] = {"low", "medium", "high"};
-    return (unsigned)p < NND_PRIOS ? names[p] : "?";
+    static const char *names[QOS_PRIOS] = {"low", "medium", "high"};
+    return (unsigned)p < QOS_PRIOS ? names[p] : "?";
 }
 
 const char *qos_refusal_name(qos_refusal r) {
@@ -128,17 +128,17 @@ void qos_sched_stats_get(qos_sched *s, qos_sched_stats *o) {
         o->lane[l].queued = qos_queue_len(ln->q);
         o->lane[l].segments = ln->segments;
         o->lane[l].arrived = ln->arrived;
-        for (unsigned p = 0; p < NND_PRIOS; p++)
+        for (unsigned p = 0; p < QOS_PRIOS; p++)
             o->queued[p] += qos_queue_depth(ln->q, p);
     }
-    for (unsigned p = 0; p < NND_PRIOS; p++) {
+    for (unsigned p = 0; p < QOS_PRIOS; p++) {
         o->latency_ns[p][0] = qos_hist_quantile(&s->latency[p], 0.50);
         o->latency_ns[p][1] = qos_hist_quantile(&s->latency[p], 0.90);
         o->latency_ns[p][2] = qos_hist_quantile(&s->latency[p], 0.99);
         o->latency_count[p] = s->latency[p].count;
         o->latency_sum_ns[p] = s->latency[p].sum_ns;
-        for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++)
-            o->latency_below[p][i] = qos_hist_count_below(&s->latency[p], NND_LATENCY_BOUND_NS(i));
+        for (unsigned i = 0; i < QOS_LATENCY_BOUNDS; i++)
+            o->latency_below[p][i] = qos_hist_count_below(&s->latency[p], QOS_LATENCY_BOUND_NS(i));
     }
     o->submitted = s->submitted;
     o->completed = s->completed;

@@ -576,7 +576,7 @@ qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
     if (!s->cfg.workers) s->cfg.workers = 1;
     if (!s->cfg.lane_workers) s->cfg.lane_workers = 1;
     if (!s->cfg.lanes) s->cfg.lanes = 1;
-    if (s->cfg.lanes > NND_SCHED_LANES) s->cfg.lanes = NND_SCHED_LANES;
+    if (s->cfg.lanes > QOS_SCHED_LANES) s->cfg.lanes = QOS_SCHED_LANES;
     if (tp) s->tp = *tp;
     s->measured = tp != NULL;
     s->wake = wake;
@@ -690,7 +690,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     j->state = J_NEW;
     atomic_store(&j->stop, false);
     atomic_store(&j->yield, false);
-    if ((unsigned)j->prio >= NND_PRIOS) {
+    if ((unsigned)j->prio >= QOS_PRIOS) {
         pthread_mutex_lock(&s->lock);
         refuse(s, j, NND_REFUSE_INVALID, "invalid priority");
         unlock(s);

@@ -80,8 +80,8 @@
  *   and two syscalls for nothing).
  * - Stats are cumulative since qos_sched_new(), except the queue depths and running counts.
  */
-#ifndef NND_SCHED_H
-#define NND_SCHED_H
+#ifndef QOS_SCHEDULER_H
+#define QOS_SCHEDULER_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -156,7 +156,7 @@ struct qos_job {
     uint64_t submit_ns, start_ns, end_ns; /* start: first time a worker took it */
     uint64_t run_ns;                      /* time on device over every run segment */
     uint64_t device_ns, driver_ns;        /* drivers' measured times; UINT64_MAX: none */
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     /* Scheduler-private. */
     qos_qentry q;
     int state;
@@ -197,33 +197,33 @@ void qos_sched_note_refusal(qos_sched *s, qos_refusal why);
 
 /* The exported latency histogram's bounds: 25 us doubling up to 13.1 s, each an exact
  * bucket edge of the latency histogram (estimate.h). */
-#define NND_LATENCY_BOUNDS      20
-#define NND_LATENCY_BOUND_NS(i) (25000ull << (i))
+#define QOS_LATENCY_BOUNDS      20
+#define QOS_LATENCY_BOUND_NS(i) (25000ull << (i))
 
 typedef struct qos_sched_stats {
     qos_sched_config cfg;
     qos_throughput throughput;
     bool owner_slice; /* the kernel took cfg.owner_slice_us for the owner's thread */
     unsigned running;
-    size_t queued[NND_PRIOS];
+    size_t queued[QOS_PRIOS];
     uint64_t submitted, completed, failed, cancelled;
     uint64_t preempted;        /* suspensions at a checkpoint */
     uint64_t aborted_deadline; /* stopped at a checkpoint: would have missed */
     uint64_t deadline_met, deadline_missed;
     uint64_t refused[NND_REFUSALS];
     uint64_t refused_at_dispatch;
-    uint64_t latency_ns[NND_PRIOS][3]; /* p50, p90, p99 of submit to finish, finished jobs */
-    uint64_t latency_count[NND_PRIOS];
-    uint64_t latency_sum_ns[NND_PRIOS];
-    /* How many took less than NND_LATENCY_BOUND_NS(i): a histogram for export. */
-    uint64_t latency_below[NND_PRIOS][NND_LATENCY_BOUNDS];
+    uint64_t latency_ns[QOS_PRIOS][3]; /* p50, p90, p99 of submit to finish, finished jobs */
+    uint64_t latency_count[QOS_PRIOS];
+    uint64_t latency_sum_ns[QOS_PRIOS];
+    /* How many took less than QOS_LATENCY_BOUND_NS(i): a histogram for export. */
+    uint64_t latency_below[QOS_PRIOS][QOS_LATENCY_BOUNDS];
     /* Per lane (cfg.lanes of them): its workers, jobs running and queued there now, run
      * segments it started, and jobs that came to its queue from another lane mid-run. */
     struct {
         unsigned workers, running;
         size_t queued;
         uint64_t segments, arrived;
-    } lane[NND_SCHED_LANES];
+    } lane[QOS_SCHED_LANES];
 } qos_sched_stats;
 void qos_sched_stats_get(qos_sched *s, qos_sched_stats *out);
 

@@ -16,8 +16,8 @@
  *   SCHED_OTHER threads (before Linux 6.12) refuse or ignore it: returns whether the
  *   kernel holds the value asked for.
  */
-#ifndef NND_SCHED_THREAD_SCHED_H
-#define NND_SCHED_THREAD_SCHED_H
+#ifndef QOS_THREAD_SCHED_H
+#define QOS_THREAD_SCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>

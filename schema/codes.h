@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* codes: NN HAL operand types, operation types, lifetimes and status codes, with the
  * numeric values of the NNAPI NDK and HAL (they are the wire values too). */
-#ifndef NND_CODES_H
-#define NND_CODES_H
+#ifndef SCHEMA_CODES_H
+#define SCHEMA_CODES_H
 
 enum schema_operand_type {
     NND_FLOAT32 = 0,
@@ -28,7 +28,7 @@ enum schema_operand_type {
 /* Every base operation as X(name, code), numbered as in NeuralNetworks.h: HAL 1.0 to 1.3
  * (0 to 101) and NNAPI feature levels 6 (102, 103) and 7 (104, 105). */
 // clang-format off
-#define NND_OPERATIONS(X) \
+#define SCHEMA_OPERATIONS(X) \
     X(ADD, 0) \
     X(AVERAGE_POOL_2D, 1) \
     X(CONCATENATION, 2) \
@@ -140,12 +140,12 @@ enum schema_operand_type {
 /* The codes run from 0 without a gap, so the rows' count is one past the last code (the
  * engine's table, indexed by code, fails to compile otherwise). */
 enum schema_operation_type {
-#define NND_OP_ENUM(name, code) NND_OP_##name = code,
-    NND_OPERATIONS(NND_OP_ENUM)
-#undef NND_OP_ENUM
-#define NND_OP_ONE(name, code) +1
-        NND_OP_COUNT = 0 NND_OPERATIONS(NND_OP_ONE),
-#undef NND_OP_ONE
+#define SCHEMA_OP_ENUM(name, code) NND_OP_##name = code,
+    SCHEMA_OPERATIONS(SCHEMA_OP_ENUM)
+#undef SCHEMA_OP_ENUM
+#define SCHEMA_OP_ONE(name, code) +1
+        NND_OP_COUNT = 0 SCHEMA_OPERATIONS(SCHEMA_OP_ONE),
+#undef SCHEMA_OP_ONE
     NND_OP_OEM_OPERATION = 10000,
 };
 

@@ -4,8 +4,8 @@
  * element (the HAL's types only: no plugin's).
  *
  * Contract: lookups never fail loudly; an unknown code or name gives NULL, -1 or 0. */
-#ifndef NND_SCHEMA_HAL_NAMES_H
-#define NND_SCHEMA_HAL_NAMES_H
+#ifndef SCHEMA_HAL_NAMES_H
+#define SCHEMA_HAL_NAMES_H
 
 #include <stddef.h>
 #include <stdint.h>

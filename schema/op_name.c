@@ -6,9 +6,9 @@
 #include <string.h>
 
 static const char *const op_names[NND_OP_COUNT] = {
-#define NND_OP_NAME(name, code) [code] = #name,
-    NND_OPERATIONS(NND_OP_NAME)
-#undef NND_OP_NAME
+#define SCHEMA_OP_NAME(name, code) [code] = #name,
+    SCHEMA_OPERATIONS(SCHEMA_OP_NAME)
+#undef SCHEMA_OP_NAME
 };
 
 int32_t schema_operation_code(const char *name) {
@@ -18,17 +18,18 @@ int32_t schema_operation_code(const char *name) {
 }
 
 /* Plugins' operation names by plugin id, installed by the extension loader. */
-static _Atomic(const schema_op_name_rows *) ext_names[NND_EXT_MAX_ID + 1];
+static _Atomic(const schema_op_name_rows *) ext_names[SCHEMA_EXT_MAX_ID + 1];
 
 void schema_op_names_install(uint16_t id, const schema_op_name_rows *rows) {
-    if (id && id <= NND_EXT_MAX_ID) atomic_store(&ext_names[id], rows);
+    if (id && id <= SCHEMA_EXT_MAX_ID) atomic_store(&ext_names[id], rows);
 }
 
 const char *schema_operation_name(int32_t type) {
     if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
     if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
     uint32_t id = (uint32_t)type >> 16;
-    const schema_op_name_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_names[id]) : NULL;
+    const schema_op_name_rows *r =
+        id && id <= SCHEMA_EXT_MAX_ID ? atomic_load(&ext_names[id]) : NULL;
     for (uint32_t i = 0; r && i < r->n; i++)
         if (r->rows[i].code == type) return r->rows[i].name;
     return "UNKNOWN_OPERATION";

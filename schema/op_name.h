@@ -7,8 +7,8 @@
  * "UNKNOWN_OPERATION" otherwise. The extension loader installs a plugin's rows with
  * schema_op_names_install() when it publishes the plugin and removes them (rows NULL) before
  * freeing it; lookups read the rows alone, lock-free, and never call the loader. */
-#ifndef NND_OP_NAME_H
-#define NND_OP_NAME_H
+#ifndef SCHEMA_OP_NAME_H
+#define SCHEMA_OP_NAME_H
 
 #include <stdint.h>
 

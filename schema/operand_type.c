@@ -12,16 +12,16 @@ typedef struct type_info {
 } type_info;
 
 /* Plugins' operand types by plugin id, installed by the extension loader. */
-static _Atomic(const schema_type_rows *) ext_types[NND_EXT_MAX_ID + 1];
+static _Atomic(const schema_type_rows *) ext_types[SCHEMA_EXT_MAX_ID + 1];
 
 void schema_types_install(uint16_t id, const schema_type_rows *rows) {
-    if (id && id <= NND_EXT_MAX_ID) atomic_store(&ext_types[id], rows);
+    if (id && id <= SCHEMA_EXT_MAX_ID) atomic_store(&ext_types[id], rows);
 }
 
 /* The installed row of an extension type code, or NULL. */
 static const schema_type_row *ext_type(int32_t type) {
     uint32_t id = (uint32_t)type >> 16;
-    const schema_type_rows *r = id && id <= NND_EXT_MAX_ID ? atomic_load(&ext_types[id]) : NULL;
+    const schema_type_rows *r = id && id <= SCHEMA_EXT_MAX_ID ? atomic_load(&ext_types[id]) : NULL;
     for (uint32_t i = 0; r && i < r->n; i++)
         if (r->rows[i].code == (uint16_t)type) return &r->rows[i];
     return NULL;
@@ -81,14 +81,14 @@ const char *schema_type_name(int32_t type) {
 uint64_t schema_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims) {
     /* The product of the nonzero dimensions is bounded too: a tensor with one zero
      * dimension holds nothing, but kernels still step through the others, and steps
-     * computed from dimensions that claim more than NND_MAX_TENSOR_BYTES would overflow. */
+     * computed from dimensions that claim more than SCHEMA_MAX_TENSOR_BYTES would overflow. */
     uint64_t n = schema_type_size(type), claimed = n;
     for (uint32_t i = 0; i < rank; i++) {
         if (!dims[i]) {
             n = 0;
             continue;
         }
-        if (claimed > NND_MAX_TENSOR_BYTES / dims[i]) return UINT64_MAX;
+        if (claimed > SCHEMA_MAX_TENSOR_BYTES / dims[i]) return UINT64_MAX;
         claimed *= dims[i];
         n *= dims[i];
     }

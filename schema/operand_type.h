@@ -14,8 +14,8 @@
  *   lookups are lock-free.
  * - schema_shape_bytes() is a tensor's byte size, bounded so that no size or step computed
  *   from a client's dimensions overflows. */
-#ifndef NND_OPERAND_TYPE_H
-#define NND_OPERAND_TYPE_H
+#ifndef SCHEMA_OPERAND_TYPE_H
+#define SCHEMA_OPERAND_TYPE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,14 +28,14 @@ bool schema_type_is_tensor(int32_t type);
 const char *schema_type_name(int32_t type);
 
 /* The largest tensor in bytes: sizes are computed without overflow below it. */
-#define NND_MAX_TENSOR_BYTES ((uint64_t)1 << 48)
-/* Bytes of a tensor of this type and shape, or UINT64_MAX past NND_MAX_TENSOR_BYTES
+#define SCHEMA_MAX_TENSOR_BYTES ((uint64_t)1 << 48)
+/* Bytes of a tensor of this type and shape, or UINT64_MAX past SCHEMA_MAX_TENSOR_BYTES
  * (dimensions from a client multiply past any integer width otherwise). An unknown (0)
  * dimension makes the size 0, but the other dimensions are bounded all the same. */
 uint64_t schema_shape_bytes(int32_t type, uint32_t rank, const uint32_t *dims);
 
 /* ---- rows installed by the extension loader ---------------------------------------- */
-#define NND_EXT_MAX_ID 0x7fff /* keeps extension codes positive */
+#define SCHEMA_EXT_MAX_ID 0x7fff /* keeps extension codes positive */
 
 /* One extension operand type: code is the plugin's own (the low 16 bits). */
 typedef struct schema_type_row {

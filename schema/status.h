@@ -4,17 +4,17 @@
  *
  * Contract: schema_errf() writes the formatted message to err (nothing when err is NULL or
  * errlen 0); schema_failf() does the same and returns st. Messages are cut to errlen; a
- * caller's buffer of NND_ERR_LEN holds every message the engine writes whole or cut.
+ * caller's buffer of SCHEMA_ERR_LEN holds every message the engine writes whole or cut.
  * schema_engine_status_name() names a status as the HAL's ErrorStatus does ("NONE" for
  * NND_OK), "UNKNOWN_STATUS" for any other value. */
-#ifndef NND_STATUS_H
-#define NND_STATUS_H
+#ifndef SCHEMA_STATUS_H
+#define SCHEMA_STATUS_H
 
 #include <stddef.h>
 
 #include "schema/codes.h"
 
-#define NND_ERR_LEN 256
+#define SCHEMA_ERR_LEN 256
 
 void schema_errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

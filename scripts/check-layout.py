@@ -5,6 +5,9 @@
   hand-written C file over 800 lines; every #include "..." names its file from the source
   root ("daemon/net/server.h"), except the public headers ("nnd/nnd.h"), generated ones
   (*.pb-c.h) and a plugin's own headers;
+- NND_ names the public macros of include/ only: a macro defined elsewhere (a #define, or a
+  definition CMake passes to the compiler) takes its module's upper-case prefix (ENG_, SRV_,
+  TST_...: docs/design.md);
 - no circle between files, by includes or by calls: a file and its header are one unit
   (burst.c with burst.h), a.c including b.h or calling a function of b.c is an edge a -> b.
   The calls are read from the symbol tables of the build's objects (nm: what each object
@@ -125,6 +128,12 @@ for f in files:
     if lines > MAX_LINES:
         print(f"layout: {f} has {lines} lines, more than {MAX_LINES}")
         broken = True
+    if not f.startswith(PUBLIC):
+        for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(NND_\w+)", text, re.M):
+            print(f"layout: {f}:{text.count(chr(10), 0, m.start()) + 1} defines {m.group(1)}: "
+                  "NND_ is for the public macros of include/, an internal macro takes its "
+                  "module's prefix (docs/design.md)")
+            broken = True
     for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
         if not names_its_folder(f, name):
             print(f'layout: {f} includes "{name}": name its folder from the source root')
@@ -132,6 +141,18 @@ for f in files:
         to = resolve(f, name)
         if to:
             edge(unit(f), unit(to), f"{f} includes {to}")
+
+
+# Definitions CMake passes to the compiler: the same rule as a #define.
+for f in subprocess.run(["git", "-C", root, "ls-files", "CMakeLists.txt", "*/CMakeLists.txt"],
+                        capture_output=True, text=True, check=True).stdout.split():
+    with open(os.path.join(root, f), errors="replace") as fh:
+        text = fh.read()
+    for call in re.finditer(r"\b(?:target_|add_)compile_definitions\s*\(([^)]*)\)", text):
+        for name in re.findall(r'(?:^|[\s"])(NND_\w+)', call.group(1)):
+            print(f"layout: {f} defines {name} for the compiler: NND_ is for the public macros "
+                  "of include/, an internal macro takes its module's prefix (docs/design.md)")
+            broken = True
 
 
 def object_sources():
@@ -246,6 +267,7 @@ for m in sorted(uses, key=lambda m: RANK.get(m, -1)):
             broken = True
 print("layout: " + ("BROKEN" if broken else
                     f"ok: {len(files)} files, none over {MAX_LINES} lines, each with its licence "
-                    "line, every include names its folder, no circle of includes or calls, "
+                    "line, every include names its folder, no internal NND_ macro, no circle "
+                    "of includes or calls, "
                     f"every module within its layer ({len(objs)} objects read)"))
 sys.exit(1 if broken else 0)

@@ -6,7 +6,7 @@
 # when run as another uid). Exit status 1 when a test failed or any process made a report.
 #
 # - Every report (a leak, a memory error, undefined behaviour) ends its process with status
-#   23 (tests/support/harness.h: NND_TEST_SANITIZER_STATUS), so the test that ran it fails; the
+#   23 (tests/support/harness.h: TST_SANITIZER_STATUS), so the test that ran it fails; the
 #   harness and the daemon scripts check the daemon's status at shutdown.
 # - A report from a process whose status nobody reads still fails the run: ASan and LSan
 #   write theirs to <build>/sanitizer-reports/ (printed at the end), and UBSan's, which GCC's

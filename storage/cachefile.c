@@ -80,14 +80,14 @@ int store_cachefile_write(int fd, const uint8_t *p, size_t len, size_t stall_at,
 
 /* ---- the content store ----------------------------------------------------------------- */
 
-static int store_path(char *out, size_t len, const char *dir, const uint8_t hash[NND_HASH_LEN],
+static int store_path(char *out, size_t len, const char *dir, const uint8_t hash[STORE_HASH_LEN],
                       const char *suffix) {
-    char hex[2 * NND_HASH_LEN + 1];
-    store_hex(hash, NND_HASH_LEN, hex);
+    char hex[2 * STORE_HASH_LEN + 1];
+    store_hex(hash, STORE_HASH_LEN, hex);
     return snprintf(out, len, "%s/%s%s", dir, hex, suffix) < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-static int write_file(const char *dir, const uint8_t hash[NND_HASH_LEN], const char *suffix,
+static int write_file(const char *dir, const uint8_t hash[STORE_HASH_LEN], const char *suffix,
                       const uint8_t *p, size_t len) {
     char final[4096], tmp[4200];
     if (store_path(final, sizeof final, dir, hash, suffix) < 0) return -ENAMETOOLONG;
@@ -101,7 +101,7 @@ static int write_file(const char *dir, const uint8_t hash[NND_HASH_LEN], const c
     return rc;
 }
 
-int store_write(const char *dir, const uint8_t hash[NND_HASH_LEN], const uint8_t *model,
+int store_write(const char *dir, const uint8_t hash[STORE_HASH_LEN], const uint8_t *model,
                 size_t model_len, const uint8_t *data, size_t data_len, char *err, size_t errlen) {
     int rc = write_file(dir, hash, ".data", data, data_len);
     if (rc == 0) rc = write_file(dir, hash, ".model", model, model_len);
@@ -112,7 +112,7 @@ int store_write(const char *dir, const uint8_t hash[NND_HASH_LEN], const uint8_t
     return rc;
 }
 
-void store_remove(const char *dir, const uint8_t hash[NND_HASH_LEN]) {
+void store_remove(const char *dir, const uint8_t hash[STORE_HASH_LEN]) {
     char path[4096];
     if (store_path(path, sizeof path, dir, hash, ".model") == 0) unlink(path);
     if (store_path(path, sizeof path, dir, hash, ".data") == 0) unlink(path);
@@ -122,7 +122,7 @@ static int unhex(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int store_sweep(const char *dir, bool (*keep)(const uint8_t hash[NND_HASH_LEN], void *ctx),
+int store_sweep(const char *dir, bool (*keep)(const uint8_t hash[STORE_HASH_LEN], void *ctx),
                 void *ctx) {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -131,11 +131,11 @@ int store_sweep(const char *dir, bool (*keep)(const uint8_t hash[NND_HASH_LEN], 
     while ((e = readdir(d))) {
         const char *name = e->d_name;
         size_t n = strlen(name);
-        bool ours = n > 2 * NND_HASH_LEN && (!strcmp(name + 2 * NND_HASH_LEN, ".model") ||
-                                             !strcmp(name + 2 * NND_HASH_LEN, ".data"));
+        bool ours = n > 2 * STORE_HASH_LEN && (!strcmp(name + 2 * STORE_HASH_LEN, ".model") ||
+                                               !strcmp(name + 2 * STORE_HASH_LEN, ".data"));
         bool tmp = n > 4 && !strcmp(name + n - 4, ".tmp");
-        uint8_t hash[NND_HASH_LEN];
-        for (size_t i = 0; ours && i < NND_HASH_LEN; i++) {
+        uint8_t hash[STORE_HASH_LEN];
+        for (size_t i = 0; ours && i < STORE_HASH_LEN; i++) {
             int hi = unhex(name[2 * i]), lo = unhex(name[2 * i + 1]);
             if (hi < 0 || lo < 0)
                 ours = false;

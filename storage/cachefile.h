@@ -17,8 +17,8 @@
  *   temporaries and every file whose digest `keep` rejects (crash leftovers, entries
  *   invalidated by a new build).
  */
-#ifndef NND_STORAGE_CACHEFILE_H
-#define NND_STORAGE_CACHEFILE_H
+#ifndef STORE_CACHEFILE_H
+#define STORE_CACHEFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,11 +34,11 @@ void store_cachefile_unlock(const int *fds, size_t n);
 int store_cachefile_write(int fd, const uint8_t *p, size_t len, size_t stall_at, char *err,
                           size_t errlen);
 
-int store_write(const char *dir, const uint8_t hash[NND_HASH_LEN], const uint8_t *model,
+int store_write(const char *dir, const uint8_t hash[STORE_HASH_LEN], const uint8_t *model,
                 size_t model_len, const uint8_t *data, size_t data_len, char *err, size_t errlen);
-void store_remove(const char *dir, const uint8_t hash[NND_HASH_LEN]);
+void store_remove(const char *dir, const uint8_t hash[STORE_HASH_LEN]);
 /* Returns the number of files removed. */
-int store_sweep(const char *dir, bool (*keep)(const uint8_t hash[NND_HASH_LEN], void *ctx),
+int store_sweep(const char *dir, bool (*keep)(const uint8_t hash[STORE_HASH_LEN], void *ctx),
                 void *ctx);
 
 #endif

@@ -80,15 +80,15 @@ typedef struct seg {
     size_t len;
     size_t first_item; /* index of its first leaf in the job's item list */
     size_t n_leaves;
-    uint8_t (*leaves)[NND_HASH_LEN];
+    uint8_t (*leaves)[STORE_HASH_LEN];
 } seg;
 
 typedef struct job {
     seg *segs;
     size_t n_segs, n_items;
     atomic_size_t next;
-    atomic_int error;                /* first errno seen (EIO: a file ended early) */
-    uint8_t (*leaves)[NND_HASH_LEN]; /* every segment's, in order */
+    atomic_int error;                  /* first errno seen (EIO: a file ended early) */
+    uint8_t (*leaves)[STORE_HASH_LEN]; /* every segment's, in order */
 } job;
 
 static int read_full(int fd, uint8_t *dst, size_t n, size_t off) {
@@ -103,10 +103,10 @@ static int read_full(int fd, uint8_t *dst, size_t n, size_t off) {
 }
 
 static void do_leaf(job *j, seg *s, size_t leaf) {
-    size_t off = leaf * NND_HASH_LEAF;
-    size_t n = s->len - off < NND_HASH_LEAF ? s->len - off : NND_HASH_LEAF;
+    size_t off = leaf * STORE_HASH_LEAF;
+    size_t n = s->len - off < STORE_HASH_LEAF ? s->len - off : STORE_HASH_LEAF;
     blake2b_state st;
-    blake2b_init(&st, NND_HASH_LEN);
+    blake2b_init(&st, STORE_HASH_LEN);
     for (size_t k = 0; k < n; k += READ_PIECE) {
         size_t piece = n - k < READ_PIECE ? n - k : READ_PIECE;
         if (s->fd >= 0) {
@@ -119,7 +119,7 @@ static void do_leaf(job *j, seg *s, size_t leaf) {
         }
         blake2b_update(&st, s->src + off + k, piece);
     }
-    blake2b_final(&st, s->leaves[leaf], NND_HASH_LEN);
+    blake2b_final(&st, s->leaves[leaf], STORE_HASH_LEN);
 }
 
 static void *worker(void *arg) {
@@ -135,19 +135,19 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static void root_digest(const seg *s, uint8_t out[NND_HASH_LEN]) {
+static void root_digest(const seg *s, uint8_t out[STORE_HASH_LEN]) {
     uint8_t head[16 + 8 + 4] = "nnd-tree-v1";
     uint64_t len = s->len;
-    uint32_t leaf = NND_HASH_LEAF;
+    uint32_t leaf = STORE_HASH_LEAF;
     for (int i = 0; i < 8; i++)
         head[16 + i] = (uint8_t)(len >> (8 * i));
     for (int i = 0; i < 4; i++)
         head[24 + i] = (uint8_t)(leaf >> (8 * i));
     blake2b_state st;
-    blake2b_init(&st, NND_HASH_LEN);
+    blake2b_init(&st, STORE_HASH_LEN);
     blake2b_update(&st, head, sizeof head);
-    blake2b_update(&st, (const uint8_t *)s->leaves, s->n_leaves * NND_HASH_LEN);
-    blake2b_final(&st, out, NND_HASH_LEN);
+    blake2b_update(&st, (const uint8_t *)s->leaves, s->n_leaves * STORE_HASH_LEN);
+    blake2b_final(&st, out, STORE_HASH_LEN);
 }
 
 /* Lays out the leaves of every segment; 0, or ENOMEM. */
@@ -158,11 +158,11 @@ static int job_init(job *j, seg *segs, size_t n) {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         segs[i].first_item = total;
-        segs[i].n_leaves = (segs[i].len + NND_HASH_LEAF - 1) / NND_HASH_LEAF;
+        segs[i].n_leaves = (segs[i].len + STORE_HASH_LEAF - 1) / STORE_HASH_LEAF;
         total += segs[i].n_leaves;
     }
     j->n_items = total;
-    j->leaves = malloc((total + 1) * NND_HASH_LEN);
+    j->leaves = malloc((total + 1) * STORE_HASH_LEN);
     if (!j->leaves) return ENOMEM;
     for (size_t i = 0; i < n; i++)
         segs[i].leaves = j->leaves + segs[i].first_item;
@@ -176,12 +176,13 @@ static bool job_helped(job *j, pthread_t *helper) {
     size_t bytes = 0;
     for (size_t i = 0; i < j->n_segs; i++)
         bytes += j->segs[i].len;
-    return j->n_items > 1 && bytes > NND_HASH_LEAF && pthread_create(helper, NULL, worker, j) == 0;
+    return j->n_items > 1 && bytes > STORE_HASH_LEAF &&
+           pthread_create(helper, NULL, worker, j) == 0;
 }
 
 /* The digests once every leaf is done (the helper joined); frees the leaves. Returns 0 or
  * the first errno. */
-static int job_finish(job *j, uint8_t (*digest)[NND_HASH_LEN]) {
+static int job_finish(job *j, uint8_t (*digest)[STORE_HASH_LEN]) {
     int e = atomic_load(&j->error);
     for (size_t i = 0; !e && i < j->n_segs; i++)
         root_digest(&j->segs[i], digest[i]);
@@ -191,7 +192,7 @@ static int job_finish(job *j, uint8_t (*digest)[NND_HASH_LEN]) {
 
 /* Hashes every segment's leaves on this thread and, when worth it, one helper thread.
  * Returns 0 or the first errno. */
-static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
+static int run_job(seg *segs, size_t n, uint8_t (*digest)[STORE_HASH_LEN]) {
     job j;
     if (job_init(&j, segs, n)) return ENOMEM;
     pthread_t helper;
@@ -202,7 +203,7 @@ static int run_job(seg *segs, size_t n, uint8_t (*digest)[NND_HASH_LEN]) {
 }
 
 int store_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
-                    uint8_t (*digest)[NND_HASH_LEN]) {
+                    uint8_t (*digest)[STORE_HASH_LEN]) {
     seg segs[8];
     if (n > 8) return -EINVAL;
     for (size_t i = 0; i < n; i++)
@@ -211,7 +212,7 @@ int store_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
 }
 
 int store_hash_read(const int *fds, const size_t *sizes, size_t n, store_buf *bufs,
-                    uint8_t (*digest)[NND_HASH_LEN], char *err, size_t errlen) {
+                    uint8_t (*digest)[STORE_HASH_LEN], char *err, size_t errlen) {
     seg segs[8];
     if (n > 8) {
         snprintf(err, errlen, "too many files to hash (%zu)", n);
@@ -278,7 +279,7 @@ store_hash_task *store_hash_start(const uint8_t *const *p, const size_t *len, si
     return t;
 }
 
-int store_hash_join(store_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]) {
+int store_hash_join(store_hash_task *t, uint8_t (*digest)[STORE_HASH_LEN]) {
     worker(&t->j); /* the leaves the helper has not taken yet */
     if (t->helped) pthread_join(t->helper, NULL);
     int e = job_finish(&t->j, digest);
@@ -286,10 +287,10 @@ int store_hash_join(store_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]) {
     return -e;
 }
 
-void store_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],
-                        uint8_t out[NND_HASH_LEN]) {
-    uint8_t in[16 + 2 * NND_HASH_LEN] = "nnd-cache-v1";
-    memcpy(in + 16, model, NND_HASH_LEN);
-    memcpy(in + 16 + NND_HASH_LEN, data, NND_HASH_LEN);
-    blake2b(out, in, NULL, NND_HASH_LEN, sizeof in, 0);
+void store_hash_combine(const uint8_t model[STORE_HASH_LEN], const uint8_t data[STORE_HASH_LEN],
+                        uint8_t out[STORE_HASH_LEN]) {
+    uint8_t in[16 + 2 * STORE_HASH_LEN] = "nnd-cache-v1";
+    memcpy(in + 16, model, STORE_HASH_LEN);
+    memcpy(in + 16 + STORE_HASH_LEN, data, STORE_HASH_LEN);
+    blake2b(out, in, NULL, STORE_HASH_LEN, sizeof in, 0);
 }

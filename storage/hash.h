@@ -3,7 +3,7 @@
  * the bytes live in.
  *
  * Contract:
- * - A digest is NND_HASH_LEN bytes. The bytes are cut into NND_HASH_LEAF-byte leaves (the
+ * - A digest is STORE_HASH_LEN bytes. The bytes are cut into STORE_HASH_LEAF-byte leaves (the
  *   last may be short); each leaf is hashed with BLAKE2b-256; the digest is BLAKE2b-256 of
  *   a tag, the total length and the leaf digests in order. It depends only on the bytes,
  *   never on how many threads computed it.
@@ -18,14 +18,14 @@
  *   touch of fresh 4 KiB pages costs more than reading the bytes; small ones come from
  *   malloc. Either way p is 64-byte aligned and non-NULL after a successful alloc.
  */
-#ifndef NND_STORAGE_HASH_H
-#define NND_STORAGE_HASH_H
+#ifndef STORE_HASH_H
+#define STORE_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define NND_HASH_LEN  32
-#define NND_HASH_LEAF (1u << 20)
+#define STORE_HASH_LEN  32
+#define STORE_HASH_LEAF (1u << 20)
 
 typedef struct store_buf {
     uint8_t *p;
@@ -44,12 +44,12 @@ void store_buf_release(void *heap_buf);
 
 /* Digests of n (at most 8) buffers. Returns 0, or -ENOMEM. */
 int store_hash_bufs(const uint8_t *const *p, const size_t *len, size_t n,
-                    uint8_t (*digest)[NND_HASH_LEN]);
+                    uint8_t (*digest)[STORE_HASH_LEN]);
 /* Reads sizes[i] bytes of fds[i] from offset 0 into bufs[i] (allocated here) and digests
  * them. Returns 0, or -errno with err set (-EIO when a file ended early); on failure no
  * buffer stays allocated. */
 int store_hash_read(const int *fds, const size_t *sizes, size_t n, store_buf *bufs,
-                    uint8_t (*digest)[NND_HASH_LEN], char *err, size_t errlen);
+                    uint8_t (*digest)[STORE_HASH_LEN], char *err, size_t errlen);
 /* Reads sizes[i] bytes of fds[i] from offset 0 into bufs[i] (allocated here), without
  * hashing. Returns 0, or -errno with err set as store_hash_read() does; on failure no buffer
  * stays allocated. */
@@ -62,10 +62,10 @@ int store_buf_read(const int *fds, const size_t *sizes, size_t n, store_buf *buf
  * stay as they are until the join. */
 typedef struct store_hash_task store_hash_task;
 store_hash_task *store_hash_start(const uint8_t *const *p, const size_t *len, size_t n);
-int store_hash_join(store_hash_task *t, uint8_t (*digest)[NND_HASH_LEN]);
+int store_hash_join(store_hash_task *t, uint8_t (*digest)[STORE_HASH_LEN]);
 /* The digest of a cache entry: BLAKE2b-256 over a tag and the two file digests. */
-void store_hash_combine(const uint8_t model[NND_HASH_LEN], const uint8_t data[NND_HASH_LEN],
-                        uint8_t out[NND_HASH_LEN]);
+void store_hash_combine(const uint8_t model[STORE_HASH_LEN], const uint8_t data[STORE_HASH_LEN],
+                        uint8_t out[STORE_HASH_LEN]);
 /* Lower-case hex of n bytes into out (2n + 1 bytes). */
 void store_hex(const uint8_t *bytes, size_t n, char *out);
 

@@ -48,7 +48,7 @@ static const char *const SQL[ST_COUNT] = {
 };
 
 /* Layout steps: MIGRATIONS[v] takes a database from version v to v + 1. */
-static const char *const MIGRATIONS[NND_INDEX_SCHEMA_VERSION] = {
+static const char *const MIGRATIONS[STORE_INDEX_SCHEMA_VERSION] = {
     /* 0 -> 1: the clients' token index. */
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE tokens (uid INTEGER NOT NULL, token BLOB NOT NULL, hash BLOB NOT NULL,"
@@ -166,9 +166,9 @@ static int open_db(store_index *ix, const char *path, char *err, size_t errlen) 
         exec(ix->db, "ROLLBACK", NULL, 0);
         return -2;
     }
-    if (version > NND_INDEX_SCHEMA_VERSION || version < 0) {
+    if (version > STORE_INDEX_SCHEMA_VERSION || version < 0) {
         snprintf(err, errlen, "cache index: layout version %d is newer than this daemon's %d",
-                 version, NND_INDEX_SCHEMA_VERSION);
+                 version, STORE_INDEX_SCHEMA_VERSION);
         exec(ix->db, "ROLLBACK", NULL, 0);
         return -2;
     }
@@ -178,7 +178,7 @@ static int open_db(store_index *ix, const char *path, char *err, size_t errlen) 
                   "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"
                   "DELETE FROM schema_version; INSERT INTO schema_version VALUES (0);",
                   err, errlen);
-    for (int v = version; rc == 0 && v < NND_INDEX_SCHEMA_VERSION; v++) {
+    for (int v = version; rc == 0 && v < STORE_INDEX_SCHEMA_VERSION; v++) {
         char bump[64];
         snprintf(bump, sizeof bump, "UPDATE schema_version SET version = %d", v + 1);
         rc = exec(ix->db, MIGRATIONS[v], err, errlen);
@@ -265,12 +265,12 @@ void store_index_close(store_index *ix) {
 
 /* ---- tokens ---------------------------------------------------------------------------- */
 
-int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                           store_token_row *row, char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_GET, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
-    sqlite3_bind_blob(s, 2, token, NND_TOKEN_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, token, STORE_TOKEN_LEN, SQLITE_STATIC);
     sqlite3_bind_text(s, 3, ix->build_id, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s), found = 0;
     if (rc == SQLITE_ROW) {
@@ -278,8 +278,8 @@ int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[NND
         int n = sqlite3_column_bytes(s, 0);
         int64_t ms = sqlite3_column_int64(s, 1), ds = sqlite3_column_int64(s, 2);
         /* A row we did not write (wrong widths) counts as absent. */
-        if (h && n == NND_HASH_LEN && ms >= 0 && ds >= 0) {
-            memcpy(row->hash, h, NND_HASH_LEN);
+        if (h && n == STORE_HASH_LEN && ms >= 0 && ds >= 0) {
+            memcpy(row->hash, h, STORE_HASH_LEN);
             row->model_size = (uint64_t)ms;
             row->data_size = (uint64_t)ds;
             row->created_ns = sqlite3_column_int64(s, 3);
@@ -293,7 +293,7 @@ int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[NND
     return found;
 }
 
-int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                           const store_token_row *row, uint64_t max_rows, int *written,
                           int64_t *pruned, char *err, size_t errlen) {
     *written = 0;
@@ -302,14 +302,14 @@ int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[NND
     int have = store_index_token_get(ix, uid, token, &old, err, errlen);
     if (have < 0) return -1;
     /* Rewriting damaged files for the same content needs no new row (nor an fsync). */
-    if (have && !memcmp(old.hash, row->hash, NND_HASH_LEN) && old.model_size == row->model_size &&
+    if (have && !memcmp(old.hash, row->hash, STORE_HASH_LEN) && old.model_size == row->model_size &&
         old.data_size == row->data_size)
         return 0;
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_PUT, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
-    sqlite3_bind_blob(s, 2, token, NND_TOKEN_LEN, SQLITE_STATIC);
-    sqlite3_bind_blob(s, 3, row->hash, NND_HASH_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, token, STORE_TOKEN_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 3, row->hash, STORE_HASH_LEN, SQLITE_STATIC);
     sqlite3_bind_text(s, 4, ix->build_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 5, (int64_t)row->model_size);
     sqlite3_bind_int64(s, 6, (int64_t)row->data_size);
@@ -338,22 +338,22 @@ int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[NND
     return -1;
 }
 
-int store_index_token_touch(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_touch(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                             int64_t now_ns, char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_TOUCH, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
-    sqlite3_bind_blob(s, 2, token, NND_TOKEN_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, token, STORE_TOKEN_LEN, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, now_ns);
     return step_done(ix, s, err, errlen);
 }
 
-int store_index_token_elsewhere(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_elsewhere(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                                 char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_TOKEN_ELSEWHERE, err, errlen);
     if (!s) return -1;
     sqlite3_bind_int64(s, 1, uid);
-    sqlite3_bind_blob(s, 2, token, NND_TOKEN_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 2, token, STORE_TOKEN_LEN, SQLITE_STATIC);
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc == SQLITE_ROW) return 1;
@@ -379,7 +379,7 @@ int store_index_content_put(store_index *ix, const store_content_row *row, char 
                             size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_PUT, err, errlen);
     if (!s) return -1;
-    sqlite3_bind_blob(s, 1, row->hash, NND_HASH_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 1, row->hash, STORE_HASH_LEN, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, ix->build_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, row->preference);
     sqlite3_bind_int64(s, 4, (int64_t)row->model_size);
@@ -399,15 +399,15 @@ static void read_content(sqlite3_stmt *s, int first, store_content_row *row) {
     row->hits = (uint64_t)sqlite3_column_int64(s, first + 5);
 }
 
-int store_index_content_get(store_index *ix, const uint8_t hash[NND_HASH_LEN],
+int store_index_content_get(store_index *ix, const uint8_t hash[STORE_HASH_LEN],
                             store_content_row *row, char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_GET, err, errlen);
     if (!s) return -1;
-    sqlite3_bind_blob(s, 1, hash, NND_HASH_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 1, hash, STORE_HASH_LEN, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, ix->build_id, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s), found = 0;
     if (rc == SQLITE_ROW) {
-        memcpy(row->hash, hash, NND_HASH_LEN);
+        memcpy(row->hash, hash, STORE_HASH_LEN);
         read_content(s, 0, row);
         found = 1;
     } else if (rc != SQLITE_DONE) {
@@ -417,20 +417,20 @@ int store_index_content_get(store_index *ix, const uint8_t hash[NND_HASH_LEN],
     return found;
 }
 
-int store_index_content_touch(store_index *ix, const uint8_t hash[NND_HASH_LEN], int64_t now_ns,
+int store_index_content_touch(store_index *ix, const uint8_t hash[STORE_HASH_LEN], int64_t now_ns,
                               char *err, size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_TOUCH, err, errlen);
     if (!s) return -1;
-    sqlite3_bind_blob(s, 1, hash, NND_HASH_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 1, hash, STORE_HASH_LEN, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, now_ns);
     return step_done(ix, s, err, errlen);
 }
 
-int store_index_content_delete(store_index *ix, const uint8_t hash[NND_HASH_LEN], char *err,
+int store_index_content_delete(store_index *ix, const uint8_t hash[STORE_HASH_LEN], char *err,
                                size_t errlen) {
     sqlite3_stmt *s = stmt(ix, ST_CONTENT_DELETE, err, errlen);
     if (!s) return -1;
-    sqlite3_bind_blob(s, 1, hash, NND_HASH_LEN, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 1, hash, STORE_HASH_LEN, SQLITE_STATIC);
     return step_done(ix, s, err, errlen);
 }
 
@@ -446,8 +446,8 @@ int store_index_content_foreach(store_index *ix, int (*fn)(const store_content_r
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         store_content_row row;
         const void *h = sqlite3_column_blob(s, 0);
-        if (!h || sqlite3_column_bytes(s, 0) != NND_HASH_LEN) continue;
-        memcpy(row.hash, h, NND_HASH_LEN);
+        if (!h || sqlite3_column_bytes(s, 0) != STORE_HASH_LEN) continue;
+        memcpy(row.hash, h, STORE_HASH_LEN);
         read_content(s, 1, &row);
         if (fn(&row, ctx)) {
             rc = SQLITE_DONE;

@@ -18,28 +18,28 @@
  * - Functions return 0 (or a count), 1 for "found" where they say so, and -1 with err set
  *   when SQLite fails. Everything runs on the caller's thread; one handle, one thread.
  */
-#ifndef NND_STORAGE_INDEX_H
-#define NND_STORAGE_INDEX_H
+#ifndef STORE_INDEX_H
+#define STORE_INDEX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "storage/hash.h"
 
-#define NND_INDEX_SCHEMA_VERSION 3
-#define NND_TOKEN_LEN            32
+#define STORE_INDEX_SCHEMA_VERSION 3
+#define STORE_TOKEN_LEN            32
 
 typedef struct store_index store_index;
 
 typedef struct store_token_row {
-    uint8_t hash[NND_HASH_LEN];
+    uint8_t hash[STORE_HASH_LEN];
     uint64_t model_size, data_size;
     int64_t created_ns;   /* CLOCK_REALTIME */
     int64_t last_used_ns; /* written or loaded; the put sets it to created_ns */
 } store_token_row;
 
 typedef struct store_content_row {
-    uint8_t hash[NND_HASH_LEN];
+    uint8_t hash[STORE_HASH_LEN];
     uint32_t preference;
     uint64_t model_size, data_size;
     int64_t created_ns, last_used_ns; /* CLOCK_REALTIME */
@@ -54,28 +54,28 @@ void store_index_close(store_index *ix);
  * uid's least recently used rows past max_rows (0: no limit), counted in *pruned, so that
  * no uid grows the index without bound. *written is 0 when an identical row was already
  * there (nothing written, no fsync, nothing pruned). */
-int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_put(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                           const store_token_row *row, uint64_t max_rows, int *written,
                           int64_t *pruned, char *err, size_t errlen);
 /* Records a use of (uid, token) at now_ns (least-recently-used order for pruning). */
-int store_index_token_touch(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_touch(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                             int64_t now_ns, char *err, size_t errlen);
 /* 1 with *row filled, 0 when (uid, token) has no row of this build. */
-int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_get(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                           store_token_row *row, char *err, size_t errlen);
 /* 1 when some other uid has a row for this token. */
-int store_index_token_elsewhere(store_index *ix, uint32_t uid, const uint8_t token[NND_TOKEN_LEN],
+int store_index_token_elsewhere(store_index *ix, uint32_t uid, const uint8_t token[STORE_TOKEN_LEN],
                                 char *err, size_t errlen);
 int64_t store_index_token_count(store_index *ix);
 
 int store_index_content_put(store_index *ix, const store_content_row *row, char *err,
                             size_t errlen);
-int store_index_content_get(store_index *ix, const uint8_t hash[NND_HASH_LEN],
+int store_index_content_get(store_index *ix, const uint8_t hash[STORE_HASH_LEN],
                             store_content_row *row, char *err, size_t errlen);
 /* Sets last use to now_ns and counts a hit. */
-int store_index_content_touch(store_index *ix, const uint8_t hash[NND_HASH_LEN], int64_t now_ns,
+int store_index_content_touch(store_index *ix, const uint8_t hash[STORE_HASH_LEN], int64_t now_ns,
                               char *err, size_t errlen);
-int store_index_content_delete(store_index *ix, const uint8_t hash[NND_HASH_LEN], char *err,
+int store_index_content_delete(store_index *ix, const uint8_t hash[STORE_HASH_LEN], char *err,
                                size_t errlen);
 /* Calls fn for every content row, least recently used first, until fn returns non-zero. */
 int store_index_content_foreach(store_index *ix, int (*fn)(const store_content_row *, void *),

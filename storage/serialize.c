@@ -28,9 +28,9 @@
 static const char MODEL_MAGIC[8] = "NNDMODL";
 static const char DATA_MAGIC[8] = "NNDDATA";
 
-#define HEADER_LEN  (8 + 4 * 4 + NND_SER_BUILD_ID_MAX + 4 + 8)
+#define HEADER_LEN  (8 + 4 * 4 + STORE_SER_BUILD_ID_MAX + 4 + 8)
 #define GRAPH_LEN   (4 * 4)
-#define OPERAND_LEN (4 * 2 + 4 * NND_MAX_RANK + 4 * 3 + 8 * 2 + 4 * 3)
+#define OPERAND_LEN (4 * 2 + 4 * ENG_MAX_RANK + 4 * 3 + 8 * 2 + 4 * 3)
 #define OP_LEN      12
 
 static size_t pad4(size_t n) {
@@ -131,7 +131,7 @@ static schema_status measure(const eng_model_desc *m, size_t *model_out, size_t 
 uint64_t store_ser_size(const eng_model_desc *m) {
     size_t model_len, payload;
     if (measure(m, &model_len, &payload, NULL, 0) != NND_OK) return 0;
-    return (uint64_t)model_len + NND_SER_DATA_HEADER + payload;
+    return (uint64_t)model_len + STORE_SER_DATA_HEADER + payload;
 }
 
 /* One graph: its counts, operands (constants packed into the payload at *at), operations
@@ -158,7 +158,7 @@ static void put_graph(writer *w, uint8_t *payload, size_t *at, eng_model_desc v)
         }
         put(w, &o->type, 4);
         put_u32(w, o->rank);
-        put(w, o->dims, 4 * NND_MAX_RANK);
+        put(w, o->dims, 4 * ENG_MAX_RANK);
         put(w, &o->scale, 4);
         put(w, &o->zero_point, 4);
         put_u32(w, lifetime);
@@ -189,14 +189,14 @@ schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, con
     memset(model, 0, sizeof *model);
     memset(data, 0, sizeof *data);
     size_t id_len = strlen(build_id);
-    if (id_len > NND_SER_BUILD_ID_MAX)
+    if (id_len > STORE_SER_BUILD_ID_MAX)
         return schema_failf(err, errlen, NND_GENERAL_FAILURE,
-                            "driver build id longer than %d bytes", NND_SER_BUILD_ID_MAX);
+                            "driver build id longer than %d bytes", STORE_SER_BUILD_ID_MAX);
     size_t model_len, payload;
     schema_status st = measure(m, &model_len, &payload, err, errlen);
     if (st != NND_OK) return st;
     if (store_buf_alloc(model, model_len) < 0 ||
-        store_buf_alloc(data, NND_SER_DATA_HEADER + payload) < 0) {
+        store_buf_alloc(data, STORE_SER_DATA_HEADER + payload) < 0) {
         store_buf_free(model);
         store_buf_free(data);
         return schema_failf(err, errlen, NND_GENERAL_FAILURE,
@@ -205,17 +205,17 @@ schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, con
 
     writer d = {.p = data->p};
     put(&d, DATA_MAGIC, 8);
-    put_u32(&d, NND_SER_VERSION);
+    put_u32(&d, STORE_SER_VERSION);
     put_u32(&d, 0);
     put_u64(&d, payload);
-    memset(d.p + d.at, 0, NND_SER_DATA_HEADER - d.at);
-    d.at = NND_SER_DATA_HEADER;
+    memset(d.p + d.at, 0, STORE_SER_DATA_HEADER - d.at);
+    d.at = STORE_SER_DATA_HEADER;
 
     writer w = {.p = model->p};
-    char id[NND_SER_BUILD_ID_MAX] = {0};
+    char id[STORE_SER_BUILD_ID_MAX] = {0};
     memcpy(id, build_id, id_len);
     put(&w, MODEL_MAGIC, 8);
-    put_u32(&w, NND_SER_VERSION);
+    put_u32(&w, STORE_SER_VERSION);
     put_u32(&w, (m->relaxed ? 1u : 0u) | (m->reference_only ? 2u : 0u));
     put_u32(&w, preference);
     put_u32(&w, (uint32_t)id_len);
@@ -224,8 +224,8 @@ schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, con
     put_u64(&w, payload);
     size_t at = 0; /* payload offset of the next constant */
     for (uint32_t g = 0; g <= m->n_referenced; g++)
-        put_graph(&w, data->p + NND_SER_DATA_HEADER, &at, graph(m, g));
-    memset(data->p + NND_SER_DATA_HEADER + at, 0, payload - at);
+        put_graph(&w, data->p + STORE_SER_DATA_HEADER, &at, graph(m, g));
+    memset(data->p + STORE_SER_DATA_HEADER + at, 0, payload - at);
     return NND_OK;
 }
 
@@ -285,10 +285,10 @@ static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_
     uint32_t n_in = get_u32(r), n_out = get_u32(r);
     /* Every count must fit in the bytes that remain before anything is taken for it. */
     size_t left = r->len - r->at;
-    if (n_operands > NND_MAX_OPERANDS || n_operands > left / OPERAND_LEN ||
+    if (n_operands > ENG_MAX_OPERANDS || n_operands > left / OPERAND_LEN ||
         n_operands > k->cap_operands - k->n_operands)
         return BAD("model cache: graph %u: %u operands do not fit", gi, n_operands);
-    if (n_ops > NND_MAX_OPERATIONS || n_ops > (left - (size_t)n_operands * OPERAND_LEN) / OP_LEN ||
+    if (n_ops > ENG_MAX_OPERATIONS || n_ops > (left - (size_t)n_operands * OPERAND_LEN) / OP_LEN ||
         n_ops > k->cap_operations - k->n_operations)
         return BAD("model cache: graph %u: %u operations do not fit", gi, n_ops);
     if (n_in > n_operands || n_out > n_operands)
@@ -303,7 +303,7 @@ static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_
         eng_operand_desc *o = &ods[i];
         get(r, &o->type, 4);
         o->rank = get_u32(r);
-        get(r, o->dims, 4 * NND_MAX_RANK);
+        get(r, o->dims, 4 * ENG_MAX_RANK);
         get(r, &o->scale, 4);
         get(r, &o->zero_point, 4);
         o->lifetime = get_u32(r);
@@ -311,9 +311,9 @@ static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_
         o->length = get_u64(r);
         o->channel_quant.channel_dim = get_u32(r);
         uint32_t ns = get_u32(r), ext = get_u32(r);
-        if (o->rank > NND_MAX_RANK)
+        if (o->rank > ENG_MAX_RANK)
             return BAD("model cache: graph %u: operand %u has rank %u", gi, i, o->rank);
-        for (uint32_t d = o->rank; d < NND_MAX_RANK; d++)
+        for (uint32_t d = o->rank; d < ENG_MAX_RANK; d++)
             if (o->dims[d])
                 return BAD("model cache: graph %u: operand %u has dimensions past its rank", gi, i);
         switch (o->lifetime) {
@@ -403,16 +403,16 @@ schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uin
                                size_t data_len, store_ser_model *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     /* Data cache header. */
-    if (data_len < NND_SER_DATA_HEADER || memcmp(data, DATA_MAGIC, 8) != 0)
+    if (data_len < STORE_SER_DATA_HEADER || memcmp(data, DATA_MAGIC, 8) != 0)
         return BAD("data cache: not an nnd data cache");
     reader dr = {.p = data, .len = data_len, .at = 8};
     uint32_t dver = get_u32(&dr), dzero = get_u32(&dr);
     uint64_t payload = get_u64(&dr);
-    if (dver != NND_SER_VERSION)
-        return BAD("data cache: format version %u, not %u", dver, NND_SER_VERSION);
-    if (dzero != 0 || payload != data_len - NND_SER_DATA_HEADER)
+    if (dver != STORE_SER_VERSION)
+        return BAD("data cache: format version %u, not %u", dver, STORE_SER_VERSION);
+    if (dzero != 0 || payload != data_len - STORE_SER_DATA_HEADER)
         return BAD("data cache: header does not match its length");
-    for (size_t i = dr.at; i < NND_SER_DATA_HEADER; i++)
+    for (size_t i = dr.at; i < STORE_SER_DATA_HEADER; i++)
         if (data[i]) return BAD("data cache: header padding is not zero");
 
     /* Model cache header. */
@@ -423,13 +423,13 @@ schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uin
     uint32_t ver = get_u32(&r), flags = get_u32(&r);
     out->preference = get_u32(&r);
     uint32_t id_len = get_u32(&r);
-    char id[NND_SER_BUILD_ID_MAX];
+    char id[STORE_SER_BUILD_ID_MAX];
     get(&r, id, sizeof id);
-    if (ver != NND_SER_VERSION)
-        return BAD("model cache: format version %u, not %u", ver, NND_SER_VERSION);
+    if (ver != STORE_SER_VERSION)
+        return BAD("model cache: format version %u, not %u", ver, STORE_SER_VERSION);
     if (flags & ~3u) return BAD("model cache: unknown flags 0x%x", flags);
     if (out->preference > 3) return BAD("model cache: preference %u", out->preference);
-    if (id_len > NND_SER_BUILD_ID_MAX) return BAD("model cache: build id length %u", id_len);
+    if (id_len > STORE_SER_BUILD_ID_MAX) return BAD("model cache: build id length %u", id_len);
     for (size_t i = id_len; i < sizeof id; i++)
         if (id[i]) return BAD("model cache: build id padding is not zero");
     memcpy(out->build_id, id, id_len);
@@ -438,7 +438,7 @@ schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uin
         return BAD("model cache expects %llu data bytes, the data cache has %llu",
                    (unsigned long long)k.payload, (unsigned long long)payload);
     size_t left = model_len - r.at;
-    if (k.n_graphs == 0 || k.n_graphs > NND_MAX_SUBGRAPHS + 1 || k.n_graphs > left / GRAPH_LEN)
+    if (k.n_graphs == 0 || k.n_graphs > ENG_MAX_SUBGRAPHS + 1 || k.n_graphs > left / GRAPH_LEN)
         return BAD("model cache: %u graphs do not fit", k.n_graphs);
 
     k.cap_operands = left / OPERAND_LEN;
@@ -459,7 +459,7 @@ schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uin
     if (s) return s; /* out was cleared */
     if (r.at != r.len) return BAD("model cache: %zu bytes past the end of the model", r.len - r.at);
 
-    out->pool = (eng_memory_view){.base = data + NND_SER_DATA_HEADER, .size = payload};
+    out->pool = (eng_memory_view){.base = data + STORE_SER_DATA_HEADER, .size = payload};
     eng_model_desc *d = &out->desc;
     eng_model_set_graph(d, &main);
     d->n_referenced = k.n_graphs - 1;

@@ -16,11 +16,11 @@
  *   allocated from it, and every byte must be accounted for. It copies the plan into the
  *   decoded description; pool 0 is a view of the data payload, borrowed from `data`
  *   (release NULL: the caller attaches ownership before eng_prepare()).
- * - Little-endian, fixed-width fields. NND_SER_VERSION changes with the layout; a cache of
+ * - Little-endian, fixed-width fields. STORE_SER_VERSION changes with the layout; a cache of
  *   another version is refused (and then rebuilt by the client's fallback).
  */
-#ifndef NND_STORAGE_SERIALIZE_H
-#define NND_STORAGE_SERIALIZE_H
+#ifndef STORE_SERIALIZE_H
+#define STORE_SERIALIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,15 +28,15 @@
 #include "engine/engine.h"
 #include "storage/hash.h"
 
-#define NND_SER_VERSION      3  /* 2: rank 16; 3: referenced subgraphs */
-#define NND_SER_BUILD_ID_MAX 64 /* bytes of driver build id kept in the model cache */
-#define NND_SER_DATA_HEADER  64 /* the data payload starts here, so it stays aligned */
+#define STORE_SER_VERSION      3  /* 2: rank 16; 3: referenced subgraphs */
+#define STORE_SER_BUILD_ID_MAX 64 /* bytes of driver build id kept in the model cache */
+#define STORE_SER_DATA_HEADER  64 /* the data payload starts here, so it stays aligned */
 
 typedef struct store_ser_model {
     eng_model_desc desc; /* pools = &pool; operand_values unused */
     eng_memory_view pool;
     uint32_t preference;
-    char build_id[NND_SER_BUILD_ID_MAX + 1];
+    char build_id[STORE_SER_BUILD_ID_MAX + 1];
     /* owned storage behind desc */
     eng_operand_desc *operands;
     eng_operation_desc *operations;

@@ -88,7 +88,7 @@ cJSON *srv_admin_handle(void *ctx, const cJSON *req) {
     if (t.clients) srv_server_foreach(d->server, add_client, &t);
     if (strcmp(cmd->valuestring, "status") == 0) {
         cJSON_AddBoolToObject(reply, "ok", 1);
-        cJSON_AddStringToObject(reply, "version", NND_VERSION);
+        cJSON_AddStringToObject(reply, "version", SRV_VERSION);
         srv_json_add_u64(reply, "uptime_s", (srv_now_ns() - d->start_ns) / 1000000000ull);
         cJSON_AddNumberToObject(reply, "connections", (double)srv_server_connections(d->server));
         srv_json_add_u64(reply, "connections_dropped", srv_server_dropped(d->server));

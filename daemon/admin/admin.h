@@ -9,8 +9,8 @@
  * the content cache and the token index), and {"cmd":"reload"} (loads the extension
  * plugins and the allowlist afresh; "extensions" lists what loaded and what was refused,
  * as status does). Every reply has "ok"; failures carry "error". */
-#ifndef NND_ADMIN_H
-#define NND_ADMIN_H
+#ifndef SRV_ADMIN_ADMIN_H
+#define SRV_ADMIN_ADMIN_H
 
 #include <cjson/cJSON.h>
 

@@ -8,8 +8,8 @@
  * model), "operations" and "held_bytes" (what the driver said it holds for it). A
  * compilation shared through the content cache is listed under each client that holds it.
  * Loop thread only. */
-#ifndef NND_ADMIN_PARTITIONS_H
-#define NND_ADMIN_PARTITIONS_H
+#ifndef SRV_ADMIN_PARTITIONS_H
+#define SRV_ADMIN_PARTITIONS_H
 
 #include <cjson/cJSON.h>
 

@@ -17,8 +17,8 @@
  * - srv_bus_close() stops polling and closes both sockets; the bus is freed once libuv
  *   has closed its handle.
  */
-#ifndef NND_BUS_H
-#define NND_BUS_H
+#ifndef SRV_BASE_BUS_H
+#define SRV_BASE_BUS_H
 
 #include <stdbool.h>
 #include <stddef.h>

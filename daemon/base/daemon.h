@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* daemon: the state every module of the daemon shares, owned by main().
  * Everything here is touched only from the libuv loop thread. */
-#ifndef NND_DAEMON_H
-#define NND_DAEMON_H
+#ifndef SRV_BASE_DAEMON_H
+#define SRV_BASE_DAEMON_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,11 +10,11 @@
 
 #include <uv.h>
 
-#ifndef NND_VERSION
-#define NND_VERSION "0.0.0"
+#ifndef SRV_VERSION
+#define SRV_VERSION "0.0.0"
 #endif
-#ifndef NND_DRIVER_BUILD_ID /* from CMake: scopes cache entries to one build */
-#define NND_DRIVER_BUILD_ID "dev"
+#ifndef SRV_DRIVER_BUILD_ID /* from CMake: scopes cache entries to one build */
+#define SRV_DRIVER_BUILD_ID "dev"
 #endif
 
 struct srv_server;

@@ -92,7 +92,7 @@ static void say_suppressed(unsigned long long held) {
         srv_log(NND_LOG_INFO,
                 "%llu client log lines suppressed (more than %d a second; "
                 "--log-level debug shows every one)",
-                held, NND_LOG_CLIENT_PER_S);
+                held, SRV_LOG_CLIENT_PER_S);
 }
 
 void srv_log(srv_log_level level, const char *fmt, ...) {
@@ -117,7 +117,7 @@ void srv_log_client(srv_log_level level, const char *fmt, ...) {
     if (srv_log_get_level() < NND_LOG_DEBUG) {
         pthread_mutex_lock(&budget_lock);
         held = roll_budget(now_second());
-        pass = budget_used < NND_LOG_CLIENT_PER_S;
+        pass = budget_used < SRV_LOG_CLIENT_PER_S;
         if (pass)
             budget_used++;
         else

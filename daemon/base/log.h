@@ -12,12 +12,12 @@
  * Lines about one client (connected, disconnected, prepared a model, refused, dropped)
  * go through srv_log_client(), always naming the client by the id that status and events
  * show ("client N"). A busy daemon has thousands of them a second, so below the debug
- * level they are rate-limited: at most NND_LOG_CLIENT_PER_S a second over all clients;
+ * level they are rate-limited: at most SRV_LOG_CLIENT_PER_S a second over all clients;
  * the rest are counted, and the count is logged as one line before the next line that
  * is let through (a client line in a later second, or any other line, so also at
  * shutdown). At --log-level debug every one is logged. */
-#ifndef NND_LOG_H
-#define NND_LOG_H
+#ifndef SRV_BASE_LOG_H
+#define SRV_BASE_LOG_H
 
 typedef enum srv_log_level {
     NND_LOG_ERROR = 0,
@@ -26,7 +26,7 @@ typedef enum srv_log_level {
     NND_LOG_DEBUG = 3,
 } srv_log_level;
 
-#define NND_LOG_CLIENT_PER_S 20
+#define SRV_LOG_CLIENT_PER_S 20
 
 /* Picks the line format for stderr: the journal's or the terminal's. Call once at start. */
 void srv_log_init(void);

@@ -21,8 +21,8 @@
  * - srv_wakeup_close(): on the loop's thread; closed(w) (may be NULL) once libuv has let go of
  *   the handle, after which w may be freed. No signal may come after it.
  */
-#ifndef NND_DAEMON_WAKEUP_H
-#define NND_DAEMON_WAKEUP_H
+#ifndef SRV_BASE_WAKEUP_H
+#define SRV_BASE_WAKEUP_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -26,8 +26,8 @@
  *   not, as a run that never happened.
  * - Loop thread only: pools and bursts are the loop's.
  */
-#ifndef NND_BIND_H
-#define NND_BIND_H
+#ifndef SRV_BINDING_BIND_H
+#define SRV_BINDING_BIND_H
 
 #include <stdbool.h>
 #include <stddef.h>

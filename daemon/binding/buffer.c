@@ -26,7 +26,7 @@ typedef struct role {
 /* A shape: rank 0 on a tensor means the rank is unknown; a 0 dimension is unknown. */
 typedef struct shape {
     uint32_t rank;
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
 } shape;
 
 struct srv_buffer {
@@ -83,15 +83,15 @@ static bool shape_bytes(const srv_buffer *b, const shape *s, size_t *bytes) {
     if (b->tensor && !s->rank) return false;
     uint64_t n = b->elem;
     for (uint32_t i = 0; i < s->rank; i++) {
-        if (!s->dims[i] || n > NND_BUFFER_MAX_BYTES / s->dims[i]) return false;
+        if (!s->dims[i] || n > SRV_BUFFER_MAX_BYTES / s->dims[i]) return false;
         n *= s->dims[i];
     }
     *bytes = (size_t)n;
-    return n <= NND_BUFFER_MAX_BYTES;
+    return n <= SRV_BUFFER_MAX_BYTES;
 }
 
 static bool shape_from(shape *s, const uint32_t *dims, size_t rank) {
-    if (rank > NND_MAX_RANK) return false;
+    if (rank > ENG_MAX_RANK) return false;
     s->rank = (uint32_t)rank;
     if (rank) memcpy(s->dims, dims, rank * sizeof *dims);
     return true;
@@ -444,7 +444,7 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
         else if (!shape_from(&ds, a->desc->dimensions, a->desc->n_dimensions))
             st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                               "the descriptor's rank %zu is over %d", a->desc->n_dimensions,
-                              NND_MAX_RANK);
+                              ENG_MAX_RANK);
         else if (!combine(&dims, &ds, &dims))
             st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                               "the descriptor's dimensions %s do not agree with the roles' %s",
@@ -463,13 +463,13 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
                 if (!dims.dims[i])
                     unknown = true;
                 else
-                    n = n > NND_BUFFER_MAX_BYTES / dims.dims[i] ? NND_BUFFER_MAX_BYTES + 1
+                    n = n > SRV_BUFFER_MAX_BYTES / dims.dims[i] ? SRV_BUFFER_MAX_BYTES + 1
                                                                 : n * dims.dims[i];
             }
-            if (!unknown || n > NND_BUFFER_MAX_BYTES)
+            if (!unknown || n > SRV_BUFFER_MAX_BYTES)
                 st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                                   "the buffer would be over the limit of %llu bytes",
-                                  (unsigned long long)NND_BUFFER_MAX_BYTES);
+                                  (unsigned long long)SRV_BUFFER_MAX_BYTES);
         }
     }
     if (st != NND_OK) {
@@ -542,7 +542,7 @@ schema_status srv_buffer_copy_in(srv_buffer *b, const srv_pool *src, const uint3
     char x[96], y[96];
     if (!shape_from(&given, dims, rank))
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank,
-                            NND_MAX_RANK);
+                            ENG_MAX_RANK);
     if (rank && !b->tensor)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "the buffer holds a scalar");
     if (!combine(&b->declared, &given, &s))
@@ -584,7 +584,7 @@ schema_status srv_buffer_copy_out(srv_buffer *b, const srv_pool *dst, const uint
     char x[96], y[96];
     if (!shape_from(&given, dims, rank))
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank,
-                            NND_MAX_RANK);
+                            ENG_MAX_RANK);
     if (!dst->writable)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "the destination memory is read-only");

@@ -13,7 +13,7 @@
  * - Shape: the combined dimensions. All known: a fixed buffer, its bytes allocated at
  *   Allocate (zeroed, pages given lazily by the kernel). Otherwise flexible: capacity grows
  *   when a write needs more, and the shape is that of the last write (an output or
- *   BufferCopyTo). At most NND_BUFFER_MAX_BYTES each.
+ *   BufferCopyTo). At most SRV_BUFFER_MAX_BYTES each.
  * - Where: a fixed buffer whose every role is an input or output of a partition of one
  *   driver with device memory (srv_device_memory_for()) lives there, allocated at Allocate
  *   with those roles as its partitions play them (eng_buffer_alloc(); charged first; a
@@ -46,8 +46,8 @@
  *   buffer refunds all it was charged at once, even while executions still hold it.
  *   Charges and the drop happen on the caller's thread (the daemon's loop).
  */
-#ifndef NND_BUFFER_H
-#define NND_BUFFER_H
+#ifndef SRV_BINDING_BUFFER_H
+#define SRV_BINDING_BUFFER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,7 +57,7 @@
 #include "nnd.pb-c.h"
 #include "daemon/clients/pool.h"
 
-#define NND_BUFFER_MAX_BYTES (1ull << 34)
+#define SRV_BUFFER_MAX_BYTES (1ull << 34)
 
 struct srv_session;
 typedef struct srv_buffer srv_buffer;

@@ -22,7 +22,7 @@ struct srv_buffer_binding {
     int32_t *out_entry; /* per output: index into e, or -1 */
     bool regrown;
     schema_status grow_st; /* a growth the account refused, for srv_buffers_finish() */
-    char grow_err[NND_ERR_LEN];
+    char grow_err[SCHEMA_ERR_LEN];
 };
 
 static void binding_free(srv_buffer_binding *bb) {

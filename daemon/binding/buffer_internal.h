@@ -17,8 +17,8 @@
  *   taking the result's shape when *st is NND_OK and it fits (else GENERAL_FAILURE in *st
  *   and err), leaving the contents uninitialized otherwise.
  */
-#ifndef NND_BUFFER_INTERNAL_H
-#define NND_BUFFER_INTERNAL_H
+#ifndef SRV_BINDING_BUFFER_INTERNAL_H
+#define SRV_BINDING_BUFFER_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

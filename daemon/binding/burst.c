@@ -131,18 +131,18 @@ static schema_status cache_slot(srv_burst_obj *b, const Nnd__MemoryPool *mp, uin
             "%llu on a pool of kind %d)",
             index, id, (int)mp->kind);
     slot *sl = find(b, mp->slot);
-    if (!sl && b->n >= NND_BURST_MAX_SLOTS)
+    if (!sl && b->n >= SRV_BURST_MAX_SLOTS)
         return schema_failf(
             err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
             "pool %u: this burst already caches %d slots, the most it may; forget some "
             "before caching slot %llu",
-            index, NND_BURST_MAX_SLOTS, id);
-    if (!sl && b->s->burst_slots >= NND_SESSION_MAX_BURST_SLOTS)
+            index, SRV_BURST_MAX_SLOTS, id);
+    if (!sl && b->s->burst_slots >= SRV_SESSION_MAX_BURST_SLOTS)
         return schema_failf(
             err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
             "pool %u: this connection's bursts already cache %d slots, the most it may; "
             "forget some before caching slot %llu",
-            index, NND_SESSION_MAX_BURST_SLOTS, id);
+            index, SRV_SESSION_MAX_BURST_SLOTS, id);
     srv_pool p;
     /* No LRU cache: a slot's mapping is its own, and forgetting the slot unmaps it. */
     schema_status st = srv_pool_map(mp, index, in, false, NULL, &p, err, errlen);

@@ -23,8 +23,8 @@
  *     any pool with slot 0       mapped as Execute maps it, for this execution only.
  *     other kinds with slot N    INVALID_ARGUMENT (a dma-buf brackets each use with CPU
  *                                access syncs; a driver buffer is named by its token).
- *   A burst caches at most NND_BURST_MAX_SLOTS slots and a connection at most
- *   NND_SESSION_MAX_BURST_SLOTS over all its bursts: RESOURCE_EXHAUSTED_TRANSIENT beyond.
+ *   A burst caches at most SRV_BURST_MAX_SLOTS slots and a connection at most
+ *   SRV_SESSION_MAX_BURST_SLOTS over all its bursts: RESOURCE_EXHAUSTED_TRANSIENT beyond.
  * - All or nothing: the slots a request cached stay when srv_burst_commit() follows, and
  *   srv_burst_rollback() drops them (the request was refused before it ran). On failure
  *   srv_burst_map_pools() itself rolls back and holds no view.
@@ -37,8 +37,8 @@
  *   nothing that is built on it.
  * - Loop thread only.
  */
-#ifndef NND_BURST_H
-#define NND_BURST_H
+#ifndef SRV_BINDING_BURST_H
+#define SRV_BINDING_BURST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,8 +48,8 @@
 #include "daemon/clients/pool.h"
 #include "daemon/clients/session.h"
 
-#define NND_BURST_MAX_SLOTS         64
-#define NND_SESSION_MAX_BURST_SLOTS 1024
+#define SRV_BURST_MAX_SLOTS         64
+#define SRV_SESSION_MAX_BURST_SLOTS 1024
 
 typedef struct srv_burst_obj srv_burst_obj;
 

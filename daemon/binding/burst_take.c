@@ -14,13 +14,13 @@ bool srv_burst_take(srv_burst_take_state *t, Nnd__Request **req, schema_status *
     t->taken = seq;
     /* Read once: the client may change it, and the bytes, while we copy. */
     uint32_t len = __atomic_load_n(&t->h->req_len, __ATOMIC_ACQUIRE);
-    if (len <= NND_CHAN_AREA) memcpy(t->copy, t->req_area, len);
+    if (len <= PROTO_CHAN_AREA) memcpy(t->copy, t->req_area, len);
     uint32_t expected = t->expected;
     t->expected = proto_chan_next(seq);
-    if (len > NND_CHAN_AREA) {
+    if (len > PROTO_CHAN_AREA) {
         *st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                            "a request of %u bytes is over the burst channel's %u", len,
-                           NND_CHAN_AREA);
+                           PROTO_CHAN_AREA);
         return true;
     }
     if (seq != expected) {

@@ -23,8 +23,8 @@
  *   registration the same way, giving back what it counted.
  * - Loop thread only.
  */
-#ifndef NND_MEMREG_H
-#define NND_MEMREG_H
+#ifndef SRV_BINDING_MEMREG_H
+#define SRV_BINDING_MEMREG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -21,7 +21,7 @@
 #include "storage/serialize.h"
 #include "daemon/cache/cache_devices.h"
 
-#define NND_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
+#define SRV_CACHE_TOUCH_NS (10ll * 1000000000) /* store rows record use at most this often */
 
 static int64_t realtime_ns(void) {
     return (int64_t)srv_clock_ns(CLOCK_REALTIME);
@@ -35,8 +35,8 @@ static cJSON *event(const srv_cache *c, const char *name, const srv_session *s,
     if (!ev) return NULL;
     if (s) srv_json_add_client(ev, s->serial, s->pid, s->uid);
     if (key) {
-        char hex[2 * NND_HASH_LEN + 1];
-        store_hex(key, NND_HASH_LEN, hex);
+        char hex[2 * STORE_HASH_LEN + 1];
+        store_hex(key, STORE_HASH_LEN, hex);
         cJSON_AddStringToObject(ev, "hash", hex);
     }
     return ev;
@@ -62,10 +62,10 @@ static void disk_failed(srv_cache *c, const char *why) {
 
 /* ---- the table and LRU ----------------------------------------------------------------- */
 
-static size_t bucket_of(const uint8_t key[NND_HASH_LEN]) {
+static size_t bucket_of(const uint8_t key[STORE_HASH_LEN]) {
     size_t b;
     memcpy(&b, key, sizeof b);
-    return b % NND_CACHE_BUCKETS;
+    return b % SRV_CACHE_BUCKETS;
 }
 
 static void lru_unlink(srv_cache *c, srv_cache_ref *e) {
@@ -106,9 +106,9 @@ static void unlist(srv_cache *c, srv_cache_ref *e) {
     c->memory_models--;
 }
 
-srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[NND_HASH_LEN]) {
+srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[STORE_HASH_LEN]) {
     for (srv_cache_ref *e = c->buckets[bucket_of(key)]; e; e = e->next_in_bucket) {
-        if (memcmp(e->key, key, NND_HASH_LEN)) continue;
+        if (memcmp(e->key, key, STORE_HASH_LEN)) continue;
         /* A disabled driver is out of every device set, this cache's too: a compilation
          * with steps on one leaves the table (its users keep it until they release it),
          * and the caller prepares the model again, for the devices left. */
@@ -148,7 +148,7 @@ const eng_prepared *srv_cache_ref_prepared(const srv_cache_ref *r) {
 
 void srv_cache_unref(srv_cache_ref *e, uint32_t uid) {
     if (!e) return;
-    if (uid != NND_CACHE_NO_USER)
+    if (uid != SRV_CACHE_NO_USER)
         srv_cache_users_drop(&e->users, e->cache->d->quota, uid, e->bytes);
     if (--e->refs > 0) return;
     if (!e->listed)
@@ -232,7 +232,7 @@ static void store_done(uv_work_t *req, int status) {
                                  .data_size = e->data->len,
                                  .created_ns = now,
                                  .last_used_ns = now};
-        memcpy(row.hash, e->key, NND_HASH_LEN);
+        memcpy(row.hash, e->key, STORE_HASH_LEN);
         if (store_index_content_put(c->index, &row, err, sizeof err) < 0) {
             disk_failed(c, err);
             store_remove(c->store_dir, e->key);
@@ -245,7 +245,7 @@ static void store_done(uv_work_t *req, int status) {
     }
     e->storing = false;
     free(j);
-    srv_cache_unref(e, NND_CACHE_NO_USER);
+    srv_cache_unref(e, SRV_CACHE_NO_USER);
 }
 
 /* Records a use of e in the store: a new row (written off the loop thread) or a touch. */
@@ -257,7 +257,7 @@ static void store_use(srv_cache *c, srv_cache_ref *e) {
     if (have > 0) {
         /* Each touch is an fsync'd transaction: LRU order needs no finer grain. */
         int64_t now = realtime_ns();
-        if (now - row.last_used_ns >= NND_CACHE_TOUCH_NS &&
+        if (now - row.last_used_ns >= SRV_CACHE_TOUCH_NS &&
             store_index_content_touch(c->index, e->key, now, err, sizeof err) < 0)
             disk_failed(c, err);
         return;
@@ -312,12 +312,12 @@ static void content_event(srv_cache *c, const srv_session *s, const srv_cache_re
 /* Index row first, then the files: a crash between the two leaves files that do not match
  * the row, which the next load refuses. */
 static void save_client_cache(srv_cache *c, const srv_session *s, const uint8_t *token,
-                              const uint8_t key[NND_HASH_LEN], const store_buf *model,
+                              const uint8_t key[STORE_HASH_LEN], const store_buf *model,
                               const store_buf *data, int model_fd, int data_fd) {
     char err[512] = "";
     store_token_row row = {
         .model_size = model->len, .data_size = data->len, .created_ns = realtime_ns()};
-    memcpy(row.hash, key, NND_HASH_LEN);
+    memcpy(row.hash, key, STORE_HASH_LEN);
     int fds[2] = {model_fd, data_fd}, written = 0, rc;
     uint64_t size;
     if (c->disk_off) {
@@ -333,7 +333,7 @@ static void save_client_cache(srv_cache *c, const srv_session *s, const uint8_t 
     store_token_row old;
     bool same =
         store_index_token_get(c->index, (uint32_t)s->uid, token, &old, err, sizeof err) == 1 &&
-        !memcmp(old.hash, row.hash, NND_HASH_LEN) && old.model_size == row.model_size &&
+        !memcmp(old.hash, row.hash, STORE_HASH_LEN) && old.model_size == row.model_size &&
         old.data_size == row.data_size;
     if (!same && !srv_rate_take(s->uid, NND_RATE_INDEX_WRITE, 1, srv_now_ns())) {
         c->n.rate_skipped++;
@@ -356,7 +356,7 @@ static void save_client_cache(srv_cache *c, const srv_session *s, const uint8_t 
                       "(quota.app.cache_tokens)",
                       (unsigned long long)s->serial, (long long)pruned, (unsigned)s->uid);
     }
-    rc = store_cachefile_lock(fds, 2, true, NND_CACHE_LOCK_TIMEOUT_MS);
+    rc = store_cachefile_lock(fds, 2, true, SRV_CACHE_LOCK_TIMEOUT_MS);
     if (rc < 0) {
         schema_errf(err, sizeof err, "cache files are locked by someone else: %s", strerror(-rc));
         goto fail;
@@ -378,7 +378,7 @@ fail:
 static schema_status add_user(srv_cache_ref *e, const srv_session *s, srv_cache_ref **out,
                               char *err, size_t errlen) {
     if (srv_cache_users_add(&e->users, s, e->bytes) < 0) {
-        srv_cache_unref(e, NND_CACHE_NO_USER);
+        srv_cache_unref(e, SRV_CACHE_NO_USER);
         schema_errf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }
@@ -398,7 +398,7 @@ schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint
         schema_errf(err, errlen, "a model pool shrank while the model was prepared");
         return NND_GENERAL_FAILURE;
     }
-    uint8_t digest[2][NND_HASH_LEN];
+    uint8_t digest[2][STORE_HASH_LEN];
     const uint8_t *p[2] = {out->model.p, out->data.p};
     size_t len[2] = {out->model.len, out->data.len};
     if (store_hash_bufs(p, len, 2, digest) < 0) {
@@ -407,7 +407,7 @@ schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint
         return NND_GENERAL_FAILURE;
     }
     store_hash_combine(digest[0], digest[1], out->key);
-    memcpy(out->data_digest, digest[1], NND_HASH_LEN);
+    memcpy(out->data_digest, digest[1], STORE_HASH_LEN);
     if (m->n_drivers) memcpy(out->dev.drivers, m->drivers, sizeof(*m->drivers) * m->n_drivers);
     out->dev.n_drivers = m->n_drivers;
     out->dev.drivers_only = m->drivers_only;
@@ -547,7 +547,7 @@ static bool wrong_sizes(const store_token_row *row, uint64_t msize, uint64_t dsi
 }
 
 schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
-                                           const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
+                                           const uint8_t token[SRV_CACHE_TOKEN_LEN], int model_fd,
                                            int data_fd, srv_cache_ref **out, char *err,
                                            size_t errlen) {
     *out = NULL;
@@ -569,7 +569,7 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
 
     /* Loads keep a token recently used (coalesced as store touches are). */
     int64_t now = realtime_ns();
-    if (!c->disk_off && now - row.last_used_ns >= NND_CACHE_TOUCH_NS &&
+    if (!c->disk_off && now - row.last_used_ns >= SRV_CACHE_TOUCH_NS &&
         store_index_token_touch(c->index, (uint32_t)s->uid, token, now, why, sizeof why) < 0)
         disk_failed(c, why);
     /* Reading them makes a copy in daemon memory, which the app pays for. */
@@ -577,10 +577,10 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
         NND_OK)
         return reject(c, s, why, "cache_bytes quota", err, errlen);
     int fds[2] = {model_fd, data_fd};
-    int rc = store_cachefile_lock(fds, 2, false, NND_CACHE_LOCK_TIMEOUT_MS);
+    int rc = store_cachefile_lock(fds, 2, false, SRV_CACHE_LOCK_TIMEOUT_MS);
     if (rc < 0) return reject(c, s, "cache files are busy", "cache files locked", err, errlen);
     store_buf bufs[2];
-    uint8_t digest[2][NND_HASH_LEN], key[NND_HASH_LEN];
+    uint8_t digest[2][STORE_HASH_LEN], key[STORE_HASH_LEN];
     size_t sizes[2] = {(size_t)msize, (size_t)dsize};
     /* A model the content cache holds needs its files verified only; any other is decoded
      * and prepared while they are hashed, and kept only if the digest matches. */
@@ -597,7 +597,7 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
                0) {
         return reject(c, s, why, why, err, errlen);
     }
-    if (memcmp(key, row.hash, NND_HASH_LEN) != 0) {
+    if (memcmp(key, row.hash, STORE_HASH_LEN) != 0) {
         if (!held && e) srv_cache_entry_free(e);
         return reject(c, s, "cache files do not match what was saved", "hash mismatch", err,
                       errlen);
@@ -623,7 +623,7 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
 
 /* ---- open and close -------------------------------------------------------------------- */
 
-static bool in_index(const uint8_t hash[NND_HASH_LEN], void *ctx) {
+static bool in_index(const uint8_t hash[STORE_HASH_LEN], void *ctx) {
     srv_cache *c = ctx;
     store_content_row row;
     char err[256];
@@ -639,8 +639,8 @@ srv_cache *srv_cache_open(srv_daemon *d, const char *build_id, uint64_t max_byte
     }
     c->d = d;
     c->max_bytes = max_bytes;
-    if (strlen(build_id) > NND_SER_BUILD_ID_MAX) {
-        schema_errf(err, errlen, "driver build id longer than %d bytes", NND_SER_BUILD_ID_MAX);
+    if (strlen(build_id) > STORE_SER_BUILD_ID_MAX) {
+        schema_errf(err, errlen, "driver build id longer than %d bytes", STORE_SER_BUILD_ID_MAX);
         free(c);
         return NULL;
     }
@@ -696,7 +696,7 @@ void srv_cache_close(srv_cache *c) {
 
 /* ---- admin ----------------------------------------------------------------------------- */
 
-static bool keep_none(const uint8_t hash[NND_HASH_LEN], void *ctx) {
+static bool keep_none(const uint8_t hash[STORE_HASH_LEN], void *ctx) {
     (void)hash, (void)ctx;
     return false;
 }

@@ -9,7 +9,7 @@
  *   prepared model can be shared across clients and no client can change it afterwards.
  *   Its key is the digest of those bytes (storage/hash.h), which cover the plan, the
  *   constants, the preference and the driver build id.
- * - Content cache: a plain PrepareModel of a model of NND_CACHE_SIGHTING_BYTES or more is
+ * - Content cache: a plain PrepareModel of a model of SRV_CACHE_SIGHTING_BYTES or more is
  *   copied and hashed only from its second sighting on (sighting.h: a signature of its
  *   graph and a sample of its constants): the first is prepared in place, uncopied and
  *   unhashed (counted in first_sightings), so that a model prepared once costs no more
@@ -67,8 +67,8 @@
  *   data writes stop after that many bytes and sleep, so a test can kill the daemon in
  *   the middle of a cache write.
  */
-#ifndef NND_CACHE_H
-#define NND_CACHE_H
+#ifndef SRV_CACHE_CACHE_H
+#define SRV_CACHE_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -85,11 +85,11 @@
 #include "storage/hash.h"
 #include "daemon/clients/session.h"
 
-#define NND_CACHE_DEFAULT_MAX_BYTES      (256ull << 20)
-#define NND_CACHE_TOKEN_LEN              32
-#define NND_CACHE_LOCK_TIMEOUT_MS        200
-#define NND_CACHE_SIGHTING_BYTES         (1u << 20)
-#define NND_CACHE_DEFAULT_SAVE_MAX_BYTES (4ull << 20)
+#define SRV_CACHE_DEFAULT_MAX_BYTES      (256ull << 20)
+#define SRV_CACHE_TOKEN_LEN              32
+#define SRV_CACHE_LOCK_TIMEOUT_MS        200
+#define SRV_CACHE_SIGHTING_BYTES         (1u << 20)
+#define SRV_CACHE_DEFAULT_SAVE_MAX_BYTES (4ull << 20)
 
 typedef struct srv_cache srv_cache;
 typedef struct srv_cache_ref srv_cache_ref; /* one user's reference to a prepared model */
@@ -111,7 +111,7 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
 /* Whether PrepareModel should go through srv_cache_prepare(), for a description made off
  * the loop, in two steps: srv_cache_sight() (any thread: it reads the model, a sample of its
  * constants included) gives its serialized size and, for a model of
- * NND_CACHE_SIGHTING_BYTES or more, its signature (sighting.h); srv_cache_wants_sighted()
+ * SRV_CACHE_SIGHTING_BYTES or more, its signature (sighting.h); srv_cache_wants_sighted()
  * decides from them on the loop: with a client token, or when the content cache is on, the
  * model fits in it and (when it is large) was sighted before, and in both cases only when
  * the app of s may take the copy's bytes (quota.app.cache_bytes, see cache_users.h). Any
@@ -120,7 +120,7 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
 typedef struct srv_cache_sighting {
     uint64_t size;
     bool signed_; /* sig holds the signature */
-    uint8_t sig[NND_SIGHTING_LEN];
+    uint8_t sig[SRV_SIGHTING_LEN];
 } srv_cache_sighting;
 void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out);
 bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache_sighting *g,
@@ -189,13 +189,13 @@ schema_status srv_cache_entry_adopt(srv_cache *c, const srv_session *s, srv_cach
 /* Frees an entry srv_cache_entry_make() made that was never adopted. */
 void srv_cache_made_free(srv_cache_ref *made);
 schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
-                                           const uint8_t token[NND_CACHE_TOKEN_LEN], int model_fd,
+                                           const uint8_t token[SRV_CACHE_TOKEN_LEN], int model_fd,
                                            int data_fd, srv_cache_ref **out, char *err,
                                            size_t errlen);
 
 const eng_prepared *srv_cache_ref_prepared(const srv_cache_ref *r);
 /* Gives back a reference taken for a session of uid (cache_users.h). */
-#define NND_CACHE_NO_USER UINT32_MAX
+#define SRV_CACHE_NO_USER UINT32_MAX
 void srv_cache_unref(srv_cache_ref *r, uint32_t uid);
 
 /* Adds a "cache" object to an admin status reply. */

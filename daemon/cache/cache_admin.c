@@ -49,8 +49,8 @@ static void add_entry_json(cJSON *a, const uint8_t *hash, uint32_t preference, u
                            uint64_t dsize, const store_content_row *row, const srv_cache_ref *e) {
     cJSON *j = cJSON_CreateObject();
     if (!j) return;
-    char hex[2 * NND_HASH_LEN + 1];
-    store_hex(hash, NND_HASH_LEN, hex);
+    char hex[2 * STORE_HASH_LEN + 1];
+    store_hex(hash, STORE_HASH_LEN, hex);
     cJSON_AddStringToObject(j, "hash", hex);
     cJSON_AddNumberToObject(j, "preference", preference);
     srv_json_add_u64(j, "model_bytes", msize);

@@ -72,19 +72,19 @@ static void put_devices(wbuf *w, const eng_model_desc *m) {
     }
 }
 
-void srv_cache_devices_fold(const eng_model_desc *m, uint8_t key[NND_HASH_LEN]) {
+void srv_cache_devices_fold(const eng_model_desc *m, uint8_t key[STORE_HASH_LEN]) {
     if (!m->n_drivers) return;
     wbuf w = {.ok = true};
     put_devices(&w, m);
-    uint8_t digest[1][NND_HASH_LEN];
+    uint8_t digest[1][STORE_HASH_LEN];
     const uint8_t *p[1] = {w.p};
     size_t len[1] = {w.len};
     if (w.ok && store_hash_bufs(p, len, 1, digest) == 0) {
-        uint8_t folded[NND_HASH_LEN];
+        uint8_t folded[STORE_HASH_LEN];
         store_hash_combine(key, digest[0], folded);
-        memcpy(key, folded, NND_HASH_LEN);
+        memcpy(key, folded, STORE_HASH_LEN);
     } else {
-        memset(key, 0xff, NND_HASH_LEN); /* matches nothing a model hashes to */
+        memset(key, 0xff, STORE_HASH_LEN); /* matches nothing a model hashes to */
     }
     free(w.p);
 }
@@ -178,7 +178,7 @@ int srv_cache_devices_split(const uint8_t *bytes, size_t len, size_t *model_len,
     d->drivers_only = flags & 1u;
     d->cpu_last = flags & 2u;
     d->n_drivers = get_u32(&r);
-    if (!r.ok || flags > 3 || d->n_drivers == 0 || d->n_drivers > NND_MAX_DEVICES)
+    if (!r.ok || flags > 3 || d->n_drivers == 0 || d->n_drivers > SRV_MAX_DEVICES)
         return snprintf(why, whylen, "bad device list in the device section"), -1;
     for (uint32_t i = 0; i < d->n_drivers; i++) {
         char name[64], version[128];

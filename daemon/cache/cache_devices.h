@@ -21,8 +21,8 @@
  *   without cache blobs. srv_cache_devices_apply() puts d into a model description
  *   (drivers, drivers_only, from_blobs, blobs); srv_cache_devices_clear() frees d.
  */
-#ifndef NND_CACHE_DEVICES_H
-#define NND_CACHE_DEVICES_H
+#ifndef SRV_CACHE_CACHE_DEVICES_H
+#define SRV_CACHE_CACHE_DEVICES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,7 +33,7 @@
 #include "storage/hash.h"
 
 typedef struct srv_cache_devices {
-    const struct eng_backend *drivers[NND_MAX_DEVICES];
+    const struct eng_backend *drivers[SRV_MAX_DEVICES];
     uint32_t n_drivers;
     bool drivers_only;
     bool cpu_last; /* a set the client named (eng_model_desc.cpu_last) */
@@ -41,7 +41,7 @@ typedef struct srv_cache_devices {
     uint32_t n_blobs;
 } srv_cache_devices;
 
-void srv_cache_devices_fold(const eng_model_desc *m, uint8_t key[NND_HASH_LEN]);
+void srv_cache_devices_fold(const eng_model_desc *m, uint8_t key[STORE_HASH_LEN]);
 schema_status srv_cache_devices_append(const eng_model_desc *m, const eng_prepared *p,
                                        store_buf *model, char *err, size_t errlen);
 int srv_cache_devices_split(const uint8_t *bytes, size_t len, size_t *model_len,

@@ -64,9 +64,9 @@ static uint64_t entry_bytes(const srv_cache_ref *e) {
 }
 
 /* Gives an entry from decode_prepare() its key and its model bytes (taken from *model). */
-static void entry_finish(srv_cache_ref *e, const uint8_t key[NND_HASH_LEN], store_buf *model) {
-    memcpy(e->key, key, NND_HASH_LEN);
-    memcpy(e->file_key, key, NND_HASH_LEN);
+static void entry_finish(srv_cache_ref *e, const uint8_t key[STORE_HASH_LEN], store_buf *model) {
+    memcpy(e->key, key, STORE_HASH_LEN);
+    memcpy(e->file_key, key, STORE_HASH_LEN);
     e->model = *model;
     memset(model, 0, sizeof *model);
     e->bytes = entry_bytes(e);
@@ -79,7 +79,7 @@ static void add_device_section(srv_cache_ref *e, const srv_cache_encoded *x) {
     memset(&m, 0, sizeof m);
     srv_cache_devices_apply(&x->dev, &m);
     char err[256];
-    uint8_t digest[1][NND_HASH_LEN];
+    uint8_t digest[1][STORE_HASH_LEN];
     const uint8_t *p[1];
     size_t len[1];
     if (srv_cache_devices_append(&m, e->prepared, &e->model, err, sizeof err) != NND_OK ||
@@ -117,12 +117,12 @@ schema_status srv_cache_make_entry(srv_cache *c, const srv_cache_encoded *x, sto
 /* Bytes with a device section: hashed first, so that no driver reads a blob that was not
  * checked; prepared only when the digest is the one expected. */
 static int prepare_checked_first(srv_cache *c, store_buf bufs[2], store_buf *heap,
-                                 const uint8_t expect[NND_HASH_LEN], uint8_t key[NND_HASH_LEN],
+                                 const uint8_t expect[STORE_HASH_LEN], uint8_t key[STORE_HASH_LEN],
                                  srv_cache_ref **out, schema_status *made, char *why,
                                  size_t whylen) {
     const uint8_t *p[2] = {bufs[0].p, heap->p};
     size_t len[2] = {bufs[0].len, heap->len};
-    uint8_t digest[2][NND_HASH_LEN];
+    uint8_t digest[2][STORE_HASH_LEN];
     if (store_hash_bufs(p, len, 2, digest) < 0) {
         store_buf_free(&bufs[0]), store_buf_release(heap);
         schema_errf(why, whylen, "out of memory hashing the cache files");
@@ -132,7 +132,7 @@ static int prepare_checked_first(srv_cache *c, store_buf bufs[2], store_buf *hea
     srv_cache_devices dev = {0};
     size_t model_len = 0;
     *made = NND_GENERAL_FAILURE;
-    if (memcmp(key, expect, NND_HASH_LEN) != 0)
+    if (memcmp(key, expect, STORE_HASH_LEN) != 0)
         schema_errf(why, whylen, "not checked"); /* the caller refuses the mismatch */
     else if (srv_cache_devices_split(bufs[0].p, bufs[0].len, &model_len, &dev, why, whylen) > 0)
         *made = decode_prepare(c, &bufs[0], model_len, heap, NULL, &dev, out, why, whylen);
@@ -147,11 +147,11 @@ static int prepare_checked_first(srv_cache *c, store_buf bufs[2], store_buf *hea
 
 /* The hash runs on its own thread while this one decodes and prepares. */
 int srv_cache_prepare_while_hashing(srv_cache *c, store_buf bufs[2],
-                                    const uint8_t expect[NND_HASH_LEN], uint8_t key[NND_HASH_LEN],
-                                    srv_cache_ref **out, schema_status *made, char *why,
-                                    size_t whylen) {
+                                    const uint8_t expect[STORE_HASH_LEN],
+                                    uint8_t key[STORE_HASH_LEN], srv_cache_ref **out,
+                                    schema_status *made, char *why, size_t whylen) {
     *out = NULL;
-    memset(key, 0, NND_HASH_LEN);
+    memset(key, 0, STORE_HASH_LEN);
     store_buf *heap = store_buf_detach(&bufs[1]);
     if (!heap) {
         store_buf_free(&bufs[0]), store_buf_free(&bufs[1]);
@@ -173,7 +173,7 @@ int srv_cache_prepare_while_hashing(srv_cache *c, store_buf bufs[2],
         return -1;
     }
     *made = decode_prepare(c, &bufs[0], bufs[0].len, heap, NULL, NULL, out, why, whylen);
-    uint8_t digest[2][NND_HASH_LEN];
+    uint8_t digest[2][STORE_HASH_LEN];
     int rc = store_hash_join(t, digest); /* the bytes outlive the hash: freed only below */
     if (rc == 0) store_hash_combine(digest[0], digest[1], key);
     if (*made == NND_OK)

@@ -2,8 +2,8 @@
 /* cache_internal: the compilation cache's state, shared by cache.c (preparing, the store,
  * client caches), cache_entry.c (entries from serialized bytes) and cache_admin.c (status
  * and listing) only. Loop thread only. */
-#ifndef NND_CACHE_INTERNAL_H
-#define NND_CACHE_INTERNAL_H
+#ifndef SRV_CACHE_CACHE_INTERNAL_H
+#define SRV_CACHE_CACHE_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include "storage/serialize.h"
 #include "daemon/cache/sighting.h"
 
-#define NND_CACHE_BUCKETS 1024
+#define SRV_CACHE_BUCKETS 1024
 
 /* cache.h's types, named here without including it: cache.c, which includes this header,
  * is cache.h's own unit. */
@@ -27,10 +27,10 @@ typedef struct srv_cache_ref srv_cache_ref;
 /* A prepared model made from serialized bytes, keyed by their digest. */
 struct srv_cache_ref {
     srv_cache *cache;
-    uint8_t key[NND_HASH_LEN];
+    uint8_t key[STORE_HASH_LEN];
     /* The digest client cache files of this entry have (model bytes with the device
      * section, data); the key itself for models without drivers. */
-    uint8_t file_key[NND_HASH_LEN];
+    uint8_t file_key[STORE_HASH_LEN];
     bool no_files; /* a driver gave no blob: not written to client cache files */
     eng_prepared *prepared;
     store_buf model;       /* the model cache bytes, kept for the store write */
@@ -62,12 +62,12 @@ typedef struct counters {
 struct srv_cache {
     srv_daemon *d;
     store_index *index;
-    char build_id[NND_SER_BUILD_ID_MAX + 1];
+    char build_id[STORE_SER_BUILD_ID_MAX + 1];
     char store_dir[4096];
     uint64_t max_bytes;
     uint64_t save_max_bytes; /* see srv_cache_save_pays() */
     size_t stall_at;         /* test hook, see cache.h */
-    srv_cache_ref *buckets[NND_CACHE_BUCKETS];
+    srv_cache_ref *buckets[SRV_CACHE_BUCKETS];
     srv_cache_ref *lru_head, *lru_tail;
     uint64_t memory_bytes; /* of listed entries */
     size_t memory_models;
@@ -78,7 +78,7 @@ struct srv_cache {
 };
 
 /* The entry of key in memory, or NULL. */
-srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[NND_HASH_LEN]);
+srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[STORE_HASH_LEN]);
 
 /* cache_entry.c: entries made from serialized bytes (the model cache and the data cache).
  * srv_cache_make_entry() decodes (as hostile input) and prepares, finishing plan (the
@@ -97,9 +97,9 @@ schema_status srv_cache_make_entry(srv_cache *c, const srv_cache_encoded *x, sto
                                    store_buf *data, eng_prepared *plan, srv_cache_ref **out,
                                    char *err, size_t errlen);
 int srv_cache_prepare_while_hashing(srv_cache *c, store_buf bufs[2],
-                                    const uint8_t expect[NND_HASH_LEN], uint8_t key[NND_HASH_LEN],
-                                    srv_cache_ref **out, schema_status *made, char *why,
-                                    size_t whylen);
+                                    const uint8_t expect[STORE_HASH_LEN],
+                                    uint8_t key[STORE_HASH_LEN], srv_cache_ref **out,
+                                    schema_status *made, char *why, size_t whylen);
 void srv_cache_entry_free(srv_cache_ref *e);
 
 #endif

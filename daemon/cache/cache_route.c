@@ -32,7 +32,7 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
 
 void srv_cache_sight(const eng_model_desc *m, srv_cache_sighting *out) {
     out->size = store_ser_size(m);
-    out->signed_ = out->size >= NND_CACHE_SIGHTING_BYTES;
+    out->signed_ = out->size >= SRV_CACHE_SIGHTING_BYTES;
     if (out->signed_) srv_sighting_of(m, out->sig);
 }
 
@@ -43,7 +43,7 @@ static bool wants(srv_cache *c, const srv_session *s, const eng_model_desc *m, u
     if (!c) return false;
     srv_cache_sighting g = {.size = size};
     if (!token && !(c->max_bytes && g.size > 0 && g.size <= c->max_bytes)) return false;
-    g.signed_ = g.size >= NND_CACHE_SIGHTING_BYTES;
+    g.signed_ = g.size >= SRV_CACHE_SIGHTING_BYTES;
     if (g.signed_) srv_sighting_of(m, g.sig);
     return srv_cache_wants_sighted(c, s, &g, token);
 }
@@ -60,7 +60,7 @@ bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache
         return false;
     }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
-    char why[NND_ERR_LEN];
+    char why[SCHEMA_ERR_LEN];
     if (srv_quota_app_check(&s->quota, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
         c->n.quota_skipped++;
         srv_log_debug("client %llu: model prepared in place, uncached: %s",

@@ -13,8 +13,8 @@
  *   closed while an execution still held the model) is not charged any more.
  * - Loop thread only.
  */
-#ifndef NND_CACHE_USERS_H
-#define NND_CACHE_USERS_H
+#ifndef SRV_CACHE_CACHE_USERS_H
+#define SRV_CACHE_CACHE_USERS_H
 
 #include <stdint.h>
 

@@ -35,7 +35,7 @@ static void add_sample(blake2b_state *b, const uint8_t *p, uint64_t len) {
 }
 
 static void add_operand(blake2b_state *b, const eng_model_desc *m, const eng_operand_desc *o) {
-    uint32_t rank = o->rank <= NND_MAX_RANK ? o->rank : NND_MAX_RANK;
+    uint32_t rank = o->rank <= ENG_MAX_RANK ? o->rank : ENG_MAX_RANK;
     add(b, &o->type, sizeof o->type);
     add(b, &o->rank, sizeof o->rank);
     add(b, o->dims, sizeof *o->dims * rank);
@@ -68,9 +68,9 @@ static void add_graph(blake2b_state *b, const eng_model_desc *m, const eng_subgr
     add_list(b, g->outputs, g->n_outputs);
 }
 
-void srv_sighting_of(const eng_model_desc *m, uint8_t out[NND_SIGHTING_LEN]) {
+void srv_sighting_of(const eng_model_desc *m, uint8_t out[SRV_SIGHTING_LEN]) {
     blake2b_state b;
-    blake2b_init(&b, NND_SIGHTING_LEN);
+    blake2b_init(&b, SRV_SIGHTING_LEN);
     eng_subgraph_desc main = {m->n_operands, m->operands, m->n_operations, m->operations,
                               m->n_inputs,   m->inputs,   m->n_outputs,    m->outputs};
     add_graph(&b, m, &main);
@@ -78,23 +78,23 @@ void srv_sighting_of(const eng_model_desc *m, uint8_t out[NND_SIGHTING_LEN]) {
         add_graph(&b, m, &m->referenced[r]);
     uint8_t flags[2] = {m->relaxed, m->reference_only};
     add(&b, flags, sizeof flags);
-    blake2b_final(&b, out, NND_SIGHTING_LEN);
+    blake2b_final(&b, out, SRV_SIGHTING_LEN);
 }
 
-bool srv_sightings_seen(srv_sightings *s, const uint8_t sig[NND_SIGHTING_LEN]) {
+bool srv_sightings_seen(srv_sightings *s, const uint8_t sig[SRV_SIGHTING_LEN]) {
     uint64_t start;
     memcpy(&start, sig, sizeof start);
     struct srv_sighting *oldest = NULL;
     s->clock++;
     for (uint32_t i = 0; i < PROBE_WINDOW; i++) {
-        struct srv_sighting *slot = &s->slots[(start + i) % NND_SIGHTINGS_MAX];
-        if (slot->seen && !memcmp(slot->sig, sig, NND_SIGHTING_LEN)) {
+        struct srv_sighting *slot = &s->slots[(start + i) % SRV_SIGHTINGS_MAX];
+        if (slot->seen && !memcmp(slot->sig, sig, SRV_SIGHTING_LEN)) {
             slot->seen = s->clock;
             return true;
         }
         if (!oldest || slot->seen < oldest->seen) oldest = slot;
     }
-    memcpy(oldest->sig, sig, NND_SIGHTING_LEN);
+    memcpy(oldest->sig, sig, SRV_SIGHTING_LEN);
     oldest->seen = s->clock;
     return false;
 }

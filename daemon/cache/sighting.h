@@ -13,29 +13,29 @@
  *   not sampled. Two models with one signature may still differ: a signature decides only
  *   whether to hash, never what a prepared model is (the full hash, cache.h, keys that).
  * - srv_sightings_seen() records a signature and tells whether it was recorded before.
- *   It remembers the last NND_SIGHTINGS_MAX signatures or so (each one replaces the
+ *   It remembers the last SRV_SIGHTINGS_MAX signatures or so (each one replaces the
  *   least recently seen of a few slots): a forgotten model counts as new once more.
  * - Loop thread only (no locks). */
-#ifndef NND_SIGHTING_H
-#define NND_SIGHTING_H
+#ifndef SRV_CACHE_SIGHTING_H
+#define SRV_CACHE_SIGHTING_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/engine.h"
 
-#define NND_SIGHTING_LEN  16
-#define NND_SIGHTINGS_MAX 4096
+#define SRV_SIGHTING_LEN  16
+#define SRV_SIGHTINGS_MAX 4096
 
 typedef struct srv_sightings {
     struct srv_sighting {
-        uint8_t sig[NND_SIGHTING_LEN];
+        uint8_t sig[SRV_SIGHTING_LEN];
         uint64_t seen; /* the clock below at the last sighting; 0: an empty slot */
-    } slots[NND_SIGHTINGS_MAX];
+    } slots[SRV_SIGHTINGS_MAX];
     uint64_t clock;
 } srv_sightings;
 
-void srv_sighting_of(const eng_model_desc *m, uint8_t out[NND_SIGHTING_LEN]);
-bool srv_sightings_seen(srv_sightings *s, const uint8_t sig[NND_SIGHTING_LEN]);
+void srv_sighting_of(const eng_model_desc *m, uint8_t out[SRV_SIGHTING_LEN]);
+bool srv_sightings_seen(srv_sightings *s, const uint8_t sig[SRV_SIGHTING_LEN]);
 
 #endif

@@ -127,11 +127,11 @@ static void *channel_thread(void *arg) {
 static void write_result(void *ctx, const Nnd__Reply *r) {
     srv_burst_channel *ch = ctx;
     size_t n = protobuf_c_message_get_packed_size(&r->base);
-    if (n > NND_CHAN_AREA) {
+    if (n > PROTO_CHAN_AREA) {
         Nnd__Reply e = NND__REPLY__INIT;
         char msg[96];
         snprintf(msg, sizeof msg, "the result (%zu bytes) does not fit the burst channel (%u)", n,
-                 NND_CHAN_AREA);
+                 PROTO_CHAN_AREA);
         e.id = r->id;
         e.status = NND__ERROR_STATUS__GENERAL_FAILURE;
         e.message = msg;
@@ -229,7 +229,7 @@ static schema_status run(srv_burst_channel *ch, const Nnd__Request *req, char *e
 /* Takes the request in the channel, if a new one is there and none is in flight. */
 static void serve(srv_burst_channel *ch) {
     if (!ch->s || ch->inflight) return; /* in flight: looked at again once answered */
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     Nnd__Request *req;
     schema_status st;
     if (!srv_burst_take(&ch->rd, &req, &st, err, sizeof err)) return; /* a spurious ring */
@@ -305,7 +305,7 @@ static int count_open(const srv_session *s) {
 static int make_memfd(void) {
     int fd = memfd_create("nnd-burst-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -1;
-    if (ftruncate(fd, NND_CHAN_SIZE) < 0 ||
+    if (ftruncate(fd, PROTO_CHAN_SIZE) < 0 ||
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
         close(fd);
         return -1;
@@ -329,7 +329,7 @@ static schema_status map_channel(srv_burst_channel *ch, int fd, char *err, size_
     in.nfds = 1;
     Nnd__MemoryPool mp = NND__MEMORY_POOL__INIT;
     mp.kind = NND__POOL_KIND__POOL_MEMFD;
-    mp.size = NND_CHAN_SIZE;
+    mp.size = PROTO_CHAN_SIZE;
     schema_status st = srv_pool_map(&mp, 0, &in, false, NULL, &ch->pool, err, errlen);
     proto_frame_in_clear(&in);
     return st;
@@ -359,28 +359,28 @@ static void undo(srv_burst_channel *ch, int memfd) {
 
 int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint64_t handle,
                            int fds[2]) {
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     srv_burst_channel *ch = NULL;
     int memfd = -1;
     if (!hub.started) {
         if (srv_wakeup_init(&hub.wake, d->loop, on_ready, NULL) < 0) goto refuse;
         hub.started = true;
     }
-    if (hub.stats.channels >= NND_MAX_BURST_CHANNELS) {
+    if (hub.stats.channels >= SRV_MAX_BURST_CHANNELS) {
         snprintf(err, sizeof err, "the daemon has %d burst channels, the most it runs",
-                 NND_MAX_BURST_CHANNELS);
+                 SRV_MAX_BURST_CHANNELS);
         goto refuse;
     }
-    if (count_open(s) >= NND_SESSION_MAX_BURST_CHANNELS) {
+    if (count_open(s) >= SRV_SESSION_MAX_BURST_CHANNELS) {
         snprintf(err, sizeof err, "this connection has %d burst channels, the most it may",
-                 NND_SESSION_MAX_BURST_CHANNELS);
+                 SRV_SESSION_MAX_BURST_CHANNELS);
         goto refuse;
     }
     /* The doorbell is a descriptor held for the app as long as the channel lives. */
     if (srv_quota_take(&s->quota, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
     if (!(ch = calloc(1, sizeof *ch))) goto oom;
     ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (!(ch->rd.copy = malloc(NND_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
+    if (!(ch->rd.copy = malloc(PROTO_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
         goto oom;
     if (map_channel(ch, memfd, err, sizeof err) != NND_OK) goto undo;
     ch->d = d;
@@ -391,8 +391,8 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
     ch->rd.handle = handle;
     proto_chan_poll_init(&ch->poll);
     ch->h = (proto_chan_hdr *)ch->pool.view.base;
-    ch->req_area = (uint8_t *)ch->pool.view.base + NND_CHAN_HEADER;
-    ch->res_area = ch->req_area + NND_CHAN_AREA;
+    ch->req_area = (uint8_t *)ch->pool.view.base + PROTO_CHAN_HEADER;
+    ch->res_area = ch->req_area + PROTO_CHAN_AREA;
     ch->rd.h = ch->h;
     ch->rd.req_area = ch->req_area;
     if (uv_poll_init(d->loop, &ch->bell, ch->bell_fd) < 0) {

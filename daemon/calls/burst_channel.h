@@ -9,7 +9,7 @@
  *   quota.*.descriptors for the doorbell it keeps, starts the channel's thread, ties the
  *   channel to burst b (burst.h) and returns 0 with fds[0] the memfd and fds[1] the
  *   doorbell for the reply (the caller closes them). -1 when no channel can be had (a
- *   quota or budget, NND_SESSION_MAX_BURST_CHANNELS per connection, NND_MAX_BURST_CHANNELS
+ *   quota or budget, SRV_SESSION_MAX_BURST_CHANNELS per connection, SRV_MAX_BURST_CHANNELS
  *   in the daemon, out of memory): the burst then works over the socket alone.
  * - Requests reach the loop two ways, never through a wait of the loop's: the doorbell
  *   (watched by the loop) when the client rings it, and the channel's thread, which after
@@ -35,16 +35,16 @@
  * - Counters (daemon-wide, admin status bursts.*): channels live, requests run through
  *   channels, requests refused in channels, channels asked for but not set up.
  */
-#ifndef NND_BURST_CHANNEL_H
-#define NND_BURST_CHANNEL_H
+#ifndef SRV_CALLS_BURST_CHANNEL_H
+#define SRV_CALLS_BURST_CHANNEL_H
 
 #include <stdint.h>
 
 #include "daemon/base/daemon.h"
 #include "daemon/clients/session.h"
 
-#define NND_SESSION_MAX_BURST_CHANNELS 16
-#define NND_MAX_BURST_CHANNELS         256
+#define SRV_SESSION_MAX_BURST_CHANNELS 16
+#define SRV_MAX_BURST_CHANNELS         256
 
 struct srv_burst_obj;
 typedef struct srv_burst_channel srv_burst_channel;

@@ -12,8 +12,8 @@
  * - srv_call_room_for() tells whether the session may hold one more object of kind
  *   (session.h, quota.h); when not, it has answered.
  */
-#ifndef NND_CALL_H
-#define NND_CALL_H
+#ifndef SRV_CALLS_CALL_H
+#define SRV_CALLS_CALL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,9 +31,9 @@ typedef struct srv_call {
     const Nnd__Request *req;
     const char *name; /* the call's message name, e.g. "PrepareModel" */
     Nnd__Reply reply;
-    uint64_t t0;           /* CLOCK_MONOTONIC when dispatch began */
-    char err[NND_ERR_LEN]; /* filled by the engine, pools and convert */
-    char msg[NND_ERR_LEN + 64];
+    uint64_t t0;              /* CLOCK_MONOTONIC when dispatch began */
+    char err[SCHEMA_ERR_LEN]; /* filled by the engine, pools and convert */
+    char msg[SCHEMA_ERR_LEN + 64];
 } srv_call;
 
 void srv_call_reply(srv_call *c);

@@ -34,8 +34,8 @@ static void on_hello(srv_call *c) {
     srv_log_debug("client %llu is \"%s\", protocol %u", (unsigned long long)c->s->serial,
                   c->s->name, h->protocol_version);
     Nnd__HelloReply r = NND__HELLO_REPLY__INIT;
-    r.protocol_version = NND_PROTOCOL_VERSION;
-    r.daemon_version = (char *)NND_VERSION;
+    r.protocol_version = PROTO_PROTOCOL_VERSION;
+    r.daemon_version = (char *)SRV_VERSION;
     /* nndctl finds the daemon's bus through this, and counts its operations. */
     r.state_dir = (char *)c->d->state_dir;
     r.supported_operation_types = eng_supported_operation_count();
@@ -74,7 +74,7 @@ static void on_get_capabilities(srv_call *c) {
 
 static void on_get_version_string(srv_call *c) {
     Nnd__VersionStringReply r = NND__VERSION_STRING_REPLY__INIT;
-    r.version = (char *)("nnd " NND_VERSION);
+    r.version = (char *)("nnd " SRV_VERSION);
     c->reply.result_case = NND__REPLY__RESULT_VERSION_STRING;
     c->reply.version_string = &r;
     srv_call_reply(c);
@@ -91,19 +91,19 @@ static void on_get_type(srv_call *c) {
 static void on_get_devices(srv_call *c) {
     size_t n;
     const srv_device *dev = srv_devices(&n);
-    Nnd__DeviceInfo info[NND_MAX_DEVICES], *infop[NND_MAX_DEVICES];
-    for (size_t i = 0; i < n && i < NND_MAX_DEVICES; i++) {
+    Nnd__DeviceInfo info[SRV_MAX_DEVICES], *infop[SRV_MAX_DEVICES];
+    for (size_t i = 0; i < n && i < SRV_MAX_DEVICES; i++) {
         nnd__device_info__init(&info[i]);
         info[i].name = (char *)dev[i].name;
         info[i].type = (Nnd__DeviceType)dev[i].type;
-        info[i].version = (char *)(dev[i].version ? dev[i].version : "nnd " NND_VERSION);
-        info[i].feature_level = NND_DEVICE_FEATURE_LEVEL;
+        info[i].version = (char *)(dev[i].version ? dev[i].version : "nnd " SRV_VERSION);
+        info[i].feature_level = SRV_DEVICE_FEATURE_LEVEL;
         info[i].reference_only = dev[i].reference_only;
         info[i].exec_time = srv_device_exec_time(&dev[i]);
         infop[i] = &info[i];
     }
     Nnd__DevicesReply r = NND__DEVICES_REPLY__INIT;
-    r.n_devices = n < NND_MAX_DEVICES ? n : NND_MAX_DEVICES;
+    r.n_devices = n < SRV_MAX_DEVICES ? n : SRV_MAX_DEVICES;
     r.devices = infop;
     c->reply.result_case = NND__REPLY__RESULT_DEVICES;
     c->reply.devices = &r;
@@ -205,10 +205,10 @@ static void on_execute_fenced(srv_call *c) {
 
 static void on_configure_burst(srv_call *c) {
     uint64_t mh = c->req->configure_burst->prepared_model;
-    if (srv_session_count(c->s, NND_OBJ_ANY) >= NND_SESSION_MAX_OBJECTS) {
+    if (srv_session_count(c->s, NND_OBJ_ANY) >= SRV_SESSION_MAX_OBJECTS) {
         srv_call_fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
                       "this connection already holds %d objects; release some first",
-                      NND_SESSION_MAX_OBJECTS);
+                      SRV_SESSION_MAX_OBJECTS);
         return;
     }
     if (!exec_model(c, mh)) return;

@@ -22,8 +22,8 @@
  *   the burst works over the socket alone (channel = false).
  * - fds the handlers do not take stay in `in` for the caller to close.
  */
-#ifndef NND_DISPATCH_H
-#define NND_DISPATCH_H
+#ifndef SRV_CALLS_DISPATCH_H
+#define SRV_CALLS_DISPATCH_H
 
 #include <stdint.h>
 

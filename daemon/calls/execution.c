@@ -448,7 +448,7 @@ static void execute(srv_executions *q, srv_session *s, proto_frame_in *in, uint6
                     uint64_t model_handle, qos_sched_model *m, srv_burst_obj *b,
                     const Nnd__ExecutionRequest *r, bool measure, int wire_priority,
                     uint64_t deadline_ns, uint64_t loop_timeout_ns) {
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     int prio = srv_prio_from_wire(wire_priority, m->priority);
     if (prio < 0) {
         proto_frame_close_untaken(in);
@@ -617,7 +617,7 @@ cJSON *srv_executions_status(srv_daemon *d) {
     cJSON_AddNumberToObject(o, "running", st.running);
     cJSON *queued = cJSON_AddObjectToObject(o, "queued");
     cJSON *lat = cJSON_AddObjectToObject(o, "latency_us");
-    for (int p = NND_PRIOS - 1; p >= 0; p--) {
+    for (int p = QOS_PRIOS - 1; p >= 0; p--) {
         const char *name = qos_prio_name((qos_prio)p);
         cJSON_AddNumberToObject(queued, name, (double)st.queued[p]);
         cJSON *l = cJSON_AddObjectToObject(lat, name);
@@ -627,9 +627,9 @@ cJSON *srv_executions_status(srv_daemon *d) {
         srv_json_add_u64(l, "p99", st.latency_ns[p][2] / 1000);
         srv_json_add_u64(l, "sum_us", st.latency_sum_ns[p] / 1000);
         cJSON *below = cJSON_AddObjectToObject(l, "below"); /* bound in us: how many under it */
-        for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++) {
+        for (unsigned i = 0; i < QOS_LATENCY_BOUNDS; i++) {
             char bound[24];
-            snprintf(bound, sizeof bound, "%llu", NND_LATENCY_BOUND_NS(i) / 1000);
+            snprintf(bound, sizeof bound, "%llu", QOS_LATENCY_BOUND_NS(i) / 1000);
             srv_json_add_u64(below, bound, st.latency_below[p][i]);
         }
     }

@@ -35,8 +35,8 @@
  *   end function, whether it ran, was refused, cancelled or failed while waiting. Before
  *   it is held, srv_execution_discard() lets it go unanswered.
  */
-#ifndef NND_EXECUTION_H
-#define NND_EXECUTION_H
+#ifndef SRV_CALLS_EXECUTION_H
+#define SRV_CALLS_EXECUTION_H
 
 #include <cjson/cJSON.h>
 

@@ -172,7 +172,7 @@ static void on_fence(uv_poll_t *h, int status, int events) {
 void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const Nnd__Request *req,
                         qos_sched_model *m) {
     const Nnd__ExecuteFenced *x = req->execute_fenced;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     schema_status st = NND_OK;
     fenced *f = calloc(1, sizeof *f);
     if (f) {

@@ -17,8 +17,8 @@
  * - Cancel, the session closing and the daemon stopping reach a fenced execution as any
  *   other (execution.h).
  */
-#ifndef NND_FENCED_H
-#define NND_FENCED_H
+#ifndef SRV_CALLS_FENCED_H
+#define SRV_CALLS_FENCED_H
 
 #include "daemon/base/daemon.h"
 #include "proto/frame.h"

@@ -18,8 +18,8 @@
  *   s, made on first use; INVALID_ARGUMENT naming `whose` (a burst's handle, for the
  *   message) once the model has been released. Loop thread only.
  */
-#ifndef NND_MODEL_OBJ_H
-#define NND_MODEL_OBJ_H
+#ifndef SRV_CALLS_MODEL_OBJ_H
+#define SRV_CALLS_MODEL_OBJ_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
  * one (same request id, name and start time; no request fds). A session closed meanwhile
  * gets no answer: drop(ctx) instead. Either frees ctx. When the work cannot be queued,
  * answer() runs at once with *queued false. Returns nothing: every path answers or drops. */
-#ifndef NND_OFF_LOOP_H
-#define NND_OFF_LOOP_H
+#ifndef SRV_CALLS_OFF_LOOP_H
+#define SRV_CALLS_OFF_LOOP_H
 
 #include <stdbool.h>
 

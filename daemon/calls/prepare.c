@@ -106,7 +106,7 @@ typedef struct supported_job {
     bool *sup;
     refusals why;
     schema_status st;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
 } supported_job;
 
 static void supported_free(void *ctx) {
@@ -183,13 +183,13 @@ static const srv_off_loop_fns supported_off_loop = {
  * threads, holding up no other client, when the session can answer later and the work
  * grows with the model. size is the model's serialized size (store_ser_size()). */
 static bool off_loop_wanted(const srv_call *c, uint64_t size) {
-    return c->s->hold && size >= NND_PREPARE_OFF_LOOP_BYTES;
+    return c->s->hold && size >= SRV_PREPARE_OFF_LOOP_BYTES;
 }
 
 /* Prepared in place, validation and planning grow with the operations too. */
 static bool in_place_off_loop_wanted(const srv_call *c, const eng_model_desc *m, uint64_t size) {
-    return c->s->hold && (m->n_operations + (uint64_t)m->n_operands >= NND_PREPARE_OFF_LOOP_OPS ||
-                          size >= NND_PREPARE_OFF_LOOP_BYTES);
+    return c->s->hold && (m->n_operations + (uint64_t)m->n_operands >= SRV_PREPARE_OFF_LOOP_OPS ||
+                          size >= SRV_PREPARE_OFF_LOOP_BYTES);
 }
 
 /* A spilled request (its message malloc'd, proto_frame_take_msg()) goes whole. */
@@ -225,7 +225,7 @@ void srv_on_get_supported_operations(srv_call *c) {
     j->st = map_model_pools(c, m, views);
     if (j->st != NND_OK) snprintf(j->err, sizeof j->err, "%s", c->err);
     /* A spilled request goes to a worker whole: its conversion grows with the model too. */
-    if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
+    if (j->st == NND_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
         request_off_loop_wanted(c) && srv_pool_faults() == faults) {
         j->model = m;
         j->plan = plan;
@@ -239,10 +239,10 @@ void srv_on_get_supported_operations(srv_call *c) {
     }
     if (j->st == NND_OK) supported_describe(j, m, srv_extensions_allowed(c->d, c->s), &plan);
     /* A large model is checked on a worker thread, holding up no other client. */
-    if (j->st == NND_OK && !plan.n_drivers && !srv_model_uses_extensions(m) &&
+    if (j->st == NND_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
         srv_pool_faults() == faults &&
         in_place_off_loop_wanted(c, &j->desc, store_ser_size(&j->desc)) &&
-        (j->owned = srv_model_desc_own(&j->desc, NND_PREPARE_OFF_LOOP_OWN_MAX))) {
+        (j->owned = srv_model_desc_own(&j->desc, SRV_PREPARE_OFF_LOOP_OWN_MAX))) {
         j->desc.drivers = NULL; /* none: the plan goes when this call returns */
         srv_off_loop_run(c, &supported_off_loop, j);
         return;
@@ -266,7 +266,7 @@ static int request_fd(const srv_call *c, uint32_t index) {
 static bool cache_args(const srv_call *c, const Nnd__PrepareModel *pm, int *model_fd,
                        int *data_fd) {
     if (!pm->n_model_cache_fds && !pm->n_data_cache_fds) return false;
-    if (c->d->cache && pm->token.len == NND_CACHE_TOKEN_LEN && pm->n_model_cache_fds == 1 &&
+    if (c->d->cache && pm->token.len == SRV_CACHE_TOKEN_LEN && pm->n_model_cache_fds == 1 &&
         pm->n_data_cache_fds == 1) {
         *model_fd = request_fd(c, pm->model_cache_fds[0]);
         *data_fd = request_fd(c, pm->data_cache_fds[0]);
@@ -387,7 +387,7 @@ void srv_on_prepare_model(srv_call *c) {
     bool views_owned = false; /* true once the prepared model owns the views */
     uint64_t t = 0, faults = srv_pool_faults();
     schema_status st = map_model_pools(c, m, views);
-    bool extensions = srv_model_uses_extensions(m);
+    bool extensions = srv_request_uses_extensions(c->in, m);
     /* A spilled request goes to worker threads whole: its conversion, the content cache's
      * sighting and the preparation hold up no other client (prepare_request.h). */
     if (st == NND_OK && !plan.n_drivers && request_off_loop_wanted(c) && !extensions &&
@@ -437,7 +437,7 @@ void srv_on_prepare_model(srv_call *c) {
          * it borrows is copied for the worker. Validated and planned here; copied and
          * hashed on a worker thread, answered from there. */
         void *owned = cached && !plan.n_drivers && off_loop_wanted(c, route.size)
-                          ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_COPY_MAX)
+                          ? srv_model_desc_own(&desc, SRV_PREPARE_OFF_LOOP_COPY_MAX)
                           : NULL;
         if (owned) {
             eng_prepared *planned = NULL;
@@ -459,7 +459,7 @@ void srv_on_prepare_model(srv_call *c) {
             /* A large model is prepared on a worker thread, holding up no other client. */
             void *own =
                 !plan.n_drivers && !extensions && in_place_off_loop_wanted(c, &desc, route.size)
-                    ? srv_model_desc_own(&desc, NND_PREPARE_OFF_LOOP_OWN_MAX)
+                    ? srv_model_desc_own(&desc, SRV_PREPARE_OFF_LOOP_OWN_MAX)
                     : NULL;
             if (own && srv_pool_faults() == faults) {
                 desc.drivers = NULL; /* none: the plan goes when this call returns */
@@ -499,13 +499,13 @@ void srv_on_prepare_model_from_cache(srv_call *c) {
         srv_call_fail(c, NND_GENERAL_FAILURE, "compilation caching is off in this daemon");
         return;
     }
-    if (pm->token.len != NND_CACHE_TOKEN_LEN || pm->n_model_cache_fds != 1 ||
+    if (pm->token.len != SRV_CACHE_TOKEN_LEN || pm->n_model_cache_fds != 1 ||
         pm->n_data_cache_fds != 1) {
         srv_call_fail(
             c, NND_INVALID_ARGUMENT,
             "PrepareModelFromCache needs a %d-byte token, 1 model and 1 data cache file (got "
             "%zu bytes, %zu and %zu)",
-            NND_CACHE_TOKEN_LEN, pm->token.len, pm->n_model_cache_fds, pm->n_data_cache_fds);
+            SRV_CACHE_TOKEN_LEN, pm->token.len, pm->n_model_cache_fds, pm->n_data_cache_fds);
         return;
     }
     int model_fd = request_fd(c, pm->model_cache_fds[0]);

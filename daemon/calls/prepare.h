@@ -19,8 +19,8 @@
  *   (model_obj.h) with its scheduler view (srv_model_obj_view), made when prepared: one beyond the
  *   device's limits is refused.
  */
-#ifndef NND_PREPARE_H
-#define NND_PREPARE_H
+#ifndef SRV_CALLS_PREPARE_H
+#define SRV_CALLS_PREPARE_H
 
 #include "daemon/calls/call.h"
 

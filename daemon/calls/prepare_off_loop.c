@@ -27,7 +27,7 @@ typedef struct job {
     uint32_t preference;
     int priority;
     bool token;
-    uint8_t token_bytes[NND_CACHE_TOKEN_LEN];
+    uint8_t token_bytes[SRV_CACHE_TOKEN_LEN];
     int model_fd, data_fd;
     srv_prepare_done_fn done;
     bool in_place;          /* eng_prepare() on the client's memory, no content cache */
@@ -36,7 +36,7 @@ typedef struct job {
     srv_cache_encoded x;
     srv_cache_ref *made; /* a content-cache miss's entry, made off the loop until adopted */
     schema_status st;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
 } job;
 
 static void encode(uv_work_t *w) {
@@ -200,7 +200,7 @@ void srv_prepare_off_loop(srv_call *c, srv_model_obj *o, eng_model_desc *desc, v
                .model_fd = j->model_fd,
                .data_fd = j->data_fd,
                .done = done};
-    if (token) memcpy(j->token_bytes, token, NND_CACHE_TOKEN_LEN);
+    if (token) memcpy(j->token_bytes, token, SRV_CACHE_TOKEN_LEN);
     queue(c, j, desc);
 }
 

@@ -38,7 +38,7 @@ typedef struct job {
     uint64_t copy_bytes, constant_bytes;
     /* The decision and the preparation. */
     bool token, cached;
-    uint8_t token_bytes[NND_CACHE_TOKEN_LEN];
+    uint8_t token_bytes[SRV_CACHE_TOKEN_LEN];
     int model_fd, data_fd;
     eng_prepared *planned;  /* cached: eng_plan()'s, finished by srv_cache_prepare_encoded */
     bool encoded;           /* x holds srv_cache_encode()'s result */
@@ -47,7 +47,7 @@ typedef struct job {
     eng_prepared *prepared; /* in place: the result, owning the views */
     srv_prepare_done_fn done;
     schema_status st;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
 } job;
 
 /* Gives back the request's bytes and frees it; the description borrowing from it goes
@@ -261,7 +261,7 @@ void srv_prepare_request(srv_call *c, srv_model_obj *o, const srv_device_plan *p
                .model_fd = model_fd,
                .data_fd = data_fd,
                .done = done};
-    if (token) memcpy(j->token_bytes, token, NND_CACHE_TOKEN_LEN);
+    if (token) memcpy(j->token_bytes, token, SRV_CACHE_TOKEN_LEN);
     j->msg = proto_frame_take_msg(c->in); /* c->req points into it: unused from here */
     srv_quota_add(&c->s->quota, NND_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
     srv_quota_add(&c->s->quota, NND_QUOTA_DESCRIPTORS, (model_fd >= 0) + (data_fd >= 0));

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* prepare_request: a PrepareModel whose request was spilled (over NND_FRAME_INLINE_MAX on
+/* prepare_request: a PrepareModel whose request was spilled (over PROTO_FRAME_INLINE_MAX on
  * the wire: thousands of operations, or constants inline) prepared with nothing on the
  * event loop that grows with the model. The loop admits it and maps its pools; the request
  * message itself goes to the job, which converts it (convert.h), makes the content cache's
@@ -18,8 +18,8 @@
  *   closed meanwhile gets none, and everything the job holds is freed on the loop when
  *   its worker step ends. Every path answers through done (prepare_off_loop.h) or drops.
  */
-#ifndef NND_PREPARE_REQUEST_H
-#define NND_PREPARE_REQUEST_H
+#ifndef SRV_CALLS_PREPARE_REQUEST_H
+#define SRV_CALLS_PREPARE_REQUEST_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -253,7 +253,7 @@ typedef struct cache_entry {
 } cache_entry;
 
 struct srv_pool_cache {
-    cache_entry e[NND_POOL_CACHE_SLOTS];
+    cache_entry e[SRV_POOL_CACHE_SLOTS];
     uint64_t clock;
 };
 
@@ -270,7 +270,7 @@ static void evict(cache_entry *ce) {
 
 void srv_pool_cache_free(srv_pool_cache *cache) {
     if (!cache) return;
-    for (int i = 0; i < NND_POOL_CACHE_SLOTS; i++)
+    for (int i = 0; i < SRV_POOL_CACHE_SLOTS; i++)
         if (cache->e[i].m) evict(&cache->e[i]);
     free(cache);
 }
@@ -285,7 +285,7 @@ static bool mapping_lost(void *ctx) {
 
 static cache_entry *cache_find(srv_pool_cache *c, const struct stat *sb, uint64_t off, size_t len,
                                bool writable) {
-    for (int i = 0; c && i < NND_POOL_CACHE_SLOTS; i++) {
+    for (int i = 0; c && i < SRV_POOL_CACHE_SLOTS; i++) {
         cache_entry *ce = &c->e[i];
         if (ce->m && ce->dev == sb->st_dev && ce->ino == sb->st_ino && ce->map_offset == off &&
             ce->len == len && ce->writable == writable) {
@@ -300,7 +300,7 @@ static cache_entry *cache_find(srv_pool_cache *c, const struct stat *sb, uint64_
 static void cache_insert(srv_pool_cache *c, const struct stat *sb, uint64_t off, size_t len,
                          bool writable, mapping *m) {
     cache_entry *victim = &c->e[0];
-    for (int i = 0; i < NND_POOL_CACHE_SLOTS; i++) {
+    for (int i = 0; i < SRV_POOL_CACHE_SLOTS; i++) {
         if (!c->e[i].m) {
             victim = &c->e[i];
             break;
@@ -350,7 +350,7 @@ static schema_status fd_size(int fd, const Nnd__MemoryPool *mp, uint32_t index,
 /* Gives up the least recently used idle mapping of the cache; false when there is none. */
 static bool evict_idle(srv_pool_cache *c) {
     cache_entry *victim = NULL;
-    for (int i = 0; c && i < NND_POOL_CACHE_SLOTS; i++)
+    for (int i = 0; c && i < SRV_POOL_CACHE_SLOTS; i++)
         if (c->e[i].m && c->e[i].m->refs == 0 && (!victim || c->e[i].last_use < victim->last_use))
             victim = &c->e[i];
     if (!victim) return false;
@@ -370,7 +370,7 @@ static schema_status count_mapping(srv_pool_cache *cache, uint32_t index, srv_ma
         if (!over_budget && !over_quota) break;
         if (evict_idle(cache)) continue;
         if (over_quota && a->refuse) {
-            char why[NND_ERR_LEN];
+            char why[SCHEMA_ERR_LEN];
             schema_status st = a->refuse(a->owner, limit, atomic_load(&a->mapped), why, sizeof why);
             return schema_failf(err, errlen, st, "pool %u: %s", index, why);
         }

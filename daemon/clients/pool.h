@@ -26,7 +26,7 @@
  *   match a recent one reuses that mapping instead of mapping afresh: clients send the
  *   same memfd request after request, and a new mapping each time costs page faults and
  *   TLB shootdowns that dwarf the socket round trip. The cache holds at most
- *   NND_POOL_CACHE_SLOTS mappings (least recently used evicted); a cached mapping keeps
+ *   SRV_POOL_CACHE_SLOTS mappings (least recently used evicted); a cached mapping keeps
  *   its file alive until eviction or srv_pool_cache_free(). Seals are read when a
  *   mapping is made: a cached writable mapping outlives a later F_SEAL_FUTURE_WRITE, as
  *   the kernel lets every mapping made before that seal do.
@@ -54,8 +54,8 @@
  *   pages, so a damaged mapping stays one mapping in the kernel's count instead of being
  *   split at every lost page.
  */
-#ifndef NND_POOL_H
-#define NND_POOL_H
+#ifndef SRV_CLIENTS_POOL_H
+#define SRV_CLIENTS_POOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,7 +71,7 @@ typedef struct srv_pool {
     uint64_t dev, ino;  /* the file mapped (st_dev, st_ino); 0 for a driver buffer */
 } srv_pool;
 
-#define NND_POOL_CACHE_SLOTS 16
+#define SRV_POOL_CACHE_SLOTS 16
 typedef struct srv_pool_cache srv_pool_cache;
 srv_pool_cache *srv_pool_cache_create(void);
 /* Drops every cached mapping; those still in use are unmapped when released. */

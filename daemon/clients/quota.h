@@ -32,8 +32,8 @@
  *   is counted per app and in total, and is published as a "quota_refused" event.
  * - A session that never joined an app (unit tests) has no limits.
  */
-#ifndef NND_QUOTA_H
-#define NND_QUOTA_H
+#ifndef SRV_CLIENTS_QUOTA_H
+#define SRV_CLIENTS_QUOTA_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -25,7 +25,7 @@ typedef struct bucket {
     uint64_t at_ns[NND_RATE_KINDS];
 } bucket;
 
-static bucket table[NND_RATE_UIDS];
+static bucket table[SRV_RATE_UIDS];
 
 static void refill(bucket *b, srv_rate_kind k, uint64_t now_ns) {
     double t = b->tokens[k] + (double)(now_ns - b->at_ns[k]) / 1e9 * limits[k].per_second;
@@ -47,7 +47,7 @@ static double fullness(bucket *b, uint64_t now_ns) {
 static bucket *bucket_of(uid_t uid, uint64_t now_ns) {
     bucket *spare = NULL;
     double spare_full = -1;
-    for (int i = 0; i < NND_RATE_UIDS; i++) {
+    for (int i = 0; i < SRV_RATE_UIDS; i++) {
         bucket *b = &table[i];
         if (b->used && b->uid == uid) return b;
         double f = b->used ? fullness(b, now_ns) : 2;

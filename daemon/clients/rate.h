@@ -10,14 +10,14 @@
  *   burst is done from a full bucket, which it leaves in debt. Work over the bucket is not done
  *   (the caller has a way around it: prepare in place, skip the client-cache save),
  *   never refused.
- * - Buckets are kept per uid in a fixed table (NND_RATE_UIDS) independent of the quota
+ * - Buckets are kept per uid in a fixed table (SRV_RATE_UIDS) independent of the quota
  *   table, so that closing every connection and connecting again does not refill them;
  *   when the table is full the fullest bucket gives way (a full bucket is the same as
  *   none).
  * - Loop thread only.
  */
-#ifndef NND_RATE_H
-#define NND_RATE_H
+#ifndef SRV_CLIENTS_RATE_H
+#define SRV_CLIENTS_RATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@ typedef enum srv_rate_kind {
     NND_RATE_KINDS
 } srv_rate_kind;
 
-#define NND_RATE_UIDS 256
+#define SRV_RATE_UIDS 256
 
 /* Whether uid may spend cost now (then it is spent). now_ns: CLOCK_MONOTONIC. */
 bool srv_rate_take(uid_t uid, srv_rate_kind k, double cost, uint64_t now_ns);

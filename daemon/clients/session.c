@@ -96,7 +96,7 @@ int srv_session_add(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn
 
 int srv_session_add_bytes(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
                           uint64_t bytes, uint64_t *handle) {
-    if (s->count >= NND_SESSION_MAX_OBJECTS) return -1;
+    if (s->count >= SRV_SESSION_MAX_OBJECTS) return -1;
     /* Keep the load factor under 1/2 so probes stay short. */
     if ((s->count + 1) * 2 > s->cap && grow(s) < 0) return -1;
     uint64_t h = 0;
@@ -140,9 +140,9 @@ size_t srv_session_count(const srv_session *s, srv_obj_kind kind) {
 }
 
 schema_status srv_session_check_quota(srv_session *s, srv_obj_kind kind, char *err, size_t errlen) {
-    if (s->count >= NND_SESSION_MAX_OBJECTS) {
+    if (s->count >= SRV_SESSION_MAX_OBJECTS) {
         snprintf(err, errlen, "this connection already holds %d objects; release some first",
-                 NND_SESSION_MAX_OBJECTS);
+                 SRV_SESSION_MAX_OBJECTS);
         return NND_RESOURCE_EXHAUSTED_TRANSIENT;
     }
     int r = quota_of(kind);

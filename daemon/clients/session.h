@@ -20,8 +20,8 @@
  * - token (random at init, never 0) names the session in HelloReply; other connections of
  *   the same process join it with it (server.h), and then use this session's objects.
  */
-#ifndef NND_SESSION_H
-#define NND_SESSION_H
+#ifndef SRV_CLIENTS_SESSION_H
+#define SRV_CLIENTS_SESSION_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -35,7 +35,7 @@
 
 /* Objects of every kind one connection may hold at once: the handle table's ceiling. The
  * per-kind quotas (quota.h) may not be set above it. */
-#define NND_SESSION_MAX_OBJECTS 16384
+#define SRV_SESSION_MAX_OBJECTS 16384
 
 typedef enum srv_obj_kind {
     NND_OBJ_ANY = 0, /* for lookups only */
@@ -90,7 +90,7 @@ void srv_session_init(srv_session *s, int fd, uint64_t serial);
 void srv_session_clear(srv_session *s);
 
 /* Stores obj under a new handle. Returns 0, or -1 when out of memory or randomness, or
- * when the session already holds NND_SESSION_MAX_OBJECTS. */
+ * when the session already holds SRV_SESSION_MAX_OBJECTS. */
 int srv_session_add(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
                     uint64_t *handle);
 /* srv_session_add() of a prepared model (NND_OBJ_PREPARED) that also counts bytes of

@@ -17,8 +17,8 @@
  * exists) and the allowlist. The config file is checked by config.c before it is read. main() exits
  * with status 2 on a refusal.
  */
-#ifndef NND_TRUST_H
-#define NND_TRUST_H
+#ifndef SRV_CLIENTS_TRUST_H
+#define SRV_CLIENTS_TRUST_H
 
 #include <stdbool.h>
 #include <stddef.h>

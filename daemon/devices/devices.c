@@ -14,7 +14,7 @@
 #include "daemon/base/log.h"
 #include "daemon/clients/trust.h"
 
-static srv_device g_devices[NND_MAX_DEVICES] = {
+static srv_device g_devices[SRV_MAX_DEVICES] = {
     {.name = "nnd-cpu", .what = "XNNPACK fast paths over the reference kernels", .type = 2},
     {.name = "nnd-reference",
      .what = "reference kernels only, deterministic",
@@ -23,11 +23,11 @@ static srv_device g_devices[NND_MAX_DEVICES] = {
 };
 #define N_BUILTIN 2
 static size_t n_devices = N_BUILTIN;
-static char driver_what[NND_MAX_DEVICES][300];
+static char driver_what[SRV_MAX_DEVICES][300];
 static char dir_refusal[600]; /* the drivers directory itself, when untrusted */
 
-static atomic_uint_fast64_t g_prepares[NND_MAX_DEVICES], g_executions[NND_MAX_DEVICES];
-static atomic_uint_fast64_t g_partitions[NND_MAX_DEVICES];
+static atomic_uint_fast64_t g_prepares[SRV_MAX_DEVICES], g_executions[SRV_MAX_DEVICES];
+static atomic_uint_fast64_t g_partitions[SRV_MAX_DEVICES];
 
 static void uniform_caps(nnd_driver_capabilities *c, float v) {
     nnd_driver_perf p = {v, v};
@@ -77,7 +77,7 @@ int srv_devices_load_drivers(const char *dir, bool in_process, const drvhost_lim
         return 0;
     }
     eng_driver_info_view v;
-    for (uint32_t i = 0; n_devices < NND_MAX_DEVICES && eng_drivers_get(i, &v); i++) {
+    for (uint32_t i = 0; n_devices < SRV_MAX_DEVICES && eng_drivers_get(i, &v); i++) {
         size_t at = n_devices++;
         snprintf(driver_what[at], sizeof driver_what[0], "driver %s", v.path);
         g_devices[at] = (srv_device){.name = v.name,
@@ -112,7 +112,7 @@ static const srv_device *find(const char *name) {
 
 schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan *out, char *err,
                                   size_t errlen) {
-    const srv_device *set[NND_MAX_DEVICES];
+    const srv_device *set[SRV_MAX_DEVICES];
     size_t m = 0;
     builtin_caps();
     if (n == 0) /* all: but drivers disabled after a fault */

@@ -30,8 +30,8 @@
  *   count a prepared model and each of its executions on every device it has steps on.
  * - The table is built at start, before clients, and constant after: any thread may read it.
  */
-#ifndef NND_DEVICES_H
-#define NND_DEVICES_H
+#ifndef SRV_DEVICES_DEVICES_H
+#define SRV_DEVICES_DEVICES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,8 +44,8 @@
 #include "nnd/driver.h"
 
 /* At most this many devices; each reports NNAPI feature level 8 (1000008). */
-#define NND_MAX_DEVICES          16
-#define NND_DEVICE_FEATURE_LEVEL 1000008
+#define SRV_MAX_DEVICES          16
+#define SRV_DEVICE_FEATURE_LEVEL 1000008
 
 typedef struct srv_device {
     const char *name;
@@ -73,7 +73,7 @@ void srv_devices_unload_drivers(void);
 const srv_device *srv_devices(size_t *n);
 
 typedef struct srv_device_plan {
-    const struct eng_backend *drivers[NND_MAX_DEVICES]; /* offered each step in this order */
+    const struct eng_backend *drivers[SRV_MAX_DEVICES]; /* offered each step in this order */
     uint32_t n_drivers;
     bool reference_only; /* the CPU steps on the reference kernels */
     bool drivers_only;   /* no CPU device in the set */

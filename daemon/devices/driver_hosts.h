@@ -18,8 +18,8 @@
  * - Whether a host's restarts disabled its devices is drvhost_device_disabled() of the
  *   device's pointer (devices.c asks it for every driver device).
  */
-#ifndef NND_DRIVER_HOSTS_H
-#define NND_DRIVER_HOSTS_H
+#ifndef SRV_DEVICES_DRIVER_HOSTS_H
+#define SRV_DEVICES_DRIVER_HOSTS_H
 
 #include <stddef.h>
 

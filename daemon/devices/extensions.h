@@ -21,8 +21,8 @@
  *   with INVALID_ARGUMENT (daemon/wire/convert.c). Models prepared before a reload keep working.
  * - Loop thread only.
  */
-#ifndef NND_EXTENSIONS_H
-#define NND_EXTENSIONS_H
+#ifndef SRV_DEVICES_EXTENSIONS_H
+#define SRV_DEVICES_EXTENSIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,8 +16,8 @@
  * - srv_refused_json() returns a new object, one member per type refused at least once
  *   ({"MAX_POOL_2D": 3}), for the status "refused_operations"; NULL when memory runs out.
  */
-#ifndef NND_REFUSED_H
-#define NND_REFUSED_H
+#ifndef SRV_DEVICES_REFUSED_H
+#define SRV_DEVICES_REFUSED_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -37,7 +37,7 @@ int srv_activation_socket(char *path, size_t pathlen, char *err, size_t errlen) 
                  given);
         return -2;
     }
-    int fd = NND_ACTIVATION_FD;
+    int fd = SRV_ACTIVATION_FD;
     struct sockaddr_un sa;
     socklen_t len = sizeof sa;
     memset(&sa, 0, sizeof sa);

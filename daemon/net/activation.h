@@ -12,12 +12,12 @@
  * - The variables (and LISTEN_FDNAMES) are removed either way, so that nothing the
  *   daemon starts mistakes them for its own.
  */
-#ifndef NND_ACTIVATION_H
-#define NND_ACTIVATION_H
+#ifndef SRV_NET_ACTIVATION_H
+#define SRV_NET_ACTIVATION_H
 
 #include <stddef.h>
 
-#define NND_ACTIVATION_FD 3 /* SD_LISTEN_FDS_START */
+#define SRV_ACTIVATION_FD 3 /* SD_LISTEN_FDS_START */
 
 int srv_activation_socket(char *path, size_t pathlen, char *err, size_t errlen);
 

@@ -21,6 +21,7 @@
 #include "daemon/base/log.h"
 #include "daemon/calls/execution.h"
 #include "daemon/clients/quota.h"
+#include "daemon/wire/convert.h"
 #include "daemon/wire/reply.h"
 
 #define BATCH            64 /* accepts per wakeup, so a connection storm cannot starve clients */
@@ -61,7 +62,7 @@ typedef struct conn {
     proto_frame_in pending; /* the datagram's other fds; then the message */
     proto_frame_spill spill;
     int64_t pending_fds; /* the spill memfd and the other fds, counted as descriptors */
-    char decode_err[NND_ERR_LEN];
+    char decode_err[SCHEMA_ERR_LEN];
     /* One session, several connections (server.h): a member's requests use its owner's
      * session, and their replies come back on the member, found by request id. */
     struct conn *owner;   /* the connection whose session this one joined, or NULL */
@@ -86,7 +87,7 @@ struct srv_server {
     size_t n_conns, n_refused;
     uint64_t serial;
     uint64_t dropped; /* connections cut off for not reading their replies */
-    uint8_t buf[NND_FRAME_RECV_BUF];
+    uint8_t buf[PROTO_FRAME_RECV_BUF];
     proto_arena arena; /* where each request is unpacked; reset when it has been handled */
 };
 
@@ -146,7 +147,7 @@ static void flush(conn *c) {
 
 /* Queues a packed frame; on success the outbox owns it, on failure the caller does. */
 static int enqueue(conn *c, proto_packed *p, size_t nfds, size_t bytes) {
-    if (c->out_frames + 1 > NND_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > NND_OUTBOX_MAX_BYTES) {
+    if (c->out_frames + 1 > SRV_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > SRV_OUTBOX_MAX_BYTES) {
         srv_session *ss = &c->session;
         srv_log_client(NND_LOG_WARN,
                        "client %llu (pid %d) does not read its replies (%zu frames, %zu bytes "
@@ -374,14 +375,14 @@ static void dispatch(conn *c, proto_frame_in *in) {
     }
 }
 
-/* ---- spilled requests, read off the loop ------------------------------------------------
- * A spill may be up to NND_FRAME_SPILL_MAX bytes: walking and unpacking it on the loop
- * would hold up every other client for as long. A worker thread of libuv's pool does it. */
+/* ---- spilled requests (up to PROTO_FRAME_SPILL_MAX bytes), unpacked and noted (convert.h)
+ * on a worker thread of libuv's pool: on the loop they would hold up every other client. */
 
 static void decode_work(uv_work_t *w) {
     conn *c = w->data;
     c->pending.msg = proto_frame_unspill(&nnd__request__descriptor, &c->spill, c->decode_err,
                                          sizeof c->decode_err);
+    if (c->pending.msg) c->pending.noted = srv_request_noted((Nnd__Request *)c->pending.msg);
 }
 
 static void decode_done(uv_work_t *w, int status) {
@@ -444,7 +445,7 @@ static void conn_hold(void *ctx, bool on) {
 static void decode_start(conn *c) {
     /* Until it is read, the request's descriptors are held for its app. */
     uint64_t n = c->pending.nfds + 1;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_quota_take(&c->session.quota, NND_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
         close(c->spill.fd);
         c->spill.fd = -1;
@@ -468,7 +469,7 @@ static void decode_start(conn *c) {
 static void read_frame(conn *c) {
     if (c->close_when_sent) return;
     srv_server *s = c->srv;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     proto_frame_in in;
     int rc = proto_frame_recv_deferred(c->fd, &nnd__request__descriptor, s->buf, &s->arena, &in,
                                        &c->spill, err, sizeof err);
@@ -584,9 +585,8 @@ static int open_reserve(void) {
     return open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
-/* Out of descriptors: the reserve one takes the waiting connection, which is told why (in
- * reply to its first request if it is there already) and closed, instead of left hanging
- * in the backlog. */
+/* Out of descriptors: the reserve one takes the waiting connection, told why (in reply to
+ * its first request if it is there) and closed, instead of left hanging in the backlog. */
 static void refuse_out_of_fds(srv_server *s, int accept_errno) {
     char why[256];
     struct rlimit rl = {0};
@@ -702,7 +702,7 @@ static srv_server *serve(srv_server *s) {
 srv_server *srv_server_start(srv_daemon *d, int listen_fd, char *err, size_t errlen) {
     if (listen_fd >= 0) { /* systemd's: its file is systemd's too (dev and ino stay 0) */
         srv_server *s = calloc(1, sizeof *s);
-        if (!s || proto_arena_init(&s->arena, 2 * NND_FRAME_RECV_BUF) < 0) {
+        if (!s || proto_arena_init(&s->arena, 2 * PROTO_FRAME_RECV_BUF) < 0) {
             snprintf(err, errlen, "out of memory");
             free(s);
             return NULL;
@@ -727,7 +727,7 @@ srv_server *srv_server_start(srv_daemon *d, int listen_fd, char *err, size_t err
     s->d = d;
     s->reserve_fd = open_reserve();
     s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s->fd < 0 || proto_arena_init(&s->arena, 2 * NND_FRAME_RECV_BUF) < 0) {
+    if (s->fd < 0 || proto_arena_init(&s->arena, 2 * PROTO_FRAME_RECV_BUF) < 0) {
         snprintf(err, errlen, "cannot create socket: %s",
                  s->fd < 0 ? strerror(errno) : "out of memory");
         if (s->fd >= 0) close(s->fd);

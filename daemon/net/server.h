@@ -16,8 +16,8 @@
  *   INVALID_ARGUMENT (id 0, the message says why) and the connection stays open:
  *   datagrams keep their boundaries, so one bad frame cannot desynchronize the stream.
  * - Replies go out with MSG_DONTWAIT; what the socket will not take waits in a
- *   per-connection outbox, flushed when writable. Past NND_OUTBOX_MAX_FRAMES frames or
- *   NND_OUTBOX_MAX_BYTES bytes the connection is dropped (a warning, a "dropped" event,
+ *   per-connection outbox, flushed when writable. Past SRV_OUTBOX_MAX_FRAMES frames or
+ *   SRV_OUTBOX_MAX_BYTES bytes the connection is dropped (a warning, a "dropped" event,
  *   counted by srv_server_dropped()): a client that never reads costs bounded memory.
  * - Each connection joins its app's quotas at accept (quota.h). One over
  *   quota.app.connections is refused: it stays open only to answer its first request
@@ -37,8 +37,8 @@
  * - srv_server_stop() stops accepting, closes every connection, removes the socket file
  *   (if it is still ours); the server is freed once libuv has closed its handles.
  */
-#ifndef NND_SERVER_H
-#define NND_SERVER_H
+#ifndef SRV_NET_SERVER_H
+#define SRV_NET_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,8 +46,8 @@
 #include "daemon/base/daemon.h"
 #include "daemon/clients/session.h"
 
-#define NND_OUTBOX_MAX_FRAMES 4096
-#define NND_OUTBOX_MAX_BYTES  (64u << 20)
+#define SRV_OUTBOX_MAX_FRAMES 4096
+#define SRV_OUTBOX_MAX_BYTES  (64u << 20)
 
 typedef struct srv_server srv_server;
 

@@ -7,8 +7,8 @@
  *   virtual_bytes, open_fds, max_fds (RLIMIT_NOFILE's soft limit), start_time_seconds
  *   (since the epoch)} to the status object. A figure /proc does not give is left out.
  */
-#ifndef NND_DAEMON_STATS_PROCESS_H
-#define NND_DAEMON_STATS_PROCESS_H
+#ifndef SRV_STATS_PROCESS_H
+#define SRV_STATS_PROCESS_H
 
 #include <cjson/cJSON.h>
 

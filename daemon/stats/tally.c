@@ -77,10 +77,10 @@ static cJSON *hist_json(const qos_hist *h) {
     srv_json_add_u64(o, "count", h ? h->count : 0);
     srv_json_add_u64(o, "sum_us", h ? h->sum_ns / 1000 : 0);
     cJSON *below = cJSON_AddObjectToObject(o, "below");
-    for (unsigned i = 0; below && i < NND_LATENCY_BOUNDS; i++) {
+    for (unsigned i = 0; below && i < QOS_LATENCY_BOUNDS; i++) {
         char bound[24];
-        snprintf(bound, sizeof bound, "%llu", NND_LATENCY_BOUND_NS(i) / 1000);
-        srv_json_add_u64(below, bound, h ? qos_hist_count_below(h, NND_LATENCY_BOUND_NS(i)) : 0);
+        snprintf(bound, sizeof bound, "%llu", QOS_LATENCY_BOUND_NS(i) / 1000);
+        srv_json_add_u64(below, bound, h ? qos_hist_count_below(h, QOS_LATENCY_BOUND_NS(i)) : 0);
     }
     return o;
 }

@@ -11,13 +11,13 @@
  *   executions of further uids add up in one "untracked" pair of counters, those of
  *   further device names are counted per uid but have no latency histogram.
  * - srv_tally_devices_json() adds "latency_us" ({count, sum_us, below: {bound_us: n}},
- *   the bounds of the scheduler's exported histogram, NND_LATENCY_BOUND_NS) to each element
+ *   the bounds of the scheduler's exported histogram, QOS_LATENCY_BOUND_NS) to each element
  *   of the status's "devices" array by its "name"; srv_tally_json() adds
  *   "prepare_time_us" (the same form), "app_totals" ([{uid, executions, failed}], by uid)
  *   and "app_totals_untracked" ({executions, failed}) to the status object.
  */
-#ifndef NND_DAEMON_STATS_TALLY_H
-#define NND_DAEMON_STATS_TALLY_H
+#ifndef SRV_STATS_TALLY_H
+#define SRV_STATS_TALLY_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

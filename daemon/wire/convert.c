@@ -41,6 +41,23 @@ bool srv_model_uses_extensions(const Nnd__Model *m) {
     return false;
 }
 
+uint32_t srv_request_noted(const Nnd__Request *req) {
+    const Nnd__Model *m = NULL;
+    if (req->call_case == NND__REQUEST__CALL_PREPARE_MODEL && req->prepare_model)
+        m = req->prepare_model->model;
+    else if (req->call_case == NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS &&
+             req->get_supported_operations)
+        m = req->get_supported_operations->model;
+    if (!m) return 0;
+    return SRV_NOTED_EXTENSIONS_CHECKED |
+           (srv_model_uses_extensions(m) ? SRV_NOTED_USES_EXTENSIONS : 0);
+}
+
+bool srv_request_uses_extensions(const proto_frame_in *in, const Nnd__Model *m) {
+    if (in->noted & SRV_NOTED_EXTENSIONS_CHECKED) return in->noted & SRV_NOTED_USES_EXTENSIONS;
+    return srv_model_uses_extensions(m);
+}
+
 int srv_prio_from_wire(int wire, qos_prio dflt) {
     switch (wire) {
     case 0: return (int)dflt;
@@ -54,8 +71,8 @@ int srv_prio_from_wire(int wire, qos_prio dflt) {
 /* A model's extensionNameToPrefix, checked and resolved: prefix[i] is rewritten to id[i]. */
 typedef struct ext_map {
     size_t n;
-    uint32_t prefix[NND_EXT_MAX_LOADED];
-    uint16_t id[NND_EXT_MAX_LOADED];
+    uint32_t prefix[ENG_EXT_MAX_LOADED];
+    uint16_t id[ENG_EXT_MAX_LOADED];
 } ext_map;
 
 static schema_status ext_map_build(const Nnd__Model *m, bool allowed, ext_map *x, char *err,
@@ -67,10 +84,10 @@ static schema_status ext_map_build(const Nnd__Model *m, bool allowed, ext_map *x
                             "this client may not use vendor extensions (it is not on the "
                             "daemon's extensions allowlist)");
     /* Every name must be loaded, so a longer map cannot be valid. */
-    if (m->n_extension_name_to_prefix > NND_EXT_MAX_LOADED)
+    if (m->n_extension_name_to_prefix > ENG_EXT_MAX_LOADED)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "extensionNameToPrefix has %zu entries, over the limit of %d",
-                            m->n_extension_name_to_prefix, NND_EXT_MAX_LOADED);
+                            m->n_extension_name_to_prefix, ENG_EXT_MAX_LOADED);
     for (size_t i = 0; i < m->n_extension_name_to_prefix; i++) {
         const Nnd__ExtensionNameAndPrefix *e = m->extension_name_to_prefix[i];
         const char *name = e->name ? e->name : "";
@@ -126,7 +143,7 @@ static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xma
                                       eng_subgraph_desc *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (!g) return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "%sa subgraph is missing", name);
-    if (g->n_operands > NND_MAX_OPERANDS || g->n_operations > NND_MAX_OPERATIONS)
+    if (g->n_operands > ENG_MAX_OPERANDS || g->n_operations > ENG_MAX_OPERATIONS)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "%smodel too large (%zu operands, %zu operations)", name, g->n_operands,
                             g->n_operations);
@@ -142,10 +159,10 @@ static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xma
     for (size_t i = 0; i < g->n_operands; i++) {
         const Nnd__Operand *o = g->operands[i];
         eng_operand_desc *d = &ods[i];
-        if (o->n_dimensions > NND_MAX_RANK)
+        if (o->n_dimensions > ENG_MAX_RANK)
             return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                                 "%soperand %zu: rank %zu over the limit of %d", name, i,
-                                o->n_dimensions, NND_MAX_RANK);
+                                o->n_dimensions, ENG_MAX_RANK);
         if (!ext_map_code(xmap, o->type, &d->type))
             return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                                 "%soperand %zu: type 0x%08x has prefix %u, which "
@@ -198,10 +215,10 @@ static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xma
 /* The referenced subgraphs; the engine judges how they refer to each other. */
 static schema_status referenced_from_proto(const Nnd__Model *m, const ext_map *xmap,
                                            eng_model_desc *out, char *err, size_t errlen) {
-    if (m->n_referenced > NND_MAX_SUBGRAPHS)
+    if (m->n_referenced > ENG_MAX_SUBGRAPHS)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "%zu referenced subgraphs, over the limit of %d", m->n_referenced,
-                            NND_MAX_SUBGRAPHS);
+                            ENG_MAX_SUBGRAPHS);
     if (!m->n_referenced) return NND_OK;
     eng_subgraph_desc *refs = calloc(m->n_referenced, sizeof *refs);
     if (!refs)
@@ -249,10 +266,10 @@ static schema_status bind(const Nnd__RequestArgument *a, const char *what, size_
                           const eng_memory_view *pools, size_t n_pools, eng_io *io, char *err,
                           size_t errlen) {
     memset(io, 0, sizeof *io);
-    if (a->n_dimensions > NND_MAX_RANK)
+    if (a->n_dimensions > ENG_MAX_RANK)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "%s %zu: rank %zu over the limit of %d", what, i, a->n_dimensions,
-                            NND_MAX_RANK);
+                            ENG_MAX_RANK);
     io->rank = (uint32_t)a->n_dimensions;
     if (a->n_dimensions) memcpy(io->dims, a->dimensions, sizeof(uint32_t) * a->n_dimensions);
     if (a->has_no_value) {

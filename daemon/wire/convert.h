@@ -7,11 +7,12 @@
  * - srv_request_from_proto(): binds each argument to memory inside its mapped pool,
  *   refusing any location that runs past the pool (INVALID_ARGUMENT naming it).
  * - srv_prio_from_wire(): a wire Priority as the scheduler's. */
-#ifndef NND_CONVERT_H
-#define NND_CONVERT_H
+#ifndef SRV_WIRE_CONVERT_H
+#define SRV_WIRE_CONVERT_H
 
 #include "engine/engine.h"
 #include "nnd.pb-c.h"
+#include "proto/frame.h"
 #include "sched/sched_config.h"
 
 schema_status srv_model_from_proto(const Nnd__Model *m, eng_memory_view *pool_views, size_t n_views,
@@ -28,6 +29,14 @@ schema_status srv_model_from_proto_ext(const Nnd__Model *m, eng_memory_view *poo
                                        char *err, size_t errlen);
 /* Whether the model names extensions or uses OEM_OPERATION or the OEM types. */
 bool srv_model_uses_extensions(const Nnd__Model *m);
+/* A spilled request's model is walked on the worker that unpacked it, not on the loop:
+ * srv_request_noted() gives what that worker notes of a Request (proto_frame_in.noted), and
+ * srv_request_uses_extensions() answers srv_model_uses_extensions() for in's model m from
+ * it when it was noted, walking m otherwise. */
+#define SRV_NOTED_EXTENSIONS_CHECKED 1u
+#define SRV_NOTED_USES_EXTENSIONS    2u
+uint32_t srv_request_noted(const Nnd__Request *req);
+bool srv_request_uses_extensions(const proto_frame_in *in, const Nnd__Model *m);
 /* A wire Priority (LOW 90, MEDIUM 100, HIGH 110; 0 = unspecified gives dflt) as a qos_prio,
  * or -1 for any other value. */
 int srv_prio_from_wire(int wire, qos_prio dflt);

@@ -14,8 +14,8 @@
  * - Every answer is preceded by proto_frame_close_untaken() (proto/frame.h): once answered,
  *   the daemon holds nothing of the request but what it was asked to keep.
  */
-#ifndef NND_REPLY_H
-#define NND_REPLY_H
+#ifndef SRV_WIRE_REPLY_H
+#define SRV_WIRE_REPLY_H
 
 #include <stdint.h>
 

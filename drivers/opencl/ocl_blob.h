@@ -15,8 +15,8 @@
  *   another platform, device, driver version, kernel source or build options is refused
  *   with a message naming what it was made for) and makes its binary d's program when d
  *   has none built yet; 0, or -1 with a message (the daemon then prepares afresh). */
-#ifndef NND_OCL_BLOB_H
-#define NND_OCL_BLOB_H
+#ifndef OCL_BLOB_H
+#define OCL_BLOB_H
 
 #include <stddef.h>
 

@@ -12,8 +12,8 @@
  * - ocl_cache_load() returns a malloc'd binary (the caller frees it) or NULL;
  *   ocl_cache_store() writes one atomically (a temporary file renamed), 0600. Failures
  *   only cost a rebuild. */
-#ifndef NND_OCL_CACHE_H
-#define NND_OCL_CACHE_H
+#ifndef OCL_CACHE_H
+#define OCL_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

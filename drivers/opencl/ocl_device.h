@@ -21,8 +21,8 @@
  *   yet (no compilation: the binary is only linked); 0, or -1 with a message.
  * - ocl_device_close() frees one device, its scheduler stopped and its buffers freed first
  *   (ocl_exec.h, ocl_memory.h). */
-#ifndef NND_OCL_DEVICE_H
-#define NND_OCL_DEVICE_H
+#ifndef OCL_DEVICE_H
+#define OCL_DEVICE_H
 
 #include <CL/cl.h>
 #include <pthread.h>

@@ -22,8 +22,8 @@
  *   at most one yielding execution is on the device at once; so a HIGH execution arriving
  *   under a LOW flood waits for one piece of one LOW execution, not for whole ones.
  * - ocl_release() frees a prepared partition no execution uses. */
-#ifndef NND_OCL_EXEC_H
-#define NND_OCL_EXEC_H
+#ifndef OCL_EXEC_H
+#define OCL_EXEC_H
 
 #include "nnd/driver.h"
 #include "ocl_device.h"

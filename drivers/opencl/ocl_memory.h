@@ -8,8 +8,8 @@
  * ocl_memory_get() returns the buffer and its size for a handle (NULL: no such handle);
  * the daemon frees a buffer only when no execution uses it, so the buffer stays valid for
  * the execution that looked it up. ocl_memory_close() frees what is left. */
-#ifndef NND_OCL_MEMORY_H
-#define NND_OCL_MEMORY_H
+#ifndef OCL_MEMORY_H
+#define OCL_MEMORY_H
 
 #include "nnd/driver.h"
 #include "ocl_device.h"

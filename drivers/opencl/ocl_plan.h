@@ -13,8 +13,8 @@
  *   run exactly as NNAPI defines it (types, ranks, layouts, unknown shapes, non-constant
  *   parameters); the caller then declines the operation.
  * - ocl_plan_free() frees what the plan owns (re-laid weights, arrays). */
-#ifndef NND_OCL_PLAN_H
-#define NND_OCL_PLAN_H
+#ifndef OCL_PLAN_H
+#define OCL_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -18,8 +18,8 @@
  * - The account is per thread (preparations run on the loop and on workers at once);
  *   outside a begin/end pair the calls count nothing.
  */
-#ifndef NND_ENGINE_FOOTPRINT_H
-#define NND_ENGINE_FOOTPRINT_H
+#ifndef ENG_BASE_FOOTPRINT_H
+#define ENG_BASE_FOOTPRINT_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -11,8 +11,8 @@
  *   chooses, and memory that is granted gets written. NND_EXEC_ALLOC_LIMIT_MB overrides
  *   the default of 4 GiB.
  * - One pool per execution, used by one thread at a time. */
-#ifndef NND_ENGINE_SCRATCH_H
-#define NND_ENGINE_SCRATCH_H
+#ifndef ENG_BASE_SCRATCH_H
+#define ENG_BASE_SCRATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>

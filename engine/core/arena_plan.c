@@ -143,7 +143,7 @@ static size_t lowest_fit(planner *pl, size_t size) {
 }
 
 static size_t align_up(size_t n) {
-    return (n + NND_ARENA_ALIGN - 1) & ~(size_t)(NND_ARENA_ALIGN - 1);
+    return (n + ENG_ARENA_ALIGN - 1) & ~(size_t)(ENG_ARENA_ALIGN - 1);
 }
 
 static void planner_free(planner *pl) {
@@ -174,7 +174,7 @@ schema_status eng_plan_arena(eng_prepared *p, char *err, size_t errlen) {
         goto out;
     }
     for (uint32_t i = 0; i < n; i++)
-        first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = NND_NO_SLOT;
+        first[i] = UINT32_MAX, last[i] = 0, p->slot[i] = ENG_NO_SLOT;
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const eng_step *st = &p->steps[k];
         for (uint32_t j = 0; j < st->n_out; j++)
@@ -191,9 +191,9 @@ schema_status eng_plan_arena(eng_prepared *p, char *err, size_t errlen) {
         if (first[i] == UINT32_MAX) first[i] = 0; /* written by no step: validation refuses */
         if (last[i] < first[i]) last[i] = first[i];
         uint64_t bytes = schema_shape_bytes(t->type, t->rank, t->dims);
-        if (bytes == UINT64_MAX || (total += align_up((size_t)bytes)) > NND_MAX_TENSOR_BYTES) {
+        if (bytes == UINT64_MAX || (total += align_up((size_t)bytes)) > SCHEMA_MAX_TENSOR_BYTES) {
             s = FAIL("operand %u: temporaries larger than %llu bytes", i,
-                     (unsigned long long)NND_MAX_TENSOR_BYTES);
+                     (unsigned long long)SCHEMA_MAX_TENSOR_BYTES);
             goto out;
         }
         size[i] = align_up((size_t)bytes);

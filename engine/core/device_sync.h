@@ -6,8 +6,8 @@
  *   step's device) reads in[0..n), the host copies of those the device holds newer are
  *   read back (NND_OK, or the backend's failure with err).
  * - eng_exec_outputs_written(): after a step on runs_on wrote out[0..n). */
-#ifndef NND_ENGINE_DEVICE_SYNC_H
-#define NND_ENGINE_DEVICE_SYNC_H
+#ifndef ENG_CORE_DEVICE_SYNC_H
+#define ENG_CORE_DEVICE_SYNC_H
 
 #include "engine/backend.h"
 

@@ -16,7 +16,7 @@
 schema_status eng_exec_size_operand(eng_exec *e, uint32_t o, char *err, size_t errlen) {
     eng_tensor *t = &e->tensors[o];
     size_t need = eng_tensor_bytes(t);
-    if (e->p->slot[o] != NND_NO_SLOT && t->bytes >= need) return NND_OK;
+    if (e->p->slot[o] != ENG_NO_SLOT && t->bytes >= need) return NND_OK;
     if (e->dyn_cap[o] < need) {
         if (eng_alloc_over_limit(need))
             return (schema_errf(err, errlen, "operand %u would take %zu bytes, over the limit", o,
@@ -111,11 +111,11 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
                     break;
                 }
                 s = st->def->shape(&c);
-                if (s == NND_DEFER && e->insufficient) {
+                if (s == ENG_DEFER && e->insufficient) {
                     s = NND_OK;
                     break; /* shapes downstream depend on outputs that were not computed */
                 }
-                if (s == NND_DEFER)
+                if (s == ENG_DEFER)
                     s = (schema_errf(err, errlen, "%s #%u: shape not computable", st->def->name,
                                      st->index),
                          NND_GENERAL_FAILURE);
@@ -141,10 +141,10 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
     for (uint32_t i = 0; !s && !e->insufficient && i < p->n_outputs; i++) {
         eng_tensor *t = &e->tensors[p->outputs[i]];
         if (e->out_caller[i]) memcpy(e->out_caller[i], t->data, eng_tensor_bytes(t));
-        if (t->device && (t->device_sync & NND_DEVICE_STALE) &&
+        if (t->device && (t->device_sync & ENG_DEVICE_STALE) &&
             !(s = t->device->mem_write(t->device, t->device_handle, 0, t->data, eng_tensor_bytes(t),
                                        err, errlen)))
-            t->device_sync &= (uint8_t)~NND_DEVICE_STALE;
+            t->device_sync &= (uint8_t)~ENG_DEVICE_STALE;
     }
     if (!s && e->insufficient) {
         s = NND_OUTPUT_INSUFFICIENT_SIZE;
@@ -165,7 +165,7 @@ void eng_exec_reset(eng_exec *e) {
     const eng_prepared *p = e->p;
     memcpy(e->tensors, p->tensors, sizeof(eng_tensor) * p->n_operands);
     for (uint32_t i = 0; i < p->n_operands; i++)
-        if (p->slot[i] != NND_NO_SLOT) {
+        if (p->slot[i] != ENG_NO_SLOT) {
             e->tensors[i].data = e->arena + p->slot[i];
             e->tensors[i].bytes = eng_tensor_bytes(&e->tensors[i]);
         }

@@ -149,7 +149,7 @@ static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char 
         return NND_OK;
     }
     if (io->rank) {
-        if (io->rank > NND_MAX_RANK) return FAIL("input %u: rank %u over the limit", i, io->rank);
+        if (io->rank > ENG_MAX_RANK) return FAIL("input %u: rank %u over the limit", i, io->rank);
         if (t->rank && t->rank != io->rank)
             return FAIL("input %u: request gives rank %u, the model has %u", i, io->rank, t->rank);
         for (uint32_t r = 0; r < io->rank; r++)
@@ -170,7 +170,7 @@ static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char 
     if (io->device) { /* a host copy, filled when some step needs it */
         t->device = io->device;
         t->device_handle = io->device_handle;
-        t->device_sync = NND_HOST_STALE;
+        t->device_sync = ENG_HOST_STALE;
         t->data = io_slot(e, i, need);
         t->bytes = need;
         if (!t->data)
@@ -287,7 +287,7 @@ schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outp
              * their operands do not overlap. */
             for (uint32_t j = 0; j < p->n_inputs; j++)
                 if (inputs[j].device == t->device && inputs[j].device_handle == t->device_handle)
-                    t->device_sync = NND_HOST_ONLY;
+                    t->device_sync = ENG_HOST_ONLY;
             t->data = io_slot(e, p->n_inputs + i, t->bytes);
             e->out_caller[i] = NULL;
             if (!t->data) {

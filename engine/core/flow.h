@@ -11,8 +11,8 @@
  * Validation (flow_check.c), as HAL 1.3 defines it:
  * - eng_flow_check_references(): SUBGRAPH operands (type and lifetime go together, the
  *   offset names a referenced subgraph, no length, pool or dimensions), no subgraph that
- *   references itself through any chain, nesting at most NND_MAX_SUBGRAPH_DEPTH, the
- *   counts within NND_MAX_SUBGRAPHS and the operand and operation limits over all graphs.
+ *   references itself through any chain, nesting at most ENG_MAX_SUBGRAPH_DEPTH, the
+ *   counts within ENG_MAX_SUBGRAPHS and the operand and operation limits over all graphs.
  *   It orders the referenced subgraphs so that each comes after every one it references.
  * - eng_flow_check_op(): an IF's or WHILE's signature against the subgraphs it names: the
  *   counts, a condition of one TENSOR_BOOL8 element, and every operand passed in or out
@@ -21,7 +21,7 @@
  *   the operation, the subgraph and the operands.
  *
  * Preparation: prepare.c infers an IF's or WHILE's output shapes from the prepared
- * subgraphs where they are fixed, else NND_DEFER: the shapes become known at execution.
+ * subgraphs where they are fixed, else ENG_DEFER: the shapes become known at execution.
  * eng_flow_pass_cost() (step.c) totals one pass of a plan (an IF counts its larger
  * branch, a WHILE one iteration), memoized per plan so that shared subgraphs cost nothing
  * more.
@@ -43,8 +43,8 @@
  *   checkpoint's loop timeout (time spent stopped not counted) fails with
  *   NND_MISSED_DEADLINE_TRANSIENT, not resumable.
  */
-#ifndef NND_FLOW_H
-#define NND_FLOW_H
+#ifndef ENG_CORE_FLOW_H
+#define ENG_CORE_FLOW_H
 
 #include "engine/core/internal.h"
 

@@ -114,18 +114,18 @@ static uint32_t nesting(const eng_model_desc *m, uint32_t g, const uint32_t *dep
 schema_status eng_flow_check_references(const eng_model_desc *m, uint32_t *order, char *err,
                                         size_t errlen) {
     uint32_t n = m->n_referenced;
-    if (n > NND_MAX_SUBGRAPHS)
-        return FAIL("%u referenced subgraphs, over the limit of %u", n, NND_MAX_SUBGRAPHS);
+    if (n > ENG_MAX_SUBGRAPHS)
+        return FAIL("%u referenced subgraphs, over the limit of %u", n, ENG_MAX_SUBGRAPHS);
     if (n && !m->referenced) return FAIL("referenced subgraphs missing");
     uint64_t operands = m->n_operands, operations = m->n_operations;
     for (uint32_t g = 0; g < n; g++) {
         operands += m->referenced[g].n_operands;
         operations += m->referenced[g].n_operations;
     }
-    if (operands > NND_MAX_OPERANDS || operations > NND_MAX_OPERATIONS)
+    if (operands > ENG_MAX_OPERANDS || operations > ENG_MAX_OPERATIONS)
         return FAIL("the model's graphs have %llu operands and %llu operations together, over "
                     "the limit of %u each",
-                    (unsigned long long)operands, (unsigned long long)operations, NND_MAX_OPERANDS);
+                    (unsigned long long)operands, (unsigned long long)operations, ENG_MAX_OPERANDS);
     for (uint32_t g = 0; g <= n; g++) {
         eng_model_desc v = eng_flow_graph(m, g);
         for (uint32_t i = 0; i < v.n_operands; i++)
@@ -146,10 +146,10 @@ schema_status eng_flow_check_references(const eng_model_desc *m, uint32_t *order
     /* Post order: every callee's depth is known before its callers'. */
     for (uint32_t k = 0; k < n && !s; k++) {
         depth[order[k]] = nesting(m, order[k], depth);
-        if (depth[order[k]] > NND_MAX_SUBGRAPH_DEPTH)
+        if (depth[order[k]] > ENG_MAX_SUBGRAPH_DEPTH)
             s = FAIL("referenced subgraph %u: subgraphs nest %u deep under it, over the limit of "
                      "%u",
-                     order[k], depth[order[k]], NND_MAX_SUBGRAPH_DEPTH);
+                     order[k], depth[order[k]], ENG_MAX_SUBGRAPH_DEPTH);
     }
     free(state);
     free(depth);

@@ -168,7 +168,7 @@ static schema_status run_sub(uint32_t k, eng_exec *x, bool resume, const eng_che
     if (!s && x->insufficient)
         return FAIL(NND_GENERAL_FAILURE, "%s: an output is larger than the operand it feeds", what);
     if (s && x->stopped_at == UINT32_MAX && err && errlen) {
-        char inner[NND_ERR_LEN];
+        char inner[SCHEMA_ERR_LEN];
         snprintf(inner, sizeof inner, "%s", err);
         schema_errf(err, errlen, "%s: %s", what, inner);
     }
@@ -282,8 +282,8 @@ static schema_status run_if(eng_exec *e, uint32_t k, const eng_checkpoint *cp, c
 
 static uint64_t loop_timeout(const eng_checkpoint *cp) {
     uint64_t t = cp ? cp->loop_timeout_ns : 0;
-    if (!t) return NND_LOOP_TIMEOUT_DEFAULT_NS;
-    return t > NND_LOOP_TIMEOUT_MAX_NS ? NND_LOOP_TIMEOUT_MAX_NS : t;
+    if (!t) return ENG_LOOP_TIMEOUT_DEFAULT_NS;
+    return t > ENG_LOOP_TIMEOUT_MAX_NS ? ENG_LOOP_TIMEOUT_MAX_NS : t;
 }
 
 /* The body's outputs become the carried values: their buffers move to the loop, the loop's

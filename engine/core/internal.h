@@ -2,19 +2,19 @@
 /* internal: the prepared plan and execution state, shared by model.c, prepare.c,
  * execute.c and the control flow files (flow.h) only. Nothing outside engine/ includes
  * this. */
-#ifndef NND_ENGINE_INTERNAL_H
-#define NND_ENGINE_INTERNAL_H
+#ifndef ENG_CORE_INTERNAL_H
+#define ENG_CORE_INTERNAL_H
 
 #include "engine/engine.h"
 #include "engine/base/scratch.h"
 #include "engine/op.h"
 #include "engine/ops_common/operand.h"
 
-#define NND_ARENA_ALIGN 64
+#define ENG_ARENA_ALIGN 64
 /* Distinct backends one plan's steps may be counted on: the CPU and the drivers of a
  * compilation (the daemon has at most 16 devices). */
-#define NND_PLAN_BACKENDS 24
-#define NND_NO_SLOT       SIZE_MAX
+#define ENG_PLAN_BACKENDS 24
+#define ENG_NO_SLOT       SIZE_MAX
 
 typedef struct eng_backend eng_backend;
 
@@ -40,7 +40,7 @@ struct eng_prepared {
     uint32_t n_operands;
     eng_operand_desc *operands; /* own copy, dimensions as inferred at prepare */
     eng_tensor *tensors;        /* template: constants bound, shapes as far as known */
-    size_t *slot;               /* arena offset per temporary, or NND_NO_SLOT */
+    size_t *slot;               /* arena offset per temporary, or ENG_NO_SLOT */
     size_t arena_size;
     uint32_t n_steps;
     eng_step *steps;         /* in execution order */
@@ -61,7 +61,7 @@ struct eng_prepared {
     struct {
         const struct eng_backend *backend;
         uint32_t steps, partitions;
-    } on[NND_PLAN_BACKENDS];
+    } on[ENG_PLAN_BACKENDS];
     /* Per operand: a temporary inside a driver partition (no arena space, never seen by
      * the daemon); NULL when the plan has no partition. */
     bool *driver_owned;

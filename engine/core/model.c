@@ -12,7 +12,7 @@
 #define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
 
 static uint64_t byte_size(const eng_operand_desc *o) {
-    return schema_shape_bytes(o->type, o->rank > NND_MAX_RANK ? 0 : o->rank, o->dims);
+    return schema_shape_bytes(o->type, o->rank > ENG_MAX_RANK ? 0 : o->rank, o->dims);
 }
 
 static schema_status check_quant(const eng_operand_desc *o, uint32_t i, char *err, size_t errlen) {
@@ -92,8 +92,8 @@ static schema_status check_operand(const eng_model_desc *m, uint32_t i, char *er
                     (unsigned)o->type & 0xffffu);
     if ((schema_type_size(o->type) == 0 && !oem) || o->type == NND_SUBGRAPH_TYPE)
         return FAIL("operand %u: unknown or unsupported operand type %d", i, o->type);
-    if (o->rank > NND_MAX_RANK)
-        return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, NND_MAX_RANK);
+    if (o->rank > ENG_MAX_RANK)
+        return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, ENG_MAX_RANK);
     if (!schema_type_is_tensor(o->type) && o->rank != 0)
         return FAIL("operand %u: scalar type %s has %u dimensions", i, schema_type_name(o->type),
                     o->rank);
@@ -174,8 +174,8 @@ static schema_status check_io_list(const eng_model_desc *m, const uint32_t *list
  * referenced subgraph (eng_flow_graph) may have no inputs. */
 static schema_status eng_validate_structure(const eng_model_desc *m, bool referenced, char *err,
                                             size_t errlen) {
-    if (m->n_operands > NND_MAX_OPERANDS) return FAIL("too many operands (%u)", m->n_operands);
-    if (m->n_operations > NND_MAX_OPERATIONS)
+    if (m->n_operands > ENG_MAX_OPERANDS) return FAIL("too many operands (%u)", m->n_operands);
+    if (m->n_operations > ENG_MAX_OPERATIONS)
         return FAIL("too many operations (%u)", m->n_operations);
     if (m->n_operations == 0) return FAIL("model has no operations");
     if ((m->n_inputs == 0 && !referenced) || m->n_outputs == 0)
@@ -475,7 +475,7 @@ static schema_status validate_referenced(const eng_model_desc *m, bool *sub_ok, 
     bool *flags = NULL;
     if (!order) return FAIL("out of memory validating subgraphs");
     schema_status s = eng_flow_check_references(m, order, err, errlen);
-    char inner[NND_ERR_LEN];
+    char inner[SCHEMA_ERR_LEN];
     for (uint32_t i = 0; i < n && !s; i++) {
         uint32_t r = order[i];
         eng_model_desc view = eng_flow_graph(m, r);

@@ -29,7 +29,7 @@ void eng_partition_supported(const eng_prepared *p, eng_driver_dev *dev, bool *b
     memset(by_step, 0, sizeof(bool) * p->n_steps);
     eng_submodel sub;
     if (eng_drv_disabled(dev) || !eng_submodel_make(p, 0, p->n_steps, &sub)) return;
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     int rc = eng_drv_supported(dev, &sub.m, by_step, err, sizeof err);
     free((void *)sub.m.inputs);
     eng_submodel_free(&sub);
@@ -84,7 +84,7 @@ static schema_status assign(const eng_prepared *p, const eng_model_desc *m, int 
 static schema_status make_partition(eng_prepared *p, const eng_model_desc *m, eng_driver_dev *dev,
                                     uint32_t first, uint32_t n, char *err, size_t errlen) {
     eng_partition *part;
-    char msg[NND_ERR_LEN] = "";
+    char msg[SCHEMA_ERR_LEN] = "";
     int rc = eng_partition_prepare(p, m, dev, first, n, NULL, 0, &part, msg, sizeof msg);
     if (rc == NND_DRIVER_OK) {
         eng_partition_install(p, part);
@@ -123,7 +123,7 @@ static schema_status from_blobs(eng_prepared *p, const eng_model_desc *m, char *
                                 "%u)",
                                 i, b->operation, b->driver);
         eng_partition *part;
-        char msg[NND_ERR_LEN] = "";
+        char msg[SCHEMA_ERR_LEN] = "";
         int rc = eng_partition_prepare(p, m, be->driver, first, n_steps, blobs, n_blobs, &part, msg,
                                        sizeof msg);
         if (rc != NND_DRIVER_OK) {

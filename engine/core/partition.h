@@ -21,8 +21,8 @@
  *   NND_OK (done), ENG_ON_DEVICE (started, engine.h), or the failure with err.
  *   eng_partition_finish() completes one that was started, once its notify came.
  */
-#ifndef NND_PARTITION_H
-#define NND_PARTITION_H
+#ifndef ENG_CORE_PARTITION_H
+#define ENG_CORE_PARTITION_H
 
 #include "engine/backends/drivers/driver_call.h"
 #include "engine/core/internal.h"

@@ -3,8 +3,8 @@
  * eng_step_blob per partition, its driver's cache_save() blobs with the partition's
  * extent), and such a blob read back: eng_partition_blob_parse() gives its steps and its
  * driver's blobs (at most max, pointing into data), false when malformed. */
-#ifndef NND_PARTITION_BLOBS_H
-#define NND_PARTITION_BLOBS_H
+#ifndef ENG_CORE_PARTITION_BLOBS_H
+#define ENG_CORE_PARTITION_BLOBS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,7 +17,7 @@ struct eng_part_run {
     nnd_driver_execution x;
     nnd_driver_arg *args;
     uint32_t cap;
-    char msg[NND_ERR_LEN];
+    char msg[SCHEMA_ERR_LEN];
     pthread_mutex_t lock;
     pthread_cond_t cond;
     int state;
@@ -90,7 +90,7 @@ static void arg_of(nnd_driver_arg *a, eng_tensor *t, const eng_backend *be, bool
     a->rank = t->rank;
     memcpy(a->dims, t->dims, sizeof(uint32_t) * t->rank);
     bool on_device = t->device == be && be->mem_alloc &&
-                     !(t->device_sync & (output ? NND_HOST_ONLY : NND_DEVICE_STALE));
+                     !(t->device_sync & (output ? ENG_HOST_ONLY : ENG_DEVICE_STALE));
     if (on_device) {
         a->memory = t->device_handle;
         a->length = eng_tensor_bytes(t);
@@ -187,7 +187,7 @@ schema_status eng_partition_finish(eng_exec *e, uint32_t k, char *err, size_t er
         for (uint32_t j = 0; j < part->n_out; j++) {
             eng_tensor *t = &e->tensors[part->out[j]];
             const nnd_driver_arg *a = &r->args[part->n_in + j];
-            if (a->rank && a->rank <= NND_MAX_RANK) {
+            if (a->rank && a->rank <= ENG_MAX_RANK) {
                 t->rank = a->rank;
                 memcpy(t->dims, a->dims, sizeof(uint32_t) * a->rank);
             }

@@ -10,8 +10,8 @@
  *   (OUTPUT_INSUFFICIENT_SIZE) and measured times.
  * - eng_partition_run_reset() forgets a completion no run went on from (a fresh run);
  *   eng_partition_run_free() waits for a started partition (asking the driver to cancel). */
-#ifndef NND_PARTITION_RUN_H
-#define NND_PARTITION_RUN_H
+#ifndef ENG_CORE_PARTITION_RUN_H
+#define ENG_CORE_PARTITION_RUN_H
 
 #include "engine/core/internal.h"
 

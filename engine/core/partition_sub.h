@@ -5,8 +5,8 @@
  * preparation (prepare(), or cache_load() from blobs, prepare() when that fails; the
  * driver's held_bytes in the model's footprint), its place in the plan (its first step
  * runs it, the others are members; temporaries inside are driver_owned) and its release. */
-#ifndef NND_PARTITION_SUB_H
-#define NND_PARTITION_SUB_H
+#ifndef ENG_CORE_PARTITION_SUB_H
+#define ENG_CORE_PARTITION_SUB_H
 
 #include "engine/backends/drivers/driver_call.h"
 #include "engine/core/internal.h"

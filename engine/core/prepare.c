@@ -83,7 +83,7 @@ static void set_shape(eng_tensor *t, const eng_tensor *from) {
 }
 
 /* An IF's or WHILE's output shapes from the prepared subgraphs where they are fixed (both
- * branches agree; a loop's body keeps its carried shapes), else NND_DEFER: the shapes become
+ * branches agree; a loop's body keeps its carried shapes), else ENG_DEFER: the shapes become
  * known at execution. */
 static schema_status flow_shape(const eng_prepared *p, const eng_step *st, eng_tensor **out) {
     const eng_prepared *a = st->sub[0], *b = st->sub[1];
@@ -91,12 +91,12 @@ static schema_status flow_shape(const eng_prepared *p, const eng_step *st, eng_t
         if (st->def->code == NND_OP_IF) {
             /* Both branches give the same shape: the IF's output has it whichever runs. */
             const eng_tensor *x = &a->tensors[a->outputs[j]], *y = &b->tensors[b->outputs[j]];
-            if (!same_shape(x, y)) return NND_DEFER;
+            if (!same_shape(x, y)) return ENG_DEFER;
             set_shape(out[j], x);
         } else {
             /* The body keeps a carried value's shape: the loop ends with the one it began. */
             const eng_tensor *x = &p->tensors[st->in[2 + j]], *y = &b->tensors[b->outputs[j]];
-            if (!same_shape(x, y)) return NND_DEFER;
+            if (!same_shape(x, y)) return ENG_DEFER;
             set_shape(out[j], x);
         }
     }
@@ -131,7 +131,7 @@ static schema_status infer_shapes(eng_prepared *p, bool relaxed, char *err, size
                         .err = err,
                         .errlen = errlen};
         schema_status s = flow ? flow_shape(p, st, out) : st->def->shape(&c);
-        if (s == NND_DEFER) {
+        if (s == ENG_DEFER) {
             for (uint32_t j = 0; j < st->n_out; j++)
                 *out[j] = declared[j];
             p->dynamic = true;
@@ -157,7 +157,7 @@ static schema_status infer_shapes(eng_prepared *p, bool relaxed, char *err, size
 }
 
 static size_t align_up(size_t n) {
-    return (n + NND_ARENA_ALIGN - 1) & ~(size_t)(NND_ARENA_ALIGN - 1);
+    return (n + ENG_ARENA_ALIGN - 1) & ~(size_t)(ENG_ARENA_ALIGN - 1);
 }
 
 static const uint8_t *constant_bytes(const eng_model_desc *m, const eng_operand_desc *o) {
@@ -203,7 +203,7 @@ static schema_status copy_model(eng_prepared *p, const eng_model_desc *m, const 
     }
     p->extension_blobs = malloc(blob_bytes + 1);
     p->constants_bytes = align_up(const_bytes + 1);
-    p->constants = aligned_alloc(NND_ARENA_ALIGN, p->constants_bytes);
+    p->constants = aligned_alloc(ENG_ARENA_ALIGN, p->constants_bytes);
     if (!p->operands || !p->tensors || !p->slot || !p->channel_quant || !p->channel_scales ||
         !p->steps || !p->operand_lists || !p->inputs || !p->outputs || !p->constants ||
         !p->extension_blobs)
@@ -316,7 +316,7 @@ static schema_status plan_subgraphs(const eng_model_desc *m, eng_prepared **subp
     uint32_t *order = malloc(sizeof(uint32_t) * (m->n_referenced + 1));
     if (!order) return FAIL("out of memory preparing subgraphs");
     schema_status s = eng_flow_check_references(m, order, err, errlen);
-    char inner[NND_ERR_LEN];
+    char inner[SCHEMA_ERR_LEN];
     for (uint32_t i = 0; i < m->n_referenced && !s; i++) {
         eng_model_desc view = eng_flow_graph(m, order[i]);
         inner[0] = 0;
@@ -375,7 +375,7 @@ static void claim_steps(eng_prepared *p, bool cpu_fast) {
     if (env && *env && strcmp(env, "0") != 0) cpu_fast = false;
     if (!cpu_fast) return;
     eng_tensor *in[ENG_STEP_MAX_IN], *out[ENG_STEP_MAX_OUT];
-    char err[NND_ERR_LEN]; /* a declined claim's message is not kept */
+    char err[SCHEMA_ERR_LEN]; /* a declined claim's message is not kept */
     bool last = true;
     const eng_backend *be = &eng_backend_xnnpack;
     for (uint32_t k = p->n_steps; k-- > 0;) {
@@ -414,7 +414,7 @@ static void count_steps_on(eng_prepared *p) {
         uint32_t i = 0;
         while (i < p->n_on && p->on[i].backend != b)
             i++;
-        if (i == NND_PLAN_BACKENDS) continue; /* more backends than devices: not counted */
+        if (i == ENG_PLAN_BACKENDS) continue; /* more backends than devices: not counted */
         if (i == p->n_on) p->on[p->n_on++].backend = b, p->on[i].steps = p->on[i].partitions = 0;
         p->on[i].steps++;
         if (p->steps[k].part_len) p->on[i].partitions++;
@@ -443,7 +443,7 @@ schema_status eng_supported_operations_on(const eng_model_desc *m, bool *support
     schema_status s = eng_supported_operations_why(m, supported, on_refused, ctx, err, errlen);
     if (s || !m->drivers_only) return s;
     eng_prepared *p = NULL;
-    char ignored[NND_ERR_LEN];
+    char ignored[SCHEMA_ERR_LEN];
     if (build_plan(m, &p, ignored, sizeof ignored) != NND_OK) {
         /* Valid operations whose model cannot be planned (shapes) have no driver step. */
         memset(supported, 0, sizeof(bool) * m->n_operations);

@@ -33,8 +33,8 @@
  * on the declared types. Returns how many temporaries changed: the arena must then be
  * laid out again (their sizes doubled).
  */
-#ifndef NND_ENGINE_REWRITES_H
-#define NND_ENGINE_REWRITES_H
+#ifndef ENG_CORE_REWRITES_H
+#define ENG_CORE_REWRITES_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
  * (nnd_engine_rules, engine/CMakeLists.txt), so nothing here may call into preparation or
  * execution. Internal to engine/.
  */
-#ifndef NND_ENGINE_CORE_VALIDATE_OP_H
-#define NND_ENGINE_CORE_VALIDATE_OP_H
+#ifndef ENG_CORE_VALIDATE_OP_H
+#define ENG_CORE_VALIDATE_OP_H
 
 #include <stdbool.h>
 

@@ -123,9 +123,9 @@ static schema_status act_q8(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(RELU, act_check, act_shape, 0, 0, ACT_KERNELS);
-NND_OP_DEF(RELU1, act_check, act_shape, 0, 0, ACT_KERNELS);
-NND_OP_DEF(RELU6, act_check, act_shape, 0, 0, ACT_KERNELS);
-NND_OP_DEF(LOGISTIC, act_check, act_shape, 0, 0, ACT_KERNELS);
-NND_OP_DEF(TANH, act_check, act_shape, 0, 0, ACT_KERNELS);
-NND_OP_DEF(FLOOR, act_check, act_shape, 0, 0, ACT_KERNELS);
+ENG_OP_DEF(RELU, act_check, act_shape, 0, 0, ACT_KERNELS);
+ENG_OP_DEF(RELU1, act_check, act_shape, 0, 0, ACT_KERNELS);
+ENG_OP_DEF(RELU6, act_check, act_shape, 0, 0, ACT_KERNELS);
+ENG_OP_DEF(LOGISTIC, act_check, act_shape, 0, 0, ACT_KERNELS);
+ENG_OP_DEF(TANH, act_check, act_shape, 0, 0, ACT_KERNELS);
+ENG_OP_DEF(FLOOR, act_check, act_shape, 0, 0, ACT_KERNELS);

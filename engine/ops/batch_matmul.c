@@ -141,7 +141,7 @@ static schema_status mm_q8_signed(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(BATCH_MATMUL, mm_check, mm_shape, 0, 0,
+ENG_OP_DEF(BATCH_MATMUL, mm_check, mm_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, mm_f32},
             {NND_TENSOR_FLOAT16, mm_f16},
             {NND_TENSOR_INT32, mm_i32},

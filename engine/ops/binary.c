@@ -200,7 +200,7 @@ static schema_status binary_q8(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(ADD, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
-NND_OP_DEF(MUL, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
-NND_OP_DEF(SUB, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
-NND_OP_DEF(DIV, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+ENG_OP_DEF(ADD, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+ENG_OP_DEF(MUL, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+ENG_OP_DEF(SUB, binary_check, binary_shape, 0, 0, BINARY_KERNELS);
+ENG_OP_DEF(DIV, binary_check, binary_shape, 0, 0, BINARY_KERNELS);

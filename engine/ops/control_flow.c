@@ -4,5 +4,5 @@
  * operation's check() cannot see, and they have no kernel of their own. */
 #include "engine/ops/op_def.h"
 
-NND_OP_DEF(IF, NULL, NULL, 0, 0, {{0, NULL}});
-NND_OP_DEF(WHILE, NULL, NULL, 0, 0, {{0, NULL}});
+ENG_OP_DEF(IF, NULL, NULL, 0, 0, {{0, NULL}});
+ENG_OP_DEF(WHILE, NULL, NULL, 0, 0, {{0, NULL}});

@@ -176,7 +176,7 @@ static schema_status conv_f16(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
-NND_OP_DEF(DEPTHWISE_CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
-NND_OP_DEF(GROUPED_CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
-NND_OP_DEF(FULLY_CONNECTED, fc_check, conv_shape, 0, 0, CONV_KERNELS);
+ENG_OP_DEF(CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
+ENG_OP_DEF(DEPTHWISE_CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
+ENG_OP_DEF(GROUPED_CONV_2D, windowed_check, conv_shape, 0, 0, CONV_KERNELS);
+ENG_OP_DEF(FULLY_CONNECTED, fc_check, conv_shape, 0, 0, CONV_KERNELS);

@@ -60,7 +60,7 @@ static schema_status dequantize_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(DEQUANTIZE, dequantize_check, dequantize_shape, 0, 0,
+ENG_OP_DEF(DEQUANTIZE, dequantize_check, dequantize_shape, 0, 0,
            {{NND_TENSOR_QUANT8_ASYMM, dequantize_run},
             {NND_TENSOR_QUANT8_SYMM, dequantize_run},
             {NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, dequantize_run},

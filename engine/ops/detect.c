@@ -193,7 +193,7 @@ static schema_status bbox_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(AXIS_ALIGNED_BBOX_TRANSFORM, bbox_check, bbox_shape, 0, 0,
+ENG_OP_DEF(AXIS_ALIGNED_BBOX_TRANSFORM, bbox_check, bbox_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, bbox_run},
             {NND_TENSOR_FLOAT16, bbox_run},
             {NND_TENSOR_QUANT16_ASYMM, bbox_run}});
@@ -327,7 +327,7 @@ static schema_status limit_shape(eng_op_ctx *c) {
     if (box->dims[0] != n || box->dims[1] != (uint64_t)n_classes * 4)
         return eng_fail(c, "input 1 must be [%u, %u]", n, n_classes * 4);
     if (c->in[2]->dims[0] != n) return eng_fail(c, "input 2 must be [%u]", n);
-    if (n && !inputs_known(c, 0, 3)) return NND_DEFER;
+    if (n && !inputs_known(c, 0, 3)) return ENG_DEFER;
     return limit_with_work(c, false);
 }
 
@@ -335,7 +335,7 @@ static schema_status limit_run(eng_op_ctx *c) {
     return limit_with_work(c, true);
 }
 
-NND_OP_DEF(BOX_WITH_NMS_LIMIT, limit_check, limit_shape, 0, 0, NND_KERNELS_FQ(limit_run));
+ENG_OP_DEF(BOX_WITH_NMS_LIMIT, limit_check, limit_shape, 0, 0, ENG_KERNELS_FQ(limit_run));
 
 /* ---- GENERATE_PROPOSALS ------------------------------------------------------------------ */
 
@@ -477,7 +477,7 @@ static schema_status proposal_shape(eng_op_ctx *c) {
     schema_status s = proposal_params_read(c, &p);
     if (s) return s;
     if (inputs_known(c, 0, 4)) return proposal_with_work(c, false);
-    if ((size_t)p.batches * p.height * p.width * p.anchors != 0) return NND_DEFER;
+    if ((size_t)p.batches * p.height * p.width * p.anchors != 0) return ENG_DEFER;
     set_count_shapes(c, 0, 1);
     return NND_OK;
 }
@@ -486,7 +486,7 @@ static schema_status proposal_run(eng_op_ctx *c) {
     return proposal_with_work(c, true);
 }
 
-NND_OP_DEF(GENERATE_PROPOSALS, proposal_check, proposal_shape, 0, 0, NND_KERNELS_FQ(proposal_run));
+ENG_OP_DEF(GENERATE_PROPOSALS, proposal_check, proposal_shape, 0, 0, ENG_KERNELS_FQ(proposal_run));
 
 /* ---- DETECTION_POSTPROCESSING ------------------------------------------------------------- */
 
@@ -649,5 +649,5 @@ static schema_status postproc_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(DETECTION_POSTPROCESSING, postproc_check, postproc_shape, 0, 0,
+ENG_OP_DEF(DETECTION_POSTPROCESSING, postproc_check, postproc_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, postproc_run}, {NND_TENSOR_FLOAT16, postproc_run}});

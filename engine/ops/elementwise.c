@@ -147,12 +147,12 @@ static void prelu_q8_setup(elem_job *j) {
 /* ---- operation table ----------------------------------------------------------------- */
 
 #define UNARY(f, mask)                                                                             \
-    { .fn = NND_KERNEL_ONLY(f), .types = (mask), .arity = 1 }
+    { .fn = ENG_KERNEL_ONLY(f), .types = (mask), .arity = 1 }
 #define MATH(f)                                                                                    \
-    { .fn = NND_KERNEL_ONLY(lane_math), .math = NND_KERNEL_ONLY(f), .types = FLOATS, .arity = 1 }
+    { .fn = ENG_KERNEL_ONLY(lane_math), .math = ENG_KERNEL_ONLY(f), .types = FLOATS, .arity = 1 }
 #define BCAST(f, mask, ld, o)                                                                      \
     {                                                                                              \
-        .fn = NND_KERNEL_ONLY(f), .types = (mask), .arity = 2, .load = (ld), .out = (o),           \
+        .fn = ENG_KERNEL_ONLY(f), .types = (mask), .arity = 2, .load = (ld), .out = (o),           \
         .broadcast = true                                                                          \
     }
 #define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_SCALED, OUT_BOOL)
@@ -165,11 +165,11 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_SQRT] = MATH(sqrtf),
     [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
     [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
-    [NND_OP_CAST] = {.fn = NND_KERNEL_ONLY(lane_copy),
+    [NND_OP_CAST] = {.fn = ENG_KERNEL_ONLY(lane_copy),
                      .types = CAST_CONVERTS | CAST_IDENTITY,
                      .arity = 1,
                      .out = OUT_CAST},
-    [NND_OP_QUANTIZE] = {.fn = NND_KERNEL_ONLY(lane_quantize),
+    [NND_OP_QUANTIZE] = {.fn = ENG_KERNEL_ONLY(lane_quantize),
                          .types = FLOATS,
                          .arity = 1,
                          .out = OUT_QUANT8},
@@ -184,14 +184,14 @@ static const elem_spec specs[NND_OP_COUNT] = {
     [NND_OP_MAXIMUM] = BCAST(lane_max, NUMERIC, LOAD_REQUANT, OUT_SAME),
     [NND_OP_MINIMUM] = BCAST(lane_min, NUMERIC, LOAD_REQUANT, OUT_SAME),
     [NND_OP_POW] = BCAST(lane_pow, FLOATS, LOAD_RAW, OUT_SAME),
-    [NND_OP_PRELU] = {.fn = NND_KERNEL_ONLY(lane_prelu),
-                      .fn_q8 = NND_KERNEL_ONLY(lane_prelu_q8),
-                      .setup = NND_KERNEL_ONLY(prelu_q8_setup),
+    [NND_OP_PRELU] = {.fn = ENG_KERNEL_ONLY(lane_prelu),
+                      .fn_q8 = ENG_KERNEL_ONLY(lane_prelu_q8),
+                      .setup = ENG_KERNEL_ONLY(prelu_q8_setup),
                       .types = FLOATS | QUANT8,
                       .arity = 2,
                       .broadcast = true},
     /* Input 0 is the BOOL8 condition; input 1 carries the type. */
-    [NND_OP_SELECT] = {.fn = NND_KERNEL_ONLY(lane_select),
+    [NND_OP_SELECT] = {.fn = ENG_KERNEL_ONLY(lane_select),
                        .types = NUMERIC,
                        .arity = 3,
                        .load = LOAD_REQUANT},
@@ -382,31 +382,31 @@ static schema_status cast_copy(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(ABS, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(EXP, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(LOG, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(NEG, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(SIN, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(SQRT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(LOGICAL_NOT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(ABS, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(EXP, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(LOG, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(NEG, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(SIN, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(SQRT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(LOGICAL_NOT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
 /* The numeric types convert; every other type check() lets through casts to itself. */
-NND_OP_DEF(CAST, elem_check, elem_shape, 0, 0,
+ENG_OP_DEF(CAST, elem_check, elem_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, elem_run},
             {NND_TENSOR_FLOAT16, elem_run},
             {NND_TENSOR_INT32, elem_run},
             {NND_TENSOR_QUANT8_ASYMM, elem_run},
-            {NND_KERNEL_ANY_TYPE, cast_copy}});
-NND_OP_DEF(QUANTIZE, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(NOT_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(GREATER, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(GREATER_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(LESS, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(LESS_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(LOGICAL_AND, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(LOGICAL_OR, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(MAXIMUM, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(MINIMUM, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(POW, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(PRELU, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
-NND_OP_DEF(SELECT, elem_check, elem_shape, 0, 1, ELEM_KERNELS);
+            {ENG_KERNEL_ANY_TYPE, cast_copy}});
+ENG_OP_DEF(QUANTIZE, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(NOT_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(GREATER, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(GREATER_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(LESS, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(LESS_EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(LOGICAL_AND, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(LOGICAL_OR, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(MAXIMUM, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(MINIMUM, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(POW, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(PRELU, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
+ENG_OP_DEF(SELECT, elem_check, elem_shape, 0, 1, ELEM_KERNELS);

@@ -23,4 +23,4 @@ static schema_status elu_f32(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_FLOAT_OP(ELU, elu_check, eng_shape_of_input0, 0, elu_f32);
+ENG_FLOAT_OP(ELU, elu_check, eng_shape_of_input0, 0, elu_f32);

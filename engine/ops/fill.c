@@ -22,9 +22,9 @@ static int32_t value_type_of(int32_t tensor_type) {
 static schema_status read_shape(eng_op_ctx *c, uint32_t *rank, uint32_t *dims) {
     const eng_tensor *t = c->in[0];
     if (t->rank != 1) return eng_fail(c, "the shape (input 0) must be 1-D, has rank %u", t->rank);
-    if (t->dims[0] > NND_MAX_RANK)
+    if (t->dims[0] > ENG_MAX_RANK)
         return eng_fail(c, "the shape (input 0) asks for rank %u, over the limit of %u", t->dims[0],
-                        NND_MAX_RANK);
+                        ENG_MAX_RANK);
     const int32_t *v = t->data;
     for (uint32_t d = 0; d < t->dims[0]; d++) {
         if (v[d] < 0) return eng_fail(c, "the shape (input 0) has dimension %u = %d", d, v[d]);
@@ -48,13 +48,13 @@ static schema_status fill_check(eng_op_ctx *c) {
     if ((s = eng_check_rank(c, dims, "the shape (input 0)", 1, 1)) ||
         (s = eng_check_scalar(c, 1, value_type)))
         return s;
-    uint32_t rank, d[NND_MAX_RANK];
+    uint32_t rank, d[ENG_MAX_RANK];
     return dims->data && dims->known ? read_shape(c, &rank, d) : NND_OK; /* a constant shape */
 }
 
 static schema_status fill_shape(eng_op_ctx *c) {
-    if (!c->in[0]->data) return NND_DEFER;
-    uint32_t rank, dims[NND_MAX_RANK];
+    if (!c->in[0]->data) return ENG_DEFER;
+    uint32_t rank, dims[ENG_MAX_RANK];
     schema_status s = read_shape(c, &rank, dims);
     if (!s) eng_set_shape(c->out[0], rank, dims);
     return s;
@@ -67,5 +67,5 @@ static schema_status fill_run(eng_op_ctx *c) {
 }
 
 /* Keyed by the value scalar (input 1), whose type fixes the output's. */
-NND_OP_DEF(FILL, fill_check, fill_shape, 0, 1,
+ENG_OP_DEF(FILL, fill_check, fill_shape, 0, 1,
            {{NND_FLOAT32, fill_run}, {NND_FLOAT16, fill_run}, {NND_INT32, fill_run}});

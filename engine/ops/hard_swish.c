@@ -113,7 +113,7 @@ static schema_status hswish_q8(eng_op_ctx *c) {
     return eng_q8_table_run(c, hswish_table);
 }
 
-NND_OP_DEF(HARD_SWISH, hswish_check, eng_shape_of_input0, 0, 0,
+ENG_OP_DEF(HARD_SWISH, hswish_check, eng_shape_of_input0, 0, 0,
            {{NND_TENSOR_FLOAT32, hswish_f32},
             {NND_TENSOR_FLOAT16, hswish_f16},
             {NND_TENSOR_QUANT8_ASYMM, hswish_q8},

@@ -18,7 +18,7 @@ static schema_status check_values(eng_op_ctx *c, uint32_t i, uint32_t min_rank) 
     schema_status s =
         eng_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                        NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
-    if (s || (s = eng_check_rank(c, c->in[i], what, min_rank, NND_MAX_RANK))) return s;
+    if (s || (s = eng_check_rank(c, c->in[i], what, min_rank, ENG_MAX_RANK))) return s;
     if (c->out[0]->type != c->in[i]->type)
         return eng_fail(c, "output 0 has type %s, the values %s", schema_type_name(c->out[0]->type),
                         schema_type_name(c->in[i]->type));
@@ -36,7 +36,7 @@ static schema_status check_index_vector(eng_op_ctx *c, uint32_t i, const char *w
 /* Output 0: the values' shape with the first dimension replaced by the lookup count. */
 static void set_gathered_shape(eng_tensor *out, const eng_tensor *lookups,
                                const eng_tensor *values) {
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     memcpy(dims, values->dims, sizeof(uint32_t) * values->rank);
     dims[0] = lookups->dims[0];
     eng_set_shape(out, values->rank, dims);
@@ -146,5 +146,5 @@ static schema_status hashtable_run(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(EMBEDDING_LOOKUP, embedding_check, embedding_shape, 0, 1, LOOKUP_KERNELS(embedding_run));
-NND_OP_DEF(HASHTABLE_LOOKUP, hashtable_check, hashtable_shape, 0, 2, LOOKUP_KERNELS(hashtable_run));
+ENG_OP_DEF(EMBEDDING_LOOKUP, embedding_check, embedding_shape, 0, 1, LOOKUP_KERNELS(embedding_run));
+ENG_OP_DEF(HASHTABLE_LOOKUP, hashtable_check, hashtable_shape, 0, 2, LOOKUP_KERNELS(hashtable_run));

@@ -214,5 +214,5 @@ static schema_status lsh_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(LSH_PROJECTION, lsh_check, lsh_shape, NND_INPUT(2), 0,
+ENG_OP_DEF(LSH_PROJECTION, lsh_check, lsh_shape, ENG_INPUT(2), 0,
            {{NND_TENSOR_FLOAT32, lsh_run}, {NND_TENSOR_FLOAT16, lsh_run}});

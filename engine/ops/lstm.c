@@ -393,7 +393,7 @@ static schema_status lstm_check(eng_op_ctx *c) {
 
 static schema_status lstm_shape(eng_op_ctx *c) {
     const cell_layout *l = lstm_layout(c);
-    if (layout_pending(c, l)) return NND_DEFER;
+    if (layout_pending(c, l)) return ENG_DEFER;
     const eng_tensor *x = c->in[0];
     if (x->rank != 2) return eng_fail(c, "input 0 must be 2-D, has rank %u", x->rank);
     uint32_t n_batch = x->dims[0], n_cell, n_output;
@@ -424,10 +424,10 @@ static schema_status lstm_f32(eng_op_ctx *c) {
 /* The inputs a cell may go without, as the kernels take them: CIFG (no input gate),
  * no peephole, no projection; layer normalization (HAL 1.2) is optional after them. */
 #define CELL_OPTIONAL                                                                              \
-    (NND_INPUT(1) | NND_INPUT(5) | NND_INPUT(9) | NND_INPUT(10) | NND_INPUT(11) | NND_INPUT(12) |  \
-     NND_INPUT(16) | NND_INPUT(17))
-NND_FLOAT_OP(LSTM, lstm_check, lstm_shape,
-             CELL_OPTIONAL | NND_INPUT(23) | NND_INPUT(24) | NND_INPUT(25) | NND_INPUT(26),
+    (ENG_INPUT(1) | ENG_INPUT(5) | ENG_INPUT(9) | ENG_INPUT(10) | ENG_INPUT(11) | ENG_INPUT(12) |  \
+     ENG_INPUT(16) | ENG_INPUT(17))
+ENG_FLOAT_OP(LSTM, lstm_check, lstm_shape,
+             CELL_OPTIONAL | ENG_INPUT(23) | ENG_INPUT(24) | ENG_INPUT(25) | ENG_INPUT(26),
              lstm_f32);
 
 /* ---- UNIDIRECTIONAL_SEQUENCE_LSTM ----------------------------------------------------- */
@@ -438,7 +438,7 @@ static schema_status uni_check(eng_op_ctx *c) {
 }
 
 static schema_status uni_shape(eng_op_ctx *c) {
-    if (layout_pending(c, &UNI)) return NND_DEFER;
+    if (layout_pending(c, &UNI)) return ENG_DEFER;
     const eng_tensor *x = c->in[0];
     uint32_t n_time = 0, n_batch = 0, n_cell, n_output;
     schema_status s = eng_seq_dims(c, eng_bool(c->in[UNI_TIME_MAJOR]), &n_time, &n_batch);
@@ -462,8 +462,8 @@ static schema_status uni_f32(eng_op_ctx *c) {
                          states ? c->out[2]->data : NULL);
 }
 
-NND_FLOAT_OP(UNIDIRECTIONAL_SEQUENCE_LSTM, uni_check, uni_shape,
-             CELL_OPTIONAL | NND_INPUT(24) | NND_INPUT(25) | NND_INPUT(26) | NND_INPUT(27),
+ENG_FLOAT_OP(UNIDIRECTIONAL_SEQUENCE_LSTM, uni_check, uni_shape,
+             CELL_OPTIONAL | ENG_INPUT(24) | ENG_INPUT(25) | ENG_INPUT(26) | ENG_INPUT(27),
              uni_f32);
 
 /* ---- BIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------ */
@@ -488,7 +488,7 @@ static float *bidi_state(const eng_op_ctx *c, uint32_t k) {
 
 static schema_status bidi_shape(eng_op_ctx *c) {
     if (layout_pending(c, &BIDI_FW) || layout_pending(c, &BIDI_BW) || pending(c, BIDI_AUX_INPUT))
-        return NND_DEFER;
+        return ENG_DEFER;
     bool merge = eng_bool(c->in[BIDI_MERGE]), parallel = parallel_linking(c);
     uint32_t n_input = c->in[0]->dims[2], n_batch = 0, n_aux = 0, fw_cell, fw, bw_cell, bw;
     schema_status s = eng_seq_bidi_check(c, merge, eng_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT,
@@ -519,5 +519,5 @@ static schema_status bidi_f32(eng_op_ctx *c) {
 /* Each direction's cell (the backward one 17 inputs later), the auxiliary input and its
  * weights (39 to 47), layer normalization (53 to 60). */
 #define BIDI_OPTIONAL                                                                              \
-    (CELL_OPTIONAL | CELL_OPTIONAL << 17 | NND_INPUT_RANGE(39, 47) | NND_INPUT_RANGE(53, 60))
-NND_FLOAT_OP(BIDIRECTIONAL_SEQUENCE_LSTM, bidi_check, bidi_shape, BIDI_OPTIONAL, bidi_f32);
+    (CELL_OPTIONAL | CELL_OPTIONAL << 17 | ENG_INPUT_RANGE(39, 47) | ENG_INPUT_RANGE(53, 60))
+ENG_FLOAT_OP(BIDIRECTIONAL_SEQUENCE_LSTM, bidi_check, bidi_shape, BIDI_OPTIONAL, bidi_f32);

@@ -46,12 +46,12 @@ static schema_status mirror_shape(eng_op_ctx *c) {
     if (in->rank < 1) return eng_fail(c, "input 0 must have rank 1 or more");
     if (pt->rank != 2 || pt->dims[0] != in->rank || pt->dims[1] != 2)
         return eng_fail(c, "the paddings (input 1) must have shape [%u, 2]", in->rank);
-    if (!pt->data) return NND_DEFER;
+    if (!pt->data) return ENG_DEFER;
     int32_t mode = eng_i32(c->in[2]);
     if (mode != MODE_REFLECT && mode != MODE_SYMMETRIC)
         return eng_fail(c, "mode %d is neither 0 (REFLECT) nor 1 (SYMMETRIC)", mode);
     const int32_t *pad = pt->data;
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     for (uint32_t d = 0; d < in->rank; d++) {
         int64_t most = (int64_t)in->dims[d] - (mode == MODE_REFLECT);
         int32_t before = pad[2 * d], after = pad[2 * d + 1];
@@ -86,11 +86,11 @@ static schema_status mirror_run(eng_op_ctx *c) {
     size_t es = schema_type_size(in->type);
     if (eng_elems(out) == 0) return NND_OK;
     uint8_t *base = out->data;
-    ptrdiff_t os[NND_MAX_RANK], is[NND_MAX_RANK];
+    ptrdiff_t os[ENG_MAX_RANK], is[ENG_MAX_RANK];
     eng_dense_steps(rank, out->dims, os);
     eng_dense_steps(rank, in->dims, is);
     /* The slab copied: dimensions before d whole, d one slice, after d the middle. */
-    uint32_t start[NND_MAX_RANK], count[NND_MAX_RANK];
+    uint32_t start[ENG_MAX_RANK], count[ENG_MAX_RANK];
     for (uint32_t d = 0; d < rank; d++)
         start[d] = (uint32_t)pad[2 * d], count[d] = in->dims[d];
     if (eng_elems(in))
@@ -122,4 +122,4 @@ static schema_status mirror_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(MIRROR_PAD, mirror_check, mirror_shape, 0, 0, NND_KERNELS_MOVED(mirror_run));
+ENG_OP_DEF(MIRROR_PAD, mirror_check, mirror_shape, 0, 0, ENG_KERNELS_MOVED(mirror_run));

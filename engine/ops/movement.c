@@ -69,8 +69,8 @@ static uint8_t *at(const eng_tensor *t, ptrdiff_t elem, size_t esize) {
 }
 
 static schema_status set_dims(eng_op_ctx *c, uint32_t o, uint32_t rank, const uint64_t *dims) {
-    uint32_t d32[NND_MAX_RANK];
-    if (rank > NND_MAX_RANK) return eng_fail(c, "output %u would have rank %u", o, rank);
+    uint32_t d32[ENG_MAX_RANK];
+    if (rank > ENG_MAX_RANK) return eng_fail(c, "output %u would have rank %u", o, rank);
     for (uint32_t d = 0; d < rank; d++) {
         if (dims[d] > UINT32_MAX) return eng_fail(c, "output %u dimension %u is too large", o, d);
         d32[d] = (uint32_t)dims[d];
@@ -112,7 +112,7 @@ typedef struct batch_space {
 static schema_status batch_space_plan(eng_op_ctx *c, batch_space *p, uint32_t dims[4]) {
     const eng_tensor *in = c->in[0], *block = c->in[1];
     bool s2b = is_s2b(c), nchw = layout_nchw(c, s2b ? 3 : 2);
-    if (!block->data || (s2b && !c->in[2]->data)) return NND_DEFER;
+    if (!block->data || (s2b && !c->in[2]->data)) return ENG_DEFER;
     schema_status s = expect_len(c, 1, 2, "block sizes");
     if (s) return s;
     const int32_t *b = block->data;
@@ -175,7 +175,7 @@ static schema_status batch_space_run(eng_op_ctx *c) {
     batch_space p;
     uint32_t d[4];
     schema_status s = batch_space_plan(c, &p, d);
-    if (s) return s == NND_DEFER ? eng_fail(c, "block sizes unknown") : s;
+    if (s) return s == ENG_DEFER ? eng_fail(c, "block sizes unknown") : s;
     const eng_tensor *in = c->in[0], *out = c->out[0];
     size_t es = esize_of(c);
     if (eng_elems(out) == 0) return NND_OK;
@@ -239,11 +239,11 @@ static schema_status pad_check(eng_op_ctx *c) {
 
 static schema_status pad_shape(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0], *pt = c->in[1];
-    if (!pt->data) return NND_DEFER;
+    if (!pt->data) return ENG_DEFER;
     if (pt->rank != 2 || pt->dims[0] != in->rank || pt->dims[1] != 2)
         return eng_fail(c, "paddings (input 1) must have shape [%u, 2]", in->rank);
     const int32_t *pad = pt->data;
-    uint64_t dims[NND_MAX_RANK];
+    uint64_t dims[ENG_MAX_RANK];
     for (uint32_t d = 0; d < in->rank; d++) {
         if (pad[2 * d] < 0 || pad[2 * d + 1] < 0)
             return eng_fail(c, "paddings of dimension %u are negative (%d, %d)", d, pad[2 * d],
@@ -270,7 +270,7 @@ static schema_status pad_run(eng_op_ctx *c) {
     eng_fill_elems(out->data, value, eng_elems(out), es);
     if (eng_elems(in) == 0) return NND_OK;
     const int32_t *pad = c->in[1]->data;
-    ptrdiff_t ss[NND_MAX_RANK], ds[NND_MAX_RANK], start = 0;
+    ptrdiff_t ss[ENG_MAX_RANK], ds[ENG_MAX_RANK], start = 0;
     eng_dense_steps(in->rank, in->dims, ss);
     eng_dense_steps(out->rank, out->dims, ds);
     for (uint32_t d = 0; d < in->rank; d++)
@@ -289,9 +289,9 @@ static schema_status squeeze_check(eng_op_ctx *c) {
 
 static schema_status squeeze_shape(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0];
-    bool drop[NND_MAX_RANK] = {false};
+    bool drop[ENG_MAX_RANK] = {false};
     size_t n_axes = eng_has_input(c, 1) ? eng_elems(c->in[1]) : 0;
-    if (n_axes && !c->in[1]->data) return NND_DEFER;
+    if (n_axes && !c->in[1]->data) return ENG_DEFER;
     if (eng_has_input(c, 1) && c->in[1]->rank != 1)
         return eng_fail(c, "squeeze dimensions (input 1) must be 1-D");
     for (uint32_t d = 0; d < in->rank && !n_axes; d++)
@@ -305,7 +305,7 @@ static schema_status squeeze_shape(eng_op_ctx *c) {
             return eng_fail(c, "cannot squeeze dimension %u of size %u", d, in->dims[d]);
         drop[d] = true;
     }
-    uint64_t dims[NND_MAX_RANK];
+    uint64_t dims[ENG_MAX_RANK];
     uint32_t r = 0;
     for (uint32_t d = 0; d < in->rank; d++)
         if (!drop[d]) dims[r++] = in->dims[d];
@@ -314,7 +314,7 @@ static schema_status squeeze_shape(eng_op_ctx *c) {
 }
 
 static schema_status expand_dims_check(eng_op_ctx *c) {
-    schema_status s = check_data(c, 2, 2, 1, true, 1, NND_MAX_RANK - 1);
+    schema_status s = check_data(c, 2, 2, 1, true, 1, ENG_MAX_RANK - 1);
     if (s || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
     const eng_tensor *in = c->in[0];
     uint32_t d;
@@ -328,7 +328,7 @@ static schema_status expand_dims_shape(eng_op_ctx *c) {
     uint32_t axis;
     if (!eng_resolve_axis(eng_i32(c->in[1]), in->rank + 1, &axis))
         return eng_fail(c, "axis %d is out of range for rank %u", eng_i32(c->in[1]), in->rank);
-    uint64_t dims[NND_MAX_RANK + 1];
+    uint64_t dims[ENG_MAX_RANK + 1];
     for (uint32_t d = 0, k = 0; d <= in->rank; d++)
         dims[d] = d == axis ? 1 : in->dims[k++];
     return set_dims(c, 0, in->rank + 1, dims);
@@ -338,16 +338,16 @@ static schema_status expand_dims_shape(eng_op_ctx *c) {
 /* Both reduce to a box: per input dimension a first index, a step and a count. */
 
 typedef struct box {
-    int64_t first[NND_MAX_RANK];
-    int32_t step[NND_MAX_RANK];
-    uint32_t count[NND_MAX_RANK];
+    int64_t first[ENG_MAX_RANK];
+    int32_t step[ENG_MAX_RANK];
+    uint32_t count[ENG_MAX_RANK];
 } box;
 
 /* Copies the box of input 0 into output 0 (densely, in index order). */
 static schema_status run_box(eng_op_ctx *c, const box *b) {
     const eng_tensor *in = c->in[0];
     size_t es = esize_of(c);
-    ptrdiff_t is[NND_MAX_RANK], ss[NND_MAX_RANK], ds[NND_MAX_RANK], start = 0;
+    ptrdiff_t is[ENG_MAX_RANK], ss[ENG_MAX_RANK], ds[ENG_MAX_RANK], start = 0;
     eng_dense_steps(in->rank, in->dims, is);
     eng_dense_steps(in->rank, b->count, ds);
     for (uint32_t d = 0; d < in->rank; d++) {
@@ -386,7 +386,7 @@ static int64_t clamp_index(int64_t i, int64_t dim, bool forward) {
 static schema_status strided_slice_plan(eng_op_ctx *c, box *b, uint32_t *out_rank,
                                         uint64_t *out_dims) {
     const eng_tensor *in = c->in[0];
-    if (!c->in[1]->data || !c->in[2]->data || !c->in[3]->data) return NND_DEFER;
+    if (!c->in[1]->data || !c->in[2]->data || !c->in[3]->data) return ENG_DEFER;
     schema_status s;
     if ((s = expect_len(c, 1, in->rank, "begin")) || (s = expect_len(c, 2, in->rank, "end")) ||
         (s = expect_len(c, 3, in->rank, "strides")))
@@ -425,7 +425,7 @@ static schema_status strided_slice_plan(eng_op_ctx *c, box *b, uint32_t *out_ran
 static schema_status strided_slice_shape(eng_op_ctx *c) {
     box b;
     uint32_t rank;
-    uint64_t dims[NND_MAX_RANK];
+    uint64_t dims[ENG_MAX_RANK];
     schema_status s = strided_slice_plan(c, &b, &rank, dims);
     if (!s && rank == 0) dims[rank++] = 1; /* every dimension shrunk leaves [1] */
     return s ? s : set_dims(c, 0, rank, dims);
@@ -434,20 +434,20 @@ static schema_status strided_slice_shape(eng_op_ctx *c) {
 static schema_status strided_slice_run(eng_op_ctx *c) {
     box b;
     uint32_t rank;
-    uint64_t dims[NND_MAX_RANK];
+    uint64_t dims[ENG_MAX_RANK];
     schema_status s = strided_slice_plan(c, &b, &rank, dims);
     return s ? s : run_box(c, &b);
 }
 
 static schema_status slice_check(eng_op_ctx *c) {
-    schema_status s = check_data(c, 3, 3, 1, true, 1, NND_MAX_RANK);
+    schema_status s = check_data(c, 3, 3, 1, true, 1, ENG_MAX_RANK);
     if (s || (s = check_ints(c, 1, 1, "begin"))) return s;
     return check_ints(c, 2, 1, "size");
 }
 
 static schema_status slice_plan(eng_op_ctx *c, box *b) {
     const eng_tensor *in = c->in[0];
-    if (!c->in[1]->data || !c->in[2]->data) return NND_DEFER;
+    if (!c->in[1]->data || !c->in[2]->data) return ENG_DEFER;
     schema_status s;
     if ((s = expect_len(c, 1, in->rank, "begin")) || (s = expect_len(c, 2, in->rank, "size")))
         return s;
@@ -494,11 +494,11 @@ static schema_status transpose_perm(eng_op_ctx *c, uint32_t *perm) {
             perm[d] = in->rank - 1 - d;
         return NND_OK;
     }
-    if (!c->in[1]->data) return NND_DEFER;
+    if (!c->in[1]->data) return ENG_DEFER;
     schema_status s = expect_len(c, 1, in->rank, "permutation");
     if (s) return s;
     const int32_t *p = c->in[1]->data;
-    bool seen[NND_MAX_RANK] = {false};
+    bool seen[ENG_MAX_RANK] = {false};
     for (uint32_t d = 0; d < in->rank; d++) {
         if (p[d] < 0 || (uint32_t)p[d] >= in->rank || seen[p[d]])
             return eng_fail(c, "permutation entry %u (%d) is invalid for rank %u", d, p[d],
@@ -510,7 +510,7 @@ static schema_status transpose_perm(eng_op_ctx *c, uint32_t *perm) {
 }
 
 static schema_status transpose_shape(eng_op_ctx *c) {
-    uint32_t perm[NND_MAX_RANK], dims[NND_MAX_RANK];
+    uint32_t perm[ENG_MAX_RANK], dims[ENG_MAX_RANK];
     schema_status s = transpose_perm(c, perm);
     if (s) return s;
     for (uint32_t d = 0; d < c->in[0]->rank; d++)
@@ -521,10 +521,10 @@ static schema_status transpose_shape(eng_op_ctx *c) {
 
 static schema_status transpose_run(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0], *out = c->out[0];
-    uint32_t perm[NND_MAX_RANK];
+    uint32_t perm[ENG_MAX_RANK];
     schema_status s = transpose_perm(c, perm);
     if (s) return s;
-    ptrdiff_t is[NND_MAX_RANK], ss[NND_MAX_RANK], ds[NND_MAX_RANK];
+    ptrdiff_t is[ENG_MAX_RANK], ss[ENG_MAX_RANK], ds[ENG_MAX_RANK];
     eng_dense_steps(in->rank, in->dims, is);
     eng_dense_steps(out->rank, out->dims, ds);
     for (uint32_t d = 0; d < in->rank; d++)
@@ -536,17 +536,17 @@ static schema_status transpose_run(eng_op_ctx *c) {
 /* ---- TILE --------------------------------------------------------------------------- */
 
 static schema_status tile_check(eng_op_ctx *c) {
-    schema_status s = check_data(c, 2, 2, 1, true, 1, NND_MAX_RANK);
+    schema_status s = check_data(c, 2, 2, 1, true, 1, ENG_MAX_RANK);
     return s ? s : check_ints(c, 1, 1, "multiples");
 }
 
 static schema_status tile_shape(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0];
-    if (!c->in[1]->data) return NND_DEFER;
+    if (!c->in[1]->data) return ENG_DEFER;
     schema_status s = expect_len(c, 1, in->rank, "multiples");
     if (s) return s;
     const int32_t *m = c->in[1]->data;
-    uint64_t dims[NND_MAX_RANK];
+    uint64_t dims[ENG_MAX_RANK];
     for (uint32_t d = 0; d < in->rank; d++) {
         if (m[d] < 0) return eng_fail(c, "multiple %d of dimension %u is negative", m[d], d);
         dims[d] = (uint64_t)in->dims[d] * (uint64_t)m[d];
@@ -559,8 +559,8 @@ static schema_status tile_run(eng_op_ctx *c) {
     const int32_t *m = c->in[1]->data;
     /* Each input dimension d becomes two: the copy index m < multiples[d] (source step 0)
      * and the element index within the input. */
-    uint32_t cnt[2 * NND_MAX_RANK];
-    ptrdiff_t is[NND_MAX_RANK], os[NND_MAX_RANK], ss[2 * NND_MAX_RANK], ds[2 * NND_MAX_RANK];
+    uint32_t cnt[2 * ENG_MAX_RANK];
+    ptrdiff_t is[ENG_MAX_RANK], os[ENG_MAX_RANK], ss[2 * ENG_MAX_RANK], ds[2 * ENG_MAX_RANK];
     eng_dense_steps(in->rank, in->dims, is);
     eng_dense_steps(out->rank, out->dims, os);
     for (uint32_t d = 0; d < in->rank; d++) {
@@ -601,7 +601,7 @@ static void copy_rows(void *dst, size_t dst_row, const void *src, size_t src_row
 
 /* GATHER inputs: 0 data, 1 axis, 2 indices (any rank). */
 static schema_status gather_check(eng_op_ctx *c) {
-    schema_status s = check_data(c, 3, 3, 1, true, 1, NND_MAX_RANK);
+    schema_status s = check_data(c, 3, 3, 1, true, 1, ENG_MAX_RANK);
     if (s || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
     if (c->in[2]->type != NND_TENSOR_INT32)
         return eng_fail(c, "indices (input 2) must be TENSOR_INT32, is %s",
@@ -614,7 +614,7 @@ static schema_status gather_shape(eng_op_ctx *c) {
     axis_view v;
     schema_status s = axis_view_of(c, eng_i32(c->in[1]), &v);
     if (s) return s;
-    uint64_t dims[2 * NND_MAX_RANK];
+    uint64_t dims[2 * ENG_MAX_RANK];
     uint32_t r = 0;
     for (uint32_t d = 0; d < v.axis; d++)
         dims[r++] = in->dims[d];
@@ -647,7 +647,7 @@ static schema_status gather_run(eng_op_ctx *c) {
 /* SPLIT inputs: 0 data, 1 axis, 2 number of outputs. */
 static schema_status split_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 3, 3, 1, 64);
-    if (s || (s = check_data(c, 3, 3, c->n_out, true, 1, NND_MAX_RANK))) return s;
+    if (s || (s = check_data(c, 3, 3, c->n_out, true, 1, ENG_MAX_RANK))) return s;
     if ((s = eng_check_scalar(c, 1, NND_INT32)) || (s = eng_check_scalar(c, 2, NND_INT32)))
         return s;
     if (c->in[2]->data && eng_i32(c->in[2]) != (int32_t)c->n_out)
@@ -721,20 +721,20 @@ static schema_status shuffle_run(eng_op_ctx *c) {
 
 /* ---- definitions -------------------------------------------------------------------- */
 
-NND_OP_DEF(BATCH_TO_SPACE_ND, batch_space_check, batch_space_shape, NND_INPUT(2), 0,
-           NND_KERNELS_FQ(batch_space_run));
-NND_OP_DEF(SPACE_TO_BATCH_ND, batch_space_check, batch_space_shape, NND_INPUT(3), 0,
-           NND_KERNELS_FQ(batch_space_run));
-NND_OP_DEF(PAD, pad_check, pad_shape, 0, 0, NND_KERNELS_FQ(pad_run));
-NND_OP_DEF(PAD_V2, pad_check, pad_shape, 0, 0, NND_KERNELS_FQ(pad_run));
-NND_OP_DEF(SQUEEZE, squeeze_check, squeeze_shape, NND_INPUT(1), 0, NND_KERNELS_FQ(run_flat));
-NND_OP_DEF(EXPAND_DIMS, expand_dims_check, expand_dims_shape, 0, 0, NND_KERNELS_FQI(run_flat));
-NND_OP_DEF(STRIDED_SLICE, strided_slice_check, strided_slice_shape, 0, 0,
-           NND_KERNELS_FQ(strided_slice_run));
-NND_OP_DEF(SLICE, slice_check, slice_shape, 0, 0, NND_KERNELS_FQI(slice_run));
-NND_OP_DEF(TRANSPOSE, transpose_check, transpose_shape, NND_INPUT(1), 0,
-           NND_KERNELS_FQ(transpose_run));
-NND_OP_DEF(TILE, tile_check, tile_shape, 0, 0, NND_KERNELS_FQI(tile_run));
-NND_OP_DEF(GATHER, gather_check, gather_shape, 0, 0, NND_KERNELS_FQI(gather_run));
-NND_OP_DEF(SPLIT, split_check, split_shape, 0, 0, NND_KERNELS_FQI(split_run));
-NND_OP_DEF(CHANNEL_SHUFFLE, shuffle_check, shuffle_shape, 0, 0, NND_KERNELS_FQ(shuffle_run));
+ENG_OP_DEF(BATCH_TO_SPACE_ND, batch_space_check, batch_space_shape, ENG_INPUT(2), 0,
+           ENG_KERNELS_FQ(batch_space_run));
+ENG_OP_DEF(SPACE_TO_BATCH_ND, batch_space_check, batch_space_shape, ENG_INPUT(3), 0,
+           ENG_KERNELS_FQ(batch_space_run));
+ENG_OP_DEF(PAD, pad_check, pad_shape, 0, 0, ENG_KERNELS_FQ(pad_run));
+ENG_OP_DEF(PAD_V2, pad_check, pad_shape, 0, 0, ENG_KERNELS_FQ(pad_run));
+ENG_OP_DEF(SQUEEZE, squeeze_check, squeeze_shape, ENG_INPUT(1), 0, ENG_KERNELS_FQ(run_flat));
+ENG_OP_DEF(EXPAND_DIMS, expand_dims_check, expand_dims_shape, 0, 0, ENG_KERNELS_FQI(run_flat));
+ENG_OP_DEF(STRIDED_SLICE, strided_slice_check, strided_slice_shape, 0, 0,
+           ENG_KERNELS_FQ(strided_slice_run));
+ENG_OP_DEF(SLICE, slice_check, slice_shape, 0, 0, ENG_KERNELS_FQI(slice_run));
+ENG_OP_DEF(TRANSPOSE, transpose_check, transpose_shape, ENG_INPUT(1), 0,
+           ENG_KERNELS_FQ(transpose_run));
+ENG_OP_DEF(TILE, tile_check, tile_shape, 0, 0, ENG_KERNELS_FQI(tile_run));
+ENG_OP_DEF(GATHER, gather_check, gather_shape, 0, 0, ENG_KERNELS_FQI(gather_run));
+ENG_OP_DEF(SPLIT, split_check, split_shape, 0, 0, ENG_KERNELS_FQI(split_run));
+ENG_OP_DEF(CHANNEL_SHUFFLE, shuffle_check, shuffle_shape, 0, 0, ENG_KERNELS_FQ(shuffle_run));

@@ -31,7 +31,7 @@ typedef struct norm_sig {
 
 static const norm_sig *sig_of(const eng_op_ctx *c) {
     static const norm_sig softmax = {"fa", 2, 1, 4, true},
-                          log_softmax = {"fa", 3, 1, NND_MAX_RANK, false},
+                          log_softmax = {"fa", 3, 1, ENG_MAX_RANK, false},
                           l2 = {"a", 1, 1, 4, true}, lrn = {"ifffa", 5, 1, 4, false},
                           instance = {"fffb", 5, 4, 4, false};
     switch (c->def->code) {
@@ -366,10 +366,10 @@ static schema_status norm_f16(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(SOFTMAX, norm_check, norm_shape, NND_INPUT(2), 0, NORM_KERNELS(softmax_f32, softmax_q8));
-NND_OP_DEF(LOG_SOFTMAX, norm_check, norm_shape, 0, 0, NORM_KERNELS(softmax_f32, NULL));
-NND_OP_DEF(L2_NORMALIZATION, norm_check, norm_shape, NND_INPUT(1), 0,
+ENG_OP_DEF(SOFTMAX, norm_check, norm_shape, ENG_INPUT(2), 0, NORM_KERNELS(softmax_f32, softmax_q8));
+ENG_OP_DEF(LOG_SOFTMAX, norm_check, norm_shape, 0, 0, NORM_KERNELS(softmax_f32, NULL));
+ENG_OP_DEF(L2_NORMALIZATION, norm_check, norm_shape, ENG_INPUT(1), 0,
            NORM_KERNELS(l2norm_f32, l2norm_q8));
-NND_OP_DEF(LOCAL_RESPONSE_NORMALIZATION, norm_check, norm_shape, NND_INPUT(5), 0,
+ENG_OP_DEF(LOCAL_RESPONSE_NORMALIZATION, norm_check, norm_shape, ENG_INPUT(5), 0,
            NORM_KERNELS(lrn_f32, NULL));
-NND_OP_DEF(INSTANCE_NORMALIZATION, norm_check, norm_shape, 0, 0, NORM_KERNELS(instance_f32, NULL));
+ENG_OP_DEF(INSTANCE_NORMALIZATION, norm_check, norm_shape, 0, 0, NORM_KERNELS(instance_f32, NULL));

@@ -2,68 +2,68 @@
 /* op_def: the one macro that writes an operation's row, the eng_op_def (op.h) its kernel
  * file defines and ops/registry.c finds by the operation's code.
  *
- * Contract: an operation's row is one NND_OP_DEF in its kernel file; nothing else states its
+ * Contract: an operation's row is one ENG_OP_DEF in its kernel file; nothing else states its
  * code, name, check, shape rule, optional inputs, key input or kernels. The code and name
  * are those of the NNAPI operation OP (schema/codes.h spells both), so the registry and the
  * schema's names (op_name.c, and hal_names.c, which looks them up) come from one spelling.
- * Compiled with NND_RULES_ONLY (the copy libnnd links: engine/CMakeLists.txt), a row keeps
+ * Compiled with ENG_RULES_ONLY (the copy libnnd links: engine/CMakeLists.txt), a row keeps
  * its check and shape rule and drops its kernels, as AOSP builds its operation files for the
- * runtime. NND_FLOAT_OP writes a row whose FLOAT16 kernel is its FLOAT32 one through the
+ * runtime. ENG_FLOAT_OP writes a row whose FLOAT16 kernel is its FLOAT32 one through the
  * type bridge (ops_common/type_bridge.h).
  */
-#ifndef NND_OPS_OP_DEF_H
-#define NND_OPS_OP_DEF_H
+#ifndef ENG_OPS_OP_DEF_H
+#define ENG_OPS_OP_DEF_H
 
 #include "engine/op.h"
 #include "engine/ops_common/type_bridge.h"
 
 /* Bit j of an optional-input mask: input j may be omitted (NO_VALUE). */
-#define NND_INPUT(j) ((uint64_t)1 << (j))
+#define ENG_INPUT(j) ((uint64_t)1 << (j))
 /* Inputs first..last (last < 63). */
-#define NND_INPUT_RANGE(first, last) (NND_INPUT((last) + 1) - NND_INPUT(first))
+#define ENG_INPUT_RANGE(first, last) (ENG_INPUT((last) + 1) - ENG_INPUT(first))
 
-/* NND_KERNEL_ONLY(f): a kernel's helper named in an operation's own table beside what its
+/* ENG_KERNEL_ONLY(f): a kernel's helper named in an operation's own table beside what its
  * check reads (elementwise.c's lanes), NULL in libnnd's copy like the row's kernels. */
 // clang-format off
-#ifdef NND_RULES_ONLY
-#define NND_OP_KERNELS(...) {{0, NULL}}
-#define NND_KERNEL_ONLY(f)  NULL
+#ifdef ENG_RULES_ONLY
+#define ENG_OP_KERNELS(...) {{0, NULL}}
+#define ENG_KERNEL_ONLY(f)  NULL
 #else
-#define NND_OP_KERNELS(...) __VA_ARGS__
-#define NND_KERNEL_ONLY(f)  (f)
+#define ENG_OP_KERNELS(...) __VA_ARGS__
+#define ENG_KERNEL_ONLY(f)  (f)
 #endif
 // clang-format on
 
 /* Defines `const eng_op_def eng_op_<OP>` for the NNAPI operation OP: its check and shape
- * functions, its optional-input mask (NND_INPUT bits, 0 for none), the input whose type
+ * functions, its optional-input mask (ENG_INPUT bits, 0 for none), the input whose type
  * picks the kernel (key), and the kernel rows ({{type, run}, ...}). */
 // clang-format off
-#define NND_OP_DEF(OP, check_fn, shape_fn, optional, key, ...) \
+#define ENG_OP_DEF(OP, check_fn, shape_fn, optional, key, ...) \
     const eng_op_def eng_op_##OP = {.code = NND_OP_##OP, .name = #OP, .check = check_fn, \
         .shape = shape_fn, .optional_inputs = optional, .key_input = key, \
-        .kernels = NND_OP_KERNELS(__VA_ARGS__)}
+        .kernels = ENG_OP_KERNELS(__VA_ARGS__)}
 // clang-format on
 
 /* Kernel rows running one type-agnostic function for FLOAT32, FLOAT16 and the 8-bit
  * quantized inputs, unsigned and signed (FQ), and also TENSOR_INT32 (FQI). Which of
  * these an operation accepts is its check()'s to say. */
 // clang-format off
-#define NND_KERNELS_FQ(run) \
+#define ENG_KERNELS_FQ(run) \
     {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
      {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}}
-#define NND_KERNELS_FQI(run) \
+#define ENG_KERNELS_FQI(run) \
     {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
      {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {NND_TENSOR_INT32, run}}
 /* The types eng_check_moved() (signature.h) accepts: those of FQI. */
-#define NND_KERNELS_MOVED(run) NND_KERNELS_FQI(run)
+#define ENG_KERNELS_MOVED(run) ENG_KERNELS_FQI(run)
 // clang-format on
 
 /* A row with FLOAT32 kernel f32 and its FLOAT16 kernel through the type bridge. */
-#define NND_FLOAT_OP(OP, check_fn, shape_fn, optional, f32)                                        \
+#define ENG_FLOAT_OP(OP, check_fn, shape_fn, optional, f32)                                        \
     static schema_status f32##_as_f16(eng_op_ctx *c) {                                             \
         return eng_run_f16_as_f32(c, f32);                                                         \
     }                                                                                              \
-    NND_OP_DEF(OP, check_fn, shape_fn, optional, 0,                                                \
+    ENG_OP_DEF(OP, check_fn, shape_fn, optional, 0,                                                \
                {{NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f32##_as_f16}})
 
 #endif

@@ -30,9 +30,9 @@ static schema_status pack_check(eng_op_ctx *c) {
 static schema_status pack_shape(eng_op_ctx *c) {
     const eng_tensor *first = c->in[1];
     if (first->rank < 1) return eng_fail(c, "input 1 must have rank 1 or more");
-    if (first->rank + 1 > NND_MAX_RANK)
+    if (first->rank + 1 > ENG_MAX_RANK)
         return eng_fail(c, "the output would have rank %u, over the limit of %u", first->rank + 1,
-                        NND_MAX_RANK);
+                        ENG_MAX_RANK);
     for (uint32_t i = 2; i < c->n_in; i++) {
         const eng_tensor *t = c->in[i];
         bool same = t->rank == first->rank;
@@ -43,7 +43,7 @@ static schema_status pack_shape(eng_op_ctx *c) {
     int32_t axis = eng_i32(c->in[0]);
     if (axis < 0 || (uint32_t)axis > first->rank)
         return eng_fail(c, "axis %d is out of range [0, %u]", axis, first->rank);
-    uint32_t dims[NND_MAX_RANK], r = 0;
+    uint32_t dims[ENG_MAX_RANK], r = 0;
     for (uint32_t d = 0; d <= first->rank; d++)
         dims[r++] = d == (uint32_t)axis ? c->n_in - 1 : first->dims[d < (uint32_t)axis ? d : d - 1];
     eng_set_shape(c->out[0], r, dims);
@@ -55,7 +55,7 @@ static schema_status pack_run(eng_op_ctx *c) {
     uint32_t axis = (uint32_t)eng_i32(c->in[0]), rank = out->rank;
     size_t es = schema_type_size(out->type);
     if (eng_elems(out) == 0) return NND_OK;
-    ptrdiff_t os[NND_MAX_RANK], ds[NND_MAX_RANK], ss[NND_MAX_RANK];
+    ptrdiff_t os[ENG_MAX_RANK], ds[ENG_MAX_RANK], ss[ENG_MAX_RANK];
     eng_dense_steps(rank, out->dims, os);
     /* An input's dimension d is the output's d, or d + 1 from the axis on. */
     for (uint32_t d = 0; d + 1 < rank; d++)
@@ -70,4 +70,4 @@ static schema_status pack_run(eng_op_ctx *c) {
 }
 
 /* Keyed by input 1, the first packed tensor. */
-NND_OP_DEF(PACK, pack_check, pack_shape, 0, 1, NND_KERNELS_MOVED(pack_run));
+ENG_OP_DEF(PACK, pack_check, pack_shape, 0, 1, ENG_KERNELS_MOVED(pack_run));

@@ -79,7 +79,7 @@ typedef struct pool_geom {
 static schema_status pool_geometry(eng_op_ctx *c, pool_geom *g) {
     uint32_t st = pool_stride_slot(c);
     for (uint32_t i = 1; i < c->n_in; i++)
-        if (!c->in[i]->data) return NND_DEFER;
+        if (!c->in[i]->data) return ENG_DEFER;
     g->nchw = c->n_in == st + 6 && eng_bool(c->in[st + 5]);
     eng_image_of(c->in[0], g->nchw, &g->in);
     g->stride_w = eng_i32(c->in[st]);
@@ -306,7 +306,7 @@ static schema_status pool_run(eng_op_ctx *c) {
                   .in_data = c->in[0]->data,
                   .out_data = out->data};
     schema_status s = pool_geometry(c, &j.g);
-    if (s) return s == NND_DEFER ? NND_GENERAL_FAILURE : s;
+    if (s) return s == ENG_DEFER ? NND_GENERAL_FAILURE : s;
     if (eng_elems(out) == 0) return NND_OK;
     eng_image_of(out, j.g.nchw, &j.out);
     eng_act_range_f32(j.g.act, &j.lo, &j.hi);
@@ -330,6 +330,6 @@ static schema_status pool_f16(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(AVERAGE_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(pool_run));
-NND_OP_DEF(MAX_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(pool_run));
-NND_OP_DEF(L2_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(NULL));
+ENG_OP_DEF(AVERAGE_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(pool_run));
+ENG_OP_DEF(MAX_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(pool_run));
+ENG_OP_DEF(L2_POOL_2D, pool_check, pool_shape, 0, 0, POOL_KERNELS(NULL));

@@ -126,7 +126,7 @@ static bool all_or_none(const eng_op_ctx *c, const uint32_t *idx, int n) {
 static schema_status qlstm_shape(eng_op_ctx *c) {
     static const uint32_t optional[] = {1, 5, 9, 10, 11, 12, 16, 17, 20, 21, 22, 23};
     for (size_t k = 0; k < sizeof optional / sizeof *optional; k++)
-        if (eng_input_pending(c, optional[k])) return NND_DEFER;
+        if (eng_input_pending(c, optional[k])) return ENG_DEFER;
     const eng_tensor *x = c->in[IN_X];
     uint32_t batch = x->dims[0], n_input = x->dims[1];
     uint32_t units = c->in[IN_WX + G_O]->dims[0], n_output = c->in[IN_WH + G_O]->dims[1];
@@ -334,8 +334,8 @@ static schema_status qlstm_run(eng_op_ctx *c) {
 }
 
 /* CIFG, peephole, input bias, projection and layer normalization inputs may be omitted. */
-NND_OP_DEF(QUANTIZED_LSTM, qlstm_check, qlstm_shape,
-           NND_INPUT(1) | NND_INPUT(5) | NND_INPUT(9) | NND_INPUT(10) | NND_INPUT(11) |
-               NND_INPUT(12) | NND_INPUT(16) | NND_INPUT(17) | NND_INPUT(20) | NND_INPUT(21) |
-               NND_INPUT(22) | NND_INPUT(23),
+ENG_OP_DEF(QUANTIZED_LSTM, qlstm_check, qlstm_shape,
+           ENG_INPUT(1) | ENG_INPUT(5) | ENG_INPUT(9) | ENG_INPUT(10) | ENG_INPUT(11) |
+               ENG_INPUT(12) | ENG_INPUT(16) | ENG_INPUT(17) | ENG_INPUT(20) | ENG_INPUT(21) |
+               ENG_INPUT(22) | ENG_INPUT(23),
            0, {{NND_TENSOR_QUANT8_ASYMM_SIGNED, qlstm_run}});

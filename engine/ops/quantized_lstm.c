@@ -169,5 +169,5 @@ static schema_status qlstm_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(QUANTIZED_16BIT_LSTM, qlstm_check, qlstm_shape, 0, 0,
+ENG_OP_DEF(QUANTIZED_16BIT_LSTM, qlstm_check, qlstm_shape, 0, 0,
            {{NND_TENSOR_QUANT8_ASYMM, qlstm_run}});

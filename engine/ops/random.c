@@ -84,5 +84,5 @@ static schema_status multinomial_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(RANDOM_MULTINOMIAL, multinomial_check, multinomial_shape, 0, 0,
+ENG_OP_DEF(RANDOM_MULTINOMIAL, multinomial_check, multinomial_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, multinomial_run}, {NND_TENSOR_FLOAT16, multinomial_run}});

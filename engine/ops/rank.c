@@ -30,4 +30,4 @@ static schema_status rank_run(eng_op_ctx *c) {
 }
 
 /* Any input type check() accepts. */
-NND_OP_DEF(RANK, rank_check, rank_shape, 0, 0, {{NND_KERNEL_ANY_TYPE, rank_run}});
+ENG_OP_DEF(RANK, rank_check, rank_shape, 0, 0, {{ENG_KERNEL_ANY_TYPE, rank_run}});

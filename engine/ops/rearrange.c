@@ -49,11 +49,11 @@ static schema_status reshape_check(eng_op_ctx *c) {
 
 static schema_status reshape_shape(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0], *spec = c->in[1];
-    if (!spec->data) return NND_DEFER;
+    if (!spec->data) return ENG_DEFER;
     uint32_t rank = spec->dims[0];
-    if (rank > NND_MAX_RANK) return eng_fail(c, "input 1 asks for rank %u", rank);
+    if (rank > ENG_MAX_RANK) return eng_fail(c, "input 1 asks for rank %u", rank);
     if (spec->bytes < rank * sizeof(int32_t)) return eng_fail(c, "input 1 is too short");
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     int stretch = -1;
     uint64_t known = 1;
     for (uint32_t i = 0; i < rank; i++) {
@@ -193,7 +193,7 @@ static schema_status concat_shape(eng_op_ctx *c) {
     int32_t axis = eng_i32(c->in[n]);
     if (axis < 0 || (uint32_t)axis >= first->rank)
         return eng_fail(c, "axis %d (input %u) is outside 0..%u", axis, n, first->rank - 1);
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     memcpy(dims, first->dims, sizeof(uint32_t) * first->rank);
     uint64_t along = first->dims[axis]; /* in 64 bits: a 32-bit sum could wrap to a small output */
     for (uint32_t i = 1; i < n; i++) {
@@ -260,7 +260,7 @@ static schema_status concat_run(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(RESHAPE, reshape_check, reshape_shape, 0, 0, MOVE_KERNELS(reshape_run));
-NND_OP_DEF(DEPTH_TO_SPACE, block_check, block_shape, NND_INPUT(2), 0, MOVE_KERNELS(block_run));
-NND_OP_DEF(SPACE_TO_DEPTH, block_check, block_shape, NND_INPUT(2), 0, MOVE_KERNELS(block_run));
-NND_OP_DEF(CONCATENATION, concat_check, concat_shape, 0, 0, MOVE_KERNELS(concat_run));
+ENG_OP_DEF(RESHAPE, reshape_check, reshape_shape, 0, 0, MOVE_KERNELS(reshape_run));
+ENG_OP_DEF(DEPTH_TO_SPACE, block_check, block_shape, ENG_INPUT(2), 0, MOVE_KERNELS(block_run));
+ENG_OP_DEF(SPACE_TO_DEPTH, block_check, block_shape, ENG_INPUT(2), 0, MOVE_KERNELS(block_run));
+ENG_OP_DEF(CONCATENATION, concat_check, concat_shape, 0, 0, MOVE_KERNELS(concat_run));

@@ -25,18 +25,18 @@
 typedef struct reduce_plan {
     size_t *rel, n_rel, n_out;
     uint32_t n_keep;
-    uint32_t keep_dims[NND_MAX_RANK];
-    size_t keep_step[NND_MAX_RANK];
+    uint32_t keep_dims[ENG_MAX_RANK];
+    size_t keep_step[ENG_MAX_RANK];
 } reduce_plan;
 
 typedef void (*reduce_row_fn)(void *ctx, size_t out, size_t base, const size_t *rel, size_t n);
 
 static schema_status reduce_plan_make(eng_op_ctx *c, const eng_tensor *in, const bool *reduce,
                                       reduce_plan *p) {
-    ptrdiff_t step[NND_MAX_RANK];
+    ptrdiff_t step[ENG_MAX_RANK];
     eng_dense_steps(in->rank, in->dims, step);
-    uint32_t red_dims[NND_MAX_RANK], n_red = 0;
-    size_t red_step[NND_MAX_RANK];
+    uint32_t red_dims[ENG_MAX_RANK], n_red = 0;
+    size_t red_step[ENG_MAX_RANK];
     p->n_keep = 0, p->n_rel = 1, p->n_out = 1;
     for (uint32_t d = 0; d < in->rank; d++) {
         if (reduce[d]) {
@@ -51,7 +51,7 @@ static schema_status reduce_plan_make(eng_op_ctx *c, const eng_tensor *in, const
     if (!p->rel) return eng_fail(c, "out of scratch memory");
     /* Offsets of the reduced sub-box in increasing order, so each output folds its inputs
      * in the order the reference visits them. */
-    uint32_t idx[NND_MAX_RANK] = {0};
+    uint32_t idx[ENG_MAX_RANK] = {0};
     size_t off = 0;
     for (size_t k = 0; k < p->n_rel; k++) {
         p->rel[k] = off;
@@ -66,7 +66,7 @@ static schema_status reduce_plan_make(eng_op_ctx *c, const eng_tensor *in, const
 }
 
 static void reduce_walk(const reduce_plan *p, reduce_row_fn row, void *ctx) {
-    uint32_t idx[NND_MAX_RANK] = {0};
+    uint32_t idx[ENG_MAX_RANK] = {0};
     size_t base = 0;
     for (size_t o = 0; o < p->n_out; o++) {
         row(ctx, o, base, p->rel, p->n_rel);
@@ -112,7 +112,7 @@ static schema_status check_input(eng_op_ctx *c) {
     schema_status s =
         eng_check_type(c, in, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
                        NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
-    return s ? s : eng_check_rank(c, in, "input 0", 1, NND_MAX_RANK);
+    return s ? s : eng_check_rank(c, in, "input 0", 1, ENG_MAX_RANK);
 }
 
 /* ---- MEAN and REDUCE_* -------------------------------------------------------------- */
@@ -143,11 +143,11 @@ static schema_status reduce_check(eng_op_ctx *c) {
     return eng_check_scalar(c, 2, op == RED_MEAN ? NND_INT32 : NND_BOOL);
 }
 
-/* Marks the reduced dimensions; NND_DEFER when the axes are not known yet. */
+/* Marks the reduced dimensions; ENG_DEFER when the axes are not known yet. */
 static schema_status reduce_axes(eng_op_ctx *c, bool *reduce) {
     const eng_tensor *in = c->in[0], *axes = c->in[1];
     size_t n = eng_elems(axes);
-    if (n && !axes->data) return NND_DEFER;
+    if (n && !axes->data) return ENG_DEFER;
     if (axes->rank != 1) return eng_fail(c, "axes (input 1) must be 1-D");
     for (uint32_t d = 0; d < in->rank; d++)
         reduce[d] = false;
@@ -164,7 +164,7 @@ static schema_status reduce_axes(eng_op_ctx *c, bool *reduce) {
 /* Output 0 is input 0 without the reduced dimensions, or with them as 1 when keep. */
 static void set_reduced_shape(eng_op_ctx *c, const bool *reduce, bool keep) {
     const eng_tensor *in = c->in[0];
-    uint32_t dims[NND_MAX_RANK], r = 0;
+    uint32_t dims[ENG_MAX_RANK], r = 0;
     for (uint32_t d = 0; d < in->rank; d++)
         if (!reduce[d] || keep) dims[r++] = reduce[d] ? 1 : in->dims[d];
     /* A result with no dimensions left is [1], as the Android runtime answers. */
@@ -173,7 +173,7 @@ static void set_reduced_shape(eng_op_ctx *c, const bool *reduce, bool keep) {
 }
 
 static schema_status reduce_shape(eng_op_ctx *c) {
-    bool reduce[NND_MAX_RANK];
+    bool reduce[ENG_MAX_RANK];
     schema_status s = reduce_axes(c, reduce);
     if (s) return s;
     set_reduced_shape(c, reduce,
@@ -277,7 +277,7 @@ static schema_status fold_run(eng_op_ctx *c, const bool *reduce, reduce_row_fn r
 }
 
 static schema_status reduce_run(eng_op_ctx *c) {
-    bool reduce[NND_MAX_RANK];
+    bool reduce[ENG_MAX_RANK];
     schema_status s = reduce_axes(c, reduce);
     if (s) return s;
     enum red_op op = red_op_of(c);
@@ -316,7 +316,7 @@ static schema_status arg_axis_mask(eng_op_ctx *c, bool *reduce) {
 }
 
 static schema_status arg_shape(eng_op_ctx *c) {
-    bool reduce[NND_MAX_RANK];
+    bool reduce[ENG_MAX_RANK];
     schema_status s = arg_axis_mask(c, reduce);
     if (!s) set_reduced_shape(c, reduce, false);
     return s;
@@ -336,7 +336,7 @@ static void arg_row(void *ctx, size_t o, size_t base, const size_t *rel, size_t 
 }
 
 static schema_status arg_run(eng_op_ctx *c) {
-    bool reduce[NND_MAX_RANK];
+    bool reduce[ENG_MAX_RANK];
     schema_status s = arg_axis_mask(c, reduce);
     if (s) return s;
     return fold_run(c, reduce, arg_row, c->def->code == NND_OP_ARGMIN ? RED_MIN : RED_MAX);
@@ -437,14 +437,14 @@ static schema_status topk_run(eng_op_ctx *c) {
                         {NND_TENSOR_QUANT8_ASYMM_SIGNED, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
 // clang-format on
 
-NND_OP_DEF(MEAN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
-NND_OP_DEF(REDUCE_SUM, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
-NND_OP_DEF(REDUCE_PROD, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
-NND_OP_DEF(REDUCE_MAX, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
-NND_OP_DEF(REDUCE_MIN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
-NND_OP_DEF(REDUCE_ALL, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
-NND_OP_DEF(REDUCE_ANY, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(MEAN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(REDUCE_SUM, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(REDUCE_PROD, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(REDUCE_MAX, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(REDUCE_MIN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(REDUCE_ALL, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
+ENG_OP_DEF(REDUCE_ANY, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);
 
-NND_OP_DEF(ARGMAX, arg_check, arg_shape, 0, 0, NND_KERNELS_FQI(arg_run));
-NND_OP_DEF(ARGMIN, arg_check, arg_shape, 0, 0, NND_KERNELS_FQI(arg_run));
-NND_OP_DEF(TOPK_V2, topk_check, topk_shape, 0, 0, NND_KERNELS_FQI(topk_run));
+ENG_OP_DEF(ARGMAX, arg_check, arg_shape, 0, 0, ENG_KERNELS_FQI(arg_run));
+ENG_OP_DEF(ARGMIN, arg_check, arg_shape, 0, 0, ENG_KERNELS_FQI(arg_run));
+ENG_OP_DEF(TOPK_V2, topk_check, topk_shape, 0, 0, ENG_KERNELS_FQI(topk_run));

@@ -288,8 +288,8 @@ static schema_status nearest_run(eng_op_ctx *c) {
         }                                                                                          \
     }
 
-NND_OP_DEF(RESIZE_BILINEAR, resize_check, resize_shape, NND_INPUT(3) | NND_INPUT(4) | NND_INPUT(5),
+ENG_OP_DEF(RESIZE_BILINEAR, resize_check, resize_shape, ENG_INPUT(3) | ENG_INPUT(4) | ENG_INPUT(5),
            0, RESIZE_KERNELS(bilinear_run_f32, bilinear_run_converted, bilinear_run_q8));
-NND_OP_DEF(RESIZE_NEAREST_NEIGHBOR, resize_check, resize_shape,
-           NND_INPUT(3) | NND_INPUT(4) | NND_INPUT(5), 0,
+ENG_OP_DEF(RESIZE_NEAREST_NEIGHBOR, resize_check, resize_shape,
+           ENG_INPUT(3) | ENG_INPUT(4) | ENG_INPUT(5), 0,
            RESIZE_KERNELS(nearest_run, nearest_run, nearest_run));

@@ -33,7 +33,7 @@ static schema_status reverse_shape(eng_op_ctx *c) {
         return eng_fail(c, "input 0 must have rank 1 to %u, has %u", REVERSE_MAX_RANK, in->rank);
     if (axis->rank != 1 || axis->dims[0] != 1)
         return eng_fail(c, "the axis (input 1) must have shape [1]");
-    if (!axis->data) return NND_DEFER;
+    if (!axis->data) return ENG_DEFER;
     int32_t a = eng_i32(axis);
     if (a < 0 || (uint32_t)a >= in->rank)
         return eng_fail(c, "axis %d is out of range for rank %u", a, in->rank);
@@ -57,4 +57,4 @@ static schema_status reverse_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(REVERSE, reverse_check, reverse_shape, 0, 0, NND_KERNELS_MOVED(reverse_run));
+ENG_OP_DEF(REVERSE, reverse_check, reverse_shape, 0, 0, ENG_KERNELS_MOVED(reverse_run));

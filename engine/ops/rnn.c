@@ -147,7 +147,7 @@ static schema_status rnn_f32(eng_op_ctx *c) {
     return run_direction(c, &RNN_CELL, RNN_ACT, &io, false, c->out[0]->data);
 }
 
-NND_FLOAT_OP(RNN, rnn_check, rnn_shape, 0, rnn_f32);
+ENG_FLOAT_OP(RNN, rnn_check, rnn_shape, 0, rnn_f32);
 
 /* ---- UNIDIRECTIONAL_SEQUENCE_RNN ------------------------------------------------------ */
 
@@ -183,7 +183,7 @@ static schema_status uni_f32(eng_op_ctx *c) {
     return run_direction(c, &RNN_CELL, UNI_ACT, &io, false, c->n_out == 2 ? c->out[1]->data : NULL);
 }
 
-NND_FLOAT_OP(UNIDIRECTIONAL_SEQUENCE_RNN, uni_check, uni_shape, 0, uni_f32);
+ENG_FLOAT_OP(UNIDIRECTIONAL_SEQUENCE_RNN, uni_check, uni_shape, 0, uni_f32);
 
 /* ---- BIDIRECTIONAL_SEQUENCE_RNN ------------------------------------------------------- */
 
@@ -204,7 +204,7 @@ static float *bidi_state(const eng_op_ctx *c, uint32_t dir) {
 
 static schema_status bidi_shape(eng_op_ctx *c) {
     for (uint32_t i = BIDI_AUX_INPUT; i <= BIDI_AUX_INPUT + 2; i++)
-        if (eng_input_pending(c, i)) return NND_DEFER;
+        if (eng_input_pending(c, i)) return ENG_DEFER;
     bool merge = eng_bool(c->in[BIDI_MERGE]), parallel = parallel_linking(c);
     uint32_t n_input = c->in[0]->dims[2], n_batch = 0, n_aux = 0, fw, bw;
     schema_status s = eng_seq_bidi_check(c, merge, eng_bool(c->in[BIDI_TIME_MAJOR]), BIDI_AUX_INPUT,
@@ -230,5 +230,5 @@ static schema_status bidi_f32(eng_op_ctx *c) {
     return s ? s : run_direction(c, &BIDI_BW, BIDI_ACT, &bw, true, bidi_state(c, 1));
 }
 
-NND_FLOAT_OP(BIDIRECTIONAL_SEQUENCE_RNN, bidi_check, bidi_shape,
-             NND_INPUT(9) | NND_INPUT(10) | NND_INPUT(11), bidi_f32);
+ENG_FLOAT_OP(BIDIRECTIONAL_SEQUENCE_RNN, bidi_check, bidi_shape,
+             ENG_INPUT(9) | ENG_INPUT(10) | ENG_INPUT(11), bidi_f32);

@@ -274,7 +274,7 @@ static schema_status align_run(eng_op_ctx *c) {
     return roi_walk(&j);
 }
 
-NND_OP_DEF(ROI_ALIGN, roi_check, roi_shape, 0, 0, NND_KERNELS_FQ(align_run));
+ENG_OP_DEF(ROI_ALIGN, roi_check, roi_shape, 0, 0, ENG_KERNELS_FQ(align_run));
 
 /* ---- ROI_POOLING ---------------------------------------------------------------------- */
 
@@ -363,7 +363,7 @@ static schema_status pool_run(eng_op_ctx *c) {
     return roi_walk(&j);
 }
 
-NND_OP_DEF(ROI_POOLING, roi_check, roi_shape, 0, 0, NND_KERNELS_FQ(pool_run));
+ENG_OP_DEF(ROI_POOLING, roi_check, roi_shape, 0, 0, ENG_KERNELS_FQ(pool_run));
 
 /* ---- HEATMAP_MAX_KEYPOINT ------------------------------------------------------------- */
 
@@ -454,5 +454,5 @@ static schema_status keypoint_run(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_OP_DEF(HEATMAP_MAX_KEYPOINT, keypoint_check, keypoint_shape, 0, 0,
-           NND_KERNELS_FQ(keypoint_run));
+ENG_OP_DEF(HEATMAP_MAX_KEYPOINT, keypoint_check, keypoint_shape, 0, 0,
+           ENG_KERNELS_FQ(keypoint_run));

@@ -83,7 +83,7 @@ static schema_status rsqrt_q8(eng_op_ctx *c) {
     return eng_q8_table_run(c, rsqrt_table);
 }
 
-NND_OP_DEF(RSQRT, rsqrt_check, eng_shape_of_input0, 0, 0,
+ENG_OP_DEF(RSQRT, rsqrt_check, eng_shape_of_input0, 0, 0,
            {{NND_TENSOR_FLOAT32, rsqrt_f32},
             {NND_TENSOR_FLOAT16, rsqrt_f16},
             {NND_TENSOR_QUANT8_ASYMM, rsqrt_q8},

@@ -93,4 +93,4 @@ static schema_status svdf_f32(eng_op_ctx *c) {
     return NND_OK;
 }
 
-NND_FLOAT_OP(SVDF, svdf_check, svdf_shape, NND_INPUT(3), svdf_f32);
+ENG_FLOAT_OP(SVDF, svdf_check, svdf_shape, ENG_INPUT(3), svdf_f32);

@@ -71,11 +71,11 @@ static void tconv_implicit_padding(int32_t scheme, int64_t size, int64_t stride,
     *tail = span - size - *head;
 }
 
-/* Reads the scalars (NND_DEFER until all are known), and fills g: input and filter sizes,
+/* Reads the scalars (ENG_DEFER until all are known), and fills g: input and filter sizes,
  * padding, and the output size in * stride + filter - stride - padding per axis. */
 static schema_status tconv_geom(eng_op_ctx *c, eng_conv_params *p, eng_conv_geom *g) {
     for (uint32_t i = 3; i < c->n_in; i++)
-        if (!c->in[i]->data) return NND_DEFER;
+        if (!c->in[i]->data) return ENG_DEFER;
     const eng_tensor *in = c->in[0], *f = c->in[1], *b = c->in[2];
     bool ex = is_explicit(c);
     uint32_t base = ex ? 7 : 5; /* stride w */
@@ -175,7 +175,7 @@ static schema_status tconv_f16(eng_op_ctx *c) {
     return eng_run_f16_as_f32(c, tconv_run);
 }
 
-NND_OP_DEF(TRANSPOSE_CONV_2D, tconv_check, tconv_shape, 0, 0,
+ENG_OP_DEF(TRANSPOSE_CONV_2D, tconv_check, tconv_shape, 0, 0,
            {{NND_TENSOR_FLOAT32, tconv_run},
             {NND_TENSOR_FLOAT16, tconv_f16},
             {NND_TENSOR_QUANT8_ASYMM, tconv_run},

@@ -18,8 +18,8 @@
  * which for the non-negative values of the unsigned type is its rounding too. The 16-bit
  * types are read and written through realvalue.h.
  */
-#ifndef NND_OPS_AFFINE_QUANT_H
-#define NND_OPS_AFFINE_QUANT_H
+#ifndef ENG_OPS_COMMON_AFFINE_QUANT_H
+#define ENG_OPS_COMMON_AFFINE_QUANT_H
 
 #include <stdbool.h>
 #include <stddef.h>

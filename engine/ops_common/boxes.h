@@ -7,8 +7,8 @@
  * 0.125 and zero point 0, as the HAL requires; the checks fail through kernel_errors.h
  * naming the operand.
  */
-#ifndef NND_OPS_BOXES_H
-#define NND_OPS_BOXES_H
+#ifndef ENG_OPS_COMMON_BOXES_H
+#define ENG_OPS_COMMON_BOXES_H
 
 #include <stdbool.h>
 

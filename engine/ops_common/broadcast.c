@@ -8,7 +8,7 @@
 schema_status eng_broadcast_shape(eng_op_ctx *c, const eng_tensor *a, const eng_tensor *b,
                                   eng_tensor *out) {
     uint32_t rank = a->rank > b->rank ? a->rank : b->rank;
-    uint32_t dims[NND_MAX_RANK];
+    uint32_t dims[ENG_MAX_RANK];
     for (uint32_t i = 0; i < rank; i++) {
         int ia = (int)a->rank - (int)rank + (int)i, ib = (int)b->rank - (int)rank + (int)i;
         uint32_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
@@ -30,7 +30,7 @@ void eng_broadcast_walk(const eng_tensor *a, const eng_tensor *b, const eng_tens
         return;
     }
     /* Element strides of a and b in output coordinates, 0 on broadcast dimensions. */
-    size_t sa[NND_MAX_RANK], sb[NND_MAX_RANK];
+    size_t sa[ENG_MAX_RANK], sb[ENG_MAX_RANK];
     size_t acc_a = 1, acc_b = 1;
     for (int i = (int)rank - 1; i >= 0; i--) {
         int ia = (int)a->rank - (int)rank + i, ib = (int)b->rank - (int)rank + i;
@@ -41,7 +41,7 @@ void eng_broadcast_walk(const eng_tensor *a, const eng_tensor *b, const eng_tens
         acc_b *= db;
     }
     uint32_t inner = out->dims[rank - 1];
-    uint32_t idx[NND_MAX_RANK] = {0};
+    uint32_t idx[ENG_MAX_RANK] = {0};
     size_t off_a = 0, off_b = 0;
     for (size_t o = 0; o < total; o += inner) {
         row(ctx, o, off_a, sa[rank - 1], off_b, sb[rank - 1], inner);

@@ -6,8 +6,8 @@
  * dimension; eng_broadcast_walk() then visits the output in row-major order, one innermost
  * run at a time, without allocating.
  */
-#ifndef NND_OPS_BROADCAST_H
-#define NND_OPS_BROADCAST_H
+#ifndef ENG_OPS_COMMON_BROADCAST_H
+#define ENG_OPS_COMMON_BROADCAST_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  *
  * Contract: pure inline functions; lo <= hi is the caller's to ensure.
  */
-#ifndef NND_OPS_CLAMP_H
-#define NND_OPS_CLAMP_H
+#ifndef ENG_OPS_COMMON_CLAMP_H
+#define ENG_OPS_COMMON_CLAMP_H
 
 #include <stdint.h>
 

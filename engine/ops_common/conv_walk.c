@@ -65,7 +65,7 @@ schema_status eng_conv_read_params(const eng_op_ctx *c, uint32_t n_extra, eng_co
     conv_slots sl;
     conv_slots_of(c, n_extra, &sl);
     for (uint32_t i = 3; i < c->n_in; i++)
-        if (!c->in[i]->data) return NND_DEFER;
+        if (!c->in[i]->data) return ENG_DEFER;
     *p = (eng_conv_params){.dil_w = 1, .dil_h = 1};
     if (sl.explicit_pad) {
         p->pad_left = eng_i32(c->in[3]);

@@ -20,8 +20,8 @@
  * `n_extra` operation-specific INT32 scalars (depth multiplier, groups), the fused
  * activation, an optional NCHW flag and optional dilation factors (w, h).
  */
-#ifndef NND_OPS_CONV_WALK_H
-#define NND_OPS_CONV_WALK_H
+#ifndef ENG_OPS_COMMON_CONV_WALK_H
+#define ENG_OPS_COMMON_CONV_WALK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,7 +44,7 @@ enum {
 };
 /* Signature of the scalars: count, types, and values of the constant ones. */
 schema_status eng_conv_check_params(eng_op_ctx *c, uint32_t n_extra, unsigned flags);
-/* Reads the scalars; NND_DEFER when one is not known yet. Padding stays as given. */
+/* Reads the scalars; ENG_DEFER when one is not known yet. Padding stays as given. */
 schema_status eng_conv_read_params(const eng_op_ctx *c, uint32_t n_extra, eng_conv_params *p);
 /* Types of input 0, filter (input 1), bias (input 2) and output 0: FLOAT32, FLOAT16,
  * QUANT8_ASYMM or QUANT8_ASYMM_SIGNED throughout, with a TENSOR_INT32 bias for the

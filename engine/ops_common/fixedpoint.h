@@ -8,8 +8,8 @@
  * scale or a zero point: those are affine_quant.h's; this file is the arithmetic they
  * are turned into (a multiplier and a shift, then these operations).
  */
-#ifndef NND_OPS_FIXEDPOINT_H
-#define NND_OPS_FIXEDPOINT_H
+#ifndef ENG_OPS_COMMON_FIXEDPOINT_H
+#define ENG_OPS_COMMON_FIXEDPOINT_H
 
 #include <stdint.h>
 

@@ -6,8 +6,8 @@
  * stores the same bits there (the fuzz build, scripts/fuzz.sh, links compiler-rt for its
  * conversions).
  */
-#ifndef NND_OPS_FLOAT16_H
-#define NND_OPS_FLOAT16_H
+#ifndef ENG_OPS_COMMON_FLOAT16_H
+#define ENG_OPS_COMMON_FLOAT16_H
 
 #if defined(__clang__) && __clang_major__ < 15 && (defined(__x86_64__) || defined(__i386__))
 typedef __fp16 eng_half;

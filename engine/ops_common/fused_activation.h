@@ -7,8 +7,8 @@
  * eng_check_activation (signature.h). Quantized bounds are the real bounds quantized as
  * the reference does, for the output's scale, zero point and storage range.
  */
-#ifndef NND_OPS_FUSED_ACTIVATION_H
-#define NND_OPS_FUSED_ACTIVATION_H
+#ifndef ENG_OPS_COMMON_FUSED_ACTIVATION_H
+#define ENG_OPS_COMMON_FUSED_ACTIVATION_H
 
 #include <stdint.h>
 

@@ -7,8 +7,8 @@
  * (implicit SAME/VALID schemes, explicit head and tail padding, dilation). Nothing here
  * validates; the operations' check() and shape() do.
  */
-#ifndef NND_OPS_IMAGE_GEOMETRY_H
-#define NND_OPS_IMAGE_GEOMETRY_H
+#ifndef ENG_OPS_COMMON_IMAGE_GEOMETRY_H
+#define ENG_OPS_COMMON_IMAGE_GEOMETRY_H
 
 #include <stdbool.h>
 #include <stddef.h>

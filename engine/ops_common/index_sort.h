@@ -6,8 +6,8 @@
  * indices. Stable: indices that compare equal keep their order, as the reference's
  * std::stable_sort does. The caller provides the temporary array; nothing allocates.
  */
-#ifndef NND_OPS_INDEX_SORT_H
-#define NND_OPS_INDEX_SORT_H
+#ifndef ENG_OPS_COMMON_INDEX_SORT_H
+#define ENG_OPS_COMMON_INDEX_SORT_H
 
 #include <stdbool.h>
 #include <stddef.h>

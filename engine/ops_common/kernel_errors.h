@@ -7,8 +7,8 @@
  * model or request is wrong), eng_unsupported() NND_UNSUPPORTED (valid, but this engine
  * has no kernel for it). Neither allocates.
  */
-#ifndef NND_OPS_KERNEL_ERRORS_H
-#define NND_OPS_KERNEL_ERRORS_H
+#ifndef ENG_OPS_COMMON_KERNEL_ERRORS_H
+#define ENG_OPS_COMMON_KERNEL_ERRORS_H
 
 #include "engine/op.h"
 

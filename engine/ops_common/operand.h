@@ -6,8 +6,8 @@
  * Shapes are plain dims; eng_set_shape() marks the shape known. Nothing here allocates
  * or fails.
  */
-#ifndef NND_OPS_OPERAND_H
-#define NND_OPS_OPERAND_H
+#ifndef ENG_OPS_COMMON_OPERAND_H
+#define ENG_OPS_COMMON_OPERAND_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,7 +23,7 @@ static inline bool eng_has_input(const eng_op_ctx *c, uint32_t i) {
     return i < c->n_in && eng_present(c->in[i]);
 }
 /* An optional input that is a model input: at prepare it has no data yet, and whether the
- * request will omit it is only known at execution (shape() may want NND_DEFER). */
+ * request will omit it is only known at execution (shape() may want ENG_DEFER). */
 static inline bool eng_input_pending(const eng_op_ctx *c, uint32_t i) {
     return eng_has_input(c, i) && c->in[i]->lifetime == NND_MODEL_INPUT && !c->in[i]->data;
 }

@@ -10,8 +10,8 @@
  * int16 arithmetic wraps, these wrap the same way (never undefined behaviour). Nothing
  * allocates or fails.
  */
-#ifndef NND_OPS_QLSTM_MATH_H
-#define NND_OPS_QLSTM_MATH_H
+#ifndef ENG_OPS_COMMON_QLSTM_MATH_H
+#define ENG_OPS_COMMON_QLSTM_MATH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * as its two's complement byte). eng_q8_table_run() runs on input 0 and output 0 of one
  * storage type; it never allocates or fails.
  */
-#ifndef NND_OPS_QUANT_TABLE_H
-#define NND_OPS_QUANT_TABLE_H
+#ifndef ENG_OPS_COMMON_QUANT_TABLE_H
+#define ENG_OPS_COMMON_QUANT_TABLE_H
 
 #include <stdint.h>
 

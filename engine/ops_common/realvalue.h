@@ -8,8 +8,8 @@
  * round(x / scale + zero point), half away from zero, saturated to the type's range (NaN
  * to its low end). A storage type not listed reads and writes as FLOAT32.
  */
-#ifndef NND_OPS_REALVALUE_H
-#define NND_OPS_REALVALUE_H
+#ifndef ENG_OPS_COMMON_REALVALUE_H
+#define ENG_OPS_COMMON_REALVALUE_H
 
 #include <stddef.h>
 

@@ -9,8 +9,8 @@
  * so that the cell code is the same for every layout and for merged or separate
  * bidirectional outputs. The checks fail through kernel_errors.h naming the operand.
  */
-#ifndef NND_OPS_RECURRENT_H
-#define NND_OPS_RECURRENT_H
+#ifndef ENG_OPS_COMMON_RECURRENT_H
+#define ENG_OPS_COMMON_RECURRENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

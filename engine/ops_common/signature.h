@@ -9,8 +9,8 @@
  * shapes) passes the rank checks; it is judged again at execution. eng_check_activation
  * judges a constant's value only with the driver's rules (eng_driver_rules()).
  */
-#ifndef NND_OPS_SIGNATURE_H
-#define NND_OPS_SIGNATURE_H
+#ifndef ENG_OPS_COMMON_SIGNATURE_H
+#define ENG_OPS_COMMON_SIGNATURE_H
 
 #include <stdint.h>
 

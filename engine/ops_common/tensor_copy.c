@@ -25,10 +25,10 @@ void eng_copy_nd(void *dst, const ptrdiff_t *dst_step, const void *src, const pt
                  const uint32_t *count, uint32_t rank, size_t esize) {
     /* Normalize: drop size-1 dimensions and merge a dimension into the next inner one when
      * both sides are contiguous across it, so common cases become a few long memcpys. */
-    uint32_t n[NND_COPY_MAX_RANK];
-    ptrdiff_t ds[NND_COPY_MAX_RANK], ss[NND_COPY_MAX_RANK];
+    uint32_t n[ENG_COPY_MAX_RANK];
+    ptrdiff_t ds[ENG_COPY_MAX_RANK], ss[ENG_COPY_MAX_RANK];
     uint32_t r = 0;
-    if (rank > NND_COPY_MAX_RANK) return;
+    if (rank > ENG_COPY_MAX_RANK) return;
     for (uint32_t d = 0; d < rank; d++) {
         if (count[d] == 0) return;
         if (count[d] == 1) continue;
@@ -51,7 +51,7 @@ void eng_copy_nd(void *dst, const ptrdiff_t *dst_step, const void *src, const pt
         return;
     }
     /* The innermost dimension is one row; an odometer walks the outer ones. */
-    uint32_t inner = n[r - 1], idx[NND_COPY_MAX_RANK] = {0};
+    uint32_t inner = n[r - 1], idx[ENG_COPY_MAX_RANK] = {0};
     ptrdiff_t di = ds[r - 1] * (ptrdiff_t)esize, si = ss[r - 1] * (ptrdiff_t)esize;
     bool dense = ds[r - 1] == 1 && ss[r - 1] == 1;
     ptrdiff_t doff = 0, soff = 0;

@@ -7,8 +7,8 @@
  * buffers. eng_aligned_data() is the one exception that uses scratch, and only when a
  * constant sits misaligned in the operand values.
  */
-#ifndef NND_OPS_TENSOR_COPY_H
-#define NND_OPS_TENSOR_COPY_H
+#ifndef ENG_OPS_COMMON_TENSOR_COPY_H
+#define ENG_OPS_COMMON_TENSOR_COPY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,8 +22,8 @@ void eng_copy_elems(void *dst, size_t dst_step, const void *src, size_t src_step
 /* N-d strided copy: for every index vector i < count[0..rank), the element at
  * sum(i[d] * src_step[d]) from src goes to sum(i[d] * dst_step[d]) from dst. Steps are in
  * elements and may be zero or negative; the caller keeps every address in bounds. Nothing
- * is touched when some count is 0. Up to NND_COPY_MAX_RANK dimensions. */
-#define NND_COPY_MAX_RANK (2 * NND_MAX_RANK)
+ * is touched when some count is 0. Up to ENG_COPY_MAX_RANK dimensions. */
+#define ENG_COPY_MAX_RANK (2 * ENG_MAX_RANK)
 void eng_copy_nd(void *dst, const ptrdiff_t *dst_step, const void *src, const ptrdiff_t *src_step,
                  const uint32_t *count, uint32_t rank, size_t esize);
 /* Row-major element steps of a shape (steps[rank - 1] == 1). */

@@ -7,8 +7,8 @@
  * Other operands pass through untouched. It fails when an operation has more than 64 inputs
  * or 16 outputs or scratch runs out; the kernel's own failure is returned as is.
  */
-#ifndef NND_OPS_TYPE_BRIDGE_H
-#define NND_OPS_TYPE_BRIDGE_H
+#ifndef ENG_OPS_COMMON_TYPE_BRIDGE_H
+#define ENG_OPS_COMMON_TYPE_BRIDGE_H
 
 #include "engine/op.h"
 

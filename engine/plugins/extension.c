@@ -22,7 +22,7 @@ static _Atomic(eng_ext_plugin *) oem_owner;
 
 /* The current set and the last load's refusals; guarded by reg_lock. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static eng_ext_plugin *current[NND_EXT_MAX_LOADED];
+static eng_ext_plugin *current[ENG_EXT_MAX_LOADED];
 static uint32_t n_current;
 static eng_refusals refused;
 static uint16_t next_id = 1;
@@ -69,8 +69,8 @@ static void plugin_unref(eng_ext_plugin *p) {
 
 /* Reverse domain: two or more labels of [a-z0-9_-], joined by single dots. */
 static bool valid_name(const char *s) {
-    size_t n = strnlen(s, NND_EXT_MAX_NAME + 1);
-    if (n == 0 || n > NND_EXT_MAX_NAME || s[0] == '.' || s[n - 1] == '.') return false;
+    size_t n = strnlen(s, ENG_EXT_MAX_NAME + 1);
+    if (n == 0 || n > ENG_EXT_MAX_NAME || s[0] == '.' || s[n - 1] == '.') return false;
     int dots = 0;
     for (size_t i = 0; i < n; i++) {
         char ch = s[i];
@@ -105,7 +105,7 @@ static int check_descriptor(void *arg) {
         return -1;
     if (!x->name || !valid_name(x->name)) {
         snprintf(a->why, a->whylen, "bad extension name \"%.*s\" (want a reverse domain name)",
-                 NND_EXT_MAX_NAME, x->name ? x->name : "");
+                 ENG_EXT_MAX_NAME, x->name ? x->name : "");
         return -1;
     }
     if ((x->n_operand_types && !x->operand_types) || (x->n_operations && !x->operations) ||
@@ -163,9 +163,9 @@ static void refuse(const char *path, const char *fmt, ...) {
 }
 
 static bool take_id(uint16_t *id) {
-    for (uint32_t k = 0; k < NND_EXT_MAX_ID; k++) {
+    for (uint32_t k = 0; k < SCHEMA_EXT_MAX_ID; k++) {
         uint16_t i = next_id;
-        next_id = next_id == NND_EXT_MAX_ID ? 1 : next_id + 1;
+        next_id = next_id == SCHEMA_EXT_MAX_ID ? 1 : next_id + 1;
         if (!eng_ext_slot_get(i)) {
             *id = i;
             return true;
@@ -273,7 +273,7 @@ static void load_one(const char *path) {
                 return;
             }
     uint16_t id;
-    if (n_current == NND_EXT_MAX_LOADED || !take_id(&id)) {
+    if (n_current == ENG_EXT_MAX_LOADED || !take_id(&id)) {
         refuse(path, "too many extensions loaded");
         dlclose(dl);
         return;

@@ -11,7 +11,7 @@
  *   (name, codes, sizes, callbacks), repeats a name already loaded, claims OEM after
  *   another plugin did, or is writable by everyone. Plugins that prepared models still use
  *   stay loaded until those models are freed.
- * - Each loaded plugin gets a process-wide id in 1..NND_EXT_MAX_ID. The engine codes of
+ * - Each loaded plugin gets a process-wide id in 1..SCHEMA_EXT_MAX_ID. The engine codes of
  *   its types and operations are id << 16 | code. The daemon rewrites each model's own
  *   prefixes into ids (eng_ext_resolve(), daemon/wire/convert.c), so the engine never sees a
  *   model's prefixes. Ids are handed out round-robin, so a stale id is not soon reused.
@@ -31,8 +31,8 @@
  *   plugin that is referenced. The signal handlers are installed at the first load,
  *   chaining to whatever handler was installed before (the pool SIGBUS guard).
  */
-#ifndef NND_EXTENSION_H
-#define NND_EXTENSION_H
+#ifndef ENG_PLUGINS_EXTENSION_H
+#define ENG_PLUGINS_EXTENSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,7 +42,7 @@
 #include "engine/op.h"
 #include "engine/plugins/loader.h"
 
-#define NND_EXT_MAX_LOADED 256
+#define ENG_EXT_MAX_LOADED 256
 
 /* Log sink for load results and faults; level as daemon/base/log.h (0 error .. 3 debug). */
 typedef eng_plugin_log_fn eng_ext_log_fn;

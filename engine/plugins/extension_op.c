@@ -86,7 +86,7 @@ static schema_status run_stage(eng_op_ctx *c, int stage) {
         describe(&ops[j], c->in[j]);
     for (uint32_t j = 0; j < c->n_out; j++)
         describe(&ops[c->n_in + j], c->out[j]);
-    char msg[NND_ERR_LEN] = "";
+    char msg[SCHEMA_ERR_LEN] = "";
     nnd_ext_call call = {.operation = x == p->oem ? NND_OP_OEM_OPERATION : x->op->code,
                          .index = c->index,
                          .n_inputs = c->n_in,
@@ -116,7 +116,7 @@ static schema_status run_stage(eng_op_ctx *c, int stage) {
     } else if (rc == NND_EXT_OK) {
         s = NND_OK;
     } else if (rc == NND_EXT_DEFER && stage == STAGE_PREPARE) {
-        s = NND_DEFER;
+        s = ENG_DEFER;
     } else if (rc == NND_EXT_INVALID || rc == NND_EXT_UNSUPPORTED || rc == NND_EXT_FAILED) {
         s = rc == NND_EXT_INVALID  ? NND_INVALID_ARGUMENT
             : rc == NND_EXT_FAILED ? NND_GENERAL_FAILURE
@@ -169,7 +169,7 @@ void eng_ext_op_init(eng_ext_op *x, eng_ext_plugin *p, const nnd_ext_operation *
     x->def.name = x->name;
     x->def.check = ext_check;
     x->def.shape = ext_shape;
-    x->def.kernels[0].type = NND_KERNEL_ANY_TYPE;
+    x->def.kernels[0].type = ENG_KERNEL_ANY_TYPE;
     x->def.kernels[0].run = ext_run;
     x->def.key_input = 0;
 }

@@ -17,8 +17,8 @@
  *   the rank is within NND_EXT_MAX_RANK and the byte size is bounded.
  * - An operation with no inputs is refused before the plugin is called.
  */
-#ifndef NND_EXTENSION_OP_H
-#define NND_EXTENSION_OP_H
+#ifndef ENG_PLUGINS_EXTENSION_OP_H
+#define ENG_PLUGINS_EXTENSION_OP_H
 
 #include <stdint.h>
 
@@ -31,7 +31,7 @@ typedef struct eng_ext_op {
     eng_op_def def;
     const nnd_ext_operation *op;
     eng_ext_plugin *plugin;
-    char name[NND_EXT_MAX_NAME + 80]; /* "com.example.fibonacci:TEST_VENDOR_FIBONACCI" */
+    char name[ENG_EXT_MAX_NAME + 80]; /* "com.example.fibonacci:TEST_VENDOR_FIBONACCI" */
 } eng_ext_op;
 
 /* Makes x the engine operation `code` for the plugin's operation op. */

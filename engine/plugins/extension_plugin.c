@@ -10,20 +10,20 @@
 #include "schema/operand_type.h"
 #include "engine/plugins/loader.h"
 
-static _Atomic(eng_ext_plugin *) slots[NND_EXT_MAX_ID + 1];
+static _Atomic(eng_ext_plugin *) slots[SCHEMA_EXT_MAX_ID + 1];
 static atomic_uint_fast64_t n_faults;
 
 eng_ext_plugin *eng_ext_slot_get(uint16_t id) {
-    return id && id <= NND_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
+    return id && id <= SCHEMA_EXT_MAX_ID ? atomic_load(&slots[id]) : NULL;
 }
 
 void eng_ext_slot_set(uint16_t id, eng_ext_plugin *p) {
-    if (id && id <= NND_EXT_MAX_ID) atomic_store(&slots[id], p);
+    if (id && id <= SCHEMA_EXT_MAX_ID) atomic_store(&slots[id], p);
 }
 
 eng_ext_plugin *eng_ext_plugin_of(int32_t code) {
     uint32_t id = (uint32_t)code >> 16;
-    return id <= NND_EXT_MAX_ID ? eng_ext_slot_get((uint16_t)id) : NULL;
+    return id <= SCHEMA_EXT_MAX_ID ? eng_ext_slot_get((uint16_t)id) : NULL;
 }
 
 void eng_ext_count_fault(void) {

@@ -10,8 +10,8 @@
  * atomic. eng_ext_plugin_of() is lock-free and safe for a plugin the caller holds a
  * reference on (a prepared model's, or the current set's under the registry lock).
  */
-#ifndef NND_EXTENSION_PLUGIN_H
-#define NND_EXTENSION_PLUGIN_H
+#ifndef ENG_PLUGINS_EXTENSION_PLUGIN_H
+#define ENG_PLUGINS_EXTENSION_PLUGIN_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,20 +20,20 @@
 #include "nnd/extension.h"
 #include "engine/op.h"
 
-#define NND_EXT_MAX_NAME 128 /* of an extension's reverse-domain name */
+#define ENG_EXT_MAX_NAME 128 /* of an extension's reverse-domain name */
 
 typedef struct eng_ext_plugin eng_ext_plugin; /* as extension.h names it */
 struct eng_ext_op;                            /* extension_op.h */
 
 /* "com.example.fibonacci:TEST_VENDOR_TENSOR": the name of a type row. */
-typedef char eng_ext_type_name[NND_EXT_MAX_NAME + 80];
+typedef char eng_ext_type_name[ENG_EXT_MAX_NAME + 80];
 
 struct eng_ext_plugin {
     atomic_int refs; /* the current set's, plus one per prepared model using it */
     uint16_t id;
     void *dl;
     const nnd_extension *x;
-    char name[NND_EXT_MAX_NAME + 1];
+    char name[ENG_EXT_MAX_NAME + 1];
     char version[64];
     char *path;
     atomic_bool faulted;
@@ -53,7 +53,7 @@ struct eng_ext_plugin {
 
 /* The plugin whose id an engine code carries, or NULL. */
 eng_ext_plugin *eng_ext_plugin_of(int32_t code);
-/* The published plugin of an id (0 and ids over NND_EXT_MAX_ID: none), and publishing one
+/* The published plugin of an id (0 and ids over SCHEMA_EXT_MAX_ID: none), and publishing one
  * (p NULL: withdrawn); the registry publishes under its lock, readers need none. */
 eng_ext_plugin *eng_ext_slot_get(uint16_t id);
 void eng_ext_slot_set(uint16_t id, eng_ext_plugin *p);

@@ -15,8 +15,8 @@
  * - A guarded signal outside a guarded call, or on another thread, goes to the handler
  *   installed before ours, or kills the process as it would have without us.
  */
-#ifndef NND_FAULT_GUARD_H
-#define NND_FAULT_GUARD_H
+#ifndef ENG_PLUGINS_FAULT_GUARD_H
+#define ENG_PLUGINS_FAULT_GUARD_H
 
 void eng_fault_guard_install(void (*report)(int sig, int err));
 int eng_fault_guarded(int (*fn)(void *), void *arg, int *sig);

@@ -21,8 +21,8 @@
  *   it under the guard: the descriptor is the plugin's memory.
  * - eng_plugin_default_check(): the rule without a daemon's: a regular file that not
  *   everyone may edit. */
-#ifndef NND_ENGINE_PLUGIN_LOADER_H
-#define NND_ENGINE_PLUGIN_LOADER_H
+#ifndef ENG_PLUGINS_LOADER_H
+#define ENG_PLUGINS_LOADER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  *   dropped (the refusal itself was logged by the caller).
  * - eng_refusals_get() gives entry i, valid until the list is cleared.
  * - No locking: each loader guards its own list. */
-#ifndef NND_ENGINE_REFUSALS_H
-#define NND_ENGINE_REFUSALS_H
+#ifndef ENG_PLUGINS_REFUSALS_H
+#define ENG_PLUGINS_REFUSALS_H
 
 #include <stdbool.h>
 #include <stdint.h>

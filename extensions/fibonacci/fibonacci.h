@@ -16,8 +16,8 @@
  *   1 <= n <= TEST_VENDOR_FIBONACCI_MAX_N; a constant n outside is INVALID_ARGUMENT, an
  *   input n outside fails the execution (GENERAL_FAILURE).
  */
-#ifndef NND_EXT_FIBONACCI_H
-#define NND_EXT_FIBONACCI_H
+#ifndef TEST_VENDOR_FIBONACCI_H
+#define TEST_VENDOR_FIBONACCI_H
 
 #include <stdint.h>
 

@@ -164,7 +164,7 @@ int nnd_client_unregister_memory(nnd_client *c, uint64_t token, char *err, size_
  * never written is GENERAL_FAILURE to read. All return like nnd_client_prepare().
  * A reply this library cannot use (a contents' rank over dims_cap, a result of the wrong
  * kind) fails that call with -EBADMSG and a message in err; the connection stays usable.
- * NND_BUFFER_MAX_RANK is the engine's rank limit (NND_MAX_RANK): a dims_out of that many
+ * NND_BUFFER_MAX_RANK is the engine's rank limit (ENG_MAX_RANK): a dims_out of that many
  * entries takes any buffer this daemon version makes. */
 #define NND_BUFFER_MAX_RANK 16
 

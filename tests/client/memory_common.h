@@ -5,8 +5,8 @@
  * requests built by hand, pool by pool and argument by argument; expectations on statuses,
  * messages and float contents; the daemon's admin status. A failed expectation fails the
  * running cmocka test. */
-#ifndef NND_TEST_MEMORY_COMMON_H
-#define NND_TEST_MEMORY_COMMON_H
+#ifndef TST_CLIENT_MEMORY_COMMON_H
+#define TST_CLIENT_MEMORY_COMMON_H
 
 #include <stdbool.h>
 #include <stddef.h>

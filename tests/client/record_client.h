@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* record_client.h: the fixed inputs record_client feeds its two models, shared with
  * test_record, which finds them again in the recording. */
-#ifndef NND_TEST_RECORD_CLIENT_H
-#define NND_TEST_RECORD_CLIENT_H
+#ifndef TST_CLIENT_RECORD_CLIENT_H
+#define TST_CLIENT_RECORD_CLIENT_H
 
 #include <stddef.h>
 #include <stdint.h>

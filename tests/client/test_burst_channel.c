@@ -259,7 +259,7 @@ static void wait_channels_and_maps(double channels, double maps) {
 }
 
 /* A channel counts as one mapping and one descriptor of its app while it lives; past
- * NND_SESSION_MAX_BURST_CHANNELS (16) a burst gets none and works over the socket. */
+ * SRV_SESSION_MAX_BURST_CHANNELS (16) a burst gets none and works over the socket. */
 static void test_channel_accounting_and_fallback(void **state) {
     (void)state;
     char err[512];
@@ -327,7 +327,7 @@ static void raw_open(rawc *g) {
     req.call_case = NND__REQUEST__CALL_CONFIGURE_BURST;
     req.configure_burst = &cb;
     assert_int_equal(wire_send(g->sock, &req, NULL, 0), 0);
-    static uint8_t buf[NND_FRAME_RECV_BUF];
+    static uint8_t buf[PROTO_FRAME_RECV_BUF];
     proto_frame_in in;
     char err[256];
     struct pollfd pfd = {.fd = g->sock, .events = POLLIN};
@@ -341,13 +341,13 @@ static void raw_open(rawc *g) {
     int fd = proto_frame_take_fd(&in, 0);
     g->bell = proto_frame_take_fd(&in, 1);
     proto_frame_in_clear(&in);
-    void *p = mmap(NULL, NND_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, PROTO_CHAN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     assert_true(p != MAP_FAILED);
-    assert_true(proto_chan_valid(p, NND_CHAN_SIZE));
+    assert_true(proto_chan_valid(p, PROTO_CHAN_SIZE));
     g->h = p;
-    g->req = (uint8_t *)p + NND_CHAN_HEADER;
-    g->res = g->req + NND_CHAN_AREA;
+    g->req = (uint8_t *)p + PROTO_CHAN_HEADER;
+    g->res = g->req + PROTO_CHAN_AREA;
     g->seq = 0;
     wire_exec_init(&g->e, g->model, 2, POOL_SIZE);
     g->io_fd = nnd_memfd_create("raw-io", POOL_SIZE, (void **)&g->io);
@@ -370,7 +370,7 @@ static void raw_open(rawc *g) {
 }
 
 static void raw_close(rawc *g) {
-    munmap(g->h, NND_CHAN_SIZE);
+    munmap(g->h, PROTO_CHAN_SIZE);
     close(g->bell);
     munmap(g->io, POOL_SIZE);
     close(g->io_fd);
@@ -381,7 +381,7 @@ static void raw_close(rawc *g) {
  * and waits up to 10 s for its answer. */
 static Nnd__Reply *raw_put(rawc *g, uint32_t seq, const void *bytes, uint32_t len) {
     uint32_t before = __atomic_load_n(&g->h->res_seq, __ATOMIC_ACQUIRE);
-    if (len <= NND_CHAN_AREA) memcpy(g->req, bytes, len);
+    if (len <= PROTO_CHAN_AREA) memcpy(g->req, bytes, len);
     __atomic_store_n(&g->h->req_len, len, __ATOMIC_RELAXED);
     raw_publish(g, seq);
     g->seq = seq;
@@ -391,14 +391,14 @@ static Nnd__Reply *raw_put(rawc *g, uint32_t seq, const void *bytes, uint32_t le
                                  &g->h->daemon_cpu, &g->h->client_cpu, NULL, 10000000000ull);
     if (v != seq) fail_msg("no answer to request %u (result seq %u)", seq, v);
     uint32_t n = g->h->res_len;
-    assert_true(n <= NND_CHAN_AREA);
+    assert_true(n <= PROTO_CHAN_AREA);
     Nnd__Reply *r = nnd__reply__unpack(NULL, n, g->res);
     assert_non_null(r);
     return r;
 }
 
 static Nnd__Reply *raw_request(rawc *g, uint32_t seq, const Nnd__Request *req) {
-    static uint8_t buf[NND_CHAN_AREA];
+    static uint8_t buf[PROTO_CHAN_AREA];
     size_t n = protobuf_c_message_get_packed_size(&req->base);
     assert_true(n <= sizeof buf);
     protobuf_c_message_pack(&req->base, buf);
@@ -444,7 +444,7 @@ static void test_hostile_requests(void **state) {
                      "malformed");
     tst_expect_reply(raw_put(&g, 3, NULL, 0xffffffffu), NND__ERROR_STATUS__INVALID_ARGUMENT,
                      "over the burst channel");
-    tst_expect_reply(raw_put(&g, 4, NULL, NND_CHAN_AREA + 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
+    tst_expect_reply(raw_put(&g, 4, NULL, PROTO_CHAN_AREA + 1), NND__ERROR_STATUS__INVALID_ARGUMENT,
                      "over the burst channel");
     lib_run(&other, 4);
     /* Out of order: refused, and the number taken as the new start. */

@@ -208,7 +208,7 @@ static void test_prepare_execute_add(void **state) {
     assert_int_equal(tst_daemon_stop(&d), 0);
 }
 
-/* A model of more than NND_FRAME_INLINE_MAX bytes travels as a spilled memfd. */
+/* A model of more than PROTO_FRAME_INLINE_MAX bytes travels as a spilled memfd. */
 static void test_large_model(void **state) {
     (void)state;
     tst_daemon d;
@@ -290,7 +290,7 @@ static Nnd__Reply *raw_call(int sock, Nnd__Request *req, const int *fds, size_t 
     static const int no_fds[1] = {-1};
     assert_int_equal(proto_frame_send(sock, &req->base, fds ? fds : no_fds, nfds, err, sizeof err),
                      0);
-    static uint8_t buf[NND_FRAME_RECV_BUF];
+    static uint8_t buf[PROTO_FRAME_RECV_BUF];
     proto_frame_in in;
     for (;;) {
         int rc = proto_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
@@ -331,7 +331,7 @@ static void test_disconnect_in_flight(void **state) {
     int sock = tst_connect_raw(&d);
     assert_true(sock >= 0);
     Nnd__Hello hello = NND__HELLO__INIT;
-    hello.protocol_version = NND_PROTOCOL_VERSION;
+    hello.protocol_version = PROTO_PROTOCOL_VERSION;
     hello.client_name = "leaver";
     Nnd__Request req = NND__REQUEST__INIT;
     req.id = 1;

@@ -80,7 +80,7 @@ static void info_lines_are_rate_limited_and_counted(void **state) {
                   t.disconnected, t.suppressed, seconds);
     assert_int_equal(t.connected + t.disconnected + t.suppressed, 2 * (CLIENTS + PROBES));
     assert_true(t.ids_in_order);
-    /* At most NND_LOG_CLIENT_PER_S (20) a second, in every second the flood touched. */
+    /* At most SRV_LOG_CLIENT_PER_S (20) a second, in every second the flood touched. */
     unsigned budget = 20 * (unsigned)(seconds + 2);
     assert_true(t.connected + t.disconnected <= budget);
     if (budget < 2 * (CLIENTS + PROBES)) assert_true(t.suppressed > 0);

@@ -279,8 +279,8 @@ static void test_nnd_api(void **state) {
     char dir[512];
     fresh_dir(dir, sizeof dir, "nndctl");
     setenv("NND_RECORD", dir, 1);
-    int rc = replay(NND_CONFORMANCE_DIR "/V1_3/if_simple.json",
-                    NND_CONFORMANCE_DIR "/V1_2/conv2d_per_channel.json", NULL);
+    int rc = replay(TST_CONFORMANCE_DIR "/V1_3/if_simple.json",
+                    TST_CONFORMANCE_DIR "/V1_2/conv2d_per_channel.json", NULL);
     unsetenv("NND_RECORD");
     assert_int_equal(rc, 0);
     unsigned ran = passed_count();

@@ -169,7 +169,7 @@ static void test_threads_share_objects(void **state) {
 /* Hello on sock with join_session (0: none); the session token of its reply. */
 static uint64_t hello(int sock, uint64_t join) {
     Nnd__Hello h = NND__HELLO__INIT;
-    h.protocol_version = NND_PROTOCOL_VERSION;
+    h.protocol_version = PROTO_PROTOCOL_VERSION;
     h.client_name = (char *)"test-join";
     h.join_session = join;
     Nnd__Request req = NND__REQUEST__INIT;

@@ -85,7 +85,7 @@ static int open_session(tally *t, const char *path) {
     int s = connect_to(path);
     if (s < 0) return -1;
     Nnd__Hello h = NND__HELLO__INIT;
-    h.protocol_version = NND_PROTOCOL_VERSION;
+    h.protocol_version = PROTO_PROTOCOL_VERSION;
     h.client_name = "attacker";
     Nnd__Request req = NND__REQUEST__INIT;
     req.id = 1;
@@ -253,8 +253,8 @@ static void send_spill(tally *t, int s, int fd) {
 }
 
 static int attack_decode(tally *t, const char *path) {
-    int at_limit = empty_arguments_spill((size_t)NND_FRAME_SPILL_MAX);
-    int past_limit = empty_arguments_spill((size_t)NND_FRAME_SPILL_MAX * 2);
+    int at_limit = empty_arguments_spill((size_t)PROTO_FRAME_SPILL_MAX);
+    int past_limit = empty_arguments_spill((size_t)PROTO_FRAME_SPILL_MAX * 2);
     if (at_limit < 0 || past_limit < 0) return 1;
     int socks[8];
     for (int c = 0; c < 8; c++)

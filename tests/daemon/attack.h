@@ -23,8 +23,8 @@
  *   graphs       chains of 12,000 ADDs, each prepared twice (cached from its second
  *                sighting) and released (issue 39, item 3)
  */
-#ifndef NND_TEST_ATTACK_H
-#define NND_TEST_ATTACK_H
+#ifndef TST_DAEMON_ATTACK_H
+#define TST_DAEMON_ATTACK_H
 
 /* Runs attack `name` against the daemon at socket_path for `seconds`; the exit status. */
 int attack_run(const char *name, const char *socket_path, double seconds);

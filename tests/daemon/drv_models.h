@@ -3,8 +3,8 @@
  * float32 constant scalars, constant tensors), and one-pool requests: every input and
  * output of an execution in one memfd, nothing else. Everything lives in the struct (too
  * large for a stack: allocate it); limits are the arrays' sizes. */
-#ifndef NND_TEST_DRV_MODELS_H
-#define NND_TEST_DRV_MODELS_H
+#ifndef TST_DAEMON_DRV_MODELS_H
+#define TST_DAEMON_DRV_MODELS_H
 
 #include <stdint.h>
 #include <stdlib.h>

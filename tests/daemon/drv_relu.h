@@ -8,8 +8,8 @@
  *   drv_relu_run() computes its outputs from its inputs (mem_at finds bytes by handle for a
  *   driver with device memory; NULL otherwise).
  * - drv_note() appends one line to the file NND_TEST_DRV_LOG names (nothing without). */
-#ifndef NND_TESTS_DRV_RELU_H
-#define NND_TESTS_DRV_RELU_H
+#ifndef TST_DAEMON_DRV_RELU_H
+#define TST_DAEMON_DRV_RELU_H
 
 #include "nnd/driver.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ext_test_plugin.c: com.example.test, a plugin that misbehaves on purpose, for
- * test_extensions. Built twice: libnnd_test_ext.so, and with NND_TEST_BAD_ABI as
+ * test_extensions. Built twice: libnnd_test_ext.so, and with TST_BAD_ABI as
  * libnnd_test_badabi.so, which claims an ABI version the daemon does not speak.
  *
  * - TEST_CHECKED (0): k (constant INT32) -> TENSOR_FLOAT32 [1] holding k. validate()
@@ -99,7 +99,7 @@ static const nnd_ext_operation oem = {
 };
 
 NND_EXTENSION_EXPORT = {
-#ifdef NND_TEST_BAD_ABI
+#ifdef TST_BAD_ABI
     .abi_version = NND_EXTENSION_ABI_VERSION + 41,
 #else
     .abi_version = NND_EXTENSION_ABI_VERSION,

@@ -18,8 +18,8 @@
  *   shrink  a run on nnd-fault whose input file the attacker shrinks while the driver reads
  *           it, then a run on the file grown back
  * Also the models and pools the test's own clients use (RELU over n floats, one memfd). */
-#ifndef NND_TEST_FAULTY_ATTACK_H
-#define NND_TEST_FAULTY_ATTACK_H
+#ifndef TST_DAEMON_FAULTY_ATTACK_H
+#define TST_DAEMON_FAULTY_ATTACK_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -110,7 +110,7 @@ static void test_estimator(void **state) {
     assert_int_equal(qos_est_typical(&e), 5000);
     assert_int_equal(qos_est_tail(&e), 5000);
     /* A lasting change takes over within a window. */
-    for (int i = 0; i < NND_EST_WINDOW; i++)
+    for (int i = 0; i < QOS_EST_WINDOW; i++)
         qos_est_add(&e, 9000);
     assert_int_equal(qos_est_typical(&e), 9000);
 }
@@ -125,15 +125,15 @@ static void test_estimator_against_sorting(void **state) {
     (void)state;
     qos_estimator e;
     qos_est_init(&e, 1000);
-    uint64_t last[NND_EST_WINDOW], v[NND_EST_WINDOW];
+    uint64_t last[QOS_EST_WINDOW], v[QOS_EST_WINDOW];
     uint32_t n = 0;
     uint64_t x = 88172645463325252ull;
     for (int i = 0; i < 2000; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         uint64_t ns = 1 + x % (i % 3 ? 50 : 5000); /* many ties, some outliers */
         qos_est_add(&e, ns);
-        last[i % NND_EST_WINDOW] = ns;
-        if (n < NND_EST_WINDOW) n++;
+        last[i % QOS_EST_WINDOW] = ns;
+        if (n < QOS_EST_WINDOW) n++;
         memcpy(v, last, sizeof v[0] * n);
         qsort(v, n, sizeof v[0], cmp_sample);
         uint32_t keep = n - n / 10;
@@ -159,8 +159,8 @@ static void test_hist(void **state) {
     assert_true(p99 >= 9900000 && p99 <= 9900000 * 107 / 100);
     /* The export: a sum, and exact counts below the bounds that are bucket edges. */
     assert_true(h.sum_ns == 10000ull * 1000 * 1001 / 2);
-    for (unsigned i = 0; i < NND_LATENCY_BOUNDS; i++) {
-        uint64_t bound = NND_LATENCY_BOUND_NS(i), want = 0;
+    for (unsigned i = 0; i < QOS_LATENCY_BOUNDS; i++) {
+        uint64_t bound = QOS_LATENCY_BOUND_NS(i), want = 0;
         for (uint64_t k = 1; k <= 1000; k++)
             want += k * 10000 < bound;
         assert_true(qos_hist_count_below(&h, bound) == want);
@@ -218,7 +218,7 @@ static void chain_make(chain *c, uint32_t n, uint32_t len) {
                         .outputs = c->outputs,
                         .operand_values = (const uint8_t *)&c->act,
                         .operand_values_len = 4};
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (eng_prepare(&m, &c->p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
 }
 
@@ -347,7 +347,7 @@ typedef struct blocker {
 
 static void blocker_start(qos_sched *s, blocker *b, uint32_t len) {
     chain_make(&b->c, 20000, len);
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, b->c.p, NND_PRIO_LOW, chain_release, &b->c, &b->m, err, sizeof err),
         NND_OK);
@@ -374,7 +374,7 @@ static void test_admission(void **state) {
     chain c;
     chain_make(&c, N, LEN);
     qos_sched_model *m;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
         NND_OK);
@@ -459,7 +459,7 @@ static void test_memory_limits(void **state) {
     cfg.device_memory = bytes - 1;
     qos_sched *s = new_sched(&cfg);
     qos_sched_model *m;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, NULL, NULL, &m, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_PERSISTENT);
     qos_sched_free(s);
@@ -507,7 +507,7 @@ static void preempt(bool restart) {
     chain_make(&lc, LONG_N, LEN);
     chain_make(&sc, SHORT_N, LEN);
     qos_sched_model *lm, *sm;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, lc.p, NND_PRIO_LOW, chain_release, &lc, &lm, err, sizeof err),
         NND_OK);
@@ -560,7 +560,7 @@ static void test_cancel_and_deadline_abort(void **state) {
     chain c;
     chain_make(&c, N, LEN);
     qos_sched_model *m;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
         NND_OK);
@@ -641,7 +641,7 @@ static void test_lanes(void **state) {
     chain_make(&c1, N, LEN);
     chain_make(&c2, N, LEN);
     qos_sched_model *on0, *on1, *split;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, c0.p, NND_PRIO_MEDIUM, chain_release, &c0, &on0, err, sizeof err),
         NND_OK);

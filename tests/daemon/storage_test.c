@@ -48,48 +48,50 @@ static int teardown(void **state) {
 /* ---- hash ------------------------------------------------------------------------------ */
 
 /* The digest as hash.h defines it, computed the slow, obvious way. */
-static void reference_digest(const uint8_t *p, size_t len, uint8_t out[NND_HASH_LEN]) {
+static void reference_digest(const uint8_t *p, size_t len, uint8_t out[STORE_HASH_LEN]) {
     uint8_t head[28] = "nnd-tree-v1";
     for (int i = 0; i < 8; i++)
         head[16 + i] = (uint8_t)((uint64_t)len >> (8 * i));
     for (int i = 0; i < 4; i++)
-        head[24 + i] = (uint8_t)((uint32_t)NND_HASH_LEAF >> (8 * i));
-    size_t n_leaves = (len + NND_HASH_LEAF - 1) / NND_HASH_LEAF;
-    uint8_t *all = malloc(sizeof head + n_leaves * NND_HASH_LEN);
+        head[24 + i] = (uint8_t)((uint32_t)STORE_HASH_LEAF >> (8 * i));
+    size_t n_leaves = (len + STORE_HASH_LEAF - 1) / STORE_HASH_LEAF;
+    uint8_t *all = malloc(sizeof head + n_leaves * STORE_HASH_LEN);
     memcpy(all, head, sizeof head);
     for (size_t i = 0; i < n_leaves; i++) {
-        size_t off = i * NND_HASH_LEAF, k = len - off < NND_HASH_LEAF ? len - off : NND_HASH_LEAF;
-        blake2b(all + sizeof head + i * NND_HASH_LEN, p + off, NULL, NND_HASH_LEN, k, 0);
+        size_t off = i * STORE_HASH_LEAF,
+               k = len - off < STORE_HASH_LEAF ? len - off : STORE_HASH_LEAF;
+        blake2b(all + sizeof head + i * STORE_HASH_LEN, p + off, NULL, STORE_HASH_LEN, k, 0);
     }
-    blake2b(out, all, NULL, NND_HASH_LEN, sizeof head + n_leaves * NND_HASH_LEN, 0);
+    blake2b(out, all, NULL, STORE_HASH_LEN, sizeof head + n_leaves * STORE_HASH_LEN, 0);
     free(all);
 }
 
 static void test_hash_tree(void **state) {
     (void)state;
-    size_t sizes[] = {0, 1, 4096, NND_HASH_LEAF, NND_HASH_LEAF + 1, 5 * NND_HASH_LEAF + 12345};
+    size_t sizes[] = {
+        0, 1, 4096, STORE_HASH_LEAF, STORE_HASH_LEAF + 1, 5 * STORE_HASH_LEAF + 12345};
     uint8_t *big = malloc(sizes[5]);
     for (size_t i = 0; i < sizes[5]; i++)
         big[i] = (uint8_t)(i * 131 + (i >> 11));
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        uint8_t want[NND_HASH_LEN], got[2][NND_HASH_LEN];
+        uint8_t want[STORE_HASH_LEN], got[2][STORE_HASH_LEN];
         reference_digest(big, sizes[k], want);
         const uint8_t *p[2] = {big, big};
         size_t len[2] = {sizes[k], 3};
         assert_int_equal(store_hash_bufs(p, len, 2, got), 0);
-        assert_memory_equal(got[0], want, NND_HASH_LEN);
+        assert_memory_equal(got[0], want, STORE_HASH_LEN);
         reference_digest(big, 3, want);
-        assert_memory_equal(got[1], want, NND_HASH_LEN);
+        assert_memory_equal(got[1], want, STORE_HASH_LEN);
 
         /* Reading through an fd gives the same bytes and digest. */
         int fd = memfd_create("h", MFD_CLOEXEC);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, big, sizes[k]), (ssize_t)sizes[k]);
         store_buf b[1];
-        uint8_t d[1][NND_HASH_LEN];
+        uint8_t d[1][STORE_HASH_LEN];
         char err[256];
         assert_int_equal(store_hash_read(&fd, &sizes[k], 1, b, d, err, sizeof err), 0);
-        assert_memory_equal(d[0], got[0], NND_HASH_LEN);
+        assert_memory_equal(d[0], got[0], STORE_HASH_LEN);
         assert_memory_equal(b[0].p, big, sizes[k]);
         store_buf_free(&b[0]);
         /* Asking for more than the file holds is an error, and frees everything. */
@@ -172,7 +174,7 @@ static void test_model_init(test_model *t) {
 }
 
 static void run_prepared(eng_prepared *p, float out[4]) {
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_exec *e = eng_exec_create(p);
     float in[4] = {0.5f, 0.5f, 0.5f, 0.5f};
     eng_io i = {.data = in, .length = sizeof in}, o = {.data = out, .length = 16};
@@ -183,7 +185,7 @@ static void run_prepared(eng_prepared *p, float out[4]) {
 
 static void run_model(const eng_model_desc *d, float out[4]) {
     eng_prepared *p = NULL;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     schema_status st = eng_prepare(d, &p, err, sizeof err);
     if (st) fail_msg("prepare: %s", err);
     run_prepared(p, out);
@@ -196,7 +198,7 @@ static void test_plan_moves_onto_copy(void **state) {
     (void)state;
     test_model t;
     test_model_init(&t);
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     float want[4], got[4];
     run_model(&t.desc, want);
     eng_prepared *plan = NULL;
@@ -229,7 +231,7 @@ static void test_serialize_round_trip(void **state) {
     (void)state;
     test_model t;
     test_model_init(&t);
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (eng_validate(&t.desc, err, sizeof err)) fail_msg("test model invalid: %s", err);
     store_buf m1, d1, m2, d2;
     assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m1, &d1, err, sizeof err), NND_OK);
@@ -296,7 +298,7 @@ static void test_serialize_round_trip(void **state) {
     free(copy);
     /* Counts that claim more than the bytes hold are refused before any allocation: the
      * main graph's operand count, right after the header. */
-    memcpy(m1.p + 8 + 16 + NND_SER_BUILD_ID_MAX + 4 + 8, "\xff\xff\x0f\x00", 4);
+    memcpy(m1.p + 8 + 16 + STORE_SER_BUILD_ID_MAX + 4 + 8, "\xff\xff\x0f\x00", 4);
     assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err),
                      NND_GENERAL_FAILURE);
     assert_non_null(strstr(err, "operands do not fit"));
@@ -374,7 +376,7 @@ static void test_index_tokens_and_builds(void **state) {
     assert_int_equal(written, 0); /* identical: nothing written */
     store_token_row got;
     assert_int_equal(store_index_token_get(ix, 1000, token, &got, err, sizeof err), 1);
-    assert_memory_equal(got.hash, row.hash, NND_HASH_LEN);
+    assert_memory_equal(got.hash, row.hash, STORE_HASH_LEN);
     assert_int_equal(got.data_size, 20);
     assert_int_equal(store_index_token_get(ix, 1001, token, &got, err, sizeof err), 0);
     assert_int_equal(store_index_token_get(ix, 1000, other, &got, err, sizeof err), 0);
@@ -436,7 +438,7 @@ static void test_index_migrates_v1(void **state) {
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &s, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), NND_INDEX_SCHEMA_VERSION);
+    assert_int_equal(sqlite3_column_int(s, 0), STORE_INDEX_SCHEMA_VERSION);
     sqlite3_finalize(s);
     /* A layout from the future is moved aside, not trusted. */
     assert_int_equal(sqlite3_exec(db, "UPDATE schema_version SET version = 99", NULL, NULL, NULL),
@@ -468,7 +470,7 @@ static void test_index_garbage_file(void **state) {
 
 /* ---- store ----------------------------------------------------------------------------- */
 
-static bool keep_first(const uint8_t hash[NND_HASH_LEN], void *ctx) {
+static bool keep_first(const uint8_t hash[STORE_HASH_LEN], void *ctx) {
     return hash[0] == *(const uint8_t *)ctx;
 }
 
@@ -477,7 +479,7 @@ static void test_store_sweep(void **state) {
     char dir[512], err[256], path[700];
     path_in_tmp(dir, sizeof dir, "store");
     assert_int_equal(mkdir(dir, 0700), 0);
-    uint8_t a[NND_HASH_LEN] = {1}, b[NND_HASH_LEN] = {2};
+    uint8_t a[STORE_HASH_LEN] = {1}, b[STORE_HASH_LEN] = {2};
     assert_int_equal(
         store_write(dir, a, (const uint8_t *)"m", 1, (const uint8_t *)"dd", 2, err, sizeof err), 0);
     assert_int_equal(
@@ -486,8 +488,8 @@ static void test_store_sweep(void **state) {
     close(open(path, O_CREAT | O_WRONLY, 0600));
     uint8_t keep = 1;
     assert_int_equal(store_sweep(dir, keep_first, &keep), 3);
-    char hex[2 * NND_HASH_LEN + 1];
-    store_hex(a, NND_HASH_LEN, hex);
+    char hex[2 * STORE_HASH_LEN + 1];
+    store_hex(a, STORE_HASH_LEN, hex);
     snprintf(path, sizeof path, "%s/%s.data", dir, hex);
     assert_int_equal(access(path, F_OK), 0);
     store_remove(dir, a);

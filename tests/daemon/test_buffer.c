@@ -51,7 +51,7 @@ static void *writer(void *arg) {
         for (int k = 0; k < ELEMS; k++)
             v[k] = (float)i;
         srv_pool src = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = false};
-        char err[NND_ERR_LEN];
+        char err[SCHEMA_ERR_LEN];
         schema_status st = srv_buffer_copy_in(s->a, &src, NULL, 0, err, sizeof err);
         if (st == NND_OK)
             atomic_fetch_add(&s->ok, 1);
@@ -90,7 +90,7 @@ static void *executor(void *arg) {
         eng_io ios[3];
         memset(ios, 0, sizeof ios);
         eng_output_shape shapes[1];
-        char err[NND_ERR_LEN];
+        char err[SCHEMA_ERR_LEN];
         srv_buffer_binding *bb = NULL;
         schema_status st =
             srv_buffers_bind(OWNER, MODEL, s->p, &r, ios, ios + 2, &bb, err, sizeof err);
@@ -123,7 +123,7 @@ static void *reader(void *arg) {
         v[0] = -1, v[ELEMS - 1] = -2;
         srv_pool dst = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = true};
         eng_output_shape shape;
-        char err[NND_ERR_LEN];
+        char err[SCHEMA_ERR_LEN];
         schema_status st = srv_buffer_copy_out(s->b, &dst, NULL, 0, &shape, err, sizeof err);
         if (st == NND_OK) {
             assert_true(uniform(v)); /* 2 * a whole pattern */
@@ -148,7 +148,7 @@ static srv_buffer *allocate(eng_prepared *p, Nnd__BufferRole **in, size_t n_in,
     a.n_output_roles = n_out, a.output_roles = out;
     srv_buffer_model m = {.handle = MODEL, .prepared = p};
     srv_buffer *b = NULL;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     schema_status st = srv_buffer_allocate(OWNER, &a, &m, NULL, &b, err, sizeof err);
     if (st != NND_OK) fail_msg("allocate: %s", err);
     return b;
@@ -160,7 +160,7 @@ static void test_concurrent_readers_and_writers(void **state) {
     wire_add_model_init(&wm, -1); /* out = a + b, TENSOR_FLOAT32 [ELEMS] */
     wm.dims[0] = ELEMS;
     eng_model_desc desc;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     shared s = {0};
     assert_int_equal(srv_model_from_proto(&wm.model, NULL, 0, &desc, err, sizeof err), NND_OK);
     assert_int_equal(eng_prepare(&desc, &s.p, err, sizeof err), NND_OK);

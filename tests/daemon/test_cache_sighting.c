@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_cache_sighting (integration): the content cache copies and hashes a large model
- * (NND_CACHE_SIGHTING_BYTES or more) only from its second sighting on, through a real
+ * (SRV_CACHE_SIGHTING_BYTES or more) only from its second sighting on, through a real
  * daemon: the first plain prepare of a model is made in place and hashes nothing
  * (cache.first_sightings, cache.hashed_bytes in status), the second copies and hashes it
  * into the cache, the third is a hit found by the full hash; a model whose signature

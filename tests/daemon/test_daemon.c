@@ -266,7 +266,7 @@ static void test_big_reply_spills(void **state) {
     req.id = 61;
     req.call_case = NND__REQUEST__CALL_GET_SUPPORTED_OPERATIONS;
     req.get_supported_operations = &g;
-    assert_true(protobuf_c_message_get_packed_size(&req.base) > NND_FRAME_INLINE_MAX);
+    assert_true(protobuf_c_message_get_packed_size(&req.base) > PROTO_FRAME_INLINE_MAX);
     Nnd__Reply *r = wire_call(s, &req, NULL, 0);
     free(operands);
     free(operand_ptrs);

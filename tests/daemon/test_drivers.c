@@ -734,7 +734,7 @@ static int copy_as(const char *from, const char *name, mode_t mode, uid_t owner)
 static int setup(void **state) {
     (void)state;
     snprintf(g_ex_log, sizeof g_ex_log, "/tmp/test-drivers-ex-%d.log", (int)getpid());
-    const char *ex_args[] = {"--drivers-dir", NND_BUILD_DRIVERS_DIR, "--drivers-in-process", "1",
+    const char *ex_args[] = {"--drivers-dir", TST_BUILD_DRIVERS_DIR, "--drivers-in-process", "1",
                              NULL};
     tst_daemon_opts o = {.extra_args = ex_args, .log_path = g_ex_log};
     if (tst_daemon_start_opts(&g_ex, &o) < 0) return -1;

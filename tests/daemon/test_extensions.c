@@ -362,6 +362,31 @@ static void test_fibonacci_both_output_types(void **state) {
     nnd_client_close(c);
 }
 
+/* A model using extensions whose request spills (over 48 KiB on the wire: bytes in its
+ * operand values that no operand uses): its reader notes the extensions off the loop, and
+ * the daemon prepares it where extension models go, computing the same. */
+static void test_fibonacci_spilled_request(void **state) {
+    (void)state;
+    nnd_client *c = connect_to(&da);
+    mb m;
+    fib_model(&m, false, false, 0x1234);
+    static uint8_t padding[64 << 10];
+    m.model.operand_values.data = padding;
+    m.model.operand_values.len = sizeof padding;
+    char err[512];
+    uint64_t h;
+    int st = prepare(c, &m, &h, err, sizeof err);
+    if (st) print_message("prepare: %s\n", err);
+    assert_int_equal(st, 0);
+    float nf = 12, out[12];
+    uint32_t dim = 0;
+    assert_int_equal(execute(c, h, &nf, sizeof nf, out, sizeof out, &dim, err, sizeof err), 0);
+    assert_int_equal(dim, 12);
+    assert_true(out[11] == (float)fib(12));
+    assert_int_equal(nnd_client_release(c, h), 0);
+    nnd_client_close(c);
+}
+
 static void test_fibonacci_bad_values(void **state) {
     (void)state;
     nnd_client *c = connect_to(&da);
@@ -674,6 +699,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_supported_extensions),
         cmocka_unit_test(test_fibonacci_both_output_types),
+        cmocka_unit_test(test_fibonacci_spilled_request),
         cmocka_unit_test(test_fibonacci_bad_values),
         cmocka_unit_test(test_not_allowed_then_reload),
         cmocka_unit_test(test_prefix_map_refused),

@@ -446,7 +446,7 @@ static void test_slow_client_dropped(void **state) {
                   "refused as busy)\n",
                   sent, rss0, peak, ok_during, (long)b.refused);
     assert_true(ok_during > 0);
-    /* The outbox holds at most NND_OUTBOX_MAX_FRAMES (4096) small replies: well under 16 MiB
+    /* The outbox holds at most SRV_OUTBOX_MAX_FRAMES (4096) small replies: well under 16 MiB
      * however long the client keeps sending. */
     assert_true(!OBS_RSS_MEANINGFUL || peak - rss0 < 16 * 1024);
     close(s);

@@ -413,7 +413,7 @@ static pid_t spawn_daemon(const char *sock, const char *state_dir) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         int null = open("/dev/null", O_WRONLY);
         if (null >= 0) dup2(null, STDERR_FILENO);
-        execl(NND_DAEMON_PATH, NND_DAEMON_PATH, "--socket", sock, "--state-dir", state_dir,
+        execl(TST_DAEMON_PATH, TST_DAEMON_PATH, "--socket", sock, "--state-dir", state_dir,
               (char *)NULL);
         _exit(127);
     }

@@ -544,7 +544,7 @@ static pid_t connect_until_refused(const tst_daemon *d, int uid, int out, const 
         int s = tst_connect_raw(d);
         if (s < 0) break;
         Nnd__Hello h = NND__HELLO__INIT;
-        h.protocol_version = NND_PROTOCOL_VERSION;
+        h.protocol_version = PROTO_PROTOCOL_VERSION;
         Nnd__Request req = NND__REQUEST__INIT;
         req.id = 9;
         req.call_case = NND__REQUEST__CALL_HELLO;

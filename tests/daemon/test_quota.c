@@ -652,7 +652,7 @@ static int run_daemon(const char *text, char *out, size_t outlen) {
     char dir[] = "/tmp/nnd-quota-run-XXXXXX", cmd[700];
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd, "%s --config %s --socket %s/s --state-dir %s/st 2>&1",
-             NND_DAEMON_PATH, path, dir, dir);
+             TST_DAEMON_PATH, path, dir, dir);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, outlen - 1, p);

@@ -280,7 +280,7 @@ static void test_journal_format(void **state) {
     char cmd[512], out[1024];
     snprintf(cmd, sizeof cmd,
              ": >%s && JOURNAL_STREAM=$(stat -c %%d:%%i %s) %s --config %s 2>%s; echo $?; cat %s",
-             f.log, f.log, NND_PATH, f.config, f.log, f.log);
+             f.log, f.log, TST_NND_PATH, f.config, f.log, f.log);
     const char *sh_args[] = {"-c", cmd, NULL};
     assert_int_equal(tst_run("/bin/sh", sh_args, 0, true, out, sizeof out, 10000), 0);
     if (strncmp(out, "2\n<3>nnd: ", 10) || !strstr(out, ":1: log_level: \"nonsense\""))

@@ -69,7 +69,7 @@ static void test_object_cap(void **state) {
     srv_session s;
     memset(&s, 0, sizeof s);
     uint64_t h;
-    for (int i = 0; i < NND_SESSION_MAX_OBJECTS; i++)
+    for (int i = 0; i < SRV_SESSION_MAX_OBJECTS; i++)
         assert_int_equal(srv_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), 0);
     assert_int_equal(srv_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), -1);
     srv_session_clear(&s);

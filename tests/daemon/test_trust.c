@@ -83,7 +83,7 @@ static int run_daemon(const char *const *args, int run_ms, char *log, size_t log
     char logpath[512], sock[512], abs[8][512];
     path_of(logpath, sizeof logpath, "daemon.log");
     path_of(sock, sizeof sock, "run/nnd.sock");
-    char *argv[24] = {NND_DAEMON_PATH, "--socket", sock, "--log-level", "debug"};
+    char *argv[24] = {TST_DAEMON_PATH, "--socket", sock, "--log-level", "debug"};
     int n = 5;
     for (int i = 0; args[i] && n < 22; i++, n++) {
         if (args[i][0] == '-') {

@@ -4,8 +4,8 @@
  * padding schemes, strides, dilations, depth multipliers, fused activations,
  * broadcasting, negative axes, omitted optional inputs. Each is a valid NNAPI model
  * (the reference kernels must accept it). */
-#ifndef NND_TEST_OPENCL_CASES_H
-#define NND_TEST_OPENCL_CASES_H
+#ifndef TST_DRIVERS_OPENCL_CASES_H
+#define TST_DRIVERS_OPENCL_CASES_H
 
 #include "tests/drivers/opencl_models.h"
 

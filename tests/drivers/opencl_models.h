@@ -8,8 +8,8 @@
  * describes it as the ABI does (constants' data point into the model, valid while it lives);
  * om_compare() returns the largest difference between two float outputs relative to
  * max(1, |reference|). */
-#ifndef NND_TEST_OPENCL_MODELS_H
-#define NND_TEST_OPENCL_MODELS_H
+#ifndef TST_DRIVERS_OPENCL_MODELS_H
+#define TST_DRIVERS_OPENCL_MODELS_H
 
 #include <stdbool.h>
 #include <stddef.h>

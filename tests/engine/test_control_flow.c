@@ -20,7 +20,7 @@
 
 static eng_prepared *prepare(Nnd__Model *w) {
     eng_model_desc d;
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     schema_status s = srv_model_from_proto(w, NULL, 0, &d, err, sizeof err);
     if (!s) s = eng_prepare(&d, &p, err, sizeof err);
@@ -49,7 +49,7 @@ static void test_if_both_ways(void **state) {
     eng_prepared *p = prepare(flow_if_model(3));
     eng_exec *e = eng_exec_create(p);
     float x[3] = {1, -2, 3}, y[3];
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     for (int c = 0; c < 2; c++) {
         uint8_t cond = (uint8_t)c;
         eng_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
@@ -70,7 +70,7 @@ static void test_if_shape_at_execution(void **state) {
     eng_exec *e = eng_exec_create(p);
     float x[5] = {1, 2, 3, 4, 5}, y[5] = {0};
     uint8_t cond = 1;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_output_shape shape;
     eng_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 1, 5)};
     eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
@@ -98,7 +98,7 @@ static schema_status run_counter(eng_exec *e, float x, float n, float *y, const 
     counter_in[0] = x, counter_in[1] = n;
     eng_io in[2] = {io_of(&counter_in[0], 4, 0, 0), io_of(&counter_in[1], 4, 0, 0)};
     eng_io out[1] = {io_of(y, 4, 0, 0)};
-    return eng_exec_run(e, in, out, NULL, cp, err, NND_ERR_LEN);
+    return eng_exec_run(e, in, out, NULL, cp, err, SCHEMA_ERR_LEN);
 }
 
 static void test_counter_loop(void **state) {
@@ -106,7 +106,7 @@ static void test_counter_loop(void **state) {
     eng_prepared *p = prepare(flow_counter_model(1.f));
     eng_exec *e = eng_exec_create(p);
     float y = 0;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     assert_int_equal(run_counter(e, 0, 1000, &y, NULL, err), NND_OK);
     assert_true(y == 1000.f);
     assert_int_equal(run_counter(e, 5, 1, &y, NULL, err), NND_OK); /* no iteration at all */
@@ -120,7 +120,7 @@ static void test_growing_loop(void **state) {
     (void)state;
     eng_prepared *p = prepare(flow_growing_model());
     eng_exec *e = eng_exec_create(p);
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     for (int round = 0; round < 2; round++) { /* the second reuses every buffer */
         float x = 5, n = 9, y[8] = {0};
         eng_output_shape shape;
@@ -164,7 +164,7 @@ static void test_checkpoint_in_loop(void **state) {
     eng_prepared *p = prepare(flow_counter_model(1.f));
     eng_exec *e = eng_exec_create(p);
     float y = 0;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     /* Every operation of every iteration passes the checkpoint, with the WHILE's index. */
     watch w = {0};
     eng_checkpoint cp = {.check = watch_check, .ctx = &w};
@@ -200,7 +200,7 @@ static void test_loop_timeout(void **state) {
     eng_prepared *p = prepare(flow_counter_model(1.f));
     eng_exec *e = eng_exec_create(p);
     float y = 0;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_checkpoint cp = {.loop_timeout_ns = 50000000ull};
     uint64_t t0 = now_ns();
     assert_int_equal(run_counter(e, 0, INFINITY, &y, &cp, err), NND_MISSED_DEADLINE_TRANSIENT);
@@ -248,11 +248,11 @@ static Nnd__Model *nested_ifs(uint32_t depth) {
 
 static void test_nesting_limit(void **state) {
     (void)state;
-    eng_prepared *p = prepare(nested_ifs(NND_MAX_SUBGRAPH_DEPTH));
+    eng_prepared *p = prepare(nested_ifs(ENG_MAX_SUBGRAPH_DEPTH));
     eng_exec *e = eng_exec_create(p);
     uint8_t c = 1;
     float x[2] = {1.5f, -2}, y[2] = {0};
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_io in[2] = {io_of(&c, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
     eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
     assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
@@ -260,7 +260,7 @@ static void test_nesting_limit(void **state) {
     eng_exec_free(e);
     eng_prepared_free(p);
 
-    Nnd__Model *w = nested_ifs(NND_MAX_SUBGRAPH_DEPTH + 1);
+    Nnd__Model *w = nested_ifs(ENG_MAX_SUBGRAPH_DEPTH + 1);
     eng_model_desc d;
     assert_int_equal(srv_model_from_proto(w, NULL, 0, &d, err, sizeof err), NND_OK);
     assert_int_equal(eng_validate(&d, err, sizeof err), NND_INVALID_ARGUMENT);

@@ -379,7 +379,7 @@ static eng_prepared *prepare(builder *b, bool reference) {
                         .outputs = outputs,
                         .operand_values = b->values,
                         .operand_values_len = b->n_values};
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     if (eng_prepare(&d, &p, err, sizeof err))
         fail_msg("%s: prepare: %s", schema_operation_name(b->code), err);
@@ -394,7 +394,7 @@ static bool execute(eng_exec *e, const builder *b, void *output, size_t out_byte
         in[i].data = b->input_data[i];
         in[i].length = elems(o) * schema_type_size(o->type);
     }
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     return eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) == NND_OK;
 }
 
@@ -752,7 +752,7 @@ static void tiny_steps_stay_on_reference(void **state) {
                             .operand_values = b->values,
                             .operand_values_len = b->n_values};
         unsetenv("NND_REFERENCE_KERNELS");
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
         if (eng_prepare(&d, &p, err, sizeof err)) fail_msg("prepare: %s", err);
         assert_int_equal(p->n_steps, 3);

@@ -162,7 +162,7 @@ static eng_prepared *prepare(model *m, bool reference) {
                         .outputs = &m->output,
                         .operand_values = m->values,
                         .operand_values_len = m->n_values};
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     if (eng_prepare(&d, &p, err, sizeof err)) fail_msg("prepare: %s", err);
     return p;
@@ -186,7 +186,7 @@ static void run(model *m, bool reference, void *output, size_t out_bytes) {
     }
     eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     if (eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) != NND_OK)
         fail_msg("execute: %s", err);
     eng_exec_free(e);
@@ -596,7 +596,7 @@ static void *shared_worker(void *arg) {
     eng_io in = {.data = r->m->input_data[0], .length = elems(x) * sizeof(float)};
     for (int i = 0; e && got && i < SHARED_RUNS; i++) {
         eng_io out = {.data = got, .length = r->bytes};
-        char err[NND_ERR_LEN];
+        char err[SCHEMA_ERR_LEN];
         memset(got, 0xff, r->bytes);
         if (eng_exec_run(e, &in, &out, NULL, NULL, err, sizeof err) != NND_OK ||
             memcmp(got, r->want, r->bytes))

@@ -101,7 +101,7 @@ static eng_model_desc desc(one_op *m, eng_operation_desc *op) {
 static void expect_output(one_op *m, const void *want, size_t n) {
     eng_operation_desc op;
     eng_model_desc d = desc(m, &op);
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     if (eng_prepare(&d, &p, err, sizeof err))
         fail_msg("%s: %s", schema_operation_name(m->code), err);
@@ -306,7 +306,7 @@ static bool is_supported(one_op *m) {
     eng_operation_desc op;
     eng_model_desc d = desc(m, &op);
     bool supported = false;
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     return eng_supported_operations(&d, &supported, err, sizeof err) == NND_OK && supported;
 }
 

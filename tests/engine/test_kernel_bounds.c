@@ -116,7 +116,7 @@ static size_t bytes_of(const eng_operand_desc *o) {
 
 /* Runs m once with every input and output at a guard page; inputs hold `fill`. */
 static schema_status run_guarded(model *m, bool reference, float fill) {
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p;
     schema_status s = prepare(m, reference, &p, err, sizeof err);
     if (s) fail_msg("prepare: %s", err);
@@ -165,7 +165,7 @@ static void max_pool_output_read_back(void **state) {
 /* Prepare must refuse m on both kernel sets with a message containing `why`. */
 static void refused(model *m, const char *why) {
     for (int reference = 0; reference < 2; reference++) {
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p;
         schema_status s = prepare(m, reference, &p, err, sizeof err);
         if (s == NND_OK) {

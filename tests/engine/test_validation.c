@@ -142,7 +142,7 @@ static void quant16_symm_zero_point(model *m) {
     m->operands[A].zero_point = 3;
 }
 static void rank_over_limit(model *m) {
-    m->operands[A].rank = NND_MAX_RANK + 1;
+    m->operands[A].rank = ENG_MAX_RANK + 1;
 }
 static void constant_output(model *m) {
     with_temporary(m);
@@ -467,7 +467,7 @@ static void test_base_model_is_valid(void **state) {
         model m;
         base(&m);
         if (i) starts[i - 1](&m);
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
         if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("start %zu: %s", i, err);
         eng_prepared_free(p);
@@ -477,7 +477,7 @@ static void test_base_model_is_valid(void **state) {
         model m;
         base(&m);
         int8_unary(&m, unary[i]);
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
         if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK)
             fail_msg("%s over int8: %s", schema_operation_name(unary[i]), err);
@@ -488,7 +488,7 @@ static void test_base_model_is_valid(void **state) {
 /* Both prepare and validate refuse d with INVALID_ARGUMENT and a message holding `message`;
  * otherwise the case is printed and false returned. */
 static bool refused(const eng_model_desc *d, const char *name, const char *message) {
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     schema_status s = eng_prepare(d, &p, err, sizeof err);
     schema_status v = eng_validate(d, err, sizeof err);
@@ -719,7 +719,7 @@ static void test_flow_base_is_valid(void **state) {
     (void)state;
     flow_model m;
     flow_base(&m);
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("base: %s", err);
     eng_exec *e = eng_exec_create(p);

@@ -345,7 +345,7 @@ static schema_status prepare_family(void (*build)(net *, int), int bad, char *er
 static void test_valid_twins(void **state) {
     (void)state;
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         if (prepare_family(families[i], 0, err, sizeof err) != NND_OK)
             fail_msg("valid model %zu refused: %s", i, err);
     }
@@ -355,7 +355,7 @@ static void test_malformed_models(void **state) {
     (void)state;
     int failures = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         schema_status s = prepare_family(cases[i].build, cases[i].bad, err, sizeof err);
         if (s != NND_INVALID_ARGUMENT || !strstr(err, cases[i].message)) {
             print_error("case \"%s\": %s, message \"%s\" (want \"%s\")\n", cases[i].name,
@@ -394,7 +394,7 @@ static schema_status execute(eng_exec *e, int32_t code, const int32_t *ints, siz
     ins[0] = (eng_io){.data = x, .length = sizeof x};
     *shape_in = (eng_io){.data = (void *)ints, .length = n_ints * 4};
     eng_output_shape shapes[1];
-    return eng_exec_run(e, ins, outs, shapes, NULL, err, NND_ERR_LEN);
+    return eng_exec_run(e, ins, outs, shapes, NULL, err, SCHEMA_ERR_LEN);
 }
 
 static void test_refused_at_execution(void **state) {
@@ -415,7 +415,7 @@ static void test_refused_at_execution(void **state) {
         dynamic(&m, runs[i].code);
         eng_operation_desc op;
         eng_model_desc d = desc(&m, &op);
-        char err[NND_ERR_LEN] = "";
+        char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
         assert_int_equal(eng_prepare(&d, &p, err, sizeof err), NND_OK);
         eng_exec *e = eng_exec_create(p);
@@ -437,7 +437,7 @@ static void test_refused_at_execution(void **state) {
 static void run_four(net *m, const float x[4], float y[4], eng_output_shape *shape) {
     eng_operation_desc op;
     eng_model_desc d = desc(m, &op);
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
     eng_exec *e = eng_exec_create(p);

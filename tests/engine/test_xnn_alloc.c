@@ -2,7 +2,7 @@
 /* test_xnn_alloc (unit): the allocator XNNPACK's packed weights come from
  * (engine/backends/xnnpack/xnn_alloc.h). Blocks are aligned as asked; a big block is mapped and
  * counted live (eng_mapped_bytes), kept when freed (eng_kept_bytes) and handed back to the next
- * request of its size; the keep never exceeds NND_XNN_KEEP_BYTES however many blocks are freed, and
+ * request of its size; the keep never exceeds ENG_XNN_KEEP_BYTES however many blocks are freed, and
  * eng_trim() empties it. Small blocks are never mapped. Built with AddressSanitizer every block
  * comes from the heap: nothing is mapped or kept. */
 #include <setjmp.h>
@@ -17,7 +17,7 @@
 #include "engine/engine.h"
 #include "engine/backends/xnnpack/xnn_alloc.h"
 
-static const bool mapped = NND_XNN_MAPS_BLOCKS;
+static const bool mapped = ENG_XNN_MAPS_BLOCKS;
 
 #define MIB (1u << 20)
 
@@ -74,9 +74,9 @@ static void test_keep_bounded(void **state) {
         p[i] = get(64, 8 * MIB);
     for (int i = 0; i < N; i++) {
         put(p[i]);
-        assert_true(eng_kept_bytes() <= NND_XNN_KEEP_BYTES);
+        assert_true(eng_kept_bytes() <= ENG_XNN_KEEP_BYTES);
     }
-    if (mapped) assert_true(eng_kept_bytes() >= NND_XNN_KEEP_BYTES - 8 * MIB - 4096 * N);
+    if (mapped) assert_true(eng_kept_bytes() >= ENG_XNN_KEEP_BYTES - 8 * MIB - 4096 * N);
     /* A kept block serves the next request of its size. */
     void *q = get(64, 8 * MIB);
     bool among = false;

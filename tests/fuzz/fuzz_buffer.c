@@ -37,7 +37,7 @@ static eng_prepared *prepare(fz_in ms) {
     if (!m) return NULL;
     eng_prepared *p = NULL;
     eng_model_desc d;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == NND_OK) {
         if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) p = NULL;
         srv_model_desc_clear(&d);
@@ -63,7 +63,7 @@ static void copy_step(srv_buffer *b, fz_in *in, bool to) {
     size_t n = fz_u32(in) % (FZ_MAX_POOL + 1);
     srv_pool pool;
     if (!make_pool(in, n, to, &pool)) return;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_output_shape shape;
     if (to)
         srv_buffer_copy_in(b, &pool, dims, rank, err, sizeof err);
@@ -81,7 +81,7 @@ static void run_bound(const srv_session *s, const eng_prepared *p, const Nnd__Ex
     eng_memory_view views[MAX_POOLS];
     for (size_t i = 0; i < n_pools; i++)
         views[i] = pools[i].view;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     srv_buffer_binding *bb = NULL;
     if (!ins || !outs || !shapes ||
         srv_request_from_proto(r, p, views, n_pools, ins, outs, err, sizeof err) != NND_OK ||
@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         srv_buffer_model models[MAX_MODELS];
         for (size_t i = 0; i < a->n_prepared_models; i++)
             models[i] = (srv_buffer_model){.handle = MODEL_HANDLE, .prepared = p};
-        char err[NND_ERR_LEN];
+        char err[SCHEMA_ERR_LEN];
         if (srv_buffer_allocate(&s, a, models, NULL, &b, err, sizeof err) != NND_OK) b = NULL;
     }
     for (int step = 0; b && step < MAX_STEPS && in.len; step++) {

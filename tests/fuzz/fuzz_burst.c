@@ -35,15 +35,15 @@
 
 #define BURST_HANDLE 0x6275727374000001ull
 #define SLOT_BYTES   (16u * 1024u)
-#define REGION_BYTES (NND_CHAN_SIZE + SLOT_BYTES)
+#define REGION_BYTES (PROTO_CHAN_SIZE + SLOT_BYTES)
 #define MAX_TAKES    4
 
 static struct {
     bool ready;
     uint8_t *client_chan, *client_slots; /* the client's mappings, written by the writer */
     uint8_t *daemon_chan;                /* the daemon's mapping of the channel */
-    uint8_t copy[NND_CHAN_AREA];
-    uint8_t result[NND_CHAN_AREA];
+    uint8_t copy[PROTO_CHAN_AREA];
+    uint8_t result[PROTO_CHAN_AREA];
     srv_session session;
     srv_burst_obj *burst;
     uint64_t token; /* the slot memory, registered */
@@ -64,8 +64,8 @@ static bool apply_one(fz_in *w) {
     uint32_t n = fz_u8(w);
     if (n > w->len) n = (uint32_t)w->len;
     uint8_t *dst =
-        off < NND_CHAN_SIZE ? fz.client_chan + off : fz.client_slots + off - NND_CHAN_SIZE;
-    uint32_t room = off < NND_CHAN_SIZE ? NND_CHAN_SIZE - off : REGION_BYTES - off;
+        off < PROTO_CHAN_SIZE ? fz.client_chan + off : fz.client_slots + off - PROTO_CHAN_SIZE;
+    uint32_t room = off < PROTO_CHAN_SIZE ? PROTO_CHAN_SIZE - off : REGION_BYTES - off;
     memcpy(dst, w->p, n < room ? n : room);
     w->p += n;
     w->len -= n;
@@ -145,7 +145,7 @@ static void cache_slots(int slots_fd) {
     in.fds[1] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
     in.nfds = 2;
     srv_pool views[2];
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_burst_map_pools(fz.burst, &r, &in, views, err, sizeof err) != NND_OK) {
         fprintf(stderr, "fuzz_burst: cannot cache the slots: %s\n", err);
         abort();
@@ -164,7 +164,7 @@ static void register_slots(int slots_fd) {
     memset(&in, 0, sizeof in);
     in.fds[0] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
     in.nfds = 1;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_memreg_register(&fz.session, &p, &in, &fz.token, err, sizeof err) != NND_OK) {
         fprintf(stderr, "fuzz_burst: cannot register the slot memory: %s\n", err);
         abort();
@@ -175,9 +175,9 @@ static void register_slots(int slots_fd) {
 static void setup(void) {
     pthread_mutex_init(&fz.lock, NULL);
     pthread_cond_init(&fz.cond, NULL);
-    int chan_fd = sealed_memfd(NND_CHAN_SIZE), slots_fd = sealed_memfd(SLOT_BYTES);
-    fz.client_chan = map_shared(chan_fd, NND_CHAN_SIZE);
-    fz.daemon_chan = map_shared(chan_fd, NND_CHAN_SIZE);
+    int chan_fd = sealed_memfd(PROTO_CHAN_SIZE), slots_fd = sealed_memfd(SLOT_BYTES);
+    fz.client_chan = map_shared(chan_fd, PROTO_CHAN_SIZE);
+    fz.daemon_chan = map_shared(chan_fd, PROTO_CHAN_SIZE);
     fz.client_slots = map_shared(slots_fd, SLOT_BYTES);
     close(chan_fd);
     srv_session_init(&fz.session, -1, 1);
@@ -200,7 +200,7 @@ static void resolve_pools(const Nnd__ExecutionRequest *r) {
     if (!views) return;
     proto_frame_in in;
     memset(&in, 0, sizeof in); /* fds cannot travel in the channel */
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_burst_map_pools(fz.burst, r, &in, views, err, sizeof err) == NND_OK) {
         uint8_t sum = 0;
         for (size_t i = 0; i < r->n_pools; i++)
@@ -231,16 +231,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_in in = {data, size};
     uint8_t flags = fz_u8(&in);
     fz_in area = fz_section(&in), script = fz_section(&in), slots = fz_section(&in);
-    memset(fz.client_chan, 0, NND_CHAN_SIZE);
+    memset(fz.client_chan, 0, PROTO_CHAN_SIZE);
     proto_chan_init((proto_chan_hdr *)fz.client_chan);
-    memcpy(fz.client_chan + NND_CHAN_HEADER, area.p,
-           area.len < NND_CHAN_AREA ? area.len : NND_CHAN_AREA);
+    memcpy(fz.client_chan + PROTO_CHAN_HEADER, area.p,
+           area.len < PROTO_CHAN_AREA ? area.len : PROTO_CHAN_AREA);
     memset(fz.client_slots, 0, SLOT_BYTES);
     memcpy(fz.client_slots, slots.p, slots.len < SLOT_BYTES ? slots.len : SLOT_BYTES);
 
     proto_chan_hdr *h = (proto_chan_hdr *)fz.daemon_chan;
     srv_burst_take_state t = {.h = h,
-                              .req_area = fz.daemon_chan + NND_CHAN_HEADER,
+                              .req_area = fz.daemon_chan + PROTO_CHAN_HEADER,
                               .copy = fz.copy,
                               .handle = BURST_HANDLE,
                               .expected = 1};
@@ -256,7 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         apply_all(fz_section(&in));
         Nnd__Request *req;
         schema_status st;
-        char err[NND_ERR_LEN];
+        char err[SCHEMA_ERR_LEN];
         if (!srv_burst_take(&t, &req, &st, err, sizeof err)) continue;
         if (st == NND_OK) {
             if (!req || req->call_case != NND__REQUEST__CALL_BURST_EXECUTE || !req->burst_execute ||

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!heap) return 0;
     if (ds.len) memcpy(heap, ds.p, ds.len);
     store_ser_model sm;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_prepared *p = NULL;
     if (store_ser_decode(ms.p, ms.len, heap, ds.len, &sm, err, sizeof err) == NND_OK) {
         sm.pool.release = free;

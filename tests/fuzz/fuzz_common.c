@@ -82,7 +82,7 @@ void fz_exec_bound(const eng_prepared *p, const eng_io *inputs, const eng_io *ou
     eng_output_shape *shapes = calloc(n_out + 1, sizeof *shapes);
     if (!e || !outs || !grown || !shapes) goto out;
     memcpy(outs, outputs, sizeof *outs * n_out);
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     /* First run: stopped by a checkpoint half way and resumed, as a scheduler does. */
     stop_at stop = {eng_prepared_num_operations(p) / 2, 0};
     eng_checkpoint cp = {.check = checkpoint, .ctx = &stop, .loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
@@ -128,9 +128,9 @@ void fz_exec_prepared(const eng_prepared *p, fz_in *stream) {
             io->has_no_value = true;
             continue;
         }
-        uint32_t rank = 0, dims[NND_MAX_RANK] = {0};
+        uint32_t rank = 0, dims[ENG_MAX_RANK] = {0};
         if (mode & 2) {
-            rank = fz_u8(stream) % (NND_MAX_RANK + 1);
+            rank = fz_u8(stream) % (ENG_MAX_RANK + 1);
             for (uint32_t r = 0; r < rank; r++)
                 dims[r] = fz_u32(stream);
             io->rank = rank;

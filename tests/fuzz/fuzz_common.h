@@ -15,8 +15,8 @@
  * on OUTPUT_INSUFFICIENT_SIZE they are resized from the reported shapes and run again.
  * Models whose estimated work or memory is over a limit are prepared but not executed, so
  * that a run stays within libFuzzer's time and memory limits. */
-#ifndef NND_FUZZ_COMMON_H
-#define NND_FUZZ_COMMON_H
+#ifndef TST_FUZZ_FUZZ_COMMON_H
+#define TST_FUZZ_FUZZ_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
 /* fuzz_frame: frame decoding, protobuf and file descriptors, through proto_frame_recv() on a
  * SOCK_SEQPACKET socketpair as the daemon and the client receive. The input is
  *   u8 flags: bit 0 decodes a Reply instead of a Request; bits 1-7 pick fds to take
- *   u8 fd count (% 41: past NND_FRAME_MAX_FDS the control data is truncated)
+ *   u8 fd count (% 41: past PROTO_FRAME_MAX_FDS the control data is truncated)
  *   u8 per fd: its kind (% 6): 0 a sealed memfd, 1 an unsealed memfd, 2 a memfd sealed
  *     against writes only, 3 a pipe, 4 /dev/null, 5 a sealed memfd one byte longer
  *   section: the datagram
@@ -30,7 +30,7 @@
 
 static int sv[2] = {-1, -1};
 static uint8_t fds_before[FD_SET_MAX], fds_after[FD_SET_MAX];
-static uint8_t rbuf[NND_FRAME_RECV_BUF];
+static uint8_t rbuf[PROTO_FRAME_RECV_BUF];
 
 /* Marks every open fd below FD_SET_MAX in set; returns how many are open. */
 static int open_fds(uint8_t *set) {

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_bytes(&in, b, n);
         views[n_views] = (eng_memory_view){.base = b, .size = n, .release = free, .ctx = b};
     }
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     eng_model_desc d;
     if (srv_model_from_proto(m, views, n_views, &d, err, sizeof err) != NND_OK) goto out;
     bool *supported = calloc(d.n_operations + 1, sizeof *supported);

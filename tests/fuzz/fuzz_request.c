@@ -20,7 +20,7 @@ static eng_prepared *prepare(fz_in ms) {
     if (!m) return NULL;
     eng_prepared *p = NULL;
     eng_model_desc d;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == NND_OK) {
         if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) p = NULL;
         srv_model_desc_clear(&d);
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_bytes(&in, b, n);
         views[n_views] = (eng_memory_view){.base = b, .size = n};
     }
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_request_from_proto(r, p, views, n_views, ins, outs, err, sizeof err) == NND_OK &&
         fz_exec_affordable(p))
         fz_exec_bound(p, ins, outs);

@@ -3,8 +3,8 @@
  * with -fsanitize=fuzzer it is driven by libFuzzer; without, replay_main.c feeds it the
  * regression inputs (regress/<target>/) so that `make test` replays them with any
  * compiler. */
-#ifndef NND_FUZZ_TARGET_H
-#define NND_FUZZ_TARGET_H
+#ifndef TST_FUZZ_FUZZ_TARGET_H
+#define TST_FUZZ_FUZZ_TARGET_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -271,7 +271,7 @@ static void seeds_of(const tool_case *c, size_t n) {
     save_buffer(name, c, ex, r, &pool);
 
     eng_model_desc d;
-    char err[NND_ERR_LEN];
+    char err[SCHEMA_ERR_LEN];
     if (srv_model_from_proto(c->model, NULL, 0, &d, err, sizeof err) == NND_OK) {
         store_buf mc, dc;
         if (store_ser_encode(&d, 0, "fuzz", &mc, &dc, err, sizeof err) == NND_OK) {
@@ -528,7 +528,7 @@ static void host_seeds(void) {
 
 static void frame_basics(void) {
     Nnd__Hello hello = NND__HELLO__INIT;
-    hello.protocol_version = NND_PROTOCOL_VERSION;
+    hello.protocol_version = PROTO_PROTOCOL_VERSION;
     hello.client_name = "fuzz";
     Nnd__Request rq = NND__REQUEST__INIT;
     rq.id = 7;

@@ -7,8 +7,8 @@
  * keeps one connection per process); ndk_teardown() stops it if a test failed before
  * test_clean_stop, which stops it as the group's last test (cmocka ignores a failed
  * teardown). The helpers assert through cmocka, so they run inside tests only. */
-#ifndef NND_TEST_NDK_FIXTURE_H
-#define NND_TEST_NDK_FIXTURE_H
+#ifndef TST_NDK_NDK_FIXTURE_H
+#define TST_NDK_NDK_FIXTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -16,8 +16,8 @@
  *   after a warm-up, every result checked. With cpu >= 0 the workers (threads or
  *   processes) run pinned to that CPU.
  * All return 0 (or a rate > 0), or -1 with a message on stderr. */
-#ifndef NND_TEST_NDK_LOAD_H
-#define NND_TEST_NDK_LOAD_H
+#ifndef TST_NDK_NDK_LOAD_H
+#define TST_NDK_NDK_LOAD_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -256,7 +256,7 @@ static enum verdict run_example(const tool_case *c, ANeuralNetworksCompilation *
     if (v != PASS) goto out;
     if (c->infinite_loop_timeout) { /* judged by its status and the time it took */
         char why[MSG_LEN - 64];
-        if ((rc = ANeuralNetworksExecution_setLoopTimeout(e, NND_CASE_LOOP_TIMEOUT_NS))) {
+        if ((rc = ANeuralNetworksExecution_setLoopTimeout(e, TOOL_CASE_LOOP_TIMEOUT_NS))) {
             v = fail(msg, "setLoopTimeout: %d", rc);
             goto out;
         }
@@ -268,7 +268,7 @@ static enum verdict run_example(const tool_case *c, ANeuralNetworksCompilation *
                       (uint64_t)t0.tv_nsec;
         bool missed = rc == ANEURALNETWORKS_MISSED_DEADLINE_TRANSIENT ||
                       rc == ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT;
-        if (tool_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why))
+        if (tool_case_judge_endless(missed, ns, TOOL_CASE_LOOP_TIMEOUT_NS, why, sizeof why))
             v = refused(rc, msg, "example %zu: the loop timeout stopped it", exi);
         else
             v = fail(msg, "example %zu: compute returned %d: %s", exi, rc, why);
@@ -504,7 +504,7 @@ int main(int argc, char **argv) {
     }
     tst_daemon d;
     const char *const args[] = {"--log-level", "warn", "--drivers-dir",
-                                drivers ? dir && *dir ? dir : NND_TEST_DRIVERS_DIR : "/nonexistent",
+                                drivers ? dir && *dir ? dir : TST_DRIVERS_DIR : "/nonexistent",
                                 NULL};
     if (tst_daemon_start(&d, args) < 0) {
         tool_cases_free(cases, n);

@@ -148,9 +148,9 @@ static int child_daemon_gone(void) {
  * extension INT64 scalar, into a float tensor whose size only the execution knows. Needs
  * a daemon that loads the plugin and lets this program use it. */
 static int child_extensions(void) {
-#ifdef NND_EXTENSIONS_DIR
+#ifdef TST_EXTENSIONS_DIR
     char plugin[512], list[300], exe[256];
-    snprintf(plugin, sizeof plugin, "%s/libnnd_fibonacci.so", NND_EXTENSIONS_DIR);
+    snprintf(plugin, sizeof plugin, "%s/libnnd_fibonacci.so", TST_EXTENSIONS_DIR);
     if (access(plugin, R_OK)) return 77; /* not built: skipped */
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     EXPECT(n > 0);
@@ -162,7 +162,7 @@ static int child_extensions(void) {
     EXPECT(f && fprintf(f, "%s\n", exe) > 0 && fclose(f) == 0);
     tst_daemon d;
     const char *const args[] = {
-        "--log-level", "warn", "--extensions-dir", NND_EXTENSIONS_DIR, "--extensions-allowlist",
+        "--log-level", "warn", "--extensions-dir", TST_EXTENSIONS_DIR, "--extensions-allowlist",
         list,          NULL};
     EXPECT(tst_daemon_start(&d, args) == 0);
     setenv("NND_SOCKET", d.socket_path, 1);

@@ -62,8 +62,8 @@ typedef struct ranked {
 
 static void add_ranked(void *arg) {
     ranked *r = arg;
-    uint32_t dims[NND_MAX_RANK + 2];
-    for (uint32_t i = 0; i < NND_MAX_RANK + 2; i++)
+    uint32_t dims[ENG_MAX_RANK + 2];
+    for (uint32_t i = 0; i < ENG_MAX_RANK + 2; i++)
         dims[i] = 1;
     r->rc = add_tensor(ANEURALNETWORKS_TENSOR_FLOAT32, r->rank, dims);
 }
@@ -72,7 +72,7 @@ static void add_ranked(void *arg) {
  * NND_DEBUG), not later at finish. */
 static void test_operand_rank_limit(void **state) {
     (void)state;
-    ranked at = {.rank = NND_MAX_RANK}, over = {.rank = NND_MAX_RANK + 1};
+    ranked at = {.rank = ENG_MAX_RANK}, over = {.rank = ENG_MAX_RANK + 1};
     add_ranked(&at);
     assert_int_equal(at.rc, OK);
     setenv("NND_DEBUG", "1", 1);
@@ -80,7 +80,7 @@ static void test_operand_rank_limit(void **state) {
     unsetenv("NND_DEBUG");
     assert_int_equal(over.rc, BAD_DATA);
     char want[64];
-    snprintf(want, sizeof want, "rank %u, over the limit of %u", NND_MAX_RANK + 1, NND_MAX_RANK);
+    snprintf(want, sizeof want, "rank %u, over the limit of %u", ENG_MAX_RANK + 1, ENG_MAX_RANK);
     assert_non_null(strstr(note, want));
     /* A huge rank is refused before its dimensions are read. */
     ANeuralNetworksModel *m;

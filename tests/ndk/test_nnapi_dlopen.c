@@ -21,7 +21,7 @@
 #include "nnd/NeuralNetworks.h"
 
 #define MAX_NAMES 256
-static const char *header_path = NND_NNAPI_HEADER;
+static const char *header_path = TST_NNAPI_HEADER;
 static void *lib;
 
 static bool ident_char(char c) {

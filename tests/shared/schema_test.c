@@ -66,7 +66,7 @@ static void operation_names(void **state) {
     schema_op_names_install(9, &set);
     assert_string_equal(schema_operation_name(9 << 16 | 1), "com.x:FIB");
     assert_string_equal(schema_operation_name(9 << 16 | 2), "UNKNOWN_OPERATION");
-    schema_op_names_install(NND_EXT_MAX_ID + 1, &set); /* past the ids: ignored */
+    schema_op_names_install(SCHEMA_EXT_MAX_ID + 1, &set); /* past the ids: ignored */
     schema_op_names_install(9, NULL);
     assert_string_equal(schema_operation_name(9 << 16 | 1), "UNKNOWN_OPERATION");
 }
@@ -96,7 +96,7 @@ static void tensor_bytes_bounded(void **state) {
     uint32_t huge[] = {0, UINT32_MAX, UINT32_MAX};
     assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, huge) == UINT64_MAX);
     uint32_t edge[] = {1u << 16, 1u << 16, 1u << 14}; /* 2^46 elements of 4 bytes: 2^48 */
-    assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, edge) == NND_MAX_TENSOR_BYTES);
+    assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, edge) == SCHEMA_MAX_TENSOR_BYTES);
     edge[2]++;
     assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, edge) == UINT64_MAX);
 }

@@ -23,7 +23,7 @@
 
 typedef struct pair {
     int a, b;
-    uint8_t buf[NND_FRAME_RECV_BUF];
+    uint8_t buf[PROTO_FRAME_RECV_BUF];
 } pair;
 
 static int setup(void **state) {
@@ -47,7 +47,7 @@ static int teardown(void **state) {
 static void hello_request(Nnd__Request *req, Nnd__Hello *h, uint64_t id, char *name) {
     nnd__request__init(req);
     nnd__hello__init(h);
-    h->protocol_version = NND_PROTOCOL_VERSION;
+    h->protocol_version = PROTO_PROTOCOL_VERSION;
     h->client_name = name;
     req->id = id;
     req->call_case = NND__REQUEST__CALL_HELLO;
@@ -181,7 +181,7 @@ static void test_oversized_datagram_is_eproto(void **state) {
     pair *p = *state;
     int sz = 1 << 20;
     setsockopt(p->a, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
-    size_t len = NND_FRAME_RECV_BUF + 100;
+    size_t len = PROTO_FRAME_RECV_BUF + 100;
     uint8_t *bytes = calloc(1, len);
     assert_non_null(bytes);
     send_raw(p->a, bytes, len, NULL, 0);

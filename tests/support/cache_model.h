@@ -3,8 +3,8 @@
  * out[i] = in[i] + w[i] for n floats, with w a CONSTANT_REFERENCE in a memfd pool (as the
  * NNAPI runtime passes constants over 128 bytes) and w[i] = seed + i / 4. Header-only so
  * test_cache, the other-uid helper cache_client and nnd-bench share it. */
-#ifndef NND_TEST_CACHE_MODEL_H
-#define NND_TEST_CACHE_MODEL_H
+#ifndef TST_SUPPORT_CACHE_MODEL_H
+#define TST_SUPPORT_CACHE_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>

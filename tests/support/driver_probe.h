@@ -7,8 +7,8 @@
  * open() and close(), and returns how many devices open() reported (0: none here), or -1
  * with a message on stderr when the plugin cannot be loaded or refuses to open. The
  * environment the daemon will inherit (NND_OPENCL_CPU, ...) applies here too. */
-#ifndef NND_TEST_DRIVER_PROBE_H
-#define NND_TEST_DRIVER_PROBE_H
+#ifndef TST_SUPPORT_DRIVER_PROBE_H
+#define TST_SUPPORT_DRIVER_PROBE_H
 
 int tst_driver_probe(const char *path);
 

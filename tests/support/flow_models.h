@@ -22,8 +22,8 @@
  *   flow_reference() a SUBGRAPH operand naming referenced subgraph r; flow_operation()
  *   an operation; flow_io() a graph's input and output lists.
  */
-#ifndef NND_TEST_FLOW_MODELS_H
-#define NND_TEST_FLOW_MODELS_H
+#ifndef TST_SUPPORT_FLOW_MODELS_H
+#define TST_SUPPORT_FLOW_MODELS_H
 
 #include <stddef.h>
 #include <stdint.h>

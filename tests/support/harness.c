@@ -26,8 +26,8 @@
 
 #include "proto/paths.h"
 
-#ifndef NND_DAEMON_PATH
-#error "NND_DAEMON_PATH must name the built daemon"
+#ifndef TST_DAEMON_PATH
+#error "TST_DAEMON_PATH must name the built daemon"
 #endif
 
 #define START_TIMEOUT_MS 10000
@@ -221,7 +221,7 @@ int tst_daemon_start_opts(tst_daemon *d, const tst_daemon_opts *o) {
         argv[argc++] = gid_arg;
         argv[argc++] = "--clear-groups";
     }
-    argv[argc++] = NND_DAEMON_PATH;
+    argv[argc++] = TST_DAEMON_PATH;
     argv[argc++] = "--socket";
     argv[argc++] = d->socket_path;
     argv[argc++] = "--state-dir";
@@ -304,7 +304,7 @@ int tst_daemon_stop(tst_daemon *d) {
             status = 128 + SIGKILL;
         }
         forget(d->pid);
-        if (status == NND_TEST_SANITIZER_STATUS) {
+        if (status == TST_SANITIZER_STATUS) {
             fprintf(stderr,
                     "harness: daemon %d exited with status %d: a sanitizer report (a leak or "
                     "an error, in its log); failing the test\n",

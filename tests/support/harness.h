@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* harness: start and stop a real nnd for integration tests.
  * tst_daemon_start() makes a fresh temporary directory, runs the built daemon
- * (NND_DAEMON_PATH, baked in by CMake) with --socket <dir>/nnd.sock,
+ * (TST_DAEMON_PATH, baked in by CMake) with --socket <dir>/nnd.sock,
  * --state-dir <dir>/state and --drivers-dir <dir>/no-drivers (none: extra arguments may
  * name another), and returns once the socket accepts connections (or fails the
  * test after 10 s). Extra arguments are appended to the daemon's command line.
  * tst_daemon_stop() sends SIGTERM, waits, and returns the daemon's exit status
  * (0 for a clean shutdown); it also removes the directory. A daemon that exits with
- * NND_TEST_SANITIZER_STATUS made a sanitizer report (a leak found at exit, say): stop then
+ * TST_SANITIZER_STATUS made a sanitizer report (a leak found at exit, say): stop then
  * ends the test process with status 1, so the report fails the test even where the caller
  * does not look at the status.
  * In harness_group.c (library nnd_test_group, which links cmocka; the rest does not):
@@ -21,8 +21,8 @@
  * that state directory and returns the parsed reply (the caller cJSON_Delete()s it), or
  * NULL (with a message on stderr) after 10 s without one. tst_admin_status() asks
  * for "status" and fails the test when no answer comes. */
-#ifndef NND_TEST_HARNESS_H
-#define NND_TEST_HARNESS_H
+#ifndef TST_SUPPORT_HARNESS_H
+#define TST_SUPPORT_HARNESS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,7 +35,7 @@
 
 /* The exit status scripts/leakcheck.sh (`make leakcheck`) gives every ASan, LSan and UBSan
  * report, told apart from the daemon's own statuses (0, 1, 2). */
-#define NND_TEST_SANITIZER_STATUS 23
+#define TST_SANITIZER_STATUS 23
 
 typedef struct tst_daemon {
     pid_t pid;

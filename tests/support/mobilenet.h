@@ -15,8 +15,8 @@
  * the NNAPI operands take. The same net feeds both sides of a row: the NNAPI model
  * (mobilenet_nnapi.h) and XNNPACK's subgraph runtime (mobilenet_xnn.h). The blocks table
  * is the plan, shared with the wire-built FLOAT32 MobileNet of the inproc row. */
-#ifndef NND_BENCH_MOBILENET_H
-#define NND_BENCH_MOBILENET_H
+#ifndef TST_SUPPORT_MOBILENET_H
+#define TST_SUPPORT_MOBILENET_H
 
 #include <stdbool.h>
 #include <stddef.h>

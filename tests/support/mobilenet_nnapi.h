@@ -11,8 +11,8 @@
  * on failure); bench_nnapi_compile_ns() compiles it once (create, preference
  * SUSTAINED_SPEED, caching in cache_dir under token when cache_dir is not NULL, finish,
  * free) and returns how long that took in nanoseconds, or -1. */
-#ifndef NND_BENCH_MOBILENET_NNAPI_H
-#define NND_BENCH_MOBILENET_NNAPI_H
+#ifndef TST_SUPPORT_MOBILENET_NNAPI_H
+#define TST_SUPPORT_MOBILENET_NNAPI_H
 
 #include "tests/support/mobilenet.h"
 

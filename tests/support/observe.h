@@ -9,8 +9,8 @@
  *   none; the caller deletes it).
  * - /proc: the resident set (VmRSS, KiB) and the memfd mappings of a pid, -1 when
  *   unreadable (open fds: wire_count_fds()). */
-#ifndef NND_TEST_OBSERVE_H
-#define NND_TEST_OBSERVE_H
+#ifndef TST_SUPPORT_OBSERVE_H
+#define TST_SUPPORT_OBSERVE_H
 
 #include <sys/types.h>
 

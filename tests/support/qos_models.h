@@ -4,8 +4,8 @@
  * its run time grows with n and len, its temporaries are two [len] tensors, and a wrong
  * or partial run shows in the result. Everything lives in the struct (free with
  * qos_chain_free); requests address one memfd holding a, b and out at given offsets. */
-#ifndef NND_TEST_QOS_MODELS_H
-#define NND_TEST_QOS_MODELS_H
+#ifndef TST_SUPPORT_QOS_MODELS_H
+#define TST_SUPPORT_QOS_MODELS_H
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * and gid (the test must be root). tst_finish() collects the output into out (NUL-
  * terminated, cut at outlen - 1) and returns the exit status: 128 after a signal, -1 when
  * it outlived timeout_ms (it is then killed). tst_run() is both. */
-#ifndef NND_TEST_SUBPROCESS_H
-#define NND_TEST_SUBPROCESS_H
+#ifndef TST_SUPPORT_SUBPROCESS_H
+#define TST_SUPPORT_SUBPROCESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* timing: the clock and the medians every bench row uses (header only). */
-#ifndef NND_BENCH_TIMING_H
-#define NND_BENCH_TIMING_H
+#ifndef TST_SUPPORT_TIMING_H
+#define TST_SUPPORT_TIMING_H
 
 #include <stdint.h>
 #include <stdlib.h>

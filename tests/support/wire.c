@@ -31,7 +31,7 @@ Nnd__Reply *wire_recv(int sock, int timeout_ms) {
         fprintf(stderr, "wire_recv: no reply within %d ms\n", timeout_ms);
         return NULL;
     }
-    static _Thread_local uint8_t buf[NND_FRAME_RECV_BUF]; /* threads may each have a socket */
+    static _Thread_local uint8_t buf[PROTO_FRAME_RECV_BUF]; /* threads may each have a socket */
     char err[256] = "";
     proto_frame_in in;
     int rc = proto_frame_recv(sock, &nnd__reply__descriptor, buf, &in, err, sizeof err);
@@ -59,7 +59,7 @@ void wire_free(Nnd__Reply *r) {
 
 int wire_hello(int sock, uint64_t id) {
     Nnd__Hello h = NND__HELLO__INIT;
-    h.protocol_version = NND_PROTOCOL_VERSION;
+    h.protocol_version = PROTO_PROTOCOL_VERSION;
     h.client_name = "wire-test";
     Nnd__Request req = NND__REQUEST__INIT;
     req.id = id;
@@ -68,7 +68,7 @@ int wire_hello(int sock, uint64_t id) {
     Nnd__Reply *r = wire_call(sock, &req, NULL, 0);
     int ok = r && r->id == id && r->status == NND__ERROR_STATUS__NONE &&
              r->result_case == NND__REPLY__RESULT_HELLO &&
-             r->hello->protocol_version == NND_PROTOCOL_VERSION;
+             r->hello->protocol_version == PROTO_PROTOCOL_VERSION;
     if (r && !ok)
         fprintf(stderr, "wire_hello: status %d message \"%s\"\n", (int)r->status, r->message);
     wire_free(r);

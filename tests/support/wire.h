@@ -2,8 +2,8 @@
 /* wire: raw-protocol helpers for tests that talk to the daemon without libnnd.
  * Calls block with a 10 s limit; a missing reply returns NULL. Messages built here live
  * in caller-provided structs, so nothing needs freeing but the replies. */
-#ifndef NND_TEST_WIRE_H
-#define NND_TEST_WIRE_H
+#ifndef TST_SUPPORT_WIRE_H
+#define TST_SUPPORT_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>

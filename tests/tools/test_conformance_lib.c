@@ -14,8 +14,8 @@
 #include "schema/codes.h"
 #include "tools/conformance/conformance.h"
 
-#ifndef NND_CONFORMANCE_DIR
-#error "NND_CONFORMANCE_DIR must name the unpacked conformance vectors"
+#ifndef TST_CONFORMANCE_DIR
+#error "TST_CONFORMANCE_DIR must name the unpacked conformance vectors"
 #endif
 
 /* Loads path strictly; a failure names the path and why (a missing vector file included). */
@@ -35,7 +35,7 @@ static void test_load_add(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    load_ok(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
     const tool_case *c = find_case(cases, n, "add");
     assert_non_null(c);
     assert_non_null(strstr(c->file, "add.json"));
@@ -91,7 +91,7 @@ static void test_quant_and_relaxed(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char why[256];
-    load_ok(NND_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n);
     const tool_case *q = &cases[0];
     const tool_case_tensor *out = &q->examples[0].outputs[0];
     assert_int_equal(out->type, NND_TENSOR_QUANT8_ASYMM);
@@ -106,7 +106,7 @@ static void test_quant_and_relaxed(void **state) {
 
     /* Loading appends: a second file adds its cases after the first's. */
     size_t before = n;
-    load_ok(NND_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_1/div_relaxed.json", &cases, &n);
     assert_true(n > before);
     const tool_case *r = &cases[before];
     assert_true(r->relaxed);
@@ -126,7 +126,7 @@ static void test_float16_and_zero_sized(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char why[256];
-    load_ok(NND_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_2/add_v1_2.json", &cases, &n);
     const tool_case *h = find_case(cases, n, "add_v1_2");
     assert_non_null(h);
     const tool_case_tensor *ho = &h->examples[0].outputs[0];
@@ -155,7 +155,7 @@ static void test_omitted_inputs(void **state) {
     (void)state;
     tool_case *cases = NULL;
     size_t n = 0;
-    load_ok(NND_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_0/lstm.json", &cases, &n);
     size_t omitted = 0;
     for (size_t i = 0; i < cases[0].examples[0].n_inputs; i++) {
         const tool_case_tensor *t = &cases[0].examples[0].inputs[i];
@@ -173,7 +173,7 @@ static void test_multinomial(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char why[256];
-    load_ok(NND_CONFORMANCE_DIR "/V1_2/random_multinomial_float16.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_2/random_multinomial_float16.json", &cases, &n);
     const tool_case *c = &cases[0];
     const tool_case_example *ex = &c->examples[0];
     const tool_case_tensor *out = &ex->outputs[0];
@@ -199,7 +199,7 @@ static void test_folder_and_errors(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char err[512];
-    load_ok(NND_CONFORMANCE_DIR "/V1_0", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_0", &cases, &n);
     assert_true(n > 100);
     for (size_t i = 1; i < n; i++)
         assert_true(strcmp(cases[i - 1].file, cases[i].file) <= 0);
@@ -289,7 +289,7 @@ static void test_newer_fields(void **state) {
     tool_case *cases = NULL;
     size_t n = 0;
     char err[512], why[160];
-    load_ok(NND_CONFORMANCE_DIR "/V1_3_cts_only/cast_mismatching_shapes.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_3_cts_only/cast_mismatching_shapes.json", &cases, &n);
     assert_int_equal(n, 1);
     assert_true(cases[0].expect_failure);
     assert_false(cases[0].infinite_loop_timeout);
@@ -307,7 +307,7 @@ static void test_newer_fields(void **state) {
 
     cases = NULL;
     n = 0;
-    load_ok(NND_CONFORMANCE_DIR "/AIDL_V3/mirror_pad.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/AIDL_V3/mirror_pad.json", &cases, &n);
     const tool_case *c = find_case(cases, n, "mirror_pad_two_reflect");
     assert_non_null(c);
     assert_false(c->expect_failure);
@@ -320,7 +320,7 @@ static void test_newer_fields(void **state) {
     /* The HAL 1.0 folder comes from the newer data and carries the fields too. */
     cases = NULL;
     n = 0;
-    load_ok(NND_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
+    load_ok(TST_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
     assert_false(cases[0].expect_failure);
     assert_string_equal(cases[0].folder, "V1_0");
     assert_int_equal(cases[0].min_version, NND_CASE_VERSION_V1_0);
@@ -377,11 +377,11 @@ static void test_names(void **state) {
 /* Without the vectors every test would fail alike: say once where they were looked for. */
 static int vectors_present(void **state) {
     (void)state;
-    if (access(NND_CONFORMANCE_DIR, R_OK) == 0) return 0;
+    if (access(TST_CONFORMANCE_DIR, R_OK) == 0) return 0;
     fprintf(stderr,
             "test_conformance_lib: no conformance vectors at %s (cmake unpacks them there from "
             "tests/vectors/conformance.tar.xz when it configures the build)\n",
-            NND_CONFORMANCE_DIR);
+            TST_CONFORMANCE_DIR);
     return -1;
 }
 

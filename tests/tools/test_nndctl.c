@@ -171,12 +171,12 @@ static void conformance_file(const char *file) {
 
 static void test_conformance_add(void **state) {
     (void)state;
-    conformance_file(NND_CONFORMANCE_DIR "/V1_0/add.json");
+    conformance_file(TST_CONFORMANCE_DIR "/V1_0/add.json");
 }
 
 static void test_conformance_mul(void **state) {
     (void)state;
-    conformance_file(NND_CONFORMANCE_DIR "/V1_0/mul.json");
+    conformance_file(TST_CONFORMANCE_DIR "/V1_0/mul.json");
 }
 
 static void test_conformance_bad_path(void **state) {

@@ -37,7 +37,7 @@ static void exact_on_reference(void **state) {
     (void)state;
     static char out[1 << 16];
     const char *args[] = {"--socket", daemon_.socket_path, "conformance", "--exact",
-                          "--device", "nnd-reference",     NND_MNV2_INT8, NULL};
+                          "--device", "nnd-reference",     TST_MNV2_INT8, NULL};
     int rc = run(args, out, sizeof out);
     print_message("%s", out);
     assert_int_equal(rc, 0);
@@ -59,7 +59,7 @@ static void bisect_reference_and_cpu(void **state) {
     static char out[1 << 16];
     const char *args[] = {
         "--socket",      daemon_.socket_path, "conformance", "--bisect",    "--device",
-        "nnd-reference", "--device",          "nnd-cpu",     NND_MNV2_INT8, NULL};
+        "nnd-reference", "--device",          "nnd-cpu",     TST_MNV2_INT8, NULL};
     int rc = run(args, out, sizeof out);
     print_message("%s", out);
     if (cpu_has_vnni()) {
@@ -77,11 +77,11 @@ static void bisect_same_device_agrees(void **state) {
     static char out[1 << 16];
     const char *args[] = {
         "--socket",      daemon_.socket_path, "conformance",   "--bisect",    "--device",
-        "nnd-reference", "--device",          "nnd-reference", NND_MNV2_INT8, NULL};
+        "nnd-reference", "--device",          "nnd-reference", TST_MNV2_INT8, NULL};
     assert_int_equal(run(args, out, sizeof out), 0);
     assert_non_null(strstr(out, "every intermediate tensor agrees"));
     const char *one[] = {"--socket", daemon_.socket_path, "conformance", "--bisect",
-                         "--device", "nnd-cpu",           NND_MNV2_INT8, NULL};
+                         "--device", "nnd-cpu",           TST_MNV2_INT8, NULL};
     assert_int_equal(run(one, out, sizeof out), 2);
 }
 

@@ -191,7 +191,7 @@ static void metrics_cover_status_and_pass_promtool(void **state) {
     /* Some executions, and a client holding a connection, so that every part of status
      * (per-client and per-app lists included) has something in it. */
     const char *conf[] = {"--socket", daemon_.socket_path, "conformance",
-                          NND_CONFORMANCE_DIR "/V1_0/add.json", NULL};
+                          TST_CONFORMANCE_DIR "/V1_0/add.json", NULL};
     assert_int_equal(nndctl(conf, 0), 0);
     char err[256];
     nnd_client *c = nnd_client_connect(daemon_.socket_path, "held", err, sizeof err);

@@ -84,7 +84,7 @@ static void within_one_step(int (*init)(bench_net *, int32_t), int32_t type, con
     assert_true(new_recording(path, sizeof path));
     static char out[1 << 16];
     const char *args[] = {"--compare", path, NULL};
-    int rc = tst_run(NND_CONFORMANCE_LOCAL, args, 0, true, out, sizeof out, 240000);
+    int rc = tst_run(TST_CONFORMANCE_LOCAL, args, 0, true, out, sizeof out, 240000);
     print_message("%s:\n%s", name, out);
     assert_int_equal(rc, 0);
 }

@@ -4,8 +4,8 @@
  * to timeout_ms for the reply, of any size (a status with thousands of clients passes
  * nanomsg's default 1 MiB limit). Returns the malloc'd reply text, NUL-terminated, or
  * NULL with err saying what failed (connect, send, no answer, memory). */
-#ifndef NND_TOOLS_ADMIN_CALL_H
-#define NND_TOOLS_ADMIN_CALL_H
+#ifndef TOOL_COMMON_ADMIN_CALL_H
+#define TOOL_COMMON_ADMIN_CALL_H
 
 #include <stddef.h>
 

@@ -19,8 +19,8 @@
  *   (free) and each region (tool_guard_free). NULL when out of memory (nothing to free) or
  *   when c->model already names pools.
  */
-#ifndef NND_CASE_GUARD_H
-#define NND_CASE_GUARD_H
+#ifndef TOOL_CONFORMANCE_CASE_GUARD_H
+#define TOOL_CONFORMANCE_CASE_GUARD_H
 
 #include <stddef.h>
 #include <stdint.h>

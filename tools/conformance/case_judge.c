@@ -177,9 +177,9 @@ bool tool_case_judge_endless(bool missed_deadline, uint64_t elapsed_ns, uint64_t
     else if (elapsed_ns < timeout_ns)
         case_errf(why, whylen, "stopped after %llu ms, before its loop timeout of %llu ms", ms,
                   limit);
-    else if (elapsed_ns - timeout_ns > NND_CASE_LOOP_SLACK_NS)
+    else if (elapsed_ns - timeout_ns > TOOL_CASE_LOOP_SLACK_NS)
         case_errf(why, whylen, "stopped after %llu ms, long past its loop timeout of %llu ms", ms,
                   limit);
     return missed_deadline && elapsed_ns >= timeout_ns &&
-           elapsed_ns - timeout_ns <= NND_CASE_LOOP_SLACK_NS;
+           elapsed_ns - timeout_ns <= TOOL_CASE_LOOP_SLACK_NS;
 }

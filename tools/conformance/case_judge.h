@@ -14,11 +14,11 @@
  * fails when every step succeeds. tool_case_refusal_passes() judges the refusal: a case
  * with infinite_loop_timeout passes only on MISSED_DEADLINE_TRANSIENT or _PERSISTENT (the
  * loop timeout stopped it), any other on any error. Runners execute such a case with
- * NND_CASE_LOOP_TIMEOUT_NS as its loop timeout and judge the time it took with
+ * TOOL_CASE_LOOP_TIMEOUT_NS as its loop timeout and judge the time it took with
  * tool_case_judge_endless(). A runner that finds an operation
  * unsupported skips the case, as it skips any other: that says nothing about validity. */
-#ifndef NND_CASE_JUDGE_H
-#define NND_CASE_JUDGE_H
+#ifndef TOOL_CONFORMANCE_CASE_JUDGE_H
+#define TOOL_CONFORMANCE_CASE_JUDGE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,9 +39,9 @@ bool tool_case_judge(const tool_case *c, const tool_case_tensor *expected, const
 bool tool_case_refusal_passes(const tool_case *c, bool missed_deadline, char *why, size_t whylen);
 
 /* Endless loops (infinite_loop_timeout): runners execute them with this loop timeout, and
- * the execution must end no sooner than it and at most NND_CASE_LOOP_SLACK_NS later. */
-#define NND_CASE_LOOP_TIMEOUT_NS 100000000ull  /* 100 ms */
-#define NND_CASE_LOOP_SLACK_NS   1000000000ull /* 1 s, for a busy machine */
+ * the execution must end no sooner than it and at most TOOL_CASE_LOOP_SLACK_NS later. */
+#define TOOL_CASE_LOOP_TIMEOUT_NS 100000000ull  /* 100 ms */
+#define TOOL_CASE_LOOP_SLACK_NS   1000000000ull /* 1 s, for a busy machine */
 /* One execution of an endless-loop case, run with loop timeout timeout_ns, that ended
  * after elapsed_ns: true when it ended with MISSED_DEADLINE_TRANSIENT or _PERSISTENT
  * (missed_deadline) within the bounds above; else why says how it went wrong. */

@@ -28,8 +28,8 @@
  *   SUBGRAPH type and lifetime as their codes; the operands marked wasConstantReference
  *   are listed in pooled (case_pool.h).
  */
-#ifndef NND_CASE_LOAD_H
-#define NND_CASE_LOAD_H
+#ifndef TOOL_CONFORMANCE_CASE_LOAD_H
+#define TOOL_CONFORMANCE_CASE_LOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,8 +8,8 @@
  * indexes are checked against the operand count; CONSTANT_COPY values (base64
  * "operandValues") ride inline in operand_values. A name it does not know or a malformed
  * field gives NULL with err naming it (the operand or operation index first). */
-#ifndef NND_CASE_MODEL_H
-#define NND_CASE_MODEL_H
+#ifndef TOOL_CONFORMANCE_CASE_MODEL_H
+#define TOOL_CONFORMANCE_CASE_MODEL_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

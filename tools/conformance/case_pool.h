@@ -20,8 +20,8 @@
  *   malloc'd as the loader's are (nnd__model__free_unpacked(copy, NULL) frees it); NULL
  *   when out of memory.
  */
-#ifndef NND_CASE_POOL_H
-#define NND_CASE_POOL_H
+#ifndef TOOL_CONFORMANCE_CASE_POOL_H
+#define TOOL_CONFORMANCE_CASE_POOL_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

@@ -24,8 +24,8 @@
  *   absolute difference, for others any difference. It fills d with the largest difference,
  *   where it is (the first such element) and its two values, and how many elements differ.
  *   tool_probe_is_quant() says whether o's differences count steps. */
-#ifndef NND_CASE_PROBE_H
-#define NND_CASE_PROBE_H
+#ifndef TOOL_CONFORMANCE_CASE_PROBE_H
+#define TOOL_CONFORMANCE_CASE_PROBE_H
 
 #include <stdbool.h>
 #include <stddef.h>

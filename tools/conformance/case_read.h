@@ -9,8 +9,8 @@
  * - The JSON accessors read one member of an object; a missing member or one of another
  *   JSON type reads as the default (number), false (flag) or NULL (string).
  */
-#ifndef NND_CASE_READ_H
-#define NND_CASE_READ_H
+#ifndef TOOL_CONFORMANCE_CASE_READ_H
+#define TOOL_CONFORMANCE_CASE_READ_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -7,8 +7,8 @@
  * and tool_cases_free() an array of cases and the array. The fields' meaning, as the
  * vectors give them: case_load.h.
  */
-#ifndef NND_CASE_RECORD_H
-#define NND_CASE_RECORD_H
+#ifndef TOOL_CONFORMANCE_CASE_RECORD_H
+#define TOOL_CONFORMANCE_CASE_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>

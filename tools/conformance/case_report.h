@@ -6,8 +6,8 @@
  * case or file the loader could not read counts as failed (ctx points at a size_t it
  * increments) and gets one line on stdout naming the file, the case and the reason; the
  * run goes on with the rest. */
-#ifndef NND_CASE_REPORT_H
-#define NND_CASE_REPORT_H
+#ifndef TOOL_CONFORMANCE_CASE_REPORT_H
+#define TOOL_CONFORMANCE_CASE_REPORT_H
 
 void tool_case_report_unreadable(void *ctx, const char *file, const char *case_name,
                                  const char *reason);

@@ -10,8 +10,8 @@
  *   *n then hold the tensors built so far, for the caller to free with the case.
  * - case_element_value() reads element i of data in type's byte format as a double.
  */
-#ifndef NND_CASE_TENSOR_H
-#define NND_CASE_TENSOR_H
+#ifndef TOOL_CONFORMANCE_CASE_TENSOR_H
+#define TOOL_CONFORMANCE_CASE_TENSOR_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

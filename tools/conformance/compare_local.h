@@ -14,8 +14,8 @@
  * 1 when one does, 2 when the case cannot be compared (no example, dynamic shapes, a
  * model the engine refuses), each with a line saying so. It leaves NND_REFERENCE_KERNELS
  * unset. */
-#ifndef NND_COMPARE_LOCAL_H
-#define NND_COMPARE_LOCAL_H
+#ifndef TOOL_CONFORMANCE_COMPARE_LOCAL_H
+#define TOOL_CONFORMANCE_COMPARE_LOCAL_H
 
 #include <stdbool.h>
 

@@ -8,8 +8,8 @@
  * - case_pool.h: the constants the vectors mark wasConstantReference, in a memory pool;
  * - case_report.h: the lines the runners print alike.
  * Each header states its own contract. */
-#ifndef NND_CONFORMANCE_H
-#define NND_CONFORMANCE_H
+#ifndef TOOL_CONFORMANCE_CONFORMANCE_H
+#define TOOL_CONFORMANCE_CONFORMANCE_H
 
 #include "tools/conformance/case_guard.h"
 #include "tools/conformance/case_judge.h"

@@ -93,7 +93,7 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
         outs[t->index].data = bufs[t->index];
         outs[t->index].length = t->bytes;
     }
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     *status = NND_OK;
     if (ok) {
         schema_status s = *status = eng_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
@@ -155,7 +155,7 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
     eng_io *ins = calloc(n_in + 1, sizeof *ins), *outs = calloc(n_out + 1, sizeof *outs);
     void **bufs = calloc(n_out + 1, sizeof(void *)), **copies = calloc(n_in + 1, sizeof(void *));
     const tool_case_example *ex = &c->examples[0];
-    char err[NND_ERR_LEN] = "", why[160] = "bad example";
+    char err[SCHEMA_ERR_LEN] = "", why[160] = "bad example";
     bool ok = ins && outs && bufs && copies && input_io(ex, ins, copies, n_in);
     for (size_t i = 0; ok && i < ex->n_outputs; i++) {
         const tool_case_tensor *t = &ex->outputs[i];
@@ -164,7 +164,7 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
     }
     schema_status s = NND_OK;
     if (ok) {
-        eng_checkpoint cp = {.loop_timeout_ns = NND_CASE_LOOP_TIMEOUT_NS};
+        eng_checkpoint cp = {.loop_timeout_ns = TOOL_CASE_LOOP_TIMEOUT_NS};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         s = eng_exec_run(e, ins, outs, NULL, &cp, err, sizeof err);
@@ -172,7 +172,7 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
         uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
                       (uint64_t)t0.tv_nsec;
         bool missed = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
-        ok = tool_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
+        ok = tool_case_judge_endless(missed, ns, TOOL_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
     }
     if (!ok)
         printf("FAIL %s:%s: %s (%s: %s)\n", c->file, c->name, why, schema_engine_status_name(s),
@@ -188,7 +188,7 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
 /* A converted case: supported operations, prepare (which takes the pool views on success,
  * *owned then set), each example. Returns 0 pass, 1 fail, 2 skip. */
 static int run_desc(const tool_case *c, eng_model_desc *d, bool *owned) {
-    char err[NND_ERR_LEN] = "", why[512] = "";
+    char err[SCHEMA_ERR_LEN] = "", why[512] = "";
     bool *supported = calloc(d->n_operations + 1, sizeof(bool));
     schema_status s = eng_supported_operations(d, supported, err, sizeof err);
     const char *missing = s ? NULL : unsupported_op(c, supported);
@@ -235,7 +235,7 @@ static int run_desc(const tool_case *c, eng_model_desc *d, bool *owned) {
 /* A case in --guard-pages mode: every constant in a guarded pool of its own. Returns 0
  * pass, 1 fail, 2 skip. */
 static int run_case_guarded(const tool_case *c) {
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     uint8_t **regions;
     size_t n;
     Nnd__Model *m = tool_case_guarded_model(c, &regions, &n);
@@ -268,7 +268,7 @@ static int run_case_guarded(const tool_case *c) {
 /* Returns 0 pass, 1 fail, 2 skip. */
 static int run_case(const tool_case *c) {
     if (guard_pages) return run_case_guarded(c);
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     uint8_t *pool;
     size_t pool_len;
     Nnd__Model *pooled = tool_case_pooled_model(c, &pool, &pool_len);

@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-            printf("nnd-exporter %s\n", NND_VERSION);
+            printf("nnd-exporter %s\n", TOOL_VERSION);
             return 0;
         } else if (v && !strcmp(a, "--listen")) {
             listen_addr = argv[++i];

@@ -13,8 +13,8 @@
  *   closes the connection. A slow or silent client costs at most the timeout, never the
  *   next scrape's answer. Writes never raise SIGPIPE.
  */
-#ifndef NND_TOOLS_EXPORTER_HTTP_H
-#define NND_TOOLS_EXPORTER_HTTP_H
+#ifndef TOOL_EXPORTER_HTTP_H
+#define TOOL_EXPORTER_HTTP_H
 
 #include <signal.h>
 #include <stddef.h>

@@ -10,8 +10,8 @@
  * - Status fields the renderer does not know are left out of the text and named on stderr
  *   (once per distinct list), so a daemon newer than the exporter never fails a scrape.
  */
-#ifndef NND_TOOLS_EXPORTER_SCRAPE_H
-#define NND_TOOLS_EXPORTER_SCRAPE_H
+#ifndef TOOL_EXPORTER_SCRAPE_H
+#define TOOL_EXPORTER_SCRAPE_H
 
 #include <stddef.h>
 

@@ -6,7 +6,7 @@
  * (case_pool.h); then per example one memfd pool holding every input and output at 64-byte
  * aligned offsets, Execute, and tool_case_judge on every output with the dimensions the
  * daemon reported. An endless loop (infinite_loop_timeout) runs with
- * NND_CASE_LOOP_TIMEOUT_NS as its loop timeout, its time judged by tool_case_judge_endless.
+ * TOOL_CASE_LOOP_TIMEOUT_NS as its loop timeout, its time judged by tool_case_judge_endless.
  * Dynamic-output-shape cases also run each example with every output one element too small and must
  * get OUTPUT_INSUFFICIENT_SIZE with the needed dimensions. A case that expects failure passes when
  * the daemon answers GetSupportedOperations, PrepareModel or an Execute with an error status
@@ -167,7 +167,7 @@ static outcome run_example(nnd_client *cl, const tool_case *c, uint64_t handle, 
     char err[MSG_LEN - 64];
     /* An endless loop runs with a short loop timeout and is judged by how it ends. */
     nnd_exec_opts opts = {.loop_timeout_ns =
-                              c->infinite_loop_timeout ? NND_CASE_LOOP_TIMEOUT_NS : 0};
+                              c->infinite_loop_timeout ? TOOL_CASE_LOOP_TIMEOUT_NS : 0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int st = nnd_client_execute_opts(cl, handle, &req, &fd, 1, &opts, &reply, err, sizeof err);
@@ -182,7 +182,7 @@ static outcome run_example(nnd_client *cl, const tool_case *c, uint64_t handle, 
         bool missed = st == NND__ERROR_STATUS__MISSED_DEADLINE_TRANSIENT ||
                       st == NND__ERROR_STATUS__MISSED_DEADLINE_PERSISTENT;
         char why[MSG_LEN - 64];
-        bool ok = tool_case_judge_endless(missed, ns, NND_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
+        bool ok = tool_case_judge_endless(missed, ns, TOOL_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
         res = fail(false, msg, "example %zu: %s", exi, ok ? err : why);
         res.refusal = ok ? st : 0; /* in time: a refusal for judge_expected_failure */
         goto out;

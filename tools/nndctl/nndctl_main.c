@@ -290,7 +290,7 @@ int main(int argc, char **argv) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
-            printf("nndctl %s\n", NND_VERSION);
+            printf("nndctl %s\n", TOOL_VERSION);
             return 0;
         } else if (!strcmp(a, "--socket") && i + 1 < argc) {
             o.socket_path = argv[++i];

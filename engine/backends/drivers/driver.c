@@ -17,9 +17,9 @@
 #include "engine/plugins/loader.h"
 #include "engine/plugins/refusals.h"
 
-static eng_driver_lib *libs[NND_DRIVERS_MAX];
+static eng_driver_lib *libs[ENG_DRIVERS_MAX];
 static uint32_t n_libs;
-static eng_driver_dev *devs[NND_DRIVER_DEVICES_MAX];
+static eng_driver_dev *devs[ENG_DRIVER_DEVICES_MAX];
 static uint32_t n_devs;
 static eng_refusals refused;
 
@@ -187,8 +187,8 @@ static int add_table(const nnd_driver *d, const char *path, void *dl, void (*unl
             snprintf(buf, sizeof buf, "%s while reading its table", eng_fault_signal_name(sig));
         goto refused;
     }
-    if (n_libs == NND_DRIVERS_MAX) {
-        snprintf(buf, sizeof buf, "too many drivers loaded (%d)", NND_DRIVERS_MAX);
+    if (n_libs == ENG_DRIVERS_MAX) {
+        snprintf(buf, sizeof buf, "too many drivers loaded (%d)", ENG_DRIVERS_MAX);
         goto refused;
     }
     eng_driver_lib *lib = calloc(1, sizeof *lib);
@@ -230,8 +230,8 @@ static int add_table(const nnd_driver *d, const char *path, void *dl, void (*unl
         info[i].name[NND_DRIVER_MAX_NAME] = '\0';
         info[i].version[sizeof info[i].version - 1] = '\0';
         if (device_fault(&info[i], reserved, n_reserved, buf, sizeof buf) ||
-            n_devs == NND_DRIVER_DEVICES_MAX) {
-            if (n_devs == NND_DRIVER_DEVICES_MAX) snprintf(buf, sizeof buf, "too many devices");
+            n_devs == ENG_DRIVER_DEVICES_MAX) {
+            if (n_devs == ENG_DRIVER_DEVICES_MAX) snprintf(buf, sizeof buf, "too many devices");
             refuse(lib->path, "%s", buf);
             continue;
         }

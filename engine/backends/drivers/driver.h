@@ -23,8 +23,8 @@
  *   the driver until the daemon restarts; eng_drivers_get() says so (faulted).
  * - Loading and unloading from one thread; the rest from any.
  */
-#ifndef NND_DRIVER_H
-#define NND_DRIVER_H
+#ifndef ENG_BACKENDS_DRIVERS_DRIVER_H
+#define ENG_BACKENDS_DRIVERS_DRIVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,8 +34,8 @@
 #include "engine/plugins/extension.h"
 #include "nnd/driver.h"
 
-#define NND_DRIVERS_MAX        8 /* driver tables; each may open up to NND_DRIVER_MAX_DEVICES */
-#define NND_DRIVER_DEVICES_MAX 16
+#define ENG_DRIVERS_MAX        8 /* driver tables; each may open up to NND_DRIVER_MAX_DEVICES */
+#define ENG_DRIVER_DEVICES_MAX 16
 
 typedef struct eng_driver_info_view {
     const char *name;

@@ -27,7 +27,7 @@ static uint64_t mem_alloc(const eng_backend *b, const eng_operand_desc *operand,
         desc.operand.zero_point = operand->zero_point;
     }
     uint64_t h = 0;
-    char err[NND_ERR_LEN] = "";
+    char err[SCHEMA_ERR_LEN] = "";
     int rc = eng_drv_allocate(v, &desc, &h, err, sizeof err);
     if (rc > 0) eng_driver_logf(2, "driver %s: allocate: %s", v->info.name, err);
     return rc == NND_DRIVER_OK ? h : 0;

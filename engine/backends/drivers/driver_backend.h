@@ -3,8 +3,8 @@
  * core's, engine/core/partition.h), with device memory through allocate(), memory_read(),
  * memory_write() and memory_free() when the driver has them (a disabled driver allocates nothing
  * and its copies fail). */
-#ifndef NND_DRIVER_BACKEND_H
-#define NND_DRIVER_BACKEND_H
+#ifndef ENG_BACKENDS_DRIVERS_DRIVER_BACKEND_H
+#define ENG_BACKENDS_DRIVERS_DRIVER_BACKEND_H
 
 #include "engine/backends/drivers/driver_call.h"
 

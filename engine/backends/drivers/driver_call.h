@@ -12,8 +12,8 @@
  *   driver's (NND_DRIVER_*); eng_drv_status() maps one to the engine's.
  * - Calls may come from any thread, concurrently.
  */
-#ifndef NND_DRIVER_CALL_H
-#define NND_DRIVER_CALL_H
+#ifndef ENG_BACKENDS_DRIVERS_DRIVER_CALL_H
+#define ENG_BACKENDS_DRIVERS_DRIVER_CALL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

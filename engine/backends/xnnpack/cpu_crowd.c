@@ -57,7 +57,7 @@ bool eng_cpus_crowded(size_t pool_threads) {
     uint64_t now = coarse_now_ns(), due = atomic_load_explicit(&next_read_ns, memory_order_relaxed);
     /* One reader per period: the one that moves the due time on. */
     if (now >= due &&
-        atomic_compare_exchange_strong(&next_read_ns, &due, now + NND_CROWD_PERIOD_NS)) {
+        atomic_compare_exchange_strong(&next_read_ns, &due, now + ENG_CROWD_PERIOD_NS)) {
         long running = runnable_threads();
         long ours = 1 + (pool_threads > 1 ? (long)pool_threads - 1 : 0);
         atomic_store_explicit(&crowded, running >= 0 && running - ours >= online_cpus,

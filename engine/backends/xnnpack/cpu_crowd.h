@@ -15,18 +15,18 @@
  * - eng_cpus_crowded(pool_threads) is true when the machine's runnable threads, less the
  *   caller and the pool's other pool_threads - 1 threads (they may be spinning), are at
  *   least as many as its online CPUs. The count is the kernel's (the fourth field of
- *   /proc/loadavg), read at most once per NND_CROWD_PERIOD_NS by any thread of the
+ *   /proc/loadavg), read at most once per ENG_CROWD_PERIOD_NS by any thread of the
  *   process; between reads every caller gets the last answer.
  * - Thread-safe and cheap: one clock read per call, one pread per period.
  * - NND_ENGINE_CROWD=0 in the environment (read once) turns it off: always false. Where
  *   /proc/loadavg cannot be read it is always false. */
-#ifndef NND_ENGINE_CPU_CROWD_H
-#define NND_ENGINE_CPU_CROWD_H
+#ifndef ENG_BACKENDS_XNNPACK_CPU_CROWD_H
+#define ENG_BACKENDS_XNNPACK_CPU_CROWD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NND_CROWD_PERIOD_NS 2000000ull
+#define ENG_CROWD_PERIOD_NS 2000000ull
 
 enum { NND_CPU_CROWD_AUTO = -1, NND_CPU_CROWD_NEVER = 0, NND_CPU_CROWD_ALWAYS = 1 };
 

@@ -10,8 +10,8 @@
  * AVX-512 on this CPU, or a final multiplier of 1 or more (a left shift). eng_qadd_run()
  * then writes n outputs from n elements of each input, the reference kernel's bytes; it
  * allocates nothing and runs on tp (NULL: the calling thread). */
-#ifndef NND_ENGINE_QADD_H
-#define NND_ENGINE_QADD_H
+#ifndef ENG_BACKENDS_XNNPACK_QADD_H
+#define ENG_BACKENDS_XNNPACK_QADD_H
 
 #include <pthreadpool.h>
 #include <stdbool.h>

@@ -20,8 +20,8 @@
  * output equals the reference kernel's byte for byte. It reads only the input tensor's
  * bytes and writes only the output's and the scratch it is given, allocates nothing and runs on tp
  * (NULL: the calling thread). A created convolution is read-only: runs may overlap. */
-#ifndef NND_ENGINE_QCONV_H
-#define NND_ENGINE_QCONV_H
+#ifndef ENG_BACKENDS_XNNPACK_QCONV_H
+#define ENG_BACKENDS_XNNPACK_QCONV_H
 
 #include <pthreadpool.h>
 #include <stddef.h>

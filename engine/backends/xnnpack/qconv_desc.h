@@ -4,8 +4,8 @@
  *
  * Contract: a plain struct; every size in elements, NHWC, stored values of the input's
  * signedness throughout. */
-#ifndef NND_ENGINE_QCONV_DESC_H
-#define NND_ENGINE_QCONV_DESC_H
+#ifndef ENG_BACKENDS_XNNPACK_QCONV_DESC_H
+#define ENG_BACKENDS_XNNPACK_QCONV_DESC_H
 
 #include <stdbool.h>
 #include <stdint.h>

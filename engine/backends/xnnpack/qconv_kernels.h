@@ -12,8 +12,8 @@
  * r > 0: a negative first rounding rounds its ties away from zero) and total_shift
  * (31 + r): y = (x * mult + nudge - (x * mult < -2^30 ? neg_fix : 0)) >> total_shift is
  * the reference's RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, mult), r). */
-#ifndef NND_ENGINE_QCONV_KERNELS_H
-#define NND_ENGINE_QCONV_KERNELS_H
+#ifndef ENG_BACKENDS_XNNPACK_QCONV_KERNELS_H
+#define ENG_BACKENDS_XNNPACK_QCONV_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>

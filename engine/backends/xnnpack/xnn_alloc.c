@@ -15,8 +15,8 @@
 
 #include <xnnpack.h>
 
-#if NND_XNN_MAPS_BLOCKS
-#define BIG_BLOCK NND_XNN_BIG_BLOCK
+#if ENG_XNN_MAPS_BLOCKS
+#define BIG_BLOCK ENG_XNN_BIG_BLOCK
 #else
 #define BIG_BLOCK SIZE_MAX /* every block from the heap (xnn_alloc.h) */
 #endif
@@ -96,8 +96,8 @@ static void keep_or_unmap(void *base, size_t len) {
     size_t n_out = 0;
     pthread_mutex_lock(&keep_lock);
     live_bytes -= len;
-    bool keep = len <= NND_XNN_KEEP_BYTES;
-    while (keep && (n_kept == KEEP_SLOTS || kept_bytes + len > NND_XNN_KEEP_BYTES)) {
+    bool keep = len <= ENG_XNN_KEEP_BYTES;
+    while (keep && (n_kept == KEEP_SLOTS || kept_bytes + len > ENG_XNN_KEEP_BYTES)) {
         out[n_out++] = kept[0];
         kept_bytes -= kept[0].map_len;
         memmove(&kept[0], &kept[1], --n_kept * sizeof *kept);

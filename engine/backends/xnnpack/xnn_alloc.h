@@ -7,9 +7,9 @@
  * what clients' objects held goes back to the system). Its first touch costs a page fault
  * per 4 KiB and the kernel's zeroing, and its release an munmap: for the 17 MB of a
  * MobileNet that was more than the packing itself. So:
- * - Blocks of NND_XNN_BIG_BLOCK bytes or more are anonymous mappings advised for huge
+ * - Blocks of ENG_XNN_BIG_BLOCK bytes or more are anonymous mappings advised for huge
  *   pages (madvise mode THP: one fault per 2 MiB); smaller ones come from posix_memalign.
- * - A freed big block is kept, up to NND_XNN_KEEP_BYTES in all (those kept longest are
+ * - A freed big block is kept, up to ENG_XNN_KEEP_BYTES in all (those kept longest are
  *   unmapped to make room), for the next operator that asks for a block of its size
  *   (between the size and a quarter more), so that
  *   preparing a model again, or one of the same shapes, touches no fresh page. Kept blocks
@@ -22,25 +22,25 @@
  *   this thread (footprint.h) adds or takes back its size there.
  * - Built with AddressSanitizer, every block comes from the heap (LeakSanitizer sees it).
  * - Thread-safe: operators are created on the loop and on preparation workers. */
-#ifndef NND_ENGINE_XNN_ALLOC_H
-#define NND_ENGINE_XNN_ALLOC_H
+#ifndef ENG_BACKENDS_XNNPACK_XNN_ALLOC_H
+#define ENG_BACKENDS_XNNPACK_XNN_ALLOC_H
 
 #include <stddef.h>
 
-#define NND_XNN_BIG_BLOCK  (256u << 10)
-#define NND_XNN_KEEP_BYTES (48ull << 20)
+#define ENG_XNN_BIG_BLOCK  (256u << 10)
+#define ENG_XNN_KEEP_BYTES (48ull << 20)
 
-/* NND_XNN_MAPS_BLOCKS: 1 when big blocks are mapped and kept, 0 under AddressSanitizer
+/* ENG_XNN_MAPS_BLOCKS: 1 when big blocks are mapped and kept, 0 under AddressSanitizer
  * (every block from the heap, so that LeakSanitizer still sees packed weights never freed). */
 #if defined(__SANITIZE_ADDRESS__)
-#define NND_XNN_MAPS_BLOCKS 0
+#define ENG_XNN_MAPS_BLOCKS 0
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define NND_XNN_MAPS_BLOCKS 0
+#define ENG_XNN_MAPS_BLOCKS 0
 #endif
 #endif
-#ifndef NND_XNN_MAPS_BLOCKS
-#define NND_XNN_MAPS_BLOCKS 1
+#ifndef ENG_XNN_MAPS_BLOCKS
+#define ENG_XNN_MAPS_BLOCKS 1
 #endif
 
 struct xnn_allocator;

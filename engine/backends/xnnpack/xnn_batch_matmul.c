@@ -25,7 +25,7 @@
 #include "engine/backends/xnnpack/xnn_step.h"
 
 typedef struct bmm_state {
-    uint32_t rank, x_dims[NND_MAX_RANK], y_dims[NND_MAX_RANK];
+    uint32_t rank, x_dims[ENG_MAX_RANK], y_dims[ENG_MAX_RANK];
     size_t batches, rows, depth, cols, esize;
     bool adj_x, adj_y;
     /* Quantization of input 0, input 1 and the output (signed 8-bit). */

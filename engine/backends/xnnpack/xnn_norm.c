@@ -39,7 +39,7 @@ static enum xnn_status claim_mean(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *axes = c->in[1];
     if (s->dt != XD_F32 || s->f16 || !axes->data || axes->type != NND_TENSOR_INT32 || x->rank < 1)
         return xnn_status_unsupported_parameter;
-    bool reduced[NND_MAX_RANK] = {false};
+    bool reduced[ENG_MAX_RANK] = {false};
     size_t n_axes = eng_elems(axes);
     const int32_t *a = axes->data;
     for (size_t i = 0; i < n_axes; i++) {

@@ -17,8 +17,8 @@
  * success to leave the step to the reference. It checks every parameter XNNPACK would assert on:
  * the client chooses them all.
  */
-#ifndef NND_XNN_STEP_H
-#define NND_XNN_STEP_H
+#ifndef ENG_BACKENDS_XNNPACK_XNN_STEP_H
+#define ENG_BACKENDS_XNNPACK_XNN_STEP_H
 
 #include <pthread.h>
 #include <pthreadpool.h>
@@ -44,7 +44,7 @@ typedef struct xnnb_step {
     uint32_t flags;   /* for every create: XNN_FLAG_YIELD_WORKERS on a plan's last step */
     /* Setup arguments: images are batch x h x w, FC batch rows, unary ops n elements. */
     size_t batch, h, w;
-    size_t a_rank, b_rank, a_shape[NND_MAX_RANK], b_shape[NND_MAX_RANK];
+    size_t a_rank, b_rank, a_shape[ENG_MAX_RANK], b_shape[ENG_MAX_RANK];
     size_t in_elems[2], out_elems; /* elements of input 0 (and 1) read and output written */
     /* f16: inputs 0 and 1 when constant, converted to float once at claim (XNNPACK may
      * read XNN_EXTRA_BYTES past their end); NULL otherwise. */
