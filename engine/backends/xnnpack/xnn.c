@@ -25,12 +25,11 @@
  * serves every operator; it is made with XNNPACK's initialization, once per process. Its
  * workers spin between the operators of an execution and sleep after its last. While other
  * threads fill the machine's CPUs an operator runs on the calling thread alone
- * (cpu_crowd.h says why), and spinning workers are sent to sleep. Packed
+ * (cpu_crowd.h says why). Packed
  * weights live in xnn_alloc.h's blocks, kept for reuse after their operator goes. */
 #include <pthread.h>
 #include <pthreadpool.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,27 +58,10 @@ static void xnnb_init(void) {
 
 /* ---- per-step state ---------------------------------------------------------------- */
 
-/* Whether the pool's workers last ran a step that let them spin on (not a plan's last). */
-static atomic_bool xnnb_pool_spins;
-
-static void xnnb_nothing(void *ctx, size_t i) {
-    (void)ctx, (void)i;
-}
-
-/* The pool for step s, or NULL (the calling thread alone) while other threads fill the CPUs
- * (cpu_crowd.h). An operator is set up and run with the same choice. Workers left spinning
- * by an earlier step when the crowd came would spin on through their budget (milliseconds)
- * beside the steps run alone: an empty command that lets them sleep stops them. */
-static pthreadpool_t xnnb_threads(const xnnb_step *s) {
-    if (!xnnb_pool) return NULL;
-    size_t n = pthreadpool_get_threads_count(xnnb_pool);
-    if (eng_cpus_crowded(n)) {
-        if (atomic_exchange(&xnnb_pool_spins, false))
-            pthreadpool_parallelize_1d(xnnb_pool, xnnb_nothing, NULL, n,
-                                       PTHREADPOOL_FLAG_YIELD_WORKERS);
-        return NULL;
-    }
-    atomic_store(&xnnb_pool_spins, !(s->flags & XNN_FLAG_YIELD_WORKERS));
+/* The pool, or NULL (the calling thread alone) while other threads fill the CPUs
+ * (cpu_crowd.h). An operator is set up and run with the same choice. */
+static pthreadpool_t xnnb_threads(void) {
+    if (!xnnb_pool || eng_cpus_crowded(pthreadpool_get_threads_count(xnnb_pool))) return NULL;
     return xnnb_pool;
 }
 
@@ -127,7 +109,7 @@ static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
 
 static schema_status xnnb_run(eng_op_ctx *c) {
     xnnb_step *s = c->state;
-    if (!s->kind) return s->composite->run(c, s, xnnb_threads(s));
+    if (!s->kind) return s->composite->run(c, s, xnnb_threads());
     bool binary = s->kind->binary;
     const eng_tensor *a = c->in[0], *b = binary ? c->in[1] : NULL;
     eng_tensor *y = c->out[0];
@@ -144,7 +126,7 @@ static schema_status xnnb_run(eng_op_ctx *c) {
     if (s->kind->reads_output && !narrow_out)
         yd = (void *)xnnb_overread_safe(c, y, y->data, out_bytes);
     if (!ad || (b && !bd) || !yd) return not_taken(c, s);
-    pthreadpool_t tp = xnnb_threads(s);
+    pthreadpool_t tp = xnnb_threads();
     pthread_mutex_lock(&s->lock);
     enum xnn_status st = setup(s, ad, bd, yd, tp);
     if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
