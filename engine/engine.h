@@ -304,7 +304,8 @@ void eng_step_blobs_free(eng_step_blob *b, uint32_t n);
  * NULL for the CPU (reference kernels or XNNPACK; control flow always). */
 const struct eng_backend *eng_prepared_step_backend(const eng_prepared *p, uint32_t k);
 /* What p holds in memory, its backends' operators and packed weights included, the
- * client's pools used in place not (footprint.h): what the daemon's memory quotas charge. */
+ * client's pools used in place not (footprint.h): what the daemon's memory quotas charge.
+ * Measured once, by the thread that prepared p. */
 size_t eng_prepared_bytes(const eng_prepared *p);
 /* Before preparing m: the bytes of constants its preparation will copy (a lower bound of
  * eng_prepared_bytes() of the result), so that a quota can refuse it without the copy. */

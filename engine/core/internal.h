@@ -81,6 +81,9 @@ struct eng_prepared {
     /* Main graph: what its backends allocated claiming steps, its subgraphs' too
      * (footprint.h). */
     size_t backend_bytes;
+    /* Main graph, once prepared: eng_prepared_bytes(), measured by the thread that
+     * prepared it (a walk of every step and operand), so that the loop does not walk it. */
+    size_t held_bytes;
 };
 
 struct eng_exec {

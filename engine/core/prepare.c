@@ -505,6 +505,8 @@ static bool rebind_constants(eng_prepared *p, const eng_model_desc *m) {
     return true;
 }
 
+static size_t measure_bytes(const eng_prepared *p);
+
 schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_prepared **out,
                                   char *err, size_t errlen) {
     schema_status s = NND_OK;
@@ -551,6 +553,7 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     }
     p->n_pools = m->n_pools;
     if (m->n_pools) memcpy(p->pools, m->pools, sizeof(eng_memory_view) * m->n_pools);
+    p->held_bytes = measure_bytes(p);
     *out = p;
     return NND_OK;
 }
@@ -601,12 +604,16 @@ static size_t plan_bytes(const eng_prepared *p) {
     return n + p->backend_bytes;
 }
 
-size_t eng_prepared_bytes(const eng_prepared *p) {
-    if (!p) return 0;
+static size_t measure_bytes(const eng_prepared *p) {
     size_t n = plan_bytes(p) + (size_t)p->n_subplans * sizeof *p->subplans;
     for (uint32_t i = 0; i < p->n_subplans; i++)
         n += plan_bytes(p->subplans[i]);
     return n;
+}
+
+size_t eng_prepared_bytes(const eng_prepared *p) {
+    if (!p) return 0;
+    return p->held_bytes ? p->held_bytes : measure_bytes(p);
 }
 
 /* One graph's constants a preparation copies (prepare.c: CONSTANT_COPY values, and
