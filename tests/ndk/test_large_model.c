@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nnd/nnd_wire.h"
@@ -32,7 +34,10 @@
 
 #define FINISH_LIMIT_S  0.5
 #define COMPILE_LIMIT_S 2.0
-#define P99_RATIO_LIMIT 2.0
+/* The longest an execution due during the compile may wait: far above this machine's own
+ * tail (5 to 10 ms alone, quiet), far below a compile held on the event loop (hundreds of
+ * ms). The p99s are reported beside it (docs/limits.md says why they are not judged). */
+#define WAIT_LIMIT_MS 100.0
 
 static uint32_t chain_ops(void) {
     const char *v = getenv("NND_TEST_CHAIN_OPS");
@@ -79,6 +84,7 @@ typedef struct executor {
     atomic_bool stop;
     uint64_t *lat;
     size_t n, cap;
+    uint64_t due; /* when the next execution is due (executor_run, execute_for) */
 } executor;
 
 static void executor_open(executor *x) {
@@ -104,22 +110,42 @@ static void executor_close(executor *x) {
     nnd_client_close(x->c);
 }
 
-static void execute_once(executor *x) {
+/* One execution; its latency counts from `from`. */
+static void execute_from(executor *x, uint64_t from) {
     Nnd__Reply *r = NULL;
     char err[256];
-    uint64_t t0 = bench_now_ns();
     int st =
         nnd_client_execute(x->c, x->handle, &x->e.req, &x->pool, 1, false, 0, &r, err, sizeof err);
-    uint64_t took = bench_now_ns() - t0;
+    uint64_t took = bench_now_ns() - from;
     if (r) nnd__reply__free_unpacked(r, NULL);
     assert_int_equal(st, 0);
     if (x->n < x->cap) x->lat[x->n++] = took;
 }
 
+static void execute_once(executor *x) {
+    execute_from(x, bench_now_ns());
+}
+
+/* The executor as a client with a schedule: an execution due every PERIOD_NS, each one's
+ * latency counted from when it was due, so that a stall counts for every execution due
+ * meanwhile (one that runs late starts at once), not once as a client that waits for each
+ * answer would see it. */
+#define PERIOD_NS 250000u
+static void execute_due(executor *x) {
+    if (!x->due) x->due = bench_now_ns();
+    x->due += PERIOD_NS;
+    struct timespec ts = {.tv_sec = (time_t)(x->due / 1000000000u),
+                          .tv_nsec = (long)(x->due % 1000000000u)};
+    while (bench_now_ns() < x->due &&
+           clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+    execute_from(x, x->due);
+}
+
 static void *executor_run(void *arg) {
     executor *x = arg;
     while (!atomic_load(&x->stop))
-        execute_once(x);
+        execute_due(x);
     return NULL;
 }
 
@@ -224,50 +250,29 @@ static void test_killed_during_compile(void **state) {
     executor_close(&e);
 }
 
-/* The executor alone, back to back, for `seconds`. */
+/* The executor alone, on its schedule, for `seconds`. */
 static void execute_for(executor *x, double seconds) {
     uint64_t end = bench_now_ns() + (uint64_t)(seconds * 1e9);
     while (bench_now_ns() < end)
-        execute_once(x);
+        execute_due(x);
 }
 
-typedef struct samples {
-    uint64_t *v;
-    size_t n, cap;
-} samples;
-
-static void add(samples *s, uint64_t x) {
-    if (s->n == s->cap) {
-        s->v = realloc(s->v, sizeof *s->v * (s->cap = s->cap ? 2 * s->cap : 4096));
-        assert_non_null(s->v);
-    }
-    s->v[s->n++] = x;
-}
-
-/* The latencies v[from..to) as a client issuing an execution every `interval` ns would see
- * them: the executor runs one execution at a time, so a stall of L shows once in its own
- * figures, where executions issued on schedule meanwhile would have waited L - interval,
- * L - 2 interval, and so on (the correction for coordinated omission); those are added. */
-static void add_scheduled(samples *s, const uint64_t *v, size_t from, size_t to,
-                          uint64_t interval) {
-    for (size_t i = from; i < to; i++) {
-        add(s, v[i]);
-        for (uint64_t late = v[i] - (v[i] > interval ? interval : v[i]); late >= interval;
-             late -= interval)
-            add(s, late);
-    }
-}
-
-static double p99_samples(samples *s) {
-    double p = s->n ? p99(s->v, s->n) : 0;
-    free(s->v);
+/* The p99 of v[from..to) and v[from2..to2) together, in ns. */
+static double p99_of(const uint64_t *v, size_t from, size_t to, size_t from2, size_t to2) {
+    size_t n = (to - from) + (to2 - from2);
+    uint64_t *w = malloc(sizeof *w * (n + 1));
+    assert_non_null(w);
+    memcpy(w, v + from, sizeof *w * (to - from));
+    memcpy(w + (to - from), v + from2, sizeof *w * (to2 - from2));
+    double p = n ? p99(w, n) : 0;
+    free(w);
     return p;
 }
 
 /* The chain compiled by itself (the compile bound's time), then another chain (its step
  * differs: a model the daemon has not seen, prepared the same way) compiled while another
- * client executes back to back; that client alone just before and just after, half a
- * second each, is its p99 alone. The bounds are judged when the rest of the machine kept
+ * client executes on its schedule; that client alone just before and just after, half a
+ * second each, gives its p99 alone. The bounds are judged when the rest of the machine kept
  * less than a fifth of a CPU busy meanwhile (quiet.h): the load average counts this test's
  * own threads. */
 static void test_chain_compiles_beside_executions(void **state) {
@@ -291,22 +296,14 @@ static void test_chain_compiles_beside_executions(void **state) {
     size_t alone_end = x.n;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, executor_run, &x), 0);
-    usleep(20000);
     double compile_beside = compile_s(m, &c);
     atomic_store(&x.stop, true);
     pthread_join(t, NULL);
     size_t during_end = x.n;
     execute_for(&x, 0.5);
     size_t during = during_end - alone_end;
-    /* The schedule: the executor's own pace alone, its median. */
-    samples alone = {0}, during_s = {0};
-    add_scheduled(&alone, x.lat, 0, alone_end, UINT64_MAX);
-    uint64_t interval = (uint64_t)bench_median_u64(alone.v, alone.n);
-    alone.n = 0;
-    add_scheduled(&alone, x.lat, 0, alone_end, interval);
-    add_scheduled(&alone, x.lat, during_end, x.n, interval);
-    add_scheduled(&during_s, x.lat, alone_end, during_end, interval);
-    double p99_alone = p99_samples(&alone), p99_during = p99_samples(&during_s);
+    double p99_alone = p99_of(x.lat, 0, alone_end, during_end, x.n);
+    double p99_during = p99_of(x.lat, alone_end, during_end, 0, 0);
     double max_during = 0;
     for (size_t i = alone_end; i < during_end; i++)
         if ((double)x.lat[i] > max_during) max_during = (double)x.lat[i];
@@ -319,18 +316,17 @@ static void test_chain_compiles_beside_executions(void **state) {
     bool busy = others > 0.2;
     double ratio = p99_alone > 0 ? p99_during / p99_alone : 0;
     print_message("# %u operations: built in %.3f s, finish %.3f s, compile %.3f s (%.3f s beside "
-                  "the executor); executor p99 (one execution due every %.1f us) alone %.3f ms "
+                  "the executor); executor p99 (one execution due every %.0f us) alone %.3f ms "
                   "over %zu executions, during the compile %.3f ms (longest %.3f) over %zu: "
                   "ratio %.2f; the rest of the machine kept %.2f CPUs busy%s\n",
-                  n, build, finish, compile, compile_beside, (double)interval / 1e3,
-                  p99_alone / 1e6, alone_end + (x.n - during_end), p99_during / 1e6,
-                  max_during / 1e6, during, ratio, others,
-                  busy ? " (machine too busy: bounds not judged)" : "");
+                  n, build, finish, compile, compile_beside, PERIOD_NS / 1e3, p99_alone / 1e6,
+                  alone_end + (x.n - during_end), p99_during / 1e6, max_during / 1e6, during, ratio,
+                  others, busy ? " (machine too busy: bounds not judged)" : "");
     if (busy || n != 100000) return;
     assert_true(finish < FINISH_LIMIT_S);
     assert_true(compile < COMPILE_LIMIT_S);
     assert_true(during >= 100);
-    assert_true(ratio <= P99_RATIO_LIMIT);
+    assert_true(max_during / 1e6 <= WAIT_LIMIT_MS);
 }
 
 int main(void) {
