@@ -715,69 +715,6 @@ static void test_lanes(void **state) {
     qos_sched_free(s);
 }
 
-/* Wakes come once the lock is let go: each asks another thread for the stats (they take it). */
-typedef struct probe {
-    qos_sched *s;
-    int answered, wakes, under_lock; /* under wake_lock */
-} probe;
-
-static void *probe_stats(void *arg) {
-    probe *p = arg;
-    qos_sched_stats st;
-    qos_sched_stats_get(p->s, &st);
-    pthread_mutex_lock(&wake_lock);
-    p->answered++;
-    pthread_cond_broadcast(&wake_cond);
-    pthread_mutex_unlock(&wake_lock);
-    return NULL;
-}
-
-static void on_wake_probe(void *ctx) {
-    probe *p = ctx;
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, probe_stats, p), 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 5;
-    pthread_mutex_lock(&wake_lock);
-    int want = ++p->wakes, rc = 0;
-    while (p->answered < want && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&wake_cond, &wake_lock, &ts);
-    p->under_lock += p->answered < want;
-    wakes++;
-    pthread_cond_broadcast(&wake_cond);
-    pthread_mutex_unlock(&wake_lock);
-    pthread_detach(t); /* when the lock was held, it answers once it is let go */
-}
-
-static void test_wake_after_unlock(void **state) {
-    (void)state;
-    qos_sched_config cfg;
-    qos_sched_config_default(&cfg);
-    cfg.inline_ns = 0; /* every job on a worker, which wakes the owner */
-    probe p = {0};
-    assert_non_null(p.s = qos_sched_new(&cfg, &tp, on_wake_probe, &p));
-    chain c;
-    chain_make(&c, 4, 64);
-    qos_sched_model *m;
-    char err[SCHEMA_ERR_LEN];
-    assert_int_equal(
-        qos_sched_model_new(p.s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
-        NND_OK);
-    tjob t;
-    tjob_init(&t, m, 1, NND_PRIO_MEDIUM, 0, 64);
-    assert_int_equal(qos_sched_submit(p.s, &t.j), NND_OK);
-    wait_done(p.s, &t);
-    tjob_free(&t);
-    pthread_mutex_lock(&wake_lock);
-    while (p.answered < p.wakes) /* every probe done before the scheduler goes */
-        pthread_cond_wait(&wake_cond, &wake_lock);
-    pthread_mutex_unlock(&wake_lock);
-    qos_sched_model_unref(m);
-    qos_sched_free(p.s);
-    assert_true(p.wakes >= 1 && p.under_lock == 0);
-}
-
 int main(void) {
     qos_throughput_measure(&tp);
     fprintf(stderr, "flops/ns %.3f bytes/ns %.3f op_ns %.1f took %.2f ms\n", tp.flops_per_ns,
@@ -794,7 +731,6 @@ int main(void) {
         cmocka_unit_test(test_preempt_restart),
         cmocka_unit_test(test_cancel_and_deadline_abort),
         cmocka_unit_test(test_lanes),
-        cmocka_unit_test(test_wake_after_unlock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
