@@ -42,7 +42,6 @@ struct qos_sched {
     bool measuring;     /* a worker is measuring it */
     bool owner_slice;   /* the kernel took cfg.owner_slice_us for the owner's thread */
     bool stopping;
-    bool wake_due;              /* a job finished for the owner: wake() once the lock is let go */
     pthread_cond_t device_cond; /* qos_sched_free() waits here for work on devices */
     qos_job *on_device;         /* jobs whose partition a device works on: no worker */
     sched_lane lanes[QOS_SCHED_LANES];

@@ -125,16 +125,7 @@ static void finish(qos_sched *s, qos_job *j, schema_status st) {
     else
         s->fin_head = j;
     s->fin_tail = j;
-    if (s->wake && !j->ran_inline) s->wake_due = true; /* unlock() wakes the owner */
-}
-
-/* Lets go of the lock, then wakes the owner if a job finished: woken under the lock, it
- * would wait for it, a second wake-up. Not on a device's thread (s is read after). */
-static void unlock(qos_sched *s) {
-    bool due = s->wake_due;
-    s->wake_due = false;
-    pthread_mutex_unlock(&s->lock);
-    if (due) s->wake(s->wake_ctx);
+    if (s->wake && !j->ran_inline) s->wake(s->wake_ctx);
 }
 
 static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, ...)
@@ -293,8 +284,7 @@ static void start(qos_sched *s, qos_job *j, uint64_t now) {
 
 /* Queues j on lane `to` (lock held): a fresh job, one preempted there, or one arriving from
  * another lane. Unless it was preempted there, the lowest-priority job of its app running on
- * that lane yields to it when none of the lane's workers is idle (the caller signals
- * s->work). -1: out of memory. */
+ * that lane yields to it when none of the lane's workers is idle. -1: out of memory. */
 static int enqueue(qos_sched *s, qos_job *j, unsigned to, bool preempted) {
     sched_lane *l = &s->lanes[to];
     j->lane = (uint8_t)to;
@@ -307,6 +297,7 @@ static int enqueue(qos_sched *s, qos_job *j, unsigned to, bool preempted) {
                 victim = r;
         if (victim) atomic_store(&victim->yield, true);
     }
+    pthread_cond_signal(&s->work);
     return 0;
 }
 
@@ -348,7 +339,7 @@ static bool take_idle_lane(qos_sched *s, qos_job *j, unsigned to) {
         atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
         if (qos_queue_len(from->q)) pthread_cond_signal(&s->work);
     }
-    unlock(s);
+    pthread_mutex_unlock(&s->lock);
     return ok;
 }
 
@@ -442,7 +433,7 @@ static void device_requeue(qos_sched *s, qos_job *j) {
      * not an execution arriving from another device. */
     if (to != j->lane) s->lanes[to].arrived++;
     j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
-    if (enqueue(s, j, to, true) == 0) return (void)pthread_cond_signal(&s->work);
+    if (enqueue(s, j, to, true) == 0) return;
     snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
     finish(s, j, NND_GENERAL_FAILURE);
 }
@@ -459,8 +450,6 @@ static void device_completed(void *ctx) {
     } else {
         j->device_done = true; /* its worker has not let it go yet: after_run() requeues */
     }
-    if (s->wake_due) s->wake(s->wake_ctx); /* under the lock: s may go once it is let go */
-    s->wake_due = false;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -495,7 +484,7 @@ static bool after_run(qos_sched *s, qos_job *j, schema_status st) {
         }
         j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
         atomic_store(&j->yield, false);
-        if (enqueue(s, j, to, yielded) == 0) return pthread_cond_signal(&s->work), yielded;
+        if (enqueue(s, j, to, yielded) == 0) return yielded;
         snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
         finish(s, j, NND_GENERAL_FAILURE);
         return false;
@@ -538,7 +527,6 @@ static void *worker(void *arg) {
     }
     for (;;) {
         sched_lane *l = NULL;
-        if (s->wake_due) unlock(s), pthread_mutex_lock(&s->lock); /* what it finished */
         while (!s->stopping && !(l = ready_lane(s, prefer_lane)))
             pthread_cond_wait(&s->work, &s->lock);
         if (s->stopping) break;
@@ -549,7 +537,7 @@ static void *worker(void *arg) {
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
         if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         if (after_run(s, j, st)) {
@@ -557,7 +545,7 @@ static void *worker(void *arg) {
             prefer_lane = j->lane;
         }
     }
-    unlock(s);
+    pthread_mutex_unlock(&s->lock);
     return NULL;
 }
 
@@ -649,7 +637,7 @@ void qos_sched_free(qos_sched *s) {
         for (qos_job *j = s->lanes[i].running; j; j = j->next)
             atomic_store(&j->stop, true);
     pthread_cond_broadcast(&s->work);
-    unlock(s);
+    pthread_mutex_unlock(&s->lock);
     for (unsigned i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
     pthread_mutex_lock(&s->lock);
@@ -659,7 +647,7 @@ void qos_sched_free(qos_sched *s) {
         eng_exec_cancel_device(j->exec);
     while (s->on_device)
         pthread_cond_wait(&s->device_cond, &s->lock);
-    unlock(s);
+    pthread_mutex_unlock(&s->lock);
     qos_sched_drain(s);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
@@ -693,7 +681,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     if ((unsigned)j->prio >= QOS_PRIOS) {
         pthread_mutex_lock(&s->lock);
         refuse(s, j, NND_REFUSE_INVALID, "invalid priority");
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         return NND_INVALID_ARGUMENT;
     }
     memset(&j->q, 0, sizeof j->q);
@@ -704,13 +692,13 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     pthread_mutex_lock(&s->lock);
     qos_refusal why = admit_submit(s, j, now);
     if (why) {
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         return refusal_status(why);
     }
     uint64_t typical = qos_est_typical(&j->model->est);
     j->q.cost_ns = typical;
     if (s->stopping || mem_add(s, j->app, j->model->exec_bytes) < 0) {
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         snprintf(j->err, sizeof j->err, s->stopping ? "the daemon is stopping" : "out of memory");
         return NND_GENERAL_FAILURE;
     }
@@ -722,24 +710,22 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
         j->ran_inline = true;
         start(s, j, now);
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         after_run(s, j, st); /* nobody could ask it to yield: submits come from this thread */
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         return NND_OK;
     }
     if (enqueue(s, j, j->lane, false) < 0) {
         mem_sub(s, j->app, j->model->exec_bytes);
         s->submitted--;
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         qos_sched_model_unref(j->model);
         snprintf(j->err, sizeof j->err, "out of memory queueing the execution");
         return NND_GENERAL_FAILURE;
     }
-    unlock(s);
-    /* After the unlock: a worker woken under the lock would first wait for it. */
-    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->lock);
     return NND_OK;
 }
 
@@ -757,7 +743,7 @@ void qos_sched_cancel(qos_sched *s, qos_job *j) {
         atomic_store(&j->stop, true);
         eng_exec_cancel_device(j->exec);
     }
-    unlock(s);
+    pthread_mutex_unlock(&s->lock);
 }
 
 void qos_sched_drain(qos_sched *s) {
@@ -770,7 +756,7 @@ void qos_sched_drain(qos_sched *s) {
         s->fin_head = s->fin_tail = NULL;
         for (qos_job *x = j; x; x = x->next)
             qos_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
-        unlock(s);
+        pthread_mutex_unlock(&s->lock);
         if (!j) return;
         while (j) {
             qos_job *next = j->next;
