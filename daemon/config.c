@@ -98,31 +98,31 @@ static const key keys[] = {
      "The most memory one execution may need.", NULL},
     {"worker_nice", K_COUNT, AT(sched.worker_nice), 0, 19, false,
      "The workers' nice value above the event loop's (0 to 19).", NULL},
-    {"quota.app.connections", K_COUNT, APP(NND_QUOTA_CONNECTIONS), 0, UINT32_MAX, true,
+    {"quota.app.connections", K_COUNT, APP(SRV_QUOTA_CONNECTIONS), 0, UINT32_MAX, true,
      "Quotas per app (uid, all its connections together); 0: unlimited.", NULL},
-    {"quota.app.prepared_models", K_COUNT, APP(NND_QUOTA_PREPARED_MODELS), 0, UINT32_MAX, true,
+    {"quota.app.prepared_models", K_COUNT, APP(SRV_QUOTA_PREPARED_MODELS), 0, UINT32_MAX, true,
      NULL, NULL},
-    {"quota.app.buffers", K_COUNT, APP(NND_QUOTA_BUFFERS), 0, UINT32_MAX, true, NULL, NULL},
-    {"quota.app.buffer_bytes", K_BYTES, APP(NND_QUOTA_BUFFER_BYTES), 0, 0, true, NULL, NULL},
-    {"quota.app.queued_executions", K_COUNT, APP(NND_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX, true,
+    {"quota.app.buffers", K_COUNT, APP(SRV_QUOTA_BUFFERS), 0, UINT32_MAX, true, NULL, NULL},
+    {"quota.app.buffer_bytes", K_BYTES, APP(SRV_QUOTA_BUFFER_BYTES), 0, 0, true, NULL, NULL},
+    {"quota.app.queued_executions", K_COUNT, APP(SRV_QUOTA_QUEUED_EXECUTIONS), 0, UINT32_MAX, true,
      NULL, NULL},
-    {"quota.app.prepared_bytes", K_BYTES, APP(NND_QUOTA_PREPARED_BYTES), 0, 0, true,
+    {"quota.app.prepared_bytes", K_BYTES, APP(SRV_QUOTA_PREPARED_BYTES), 0, 0, true,
      "(the memory its prepared models hold: packed weights, copies, plans, arenas)", NULL},
-    {"quota.app.mappings", K_COUNT, APP(NND_QUOTA_MAPPINGS), 0, UINT32_MAX, true, NULL, NULL},
-    {"quota.app.descriptors", K_COUNT, APP(NND_QUOTA_DESCRIPTORS), 0, UINT32_MAX, true,
+    {"quota.app.mappings", K_COUNT, APP(SRV_QUOTA_MAPPINGS), 0, UINT32_MAX, true, NULL, NULL},
+    {"quota.app.descriptors", K_COUNT, APP(SRV_QUOTA_DESCRIPTORS), 0, UINT32_MAX, true,
      "(at most a quarter of the daemon's descriptor limit)", NULL},
-    {"quota.app.cache_bytes", K_BYTES, APP(NND_QUOTA_CACHE_BYTES), 0, 0, true, NULL, NULL},
-    {"quota.app.cache_tokens", K_COUNT, APP(NND_QUOTA_CACHE_TOKENS), 0, UINT32_MAX, true, NULL,
+    {"quota.app.cache_bytes", K_BYTES, APP(SRV_QUOTA_CACHE_BYTES), 0, 0, true, NULL, NULL},
+    {"quota.app.cache_tokens", K_COUNT, APP(SRV_QUOTA_CACHE_TOKENS), 0, UINT32_MAX, true, NULL,
      NULL},
-    {"quota.connection.prepared_models", K_COUNT, CONN(NND_QUOTA_PREPARED_MODELS), 0,
+    {"quota.connection.prepared_models", K_COUNT, CONN(SRV_QUOTA_PREPARED_MODELS), 0,
      SRV_SESSION_MAX_OBJECTS, true, "Quotas per connection; 0: unlimited.", NULL},
-    {"quota.connection.buffers", K_COUNT, CONN(NND_QUOTA_BUFFERS), 0, SRV_SESSION_MAX_OBJECTS, true,
+    {"quota.connection.buffers", K_COUNT, CONN(SRV_QUOTA_BUFFERS), 0, SRV_SESSION_MAX_OBJECTS, true,
      NULL, NULL},
-    {"quota.connection.buffer_bytes", K_BYTES, CONN(NND_QUOTA_BUFFER_BYTES), 0, 0, true, NULL,
+    {"quota.connection.buffer_bytes", K_BYTES, CONN(SRV_QUOTA_BUFFER_BYTES), 0, 0, true, NULL,
      NULL},
-    {"quota.connection.prepared_bytes", K_BYTES, CONN(NND_QUOTA_PREPARED_BYTES), 0, 0, true, NULL,
+    {"quota.connection.prepared_bytes", K_BYTES, CONN(SRV_QUOTA_PREPARED_BYTES), 0, 0, true, NULL,
      NULL},
-    {"quota.connection.queued_executions", K_COUNT, CONN(NND_QUOTA_QUEUED_EXECUTIONS), 0,
+    {"quota.connection.queued_executions", K_COUNT, CONN(SRV_QUOTA_QUEUED_EXECUTIONS), 0,
      UINT32_MAX, true, NULL, NULL},
 };
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -133,7 +133,7 @@ static void srv_config_default(srv_config *c, const char *extensions_dir, const 
     c->drivers_dir = drivers_dir;
     c->build_id = SRV_DRIVER_BUILD_ID;
     c->extensions_dir = extensions_dir;
-    c->log_level = NND_LOG_INFO;
+    c->log_level = SRV_LOG_INFO;
     c->cache_max_bytes = SRV_CACHE_DEFAULT_MAX_BYTES;
     c->cache_save_max_bytes = SRV_CACHE_DEFAULT_SAVE_MAX_BYTES;
     c->drivers = (srv_driver_limits){DRVHOST_CALL_TIMEOUT_MS, DRVHOST_MEMORY_LIMIT,
@@ -273,7 +273,7 @@ static char *trim(char *s) {
 /* Reads a config file into c. 0, or -1 with err as "FILE:LINE: ...". */
 static int srv_config_load(srv_config *c, const char *path, char *err, size_t errlen) {
     /* Settings name paths and plugins the daemon trusts: only its own users may write them. */
-    if (srv_trust_path(path, "config file", NND_TRUST_FILE, err, errlen) < 0) return -1;
+    if (srv_trust_path(path, "config file", SRV_TRUST_FILE, err, errlen) < 0) return -1;
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));

@@ -168,7 +168,7 @@ static void log_quotas(const srv_quota_limits *l) {
         const uint64_t *v = scope ? l->conn : l->app;
         char line[512] = "";
         size_t at = 0;
-        for (int r = 0; r < NND_QUOTA_RES && at < sizeof line; r++) {
+        for (int r = 0; r < SRV_QUOTA_RES && at < sizeof line; r++) {
             if (scope && srv_quota_app_only((srv_quota_res)r)) continue;
             char n[24];
             snprintf(n, sizeof n, "%llu", (unsigned long long)v[r]);
@@ -298,7 +298,7 @@ static int parse(int argc, char **argv, srv_config *cfg) {
     }
     char err[512];
     if (srv_config_read(cfg, &source, err, sizeof err) < 0) {
-        fprintf(stderr, "%snnd: %s\n", srv_log_prefix(NND_LOG_ERROR), err);
+        fprintf(stderr, "%snnd: %s\n", srv_log_prefix(SRV_LOG_ERROR), err);
         return 2;
     }
     return -1;

@@ -18,7 +18,7 @@ static bool status_on, watchdog_on;
 static char last_status[160];
 
 static void count_models(srv_session *s, void *ctx) {
-    *(size_t *)ctx += srv_session_count(s, NND_OBJ_PREPARED);
+    *(size_t *)ctx += srv_session_count(s, SRV_OBJ_PREPARED);
 }
 
 /* The status line, sent only when it changed (or when forced, after READY=1). */

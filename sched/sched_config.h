@@ -8,21 +8,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef enum qos_prio { NND_PRIO_LOW = 0, NND_PRIO_MEDIUM = 1, NND_PRIO_HIGH = 2 } qos_prio;
+typedef enum qos_prio { QOS_PRIO_LOW = 0, QOS_PRIO_MEDIUM = 1, QOS_PRIO_HIGH = 2 } qos_prio;
 #define QOS_PRIOS 3
 
 const char *qos_prio_name(qos_prio p); /* "low", "medium", "high" */
 
 typedef enum qos_refusal {
-    NND_REFUSE_NONE = 0,
-    NND_REFUSE_INVALID,         /* INVALID_ARGUMENT: a priority or preference out of range */
-    NND_REFUSE_DEADLINE_PASSED, /* MISSED_DEADLINE_PERSISTENT */
-    NND_REFUSE_TOO_SLOW,        /* MISSED_DEADLINE_PERSISTENT: cannot fit even when idle */
-    NND_REFUSE_BUSY,            /* MISSED_DEADLINE_TRANSIENT: work ahead */
-    NND_REFUSE_QUEUE_FULL,      /* RESOURCE_EXHAUSTED_TRANSIENT */
-    NND_REFUSE_MEMORY,          /* RESOURCE_EXHAUSTED_TRANSIENT */
-    NND_REFUSE_DEVICE_LIMIT,    /* RESOURCE_EXHAUSTED_PERSISTENT */
-    NND_REFUSALS
+    QOS_REFUSE_NONE = 0,
+    QOS_REFUSE_INVALID,         /* INVALID_ARGUMENT: a priority or preference out of range */
+    QOS_REFUSE_DEADLINE_PASSED, /* MISSED_DEADLINE_PERSISTENT */
+    QOS_REFUSE_TOO_SLOW,        /* MISSED_DEADLINE_PERSISTENT: cannot fit even when idle */
+    QOS_REFUSE_BUSY,            /* MISSED_DEADLINE_TRANSIENT: work ahead */
+    QOS_REFUSE_QUEUE_FULL,      /* RESOURCE_EXHAUSTED_TRANSIENT */
+    QOS_REFUSE_MEMORY,          /* RESOURCE_EXHAUSTED_TRANSIENT */
+    QOS_REFUSE_DEVICE_LIMIT,    /* RESOURCE_EXHAUSTED_PERSISTENT */
+    QOS_REFUSALS
 } qos_refusal;
 const char *qos_refusal_name(qos_refusal r); /* "deadline_passed", ... */
 

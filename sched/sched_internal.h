@@ -54,7 +54,7 @@ struct qos_sched {
      * drain (the reply's way out). Admission uses both windows' tails. */
     qos_estimator inflation, lag;
     uint64_t submitted, completed, failed, cancelled, preempted, aborted;
-    uint64_t met, missed, refused[NND_REFUSALS], refused_at_dispatch;
+    uint64_t met, missed, refused[QOS_REFUSALS], refused_at_dispatch;
     qos_hist latency[QOS_PRIOS];
 };
 

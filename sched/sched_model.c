@@ -13,10 +13,10 @@ const char *qos_prio_name(qos_prio p) {
 }
 
 const char *qos_refusal_name(qos_refusal r) {
-    static const char *names[NND_REFUSALS] = {
+    static const char *names[QOS_REFUSALS] = {
         "none", "invalid_argument", "deadline_passed", "too_slow",
         "busy", "queue_full",       "memory_quota",    "device_limit"};
-    return (unsigned)r < NND_REFUSALS ? names[r] : "?";
+    return (unsigned)r < QOS_REFUSALS ? names[r] : "?";
 }
 
 void qos_sched_config_default(qos_sched_config *c) {
@@ -44,7 +44,7 @@ schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio 
                  "one execution of this model needs %zu bytes of temporaries; the device "
                  "allows %llu",
                  bytes, (unsigned long long)s->cfg.device_memory);
-        qos_sched_note_refusal(s, NND_REFUSE_DEVICE_LIMIT);
+        qos_sched_note_refusal(s, QOS_REFUSE_DEVICE_LIMIT);
         return NND_RESOURCE_EXHAUSTED_PERSISTENT;
     }
     qos_sched_model *m = calloc(1, sizeof *m);
@@ -108,7 +108,7 @@ void qos_sched_model_estimate(qos_sched_model *m, uint64_t *typical, uint64_t *t
 /* ---- figures --------------------------------------------------------------------------- */
 
 void qos_sched_note_refusal(qos_sched *s, qos_refusal why) {
-    if ((unsigned)why >= NND_REFUSALS) return;
+    if ((unsigned)why >= QOS_REFUSALS) return;
     pthread_mutex_lock(&s->lock);
     s->refused[why]++;
     pthread_mutex_unlock(&s->lock);

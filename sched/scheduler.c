@@ -141,13 +141,13 @@ static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, .
 
 static schema_status refusal_status(qos_refusal why) {
     switch (why) {
-    case NND_REFUSE_INVALID: return NND_INVALID_ARGUMENT;
-    case NND_REFUSE_DEADLINE_PASSED:
-    case NND_REFUSE_TOO_SLOW: return NND_MISSED_DEADLINE_PERSISTENT;
-    case NND_REFUSE_BUSY: return NND_MISSED_DEADLINE_TRANSIENT;
-    case NND_REFUSE_QUEUE_FULL:
-    case NND_REFUSE_MEMORY: return NND_RESOURCE_EXHAUSTED_TRANSIENT;
-    case NND_REFUSE_DEVICE_LIMIT: return NND_RESOURCE_EXHAUSTED_PERSISTENT;
+    case QOS_REFUSE_INVALID: return NND_INVALID_ARGUMENT;
+    case QOS_REFUSE_DEADLINE_PASSED:
+    case QOS_REFUSE_TOO_SLOW: return NND_MISSED_DEADLINE_PERSISTENT;
+    case QOS_REFUSE_BUSY: return NND_MISSED_DEADLINE_TRANSIENT;
+    case QOS_REFUSE_QUEUE_FULL:
+    case QOS_REFUSE_MEMORY: return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+    case QOS_REFUSE_DEVICE_LIMIT: return NND_RESOURCE_EXHAUSTED_PERSISTENT;
     default: return NND_OK;
     }
 }
@@ -167,17 +167,17 @@ static qos_refusal admit_submit(qos_sched *s, qos_job *j, uint64_t now) {
     qos_sched_model *m = j->model;
     uint64_t typical = qos_est_typical(&m->est);
     if (m->exec_bytes > s->cfg.device_memory) {
-        refuse(s, j, NND_REFUSE_DEVICE_LIMIT,
+        refuse(s, j, QOS_REFUSE_DEVICE_LIMIT,
                "one execution needs %zu bytes of temporaries; the device allows %llu",
                m->exec_bytes, (unsigned long long)s->cfg.device_memory);
         return j->refused;
     }
     if (j->deadline_ns && now >= j->deadline_ns) {
-        refuse(s, j, NND_REFUSE_DEADLINE_PASSED, "deadline passed before the execution was queued");
+        refuse(s, j, QOS_REFUSE_DEADLINE_PASSED, "deadline passed before the execution was queued");
         return j->refused;
     }
     if (j->deadline_ns && now + typical > j->deadline_ns) {
-        refuse(s, j, NND_REFUSE_TOO_SLOW,
+        refuse(s, j, QOS_REFUSE_TOO_SLOW,
                "an execution takes about %llu us; only %llu us are left before the deadline",
                (unsigned long long)(typical / 1000),
                (unsigned long long)((j->deadline_ns - now) / 1000));
@@ -187,13 +187,13 @@ static qos_refusal admit_submit(qos_sched *s, qos_job *j, uint64_t now) {
     for (unsigned l = 0; l < s->cfg.lanes; l++)
         queued += qos_queue_app_len(s->lanes[l].q, j->app);
     if (queued >= s->cfg.app_queue) {
-        refuse(s, j, NND_REFUSE_QUEUE_FULL, "%zu executions of this app are queued already",
+        refuse(s, j, QOS_REFUSE_QUEUE_FULL, "%zu executions of this app are queued already",
                queued);
         return j->refused;
     }
     uint64_t held = mem_of(s, j->app);
     if (held + m->exec_bytes > s->cfg.app_memory) {
-        refuse(s, j, NND_REFUSE_MEMORY,
+        refuse(s, j, QOS_REFUSE_MEMORY,
                "this app's queued and running executions hold %llu bytes; %zu more would pass "
                "its quota of %llu",
                (unsigned long long)held, m->exec_bytes, (unsigned long long)s->cfg.app_memory);
@@ -218,7 +218,7 @@ static qos_refusal admit_submit(qos_sched *s, qos_job *j, uint64_t now) {
         uint64_t finish_at =
             now + wait * factor / 1000 * 2 + own + own / 10 + qos_est_max(&s->lag) + MARGIN_NS;
         if (finish_at > j->deadline_ns) {
-            refuse(s, j, NND_REFUSE_BUSY,
+            refuse(s, j, QOS_REFUSE_BUSY,
                    "about %llu us of work is ahead of this execution; it would finish %llu us "
                    "after its deadline",
                    (unsigned long long)(wait / 1000),
@@ -226,7 +226,7 @@ static qos_refusal admit_submit(qos_sched *s, qos_job *j, uint64_t now) {
             return j->refused;
         }
     }
-    return NND_REFUSE_NONE;
+    return QOS_REFUSE_NONE;
 }
 
 /* When a worker takes j. A job that had run already (preempted, or come from another lane)
@@ -243,15 +243,15 @@ static bool admit_dispatch(qos_sched *s, qos_job *j, uint64_t now) {
     if (!j->deadline_ns || j->device_done) return true;
     uint64_t left = left_of(j, qos_est_typical(&j->model->est));
     bool fresh = j->start_ns == 0;
-    qos_refusal why = NND_REFUSE_NONE;
+    qos_refusal why = QOS_REFUSE_NONE;
     if (now >= j->deadline_ns)
-        why = NND_REFUSE_DEADLINE_PASSED;
+        why = QOS_REFUSE_DEADLINE_PASSED;
     else if (now + left > j->deadline_ns)
-        why = NND_REFUSE_TOO_SLOW;
+        why = QOS_REFUSE_TOO_SLOW;
     if (!why) return true;
     if (fresh) {
         refuse(s, j, why, "%s when the execution reached the device",
-               why == NND_REFUSE_DEADLINE_PASSED ? "deadline passed"
+               why == QOS_REFUSE_DEADLINE_PASSED ? "deadline passed"
                                                  : "too little time left before the deadline");
         s->refused_at_dispatch++;
         finish(s, j, refusal_status(why));
@@ -376,8 +376,8 @@ static schema_status checkpoint(void *ctx, uint32_t next_op) {
 static void device_completed(void *ctx);
 
 static int32_t driver_priority(qos_prio p) {
-    return p == NND_PRIO_LOW    ? NND_DRIVER_PRIORITY_LOW
-           : p == NND_PRIO_HIGH ? NND_DRIVER_PRIORITY_HIGH
+    return p == QOS_PRIO_LOW    ? NND_DRIVER_PRIORITY_LOW
+           : p == QOS_PRIO_HIGH ? NND_DRIVER_PRIORITY_HIGH
                                 : NND_DRIVER_PRIORITY_MEDIUM;
 }
 
@@ -664,7 +664,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     j->submit_ns = now;
     j->start_ns = j->end_ns = j->run_ns = 0;
     j->status = NND_OK;
-    j->refused = NND_REFUSE_NONE;
+    j->refused = QOS_REFUSE_NONE;
     j->cancelled = j->deadline_met = false;
     j->preemptions = 0;
     j->err[0] = '\0';
@@ -680,7 +680,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     atomic_store(&j->yield, false);
     if ((unsigned)j->prio >= QOS_PRIOS) {
         pthread_mutex_lock(&s->lock);
-        refuse(s, j, NND_REFUSE_INVALID, "invalid priority");
+        refuse(s, j, QOS_REFUSE_INVALID, "invalid priority");
         pthread_mutex_unlock(&s->lock);
         return NND_INVALID_ARGUMENT;
     }

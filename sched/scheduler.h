@@ -210,7 +210,7 @@ typedef struct qos_sched_stats {
     uint64_t preempted;        /* suspensions at a checkpoint */
     uint64_t aborted_deadline; /* stopped at a checkpoint: would have missed */
     uint64_t deadline_met, deadline_missed;
-    uint64_t refused[NND_REFUSALS];
+    uint64_t refused[QOS_REFUSALS];
     uint64_t refused_at_dispatch;
     uint64_t latency_ns[QOS_PRIOS][3]; /* p50, p90, p99 of submit to finish, finished jobs */
     uint64_t latency_count[QOS_PRIOS];

@@ -34,7 +34,7 @@ typedef struct tally {
 
 static void add_client(srv_session *s, void *ctx) {
     tally *t = ctx;
-    size_t prepared = srv_session_count(s, NND_OBJ_PREPARED);
+    size_t prepared = srv_session_count(s, SRV_OBJ_PREPARED);
     t->prepared += prepared;
     cJSON *c = cJSON_CreateObject();
     if (!c) return;
@@ -42,12 +42,12 @@ static void add_client(srv_session *s, void *ctx) {
     cJSON_AddStringToObject(c, "exe", s->exe);
     cJSON_AddStringToObject(c, "name", s->name);
     cJSON_AddNumberToObject(c, "prepared_models", (double)prepared);
-    cJSON_AddNumberToObject(c, "buffers", (double)srv_session_count(s, NND_OBJ_BUFFER));
-    srv_json_add_u64(c, "buffer_bytes", s->quota.used[NND_QUOTA_BUFFER_BYTES]);
-    srv_json_add_u64(c, "queued_executions", s->quota.used[NND_QUOTA_QUEUED_EXECUTIONS]);
-    cJSON_AddNumberToObject(c, "bursts", (double)srv_session_count(s, NND_OBJ_BURST));
+    cJSON_AddNumberToObject(c, "buffers", (double)srv_session_count(s, SRV_OBJ_BUFFER));
+    srv_json_add_u64(c, "buffer_bytes", s->quota.used[SRV_QUOTA_BUFFER_BYTES]);
+    srv_json_add_u64(c, "queued_executions", s->quota.used[SRV_QUOTA_QUEUED_EXECUTIONS]);
+    cJSON_AddNumberToObject(c, "bursts", (double)srv_session_count(s, SRV_OBJ_BURST));
     cJSON_AddNumberToObject(c, "burst_slots", (double)s->burst_slots);
-    cJSON_AddNumberToObject(c, "registered_memories", (double)srv_session_count(s, NND_OBJ_MEMORY));
+    cJSON_AddNumberToObject(c, "registered_memories", (double)srv_session_count(s, SRV_OBJ_MEMORY));
     cJSON_AddItemToArray(t->clients, c);
 }
 

@@ -47,7 +47,7 @@ static void add_session(srv_session *s, void *ctx) {
     l->s = s;
     for (size_t i = 0; i < s->cap; i++) {
         const srv_handle_slot *slot = &s->slots[i];
-        if (!slot->handle || slot->kind != NND_OBJ_PREPARED) continue;
+        if (!slot->handle || slot->kind != SRV_OBJ_PREPARED) continue;
         const srv_model_obj *o = slot->obj;
         if (!o || !o->prepared) continue;
         l->handle = slot->handle;

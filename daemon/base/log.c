@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 static const char *const names[] = {"error", "warn", "info", "debug"};
-_Atomic srv_log_level srv_log_threshold = NND_LOG_INFO;
+_Atomic srv_log_level srv_log_threshold = SRV_LOG_INFO;
 static bool to_journal; /* set once by srv_log_init(), before any thread logs */
 
 /* syslog priorities (LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG) for the journal. */
@@ -33,11 +33,11 @@ void srv_log_init(void) {
 
 const char *srv_log_prefix(srv_log_level level) {
     static const char *const prefixes[] = {"<3>", "<4>", "<6>", "<7>"};
-    return to_journal && level >= NND_LOG_ERROR && level <= NND_LOG_DEBUG ? prefixes[level] : "";
+    return to_journal && level >= SRV_LOG_ERROR && level <= SRV_LOG_DEBUG ? prefixes[level] : "";
 }
 
 const char *srv_log_level_name(srv_log_level level) {
-    return level >= NND_LOG_ERROR && level <= NND_LOG_DEBUG ? names[level] : "?";
+    return level >= SRV_LOG_ERROR && level <= SRV_LOG_DEBUG ? names[level] : "?";
 }
 
 int srv_log_parse_level(const char *s, srv_log_level *out) {
@@ -89,7 +89,7 @@ static unsigned long long roll_budget(int64_t sec) {
 
 static void say_suppressed(unsigned long long held) {
     if (held)
-        srv_log(NND_LOG_INFO,
+        srv_log(SRV_LOG_INFO,
                 "%llu client log lines suppressed (more than %d a second; "
                 "--log-level debug shows every one)",
                 held, SRV_LOG_CLIENT_PER_S);
@@ -114,7 +114,7 @@ void srv_log_client(srv_log_level level, const char *fmt, ...) {
     if (level > srv_log_threshold) return;
     bool pass = true;
     unsigned long long held = 0;
-    if (srv_log_get_level() < NND_LOG_DEBUG) {
+    if (srv_log_get_level() < SRV_LOG_DEBUG) {
         pthread_mutex_lock(&budget_lock);
         held = roll_budget(now_second());
         pass = budget_used < SRV_LOG_CLIENT_PER_S;

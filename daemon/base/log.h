@@ -20,10 +20,10 @@
 #define SRV_BASE_LOG_H
 
 typedef enum srv_log_level {
-    NND_LOG_ERROR = 0,
-    NND_LOG_WARN = 1,
-    NND_LOG_INFO = 2,
-    NND_LOG_DEBUG = 3,
+    SRV_LOG_ERROR = 0,
+    SRV_LOG_WARN = 1,
+    SRV_LOG_INFO = 2,
+    SRV_LOG_DEBUG = 3,
 } srv_log_level;
 
 #define SRV_LOG_CLIENT_PER_S 20
@@ -51,9 +51,9 @@ void srv_log_client(srv_log_level level, const char *fmt, ...)
 
 #define srv_log_at(level, ...)                                                                     \
     ((level) <= srv_log_threshold ? srv_log((level), __VA_ARGS__) : (void)0)
-#define srv_log_error(...) srv_log_at(NND_LOG_ERROR, __VA_ARGS__)
-#define srv_log_warn(...)  srv_log_at(NND_LOG_WARN, __VA_ARGS__)
-#define srv_log_info(...)  srv_log_at(NND_LOG_INFO, __VA_ARGS__)
-#define srv_log_debug(...) srv_log_at(NND_LOG_DEBUG, __VA_ARGS__)
+#define srv_log_error(...) srv_log_at(SRV_LOG_ERROR, __VA_ARGS__)
+#define srv_log_warn(...)  srv_log_at(SRV_LOG_WARN, __VA_ARGS__)
+#define srv_log_info(...)  srv_log_at(SRV_LOG_INFO, __VA_ARGS__)
+#define srv_log_debug(...) srv_log_at(SRV_LOG_DEBUG, __VA_ARGS__)
 
 #endif

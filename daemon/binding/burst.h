@@ -2,7 +2,7 @@
 /* burst: ConfigureBurst's objects and the memory slots they cache for BurstExecute.
  *
  * Contract:
- * - A burst is a session object (NND_OBJ_BURST) tied by handle to one prepared model of
+ * - A burst is a session object (SRV_OBJ_BURST) tied by handle to one prepared model of
  *   the same session. It does not keep the model alive: once the model is released, the
  *   burst's executions are refused (dispatch.c).
  * - Slots are client-numbered (non-zero) mappings of client memory kept across

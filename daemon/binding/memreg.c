@@ -30,7 +30,7 @@ schema_status srv_memreg_register(srv_session *s, const Nnd__MemoryPool *mp, pro
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "only memfd and mmap_fd memory can be registered (kind %d)",
                             (int)mp->kind);
-    schema_status st = srv_session_check_quota(s, NND_OBJ_MEMORY, err, errlen);
+    schema_status st = srv_session_check_quota(s, SRV_OBJ_MEMORY, err, errlen);
     if (st != NND_OK) return st;
     registered *r = calloc(1, sizeof *r);
     if (!r)
@@ -41,7 +41,7 @@ schema_status srv_memreg_register(srv_session *s, const Nnd__MemoryPool *mp, pro
         return st;
     }
     stats.live++;
-    if (srv_session_add(s, NND_OBJ_MEMORY, r, registered_free, token) < 0) {
+    if (srv_session_add(s, SRV_OBJ_MEMORY, r, registered_free, token) < 0) {
         registered_free(r);
         return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory storing the memory");
     }
@@ -50,7 +50,7 @@ schema_status srv_memreg_register(srv_session *s, const Nnd__MemoryPool *mp, pro
 }
 
 schema_status srv_memreg_unregister(srv_session *s, uint64_t token, char *err, size_t errlen) {
-    if (!srv_session_find(s, token, NND_OBJ_MEMORY))
+    if (!srv_session_find(s, token, SRV_OBJ_MEMORY))
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "memory token 0x%016llx is not registered on this connection",
                             (unsigned long long)token);
@@ -60,7 +60,7 @@ schema_status srv_memreg_unregister(srv_session *s, uint64_t token, char *err, s
 
 schema_status srv_memreg_resolve(srv_session *s, const Nnd__MemoryPool *mp, uint32_t index,
                                  srv_pool *out, char *err, size_t errlen) {
-    registered *r = srv_session_find(s, mp->token, NND_OBJ_MEMORY);
+    registered *r = srv_session_find(s, mp->token, SRV_OBJ_MEMORY);
     if (!r)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "pool %u names memory token 0x%016llx, which is not registered on this "

@@ -5,7 +5,7 @@
  * - srv_memreg_register() maps a memfd or mmap_fd pool of a RegisterMemory (its fd taken
  *   from the frame, pool.h's checks: size, range, access, seals) as a mapping of its own,
  *   outside the connection's LRU cache, and stores it in the session's handle table as an
- *   NND_OBJ_MEMORY object: the token is the object's handle (random, unguessable, never 0,
+ *   SRV_OBJ_MEMORY object: the token is the object's handle (random, unguessable, never 0,
  *   looked up only in its own session). Other kinds are INVALID_ARGUMENT (a dma-buf
  *   brackets each use with CPU access syncs; a driver buffer has its own token).
  * - Counting: the mapping counts against quota.app.mappings and the daemon's mapping

@@ -335,7 +335,7 @@ static void save_client_cache(srv_cache *c, const srv_session *s, const uint8_t 
         store_index_token_get(c->index, (uint32_t)s->uid, token, &old, err, sizeof err) == 1 &&
         !memcmp(old.hash, row.hash, STORE_HASH_LEN) && old.model_size == row.model_size &&
         old.data_size == row.data_size;
-    if (!same && !srv_rate_take(s->uid, NND_RATE_INDEX_WRITE, 1, srv_now_ns())) {
+    if (!same && !srv_rate_take(s->uid, SRV_RATE_INDEX_WRITE, 1, srv_now_ns())) {
         c->n.rate_skipped++;
         return;
     }
@@ -343,7 +343,7 @@ static void save_client_cache(srv_cache *c, const srv_session *s, const uint8_t 
     int64_t pruned = 0;
     const srv_quota_limits *l = c->d->quota ? srv_quota_get_limits(c->d->quota) : NULL;
     rc = store_index_token_put(c->index, (uint32_t)s->uid, token, &row,
-                               l ? l->app[NND_QUOTA_CACHE_TOKENS] : 0, &written, &pruned, err,
+                               l ? l->app[SRV_QUOTA_CACHE_TOKENS] : 0, &written, &pruned, err,
                                sizeof err);
     if (rc < 0) { /* the state directory's fault, not the client's */
         c->n.store_errors++;
@@ -370,7 +370,7 @@ static void save_client_cache(srv_cache *c, const srv_session *s, const uint8_t 
     return;
 fail:
     c->n.store_errors++;
-    srv_log_client(NND_LOG_WARN, "client %llu: cache not saved: %s", (unsigned long long)s->serial,
+    srv_log_client(SRV_LOG_WARN, "client %llu: cache not saved: %s", (unsigned long long)s->serial,
                    err);
 }
 
@@ -521,7 +521,7 @@ static schema_status reject(srv_cache *c, const srv_session *s, const char *clie
                             const char *reason, char *err, size_t errlen) {
     c->n.rejected++;
     schema_errf(err, errlen, "cache rejected: %s", client_reason);
-    srv_log_client(NND_LOG_INFO, "client %llu: cache rejected: %s", (unsigned long long)s->serial,
+    srv_log_client(SRV_LOG_INFO, "client %llu: cache rejected: %s", (unsigned long long)s->serial,
                    reason);
     cJSON *ev = event(c, "cache_rejected", s, NULL);
     if (ev) cJSON_AddStringToObject(ev, "reason", reason);
@@ -573,7 +573,7 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
         store_index_token_touch(c->index, (uint32_t)s->uid, token, now, why, sizeof why) < 0)
         disk_failed(c, why);
     /* Reading them makes a copy in daemon memory, which the app pays for. */
-    if (srv_quota_app_check(&s->quota, NND_QUOTA_CACHE_BYTES, msize + dsize, why, sizeof why) !=
+    if (srv_quota_app_check(&s->quota, SRV_QUOTA_CACHE_BYTES, msize + dsize, why, sizeof why) !=
         NND_OK)
         return reject(c, s, why, "cache_bytes quota", err, errlen);
     int fds[2] = {model_fd, data_fd};

@@ -22,7 +22,7 @@ bool srv_cache_save_pays(srv_cache *c, const srv_session *s, uint64_t constant_b
     if (!c) return false;
     if (!c->save_max_bytes || constant_bytes <= c->save_max_bytes) return true;
     c->n.saves_over_limit++;
-    srv_log_client(NND_LOG_DEBUG,
+    srv_log_client(SRV_LOG_DEBUG,
                    "client %llu: cache files not saved: %llu bytes of constants, over "
                    "--cache-save-max-bytes %llu (a load would cost more than a compile)",
                    (unsigned long long)s->serial, (unsigned long long)constant_bytes,
@@ -61,14 +61,14 @@ bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache
     }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[SCHEMA_ERR_LEN];
-    if (srv_quota_app_check(&s->quota, NND_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
+    if (srv_quota_app_check(&s->quota, SRV_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
         c->n.quota_skipped++;
         srv_log_debug("client %llu: model prepared in place, uncached: %s",
                       (unsigned long long)s->serial, why);
         return false;
     }
     /* Copying and hashing run on the loop: no app may keep it at that (rate.h). */
-    if (!srv_rate_take(s->uid, NND_RATE_CACHE_COPY, (double)size, srv_now_ns())) {
+    if (!srv_rate_take(s->uid, SRV_RATE_CACHE_COPY, (double)size, srv_now_ns())) {
         c->n.rate_skipped++;
         srv_log_debug("client %llu: model prepared in place, uncached: uid %u over its rate of "
                       "content-cache copies",

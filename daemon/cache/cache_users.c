@@ -24,7 +24,7 @@ int srv_cache_users_add(srv_cache_users *u, const srv_session *s, uint64_t bytes
         u->cap = cap;
     }
     u->v[u->n++] = (srv_cache_user){.uid = (uint32_t)s->uid, .refs = 1};
-    srv_quota_app_charge(&s->quota, NND_QUOTA_CACHE_BYTES, bytes);
+    srv_quota_app_charge(&s->quota, SRV_QUOTA_CACHE_BYTES, bytes);
     return 0;
 }
 
@@ -32,7 +32,7 @@ void srv_cache_users_drop(srv_cache_users *u, srv_quota *q, uint32_t uid, uint64
     srv_cache_user *e = find(u, uid);
     if (!e || --e->refs) return;
     *e = u->v[--u->n];
-    srv_quota_app_give(q, uid, NND_QUOTA_CACHE_BYTES, bytes);
+    srv_quota_app_give(q, uid, SRV_QUOTA_CACHE_BYTES, bytes);
 }
 
 void srv_cache_users_free(srv_cache_users *u) {

@@ -377,7 +377,7 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
         goto refuse;
     }
     /* The doorbell is a descriptor held for the app as long as the channel lives. */
-    if (srv_quota_take(&s->quota, NND_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
+    if (srv_quota_take(&s->quota, SRV_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
     if (!(ch = calloc(1, sizeof *ch))) goto oom;
     ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (!(ch->rd.copy = malloc(PROTO_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
@@ -423,7 +423,7 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
 oom:
     snprintf(err, sizeof err, "out of memory or descriptors");
 undo:
-    srv_quota_add(&s->quota, NND_QUOTA_DESCRIPTORS, -1);
+    srv_quota_add(&s->quota, SRV_QUOTA_DESCRIPTORS, -1);
     if (ch) undo(ch, memfd);
 refuse:
     hub.stats.not_set_up++;
@@ -434,7 +434,7 @@ refuse:
 
 static void srv_burst_channel_close(srv_burst_channel *ch) {
     if (!ch || !ch->s) return;
-    srv_quota_add(&ch->s->quota, NND_QUOTA_DESCRIPTORS, -1);
+    srv_quota_add(&ch->s->quota, SRV_QUOTA_DESCRIPTORS, -1);
     ch->s = NULL;
     ch->b = NULL;
     __atomic_store_n(&ch->stop, 1, __ATOMIC_RELEASE);

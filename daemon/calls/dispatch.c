@@ -176,7 +176,7 @@ static schema_status model_sched(srv_call *c, srv_model_obj *o) {
 
 /* The prepared model a request names, ready for the scheduler; NULL after answering. */
 static srv_model_obj *exec_model(srv_call *c, uint64_t handle) {
-    srv_model_obj *o = srv_session_find(c->s, handle, NND_OBJ_PREPARED);
+    srv_model_obj *o = srv_session_find(c->s, handle, SRV_OBJ_PREPARED);
     if (!o) {
         srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown prepared model handle 0x%016llx",
                       (unsigned long long)handle);
@@ -205,7 +205,7 @@ static void on_execute_fenced(srv_call *c) {
 
 static void on_configure_burst(srv_call *c) {
     uint64_t mh = c->req->configure_burst->prepared_model;
-    if (srv_session_count(c->s, NND_OBJ_ANY) >= SRV_SESSION_MAX_OBJECTS) {
+    if (srv_session_count(c->s, SRV_OBJ_ANY) >= SRV_SESSION_MAX_OBJECTS) {
         srv_call_fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
                       "this connection already holds %d objects; release some first",
                       SRV_SESSION_MAX_OBJECTS);
@@ -214,7 +214,7 @@ static void on_configure_burst(srv_call *c) {
     if (!exec_model(c, mh)) return;
     srv_burst_obj *b = srv_burst_new(c->s, mh);
     uint64_t handle = 0;
-    if (!b || srv_session_add(c->s, NND_OBJ_BURST, b, srv_burst_free, &handle) < 0) {
+    if (!b || srv_session_add(c->s, SRV_OBJ_BURST, b, srv_burst_free, &handle) < 0) {
         if (b) srv_burst_free(b);
         srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the burst");
         return;
@@ -232,7 +232,7 @@ static void on_configure_burst(srv_call *c) {
 
 /* The burst a request names, or NULL after failing the call. */
 static srv_burst_obj *find_burst(srv_call *c, uint64_t handle) {
-    srv_burst_obj *b = srv_session_find(c->s, handle, NND_OBJ_BURST);
+    srv_burst_obj *b = srv_session_find(c->s, handle, SRV_OBJ_BURST);
     if (!b)
         srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown burst handle 0x%016llx",
                       (unsigned long long)handle);
@@ -275,16 +275,16 @@ static void on_cancel(srv_call *c) {
 
 /* A buffer's bytes count against its session's quotas (quota.h). */
 static schema_status charge_bytes(void *s, uint64_t bytes, char *err, size_t errlen) {
-    return srv_quota_take(&((srv_session *)s)->quota, NND_QUOTA_BUFFER_BYTES, bytes, err, errlen);
+    return srv_quota_take(&((srv_session *)s)->quota, SRV_QUOTA_BUFFER_BYTES, bytes, err, errlen);
 }
 
 static void refund_bytes(void *s, uint64_t bytes) {
-    srv_quota_add(&((srv_session *)s)->quota, NND_QUOTA_BUFFER_BYTES, -(int64_t)bytes);
+    srv_quota_add(&((srv_session *)s)->quota, SRV_QUOTA_BUFFER_BYTES, -(int64_t)bytes);
 }
 
 static void on_allocate(srv_call *c) {
     const Nnd__Allocate *a = c->req->allocate;
-    if (!srv_call_room_for(c, NND_OBJ_BUFFER)) return;
+    if (!srv_call_room_for(c, SRV_OBJ_BUFFER)) return;
     srv_buffer_model *models = calloc(a->n_prepared_models + 1, sizeof *models);
     if (!models) {
         srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
@@ -292,7 +292,7 @@ static void on_allocate(srv_call *c) {
     }
     for (size_t i = 0; i < a->n_prepared_models; i++) {
         /* Only the caller's own models: another connection's handle is simply unknown. */
-        srv_model_obj *o = srv_session_find(c->s, a->prepared_models[i], NND_OBJ_PREPARED);
+        srv_model_obj *o = srv_session_find(c->s, a->prepared_models[i], SRV_OBJ_PREPARED);
         if (!o) {
             free(models);
             srv_call_fail(c, NND_INVALID_ARGUMENT, "prepared model %zu: unknown handle 0x%016llx",
@@ -310,7 +310,7 @@ static void on_allocate(srv_call *c) {
         return;
     }
     uint64_t handle = 0;
-    if (srv_session_add(c->s, NND_OBJ_BUFFER, b, srv_buffer_drop, &handle) < 0) {
+    if (srv_session_add(c->s, SRV_OBJ_BUFFER, b, srv_buffer_drop, &handle) < 0) {
         srv_buffer_drop(b);
         srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the buffer");
         return;
@@ -325,7 +325,7 @@ static void on_allocate(srv_call *c) {
 
 /* The buffer under a BufferCopyTo/From handle, or NULL after failing the call. */
 static srv_buffer *copy_buffer(srv_call *c, uint64_t handle, const Nnd__MemoryPool *mp) {
-    srv_buffer *b = srv_session_find(c->s, handle, NND_OBJ_BUFFER);
+    srv_buffer *b = srv_session_find(c->s, handle, SRV_OBJ_BUFFER);
     if (!b)
         srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown buffer handle 0x%016llx",
                       (unsigned long long)handle);

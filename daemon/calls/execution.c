@@ -84,7 +84,7 @@ static void job_link(srv_executions *q, srv_execution *x) {
 
 /* Gives back x's place in its session's execution quota. */
 static void job_uncharge(srv_execution *x) {
-    if (x->charged && x->s) srv_quota_add(&x->s->quota, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+    if (x->charged && x->s) srv_quota_add(&x->s->quota, SRV_QUOTA_QUEUED_EXECUTIONS, -1);
     x->charged = false;
 }
 
@@ -150,11 +150,11 @@ static schema_status job_make(srv_executions *q, srv_session *s, proto_frame_in 
     const eng_prepared *p = m->prepared;
     uint32_t ni = eng_prepared_num_inputs(p), no = eng_prepared_num_outputs(p);
     /* Refused before any mapping, so a flood of refusals costs little. */
-    schema_status st = srv_quota_take(&s->quota, NND_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
+    schema_status st = srv_quota_take(&s->quota, SRV_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
     if (st != NND_OK) return st;
     srv_execution *x = job_alloc(q, r->n_pools, ni, no);
     if (!x) {
-        srv_quota_add(&s->quota, NND_QUOTA_QUEUED_EXECUTIONS, -1);
+        srv_quota_add(&s->quota, SRV_QUOTA_QUEUED_EXECUTIONS, -1);
         snprintf(err, errlen, "out of memory");
         return NND_GENERAL_FAILURE;
     }
@@ -349,7 +349,7 @@ static void job_submit(srv_executions *q, srv_execution *x) {
     schema_status st = qos_sched_submit(q->sched, &x->j);
     if (st != NND_OK) {
         event_rejected(q, x, st, x->j.refused, "submit");
-        x->j.refused = NND_REFUSE_NONE; /* counted and announced: not again at completion */
+        x->j.refused = QOS_REFUSE_NONE; /* counted and announced: not again at completion */
         srv_binding_finish(&x->bind, false, &st, NULL, NULL, 0);
         if (x->end) {
             job_end(x, st, x->j.err);
@@ -452,7 +452,7 @@ static void execute(srv_executions *q, srv_session *s, proto_frame_in *in, uint6
     int prio = srv_prio_from_wire(wire_priority, m->priority);
     if (prio < 0) {
         proto_frame_close_untaken(in);
-        qos_sched_note_refusal(q->sched, NND_REFUSE_INVALID);
+        qos_sched_note_refusal(q->sched, QOS_REFUSE_INVALID);
         snprintf(err, sizeof err, "invalid priority %d", wire_priority);
         srv_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
         return;
@@ -643,7 +643,7 @@ cJSON *srv_executions_status(srv_daemon *d) {
     srv_json_add_u64(dl, "met", st.deadline_met);
     srv_json_add_u64(dl, "missed", st.deadline_missed);
     cJSON *ref = cJSON_AddObjectToObject(o, "refused");
-    for (int r = 1; r < NND_REFUSALS; r++)
+    for (int r = 1; r < QOS_REFUSALS; r++)
         srv_json_add_u64(ref, qos_refusal_name((qos_refusal)r), st.refused[r]);
     srv_json_add_u64(ref, "of_which_at_dispatch", st.refused_at_dispatch);
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");

@@ -22,8 +22,8 @@
  *   session from the request (before its pools are mapped) until it ends, through
  *   fence waits, queue and run; over quota it is refused at once with
  *   RESOURCE_EXHAUSTED_TRANSIENT. Other ways of executing (bursts) take their place with
- *   srv_quota_take(s, NND_QUOTA_QUEUED_EXECUTIONS, 1, ...) and give it back with
- *   srv_quota_add(s, NND_QUOTA_QUEUED_EXECUTIONS, -1), or go through the same job.
+ *   srv_quota_take(s, SRV_QUOTA_QUEUED_EXECUTIONS, 1, ...) and give it back with
+ *   srv_quota_add(s, SRV_QUOTA_QUEUED_EXECUTIONS, -1), or go through the same job.
  * - srv_executions_session_closed(), before the session is cleared: its queued and waiting
  *   work is cancelled, its running work stops at the next checkpoint; nothing is
  *   answered; its executions stop counting at once. Jobs hold references on their

@@ -31,7 +31,7 @@ static void fwait_closed(uv_handle_t *h) {
     free(w);
 }
 
-/* A fenced execution, owned by its session (NND_OBJ_EXECUTION) and by its job. */
+/* A fenced execution, owned by its session (SRV_OBJ_EXECUTION) and by its job. */
 struct fenced {
     srv_session *s;
     uint64_t descriptors; /* counted against the app's quota until released */
@@ -127,7 +127,7 @@ static void fenced_end(void *ctx, const srv_execution_end *e) {
 static void fenced_release(void *p) {
     fenced *f = p;
     f->released = true;
-    srv_quota_add(&f->s->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
+    srv_quota_add(&f->s->quota, SRV_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
     f->descriptors = 0;
     if (!f->s->closing)
         for (size_t i = 0; i < f->n_waiters; i++)
@@ -189,8 +189,8 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
     } else if (x->deadline_ns && srv_now_ns() >= x->deadline_ns) {
         st = NND_MISSED_DEADLINE_PERSISTENT;
         snprintf(err, sizeof err, "deadline passed before the execution was launched");
-        srv_executions_note_refusal(d, NND_REFUSE_DEADLINE_PASSED);
-    } else if ((st = srv_quota_take(&s->quota, NND_QUOTA_DESCRIPTORS, 1 + x->n_wait_for_fds, err,
+        srv_executions_note_refusal(d, QOS_REFUSE_DEADLINE_PASSED);
+    } else if ((st = srv_quota_take(&s->quota, SRV_QUOTA_DESCRIPTORS, 1 + x->n_wait_for_fds, err,
                                     sizeof err)) == NND_OK) {
         /* Its eventfd and the fences it waits on, held until the handle is released. */
         f->descriptors = 1 + x->n_wait_for_fds;
@@ -230,13 +230,13 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
         st = NND_GENERAL_FAILURE;
         snprintf(err, sizeof err, "cannot create the sync fence: %s", strerror(errno));
     }
-    if (st == NND_OK && srv_session_add(s, NND_OBJ_EXECUTION, f, fenced_release, &handle) < 0) {
+    if (st == NND_OK && srv_session_add(s, SRV_OBJ_EXECUTION, f, fenced_release, &handle) < 0) {
         st = NND_RESOURCE_EXHAUSTED_TRANSIENT;
         snprintf(err, sizeof err, "this connection holds too many objects; release some first");
     }
     if (st != NND_OK) {
         if (job) srv_execution_discard(job);
-        if (f) srv_quota_add(&s->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
+        if (f) srv_quota_add(&s->quota, SRV_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
         if (f) fenced_free(f);
         srv_reply_error(s, req->id, "ExecuteFenced", st, err);
         return;
@@ -272,7 +272,7 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
 void srv_fenced_info(srv_daemon *d, srv_session *s, const Nnd__Request *req) {
     (void)d;
     uint64_t h = req->get_fenced_execution_info->execution;
-    fenced *f = srv_session_find(s, h, NND_OBJ_EXECUTION);
+    fenced *f = srv_session_find(s, h, SRV_OBJ_EXECUTION);
     if (!f) {
         char err[96];
         snprintf(err, sizeof err, "unknown execution handle 0x%016llx", (unsigned long long)h);

@@ -4,7 +4,7 @@
  *
  * Contract:
  * - ExecuteFenced: the reply comes at once with an execution handle (a session object of
- *   kind NND_OBJ_EXECUTION) and an eventfd. The job waits in the loop for every fence in
+ *   kind SRV_OBJ_EXECUTION) and an eventfd. The job waits in the loop for every fence in
  *   wait_for_fds to become readable (an eventfd with a non-zero count, or a signalled
  *   sync_file; a sync_file signalled with an error fails the execution), then is admitted
  *   with deadline min(deadline_ns, fences' time + timeout_after_fence_ns), at its

@@ -30,11 +30,11 @@ void srv_model_obj_free(void *p) {
 schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_priority, char *err,
                                  size_t errlen) {
     if (o->sm) return NND_OK;
-    int prio = srv_prio_from_wire(wire_priority, NND_PRIO_MEDIUM);
+    int prio = srv_prio_from_wire(wire_priority, QOS_PRIO_MEDIUM);
     uint8_t *lanes = malloc(eng_prepared_num_operations(o->prepared) + 1);
     if (!lanes) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
     schema_status st =
-        qos_sched_model_new(d->sched, o->prepared, prio < 0 ? NND_PRIO_MEDIUM : (qos_prio)prio,
+        qos_sched_model_new(d->sched, o->prepared, prio < 0 ? QOS_PRIO_MEDIUM : (qos_prio)prio,
                             srv_model_obj_destroy, o, &o->sm, err, errlen);
     if (st == NND_OK) {
         /* Each step queues on its device. Out of memory here leaves every step on nnd-cpu's
@@ -48,7 +48,7 @@ schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_prior
 
 schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle, uint64_t whose,
                                   qos_sched_model **out, char *err, size_t errlen) {
-    srv_model_obj *o = srv_session_find(s, handle, NND_OBJ_PREPARED);
+    srv_model_obj *o = srv_session_find(s, handle, SRV_OBJ_PREPARED);
     if (!o)
         return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
                             "burst 0x%016llx: its prepared model 0x%016llx has been released",

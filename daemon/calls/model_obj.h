@@ -5,7 +5,7 @@
  * - An srv_model_obj holds a prepared model, either its own (prepared in place) or a
  *   reference on a cache entry (cache.h), and its scheduler view (sched/scheduler.h, made with the
  * daemon's scheduler d->sched).
- * - The session stores it as NND_OBJ_PREPARED and frees it with srv_model_obj_free():
+ * - The session stores it as SRV_OBJ_PREPARED and frees it with srv_model_obj_free():
  *   with a scheduler view, that drops the session's reference on the view, and the last
  *   reference (queued or running executions hold theirs) frees the model through
  *   srv_model_obj_destroy(); without one, the model is destroyed at once.

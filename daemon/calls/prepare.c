@@ -36,10 +36,10 @@ static bool prepare_admitted(srv_call *c, Nnd__Priority priority, uint64_t deadl
         srv_call_fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)priority);
         return false;
     }
-    if (!srv_call_room_for(c, NND_OBJ_PREPARED)) return false;
+    if (!srv_call_room_for(c, SRV_OBJ_PREPARED)) return false;
     /* An app at its prepared_bytes is refused before anything is prepared. */
     schema_status st =
-        srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
+        srv_quota_check(&c->s->quota, SRV_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return false;
@@ -115,7 +115,7 @@ static void supported_free(void *ctx) {
     srv_model_desc_clear(&j->desc);
     free(j->owned);
     srv_off_loop_free_msg(j->loop, j->msg);
-    if (j->s) srv_quota_add(&j->s->quota, NND_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
+    if (j->s) srv_quota_add(&j->s->quota, SRV_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
     release_views(j->views, j->n_views);
     free(j->views);
     free(j->sup);
@@ -133,7 +133,7 @@ static void supported_describe(supported_job *j, const Nnd__Model *m, bool exten
         snprintf(j->err, sizeof j->err, "out of memory");
     }
     j->why.n = j->desc.n_operations;
-    if (j->st == NND_OK && srv_log_enabled(NND_LOG_DEBUG))
+    if (j->st == NND_OK && srv_log_enabled(SRV_LOG_DEBUG))
         j->why.reasons = calloc(j->desc.n_operations + 1, sizeof *j->why.reasons);
     srv_device_plan_apply(plan, &j->desc);
 }
@@ -233,7 +233,7 @@ void srv_on_get_supported_operations(srv_call *c) {
         j->loop = c->d->loop;
         j->msg_bytes = c->in->bytes;
         j->msg = proto_frame_take_msg(c->in); /* c->req points into it: unused from here */
-        srv_quota_add(&c->s->quota, NND_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
+        srv_quota_add(&c->s->quota, SRV_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
         srv_off_loop_run(c, &supported_off_loop, j);
         return;
     }
@@ -292,7 +292,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     uint64_t handle = 0, bytes = prepared_bytes(o);
     /* Its memory is known now that it exists: past the quota it goes again. */
     schema_status st =
-        srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
+        srv_quota_check(&c->s->quota, SRV_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
     if (st != NND_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
@@ -305,7 +305,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
-    if (srv_session_add_bytes(c->s, NND_OBJ_PREPARED, o, srv_model_obj_free, bytes, &handle) < 0) {
+    if (srv_session_add_bytes(c->s, SRV_OBJ_PREPARED, o, srv_model_obj_free, bytes, &handle) < 0) {
         srv_model_obj_free(o);
         srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the prepared model");
         return;
@@ -313,10 +313,10 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     uint32_t n_ops = eng_prepared_num_operations(o->prepared);
     srv_device_count_prepare(o->prepared);
     srv_tally_prepare(t);
-    if (srv_log_threshold >= NND_LOG_INFO) {
+    if (srv_log_threshold >= SRV_LOG_INFO) {
         char on[256];
         srv_device_steps_text(o->prepared, on, sizeof on);
-        srv_log_client(NND_LOG_INFO,
+        srv_log_client(SRV_LOG_INFO,
                        "client %llu prepared model 0x%016llx%s on %s: %u operations in %llu us "
                        "(steps: %s)",
                        (unsigned long long)c->s->serial, (unsigned long long)handle,
@@ -431,7 +431,7 @@ void srv_on_prepare_model(srv_call *c) {
         bool cached = route.cached;
         /* The constants it would copy must fit the app's prepared_bytes before the copy. */
         if (!cached)
-            st = srv_quota_check(&c->s->quota, NND_QUOTA_PREPARED_BYTES,
+            st = srv_quota_check(&c->s->quota, SRV_QUOTA_PREPARED_BYTES,
                                  eng_model_copy_bytes(&desc), c->err, sizeof c->err);
         /* The description borrows from the request, which goes when this call returns: what
          * it borrows is copied for the worker. Validated and planned here; copied and

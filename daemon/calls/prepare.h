@@ -15,7 +15,7 @@
  *   token for a model over the save limit, answered with cache_save_skipped.
  * PrepareModelFromCache needs a 32-byte token and one model and one data cache file
  * (INVALID_ARGUMENT otherwise), and caching on (GENERAL_FAILURE otherwise).
- * - A prepared model is stored in the session (NND_OBJ_PREPARED) as an srv_model_obj
+ * - A prepared model is stored in the session (SRV_OBJ_PREPARED) as an srv_model_obj
  *   (model_obj.h) with its scheduler view (srv_model_obj_view), made when prepared: one beyond the
  *   device's limits is refused.
  */

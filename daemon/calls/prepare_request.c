@@ -56,7 +56,7 @@ static void drop_request(job *j) {
     srv_model_desc_clear(&j->desc);
     srv_off_loop_free_msg(j->d->loop, j->msg);
     j->msg = NULL;
-    srv_quota_add(&j->s->quota, NND_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
+    srv_quota_add(&j->s->quota, SRV_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
     j->msg_bytes = 0;
 }
 
@@ -75,7 +75,7 @@ static void job_free(job *j) {
     int held_fds = (j->model_fd >= 0) + (j->data_fd >= 0);
     if (j->model_fd >= 0) close(j->model_fd);
     if (j->data_fd >= 0) close(j->data_fd);
-    srv_quota_add(&s->quota, NND_QUOTA_DESCRIPTORS, -held_fds);
+    srv_quota_add(&s->quota, SRV_QUOTA_DESCRIPTORS, -held_fds);
     free(j);
     s->hold(s->send_ctx, false);
 }
@@ -215,10 +215,10 @@ static void converted(uv_work_t *w, int status) {
         /* The constants it copies come from its own request, which goes after the copy:
          * that request is not counted twice. */
         if (!j->cached) {
-            srv_quota_add(&j->s->quota, NND_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
-            j->st = srv_quota_check(&j->s->quota, NND_QUOTA_PREPARED_BYTES, j->copy_bytes, j->err,
+            srv_quota_add(&j->s->quota, SRV_QUOTA_PREPARED_BYTES, -(int64_t)j->msg_bytes);
+            j->st = srv_quota_check(&j->s->quota, SRV_QUOTA_PREPARED_BYTES, j->copy_bytes, j->err,
                                     sizeof j->err);
-            srv_quota_add(&j->s->quota, NND_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
+            srv_quota_add(&j->s->quota, SRV_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
         }
     }
     if (j->st == NND_OK) {
@@ -263,8 +263,8 @@ void srv_prepare_request(srv_call *c, srv_model_obj *o, const srv_device_plan *p
                .done = done};
     if (token) memcpy(j->token_bytes, token, SRV_CACHE_TOKEN_LEN);
     j->msg = proto_frame_take_msg(c->in); /* c->req points into it: unused from here */
-    srv_quota_add(&c->s->quota, NND_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
-    srv_quota_add(&c->s->quota, NND_QUOTA_DESCRIPTORS, (model_fd >= 0) + (data_fd >= 0));
+    srv_quota_add(&c->s->quota, SRV_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
+    srv_quota_add(&c->s->quota, SRV_QUOTA_DESCRIPTORS, (model_fd >= 0) + (data_fd >= 0));
     c->s->hold(c->s->send_ctx, true);
     j->convert_work.data = j;
     if (uv_queue_work(c->d->loop, &j->convert_work, convert, converted) < 0) {

@@ -15,46 +15,46 @@
 
 struct srv_quota {
     srv_quota_limits limits;
-    uint64_t budget[NND_QUOTA_RES]; /* daemon-wide, all apps together; 0: none */
+    uint64_t budget[SRV_QUOTA_RES]; /* daemon-wide, all apps together; 0: none */
     srv_daemon *d;
     srv_quota_app *apps;                   /* sorted by uid */
-    uint64_t refused_total[NND_QUOTA_RES]; /* since startup, apps forgotten or not */
+    uint64_t refused_total[SRV_QUOTA_RES]; /* since startup, apps forgotten or not */
 };
 
-static const char *const res_names[NND_QUOTA_RES] = {
+static const char *const res_names[SRV_QUOTA_RES] = {
     "connections",    "prepared_models", "buffers",     "buffer_bytes", "queued_executions",
     "prepared_bytes", "mappings",        "descriptors", "cache_bytes",  "cache_tokens"};
 
 const char *srv_quota_res_name(srv_quota_res r) {
-    return (unsigned)r < NND_QUOTA_RES ? res_names[r] : "?";
+    return (unsigned)r < SRV_QUOTA_RES ? res_names[r] : "?";
 }
 
 bool srv_quota_app_only(srv_quota_res r) {
-    return r == NND_QUOTA_CONNECTIONS || r >= NND_QUOTA_MAPPINGS;
+    return r == SRV_QUOTA_CONNECTIONS || r >= SRV_QUOTA_MAPPINGS;
 }
 
 static bool is_bytes(srv_quota_res r) {
-    return r == NND_QUOTA_BUFFER_BYTES || r == NND_QUOTA_CACHE_BYTES ||
-           r == NND_QUOTA_PREPARED_BYTES;
+    return r == SRV_QUOTA_BUFFER_BYTES || r == SRV_QUOTA_CACHE_BYTES ||
+           r == SRV_QUOTA_PREPARED_BYTES;
 }
 
 void srv_quota_limits_default(srv_quota_limits *l) {
     static const srv_quota_limits dflt = {
-        .app = {[NND_QUOTA_CONNECTIONS] = 256,
-                [NND_QUOTA_PREPARED_MODELS] = 4096,
-                [NND_QUOTA_BUFFERS] = 4096,
-                [NND_QUOTA_BUFFER_BYTES] = 8ull << 30,
-                [NND_QUOTA_QUEUED_EXECUTIONS] = 1024,
-                [NND_QUOTA_PREPARED_BYTES] = 1ull << 30,
-                [NND_QUOTA_MAPPINGS] = 4096,
-                [NND_QUOTA_DESCRIPTORS] = 4096,
-                [NND_QUOTA_CACHE_BYTES] = 512ull << 20,
-                [NND_QUOTA_CACHE_TOKENS] = 1024},
-        .conn = {[NND_QUOTA_PREPARED_MODELS] = 1024,
-                 [NND_QUOTA_BUFFERS] = 1024,
-                 [NND_QUOTA_BUFFER_BYTES] = 4ull << 30,
-                 [NND_QUOTA_QUEUED_EXECUTIONS] = 256,
-                 [NND_QUOTA_PREPARED_BYTES] = 512ull << 20},
+        .app = {[SRV_QUOTA_CONNECTIONS] = 256,
+                [SRV_QUOTA_PREPARED_MODELS] = 4096,
+                [SRV_QUOTA_BUFFERS] = 4096,
+                [SRV_QUOTA_BUFFER_BYTES] = 8ull << 30,
+                [SRV_QUOTA_QUEUED_EXECUTIONS] = 1024,
+                [SRV_QUOTA_PREPARED_BYTES] = 1ull << 30,
+                [SRV_QUOTA_MAPPINGS] = 4096,
+                [SRV_QUOTA_DESCRIPTORS] = 4096,
+                [SRV_QUOTA_CACHE_BYTES] = 512ull << 20,
+                [SRV_QUOTA_CACHE_TOKENS] = 1024},
+        .conn = {[SRV_QUOTA_PREPARED_MODELS] = 1024,
+                 [SRV_QUOTA_BUFFERS] = 1024,
+                 [SRV_QUOTA_BUFFER_BYTES] = 4ull << 30,
+                 [SRV_QUOTA_QUEUED_EXECUTIONS] = 256,
+                 [SRV_QUOTA_PREPARED_BYTES] = 512ull << 20},
     };
     *l = dflt;
 }
@@ -63,7 +63,7 @@ void srv_quota_limits_default(srv_quota_limits *l) {
 static void set_limits(srv_quota *q, const srv_quota_limits *l) {
     q->limits = *l;
     struct rlimit rl;
-    uint64_t *fds = &q->limits.app[NND_QUOTA_DESCRIPTORS];
+    uint64_t *fds = &q->limits.app[SRV_QUOTA_DESCRIPTORS];
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (!*fds || *fds > rl.rlim_cur / 4)) {
         srv_log_warn("quota.app.descriptors lowered from %llu to %llu, a quarter of the "
@@ -77,7 +77,7 @@ static void set_limits(srv_quota *q, const srv_quota_limits *l) {
 void srv_quota_set_limits(srv_quota *q, const srv_quota_limits *l) {
     set_limits(q, l);
     for (srv_quota_app *a = q->apps; a; a = a->next)
-        srv_map_account_set_limit(a->maps, q->limits.app[NND_QUOTA_MAPPINGS]);
+        srv_map_account_set_limit(a->maps, q->limits.app[SRV_QUOTA_MAPPINGS]);
 }
 
 srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
@@ -94,8 +94,8 @@ srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
     uint64_t mem = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     /* Nor may one app's prepared models take more than a quarter of the memory. */
     for (int scope = 0; scope < 2 && mem; scope++) {
-        uint64_t *b = scope ? &q->limits.conn[NND_QUOTA_PREPARED_BYTES]
-                            : &q->limits.app[NND_QUOTA_PREPARED_BYTES];
+        uint64_t *b = scope ? &q->limits.conn[SRV_QUOTA_PREPARED_BYTES]
+                            : &q->limits.app[SRV_QUOTA_PREPARED_BYTES];
         if (*b && *b <= mem / 4) continue;
         srv_log_warn("quota.%s.prepared_bytes lowered from %llu to %llu, a quarter of the "
                      "machine's memory (%llu)",
@@ -103,11 +103,11 @@ srv_quota *srv_quota_new(const srv_quota_limits *l, srv_daemon *d) {
                      (unsigned long long)(mem / 4), (unsigned long long)mem);
         *b = mem / 4;
     }
-    q->budget[NND_QUOTA_BUFFER_BYTES] = mem / 2;
-    q->budget[NND_QUOTA_PREPARED_BYTES] = mem / 2;
-    q->budget[NND_QUOTA_CACHE_BYTES] = mem / 4;
+    q->budget[SRV_QUOTA_BUFFER_BYTES] = mem / 2;
+    q->budget[SRV_QUOTA_PREPARED_BYTES] = mem / 2;
+    q->budget[SRV_QUOTA_CACHE_BYTES] = mem / 4;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 512)
-        q->budget[NND_QUOTA_DESCRIPTORS] = rl.rlim_cur - 256;
+        q->budget[SRV_QUOTA_DESCRIPTORS] = rl.rlim_cur - 256;
     return q;
 }
 
@@ -145,7 +145,7 @@ static schema_status refuse(srv_quota_app *a, const srv_quota_conn *s, srv_quota
                  (unsigned long long)held, (unsigned long long)asked);
     /* The first refusal of each quota an app meets is a warning; the rest, which an app
      * hammering at its limit makes by the thousand, are debug lines (status counts them). */
-    int level = a->refused[r] == 1 ? NND_LOG_WARN : NND_LOG_DEBUG;
+    int level = a->refused[r] == 1 ? SRV_LOG_WARN : SRV_LOG_DEBUG;
     if (s)
         srv_log(level, "client %llu (pid %d): %s", (unsigned long long)s->serial, (int)s->pid, err);
     else
@@ -196,7 +196,7 @@ static schema_status check_budget(srv_quota_app *a, const srv_quota_conn *s, srv
 /* The map account's refusal (pool.h): the app's quota message, counted and published. */
 static schema_status refuse_mapping(void *owner, uint64_t limit, uint64_t held, char *err,
                                     size_t errlen) {
-    return refuse(owner, NULL, NND_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
+    return refuse(owner, NULL, SRV_QUOTA_MAPPINGS, false, limit, held, 1, err, errlen);
 }
 
 schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size_t errlen) {
@@ -212,7 +212,7 @@ schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size
         }
         a->q = q;
         a->uid = s->uid;
-        a->maps = srv_map_account_new(q->limits.app[NND_QUOTA_MAPPINGS], refuse_mapping, a);
+        a->maps = srv_map_account_new(q->limits.app[SRV_QUOTA_MAPPINGS], refuse_mapping, a);
         if (!a->maps) {
             free(a);
             snprintf(err, errlen, "out of memory");
@@ -222,7 +222,7 @@ schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size
         *at = a;
     }
     /* A connection is also a descriptor the daemon holds for the app. */
-    static const srv_quota_res each[] = {NND_QUOTA_CONNECTIONS, NND_QUOTA_DESCRIPTORS};
+    static const srv_quota_res each[] = {SRV_QUOTA_CONNECTIONS, SRV_QUOTA_DESCRIPTORS};
     for (size_t i = 0; i < sizeof each / sizeof *each; i++) {
         srv_quota_res r = each[i];
         uint64_t limit = q->limits.app[r];
@@ -232,23 +232,23 @@ schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size
         if (st != NND_OK) return st;
     }
     s->app = a;
-    srv_quota_add(s, NND_QUOTA_CONNECTIONS, 1);
-    srv_quota_add(s, NND_QUOTA_DESCRIPTORS, 1);
+    srv_quota_add(s, SRV_QUOTA_CONNECTIONS, 1);
+    srv_quota_add(s, SRV_QUOTA_DESCRIPTORS, 1);
     return NND_OK;
 }
 
 void srv_quota_disconnect(srv_quota_conn *s) {
     srv_quota_app *a = s->app;
     if (!a) return;
-    srv_quota_add(s, NND_QUOTA_CONNECTIONS, -1);
-    srv_quota_add(s, NND_QUOTA_DESCRIPTORS, -1);
+    srv_quota_add(s, SRV_QUOTA_CONNECTIONS, -1);
+    srv_quota_add(s, SRV_QUOTA_DESCRIPTORS, -1);
     s->app = NULL;
-    if (a->used[NND_QUOTA_CONNECTIONS]) return;
+    if (a->used[SRV_QUOTA_CONNECTIONS]) return;
     /* Its last connection is gone, and with it the app's record. What is still in use
      * (a model an execution or a cache write still holds) is freed when that work ends;
      * its count goes with the record. */
-    for (int r = 0; r < NND_QUOTA_RES; r++)
-        if (a->used[r] && r != NND_QUOTA_CACHE_TOKENS)
+    for (int r = 0; r < SRV_QUOTA_RES; r++)
+        if (a->used[r] && r != SRV_QUOTA_CACHE_TOKENS)
             srv_log_info("uid %u: last connection closed with %llu %s still in use by work "
                          "not yet ended; freed when it ends, no longer counted for the uid",
                          (unsigned)a->uid, (unsigned long long)a->used[r], res_names[r]);
@@ -312,7 +312,7 @@ void srv_quota_app_give(srv_quota *q, uid_t uid, srv_quota_res r, uint64_t n) {
 }
 
 uint64_t srv_quota_app_used(const srv_quota_app *a, srv_quota_res r) {
-    return r == NND_QUOTA_MAPPINGS ? srv_map_account_mapped(a->maps) : a->used[r];
+    return r == SRV_QUOTA_MAPPINGS ? srv_map_account_mapped(a->maps) : a->used[r];
 }
 
 const srv_quota_app *srv_quota_top_app(const srv_quota *q, srv_quota_res r) {
@@ -325,7 +325,7 @@ const srv_quota_app *srv_quota_top_app(const srv_quota *q, srv_quota_res r) {
 /* ---- status ------------------------------------------------------------------------------ */
 
 static void add_counts(cJSON *o, const uint64_t *v, bool per_app) {
-    for (int r = 0; r < NND_QUOTA_RES; r++)
+    for (int r = 0; r < SRV_QUOTA_RES; r++)
         if (per_app || !srv_quota_app_only((srv_quota_res)r))
             srv_json_add_u64(o, res_names[r], v[r]);
 }
@@ -336,14 +336,14 @@ cJSON *srv_quota_status(const srv_quota *q) {
     cJSON *lim = cJSON_AddObjectToObject(o, "limits");
     add_counts(cJSON_AddObjectToObject(lim, "app"), q->limits.app, true);
     add_counts(cJSON_AddObjectToObject(lim, "connection"), q->limits.conn, false);
-    uint64_t total[NND_QUOTA_RES] = {0};
+    uint64_t total[SRV_QUOTA_RES] = {0};
     cJSON *apps = cJSON_AddArrayToObject(o, "apps");
     for (const srv_quota_app *a = q->apps; a; a = a->next) {
         cJSON *e = cJSON_CreateObject();
         if (!e) break;
         cJSON_AddNumberToObject(e, "uid", a->uid);
-        uint64_t used[NND_QUOTA_RES];
-        for (int r = 0; r < NND_QUOTA_RES; r++)
+        uint64_t used[SRV_QUOTA_RES];
+        for (int r = 0; r < SRV_QUOTA_RES; r++)
             total[r] += used[r] = srv_quota_app_used(a, (srv_quota_res)r);
         add_counts(e, used, true);
         add_counts(cJSON_AddObjectToObject(e, "refused"), a->refused, true);

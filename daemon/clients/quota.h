@@ -45,18 +45,18 @@
 #include "schema/codes.h"
 
 typedef enum srv_quota_res {
-    NND_QUOTA_CONNECTIONS = 0,
-    NND_QUOTA_PREPARED_MODELS,
-    NND_QUOTA_BUFFERS,
-    NND_QUOTA_BUFFER_BYTES,
-    NND_QUOTA_QUEUED_EXECUTIONS,
-    NND_QUOTA_PREPARED_BYTES, /* memory of the prepared models held (eng_prepared_bytes) */
+    SRV_QUOTA_CONNECTIONS = 0,
+    SRV_QUOTA_PREPARED_MODELS,
+    SRV_QUOTA_BUFFERS,
+    SRV_QUOTA_BUFFER_BYTES,
+    SRV_QUOTA_QUEUED_EXECUTIONS,
+    SRV_QUOTA_PREPARED_BYTES, /* memory of the prepared models held (eng_prepared_bytes) */
     /* Per app only (srv_quota_app_only()): */
-    NND_QUOTA_MAPPINGS,     /* client memory mapped into the daemon (pool.h accounts) */
-    NND_QUOTA_DESCRIPTORS,  /* descriptors the daemon holds for it */
-    NND_QUOTA_CACHE_BYTES,  /* content-cache memory of the models it uses (cache_charge.h) */
-    NND_QUOTA_CACHE_TOKENS, /* its rows in the token index on disk (pruned, not refused) */
-    NND_QUOTA_RES
+    SRV_QUOTA_MAPPINGS,     /* client memory mapped into the daemon (pool.h accounts) */
+    SRV_QUOTA_DESCRIPTORS,  /* descriptors the daemon holds for it */
+    SRV_QUOTA_CACHE_BYTES,  /* content-cache memory of the models it uses (cache_charge.h) */
+    SRV_QUOTA_CACHE_TOKENS, /* its rows in the token index on disk (pruned, not refused) */
+    SRV_QUOTA_RES
 } srv_quota_res;
 
 /* "connections", "prepared_models", "buffers", "buffer_bytes", "queued_executions",
@@ -66,8 +66,8 @@ const char *srv_quota_res_name(srv_quota_res r);
 bool srv_quota_app_only(srv_quota_res r);
 
 typedef struct srv_quota_limits {
-    uint64_t app[NND_QUOTA_RES];  /* per uid; 0: unlimited */
-    uint64_t conn[NND_QUOTA_RES]; /* per connection; conn[NND_QUOTA_CONNECTIONS] unused */
+    uint64_t app[SRV_QUOTA_RES];  /* per uid; 0: unlimited */
+    uint64_t conn[SRV_QUOTA_RES]; /* per connection; conn[SRV_QUOTA_CONNECTIONS] unused */
 } srv_quota_limits;
 
 /* The defaults: far above what a normal app holds (docs/configuration.md, "Quotas"). */
@@ -84,8 +84,8 @@ typedef struct srv_quota_app {
     srv_quota *q;
     uid_t uid;
     struct srv_map_account *maps; /* its mappings, counted by pool.c (atomically) */
-    uint64_t used[NND_QUOTA_RES]; /* used[NND_QUOTA_CONNECTIONS]: its connections */
-    uint64_t refused[NND_QUOTA_RES];
+    uint64_t used[SRV_QUOTA_RES]; /* used[SRV_QUOTA_CONNECTIONS]: its connections */
+    uint64_t refused[SRV_QUOTA_RES];
     struct srv_quota_app *next; /* by uid */
 } srv_quota_app;
 
@@ -98,7 +98,7 @@ typedef struct srv_quota_conn {
     pid_t pid;
     uint64_t serial;
     srv_quota_app *app;           /* NULL: outside any app, no limits */
-    uint64_t used[NND_QUOTA_RES]; /* its share of app->used */
+    uint64_t used[SRV_QUOTA_RES]; /* its share of app->used */
 } srv_quota_conn;
 
 /* d: where refusals are published (d->bus, looked up at each refusal); may be NULL. */

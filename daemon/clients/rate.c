@@ -9,20 +9,20 @@ typedef struct rate_limit {
     double per_second, burst;
 } rate_limit;
 
-static const rate_limit limits[NND_RATE_KINDS] = {
+static const rate_limit limits[SRV_RATE_KINDS] = {
     /* Copying and hashing 64 MiB costs tens of milliseconds of CPU (on a worker thread
      * for a large model, on the loop for a small one): at this rate one uid takes a few
      * percent of the machine at most. */
-    [NND_RATE_CACHE_COPY] = {64.0 * 1048576, 128.0 * 1048576},
+    [SRV_RATE_CACHE_COPY] = {64.0 * 1048576, 128.0 * 1048576},
     /* Each row is an fsync (1 to 10 ms); an app saves one per model it compiles. */
-    [NND_RATE_INDEX_WRITE] = {8, 32},
+    [SRV_RATE_INDEX_WRITE] = {8, 32},
 };
 
 typedef struct bucket {
     bool used;
     uid_t uid;
-    double tokens[NND_RATE_KINDS];
-    uint64_t at_ns[NND_RATE_KINDS];
+    double tokens[SRV_RATE_KINDS];
+    uint64_t at_ns[SRV_RATE_KINDS];
 } bucket;
 
 static bucket table[SRV_RATE_UIDS];
@@ -36,7 +36,7 @@ static void refill(bucket *b, srv_rate_kind k, uint64_t now_ns) {
 /* How full b is, over every kind (1: full, as good as unused). */
 static double fullness(bucket *b, uint64_t now_ns) {
     double least = 1;
-    for (int k = 0; k < NND_RATE_KINDS; k++) {
+    for (int k = 0; k < SRV_RATE_KINDS; k++) {
         refill(b, (srv_rate_kind)k, now_ns);
         double f = b->tokens[k] / limits[k].burst;
         if (f < least) least = f;
@@ -54,7 +54,7 @@ static bucket *bucket_of(uid_t uid, uint64_t now_ns) {
         if (f > spare_full) spare = b, spare_full = f;
     }
     *spare = (bucket){.used = true, .uid = uid};
-    for (int k = 0; k < NND_RATE_KINDS; k++) {
+    for (int k = 0; k < SRV_RATE_KINDS; k++) {
         spare->tokens[k] = limits[k].burst;
         spare->at_ns[k] = now_ns;
     }

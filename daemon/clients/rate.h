@@ -24,9 +24,9 @@
 #include <sys/types.h>
 
 typedef enum srv_rate_kind {
-    NND_RATE_CACHE_COPY,  /* bytes copied and hashed into the content cache */
-    NND_RATE_INDEX_WRITE, /* token rows written to the index */
-    NND_RATE_KINDS
+    SRV_RATE_CACHE_COPY,  /* bytes copied and hashed into the content cache */
+    SRV_RATE_INDEX_WRITE, /* token rows written to the index */
+    SRV_RATE_KINDS
 } srv_rate_kind;
 
 #define SRV_RATE_UIDS 256

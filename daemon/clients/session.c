@@ -16,9 +16,9 @@
 
 /* The quota an object of this kind counts against, or -1. */
 static int quota_of(srv_obj_kind kind) {
-    if (kind == NND_OBJ_PREPARED) return NND_QUOTA_PREPARED_MODELS;
-    if (kind == NND_OBJ_BUFFER) return NND_QUOTA_BUFFERS;
-    if (kind == NND_OBJ_MEMORY) return NND_QUOTA_DESCRIPTORS; /* keeps a file open */
+    if (kind == SRV_OBJ_PREPARED) return SRV_QUOTA_PREPARED_MODELS;
+    if (kind == SRV_OBJ_BUFFER) return SRV_QUOTA_BUFFERS;
+    if (kind == SRV_OBJ_MEMORY) return SRV_QUOTA_DESCRIPTORS; /* keeps a file open */
     return -1;
 }
 
@@ -29,7 +29,7 @@ static void count(srv_session *s, srv_obj_kind kind, int64_t delta, uint64_t byt
     int r = quota_of(kind);
     if (r >= 0) srv_quota_add(&s->quota, (srv_quota_res)r, delta);
     if (bytes)
-        srv_quota_add(&s->quota, NND_QUOTA_PREPARED_BYTES,
+        srv_quota_add(&s->quota, SRV_QUOTA_PREPARED_BYTES,
                       delta < 0 ? -(int64_t)bytes : (int64_t)bytes);
 }
 
@@ -114,7 +114,7 @@ int srv_session_add_bytes(srv_session *s, srv_obj_kind kind, void *obj, void (*f
 
 void *srv_session_find(const srv_session *s, uint64_t handle, srv_obj_kind kind) {
     const srv_handle_slot *e = lookup(s, handle);
-    if (!e || (kind != NND_OBJ_ANY && e->kind != kind)) return NULL;
+    if (!e || (kind != SRV_OBJ_ANY && e->kind != kind)) return NULL;
     return e->obj;
 }
 
@@ -136,7 +136,7 @@ int srv_session_release(srv_session *s, uint64_t handle) {
 }
 
 size_t srv_session_count(const srv_session *s, srv_obj_kind kind) {
-    return kind == NND_OBJ_ANY ? s->count : s->per_kind[kind];
+    return kind == SRV_OBJ_ANY ? s->count : s->per_kind[kind];
 }
 
 schema_status srv_session_check_quota(srv_session *s, srv_obj_kind kind, char *err, size_t errlen) {

@@ -38,13 +38,13 @@
 #define SRV_SESSION_MAX_OBJECTS 16384
 
 typedef enum srv_obj_kind {
-    NND_OBJ_ANY = 0, /* for lookups only */
-    NND_OBJ_PREPARED = 1,
-    NND_OBJ_BUFFER = 2,
-    NND_OBJ_BURST = 3,
-    NND_OBJ_EXECUTION = 4, /* a fenced execution (fenced.h) */
-    NND_OBJ_MEMORY = 5,    /* a registered memory (memreg.h) */
-    NND_OBJ_KINDS
+    SRV_OBJ_ANY = 0, /* for lookups only */
+    SRV_OBJ_PREPARED = 1,
+    SRV_OBJ_BUFFER = 2,
+    SRV_OBJ_BURST = 3,
+    SRV_OBJ_EXECUTION = 4, /* a fenced execution (fenced.h) */
+    SRV_OBJ_MEMORY = 5,    /* a registered memory (memreg.h) */
+    SRV_OBJ_KINDS
 } srv_obj_kind;
 
 typedef struct srv_handle_slot {
@@ -75,7 +75,7 @@ typedef struct srv_session {
     srv_handle_slot *slots; /* open addressing, linear probing, power-of-two capacity */
     size_t cap;
     size_t count;
-    size_t per_kind[NND_OBJ_KINDS];
+    size_t per_kind[SRV_OBJ_KINDS];
     srv_send_fn send;
     void *send_ctx;                    /* also the hold hook's */
     srv_hold_fn hold;                  /* NULL: the session cannot answer later (unit tests) */
@@ -93,12 +93,12 @@ void srv_session_clear(srv_session *s);
  * when the session already holds SRV_SESSION_MAX_OBJECTS. */
 int srv_session_add(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
                     uint64_t *handle);
-/* srv_session_add() of a prepared model (NND_OBJ_PREPARED) that also counts bytes of
+/* srv_session_add() of a prepared model (SRV_OBJ_PREPARED) that also counts bytes of
  * memory against quota.*.prepared_bytes until it is freed; the caller checked them
  * (srv_quota_check) first. */
 int srv_session_add_bytes(srv_session *s, srv_obj_kind kind, void *obj, void (*free_fn)(void *),
                           uint64_t bytes, uint64_t *handle);
-/* The object under handle if it has this kind (or any kind for NND_OBJ_ANY), else NULL. */
+/* The object under handle if it has this kind (or any kind for SRV_OBJ_ANY), else NULL. */
 void *srv_session_find(const srv_session *s, uint64_t handle, srv_obj_kind kind);
 /* Frees the object under handle; returns 0, or -1 when the handle is unknown. */
 int srv_session_release(srv_session *s, uint64_t handle);

@@ -27,7 +27,7 @@ static const char *why_not(const struct stat *st, bool self, int flags, char *bu
     }
     bool shared = st->st_mode & (S_IWGRP | S_IWOTH);
     bool sticky = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX);
-    if (shared && (!sticky || (self && !(flags & NND_TRUST_STICKY)))) {
+    if (shared && (!sticky || (self && !(flags & SRV_TRUST_STICKY)))) {
         snprintf(buf, len, "writable by %s (mode %04o)",
                  st->st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st->st_mode & 07777));
         return buf;
@@ -46,11 +46,11 @@ int srv_trust_path(const char *path, const char *what, int flags, char *err, siz
         snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
         return -1;
     }
-    if ((flags & NND_TRUST_DIR) && !S_ISDIR(st.st_mode)) {
+    if ((flags & SRV_TRUST_DIR) && !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s %s is not a directory", what, path);
         return -1;
     }
-    if ((flags & NND_TRUST_FILE) && !S_ISREG(st.st_mode)) {
+    if ((flags & SRV_TRUST_FILE) && !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s %s is not a regular file", what, path);
         return -1;
     }
@@ -99,15 +99,15 @@ int srv_trust_daemon_paths(const char *state_dir, const char *socket_path,
     if (slash) *slash = '\0';
     if (!slash || !dir[0]) snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
     struct stat st;
-    if (state_dir && srv_trust_path(state_dir, "state directory", NND_TRUST_DIR, err, errlen) < 0)
+    if (state_dir && srv_trust_path(state_dir, "state directory", SRV_TRUST_DIR, err, errlen) < 0)
         return -1;
-    if (srv_trust_path(dir, "socket directory", NND_TRUST_DIR | NND_TRUST_STICKY, err, errlen) < 0)
+    if (srv_trust_path(dir, "socket directory", SRV_TRUST_DIR | SRV_TRUST_STICKY, err, errlen) < 0)
         return -1;
     if (extensions_dir && stat(extensions_dir, &st) == 0 &&
-        srv_trust_path(extensions_dir, "extensions directory", NND_TRUST_DIR, err, errlen) < 0)
+        srv_trust_path(extensions_dir, "extensions directory", SRV_TRUST_DIR, err, errlen) < 0)
         return -1;
     if (allowlist &&
-        srv_trust_path(allowlist, "extensions allowlist", NND_TRUST_FILE, err, errlen) < 0)
+        srv_trust_path(allowlist, "extensions allowlist", SRV_TRUST_FILE, err, errlen) < 0)
         return -1;
     return 0;
 }

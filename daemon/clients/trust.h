@@ -8,8 +8,8 @@
  * - srv_trust_path() resolves path (realpath) and checks it and every directory above it:
  *   each must be owned by a trusted owner; a directory above may be writable by group or
  *   others only with the sticky bit (/tmp); the path itself may not be writable by group
- *   or others at all (NND_TRUST_STICKY: unless sticky, for the socket's directory).
- *   NND_TRUST_DIR and NND_TRUST_FILE say what it must be. A refusal names the path, the
+ *   or others at all (SRV_TRUST_STICKY: unless sticky, for the socket's directory).
+ *   SRV_TRUST_DIR and SRV_TRUST_FILE say what it must be. A refusal names the path, the
  *   component at fault and why; 0 or -1.
  * - srv_trust_fd() applies the same rule to an open file (a plugin, before dlopen).
  * - srv_trust_daemon_paths() checks what the daemon trusts at start: the state directory
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum { NND_TRUST_DIR = 1, NND_TRUST_FILE = 2, NND_TRUST_STICKY = 4 };
+enum { SRV_TRUST_DIR = 1, SRV_TRUST_FILE = 2, SRV_TRUST_STICKY = 4 };
 
 int srv_trust_path(const char *path, const char *what, int flags, char *err, size_t errlen);
 int srv_trust_fd(int fd, const char *path, char *err, size_t errlen);

@@ -58,7 +58,7 @@ int srv_devices_load_drivers(const char *dir, bool in_process, const drvhost_lim
         return 0;
     }
     char err[512];
-    if (srv_trust_path(dir, "drivers directory", NND_TRUST_DIR, err, sizeof err) < 0) {
+    if (srv_trust_path(dir, "drivers directory", SRV_TRUST_DIR, err, sizeof err) < 0) {
         snprintf(dir_refusal, sizeof dir_refusal, "%s", err);
         srv_log_error("no device drivers loaded: %s", err);
         return 0;

@@ -71,7 +71,7 @@ static int allowlist_add(srv_allowlist *a, const char *path, unsigned line, char
 static srv_allowlist *allowlist_load(const char *path, char *err, size_t errlen) {
     /* A list another user may edit allows whom that user likes: refuse it (trust.h), on
      * its path and again on the file opened. */
-    if (srv_trust_path(path, "extensions allowlist", NND_TRUST_FILE, err, errlen) < 0) return NULL;
+    if (srv_trust_path(path, "extensions allowlist", SRV_TRUST_FILE, err, errlen) < 0) return NULL;
     FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read extensions allowlist %s: %s", path, strerror(errno));
@@ -111,7 +111,7 @@ int srv_extensions_load(srv_daemon *d, char *err, size_t errlen) {
     struct stat st;
     /* At start main() checked it; a reload checks again (trust.h). */
     int n = d->extensions_dir && stat(d->extensions_dir, &st) == 0 &&
-                    srv_trust_path(d->extensions_dir, "extensions directory", NND_TRUST_DIR, derr,
+                    srv_trust_path(d->extensions_dir, "extensions directory", SRV_TRUST_DIR, derr,
                                    sizeof derr) < 0
                 ? -1
             : d->extensions_dir ? eng_ext_load_dir(d->extensions_dir, derr, sizeof derr)

@@ -42,7 +42,7 @@ static void operand_types(const eng_model_desc *m, const eng_operation_desc *op,
 
 void srv_refused_note(uint64_t client, const eng_model_desc *m, const bool *supported,
                       char *const *reasons) {
-    bool debug = srv_log_enabled(NND_LOG_DEBUG);
+    bool debug = srv_log_enabled(SRV_LOG_DEBUG);
     for (uint32_t k = 0; k < m->n_operations; k++) {
         if (supported[k]) continue;
         const eng_operation_desc *op = &m->operations[k];

@@ -96,7 +96,7 @@ static void on_conn(uv_poll_t *h, int status, int events);
 /* ---- outbox ---------------------------------------------------------------------------- */
 
 static void outmsg_free(outmsg *m) {
-    srv_quota_add(&m->owner->quota, NND_QUOTA_DESCRIPTORS, -(int64_t)m->n_dups);
+    srv_quota_add(&m->owner->quota, SRV_QUOTA_DESCRIPTORS, -(int64_t)m->n_dups);
     for (size_t i = 0; i < m->n_dups; i++)
         close(m->p.fds[i]);
     proto_packed_clear(&m->p);
@@ -149,7 +149,7 @@ static void flush(conn *c) {
 static int enqueue(conn *c, proto_packed *p, size_t nfds, size_t bytes) {
     if (c->out_frames + 1 > SRV_OUTBOX_MAX_FRAMES || c->out_bytes + bytes > SRV_OUTBOX_MAX_BYTES) {
         srv_session *ss = &c->session;
-        srv_log_client(NND_LOG_WARN,
+        srv_log_client(SRV_LOG_WARN,
                        "client %llu (pid %d) does not read its replies (%zu frames, %zu bytes "
                        "waiting); dropping it",
                        (unsigned long long)ss->serial, (int)ss->pid, c->out_frames, c->out_bytes);
@@ -182,7 +182,7 @@ static int enqueue(conn *c, proto_packed *p, size_t nfds, size_t bytes) {
     }
     /* Counted, never refused: the reply answers a request the quotas admitted. */
     m->owner = &c->session;
-    srv_quota_add(&m->owner->quota, NND_QUOTA_DESCRIPTORS, (int64_t)m->n_dups);
+    srv_quota_add(&m->owner->quota, SRV_QUOTA_DESCRIPTORS, (int64_t)m->n_dups);
     if (c->tail)
         c->tail->next = m;
     else
@@ -271,9 +271,9 @@ static void conn_close(conn *c) {
     if (c->refused) {
         s->n_refused--;
     } else {
-        srv_log_client(NND_LOG_INFO, "client %llu disconnected (pid %d, %zu objects released)",
+        srv_log_client(SRV_LOG_INFO, "client %llu disconnected (pid %d, %zu objects released)",
                        (unsigned long long)ss->serial, (int)ss->pid,
-                       srv_session_count(ss, NND_OBJ_ANY));
+                       srv_session_count(ss, SRV_OBJ_ANY));
         if (!uv_is_active((uv_handle_t *)&s->trim))
             uv_timer_start(&s->trim, on_trim, TRIM_DELAY_MS, 0);
         cJSON *ev = srv_bus_event(s->d->bus, "disconnect");
@@ -305,7 +305,7 @@ static void conn_close(conn *c) {
     }
     c->tail = NULL;
     if (c->decoding) { /* the pending request's descriptors: given back now, closed later */
-        srv_quota_add(&ss->quota, NND_QUOTA_DESCRIPTORS, -c->pending_fds);
+        srv_quota_add(&ss->quota, SRV_QUOTA_DESCRIPTORS, -c->pending_fds);
         c->pending_fds = 0;
     }
     srv_quota_disconnect(&ss->quota); /* after the release: the app's usage is down by now */
@@ -345,7 +345,7 @@ static void answer_refused(conn *c, int rc, proto_frame_in *in) {
 /* A Hello's join_session: c joins the session of that token, if it is another connection's
  * of the same process (pid and uid) that joined none itself, and c has nothing of its own. */
 static void join(conn *c, uint64_t token) {
-    if (c->owner || c->members || srv_session_count(&c->session, NND_OBJ_ANY)) return;
+    if (c->owner || c->members || srv_session_count(&c->session, SRV_OBJ_ANY)) return;
     for (conn *o = c->srv->head; o; o = o->next) {
         if (o == c || o->owner || o->refused || o->dead || o->session.token != token) continue;
         if (o->session.pid != c->session.pid || o->session.uid != c->session.uid) return;
@@ -391,7 +391,7 @@ static void decode_done(uv_work_t *w, int status) {
     c->decoding = false;
     if (c->spill.fd >= 0) close(c->spill.fd); /* cancelled before it ran */
     c->spill.fd = -1;
-    if (!c->closed) srv_quota_add(&c->session.quota, NND_QUOTA_DESCRIPTORS, -c->pending_fds);
+    if (!c->closed) srv_quota_add(&c->session.quota, SRV_QUOTA_DESCRIPTORS, -c->pending_fds);
     c->pending_fds = 0;
     if (c->free_after_decode || c->closed) {
         proto_frame_in_clear(&c->pending);
@@ -446,7 +446,7 @@ static void decode_start(conn *c) {
     /* Until it is read, the request's descriptors are held for its app. */
     uint64_t n = c->pending.nfds + 1;
     char err[SCHEMA_ERR_LEN];
-    if (srv_quota_take(&c->session.quota, NND_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
+    if (srv_quota_take(&c->session.quota, SRV_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
         close(c->spill.fd);
         c->spill.fd = -1;
         proto_frame_in_clear(&c->pending);
@@ -487,7 +487,7 @@ static void read_frame(conn *c) {
         else /* An empty datagram is a Request with every field at its default. */
             srv_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
     } else if (rc == -EPROTO) {
-        srv_log_client(NND_LOG_WARN, "client %llu (pid %d, uid %d): bad frame: %s",
+        srv_log_client(SRV_LOG_WARN, "client %llu (pid %d, uid %d): bad frame: %s",
                        (unsigned long long)c->session.serial, (int)c->session.pid,
                        (int)c->session.uid, err);
         srv_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
@@ -522,7 +522,7 @@ static void on_sweep(uv_timer_t *t) {
 static void refuse(conn *c, const char *why) {
     srv_server *s = c->srv;
     srv_session *ss = &c->session;
-    srv_log_client(NND_LOG_WARN, "client %llu refused: pid %d uid %d exe %s: %s",
+    srv_log_client(SRV_LOG_WARN, "client %llu refused: pid %d uid %d exe %s: %s",
                    (unsigned long long)ss->serial, (int)ss->pid, (int)ss->uid,
                    ss->exe[0] ? ss->exe : "?", why);
     c->refused = true;
@@ -561,7 +561,7 @@ static void conn_open(srv_server *s, int fd) {
         refuse(c, why);
         return;
     }
-    srv_log_client(NND_LOG_INFO, "client %llu connected: pid %d uid %d exe %s",
+    srv_log_client(SRV_LOG_INFO, "client %llu connected: pid %d uid %d exe %s",
                    (unsigned long long)ss->serial, (int)ss->pid, (int)ss->uid,
                    ss->exe[0] ? ss->exe : "?");
     cJSON *ev = srv_bus_event(s->d->bus, "connect");
@@ -591,14 +591,14 @@ static void refuse_out_of_fds(srv_server *s, int accept_errno) {
     char why[256];
     struct rlimit rl = {0};
     getrlimit(RLIMIT_NOFILE, &rl);
-    const srv_quota_app *top = srv_quota_top_app(s->d->quota, NND_QUOTA_DESCRIPTORS);
+    const srv_quota_app *top = srv_quota_top_app(s->d->quota, SRV_QUOTA_DESCRIPTORS);
     int n = snprintf(why, sizeof why, "the daemon is out of file descriptors (%s, limit %llu)",
                      strerror(accept_errno), (unsigned long long)rl.rlim_cur);
     if (top && n > 0 && (size_t)n < sizeof why)
         snprintf(why + n, sizeof why - (size_t)n,
                  "; uid %u holds the most, %llu (quota.app.descriptors %llu)", (unsigned)top->uid,
-                 (unsigned long long)srv_quota_app_used(top, NND_QUOTA_DESCRIPTORS),
-                 (unsigned long long)srv_quota_get_limits(s->d->quota)->app[NND_QUOTA_DESCRIPTORS]);
+                 (unsigned long long)srv_quota_app_used(top, SRV_QUOTA_DESCRIPTORS),
+                 (unsigned long long)srv_quota_get_limits(s->d->quota)->app[SRV_QUOTA_DESCRIPTORS]);
     if (s->reserve_fd >= 0) close(s->reserve_fd);
     s->reserve_fd = -1;
     int fd = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -61,9 +61,9 @@ bool srv_request_uses_extensions(const proto_frame_in *in, const Nnd__Model *m) 
 int srv_prio_from_wire(int wire, qos_prio dflt) {
     switch (wire) {
     case 0: return (int)dflt;
-    case 90: return NND_PRIO_LOW;
-    case 100: return NND_PRIO_MEDIUM;
-    case 110: return NND_PRIO_HIGH;
+    case 90: return QOS_PRIO_LOW;
+    case 100: return QOS_PRIO_MEDIUM;
+    case 110: return QOS_PRIO_HIGH;
     default: return -1;
     }
 }

@@ -42,8 +42,8 @@ static schema_status act_check(eng_op_ctx *c) {
     if (!eng_is_quant8(in->type)) return NND_OK;
     /* The HAL fixes the output quantization of LOGISTIC and TANH; the RELUs keep the
      * input's. */
-    if (c->def->code == NND_OP_LOGISTIC) return eng_check_fixed_quant(c, 0, NND_FIXED_UNIT);
-    if (c->def->code == NND_OP_TANH) return eng_check_fixed_quant(c, 0, NND_FIXED_SYMMETRIC);
+    if (c->def->code == NND_OP_LOGISTIC) return eng_check_fixed_quant(c, 0, ENG_FIXED_UNIT);
+    if (c->def->code == NND_OP_TANH) return eng_check_fixed_quant(c, 0, ENG_FIXED_SYMMETRIC);
     return eng_check_same_quant(c, 0, 0);
 }
 

@@ -23,7 +23,7 @@ static bool is_grouped(const eng_op_ctx *c) {
  * grouped requires the layout flag and has no dilation. */
 static schema_status windowed_check(eng_op_ctx *c) {
     bool dw = is_depthwise(c), grouped = is_grouped(c);
-    unsigned flags = grouped ? NND_CONV_LAYOUT_REQUIRED : NND_CONV_DILATION;
+    unsigned flags = grouped ? ENG_CONV_LAYOUT_REQUIRED : ENG_CONV_DILATION;
     schema_status s = eng_conv_check_params(c, dw || grouped ? 1 : 0, flags);
     if (s || (s = eng_conv_check_tensors(c, dw ? 3 : 0))) return s;
     if ((s = eng_check_rank(c, c->in[0], "input 0", 4, 4)) ||

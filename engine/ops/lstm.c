@@ -158,7 +158,7 @@ static void gate_finish(const lstm_cell *p, int gate, float *v, const float *cs,
         for (size_t i = 0; i < n; i++)
             v[i] = v[i] * p->ln[gate][i % nc] + p->bias[gate][i % nc];
     }
-    eng_recurrent_act_vec(gate == GATE_C ? p->act : NND_ACT_SIGMOID, v, n);
+    eng_recurrent_act_vec(gate == GATE_C ? p->act : ENG_ACT_SIGMOID, v, n);
 }
 
 /* One time step for n_batch rows. x rows are x_b elements apart (aux likewise); h
@@ -345,7 +345,7 @@ static schema_status cell_check(eng_op_ctx *c, const cell_layout *l, const char 
 static schema_status check_params(eng_op_ctx *c, const cell_layout *l) {
     if (c->in[l->act]->data) {
         int32_t a = eng_i32(c->in[l->act]);
-        if (a < 0 || a > NND_ACT_SIGMOID)
+        if (a < 0 || a > ENG_ACT_SIGMOID)
             return eng_fail(c, "activation %d (input %d) is not a valid code", a, l->act);
     }
     const int clips[2] = {l->cell_clip, l->proj_clip};

@@ -81,7 +81,7 @@ static schema_status norm_check(eng_op_ctx *c) {
     /* The quantized results have a fixed scale: softmax in [0, 1), L2 in [-1, 1]. */
     if (eng_is_quant8(in->type))
         return eng_check_fixed_quant(
-            c, 0, c->def->code == NND_OP_SOFTMAX ? NND_FIXED_UNIT : NND_FIXED_SYMMETRIC);
+            c, 0, c->def->code == NND_OP_SOFTMAX ? ENG_FIXED_UNIT : ENG_FIXED_SYMMETRIC);
     return NND_OK;
 }
 

@@ -37,7 +37,7 @@ schema_status eng_require_same_quant(eng_op_ctx *c, uint32_t i, uint32_t o) {
 
 static void eng_fixed_quant(enum eng_fixed_range r, int32_t type, float *scale,
                             int32_t *zero_point) {
-    bool unit = r == NND_FIXED_UNIT;
+    bool unit = r == ENG_FIXED_UNIT;
     *scale = unit ? 1.f / 256 : 1.f / 128;
     *zero_point = eng_q8_min(type) + (unit ? 0 : 128);
 }
@@ -50,6 +50,6 @@ schema_status eng_check_fixed_quant(eng_op_ctx *c, uint32_t o, enum eng_fixed_ra
     eng_fixed_quant(r, out->type, &scale, &zero_point);
     if (out->scale != scale || out->zero_point != zero_point)
         return eng_fail(c, "output %u must have scale 1/%d and zero point %d, has %g and %d", o,
-                        r == NND_FIXED_UNIT ? 256 : 128, zero_point, out->scale, out->zero_point);
+                        r == ENG_FIXED_UNIT ? 256 : 128, zero_point, out->scale, out->zero_point);
     return NND_OK;
 }

@@ -87,7 +87,7 @@ schema_status eng_require_same_quant(eng_op_ctx *c, uint32_t i, uint32_t o);
 /* The output quantization the HAL fixes for an 8-bit result in [0, 1) (LOGISTIC, SOFTMAX:
  * scale 1/256, zero point at the bottom of the range, qmin) or in [-1, 1] (TANH,
  * L2_NORMALIZATION: scale 1/128, zero point qmin + 128) for the given 8-bit type. */
-enum eng_fixed_range { NND_FIXED_UNIT, NND_FIXED_SYMMETRIC };
+enum eng_fixed_range { ENG_FIXED_UNIT, ENG_FIXED_SYMMETRIC };
 /* Fails unless 8-bit output o has that fixed quantization (a driver rule). */
 schema_status eng_check_fixed_quant(eng_op_ctx *c, uint32_t o, enum eng_fixed_range r);
 

@@ -38,8 +38,8 @@ schema_status eng_conv_check_params(eng_op_ctx *c, uint32_t n_extra, unsigned fl
     conv_slots sl;
     conv_slots_of(c, n_extra, &sl);
     uint32_t n = c->n_in, base = sl.layout;
-    bool ok = n == base + 1 || (!(flags & NND_CONV_LAYOUT_REQUIRED) && n == base) ||
-              ((flags & NND_CONV_DILATION) && n == base + 3);
+    bool ok = n == base + 1 || (!(flags & ENG_CONV_LAYOUT_REQUIRED) && n == base) ||
+              ((flags & ENG_CONV_DILATION) && n == base + 3);
     if (!ok)
         return eng_fail(c, "%u inputs do not form the %s padding signature", n,
                         sl.explicit_pad ? "explicit" : "implicit");

@@ -39,8 +39,8 @@ typedef struct eng_conv_params {
 } eng_conv_params;
 
 enum {
-    NND_CONV_DILATION = 1,       /* dilation factors may follow the layout flag */
-    NND_CONV_LAYOUT_REQUIRED = 2 /* the layout flag is not optional */
+    ENG_CONV_DILATION = 1,       /* dilation factors may follow the layout flag */
+    ENG_CONV_LAYOUT_REQUIRED = 2 /* the layout flag is not optional */
 };
 /* Signature of the scalars: count, types, and values of the constant ones. */
 schema_status eng_conv_check_params(eng_op_ctx *c, uint32_t n_extra, unsigned flags);

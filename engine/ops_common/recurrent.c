@@ -14,9 +14,9 @@ float eng_recurrent_act(int32_t act, float x) {
     case NND_FUSED_RELU: return x > 0.f ? x : 0.f;
     case NND_FUSED_RELU1: return eng_clampf(x, -1.f, 1.f);
     case NND_FUSED_RELU6: return eng_clampf(x, 0.f, 6.f);
-    case NND_ACT_TANH: return tanhf(x);
-    case NND_ACT_SIGN_BIT: return signbit(x) ? 1.f : 0.f;
-    case NND_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
+    case ENG_ACT_TANH: return tanhf(x);
+    case ENG_ACT_SIGN_BIT: return signbit(x) ? 1.f : 0.f;
+    case ENG_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
     default: return x;
     }
 }

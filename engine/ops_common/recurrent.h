@@ -20,7 +20,7 @@
 
 /* Activation codes of the recurrent layers: the fused codes 0..3, then tanh, sign bit
  * (1 for negative inputs, else 0) and logistic sigmoid. */
-enum { NND_ACT_TANH = 4, NND_ACT_SIGN_BIT = 5, NND_ACT_SIGMOID = 6 };
+enum { ENG_ACT_TANH = 4, ENG_ACT_SIGN_BIT = 5, ENG_ACT_SIGMOID = 6 };
 float eng_recurrent_act(int32_t act, float x);
 void eng_recurrent_act_vec(int32_t act, float *x, size_t n);
 /* out[b * out_bstride + r * out_rstride] += <row r of w, x + b * x_stride> for b < batch,

@@ -349,9 +349,9 @@ static void blocker_start(qos_sched *s, blocker *b, uint32_t len) {
     chain_make(&b->c, 20000, len);
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
-        qos_sched_model_new(s, b->c.p, NND_PRIO_LOW, chain_release, &b->c, &b->m, err, sizeof err),
+        qos_sched_model_new(s, b->c.p, QOS_PRIO_LOW, chain_release, &b->c, &b->m, err, sizeof err),
         NND_OK);
-    tjob_init(&b->t, b->m, 9, NND_PRIO_LOW, 0, len);
+    tjob_init(&b->t, b->m, 9, QOS_PRIO_LOW, 0, len);
     assert_int_equal(qos_sched_submit(s, &b->t.j), NND_OK);
     if (!wait_running(s, &b->t)) fail_msg("a 20000-operation run ended unseen");
 }
@@ -376,12 +376,12 @@ static void test_admission(void **state) {
     qos_sched_model *m;
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
-        qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
+        qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
         NND_OK);
     /* Teach the estimator what a run costs. */
     tjob t;
     for (int i = 0; i < 3; i++) {
-        tjob_init(&t, m, 1, NND_PRIO_MEDIUM, 0, LEN);
+        tjob_init(&t, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
         assert_int_equal(qos_sched_submit(s, &t.j), NND_OK);
         wait_done(s, &t);
         assert_int_equal(t.j.status, NND_OK);
@@ -393,12 +393,12 @@ static void test_admission(void **state) {
     assert_true(typical > 0 && tail >= typical);
 
     /* A deadline in the past, and one shorter than a run. */
-    tjob_init(&t, m, 1, NND_PRIO_MEDIUM, 1, LEN);
+    tjob_init(&t, m, 1, QOS_PRIO_MEDIUM, 1, LEN);
     assert_int_equal(qos_sched_submit(s, &t.j), NND_MISSED_DEADLINE_PERSISTENT);
-    assert_int_equal(t.j.refused, NND_REFUSE_DEADLINE_PASSED);
+    assert_int_equal(t.j.refused, QOS_REFUSE_DEADLINE_PASSED);
     t.j.deadline_ns = now_ns() + typical / 4;
     assert_int_equal(qos_sched_submit(s, &t.j), NND_MISSED_DEADLINE_PERSISTENT);
-    assert_int_equal(t.j.refused, NND_REFUSE_TOO_SLOW);
+    assert_int_equal(t.j.refused, QOS_REFUSE_TOO_SLOW);
     /* An invalid priority. */
     t.j.deadline_ns = 0;
     t.j.prio = (qos_prio)7;
@@ -411,16 +411,16 @@ static void test_admission(void **state) {
     blocker_start(s, &b, LEN);
     tjob q[2];
     for (int i = 0; i < 2; i++) {
-        tjob_init(&q[i], m, 1, NND_PRIO_MEDIUM, 0, LEN);
+        tjob_init(&q[i], m, 1, QOS_PRIO_MEDIUM, 0, LEN);
         assert_int_equal(qos_sched_submit(s, &q[i].j), NND_OK);
     }
-    tjob_init(&t, m, 1, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&t, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &t.j), NND_RESOURCE_EXHAUSTED_TRANSIENT);
-    assert_int_equal(t.j.refused, NND_REFUSE_QUEUE_FULL);
+    assert_int_equal(t.j.refused, QOS_REFUSE_QUEUE_FULL);
     tjob_free(&t);
-    tjob_init(&t, m, 2, NND_PRIO_MEDIUM, now_ns() + 3 * tail / 2 + 100000, LEN);
+    tjob_init(&t, m, 2, QOS_PRIO_MEDIUM, now_ns() + 3 * tail / 2 + 100000, LEN);
     assert_int_equal(qos_sched_submit(s, &t.j), NND_MISSED_DEADLINE_TRANSIENT);
-    assert_int_equal(t.j.refused, NND_REFUSE_BUSY);
+    assert_int_equal(t.j.refused, QOS_REFUSE_BUSY);
     tjob_free(&t);
     blocker_stop(s, &b);
     for (int i = 0; i < 2; i++) {
@@ -432,14 +432,14 @@ static void test_admission(void **state) {
 
     qos_sched_stats st_;
     qos_sched_stats_get(s, &st_);
-    assert_int_equal(st_.refused[NND_REFUSE_DEADLINE_PASSED], 1);
-    assert_int_equal(st_.refused[NND_REFUSE_TOO_SLOW], 1);
-    assert_int_equal(st_.refused[NND_REFUSE_QUEUE_FULL], 1);
-    assert_int_equal(st_.refused[NND_REFUSE_BUSY], 1);
-    assert_int_equal(st_.refused[NND_REFUSE_INVALID], 1);
+    assert_int_equal(st_.refused[QOS_REFUSE_DEADLINE_PASSED], 1);
+    assert_int_equal(st_.refused[QOS_REFUSE_TOO_SLOW], 1);
+    assert_int_equal(st_.refused[QOS_REFUSE_QUEUE_FULL], 1);
+    assert_int_equal(st_.refused[QOS_REFUSE_BUSY], 1);
+    assert_int_equal(st_.refused[QOS_REFUSE_INVALID], 1);
     assert_int_equal(st_.completed, 5);
     assert_int_equal(st_.cancelled, 1);
-    assert_true(st_.latency_count[NND_PRIO_MEDIUM] == 5 && st_.latency_ns[NND_PRIO_MEDIUM][2] > 0);
+    assert_true(st_.latency_count[QOS_PRIO_MEDIUM] == 5 && st_.latency_ns[QOS_PRIO_MEDIUM][2] > 0);
     qos_sched_model_unref(m);
     qos_sched_free(s);
     assert_null(c.p); /* released with the last reference */
@@ -460,7 +460,7 @@ static void test_memory_limits(void **state) {
     qos_sched *s = new_sched(&cfg);
     qos_sched_model *m;
     char err[SCHEMA_ERR_LEN];
-    assert_int_equal(qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, NULL, NULL, &m, err, sizeof err),
+    assert_int_equal(qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, NULL, NULL, &m, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_PERSISTENT);
     qos_sched_free(s);
     /* A quota of two executions' memory: a third waiting one is refused, while another
@@ -469,19 +469,19 @@ static void test_memory_limits(void **state) {
     cfg.app_memory = 2 * bytes;
     s = new_sched(&cfg);
     assert_int_equal(
-        qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
+        qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
         NND_OK);
     blocker b;
     blocker_start(s, &b, LEN); /* same temporaries as m: within app 9's quota */
     tjob q[3], other;
     for (int i = 0; i < 2; i++) {
-        tjob_init(&q[i], m, 1, NND_PRIO_MEDIUM, 0, LEN);
+        tjob_init(&q[i], m, 1, QOS_PRIO_MEDIUM, 0, LEN);
         assert_int_equal(qos_sched_submit(s, &q[i].j), NND_OK);
     }
-    tjob_init(&q[2], m, 1, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&q[2], m, 1, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &q[2].j), NND_RESOURCE_EXHAUSTED_TRANSIENT);
-    assert_int_equal(q[2].j.refused, NND_REFUSE_MEMORY);
-    tjob_init(&other, m, 2, NND_PRIO_MEDIUM, 0, LEN);
+    assert_int_equal(q[2].j.refused, QOS_REFUSE_MEMORY);
+    tjob_init(&other, m, 2, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &other.j), NND_OK);
     blocker_stop(s, &b);
     for (int i = 0; i < 2; i++)
@@ -509,15 +509,15 @@ static void preempt(bool restart) {
     qos_sched_model *lm, *sm;
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
-        qos_sched_model_new(s, lc.p, NND_PRIO_LOW, chain_release, &lc, &lm, err, sizeof err),
+        qos_sched_model_new(s, lc.p, QOS_PRIO_LOW, chain_release, &lc, &lm, err, sizeof err),
         NND_OK);
     assert_int_equal(
-        qos_sched_model_new(s, sc.p, NND_PRIO_HIGH, chain_release, &sc, &sm, err, sizeof err),
+        qos_sched_model_new(s, sc.p, QOS_PRIO_HIGH, chain_release, &sc, &sm, err, sizeof err),
         NND_OK);
     completions = 0;
     tjob low, high;
-    tjob_init(&low, lm, 1, NND_PRIO_LOW, 0, LEN);
-    tjob_init(&high, sm, 1, NND_PRIO_HIGH, 0, LEN);
+    tjob_init(&low, lm, 1, QOS_PRIO_LOW, 0, LEN);
+    tjob_init(&high, sm, 1, QOS_PRIO_HIGH, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &low.j), NND_OK);
     if (!wait_running(s, &low)) fail_msg("a 10000-operation run ended unseen");
     assert_int_equal(qos_sched_submit(s, &high.j), NND_OK);
@@ -562,11 +562,11 @@ static void test_cancel_and_deadline_abort(void **state) {
     qos_sched_model *m;
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
-        qos_sched_model_new(s, c.p, NND_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
+        qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
         NND_OK);
     tjob run, queued;
-    tjob_init(&run, m, 1, NND_PRIO_MEDIUM, 0, LEN);
-    tjob_init(&queued, m, 1, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&run, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&queued, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &run.j), NND_OK);
     if (!wait_running(s, &run)) fail_msg("a 2000-operation run ended unseen");
     assert_int_equal(qos_sched_submit(s, &queued.j), NND_OK);
@@ -586,7 +586,7 @@ static void test_cancel_and_deadline_abort(void **state) {
      * deadline it cannot meet stops it at a checkpoint. */
     m->est.typical_ns = m->est.tail_ns = m->est.max_ns = 1000;
     tjob late;
-    tjob_init(&late, m, 1, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&late, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
     late.j.deadline_ns = now_ns() + 20000000;
     assert_int_equal(qos_sched_submit(s, &late.j), NND_OK);
     wait_done(s, &late);
@@ -643,13 +643,13 @@ static void test_lanes(void **state) {
     qos_sched_model *on0, *on1, *split;
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
-        qos_sched_model_new(s, c0.p, NND_PRIO_MEDIUM, chain_release, &c0, &on0, err, sizeof err),
+        qos_sched_model_new(s, c0.p, QOS_PRIO_MEDIUM, chain_release, &c0, &on0, err, sizeof err),
         NND_OK);
     assert_int_equal(
-        qos_sched_model_new(s, c1.p, NND_PRIO_MEDIUM, chain_release, &c1, &on1, err, sizeof err),
+        qos_sched_model_new(s, c1.p, QOS_PRIO_MEDIUM, chain_release, &c1, &on1, err, sizeof err),
         NND_OK);
     assert_int_equal(
-        qos_sched_model_new(s, c2.p, NND_PRIO_MEDIUM, chain_release, &c2, &split, err, sizeof err),
+        qos_sched_model_new(s, c2.p, QOS_PRIO_MEDIUM, chain_release, &c2, &split, err, sizeof err),
         NND_OK);
     uint8_t lanes[N];
     memset(lanes, 1, sizeof lanes);
@@ -662,14 +662,14 @@ static void test_lanes(void **state) {
     gate_armed = true;
     pthread_mutex_unlock(&gate_lock);
     tjob g;
-    tjob_init(&g, on0, 9, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&g, on0, 9, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &g.j), NND_OK);
     pthread_mutex_lock(&gate_lock);
     while (!gate_held)
         pthread_cond_wait(&gate_cond, &gate_lock);
     pthread_mutex_unlock(&gate_lock);
     tjob t;
-    tjob_init(&t, on1, 1, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&t, on1, 1, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &t.j), NND_OK);
     wait_done(s, &t);
     assert_int_equal(t.j.status, NND_OK);
@@ -678,7 +678,7 @@ static void test_lanes(void **state) {
     tjob_free(&t);
 
     tjob p;
-    tjob_init(&p, split, 1, NND_PRIO_MEDIUM, 0, LEN);
+    tjob_init(&p, split, 1, QOS_PRIO_MEDIUM, 0, LEN);
     assert_int_equal(qos_sched_submit(s, &p.j), NND_OK);
     qos_sched_stats st;
     for (int i = 0;; i++) { /* it reaches operation 10 and queues on lane 0 */

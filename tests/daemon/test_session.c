@@ -31,37 +31,37 @@ static void test_add_find_release_clear(void **state) {
     memset(&s, 0, sizeof s);
     for (int i = 0; i < N; i++) {
         ids[i] = i;
-        srv_obj_kind kind = i % 3 ? NND_OBJ_PREPARED : NND_OBJ_BUFFER;
+        srv_obj_kind kind = i % 3 ? SRV_OBJ_PREPARED : SRV_OBJ_BUFFER;
         assert_int_equal(srv_session_add(&s, kind, &ids[i], free_obj, &handles[i]), 0);
         assert_true(handles[i] != 0);
     }
-    assert_int_equal(srv_session_count(&s, NND_OBJ_ANY), N);
-    assert_int_equal(srv_session_count(&s, NND_OBJ_BUFFER), (N + 2) / 3);
+    assert_int_equal(srv_session_count(&s, SRV_OBJ_ANY), N);
+    assert_int_equal(srv_session_count(&s, SRV_OBJ_BUFFER), (N + 2) / 3);
     for (int i = 0; i < N; i++) {
-        srv_obj_kind kind = i % 3 ? NND_OBJ_PREPARED : NND_OBJ_BUFFER;
-        srv_obj_kind other = i % 3 ? NND_OBJ_BUFFER : NND_OBJ_PREPARED;
+        srv_obj_kind kind = i % 3 ? SRV_OBJ_PREPARED : SRV_OBJ_BUFFER;
+        srv_obj_kind other = i % 3 ? SRV_OBJ_BUFFER : SRV_OBJ_PREPARED;
         assert_ptr_equal(srv_session_find(&s, handles[i], kind), &ids[i]);
-        assert_ptr_equal(srv_session_find(&s, handles[i], NND_OBJ_ANY), &ids[i]);
+        assert_ptr_equal(srv_session_find(&s, handles[i], SRV_OBJ_ANY), &ids[i]);
         assert_null(srv_session_find(&s, handles[i], other));
     }
-    assert_null(srv_session_find(&s, 0, NND_OBJ_ANY));
+    assert_null(srv_session_find(&s, 0, SRV_OBJ_ANY));
     /* Release every other one; the rest must stay reachable. */
     for (int i = 0; i < N; i += 2)
         assert_int_equal(srv_session_release(&s, handles[i]), 0);
     for (int i = 0; i < N; i++) {
         assert_int_equal(freed[i], i % 2 == 0);
         if (i % 2)
-            assert_ptr_equal(srv_session_find(&s, handles[i], NND_OBJ_ANY), &ids[i]);
+            assert_ptr_equal(srv_session_find(&s, handles[i], SRV_OBJ_ANY), &ids[i]);
         else
-            assert_null(srv_session_find(&s, handles[i], NND_OBJ_ANY));
+            assert_null(srv_session_find(&s, handles[i], SRV_OBJ_ANY));
     }
     assert_int_equal(srv_session_release(&s, handles[0]), -1);
-    assert_int_equal(srv_session_count(&s, NND_OBJ_ANY), N / 2);
+    assert_int_equal(srv_session_count(&s, SRV_OBJ_ANY), N / 2);
     srv_session_clear(&s);
     for (int i = 0; i < N; i++)
         assert_int_equal(freed[i], 1);
     assert_true(s.closing);
-    assert_int_equal(srv_session_count(&s, NND_OBJ_ANY), 0);
+    assert_int_equal(srv_session_count(&s, SRV_OBJ_ANY), 0);
 }
 
 static void test_object_cap(void **state) {
@@ -70,8 +70,8 @@ static void test_object_cap(void **state) {
     memset(&s, 0, sizeof s);
     uint64_t h;
     for (int i = 0; i < SRV_SESSION_MAX_OBJECTS; i++)
-        assert_int_equal(srv_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), 0);
-    assert_int_equal(srv_session_add(&s, NND_OBJ_BURST, NULL, NULL, &h), -1);
+        assert_int_equal(srv_session_add(&s, SRV_OBJ_BURST, NULL, NULL, &h), 0);
+    assert_int_equal(srv_session_add(&s, SRV_OBJ_BURST, NULL, NULL, &h), -1);
     srv_session_clear(&s);
 }
 
@@ -80,9 +80,9 @@ static void test_quota_counts(void **state) {
     (void)state;
     srv_quota_limits l;
     srv_quota_limits_default(&l);
-    l.app[NND_QUOTA_CONNECTIONS] = 2;
-    l.app[NND_QUOTA_PREPARED_MODELS] = 3;
-    l.conn[NND_QUOTA_PREPARED_MODELS] = 2;
+    l.app[SRV_QUOTA_CONNECTIONS] = 2;
+    l.app[SRV_QUOTA_PREPARED_MODELS] = 3;
+    l.conn[SRV_QUOTA_PREPARED_MODELS] = 2;
     srv_quota *q = srv_quota_new(&l, NULL);
     assert_non_null(q);
     srv_session a, b, c;
@@ -101,28 +101,28 @@ static void test_quota_counts(void **state) {
     uint64_t h[3];
     static int obj;
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(srv_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
-        assert_int_equal(srv_session_add(&a, NND_OBJ_PREPARED, &obj, NULL, &h[i]), 0);
+        assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_PREPARED, err, sizeof err), NND_OK);
+        assert_int_equal(srv_session_add(&a, SRV_OBJ_PREPARED, &obj, NULL, &h[i]), 0);
     }
-    assert_int_equal(srv_session_check_quota(&a, NND_OBJ_PREPARED, err, sizeof err),
+    assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_PREPARED, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.connection.prepared_models (2) reached on this connection "
                              "(uid 1234)");
     /* Other kinds are not limited by it. */
-    assert_int_equal(srv_session_check_quota(&a, NND_OBJ_BURST, err, sizeof err), NND_OK);
-    assert_int_equal(srv_session_add(&b, NND_OBJ_PREPARED, &obj, NULL, &h[2]), 0);
-    assert_int_equal(srv_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err),
+    assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_BURST, err, sizeof err), NND_OK);
+    assert_int_equal(srv_session_add(&b, SRV_OBJ_PREPARED, &obj, NULL, &h[2]), 0);
+    assert_int_equal(srv_session_check_quota(&b, SRV_OBJ_PREPARED, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.prepared_models (3) reached for uid 1234");
-    assert_int_equal(a.quota.app->used[NND_QUOTA_PREPARED_MODELS], 3);
-    assert_int_equal(a.quota.app->refused[NND_QUOTA_PREPARED_MODELS], 2);
+    assert_int_equal(a.quota.app->used[SRV_QUOTA_PREPARED_MODELS], 3);
+    assert_int_equal(a.quota.app->refused[SRV_QUOTA_PREPARED_MODELS], 2);
     /* Released or cleared, the room comes back. */
     assert_int_equal(srv_session_release(&a, h[0]), 0);
-    assert_int_equal(srv_session_check_quota(&b, NND_OBJ_PREPARED, err, sizeof err), NND_OK);
+    assert_int_equal(srv_session_check_quota(&b, SRV_OBJ_PREPARED, err, sizeof err), NND_OK);
     srv_session_clear(&a);
     srv_quota_disconnect(&a.quota);
-    assert_int_equal(b.quota.app->used[NND_QUOTA_PREPARED_MODELS], 1);
-    assert_int_equal(b.quota.app->used[NND_QUOTA_CONNECTIONS], 1);
+    assert_int_equal(b.quota.app->used[SRV_QUOTA_PREPARED_MODELS], 1);
+    assert_int_equal(b.quota.app->used[SRV_QUOTA_CONNECTIONS], 1);
     srv_session_clear(&b);
     srv_quota_disconnect(&b.quota);
     srv_quota_free(q);
@@ -133,25 +133,25 @@ static void test_quota_bytes(void **state) {
     (void)state;
     srv_quota_limits l;
     srv_quota_limits_default(&l);
-    l.app[NND_QUOTA_BUFFER_BYTES] = 100;
-    l.conn[NND_QUOTA_BUFFER_BYTES] = 0; /* unlimited */
+    l.app[SRV_QUOTA_BUFFER_BYTES] = 100;
+    l.conn[SRV_QUOTA_BUFFER_BYTES] = 0; /* unlimited */
     srv_quota *q = srv_quota_new(&l, NULL);
     srv_session s;
     memset(&s, 0, sizeof s);
     s.uid = s.quota.uid = 7;
     char err[256];
     assert_int_equal(srv_quota_connect(q, &s.quota, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
+    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.buffer_bytes (100) reached for uid 7: 60 bytes held, 41 "
                              "more asked");
-    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
+    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
                      NND_RESOURCE_EXHAUSTED_TRANSIENT); /* no overflow */
-    assert_int_equal(s.quota.used[NND_QUOTA_BUFFER_BYTES], 60);
-    assert_int_equal(srv_quota_take(&s.quota, NND_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
-    srv_quota_add(&s.quota, NND_QUOTA_BUFFER_BYTES, -100);
-    assert_int_equal(s.quota.app->used[NND_QUOTA_BUFFER_BYTES], 0);
+    assert_int_equal(s.quota.used[SRV_QUOTA_BUFFER_BYTES], 60);
+    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
+    srv_quota_add(&s.quota, SRV_QUOTA_BUFFER_BYTES, -100);
+    assert_int_equal(s.quota.app->used[SRV_QUOTA_BUFFER_BYTES], 0);
     srv_quota_disconnect(&s.quota);
     srv_quota_free(q);
 }

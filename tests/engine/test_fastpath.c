@@ -497,12 +497,12 @@ static void fast_paths_agree_with_reference(void **state) {
         uint8_t *want = calloc(n, esize), *got = calloc(n, esize), *alone = calloc(n, esize);
         assert_true(want && got && alone);
         run(b, true, want, n * esize);
-        eng_cpus_crowd_mode(NND_CPU_CROWD_NEVER);
+        eng_cpus_crowd_mode(ENG_CPU_CROWD_NEVER);
         bool took = run(b, false, got, n * esize);
         /* On a crowded machine each operator runs on the calling thread: the same bits. */
-        eng_cpus_crowd_mode(NND_CPU_CROWD_ALWAYS);
+        eng_cpus_crowd_mode(ENG_CPU_CROWD_ALWAYS);
         run(b, false, alone, n * esize);
-        eng_cpus_crowd_mode(NND_CPU_CROWD_AUTO);
+        eng_cpus_crowd_mode(ENG_CPU_CROWD_AUTO);
         if (memcmp(got, alone, n * esize))
             fail_msg("case %d %s %s: one thread computed other bits than the pool", i,
                      schema_operation_name(b->code), schema_type_name(o->type));

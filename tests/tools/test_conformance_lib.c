@@ -294,7 +294,7 @@ static void test_newer_fields(void **state) {
     assert_true(cases[0].expect_failure);
     assert_false(cases[0].infinite_loop_timeout);
     assert_string_equal(cases[0].folder, "V1_3_cts_only");
-    assert_int_equal(cases[0].min_version, NND_CASE_VERSION_UNKNOWN);
+    assert_int_equal(cases[0].min_version, TOOL_CASE_VERSION_UNKNOWN);
     assert_true(tool_case_refusal_passes(&cases[0], false, why, sizeof why));
     /* An endless loop passes only on a missed deadline; a valid case never on a refusal. */
     cases[0].infinite_loop_timeout = true;
@@ -311,7 +311,7 @@ static void test_newer_fields(void **state) {
     const tool_case *c = find_case(cases, n, "mirror_pad_two_reflect");
     assert_non_null(c);
     assert_false(c->expect_failure);
-    assert_int_equal(c->min_version, NND_CASE_VERSION_AIDL_V3);
+    assert_int_equal(c->min_version, TOOL_CASE_VERSION_AIDL_V3);
     assert_string_equal(tool_case_version_name(c->min_version), "AIDL_V3");
     assert_int_equal(c->examples[0].inputs[0].rank, 10);
     assert_int_equal(c->examples[0].outputs[0].dims[9], 3);
@@ -323,7 +323,7 @@ static void test_newer_fields(void **state) {
     load_ok(TST_CONFORMANCE_DIR "/V1_0/add.json", &cases, &n);
     assert_false(cases[0].expect_failure);
     assert_string_equal(cases[0].folder, "V1_0");
-    assert_int_equal(cases[0].min_version, NND_CASE_VERSION_V1_0);
+    assert_int_equal(cases[0].min_version, TOOL_CASE_VERSION_V1_0);
     tool_cases_free(cases, n);
 
     /* A file in the older format, with none of the fields, loads with their defaults. */
@@ -341,7 +341,7 @@ static void test_newer_fields(void **state) {
     assert_int_equal(n, 1);
     assert_false(cases[0].expect_failure);
     assert_string_equal(cases[0].folder, "");
-    assert_int_equal(cases[0].min_version, NND_CASE_VERSION_UNKNOWN);
+    assert_int_equal(cases[0].min_version, TOOL_CASE_VERSION_UNKNOWN);
     tool_cases_free(cases, n);
     unlink(old_path);
 

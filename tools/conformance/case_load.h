@@ -22,7 +22,7 @@
  *   count 0 and bytes 0 whatever placeholder data the file holds.
  * - The fields of the HAL 1.3 and later folders: expect_failure, infinite_loop_timeout,
  *   min_supported_version and folder. A file without them (V1_0 to V1_2) reads as false,
- *   NND_CASE_VERSION_UNKNOWN and "". A min_supported_version the loader does not know
+ *   TOOL_CASE_VERSION_UNKNOWN and "". A min_supported_version the loader does not know
  *   makes the case unreadable. How a runner judges the flags: case_judge.h.
  * - Control flow (HAL 1.3): a model's "referenced" subgraphs come as Model.referenced, the
  *   SUBGRAPH type and lifetime as their codes; the operands marked wasConstantReference

@@ -32,10 +32,10 @@ void tool_cases_free(tool_case *cases, size_t n_cases) {
 }
 
 static const char *const version_names[] = {
-    [NND_CASE_VERSION_UNKNOWN] = "UNKNOWN", [NND_CASE_VERSION_V1_0] = "V1_0",
-    [NND_CASE_VERSION_V1_1] = "V1_1",       [NND_CASE_VERSION_V1_2] = "V1_2",
-    [NND_CASE_VERSION_V1_3] = "V1_3",       [NND_CASE_VERSION_AIDL_V1] = "AIDL_V1",
-    [NND_CASE_VERSION_AIDL_V2] = "AIDL_V2", [NND_CASE_VERSION_AIDL_V3] = "AIDL_V3",
+    [TOOL_CASE_VERSION_UNKNOWN] = "UNKNOWN", [TOOL_CASE_VERSION_V1_0] = "V1_0",
+    [TOOL_CASE_VERSION_V1_1] = "V1_1",       [TOOL_CASE_VERSION_V1_2] = "V1_2",
+    [TOOL_CASE_VERSION_V1_3] = "V1_3",       [TOOL_CASE_VERSION_AIDL_V1] = "AIDL_V1",
+    [TOOL_CASE_VERSION_AIDL_V2] = "AIDL_V2", [TOOL_CASE_VERSION_AIDL_V3] = "AIDL_V3",
 };
 
 const char *tool_case_version_name(tool_case_version v) {

@@ -38,19 +38,19 @@ typedef struct tool_case_example {
 
 /* The oldest interface version that defines a case (its min_supported_version). */
 typedef enum tool_case_version {
-    NND_CASE_VERSION_UNKNOWN,
-    NND_CASE_VERSION_V1_0,
-    NND_CASE_VERSION_V1_1,
-    NND_CASE_VERSION_V1_2,
-    NND_CASE_VERSION_V1_3,
-    NND_CASE_VERSION_AIDL_V1,
-    NND_CASE_VERSION_AIDL_V2,
-    NND_CASE_VERSION_AIDL_V3,
+    TOOL_CASE_VERSION_UNKNOWN,
+    TOOL_CASE_VERSION_V1_0,
+    TOOL_CASE_VERSION_V1_1,
+    TOOL_CASE_VERSION_V1_2,
+    TOOL_CASE_VERSION_V1_3,
+    TOOL_CASE_VERSION_AIDL_V1,
+    TOOL_CASE_VERSION_AIDL_V2,
+    TOOL_CASE_VERSION_AIDL_V3,
 } tool_case_version;
 
 /* "V1_3", "AIDL_V2", ... as the vectors spell them ("?" for no version). */
 const char *tool_case_version_name(tool_case_version v);
-/* The version a vector spells v (NND_CASE_VERSION_UNKNOWN for "UNKNOWN"); false for a
+/* The version a vector spells v (TOOL_CASE_VERSION_UNKNOWN for "UNKNOWN"); false for a
  * spelling nobody defined. */
 bool tool_case_version_parse(const char *v, tool_case_version *out);
 

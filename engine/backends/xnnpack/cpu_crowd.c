@@ -14,7 +14,7 @@
 
 static pthread_once_t crowd_once = PTHREAD_ONCE_INIT;
 static int loadavg_fd = -1; /* -1: never crowded */
-static atomic_int mode = NND_CPU_CROWD_AUTO;
+static atomic_int mode = ENG_CPU_CROWD_AUTO;
 static long online_cpus = 1;
 static _Atomic uint64_t next_read_ns;
 static atomic_bool crowded;
@@ -22,7 +22,7 @@ static atomic_bool crowded;
 static void crowd_init(void) {
     const char *env = getenv("NND_ENGINE_CROWD");
     if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
-        atomic_store(&mode, env[0] == '1' ? NND_CPU_CROWD_ALWAYS : NND_CPU_CROWD_NEVER);
+        atomic_store(&mode, env[0] == '1' ? ENG_CPU_CROWD_ALWAYS : ENG_CPU_CROWD_NEVER);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     online_cpus = n > 0 ? n : 1;
     loadavg_fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
@@ -52,7 +52,7 @@ void eng_cpus_crowd_mode(int m) {
 bool eng_cpus_crowded(size_t pool_threads) {
     pthread_once(&crowd_once, crowd_init);
     int m = atomic_load_explicit(&mode, memory_order_relaxed);
-    if (m != NND_CPU_CROWD_AUTO) return m == NND_CPU_CROWD_ALWAYS;
+    if (m != ENG_CPU_CROWD_AUTO) return m == ENG_CPU_CROWD_ALWAYS;
     if (loadavg_fd < 0) return false;
     uint64_t now = coarse_now_ns(), due = atomic_load_explicit(&next_read_ns, memory_order_relaxed);
     /* One reader per period: the one that moves the due time on. */

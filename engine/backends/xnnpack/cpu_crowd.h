@@ -28,7 +28,7 @@
 
 #define ENG_CROWD_PERIOD_NS 2000000ull
 
-enum { NND_CPU_CROWD_AUTO = -1, NND_CPU_CROWD_NEVER = 0, NND_CPU_CROWD_ALWAYS = 1 };
+enum { ENG_CPU_CROWD_AUTO = -1, ENG_CPU_CROWD_NEVER = 0, ENG_CPU_CROWD_ALWAYS = 1 };
 
 bool eng_cpus_crowded(size_t pool_threads);
 void eng_cpus_crowd_mode(int mode);
