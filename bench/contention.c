@@ -44,7 +44,7 @@ typedef struct runner {
 static int runner_open(runner *r, bool through_nnd, int priority) {
     memset(r, 0, sizeof *r);
     r->nnapi.fd = -1;
-    if (bench_net_init(&r->net, NND_TENSOR_FLOAT32) || !(r->input = bench_net_input(&r->net)))
+    if (bench_net_init(&r->net, SCHEMA_TENSOR_FLOAT32) || !(r->input = bench_net_input(&r->net)))
         return -1;
     if (through_nnd) return bench_nnapi_open_at(&r->nnapi, &r->net, r->input, priority);
     return (r->xnn = bench_xnn_open(&r->net, r->input)) ? 0 : -1;

@@ -83,13 +83,13 @@ static void pm_bind(pmodel *m, uint32_t i, const void *data, size_t len) {
 }
 
 static uint32_t pm_i32(pmodel *m, int32_t v) {
-    uint32_t i = pm_operand(m, NND_INT32, 0, NULL, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
+    uint32_t i = pm_operand(m, SCHEMA_INT32, 0, NULL, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
     pm_bind(m, i, &v, sizeof v);
     return i;
 }
 
 static uint32_t pm_f32_scalar(pmodel *m, float v) {
-    uint32_t i = pm_operand(m, NND_FLOAT32, 0, NULL, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
+    uint32_t i = pm_operand(m, SCHEMA_FLOAT32, 0, NULL, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
     pm_bind(m, i, &v, sizeof v);
     return i;
 }
@@ -97,7 +97,7 @@ static uint32_t pm_f32_scalar(pmodel *m, float v) {
 /* Random weights scaled by fan-in, so activations stay in range through many layers. */
 static uint32_t pm_weights(pmodel *m, uint32_t rank, const uint32_t *dims, uint32_t fan_in) {
     uint32_t i =
-        pm_operand(m, NND_TENSOR_FLOAT32, rank, dims, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
+        pm_operand(m, SCHEMA_TENSOR_FLOAT32, rank, dims, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
     size_t n = 1;
     for (uint32_t r = 0; r < rank; r++)
         n *= dims[r];
@@ -160,18 +160,18 @@ static uint32_t pm_conv(pmodel *m, uint32_t x, uint32_t *h, uint32_t *w, uint32_
     uint32_t f = pm_weights(m, 4, fdims, depthwise ? k * k : k * k * in_c);
     uint32_t b = pm_weights(m, 1, (uint32_t[]){out_c}, 1000);
     *h = (*h + stride - 1) / stride, *w = (*w + stride - 1) / stride;
-    uint32_t y = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, *h, *w, out_c},
+    uint32_t y = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, *h, *w, out_c},
                             NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
     uint32_t in[9] = {x,
                       f,
                       b,
-                      pm_i32(m, NND_PADDING_SAME),
+                      pm_i32(m, SCHEMA_PADDING_SAME),
                       pm_i32(m, (int32_t)stride),
                       pm_i32(m, (int32_t)stride)};
     size_t n = 6;
     if (depthwise) in[n++] = pm_i32(m, 1);
     in[n++] = pm_i32(m, act);
-    return pm_op(m, depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D, n, in, y);
+    return pm_op(m, depthwise ? SCHEMA_OP_DEPTHWISE_CONV_2D : SCHEMA_OP_CONV_2D, n, in, y);
 }
 
 /* The bench's MobileNet v1 (mobilenet.h) in FLOAT32, built as the wire carries it: the
@@ -179,33 +179,33 @@ static uint32_t pm_conv(pmodel *m, uint32_t x, uint32_t *h, uint32_t *w, uint32_
 static void mobilenet(pmodel *m) {
     pm_init(m);
     uint32_t h = 224, w = 224, c = 32;
-    uint32_t x0 = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, h, w, 3},
+    uint32_t x0 = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, h, w, 3},
                              NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
-    uint32_t x = pm_conv(m, x0, &h, &w, 3, c, 3, 2, false, NND_FUSED_RELU6);
+    uint32_t x = pm_conv(m, x0, &h, &w, 3, c, 3, 2, false, SCHEMA_FUSED_RELU6);
     for (size_t i = 0; i < BENCH_NET_BLOCKS; i++) {
         const struct bench_block *blk = &bench_net_blocks[i];
-        x = pm_conv(m, x, &h, &w, c, c, 3, blk->stride, true, NND_FUSED_RELU6);
-        x = pm_conv(m, x, &h, &w, c, blk->out_c, 1, 1, false, NND_FUSED_RELU6);
+        x = pm_conv(m, x, &h, &w, c, c, 3, blk->stride, true, SCHEMA_FUSED_RELU6);
+        x = pm_conv(m, x, &h, &w, c, blk->out_c, 1, 1, false, SCHEMA_FUSED_RELU6);
         c = blk->out_c;
     }
-    uint32_t pooled = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 1, 1, c},
+    uint32_t pooled = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, 1, 1, c},
                                  NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
     uint32_t pin[7] = {x,
-                       pm_i32(m, NND_PADDING_VALID),
+                       pm_i32(m, SCHEMA_PADDING_VALID),
                        pm_i32(m, 1),
                        pm_i32(m, 1),
                        pm_i32(m, (int32_t)w),
                        pm_i32(m, (int32_t)h),
                        pm_i32(m, 0)};
-    pm_op(m, NND_OP_AVERAGE_POOL_2D, 7, pin, pooled);
-    uint32_t logits = pm_operand(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){1, 1000},
+    pm_op(m, SCHEMA_OP_AVERAGE_POOL_2D, 7, pin, pooled);
+    uint32_t logits = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){1, 1000},
                                  NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
     uint32_t fin[4] = {pooled, pm_weights(m, 2, (uint32_t[]){1000, c}, c),
                        pm_weights(m, 1, (uint32_t[]){1000}, 1000), pm_i32(m, 0)};
-    pm_op(m, NND_OP_FULLY_CONNECTED, 4, fin, logits);
-    uint32_t probs = pm_operand(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){1, 1000},
+    pm_op(m, SCHEMA_OP_FULLY_CONNECTED, 4, fin, logits);
+    uint32_t probs = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){1, 1000},
                                 NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
-    pm_op(m, NND_OP_SOFTMAX, 2, (uint32_t[]){logits, pm_f32_scalar(m, 1.f)}, probs);
+    pm_op(m, SCHEMA_OP_SOFTMAX, 2, (uint32_t[]){logits, pm_f32_scalar(m, 1.f)}, probs);
     pm_finish(m, x0, probs);
 }
 
@@ -426,9 +426,9 @@ int bench_conv_vs_xnnpack(const tst_daemon *d, bench_pair *out) {
     if (!m) return -1;
     pm_init(m);
     uint32_t h = H, w = W;
-    uint32_t x0 = pm_operand(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){N, H, W, C},
+    uint32_t x0 = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){N, H, W, C},
                              NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
-    uint32_t y = pm_conv(m, x0, &h, &w, C, C, K, 1, false, NND_FUSED_NONE);
+    uint32_t y = pm_conv(m, x0, &h, &w, C, C, K, 1, false, SCHEMA_FUSED_NONE);
     pm_finish(m, x0, y);
     const uint32_t *in = m->op_in[0];
     float *input = random_floats((size_t)N * H * W * C, 3);
@@ -455,13 +455,14 @@ int bench_fc_vs_xnnpack(const tst_daemon *d, bench_pair *out) {
     pmodel *m = malloc(sizeof *m);
     if (!m) return -1;
     pm_init(m);
-    uint32_t x0 = pm_operand(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){B, IN},
+    uint32_t x0 = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){B, IN},
                              NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
-    uint32_t y = pm_operand(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){B, UNITS},
+    uint32_t y = pm_operand(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){B, UNITS},
                             NND__OPERAND_LIFE_TIME__TEMPORARY_VARIABLE);
     uint32_t wt = pm_weights(m, 2, (uint32_t[]){UNITS, IN}, IN);
     uint32_t bias = pm_weights(m, 1, (uint32_t[]){UNITS}, 1000);
-    pm_op(m, NND_OP_FULLY_CONNECTED, 4, (uint32_t[]){x0, wt, bias, pm_i32(m, NND_FUSED_NONE)}, y);
+    pm_op(m, SCHEMA_OP_FULLY_CONNECTED, 4, (uint32_t[]){x0, wt, bias, pm_i32(m, SCHEMA_FUSED_NONE)},
+          y);
     pm_finish(m, x0, y);
     float *input = random_floats((size_t)B * IN, 5);
     float *output = malloc(sizeof(float) * B * UNITS);

@@ -22,13 +22,13 @@ bench_local *bench_local_open(const Nnd__Model *m, const void *input, size_t in_
     bench_local *l = calloc(1, sizeof *l);
     eng_model_desc desc;
     schema_status s =
-        l ? srv_model_from_proto(m, NULL, 0, &desc, err, sizeof err) : NND_GENERAL_FAILURE;
-    if (s == NND_OK) {
+        l ? srv_model_from_proto(m, NULL, 0, &desc, err, sizeof err) : SCHEMA_GENERAL_FAILURE;
+    if (s == SCHEMA_OK) {
         s = eng_prepare(&desc, &l->p, err, sizeof err);
         srv_model_desc_clear(&desc);
     }
-    if (s == NND_OK && !(l->e = eng_exec_create(l->p))) s = NND_GENERAL_FAILURE;
-    if (s != NND_OK) {
+    if (s == SCHEMA_OK && !(l->e = eng_exec_create(l->p))) s = SCHEMA_GENERAL_FAILURE;
+    if (s != SCHEMA_OK) {
         fprintf(stderr, "bench: in-process side: %s\n", err);
         bench_local_close(l);
         return NULL;
@@ -43,7 +43,7 @@ double bench_local_run(bench_local *l) {
     uint64_t t0 = bench_now_ns();
     schema_status s = eng_exec_run(l->e, &l->in, &l->out, NULL, NULL, err, sizeof err);
     double t = (double)(bench_now_ns() - t0);
-    if (s != NND_OK) {
+    if (s != SCHEMA_OK) {
         fprintf(stderr, "bench: in-process execute: %s\n", err);
         return -1;
     }

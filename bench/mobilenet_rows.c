@@ -71,7 +71,7 @@ static int versus_xnn(side *s, bench_pair *pair, double *diff) {
                                  ROUNDS, PER_ROUND, pair)
                : -1;
     const void *mine = bench_nnapi_output(&s->nnapi);
-    if (rc == 0 && s->net.type == NND_TENSOR_QUANT8_ASYMM_SIGNED)
+    if (rc == 0 && s->net.type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED)
         *diff = logits_diff(&s->net, mine, bench_xnn_output(x));
     else if (rc == 0)
         *diff = max_diff(&s->net, mine, &s->net, bench_xnn_output(x));
@@ -83,10 +83,10 @@ int bench_mobilenet_rows(const tst_daemon *d, bench_mobilenet *out) {
     /* libnnd's NNAPI layer reaches the daemon that $NND_SOCKET names. */
     setenv("NND_SOCKET", d->socket_path, 1);
     side f32, q8, f16, s8;
-    int rc = side_open(&f32, NND_TENSOR_FLOAT32);
-    rc |= side_open(&q8, NND_TENSOR_QUANT8_ASYMM);
-    rc |= side_open(&f16, NND_TENSOR_FLOAT16);
-    rc |= side_open(&s8, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    int rc = side_open(&f32, SCHEMA_TENSOR_FLOAT32);
+    rc |= side_open(&q8, SCHEMA_TENSOR_QUANT8_ASYMM);
+    rc |= side_open(&f16, SCHEMA_TENSOR_FLOAT16);
+    rc |= side_open(&s8, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (!rc) rc = versus_xnn(&f32, &out->f32_xnn, &out->f32_diff);
     if (!rc) rc = versus_xnn(&q8, &out->q8_xnn, &out->q8_diff);
     if (!rc)

@@ -130,10 +130,10 @@ static bench_xnn *fail(bench_xnn *x, const char *what, enum xnn_status st) {
 static void define_net(graph *gr, bench_xnn *x) {
     const bench_net *net = gr->net;
     gr->st = xnn_status_success;
-    gr->act = net->type == NND_TENSOR_FLOAT32        ? xnn_datatype_fp32
-              : net->type == NND_TENSOR_QUANT8_ASYMM ? xnn_datatype_quint8
-                                                     : xnn_datatype_qint8;
-    if (net->type == NND_TENSOR_FLOAT16) {
+    gr->act = net->type == SCHEMA_TENSOR_FLOAT32        ? xnn_datatype_fp32
+              : net->type == SCHEMA_TENSOR_QUANT8_ASYMM ? xnn_datatype_quint8
+                                                        : xnn_datatype_qint8;
+    if (net->type == SCHEMA_TENSOR_FLOAT16) {
         gr->st = xnn_status_unsupported_parameter; /* no FLOAT16 side */
         return;
     }

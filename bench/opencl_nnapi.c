@@ -21,10 +21,10 @@ ANeuralNetworksModel *bench_om_nnapi_model(const om_model *m) {
         ANeuralNetworksOperandType t = {o->type, o->rank, o->rank ? o->dims : NULL, o->scale,
                                         o->zero_point};
         rc = ANeuralNetworksModel_addOperand(model, &t);
-        if (!rc && o->lifetime == NND_CONSTANT_COPY)
+        if (!rc && o->lifetime == SCHEMA_CONSTANT_COPY)
             rc = ANeuralNetworksModel_setOperandValue(model, (int32_t)i, m->values + o->offset,
                                                       o->length);
-        if (!rc && o->lifetime == NND_NO_VALUE)
+        if (!rc && o->lifetime == SCHEMA_NO_VALUE)
             rc = ANeuralNetworksModel_setOperandValue(model, (int32_t)i, NULL, 0);
     }
     for (uint32_t k = 0; !rc && k < m->n_ops; k++)

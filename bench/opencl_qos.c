@@ -49,8 +49,8 @@ static void conv_stack(om_model *m) {
                           om_i32(m, 1),
                           om_i32(m, 1),
                           om_i32(m, 1)};
-        uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, 4, dims);
-        om_op(m, NND_OP_CONV_2D, 7, in, y);
+        uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, dims);
+        om_op(m, SCHEMA_OP_CONV_2D, 7, in, y);
         x = y;
     }
     om_output(m, x);

@@ -48,7 +48,7 @@ static double max_diff(const float *a, const float *b, size_t n) {
 
 static int mnet_rows(ocl_device *dev, bench_opencl *out) {
     bench_net net;
-    if (bench_net_init(&net, NND_TENSOR_FLOAT32)) return -1;
+    if (bench_net_init(&net, SCHEMA_TENSOR_FLOAT32)) return -1;
     static om_model m;
     om_init(&m, 7);
     om_mobilenet(&m, &net);
@@ -130,8 +130,8 @@ static int fc_row(ocl_device *dev, bench_opencl *out) {
     float *output = malloc(sizeof(float) * FC_B * FC_UNITS);
     if (!zeros || !output) return -1;
     uint32_t bias = om_const_f32(&m, 1, (uint32_t[]){FC_UNITS}, zeros, 0);
-    uint32_t y = om_tensor(&m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){FC_B, FC_UNITS});
-    om_op(&m, NND_OP_FULLY_CONNECTED, 4, (uint32_t[]){x, w, bias, om_i32(&m, 0)}, y);
+    uint32_t y = om_tensor(&m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){FC_B, FC_UNITS});
+    om_op(&m, SCHEMA_OP_FULLY_CONNECTED, 4, (uint32_t[]){x, w, bias, om_i32(&m, 0)}, y);
     om_output(&m, y);
     clblast_side s = {.dev = dev, .input = m.input_data[0], .output = output};
     cl_int e = CL_SUCCESS;
@@ -208,7 +208,7 @@ static double cache_trial(const om_model *m, const char *scratch, int trial) {
 
 static int cache_row(const char *scratch, bench_opencl *out) {
     bench_net net;
-    if (bench_net_init(&net, NND_TENSOR_FLOAT32)) return -1;
+    if (bench_net_init(&net, SCHEMA_TENSOR_FLOAT32)) return -1;
     static om_model m;
     om_init(&m, 7);
     om_mobilenet(&m, &net);

@@ -106,8 +106,8 @@ static int hit_rounds(side *s, bench_prepare *out) {
 int bench_prepare_rows(bench_prepare *out) {
     memset(out, 0, sizeof *out);
     side s = {0};
-    if (bench_net_init(&s.net, NND_TENSOR_FLOAT32) ||
-        bench_net_init(&s.fixed, NND_TENSOR_FLOAT32)) {
+    if (bench_net_init(&s.net, SCHEMA_TENSOR_FLOAT32) ||
+        bench_net_init(&s.fixed, SCHEMA_TENSOR_FLOAT32)) {
         fprintf(stderr, "bench: prepare: out of memory building the MobileNet\n");
         return -1;
     }

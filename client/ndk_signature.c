@@ -98,7 +98,7 @@ int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_
         idx[j] = j;
     }
     ok = ok && describe_referenced(m, ops, n, d, &r);
-    schema_status s = NND_UNSUPPORTED;
+    schema_status s = SCHEMA_UNSUPPORTED;
     char msg[SCHEMA_ERR_LEN];
     if (ok) {
         eng_operation_desc op = {.type = type,
@@ -113,7 +113,7 @@ int ndk_signature_check(const ANeuralNetworksModel *m, int32_t type, uint32_t n_
     free(ops);
     referenced_free(&r);
     if (!ok) return ANEURALNETWORKS_OUT_OF_MEMORY;
-    if (s != NND_INVALID_ARGUMENT) return ANEURALNETWORKS_NO_ERROR;
+    if (s != SCHEMA_INVALID_ARGUMENT) return ANEURALNETWORKS_NO_ERROR;
     if (err && errlen) snprintf(err, errlen, "%s", msg);
     return ANEURALNETWORKS_BAD_DATA;
 }

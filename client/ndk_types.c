@@ -9,11 +9,11 @@
 
 #include "schema/operand_type.h"
 
-_Static_assert(NDK_NUM_OPERAND_TYPES == (int)NND_SUBGRAPH_TYPE + 1 &&
+_Static_assert(NDK_NUM_OPERAND_TYPES == (int)SCHEMA_SUBGRAPH_TYPE + 1 &&
                    (int)ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ==
-                       (int)NND_TENSOR_QUANT8_ASYMM_SIGNED &&
-                   (int)NDK_OEM_SCALAR == (int)NND_OEM_SCALAR &&
-                   (int)NDK_TENSOR_OEM_BYTE == (int)NND_TENSOR_OEM_BYTE,
+                       (int)SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED &&
+                   (int)NDK_OEM_SCALAR == (int)SCHEMA_OEM_SCALAR &&
+                   (int)NDK_TENSOR_OEM_BYTE == (int)SCHEMA_TENSOR_OEM_BYTE,
                "the NDK's operand type codes are the schema's");
 
 bool ndk_type_info(int32_t type, uint32_t *elem_size, bool *is_tensor) {

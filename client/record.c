@@ -220,8 +220,8 @@ static void write_or_stop(rec_case *rc) {
 /* ---- models ----------------------------------------------------------------------------- */
 
 static bool is_tensor(int32_t type) {
-    return type != NND_FLOAT32 && type != NND_INT32 && type != NND_UINT32 && type != NND_BOOL &&
-           type != NND_FLOAT16;
+    return type != SCHEMA_FLOAT32 && type != SCHEMA_INT32 && type != SCHEMA_UINT32 &&
+           type != SCHEMA_BOOL && type != SCHEMA_FLOAT16;
 }
 
 /* A tensor whose shape the model leaves open: its outputs are dynamic. */

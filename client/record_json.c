@@ -267,16 +267,18 @@ static const char *const version_names[] = {"V1_0", "V1_1", "V1_2", "V1_3", "AID
 /* Operation codes by the version that added them: HAL 1.0 ends at TANH, 1.1 at TRANSPOSE,
  * 1.2 at RESIZE_NEAREST_NEIGHBOR, 1.3 at RANK; feature level 6 adds BATCH_MATMUL and PACK. */
 static int operation_version(int32_t code) {
-    return code <= NND_OP_TANH                      ? V1_0
-           : code <= NND_OP_TRANSPOSE               ? V1_1
-           : code <= NND_OP_RESIZE_NEAREST_NEIGHBOR ? V1_2
-           : code <= NND_OP_RANK                    ? V1_3
-           : code <= NND_OP_PACK                    ? AIDL_V2
-                                                    : AIDL_V3;
+    return code <= SCHEMA_OP_TANH                      ? V1_0
+           : code <= SCHEMA_OP_TRANSPOSE               ? V1_1
+           : code <= SCHEMA_OP_RESIZE_NEAREST_NEIGHBOR ? V1_2
+           : code <= SCHEMA_OP_RANK                    ? V1_3
+           : code <= SCHEMA_OP_PACK                    ? AIDL_V2
+                                                       : AIDL_V3;
 }
 
 static int type_version(int32_t type) {
-    return type <= NND_TENSOR_QUANT8_ASYMM ? V1_0 : type <= NND_TENSOR_QUANT8_SYMM ? V1_2 : V1_3;
+    return type <= SCHEMA_TENSOR_QUANT8_ASYMM  ? V1_0
+           : type <= SCHEMA_TENSOR_QUANT8_SYMM ? V1_2
+                                               : V1_3;
 }
 
 static int graph_version(const Nnd__Subgraph *g, int v) {
@@ -319,38 +321,38 @@ static int put_float(char *p, size_t room, float f, int digits, bool *has_nan) {
 
 static int put_element(char *p, size_t room, int32_t type, const uint8_t *e, bool *has_nan) {
     switch (type) {
-    case NND_FLOAT32:
-    case NND_TENSOR_FLOAT32: {
+    case SCHEMA_FLOAT32:
+    case SCHEMA_TENSOR_FLOAT32: {
         float f;
         memcpy(&f, e, 4);
         return put_float(p, room, f, 9, has_nan);
     }
-    case NND_FLOAT16:
-    case NND_TENSOR_FLOAT16: {
+    case SCHEMA_FLOAT16:
+    case SCHEMA_TENSOR_FLOAT16: {
         uint16_t h;
         memcpy(&h, e, 2);
         return put_float(p, room, half_to_float(h), 5, has_nan);
     }
-    case NND_INT32:
-    case NND_TENSOR_INT32: {
+    case SCHEMA_INT32:
+    case SCHEMA_TENSOR_INT32: {
         int32_t i;
         memcpy(&i, e, 4);
         return snprintf(p, room, "%d", i);
     }
-    case NND_UINT32: {
+    case SCHEMA_UINT32: {
         uint32_t u;
         memcpy(&u, e, 4);
         return snprintf(p, room, "%u", u);
     }
-    case NND_BOOL:
-    case NND_TENSOR_BOOL8: return snprintf(p, room, *e ? "true" : "false");
-    case NND_TENSOR_QUANT8_ASYMM: return snprintf(p, room, "%u", *e);
-    case NND_TENSOR_QUANT16_SYMM: {
+    case SCHEMA_BOOL:
+    case SCHEMA_TENSOR_BOOL8: return snprintf(p, room, *e ? "true" : "false");
+    case SCHEMA_TENSOR_QUANT8_ASYMM: return snprintf(p, room, "%u", *e);
+    case SCHEMA_TENSOR_QUANT16_SYMM: {
         int16_t i;
         memcpy(&i, e, 2);
         return snprintf(p, room, "%d", i);
     }
-    case NND_TENSOR_QUANT16_ASYMM: {
+    case SCHEMA_TENSOR_QUANT16_ASYMM: {
         uint16_t u;
         memcpy(&u, e, 2);
         return snprintf(p, room, "%u", u);

@@ -30,7 +30,7 @@
  *   mem_alloc() gives a handle (0: none) to zeroed bytes in the device's memory for an
  *   operand of that type and shape (operand may be NULL: bytes only) and the roles its
  *   partitions will use it in (nnd/driver.h; engine.h eng_buffer_alloc() finds them);
- *   mem_read() and mem_write() copy out of and into it at an offset (NND_OK, or
+ *   mem_read() and mem_write() copy out of and into it at an offset (SCHEMA_OK, or
  *   GENERAL_FAILURE with err); mem_free() gives it back. A model input or output bound to
  *   device memory (eng_io.device) is used there by the steps of that backend (run() finds
  *   it in the tensor's device fields); before any other step reads it, the run copies it

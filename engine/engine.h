@@ -26,7 +26,7 @@
  *   with the model. The checkpoint runs between the operations of branches and loop
  *   iterations too, always given the index of the main graph's operation they belong to;
  *   a run stopped inside a loop resumes there. A WHILE whose condition still holds after
- *   the checkpoint's loop timeout stops the run with NND_MISSED_DEADLINE_TRANSIENT.
+ *   the checkpoint's loop timeout stops the run with SCHEMA_MISSED_DEADLINE_TRANSIENT.
  */
 #ifndef ENG_ENGINE_H
 #define ENG_ENGINE_H
@@ -192,7 +192,7 @@ typedef struct eng_output_shape {
     bool sufficient;
 } eng_output_shape;
 
-/* Called between operations with the index of the next one; return NND_OK to go on.
+/* Called between operations with the index of the next one; return SCHEMA_OK to go on.
  * Inside IF branches and WHILE loops next_op is the main graph operation running them. */
 typedef struct eng_checkpoint {
     schema_status (*check)(void *ctx, uint32_t next_op);
@@ -222,17 +222,17 @@ schema_status eng_validate(const eng_model_desc *m, char *err, size_t errlen);
  * dimensions; no constant values), by the model's rules only (what the NNAPI runtime
  * checks as an operation is added; the driver's rules wait for prepare): the check() of
  * its registry row, and for IF and WHILE the match against the subgraphs they name (an
- * operand of lifetime NND_SUBGRAPH names referenced[offset]; only the subgraphs' operands,
+ * operand of lifetime SCHEMA_SUBGRAPH names referenced[offset]; only the subgraphs' operands,
  * inputs and outputs are looked at). For a client that validates as a model is built (the
- * NNAPI layer's addOperation). NND_OK, NND_INVALID_ARGUMENT with err naming what is wrong,
- * or NND_UNSUPPORTED for what this engine does not judge (no registry row, an extension). */
+ * NNAPI layer's addOperation). SCHEMA_OK, SCHEMA_INVALID_ARGUMENT with err naming what is wrong,
+ * or SCHEMA_UNSUPPORTED for what this engine does not judge (no registry row, an extension). */
 schema_status eng_validate_operation(const eng_operand_desc *operands, uint32_t n_operands,
                                      const eng_operation_desc *op,
                                      const eng_subgraph_desc *referenced, uint32_t n_referenced,
                                      bool relaxed, char *err, size_t errlen);
 
 /* Fills supported[i] for each operation: true when it is valid and has a kernel for its
- * operand types. Returns NND_INVALID_ARGUMENT (with err) for a structurally bad model. */
+ * operand types. Returns SCHEMA_INVALID_ARGUMENT (with err) for a structurally bad model. */
 schema_status eng_supported_operations(const eng_model_desc *m, bool *supported, char *err,
                                        size_t errlen);
 /* As eng_supported_operations(), and on_refused (may be NULL) is told, for each operation of
@@ -294,7 +294,7 @@ bool eng_prepared_reference_only(const eng_prepared *p);
  * or XNNPACK). */
 uint32_t eng_prepared_steps_on(const eng_prepared *p, const struct eng_backend *b);
 /* The cache blobs of p's steps on drivers[0..n_drivers), in step order: *out (n_out
- * entries, freed with eng_step_blobs_free()). NND_UNSUPPORTED (err names the device) when
+ * entries, freed with eng_step_blobs_free()). SCHEMA_UNSUPPORTED (err names the device) when
  * such a step's backend keeps no blobs or declines; steps elsewhere have none. */
 schema_status eng_prepared_blobs(const eng_prepared *p, const struct eng_backend *const *drivers,
                                  uint32_t n_drivers, eng_step_blob **out, uint32_t *n_out,
@@ -329,9 +329,9 @@ typedef struct eng_arena_allocator {
 void eng_set_partition_arena_allocator(const eng_arena_allocator *a);
 
 /* Runs one execution. inputs/outputs have eng_prepared_num_inputs/outputs entries; shapes
- * (may be NULL) receives one entry per output. Returns NND_OK,
- * NND_OUTPUT_INSUFFICIENT_SIZE (shapes tell which), NND_INVALID_ARGUMENT for a bad
- * request, NND_GENERAL_FAILURE, or what the checkpoint returned. */
+ * (may be NULL) receives one entry per output. Returns SCHEMA_OK,
+ * SCHEMA_OUTPUT_INSUFFICIENT_SIZE (shapes tell which), SCHEMA_INVALID_ARGUMENT for a bad
+ * request, SCHEMA_GENERAL_FAILURE, or what the checkpoint returned. */
 schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outputs,
                            eng_output_shape *shapes, const eng_checkpoint *cp, char *err,
                            size_t errlen);

@@ -6,7 +6,7 @@
  * - check(): signature validation, once per model: operand counts and types, and any
  *   constant scalar it can judge. Tensors carry type, quantization and dimensions as far
  *   as known (known == false: some dimension or the rank is unknown); data is set only
- *   for constants. Return NND_INVALID_ARGUMENT via eng_fail(), or NND_UNSUPPORTED for a
+ *   for constants. Return SCHEMA_INVALID_ARGUMENT via eng_fail(), or SCHEMA_UNSUPPORTED for a
  *   valid combination this engine has no kernel for.
  * - shape(): output dimensions from input dimensions and parameters, with consistency
  *   checks. Called at prepare when every input's shape is known and every scalar input is
@@ -14,7 +14,7 @@
  *   of a tensor that is not constant (data == NULL), it returns ENG_DEFER.
  * - kernels[]: run functions keyed by the type of input `key_input`; run() computes
  *   outputs (dims already set by shape()) and may use eng_scratch() for temporaries.
- * - An omitted optional input has data == NULL and lifetime NND_NO_VALUE. Which inputs
+ * - An omitted optional input has data == NULL and lifetime SCHEMA_NO_VALUE. Which inputs
  *   an operation takes as optional is its row's optional_inputs (eng_op_optional_inputs()); the
  *   engine refuses an omitted input anywhere else, so kernels never see one there.
  * - Reference kernels ignore c->state; it carries a fast backend's per-step state

@@ -25,7 +25,7 @@ static uint64_t now_ns(void) {
 static eng_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
     eng_operand_desc o;
     memset(&o, 0, sizeof o);
-    o.type = NND_TENSOR_FLOAT32;
+    o.type = SCHEMA_TENSOR_FLOAT32;
     o.rank = d1 ? 2 : 1;
     o.dims[0] = d0;
     o.dims[1] = d1;
@@ -38,7 +38,7 @@ static uint64_t time_model(const eng_model_desc *m, float *in, size_t in_len, fl
                            size_t out_len, int reps, eng_cost *total) {
     eng_prepared *p = NULL;
     char err[SCHEMA_ERR_LEN];
-    if (eng_prepare(m, &p, err, sizeof err) != NND_OK) return 0;
+    if (eng_prepare(m, &p, err, sizeof err) != SCHEMA_OK) return 0;
     memset(total, 0, sizeof *total);
     for (uint32_t k = 0; k < eng_prepared_num_operations(p); k++) {
         eng_cost c = eng_prepared_step_cost(p, k);
@@ -59,7 +59,7 @@ static uint64_t time_model(const eng_model_desc *m, float *in, size_t in_len, fl
     io_out[0].length = out_len * sizeof(float);
     for (int r = 0; e && r <= reps; r++) {
         uint64_t t0 = now_ns();
-        if (eng_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err) != NND_OK) {
+        if (eng_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err) != SCHEMA_OK) {
             best = 0;
             break;
         }
@@ -78,20 +78,20 @@ static uint64_t probe_chain(float *buf, eng_cost *c) {
     eng_operation_desc opn[CHAIN];
     uint32_t in_lists[CHAIN][3], out_lists[CHAIN][1];
     int32_t act = 0;
-    ops[0] = tensor(NND_MODEL_INPUT, 4, 0);
-    ops[1] = tensor(NND_MODEL_INPUT, 4, 0);
+    ops[0] = tensor(SCHEMA_MODEL_INPUT, 4, 0);
+    ops[1] = tensor(SCHEMA_MODEL_INPUT, 4, 0);
     memset(&ops[2], 0, sizeof ops[2]);
-    ops[2].type = NND_INT32;
-    ops[2].lifetime = NND_CONSTANT_COPY;
+    ops[2].type = SCHEMA_INT32;
+    ops[2].lifetime = SCHEMA_CONSTANT_COPY;
     ops[2].length = 4;
     for (uint32_t k = 0; k < CHAIN; k++) {
         uint32_t out = 3 + k;
-        ops[out] = tensor(k + 1 == CHAIN ? NND_MODEL_OUTPUT : NND_TEMPORARY, 4, 0);
+        ops[out] = tensor(k + 1 == CHAIN ? SCHEMA_MODEL_OUTPUT : SCHEMA_TEMPORARY, 4, 0);
         in_lists[k][0] = k == 0 ? 0 : out - 1;
         in_lists[k][1] = 1;
         in_lists[k][2] = 2;
         out_lists[k][0] = out;
-        opn[k] = (eng_operation_desc){NND_OP_ADD, 3, in_lists[k], 1, out_lists[k]};
+        opn[k] = (eng_operation_desc){SCHEMA_OP_ADD, 3, in_lists[k], 1, out_lists[k]};
     }
     uint32_t inputs[2] = {0, 1}, outputs[1] = {N - 1};
     eng_model_desc m = {.n_operands = N,
@@ -109,16 +109,16 @@ static uint64_t probe_chain(float *buf, eng_cost *c) {
 
 /* out = a + b over BIG floats. */
 static uint64_t probe_add(float *buf, eng_cost *c) {
-    eng_operand_desc ops[4] = {tensor(NND_MODEL_INPUT, BIG, 0),
-                               tensor(NND_MODEL_INPUT, BIG, 0),
+    eng_operand_desc ops[4] = {tensor(SCHEMA_MODEL_INPUT, BIG, 0),
+                               tensor(SCHEMA_MODEL_INPUT, BIG, 0),
                                {0},
-                               tensor(NND_MODEL_OUTPUT, BIG, 0)};
-    ops[2].type = NND_INT32;
-    ops[2].lifetime = NND_CONSTANT_COPY;
+                               tensor(SCHEMA_MODEL_OUTPUT, BIG, 0)};
+    ops[2].type = SCHEMA_INT32;
+    ops[2].lifetime = SCHEMA_CONSTANT_COPY;
     ops[2].length = 4;
     int32_t act = 0;
     uint32_t in_list[3] = {0, 1, 2}, out_list[1] = {3}, inputs[2] = {0, 1}, outputs[1] = {3};
-    eng_operation_desc op = {NND_OP_ADD, 3, in_list, 1, out_list};
+    eng_operation_desc op = {SCHEMA_OP_ADD, 3, in_list, 1, out_list};
     eng_model_desc m = {.n_operands = 4,
                         .operands = ops,
                         .n_operations = 1,
@@ -140,20 +140,20 @@ static uint64_t probe_fc(float *buf, eng_cost *c) {
     float *w = (float *)values;
     for (size_t i = 0; i < (size_t)FC_OUT * FC_IN; i++)
         w[i] = (float)(i % 7) * 0.01f;
-    eng_operand_desc ops[5] = {tensor(NND_MODEL_INPUT, FC_ROWS, FC_IN),
-                               tensor(NND_CONSTANT_COPY, FC_OUT, FC_IN),
-                               tensor(NND_CONSTANT_COPY, FC_OUT, 0),
+    eng_operand_desc ops[5] = {tensor(SCHEMA_MODEL_INPUT, FC_ROWS, FC_IN),
+                               tensor(SCHEMA_CONSTANT_COPY, FC_OUT, FC_IN),
+                               tensor(SCHEMA_CONSTANT_COPY, FC_OUT, 0),
                                {0},
-                               tensor(NND_MODEL_OUTPUT, FC_ROWS, FC_OUT)};
+                               tensor(SCHEMA_MODEL_OUTPUT, FC_ROWS, FC_OUT)};
     ops[1].length = w_bytes;
     ops[2].offset = w_bytes;
     ops[2].length = b_bytes;
-    ops[3].type = NND_INT32;
-    ops[3].lifetime = NND_CONSTANT_COPY;
+    ops[3].type = SCHEMA_INT32;
+    ops[3].lifetime = SCHEMA_CONSTANT_COPY;
     ops[3].offset = w_bytes + b_bytes;
     ops[3].length = 4;
     uint32_t in_list[4] = {0, 1, 2, 3}, out_list[1] = {4}, inputs[1] = {0}, outputs[1] = {4};
-    eng_operation_desc op = {NND_OP_FULLY_CONNECTED, 4, in_list, 1, out_list};
+    eng_operation_desc op = {SCHEMA_OP_FULLY_CONNECTED, 4, in_list, 1, out_list};
     eng_model_desc m = {.n_operands = 5,
                         .operands = ops,
                         .n_operations = 1,

@@ -45,7 +45,7 @@ schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio 
                  "allows %llu",
                  bytes, (unsigned long long)s->cfg.device_memory);
         qos_sched_note_refusal(s, QOS_REFUSE_DEVICE_LIMIT);
-        return NND_RESOURCE_EXHAUSTED_PERSISTENT;
+        return SCHEMA_RESOURCE_EXHAUSTED_PERSISTENT;
     }
     qos_sched_model *m = calloc(1, sizeof *m);
     uint32_t n = eng_prepared_num_operations(p);
@@ -54,7 +54,7 @@ schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio 
         free(m);
         free(frac);
         snprintf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     double total = 0;
     for (uint32_t k = 0; k < n; k++) {
@@ -77,7 +77,7 @@ schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio 
     m->release = release;
     m->release_ctx = release_ctx;
     *out = m;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status qos_sched_model_set_lanes(qos_sched_model *m, const uint8_t *lanes) {
@@ -89,13 +89,13 @@ schema_status qos_sched_model_set_lanes(qos_sched_model *m, const uint8_t *lanes
     m->first_lane = 0;
     /* NULL when every operation runs on lane 0: the checkpoint then never looks. One extra
      * entry, so that lane[n_ops] (after the last operation) is readable. */
-    if (all_first) return NND_OK;
-    if (!(m->lane = malloc(m->n_ops + 1))) return NND_GENERAL_FAILURE;
+    if (all_first) return SCHEMA_OK;
+    if (!(m->lane = malloc(m->n_ops + 1))) return SCHEMA_GENERAL_FAILURE;
     for (uint32_t k = 0; k < m->n_ops; k++)
         m->lane[k] = lanes[k] < m->s->cfg.lanes ? lanes[k] : 0;
     m->lane[m->n_ops] = m->n_ops ? m->lane[m->n_ops - 1] : 0;
     m->first_lane = m->lane[0];
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void qos_sched_model_estimate(qos_sched_model *m, uint64_t *typical, uint64_t *tail) {

@@ -105,13 +105,13 @@ static void finish(qos_sched *s, qos_job *j, schema_status st) {
     if (j->cancelled) {
         s->cancelled++;
     } else {
-        if (st == NND_OK || st == NND_OUTPUT_INSUFFICIENT_SIZE)
+        if (st == SCHEMA_OK || st == SCHEMA_OUTPUT_INSUFFICIENT_SIZE)
             s->completed++;
         else
             s->failed++;
         qos_hist_add(&s->latency[j->prio], now - j->submit_ns);
         if (j->deadline_ns) {
-            j->deadline_met = st == NND_OK && now <= j->deadline_ns;
+            j->deadline_met = st == SCHEMA_OK && now <= j->deadline_ns;
             if (j->deadline_met)
                 s->met++;
             else
@@ -141,14 +141,14 @@ static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, .
 
 static schema_status refusal_status(qos_refusal why) {
     switch (why) {
-    case QOS_REFUSE_INVALID: return NND_INVALID_ARGUMENT;
+    case QOS_REFUSE_INVALID: return SCHEMA_INVALID_ARGUMENT;
     case QOS_REFUSE_DEADLINE_PASSED:
-    case QOS_REFUSE_TOO_SLOW: return NND_MISSED_DEADLINE_PERSISTENT;
-    case QOS_REFUSE_BUSY: return NND_MISSED_DEADLINE_TRANSIENT;
+    case QOS_REFUSE_TOO_SLOW: return SCHEMA_MISSED_DEADLINE_PERSISTENT;
+    case QOS_REFUSE_BUSY: return SCHEMA_MISSED_DEADLINE_TRANSIENT;
     case QOS_REFUSE_QUEUE_FULL:
-    case QOS_REFUSE_MEMORY: return NND_RESOURCE_EXHAUSTED_TRANSIENT;
-    case QOS_REFUSE_DEVICE_LIMIT: return NND_RESOURCE_EXHAUSTED_PERSISTENT;
-    default: return NND_OK;
+    case QOS_REFUSE_MEMORY: return SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT;
+    case QOS_REFUSE_DEVICE_LIMIT: return SCHEMA_RESOURCE_EXHAUSTED_PERSISTENT;
+    default: return SCHEMA_OK;
     }
 }
 
@@ -235,7 +235,7 @@ static bool admit_dispatch(qos_sched *s, qos_job *j, uint64_t now) {
     if (atomic_load(&j->stop)) {
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
-        finish(s, j, NND_GENERAL_FAILURE);
+        finish(s, j, SCHEMA_GENERAL_FAILURE);
         return false;
     }
     /* A device completed its partition: the run finishes that first (its status, a missed
@@ -258,7 +258,7 @@ static bool admit_dispatch(qos_sched *s, qos_job *j, uint64_t now) {
     } else {
         snprintf(j->err, sizeof j->err, "deadline missed while %s",
                  j->preemptions ? "preempted" : "waiting for the device of its next operation");
-        finish(s, j, NND_MISSED_DEADLINE_TRANSIENT);
+        finish(s, j, SCHEMA_MISSED_DEADLINE_TRANSIENT);
     }
     return false;
 }
@@ -357,7 +357,7 @@ static schema_status checkpoint(void *ctx, uint32_t next_op) {
                      "stopped before operation %u of %u: about %llu us of work left would end "
                      "past the deadline",
                      next_op, j->model->n_ops, (unsigned long long)(left / 1000));
-            return NND_MISSED_DEADLINE_TRANSIENT;
+            return SCHEMA_MISSED_DEADLINE_TRANSIENT;
         }
     }
     const uint8_t *lane = j->model->lane;
@@ -370,7 +370,7 @@ static schema_status checkpoint(void *ctx, uint32_t next_op) {
         j->next_op = next_op;
         return ST_YIELD;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void device_completed(void *ctx);
@@ -385,7 +385,7 @@ static schema_status run_segment(qos_sched *s, qos_job *j) {
     const eng_prepared *p = j->model->prepared;
     if (!j->exec && !(j->exec = eng_exec_create(p))) {
         snprintf(j->err, sizeof j->err, "out of memory creating an execution");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     /* next_op > 0: suspended or moved (a preempted job that restarts is back at 0). */
     bool resume = j->next_op > 0 || j->device_done;
@@ -413,7 +413,7 @@ static schema_status run_segment(qos_sched *s, qos_job *j) {
     eng_exec_driver_times(j->exec, &j->device_ns, &j->driver_ns);
     if (s->cfg.fault_count && s->cfg.fault_count() != faults) {
         snprintf(j->err, sizeof j->err, "a memory pool shrank during the execution");
-        st = NND_GENERAL_FAILURE;
+        st = SCHEMA_GENERAL_FAILURE;
     }
     return st;
 }
@@ -424,7 +424,7 @@ static void device_requeue(qos_sched *s, qos_job *j) {
     if (s->stopping) {
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled: the daemon is stopping");
-        finish(s, j, NND_GENERAL_FAILURE);
+        finish(s, j, SCHEMA_GENERAL_FAILURE);
         return;
     }
     unsigned to = j->model->lane ? j->model->lane[j->next_op] : 0;
@@ -435,7 +435,7 @@ static void device_requeue(qos_sched *s, qos_job *j) {
     j->q.cost_ns = left_of(j, qos_est_typical(&j->model->est));
     if (enqueue(s, j, to, true) == 0) return;
     snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
-    finish(s, j, NND_GENERAL_FAILURE);
+    finish(s, j, SCHEMA_GENERAL_FAILURE);
 }
 
 /* The engine's notify: j's device completed its partition (any thread). */
@@ -486,16 +486,16 @@ static bool after_run(qos_sched *s, qos_job *j, schema_status st) {
         atomic_store(&j->yield, false);
         if (enqueue(s, j, to, yielded) == 0) return yielded;
         snprintf(j->err, sizeof j->err, "out of memory requeueing an execution");
-        finish(s, j, NND_GENERAL_FAILURE);
+        finish(s, j, SCHEMA_GENERAL_FAILURE);
         return false;
     }
     if (st == ST_YIELD || st == ST_MOVE || st == ST_STOPPED) {
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
-        st = NND_GENERAL_FAILURE;
-    } else if (st == NND_OK) {
+        st = SCHEMA_GENERAL_FAILURE;
+    } else if (st == SCHEMA_OK) {
         qos_est_add(&j->model->est, j->run_ns);
-    } else if (st == NND_MISSED_DEADLINE_TRANSIENT) {
+    } else if (st == SCHEMA_MISSED_DEADLINE_TRANSIENT) {
         s->aborted++;
     }
     finish(s, j, st);
@@ -623,7 +623,7 @@ static void cancel_queued(qos_sched *s) {
             qos_job *j = job_of(e);
             j->cancelled = true;
             snprintf(j->err, sizeof j->err, "cancelled: the daemon is stopping");
-            finish(s, j, NND_GENERAL_FAILURE);
+            finish(s, j, SCHEMA_GENERAL_FAILURE);
         }
     }
 }
@@ -663,7 +663,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     uint64_t now = now_ns();
     j->submit_ns = now;
     j->start_ns = j->end_ns = j->run_ns = 0;
-    j->status = NND_OK;
+    j->status = SCHEMA_OK;
     j->refused = QOS_REFUSE_NONE;
     j->cancelled = j->deadline_met = false;
     j->preemptions = 0;
@@ -682,7 +682,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
         pthread_mutex_lock(&s->lock);
         refuse(s, j, QOS_REFUSE_INVALID, "invalid priority");
         pthread_mutex_unlock(&s->lock);
-        return NND_INVALID_ARGUMENT;
+        return SCHEMA_INVALID_ARGUMENT;
     }
     memset(&j->q, 0, sizeof j->q);
     j->q.app = j->app;
@@ -700,7 +700,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     if (s->stopping || mem_add(s, j->app, j->model->exec_bytes) < 0) {
         pthread_mutex_unlock(&s->lock);
         snprintf(j->err, sizeof j->err, s->stopping ? "the daemon is stopping" : "out of memory");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     qos_sched_model_ref(j->model);
     s->submitted++;
@@ -715,7 +715,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
         pthread_mutex_lock(&s->lock);
         after_run(s, j, st); /* nobody could ask it to yield: submits come from this thread */
         pthread_mutex_unlock(&s->lock);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (enqueue(s, j, j->lane, false) < 0) {
         mem_sub(s, j->app, j->model->exec_bytes);
@@ -723,10 +723,10 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
         pthread_mutex_unlock(&s->lock);
         qos_sched_model_unref(j->model);
         snprintf(j->err, sizeof j->err, "out of memory queueing the execution");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     pthread_mutex_unlock(&s->lock);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void qos_sched_cancel(qos_sched *s, qos_job *j) {
@@ -735,7 +735,7 @@ void qos_sched_cancel(qos_sched *s, qos_job *j) {
         qos_queue_remove(s->lanes[j->lane].q, &j->q);
         j->cancelled = true;
         snprintf(j->err, sizeof j->err, "cancelled");
-        finish(s, j, NND_GENERAL_FAILURE);
+        finish(s, j, SCHEMA_GENERAL_FAILURE);
     } else if (j->state == J_RUNNING) {
         atomic_store(&j->stop, true);
     } else if (j->state == J_ON_DEVICE) {

@@ -127,7 +127,7 @@ schema_status qos_sched_model_new(qos_sched *s, const eng_prepared *p, qos_prio 
 void qos_sched_model_ref(qos_sched_model *m);
 void qos_sched_model_unref(qos_sched_model *m);
 /* lanes[k]: the lane that runs operation k (n_ops entries; a lane past cfg.lanes counts as
- * 0). Called before m's first job. NND_GENERAL_FAILURE when out of memory. */
+ * 0). Called before m's first job. SCHEMA_GENERAL_FAILURE when out of memory. */
 schema_status qos_sched_model_set_lanes(qos_sched_model *m, const uint8_t *lanes);
 /* The current typical and tail estimates, ns. */
 void qos_sched_model_estimate(qos_sched_model *m, uint64_t *typical, uint64_t *tail);
@@ -151,7 +151,7 @@ struct qos_job {
     schema_status status;
     qos_refusal refused; /* refused when a worker took it */
     bool cancelled;      /* stopped by qos_sched_cancel() or qos_sched_free() */
-    bool deadline_met;   /* with a deadline: finished NND_OK in time */
+    bool deadline_met;   /* with a deadline: finished SCHEMA_OK in time */
     uint32_t preemptions;
     uint64_t submit_ns, start_ns, end_ns; /* start: first time a worker took it */
     uint64_t run_ns;                      /* time on device over every run segment */
@@ -182,7 +182,7 @@ void qos_sched_throughput(qos_sched *s, qos_throughput *out);
  * then calls done() for every job not yet drained. Models outlive it only if referenced. */
 void qos_sched_free(qos_sched *s);
 
-/* Admits and queues j (or runs it, see "Short work"). NND_OK: done() follows. Otherwise
+/* Admits and queues j (or runs it, see "Short work"). SCHEMA_OK: done() follows. Otherwise
  * the refusal's status, with j->refused and j->err set; j is untouched by the scheduler
  * from then on. */
 schema_status qos_sched_submit(qos_sched *s, qos_job *j);

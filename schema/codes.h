@@ -5,24 +5,24 @@
 #define SCHEMA_CODES_H
 
 enum schema_operand_type {
-    NND_FLOAT32 = 0,
-    NND_INT32 = 1,
-    NND_UINT32 = 2,
-    NND_TENSOR_FLOAT32 = 3,
-    NND_TENSOR_INT32 = 4,
-    NND_TENSOR_QUANT8_ASYMM = 5,
-    NND_BOOL = 6,
-    NND_TENSOR_QUANT16_SYMM = 7,
-    NND_TENSOR_FLOAT16 = 8,
-    NND_TENSOR_BOOL8 = 9,
-    NND_FLOAT16 = 10,
-    NND_TENSOR_QUANT8_SYMM_PER_CHANNEL = 11,
-    NND_TENSOR_QUANT16_ASYMM = 12,
-    NND_TENSOR_QUANT8_SYMM = 13,
-    NND_TENSOR_QUANT8_ASYMM_SIGNED = 14,
-    NND_SUBGRAPH_TYPE = 15,
-    NND_OEM_SCALAR = 10000,
-    NND_TENSOR_OEM_BYTE = 10001,
+    SCHEMA_FLOAT32 = 0,
+    SCHEMA_INT32 = 1,
+    SCHEMA_UINT32 = 2,
+    SCHEMA_TENSOR_FLOAT32 = 3,
+    SCHEMA_TENSOR_INT32 = 4,
+    SCHEMA_TENSOR_QUANT8_ASYMM = 5,
+    SCHEMA_BOOL = 6,
+    SCHEMA_TENSOR_QUANT16_SYMM = 7,
+    SCHEMA_TENSOR_FLOAT16 = 8,
+    SCHEMA_TENSOR_BOOL8 = 9,
+    SCHEMA_FLOAT16 = 10,
+    SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL = 11,
+    SCHEMA_TENSOR_QUANT16_ASYMM = 12,
+    SCHEMA_TENSOR_QUANT8_SYMM = 13,
+    SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED = 14,
+    SCHEMA_SUBGRAPH_TYPE = 15,
+    SCHEMA_OEM_SCALAR = 10000,
+    SCHEMA_TENSOR_OEM_BYTE = 10001,
 };
 
 /* Every base operation as X(name, code), numbered as in NeuralNetworks.h: HAL 1.0 to 1.3
@@ -140,45 +140,50 @@ enum schema_operand_type {
 /* The codes run from 0 without a gap, so the rows' count is one past the last code (the
  * engine's table, indexed by code, fails to compile otherwise). */
 enum schema_operation_type {
-#define SCHEMA_OP_ENUM(name, code) NND_OP_##name = code,
+#define SCHEMA_OP_ENUM(name, code) SCHEMA_OP_##name = code,
     SCHEMA_OPERATIONS(SCHEMA_OP_ENUM)
 #undef SCHEMA_OP_ENUM
 #define SCHEMA_OP_ONE(name, code) +1
-        NND_OP_COUNT = 0 SCHEMA_OPERATIONS(SCHEMA_OP_ONE),
+        SCHEMA_OP_COUNT = 0 SCHEMA_OPERATIONS(SCHEMA_OP_ONE),
 #undef SCHEMA_OP_ONE
-    NND_OP_OEM_OPERATION = 10000,
+    SCHEMA_OP_OEM_OPERATION = 10000,
 };
 
 /* Operand lifetimes, numbered as in HAL 1.3. */
 enum schema_lifetime {
-    NND_TEMPORARY = 0,
-    NND_MODEL_INPUT = 1,
-    NND_MODEL_OUTPUT = 2,
-    NND_CONSTANT_COPY = 3,
-    NND_CONSTANT_REFERENCE = 4,
-    NND_NO_VALUE = 5,
-    NND_SUBGRAPH = 6,
+    SCHEMA_TEMPORARY = 0,
+    SCHEMA_MODEL_INPUT = 1,
+    SCHEMA_MODEL_OUTPUT = 2,
+    SCHEMA_CONSTANT_COPY = 3,
+    SCHEMA_CONSTANT_REFERENCE = 4,
+    SCHEMA_NO_VALUE = 5,
+    SCHEMA_SUBGRAPH = 6,
 };
 
 /* Status codes, numbered as the HAL's ErrorStatus (and the wire's). */
 typedef enum schema_status {
-    NND_OK = 0,
-    NND_DEVICE_UNAVAILABLE = 1,
-    NND_GENERAL_FAILURE = 2,
-    NND_OUTPUT_INSUFFICIENT_SIZE = 3,
-    NND_INVALID_ARGUMENT = 4,
-    NND_MISSED_DEADLINE_TRANSIENT = 5,
-    NND_MISSED_DEADLINE_PERSISTENT = 6,
-    NND_RESOURCE_EXHAUSTED_TRANSIENT = 7,
-    NND_RESOURCE_EXHAUSTED_PERSISTENT = 8,
+    SCHEMA_OK = 0,
+    SCHEMA_DEVICE_UNAVAILABLE = 1,
+    SCHEMA_GENERAL_FAILURE = 2,
+    SCHEMA_OUTPUT_INSUFFICIENT_SIZE = 3,
+    SCHEMA_INVALID_ARGUMENT = 4,
+    SCHEMA_MISSED_DEADLINE_TRANSIENT = 5,
+    SCHEMA_MISSED_DEADLINE_PERSISTENT = 6,
+    SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT = 7,
+    SCHEMA_RESOURCE_EXHAUSTED_PERSISTENT = 8,
     /* Engine-internal: a valid operation this engine has no kernel for. Reported to
      * clients as INVALID_ARGUMENT with an "unsupported" message. */
-    NND_UNSUPPORTED = 100,
+    SCHEMA_UNSUPPORTED = 100,
 } schema_status;
 
 /* Fused activation codes. */
-enum { NND_FUSED_NONE = 0, NND_FUSED_RELU = 1, NND_FUSED_RELU1 = 2, NND_FUSED_RELU6 = 3 };
+enum {
+    SCHEMA_FUSED_NONE = 0,
+    SCHEMA_FUSED_RELU = 1,
+    SCHEMA_FUSED_RELU1 = 2,
+    SCHEMA_FUSED_RELU6 = 3
+};
 /* Implicit padding schemes. */
-enum { NND_PADDING_SAME = 1, NND_PADDING_VALID = 2 };
+enum { SCHEMA_PADDING_SAME = 1, SCHEMA_PADDING_VALID = 2 };
 
 #endif

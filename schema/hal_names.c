@@ -13,22 +13,22 @@ static const struct {
     int32_t code;
     size_t size;
 } operand_types[] = {
-    {"FLOAT32", NND_FLOAT32, 4},
-    {"INT32", NND_INT32, 4},
-    {"UINT32", NND_UINT32, 4},
-    {"TENSOR_FLOAT32", NND_TENSOR_FLOAT32, 4},
-    {"TENSOR_INT32", NND_TENSOR_INT32, 4},
-    {"TENSOR_QUANT8_ASYMM", NND_TENSOR_QUANT8_ASYMM, 1},
-    {"BOOL", NND_BOOL, 1},
-    {"TENSOR_QUANT16_SYMM", NND_TENSOR_QUANT16_SYMM, 2},
-    {"TENSOR_FLOAT16", NND_TENSOR_FLOAT16, 2},
-    {"TENSOR_BOOL8", NND_TENSOR_BOOL8, 1},
-    {"FLOAT16", NND_FLOAT16, 2},
-    {"TENSOR_QUANT8_SYMM_PER_CHANNEL", NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 1},
-    {"TENSOR_QUANT16_ASYMM", NND_TENSOR_QUANT16_ASYMM, 2},
-    {"TENSOR_QUANT8_SYMM", NND_TENSOR_QUANT8_SYMM, 1},
-    {"TENSOR_QUANT8_ASYMM_SIGNED", NND_TENSOR_QUANT8_ASYMM_SIGNED, 1},
-    {"SUBGRAPH", NND_SUBGRAPH_TYPE, 0},
+    {"FLOAT32", SCHEMA_FLOAT32, 4},
+    {"INT32", SCHEMA_INT32, 4},
+    {"UINT32", SCHEMA_UINT32, 4},
+    {"TENSOR_FLOAT32", SCHEMA_TENSOR_FLOAT32, 4},
+    {"TENSOR_INT32", SCHEMA_TENSOR_INT32, 4},
+    {"TENSOR_QUANT8_ASYMM", SCHEMA_TENSOR_QUANT8_ASYMM, 1},
+    {"BOOL", SCHEMA_BOOL, 1},
+    {"TENSOR_QUANT16_SYMM", SCHEMA_TENSOR_QUANT16_SYMM, 2},
+    {"TENSOR_FLOAT16", SCHEMA_TENSOR_FLOAT16, 2},
+    {"TENSOR_BOOL8", SCHEMA_TENSOR_BOOL8, 1},
+    {"FLOAT16", SCHEMA_FLOAT16, 2},
+    {"TENSOR_QUANT8_SYMM_PER_CHANNEL", SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL, 1},
+    {"TENSOR_QUANT16_ASYMM", SCHEMA_TENSOR_QUANT16_ASYMM, 2},
+    {"TENSOR_QUANT8_SYMM", SCHEMA_TENSOR_QUANT8_SYMM, 1},
+    {"TENSOR_QUANT8_ASYMM_SIGNED", SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 1},
+    {"SUBGRAPH", SCHEMA_SUBGRAPH_TYPE, 0},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -36,7 +36,7 @@ static const struct {
 /* Operations are named by op_name.c's table, itself generated from the codes; only the
  * base operations have a HAL spelling here. */
 const char *schema_hal_operation_name(int32_t code) {
-    return code >= 0 && code < NND_OP_COUNT ? schema_operation_name(code) : NULL;
+    return code >= 0 && code < SCHEMA_OP_COUNT ? schema_operation_name(code) : NULL;
 }
 
 int32_t schema_hal_operation_code(const char *name) {

@@ -5,14 +5,14 @@
 #include <stdatomic.h>
 #include <string.h>
 
-static const char *const op_names[NND_OP_COUNT] = {
+static const char *const op_names[SCHEMA_OP_COUNT] = {
 #define SCHEMA_OP_NAME(name, code) [code] = #name,
     SCHEMA_OPERATIONS(SCHEMA_OP_NAME)
 #undef SCHEMA_OP_NAME
 };
 
 int32_t schema_operation_code(const char *name) {
-    for (int32_t code = 0; name && code < NND_OP_COUNT; code++)
+    for (int32_t code = 0; name && code < SCHEMA_OP_COUNT; code++)
         if (!strcmp(op_names[code], name)) return code;
     return -1;
 }
@@ -25,8 +25,8 @@ void schema_op_names_install(uint16_t id, const schema_op_name_rows *rows) {
 }
 
 const char *schema_operation_name(int32_t type) {
-    if (type >= 0 && type < NND_OP_COUNT) return op_names[type];
-    if (type == NND_OP_OEM_OPERATION) return "OEM_OPERATION";
+    if (type >= 0 && type < SCHEMA_OP_COUNT) return op_names[type];
+    if (type == SCHEMA_OP_OEM_OPERATION) return "OEM_OPERATION";
     uint32_t id = (uint32_t)type >> 16;
     const schema_op_name_rows *r =
         id && id <= SCHEMA_EXT_MAX_ID ? atomic_load(&ext_names[id]) : NULL;

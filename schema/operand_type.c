@@ -28,22 +28,22 @@ static const schema_type_row *ext_type(int32_t type) {
 }
 
 static const type_info types[] = {
-    [NND_FLOAT32] = {"FLOAT32", 4, false},
-    [NND_INT32] = {"INT32", 4, false},
-    [NND_UINT32] = {"UINT32", 4, false},
-    [NND_TENSOR_FLOAT32] = {"TENSOR_FLOAT32", 4, true},
-    [NND_TENSOR_INT32] = {"TENSOR_INT32", 4, true},
-    [NND_TENSOR_QUANT8_ASYMM] = {"TENSOR_QUANT8_ASYMM", 1, true},
-    [NND_BOOL] = {"BOOL", 1, false},
-    [NND_TENSOR_QUANT16_SYMM] = {"TENSOR_QUANT16_SYMM", 2, true},
-    [NND_TENSOR_FLOAT16] = {"TENSOR_FLOAT16", 2, true},
-    [NND_TENSOR_BOOL8] = {"TENSOR_BOOL8", 1, true},
-    [NND_FLOAT16] = {"FLOAT16", 2, false},
-    [NND_TENSOR_QUANT8_SYMM_PER_CHANNEL] = {"TENSOR_QUANT8_SYMM_PER_CHANNEL", 1, true},
-    [NND_TENSOR_QUANT16_ASYMM] = {"TENSOR_QUANT16_ASYMM", 2, true},
-    [NND_TENSOR_QUANT8_SYMM] = {"TENSOR_QUANT8_SYMM", 1, true},
-    [NND_TENSOR_QUANT8_ASYMM_SIGNED] = {"TENSOR_QUANT8_ASYMM_SIGNED", 1, true},
-    [NND_SUBGRAPH_TYPE] = {"SUBGRAPH", 0, false},
+    [SCHEMA_FLOAT32] = {"FLOAT32", 4, false},
+    [SCHEMA_INT32] = {"INT32", 4, false},
+    [SCHEMA_UINT32] = {"UINT32", 4, false},
+    [SCHEMA_TENSOR_FLOAT32] = {"TENSOR_FLOAT32", 4, true},
+    [SCHEMA_TENSOR_INT32] = {"TENSOR_INT32", 4, true},
+    [SCHEMA_TENSOR_QUANT8_ASYMM] = {"TENSOR_QUANT8_ASYMM", 1, true},
+    [SCHEMA_BOOL] = {"BOOL", 1, false},
+    [SCHEMA_TENSOR_QUANT16_SYMM] = {"TENSOR_QUANT16_SYMM", 2, true},
+    [SCHEMA_TENSOR_FLOAT16] = {"TENSOR_FLOAT16", 2, true},
+    [SCHEMA_TENSOR_BOOL8] = {"TENSOR_BOOL8", 1, true},
+    [SCHEMA_FLOAT16] = {"FLOAT16", 2, false},
+    [SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL] = {"TENSOR_QUANT8_SYMM_PER_CHANNEL", 1, true},
+    [SCHEMA_TENSOR_QUANT16_ASYMM] = {"TENSOR_QUANT16_ASYMM", 2, true},
+    [SCHEMA_TENSOR_QUANT8_SYMM] = {"TENSOR_QUANT8_SYMM", 1, true},
+    [SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED] = {"TENSOR_QUANT8_ASYMM_SIGNED", 1, true},
+    [SCHEMA_SUBGRAPH_TYPE] = {"SUBGRAPH", 0, false},
 };
 #define N_TYPES (sizeof types / sizeof types[0])
 
@@ -58,7 +58,7 @@ size_t schema_type_size(int32_t type) {
     if (t) return t->size;
     const schema_type_row *x = ext_type(type);
     if (x) return x->size;
-    return type == NND_TENSOR_OEM_BYTE ? 1 : 0;
+    return type == SCHEMA_TENSOR_OEM_BYTE ? 1 : 0;
 }
 
 bool schema_type_is_tensor(int32_t type) {
@@ -66,14 +66,14 @@ bool schema_type_is_tensor(int32_t type) {
     if (t) return t->tensor;
     const schema_type_row *x = ext_type(type);
     if (x) return x->tensor;
-    return type == NND_TENSOR_OEM_BYTE;
+    return type == SCHEMA_TENSOR_OEM_BYTE;
 }
 
 const char *schema_type_name(int32_t type) {
     const type_info *t = info(type);
     if (t) return t->name;
-    if (type == NND_OEM_SCALAR) return "OEM";
-    if (type == NND_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
+    if (type == SCHEMA_OEM_SCALAR) return "OEM";
+    if (type == SCHEMA_TENSOR_OEM_BYTE) return "TENSOR_OEM_BYTE";
     const schema_type_row *x = ext_type(type);
     return x ? x->name : "UNKNOWN_TYPE";
 }

@@ -6,7 +6,7 @@
  * errlen 0); schema_failf() does the same and returns st. Messages are cut to errlen; a
  * caller's buffer of SCHEMA_ERR_LEN holds every message the engine writes whole or cut.
  * schema_engine_status_name() names a status as the HAL's ErrorStatus does ("NONE" for
- * NND_OK), "UNKNOWN_STATUS" for any other value. */
+ * SCHEMA_OK), "UNKNOWN_STATUS" for any other value. */
 #ifndef SCHEMA_STATUS_H
 #define SCHEMA_STATUS_H
 

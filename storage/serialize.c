@@ -61,7 +61,7 @@ static void put_u64(writer *w, uint64_t v) {
 }
 
 static bool is_constant(const eng_operand_desc *o) {
-    return o->lifetime == NND_CONSTANT_COPY || o->lifetime == NND_CONSTANT_REFERENCE;
+    return o->lifetime == SCHEMA_CONSTANT_COPY || o->lifetime == SCHEMA_CONSTANT_REFERENCE;
 }
 
 /* Where operand i's constant bytes are in the caller's memory, or NULL when its location
@@ -69,7 +69,7 @@ static bool is_constant(const eng_operand_desc *o) {
 static const uint8_t *constant_src(const eng_model_desc *m, const eng_operand_desc *o) {
     const uint8_t *base;
     size_t size;
-    if (o->lifetime == NND_CONSTANT_COPY) {
+    if (o->lifetime == SCHEMA_CONSTANT_COPY) {
         base = m->operand_values, size = m->operand_values_len;
     } else {
         if (o->pool >= m->n_pools) return NULL;
@@ -107,7 +107,7 @@ static schema_status measure(const eng_model_desc *m, size_t *model_out, size_t 
                 OPERAND_LEN + 4 * (size_t)o->channel_quant.n_scales + pad4(o->extension_len);
             if (!is_constant(o)) continue;
             if (!constant_src(&v, o))
-                return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                     "graph %u, operand %u: constant location %llu+%llu is outside "
                                     "its memory",
                                     g, i, (unsigned long long)o->offset,
@@ -115,7 +115,7 @@ static schema_status measure(const eng_model_desc *m, size_t *model_out, size_t 
             size_t a = const_align(o->length);
             payload = (payload + a - 1) & ~(a - 1);
             if (o->length > SIZE_MAX / 2 - payload)
-                return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "constants too large");
+                return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "constants too large");
             payload += o->length;
         }
         for (uint32_t k = 0; k < v.n_operations; k++)
@@ -125,12 +125,12 @@ static schema_status measure(const eng_model_desc *m, size_t *model_out, size_t 
     }
     *model_out = model_len;
     *payload_out = payload;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 uint64_t store_ser_size(const eng_model_desc *m) {
     size_t model_len, payload;
-    if (measure(m, &model_len, &payload, NULL, 0) != NND_OK) return 0;
+    if (measure(m, &model_len, &payload, NULL, 0) != SCHEMA_OK) return 0;
     return (uint64_t)model_len + STORE_SER_DATA_HEADER + payload;
 }
 
@@ -151,9 +151,9 @@ static void put_graph(writer *w, uint8_t *payload, size_t *at, eng_model_desc v)
             memset(payload + *at, 0, next - *at);
             *at = next;
             if (o->length) copy_constant(payload + *at, constant_src(&v, o), o->length);
-            lifetime = NND_CONSTANT_REFERENCE, offset = *at, length = o->length; /* in pool 0 */
+            lifetime = SCHEMA_CONSTANT_REFERENCE, offset = *at, length = o->length; /* in pool 0 */
             *at += o->length;
-        } else if (lifetime == NND_SUBGRAPH) {
+        } else if (lifetime == SCHEMA_SUBGRAPH) {
             offset = o->offset; /* the subgraph's index */
         }
         put(w, &o->type, 4);
@@ -190,16 +190,16 @@ schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, con
     memset(data, 0, sizeof *data);
     size_t id_len = strlen(build_id);
     if (id_len > STORE_SER_BUILD_ID_MAX)
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "driver build id longer than %d bytes", STORE_SER_BUILD_ID_MAX);
     size_t model_len, payload;
     schema_status st = measure(m, &model_len, &payload, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     if (store_buf_alloc(model, model_len) < 0 ||
         store_buf_alloc(data, STORE_SER_DATA_HEADER + payload) < 0) {
         store_buf_free(model);
         store_buf_free(data);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "out of memory serializing the model");
     }
 
@@ -226,7 +226,7 @@ schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, con
     for (uint32_t g = 0; g <= m->n_referenced; g++)
         put_graph(&w, data->p + STORE_SER_DATA_HEADER, &at, graph(m, g));
     memset(data->p + STORE_SER_DATA_HEADER + at, 0, payload - at);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- decode ----------------------------------------------------------------------------- */
@@ -265,8 +265,8 @@ void store_ser_model_clear(store_ser_model *m) {
 }
 
 #define BAD(...)                                                                                   \
-    (schema_failf(err, errlen, NND_GENERAL_FAILURE, __VA_ARGS__), store_ser_model_clear(out),      \
-     NND_GENERAL_FAILURE)
+    (schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, __VA_ARGS__), store_ser_model_clear(out),   \
+     SCHEMA_GENERAL_FAILURE)
 
 /* Where the decoder puts what it reads: each array sized from the cache's length, so that
  * no count in the cache can make it allocate more than a few times its size. */
@@ -317,14 +317,14 @@ static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_
             if (o->dims[d])
                 return BAD("model cache: graph %u: operand %u has dimensions past its rank", gi, i);
         switch (o->lifetime) {
-        case NND_TEMPORARY:
-        case NND_MODEL_INPUT:
-        case NND_MODEL_OUTPUT:
-        case NND_NO_VALUE:
+        case SCHEMA_TEMPORARY:
+        case SCHEMA_MODEL_INPUT:
+        case SCHEMA_MODEL_OUTPUT:
+        case SCHEMA_NO_VALUE:
             if (o->offset || o->length)
                 return BAD("model cache: graph %u: operand %u has a location", gi, i);
             break;
-        case NND_CONSTANT_REFERENCE:
+        case SCHEMA_CONSTANT_REFERENCE:
             if (o->offset > k->payload || o->length > k->payload - o->offset)
                 return BAD("model cache: graph %u: operand %u: constant %llu+%llu outside the "
                            "%llu data bytes",
@@ -332,7 +332,7 @@ static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_
                            (unsigned long long)k->payload);
             o->pool = 0;
             break;
-        case NND_SUBGRAPH:
+        case SCHEMA_SUBGRAPH:
             if (o->length || o->offset >= k->n_graphs - 1)
                 return BAD("model cache: graph %u: operand %u names subgraph %llu of %u", gi, i,
                            (unsigned long long)o->offset, k->n_graphs - 1);
@@ -396,7 +396,7 @@ static schema_status get_graph(reader *r, sink *k, store_ser_model *out, uint32_
                              .inputs = io,
                              .n_outputs = n_out,
                              .outputs = io + n_in};
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
@@ -468,5 +468,5 @@ schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uin
     d->pools = &out->pool;
     d->relaxed = flags & 1u;
     d->reference_only = flags & 2u;
-    return NND_OK;
+    return SCHEMA_OK;
 }

@@ -52,8 +52,8 @@ schema_status store_ser_encode(const eng_model_desc *m, uint32_t preference, con
  * a constant lies outside its memory. */
 uint64_t store_ser_size(const eng_model_desc *m);
 
-/* On success *out must be cleared with store_ser_model_clear(). Returns NND_OK or
- * NND_GENERAL_FAILURE (err says which field was bad). */
+/* On success *out must be cleared with store_ser_model_clear(). Returns SCHEMA_OK or
+ * SCHEMA_GENERAL_FAILURE (err says which field was bad). */
 schema_status store_ser_decode(const uint8_t *model, size_t model_len, const uint8_t *data,
                                size_t data_len, store_ser_model *out, char *err, size_t errlen);
 void store_ser_model_clear(store_ser_model *m);

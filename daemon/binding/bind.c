@@ -16,19 +16,19 @@ static schema_status map_pools(srv_session *s, proto_frame_in *in, const Nnd__Ex
         const Nnd__MemoryPool *mp = r->pools[i];
         schema_status st;
         if (!mp) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "pool %zu is empty", i);
         } else if (mp->kind == NND__POOL_KIND__POOL_REGISTERED) {
             st = srv_memreg_resolve(s, mp, (uint32_t)i, &out[i], err, errlen);
         } else {
             if (!s->pool_cache) s->pool_cache = srv_pool_cache_create();
             st = srv_pool_map(mp, (uint32_t)i, in, false, s->pool_cache, &out[i], err, errlen);
         }
-        if (st != NND_OK) {
+        if (st != SCHEMA_OK) {
             srv_pools_release(out, i);
             return st;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Outputs must land in memory mapped writable. */
@@ -40,10 +40,10 @@ static schema_status check_outputs_writable(const Nnd__ExecutionRequest *r, cons
         if (!pools[a->location->pool_index].writable) {
             snprintf(err, errlen, "output %zu points into pool %u, which is read-only", i,
                      a->location->pool_index);
-            return NND_INVALID_ARGUMENT;
+            return SCHEMA_INVALID_ARGUMENT;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_bind(srv_binding *bd, srv_session *s, proto_frame_in *in, srv_burst_obj *b,
@@ -57,26 +57,26 @@ schema_status srv_bind(srv_binding *bd, srv_session *s, proto_frame_in *in, srv_
     } else {
         st = map_pools(s, in, r, bd->pools, err, errlen);
     }
-    if (st == NND_OK) bd->n_pools = r->n_pools;
+    if (st == SCHEMA_OK) bd->n_pools = r->n_pools;
     bool buffers = false; /* most requests name none: buffer.h is not asked */
     for (size_t i = 0; i < bd->n_pools; i++) {
         bd->views[i] = bd->pools[i].view;
         buffers |= bd->pools[i].driver_buffer;
     }
-    if (st == NND_OK) st = check_outputs_writable(r, bd->pools, err, errlen);
-    if (st == NND_OK)
+    if (st == SCHEMA_OK) st = check_outputs_writable(r, bd->pools, err, errlen);
+    if (st == SCHEMA_OK)
         st = srv_request_from_proto(r, p, bd->views, bd->n_pools, bd->inputs, bd->outputs, err,
                                     errlen);
-    if (st == NND_OK && buffers)
+    if (st == SCHEMA_OK && buffers)
         st = srv_buffers_bind(s, model_handle, p, r, bd->inputs, bd->outputs, &bd->buffers, err,
                               errlen);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_binding_release(bd);
         if (b) srv_burst_rollback(b); /* after the release: the request's views went first */
         return st;
     }
     if (b) srv_burst_commit(b);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 bool srv_binding_regrow(srv_binding *bd, const eng_output_shape *shapes) {
@@ -91,7 +91,7 @@ void srv_binding_finish(srv_binding *bd, bool ran, schema_status *st,
 }
 
 void srv_binding_release(srv_binding *bd) {
-    schema_status unchanged = NND_OK; /* a run that never happened changes no status */
+    schema_status unchanged = SCHEMA_OK; /* a run that never happened changes no status */
     srv_binding_finish(bd, false, &unchanged, NULL, NULL, 0);
     srv_pools_release(bd->pools, bd->n_pools);
     bd->n_pools = 0;

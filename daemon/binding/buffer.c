@@ -225,16 +225,16 @@ uint64_t srv_buffer_token(const srv_buffer *b) {
 
 schema_status srv_buffer_begin(srv_buffer *b, bool write, bool need_init, char *err,
                                size_t errlen) {
-    schema_status st = NND_OK;
+    schema_status st = SCHEMA_OK;
     pthread_mutex_lock(&b->lock);
     if (b->writing)
-        st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                           "buffer is busy: another execution or copy is writing it");
     else if (write && b->readers)
-        st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                           "buffer is busy: %u executions or copies are reading it", b->readers);
     else if (need_init && !b->initialized)
-        st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                           "buffer has never been written (or its last write failed)");
     else if (write)
         b->writing = true;
@@ -257,18 +257,18 @@ void srv_buffer_end(srv_buffer *b, bool write) {
  * nobody else touches data. The old contents are not kept: every write covers all it
  * makes valid. */
 static schema_status reserve(srv_buffer *b, size_t need, char *err, size_t errlen) {
-    if (b->cap >= need) return NND_OK;
+    if (b->cap >= need) return SCHEMA_OK;
     if (b->device)
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "a buffer in device memory cannot grow to %zu bytes", need);
     if (b->acct.charge) {
         schema_status st = b->acct.charge(b->acct.ctx, need - b->cap, err, errlen);
-        if (st != NND_OK) return st;
+        if (st != SCHEMA_OK) return st;
     }
     uint8_t *d = calloc(1, need); /* zeroed: no stale daemon memory ever leaks out */
     if (!d) {
         if (b->acct.refund) b->acct.refund(b->acct.ctx, need - b->cap);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "out of memory growing a buffer to %zu bytes", need);
     }
     pthread_mutex_lock(&b->lock);
@@ -277,7 +277,7 @@ static schema_status reserve(srv_buffer *b, size_t need, char *err, size_t errle
     b->data = d;
     b->cap = need;
     pthread_mutex_unlock(&b->lock);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Ends a write: the contents now have shape s (when ok) or are undefined. */
@@ -331,7 +331,7 @@ static const eng_backend *in_device_memory(srv_buffer *b, const Nnd__Allocate *a
     eng_buffer_role *roles = engine_roles(a, models, &n);
     const eng_backend *dev = roles ? srv_device_memory_for(roles, n) : NULL;
     if (!dev ||
-        (b->acct.charge && (*st = b->acct.charge(b->acct.ctx, bytes, err, errlen)) != NND_OK)) {
+        (b->acct.charge && (*st = b->acct.charge(b->acct.ctx, bytes, err, errlen)) != SCHEMA_OK)) {
         free(roles);
         return NULL;
     }
@@ -357,27 +357,30 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
     *out = NULL;
     size_t n_in = a->n_input_roles, n_roles = n_in + a->n_output_roles;
     if (!a->n_prepared_models)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no prepared model");
-    if (!n_roles) return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "Allocate names no role");
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
+                            "Allocate names no prepared model");
+    if (!n_roles)
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "Allocate names no role");
     if (n_roles > 65536)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "Allocate names %zu roles", n_roles);
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "Allocate names %zu roles",
+                            n_roles);
     srv_buffer *b = calloc(1, sizeof *b);
     role *roles = calloc(n_roles, sizeof *roles);
     if (!b || !roles) {
         free(b);
         free(roles);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     }
-    schema_status st = NND_OK;
+    schema_status st = SCHEMA_OK;
     const eng_operand_desc *first = NULL;
     shape dims = {0};
-    for (size_t k = 0; k < n_roles && st == NND_OK; k++) {
+    for (size_t k = 0; k < n_roles && st == SCHEMA_OK; k++) {
         bool output = k >= n_in;
         const Nnd__BufferRole *r = output ? a->output_roles[k - n_in] : a->input_roles[k];
         const char *what = output ? "output" : "input";
         size_t at = output ? k - n_in : k;
         if (r->model_index >= a->n_prepared_models) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "%s role %zu names prepared model %u of %zu", what, at,
                               r->model_index, a->n_prepared_models);
             break;
@@ -386,13 +389,13 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
         uint32_t n_io =
             output ? eng_prepared_num_outputs(m->prepared) : eng_prepared_num_inputs(m->prepared);
         if (r->io_index >= n_io) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "%s role %zu names %s %u of prepared model %u, which has %u", what,
                               at, what, r->io_index, r->model_index, n_io);
             break;
         }
         if (!(r->probability >= 0.0f && r->probability <= 1.0f)) { /* NaN fails too */
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "%s role %zu: probability %g is not in (0, 1]", what, at,
                               (double)r->probability);
             break;
@@ -401,12 +404,12 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
         for (size_t j = 0; j < k; j++)
             if (roles[j].model == roles[k].model && roles[j].index == roles[k].index &&
                 roles[j].output == output) {
-                st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                   "%s role %zu repeats %s %u of prepared model %u", what, at, what,
                                   r->io_index, r->model_index);
                 break;
             }
-        if (st != NND_OK) break;
+        if (st != SCHEMA_OK) break;
         const eng_operand_desc *o = output ? eng_prepared_output(m->prepared, r->io_index)
                                            : eng_prepared_input(m->prepared, r->io_index);
         shape os;
@@ -417,42 +420,42 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
             b->elem = schema_type_size(o->type);
             b->tensor = schema_type_is_tensor(o->type);
             if (!b->elem)
-                st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                   "%s role %zu: operand type %d has no fixed element size", what,
                                   at, (int)o->type);
         } else if (!same_quant(first, o)) {
             st = schema_failf(
-                err, errlen, NND_INVALID_ARGUMENT,
+                err, errlen, SCHEMA_INVALID_ARGUMENT,
                 "%s role %zu: operand type or quantization (%s, scale %g, zero point %d) "
                 "differs from the first role's (%s, scale %g, zero point %d)",
                 what, at, schema_type_name(o->type), (double)o->scale, o->zero_point,
                 schema_type_name(first->type), (double)first->scale, first->zero_point);
         } else if (!combine(&dims, &os, &dims)) {
             char x[96], y[96];
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "%s role %zu: dimensions %s do not agree with the other roles' %s",
                               what, at, shape_str(&os, b->tensor, x, sizeof x),
                               shape_str(&dims, b->tensor, y, sizeof y));
         }
     }
-    if (st == NND_OK && a->desc && a->desc->n_dimensions) {
+    if (st == SCHEMA_OK && a->desc && a->desc->n_dimensions) {
         shape ds;
         char x[96], y[96];
         if (!b->tensor)
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "the descriptor gives dimensions to a scalar");
         else if (!shape_from(&ds, a->desc->dimensions, a->desc->n_dimensions))
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "the descriptor's rank %zu is over %d", a->desc->n_dimensions,
                               ENG_MAX_RANK);
         else if (!combine(&dims, &ds, &dims))
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "the descriptor's dimensions %s do not agree with the roles' %s",
                               shape_str(&ds, true, x, sizeof x),
                               shape_str(&dims, true, y, sizeof y));
     }
     size_t bytes = 0;
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         b->declared = dims;
         b->fixed = shape_bytes(b, &dims, &bytes);
         if (!b->fixed) {
@@ -467,12 +470,12 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
                                                                 : n * dims.dims[i];
             }
             if (!unknown || n > SRV_BUFFER_MAX_BYTES)
-                st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                   "the buffer would be over the limit of %llu bytes",
                                   (unsigned long long)SRV_BUFFER_MAX_BYTES);
         }
     }
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         free(b);
         free(roles);
         return st;
@@ -485,16 +488,17 @@ schema_status srv_buffer_allocate(const struct srv_session *owner, const Nnd__Al
     if (acct) b->acct = *acct;
     atomic_fetch_add(&live_count, 1);
     if (b->fixed) b->device = in_device_memory(b, a, models, first, bytes, &st, err, errlen);
-    if (st == NND_OK && !b->device && b->fixed) st = reserve(b, bytes, err, errlen);
-    if (st == NND_OK && reg_add(b) < 0)
-        st = schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory registering a buffer");
-    if (st != NND_OK) {
+    if (st == SCHEMA_OK && !b->device && b->fixed) st = reserve(b, bytes, err, errlen);
+    if (st == SCHEMA_OK && reg_add(b) < 0)
+        st =
+            schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory registering a buffer");
+    if (st != SCHEMA_OK) {
         settle(b);
         srv_buffer_unref(b);
         return st;
     }
     *out = b;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- copies -------------------------------------------------------------------------- */
@@ -506,31 +510,32 @@ static schema_status copy_in_device(srv_buffer *b, const srv_pool *src, const sh
     uint8_t *tmp = malloc(need ? need : 1);
     if (!tmp) {
         end_write(b, false, s, 0);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory copying to a buffer");
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
+                            "out of memory copying to a buffer");
     }
     uint64_t faults = srv_pool_faults();
     memcpy(tmp, src->view.base, need);
     schema_status st =
         srv_pool_faults() == faults
-            ? NND_OK
-            : schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            ? SCHEMA_OK
+            : schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                            "the source memory shrank during the copy; the buffer is now "
                            "uninitialized");
-    if (st == NND_OK) st = b->device->mem_write(b->device, b->handle, 0, tmp, need, err, errlen);
+    if (st == SCHEMA_OK) st = b->device->mem_write(b->device, b->handle, 0, tmp, need, err, errlen);
     free(tmp);
-    end_write(b, st == NND_OK, s, need);
+    end_write(b, st == SCHEMA_OK, s, need);
     return st;
 }
 
 static schema_status copy_out_device(srv_buffer *b, const srv_pool *dst, char *err, size_t errlen) {
     uint8_t *tmp = malloc(b->len ? b->len : 1);
     if (!tmp)
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory copying a buffer");
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory copying a buffer");
     schema_status st = b->device->mem_read(b->device, b->handle, 0, tmp, b->len, err, errlen);
     uint64_t faults = srv_pool_faults();
-    if (st == NND_OK) memcpy((void *)dst->view.base, tmp, b->len);
-    if (st == NND_OK && srv_pool_faults() != faults)
-        st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+    if (st == SCHEMA_OK) memcpy((void *)dst->view.base, tmp, b->len);
+    if (st == SCHEMA_OK && srv_pool_faults() != faults)
+        st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                           "the destination memory shrank during the copy");
     free(tmp);
     return st;
@@ -541,27 +546,27 @@ schema_status srv_buffer_copy_in(srv_buffer *b, const srv_pool *src, const uint3
     shape given, s;
     char x[96], y[96];
     if (!shape_from(&given, dims, rank))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "rank %zu is over %d", rank,
                             ENG_MAX_RANK);
     if (rank && !b->tensor)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "the buffer holds a scalar");
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "the buffer holds a scalar");
     if (!combine(&b->declared, &given, &s))
         return schema_failf(
-            err, errlen, NND_INVALID_ARGUMENT, "dimensions %s do not agree with the buffer's %s",
+            err, errlen, SCHEMA_INVALID_ARGUMENT, "dimensions %s do not agree with the buffer's %s",
             shape_str(&given, true, x, sizeof x), shape_str(&b->declared, true, y, sizeof y));
     size_t need;
     if (!shape_bytes(b, &s, &need))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "the data's dimensions %s are not all known (or too large)",
                             shape_str(&s, b->tensor, x, sizeof x));
     if (src->view.size != need)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "the source holds %zu bytes, dimensions %s need %zu", src->view.size,
                             shape_str(&s, b->tensor, x, sizeof x), need);
     schema_status st = srv_buffer_begin(b, true, false, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     st = reserve(b, need, err, errlen);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         /* The contents stay as they were: nothing was written. */
         srv_buffer_end(b, true);
         return st;
@@ -573,9 +578,9 @@ schema_status srv_buffer_copy_in(srv_buffer *b, const srv_pool *src, const uint3
     end_write(b, ok, &s, need);
     if (!ok)
         return schema_failf(
-            err, errlen, NND_GENERAL_FAILURE,
+            err, errlen, SCHEMA_GENERAL_FAILURE,
             "the source memory shrank during the copy; the buffer is now uninitialized");
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_buffer_copy_out(srv_buffer *b, const srv_pool *dst, const uint32_t *dims,
@@ -583,33 +588,33 @@ schema_status srv_buffer_copy_out(srv_buffer *b, const srv_pool *dst, const uint
     shape given;
     char x[96], y[96];
     if (!shape_from(&given, dims, rank))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "rank %zu is over %d", rank,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "rank %zu is over %d", rank,
                             ENG_MAX_RANK);
     if (!dst->writable)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "the destination memory is read-only");
     schema_status st = srv_buffer_begin(b, false, true, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     shape s = b->cur, tmp;
     if (rank && !combine(&s, &given, &tmp))
-        st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                           "dimensions %s do not agree with the buffer's contents %s",
                           shape_str(&given, true, x, sizeof x),
                           shape_str(&s, b->tensor, y, sizeof y));
     else if (dst->view.size != b->len)
-        st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                           "the destination holds %zu bytes, the buffer's contents %s are %zu",
                           dst->view.size, shape_str(&s, b->tensor, x, sizeof x), b->len);
-    if (st == NND_OK && b->device) {
+    if (st == SCHEMA_OK && b->device) {
         st = copy_out_device(b, dst, err, errlen);
-    } else if (st == NND_OK) {
+    } else if (st == SCHEMA_OK) {
         uint64_t faults = srv_pool_faults();
         memcpy((void *)dst->view.base, b->data, b->len);
         if (srv_pool_faults() != faults)
-            st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                               "the destination memory shrank during the copy");
     }
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         out->rank = s.rank;
         memcpy(out->dims, s.dims, sizeof out->dims);
         out->sufficient = true;
@@ -633,10 +638,10 @@ schema_status srv_buffer_bind_input(srv_buffer *b, uint32_t i, eng_io *io, char 
     char x[96], y[96];
     shape given, s;
     shape_from(&given, io->dims, io->rank);
-    schema_status st = NND_OK;
+    schema_status st = SCHEMA_OK;
     pthread_mutex_lock(&b->lock);
     if (!combine(&b->cur, &given, &s)) {
-        st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                           "input %u: dimensions %s do not agree with its buffer's contents %s", i,
                           shape_str(&given, true, x, sizeof x),
                           shape_str(&b->cur, b->tensor, y, sizeof y));
@@ -661,7 +666,7 @@ schema_status srv_buffer_bind_output(srv_buffer *b, const eng_operand_desc *o, u
     shape_from(&model, o->dims, o->rank);
     size_t need;
     if (!combine(&b->declared, &given, &s))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "output %u: dimensions %s do not agree with its buffer's %s", i,
                             shape_str(&given, true, x, sizeof x),
                             shape_str(&b->declared, b->tensor, y, sizeof y));
@@ -669,7 +674,7 @@ schema_status srv_buffer_bind_output(srv_buffer *b, const eng_operand_desc *o, u
      * from the run (srv_buffers_regrow). Never grow one this request also reads. */
     if (combine(&s, &model, &s) && shape_bytes(b, &s, &need) && !read) {
         schema_status st = reserve(b, need, err, errlen);
-        if (st != NND_OK) return st;
+        if (st != SCHEMA_OK) return st;
     }
     pthread_mutex_lock(&b->lock);
     io->data = b->data;
@@ -677,7 +682,7 @@ schema_status srv_buffer_bind_output(srv_buffer *b, const eng_operand_desc *o, u
     io->device_handle = b->handle;
     io->length = b->cap;
     pthread_mutex_unlock(&b->lock);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 bool srv_buffer_regrow_output(srv_buffer *b, bool read, const eng_output_shape *needed, eng_io *io,
@@ -686,7 +691,7 @@ bool srv_buffer_regrow_output(srv_buffer *b, bool read, const eng_output_shape *
     size_t need;
     shape_from(&s, needed->dims, needed->rank);
     bool ok = !b->fixed && !read && combine(&b->declared, &s, &tmp) && shape_bytes(b, &s, &need) &&
-              (*grow_st = reserve(b, need, grow_err, grow_errlen)) == NND_OK;
+              (*grow_st = reserve(b, need, grow_err, grow_errlen)) == SCHEMA_OK;
     if (ok) {
         pthread_mutex_lock(&b->lock);
         io->data = b->data;
@@ -701,10 +706,10 @@ void srv_buffer_end_output(srv_buffer *b, uint32_t i, const eng_output_shape *re
     shape s, tmp;
     size_t len = 0;
     shape_from(&s, result->dims, result->rank);
-    bool ok = *st == NND_OK;
+    bool ok = *st == SCHEMA_OK;
     if (ok && (!combine(&b->declared, &s, &tmp) || !shape_bytes(b, &s, &len) || len > b->cap)) {
         char x[96], y[96];
-        *st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        *st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                            "output %u: the result's dimensions %s do not fit its buffer's %s", i,
                            shape_str(&s, b->tensor, x, sizeof x),
                            shape_str(&b->declared, b->tensor, y, sizeof y));

@@ -69,7 +69,7 @@ typedef struct srv_buffer_model {
     const eng_prepared *prepared;
 } srv_buffer_model;
 
-/* Who pays for a buffer's bytes: charge() before they grow by bytes (NND_OK, or a refusal
+/* Who pays for a buffer's bytes: charge() before they grow by bytes (SCHEMA_OK, or a refusal
  * with err set), refund() of every byte charged when the buffer is dropped. */
 typedef struct srv_buffer_account {
     schema_status (*charge)(void *ctx, uint64_t bytes, char *err, size_t errlen);
@@ -114,7 +114,7 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
  * srv_buffers_finish() then reports. */
 bool srv_buffers_regrow(srv_buffer_binding *bb, const eng_output_shape *shapes, eng_io *outputs);
 /* Ends the accesses and frees bb (may be NULL). With ran, written buffers take their new
- * shapes (*st NND_OK) or become uninitialized (any failure); a driver buffer too small for
+ * shapes (*st SCHEMA_OK) or become uninitialized (any failure); a driver buffer too small for
  * its output turns *st into GENERAL_FAILURE, as the HAL asks, with err set. */
 void srv_buffers_finish(srv_buffer_binding *bb, bool ran, schema_status *st,
                         const eng_output_shape *shapes, char *err, size_t errlen);

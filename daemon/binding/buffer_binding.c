@@ -61,7 +61,7 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
     size_t n = 0;
     for (size_t i = 0; i < r->n_pools; i++)
         n += r->pools[i] && r->pools[i]->kind == NND__POOL_KIND__POOL_DRIVER_BUFFER;
-    if (!n) return NND_OK; /* the common case costs one pass over the pools */
+    if (!n) return SCHEMA_OK; /* the common case costs one pass over the pools */
 
     srv_buffer_binding *bb = calloc(1, sizeof *bb);
     int32_t *pool_entry = calloc(r->n_pools, sizeof *pool_entry);
@@ -73,15 +73,15 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
     if (!bb || !pool_entry || !bb->e || !bb->out_entry) {
         if (bb) binding_free(bb);
         free(pool_entry);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     }
-    schema_status st = NND_OK;
-    for (size_t i = 0; i < r->n_pools && st == NND_OK; i++) {
+    schema_status st = SCHEMA_OK;
+    for (size_t i = 0; i < r->n_pools && st == SCHEMA_OK; i++) {
         pool_entry[i] = -1;
         if (!r->pools[i] || r->pools[i]->kind != NND__POOL_KIND__POOL_DRIVER_BUFFER) continue;
         srv_buffer *b = srv_buffer_find(r->pools[i]->token, owner);
         if (!b) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "pool %zu: token 0x%016llx names no buffer of this client", i,
                               (unsigned long long)r->pools[i]->token);
             break;
@@ -99,7 +99,7 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
     for (size_t i = 0; i < r->n_outputs; i++)
         bb->out_entry[i] = -1;
     /* Which buffer each argument names, against the roles it was allocated for. */
-    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
+    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == SCHEMA_OK; k++) {
         bool output;
         uint32_t i;
         const Nnd__RequestArgument *a;
@@ -107,13 +107,13 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
         if (at < 0) continue;
         bound *e = &bb->e[at];
         if (!srv_buffer_has_role(e->b, model, i, output)) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "%s %u: the buffer in pool %u was not allocated for %s %u of this "
                               "prepared model",
                               output ? "output" : "input", i, a->location->pool_index,
                               output ? "output" : "input", i);
         } else if (output && e->output >= 0) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                               "outputs %d and %u both write the buffer in pool %u", e->output, i,
                               a->location->pool_index);
         } else if (output) {
@@ -124,13 +124,13 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
             e->read = true;
         }
     }
-    for (size_t k = 0; k < bb->n && st == NND_OK; k++) {
+    for (size_t k = 0; k < bb->n && st == SCHEMA_OK; k++) {
         bound *e = &bb->e[k];
         if (!e->read && !e->write) continue;
         st = srv_buffer_begin(e->b, e->write, e->read, err, errlen);
-        e->held = st == NND_OK;
+        e->held = st == SCHEMA_OK;
     }
-    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == NND_OK; k++) {
+    for (size_t k = 0; k < r->n_inputs + r->n_outputs && st == SCHEMA_OK; k++) {
         bool output;
         uint32_t i;
         const Nnd__RequestArgument *a;
@@ -139,12 +139,12 @@ schema_status srv_buffers_bind(const struct srv_session *owner, uint64_t model,
             st = bind_io(&bb->e[at], p, i, output, output ? &outputs[i] : &inputs[i], err, errlen);
     }
     free(pool_entry);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         binding_free(bb);
         return st;
     }
     *out = bb;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 bool srv_buffers_regrow(srv_buffer_binding *bb, const eng_output_shape *shapes, eng_io *outputs) {
@@ -174,12 +174,12 @@ void srv_buffers_finish(srv_buffer_binding *bb, bool ran, schema_status *st,
             srv_buffer_end(e->b, true);
             continue;
         }
-        if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient && bb->grow_st) {
+        if (*st == SCHEMA_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient && bb->grow_st) {
             /* It could have grown, but whoever pays for it refused. */
             *st = schema_failf(err, errlen, bb->grow_st, "output %u: %s", i, bb->grow_err);
-        } else if (*st == NND_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
+        } else if (*st == SCHEMA_OUTPUT_INSUFFICIENT_SIZE && !shapes[i].sufficient) {
             /* The client cannot resize a driver buffer: as the HAL says, a failure. */
-            *st = schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            *st = schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                "output %u: its driver buffer is too small for the result", i);
         }
         srv_buffer_end_output(e->b, i, &shapes[i], st, err, errlen);

@@ -14,7 +14,7 @@
  *   srv_buffer_regrow_output() grows it to the shape a run said it needs (false when it
  *   cannot: fixed, read, shape unknown or contradicting it, or the growth refused, then
  *   with *grow_st and grow_err set); srv_buffer_end_output() ends the output's write,
- *   taking the result's shape when *st is NND_OK and it fits (else GENERAL_FAILURE in *st
+ *   taking the result's shape when *st is SCHEMA_OK and it fits (else GENERAL_FAILURE in *st
  *   and err), leaving the contents uninitialized otherwise.
  */
 #ifndef SRV_BINDING_BUFFER_INTERNAL_H

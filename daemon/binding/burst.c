@@ -100,24 +100,24 @@ static schema_status use_slot(srv_burst_obj *b, const Nnd__MemoryPool *mp, uint3
                               srv_pool *out, char *err, size_t errlen) {
     unsigned long long id = (unsigned long long)mp->slot;
     if (!id)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "pool %u names burst slot 0; slots are numbered from 1", index);
     slot *sl = find(b, mp->slot);
     if (!sl)
         return schema_failf(
-            err, errlen, NND_INVALID_ARGUMENT,
+            err, errlen, SCHEMA_INVALID_ARGUMENT,
             "pool %u names burst slot %llu, which this burst has not cached (send the "
             "memory's fd with slot %llu first)",
             index, id, id);
     if (srv_pool_damaged(&sl->pool))
         return schema_failf(
-            err, errlen, NND_GENERAL_FAILURE,
+            err, errlen, SCHEMA_GENERAL_FAILURE,
             "pool %u: the memory of burst slot %llu shrank under an earlier execution; "
             "forget the slot or send its memory again",
             index, id);
     srv_pool_share(&sl->pool, out);
     stats.slot_hits++;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* A pool that carries an fd to cache as slot mp->slot. */
@@ -126,39 +126,39 @@ static schema_status cache_slot(srv_burst_obj *b, const Nnd__MemoryPool *mp, uin
     unsigned long long id = (unsigned long long)mp->slot;
     if (mp->kind != NND__POOL_KIND__POOL_MEMFD && mp->kind != NND__POOL_KIND__POOL_MMAP_FD)
         return schema_failf(
-            err, errlen, NND_INVALID_ARGUMENT,
+            err, errlen, SCHEMA_INVALID_ARGUMENT,
             "pool %u: only memfd and mmap_fd pools can be cached as burst slots (slot "
             "%llu on a pool of kind %d)",
             index, id, (int)mp->kind);
     slot *sl = find(b, mp->slot);
     if (!sl && b->n >= SRV_BURST_MAX_SLOTS)
         return schema_failf(
-            err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+            err, errlen, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT,
             "pool %u: this burst already caches %d slots, the most it may; forget some "
             "before caching slot %llu",
             index, SRV_BURST_MAX_SLOTS, id);
     if (!sl && b->s->burst_slots >= SRV_SESSION_MAX_BURST_SLOTS)
         return schema_failf(
-            err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+            err, errlen, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT,
             "pool %u: this connection's bursts already cache %d slots, the most it may; "
             "forget some before caching slot %llu",
             index, SRV_SESSION_MAX_BURST_SLOTS, id);
     srv_pool p;
     /* No LRU cache: a slot's mapping is its own, and forgetting the slot unmaps it. */
     schema_status st = srv_pool_map(mp, index, in, false, NULL, &p, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     if (sl && !srv_pool_damaged(&sl->pool)) {
         bool same = sl->pool.dev == p.dev && sl->pool.ino == p.ino && sl->offset == mp->offset &&
                     sl->size == mp->size;
         srv_pool_release(&p);
         if (!same)
             return schema_failf(
-                err, errlen, NND_INVALID_ARGUMENT,
+                err, errlen, SCHEMA_INVALID_ARGUMENT,
                 "pool %u: burst slot %llu already caches another memory (a different "
                 "file or range); forget the slot before reusing its number",
                 index, id);
         srv_pool_share(&sl->pool, out); /* sent again: keep the mapping already made */
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (sl) {
         srv_pool_release(&sl->pool); /* damaged: the memory sent now replaces it */
@@ -168,7 +168,7 @@ static schema_status cache_slot(srv_burst_obj *b, const Nnd__MemoryPool *mp, uin
             slot *s = realloc(b->slots, cap * sizeof *s);
             if (!s) {
                 srv_pool_release(&p);
-                return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                     "out of memory caching slot %llu", id);
             }
             b->slots = s;
@@ -185,7 +185,7 @@ static schema_status cache_slot(srv_burst_obj *b, const Nnd__MemoryPool *mp, uin
     sl->size = mp->size;
     stats.slot_maps++;
     srv_pool_share(&sl->pool, out);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_burst_map_pools(srv_burst_obj *b, const Nnd__ExecutionRequest *r,
@@ -196,7 +196,7 @@ schema_status srv_burst_map_pools(srv_burst_obj *b, const Nnd__ExecutionRequest 
         uint32_t index = (uint32_t)i;
         schema_status st;
         if (!mp) {
-            st = schema_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
+            st = schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "pool %zu is empty", i);
         } else if (mp->kind == NND__POOL_KIND__POOL_BURST_SLOT) {
             st = use_slot(b, mp, index, &out[i], err, errlen);
         } else if (mp->kind == NND__POOL_KIND__POOL_REGISTERED) {
@@ -207,11 +207,11 @@ schema_status srv_burst_map_pools(srv_burst_obj *b, const Nnd__ExecutionRequest 
             if (!s->pool_cache) s->pool_cache = srv_pool_cache_create();
             st = srv_pool_map(mp, index, in, false, s->pool_cache, &out[i], err, errlen);
         }
-        if (st != NND_OK) {
+        if (st != SCHEMA_OK) {
             srv_pools_release(out, i);
             srv_burst_rollback(b);
             return st;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }

@@ -9,7 +9,7 @@
  *   and the unpacking look at the copy only, never at the shared bytes again. Then, in
  *   order: the length fits PROTO_CHAN_AREA, the seq is the one expected (the next one is
  *   expected after it either way), the copy unpacks as an Nnd__Request, that request is a
- *   BurstExecute of burst t->handle naming a request. *st is NND_OK, or INVALID_ARGUMENT
+ *   BurstExecute of burst t->handle naming a request. *st is SCHEMA_OK, or INVALID_ARGUMENT
  *   with err saying which check failed; *req is the unpacked request whenever it unpacked
  *   (also when a later check failed, so that the answer can carry its id), else NULL; the
  *   caller frees it with protobuf_c_message_free_unpacked().

@@ -380,10 +380,10 @@ static schema_status add_user(srv_cache_ref *e, const srv_session *s, srv_cache_
     if (srv_cache_users_add(&e->users, s, e->bytes) < 0) {
         srv_cache_unref(e, SRV_CACHE_NO_USER);
         schema_errf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     *out = e;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint32_t preference,
@@ -392,11 +392,11 @@ schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint
     uint64_t faults = srv_pool_faults(); /* this thread's: the copy reads client pages here */
     schema_status st =
         store_ser_encode(m, preference, c->build_id, &out->model, &out->data, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     if (srv_pool_faults() != faults) {
         srv_cache_encoded_free(out);
         schema_errf(err, errlen, "a model pool shrank while the model was prepared");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     uint8_t digest[2][STORE_HASH_LEN];
     const uint8_t *p[2] = {out->model.p, out->data.p};
@@ -404,7 +404,7 @@ schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint
     if (store_hash_bufs(p, len, 2, digest) < 0) {
         srv_cache_encoded_free(out);
         schema_errf(err, errlen, "out of memory hashing the model");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     store_hash_combine(digest[0], digest[1], out->key);
     memcpy(out->data_digest, digest[1], STORE_HASH_LEN);
@@ -413,7 +413,7 @@ schema_status srv_cache_encode(const srv_cache *c, const eng_model_desc *m, uint
     out->dev.drivers_only = m->drivers_only;
     out->dev.cpu_last = m->cpu_last;
     srv_cache_devices_fold(m, out->key);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void srv_cache_encoded_free(srv_cache_encoded *x) {
@@ -495,7 +495,7 @@ schema_status srv_cache_prepare_encoded(srv_cache *c, const srv_session *s, srv_
         return st;
     srv_cache_ref *made;
     st = srv_cache_entry_make(c, x, plan, &made, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     return srv_cache_entry_adopt(c, s, x, made, token, model_fd, data_fd, out, err, errlen);
 }
 
@@ -505,10 +505,10 @@ schema_status srv_cache_prepare(srv_cache *c, const srv_session *s, const eng_mo
     *out = NULL;
     eng_prepared *plan = NULL;
     schema_status st = eng_plan(m, &plan, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     srv_cache_encoded x;
     st = srv_cache_encode(c, m, preference, &x, err, errlen);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         eng_prepared_free(plan);
         return st;
     }
@@ -526,7 +526,7 @@ static schema_status reject(srv_cache *c, const srv_session *s, const char *clie
     cJSON *ev = event(c, "cache_rejected", s, NULL);
     if (ev) cJSON_AddStringToObject(ev, "reason", reason);
     publish(c, ev);
-    return NND_GENERAL_FAILURE;
+    return SCHEMA_GENERAL_FAILURE;
 }
 
 /* Names what is wrong with the files' sizes, or returns false when they are right. */
@@ -574,7 +574,7 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
         disk_failed(c, why);
     /* Reading them makes a copy in daemon memory, which the app pays for. */
     if (srv_quota_app_check(&s->quota, SRV_QUOTA_CACHE_BYTES, msize + dsize, why, sizeof why) !=
-        NND_OK)
+        SCHEMA_OK)
         return reject(c, s, why, "cache_bytes quota", err, errlen);
     int fds[2] = {model_fd, data_fd};
     int rc = store_cachefile_lock(fds, 2, false, SRV_CACHE_LOCK_TIMEOUT_MS);
@@ -589,7 +589,7 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
               : store_buf_read(fds, sizes, 2, bufs, why, sizeof why);
     store_cachefile_unlock(fds, 2);
     if (rc < 0) return reject(c, s, why, why, err, errlen);
-    schema_status made = NND_OK;
+    schema_status made = SCHEMA_OK;
     if (held) {
         store_buf_free(&bufs[0]), store_buf_free(&bufs[1]);
         store_hash_combine(digest[0], digest[1], key);
@@ -602,7 +602,8 @@ schema_status srv_cache_prepare_from_cache(srv_cache *c, const srv_session *s,
         return reject(c, s, "cache files do not match what was saved", "hash mismatch", err,
                       errlen);
     }
-    if (made != NND_OK) return reject(c, s, "cache files are not a valid model", why, err, errlen);
+    if (made != SCHEMA_OK)
+        return reject(c, s, "cache files are not a valid model", why, err, errlen);
     if (held) {
         e->refs++;
         touch(c, e);

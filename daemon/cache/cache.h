@@ -47,7 +47,7 @@
  *   cannot take packed weights back, so a load prepares anyway), and keep the result only
  *   if the digests match (a mismatch is refused as such even when the bytes would not
  *   decode). The bytes prepared are the bytes hashed: the files are not read again. Any
- *   failure is NND_GENERAL_FAILURE with "cache rejected: ..." in
+ *   failure is SCHEMA_GENERAL_FAILURE with "cache rejected: ..." in
  *   err and a cache_rejected event naming the reason (the event also tells a foreign uid
  *   from an unknown token; the client is told only "unknown token").
  * - A full or read-only state directory costs the cache, never a prepare: the first

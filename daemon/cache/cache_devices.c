@@ -95,7 +95,7 @@ schema_status srv_cache_devices_append(const eng_model_desc *m, const eng_prepar
     uint32_t n_blobs;
     schema_status st =
         eng_prepared_blobs(p, m->drivers, m->n_drivers, &blobs, &n_blobs, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     wbuf w = {.ok = true};
     put_devices(&w, m);
     put_u32(&w, n_blobs);
@@ -111,14 +111,14 @@ schema_status srv_cache_devices_append(const eng_model_desc *m, const eng_prepar
     store_buf grown;
     if (!w.ok || store_buf_alloc(&grown, model->len + w.len) < 0) {
         free(w.p);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     }
     memcpy(grown.p, model->p, model->len);
     memcpy(grown.p + model->len, w.p, w.len);
     free(w.p);
     store_buf_free(model);
     *model = grown;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- reading ----------------------------------------------------------------------- */

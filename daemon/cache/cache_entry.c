@@ -27,15 +27,15 @@ static schema_status decode_prepare(srv_cache *c, const store_buf *model, size_t
     if (!e) {
         eng_prepared_free(plan);
         schema_errf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     store_ser_model sm;
     schema_status st = store_ser_decode(model->p, model_len, heap->p, heap->len, &sm, err, errlen);
-    if (st == NND_OK && strcmp(sm.build_id, c->build_id) != 0) {
+    if (st == SCHEMA_OK && strcmp(sm.build_id, c->build_id) != 0) {
         schema_errf(err, errlen, "made by driver build %s, this is %s", sm.build_id, c->build_id);
-        st = NND_GENERAL_FAILURE;
+        st = SCHEMA_GENERAL_FAILURE;
     }
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         if (dev) srv_cache_devices_apply(dev, &sm.desc);
         sm.pool.release = store_buf_release; /* on success the prepared model owns the bytes */
         sm.pool.ctx = heap;
@@ -46,7 +46,7 @@ static schema_status decode_prepare(srv_cache *c, const store_buf *model, size_t
     eng_prepared_free(plan); /* not reached: the bytes were refused */
     e->preference = sm.preference;
     store_ser_model_clear(&sm); /* the prepared model keeps its own copy of the plan */
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         free(e);
         return st;
     }
@@ -54,7 +54,7 @@ static schema_status decode_prepare(srv_cache *c, const store_buf *model, size_t
     e->data = heap;
     e->refs = 1;
     *out = e;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* What an entry holds in memory: its model and data bytes and the prepared model made from
@@ -82,7 +82,7 @@ static void add_device_section(srv_cache_ref *e, const srv_cache_encoded *x) {
     uint8_t digest[1][STORE_HASH_LEN];
     const uint8_t *p[1];
     size_t len[1];
-    if (srv_cache_devices_append(&m, e->prepared, &e->model, err, sizeof err) != NND_OK ||
+    if (srv_cache_devices_append(&m, e->prepared, &e->model, err, sizeof err) != SCHEMA_OK ||
         (p[0] = e->model.p, len[0] = e->model.len, store_hash_bufs(p, len, 1, digest) < 0)) {
         e->no_files = true;
         return;
@@ -101,17 +101,17 @@ schema_status srv_cache_make_entry(srv_cache *c, const srv_cache_encoded *x, sto
         store_buf_free(data);
         store_buf_free(model);
         schema_errf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     schema_status st = decode_prepare(c, model, model->len, heap, plan, &x->dev, out, err, errlen);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         store_buf_release(heap);
         store_buf_free(model);
         return st;
     }
     entry_finish(*out, x->key, model);
     if (x->dev.n_drivers) add_device_section(*out, x);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Bytes with a device section: hashed first, so that no driver reads a blob that was not
@@ -131,13 +131,13 @@ static int prepare_checked_first(srv_cache *c, store_buf bufs[2], store_buf *hea
     store_hash_combine(digest[0], digest[1], key);
     srv_cache_devices dev = {0};
     size_t model_len = 0;
-    *made = NND_GENERAL_FAILURE;
+    *made = SCHEMA_GENERAL_FAILURE;
     if (memcmp(key, expect, STORE_HASH_LEN) != 0)
         schema_errf(why, whylen, "not checked"); /* the caller refuses the mismatch */
     else if (srv_cache_devices_split(bufs[0].p, bufs[0].len, &model_len, &dev, why, whylen) > 0)
         *made = decode_prepare(c, &bufs[0], model_len, heap, NULL, &dev, out, why, whylen);
     srv_cache_devices_clear(&dev);
-    if (*made == NND_OK)
+    if (*made == SCHEMA_OK)
         entry_finish(*out, key, &bufs[0]);
     else
         store_buf_release(heap);
@@ -176,7 +176,7 @@ int srv_cache_prepare_while_hashing(srv_cache *c, store_buf bufs[2],
     uint8_t digest[2][STORE_HASH_LEN];
     int rc = store_hash_join(t, digest); /* the bytes outlive the hash: freed only below */
     if (rc == 0) store_hash_combine(digest[0], digest[1], key);
-    if (*made == NND_OK)
+    if (*made == SCHEMA_OK)
         entry_finish(*out, key, &bufs[0]);
     else
         store_buf_release(heap);

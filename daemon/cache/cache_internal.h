@@ -89,7 +89,7 @@ srv_cache_ref *srv_cache_lookup(srv_cache *c, const uint8_t key[STORE_HASH_LEN])
  * srv_cache_prepare_while_hashing() does the same for bytes read from client cache files
  * while another thread hashes them (this engine cannot take packed weights back, so a load
  * prepares anyway, and the two overlap): the digest lands in key, for the caller to decide
- * whether the entry is kept; the entry in *out with *made NND_OK, or *made and why say
+ * whether the entry is kept; the entry in *out with *made SCHEMA_OK, or *made and why say
  * why not. Bytes with a device section are hashed first and prepared only when the digest
  * is `expect` (cache_devices.h); -1 (why set, nothing made) when the hash could not run. It takes
  * bufs. srv_cache_entry_free() frees an entry, listed no more and without references. */

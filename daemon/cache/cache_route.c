@@ -61,7 +61,7 @@ bool srv_cache_wants_sighted(srv_cache *c, const srv_session *s, const srv_cache
     }
     /* The copy is the app's to pay for: past its quota the model stays in client memory. */
     char why[SCHEMA_ERR_LEN];
-    if (srv_quota_app_check(&s->quota, SRV_QUOTA_CACHE_BYTES, size, why, sizeof why) != NND_OK) {
+    if (srv_quota_app_check(&s->quota, SRV_QUOTA_CACHE_BYTES, size, why, sizeof why) != SCHEMA_OK) {
         c->n.quota_skipped++;
         srv_log_debug("client %llu: model prepared in place, uncached: %s",
                       (unsigned long long)s->serial, why);

@@ -14,11 +14,11 @@ static void add(blake2b_state *b, const void *p, size_t n) {
 
 /* The constant's bytes, or NULL when they lie outside what the model holds. */
 static const uint8_t *constant_at(const eng_model_desc *m, const eng_operand_desc *o) {
-    if (o->lifetime == NND_CONSTANT_COPY)
+    if (o->lifetime == SCHEMA_CONSTANT_COPY)
         return o->offset <= m->operand_values_len && o->length <= m->operand_values_len - o->offset
                    ? m->operand_values + o->offset
                    : NULL;
-    if (o->lifetime != NND_CONSTANT_REFERENCE || o->pool >= m->n_pools) return NULL;
+    if (o->lifetime != SCHEMA_CONSTANT_REFERENCE || o->pool >= m->n_pools) return NULL;
     const eng_memory_view *v = &m->pools[o->pool];
     return v->base && o->offset <= v->size && o->length <= v->size - o->offset ? v->base + o->offset
                                                                                : NULL;

@@ -210,20 +210,20 @@ static schema_status run(srv_burst_channel *ch, const Nnd__Request *req, char *e
     qos_sched_model *m;
     schema_status st =
         srv_model_obj_sched(ch->d, ch->s, srv_burst_model(ch->b), ch->handle, &m, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     proto_frame_in in;
     memset(&in, 0, sizeof in); /* no fds: a pool that names one is refused by the binding */
     srv_execution *job;
     st = srv_execution_make(ch->d, ch->s, &in, req->id, srv_burst_model(ch->b), m, ch->b,
                             x->request, &job, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     ch->inflight = true;
     hub.stats.executions++;
     /* A burst runs at its compilation's priority, as over the socket. */
     srv_execution_hold_burst(job, x->measure_timing, m->priority, execution_ended, ch);
     srv_execution_loop_timeout(job, x->loop_timeout_ns);
     srv_execution_submit(job, x->deadline_ns); /* a refusal ends it at once */
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Takes the request in the channel, if a new one is there and none is in flight. */
@@ -235,12 +235,12 @@ static void serve(srv_burst_channel *ch) {
     if (!srv_burst_take(&ch->rd, &req, &st, err, sizeof err)) return; /* a spurious ring */
     uint32_t seq = ch->rd.taken;
     if (ch->answered_ns) proto_chan_adapt(&ch->poll, (now_ns() - ch->answered_ns) / 1000u);
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         srv_pool_set_account(ch->s->quota.app ? ch->s->quota.app->maps : NULL);
         st = run(ch, req, err, sizeof err);
         srv_pool_set_account(NULL);
     }
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         hub.stats.refused++;
         srv_log_debug("client %llu: burst channel request %u: %s: %s",
                       (unsigned long long)ch->s->serial, seq, srv_status_wire_name(st), err);
@@ -322,7 +322,7 @@ static int make_memfd(void) {
 /* Maps fd as the app's client memory (pool.h). */
 static schema_status map_channel(srv_burst_channel *ch, int fd, char *err, size_t errlen) {
     int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "%s", strerror(errno));
+    if (dup < 0) return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "%s", strerror(errno));
     proto_frame_in in;
     memset(&in, 0, sizeof in);
     in.fds[0] = dup;
@@ -377,12 +377,13 @@ int srv_burst_channel_open(srv_daemon *d, srv_session *s, srv_burst_obj *b, uint
         goto refuse;
     }
     /* The doorbell is a descriptor held for the app as long as the channel lives. */
-    if (srv_quota_take(&s->quota, SRV_QUOTA_DESCRIPTORS, 1, err, sizeof err) != NND_OK) goto refuse;
+    if (srv_quota_take(&s->quota, SRV_QUOTA_DESCRIPTORS, 1, err, sizeof err) != SCHEMA_OK)
+        goto refuse;
     if (!(ch = calloc(1, sizeof *ch))) goto oom;
     ch->bell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (!(ch->rd.copy = malloc(PROTO_CHAN_AREA)) || ch->bell_fd < 0 || (memfd = make_memfd()) < 0)
         goto oom;
-    if (map_channel(ch, memfd, err, sizeof err) != NND_OK) goto undo;
+    if (map_channel(ch, memfd, err, sizeof err) != SCHEMA_OK) goto undo;
     ch->d = d;
     ch->s = s;
     ch->b = b;

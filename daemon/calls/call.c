@@ -13,7 +13,7 @@ void srv_call_reply(srv_call *c) {
 }
 
 void srv_call_done(srv_call *c, schema_status st) {
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
@@ -45,6 +45,6 @@ void srv_call_fail(srv_call *c, schema_status st, const char *fmt, ...) {
 
 bool srv_call_room_for(srv_call *c, srv_obj_kind kind) {
     schema_status st = srv_session_check_quota(c->s, kind, c->err, sizeof c->err);
-    if (st != NND_OK) srv_call_fail(c, st, "%s", c->err);
-    return st == NND_OK;
+    if (st != SCHEMA_OK) srv_call_fail(c, st, "%s", c->err);
+    return st == SCHEMA_OK;
 }

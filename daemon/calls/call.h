@@ -37,7 +37,7 @@ typedef struct srv_call {
 } srv_call;
 
 void srv_call_reply(srv_call *c);
-/* Answers a call that returns nothing: DONE when st is NND_OK, else st with c->err. */
+/* Answers a call that returns nothing: DONE when st is SCHEMA_OK, else st with c->err. */
 void srv_call_done(srv_call *c, schema_status st);
 void srv_call_reply_fds(srv_call *c, const int *fds, size_t nfds);
 void srv_call_fail(srv_call *c, schema_status st, const char *fmt, ...)

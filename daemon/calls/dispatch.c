@@ -124,7 +124,7 @@ static void on_get_supported_extensions(srv_call *c) {
     Nnd__ExtensionOperandTypeInformation **tip = calloc(n_types + 1, sizeof *tip);
     if (!ext || !extp || !ti || !tip) {
         free(ext), free(extp), free(ti), free(tip);
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory");
         return;
     }
     size_t t = 0;
@@ -178,12 +178,12 @@ static schema_status model_sched(srv_call *c, srv_model_obj *o) {
 static srv_model_obj *exec_model(srv_call *c, uint64_t handle) {
     srv_model_obj *o = srv_session_find(c->s, handle, SRV_OBJ_PREPARED);
     if (!o) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown prepared model handle 0x%016llx",
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "unknown prepared model handle 0x%016llx",
                       (unsigned long long)handle);
         return NULL;
     }
     schema_status st = model_sched(c, o);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return NULL;
     }
@@ -206,7 +206,7 @@ static void on_execute_fenced(srv_call *c) {
 static void on_configure_burst(srv_call *c) {
     uint64_t mh = c->req->configure_burst->prepared_model;
     if (srv_session_count(c->s, SRV_OBJ_ANY) >= SRV_SESSION_MAX_OBJECTS) {
-        srv_call_fail(c, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+        srv_call_fail(c, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT,
                       "this connection already holds %d objects; release some first",
                       SRV_SESSION_MAX_OBJECTS);
         return;
@@ -216,7 +216,7 @@ static void on_configure_burst(srv_call *c) {
     uint64_t handle = 0;
     if (!b || srv_session_add(c->s, SRV_OBJ_BURST, b, srv_burst_free, &handle) < 0) {
         if (b) srv_burst_free(b);
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the burst");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory storing the burst");
         return;
     }
     Nnd__BurstReply r = NND__BURST_REPLY__INIT;
@@ -234,7 +234,7 @@ static void on_configure_burst(srv_call *c) {
 static srv_burst_obj *find_burst(srv_call *c, uint64_t handle) {
     srv_burst_obj *b = srv_session_find(c->s, handle, SRV_OBJ_BURST);
     if (!b)
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown burst handle 0x%016llx",
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "unknown burst handle 0x%016llx",
                       (unsigned long long)handle);
     return b;
 }
@@ -246,7 +246,7 @@ static void on_burst_execute(srv_call *c) {
     qos_sched_model *m;
     schema_status st =
         srv_model_obj_sched(c->d, c->s, srv_burst_model(b), bh, &m, c->err, sizeof c->err);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
@@ -260,7 +260,7 @@ static void on_burst_forget(srv_call *c) {
     size_t n = srv_burst_forget(b, x->slots, x->n_slots);
     srv_log_debug("client %llu: burst 0x%016llx forgot %zu of %zu slots",
                   (unsigned long long)c->s->serial, (unsigned long long)x->burst, n, x->n_slots);
-    srv_call_done(c, NND_OK);
+    srv_call_done(c, SCHEMA_OK);
 }
 
 static void on_get_fenced_execution_info(srv_call *c) {
@@ -287,7 +287,7 @@ static void on_allocate(srv_call *c) {
     if (!srv_call_room_for(c, SRV_OBJ_BUFFER)) return;
     srv_buffer_model *models = calloc(a->n_prepared_models + 1, sizeof *models);
     if (!models) {
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory");
         return;
     }
     for (size_t i = 0; i < a->n_prepared_models; i++) {
@@ -295,8 +295,9 @@ static void on_allocate(srv_call *c) {
         srv_model_obj *o = srv_session_find(c->s, a->prepared_models[i], SRV_OBJ_PREPARED);
         if (!o) {
             free(models);
-            srv_call_fail(c, NND_INVALID_ARGUMENT, "prepared model %zu: unknown handle 0x%016llx",
-                          i, (unsigned long long)a->prepared_models[i]);
+            srv_call_fail(c, SCHEMA_INVALID_ARGUMENT,
+                          "prepared model %zu: unknown handle 0x%016llx", i,
+                          (unsigned long long)a->prepared_models[i]);
             return;
         }
         models[i] = (srv_buffer_model){.handle = a->prepared_models[i], .prepared = o->prepared};
@@ -305,14 +306,14 @@ static void on_allocate(srv_call *c) {
     srv_buffer_account acct = {.charge = charge_bytes, .refund = refund_bytes, .ctx = c->s};
     schema_status st = srv_buffer_allocate(c->s, a, models, &acct, &b, c->err, sizeof c->err);
     free(models);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
     uint64_t handle = 0;
     if (srv_session_add(c->s, SRV_OBJ_BUFFER, b, srv_buffer_drop, &handle) < 0) {
         srv_buffer_drop(b);
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the buffer");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory storing the buffer");
         return;
     }
     Nnd__AllocateReply r = NND__ALLOCATE_REPLY__INIT;
@@ -327,13 +328,13 @@ static void on_allocate(srv_call *c) {
 static srv_buffer *copy_buffer(srv_call *c, uint64_t handle, const Nnd__MemoryPool *mp) {
     srv_buffer *b = srv_session_find(c->s, handle, SRV_OBJ_BUFFER);
     if (!b)
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown buffer handle 0x%016llx",
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "unknown buffer handle 0x%016llx",
                       (unsigned long long)handle);
     else if (!mp)
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "%s names no memory", c->name);
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "%s names no memory", c->name);
     else if (mp->kind != NND__POOL_KIND__POOL_MEMFD && mp->kind != NND__POOL_KIND__POOL_MMAP_FD &&
              mp->kind != NND__POOL_KIND__POOL_DMABUF)
-        srv_call_fail(c, NND_INVALID_ARGUMENT,
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT,
                       "%s copies to or from memfd, mmap_fd or dma-buf memory only", c->name);
     else
         return b;
@@ -346,7 +347,7 @@ static void on_buffer_copy_to(srv_call *c) {
     if (!b) return;
     srv_pool src;
     schema_status st = srv_pool_map(x->src, 0, c->in, true, NULL, &src, c->err, sizeof c->err);
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         st = srv_buffer_copy_in(b, &src, x->dimensions, x->n_dimensions, c->err, sizeof c->err);
         srv_pool_release(&src);
     }
@@ -360,12 +361,12 @@ static void on_buffer_copy_from(srv_call *c) {
     srv_pool dst;
     eng_output_shape shape;
     schema_status st = srv_pool_map(x->dst, 0, c->in, false, NULL, &dst, c->err, sizeof c->err);
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         st = srv_buffer_copy_out(b, &dst, x->dimensions, x->n_dimensions, &shape, c->err,
                                  sizeof c->err);
         srv_pool_release(&dst);
     }
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
@@ -383,7 +384,7 @@ static void on_register_memory(srv_call *c) {
     uint64_t token = 0;
     schema_status st = srv_memreg_register(c->s, c->req->register_memory->pool, c->in, &token,
                                            c->err, sizeof c->err);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
@@ -405,10 +406,11 @@ static void on_unregister_memory(srv_call *c) {
 static void on_release(srv_call *c) {
     uint64_t h = c->req->release->handle;
     if (srv_session_release(c->s, h) < 0) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "unknown handle 0x%016llx", (unsigned long long)h);
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "unknown handle 0x%016llx",
+                      (unsigned long long)h);
         return;
     }
-    srv_call_done(c, NND_OK);
+    srv_call_done(c, SCHEMA_OK);
 }
 
 /* ---- the table ------------------------------------------------------------------------- */
@@ -453,7 +455,7 @@ void srv_dispatch(srv_daemon *d, srv_session *s, proto_frame_in *in) {
     c.t0 = srv_now_ns();
     Nnd__Request__CallCase cc = c.req->call_case;
     if (cc == NND__REQUEST__CALL__NOT_SET) {
-        srv_call_fail(&c, NND_INVALID_ARGUMENT, "request names no call");
+        srv_call_fail(&c, SCHEMA_INVALID_ARGUMENT, "request names no call");
         return;
     }
     /* The call's name is its message type's, straight from the schema. */
@@ -465,7 +467,7 @@ void srv_dispatch(srv_daemon *d, srv_session *s, proto_frame_in *in) {
                   (unsigned long long)c.req->id);
     handler h = handler_for(cc);
     if (!h) {
-        srv_call_fail(&c, NND_GENERAL_FAILURE, "%s: not implemented yet", c.name);
+        srv_call_fail(&c, SCHEMA_GENERAL_FAILURE, "%s: not implemented yet", c.name);
         return;
     }
     /* Client memory mapped while the call is handled is the app's to pay for (pool.h). */

@@ -151,12 +151,12 @@ static schema_status job_make(srv_executions *q, srv_session *s, proto_frame_in 
     uint32_t ni = eng_prepared_num_inputs(p), no = eng_prepared_num_outputs(p);
     /* Refused before any mapping, so a flood of refusals costs little. */
     schema_status st = srv_quota_take(&s->quota, SRV_QUOTA_QUEUED_EXECUTIONS, 1, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     srv_execution *x = job_alloc(q, r->n_pools, ni, no);
     if (!x) {
         srv_quota_add(&s->quota, SRV_QUOTA_QUEUED_EXECUTIONS, -1);
         snprintf(err, errlen, "out of memory");
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     x->charged = true;
     x->q = q;
@@ -169,7 +169,7 @@ static schema_status job_make(srv_executions *q, srv_session *s, proto_frame_in 
     x->t0 = srv_now_ns();
     x->n_out = no;
     st = srv_bind(&x->bind, s, in, b, model_handle, p, r, err, errlen);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         job_free(q, x);
         return st;
     }
@@ -182,7 +182,7 @@ static schema_status job_make(srv_executions *q, srv_session *s, proto_frame_in 
     x->j.done = job_done;
     x->j.ctx = x;
     *out = x;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Sets how x runs and is answered, and puts it in flight. */
@@ -200,7 +200,7 @@ static void job_hold(srv_execution *x, int kind, bool measure, qos_prio prio,
 static void timing_of(const srv_execution *x, schema_status st, uint64_t since, Nnd__Timing *t) {
     nnd__timing__init(t);
     t->time_on_device_ns = t->time_in_driver_ns = UINT64_MAX;
-    if (!x->measure || st != NND_OK || !since) return;
+    if (!x->measure || st != SCHEMA_OK || !since) return;
     /* The CPU's share, and what drivers measured of their partitions on their devices. */
     t->time_on_device_ns = x->j.run_ns + (x->j.device_ns == UINT64_MAX ? 0 : x->j.device_ns);
     t->time_in_driver_ns = x->j.end_ns - since;
@@ -212,8 +212,8 @@ void srv_execution_reply(uint64_t id, schema_status st, const char *msg,
     Nnd__Reply r = NND__REPLY__INIT;
     r.id = id;
     r.status = srv_wire_status(st);
-    if (st != NND_OK) r.message = (char *)msg;
-    if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
+    if (st != SCHEMA_OK) r.message = (char *)msg;
+    if (st != SCHEMA_OK && st != SCHEMA_OUTPUT_INSUFFICIENT_SIZE) {
         out(ctx, &r);
         return;
     }
@@ -256,7 +256,7 @@ static void send_reply(void *ctx, const Nnd__Reply *r) {
 }
 
 static void reply_executed(srv_execution *x, schema_status st, const char *msg) {
-    if (st != NND_OK && st != NND_OUTPUT_INSUFFICIENT_SIZE) {
+    if (st != SCHEMA_OK && st != SCHEMA_OUTPUT_INSUFFICIENT_SIZE) {
         srv_reply_error(x->s, x->request_id, kind_call[x->kind], st, msg);
         return;
     }
@@ -298,7 +298,7 @@ static void job_complete(srv_executions *q, srv_execution *x, schema_status st, 
         const srv_device *device = srv_device_of(j->model->prepared);
         srv_device_count_execution(j->model->prepared);
         srv_tally_execution((uint32_t)x->uid, device->name,
-                            (j->end_ns ? j->end_ns : srv_now_ns()) - x->t0, st != NND_OK);
+                            (j->end_ns ? j->end_ns : srv_now_ns()) - x->t0, st != SCHEMA_OK);
         cJSON *ev = srv_bus_event(q->d->bus, "executed");
         if (ev) {
             cJSON_AddStringToObject(ev, "device", device->name);
@@ -328,12 +328,12 @@ static void job_done(qos_job *j) {
     x->in_sched = false;
     schema_status st = j->status;
     bool ran = j->start_ns != 0;
-    if (st == NND_OUTPUT_INSUFFICIENT_SIZE && !x->retried && !j->cancelled &&
+    if (st == SCHEMA_OUTPUT_INSUFFICIENT_SIZE && !x->retried && !j->cancelled &&
         srv_binding_regrow(&x->bind, x->shapes)) {
         /* Flexible driver buffers grew to what the outputs need: one more run. */
         x->retried = true;
         st = qos_sched_submit(q->sched, j);
-        if (st == NND_OK) {
+        if (st == SCHEMA_OK) {
             x->in_sched = true;
             return;
         }
@@ -347,7 +347,7 @@ static void job_done(qos_job *j) {
 static void job_submit(srv_executions *q, srv_execution *x) {
     x->waiting = false;
     schema_status st = qos_sched_submit(q->sched, &x->j);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         event_rejected(q, x, st, x->j.refused, "submit");
         x->j.refused = QOS_REFUSE_NONE; /* counted and announced: not again at completion */
         srv_binding_finish(&x->bind, false, &st, NULL, NULL, 0);
@@ -431,7 +431,7 @@ void srv_executions_stop(srv_daemon *d) {
         x->s = NULL;
         if (x->waiting) {
             x->j.cancelled = true;
-            job_complete(q, x, NND_GENERAL_FAILURE, "cancelled: the daemon is stopping");
+            job_complete(q, x, SCHEMA_GENERAL_FAILURE, "cancelled: the daemon is stopping");
         }
     }
     qos_sched_free(q->sched);
@@ -454,19 +454,19 @@ static void execute(srv_executions *q, srv_session *s, proto_frame_in *in, uint6
         proto_frame_close_untaken(in);
         qos_sched_note_refusal(q->sched, QOS_REFUSE_INVALID);
         snprintf(err, sizeof err, "invalid priority %d", wire_priority);
-        srv_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
+        srv_reply_error(s, id, kind_call[kind], SCHEMA_INVALID_ARGUMENT, err);
         return;
     }
     if (!r) {
         proto_frame_close_untaken(in);
         snprintf(err, sizeof err, "%s names no request", kind_call[kind]);
-        srv_reply_error(s, id, kind_call[kind], NND_INVALID_ARGUMENT, err);
+        srv_reply_error(s, id, kind_call[kind], SCHEMA_INVALID_ARGUMENT, err);
         return;
     }
     srv_execution *job;
     schema_status st = job_make(q, s, in, id, model_handle, m, b, r, &job, err, sizeof err);
     proto_frame_close_untaken(in);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_reply_error(s, id, kind_call[kind], st, err);
         return;
     }
@@ -552,7 +552,7 @@ void srv_execution_cancel(srv_daemon *d, srv_session *s, const Nnd__Request *req
         char err[128];
         snprintf(err, sizeof err, "no execution of request id %llu is in flight",
                  (unsigned long long)id);
-        srv_reply_error(s, req->id, "Cancel", NND_INVALID_ARGUMENT, err);
+        srv_reply_error(s, req->id, "Cancel", SCHEMA_INVALID_ARGUMENT, err);
         return;
     }
     Nnd__Empty done = NND__EMPTY__INIT;
@@ -563,7 +563,7 @@ void srv_execution_cancel(srv_daemon *d, srv_session *s, const Nnd__Request *req
     s->send(s->send_ctx, &r.base, NULL, 0);
     if (x->waiting) {
         x->j.cancelled = true;
-        job_complete(q, x, NND_GENERAL_FAILURE, "cancelled");
+        job_complete(q, x, SCHEMA_GENERAL_FAILURE, "cancelled");
     } else if (x->in_sched) {
         qos_sched_cancel(q->sched, &x->j);
     }
@@ -579,7 +579,7 @@ void srv_executions_session_closed(srv_daemon *d, srv_session *s) {
         x->s = NULL;
         if (x->waiting) {
             x->j.cancelled = true;
-            job_complete(q, x, NND_GENERAL_FAILURE, "cancelled: the connection closed");
+            job_complete(q, x, SCHEMA_GENERAL_FAILURE, "cancelled: the connection closed");
         } else if (x->in_sched) {
             qos_sched_cancel(q->sched, &x->j);
         }

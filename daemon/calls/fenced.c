@@ -84,7 +84,7 @@ static void reply_info(fenced *f, uint64_t id) {
     Nnd__Timing launched = NND__TIMING__INIT, at_fence = NND__TIMING__INIT;
     launched.time_on_device_ns = launched.time_in_driver_ns = UINT64_MAX;
     at_fence.time_on_device_ns = at_fence.time_in_driver_ns = UINT64_MAX;
-    if (f->measure && f->status == NND_OK) {
+    if (f->measure && f->status == SCHEMA_OK) {
         launched.time_on_device_ns = at_fence.time_on_device_ns = f->run_ns;
         launched.time_in_driver_ns = f->t_end - f->t_call;
         if (f->t_fenced) at_fence.time_in_driver_ns = f->t_end - f->t_fenced;
@@ -107,7 +107,7 @@ static void fenced_end(void *ctx, const srv_execution_end *e) {
     f->done = true;
     f->job = NULL;
     f->status = e->status;
-    if (e->status != NND_OK && e->s)
+    if (e->status != SCHEMA_OK && e->s)
         srv_log_debug("client %llu: ExecuteFenced id %llu: %s: %s",
                       (unsigned long long)e->s->serial, (unsigned long long)e->request_id,
                       srv_status_wire_name(e->status), e->msg ? e->msg : "");
@@ -131,7 +131,7 @@ static void fenced_release(void *p) {
     f->descriptors = 0;
     if (!f->s->closing)
         for (size_t i = 0; i < f->n_waiters; i++)
-            srv_reply_error(f->s, f->waiters[i], "GetFencedExecutionInfo", NND_GENERAL_FAILURE,
+            srv_reply_error(f->s, f->waiters[i], "GetFencedExecutionInfo", SCHEMA_GENERAL_FAILURE,
                             "the execution was released before it ended");
     f->n_waiters = 0;
     if (!f->job) fenced_free(f); /* else when the execution ends */
@@ -159,7 +159,7 @@ static void on_fence(uv_poll_t *h, int status, int events) {
     uv_close((uv_handle_t *)&w->poll, fwait_closed);
     if (--f->n_pending) return;
     if (f->fence_failed) {
-        srv_execution_fail(f->job, NND_GENERAL_FAILURE,
+        srv_execution_fail(f->job, SCHEMA_GENERAL_FAILURE,
                            "a fence this execution waited for signalled an error");
         return;
     }
@@ -173,7 +173,7 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
                         qos_sched_model *m) {
     const Nnd__ExecuteFenced *x = req->execute_fenced;
     char err[SCHEMA_ERR_LEN];
-    schema_status st = NND_OK;
+    schema_status st = SCHEMA_OK;
     fenced *f = calloc(1, sizeof *f);
     if (f) {
         f->efd = -1;
@@ -181,25 +181,25 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
         f->waits = calloc(x->n_wait_for_fds + 1, sizeof *f->waits);
     }
     if (!f || !f->waits) {
-        st = NND_GENERAL_FAILURE;
+        st = SCHEMA_GENERAL_FAILURE;
         snprintf(err, sizeof err, "out of memory");
     } else if (!x->request) {
-        st = NND_INVALID_ARGUMENT;
+        st = SCHEMA_INVALID_ARGUMENT;
         snprintf(err, sizeof err, "ExecuteFenced names no request");
     } else if (x->deadline_ns && srv_now_ns() >= x->deadline_ns) {
-        st = NND_MISSED_DEADLINE_PERSISTENT;
+        st = SCHEMA_MISSED_DEADLINE_PERSISTENT;
         snprintf(err, sizeof err, "deadline passed before the execution was launched");
         srv_executions_note_refusal(d, QOS_REFUSE_DEADLINE_PASSED);
     } else if ((st = srv_quota_take(&s->quota, SRV_QUOTA_DESCRIPTORS, 1 + x->n_wait_for_fds, err,
-                                    sizeof err)) == NND_OK) {
+                                    sizeof err)) == SCHEMA_OK) {
         /* Its eventfd and the fences it waits on, held until the handle is released. */
         f->descriptors = 1 + x->n_wait_for_fds;
     }
     /* The fences first: their fds must not be taken for pools. */
-    for (size_t i = 0; st == NND_OK && i < x->n_wait_for_fds; i++) {
+    for (size_t i = 0; st == SCHEMA_OK && i < x->n_wait_for_fds; i++) {
         int fd = proto_frame_take_fd(in, x->wait_for_fds[i]);
         if (fd < 0) {
-            st = NND_INVALID_ARGUMENT;
+            st = SCHEMA_INVALID_ARGUMENT;
             snprintf(err, sizeof err,
                      "wait_for_fds[%zu] names fd index %u, which is missing or "
                      "named twice",
@@ -210,7 +210,7 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
         if (!w || uv_poll_init(d->loop, &w->poll, fd) < 0) {
             close(fd);
             free(w);
-            st = NND_INVALID_ARGUMENT;
+            st = SCHEMA_INVALID_ARGUMENT;
             snprintf(err, sizeof err, "fence %zu cannot be waited on (not an eventfd or sync_file)",
                      i);
             break;
@@ -221,20 +221,20 @@ void srv_execute_fenced(srv_daemon *d, srv_session *s, proto_frame_in *in, const
         f->waits[f->n_waits++] = w;
     }
     srv_execution *job = NULL;
-    if (st == NND_OK)
+    if (st == SCHEMA_OK)
         st = srv_execution_make(d, s, in, req->id, x->prepared_model, m, NULL, x->request, &job,
                                 err, sizeof err);
     proto_frame_close_untaken(in);
     uint64_t handle = 0;
-    if (st == NND_OK && (f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-        st = NND_GENERAL_FAILURE;
+    if (st == SCHEMA_OK && (f->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        st = SCHEMA_GENERAL_FAILURE;
         snprintf(err, sizeof err, "cannot create the sync fence: %s", strerror(errno));
     }
-    if (st == NND_OK && srv_session_add(s, SRV_OBJ_EXECUTION, f, fenced_release, &handle) < 0) {
-        st = NND_RESOURCE_EXHAUSTED_TRANSIENT;
+    if (st == SCHEMA_OK && srv_session_add(s, SRV_OBJ_EXECUTION, f, fenced_release, &handle) < 0) {
+        st = SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT;
         snprintf(err, sizeof err, "this connection holds too many objects; release some first");
     }
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         if (job) srv_execution_discard(job);
         if (f) srv_quota_add(&s->quota, SRV_QUOTA_DESCRIPTORS, -(int64_t)f->descriptors);
         if (f) fenced_free(f);
@@ -276,7 +276,7 @@ void srv_fenced_info(srv_daemon *d, srv_session *s, const Nnd__Request *req) {
     if (!f) {
         char err[96];
         snprintf(err, sizeof err, "unknown execution handle 0x%016llx", (unsigned long long)h);
-        srv_reply_error(s, req->id, "GetFencedExecutionInfo", NND_INVALID_ARGUMENT, err);
+        srv_reply_error(s, req->id, "GetFencedExecutionInfo", SCHEMA_INVALID_ARGUMENT, err);
         return;
     }
     if (f->done) {
@@ -285,7 +285,8 @@ void srv_fenced_info(srv_daemon *d, srv_session *s, const Nnd__Request *req) {
     }
     uint64_t *w = realloc(f->waiters, (f->n_waiters + 1) * sizeof *w);
     if (!w) {
-        srv_reply_error(s, req->id, "GetFencedExecutionInfo", NND_GENERAL_FAILURE, "out of memory");
+        srv_reply_error(s, req->id, "GetFencedExecutionInfo", SCHEMA_GENERAL_FAILURE,
+                        "out of memory");
         return;
     }
     f->waiters = w;

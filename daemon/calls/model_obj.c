@@ -29,14 +29,14 @@ void srv_model_obj_free(void *p) {
 
 schema_status srv_model_obj_view(srv_daemon *d, srv_model_obj *o, int wire_priority, char *err,
                                  size_t errlen) {
-    if (o->sm) return NND_OK;
+    if (o->sm) return SCHEMA_OK;
     int prio = srv_prio_from_wire(wire_priority, QOS_PRIO_MEDIUM);
     uint8_t *lanes = malloc(eng_prepared_num_operations(o->prepared) + 1);
-    if (!lanes) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    if (!lanes) return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     schema_status st =
         qos_sched_model_new(d->sched, o->prepared, prio < 0 ? QOS_PRIO_MEDIUM : (qos_prio)prio,
                             srv_model_obj_destroy, o, &o->sm, err, errlen);
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         /* Each step queues on its device. Out of memory here leaves every step on nnd-cpu's
          * queue: results the same, devices less independent. */
         srv_device_step_lanes(o->prepared, lanes);
@@ -50,11 +50,11 @@ schema_status srv_model_obj_sched(srv_daemon *d, srv_session *s, uint64_t handle
                                   qos_sched_model **out, char *err, size_t errlen) {
     srv_model_obj *o = srv_session_find(s, handle, SRV_OBJ_PREPARED);
     if (!o)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "burst 0x%016llx: its prepared model 0x%016llx has been released",
                             (unsigned long long)whose, (unsigned long long)handle);
     schema_status st = srv_model_obj_view(d, o, NND__PRIORITY__PRIORITY_UNSPECIFIED, err, errlen);
-    if (st != NND_OK) return st;
+    if (st != SCHEMA_OK) return st;
     *out = o->sm;
-    return NND_OK;
+    return SCHEMA_OK;
 }

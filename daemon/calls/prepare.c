@@ -33,19 +33,19 @@ static bool valid_priority(Nnd__Priority p) {
  * quotas for one more prepared model, and a deadline not yet past (else answered here). */
 static bool prepare_admitted(srv_call *c, Nnd__Priority priority, uint64_t deadline_ns) {
     if (!valid_priority(priority)) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "invalid priority %d", (int)priority);
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "invalid priority %d", (int)priority);
         return false;
     }
     if (!srv_call_room_for(c, SRV_OBJ_PREPARED)) return false;
     /* An app at its prepared_bytes is refused before anything is prepared. */
     schema_status st =
         srv_quota_check(&c->s->quota, SRV_QUOTA_PREPARED_BYTES, 1, c->err, sizeof c->err);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_call_fail(c, st, "%s", c->err);
         return false;
     }
     if (deadline_ns && srv_now_ns() > deadline_ns) {
-        srv_call_fail(c, NND_MISSED_DEADLINE_PERSISTENT,
+        srv_call_fail(c, SCHEMA_MISSED_DEADLINE_PERSISTENT,
                       "deadline passed before preparation began");
         return false;
     }
@@ -57,11 +57,11 @@ static schema_status map_model_pools(srv_call *c, const Nnd__Model *m, eng_memor
     srv_pool *pools = calloc(m->n_pools + 1, sizeof *pools);
     if (!pools) {
         snprintf(c->err, sizeof c->err, "out of memory mapping %zu pools", m->n_pools);
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     schema_status st =
         srv_pools_map(m->pools, m->n_pools, c->in, true, NULL, pools, c->err, sizeof c->err);
-    for (size_t i = 0; st == NND_OK && i < m->n_pools; i++)
+    for (size_t i = 0; st == SCHEMA_OK && i < m->n_pools; i++)
         views[i] = pools[i].view;
     free(pools);
     return st;
@@ -128,12 +128,12 @@ static void supported_describe(supported_job *j, const Nnd__Model *m, bool exten
                                const srv_device_plan *plan) {
     j->st = srv_model_from_proto_ext(m, j->views, j->n_views, extensions_allowed, &j->desc, j->err,
                                      sizeof j->err);
-    if (j->st == NND_OK && !(j->sup = calloc(j->desc.n_operations + 1, sizeof *j->sup))) {
-        j->st = NND_GENERAL_FAILURE;
+    if (j->st == SCHEMA_OK && !(j->sup = calloc(j->desc.n_operations + 1, sizeof *j->sup))) {
+        j->st = SCHEMA_GENERAL_FAILURE;
         snprintf(j->err, sizeof j->err, "out of memory");
     }
     j->why.n = j->desc.n_operations;
-    if (j->st == NND_OK && srv_log_enabled(SRV_LOG_DEBUG))
+    if (j->st == SCHEMA_OK && srv_log_enabled(SRV_LOG_DEBUG))
         j->why.reasons = calloc(j->desc.n_operations + 1, sizeof *j->why.reasons);
     srv_device_plan_apply(plan, &j->desc);
 }
@@ -142,11 +142,11 @@ static void supported_work(void *ctx) {
     supported_job *j = ctx;
     uint64_t faults = srv_pool_faults(); /* this thread's */
     if (j->msg) supported_describe(j, j->model, false, &j->plan);
-    if (j->msg && j->st != NND_OK) return;
+    if (j->msg && j->st != SCHEMA_OK) return;
     j->st =
         eng_supported_operations_on(&j->desc, j->sup, keep_refusal, &j->why, j->err, sizeof j->err);
-    if (j->st == NND_OK && srv_pool_faults() != faults) {
-        j->st = NND_GENERAL_FAILURE;
+    if (j->st == SCHEMA_OK && srv_pool_faults() != faults) {
+        j->st = SCHEMA_GENERAL_FAILURE;
         snprintf(j->err, sizeof j->err, "a model pool shrank while it was being read");
     }
 }
@@ -156,11 +156,11 @@ static void supported_answer(srv_call *c, void *ctx, bool queued) {
     uint32_t n = j->desc.n_operations;
     protobuf_c_boolean *wire = queued ? calloc(n + 1, sizeof *wire) : NULL;
     if (!queued) {
-        srv_call_fail(c, NND_GENERAL_FAILURE, "cannot check the model's operations now");
-    } else if (j->st != NND_OK) {
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "cannot check the model's operations now");
+    } else if (j->st != SCHEMA_OK) {
         srv_call_fail(c, j->st, "%s", j->err);
     } else if (!wire) {
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory");
     } else {
         srv_refused_note(c->s->serial, &j->desc, j->sup, j->why.reasons);
         for (uint32_t i = 0; i < n; i++)
@@ -200,14 +200,14 @@ static bool request_off_loop_wanted(const srv_call *c) {
 void srv_on_get_supported_operations(srv_call *c) {
     const Nnd__Model *m = c->req->get_supported_operations->model;
     if (!m) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "GetSupportedOperations names no model");
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "GetSupportedOperations names no model");
         return;
     }
     srv_device_plan plan;
     const Nnd__GetSupportedOperations *gso = c->req->get_supported_operations;
     schema_status chosen =
         srv_device_plan_for(gso->devices, gso->n_devices, &plan, c->err, sizeof c->err);
-    if (chosen != NND_OK) {
+    if (chosen != SCHEMA_OK) {
         srv_call_fail(c, chosen, "%s", c->err);
         return;
     }
@@ -216,16 +216,16 @@ void srv_on_get_supported_operations(srv_call *c) {
     if (!j || !views) {
         free(j);
         free(views);
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory");
         return;
     }
     j->views = views;
     j->n_views = m->n_pools;
     uint64_t faults = srv_pool_faults();
     j->st = map_model_pools(c, m, views);
-    if (j->st != NND_OK) snprintf(j->err, sizeof j->err, "%s", c->err);
+    if (j->st != SCHEMA_OK) snprintf(j->err, sizeof j->err, "%s", c->err);
     /* A spilled request goes to a worker whole: its conversion grows with the model too. */
-    if (j->st == NND_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
+    if (j->st == SCHEMA_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
         request_off_loop_wanted(c) && srv_pool_faults() == faults) {
         j->model = m;
         j->plan = plan;
@@ -237,9 +237,9 @@ void srv_on_get_supported_operations(srv_call *c) {
         srv_off_loop_run(c, &supported_off_loop, j);
         return;
     }
-    if (j->st == NND_OK) supported_describe(j, m, srv_extensions_allowed(c->d, c->s), &plan);
+    if (j->st == SCHEMA_OK) supported_describe(j, m, srv_extensions_allowed(c->d, c->s), &plan);
     /* A large model is checked on a worker thread, holding up no other client. */
-    if (j->st == NND_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
+    if (j->st == SCHEMA_OK && !plan.n_drivers && !srv_request_uses_extensions(c->in, m) &&
         srv_pool_faults() == faults &&
         in_place_off_loop_wanted(c, &j->desc, store_ser_size(&j->desc)) &&
         (j->owned = srv_model_desc_own(&j->desc, SRV_PREPARE_OFF_LOOP_OWN_MAX))) {
@@ -247,9 +247,9 @@ void srv_on_get_supported_operations(srv_call *c) {
         srv_off_loop_run(c, &supported_off_loop, j);
         return;
     }
-    if (j->st == NND_OK) supported_work(j);
-    if (j->st == NND_OK && srv_pool_faults() != faults) {
-        j->st = NND_GENERAL_FAILURE;
+    if (j->st == SCHEMA_OK) supported_work(j);
+    if (j->st == SCHEMA_OK && srv_pool_faults() != faults) {
+        j->st = SCHEMA_GENERAL_FAILURE;
         snprintf(j->err, sizeof j->err, "a model pool shrank while it was being read");
     }
     supported_answer(c, j, true);
@@ -293,21 +293,21 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
     /* Its memory is known now that it exists: past the quota it goes again. */
     schema_status st =
         srv_quota_check(&c->s->quota, SRV_QUOTA_PREPARED_BYTES, bytes, c->err, sizeof c->err);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
     /* The cost model seeds its estimate; a model beyond the device is refused here. */
     st = srv_model_obj_view(c->d, o, priority, c->err, sizeof c->err);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
         return;
     }
     if (srv_session_add_bytes(c->s, SRV_OBJ_PREPARED, o, srv_model_obj_free, bytes, &handle) < 0) {
         srv_model_obj_free(o);
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory storing the prepared model");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory storing the prepared model");
         return;
     }
     uint32_t n_ops = eng_prepared_num_operations(o->prepared);
@@ -344,7 +344,7 @@ static void reply_prepared(srv_call *c, srv_model_obj *o, uint64_t t, bool from_
 /* The answer of a preparation made off the loop (prepare_off_loop.h). */
 static void prepared_off_loop(srv_call *c, srv_model_obj *o, schema_status st, uint64_t t,
                               int priority) {
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
         return;
@@ -356,18 +356,18 @@ void srv_on_prepare_model(srv_call *c) {
     const Nnd__PrepareModel *pm = c->req->prepare_model;
     const Nnd__Model *m = pm->model;
     if (!m) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "PrepareModel names no model");
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "PrepareModel names no model");
         return;
     }
     if ((int)pm->preference < 0 || (int)pm->preference > 3) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT, "invalid execution preference %d",
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT, "invalid execution preference %d",
                       (int)pm->preference);
         return;
     }
     srv_device_plan plan;
     schema_status chosen =
         srv_device_plan_for(pm->devices, pm->n_devices, &plan, c->err, sizeof c->err);
-    if (chosen != NND_OK) {
+    if (chosen != SCHEMA_OK) {
         srv_call_fail(c, chosen, "%s", c->err);
         return;
     }
@@ -379,7 +379,7 @@ void srv_on_prepare_model(srv_call *c) {
     if (!views || !o) {
         free(views);
         free(o);
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory");
         return;
     }
     eng_model_desc desc;
@@ -390,7 +390,7 @@ void srv_on_prepare_model(srv_call *c) {
     bool extensions = srv_request_uses_extensions(c->in, m);
     /* A spilled request goes to worker threads whole: its conversion, the content cache's
      * sighting and the preparation hold up no other client (prepare_request.h). */
-    if (st == NND_OK && !plan.n_drivers && request_off_loop_wanted(c) && !extensions &&
+    if (st == SCHEMA_OK && !plan.n_drivers && request_off_loop_wanted(c) && !extensions &&
         srv_pool_faults() == faults) {
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
@@ -403,11 +403,11 @@ void srv_on_prepare_model(srv_call *c) {
         }
         if (model_fd >= 0) close(model_fd);
         if (data_fd >= 0) close(data_fd);
-        st = NND_GENERAL_FAILURE;
+        st = SCHEMA_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "out of descriptors preparing the model");
     }
     /* The extensions allowlist matters only to a model that uses extensions. */
-    if (st == NND_OK)
+    if (st == SCHEMA_OK)
         st = srv_model_from_proto_ext(m, views, m->n_pools,
                                       extensions && srv_extensions_allowed(c->d, c->s), &desc,
                                       c->err, sizeof c->err);
@@ -418,7 +418,7 @@ void srv_on_prepare_model(srv_call *c) {
         pm->preference ? (int32_t)pm->preference - 1 : NND_DRIVER_PREFER_FAST_SINGLE_ANSWER;
     desc.priority = pm->priority ? (int32_t)pm->priority : NND_DRIVER_PRIORITY_MEDIUM;
     desc.deadline_ns = pm->deadline_ns;
-    if (st == NND_OK) {
+    if (st == SCHEMA_OK) {
         /* Cache fds are looked up after the pools took theirs: an fd cannot be both. */
         int model_fd = -1, data_fd = -1;
         const uint8_t *token = cache_args(c, pm, &model_fd, &data_fd) ? pm->token.data : NULL;
@@ -442,7 +442,7 @@ void srv_on_prepare_model(srv_call *c) {
         if (owned) {
             eng_prepared *planned = NULL;
             st = eng_plan(&desc, &planned, c->err, sizeof c->err);
-            if (st == NND_OK && srv_pool_faults() == faults) {
+            if (st == SCHEMA_OK && srv_pool_faults() == faults) {
                 srv_prepare_off_loop(c, o, &desc, owned, planned, views, m->n_pools,
                                      (uint32_t)pm->preference, pm->priority, token, model_fd,
                                      data_fd, prepared_off_loop);
@@ -454,8 +454,8 @@ void srv_on_prepare_model(srv_call *c) {
         } else if (cached) {
             st = srv_cache_prepare(c->d->cache, c->s, &desc, (uint32_t)pm->preference, token,
                                    model_fd, data_fd, &o->ref, c->err, sizeof c->err);
-            if (st == NND_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
-        } else if (st == NND_OK) {
+            if (st == SCHEMA_OK) o->prepared = (eng_prepared *)srv_cache_ref_prepared(o->ref);
+        } else if (st == SCHEMA_OK) {
             /* A large model is prepared on a worker thread, holding up no other client. */
             void *own =
                 !plan.n_drivers && !extensions && in_place_off_loop_wanted(c, &desc, route.size)
@@ -472,19 +472,19 @@ void srv_on_prepare_model(srv_call *c) {
                 free(own);
             } else {
                 st = eng_prepare(&desc, &o->prepared, c->err, sizeof c->err);
-                views_owned = st == NND_OK;
+                views_owned = st == SCHEMA_OK;
             }
         }
         t = srv_now_ns() - t;
     }
-    if (st == NND_OK && srv_pool_faults() != faults) {
-        st = NND_GENERAL_FAILURE;
+    if (st == SCHEMA_OK && srv_pool_faults() != faults) {
+        st = SCHEMA_GENERAL_FAILURE;
         snprintf(c->err, sizeof c->err, "a model pool shrank while the model was prepared");
     }
     srv_model_desc_clear(&desc);
     if (!views_owned) release_views(views, m->n_pools);
     free(views);
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         srv_model_obj_free(o);
         srv_call_fail(c, st, "%s", c->err);
         return;
@@ -496,13 +496,13 @@ void srv_on_prepare_model_from_cache(srv_call *c) {
     const Nnd__PrepareModelFromCache *pm = c->req->prepare_model_from_cache;
     if (!prepare_admitted(c, pm->priority, pm->deadline_ns)) return;
     if (!c->d->cache) {
-        srv_call_fail(c, NND_GENERAL_FAILURE, "compilation caching is off in this daemon");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "compilation caching is off in this daemon");
         return;
     }
     if (pm->token.len != SRV_CACHE_TOKEN_LEN || pm->n_model_cache_fds != 1 ||
         pm->n_data_cache_fds != 1) {
         srv_call_fail(
-            c, NND_INVALID_ARGUMENT,
+            c, SCHEMA_INVALID_ARGUMENT,
             "PrepareModelFromCache needs a %d-byte token, 1 model and 1 data cache file (got "
             "%zu bytes, %zu and %zu)",
             SRV_CACHE_TOKEN_LEN, pm->token.len, pm->n_model_cache_fds, pm->n_data_cache_fds);
@@ -511,14 +511,14 @@ void srv_on_prepare_model_from_cache(srv_call *c) {
     int model_fd = request_fd(c, pm->model_cache_fds[0]);
     int data_fd = request_fd(c, pm->data_cache_fds[0]);
     if (model_fd < 0 || data_fd < 0 || model_fd == data_fd) {
-        srv_call_fail(c, NND_INVALID_ARGUMENT,
+        srv_call_fail(c, SCHEMA_INVALID_ARGUMENT,
                       "cache fd indexes %u and %u do not name two of the %zu fds",
                       pm->model_cache_fds[0], pm->data_cache_fds[0], c->in->nfds);
         return;
     }
     srv_model_obj *o = calloc(1, sizeof *o);
     if (!o) {
-        srv_call_fail(c, NND_GENERAL_FAILURE, "out of memory");
+        srv_call_fail(c, SCHEMA_GENERAL_FAILURE, "out of memory");
         return;
     }
     o->uid = (uint32_t)c->s->uid;
@@ -526,7 +526,7 @@ void srv_on_prepare_model_from_cache(srv_call *c) {
     schema_status st = srv_cache_prepare_from_cache(c->d->cache, c->s, pm->token.data, model_fd,
                                                     data_fd, &o->ref, c->err, sizeof c->err);
     t = srv_now_ns() - t;
-    if (st != NND_OK) {
+    if (st != SCHEMA_OK) {
         free(o);
         srv_call_fail(c, st, "%s", c->err);
         return;

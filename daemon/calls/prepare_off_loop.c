@@ -44,14 +44,14 @@ static void encode(uv_work_t *w) {
     if (j->in_place) {
         uint64_t faults = srv_pool_faults(); /* this thread's: the client's pages read here */
         j->st = eng_prepare(&j->desc, &j->prepared, j->err, sizeof j->err);
-        if (j->st == NND_OK && srv_pool_faults() != faults) {
+        if (j->st == SCHEMA_OK && srv_pool_faults() != faults) {
             eng_prepared_free(j->prepared); /* releases the views it took */
             j->prepared = NULL;
             j->views_gone = true;
-            j->st = NND_GENERAL_FAILURE;
+            j->st = SCHEMA_GENERAL_FAILURE;
             snprintf(j->err, sizeof j->err, "a model pool shrank while the model was prepared");
         }
-        if (j->st == NND_OK) j->views_gone = true;
+        if (j->st == SCHEMA_OK) j->views_gone = true;
         return;
     }
     j->st = srv_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err, sizeof j->err);
@@ -67,13 +67,13 @@ static void made(uv_work_t *w, int status);
 
 static void finish(uv_work_t *w, int status) {
     job *j = w->data;
-    if (status < 0 && j->st == NND_OK) { /* cancelled before it ran */
-        j->st = NND_GENERAL_FAILURE;
+    if (status < 0 && j->st == SCHEMA_OK) { /* cancelled before it ran */
+        j->st = SCHEMA_GENERAL_FAILURE;
         snprintf(j->err, sizeof j->err, "preparation cancelled");
     }
     srv_session *s = j->s;
     if (s->closing) { /* nobody to answer */
-        if (j->st == NND_OK && !j->in_place) srv_cache_encoded_free(&j->x);
+        if (j->st == SCHEMA_OK && !j->in_place) srv_cache_encoded_free(&j->x);
         srv_cache_made_free(j->made);
         eng_prepared_free(j->plan);
         eng_prepared_free(j->prepared);
@@ -99,7 +99,7 @@ static void finish(uv_work_t *w, int status) {
         c.t0 = j->t0;
         snprintf(c.err, sizeof c.err, "%s", j->err);
         schema_status st = j->st;
-        if (st == NND_OK && !j->made) {
+        if (st == SCHEMA_OK && !j->made) {
             /* A hit answers now; a miss's entry is made on a worker (made() answers). */
             if (!srv_cache_encoded_hit(j->d->cache, s, &j->x, j->plan,
                                        j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
@@ -108,10 +108,10 @@ static void finish(uv_work_t *w, int status) {
                 if (uv_queue_work(j->d->loop, &j->make_work, make, made) == 0) return;
                 srv_cache_encoded_free(&j->x);
                 eng_prepared_free(j->plan);
-                st = NND_GENERAL_FAILURE;
+                st = SCHEMA_GENERAL_FAILURE;
                 snprintf(c.err, sizeof c.err, "cannot prepare the model now");
             }
-        } else if (st == NND_OK) {
+        } else if (st == SCHEMA_OK) {
             st = srv_cache_entry_adopt(j->d->cache, s, &j->x, j->made,
                                        j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
                                        &j->o->ref, c.err, sizeof c.err);
@@ -119,7 +119,7 @@ static void finish(uv_work_t *w, int status) {
             eng_prepared_free(j->plan);
         }
         j->made = NULL;
-        if (st == NND_OK) j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
+        if (st == SCHEMA_OK) j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
         j->done(&c, j->o, st, srv_now_ns() - j->t0, j->priority);
     }
     srv_model_desc_clear(&j->desc);
@@ -149,7 +149,7 @@ static void give_up(srv_call *c, srv_model_obj *o, eng_prepared *plan, eng_model
         if (views[i].release) views[i].release(views[i].ctx);
     free(views);
     snprintf(c->err, sizeof c->err, "%s", why);
-    done(c, o, NND_GENERAL_FAILURE, 0, priority);
+    done(c, o, SCHEMA_GENERAL_FAILURE, 0, priority);
 }
 
 /* j takes over desc and goes to libuv's pool; the connection reads nothing more until it
@@ -159,7 +159,7 @@ static void queue(srv_call *c, job *j, eng_model_desc *desc) {
     j->work.data = j;
     c->s->hold(c->s->send_ctx, true);
     if (uv_queue_work(c->d->loop, &j->work, encode, finish) < 0) {
-        j->st = NND_GENERAL_FAILURE;
+        j->st = SCHEMA_GENERAL_FAILURE;
         snprintf(j->err, sizeof j->err, "cannot prepare the model now");
         finish(&j->work, 0);
     }

@@ -29,7 +29,7 @@
 
 #define SRV_PREPARE_OFF_LOOP_BYTES (1u << 20)
 
-/* Answers the call once the model is prepared (st NND_OK, o holding it) or not. */
+/* Answers the call once the model is prepared (st SCHEMA_OK, o holding it) or not. */
 typedef void (*srv_prepare_done_fn)(srv_call *c, srv_model_obj *o, schema_status st, uint64_t t_ns,
                                     int priority);
 

@@ -90,9 +90,9 @@ static void answer(job *j, schema_status st) {
     c.reply.id = j->id;
     c.t0 = j->t0;
     snprintf(c.err, sizeof c.err, "%s", j->err);
-    if (st == NND_OK && j->cached) {
+    if (st == SCHEMA_OK && j->cached) {
         j->o->prepared = (eng_prepared *)srv_cache_ref_prepared(j->o->ref);
-    } else if (st == NND_OK) {
+    } else if (st == SCHEMA_OK) {
         j->o->prepared = j->prepared;
         j->prepared = NULL;
     }
@@ -116,12 +116,12 @@ static void convert(uv_work_t *w) {
     j->st = srv_model_from_proto_ext(m, j->views, j->n_views, j->extensions_allowed, &j->desc,
                                      j->err, sizeof j->err);
     srv_device_plan_apply(&j->plan, &j->desc);
-    if (j->st != NND_OK) return;
+    if (j->st != SCHEMA_OK) return;
     srv_cache_sight(&j->desc, &j->sighting);
     j->copy_bytes = eng_model_copy_bytes(&j->desc);
     j->constant_bytes = proto_wire_constant_bytes(m);
     if (srv_pool_faults() != faults)
-        fail(j, NND_GENERAL_FAILURE, "a model pool shrank while the model was read");
+        fail(j, SCHEMA_GENERAL_FAILURE, "a model pool shrank while the model was read");
 }
 
 /* ---- step 3, a worker: the preparation ----------------------------------------------------- */
@@ -131,16 +131,16 @@ static void prepare(uv_work_t *w) {
     uint64_t faults = srv_pool_faults();
     if (j->cached) {
         j->st = eng_plan(&j->desc, &j->planned, j->err, sizeof j->err);
-        if (j->st == NND_OK)
+        if (j->st == SCHEMA_OK)
             j->st = srv_cache_encode(j->d->cache, &j->desc, j->preference, &j->x, j->err,
                                      sizeof j->err);
-        j->encoded = j->st == NND_OK;
+        j->encoded = j->st == SCHEMA_OK;
     } else {
         j->st = eng_prepare(&j->desc, &j->prepared, j->err, sizeof j->err);
-        if (j->st == NND_OK) j->views_gone = true;
+        if (j->st == SCHEMA_OK) j->views_gone = true;
     }
-    if (j->st == NND_OK && srv_pool_faults() != faults)
-        fail(j, NND_GENERAL_FAILURE, "a model pool shrank while the model was prepared");
+    if (j->st == SCHEMA_OK && srv_pool_faults() != faults)
+        fail(j, SCHEMA_GENERAL_FAILURE, "a model pool shrank while the model was prepared");
 }
 
 /* ---- step 4, a worker: a content-cache miss's entry (decoded from the daemon's copy, the
@@ -154,12 +154,12 @@ static void make(uv_work_t *w) {
 
 static void made(uv_work_t *w, int status) {
     job *j = w->data;
-    if (status < 0 && j->st == NND_OK) fail(j, NND_GENERAL_FAILURE, "preparation cancelled");
+    if (status < 0 && j->st == SCHEMA_OK) fail(j, SCHEMA_GENERAL_FAILURE, "preparation cancelled");
     if (j->s->closing) {
         job_free(j);
         return;
     }
-    if (j->st == NND_OK) {
+    if (j->st == SCHEMA_OK) {
         j->st = srv_cache_entry_adopt(j->d->cache, j->s, &j->x, j->made,
                                       j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
                                       &j->o->ref, j->err, sizeof j->err);
@@ -171,12 +171,12 @@ static void made(uv_work_t *w, int status) {
 
 static void prepared(uv_work_t *w, int status) {
     job *j = w->data;
-    if (status < 0 && j->st == NND_OK) fail(j, NND_GENERAL_FAILURE, "preparation cancelled");
+    if (status < 0 && j->st == SCHEMA_OK) fail(j, SCHEMA_GENERAL_FAILURE, "preparation cancelled");
     if (j->s->closing) {
         job_free(j);
         return;
     }
-    if (j->st == NND_OK && j->cached) {
+    if (j->st == SCHEMA_OK && j->cached) {
         schema_status st;
         bool hit = srv_cache_encoded_hit(j->d->cache, j->s, &j->x, j->planned,
                                          j->token ? j->token_bytes : NULL, j->model_fd, j->data_fd,
@@ -188,7 +188,7 @@ static void prepared(uv_work_t *w, int status) {
         } else {
             j->make_work.data = j;
             if (uv_queue_work(j->d->loop, &j->make_work, make, made) == 0) return;
-            fail(j, NND_GENERAL_FAILURE, "cannot prepare the model now");
+            fail(j, SCHEMA_GENERAL_FAILURE, "cannot prepare the model now");
         }
     }
     answer(j, j->st);
@@ -199,12 +199,12 @@ static void prepared(uv_work_t *w, int status) {
 
 static void converted(uv_work_t *w, int status) {
     job *j = w->data;
-    if (status < 0 && j->st == NND_OK) fail(j, NND_GENERAL_FAILURE, "preparation cancelled");
+    if (status < 0 && j->st == SCHEMA_OK) fail(j, SCHEMA_GENERAL_FAILURE, "preparation cancelled");
     if (j->s->closing) { /* nobody to answer */
         job_free(j);
         return;
     }
-    if (j->st == NND_OK) {
+    if (j->st == SCHEMA_OK) {
         /* As srv_on_prepare_model() decides (prepare.c), from the figures of step 1. */
         bool cacheable = srv_cache_devices_ok(&j->desc);
         if (j->token && cacheable && !srv_cache_save_pays(j->d->cache, j->s, j->constant_bytes)) {
@@ -221,10 +221,10 @@ static void converted(uv_work_t *w, int status) {
             srv_quota_add(&j->s->quota, SRV_QUOTA_PREPARED_BYTES, (int64_t)j->msg_bytes);
         }
     }
-    if (j->st == NND_OK) {
+    if (j->st == SCHEMA_OK) {
         j->prepare_work.data = j;
         if (uv_queue_work(j->d->loop, &j->prepare_work, prepare, prepared) == 0) return;
-        fail(j, NND_GENERAL_FAILURE, "cannot prepare the model now");
+        fail(j, SCHEMA_GENERAL_FAILURE, "cannot prepare the model now");
     }
     answer(j, j->st);
     job_free(j);
@@ -241,7 +241,7 @@ void srv_prepare_request(srv_call *c, srv_model_obj *o, const srv_device_plan *p
         if (model_fd >= 0) close(model_fd);
         if (data_fd >= 0) close(data_fd);
         snprintf(c->err, sizeof c->err, "out of memory preparing the model");
-        done(c, o, NND_GENERAL_FAILURE, 0, c->req->prepare_model->priority);
+        done(c, o, SCHEMA_GENERAL_FAILURE, 0, c->req->prepare_model->priority);
         return;
     }
     *j = (job){.d = c->d,
@@ -268,7 +268,7 @@ void srv_prepare_request(srv_call *c, srv_model_obj *o, const srv_device_plan *p
     c->s->hold(c->s->send_ctx, true);
     j->convert_work.data = j;
     if (uv_queue_work(c->d->loop, &j->convert_work, convert, converted) < 0) {
-        fail(j, NND_GENERAL_FAILURE, "cannot prepare the model now");
+        fail(j, SCHEMA_GENERAL_FAILURE, "cannot prepare the model now");
         answer(j, j->st);
         job_free(j);
     }

@@ -328,23 +328,23 @@ static schema_status fd_size(int fd, const Nnd__MemoryPool *mp, uint32_t index,
     if (mp->kind == NND__POOL_KIND__POOL_DMABUF) {
         struct statfs fs;
         if (fstatfs(fd, &fs) < 0 || fs.f_type != DMA_BUF_MAGIC)
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "pool %u: fd %u is not a dma-buf", index, mp->fd_index);
         off_t end = lseek(fd, 0, SEEK_END); /* a dma-buf's size, by its documented API */
         if (end < 0)
-            return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                 "pool %u: cannot size dma-buf fd %u: %s", index, mp->fd_index,
                                 strerror(errno));
         *size = (uint64_t)end;
-        return NND_OK;
+        return SCHEMA_OK;
     }
     /* The HAL's rule: memory the driver cannot map fails the call with GENERAL_FAILURE. */
     if (!S_ISREG(sb->st_mode))
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "pool %u: fd %u cannot be mapped: not a memfd or regular file", index,
                             mp->fd_index);
     *size = (uint64_t)sb->st_size;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Gives up the least recently used idle mapping of the cache; false when there is none. */
@@ -375,7 +375,7 @@ static schema_status count_mapping(srv_pool_cache *cache, uint32_t index, srv_ma
             return schema_failf(err, errlen, st, "pool %u: %s", index, why);
         }
         if (over_quota) break; /* the owner is gone: nobody to refuse for */
-        return schema_failf(err, errlen, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+        return schema_failf(err, errlen, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT,
                             "pool %u: the daemon's mapping budget (%llu, half of vm.max_map_count) "
                             "is used up",
                             index, (unsigned long long)map_budget);
@@ -386,7 +386,7 @@ static schema_status count_mapping(srv_pool_cache *cache, uint32_t index, srv_ma
         atomic_fetch_add(&a->refs, 1);
     }
     *account = a;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_frame_in *in,
@@ -398,46 +398,46 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
     case NND__POOL_KIND__POOL_MMAP_FD: break;
     case NND__POOL_KIND__POOL_DMABUF:
         if (!srv_pool_dmabuf_supported())
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "pool %u: dma-buf pools are not supported on this machine (no %s)",
                                 index, DMA_HEAP_SYSTEM);
         cache = NULL; /* each use brackets its CPU access with DMA_BUF_IOCTL_SYNC */
         break;
     case NND__POOL_KIND__POOL_DRIVER_BUFFER:
         if (readonly)
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "pool %u: a driver buffer cannot hold model constants", index);
         out->view = (eng_memory_view){.base = driver_buffer_placeholder, .size = 0};
         out->writable = true; /* access is decided per buffer, when arguments are bound */
         out->driver_buffer = true;
-        return NND_OK;
+        return SCHEMA_OK;
     case NND__POOL_KIND__POOL_BURST_SLOT:
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "pool %u: a burst slot can only be named in BurstExecute", index);
     case NND__POOL_KIND__POOL_REGISTERED:
         return schema_failf(
-            err, errlen, NND_INVALID_ARGUMENT,
+            err, errlen, SCHEMA_INVALID_ARGUMENT,
             "pool %u: a registered memory (token 0x%016llx) can only be named in an "
             "execution",
             index, (unsigned long long)mp->token);
     default:
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %u has unknown kind %d", index,
-                            (int)mp->kind);
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "pool %u has unknown kind %d",
+                            index, (int)mp->kind);
     }
     if (mp->size == 0)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %u has size 0", index);
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "pool %u has size 0", index);
     if (mp->fd_index >= in->nfds)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "pool %u names fd %u but the message carries %zu fds", index,
                             mp->fd_index, in->nfds);
     int fd = proto_frame_take_fd(in, mp->fd_index);
     if (fd < 0)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "pool %u names fd %u, which another pool already uses", index,
                             mp->fd_index);
 
     bool dmabuf = mp->kind == NND__POOL_KIND__POOL_DMABUF;
-    schema_status st = NND_INVALID_ARGUMENT;
+    schema_status st = SCHEMA_INVALID_ARGUMENT;
     struct stat sb;
     uint64_t fsize = 0;
     int fl = fcntl(fd, F_GETFL);
@@ -446,8 +446,8 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
                      strerror(errno));
         goto out;
     }
-    if ((st = fd_size(fd, mp, index, &sb, &fsize, err, errlen)) != NND_OK) goto out;
-    st = NND_INVALID_ARGUMENT;
+    if ((st = fd_size(fd, mp, index, &sb, &fsize, err, errlen)) != SCHEMA_OK) goto out;
+    st = SCHEMA_INVALID_ARGUMENT;
     if (mp->offset > fsize || mp->size > fsize - mp->offset) {
         schema_failf(err, errlen, st,
                      "pool %u: offset %llu + size %llu runs past the end of fd %u (%llu bytes)",
@@ -484,12 +484,12 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
         out->writable = writable;
         out->dev = (uint64_t)sb.st_dev;
         out->ino = (uint64_t)sb.st_ino;
-        st = NND_OK;
+        st = SCHEMA_OK;
         goto out;
     }
     srv_map_account *account = NULL;
-    if ((st = count_mapping(cache, index, &account, err, errlen)) != NND_OK) goto out;
-    st = NND_INVALID_ARGUMENT;
+    if ((st = count_mapping(cache, index, &account, err, errlen)) != SCHEMA_OK) goto out;
+    st = SCHEMA_INVALID_ARGUMENT;
     void *addr = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd,
                       (off_t)(mp->offset - delta));
     if (addr == MAP_FAILED && writable && (errno == EPERM || errno == EACCES)) {
@@ -499,7 +499,7 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
     }
     if (addr == MAP_FAILED) {
         uncount(&(mapping){.account = account});
-        st = NND_GENERAL_FAILURE;
+        st = SCHEMA_GENERAL_FAILURE;
         schema_failf(err, errlen, st, "pool %u: cannot map fd %u: %s", index, mp->fd_index,
                      strerror(errno));
         goto out;
@@ -510,7 +510,7 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
         free(m);
         munmap(addr, len);
         uncount(&(mapping){.account = account});
-        st = NND_RESOURCE_EXHAUSTED_TRANSIENT;
+        st = SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT;
         schema_failf(err, errlen, st, "pool %u: too many pools mapped in the daemon", index);
         goto out;
     }
@@ -527,7 +527,7 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
         while ((rc = ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync)) < 0 && errno == EINTR) {
         }
         if (rc < 0) {
-            st = NND_GENERAL_FAILURE;
+            st = SCHEMA_GENERAL_FAILURE;
             schema_failf(err, errlen, st, "pool %u: cannot begin CPU access to dma-buf fd %u: %s",
                          index, mp->fd_index, strerror(errno));
             unmap_now(m);
@@ -545,7 +545,7 @@ schema_status srv_pool_map(const Nnd__MemoryPool *mp, uint32_t index, proto_fram
     out->writable = writable;
     out->dev = (uint64_t)sb.st_dev;
     out->ino = (uint64_t)sb.st_ino;
-    st = NND_OK;
+    st = SCHEMA_OK;
 out:
     if (fd >= 0) close(fd); /* the mapping keeps the file alive */
     return st;
@@ -576,11 +576,11 @@ schema_status srv_pools_map(Nnd__MemoryPool *const *mps, size_t n, proto_frame_i
     for (size_t i = 0; i < n; i++) {
         schema_status st =
             mps[i] ? srv_pool_map(mps[i], (uint32_t)i, in, readonly, cache, &out[i], err, errlen)
-                   : schema_failf(err, errlen, NND_INVALID_ARGUMENT, "pool %zu is empty", i);
-        if (st != NND_OK) {
+                   : schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "pool %zu is empty", i);
+        if (st != SCHEMA_OK) {
             srv_pools_release(out, i);
             return st;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }

@@ -163,7 +163,7 @@ static schema_status refuse(srv_quota_app *a, const srv_quota_conn *s, srv_quota
         srv_json_add_u64(ev, "asked", asked);
     }
     srv_bus_publish(q->d ? q->d->bus : NULL, ev);
-    return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+    return SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT;
 }
 
 /* Whether held + asked stays within limit (0: unlimited), without overflowing. */
@@ -179,7 +179,7 @@ static schema_status check_budget(srv_quota_app *a, const srv_quota_conn *s, srv
     uint64_t total = 0;
     for (const srv_quota_app *x = q->apps; x; x = x->next)
         total += x->used[r];
-    if (within(q->budget[r], total, n)) return NND_OK;
+    if (within(q->budget[r], total, n)) return SCHEMA_OK;
     const srv_quota_app *top = srv_quota_top_app(q, r);
     a->refused[r]++;
     q->refused_total[r]++;
@@ -190,7 +190,7 @@ static schema_status check_budget(srv_quota_app *a, const srv_quota_conn *s, srv
              (unsigned long long)n, top ? (unsigned)top->uid : 0u,
              top ? (unsigned long long)top->used[r] : 0ull);
     srv_log_warn("uid %u (pid %d): %s", (unsigned)a->uid, s ? (int)s->pid : 0, err);
-    return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+    return SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT;
 }
 
 /* The map account's refusal (pool.h): the app's quota message, counted and published. */
@@ -208,7 +208,7 @@ schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size
         a = calloc(1, sizeof *a);
         if (!a) {
             snprintf(err, errlen, "out of memory");
-            return NND_GENERAL_FAILURE;
+            return SCHEMA_GENERAL_FAILURE;
         }
         a->q = q;
         a->uid = s->uid;
@@ -216,7 +216,7 @@ schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size
         if (!a->maps) {
             free(a);
             snprintf(err, errlen, "out of memory");
-            return NND_GENERAL_FAILURE;
+            return SCHEMA_GENERAL_FAILURE;
         }
         a->next = *at;
         *at = a;
@@ -229,12 +229,12 @@ schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size
         if (!within(limit, a->used[r], 1))
             return refuse(a, s, r, false, limit, a->used[r], 1, err, errlen);
         schema_status st = check_budget(a, s, r, 1, err, errlen);
-        if (st != NND_OK) return st;
+        if (st != SCHEMA_OK) return st;
     }
     s->app = a;
     srv_quota_add(s, SRV_QUOTA_CONNECTIONS, 1);
     srv_quota_add(s, SRV_QUOTA_DESCRIPTORS, 1);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void srv_quota_disconnect(srv_quota_conn *s) {
@@ -263,7 +263,7 @@ void srv_quota_disconnect(srv_quota_conn *s) {
 schema_status srv_quota_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                               size_t errlen) {
     srv_quota_app *a = s->app;
-    if (!a) return NND_OK;
+    if (!a) return SCHEMA_OK;
     const srv_quota_limits *l = &a->q->limits;
     if (!srv_quota_app_only(r) && !within(l->conn[r], s->used[r], n))
         return refuse(a, s, r, true, l->conn[r], s->used[r], n, err, errlen);
@@ -275,7 +275,7 @@ schema_status srv_quota_check(const srv_quota_conn *s, srv_quota_res r, uint64_t
 schema_status srv_quota_take(srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                              size_t errlen) {
     schema_status st = srv_quota_check(s, r, n, err, errlen);
-    if (st == NND_OK) srv_quota_add(s, r, (int64_t)n);
+    if (st == SCHEMA_OK) srv_quota_add(s, r, (int64_t)n);
     return st;
 }
 
@@ -294,7 +294,7 @@ static srv_quota_app *srv_quota_app_find(srv_quota *q, uid_t uid) {
 schema_status srv_quota_app_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                                   size_t errlen) {
     srv_quota_app *a = s->app;
-    if (!a) return NND_OK;
+    if (!a) return SCHEMA_OK;
     uint64_t limit = a->q->limits.app[r];
     if (!within(limit, a->used[r], n))
         return refuse(a, s, r, false, limit, a->used[r], n, err, errlen);

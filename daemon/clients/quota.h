@@ -109,13 +109,13 @@ const srv_quota_limits *srv_quota_get_limits(const srv_quota *q);
  * on; what one holds already stays, even above a lowered limit. */
 void srv_quota_set_limits(srv_quota *q, const srv_quota_limits *l);
 
-/* Joins connection s to the app of its uid. NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err
+/* Joins connection s to the app of its uid. SCHEMA_OK, or RESOURCE_EXHAUSTED_TRANSIENT (err
  * says why; s stays outside any app), or GENERAL_FAILURE when out of memory. */
 schema_status srv_quota_connect(srv_quota *q, srv_quota_conn *s, char *err, size_t errlen);
 /* After srv_session_clear(): leaves the app. Nothing if s never joined. */
 void srv_quota_disconnect(srv_quota_conn *s);
 
-/* Whether s may take n more of r: NND_OK, or the refusal (counted and published). */
+/* Whether s may take n more of r: SCHEMA_OK, or the refusal (counted and published). */
 schema_status srv_quota_check(const srv_quota_conn *s, srv_quota_res r, uint64_t n, char *err,
                               size_t errlen);
 /* srv_quota_check(), then counts them on s and its app. */

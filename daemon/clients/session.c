@@ -143,10 +143,10 @@ schema_status srv_session_check_quota(srv_session *s, srv_obj_kind kind, char *e
     if (s->count >= SRV_SESSION_MAX_OBJECTS) {
         snprintf(err, errlen, "this connection already holds %d objects; release some first",
                  SRV_SESSION_MAX_OBJECTS);
-        return NND_RESOURCE_EXHAUSTED_TRANSIENT;
+        return SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT;
     }
     int r = quota_of(kind);
-    return r < 0 ? NND_OK : srv_quota_check(&s->quota, (srv_quota_res)r, 1, err, errlen);
+    return r < 0 ? SCHEMA_OK : srv_quota_check(&s->quota, (srv_quota_res)r, 1, err, errlen);
 }
 
 void srv_session_clear(srv_session *s) {

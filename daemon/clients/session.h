@@ -104,7 +104,7 @@ void *srv_session_find(const srv_session *s, uint64_t handle, srv_obj_kind kind)
 int srv_session_release(srv_session *s, uint64_t handle);
 size_t srv_session_count(const srv_session *s, srv_obj_kind kind);
 /* Whether one more object of kind fits the session's quotas and the handle table:
- * NND_OK, or RESOURCE_EXHAUSTED_TRANSIENT with err saying which limit. */
+ * SCHEMA_OK, or RESOURCE_EXHAUSTED_TRANSIENT with err saying which limit. */
 schema_status srv_session_check_quota(srv_session *s, srv_obj_kind kind, char *err, size_t errlen);
 
 #endif

@@ -125,12 +125,12 @@ schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan 
             schema_errf(err, errlen,
                         "the request names device \"%s\", which this daemon does not have",
                         names[i] ? names[i] : "");
-            return NND_INVALID_ARGUMENT;
+            return SCHEMA_INVALID_ARGUMENT;
         }
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[j], names[i])) {
                 schema_errf(err, errlen, "the request names device \"%s\" twice", names[i]);
-                return NND_INVALID_ARGUMENT;
+                return SCHEMA_INVALID_ARGUMENT;
             }
         set[m++] = d;
     }
@@ -157,7 +157,7 @@ schema_status srv_device_plan_for(char *const *names, size_t n, srv_device_plan 
         out->reference_only = cpu->reference_only;
         out->cpu_caps = &cpu->caps;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void srv_device_plan_apply(const srv_device_plan *plan, eng_model_desc *desc) {

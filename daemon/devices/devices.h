@@ -24,7 +24,7 @@
  *   A set the client named ranks its drivers only: the CPU device takes what none of
  *   them takes (a driver named is used, even one slower than the CPU). With no CPU device
  *   named, an operation no named driver takes fails the preparation.
- *   A name that is no device, or a name given twice, is NND_INVALID_ARGUMENT with a
+ *   A name that is no device, or a name given twice, is SCHEMA_INVALID_ARGUMENT with a
  *   message naming it.
  * - srv_device_of(): the device that runs most of a prepared model's steps; the counters
  *   count a prepared model and each of its executions on every device it has steps on.

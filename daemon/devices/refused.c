@@ -8,13 +8,13 @@
 #include "daemon/base/log.h"
 
 /* Standard types first, then OEM_OPERATION, then every extension operation. */
-enum { SLOT_OEM = NND_OP_COUNT, SLOT_EXTENSION, N_SLOTS };
+enum { SLOT_OEM = SCHEMA_OP_COUNT, SLOT_EXTENSION, N_SLOTS };
 
 static uint64_t counts[N_SLOTS];
 
 static int slot_of(int32_t type) {
-    if (type >= 0 && type < NND_OP_COUNT) return type;
-    if (type == NND_OP_OEM_OPERATION) return SLOT_OEM;
+    if (type >= 0 && type < SCHEMA_OP_COUNT) return type;
+    if (type == SCHEMA_OP_OEM_OPERATION) return SLOT_OEM;
     if (eng_ext_is_code(type)) return SLOT_EXTENSION;
     return -1; /* an unknown type fails the whole call, it is never refused alone */
 }

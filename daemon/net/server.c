@@ -337,7 +337,7 @@ static void answer_refused(conn *c, int rc, proto_frame_in *in) {
         mark_dead(c);
         return;
     }
-    srv_reply_status(&c->session, id, NND_RESOURCE_EXHAUSTED_TRANSIENT, c->refusal);
+    srv_reply_status(&c->session, id, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT, c->refusal);
     c->close_when_sent = true;
     if (!c->head) mark_dead(c); /* sent at once */
 }
@@ -367,7 +367,7 @@ static void dispatch(conn *c, proto_frame_in *in) {
     if (!c->owner || req->call_case == NND__REQUEST__CALL_HELLO) {
         srv_dispatch(d, &c->session, in);
     } else if (c->n_routes == MEMBER_ROUTES) {
-        srv_reply_status(&c->session, req->id, NND_RESOURCE_EXHAUSTED_TRANSIENT,
+        srv_reply_status(&c->session, req->id, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT,
                          "too many requests in flight on this connection of a shared session");
     } else {
         c->routes[c->n_routes++] = req->id;
@@ -407,7 +407,7 @@ static void decode_done(uv_work_t *w, int status) {
         srv_log_warn("client %llu (pid %d, uid %d): bad frame: %s",
                      (unsigned long long)c->session.serial, (int)c->session.pid,
                      (int)c->session.uid, c->decode_err);
-        srv_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, c->decode_err);
+        srv_reply_status(&c->session, 0, SCHEMA_INVALID_ARGUMENT, c->decode_err);
     }
     proto_frame_in_clear(&c->pending);
     c->busy = false;
@@ -446,11 +446,11 @@ static void decode_start(conn *c) {
     /* Until it is read, the request's descriptors are held for its app. */
     uint64_t n = c->pending.nfds + 1;
     char err[SCHEMA_ERR_LEN];
-    if (srv_quota_take(&c->session.quota, SRV_QUOTA_DESCRIPTORS, n, err, sizeof err) != NND_OK) {
+    if (srv_quota_take(&c->session.quota, SRV_QUOTA_DESCRIPTORS, n, err, sizeof err) != SCHEMA_OK) {
         close(c->spill.fd);
         c->spill.fd = -1;
         proto_frame_in_clear(&c->pending);
-        srv_reply_status(&c->session, 0, NND_RESOURCE_EXHAUSTED_TRANSIENT, err);
+        srv_reply_status(&c->session, 0, SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT, err);
         return;
     }
     c->pending_fds = n;
@@ -485,12 +485,12 @@ static void read_frame(conn *c) {
         if (peer_gone(c->fd))
             mark_dead(c);
         else /* An empty datagram is a Request with every field at its default. */
-            srv_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, "request names no call");
+            srv_reply_status(&c->session, 0, SCHEMA_INVALID_ARGUMENT, "request names no call");
     } else if (rc == -EPROTO) {
         srv_log_client(SRV_LOG_WARN, "client %llu (pid %d, uid %d): bad frame: %s",
                        (unsigned long long)c->session.serial, (int)c->session.pid,
                        (int)c->session.uid, err);
-        srv_reply_status(&c->session, 0, NND_INVALID_ARGUMENT, err);
+        srv_reply_status(&c->session, 0, SCHEMA_INVALID_ARGUMENT, err);
     } else if (rc != -EAGAIN) {
         srv_log_debug("client %llu: receive failed: %s", (unsigned long long)c->session.serial,
                       strerror(-rc));
@@ -557,7 +557,7 @@ static void conn_open(srv_server *s, int fd) {
     set_events(c, UV_READABLE);
     srv_session *ss = &c->session;
     char why[sizeof c->refusal];
-    if (s->d->quota && srv_quota_connect(s->d->quota, &ss->quota, why, sizeof why) != NND_OK) {
+    if (s->d->quota && srv_quota_connect(s->d->quota, &ss->quota, why, sizeof why) != SCHEMA_OK) {
         refuse(c, why);
         return;
     }

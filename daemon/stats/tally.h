@@ -5,7 +5,7 @@
  *
  * Contract:
  * - srv_tally_execution() counts one finished execution (refused ones too: st is not
- *   NND_OK) of uid on the named device, latency_ns from its arrival to its end;
+ *   SCHEMA_OK) of uid on the named device, latency_ns from its arrival to its end;
  *   srv_tally_prepare() one model prepared, compile_ns its preparation. Thread-safe.
  * - Bounded: SRV_TALLY_DEVICES device names and SRV_TALLY_UIDS uids are kept; the
  *   executions of further uids add up in one "untracked" pair of counters, those of

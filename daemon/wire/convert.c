@@ -21,7 +21,7 @@ void srv_model_desc_clear(eng_model_desc *d) {
 }
 
 static bool oem_code(int32_t code) {
-    return code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE; /* == OEM_OPERATION too */
+    return code == SCHEMA_OEM_SCALAR || code == SCHEMA_TENSOR_OEM_BYTE; /* == OEM_OPERATION too */
 }
 
 static bool graph_uses_extensions(const Nnd__Subgraph *g) {
@@ -29,7 +29,7 @@ static bool graph_uses_extensions(const Nnd__Subgraph *g) {
         if (eng_ext_is_code(g->operands[i]->type) || oem_code(g->operands[i]->type)) return true;
     for (size_t k = 0; g && k < g->n_operations; k++)
         if (eng_ext_is_code(g->operations[k]->type) ||
-            g->operations[k]->type == NND_OP_OEM_OPERATION)
+            g->operations[k]->type == SCHEMA_OP_OEM_OPERATION)
             return true;
     return false;
 }
@@ -80,41 +80,41 @@ static schema_status ext_map_build(const Nnd__Model *m, bool allowed, ext_map *x
     x->n = 0;
     if (!allowed && srv_model_uses_extensions(m) &&
         (m->n_extension_name_to_prefix || eng_ext_oem_claimed()))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "this client may not use vendor extensions (it is not on the "
                             "daemon's extensions allowlist)");
     /* Every name must be loaded, so a longer map cannot be valid. */
     if (m->n_extension_name_to_prefix > ENG_EXT_MAX_LOADED)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "extensionNameToPrefix has %zu entries, over the limit of %d",
                             m->n_extension_name_to_prefix, ENG_EXT_MAX_LOADED);
     for (size_t i = 0; i < m->n_extension_name_to_prefix; i++) {
         const Nnd__ExtensionNameAndPrefix *e = m->extension_name_to_prefix[i];
         const char *name = e->name ? e->name : "";
         if (e->prefix == 0 || e->prefix > 0xffff)
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "extensionNameToPrefix: \"%s\" has prefix %u, not in 1..65535",
                                 name, e->prefix);
         for (size_t k = 0; k < i; k++) {
             const Nnd__ExtensionNameAndPrefix *f = m->extension_name_to_prefix[k];
             if (f->prefix == e->prefix)
                 return schema_failf(
-                    err, errlen, NND_INVALID_ARGUMENT,
+                    err, errlen, SCHEMA_INVALID_ARGUMENT,
                     "extensionNameToPrefix maps prefix %u to both \"%s\" and \"%s\"", e->prefix,
                     f->name ? f->name : "", name);
             if (!strcmp(f->name ? f->name : "", name))
-                return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                     "extensionNameToPrefix maps both prefixes %u and %u to \"%s\"",
                                     f->prefix, e->prefix, name);
         }
         uint16_t id = eng_ext_resolve(name);
         if (!id)
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "model uses extension \"%s\", which is not loaded", name);
         x->prefix[x->n] = e->prefix;
         x->id[x->n++] = id;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The engine code for a wire code: its prefix, if any, becomes the extension's id. */
@@ -142,29 +142,30 @@ schema_status srv_model_from_proto(const Nnd__Model *m, eng_memory_view *pool_vi
 static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xmap, const char *name,
                                       eng_subgraph_desc *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    if (!g) return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "%sa subgraph is missing", name);
+    if (!g)
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "%sa subgraph is missing", name);
     if (g->n_operands > ENG_MAX_OPERANDS || g->n_operations > ENG_MAX_OPERATIONS)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "%smodel too large (%zu operands, %zu operations)", name, g->n_operands,
                             g->n_operations);
     if (g->n_input_indexes > UINT32_MAX || g->n_output_indexes > UINT32_MAX)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "%stoo many inputs or outputs",
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "%stoo many inputs or outputs",
                             name);
     eng_operand_desc *ods = calloc(g->n_operands + 1, sizeof *ods);
     eng_operation_desc *ops = calloc(g->n_operations + 1, sizeof *ops);
     out->operands = ods;
     out->operations = ops;
     if (!ods || !ops)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "out of memory converting model");
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "out of memory converting model");
     for (size_t i = 0; i < g->n_operands; i++) {
         const Nnd__Operand *o = g->operands[i];
         eng_operand_desc *d = &ods[i];
         if (o->n_dimensions > ENG_MAX_RANK)
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "%soperand %zu: rank %zu over the limit of %d", name, i,
                                 o->n_dimensions, ENG_MAX_RANK);
         if (!ext_map_code(xmap, o->type, &d->type))
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "%soperand %zu: type 0x%08x has prefix %u, which "
                                 "extensionNameToPrefix does not name",
                                 name, i, (unsigned)o->type, (unsigned)o->type >> 16);
@@ -181,7 +182,7 @@ static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xma
         if (o->extra_params_case == NND__OPERAND__EXTRA_PARAMS_CHANNEL_QUANT) {
             const Nnd__SymmPerChannelQuantParams *q = o->channel_quant;
             if (q->n_scales > UINT32_MAX)
-                return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+                return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                     "%soperand %zu: too many channel scales", name, i);
             d->channel_quant.scales = q->scales;
             d->channel_quant.n_scales = (uint32_t)q->n_scales;
@@ -194,7 +195,7 @@ static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xma
     for (size_t k = 0; k < g->n_operations; k++) {
         const Nnd__Operation *op = g->operations[k];
         if (!ext_map_code(xmap, op->type, &ops[k].type))
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                                 "%soperation %zu: type 0x%08x has prefix %u, which "
                                 "extensionNameToPrefix does not name",
                                 name, k, (unsigned)op->type, (unsigned)op->type >> 16);
@@ -209,20 +210,20 @@ static schema_status graph_from_proto(const Nnd__Subgraph *g, const ext_map *xma
     out->inputs = g->input_indexes;
     out->n_outputs = (uint32_t)g->n_output_indexes;
     out->outputs = g->output_indexes;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The referenced subgraphs; the engine judges how they refer to each other. */
 static schema_status referenced_from_proto(const Nnd__Model *m, const ext_map *xmap,
                                            eng_model_desc *out, char *err, size_t errlen) {
     if (m->n_referenced > ENG_MAX_SUBGRAPHS)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "%zu referenced subgraphs, over the limit of %d", m->n_referenced,
                             ENG_MAX_SUBGRAPHS);
-    if (!m->n_referenced) return NND_OK;
+    if (!m->n_referenced) return SCHEMA_OK;
     eng_subgraph_desc *refs = calloc(m->n_referenced, sizeof *refs);
     if (!refs)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "out of memory converting model");
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "out of memory converting model");
     out->referenced = refs;
     out->n_referenced = (uint32_t)m->n_referenced;
     for (size_t r = 0; r < m->n_referenced; r++) {
@@ -231,7 +232,7 @@ static schema_status referenced_from_proto(const Nnd__Model *m, const ext_map *x
         schema_status s = graph_from_proto(m->referenced[r], xmap, name, &refs[r], err, errlen);
         if (s) return s;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_model_from_proto_ext(const Nnd__Model *m, eng_memory_view *pool_views,
@@ -239,13 +240,13 @@ schema_status srv_model_from_proto_ext(const Nnd__Model *m, eng_memory_view *poo
                                        char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (!m->main)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "model has no main subgraph");
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "model has no main subgraph");
     ext_map xmap;
     schema_status xs = ext_map_build(m, allow_extensions, &xmap, err, errlen);
     if (xs) return xs;
     if (n_views != m->n_pools)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "model names %zu pools, %zu mapped",
-                            m->n_pools, n_views);
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
+                            "model names %zu pools, %zu mapped", m->n_pools, n_views);
     eng_subgraph_desc main;
     schema_status s = graph_from_proto(m->main, &xmap, "", &main, err, errlen);
     eng_model_set_graph(out, &main);
@@ -259,7 +260,7 @@ schema_status srv_model_from_proto_ext(const Nnd__Model *m, eng_memory_view *poo
     out->n_pools = (uint32_t)n_views;
     out->pools = pool_views;
     out->relaxed = m->relax_computation_float32_to_float16;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status bind(const Nnd__RequestArgument *a, const char *what, size_t i,
@@ -267,45 +268,45 @@ static schema_status bind(const Nnd__RequestArgument *a, const char *what, size_
                           size_t errlen) {
     memset(io, 0, sizeof *io);
     if (a->n_dimensions > ENG_MAX_RANK)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "%s %zu: rank %zu over the limit of %d", what, i, a->n_dimensions,
                             ENG_MAX_RANK);
     io->rank = (uint32_t)a->n_dimensions;
     if (a->n_dimensions) memcpy(io->dims, a->dimensions, sizeof(uint32_t) * a->n_dimensions);
     if (a->has_no_value) {
         io->has_no_value = true;
-        return NND_OK;
+        return SCHEMA_OK;
     }
     const Nnd__DataLocation *l = a->location;
     if (!l)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "%s %zu has neither a location nor has_no_value", what, i);
     if (l->pool_index >= n_pools)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "%s %zu names pool %u, the request has %zu", what, i, l->pool_index,
                             n_pools);
     const eng_memory_view *p = &pools[l->pool_index];
     if (l->offset > p->size || l->length > p->size - l->offset)
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "%s %zu: location %llu+%llu runs past the end of pool %u (%zu bytes)",
                             what, i, (unsigned long long)l->offset, (unsigned long long)l->length,
                             l->pool_index, p->size);
     io->data = (void *)(p->base + l->offset);
     io->length = l->length;
     io->readable_past = p->size - l->offset - l->length; /* the rest of the pool */
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status srv_request_from_proto(const Nnd__ExecutionRequest *r, const eng_prepared *p,
                                      const eng_memory_view *pools, size_t n_pools, eng_io *inputs,
                                      eng_io *outputs, char *err, size_t errlen) {
-    if (!r) return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "execution has no request");
+    if (!r) return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT, "execution has no request");
     if (r->n_inputs != eng_prepared_num_inputs(p))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "request has %zu inputs, the model %u", r->n_inputs,
                             eng_prepared_num_inputs(p));
     if (r->n_outputs != eng_prepared_num_outputs(p))
-        return schema_failf(err, errlen, NND_INVALID_ARGUMENT,
+        return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
                             "request has %zu outputs, the model %u", r->n_outputs,
                             eng_prepared_num_outputs(p));
     for (size_t i = 0; i < r->n_inputs; i++) {
@@ -317,10 +318,10 @@ schema_status srv_request_from_proto(const Nnd__ExecutionRequest *r, const eng_p
             bind(r->outputs[i], "output", i, pools, n_pools, &outputs[i], err, errlen);
         if (s) return s;
         if (outputs[i].has_no_value)
-            return schema_failf(err, errlen, NND_INVALID_ARGUMENT, "output %zu cannot be omitted",
-                                i);
+            return schema_failf(err, errlen, SCHEMA_INVALID_ARGUMENT,
+                                "output %zu cannot be omitted", i);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- a description that outlives its message ------------------------------------------ */

@@ -5,8 +5,8 @@
 #include "daemon/base/log.h"
 
 Nnd__ErrorStatus srv_wire_status(schema_status st) {
-    if (st == NND_UNSUPPORTED) return NND__ERROR_STATUS__INVALID_ARGUMENT;
-    if ((int)st < 0 || (int)st > NND_RESOURCE_EXHAUSTED_PERSISTENT)
+    if (st == SCHEMA_UNSUPPORTED) return NND__ERROR_STATUS__INVALID_ARGUMENT;
+    if ((int)st < 0 || (int)st > SCHEMA_RESOURCE_EXHAUSTED_PERSISTENT)
         return NND__ERROR_STATUS__GENERAL_FAILURE;
     return (Nnd__ErrorStatus)st;
 }

@@ -4,7 +4,7 @@
  *
  * Contract:
  * - srv_wire_status(): engine statuses go out numerically equal to ErrorStatus, except
- *   NND_UNSUPPORTED, which clients see as INVALID_ARGUMENT; a status out of range is
+ *   SCHEMA_UNSUPPORTED, which clients see as INVALID_ARGUMENT; a status out of range is
  *   GENERAL_FAILURE. srv_wire_status_name() names a wire status ("INVALID_ARGUMENT"), "?"
  *   when the schema has no such value; srv_status_wire_name() names an engine status by its
  *   wire status.

@@ -14,7 +14,7 @@
 
 #include "engine/core/internal.h"
 
-#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), SCHEMA_INVALID_ARGUMENT)
 
 /* Past this many overlaps reported in all (a graph where most temporaries live at once),
  * the rest is laid out one after another: the arena is then about the temporaries' sum,
@@ -168,7 +168,7 @@ schema_status eng_plan_arena(eng_prepared *p, char *err, size_t errlen) {
     pl.t.at = calloc(2 * (size_t)pl.t.leaves, sizeof *pl.t.at);
     pl.t.stored = calloc(2 * (size_t)pl.t.leaves, sizeof *pl.t.stored);
     pl.stamp = calloc(n + 1, sizeof *pl.stamp);
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     if (!first || !last || !temps || !size || !pl.t.at || !pl.t.stored || !pl.stamp) {
         s = FAIL("out of memory planning the arena");
         goto out;
@@ -186,7 +186,7 @@ schema_status eng_plan_arena(eng_prepared *p, char *err, size_t errlen) {
     uint64_t total = 0; /* bounds every offset below: none can overflow */
     for (uint32_t i = 0; i < n; i++) {
         const eng_tensor *t = &p->tensors[i];
-        if (t->lifetime != NND_TEMPORARY || !t->known) continue;
+        if (t->lifetime != SCHEMA_TEMPORARY || !t->known) continue;
         if (p->driver_owned && p->driver_owned[i]) continue; /* never leaves its driver */
         if (first[i] == UINT32_MAX) first[i] = 0; /* written by no step: validation refuses */
         if (last[i] < first[i]) last[i] = first[i];

@@ -15,7 +15,7 @@ schema_status eng_exec_inputs_to_host(eng_tensor **in, uint32_t n, const eng_bac
         if (s) return s;
         t->device_sync &= (uint8_t)~ENG_HOST_STALE;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void eng_exec_outputs_written(eng_tensor **out, uint32_t n, const eng_backend *runs_on) {

@@ -4,7 +4,7 @@
  * and driver partitions (partition_run.c).
  * - eng_exec_inputs_to_host(): before a step on runs_on (NULL: the CPU; all: whatever the
  *   step's device) reads in[0..n), the host copies of those the device holds newer are
- *   read back (NND_OK, or the backend's failure with err).
+ *   read back (SCHEMA_OK, or the backend's failure with err).
  * - eng_exec_outputs_written(): after a step on runs_on wrote out[0..n). */
 #ifndef ENG_CORE_DEVICE_SYNC_H
 #define ENG_CORE_DEVICE_SYNC_H

@@ -16,22 +16,22 @@
 schema_status eng_exec_size_operand(eng_exec *e, uint32_t o, char *err, size_t errlen) {
     eng_tensor *t = &e->tensors[o];
     size_t need = eng_tensor_bytes(t);
-    if (e->p->slot[o] != ENG_NO_SLOT && t->bytes >= need) return NND_OK;
+    if (e->p->slot[o] != ENG_NO_SLOT && t->bytes >= need) return SCHEMA_OK;
     if (e->dyn_cap[o] < need) {
         if (eng_alloc_over_limit(need))
             return (schema_errf(err, errlen, "operand %u would take %zu bytes, over the limit", o,
                                 need),
-                    NND_GENERAL_FAILURE);
+                    SCHEMA_GENERAL_FAILURE);
         void *b = realloc(e->dyn[o], need);
         if (!b)
             return (schema_errf(err, errlen, "out of memory for operand %u (%zu bytes)", o, need),
-                    NND_GENERAL_FAILURE);
+                    SCHEMA_GENERAL_FAILURE);
         e->dyn[o] = b;
         e->dyn_cap[o] = need;
     }
     t->data = e->dyn[o];
     t->bytes = e->dyn_cap[o];
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* A temporary's shape computed at execution must keep the dimensions the model declares
@@ -42,9 +42,9 @@ static schema_status check_declared(const eng_prepared *p, const eng_step *st, u
     bool agree = d->rank == 0 || d->rank == t->rank;
     for (uint32_t r = 0; agree && r < d->rank; r++)
         agree = d->dims[r] == 0 || d->dims[r] == t->dims[r];
-    if (agree) return NND_OK;
+    if (agree) return SCHEMA_OK;
     return schema_failf(
-        err, errlen, NND_INVALID_ARGUMENT,
+        err, errlen, SCHEMA_INVALID_ARGUMENT,
         "%s #%u: output %u (operand %u) computes to other dimensions than the model "
         "declares for it",
         st->def->name, st->index, j, st->out[j]);
@@ -54,7 +54,7 @@ static schema_status check_declared(const eng_prepared *p, const eng_step *st, u
 schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shapes,
                              const eng_checkpoint *cp, char *err, size_t errlen) {
     const eng_prepared *p = e->p;
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     e->stopped_at = UINT32_MAX;
     /* A partition that a device completed since the run left its thread. */
     if (from < p->n_steps && p->steps[from].part_len && eng_partition_completed(e, from)) {
@@ -65,7 +65,7 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
         for (uint32_t k = from; k < p->n_steps; k++) {
             const eng_step *st = &p->steps[k];
             if (st->part_member) continue; /* run with its partition's first step */
-            if (cp && cp->check && (s = cp->check(cp->ctx, k)) != NND_OK) {
+            if (cp && cp->check && (s = cp->check(cp->ctx, k)) != SCHEMA_OK) {
                 e->stopped_at = k;
                 break;
             }
@@ -82,9 +82,9 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
                 /* IF, WHILE (flow.h): their inputs are stale once an output fell short. */
                 if (e->insufficient) break;
                 if ((s = eng_exec_inputs_to_host(ptrs, st->n_in, NULL, true, err, errlen)) !=
-                    NND_OK)
+                    SCHEMA_OK)
                     break;
-                if ((s = e->run_flow(e, k, cp, err, errlen)) != NND_OK) break;
+                if ((s = e->run_flow(e, k, cp, err, errlen)) != SCHEMA_OK) break;
                 eng_exec_outputs_written(ptrs + st->n_in, st->n_out, NULL);
                 continue;
             }
@@ -106,23 +106,23 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
                 /* What prepare could not judge (ranks and values known only now) is judged
                  * before shape() and the kernel rely on it; not on a run that has stopped
                  * computing (insufficient output), whose later temporaries are stale. */
-                if (!e->insufficient && (s = eng_check_op(&c)) != NND_OK) {
-                    s = NND_INVALID_ARGUMENT;
+                if (!e->insufficient && (s = eng_check_op(&c)) != SCHEMA_OK) {
+                    s = SCHEMA_INVALID_ARGUMENT;
                     break;
                 }
                 s = st->def->shape(&c);
                 if (s == ENG_DEFER && e->insufficient) {
-                    s = NND_OK;
+                    s = SCHEMA_OK;
                     break; /* shapes downstream depend on outputs that were not computed */
                 }
                 if (s == ENG_DEFER)
                     s = (schema_errf(err, errlen, "%s #%u: shape not computable", st->def->name,
                                      st->index),
-                         NND_GENERAL_FAILURE);
+                         SCHEMA_GENERAL_FAILURE);
                 if (s) break;
                 for (uint32_t j = 0; j < st->n_out && !s; j++) {
                     eng_tensor *t = c.out[j];
-                    if (t->lifetime == NND_TEMPORARY &&
+                    if (t->lifetime == SCHEMA_TEMPORARY &&
                         !(s = check_declared(p, st, j, t, err, errlen)))
                         s = eng_exec_size_operand(e, st->out[j], err, errlen);
                     else if (t->bytes < eng_tensor_bytes(t))
@@ -147,7 +147,7 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
             t->device_sync &= (uint8_t)~ENG_DEVICE_STALE;
     }
     if (!s && e->insufficient) {
-        s = NND_OUTPUT_INSUFFICIENT_SIZE;
+        s = SCHEMA_OUTPUT_INSUFFICIENT_SIZE;
         schema_errf(err, errlen, "an output buffer is too small for its result");
     }
     if (shapes)
@@ -157,7 +157,7 @@ schema_status eng_exec_steps(eng_exec *e, uint32_t from, eng_output_shape *shape
             memcpy(shapes[i].dims, t->dims, sizeof shapes[i].dims);
             shapes[i].sufficient = t->bytes >= eng_tensor_bytes(t);
         }
-    if (s == NND_UNSUPPORTED) s = NND_GENERAL_FAILURE;
+    if (s == SCHEMA_UNSUPPORTED) s = SCHEMA_GENERAL_FAILURE;
     return s;
 }
 

@@ -11,7 +11,7 @@
 #include "engine/core/internal.h"
 #include "engine/core/partition_run.h"
 
-#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), SCHEMA_INVALID_ARGUMENT)
 
 static size_t align64(size_t n) {
     return (n + 63) & ~(size_t)63;
@@ -143,10 +143,10 @@ static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char 
     eng_tensor *t = &e->tensors[e->p->inputs[i]];
     t->readable_past = 0;
     if (io->has_no_value) {
-        t->lifetime = NND_NO_VALUE;
+        t->lifetime = SCHEMA_NO_VALUE;
         t->data = NULL;
         t->bytes = 0;
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (io->rank) {
         if (io->rank > ENG_MAX_RANK) return FAIL("input %u: rank %u over the limit", i, io->rank);
@@ -174,21 +174,22 @@ static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char 
         t->data = io_slot(e, i, need);
         t->bytes = need;
         if (!t->data)
-            return (schema_errf(err, errlen, "out of memory for input %u", i), NND_GENERAL_FAILURE);
-        return NND_OK;
+            return (schema_errf(err, errlen, "out of memory for input %u", i),
+                    SCHEMA_GENERAL_FAILURE);
+        return SCHEMA_OK;
     }
     if (!io->data && need) return FAIL("input %u has no memory", i);
     t->data = io_home(e, i, t->type, io->data, need, false);
     if (!t->data && need)
         return (schema_errf(err, errlen, "out of memory aligning input %u", i),
-                NND_GENERAL_FAILURE);
+                SCHEMA_GENERAL_FAILURE);
     t->bytes = io->length;
     if (t->data == io->data) t->readable_past = io->readable_past;
     if (t->data != io->data) {
         memcpy(t->data, io->data, need);
         t->bytes = need;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* A request may omit a model input only where every operation reading it takes it as an
@@ -196,15 +197,15 @@ static schema_status bind_input(eng_exec *e, uint32_t i, const eng_io *io, char 
  * of its tensors, temporaries without data, as at prepare). */
 static schema_status check_omitted(eng_exec *e, char *err, size_t errlen) {
     const eng_prepared *p = e->p;
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     eng_tensor *copy = NULL, **ptrs = NULL;
     for (uint32_t k = 0; k < p->n_steps && !s; k++) {
         const eng_step *st = &p->steps[k];
         eng_tensor **bound = e->ptrs + e->step_ptr[k];
         bool omitted = false;
         for (uint32_t j = 0; j < st->n_in && !omitted; j++)
-            omitted = bound[j]->lifetime == NND_NO_VALUE &&
-                      p->tensors[st->in[j]].lifetime == NND_MODEL_INPUT;
+            omitted = bound[j]->lifetime == SCHEMA_NO_VALUE &&
+                      p->tensors[st->in[j]].lifetime == SCHEMA_MODEL_INPUT;
         if (!omitted) continue;
         uint32_t n = st->n_in + st->n_out;
         eng_tensor *c2 = realloc(copy, sizeof *copy * n);
@@ -213,12 +214,12 @@ static schema_status check_omitted(eng_exec *e, char *err, size_t errlen) {
         if (p2) ptrs = p2;
         if (!c2 || !p2) {
             schema_errf(err, errlen, "out of memory checking omitted inputs");
-            s = NND_GENERAL_FAILURE;
+            s = SCHEMA_GENERAL_FAILURE;
             break;
         }
         for (uint32_t j = 0; j < n; j++) {
             copy[j] = *bound[j];
-            if (copy[j].lifetime == NND_TEMPORARY || copy[j].lifetime == NND_MODEL_OUTPUT)
+            if (copy[j].lifetime == SCHEMA_TEMPORARY || copy[j].lifetime == SCHEMA_MODEL_OUTPUT)
                 copy[j].data = NULL, copy[j].bytes = 0;
             ptrs[j] = &copy[j];
         }
@@ -231,7 +232,7 @@ static schema_status check_omitted(eng_exec *e, char *err, size_t errlen) {
                         .relaxed = p->relaxed,
                         .err = err,
                         .errlen = errlen};
-        if (eng_check_op(&c) != NND_OK) s = NND_INVALID_ARGUMENT;
+        if (eng_check_op(&c) != SCHEMA_OK) s = SCHEMA_INVALID_ARGUMENT;
     }
     free(copy);
     free(ptrs);
@@ -243,12 +244,12 @@ static schema_status check_omitted(eng_exec *e, char *err, size_t errlen) {
 static schema_status constants_intact(const eng_prepared *p, char *err, size_t errlen) {
     for (uint32_t i = 0; i < p->n_pools; i++)
         if (p->pools[i].lost && p->pools[i].lost(p->pools[i].ctx))
-            return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                 "constant pool %u of this prepared model shrank after "
                                 "preparation: the prepared model is no longer usable, prepare "
                                 "the model again",
                                 i);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outputs,
@@ -292,7 +293,7 @@ schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outp
             e->out_caller[i] = NULL;
             if (!t->data) {
                 schema_errf(err, errlen, "out of memory for output %u", i);
-                return NND_GENERAL_FAILURE;
+                return SCHEMA_GENERAL_FAILURE;
             }
             if (t->known && t->bytes < eng_tensor_bytes(t)) e->insufficient = true;
             continue;
@@ -308,7 +309,7 @@ schema_status eng_exec_run(eng_exec *e, const eng_io *inputs, const eng_io *outp
         t->data = io_home(e, p->n_inputs + i, t->type, outputs[i].data, t->bytes, apart);
         if (!t->data && t->bytes) {
             schema_errf(err, errlen, "out of memory aligning output %u", i);
-            return NND_GENERAL_FAILURE;
+            return SCHEMA_GENERAL_FAILURE;
         }
         e->out_caller[i] = t->data != outputs[i].data ? outputs[i].data : NULL;
         if (t->known && t->bytes < eng_tensor_bytes(t)) e->insufficient = true;
@@ -321,7 +322,7 @@ schema_status eng_exec_resume(eng_exec *e, uint32_t from, eng_output_shape *shap
                               const eng_checkpoint *cp, char *err, size_t errlen) {
     if (!e->started || from > e->p->n_steps) {
         schema_errf(err, errlen, "no stopped run to resume at operation %u", from);
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     schema_status intact = constants_intact(e->p, err, errlen);
     if (intact) return intact;

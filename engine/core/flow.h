@@ -41,7 +41,7 @@
  *   forgets stopped steps before a fresh run.
  * - A WHILE whose condition still holds once the loop has run longer than the
  *   checkpoint's loop timeout (time spent stopped not counted) fails with
- *   NND_MISSED_DEADLINE_TRANSIENT, not resumable.
+ *   SCHEMA_MISSED_DEADLINE_TRANSIENT, not resumable.
  */
 #ifndef ENG_CORE_FLOW_H
 #define ENG_CORE_FLOW_H

@@ -7,10 +7,10 @@
 
 #include "engine/core/flow.h"
 
-#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), SCHEMA_INVALID_ARGUMENT)
 
 bool eng_flow_is_op(int32_t code) {
-    return code == NND_OP_IF || code == NND_OP_WHILE;
+    return code == SCHEMA_OP_IF || code == SCHEMA_OP_WHILE;
 }
 
 void eng_model_set_graph(eng_model_desc *m, const eng_subgraph_desc *g) {
@@ -48,7 +48,7 @@ static schema_status check_reference(const eng_model_desc *m, uint32_t g, uint32
     const eng_operand_desc *o = &v.operands[i];
     char name[48];
     const char *gn = graph_name(m, g, name, sizeof name);
-    if (o->type != NND_SUBGRAPH_TYPE || o->lifetime != NND_SUBGRAPH)
+    if (o->type != SCHEMA_SUBGRAPH_TYPE || o->lifetime != SCHEMA_SUBGRAPH)
         return FAIL("%s, operand %u: type SUBGRAPH goes with lifetime SUBGRAPH and no other", gn,
                     i);
     if (o->offset >= m->n_referenced)
@@ -59,11 +59,11 @@ static schema_status check_reference(const eng_model_desc *m, uint32_t g, uint32
         return FAIL("%s, operand %u: a subgraph reference has no length, pool, dimensions or "
                     "quantization",
                     gn, i);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static bool is_reference(const eng_operand_desc *o) {
-    return o->type == NND_SUBGRAPH_TYPE || o->lifetime == NND_SUBGRAPH;
+    return o->type == SCHEMA_SUBGRAPH_TYPE || o->lifetime == SCHEMA_SUBGRAPH;
 }
 
 /* Depth-first over the references, with an explicit stack (a hostile chain may be long):
@@ -98,7 +98,7 @@ static schema_status visit(const eng_model_desc *m, uint32_t root, uint8_t *stat
             stack[top++] = (walk){t, 0};
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Nesting: 1 for a subgraph that runs no other, else 1 more than its deepest callee. */
@@ -134,11 +134,11 @@ schema_status eng_flow_check_references(const eng_model_desc *m, uint32_t *order
                 if (s) return s;
             }
     }
-    if (!n) return NND_OK;
+    if (!n) return SCHEMA_OK;
     uint8_t *state = calloc(n, 1);
     uint32_t *depth = calloc(n, sizeof(uint32_t));
     walk *stack = malloc(sizeof(walk) * n);
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     uint32_t n_order = 0;
     if (!state || !depth || !stack) s = FAIL("out of memory checking subgraph references");
     for (uint32_t g = 0; g < n && !s; g++)
@@ -209,7 +209,7 @@ static const eng_subgraph_desc *named_subgraph(const flow_op *f, uint32_t input,
                                                uint32_t *index, char *err, size_t errlen) {
     uint32_t o = f->op->inputs[input];
     const eng_operand_desc *d = &f->m->operands[o];
-    if (d->type != NND_SUBGRAPH_TYPE || d->lifetime != NND_SUBGRAPH) {
+    if (d->type != SCHEMA_SUBGRAPH_TYPE || d->lifetime != SCHEMA_SUBGRAPH) {
         schema_errf(err, errlen,
                     "%s #%u: input %u (operand %u), its %s, must be a subgraph reference (type and "
                     "lifetime SUBGRAPH), not %s",
@@ -225,14 +225,14 @@ static schema_status match(const flow_op *f, const char *role, uint32_t r, const
                            uint32_t pos, uint32_t outer, const eng_subgraph_desc *s, uint32_t inner,
                            char *err, size_t errlen) {
     char why[96];
-    if (compatible(&f->m->operands[outer], &s->operands[inner], why, sizeof why)) return NND_OK;
+    if (compatible(&f->m->operands[outer], &s->operands[inner], why, sizeof why)) return SCHEMA_OK;
     return FAIL("%s #%u: operand %u does not match %s %u (operand %u) of its %s, subgraph %u: %s",
                 f->name, f->k, outer, what, pos, inner, role, r, why);
 }
 
 static schema_status check_condition(const eng_operand_desc *d, const char *whose, uint32_t o,
                                      char *err, size_t errlen) {
-    if (d->type == NND_TENSOR_BOOL8 && d->rank == 1 && d->dims[0] == 1) return NND_OK;
+    if (d->type == SCHEMA_TENSOR_BOOL8 && d->rank == 1 && d->dims[0] == 1) return SCHEMA_OK;
     return FAIL("%s (operand %u) must be a TENSOR_BOOL8 of one element, not %s of rank %u", whose,
                 o, schema_type_name(d->type), d->rank);
 }
@@ -251,7 +251,7 @@ static schema_status check_if(const flow_op *f, char *err, size_t errlen) {
         const char *role = b == 1 ? "then branch" : "else branch";
         uint32_t r;
         const eng_subgraph_desc *g = named_subgraph(f, b, role, &r, err, errlen);
-        if (!g) return NND_INVALID_ARGUMENT;
+        if (!g) return SCHEMA_INVALID_ARGUMENT;
         if (g->n_inputs != op->n_inputs - 3 || g->n_outputs != op->n_outputs)
             return FAIL("IF #%u: its %s, subgraph %u, has %u inputs and %u outputs; the IF passes "
                         "%u and takes %u",
@@ -274,9 +274,9 @@ static schema_status check_while(const flow_op *f, char *err, size_t errlen) {
                     op->n_inputs);
     uint32_t rc, rb;
     const eng_subgraph_desc *c = named_subgraph(f, 0, "condition", &rc, err, errlen);
-    if (!c) return NND_INVALID_ARGUMENT;
+    if (!c) return SCHEMA_INVALID_ARGUMENT;
     const eng_subgraph_desc *b = named_subgraph(f, 1, "body", &rb, err, errlen);
-    if (!b) return NND_INVALID_ARGUMENT;
+    if (!b) return SCHEMA_INVALID_ARGUMENT;
     uint32_t n_in = op->n_inputs - 2;
     if (c->n_inputs != n_in || c->n_outputs != 1)
         return FAIL("WHILE #%u: its condition, subgraph %u, has %u inputs and %u outputs; it "
@@ -308,5 +308,5 @@ static schema_status check_while(const flow_op *f, char *err, size_t errlen) {
 schema_status eng_flow_check_op(const eng_model_desc *g, uint32_t k, char *err, size_t errlen) {
     const eng_operation_desc *op = &g->operations[k];
     flow_op f = {.m = g, .op = op, .name = schema_operation_name(op->type), .k = k};
-    return op->type == NND_OP_IF ? check_if(&f, err, errlen) : check_while(&f, err, errlen);
+    return op->type == SCHEMA_OP_IF ? check_if(&f, err, errlen) : check_while(&f, err, errlen);
 }

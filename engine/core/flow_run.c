@@ -42,30 +42,30 @@ static uint64_t now_ns(void) {
 
 schema_status eng_flow_exec_init(eng_exec *e) {
     const eng_prepared *p = e->p;
-    if (!p->n_flow_steps) return NND_OK;
-    if (!(e->flow = calloc(p->n_steps, sizeof *e->flow))) return NND_GENERAL_FAILURE;
+    if (!p->n_flow_steps) return SCHEMA_OK;
+    if (!(e->flow = calloc(p->n_steps, sizeof *e->flow))) return SCHEMA_GENERAL_FAILURE;
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const eng_step *st = &p->steps[k];
         eng_flow_state *f = &e->flow[k];
-        if (!st->sub[0] || st->def->code != NND_OP_WHILE) continue;
+        if (!st->sub[0] || st->def->code != SCHEMA_OP_WHILE) continue;
         f->n_values = st->n_in - 2;
         f->n_carried = st->sub[1]->n_outputs;
         f->values = calloc(f->n_values, sizeof *f->values);
         f->value_ptrs = calloc(f->n_values, sizeof *f->value_ptrs);
         f->held = calloc(f->n_carried, sizeof *f->held);
-        if (!f->values || !f->value_ptrs || !f->held) return NND_GENERAL_FAILURE;
+        if (!f->values || !f->value_ptrs || !f->held) return SCHEMA_GENERAL_FAILURE;
         for (uint32_t i = 0; i < f->n_values; i++)
             f->value_ptrs[i] = &f->values[i];
-        f->cond = (eng_tensor){.type = NND_TENSOR_BOOL8,
+        f->cond = (eng_tensor){.type = SCHEMA_TENSOR_BOOL8,
                                .rank = 1,
                                .dims = {1},
                                .data = &f->cond_byte,
                                .bytes = 1,
-                               .lifetime = NND_MODEL_OUTPUT,
+                               .lifetime = SCHEMA_MODEL_OUTPUT,
                                .known = true};
         f->cond_ptr = &f->cond;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void eng_flow_exec_free(eng_exec *e) {
@@ -127,7 +127,7 @@ static schema_status bind_sub(eng_exec *x, eng_tensor *const *in, eng_tensor *co
             char have[96], want[96];
             dims_text(src, have, sizeof have);
             dims_text(t, want, sizeof want);
-            return FAIL(NND_INVALID_ARGUMENT,
+            return FAIL(SCHEMA_INVALID_ARGUMENT,
                         "%s: input %u has dimensions %s, the subgraph's operand %u declares %s",
                         what, i, have, q->inputs[i], want);
         }
@@ -145,7 +145,7 @@ static schema_status bind_sub(eng_exec *x, eng_tensor *const *in, eng_tensor *co
             t->bytes = dst[j]->bytes;
             continue;
         }
-        t->lifetime = NND_TEMPORARY; /* kept in x: sized by the run, as a temporary is */
+        t->lifetime = SCHEMA_TEMPORARY; /* kept in x: sized by the run, as a temporary is */
         t->data = NULL;
         t->bytes = 0;
         if (t->known) {
@@ -153,7 +153,7 @@ static schema_status bind_sub(eng_exec *x, eng_tensor *const *in, eng_tensor *co
             if (s) return s;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Runs (or with resume, continues) a bound subgraph exec x for step k of its caller. A
@@ -166,7 +166,8 @@ static schema_status run_sub(uint32_t k, eng_exec *x, bool resume, const eng_che
                         .loop_timeout_ns = cp ? cp->loop_timeout_ns : 0};
     schema_status s = eng_exec_steps(x, resume ? x->stopped_at : 0, NULL, &w, err, errlen);
     if (!s && x->insufficient)
-        return FAIL(NND_GENERAL_FAILURE, "%s: an output is larger than the operand it feeds", what);
+        return FAIL(SCHEMA_GENERAL_FAILURE, "%s: an output is larger than the operand it feeds",
+                    what);
     if (s && x->stopped_at == UINT32_MAX && err && errlen) {
         char inner[SCHEMA_ERR_LEN];
         snprintf(inner, sizeof inner, "%s", err);
@@ -199,8 +200,8 @@ static schema_status hand_over(eng_exec *e, uint32_t o, eng_tensor *t, const eng
     memcpy(t->dims, r->dims, sizeof t->dims);
     t->known = true;
     size_t need = eng_tensor_bytes(t);
-    if (need == SIZE_MAX) return FAIL(NND_GENERAL_FAILURE, "operand %u is too large", o);
-    if (t->lifetime == NND_TEMPORARY && swap) {
+    if (need == SIZE_MAX) return FAIL(SCHEMA_GENERAL_FAILURE, "operand %u is too large", o);
+    if (t->lifetime == SCHEMA_TEMPORARY && swap) {
         void *b = e->dyn[o];
         size_t cap = e->dyn_cap[o];
         e->dyn[o] = swap->data;
@@ -209,17 +210,17 @@ static schema_status hand_over(eng_exec *e, uint32_t o, eng_tensor *t, const eng
         swap->cap = cap;
         t->data = e->dyn[o];
         t->bytes = e->dyn_cap[o];
-        return NND_OK;
+        return SCHEMA_OK;
     }
-    if (t->lifetime == NND_TEMPORARY) {
+    if (t->lifetime == SCHEMA_TEMPORARY) {
         schema_status s = eng_exec_size_operand(e, o, err, errlen);
         if (s) return s;
     } else if (t->bytes < need) {
         e->insufficient = true;
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (need) memcpy(t->data, r->data, need);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Whether output t of step k is written in place: the plan knows its shape and it has
@@ -230,12 +231,13 @@ static bool in_place(const eng_exec *e, uint32_t o, const eng_tensor *t) {
 
 static schema_status same_dims(const eng_tensor *r, const eng_tensor *t, const char *what,
                                uint32_t j, uint32_t o, char *err, size_t errlen) {
-    if (r->rank == t->rank && !memcmp(r->dims, t->dims, sizeof(uint32_t) * r->rank)) return NND_OK;
+    if (r->rank == t->rank && !memcmp(r->dims, t->dims, sizeof(uint32_t) * r->rank))
+        return SCHEMA_OK;
     char have[96], want[96];
     dims_text(r, have, sizeof have);
     dims_text(t, want, sizeof want);
-    return FAIL(NND_GENERAL_FAILURE, "%s: output %u has dimensions %s, its operand %u has %s", what,
-                j, have, o, want);
+    return FAIL(SCHEMA_GENERAL_FAILURE, "%s: output %u has dimensions %s, its operand %u has %s",
+                what, j, have, o, want);
 }
 
 /* ---- IF ---------------------------------------------------------------------------------- */
@@ -248,7 +250,7 @@ static schema_status run_if(eng_exec *e, uint32_t k, const eng_checkpoint *cp, c
     bool resume = f->phase == FLOW_BRANCH;
     if (!resume) {
         if (!in[0]->data || in[0]->bytes < 1)
-            return FAIL(NND_GENERAL_FAILURE, "IF #%u: the condition has no value", st->index);
+            return FAIL(SCHEMA_GENERAL_FAILURE, "IF #%u: the condition has no value", st->index);
         f->then_branch = *(const uint8_t *)in[0]->data != 0;
     }
     uint32_t b = f->then_branch ? 0 : 1;
@@ -259,7 +261,7 @@ static schema_status run_if(eng_exec *e, uint32_t k, const eng_checkpoint *cp, c
     eng_tensor *dst[64];
     for (uint32_t j = 0; j < st->n_out; j++)
         dst[j] = in_place(e, st->out[j], out[j]) ? out[j] : NULL;
-    schema_status s = resume ? NND_OK : bind_sub(x, in + 3, dst, what, err, errlen);
+    schema_status s = resume ? SCHEMA_OK : bind_sub(x, in + 3, dst, what, err, errlen);
     if (!s) s = run_sub(k, x, resume, cp, what, err, errlen);
     if (s) return stopped(e, k, x, FLOW_BRANCH, s);
     f->phase = FLOW_IDLE;
@@ -311,7 +313,7 @@ static schema_status run_while(eng_exec *e, uint32_t k, const eng_checkpoint *cp
     uint64_t timeout = loop_timeout(cp);
     int phase = f->phase;
     char what[96];
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     if (phase == FLOW_IDLE) {
         for (uint32_t i = 0; i < f->n_values; i++)
             f->values[i] = *in[2 + i];
@@ -333,7 +335,7 @@ static schema_status run_while(eng_exec *e, uint32_t k, const eng_checkpoint *cp
             uint64_t ran = now_ns() - f->start_ns;
             if (ran > timeout) {
                 f->phase = FLOW_IDLE;
-                return FAIL(NND_MISSED_DEADLINE_TRANSIENT,
+                return FAIL(SCHEMA_MISSED_DEADLINE_TRANSIENT,
                             "WHILE #%u: the loop ran %llu ms, past its timeout of %llu ms, and "
                             "its condition still held after %llu iterations",
                             st->index, (unsigned long long)(ran / 1000000),
@@ -366,6 +368,6 @@ static schema_status run_while(eng_exec *e, uint32_t k, const eng_checkpoint *cp
 
 schema_status eng_flow_run(eng_exec *e, uint32_t k, const eng_checkpoint *cp, char *err,
                            size_t errlen) {
-    return e->p->steps[k].def->code == NND_OP_IF ? run_if(e, k, cp, err, errlen)
-                                                 : run_while(e, k, cp, err, errlen);
+    return e->p->steps[k].def->code == SCHEMA_OP_IF ? run_if(e, k, cp, err, errlen)
+                                                    : run_while(e, k, cp, err, errlen);
 }

@@ -136,7 +136,7 @@ void eng_step_take(eng_step *st, const eng_backend *be, void *state);
 /* Builds tensors for a model: types, quantization, dims (known flag), constant data. */
 schema_status eng_model_tensors(const eng_model_desc *m, eng_tensor *tensors, eng_channel_quant *cq,
                                 const uint8_t *constants, char *err, size_t errlen);
-/* Full validation of the main graph and every referenced subgraph; NND_UNSUPPORTED when
+/* Full validation of the main graph and every referenced subgraph; SCHEMA_UNSUPPORTED when
  * valid but some operation has no kernel (an IF or WHILE counts as such when a subgraph
  * it runs has one). With supported != NULL, fills one flag per operation of the main
  * graph instead of stopping at the first. */

@@ -9,7 +9,7 @@
 #include "engine/core/internal.h"
 #include "engine/core/validate_op.h"
 
-#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), SCHEMA_INVALID_ARGUMENT)
 
 static uint64_t byte_size(const eng_operand_desc *o) {
     return schema_shape_bytes(o->type, o->rank > ENG_MAX_RANK ? 0 : o->rank, o->dims);
@@ -17,36 +17,36 @@ static uint64_t byte_size(const eng_operand_desc *o) {
 
 static schema_status check_quant(const eng_operand_desc *o, uint32_t i, char *err, size_t errlen) {
     switch (o->type) {
-    case NND_TENSOR_QUANT8_ASYMM:
+    case SCHEMA_TENSOR_QUANT8_ASYMM:
         if (!(o->scale > 0.f))
             return FAIL("operand %u: TENSOR_QUANT8_ASYMM scale %g must be > 0", i, o->scale);
         if (o->zero_point < 0 || o->zero_point > 255)
             return FAIL("operand %u: TENSOR_QUANT8_ASYMM zero point %d outside 0..255", i,
                         o->zero_point);
-        return NND_OK;
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
+        return SCHEMA_OK;
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED:
         if (!(o->scale > 0.f))
             return FAIL("operand %u: TENSOR_QUANT8_ASYMM_SIGNED scale %g must be > 0", i, o->scale);
         if (o->zero_point < -128 || o->zero_point > 127)
             return FAIL("operand %u: TENSOR_QUANT8_ASYMM_SIGNED zero point %d outside -128..127", i,
                         o->zero_point);
-        return NND_OK;
-    case NND_TENSOR_QUANT16_ASYMM:
+        return SCHEMA_OK;
+    case SCHEMA_TENSOR_QUANT16_ASYMM:
         if (!(o->scale > 0.f))
             return FAIL("operand %u: TENSOR_QUANT16_ASYMM scale %g must be > 0", i, o->scale);
         if (o->zero_point < 0 || o->zero_point > 65535)
             return FAIL("operand %u: TENSOR_QUANT16_ASYMM zero point %d outside 0..65535", i,
                         o->zero_point);
-        return NND_OK;
-    case NND_TENSOR_QUANT8_SYMM:
-    case NND_TENSOR_QUANT16_SYMM:
+        return SCHEMA_OK;
+    case SCHEMA_TENSOR_QUANT8_SYMM:
+    case SCHEMA_TENSOR_QUANT16_SYMM:
         if (!(o->scale > 0.f))
             return FAIL("operand %u: %s scale %g must be > 0", i, schema_type_name(o->type),
                         o->scale);
         if (o->zero_point != 0)
             return FAIL("operand %u: %s zero point must be 0", i, schema_type_name(o->type));
-        return NND_OK;
-    case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL: {
+        return SCHEMA_OK;
+    case SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL: {
         const eng_channel_quant *q = &o->channel_quant;
         if (o->scale != 0.f || o->zero_point != 0)
             return FAIL("operand %u: per-channel operand must have scale 0 and zero point 0", i);
@@ -60,37 +60,37 @@ static schema_status check_quant(const eng_operand_desc *o, uint32_t i, char *er
         for (uint32_t k = 0; k < q->n_scales; k++)
             if (!(q->scales[k] > 0.f))
                 return FAIL("operand %u: channel scale %u is %g, must be > 0", i, k, q->scales[k]);
-        return NND_OK;
+        return SCHEMA_OK;
     }
-    case NND_TENSOR_INT32:
-    case NND_TENSOR_OEM_BYTE:
-    case NND_OEM_SCALAR:
+    case SCHEMA_TENSOR_INT32:
+    case SCHEMA_TENSOR_OEM_BYTE:
+    case SCHEMA_OEM_SCALAR:
         /* A TENSOR_INT32 scale is a quantized bias's (input scale * filter scale). */
         if (!(o->scale >= 0.f))
             return FAIL("operand %u: scale %g must not be negative", i, o->scale);
-        if (o->type == NND_TENSOR_INT32 && o->zero_point != 0)
+        if (o->type == SCHEMA_TENSOR_INT32 && o->zero_point != 0)
             return FAIL("operand %u: TENSOR_INT32 zero point must be 0, is %d", i, o->zero_point);
-        return NND_OK;
+        return SCHEMA_OK;
     default:
         if (o->scale != 0.f || o->zero_point != 0)
             return FAIL("operand %u: %s takes no scale or zero point (got %g, %d)", i,
                         schema_type_name(o->type), o->scale, o->zero_point);
-        return NND_OK;
+        return SCHEMA_OK;
     }
 }
 
 static schema_status check_operand(const eng_model_desc *m, uint32_t i, char *err, size_t errlen) {
     const eng_operand_desc *o = &m->operands[i];
     /* Subgraph references are judged with the references between graphs (flow_check.c). */
-    if (o->type == NND_SUBGRAPH_TYPE || o->lifetime == NND_SUBGRAPH) return NND_OK;
+    if (o->type == SCHEMA_SUBGRAPH_TYPE || o->lifetime == SCHEMA_SUBGRAPH) return SCHEMA_OK;
     /* A plugin that claims OEM_OPERATION takes the OEM types too, sizes unchecked, as the
      * HAL leaves them to the OEM driver (extension.h). */
-    bool oem =
-        (o->type == NND_OEM_SCALAR || o->type == NND_TENSOR_OEM_BYTE) && eng_ext_oem_claimed();
+    bool oem = (o->type == SCHEMA_OEM_SCALAR || o->type == SCHEMA_TENSOR_OEM_BYTE) &&
+               eng_ext_oem_claimed();
     if (eng_ext_is_code(o->type) && schema_type_size(o->type) == 0)
         return FAIL("operand %u: extension operand type %u is not defined", i,
                     (unsigned)o->type & 0xffffu);
-    if ((schema_type_size(o->type) == 0 && !oem) || o->type == NND_SUBGRAPH_TYPE)
+    if ((schema_type_size(o->type) == 0 && !oem) || o->type == SCHEMA_SUBGRAPH_TYPE)
         return FAIL("operand %u: unknown or unsupported operand type %d", i, o->type);
     if (o->rank > ENG_MAX_RANK)
         return FAIL("operand %u: rank %u over the limit of %u", i, o->rank, ENG_MAX_RANK);
@@ -105,23 +105,23 @@ static schema_status check_operand(const eng_model_desc *m, uint32_t i, char *er
         return FAIL("operand %u: %s is not an extension type and takes no extension data", i,
                     schema_type_name(o->type));
     /* Extension types: scale, zero point and extension data are the plugin's to judge. */
-    schema_status s = eng_ext_is_code(o->type) ? NND_OK : check_quant(o, i, err, errlen);
+    schema_status s = eng_ext_is_code(o->type) ? SCHEMA_OK : check_quant(o, i, err, errlen);
     if (s) return s;
     switch (o->lifetime) {
-    case NND_TEMPORARY:
-    case NND_MODEL_INPUT:
-    case NND_MODEL_OUTPUT:
+    case SCHEMA_TEMPORARY:
+    case SCHEMA_MODEL_INPUT:
+    case SCHEMA_MODEL_OUTPUT:
         if (o->offset || o->length || o->pool)
             return FAIL("operand %u: %s operand must not have a location", i,
-                        o->lifetime == NND_TEMPORARY     ? "temporary"
-                        : o->lifetime == NND_MODEL_INPUT ? "input"
-                                                         : "output");
-        return NND_OK;
-    case NND_NO_VALUE:
+                        o->lifetime == SCHEMA_TEMPORARY     ? "temporary"
+                        : o->lifetime == SCHEMA_MODEL_INPUT ? "input"
+                                                            : "output");
+        return SCHEMA_OK;
+    case SCHEMA_NO_VALUE:
         if (o->length) return FAIL("operand %u: NO_VALUE operand has a length", i);
-        return NND_OK;
-    case NND_CONSTANT_COPY:
-    case NND_CONSTANT_REFERENCE: {
+        return SCHEMA_OK;
+    case SCHEMA_CONSTANT_COPY:
+    case SCHEMA_CONSTANT_REFERENCE: {
         if (!eng_operand_dims_known(o))
             return FAIL("operand %u: constant with unknown dimensions", i);
         uint64_t need = byte_size(o);
@@ -129,7 +129,7 @@ static schema_status check_operand(const eng_model_desc *m, uint32_t i, char *er
             return FAIL("operand %u: constant length %llu, its type and dimensions need %llu", i,
                         (unsigned long long)o->length, (unsigned long long)need);
         uint64_t limit;
-        if (o->lifetime == NND_CONSTANT_COPY) {
+        if (o->lifetime == SCHEMA_CONSTANT_COPY) {
             limit = m->operand_values_len;
         } else {
             if (o->pool >= m->n_pools)
@@ -140,9 +140,9 @@ static schema_status check_operand(const eng_model_desc *m, uint32_t i, char *er
         if (o->offset > limit || o->length > limit - o->offset)
             return FAIL("operand %u: location %llu+%llu is outside its %s of %llu bytes", i,
                         (unsigned long long)o->offset, (unsigned long long)o->length,
-                        o->lifetime == NND_CONSTANT_COPY ? "operand values" : "pool",
+                        o->lifetime == SCHEMA_CONSTANT_COPY ? "operand values" : "pool",
                         (unsigned long long)limit);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     default: return FAIL("operand %u: lifetime %u is not supported", i, o->lifetime);
     }
@@ -152,7 +152,7 @@ static schema_status check_io_list(const eng_model_desc *m, const uint32_t *list
                                    uint32_t lifetime, const char *what, char *err, size_t errlen) {
     uint8_t *seen = calloc(m->n_operands ? m->n_operands : 1, 1);
     if (!seen) return FAIL("out of memory");
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     for (uint32_t k = 0; k < n && !s; k++) {
         uint32_t i = list[k];
         if (i >= m->n_operands)
@@ -186,8 +186,9 @@ static schema_status eng_validate_structure(const eng_model_desc *m, bool refere
         if (s) return s;
     }
     schema_status s =
-        check_io_list(m, m->inputs, m->n_inputs, NND_MODEL_INPUT, "input", err, errlen);
-    if (!s) s = check_io_list(m, m->outputs, m->n_outputs, NND_MODEL_OUTPUT, "output", err, errlen);
+        check_io_list(m, m->inputs, m->n_inputs, SCHEMA_MODEL_INPUT, "input", err, errlen);
+    if (!s)
+        s = check_io_list(m, m->outputs, m->n_outputs, SCHEMA_MODEL_OUTPUT, "output", err, errlen);
     if (s) return s;
     for (uint32_t k = 0; k < m->n_operations; k++) {
         const eng_operation_desc *op = &m->operations[k];
@@ -203,16 +204,16 @@ static schema_status eng_validate_structure(const eng_model_desc *m, bool refere
                 return FAIL("operation %u (%s) output %u names operand %u, only %u exist", k,
                             schema_operation_name(op->type), j, o, m->n_operands);
             uint32_t lt = m->operands[o].lifetime;
-            if (lt != NND_TEMPORARY && lt != NND_MODEL_OUTPUT)
+            if (lt != SCHEMA_TEMPORARY && lt != SCHEMA_MODEL_OUTPUT)
                 return FAIL("operation %u (%s) writes operand %u, which is a %s", k,
                             schema_operation_name(op->type), o,
-                            lt == NND_MODEL_INPUT ? "model input"
-                            : lt == NND_NO_VALUE  ? "NO_VALUE operand"
-                            : lt == NND_SUBGRAPH  ? "subgraph reference"
-                                                  : "constant");
+                            lt == SCHEMA_MODEL_INPUT ? "model input"
+                            : lt == SCHEMA_NO_VALUE  ? "NO_VALUE operand"
+                            : lt == SCHEMA_SUBGRAPH  ? "subgraph reference"
+                                                     : "constant");
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_order_operations(const eng_model_desc *m, uint32_t *order, char *err,
@@ -226,7 +227,7 @@ schema_status eng_order_operations(const eng_model_desc *m, uint32_t *order, cha
     for (uint32_t k = 0; k < n; k++)
         total_reads += m->operations[k].n_inputs;
     uint32_t *readers = malloc(sizeof(uint32_t) * (total_reads ? total_reads : 1));
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     if (!writer || !pending || !readers_start || !readers) {
         s = FAIL("out of memory ordering operations");
         goto out;
@@ -243,9 +244,9 @@ schema_status eng_order_operations(const eng_model_desc *m, uint32_t *order, cha
         }
     for (uint32_t i = 0; i < m->n_operands && !s; i++) {
         uint32_t lt = m->operands[i].lifetime;
-        if ((lt == NND_TEMPORARY || lt == NND_MODEL_OUTPUT) && writer[i] == UINT32_MAX)
+        if ((lt == SCHEMA_TEMPORARY || lt == SCHEMA_MODEL_OUTPUT) && writer[i] == UINT32_MAX)
             s = FAIL("operand %u (%s) is never written by any operation", i,
-                     lt == NND_TEMPORARY ? "temporary" : "model output");
+                     lt == SCHEMA_TEMPORARY ? "temporary" : "model output");
     }
     if (s) goto out;
     /* Count, per operation, the inputs still to be produced; index readers by operand. */
@@ -306,26 +307,26 @@ schema_status eng_model_tensors(const eng_model_desc *m, eng_tensor *tensors, en
         const eng_operand_desc *o = &m->operands[i];
         eng_tensor *t = &tensors[i];
         eng_operand_tensor(o, t, &cq[i]);
-        if (o->lifetime == NND_CONSTANT_COPY) {
+        if (o->lifetime == SCHEMA_CONSTANT_COPY) {
             t->data = (void *)(constants + o->offset);
             t->bytes = o->length;
-        } else if (o->lifetime == NND_CONSTANT_REFERENCE) {
+        } else if (o->lifetime == SCHEMA_CONSTANT_REFERENCE) {
             t->data = (void *)(m->pools[o->pool].base + o->offset);
             t->bytes = o->length;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_op(eng_op_ctx *c) {
-    schema_status s = c->def->check ? c->def->check(c) : NND_OK;
+    schema_status s = c->def->check ? c->def->check(c) : SCHEMA_OK;
     uint64_t optional = eng_op_optional_inputs(c->def->code);
     for (uint32_t j = 0; !s && j < c->n_in; j++)
-        if (c->in[j]->lifetime == NND_NO_VALUE && (j >= 64 || !(optional >> j & 1)))
+        if (c->in[j]->lifetime == SCHEMA_NO_VALUE && (j >= 64 || !(optional >> j & 1)))
             s = (schema_errf(c->err, c->errlen,
                              "%s #%u: input %u is omitted, and it is not optional", c->def->name,
                              c->index, j),
-                 NND_INVALID_ARGUMENT);
+                 SCHEMA_INVALID_ARGUMENT);
     return s;
 }
 
@@ -354,14 +355,14 @@ static schema_status check_flow_op(const eng_model_desc *m, const graph_ctx *g, 
                     .errlen = errlen};
     if (!model_rules_only && (s = eng_check_op(&c))) return s; /* an omitted input */
     for (uint32_t j = 0; j < 2; j++) {
-        uint32_t r = (uint32_t)m->operands[op->inputs[j + (op->type == NND_OP_IF)]].offset;
+        uint32_t r = (uint32_t)m->operands[op->inputs[j + (op->type == SCHEMA_OP_IF)]].offset;
         if (!g->sub_ok[r])
             return (schema_errf(err, errlen,
                                 "%s #%u: subgraph %u has an operation without a kernel",
                                 c.def->name, k, r),
-                    NND_UNSUPPORTED);
+                    SCHEMA_UNSUPPORTED);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* What control flow asks of every operation k: only IF and WHILE read subgraph references,
@@ -370,16 +371,16 @@ static schema_status flow_placement(const eng_model_desc *m, const graph_ctx *g,
                                     char *err, size_t errlen) {
     const eng_operation_desc *op = &m->operations[k];
     for (uint32_t j = 0; j < op->n_inputs && !eng_flow_is_op(op->type); j++)
-        if (m->operands[op->inputs[j]].lifetime == NND_SUBGRAPH)
+        if (m->operands[op->inputs[j]].lifetime == SCHEMA_SUBGRAPH)
             return FAIL("operation %u (%s) input %u (operand %u) is a subgraph reference; only "
                         "IF and WHILE take one",
                         k, schema_operation_name(op->type), j, op->inputs[j]);
-    if (g->referenced && (eng_ext_is_code(op->type) || op->type == NND_OP_OEM_OPERATION))
-        return schema_failf(err, errlen, NND_UNSUPPORTED,
+    if (g->referenced && (eng_ext_is_code(op->type) || op->type == SCHEMA_OP_OEM_OPERATION))
+        return schema_failf(err, errlen, SCHEMA_UNSUPPORTED,
                             "operation %u: vendor extension operations are not supported inside "
                             "control flow",
                             k);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Runs every operation's signature check against the model's tensors. supported may be
@@ -395,19 +396,19 @@ static schema_status check_operations(const eng_model_desc *m, const graph_ctx *
         if (s) {
             /* refused for where it stands */
         } else if (!def) {
-            if (op->type >= 0 && op->type < NND_OP_COUNT)
+            if (op->type >= 0 && op->type < SCHEMA_OP_COUNT)
                 s = (schema_errf(err, errlen, "operation %u: %s is not supported by this driver", k,
                                  schema_operation_name(op->type)),
-                     NND_UNSUPPORTED);
-            else if (op->type == NND_OP_OEM_OPERATION)
+                     SCHEMA_UNSUPPORTED);
+            else if (op->type == SCHEMA_OP_OEM_OPERATION)
                 s = (schema_errf(err, errlen,
                                  "operation %u: OEM_OPERATION is not supported without a plugin",
                                  k),
-                     NND_UNSUPPORTED);
+                     SCHEMA_UNSUPPORTED);
             else if (eng_ext_is_code(op->type)) /* a loaded extension, not its operation */
                 s = (schema_errf(err, errlen, "operation %u: extension operation %u is not defined",
                                  k, (unsigned)op->type & 0xffffu),
-                     NND_UNSUPPORTED);
+                     SCHEMA_UNSUPPORTED);
             else
                 s = FAIL("operation %u: unknown operation type %d", k, op->type);
         } else if (op->n_inputs > 512 || op->n_outputs > 64) {
@@ -435,17 +436,17 @@ static schema_status check_operations(const eng_model_desc *m, const graph_ctx *
                 !eng_op_kernel(def, ptr_in[def->key_input]->type))
                 s = (schema_errf(err, errlen, "%s #%u: no kernel for %s", def->name, k,
                                  schema_type_name(ptr_in[def->key_input]->type)),
-                     NND_UNSUPPORTED);
+                     SCHEMA_UNSUPPORTED);
         }
         if (supported) {
-            supported[k] = s == NND_OK;
-            if (s == NND_UNSUPPORTED && g->on_refused) g->on_refused(g->refused_ctx, k, err);
-            if (s && s != NND_UNSUPPORTED) return s;
+            supported[k] = s == SCHEMA_OK;
+            if (s == SCHEMA_UNSUPPORTED && g->on_refused) g->on_refused(g->refused_ctx, k, err);
+            if (s && s != SCHEMA_UNSUPPORTED) return s;
         } else if (s) {
             return s;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* One graph: structure, order, then every operation against its tensors. */

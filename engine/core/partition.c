@@ -19,7 +19,7 @@ bool eng_partition_offerable(const eng_prepared *p, const eng_step *st) {
     if (!eng_step_offerable(st) || (st->def->code >> 16) != 0) return false;
     for (uint32_t j = 0; j < st->n_in + st->n_out; j++) {
         const eng_tensor *t = &p->tensors[j < st->n_in ? st->in[j] : st->out[j - st->n_in]];
-        if (t->lifetime == NND_NO_VALUE) continue;
+        if (t->lifetime == SCHEMA_NO_VALUE) continue;
         if (!t->known || !driver_type(t->type)) return false;
     }
     return true;
@@ -46,7 +46,7 @@ void eng_partition_supported(const eng_prepared *p, eng_driver_dev *dev, bool *b
 /* The type an operation is ranked by: its first input's (its first output's without one). */
 static int32_t key_type(const eng_prepared *p, const eng_step *st) {
     if (st->n_in) return p->tensors[st->in[0]].type;
-    return st->n_out ? p->tensors[st->out[0]].type : NND_FLOAT32;
+    return st->n_out ? p->tensors[st->out[0]].type : SCHEMA_FLOAT32;
 }
 
 static float cpu_figure(const eng_model_desc *m, int32_t type, bool low_power) {
@@ -58,7 +58,8 @@ static float cpu_figure(const eng_model_desc *m, int32_t type, bool low_power) {
 static schema_status assign(const eng_prepared *p, const eng_model_desc *m, int *owner, char *err,
                             size_t errlen) {
     bool *sup = malloc(sizeof(bool) * ((size_t)p->n_steps * m->n_drivers + 1));
-    if (!sup) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory partitioning");
+    if (!sup)
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory partitioning");
     for (uint32_t d = 0; d < m->n_drivers; d++)
         eng_partition_supported(p, m->drivers[d]->driver, sup + (size_t)d * p->n_steps);
     bool low_power = m->preference == NND_DRIVER_PREFER_LOW_POWER;
@@ -77,7 +78,7 @@ static schema_status assign(const eng_prepared *p, const eng_model_desc *m, int 
         }
     }
     free(sup);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Prepares steps [first, first + n) on dev; UNSUPPORTED or a fault leave them to the CPU. */
@@ -88,14 +89,14 @@ static schema_status make_partition(eng_prepared *p, const eng_model_desc *m, en
     int rc = eng_partition_prepare(p, m, dev, first, n, NULL, 0, &part, msg, sizeof msg);
     if (rc == NND_DRIVER_OK) {
         eng_partition_install(p, part);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (rc == NND_DRIVER_UNSUPPORTED || rc < 0) {
         if (rc < 0 && msg[0]) eng_driver_logf(1, "partition left to the CPU: %s", msg);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     schema_status s = eng_drv_status(rc);
-    return schema_failf(err, errlen, s == NND_OK ? NND_GENERAL_FAILURE : s,
+    return schema_failf(err, errlen, s == SCHEMA_OK ? SCHEMA_GENERAL_FAILURE : s,
                         "device %s could not prepare %s #%u and the %u operations after it: %s",
                         dev->info.name, p->steps[first].def->name, p->steps[first].index, n - 1,
                         msg[0] ? msg : "the driver failed");
@@ -118,7 +119,7 @@ static schema_status from_blobs(eng_prepared *p, const eng_model_desc *m, char *
         for (uint32_t k = first; ok && k < first + n_steps; k++)
             ok = !p->steps[k].backend && eng_partition_offerable(p, &p->steps[k]);
         if (!ok)
-            return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                 "cache blob %u names no driver partition (operation %u, device "
                                 "%u)",
                                 i, b->operation, b->driver);
@@ -128,25 +129,25 @@ static schema_status from_blobs(eng_prepared *p, const eng_model_desc *m, char *
                                        sizeof msg);
         if (rc != NND_DRIVER_OK) {
             if (m->drivers_only || (rc != NND_DRIVER_UNSUPPORTED && rc >= 0))
-                return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+                return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                     "device %s could not rebuild a cached partition: %s",
                                     be->driver->info.name, msg[0] ? msg : "the driver failed");
             continue;
         }
         eng_partition_install(p, part);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_partition_model(eng_prepared *p, const eng_model_desc *m, char *err,
                                   size_t errlen) {
-    if (!m->n_drivers || !p->n_steps) return NND_OK;
+    if (!m->n_drivers || !p->n_steps) return SCHEMA_OK;
     p->driver_owned = calloc(p->n_operands + 1, sizeof(bool));
     if (!p->driver_owned)
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory partitioning");
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory partitioning");
     if (m->from_blobs) return from_blobs(p, m, err, errlen);
     int *owner = malloc(sizeof(int) * p->n_steps);
-    if (!owner) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    if (!owner) return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     schema_status s = assign(p, m, owner, err, errlen);
     for (uint32_t k = 0; !s && k < p->n_steps;) {
         uint32_t n = 1;

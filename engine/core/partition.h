@@ -18,7 +18,7 @@
  *   fails). The driver's held_bytes count in the model's footprint. Temporaries inside
  *   a partition are marked driver_owned: no arena space.
  * - eng_partition_run() runs the partition whose first step is k of e's bound run:
- *   NND_OK (done), ENG_ON_DEVICE (started, engine.h), or the failure with err.
+ *   SCHEMA_OK (done), ENG_ON_DEVICE (started, engine.h), or the failure with err.
  *   eng_partition_finish() completes one that was started, once its notify came.
  */
 #ifndef ENG_CORE_PARTITION_H

@@ -49,19 +49,19 @@ static schema_status save_partition(const eng_partition *part, uint8_t **out, si
     eng_driver_dev *dev = part->dev;
     uint32_t n = dev->info.caps.cache_blobs;
     if (!dev->lib->has_cache || !n || n > 64)
-        return schema_failf(err, errlen, NND_UNSUPPORTED, "device %s keeps no cache blobs",
+        return schema_failf(err, errlen, SCHEMA_UNSUPPORTED, "device %s keeps no cache blobs",
                             dev->info.name);
     size_t sizes[64], total = 8 + (size_t)8 * n;
     for (uint32_t i = 0; i < n; i++) {
         sizes[i] = eng_drv_cache_save(dev, part->prepared, i, NULL, 0);
         if (!sizes[i] || sizes[i] > BLOB_MAX)
-            return schema_failf(err, errlen, NND_UNSUPPORTED,
+            return schema_failf(err, errlen, SCHEMA_UNSUPPORTED,
                                 "device %s gave no cache blob %u of a partition", dev->info.name,
                                 i);
         total += sizes[i];
     }
     uint8_t *b = malloc(total);
-    if (!b) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    if (!b) return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     put_u32(b, part->n_steps);
     put_u32(b + 4, n);
     size_t at = 8 + (size_t)8 * n;
@@ -70,14 +70,14 @@ static schema_status save_partition(const eng_partition *part, uint8_t **out, si
         put_u32(b + 12 + 8 * i, (uint32_t)((uint64_t)sizes[i] >> 32));
         if (eng_drv_cache_save(dev, part->prepared, i, b + at, sizes[i]) != sizes[i]) {
             free(b);
-            return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+            return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                                 "device %s changed its mind about a blob's size", dev->info.name);
         }
         at += sizes[i];
     }
     *out = b;
     *len = total;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_prepared_blobs(const eng_prepared *p, const eng_backend *const *drivers,
@@ -86,7 +86,7 @@ schema_status eng_prepared_blobs(const eng_prepared *p, const eng_backend *const
     *out = NULL;
     *n_out = 0;
     eng_step_blob *b = calloc(p->n_steps + 1, sizeof *b);
-    if (!b) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    if (!b) return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     uint32_t n = 0;
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const eng_step *st = &p->steps[k];
@@ -105,5 +105,5 @@ schema_status eng_prepared_blobs(const eng_prepared *p, const eng_backend *const
     }
     *out = b;
     *n_out = n;
-    return NND_OK;
+    return SCHEMA_OK;
 }

@@ -106,7 +106,7 @@ schema_status eng_partition_run(eng_exec *e, uint32_t k, const eng_checkpoint *c
     eng_driver_dev *dev = part->dev;
     const eng_backend *be = &dev->backend;
     struct eng_part_run *r = run_of(e, part->n_in + part->n_out + 1);
-    if (!r) return schema_failf(err, errlen, NND_GENERAL_FAILURE, "out of memory");
+    if (!r) return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "out of memory");
     for (uint32_t j = 0; j < part->n_in; j++) {
         eng_tensor *t = &e->tensors[part->in[j]];
         schema_status s = eng_exec_inputs_to_host(&t, 1, be, false, err, errlen);
@@ -176,7 +176,7 @@ schema_status eng_partition_finish(eng_exec *e, uint32_t k, char *err, size_t er
     r->msg[sizeof r->msg - 1] = '\0';
     const eng_step *st = &e->p->steps[k];
     if (status < 0)
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE, "%s #%u: %s", st->def->name,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE, "%s #%u: %s", st->def->name,
                             st->index, r->msg[0] ? r->msg : "the driver faulted");
     if (r->x.measure) {
         add_time(&e->device_ns, r->x.time_on_device_ns);
@@ -193,11 +193,11 @@ schema_status eng_partition_finish(eng_exec *e, uint32_t k, char *err, size_t er
             }
         }
         e->insufficient = true;
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (status != NND_DRIVER_OK) {
         schema_status s = eng_drv_status(status);
-        if (s == NND_OK || s == NND_UNSUPPORTED) s = NND_GENERAL_FAILURE;
+        if (s == SCHEMA_OK || s == SCHEMA_UNSUPPORTED) s = SCHEMA_GENERAL_FAILURE;
         return schema_failf(err, errlen, s, "%s #%u and the %u operations after it on %s: %s",
                             st->def->name, st->index, part->n_steps - 1, part->dev->info.name,
                             r->msg[0] ? r->msg : schema_engine_status_name(s));
@@ -206,7 +206,7 @@ schema_status eng_partition_finish(eng_exec *e, uint32_t k, char *err, size_t er
         eng_tensor *t = &e->tensors[part->out[j]];
         eng_exec_outputs_written(&t, 1, &part->dev->backend);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 uint32_t eng_exec_stopped_at(const eng_exec *e) {

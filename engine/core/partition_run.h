@@ -3,7 +3,7 @@
  * - eng_partition_run() runs the partition whose first step is k of e's run: its inputs
  *   (host copies of device memory read back first), execute(), or start() when the
  *   driver has it and the caller can leave the run (cp->can_suspend; else the engine
- *   waits for complete()): NND_OK (done), ENG_ON_DEVICE (started, engine.h), or the
+ *   waits for complete()): SCHEMA_OK (done), ENG_ON_DEVICE (started, engine.h), or the
  *   failure with err.
  * - eng_partition_completed() says whether the partition started at `from` completed
  *   (its notify came); eng_partition_finish() then takes its status, output shapes

@@ -10,8 +10,8 @@
 enum { READ = 1, WRITTEN = 2, READ_OUTSIDE = 4, LISTED = 8 };
 
 static bool is_constant(uint8_t lifetime) {
-    return lifetime == NND_CONSTANT_COPY || lifetime == NND_CONSTANT_REFERENCE ||
-           lifetime == NND_SUBGRAPH;
+    return lifetime == SCHEMA_CONSTANT_COPY || lifetime == SCHEMA_CONSTANT_REFERENCE ||
+           lifetime == SCHEMA_SUBGRAPH;
 }
 
 static void describe(const eng_prepared *p, uint32_t o, uint8_t role, nnd_driver_operand *d) {
@@ -29,9 +29,9 @@ static void describe(const eng_prepared *p, uint32_t o, uint8_t role, nnd_driver
     }
     if (is_constant(t->lifetime)) {
         d->lifetime = NND_DRIVER_CONSTANT;
-        d->data = t->lifetime == NND_SUBGRAPH ? NULL : t->data;
-        d->length = t->lifetime == NND_SUBGRAPH ? 0 : p->operands[o].length;
-    } else if (t->lifetime == NND_NO_VALUE) {
+        d->data = t->lifetime == SCHEMA_SUBGRAPH ? NULL : t->data;
+        d->length = t->lifetime == SCHEMA_SUBGRAPH ? 0 : p->operands[o].length;
+    } else if (t->lifetime == SCHEMA_NO_VALUE) {
         d->lifetime = NND_DRIVER_OMITTED;
     } else if (!(role & WRITTEN)) {
         d->lifetime = NND_DRIVER_INPUT;

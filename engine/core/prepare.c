@@ -15,7 +15,7 @@
 #include "engine/core/partition.h"
 #include "engine/core/partition_sub.h"
 
-#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), SCHEMA_INVALID_ARGUMENT)
 
 void eng_prepared_free(eng_prepared *p) {
     if (!p) return;
@@ -65,7 +65,7 @@ const eng_operand_desc *eng_prepared_output(const eng_prepared *p, uint32_t i) {
 static bool scalars_constant(const eng_prepared *p, const eng_step *st) {
     for (uint32_t j = 0; j < st->n_in; j++) {
         const eng_tensor *t = &p->tensors[st->in[j]];
-        if (t->lifetime == NND_NO_VALUE) continue;
+        if (t->lifetime == SCHEMA_NO_VALUE) continue;
         if (!t->known) return false;
         if (!schema_type_is_tensor(t->type) && !t->data) return false;
     }
@@ -88,7 +88,7 @@ static void set_shape(eng_tensor *t, const eng_tensor *from) {
 static schema_status flow_shape(const eng_prepared *p, const eng_step *st, eng_tensor **out) {
     const eng_prepared *a = st->sub[0], *b = st->sub[1];
     for (uint32_t j = 0; j < st->n_out; j++) {
-        if (st->def->code == NND_OP_IF) {
+        if (st->def->code == SCHEMA_OP_IF) {
             /* Both branches give the same shape: the IF's output has it whichever runs. */
             const eng_tensor *x = &a->tensors[a->outputs[j]], *y = &b->tensors[b->outputs[j]];
             if (!same_shape(x, y)) return ENG_DEFER;
@@ -100,7 +100,7 @@ static schema_status flow_shape(const eng_prepared *p, const eng_step *st, eng_t
             set_shape(out[j], x);
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Infers output shapes where inputs allow; marks the plan dynamic otherwise. A shape the
@@ -153,7 +153,7 @@ static schema_status infer_shapes(eng_prepared *p, bool relaxed, char *err, size
             memcpy(od->dims, out[j]->dims, sizeof od->dims);
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static size_t align_up(size_t n) {
@@ -161,15 +161,15 @@ static size_t align_up(size_t n) {
 }
 
 static const uint8_t *constant_bytes(const eng_model_desc *m, const eng_operand_desc *o) {
-    return (o->lifetime == NND_CONSTANT_COPY ? m->operand_values : m->pools[o->pool].base) +
+    return (o->lifetime == SCHEMA_CONSTANT_COPY ? m->operand_values : m->pools[o->pool].base) +
            o->offset;
 }
 
 /* CONSTANT_COPY values are copied; CONSTANT_REFERENCE values are used in place unless
  * they are misaligned for their element type. */
 static bool needs_own_copy(const eng_model_desc *m, const eng_operand_desc *o) {
-    if (o->lifetime == NND_CONSTANT_COPY) return o->length > 0;
-    if (o->lifetime != NND_CONSTANT_REFERENCE) return false;
+    if (o->lifetime == SCHEMA_CONSTANT_COPY) return o->length > 0;
+    if (o->lifetime != SCHEMA_CONSTANT_REFERENCE) return false;
     size_t align = schema_type_size(o->type);
     return align > 1 && (uintptr_t)constant_bytes(m, o) % align != 0;
 }
@@ -218,7 +218,7 @@ static schema_status copy_model(eng_prepared *p, const eng_model_desc *m, const 
         if (needs_own_copy(m, o)) {
             /* Kernels may read constants as int32 or float: give each an aligned home. */
             memcpy(p->constants + at, constant_bytes(m, o), o->length);
-            o->lifetime = NND_CONSTANT_COPY;
+            o->lifetime = SCHEMA_CONSTANT_COPY;
             o->offset = at;
             at += align_up(o->length);
         }
@@ -251,7 +251,7 @@ static schema_status copy_model(eng_prepared *p, const eng_model_desc *m, const 
         st->out = lists;
         lists += op->n_outputs;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* One graph's plan: steps in order, kernels, shapes and arena. subplans holds the plans
@@ -279,7 +279,7 @@ static schema_status plan_graph(const eng_model_desc *m, eng_prepared *const *su
         eng_step *st = &p->steps[k];
         if (eng_flow_is_op(st->def->code)) {
             /* IF: inputs 1 and 2 name the branches; WHILE: inputs 0 and 1. */
-            uint32_t first = st->def->code == NND_OP_IF;
+            uint32_t first = st->def->code == SCHEMA_OP_IF;
             for (uint32_t j = 0; j < 2; j++) {
                 st->sub_index[j] = (uint32_t)p->operands[st->in[first + j]].offset;
                 st->sub[j] = subplans[st->sub_index[j]];
@@ -293,7 +293,7 @@ static schema_status plan_graph(const eng_model_desc *m, eng_prepared *const *su
         if (!st->run)
             s = (schema_errf(err, errlen, "%s #%u: no kernel for these operand types",
                              st->def->name, st->index),
-                 NND_UNSUPPORTED);
+                 SCHEMA_UNSUPPORTED);
     }
     if (!s) s = infer_shapes(p, m->relaxed, err, errlen);
     if (!s) s = eng_plan_arena(p, err, errlen);
@@ -302,12 +302,12 @@ static schema_status plan_graph(const eng_model_desc *m, eng_prepared *const *su
         return s;
     }
     for (uint32_t i = 0; i < p->n_operands && !p->dynamic; i++)
-        if (!p->tensors[i].known && p->tensors[i].lifetime != NND_NO_VALUE &&
-            p->tensors[i].lifetime != NND_SUBGRAPH)
+        if (!p->tensors[i].known && p->tensors[i].lifetime != SCHEMA_NO_VALUE &&
+            p->tensors[i].lifetime != SCHEMA_SUBGRAPH)
             p->dynamic = true;
     eng_fold_requantize(p);
     *out = p;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The referenced subgraphs' plans, callees first, into subplans (n_referenced entries). */
@@ -335,7 +335,7 @@ static schema_status build_plan(const eng_model_desc *m, eng_prepared **out, cha
                                 size_t errlen) {
     *out = NULL;
     schema_status s = eng_validate_model(m, NULL, err, errlen);
-    if (s) return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+    if (s) return s == SCHEMA_UNSUPPORTED ? SCHEMA_INVALID_ARGUMENT : s;
     eng_prepared **subplans = calloc(m->n_referenced + 1, sizeof *subplans);
     if (!subplans) return FAIL("out of memory preparing model");
     eng_prepared *p = NULL;
@@ -345,7 +345,7 @@ static schema_status build_plan(const eng_model_desc *m, eng_prepared **out, cha
         for (uint32_t i = 0; i < m->n_referenced; i++)
             eng_prepared_free(subplans[i]);
         free(subplans);
-        return s == NND_UNSUPPORTED ? NND_INVALID_ARGUMENT : s;
+        return s == SCHEMA_UNSUPPORTED ? SCHEMA_INVALID_ARGUMENT : s;
     }
     p->subplans = subplans;
     p->n_subplans = m->n_referenced;
@@ -354,13 +354,13 @@ static schema_status build_plan(const eng_model_desc *m, eng_prepared **out, cha
     for (uint32_t i = 0; i < p->n_subplans; i++)
         p->arena_total += subplans[i]->arena_size;
     *out = p;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Whether every operand of the step has a known shape (an omitted input counts as known). */
 static bool shapes_known(const eng_op_ctx *c) {
     for (uint32_t j = 0; j < c->n_in; j++)
-        if (!c->in[j]->known && c->in[j]->lifetime != NND_NO_VALUE) return false;
+        if (!c->in[j]->known && c->in[j]->lifetime != SCHEMA_NO_VALUE) return false;
     for (uint32_t j = 0; j < c->n_out; j++)
         if (!c->out[j]->known) return false;
     return true;
@@ -398,7 +398,7 @@ static schema_status all_on_drivers(const eng_prepared *p, char *err, size_t err
         return FAIL("%s #%u: none of the devices this compilation names runs it%s", st->def->name,
                     st->index, st->sub[0] ? " (control flow runs on the CPU devices only)" : "");
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The backend a step counts for: the CPU (NULL) for the reference kernels and XNNPACK. */
@@ -444,10 +444,10 @@ schema_status eng_supported_operations_on(const eng_model_desc *m, bool *support
     if (s || !m->drivers_only) return s;
     eng_prepared *p = NULL;
     char ignored[SCHEMA_ERR_LEN];
-    if (build_plan(m, &p, ignored, sizeof ignored) != NND_OK) {
+    if (build_plan(m, &p, ignored, sizeof ignored) != SCHEMA_OK) {
         /* Valid operations whose model cannot be planned (shapes) have no driver step. */
         memset(supported, 0, sizeof(bool) * m->n_operations);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     /* Each driver answers for the whole graph once (partition.h). */
     bool *any = calloc(p->n_steps + 1, sizeof(bool)),
@@ -466,7 +466,7 @@ schema_status eng_supported_operations_on(const eng_model_desc *m, bool *support
     free(any);
     free(one);
     eng_prepared_free(p);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_validate(const eng_model_desc *m, char *err, size_t errlen) {
@@ -490,12 +490,12 @@ static bool rebind_constants(eng_prepared *p, const eng_model_desc *m) {
         const eng_operand_desc *o = &m->operands[i];
         eng_operand_desc *po = &p->operands[i];
         if (po->type != o->type || po->length != o->length) return false;
-        if (o->lifetime == NND_CONSTANT_REFERENCE && !needs_own_copy(m, o)) {
+        if (o->lifetime == SCHEMA_CONSTANT_REFERENCE && !needs_own_copy(m, o)) {
             po->lifetime = o->lifetime, po->pool = o->pool, po->offset = o->offset;
             p->tensors[i].lifetime = o->lifetime;
             p->tensors[i].data = (void *)constant_bytes(m, o);
         }
-        own_left |= po->lifetime == NND_CONSTANT_COPY;
+        own_left |= po->lifetime == SCHEMA_CONSTANT_COPY;
     }
     if (!own_left) {
         free(p->constants);
@@ -509,7 +509,7 @@ static size_t measure_bytes(const eng_prepared *p);
 
 schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_prepared **out,
                                   char *err, size_t errlen) {
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     bool same = rebind_constants(p, m) && p->n_subplans == m->n_referenced;
     for (uint32_t i = 0; same && i < p->n_subplans; i++) {
         eng_model_desc view = eng_flow_graph(m, i);
@@ -517,13 +517,13 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     }
     if (!same) {
         eng_prepared_free(p);
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "the model changed between planning and preparation");
     }
     bool cpu_fast = !m->reference_only && !m->drivers_only;
     /* What the backends allocate from here on is the model's (footprint.h). */
     eng_footprint_begin(&p->backend_bytes);
-    if ((s = eng_partition_model(p, m, err, errlen)) != NND_OK) {
+    if ((s = eng_partition_model(p, m, err, errlen)) != SCHEMA_OK) {
         eng_footprint_end();
         eng_prepared_free(p);
         return s;
@@ -533,7 +533,7 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     for (uint32_t i = 0; cpu_fast && i < p->n_subplans; i++) /* each pass rests the workers */
         claim_steps(p->subplans[i], true);
     eng_footprint_end();
-    if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != NND_OK) {
+    if (m->drivers_only && (s = all_on_drivers(p, err, errlen)) != SCHEMA_OK) {
         eng_prepared_free(p);
         return s;
     }
@@ -541,7 +541,7 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     /* Temporaries inside FP16 regions became float: lay the arena out for their size. */
     /* Temporaries inside driver partitions get none. */
     bool widened = eng_plan_fp16_regions(p);
-    if ((widened || p->driver_owned) && (s = eng_plan_arena(p, err, errlen)) != NND_OK) {
+    if ((widened || p->driver_owned) && (s = eng_plan_arena(p, err, errlen)) != SCHEMA_OK) {
         eng_prepared_free(p);
         return s;
     }
@@ -555,7 +555,7 @@ schema_status eng_prepare_planned(eng_prepared *p, const eng_model_desc *m, eng_
     if (m->n_pools) memcpy(p->pools, m->pools, sizeof(eng_memory_view) * m->n_pools);
     p->held_bytes = measure_bytes(p);
     *out = p;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_prepare(const eng_model_desc *m, eng_prepared **out, char *err, size_t errlen) {
@@ -572,7 +572,7 @@ bool eng_prepared_loops(const eng_prepared *p) {
     for (uint32_t i = 0; i <= p->n_subplans; i++) {
         const eng_prepared *g = i < p->n_subplans ? p->subplans[i] : p;
         for (uint32_t k = 0; k < g->n_steps && g->n_flow_steps; k++)
-            if (g->steps[k].def->code == NND_OP_WHILE) return true;
+            if (g->steps[k].def->code == SCHEMA_OP_WHILE) return true;
     }
     return false;
 }
@@ -622,9 +622,9 @@ static uint64_t graph_copies(const eng_model_desc *m) {
     uint64_t n = 0;
     for (uint32_t i = 0; i < m->n_operands; i++) {
         const eng_operand_desc *o = &m->operands[i];
-        if (o->lifetime == NND_CONSTANT_COPY) {
+        if (o->lifetime == SCHEMA_CONSTANT_COPY) {
             n += o->length;
-        } else if (o->lifetime == NND_CONSTANT_REFERENCE && o->pool < m->n_pools &&
+        } else if (o->lifetime == SCHEMA_CONSTANT_REFERENCE && o->pool < m->n_pools &&
                    o->offset <= m->pools[o->pool].size &&
                    o->length <= m->pools[o->pool].size - o->offset) {
             size_t align = schema_type_size(o->type);

@@ -38,7 +38,8 @@ static reader_count *count_readers(const struct eng_prepared *p) {
 /* A constant 8-bit tensor of the given type whose every element is real 0. */
 static bool constant_zero(const eng_tensor *t, int32_t type) {
     if (t->type != type || !t->data || !t->known) return false;
-    if (t->lifetime != NND_CONSTANT_COPY && t->lifetime != NND_CONSTANT_REFERENCE) return false;
+    if (t->lifetime != SCHEMA_CONSTANT_COPY && t->lifetime != SCHEMA_CONSTANT_REFERENCE)
+        return false;
     size_t n = eng_elems(t);
     int32_t qmin = eng_q8_min(type);
     for (size_t i = 0; i < n; i++)
@@ -56,17 +57,17 @@ static bool same_shape(const eng_tensor *a, const eng_tensor *b) {
 static bool foldable(const struct eng_prepared *p, const reader_count *readers, uint32_t k,
                      uint32_t *add) {
     const eng_step *mean = &p->steps[k];
-    if (mean->def->code != NND_OP_MEAN || mean->n_out != 1) return false;
+    if (mean->def->code != SCHEMA_OP_MEAN || mean->n_out != 1) return false;
     const eng_tensor *t = &p->tensors[mean->out[0]];
-    if (!eng_is_quant8(t->type) || t->lifetime != NND_TEMPORARY) return false;
+    if (!eng_is_quant8(t->type) || t->lifetime != SCHEMA_TEMPORARY) return false;
     if (readers[mean->out[0]].n != 1) return false;
     *add = readers[mean->out[0]].last;
     const eng_step *a = &p->steps[*add];
-    if (a->def->code != NND_OP_ADD || a->n_in != 3 || a->n_out != 1) return false;
+    if (a->def->code != SCHEMA_OP_ADD || a->n_in != 3 || a->n_out != 1) return false;
     uint32_t other = a->in[0] == mean->out[0] ? a->in[1] : a->in[0];
     const eng_tensor *c = &p->tensors[other], *act = &p->tensors[a->in[2]];
     const eng_tensor *out = &p->tensors[a->out[0]];
-    if (!act->data || act->type != NND_INT32 || eng_i32(act) != 0) return false;
+    if (!act->data || act->type != SCHEMA_INT32 || eng_i32(act) != 0) return false;
     if (!constant_zero(c, t->type) || out->type != t->type || !same_shape(out, t)) return false;
     return out->scale > 0 && (double)out->scale >= FOLD_MIN_SCALE_RATIO * (double)c->scale;
 }
@@ -75,7 +76,7 @@ uint32_t eng_fold_requantize(struct eng_prepared *p) {
     uint32_t folded = 0, means = 0;
     if (p->dynamic) return 0;
     for (uint32_t k = 0; k < p->n_steps; k++)
-        means += p->steps[k].def->code == NND_OP_MEAN;
+        means += p->steps[k].def->code == SCHEMA_OP_MEAN;
     if (!means) return 0;
     reader_count *readers = count_readers(p);
     if (!readers) return 0; /* out of memory: the model runs unfolded, as the spec reads it */
@@ -104,7 +105,7 @@ uint32_t eng_plan_fp16_regions(eng_prepared *p) {
     if (!widen) return 0; /* every step still converts its own operands */
     for (uint32_t i = 0; i < p->n_operands; i++) {
         const eng_tensor *t = &p->tensors[i];
-        widen[i] = t->lifetime == NND_TEMPORARY && t->type == NND_TENSOR_FLOAT16 && t->known;
+        widen[i] = t->lifetime == SCHEMA_TEMPORARY && t->type == SCHEMA_TENSOR_FLOAT16 && t->known;
     }
     for (uint32_t k = 0; k < p->n_steps; k++) {
         const eng_step *st = &p->steps[k];
@@ -115,7 +116,7 @@ uint32_t eng_plan_fp16_regions(eng_prepared *p) {
     }
     uint32_t changed = 0;
     for (uint32_t i = 0; i < p->n_operands; i++)
-        if (widen[i]) p->tensors[i].type = NND_TENSOR_FLOAT32, changed++;
+        if (widen[i]) p->tensors[i].type = SCHEMA_TENSOR_FLOAT32, changed++;
     free(widen);
     return changed;
 }

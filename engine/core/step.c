@@ -49,14 +49,14 @@ static double elements(const eng_tensor *t) {
 
 static bool recurrent(int32_t code) {
     switch (code) {
-    case NND_OP_LSTM:
-    case NND_OP_RNN:
-    case NND_OP_SVDF:
-    case NND_OP_QUANTIZED_16BIT_LSTM:
-    case NND_OP_BIDIRECTIONAL_SEQUENCE_LSTM:
-    case NND_OP_BIDIRECTIONAL_SEQUENCE_RNN:
-    case NND_OP_UNIDIRECTIONAL_SEQUENCE_LSTM:
-    case NND_OP_UNIDIRECTIONAL_SEQUENCE_RNN: return true;
+    case SCHEMA_OP_LSTM:
+    case SCHEMA_OP_RNN:
+    case SCHEMA_OP_SVDF:
+    case SCHEMA_OP_QUANTIZED_16BIT_LSTM:
+    case SCHEMA_OP_BIDIRECTIONAL_SEQUENCE_LSTM:
+    case SCHEMA_OP_BIDIRECTIONAL_SEQUENCE_RNN:
+    case SCHEMA_OP_UNIDIRECTIONAL_SEQUENCE_LSTM:
+    case SCHEMA_OP_UNIDIRECTIONAL_SEQUENCE_RNN: return true;
     default: return false;
     }
 }
@@ -67,7 +67,7 @@ eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k) {
     const eng_step *st = &p->steps[k];
     if (st->sub[0]) { /* IF: the larger branch; WHILE: one iteration */
         const eng_prepared *a = st->sub[0], *b = st->sub[1];
-        bool loop = st->def->code == NND_OP_WHILE;
+        bool loop = st->def->code == SCHEMA_OP_WHILE;
         c.flops = loop ? a->pass_flops + b->pass_flops
                        : (a->pass_flops > b->pass_flops ? a->pass_flops : b->pass_flops);
         c.bytes = loop ? a->pass_bytes + b->pass_bytes
@@ -77,7 +77,7 @@ eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k) {
     double in_max = 0, out = 0;
     for (uint32_t j = 0; j < st->n_in; j++) {
         const eng_tensor *t = &p->tensors[st->in[j]];
-        if (t->lifetime == NND_NO_VALUE) continue;
+        if (t->lifetime == SCHEMA_NO_VALUE) continue;
         double n = elements(t);
         c.bytes += n * (double)schema_type_size(t->type);
         if (n > in_max) in_max = n;
@@ -92,17 +92,17 @@ eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k) {
     c.flops = in_max > out ? in_max : out;
     const eng_tensor *w = st->n_in > 1 ? &p->tensors[st->in[1]] : NULL;
     switch (st->def->code) {
-    case NND_OP_CONV_2D:
-    case NND_OP_GROUPED_CONV_2D:
+    case SCHEMA_OP_CONV_2D:
+    case SCHEMA_OP_GROUPED_CONV_2D:
         if (w->rank == 4) c.flops = 2.0 * out * w->dims[1] * w->dims[2] * w->dims[3];
         break;
-    case NND_OP_TRANSPOSE_CONV_2D:
+    case SCHEMA_OP_TRANSPOSE_CONV_2D:
         if (w->rank == 4) c.flops = 2.0 * in_max * w->dims[0] * w->dims[1] * w->dims[2];
         break;
-    case NND_OP_DEPTHWISE_CONV_2D:
+    case SCHEMA_OP_DEPTHWISE_CONV_2D:
         if (w->rank == 4) c.flops = 2.0 * out * w->dims[1] * w->dims[2];
         break;
-    case NND_OP_FULLY_CONNECTED:
+    case SCHEMA_OP_FULLY_CONNECTED:
         if (w->rank == 2) c.flops = 2.0 * out * w->dims[1];
         break;
     default:
@@ -113,7 +113,7 @@ eng_cost eng_prepared_step_cost(const eng_prepared *p, uint32_t k) {
                                    : (x->rank ? (x->dims[0] ? x->dims[0] : 1) : 1);
         for (uint32_t j = 1; j < st->n_in; j++) {
             const eng_tensor *t = &p->tensors[st->in[j]];
-            if (t->rank == 2 && t->lifetime != NND_NO_VALUE) c.flops += 2.0 * rows * elements(t);
+            if (t->rank == 2 && t->lifetime != SCHEMA_NO_VALUE) c.flops += 2.0 * rows * elements(t);
         }
     }
     return c;

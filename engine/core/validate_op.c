@@ -8,7 +8,7 @@
 
 #include "engine/core/flow.h"
 
-#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), NND_INVALID_ARGUMENT)
+#define FAIL(...) (schema_errf(err, errlen, __VA_ARGS__), SCHEMA_INVALID_ARGUMENT)
 
 bool eng_operand_dims_known(const eng_operand_desc *o) {
     if (!schema_type_is_tensor(o->type)) return true;
@@ -29,7 +29,7 @@ void eng_operand_tensor(const eng_operand_desc *o, eng_tensor *t, eng_channel_qu
     t->known = eng_operand_dims_known(o);
     t->extension_data = o->extension_data;
     t->extension_len = o->extension_len;
-    if (o->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
+    if (o->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
         *cq = o->channel_quant;
         t->channel_quant = cq;
     }
@@ -44,7 +44,7 @@ static schema_status validate_flow_operation(const eng_operand_desc *operands, u
         uint32_t i = j < op->n_inputs ? op->inputs[j] : op->outputs[j - op->n_inputs];
         if (i >= n_operands)
             return FAIL("%s: operand %u does not exist", schema_operation_name(op->type), i);
-        if (operands[i].lifetime == NND_SUBGRAPH && operands[i].offset >= n_referenced)
+        if (operands[i].lifetime == SCHEMA_SUBGRAPH && operands[i].offset >= n_referenced)
             return FAIL("%s: operand %u names no subgraph", schema_operation_name(op->type), i);
     }
     eng_model_desc m = {.n_operands = n_operands,
@@ -64,14 +64,15 @@ schema_status eng_validate_operation(const eng_operand_desc *operands, uint32_t 
         return validate_flow_operation(operands, n_operands, op, referenced, n_referenced, err,
                                        errlen);
     const eng_op_def *def =
-        op->type >= 0 && op->type < NND_OP_COUNT ? eng_op_lookup(op->type) : NULL;
-    if (!def) return NND_UNSUPPORTED;
+        op->type >= 0 && op->type < SCHEMA_OP_COUNT ? eng_op_lookup(op->type) : NULL;
+    if (!def) return SCHEMA_UNSUPPORTED;
     if (op->n_inputs > 512 || op->n_outputs > 64) return FAIL("%s: too many operands", def->name);
     uint32_t n = op->n_inputs + op->n_outputs;
     eng_tensor *t = calloc(n ? n : 1, sizeof *t);
     eng_tensor **ptr = calloc(n ? n : 1, sizeof *ptr);
     eng_channel_quant *cq = calloc(n ? n : 1, sizeof *cq);
-    schema_status s = !t || !ptr || !cq ? FAIL("out of memory validating %s", def->name) : NND_OK;
+    schema_status s =
+        !t || !ptr || !cq ? FAIL("out of memory validating %s", def->name) : SCHEMA_OK;
     for (uint32_t j = 0; !s && j < n; j++) {
         uint32_t i = j < op->n_inputs ? op->inputs[j] : op->outputs[j - op->n_inputs];
         if (i >= n_operands) {
@@ -91,7 +92,7 @@ schema_status eng_validate_operation(const eng_operand_desc *operands, uint32_t 
                         .model_rules_only = true,
                         .err = err,
                         .errlen = errlen};
-        s = def->check ? def->check(&c) : NND_OK;
+        s = def->check ? def->check(&c) : SCHEMA_OK;
     }
     free(t);
     free(ptr);

@@ -22,9 +22,9 @@
 
 static int32_t relu_fuse_code(int32_t op) {
     switch (op) {
-    case NND_OP_RELU1: return NND_FUSED_RELU1;
-    case NND_OP_RELU6: return NND_FUSED_RELU6;
-    default: return NND_FUSED_RELU;
+    case SCHEMA_OP_RELU1: return SCHEMA_FUSED_RELU1;
+    case SCHEMA_OP_RELU6: return SCHEMA_FUSED_RELU6;
+    default: return SCHEMA_FUSED_RELU;
     }
 }
 
@@ -32,24 +32,24 @@ static schema_status act_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
     const eng_tensor *in = c->in[0];
-    if (c->def->code == NND_OP_FLOOR)
-        s = eng_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+    if (c->def->code == SCHEMA_OP_FLOOR)
+        s = eng_check_type(c, in, "input 0", 2, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16);
     else
-        s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                           NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+        s = eng_check_type(c, in, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                           SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = eng_check_same_type(c, 0, 0)) || (s = eng_check_rank(c, in, "input 0", 0, 4)))
         return s;
-    if (!eng_is_quant8(in->type)) return NND_OK;
+    if (!eng_is_quant8(in->type)) return SCHEMA_OK;
     /* The HAL fixes the output quantization of LOGISTIC and TANH; the RELUs keep the
      * input's. */
-    if (c->def->code == NND_OP_LOGISTIC) return eng_check_fixed_quant(c, 0, ENG_FIXED_UNIT);
-    if (c->def->code == NND_OP_TANH) return eng_check_fixed_quant(c, 0, ENG_FIXED_SYMMETRIC);
+    if (c->def->code == SCHEMA_OP_LOGISTIC) return eng_check_fixed_quant(c, 0, ENG_FIXED_UNIT);
+    if (c->def->code == SCHEMA_OP_TANH) return eng_check_fixed_quant(c, 0, ENG_FIXED_SYMMETRIC);
     return eng_check_same_quant(c, 0, 0);
 }
 
 static schema_status act_shape(eng_op_ctx *c) {
     eng_copy_shape(c->out[0], c->in[0]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status act_f32(eng_op_ctx *c) {
@@ -57,15 +57,15 @@ static schema_status act_f32(eng_op_ctx *c) {
     float *y = c->out[0]->data;
     size_t n = eng_elems(c->out[0]);
     switch (c->def->code) {
-    case NND_OP_LOGISTIC:
+    case SCHEMA_OP_LOGISTIC:
         for (size_t i = 0; i < n; i++)
             y[i] = 1.f / (1.f + expf(-x[i]));
         break;
-    case NND_OP_TANH:
+    case SCHEMA_OP_TANH:
         for (size_t i = 0; i < n; i++)
             y[i] = tanhf(x[i]);
         break;
-    case NND_OP_FLOOR:
+    case SCHEMA_OP_FLOOR:
         for (size_t i = 0; i < n; i++)
             y[i] = floorf(x[i]);
         break;
@@ -80,7 +80,7 @@ static schema_status act_f32(eng_op_ctx *c) {
         break;
     }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status act_f16(eng_op_ctx *c) {
@@ -91,7 +91,7 @@ static schema_status act_f16(eng_op_ctx *c) {
 static void build_q8_table(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
     const eng_tensor *in = c->in[0], *out = c->out[0];
     int32_t code = c->def->code;
-    if (code != NND_OP_LOGISTIC && code != NND_OP_TANH) {
+    if (code != SCHEMA_OP_LOGISTIC && code != SCHEMA_OP_TANH) {
         int32_t lo, hi;
         eng_act_range_q8(relu_fuse_code(code), out, &lo, &hi);
         for (int32_t q = qmin; q <= qmax; q++)
@@ -105,7 +105,7 @@ static void build_q8_table(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint
     float inverse_scale = 1.f / out->scale;
     for (int32_t q = qmin; q <= qmax; q++) {
         float x = in->scale * (float)(q - in->zero_point);
-        float y = code == NND_OP_LOGISTIC ? 1.f / (1.f + expf(-x)) : tanhf(x);
+        float y = code == SCHEMA_OP_LOGISTIC ? 1.f / (1.f + expf(-x)) : tanhf(x);
         float r = roundf(y * inverse_scale) + (float)out->zero_point;
         table[q - qmin] = (uint8_t)eng_clampi((int32_t)r, qmin, qmax);
     }
@@ -117,9 +117,9 @@ static schema_status act_q8(eng_op_ctx *c) {
 
 #define ACT_KERNELS                                                                                \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, act_f32}, {NND_TENSOR_FLOAT16, act_f16},                              \
-            {NND_TENSOR_QUANT8_ASYMM, act_q8}, {                                                   \
-            NND_TENSOR_QUANT8_ASYMM_SIGNED, act_q8                                                 \
+        {SCHEMA_TENSOR_FLOAT32, act_f32}, {SCHEMA_TENSOR_FLOAT16, act_f16},                        \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, act_q8}, {                                                \
+            SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, act_q8                                              \
         }                                                                                          \
     }
 

@@ -34,14 +34,14 @@ static schema_status mm_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 4, 4, 1, 1);
     if (s) return s;
     const eng_tensor *x = c->in[0], *y = c->in[1];
-    if ((s = eng_check_type(c, x, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                            NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
+    if ((s = eng_check_type(c, x, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                            SCHEMA_TENSOR_INT32, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED)) ||
         (s = eng_check_signature(c, "TTbb", "T")) || (s = eng_check_rank(c, x, "input 0", 2, 4)) ||
         (s = eng_check_rank(c, y, "input 1", 2, 4)))
         return s;
     if ((x->known || x->rank) && (y->known || y->rank) && x->rank != y->rank)
         return eng_fail(c, "inputs 0 and 1 have ranks %u and %u, must be equal", x->rank, y->rank);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The geometry of the product; fails when the shapes do not multiply. */
@@ -71,7 +71,7 @@ static schema_status mm_geometry(eng_op_ctx *c, mm_geom *g) {
     g->x_batch = xr * xc, g->y_batch = yr * yc;
     g->x_row = ax ? 1 : xc, g->x_depth = ax ? xc : 1;
     g->y_depth = ay ? 1 : yc, g->y_col = ay ? yc : 1;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status mm_shape(eng_op_ctx *c) {
@@ -84,7 +84,7 @@ static schema_status mm_shape(eng_op_ctx *c) {
         dims[d] = x->dims[d];
     dims[r - 2] = (uint32_t)g.rows, dims[r - 1] = (uint32_t)g.cols;
     eng_set_shape(c->out[0], r, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Visits every output element: `sum` names the accumulator, `x` and `y` pointers at the
@@ -109,7 +109,7 @@ static schema_status mm_f32(eng_op_ctx *c) {
     const float *x = c->in[0]->data, *y = c->in[1]->data;
     float *out = c->out[0]->data;
     MM_LOOP(g, float sum = 0.f, sum += x[xk] * y[yk], out[o] = sum)
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status mm_f16(eng_op_ctx *c) {
@@ -123,7 +123,7 @@ static schema_status mm_i32(eng_op_ctx *c) {
     int32_t *out = c->out[0]->data;
     /* unsigned: overflow wraps */
     MM_LOOP(g, uint32_t sum = 0, sum += (uint32_t)x[xk] * (uint32_t)y[yk], out[o] = (int32_t)sum)
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status mm_q8_signed(eng_op_ctx *c) {
@@ -138,11 +138,11 @@ static schema_status mm_q8_signed(eng_op_ctx *c) {
     MM_LOOP(g, uint32_t sum = 0, sum += (uint32_t)((x[xk] - zx) * (y[yk] - zy)),
             out[o] =
                 (int8_t)eng_clampi(eng_mul_by_quantized((int32_t)sum, mult, shift) + zo, -128, 127))
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(BATCH_MATMUL, mm_check, mm_shape, 0, 0,
-           {{NND_TENSOR_FLOAT32, mm_f32},
-            {NND_TENSOR_FLOAT16, mm_f16},
-            {NND_TENSOR_INT32, mm_i32},
-            {NND_TENSOR_QUANT8_ASYMM_SIGNED, mm_q8_signed}});
+           {{SCHEMA_TENSOR_FLOAT32, mm_f32},
+            {SCHEMA_TENSOR_FLOAT16, mm_f16},
+            {SCHEMA_TENSOR_INT32, mm_i32},
+            {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, mm_q8_signed}});

@@ -20,9 +20,9 @@ enum arith { ARITH_ADD, ARITH_MUL, ARITH_SUB, ARITH_DIV };
 
 static enum arith arith_of(const eng_op_ctx *c) {
     switch (c->def->code) {
-    case NND_OP_MUL: return ARITH_MUL;
-    case NND_OP_SUB: return ARITH_SUB;
-    case NND_OP_DIV: return ARITH_DIV;
+    case SCHEMA_OP_MUL: return ARITH_MUL;
+    case SCHEMA_OP_SUB: return ARITH_SUB;
+    case SCHEMA_OP_DIV: return ARITH_DIV;
     default: return ARITH_ADD;
     }
 }
@@ -41,20 +41,20 @@ static schema_status binary_check(eng_op_ctx *c) {
         return s;
     if (eng_is_quant8(a->type) && arith_of(c) == ARITH_DIV)
         return eng_fail(c, "DIV takes no %s", schema_type_name(a->type));
-    if (a->type == NND_TENSOR_INT32 && c->in[2]->data && eng_driver_rules(c) &&
-        eng_i32(c->in[2]) != NND_FUSED_NONE)
+    if (a->type == SCHEMA_TENSOR_INT32 && c->in[2]->data && eng_driver_rules(c) &&
+        eng_i32(c->in[2]) != SCHEMA_FUSED_NONE)
         return eng_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
                         eng_i32(c->in[2]));
-    if ((s = eng_check_type(c, a, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED,
-                            NND_TENSOR_INT32)))
+    if ((s = eng_check_type(c, a, "input 0", 5, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                            SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
+                            SCHEMA_TENSOR_INT32)))
         return s;
     /* As the reference validates: a quantized product must not reach the output's scale. */
     const eng_tensor *b = c->in[1], *out = c->out[0];
     if (eng_is_quant8(a->type) && arith_of(c) == ARITH_MUL && !(out->scale > a->scale * b->scale))
         return eng_fail(c, "output scale %g must exceed the product of the input scales (%g)",
                         out->scale, a->scale * b->scale);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status binary_shape(eng_op_ctx *c) {
@@ -88,7 +88,7 @@ static schema_status binary_f32(eng_op_ctx *c) {
     f32_job j = {c->in[0]->data, c->in[1]->data, c->out[0]->data, 0, 0, arith_of(c)};
     eng_act_range_f32(eng_i32(c->in[2]), &j.lo, &j.hi);
     eng_broadcast_walk(c->in[0], c->in[1], c->out[0], f32_row, &j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status binary_f16(eng_op_ctx *c) {
@@ -126,12 +126,12 @@ static void i32_row(void *ctx, size_t o, size_t ia, size_t sa, size_t ib, size_t
 }
 
 static schema_status binary_i32(eng_op_ctx *c) {
-    if (eng_i32(c->in[2]) != NND_FUSED_NONE)
+    if (eng_i32(c->in[2]) != SCHEMA_FUSED_NONE)
         return eng_fail(c, "TENSOR_INT32 takes no fused activation (input 2 is %d)",
                         eng_i32(c->in[2]));
     i32_job j = {c->in[0]->data, c->in[1]->data, c->out[0]->data, arith_of(c)};
     eng_broadcast_walk(c->in[0], c->in[1], c->out[0], i32_row, &j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- 8-bit quantized ----------------------------------------------------------------- */
@@ -189,14 +189,15 @@ static schema_status binary_q8(eng_op_ctx *c) {
                                 &j.so);
     }
     eng_broadcast_walk(a, b, out, q8_row, &j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 #define BINARY_KERNELS                                                                             \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, binary_f32}, {NND_TENSOR_FLOAT16, binary_f16},                        \
-            {NND_TENSOR_QUANT8_ASYMM, binary_q8}, {NND_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8}, {   \
-            NND_TENSOR_INT32, binary_i32                                                           \
+        {SCHEMA_TENSOR_FLOAT32, binary_f32}, {SCHEMA_TENSOR_FLOAT16, binary_f16},                  \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, binary_q8},                                               \
+            {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, binary_q8}, {                                      \
+            SCHEMA_TENSOR_INT32, binary_i32                                                        \
         }                                                                                          \
     }
 

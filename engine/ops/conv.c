@@ -11,10 +11,10 @@
 #include "engine/ops/op_def.h"
 
 static bool is_depthwise(const eng_op_ctx *c) {
-    return c->def->code == NND_OP_DEPTHWISE_CONV_2D;
+    return c->def->code == SCHEMA_OP_DEPTHWISE_CONV_2D;
 }
 static bool is_grouped(const eng_op_ctx *c) {
-    return c->def->code == NND_OP_GROUPED_CONV_2D;
+    return c->def->code == SCHEMA_OP_GROUPED_CONV_2D;
 }
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D --------------------------------- */
@@ -30,7 +30,7 @@ static schema_status windowed_check(eng_op_ctx *c) {
         (s = eng_check_rank(c, c->in[1], "filter (input 1)", 4, 4)) ||
         (s = eng_check_rank(c, c->in[2], "bias (input 2)", 1, 1)))
         return s;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Conv filter: [out_c, fh, fw, in_c]; grouped: [out_c, fh, fw, in_c / groups], each
@@ -78,13 +78,13 @@ static schema_status windowed_geom(eng_op_ctx *c, eng_conv_params *p, eng_conv_g
         g->filter_oc_stride = (size_t)f->dims[1] * f->dims[2] * f->dims[3];
     }
     if (!g->out_c) return eng_fail(c, "filter (input 1) has no output channels");
-    if (f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->channel_quant->n_scales != g->out_c)
+    if (f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->channel_quant->n_scales != g->out_c)
         return eng_fail(c, "filter (input 1) has %u channel scales for %u output channels",
                         f->channel_quant->n_scales, g->out_c);
     if (b->dims[0] != g->out_c)
         return eng_fail(c, "bias (input 2) has %u elements for %u output channels", b->dims[0],
                         g->out_c);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- FULLY_CONNECTED: a 1x1 convolution of [batch, input_size] pixels ----------------- */
@@ -96,7 +96,7 @@ static schema_status fc_check(eng_op_ctx *c) {
         (s = eng_check_rank(c, c->in[1], "weights (input 1)", 2, 2)) ||
         (s = eng_check_rank(c, c->in[2], "bias (input 2)", 1, 1)))
         return s;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status fc_geom(eng_op_ctx *c, eng_conv_geom *g) {
@@ -129,14 +129,14 @@ static schema_status fc_geom(eng_op_ctx *c, eng_conv_geom *g) {
                          .dil_w = 1,
                          .filter_oc_stride = size,
                          .filter_tap_stride = size};
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- the four operations on the shared engine ---------------------------------------- */
 
 static schema_status op_geom(eng_op_ctx *c, eng_conv_geom *g, int32_t *act) {
-    if (c->def->code == NND_OP_FULLY_CONNECTED) {
-        *act = c->in[3]->data ? eng_i32(c->in[3]) : NND_FUSED_NONE;
+    if (c->def->code == SCHEMA_OP_FULLY_CONNECTED) {
+        *act = c->in[3]->data ? eng_i32(c->in[3]) : SCHEMA_FUSED_NONE;
         return fc_geom(c, g);
     }
     eng_conv_params p = {0};
@@ -151,11 +151,11 @@ static schema_status conv_op(eng_op_ctx *c, bool run) {
     int32_t act;
     schema_status s = op_geom(c, &g, &act);
     if (s || run) return s ? s : eng_conv_run(c, &g, c->in[0], c->in[1], c->in[2], c->out[0], act);
-    if (c->def->code == NND_OP_FULLY_CONNECTED)
+    if (c->def->code == SCHEMA_OP_FULLY_CONNECTED)
         eng_set_shape(c->out[0], 2, (uint32_t[]){g.batches, g.out_c});
     else
         eng_set_image_shape(c->out[0], g.nchw, g.batches, g.out_h, g.out_w, g.out_c);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status conv_shape(eng_op_ctx *c) {
@@ -170,9 +170,9 @@ static schema_status conv_f16(eng_op_ctx *c) {
 
 #define CONV_KERNELS                                                                               \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, conv_run}, {NND_TENSOR_FLOAT16, conv_f16},                            \
-            {NND_TENSOR_QUANT8_ASYMM, conv_run}, {                                                 \
-            NND_TENSOR_QUANT8_ASYMM_SIGNED, conv_run                                               \
+        {SCHEMA_TENSOR_FLOAT32, conv_run}, {SCHEMA_TENSOR_FLOAT16, conv_f16},                      \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, conv_run}, {                                              \
+            SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, conv_run                                            \
         }                                                                                          \
     }
 

@@ -136,11 +136,11 @@ static schema_status bbox_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 4, 4, 1, 1);
     if (s) return s;
     const eng_tensor *roi = c->in[0];
-    if ((s = eng_check_type(c, roi, "input 0", 3, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                            NND_TENSOR_QUANT16_ASYMM)))
+    if ((s = eng_check_type(c, roi, "input 0", 3, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                            SCHEMA_TENSOR_QUANT16_ASYMM)))
         return s;
     /* Quantized: QUANT16_ASYMM boxes and image sizes, 8-bit deltas of either signedness. */
-    bool quant = roi->type == NND_TENSOR_QUANT16_ASYMM;
+    bool quant = roi->type == SCHEMA_TENSOR_QUANT16_ASYMM;
     if ((s = eng_check_signature(c, quant ? "T*IT" : "TTIT", "T"))) return s;
     if (quant && !eng_is_quant8(c->in[1]->type))
         return eng_fail(c,
@@ -164,7 +164,7 @@ static schema_status bbox_shape(eng_op_ctx *c) {
         return eng_fail(c, "input 3 must be [batches > 0, 2]");
     uint32_t dims[2] = {n, delta->dims[1]};
     eng_set_shape(c->out[0], 2, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status bbox_run(eng_op_ctx *c) {
@@ -190,13 +190,13 @@ static schema_status bbox_run(eng_op_ctx *c) {
                 eng_set_real_at(c->out[0], at + k, out[k]);
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(AXIS_ALIGNED_BBOX_TRANSFORM, bbox_check, bbox_shape, 0, 0,
-           {{NND_TENSOR_FLOAT32, bbox_run},
-            {NND_TENSOR_FLOAT16, bbox_run},
-            {NND_TENSOR_QUANT16_ASYMM, bbox_run}});
+           {{SCHEMA_TENSOR_FLOAT32, bbox_run},
+            {SCHEMA_TENSOR_FLOAT16, bbox_run},
+            {SCHEMA_TENSOR_QUANT16_ASYMM, bbox_run}});
 
 /* ---- BOX_WITH_NMS_LIMIT ------------------------------------------------------------------ */
 
@@ -215,7 +215,7 @@ static schema_status limit_params_read(eng_op_ctx *c, limit_params *p) {
     if (p->kernel < NMS_HARD || p->kernel > NMS_GAUSSIAN)
         return eng_fail(c, "NMS kernel (input 5) is %d, not 0 (hard), 1 (linear) or 2 (gaussian)",
                         p->kernel);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status limit_check(eng_op_ctx *c) {
@@ -224,7 +224,7 @@ static schema_status limit_check(eng_op_ctx *c) {
         (s = eng_check_same_quant(c, 0, 0)) || (s = eng_check_input_ranks(c, "221")))
         return s;
     limit_params p;
-    return inputs_known(c, 3, 9) ? limit_params_read(c, &p) : NND_OK;
+    return inputs_known(c, 3, 9) ? limit_params_read(c, &p) : SCHEMA_OK;
 }
 
 /* Float copies of scores and boxes, the selection and a sort buffer. */
@@ -275,7 +275,7 @@ static schema_status limit_select(eng_op_ctx *c, const limit_params *lp, limit_w
         total += kept;
     }
     *count = total;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status limit_with_work(eng_op_ctx *c, bool write) {
@@ -284,7 +284,7 @@ static schema_status limit_with_work(eng_op_ctx *c, bool write) {
     size_t n = (size_t)score->dims[0] * score->dims[1];
     if (n == 0) {
         if (!write) set_count_shapes(c, 0, 1);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     limit_params lp;
     schema_status s = limit_params_read(c, &lp);
@@ -353,10 +353,10 @@ static schema_status proposal_check(eng_op_ctx *c) {
         return s;
     /* Anchors: QUANT16_SYMM with scale 0.125 for the quantized form. */
     if (!eng_is_quant8(c->in[0]->type)) return eng_check_scalar(c, 2, c->in[0]->type);
-    if ((s = eng_check_scalar(c, 2, NND_TENSOR_QUANT16_SYMM))) return s;
+    if ((s = eng_check_scalar(c, 2, SCHEMA_TENSOR_QUANT16_SYMM))) return s;
     if (eng_driver_rules(c) && c->in[2]->scale != 0.125f)
         return eng_fail(c, "input 2 must have scale 0.125, has %g", c->in[2]->scale);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status proposal_params_read(eng_op_ctx *c, proposal_params *p) {
@@ -378,7 +378,7 @@ static schema_status proposal_params_read(eng_op_ctx *c, proposal_params *p) {
         return eng_fail(c, "input 2 must be [%u, 4]", p->anchors);
     if (c->in[3]->dims[0] != p->batches || c->in[3]->dims[1] != 2)
         return eng_fail(c, "input 3 must be [%u, 2]", p->batches);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Per-image buffers: anchors moved over the grid, their transformed boxes, scores, the
@@ -479,7 +479,7 @@ static schema_status proposal_shape(eng_op_ctx *c) {
     if (inputs_known(c, 0, 4)) return proposal_with_work(c, false);
     if ((size_t)p.batches * p.height * p.width * p.anchors != 0) return ENG_DEFER;
     set_count_shapes(c, 0, 1);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status proposal_run(eng_op_ctx *c) {
@@ -522,7 +522,7 @@ static schema_status postproc_params_read(eng_op_ctx *c, postproc_params *p) {
         (uint64_t)p->max_detections * (uint64_t)p->max_classes_per_detection > (uint64_t)INT32_MAX)
         return eng_fail(c, "max_num_detections (input 8) times max classes per detection "
                            "(input 9) is over 2^31");
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status postproc_check(eng_op_ctx *c) {
@@ -531,7 +531,7 @@ static schema_status postproc_check(eng_op_ctx *c) {
         (s = eng_check_input_ranks(c, "332")))
         return s;
     postproc_params p;
-    return inputs_known(c, 3, 14) ? postproc_params_read(c, &p) : NND_OK;
+    return inputs_known(c, 3, 14) ? postproc_params_read(c, &p) : SCHEMA_OK;
 }
 
 /* Detections per image: max_num_detections, times the classes per detection for the
@@ -559,7 +559,7 @@ static schema_status postproc_shape(eng_op_ctx *c) {
     eng_set_shape(c->out[1], 3, dims);
     eng_set_shape(c->out[2], 2, dims);
     eng_set_shape(c->out[3], 1, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 typedef struct postproc_job {
@@ -646,8 +646,8 @@ static schema_status postproc_run(eng_op_ctx *c) {
         }
         ((int32_t *)c->out[3]->data)[b] = (int32_t)kept;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(DETECTION_POSTPROCESSING, postproc_check, postproc_shape, 0, 0,
-           {{NND_TENSOR_FLOAT32, postproc_run}, {NND_TENSOR_FLOAT16, postproc_run}});
+           {{SCHEMA_TENSOR_FLOAT32, postproc_run}, {SCHEMA_TENSOR_FLOAT16, postproc_run}});

@@ -71,15 +71,16 @@ struct elem_job {
 #define COMPARE_LEFT_SHIFT 8 /* TFLite compares real values in 1/256ths */
 
 #define TYPE_BIT(t) (1u << (t))
-#define FLOATS      (TYPE_BIT(NND_TENSOR_FLOAT32) | TYPE_BIT(NND_TENSOR_FLOAT16))
-#define QUANT8      (TYPE_BIT(NND_TENSOR_QUANT8_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
-#define NUMERIC     (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | QUANT8)
-#define BOOLS       TYPE_BIT(NND_TENSOR_BOOL8)
+#define FLOATS      (TYPE_BIT(SCHEMA_TENSOR_FLOAT32) | TYPE_BIT(SCHEMA_TENSOR_FLOAT16))
+#define QUANT8      (TYPE_BIT(SCHEMA_TENSOR_QUANT8_ASYMM) | TYPE_BIT(SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED))
+#define NUMERIC     (FLOATS | TYPE_BIT(SCHEMA_TENSOR_INT32) | QUANT8)
+#define BOOLS       TYPE_BIT(SCHEMA_TENSOR_BOOL8)
 /* CAST converts among these; the types of CAST_IDENTITY only to themselves. */
-#define CAST_CONVERTS (FLOATS | TYPE_BIT(NND_TENSOR_INT32) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM))
+#define CAST_CONVERTS                                                                              \
+    (FLOATS | TYPE_BIT(SCHEMA_TENSOR_INT32) | TYPE_BIT(SCHEMA_TENSOR_QUANT8_ASYMM))
 #define CAST_IDENTITY                                                                              \
-    (BOOLS | TYPE_BIT(NND_TENSOR_QUANT16_ASYMM) | TYPE_BIT(NND_TENSOR_QUANT16_SYMM) |              \
-     TYPE_BIT(NND_TENSOR_QUANT8_SYMM) | TYPE_BIT(NND_TENSOR_QUANT8_ASYMM_SIGNED))
+    (BOOLS | TYPE_BIT(SCHEMA_TENSOR_QUANT16_ASYMM) | TYPE_BIT(SCHEMA_TENSOR_QUANT16_SYMM) |        \
+     TYPE_BIT(SCHEMA_TENSOR_QUANT8_SYMM) | TYPE_BIT(SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED))
 
 static bool type_in(int32_t type, uint32_t mask) {
     return type >= 0 && type < 32 && (mask & TYPE_BIT(type));
@@ -157,44 +158,44 @@ static void prelu_q8_setup(elem_job *j) {
     }
 #define COMPARE(f) BCAST(f, NUMERIC | BOOLS, LOAD_SCALED, OUT_BOOL)
 
-static const elem_spec specs[NND_OP_COUNT] = {
-    [NND_OP_ABS] = UNARY(lane_abs, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
-    [NND_OP_EXP] = MATH(expf),
-    [NND_OP_LOG] = MATH(logf),
-    [NND_OP_SIN] = MATH(sinf),
-    [NND_OP_SQRT] = MATH(sqrtf),
-    [NND_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(NND_TENSOR_INT32)),
-    [NND_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
-    [NND_OP_CAST] = {.fn = ENG_KERNEL_ONLY(lane_copy),
-                     .types = CAST_CONVERTS | CAST_IDENTITY,
-                     .arity = 1,
-                     .out = OUT_CAST},
-    [NND_OP_QUANTIZE] = {.fn = ENG_KERNEL_ONLY(lane_quantize),
-                         .types = FLOATS,
-                         .arity = 1,
-                         .out = OUT_QUANT8},
-    [NND_OP_EQUAL] = COMPARE(lane_equal),
-    [NND_OP_NOT_EQUAL] = COMPARE(lane_not_equal),
-    [NND_OP_GREATER] = COMPARE(lane_greater),
-    [NND_OP_GREATER_EQUAL] = COMPARE(lane_greater_equal),
-    [NND_OP_LESS] = COMPARE(lane_less),
-    [NND_OP_LESS_EQUAL] = COMPARE(lane_less_equal),
-    [NND_OP_LOGICAL_AND] = BCAST(lane_and, BOOLS, LOAD_RAW, OUT_SAME),
-    [NND_OP_LOGICAL_OR] = BCAST(lane_or, BOOLS, LOAD_RAW, OUT_SAME),
-    [NND_OP_MAXIMUM] = BCAST(lane_max, NUMERIC, LOAD_REQUANT, OUT_SAME),
-    [NND_OP_MINIMUM] = BCAST(lane_min, NUMERIC, LOAD_REQUANT, OUT_SAME),
-    [NND_OP_POW] = BCAST(lane_pow, FLOATS, LOAD_RAW, OUT_SAME),
-    [NND_OP_PRELU] = {.fn = ENG_KERNEL_ONLY(lane_prelu),
-                      .fn_q8 = ENG_KERNEL_ONLY(lane_prelu_q8),
-                      .setup = ENG_KERNEL_ONLY(prelu_q8_setup),
-                      .types = FLOATS | QUANT8,
-                      .arity = 2,
-                      .broadcast = true},
+static const elem_spec specs[SCHEMA_OP_COUNT] = {
+    [SCHEMA_OP_ABS] = UNARY(lane_abs, FLOATS | TYPE_BIT(SCHEMA_TENSOR_INT32)),
+    [SCHEMA_OP_EXP] = MATH(expf),
+    [SCHEMA_OP_LOG] = MATH(logf),
+    [SCHEMA_OP_SIN] = MATH(sinf),
+    [SCHEMA_OP_SQRT] = MATH(sqrtf),
+    [SCHEMA_OP_NEG] = UNARY(lane_neg, FLOATS | TYPE_BIT(SCHEMA_TENSOR_INT32)),
+    [SCHEMA_OP_LOGICAL_NOT] = UNARY(lane_not, BOOLS),
+    [SCHEMA_OP_CAST] = {.fn = ENG_KERNEL_ONLY(lane_copy),
+                        .types = CAST_CONVERTS | CAST_IDENTITY,
+                        .arity = 1,
+                        .out = OUT_CAST},
+    [SCHEMA_OP_QUANTIZE] = {.fn = ENG_KERNEL_ONLY(lane_quantize),
+                            .types = FLOATS,
+                            .arity = 1,
+                            .out = OUT_QUANT8},
+    [SCHEMA_OP_EQUAL] = COMPARE(lane_equal),
+    [SCHEMA_OP_NOT_EQUAL] = COMPARE(lane_not_equal),
+    [SCHEMA_OP_GREATER] = COMPARE(lane_greater),
+    [SCHEMA_OP_GREATER_EQUAL] = COMPARE(lane_greater_equal),
+    [SCHEMA_OP_LESS] = COMPARE(lane_less),
+    [SCHEMA_OP_LESS_EQUAL] = COMPARE(lane_less_equal),
+    [SCHEMA_OP_LOGICAL_AND] = BCAST(lane_and, BOOLS, LOAD_RAW, OUT_SAME),
+    [SCHEMA_OP_LOGICAL_OR] = BCAST(lane_or, BOOLS, LOAD_RAW, OUT_SAME),
+    [SCHEMA_OP_MAXIMUM] = BCAST(lane_max, NUMERIC, LOAD_REQUANT, OUT_SAME),
+    [SCHEMA_OP_MINIMUM] = BCAST(lane_min, NUMERIC, LOAD_REQUANT, OUT_SAME),
+    [SCHEMA_OP_POW] = BCAST(lane_pow, FLOATS, LOAD_RAW, OUT_SAME),
+    [SCHEMA_OP_PRELU] = {.fn = ENG_KERNEL_ONLY(lane_prelu),
+                         .fn_q8 = ENG_KERNEL_ONLY(lane_prelu_q8),
+                         .setup = ENG_KERNEL_ONLY(prelu_q8_setup),
+                         .types = FLOATS | QUANT8,
+                         .arity = 2,
+                         .broadcast = true},
     /* Input 0 is the BOOL8 condition; input 1 carries the type. */
-    [NND_OP_SELECT] = {.fn = ENG_KERNEL_ONLY(lane_select),
-                       .types = NUMERIC,
-                       .arity = 3,
-                       .load = LOAD_REQUANT},
+    [SCHEMA_OP_SELECT] = {.fn = ENG_KERNEL_ONLY(lane_select),
+                          .types = NUMERIC,
+                          .arity = 3,
+                          .load = LOAD_REQUANT},
 };
 
 static const elem_spec *spec_of(const eng_op_ctx *c) {
@@ -213,14 +214,14 @@ static schema_status elem_check(eng_op_ctx *c) {
         return eng_fail(c, "input %u has type %s, which this operation does not take", key,
                         schema_type_name(type));
     for (uint32_t i = 0; i < sp->arity; i++) {
-        int32_t want = i < key ? NND_TENSOR_BOOL8 : type; /* SELECT's condition */
+        int32_t want = i < key ? SCHEMA_TENSOR_BOOL8 : type; /* SELECT's condition */
         if (c->in[i]->type != want)
             return eng_fail(c, "input %u has type %s, expected %s", i,
                             schema_type_name(c->in[i]->type), schema_type_name(want));
     }
     int32_t out = c->out[0]->type;
     switch (sp->out) {
-    case OUT_BOOL: type = NND_TENSOR_BOOL8; break;
+    case OUT_BOOL: type = SCHEMA_TENSOR_BOOL8; break;
     case OUT_QUANT8:
         if (!type_in(out, QUANT8))
             return eng_fail(c, "output 0 has type %s, expected an 8-bit quantized type",
@@ -239,7 +240,7 @@ static schema_status elem_check(eng_op_ctx *c) {
     if (out != type)
         return eng_fail(c, "output 0 has type %s, expected %s", schema_type_name(out),
                         schema_type_name(type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static bool same_dims(const eng_tensor *a, const eng_tensor *b) {
@@ -253,7 +254,7 @@ static schema_status elem_shape(eng_op_ctx *c) {
         if (!same_dims(c->in[0], c->in[i]))
             return eng_fail(c, "input %u does not have the shape of input 0", i);
     eng_copy_shape(c->out[0], c->in[0]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- lanes --------------------------------------------------------------------------- */
@@ -272,10 +273,10 @@ static void lane_load(const elem_job *j, uint32_t i, size_t off, size_t step, si
                       double (*dst)[3]) {
     const eng_tensor *t = j->in[i];
     switch (t->type) {
-    case NND_TENSOR_FLOAT32: GATHER(float); return;
-    case NND_TENSOR_FLOAT16: GATHER(eng_half); return;
-    case NND_TENSOR_INT32: GATHER(int32_t); return;
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED: GATHER(int8_t); break;
+    case SCHEMA_TENSOR_FLOAT32: GATHER(float); return;
+    case SCHEMA_TENSOR_FLOAT16: GATHER(eng_half); return;
+    case SCHEMA_TENSOR_INT32: GATHER(int32_t); return;
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED: GATHER(int8_t); break;
     default: GATHER(uint8_t); break; /* QUANT8_ASYMM and BOOL8 bytes */
     }
     if (!eng_is_quant8(t->type) || j->spec->load == LOAD_RAW) return;
@@ -305,13 +306,13 @@ static void lane_store(eng_tensor *t, size_t off, size_t n, const double *r) {
     for (size_t k = 0; k < n; k++) {
         double x = r[k];
         switch (t->type) {
-        case NND_TENSOR_FLOAT32: ((float *)t->data)[off + k] = (float)x; break;
-        case NND_TENSOR_FLOAT16: ((eng_half *)t->data)[off + k] = (eng_half)x; break;
-        case NND_TENSOR_INT32:
+        case SCHEMA_TENSOR_FLOAT32: ((float *)t->data)[off + k] = (float)x; break;
+        case SCHEMA_TENSOR_FLOAT16: ((eng_half *)t->data)[off + k] = (eng_half)x; break;
+        case SCHEMA_TENSOR_INT32:
             x = x != x ? 0 : (x < INT32_MIN ? INT32_MIN : (x > INT32_MAX ? INT32_MAX : x));
             ((int32_t *)t->data)[off + k] = (int32_t)x;
             break;
-        case NND_TENSOR_BOOL8: ((uint8_t *)t->data)[off + k] = x != 0; break;
+        case SCHEMA_TENSOR_BOOL8: ((uint8_t *)t->data)[off + k] = x != 0; break;
         default: /* 8-bit quantized */
             x = x > qmin ? (x < qmax ? x : qmax) : qmin;
             eng_q8_put(t->data, off + k, (int32_t)x);
@@ -363,22 +364,22 @@ static schema_status elem_run(eng_op_ctx *c) {
         size_t in_off[3] = {0, 0, 0}, step[3] = {1, 1, 1};
         run_span(&j, 0, in_off, step, eng_elems(c->out[0]));
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* CAST of a type to itself (CAST_IDENTITY): the stored bytes. */
 static schema_status cast_copy(eng_op_ctx *c) {
     size_t n = eng_elems(c->out[0]) * schema_type_size(c->out[0]->type);
     if (n) memcpy(c->out[0]->data, c->in[0]->data, n);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 #define ELEM_KERNELS                                                                               \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, elem_run}, {NND_TENSOR_FLOAT16, elem_run},                            \
-            {NND_TENSOR_INT32, elem_run}, {NND_TENSOR_QUANT8_ASYMM, elem_run},                     \
-            {NND_TENSOR_QUANT8_ASYMM_SIGNED, elem_run}, {                                          \
-            NND_TENSOR_BOOL8, elem_run                                                             \
+        {SCHEMA_TENSOR_FLOAT32, elem_run}, {SCHEMA_TENSOR_FLOAT16, elem_run},                      \
+            {SCHEMA_TENSOR_INT32, elem_run}, {SCHEMA_TENSOR_QUANT8_ASYMM, elem_run},               \
+            {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, elem_run}, {                                       \
+            SCHEMA_TENSOR_BOOL8, elem_run                                                          \
         }                                                                                          \
     }
 
@@ -391,10 +392,10 @@ ENG_OP_DEF(SQRT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
 ENG_OP_DEF(LOGICAL_NOT, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
 /* The numeric types convert; every other type check() lets through casts to itself. */
 ENG_OP_DEF(CAST, elem_check, elem_shape, 0, 0,
-           {{NND_TENSOR_FLOAT32, elem_run},
-            {NND_TENSOR_FLOAT16, elem_run},
-            {NND_TENSOR_INT32, elem_run},
-            {NND_TENSOR_QUANT8_ASYMM, elem_run},
+           {{SCHEMA_TENSOR_FLOAT32, elem_run},
+            {SCHEMA_TENSOR_FLOAT16, elem_run},
+            {SCHEMA_TENSOR_INT32, elem_run},
+            {SCHEMA_TENSOR_QUANT8_ASYMM, elem_run},
             {ENG_KERNEL_ANY_TYPE, cast_copy}});
 ENG_OP_DEF(QUANTIZE, elem_check, elem_shape, 0, 0, ELEM_KERNELS);
 ENG_OP_DEF(EQUAL, elem_check, elem_shape, 0, 0, ELEM_KERNELS);

@@ -20,7 +20,7 @@ static schema_status elu_f32(eng_op_ctx *c) {
     size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = fmaxf(0.f, x[i]) + fminf(0.f, alpha * (expf(x[i]) - 1.f));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_FLOAT_OP(ELU, elu_check, eng_shape_of_input0, 0, elu_f32);

@@ -11,9 +11,9 @@
 
 static int32_t value_type_of(int32_t tensor_type) {
     switch (tensor_type) {
-    case NND_TENSOR_FLOAT32: return NND_FLOAT32;
-    case NND_TENSOR_FLOAT16: return NND_FLOAT16;
-    case NND_TENSOR_INT32: return NND_INT32;
+    case SCHEMA_TENSOR_FLOAT32: return SCHEMA_FLOAT32;
+    case SCHEMA_TENSOR_FLOAT16: return SCHEMA_FLOAT16;
+    case SCHEMA_TENSOR_INT32: return SCHEMA_INT32;
     default: return -1;
     }
 }
@@ -31,7 +31,7 @@ static schema_status read_shape(eng_op_ctx *c, uint32_t *rank, uint32_t *dims) {
         dims[d] = (uint32_t)v[d];
     }
     *rank = t->dims[0];
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status fill_check(eng_op_ctx *c) {
@@ -42,14 +42,14 @@ static schema_status fill_check(eng_op_ctx *c) {
     if (value_type < 0)
         return eng_fail(c, "output 0 must be TENSOR_FLOAT32, TENSOR_FLOAT16 or TENSOR_INT32, is %s",
                         schema_type_name(out->type));
-    if (dims->type != NND_TENSOR_INT32)
+    if (dims->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "the shape (input 0) must be TENSOR_INT32, is %s",
                         schema_type_name(dims->type));
     if ((s = eng_check_rank(c, dims, "the shape (input 0)", 1, 1)) ||
         (s = eng_check_scalar(c, 1, value_type)))
         return s;
     uint32_t rank, d[ENG_MAX_RANK];
-    return dims->data && dims->known ? read_shape(c, &rank, d) : NND_OK; /* a constant shape */
+    return dims->data && dims->known ? read_shape(c, &rank, d) : SCHEMA_OK; /* a constant shape */
 }
 
 static schema_status fill_shape(eng_op_ctx *c) {
@@ -63,9 +63,9 @@ static schema_status fill_shape(eng_op_ctx *c) {
 static schema_status fill_run(eng_op_ctx *c) {
     eng_tensor *out = c->out[0];
     eng_fill_elems(out->data, c->in[1]->data, eng_elems(out), schema_type_size(out->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Keyed by the value scalar (input 1), whose type fixes the output's. */
 ENG_OP_DEF(FILL, fill_check, fill_shape, 0, 1,
-           {{NND_FLOAT32, fill_run}, {NND_FLOAT16, fill_run}, {NND_INT32, fill_run}});
+           {{SCHEMA_FLOAT32, fill_run}, {SCHEMA_FLOAT16, fill_run}, {SCHEMA_INT32, fill_run}});

@@ -78,15 +78,15 @@ static schema_status hswish_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
     const eng_tensor *in = c->in[0], *out = c->out[0];
-    if ((s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
+    if ((s = eng_check_type(c, in, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                            SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED)) ||
         (s = eng_check_same_type(c, 0, 0)))
         return s;
     hswish_q p;
     if (eng_driver_rules(c) && eng_is_quant8(in->type) && !hswish_params(in, out, &p))
         return eng_fail(c, "output scale %g is below input scale / 128 (%g)", out->scale,
                         in->scale / 128.f);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status hswish_f32(eng_op_ctx *c) {
@@ -95,7 +95,7 @@ static schema_status hswish_f32(eng_op_ctx *c) {
     size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = x[i] * fminf(6.f, fmaxf(0.f, x[i] + 3.f)) / 6.f;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status hswish_f16(eng_op_ctx *c) {
@@ -114,7 +114,7 @@ static schema_status hswish_q8(eng_op_ctx *c) {
 }
 
 ENG_OP_DEF(HARD_SWISH, hswish_check, eng_shape_of_input0, 0, 0,
-           {{NND_TENSOR_FLOAT32, hswish_f32},
-            {NND_TENSOR_FLOAT16, hswish_f16},
-            {NND_TENSOR_QUANT8_ASYMM, hswish_q8},
-            {NND_TENSOR_QUANT8_ASYMM_SIGNED, hswish_q8}});
+           {{SCHEMA_TENSOR_FLOAT32, hswish_f32},
+            {SCHEMA_TENSOR_FLOAT16, hswish_f16},
+            {SCHEMA_TENSOR_QUANT8_ASYMM, hswish_q8},
+            {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, hswish_q8}});

@@ -15,9 +15,9 @@
 static schema_status check_values(eng_op_ctx *c, uint32_t i, uint32_t min_rank) {
     char what[32];
     snprintf(what, sizeof what, "input %u (values)", i);
-    schema_status s =
-        eng_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    schema_status s = eng_check_type(c, c->in[i], what, 5, SCHEMA_TENSOR_FLOAT32,
+                                     SCHEMA_TENSOR_FLOAT16, SCHEMA_TENSOR_INT32,
+                                     SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = eng_check_rank(c, c->in[i], what, min_rank, ENG_MAX_RANK))) return s;
     if (c->out[0]->type != c->in[i]->type)
         return eng_fail(c, "output 0 has type %s, the values %s", schema_type_name(c->out[0]->type),
@@ -27,7 +27,7 @@ static schema_status check_values(eng_op_ctx *c, uint32_t i, uint32_t min_rank) 
 
 /* A 1-D TENSOR_INT32 input. */
 static schema_status check_index_vector(eng_op_ctx *c, uint32_t i, const char *what) {
-    if (c->in[i]->type != NND_TENSOR_INT32)
+    if (c->in[i]->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "input %u (%s) must be TENSOR_INT32, is %s", i, what,
                         schema_type_name(c->in[i]->type));
     return eng_check_rank(c, c->in[i], what, 1, 1);
@@ -62,7 +62,7 @@ static schema_status embedding_check(eng_op_ctx *c) {
 
 static schema_status embedding_shape(eng_op_ctx *c) {
     set_gathered_shape(c->out[0], c->in[0], c->in[1]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status embedding_run(eng_op_ctx *c) {
@@ -76,7 +76,7 @@ static schema_status embedding_run(eng_op_ctx *c) {
         eng_copy_elems(dst + i * row, 1, (const uint8_t *)values->data + (size_t)idx * row, 1, row,
                        1);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- HASHTABLE_LOOKUP: inputs lookups, keys, values; outputs values, hits ---------- */
@@ -87,13 +87,13 @@ static schema_status hashtable_check(eng_op_ctx *c) {
         (s = check_values(c, 2, 1)))
         return s;
     /* Unlike EMBEDDING_LOOKUP's, these values are never FLOAT16 or signed 8-bit (HAL 1.3). */
-    if ((s = eng_check_type(c, c->in[2], "input 2 (values)", 3, NND_TENSOR_FLOAT32,
-                            NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM)))
+    if ((s = eng_check_type(c, c->in[2], "input 2 (values)", 3, SCHEMA_TENSOR_FLOAT32,
+                            SCHEMA_TENSOR_INT32, SCHEMA_TENSOR_QUANT8_ASYMM)))
         return s;
-    if (c->out[1]->type != NND_TENSOR_QUANT8_ASYMM)
+    if (c->out[1]->type != SCHEMA_TENSOR_QUANT8_ASYMM)
         return eng_fail(c, "output 1 (hits) must be TENSOR_QUANT8_ASYMM, is %s",
                         schema_type_name(c->out[1]->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status hashtable_shape(eng_op_ctx *c) {
@@ -102,7 +102,7 @@ static schema_status hashtable_shape(eng_op_ctx *c) {
         return eng_fail(c, "%u keys for %u rows of values", keys->dims[0], values->dims[0]);
     set_gathered_shape(c->out[0], lookups, values);
     eng_set_shape(c->out[1], 1, lookups->dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Index of key in the ascending keys, or -1. */
@@ -134,15 +134,15 @@ static schema_status hashtable_run(eng_op_ctx *c) {
                            row, 1);
         hits[i] = idx >= 0;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Rows move as bytes: one kernel for every value type (keyed on the values input). */
 #define LOOKUP_KERNELS(run)                                                                        \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_INT32, run},             \
-            {NND_TENSOR_QUANT8_ASYMM, run}, {                                                      \
-            NND_TENSOR_QUANT8_ASYMM_SIGNED, run                                                    \
+        {SCHEMA_TENSOR_FLOAT32, run}, {SCHEMA_TENSOR_FLOAT16, run}, {SCHEMA_TENSOR_INT32, run},    \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, run}, {                                                   \
+            SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, run                                                 \
         }                                                                                          \
     }
 

@@ -134,11 +134,11 @@ static uint64_t fingerprint64(const uint8_t *s, size_t n) {
 static schema_status lsh_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 4, 4, 1, 1);
     if (!s)
-        s = eng_check_type(c, c->in[IN_HASH], "hash functions (input 0)", 2, NND_TENSOR_FLOAT32,
-                           NND_TENSOR_FLOAT16);
+        s = eng_check_type(c, c->in[IN_HASH], "hash functions (input 0)", 2, SCHEMA_TENSOR_FLOAT32,
+                           SCHEMA_TENSOR_FLOAT16);
     if (!s)
-        s = eng_check_type(c, c->in[IN_X], "input 1", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                           NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM);
+        s = eng_check_type(c, c->in[IN_X], "input 1", 4, SCHEMA_TENSOR_FLOAT32,
+                           SCHEMA_TENSOR_FLOAT16, SCHEMA_TENSOR_INT32, SCHEMA_TENSOR_QUANT8_ASYMM);
     if (!s) s = eng_check_signature(c, "T*Ti", "I");
     if (s) return s;
     if (c->in[IN_TYPE]->data) {
@@ -146,7 +146,7 @@ static schema_status lsh_check(eng_op_ctx *c) {
         if (type < LSH_SPARSE_DEPRECATED || type > LSH_SPARSE)
             return eng_fail(c, "projection type %d (input 3) is not 1, 2 or 3", type);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status lsh_shape(eng_op_ctx *c) {
@@ -176,11 +176,11 @@ static schema_status lsh_shape(eng_op_ctx *c) {
                         n_bits, (unsigned long long)n);
     uint32_t n32 = (uint32_t)n;
     eng_set_shape(c->out[0], 1, &n32);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static double element(const eng_tensor *t, size_t i) {
-    if (t->type == NND_TENSOR_FLOAT16) return (double)((const eng_half *)t->data)[i];
+    if (t->type == SCHEMA_TENSOR_FLOAT16) return (double)((const eng_half *)t->data)[i];
     return (double)((const float *)t->data)[i];
 }
 
@@ -211,8 +211,8 @@ static schema_status lsh_run(eng_op_ctx *c) {
         if (type == LSH_SPARSE) signature += (uint32_t)((uint64_t)i << n_bits); /* fits: checked */
         if (type != LSH_DENSE) out[i] = (int32_t)signature;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(LSH_PROJECTION, lsh_check, lsh_shape, ENG_INPUT(2), 0,
-           {{NND_TENSOR_FLOAT32, lsh_run}, {NND_TENSOR_FLOAT16, lsh_run}});
+           {{SCHEMA_TENSOR_FLOAT32, lsh_run}, {SCHEMA_TENSOR_FLOAT16, lsh_run}});

@@ -239,19 +239,19 @@ static schema_status run_direction(eng_op_ctx *c, const cell_layout *l, const en
     float *gates = eng_scratch(c, 4 * n * sizeof(float));
     if (!h || !cs || !gates) return eng_fail(c, "out of scratch memory");
     cell_sequence(&p, io, reverse, c->in[l->h0]->data, c->in[l->c0]->data, h, cs, gates);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- validation ---------------------------------------------------------------------- */
 
 static schema_status need(eng_op_ctx *c, int i, const char *dir, const char *what) {
-    if (has(c, i)) return NND_OK;
+    if (has(c, i)) return SCHEMA_OK;
     return eng_fail(c, "%s%s (input %d) is required", dir, what, i);
 }
 
 static schema_status dims_if_present(eng_op_ctx *c, int i, const char *what, uint32_t rank,
                                      uint32_t d0, uint32_t d1) {
-    if (!has(c, i)) return NND_OK;
+    if (!has(c, i)) return SCHEMA_OK;
     return eng_expect_dims(c, (uint32_t)i, what, rank, (const uint32_t[]){d0, d1});
 }
 
@@ -338,7 +338,7 @@ static schema_status cell_check(eng_op_ctx *c, const cell_layout *l, const char 
     }
     *n_cell_out = n_cell;
     *n_output_out = n_output;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Activation code and clipping thresholds. */
@@ -352,7 +352,7 @@ static schema_status check_params(eng_op_ctx *c, const cell_layout *l) {
     for (int k = 0; k < 2; k++)
         if (c->in[clips[k]]->data && eng_f32(c->in[clips[k]]) < 0.f)
             return eng_fail(c, "clipping threshold (input %d) is negative", clips[k]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Kind string: n tensors, then the scalars, then m tensors. */
@@ -407,7 +407,7 @@ static schema_status lstm_shape(eng_op_ctx *c) {
     eng_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
     eng_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
     eng_set_shape(c->out[3], 2, (const uint32_t[]){n_batch, n_output});
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status lstm_f32(eng_op_ctx *c) {
@@ -418,7 +418,7 @@ static schema_status lstm_f32(eng_op_ctx *c) {
     cell_bind(c, l, &io, &p);
     cell_sequence(&p, &io, false, c->in[l->h0]->data, c->in[l->c0]->data, c->out[1]->data,
                   c->out[2]->data, c->out[0]->data);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The inputs a cell may go without, as the kernels take them: CIFG (no input gate),
@@ -450,7 +450,7 @@ static schema_status uni_shape(eng_op_ctx *c) {
         eng_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, n_output});
         eng_set_shape(c->out[2], 2, (const uint32_t[]){n_batch, n_cell});
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status uni_f32(eng_op_ctx *c) {
@@ -504,7 +504,7 @@ static schema_status bidi_shape(eng_op_ctx *c) {
         eng_tensor *state = eng_seq_bidi_state(c, merge, k);
         if (state) eng_set_shape(state, 2, (const uint32_t[]){n_batch, widths[k]});
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status bidi_f32(eng_op_ctx *c) {

@@ -19,9 +19,9 @@ enum { MODE_REFLECT = 0, MODE_SYMMETRIC = 1 };
 
 static schema_status mirror_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 3, 3, 1, 1);
-    if (s || (s = eng_check_moved(c, 0, 0)) || (s = eng_check_scalar(c, 2, NND_INT32))) return s;
+    if (s || (s = eng_check_moved(c, 0, 0)) || (s = eng_check_scalar(c, 2, SCHEMA_INT32))) return s;
     const eng_tensor *in = c->in[0], *pad = c->in[1], *out = c->out[0];
-    if (pad->type != NND_TENSOR_INT32)
+    if (pad->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "the paddings (input 1) must be TENSOR_INT32, is %s",
                         schema_type_name(pad->type));
     if ((s = eng_check_rank(c, pad, "the paddings (input 1)", 2, 2))) return s;
@@ -38,7 +38,7 @@ static schema_status mirror_check(eng_op_ctx *c) {
         if (mode != MODE_REFLECT && mode != MODE_SYMMETRIC)
             return eng_fail(c, "mode %d is neither 0 (REFLECT) nor 1 (SYMMETRIC)", mode);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status mirror_shape(eng_op_ctx *c) {
@@ -66,7 +66,7 @@ static schema_status mirror_shape(eng_op_ctx *c) {
         dims[d] = (uint32_t)n;
     }
     eng_set_shape(c->out[0], in->rank, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The element offset (in the output) of index vector idx. */
@@ -84,7 +84,7 @@ static schema_status mirror_run(eng_op_ctx *c) {
     uint32_t rank = in->rank;
     int32_t edge = eng_i32(c->in[2]) == MODE_REFLECT ? 1 : 0; /* REFLECT skips the edge */
     size_t es = schema_type_size(in->type);
-    if (eng_elems(out) == 0) return NND_OK;
+    if (eng_elems(out) == 0) return SCHEMA_OK;
     uint8_t *base = out->data;
     ptrdiff_t os[ENG_MAX_RANK], is[ENG_MAX_RANK];
     eng_dense_steps(rank, out->dims, os);
@@ -119,7 +119,7 @@ static schema_status mirror_run(eng_op_ctx *c) {
         }
         start[d] = 0, count[d] = out->dims[d]; /* padded: later slabs span it whole */
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(MIRROR_PAD, mirror_check, mirror_shape, 0, 0, ENG_KERNELS_MOVED(mirror_run));

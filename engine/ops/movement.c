@@ -25,8 +25,9 @@ static schema_status check_data(eng_op_ctx *c, uint32_t min_in, uint32_t max_in,
     schema_status s = eng_check_count(c, min_in, max_in, n_out, n_out);
     if (s) return s;
     const eng_tensor *in = c->in[0];
-    s = eng_check_type(c, in, "input 0", ints ? 5 : 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
+    s = eng_check_type(c, in, "input 0", ints ? 5 : 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                       SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
+                       SCHEMA_TENSOR_INT32);
     if (s) return s;
     for (uint32_t o = 0; o < c->n_out; o++)
         if ((s = eng_check_same_type(c, 0, o)) || (s = eng_check_same_quant(c, 0, o))) return s;
@@ -37,15 +38,15 @@ static schema_status check_data(eng_op_ctx *c, uint32_t min_in, uint32_t max_in,
  * runtime does not look at it as the operation is added. */
 static schema_status check_ints(eng_op_ctx *c, uint32_t i, uint32_t rank, const char *what) {
     const eng_tensor *t = c->in[i];
-    if (t->type != NND_TENSOR_INT32)
+    if (t->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "%s (input %u) must be TENSOR_INT32, is %s", what, i,
                         schema_type_name(t->type));
-    return eng_driver_rules(c) ? eng_check_rank(c, t, what, rank, rank) : NND_OK;
+    return eng_driver_rules(c) ? eng_check_rank(c, t, what, rank, rank) : SCHEMA_OK;
 }
 
 /* Optional trailing NCHW flag at input i. */
 static schema_status check_layout(eng_op_ctx *c, uint32_t i) {
-    return eng_has_input(c, i) ? eng_check_scalar(c, i, NND_BOOL) : NND_OK;
+    return eng_has_input(c, i) ? eng_check_scalar(c, i, SCHEMA_BOOL) : SCHEMA_OK;
 }
 
 static bool layout_nchw(const eng_op_ctx *c, uint32_t i) {
@@ -57,7 +58,7 @@ static schema_status expect_len(eng_op_ctx *c, uint32_t i, uint32_t n, const cha
     const eng_tensor *t = c->in[i];
     if (t->rank != 1 || t->dims[0] != n)
         return eng_fail(c, "%s (input %u) must have shape [%u]", what, i, n);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static size_t esize_of(const eng_op_ctx *c) {
@@ -76,7 +77,7 @@ static schema_status set_dims(eng_op_ctx *c, uint32_t o, uint32_t rank, const ui
         d32[d] = (uint32_t)dims[d];
     }
     eng_set_shape(c->out[o], rank, d32);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Copies all of input 0 into output 0 unchanged (the shape-only operations). */
@@ -84,7 +85,7 @@ static schema_status run_flat(eng_op_ctx *c) {
     ptrdiff_t one = 1;
     uint32_t n = (uint32_t)eng_elems(c->in[0]);
     eng_copy_nd(c->out[0]->data, &one, c->in[0]->data, &one, &n, 1, esize_of(c));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- BATCH_TO_SPACE_ND / SPACE_TO_BATCH_ND ------------------------------------------ */
@@ -92,7 +93,7 @@ static schema_status run_flat(eng_op_ctx *c) {
  * an optional NCHW flag last. */
 
 static bool is_s2b(const eng_op_ctx *c) {
-    return c->def->code == NND_OP_SPACE_TO_BATCH_ND;
+    return c->def->code == SCHEMA_OP_SPACE_TO_BATCH_ND;
 }
 
 static schema_status batch_space_check(eng_op_ctx *c) {
@@ -147,7 +148,7 @@ static schema_status batch_space_plan(eng_op_ctx *c, batch_space *p, uint32_t di
         return eng_fail(c, "output too large");
     dims[3] = im.c;
     p->in = im;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status batch_space_shape(eng_op_ctx *c) {
@@ -156,7 +157,7 @@ static schema_status batch_space_shape(eng_op_ctx *c) {
     schema_status s = batch_space_plan(c, &p, d);
     if (s) return s;
     eng_set_image_shape(c->out[0], layout_nchw(c, is_s2b(c) ? 3 : 2), d[0], d[1], d[2], d[3]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Output rows oh in [lo, hi) read input row oh * block + shift - pad, which must lie in
@@ -178,7 +179,7 @@ static schema_status batch_space_run(eng_op_ctx *c) {
     if (s) return s == ENG_DEFER ? eng_fail(c, "block sizes unknown") : s;
     const eng_tensor *in = c->in[0], *out = c->out[0];
     size_t es = esize_of(c);
-    if (eng_elems(out) == 0) return NND_OK;
+    if (eng_elems(out) == 0) return SCHEMA_OK;
     eng_image o;
     eng_image_of(out, layout_nchw(c, is_s2b(c) ? 3 : 2), &o);
     const eng_image *i = &p.in;
@@ -194,13 +195,13 @@ static schema_status batch_space_run(eng_op_ctx *c) {
         ptrdiff_t ds[6] = {(ptrdiff_t)o.sh,          (ptrdiff_t)o.sw,          (ptrdiff_t)o.sn,
                            (ptrdiff_t)(p.bh * o.sh), (ptrdiff_t)(p.bw * o.sw), (ptrdiff_t)o.sc};
         eng_copy_nd(out->data, ds, in->data, ss, cnt, 6, es);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     /* Padding is the logical zero: the zero point for QUANT8, all-zero bytes otherwise. */
     uint8_t zero[4] = {0};
     if (eng_is_quant8(out->type)) eng_q8_put(zero, 0, out->zero_point);
     eng_fill_elems(out->data, zero, eng_elems(out), es);
-    if (eng_elems(in) == 0) return NND_OK;
+    if (eng_elems(in) == 0) return SCHEMA_OK;
     /* out[(by * bw + bx) * N + n, oh, ow, ch] = in[n, oh * bh + by - top, ow * bw + bx - left] */
     for (int32_t by = 0; by < p.bh; by++)
         for (int32_t bx = 0; bx < p.bw; bx++) {
@@ -218,7 +219,7 @@ static schema_status batch_space_run(eng_op_ctx *c) {
             eng_copy_nd(at(out, (ptrdiff_t)dst, es), ds, at(in, (ptrdiff_t)src, es), ss, cnt, 4,
                         es);
         }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- PAD / PAD_V2 ------------------------------------------------------------------- */
@@ -226,15 +227,15 @@ static schema_status batch_space_run(eng_op_ctx *c) {
  * for the 8-bit types an INT32 stored value, saturated to the type's range). */
 
 static schema_status pad_check(eng_op_ctx *c) {
-    bool v2 = c->def->code == NND_OP_PAD_V2;
+    bool v2 = c->def->code == SCHEMA_OP_PAD_V2;
     schema_status s = check_data(c, v2 ? 3 : 2, v2 ? 3 : 2, 1, false, 1, 4);
     if (s || (s = check_ints(c, 1, 2, "paddings"))) return s;
-    if (!v2) return NND_OK;
+    if (!v2) return SCHEMA_OK;
     int32_t t = c->in[0]->type;
     return eng_check_scalar(c, 2,
-                            t == NND_TENSOR_FLOAT32   ? NND_FLOAT32
-                            : t == NND_TENSOR_FLOAT16 ? NND_FLOAT16
-                                                      : NND_INT32);
+                            t == SCHEMA_TENSOR_FLOAT32   ? SCHEMA_FLOAT32
+                            : t == SCHEMA_TENSOR_FLOAT16 ? SCHEMA_FLOAT16
+                                                         : SCHEMA_INT32);
 }
 
 static schema_status pad_shape(eng_op_ctx *c) {
@@ -257,7 +258,7 @@ static schema_status pad_run(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0], *out = c->out[0];
     size_t es = esize_of(c);
     uint8_t value[4] = {0};
-    if (c->def->code == NND_OP_PAD_V2) {
+    if (c->def->code == SCHEMA_OP_PAD_V2) {
         const eng_tensor *v = c->in[2];
         if (eng_is_quant8(in->type))
             eng_q8_put(value, 0,
@@ -268,7 +269,7 @@ static schema_status pad_run(eng_op_ctx *c) {
         eng_q8_put(value, 0, out->zero_point); /* the logical zero */
     }
     eng_fill_elems(out->data, value, eng_elems(out), es);
-    if (eng_elems(in) == 0) return NND_OK;
+    if (eng_elems(in) == 0) return SCHEMA_OK;
     const int32_t *pad = c->in[1]->data;
     ptrdiff_t ss[ENG_MAX_RANK], ds[ENG_MAX_RANK], start = 0;
     eng_dense_steps(in->rank, in->dims, ss);
@@ -276,7 +277,7 @@ static schema_status pad_run(eng_op_ctx *c) {
     for (uint32_t d = 0; d < in->rank; d++)
         start += pad[2 * d] * ds[d];
     eng_copy_nd(at(out, start, es), ds, in->data, ss, in->dims, in->rank, es);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- SQUEEZE / EXPAND_DIMS ---------------------------------------------------------- */
@@ -284,7 +285,7 @@ static schema_status pad_run(eng_op_ctx *c) {
 static schema_status squeeze_check(eng_op_ctx *c) {
     schema_status s = check_data(c, 1, 2, 1, false, 1, 4);
     if (s) return s;
-    return eng_has_input(c, 1) ? check_ints(c, 1, 1, "squeeze dimensions") : NND_OK;
+    return eng_has_input(c, 1) ? check_ints(c, 1, 1, "squeeze dimensions") : SCHEMA_OK;
 }
 
 static schema_status squeeze_shape(eng_op_ctx *c) {
@@ -315,12 +316,12 @@ static schema_status squeeze_shape(eng_op_ctx *c) {
 
 static schema_status expand_dims_check(eng_op_ctx *c) {
     schema_status s = check_data(c, 2, 2, 1, true, 1, ENG_MAX_RANK - 1);
-    if (s || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
+    if (s || (s = eng_check_scalar(c, 1, SCHEMA_INT32))) return s;
     const eng_tensor *in = c->in[0];
     uint32_t d;
     if (c->in[1]->data && in->known && !eng_resolve_axis(eng_i32(c->in[1]), in->rank + 1, &d))
         return eng_fail(c, "axis %d is out of range for rank %u", eng_i32(c->in[1]), in->rank);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status expand_dims_shape(eng_op_ctx *c) {
@@ -351,12 +352,12 @@ static schema_status run_box(eng_op_ctx *c, const box *b) {
     eng_dense_steps(in->rank, in->dims, is);
     eng_dense_steps(in->rank, b->count, ds);
     for (uint32_t d = 0; d < in->rank; d++) {
-        if (b->count[d] == 0) return NND_OK;
+        if (b->count[d] == 0) return SCHEMA_OK;
         start += b->first[d] * is[d];
         ss[d] = b->step[d] * is[d];
     }
     eng_copy_nd(c->out[0]->data, ds, at(in, start, es), ss, b->count, in->rank, es);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status strided_slice_check(eng_op_ctx *c) {
@@ -365,8 +366,8 @@ static schema_status strided_slice_check(eng_op_ctx *c) {
         (s = check_ints(c, 3, 1, "strides")))
         return s;
     for (uint32_t i = 4; i < 7; i++)
-        if ((s = eng_check_scalar(c, i, NND_INT32))) return s;
-    return NND_OK;
+        if ((s = eng_check_scalar(c, i, SCHEMA_INT32))) return s;
+    return SCHEMA_OK;
 }
 
 /* An index clamped into a dimension of size dim > 0 the way the reference resolves begin
@@ -419,7 +420,7 @@ static schema_status strided_slice_plan(eng_op_ctx *c, box *b, uint32_t *out_ran
             out_dims[(*out_rank)++] = (uint64_t)n;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status strided_slice_shape(eng_op_ctx *c) {
@@ -461,7 +462,7 @@ static schema_status slice_plan(eng_op_ctx *c, box *b) {
         b->step[d] = 1;
         b->count[d] = (uint32_t)n;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status slice_shape(eng_op_ctx *c) {
@@ -469,7 +470,7 @@ static schema_status slice_shape(eng_op_ctx *c) {
     schema_status s = slice_plan(c, &b);
     if (s) return s;
     eng_set_shape(c->out[0], c->in[0]->rank, b.count);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status slice_run(eng_op_ctx *c) {
@@ -484,7 +485,7 @@ static schema_status slice_run(eng_op_ctx *c) {
 static schema_status transpose_check(eng_op_ctx *c) {
     schema_status s = check_data(c, 1, 2, 1, false, 1, 4);
     if (s) return s;
-    return eng_has_input(c, 1) ? check_ints(c, 1, 1, "permutation") : NND_OK;
+    return eng_has_input(c, 1) ? check_ints(c, 1, 1, "permutation") : SCHEMA_OK;
 }
 
 static schema_status transpose_perm(eng_op_ctx *c, uint32_t *perm) {
@@ -492,7 +493,7 @@ static schema_status transpose_perm(eng_op_ctx *c, uint32_t *perm) {
     if (!eng_has_input(c, 1)) {
         for (uint32_t d = 0; d < in->rank; d++)
             perm[d] = in->rank - 1 - d;
-        return NND_OK;
+        return SCHEMA_OK;
     }
     if (!c->in[1]->data) return ENG_DEFER;
     schema_status s = expect_len(c, 1, in->rank, "permutation");
@@ -506,7 +507,7 @@ static schema_status transpose_perm(eng_op_ctx *c, uint32_t *perm) {
         seen[p[d]] = true;
         perm[d] = (uint32_t)p[d];
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status transpose_shape(eng_op_ctx *c) {
@@ -516,7 +517,7 @@ static schema_status transpose_shape(eng_op_ctx *c) {
     for (uint32_t d = 0; d < c->in[0]->rank; d++)
         dims[d] = c->in[0]->dims[perm[d]];
     eng_set_shape(c->out[0], c->in[0]->rank, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status transpose_run(eng_op_ctx *c) {
@@ -530,7 +531,7 @@ static schema_status transpose_run(eng_op_ctx *c) {
     for (uint32_t d = 0; d < in->rank; d++)
         ss[d] = is[perm[d]];
     eng_copy_nd(out->data, ds, in->data, ss, out->dims, out->rank, esize_of(c));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- TILE --------------------------------------------------------------------------- */
@@ -569,7 +570,7 @@ static schema_status tile_run(eng_op_ctx *c) {
         ds[2 * d] = os[d] * (ptrdiff_t)in->dims[d], ds[2 * d + 1] = os[d];
     }
     eng_copy_nd(out->data, ds, in->data, ss, cnt, 2 * in->rank, esize_of(c));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- GATHER / SPLIT / CHANNEL_SHUFFLE ---------------------------------------------------
@@ -587,7 +588,7 @@ static schema_status axis_view_of(eng_op_ctx *c, int32_t axis, axis_view *v) {
     v->outer = eng_dims_product(in, 0, v->axis);
     v->size = in->dims[v->axis];
     v->inner = eng_dims_product(in, v->axis + 1, in->rank);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Copies outer x n elements: rows of n from src (row step src_row) to dst (row step
@@ -602,11 +603,11 @@ static void copy_rows(void *dst, size_t dst_row, const void *src, size_t src_row
 /* GATHER inputs: 0 data, 1 axis, 2 indices (any rank). */
 static schema_status gather_check(eng_op_ctx *c) {
     schema_status s = check_data(c, 3, 3, 1, true, 1, ENG_MAX_RANK);
-    if (s || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
-    if (c->in[2]->type != NND_TENSOR_INT32)
+    if (s || (s = eng_check_scalar(c, 1, SCHEMA_INT32))) return s;
+    if (c->in[2]->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "indices (input 2) must be TENSOR_INT32, is %s",
                         schema_type_name(c->in[2]->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status gather_shape(eng_op_ctx *c) {
@@ -632,7 +633,7 @@ static schema_status gather_run(eng_op_ctx *c) {
     if (s) return s;
     size_t n = eng_elems(c->in[2]), es = esize_of(c);
     const int32_t *idx = c->in[2]->data;
-    if (eng_elems(out) == 0) return NND_OK;
+    if (eng_elems(out) == 0) return SCHEMA_OK;
     for (size_t j = 0; j < n; j++) {
         if (idx[j] < 0 || (size_t)idx[j] >= v.size)
             return eng_fail(c, "index %d is out of range for a dimension of size %zu", idx[j],
@@ -641,19 +642,19 @@ static schema_status gather_run(eng_op_ctx *c) {
                   at(in, (ptrdiff_t)((size_t)idx[j] * v.inner), es), v.size * v.inner, v.outer,
                   v.inner, es);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* SPLIT inputs: 0 data, 1 axis, 2 number of outputs. */
 static schema_status split_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 3, 3, 1, 64);
     if (s || (s = check_data(c, 3, 3, c->n_out, true, 1, ENG_MAX_RANK))) return s;
-    if ((s = eng_check_scalar(c, 1, NND_INT32)) || (s = eng_check_scalar(c, 2, NND_INT32)))
+    if ((s = eng_check_scalar(c, 1, SCHEMA_INT32)) || (s = eng_check_scalar(c, 2, SCHEMA_INT32)))
         return s;
     if (c->in[2]->data && eng_i32(c->in[2]) != (int32_t)c->n_out)
         return eng_fail(c, "number of splits %d differs from the %u outputs", eng_i32(c->in[2]),
                         c->n_out);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status split_shape(eng_op_ctx *c) {
@@ -667,7 +668,7 @@ static schema_status split_shape(eng_op_ctx *c) {
         eng_copy_shape(c->out[o], c->in[0]);
         c->out[o]->dims[v.axis] = (uint32_t)(v.size / c->n_out);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status split_run(eng_op_ctx *c) {
@@ -675,21 +676,22 @@ static schema_status split_run(eng_op_ctx *c) {
     schema_status s = axis_view_of(c, eng_i32(c->in[1]), &v);
     if (s) return s;
     size_t part = v.size / c->n_out * v.inner, es = esize_of(c);
-    if (part == 0 || v.outer == 0) return NND_OK;
+    if (part == 0 || v.outer == 0) return SCHEMA_OK;
     for (uint32_t o = 0; o < c->n_out; o++)
         copy_rows(c->out[o]->data, part, at(c->in[0], (ptrdiff_t)(o * part), es), v.size * v.inner,
                   v.outer, part, es);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* CHANNEL_SHUFFLE inputs: 0 data, 1 number of groups, 2 axis. */
 static schema_status shuffle_check(eng_op_ctx *c) {
     schema_status s = check_data(c, 3, 3, 1, false, 1, 4);
-    if (s || (s = eng_check_scalar(c, 1, NND_INT32)) || (s = eng_check_scalar(c, 2, NND_INT32)))
+    if (s || (s = eng_check_scalar(c, 1, SCHEMA_INT32)) ||
+        (s = eng_check_scalar(c, 2, SCHEMA_INT32)))
         return s;
     if (c->in[1]->data && eng_i32(c->in[1]) <= 0)
         return eng_fail(c, "number of groups %d must be positive", eng_i32(c->in[1]));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status shuffle_shape(eng_op_ctx *c) {
@@ -701,7 +703,7 @@ static schema_status shuffle_shape(eng_op_ctx *c) {
         return eng_fail(c, "dimension %u of size %zu does not divide into %d groups", v.axis,
                         v.size, g);
     eng_copy_shape(c->out[0], c->in[0]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status shuffle_run(eng_op_ctx *c) {
@@ -716,7 +718,7 @@ static schema_status shuffle_run(eng_op_ctx *c) {
     ptrdiff_t ss[4] = {(ptrdiff_t)(v.size * v.inner), (ptrdiff_t)v.inner, (ptrdiff_t)(gs * v.inner),
                        1};
     eng_copy_nd(c->out[0]->data, ds, c->in[0]->data, ss, cnt, 4, esize_of(c));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- definitions -------------------------------------------------------------------- */

@@ -35,10 +35,10 @@ static const norm_sig *sig_of(const eng_op_ctx *c) {
                           l2 = {"a", 1, 1, 4, true}, lrn = {"ifffa", 5, 1, 4, false},
                           instance = {"fffb", 5, 4, 4, false};
     switch (c->def->code) {
-    case NND_OP_SOFTMAX: return &softmax;
-    case NND_OP_LOG_SOFTMAX: return &log_softmax;
-    case NND_OP_L2_NORMALIZATION: return &l2;
-    case NND_OP_LOCAL_RESPONSE_NORMALIZATION: return &lrn;
+    case SCHEMA_OP_SOFTMAX: return &softmax;
+    case SCHEMA_OP_LOG_SOFTMAX: return &log_softmax;
+    case SCHEMA_OP_L2_NORMALIZATION: return &l2;
+    case SCHEMA_OP_LOCAL_RESPONSE_NORMALIZATION: return &lrn;
     default: return &instance;
     }
 }
@@ -52,7 +52,7 @@ static schema_status norm_axis(eng_op_ctx *c, uint32_t *axis) {
     if (v < -rank || v >= rank)
         return eng_fail(c, "axis (input %u) is %d, must be in [%d, %d)", slot, v, -rank, rank);
     *axis = (uint32_t)(v < 0 ? v + rank : v);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status norm_check(eng_op_ctx *c) {
@@ -61,28 +61,28 @@ static schema_status norm_check(eng_op_ctx *c) {
     if (s) return s;
     const eng_tensor *in = c->in[0];
     if (sig->quant8)
-        s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                           NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+        s = eng_check_type(c, in, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                           SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     else
-        s = eng_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+        s = eng_check_type(c, in, "input 0", 2, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16);
     if (s || (s = eng_check_same_type(c, 0, 0)) ||
         (s = eng_check_rank(c, in, "input 0", sig->min_rank, sig->max_rank)))
         return s;
-    int32_t float_type = in->type == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
+    int32_t float_type = in->type == SCHEMA_TENSOR_FLOAT16 ? SCHEMA_FLOAT16 : SCHEMA_FLOAT32;
     for (uint32_t i = 1; i < c->n_in; i++) {
         char kind = sig->scalars[i - 1];
-        int32_t type = kind == 'f' ? float_type : (kind == 'b' ? NND_BOOL : NND_INT32);
+        int32_t type = kind == 'f' ? float_type : (kind == 'b' ? SCHEMA_BOOL : SCHEMA_INT32);
         if ((s = eng_check_scalar(c, i, type))) return s;
         uint32_t axis;
         if (kind == 'a' && c->in[i]->data && in->rank > 0 && (s = norm_axis(c, &axis))) return s;
     }
-    if (c->def->code == NND_OP_SOFTMAX && c->in[1]->data && !(eng_f32(c->in[1]) > 0.f))
+    if (c->def->code == SCHEMA_OP_SOFTMAX && c->in[1]->data && !(eng_f32(c->in[1]) > 0.f))
         return eng_fail(c, "beta (input 1) is %g, must be positive", eng_f32(c->in[1]));
     /* The quantized results have a fixed scale: softmax in [0, 1), L2 in [-1, 1]. */
     if (eng_is_quant8(in->type))
         return eng_check_fixed_quant(
-            c, 0, c->def->code == NND_OP_SOFTMAX ? ENG_FIXED_UNIT : ENG_FIXED_SYMMETRIC);
-    return NND_OK;
+            c, 0, c->def->code == SCHEMA_OP_SOFTMAX ? ENG_FIXED_UNIT : ENG_FIXED_SYMMETRIC);
+    return SCHEMA_OK;
 }
 
 static schema_status norm_shape(eng_op_ctx *c) {
@@ -92,12 +92,12 @@ static schema_status norm_shape(eng_op_ctx *c) {
         return eng_fail(c, "input 0 must have rank %u to %u, has %u", sig->min_rank, sig->max_rank,
                         in->rank);
     uint32_t axis;
-    schema_status s = strchr(sig->scalars, 'a') ? norm_axis(c, &axis) : NND_OK;
+    schema_status s = strchr(sig->scalars, 'a') ? norm_axis(c, &axis) : SCHEMA_OK;
     if (s) return s;
-    if (c->def->code == NND_OP_SOFTMAX && !(eng_f32(c->in[1]) > 0.f))
+    if (c->def->code == SCHEMA_OP_SOFTMAX && !(eng_f32(c->in[1]) > 0.f))
         return eng_fail(c, "beta (input 1) is %g, must be positive", eng_f32(c->in[1]));
     eng_copy_shape(c->out[0], in);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- the slice walker --------------------------------------------------------------- */
@@ -133,7 +133,7 @@ static schema_status along_axis(eng_op_ctx *c, slice_fn fn, norm_job *j) {
     j->out = c->out[0]->data;
     slice_walk(eng_dims_product(t, 0, axis), t->dims[axis], eng_dims_product(t, axis + 1, t->rank),
                fn, j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- float32 slice kernels ---------------------------------------------------------- */
@@ -291,7 +291,7 @@ static void l2norm_slice_q8(const norm_job *j, size_t first, size_t step, size_t
 /* ---- kernels ------------------------------------------------------------------------ */
 
 static schema_status softmax_f32(eng_op_ctx *c) {
-    norm_job j = {.beta = eng_f32(c->in[1]), .log = c->def->code == NND_OP_LOG_SOFTMAX};
+    norm_job j = {.beta = eng_f32(c->in[1]), .log = c->def->code == SCHEMA_OP_LOG_SOFTMAX};
     return along_axis(c, softmax_slice, &j);
 }
 
@@ -348,21 +348,21 @@ static schema_status instance_f32(eng_op_ctx *c) {
         slice_walk((size_t)im.n * im.c, pixels, 1, instance_slice, &j);
     else
         slice_walk(im.n, pixels, im.c, instance_slice, &j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* FLOAT16: the operation's float32 kernel through the type bridge. */
 static schema_status norm_f16(eng_op_ctx *c) {
-    return eng_run_f16_as_f32(c, eng_op_kernel(c->def, NND_TENSOR_FLOAT32));
+    return eng_run_f16_as_f32(c, eng_op_kernel(c->def, SCHEMA_TENSOR_FLOAT32));
 }
 
 /* Q8 is NULL for the operations without a quantized form (it ends the kernel list), else
  * it serves both 8-bit types. */
 #define NORM_KERNELS(F32, Q8)                                                                      \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, F32}, {NND_TENSOR_FLOAT16, norm_f16}, {NND_TENSOR_QUANT8_ASYMM, Q8},  \
-        {                                                                                          \
-            NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8                                                     \
+        {SCHEMA_TENSOR_FLOAT32, F32}, {SCHEMA_TENSOR_FLOAT16, norm_f16},                           \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, Q8}, {                                                    \
+            SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, Q8                                                  \
         }                                                                                          \
     }
 

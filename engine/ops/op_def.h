@@ -39,7 +39,7 @@
  * picks the kernel (key), and the kernel rows ({{type, run}, ...}). */
 // clang-format off
 #define ENG_OP_DEF(OP, check_fn, shape_fn, optional, key, ...) \
-    const eng_op_def eng_op_##OP = {.code = NND_OP_##OP, .name = #OP, .check = check_fn, \
+    const eng_op_def eng_op_##OP = {.code = SCHEMA_OP_##OP, .name = #OP, .check = check_fn, \
         .shape = shape_fn, .optional_inputs = optional, .key_input = key, \
         .kernels = ENG_OP_KERNELS(__VA_ARGS__)}
 // clang-format on
@@ -49,11 +49,11 @@
  * these an operation accepts is its check()'s to say. */
 // clang-format off
 #define ENG_KERNELS_FQ(run) \
-    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
-     {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}}
+    {{SCHEMA_TENSOR_FLOAT32, run}, {SCHEMA_TENSOR_FLOAT16, run}, {SCHEMA_TENSOR_QUANT8_ASYMM, run}, \
+     {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, run}}
 #define ENG_KERNELS_FQI(run) \
-    {{NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run}, \
-     {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {NND_TENSOR_INT32, run}}
+    {{SCHEMA_TENSOR_FLOAT32, run}, {SCHEMA_TENSOR_FLOAT16, run}, {SCHEMA_TENSOR_QUANT8_ASYMM, run}, \
+     {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, run}, {SCHEMA_TENSOR_INT32, run}}
 /* The types eng_check_moved() (signature.h) accepts: those of FQI. */
 #define ENG_KERNELS_MOVED(run) ENG_KERNELS_FQI(run)
 // clang-format on
@@ -64,6 +64,6 @@
         return eng_run_f16_as_f32(c, f32);                                                         \
     }                                                                                              \
     ENG_OP_DEF(OP, check_fn, shape_fn, optional, 0,                                                \
-               {{NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f32##_as_f16}})
+               {{SCHEMA_TENSOR_FLOAT32, f32}, {SCHEMA_TENSOR_FLOAT16, f32##_as_f16}})
 
 #endif

@@ -12,7 +12,7 @@
 
 static schema_status pack_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, UINT32_MAX, 1, 1);
-    if (s || (s = eng_check_scalar(c, 0, NND_INT32))) return s;
+    if (s || (s = eng_check_scalar(c, 0, SCHEMA_INT32))) return s;
     const eng_tensor *out = c->out[0];
     uint32_t want_rank = out->known && out->rank ? out->rank - 1 : 0;
     for (uint32_t i = 1; i < c->n_in; i++) {
@@ -24,7 +24,7 @@ static schema_status pack_check(eng_op_ctx *c) {
                             t->rank, want_rank);
         want_rank = t->rank;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status pack_shape(eng_op_ctx *c) {
@@ -47,14 +47,14 @@ static schema_status pack_shape(eng_op_ctx *c) {
     for (uint32_t d = 0; d <= first->rank; d++)
         dims[r++] = d == (uint32_t)axis ? c->n_in - 1 : first->dims[d < (uint32_t)axis ? d : d - 1];
     eng_set_shape(c->out[0], r, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status pack_run(eng_op_ctx *c) {
     eng_tensor *out = c->out[0];
     uint32_t axis = (uint32_t)eng_i32(c->in[0]), rank = out->rank;
     size_t es = schema_type_size(out->type);
-    if (eng_elems(out) == 0) return NND_OK;
+    if (eng_elems(out) == 0) return SCHEMA_OK;
     ptrdiff_t os[ENG_MAX_RANK], ds[ENG_MAX_RANK], ss[ENG_MAX_RANK];
     eng_dense_steps(rank, out->dims, os);
     /* An input's dimension d is the output's d, or d + 1 from the axis on. */
@@ -66,7 +66,7 @@ static schema_status pack_run(eng_op_ctx *c) {
         uint8_t *dst = (uint8_t *)out->data + (ptrdiff_t)(i - 1) * os[axis] * (ptrdiff_t)es;
         eng_copy_nd(dst, ds, t->data, ss, t->dims, t->rank, es);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Keyed by input 1, the first packed tensor. */

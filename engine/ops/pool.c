@@ -21,8 +21,8 @@ enum pool_kind { POOL_AVG, POOL_MAX, POOL_L2 };
 
 static enum pool_kind pool_kind_of(const eng_op_ctx *c) {
     switch (c->def->code) {
-    case NND_OP_MAX_POOL_2D: return POOL_MAX;
-    case NND_OP_L2_POOL_2D: return POOL_L2;
+    case SCHEMA_OP_MAX_POOL_2D: return POOL_MAX;
+    case SCHEMA_OP_L2_POOL_2D: return POOL_L2;
     default: return POOL_AVG;
     }
 }
@@ -44,16 +44,16 @@ static schema_status pool_check(eng_op_ctx *c) {
         return eng_fail(c, "takes 7 or 8 (implicit) or 10 or 11 (explicit padding) inputs, got 9");
     const eng_tensor *in = c->in[0];
     if (pool_kind_of(c) == POOL_L2)
-        s = eng_check_type(c, in, "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+        s = eng_check_type(c, in, "input 0", 2, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16);
     else
-        s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                           NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+        s = eng_check_type(c, in, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                           SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = eng_check_same_type(c, 0, 0)) || (s = eng_check_same_quant(c, 0, 0)) ||
         (s = eng_check_rank(c, in, "input 0", 4, 4)))
         return s;
     uint32_t stride = pool_stride_slot(c), act = stride + 4, layout = act + 1;
     for (uint32_t i = 1; i < c->n_in; i++)
-        if ((s = eng_check_scalar(c, i, i == layout ? NND_BOOL : NND_INT32))) return s;
+        if ((s = eng_check_scalar(c, i, i == layout ? SCHEMA_BOOL : SCHEMA_INT32))) return s;
     for (uint32_t i = 1; i < act; i++) {
         if (!c->in[i]->data) continue;
         int32_t v = eng_i32(c->in[i]);
@@ -62,7 +62,8 @@ static schema_status pool_check(eng_op_ctx *c) {
                             i < stride + 2 ? "stride" : "filter size", i, v);
         if (i < stride && pool_explicit(c) && v < 0)
             return eng_fail(c, "padding (input %u) is %d, must not be negative", i, v);
-        if (i < stride && !pool_explicit(c) && v != NND_PADDING_SAME && v != NND_PADDING_VALID)
+        if (i < stride && !pool_explicit(c) && v != SCHEMA_PADDING_SAME &&
+            v != SCHEMA_PADDING_VALID)
             return eng_fail(c, "padding scheme (input 1) is %d, not 1 (SAME) or 2 (VALID)", v);
     }
     return eng_check_activation(c, act);
@@ -96,7 +97,7 @@ static schema_status pool_geometry(eng_op_ctx *c, pool_geom *g) {
         top = eng_i32(c->in[3]), bottom = eng_i32(c->in[4]);
     } else {
         int32_t scheme = eng_i32(c->in[1]);
-        if (scheme != NND_PADDING_SAME && scheme != NND_PADDING_VALID)
+        if (scheme != SCHEMA_PADDING_SAME && scheme != SCHEMA_PADDING_VALID)
             return eng_fail(c, "padding scheme (input 1) is %d, not 1 (SAME) or 2 (VALID)", scheme);
         eng_implicit_padding(scheme, g->in.w, (uint32_t)g->stride_w, (uint32_t)g->filter_w, 1,
                              &unused, &left, &right);
@@ -109,7 +110,7 @@ static schema_status pool_geometry(eng_op_ctx *c, pool_geom *g) {
     if (left >= g->filter_w || right >= g->filter_w || top >= g->filter_h || bottom >= g->filter_h)
         return eng_fail(c, "padding (%d, %d, %d, %d) must be smaller than the %dx%d filter", left,
                         right, top, bottom, g->filter_h, g->filter_w);
-    if (g->act < NND_FUSED_NONE || g->act > NND_FUSED_RELU6)
+    if (g->act < SCHEMA_FUSED_NONE || g->act > SCHEMA_FUSED_RELU6)
         return eng_fail(c, "fused activation %d is not 0..3", g->act);
     g->pad_left = left;
     g->pad_top = top;
@@ -117,7 +118,7 @@ static schema_status pool_geometry(eng_op_ctx *c, pool_geom *g) {
         eng_window_out(g->in.w, (uint32_t)g->filter_w, 1, (uint32_t)g->stride_w, left, right);
     g->out_h =
         eng_window_out(g->in.h, (uint32_t)g->filter_h, 1, (uint32_t)g->stride_h, top, bottom);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status pool_shape(eng_op_ctx *c) {
@@ -131,7 +132,7 @@ static schema_status pool_shape(eng_op_ctx *c) {
         return eng_fail(c, "input 0 has an empty image (height %u, width %u, depth %u)", g.in.h,
                         g.in.w, g.in.c);
     eng_set_image_shape(c->out[0], g.nchw, g.in.n, g.out_h, g.out_w, g.in.c);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- the window walker -------------------------------------------------------------- */
@@ -275,7 +276,7 @@ static schema_status pool_walk_wide(eng_op_ctx *c, const pool_job *j) {
                 }
             }
         }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Every output element's window, clipped to the image: padding is neither read nor
@@ -306,15 +307,15 @@ static schema_status pool_run(eng_op_ctx *c) {
                   .in_data = c->in[0]->data,
                   .out_data = out->data};
     schema_status s = pool_geometry(c, &j.g);
-    if (s) return s == ENG_DEFER ? NND_GENERAL_FAILURE : s;
-    if (eng_elems(out) == 0) return NND_OK;
+    if (s) return s == ENG_DEFER ? SCHEMA_GENERAL_FAILURE : s;
+    if (eng_elems(out) == 0) return SCHEMA_OK;
     eng_image_of(out, j.g.nchw, &j.out);
     eng_act_range_f32(j.g.act, &j.lo, &j.hi);
     if (j.q8) eng_act_range_q8(j.g.act, out, &j.qlo, &j.qhi);
     if ((uint64_t)j.g.filter_h * (uint64_t)j.g.filter_w > POOL_WIDE_WINDOW)
         return pool_walk_wide(c, &j);
     pool_walk(&j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status pool_f16(eng_op_ctx *c) {
@@ -324,9 +325,9 @@ static schema_status pool_f16(eng_op_ctx *c) {
 /* L2 pooling has no quantized form: its row leaves the quantized kernels out. */
 #define POOL_KERNELS(Q8)                                                                           \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, pool_run}, {NND_TENSOR_FLOAT16, pool_f16},                            \
-            {NND_TENSOR_QUANT8_ASYMM, Q8}, {                                                       \
-            NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8                                                     \
+        {SCHEMA_TENSOR_FLOAT32, pool_run}, {SCHEMA_TENSOR_FLOAT16, pool_f16},                      \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, Q8}, {                                                    \
+            SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, Q8                                                  \
         }                                                                                          \
     }
 

@@ -57,12 +57,12 @@ static const char RANKS[N_IN + 1] = "22222222211111112122111100000000";
 
 static int32_t kind_type(char k) {
     switch (k) {
-    case 'q': return NND_TENSOR_QUANT8_ASYMM_SIGNED;
-    case 'w': return NND_TENSOR_QUANT8_SYMM;
-    case 's': return NND_TENSOR_QUANT16_SYMM;
-    case 'b': return NND_TENSOR_INT32;
-    case 'f': return NND_FLOAT32;
-    default: return NND_INT32;
+    case 'q': return SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
+    case 'w': return SCHEMA_TENSOR_QUANT8_SYMM;
+    case 's': return SCHEMA_TENSOR_QUANT16_SYMM;
+    case 'b': return SCHEMA_TENSOR_INT32;
+    case 'f': return SCHEMA_FLOAT32;
+    default: return SCHEMA_INT32;
     }
 }
 
@@ -87,15 +87,15 @@ static schema_status qlstm_check(eng_op_ctx *c) {
             return eng_fail(c, "input %u must be %s, is %s", i, schema_type_name(want),
                             schema_type_name(c->in[i]->type));
     }
-    static const int32_t outs[3] = {NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_QUANT16_SYMM,
-                                    NND_TENSOR_QUANT8_ASYMM_SIGNED};
+    static const int32_t outs[3] = {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, SCHEMA_TENSOR_QUANT16_SYMM,
+                                    SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED};
     for (uint32_t o = 0; o < 3; o++)
         if (c->out[o]->type != outs[o])
             return eng_fail(c, "output %u must be %s, is %s", o, schema_type_name(outs[o]),
                             schema_type_name(c->out[o]->type));
     /* Ranks and the cell state's scale are driver rules: the NNAPI runtime checks types
      * only as the operation is added. */
-    if (!eng_driver_rules(c)) return NND_OK;
+    if (!eng_driver_rules(c)) return SCHEMA_OK;
     if ((s = eng_check_input_ranks(c, RANKS))) return s;
     int shift;
     if (!cell_shift_of(c->in[IN_C], &shift) || shift < -15 || shift > -9)
@@ -103,7 +103,7 @@ static schema_status qlstm_check(eng_op_ctx *c) {
                         "the cell state (input 19) must have a power of two scale from 2^-15 to "
                         "2^-9, has %g",
                         c->in[IN_C]->scale);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- shapes -------------------------------------------------------------------------- */
@@ -111,7 +111,7 @@ static schema_status qlstm_check(eng_op_ctx *c) {
 /* Input i, when given, has the shape [d0] (rank 1) or [d0, d1]. */
 static schema_status dims_if(eng_op_ctx *c, uint32_t i, const char *what, uint32_t rank,
                              uint32_t d0, uint32_t d1) {
-    if (!has(c, i)) return NND_OK;
+    if (!has(c, i)) return SCHEMA_OK;
     return eng_expect_dims(c, i, what, rank, (const uint32_t[]){d0, d1});
 }
 
@@ -165,7 +165,7 @@ static schema_status qlstm_shape(eng_op_ctx *c) {
     eng_copy_shape(c->out[OUT_H], c->in[IN_H]);
     eng_copy_shape(c->out[OUT_C], c->in[IN_C]);
     eng_copy_shape(c->out[OUT_Y], c->in[IN_H]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- execution ----------------------------------------------------------------------- */
@@ -330,7 +330,7 @@ static schema_status qlstm_run(eng_op_ctx *c) {
         memcpy(y, hidden, n); /* n_output == units */
     }
     memcpy(c->out[OUT_H]->data, y, (size_t)r.batch * r.n_output);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* CIFG, peephole, input bias, projection and layer normalization inputs may be omitted. */
@@ -338,4 +338,4 @@ ENG_OP_DEF(QUANTIZED_LSTM, qlstm_check, qlstm_shape,
            ENG_INPUT(1) | ENG_INPUT(5) | ENG_INPUT(9) | ENG_INPUT(10) | ENG_INPUT(11) |
                ENG_INPUT(12) | ENG_INPUT(16) | ENG_INPUT(17) | ENG_INPUT(20) | ENG_INPUT(21) |
                ENG_INPUT(22) | ENG_INPUT(23),
-           0, {{NND_TENSOR_QUANT8_ASYMM_SIGNED, qlstm_run}});
+           0, {{SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, qlstm_run}});

@@ -32,35 +32,36 @@ enum { GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT, N_GATES };
 static schema_status expect_quant(eng_op_ctx *c, uint32_t i, const char *what, double scale,
                                   int32_t zero_point) {
     const eng_tensor *t = c->in[i];
-    if (!eng_driver_rules(c)) return NND_OK;
+    if (!eng_driver_rules(c)) return SCHEMA_OK;
     if ((double)t->scale != scale || t->zero_point != zero_point)
         return eng_fail(c, "%s (input %u) must have scale %g and zero point %d, has (%g, %d)", what,
                         i, scale, zero_point, t->scale, t->zero_point);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status qlstm_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, N_IN, N_IN, 2, 2);
-    if (s || (s = eng_check_type(c, c->in[IN_X], "input 0", 1, NND_TENSOR_QUANT8_ASYMM))) return s;
+    if (s || (s = eng_check_type(c, c->in[IN_X], "input 0", 1, SCHEMA_TENSOR_QUANT8_ASYMM)))
+        return s;
     /* Q: QUANT8_ASYMM, I: TENSOR_INT32, S: QUANT16_SYMM; ranks alongside. */
     static const char kinds[N_IN + 1] = "QQQQQQQQQIIIISQ", ranks[N_IN + 1] = "222222222111122";
     for (uint32_t i = 0; i < N_IN; i++) {
-        int32_t want = kinds[i] == 'Q'   ? NND_TENSOR_QUANT8_ASYMM
-                       : kinds[i] == 'I' ? NND_TENSOR_INT32
-                                         : NND_TENSOR_QUANT16_SYMM;
+        int32_t want = kinds[i] == 'Q'   ? SCHEMA_TENSOR_QUANT8_ASYMM
+                       : kinds[i] == 'I' ? SCHEMA_TENSOR_INT32
+                                         : SCHEMA_TENSOR_QUANT16_SYMM;
         if (c->in[i]->type != want)
             return eng_fail(c, "input %u must be %s, is %s", i, schema_type_name(want),
                             schema_type_name(c->in[i]->type));
     }
     if ((s = eng_check_input_ranks(c, ranks))) return s;
-    if (c->out[OUT_CELL]->type != NND_TENSOR_QUANT16_SYMM ||
-        c->out[OUT_H]->type != NND_TENSOR_QUANT8_ASYMM)
+    if (c->out[OUT_CELL]->type != SCHEMA_TENSOR_QUANT16_SYMM ||
+        c->out[OUT_H]->type != SCHEMA_TENSOR_QUANT8_ASYMM)
         return eng_fail(c, "outputs must be TENSOR_QUANT16_SYMM and TENSOR_QUANT8_ASYMM");
     if ((s = expect_quant(c, IN_X, "input", 1.0 / 128, 128)) ||
         (s = expect_quant(c, IN_H, "previous output", 1.0 / 128, 128)))
         return s;
     const eng_tensor *w = c->in[IN_W_INPUT];
-    if (!eng_driver_rules(c)) return NND_OK;
+    if (!eng_driver_rules(c)) return SCHEMA_OK;
     if (w->scale == 0.f) return eng_fail(c, "weights (input 1) have scale 0");
     for (uint32_t i = IN_W_INPUT + 1; i < IN_BIAS; i++)
         if ((s = expect_quant(c, i, "weights", w->scale, w->zero_point))) return s;
@@ -74,7 +75,7 @@ static schema_status qlstm_check(eng_op_ctx *c) {
         return eng_fail(
             c, "cell state (input 13) must have scale 2^-11 and zero point 0, has (%g, %d)",
             cell->scale, cell->zero_point);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status qlstm_shape(eng_op_ctx *c) {
@@ -94,7 +95,7 @@ static schema_status qlstm_shape(eng_op_ctx *c) {
     }
     eng_copy_shape(c->out[OUT_CELL], c->in[IN_CELL]);
     eng_copy_shape(c->out[OUT_H], h);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* <row of weights, x> over n stored values, both without their zero points. */
@@ -116,11 +117,11 @@ static schema_status qlstm_run(eng_op_ctx *c) {
     eng_quantize_multiplier(4096.0 * c->in[IN_BIAS]->scale, &mult, &shift);
     const int32_t *bias[N_GATES];
     for (uint32_t g = 0; g < N_GATES; g++)
-        if (!(bias[g] = eng_aligned_data(c, c->in[IN_BIAS + g]))) return NND_GENERAL_FAILURE;
+        if (!(bias[g] = eng_aligned_data(c, c->in[IN_BIAS + g]))) return SCHEMA_GENERAL_FAILURE;
     const int16_t *cell = eng_aligned_data(c, c->in[IN_CELL]);
     int16_t *xs = eng_scratch(c, sizeof(int16_t) * ((size_t)in_size + out_size));
     int16_t *gate = eng_scratch(c, sizeof(int16_t) * N_GATES * (size_t)out_size);
-    if (!cell || !xs || !gate) return NND_GENERAL_FAILURE;
+    if (!cell || !xs || !gate) return SCHEMA_GENERAL_FAILURE;
     int16_t *cell_out = c->out[OUT_CELL]->data;
     uint8_t *h_out = c->out[OUT_H]->data;
     for (uint32_t b = 0; b < batches; b++) {
@@ -166,8 +167,8 @@ static schema_status qlstm_run(eng_op_ctx *c) {
             h_out[at] = (uint8_t)(128 + q);
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(QUANTIZED_16BIT_LSTM, qlstm_check, qlstm_shape, 0, 0,
-           {{NND_TENSOR_QUANT8_ASYMM, qlstm_run}});
+           {{SCHEMA_TENSOR_QUANT8_ASYMM, qlstm_run}});

@@ -18,7 +18,7 @@ static schema_status multinomial_check(eng_op_ctx *c) {
         return s;
     if (c->in[1]->data && eng_i32(c->in[1]) < 0)
         return eng_fail(c, "sample count (input 1) is negative: %d", eng_i32(c->in[1]));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status multinomial_shape(eng_op_ctx *c) {
@@ -27,7 +27,7 @@ static schema_status multinomial_shape(eng_op_ctx *c) {
     if (c->in[2]->dims[0] != 2) return eng_fail(c, "input 2 must hold 2 seeds");
     uint32_t dims[2] = {c->in[0]->dims[0], (uint32_t)samples};
     eng_set_shape(c->out[0], 2, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* splitmix64: a small generator with good statistics for sampling. */
@@ -49,7 +49,7 @@ static schema_status multinomial_run(eng_op_ctx *c) {
     int32_t *out = c->out[0]->data;
     uint32_t batches = logits->dims[0], classes = logits->dims[1];
     uint32_t samples = c->out[0]->dims[1];
-    if (batches == 0) return NND_OK; /* nothing to draw: classes alone may be anything */
+    if (batches == 0) return SCHEMA_OK; /* nothing to draw: classes alone may be anything */
     double *cdf = eng_scratch(c, sizeof(double) * (classes ? classes : 1));
     if (!cdf) return eng_fail(c, "out of memory");
     uint64_t state = (uint64_t)(uint32_t)seeds[0] << 32 | (uint32_t)seeds[1];
@@ -81,8 +81,8 @@ static schema_status multinomial_run(eng_op_ctx *c) {
             out[(size_t)b * samples + j] = (int32_t)lo;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(RANDOM_MULTINOMIAL, multinomial_check, multinomial_shape, 0, 0,
-           {{NND_TENSOR_FLOAT32, multinomial_run}, {NND_TENSOR_FLOAT16, multinomial_run}});
+           {{SCHEMA_TENSOR_FLOAT32, multinomial_run}, {SCHEMA_TENSOR_FLOAT16, multinomial_run}});

@@ -11,22 +11,23 @@ static schema_status rank_check(eng_op_ctx *c) {
     if (s) return s;
     int32_t t = c->in[0]->type;
     /* Every HAL tensor type; OEM and extension tensors are not the reference's to rank. */
-    if (!schema_type_is_tensor(t) || t == NND_TENSOR_OEM_BYTE || t > NND_TENSOR_QUANT8_ASYMM_SIGNED)
+    if (!schema_type_is_tensor(t) || t == SCHEMA_TENSOR_OEM_BYTE ||
+        t > SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED)
         return eng_fail(c, "input 0 must be a tensor of a HAL tensor type, is %s",
                         schema_type_name(t));
-    if (c->out[0]->type != NND_INT32)
+    if (c->out[0]->type != SCHEMA_INT32)
         return eng_fail(c, "output 0 must be INT32, is %s", schema_type_name(c->out[0]->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status rank_shape(eng_op_ctx *c) {
     eng_set_shape(c->out[0], 0, NULL);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status rank_run(eng_op_ctx *c) {
     *(int32_t *)c->out[0]->data = (int32_t)c->in[0]->rank;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Any input type check() accepts. */

@@ -23,9 +23,9 @@ static size_t esize(const eng_tensor *t) {
 
 /* Types every operation here moves. */
 static schema_status check_movable(eng_op_ctx *c, const eng_tensor *t, const char *what) {
-    return eng_check_type(c, t, what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                          NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED,
-                          NND_TENSOR_INT32);
+    return eng_check_type(c, t, what, 5, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                          SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
+                          SCHEMA_TENSOR_INT32);
 }
 
 /* Input 0 -> output 0 with the same type and quantization. */
@@ -41,7 +41,7 @@ static schema_status reshape_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, 2, 1, 1);
     /* Input rank up to 4, as the NNAPI runtime's RESHAPE rules have it. */
     if (s || (s = check_passthrough(c, 0, 4))) return s;
-    if (c->in[1]->type != NND_TENSOR_INT32)
+    if (c->in[1]->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "input 1 (shape) must be TENSOR_INT32, is %s",
                         schema_type_name(c->in[1]->type));
     return eng_check_rank(c, c->in[1], "input 1 (shape)", 1, 1);
@@ -80,14 +80,14 @@ static schema_status reshape_shape(eng_op_ctx *c) {
         return eng_fail(c, "input 0 has %zu elements, the new shape %llu", total,
                         (unsigned long long)known);
     eng_set_shape(c->out[0], rank, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status reshape_run(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0];
     eng_tensor *out = c->out[0];
     if (out->data != in->data) eng_copy_elems(out->data, 1, in->data, 1, eng_elems(in), esize(in));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- DEPTH_TO_SPACE, SPACE_TO_DEPTH ------------------------------------------------- */
@@ -98,11 +98,12 @@ static bool layout_nchw(const eng_op_ctx *c, uint32_t i) {
 
 static schema_status block_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, 3, 1, 1);
-    if (s || (s = check_passthrough(c, 4, 4)) || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
-    if (eng_has_input(c, 2) && (s = eng_check_scalar(c, 2, NND_BOOL))) return s;
+    if (s || (s = check_passthrough(c, 4, 4)) || (s = eng_check_scalar(c, 1, SCHEMA_INT32)))
+        return s;
+    if (eng_has_input(c, 2) && (s = eng_check_scalar(c, 2, SCHEMA_BOOL))) return s;
     if (c->in[1]->data && eng_i32(c->in[1]) < 1)
         return eng_fail(c, "block size %d (input 1) must be at least 1", eng_i32(c->in[1]));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status block_shape(eng_op_ctx *c) {
@@ -113,7 +114,7 @@ static schema_status block_shape(eng_op_ctx *c) {
     uint64_t sq = (uint64_t)bs * bs; /* in 64 bits: a large block size wraps 32 */
     eng_image im;
     eng_image_of(c->in[0], nchw, &im);
-    bool deep = c->def->code == NND_OP_DEPTH_TO_SPACE;
+    bool deep = c->def->code == SCHEMA_OP_DEPTH_TO_SPACE;
     if (deep ? (uint64_t)im.h * bs > UINT32_MAX || (uint64_t)im.w * bs > UINT32_MAX
              : (uint64_t)im.c * sq > UINT32_MAX)
         return eng_fail(c, "block size %u makes an output dimension past 2^32", bs);
@@ -127,7 +128,7 @@ static schema_status block_shape(eng_op_ctx *c) {
                             im.w, bs);
         eng_set_image_shape(c->out[0], nchw, im.n, im.h / bs, im.w / bs, (uint32_t)(im.c * sq));
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Both operations pair each pixel (y, x) of the spatial tensor with channel block
@@ -136,7 +137,7 @@ static schema_status block_shape(eng_op_ctx *c) {
 static schema_status block_run(eng_op_ctx *c) {
     bool nchw = layout_nchw(c, 2);
     uint32_t bs = (uint32_t)eng_i32(c->in[1]);
-    bool to_space = c->def->code == NND_OP_DEPTH_TO_SPACE;
+    bool to_space = c->def->code == SCHEMA_OP_DEPTH_TO_SPACE;
     eng_tensor *space = to_space ? c->out[0] : c->in[0];
     eng_tensor *deep = to_space ? c->in[0] : c->out[0];
     eng_image sp, dp;
@@ -155,7 +156,7 @@ static schema_status block_run(eng_op_ctx *c) {
                 else
                     eng_copy_elems(d, dp.sc, s, sp.sc, sp.c, es);
             }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- CONCATENATION ------------------------------------------------------------------ */
@@ -166,7 +167,7 @@ static schema_status concat_check(eng_op_ctx *c) {
     uint32_t n = c->n_in - 1;
     const eng_tensor *first = c->in[0];
     if ((s = check_movable(c, first, "input 0")) || (s = eng_check_same_type(c, 0, 0)) ||
-        (s = eng_check_scalar(c, n, NND_INT32)))
+        (s = eng_check_scalar(c, n, SCHEMA_INT32)))
         return s;
     for (uint32_t i = 0; i < n; i++) {
         const eng_tensor *t = c->in[i];
@@ -184,7 +185,7 @@ static schema_status concat_check(eng_op_ctx *c) {
         if (axis < 0 || (uint32_t)axis >= first->rank)
             return eng_fail(c, "axis %d (input %u) is outside 0..%u", axis, n, first->rank - 1);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status concat_shape(eng_op_ctx *c) {
@@ -213,7 +214,7 @@ static schema_status concat_shape(eng_op_ctx *c) {
                         (unsigned long long)along);
     dims[axis] = (uint32_t)along;
     eng_set_shape(c->out[0], first->rank, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Copies n 8-bit values into the output's quantization: round(q * s + b) + zero point,
@@ -248,15 +249,15 @@ static schema_status concat_run(eng_op_ctx *c) {
                 eng_copy_elems(dst, 1, src, 1, inner, es);
             dst += inner * es;
         }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Every element type moves the same way: one kernel for all of them. */
 #define MOVE_KERNELS(run)                                                                          \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, run}, {NND_TENSOR_FLOAT16, run}, {NND_TENSOR_QUANT8_ASYMM, run},      \
-            {NND_TENSOR_QUANT8_ASYMM_SIGNED, run}, {                                               \
-            NND_TENSOR_INT32, run                                                                  \
+        {SCHEMA_TENSOR_FLOAT32, run}, {SCHEMA_TENSOR_FLOAT16, run},                                \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, run}, {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, run}, {         \
+            SCHEMA_TENSOR_INT32, run                                                               \
         }                                                                                          \
     }
 

@@ -62,7 +62,7 @@ static schema_status reduce_plan_make(eng_op_ctx *c, const eng_tensor *in, const
             idx[d] = 0;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void reduce_walk(const reduce_plan *p, reduce_row_fn row, void *ctx) {
@@ -82,9 +82,9 @@ static void reduce_walk(const reduce_plan *p, reduce_row_fn row, void *ctx) {
 /* Element i of a tensor's data as a double (exact for every type here). */
 static double load(const void *data, int32_t type, size_t i) {
     switch (type) {
-    case NND_TENSOR_FLOAT32: return ((const float *)data)[i];
-    case NND_TENSOR_FLOAT16: return (double)((const eng_half *)data)[i];
-    case NND_TENSOR_INT32: return ((const int32_t *)data)[i];
+    case SCHEMA_TENSOR_FLOAT32: return ((const float *)data)[i];
+    case SCHEMA_TENSOR_FLOAT16: return (double)((const eng_half *)data)[i];
+    case SCHEMA_TENSOR_INT32: return ((const int32_t *)data)[i];
     default: return eng_q8_get(data, i, eng_q8_min(type)); /* 8-bit quantized, BOOL8 */
     }
 }
@@ -95,12 +95,12 @@ enum red_op { RED_SUM, RED_PROD, RED_MAX, RED_MIN, RED_MEAN, RED_ALL, RED_ANY };
 
 static enum red_op red_op_of(const eng_op_ctx *c) {
     switch (c->def->code) {
-    case NND_OP_REDUCE_PROD: return RED_PROD;
-    case NND_OP_REDUCE_MAX: return RED_MAX;
-    case NND_OP_REDUCE_MIN: return RED_MIN;
-    case NND_OP_MEAN: return RED_MEAN;
-    case NND_OP_REDUCE_ALL: return RED_ALL;
-    case NND_OP_REDUCE_ANY: return RED_ANY;
+    case SCHEMA_OP_REDUCE_PROD: return RED_PROD;
+    case SCHEMA_OP_REDUCE_MAX: return RED_MAX;
+    case SCHEMA_OP_REDUCE_MIN: return RED_MIN;
+    case SCHEMA_OP_MEAN: return RED_MEAN;
+    case SCHEMA_OP_REDUCE_ALL: return RED_ALL;
+    case SCHEMA_OP_REDUCE_ANY: return RED_ANY;
     default: return RED_SUM;
     }
 }
@@ -109,9 +109,9 @@ static enum red_op red_op_of(const eng_op_ctx *c) {
  * INT32, rank 1 or more. */
 static schema_status check_input(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0];
-    schema_status s =
-        eng_check_type(c, in, "input 0", 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED, NND_TENSOR_INT32);
+    schema_status s = eng_check_type(c, in, "input 0", 5, SCHEMA_TENSOR_FLOAT32,
+                                     SCHEMA_TENSOR_FLOAT16, SCHEMA_TENSOR_QUANT8_ASYMM,
+                                     SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, SCHEMA_TENSOR_INT32);
     return s ? s : eng_check_rank(c, in, "input 0", 1, ENG_MAX_RANK);
 }
 
@@ -127,20 +127,20 @@ static schema_status reduce_check(eng_op_ctx *c) {
      * quantized types, whose output keeps the input's scale and zero point. */
     const eng_tensor *in = c->in[0];
     if (op == RED_ALL || op == RED_ANY)
-        s = eng_check_type(c, in, "input 0", 1, NND_TENSOR_BOOL8);
+        s = eng_check_type(c, in, "input 0", 1, SCHEMA_TENSOR_BOOL8);
     else
         s = eng_check_type(c, in, "input 0", op == RED_SUM || op == RED_PROD ? 2 : 4,
-                           NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM,
-                           NND_TENSOR_QUANT8_ASYMM_SIGNED);
+                           SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16, SCHEMA_TENSOR_QUANT8_ASYMM,
+                           SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = eng_check_rank(c, in, "input 0", 1, 4)) || (s = eng_check_same_type(c, 0, 0)) ||
         (s = eng_check_same_quant(c, 0, 0)))
         return s;
     const eng_tensor *axes = c->in[1];
-    if (axes->type != NND_TENSOR_INT32)
+    if (axes->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "axes (input 1) must be TENSOR_INT32, is %s",
                         schema_type_name(axes->type));
     if ((s = eng_check_rank(c, axes, "axes (input 1)", 1, 1))) return s;
-    return eng_check_scalar(c, 2, op == RED_MEAN ? NND_INT32 : NND_BOOL);
+    return eng_check_scalar(c, 2, op == RED_MEAN ? SCHEMA_INT32 : SCHEMA_BOOL);
 }
 
 /* Marks the reduced dimensions; ENG_DEFER when the axes are not known yet. */
@@ -158,7 +158,7 @@ static schema_status reduce_axes(eng_op_ctx *c, bool *reduce) {
             return eng_fail(c, "axis %d is out of range for rank %u", a, in->rank);
         reduce[d] = true;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Output 0 is input 0 without the reduced dimensions, or with them as 1 when keep. */
@@ -178,7 +178,7 @@ static schema_status reduce_shape(eng_op_ctx *c) {
     if (s) return s;
     set_reduced_shape(c, reduce,
                       red_op_of(c) == RED_MEAN ? eng_i32(c->in[2]) > 0 : eng_bool(c->in[2]));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* What a row folds: input and output data, the input type and the fold (ARGMAX and ARGMIN
@@ -212,7 +212,7 @@ static void reduce_row_float(void *ctx, size_t o, size_t base, const size_t *rel
     for (size_t k = 0; k < n; k++)
         acc = fold_f(j->op, acc, (float)load(j->in, j->type, base + rel[k]));
     if (j->op == RED_MEAN) acc /= (float)n;
-    if (j->type == NND_TENSOR_FLOAT16)
+    if (j->type == SCHEMA_TENSOR_FLOAT16)
         ((eng_half *)j->out)[o] = (eng_half)acc;
     else
         ((float *)j->out)[o] = acc;
@@ -222,7 +222,7 @@ static void reduce_row_float(void *ctx, size_t o, size_t base, const size_t *rel
  * over 0/1). */
 static void reduce_row_int(void *ctx, size_t o, size_t base, const size_t *rel, size_t n) {
     const fold_job *j = ctx;
-    bool boolean = j->type == NND_TENSOR_BOOL8;
+    bool boolean = j->type == SCHEMA_TENSOR_BOOL8;
     bool max = j->op == RED_MAX || j->op == RED_ANY, min = j->op == RED_MIN || j->op == RED_ALL;
     int32_t qmin = eng_q8_min(j->type);
     int32_t acc = min ? (boolean ? 1 : eng_q8_max(j->type)) : max ? qmin : 0;
@@ -261,7 +261,7 @@ static void reduce_row_mean_q8(void *ctx, size_t o, size_t base, const size_t *r
 static schema_status fold_run(eng_op_ctx *c, const bool *reduce, reduce_row_fn row,
                               enum red_op op) {
     const eng_tensor *in = c->in[0];
-    if (eng_elems(c->out[0]) == 0) return NND_OK;
+    if (eng_elems(c->out[0]) == 0) return SCHEMA_OK;
     reduce_plan p;
     schema_status s = reduce_plan_make(c, in, reduce, &p);
     if (s) return s;
@@ -273,7 +273,7 @@ static schema_status fold_run(eng_op_ctx *c, const bool *reduce, reduce_row_fn r
         eng_quantize_multiplier((double)in->scale / (double)out->scale, &j.mult, &j.shift);
     }
     reduce_walk(&p, row, &j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status reduce_run(eng_op_ctx *c) {
@@ -291,11 +291,11 @@ static schema_status reduce_run(eng_op_ctx *c) {
 
 static schema_status arg_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, 2, 1, 1);
-    if (s || (s = check_input(c)) || (s = eng_check_scalar(c, 1, NND_INT32))) return s;
-    if (c->out[0]->type != NND_TENSOR_INT32)
+    if (s || (s = check_input(c)) || (s = eng_check_scalar(c, 1, SCHEMA_INT32))) return s;
+    if (c->out[0]->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "output 0 must be TENSOR_INT32, is %s",
                         schema_type_name(c->out[0]->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status arg_axis(eng_op_ctx *c, uint32_t *axis) {
@@ -303,7 +303,7 @@ static schema_status arg_axis(eng_op_ctx *c, uint32_t *axis) {
     if (!eng_resolve_axis(eng_i32(c->in[1]), in->rank, axis))
         return eng_fail(c, "axis %d is out of range for rank %u", eng_i32(c->in[1]), in->rank);
     if (in->dims[*axis] == 0) return eng_fail(c, "input 0 is empty along axis %u", *axis);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* The axis as a reduction mask. */
@@ -339,7 +339,7 @@ static schema_status arg_run(eng_op_ctx *c) {
     bool reduce[ENG_MAX_RANK];
     schema_status s = arg_axis_mask(c, reduce);
     if (s) return s;
-    return fold_run(c, reduce, arg_row, c->def->code == NND_OP_ARGMIN ? RED_MIN : RED_MAX);
+    return fold_run(c, reduce, arg_row, c->def->code == SCHEMA_OP_ARGMIN ? RED_MIN : RED_MAX);
 }
 
 /* ---- TOPK_V2 ------------------------------------------------------------------------ */
@@ -349,14 +349,14 @@ static schema_status arg_run(eng_op_ctx *c) {
 static schema_status topk_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, 2, 2, 2);
     if (s || (s = check_input(c)) || (s = eng_check_same_type(c, 0, 0)) ||
-        (s = eng_check_same_quant(c, 0, 0)) || (s = eng_check_scalar(c, 1, NND_INT32)))
+        (s = eng_check_same_quant(c, 0, 0)) || (s = eng_check_scalar(c, 1, SCHEMA_INT32)))
         return s;
-    if (c->out[1]->type != NND_TENSOR_INT32)
+    if (c->out[1]->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "output 1 must be TENSOR_INT32, is %s",
                         schema_type_name(c->out[1]->type));
     if (c->in[1]->data && eng_i32(c->in[1]) < 1)
         return eng_fail(c, "k (%d) must be positive", eng_i32(c->in[1]));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status topk_shape(eng_op_ctx *c) {
@@ -369,7 +369,7 @@ static schema_status topk_shape(eng_op_ctx *c) {
         eng_copy_shape(c->out[o], in);
         c->out[o]->dims[in->rank - 1] = (uint32_t)k;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 typedef struct topk_item {
@@ -426,15 +426,15 @@ static schema_status topk_run(eng_op_ctx *c) {
             indices[r * k + i] = it->index;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- definitions -------------------------------------------------------------------- */
 
 // clang-format off
-#define REDUCE_KERNELS {{NND_TENSOR_FLOAT32, reduce_run}, {NND_TENSOR_FLOAT16, reduce_run}, \
-                        {NND_TENSOR_QUANT8_ASYMM, reduce_run}, \
-                        {NND_TENSOR_QUANT8_ASYMM_SIGNED, reduce_run}, {NND_TENSOR_BOOL8, reduce_run}}
+#define REDUCE_KERNELS {{SCHEMA_TENSOR_FLOAT32, reduce_run}, {SCHEMA_TENSOR_FLOAT16, reduce_run}, \
+                        {SCHEMA_TENSOR_QUANT8_ASYMM, reduce_run}, \
+                        {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, reduce_run}, {SCHEMA_TENSOR_BOOL8, reduce_run}}
 // clang-format on
 
 ENG_OP_DEF(MEAN, reduce_check, reduce_shape, 0, 0, REDUCE_KERNELS);

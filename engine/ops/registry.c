@@ -11,7 +11,7 @@
 SCHEMA_OPERATIONS(ROW_DECLARE)
 #undef ROW_DECLARE
 
-static const eng_op_def *const table[NND_OP_COUNT] = {
+static const eng_op_def *const table[SCHEMA_OP_COUNT] = {
 #define ROW_ENTRY(name, code) [code] = &eng_op_##name,
     SCHEMA_OPERATIONS(ROW_ENTRY)
 #undef ROW_ENTRY
@@ -31,8 +31,8 @@ void eng_ops_install_oem(const eng_op_def *def) {
 }
 
 const eng_op_def *eng_op_lookup(int32_t code) {
-    if (code >= 0 && code < NND_OP_COUNT) return table[code];
-    if (code == NND_OP_OEM_OPERATION) return atomic_load(&oem_op);
+    if (code >= 0 && code < SCHEMA_OP_COUNT) return table[code];
+    if (code == SCHEMA_OP_OEM_OPERATION) return atomic_load(&oem_op);
     uint32_t id = (uint32_t)code >> 16;
     const eng_op_rows *r = id && id <= SCHEMA_EXT_MAX_ID ? atomic_load(&ext_ops[id]) : NULL;
     for (uint32_t i = 0; r && i < r->n; i++)
@@ -42,7 +42,7 @@ const eng_op_def *eng_op_lookup(int32_t code) {
 
 uint32_t eng_supported_operation_count(void) {
     uint32_t n = 0;
-    for (int32_t i = 0; i < NND_OP_COUNT; i++)
+    for (int32_t i = 0; i < SCHEMA_OP_COUNT; i++)
         if (table[i]) n++;
     return n;
 }
@@ -50,6 +50,6 @@ uint32_t eng_supported_operation_count(void) {
 /* A base operation's optional inputs are its row's; the engine refuses NO_VALUE everywhere
  * else. Extension operations see omitted inputs themselves (nnd_ext_operand.omitted). */
 uint64_t eng_op_optional_inputs(int32_t code) {
-    if (code < 0 || code >= NND_OP_COUNT) return UINT64_MAX;
+    if (code < 0 || code >= SCHEMA_OP_COUNT) return UINT64_MAX;
     return table[code] ? table[code]->optional_inputs : 0;
 }

@@ -40,41 +40,41 @@ static resize_opts read_opts(const eng_op_ctx *c) {
 }
 
 static schema_status resize_check(eng_op_ctx *c) {
-    bool nearest = c->def->code == NND_OP_RESIZE_NEAREST_NEIGHBOR;
+    bool nearest = c->def->code == SCHEMA_OP_RESIZE_NEAREST_NEIGHBOR;
     schema_status s = eng_check_count(c, nearest ? 4 : 3, 6, 1, 1);
     if (s) return s;
     const eng_tensor *in = c->in[IN_IMAGE];
-    if ((s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                            NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED)) ||
+    if ((s = eng_check_type(c, in, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                            SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED)) ||
         (s = eng_check_same_type(c, 0, 0)) || (s = eng_check_same_quant(c, 0, 0)) ||
         (s = eng_check_rank(c, in, "input 0", 4, 4)))
         return s;
     int32_t st = c->in[IN_WIDTH]->type;
-    int32_t scale_type = in->type == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
-    if (st != NND_INT32 && st != scale_type)
+    int32_t scale_type = in->type == SCHEMA_TENSOR_FLOAT16 ? SCHEMA_FLOAT16 : SCHEMA_FLOAT32;
+    if (st != SCHEMA_INT32 && st != scale_type)
         return eng_fail(c, "input 1 must be INT32 (a size) or %s (a scale), is %s",
                         schema_type_name(scale_type), schema_type_name(st));
     if ((s = eng_check_scalar(c, IN_HEIGHT, st))) return s;
     for (uint32_t i = IN_LAYOUT; i < c->n_in; i++)
-        if (eng_has_input(c, i) && (s = eng_check_scalar(c, i, NND_BOOL))) return s;
+        if (eng_has_input(c, i) && (s = eng_check_scalar(c, i, SCHEMA_BOOL))) return s;
     for (uint32_t i = IN_WIDTH; i <= IN_HEIGHT; i++) {
         const eng_tensor *t = c->in[i];
         if (!t->data) continue;
-        if (st == NND_INT32 ? eng_i32(t) <= 0 : !(eng_f32(t) > 0.f))
+        if (st == SCHEMA_INT32 ? eng_i32(t) <= 0 : !(eng_f32(t) > 0.f))
             return eng_fail(c, "output %s (input %u) must be positive",
                             i == IN_WIDTH ? "width" : "height", i);
     }
     resize_opts o = read_opts(c);
     if (o.align_corners && o.half_pixel)
         return eng_fail(c, "align_corners and half_pixel_centers cannot both be set");
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Output size along one axis from input i (a size or a scale factor). */
 static schema_status out_size(eng_op_ctx *c, uint32_t i, uint32_t in_size, uint32_t *size) {
     const eng_tensor *t = c->in[i];
     double v;
-    if (t->type == NND_INT32)
+    if (t->type == SCHEMA_INT32)
         v = eng_i32(t);
     else
         v = floorf((float)in_size * eng_f32(t)); /* float product, as the reference */
@@ -82,7 +82,7 @@ static schema_status out_size(eng_op_ctx *c, uint32_t i, uint32_t in_size, uint3
         return eng_fail(c, "output %s from input %u is %g", i == IN_WIDTH ? "width" : "height", i,
                         v);
     *size = (uint32_t)v;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status resize_shape(eng_op_ctx *c) {
@@ -96,7 +96,7 @@ static schema_status resize_shape(eng_op_ctx *c) {
     schema_status s = out_size(c, IN_HEIGHT, im.h, &h);
     if (s || (s = out_size(c, IN_WIDTH, im.w, &w))) return s;
     eng_set_image_shape(c->out[0], o.nchw, im.n, h, w, im.c);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Source step per output step along an axis. */
@@ -150,7 +150,7 @@ static void bilinear_f32(const eng_op_ctx *c, const float *src, float *dst) {
 
 static schema_status bilinear_run_f32(eng_op_ctx *c) {
     bilinear_f32(c, c->in[IN_IMAGE]->data, c->out[0]->data);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* FLOAT16 and TENSOR_QUANT8_ASYMM interpolate in float32 and convert back: FLOAT16 rounds
@@ -160,23 +160,23 @@ static schema_status bilinear_run_converted(eng_op_ctx *c) {
     const eng_tensor *in = c->in[IN_IMAGE], *out = c->out[0];
     size_t n_in = eng_elems(in), n_out = eng_elems(out);
     float *src = eng_scratch(c, (n_in + n_out) * sizeof(float) + 1);
-    if (!src) return NND_GENERAL_FAILURE;
+    if (!src) return SCHEMA_GENERAL_FAILURE;
     float *dst = src + n_in;
     int32_t type = in->type, qmin = eng_q8_min(type), qmax = eng_q8_max(type);
     for (size_t i = 0; i < n_in; i++) {
-        if (type == NND_TENSOR_FLOAT16)
+        if (type == SCHEMA_TENSOR_FLOAT16)
             src[i] = (float)((const eng_half *)in->data)[i];
         else
             src[i] = (float)eng_q8_get(in->data, i, qmin);
     }
     bilinear_f32(c, src, dst);
     for (size_t i = 0; i < n_out; i++) {
-        if (type == NND_TENSOR_FLOAT16)
+        if (type == SCHEMA_TENSOR_FLOAT16)
             ((eng_half *)out->data)[i] = (eng_half)dst[i];
         else
             eng_q8_put(out->data, i, eng_f2i_clamp(dst[i] + 0.5f, qmin, qmax));
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- bilinear on signed 8-bit values, in 1/1024ths ----------------------------------- */
@@ -241,12 +241,12 @@ static schema_status bilinear_run_s8(eng_op_ctx *c) {
                 }
             }
         }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status bilinear_run_q8(eng_op_ctx *c) {
-    return c->in[IN_IMAGE]->type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? bilinear_run_s8(c)
-                                                                   : bilinear_run_converted(c);
+    return c->in[IN_IMAGE]->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? bilinear_run_s8(c)
+                                                                      : bilinear_run_converted(c);
 }
 
 /* ---- nearest neighbor --------------------------------------------------------------- */
@@ -278,13 +278,14 @@ static schema_status nearest_run(eng_op_ctx *c) {
                                from + eng_image_at(&in, n, iy, ix, 0) * es, in.sc, out.c, es);
             }
         }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 #define RESIZE_KERNELS(f32, f16, q8)                                                               \
     {                                                                                              \
-        {NND_TENSOR_FLOAT32, f32}, {NND_TENSOR_FLOAT16, f16}, {NND_TENSOR_QUANT8_ASYMM, q8}, {     \
-            NND_TENSOR_QUANT8_ASYMM_SIGNED, q8                                                     \
+        {SCHEMA_TENSOR_FLOAT32, f32}, {SCHEMA_TENSOR_FLOAT16, f16},                                \
+            {SCHEMA_TENSOR_QUANT8_ASYMM, q8}, {                                                    \
+            SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, q8                                                  \
         }                                                                                          \
     }
 

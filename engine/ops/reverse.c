@@ -15,7 +15,7 @@ static schema_status reverse_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 2, 2, 1, 1);
     if (s || (s = eng_check_moved(c, 0, 0))) return s;
     const eng_tensor *axis = c->in[1];
-    if (axis->type != NND_TENSOR_INT32)
+    if (axis->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "the axis (input 1) must be TENSOR_INT32, is %s",
                         schema_type_name(axis->type));
     if ((s = eng_check_rank(c, axis, "the axis (input 1)", 1, 1))) return s;
@@ -38,14 +38,14 @@ static schema_status reverse_shape(eng_op_ctx *c) {
     if (a < 0 || (uint32_t)a >= in->rank)
         return eng_fail(c, "axis %d is out of range for rank %u", a, in->rank);
     eng_copy_shape(c->out[0], in);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status reverse_run(eng_op_ctx *c) {
     const eng_tensor *in = c->in[0];
     uint32_t axis = (uint32_t)eng_i32(c->in[1]);
     size_t es = schema_type_size(in->type);
-    if (eng_elems(in) == 0) return NND_OK;
+    if (eng_elems(in) == 0) return SCHEMA_OK;
     ptrdiff_t ds[REVERSE_MAX_RANK], ss[REVERSE_MAX_RANK];
     eng_dense_steps(in->rank, in->dims, ds);
     eng_dense_steps(in->rank, in->dims, ss);
@@ -54,7 +54,7 @@ static schema_status reverse_run(eng_op_ctx *c) {
         (const uint8_t *)in->data + (in->dims[axis] - 1) * ss[axis] * (ptrdiff_t)es;
     ss[axis] = -ss[axis];
     eng_copy_nd(c->out[0]->data, ds, src, ss, in->dims, in->rank, es);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(REVERSE, reverse_check, reverse_shape, 0, 0, ENG_KERNELS_MOVED(reverse_run));

@@ -77,7 +77,7 @@ static schema_status run_direction(eng_op_ctx *c, const rnn_layout *l, int act_i
                  io->aux ? io->aux + t * io->aux_t : NULL, io->aux_b, h, io->out + t * io->out_t,
                  io->out_b);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- validation ---------------------------------------------------------------------- */
@@ -113,7 +113,7 @@ static schema_status cell_check(eng_op_ctx *c, const rnn_layout *l, const char *
     if (n_aux && (s = eng_expect_dims(c, (uint32_t)l->wa, what, 2, (const uint32_t[]){nu, n_aux})))
         return s;
     *n_units_out = nu;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Counts, types and the fused activation (input act_i). */
@@ -138,7 +138,7 @@ static schema_status rnn_shape(eng_op_ctx *c) {
     if (s) return s;
     eng_set_shape(c->out[0], 2, (const uint32_t[]){x->dims[0], nu});
     eng_set_shape(c->out[1], 2, (const uint32_t[]){x->dims[0], nu});
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status rnn_f32(eng_op_ctx *c) {
@@ -156,7 +156,7 @@ static schema_status time_major_check(eng_op_ctx *c) {
     if (t->data && eng_i32(t) != 0 && eng_i32(t) != 1)
         return eng_fail(c, "time major flag (input %d) must be 0 or 1, is %d", UNI_TIME_MAJOR,
                         eng_i32(t));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status uni_check(eng_op_ctx *c) {
@@ -173,7 +173,7 @@ static schema_status uni_shape(eng_op_ctx *c) {
     if (s) return s;
     eng_set_shape(c->out[0], 3, (const uint32_t[]){x->dims[0], x->dims[1], nu});
     if (c->n_out == 2) eng_set_shape(c->out[1], 2, (const uint32_t[]){n_batch, nu});
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status uni_f32(eng_op_ctx *c) {
@@ -219,7 +219,7 @@ static schema_status bidi_shape(eng_op_ctx *c) {
         eng_tensor *state = eng_seq_bidi_state(c, merge, k);
         if (state) eng_set_shape(state, 2, (const uint32_t[]){n_batch, units[k]});
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status bidi_f32(eng_op_ctx *c) {

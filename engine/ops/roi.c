@@ -31,7 +31,7 @@ typedef struct roi_params {
 } roi_params;
 
 static bool is_align(const eng_op_ctx *c) {
-    return c->def->code == NND_OP_ROI_ALIGN;
+    return c->def->code == SCHEMA_OP_ROI_ALIGN;
 }
 
 static schema_status roi_params_read(eng_op_ctx *c, roi_params *p) {
@@ -49,7 +49,7 @@ static schema_status roi_params_read(eng_op_ctx *c, roi_params *p) {
         return eng_fail(c, "strides (inputs 5, 6) must be positive");
     if (p->ratio_h < 0 || p->ratio_w < 0)
         return eng_fail(c, "sampling ratios (inputs 7, 8) must not be negative");
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status roi_check(eng_op_ctx *c) {
@@ -60,7 +60,7 @@ static schema_status roi_check(eng_op_ctx *c) {
         (!align && (s = eng_check_same_quant(c, 0, 0))) || (s = eng_check_input_ranks(c, "421")))
         return s;
     for (uint32_t i = 3; i < n_in; i++)
-        if (!c->in[i]->data) return NND_OK;
+        if (!c->in[i]->data) return SCHEMA_OK;
     roi_params p;
     return roi_params_read(c, &p);
 }
@@ -77,7 +77,7 @@ static schema_status roi_shape(eng_op_ctx *c) {
     if (c->in[1]->dims[1] != 4) return eng_fail(c, "input 1 must be [num_rois, 4]");
     if (c->in[2]->dims[0] != n) return eng_fail(c, "input 2 must be [%u]", n);
     eng_set_image_shape(c->out[0], p.nchw, n, (uint32_t)p.out_h, (uint32_t)p.out_w, im.c);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* A walk over every output bin of every region: setup() (optional) runs once the
@@ -120,7 +120,7 @@ static schema_status roi_region(roi_job *j) {
         box[3] > (float)j->im.h)
         return eng_fail(c, "region %u is inverted or outside the feature map", j->r);
     j->base = (size_t)b * j->im.sn;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status roi_walk(roi_job *j) {
@@ -137,7 +137,7 @@ static schema_status roi_walk(roi_job *j) {
             for (uint32_t x = 0; x < (uint32_t)j->p.out_w; x++)
                 j->bin(j, y, x);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* ---- ROI_ALIGN ------------------------------------------------------------------------ */
@@ -266,7 +266,7 @@ static schema_status align_setup(roi_job *j) {
     j->max_samples = budget >= MAX_SAMPLES ? MAX_SAMPLES : budget ? (uint32_t)budget : 1;
     j->acc = eng_scratch(j->c, sizeof(float) * j->im.c);
     j->qacc = eng_scratch(j->c, sizeof(int64_t) * j->im.c);
-    return j->acc && j->qacc ? NND_OK : eng_fail(j->c, "out of memory");
+    return j->acc && j->qacc ? SCHEMA_OK : eng_fail(j->c, "out of memory");
 }
 
 static schema_status align_run(eng_op_ctx *c) {
@@ -355,7 +355,7 @@ static schema_status pool_setup(roi_job *j) {
                             "most one operation may",
                             j->om.n, (unsigned long long)POOL_READ_BUDGET);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status pool_run(eng_op_ctx *c) {
@@ -383,7 +383,7 @@ static schema_status keypoint_shape(eng_op_ctx *c) {
     uint32_t dims[3] = {im.n, im.c, 2};
     eng_set_shape(c->out[0], 2, dims);
     eng_set_shape(c->out[1], 3, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Refines the maximum at the center of a 3x3 grid by fitting a quadratic (second-order
@@ -416,7 +416,7 @@ static schema_status keypoint_run(eng_op_ctx *c) {
     eng_image im;
     eng_image_of(heat, eng_bool(c->in[2]), &im);
     /* The reference's singularity tolerance is looser for FLOAT16. */
-    float tol = heat->type == NND_TENSOR_FLOAT16 ? 1e-3f : 1e-5f;
+    float tol = heat->type == SCHEMA_TENSOR_FLOAT16 ? 1e-3f : 1e-5f;
     int32_t size = (int32_t)im.h;
     for (uint32_t n = 0; n < im.n; n++) {
         float box[4];
@@ -451,7 +451,7 @@ static schema_status keypoint_run(eng_op_ctx *c) {
             eng_set_real_at(c->out[1], o * 2 + 1, rel_y * (box[3] - box[1]) + box[1]);
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_OP_DEF(HEATMAP_MAX_KEYPOINT, keypoint_check, keypoint_shape, 0, 0,

@@ -25,8 +25,8 @@
 static schema_status rsqrt_check(eng_op_ctx *c) {
     schema_status s = eng_check_count(c, 1, 1, 1, 1);
     if (s) return s;
-    s = eng_check_type(c, c->in[0], "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    s = eng_check_type(c, c->in[0], "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                       SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     return s ? s : eng_check_same_type(c, 0, 0);
 }
 
@@ -36,7 +36,7 @@ static schema_status rsqrt_f32(eng_op_ctx *c) {
     size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = 1.f / sqrtf(x[i]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status rsqrt_f16(eng_op_ctx *c) {
@@ -66,7 +66,7 @@ static void rsqrt_table_s8(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint
 
 static void rsqrt_table(const eng_op_ctx *c, int32_t qmin, int32_t qmax, uint8_t *table) {
     const eng_tensor *in = c->in[0], *out = c->out[0];
-    if (in->type == NND_TENSOR_QUANT8_ASYMM_SIGNED) {
+    if (in->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED) {
         rsqrt_table_s8(c, qmin, qmax, table);
         return;
     }
@@ -84,7 +84,7 @@ static schema_status rsqrt_q8(eng_op_ctx *c) {
 }
 
 ENG_OP_DEF(RSQRT, rsqrt_check, eng_shape_of_input0, 0, 0,
-           {{NND_TENSOR_FLOAT32, rsqrt_f32},
-            {NND_TENSOR_FLOAT16, rsqrt_f16},
-            {NND_TENSOR_QUANT8_ASYMM, rsqrt_q8},
-            {NND_TENSOR_QUANT8_ASYMM_SIGNED, rsqrt_q8}});
+           {{SCHEMA_TENSOR_FLOAT32, rsqrt_f32},
+            {SCHEMA_TENSOR_FLOAT16, rsqrt_f16},
+            {SCHEMA_TENSOR_QUANT8_ASYMM, rsqrt_q8},
+            {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, rsqrt_q8}});

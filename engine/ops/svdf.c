@@ -52,7 +52,7 @@ static schema_status svdf_shape(eng_op_ctx *c) {
     if (s) return s;
     eng_set_shape(c->out[OUT_STATE], 2, (const uint32_t[]){batch, memory * filters});
     eng_set_shape(c->out[OUT_Y], 2, (const uint32_t[]){batch, units});
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status svdf_f32(eng_op_ctx *c) {
@@ -90,7 +90,7 @@ static schema_status svdf_f32(eng_op_ctx *c) {
             m[memory - 1] = 0.f;
         }
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 ENG_FLOAT_OP(SVDF, svdf_check, svdf_shape, ENG_INPUT(3), svdf_f32);

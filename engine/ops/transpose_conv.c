@@ -35,14 +35,14 @@ static schema_status tconv_check(eng_op_ctx *c) {
     bool ex = is_explicit(c);
     uint32_t first_int = 3, layout = c->n_in - 1, act = c->n_in - 2;
     if (!ex) {
-        if (c->in[3]->type != NND_TENSOR_INT32)
+        if (c->in[3]->type != SCHEMA_TENSOR_INT32)
             return eng_fail(c, "output shape (input 3) must be TENSOR_INT32, is %s",
                             schema_type_name(c->in[3]->type));
         if ((s = eng_check_rank(c, c->in[3], "output shape (input 3)", 1, 1))) return s;
         first_int = 4;
     }
     for (uint32_t i = first_int; i < c->n_in; i++)
-        if ((s = eng_check_scalar(c, i, i == layout ? NND_BOOL : NND_INT32))) return s;
+        if ((s = eng_check_scalar(c, i, i == layout ? SCHEMA_BOOL : SCHEMA_INT32))) return s;
     /* Padding right and bottom may be negative: they trim the output. */
     for (uint32_t i = first_int; i < act; i++) {
         const eng_tensor *t = c->in[i];
@@ -50,7 +50,7 @@ static schema_status tconv_check(eng_op_ctx *c) {
         int32_t v = eng_i32(t);
         bool stride = i >= act - 2;
         if (stride && v <= 0) return eng_fail(c, "stride (input %u) is %d, must be positive", i, v);
-        if (!ex && i == 4 && v != NND_PADDING_SAME && v != NND_PADDING_VALID)
+        if (!ex && i == 4 && v != SCHEMA_PADDING_SAME && v != SCHEMA_PADDING_VALID)
             return eng_fail(c, "padding scheme (input 4) is %d, not 1 (SAME) or 2 (VALID)", v);
         if (ex && (i == 3 || i == 5) && v < 0)
             return eng_fail(c, "padding (input %u) is %d, must not be negative", i, v);
@@ -64,7 +64,7 @@ static schema_status tconv_check(eng_op_ctx *c) {
 static void tconv_implicit_padding(int32_t scheme, int64_t size, int64_t stride, int64_t filter,
                                    int64_t *head, int64_t *tail) {
     *head = *tail = 0;
-    if (scheme != NND_PADDING_SAME) return;
+    if (scheme != SCHEMA_PADDING_SAME) return;
     int64_t out = (size + stride - 1) / stride;
     int64_t span = (out - 1) * stride + filter;
     if (span > size) *head = (span - size) / 2;
@@ -103,7 +103,7 @@ static schema_status tconv_geom(eng_op_ctx *c, eng_conv_params *p, eng_conv_geom
     if (b->dims[0] != out_c)
         return eng_fail(c, "bias (input 2) has %u elements for %u output channels", b->dims[0],
                         out_c);
-    if (f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->channel_quant->n_scales != out_c)
+    if (f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->channel_quant->n_scales != out_c)
         return eng_fail(c, "filter (input 1) has %u channel scales for %u output channels",
                         f->channel_quant->n_scales, out_c);
     int64_t left, right, top, bottom;
@@ -150,7 +150,7 @@ static schema_status tconv_geom(eng_op_ctx *c, eng_conv_params *p, eng_conv_geom
                          .filter_oc_stride = (size_t)fh * fw * im.c,
                          .filter_tap_stride = im.c,
                          .nchw = p->nchw};
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 /* Shape (run == false) or compute the output. */
@@ -162,7 +162,7 @@ static schema_status tconv_op(eng_op_ctx *c, bool run) {
         return s ? s
                  : eng_conv_transpose_run(c, &g, c->in[0], c->in[1], c->in[2], c->out[0], p.act);
     eng_set_image_shape(c->out[0], g.nchw, g.batches, g.out_h, g.out_w, g.out_c);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status tconv_shape(eng_op_ctx *c) {
@@ -176,7 +176,7 @@ static schema_status tconv_f16(eng_op_ctx *c) {
 }
 
 ENG_OP_DEF(TRANSPOSE_CONV_2D, tconv_check, tconv_shape, 0, 0,
-           {{NND_TENSOR_FLOAT32, tconv_run},
-            {NND_TENSOR_FLOAT16, tconv_f16},
-            {NND_TENSOR_QUANT8_ASYMM, tconv_run},
-            {NND_TENSOR_QUANT8_ASYMM_SIGNED, tconv_run}});
+           {{SCHEMA_TENSOR_FLOAT32, tconv_run},
+            {SCHEMA_TENSOR_FLOAT16, tconv_f16},
+            {SCHEMA_TENSOR_QUANT8_ASYMM, tconv_run},
+            {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, tconv_run}});

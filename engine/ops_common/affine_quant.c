@@ -21,18 +21,18 @@ int32_t eng_quantize_value(float x, float scale, int32_t zero_point, int32_t qmi
 }
 
 schema_status eng_check_same_quant(eng_op_ctx *c, uint32_t i, uint32_t o) {
-    return eng_driver_rules(c) ? eng_require_same_quant(c, i, o) : NND_OK;
+    return eng_driver_rules(c) ? eng_require_same_quant(c, i, o) : SCHEMA_OK;
 }
 
 schema_status eng_require_same_quant(eng_op_ctx *c, uint32_t i, uint32_t o) {
     const eng_tensor *in = c->in[i], *out = c->out[o];
-    bool quant = eng_is_quant8(in->type) || in->type == NND_TENSOR_QUANT8_SYMM ||
-                 in->type == NND_TENSOR_QUANT16_ASYMM || in->type == NND_TENSOR_QUANT16_SYMM;
+    bool quant = eng_is_quant8(in->type) || in->type == SCHEMA_TENSOR_QUANT8_SYMM ||
+                 in->type == SCHEMA_TENSOR_QUANT16_ASYMM || in->type == SCHEMA_TENSOR_QUANT16_SYMM;
     if (quant && (in->scale != out->scale || in->zero_point != out->zero_point))
         return eng_fail(
             c, "output %u must have the scale and zero point of input %u (%g, %d), has (%g, %d)", o,
             i, in->scale, in->zero_point, out->scale, out->zero_point);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void eng_fixed_quant(enum eng_fixed_range r, int32_t type, float *scale,
@@ -44,12 +44,12 @@ static void eng_fixed_quant(enum eng_fixed_range r, int32_t type, float *scale,
 
 schema_status eng_check_fixed_quant(eng_op_ctx *c, uint32_t o, enum eng_fixed_range r) {
     const eng_tensor *out = c->out[o];
-    if (!eng_driver_rules(c)) return NND_OK;
+    if (!eng_driver_rules(c)) return SCHEMA_OK;
     float scale;
     int32_t zero_point;
     eng_fixed_quant(r, out->type, &scale, &zero_point);
     if (out->scale != scale || out->zero_point != zero_point)
         return eng_fail(c, "output %u must have scale 1/%d and zero point %d, has %g and %d", o,
                         r == ENG_FIXED_UNIT ? 256 : 128, zero_point, out->scale, out->zero_point);
-    return NND_OK;
+    return SCHEMA_OK;
 }

@@ -28,14 +28,14 @@
 #include "engine/op.h"
 
 static inline bool eng_is_quant8(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM || type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 /* ---- 8-bit storage ---------------------------------------------------------------------- */
 /* The range of stored values of an 8-bit quantized type: qmin is 0 or -128, qmax is
  * qmin + 255. Zero points lie in the same range (model.c checks them). */
 static inline int32_t eng_q8_min(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? INT8_MIN : 0;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? INT8_MIN : 0;
 }
 static inline int32_t eng_q8_max(int32_t type) {
     return eng_q8_min(type) + UINT8_MAX;

@@ -37,16 +37,16 @@ float eng_box_iou(const float *a, const float *b) {
 }
 
 schema_status eng_check_box_quant(eng_op_ctx *c, const eng_tensor *t, const char *what) {
-    if (!eng_driver_rules(c)) return NND_OK;
-    if (t->type == NND_TENSOR_QUANT16_ASYMM && (t->scale != 0.125f || t->zero_point != 0))
+    if (!eng_driver_rules(c)) return SCHEMA_OK;
+    if (t->type == SCHEMA_TENSOR_QUANT16_ASYMM && (t->scale != 0.125f || t->zero_point != 0))
         return eng_fail(c, "%s must have scale 0.125 and zero point 0, has (%g, %d)", what,
                         t->scale, t->zero_point);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static schema_status check_box_operand(eng_op_ctx *c, const eng_tensor *t, bool input, uint32_t i) {
     bool quant = eng_is_quant8(c->in[0]->type);
-    int32_t want = quant ? NND_TENSOR_QUANT16_ASYMM : c->in[0]->type;
+    int32_t want = quant ? SCHEMA_TENSOR_QUANT16_ASYMM : c->in[0]->type;
     char what[16];
     snprintf(what, sizeof what, "%s %u", input ? "input" : "output", i);
     if (t->type != want)
@@ -57,12 +57,12 @@ static schema_status check_box_operand(eng_op_ctx *c, const eng_tensor *t, bool 
 
 schema_status eng_check_box_signature(eng_op_ctx *c, const char *in_kinds, const char *out_kinds) {
     schema_status s =
-        eng_check_type(c, c->in[0], "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+        eng_check_type(c, c->in[0], "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                       SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = eng_check_signature(c, in_kinds, out_kinds))) return s;
     for (uint32_t i = 0; i < c->n_in && in_kinds[i]; i++)
         if (in_kinds[i] == 'B' && (s = check_box_operand(c, c->in[i], true, i))) return s;
     for (uint32_t i = 0; i < c->n_out && out_kinds[i]; i++)
         if (out_kinds[i] == 'B' && (s = check_box_operand(c, c->out[i], false, i))) return s;
-    return NND_OK;
+    return SCHEMA_OK;
 }

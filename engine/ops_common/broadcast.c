@@ -17,7 +17,7 @@ schema_status eng_broadcast_shape(eng_op_ctx *c, const eng_tensor *a, const eng_
         dims[i] = da == 1 ? db : da;
     }
     eng_set_shape(out, rank, dims);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void eng_broadcast_walk(const eng_tensor *a, const eng_tensor *b, const eng_tensor *out,

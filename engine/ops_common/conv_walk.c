@@ -25,7 +25,7 @@ typedef struct conv_slots {
 
 static void conv_slots_of(const eng_op_ctx *c, uint32_t n_extra, conv_slots *s) {
     uint32_t implicit_n = 7 + n_extra;
-    s->explicit_pad = c->n_in > implicit_n && c->in[implicit_n]->type == NND_INT32;
+    s->explicit_pad = c->n_in > implicit_n && c->in[implicit_n]->type == SCHEMA_INT32;
     s->stride = s->explicit_pad ? 7 : 4;
     s->extra = s->stride + 2;
     s->act = s->extra + n_extra;
@@ -44,14 +44,15 @@ schema_status eng_conv_check_params(eng_op_ctx *c, uint32_t n_extra, unsigned fl
         return eng_fail(c, "%u inputs do not form the %s padding signature", n,
                         sl.explicit_pad ? "explicit" : "implicit");
     for (uint32_t i = 3; i < n; i++)
-        if ((s = eng_check_scalar(c, i, i == base ? NND_BOOL : NND_INT32))) return s;
+        if ((s = eng_check_scalar(c, i, i == base ? SCHEMA_BOOL : SCHEMA_INT32))) return s;
     for (uint32_t i = 3; i < n; i++) {
         const eng_tensor *t = c->in[i];
         if (!t->data || i == base) continue;
         int32_t v = eng_i32(t);
         if (i < sl.stride && sl.explicit_pad && v < 0)
             return eng_fail(c, "padding (input %u) is %d, must not be negative", i, v);
-        if (i < sl.stride && !sl.explicit_pad && v != NND_PADDING_SAME && v != NND_PADDING_VALID)
+        if (i < sl.stride && !sl.explicit_pad && v != SCHEMA_PADDING_SAME &&
+            v != SCHEMA_PADDING_VALID)
             return eng_fail(c, "padding scheme (input %u) is %d, not 1 (SAME) or 2 (VALID)", i, v);
         if (i >= sl.stride && i != sl.act && v <= 0)
             return eng_fail(c, "%s (input %u) is %d, must be positive",
@@ -84,43 +85,44 @@ schema_status eng_conv_read_params(const eng_op_ctx *c, uint32_t n_extra, eng_co
         p->dil_w = eng_i32(c->in[sl.layout + 1]);
         p->dil_h = eng_i32(c->in[sl.layout + 2]);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_conv_check_tensors(eng_op_ctx *c, int channel_dim) {
     const eng_tensor *in = c->in[0], *f = c->in[1], *b = c->in[2];
-    schema_status s = eng_check_type(c, in, "input 0", 4, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                                     NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    schema_status s =
+        eng_check_type(c, in, "input 0", 4, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16,
+                       SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s || (s = eng_check_same_type(c, 0, 0))) return s;
     if (!eng_is_quant8(in->type)) {
         if (f->type != in->type || b->type != in->type)
             return eng_fail(c, "filter (input 1) and bias (input 2) must be %s like the input",
                             schema_type_name(in->type));
-        return NND_OK;
+        return SCHEMA_OK;
     }
-    if (b->type != NND_TENSOR_INT32)
+    if (b->type != SCHEMA_TENSOR_INT32)
         return eng_fail(c, "bias (input 2) must be TENSOR_INT32 for a quantized input, is %s",
                         schema_type_name(b->type));
-    if (f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
+    if (f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL) {
         if (channel_dim < 0)
             return eng_fail(c, "filter (input 1) cannot be TENSOR_QUANT8_SYMM_PER_CHANNEL here");
         if (!f->channel_quant || f->channel_quant->channel_dim != (uint32_t)channel_dim)
             return eng_fail(c, "filter (input 1) must be quantized per channel along dimension %d",
                             channel_dim);
-        return NND_OK;
+        return SCHEMA_OK;
     }
     /* Per-tensor weights share the input's storage type: no mixing of signedness. */
     if (f->type != in->type)
         return eng_fail(c, "filter (input 1) has type %s, not %s like the input%s",
                         schema_type_name(f->type), schema_type_name(in->type),
                         channel_dim < 0 ? "" : " (or TENSOR_QUANT8_SYMM_PER_CHANNEL)");
-    if (!eng_driver_rules(c)) return NND_OK;
+    if (!eng_driver_rules(c)) return SCHEMA_OK;
     /* As the reference: the product is formed in float, then compared in double. */
     double product = in->scale * f->scale, bias = b->scale;
     if (fabs(product - bias) > 1e-6 * fmin(product, bias))
         return eng_fail(c, "bias (input 2) scale %g is not input scale * filter scale (%g)",
                         b->scale, product);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_conv_geometry(eng_op_ctx *c, const eng_conv_params *p, const eng_tensor *in,
@@ -162,15 +164,16 @@ schema_status eng_conv_geometry(eng_op_ctx *c, const eng_conv_params *p, const e
         eng_window_out(im.w, filter_w, (uint32_t)p->dil_w, (uint32_t)p->stride_w, left, right);
     g->out_h =
         eng_window_out(im.h, filter_h, (uint32_t)p->dil_h, (uint32_t)p->stride_h, top, bottom);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void eng_conv_requant(int32_t op, const eng_tensor *in, const eng_tensor *filter,
                       const eng_tensor *out, uint32_t n, int32_t *mult, int *shift) {
-    bool per_channel = filter->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL && filter->channel_quant;
+    bool per_channel =
+        filter->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL && filter->channel_quant;
     /* TFLite keeps the uint8 kernels' float product (and FULLY_CONNECTED's, of both types);
      * its signed convolutions take the product per channel in double. */
-    bool float_product = op == NND_OP_FULLY_CONNECTED || in->type == NND_TENSOR_QUANT8_ASYMM;
+    bool float_product = op == SCHEMA_OP_FULLY_CONNECTED || in->type == SCHEMA_TENSOR_QUANT8_ASYMM;
     for (uint32_t i = 0; i < n; i++) {
         float fs = per_channel ? filter->channel_quant->scales[i] : filter->scale;
         eng_quantize_multiplier(eng_product_multiplier(in->scale, fs, out->scale, float_product),
@@ -280,14 +283,15 @@ static void conv_walk(const conv_job *j) {
  * quantized values (8-bit of either signedness, or per-channel int8 with zero point 0)
  * widened to int16 without their zero point. */
 static void conv_widen(const eng_tensor *t, size_t i, size_t s, size_t n, void *dst, size_t o) {
-    if (t->type == NND_TENSOR_FLOAT32) {
+    if (t->type == SCHEMA_TENSOR_FLOAT32) {
         const float *src = t->data;
         float *d = dst;
         for (size_t k = 0; k < n; k++)
             d[o + k] = src[i + k * s];
         return;
     }
-    int32_t qmin = t->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL ? INT8_MIN : eng_q8_min(t->type);
+    int32_t qmin =
+        t->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL ? INT8_MIN : eng_q8_min(t->type);
     int16_t *d = dst;
     for (size_t k = 0; k < n; k++)
         d[o + k] = (int16_t)(eng_q8_get(t->data, i + k * s, qmin) - t->zero_point);
@@ -301,8 +305,8 @@ static void conv_image(uint32_t n, uint32_t h, uint32_t w, uint32_t ch, bool nch
 
 /* The input as NHWC elements of the kernel's type, in scratch unless usable in place. */
 static const void *conv_input(eng_op_ctx *c, const eng_conv_geom *g, const eng_tensor *in) {
-    if (in->type == NND_TENSOR_FLOAT32 && !g->nchw) return in->data;
-    size_t elem = in->type == NND_TENSOR_FLOAT32 ? sizeof(float) : sizeof(int16_t);
+    if (in->type == SCHEMA_TENSOR_FLOAT32 && !g->nchw) return in->data;
+    size_t elem = in->type == SCHEMA_TENSOR_FLOAT32 ? sizeof(float) : sizeof(int16_t);
     size_t pixels = (size_t)g->batches * g->in_h * g->in_w;
     void *dst = eng_scratch(c, pixels * g->in_c * elem);
     if (!dst) return NULL;
@@ -348,7 +352,7 @@ static void conv_walk_transposed(const conv_job *j) {
 static schema_status conv_run_with(eng_op_ctx *c, const eng_conv_geom *g, const eng_tensor *in,
                                    const eng_tensor *filter, const eng_tensor *bias,
                                    eng_tensor *out, int32_t act, void (*walk)(const conv_job *)) {
-    if (!g->batches || !g->out_h || !g->out_w || !g->out_c) return NND_OK;
+    if (!g->batches || !g->out_h || !g->out_w || !g->out_c) return SCHEMA_OK;
     /* Aligned views of the operands: constants may sit at any offset. */
     eng_tensor x = *in, w = *filter;
     x.data = (void *)eng_aligned_data(c, in);
@@ -359,9 +363,9 @@ static schema_status conv_run_with(eng_op_ctx *c, const eng_conv_geom *g, const 
                   .bias = eng_aligned_data(c, bias),
                   .out = out->data,
                   .acc = eng_scratch(c, sizeof(int32_t) * g->out_c)};
-    if (!x.data || !w.data || !j.bias || !j.acc) return NND_GENERAL_FAILURE;
+    if (!x.data || !w.data || !j.bias || !j.acc) return SCHEMA_GENERAL_FAILURE;
     conv_image(g->batches, g->out_h, g->out_w, g->out_c, g->nchw, &j.out_im);
-    if (in->type == NND_TENSOR_FLOAT32) {
+    if (in->type == SCHEMA_TENSOR_FLOAT32) {
         j.tap = conv_tap_f32;
         j.emit = conv_emit_f32;
         j.filter = w.data;
@@ -371,7 +375,7 @@ static schema_status conv_run_with(eng_op_ctx *c, const eng_conv_geom *g, const 
         int16_t *wq = eng_scratch(c, nf * sizeof(int16_t));
         int32_t *mult = eng_scratch(c, sizeof(int32_t) * g->out_c);
         int *shift = eng_scratch(c, sizeof(int) * g->out_c);
-        if (!wq || !mult || !shift) return NND_GENERAL_FAILURE;
+        if (!wq || !mult || !shift) return SCHEMA_GENERAL_FAILURE;
         conv_widen(&w, 0, 1, nf, wq, 0);
         eng_conv_requant(c->def->code, in, filter, out, g->out_c, mult, shift);
         eng_act_range_q8(act, out, &j.qlo, &j.qhi);
@@ -385,9 +389,9 @@ static schema_status conv_run_with(eng_op_ctx *c, const eng_conv_geom *g, const 
         return eng_unsupported(c, "no convolution kernel for %s", schema_type_name(in->type));
     }
     j.in = conv_input(c, g, &x);
-    if (!j.in) return NND_GENERAL_FAILURE;
+    if (!j.in) return SCHEMA_GENERAL_FAILURE;
     walk(&j);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_conv_run(eng_op_ctx *c, const eng_conv_geom *g, const eng_tensor *in,

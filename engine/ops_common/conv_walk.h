@@ -30,7 +30,7 @@
 #include "engine/op.h"
 
 typedef struct eng_conv_params {
-    int32_t scheme; /* NND_PADDING_SAME/VALID, or 0 for explicit padding */
+    int32_t scheme; /* SCHEMA_PADDING_SAME/VALID, or 0 for explicit padding */
     int32_t pad_left, pad_right, pad_top, pad_bottom;
     int32_t stride_w, stride_h, dil_w, dil_h;
     int32_t extra; /* the first operation-specific scalar, 0 if none */

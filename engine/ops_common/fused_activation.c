@@ -9,11 +9,11 @@
 void eng_act_range_f32(int32_t act, float *lo, float *hi) {
     *lo = -INFINITY;
     *hi = INFINITY;
-    if (act == NND_FUSED_RELU)
+    if (act == SCHEMA_FUSED_RELU)
         *lo = 0.f;
-    else if (act == NND_FUSED_RELU1)
+    else if (act == SCHEMA_FUSED_RELU1)
         *lo = -1.f, *hi = 1.f;
-    else if (act == NND_FUSED_RELU6)
+    else if (act == SCHEMA_FUSED_RELU6)
         *lo = 0.f, *hi = 6.f;
 }
 
@@ -25,12 +25,12 @@ void eng_act_range_quant(int32_t act, float scale, int32_t zero_point, int32_t q
 #define Q(x) eng_quantize_value((x), scale, zero_point, qmin, qmax)
     *lo = qmin;
     *hi = qmax;
-    if (act == NND_FUSED_RELU) {
+    if (act == SCHEMA_FUSED_RELU) {
         *lo = Q(0.f);
-    } else if (act == NND_FUSED_RELU6) {
+    } else if (act == SCHEMA_FUSED_RELU6) {
         *lo = Q(0.f);
         *hi = Q(6.f);
-    } else if (act == NND_FUSED_RELU1) {
+    } else if (act == SCHEMA_FUSED_RELU1) {
         *lo = Q(-1.f);
         *hi = Q(1.f);
     }

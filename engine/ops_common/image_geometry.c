@@ -8,7 +8,7 @@ void eng_implicit_padding(int32_t scheme, uint32_t in, uint32_t stride, uint32_t
                           uint32_t dilation, uint32_t *out, int32_t *pad_head, int32_t *pad_tail) {
     uint32_t eff = (filter - 1) * dilation + 1;
     *pad_head = *pad_tail = 0;
-    if (scheme == NND_PADDING_SAME) {
+    if (scheme == SCHEMA_PADDING_SAME) {
         *out = (in + stride - 1) / stride;
         int64_t total = (int64_t)(*out - 1) * stride + eff - in;
         if (total < 0) total = 0;

@@ -17,7 +17,7 @@ static schema_status vfail(eng_op_ctx *c, schema_status s, const char *fmt, va_l
 schema_status eng_fail(eng_op_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    schema_status s = vfail(c, NND_INVALID_ARGUMENT, fmt, ap);
+    schema_status s = vfail(c, SCHEMA_INVALID_ARGUMENT, fmt, ap);
     va_end(ap);
     return s;
 }
@@ -25,7 +25,7 @@ schema_status eng_fail(eng_op_ctx *c, const char *fmt, ...) {
 schema_status eng_unsupported(eng_op_ctx *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    schema_status s = vfail(c, NND_UNSUPPORTED, fmt, ap);
+    schema_status s = vfail(c, SCHEMA_UNSUPPORTED, fmt, ap);
     va_end(ap);
     return s;
 }

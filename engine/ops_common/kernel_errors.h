@@ -3,8 +3,8 @@
  *
  * Contract: the message goes to c->err (at most c->errlen bytes, always terminated when
  * errlen > 0), prefixed "OPNAME #index: " so that it names the operation and where it
- * sits in the model; fmt is printf-style. eng_fail() returns NND_INVALID_ARGUMENT (the
- * model or request is wrong), eng_unsupported() NND_UNSUPPORTED (valid, but this engine
+ * sits in the model; fmt is printf-style. eng_fail() returns SCHEMA_INVALID_ARGUMENT (the
+ * model or request is wrong), eng_unsupported() SCHEMA_UNSUPPORTED (valid, but this engine
  * has no kernel for it). Neither allocates.
  */
 #ifndef ENG_OPS_COMMON_KERNEL_ERRORS_H

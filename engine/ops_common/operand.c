@@ -14,7 +14,7 @@ int32_t eng_i32(const eng_tensor *t) {
 }
 
 float eng_f32(const eng_tensor *t) {
-    if (t->type == NND_FLOAT16 || t->type == NND_TENSOR_FLOAT16) {
+    if (t->type == SCHEMA_FLOAT16 || t->type == SCHEMA_TENSOR_FLOAT16) {
         eng_half h;
         memcpy(&h, t->data, sizeof h);
         return (float)h;
@@ -48,7 +48,7 @@ void eng_set_shape(eng_tensor *t, uint32_t rank, const uint32_t *dims) {
 
 schema_status eng_shape_of_input0(eng_op_ctx *c) {
     eng_copy_shape(c->out[0], c->in[0]);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 bool eng_resolve_axis(int32_t axis, uint32_t rank, uint32_t *out) {

@@ -17,7 +17,7 @@
 
 /* ---- presence and type classes -------------------------------------------------------- */
 static inline bool eng_present(const eng_tensor *t) {
-    return t->lifetime != NND_NO_VALUE;
+    return t->lifetime != SCHEMA_NO_VALUE;
 }
 static inline bool eng_has_input(const eng_op_ctx *c, uint32_t i) {
     return i < c->n_in && eng_present(c->in[i]);
@@ -25,10 +25,10 @@ static inline bool eng_has_input(const eng_op_ctx *c, uint32_t i) {
 /* An optional input that is a model input: at prepare it has no data yet, and whether the
  * request will omit it is only known at execution (shape() may want ENG_DEFER). */
 static inline bool eng_input_pending(const eng_op_ctx *c, uint32_t i) {
-    return eng_has_input(c, i) && c->in[i]->lifetime == NND_MODEL_INPUT && !c->in[i]->data;
+    return eng_has_input(c, i) && c->in[i]->lifetime == SCHEMA_MODEL_INPUT && !c->in[i]->data;
 }
 static inline bool eng_is_float(int32_t type) {
-    return type == NND_TENSOR_FLOAT32 || type == NND_TENSOR_FLOAT16;
+    return type == SCHEMA_TENSOR_FLOAT32 || type == SCHEMA_TENSOR_FLOAT16;
 }
 
 /* ---- scalars -------------------------------------------------------------------------- */

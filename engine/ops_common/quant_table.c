@@ -14,5 +14,5 @@ schema_status eng_q8_table_run(eng_op_ctx *c, eng_q8_table_fn build) {
     size_t n = eng_elems(c->out[0]);
     for (size_t i = 0; i < n; i++)
         y[i] = table[eng_q8_get(x, i, qmin) - qmin];
-    return NND_OK;
+    return SCHEMA_OK;
 }

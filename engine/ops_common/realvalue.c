@@ -10,17 +10,17 @@
 
 float eng_real_at(const eng_tensor *t, size_t i) {
     switch (t->type) {
-    case NND_TENSOR_FLOAT16:
-    case NND_FLOAT16: return (float)((const eng_half *)t->data)[i];
-    case NND_TENSOR_INT32:
-    case NND_INT32: return (float)((const int32_t *)t->data)[i];
-    case NND_TENSOR_QUANT8_ASYMM:
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
+    case SCHEMA_TENSOR_FLOAT16:
+    case SCHEMA_FLOAT16: return (float)((const eng_half *)t->data)[i];
+    case SCHEMA_TENSOR_INT32:
+    case SCHEMA_INT32: return (float)((const int32_t *)t->data)[i];
+    case SCHEMA_TENSOR_QUANT8_ASYMM:
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED:
         return eng_dequantize_value(eng_q8_get(t->data, i, eng_q8_min(t->type)), t->scale,
                                     t->zero_point);
-    case NND_TENSOR_QUANT16_ASYMM:
+    case SCHEMA_TENSOR_QUANT16_ASYMM:
         return eng_dequantize_value(((const uint16_t *)t->data)[i], t->scale, t->zero_point);
-    case NND_TENSOR_QUANT16_SYMM:
+    case SCHEMA_TENSOR_QUANT16_SYMM:
         return eng_dequantize_value(((const int16_t *)t->data)[i], t->scale, t->zero_point);
     default: return ((const float *)t->data)[i];
     }
@@ -35,15 +35,15 @@ static int32_t quantize_sat(float x, const eng_tensor *t, int32_t lo, int32_t hi
 
 void eng_set_real_at(eng_tensor *t, size_t i, float x) {
     switch (t->type) {
-    case NND_TENSOR_FLOAT16: ((eng_half *)t->data)[i] = (eng_half)x; break;
-    case NND_TENSOR_QUANT8_ASYMM:
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
+    case SCHEMA_TENSOR_FLOAT16: ((eng_half *)t->data)[i] = (eng_half)x; break;
+    case SCHEMA_TENSOR_QUANT8_ASYMM:
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED:
         eng_q8_put(t->data, i, quantize_sat(x, t, eng_q8_min(t->type), eng_q8_max(t->type)));
         break;
-    case NND_TENSOR_QUANT16_ASYMM:
+    case SCHEMA_TENSOR_QUANT16_ASYMM:
         ((uint16_t *)t->data)[i] = (uint16_t)quantize_sat(x, t, 0, UINT16_MAX);
         break;
-    case NND_TENSOR_QUANT16_SYMM:
+    case SCHEMA_TENSOR_QUANT16_SYMM:
         ((int16_t *)t->data)[i] = (int16_t)quantize_sat(x, t, INT16_MIN, INT16_MAX);
         break;
     default: ((float *)t->data)[i] = x; break;

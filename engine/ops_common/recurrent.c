@@ -11,9 +11,9 @@
 
 float eng_recurrent_act(int32_t act, float x) {
     switch (act) {
-    case NND_FUSED_RELU: return x > 0.f ? x : 0.f;
-    case NND_FUSED_RELU1: return eng_clampf(x, -1.f, 1.f);
-    case NND_FUSED_RELU6: return eng_clampf(x, 0.f, 6.f);
+    case SCHEMA_FUSED_RELU: return x > 0.f ? x : 0.f;
+    case SCHEMA_FUSED_RELU1: return eng_clampf(x, -1.f, 1.f);
+    case SCHEMA_FUSED_RELU6: return eng_clampf(x, 0.f, 6.f);
     case ENG_ACT_TANH: return tanhf(x);
     case ENG_ACT_SIGN_BIT: return signbit(x) ? 1.f : 0.f;
     case ENG_ACT_SIGMOID: return 1.f / (1.f + expf(-x));
@@ -22,7 +22,7 @@ float eng_recurrent_act(int32_t act, float x) {
 }
 
 void eng_recurrent_act_vec(int32_t act, float *x, size_t n) {
-    if (act == NND_FUSED_NONE) return;
+    if (act == SCHEMA_FUSED_NONE) return;
     for (size_t i = 0; i < n; i++)
         x[i] = eng_recurrent_act(act, x[i]);
 }
@@ -68,7 +68,7 @@ schema_status eng_seq_dims(eng_op_ctx *c, bool time_major, uint32_t *n_time, uin
     if (x->rank != 3) return eng_fail(c, "input 0 must be 3-D, has rank %u", x->rank);
     *n_time = x->dims[time_major ? 0 : 1];
     *n_batch = x->dims[time_major ? 1 : 0];
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_seq_bidi_check(eng_op_ctx *c, bool merge, bool time_major, uint32_t aux_i,
@@ -81,7 +81,7 @@ schema_status eng_seq_bidi_check(eng_op_ctx *c, bool merge, bool time_major, uin
     schema_status s = eng_seq_dims(c, time_major, &n_time, n_batch);
     if (s) return s;
     *n_aux = 0;
-    if (!eng_has_input(c, aux_i)) return NND_OK;
+    if (!eng_has_input(c, aux_i)) return SCHEMA_OK;
     const eng_tensor *x = c->in[0], *a = c->in[aux_i];
     if (a->rank != 3 || a->dims[0] != x->dims[0] || a->dims[1] != x->dims[1] || !a->dims[2])
         return eng_fail(c,
@@ -89,7 +89,7 @@ schema_status eng_seq_bidi_check(eng_op_ctx *c, bool merge, bool time_major, uin
                         "dimensions",
                         aux_i);
     *n_aux = a->dims[2];
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 eng_tensor *eng_seq_bidi_state(const eng_op_ctx *c, bool merge, uint32_t k) {

@@ -20,7 +20,7 @@ schema_status eng_check_count(eng_op_ctx *c, uint32_t min_in, uint32_t max_in, u
         if (min_out == max_out) return eng_fail(c, "has %u outputs, got %u", min_out, c->n_out);
         return eng_fail(c, "has %u to %u outputs, got %u", min_out, max_out, c->n_out);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_type(eng_op_ctx *c, const eng_tensor *t, const char *what, int n, ...) {
@@ -30,19 +30,19 @@ schema_status eng_check_type(eng_op_ctx *c, const eng_tensor *t, const char *wha
     for (int i = 0; i < n; i++)
         if (va_arg(ap, int) == t->type) ok = true;
     va_end(ap);
-    if (ok) return NND_OK;
+    if (ok) return SCHEMA_OK;
     return eng_fail(c, "%s has type %s, which this operation does not take", what,
                     schema_type_name(t->type));
 }
 
 schema_status eng_check_rank(eng_op_ctx *c, const eng_tensor *t, const char *what, uint32_t min,
                              uint32_t max) {
-    if (t->rank == 0 && !t->known) return NND_OK; /* unknown rank: judged at execution */
+    if (t->rank == 0 && !t->known) return SCHEMA_OK; /* unknown rank: judged at execution */
     if (t->rank < min || t->rank > max) {
         if (min == max) return eng_fail(c, "%s must have rank %u, has %u", what, min, t->rank);
         return eng_fail(c, "%s must have rank %u to %u, has %u", what, min, max, t->rank);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_scalar(eng_op_ctx *c, uint32_t i, int32_t type) {
@@ -50,34 +50,34 @@ schema_status eng_check_scalar(eng_op_ctx *c, uint32_t i, int32_t type) {
     if (c->in[i]->type != type)
         return eng_fail(c, "input %u must be %s, is %s", i, schema_type_name(type),
                         schema_type_name(c->in[i]->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_activation(eng_op_ctx *c, uint32_t i) {
-    schema_status s = eng_check_scalar(c, i, NND_INT32);
+    schema_status s = eng_check_scalar(c, i, SCHEMA_INT32);
     if (s) return s;
     const eng_tensor *t = c->in[i];
     if (t->data && eng_driver_rules(c)) {
         int32_t a = eng_i32(t);
-        if (a < NND_FUSED_NONE || a > NND_FUSED_RELU6)
+        if (a < SCHEMA_FUSED_NONE || a > SCHEMA_FUSED_RELU6)
             return eng_fail(c, "fused activation %d (input %u) is not 0..3", a, i);
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_same_type(eng_op_ctx *c, uint32_t i, uint32_t o) {
     if (c->in[i]->type != c->out[o]->type)
         return eng_fail(c, "output %u has type %s, input %u has %s", o,
                         schema_type_name(c->out[o]->type), i, schema_type_name(c->in[i]->type));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_moved(eng_op_ctx *c, uint32_t i, uint32_t o) {
     char what[24];
     snprintf(what, sizeof what, "input %u", i);
-    schema_status s =
-        eng_check_type(c, c->in[i], what, 5, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16,
-                       NND_TENSOR_INT32, NND_TENSOR_QUANT8_ASYMM, NND_TENSOR_QUANT8_ASYMM_SIGNED);
+    schema_status s = eng_check_type(c, c->in[i], what, 5, SCHEMA_TENSOR_FLOAT32,
+                                     SCHEMA_TENSOR_FLOAT16, SCHEMA_TENSOR_INT32,
+                                     SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED);
     if (s) return s;
     if (c->in[i]->type != c->out[o]->type)
         return eng_fail(c, "output %u has type %s, input %u has %s", o,
@@ -88,10 +88,10 @@ schema_status eng_check_moved(eng_op_ctx *c, uint32_t i, uint32_t o) {
 static int32_t kind_type(char k, int32_t t0) {
     switch (k) {
     case 'T': return t0;
-    case 'f': return t0 == NND_TENSOR_FLOAT16 ? NND_FLOAT16 : NND_FLOAT32;
-    case 'i': return NND_INT32;
-    case 'b': return NND_BOOL;
-    case 'I': return NND_TENSOR_INT32;
+    case 'f': return t0 == SCHEMA_TENSOR_FLOAT16 ? SCHEMA_FLOAT16 : SCHEMA_FLOAT32;
+    case 'i': return SCHEMA_INT32;
+    case 'b': return SCHEMA_BOOL;
+    case 'I': return SCHEMA_TENSOR_INT32;
     default: return -1;
     }
 }
@@ -110,13 +110,13 @@ schema_status eng_check_signature(eng_op_ctx *c, const char *in_kinds, const cha
             return eng_fail(c, "output %u must be %s, is %s", i, schema_type_name(want),
                             schema_type_name(c->out[i]->type));
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_check_float_signature(eng_op_ctx *c, const char *in_kinds,
                                         const char *out_kinds) {
     schema_status s =
-        eng_check_type(c, c->in[0], "input 0", 2, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT16);
+        eng_check_type(c, c->in[0], "input 0", 2, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT16);
     return s ? s : eng_check_signature(c, in_kinds, out_kinds);
 }
 
@@ -136,7 +136,7 @@ schema_status eng_expect_dims(eng_op_ctx *c, uint32_t i, const char *what, uint3
     bool ok = t->rank == rank;
     for (uint32_t k = 0; ok && k < rank; k++)
         ok = t->dims[k] == dims[k];
-    if (ok) return NND_OK;
+    if (ok) return SCHEMA_OK;
     char want[96], have[96];
     return eng_fail(c, "%s (input %u) must have shape %s, has %s", what, i,
                     dims_str(want, sizeof want, rank, dims),
@@ -152,5 +152,5 @@ schema_status eng_check_input_ranks(eng_op_ctx *c, const char *ranks) {
         schema_status s = eng_check_rank(c, c->in[i], what, r, r);
         if (s) return s;
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }

@@ -2,8 +2,8 @@
 /* signature: the checks an operation's check() and shape() make on operand counts, types,
  * ranks, constant scalars and dimensions.
  *
- * Contract: each returns NND_OK, or fails through kernel_errors.h with a message naming
- * the operand and what it should have been: NND_INVALID_ARGUMENT for a wrong signature,
+ * Contract: each returns SCHEMA_OK, or fails through kernel_errors.h with a message naming
+ * the operand and what it should have been: SCHEMA_INVALID_ARGUMENT for a wrong signature,
  * a type included (an operation's types are the NNAPI runtime's for it: a type it does not
  * take is invalid, not unsupported). A rank that is not known yet (prepare with unknown
  * shapes) passes the rank checks; it is judged again at execution. eng_check_activation

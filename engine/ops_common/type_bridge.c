@@ -34,7 +34,7 @@ static bool to_f32(eng_op_ctx *c, eng_tensor *t, bool fill) {
         for (size_t i = 0; i < n; i++)
             f[i] = (float)h[i];
     }
-    t->type = t->type == NND_FLOAT16 ? NND_FLOAT32 : NND_TENSOR_FLOAT32;
+    t->type = t->type == SCHEMA_FLOAT16 ? SCHEMA_FLOAT32 : SCHEMA_TENSOR_FLOAT32;
     t->data = t->data || !fill ? f : NULL;
     t->bytes = n * sizeof(float);
     return true;
@@ -42,7 +42,7 @@ static bool to_f32(eng_op_ctx *c, eng_tensor *t, bool fill) {
 
 /* Whether the bridge presents t as float32: FLOAT16 tensors and scalars. */
 static bool bridged(int32_t type) {
-    return type == NND_TENSOR_FLOAT16 || type == NND_FLOAT16;
+    return type == SCHEMA_TENSOR_FLOAT16 || type == SCHEMA_FLOAT16;
 }
 
 schema_status eng_run_f16_as_f32(eng_op_ctx *c, eng_op_fn f32) {
@@ -50,22 +50,23 @@ schema_status eng_run_f16_as_f32(eng_op_ctx *c, eng_op_fn f32) {
     if (!b || !bridge_open(c, b)) return eng_fail(c, "too many operands for a type bridge");
     for (uint32_t i = 0; i < c->n_in; i++) {
         eng_tensor *t = &b->in[i];
-        if (bridged(t->type) && eng_present(t) && !to_f32(c, t, true)) return NND_GENERAL_FAILURE;
+        if (bridged(t->type) && eng_present(t) && !to_f32(c, t, true))
+            return SCHEMA_GENERAL_FAILURE;
     }
     for (uint32_t i = 0; i < c->n_out; i++) {
         eng_tensor *t = &b->out[i];
-        if (bridged(t->type) && t->type != NND_FLOAT16 && !to_f32(c, t, false))
-            return NND_GENERAL_FAILURE;
+        if (bridged(t->type) && t->type != SCHEMA_FLOAT16 && !to_f32(c, t, false))
+            return SCHEMA_GENERAL_FAILURE;
     }
     schema_status s = f32(&b->ctx);
     if (s) return s;
     for (uint32_t i = 0; i < c->n_out; i++) {
         eng_tensor *o = c->out[i];
-        if (!bridged(o->type) || o->type == NND_FLOAT16) continue;
+        if (!bridged(o->type) || o->type == SCHEMA_FLOAT16) continue;
         const float *f = b->out[i].data;
         eng_half *h = o->data;
         for (size_t k = 0, n = eng_elems(o); k < n; k++)
             h[k] = (eng_half)f[k];
     }
-    return NND_OK;
+    return SCHEMA_OK;
 }

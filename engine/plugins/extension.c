@@ -223,7 +223,7 @@ static void plugin_publish(eng_ext_plugin *p, uint16_t id) {
         p->op_defs[i] = &p->ops[i].def;
         p->op_names[i] = (schema_op_name_row){p->ops[i].def.code, p->ops[i].def.name};
     }
-    if (p->oem) eng_ext_op_init(p->oem, p, x->oem_operation, NND_OP_OEM_OPERATION);
+    if (p->oem) eng_ext_op_init(p->oem, p, x->oem_operation, SCHEMA_OP_OEM_OPERATION);
     p->type_rows = (schema_type_rows){p->n_types, p->types};
     p->op_rows = (eng_op_rows){p->n_ops, p->op_defs};
     p->op_name_rows = (schema_op_name_rows){p->n_ops, p->op_names};
@@ -378,23 +378,24 @@ bool eng_ext_oem_claimed(void) {
 static schema_status hold_code(int32_t code, eng_ext_plugin **held, uint32_t *n, char *err,
                                size_t errlen) {
     eng_ext_plugin *p;
-    if (code == NND_OP_OEM_OPERATION || code == NND_OEM_SCALAR || code == NND_TENSOR_OEM_BYTE)
+    if (code == SCHEMA_OP_OEM_OPERATION || code == SCHEMA_OEM_SCALAR ||
+        code == SCHEMA_TENSOR_OEM_BYTE)
         p = atomic_load(&oem_owner);
     else if (eng_ext_is_code(code))
         p = eng_ext_plugin_of(code);
     else
-        return NND_OK;
+        return SCHEMA_OK;
     if (!p) {
         /* OEM types without a claimant are checked (and refused) elsewhere. */
-        if (!eng_ext_is_code(code)) return NND_OK;
+        if (!eng_ext_is_code(code)) return SCHEMA_OK;
         schema_errf(err, errlen, "extension code 0x%08x names no loaded extension", (unsigned)code);
-        return NND_INVALID_ARGUMENT;
+        return SCHEMA_INVALID_ARGUMENT;
     }
     for (uint32_t i = 0; i < *n; i++)
-        if (held[i] == p) return NND_OK;
+        if (held[i] == p) return SCHEMA_OK;
     plugin_ref(p);
     held[(*n)++] = p;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 schema_status eng_ext_hold_model(const eng_model_desc *m, eng_ext_plugin ***out, uint32_t *n_out,
@@ -404,19 +405,19 @@ schema_status eng_ext_hold_model(const eng_model_desc *m, eng_ext_plugin ***out,
     /* At most one entry per loaded plugin; the current set bounds it. */
     eng_ext_plugin **held = NULL;
     uint32_t n = 0, cap = 0;
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     for (uint32_t i = 0; i < m->n_operands + m->n_operations && !s; i++) {
         int32_t code =
             i < m->n_operands ? m->operands[i].type : m->operations[i - m->n_operands].type;
-        if (!eng_ext_is_code(code) && code != NND_OP_OEM_OPERATION && code != NND_OEM_SCALAR &&
-            code != NND_TENSOR_OEM_BYTE)
+        if (!eng_ext_is_code(code) && code != SCHEMA_OP_OEM_OPERATION &&
+            code != SCHEMA_OEM_SCALAR && code != SCHEMA_TENSOR_OEM_BYTE)
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 4;
             eng_ext_plugin **h = realloc(held, sizeof *h * cap);
             if (!h) {
                 schema_errf(err, errlen, "out of memory");
-                s = NND_GENERAL_FAILURE;
+                s = SCHEMA_GENERAL_FAILURE;
                 break;
             }
             held = h;
@@ -429,7 +430,7 @@ schema_status eng_ext_hold_model(const eng_model_desc *m, eng_ext_plugin ***out,
     }
     *out = held;
     *n_out = n;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 void eng_ext_release(eng_ext_plugin **held, uint32_t n) {

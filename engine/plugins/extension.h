@@ -22,8 +22,8 @@
  * schema_type_name(), schema_operation_name() and eng_op_lookup() answer for extension codes
  * without calling back here. An extension operation's eng_op_def runs the plugin's validate
  * (check), prepare (shape) and execute (kernel) under a fault guard: a SIGSEGV, SIGBUS, SIGFPE or
- * SIGILL inside the plugin fails the call with NND_GENERAL_FAILURE, logs, and disables the plugin
- * until it is loaded again. OEM_OPERATION resolves to the claiming plugin's handler, if any.
+ * SIGILL inside the plugin fails the call with SCHEMA_GENERAL_FAILURE, logs, and disables the
+ * plugin until it is loaded again. OEM_OPERATION resolves to the claiming plugin's handler, if any.
  * - A prepared model holds a reference on every plugin whose types or operations it uses
  *   (eng_ext_hold_model(), eng_ext_release()).
  * - Threads: loading, resolving and listing are serialized by a mutex (the daemon calls

@@ -42,8 +42,9 @@ static void describe(nnd_ext_operand *o, const eng_tensor *t) {
     o->extension_len = t->extension_len;
     o->data = t->data;
     o->length = t->bytes;
-    o->is_constant = t->lifetime == NND_CONSTANT_COPY || t->lifetime == NND_CONSTANT_REFERENCE;
-    o->omitted = t->lifetime == NND_NO_VALUE;
+    o->is_constant =
+        t->lifetime == SCHEMA_CONSTANT_COPY || t->lifetime == SCHEMA_CONSTANT_REFERENCE;
+    o->omitted = t->lifetime == SCHEMA_NO_VALUE;
 }
 
 /* Outputs a plugin's prepare() may set: bounded rank, every dimension known, and a byte
@@ -68,26 +69,26 @@ static schema_status run_stage(eng_op_ctx *c, int stage) {
             c->err, c->errlen,
             "%s #%u: extension %s is disabled after a fault; `nndctl reload` loads it again",
             x->def.name, c->index, p->name);
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     if (c->n_in == 0) {
         schema_errf(c->err, c->errlen, "%s #%u: extension operations need at least one input",
                     x->def.name, c->index);
-        return NND_INVALID_ARGUMENT;
+        return SCHEMA_INVALID_ARGUMENT;
     }
     uint32_t n = c->n_in + c->n_out;
     nnd_ext_operand small[16];
     nnd_ext_operand *ops = n <= 16 ? small : malloc(sizeof *ops * n);
     if (!ops) {
         schema_errf(c->err, c->errlen, "%s #%u: out of memory", x->def.name, c->index);
-        return NND_GENERAL_FAILURE;
+        return SCHEMA_GENERAL_FAILURE;
     }
     for (uint32_t j = 0; j < c->n_in; j++)
         describe(&ops[j], c->in[j]);
     for (uint32_t j = 0; j < c->n_out; j++)
         describe(&ops[c->n_in + j], c->out[j]);
     char msg[SCHEMA_ERR_LEN] = "";
-    nnd_ext_call call = {.operation = x == p->oem ? NND_OP_OEM_OPERATION : x->op->code,
+    nnd_ext_call call = {.operation = x == p->oem ? SCHEMA_OP_OEM_OPERATION : x->op->code,
                          .index = c->index,
                          .n_inputs = c->n_in,
                          .n_outputs = c->n_out,
@@ -112,15 +113,15 @@ static schema_status run_stage(eng_op_ctx *c, int stage) {
             c->err, c->errlen,
             "%s #%u: the extension faulted (%s in %s) and is disabled until `nndctl reload`",
             x->def.name, c->index, eng_fault_signal_name(sig), stage_names[stage]);
-        s = NND_GENERAL_FAILURE;
+        s = SCHEMA_GENERAL_FAILURE;
     } else if (rc == NND_EXT_OK) {
-        s = NND_OK;
+        s = SCHEMA_OK;
     } else if (rc == NND_EXT_DEFER && stage == STAGE_PREPARE) {
         s = ENG_DEFER;
     } else if (rc == NND_EXT_INVALID || rc == NND_EXT_UNSUPPORTED || rc == NND_EXT_FAILED) {
-        s = rc == NND_EXT_INVALID  ? NND_INVALID_ARGUMENT
-            : rc == NND_EXT_FAILED ? NND_GENERAL_FAILURE
-                                   : NND_UNSUPPORTED;
+        s = rc == NND_EXT_INVALID  ? SCHEMA_INVALID_ARGUMENT
+            : rc == NND_EXT_FAILED ? SCHEMA_GENERAL_FAILURE
+                                   : SCHEMA_UNSUPPORTED;
         schema_errf(c->err, c->errlen, "%s #%u: %s", x->def.name, c->index,
                     *msg ? msg
                          : (rc == NND_EXT_UNSUPPORTED ? "not supported by the extension"
@@ -128,16 +129,16 @@ static schema_status run_stage(eng_op_ctx *c, int stage) {
     } else {
         schema_errf(c->err, c->errlen, "%s #%u: the extension's %s returned an unknown status %d",
                     x->def.name, c->index, stage_names[stage], rc);
-        s = NND_GENERAL_FAILURE;
+        s = SCHEMA_GENERAL_FAILURE;
     }
-    if (s == NND_OK && stage == STAGE_PREPARE) {
-        for (uint32_t j = 0; j < c->n_out && s == NND_OK; j++) {
+    if (s == SCHEMA_OK && stage == STAGE_PREPARE) {
+        for (uint32_t j = 0; j < c->n_out && s == SCHEMA_OK; j++) {
             const nnd_ext_operand *o = &ops[c->n_in + j];
             if (!shape_ok(o)) {
                 schema_errf(c->err, c->errlen,
                             "%s #%u: the extension gave output %u an invalid or too large shape",
                             x->def.name, c->index, j);
-                s = NND_GENERAL_FAILURE;
+                s = SCHEMA_GENERAL_FAILURE;
                 break;
             }
             eng_tensor *t = c->out[j];

@@ -9,7 +9,7 @@
  *   data pointers into the engine's tensors, not copies.
  * - The call runs under the fault guard (fault_guard.h). A fault disables the plugin
  *   until it is loaded again, counts in eng_ext_faults() and fails this and every later
- *   call with NND_GENERAL_FAILURE and a message saying so.
+ *   call with SCHEMA_GENERAL_FAILURE and a message saying so.
  * - The plugin's status maps to the engine's: OK, DEFER (prepare only), INVALID,
  *   UNSUPPORTED, FAILED; anything else is a failure naming the status. Its message, when
  *   it gives one, is passed on behind "OPERATION #index: ".

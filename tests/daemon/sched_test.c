@@ -189,23 +189,23 @@ static void chain_make(chain *c, uint32_t n, uint32_t len) {
     c->in = calloc(n, sizeof *c->in);
     c->out = calloc(n, sizeof *c->out);
     for (uint32_t i = 0; i < n_ops; i++) {
-        c->ops[i].type = NND_TENSOR_FLOAT32;
+        c->ops[i].type = SCHEMA_TENSOR_FLOAT32;
         c->ops[i].rank = 1;
         c->ops[i].dims[0] = len;
-        c->ops[i].lifetime = NND_TEMPORARY;
+        c->ops[i].lifetime = SCHEMA_TEMPORARY;
     }
-    c->ops[0].lifetime = c->ops[1].lifetime = NND_MODEL_INPUT;
-    c->ops[2].type = NND_INT32;
+    c->ops[0].lifetime = c->ops[1].lifetime = SCHEMA_MODEL_INPUT;
+    c->ops[2].type = SCHEMA_INT32;
     c->ops[2].rank = 0;
-    c->ops[2].lifetime = NND_CONSTANT_COPY;
+    c->ops[2].lifetime = SCHEMA_CONSTANT_COPY;
     c->ops[2].length = 4;
-    c->ops[n_ops - 1].lifetime = NND_MODEL_OUTPUT;
+    c->ops[n_ops - 1].lifetime = SCHEMA_MODEL_OUTPUT;
     for (uint32_t k = 0; k < n; k++) {
         c->in[k][0] = k == 0 ? 0 : 3 + k - 1;
         c->in[k][1] = 1;
         c->in[k][2] = 2;
         c->out[k][0] = 3 + k;
-        c->opn[k] = (eng_operation_desc){NND_OP_ADD, 3, c->in[k], 1, c->out[k]};
+        c->opn[k] = (eng_operation_desc){SCHEMA_OP_ADD, 3, c->in[k], 1, c->out[k]};
     }
     c->inputs[0] = 0, c->inputs[1] = 1, c->outputs[0] = n_ops - 1;
     eng_model_desc m = {.n_operands = n_ops,
@@ -219,7 +219,7 @@ static void chain_make(chain *c, uint32_t n, uint32_t len) {
                         .operand_values = (const uint8_t *)&c->act,
                         .operand_values_len = 4};
     char err[SCHEMA_ERR_LEN];
-    if (eng_prepare(&m, &c->p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
+    if (eng_prepare(&m, &c->p, err, sizeof err) != SCHEMA_OK) fail_msg("prepare: %s", err);
 }
 
 static void chain_release(void *ctx) {
@@ -350,9 +350,9 @@ static void blocker_start(qos_sched *s, blocker *b, uint32_t len) {
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, b->c.p, QOS_PRIO_LOW, chain_release, &b->c, &b->m, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     tjob_init(&b->t, b->m, 9, QOS_PRIO_LOW, 0, len);
-    assert_int_equal(qos_sched_submit(s, &b->t.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &b->t.j), SCHEMA_OK);
     if (!wait_running(s, &b->t)) fail_msg("a 20000-operation run ended unseen");
 }
 
@@ -377,14 +377,14 @@ static void test_admission(void **state) {
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     /* Teach the estimator what a run costs. */
     tjob t;
     for (int i = 0; i < 3; i++) {
         tjob_init(&t, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
-        assert_int_equal(qos_sched_submit(s, &t.j), NND_OK);
+        assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_OK);
         wait_done(s, &t);
-        assert_int_equal(t.j.status, NND_OK);
+        assert_int_equal(t.j.status, SCHEMA_OK);
         check_chain_result(&t, N);
         tjob_free(&t);
     }
@@ -394,15 +394,15 @@ static void test_admission(void **state) {
 
     /* A deadline in the past, and one shorter than a run. */
     tjob_init(&t, m, 1, QOS_PRIO_MEDIUM, 1, LEN);
-    assert_int_equal(qos_sched_submit(s, &t.j), NND_MISSED_DEADLINE_PERSISTENT);
+    assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_MISSED_DEADLINE_PERSISTENT);
     assert_int_equal(t.j.refused, QOS_REFUSE_DEADLINE_PASSED);
     t.j.deadline_ns = now_ns() + typical / 4;
-    assert_int_equal(qos_sched_submit(s, &t.j), NND_MISSED_DEADLINE_PERSISTENT);
+    assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_MISSED_DEADLINE_PERSISTENT);
     assert_int_equal(t.j.refused, QOS_REFUSE_TOO_SLOW);
     /* An invalid priority. */
     t.j.deadline_ns = 0;
     t.j.prio = (qos_prio)7;
-    assert_int_equal(qos_sched_submit(s, &t.j), NND_INVALID_ARGUMENT);
+    assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_INVALID_ARGUMENT);
     tjob_free(&t);
 
     /* Behind a long job of another app, two jobs fill app 1's queue and a third is
@@ -412,20 +412,20 @@ static void test_admission(void **state) {
     tjob q[2];
     for (int i = 0; i < 2; i++) {
         tjob_init(&q[i], m, 1, QOS_PRIO_MEDIUM, 0, LEN);
-        assert_int_equal(qos_sched_submit(s, &q[i].j), NND_OK);
+        assert_int_equal(qos_sched_submit(s, &q[i].j), SCHEMA_OK);
     }
     tjob_init(&t, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &t.j), NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_int_equal(t.j.refused, QOS_REFUSE_QUEUE_FULL);
     tjob_free(&t);
     tjob_init(&t, m, 2, QOS_PRIO_MEDIUM, now_ns() + 3 * tail / 2 + 100000, LEN);
-    assert_int_equal(qos_sched_submit(s, &t.j), NND_MISSED_DEADLINE_TRANSIENT);
+    assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_MISSED_DEADLINE_TRANSIENT);
     assert_int_equal(t.j.refused, QOS_REFUSE_BUSY);
     tjob_free(&t);
     blocker_stop(s, &b);
     for (int i = 0; i < 2; i++) {
         wait_done(s, &q[i]);
-        assert_int_equal(q[i].j.status, NND_OK);
+        assert_int_equal(q[i].j.status, SCHEMA_OK);
         check_chain_result(&q[i], N);
         tjob_free(&q[i]);
     }
@@ -461,7 +461,7 @@ static void test_memory_limits(void **state) {
     qos_sched_model *m;
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, NULL, NULL, &m, err, sizeof err),
-                     NND_RESOURCE_EXHAUSTED_PERSISTENT);
+                     SCHEMA_RESOURCE_EXHAUSTED_PERSISTENT);
     qos_sched_free(s);
     /* A quota of two executions' memory: a third waiting one is refused, while another
      * app has its own quota. */
@@ -470,19 +470,19 @@ static void test_memory_limits(void **state) {
     s = new_sched(&cfg);
     assert_int_equal(
         qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     blocker b;
     blocker_start(s, &b, LEN); /* same temporaries as m: within app 9's quota */
     tjob q[3], other;
     for (int i = 0; i < 2; i++) {
         tjob_init(&q[i], m, 1, QOS_PRIO_MEDIUM, 0, LEN);
-        assert_int_equal(qos_sched_submit(s, &q[i].j), NND_OK);
+        assert_int_equal(qos_sched_submit(s, &q[i].j), SCHEMA_OK);
     }
     tjob_init(&q[2], m, 1, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &q[2].j), NND_RESOURCE_EXHAUSTED_TRANSIENT);
+    assert_int_equal(qos_sched_submit(s, &q[2].j), SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_int_equal(q[2].j.refused, QOS_REFUSE_MEMORY);
     tjob_init(&other, m, 2, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &other.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &other.j), SCHEMA_OK);
     blocker_stop(s, &b);
     for (int i = 0; i < 2; i++)
         wait_done(s, &q[i]);
@@ -510,21 +510,21 @@ static void preempt(bool restart) {
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, lc.p, QOS_PRIO_LOW, chain_release, &lc, &lm, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     assert_int_equal(
         qos_sched_model_new(s, sc.p, QOS_PRIO_HIGH, chain_release, &sc, &sm, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     completions = 0;
     tjob low, high;
     tjob_init(&low, lm, 1, QOS_PRIO_LOW, 0, LEN);
     tjob_init(&high, sm, 1, QOS_PRIO_HIGH, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &low.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &low.j), SCHEMA_OK);
     if (!wait_running(s, &low)) fail_msg("a 10000-operation run ended unseen");
-    assert_int_equal(qos_sched_submit(s, &high.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &high.j), SCHEMA_OK);
     wait_done(s, &high);
     wait_done(s, &low);
-    assert_int_equal(high.j.status, NND_OK);
-    assert_int_equal(low.j.status, NND_OK);
+    assert_int_equal(high.j.status, SCHEMA_OK);
+    assert_int_equal(low.j.status, SCHEMA_OK);
     check_chain_result(&high, SHORT_N);
     check_chain_result(&low, LONG_N);
     assert_int_equal(high.order, 1);
@@ -563,13 +563,13 @@ static void test_cancel_and_deadline_abort(void **state) {
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, c.p, QOS_PRIO_MEDIUM, chain_release, &c, &m, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     tjob run, queued;
     tjob_init(&run, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
     tjob_init(&queued, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &run.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &run.j), SCHEMA_OK);
     if (!wait_running(s, &run)) fail_msg("a 2000-operation run ended unseen");
-    assert_int_equal(qos_sched_submit(s, &queued.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &queued.j), SCHEMA_OK);
     qos_sched_cancel(s, &queued.j);
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
@@ -577,8 +577,8 @@ static void test_cancel_and_deadline_abort(void **state) {
     wait_done(s, &queued);
     wait_done(s, &run);
     assert_true(queued.j.cancelled && run.j.cancelled);
-    assert_int_equal(queued.j.status, NND_GENERAL_FAILURE);
-    assert_int_equal(run.j.status, NND_GENERAL_FAILURE);
+    assert_int_equal(queued.j.status, SCHEMA_GENERAL_FAILURE);
+    assert_int_equal(run.j.status, SCHEMA_GENERAL_FAILURE);
     tjob_free(&run);
     tjob_free(&queued);
 
@@ -588,13 +588,13 @@ static void test_cancel_and_deadline_abort(void **state) {
     tjob late;
     tjob_init(&late, m, 1, QOS_PRIO_MEDIUM, 0, LEN);
     late.j.deadline_ns = now_ns() + 20000000;
-    assert_int_equal(qos_sched_submit(s, &late.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &late.j), SCHEMA_OK);
     wait_done(s, &late);
     /* Stopped at a checkpoint (TRANSIENT) — or, on a machine so loaded that the job reached
      * dispatch after its deadline, refused there (PERSISTENT). Either way it never ran to
      * completion past its deadline. */
-    bool stopped = late.j.status == NND_MISSED_DEADLINE_TRANSIENT;
-    assert_true(stopped || late.j.status == NND_MISSED_DEADLINE_PERSISTENT);
+    bool stopped = late.j.status == SCHEMA_MISSED_DEADLINE_TRANSIENT;
+    assert_true(stopped || late.j.status == SCHEMA_MISSED_DEADLINE_PERSISTENT);
     assert_false(late.j.deadline_met);
     tjob_free(&late);
     qos_sched_stats st;
@@ -644,42 +644,42 @@ static void test_lanes(void **state) {
     char err[SCHEMA_ERR_LEN];
     assert_int_equal(
         qos_sched_model_new(s, c0.p, QOS_PRIO_MEDIUM, chain_release, &c0, &on0, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     assert_int_equal(
         qos_sched_model_new(s, c1.p, QOS_PRIO_MEDIUM, chain_release, &c1, &on1, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     assert_int_equal(
         qos_sched_model_new(s, c2.p, QOS_PRIO_MEDIUM, chain_release, &c2, &split, err, sizeof err),
-        NND_OK);
+        SCHEMA_OK);
     uint8_t lanes[N];
     memset(lanes, 1, sizeof lanes);
-    assert_int_equal(qos_sched_model_set_lanes(on1, lanes), NND_OK);
+    assert_int_equal(qos_sched_model_set_lanes(on1, lanes), SCHEMA_OK);
     for (uint32_t k = 0; k < N; k++)
         lanes[k] = (k / 10) % 2 ? 0 : 1; /* 1, 0, 1, 0: ten operations each */
-    assert_int_equal(qos_sched_model_set_lanes(split, lanes), NND_OK);
+    assert_int_equal(qos_sched_model_set_lanes(split, lanes), SCHEMA_OK);
 
     pthread_mutex_lock(&gate_lock);
     gate_armed = true;
     pthread_mutex_unlock(&gate_lock);
     tjob g;
     tjob_init(&g, on0, 9, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &g.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &g.j), SCHEMA_OK);
     pthread_mutex_lock(&gate_lock);
     while (!gate_held)
         pthread_cond_wait(&gate_cond, &gate_lock);
     pthread_mutex_unlock(&gate_lock);
     tjob t;
     tjob_init(&t, on1, 1, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &t.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &t.j), SCHEMA_OK);
     wait_done(s, &t);
-    assert_int_equal(t.j.status, NND_OK);
+    assert_int_equal(t.j.status, SCHEMA_OK);
     check_chain_result(&t, N);
     assert_false(g.done); /* lane 0's job is still held */
     tjob_free(&t);
 
     tjob p;
     tjob_init(&p, split, 1, QOS_PRIO_MEDIUM, 0, LEN);
-    assert_int_equal(qos_sched_submit(s, &p.j), NND_OK);
+    assert_int_equal(qos_sched_submit(s, &p.j), SCHEMA_OK);
     qos_sched_stats st;
     for (int i = 0;; i++) { /* it reaches operation 10 and queues on lane 0 */
         qos_sched_stats_get(s, &st);
@@ -695,11 +695,11 @@ static void test_lanes(void **state) {
     pthread_cond_broadcast(&gate_cond);
     pthread_mutex_unlock(&gate_lock);
     wait_done(s, &g);
-    assert_int_equal(g.j.status, NND_OK);
+    assert_int_equal(g.j.status, SCHEMA_OK);
     check_chain_result(&g, N);
     tjob_free(&g);
     wait_done(s, &p);
-    assert_int_equal(p.j.status, NND_OK);
+    assert_int_equal(p.j.status, SCHEMA_OK);
     check_chain_result(&p, N);
     /* Time on device: its segments on both lanes, inside the whole run. */
     assert_true(p.j.run_ns > 0 && p.j.run_ns <= p.j.end_ns - p.j.start_ns);

@@ -121,33 +121,33 @@ static void test_model_init(test_model *t) {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < 4; i++) {
         eng_operand_desc *o = &t->operands[i == 3 ? 4 : i];
-        o->type = NND_TENSOR_FLOAT32;
+        o->type = SCHEMA_TENSOR_FLOAT32;
         o->rank = 1;
         o->dims[0] = 4;
     }
-    t->operands[0].lifetime = NND_MODEL_INPUT;
-    t->operands[1].lifetime = NND_CONSTANT_COPY;
+    t->operands[0].lifetime = SCHEMA_MODEL_INPUT;
+    t->operands[1].lifetime = SCHEMA_CONSTANT_COPY;
     t->operands[1].offset = 8;
     t->operands[1].length = 16;
     float c1[4] = {1, 2, 3, 4}, c2[4] = {10, 20, 30, 40};
     memcpy(t->values + 8, c1, 16);
-    t->operands[2].lifetime = NND_CONSTANT_REFERENCE;
+    t->operands[2].lifetime = SCHEMA_CONSTANT_REFERENCE;
     t->operands[2].pool = 0;
     t->operands[2].offset = 100;
     t->operands[2].length = 16;
     memcpy(t->pool_bytes + 100, c2, 16);
-    t->operands[3].type = NND_INT32;
-    t->operands[3].lifetime = NND_CONSTANT_COPY;
+    t->operands[3].type = SCHEMA_INT32;
+    t->operands[3].lifetime = SCHEMA_CONSTANT_COPY;
     t->operands[3].offset = 0;
     t->operands[3].length = 4;
-    t->operands[4].lifetime = NND_TEMPORARY;
+    t->operands[4].lifetime = SCHEMA_TEMPORARY;
     t->operands[5] = t->operands[4];
-    t->operands[5].lifetime = NND_MODEL_OUTPUT;
-    t->operands[6].type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    t->operands[5].lifetime = SCHEMA_MODEL_OUTPUT;
+    t->operands[6].type = SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL;
     t->operands[6].rank = 2;
     t->operands[6].dims[0] = 3;
     t->operands[6].dims[1] = 1;
-    t->operands[6].lifetime = NND_CONSTANT_REFERENCE;
+    t->operands[6].lifetime = SCHEMA_CONSTANT_REFERENCE;
     t->operands[6].offset = 200;
     t->operands[6].length = 3;
     t->scales[0] = 0.5f, t->scales[1] = 0.25f, t->scales[2] = 1.0f;
@@ -155,8 +155,8 @@ static void test_model_init(test_model *t) {
     t->operands[7] = t->operands[3]; /* an unused scalar constant */
     t->add0_in[0] = 0, t->add0_in[1] = 1, t->add0_in[2] = 3, t->add0_out[0] = 4;
     t->add1_in[0] = 4, t->add1_in[1] = 2, t->add1_in[2] = 3, t->add1_out[0] = 5;
-    t->ops[0] = (eng_operation_desc){NND_OP_ADD, 3, t->add0_in, 1, t->add0_out};
-    t->ops[1] = (eng_operation_desc){NND_OP_ADD, 3, t->add1_in, 1, t->add1_out};
+    t->ops[0] = (eng_operation_desc){SCHEMA_OP_ADD, 3, t->add0_in, 1, t->add0_out};
+    t->ops[1] = (eng_operation_desc){SCHEMA_OP_ADD, 3, t->add1_in, 1, t->add1_out};
     t->inputs[0] = 0, t->outputs[0] = 5;
     t->pool = (eng_memory_view){.base = t->pool_bytes, .size = sizeof t->pool_bytes};
     t->desc = (eng_model_desc){.n_operands = 8,
@@ -178,7 +178,7 @@ static void run_prepared(eng_prepared *p, float out[4]) {
     eng_exec *e = eng_exec_create(p);
     float in[4] = {0.5f, 0.5f, 0.5f, 0.5f};
     eng_io i = {.data = in, .length = sizeof in}, o = {.data = out, .length = 16};
-    assert_int_equal(eng_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(eng_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), SCHEMA_OK);
     eng_exec_free(e);
     eng_prepared_free(p);
 }
@@ -204,9 +204,9 @@ static void test_plan_moves_onto_copy(void **state) {
     eng_prepared *plan = NULL;
     if (eng_plan(&t.desc, &plan, err, sizeof err)) fail_msg("plan: %s", err);
     store_buf m, d;
-    assert_int_equal(store_ser_encode(&t.desc, 0, "b", &m, &d, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_encode(&t.desc, 0, "b", &m, &d, err, sizeof err), SCHEMA_OK);
     store_ser_model sm;
-    assert_int_equal(store_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), SCHEMA_OK);
     eng_prepared *p = NULL;
     if (eng_prepare_planned(plan, &sm.desc, &p, err, sizeof err)) fail_msg("finish: %s", err);
     store_ser_model_clear(&sm);
@@ -217,10 +217,11 @@ static void test_plan_moves_onto_copy(void **state) {
 
     /* A plan is finished only on the model it was made from (it is freed otherwise). */
     test_model_init(&t);
-    assert_int_equal(eng_plan(&t.desc, &plan, err, sizeof err), NND_OK);
-    assert_int_equal(store_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), NND_OK);
+    assert_int_equal(eng_plan(&t.desc, &plan, err, sizeof err), SCHEMA_OK);
+    assert_int_equal(store_ser_decode(m.p, m.len, d.p, d.len, &sm, err, sizeof err), SCHEMA_OK);
     sm.desc.n_operands--;
-    assert_int_equal(eng_prepare_planned(plan, &sm.desc, &p, err, sizeof err), NND_GENERAL_FAILURE);
+    assert_int_equal(eng_prepare_planned(plan, &sm.desc, &p, err, sizeof err),
+                     SCHEMA_GENERAL_FAILURE);
     assert_non_null(strstr(err, "changed"));
     sm.desc.n_operands++;
     store_ser_model_clear(&sm);
@@ -234,22 +235,22 @@ static void test_serialize_round_trip(void **state) {
     char err[SCHEMA_ERR_LEN];
     if (eng_validate(&t.desc, err, sizeof err)) fail_msg("test model invalid: %s", err);
     store_buf m1, d1, m2, d2;
-    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m1, &d1, err, sizeof err), NND_OK);
-    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m2, &d2, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m1, &d1, err, sizeof err), SCHEMA_OK);
+    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &m2, &d2, err, sizeof err), SCHEMA_OK);
     /* Deterministic bytes: equal models hash equal. */
     assert_int_equal(m1.len, m2.len);
     assert_int_equal(d1.len, d2.len);
     assert_memory_equal(m1.p, m2.p, m1.len);
     assert_memory_equal(d1.p, d2.p, d1.len);
     store_ser_model sm;
-    assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err), SCHEMA_OK);
     assert_int_equal(sm.preference, 2);
     assert_string_equal(sm.build_id, "build-A");
     assert_int_equal(sm.desc.n_operands, 8);
     assert_int_equal(sm.desc.operands[6].channel_quant.n_scales, 3);
     assert_true(sm.desc.operands[6].channel_quant.scales[1] == 0.25f);
     for (uint32_t i = 0; i < 8; i++)
-        if (sm.desc.operands[i].lifetime == NND_CONSTANT_REFERENCE)
+        if (sm.desc.operands[i].lifetime == SCHEMA_CONSTANT_REFERENCE)
             assert_int_equal((uintptr_t)(sm.desc.pools[0].base + sm.desc.operands[i].offset) %
                                  (sm.desc.operands[i].length >= 64 ? 64 : 8),
                              0);
@@ -264,12 +265,12 @@ static void test_serialize_round_trip(void **state) {
     /* The device travels with the model: a reference-only compilation stays one. */
     store_buf mr, dr;
     t.desc.reference_only = true;
-    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &mr, &dr, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_encode(&t.desc, 2, "build-A", &mr, &dr, err, sizeof err), SCHEMA_OK);
     t.desc.reference_only = false;
-    assert_int_equal(store_ser_decode(mr.p, mr.len, dr.p, dr.len, &sm, err, sizeof err), NND_OK);
+    assert_int_equal(store_ser_decode(mr.p, mr.len, dr.p, dr.len, &sm, err, sizeof err), SCHEMA_OK);
     assert_true(sm.desc.reference_only);
     eng_prepared *rp = NULL;
-    assert_int_equal(eng_prepare(&sm.desc, &rp, err, sizeof err), NND_OK);
+    assert_int_equal(eng_prepare(&sm.desc, &rp, err, sizeof err), SCHEMA_OK);
     assert_true(eng_prepared_reference_only(rp));
     eng_prepared_free(rp);
     store_ser_model_clear(&sm);
@@ -280,18 +281,18 @@ static void test_serialize_round_trip(void **state) {
      * something eng_prepare judges for itself, or is refused; nothing reads out of bounds. */
     for (size_t n = 0; n < m1.len; n++)
         assert_int_equal(store_ser_decode(m1.p, n, d1.p, d1.len, &sm, err, sizeof err),
-                         NND_GENERAL_FAILURE);
+                         SCHEMA_GENERAL_FAILURE);
     for (size_t n = 0; n < d1.len; n++)
         assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, n, &sm, err, sizeof err),
-                         NND_GENERAL_FAILURE);
+                         SCHEMA_GENERAL_FAILURE);
     uint8_t *copy = malloc(m1.len);
     for (size_t i = 0; i < m1.len; i++)
         for (int bit = 0; bit < 8; bit += 3) {
             memcpy(copy, m1.p, m1.len);
             copy[i] ^= (uint8_t)(1u << bit);
-            if (store_ser_decode(copy, m1.len, d1.p, d1.len, &sm, err, sizeof err) == NND_OK) {
+            if (store_ser_decode(copy, m1.len, d1.p, d1.len, &sm, err, sizeof err) == SCHEMA_OK) {
                 eng_prepared *p = NULL;
-                if (eng_prepare(&sm.desc, &p, err, sizeof err) == NND_OK) eng_prepared_free(p);
+                if (eng_prepare(&sm.desc, &p, err, sizeof err) == SCHEMA_OK) eng_prepared_free(p);
                 store_ser_model_clear(&sm);
             }
         }
@@ -300,14 +301,14 @@ static void test_serialize_round_trip(void **state) {
      * main graph's operand count, right after the header. */
     memcpy(m1.p + 8 + 16 + STORE_SER_BUILD_ID_MAX + 4 + 8, "\xff\xff\x0f\x00", 4);
     assert_int_equal(store_ser_decode(m1.p, m1.len, d1.p, d1.len, &sm, err, sizeof err),
-                     NND_GENERAL_FAILURE);
+                     SCHEMA_GENERAL_FAILURE);
     assert_non_null(strstr(err, "operands do not fit"));
     store_buf_free(&m1), store_buf_free(&d1), store_buf_free(&m2), store_buf_free(&d2);
 
     /* A constant outside its memory is refused at encode. */
     t.operands[2].offset = 250;
     assert_int_equal(store_ser_encode(&t.desc, 0, "b", &m1, &d1, err, sizeof err),
-                     NND_INVALID_ARGUMENT);
+                     SCHEMA_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "operand 2"));
 }
 

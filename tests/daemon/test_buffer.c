@@ -53,9 +53,9 @@ static void *writer(void *arg) {
         srv_pool src = {.view = {.base = (const uint8_t *)v, .size = sizeof v}, .writable = false};
         char err[SCHEMA_ERR_LEN];
         schema_status st = srv_buffer_copy_in(s->a, &src, NULL, 0, err, sizeof err);
-        if (st == NND_OK)
+        if (st == SCHEMA_OK)
             atomic_fetch_add(&s->ok, 1);
-        else if (st == NND_GENERAL_FAILURE && strstr(err, "busy"))
+        else if (st == SCHEMA_GENERAL_FAILURE && strstr(err, "busy"))
             atomic_fetch_add(&s->busy, 1);
         else
             fail_msg("copy in: %d %s", st, err);
@@ -94,17 +94,17 @@ static void *executor(void *arg) {
         srv_buffer_binding *bb = NULL;
         schema_status st =
             srv_buffers_bind(OWNER, MODEL, s->p, &r, ios, ios + 2, &bb, err, sizeof err);
-        if (st == NND_OK) {
+        if (st == SCHEMA_OK) {
             assert_true(uniform(ios[0].data));
             st = eng_exec_run(e, ios, ios + 2, shapes, NULL, err, sizeof err);
-            assert_int_equal(st, NND_OK);
+            assert_int_equal(st, SCHEMA_OK);
             srv_buffers_finish(bb, true, &st, shapes, err, sizeof err);
-            assert_int_equal(st, NND_OK);
+            assert_int_equal(st, SCHEMA_OK);
             atomic_fetch_add(&s->ok, 1);
-        } else if (st == NND_GENERAL_FAILURE &&
+        } else if (st == SCHEMA_GENERAL_FAILURE &&
                    (strstr(err, "busy") || strstr(err, "never been written"))) {
             atomic_fetch_add(&s->busy, 1);
-        } else if (st == NND_INVALID_ARGUMENT && strstr(err, "names no buffer")) {
+        } else if (st == SCHEMA_INVALID_ARGUMENT && strstr(err, "names no buffer")) {
             atomic_fetch_add(&s->gone, 1); /* dropped by its owner meanwhile */
         } else {
             fail_msg("bind: %d %s", st, err);
@@ -125,10 +125,10 @@ static void *reader(void *arg) {
         eng_output_shape shape;
         char err[SCHEMA_ERR_LEN];
         schema_status st = srv_buffer_copy_out(s->b, &dst, NULL, 0, &shape, err, sizeof err);
-        if (st == NND_OK) {
+        if (st == SCHEMA_OK) {
             assert_true(uniform(v)); /* 2 * a whole pattern */
             atomic_fetch_add(&s->ok, 1);
-        } else if (st == NND_GENERAL_FAILURE &&
+        } else if (st == SCHEMA_GENERAL_FAILURE &&
                    (strstr(err, "busy") || strstr(err, "never been written"))) {
             atomic_fetch_add(&s->busy, 1);
         } else {
@@ -150,7 +150,7 @@ static srv_buffer *allocate(eng_prepared *p, Nnd__BufferRole **in, size_t n_in,
     srv_buffer *b = NULL;
     char err[SCHEMA_ERR_LEN];
     schema_status st = srv_buffer_allocate(OWNER, &a, &m, NULL, &b, err, sizeof err);
-    if (st != NND_OK) fail_msg("allocate: %s", err);
+    if (st != SCHEMA_OK) fail_msg("allocate: %s", err);
     return b;
 }
 
@@ -162,8 +162,8 @@ static void test_concurrent_readers_and_writers(void **state) {
     eng_model_desc desc;
     char err[SCHEMA_ERR_LEN];
     shared s = {0};
-    assert_int_equal(srv_model_from_proto(&wm.model, NULL, 0, &desc, err, sizeof err), NND_OK);
-    assert_int_equal(eng_prepare(&desc, &s.p, err, sizeof err), NND_OK);
+    assert_int_equal(srv_model_from_proto(&wm.model, NULL, 0, &desc, err, sizeof err), SCHEMA_OK);
+    assert_int_equal(eng_prepare(&desc, &s.p, err, sizeof err), SCHEMA_OK);
     srv_model_desc_clear(&desc);
 
     Nnd__BufferRole r[2], *rp[2] = {&r[0], &r[1]};

@@ -90,10 +90,10 @@ static void test_quota_counts(void **state) {
     a.uid = a.quota.uid = 1234;
     b = c = a;
     char err[256];
-    assert_int_equal(srv_quota_connect(q, &a.quota, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_connect(q, &b.quota, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &a.quota, err, sizeof err), SCHEMA_OK);
+    assert_int_equal(srv_quota_connect(q, &b.quota, err, sizeof err), SCHEMA_OK);
     assert_int_equal(srv_quota_connect(q, &c.quota, err, sizeof err),
-                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+                     SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.connections (2) reached for uid 1234");
     assert_null(c.quota.app);
     assert_ptr_equal(a.quota.app, b.quota.app);
@@ -101,24 +101,24 @@ static void test_quota_counts(void **state) {
     uint64_t h[3];
     static int obj;
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_PREPARED, err, sizeof err), NND_OK);
+        assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_PREPARED, err, sizeof err), SCHEMA_OK);
         assert_int_equal(srv_session_add(&a, SRV_OBJ_PREPARED, &obj, NULL, &h[i]), 0);
     }
     assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_PREPARED, err, sizeof err),
-                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+                     SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.connection.prepared_models (2) reached on this connection "
                              "(uid 1234)");
     /* Other kinds are not limited by it. */
-    assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_BURST, err, sizeof err), NND_OK);
+    assert_int_equal(srv_session_check_quota(&a, SRV_OBJ_BURST, err, sizeof err), SCHEMA_OK);
     assert_int_equal(srv_session_add(&b, SRV_OBJ_PREPARED, &obj, NULL, &h[2]), 0);
     assert_int_equal(srv_session_check_quota(&b, SRV_OBJ_PREPARED, err, sizeof err),
-                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+                     SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.prepared_models (3) reached for uid 1234");
     assert_int_equal(a.quota.app->used[SRV_QUOTA_PREPARED_MODELS], 3);
     assert_int_equal(a.quota.app->refused[SRV_QUOTA_PREPARED_MODELS], 2);
     /* Released or cleared, the room comes back. */
     assert_int_equal(srv_session_release(&a, h[0]), 0);
-    assert_int_equal(srv_session_check_quota(&b, SRV_OBJ_PREPARED, err, sizeof err), NND_OK);
+    assert_int_equal(srv_session_check_quota(&b, SRV_OBJ_PREPARED, err, sizeof err), SCHEMA_OK);
     srv_session_clear(&a);
     srv_quota_disconnect(&a.quota);
     assert_int_equal(b.quota.app->used[SRV_QUOTA_PREPARED_MODELS], 1);
@@ -140,16 +140,18 @@ static void test_quota_bytes(void **state) {
     memset(&s, 0, sizeof s);
     s.uid = s.quota.uid = 7;
     char err[256];
-    assert_int_equal(srv_quota_connect(q, &s.quota, err, sizeof err), NND_OK);
-    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 60, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_connect(q, &s.quota, err, sizeof err), SCHEMA_OK);
+    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 60, err, sizeof err),
+                     SCHEMA_OK);
     assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 41, err, sizeof err),
-                     NND_RESOURCE_EXHAUSTED_TRANSIENT);
+                     SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT);
     assert_string_equal(err, "quota.app.buffer_bytes (100) reached for uid 7: 60 bytes held, 41 "
                              "more asked");
     assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, UINT64_MAX, err, sizeof err),
-                     NND_RESOURCE_EXHAUSTED_TRANSIENT); /* no overflow */
+                     SCHEMA_RESOURCE_EXHAUSTED_TRANSIENT); /* no overflow */
     assert_int_equal(s.quota.used[SRV_QUOTA_BUFFER_BYTES], 60);
-    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 40, err, sizeof err), NND_OK);
+    assert_int_equal(srv_quota_take(&s.quota, SRV_QUOTA_BUFFER_BYTES, 40, err, sizeof err),
+                     SCHEMA_OK);
     srv_quota_add(&s.quota, SRV_QUOTA_BUFFER_BYTES, -100);
     assert_int_equal(s.quota.app->used[SRV_QUOTA_BUFFER_BYTES], 0);
     srv_quota_disconnect(&s.quota);

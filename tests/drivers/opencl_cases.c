@@ -76,8 +76,8 @@ static void conv_like(om_model *m, bool depthwise) {
         image_dims(nchw, n, h, w, c, d);
         in[0] = om_input(m, 4, d);
         image_dims(nchw, n, oh, ow, oc, d);
-        uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, 4, d);
-        om_op(m, depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D, k, in, y);
+        uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, d);
+        om_op(m, depthwise ? SCHEMA_OP_DEPTHWISE_CONV_2D : SCHEMA_OP_CONV_2D, k, in, y);
         om_output(m, y);
         return;
     }
@@ -103,8 +103,8 @@ static void pool_like(om_model *m, bool max) {
         image_dims(nchw, n, h, w, c, d);
         in[0] = om_input(m, 4, d);
         image_dims(nchw, n, oh, ow, c, d);
-        uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, 4, d);
-        om_op(m, max ? NND_OP_MAX_POOL_2D : NND_OP_AVERAGE_POOL_2D, k, in, y);
+        uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, d);
+        om_op(m, max ? SCHEMA_OP_MAX_POOL_2D : SCHEMA_OP_AVERAGE_POOL_2D, k, in, y);
         om_output(m, y);
         return;
     }
@@ -122,8 +122,8 @@ static void fully_connected(om_model *m) {
     in[1] = om_const_f32(m, 2, (uint32_t[]){units, k}, NULL, 1.f);
     in[2] = om_const_f32(m, 1, &units, NULL, 1.f);
     in[3] = om_i32(m, (int32_t)R(0, 3));
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){b, units});
-    om_op(m, NND_OP_FULLY_CONNECTED, 4, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){b, units});
+    om_op(m, SCHEMA_OP_FULLY_CONNECTED, 4, in, y);
     om_output(m, y);
 }
 
@@ -136,13 +136,13 @@ static void batch_matmul(om_model *m) {
     db[r - 2] = ay ? n : k, db[r - 1] = ay ? k : n;
     dy[r - 2] = mm, dy[r - 1] = n;
     uint32_t in[4] = {om_input(m, r, da), om_input(m, r, db), om_bool(m, ax), om_bool(m, ay)};
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, r, dy);
-    om_op(m, NND_OP_BATCH_MATMUL, 4, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, r, dy);
+    om_op(m, SCHEMA_OP_BATCH_MATMUL, 4, in, y);
     om_output(m, y);
 }
 
 static void binary(om_model *m) {
-    static const int32_t codes[] = {NND_OP_ADD, NND_OP_SUB, NND_OP_MUL, NND_OP_DIV};
+    static const int32_t codes[] = {SCHEMA_OP_ADD, SCHEMA_OP_SUB, SCHEMA_OP_MUL, SCHEMA_OP_DIV};
     uint32_t rank = R(1, 4), full[4], da[4], db[4], ra = rank, rb = R(1, rank), out[4];
     for (uint32_t i = 0; i < rank; i++)
         full[i] = R(1, 6);
@@ -158,18 +158,18 @@ static void binary(om_model *m) {
     uint32_t a = om_input(m, ra, da),
              b = R(0, 3) ? om_input(m, rb, db) : om_const_f32(m, rb, db, NULL, 2.f);
     uint32_t in[3] = {swap ? b : a, swap ? a : b, om_i32(m, (int32_t)R(0, 3))};
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, rank, out);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, out);
     om_op(m, codes[R(0, 3)], 3, in, y);
     om_output(m, y);
 }
 
 static void unary(om_model *m) {
-    static const int32_t codes[] = {NND_OP_RELU,     NND_OP_RELU1, NND_OP_RELU6,
-                                    NND_OP_LOGISTIC, NND_OP_TANH,  NND_OP_HARD_SWISH};
+    static const int32_t codes[] = {SCHEMA_OP_RELU,     SCHEMA_OP_RELU1, SCHEMA_OP_RELU6,
+                                    SCHEMA_OP_LOGISTIC, SCHEMA_OP_TANH,  SCHEMA_OP_HARD_SWISH};
     uint32_t rank = R(1, 4), d[4];
     for (uint32_t i = 0; i < rank; i++)
         d[i] = R(1, 9);
-    uint32_t x = om_input(m, rank, d), y = om_tensor(m, NND_TENSOR_FLOAT32, rank, d);
+    uint32_t x = om_input(m, rank, d), y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, d);
     om_op(m, codes[R(0, 5)], 1, &x, y);
     om_output(m, y);
 }
@@ -181,8 +181,8 @@ static void softmax(om_model *m) {
     in[0] = om_input(m, rank, d);
     in[1] = om_f32(m, 0.1f + (float)R(0, 19) / 10.f);
     if (R(0, 1)) in[n++] = om_i32(m, (int32_t)R(0, 2 * rank - 1) - (int32_t)rank);
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, rank, d);
-    om_op(m, NND_OP_SOFTMAX, n, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, d);
+    om_op(m, SCHEMA_OP_SOFTMAX, n, in, y);
     om_output(m, y);
 }
 
@@ -196,8 +196,8 @@ static void concatenation(om_model *m) {
     }
     in[n] = om_i32(m, (int32_t)axis);
     d[axis] = sum;
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, rank, d);
-    om_op(m, NND_OP_CONCATENATION, n + 1, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, d);
+    om_op(m, SCHEMA_OP_CONCATENATION, n + 1, in, y);
     om_output(m, y);
 }
 
@@ -207,17 +207,17 @@ static void reshape_squeeze(om_model *m) {
         uint32_t x = om_input(m, 3, (uint32_t[]){a, b, c});
         int32_t shape[2] = {(int32_t)(a * b), -1};
         uint32_t in[2] = {x, om_const_i32s(m, 1, (uint32_t[]){2}, shape)};
-        y = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){a * b, c});
-        om_op(m, NND_OP_RESHAPE, 2, in, y);
+        y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){a * b, c});
+        om_op(m, SCHEMA_OP_RESHAPE, 2, in, y);
     } else {
         uint32_t x = om_input(m, 4, (uint32_t[]){a, 1, b, 1});
         uint32_t in[2] = {x, R(0, 1) ? om_const_i32s(m, 1, (uint32_t[]){2}, (int32_t[]){1, -1})
-                                     : om_omitted(m, NND_TENSOR_INT32)};
+                                     : om_omitted(m, SCHEMA_TENSOR_INT32)};
         uint32_t dims[2] = {a, b}, r = 0, out[4];
         for (uint32_t i = 0; i < 2; i++)
-            if (dims[i] != 1 || m->operands[in[1]].lifetime != NND_NO_VALUE) out[r++] = dims[i];
-        y = om_tensor(m, NND_TENSOR_FLOAT32, r, out);
-        om_op(m, NND_OP_SQUEEZE, 2, in, y);
+            if (dims[i] != 1 || m->operands[in[1]].lifetime != SCHEMA_NO_VALUE) out[r++] = dims[i];
+        y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, r, out);
+        om_op(m, SCHEMA_OP_SQUEEZE, 2, in, y);
     }
     om_output(m, y);
 }
@@ -236,9 +236,9 @@ static void transpose(om_model *m) {
     for (uint32_t i = 0; i < rank; i++)
         od[i] = omit ? d[rank - 1 - i] : d[perm[i]];
     uint32_t in[2] = {om_input(m, rank, d),
-                      omit ? om_omitted(m, NND_TENSOR_INT32) : om_const_i32s(m, 1, &rank, perm)};
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, rank, od);
-    om_op(m, NND_OP_TRANSPOSE, 2, in, y);
+                      omit ? om_omitted(m, SCHEMA_TENSOR_INT32) : om_const_i32s(m, 1, &rank, perm)};
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, od);
+    om_op(m, SCHEMA_OP_TRANSPOSE, 2, in, y);
     om_output(m, y);
 }
 
@@ -250,8 +250,8 @@ static void pad(om_model *m) {
         od[i] = d[i] + (uint32_t)(pads[2 * i] + pads[2 * i + 1]);
     }
     uint32_t in[2] = {om_input(m, rank, d), om_const_i32s(m, 2, (uint32_t[]){rank, 2}, pads)};
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, rank, od);
-    om_op(m, NND_OP_PAD, 2, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, od);
+    om_op(m, SCHEMA_OP_PAD, 2, in, y);
     om_output(m, y);
 }
 
@@ -270,8 +270,8 @@ static void mean(om_model *m) {
         if (!reduced[i] || keep) od[r++] = reduced[i] ? 1 : d[i];
     if (r == 0) od[r++] = 1; /* every axis reduced without keep_dims: one value */
     uint32_t in[3] = {om_input(m, rank, d), om_const_i32s(m, 1, &n_axes, axes), om_i32(m, keep)};
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, r, od);
-    om_op(m, NND_OP_MEAN, 3, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, r, od);
+    om_op(m, SCHEMA_OP_MEAN, 3, in, y);
     om_output(m, y);
 }
 
@@ -294,8 +294,8 @@ static void resize(om_model *m) {
     image_dims(nchw, n, h, w, c, d);
     in[0] = om_input(m, 4, d);
     image_dims(nchw, n, oh, ow, c, d);
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, 4, d);
-    om_op(m, NND_OP_RESIZE_BILINEAR, k, in, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, d);
+    om_op(m, SCHEMA_OP_RESIZE_BILINEAR, k, in, y);
     om_output(m, y);
 }
 
@@ -327,26 +327,26 @@ void oc_chain(om_model *m) {
                        om_i32(m, 1),
                        om_i32(m, 1),
                        om_i32(m, 0)};
-    uint32_t c = om_tensor(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 16, 16, 8});
-    om_op(m, NND_OP_CONV_2D, 7, in, c);
-    uint32_t r = om_tensor(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 16, 16, 8});
-    om_op(m, NND_OP_RELU, 1, &c, r);
+    uint32_t c = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, 16, 16, 8});
+    om_op(m, SCHEMA_OP_CONV_2D, 7, in, c);
+    uint32_t r = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, 16, 16, 8});
+    om_op(m, SCHEMA_OP_RELU, 1, &c, r);
     uint32_t pin[7] = {
         r, om_i32(m, 2), om_i32(m, 2), om_i32(m, 2), om_i32(m, 2), om_i32(m, 2), om_i32(m, 0)};
-    uint32_t p = om_tensor(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 8, 8, 8});
-    om_op(m, NND_OP_MAX_POOL_2D, 7, pin, p);
+    uint32_t p = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, 8, 8, 8});
+    om_op(m, SCHEMA_OP_MAX_POOL_2D, 7, pin, p);
     uint32_t rin[2] = {p, om_const_i32s(m, 1, (uint32_t[]){2}, (int32_t[]){1, 512})};
-    uint32_t flat = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){1, 512});
-    om_op(m, NND_OP_RESHAPE, 2, rin, flat);
+    uint32_t flat = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){1, 512});
+    om_op(m, SCHEMA_OP_RESHAPE, 2, rin, flat);
     uint32_t fin[4] = {flat, om_const_f32(m, 2, (uint32_t[]){10, 512}, NULL, 0.1f),
                        om_const_f32(m, 1, (uint32_t[]){10}, NULL, 0.1f), om_i32(m, 0)};
-    uint32_t f = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){1, 10});
-    om_op(m, NND_OP_FULLY_CONNECTED, 4, fin, f);
-    uint32_t t = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){1, 10});
-    om_op(m, NND_OP_TANH, 1, &f, t);
+    uint32_t f = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){1, 10});
+    om_op(m, SCHEMA_OP_FULLY_CONNECTED, 4, fin, f);
+    uint32_t t = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){1, 10});
+    om_op(m, SCHEMA_OP_TANH, 1, &f, t);
     uint32_t sin[2] = {t, om_f32(m, 1.f)};
-    uint32_t s = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){1, 10});
-    om_op(m, NND_OP_SOFTMAX, 2, sin, s);
+    uint32_t s = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){1, 10});
+    om_op(m, SCHEMA_OP_SOFTMAX, 2, sin, s);
     om_output(m, f); /* read inside the partition and outside it */
     om_output(m, s);
 }
@@ -355,28 +355,28 @@ void oc_feed_forward(om_model *m) {
     uint32_t x = om_input(m, 2, (uint32_t[]){16, 32});
     uint32_t in[4] = {x, om_const_f32(m, 2, (uint32_t[]){64, 32}, NULL, 0.2f),
                       om_const_f32(m, 1, (uint32_t[]){64}, NULL, 0.2f), om_i32(m, 0)};
-    uint32_t h = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 64});
-    om_op(m, NND_OP_FULLY_CONNECTED, 4, in, h);
-    uint32_t a = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 64});
-    om_op(m, NND_OP_HARD_SWISH, 1, &h, a);
+    uint32_t h = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 64});
+    om_op(m, SCHEMA_OP_FULLY_CONNECTED, 4, in, h);
+    uint32_t a = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 64});
+    om_op(m, SCHEMA_OP_HARD_SWISH, 1, &h, a);
     uint32_t w2 = om_const_f32(m, 2, (uint32_t[]){32, 64}, NULL, 0.2f);
     uint32_t bin[4] = {a, w2, om_bool(m, false), om_bool(m, true)};
-    uint32_t o = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
-    om_op(m, NND_OP_BATCH_MATMUL, 4, bin, o);
+    uint32_t o = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
+    om_op(m, SCHEMA_OP_BATCH_MATMUL, 4, bin, o);
     uint32_t ain[3] = {o, x, om_i32(m, 0)};
-    uint32_t res = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
-    om_op(m, NND_OP_ADD, 3, ain, res);
+    uint32_t res = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
+    om_op(m, SCHEMA_OP_ADD, 3, ain, res);
     uint32_t min[3] = {res, om_const_i32s(m, 1, (uint32_t[]){1}, (int32_t[]){-1}), om_i32(m, 1)};
-    uint32_t mu = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 1});
-    om_op(m, NND_OP_MEAN, 3, min, mu);
+    uint32_t mu = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 1});
+    om_op(m, SCHEMA_OP_MEAN, 3, min, mu);
     uint32_t sin[3] = {res, mu, om_i32(m, 0)};
-    uint32_t cen = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
-    om_op(m, NND_OP_SUB, 3, sin, cen);
+    uint32_t cen = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
+    om_op(m, SCHEMA_OP_SUB, 3, sin, cen);
     uint32_t gin[3] = {cen, om_const_f32(m, 1, (uint32_t[]){32}, NULL, 1.f), om_i32(m, 0)};
-    uint32_t sc = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
-    om_op(m, NND_OP_MUL, 3, gin, sc);
+    uint32_t sc = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){16, 32});
+    om_op(m, SCHEMA_OP_MUL, 3, gin, sc);
     uint32_t tin[2] = {sc, om_const_i32s(m, 1, (uint32_t[]){2}, (int32_t[]){1, 0})};
-    uint32_t y = om_tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){32, 16});
-    om_op(m, NND_OP_TRANSPOSE, 2, tin, y);
+    uint32_t y = om_tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){32, 16});
+    om_op(m, SCHEMA_OP_TRANSPOSE, 2, tin, y);
     om_output(m, y);
 }

@@ -63,7 +63,7 @@ static void *value_space(om_model *m, uint32_t operand, size_t bytes) {
 }
 
 uint32_t om_input(om_model *m, uint32_t rank, const uint32_t *dims) {
-    uint32_t i = add(m, NND_TENSOR_FLOAT32, rank, dims, NND_MODEL_INPUT);
+    uint32_t i = add(m, SCHEMA_TENSOR_FLOAT32, rank, dims, SCHEMA_MODEL_INPUT);
     size_t n = om_elems(m, i);
     float *v = malloc(n * sizeof(float) + 1);
     if (!v) abort();
@@ -75,17 +75,17 @@ uint32_t om_input(om_model *m, uint32_t rank, const uint32_t *dims) {
 }
 
 uint32_t om_tensor(om_model *m, int32_t type, uint32_t rank, const uint32_t *dims) {
-    return add(m, type, rank, dims, NND_TEMPORARY);
+    return add(m, type, rank, dims, SCHEMA_TEMPORARY);
 }
 
 void om_output(om_model *m, uint32_t operand) {
-    m->operands[operand].lifetime = NND_MODEL_OUTPUT;
+    m->operands[operand].lifetime = SCHEMA_MODEL_OUTPUT;
     m->outputs[m->n_outputs++] = operand;
 }
 
 uint32_t om_const_f32(om_model *m, uint32_t rank, const uint32_t *dims, const float *data,
                       float lim) {
-    uint32_t i = add(m, NND_TENSOR_FLOAT32, rank, dims, NND_CONSTANT_COPY);
+    uint32_t i = add(m, SCHEMA_TENSOR_FLOAT32, rank, dims, SCHEMA_CONSTANT_COPY);
     size_t n = om_elems(m, i);
     float *v = value_space(m, i, n * sizeof(float));
     for (size_t k = 0; k < n; k++)
@@ -94,29 +94,29 @@ uint32_t om_const_f32(om_model *m, uint32_t rank, const uint32_t *dims, const fl
 }
 
 uint32_t om_const_i32s(om_model *m, uint32_t rank, const uint32_t *dims, const int32_t *data) {
-    uint32_t i = add(m, NND_TENSOR_INT32, rank, dims, NND_CONSTANT_COPY);
+    uint32_t i = add(m, SCHEMA_TENSOR_INT32, rank, dims, SCHEMA_CONSTANT_COPY);
     memcpy(value_space(m, i, om_elems(m, i) * sizeof(int32_t)), data,
            om_elems(m, i) * sizeof(int32_t));
     return i;
 }
 
 static uint32_t scalar(om_model *m, int32_t type, const void *v, size_t size) {
-    uint32_t i = add(m, type, 0, NULL, NND_CONSTANT_COPY);
+    uint32_t i = add(m, type, 0, NULL, SCHEMA_CONSTANT_COPY);
     memcpy(value_space(m, i, size), v, size);
     return i;
 }
 uint32_t om_i32(om_model *m, int32_t v) {
-    return scalar(m, NND_INT32, &v, sizeof v);
+    return scalar(m, SCHEMA_INT32, &v, sizeof v);
 }
 uint32_t om_f32(om_model *m, float v) {
-    return scalar(m, NND_FLOAT32, &v, sizeof v);
+    return scalar(m, SCHEMA_FLOAT32, &v, sizeof v);
 }
 uint32_t om_bool(om_model *m, bool v) {
     uint8_t b = v;
-    return scalar(m, NND_BOOL, &b, 1);
+    return scalar(m, SCHEMA_BOOL, &b, 1);
 }
 uint32_t om_omitted(om_model *m, int32_t type) {
-    return add(m, type, 0, NULL, NND_NO_VALUE);
+    return add(m, type, 0, NULL, SCHEMA_NO_VALUE);
 }
 
 void om_op(om_model *m, int32_t code, uint32_t n_in, const uint32_t *in, uint32_t out) {
@@ -147,7 +147,7 @@ bool om_reference(om_model *m, float **outs, char *err, size_t errlen) {
         in[i].data = m->input_data[i], in[i].length = om_elems(m, m->inputs[i]) * sizeof(float);
     for (uint32_t i = 0; i < m->n_outputs; i++)
         out[i].data = outs[i], out[i].length = om_elems(m, m->outputs[i]) * sizeof(float);
-    bool ok = e && eng_exec_run(e, in, out, NULL, NULL, err, errlen) == NND_OK;
+    bool ok = e && eng_exec_run(e, in, out, NULL, NULL, err, errlen) == SCHEMA_OK;
     eng_exec_free(e);
     eng_prepared_free(p);
     return ok;
@@ -160,14 +160,14 @@ void om_driver_model(om_model *m, nnd_driver_model *d) {
         *t = (nnd_driver_operand){.type = o->type, .rank = o->rank};
         memcpy(t->dims, o->dims, sizeof(uint32_t) * o->rank);
         switch (o->lifetime) {
-        case NND_MODEL_INPUT: t->lifetime = NND_DRIVER_INPUT; break;
-        case NND_MODEL_OUTPUT: t->lifetime = NND_DRIVER_OUTPUT; break;
-        case NND_CONSTANT_COPY:
+        case SCHEMA_MODEL_INPUT: t->lifetime = NND_DRIVER_INPUT; break;
+        case SCHEMA_MODEL_OUTPUT: t->lifetime = NND_DRIVER_OUTPUT; break;
+        case SCHEMA_CONSTANT_COPY:
             t->lifetime = NND_DRIVER_CONSTANT;
             t->data = m->values + o->offset;
             t->length = o->length;
             break;
-        case NND_NO_VALUE: t->lifetime = NND_DRIVER_OMITTED; break;
+        case SCHEMA_NO_VALUE: t->lifetime = NND_DRIVER_OMITTED; break;
         default: t->lifetime = NND_DRIVER_TEMPORARY;
         }
     }
@@ -218,32 +218,32 @@ void om_mobilenet(om_model *m, const bench_net *net) {
             in[n++] = om_i32(m, (int32_t)l->stride);
             if (dw) in[n++] = om_i32(m, 1);
             in[n++] = om_i32(m, l->linear ? 0 : 3);
-            code = dw ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D;
+            code = dw ? SCHEMA_OP_DEPTHWISE_CONV_2D : SCHEMA_OP_CONV_2D;
             break;
         }
         case BL_ADD:
             in[n++] = outs[l->skip], in[n++] = om_i32(m, 0);
-            code = NND_OP_ADD;
+            code = SCHEMA_OP_ADD;
             break;
         case BL_AVG_POOL:
             in[n++] = om_i32(m, 2), in[n++] = om_i32(m, (int32_t)l->stride);
             in[n++] = om_i32(m, (int32_t)l->stride), in[n++] = om_i32(m, (int32_t)l->k);
             in[n++] = om_i32(m, (int32_t)l->k), in[n++] = om_i32(m, 0);
-            code = NND_OP_AVERAGE_POOL_2D;
+            code = SCHEMA_OP_AVERAGE_POOL_2D;
             break;
         case BL_FC:
             in[n++] = om_const_f32(m, 2, (uint32_t[]){l->out_c, l->in_c}, l->weights, 0);
             in[n++] = om_const_f32(m, 1, &l->out_c, l->bias, 0);
             in[n++] = om_i32(m, 0);
             dims[1] = l->out_c, rank = 2;
-            code = NND_OP_FULLY_CONNECTED;
+            code = SCHEMA_OP_FULLY_CONNECTED;
             break;
         default:
             in[n++] = om_f32(m, 1.f);
             dims[1] = l->out_c, rank = 2;
-            code = NND_OP_SOFTMAX;
+            code = SCHEMA_OP_SOFTMAX;
         }
-        x = outs[i] = om_tensor(m, NND_TENSOR_FLOAT32, rank, dims);
+        x = outs[i] = om_tensor(m, SCHEMA_TENSOR_FLOAT32, rank, dims);
         om_op(m, (int32_t)code, n, in, x);
     }
     om_output(m, x);

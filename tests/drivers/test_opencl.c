@@ -208,7 +208,7 @@ static void families(void) {
 static void mobilenets(void) {
     for (int v = 1; v <= 2; v++) {
         bench_net net;
-        CHECK((v == 1 ? bench_net_init : bench_net_init_v2)(&net, NND_TENSOR_FLOAT32) == 0,
+        CHECK((v == 1 ? bench_net_init : bench_net_init_v2)(&net, SCHEMA_TENSOR_FLOAT32) == 0,
               "MobileNet v%d", v);
         om_init(&model, 7);
         om_mobilenet(&model, &net);
@@ -357,8 +357,8 @@ static bool add_supported(int how) {
     om_init(&model, 5);
     uint32_t d[5] = {2, 3, 4, 5, 2}, rank = how == 3 ? 5 : 4;
     uint32_t in[3] = {om_input(&model, rank, d), om_input(&model, rank, d), om_i32(&model, 0)};
-    uint32_t y = om_tensor(&model, NND_TENSOR_FLOAT32, rank, d);
-    om_op(&model, NND_OP_ADD, 3, in, y);
+    uint32_t y = om_tensor(&model, SCHEMA_TENSOR_FLOAT32, rank, d);
+    om_op(&model, SCHEMA_OP_ADD, 3, in, y);
     om_output(&model, y);
     nnd_driver_model dm;
     om_driver_model(&model, &dm);
@@ -406,8 +406,8 @@ static void device_memory(void) {
     uint32_t d[3] = {2, 3, 4}, four = 4;
     uint32_t in[3] = {om_input(&model, 3, d), om_const_f32(&model, 1, &four, NULL, 1.f),
                       om_i32(&model, 0)};
-    uint32_t y = om_tensor(&model, NND_TENSOR_FLOAT32, 3, d);
-    om_op(&model, NND_OP_ADD, 3, in, y);
+    uint32_t y = om_tensor(&model, SCHEMA_TENSOR_FLOAT32, 3, d);
+    om_op(&model, SCHEMA_OP_ADD, 3, in, y);
     om_output(&model, y);
     void *p = prepare(&model, "device memory", NULL);
     const float *c = (const float *)(model.values + model.operands[in[1]].offset);
@@ -468,8 +468,8 @@ static void priority_and_cancel(void) {
                       om_i32(&model, 1),
                       om_i32(&model, 1),
                       om_i32(&model, 0)};
-    uint32_t y = om_tensor(&model, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 64, 64, 32});
-    om_op(&model, NND_OP_CONV_2D, 7, in, y);
+    uint32_t y = om_tensor(&model, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, 64, 64, 32});
+    om_op(&model, SCHEMA_OP_CONV_2D, 7, in, y);
     om_output(&model, y);
     void *p = prepare(&model, "flood", NULL);
     if (!p) return om_free(&model);
@@ -526,8 +526,8 @@ static void yielding(void) {
                           om_i32(&model, 1),
                           om_i32(&model, 1),
                           om_i32(&model, 1)};
-        uint32_t y = om_tensor(&model, NND_TENSOR_FLOAT32, 4, dims);
-        om_op(&model, NND_OP_CONV_2D, 7, in, y);
+        uint32_t y = om_tensor(&model, SCHEMA_TENSOR_FLOAT32, 4, dims);
+        om_op(&model, SCHEMA_OP_CONV_2D, 7, in, y);
         x = y;
     }
     om_output(&model, x);

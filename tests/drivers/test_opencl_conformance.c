@@ -37,18 +37,18 @@ static bool to_driver(const eng_model_desc *d, nnd_driver_operand *ops, nnd_driv
             .type = o->type, .rank = o->rank, .scale = o->scale, .zero_point = o->zero_point};
         memcpy(t->dims, o->dims, sizeof(uint32_t) * (o->rank > 16 ? 16 : o->rank));
         switch (o->lifetime) {
-        case NND_MODEL_INPUT: t->lifetime = NND_DRIVER_INPUT; break;
-        case NND_MODEL_OUTPUT: t->lifetime = NND_DRIVER_OUTPUT; break;
-        case NND_CONSTANT_COPY:
+        case SCHEMA_MODEL_INPUT: t->lifetime = NND_DRIVER_INPUT; break;
+        case SCHEMA_MODEL_OUTPUT: t->lifetime = NND_DRIVER_OUTPUT; break;
+        case SCHEMA_CONSTANT_COPY:
             t->lifetime = NND_DRIVER_CONSTANT;
             t->data = d->operand_values + o->offset, t->length = o->length;
             break;
-        case NND_CONSTANT_REFERENCE:
+        case SCHEMA_CONSTANT_REFERENCE:
             t->lifetime = NND_DRIVER_CONSTANT;
             t->data = d->pools[o->pool].base + o->offset, t->length = o->length;
             break;
-        case NND_NO_VALUE: t->lifetime = NND_DRIVER_OMITTED; break;
-        case NND_TEMPORARY: t->lifetime = NND_DRIVER_TEMPORARY; break;
+        case SCHEMA_NO_VALUE: t->lifetime = NND_DRIVER_OMITTED; break;
+        case SCHEMA_TEMPORARY: t->lifetime = NND_DRIVER_TEMPORARY; break;
         default: return false;
         }
     }

@@ -396,7 +396,7 @@ int main(int argc, char **argv) {
     snprintf(g_state, sizeof g_state, "%s/state", g_cache);
     g_reference = mmap(NULL, 4096 * 4, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (g_reference == MAP_FAILED || mkdir(g_cache, 0700)) return 2;
-    if (bench_net_init(&g_net, NND_TENSOR_FLOAT32) || !(g_input = bench_net_input(&g_net)))
+    if (bench_net_init(&g_net, SCHEMA_TENSOR_FLOAT32) || !(g_input = bench_net_input(&g_net)))
         return 2;
     int rc = phases();
     char cmd[400];

@@ -33,17 +33,17 @@ static void chain_init(chain *c, uint32_t n) {
     c->ops = calloc(n, sizeof *c->ops);
     c->lists = calloc(4 * (size_t)n, sizeof *c->lists);
     assert_true(c->operands && c->ops && c->lists);
-    eng_operand_desc t = {.type = NND_TENSOR_FLOAT32, .rank = 1, .dims = {ELEMS}};
+    eng_operand_desc t = {.type = SCHEMA_TENSOR_FLOAT32, .rank = 1, .dims = {ELEMS}};
     c->operands[0] = t;
-    c->operands[0].lifetime = NND_MODEL_INPUT;
+    c->operands[0].lifetime = SCHEMA_MODEL_INPUT;
     c->operands[1] =
-        (eng_operand_desc){.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .length = 4};
+        (eng_operand_desc){.type = SCHEMA_INT32, .lifetime = SCHEMA_CONSTANT_COPY, .length = 4};
     for (uint32_t k = 0; k < n; k++) {
         c->operands[2 + k] = t;
-        c->operands[2 + k].lifetime = k + 1 < n ? NND_TEMPORARY : NND_MODEL_OUTPUT;
+        c->operands[2 + k].lifetime = k + 1 < n ? SCHEMA_TEMPORARY : SCHEMA_MODEL_OUTPUT;
         uint32_t *l = &c->lists[4 * (size_t)k];
         l[0] = k ? 1 + k : 0, l[1] = 0, l[2] = 1, l[3] = 2 + k;
-        c->ops[k] = (eng_operation_desc){NND_OP_ADD, 3, l, 1, l + 3};
+        c->ops[k] = (eng_operation_desc){SCHEMA_OP_ADD, 3, l, 1, l + 3};
     }
     c->inputs[0] = 0;
     c->outputs[0] = 1 + n;
@@ -72,7 +72,7 @@ static void check_chain(uint32_t n, bool reference) {
     c.d.reference_only = reference;
     eng_prepared *p = NULL;
     char err[256] = "";
-    assert_int_equal(eng_prepare(&c.d, &p, err, sizeof err), NND_OK);
+    assert_int_equal(eng_prepare(&c.d, &p, err, sizeof err), SCHEMA_OK);
     size_t one = (ELEMS * sizeof(float) + 63) & ~(size_t)63;
     assert_int_equal(eng_prepared_arena_bytes(p), n > 2 ? 2 * one : n == 2 ? one : 0);
     float in[ELEMS], out[ELEMS];
@@ -81,7 +81,7 @@ static void check_chain(uint32_t n, bool reference) {
     eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
     eng_io i = {.data = in, .length = sizeof in}, o = {.data = out, .length = sizeof out};
-    assert_int_equal(eng_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(eng_exec_run(e, &i, &o, NULL, NULL, err, sizeof err), SCHEMA_OK);
     for (int k = 0; k < ELEMS; k++)
         assert_true(out[k] == (float)(n + 1) * in[k]);
     eng_exec_free(e);

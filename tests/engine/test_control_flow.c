@@ -54,7 +54,7 @@ static void test_if_both_ways(void **state) {
         uint8_t cond = (uint8_t)c;
         eng_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
         eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
-        assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+        assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), SCHEMA_OK);
         for (int i = 0; i < 3; i++)
             assert_true(y[i] == (c ? 2 * x[i] : 0.f));
     }
@@ -74,14 +74,14 @@ static void test_if_shape_at_execution(void **state) {
     eng_output_shape shape;
     eng_io in[2] = {io_of(&cond, 1, 0, 0), io_of(x, sizeof x, 1, 5)};
     eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
-    assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err), SCHEMA_OK);
     assert_int_equal(shape.rank, 1);
     assert_int_equal(shape.dims[0], 5);
     assert_true(shape.sufficient);
     assert_true(y[4] == 10.f);
     out[0].length = 4 * sizeof(float);
     assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err),
-                     NND_OUTPUT_INSUFFICIENT_SIZE);
+                     SCHEMA_OUTPUT_INSUFFICIENT_SIZE);
     assert_false(shape.sufficient);
     assert_int_equal(shape.dims[0], 5);
     eng_exec_free(e);
@@ -107,9 +107,9 @@ static void test_counter_loop(void **state) {
     eng_exec *e = eng_exec_create(p);
     float y = 0;
     char err[SCHEMA_ERR_LEN];
-    assert_int_equal(run_counter(e, 0, 1000, &y, NULL, err), NND_OK);
+    assert_int_equal(run_counter(e, 0, 1000, &y, NULL, err), SCHEMA_OK);
     assert_true(y == 1000.f);
-    assert_int_equal(run_counter(e, 5, 1, &y, NULL, err), NND_OK); /* no iteration at all */
+    assert_int_equal(run_counter(e, 5, 1, &y, NULL, err), SCHEMA_OK); /* no iteration at all */
     assert_true(y == 5.f);
     eng_exec_free(e);
     eng_prepared_free(p);
@@ -127,11 +127,11 @@ static void test_growing_loop(void **state) {
         eng_io in[2] = {io_of(&x, 4, 0, 0), io_of(&n, 4, 0, 0)};
         eng_io out[1] = {io_of(y, 3 * sizeof(float), 0, 0)};
         assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err),
-                         NND_OUTPUT_INSUFFICIENT_SIZE);
+                         SCHEMA_OUTPUT_INSUFFICIENT_SIZE);
         assert_int_equal(shape.dims[0], 5);
         assert_false(shape.sufficient);
         out[0].length = sizeof y;
-        assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err), NND_OK);
+        assert_int_equal(eng_exec_run(e, in, out, &shape, NULL, err, sizeof err), SCHEMA_OK);
         assert_int_equal(shape.rank, 1);
         assert_int_equal(shape.dims[0], 5);
         for (int i = 0; i < 5; i++)
@@ -153,10 +153,10 @@ static schema_status watch_check(void *ctx, uint32_t next_op) {
     w->other_index |= next_op != 0;
     if (w->every && ++w->calls % w->every == 0) {
         w->stops++;
-        return NND_MISSED_DEADLINE_TRANSIENT; /* any status: the engine stops there */
+        return SCHEMA_MISSED_DEADLINE_TRANSIENT; /* any status: the engine stops there */
     }
     if (!w->every) w->calls++;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void test_checkpoint_in_loop(void **state) {
@@ -168,7 +168,7 @@ static void test_checkpoint_in_loop(void **state) {
     /* Every operation of every iteration passes the checkpoint, with the WHILE's index. */
     watch w = {0};
     eng_checkpoint cp = {.check = watch_check, .ctx = &w};
-    assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), NND_OK);
+    assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), SCHEMA_OK);
     assert_true(y == 200.f);
     assert_false(w.other_index);
     assert_true(w.calls >= 2 * 200 + 1);
@@ -178,17 +178,17 @@ static void test_checkpoint_in_loop(void **state) {
     watch s = {.every = 7};
     cp.ctx = &s;
     schema_status st = run_counter(e, 0, 200, &y, &cp, err);
-    while (st == NND_MISSED_DEADLINE_TRANSIENT)
+    while (st == SCHEMA_MISSED_DEADLINE_TRANSIENT)
         st = eng_exec_resume(e, 0, NULL, &cp, err, sizeof err);
-    assert_int_equal(st, NND_OK);
+    assert_int_equal(st, SCHEMA_OK);
     assert_true(y == 200.f);
     assert_true(s.stops >= w.calls / 7 - 1);
 
     /* A run abandoned inside its loop does not leak into the next one. */
     watch once = {.every = 50};
     cp.ctx = &once;
-    assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), NND_MISSED_DEADLINE_TRANSIENT);
-    assert_int_equal(run_counter(e, 10, 20, &y, NULL, err), NND_OK);
+    assert_int_equal(run_counter(e, 0, 200, &y, &cp, err), SCHEMA_MISSED_DEADLINE_TRANSIENT);
+    assert_int_equal(run_counter(e, 10, 20, &y, NULL, err), SCHEMA_OK);
     assert_true(y == 20.f);
     eng_exec_free(e);
     eng_prepared_free(p);
@@ -203,14 +203,14 @@ static void test_loop_timeout(void **state) {
     char err[SCHEMA_ERR_LEN];
     eng_checkpoint cp = {.loop_timeout_ns = 50000000ull};
     uint64_t t0 = now_ns();
-    assert_int_equal(run_counter(e, 0, INFINITY, &y, &cp, err), NND_MISSED_DEADLINE_TRANSIENT);
+    assert_int_equal(run_counter(e, 0, INFINITY, &y, &cp, err), SCHEMA_MISSED_DEADLINE_TRANSIENT);
     uint64_t ms = (now_ns() - t0) / 1000000;
     print_message("# infinite loop, timeout 50 ms: stopped after %llu ms: %s\n",
                   (unsigned long long)ms, err);
     assert_true(ms >= 50 && ms < 150);
     assert_non_null(strstr(err, "WHILE #0"));
     /* The exec runs normally afterwards. */
-    assert_int_equal(run_counter(e, 0, 3, &y, &cp, err), NND_OK);
+    assert_int_equal(run_counter(e, 0, 3, &y, &cp, err), SCHEMA_OK);
     assert_true(y == 3.f);
     eng_exec_free(e);
     eng_prepared_free(p);
@@ -228,18 +228,18 @@ static Nnd__Model *nested_ifs(uint32_t depth) {
         uint32_t r;
         Nnd__Subgraph *g = flow_graph(m, k < depth ? &r : NULL);
         uint32_t c =
-            flow_operand(g, NND_TENSOR_BOOL8, 1, one, NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT);
+            flow_operand(g, SCHEMA_TENSOR_BOOL8, 1, one, NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT);
         uint32_t x =
-            flow_operand(g, NND_TENSOR_FLOAT32, 1, two, NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT);
+            flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, two, NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT);
         uint32_t y =
-            flow_operand(g, NND_TENSOR_FLOAT32, 1, two, NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT);
+            flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, two, NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT);
         if (k == depth - 1) {
-            uint32_t act = flow_constant(m, g, NND_INT32, 0, NULL, &none, 4);
-            flow_operation(g, NND_OP_ADD, 3, (uint32_t[]){x, x, act}, 1, &y);
+            uint32_t act = flow_constant(m, g, SCHEMA_INT32, 0, NULL, &none, 4);
+            flow_operation(g, SCHEMA_OP_ADD, 3, (uint32_t[]){x, x, act}, 1, &y);
         } else {
             uint32_t next = k < depth ? k + 1 : 0;
             uint32_t ref = flow_reference(g, next);
-            flow_operation(g, NND_OP_IF, 5, (uint32_t[]){c, ref, ref, c, x}, 1, &y);
+            flow_operation(g, SCHEMA_OP_IF, 5, (uint32_t[]){c, ref, ref, c, x}, 1, &y);
         }
         flow_io(g, 2, (uint32_t[]){c, x}, 1, &y);
     }
@@ -255,15 +255,15 @@ static void test_nesting_limit(void **state) {
     char err[SCHEMA_ERR_LEN];
     eng_io in[2] = {io_of(&c, 1, 0, 0), io_of(x, sizeof x, 0, 0)};
     eng_io out[1] = {io_of(y, sizeof y, 0, 0)};
-    assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), SCHEMA_OK);
     assert_true(y[0] == 3.f && y[1] == -4.f);
     eng_exec_free(e);
     eng_prepared_free(p);
 
     Nnd__Model *w = nested_ifs(ENG_MAX_SUBGRAPH_DEPTH + 1);
     eng_model_desc d;
-    assert_int_equal(srv_model_from_proto(w, NULL, 0, &d, err, sizeof err), NND_OK);
-    assert_int_equal(eng_validate(&d, err, sizeof err), NND_INVALID_ARGUMENT);
+    assert_int_equal(srv_model_from_proto(w, NULL, 0, &d, err, sizeof err), SCHEMA_OK);
+    assert_int_equal(eng_validate(&d, err, sizeof err), SCHEMA_INVALID_ARGUMENT);
     assert_non_null(strstr(err, "nest"));
     srv_model_desc_clear(&d);
     nnd__model__free_unpacked(w, NULL);

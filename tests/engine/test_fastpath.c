@@ -80,11 +80,11 @@ static uint32_t operand(builder *b, int32_t type, uint32_t rank, const uint32_t 
  * bytes, or int32 biases in [-2000, 2000]. */
 static void fill(void *p, int32_t type, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        if (type == NND_TENSOR_FLOAT32)
+        if (type == SCHEMA_TENSOR_FLOAT32)
             ((float *)p)[i] = frnd(-2.f, 2.f);
-        else if (type == NND_TENSOR_FLOAT16)
+        else if (type == SCHEMA_TENSOR_FLOAT16)
             ((eng_half *)p)[i] = (eng_half)frnd(-2.f, 2.f);
-        else if (type == NND_TENSOR_INT32)
+        else if (type == SCHEMA_TENSOR_INT32)
             ((int32_t *)p)[i] = (int32_t)rnd(0, 4000) - 2000;
         else
             ((uint8_t *)p)[i] = (uint8_t)rnd(0, 255);
@@ -93,7 +93,7 @@ static void fill(void *p, int32_t type, size_t n) {
 
 static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                          int32_t zp) {
-    uint32_t i = operand(b, type, rank, dims, scale, zp, NND_CONSTANT_COPY);
+    uint32_t i = operand(b, type, rank, dims, scale, zp, SCHEMA_CONSTANT_COPY);
     eng_operand_desc *o = &b->operands[i];
     size_t bytes = elems(o) * schema_type_size(type);
     b->n_values = (b->n_values + 7) & ~(size_t)7;
@@ -107,7 +107,7 @@ static uint32_t constant(builder *b, int32_t type, uint32_t rank, const uint32_t
 
 /* A constant scalar of the given type. */
 static uint32_t scalar(builder *b, int32_t type, const void *v) {
-    uint32_t i = operand(b, type, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+    uint32_t i = operand(b, type, 0, NULL, 0, 0, SCHEMA_CONSTANT_COPY);
     size_t size = schema_type_size(type);
     b->n_values = (b->n_values + 7) & ~(size_t)7;
     b->operands[i].offset = b->n_values;
@@ -117,17 +117,18 @@ static uint32_t scalar(builder *b, int32_t type, const void *v) {
     return i;
 }
 static uint32_t scalar_i32(builder *b, int32_t v) {
-    return scalar(b, NND_INT32, &v);
+    return scalar(b, SCHEMA_INT32, &v);
 }
 /* A float scalar of the kind a tensor of type t takes (FLOAT16 for TENSOR_FLOAT16). */
 static uint32_t scalar_float(builder *b, int32_t t, float v) {
     eng_half h = (eng_half)v;
-    return t == NND_TENSOR_FLOAT16 ? scalar(b, NND_FLOAT16, &h) : scalar(b, NND_FLOAT32, &v);
+    return t == SCHEMA_TENSOR_FLOAT16 ? scalar(b, SCHEMA_FLOAT16, &h)
+                                      : scalar(b, SCHEMA_FLOAT32, &v);
 }
 
 static uint32_t input(builder *b, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                       int32_t zp) {
-    uint32_t i = operand(b, type, rank, dims, scale, zp, NND_MODEL_INPUT);
+    uint32_t i = operand(b, type, rank, dims, scale, zp, SCHEMA_MODEL_INPUT);
     b->inputs[b->n_inputs++] = i;
     return i;
 }
@@ -143,7 +144,7 @@ static void finish_op(builder *b) {
     memcpy(b->ops_in[k], b->op_in, sizeof(uint32_t) * b->n_op_in);
     b->ops_out[k] = b->out;
     b->ops[k] = (eng_operation_desc){b->code, b->n_op_in, b->ops_in[k], 1, &b->ops_out[k]};
-    b->operands[b->out].lifetime = NND_TEMPORARY;
+    b->operands[b->out].lifetime = SCHEMA_TEMPORARY;
     b->n_op_in = 0;
 }
 
@@ -152,11 +153,11 @@ static float qscale(void) {
 }
 
 static bool quantized(int32_t t) {
-    return t == NND_TENSOR_QUANT8_ASYMM || t == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return t == SCHEMA_TENSOR_QUANT8_ASYMM || t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 /* The lowest stored value of an 8-bit quantized type. */
 static int32_t qmin(int32_t t) {
-    return t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+    return t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
 }
 /* A random zero point for type t (0 for the float types). */
 static int32_t qzp(int32_t t) {
@@ -166,16 +167,16 @@ static int32_t qzp(int32_t t) {
 /* A zero point for the weights of type t: mostly 0 for signed types, whose fast paths
  * take no other, and sometimes another to see those stay on the reference. */
 static int32_t weight_zp(int32_t t) {
-    return t == NND_TENSOR_QUANT8_ASYMM_SIGNED && rnd(0, 3) ? 0 : qzp(t);
+    return t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED && rnd(0, 3) ? 0 : qzp(t);
 }
 
 /* A convolution filter of dims for inputs of type t: for signed inputs half the time
  * TENSOR_QUANT8_SYMM_PER_CHANNEL along dimension channel_dim (b->per_channel). */
 static uint32_t filter(builder *b, int32_t t, const uint32_t *dims, uint32_t channel_dim,
                        float scale) {
-    b->per_channel = t == NND_TENSOR_QUANT8_ASYMM_SIGNED && rnd(0, 1);
+    b->per_channel = t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED && rnd(0, 1);
     if (!b->per_channel) return constant(b, t, 4, dims, scale, weight_zp(t));
-    uint32_t f = constant(b, NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 4, dims, 0, 0);
+    uint32_t f = constant(b, SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL, 4, dims, 0, 0);
     uint32_t n = dims[channel_dim];
     assert_true(n <= sizeof b->channel_scales / sizeof b->channel_scales[0]);
     for (uint32_t i = 0; i < n; i++)
@@ -199,7 +200,7 @@ static void conv_model(builder *b, int32_t t, bool depthwise) {
     uint32_t x = input(b, t, 4, (uint32_t[]){n, h, w, in_c}, s_in, qzp(t));
     uint32_t fdims[4] = {depthwise ? 1 : out_c, fh, fw, depthwise ? out_c : in_c};
     uint32_t f = filter(b, t, fdims, depthwise ? 3 : 0, s_f);
-    uint32_t bias = constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){out_c},
+    uint32_t bias = constant(b, q8 ? SCHEMA_TENSOR_INT32 : t, 1, (uint32_t[]){out_c},
                              b->per_channel ? 0 : s_in * s_f, 0);
     use(b, x), use(b, f), use(b, bias);
     bool explicit_pad = rnd(0, 1);
@@ -222,14 +223,14 @@ static void conv_model(builder *b, int32_t t, bool depthwise) {
     if (depthwise) use(b, scalar_i32(b, (int32_t)mult));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
     if (dh != 1 || dw != 1) {
-        uint32_t layout = operand(b, NND_BOOL, 0, NULL, 0, 0, NND_CONSTANT_COPY);
+        uint32_t layout = operand(b, SCHEMA_BOOL, 0, NULL, 0, 0, SCHEMA_CONSTANT_COPY);
         b->operands[layout].offset = b->n_values;
         b->operands[layout].length = 1;
         b->values[b->n_values++] = 0;
         use(b, layout), use(b, scalar_i32(b, (int32_t)dw)), use(b, scalar_i32(b, (int32_t)dh));
     }
-    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, out_c}, s_out, qzp(t), NND_MODEL_OUTPUT);
-    b->code = depthwise ? NND_OP_DEPTHWISE_CONV_2D : NND_OP_CONV_2D;
+    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, out_c}, s_out, qzp(t), SCHEMA_MODEL_OUTPUT);
+    b->code = depthwise ? SCHEMA_OP_DEPTHWISE_CONV_2D : SCHEMA_OP_CONV_2D;
 }
 
 static void fc_model(builder *b, int32_t t) {
@@ -238,10 +239,10 @@ static void fc_model(builder *b, int32_t t) {
     float s_in = q8 ? qscale() : 0, s_w = q8 ? qscale() : 0, s_out = q8 ? qscale() * 8 : 0;
     use(b, input(b, t, 2, (uint32_t[]){batch, size}, s_in, qzp(t)));
     use(b, constant(b, t, 2, (uint32_t[]){units, size}, s_w, weight_zp(t)));
-    use(b, constant(b, q8 ? NND_TENSOR_INT32 : t, 1, (uint32_t[]){units}, s_in * s_w, 0));
+    use(b, constant(b, q8 ? SCHEMA_TENSOR_INT32 : t, 1, (uint32_t[]){units}, s_in * s_w, 0));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
-    b->out = operand(b, t, 2, (uint32_t[]){batch, units}, s_out, qzp(t), NND_MODEL_OUTPUT);
-    b->code = NND_OP_FULLY_CONNECTED;
+    b->out = operand(b, t, 2, (uint32_t[]){batch, units}, s_out, qzp(t), SCHEMA_MODEL_OUTPUT);
+    b->code = SCHEMA_OP_FULLY_CONNECTED;
 }
 
 static void pool_model(builder *b, int32_t t, bool max) {
@@ -270,8 +271,8 @@ static void pool_model(builder *b, int32_t t, bool max) {
     use(b, scalar_i32(b, (int32_t)sw)), use(b, scalar_i32(b, (int32_t)sh));
     use(b, scalar_i32(b, (int32_t)fw)), use(b, scalar_i32(b, (int32_t)fh));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
-    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, c}, s, zp, NND_MODEL_OUTPUT);
-    b->code = max ? NND_OP_MAX_POOL_2D : NND_OP_AVERAGE_POOL_2D;
+    b->out = operand(b, t, 4, (uint32_t[]){n, oh, ow, c}, s, zp, SCHEMA_MODEL_OUTPUT);
+    b->code = max ? SCHEMA_OP_MAX_POOL_2D : SCHEMA_OP_AVERAGE_POOL_2D;
 }
 
 static void binary_model(builder *b, int32_t t, bool mul) {
@@ -300,8 +301,8 @@ static void binary_model(builder *b, int32_t t, bool mul) {
     use(b, input(b, t, ra, da, sa, qzp(t)));
     use(b, input(b, t, rb, db, sb, qzp(t)));
     use(b, scalar_i32(b, (int32_t)rnd(0, 3)));
-    b->out = operand(b, t, rank, out, so, qzp(t), NND_MODEL_OUTPUT);
-    b->code = mul ? NND_OP_MUL : NND_OP_ADD;
+    b->out = operand(b, t, rank, out, so, qzp(t), SCHEMA_MODEL_OUTPUT);
+    b->code = mul ? SCHEMA_OP_MUL : SCHEMA_OP_ADD;
 }
 
 static void unary_model(builder *b, int32_t t, int32_t code) {
@@ -312,25 +313,26 @@ static void unary_model(builder *b, int32_t t, int32_t code) {
     float s = q8 ? frnd(0.01f, 0.1f) : 0;
     int32_t zp = qzp(t);
     use(b, input(b, t, rank, dims, s, zp));
-    if (code == NND_OP_ELU) use(b, scalar_float(b, t, frnd(0.1f, 2.f))); /* alpha */
+    if (code == SCHEMA_OP_ELU) use(b, scalar_float(b, t, frnd(0.1f, 2.f))); /* alpha */
     float so = s;
     int32_t zo = zp;
-    if (q8 && code == NND_OP_LOGISTIC) so = 1.f / 256, zo = qmin(t);
-    if (q8 && code == NND_OP_TANH) so = 1.f / 128, zo = qmin(t) + 128;
-    b->out = operand(b, t, rank, dims, so, zo, NND_MODEL_OUTPUT);
+    if (q8 && code == SCHEMA_OP_LOGISTIC) so = 1.f / 256, zo = qmin(t);
+    if (q8 && code == SCHEMA_OP_TANH) so = 1.f / 128, zo = qmin(t) + 128;
+    b->out = operand(b, t, rank, dims, so, zo, SCHEMA_MODEL_OUTPUT);
     b->code = code;
 }
 
-static const int32_t case_types[] = {NND_TENSOR_FLOAT32, NND_TENSOR_QUANT8_ASYMM,
-                                     NND_TENSOR_FLOAT16, NND_TENSOR_QUANT8_ASYMM_SIGNED};
+static const int32_t case_types[] = {SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_QUANT8_ASYMM,
+                                     SCHEMA_TENSOR_FLOAT16, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED};
 #define N_TYPES (sizeof case_types / sizeof case_types[0])
 
 /* A model of family f (of 9) of the ones the fast paths claim, with tensors of type t. */
 static void random_model(builder *b, int f, int32_t t) {
     memset(b, 0, sizeof *b);
     /* The last two have float fast paths only. */
-    static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1,      NND_OP_RELU6, NND_OP_LOGISTIC,
-                                    NND_OP_TANH, NND_OP_HARD_SWISH, NND_OP_ELU};
+    static const int32_t unary[] = {SCHEMA_OP_RELU,     SCHEMA_OP_RELU1, SCHEMA_OP_RELU6,
+                                    SCHEMA_OP_LOGISTIC, SCHEMA_OP_TANH,  SCHEMA_OP_HARD_SWISH,
+                                    SCHEMA_OP_ELU};
     switch (f % 9) {
     case 0: conv_model(b, t, false); break;
     case 1: conv_model(b, t, true); break;
@@ -395,7 +397,7 @@ static bool execute(eng_exec *e, const builder *b, void *output, size_t out_byte
         in[i].length = elems(o) * schema_type_size(o->type);
     }
     char err[SCHEMA_ERR_LEN] = "";
-    return eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) == NND_OK;
+    return eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) == SCHEMA_OK;
 }
 
 /* Runs the model once; returns whether its one step took the fast path. */
@@ -413,9 +415,9 @@ static bool run(builder *b, bool reference, void *output, size_t out_bytes) {
 
 static double value(int32_t type, const void *v, size_t k) {
     switch (type) {
-    case NND_TENSOR_FLOAT32: return ((const float *)v)[k];
-    case NND_TENSOR_FLOAT16: return (double)((const eng_half *)v)[k];
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED: return ((const int8_t *)v)[k];
+    case SCHEMA_TENSOR_FLOAT32: return ((const float *)v)[k];
+    case SCHEMA_TENSOR_FLOAT16: return (double)((const eng_half *)v)[k];
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED: return ((const int8_t *)v)[k];
     default: return ((const uint8_t *)v)[k];
     }
 }
@@ -425,10 +427,10 @@ static double value(int32_t type, const void *v, size_t k) {
  * FP16 tolerance, quantized within one step. */
 static bool agree(int32_t code, int32_t type, const void *want, const void *got, size_t k) {
     double x = value(type, want, k), y = value(type, got, k);
-    if (type == NND_TENSOR_FLOAT16) return fabs(x - y) <= 0.0048828125 * (1 + fabs(x));
-    if (type != NND_TENSOR_FLOAT32) return fabs(x - y) <= 1;
+    if (type == SCHEMA_TENSOR_FLOAT16) return fabs(x - y) <= 0.0048828125 * (1 + fabs(x));
+    if (type != SCHEMA_TENSOR_FLOAT32) return fabs(x - y) <= 1;
     float xf = (float)x, yf = (float)y;
-    bool vector_tolerance = code == NND_OP_HARD_SWISH || code == NND_OP_ELU;
+    bool vector_tolerance = code == SCHEMA_OP_HARD_SWISH || code == SCHEMA_OP_ELU;
     float tol = vector_tolerance ? 1e-5f + 5.96e-7f * fabsf(xf) : 1e-4f * fmaxf(1.f, fabsf(xf));
     return fabsf(xf - yf) <= tol;
 }
@@ -436,12 +438,12 @@ static bool agree(int32_t code, int32_t type, const void *want, const void *got,
 /* Per 8-bit type and operation, over the cases that took the fast path: the largest
  * difference from the reference in steps, elements that differ, and elements compared. */
 typedef struct q8_diffs {
-    int max[2][NND_OP_COUNT];
-    size_t differ[2][NND_OP_COUNT], compared[2][NND_OP_COUNT];
+    int max[2][SCHEMA_OP_COUNT];
+    size_t differ[2][SCHEMA_OP_COUNT], compared[2][SCHEMA_OP_COUNT];
 } q8_diffs;
 
 static int signed_index(int32_t t) {
-    return t == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 static void q8_diffs_add(q8_diffs *d, int32_t code, int32_t type, const void *want, const void *got,
@@ -457,13 +459,13 @@ static void q8_diffs_add(q8_diffs *d, int32_t code, int32_t type, const void *wa
 
 /* The fast paths docs/numerics.md calls bit-exact: they move or clamp stored values. */
 static bool claimed_exact(int32_t code) {
-    return code == NND_OP_MAX_POOL_2D || code == NND_OP_RELU || code == NND_OP_RELU1 ||
-           code == NND_OP_RELU6;
+    return code == SCHEMA_OP_MAX_POOL_2D || code == SCHEMA_OP_RELU || code == SCHEMA_OP_RELU1 ||
+           code == SCHEMA_OP_RELU6;
 }
 
 static void q8_diffs_check(const q8_diffs *d) {
     for (int s = 0; s < 2; s++)
-        for (int32_t code = 0; code < NND_OP_COUNT; code++) {
+        for (int32_t code = 0; code < SCHEMA_OP_COUNT; code++) {
             if (!d->compared[s][code]) continue;
             print_message("%s %s: max %d step, %zu of %zu elements differ\n", s ? "int8" : "uint8",
                           schema_operation_name(code), d->max[s][code], d->differ[s][code],
@@ -475,7 +477,7 @@ static void q8_diffs_check(const q8_diffs *d) {
 static void fast_paths_agree_with_reference(void **state) {
     (void)state;
     srand(11);
-    int fast[N_TYPES] = {0}, tried[N_TYPES] = {0}, fast_by_code[N_TYPES][NND_OP_COUNT] = {{0}};
+    int fast[N_TYPES] = {0}, tried[N_TYPES] = {0}, fast_by_code[N_TYPES][SCHEMA_OP_COUNT] = {{0}};
     int per_channel_fast = 0;
     static q8_diffs diffs;
     for (int i = 0; i < CASES; i++) {
@@ -528,17 +530,18 @@ static void fast_paths_agree_with_reference(void **state) {
     /* The float-only unary fast paths, in FLOAT32 and FLOAT16. */
     for (size_t t = 0; t < N_TYPES; t++)
         if (!quantized(case_types[t]))
-            assert_true(fast_by_code[t][NND_OP_HARD_SWISH] > 0 && fast_by_code[t][NND_OP_ELU] > 0);
+            assert_true(fast_by_code[t][SCHEMA_OP_HARD_SWISH] > 0 &&
+                        fast_by_code[t][SCHEMA_OP_ELU] > 0);
     /* Signed 8-bit: every family on its qs8 operator, convolutions on qc8 too. */
-    static const int32_t families[] = {NND_OP_CONV_2D,
-                                       NND_OP_DEPTHWISE_CONV_2D,
-                                       NND_OP_FULLY_CONNECTED,
-                                       NND_OP_MAX_POOL_2D,
-                                       NND_OP_ADD,
-                                       NND_OP_MUL,
-                                       NND_OP_RELU,
-                                       NND_OP_LOGISTIC,
-                                       NND_OP_TANH};
+    static const int32_t families[] = {SCHEMA_OP_CONV_2D,
+                                       SCHEMA_OP_DEPTHWISE_CONV_2D,
+                                       SCHEMA_OP_FULLY_CONNECTED,
+                                       SCHEMA_OP_MAX_POOL_2D,
+                                       SCHEMA_OP_ADD,
+                                       SCHEMA_OP_MUL,
+                                       SCHEMA_OP_RELU,
+                                       SCHEMA_OP_LOGISTIC,
+                                       SCHEMA_OP_TANH};
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
         if (!fast_by_code[N_TYPES - 1][families[f]])
             fail_msg("no signed 8-bit %s took the fast path", schema_operation_name(families[f]));
@@ -582,7 +585,7 @@ static void concurrent_executions_agree(void **state) {
     assert_non_null(b);
     do {
         memset(b, 0, sizeof *b);
-        conv_model(b, NND_TENSOR_FLOAT32, false);
+        conv_model(b, SCHEMA_TENSOR_FLOAT32, false);
     } while (elems(&b->operands[b->out]) < 64);
     const eng_operand_desc *x = &b->operands[b->inputs[0]], *o = &b->operands[b->out];
     b->input_data[0] = malloc(elems(x) * sizeof(float));
@@ -616,7 +619,7 @@ static void concurrent_executions_agree(void **state) {
 static void fp16_region_stays_float_inside(void **state) {
     (void)state;
     srand(17);
-    const int32_t t = NND_TENSOR_FLOAT16;
+    const int32_t t = SCHEMA_TENSOR_FLOAT16;
     builder *b = calloc(1, sizeof *b);
     assert_non_null(b);
     uint32_t d_in[4] = {1, 9, 9, 3}, d[4] = {1, 9, 9, 8}, d_pool[4] = {1, 4, 4, 8};
@@ -625,33 +628,33 @@ static void fp16_region_stays_float_inside(void **state) {
     use(b, constant(b, t, 1, (uint32_t[]){8}, 0, 0));
     uint32_t same = scalar_i32(b, 1), one = scalar_i32(b, 1), relu = scalar_i32(b, 1);
     use(b, same), use(b, one), use(b, one), use(b, relu);
-    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
-    b->code = NND_OP_CONV_2D;
+    b->out = operand(b, t, 4, d, 0, 0, SCHEMA_TEMPORARY);
+    b->code = SCHEMA_OP_CONV_2D;
     uint32_t conv_out = b->out;
     finish_op(b);
     use(b, conv_out), use(b, constant(b, t, 4, (uint32_t[]){1, 3, 3, 8}, 0, 0));
     use(b, constant(b, t, 1, (uint32_t[]){8}, 0, 0));
     use(b, same), use(b, one), use(b, one), use(b, one), use(b, scalar_i32(b, 0));
-    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
-    b->code = NND_OP_DEPTHWISE_CONV_2D;
+    b->out = operand(b, t, 4, d, 0, 0, SCHEMA_TEMPORARY);
+    b->code = SCHEMA_OP_DEPTHWISE_CONV_2D;
     uint32_t dw_out = b->out;
     finish_op(b);
     use(b, dw_out), use(b, constant(b, t, 1, (uint32_t[]){8}, 0, 0)), use(b, scalar_i32(b, 0));
-    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
-    b->code = NND_OP_ADD;
+    b->out = operand(b, t, 4, d, 0, 0, SCHEMA_TEMPORARY);
+    b->code = SCHEMA_OP_ADD;
     uint32_t add_out = b->out;
     finish_op(b);
     use(b, add_out);
-    b->out = operand(b, t, 4, d, 0, 0, NND_TEMPORARY);
-    b->code = NND_OP_TANH;
+    b->out = operand(b, t, 4, d, 0, 0, SCHEMA_TEMPORARY);
+    b->code = SCHEMA_OP_TANH;
     uint32_t tanh_out = b->out;
     finish_op(b);
     use(b, tanh_out), use(b, scalar_i32(b, 2)); /* VALID */
     for (int k = 0; k < 4; k++)
         use(b, scalar_i32(b, 2)); /* strides and filter 2x2 */
     use(b, scalar_i32(b, 0));
-    b->out = operand(b, t, 4, d_pool, 0, 0, NND_MODEL_OUTPUT);
-    b->code = NND_OP_MAX_POOL_2D;
+    b->out = operand(b, t, 4, d_pool, 0, 0, SCHEMA_MODEL_OUTPUT);
+    b->code = SCHEMA_OP_MAX_POOL_2D;
     size_t n_in = 9 * 9 * 3, n_out = 4 * 4 * 8;
     b->input_data[0] = malloc(n_in * sizeof(eng_half));
     assert_non_null(b->input_data[0]);
@@ -663,15 +666,15 @@ static void fp16_region_stays_float_inside(void **state) {
     for (uint32_t k = 0; k < p->n_steps; k++)
         fast_steps += p->steps[k].backend != NULL;
     assert_int_equal(fast_steps, 4); /* all but TANH */
-    assert_int_equal(p->tensors[conv_out].type, NND_TENSOR_FLOAT32);
-    assert_int_equal(p->tensors[dw_out].type, NND_TENSOR_FLOAT32);
-    assert_int_equal(p->tensors[add_out].type, NND_TENSOR_FLOAT16);
-    assert_int_equal(p->tensors[tanh_out].type, NND_TENSOR_FLOAT16);
-    assert_int_equal(p->tensors[b->out].type, NND_TENSOR_FLOAT16);
+    assert_int_equal(p->tensors[conv_out].type, SCHEMA_TENSOR_FLOAT32);
+    assert_int_equal(p->tensors[dw_out].type, SCHEMA_TENSOR_FLOAT32);
+    assert_int_equal(p->tensors[add_out].type, SCHEMA_TENSOR_FLOAT16);
+    assert_int_equal(p->tensors[tanh_out].type, SCHEMA_TENSOR_FLOAT16);
+    assert_int_equal(p->tensors[b->out].type, SCHEMA_TENSOR_FLOAT16);
     eng_exec *e = eng_exec_create(p);
     assert_true(e && execute(e, b, got, sizeof got));
     for (size_t k = 0; k < n_out; k++)
-        if (!agree(NND_OP_MAX_POOL_2D, t, want, got, k))
+        if (!agree(SCHEMA_OP_MAX_POOL_2D, t, want, got, k))
             fail_msg("element %zu: reference %g, fast %g", k, (double)want[k], (double)got[k]);
     eng_exec_free(e);
     eng_prepared_free(p);
@@ -687,14 +690,14 @@ static void lrn_wide_windows_match_direct_sums(void **state) {
         builder b;
         memset(&b, 0, sizeof b);
         uint32_t dims[2] = {ROWS, DEPTH};
-        use(&b, input(&b, NND_TENSOR_FLOAT32, 2, dims, 0, 0));
+        use(&b, input(&b, SCHEMA_TENSOR_FLOAT32, 2, dims, 0, 0));
         use(&b, scalar_i32(&b, radii[r]));
-        use(&b, scalar_float(&b, NND_TENSOR_FLOAT32, 1.0f));
-        use(&b, scalar_float(&b, NND_TENSOR_FLOAT32, 0.5f));
-        use(&b, scalar_float(&b, NND_TENSOR_FLOAT32, 0.75f));
-        b.out = operand(&b, NND_TENSOR_FLOAT32, 2, dims, 0, 0, NND_MODEL_OUTPUT);
-        b.code = NND_OP_LOCAL_RESPONSE_NORMALIZATION;
-        fill(x, NND_TENSOR_FLOAT32, ROWS * DEPTH);
+        use(&b, scalar_float(&b, SCHEMA_TENSOR_FLOAT32, 1.0f));
+        use(&b, scalar_float(&b, SCHEMA_TENSOR_FLOAT32, 0.5f));
+        use(&b, scalar_float(&b, SCHEMA_TENSOR_FLOAT32, 0.75f));
+        b.out = operand(&b, SCHEMA_TENSOR_FLOAT32, 2, dims, 0, 0, SCHEMA_MODEL_OUTPUT);
+        b.code = SCHEMA_OP_LOCAL_RESPONSE_NORMALIZATION;
+        fill(x, SCHEMA_TENSOR_FLOAT32, ROWS * DEPTH);
         x[5] = 1e6f; /* a large value entering and leaving the window */
         b.input_data[0] = x;
         run(&b, true, y, sizeof y);
@@ -728,18 +731,18 @@ static void tiny_steps_stay_on_reference(void **state) {
         builder *b = calloc(1, sizeof *b);
         assert_non_null(b);
         int32_t none = 0;
-        uint32_t x = operand(b, NND_TENSOR_FLOAT32, 1, &n, 0, 0, NND_MODEL_INPUT);
-        uint32_t one = constant(b, NND_TENSOR_FLOAT32, 1, &n, 0, 0);
+        uint32_t x = operand(b, SCHEMA_TENSOR_FLOAT32, 1, &n, 0, 0, SCHEMA_MODEL_INPUT);
+        uint32_t one = constant(b, SCHEMA_TENSOR_FLOAT32, 1, &n, 0, 0);
         for (uint32_t i = 0; i < n; i++)
             ((float *)(b->values + b->operands[one].offset))[i] = 1.f;
-        uint32_t act = scalar(b, NND_INT32, &none);
+        uint32_t act = scalar(b, SCHEMA_INT32, &none);
         uint32_t t[3], ins[3][3];
         eng_operation_desc ops[3];
         for (uint32_t j = 0; j < 3; j++) {
-            t[j] = operand(b, NND_TENSOR_FLOAT32, 1, &n, 0, 0,
-                           j == 2 ? NND_MODEL_OUTPUT : NND_TEMPORARY);
+            t[j] = operand(b, SCHEMA_TENSOR_FLOAT32, 1, &n, 0, 0,
+                           j == 2 ? SCHEMA_MODEL_OUTPUT : SCHEMA_TEMPORARY);
             ins[j][0] = j ? t[j - 1] : x, ins[j][1] = one, ins[j][2] = act;
-            ops[j] = (eng_operation_desc){NND_OP_ADD, 3, ins[j], 1, &t[j]};
+            ops[j] = (eng_operation_desc){SCHEMA_OP_ADD, 3, ins[j], 1, &t[j]};
         }
         eng_model_desc d = {.n_operands = b->n_operands,
                             .operands = b->operands,
@@ -766,7 +769,7 @@ static void tiny_steps_stay_on_reference(void **state) {
         assert_non_null(e);
         eng_io io_in = {.data = in, .length = n * sizeof(float)};
         eng_io io_out = {.data = out, .length = n * sizeof(float)};
-        assert_int_equal(eng_exec_run(e, &io_in, &io_out, NULL, NULL, err, sizeof err), NND_OK);
+        assert_int_equal(eng_exec_run(e, &io_in, &io_out, NULL, NULL, err, sizeof err), SCHEMA_OK);
         for (uint32_t i = 0; i < n; i++)
             assert_true(out[i] == (float)i + 3.f);
         eng_exec_free(e);

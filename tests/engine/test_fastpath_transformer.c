@@ -66,13 +66,13 @@ static size_t elems(const eng_operand_desc *o) {
 }
 
 static bool quantized(int32_t t) {
-    return t == NND_TENSOR_QUANT8_ASYMM || t == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return t == SCHEMA_TENSOR_QUANT8_ASYMM || t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 /* Random contents: floats in [-range, range], or any stored 8-bit value. */
 static void fill(void *p, int32_t type, size_t n, float range) {
     for (size_t i = 0; i < n; i++) {
-        if (type == NND_TENSOR_FLOAT32)
+        if (type == SCHEMA_TENSOR_FLOAT32)
             ((float *)p)[i] = frnd(-range, range);
         else
             ((uint8_t *)p)[i] = (uint8_t)(rand() & 0xff);
@@ -91,7 +91,7 @@ static uint32_t tensor(model *m, int32_t type, uint32_t rank, const uint32_t *di
 
 static uint32_t bytes_constant(model *m, int32_t type, uint32_t rank, const uint32_t *dims,
                                float scale, int32_t zp, const void *v, size_t bytes) {
-    uint32_t i = tensor(m, type, rank, dims, scale, zp, NND_CONSTANT_COPY);
+    uint32_t i = tensor(m, type, rank, dims, scale, zp, SCHEMA_CONSTANT_COPY);
     m->n_values = (m->n_values + 7) & ~(size_t)7;
     assert_true(m->n_values + bytes <= VALUES);
     m->o[i].offset = m->n_values, m->o[i].length = bytes;
@@ -112,22 +112,22 @@ static uint32_t constant(model *m, int32_t type, uint32_t rank, const uint32_t *
 }
 
 static uint32_t scalar_i32(model *m, int32_t v) {
-    return bytes_constant(m, NND_INT32, 0, NULL, 0, 0, &v, sizeof v);
+    return bytes_constant(m, SCHEMA_INT32, 0, NULL, 0, 0, &v, sizeof v);
 }
 static uint32_t scalar_f32(model *m, float v) {
-    return bytes_constant(m, NND_FLOAT32, 0, NULL, 0, 0, &v, sizeof v);
+    return bytes_constant(m, SCHEMA_FLOAT32, 0, NULL, 0, 0, &v, sizeof v);
 }
 static uint32_t scalar_bool(model *m, bool v) {
     uint8_t b = v;
-    return bytes_constant(m, NND_BOOL, 0, NULL, 0, 0, &b, 1);
+    return bytes_constant(m, SCHEMA_BOOL, 0, NULL, 0, 0, &b, 1);
 }
 static uint32_t f32_const(model *m, float v) {
-    return bytes_constant(m, NND_TENSOR_FLOAT32, 1, (uint32_t[]){1}, 0, 0, &v, sizeof v);
+    return bytes_constant(m, SCHEMA_TENSOR_FLOAT32, 1, (uint32_t[]){1}, 0, 0, &v, sizeof v);
 }
 
 static uint32_t input(model *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                       int32_t zp) {
-    uint32_t i = tensor(m, type, rank, dims, scale, zp, NND_MODEL_INPUT);
+    uint32_t i = tensor(m, type, rank, dims, scale, zp, SCHEMA_MODEL_INPUT);
     m->inputs[m->n_inputs++] = i;
     return i;
 }
@@ -141,7 +141,7 @@ static uint32_t op(model *m, int32_t code, uint32_t n_in, const uint32_t *in, ui
     m->op_out[k] = out;
     m->ops[k] = (eng_operation_desc){code, n_in, m->op_in[k], 1, &m->op_out[k]};
     m->want_fast[k] = fast;
-    m->o[out].lifetime = NND_TEMPORARY;
+    m->o[out].lifetime = SCHEMA_TEMPORARY;
     m->output = out;
     return out;
 }
@@ -151,7 +151,7 @@ static eng_prepared *prepare(model *m, bool reference) {
         setenv("NND_REFERENCE_KERNELS", "1", 1);
     else
         unsetenv("NND_REFERENCE_KERNELS");
-    m->o[m->output].lifetime = NND_MODEL_OUTPUT;
+    m->o[m->output].lifetime = SCHEMA_MODEL_OUTPUT;
     eng_model_desc d = {.n_operands = m->n,
                         .operands = m->o,
                         .n_operations = m->n_ops,
@@ -187,7 +187,7 @@ static void run(model *m, bool reference, void *output, size_t out_bytes) {
     eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
     char err[SCHEMA_ERR_LEN] = "";
-    if (eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) != NND_OK)
+    if (eng_exec_run(e, in, &out, NULL, NULL, err, sizeof err) != SCHEMA_OK)
         fail_msg("execute: %s", err);
     eng_exec_free(e);
     eng_prepared_free(p);
@@ -195,8 +195,8 @@ static void run(model *m, bool reference, void *output, size_t out_bytes) {
 
 static double value(int32_t type, const void *v, size_t k) {
     switch (type) {
-    case NND_TENSOR_FLOAT32: return ((const float *)v)[k];
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED: return ((const int8_t *)v)[k];
+    case SCHEMA_TENSOR_FLOAT32: return ((const float *)v)[k];
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED: return ((const int8_t *)v)[k];
     default: return ((const uint8_t *)v)[k];
     }
 }
@@ -267,16 +267,16 @@ static void mm_model(model *m, const mm_shape *s, int32_t t, bool ax, bool ay, b
     float so = q ? sx * sy * 150.f * sqrtf((float)s->depth) : 0; /* a few dozen steps */
     uint32_t x = input(m, t, r, xd, sx, q ? (int32_t)(rand() % 40) - 20 : 0);
     uint32_t y = y_const ? constant(m, t, r, yd, sy, y_zp) : input(m, t, r, yd, sy, y_zp);
-    uint32_t out = tensor(m, t, r, od, so, q ? 3 : 0, NND_TEMPORARY);
-    op(m, NND_OP_BATCH_MATMUL, 4, (uint32_t[]){x, y, scalar_bool(m, ax), scalar_bool(m, ay)}, out,
-       fast);
+    uint32_t out = tensor(m, t, r, od, so, q ? 3 : 0, SCHEMA_TEMPORARY);
+    op(m, SCHEMA_OP_BATCH_MATMUL, 4, (uint32_t[]){x, y, scalar_bool(m, ax), scalar_bool(m, ay)},
+       out, fast);
     m->loose = true;
 }
 
 static void batch_matmul_agrees(void **state) {
     (void)state;
     srand(3);
-    static const int32_t types[] = {NND_TENSOR_FLOAT32, NND_TENSOR_QUANT8_ASYMM_SIGNED};
+    static const int32_t types[] = {SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED};
     for (size_t i = 0; i < sizeof mm_shapes / sizeof mm_shapes[0]; i++)
         for (int t = 0; t < 2; t++)
             for (int flags = 0; flags < 8; flags++) {
@@ -296,7 +296,8 @@ static void signed_batch_matmul_with_zero_point_stays_reference(void **state) {
     (void)state;
     for (int y_const = 0; y_const < 2; y_const++) {
         model *m = new_model();
-        mm_model(m, &mm_shapes[2], NND_TENSOR_QUANT8_ASYMM_SIGNED, false, true, y_const, 5, false);
+        mm_model(m, &mm_shapes[2], SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, false, true, y_const, 5,
+                 false);
         check(m, "BATCH_MATMUL signed, input 1 zero point 5", 2.f);
         free_model(m);
     }
@@ -308,7 +309,7 @@ static void narrow_batch_matmul_stays_reference(void **state) {
     (void)state;
     static const mm_shape narrow = {3, {512, 1}, 2, 64, 1};
     model *m = new_model();
-    mm_model(m, &narrow, NND_TENSOR_FLOAT32, false, false, true, 0, false);
+    mm_model(m, &narrow, SCHEMA_TENSOR_FLOAT32, false, false, true, 0, false);
     check(m, "BATCH_MATMUL, 512 one-column slices", 2.f);
     free_model(m);
 }
@@ -318,8 +319,8 @@ static void narrow_batch_matmul_stays_reference(void **state) {
 static void sub_agrees(void **state) {
     (void)state;
     srand(5);
-    static const int32_t types[] = {NND_TENSOR_FLOAT32, NND_TENSOR_QUANT8_ASYMM,
-                                    NND_TENSOR_QUANT8_ASYMM_SIGNED};
+    static const int32_t types[] = {SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_QUANT8_ASYMM,
+                                    SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED};
     static const struct {
         uint32_t ra, a[4], rb, b[4], ro, o[4];
     } shapes[] = {{4, {2, 3, 4, 5}, 2, {4, 1}, 4, {2, 3, 4, 5}},
@@ -330,15 +331,15 @@ static void sub_agrees(void **state) {
         for (int t = 0; t < 3; t++)
             for (int32_t act = 0; act < 4; act++) {
                 model *m = new_model();
-                int32_t ty = types[t], zlo = ty == NND_TENSOR_QUANT8_ASYMM ? 0 : -128;
+                int32_t ty = types[t], zlo = ty == SCHEMA_TENSOR_QUANT8_ASYMM ? 0 : -128;
                 bool q = quantized(ty);
                 uint32_t a = input(m, ty, shapes[i].ra, shapes[i].a, q ? 0.03f : 0,
                                    q ? zlo + rand() % 256 : 0);
                 uint32_t b = input(m, ty, shapes[i].rb, shapes[i].b, q ? 0.05f : 0,
                                    q ? zlo + rand() % 256 : 0);
                 uint32_t o = tensor(m, ty, shapes[i].ro, shapes[i].o, q ? 0.06f : 0,
-                                    q ? zlo + 128 : 0, NND_TEMPORARY);
-                op(m, NND_OP_SUB, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
+                                    q ? zlo + 128 : 0, SCHEMA_TEMPORARY);
+                op(m, SCHEMA_OP_SUB, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
                 m->exact = !q;
                 char what[96];
                 snprintf(what, sizeof what, "SUB %s shapes %zu activation %d", schema_type_name(ty),
@@ -351,8 +352,8 @@ static void sub_agrees(void **state) {
                 m = new_model();
                 a = input(m, ty, shapes[i].ra, shapes[i].a, 0, 0);
                 b = input(m, ty, shapes[i].rb, shapes[i].b, 0, 0);
-                o = tensor(m, ty, shapes[i].ro, shapes[i].o, 0, 0, NND_TEMPORARY);
-                op(m, NND_OP_DIV, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
+                o = tensor(m, ty, shapes[i].ro, shapes[i].o, 0, 0, SCHEMA_TEMPORARY);
+                op(m, SCHEMA_OP_DIV, 3, (uint32_t[]){a, b, scalar_i32(m, act)}, o, true);
                 m->exact = true;
                 snprintf(what, sizeof what, "DIV shapes %zu activation %d", i, act);
                 check(m, what, 2.f);
@@ -370,26 +371,26 @@ static void softmax_agrees(void **state) {
         int32_t axis; /* 99: omitted */
         bool fast;
     } cases[] = {
-        {NND_TENSOR_FLOAT32, 2, {4, 1000}, 1.f, 99, true},
-        {NND_TENSOR_FLOAT32, 4, {1, 8, 128, 128}, 1.f, -1, true},
-        {NND_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 2, true},
-        {NND_TENSOR_FLOAT32, 2, {4, 10}, 0.5f, 99, false},  /* beta: reference */
-        {NND_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 1, false}, /* another axis: reference */
-        {NND_TENSOR_QUANT8_ASYMM, 2, {4, 1000}, 1.f, 99, true},
-        {NND_TENSOR_QUANT8_ASYMM, 3, {2, 16, 64}, 0.7f, -1, true},
-        {NND_TENSOR_QUANT8_ASYMM_SIGNED, 2, {3, 50}, 1.f, 99, false}, /* no qs8 operator */
+        {SCHEMA_TENSOR_FLOAT32, 2, {4, 1000}, 1.f, 99, true},
+        {SCHEMA_TENSOR_FLOAT32, 4, {1, 8, 128, 128}, 1.f, -1, true},
+        {SCHEMA_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 2, true},
+        {SCHEMA_TENSOR_FLOAT32, 2, {4, 10}, 0.5f, 99, false},  /* beta: reference */
+        {SCHEMA_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 1, false}, /* another axis: reference */
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {4, 1000}, 1.f, 99, true},
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 3, {2, 16, 64}, 0.7f, -1, true},
+        {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 2, {3, 50}, 1.f, 99, false}, /* no qs8 operator */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         model *m = new_model();
         int32_t t = cases[i].type;
         bool q = quantized(t);
-        int32_t zo = t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+        int32_t zo = t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
         uint32_t x = input(m, t, cases[i].rank, cases[i].dims, q ? 0.1f : 0, q ? 128 + zo : 0);
         uint32_t y =
-            tensor(m, t, cases[i].rank, cases[i].dims, q ? 1.f / 256 : 0, zo, NND_TEMPORARY);
+            tensor(m, t, cases[i].rank, cases[i].dims, q ? 1.f / 256 : 0, zo, SCHEMA_TEMPORARY);
         uint32_t in[3] = {x, scalar_f32(m, cases[i].beta), 0};
         if (cases[i].axis != 99) in[2] = scalar_i32(m, cases[i].axis);
-        op(m, NND_OP_SOFTMAX, cases[i].axis != 99 ? 3 : 2, in, y, cases[i].fast);
+        op(m, SCHEMA_OP_SOFTMAX, cases[i].axis != 99 ? 3 : 2, in, y, cases[i].fast);
         char what[64];
         snprintf(what, sizeof what, "SOFTMAX case %zu", i);
         check(m, what, 5.f);
@@ -403,10 +404,10 @@ static void tanh_agrees(void **state) {
     static const float ranges[] = {1e-3f, 1.f, 4.f, 30.f};
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
         model *m = new_model();
-        uint32_t x = input(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){3, 33, 129}, 0, 0);
+        uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){3, 33, 129}, 0, 0);
         uint32_t y =
-            tensor(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){3, 33, 129}, 0, 0, NND_TEMPORARY);
-        op(m, NND_OP_TANH, 1, &x, y, true);
+            tensor(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){3, 33, 129}, 0, 0, SCHEMA_TEMPORARY);
+        op(m, SCHEMA_OP_TANH, 1, &x, y, true);
         check(m, "TANH", ranges[i]);
         free_model(m);
     }
@@ -418,18 +419,19 @@ static void gelu_chain_agrees(void **state) {
     srand(13);
     model *m = new_model();
     uint32_t dims[2] = {16, 256};
-    uint32_t x = input(m, NND_TENSOR_FLOAT32, 2, dims, 0, 0), none = scalar_i32(m, 0);
-#define T() tensor(m, NND_TENSOR_FLOAT32, 2, dims, 0, 0, NND_TEMPORARY)
-    uint32_t x2 = op(m, NND_OP_MUL, 3, (uint32_t[]){x, x, none}, T(), true);
-    uint32_t x3 = op(m, NND_OP_MUL, 3, (uint32_t[]){x2, x, none}, T(), true);
-    uint32_t k3 = op(m, NND_OP_MUL, 3, (uint32_t[]){x3, f32_const(m, 0.044715f), none}, T(), true);
-    uint32_t in = op(m, NND_OP_ADD, 3, (uint32_t[]){x, k3, none}, T(), true);
+    uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 2, dims, 0, 0), none = scalar_i32(m, 0);
+#define T() tensor(m, SCHEMA_TENSOR_FLOAT32, 2, dims, 0, 0, SCHEMA_TEMPORARY)
+    uint32_t x2 = op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){x, x, none}, T(), true);
+    uint32_t x3 = op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){x2, x, none}, T(), true);
+    uint32_t k3 =
+        op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){x3, f32_const(m, 0.044715f), none}, T(), true);
+    uint32_t in = op(m, SCHEMA_OP_ADD, 3, (uint32_t[]){x, k3, none}, T(), true);
     uint32_t sc =
-        op(m, NND_OP_MUL, 3, (uint32_t[]){in, f32_const(m, 0.7978845608f), none}, T(), true);
-    uint32_t th = op(m, NND_OP_TANH, 1, &sc, T(), true);
-    uint32_t p1 = op(m, NND_OP_ADD, 3, (uint32_t[]){th, f32_const(m, 1.f), none}, T(), true);
-    uint32_t px = op(m, NND_OP_MUL, 3, (uint32_t[]){p1, x, none}, T(), true);
-    op(m, NND_OP_MUL, 3, (uint32_t[]){px, f32_const(m, 0.5f), none}, T(), true);
+        op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){in, f32_const(m, 0.7978845608f), none}, T(), true);
+    uint32_t th = op(m, SCHEMA_OP_TANH, 1, &sc, T(), true);
+    uint32_t p1 = op(m, SCHEMA_OP_ADD, 3, (uint32_t[]){th, f32_const(m, 1.f), none}, T(), true);
+    uint32_t px = op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){p1, x, none}, T(), true);
+    op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){px, f32_const(m, 0.5f), none}, T(), true);
 #undef T
     check(m, "GELU chain", 3.f);
     free_model(m);
@@ -441,15 +443,18 @@ static void feed_forward_block_agrees(void **state) {
     srand(17);
     model *m = new_model();
     uint32_t f = scalar_bool(m, false);
-    uint32_t x = input(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 64}, 0, 0);
-    uint32_t w1 = constant(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){1, 64, 128}, 0, 0);
-    uint32_t w2 = constant(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){1, 128, 64}, 0, 0);
-    uint32_t h = tensor(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 128}, 0, 0, NND_TEMPORARY);
-    uint32_t a = tensor(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 128}, 0, 0, NND_TEMPORARY);
-    uint32_t y = tensor(m, NND_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 64}, 0, 0, NND_TEMPORARY);
-    op(m, NND_OP_BATCH_MATMUL, 4, (uint32_t[]){x, w1, f, f}, h, true);
-    op(m, NND_OP_TANH, 1, &h, a, true);
-    op(m, NND_OP_BATCH_MATMUL, 4, (uint32_t[]){a, w2, f, f}, y, true);
+    uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 64}, 0, 0);
+    uint32_t w1 = constant(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){1, 64, 128}, 0, 0);
+    uint32_t w2 = constant(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){1, 128, 64}, 0, 0);
+    uint32_t h =
+        tensor(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 128}, 0, 0, SCHEMA_TEMPORARY);
+    uint32_t a =
+        tensor(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 128}, 0, 0, SCHEMA_TEMPORARY);
+    uint32_t y =
+        tensor(m, SCHEMA_TENSOR_FLOAT32, 3, (uint32_t[]){1, 32, 64}, 0, 0, SCHEMA_TEMPORARY);
+    op(m, SCHEMA_OP_BATCH_MATMUL, 4, (uint32_t[]){x, w1, f, f}, h, true);
+    op(m, SCHEMA_OP_TANH, 1, &h, a, true);
+    op(m, SCHEMA_OP_BATCH_MATMUL, 4, (uint32_t[]){a, w2, f, f}, y, true);
     m->loose = true;
     check(m, "feed-forward block", 1.f);
     free_model(m);
@@ -466,22 +471,22 @@ static void mean_agrees(void **state) {
         int32_t axes[3], keep;
         bool fast;
     } cases[] = {
-        {NND_TENSOR_FLOAT32, 2, {33, 144}, 1, {1}, 1, true},
-        {NND_TENSOR_FLOAT32, 2, {33, 144}, 1, {-1}, 0, true},
-        {NND_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 2, {3, 2}, 1, true},
-        {NND_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 3, {3, -2, 3}, 0, true},
-        {NND_TENSOR_FLOAT32, 3, {4, 6, 10}, 3, {0, 1, 2}, 1, true},
-        {NND_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 2, {1, 2}, 1, false}, /* spatial */
-        {NND_TENSOR_FLOAT32, 3, {4, 6, 10}, 2, {0, 2}, 1, false},    /* not one run */
-        {NND_TENSOR_QUANT8_ASYMM, 2, {8, 32}, 1, {1}, 1, false},
+        {SCHEMA_TENSOR_FLOAT32, 2, {33, 144}, 1, {1}, 1, true},
+        {SCHEMA_TENSOR_FLOAT32, 2, {33, 144}, 1, {-1}, 0, true},
+        {SCHEMA_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 2, {3, 2}, 1, true},
+        {SCHEMA_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 3, {3, -2, 3}, 0, true},
+        {SCHEMA_TENSOR_FLOAT32, 3, {4, 6, 10}, 3, {0, 1, 2}, 1, true},
+        {SCHEMA_TENSOR_FLOAT32, 4, {2, 5, 7, 16}, 2, {1, 2}, 1, false}, /* spatial */
+        {SCHEMA_TENSOR_FLOAT32, 3, {4, 6, 10}, 2, {0, 2}, 1, false},    /* not one run */
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {8, 32}, 1, {1}, 1, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         model *m = new_model();
-        float scale = cases[i].type == NND_TENSOR_FLOAT32 ? 0.f : 0.05f;
-        int32_t zp = cases[i].type == NND_TENSOR_FLOAT32 ? 0 : 128;
+        float scale = cases[i].type == SCHEMA_TENSOR_FLOAT32 ? 0.f : 0.05f;
+        int32_t zp = cases[i].type == SCHEMA_TENSOR_FLOAT32 ? 0 : 128;
         uint32_t x = input(m, cases[i].type, cases[i].rank, cases[i].dims, scale, zp);
-        uint32_t axes = bytes_constant(m, NND_TENSOR_INT32, 1, (uint32_t[]){cases[i].n_axes}, 0, 0,
-                                       cases[i].axes, sizeof(int32_t) * cases[i].n_axes);
+        uint32_t axes = bytes_constant(m, SCHEMA_TENSOR_INT32, 1, (uint32_t[]){cases[i].n_axes}, 0,
+                                       0, cases[i].axes, sizeof(int32_t) * cases[i].n_axes);
         uint32_t dims[4], rank = 0;
         for (uint32_t k = 0; k < cases[i].rank; k++) {
             bool reduced = false;
@@ -490,8 +495,8 @@ static void mean_agrees(void **state) {
                                       (int32_t)cases[i].rank) == k;
             if (!reduced || cases[i].keep) dims[rank++] = reduced ? 1 : cases[i].dims[k];
         }
-        uint32_t y = tensor(m, cases[i].type, rank, dims, scale, zp, NND_TEMPORARY);
-        op(m, NND_OP_MEAN, 3, (uint32_t[]){x, axes, scalar_i32(m, cases[i].keep)}, y,
+        uint32_t y = tensor(m, cases[i].type, rank, dims, scale, zp, SCHEMA_TEMPORARY);
+        op(m, SCHEMA_OP_MEAN, 3, (uint32_t[]){x, axes, scalar_i32(m, cases[i].keep)}, y,
            cases[i].fast);
         char what[32];
         snprintf(what, sizeof what, "MEAN case %zu", i);
@@ -509,16 +514,18 @@ static void rsqrt_agrees(void **state) {
     float ranges[] = {4.f, 1e-3f, 1e30f, 1e-39f};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         model *m = new_model();
-        uint32_t x = input(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
-        op(m, NND_OP_RSQRT, 1, &x,
-           tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, NND_TEMPORARY), true);
+        uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
+        op(m, SCHEMA_OP_RSQRT, 1, &x,
+           tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, SCHEMA_TEMPORARY),
+           true);
         m->exact = true;
         check(m, "RSQRT", ranges[i]);
         free_model(m);
         m = new_model();
-        x = input(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
-        op(m, NND_OP_SQRT, 1, &x,
-           tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, NND_TEMPORARY), true);
+        x = input(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0);
+        op(m, SCHEMA_OP_SQRT, 1, &x,
+           tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){sizes[i], 1}, 0, 0, SCHEMA_TEMPORARY),
+           true);
         m->exact = true;
         check(m, "SQRT", ranges[i]);
         free_model(m);
@@ -531,18 +538,19 @@ static void layer_norm_agrees(void **state) {
     srand(31);
     model *m = new_model();
     uint32_t dims[2] = {64, 144}, col[2] = {64, 1};
-    uint32_t x = input(m, NND_TENSOR_FLOAT32, 2, dims, 0, 0), none = scalar_i32(m, 0);
+    uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 2, dims, 0, 0), none = scalar_i32(m, 0);
     int32_t last = -1;
-    uint32_t axes = bytes_constant(m, NND_TENSOR_INT32, 1, (uint32_t[]){1}, 0, 0, &last, 4);
+    uint32_t axes = bytes_constant(m, SCHEMA_TENSOR_INT32, 1, (uint32_t[]){1}, 0, 0, &last, 4);
     uint32_t keep = scalar_i32(m, 1);
-#define T(d) tensor(m, NND_TENSOR_FLOAT32, 2, d, 0, 0, NND_TEMPORARY)
-    uint32_t mean = op(m, NND_OP_MEAN, 3, (uint32_t[]){x, axes, keep}, T(col), true);
-    uint32_t c = op(m, NND_OP_SUB, 3, (uint32_t[]){x, mean, none}, T(dims), true);
-    uint32_t sq = op(m, NND_OP_MUL, 3, (uint32_t[]){c, c, none}, T(dims), true);
-    uint32_t var = op(m, NND_OP_MEAN, 3, (uint32_t[]){sq, axes, keep}, T(col), true);
-    uint32_t ve = op(m, NND_OP_ADD, 3, (uint32_t[]){var, f32_const(m, 1e-5f), none}, T(col), true);
-    uint32_t r = op(m, NND_OP_RSQRT, 1, &ve, T(col), true);
-    op(m, NND_OP_MUL, 3, (uint32_t[]){c, r, none}, T(dims), true);
+#define T(d) tensor(m, SCHEMA_TENSOR_FLOAT32, 2, d, 0, 0, SCHEMA_TEMPORARY)
+    uint32_t mean = op(m, SCHEMA_OP_MEAN, 3, (uint32_t[]){x, axes, keep}, T(col), true);
+    uint32_t c = op(m, SCHEMA_OP_SUB, 3, (uint32_t[]){x, mean, none}, T(dims), true);
+    uint32_t sq = op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){c, c, none}, T(dims), true);
+    uint32_t var = op(m, SCHEMA_OP_MEAN, 3, (uint32_t[]){sq, axes, keep}, T(col), true);
+    uint32_t ve =
+        op(m, SCHEMA_OP_ADD, 3, (uint32_t[]){var, f32_const(m, 1e-5f), none}, T(col), true);
+    uint32_t r = op(m, SCHEMA_OP_RSQRT, 1, &ve, T(col), true);
+    op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){c, r, none}, T(dims), true);
 #undef T
     m->loose = true;
     check(m, "layer norm", 2.f);
@@ -556,21 +564,21 @@ static void convolution_module_agrees(void **state) {
     srand(37);
     model *m = new_model();
     uint32_t seq[4] = {1, 1, 64, 144};
-    uint32_t x = input(m, NND_TENSOR_FLOAT32, 4, seq, 0, 0), none = scalar_i32(m, 0);
-    uint32_t filt = constant(m, NND_TENSOR_FLOAT32, 4, (uint32_t[]){1, 1, 31, 144}, 0, 0);
-    uint32_t bias = constant(m, NND_TENSOR_FLOAT32, 1, (uint32_t[]){144}, 0, 0);
+    uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 4, seq, 0, 0), none = scalar_i32(m, 0);
+    uint32_t filt = constant(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){1, 1, 31, 144}, 0, 0);
+    uint32_t bias = constant(m, SCHEMA_TENSOR_FLOAT32, 1, (uint32_t[]){144}, 0, 0);
     uint32_t pad = scalar_i32(m, 15), zero = scalar_i32(m, 0), one = scalar_i32(m, 1);
-#define T() tensor(m, NND_TENSOR_FLOAT32, 4, seq, 0, 0, NND_TEMPORARY)
+#define T() tensor(m, SCHEMA_TENSOR_FLOAT32, 4, seq, 0, 0, SCHEMA_TEMPORARY)
     uint32_t dw =
-        op(m, NND_OP_DEPTHWISE_CONV_2D, 11,
+        op(m, SCHEMA_OP_DEPTHWISE_CONV_2D, 11,
            (uint32_t[]){x, filt, bias, pad, pad, zero, zero, one, one, one, none}, T(), true);
-    uint32_t g = op(m, NND_OP_LOGISTIC, 1, &dw, T(), true);
-    uint32_t sw = op(m, NND_OP_MUL, 3, (uint32_t[]){dw, g, none}, T(), true);
+    uint32_t g = op(m, SCHEMA_OP_LOGISTIC, 1, &dw, T(), true);
+    uint32_t sw = op(m, SCHEMA_OP_MUL, 3, (uint32_t[]){dw, g, none}, T(), true);
 #undef T
-    uint32_t w = constant(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){144, 144}, 0, 0);
-    uint32_t b = constant(m, NND_TENSOR_FLOAT32, 1, (uint32_t[]){144}, 0, 0);
-    op(m, NND_OP_FULLY_CONNECTED, 4, (uint32_t[]){sw, w, b, none},
-       tensor(m, NND_TENSOR_FLOAT32, 2, (uint32_t[]){64, 144}, 0, 0, NND_TEMPORARY), true);
+    uint32_t w = constant(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){144, 144}, 0, 0);
+    uint32_t b = constant(m, SCHEMA_TENSOR_FLOAT32, 1, (uint32_t[]){144}, 0, 0);
+    op(m, SCHEMA_OP_FULLY_CONNECTED, 4, (uint32_t[]){sw, w, b, none},
+       tensor(m, SCHEMA_TENSOR_FLOAT32, 2, (uint32_t[]){64, 144}, 0, 0, SCHEMA_TEMPORARY), true);
     m->loose = true;
     check(m, "convolution module", 1.f);
     free_model(m);
@@ -598,7 +606,7 @@ static void *shared_worker(void *arg) {
         eng_io out = {.data = got, .length = r->bytes};
         char err[SCHEMA_ERR_LEN];
         memset(got, 0xff, r->bytes);
-        if (eng_exec_run(e, &in, &out, NULL, NULL, err, sizeof err) != NND_OK ||
+        if (eng_exec_run(e, &in, &out, NULL, NULL, err, sizeof err) != SCHEMA_OK ||
             memcmp(got, r->want, r->bytes))
             r->mismatches++;
     }
@@ -614,13 +622,13 @@ static void concurrent_batch_matmuls_agree(void **state) {
     (void)state;
     srand(19);
     model *m = new_model();
-    mm_model(m, &mm_shapes[3], NND_TENSOR_FLOAT32, false, false, true, 0, true);
+    mm_model(m, &mm_shapes[3], SCHEMA_TENSOR_FLOAT32, false, false, true, 0, true);
     const eng_operand_desc *x = &m->o[m->inputs[0]], *o = &m->o[m->output];
     size_t bytes = elems(o) * sizeof(float);
     m->input_data[0] = malloc(elems(x) * sizeof(float));
     uint8_t *want = malloc(bytes);
     assert_true(m->input_data[0] && want);
-    fill(m->input_data[0], NND_TENSOR_FLOAT32, elems(x), 2.f);
+    fill(m->input_data[0], SCHEMA_TENSOR_FLOAT32, elems(x), 2.f);
     run(m, false, want, bytes);
     eng_prepared *p = prepare(m, false);
     shared_run runs[2] = {{p, m, want, bytes, 0}, {p, m, want, bytes, 0}};

@@ -22,7 +22,7 @@
 #include "engine/core/internal.h" /* schema_shape_bytes */
 
 #define MAX_OPERANDS 12
-#define S8           NND_TENSOR_QUANT8_ASYMM_SIGNED
+#define S8           SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED
 
 /* A model of one operation, built operand by operand. */
 typedef struct one_op {
@@ -49,7 +49,7 @@ static uint32_t add(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims
 /* An operation input that is a model input with the given data. */
 static void in(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                int32_t zero_point, const void *data) {
-    uint32_t i = add(m, type, rank, dims, scale, zero_point, NND_MODEL_INPUT);
+    uint32_t i = add(m, type, rank, dims, scale, zero_point, SCHEMA_MODEL_INPUT);
     m->input_data[m->n_inputs] = data;
     m->inputs[m->n_inputs++] = i;
     m->op_in[m->n_op_in++] = i;
@@ -58,7 +58,7 @@ static void in(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, flo
 /* An operation input that is a constant of n elements of `size` bytes. */
 static void constant(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, const void *data,
                      size_t bytes) {
-    uint32_t i = add(m, type, rank, dims, 0.f, 0, NND_CONSTANT_COPY);
+    uint32_t i = add(m, type, rank, dims, 0.f, 0, SCHEMA_CONSTANT_COPY);
     m->n_values = (m->n_values + 7) & ~(size_t)7;
     assert_true(m->n_values + bytes <= sizeof m->values);
     memcpy(m->values + m->n_values, data, bytes);
@@ -68,19 +68,19 @@ static void constant(one_op *m, int32_t type, uint32_t rank, const uint32_t *dim
     m->op_in[m->n_op_in++] = i;
 }
 static void scalar_i32(one_op *m, int32_t v) {
-    constant(m, NND_INT32, 0, NULL, &v, sizeof v);
+    constant(m, SCHEMA_INT32, 0, NULL, &v, sizeof v);
 }
 static void scalar_bool(one_op *m, bool v) {
     uint8_t b = v;
-    constant(m, NND_BOOL, 0, NULL, &b, 1);
+    constant(m, SCHEMA_BOOL, 0, NULL, &b, 1);
 }
 static void ints(one_op *m, uint32_t n, const int32_t *v) {
-    constant(m, NND_TENSOR_INT32, 1, (uint32_t[]){n}, v, n * sizeof *v);
+    constant(m, SCHEMA_TENSOR_INT32, 1, (uint32_t[]){n}, v, n * sizeof *v);
 }
 
 static void out(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                 int32_t zero_point) {
-    m->op_out[m->n_op_out++] = add(m, type, rank, dims, scale, zero_point, NND_MODEL_OUTPUT);
+    m->op_out[m->n_op_out++] = add(m, type, rank, dims, scale, zero_point, SCHEMA_MODEL_OUTPUT);
 }
 
 static eng_model_desc desc(one_op *m, eng_operation_desc *op) {
@@ -143,7 +143,7 @@ static void mean_rounds_ties_up(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[4] = {-3, -4, 3, 4}, want[2] = {-3, 4}; /* -3.5, 3.5 */
-    start(&m, NND_OP_MEAN);
+    start(&m, SCHEMA_OP_MEAN);
     in(&m, S8, 2, (uint32_t[]){2, 2}, 0.5f, 0, x);
     ints(&m, 1, (int32_t[]){1});
     scalar_i32(&m, 0);
@@ -155,7 +155,7 @@ static void average_pool_rounds_half_away_from_zero(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[4] = {-2, -3, 2, 3}, want[2] = {-3, 3}; /* -2.5, 2.5 */
-    start(&m, NND_OP_AVERAGE_POOL_2D);
+    start(&m, SCHEMA_OP_AVERAGE_POOL_2D);
     in(&m, S8, 4, (uint32_t[]){1, 1, 4, 1}, 1.f, 0, x);
     scalar_i32(&m, 2);                    /* VALID */
     scalar_i32(&m, 2), scalar_i32(&m, 1); /* strides w, h */
@@ -175,7 +175,7 @@ static void resize_bilinear_in_1024ths(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[2] = {-3, 4}, want[3] = {-3, 2, 4};
-    start(&m, NND_OP_RESIZE_BILINEAR);
+    start(&m, SCHEMA_OP_RESIZE_BILINEAR);
     in(&m, S8, 4, (uint32_t[]){1, 1, 2, 1}, 0.5f, 0, x);
     scalar_i32(&m, 3); /* width */
     scalar_i32(&m, 1); /* height */
@@ -192,7 +192,7 @@ static void logistic_rounds_the_float_function(void **state) {
     one_op m;
     static const int8_t x[5] = {16, -16, 0, 127, -128}, want[5] = {59, -59, 0, 127, -128};
     setenv("NND_REFERENCE_KERNELS", "1", 1);
-    start(&m, NND_OP_LOGISTIC);
+    start(&m, SCHEMA_OP_LOGISTIC);
     in(&m, S8, 1, (uint32_t[]){5}, 1.f / 16, 0, x);
     out(&m, S8, 1, (uint32_t[]){5}, 1.f / 256, -128);
     expect_output(&m, want, sizeof want);
@@ -203,7 +203,7 @@ static void reduce_max_of_negative_values(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[2] = {-100, -50}, want[1] = {-50};
-    start(&m, NND_OP_REDUCE_MAX);
+    start(&m, SCHEMA_OP_REDUCE_MAX);
     in(&m, S8, 2, (uint32_t[]){1, 2}, 1.f, 3, x);
     ints(&m, 1, (int32_t[]){1});
     scalar_bool(&m, false);
@@ -216,10 +216,10 @@ static void argmax_sees_negative_values_as_smaller(void **state) {
     one_op m;
     static const int8_t x[3] = {-1, 1, -128};
     static const int32_t want[1] = {1};
-    start(&m, NND_OP_ARGMAX);
+    start(&m, SCHEMA_OP_ARGMAX);
     in(&m, S8, 2, (uint32_t[]){1, 3}, 1.f, 0, x);
     scalar_i32(&m, 1);
-    out(&m, NND_TENSOR_INT32, 1, (uint32_t[]){1}, 0.f, 0);
+    out(&m, SCHEMA_TENSOR_INT32, 1, (uint32_t[]){1}, 0.f, 0);
     expect_output(&m, want, sizeof want);
 }
 
@@ -228,14 +228,14 @@ static void pad_with_negative_zero_point_and_value(void **state) {
     one_op m;
     static const int8_t x[1] = {5}, want_pad[3] = {-5, 5, -5}, want_v2[3] = {-7, 5, -7};
     static const int32_t paddings[2] = {1, 1};
-    start(&m, NND_OP_PAD); /* pads with the zero point, the logical 0 */
+    start(&m, SCHEMA_OP_PAD); /* pads with the zero point, the logical 0 */
     in(&m, S8, 1, (uint32_t[]){1}, 0.5f, -5, x);
-    constant(&m, NND_TENSOR_INT32, 2, (uint32_t[]){1, 2}, paddings, sizeof paddings);
+    constant(&m, SCHEMA_TENSOR_INT32, 2, (uint32_t[]){1, 2}, paddings, sizeof paddings);
     out(&m, S8, 1, (uint32_t[]){3}, 0.5f, -5);
     expect_output(&m, want_pad, sizeof want_pad);
-    start(&m, NND_OP_PAD_V2);
+    start(&m, SCHEMA_OP_PAD_V2);
     in(&m, S8, 1, (uint32_t[]){1}, 0.5f, -5, x);
-    constant(&m, NND_TENSOR_INT32, 2, (uint32_t[]){1, 2}, paddings, sizeof paddings);
+    constant(&m, SCHEMA_TENSOR_INT32, 2, (uint32_t[]){1, 2}, paddings, sizeof paddings);
     scalar_i32(&m, -7);
     out(&m, S8, 1, (uint32_t[]){3}, 0.5f, -5);
     expect_output(&m, want_v2, sizeof want_v2);
@@ -247,7 +247,7 @@ static void slice_moves_int8(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[4] = {-128, -1, 0, 127}, want[2] = {-1, 0};
-    start(&m, NND_OP_SLICE);
+    start(&m, SCHEMA_OP_SLICE);
     in(&m, S8, 1, (uint32_t[]){4}, 0.25f, -1, x);
     ints(&m, 1, (int32_t[]){1});
     ints(&m, 1, (int32_t[]){2});
@@ -261,10 +261,10 @@ static void less_equal_compares_real_values(void **state) {
     /* a = {-2, 3, 1}; b = 2 * (q + 1) = {-2, 4, 0} */
     static const int8_t a[3] = {-2, 3, 1}, b[3] = {-2, 1, -1};
     static const uint8_t want[3] = {1, 1, 0};
-    start(&m, NND_OP_LESS_EQUAL);
+    start(&m, SCHEMA_OP_LESS_EQUAL);
     in(&m, S8, 1, (uint32_t[]){3}, 1.f, 0, a);
     in(&m, S8, 1, (uint32_t[]){3}, 2.f, -1, b);
-    out(&m, NND_TENSOR_BOOL8, 1, (uint32_t[]){3}, 0.f, 0);
+    out(&m, SCHEMA_TENSOR_BOOL8, 1, (uint32_t[]){3}, 0.f, 0);
     expect_output(&m, want, sizeof want);
 }
 
@@ -272,7 +272,7 @@ static void cast_copies_int8_to_itself(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[3] = {-128, 5, 127};
-    start(&m, NND_OP_CAST);
+    start(&m, SCHEMA_OP_CAST);
     in(&m, S8, 1, (uint32_t[]){3}, 0.5f, 1, x);
     out(&m, S8, 1, (uint32_t[]){3}, 0.25f, -4); /* CAST ignores the quantization */
     expect_output(&m, x, sizeof x);
@@ -286,18 +286,18 @@ static void signature_model(one_op *m, int32_t code, int32_t type) {
     float scale = type == S8 ? 0.5f : 0.f;
     uint32_t two[1] = {2};
     start(m, code);
-    if (code == NND_OP_HASHTABLE_LOOKUP) { /* lookups, keys, values [2, 2]; values, hits */
-        in(m, NND_TENSOR_INT32, 1, two, 0.f, 0, data);
+    if (code == SCHEMA_OP_HASHTABLE_LOOKUP) { /* lookups, keys, values [2, 2]; values, hits */
+        in(m, SCHEMA_TENSOR_INT32, 1, two, 0.f, 0, data);
         ints(m, 2, data);
         in(m, type, 2, (uint32_t[]){2, 2}, scale, 0, data);
         out(m, type, 2, (uint32_t[]){2, 2}, scale, 0);
-        out(m, NND_TENSOR_QUANT8_ASYMM, 1, two, 1.f, 0);
+        out(m, SCHEMA_TENSOR_QUANT8_ASYMM, 1, two, 1.f, 0);
         return;
     }
     in(m, type, 1, two, scale, 0, data);
-    bool reduce = code == NND_OP_REDUCE_SUM || code == NND_OP_REDUCE_PROD;
-    if (code == NND_OP_DIV || code == NND_OP_POW) in(m, type, 1, two, scale, 0, data);
-    if (code == NND_OP_DIV) scalar_i32(m, 0);
+    bool reduce = code == SCHEMA_OP_REDUCE_SUM || code == SCHEMA_OP_REDUCE_PROD;
+    if (code == SCHEMA_OP_DIV || code == SCHEMA_OP_POW) in(m, type, 1, two, scale, 0, data);
+    if (code == SCHEMA_OP_DIV) scalar_i32(m, 0);
     if (reduce) ints(m, 1, (int32_t[]){0}), scalar_bool(m, true); /* keep dimensions */
     out(m, type, 1, reduce ? (uint32_t[]){1} : two, scale, 0);
 }
@@ -307,18 +307,18 @@ static bool is_supported(one_op *m) {
     eng_model_desc d = desc(m, &op);
     bool supported = false;
     char err[SCHEMA_ERR_LEN] = "";
-    return eng_supported_operations(&d, &supported, err, sizeof err) == NND_OK && supported;
+    return eng_supported_operations(&d, &supported, err, sizeof err) == SCHEMA_OK && supported;
 }
 
 static void no_int8_where_the_hal_has_none(void **state) {
     (void)state;
-    static const int32_t codes[] = {NND_OP_ABS,        NND_OP_EXP,         NND_OP_FLOOR,
-                                    NND_OP_LOG,        NND_OP_NEG,         NND_OP_SIN,
-                                    NND_OP_SQRT,       NND_OP_DIV,         NND_OP_POW,
-                                    NND_OP_REDUCE_SUM, NND_OP_REDUCE_PROD, NND_OP_HASHTABLE_LOOKUP};
+    static const int32_t codes[] = {
+        SCHEMA_OP_ABS, SCHEMA_OP_EXP,        SCHEMA_OP_FLOOR,       SCHEMA_OP_LOG,
+        SCHEMA_OP_NEG, SCHEMA_OP_SIN,        SCHEMA_OP_SQRT,        SCHEMA_OP_DIV,
+        SCHEMA_OP_POW, SCHEMA_OP_REDUCE_SUM, SCHEMA_OP_REDUCE_PROD, SCHEMA_OP_HASHTABLE_LOOKUP};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         one_op m;
-        signature_model(&m, codes[i], NND_TENSOR_FLOAT32);
+        signature_model(&m, codes[i], SCHEMA_TENSOR_FLOAT32);
         if (!is_supported(&m)) fail_msg("%s: the FLOAT32 model", schema_operation_name(codes[i]));
         signature_model(&m, codes[i], S8);
         if (is_supported(&m)) fail_msg("%s: supported on int8", schema_operation_name(codes[i]));
@@ -329,9 +329,9 @@ static void cast_converts_no_int8(void **state) {
     (void)state;
     one_op m;
     static const int8_t x[2] = {0};
-    start(&m, NND_OP_CAST);
+    start(&m, SCHEMA_OP_CAST);
     in(&m, S8, 1, (uint32_t[]){2}, 0.5f, 0, x);
-    out(&m, NND_TENSOR_FLOAT32, 1, (uint32_t[]){2}, 0.f, 0);
+    out(&m, SCHEMA_TENSOR_FLOAT32, 1, (uint32_t[]){2}, 0.f, 0);
     assert_false(is_supported(&m));
 }
 

@@ -46,26 +46,26 @@ static uint32_t operand(model *m, int32_t type, uint32_t rank, const uint32_t *d
     assert_true(m->n_operands < MAX_OPERANDS);
     eng_operand_desc *o = &m->operands[m->n_operands];
     *o = (eng_operand_desc){.type = type, .rank = rank, .lifetime = lifetime};
-    if (type == NND_TENSOR_QUANT8_ASYMM) o->scale = 1.f;
+    if (type == SCHEMA_TENSOR_QUANT8_ASYMM) o->scale = 1.f;
     if (rank) memcpy(o->dims, dims, sizeof(uint32_t) * rank);
     return m->n_operands++;
 }
 
 /* A model input of the operation. */
 static void input(model *m, int32_t type, uint32_t rank, const uint32_t *dims) {
-    uint32_t i = operand(m, type, rank, dims, NND_MODEL_INPUT);
+    uint32_t i = operand(m, type, rank, dims, SCHEMA_MODEL_INPUT);
     m->inputs[m->n_inputs++] = i;
     m->op_in[m->n_op_in++] = i;
 }
 
 static void output(model *m, int32_t type, uint32_t rank, const uint32_t *dims) {
-    m->op_out[m->n_op_out++] = operand(m, type, rank, dims, NND_MODEL_OUTPUT);
+    m->op_out[m->n_op_out++] = operand(m, type, rank, dims, SCHEMA_MODEL_OUTPUT);
 }
 
 /* A constant scalar operand of the operation (4 bytes: INT32, FLOAT32 or BOOL). */
 static void scalar(model *m, int32_t type, const void *v) {
-    uint32_t i = operand(m, type, 0, NULL, NND_CONSTANT_COPY);
-    size_t n = type == NND_BOOL ? 1 : 4;
+    uint32_t i = operand(m, type, 0, NULL, SCHEMA_CONSTANT_COPY);
+    size_t n = type == SCHEMA_BOOL ? 1 : 4;
     memcpy(m->values + m->n_values, v, n);
     m->operands[i].offset = m->n_values;
     m->operands[i].length = n;
@@ -74,16 +74,16 @@ static void scalar(model *m, int32_t type, const void *v) {
 }
 
 static void i32(model *m, int32_t v) {
-    scalar(m, NND_INT32, &v);
+    scalar(m, SCHEMA_INT32, &v);
 }
 
 static void f32(model *m, float v) {
-    scalar(m, NND_FLOAT32, &v);
+    scalar(m, SCHEMA_FLOAT32, &v);
 }
 
 static void boolean(model *m, bool v) {
     uint8_t b = v;
-    scalar(m, NND_BOOL, &b);
+    scalar(m, SCHEMA_BOOL, &b);
 }
 
 /* Prepares m on one kernel set: the status, err the message. */
@@ -108,7 +108,7 @@ static schema_status prepare(model *m, bool reference, eng_prepared **p, char *e
 }
 
 static size_t bytes_of(const eng_operand_desc *o) {
-    size_t n = o->type == NND_TENSOR_QUANT8_ASYMM ? 1 : 4;
+    size_t n = o->type == SCHEMA_TENSOR_QUANT8_ASYMM ? 1 : 4;
     for (uint32_t d = 0; d < o->rank; d++)
         n *= o->dims[d];
     return n;
@@ -150,15 +150,15 @@ static schema_status run_guarded(model *m, bool reference, float fill) {
 static void max_pool_output_read_back(void **state) {
     (void)state;
     for (int reference = 0; reference < 2; reference++) {
-        model m = {.code = NND_OP_MAX_POOL_2D};
+        model m = {.code = SCHEMA_OP_MAX_POOL_2D};
         const uint32_t in_dims[4] = {1, 5, 5, 3}, out_dims[4] = {1, 1, 1, 3};
-        input(&m, NND_TENSOR_FLOAT32, 4, in_dims);
-        i32(&m, NND_PADDING_VALID);
+        input(&m, SCHEMA_TENSOR_FLOAT32, 4, in_dims);
+        i32(&m, SCHEMA_PADDING_VALID);
         i32(&m, 1), i32(&m, 1); /* strides */
         i32(&m, 5), i32(&m, 5); /* a 25-element window: more than one pass */
-        i32(&m, NND_FUSED_NONE);
-        output(&m, NND_TENSOR_FLOAT32, 4, out_dims);
-        assert_int_equal(run_guarded(&m, reference, 1.f), NND_OK);
+        i32(&m, SCHEMA_FUSED_NONE);
+        output(&m, SCHEMA_TENSOR_FLOAT32, 4, out_dims);
+        assert_int_equal(run_guarded(&m, reference, 1.f), SCHEMA_OK);
     }
 }
 
@@ -168,7 +168,7 @@ static void refused(model *m, const char *why) {
         char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p;
         schema_status s = prepare(m, reference, &p, err, sizeof err);
-        if (s == NND_OK) {
+        if (s == SCHEMA_OK) {
             eng_prepared_free(p);
             fail_msg("prepared; want a refusal naming \"%s\"", why);
         }
@@ -178,110 +178,111 @@ static void refused(model *m, const char *why) {
 
 static void concat_dimension_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_CONCATENATION};
+    model m = {.code = SCHEMA_OP_CONCATENATION};
     const uint32_t half[1] = {1u << 31}, any[1] = {0};
-    input(&m, NND_TENSOR_QUANT8_ASYMM, 1, half);
-    input(&m, NND_TENSOR_QUANT8_ASYMM, 1, half);
+    input(&m, SCHEMA_TENSOR_QUANT8_ASYMM, 1, half);
+    input(&m, SCHEMA_TENSOR_QUANT8_ASYMM, 1, half);
     i32(&m, 0);
-    output(&m, NND_TENSOR_QUANT8_ASYMM, 1, any);
+    output(&m, SCHEMA_TENSOR_QUANT8_ASYMM, 1, any);
     refused(&m, "past 2^32");
 }
 
 static void nms_limit_classes_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_BOX_WITH_NMS_LIMIT};
+    model m = {.code = SCHEMA_OP_BOX_WITH_NMS_LIMIT};
     const uint32_t scores[2] = {1, (1u << 30) + 1}, boxes[2] = {1, 4}, batch[1] = {1},
                    any1[1] = {0}, any2[2] = {0, 0};
-    input(&m, NND_TENSOR_FLOAT32, 2, scores);
-    input(&m, NND_TENSOR_FLOAT32, 2, boxes);
-    input(&m, NND_TENSOR_INT32, 1, batch);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, scores);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, boxes);
+    input(&m, SCHEMA_TENSOR_INT32, 1, batch);
     f32(&m, 0.f), i32(&m, -1), i32(&m, 0), f32(&m, 0.5f), f32(&m, 1.f), f32(&m, 0.f);
-    output(&m, NND_TENSOR_FLOAT32, 1, any1);
-    output(&m, NND_TENSOR_FLOAT32, 2, any2);
-    output(&m, NND_TENSOR_INT32, 1, any1);
-    output(&m, NND_TENSOR_INT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 2, any2);
+    output(&m, SCHEMA_TENSOR_INT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_INT32, 1, any1);
     refused(&m, "input 1 must be");
 }
 
 static void nms_limit_candidates_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_BOX_WITH_NMS_LIMIT};
+    model m = {.code = SCHEMA_OP_BOX_WITH_NMS_LIMIT};
     const uint32_t classes = (1u << 30) - 1, scores[2] = {8, classes}, boxes[2] = {8, classes * 4},
                    batch[1] = {8}, any1[1] = {0}, any2[2] = {0, 0};
-    input(&m, NND_TENSOR_FLOAT32, 2, scores);
-    input(&m, NND_TENSOR_FLOAT32, 2, boxes);
-    input(&m, NND_TENSOR_INT32, 1, batch);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, scores);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, boxes);
+    input(&m, SCHEMA_TENSOR_INT32, 1, batch);
     f32(&m, 0.f), i32(&m, -1), i32(&m, 0), f32(&m, 0.5f), f32(&m, 1.f), f32(&m, 0.f);
-    output(&m, NND_TENSOR_FLOAT32, 1, any1);
-    output(&m, NND_TENSOR_FLOAT32, 2, any2);
-    output(&m, NND_TENSOR_INT32, 1, any1);
-    output(&m, NND_TENSOR_INT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 2, any2);
+    output(&m, SCHEMA_TENSOR_INT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_INT32, 1, any1);
     refused(&m, "past 2^32 candidates");
 }
 
 static void postprocessing_candidates_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_DETECTION_POSTPROCESSING};
+    model m = {.code = SCHEMA_OP_DETECTION_POSTPROCESSING};
     const uint32_t scores[3] = {1, 1u << 16, (1u << 16) + 1}, deltas[3] = {1, 1u << 16, 4},
                    anchors[2] = {1u << 16, 4}, any1[1] = {0}, any2[2] = {0, 0}, any3[3] = {0, 0, 0};
-    input(&m, NND_TENSOR_FLOAT32, 3, scores);
-    input(&m, NND_TENSOR_FLOAT32, 3, deltas);
-    input(&m, NND_TENSOR_FLOAT32, 2, anchors);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 3, scores);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 3, deltas);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, anchors);
     f32(&m, 10.f), f32(&m, 10.f), f32(&m, 5.f), f32(&m, 5.f);
     boolean(&m, true);
     i32(&m, 10), i32(&m, 1), i32(&m, 10);
     f32(&m, 0.f), f32(&m, 0.5f);
     boolean(&m, false);
-    output(&m, NND_TENSOR_FLOAT32, 2, any2);
-    output(&m, NND_TENSOR_FLOAT32, 3, any3);
-    output(&m, NND_TENSOR_INT32, 2, any2);
-    output(&m, NND_TENSOR_INT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 2, any2);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 3, any3);
+    output(&m, SCHEMA_TENSOR_INT32, 2, any2);
+    output(&m, SCHEMA_TENSOR_INT32, 1, any1);
     refused(&m, "past 2^32 candidates");
 }
 
 static void proposals_anchors_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_GENERATE_PROPOSALS};
+    model m = {.code = SCHEMA_OP_GENERATE_PROPOSALS};
     const uint32_t scores[4] = {1, 1, 1, (1u << 30) + 1}, deltas[4] = {1, 1, 1, 4},
                    anchors[2] = {(1u << 30) + 1, 4}, info[2] = {1, 2}, any1[1] = {0},
                    any2[2] = {0, 0};
-    input(&m, NND_TENSOR_FLOAT32, 4, scores);
-    input(&m, NND_TENSOR_FLOAT32, 4, deltas);
-    input(&m, NND_TENSOR_FLOAT32, 2, anchors);
-    input(&m, NND_TENSOR_FLOAT32, 2, info);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 4, scores);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 4, deltas);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, anchors);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, info);
     f32(&m, 1.f), f32(&m, 1.f), i32(&m, -1), i32(&m, -1), f32(&m, 0.5f), f32(&m, 0.f);
     boolean(&m, false);
-    output(&m, NND_TENSOR_FLOAT32, 1, any1);
-    output(&m, NND_TENSOR_FLOAT32, 2, any2);
-    output(&m, NND_TENSOR_INT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 1, any1);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 2, any2);
+    output(&m, SCHEMA_TENSOR_INT32, 1, any1);
     refused(&m, "input 1 must match input 0");
 }
 
 static void lsh_dense_outputs_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_LSH_PROJECTION};
+    model m = {.code = SCHEMA_OP_LSH_PROJECTION};
     const uint32_t hash[2] = {1u << 27, 32}, x[2] = {1, 1}, any[1] = {0};
-    input(&m, NND_TENSOR_FLOAT32, 2, hash);
-    input(&m, NND_TENSOR_FLOAT32, 2, x);
-    m.op_in[m.n_op_in++] = operand(&m, NND_TENSOR_FLOAT32, 0, NULL, NND_NO_VALUE); /* weight */
-    i32(&m, 2);                                                                    /* dense */
-    output(&m, NND_TENSOR_INT32, 1, any);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, hash);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, x);
+    m.op_in[m.n_op_in++] =
+        operand(&m, SCHEMA_TENSOR_FLOAT32, 0, NULL, SCHEMA_NO_VALUE); /* weight */
+    i32(&m, 2);                                                       /* dense */
+    output(&m, SCHEMA_TENSOR_INT32, 1, any);
     refused(&m, "past 2^32");
 }
 
 static void svdf_state_wrap(void **state) {
     (void)state;
-    model m = {.code = NND_OP_SVDF};
+    model m = {.code = SCHEMA_OP_SVDF};
     const uint32_t x[2] = {1, 1}, feature[2] = {1u << 16, 1}, time[2] = {1u << 16, 1u << 16},
                    st[2] = {1, 1}, any[2] = {0, 0};
-    input(&m, NND_TENSOR_FLOAT32, 2, x);
-    input(&m, NND_TENSOR_FLOAT32, 2, feature);
-    input(&m, NND_TENSOR_FLOAT32, 2, time);
-    m.op_in[m.n_op_in++] = operand(&m, NND_TENSOR_FLOAT32, 0, NULL, NND_NO_VALUE); /* bias */
-    input(&m, NND_TENSOR_FLOAT32, 2, st);
-    i32(&m, 1), i32(&m, NND_FUSED_NONE);
-    output(&m, NND_TENSOR_FLOAT32, 2, any);
-    output(&m, NND_TENSOR_FLOAT32, 2, any);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, x);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, feature);
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, time);
+    m.op_in[m.n_op_in++] = operand(&m, SCHEMA_TENSOR_FLOAT32, 0, NULL, SCHEMA_NO_VALUE); /* bias */
+    input(&m, SCHEMA_TENSOR_FLOAT32, 2, st);
+    i32(&m, 1), i32(&m, SCHEMA_FUSED_NONE);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 2, any);
+    output(&m, SCHEMA_TENSOR_FLOAT32, 2, any);
     refused(&m, "past 2^32");
 }
 

@@ -169,9 +169,9 @@ static void requant_of(int32_t op, int32_t in_type, int32_t mult[2], int shift[2
     eng_channel_quant cq = {.scales = channel_scales, .n_scales = 2, .channel_dim = 0};
     eng_tensor in = {.type = in_type, .scale = in_scale};
     eng_tensor out = {.type = in_type, .scale = out_scale};
-    eng_tensor filter = {.type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, .channel_quant = &cq};
-    if (in_type == NND_TENSOR_QUANT8_ASYMM) /* unsigned filters are per tensor */
-        filter = (eng_tensor){.type = NND_TENSOR_QUANT8_ASYMM, .scale = channel_scales[0]};
+    eng_tensor filter = {.type = SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL, .channel_quant = &cq};
+    if (in_type == SCHEMA_TENSOR_QUANT8_ASYMM) /* unsigned filters are per tensor */
+        filter = (eng_tensor){.type = SCHEMA_TENSOR_QUANT8_ASYMM, .scale = channel_scales[0]};
     eng_conv_requant(op, &in, &filter, &out, 2, mult, shift);
 }
 
@@ -179,12 +179,12 @@ static void signed_conv_takes_the_double_product(void **state) {
     (void)state;
     int32_t mult[2];
     int shift[2];
-    requant_of(NND_OP_CONV_2D, NND_TENSOR_QUANT8_ASYMM_SIGNED, mult, shift);
+    requant_of(SCHEMA_OP_CONV_2D, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, mult, shift);
     for (int c = 0; c < 2; c++) {
         assert_int_equal(mult[c], want_double[c]);
         assert_int_equal(shift[c], -10);
     }
-    requant_of(NND_OP_DEPTHWISE_CONV_2D, NND_TENSOR_QUANT8_ASYMM_SIGNED, mult, shift);
+    requant_of(SCHEMA_OP_DEPTHWISE_CONV_2D, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, mult, shift);
     assert_int_equal(mult[1], want_double[1]);
 }
 
@@ -192,11 +192,11 @@ static void unsigned_conv_and_fully_connected_take_the_float_product(void **stat
     (void)state;
     int32_t mult[2];
     int shift[2];
-    requant_of(NND_OP_CONV_2D, NND_TENSOR_QUANT8_ASYMM, mult, shift);
+    requant_of(SCHEMA_OP_CONV_2D, SCHEMA_TENSOR_QUANT8_ASYMM, mult, shift);
     assert_int_equal(mult[0], want_float[0]);
     assert_int_equal(mult[1], want_float[0]); /* per tensor: channel 0's scale for both */
     assert_int_equal(shift[0], -10);
-    requant_of(NND_OP_FULLY_CONNECTED, NND_TENSOR_QUANT8_ASYMM_SIGNED, mult, shift);
+    requant_of(SCHEMA_OP_FULLY_CONNECTED, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, mult, shift);
     for (int c = 0; c < 2; c++)
         assert_int_equal(mult[c], want_float[c]);
 }
@@ -250,14 +250,14 @@ static const struct {
     int32_t zp, qmin, qmax, lo, hi;
     const char *why;
 } bounds[] = {
-    {NND_FUSED_RELU6, 0.05f, 10, 0, 255, 10, 130, "6 / 0.05 = 120"},
-    {NND_FUSED_RELU6, 0.1f, -128, -128, 127, -128, -68, "6 / 0.1 = 60"},
-    {NND_FUSED_RELU6, 0.01f, 0, 0, 255, 0, 255, "600 clamps to the type"},
-    {NND_FUSED_RELU1, 0.5f, 3, 0, 255, 1, 5, "-1 / 0.5 = -2, 1 / 0.5 = 2"},
-    {NND_FUSED_RELU1, 0.4f, 0, -128, 127, -3, 3,
+    {SCHEMA_FUSED_RELU6, 0.05f, 10, 0, 255, 10, 130, "6 / 0.05 = 120"},
+    {SCHEMA_FUSED_RELU6, 0.1f, -128, -128, 127, -128, -68, "6 / 0.1 = 60"},
+    {SCHEMA_FUSED_RELU6, 0.01f, 0, 0, 255, 0, 255, "600 clamps to the type"},
+    {SCHEMA_FUSED_RELU1, 0.5f, 3, 0, 255, 1, 5, "-1 / 0.5 = -2, 1 / 0.5 = 2"},
+    {SCHEMA_FUSED_RELU1, 0.4f, 0, -128, 127, -3, 3,
      "1 / 0.4f is 2.49999996 in double but 2.5 in float, the quotient's type: away to 3"},
-    {NND_FUSED_RELU, 0.3f, -5, -128, 127, -5, 127, "lower bound at the zero point"},
-    {NND_FUSED_NONE, 0.3f, -5, -128, 127, -128, 127, "the type's range"},
+    {SCHEMA_FUSED_RELU, 0.3f, -5, -128, 127, -5, 127, "lower bound at the zero point"},
+    {SCHEMA_FUSED_NONE, 0.3f, -5, -128, 127, -128, 127, "the type's range"},
 };
 
 static void activation_bounds_table(void **state) {

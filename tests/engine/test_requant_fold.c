@@ -40,40 +40,40 @@ static void run(const variant *v, bool reference, int8_t *out, int8_t *tmp) {
     memcpy(values + 12, &act, 4);
     values[16] = (uint8_t)v->constant;
     eng_operand_desc o[7] = {
-        {.type = NND_TENSOR_QUANT8_ASYMM_SIGNED,
+        {.type = SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
          .rank = 4,
          .dims = {1, 2, 2, 1},
          .scale = 1,
-         .lifetime = NND_MODEL_INPUT},
-        {.type = NND_TENSOR_INT32,
+         .lifetime = SCHEMA_MODEL_INPUT},
+        {.type = SCHEMA_TENSOR_INT32,
          .rank = 1,
          .dims = {2},
-         .lifetime = NND_CONSTANT_COPY,
+         .lifetime = SCHEMA_CONSTANT_COPY,
          .offset = 0,
          .length = 8},
-        {.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 8, .length = 4},
-        {.type = NND_TENSOR_QUANT8_ASYMM_SIGNED,
+        {.type = SCHEMA_INT32, .lifetime = SCHEMA_CONSTANT_COPY, .offset = 8, .length = 4},
+        {.type = SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
          .rank = 4,
          .dims = {1, 1, 1, 1},
          .scale = 1,
-         .lifetime = v->temporary_output ? NND_MODEL_OUTPUT : NND_TEMPORARY},
-        {.type = NND_TENSOR_QUANT8_ASYMM_SIGNED,
+         .lifetime = v->temporary_output ? SCHEMA_MODEL_OUTPUT : SCHEMA_TEMPORARY},
+        {.type = SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
          .rank = 1,
          .dims = {1},
          .scale = 1,
-         .lifetime = NND_CONSTANT_COPY,
+         .lifetime = SCHEMA_CONSTANT_COPY,
          .offset = 16,
          .length = 1},
-        {.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 12, .length = 4},
-        {.type = NND_TENSOR_QUANT8_ASYMM_SIGNED,
+        {.type = SCHEMA_INT32, .lifetime = SCHEMA_CONSTANT_COPY, .offset = 12, .length = 4},
+        {.type = SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
          .rank = 4,
          .dims = {1, 1, 1, 1},
          .scale = 0.5f,
-         .lifetime = NND_MODEL_OUTPUT},
+         .lifetime = SCHEMA_MODEL_OUTPUT},
     };
     uint32_t mean_in[] = {0, 1, 2}, mean_out[] = {3}, add_in[] = {3, 4, 5}, add_out[] = {6};
-    eng_operation_desc ops[2] = {{NND_OP_MEAN, 3, mean_in, 1, mean_out},
-                                 {NND_OP_ADD, 3, add_in, 1, add_out}};
+    eng_operation_desc ops[2] = {{SCHEMA_OP_MEAN, 3, mean_in, 1, mean_out},
+                                 {SCHEMA_OP_ADD, 3, add_in, 1, add_out}};
     uint32_t inputs[] = {0}, outputs[] = {6, 3};
     eng_model_desc m = {.n_operands = 7,
                         .operands = o,
@@ -87,13 +87,13 @@ static void run(const variant *v, bool reference, int8_t *out, int8_t *tmp) {
                         .operand_values_len = sizeof values};
     char err[256] = "";
     eng_prepared *p = NULL;
-    assert_int_equal(eng_prepare(&m, &p, err, sizeof err), NND_OK);
+    assert_int_equal(eng_prepare(&m, &p, err, sizeof err), SCHEMA_OK);
     eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
     int8_t x[4] = {2, 2, 2, 3};
     eng_io in = {.data = x, .length = sizeof x};
     eng_io outs[2] = {{.data = out, .length = 1}, {.data = tmp, .length = 1}};
-    assert_int_equal(eng_exec_run(e, &in, outs, NULL, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(eng_exec_run(e, &in, outs, NULL, NULL, err, sizeof err), SCHEMA_OK);
     eng_exec_free(e);
     eng_prepared_free(p);
     unsetenv("NND_REFERENCE_KERNELS");

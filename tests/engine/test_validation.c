@@ -35,15 +35,15 @@ static eng_operand_desc tensor(int32_t type, uint32_t lifetime) {
 
 static void base(model *m) {
     memset(m, 0, sizeof *m);
-    m->operands[A] = tensor(NND_TENSOR_FLOAT32, NND_MODEL_INPUT);
-    m->operands[B] = tensor(NND_TENSOR_FLOAT32, NND_MODEL_INPUT);
+    m->operands[A] = tensor(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_INPUT);
+    m->operands[B] = tensor(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_INPUT);
     m->operands[ACT] = (eng_operand_desc){
-        .type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 0, .length = 4};
-    m->operands[OUT] = tensor(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT);
+        .type = SCHEMA_INT32, .lifetime = SCHEMA_CONSTANT_COPY, .offset = 0, .length = 4};
+    m->operands[OUT] = tensor(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_OUTPUT);
     uint32_t in[3] = {A, B, ACT};
     memcpy(m->op_in[0], in, sizeof in);
     m->op_out[0][0] = OUT;
-    m->ops[0] = (eng_operation_desc){NND_OP_ADD, 3, m->op_in[0], 1, m->op_out[0]};
+    m->ops[0] = (eng_operation_desc){SCHEMA_OP_ADD, 3, m->op_in[0], 1, m->op_out[0]};
     m->inputs[0] = A, m->inputs[1] = B, m->outputs[0] = OUT;
     m->d = (eng_model_desc){.n_operands = N_BASE,
                             .operands = m->operands,
@@ -60,12 +60,12 @@ static void base(model *m) {
 
 /* Adds a second ADD writing temporary T0 from a and b, read by the first as input b. */
 static void with_temporary(model *m) {
-    m->operands[T0] = tensor(NND_TENSOR_FLOAT32, NND_TEMPORARY);
+    m->operands[T0] = tensor(SCHEMA_TENSOR_FLOAT32, SCHEMA_TEMPORARY);
     m->d.n_operands = T0 + 1;
     uint32_t in[3] = {A, B, ACT};
     memcpy(m->op_in[1], in, sizeof in);
     m->op_out[1][0] = T0;
-    m->ops[1] = (eng_operation_desc){NND_OP_ADD, 3, m->op_in[1], 1, m->op_out[1]};
+    m->ops[1] = (eng_operation_desc){SCHEMA_OP_ADD, 3, m->op_in[1], 1, m->op_out[1]};
     m->op_in[0][1] = T0;
     m->d.n_operations = 2;
 }
@@ -99,22 +99,22 @@ static void too_few_inputs(model *m) {
     m->ops[0].n_inputs = 2;
 }
 static void too_many_outputs(model *m) {
-    m->operands[T0] = tensor(NND_TENSOR_FLOAT32, NND_TEMPORARY);
+    m->operands[T0] = tensor(SCHEMA_TENSOR_FLOAT32, SCHEMA_TEMPORARY);
     m->d.n_operands = T0 + 1;
     m->op_out[0][1] = T0;
     m->ops[0].n_outputs = 2;
 }
 static void input_types_differ(model *m) {
-    m->operands[B].type = NND_TENSOR_INT32;
+    m->operands[B].type = SCHEMA_TENSOR_INT32;
 }
 static void activation_not_int32(model *m) {
-    m->operands[ACT].type = NND_FLOAT32;
+    m->operands[ACT].type = SCHEMA_FLOAT32;
 }
 static void activation_out_of_range(model *m) {
     m->values[0] = 7;
 }
 static void output_type_differs(model *m) {
-    m->operands[OUT] = tensor(NND_TENSOR_QUANT8_ASYMM, NND_MODEL_OUTPUT);
+    m->operands[OUT] = tensor(SCHEMA_TENSOR_QUANT8_ASYMM, SCHEMA_MODEL_OUTPUT);
     m->operands[OUT].scale = 1.f;
 }
 static void location_out_of_bounds(model *m) {
@@ -125,19 +125,19 @@ static void constant_length_wrong(model *m) {
 }
 static void quant_scale_zero(model *m) {
     for (int i = A; i <= OUT; i += 1)
-        if (i != ACT) m->operands[i].type = NND_TENSOR_QUANT8_ASYMM, m->operands[i].scale = 1.f;
+        if (i != ACT) m->operands[i].type = SCHEMA_TENSOR_QUANT8_ASYMM, m->operands[i].scale = 1.f;
     m->operands[B].scale = 0.f;
 }
 static void quant_zero_point_out_of_range(model *m) {
     for (int i = A; i <= OUT; i += 1)
-        if (i != ACT) m->operands[i].type = NND_TENSOR_QUANT8_ASYMM, m->operands[i].scale = 1.f;
+        if (i != ACT) m->operands[i].type = SCHEMA_TENSOR_QUANT8_ASYMM, m->operands[i].scale = 1.f;
     m->operands[A].zero_point = 300;
 }
 static void float_with_scale(model *m) {
     m->operands[A].scale = 0.5f;
 }
 static void quant16_symm_zero_point(model *m) {
-    m->operands[A].type = NND_TENSOR_QUANT16_SYMM;
+    m->operands[A].type = SCHEMA_TENSOR_QUANT16_SYMM;
     m->operands[A].scale = 1.f;
     m->operands[A].zero_point = 3;
 }
@@ -170,14 +170,14 @@ static void no_operations(model *m) {
     m->d.n_operations = 0;
 }
 static void no_inputs(model *m) {
-    m->operands[A].lifetime = m->operands[B].lifetime = NND_TEMPORARY;
+    m->operands[A].lifetime = m->operands[B].lifetime = SCHEMA_TEMPORARY;
     m->d.n_inputs = 0;
 }
 static void per_channel_scale_count(model *m) {
-    m->operands[T0] = (eng_operand_desc){.type = NND_TENSOR_QUANT8_SYMM_PER_CHANNEL,
+    m->operands[T0] = (eng_operand_desc){.type = SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL,
                                          .rank = 2,
                                          .dims = {3, 2},
-                                         .lifetime = NND_MODEL_INPUT};
+                                         .lifetime = SCHEMA_MODEL_INPUT};
     m->operands[T0].channel_quant = (eng_channel_quant){m->scales, 2, 0};
     m->scales[0] = m->scales[1] = 1.f;
     m->d.n_operands = T0 + 1;
@@ -189,11 +189,12 @@ static void per_channel_dim_out_of_range(model *m) {
     m->operands[T0].channel_quant = (eng_channel_quant){m->scales, 3, 5};
 }
 static void reference_pool_missing(model *m) {
-    m->operands[ACT].lifetime = NND_CONSTANT_REFERENCE;
+    m->operands[ACT].lifetime = SCHEMA_CONSTANT_REFERENCE;
     m->operands[ACT].pool = 3;
 }
 static void no_value_with_length(model *m) {
-    m->operands[T0] = (eng_operand_desc){.type = NND_INT32, .lifetime = NND_NO_VALUE, .length = 4};
+    m->operands[T0] =
+        (eng_operand_desc){.type = SCHEMA_INT32, .lifetime = SCHEMA_NO_VALUE, .length = 4};
     m->d.n_operands = T0 + 1;
 }
 static void temporary_with_location(model *m) {
@@ -210,7 +211,7 @@ static void unknown_lifetime(model *m) {
     m->operands[B].lifetime = 42;
 }
 static void constant_unknown_dims(model *m) {
-    m->operands[B] = tensor(NND_TENSOR_FLOAT32, NND_CONSTANT_COPY);
+    m->operands[B] = tensor(SCHEMA_TENSOR_FLOAT32, SCHEMA_CONSTANT_COPY);
     m->operands[B].rank = 0;
     m->d.n_inputs = 1;
 }
@@ -223,9 +224,9 @@ static void set_quant(eng_operand_desc *o, int32_t type, float scale, int32_t ze
 
 /* out = ADD(a, b, act) over TENSOR_QUANT8_ASYMM_SIGNED: a valid model. */
 static void int8_add(model *m) {
-    set_quant(&m->operands[A], NND_TENSOR_QUANT8_ASYMM_SIGNED, 0.5f, -3);
-    set_quant(&m->operands[B], NND_TENSOR_QUANT8_ASYMM_SIGNED, 0.25f, 7);
-    set_quant(&m->operands[OUT], NND_TENSOR_QUANT8_ASYMM_SIGNED, 1.f, -128);
+    set_quant(&m->operands[A], SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 0.5f, -3);
+    set_quant(&m->operands[B], SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 0.25f, 7);
+    set_quant(&m->operands[OUT], SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 1.f, -128);
 }
 /* out = code(a) over signed 8-bit tensors of a's quantization (b stays an unused input):
  * valid for the RELUs and the movement operations. */
@@ -239,7 +240,7 @@ static void int8_unary(model *m, int32_t code) {
 /* Operation 0 becomes code over in[0..n), whose bias t0 [1] (TENSOR_INT32 of the given
  * scale) is a third model input. */
 static void weighted_op(model *m, int32_t code, const uint32_t *in, uint32_t n, float bias_scale) {
-    m->operands[T0] = tensor(NND_TENSOR_INT32, NND_MODEL_INPUT);
+    m->operands[T0] = tensor(SCHEMA_TENSOR_INT32, SCHEMA_MODEL_INPUT);
     m->operands[T0].dims[0] = 1;
     m->operands[T0].scale = bias_scale;
     if (m->d.n_operands <= T0) m->d.n_operands = T0 + 1;
@@ -258,7 +259,7 @@ static void int8_fc(model *m) {
     m->operands[A].dims[1] = m->operands[B].dims[1] = 2;
     m->operands[OUT].dims[1] = 1;
     uint32_t in[4] = {A, B, T0, ACT};
-    weighted_op(m, NND_OP_FULLY_CONNECTED, in, 4, 0.5f * 0.25f);
+    weighted_op(m, SCHEMA_OP_FULLY_CONNECTED, in, 4, 0.5f * 0.25f);
 }
 
 static void int8_zero_point_over(model *m) {
@@ -279,7 +280,7 @@ static void int8_scale_negative(model *m) {
 }
 /* Weights b as int8 quantized per channel along dim (one scale of 0.25 per channel). */
 static void per_channel_weights(model *m, uint32_t dim) {
-    set_quant(&m->operands[B], NND_TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.f, 0);
+    set_quant(&m->operands[B], SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.f, 0);
     m->operands[B].channel_quant = (eng_channel_quant){m->scales, m->operands[B].dims[dim], dim};
     for (uint32_t k = 0; k < m->operands[B].dims[dim]; k++)
         m->scales[k] = 0.25f;
@@ -296,11 +297,11 @@ static void int8_conv(model *m) {
     memcpy(m->operands[OUT].dims, one_pixel, sizeof one_pixel);
     per_channel_weights(m, 0);
     m->operands[T0 + 1] = (eng_operand_desc){
-        .type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .offset = 4, .length = 4};
+        .type = SCHEMA_INT32, .lifetime = SCHEMA_CONSTANT_COPY, .offset = 4, .length = 4};
     m->values[4] = 1;
     m->d.n_operands = T0 + 2;
     uint32_t in[7] = {A, B, T0, T0 + 1, T0 + 1, T0 + 1, ACT};
-    weighted_op(m, NND_OP_CONV_2D, in, 7, 0.f);
+    weighted_op(m, SCHEMA_OP_CONV_2D, in, 7, 0.f);
 }
 static void per_channel_weights_zero_point(model *m) {
     int8_conv(m);
@@ -325,7 +326,7 @@ static void per_channel_weights_in_fc(model *m) {
 }
 static void int8_weights_unsigned(model *m) {
     int8_fc(m);
-    set_quant(&m->operands[B], NND_TENSOR_QUANT8_ASYMM, 0.25f, 128);
+    set_quant(&m->operands[B], SCHEMA_TENSOR_QUANT8_ASYMM, 0.25f, 128);
 }
 static void int8_bias_scale_wrong(model *m) {
     int8_fc(m);
@@ -337,38 +338,38 @@ static void int8_bias_zero_point(model *m) {
 }
 static void int8_add_with_uint8(model *m) {
     int8_add(m);
-    set_quant(&m->operands[B], NND_TENSOR_QUANT8_ASYMM, 0.25f, 135);
+    set_quant(&m->operands[B], SCHEMA_TENSOR_QUANT8_ASYMM, 0.25f, 135);
 }
 static void int8_output_unsigned(model *m) {
     int8_add(m);
-    set_quant(&m->operands[OUT], NND_TENSOR_QUANT8_ASYMM, 1.f, 0);
+    set_quant(&m->operands[OUT], SCHEMA_TENSOR_QUANT8_ASYMM, 1.f, 0);
 }
 static void int8_mul_output_scale(model *m) {
     int8_add(m);
-    m->ops[0].type = NND_OP_MUL;
+    m->ops[0].type = SCHEMA_OP_MUL;
     m->operands[OUT].scale = 0.5f * 0.25f; /* must exceed the product of the input scales */
 }
 static void int8_relu_requantizes(model *m) {
-    int8_unary(m, NND_OP_RELU);
+    int8_unary(m, SCHEMA_OP_RELU);
     m->operands[OUT].zero_point = 0;
 }
 static void int8_transpose_requantizes(model *m) {
-    int8_unary(m, NND_OP_TRANSPOSE);
+    int8_unary(m, SCHEMA_OP_TRANSPOSE);
     m->operands[OUT].scale = 0.75f;
 }
 static void int8_logistic_zero_point(model *m) {
-    int8_unary(m, NND_OP_LOGISTIC);
+    int8_unary(m, SCHEMA_OP_LOGISTIC);
     m->operands[OUT].scale = 1.f / 256;
     m->operands[OUT].zero_point = 0; /* the unsigned form's; signed outputs sit at -128 */
 }
 static void int8_tanh_scale(model *m) {
-    int8_unary(m, NND_OP_TANH);
+    int8_unary(m, SCHEMA_OP_TANH);
     m->operands[OUT].scale = 1.f / 256;
     m->operands[OUT].zero_point = 0;
 }
 static void int8_softmax_zero_point(model *m) {
-    int8_unary(m, NND_OP_SOFTMAX);
-    m->operands[ACT].type = NND_FLOAT32; /* beta = 1.0 */
+    int8_unary(m, SCHEMA_OP_SOFTMAX);
+    m->operands[ACT].type = SCHEMA_FLOAT32; /* beta = 1.0 */
     float beta = 1.f;
     memcpy(m->values, &beta, sizeof beta);
     m->ops[0].n_inputs = 2;
@@ -377,7 +378,7 @@ static void int8_softmax_zero_point(model *m) {
     m->operands[OUT].zero_point = -127;
 }
 static void quantize_to_float(model *m) {
-    m->ops[0].type = NND_OP_QUANTIZE;
+    m->ops[0].type = SCHEMA_OP_QUANTIZE;
     m->ops[0].n_inputs = 1;
 }
 
@@ -469,17 +470,18 @@ static void test_base_model_is_valid(void **state) {
         if (i) starts[i - 1](&m);
         char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
-        if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("start %zu: %s", i, err);
+        if (eng_prepare(&m.d, &p, err, sizeof err) != SCHEMA_OK) fail_msg("start %zu: %s", i, err);
         eng_prepared_free(p);
     }
-    static const int32_t unary[] = {NND_OP_RELU, NND_OP_RELU1, NND_OP_RELU6, NND_OP_TRANSPOSE};
+    static const int32_t unary[] = {SCHEMA_OP_RELU, SCHEMA_OP_RELU1, SCHEMA_OP_RELU6,
+                                    SCHEMA_OP_TRANSPOSE};
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) {
         model m;
         base(&m);
         int8_unary(&m, unary[i]);
         char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
-        if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK)
+        if (eng_prepare(&m.d, &p, err, sizeof err) != SCHEMA_OK)
             fail_msg("%s over int8: %s", schema_operation_name(unary[i]), err);
         eng_prepared_free(p);
     }
@@ -492,7 +494,8 @@ static bool refused(const eng_model_desc *d, const char *name, const char *messa
     eng_prepared *p = NULL;
     schema_status s = eng_prepare(d, &p, err, sizeof err);
     schema_status v = eng_validate(d, err, sizeof err);
-    bool ok = s == NND_INVALID_ARGUMENT && v == NND_INVALID_ARGUMENT && !p && strstr(err, message);
+    bool ok =
+        s == SCHEMA_INVALID_ARGUMENT && v == SCHEMA_INVALID_ARGUMENT && !p && strstr(err, message);
     if (!ok)
         print_error("case \"%s\": prepare %s, validate %s, message \"%s\" (want \"%s\")\n", name,
                     schema_engine_status_name(s), schema_engine_status_name(v), err, message);
@@ -533,7 +536,8 @@ typedef struct flow_model {
 } flow_model;
 
 static eng_operand_desc ref_to(uint32_t r) {
-    return (eng_operand_desc){.type = NND_SUBGRAPH_TYPE, .lifetime = NND_SUBGRAPH, .offset = r};
+    return (eng_operand_desc){
+        .type = SCHEMA_SUBGRAPH_TYPE, .lifetime = SCHEMA_SUBGRAPH, .offset = r};
 }
 
 static eng_operand_desc shaped(int32_t type, uint32_t lifetime, uint32_t n) {
@@ -544,11 +548,12 @@ static eng_operand_desc shaped(int32_t type, uint32_t lifetime, uint32_t n) {
  * constant at value offset k_at when k_at >= 0. A LESS takes no activation. */
 static void sub_graph(flow_model *m, uint32_t r, int32_t op, uint32_t n, int k_at) {
     eng_operand_desc *o = m->sub[r];
-    o[SA] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, n);
-    o[SACT] = (eng_operand_desc){.type = NND_INT32, .lifetime = NND_CONSTANT_COPY, .length = 4};
-    o[SB] = op == NND_OP_LESS ? shaped(NND_TENSOR_BOOL8, NND_MODEL_OUTPUT, 1)
-                              : shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, n);
-    o[SK] = shaped(NND_TENSOR_FLOAT32, NND_CONSTANT_COPY, 1);
+    o[SA] = shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_INPUT, n);
+    o[SACT] =
+        (eng_operand_desc){.type = SCHEMA_INT32, .lifetime = SCHEMA_CONSTANT_COPY, .length = 4};
+    o[SB] = op == SCHEMA_OP_LESS ? shaped(SCHEMA_TENSOR_BOOL8, SCHEMA_MODEL_OUTPUT, 1)
+                                 : shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_OUTPUT, n);
+    o[SK] = shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_CONSTANT_COPY, 1);
     o[SK].offset = (uint64_t)(k_at < 0 ? 0 : k_at);
     o[SK].length = 4;
     uint32_t second = k_at < 0 ? SA : SK;
@@ -556,7 +561,7 @@ static void sub_graph(flow_model *m, uint32_t r, int32_t op, uint32_t n, int k_a
     memcpy(m->sub_in[r], in, sizeof in);
     m->sub_out[r][0] = SB;
     m->sub_op[r] =
-        (eng_operation_desc){op, op == NND_OP_LESS ? 2 : 3, m->sub_in[r], 1, m->sub_out[r]};
+        (eng_operation_desc){op, op == SCHEMA_OP_LESS ? 2 : 3, m->sub_in[r], 1, m->sub_out[r]};
     m->sub_inputs[r][0] = SA, m->sub_outputs[r][0] = SB;
     m->refs[r] = (eng_subgraph_desc){.n_operands = SK + 1,
                                      .operands = o,
@@ -573,24 +578,24 @@ static void flow_base(flow_model *m) {
     const float ten = 10.f, one = 1.f;
     memcpy(m->values + 4, &ten, 4);
     memcpy(m->values + 8, &one, 4);
-    sub_graph(m, 0, NND_OP_ADD, 2, -1); /* then */
-    sub_graph(m, 1, NND_OP_ADD, 2, -1); /* else */
-    sub_graph(m, 2, NND_OP_LESS, 1, 4); /* cond: a < 10 */
-    sub_graph(m, 3, NND_OP_ADD, 1, 8);  /* body: a + 1 */
-    sub_graph(m, 4, NND_OP_ADD, 2, -1); /* spare, for the cases that need one */
+    sub_graph(m, 0, SCHEMA_OP_ADD, 2, -1); /* then */
+    sub_graph(m, 1, SCHEMA_OP_ADD, 2, -1); /* else */
+    sub_graph(m, 2, SCHEMA_OP_LESS, 1, 4); /* cond: a < 10 */
+    sub_graph(m, 3, SCHEMA_OP_ADD, 1, 8);  /* body: a + 1 */
+    sub_graph(m, 4, SCHEMA_OP_ADD, 2, -1); /* spare, for the cases that need one */
     eng_operand_desc *o = m->main;
-    o[C] = shaped(NND_TENSOR_BOOL8, NND_MODEL_INPUT, 1);
+    o[C] = shaped(SCHEMA_TENSOR_BOOL8, SCHEMA_MODEL_INPUT, 1);
     o[THEN] = ref_to(0), o[ELSE] = ref_to(1), o[COND] = ref_to(2), o[BODY] = ref_to(3);
-    o[X] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, 2);
-    o[Y] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, 2);
-    o[W] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_INPUT, 1);
-    o[Z] = shaped(NND_TENSOR_FLOAT32, NND_MODEL_OUTPUT, 1);
+    o[X] = shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_INPUT, 2);
+    o[Y] = shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_OUTPUT, 2);
+    o[W] = shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_INPUT, 1);
+    o[Z] = shaped(SCHEMA_TENSOR_FLOAT32, SCHEMA_MODEL_OUTPUT, 1);
     uint32_t if_in[5] = {C, THEN, ELSE, X}, while_in[3] = {COND, BODY, W};
     memcpy(m->if_in, if_in, sizeof if_in);
     memcpy(m->while_in, while_in, sizeof while_in);
     m->if_out[0] = Y, m->while_out[0] = Z;
-    m->ops[0] = (eng_operation_desc){NND_OP_IF, 4, m->if_in, 1, m->if_out};
-    m->ops[1] = (eng_operation_desc){NND_OP_WHILE, 3, m->while_in, 1, m->while_out};
+    m->ops[0] = (eng_operation_desc){SCHEMA_OP_IF, 4, m->if_in, 1, m->if_out};
+    m->ops[1] = (eng_operation_desc){SCHEMA_OP_WHILE, 3, m->while_in, 1, m->while_out};
     m->inputs[0] = C, m->inputs[1] = X, m->inputs[2] = W;
     m->outputs[0] = Y, m->outputs[1] = Z;
     m->d = (eng_model_desc){.n_operands = N_MAIN,
@@ -611,10 +616,10 @@ static void ref_out_of_range(flow_model *m) {
     m->main[ELSE].offset = 9;
 }
 static void ref_wrong_lifetime(flow_model *m) {
-    m->main[THEN].lifetime = NND_CONSTANT_COPY;
+    m->main[THEN].lifetime = SCHEMA_CONSTANT_COPY;
 }
 static void lifetime_without_type(flow_model *m) {
-    m->main[THEN].type = NND_TENSOR_FLOAT32;
+    m->main[THEN].type = SCHEMA_TENSOR_FLOAT32;
 }
 static void ref_with_length(flow_model *m) {
     m->main[ELSE].length = 4;
@@ -630,13 +635,13 @@ static void reference_cycle(flow_model *m) {
     m->sub[0][SK] = ref_to(4);
 }
 static void condition_not_bool(flow_model *m) {
-    m->main[C].type = NND_TENSOR_FLOAT32;
+    m->main[C].type = SCHEMA_TENSOR_FLOAT32;
 }
 static void condition_two_elements(flow_model *m) {
     m->main[C].dims[0] = 2;
 }
 static void condition_omitted(flow_model *m) {
-    m->main[C].lifetime = NND_NO_VALUE;
+    m->main[C].lifetime = SCHEMA_NO_VALUE;
     m->inputs[0] = W, m->inputs[1] = X, m->d.n_inputs = 2;
 }
 static void branch_not_a_subgraph(flow_model *m) {
@@ -647,13 +652,13 @@ static void branch_input_count(flow_model *m) {
     m->ops[0].n_inputs = 5;
 }
 static void branch_input_type(flow_model *m) {
-    m->sub[1][SA].type = m->sub[1][SB].type = NND_TENSOR_INT32;
+    m->sub[1][SA].type = m->sub[1][SB].type = SCHEMA_TENSOR_INT32;
 }
 static void branch_output_dims(flow_model *m) {
     m->sub[0][SA].dims[0] = m->sub[0][SB].dims[0] = 3;
 }
 static void branch_output_scale(flow_model *m) {
-    m->main[Y].type = NND_TENSOR_QUANT8_ASYMM, m->main[Y].scale = 0.5f;
+    m->main[Y].type = SCHEMA_TENSOR_QUANT8_ASYMM, m->main[Y].scale = 0.5f;
 }
 static void while_without_inputs(flow_model *m) {
     m->ops[1].n_inputs = 2;
@@ -668,10 +673,10 @@ static void while_body_changes_shape(flow_model *m) {
     m->main[Z].dims[0] = 0;
 }
 static void while_condition_inputs(flow_model *m) {
-    m->main[W].type = NND_TENSOR_INT32; /* the condition takes a float */
+    m->main[W].type = SCHEMA_TENSOR_INT32; /* the condition takes a float */
 }
 static void plain_op_reads_reference(flow_model *m) {
-    m->ops[0] = (eng_operation_desc){NND_OP_ADD, 3, m->if_in, 1, m->if_out};
+    m->ops[0] = (eng_operation_desc){SCHEMA_OP_ADD, 3, m->if_in, 1, m->if_out};
     m->if_in[0] = X, m->if_in[1] = THEN, m->if_in[2] = X;
 }
 static void subgraph_error_named(flow_model *m) {
@@ -721,13 +726,13 @@ static void test_flow_base_is_valid(void **state) {
     flow_base(&m);
     char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
-    if (eng_prepare(&m.d, &p, err, sizeof err) != NND_OK) fail_msg("base: %s", err);
+    if (eng_prepare(&m.d, &p, err, sizeof err) != SCHEMA_OK) fail_msg("base: %s", err);
     eng_exec *e = eng_exec_create(p);
     uint8_t c = 1;
     float x[2] = {1, 2}, w = 0.5f, y[2], z;
     eng_io in[3] = {{.data = &c, .length = 1}, {.data = x, .length = 8}, {.data = &w, .length = 4}};
     eng_io out[2] = {{.data = y, .length = 8}, {.data = &z, .length = 4}};
-    assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), NND_OK);
+    assert_int_equal(eng_exec_run(e, in, out, NULL, NULL, err, sizeof err), SCHEMA_OK);
     assert_true(y[0] == 2 && y[1] == 4 && z == 10.5f);
     eng_exec_free(e);
     eng_prepared_free(p);

@@ -45,7 +45,7 @@ static uint32_t add(net *m, int32_t type, shape s, uint32_t lifetime) {
 
 /* An operation input that is a model input. */
 static uint32_t in(net *m, int32_t type, shape s) {
-    uint32_t i = add(m, type, s, NND_MODEL_INPUT);
+    uint32_t i = add(m, type, s, SCHEMA_MODEL_INPUT);
     m->inputs[m->n_inputs++] = i;
     m->op_in[m->n_op_in++] = i;
     return i;
@@ -53,7 +53,7 @@ static uint32_t in(net *m, int32_t type, shape s) {
 
 /* An operation input that is a constant holding len bytes of value. */
 static uint32_t konst(net *m, int32_t type, shape s, const void *value, size_t len) {
-    uint32_t i = add(m, type, s, NND_CONSTANT_COPY);
+    uint32_t i = add(m, type, s, SCHEMA_CONSTANT_COPY);
     m->n_values = (m->n_values + 7) & ~(size_t)7;
     assert_true(m->n_values + len <= MAX_VALUES);
     memcpy(m->values + m->n_values, value, len);
@@ -63,30 +63,31 @@ static uint32_t konst(net *m, int32_t type, shape s, const void *value, size_t l
     return i;
 }
 static uint32_t k_i32(net *m, int32_t v) {
-    return konst(m, NND_INT32, SCALAR, &v, 4);
+    return konst(m, SCHEMA_INT32, SCALAR, &v, 4);
 }
 static uint32_t k_f32(net *m, float v) {
-    return konst(m, NND_FLOAT32, SCALAR, &v, 4);
+    return konst(m, SCHEMA_FLOAT32, SCALAR, &v, 4);
 }
 static uint32_t k_bool(net *m, bool v) {
     uint8_t b = v;
-    return konst(m, NND_BOOL, SCALAR, &b, 1);
+    return konst(m, SCHEMA_BOOL, SCALAR, &b, 1);
 }
 static uint32_t k_ints(net *m, shape s, const int32_t *v) {
     size_t n = 1;
     for (uint32_t d = 0; d < s.rank; d++)
         n *= s.dims[d];
-    return konst(m, NND_TENSOR_INT32, s, v, n * 4);
+    return konst(m, SCHEMA_TENSOR_INT32, s, v, n * 4);
 }
 /* An omitted optional input (a quantized one still carries a valid scale). */
 static uint32_t omitted(net *m, int32_t type) {
-    uint32_t i = add(m, type, SCALAR, NND_NO_VALUE);
-    if (type == NND_TENSOR_QUANT8_SYMM || type == NND_TENSOR_QUANT16_SYMM) m->o[i].scale = 1.f;
+    uint32_t i = add(m, type, SCALAR, SCHEMA_NO_VALUE);
+    if (type == SCHEMA_TENSOR_QUANT8_SYMM || type == SCHEMA_TENSOR_QUANT16_SYMM)
+        m->o[i].scale = 1.f;
     m->op_in[m->n_op_in++] = i;
     return i;
 }
 static uint32_t out(net *m, int32_t type, shape s) {
-    uint32_t i = add(m, type, s, NND_MODEL_OUTPUT);
+    uint32_t i = add(m, type, s, SCHEMA_MODEL_OUTPUT);
     m->outputs[m->n_op_out] = i;
     m->op_out[m->n_op_out++] = i;
     return i;
@@ -113,92 +114,92 @@ static eng_model_desc desc(net *m, eng_operation_desc *op) {
 
 static void fill(net *m, int bad) {
     static const int32_t dims[2] = {2, 3}, negative[2] = {2, -2};
-    m->code = NND_OP_FILL;
+    m->code = SCHEMA_OP_FILL;
     if (bad == 1) /* a shape tensor of rank 2 */
-        in(m, NND_TENSOR_INT32, S(1, 2));
+        in(m, SCHEMA_TENSOR_INT32, S(1, 2));
     else
         k_ints(m, S(2), bad == 2 ? negative : dims);
-    in(m, bad == 3 ? NND_INT32 : NND_FLOAT32, SCALAR); /* INT32 is wrong for a float output */
-    out(m, NND_TENSOR_FLOAT32, S(2, 3));
+    in(m, bad == 3 ? SCHEMA_INT32 : SCHEMA_FLOAT32, SCALAR); /* INT32 is wrong for a float output */
+    out(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
 }
 
 static void rank(net *m, int bad) {
-    m->code = NND_OP_RANK;
+    m->code = SCHEMA_OP_RANK;
     if (bad == 1)
-        in(m, NND_INT32, SCALAR); /* a scalar has no rank to report */
+        in(m, SCHEMA_INT32, SCALAR); /* a scalar has no rank to report */
     else
-        in(m, NND_TENSOR_FLOAT32, S(2, 3));
-    out(m, bad == 2 ? NND_FLOAT32 : NND_INT32, SCALAR);
+        in(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
+    out(m, bad == 2 ? SCHEMA_FLOAT32 : SCHEMA_INT32, SCALAR);
 }
 
 static void pack(net *m, int bad) {
-    m->code = NND_OP_PACK;
+    m->code = SCHEMA_OP_PACK;
     k_i32(m, bad == 2 ? 3 : 1); /* axis: [0, rank] */
-    in(m, NND_TENSOR_FLOAT32, S(2, 3));
-    in(m, NND_TENSOR_FLOAT32, bad == 1 ? S(3, 2) : S(2, 3));
-    out(m, NND_TENSOR_FLOAT32, S(2, 2, 3));
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
+    in(m, SCHEMA_TENSOR_FLOAT32, bad == 1 ? S(3, 2) : S(2, 3));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(2, 2, 3));
 }
 
 static void mirror_pad(net *m, int bad) {
     /* REFLECT pads at most dimension - 1 per side: 2 on a dimension of 2 is too many. */
     static const int32_t fine[4] = {1, 1, 0, 1}, too_wide[4] = {2, 0, 0, 1};
-    m->code = NND_OP_MIRROR_PAD;
-    in(m, NND_TENSOR_FLOAT32, S(2, 3));
+    m->code = SCHEMA_OP_MIRROR_PAD;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
     k_ints(m, S(2, 2), bad == 1 ? too_wide : fine);
     k_i32(m, bad == 2 ? 2 : 0);
-    out(m, NND_TENSOR_FLOAT32, S(4, 4));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(4, 4));
 }
 
 static void batch_matmul(net *m, int bad) {
-    m->code = NND_OP_BATCH_MATMUL;
-    in(m, NND_TENSOR_FLOAT32, S(2, 2, 3));
-    in(m, NND_TENSOR_FLOAT32, bad == 2 ? S(3, 3, 4) : S(2, 3, 4));
+    m->code = SCHEMA_OP_BATCH_MATMUL;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2, 2, 3));
+    in(m, SCHEMA_TENSOR_FLOAT32, bad == 2 ? S(3, 3, 4) : S(2, 3, 4));
     k_bool(m, bad == 1); /* adj_x: [3, 2] by [3, 4] does not multiply */
     k_bool(m, false);
-    out(m, NND_TENSOR_FLOAT32, S(2, 2, 4));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(2, 2, 4));
 }
 
 static void reverse(net *m, int bad) {
     static const int32_t axis[2] = {1, 0}, far[1] = {2};
-    m->code = NND_OP_REVERSE;
-    in(m, NND_TENSOR_FLOAT32, S(2, 3));
+    m->code = SCHEMA_OP_REVERSE;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
     if (bad == 2)
         k_ints(m, S(2), axis);
     else
         k_ints(m, S(1), bad == 1 ? far : axis);
-    out(m, NND_TENSOR_FLOAT32, S(2, 3));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
 }
 
 static void elu(net *m, int bad) {
-    m->code = NND_OP_ELU;
-    in(m, NND_TENSOR_FLOAT32, S(4));
+    m->code = SCHEMA_OP_ELU;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(4));
     if (bad == 1)
         k_i32(m, 1); /* alpha must be FLOAT32 for a FLOAT32 tensor */
     else
         k_f32(m, 1.f);
-    out(m, NND_TENSOR_FLOAT32, S(4));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(4));
 }
 
 static void hard_swish(net *m, int bad) {
-    m->code = NND_OP_HARD_SWISH;
-    quant(m, in(m, NND_TENSOR_QUANT8_ASYMM, S(4)), 1.f, 128);
+    m->code = SCHEMA_OP_HARD_SWISH;
+    quant(m, in(m, SCHEMA_TENSOR_QUANT8_ASYMM, S(4)), 1.f, 128);
     /* the output scale cannot be below input scale / 128 */
-    quant(m, out(m, NND_TENSOR_QUANT8_ASYMM, S(4)), bad == 1 ? 1.f / 256 : 1.f / 64, 128);
+    quant(m, out(m, SCHEMA_TENSOR_QUANT8_ASYMM, S(4)), bad == 1 ? 1.f / 256 : 1.f / 64, 128);
 }
 
 static void int32_add(net *m, int bad) {
-    m->code = NND_OP_ADD;
-    in(m, NND_TENSOR_INT32, S(4));
-    in(m, NND_TENSOR_INT32, S(4));
+    m->code = SCHEMA_OP_ADD;
+    in(m, SCHEMA_TENSOR_INT32, S(4));
+    in(m, SCHEMA_TENSOR_INT32, S(4));
     k_i32(m, bad == 1 ? 1 : 0); /* TENSOR_INT32 takes no fused activation */
-    out(m, NND_TENSOR_INT32, S(4));
+    out(m, SCHEMA_TENSOR_INT32, S(4));
 }
 
 static void cast(net *m, int bad) {
-    m->code = NND_OP_CAST;
-    quant(m, in(m, NND_TENSOR_QUANT16_SYMM, S(4)), 1.f, 0);
+    m->code = SCHEMA_OP_CAST;
+    quant(m, in(m, SCHEMA_TENSOR_QUANT16_SYMM, S(4)), 1.f, 0);
     /* QUANT16_SYMM only casts to itself */
-    uint32_t o = out(m, bad == 1 ? NND_TENSOR_FLOAT32 : NND_TENSOR_QUANT16_SYMM, S(4));
+    uint32_t o = out(m, bad == 1 ? SCHEMA_TENSOR_FLOAT32 : SCHEMA_TENSOR_QUANT16_SYMM, S(4));
     if (bad != 1) quant(m, o, 1.f, 0);
 }
 
@@ -206,87 +207,87 @@ static void cast(net *m, int bad) {
  * as the vectors have them. */
 static void quantized_lstm(net *m, int bad) {
     enum { BATCH = 2, INPUT = 5, UNITS = 4 };
-    m->code = NND_OP_QUANTIZED_LSTM;
-    quant(m, in(m, NND_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, INPUT)), 1.f / 128, 0);
+    m->code = SCHEMA_OP_QUANTIZED_LSTM;
+    quant(m, in(m, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, INPUT)), 1.f / 128, 0);
     for (int k = 1; k <= 8; k++) { /* input-to-*, recurrent-to-* weights */
         bool cifg = k == 1 || k == 5, drop = bad == 1 && k == 2;
         if (cifg || drop) {
-            omitted(m, NND_TENSOR_QUANT8_SYMM);
+            omitted(m, SCHEMA_TENSOR_QUANT8_SYMM);
             continue;
         }
-        quant(m, in(m, NND_TENSOR_QUANT8_SYMM, k <= 4 ? S(UNITS, INPUT) : S(UNITS, UNITS)),
+        quant(m, in(m, SCHEMA_TENSOR_QUANT8_SYMM, k <= 4 ? S(UNITS, INPUT) : S(UNITS, UNITS)),
               1.f / 128, 0);
     }
     for (int k = 9; k <= 11; k++) /* no peephole */
-        omitted(m, NND_TENSOR_QUANT16_SYMM);
-    omitted(m, NND_TENSOR_INT32); /* no input gate bias with CIFG */
+        omitted(m, SCHEMA_TENSOR_QUANT16_SYMM);
+    omitted(m, SCHEMA_TENSOR_INT32); /* no input gate bias with CIFG */
     for (int k = 13; k <= 15; k++)
-        in(m, NND_TENSOR_INT32, S(UNITS));
-    omitted(m, NND_TENSOR_QUANT8_SYMM); /* no projection */
-    omitted(m, NND_TENSOR_INT32);
-    quant(m, in(m, NND_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
+        in(m, SCHEMA_TENSOR_INT32, S(UNITS));
+    omitted(m, SCHEMA_TENSOR_QUANT8_SYMM); /* no projection */
+    omitted(m, SCHEMA_TENSOR_INT32);
+    quant(m, in(m, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
     float cell_scale = bad == 2 ? 3e-5f : 1.f / 32768; /* must be a power of two */
-    quant(m, in(m, NND_TENSOR_QUANT16_SYMM, S(BATCH, UNITS)), cell_scale, 0);
-    omitted(m, NND_TENSOR_QUANT16_SYMM); /* no input layer normalization with CIFG */
+    quant(m, in(m, SCHEMA_TENSOR_QUANT16_SYMM, S(BATCH, UNITS)), cell_scale, 0);
+    omitted(m, SCHEMA_TENSOR_QUANT16_SYMM); /* no input layer normalization with CIFG */
     for (int k = 21; k <= 23; k++)
-        quant(m, in(m, NND_TENSOR_QUANT16_SYMM, S(UNITS)), 1.f / 32768, 0);
+        quant(m, in(m, SCHEMA_TENSOR_QUANT16_SYMM, S(UNITS)), 1.f / 32768, 0);
     k_f32(m, 0.f), k_f32(m, 0.f); /* no clipping */
     for (int k = 26; k <= 29; k++)
         k_f32(m, 0.007f);
     k_i32(m, 0), k_f32(m, 0.007f);
-    quant(m, out(m, NND_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
-    quant(m, out(m, NND_TENSOR_QUANT16_SYMM, S(BATCH, UNITS)), 1.f / 32768, 0);
-    quant(m, out(m, NND_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
+    quant(m, out(m, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
+    quant(m, out(m, SCHEMA_TENSOR_QUANT16_SYMM, S(BATCH, UNITS)), 1.f / 32768, 0);
+    quant(m, out(m, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, S(BATCH, UNITS)), 1.f / 32768, 0);
 }
 
 /* MEAN over every axis without keep_dims: shape [1], not a scalar. */
 static void mean_all(net *m, int bad) {
     static const int32_t axes[2] = {0, 1};
-    m->code = NND_OP_MEAN;
-    in(m, NND_TENSOR_FLOAT32, S(2, 2));
+    m->code = SCHEMA_OP_MEAN;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2, 2));
     k_ints(m, S(2), axes);
     k_i32(m, 0);
-    out(m, NND_TENSOR_FLOAT32, bad == 1 ? S(1, 1) : S(1));
+    out(m, SCHEMA_TENSOR_FLOAT32, bad == 1 ? S(1, 1) : S(1));
 }
 
 static void argmax_1d(net *m, int bad) {
     (void)bad;
-    m->code = NND_OP_ARGMAX;
-    in(m, NND_TENSOR_FLOAT32, S(3));
+    m->code = SCHEMA_OP_ARGMAX;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(3));
     k_i32(m, 0);
-    out(m, NND_TENSOR_INT32, S(1));
+    out(m, SCHEMA_TENSOR_INT32, S(1));
 }
 
 static void squeeze_all(net *m, int bad) {
     (void)bad;
-    m->code = NND_OP_SQUEEZE;
-    in(m, NND_TENSOR_FLOAT32, S(1, 1));
-    omitted(m, NND_TENSOR_INT32);
-    out(m, NND_TENSOR_FLOAT32, S(1));
+    m->code = SCHEMA_OP_SQUEEZE;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(1, 1));
+    omitted(m, SCHEMA_TENSOR_INT32);
+    out(m, SCHEMA_TENSOR_FLOAT32, S(1));
 }
 
 /* Shrinking the only axis leaves [1]; shrinking with a negative stride is refused. */
 static void strided_slice(net *m, int bad) {
     static const int32_t one[1] = {1}, two[1] = {2}, back[1] = {-1};
-    m->code = NND_OP_STRIDED_SLICE;
-    in(m, NND_TENSOR_FLOAT32, S(4));
+    m->code = SCHEMA_OP_STRIDED_SLICE;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(4));
     k_ints(m, S(1), bad == 1 ? two : one);
     k_ints(m, S(1), bad == 1 ? one : two);
     k_ints(m, S(1), bad == 1 ? back : one);
     k_i32(m, 0), k_i32(m, 0), k_i32(m, 1);
-    out(m, NND_TENSOR_FLOAT32, S(1));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(1));
 }
 
 /* A depthwise filter is [1, height, width, channels]. */
 static void depthwise(net *m, int bad) {
-    m->code = NND_OP_DEPTHWISE_CONV_2D;
-    in(m, NND_TENSOR_FLOAT32, S(1, 3, 3, 2));
-    in(m, NND_TENSOR_FLOAT32, bad == 1 ? S(2, 2, 2, 2) : S(1, 2, 2, 2));
-    in(m, NND_TENSOR_FLOAT32, S(2));
+    m->code = SCHEMA_OP_DEPTHWISE_CONV_2D;
+    in(m, SCHEMA_TENSOR_FLOAT32, S(1, 3, 3, 2));
+    in(m, SCHEMA_TENSOR_FLOAT32, bad == 1 ? S(2, 2, 2, 2) : S(1, 2, 2, 2));
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2));
     for (int k = 0; k < 6; k++) /* no padding, strides 1 */
         k_i32(m, k < 4 ? 0 : 1);
     k_i32(m, 1), k_i32(m, 0); /* depth multiplier, no activation */
-    out(m, NND_TENSOR_FLOAT32, S(1, 2, 2, 2));
+    out(m, SCHEMA_TENSOR_FLOAT32, S(1, 2, 2, 2));
 }
 
 typedef struct bad_case {
@@ -339,14 +340,14 @@ static schema_status prepare_family(void (*build)(net *, int), int bad, char *er
     schema_status v = eng_validate(&d, err, errlen);
     schema_status s = eng_prepare(&d, &p, err, errlen);
     eng_prepared_free(p);
-    return v == s ? s : NND_GENERAL_FAILURE; /* they must agree */
+    return v == s ? s : SCHEMA_GENERAL_FAILURE; /* they must agree */
 }
 
 static void test_valid_twins(void **state) {
     (void)state;
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
         char err[SCHEMA_ERR_LEN] = "";
-        if (prepare_family(families[i], 0, err, sizeof err) != NND_OK)
+        if (prepare_family(families[i], 0, err, sizeof err) != SCHEMA_OK)
             fail_msg("valid model %zu refused: %s", i, err);
     }
 }
@@ -357,7 +358,7 @@ static void test_malformed_models(void **state) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[SCHEMA_ERR_LEN] = "";
         schema_status s = prepare_family(cases[i].build, cases[i].bad, err, sizeof err);
-        if (s != NND_INVALID_ARGUMENT || !strstr(err, cases[i].message)) {
+        if (s != SCHEMA_INVALID_ARGUMENT || !strstr(err, cases[i].message)) {
             print_error("case \"%s\": %s, message \"%s\" (want \"%s\")\n", cases[i].name,
                         schema_engine_status_name(s), err, cases[i].message);
             failures++;
@@ -374,23 +375,23 @@ static void test_malformed_models(void **state) {
  * values break the rules is refused, the next good one runs. */
 static void dynamic(net *m, int32_t code) {
     m->code = code;
-    if (code == NND_OP_FILL) {
-        in(m, NND_TENSOR_INT32, S(2));
+    if (code == SCHEMA_OP_FILL) {
+        in(m, SCHEMA_TENSOR_INT32, S(2));
         k_f32(m, 1.f);
-        out(m, NND_TENSOR_FLOAT32, S(0, 0));
+        out(m, SCHEMA_TENSOR_FLOAT32, S(0, 0));
         return;
     }
-    in(m, NND_TENSOR_FLOAT32, S(2, 3));
-    in(m, NND_TENSOR_INT32, code == NND_OP_REVERSE ? S(1) : S(2, 2));
-    if (code == NND_OP_MIRROR_PAD) k_i32(m, 1); /* SYMMETRIC: at most the dimension */
-    out(m, NND_TENSOR_FLOAT32, S(0, 0));
+    in(m, SCHEMA_TENSOR_FLOAT32, S(2, 3));
+    in(m, SCHEMA_TENSOR_INT32, code == SCHEMA_OP_REVERSE ? S(1) : S(2, 2));
+    if (code == SCHEMA_OP_MIRROR_PAD) k_i32(m, 1); /* SYMMETRIC: at most the dimension */
+    out(m, SCHEMA_TENSOR_FLOAT32, S(0, 0));
 }
 
 static schema_status execute(eng_exec *e, int32_t code, const int32_t *ints, size_t n_ints,
                              char *err) {
     float x[6] = {1, 2, 3, 4, 5, 6}, y[64];
     eng_io ins[2] = {{0}}, outs[1] = {{.data = y, .length = sizeof y}};
-    eng_io *shape_in = &ins[code == NND_OP_FILL ? 0 : 1];
+    eng_io *shape_in = &ins[code == SCHEMA_OP_FILL ? 0 : 1];
     ins[0] = (eng_io){.data = x, .length = sizeof x};
     *shape_in = (eng_io){.data = (void *)ints, .length = n_ints * 4};
     eng_output_shape shapes[1];
@@ -405,9 +406,9 @@ static void test_refused_at_execution(void **state) {
         size_t n;
         const char *message;
     } runs[] = {
-        {NND_OP_FILL, {2, 3}, {2, -1}, 2, "dimension 1 = -1"},
-        {NND_OP_REVERSE, {1}, {5}, 1, "axis 5 is out of range"},
-        {NND_OP_MIRROR_PAD, {1, 2, 0, 3}, {1, 2, 4, 0}, 4, "must be in [0, 3]"},
+        {SCHEMA_OP_FILL, {2, 3}, {2, -1}, 2, "dimension 1 = -1"},
+        {SCHEMA_OP_REVERSE, {1}, {5}, 1, "axis 5 is out of range"},
+        {SCHEMA_OP_MIRROR_PAD, {1, 2, 0, 3}, {1, 2, 4, 0}, 4, "must be in [0, 3]"},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         net m;
@@ -417,15 +418,15 @@ static void test_refused_at_execution(void **state) {
         eng_model_desc d = desc(&m, &op);
         char err[SCHEMA_ERR_LEN] = "";
         eng_prepared *p = NULL;
-        assert_int_equal(eng_prepare(&d, &p, err, sizeof err), NND_OK);
+        assert_int_equal(eng_prepare(&d, &p, err, sizeof err), SCHEMA_OK);
         eng_exec *e = eng_exec_create(p);
         assert_non_null(e);
         assert_int_equal(execute(e, runs[i].code, runs[i].bad, runs[i].n, err),
-                         NND_INVALID_ARGUMENT);
+                         SCHEMA_INVALID_ARGUMENT);
         if (!strstr(err, runs[i].message))
             fail_msg("%s: \"%s\" lacks \"%s\"", schema_operation_name(runs[i].code), err,
                      runs[i].message);
-        assert_int_equal(execute(e, runs[i].code, runs[i].good, runs[i].n, err), NND_OK);
+        assert_int_equal(execute(e, runs[i].code, runs[i].good, runs[i].n, err), SCHEMA_OK);
         eng_exec_free(e);
         eng_prepared_free(p);
     }
@@ -439,12 +440,12 @@ static void run_four(net *m, const float x[4], float y[4], eng_output_shape *sha
     eng_model_desc d = desc(m, &op);
     char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
-    if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) fail_msg("prepare: %s", err);
+    if (eng_prepare(&d, &p, err, sizeof err) != SCHEMA_OK) fail_msg("prepare: %s", err);
     eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
     eng_io ins[1] = {{.data = (void *)x, .length = 4 * sizeof *x}},
            outs[1] = {{.data = y, .length = 4 * sizeof *y}};
-    if (eng_exec_run(e, ins, outs, shape, NULL, err, sizeof err) != NND_OK)
+    if (eng_exec_run(e, ins, outs, shape, NULL, err, sizeof err) != SCHEMA_OK)
         fail_msg("execute: %s", err);
     eng_exec_free(e);
     eng_prepared_free(p);
@@ -472,10 +473,10 @@ static void test_instance_normalization_variance(void **state) {
     (void)state;
     net m;
     memset(&m, 0, sizeof m);
-    m.code = NND_OP_INSTANCE_NORMALIZATION;
-    in(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
+    m.code = SCHEMA_OP_INSTANCE_NORMALIZATION;
+    in(&m, SCHEMA_TENSOR_FLOAT32, S(1, 2, 2, 1));
     k_f32(&m, 1.f), k_f32(&m, 0.f), k_f32(&m, 0.01f), k_bool(&m, false);
-    out(&m, NND_TENSOR_FLOAT32, S(1, 2, 2, 1));
+    out(&m, SCHEMA_TENSOR_FLOAT32, S(1, 2, 2, 1));
     const float x[4] = {1, 2, 3, 4};
     float y[4] = {0};
     eng_output_shape shape;

@@ -38,8 +38,8 @@ static eng_prepared *prepare(fz_in ms) {
     eng_prepared *p = NULL;
     eng_model_desc d;
     char err[SCHEMA_ERR_LEN];
-    if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == NND_OK) {
-        if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) p = NULL;
+    if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == SCHEMA_OK) {
+        if (eng_prepare(&d, &p, err, sizeof err) != SCHEMA_OK) p = NULL;
         srv_model_desc_clear(&d);
     }
     nnd__model__free_unpacked(m, NULL);
@@ -84,16 +84,16 @@ static void run_bound(const srv_session *s, const eng_prepared *p, const Nnd__Ex
     char err[SCHEMA_ERR_LEN];
     srv_buffer_binding *bb = NULL;
     if (!ins || !outs || !shapes ||
-        srv_request_from_proto(r, p, views, n_pools, ins, outs, err, sizeof err) != NND_OK ||
-        srv_buffers_bind(s, MODEL_HANDLE, p, r, ins, outs, &bb, err, sizeof err) != NND_OK)
+        srv_request_from_proto(r, p, views, n_pools, ins, outs, err, sizeof err) != SCHEMA_OK ||
+        srv_buffers_bind(s, MODEL_HANDLE, p, r, ins, outs, &bb, err, sizeof err) != SCHEMA_OK)
         goto out;
-    schema_status st = NND_GENERAL_FAILURE;
+    schema_status st = SCHEMA_GENERAL_FAILURE;
     bool ran = false;
     eng_exec *e = fz_exec_affordable(p) ? eng_exec_create(p) : NULL;
     if (e) {
         eng_checkpoint loops = {.loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
         st = eng_exec_run(e, ins, outs, shapes, &loops, err, sizeof err);
-        if (st == NND_OUTPUT_INSUFFICIENT_SIZE && srv_buffers_regrow(bb, shapes, outs))
+        if (st == SCHEMA_OUTPUT_INSUFFICIENT_SIZE && srv_buffers_regrow(bb, shapes, outs))
             st = eng_exec_run(e, ins, outs, shapes, &loops, err, sizeof err);
         ran = true;
         eng_exec_free(e);
@@ -147,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 0; i < a->n_prepared_models; i++)
             models[i] = (srv_buffer_model){.handle = MODEL_HANDLE, .prepared = p};
         char err[SCHEMA_ERR_LEN];
-        if (srv_buffer_allocate(&s, a, models, NULL, &b, err, sizeof err) != NND_OK) b = NULL;
+        if (srv_buffer_allocate(&s, a, models, NULL, &b, err, sizeof err) != SCHEMA_OK) b = NULL;
     }
     for (int step = 0; b && step < MAX_STEPS && in.len; step++) {
         switch (fz_u8(&in) % 3) {

@@ -146,7 +146,7 @@ static void cache_slots(int slots_fd) {
     in.nfds = 2;
     srv_pool views[2];
     char err[SCHEMA_ERR_LEN];
-    if (srv_burst_map_pools(fz.burst, &r, &in, views, err, sizeof err) != NND_OK) {
+    if (srv_burst_map_pools(fz.burst, &r, &in, views, err, sizeof err) != SCHEMA_OK) {
         fprintf(stderr, "fuzz_burst: cannot cache the slots: %s\n", err);
         abort();
     }
@@ -165,7 +165,7 @@ static void register_slots(int slots_fd) {
     in.fds[0] = fcntl(slots_fd, F_DUPFD_CLOEXEC, 0);
     in.nfds = 1;
     char err[SCHEMA_ERR_LEN];
-    if (srv_memreg_register(&fz.session, &p, &in, &fz.token, err, sizeof err) != NND_OK) {
+    if (srv_memreg_register(&fz.session, &p, &in, &fz.token, err, sizeof err) != SCHEMA_OK) {
         fprintf(stderr, "fuzz_burst: cannot register the slot memory: %s\n", err);
         abort();
     }
@@ -201,7 +201,7 @@ static void resolve_pools(const Nnd__ExecutionRequest *r) {
     proto_frame_in in;
     memset(&in, 0, sizeof in); /* fds cannot travel in the channel */
     char err[SCHEMA_ERR_LEN];
-    if (srv_burst_map_pools(fz.burst, r, &in, views, err, sizeof err) == NND_OK) {
+    if (srv_burst_map_pools(fz.burst, r, &in, views, err, sizeof err) == SCHEMA_OK) {
         uint8_t sum = 0;
         for (size_t i = 0; i < r->n_pools; i++)
             for (size_t k = 0; k < views[i].view.size; k++)
@@ -258,7 +258,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         schema_status st;
         char err[SCHEMA_ERR_LEN];
         if (!srv_burst_take(&t, &req, &st, err, sizeof err)) continue;
-        if (st == NND_OK) {
+        if (st == SCHEMA_OK) {
             if (!req || req->call_case != NND__REQUEST__CALL_BURST_EXECUTE || !req->burst_execute ||
                 req->burst_execute->burst != BURST_HANDLE || !req->burst_execute->request) {
                 fprintf(stderr, "fuzz_burst: the taker accepted what is not this burst's\n");
@@ -266,7 +266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             }
             resolve_pools(req->burst_execute->request);
         }
-        answer(h, t.taken, req ? req->id : 0, st, st == NND_OK ? "" : err);
+        answer(h, t.taken, req ? req->id : 0, st, st == SCHEMA_OK ? "" : err);
         if (req) protobuf_c_message_free_unpacked(&req->base, NULL);
     }
     if (racing) writer_stop();

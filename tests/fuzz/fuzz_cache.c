@@ -24,10 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     store_ser_model sm;
     char err[SCHEMA_ERR_LEN];
     eng_prepared *p = NULL;
-    if (store_ser_decode(ms.p, ms.len, heap, ds.len, &sm, err, sizeof err) == NND_OK) {
+    if (store_ser_decode(ms.p, ms.len, heap, ds.len, &sm, err, sizeof err) == SCHEMA_OK) {
         sm.pool.release = free;
         sm.pool.ctx = heap;
-        if (eng_prepare(&sm.desc, &p, err, sizeof err) != NND_OK) p = NULL;
+        if (eng_prepare(&sm.desc, &p, err, sizeof err) != SCHEMA_OK) p = NULL;
         store_ser_model_clear(&sm);
     }
     if (p) {

@@ -69,9 +69,9 @@ typedef struct stop_at {
 
 static schema_status checkpoint(void *ctx, uint32_t next_op) {
     stop_at *s = ctx;
-    if (s->fired || next_op != s->step) return NND_OK;
+    if (s->fired || next_op != s->step) return SCHEMA_OK;
     s->fired = 1;
-    return NND_MISSED_DEADLINE_TRANSIENT;
+    return SCHEMA_MISSED_DEADLINE_TRANSIENT;
 }
 
 void fz_exec_bound(const eng_prepared *p, const eng_io *inputs, const eng_io *outputs) {
@@ -88,9 +88,9 @@ void fz_exec_bound(const eng_prepared *p, const eng_io *inputs, const eng_io *ou
     eng_checkpoint cp = {.check = checkpoint, .ctx = &stop, .loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
     eng_checkpoint loops = {.loop_timeout_ns = FZ_LOOP_TIMEOUT_NS};
     schema_status s = eng_exec_run(e, inputs, outs, shapes, &cp, err, sizeof err);
-    if (s == NND_MISSED_DEADLINE_TRANSIENT && stop.fired)
+    if (s == SCHEMA_MISSED_DEADLINE_TRANSIENT && stop.fired)
         s = eng_exec_resume(e, stop.step, shapes, &loops, err, sizeof err);
-    if (s != NND_OUTPUT_INSUFFICIENT_SIZE) goto out;
+    if (s != SCHEMA_OUTPUT_INSUFFICIENT_SIZE) goto out;
     /* Second run with every short output grown to what the shapes say it needs. */
     size_t total = 0;
     for (uint32_t i = 0; i < n_out; i++) {

@@ -36,12 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     char err[SCHEMA_ERR_LEN];
     eng_model_desc d;
-    if (srv_model_from_proto(m, views, n_views, &d, err, sizeof err) != NND_OK) goto out;
+    if (srv_model_from_proto(m, views, n_views, &d, err, sizeof err) != SCHEMA_OK) goto out;
     bool *supported = calloc(d.n_operations + 1, sizeof *supported);
     if (supported) eng_supported_operations(&d, supported, err, sizeof err);
     free(supported);
     eng_prepared *p = NULL;
-    if (eng_prepare(&d, &p, err, sizeof err) == NND_OK) {
+    if (eng_prepare(&d, &p, err, sizeof err) == SCHEMA_OK) {
         owned = true; /* the prepared model releases the pools */
         fz_exec_prepared(p, &in);
         eng_prepared_free(p);

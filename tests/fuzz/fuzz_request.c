@@ -21,8 +21,8 @@ static eng_prepared *prepare(fz_in ms) {
     eng_prepared *p = NULL;
     eng_model_desc d;
     char err[SCHEMA_ERR_LEN];
-    if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == NND_OK) {
-        if (eng_prepare(&d, &p, err, sizeof err) != NND_OK) p = NULL;
+    if (srv_model_from_proto(m, NULL, 0, &d, err, sizeof err) == SCHEMA_OK) {
+        if (eng_prepare(&d, &p, err, sizeof err) != SCHEMA_OK) p = NULL;
         srv_model_desc_clear(&d);
     }
     nnd__model__free_unpacked(m, NULL);
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         views[n_views] = (eng_memory_view){.base = b, .size = n};
     }
     char err[SCHEMA_ERR_LEN];
-    if (srv_request_from_proto(r, p, views, n_views, ins, outs, err, sizeof err) == NND_OK &&
+    if (srv_request_from_proto(r, p, views, n_views, ins, outs, err, sizeof err) == SCHEMA_OK &&
         fz_exec_affordable(p))
         fz_exec_bound(p, ins, outs);
 out:

@@ -272,9 +272,9 @@ static void seeds_of(const tool_case *c, size_t n) {
 
     eng_model_desc d;
     char err[SCHEMA_ERR_LEN];
-    if (srv_model_from_proto(c->model, NULL, 0, &d, err, sizeof err) == NND_OK) {
+    if (srv_model_from_proto(c->model, NULL, 0, &d, err, sizeof err) == SCHEMA_OK) {
         store_buf mc, dc;
-        if (store_ser_encode(&d, 0, "fuzz", &mc, &dc, err, sizeof err) == NND_OK) {
+        if (store_ser_encode(&d, 0, "fuzz", &mc, &dc, err, sizeof err) == SCHEMA_OK) {
             b.len = 0;
             fz_put_u8(&b, 0);
             fz_put_section(&b, mc.p, mc.len);

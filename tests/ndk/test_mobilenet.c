@@ -97,12 +97,12 @@ static void agrees_with_reference(int32_t type, double abs_tol, double rel_tol) 
 
 static void float32_agrees(void **state) {
     (void)state;
-    agrees_with_reference(NND_TENSOR_FLOAT32, 1e-4, 0);
+    agrees_with_reference(SCHEMA_TENSOR_FLOAT32, 1e-4, 0);
 }
 
 static void float16_agrees(void **state) {
     (void)state;
-    agrees_with_reference(NND_TENSOR_FLOAT16, 0.0048828125, 0.0048828125);
+    agrees_with_reference(SCHEMA_TENSOR_FLOAT16, 0.0048828125, 0.0048828125);
 }
 
 /* SOFTMAX outputs have steps of 1/256; its input, the logits, steps of 0.25, so one step
@@ -112,12 +112,12 @@ static void float16_agrees(void **state) {
 #define Q8_REL 0.3
 static void quant8_agrees(void **state) {
     (void)state;
-    agrees_with_reference(NND_TENSOR_QUANT8_ASYMM, Q8_ABS, Q8_REL);
+    agrees_with_reference(SCHEMA_TENSOR_QUANT8_ASYMM, Q8_ABS, Q8_REL);
 }
 
 static void int8_per_channel_agrees(void **state) {
     (void)state;
-    agrees_with_reference(NND_TENSOR_QUANT8_ASYMM_SIGNED, Q8_ABS, Q8_REL);
+    agrees_with_reference(SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, Q8_ABS, Q8_REL);
 }
 
 int main(void) {

@@ -16,18 +16,18 @@
 
 static void base_types(void **state) {
     (void)state;
-    assert_int_equal(schema_type_size(NND_TENSOR_FLOAT32), 4);
-    assert_true(schema_type_is_tensor(NND_TENSOR_FLOAT32));
-    assert_int_equal(schema_type_size(NND_FLOAT16), 2);
-    assert_false(schema_type_is_tensor(NND_FLOAT16));
-    assert_int_equal(schema_type_size(NND_TENSOR_QUANT8_ASYMM_SIGNED), 1);
-    assert_string_equal(schema_type_name(NND_TENSOR_QUANT8_SYMM_PER_CHANNEL),
+    assert_int_equal(schema_type_size(SCHEMA_TENSOR_FLOAT32), 4);
+    assert_true(schema_type_is_tensor(SCHEMA_TENSOR_FLOAT32));
+    assert_int_equal(schema_type_size(SCHEMA_FLOAT16), 2);
+    assert_false(schema_type_is_tensor(SCHEMA_FLOAT16));
+    assert_int_equal(schema_type_size(SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED), 1);
+    assert_string_equal(schema_type_name(SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL),
                         "TENSOR_QUANT8_SYMM_PER_CHANNEL");
-    assert_int_equal(schema_type_size(NND_SUBGRAPH_TYPE), 0);
-    assert_string_equal(schema_type_name(NND_SUBGRAPH_TYPE), "SUBGRAPH");
-    assert_int_equal(schema_type_size(NND_TENSOR_OEM_BYTE), 1);
-    assert_true(schema_type_is_tensor(NND_TENSOR_OEM_BYTE));
-    assert_string_equal(schema_type_name(NND_OEM_SCALAR), "OEM");
+    assert_int_equal(schema_type_size(SCHEMA_SUBGRAPH_TYPE), 0);
+    assert_string_equal(schema_type_name(SCHEMA_SUBGRAPH_TYPE), "SUBGRAPH");
+    assert_int_equal(schema_type_size(SCHEMA_TENSOR_OEM_BYTE), 1);
+    assert_true(schema_type_is_tensor(SCHEMA_TENSOR_OEM_BYTE));
+    assert_string_equal(schema_type_name(SCHEMA_OEM_SCALAR), "OEM");
     assert_int_equal(schema_type_size(16), 0);
     assert_int_equal(schema_type_size(-1), 0);
     assert_string_equal(schema_type_name(9999), "UNKNOWN_TYPE");
@@ -57,10 +57,10 @@ static void plugin_type_rows(void **state) {
 
 static void operation_names(void **state) {
     (void)state;
-    assert_string_equal(schema_operation_name(NND_OP_ADD), "ADD");
-    assert_string_equal(schema_operation_name(NND_OP_REVERSE), "REVERSE");
-    assert_string_equal(schema_operation_name(NND_OP_OEM_OPERATION), "OEM_OPERATION");
-    assert_string_equal(schema_operation_name(NND_OP_COUNT), "UNKNOWN_OPERATION");
+    assert_string_equal(schema_operation_name(SCHEMA_OP_ADD), "ADD");
+    assert_string_equal(schema_operation_name(SCHEMA_OP_REVERSE), "REVERSE");
+    assert_string_equal(schema_operation_name(SCHEMA_OP_OEM_OPERATION), "OEM_OPERATION");
+    assert_string_equal(schema_operation_name(SCHEMA_OP_COUNT), "UNKNOWN_OPERATION");
     const schema_op_name_row rows[] = {{9 << 16 | 1, "com.x:FIB"}};
     const schema_op_name_rows set = {1, rows};
     schema_op_names_install(9, &set);
@@ -73,15 +73,15 @@ static void operation_names(void **state) {
 
 static void statuses_and_messages(void **state) {
     (void)state;
-    assert_string_equal(schema_engine_status_name(NND_OK), "NONE");
-    assert_string_equal(schema_engine_status_name(NND_INVALID_ARGUMENT), "INVALID_ARGUMENT");
-    assert_string_equal(schema_engine_status_name(NND_UNSUPPORTED), "UNSUPPORTED");
+    assert_string_equal(schema_engine_status_name(SCHEMA_OK), "NONE");
+    assert_string_equal(schema_engine_status_name(SCHEMA_INVALID_ARGUMENT), "INVALID_ARGUMENT");
+    assert_string_equal(schema_engine_status_name(SCHEMA_UNSUPPORTED), "UNSUPPORTED");
     assert_string_equal(schema_engine_status_name((schema_status)42), "UNKNOWN_STATUS");
     char err[8];
-    assert_int_equal(schema_failf(err, sizeof err, NND_GENERAL_FAILURE, "operand %d", 12345),
-                     NND_GENERAL_FAILURE);
+    assert_int_equal(schema_failf(err, sizeof err, SCHEMA_GENERAL_FAILURE, "operand %d", 12345),
+                     SCHEMA_GENERAL_FAILURE);
     assert_string_equal(err, "operand"); /* cut to the buffer, terminated */
-    assert_int_equal(schema_failf(NULL, 0, NND_INVALID_ARGUMENT, "x"), NND_INVALID_ARGUMENT);
+    assert_int_equal(schema_failf(NULL, 0, SCHEMA_INVALID_ARGUMENT, "x"), SCHEMA_INVALID_ARGUMENT);
     schema_errf(err, sizeof err, "%s", "ok");
     assert_string_equal(err, "ok");
 }
@@ -89,16 +89,16 @@ static void statuses_and_messages(void **state) {
 static void tensor_bytes_bounded(void **state) {
     (void)state;
     uint32_t dims[] = {2, 3, 4};
-    assert_int_equal(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, dims), 96);
+    assert_int_equal(schema_shape_bytes(SCHEMA_TENSOR_FLOAT32, 3, dims), 96);
     uint32_t unknown[] = {2, 0, 4};
-    assert_int_equal(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, unknown), 0);
+    assert_int_equal(schema_shape_bytes(SCHEMA_TENSOR_FLOAT32, 3, unknown), 0);
     /* An unknown dimension does not excuse the others from the bound. */
     uint32_t huge[] = {0, UINT32_MAX, UINT32_MAX};
-    assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, huge) == UINT64_MAX);
+    assert_true(schema_shape_bytes(SCHEMA_TENSOR_FLOAT32, 3, huge) == UINT64_MAX);
     uint32_t edge[] = {1u << 16, 1u << 16, 1u << 14}; /* 2^46 elements of 4 bytes: 2^48 */
-    assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, edge) == SCHEMA_MAX_TENSOR_BYTES);
+    assert_true(schema_shape_bytes(SCHEMA_TENSOR_FLOAT32, 3, edge) == SCHEMA_MAX_TENSOR_BYTES);
     edge[2]++;
-    assert_true(schema_shape_bytes(NND_TENSOR_FLOAT32, 3, edge) == UINT64_MAX);
+    assert_true(schema_shape_bytes(SCHEMA_TENSOR_FLOAT32, 3, edge) == UINT64_MAX);
 }
 
 int main(void) {

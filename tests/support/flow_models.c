@@ -77,7 +77,7 @@ uint32_t flow_constant(Nnd__Model *m, Nnd__Subgraph *g, int32_t type, uint32_t r
 }
 
 uint32_t flow_reference(Nnd__Subgraph *g, uint32_t r) {
-    uint32_t i = flow_operand(g, NND_SUBGRAPH_TYPE, 0, NULL, NND__OPERAND_LIFE_TIME__SUBGRAPH);
+    uint32_t i = flow_operand(g, SCHEMA_SUBGRAPH_TYPE, 0, NULL, NND__OPERAND_LIFE_TIME__SUBGRAPH);
     location(g->operands[i])->offset = r;
     return i;
 }
@@ -115,7 +115,7 @@ static const uint32_t one_dim[1] = {1};
 static const int32_t no_activation = 0;
 
 static uint32_t activation(Nnd__Model *m, Nnd__Subgraph *g) {
-    return flow_constant(m, g, NND_INT32, 0, NULL, &no_activation, 4);
+    return flow_constant(m, g, SCHEMA_INT32, 0, NULL, &no_activation, 4);
 }
 
 /* A condition subgraph: n_in inputs of the given kinds, output LESS(input i_at, input n_at). */
@@ -127,32 +127,32 @@ static uint32_t less_condition(Nnd__Model *m, const int32_t *types, const uint32
     uint32_t ins[8];
     for (uint32_t k = 0; k < n_in; k++)
         ins[k] = flow_operand(g, types[k], ranks[k], dims[k], IN);
-    uint32_t c = flow_operand(g, NND_TENSOR_BOOL8, 1, one_dim, OUT);
-    flow_operation(g, NND_OP_LESS, 2, (uint32_t[]){ins[i_at], ins[n_at]}, 1, &c);
+    uint32_t c = flow_operand(g, SCHEMA_TENSOR_BOOL8, 1, one_dim, OUT);
+    flow_operation(g, SCHEMA_OP_LESS, 2, (uint32_t[]){ins[i_at], ins[n_at]}, 1, &c);
     flow_io(g, n_in, ins, 1, &c);
     return r;
 }
 
 Nnd__Model *flow_counter_model(float step) {
     Nnd__Model *m = flow_model_new();
-    const int32_t types[2] = {NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT32};
+    const int32_t types[2] = {SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT32};
     const uint32_t ranks[2] = {1, 1}, *dims[2] = {one_dim, one_dim};
     uint32_t cond = less_condition(m, types, ranks, dims, 2, 0, 1);
     uint32_t body;
     Nnd__Subgraph *b = flow_graph(m, &body);
-    uint32_t i = flow_operand(b, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t n = flow_operand(b, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t s = flow_constant(m, b, NND_TENSOR_FLOAT32, 1, one_dim, &step, 4);
+    uint32_t i = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t n = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t s = flow_constant(m, b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, &step, 4);
     uint32_t act = activation(m, b);
-    uint32_t next = flow_operand(b, NND_TENSOR_FLOAT32, 1, one_dim, OUT);
-    flow_operation(b, NND_OP_ADD, 3, (uint32_t[]){i, s, act}, 1, &next);
+    uint32_t next = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, OUT);
+    flow_operation(b, SCHEMA_OP_ADD, 3, (uint32_t[]){i, s, act}, 1, &next);
     flow_io(b, 2, (uint32_t[]){i, n}, 1, &next);
     Nnd__Subgraph *g = flow_graph(m, NULL);
     uint32_t rc = flow_reference(g, cond), rb = flow_reference(g, body);
-    uint32_t x = flow_operand(g, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t lim = flow_operand(g, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t y = flow_operand(g, NND_TENSOR_FLOAT32, 1, one_dim, OUT);
-    flow_operation(g, NND_OP_WHILE, 4, (uint32_t[]){rc, rb, x, lim}, 1, &y);
+    uint32_t x = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t lim = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t y = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, one_dim, OUT);
+    flow_operation(g, SCHEMA_OP_WHILE, 4, (uint32_t[]){rc, rb, x, lim}, 1, &y);
     flow_io(g, 2, (uint32_t[]){x, lim}, 1, &y);
     return m;
 }
@@ -161,9 +161,9 @@ Nnd__Model *flow_counter_model(float step) {
 static uint32_t branch(Nnd__Model *m, int32_t op, uint32_t n) {
     uint32_t r;
     Nnd__Subgraph *g = flow_graph(m, &r);
-    uint32_t a = flow_operand(g, NND_TENSOR_FLOAT32, 1, &n, IN);
+    uint32_t a = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, &n, IN);
     uint32_t act = activation(m, g);
-    uint32_t b = flow_operand(g, NND_TENSOR_FLOAT32, 1, &n, OUT);
+    uint32_t b = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, &n, OUT);
     flow_operation(g, op, 3, (uint32_t[]){a, a, act}, 1, &b);
     flow_io(g, 1, &a, 1, &b);
     return r;
@@ -171,13 +171,13 @@ static uint32_t branch(Nnd__Model *m, int32_t op, uint32_t n) {
 
 Nnd__Model *flow_if_model(uint32_t n) {
     Nnd__Model *m = flow_model_new();
-    uint32_t then_r = branch(m, NND_OP_ADD, n), else_r = branch(m, NND_OP_SUB, n);
+    uint32_t then_r = branch(m, SCHEMA_OP_ADD, n), else_r = branch(m, SCHEMA_OP_SUB, n);
     Nnd__Subgraph *g = flow_graph(m, NULL);
-    uint32_t c = flow_operand(g, NND_TENSOR_BOOL8, 1, one_dim, IN);
+    uint32_t c = flow_operand(g, SCHEMA_TENSOR_BOOL8, 1, one_dim, IN);
     uint32_t rt = flow_reference(g, then_r), re = flow_reference(g, else_r);
-    uint32_t x = flow_operand(g, NND_TENSOR_FLOAT32, 1, &n, IN);
-    uint32_t y = flow_operand(g, NND_TENSOR_FLOAT32, 1, &n, OUT);
-    flow_operation(g, NND_OP_IF, 4, (uint32_t[]){c, rt, re, x}, 1, &y);
+    uint32_t x = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, &n, IN);
+    uint32_t y = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, &n, OUT);
+    flow_operation(g, SCHEMA_OP_IF, 4, (uint32_t[]){c, rt, re, x}, 1, &y);
     flow_io(g, 2, (uint32_t[]){c, x}, 1, &y);
     return m;
 }
@@ -186,30 +186,30 @@ Nnd__Model *flow_growing_model(void) {
     Nnd__Model *m = flow_model_new();
     const uint32_t unknown[1] = {0};
     /* Loop values: v (grows), l (the last element), n (input only). */
-    const int32_t types[3] = {NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT32, NND_TENSOR_FLOAT32};
+    const int32_t types[3] = {SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT32, SCHEMA_TENSOR_FLOAT32};
     const uint32_t ranks[3] = {1, 1, 1}, *dims[3] = {unknown, one_dim, one_dim};
     uint32_t cond = less_condition(m, types, ranks, dims, 3, 1, 2);
     uint32_t body;
     Nnd__Subgraph *b = flow_graph(m, &body);
-    uint32_t v = flow_operand(b, NND_TENSOR_FLOAT32, 1, unknown, IN);
-    uint32_t l = flow_operand(b, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t n = flow_operand(b, NND_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t v = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, unknown, IN);
+    uint32_t l = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t n = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
     const float one = 1.f;
     const int32_t axis = 0;
-    uint32_t c1 = flow_constant(m, b, NND_TENSOR_FLOAT32, 1, one_dim, &one, 4);
+    uint32_t c1 = flow_constant(m, b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, &one, 4);
     uint32_t act = activation(m, b);
-    uint32_t ax = flow_constant(m, b, NND_INT32, 0, NULL, &axis, 4);
-    uint32_t v2 = flow_operand(b, NND_TENSOR_FLOAT32, 1, unknown, OUT);
-    uint32_t l2 = flow_operand(b, NND_TENSOR_FLOAT32, 1, one_dim, OUT);
-    flow_operation(b, NND_OP_ADD, 3, (uint32_t[]){l, c1, act}, 1, &l2);
-    flow_operation(b, NND_OP_CONCATENATION, 3, (uint32_t[]){v, l2, ax}, 1, &v2);
+    uint32_t ax = flow_constant(m, b, SCHEMA_INT32, 0, NULL, &axis, 4);
+    uint32_t v2 = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, unknown, OUT);
+    uint32_t l2 = flow_operand(b, SCHEMA_TENSOR_FLOAT32, 1, one_dim, OUT);
+    flow_operation(b, SCHEMA_OP_ADD, 3, (uint32_t[]){l, c1, act}, 1, &l2);
+    flow_operation(b, SCHEMA_OP_CONCATENATION, 3, (uint32_t[]){v, l2, ax}, 1, &v2);
     flow_io(b, 3, (uint32_t[]){v, l, n}, 2, (uint32_t[]){v2, l2});
     Nnd__Subgraph *g = flow_graph(m, NULL);
     uint32_t rc = flow_reference(g, cond), rb = flow_reference(g, body);
-    uint32_t x = flow_operand(g, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t lim = flow_operand(g, NND_TENSOR_FLOAT32, 1, one_dim, IN);
-    uint32_t y = flow_operand(g, NND_TENSOR_FLOAT32, 1, unknown, OUT);
-    flow_operation(g, NND_OP_WHILE, 5, (uint32_t[]){rc, rb, x, x, lim}, 1, &y);
+    uint32_t x = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t lim = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, one_dim, IN);
+    uint32_t y = flow_operand(g, SCHEMA_TENSOR_FLOAT32, 1, unknown, OUT);
+    flow_operation(g, SCHEMA_OP_WHILE, 5, (uint32_t[]){rc, rb, x, x, lim}, 1, &y);
     flow_io(g, 2, (uint32_t[]){x, lim}, 1, &y);
     return m;
 }

@@ -18,11 +18,11 @@ const struct bench_block bench_net_blocks[BENCH_NET_BLOCKS] = {
 #define RELU6_SCALE (6.f / 255.f)
 
 static bool quantized(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM || type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 static int32_t storage_min(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
 }
 
 static float uniform(unsigned *seed, float limit) {
@@ -39,12 +39,12 @@ static int32_t round_clamp(float v, int32_t lo, int32_t hi) {
 static void *store_weights(const bench_net *net, bench_layer *l, const float *w, size_t n,
                            uint32_t channels, bool channel_last, bool per_channel) {
     int32_t t = net->type;
-    size_t esize = t == NND_TENSOR_FLOAT32 ? 4 : t == NND_TENSOR_FLOAT16 ? 2 : 1;
+    size_t esize = t == SCHEMA_TENSOR_FLOAT32 ? 4 : t == SCHEMA_TENSOR_FLOAT16 ? 2 : 1;
     uint8_t *out = malloc(n * esize + 64);
     if (!out) return NULL;
     l->weight_bytes = n * esize;
-    if (t == NND_TENSOR_FLOAT32) return memcpy(out, w, n * sizeof *w);
-    if (t == NND_TENSOR_FLOAT16) {
+    if (t == SCHEMA_TENSOR_FLOAT32) return memcpy(out, w, n * sizeof *w);
+    if (t == SCHEMA_TENSOR_FLOAT16) {
         for (size_t i = 0; i < n; i++)
             ((eng_half *)out)[i] = (eng_half)w[i];
         return out;
@@ -53,7 +53,7 @@ static void *store_weights(const bench_net *net, bench_layer *l, const float *w,
     for (size_t i = 0; i < n; i++)
         max = fmaxf(max, fabsf(w[i]));
     l->w_scale = max / 127.f;
-    l->w_zero = t == NND_TENSOR_QUANT8_ASYMM ? 128 : 0;
+    l->w_zero = t == SCHEMA_TENSOR_QUANT8_ASYMM ? 128 : 0;
     if (per_channel) {
         l->channel_scales = calloc(channels, sizeof(float));
         if (!l->channel_scales) return free(out), NULL;
@@ -75,12 +75,12 @@ static void *store_weights(const bench_net *net, bench_layer *l, const float *w,
 static void *store_bias(const bench_net *net, bench_layer *l, const float *b, float in_scale) {
     int32_t t = net->type;
     size_t n = l->out_c;
-    l->bias_bytes = n * (t == NND_TENSOR_FLOAT16 ? 2 : 4);
+    l->bias_bytes = n * (t == SCHEMA_TENSOR_FLOAT16 ? 2 : 4);
     void *out = malloc(l->bias_bytes + 64);
     for (size_t i = 0; out && i < n; i++) {
-        if (t == NND_TENSOR_FLOAT32)
+        if (t == SCHEMA_TENSOR_FLOAT32)
             ((float *)out)[i] = b[i];
-        else if (t == NND_TENSOR_FLOAT16)
+        else if (t == SCHEMA_TENSOR_FLOAT16)
             ((eng_half *)out)[i] = (eng_half)b[i];
         else {
             float ws = l->channel_scales ? l->channel_scales[i] : l->w_scale;
@@ -105,7 +105,7 @@ static int weighted(bench_net *net, bench_layer *l, unsigned *seed, float in_sca
         w[i] = uniform(seed, limit);
     for (uint32_t i = 0; i < l->out_c; i++)
         b[i] = uniform(seed, 0.1f);
-    bool per_channel = net->type == NND_TENSOR_QUANT8_ASYMM_SIGNED && !fc;
+    bool per_channel = net->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED && !fc;
     l->weights = store_weights(net, l, w, n, l->out_c, dw, per_channel);
     l->bias = l->weights ? store_bias(net, l, b, in_scale) : NULL;
     free(w), free(b);
@@ -141,9 +141,10 @@ static bench_layer *add_layer(bench_net *net, enum bench_layer_kind kind, uint32
 
 int bench_net_init(bench_net *net, int32_t type) {
     memset(net, 0, sizeof *net);
-    if (type != NND_TENSOR_FLOAT32 && type != NND_TENSOR_FLOAT16 && !quantized(type)) return -1;
+    if (type != SCHEMA_TENSOR_FLOAT32 && type != SCHEMA_TENSOR_FLOAT16 && !quantized(type))
+        return -1;
     net->type = type;
-    net->elem_size = type == NND_TENSOR_FLOAT32 ? 4 : type == NND_TENSOR_FLOAT16 ? 2 : 1;
+    net->elem_size = type == SCHEMA_TENSOR_FLOAT32 ? 4 : type == SCHEMA_TENSOR_FLOAT16 ? 2 : 1;
     if (quantized(type)) net->in_scale = 1.f / 128, net->in_zero = storage_min(type) + 128;
     unsigned seed = 11;
     int rc = 0;
@@ -175,7 +176,7 @@ static const struct {
 static bench_layer *projection(bench_net *net, uint32_t out_c, unsigned *seed, int *rc) {
     bench_layer *l = add_layer(net, BL_CONV, out_c, 1, 1);
     l->linear = true;
-    if (net->type == NND_TENSOR_QUANT8_ASYMM || net->type == NND_TENSOR_QUANT8_ASYMM_SIGNED)
+    if (net->type == SCHEMA_TENSOR_QUANT8_ASYMM || net->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED)
         l->out_scale = 1.f / 16, l->out_zero = storage_min(net->type) + 128;
     *rc |= weighted(net, l, seed, (l - 1)->out_scale);
     return l;
@@ -183,9 +184,10 @@ static bench_layer *projection(bench_net *net, uint32_t out_c, unsigned *seed, i
 
 int bench_net_init_v2(bench_net *net, int32_t type) {
     memset(net, 0, sizeof *net);
-    if (type != NND_TENSOR_FLOAT32 && type != NND_TENSOR_FLOAT16 && !quantized(type)) return -1;
+    if (type != SCHEMA_TENSOR_FLOAT32 && type != SCHEMA_TENSOR_FLOAT16 && !quantized(type))
+        return -1;
     net->type = type;
-    net->elem_size = type == NND_TENSOR_FLOAT32 ? 4 : type == NND_TENSOR_FLOAT16 ? 2 : 1;
+    net->elem_size = type == SCHEMA_TENSOR_FLOAT32 ? 4 : type == SCHEMA_TENSOR_FLOAT16 ? 2 : 1;
     if (quantized(type)) net->in_scale = 1.f / 128, net->in_zero = storage_min(type) + 128;
     unsigned seed = 13;
     int rc = 0;
@@ -234,9 +236,9 @@ void *bench_net_input(const bench_net *net) {
     unsigned seed = 7;
     for (size_t i = 0; in && i < net->in_elems; i++) {
         float v = uniform(&seed, 1.f);
-        if (net->type == NND_TENSOR_FLOAT32)
+        if (net->type == SCHEMA_TENSOR_FLOAT32)
             ((float *)in)[i] = v;
-        else if (net->type == NND_TENSOR_FLOAT16)
+        else if (net->type == SCHEMA_TENSOR_FLOAT16)
             ((eng_half *)in)[i] = (eng_half)v;
         else
             in[i] = (uint8_t)round_clamp(v / net->in_scale + (float)net->in_zero,
@@ -248,19 +250,20 @@ void *bench_net_input(const bench_net *net) {
 double bench_net_output(const bench_net *net, const void *out, size_t i) {
     const bench_layer *l = &net->layers[net->n_layers - 1];
     switch (net->type) {
-    case NND_TENSOR_FLOAT32: return ((const float *)out)[i];
-    case NND_TENSOR_FLOAT16: return (double)((const eng_half *)out)[i];
-    case NND_TENSOR_QUANT8_ASYMM: return l->out_scale * (((const uint8_t *)out)[i] - l->out_zero);
+    case SCHEMA_TENSOR_FLOAT32: return ((const float *)out)[i];
+    case SCHEMA_TENSOR_FLOAT16: return (double)((const eng_half *)out)[i];
+    case SCHEMA_TENSOR_QUANT8_ASYMM:
+        return l->out_scale * (((const uint8_t *)out)[i] - l->out_zero);
     default: return l->out_scale * (((const int8_t *)out)[i] - l->out_zero);
     }
 }
 
 const char *bench_net_type_name(int32_t type) {
     switch (type) {
-    case NND_TENSOR_FLOAT32: return "FLOAT32";
-    case NND_TENSOR_FLOAT16: return "FLOAT16";
-    case NND_TENSOR_QUANT8_ASYMM: return "QUANT8";
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED: return "INT8";
+    case SCHEMA_TENSOR_FLOAT32: return "FLOAT32";
+    case SCHEMA_TENSOR_FLOAT16: return "FLOAT16";
+    case SCHEMA_TENSOR_QUANT8_ASYMM: return "QUANT8";
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED: return "INT8";
     default: return "?";
     }
 }

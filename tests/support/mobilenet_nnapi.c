@@ -54,7 +54,7 @@ static uint32_t weights(builder *b, const bench_net *net, const bench_layer *l, 
 }
 
 static uint32_t bias(builder *b, const bench_net *net, const bench_layer *l, float in_scale) {
-    bool floating = net->type == NND_TENSOR_FLOAT32 || net->type == NND_TENSOR_FLOAT16;
+    bool floating = net->type == SCHEMA_TENSOR_FLOAT32 || net->type == SCHEMA_TENSOR_FLOAT16;
     float scale = floating || l->channel_scales ? 0 : in_scale * l->w_scale;
     return constant(b, floating ? net->type : ANEURALNETWORKS_TENSOR_INT32, 1, &l->out_c, scale, 0,
                     l->bias, l->bias_bytes);
@@ -102,7 +102,7 @@ static uint32_t layer(builder *b, const bench_net *net, const bench_layer *l, ui
     default: {
         float beta = 1.f;
         eng_half half = 1;
-        in[n++] = net->type == NND_TENSOR_FLOAT16
+        in[n++] = net->type == SCHEMA_TENSOR_FLOAT16
                       ? constant(b, ANEURALNETWORKS_FLOAT16, 0, NULL, 0, 0, &half, sizeof half)
                       : constant(b, ANEURALNETWORKS_FLOAT32, 0, NULL, 0, 0, &beta, sizeof beta);
         out_dims[1] = l->out_c, out_rank = 2;

@@ -43,13 +43,13 @@ static void test_load_add(void **state) {
     assert_false(c->dynamic_output_shape);
     const Nnd__Subgraph *g = c->model->main;
     assert_int_equal(g->n_operands, 4);
-    assert_int_equal(g->operands[0]->type, NND_TENSOR_FLOAT32);
+    assert_int_equal(g->operands[0]->type, SCHEMA_TENSOR_FLOAT32);
     assert_int_equal(g->operands[0]->lifetime, NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT);
-    assert_int_equal(g->operands[2]->type, NND_INT32);
+    assert_int_equal(g->operands[2]->type, SCHEMA_INT32);
     assert_int_equal(g->operands[2]->lifetime, NND__OPERAND_LIFE_TIME__CONSTANT_COPY);
     assert_int_equal(g->operands[3]->lifetime, NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT);
     assert_int_equal(g->n_operations, 1);
-    assert_int_equal(g->operations[0]->type, NND_OP_ADD);
+    assert_int_equal(g->operations[0]->type, SCHEMA_OP_ADD);
     assert_int_equal(g->n_input_indexes, 2);
     assert_int_equal(g->output_indexes[0], 3);
     /* "AAAAAA==" is four zero bytes: the fused activation NONE. */
@@ -94,7 +94,7 @@ static void test_quant_and_relaxed(void **state) {
     load_ok(TST_CONFORMANCE_DIR "/V1_0/add_quant8.json", &cases, &n);
     const tool_case *q = &cases[0];
     const tool_case_tensor *out = &q->examples[0].outputs[0];
-    assert_int_equal(out->type, NND_TENSOR_QUANT8_ASYMM);
+    assert_int_equal(out->type, SCHEMA_TENSOR_QUANT8_ASYMM);
     assert_int_equal(out->bytes, out->count);
     uint8_t *a = malloc(out->bytes);
     memcpy(a, out->data, out->bytes);
@@ -130,7 +130,7 @@ static void test_float16_and_zero_sized(void **state) {
     const tool_case *h = find_case(cases, n, "add_v1_2");
     assert_non_null(h);
     const tool_case_tensor *ho = &h->examples[0].outputs[0];
-    assert_int_equal(ho->type, NND_TENSOR_FLOAT16);
+    assert_int_equal(ho->type, SCHEMA_TENSOR_FLOAT16);
     assert_int_equal(ho->bytes, ho->count * 2);
     assert_true(tool_case_judge(h, ho, ho->data, ho->bytes, ho->dims, ho->rank, why, sizeof why));
 
@@ -364,14 +364,14 @@ static void test_newer_fields(void **state) {
 
 static void test_names(void **state) {
     (void)state;
-    assert_string_equal(schema_hal_operation_name(NND_OP_RESIZE_NEAREST_NEIGHBOR),
+    assert_string_equal(schema_hal_operation_name(SCHEMA_OP_RESIZE_NEAREST_NEIGHBOR),
                         "RESIZE_NEAREST_NEIGHBOR");
-    assert_int_equal(schema_hal_operation_code("MUL"), NND_OP_MUL);
+    assert_int_equal(schema_hal_operation_code("MUL"), SCHEMA_OP_MUL);
     assert_int_equal(schema_hal_operation_code("NOPE"), -1);
     assert_int_equal(schema_hal_type_code("TENSOR_QUANT8_SYMM_PER_CHANNEL"),
-                     NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
-    assert_string_equal(schema_hal_type_name(NND_TENSOR_BOOL8), "TENSOR_BOOL8");
-    assert_int_equal(schema_hal_element_size(NND_TENSOR_FLOAT16), 2);
+                     SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL);
+    assert_string_equal(schema_hal_type_name(SCHEMA_TENSOR_BOOL8), "TENSOR_BOOL8");
+    assert_int_equal(schema_hal_element_size(SCHEMA_TENSOR_FLOAT16), 2);
 }
 
 /* Without the vectors every test would fail alike: say once where they were looked for. */

@@ -91,19 +91,19 @@ static void within_one_step(int (*init)(bench_net *, int32_t), int32_t type, con
 
 static void v1_quant8(void **state) {
     (void)state;
-    within_one_step(bench_net_init, NND_TENSOR_QUANT8_ASYMM, "MobileNet v1 QUANT8");
+    within_one_step(bench_net_init, SCHEMA_TENSOR_QUANT8_ASYMM, "MobileNet v1 QUANT8");
 }
 static void v1_int8(void **state) {
     (void)state;
-    within_one_step(bench_net_init, NND_TENSOR_QUANT8_ASYMM_SIGNED, "MobileNet v1 INT8");
+    within_one_step(bench_net_init, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, "MobileNet v1 INT8");
 }
 static void v2_quant8(void **state) {
     (void)state;
-    within_one_step(bench_net_init_v2, NND_TENSOR_QUANT8_ASYMM, "MobileNet v2 QUANT8");
+    within_one_step(bench_net_init_v2, SCHEMA_TENSOR_QUANT8_ASYMM, "MobileNet v2 QUANT8");
 }
 static void v2_int8(void **state) {
     (void)state;
-    within_one_step(bench_net_init_v2, NND_TENSOR_QUANT8_ASYMM_SIGNED, "MobileNet v2 INT8");
+    within_one_step(bench_net_init_v2, SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, "MobileNet v2 INT8");
 }
 
 int main(void) {

@@ -97,7 +97,7 @@ bool tool_case_judge(const tool_case *c, const tool_case_tensor *e, const void *
     }
     const tool_case_example *ex = example_of(c, e);
     bool multinomial = ex && ex->multinomial_tolerance > 0 &&
-                       has_operation(c, NND_OP_RANDOM_MULTINOMIAL) && e->count;
+                       has_operation(c, SCHEMA_OP_RANDOM_MULTINOMIAL) && e->count;
     if (multinomial && actual_bytes < e->bytes) {
         case_errf(why, whylen, "output %u: %zu bytes, expected %zu", e->index, actual_bytes,
                   e->bytes);
@@ -119,23 +119,23 @@ bool tool_case_judge(const tool_case *c, const tool_case_tensor *e, const void *
     double atol = 0, rtol = 0;
     bool is_float = false;
     switch (e->type) {
-    case NND_FLOAT32:
-    case NND_TENSOR_FLOAT32:
+    case SCHEMA_FLOAT32:
+    case SCHEMA_TENSOR_FLOAT32:
         is_float = true;
         atol = c->relaxed ? 0.0048828125 : 1e-5;
         rtol = c->relaxed ? 0.0048828125 : 5.96e-7;
         break;
-    case NND_FLOAT16:
-    case NND_TENSOR_FLOAT16:
+    case SCHEMA_FLOAT16:
+    case SCHEMA_TENSOR_FLOAT16:
         is_float = true;
         atol = rtol = 0.0048828125;
         break;
-    case NND_TENSOR_QUANT8_ASYMM:
-    case NND_TENSOR_QUANT8_SYMM:
-    case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL:
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
-    case NND_TENSOR_QUANT16_SYMM:
-    case NND_TENSOR_QUANT16_ASYMM: atol = c->quant_steps_set ? c->quant_steps : 1; break;
+    case SCHEMA_TENSOR_QUANT8_ASYMM:
+    case SCHEMA_TENSOR_QUANT8_SYMM:
+    case SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL:
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED:
+    case SCHEMA_TENSOR_QUANT16_SYMM:
+    case SCHEMA_TENSOR_QUANT16_ASYMM: atol = c->quant_steps_set ? c->quant_steps : 1; break;
     default: break; /* INT32, BOOL8: exact */
     }
     for (size_t i = 0; i < e->count; i++) {

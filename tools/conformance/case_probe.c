@@ -76,7 +76,7 @@ Nnd__Model *tool_probe_op(const Nnd__Model *m, size_t k, uint32_t **from) {
     const Nnd__Subgraph *g = m->main;
     if (!g || k >= g->n_operations) return NULL;
     const Nnd__Operation *op = g->operations[k];
-    if (op->type == NND_OP_IF || op->type == NND_OP_WHILE) return NULL;
+    if (op->type == SCHEMA_OP_IF || op->type == SCHEMA_OP_WHILE) return NULL;
     Nnd__Model *c = copy_model(m);
     size_t most = op->n_inputs + op->n_outputs;
     uint32_t *keep = malloc(sizeof(uint32_t) * (most + 1)),
@@ -161,11 +161,11 @@ size_t tool_probe_bytes(const Nnd__Operand *o) {
 
 bool tool_probe_is_quant(const Nnd__Operand *o) {
     switch (o->type) {
-    case NND_TENSOR_QUANT8_ASYMM:
-    case NND_TENSOR_QUANT8_SYMM:
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED:
-    case NND_TENSOR_QUANT16_SYMM:
-    case NND_TENSOR_QUANT16_ASYMM: return true;
+    case SCHEMA_TENSOR_QUANT8_ASYMM:
+    case SCHEMA_TENSOR_QUANT8_SYMM:
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED:
+    case SCHEMA_TENSOR_QUANT16_SYMM:
+    case SCHEMA_TENSOR_QUANT16_ASYMM: return true;
     default: return false;
     }
 }

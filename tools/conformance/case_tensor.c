@@ -23,45 +23,45 @@ static int encode(int32_t type, const cJSON *v, uint8_t *dst) {
     double d = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1 : 0) : v->valuedouble;
     if (!cJSON_IsNumber(v) && !cJSON_IsBool(v)) return -1;
     switch (type) {
-    case NND_FLOAT32:
-    case NND_TENSOR_FLOAT32: {
+    case SCHEMA_FLOAT32:
+    case SCHEMA_TENSOR_FLOAT32: {
         float f = (float)d;
         memcpy(dst, &f, 4);
         return 0;
     }
-    case NND_FLOAT16:
-    case NND_TENSOR_FLOAT16: {
+    case SCHEMA_FLOAT16:
+    case SCHEMA_TENSOR_FLOAT16: {
         cf_half h = (cf_half)d;
         memcpy(dst, &h, 2);
         return 0;
     }
-    case NND_INT32:
-    case NND_TENSOR_INT32: {
+    case SCHEMA_INT32:
+    case SCHEMA_TENSOR_INT32: {
         int32_t i = (int32_t)d;
         memcpy(dst, &i, 4);
         return 0;
     }
-    case NND_UINT32: {
+    case SCHEMA_UINT32: {
         uint32_t u = (uint32_t)d;
         memcpy(dst, &u, 4);
         return 0;
     }
-    case NND_TENSOR_QUANT8_ASYMM: *dst = (uint8_t)(int)d; return 0;
-    case NND_BOOL:
-    case NND_TENSOR_BOOL8: *dst = d != 0; return 0;
-    case NND_TENSOR_QUANT8_SYMM:
-    case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL:
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED: {
+    case SCHEMA_TENSOR_QUANT8_ASYMM: *dst = (uint8_t)(int)d; return 0;
+    case SCHEMA_BOOL:
+    case SCHEMA_TENSOR_BOOL8: *dst = d != 0; return 0;
+    case SCHEMA_TENSOR_QUANT8_SYMM:
+    case SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL:
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED: {
         int8_t i = (int8_t)(int)d;
         memcpy(dst, &i, 1);
         return 0;
     }
-    case NND_TENSOR_QUANT16_SYMM: {
+    case SCHEMA_TENSOR_QUANT16_SYMM: {
         int16_t i = (int16_t)(int)d;
         memcpy(dst, &i, 2);
         return 0;
     }
-    case NND_TENSOR_QUANT16_ASYMM: {
+    case SCHEMA_TENSOR_QUANT16_ASYMM: {
         uint16_t u = (uint16_t)(int)d;
         memcpy(dst, &u, 2);
         return 0;
@@ -145,38 +145,38 @@ int case_tensors_from_json(const cJSON *a, const Nnd__Subgraph *g, bool is_input
 double case_element_value(int32_t type, const void *base, size_t i) {
     const uint8_t *p = (const uint8_t *)base + i * schema_hal_element_size(type);
     switch (type) {
-    case NND_FLOAT32:
-    case NND_TENSOR_FLOAT32: {
+    case SCHEMA_FLOAT32:
+    case SCHEMA_TENSOR_FLOAT32: {
         float f;
         memcpy(&f, p, 4);
         return f;
     }
-    case NND_FLOAT16:
-    case NND_TENSOR_FLOAT16: {
+    case SCHEMA_FLOAT16:
+    case SCHEMA_TENSOR_FLOAT16: {
         cf_half h;
         memcpy(&h, p, 2);
         return (double)h;
     }
-    case NND_INT32:
-    case NND_TENSOR_INT32: {
+    case SCHEMA_INT32:
+    case SCHEMA_TENSOR_INT32: {
         int32_t v;
         memcpy(&v, p, 4);
         return v;
     }
-    case NND_UINT32: {
+    case SCHEMA_UINT32: {
         uint32_t v;
         memcpy(&v, p, 4);
         return v;
     }
-    case NND_TENSOR_QUANT8_SYMM:
-    case NND_TENSOR_QUANT8_SYMM_PER_CHANNEL:
-    case NND_TENSOR_QUANT8_ASYMM_SIGNED: return (int8_t)*p;
-    case NND_TENSOR_QUANT16_SYMM: {
+    case SCHEMA_TENSOR_QUANT8_SYMM:
+    case SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL:
+    case SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED: return (int8_t)*p;
+    case SCHEMA_TENSOR_QUANT16_SYMM: {
         int16_t v;
         memcpy(&v, p, 2);
         return v;
     }
-    case NND_TENSOR_QUANT16_ASYMM: {
+    case SCHEMA_TENSOR_QUANT16_ASYMM: {
         uint16_t v;
         memcpy(&v, p, 2);
         return v;

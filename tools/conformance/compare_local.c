@@ -39,7 +39,7 @@ static int run_model(const Nnd__Model *m, pool_ref pool, bool reference, void *c
         unsetenv("NND_REFERENCE_KERNELS");
         return -1;
     }
-    if (!ins || !os || eng_prepare(&d, &p, err, errlen) != NND_OK) goto done;
+    if (!ins || !os || eng_prepare(&d, &p, err, errlen) != SCHEMA_OK) goto done;
     for (size_t i = 0; i < g->n_input_indexes; i++)
         ins[i] = (eng_io){.data = in[i], .length = in_bytes[i]};
     for (size_t j = 0; j < g->n_output_indexes; j++) {
@@ -49,7 +49,7 @@ static int run_model(const Nnd__Model *m, pool_ref pool, bool reference, void *c
         os[j] = (eng_io){.data = outs[j], .length = n};
     }
     e = eng_exec_create(p);
-    if (e && eng_exec_run(e, ins, os, NULL, NULL, err, errlen) == NND_OK) rc = 0;
+    if (e && eng_exec_run(e, ins, os, NULL, NULL, err, errlen) == SCHEMA_OK) rc = 0;
 done:
     if (e) eng_exec_free(e);
     if (p) eng_prepared_free(p);
@@ -67,8 +67,8 @@ static void free_all(void **v, size_t n) {
 
 static bool past_bound(const Nnd__Operand *o, const tool_probe_diff *d, double max_steps) {
     if (tool_probe_is_quant(o)) return d->max > max_steps;
-    bool floating = o->type == NND_TENSOR_FLOAT32 || o->type == NND_TENSOR_FLOAT16 ||
-                    o->type == NND_FLOAT32 || o->type == NND_FLOAT16;
+    bool floating = o->type == SCHEMA_TENSOR_FLOAT32 || o->type == SCHEMA_TENSOR_FLOAT16 ||
+                    o->type == SCHEMA_FLOAT32 || o->type == SCHEMA_FLOAT16;
     return floating ? d->max > 1e-4 * fmax(1.0, fabs(d->a)) : d->differ > 0;
 }
 

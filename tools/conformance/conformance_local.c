@@ -94,7 +94,7 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
         outs[t->index].length = t->bytes;
     }
     char err[SCHEMA_ERR_LEN] = "";
-    *status = NND_OK;
+    *status = SCHEMA_OK;
     if (ok) {
         schema_status s = *status = eng_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         if (s) {
@@ -116,7 +116,7 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
         outs[t->index].length = t->bytes - schema_hal_element_size(t->type);
         schema_status s = eng_exec_run(e, ins, outs, shapes, NULL, err, sizeof err);
         outs[t->index].length = saved;
-        if (s != NND_OUTPUT_INSUFFICIENT_SIZE || shapes[t->index].sufficient) {
+        if (s != SCHEMA_OUTPUT_INSUFFICIENT_SIZE || shapes[t->index].sufficient) {
             snprintf(why, whylen, "output %u one element short: got %s, sufficient=%d", t->index,
                      schema_engine_status_name(s), shapes[t->index].sufficient);
             ok = false;
@@ -138,7 +138,7 @@ static bool run_example(const tool_case *c, eng_exec *e, const eng_prepared *p,
  * Returns 0 pass, 1 fail. */
 static int refused(const tool_case *c, const char *step, schema_status s, const char *err) {
     char why[160] = "";
-    bool deadline = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
+    bool deadline = s == SCHEMA_MISSED_DEADLINE_TRANSIENT || s == SCHEMA_MISSED_DEADLINE_PERSISTENT;
     if (c->expect_failure && tool_case_refusal_passes(c, deadline, why, sizeof why)) {
         if (verbose) printf("PASS %s:%s: refused at %s: %s\n", c->file, c->name, step, err);
         return 0;
@@ -162,7 +162,7 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
         ok = t->index < n_out && (bufs[t->index] = tensor_alloc(t->bytes));
         if (ok) outs[t->index] = (eng_io){.data = bufs[t->index], .length = t->bytes};
     }
-    schema_status s = NND_OK;
+    schema_status s = SCHEMA_OK;
     if (ok) {
         eng_checkpoint cp = {.loop_timeout_ns = TOOL_CASE_LOOP_TIMEOUT_NS};
         struct timespec t0, t1;
@@ -171,7 +171,8 @@ static int run_endless(const tool_case *c, eng_exec *e, const eng_prepared *p) {
         clock_gettime(CLOCK_MONOTONIC, &t1);
         uint64_t ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
                       (uint64_t)t0.tv_nsec;
-        bool missed = s == NND_MISSED_DEADLINE_TRANSIENT || s == NND_MISSED_DEADLINE_PERSISTENT;
+        bool missed =
+            s == SCHEMA_MISSED_DEADLINE_TRANSIENT || s == SCHEMA_MISSED_DEADLINE_PERSISTENT;
         ok = tool_case_judge_endless(missed, ns, TOOL_CASE_LOOP_TIMEOUT_NS, why, sizeof why);
     }
     if (!ok)

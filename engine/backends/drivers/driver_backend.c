@@ -9,7 +9,7 @@ static eng_driver_dev *dev_of(const eng_backend *b) {
 }
 
 static schema_status not_a_kernel(eng_op_ctx *c) {
-    return schema_failf(c->err, c->errlen, NND_GENERAL_FAILURE,
+    return schema_failf(c->err, c->errlen, SCHEMA_GENERAL_FAILURE,
                         "%s #%u: a driver partition's step run as a kernel", c->def->name,
                         c->index);
 }
@@ -41,12 +41,12 @@ static schema_status mem_copy(const eng_backend *b, bool write, uint64_t handle,
                               void *buf, size_t bytes, char *err, size_t errlen) {
     eng_driver_dev *v = dev_of(b);
     if (eng_drv_disabled(v))
-        return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+        return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                             "driver %s is disabled after a fault: its device memory is lost",
                             v->info.name);
     int rc = eng_drv_memory_copy(v, write, handle, offset, buf, bytes);
-    if (rc == NND_DRIVER_OK) return NND_OK;
-    return schema_failf(err, errlen, NND_GENERAL_FAILURE,
+    if (rc == NND_DRIVER_OK) return SCHEMA_OK;
+    return schema_failf(err, errlen, SCHEMA_GENERAL_FAILURE,
                         "driver %s %s %zu bytes of its memory: %s", v->info.name,
                         write ? "writing" : "reading", bytes,
                         rc < 0 ? "faulted, the driver is disabled" : "failed");

@@ -220,7 +220,7 @@ schema_status eng_drv_status(int s) {
     /* The ABI's statuses are the HAL's numbers, as the engine's are. */
     if (s >= NND_DRIVER_OK && s <= NND_DRIVER_RESOURCE_EXHAUSTED_PERSISTENT)
         return (schema_status)s;
-    return s == NND_DRIVER_UNSUPPORTED ? NND_UNSUPPORTED : NND_GENERAL_FAILURE;
+    return s == NND_DRIVER_UNSUPPORTED ? SCHEMA_UNSUPPORTED : SCHEMA_GENERAL_FAILURE;
 }
 
 float eng_drv_figure(const nnd_driver_capabilities *caps, int32_t type, bool relaxed,

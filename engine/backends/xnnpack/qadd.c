@@ -27,7 +27,7 @@ bool eng_qadd_init(eng_qadd *q, const eng_tensor *a, const eng_tensor *b, const 
     eng_quantize_multiplier(twice_max / ((1 << QADD_LEFT_SHIFT) * (double)y->scale), &q->mo, &so);
     if (sa > 0 || sb > 0 || so > 0 || sa < -31 || sb < -31 || so < -31) return false;
     q->ra = -sa, q->rb = -sb, q->ro = -so;
-    q->is_signed = y->type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    q->is_signed = y->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
     q->subtract = subtract;
     q->za = a->zero_point, q->zb = b->zero_point, q->zo = y->zero_point;
     eng_act_range_q8(act, y, &q->lo, &q->hi);

@@ -87,7 +87,7 @@ static void xnnb_release(void *state) {
 static const void *operator_input(eng_op_ctx *c, const xnnb_step *s, int j, const eng_tensor *t) {
     size_t n = s->in_elems[j];
     if (s->wide[j]) return s->wide[j];
-    if (t->type != NND_TENSOR_FLOAT16)
+    if (t->type != SCHEMA_TENSOR_FLOAT16)
         return xnnb_overread_safe(c, t, t->data, n * schema_type_size(t->type));
     float *f = eng_scratch(c, n * sizeof(float) + XNN_EXTRA_BYTES);
     if (f) xnnb_f16_to_f32(t->data, f, n);
@@ -99,10 +99,10 @@ static const void *operator_input(eng_op_ctx *c, const xnnb_step *s, int j, cons
 static schema_status not_taken(eng_op_ctx *c, const xnnb_step *s) {
     for (uint32_t j = 0; s->f16 && j < c->n_in + c->n_out; j++) {
         const eng_tensor *t = j < c->n_in ? c->in[j] : c->out[j - c->n_in];
-        if (t->type == NND_TENSOR_FLOAT32)
+        if (t->type == SCHEMA_TENSOR_FLOAT32)
             return (eng_fail(c, "an FP16 step inside a float region cannot run its fast path "
                                 "(out of scratch memory, or shapes other than prepared)"),
-                    NND_GENERAL_FAILURE);
+                    SCHEMA_GENERAL_FAILURE);
     }
     return s->reference(c);
 }
@@ -118,7 +118,7 @@ static schema_status xnnb_run(eng_op_ctx *c) {
         eng_elems(y) != s->out_elems || !a->data || (b && !b->data) || !y->data)
         return not_taken(c, s);
     const void *ad = operator_input(c, s, 0, a), *bd = b ? operator_input(c, s, 1, b) : NULL;
-    bool narrow_out = y->type == NND_TENSOR_FLOAT16;
+    bool narrow_out = y->type == SCHEMA_TENSOR_FLOAT16;
     size_t out_bytes = s->out_elems * schema_type_size(y->type);
     void *yd = narrow_out ? eng_scratch(c, s->out_elems * sizeof(float)) : y->data;
     /* Multi-pass max pooling (windows over 9 elements) reads its output back in whole
@@ -132,12 +132,13 @@ static schema_status xnnb_run(eng_op_ctx *c) {
     if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
-        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st),
+                SCHEMA_GENERAL_FAILURE);
     if (narrow_out)
         xnnb_f32_to_f16(yd, y->data, s->out_elems);
     else if (yd != y->data)
         memcpy(y->data, yd, out_bytes);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static bool xnnb_float32_operand(const void *state, bool output, uint32_t j) {
@@ -155,7 +156,7 @@ typedef enum xnn_status (*family_claim)(eng_op_ctx *, xnnb_step *);
 static family_claim family_of(int32_t code, bool *weighted) {
     switch (code) {
 #define XNNB_CASE(op, claim, w)                                                                    \
-    case NND_OP_##op: *weighted = (w); return claim;
+    case SCHEMA_OP_##op: *weighted = (w); return claim;
         XNNB_FAST_PATHS(XNNB_CASE)
 #undef XNNB_CASE
     default: return NULL;
@@ -163,7 +164,7 @@ static family_claim family_of(int32_t code, bool *weighted) {
 }
 
 static bool eight_bit(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM || type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 /* Below this many input and output elements a step without weights stays on the reference
@@ -176,7 +177,7 @@ static bool eight_bit(int32_t type) {
 /* Whether the step's tensors (of one computing type) are of a kind the families take. */
 static bool claimable(const eng_op_ctx *c, bool weighted, bool last) {
     const eng_tensor *x = c->in[0], *y = c->out[0];
-    if (x->type != y->type || (x->type != NND_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
+    if (x->type != y->type || (x->type != SCHEMA_TENSOR_FLOAT32 && !eight_bit(x->type)) ||
         eng_elems(x) == 0 || eng_elems(y) == 0 || !xnnb_zero_point_fits(x) ||
         !xnnb_zero_point_fits(y))
         return false;
@@ -185,10 +186,11 @@ static bool claimable(const eng_op_ctx *c, bool weighted, bool last) {
     /* Weights and bias must be constants of the input's kind; a per-channel filter only
      * with signed inputs (qc8). */
     const eng_tensor *f = c->in[1], *bias = c->in[2];
-    bool filter_kind = f->type == x->type || (x->type == NND_TENSOR_QUANT8_ASYMM_SIGNED &&
-                                              f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL);
+    bool filter_kind = f->type == x->type || (x->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED &&
+                                              f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL);
     return c->n_in >= 4 && f->data && bias->data && filter_kind && xnnb_zero_point_fits(f) &&
-           bias->type == (x->type == NND_TENSOR_FLOAT32 ? NND_TENSOR_FLOAT32 : NND_TENSOR_INT32);
+           bias->type ==
+               (x->type == SCHEMA_TENSOR_FLOAT32 ? SCHEMA_TENSOR_FLOAT32 : SCHEMA_TENSOR_INT32);
 }
 
 /* Creates the operator and, with a first setup on stand-in pointers (never
@@ -205,7 +207,7 @@ static void *xnnb_claim(eng_op_ctx *c, bool last) {
     family_claim claim = family_of(c->def->code, &weighted);
     if (!claim || c->n_in < 1 || c->n_out != 1) return NULL;
     /* An FP16 step runs the FLOAT32 operator on its tensors widened to float. */
-    bool f16 = c->in[0]->type == NND_TENSOR_FLOAT16;
+    bool f16 = c->in[0]->type == SCHEMA_TENSOR_FLOAT16;
     eng_op_ctx wide_c;
     xnnb_widened w = {0};
     if (f16 && !xnnb_widen(c, &wide_c, &w)) return NULL;
@@ -217,9 +219,9 @@ static void *xnnb_claim(eng_op_ctx *c, bool last) {
     }
     if (s) {
         int32_t t = c->in[0]->type;
-        s->dt = t == NND_TENSOR_QUANT8_ASYMM          ? XD_QU8
-                : t == NND_TENSOR_QUANT8_ASYMM_SIGNED ? XD_QS8
-                                                      : XD_F32;
+        s->dt = t == SCHEMA_TENSOR_QUANT8_ASYMM          ? XD_QU8
+                : t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? XD_QS8
+                                                         : XD_F32;
         s->f16 = f16;
         /* pthreadpool workers spin for a while after each parallel region: right between
          * the operators of one execution, wasted after its last. */

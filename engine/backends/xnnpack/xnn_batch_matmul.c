@@ -119,8 +119,9 @@ static schema_status bmm_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     if (m->packed) pthread_mutex_unlock(&s->lock);
     if (st == xnn_status_out_of_memory) return s->reference(c);
     if (st != xnn_status_success)
-        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
-    return NND_OK;
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st),
+                SCHEMA_GENERAL_FAILURE);
+    return SCHEMA_OK;
 }
 
 static const xnnb_composite bmm_composite = {.run = bmm_run, .release = bmm_release};
@@ -149,7 +150,7 @@ static bool geometry(const eng_op_ctx *c, bmm_state *m) {
 /* Whether XNNPACK's qs8 operator takes the step's quantization. */
 static bool qs8_ok(const eng_op_ctx *c, bmm_state *m) {
     const eng_tensor *x = c->in[0], *y = c->in[1], *out = c->out[0];
-    if (y->type != NND_TENSOR_QUANT8_ASYMM_SIGNED || y->zero_point != 0 ||
+    if (y->type != SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED || y->zero_point != 0 ||
         !xnnb_zero_point_fits(out) || !xnnb_requant_ok(x, y, out))
         return false;
     m->zx = (int8_t)x->zero_point, m->zo = (int8_t)out->zero_point;

@@ -101,7 +101,7 @@ static bool indirection_fits(uint32_t n, uint32_t oh, uint32_t ow, const xnnb_wi
 
 enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *f = c->in[1], *bias = c->in[2], *y = c->out[0];
-    bool dw = c->def->code == NND_OP_DEPTHWISE_CONV_2D;
+    bool dw = c->def->code == SCHEMA_OP_DEPTHWISE_CONV_2D;
     eng_conv_params p;
     if (eng_conv_read_params(c, dw ? 1 : 0, &p) || p.nchw) return xnn_status_unsupported_parameter;
     uint32_t n, h, w, in_c, on, oh, ow, out_c;
@@ -211,7 +211,7 @@ enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s) {
     if (!xnnb_act_bounds(y, eng_i32(c->in[at + 4]), &lo, &hi, &qlo, &qhi))
         return xnn_status_unsupported_parameter;
     s->batch = n, s->h = h, s->w = w;
-    if (c->def->code == NND_OP_MAX_POOL_2D) {
+    if (c->def->code == SCHEMA_OP_MAX_POOL_2D) {
         s->kind = &max_pool_kind;
         if (s->dt == XD_QS8)
             return xnn_create_max_pooling2d_nhwc_s8(wd.pad[0], wd.pad[1], wd.pad[2], wd.pad[3],

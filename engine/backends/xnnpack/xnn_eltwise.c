@@ -122,7 +122,7 @@ static schema_status qadd_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp
         return s->reference(c);
     uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
     eng_qadd_run(s->extra, a->data, b->data, y->data, n, tp, flags);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static const xnnb_composite qadd_composite = {.run = qadd_step_run, .release = free};
@@ -138,11 +138,11 @@ static bool same_shape(const eng_tensor *a, const eng_tensor *b) {
 static bool claim_qadd(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     int32_t code = c->def->code;
-    if (s->dt == XD_F32 || (code != NND_OP_ADD && code != NND_OP_SUB) || !same_shape(a, b) ||
+    if (s->dt == XD_F32 || (code != SCHEMA_OP_ADD && code != SCHEMA_OP_SUB) || !same_shape(a, b) ||
         !same_shape(a, y))
         return false;
     eng_qadd *q = malloc(sizeof *q);
-    if (!q || !eng_qadd_init(q, a, b, y, eng_i32(c->in[2]), code == NND_OP_SUB))
+    if (!q || !eng_qadd_init(q, a, b, y, eng_i32(c->in[2]), code == SCHEMA_OP_SUB))
         return free(q), false;
     eng_footprint_add_block(q);
     s->kind = NULL;
@@ -171,21 +171,21 @@ enum xnn_status xnnb_claim_binary(eng_op_ctx *c, xnnb_step *s) {
                            uint32_t, xnn_operator_t *);
     enum xnn_status (*f32)(float, float, uint32_t, xnn_operator_t *);
     switch (c->def->code) {
-    case NND_OP_ADD:
+    case SCHEMA_OP_ADD:
         s->kind = &add_kind;
         qs8 = xnn_create_add_nd_qs8, qu8 = xnn_create_add_nd_qu8, f32 = xnn_create_add_nd_f32;
         break;
-    case NND_OP_MUL:
+    case SCHEMA_OP_MUL:
         s->kind = &mul_kind;
         qs8 = xnn_create_multiply_nd_qs8, qu8 = xnn_create_multiply_nd_qu8;
         f32 = xnn_create_multiply_nd_f32;
         break;
-    case NND_OP_SUB:
+    case SCHEMA_OP_SUB:
         s->kind = &sub_kind;
         qs8 = xnn_create_subtract_nd_qs8, qu8 = xnn_create_subtract_nd_qu8;
         f32 = xnn_create_subtract_nd_f32;
         break;
-    case NND_OP_DIV: /* FLOAT32 only (NNAPI has no 8-bit DIV) */
+    case SCHEMA_OP_DIV: /* FLOAT32 only (NNAPI has no 8-bit DIV) */
         if (s->dt != XD_F32 || s->f16) return xnn_status_unsupported_parameter;
         s->kind = &div_kind;
         qs8 = NULL, qu8 = NULL, f32 = xnn_create_divide_nd_f32;
@@ -209,7 +209,7 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
     int32_t zx = x->zero_point, zy = y->zero_point, act;
     bool qs8 = s->dt == XD_QS8, qu8 = s->dt == XD_QU8;
     switch (c->def->code) {
-    case NND_OP_LOGISTIC:
+    case SCHEMA_OP_LOGISTIC:
         s->kind = &sigmoid_kind;
         if (qs8)
             return xnn_create_sigmoid_nc_qs8(n, n, n, (int8_t)zx, x->scale, (int8_t)zy, y->scale,
@@ -218,7 +218,7 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
             return xnn_create_sigmoid_nc_qu8(n, n, n, (uint8_t)zx, x->scale, (uint8_t)zy, y->scale,
                                              0, 255, s->flags, &s->op);
         return xnn_create_sigmoid_nc_f32(n, n, n, s->flags, &s->op);
-    case NND_OP_TANH:
+    case SCHEMA_OP_TANH:
         s->kind = &tanh_kind;
         if (qs8)
             return xnn_create_tanh_nc_qs8(n, n, n, (int8_t)zx, x->scale, (int8_t)zy, y->scale, -128,
@@ -227,17 +227,17 @@ enum xnn_status xnnb_claim_unary(eng_op_ctx *c, xnnb_step *s) {
             return xnn_create_tanh_nc_qu8(n, n, n, (uint8_t)zx, x->scale, (uint8_t)zy, y->scale, 0,
                                           255, s->flags, &s->op);
         return xnnb_claim_transformer(c, s); /* FLOAT32: a composite */
-    case NND_OP_HARD_SWISH:
+    case SCHEMA_OP_HARD_SWISH:
         s->kind = &hard_swish_kind;
         if (s->dt != XD_F32) return xnn_status_unsupported_parameter;
         return xnn_create_hardswish_nc_f32(n, n, n, s->flags, &s->op);
-    case NND_OP_ELU:
+    case SCHEMA_OP_ELU:
         s->kind = &elu_kind;
         if (s->dt != XD_F32 || !c->in[1]->data) return xnn_status_unsupported_parameter;
         return xnn_create_elu_nc_f32(n, n, n, eng_f32(c->in[1]), s->flags, &s->op);
-    case NND_OP_RELU1: act = NND_FUSED_RELU1; break;
-    case NND_OP_RELU6: act = NND_FUSED_RELU6; break;
-    default: act = NND_FUSED_RELU; break;
+    case SCHEMA_OP_RELU1: act = SCHEMA_FUSED_RELU1; break;
+    case SCHEMA_OP_RELU6: act = SCHEMA_FUSED_RELU6; break;
+    default: act = SCHEMA_FUSED_RELU; break;
     }
     float lo, hi;
     int32_t qlo, qhi;

@@ -72,9 +72,9 @@ void xnnb_f32_to_f16(const float *in, void *out, size_t n) {
 }
 
 static int32_t wide_type(int32_t type) {
-    return type == NND_TENSOR_FLOAT16 ? NND_TENSOR_FLOAT32
-           : type == NND_FLOAT16      ? NND_FLOAT32
-                                      : type;
+    return type == SCHEMA_TENSOR_FLOAT16 ? SCHEMA_TENSOR_FLOAT32
+           : type == SCHEMA_FLOAT16      ? SCHEMA_FLOAT32
+                                         : type;
 }
 
 void xnnb_widened_free(xnnb_widened *w) {

@@ -37,7 +37,8 @@ static const xnnb_kind mean_kind = {.setup = mean_setup};
 
 static enum xnn_status claim_mean(eng_op_ctx *c, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *axes = c->in[1];
-    if (s->dt != XD_F32 || s->f16 || !axes->data || axes->type != NND_TENSOR_INT32 || x->rank < 1)
+    if (s->dt != XD_F32 || s->f16 || !axes->data || axes->type != SCHEMA_TENSOR_INT32 ||
+        x->rank < 1)
         return xnn_status_unsupported_parameter;
     bool reduced[ENG_MAX_RANK] = {false};
     size_t n_axes = eng_elems(axes);
@@ -88,13 +89,14 @@ static schema_status root_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     if (st == xnn_status_success && divide) st = xnn_run_operator(divide, tp);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
-        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st),
+                SCHEMA_GENERAL_FAILURE);
     const float *xs = xd;
     for (size_t i = 0; i < n; i++)
         if (!(xs[i] >= FLT_MIN && xs[i] <= FLT_MAX))
             yd[i] = divide ? 1.f / sqrtf(xs[i]) : sqrtf(xs[i]);
     if (yd != y->data) memcpy(y->data, yd, n * sizeof(float));
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void root_release(void *extra) {
@@ -119,9 +121,9 @@ static enum xnn_status claim_root(xnnb_step *s, bool reciprocal) {
 
 enum xnn_status xnnb_claim_norm(eng_op_ctx *c, xnnb_step *s) {
     switch (c->def->code) {
-    case NND_OP_MEAN: return claim_mean(c, s);
-    case NND_OP_RSQRT: return claim_root(s, true);
-    case NND_OP_SQRT: return claim_root(s, false);
+    case SCHEMA_OP_MEAN: return claim_mean(c, s);
+    case SCHEMA_OP_RSQRT: return claim_root(s, true);
+    case SCHEMA_OP_SQRT: return claim_root(s, false);
     default: return xnn_status_unsupported_parameter;
     }
 }

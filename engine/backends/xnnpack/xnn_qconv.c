@@ -23,7 +23,7 @@ static schema_status qconv_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t t
     if (scratch_bytes && !scratch) return s->reference(c);
     uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
     eng_qconv_run(q, x->data, y->data, scratch, tp, flags);
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void qconv_step_release(void *extra) {
@@ -35,18 +35,18 @@ static const xnnb_composite qconv_composite = {.run = qconv_step_run,
 
 bool xnnb_qconv_claim(eng_op_ctx *c, const xnnb_window *wd, int32_t act, xnnb_step *s) {
     const eng_tensor *x = c->in[0], *f = c->in[1], *bias = c->in[2], *y = c->out[0];
-    bool fc = c->def->code == NND_OP_FULLY_CONNECTED;
+    bool fc = c->def->code == SCHEMA_OP_FULLY_CONNECTED;
     uint32_t out_c = fc ? f->dims[0] : y->dims[3];
     if (wd->depthwise && wd->group_out != 1) return false;
     int32_t *mult = malloc(sizeof(int32_t) * out_c);
     int *shift = malloc(sizeof(int) * out_c);
     if (!mult || !shift) return free(mult), free(shift), false;
     eng_conv_requant(c->def->code, x, f, y, out_c, mult, shift);
-    eng_qconv_desc d = {.is_signed = x->type == NND_TENSOR_QUANT8_ASYMM_SIGNED,
+    eng_qconv_desc d = {.is_signed = x->type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED,
                         .depthwise = wd->depthwise,
                         .filter = f->data,
                         .filter_zero =
-                            f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL ? 0 : f->zero_point,
+                            f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL ? 0 : f->zero_point,
                         .bias = bias->data,
                         .mult = mult,
                         .shift = shift,

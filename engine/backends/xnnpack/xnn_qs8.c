@@ -12,7 +12,7 @@ static bool requant_scale_ok(float r) {
 
 bool xnnb_requant_ok(const eng_tensor *x, const eng_tensor *f, const eng_tensor *y) {
     const eng_channel_quant *cq =
-        f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL ? f->channel_quant : NULL;
+        f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL ? f->channel_quant : NULL;
     if (!cq) return requant_scale_ok(x->scale * f->scale / y->scale); /* in float, as XNNPACK */
     for (uint32_t i = 0; i < cq->n_scales; i++)
         if (!requant_scale_ok(x->scale * cq->scales[i] / y->scale)) return false;
@@ -24,7 +24,7 @@ enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const eng_tensor *x,
                                      const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
     uint32_t in_c = wd->groups * wd->group_in, out_c = wd->groups * wd->group_out;
     const eng_channel_quant *cq = f->channel_quant;
-    s->per_channel = f->type == NND_TENSOR_QUANT8_SYMM_PER_CHANNEL;
+    s->per_channel = f->type == SCHEMA_TENSOR_QUANT8_SYMM_PER_CHANNEL;
     bool dw = wd->depthwise;
     uint32_t flags = s->flags | (dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
     if (s->per_channel && (!cq || cq->n_scales != out_c || cq->channel_dim != (dw ? 3u : 0u)))
@@ -46,7 +46,7 @@ enum xnn_status xnnb_qs8_create_conv(const xnnb_window *wd, const eng_tensor *x,
 enum xnn_status xnnb_qs8_create_fc(size_t size, size_t units, const eng_tensor *x,
                                    const eng_tensor *wt, const eng_tensor *bias,
                                    const eng_tensor *y, int32_t qlo, int32_t qhi, xnnb_step *s) {
-    if (wt->type != NND_TENSOR_QUANT8_ASYMM_SIGNED || wt->zero_point != 0)
+    if (wt->type != SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED || wt->zero_point != 0)
         return xnn_status_unsupported_parameter;
     return xnn_create_fully_connected_nc_qs8(
         size, units, size, units, (int8_t)x->zero_point, x->scale, wt->scale, wt->data, bias->data,

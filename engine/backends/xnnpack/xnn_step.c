@@ -26,11 +26,11 @@ const void *xnnb_overread_safe(eng_op_ctx *c, const eng_tensor *t, const void *p
 
 /* The stored range of an 8-bit type: unsigned [0, 255], signed [-128, 127]. */
 static int32_t storage_min(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
 }
 
 static bool eight_bit(int32_t type) {
-    return type == NND_TENSOR_QUANT8_ASYMM || type == NND_TENSOR_QUANT8_ASYMM_SIGNED;
+    return type == SCHEMA_TENSOR_QUANT8_ASYMM || type == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED;
 }
 
 bool xnnb_zero_point_fits(const eng_tensor *t) {

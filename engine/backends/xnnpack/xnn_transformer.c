@@ -64,10 +64,11 @@ static schema_status tanh_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
     if (st == xnn_status_success) st = xnn_run_operator(s->op, tp);
     pthread_mutex_unlock(&s->lock);
     if (st != xnn_status_success)
-        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st), NND_GENERAL_FAILURE);
+        return (eng_fail(c, "XNNPACK operator failed (status %d)", (int)st),
+                SCHEMA_GENERAL_FAILURE);
     for (size_t i = 0; i < n; i++)
         yd[i] = (yd[i] + yd[i]) - 1.f;
-    return NND_OK;
+    return SCHEMA_OK;
 }
 
 static void nothing_to_release(void *extra) {
@@ -86,8 +87,8 @@ static enum xnn_status claim_tanh_f32(xnnb_step *s) {
 
 enum xnn_status xnnb_claim_transformer(eng_op_ctx *c, xnnb_step *s) {
     switch (c->def->code) {
-    case NND_OP_SOFTMAX: return claim_softmax(c, s);
-    case NND_OP_TANH: return s->dt == XD_F32 ? claim_tanh_f32(s) : xnn_status_invalid_parameter;
+    case SCHEMA_OP_SOFTMAX: return claim_softmax(c, s);
+    case SCHEMA_OP_TANH: return s->dt == XD_F32 ? claim_tanh_f32(s) : xnn_status_invalid_parameter;
     default: return xnn_status_unsupported_parameter;
     }
 }
