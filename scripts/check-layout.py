@@ -7,7 +7,8 @@
   (*.pb-c.h) and a plugin's own headers;
 - NND_ names the public macros of include/ only: a macro defined elsewhere (a #define, or a
   definition CMake passes to the compiler) takes its module's upper-case prefix (ENG_, SRV_,
-  TST_...: docs/design.md);
+  TST_...: docs/design.md); so does an enum constant declared outside include/ (one written
+  out, or one a macro inside the enum pastes, NND_OP_##name);
 - no circle between files, by includes or by calls: a file and its header are one unit
   (burst.c with burst.h), a.c including b.h or calling a function of b.c is an edge a -> b.
   The calls are read from the symbol tables of the build's objects (nm: what each object
@@ -110,6 +111,29 @@ def resolve(src, name):
     return (same or cands or [None])[0]
 
 
+def nnd_enum_constants(text):
+    """(name, line) of each NND_ enumerator of text's enums: NND_X written out, or NND_X_
+    pasted by a #define inside the enum's braces."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'",
+                  lambda m: re.sub(r"[^\n]", " ", m.group()), text, flags=re.S)
+    found = []
+    for head in re.finditer(r"\benum\s*\w*\s*\{", code):
+        depth, j = 1, head.end()
+        while j < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        pos = head.end()
+        for line in code[head.end():j - 1].split("\n"):
+            if re.match(r"\s*#", line):
+                hits = re.finditer(r"\b(NND_\w*)\s*##", line)
+            else:
+                hits = re.finditer(r"(?:^|[{,])\s*(NND_\w+)\s*(?==(?!=)|,|$)", line)
+            for m in hits:
+                found.append((m.group(1), code.count("\n", 0, pos + m.start(1)) + 1))
+            pos += len(line) + 1
+    return found
+
+
 edges, broken = {}, False  # unit -> unit -> why ('includes x.h', 'calls f')
 
 
@@ -133,6 +157,11 @@ for f in files:
             print(f"layout: {f}:{text.count(chr(10), 0, m.start()) + 1} defines {m.group(1)}: "
                   "NND_ is for the public macros of include/, an internal macro takes its "
                   "module's prefix (docs/design.md)")
+            broken = True
+        for name, line in nnd_enum_constants(text):
+            print(f"layout: {f}:{line} declares the enum constant {name}: NND_ is for the "
+                  "public names of include/, an internal constant takes its module's prefix "
+                  "(docs/design.md)")
             broken = True
     for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
         if not names_its_folder(f, name):
@@ -267,7 +296,7 @@ for m in sorted(uses, key=lambda m: RANK.get(m, -1)):
             broken = True
 print("layout: " + ("BROKEN" if broken else
                     f"ok: {len(files)} files, none over {MAX_LINES} lines, each with its licence "
-                    "line, every include names its folder, no internal NND_ macro, no circle "
-                    "of includes or calls, "
+                    "line, every include names its folder, no internal NND_ macro or enum "
+                    "constant, no circle of includes or calls, "
                     f"every module within its layer ({len(objs)} objects read)"))
 sys.exit(1 if broken else 0)
