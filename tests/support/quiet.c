@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* quiet.c: see quiet.h. */
 #include "tests/support/quiet.h"
+#include "tests/support/timing.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* The machine's working ticks since boot: every state of the "cpu" line but idle and iowait. */
@@ -37,12 +37,6 @@ static uint64_t process_ticks(pid_t pid) {
     return ut + st + cut + cst;
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t own_ticks(pid_t other) {
     return process_ticks(getpid()) + (other > 0 ? process_ticks(other) : 0);
 }
@@ -51,11 +45,11 @@ void tst_quiet_start(tst_quiet *q, pid_t other) {
     q->other = other;
     q->own_ticks = own_ticks(other);
     q->busy_ticks = machine_busy_ticks();
-    q->t_ns = now_ns();
+    q->t_ns = bench_now_ns();
 }
 
 double tst_quiet_others(const tst_quiet *q) {
-    double seconds = (double)(now_ns() - q->t_ns) / 1e9;
+    double seconds = (double)(bench_now_ns() - q->t_ns) / 1e9;
     uint64_t busy = machine_busy_ticks() - q->busy_ticks, own = own_ticks(q->other) - q->own_ticks;
     double hz = (double)sysconf(_SC_CLK_TCK);
     if (seconds <= 0 || hz <= 0) return 0;
