@@ -611,15 +611,18 @@ static size_t mem_index(const wire_ctx *c, const ANeuralNetworksMemory *m) {
 static Nnd__Subgraph *wire_subgraph(wire_ctx *c, size_t mi) {
     ndk_wire *w = c->w;
     const ANeuralNetworksModel *m = c->models[mi];
+    /* One block per kind of message: not hundreds of thousands of allocations per send. */
     Nnd__Subgraph *g = walloc(w, sizeof *g);
     Nnd__Operand **ops = walloc(w, sizeof *ops * m->n_operands);
     Nnd__Operation **opr = walloc(w, sizeof *opr * m->n_ops);
-    if (!g || !ops || !opr) return NULL;
+    Nnd__Operand *operand_block = walloc(w, sizeof *operand_block * m->n_operands);
+    Nnd__Operation *operation_block = walloc(w, sizeof *operation_block * m->n_ops);
+    Nnd__DataLocation *location_block = walloc(w, sizeof *location_block * m->n_operands);
+    if (!g || !ops || !opr || !operand_block || !operation_block || !location_block) return NULL;
     nnd__subgraph__init(g);
     for (uint32_t i = 0; i < m->n_operands; i++) {
         const ndk_operand *o = &m->operands[i];
-        Nnd__Operand *x = ops[i] = walloc(w, sizeof *x);
-        if (!x) return NULL;
+        Nnd__Operand *x = ops[i] = &operand_block[i];
         nnd__operand__init(x);
         x->type = o->type;
         x->n_dimensions = o->rank;
@@ -630,8 +633,7 @@ static Nnd__Subgraph *wire_subgraph(wire_ctx *c, size_t mi) {
         if ((uint32_t)o->type >> 16) w->has_extensions = true;
         if (o->lifetime == NDK_CONSTANT_COPY || o->lifetime == NDK_CONSTANT_REFERENCE ||
             o->lifetime == NDK_SUBGRAPH) {
-            Nnd__DataLocation *l = x->location = walloc(w, sizeof *l);
-            if (!l) return NULL;
+            Nnd__DataLocation *l = x->location = &location_block[i];
             nnd__data_location__init(l);
             if (o->lifetime == NDK_CONSTANT_COPY) {
                 l->offset = c->value_base[mi] + o->offset;
@@ -659,8 +661,7 @@ static Nnd__Subgraph *wire_subgraph(wire_ctx *c, size_t mi) {
         }
     }
     for (uint32_t k = 0; k < m->n_ops; k++) {
-        Nnd__Operation *x = opr[k] = walloc(w, sizeof *x);
-        if (!x) return NULL;
+        Nnd__Operation *x = opr[k] = &operation_block[k];
         nnd__operation__init(x);
         x->type = m->ops[k].type;
         x->n_inputs = m->ops[k].n_in;
