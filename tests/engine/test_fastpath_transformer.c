@@ -370,22 +370,31 @@ static void softmax_agrees(void **state) {
         float beta;
         int32_t axis; /* 99: omitted */
         bool fast;
+        float scale; /* the 8-bit input's; 0: 0.1 */
     } cases[] = {
-        {SCHEMA_TENSOR_FLOAT32, 2, {4, 1000}, 1.f, 99, true},
-        {SCHEMA_TENSOR_FLOAT32, 4, {1, 8, 128, 128}, 1.f, -1, true},
-        {SCHEMA_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 2, true},
-        {SCHEMA_TENSOR_FLOAT32, 2, {4, 10}, 0.5f, 99, false},  /* beta: reference */
-        {SCHEMA_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 1, false}, /* another axis: reference */
-        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {4, 1000}, 1.f, 99, true},
-        {SCHEMA_TENSOR_QUANT8_ASYMM, 3, {2, 16, 64}, 0.7f, -1, true},
-        {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 2, {3, 50}, 1.f, 99, false}, /* no qs8 operator */
+        {SCHEMA_TENSOR_FLOAT32, 2, {4, 1000}, 1.f, 99, true, 0},
+        {SCHEMA_TENSOR_FLOAT32, 4, {1, 8, 128, 128}, 1.f, -1, true, 0},
+        {SCHEMA_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 2, true, 0},
+        {SCHEMA_TENSOR_FLOAT32, 2, {4, 10}, 0.5f, 99, false, 0},  /* beta: reference */
+        {SCHEMA_TENSOR_FLOAT32, 3, {2, 3, 17}, 1.f, 1, false, 0}, /* another axis: reference */
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {4, 1000}, 1.f, 99, true, 0},
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 3, {2, 16, 64}, 0.7f, -1, true, 0},
+        {SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED, 2, {3, 50}, 1.f, 99, false, 0}, /* no qs8 operator */
+        /* Rows whose equal exponentials would wrap XNNPACK's 32-bit sum: the reference.
+         * A tiny input scale makes every exponential equal (the fuzzer's abort, 2^18
+         * channels); 513 channels is the first count it rounds up. */
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {2, 1024}, 1.f, 99, false, 1e-30f},
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {1, 262144}, 1.f, 99, false, 1.5e-38f},
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {3, 513}, 1.f, 99, false, 0},
+        {SCHEMA_TENSOR_QUANT8_ASYMM, 2, {3, 512}, 1.f, 99, true, 1e-30f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         model *m = new_model();
         int32_t t = cases[i].type;
         bool q = quantized(t);
         int32_t zo = t == SCHEMA_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
-        uint32_t x = input(m, t, cases[i].rank, cases[i].dims, q ? 0.1f : 0, q ? 128 + zo : 0);
+        float scale = cases[i].scale ? cases[i].scale : 0.1f;
+        uint32_t x = input(m, t, cases[i].rank, cases[i].dims, q ? scale : 0, q ? 128 + zo : 0);
         uint32_t y =
             tensor(m, t, cases[i].rank, cases[i].dims, q ? 1.f / 256 : 0, zo, SCHEMA_TEMPORARY);
         uint32_t in[3] = {x, scalar_f32(m, cases[i].beta), 0};

@@ -3,7 +3,8 @@
  * block spends its time in (xnn_step.h), beside BATCH_MATMUL (xnn_batch_matmul.c) and
  * the ADD, MUL, SUB and LOGISTIC of xnn_eltwise.c:
  * - SOFTMAX along the last axis: FLOAT32 with beta 1 (XNNPACK's exponential: within float
- *   rounding), TENSOR_QUANT8_ASYMM with any beta (beta folds into the input scale).
+ *   rounding), TENSOR_QUANT8_ASYMM with any beta (beta folds into the input scale) when
+ *   a row's sum of exponentials fits XNNPACK's 32 bits (claim_softmax).
  * - TANH on FLOAT32, which this XNNPACK has no operator for: tanh(x) = 2 sigmoid(2x) - 1,
  *   XNNPACK's sigmoid between two exact scalings. Its error is absolute (a few units in
  *   the last place of numbers near 1, about 2^-22): within the conformance tolerance,
@@ -37,9 +38,17 @@ static enum xnn_status claim_softmax(eng_op_ctx *c, xnnb_step *s) {
     float beta = eng_f32(c->in[1]);
     s->kind = &softmax_kind;
     s->batch = eng_elems(x) / channels;
-    if (s->dt == XD_QU8)
+    if (s->dt == XD_QU8) {
+        /* XNNPACK sums a row's exponentials in 32 bits, each at most the table's largest
+         * entry, lrint(min((2^32 - 1) / channels, 2^23 - 1)). Rounded up, a row of equal
+         * values sums past 2^32 and wraps: a wrong answer, or 0 and an abort (a divisor
+         * XNNPACK asserts is not 0). Such rows stay on the reference kernel. */
+        double largest = llrint(fmin((double)UINT32_MAX / (double)channels, 8388607.0));
+        if ((double)channels * largest > (double)UINT32_MAX)
+            return xnn_status_unsupported_parameter;
         return xnn_create_softmax_nc_qu8(channels, channels, channels, x->scale * beta,
                                          (uint8_t)y->zero_point, y->scale, s->flags, &s->op);
+    }
     if (s->dt != XD_F32 || beta != 1.f) return xnn_status_unsupported_parameter;
     return xnn_create_softmax_nc_f32(channels, channels, channels, s->flags, &s->op);
 }
