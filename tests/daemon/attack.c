@@ -514,10 +514,10 @@ static void resize_model_init(resize_model *m, int32_t type) {
     m->model.operand_values.len = sizeof m->values;
 }
 
-/* One execution: input in pool 0 at in_off, output in pool 1. Returns the status, or -1. */
-static int resize_execute(tally *t, int s, uint64_t handle, const int fds[2], uint64_t in_off,
-                          uint64_t in_pool) {
-    const uint64_t n_in = (uint64_t)RZ_IN_H * RZ_C, n_out = (uint64_t)RZ_OUT_H * RZ_C;
+/* One execution: n_in input bytes in pool 0 (in_pool bytes) at in_off, n_out output bytes
+ * at the start of pool 1. Returns the status, or -1. */
+static int execute_in_out(tally *t, int s, uint64_t handle, const int fds[2], uint64_t in_off,
+                          uint64_t n_in, uint64_t in_pool, uint64_t n_out) {
     Nnd__DataLocation locs[2];
     Nnd__RequestArgument args[2], *in_ptr = &args[0], *out_ptr = &args[1];
     Nnd__MemoryPool pools[2], *pool_ptrs[2] = {&pools[0], &pools[1]};
@@ -607,7 +607,8 @@ static int attack_resize(tally *t, const char *path) {
             for (size_t i = 0; i < n_in; i++)
                 in[off + i] = (int8_t)((uint8_t)image[i] ^ bias);
             memset(out, RZ_MARK, n_out);
-            if (resize_execute(t, s, h, fds, off, in_pool) != NND__ERROR_STATUS__NONE) {
+            if (execute_in_out(t, s, h, fds, off, n_in, in_pool, n_out) !=
+                NND__ERROR_STATUS__NONE) {
                 printf("resize: execute on %s failed\n", dev);
                 rc = 1;
             }
@@ -626,6 +627,90 @@ static int attack_resize(tally *t, const char *path) {
     return rc;
 }
 
+/* ---- 7: an 8-bit SOFTMAX whose row sum wraps 32 bits -------------------------------------- */
+
+/* [1, 1024] unsigned 8-bit, every value equal: XNNPACK's table gives each exponential its
+ * largest entry, 2^22, and 1,024 of them summed to 2^32, 0 in its 32 bits, which it asserts
+ * against: the daemon aborted. The outputs must all be equal, 0 or 1 (1/1024 at a scale of
+ * 1/256 is 0.25: within the one step the kernel sets may differ by). */
+enum { SM_C = 1024 };
+
+static uint64_t prepare_softmax(tally *t, int s, char *dev) {
+    uint32_t dims[2] = {1, SM_C}, op_in[2] = {0, 1}, op_out[1] = {2}, ins[1] = {0}, outs[1] = {2};
+    float beta = 1.f;
+    Nnd__Operand o[3], *o_ptrs[3] = {&o[0], &o[1], &o[2]};
+    for (int i = 0; i < 3; i++)
+        nnd__operand__init(&o[i]);
+    Nnd__DataLocation beta_at = NND__DATA_LOCATION__INIT;
+    beta_at.length = sizeof beta;
+    o[0].type = o[2].type = 5; /* TENSOR_QUANT8_ASYMM */
+    o[0].n_dimensions = o[2].n_dimensions = 2;
+    o[0].dimensions = o[2].dimensions = dims;
+    o[0].scale = 0.5f, o[2].scale = 1.f / 256;
+    o[0].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_INPUT;
+    o[2].lifetime = NND__OPERAND_LIFE_TIME__SUBGRAPH_OUTPUT;
+    o[1].type = 0; /* FLOAT32: beta */
+    o[1].lifetime = NND__OPERAND_LIFE_TIME__CONSTANT_COPY;
+    o[1].location = &beta_at;
+    Nnd__Operation op = NND__OPERATION__INIT, *op_ptr = &op;
+    op.type = 25; /* SOFTMAX */
+    op.n_inputs = 2, op.inputs = op_in, op.n_outputs = 1, op.outputs = op_out;
+    Nnd__Subgraph main = NND__SUBGRAPH__INIT;
+    main.n_operands = 3, main.operands = o_ptrs, main.n_operations = 1, main.operations = &op_ptr;
+    main.n_input_indexes = 1, main.input_indexes = ins;
+    main.n_output_indexes = 1, main.output_indexes = outs;
+    Nnd__Model model = NND__MODEL__INIT;
+    model.main = &main;
+    model.operand_values.data = (uint8_t *)&beta;
+    model.operand_values.len = sizeof beta;
+    Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
+    pm.model = &model;
+    pm.n_devices = 1;
+    pm.devices = &dev;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = 7;
+    req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
+    req.prepare_model = &pm;
+    Nnd__Reply *r = wire_call(s, &req, NULL, 0);
+    uint64_t h = r && r->result_case == NND__REPLY__RESULT_PREPARED ? r->prepared->handle : 0;
+    return note(t, r) == NND__ERROR_STATUS__NONE ? h : 0;
+}
+
+static int attack_softmax(tally *t, const char *path) {
+    int fds[2] = {wire_memfd(NULL, 0, SM_C), wire_memfd(NULL, 0, SM_C)};
+    uint8_t *in =
+        fds[0] >= 0 ? mmap(NULL, SM_C, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0) : MAP_FAILED;
+    uint8_t *out =
+        fds[1] >= 0 ? mmap(NULL, SM_C, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0) : MAP_FAILED;
+    int s = open_session(t, path);
+    if (in == MAP_FAILED || out == MAP_FAILED || s < 0) return 1;
+    static const char *const devices[] = {"nnd-cpu", "nnd-reference"};
+    int rc = 0;
+    for (unsigned long k = 0; running(t) && !rc; k++) {
+        char *dev = (char *)devices[k % 2];
+        uint64_t h = prepare_softmax(t, s, dev);
+        memset(in, 7 + (int)(k % 200), SM_C);
+        memset(out, 0x55, SM_C);
+        if (!h || execute_in_out(t, s, h, fds, 0, SM_C, SM_C, SM_C) != NND__ERROR_STATUS__NONE) {
+            printf("softmax: %s on %s failed\n", h ? "execute" : "prepare", dev);
+            rc = 1;
+        }
+        for (size_t i = 0; !rc && i < SM_C; i++)
+            if (out[i] > 1 || out[i] != out[0]) {
+                printf("wrong softmax output %zu on %s: %u (output 0: %u)\n", i, dev, out[i],
+                       out[0]);
+                rc = 1;
+            }
+        if (h) release(s, h);
+    }
+    close(s);
+    munmap(in, SM_C);
+    munmap(out, SM_C);
+    close(fds[0]);
+    close(fds[1]);
+    return rc;
+}
+
 int attack_run(const char *name, const char *socket_path, double seconds) {
     static const struct {
         const char *name;
@@ -635,10 +720,11 @@ int attack_run(const char *name, const char *socket_path, double seconds) {
     } attacks[] = {{"mappings", attack_mappings, true, 0},
                    {"descriptors", attack_descriptors, true, 0},
                    {"decode", attack_decode, true, 0},
-                   {"cache", attack_cache, false, 4},    /* two models copied by the cache */
-                   {"tokens", attack_tokens, false, 24}, /* past 8 rows at 8 a second */
-                   {"resize", attack_resize, false, 12}, /* both devices, both types */
-                   {"held", attack_held, false, 0},      /* a fixed count, whatever the time */
+                   {"cache", attack_cache, false, 4},     /* two models copied by the cache */
+                   {"tokens", attack_tokens, false, 24},  /* past 8 rows at 8 a second */
+                   {"resize", attack_resize, false, 12},  /* both devices, both types */
+                   {"softmax", attack_softmax, false, 8}, /* both devices */
+                   {"held", attack_held, false, 0},       /* a fixed count, whatever the time */
                    {"graphs", attack_graphs, false, 0}};
     for (size_t i = 0; i < sizeof attacks / sizeof *attacks; i++) {
         if (strcmp(name, attacks[i].name)) continue;

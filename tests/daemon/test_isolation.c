@@ -529,6 +529,14 @@ static void test_resize_reads_inside_input(void **state) {
     run_attack(&x);
 }
 
+/* An unsigned 8-bit SOFTMAX over 1,024 equal values computes on both kernel sets (its row
+ * sum once wrapped XNNPACK's 32 bits to 0 and XNNPACK's assert aborted the daemon). */
+static void test_softmax_row_sum(void **state) {
+    (void)state;
+    expect x = {.attack = "softmax", .must_finish = true};
+    run_attack(&x);
+}
+
 /* ---- the daemon out of descriptors -------------------------------------------------------- */
 
 /* Connections of uid (fork, setuid) until one is refused; writes its reply's status and
@@ -662,6 +670,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_tokens),
         cmocka_unit_test(test_token_pruning),
         cmocka_unit_test(test_resize_reads_inside_input),
+        cmocka_unit_test(test_softmax_row_sum),
         cmocka_unit_test(test_prepared_bytes),
         cmocka_unit_test(test_cached_graphs),
         cmocka_unit_test(test_out_of_descriptors),
