@@ -95,6 +95,8 @@ static bool window_fits(xnnb_window *wd, int32_t scheme, const int32_t *explicit
  * setup, that is at prepare: shapes come from the client, so past this bound a step stays
  * on the reference kernel instead of letting one prepare allocate without limit. */
 #define XNN_MAX_INDIRECTION_BYTES (256.0 * 1024 * 1024)
+/* The most pixels a signed 8-bit average over the whole image may sum (xnnb_claim_pool). */
+#define XNN_MAX_QS8_AVERAGE_PIXELS (1u << 23)
 static bool indirection_fits(uint32_t n, uint32_t oh, uint32_t ow, const xnnb_window *wd) {
     return (double)n * oh * ow * wd->fh * wd->fw * sizeof(void *) <= XNN_MAX_INDIRECTION_BYTES;
 }
@@ -229,7 +231,11 @@ enum xnn_status xnnb_claim_pool(eng_op_ctx *c, xnnb_step *s) {
     if (s->dt != XD_F32 && (padded || x->scale != y->scale || x->zero_point != y->zero_point))
         return xnn_status_unsupported_parameter;
     if (s->dt == XD_QS8) {
-        if (wd.fh != h || wd.fw != w) return xnn_status_unsupported_parameter;
+        /* XNNPACK sums the image in 32 bits from a bias of -zero_point x pixels: up to 255
+         * x pixels in all, which leaves int32 past about 2^23 pixels (2^24 pixels of 127 at
+         * zero point -128 averaged to -128). Larger images stay on the reference kernel. */
+        if (wd.fh != h || wd.fw != w || (uint64_t)h * w > XNN_MAX_QS8_AVERAGE_PIXELS)
+            return xnn_status_unsupported_parameter;
         s->kind = &global_avg_kind;
         return xnn_create_global_average_pooling_nwc_qs8(
             ch, ch, ch, (int8_t)x->zero_point, x->scale, (int8_t)y->zero_point, y->scale,
