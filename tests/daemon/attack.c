@@ -441,6 +441,21 @@ static int attack_tokens(tally *t, const char *path) {
     return 0;
 }
 
+/* PrepareModel of `model` on device `dev`: its handle, or 0 (the reply noted either way). */
+static uint64_t prepare_on(tally *t, int s, Nnd__Model *model, char *dev) {
+    Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
+    pm.model = model;
+    pm.n_devices = 1;
+    pm.devices = &dev;
+    Nnd__Request req = NND__REQUEST__INIT;
+    req.id = 6;
+    req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
+    req.prepare_model = &pm;
+    Nnd__Reply *r = wire_call(s, &req, NULL, 0);
+    uint64_t h = r && r->result_case == NND__REPLY__RESULT_PREPARED ? r->prepared->handle : 0;
+    return note(t, r) == NND__ERROR_STATUS__NONE ? h : 0;
+}
+
 /* ---- 6: RESIZE_BILINEAR sampling past its input ----------------------------------------- */
 
 /* [1, 32, 1, 64] 8-bit input resized to [1, 65536, 1, 64]: the fixed-point step rounds
@@ -583,17 +598,8 @@ static int attack_resize(tally *t, const char *path) {
         resize_model m;
         resize_model_init(&m, types[k % 2]);
         char *dev = (char *)devices[(k / 2) % 2];
-        Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
-        pm.model = &m.model;
-        pm.n_devices = 1;
-        pm.devices = &dev;
-        Nnd__Request req = NND__REQUEST__INIT;
-        req.id = 6;
-        req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
-        req.prepare_model = &pm;
-        Nnd__Reply *r = wire_call(s, &req, NULL, 0);
-        uint64_t h = r && r->result_case == NND__REPLY__RESULT_PREPARED ? r->prepared->handle : 0;
-        if (note(t, r) != NND__ERROR_STATUS__NONE || !h) {
+        uint64_t h = prepare_on(t, s, &m.model, dev);
+        if (!h) {
             printf("resize: prepare on %s failed\n", dev);
             rc = 1;
             break;
@@ -663,17 +669,7 @@ static uint64_t prepare_softmax(tally *t, int s, char *dev) {
     model.main = &main;
     model.operand_values.data = (uint8_t *)&beta;
     model.operand_values.len = sizeof beta;
-    Nnd__PrepareModel pm = NND__PREPARE_MODEL__INIT;
-    pm.model = &model;
-    pm.n_devices = 1;
-    pm.devices = &dev;
-    Nnd__Request req = NND__REQUEST__INIT;
-    req.id = 7;
-    req.call_case = NND__REQUEST__CALL_PREPARE_MODEL;
-    req.prepare_model = &pm;
-    Nnd__Reply *r = wire_call(s, &req, NULL, 0);
-    uint64_t h = r && r->result_case == NND__REPLY__RESULT_PREPARED ? r->prepared->handle : 0;
-    return note(t, r) == NND__ERROR_STATUS__NONE ? h : 0;
+    return prepare_on(t, s, &model, dev);
 }
 
 static int attack_softmax(tally *t, const char *path) {
