@@ -456,6 +456,38 @@ static uint64_t prepare_on(tally *t, int s, Nnd__Model *model, char *dev) {
     return note(t, r) == NND__ERROR_STATUS__NONE ? h : 0;
 }
 
+/* An execution's input and output pools: a memfd each, both mapped here. */
+typedef struct io_pools {
+    int fds[2];
+    void *in, *out;
+    size_t in_size, out_size;
+} io_pools;
+
+static void *map_pool(int fd, size_t size) {
+    return fd >= 0 ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+}
+
+static void io_pools_close(io_pools *p) {
+    if (p->in != MAP_FAILED) munmap(p->in, p->in_size);
+    if (p->out != MAP_FAILED) munmap(p->out, p->out_size);
+    for (int i = 0; i < 2; i++)
+        if (p->fds[i] >= 0) close(p->fds[i]);
+}
+
+/* A session and an execution's two pools, each mapped: the session's socket, or -1 with
+ * nothing left open. */
+static int session_with_pools(tally *t, const char *path, io_pools *p, size_t in_size,
+                              size_t out_size) {
+    *p = (io_pools){.fds = {wire_memfd(NULL, 0, in_size), wire_memfd(NULL, 0, out_size)},
+                    .in_size = in_size,
+                    .out_size = out_size};
+    p->in = map_pool(p->fds[0], in_size);
+    p->out = map_pool(p->fds[1], out_size);
+    int s = p->in != MAP_FAILED && p->out != MAP_FAILED ? open_session(t, path) : -1;
+    if (s < 0) io_pools_close(p);
+    return s;
+}
+
 /* ---- 6: RESIZE_BILINEAR sampling past its input ----------------------------------------- */
 
 /* [1, 32, 1, 64] 8-bit input resized to [1, 65536, 1, 64]: the fixed-point step rounds
@@ -579,13 +611,11 @@ static bool resize_output_ok(const int8_t *out, const int8_t *in) {
 static int attack_resize(tally *t, const char *path) {
     const size_t n_in = (size_t)RZ_IN_H * RZ_C, n_out = (size_t)RZ_OUT_H * RZ_C;
     const size_t page = 4096, in_pool = 2 * page;
-    int fds[2] = {wire_memfd(NULL, 0, in_pool), wire_memfd(NULL, 0, n_out)};
-    int8_t *in = fds[0] >= 0 ? mmap(NULL, in_pool, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0)
-                             : MAP_FAILED;
-    int8_t *out =
-        fds[1] >= 0 ? mmap(NULL, n_out, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0) : MAP_FAILED;
-    int s = open_session(t, path);
-    if (in == MAP_FAILED || out == MAP_FAILED || s < 0) return 1;
+    io_pools pools;
+    int s = session_with_pools(t, path, &pools, in_pool, n_out);
+    if (s < 0) return 1;
+    int8_t *in = pools.in, *out = pools.out;
+    const int *fds = pools.fds;
     /* Values rise by one a row and by one every two channels: all in [-40, 22]. */
     int8_t image[RZ_IN_H * RZ_C];
     for (size_t r = 0; r < RZ_IN_H; r++)
@@ -626,10 +656,7 @@ static int attack_resize(tally *t, const char *path) {
         release(s, h);
     }
     close(s);
-    munmap(in, in_pool);
-    munmap(out, n_out);
-    close(fds[0]);
-    close(fds[1]);
+    io_pools_close(&pools);
     return rc;
 }
 
@@ -673,13 +700,11 @@ static uint64_t prepare_softmax(tally *t, int s, char *dev) {
 }
 
 static int attack_softmax(tally *t, const char *path) {
-    int fds[2] = {wire_memfd(NULL, 0, SM_C), wire_memfd(NULL, 0, SM_C)};
-    uint8_t *in =
-        fds[0] >= 0 ? mmap(NULL, SM_C, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0) : MAP_FAILED;
-    uint8_t *out =
-        fds[1] >= 0 ? mmap(NULL, SM_C, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0) : MAP_FAILED;
-    int s = open_session(t, path);
-    if (in == MAP_FAILED || out == MAP_FAILED || s < 0) return 1;
+    io_pools pools;
+    int s = session_with_pools(t, path, &pools, SM_C, SM_C);
+    if (s < 0) return 1;
+    uint8_t *in = pools.in, *out = pools.out;
+    const int *fds = pools.fds;
     static const char *const devices[] = {"nnd-cpu", "nnd-reference"};
     int rc = 0;
     for (unsigned long k = 0; running(t) && !rc; k++) {
@@ -700,10 +725,7 @@ static int attack_softmax(tally *t, const char *path) {
         if (h) release(s, h);
     }
     close(s);
-    munmap(in, SM_C);
-    munmap(out, SM_C);
-    close(fds[0]);
-    close(fds[1]);
+    io_pools_close(&pools);
     return rc;
 }
 
