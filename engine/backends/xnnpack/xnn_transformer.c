@@ -43,9 +43,8 @@ static enum xnn_status claim_softmax(eng_op_ctx *c, xnnb_step *s) {
          * entry, lrint(min((2^32 - 1) / channels, 2^23 - 1)). Rounded up, a row of equal
          * values sums past 2^32 and wraps: a wrong answer, or 0 and an abort (a divisor
          * XNNPACK asserts is not 0). Such rows stay on the reference kernel. */
-        double largest = llrint(fmin((double)UINT32_MAX / (double)channels, 8388607.0));
-        if ((double)channels * largest > (double)UINT32_MAX)
-            return xnn_status_unsupported_parameter;
+        uint64_t largest = (uint64_t)llrint(fmin((double)UINT32_MAX / (double)channels, 8388607.0));
+        if ((uint64_t)channels * largest > UINT32_MAX) return xnn_status_unsupported_parameter;
         return xnn_create_softmax_nc_qu8(channels, channels, channels, x->scale * beta,
                                          (uint8_t)y->zero_point, y->scale, s->flags, &s->op);
     }
