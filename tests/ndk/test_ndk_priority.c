@@ -10,7 +10,9 @@
  * (tests/support/quiet.h, measured rather than guessed from the load average), or the idle
  * p90 is over 1.5 times the idle median, the machine, not the client, decided the tail, and
  * the measurement is taken again. The best of up to three judged measurements must hold; when
- * none of six could be judged, the test is skipped (status 77), saying so. */
+ * none of six could be judged, the test is skipped (status 77), saying so. Under a sanitizer
+ * (TST_TIMING_MEANINGFUL is 0) the instrumented client and daemon, not the scheduling, decide
+ * the ratio: one measurement is taken, reported and not judged. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,6 +49,13 @@ static void test_high_under_low_flood(void **state) {
         assert_true(r.low_done > 0);
         double ratio = r.flood_p90_ns / r.idle_p90_ns, others = tst_quiet_others(&quiet);
         bool judge = others <= QUIET_OTHERS && r.idle_p90_ns <= NOISY * r.idle_median_ns;
+        if (!TST_TIMING_MEANINGFUL) {
+            print_message("# HIGH p90 idle %.2f ms, under a LOW flood %.2f ms: ratio %.3f; "
+                          "under a sanitizer: not judged\n",
+                          r.idle_p90_ns / 1e6, r.flood_p90_ns / 1e6, ratio);
+            ndk_fc_chain_free(&c);
+            return;
+        }
         print_message("# HIGH p90 idle %.2f ms (median %.2f), under a LOW flood %.2f ms: ratio "
                       "%.3f; the rest of the machine kept %.2f CPUs busy%s\n",
                       r.idle_p90_ns / 1e6, r.idle_median_ns / 1e6, r.flood_p90_ns / 1e6, ratio,
