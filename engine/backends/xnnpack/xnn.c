@@ -22,7 +22,8 @@
  * indirection buffers exist before the first execution; each run sets up the same shapes
  * with the execution's pointers, which allocates nothing, under a per-step lock because
  * an operator holds its setup. One pthreadpool, sized to the CPUs this process may use,
- * serves every operator; it is made with XNNPACK's initialization, once per process. Its
+ * serves every operator; it is made with XNNPACK's initialization, once per process, and its
+ * threads are pinned to CPUs of their own, off the caller's (pool_place.h). Its
  * workers spin between the operators of an execution and sleep after its last. While other
  * threads fill the machine's CPUs an operator runs on the calling thread alone
  * (cpu_crowd.h says why). Packed
@@ -35,6 +36,7 @@
 
 #include "engine/backend.h"
 #include "engine/backends/xnnpack/cpu_crowd.h"
+#include "engine/backends/xnnpack/pool_place.h"
 #include "engine/base/footprint.h"
 #include "engine/ops_common/fused_activation.h"
 #include "engine/ops_common/kernel_errors.h"
@@ -53,6 +55,7 @@ static void xnnb_init(void) {
     cpu_set_t set;
     long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     if (cpus > 1) xnnb_pool = pthreadpool_create((size_t)cpus);
+    eng_pool_place_init(xnnb_pool);
     xnnb_ready = true;
 }
 
@@ -62,6 +65,7 @@ static void xnnb_init(void) {
  * (cpu_crowd.h). An operator is set up and run with the same choice. */
 static pthreadpool_t xnnb_threads(void) {
     if (!xnnb_pool || eng_cpus_crowded(pthreadpool_get_threads_count(xnnb_pool))) return NULL;
+    eng_pool_place_caller();
     return xnnb_pool;
 }
 
