@@ -22,7 +22,10 @@
  *   holds. Otherwise it costs one sched_getcpu(). Thread-safe; a pin that fails turns
  *   placement off and gives every pool thread the process's whole mask again.
  * - The caller itself is never pinned: the kernel keeps balancing it, and the daemon's other
- *   threads, as it would. */
+ *   threads, as it would.
+ * - Made for one caller at a time (nnd-cpu's default of one worker). Two callers on two
+ *   CPUs at once (`--workers 2`) may move a pool thread back and forth, one system call a
+ *   move; the pool itself runs one operator at a time either way. */
 #ifndef ENG_BACKENDS_XNNPACK_POOL_PLACE_H
 #define ENG_BACKENDS_XNNPACK_POOL_PLACE_H
 
