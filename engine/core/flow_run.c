@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "engine/core/flow.h"
+#include "engine/base/clock.h"
 
 #define FAIL(st, ...) (schema_errf(err, errlen, __VA_ARGS__), (st))
 
@@ -33,12 +34,6 @@ struct eng_flow_state {
     uint64_t start_ns;   /* the loop's start, moved on by the time it spent stopped */
     uint64_t stopped_ns; /* when a checkpoint stopped it */
 };
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 schema_status eng_flow_exec_init(eng_exec *e) {
     const eng_prepared *p = e->p;
@@ -186,7 +181,7 @@ static schema_status stopped(eng_exec *e, uint32_t k, const eng_exec *x, int pha
         return s;
     }
     f->phase = phase;
-    f->stopped_ns = now_ns();
+    f->stopped_ns = eng_now_ns();
     e->stopped_at = k;
     return s;
 }
@@ -318,9 +313,9 @@ static schema_status run_while(eng_exec *e, uint32_t k, const eng_checkpoint *cp
         for (uint32_t i = 0; i < f->n_values; i++)
             f->values[i] = *in[2 + i];
         f->iterations = 0;
-        f->start_ns = now_ns();
+        f->start_ns = eng_now_ns();
     } else {
-        f->start_ns += now_ns() - f->stopped_ns; /* time spent stopped does not count */
+        f->start_ns += eng_now_ns() - f->stopped_ns; /* time spent stopped does not count */
     }
     for (;;) {
         if (phase != FLOW_BODY) {
@@ -332,7 +327,7 @@ static schema_status run_while(eng_exec *e, uint32_t k, const eng_checkpoint *cp
             if (s) return stopped(e, k, xc, FLOW_CONDITION, s);
             phase = FLOW_IDLE;
             if (!f->cond_byte) break;
-            uint64_t ran = now_ns() - f->start_ns;
+            uint64_t ran = eng_now_ns() - f->start_ns;
             if (ran > timeout) {
                 f->phase = FLOW_IDLE;
                 return FAIL(SCHEMA_MISSED_DEADLINE_TRANSIENT,

@@ -10,6 +10,7 @@
 #include "engine/core/partition_run.h"
 #include "engine/core/partition_sub.h"
 #include "engine/core/device_sync.h"
+#include "engine/base/clock.h"
 
 enum { IDLE, STARTED, DONE };
 
@@ -27,12 +28,6 @@ struct eng_part_run {
     uint32_t step;
     eng_exec *e;
 };
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void eng_partition_run_free(struct eng_part_run *r) {
     if (!r) return;
@@ -145,7 +140,7 @@ schema_status eng_partition_run(eng_exec *e, uint32_t k, const eng_checkpoint *c
     r->in_start = true;
     r->waiting = !(cp && cp->can_suspend);
     pthread_mutex_unlock(&r->lock);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = eng_now_ns();
     int rc = eng_drv_start(dev, &r->x);
     pthread_mutex_lock(&r->lock);
     r->in_start = false;

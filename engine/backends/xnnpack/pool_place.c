@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/base/clock.h"
+
 #define MAX_POOL_THREADS 256
 
 static pthread_mutex_t place_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -21,12 +23,6 @@ static pid_t pinned_tid[MAX_POOL_THREADS];
 static int free_cpu; /* the CPU no pool thread holds */
 /* cpu_holder[cpu]: 1 + the index into pinned_tid of the thread pinned there, 0 for none. */
 static atomic_int cpu_holder[CPU_SETSIZE];
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The roll call: item i runs first on pool thread i (pthreadpool gives thread i the i-th
  * share of a range as long as its thread count), and no thread leaves its item before every
@@ -42,7 +38,7 @@ static void answer_roll(void *p, size_t i) {
     roll *r = p;
     r->tid[i] = gettid();
     atomic_fetch_add(&r->arrived, 1);
-    while (atomic_load(&r->arrived) < r->threads && now_ns() < r->until_ns)
+    while (atomic_load(&r->arrived) < r->threads && eng_now_ns() < r->until_ns)
         sched_yield();
 }
 
@@ -82,7 +78,7 @@ void eng_pool_place_init(pthreadpool_t pool) {
     roll *r = calloc(1, sizeof *r);
     if (!r) return;
     r->threads = threads;
-    r->until_ns = now_ns() + ENG_POOL_PLACE_WAIT_NS;
+    r->until_ns = eng_now_ns() + ENG_POOL_PLACE_WAIT_NS;
     pthreadpool_parallelize_1d(pool, answer_roll, r, threads, 0);
     pthread_mutex_lock(&place_lock);
     if (roll_is_whole(r)) {
