@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine/base/clock.h"
@@ -61,9 +60,11 @@ static void stop_placing(void) {
 /* Whether the roll named the caller first and every other thread once. */
 static bool roll_is_whole(const roll *r) {
     if (atomic_load(&r->arrived) != r->threads || r->tid[0] != gettid()) return false;
-    for (size_t i = 0; i < r->threads; i++)
+    for (size_t i = 0; i < r->threads; i++) {
+        if (r->tid[i] <= 0) return false;
         for (size_t j = i + 1; j < r->threads; j++)
-            if (r->tid[i] == r->tid[j] || r->tid[i] <= 0) return false;
+            if (r->tid[i] == r->tid[j]) return false;
+    }
     return true;
 }
 
