@@ -172,13 +172,17 @@ static long fd_limit(pid_t pid) {
     return v;
 }
 
+/* The descriptors and maps are counted before the status request: the daemon closes the
+ * admin connection that request opens after answering it, so a count just after the answer
+ * can include it (2% of counts right after an answer did; a baseline of 28 descriptors
+ * where 27 is the rule failed a leakcheck run). */
 static void measure(const tst_daemon *d, figures *f) {
-    cJSON *st = tst_admin_status(d);
     f->rss_kib = obs_rss_kib(d->pid);
     f->anon_kib = obs_rss_anon_kib(d->pid);
     f->fds = wire_count_fds(d->pid);
     f->memfd_maps = obs_memfd_maps(d->pid);
     f->maps = count_maps(d->pid);
+    cJSON *st = tst_admin_status(d);
     f->pool_maps = obs_num(st, "quotas.totals.daemon_mappings");
     f->allocated = obs_num(st, "memory.allocated_bytes");
     f->cache_idle = obs_num(st, "cache.memory_bytes");
@@ -278,7 +282,16 @@ static void run_attack(const expect *x) {
     left_running = &b;
     usleep((useconds_t)(secs < 10 ? 1e6 : 5e6));
     figures base, peak = {0}, f;
+    /* The baseline is the least of five looks: what the daemon closes a moment later (the
+     * bystander's content-cache store while its fsync lasts) is not held. */
     measure(&d, &base);
+    for (int i = 0; i < 4; i++) {
+        usleep(100000);
+        measure(&d, &f);
+        base.fds = f.fds < base.fds ? f.fds : base.fds;
+        base.memfd_maps = f.memfd_maps < base.memfd_maps ? f.memfd_maps : base.memfd_maps;
+        base.maps = f.maps < base.maps ? f.maps : base.maps;
+    }
 
     int out;
     double t_attack = now_s();
