@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/base/clock.h"
+
 /* ---- the cost model ---- */
 
 #define CHAIN   32        /* ADDs in the overhead probe */
@@ -15,12 +17,6 @@
 #define FC_OUT  256
 #define FC_ROWS 8
 #define REPS    5
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static eng_operand_desc tensor(uint32_t lifetime, uint32_t d0, uint32_t d1) {
     eng_operand_desc o;
@@ -58,12 +54,12 @@ static uint64_t time_model(const eng_model_desc *m, float *in, size_t in_len, fl
     io_out[0].data = out;
     io_out[0].length = out_len * sizeof(float);
     for (int r = 0; e && r <= reps; r++) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = eng_now_ns();
         if (eng_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err) != SCHEMA_OK) {
             best = 0;
             break;
         }
-        uint64_t t = now_ns() - t0;
+        uint64_t t = eng_now_ns() - t0;
         if (r > 0 && (!best || t < best)) best = t ? t : 1;
     }
     eng_exec_free(e);
@@ -182,7 +178,7 @@ void qos_throughput_measure(qos_throughput *t) {
             buf[i] = (float)(i % 13);
         eng_cost c;
         probe_chain(buf, &c); /* the engine's one-time start (kernel libraries) is not timed */
-        uint64_t t0 = now_ns();
+        uint64_t t0 = eng_now_ns();
         uint64_t ns = probe_chain(buf, &c);
         if (ns) t->op_ns = (double)ns / CHAIN;
         ns = probe_add(buf, &c);
@@ -193,7 +189,7 @@ void qos_throughput_measure(qos_throughput *t) {
             if (left < (double)ns / 10) left = (double)ns / 10;
             t->flops_per_ns = c.flops / left;
         }
-        t->took_ns = now_ns() - t0;
+        t->took_ns = eng_now_ns() - t0;
         free(buf);
     }
 }

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "engine/base/clock.h"
 #include "sched/estimate.h"
 #include "sched/queue.h"
 #include "sched/sched_config.h"
@@ -57,11 +58,5 @@ struct qos_sched {
     uint64_t met, missed, refused[QOS_REFUSALS], refused_at_dispatch;
     qos_hist latency[QOS_PRIOS];
 };
-
-static inline uint64_t qos_sched_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 #endif

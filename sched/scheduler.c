@@ -22,8 +22,6 @@ enum { J_NEW, J_QUEUED, J_RUNNING, J_ON_DEVICE, J_FINISHED, J_DRAINED };
 #define MIN_WAIT_NS 1000000 /* waits shorter than this say little about the queue's pace */
 #define MARGIN_NS   300000  /* the reply's way to the client, and timer noise */
 
-#define now_ns qos_sched_now_ns
-
 static qos_job *job_of(qos_qentry *e) {
     return e ? (qos_job *)((char *)e - offsetof(qos_job, q)) : NULL;
 }
@@ -90,7 +88,7 @@ static uint64_t left_of(const qos_job *j, uint64_t typical) {
 
 /* Every finished job passes here exactly once. */
 static void finish(qos_sched *s, qos_job *j, schema_status st) {
-    uint64_t now = now_ns();
+    uint64_t now = eng_now_ns();
     qos_sched_model *m = j->model;
     j->status = st;
     j->end_ns = now;
@@ -334,7 +332,7 @@ static bool take_idle_lane(qos_sched *s, qos_job *j, unsigned to) {
         dst->arrived++;
         list_add(&dst->running, j);
         j->lane = (uint8_t)to;
-        j->seg_ns = now_ns();
+        j->seg_ns = eng_now_ns();
         j->q.cost_ns = left_of(j, j->est_ns);
         atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
         if (qos_queue_len(from->q)) pthread_cond_signal(&s->work);
@@ -350,7 +348,7 @@ static schema_status checkpoint(void *ctx, uint32_t next_op) {
     if (atomic_load_explicit(&j->stop, memory_order_relaxed)) return ST_STOPPED;
     if (j->deadline_ns) {
         /* The whole run's estimate, whichever lanes its operations are on. */
-        uint64_t now = now_ns();
+        uint64_t now = eng_now_ns();
         uint64_t left = (uint64_t)((1.0f - j->model->done_frac[next_op]) * (double)j->est_ns);
         if (now + left > j->deadline_ns) {
             snprintf(j->err, sizeof j->err,
@@ -400,12 +398,12 @@ static schema_status run_segment(qos_sched *s, qos_job *j) {
                          .measure = j->measure,
                          .can_suspend = true};
     uint64_t faults = s->cfg.fault_count ? s->cfg.fault_count() : 0;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = eng_now_ns();
     schema_status st =
         resume
             ? eng_exec_resume(j->exec, j->next_op, j->shapes, &cp, j->err, sizeof j->err)
             : eng_exec_run(j->exec, j->inputs, j->outputs, j->shapes, &cp, j->err, sizeof j->err);
-    j->run_ns += now_ns() - t0;
+    j->run_ns += eng_now_ns() - t0;
     if (st == ENG_ON_DEVICE) {
         j->next_op = eng_exec_stopped_at(j->exec);
         return st;
@@ -533,7 +531,7 @@ static void *worker(void *arg) {
         bool preferred = prefer_lane >= 0 && l == &s->lanes[prefer_lane];
         qos_job *j = job_of(qos_queue_pop(l->q, preferred ? &prefer : NULL));
         prefer_lane = -1;
-        uint64_t now = now_ns();
+        uint64_t now = eng_now_ns();
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
         if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
@@ -660,7 +658,7 @@ void qos_sched_free(qos_sched *s) {
 }
 
 schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
-    uint64_t now = now_ns();
+    uint64_t now = eng_now_ns();
     j->submit_ns = now;
     j->start_ns = j->end_ns = j->run_ns = 0;
     j->status = SCHEMA_OK;
@@ -750,7 +748,7 @@ void qos_sched_drain(qos_sched *s) {
     /* Until nothing is left: a done() may submit again, and short work then finishes
      * inline, onto the list this drain already took. */
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = eng_now_ns();
         pthread_mutex_lock(&s->lock);
         qos_job *j = s->fin_head;
         s->fin_head = s->fin_tail = NULL;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* clock: the engine's one clock, CLOCK_MONOTONIC in nanoseconds (through the vDSO: no system
- * call). Every duration the engine measures or bounds (control-flow timeouts, a driver
- * partition's time, the pool's roll call) reads it. */
+/* clock: CLOCK_MONOTONIC in nanoseconds (through the vDSO: no system call). Every duration
+ * the engine measures or bounds (control-flow timeouts, a driver partition's time, the pool's
+ * roll call) reads it, and so do the scheduler (sched/, above the engine) and the bench's
+ * and tests' timing (tests/support/timing.h). */
 #ifndef ENG_BASE_CLOCK_H
 #define ENG_BASE_CLOCK_H
 
