@@ -25,8 +25,8 @@
  *   resize       RESIZE_BILINEAR of a [1, 32, 1, 64] 8-bit input to 65,536 rows, the input
  *                at the end of its memfd or followed by marker bytes (issue 39, item 1)
  *   softmax      unsigned 8-bit SOFTMAX over 1,024 equal values, on nnd-cpu and
- *                nnd-reference: every output 0 (its row sum once wrapped XNNPACK's 32 bits
- *                to 0, and XNNPACK's assert aborted the daemon)
+ *                nnd-reference: every output equal, 0 or 1 (its row sum once wrapped
+ *                XNNPACK's 32 bits to 0, and XNNPACK's assert aborted the daemon)
  */
 #ifndef TST_DAEMON_ATTACK_H
 #define TST_DAEMON_ATTACK_H

@@ -36,7 +36,7 @@
 
 void eng_pool_place_init(pthreadpool_t pool);
 void eng_pool_place_caller(void);
-/* Whether placement is on (for tests and the daemon's log). */
+/* Whether placement is on (test_pool_place asks). */
 bool eng_pool_place_active(void);
 
 #endif
