@@ -17,6 +17,8 @@
  *   FLOAT32 RSQRT and SQRT bit for bit (NaN and infinity included), a layer norm of MEAN, SUB,
  *   MUL, ADD, RSQRT, and a conformer convolution module (DEPTHWISE_CONV_2D 1 x 31 along a
  *   sequence, swish, FULLY_CONNECTED), every step fast.
+ * - FLOAT32 DEPTHWISE_CONV_2D with windows wider than XNNPACK's kernels (26 taps and more):
+ *   batches, 2D windows, strides, dilations, uneven padding, channel tails, activations.
  * FLOAT32 agrees to 1e-4 relative over 1 for products and sums (XNNPACK adds in another
  * order), to the conformance vectors' float32 tolerance (1e-5 + 5.96e-7 |x|) for TANH and
  * SOFTMAX, bit for bit for SUB; 8-bit results within one step. And one prepared
@@ -37,7 +39,7 @@
 
 #define MAX_OPERANDS 64
 #define MAX_OPS      16
-#define MAX_OP_IN    11
+#define MAX_OP_IN    14
 #define VALUES       (1u << 20)
 
 typedef struct model {
@@ -593,6 +595,57 @@ static void convolution_module_agrees(void **state) {
     free_model(m);
 }
 
+/* FLOAT32 depthwise windows of more taps than XNNPACK's kernels (wide_dwconv.h): batches,
+ * 2D windows, strides, dilations, uneven padding, channel counts that leave tails past the
+ * vector blocks, fused activations. */
+static void wide_depthwise_agrees(void **state) {
+    (void)state;
+    static const struct {
+        uint32_t n, h, w, ch, fh, fw, stride, dil, pad[4]; /* left, right, top, bottom */
+        int32_t act;
+    } cases[] = {
+        {2, 3, 40, 13, 1, 27, 1, 1, {13, 13, 0, 0}, 3}, /* RELU6 */
+        {1, 9, 9, 72, 6, 6, 2, 1, {2, 3, 2, 3}, 0},
+        {1, 1, 50, 200, 1, 31, 1, 2, {30, 30, 0, 0}, 1}, /* RELU */
+        {1, 20, 1, 8, 26, 1, 1, 1, {0, 0, 12, 13}, 2},   /* RELU1 */
+        {3, 2, 33, 144, 1, 31, 3, 1, {0, 15, 0, 0}, 0},
+    };
+    srand(41);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        model *m = new_model();
+        uint32_t oh = (cases[i].h + cases[i].pad[2] + cases[i].pad[3] -
+                       ((cases[i].fh - 1) * cases[i].dil + 1)) /
+                          cases[i].stride +
+                      1,
+                 ow = (cases[i].w + cases[i].pad[0] + cases[i].pad[1] -
+                       ((cases[i].fw - 1) * cases[i].dil + 1)) /
+                          cases[i].stride +
+                      1;
+        uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 4,
+                           (uint32_t[]){cases[i].n, cases[i].h, cases[i].w, cases[i].ch}, 0, 0);
+        uint32_t in[14] = {x,
+                           constant(m, SCHEMA_TENSOR_FLOAT32, 4,
+                                    (uint32_t[]){1, cases[i].fh, cases[i].fw, cases[i].ch}, 0, 0),
+                           constant(m, SCHEMA_TENSOR_FLOAT32, 1, (uint32_t[]){cases[i].ch}, 0, 0)};
+        for (int k = 0; k < 4; k++)
+            in[3 + k] = scalar_i32(m, (int32_t)cases[i].pad[k]);
+        in[7] = in[8] = scalar_i32(m, (int32_t)cases[i].stride);
+        in[9] = scalar_i32(m, 1);
+        in[10] = scalar_i32(m, cases[i].act);
+        in[11] = scalar_bool(m, false);
+        in[12] = in[13] = scalar_i32(m, (int32_t)cases[i].dil);
+        op(m, SCHEMA_OP_DEPTHWISE_CONV_2D, 14, in,
+           tensor(m, SCHEMA_TENSOR_FLOAT32, 4, (uint32_t[]){cases[i].n, oh, ow, cases[i].ch}, 0, 0,
+                  SCHEMA_TEMPORARY),
+           true);
+        m->loose = true;
+        char what[64];
+        snprintf(what, sizeof what, "wide depthwise case %zu", i);
+        check(m, what, 1.f);
+        free_model(m);
+    }
+}
+
 /* ---- one prepared model, executions from two threads ------------------------------------ */
 
 #define SHARED_RUNS 100
@@ -666,6 +719,7 @@ int main(void) {
         cmocka_unit_test(rsqrt_agrees),
         cmocka_unit_test(layer_norm_agrees),
         cmocka_unit_test(convolution_module_agrees),
+        cmocka_unit_test(wide_depthwise_agrees),
         cmocka_unit_test(concurrent_batch_matmuls_agree)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

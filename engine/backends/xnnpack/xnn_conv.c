@@ -10,7 +10,10 @@
 #include "engine/ops_common/conv_walk.h"
 #include "engine/ops_common/image_geometry.h"
 #include "engine/ops_common/operand.h"
+#include "engine/backends/xnnpack/wide_dwconv.h"
 #include "engine/backends/xnnpack/xnn_step.h"
+
+#include "engine/base/footprint.h"
 
 /* ---- kinds of step: how each operator is set up for a run ------------------------------ */
 
@@ -66,6 +69,55 @@ static const xnnb_kind fc_kind = {.setup = fc_setup};
 static const xnnb_kind max_pool_kind = {.setup = max_pool_setup, .reads_output = true};
 static const xnnb_kind avg_pool_kind = {.setup = avg_pool_setup};
 static const xnnb_kind global_avg_kind = {.setup = global_avg_setup};
+
+/* FLOAT32 depthwise windows wider than XNNPACK's kernels: wide_dwconv.h's direct loop. */
+static schema_status wide_dwconv_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp) {
+    const eng_tensor *x = c->in[0];
+    eng_tensor *y = c->out[0];
+    if (eng_elems(x) != s->in_elems[0] || eng_elems(y) != s->out_elems || !x->data || !y->data)
+        return s->reference(c);
+    uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
+    eng_wide_dwconv_run(s->extra, x->data, y->data, tp, flags);
+    return SCHEMA_OK;
+}
+
+static void wide_dwconv_step_release(void *extra) {
+    eng_wide_dwconv_free(extra);
+}
+
+static const xnnb_composite wide_dwconv_composite = {.run = wide_dwconv_step_run,
+                                                     .release = wide_dwconv_step_release};
+
+/* False when wide_dwconv.h does not take it: XNNPACK's operator then. */
+static bool claim_wide_dwconv(const eng_op_ctx *c, const xnnb_window *wd, float lo, float hi,
+                              xnnb_step *s) {
+    const eng_tensor *x = c->in[0], *y = c->out[0];
+    eng_wide_dwconv_desc d = {.batch = x->dims[0],
+                              .in_h = x->dims[1],
+                              .in_w = x->dims[2],
+                              .out_h = y->dims[1],
+                              .out_w = y->dims[2],
+                              .channels = x->dims[3],
+                              .fh = wd->fh,
+                              .fw = wd->fw,
+                              .sh = wd->sh,
+                              .sw = wd->sw,
+                              .dh = wd->dh,
+                              .dw = wd->dw,
+                              .pad_top = wd->pad[0],
+                              .pad_left = wd->pad[3],
+                              .filter = c->in[1]->data,
+                              .bias = c->in[2]->data,
+                              .lo = lo,
+                              .hi = hi};
+    eng_wide_dwconv *k = eng_wide_dwconv_create(&d);
+    if (!k) return false;
+    eng_footprint_add_block(k);
+    s->kind = NULL;
+    s->composite = &wide_dwconv_composite;
+    s->extra = k;
+    return true;
+}
 
 static bool image_dims(const eng_tensor *t, uint32_t *n, uint32_t *h, uint32_t *w, uint32_t *ch) {
     if (t->rank != 4) return false;
@@ -134,6 +186,9 @@ enum xnn_status xnnb_claim_conv(eng_op_ctx *c, xnnb_step *s) {
     float lo, hi;
     int32_t qlo, qhi;
     if (!xnnb_act_bounds(y, p.act, &lo, &hi, &qlo, &qhi)) return xnn_status_unsupported_parameter;
+    if (s->dt == XD_F32 && dw && wd.group_out == 1 && !s->f16 &&
+        (uint64_t)wd.fh * wd.fw >= ENG_WIDE_DWCONV_MIN_TAPS && claim_wide_dwconv(c, &wd, lo, hi, s))
+        return xnn_status_success;
     uint32_t flags = s->flags | (dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0);
     s->kind = &conv_kind;
     s->batch = n, s->h = h, s->w = w;
