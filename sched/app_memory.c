@@ -4,18 +4,18 @@
 
 #include "sched/sched_internal.h"
 
-static app_mem *mem_find(qos_sched *s, uint32_t app) {
+static app_mem *mem_find(struct qos_sched *s, uint32_t app) {
     for (size_t i = 0; i < s->n_mem; i++)
         if (s->mem[i].app == app) return &s->mem[i];
     return NULL;
 }
 
-uint64_t qos_sched_mem_of(qos_sched *s, uint32_t app) {
+uint64_t qos_sched_mem_of(struct qos_sched *s, uint32_t app) {
     app_mem *m = mem_find(s, app);
     return m ? m->bytes : 0;
 }
 
-int qos_sched_mem_add(qos_sched *s, uint32_t app, uint64_t bytes) {
+int qos_sched_mem_add(struct qos_sched *s, uint32_t app, uint64_t bytes) {
     app_mem *m = mem_find(s, app);
     if (!m) {
         if (s->n_mem == s->cap_mem) {
@@ -33,7 +33,7 @@ int qos_sched_mem_add(qos_sched *s, uint32_t app, uint64_t bytes) {
     return 0;
 }
 
-void qos_sched_mem_sub(qos_sched *s, uint32_t app, uint64_t bytes) {
+void qos_sched_mem_sub(struct qos_sched *s, uint32_t app, uint64_t bytes) {
     app_mem *m = mem_find(s, app);
     if (!m) return;
     m->bytes -= bytes < m->bytes ? bytes : m->bytes;

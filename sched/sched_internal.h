@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sched_internal: the scheduler's state, shared by its files (scheduler.c: admission,
- * lanes and workers; sched_model.c: models, names and figures). Not for other modules. */
+ * lanes and workers; sched_model.c: models, names and figures; app_memory.c: execution
+ * memory per app). Not for other modules. */
 #ifndef QOS_SCHED_INTERNAL_H
 #define QOS_SCHED_INTERNAL_H
 
@@ -43,6 +44,8 @@ struct qos_sched {
     bool measuring;     /* a worker is measuring it */
     bool owner_slice;   /* the kernel took cfg.owner_slice_us for the owner's thread */
     bool stopping;
+    unsigned work_due; /* signals of `work` and a wake() of the owner, sent by sched_unlock() */
+    bool owner_due;
     pthread_cond_t device_cond; /* qos_sched_free() waits here for work on devices */
     qos_job *on_device;         /* jobs whose partition a device works on: no worker */
     sched_lane lanes[QOS_SCHED_LANES];
@@ -58,5 +61,11 @@ struct qos_sched {
     uint64_t met, missed, refused[QOS_REFUSALS], refused_at_dispatch;
     qos_hist latency[QOS_PRIOS];
 };
+
+/* Execution memory held per app (lock held; app_memory.c): what app holds now; adds bytes
+ * (-1 when out of memory); takes bytes off (an app at 0 is forgotten). */
+uint64_t qos_sched_mem_of(struct qos_sched *s, uint32_t app);
+int qos_sched_mem_add(struct qos_sched *s, uint32_t app, uint64_t bytes);
+void qos_sched_mem_sub(struct qos_sched *s, uint32_t app, uint64_t bytes);
 
 #endif

@@ -26,44 +26,6 @@ static qos_job *job_of(qos_qentry *e) {
     return e ? (qos_job *)((char *)e - offsetof(qos_job, q)) : NULL;
 }
 
-/* ---- per-app memory ------------------------------------------------------------------ */
-
-static app_mem *mem_find(qos_sched *s, uint32_t app) {
-    for (size_t i = 0; i < s->n_mem; i++)
-        if (s->mem[i].app == app) return &s->mem[i];
-    return NULL;
-}
-
-static uint64_t mem_of(qos_sched *s, uint32_t app) {
-    app_mem *m = mem_find(s, app);
-    return m ? m->bytes : 0;
-}
-
-static int mem_add(qos_sched *s, uint32_t app, uint64_t bytes) {
-    app_mem *m = mem_find(s, app);
-    if (!m) {
-        if (s->n_mem == s->cap_mem) {
-            size_t cap = s->cap_mem ? 2 * s->cap_mem : 8;
-            app_mem *v = realloc(s->mem, cap * sizeof *v);
-            if (!v) return -1;
-            s->mem = v;
-            s->cap_mem = cap;
-        }
-        m = &s->mem[s->n_mem++];
-        m->app = app;
-        m->bytes = 0;
-    }
-    m->bytes += bytes;
-    return 0;
-}
-
-static void mem_sub(qos_sched *s, uint32_t app, uint64_t bytes) {
-    app_mem *m = mem_find(s, app);
-    if (!m) return;
-    m->bytes -= bytes < m->bytes ? bytes : m->bytes;
-    if (!m->bytes) *m = s->mem[--s->n_mem];
-}
-
 /* ---- job bookkeeping (lock held) ------------------------------------------------------ */
 
 static void list_add(qos_job **head, qos_job *j) {
@@ -80,6 +42,36 @@ static void list_del(qos_job **head, qos_job *j) {
         *head = j->next;
     if (j->next) j->next->prev = j->prev;
     j->prev = j->next = NULL;
+}
+
+/* Wake-ups decided under the lock go out once it is released (sched_unlock): a thread
+ * woken while its waker still holds the lock would only block on it. On one CPU that is
+ * two more context switches per hand-off, since the owner's short slice lets it preempt
+ * the worker that wakes it (thread_sched.h). */
+static void send_due(qos_sched *s, unsigned work, bool owner, void (*wake)(void *), void *ctx) {
+    if (work > 1)
+        pthread_cond_broadcast(&s->work);
+    else if (work)
+        pthread_cond_signal(&s->work);
+    if (owner && wake) wake(ctx);
+}
+
+static void sched_unlock(qos_sched *s) {
+    unsigned work = s->work_due;
+    bool owner = s->owner_due;
+    s->work_due = 0;
+    s->owner_due = false;
+    pthread_mutex_unlock(&s->lock);
+    send_due(s, work, owner, s->wake, s->wake_ctx);
+}
+
+/* For threads other than the workers and the owner (a driver's completion): they send
+ * under the lock, since once it is released qos_sched_free() may end and free s. */
+static void sched_unlock_foreign(qos_sched *s) {
+    send_due(s, s->work_due, s->owner_due, s->wake, s->wake_ctx);
+    s->work_due = 0;
+    s->owner_due = false;
+    pthread_mutex_unlock(&s->lock);
 }
 
 static uint64_t left_of(const qos_job *j, uint64_t typical) {
@@ -99,7 +91,7 @@ static void finish(qos_sched *s, qos_job *j, schema_status st) {
             eng_exec_free(j->exec);
         j->exec = NULL;
     }
-    mem_sub(s, j->app, m->exec_bytes);
+    qos_sched_mem_sub(s, j->app, m->exec_bytes);
     if (j->cancelled) {
         s->cancelled++;
     } else {
@@ -123,7 +115,7 @@ static void finish(qos_sched *s, qos_job *j, schema_status st) {
     else
         s->fin_head = j;
     s->fin_tail = j;
-    if (s->wake && !j->ran_inline) s->wake(s->wake_ctx);
+    if (!j->ran_inline) s->owner_due = true;
 }
 
 static void refuse(qos_sched *s, qos_job *j, qos_refusal why, const char *fmt, ...)
@@ -189,7 +181,7 @@ static qos_refusal admit_submit(qos_sched *s, qos_job *j, uint64_t now) {
                queued);
         return j->refused;
     }
-    uint64_t held = mem_of(s, j->app);
+    uint64_t held = qos_sched_mem_of(s, j->app);
     if (held + m->exec_bytes > s->cfg.app_memory) {
         refuse(s, j, QOS_REFUSE_MEMORY,
                "this app's queued and running executions hold %llu bytes; %zu more would pass "
@@ -295,7 +287,7 @@ static int enqueue(qos_sched *s, qos_job *j, unsigned to, bool preempted) {
                 victim = r;
         if (victim) atomic_store(&victim->yield, true);
     }
-    pthread_cond_signal(&s->work);
+    s->work_due++;
     return 0;
 }
 
@@ -335,9 +327,9 @@ static bool take_idle_lane(qos_sched *s, qos_job *j, unsigned to) {
         j->seg_ns = eng_now_ns();
         j->q.cost_ns = left_of(j, j->est_ns);
         atomic_store(&j->yield, false); /* it no longer holds up the lane that asked */
-        if (qos_queue_len(from->q)) pthread_cond_signal(&s->work);
+        if (qos_queue_len(from->q)) s->work_due++;
     }
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     return ok;
 }
 
@@ -448,7 +440,7 @@ static void device_completed(void *ctx) {
     } else {
         j->device_done = true; /* its worker has not let it go yet: after_run() requeues */
     }
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock_foreign(s);
 }
 
 /* After a run segment, lock held. Returns true when j yielded to work of its app. */
@@ -458,7 +450,7 @@ static bool after_run(qos_sched *s, qos_job *j, schema_status st) {
     list_del(&l->running, j);
     /* Room on l again: an idle worker may take what waits there (this one, unless inline,
      * may take another lane's work first). */
-    if (qos_queue_len(l->q)) pthread_cond_signal(&s->work);
+    if (qos_queue_len(l->q)) s->work_due++;
     if (st == ENG_ON_DEVICE) {
         j->ran_inline = false; /* a worker finishes it: the owner needs the wake */
         if (j->device_done) {
@@ -515,7 +507,7 @@ static void *worker(void *arg) {
         /* The first worker measures, so that the engine's kernel threads (started at its
          * first use) run at the workers' priority. */
         s->measuring = true;
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         qos_throughput tp;
         qos_throughput_measure(&tp);
         pthread_mutex_lock(&s->lock);
@@ -524,6 +516,10 @@ static void *worker(void *arg) {
         pthread_cond_broadcast(&s->measured_cond);
     }
     for (;;) {
+        if (s->work_due || s->owner_due) { /* what the last run decided, before any wait */
+            sched_unlock(s);
+            pthread_mutex_lock(&s->lock);
+        }
         sched_lane *l = NULL;
         while (!s->stopping && !(l = ready_lane(s, prefer_lane)))
             pthread_cond_wait(&s->work, &s->lock);
@@ -534,8 +530,8 @@ static void *worker(void *arg) {
         uint64_t now = eng_now_ns();
         if (!admit_dispatch(s, j, now)) continue;
         start(s, j, now);
-        if (ready_lane(s, -1)) pthread_cond_signal(&s->work); /* more than this one */
-        pthread_mutex_unlock(&s->lock);
+        if (ready_lane(s, -1)) s->work_due++; /* more than this one */
+        sched_unlock(s);
         schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         if (after_run(s, j, st)) {
@@ -543,7 +539,7 @@ static void *worker(void *arg) {
             prefer_lane = j->lane;
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     return NULL;
 }
 
@@ -588,7 +584,7 @@ qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
     pthread_mutex_lock(&s->lock);
     while (s->n_threads == threads && !s->measured)
         pthread_cond_wait(&s->measured_cond, &s->lock);
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     if (s->n_threads == threads) {
         /* The owner's turns are short (admissions, replies): a short slice lets it preempt
          * a worker as soon as it wakes, at the same share of the CPU. Set once the workers
@@ -600,7 +596,7 @@ qos_sched *qos_sched_new(const qos_sched_config *cfg, const qos_throughput *tp,
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
     pthread_cond_broadcast(&s->work);
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     for (unsigned i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
     pthread_cond_destroy(&s->work);
@@ -635,7 +631,7 @@ void qos_sched_free(qos_sched *s) {
         for (qos_job *j = s->lanes[i].running; j; j = j->next)
             atomic_store(&j->stop, true);
     pthread_cond_broadcast(&s->work);
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     for (unsigned i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
     pthread_mutex_lock(&s->lock);
@@ -645,7 +641,7 @@ void qos_sched_free(qos_sched *s) {
         eng_exec_cancel_device(j->exec);
     while (s->on_device)
         pthread_cond_wait(&s->device_cond, &s->lock);
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     qos_sched_drain(s);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->measured_cond);
@@ -679,7 +675,7 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     if ((unsigned)j->prio >= QOS_PRIOS) {
         pthread_mutex_lock(&s->lock);
         refuse(s, j, QOS_REFUSE_INVALID, "invalid priority");
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         return SCHEMA_INVALID_ARGUMENT;
     }
     memset(&j->q, 0, sizeof j->q);
@@ -690,13 +686,13 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
     pthread_mutex_lock(&s->lock);
     qos_refusal why = admit_submit(s, j, now);
     if (why) {
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         return refusal_status(why);
     }
     uint64_t typical = qos_est_typical(&j->model->est);
     j->q.cost_ns = typical;
-    if (s->stopping || mem_add(s, j->app, j->model->exec_bytes) < 0) {
-        pthread_mutex_unlock(&s->lock);
+    if (s->stopping || qos_sched_mem_add(s, j->app, j->model->exec_bytes) < 0) {
+        sched_unlock(s);
         snprintf(j->err, sizeof j->err, s->stopping ? "the daemon is stopping" : "out of memory");
         return SCHEMA_GENERAL_FAILURE;
     }
@@ -708,22 +704,22 @@ schema_status qos_sched_submit(qos_sched *s, qos_job *j) {
         /* Short work on an idle device: run it here, as the worker it borrows. */
         j->ran_inline = true;
         start(s, j, now);
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         schema_status st = run_segment(s, j);
         pthread_mutex_lock(&s->lock);
         after_run(s, j, st); /* nobody could ask it to yield: submits come from this thread */
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         return SCHEMA_OK;
     }
     if (enqueue(s, j, j->lane, false) < 0) {
-        mem_sub(s, j->app, j->model->exec_bytes);
+        qos_sched_mem_sub(s, j->app, j->model->exec_bytes);
         s->submitted--;
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         qos_sched_model_unref(j->model);
         snprintf(j->err, sizeof j->err, "out of memory queueing the execution");
         return SCHEMA_GENERAL_FAILURE;
     }
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
     return SCHEMA_OK;
 }
 
@@ -741,7 +737,7 @@ void qos_sched_cancel(qos_sched *s, qos_job *j) {
         atomic_store(&j->stop, true);
         eng_exec_cancel_device(j->exec);
     }
-    pthread_mutex_unlock(&s->lock);
+    sched_unlock(s);
 }
 
 void qos_sched_drain(qos_sched *s) {
@@ -754,7 +750,7 @@ void qos_sched_drain(qos_sched *s) {
         s->fin_head = s->fin_tail = NULL;
         for (qos_job *x = j; x; x = x->next)
             qos_est_add(&s->lag, now > x->end_ns ? now - x->end_ns : 0);
-        pthread_mutex_unlock(&s->lock);
+        sched_unlock(s);
         if (!j) return;
         while (j) {
             qos_job *next = j->next;

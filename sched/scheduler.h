@@ -26,8 +26,10 @@
  *   calling thread, the owner's, in slices of cfg.owner_slice_us (thread_sched.h): the
  *   owner then preempts a worker when it wakes. Every other call is made from
  *   one thread, the owner's (the daemon's event loop). Finished jobs are handed back to
- *   the owner: a worker calls wake() (from its own thread), and the owner then calls
- *   qos_sched_drain(), which calls each finished job's done() on the owner's thread.
+ *   the owner: a worker calls wake() (from its own thread, once it has let go of the
+ *   scheduler's lock, so that the owner it wakes does not wait on it; a device's
+ *   completion, from a driver's thread, calls it holding the lock), and the owner then
+ *   calls qos_sched_drain(), which calls each finished job's done() on the owner's thread.
  * - Admission (qos_sched_submit, on submit, and again when a worker takes the job):
  *     deadline already past, or the typical run longer than the time left even on an
  *       idle device                                 -> MISSED_DEADLINE_PERSISTENT
