@@ -516,13 +516,18 @@ static void *worker(void *arg) {
         pthread_cond_broadcast(&s->measured_cond);
     }
     for (;;) {
-        if (s->work_due || s->owner_due) { /* what the last run decided, before any wait */
-            sched_unlock(s);
-            pthread_mutex_lock(&s->lock);
-        }
         sched_lane *l = NULL;
-        while (!s->stopping && !(l = ready_lane(s, prefer_lane)))
+        while (!s->stopping && !(l = ready_lane(s, prefer_lane))) {
+            /* What the last run decided goes out before the wait. With work ready it goes
+             * out once the next job is started: released sooner, the lock would let the
+             * owner (woken, preempting this thread) in before the queue's head is taken. */
+            if (s->work_due || s->owner_due) {
+                sched_unlock(s);
+                pthread_mutex_lock(&s->lock);
+                continue;
+            }
             pthread_cond_wait(&s->work, &s->lock);
+        }
         if (s->stopping) break;
         bool preferred = prefer_lane >= 0 && l == &s->lanes[prefer_lane];
         qos_job *j = job_of(qos_queue_pop(l->q, preferred ? &prefer : NULL));
