@@ -48,12 +48,12 @@ static void list_del(qos_job **head, qos_job *j) {
  * woken while its waker still holds the lock would only block on it. On one CPU that is
  * two more context switches per hand-off, since the owner's short slice lets it preempt
  * the worker that wakes it (thread_sched.h). */
-static void send_due(qos_sched *s, unsigned work, bool owner, void (*wake)(void *), void *ctx) {
+static void send_due(qos_sched *s, unsigned work, bool owner) {
     if (work > 1)
         pthread_cond_broadcast(&s->work);
     else if (work)
         pthread_cond_signal(&s->work);
-    if (owner && wake) wake(ctx);
+    if (owner && s->wake) s->wake(s->wake_ctx);
 }
 
 static void sched_unlock(qos_sched *s) {
@@ -62,13 +62,13 @@ static void sched_unlock(qos_sched *s) {
     s->work_due = 0;
     s->owner_due = false;
     pthread_mutex_unlock(&s->lock);
-    send_due(s, work, owner, s->wake, s->wake_ctx);
+    send_due(s, work, owner);
 }
 
 /* For threads other than the workers and the owner (a driver's completion): they send
  * under the lock, since once it is released qos_sched_free() may end and free s. */
 static void sched_unlock_foreign(qos_sched *s) {
-    send_due(s, s->work_due, s->owner_due, s->wake, s->wake_ctx);
+    send_due(s, s->work_due, s->owner_due);
     s->work_due = 0;
     s->owner_due = false;
     pthread_mutex_unlock(&s->lock);

@@ -36,6 +36,7 @@
 #include <cmocka.h>
 
 #include "engine/core/internal.h"
+#include "engine/ops_common/image_geometry.h"
 
 #define MAX_OPERANDS 64
 #define MAX_OPS      16
@@ -613,14 +614,10 @@ static void wide_depthwise_agrees(void **state) {
     srand(41);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         model *m = new_model();
-        uint32_t oh = (cases[i].h + cases[i].pad[2] + cases[i].pad[3] -
-                       ((cases[i].fh - 1) * cases[i].dil + 1)) /
-                          cases[i].stride +
-                      1,
-                 ow = (cases[i].w + cases[i].pad[0] + cases[i].pad[1] -
-                       ((cases[i].fw - 1) * cases[i].dil + 1)) /
-                          cases[i].stride +
-                      1;
+        uint32_t oh = eng_window_out(cases[i].h, cases[i].fh, cases[i].dil, cases[i].stride,
+                                     (int32_t)cases[i].pad[2], (int32_t)cases[i].pad[3]),
+                 ow = eng_window_out(cases[i].w, cases[i].fw, cases[i].dil, cases[i].stride,
+                                     (int32_t)cases[i].pad[0], (int32_t)cases[i].pad[1]);
         uint32_t x = input(m, SCHEMA_TENSOR_FLOAT32, 4,
                            (uint32_t[]){cases[i].n, cases[i].h, cases[i].w, cases[i].ch}, 0, 0);
         uint32_t in[14] = {x,

@@ -3,7 +3,6 @@
 #include "engine/backends/xnnpack/wide_dwconv.h"
 
 #include <immintrin.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,77 +12,90 @@ struct eng_wide_dwconv {
     float data[];           /* filter [fh, fw, channels], then bias [channels] */
 };
 
-/* Where output pixel p's window starts in the input, and its image. */
+/* Output pixel p's window: its image, where it starts, and its taps inside the image,
+ * [ky0, ky1) by [kx0, kx1) (taps in the padding add nothing). */
 typedef struct window_at {
     const float *image;
     int64_t iy0, ix0;
+    uint32_t ky0, ky1, kx0, kx1;
 } window_at;
+
+/* The taps k of one dimension with 0 <= start + k * step < size: [*lo, *hi). */
+static void inside(int64_t start, uint32_t step, uint32_t taps, uint32_t size, uint32_t *lo,
+                   uint32_t *hi) {
+    int64_t first = start < 0 ? (-start + step - 1) / step : 0;
+    int64_t end = start < size ? ((int64_t)size - start + step - 1) / step : 0;
+    *lo = first < taps ? (uint32_t)first : taps;
+    *hi = end < *lo ? *lo : end < taps ? (uint32_t)end : taps;
+}
 
 static window_at window_of(const eng_wide_dwconv_desc *d, const float *x, size_t p) {
     size_t ox = p % d->out_w, rest = p / d->out_w, oy = rest % d->out_h, n = rest / d->out_h;
-    return (window_at){.image = x + n * d->in_h * d->in_w * d->channels,
-                       .iy0 = (int64_t)oy * d->sh - d->pad_top,
-                       .ix0 = (int64_t)ox * d->sw - d->pad_left};
+    window_at w = {.image = x + n * d->in_h * d->in_w * d->channels,
+                   .iy0 = (int64_t)oy * d->sh - d->pad_top,
+                   .ix0 = (int64_t)ox * d->sw - d->pad_left};
+    inside(w.iy0, d->dh, d->fh, d->in_h, &w.ky0, &w.ky1);
+    inside(w.ix0, d->dw, d->fw, d->in_w, &w.kx0, &w.kx1);
+    return w;
 }
 
-/* The input at tap (ky, kx) of window w, offset by channel c0; NULL in the padding. */
-static inline const float *tap_input(const eng_wide_dwconv_desc *d, window_at w, uint32_t ky,
-                                     uint32_t kx, size_t c0) {
-    int64_t iy = w.iy0 + (int64_t)ky * d->dh, ix = w.ix0 + (int64_t)kx * d->dw;
-    if (iy < 0 || iy >= d->in_h || ix < 0 || ix >= d->in_w) return NULL;
-    return w.image + ((size_t)iy * d->in_w + (size_t)ix) * d->channels + c0;
-}
-
-static inline const float *tap_filter(const eng_wide_dwconv_desc *d, uint32_t ky, uint32_t kx,
-                                      size_t c0) {
-    return d->filter + ((size_t)ky * d->fw + kx) * d->channels + c0;
-}
-
-/* ---- AVX2 with FMA: 64 channels in eight registers, then 8, then one at a time -------- */
+/* ---- AVX2 with FMA ------------------------------------------------------------------------ */
 
 #define WIDE_TARGET __attribute__((target("avx2,fma")))
+#define WIDE_INLINE __attribute__((target("avx2,fma"), always_inline)) static inline
 
+/* Eight floats at p; with `masked`, only the lanes of `tail` (the others read as 0). */
+WIDE_INLINE __m256 load8(const float *p, bool masked, __m256i tail) {
+    return masked ? _mm256_maskload_ps(p, tail) : _mm256_loadu_ps(p);
+}
+
+/* Channels c0 to c0 + 8 nv of the output pixel at out with window w, in nv registers, the
+ * last one's lanes those of `tail` when `masked`: the bias, then each inside tap in window
+ * order by fused multiply-add, clamped to [lo, hi]. */
+WIDE_INLINE void channel_block(const eng_wide_dwconv_desc *d, const window_at *w, float *out,
+                               size_t c0, int nv, bool masked, __m256i tail) {
+    __m256 acc[8];
+    for (int v = 0; v < nv; v++)
+        acc[v] = load8(d->bias + c0 + 8 * v, masked && v == nv - 1, tail);
+    for (uint32_t ky = w->ky0; ky < w->ky1; ky++) {
+        size_t row = (size_t)(w->iy0 + (int64_t)ky * d->dh) * d->in_w;
+        for (uint32_t kx = w->kx0; kx < w->kx1; kx++) {
+            const float *xi = w->image +
+                              (row + (size_t)(w->ix0 + (int64_t)kx * d->dw)) * d->channels + c0,
+                        *wi = d->filter + ((size_t)ky * d->fw + kx) * d->channels + c0;
+            for (int v = 0; v < nv; v++) {
+                bool m = masked && v == nv - 1;
+                acc[v] =
+                    _mm256_fmadd_ps(load8(xi + 8 * v, m, tail), load8(wi + 8 * v, m, tail), acc[v]);
+            }
+        }
+    }
+    const __m256 lo = _mm256_set1_ps(d->lo), hi = _mm256_set1_ps(d->hi);
+    for (int v = 0; v < nv; v++) {
+        __m256 r = _mm256_min_ps(_mm256_max_ps(acc[v], lo), hi);
+        if (masked && v == nv - 1)
+            _mm256_maskstore_ps(out + c0 + 8 * v, tail, r);
+        else
+            _mm256_storeu_ps(out + c0 + 8 * v, r);
+    }
+}
+
+/* Output pixels first to first + count: 64 channels in eight registers, then 8 in one,
+ * then the last 1 to 7 in one with a lane mask. */
 WIDE_TARGET static void pixels_avx2(const eng_wide_dwconv *k, const float *x, float *y,
                                     size_t first, size_t count) {
     const eng_wide_dwconv_desc *d = &k->d;
-    const __m256 lo = _mm256_set1_ps(d->lo), hi = _mm256_set1_ps(d->hi);
+    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(d->channels % 8)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (size_t p = first; p < first + count; p++) {
         window_at w = window_of(d, x, p);
         float *out = y + p * d->channels;
         size_t c0 = 0;
-        for (; c0 + 64 <= d->channels; c0 += 64) {
-            __m256 acc[8];
-            for (int v = 0; v < 8; v++)
-                acc[v] = _mm256_loadu_ps(d->bias + c0 + 8 * v);
-            for (uint32_t ky = 0; ky < d->fh; ky++)
-                for (uint32_t kx = 0; kx < d->fw; kx++) {
-                    const float *xi = tap_input(d, w, ky, kx, c0), *wi = tap_filter(d, ky, kx, c0);
-                    if (!xi) continue;
-                    for (int v = 0; v < 8; v++)
-                        acc[v] = _mm256_fmadd_ps(_mm256_loadu_ps(xi + 8 * v),
-                                                 _mm256_loadu_ps(wi + 8 * v), acc[v]);
-                }
-            for (int v = 0; v < 8; v++)
-                _mm256_storeu_ps(out + c0 + 8 * v, _mm256_min_ps(_mm256_max_ps(acc[v], lo), hi));
-        }
-        for (; c0 + 8 <= d->channels; c0 += 8) {
-            __m256 acc = _mm256_loadu_ps(d->bias + c0);
-            for (uint32_t ky = 0; ky < d->fh; ky++)
-                for (uint32_t kx = 0; kx < d->fw; kx++) {
-                    const float *xi = tap_input(d, w, ky, kx, c0), *wi = tap_filter(d, ky, kx, c0);
-                    if (xi) acc = _mm256_fmadd_ps(_mm256_loadu_ps(xi), _mm256_loadu_ps(wi), acc);
-                }
-            _mm256_storeu_ps(out + c0, _mm256_min_ps(_mm256_max_ps(acc, lo), hi));
-        }
-        for (; c0 < d->channels; c0++) {
-            float acc = d->bias[c0];
-            for (uint32_t ky = 0; ky < d->fh; ky++)
-                for (uint32_t kx = 0; kx < d->fw; kx++) {
-                    const float *xi = tap_input(d, w, ky, kx, c0), *wi = tap_filter(d, ky, kx, c0);
-                    if (xi) acc = fmaf(*xi, *wi, acc);
-                }
-            out[c0] = fminf(fmaxf(acc, d->lo), d->hi);
-        }
+        for (; c0 + 64 <= d->channels; c0 += 64)
+            channel_block(d, &w, out, c0, 8, false, tail);
+        for (; c0 + 8 <= d->channels; c0 += 8)
+            channel_block(d, &w, out, c0, 1, false, tail);
+        if (c0 < d->channels) channel_block(d, &w, out, c0, 1, true, tail);
     }
 }
 

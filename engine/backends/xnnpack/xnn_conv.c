@@ -6,14 +6,13 @@
  * reference's. Quantized AVERAGE_POOL_2D only without padding (XNNPACK's average counts
  * padded pixels, the reference does not) and with the output's quantization equal to the
  * input's (the reference averages stored values); signed only over the whole image
- * (this version has a qs8 global average pool, no windowed one). */
+ * (this version has a qs8 global average pool, no windowed one). FLOAT32 DEPTHWISE_CONV_2D
+ * with a window wider than XNNPACK's depthwise kernels runs on wide_dwconv.h's loop. */
 #include "engine/ops_common/conv_walk.h"
 #include "engine/ops_common/image_geometry.h"
 #include "engine/ops_common/operand.h"
 #include "engine/backends/xnnpack/wide_dwconv.h"
 #include "engine/backends/xnnpack/xnn_step.h"
-
-#include "engine/base/footprint.h"
 
 /* ---- kinds of step: how each operator is set up for a run ------------------------------ */
 
@@ -76,8 +75,7 @@ static schema_status wide_dwconv_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpo
     eng_tensor *y = c->out[0];
     if (eng_elems(x) != s->in_elems[0] || eng_elems(y) != s->out_elems || !x->data || !y->data)
         return s->reference(c);
-    uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
-    eng_wide_dwconv_run(s->extra, x->data, y->data, tp, flags);
+    eng_wide_dwconv_run(s->extra, x->data, y->data, tp, xnnb_pool_flags(s));
     return SCHEMA_OK;
 }
 
@@ -112,10 +110,7 @@ static bool claim_wide_dwconv(const eng_op_ctx *c, const xnnb_window *wd, float 
                               .hi = hi};
     eng_wide_dwconv *k = eng_wide_dwconv_create(&d);
     if (!k) return false;
-    eng_footprint_add_block(k);
-    s->kind = NULL;
-    s->composite = &wide_dwconv_composite;
-    s->extra = k;
+    xnnb_own_composite(s, &wide_dwconv_composite, k);
     return true;
 }
 

@@ -9,7 +9,6 @@
 
 #include "engine/backends/xnnpack/qadd.h"
 #include "engine/backends/xnnpack/xnn_step.h"
-#include "engine/base/footprint.h"
 #include "engine/ops_common/fused_activation.h"
 #include "engine/ops_common/operand.h"
 
@@ -120,8 +119,7 @@ static schema_status qadd_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t tp
     if (eng_elems(a) != n || eng_elems(b) != n || eng_elems(y) != n || !a->data || !b->data ||
         !y->data)
         return s->reference(c);
-    uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
-    eng_qadd_run(s->extra, a->data, b->data, y->data, n, tp, flags);
+    eng_qadd_run(s->extra, a->data, b->data, y->data, n, tp, xnnb_pool_flags(s));
     return SCHEMA_OK;
 }
 
@@ -144,10 +142,7 @@ static bool claim_qadd(eng_op_ctx *c, xnnb_step *s) {
     eng_qadd *q = malloc(sizeof *q);
     if (!q || !eng_qadd_init(q, a, b, y, eng_i32(c->in[2]), code == SCHEMA_OP_SUB))
         return free(q), false;
-    eng_footprint_add_block(q);
-    s->kind = NULL;
-    s->composite = &qadd_composite;
-    s->extra = q;
+    xnnb_own_composite(s, &qadd_composite, q);
     return true;
 }
 

@@ -5,7 +5,6 @@
  * those steps grow across a network). A step qconv does not take keeps XNNPACK's operator. */
 #include <stdlib.h>
 
-#include "engine/base/footprint.h"
 #include "engine/ops_common/conv_walk.h"
 #include "engine/ops_common/fused_activation.h"
 #include "engine/ops_common/operand.h"
@@ -21,8 +20,7 @@ static schema_status qconv_step_run(eng_op_ctx *c, xnnb_step *s, pthreadpool_t t
     size_t scratch_bytes = eng_qconv_scratch_bytes(q);
     void *scratch = scratch_bytes ? eng_scratch(c, scratch_bytes) : NULL;
     if (scratch_bytes && !scratch) return s->reference(c);
-    uint32_t flags = (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
-    eng_qconv_run(q, x->data, y->data, scratch, tp, flags);
+    eng_qconv_run(q, x->data, y->data, scratch, tp, xnnb_pool_flags(s));
     return SCHEMA_OK;
 }
 
@@ -66,9 +64,6 @@ bool xnnb_qconv_claim(eng_op_ctx *c, const xnnb_window *wd, int32_t act, xnnb_st
     eng_qconv *q = eng_qconv_create(&d);
     free(mult), free(shift);
     if (!q) return false;
-    eng_footprint_add_block(q);
-    s->kind = NULL;
-    s->composite = &qconv_composite;
-    s->extra = q;
+    xnnb_own_composite(s, &qconv_composite, q);
     return true;
 }

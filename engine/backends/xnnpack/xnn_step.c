@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* xnn_step.c: what the XNNPACK families share beside their step (xnn_step.h): the
- * over-read rule for operator inputs, the 8-bit zero point and activation bounds. Apart
+ * over-read rule for operator inputs, the 8-bit zero point and activation bounds, the
+ * engine's own kernels as composite steps. Apart
  * from xnn.c, which calls the families' claims, so that the families never call xnn.c. */
 #include <stdint.h>
 #include <string.h>
 
 #include "engine/backends/xnnpack/xnn_step.h"
+#include "engine/base/footprint.h"
 #include "engine/ops_common/fused_activation.h"
 
 /* XNNPACK may read up to XNN_EXTRA_BYTES past the end of an input. That is harmless where
@@ -44,4 +46,15 @@ bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int
     int32_t q0 = storage_min(y->type);
     eng_act_range_quant(act, y->scale, y->zero_point, q0, q0 + 255, qlo, qhi);
     return !eight_bit(y->type) || *qlo < *qhi;
+}
+
+void xnnb_own_composite(xnnb_step *s, const xnnb_composite *composite, void *extra) {
+    eng_footprint_add_block(extra);
+    s->kind = NULL;
+    s->composite = composite;
+    s->extra = extra;
+}
+
+uint32_t xnnb_pool_flags(const xnnb_step *s) {
+    return (s->flags & XNN_FLAG_YIELD_WORKERS) ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0;
 }

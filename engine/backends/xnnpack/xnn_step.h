@@ -118,6 +118,14 @@ bool xnnb_act_bounds(const eng_tensor *y, int32_t act, float *lo, float *hi, int
 /* Whether a tensor's zero point is a value of its 8-bit storage (true for other types). */
 bool xnnb_zero_point_fits(const eng_tensor *t);
 
+/* The engine's own kernels as a step (composites holding one block from malloc, `extra`,
+ * which the step's release frees): xnnb_own_composite() makes s such a step and counts
+ * extra in the engine's footprint; xnnb_pool_flags() gives its runs pthreadpool's flags as
+ * an XNNPACK operator of the step would have them (PTHREADPOOL_FLAG_YIELD_WORKERS on a
+ * plan's last step). */
+void xnnb_own_composite(xnnb_step *s, const xnnb_composite *composite, void *extra);
+uint32_t xnnb_pool_flags(const xnnb_step *s);
+
 /* ---- signed 8-bit operators (xnn_qs8.c) --------------------------------------------- */
 
 /* A convolution's window and grouping as XNNPACK takes them. */
