@@ -52,6 +52,14 @@ static schema_status act_shape(eng_op_ctx *c) {
     return SCHEMA_OK;
 }
 
+/* TensorFlow Lite's reference logistic: 1 past an upper cutoff, e^x below a lower one (the
+ * same to within float rounding, but not always to the bit). */
+static float logistic_f32(float x) {
+    if (x > 16.619047164916992188f) return 1.f;
+    if (x < -9.f) return expf(x);
+    return 1.f / (1.f + expf(-x));
+}
+
 static schema_status act_f32(eng_op_ctx *c) {
     const float *x = c->in[0]->data;
     float *y = c->out[0]->data;
@@ -59,7 +67,7 @@ static schema_status act_f32(eng_op_ctx *c) {
     switch (c->def->code) {
     case SCHEMA_OP_LOGISTIC:
         for (size_t i = 0; i < n; i++)
-            y[i] = 1.f / (1.f + expf(-x[i]));
+            y[i] = logistic_f32(x[i]);
         break;
     case SCHEMA_OP_TANH:
         for (size_t i = 0; i < n; i++)

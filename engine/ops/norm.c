@@ -138,22 +138,33 @@ static schema_status along_axis(eng_op_ctx *c, slice_fn fn, norm_job *j) {
 
 /* ---- float32 slice kernels ---------------------------------------------------------- */
 
-/* exp((x - max) * beta) / sum, or its logarithm for LOG_SOFTMAX. */
+/* exp((x - max) * beta) / sum, or for LOG_SOFTMAX (x - max) * beta - log(sum): in float,
+ * the sum taken in order, as TensorFlow Lite's reference kernels (their results to the
+ * bit, not only within float rounding). The output holds the exponentials meanwhile. */
 static void softmax_slice(const norm_job *j, size_t first, size_t step, size_t n) {
     const float *x = (const float *)j->in + first;
     float *y = (float *)j->out + first;
     float max = x[0];
     for (size_t k = 1; k < n; k++)
         max = x[k * step] > max ? x[k * step] : max;
-    double sum = 0.0;
-    for (size_t k = 0; k < n; k++)
-        sum += exp((double)((x[k * step] - max) * j->beta));
-    double log_sum = log(sum);
+    float sum = 0.f;
     for (size_t k = 0; k < n; k++) {
-        double z = (double)((x[k * step] - max) * j->beta);
-        y[k * step] = (float)(j->log ? z - log_sum : exp(z) / sum);
+        float e = expf((x[k * step] - max) * j->beta);
+        if (!j->log) y[k * step] = e;
+        sum += e;
+    }
+    if (j->log) {
+        float log_sum = logf(sum);
+        for (size_t k = 0; k < n; k++)
+            y[k * step] = (x[k * step] - max) * j->beta - log_sum;
+    } else {
+        for (size_t k = 0; k < n; k++)
+            y[k * step] /= sum;
     }
 }
+
+/* As TensorFlow Lite: the norm is at least 1e-6, so that an all-zero slice stays zero. */
+#define L2NORM_FLOOR 1e-6f
 
 static void l2norm_slice(const norm_job *j, size_t first, size_t step, size_t n) {
     const float *x = (const float *)j->in + first;
@@ -162,9 +173,9 @@ static void l2norm_slice(const norm_job *j, size_t first, size_t step, size_t n)
     for (size_t k = 0; k < n; k++)
         sum += x[k * step] * x[k * step];
     float norm = sqrtf(sum);
-    /* An all-zero slice has no direction: keep it zero rather than dividing 0 by 0. */
+    norm = norm > L2NORM_FLOOR ? norm : L2NORM_FLOOR;
     for (size_t k = 0; k < n; k++)
-        y[k * step] = norm > 0.f ? x[k * step] / norm : 0.f;
+        y[k * step] = x[k * step] / norm;
 }
 
 /* Each element divided by (bias + alpha * sum of squares within radius)^beta. Small

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pool.c: AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D. One window walker clips each
  * output pixel's window to the image (padding contributes nothing and is not counted) and
- * hands it to one reducer for FLOAT32 and 8-bit quantized data (quantized averages round
- * in integers, half away from zero, as in the reference); FLOAT16 runs the float32 path
- * through the type bridge. Quantized outputs keep the input's scale and zero point. */
+ * hands it to a reducer: FLOAT32 in float, in TensorFlow Lite's reference order; 8-bit
+ * quantized data in exact integers (averages round half away from zero, as in the
+ * reference). FLOAT16 runs the float32 path through the type bridge. Quantized outputs keep
+ * the input's scale and zero point. */
 #include <float.h>
 #include <math.h>
 
@@ -151,10 +152,38 @@ typedef struct pool_job {
 
 static void pool_store(const pool_job *j, double acc, uint64_t count, size_t out);
 
+/* A float window as TensorFlow Lite's reference kernels reduce it, so that the results
+ * agree to the bit: a float total in row order, divided by the count in float (L2: the
+ * square root of that); the maximum starts from the lowest finite float. */
+static void pool_reduce_f32(const pool_job *j, size_t in, uint32_t h, uint32_t w, size_t out) {
+    size_t sh = j->g.in.sh, sw = j->g.in.sw;
+    const float *x = j->in_data;
+    float acc = j->kind == POOL_MAX ? -FLT_MAX : 0.f;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t k = 0; k < w; k++) {
+            float v = x[in + y * sh + k * sw];
+            if (j->kind == POOL_MAX)
+                acc = v > acc ? v : acc;
+            else
+                acc += j->kind == POOL_L2 ? v * v : v;
+        }
+    uint64_t count = (uint64_t)h * w;
+    if (count == 0)
+        acc = 0.f;
+    else if (j->kind != POOL_MAX)
+        acc /= (float)count;
+    if (j->kind == POOL_L2) acc = sqrtf(acc);
+    ((float *)j->out_data)[out] = eng_clampf(acc, j->lo, j->hi);
+}
+
 /* Reduces the h x w window whose first element is at input offset `in` and writes the
  * result at output offset `out`. Accumulating in double keeps quantized sums exact, so the
  * integer average below rounds as the reference's integer pipeline does. */
 static void pool_reduce(const pool_job *j, size_t in, uint32_t h, uint32_t w, size_t out) {
+    if (!j->q8) {
+        pool_reduce_f32(j, in, h, w, out);
+        return;
+    }
     size_t sh = j->g.in.sh, sw = j->g.in.sw;
     double acc = j->kind == POOL_MAX ? -DBL_MAX : 0.0;
     for (uint32_t y = 0; y < h; y++)
@@ -196,6 +225,9 @@ static uint32_t clip(int64_t v, uint32_t hi) {
  * (exact for QUANT8 sums) or a monotone queue for the maximum, so the work is linear in
  * the input and output. */
 #define POOL_WIDE_WINDOW 64
+/* Float windows are summed afresh in TensorFlow Lite's order (pool_reduce_f32) up to this
+ * many additions in all, some tens of milliseconds; past it they slide too, in double. */
+#define POOL_DIRECT_WORK (1ull << 26)
 
 /* The window [lo, hi) of output k along one axis, clipped to len. */
 static void window_of(int64_t k, int32_t stride, int32_t pad, int32_t filter, uint32_t len,
@@ -312,8 +344,9 @@ static schema_status pool_run(eng_op_ctx *c) {
     eng_image_of(out, j.g.nchw, &j.out);
     eng_act_range_f32(j.g.act, &j.lo, &j.hi);
     if (j.q8) eng_act_range_q8(j.g.act, out, &j.qlo, &j.qhi);
-    if ((uint64_t)j.g.filter_h * (uint64_t)j.g.filter_w > POOL_WIDE_WINDOW)
-        return pool_walk_wide(c, &j);
+    uint64_t window = (uint64_t)j.g.filter_h * j.g.filter_w;
+    bool direct_float = !j.q8 && window <= POOL_DIRECT_WORK / eng_elems(out);
+    if (window > POOL_WIDE_WINDOW && !direct_float) return pool_walk_wide(c, &j);
     pool_walk(&j);
     return SCHEMA_OK;
 }

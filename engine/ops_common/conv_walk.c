@@ -201,11 +201,13 @@ struct conv_job {
     const int *shift;
 };
 
-/* Each output channel takes the dot product of its group's input channels with its filter
- * tap; channels within a group are contiguous in both, so the inner loop is too. Products
- * are ACC; sums are SUM: for the quantized kernel unsigned, so that a sum past the int32
- * range wraps as the reference's two's complement accumulator does (a product of two
- * widened 8-bit values always fits). */
+/* Each output channel adds the products of its group's input channels with its filter tap
+ * to its running total; channels within a group are contiguous in both, so the inner loop
+ * is too. One total from the first tap to the last, product by product, as TensorFlow
+ * Lite's reference sums (float results then round the same way, not only within a step).
+ * Products are ACC; sums are SUM: for the quantized kernel unsigned, so that a sum past
+ * the int32 range wraps as the reference's two's complement accumulator does (a product of
+ * two widened 8-bit values always fits). */
 #define CONV_TAP(name, T, ACC, SUM)                                                                \
     static void name(const conv_job *j, size_t in_off, size_t filter_off) {                        \
         const T *x = (const T *)j->in + in_off, *w = (const T *)j->filter + filter_off;            \
@@ -214,10 +216,10 @@ struct conv_job {
         for (uint32_t grp = 0, oc = 0; grp < j->g->groups; grp++, x += j->icg)                     \
             for (uint32_t m = 0; m < j->ocg; m++, oc++) {                                          \
                 const T *wo = w + oc * so;                                                         \
-                SUM s = 0;                                                                         \
+                SUM s = (SUM)acc[oc];                                                              \
                 for (uint32_t k = 0; k < j->icg; k++)                                              \
                     s += (SUM)((ACC)x[k] * (ACC)wo[k]);                                            \
-                acc[oc] = (ACC)((SUM)acc[oc] + s);                                                 \
+                acc[oc] = (ACC)s;                                                                  \
             }                                                                                      \
     }
 CONV_TAP(conv_tap_f32, float, float, float)
@@ -320,9 +322,19 @@ static const void *conv_input(eng_op_ctx *c, const eng_conv_geom *g, const eng_t
     return dst;
 }
 
+/* The largest tap k <= min(filter - 1, t) with t - k a multiple of stride; negative when
+ * there is none. */
+static int64_t last_tap(int64_t t, uint32_t filter, int32_t stride) {
+    int64_t k = t < (int64_t)filter - 1 ? t : (int64_t)filter - 1;
+    k -= (stride - (t - k) % stride) % stride;
+    return k;
+}
+
 /* The transpose of conv_walk: input pixel i scatters into output pixels i * stride - pad +
  * k, so output pixel o gathers the taps k with o + pad - k a non-negative multiple of the
- * stride, from input pixel (o + pad - k) / stride when that is inside the image. */
+ * stride, from input pixel (o + pad - k) / stride when that is inside the image. The taps
+ * go from the last down, so that the input pixels come in row order: TensorFlow Lite's
+ * reference scatters them in that order, and the float sums then round alike. */
 static void conv_walk_transposed(const conv_job *j) {
     const eng_conv_geom *g = j->g;
     size_t row = (size_t)g->in_w * g->in_c, image = row * g->in_h;
@@ -332,14 +344,14 @@ static void conv_walk_transposed(const conv_job *j) {
             for (uint32_t ox = 0; ox < g->out_w; ox++) {
                 int64_t tx = (int64_t)ox + g->pad_left;
                 memset(j->acc, 0, sizeof(int32_t) * g->out_c);
-                for (int64_t ky = ty % g->stride_h; ky < g->filter_h && ky <= ty;
-                     ky += g->stride_h) {
+                for (int64_t ky = last_tap(ty, g->filter_h, g->stride_h); ky >= 0;
+                     ky -= g->stride_h) {
                     int64_t y = (ty - ky) / g->stride_h;
-                    if (y >= g->in_h) continue;
-                    for (int64_t kx = tx % g->stride_w; kx < g->filter_w && kx <= tx;
-                         kx += g->stride_w) {
+                    if (y >= g->in_h) break; /* and every smaller tap's pixel too */
+                    for (int64_t kx = last_tap(tx, g->filter_w, g->stride_w); kx >= 0;
+                         kx -= g->stride_w) {
                         int64_t x = (tx - kx) / g->stride_w;
-                        if (x >= g->in_w) continue;
+                        if (x >= g->in_w) break;
                         j->tap(j, n * image + (size_t)y * row + (size_t)x * g->in_c,
                                ((size_t)ky * g->filter_w + (size_t)kx) * g->filter_tap_stride);
                     }

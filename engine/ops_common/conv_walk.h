@@ -9,7 +9,9 @@
  * eng_conv_check_tensors), reads its scalars (eng_conv_read_params), resolves the
  * geometry (eng_conv_geometry), sets out_c, groups and the filter strides and the output
  * shape, and runs (eng_conv_run, or eng_conv_transpose_run). The run computes
- * FLOAT32 with float accumulation and the 8-bit quantized types, QUANT8_ASYMM and
+ * FLOAT32 with one float total per output, its products added in TensorFlow Lite's
+ * reference order (window rows, columns, input channels; a transposed convolution's input
+ * pixels in row order), bias last, and the 8-bit quantized types, QUANT8_ASYMM and
  * QUANT8_ASYMM_SIGNED (filter of the input's type or QUANT8_SYMM_PER_CHANNEL), with int32
  * accumulation on stored values and the reference's requantization;
  * it allocates only scratch and fails only when scratch runs out or the type has no
