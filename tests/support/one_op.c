@@ -27,7 +27,7 @@ void one_op_start(one_op *m, int32_t code) {
 
 void one_op_in(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                int32_t zero_point, const void *data) {
-    assert_true(m->n_inputs < 4);
+    assert_true(m->n_inputs < ONE_OP_MAX_INPUTS);
     uint32_t i = add(m, type, rank, dims, scale, zero_point, SCHEMA_MODEL_INPUT);
     m->input_data[m->n_inputs] = data;
     m->inputs[m->n_inputs++] = i;
@@ -63,13 +63,17 @@ void one_op_ints(one_op *m, uint32_t n, const int32_t *v) {
     one_op_constant(m, SCHEMA_TENSOR_INT32, 1, (uint32_t[]){n}, v, n * sizeof *v);
 }
 
+void one_op_omitted(one_op *m, int32_t type) {
+    m->op_in[m->n_op_in++] = add(m, type, 0, NULL, 0.f, 0, SCHEMA_NO_VALUE);
+}
+
 void one_op_out(one_op *m, int32_t type, uint32_t rank, const uint32_t *dims, float scale,
                 int32_t zero_point) {
-    assert_true(m->n_op_out < 2);
+    assert_true(m->n_op_out < ONE_OP_MAX_OUTPUTS);
     m->op_out[m->n_op_out++] = add(m, type, rank, dims, scale, zero_point, SCHEMA_MODEL_OUTPUT);
 }
 
-static eng_model_desc desc(one_op *m, eng_operation_desc *op) {
+eng_model_desc one_op_desc(one_op *m, eng_operation_desc *op) {
     *op = (eng_operation_desc){m->code, m->n_op_in, m->op_in, m->n_op_out, m->op_out};
     return (eng_model_desc){.n_operands = m->n_operands,
                             .operands = m->operands,
@@ -85,7 +89,7 @@ static eng_model_desc desc(one_op *m, eng_operation_desc *op) {
 
 bool one_op_supported(one_op *m) {
     eng_operation_desc op;
-    eng_model_desc d = desc(m, &op);
+    eng_model_desc d = one_op_desc(m, &op);
     bool supported = false;
     char err[SCHEMA_ERR_LEN] = "";
     return eng_supported_operations(&d, &supported, err, sizeof err) == SCHEMA_OK && supported;
@@ -93,23 +97,24 @@ bool one_op_supported(one_op *m) {
 
 void one_op_run(one_op *m, void *out, size_t out_bytes) {
     eng_operation_desc op;
-    eng_model_desc d = desc(m, &op);
+    eng_model_desc d = one_op_desc(m, &op);
     char err[SCHEMA_ERR_LEN] = "";
     eng_prepared *p = NULL;
     if (eng_prepare(&d, &p, err, sizeof err))
         fail_msg("%s: %s", schema_operation_name(m->code), err);
     eng_exec *e = eng_exec_create(p);
     assert_non_null(e);
-    eng_io io_in[4] = {{0}}, io_out[2] = {{0}};
+    eng_io io_in[ONE_OP_MAX_INPUTS] = {{0}}, io_out[ONE_OP_MAX_OUTPUTS] = {{0}};
     for (uint32_t i = 0; i < m->n_inputs; i++) {
         const eng_operand_desc *o = &m->operands[m->inputs[i]];
         io_in[i] = (eng_io){.data = (void *)m->input_data[i],
                             .length = schema_shape_bytes(o->type, o->rank, o->dims)};
     }
-    /* Output 0 goes to the caller; a second output, if any, to a scratch buffer. */
-    static uint8_t second[4096];
+    /* Output 0 goes to the caller, the others to scratch. */
+    static uint8_t rest[ONE_OP_MAX_OUTPUTS - 1][4096];
     io_out[0] = (eng_io){.data = out, .length = out_bytes};
-    if (m->n_op_out > 1) io_out[1] = (eng_io){.data = second, .length = sizeof second};
+    for (uint32_t o = 1; o < m->n_op_out; o++)
+        io_out[o] = (eng_io){.data = rest[o - 1], .length = sizeof rest[o - 1]};
     if (eng_exec_run(e, io_in, io_out, NULL, NULL, err, sizeof err))
         fail_msg("%s: %s", schema_operation_name(m->code), err);
     eng_exec_free(e);
