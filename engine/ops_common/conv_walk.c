@@ -243,10 +243,8 @@ static void conv_emit_q8(const conv_job *j, size_t o) {
     }
 }
 
-/* [*lo, *hi): the taps k of a window at origin whose origin + k * dilation lies in
- * [0, size). Padding contributes nothing, so it is simply skipped. */
-static void conv_tap_span(int64_t origin, int32_t dilation, uint32_t filter, uint32_t size,
-                          uint32_t *lo, uint32_t *hi) {
+void eng_conv_tap_span(int64_t origin, int32_t dilation, uint32_t filter, uint32_t size,
+                       uint32_t *lo, uint32_t *hi) {
     int64_t a = origin < 0 ? (-origin + dilation - 1) / dilation : 0;
     int64_t b = origin < (int64_t)size ? ((int64_t)size - origin + dilation - 1) / dilation : 0;
     if (b > filter) b = filter;
@@ -262,11 +260,11 @@ static void conv_walk(const conv_job *j) {
         for (uint32_t oy = 0; oy < g->out_h; oy++) {
             int64_t iy0 = (int64_t)oy * g->stride_h - g->pad_top;
             uint32_t ky0, ky1;
-            conv_tap_span(iy0, g->dil_h, g->filter_h, g->in_h, &ky0, &ky1);
+            eng_conv_tap_span(iy0, g->dil_h, g->filter_h, g->in_h, &ky0, &ky1);
             for (uint32_t ox = 0; ox < g->out_w; ox++) {
                 int64_t ix0 = (int64_t)ox * g->stride_w - g->pad_left;
                 uint32_t kx0, kx1;
-                conv_tap_span(ix0, g->dil_w, g->filter_w, g->in_w, &kx0, &kx1);
+                eng_conv_tap_span(ix0, g->dil_w, g->filter_w, g->in_w, &kx0, &kx1);
                 memset(j->acc, 0, sizeof(int32_t) * g->out_c); /* all-zero bits: 0.0f too */
                 for (uint32_t ky = ky0; ky < ky1; ky++) {
                     size_t y = (size_t)(iy0 + (int64_t)ky * g->dil_h);

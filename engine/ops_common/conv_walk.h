@@ -75,6 +75,12 @@ schema_status eng_conv_geometry(eng_op_ctx *c, const eng_conv_params *p, const e
  * TensorFlow Lite computes them (eng_product_multiplier). */
 void eng_conv_requant(int32_t op, const eng_tensor *in, const eng_tensor *filter,
                       const eng_tensor *out, uint32_t n, int32_t *mult, int *shift);
+/* [*lo, *hi): the taps k of a window at origin whose origin + k * dilation lies in
+ * [0, size), at most filter of them (an empty range when none). Padding contributes
+ * nothing, so a walk simply skips the taps outside. */
+void eng_conv_tap_span(int64_t origin, int32_t dilation, uint32_t filter, uint32_t size,
+                       uint32_t *lo, uint32_t *hi);
+
 /* Computes out (dims already set) for a FLOAT32 or 8-bit quantized input. */
 schema_status eng_conv_run(eng_op_ctx *c, const eng_conv_geom *g, const eng_tensor *in,
                            const eng_tensor *filter, const eng_tensor *bias, eng_tensor *out,

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/ops_common/conv_walk.h"
+
 struct eng_wide_dwconv {
     eng_wide_dwconv_desc d; /* filter and bias point into data */
     float data[];           /* filter [fh, fw, channels], then bias [channels] */
@@ -20,22 +22,13 @@ typedef struct window_at {
     uint32_t ky0, ky1, kx0, kx1;
 } window_at;
 
-/* The taps k of one dimension with 0 <= start + k * step < size: [*lo, *hi). */
-static void inside(int64_t start, uint32_t step, uint32_t taps, uint32_t size, uint32_t *lo,
-                   uint32_t *hi) {
-    int64_t first = start < 0 ? (-start + step - 1) / step : 0;
-    int64_t end = start < size ? ((int64_t)size - start + step - 1) / step : 0;
-    *lo = first < taps ? (uint32_t)first : taps;
-    *hi = end < *lo ? *lo : end < taps ? (uint32_t)end : taps;
-}
-
 static window_at window_of(const eng_wide_dwconv_desc *d, const float *x, size_t p) {
     size_t ox = p % d->out_w, rest = p / d->out_w, oy = rest % d->out_h, n = rest / d->out_h;
     window_at w = {.image = x + n * d->in_h * d->in_w * d->channels,
                    .iy0 = (int64_t)oy * d->sh - d->pad_top,
                    .ix0 = (int64_t)ox * d->sw - d->pad_left};
-    inside(w.iy0, d->dh, d->fh, d->in_h, &w.ky0, &w.ky1);
-    inside(w.ix0, d->dw, d->fw, d->in_w, &w.kx0, &w.kx1);
+    eng_conv_tap_span(w.iy0, (int32_t)d->dh, d->fh, d->in_h, &w.ky0, &w.ky1);
+    eng_conv_tap_span(w.ix0, (int32_t)d->dw, d->fw, d->in_w, &w.kx0, &w.kx1);
     return w;
 }
 
